@@ -1,0 +1,83 @@
+#include "args.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+
+namespace vtice::console {
+
+std::optional<std::string> ParsedArgs::get(const std::string &name) const
+{
+	auto it = values.find(name);
+	if (it == values.end())
+		return std::nullopt;
+	return it->second;
+}
+
+static const OptionSpec *find_spec(const std::vector<OptionSpec> &specs, const std::string &name)
+{
+	for (const auto &spec : specs)
+		if (spec.name == name)
+			return &spec;
+	return nullptr;
+}
+
+Result<ParsedArgs> parse_args(int argc, char **argv, const std::vector<OptionSpec> &specs)
+{
+	ParsedArgs out;
+	bool options_done = false;
+	for (int i = 1; i < argc; i++) {
+		std::string arg = argv[i];
+		if (options_done || arg.size() < 2 || arg[0] != '-' || (arg[1] != '-' && arg != "-h")) {
+			out.positional.push_back(arg);
+			continue;
+		}
+		if (arg == "--") {
+			options_done = true;
+			continue;
+		}
+		if (arg == "--help" || arg == "-h") {
+			out.help = true;
+			continue;
+		}
+		std::string name = arg, value;
+		bool inline_value = false;
+		if (auto eq = arg.find('='); eq != std::string::npos) {
+			name = arg.substr(0, eq);
+			value = arg.substr(eq + 1);
+			inline_value = true;
+		}
+		const OptionSpec *spec = find_spec(specs, name);
+		if (!spec)
+			return make_error("unknown option '" + name + "'");
+		if (spec->takes_value && !inline_value) {
+			if (i + 1 >= argc)
+				return make_error("option '" + name + "' needs a value");
+			value = argv[++i];
+		} else if (!spec->takes_value && inline_value) {
+			return make_error("option '" + name + "' takes no value");
+		}
+		out.values[name] = value;
+	}
+	return out;
+}
+
+Result<long long> parse_hex(const std::string &text)
+{
+	std::string digits = text;
+	bool negative = !digits.empty() && digits[0] == '-';
+	if (negative)
+		digits.erase(0, 1);
+	if (digits.rfind("0x", 0) == 0 || digits.rfind("0X", 0) == 0)
+		digits.erase(0, 2);
+	if (digits.empty())
+		return make_error("'" + text + "' is not a hexadecimal number");
+	char *end = nullptr;
+	errno = 0;
+	unsigned long long magnitude = std::strtoull(digits.c_str(), &end, 16);
+	if (*end != '\0' || errno == ERANGE)
+		return make_error("'" + text + "' is not a hexadecimal number");
+	long long value = static_cast<long long>(magnitude);
+	return negative ? -value : value;
+}
+
+}  // namespace vtice::console

@@ -1,0 +1,36 @@
+// Command-line parsing shared by every vtice subcommand.
+//
+// Each subcommand declares its options and gets back the values and the
+// positional arguments, or an error naming the bad argument. "--help" and "-h"
+// are always understood.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "vtice/result.hpp"
+
+namespace vtice::console {
+
+struct OptionSpec {
+	std::string name;       // "--format"
+	bool takes_value;       // "--format graph" / "--format=graph"
+};
+
+struct ParsedArgs {
+	bool help = false;
+	std::map<std::string, std::string> values;  // option name -> value ("" for flags)
+	std::vector<std::string> positional;
+
+	bool has(const std::string &name) const { return values.count(name) != 0; }
+	std::optional<std::string> get(const std::string &name) const;
+};
+
+Result<ParsedArgs> parse_args(int argc, char **argv, const std::vector<OptionSpec> &specs);
+
+// Parses "0x1234", "1234" (hex), "-0x10"; an error names the text.
+Result<long long> parse_hex(const std::string &text);
+
+}  // namespace vtice::console

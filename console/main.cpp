@@ -1,0 +1,36 @@
+// vtice: one binary, one subcommand per job.
+#include <cstdio>
+#include <cstring>
+
+#include "subcommands.hpp"
+
+using namespace vtice::console;
+
+static void print_usage(FILE *out)
+{
+	std::fprintf(out, "usage: vtice <command> [options] [args]\n\n"
+			  "vtice is a stealth Linux kernel debugger and branch tracer.\n\n"
+			  "commands:\n");
+	for (const auto &sub : subcommands())
+		std::fprintf(out, "  %-10s %s\n", sub.name, sub.summary);
+	std::fprintf(out, "\nRun 'vtice <command> --help' for a command's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		print_usage(stderr);
+		return kExitUsage;
+	}
+	const char *name = argv[1];
+	if (!std::strcmp(name, "--help") || !std::strcmp(name, "-h") || !std::strcmp(name, "help")) {
+		print_usage(stdout);
+		return kExitOk;
+	}
+	for (const auto &sub : subcommands())
+		if (!std::strcmp(name, sub.name))
+			return sub.run(argc - 1, argv + 1);
+	std::fprintf(stderr, "vtice: unknown command '%s'\n\n", name);
+	print_usage(stderr);
+	return kExitUsage;
+}

@@ -1,0 +1,15 @@
+#include "subcommands.hpp"
+
+#include <array>
+
+namespace vtice::console {
+
+int cmd_version(int argc, char **argv);
+
+static const std::array kSubcommands = {
+	Subcommand{"version", "print the vtice version and record format", cmd_version},
+};
+
+std::span<const Subcommand> subcommands() { return kSubcommands; }
+
+}  // namespace vtice::console

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * vtice record format: what the hypervisor writes into its per-CPU rings,
+ * what trace files carry, and what the btf-trace decoder reads.
+ *
+ * Every record is 32 bytes, fixed width, little endian. A producer never
+ * writes a partial record; a consumer that sees an unknown type skips it.
+ * Shared unchanged by the kernel module (C) and user space (C++).
+ */
+#ifndef VTICE_UAPI_RECORDS_H
+#define VTICE_UAPI_RECORDS_H
+
+#include <linux/types.h>
+
+#define VTICE_RECORD_VERSION 1
+
+enum vtice_record_type {
+	VTICE_REC_INVALID = 0,
+	VTICE_REC_BRANCH = 1,		/* a taken branch: from -> to */
+	VTICE_REC_SYSCALL_ENTER = 2,	/* syscall.nr, syscall.arg = first argument */
+	VTICE_REC_SYSCALL_EXIT = 3,	/* syscall.nr, syscall.arg = return value */
+	VTICE_REC_BREAKPOINT = 4,	/* bp.ip hit with bp.sp */
+	VTICE_REC_LBR_SNAPSHOT = 5,	/* lbr.count branch records follow */
+	VTICE_REC_LOST = 6,		/* lost.count records were dropped here */
+	VTICE_REC_TEST = 7,		/* emitted on request through VMCALL */
+	VTICE_REC_TYPE_COUNT
+};
+
+/* vtice_record.flags for VTICE_REC_BRANCH */
+#define VTICE_BRANCH_FROM_BTF		(1u << 0) /* single-step on branch #DB */
+#define VTICE_BRANCH_FROM_LBR		(1u << 1) /* part of an LBR snapshot */
+#define VTICE_BRANCH_FROM_STEP		(1u << 2) /* MTF or RSP block stepping */
+#define VTICE_BRANCH_ASYNC		(1u << 3) /* interrupt/exception entry, not an instruction's branch */
+#define VTICE_BRANCH_TASK_SWITCH	(1u << 4) /* the task changed at this branch */
+
+struct vtice_record {
+	__u16 type;	/* enum vtice_record_type */
+	__u16 cpu;
+	__u32 flags;
+	__u64 tsc;	/* time stamp counter when the record was made */
+	union {
+		struct { __u64 from, to; } branch;
+		struct { __u64 nr, arg; } syscall;
+		struct { __u64 ip, sp; } bp;
+		struct { __u64 count, tos; } lbr;
+		struct { __u64 count, reserved; } lost;
+		struct { __u64 value, sequence; } test;
+		__u64 raw[2];
+	} u;
+};
+
+#ifdef __cplusplus
+static_assert(sizeof(struct vtice_record) == 32, "vtice_record is 32 bytes");
+#else
+_Static_assert(sizeof(struct vtice_record) == 32, "vtice_record is 32 bytes");
+#endif
+
+#endif /* VTICE_UAPI_RECORDS_H */

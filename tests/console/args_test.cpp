@@ -1,0 +1,75 @@
+#include <gtest/gtest.h>
+
+#include "args.hpp"
+
+using namespace vtice::console;
+
+namespace {
+
+ParsedArgs parse_ok(std::vector<std::string> words, const std::vector<OptionSpec> &specs)
+{
+	std::vector<char *> argv;
+	for (auto &w : words)
+		argv.push_back(w.data());
+	auto parsed = parse_args(static_cast<int>(argv.size()), argv.data(), specs);
+	EXPECT_TRUE(parsed.ok()) << (parsed.ok() ? "" : parsed.error().message);
+	return parsed.ok() ? *parsed : ParsedArgs{};
+}
+
+std::string parse_error(std::vector<std::string> words, const std::vector<OptionSpec> &specs)
+{
+	std::vector<char *> argv;
+	for (auto &w : words)
+		argv.push_back(w.data());
+	auto parsed = parse_args(static_cast<int>(argv.size()), argv.data(), specs);
+	return parsed.ok() ? "" : parsed.error().message;
+}
+
+const std::vector<OptionSpec> kSpecs = {{"--format", true}, {"--quiet", false}};
+
+}  // namespace
+
+TEST(ParseArgs, SeparatesOptionsFromPositionals)
+{
+	auto args = parse_ok({"report", "a.trace", "--format", "folded", "--quiet", "b"}, kSpecs);
+	EXPECT_EQ(args.positional, (std::vector<std::string>{"a.trace", "b"}));
+	EXPECT_EQ(args.get("--format"), "folded");
+	EXPECT_TRUE(args.has("--quiet"));
+}
+
+TEST(ParseArgs, AcceptsInlineValueAndHelp)
+{
+	auto args = parse_ok({"report", "--format=graph", "-h"}, kSpecs);
+	EXPECT_EQ(args.get("--format"), "graph");
+	EXPECT_TRUE(args.help);
+}
+
+TEST(ParseArgs, DoubleDashEndsOptions)
+{
+	auto args = parse_ok({"syms", "--", "--quiet"}, kSpecs);
+	EXPECT_EQ(args.positional, (std::vector<std::string>{"--quiet"}));
+	EXPECT_FALSE(args.has("--quiet"));
+}
+
+TEST(ParseArgs, NegativeNumbersArePositional)
+{
+	auto args = parse_ok({"syms", "-0x10"}, kSpecs);
+	EXPECT_EQ(args.positional, (std::vector<std::string>{"-0x10"}));
+}
+
+TEST(ParseArgs, BadOptionsAreNamed)
+{
+	EXPECT_EQ(parse_error({"x", "--bogus"}, kSpecs), "unknown option '--bogus'");
+	EXPECT_EQ(parse_error({"x", "--format"}, kSpecs), "option '--format' needs a value");
+	EXPECT_EQ(parse_error({"x", "--quiet=1"}, kSpecs), "option '--quiet' takes no value");
+}
+
+TEST(ParseHex, AcceptsPrefixAndSign)
+{
+	EXPECT_EQ(*parse_hex("0x10"), 16);
+	EXPECT_EQ(*parse_hex("ff"), 255);
+	EXPECT_EQ(*parse_hex("-0x10"), -16);
+	EXPECT_FALSE(parse_hex("0x").ok());
+	EXPECT_FALSE(parse_hex("12g").ok());
+	EXPECT_FALSE(parse_hex("1ffffffffffffffff").ok());
+}

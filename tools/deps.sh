@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Install exactly the Debian packages vtice needs, and nothing when they are
+# already present. Idempotent: a second run only asks dpkg.
+set -euo pipefail
+
+# Build: compilers, CMake, the libraries vtice wraps, test frameworks.
+build_pkgs=(
+	build-essential cmake pkg-config binutils
+	libzydis-dev libelf-dev libdw-dev liblzma-dev libncurses-dev
+	googletest libgtest-dev libgmock-dev libbenchmark-dev
+	clang libfuzzer-14-dev libclang-rt-14-dev
+)
+# Rigs: the Debian kernel, QEMU, Bochs and what boots a kernel in them.
+rig_pkgs=(
+	linux-headers-amd64 kmod xz-utils lz4 cpio busybox-static
+	qemu-system-x86 bochs bochsbios vgabios xorriso isolinux syslinux-common
+	gdb tmux
+)
+
+want=("${build_pkgs[@]}" "${rig_pkgs[@]}")
+missing=()
+for pkg in "${want[@]}"; do
+	status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
+	[[ "$status" == "install ok installed" ]] || missing+=("$pkg")
+done
+
+if ((${#missing[@]} == 0)); then
+	echo "deps: all ${#want[@]} packages present"
+	exit 0
+fi
+
+echo "deps: installing ${#missing[@]} missing package(s): ${missing[*]}"
+sudo=()
+if ((EUID != 0)); then
+	command -v sudo >/dev/null || { echo "deps: need root or sudo to install packages" >&2; exit 1; }
+	sudo=(sudo)
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -q
+"${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
