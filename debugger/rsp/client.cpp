@@ -85,8 +85,10 @@ Result<void> Client::wait_ack(std::string_view framed)
 			stats_.garbage_bytes += (*frame)->payload.size();
 			break;
 		default:
-			// A packet before the ack: some stubs skip the ack and reply at once.
-			return make_error("stub replied to '" + short_text(framed) + "' without acknowledging it");
+			// A stale packet before the ack (QEMU can send one right after
+			// connecting): gdb drops it too; the real reply follows the ack.
+			stats_.stale_packets++;
+			break;
 		}
 	}
 }
@@ -108,15 +110,19 @@ Result<std::optional<std::string>> Client::receive(int timeout_ms, bool keep_out
 {
 	auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms < 0 ? 0 : timeout_ms);
 	int bad = 0;
+	std::string last_reject;
 	for (;;) {
 		auto frame = next_frame(remaining_ms(deadline, timeout_ms));
 		if (!frame)
 			return frame.error();
+		if (!*frame && bad)
+			return make_error("no valid reply: rejected " + std::to_string(bad) + " (" + last_reject + ")");
 		if (!*frame)
 			return std::optional<std::string>();
 		Frame &f = **frame;
 		if (f.kind == Frame::Kind::BadChecksum || f.kind == Frame::Kind::Oversized) {
 			stats_.naks_sent++;
+			last_reject = f.detail;
 			if (++bad > options_.retries)
 				return make_error("reply rejected " + std::to_string(bad) + " times: " + f.detail);
 			if (!no_ack_)

@@ -30,6 +30,7 @@ struct ClientStats {
 	std::uint64_t packets_sent = 0, packets_received = 0;
 	std::uint64_t naks_received = 0, naks_sent = 0;
 	std::uint64_t garbage_bytes = 0;
+	std::uint64_t stale_packets = 0;
 };
 
 class Client {
