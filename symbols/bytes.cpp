@@ -12,6 +12,16 @@ Result<Bytes> read_file(const std::string &path)
 	if (!file)
 		return make_error(path + ": " + std::strerror(errno));
 	Bytes bytes;
+	// Regular files are read in one go; /proc files report size 0 and are
+	// read in chunks.
+	if (std::fseek(file.get(), 0, SEEK_END) == 0) {
+		long size = std::ftell(file.get());
+		std::rewind(file.get());
+		if (size > 0) {
+			bytes.resize(static_cast<std::size_t>(size));
+			bytes.resize(std::fread(bytes.data(), 1, bytes.size(), file.get()));
+		}
+	}
 	std::uint8_t chunk[1 << 16];
 	for (;;) {
 		std::size_t got = std::fread(chunk, 1, sizeof(chunk), file.get());
