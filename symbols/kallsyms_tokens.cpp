@@ -14,54 +14,66 @@ namespace {
 
 constexpr std::size_t kIndexBytes = 256 * 2;
 constexpr unsigned kMaxTokenLength = 255;
+constexpr unsigned kMinTokens = 32;
 
 bool is_type_letter(char c)
 {
 	return std::isalpha(static_cast<unsigned char>(c)) || c == '?';
 }
 
+// Small kernels leave unused codes as empty tokens, so a step of 1 is legal;
+// enough real tokens must remain for the table to mean anything.
 bool plausible_index(const std::uint8_t *at)
 {
 	if (load_le<std::uint16_t>(at) != 0)
 		return false;
 	std::uint16_t previous = 0;
+	unsigned nonempty = 0;
 	for (unsigned i = 1; i < 256; i++) {
 		std::uint16_t offset = load_le<std::uint16_t>(at + 2 * i);
-		if (offset < previous + 2 || offset > previous + 1 + kMaxTokenLength)
+		if (offset <= previous || offset > previous + 1 + kMaxTokenLength)
 			return false;
+		nonempty += offset - previous > 1;
 		previous = offset;
+	}
+	return nonempty >= kMinTokens;
+}
+
+// Checks the table that would start at offset table against the index.
+bool table_matches(ByteSpan bytes, std::size_t table, std::size_t index_at, std::size_t end)
+{
+	for (unsigned i = 0; i < 256; i++) {
+		std::size_t from = table + load_le<std::uint16_t>(bytes.data() + index_at + 2 * i);
+		std::size_t to = i == 255 ? end
+					  : table + load_le<std::uint16_t>(bytes.data() + index_at + 2 * i + 2) - 1;
+		if (from > to || bytes[to] != 0)
+			return false;
+		for (std::size_t at = from; at < to; at++)
+			if (bytes[at] < 0x20 || bytes[at] > 0x7e)
+				return false;
 	}
 	return true;
 }
 
 // Given a plausible index at offset index_at, finds the table that ends just
-// before it and checks every string against the index.
+// before it. The last token's NUL is followed by 0-7 zero bytes of padding;
+// each possible split is tried, since the last token may itself be empty.
 std::optional<std::size_t> table_before(ByteSpan bytes, std::size_t index_at)
 {
-	std::size_t end = index_at;  // first byte after the last token's NUL + padding
-	while (end > 0 && index_at - end < 8 && bytes[end - 1] == 0)
-		end--;
-	// bytes[end] is the last token's NUL; find where that token starts.
-	if (end == 0 || end == index_at)
-		return std::nullopt;
-	std::size_t start = end;
-	while (start > 0 && bytes[start - 1] != 0 && end - start <= kMaxTokenLength)
-		start--;
 	std::uint16_t last = load_le<std::uint16_t>(bytes.data() + index_at + 2 * 255);
-	if (start < last)
-		return std::nullopt;
-	std::size_t table = start - last;
-	for (unsigned i = 0; i < 256; i++) {
-		std::size_t from = table + load_le<std::uint16_t>(bytes.data() + index_at + 2 * i);
-		std::size_t to = i == 255 ? end
-					  : table + load_le<std::uint16_t>(bytes.data() + index_at + 2 * i + 2) - 1;
-		if (bytes[to] != 0)
-			return std::nullopt;
-		for (std::size_t at = from; at < to; at++)
-			if (bytes[at] < 0x20 || bytes[at] > 0x7e)
-				return std::nullopt;
+	for (std::size_t pad = 0; pad < 8 && pad < index_at; pad++) {
+		std::size_t end = index_at - pad - 1;  // the last token's NUL
+		if (bytes[end] != 0)
+			break;
+		std::size_t start = end;
+		while (start > 0 && bytes[start - 1] != 0 && end - start <= kMaxTokenLength)
+			start--;
+		if (start < last)
+			continue;
+		if (table_matches(bytes, start - last, index_at, end))
+			return start - last;
 	}
-	return table;
+	return std::nullopt;
 }
 
 TokenTable make_tokens(ByteSpan bytes, std::size_t table, std::size_t index)

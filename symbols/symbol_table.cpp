@@ -135,6 +135,9 @@ const Symbol *SymbolTable::symbol_at(std::uint64_t address) const
 		return nullptr;
 	std::size_t group = static_cast<std::size_t>(it - starts_.begin()) - 1;
 	const Symbol &symbol = symbols_[best_[group]];
+	// The last per-cpu offset does not extend up to kernel text.
+	if (is_kernel_half(symbol.address) != is_kernel_half(recorded))
+		return nullptr;
 	std::uint64_t offset = recorded - symbol.address;
 	if (symbol.size != 0 && offset >= symbol.size)
 		return nullptr;

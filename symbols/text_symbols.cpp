@@ -103,10 +103,16 @@ Result<TextSymbols> parse_symbol_text(std::string_view text)
 	std::size_t offset = 0, number = 0;
 	while (offset < text.size()) {
 		std::size_t end = text.find('\n', offset);
-		if (end == std::string_view::npos)
-			end = text.size();
-		std::string_view raw = text.substr(offset, end - offset);
 		number++;
+		if (end == std::string_view::npos) {
+			// Both sources end every line with a newline; a last line without
+			// one was cut short and its name may be too.
+			out.partial = make_error("line " + std::to_string(number) +
+							 " is cut short (no newline at the end); ignored",
+						 offset);
+			break;
+		}
+		std::string_view raw = text.substr(offset, end - offset);
 		if (!raw.empty() && raw.back() == '\r')
 			raw.remove_suffix(1);
 		if (!raw.empty()) {
