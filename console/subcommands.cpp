@@ -5,9 +5,11 @@
 namespace vtice::console {
 
 int cmd_version(int argc, char **argv);
+int cmd_syms(int argc, char **argv);
 
 static const std::array kSubcommands = {
 	Subcommand{"version", "print the vtice version and record format", cmd_version},
+	Subcommand{"syms", "load kernel symbols (image, System.map, kallsyms, dump) and resolve", cmd_syms},
 };
 
 std::span<const Subcommand> subcommands() { return kSubcommands; }
