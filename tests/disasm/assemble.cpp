@@ -50,6 +50,22 @@ static std::map<std::string, std::uint64_t> read_nm(const std::string &elf)
 	return symbols;
 }
 
+// "    12: ffffffff81000000     5 FUNC    LOCAL  DEFAULT    1 _start"
+static std::vector<ElfFunction> read_functions(const std::string &elf)
+{
+	std::vector<ElfFunction> out;
+	std::istringstream lines(run_command("readelf -sW " + elf));
+	std::string line;
+	while (std::getline(lines, line)) {
+		std::istringstream fields(line);
+		std::string num, value, size, type, bind, vis, ndx, name;
+		if (!(fields >> num >> value >> size >> type >> bind >> vis >> ndx >> name) || type != "FUNC")
+			continue;
+		out.push_back({name, std::stoull(value, nullptr, 16), std::stoull(size, nullptr, 0)});
+	}
+	return out;
+}
+
 std::optional<Assembled> assemble(const std::string &source, std::uint64_t text_address,
 				  std::string &error)
 {
@@ -67,14 +83,17 @@ std::optional<Assembled> assemble(const std::string &source, std::uint64_t text_
 				      "objcopy -O binary -j .text in.elf text.bin", &status);
 	if (status != 0) {
 		error = log;
+		run_command("rm -rf " + dir);
 		return std::nullopt;
 	}
 	Assembled out;
+	out.temp_dir = std::shared_ptr<void>(nullptr, [dir](void *) { run_command("rm -rf " + dir); });
 	out.text_address = text_address;
 	out.elf_path = dir + "/in.elf";
 	std::ifstream bin(dir + "/text.bin", std::ios::binary);
 	out.text.assign(std::istreambuf_iterator<char>(bin), {});
 	out.symbols = read_nm(out.elf_path);
+	out.functions = read_functions(out.elf_path);
 	return out;
 }
 

@@ -5,17 +5,25 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace vtice::test {
 
+struct ElfFunction {
+	std::string name;
+	std::uint64_t address = 0, size = 0;
+};
+
 struct Assembled {
 	std::uint64_t text_address = 0;
 	std::vector<std::uint8_t> text;                // the linked .text bytes
 	std::map<std::string, std::uint64_t> symbols;  // from nm, local symbols included
+	std::vector<ElfFunction> functions;            // STT_FUNC symbols, from readelf
 	std::string elf_path;                          // the linked file, for objdump
+	std::shared_ptr<void> temp_dir;                // removes the work directory with the last copy
 };
 
 // Assembles source with `as --64` and links .text at text_address with `ld`.
