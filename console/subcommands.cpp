@@ -5,9 +5,11 @@
 namespace vtice::console {
 
 int cmd_version(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 static const std::array kSubcommands = {
 	Subcommand{"version", "print the vtice version and record format", cmd_version},
+	Subcommand{"report", "render a branch trace: function graph, flame graph stacks, Perfetto", cmd_report},
 };
 
 std::span<const Subcommand> subcommands() { return kSubcommands; }
