@@ -83,6 +83,14 @@ void CallTreeBuilder::wrap_root(CpuStack &stack, const BranchEvent &event)
 	tree_.stats.returns_above_root++;
 }
 
+// Which of the frames a return pops actually ran the ret: the innermost one
+// that a ret could end. An interrupt frame is only ended by iret, so a ret
+// that lands below it means its iret was lost and it was merely unwound.
+static bool can_end(const CallNode &frame, BranchKind kind)
+{
+	return kind == BranchKind::Iret || frame.kind != NodeKind::Interrupt;
+}
+
 void CallTreeBuilder::on_return(CpuStack &stack, const BranchEvent &event)
 {
 	// Innermost frame expecting this return address; frames above it were skipped.
@@ -102,10 +110,14 @@ void CallTreeBuilder::on_return(CpuStack &stack, const BranchEvent &event)
 			wrap_root(stack, event);
 		return;
 	}
-	pop(stack, NodeEnd::Returned, event.tsc);
+	bool ended = false;
 	while (stack.frames.size() > match) {
-		pop(stack, NodeEnd::Unwound, event.tsc);
-		tree_.stats.unwound_frames++;
+		const CallNode &frame = tree_.nodes[stack.frames.back()];
+		bool runs_ret = !ended && (can_end(frame, event.info.kind) || stack.frames.size() == match + 1);
+		ended = ended || runs_ret;
+		if (!runs_ret)
+			tree_.stats.unwound_frames++;
+		pop(stack, runs_ret ? NodeEnd::Returned : NodeEnd::Unwound, event.tsc);
 	}
 }
 
