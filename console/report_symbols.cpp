@@ -1,0 +1,43 @@
+#include "report_symbols.hpp"
+
+#if VTICE_HAVE_SYMBOLS
+#include "symbols/loader.hpp"
+#endif
+
+namespace vtice::console {
+
+static Result<Symbolizer> load_symbolizer(const std::string &path, std::uint64_t slide, std::string &description)
+{
+#if VTICE_HAVE_SYMBOLS
+	symbols::LoadOptions options;
+	options.slide = static_cast<std::int64_t>(slide);
+	auto loaded = symbols::load_symbols(path, options);
+	if (!loaded)
+		return loaded.error();
+	description = loaded->description;
+	return symbols::make_symbolizer(loaded->table);
+#else
+	(void)slide;
+	(void)description;
+	return make_error(path + ": this vtice was built without the symbols library; "
+			  "names come from the trace's own SYMBOLS chunk");
+#endif
+}
+
+Result<ExternalSymbols> load_external_symbols(const std::string &path, std::uint64_t slide)
+{
+	ExternalSymbols out;
+	auto elf = trace::ElfCodeSource::open(path, slide);
+	if (elf)
+		out.code = std::make_unique<trace::ElfCodeSource>(std::move(*elf));
+	auto symbolize = load_symbolizer(path, slide, out.description);
+	if (!symbolize && !out.code)
+		return symbolize.error();
+	if (symbolize)
+		out.symbolize = std::move(*symbolize);
+	else
+		out.description = "code only (" + symbolize.error().message + ")";
+	return out;
+}
+
+}  // namespace vtice::console
