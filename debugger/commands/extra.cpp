@@ -1,10 +1,14 @@
+#include <array>
+
 #include "commands.hpp"
 
 namespace vtice::dbg {
 
+
 std::span<const Command *const> extra_commands()
 {
-	return {};
+	static const std::array<const Command *, 1> kExtra = {&kCmdTrace};
+	return kExtra;
 }
 
 }  // namespace vtice::dbg
