@@ -7,7 +7,7 @@ namespace vtice::dbg {
 
 std::span<const Command *const> extra_commands()
 {
-	static const std::array<const Command *, 1> kExtra = {&kCmdTrace};
+	static const std::array<const Command *, 2> kExtra = {&kCmdTrace, &kCmdInfoTask};
 	return kExtra;
 }
 
