@@ -253,6 +253,27 @@ Result<void> BlockTracer::find_caller(std::uint64_t pc, std::uint64_t sp)
 	return {};
 }
 
+// Starting at a function's first instruction, the call that entered it is
+// known from the return address: recording it makes the function a proper
+// call in the graph rather than a frame "already running".
+void BlockTracer::record_entry_call(std::uint64_t pc)
+{
+	auto sym = session_.symbols() ? session_.symbols()->symbolize(pc) : std::nullopt;
+	if (!sym || sym->offset != 0 || return_address_ < 16)
+		return;
+	for (unsigned length = 2; length <= 7; length++) {
+		std::uint64_t at = return_address_ - length;
+		auto code = code_at(at);
+		if (!code)
+			return;
+		auto insn = session_.disassembler().decode(*code, at);
+		if (insn && insn->branch == BranchKind::Call && insn->next() == return_address_) {
+			record(at, pc, VTICE_BRANCH_FROM_STEP);
+			return;
+		}
+	}
+}
+
 // Call/ret counting fails on the kernel's return-stack stuffing (calls that
 // never return), so the end is the return address with the stack above the
 // traced frame.
@@ -319,6 +340,7 @@ Result<TraceResult> BlockTracer::trace_until_return()
 	stack_base_ = *sp & ~(kThreadSize - 1);
 	if (auto r = find_caller(*pc, *sp); !r)
 		return r.error();
+	record_entry_call(*pc);
 	cpu_ = std::max(0, target_.selected_thread() - 1);
 	result_.start_pc = *pc;
 	// User breakpoints would stop the trace in the middle; they come back after.

@@ -80,6 +80,7 @@ private:
 	Result<void> find_caller(std::uint64_t pc, std::uint64_t sp);
 	Result<bool> returned(BranchKind kind, std::uint64_t pc);
 	Result<void> hold_interrupts();
+	void record_entry_call(std::uint64_t pc);
 
 	Session &session_;
 	Target &target_;

@@ -62,6 +62,10 @@ start() {
 	local k
 	k=$(kernel_dir) || { echo "run.sh: no kernel under build/kernel (run tools/kernel.sh)" >&2; exit 77; }
 	mkdir -p "$dir"
+	if [[ -f "$dir/qemu.pid" ]] && kill -0 "$(cat "$dir/qemu.pid")" 2>/dev/null; then
+		echo "run.sh: a QEMU started in $dir is still running (run.sh stop --dir $dir)" >&2
+		exit 1
+	fi
 	[[ -f "$dir/initramfs.cpio" && "$dir/initramfs.cpio" -nt "$here/workload.c" &&
 	   "$dir/initramfs.cpio" -nt "$here/init.sh" ]] || build_initramfs
 	[[ -n "$port" ]] || port=$(free_port)
