@@ -11,6 +11,7 @@
 #include "symbols/bzimage.hpp"
 #include "symbols/loader.hpp"
 
+using namespace vtice;
 using namespace vtice::symbols;
 
 namespace {
