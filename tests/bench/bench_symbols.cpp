@@ -8,6 +8,7 @@
 #include <map>
 #include <random>
 
+#include "../symbols/kernel_dir.hpp"
 #include "symbols/bzimage.hpp"
 #include "symbols/loader.hpp"
 
@@ -18,11 +19,8 @@ namespace {
 
 std::string kernel_file(const char *name)
 {
-	std::error_code error;
-	for (const auto &entry : std::filesystem::directory_iterator(VTICE_KERNEL_DIR, error))
-		if (std::filesystem::exists(entry.path() / name))
-			return (entry.path() / name).string();
-	return {};
+	auto dir = vtice::symbols::testing::debian_kernel_dir();
+	return dir ? (*dir / name).string() : std::string();
 }
 
 const Bytes *cached(const char *name)
