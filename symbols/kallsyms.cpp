@@ -104,4 +104,34 @@ Result<SymbolTable> recover_kallsyms(ByteSpan bytes, std::uint64_t base_vaddr)
 	return std::move(recovered->table);
 }
 
+Result<MemoryRecovery> recover_kallsyms_from_memory(const MemoryReader &read, std::uint64_t start,
+						    std::uint64_t length)
+{
+	constexpr std::uint64_t kPage = 4096;
+	constexpr std::uint64_t kMaxWindow = 1ull << 30;
+	if (length == 0 || length > kMaxWindow || start + length < start)
+		return make_error("memory window of " + std::to_string(length) + " bytes is empty or too large");
+	MemoryRecovery out;
+	Bytes window(length);
+	for (std::uint64_t at = 0; at < length;) {
+		// Page-sized reads that stop at page boundaries, so one bad page
+		// costs only itself.
+		std::uint64_t chunk = std::min(length - at, kPage - (start + at) % kPage);
+		if (!read(start + at, std::span(window.data() + at, chunk))) {
+			std::fill_n(window.data() + at, chunk, 0);
+			out.unreadable_pages++;
+		}
+		at += chunk;
+	}
+	auto recovered = recover_kallsyms_tables(window, start);
+	if (!recovered) {
+		Error error = recovered.error();
+		if (out.unreadable_pages)
+			error.message += " (" + std::to_string(out.unreadable_pages) + " pages of the window were unreadable)";
+		return error;
+	}
+	out.recovery = std::move(*recovered);
+	return out;
+}
+
 }  // namespace vtice::symbols

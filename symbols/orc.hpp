@@ -13,12 +13,12 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <span>
 #include <vector>
 
 #include "symbols/elf_image.hpp"
+#include "symbols/memory_reader.hpp"
 #include "symbols/symbol_table.hpp"
 
 namespace vtice::symbols {
@@ -39,9 +39,6 @@ struct OrcEntry {
 	OrcType type = OrcType::undefined;
 	bool signal = false;  // the frame was interrupted: look up ip, not ip - 1
 };
-
-// Reads out.size() bytes at a virtual address; false if any is unreadable.
-using MemoryReader = std::function<bool(std::uint64_t address, std::span<std::uint8_t> out)>;
 
 class OrcTable {
 public:

@@ -160,6 +160,32 @@ TEST_F(symbols_debian, MemoryWindowWithBaseAddress)
 	EXPECT_EQ(recovered->address_of("do_sys_openat2"), table().address_of("do_sys_openat2"));
 }
 
+TEST_F(symbols_debian, GuestMemoryThroughAReaderWithAHole)
+{
+	// The debugger's path: page reads from a halted guest. One unreadable
+	// page at the start of .rodata, far from the kallsyms tables.
+	const ElfSection *rodata = image().section(".rodata");
+	ASSERT_NE(rodata, nullptr);
+	std::size_t reads = 0;
+	MemoryReader read = [&](std::uint64_t address, std::span<std::uint8_t> out) {
+		reads++;
+		if (address < rodata->address + 4096)
+			return false;
+		ByteSpan bytes = image().at_vaddr(address, out.size());
+		if (bytes.size() != out.size())
+			return false;
+		std::copy(bytes.begin(), bytes.end(), out.begin());
+		return true;
+	};
+	auto got = recover_kallsyms_from_memory(read, rodata->address, rodata->size);
+	ASSERT_TRUE(got.ok()) << got.error().to_string();
+	EXPECT_EQ(got->unreadable_pages, 1u);
+	EXPECT_EQ(got->recovery.table.size(), table().size());
+	EXPECT_EQ(got->recovery.table.address_of("vfs_read"), table().address_of("vfs_read"));
+	EXPECT_GE(reads, rodata->size / 4096);
+	EXPECT_FALSE(recover_kallsyms_from_memory(read, rodata->address, 0).ok());
+}
+
 TEST_F(symbols_debian, SlideAppliesToLookups)
 {
 	SymbolTable slid = table();
