@@ -11,6 +11,9 @@
 #include "symbols/bytes.hpp"
 #include "symbols/symbol_table.hpp"
 
+// libelf's handle, declared here so users of this header need not see libelf.
+typedef struct Elf Elf;
+
 namespace vtice::symbols {
 
 struct ElfSection {
@@ -54,6 +57,9 @@ public:
 	Result<SymbolTable> symtab() const;
 
 private:
+	Result<void> read_sections(Elf *elf, std::uint64_t header_offset);
+	void read_segments(Elf *elf);
+
 	std::shared_ptr<const Bytes> bytes_;
 	std::vector<ElfSection> sections_;
 	std::vector<ElfSegment> segments_;

@@ -197,6 +197,42 @@ Result<void> caller_bp(const OrcEntry &entry, std::uint64_t cfa, const UnwindReg
 
 }  // namespace
 
+namespace {
+
+// Where the caller's rip (and, for interrupted frames, rsp and rbp) were saved.
+Result<void> caller_from_frame(const OrcEntry &entry, std::uint64_t cfa, UnwindRegs &caller,
+			       const MemoryReader &read)
+{
+	std::uint64_t ip_slot = cfa, sp_slot = 0;
+	if (entry.type == OrcType::call) {
+		ip_slot = cfa - 8;
+		caller.rsp = cfa;
+		caller.exact_ip = false;
+	} else if (entry.type == OrcType::regs) {
+		ip_slot = cfa + kPtRegsIp;
+		sp_slot = cfa + kPtRegsSp;
+		auto bp = read_u64(read, cfa + kPtRegsBp);
+		if (!bp)
+			return make_error("cannot read pt_regs at " + hex(cfa));
+		caller.rbp = *bp;
+	} else {  // regs_partial: an iret frame
+		sp_slot = cfa + kIretSp;
+	}
+	auto ip = read_u64(read, ip_slot);
+	if (!ip)
+		return make_error("cannot read the return address at " + hex(ip_slot));
+	caller.rip = *ip;
+	if (sp_slot) {
+		auto sp = read_u64(read, sp_slot);
+		if (!sp)
+			return make_error("cannot read the saved rsp at " + hex(sp_slot));
+		caller.rsp = *sp;
+	}
+	return {};
+}
+
+}  // namespace
+
 Result<UnwindStep> unwind_step(const OrcTable &orc, const UnwindRegs &regs, const MemoryReader &read)
 {
 	std::uint64_t lookup = regs.exact_ip ? regs.rip : regs.rip - 1;
@@ -213,35 +249,10 @@ Result<UnwindStep> unwind_step(const OrcTable &orc, const UnwindRegs &regs, cons
 	auto cfa = frame_base(*entry, regs, read);
 	if (!cfa)
 		return cfa.error();
-	UnwindRegs &caller = step.caller;
-	caller.rbp = regs.rbp;
-	std::uint64_t ip_slot = 0, sp_slot = 0;
-	if (entry->type == OrcType::call) {
-		ip_slot = *cfa - 8;
-		caller.rsp = *cfa;
-		caller.exact_ip = false;
-	} else if (entry->type == OrcType::regs) {
-		ip_slot = *cfa + kPtRegsIp;
-		sp_slot = *cfa + kPtRegsSp;
-		auto bp = read_u64(read, *cfa + kPtRegsBp);
-		if (!bp)
-			return make_error("cannot read pt_regs at " + hex(*cfa));
-		caller.rbp = *bp;
-	} else {
-		ip_slot = *cfa;
-		sp_slot = *cfa + kIretSp;
-	}
-	auto ip = read_u64(read, ip_slot);
-	if (!ip)
-		return make_error("cannot read the return address at " + hex(ip_slot));
-	caller.rip = *ip;
-	if (sp_slot) {
-		auto sp = read_u64(read, sp_slot);
-		if (!sp)
-			return make_error("cannot read the saved rsp at " + hex(sp_slot));
-		caller.rsp = *sp;
-	}
-	if (auto bp = caller_bp(*entry, *cfa, regs, caller, read); !bp)
+	step.caller.rbp = regs.rbp;
+	if (auto frame = caller_from_frame(*entry, *cfa, step.caller, read); !frame)
+		return frame.error();
+	if (auto bp = caller_bp(*entry, *cfa, regs, step.caller, read); !bp)
 		return bp.error();
 	return step;
 }
