@@ -1,5 +1,6 @@
 #include "symbols/elf_image.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <gelf.h>
 #include <libelf.h>
@@ -102,8 +103,10 @@ void ElfImage::read_segments(Elf *elf)
 		if (!gelf_getphdr(elf, static_cast<int>(i), &phdr) || phdr.p_type != PT_LOAD)
 			continue;
 		std::uint64_t file_size = phdr.p_filesz;
-		if (!fits(*bytes_, phdr.p_offset, file_size))  // truncated file: keep what is there
+		if (!fits(*bytes_, phdr.p_offset, file_size)) {  // truncated file: keep what is there
+			needed_size_ = std::max(needed_size_.value_or(0), phdr.p_offset + phdr.p_filesz);
 			file_size = phdr.p_offset < bytes_->size() ? bytes_->size() - phdr.p_offset : 0;
+		}
 		segments_.push_back({phdr.p_vaddr, phdr.p_offset, file_size, phdr.p_memsz, phdr.p_flags});
 	}
 }

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,6 +54,9 @@ public:
 	// size bytes at vaddr if they lie in one segment's file-backed part.
 	ByteSpan at_vaddr(std::uint64_t vaddr, std::size_t size) const;
 
+	// The size the program headers need when the file is shorter than that.
+	std::optional<std::uint64_t> truncated_from() const { return needed_size_; }
+
 	bool has_symtab() const;
 	Result<SymbolTable> symtab() const;
 
@@ -64,6 +68,7 @@ private:
 	std::vector<ElfSection> sections_;
 	std::vector<ElfSegment> segments_;
 	std::size_t symtab_index_ = 0;  // 0 = none
+	std::optional<std::uint64_t> needed_size_;
 	std::uint16_t machine_ = 0;
 	bool is_64bit_ = false;
 };

@@ -9,23 +9,31 @@ namespace {
 
 Result<KallsymsRecovery> kallsyms_in_elf(const ElfImage &image)
 {
-	std::optional<Error> best;
-	for (const ElfSegment &segment : image.segments()) {
-		auto recovered = recover_kallsyms_tables(image.segment_bytes(segment), segment.vaddr);
-		if (recovered) {
-			// Report table positions as file offsets, like every other error.
-			return recovered;
-		}
-		Error error = recovered.error();
-		if (error.offset)
-			*error.offset += segment.offset;
-		bool informative = error.message.rfind("no kallsyms token table", 0) != 0;
-		if (!best || informative)
-			best = error;
-	}
 	if (image.segments().empty())
 		return recover_kallsyms_tables(image.bytes(), 0);
-	return *best;
+	std::optional<Error> informative;
+	std::uint64_t searched = 0;
+	for (const ElfSegment &segment : image.segments()) {
+		auto recovered = recover_kallsyms_tables(image.segment_bytes(segment), segment.vaddr);
+		if (recovered)
+			return recovered;
+		searched += segment.file_size;
+		// A token table without the rest says more than "no token table".
+		Error error = recovered.error();
+		if (error.message.rfind("no kallsyms token table", 0) == 0)
+			continue;
+		if (error.offset)
+			*error.offset += segment.offset;
+		informative = error;
+	}
+	if (informative)
+		return *informative;
+	if (auto needed = image.truncated_from())
+		return make_error("ELF file is truncated (its segments need " + std::to_string(*needed) +
+					  " bytes) and the part present has no .symtab and no kallsyms tables",
+				  image.bytes().size());
+	return make_error("ELF file has no .symtab and no kallsyms tables in its " + std::to_string(searched) +
+			  " loadable bytes (not a kernel image, or built without CONFIG_KALLSYMS)");
 }
 
 Result<LoadedSymbols> from_kallsyms(Result<KallsymsRecovery> recovered, LoadedSymbols out, const std::string &where)
@@ -61,6 +69,8 @@ Result<LoadedSymbols> from_elf(std::shared_ptr<const Bytes> bytes, const std::st
 	}
 	out.kind = kallsyms_kind;
 	auto recovered = kallsyms_in_elf(*image);
+	if (!recovered)
+		return make_error(name + ": " + recovered.error().message, recovered.error().offset);
 	out.image = std::move(*image);
 	return from_kallsyms(std::move(recovered), std::move(out), name);
 }

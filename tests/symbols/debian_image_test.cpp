@@ -206,7 +206,8 @@ TEST_F(symbols_debian, TruncatedImageIsAClearError)
 	auto bytes = std::make_shared<const Bytes>(image().bytes().begin(), image().bytes().begin() + static_cast<long>(cut));
 	auto loaded = load_symbols_from(bytes, "cut-vmlinux");
 	ASSERT_FALSE(loaded.ok());
-	EXPECT_NE(loaded.error().message.find("no kallsyms token table"), std::string::npos) << loaded.error().message;
+	EXPECT_NE(loaded.error().message.find("ELF file is truncated"), std::string::npos) << loaded.error().message;
+	EXPECT_EQ(loaded.error().offset, cut);
 	auto vmlinuz = read_file(dir_ + "/vmlinuz");
 	ASSERT_TRUE(vmlinuz.ok());
 	vmlinuz->resize(vmlinuz->size() / 2);
