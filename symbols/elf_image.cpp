@@ -86,7 +86,7 @@ Result<void> ElfImage::read_sections(Elf *elf, std::uint64_t header_offset)
 		section.size = shdr.sh_size;
 		section.flags = shdr.sh_flags;
 		section.type = shdr.sh_type;
-		section.has_bytes = shdr.sh_type != SHT_NOBITS && fits(*bytes_, shdr.sh_offset, shdr.sh_size);
+		section.has_bytes = shdr.sh_type != SHT_NOBITS && fits(bytes(), shdr.sh_offset, shdr.sh_size);
 		if (shdr.sh_type == SHT_SYMTAB && section.has_bytes)
 			symtab_index_ = index;
 	}
@@ -103,19 +103,19 @@ void ElfImage::read_segments(Elf *elf)
 		if (!gelf_getphdr(elf, static_cast<int>(i), &phdr) || phdr.p_type != PT_LOAD)
 			continue;
 		std::uint64_t file_size = phdr.p_filesz;
-		if (!fits(*bytes_, phdr.p_offset, file_size)) {  // truncated file: keep what is there
+		if (!fits(bytes(), phdr.p_offset, file_size)) {  // truncated file: keep what is there
 			needed_size_ = std::max(needed_size_.value_or(0), phdr.p_offset + phdr.p_filesz);
-			file_size = phdr.p_offset < bytes_->size() ? bytes_->size() - phdr.p_offset : 0;
+			file_size = phdr.p_offset < bytes().size() ? bytes().size() - phdr.p_offset : 0;
 		}
 		segments_.push_back({phdr.p_vaddr, phdr.p_offset, file_size, phdr.p_memsz, phdr.p_flags});
 	}
 }
 
-Result<ElfImage> ElfImage::parse(std::shared_ptr<const Bytes> bytes)
+Result<ElfImage> ElfImage::parse(SharedBuffer bytes)
 {
 	ElfImage image;
 	image.bytes_ = std::move(bytes);
-	auto elf = open_elf(*image.bytes_);
+	auto elf = open_elf(image.bytes());
 	if (!elf)
 		return elf.error();
 	GElf_Ehdr ehdr;
@@ -173,7 +173,7 @@ Result<SymbolTable> ElfImage::symtab() const
 {
 	if (!has_symtab())
 		return make_error("ELF file has no .symtab (stripped)");
-	auto elf = open_elf(*bytes_);
+	auto elf = open_elf(bytes());
 	if (!elf)
 		return elf.error();
 	Elf_Scn *scn = elf_getscn(elf->get(), symtab_index_);

@@ -38,10 +38,11 @@ struct ElfSegment {
 class ElfImage {
 public:
 	static bool looks_like_elf(ByteSpan bytes);
-	static Result<ElfImage> parse(std::shared_ptr<const Bytes> bytes);
+	static Result<ElfImage> parse(SharedBuffer bytes);
+	static Result<ElfImage> parse(std::shared_ptr<const Bytes> bytes) { return parse(share_bytes(std::move(bytes))); }
 
-	ByteSpan bytes() const { return *bytes_; }
-	std::shared_ptr<const Bytes> shared_bytes() const { return bytes_; }
+	ByteSpan bytes() const { return bytes_->bytes(); }
+	SharedBuffer shared_bytes() const { return bytes_; }
 	std::uint16_t machine() const { return machine_; }
 	bool is_64bit() const { return is_64bit_; }
 
@@ -64,7 +65,7 @@ private:
 	Result<void> read_sections(Elf *elf, std::uint64_t header_offset);
 	void read_segments(Elf *elf);
 
-	std::shared_ptr<const Bytes> bytes_;
+	SharedBuffer bytes_;
 	std::vector<ElfSection> sections_;
 	std::vector<ElfSegment> segments_;
 	std::size_t symtab_index_ = 0;  // 0 = none

@@ -47,7 +47,7 @@ Result<LoadedSymbols> from_kallsyms(Result<KallsymsRecovery> recovered, LoadedSy
 	return out;
 }
 
-Result<LoadedSymbols> from_elf(std::shared_ptr<const Bytes> bytes, const std::string &name, SourceKind kallsyms_kind)
+Result<LoadedSymbols> from_elf(SharedBuffer bytes, const std::string &name, SourceKind kallsyms_kind)
 {
 	auto image = ElfImage::parse(bytes);
 	if (!image)
@@ -88,27 +88,28 @@ Result<LoadedSymbols> from_text(ByteSpan bytes, const std::string &name)
 	return out;
 }
 
-Result<LoadedSymbols> detect_and_load(std::shared_ptr<const Bytes> bytes, const std::string &name,
+Result<LoadedSymbols> detect_and_load(SharedBuffer buffer, const std::string &name,
 				      const LoadOptions &options)
 {
-	if (bytes->empty())
+	ByteSpan bytes = buffer->bytes();
+	if (bytes.empty())
 		return make_error(name + ": empty file");
-	if (ElfImage::looks_like_elf(*bytes))
-		return from_elf(bytes, name, SourceKind::elf_kallsyms);
-	if (looks_like_bzimage(*bytes)) {
-		auto inflated = extract_bzimage(*bytes);
+	if (ElfImage::looks_like_elf(bytes))
+		return from_elf(buffer, name, SourceKind::elf_kallsyms);
+	if (looks_like_bzimage(bytes)) {
+		auto inflated = extract_bzimage(bytes);
 		if (!inflated)
 			return make_error(name + ": " + inflated.error().message, inflated.error().offset);
-		auto elf = std::make_shared<const Bytes>(std::move(*inflated));
-		if (!ElfImage::looks_like_elf(*elf))
+		SharedBuffer elf = share_bytes(std::move(*inflated));
+		if (!ElfImage::looks_like_elf(elf->bytes()))
 			return make_error(name + ": bzImage payload is not an ELF file");
 		return from_elf(elf, name, SourceKind::bzimage_kallsyms);
 	}
-	if (!options.base && looks_like_symbol_text(*bytes))
-		return from_text(*bytes, name);
+	if (!options.base && looks_like_symbol_text(bytes))
+		return from_text(bytes, name);
 	LoadedSymbols out;
 	out.kind = SourceKind::memory_dump;
-	auto recovered = recover_kallsyms_tables(*bytes, options.base.value_or(0));
+	auto recovered = recover_kallsyms_tables(bytes, options.base.value_or(0));
 	if (!recovered && !options.base)
 		return make_error(name + ": not an ELF, bzImage, System.map or kallsyms text, and no kallsyms "
 				  "tables found in it as a raw dump (" + recovered.error().message + ")");
@@ -121,7 +122,7 @@ Result<LoadedSymbols> detect_and_load(std::shared_ptr<const Bytes> bytes, const 
 
 }  // namespace
 
-Result<LoadedSymbols> load_symbols_from(std::shared_ptr<const Bytes> bytes, const std::string &name,
+Result<LoadedSymbols> load_symbols_from(SharedBuffer bytes, const std::string &name,
 					const LoadOptions &options)
 {
 	auto loaded = detect_and_load(std::move(bytes), name, options);
@@ -132,10 +133,10 @@ Result<LoadedSymbols> load_symbols_from(std::shared_ptr<const Bytes> bytes, cons
 
 Result<LoadedSymbols> load_symbols(const std::string &path, const LoadOptions &options)
 {
-	auto bytes = read_file(path);
+	auto bytes = open_file(path);
 	if (!bytes)
 		return bytes.error();
-	return load_symbols_from(std::make_shared<const Bytes>(std::move(*bytes)), path, options);
+	return load_symbols_from(std::move(*bytes), path, options);
 }
 
 }  // namespace vtice::symbols
