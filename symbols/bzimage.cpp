@@ -1,5 +1,6 @@
 #include "symbols/bzimage.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <lzma.h>
 
@@ -15,6 +16,7 @@ constexpr std::size_t kProtocol = 0x206;
 constexpr std::size_t kPayloadOffset = 0x248;
 constexpr std::size_t kPayloadLength = 0x24c;
 constexpr std::uint16_t kMinProtocol = 0x0208;  // first with payload_offset
+constexpr std::size_t kMaxInflated = std::size_t{1} << 30;  // a kernel is < 100 MiB
 
 std::string compression_of(ByteSpan payload)
 {
@@ -68,12 +70,18 @@ Result<Bytes> xz_decompress(ByteSpan input, std::size_t size_hint)
 	if (lzma_stream_decoder(&stream, UINT64_MAX, 0) != LZMA_OK)
 		return make_error("liblzma: cannot start the xz decoder");
 	std::unique_ptr<lzma_stream, void (*)(lzma_stream *)> guard(&stream, lzma_end);
-	Bytes out(size_hint ? size_hint : input.size() * 4);
+	// The hint comes from the file: trust it only as far as xz can compress.
+	std::size_t start = std::min<std::size_t>(size_hint ? size_hint : input.size() * 4, input.size() * 64 + 4096);
+	Bytes out(std::max<std::size_t>(start, 4096));
 	stream.next_in = input.data();
 	stream.avail_in = input.size();
 	for (;;) {
-		if (stream.total_out == out.size())
-			out.resize(out.size() * 2);
+		if (stream.total_out == out.size()) {
+			if (out.size() >= kMaxInflated)
+				return make_error("xz payload inflates to more than " + std::to_string(kMaxInflated >> 20) +
+							  " MiB", stream.total_in);
+			out.resize(std::min(out.size() * 2, kMaxInflated));
+		}
 		stream.next_out = out.data() + stream.total_out;
 		stream.avail_out = out.size() - stream.total_out;
 		lzma_ret ret = lzma_code(&stream, LZMA_FINISH);
@@ -105,7 +113,7 @@ Result<Bytes> extract_bzimage(ByteSpan bytes)
 	std::size_t hint = 0;
 	if (payload.size() >= 4)
 		hint = *read_le<std::uint32_t>(payload, payload.size() - 4);
-	auto inflated = xz_decompress(payload, hint > (1u << 30) ? 0 : hint);
+	auto inflated = xz_decompress(payload, hint);
 	if (!inflated) {
 		Error error = inflated.error();
 		if (error.offset)
