@@ -53,6 +53,8 @@ Result<OrcTable> OrcTable::load(const SymbolTable &symbols, const MemoryReader &
 	if (*ip_stop < *ip_start || (*ip_stop - *ip_start) % 4 || (*ip_stop - *ip_start) / 4 > kMaxEntries)
 		return make_error("ORC ip table bounds make no sense: " + hex(*ip_start) + ".." + hex(*ip_stop));
 	std::size_t count = (*ip_stop - *ip_start) / 4;
+	if (count == 0)
+		return make_error("ORC ip table at " + hex(*ip_start) + " is empty");
 	OrcTable table;
 	table.ip_table_ = *ip_start;
 	table.ip_offsets_.resize(count);
@@ -62,7 +64,7 @@ Result<OrcTable> OrcTable::load(const SymbolTable &symbols, const MemoryReader &
 		return make_error("cannot read the ORC ip table at " + hex(*ip_start));
 	if (!read(*entries, table.entries_))
 		return make_error("cannot read the ORC entries at " + hex(*entries));
-	if (count == 0 || !table.detect_format())
+	if (!table.detect_format())
 		return make_error("ORC tables at " + hex(*ip_start) + " hold no recognisable entries");
 	return table;
 }
