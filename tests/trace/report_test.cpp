@@ -1,0 +1,76 @@
+// `vtice report` end to end, run as a user would: the bundled demo trace,
+// each format, -o, bad arguments, and a damaged copy rendered up to the damage.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
+
+#include "assemble.hpp"
+#include "fixture_builder.hpp"
+
+namespace vtice {
+namespace {
+
+const std::string kFixtures = std::string(VTICE_TEST_DATA) + "/fixtures/";
+
+std::string report(const std::string &args, int *status)
+{
+	return test::run_command(std::string(VTICE_BINARY) + " report " + args, status);
+}
+
+TEST(Report, RendersTheDemoTraceInEveryFormat)
+{
+	int status = -1;
+	std::string graph = report(kFixtures + "demo.vtrace", &status);
+	EXPECT_EQ(status, 0);
+	EXPECT_EQ(graph, test::read_text_file(kFixtures + "calls/expected.graph"));
+	std::string folded = report(kFixtures + "demo.vtrace --format folded", &status);
+	EXPECT_EQ(status, 0);
+	EXPECT_EQ(folded, test::read_text_file(kFixtures + "calls/expected.folded"));
+	std::string out = testing::TempDir() + "/demo.json";
+	report(kFixtures + "demo.vtrace --format=perfetto -o " + out, &status);
+	EXPECT_EQ(status, 0);
+	std::string events = test::run_command("python3 -c 'import json,sys; d=json.load(open(sys.argv[1]));"
+					       " print(sum(e[\"ph\"]==\"X\" for e in d[\"traceEvents\"]))' " + out);
+	EXPECT_EQ(events, "9\n");  // _start main leaf leaf2 loop_fn leaf outer middle inner
+}
+
+TEST(Report, BadArgumentsAreUsageErrors)
+{
+	int status = -1;
+	std::string text = report("", &status);
+	EXPECT_EQ(status, 2);
+	EXPECT_NE(text.find("expected one TRACE file"), std::string::npos);
+	text = report(kFixtures + "demo.vtrace --format svg", &status);
+	EXPECT_EQ(status, 2);
+	EXPECT_NE(text.find("unknown --format 'svg'"), std::string::npos);
+	text = report("--help", &status);
+	EXPECT_EQ(status, 0);
+	EXPECT_NE(text.find("usage: vtice report TRACE"), std::string::npos);
+	text = report("/nonexistent.vtrace", &status);
+	EXPECT_EQ(status, 1);
+	EXPECT_NE(text.find("cannot open /nonexistent.vtrace"), std::string::npos);
+}
+
+TEST(Report, DamagedTraceRendersItsValidPrefix)
+{
+	std::ifstream in(kFixtures + "demo.vtrace", std::ios::binary);
+	std::vector<char> bytes((std::istreambuf_iterator<char>(in)), {});
+	ASSERT_GT(bytes.size(), 64u);
+	// Cut inside the END chunk: header, CODE, SYMBOLS and RECORDS survive.
+	std::string path = testing::TempDir() + "/cut.vtrace";
+	std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size() - 4));
+	int status = -1;
+	std::string text = report(path, &status);
+	EXPECT_EQ(status, 1);
+	EXPECT_NE(text.find("} /* loop_fn */"), std::string::npos) << text;
+	EXPECT_NE(text.find("chunk length 8 runs past the end of the file"), std::string::npos) << text;
+	EXPECT_NE(text.find("rendered the 17 records before it"), std::string::npos) << text;
+	// Not a trace at all: nothing to render, a clear error.
+	text = report(kFixtures + "calls/snippet.S", &status);
+	EXPECT_EQ(status, 1);
+	EXPECT_NE(text.find("not a vtice trace file: bad magic (at offset 0x0)"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace vtice
