@@ -4,6 +4,8 @@ namespace vtice::trace {
 
 CallTreeBuilder::CallTreeBuilder() { tree_.nodes.reserve(1024); }
 
+void CallTreeBuilder::reserve(std::size_t nodes) { tree_.nodes.reserve(nodes); }
+
 std::uint32_t CallTreeBuilder::add_node(CallNode node, std::uint32_t parent)
 {
 	std::uint32_t index = static_cast<std::uint32_t>(tree_.nodes.size());
@@ -207,6 +209,8 @@ CallTree build_call_tree(std::span<const vtice_record> records, const CodeSource
 	BranchClassifier classifier(code, disassembler);
 	FlowDecoder flow(classifier);
 	CallTreeBuilder builder;
+	// At most one node per record; real traces are about half calls.
+	builder.reserve(records.size() / 2);
 	for (const vtice_record &record : records)
 		builder.add(flow.next(make_event(record, classifier)));
 	return builder.finish();

@@ -62,6 +62,7 @@ struct CallTree {
 class CallTreeBuilder {
 public:
 	CallTreeBuilder();
+	void reserve(std::size_t nodes);
 	void add(const FlowEvent &event);
 	CallTree finish();
 
