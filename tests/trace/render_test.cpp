@@ -95,7 +95,9 @@ TEST(RenderFolded, WeightsAreSelfInstructionsMerged)
 
 std::string python_check(const std::string &json, const std::string &script)
 {
-	std::string path = testing::TempDir() + "/perfetto.json";
+	// ctest runs each test as its own process, in parallel: one file per test.
+	std::string path = testing::TempDir() + "/perfetto-" +
+			   testing::UnitTest::GetInstance()->current_test_info()->name() + ".json";
 	std::ofstream(path) << json;
 	return vtice::test::run_command("python3 -c '" + script + "' " + path);
 }
