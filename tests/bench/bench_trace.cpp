@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "call_tree.hpp"
+#include "record_builders.hpp"
 #include "code_source.hpp"
 #include "render.hpp"
 #include "trace_file.hpp"
@@ -48,13 +49,7 @@ std::vector<std::uint8_t> make_code()
 
 vtice_record branch(std::uint64_t tsc, std::uint64_t from, std::uint64_t to)
 {
-	vtice_record r{};
-	r.type = VTICE_REC_BRANCH;
-	r.flags = VTICE_BRANCH_FROM_BTF;
-	r.tsc = tsc;
-	r.u.branch.from = from;
-	r.u.branch.to = to;
-	return r;
+	return vtice::test::branch_record(0, tsc, from, to);
 }
 
 std::vector<vtice_record> make_records(std::size_t count)
