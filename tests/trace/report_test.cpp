@@ -72,5 +72,39 @@ TEST(Report, DamagedTraceRendersItsValidPrefix)
 	EXPECT_NE(text.find("not a vtice trace file: bad magic (at offset 0x0)"), std::string::npos) << text;
 }
 
+// A trace without CODE chunks classifies its branches from the vmlinux given
+// with --symbols. The call at startup_64+0x31 (objdump: call 0xffffffff810007e0)
+// must open a frame; without the image the branch stays unclassified.
+TEST(Report, ClassifiesFromTheRealVmlinux)
+{
+	std::string dir = test::run_command(std::string(VTICE_TEST_DATA) + "/../tools/kernel.sh " +
+					    VTICE_KERNEL_DIR + " 2>/dev/null | tail -1");
+	std::string vmlinux = dir.substr(0, dir.find('\n')) + "/vmlinux";
+	if (!std::ifstream(vmlinux))
+		GTEST_SKIP() << "no unpacked Debian kernel (run tools/kernel.sh)";
+	std::string listing = test::run_command("objdump -d --no-show-raw-insn --start-address=0xffffffff81000031 "
+						"--stop-address=0xffffffff81000036 " + vmlinux);
+	ASSERT_NE(listing.find("call   0xffffffff810007e0"), std::string::npos) << listing;
+	trace::TraceHeader header;
+	header.tsc_khz = 1000000;
+	trace::TraceWriter writer(header);
+	vtice_record call{};
+	call.type = VTICE_REC_BRANCH;
+	call.tsc = 100;
+	call.u.branch.from = 0xffffffff81000031ull;
+	call.u.branch.to = 0xffffffff810007e0ull;
+	writer.add_records(std::span(&call, 1));
+	std::string path = testing::TempDir() + "/vmlinux-call.vtrace";
+	auto bytes = writer.finish();
+	ASSERT_TRUE(trace::write_file(path, bytes).ok());
+	int status = -1;
+	std::string without = report(path, &status);
+	EXPECT_NE(without.find("unclassified: 1"), std::string::npos) << without;
+	std::string with = report(path + " --symbols " + vmlinux, &status);
+	EXPECT_EQ(status, 0) << with;
+	EXPECT_NE(with.find("unclassified: 0"), std::string::npos) << with;
+	EXPECT_NE(with.find("|    "), std::string::npos) << with;  // a frame nested in the partial one
+}
+
 }  // namespace
 }  // namespace vtice
