@@ -1,14 +1,11 @@
 #include "report_symbols.hpp"
 
-#if VTICE_HAVE_SYMBOLS
 #include "symbols/loader.hpp"
-#endif
 
 namespace vtice::console {
 
 static Result<Symbolizer> load_symbolizer(const std::string &path, std::uint64_t slide, std::string &description)
 {
-#if VTICE_HAVE_SYMBOLS
 	symbols::LoadOptions options;
 	options.slide = static_cast<std::int64_t>(slide);
 	auto loaded = symbols::load_symbols(path, options);
@@ -16,12 +13,6 @@ static Result<Symbolizer> load_symbolizer(const std::string &path, std::uint64_t
 		return loaded.error();
 	description = loaded->description;
 	return symbols::make_symbolizer(loaded->table);
-#else
-	(void)slide;
-	(void)description;
-	return make_error(path + ": this vtice was built without the symbols library; "
-			  "names come from the trace's own SYMBOLS chunk");
-#endif
 }
 
 Result<ExternalSymbols> load_external_symbols(const std::string &path, std::uint64_t slide)
