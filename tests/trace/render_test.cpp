@@ -1,6 +1,7 @@
 // Renderers over small hand-built trees; expected text written by hand.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
 
 #include "assemble.hpp"
@@ -99,7 +100,9 @@ std::string python_check(const std::string &json, const std::string &script)
 	std::string path = testing::TempDir() + "/perfetto-" +
 			   testing::UnitTest::GetInstance()->current_test_info()->name() + ".json";
 	std::ofstream(path) << json;
-	return vtice::test::run_command("python3 -c '" + script + "' " + path);
+	std::string out = vtice::test::run_command("python3 -c '" + script + "' " + path);
+	std::remove(path.c_str());
+	return out;
 }
 
 TEST(RenderPerfetto, IsValidTraceEventJson)

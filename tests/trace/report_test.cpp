@@ -2,6 +2,7 @@
 // each format, -o, bad arguments, and a damaged copy rendered up to the damage.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
 #include <iterator>
 
@@ -33,6 +34,7 @@ TEST(Report, RendersTheDemoTraceInEveryFormat)
 	std::string events = test::run_command("python3 -c 'import json,sys; d=json.load(open(sys.argv[1]));"
 					       " print(sum(e[\"ph\"]==\"X\" for e in d[\"traceEvents\"]))' " + out);
 	EXPECT_EQ(events, "9\n");  // _start main leaf leaf2 loop_fn leaf outer middle inner
+	std::remove(out.c_str());
 }
 
 TEST(Report, BadArgumentsAreUsageErrors)
@@ -66,6 +68,7 @@ TEST(Report, DamagedTraceRendersItsValidPrefix)
 	EXPECT_NE(text.find("} /* loop_fn */"), std::string::npos) << text;
 	EXPECT_NE(text.find("chunk length 8 runs past the end of the file"), std::string::npos) << text;
 	EXPECT_NE(text.find("rendered the 17 records before it"), std::string::npos) << text;
+	std::remove(path.c_str());
 	// Not a trace at all: nothing to render, a clear error.
 	text = report(kFixtures + "calls/snippet.S", &status);
 	EXPECT_EQ(status, 1);
@@ -108,6 +111,7 @@ TEST(Report, ClassifiesFromTheRealVmlinux)
 	// with startup_64, which early on calls startup_64_setup_env.
 	EXPECT_NE(with.find("|  startup_64() { /* already running */"), std::string::npos) << with;
 	EXPECT_NE(with.find("|    startup_64_setup_env(); /* still running */"), std::string::npos) << with;
+	std::remove(path.c_str());
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // every offset and every single-bit flip of a small file.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
 
 #include "crc32.hpp"
@@ -235,6 +236,7 @@ TEST(TraceFile, WritesAndReadsFiles)
 	ASSERT_TRUE(data.ok());
 	EXPECT_EQ(data->records.size(), 3u);
 	EXPECT_FALSE(write_file("/nonexistent/dir/x.vtrace", bytes).ok());
+	std::remove(path.c_str());
 }
 
 }  // namespace
