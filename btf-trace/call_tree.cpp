@@ -2,7 +2,10 @@
 
 namespace vtice::trace {
 
-CallTreeBuilder::CallTreeBuilder() { tree_.nodes.reserve(1024); }
+CallTreeBuilder::CallTreeBuilder(Symbolizer functions) : functions_(std::move(functions))
+{
+	tree_.nodes.reserve(1024);
+}
 
 void CallTreeBuilder::reserve(std::size_t nodes) { tree_.nodes.reserve(nodes); }
 
@@ -62,6 +65,18 @@ void CallTreeBuilder::pop(CpuStack &stack, NodeEnd end, std::uint64_t tsc)
 	stack.frames.pop_back();
 }
 
+// A tail-called frame took over its parent's return: when it returns, the
+// parent (and a chain of tail calls above it) returns with it.
+void CallTreeBuilder::pop_returned(CpuStack &stack, std::uint64_t tsc)
+{
+	bool tail = tree_.nodes[stack.frames.back()].tail_call;
+	pop(stack, NodeEnd::Returned, tsc);
+	while (tail && !stack.frames.empty()) {
+		tail = tree_.nodes[stack.frames.back()].tail_call;
+		pop(stack, NodeEnd::Returned, tsc);
+	}
+}
+
 // The trace began inside the function we just left: its caller, where the
 // return landed, becomes a Partial frame around everything seen so far.
 void CallTreeBuilder::wrap_root(CpuStack &stack, const BranchEvent &event)
@@ -107,20 +122,40 @@ void CallTreeBuilder::on_return(CpuStack &stack, const BranchEvent &event)
 	if (match == stack.frames.size()) {
 		if (tree_.nodes[stack.frames.back()].return_address != 0)
 			tree_.stats.unexpected_returns++;
-		pop(stack, NodeEnd::Returned, event.tsc);
+		pop_returned(stack, event.tsc);
 		if (stack.frames.empty())
 			wrap_root(stack, event);
 		return;
 	}
 	bool ended = false;
-	while (stack.frames.size() > match) {
+	while (stack.frames.size() > match + 1) {
 		const CallNode &frame = tree_.nodes[stack.frames.back()];
-		bool runs_ret = !ended && (can_end(frame, event.info.kind) || stack.frames.size() == match + 1);
+		bool runs_ret = !ended && can_end(frame, event.info.kind);
 		ended = ended || runs_ret;
 		if (!runs_ret)
 			tree_.stats.unwound_frames++;
 		pop(stack, runs_ret ? NodeEnd::Returned : NodeEnd::Unwound, event.tsc);
 	}
+	if (ended) {
+		tree_.stats.unwound_frames++;
+		pop(stack, NodeEnd::Unwound, event.tsc);
+	} else {
+		pop_returned(stack, event.tsc);
+	}
+}
+
+bool CallTreeBuilder::is_tail_call(const CpuStack &stack, std::uint64_t target)
+{
+	const bool *known = entries_.find(target);
+	if (!known) {
+		auto hit = functions_(target);
+		known = &entries_.insert(target, hit && hit->offset == 0);
+	}
+	if (!*known || stack.frames.empty())
+		return false;
+	// A jump back to the entry of the function it is in is a loop, not a call.
+	auto current = functions_(tree_.nodes[stack.frames.back()].entry);
+	return !current || current->start != target;
 }
 
 void CallTreeBuilder::on_branch(CpuStack &stack, const FlowEvent &flow)
@@ -155,8 +190,15 @@ void CallTreeBuilder::on_branch(CpuStack &stack, const FlowEvent &flow)
 	case BranchKind::Sysret:
 		on_return(stack, event);
 		break;
+	case BranchKind::Jmp:
+	case BranchKind::Jcc:
+		if (functions_ && is_tail_call(stack, event.to)) {
+			push(stack, NodeKind::Call, event, tree_.nodes[stack.frames.back()].return_address);
+			tree_.nodes[stack.frames.back()].tail_call = true;
+		}
+		break;
 	default:
-		break;  // jmp/jcc stay in the frame; tail calls are charged to the caller
+		break;
 	}
 }
 
@@ -204,11 +246,11 @@ CallTree CallTreeBuilder::finish()
 }
 
 CallTree build_call_tree(std::span<const vtice_record> records, const CodeSource &code,
-			 const Disassembler &disassembler)
+			 const Disassembler &disassembler, const Symbolizer &functions)
 {
 	BranchClassifier classifier(code, disassembler);
 	FlowDecoder flow(classifier);
-	CallTreeBuilder builder;
+	CallTreeBuilder builder(functions);
 	// At most one node per record; real traces are about half calls.
 	builder.reserve(records.size() / 2);
 	for (const vtice_record &record : records)

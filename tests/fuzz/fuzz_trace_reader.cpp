@@ -17,7 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
 	vtice::trace::CodeMap code(trace->code);
 	vtice::trace::SymbolTable symbols(trace->symbols);
 	vtice::Disassembler disassembler;
-	auto tree = vtice::trace::build_call_tree(trace->records, code, disassembler);
+	auto tree = vtice::trace::build_call_tree(trace->records, code, disassembler, symbols.symbolizer());
 	vtice::trace::RenderOptions options{trace->header.tsc_khz, symbols.symbolizer()};
 	vtice::trace::render_graph(tree, options);
 	vtice::trace::render_folded(tree, options);

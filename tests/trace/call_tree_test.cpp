@@ -2,6 +2,8 @@
 // interrupts, lost records, traces that begin mid-function, several CPUs.
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "tree_events.hpp"
 
 namespace vtice::trace {
@@ -216,6 +218,64 @@ TEST(CallTree, DeepNestingIsWalkedWithoutRecursion)
 	});
 	EXPECT_EQ(deepest, depth);  // the Partial frame at 0 plus one level per call
 	EXPECT_EQ(visits, 2 * (depth + 1));
+}
+
+// Functions 0x100, 0x200, 0x300, 0x400, each 0x100 long.
+Symbolizer functions()
+{
+	return [](std::uint64_t address) -> std::optional<SymbolHit> {
+		if (address < 0x100 || address >= 0x500)
+			return std::nullopt;
+		std::uint64_t start = address & ~0xffull;
+		return SymbolHit{"f" + std::to_string(start >> 8), start, address - start};
+	};
+}
+
+TEST(CallTree, TailCallsNestAndReturnWithTheirParent)
+{
+	CallTreeBuilder builder(functions());
+	for (const FlowEvent &event : {
+		     flow_branch(10, 0x110, 0x200, BranchKind::Call),  // A calls B
+		     flow_branch(20, 0x210, 0x240, BranchKind::Jmp),   // inside B: not a call
+		     flow_branch(25, 0x250, 0x200, BranchKind::Jcc),   // back to B's entry: a loop
+		     flow_branch(30, 0x260, 0x300, BranchKind::Jmp),   // B tail-calls C
+		     flow_branch(40, 0x310, 0x400, BranchKind::Jcc),   // C tail-calls D (conditional)
+		     flow_branch(50, 0x420, 0x115, BranchKind::Ret),   // D returns to A
+		     flow_branch(60, 0x120, 0x130, BranchKind::Jmp),
+	     })
+		builder.add(event);
+	auto tree = builder.finish();
+	auto a = children(tree, tree.roots[0]).at(0);
+	auto in_a = children(tree, a);
+	ASSERT_EQ(in_a.size(), 1u);
+	std::uint32_t b = in_a[0];
+	ASSERT_EQ(children(tree, b).size(), 1u);
+	std::uint32_t c = children(tree, b)[0];
+	ASSERT_EQ(children(tree, c).size(), 1u);
+	std::uint32_t d = children(tree, c)[0];
+	EXPECT_EQ(tree.nodes[c].entry, 0x300u);
+	EXPECT_TRUE(tree.nodes[c].tail_call);
+	EXPECT_TRUE(tree.nodes[d].tail_call);
+	EXPECT_FALSE(tree.nodes[b].tail_call);
+	for (std::uint32_t node : {b, c, d}) {
+		EXPECT_EQ(tree.nodes[node].end, NodeEnd::Returned);
+		EXPECT_EQ(tree.nodes[node].end_tsc, 50u);
+	}
+	EXPECT_EQ(tree.nodes[a].end, NodeEnd::Open);
+	EXPECT_EQ(tree.stats.unwound_frames, 0u);
+	EXPECT_EQ(tree.stats.unexpected_returns, 0u);
+}
+
+TEST(CallTree, WithoutFunctionBoundsJumpsNeverCall)
+{
+	auto tree = build({
+		flow_branch(10, 0x110, 0x200, BranchKind::Call),
+		flow_branch(30, 0x260, 0x300, BranchKind::Jmp),
+		flow_branch(50, 0x320, 0x115, BranchKind::Ret),
+	});
+	auto b = children(tree, children(tree, tree.roots[0]).at(0)).at(0);
+	EXPECT_TRUE(tree.nodes[b].is_leaf());
+	EXPECT_EQ(tree.nodes[b].end, NodeEnd::Returned);
 }
 
 TEST(CallTree, EmptyInputGivesAnEmptyTree)
