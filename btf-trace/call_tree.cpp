@@ -100,6 +100,9 @@ void CallTreeBuilder::wrap_root(CpuStack &stack, const BranchEvent &event)
 	tree_.stats.returns_above_root++;
 }
 
+// The lower canonical half of the x86-64 address space (user space).
+static bool is_user(std::uint64_t address) { return address < 0x0000800000000000ull; }
+
 // Which of the frames a return pops actually ran the ret: the innermost one
 // that a ret could end. An interrupt frame is only ended by iret, so a ret
 // that lands below it means its iret was lost and it was merely unwound.
@@ -175,7 +178,13 @@ void CallTreeBuilder::on_branch(CpuStack &stack, const FlowEvent &flow)
 		return;
 	}
 	if (!event.info.classified) {
-		tree_.stats.unclassified++;
+		// A kernel trace has no user code: a branch from the user half into
+		// the kernel half is a syscall or exception entry. Its return address
+		// is unknown (0), so the sysret/iret back pops it as the innermost frame.
+		if (is_user(event.from) && !is_user(event.to))
+			push(stack, NodeKind::Call, event, 0);
+		else
+			tree_.stats.unclassified++;
 		return;
 	}
 	std::uint64_t next = event.from + event.info.length;

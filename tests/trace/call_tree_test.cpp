@@ -278,6 +278,33 @@ TEST(CallTree, WithoutFunctionBoundsJumpsNeverCall)
 	EXPECT_EQ(tree.nodes[b].end, NodeEnd::Returned);
 }
 
+// A kernel-only trace: the syscall instruction in user space has no code in
+// the trace, yet the entry nests under the user frame and sysret leaves it.
+TEST(CallTree, UserToKernelEntryWithoutUserCode)
+{
+	const std::uint64_t user = 0x7f0000001000ull, entry = 0xffffffff81a00000ull;
+	FlowEvent syscall = flow_branch(10, user, entry, BranchKind::None);  // unclassified
+	auto tree = build({
+		syscall,
+		flow_branch(20, entry + 0x10, entry + 0x1000, BranchKind::Call),
+		flow_branch(30, entry + 0x1005, entry + 0x15, BranchKind::Ret),
+		flow_branch(40, entry + 0x20, user + 2, BranchKind::Sysret),
+		flow_branch(50, user + 0x10, user + 0x20, BranchKind::None),        // user jump, no code
+	});
+	auto top = children(tree, tree.roots[0]);
+	ASSERT_EQ(top.size(), 1u);
+	EXPECT_EQ(tree.nodes[top[0]].kind, NodeKind::Partial);
+	EXPECT_EQ(tree.nodes[top[0]].entry, user);
+	auto kernel = children(tree, top[0]);
+	ASSERT_EQ(kernel.size(), 1u);
+	EXPECT_EQ(tree.nodes[kernel[0]].entry, entry);
+	EXPECT_EQ(tree.nodes[kernel[0]].end, NodeEnd::Returned);
+	EXPECT_EQ(tree.nodes[kernel[0]].end_tsc, 40u);
+	EXPECT_EQ(children(tree, kernel[0]).size(), 1u);
+	EXPECT_EQ(tree.stats.unexpected_returns, 0u);
+	EXPECT_EQ(tree.stats.unclassified, 1u);  // only the user-space jump
+}
+
 TEST(CallTree, EmptyInputGivesAnEmptyTree)
 {
 	auto tree = build({});
