@@ -9,11 +9,11 @@ CallTreeBuilder::CallTreeBuilder(Symbolizer functions) : functions_(std::move(fu
 
 void CallTreeBuilder::reserve(std::size_t nodes) { tree_.nodes.reserve(nodes); }
 
-std::uint32_t CallTreeBuilder::add_node(CallNode node, std::uint32_t parent)
+std::uint32_t CallTreeBuilder::add_node(const CallNode &node, std::uint32_t parent)
 {
 	std::uint32_t index = static_cast<std::uint32_t>(tree_.nodes.size());
-	node.parent = parent;
 	tree_.nodes.push_back(node);
+	tree_.nodes.back().parent = parent;
 	if (parent != kNoNode) {
 		CallNode &p = tree_.nodes[parent];
 		if (p.last_child == kNoNode)

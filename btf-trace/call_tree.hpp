@@ -78,7 +78,7 @@ private:
 	};
 
 	CpuStack &stack_for(std::uint16_t cpu, std::uint64_t tsc);
-	std::uint32_t add_node(CallNode node, std::uint32_t parent);
+	std::uint32_t add_node(const CallNode &node, std::uint32_t parent);
 	std::uint32_t top(const CpuStack &stack) const;
 	void push(CpuStack &stack, NodeKind kind, const BranchEvent &event, std::uint64_t return_address);
 	void on_branch(CpuStack &stack, const FlowEvent &flow);
