@@ -20,7 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
 	std::size_t code_len = std::min<std::size_t>(data[0] | (data[1] << 8), size - 2);
 	std::vector<std::uint8_t> code(data + 2, data + 2 + code_len);
 	std::vector<vtice_record> records((size - 2 - code_len) / sizeof(vtice_record));
-	std::memcpy(records.data(), data + 2 + code_len, records.size() * sizeof(vtice_record));
+	if (!records.empty())
+		std::memcpy(records.data(), data + 2 + code_len, records.size() * sizeof(vtice_record));
 	std::uint64_t span = code_len + 16;
 	for (vtice_record &r : records) {
 		r.cpu %= 4;
@@ -31,8 +32,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
 	}
 	vtice::trace::CodeMap map(std::vector<vtice::trace::CodeBlob>{{kBase, code}});
 	vtice::Disassembler disassembler;
-	auto tree = vtice::trace::build_call_tree(records, map, disassembler);
-	vtice::trace::RenderOptions options{records.empty() ? 0 : records[0].tsc % 4000000, {}};
+	// Pretend a function starts every 32 bytes, so tail-call detection runs too.
+	vtice::Symbolizer functions = [&](std::uint64_t address) -> std::optional<vtice::SymbolHit> {
+		if (address < kBase || address >= kBase + span)
+			return std::nullopt;
+		std::uint64_t start = address & ~31ull;
+		return vtice::SymbolHit{"f", start, address - start};
+	};
+	auto tree = vtice::trace::build_call_tree(records, map, disassembler, functions);
+	vtice::trace::RenderOptions options{records.empty() ? 0 : records[0].tsc % 4000000, functions};
 	vtice::trace::render_graph(tree, options);
 	vtice::trace::render_folded(tree, options);
 	vtice::trace::render_perfetto(tree, options);
