@@ -6,7 +6,7 @@ set -euo pipefail
 # Build: compilers, CMake, the libraries vtice wraps, test frameworks.
 build_pkgs=(
 	build-essential cmake pkg-config binutils
-	libzydis-dev libelf-dev libdw-dev liblzma-dev libncurses-dev
+	libzydis-dev libelf-dev libdw-dev liblzma-dev liblz4-dev libzstd-dev zlib1g-dev libncurses-dev
 	googletest libgtest-dev libgmock-dev libbenchmark-dev
 	clang libfuzzer-14-dev libclang-rt-14-dev
 )
