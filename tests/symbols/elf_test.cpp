@@ -211,18 +211,9 @@ TEST_F(symbols_elf, BzImagePayloadsOfEveryCompressorAreInflated)
 
 TEST(symbols_loader, UnsupportedCompressionIsNamed)
 {
-	Bytes image(1024 + 0x100 + 64, 0);
-	image[0x1f1] = 1;
-	image[0x1fe] = 0x55;
-	image[0x1ff] = 0xaa;
-	std::memcpy(&image[0x202], "HdrS", 4);
-	image[0x207] = 0x02;
-	image[0x206] = 0x0f;
-	std::uint32_t offset = 0x100, length = 32;
-	std::memcpy(&image[0x248], &offset, 4);
-	std::memcpy(&image[0x24c], &length, 4);
-	std::memcpy(&image[1024 + 0x100], "BZh9", 4);
-	auto got = extract_bzimage(image);
+	Bytes payload(32, 0);
+	std::memcpy(payload.data(), "BZh9", 4);
+	auto got = extract_bzimage(make_bzimage(payload, 1000));
 	ASSERT_FALSE(got.ok());
 	EXPECT_NE(got.error().message.find("bzip2"), std::string::npos) << got.error().message;
 }
