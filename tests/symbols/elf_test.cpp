@@ -29,13 +29,23 @@ class symbols_elf : public ::testing::Test {
 protected:
 	static void SetUpTestSuite()
 	{
-		dir_ = ::testing::TempDir() + "vtice_elf_test";
-		std::system(("mkdir -p " + dir_).c_str());
+		// ctest runs each test case as its own process, in parallel: every
+		// process compiles into a directory of its own.
+		std::string templ = ::testing::TempDir() + "vtice_elf_test.XXXXXX";
+		if (!mkdtemp(templ.data()))
+			return;
+		dir_ = templ;
 		std::ofstream(dir_ + "/prog.c") << kSource;
 		std::string cc = "cc -g -O0 -fno-pie -no-pie -o " + dir_ + "/prog " + dir_ + "/prog.c 2>/dev/null";
 		built_ = std::system(cc.c_str()) == 0;
 		if (built_)
 			nm_ = run_nm(dir_ + "/prog");
+	}
+
+	static void TearDownTestSuite()
+	{
+		if (!dir_.empty())
+			std::system(("rm -rf " + dir_).c_str());
 	}
 
 	void SetUp() override
