@@ -12,7 +12,7 @@ build_pkgs=(
 )
 # Rigs: the Debian kernel, QEMU, Bochs and what boots a kernel in them.
 rig_pkgs=(
-	linux-headers-amd64 kmod xz-utils lz4 cpio busybox-static
+	linux-headers-amd64 kmod xz-utils lz4 zstd gzip cpio busybox-static
 	qemu-system-x86 bochs bochsbios vgabios xorriso isolinux syslinux-common
 	gdb tmux
 )
