@@ -20,32 +20,12 @@ import shutil
 import subprocess
 import sys
 
-
-def fail(message, *outputs):
-    print("FAIL:", message)
-    for out in outputs:
-        print("---- output ----")
-        print(out[-5000:])
-    sys.exit(1)
+from rig import fail, kallsyms
+from rig import vtice as rig_vtice
 
 
 def vtice(binary, port, syms, commands):
-    run = subprocess.run([binary, "attach", "127.0.0.1:" + port, "--symbols", syms, "--batch", "-",
-                          "--timeout", "60"], input="\n".join(commands) + "\n", capture_output=True,
-                         text=True, timeout=240)
-    if run.returncode != 0:
-        fail("vtice attach exited with %d" % run.returncode, run.stdout, run.stderr)
-    return run.stdout
-
-
-def kallsyms(path):
-    table = {}
-    with open(path, errors="replace") as f:
-        for line in f:
-            parts = line.split()
-            if len(parts) >= 3 and parts[2] not in table:
-                table[parts[2]] = int(parts[0], 16)
-    return table
+    return rig_vtice(binary, port, commands, "--symbols", syms)
 
 
 def stops(out):
