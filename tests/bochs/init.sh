@@ -1,0 +1,183 @@
+#!/bin/busybox sh
+# /init of the Bochs rig's initramfs. Runs the scenarios named in
+# /etc/vtice-scenarios and prints markers on the serial console that
+# tests/bochs/check.sh parses:
+#   VTICE-BOOT, VTICE-SCENARIO <name> BEGIN|END, VTICE-TEST <name> PASS|FAIL|SKIP,
+#   VTICE-FIGURE <name>=<value>, VTICE-DMESG <kernel line>, VTICE-DONE.
+# A check that cannot run prints SKIP with the reason, never PASS.
+
+/bin/busybox mkdir -p /usr/bin /sbin /usr/sbin
+/bin/busybox --install -s
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+
+echo "VTICE-BOOT uptime=$(cut -d' ' -f1 /proc/uptime) cpus=$(nproc)"
+echo "VTICE-FIGURE boot_to_init_s=$(cut -d' ' -f1 /proc/uptime)"
+
+KO=/lib/vtice/vtice.ko
+T=vtice-test
+dmesg_mark=0
+loaded=0
+
+result() { echo "VTICE-TEST $1 $2 $3"; }
+
+# Kernel lines since the last call, so the host can judge what each scenario
+# added (the stock boot already carries an fpu/xstate WARNING).
+dmesg_delta() {
+	local total
+	total=$(dmesg | wc -l)
+	dmesg | tail -n +$((dmesg_mark + 1)) | sed 's/^/VTICE-DMESG /'
+	dmesg_mark=$total
+}
+
+insmod_vtice() {
+	insmod "$KO" 2>/tmp/insmod.err && { loaded=1; return 0; }
+	echo "insmod: $(cat /tmp/insmod.err)"
+	return 1
+}
+
+rmmod_vtice() {
+	rmmod vtice 2>/tmp/rmmod.err && { loaded=0; return 0; }
+	echo "rmmod: $(cat /tmp/rmmod.err)"
+	return 1
+}
+
+# Sum of the local timer interrupt counts of every CPU, one per line.
+timer_counts() {
+	awk '/^ *LOC:/ { for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) print $i }' /proc/interrupts
+}
+
+# One stress process pinned to each CPU, in the background.
+stress_all() {
+	stress_pids=""
+	for cpu in $(seq 0 $(($(nproc) - 1))); do
+		taskset -c "$cpu" $T stress "$1-cpu$cpu" "$2" &
+		stress_pids="$stress_pids $!"
+	done
+}
+
+# Bare Bochs: what the kernel and a program see without the hypervisor.
+scenario_baseline() {
+	$T cpuid baseline.cpuid vmx
+	$T vmcall baseline.vmcall
+	$T msr baseline.msr readable
+	base_ns=$($T getpid baseline.getpid 1000000 | tee /dev/console |
+		sed -n 's/.*VTICE-TEST baseline.getpid PASS .* ns=\([0-9]*\).*/\1/p')
+}
+
+scenario_load() {
+	if [ "$loaded" = 0 ]; then
+		if insmod_vtice; then
+			result load.insmod PASS "module loaded"
+		else
+			result load.insmod FAIL "insmod failed"
+			return
+		fi
+	fi
+	$T status load.status
+	if [ -x /bin/vtice ]; then
+		if vtice hv status; then
+			result load.hv-status PASS "vtice hv status ran"
+		else
+			result load.hv-status FAIL "vtice hv status exited $?"
+		fi
+	else
+		result load.hv-status SKIP "vtice binary not in the initramfs"
+	fi
+	$T cpuid load.cpuid any
+	local procs
+	procs=$(grep -c '^processor' /proc/cpuinfo)
+	if [ "$procs" = "$(nproc)" ]; then
+		result load.cpuinfo PASS "processors=$procs"
+	else
+		result load.cpuinfo FAIL "/proc/cpuinfo lists $procs of $(nproc) cpus"
+	fi
+	local before after
+	before=$(timer_counts | tr '\n' ' ')
+	stress_all load.workload 10
+	wait $stress_pids
+	after=$(timer_counts | tr '\n' ' ')
+	if echo "$before|$after" | awk -F'|' '{ n = split($1, b, " "); split($2, a, " ");
+		for (i = 1; i <= n; i++) if (a[i] <= b[i]) exit 1; exit n == 0 }'; then
+		result load.interrupts PASS "LOC before=[$before] after=[$after]"
+	else
+		result load.interrupts FAIL "LOC before=[$before] after=[$after]"
+	fi
+	$T status load.status-after
+}
+
+scenario_hostile() {
+	[ "$loaded" = 1 ] || insmod_vtice || { result hostile.insmod FAIL "insmod failed"; return; }
+	$T vmcall hostile.vmcall
+	$T devnode hostile.devnode
+	$T msr hostile.msr hidden
+	$T fuzz hostile.fuzz 100000 1
+	$T status hostile.status-after-fuzz
+}
+
+scenario_ring() {
+	[ "$loaded" = 1 ] || insmod_vtice || { result ring.insmod FAIL "insmod failed"; return; }
+	$T ring ring
+}
+
+scenario_overhead() {
+	[ "$loaded" = 1 ] || insmod_vtice || { result overhead.insmod FAIL "insmod failed"; return; }
+	if [ -z "$base_ns" ]; then
+		result overhead.getpid FAIL "no baseline measurement"
+		return
+	fi
+	$T getpid overhead.getpid 1000000 "$base_ns"
+}
+
+# Load and unload under load on every CPU; after each unload the CPUs must
+# look like bare Bochs again (VMCALL #UD, CPUID.1:ECX.VMX set).
+scenario_cycles() {
+	[ "$loaded" = 0 ] || rmmod_vtice || { result cycles.rmmod FAIL "initial rmmod failed"; return; }
+	local i=0 fail=""
+	stress_all cycles.stress 0
+	while [ $i -lt 20 ] && [ -z "$fail" ]; do
+		i=$((i + 1))
+		insmod_vtice || { fail="insmod $i"; break; }
+		$T status cycles.status >/tmp/status.out || { fail="status after insmod $i"; cat /tmp/status.out; break; }
+		rmmod_vtice || { fail="rmmod $i"; break; }
+		$T vmcall cycles.vmcall >/tmp/vmcall.out || { fail="vmcall after rmmod $i"; cat /tmp/vmcall.out; break; }
+		$T cpuid cycles.cpuid vmx >/tmp/cpuid.out || { fail="cpuid after rmmod $i"; cat /tmp/cpuid.out; break; }
+	done
+	kill -TERM $stress_pids
+	wait $stress_pids
+	if [ -n "$fail" ]; then
+		result cycles.loop FAIL "failed at $fail"
+	else
+		result cycles.loop PASS "iterations=20 vmcall=SIGILL cpuid.vmx=1 after each rmmod"
+	fi
+}
+
+run_scenario() {
+	echo "VTICE-SCENARIO $1 BEGIN"
+	if [ ! -f "$KO" ] && [ "$1" != baseline ]; then
+		result "$1" SKIP "no vtice.ko in the initramfs (--module none)"
+	else
+		"scenario_$1"
+	fi
+	dmesg_delta
+	echo "VTICE-SCENARIO $1 END"
+}
+
+insmod /lib/vtice/msr.ko || echo "init: msr.ko did not load"
+# Warnings and worse reach the console at once, so a hang right after one
+# still leaves it in the log.
+echo 5 > /proc/sys/kernel/printk
+dmesg_delta >/dev/null
+run_scenario baseline
+for s in $(cat /etc/vtice-scenarios); do
+	run_scenario "$s"
+done
+if [ "$loaded" = 1 ]; then
+	rmmod_vtice && result unload PASS "rmmod" || result unload FAIL "final rmmod failed"
+fi
+dmesg_delta
+echo "VTICE-DONE uptime=$(cut -d' ' -f1 /proc/uptime)"
+sleep 1
+poweroff -f
