@@ -72,7 +72,8 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 rm -f "$out/skipped" "$out/timed-out" "$out/wall-to-init" "$out/wall-seconds" "$out/serial.log" "$out/summary.txt"
 
-command -v bochs-bin >/dev/null || skip "bochs is not installed (tools/deps.sh installs it)"
+BOCHS_BIN=${VTICE_BOCHS_BIN:-bochs-bin}
+command -v "$BOCHS_BIN" >/dev/null || skip "bochs is not installed (no $BOCHS_BIN; tools/deps.sh installs it)"
 for tool in xorriso cpio gcc busybox; do
 	command -v "$tool" >/dev/null || die "$tool is missing: run tools/deps.sh"
 done
