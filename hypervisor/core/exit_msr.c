@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * RDMSR/WRMSR exits: only the MSRs set in the MSR bitmap (see vcpu.c) and
+ * MSRs outside the bitmap's two ranges exit (SDM Vol. 3C 25.1.3).
+ *  - IA32_VMX_* (0x480-0x491) raise #GP, as on a CPU without VMX.
+ *  - IA32_FEATURE_CONTROL reads with both VMX-enable bits clear; it is
+ *    locked, so writes raise #GP as they would natively.
+ *  - IA32_DEBUGCTL is shadowed: the guest reads back what it wrote while
+ *    the hypervisor may own BTF/LBR for tracing.
+ *  - Everything else is passed through; a #GP the real access would take
+ *    is reflected into the guest.
+ */
+#include "exit.h"
+#include "intrin.h"
+
+static bool vt_msr_is_vmx(u32 msr)
+{
+	return msr >= MSR_IA32_VMX_BASIC && msr <= MSR_IA32_VMX_VMFUNC;
+}
+
+static enum vt_exit_action vt_msr_done(struct vt_exit *exit, bool fault)
+{
+	if (fault)
+		vt_inject_gp0(exit);
+	else
+		vt_advance_rip(exit);
+	return VT_EXIT_RESUME;
+}
+
+enum vt_exit_action vt_handle_rdmsr(struct vt_exit *exit)
+{
+	struct vt_guest_regs *r = exit->regs;
+	u32 msr = (u32)r->rcx;
+	u64 value = 0;
+
+	if (vt_msr_is_vmx(msr))
+		return vt_msr_done(exit, true);
+	if (msr == MSR_IA32_DEBUGCTLMSR) {
+		value = exit->vcpu->debugctl_shadow;
+	} else if (vt_rdmsr_safe(msr, &value)) {
+		return vt_msr_done(exit, true);
+	} else if (msr == MSR_IA32_FEAT_CTL) {
+		value &= ~(FEAT_CTL_VMX_ENABLED_INSIDE_SMX | FEAT_CTL_VMX_ENABLED_OUTSIDE_SMX);
+	}
+	r->rax = (u32)value;
+	r->rdx = value >> 32;
+	return vt_msr_done(exit, false);
+}
+
+/*
+ * Validate the guest's DEBUGCTL value on the real MSR (reserved bits #GP),
+ * then let VM entry load it (with the bits we own) from the guest-state
+ * field. In VMX root DEBUGCTL is 0 after every exit (SDM 3C 28.5.1), so 0
+ * is what we put back.
+ */
+static bool vt_write_debugctl(struct vt_vcpu *vcpu, u64 value)
+{
+	if (vt_wrmsr_safe(MSR_IA32_DEBUGCTLMSR, value))
+		return false;
+	vt_wrmsr_safe(MSR_IA32_DEBUGCTLMSR, 0);
+	vcpu->debugctl_shadow = value;
+	vt_vmwrite(GUEST_IA32_DEBUGCTL, value | vcpu->debugctl_owned);
+	return true;
+}
+
+enum vt_exit_action vt_handle_wrmsr(struct vt_exit *exit)
+{
+	struct vt_guest_regs *r = exit->regs;
+	u32 msr = (u32)r->rcx;
+	u64 value = (r->rdx << 32) | (u32)r->rax;
+
+	if (vt_msr_is_vmx(msr) || msr == MSR_IA32_FEAT_CTL)
+		return vt_msr_done(exit, true);
+	if (msr == MSR_IA32_DEBUGCTLMSR)
+		return vt_msr_done(exit, !vt_write_debugctl(exit->vcpu, value));
+	return vt_msr_done(exit, vt_wrmsr_safe(msr, value) != 0);
+}
