@@ -15,6 +15,7 @@ timeout_s=540
 cpus=2
 com2=
 check=1
+stock_kernel=0
 
 usage() {
 	cat <<EOF
@@ -36,6 +37,8 @@ options:
   --timeout SEC      wall-clock limit for the Bochs run (default: $timeout_s)
   --cpus N           emulated CPUs (default: $cpus)
   --com2 HOST:PORT   connect guest ttyS1 to a host TCP listener (debug stub)
+  --stock-kernel     boot Debian's vmlinuz as is (xz: ~85 s slower in Bochs)
+                     instead of the same kernel rewrapped with lz4
   --no-check         boot only; check later with tests/bochs/check.sh
   -h, --help         this text
 
@@ -61,6 +64,7 @@ while (($#)); do
 	--timeout) timeout_s=$2; shift ;;
 	--cpus) cpus=$2; shift ;;
 	--com2) com2=$2; shift ;;
+	--stock-kernel) stock_kernel=1 ;;
 	--no-check) check=0 ;;
 	-h | --help) usage; exit 0 ;;
 	*) echo "run.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
@@ -100,6 +104,10 @@ if [[ "$vtice_bin" == auto ]]; then
 fi
 
 kernel=$kdir/vmlinuz
+if ((!stock_kernel)); then
+	kernel=$("$here/lib/lz4-kernel.sh" "$kdir" "$root/build/bochs-kernel") ||
+		{ echo "run.sh: warning: no lz4 rewrap, booting the stock (slow) vmlinuz" >&2; kernel=$kdir/vmlinuz; }
+fi
 
 build_client "$root" "$out/client"
 build_initramfs "$out/initramfs" "$out/initrd.img" "$kdir" "$version" "$ko" \
