@@ -65,6 +65,7 @@ void vt_advance_rip(struct vt_exit *exit)
 	u64 interruptibility = vt_vmread_or0(GUEST_INTERRUPTIBILITY_INFO);
 
 	vt_vmwrite(GUEST_RIP, rip + len);
+	exit->rip_advanced = true;
 	/* Emulating an instruction ends STI/MOV-SS blocking (SDM 3C 25.1.2). */
 	if (interruptibility & (GUEST_INTR_STATE_STI | GUEST_INTR_STATE_MOV_SS))
 		vt_vmwrite(GUEST_INTERRUPTIBILITY_INFO,

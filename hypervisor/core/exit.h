@@ -22,6 +22,7 @@ struct vt_exit {
 	u32 basic;		/* bits 15:0 */
 	u64 qual;		/* exit qualification */
 	bool injected;		/* an event was queued for the next entry */
+	bool rip_advanced;	/* the exiting instruction was emulated */
 };
 
 typedef enum vt_exit_action (*vt_exit_fn)(struct vt_exit *exit);
