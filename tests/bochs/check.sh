@@ -126,6 +126,9 @@ check_kernel() {
 	local after
 	after=$(clean_log | awk '/VTICE-SCENARIO baseline END/ { on = 1; next } on')
 	check_kernel_lines "the run" "$after" && echo "  PASS no oops/BUG/panic/WARNING/lockup"
+	local unload
+	unload=$(clean_log | grep -o 'VTICE-TEST unload [A-Z]*.*' | tail -n1)
+	[[ -n "$unload" && "$unload" != *" PASS"* ]] && note_fail "final rmmod: ${unload#VTICE-TEST unload }"
 	if ! clean_log | grep -q VTICE-DONE; then
 		note_fail "no VTICE-DONE: $(hang_hint)"
 	fi
@@ -134,8 +137,16 @@ check_kernel() {
 print_figures() {
 	local figures
 	figures=$(clean_log | grep -o 'VTICE-FIGURE [^ ]*' | sed 's/VTICE-FIGURE /  /')
+	figures+=$(clean_log | awk '
+		match($0, /VTICE-SCENARIO [a-z]+ (BEGIN|END) uptime=[0-9.]+/) {
+			split(substr($0, RSTART, RLENGTH), f, /[ =]/)
+			if (f[3] == "BEGIN") begin[f[2]] = f[5]
+			else if (f[2] in begin) printf "\n  guest_s_%s=%.1f", f[2], f[5] - begin[f[2]]
+		}')
 	[[ -f "$dir/wall-to-init" ]] && figures+=$'\n'"  wall_to_init_s=$(<"$dir/wall-to-init")"
 	[[ -f "$dir/wall-seconds" ]] && figures+=$'\n'"  wall_total_s=$(<"$dir/wall-seconds")"
+	[[ -f "$dir/scenario-times" ]] && figures+=$'\n'"$(sed 's/^\([a-z]*\) /  wall_at_end_of_\1_s=/' "$dir/scenario-times")"
+	figures=$(sed '/^$/d' <<<"$figures")
 	[[ -n "$figures" ]] && { echo "figures"; echo "$figures"; }
 }
 

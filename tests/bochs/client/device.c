@@ -154,6 +154,8 @@ int cmd_status(int argc, char **argv)
 		rc = report(name, FAIL, "%u of %d cpus virtualized", st.nr_virtualized, cpus);
 	for (int cpu = 0; cpu < cpus && rc == PASS; cpu++)
 		rc = check_cpu(fd, name, &st, cpu);
+	if (rc == PASS && (err = vtice_status(fd, &st)))
+		rc = report(name, FAIL, "STATUS ioctl again: %s", strerror(-err));
 	close(fd);
 	if (rc != PASS)
 		return rc;

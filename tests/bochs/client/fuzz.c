@@ -112,8 +112,9 @@ static void fuzz_contents(struct fuzz *f, int fd)
 	int straddle = (next(f) & 7) == 0, err;
 	uint32_t *hdr;
 
+	/* Straddling: size and version mapped, at least the last byte not. */
 	if (straddle)
-		off += 8 + (next(f) % (len - 8));
+		off = 4096 - 8 - (next(f) % (len - 8));
 	for (size_t i = 0; i + off < 4096; i++)
 		f->page[off + i] = (char)next(f);
 	hdr = (uint32_t *)(f->page + off);

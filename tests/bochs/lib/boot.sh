@@ -23,12 +23,22 @@ guest_finished() {
 	grep -q -e 'VTICE-DONE' -e 'end Kernel panic' -e 'Kernel panic - not syncing' "$log"
 }
 
+# Wall-clock seconds at which each scenario ended, for the figures: Bochs
+# shares the machine, so these vary with load; guest uptimes do not.
+note_scenario_times() {
+	local out=$1 start=$2 now=$3 s
+	for s in $(tr -d '\r' < "$out/serial.log" | sed -n 's/.*VTICE-SCENARIO \([a-z]*\) END.*/\1/p'); do
+		grep -q "^$s " "$out/scenario-times" 2>/dev/null || echo "$s $((now - start))" >> "$out/scenario-times"
+	done
+}
+
 run_bochs() {
 	local out=$1 limit=$2 pid start now finished_at=0 init_at=0
 	exec 9>"$BOCHS_LOCK"
 	flock -w 1200 9 || { echo "run.sh: error: Bochs lock $BOCHS_LOCK busy for 20 min" >&2; exit 1; }
 	wait_for_other_bochs 600
 	: > "$out/serial.log"
+	rm -f "$out/scenario-times"
 	echo "run.sh: booting in Bochs (limit ${limit}s), serial log $out/serial.log" >&2
 	start=$(date +%s)
 	(cd "$out" && exec "$BOCHS_BIN" -q -f "$out/bochsrc" -rc "$out/bochs.cmd" \
@@ -43,6 +53,7 @@ run_bochs() {
 			echo "$((now - start))" > "$out/wall-to-init"
 			echo "run.sh: guest reached /init after $((now - start))s" >&2
 		fi
+		note_scenario_times "$out" "$start" "$now"
 		if ((finished_at == 0)) && guest_finished "$out/serial.log"; then
 			finished_at=$now
 		fi
