@@ -30,8 +30,10 @@ struct vt_mtrr_state {
 };
 
 void vt_mtrr_read(struct vt_mtrr_state *s);
-/* Type of [base, base + size) (size a power of two, base aligned to it),
- * or MTRR_TYPE_INVALID when the range mixes types and must be split. */
+/*
+ * Type of [base, base + size) (size a power of two, base aligned to it),
+ * or MTRR_TYPE_INVALID when the range mixes types and must be split.
+ */
 u8 vt_mtrr_range_type(const struct vt_mtrr_state *s, u64 base, u64 size);
 
 #define VT_EPT_POOL_PAGES	32	/* tables for splits made in VMX root */
@@ -56,8 +58,10 @@ int vt_ept_build(struct vt_ept *ept, u64 ept_vpid_cap, const struct vt_mtrr_stat
 void vt_ept_free(struct vt_ept *ept);
 /* The leaf entry mapping gpa and its level, or NULL if unmapped. */
 u64 *vt_ept_leaf(const struct vt_ept *ept, u64 gpa, int *level);
-/* Split the large page mapping gpa down to 4 KiB (no allocation: uses the
- * pool, so it is callable from VMX root). Caller does INVEPT afterwards. */
+/*
+ * Split the large page mapping gpa down to 4 KiB (no allocation: uses the
+ * pool, so it is callable from VMX root). Caller does INVEPT afterwards.
+ */
 int vt_ept_split_4k(struct vt_ept *ept, u64 gpa);
 
 #ifdef __cplusplus

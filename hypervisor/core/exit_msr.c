@@ -35,13 +35,12 @@ enum vt_exit_action vt_handle_rdmsr(struct vt_exit *exit)
 
 	if (vt_msr_is_vmx(msr))
 		return vt_msr_done(exit, true);
-	if (msr == MSR_IA32_DEBUGCTLMSR) {
+	if (msr == MSR_IA32_DEBUGCTLMSR)
 		value = exit->vcpu->debugctl_shadow;
-	} else if (vt_rdmsr_safe(msr, &value)) {
+	else if (vt_rdmsr_safe(msr, &value))
 		return vt_msr_done(exit, true);
-	} else if (msr == MSR_IA32_FEAT_CTL) {
+	if (msr == MSR_IA32_FEAT_CTL)
 		value &= ~(FEAT_CTL_VMX_ENABLED_INSIDE_SMX | FEAT_CTL_VMX_ENABLED_OUTSIDE_SMX);
-	}
 	r->rax = (u32)value;
 	r->rdx = value >> 32;
 	return vt_msr_done(exit, false);

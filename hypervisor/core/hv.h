@@ -105,8 +105,10 @@ int vt_compute_controls(const struct vt_vmx_caps *caps, struct vt_controls *ctls
 int vt_check_feature_control(void);
 u64 vt_probe_debugctl(void);
 
-/* vcpu.c: all run on the vCPU's own CPU with interrupts disabled,
- * except alloc/free, which may sleep. */
+/*
+ * vcpu.c: all run on the vCPU's own CPU with interrupts disabled,
+ * except alloc/free, which may sleep.
+ */
 int vt_vcpu_alloc(struct vt_hv *hv, struct vt_vcpu *vcpu, u32 cpu);
 void vt_vcpu_free(struct vt_vcpu *vcpu);
 int vt_vcpu_virtualize(struct vt_vcpu *vcpu);

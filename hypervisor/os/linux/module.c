@@ -178,11 +178,16 @@ static int __init vt_init(void)
 		}
 		vt_hp_state = ret;
 	}
-	ret = vt_dev_register();
+	ret = vt_power_register();
 	if (ret)
 		goto err_hp;
+	ret = vt_dev_register();
+	if (ret)
+		goto err_power;
 	pr_info("virtualized %u of %u CPUs\n", vt_count_virtualized(), num_online_cpus());
 	return 0;
+err_power:
+	vt_power_unregister();
 err_hp:
 	if (vt_hp_state)
 		cpuhp_remove_state(vt_hp_state);
@@ -198,6 +203,7 @@ err_hv:
 static void __exit vt_exit(void)
 {
 	vt_dev_unregister();
+	vt_power_unregister();
 	if (vt_hp_state)
 		cpuhp_remove_state(vt_hp_state);
 	vt_free_rings();
