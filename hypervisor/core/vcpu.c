@@ -256,6 +256,13 @@ static void vt_wrmsr_if_changed(u32 msr, u64 value)
  */
 static void vt_leave_restore(struct vt_vcpu *vcpu, const struct vt_leave_state *s)
 {
+	/*
+	 * The guest's INVLPGs only invalidated its own VPID (SDM 3C 28.3.3.1),
+	 * so VPID 0 may still cache kernel translations, global ones included,
+	 * that the kernel has since changed. Toggling CR4.PGE flushes every TLB
+	 * entry for every PCID (SDM 3A 4.10.4.1) before the kernel runs bare.
+	 */
+	vt_write_cr4(s->cr4 ^ X86_CR4_PGE);
 	vt_write_cr4(s->cr4);
 	vt_write_cr3(s->cr3);
 	vt_write_cr0(s->cr0);

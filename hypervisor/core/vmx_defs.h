@@ -69,6 +69,7 @@
 #define X86_CR0_NE		VT_BIT(5)
 #define X86_CR0_PG		VT_BIT(31)
 #define X86_CR3_PCID_NOFLUSH	VT_BIT(63)
+#define X86_CR4_PGE		VT_BIT(7)
 #define X86_CR4_VMXE		VT_BIT(13)
 #define X86_CR4_SMXE		VT_BIT(14)
 #define X86_CR4_PCIDE		VT_BIT(17)

@@ -241,7 +241,12 @@ u64 vt_read_cr4(void) { return g_cpu.cr4; }
 u64 vt_read_cr8(void) { return g_cpu.cr8; }
 void vt_write_cr0(u64 v) { g_cpu.cr0 = v; g_cpu.trace.push_back("write_cr0"); }
 void vt_write_cr3(u64 v) { g_cpu.cr3 = v; g_cpu.trace.push_back("write_cr3"); }
-void vt_write_cr4(u64 v) { g_cpu.cr4 = v; g_cpu.trace.push_back("write_cr4"); }
+void vt_write_cr4(u64 v)
+{
+	g_cpu.cr4 = v;
+	g_cpu.cr4_writes.push_back(v);
+	g_cpu.trace.push_back("write_cr4");
+}
 void vt_write_cr8(u64 v) { g_cpu.cr8 = v; }
 u64 vt_read_dr7(void) { return g_cpu.dr7; }
 void vt_write_dr7(u64 v) { g_cpu.dr7 = v; }

@@ -28,6 +28,7 @@ struct Cpu {
 	std::set<std::string> fail;		// instruction names that fail
 	std::set<uint64_t> fail_vmwrite;	// VMCS fields whose VMWRITE fails
 	std::vector<std::string> trace;		// privileged instructions executed, in order
+	std::vector<uint64_t> cr4_writes;
 	uint64_t cr0 = 0x80050033, cr2 = 0, cr3 = 0, cr4 = 0x3506f0, cr8 = 0, dr7 = 0x400;
 	uint64_t rflags = 0x2;
 	uint64_t xcr0 = 0x7;

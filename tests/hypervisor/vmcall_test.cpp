@@ -143,6 +143,9 @@ TEST_F(Vmcall, DevirtualizeRestoresTheKernelState)
 	EXPECT_EQ(c.idt.limit, 0xfff);
 	EXPECT_EQ(c.cr3, 0x7654000u);
 	EXPECT_EQ(c.cr4, cr4 & ~X86_CR4_VMXE);
+	// host-mode TLB entries flushed: CR4.PGE toggled after VMXOFF
+	ASSERT_GE(c.cr4_writes.size(), 2u);
+	EXPECT_EQ(c.cr4_writes[c.cr4_writes.size() - 2], (cr4 & ~X86_CR4_VMXE) ^ X86_CR4_PGE);
 	EXPECT_EQ(c.dr7, 0x401u);
 	EXPECT_EQ(c.msrs[MSR_IA32_DEBUGCTLMSR], DEBUGCTLMSR_LBR);
 	EXPECT_EQ(c.msrs[MSR_FS_BASE], 0x7f0000001000ull);
