@@ -21,7 +21,7 @@ dir=$(dirname "$log")
 expected() {
 	case "$1" in
 	baseline) echo baseline.cpuid baseline.vmcall baseline.msr baseline.getpid ;;
-	load) echo load.insmod load.status load.hv-status load.cpuid load.cpuinfo \
+	load) echo load.insmod load.status load.hv-status load.hv-caps load.hv-denied load.cpuid load.cpuinfo \
 		load.workload-cpu@CPU@ load.interrupts load.status-after ;;
 	hostile) echo hostile.vmcall hostile.devnode hostile.msr hostile.fuzz \
 		hostile.status-after-fuzz ;;
@@ -39,8 +39,9 @@ skip_reasons=()
 note_fail() { fail_reasons+=("$*"); echo "  FAIL $*"; }
 note_skip() { skip_reasons+=("$*"); echo "  SKIP $*"; }
 
-# The log without carriage returns; the guest console writes CRLF.
-clean_log() { tr -d '\r' < "$log"; }
+# The log without carriage returns (the guest console writes CRLF), read
+# once: "tr < log | grep -q" would fail under pipefail when grep quits early.
+clean_log() { printf '%s\n' "$LOG_TEXT"; }
 
 # Lines of one scenario's block, BEGIN to END (or to the end of the log).
 scenario_block() {
@@ -55,7 +56,7 @@ guest_cpus() {
 }
 
 hang_hint() {
-	if clean_log | grep -q VTICE-DONE; then
+	if grep -q VTICE-DONE <<<"$LOG_TEXT"; then
 		echo "the guest did not run it (not in --scenarios?)"
 	elif [[ -f "$dir/timed-out" ]]; then
 		echo "Bochs was stopped after $(<"$dir/timed-out")s (hang)"
@@ -129,7 +130,7 @@ check_kernel() {
 	local unload
 	unload=$(clean_log | grep -o 'VTICE-TEST unload [A-Z]*.*' | tail -n1)
 	[[ -n "$unload" && "$unload" != *" PASS"* ]] && note_fail "final rmmod: ${unload#VTICE-TEST unload }"
-	if ! clean_log | grep -q VTICE-DONE; then
+	if ! grep -q VTICE-DONE <<<"$LOG_TEXT"; then
 		note_fail "no VTICE-DONE: $(hang_hint)"
 	fi
 }
@@ -158,7 +159,8 @@ if [[ ! -s "$log" ]]; then
 	echo "FAIL: $log is missing or empty (did tests/bochs/run.sh run?)"
 	exit 1
 fi
-if ! clean_log | grep -q VTICE-BOOT; then
+LOG_TEXT=$(tr -d '\r' < "$log" | tr -c '[:print:]\t\n' '?')
+if ! grep -q VTICE-BOOT <<<"$LOG_TEXT"; then
 	echo "FAIL: the guest never reached /init: $(hang_hint); last lines:"
 	clean_log | tail -n 20 | sed 's/^/    /'
 	exit 1

@@ -58,6 +58,41 @@ stress_all() {
 	done
 }
 
+# Runs a command, shows its output, and passes NAME if it exits 0 and
+# prints a line matching the extended regex PATTERN.
+check_output() {
+	local name=$1 pattern=$2 out rc
+	shift 2
+	out=$("$@" 2>&1); rc=$?
+	echo "$out"
+	if [ $rc = 0 ] && echo "$out" | grep -Eq "$pattern"; then
+		result "$name" PASS "'$*' printed /$pattern/"
+	else
+		result "$name" FAIL "'$*' exited $rc or printed no /$pattern/"
+	fi
+}
+
+# The vtice binary itself, as a user runs it: the table must agree with
+# nproc, caps must show VMX, and a non-root user must get "root only".
+check_vtice_hv() {
+	local out rc n
+	if [ ! -x /bin/vtice ]; then
+		for c in status caps denied; do
+			result load.hv-$c SKIP "vtice binary not in the initramfs"
+		done
+		return
+	fi
+	n=$(nproc)
+	check_output load.hv-status "^vtice hypervisor: $n of $n CPUs virtualized" vtice hv status
+	check_output load.hv-caps '^  VMX +yes$' vtice hv caps
+	out=$(su -s /bin/sh nobody -c 'vtice hv status' 2>&1); rc=$?
+	if [ $rc = 1 ] && echo "$out" | grep -q 'root only'; then
+		result load.hv-denied PASS "as nobody: $out"
+	else
+		result load.hv-denied FAIL "as nobody: exit $rc: $out"
+	fi
+}
+
 # Bare Bochs: what the kernel and a program see without the hypervisor.
 scenario_baseline() {
 	$T cpuid baseline.cpuid vmx
@@ -77,15 +112,7 @@ scenario_load() {
 		fi
 	fi
 	$T status load.status
-	if [ -x /bin/vtice ]; then
-		if vtice hv status; then
-			result load.hv-status PASS "vtice hv status ran"
-		else
-			result load.hv-status FAIL "vtice hv status exited $?"
-		fi
-	else
-		result load.hv-status SKIP "vtice binary not in the initramfs"
-	fi
+	check_vtice_hv
 	$T cpuid load.cpuid any
 	local procs
 	procs=$(grep -c '^processor' /proc/cpuinfo)

@@ -69,6 +69,9 @@ build_initramfs() {
 	[[ -n "$ko" ]] && install -m 0644 "$ko" "$dir/lib/vtice/vtice.ko"
 	[[ "$vtice_bin" != none ]] && copy_with_libs "$vtice_bin" "$dir"
 	echo "$scenarios" > "$dir/etc/vtice-scenarios"
+	# An unprivileged user for the permission checks.
+	printf 'root:x:0:0:root:/:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/sh\n' > "$dir/etc/passwd"
+	printf 'root:x:0:\nnogroup:x:65534:\n' > "$dir/etc/group"
 	# Uncompressed: Bochs unpacks it faster than it decompresses anything.
 	(cd "$dir" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) > "$img"
 	echo "run.sh: initramfs $(du -h "$img" | cut -f1)" >&2
