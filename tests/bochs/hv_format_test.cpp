@@ -4,11 +4,18 @@
 // 48 EPT violation), not captured from the code under test.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "hv_format.hpp"
 
 using vtice::console::exit_reason_name;
 using vtice::console::format_caps;
 using vtice::console::format_status;
+
+namespace vtice::console {
+int cmd_hv(int argc, char **argv);
+}
 
 namespace {
 
@@ -92,6 +99,46 @@ TEST(HvFormat, CapsListsFlagsAndRawMsrs)
 	EXPECT_NE(text.find("  VPID                       no\n"), std::string::npos);
 	EXPECT_NE(text.find("  preemption timer rate      TSC >> 5\n"), std::string::npos);
 	EXPECT_NE(text.find("  IA32_VMX_BASIC             0x00da040000000004\n"), std::string::npos);
+}
+
+// The command's error paths, on devices that exist everywhere (or nowhere).
+struct HvRun {
+	int code;
+	std::string err;
+};
+
+HvRun run_hv(std::vector<std::string> args)
+{
+	std::vector<char *> argv;
+	for (auto &a : args)
+		argv.push_back(a.data());
+	testing::internal::CaptureStderr();
+	testing::internal::CaptureStdout();
+	int code = vtice::console::cmd_hv(static_cast<int>(argv.size()), argv.data());
+	testing::internal::GetCapturedStdout();
+	return {code, testing::internal::GetCapturedStderr()};
+}
+
+TEST(HvCommand, MissingDeviceAsksWhetherTheModuleIsLoaded)
+{
+	auto r = run_hv({"hv", "status", "--device", "/nonexistent/vtice"});
+	EXPECT_EQ(r.code, 1);
+	EXPECT_NE(r.err.find("/nonexistent/vtice: no such file — is the vtice module loaded?"),
+		  std::string::npos);
+}
+
+TEST(HvCommand, ForeignDeviceIsNotMistakenForVtice)
+{
+	auto r = run_hv({"hv", "caps", "--device", "/dev/null"});
+	EXPECT_EQ(r.code, 1);
+	EXPECT_NE(r.err.find("VTICE_IOC_CAPS not supported"), std::string::npos);
+}
+
+TEST(HvCommand, UnknownRequestIsAUsageError)
+{
+	EXPECT_EQ(run_hv({"hv", "bogus"}).code, 2);
+	EXPECT_EQ(run_hv({"hv"}).code, 2);
+	EXPECT_EQ(run_hv({"hv", "status", "--colour"}).code, 2);
 }
 
 }  // namespace
