@@ -99,10 +99,6 @@ static int vt_alloc_rings(void)
 {
 	unsigned int cpu;
 
-	if (ring_records < 64 || ring_records > (1u << 20) || !is_power_of_2(ring_records)) {
-		pr_err("ring_records=%u: must be a power of two in 64..1048576\n", ring_records);
-		return -EINVAL;
-	}
 	vt_mod.ring_records = ring_records;
 	vt_mod.ring_bytes = PAGE_ALIGN(VTICE_RING_HEADER_SIZE +
 				       ring_records * sizeof(struct vtice_record));
@@ -153,6 +149,10 @@ static int __init vt_init(void)
 {
 	int ret;
 
+	if (ring_records < 64 || ring_records > (1u << 20) || !is_power_of_2(ring_records)) {
+		pr_err("ring_records=%u: must be a power of two in 64..1048576\n", ring_records);
+		return -EINVAL;
+	}
 	ret = vt_hv_init(&vt_mod.hv, 0);
 	if (ret) {
 		pr_err("no usable VT-x here (%d); not loading\n", ret);
