@@ -135,6 +135,15 @@ void vt_flush_guest_tlb(struct vt_vcpu *vcpu)
 		vt_invvpid(VMX_VPID_EXTENT_SINGLE_CONTEXT, vcpu->vpid, 0);
 }
 
+enum vt_exit_action vt_complete(struct vt_exit *exit, bool fault)
+{
+	if (fault)
+		vt_inject_gp0(exit);
+	else
+		vt_advance_rip(exit);
+	return VT_EXIT_RESUME;
+}
+
 static void vt_count_exit(struct vt_vcpu *vcpu, u32 basic)
 {
 	vcpu->exits_total++;

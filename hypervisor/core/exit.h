@@ -44,6 +44,14 @@ u64 vt_read_gpr(struct vt_exit *exit, u32 index);
 void vt_write_gpr(struct vt_exit *exit, u32 index, u64 value);
 u32 vt_guest_cpl(void);
 void vt_flush_guest_tlb(struct vt_vcpu *vcpu);
+/* Finish an emulated instruction: #GP(0) if it faulted, else skip it. */
+enum vt_exit_action vt_complete(struct vt_exit *exit, bool fault);
+
+/* A CR0/CR4 value honours IA32_VMX_CRn_FIXED0/1 (SDM 3D A.7, A.8). */
+static inline bool vt_cr_fixed_ok(u64 v, u64 fixed0, u64 fixed1)
+{
+	return (v & fixed0) == fixed0 && !(v & ~fixed1);
+}
 /* vcpu.c: restore the guest's state on the bare CPU and VMXOFF. */
 void vt_vcpu_leave_vmx(struct vt_vcpu *vcpu, struct vt_guest_regs *regs);
 

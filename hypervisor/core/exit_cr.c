@@ -9,29 +9,15 @@
 #include "intrin.h"
 #include "os.h"
 
-static bool vt_fixed_ok(u64 v, u64 fixed0, u64 fixed1)
-{
-	return (v & fixed0) == fixed0 && !(v & ~fixed1);
-}
-
-static enum vt_exit_action vt_done(struct vt_exit *exit, bool fault)
-{
-	if (fault)
-		vt_inject_gp0(exit);
-	else
-		vt_advance_rip(exit);
-	return VT_EXIT_RESUME;
-}
-
 static enum vt_exit_action vt_mov_to_cr0(struct vt_exit *exit, u64 value)
 {
 	const struct vt_vmx_caps *c = &exit->vcpu->hv->caps;
 
-	if (!vt_fixed_ok(value, c->cr0_fixed0, c->cr0_fixed1))
-		return vt_done(exit, true);
+	if (!vt_cr_fixed_ok(value, c->cr0_fixed0, c->cr0_fixed1))
+		return vt_complete(exit, true);
 	vt_vmwrite(GUEST_CR0, value);
 	vt_vmwrite(CR0_READ_SHADOW, value);
-	return vt_done(exit, false);
+	return vt_complete(exit, false);
 }
 
 static enum vt_exit_action vt_mov_to_cr4(struct vt_exit *exit, u64 value)
@@ -39,13 +25,13 @@ static enum vt_exit_action vt_mov_to_cr4(struct vt_exit *exit, u64 value)
 	const struct vt_vmx_caps *c = &exit->vcpu->hv->caps;
 	u64 real = value | X86_CR4_VMXE;
 
-	if ((value & X86_CR4_VMXE) || !vt_fixed_ok(real, c->cr4_fixed0, c->cr4_fixed1))
-		return vt_done(exit, true);
+	if ((value & X86_CR4_VMXE) || !vt_cr_fixed_ok(real, c->cr4_fixed0, c->cr4_fixed1))
+		return vt_complete(exit, true);
 	vt_vmwrite(GUEST_CR4, real);
 	vt_vmwrite(CR4_READ_SHADOW, value);
 	/* PGE/PCIDE changes flush the TLB natively (SDM 3A 4.10.4.1). */
 	vt_flush_guest_tlb(exit->vcpu);
-	return vt_done(exit, false);
+	return vt_complete(exit, false);
 }
 
 /* Only reached on CPUs that force CR3-load/store exiting (no TRUE MSRs). */
@@ -56,7 +42,7 @@ static enum vt_exit_action vt_mov_to_cr3(struct vt_exit *exit, u64 value)
 	vt_vmwrite(GUEST_CR3, value & ~X86_CR3_PCID_NOFLUSH);
 	if (!((cr4 & X86_CR4_PCIDE) && (value & X86_CR3_PCID_NOFLUSH)))
 		vt_flush_guest_tlb(exit->vcpu);
-	return vt_done(exit, false);
+	return vt_complete(exit, false);
 }
 
 enum vt_exit_action vt_handle_cr_access(struct vt_exit *exit)
@@ -76,11 +62,11 @@ enum vt_exit_action vt_handle_cr_access(struct vt_exit *exit)
 			return vt_mov_to_cr4(exit, value);
 		case 8:
 			vt_write_cr8(value);
-			return vt_done(exit, false);
+			return vt_complete(exit, false);
 		}
 	} else if (type == CR_ACCESS_MOV_FROM_CR && (cr == 3 || cr == 8)) {
 		vt_write_gpr(exit, reg, cr == 3 ? vt_vmread_or0(GUEST_CR3) : vt_read_cr8());
-		return vt_done(exit, false);
+		return vt_complete(exit, false);
 	}
 	/* CLTS/LMSW only exit for CR0 bits we own, and we own none. */
 	return vt_handle_fatal(exit);
@@ -116,16 +102,16 @@ enum vt_exit_action vt_handle_xsetbv(struct vt_exit *exit)
 		return VT_EXIT_RESUME;
 	}
 	if (vt_guest_cpl() != 0 || (u32)r->rcx != 0 || !vt_xcr0_valid(value))
-		return vt_done(exit, true);
+		return vt_complete(exit, true);
 	vt_xsetbv(0, value);
-	return vt_done(exit, false);
+	return vt_complete(exit, false);
 }
 
 /* INVD would drop dirty lines the kernel still owns; write them back. */
 enum vt_exit_action vt_handle_invd(struct vt_exit *exit)
 {
 	vt_wbinvd();
-	return vt_done(exit, false);
+	return vt_complete(exit, false);
 }
 
 /*
@@ -140,7 +126,7 @@ enum vt_exit_action vt_handle_invpcid(struct vt_exit *exit)
 	u64 type = vt_read_gpr(exit, (info >> 28) & 0xf);
 
 	if (type > 3)
-		return vt_done(exit, true);
+		return vt_complete(exit, true);
 	vt_flush_guest_tlb(exit->vcpu);
-	return vt_done(exit, false);
+	return vt_complete(exit, false);
 }

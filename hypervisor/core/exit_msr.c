@@ -18,15 +18,6 @@ static bool vt_msr_is_vmx(u32 msr)
 	return msr >= MSR_IA32_VMX_BASIC && msr <= MSR_IA32_VMX_VMFUNC;
 }
 
-static enum vt_exit_action vt_msr_done(struct vt_exit *exit, bool fault)
-{
-	if (fault)
-		vt_inject_gp0(exit);
-	else
-		vt_advance_rip(exit);
-	return VT_EXIT_RESUME;
-}
-
 enum vt_exit_action vt_handle_rdmsr(struct vt_exit *exit)
 {
 	struct vt_guest_regs *r = exit->regs;
@@ -34,16 +25,16 @@ enum vt_exit_action vt_handle_rdmsr(struct vt_exit *exit)
 	u64 value = 0;
 
 	if (vt_msr_is_vmx(msr))
-		return vt_msr_done(exit, true);
+		return vt_complete(exit, true);
 	if (msr == MSR_IA32_DEBUGCTLMSR)
 		value = exit->vcpu->debugctl_shadow;
 	else if (vt_rdmsr_safe(msr, &value))
-		return vt_msr_done(exit, true);
+		return vt_complete(exit, true);
 	if (msr == MSR_IA32_FEAT_CTL)
 		value &= ~(FEAT_CTL_VMX_ENABLED_INSIDE_SMX | FEAT_CTL_VMX_ENABLED_OUTSIDE_SMX);
 	r->rax = (u32)value;
 	r->rdx = value >> 32;
-	return vt_msr_done(exit, false);
+	return vt_complete(exit, false);
 }
 
 /*
@@ -69,8 +60,8 @@ enum vt_exit_action vt_handle_wrmsr(struct vt_exit *exit)
 	u64 value = (r->rdx << 32) | (u32)r->rax;
 
 	if (vt_msr_is_vmx(msr) || msr == MSR_IA32_FEAT_CTL)
-		return vt_msr_done(exit, true);
+		return vt_complete(exit, true);
 	if (msr == MSR_IA32_DEBUGCTLMSR)
-		return vt_msr_done(exit, !vt_write_debugctl(exit->vcpu, value));
-	return vt_msr_done(exit, vt_wrmsr_safe(msr, value) != 0);
+		return vt_complete(exit, !vt_write_debugctl(exit->vcpu, value));
+	return vt_complete(exit, vt_wrmsr_safe(msr, value) != 0);
 }

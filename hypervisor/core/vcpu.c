@@ -70,19 +70,14 @@ void vt_vcpu_free(struct vt_vcpu *vcpu)
 	vcpu->stack = NULL;
 }
 
-static bool vt_fixed_ok(u64 v, u64 fixed0, u64 fixed1)
-{
-	return (v & fixed0) == fixed0 && !(v & ~fixed1);
-}
-
 /* CR0/CR4 must satisfy IA32_VMX_CRn_FIXED0/1 before VMXON (SDM 3C 24.8). */
 static int vt_check_fixed_bits(struct vt_vcpu *vcpu, u64 cr4)
 {
 	const struct vt_vmx_caps *c = &vcpu->hv->caps;
 	u64 cr0 = vt_read_cr0();
 
-	if (!vt_fixed_ok(cr0, c->cr0_fixed0, c->cr0_fixed1) ||
-	    !vt_fixed_ok(cr4, c->cr4_fixed0, c->cr4_fixed1)) {
+	if (!vt_cr_fixed_ok(cr0, c->cr0_fixed0, c->cr0_fixed1) ||
+	    !vt_cr_fixed_ok(cr4, c->cr4_fixed0, c->cr4_fixed1)) {
 		vt_err("cpu %u: CR0 0x%llx / CR4 0x%llx violate VMX fixed bits\n",
 		       vcpu->cpu, cr0, cr4);
 		return -VT_EIO;
