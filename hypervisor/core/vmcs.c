@@ -84,6 +84,11 @@ static void vt_vmcs_guest(struct vt_vmcs_writer *w, const struct vt_controls *ct
 	vt_w(w, GUEST_SYSENTER_CS, vt_rdmsr(MSR_IA32_SYSENTER_CS));
 	vt_w(w, GUEST_SYSENTER_ESP, vt_rdmsr(MSR_IA32_SYSENTER_ESP));
 	vt_w(w, GUEST_SYSENTER_EIP, vt_rdmsr(MSR_IA32_SYSENTER_EIP));
+	/*
+	 * KERNEL_GS_BASE, STAR/LSTAR and the like are not in the guest-state
+	 * area: VM entries and exits leave them alone, so the guest keeps the
+	 * live values (SDM 3C 24.4). DEBUGCTL, PAT and EFER are switched.
+	 */
 	if (ctls->entry & VM_ENTRY_LOAD_IA32_PAT)
 		vt_w(w, GUEST_IA32_PAT, vt_rdmsr(MSR_IA32_CR_PAT));
 	if (ctls->entry & VM_ENTRY_LOAD_IA32_EFER)

@@ -32,6 +32,10 @@ static bool virtualize = true;
 module_param(virtualize, bool, 0444);
 MODULE_PARM_DESC(virtualize, "virtualize the CPUs (0: only create /dev/vtice, for rig bring-up)");
 
+static int fail_on_cpu = -1;
+module_param(fail_on_cpu, int, 0444);
+MODULE_PARM_DESC(fail_on_cpu, "test hook: bring-up fails on this CPU, to exercise the rollback");
+
 static int vt_cpu_online(unsigned int cpu)
 {
 	struct vt_vcpu *vcpu;
@@ -46,7 +50,7 @@ static int vt_cpu_online(unsigned int cpu)
 		goto err_free;
 	vt_ring_attach(&vcpu->ring, vt_mod.rings[cpu]);
 	local_irq_save(flags);
-	ret = vt_vcpu_virtualize(vcpu);
+	ret = (int)cpu == fail_on_cpu ? -EIO : vt_vcpu_virtualize(vcpu);
 	local_irq_restore(flags);
 	if (ret) {
 		pr_err("cpu %u: virtualization failed (%d)\n", cpu, ret);
