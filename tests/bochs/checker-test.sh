@@ -35,4 +35,12 @@ expect skip.log ring 77
 expect skip.log all 77
 expect oops.log ring 1
 expect oops.log all 1
+expect extra.log hvrollback 0
+expect extra.log newthing 0
+expect extra.log hvreboot 0
+expect extra.log all 0
+expect extra-unlisted-fail.log hvrollback 1
+expect extra-bad.log newthing 1
+expect extra-bad.log hvreboot 1
+expect extra.log nosuch 1     # never started
 exit $((failures > 0))

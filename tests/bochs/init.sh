@@ -183,7 +183,9 @@ scenario_cycles() {
 
 run_scenario() {
 	echo "VTICE-SCENARIO $1 BEGIN uptime=$(cut -d' ' -f1 /proc/uptime)"
-	if [ ! -f "$KO" ] && [ "$1" != baseline ]; then
+	if ! type "scenario_$1" >/dev/null 2>&1; then
+		result "$1" FAIL "no such scenario (not in init.sh or /etc/vtice-scenarios.d)"
+	elif [ ! -f "$KO" ] && [ "$1" != baseline ]; then
 		result "$1" SKIP "no vtice.ko in the initramfs (--module none)"
 	else
 		"scenario_$1"
@@ -191,6 +193,12 @@ run_scenario() {
 	dmesg_delta
 	echo "VTICE-SCENARIO $1 END uptime=$(cut -d' ' -f1 /proc/uptime)"
 }
+
+# Scenarios of other components (tests/*/bochs-scenarios.sh), using the
+# helpers above: $T, $KO, result, insmod_vtice, rmmod_vtice, stress_all.
+for f in /etc/vtice-scenarios.d/*.sh; do
+	[ -f "$f" ] && . "$f"
+done
 
 insmod /lib/vtice/msr.ko || echo "init: msr.ko did not load"
 # Keep the kernel off the console so it cannot split marker lines: an oops or

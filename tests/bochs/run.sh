@@ -10,7 +10,8 @@ root=$(cd "$here/../.." && pwd)
 out=$root/build/bochs
 module=auto
 vtice_bin=auto
-scenarios="load hostile ring overhead cycles"
+rig_scenarios="load hostile ring overhead cycles"
+scenarios=
 timeout_s=540
 cpus=2
 com2=
@@ -33,7 +34,8 @@ options:
   --vtice BIN|none   vtice binary to ship for 'vtice hv status'
                      (default: build/vtice if it exists)
   --scenarios LIST   space or comma separated, in the order given
-                     (default: "$scenarios")
+                     (default: "$rig_scenarios", then those of
+                     tests/*/bochs-scenarios.sh, see docs/bochs-rig.md)
   --timeout SEC      wall-clock limit for the Bochs run (default: $timeout_s)
   --cpus N           emulated CPUs (default: $cpus)
   --com2 HOST:PORT   connect guest ttyS1 to a host TCP listener (debug stub)
@@ -86,6 +88,13 @@ done
 
 source "$here/lib/build.sh"
 
+# Other components add scenarios in tests/<component>/bochs-scenarios.sh:
+# shell functions scenario_NAME that /init sources and runs after ours.
+extra_files=$(ls "$root"/tests/*/bochs-scenarios.sh 2>/dev/null || true)
+if [[ -z "$scenarios" ]]; then
+	scenarios="$rig_scenarios $(extra_scenario_names $extra_files)"
+fi
+
 kdir=$("$root/tools/kernel.sh" "$root/build/kernel")
 version=$(<"$kdir/version")
 headers=$(kernel_headers "$version")
@@ -111,7 +120,7 @@ fi
 
 build_client "$root" "$out/client"
 build_initramfs "$out/initramfs" "$out/initrd.img" "$kdir" "$version" "$ko" \
-	"$vtice_bin" "$scenarios" "$here"
+	"$vtice_bin" "$scenarios" "$here" "$extra_files"
 build_iso "$out/iso" "$out/vtice.iso" "$kernel" "$out/initrd.img"
 write_bochsrc "$here/bochsrc.in" "$out" "$cpus" "$com2"
 

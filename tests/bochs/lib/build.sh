@@ -56,9 +56,15 @@ copy_with_libs() {
 	done
 }
 
+# Scenario names defined by extra files, in file order.
+extra_scenario_names() {
+	(($#)) || return 0
+	sed -n 's/^scenario_\([a-z0-9_]*\)() *{.*/\1/p' "$@" | tr '\n' ' '
+}
+
 build_initramfs() {
 	local dir=$1 img=$2 kdir=$3 version=$4 ko=$5 vtice_bin=$6 scenarios=$7 here=$8
-	local msr
+	local extra_files=$9 msr f n=0
 	msr=$(find "$kdir/pkg/lib/modules/$version" -name 'msr.ko*' | head -n1)
 	[[ -n "$msr" ]] || { echo "run.sh: error: msr.ko not found under $kdir/pkg (CONFIG_X86_MSR=m expected)" >&2; exit 1; }
 	rm -rf "$dir" && mkdir -p "$dir"/{bin,dev,proc,sys,tmp,etc,lib/vtice}
@@ -69,6 +75,11 @@ build_initramfs() {
 	[[ -n "$ko" ]] && install -m 0644 "$ko" "$dir/lib/vtice/vtice.ko"
 	[[ "$vtice_bin" != none ]] && copy_with_libs "$vtice_bin" "$dir"
 	echo "$scenarios" > "$dir/etc/vtice-scenarios"
+	mkdir -p "$dir/etc/vtice-scenarios.d"
+	for f in $extra_files; do
+		n=$((n + 1))
+		install -m 0644 "$f" "$dir/etc/vtice-scenarios.d/$n-$(basename "$(dirname "$f")").sh"
+	done
 	# An unprivileged user for the permission checks.
 	printf 'root:x:0:0:root:/:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/sh\n' > "$dir/etc/passwd"
 	printf 'root:x:0:\nnogroup:x:65534:\n' > "$dir/etc/group"
