@@ -38,18 +38,23 @@ enum vt_exit_action vt_handle_rdmsr(struct vt_exit *exit)
 }
 
 /*
- * Validate the guest's DEBUGCTL value on the real MSR (reserved bits #GP),
- * then let VM entry load it (with the bits we own) from the guest-state
- * field. In VMX root DEBUGCTL is 0 after every exit (SDM 3C 28.5.1), so 0
- * is what we put back.
+ * Let the real MSR judge the guest's value (reserved bits #GP) and say what
+ * sticks (a CPU or emulator may drop bits it does not implement): the guest
+ * later reads back exactly what it would have read without us. VM entry
+ * then loads that value, plus the bits the hypervisor owns, from the
+ * guest-state field. In VMX root DEBUGCTL is 0 after every exit (SDM 3C
+ * 28.5.1), so 0 is what we put back.
  */
 static bool vt_write_debugctl(struct vt_vcpu *vcpu, u64 value)
 {
+	u64 effective = 0;
+
 	if (vt_wrmsr_safe(MSR_IA32_DEBUGCTLMSR, value))
 		return false;
+	vt_rdmsr_safe(MSR_IA32_DEBUGCTLMSR, &effective);
 	vt_wrmsr_safe(MSR_IA32_DEBUGCTLMSR, 0);
-	vcpu->debugctl_shadow = value;
-	vt_vmwrite(GUEST_IA32_DEBUGCTL, value | vcpu->debugctl_owned);
+	vcpu->debugctl_shadow = effective;
+	vt_vmwrite(GUEST_IA32_DEBUGCTL, effective | vcpu->debugctl_owned);
 	return true;
 }
 

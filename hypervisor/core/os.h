@@ -22,7 +22,8 @@ u64 vt_os_random_u64(void);
 /*
  * Reload TR after leaving VMX: a VM exit leaves TR's limit at 0x67 (SDM
  * Vol. 3C 28.5.2), and only the OS knows its writable GDT alias for
- * clearing the busy bit before LTR.
+ * clearing the busy bit before LTR. Called right after VMXOFF, with
+ * interrupts off and the kernel's GS base restored.
  */
 void vt_os_reload_tr(void);
 /*

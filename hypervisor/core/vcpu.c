@@ -186,10 +186,7 @@ int vt_vcpu_devirtualize(struct vt_vcpu *vcpu)
 	if (!vcpu->launched)
 		return 0;
 	status = vt_vmcall(VTICE_VMCALL_DEVIRTUALIZE, vcpu->hv->key, 0, 0, 0, NULL);
-	if (status != VTICE_VMCALL_OK)
-		return -VT_EIO;
-	vt_os_reload_tr();
-	return 0;
+	return status == VTICE_VMCALL_OK ? 0 : -VT_EIO;
 }
 
 u64 vt_vcpu_emit_test(struct vt_vcpu *vcpu, u32 count, u64 value, u64 *stored)
@@ -247,7 +244,7 @@ static void vt_wrmsr_if_changed(u32 msr, u64 value)
  * A VM exit loaded the host state, which differs from the kernel's in:
  * CR3 (our own PML4), GDTR/IDTR limits (0xFFFF, SDM 3C 28.5.2), DR7 (0x400),
  * DEBUGCTL (0), null DS/ES/FS/GS, FS/GS bases, and TR's limit (0x67; TR is
- * reloaded by the OS layer afterwards). Put all of it back, then VMXOFF.
+ * reloaded by the OS layer last). VMXOFF, then put all of it back.
  */
 static void vt_leave_restore(struct vt_vcpu *vcpu, const struct vt_leave_state *s)
 {
@@ -292,5 +289,7 @@ void vt_vcpu_leave_vmx(struct vt_vcpu *vcpu, struct vt_guest_regs *regs)
 	vt_invalidate_all(vcpu);
 	vt_exit_vmx(vcpu);
 	vt_leave_restore(vcpu, &s);
+	/* After GS is the kernel's again: the OS finds its GDT through it. */
+	vt_os_reload_tr();
 	vcpu->launched = false;
 }

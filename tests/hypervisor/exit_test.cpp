@@ -120,6 +120,32 @@ TEST_F(Exit, DebugctlIsShadowed)
 	r.rax = r.rdx = 0;
 	ASSERT_TRUE(vm_exit(EXIT_REASON_MSR_READ, 0, r));
 	EXPECT_EQ(r.rax, DEBUGCTLMSR_LBR) << "the guest reads back what it wrote";
+	EXPECT_EQ(cpu().msrs[MSR_IA32_DEBUGCTLMSR], 0u) << "root's DEBUGCTL stays 0";
+}
+
+TEST_F(Exit, DebugctlReadsBackWhatTheCpuKeeps)
+{
+	// Like Bochs: WRMSR accepted, nothing sticks. The guest must see the
+	// same 0 it would see without the hypervisor, even with BTF owned.
+	cpu().msr_sticky_mask[MSR_IA32_DEBUGCTLMSR] = 0;
+	vcpu.debugctl_owned = DEBUGCTLMSR_BTF;
+	vt_guest_regs r{};
+	r.rcx = MSR_IA32_DEBUGCTLMSR;
+	r.rax = DEBUGCTLMSR_BTF | DEBUGCTLMSR_LBR;
+	ASSERT_TRUE(vm_exit(EXIT_REASON_MSR_WRITE, 0, r));
+	r.rax = 0xff;
+	ASSERT_TRUE(vm_exit(EXIT_REASON_MSR_READ, 0, r));
+	EXPECT_EQ(r.rax, 0u);
+}
+
+TEST_F(Exit, DebugctlReservedBitsFault)
+{
+	cpu().fail.insert("wrmsr");
+	vt_guest_regs r{};
+	r.rcx = MSR_IA32_DEBUGCTLMSR;
+	r.rax = 1ull << 31;
+	ASSERT_TRUE(vm_exit(EXIT_REASON_MSR_WRITE, 0, r));
+	EXPECT_EQ(entry_event(), kInjectGP);
 }
 
 TEST_F(Exit, UnknownMsrFaultIsReflected)
