@@ -29,8 +29,8 @@ expected() {
 	overhead) echo overhead.getpid ;;
 	cycles) echo cycles.loop cycles.stress-cpu@CPU@ ;;
 	# tests/hypervisor/bochs-scenarios.sh (kept in step with that file)
-	hvhotplug) echo hv.hotplug-offline hv.hotplug-online hv.hotplug-cycles ring.order \
-		ring.overflow hv.hotplug-load-while-offline ;;
+	hvhotplug) echo hv.hotplug-offline hv.hotplug-online hv.hotplug-cycles hv.hotplug-ring.order \
+		hv.hotplug-ring.overflow hv.hotplug-load-while-offline ;;
 	hvrollback) echo hv.rollback-cpu1-vmcall hv.rollback-cpu1-cpuid \
 		hv.rollback-cpu0-vmcall hv.rollback-cpu0-cpuid hv.bad-param ;;
 	hvreboot) echo hv.reboot ;;

@@ -69,18 +69,6 @@ int64_t total_exits(void)
 	return err ? -1 : (int64_t)st.total_exits;
 }
 
-int cmd_exits(int argc, char **argv)
-{
-	int64_t exits = total_exits();
-
-	(void)argc;
-	(void)argv;
-	if (exits < 0)
-		return 1;
-	printf("%lld\n", (long long)exits);
-	return 0;
-}
-
 static void cpuid_exits(int n)
 {
 	for (int i = 0; i < n; i++) {

@@ -79,10 +79,9 @@ static const struct command commands[] = {
 	{ "getpid", cmd_getpid, "NAME N [BASE_NS]  time N getpid calls (and VM exits, ratio to BASE_NS)" },
 	{ "stress", cmd_stress, "NAME SECONDS  fork/exec/syscall workload (0: until SIGTERM)" },
 	{ "status", cmd_status, "NAME  every CPU virtualized, exits counted; prints the table" },
-	{ "exits", cmd_exits, "-  print the total VM-exit count" },
 	{ "devnode", cmd_devnode, "NAME  /dev/vtice is 0600 root and refuses non-root" },
 	{ "fuzz", cmd_fuzz, "NAME N SEED  N random ioctls on /dev/vtice" },
-	{ "ring", cmd_ring, "NAME  VMCALL test records arrive in order; overflow is counted" },
+	{ "ring", cmd_ring, "NAME  NAME.order: EMIT_TEST records in order; NAME.overflow: drops counted" },
 };
 
 static void usage(void)

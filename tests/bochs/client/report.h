@@ -30,7 +30,6 @@ int cmd_msr(int argc, char **argv);
 int cmd_getpid(int argc, char **argv);
 int cmd_stress(int argc, char **argv);
 int cmd_status(int argc, char **argv);
-int cmd_exits(int argc, char **argv);
 int cmd_devnode(int argc, char **argv);
 int cmd_fuzz(int argc, char **argv);
 int cmd_ring(int argc, char **argv);

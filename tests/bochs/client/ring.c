@@ -80,9 +80,9 @@ static long consume_test_records(struct ring *r, int cpu, uint64_t value, uint64
 	return n;
 }
 
-static int check_order(int fd, struct ring *r, int cpu)
+static int check_order(const char *name, int fd, struct ring *r, int cpu)
 {
-	const char *name = "ring.order", *why = NULL;
+	const char *why = NULL;
 	uint32_t count = r->hdr->nr_records / 2 < 1000 ? r->hdr->nr_records / 2 : 1000;
 	struct vtice_emit_test em;
 	uint64_t seq = 0, value = 0x5eed0000ull + (uint64_t)cpu;
@@ -108,9 +108,9 @@ static int check_order(int fd, struct ring *r, int cpu)
 
 /* Fills the ring without consuming, then checks lost, the LOST marker
  * record and that the stored prefix is intact and in order. */
-static int check_overflow(int fd, struct ring *r, int cpu)
+static int check_overflow(const char *name, int fd, struct ring *r, int cpu)
 {
-	const char *name = "ring.overflow", *why = NULL;
+	const char *why = NULL;
 	uint32_t cap = r->hdr->nr_records, extra = 100;
 	uint64_t lost0, lost, seq = 0, value = 0x0f100000ull, mask = cap - 1;
 	struct vtice_emit_test em;
@@ -146,18 +146,22 @@ static int check_overflow(int fd, struct ring *r, int cpu)
 		      (unsigned long long)lost);
 }
 
+/* Reports <NAME>.order and <NAME>.overflow. */
 int cmd_ring(int argc, char **argv)
 {
+	char order[96], overflow[96];
 	struct vtice_status st;
 	struct ring r;
 	int fd, err, cpus = online_cpus(), rc = PASS;
 
 	(void)argc;
-	(void)argv;
+	snprintf(order, sizeof(order), "%s.order", argv[0]);
+	snprintf(overflow, sizeof(overflow), "%s.overflow", argv[0]);
 	fd = open_vtice();
-	if (fd < 0)
-		return report("ring.order", FAIL, "open: %s", strerror(-fd)),
-		       report("ring.overflow", FAIL, "open: %s", strerror(-fd));
+	if (fd < 0) {
+		report(order, FAIL, "open: %s", strerror(-fd));
+		return report(overflow, FAIL, "open: %s", strerror(-fd));
+	}
 	err = vtice_status(fd, &st);
 	if (!err && !st.ring_mmap_size)
 		err = -ENOSYS;
@@ -168,26 +172,26 @@ int cmd_ring(int argc, char **argv)
 		if (err)
 			break;
 		bad = bad_header(&r, &st, cpu);
-		rc = bad ? report("ring.order", FAIL, "cpu %d: %s", cpu, bad)
-			 : check_order(fd, &r, cpu);
+		rc = bad ? report(order, FAIL, "cpu %d: %s", cpu, bad)
+			 : check_order(order, fd, &r, cpu);
 		munmap(r.map, r.len);
 	}
 	if (err) {
 		enum outcome o = err == -ENOTTY || err == -ENOSYS || err == -ENODEV ? SKIP : FAIL;
 
-		report("ring.order", o, "status/mmap: %s", strerror(-err));
+		report(order, o, "status/mmap: %s", strerror(-err));
 		close(fd);
-		return report("ring.overflow", o, "status/mmap: %s", strerror(-err));
+		return report(overflow, o, "status/mmap: %s", strerror(-err));
 	}
 	if (rc == PASS)
-		report("ring.order", PASS, "%d cpus: EMIT_TEST records in sequence", cpus);
+		report(order, PASS, "%d cpus: EMIT_TEST records in sequence", cpus);
 	else if (rc == SKIP) {
 		close(fd);
-		return report("ring.overflow", SKIP, "EMIT_TEST not implemented");
+		return report(overflow, SKIP, "EMIT_TEST not implemented");
 	}
 	err = map_ring(fd, &st, 0, &r);
-	rc = err ? report("ring.overflow", FAIL, "mmap cpu 0: %s", strerror(-err))
-		 : check_overflow(fd, &r, 0);
+	rc = err ? report(overflow, FAIL, "mmap cpu 0: %s", strerror(-err))
+		 : check_overflow(overflow, fd, &r, 0);
 	if (!err)
 		munmap(r.map, r.len);
 	close(fd);
