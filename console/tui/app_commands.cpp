@@ -1,0 +1,96 @@
+// Lines typed on the command line: a few view commands the TUI answers
+// itself, everything else through the engine's command table.
+#include <algorithm>
+
+#include "app.hpp"
+
+namespace vtice::tui {
+
+std::vector<std::string> App::local_command_names()
+{
+	return {"mem", "code", "focus", "zoom", "quit", "q", "exit"};
+}
+
+std::vector<std::string> App::completion_names() const
+{
+	auto names = model_.command_names();
+	for (auto &name : local_command_names())
+		names.push_back(std::move(name));
+	return names;
+}
+
+static std::string trim(const std::string &text)
+{
+	auto first = text.find_first_not_of(" \t");
+	if (first == std::string::npos)
+		return {};
+	auto last = text.find_last_not_of(" \t");
+	return text.substr(first, last - first + 1);
+}
+
+bool App::local_command(const std::string &verb, const std::string &argument)
+{
+	if (verb == "quit" || verb == "q" || verb == "exit") {
+		quit();
+		return true;
+	}
+	if (verb == "focus" || verb == "zoom") {
+		auto id = argument.empty() ? std::optional<PaneId>(focus_) : pane_from_name(argument);
+		if (!id)
+			print(verb + ": no pane '" + argument + "' (registers, disasm, backtrace, breakpoints, "
+			      "memory, trace, output)", Style::Error);
+		else if (verb == "zoom")
+			toggle_zoom(*id);
+		else
+			set_focus(*id);
+		return true;
+	}
+	if (verb != "mem" && verb != "code")
+		return false;
+	auto address = model_.evaluate(argument);
+	if (!address)
+		print(verb + ": " + address.error().to_string(), Style::Error);
+	else if (verb == "mem")
+		show_memory(*address);
+	else
+		show_code(*address);
+	return true;
+}
+
+void App::run_command(const std::string &raw)
+{
+	std::string line = trim(raw);
+	if (line.empty())
+		return;
+	print(std::string(CommandLine::kPrompt) + line, Style::Prompt);
+	auto space = line.find(' ');
+	std::string verb = line.substr(0, space);
+	std::string argument = space == std::string::npos ? "" : trim(line.substr(space));
+	if (local_command(verb, argument))
+		return;
+	std::uint64_t generation = model_.stop_generation();
+	CommandOutput output = model_.execute(line);
+	for (const auto &text : output.lines)
+		print(text, output.error ? Style::Error : Style::Normal);
+	if (output.quit)
+		quit();
+	else
+		after_command(generation);
+}
+
+void App::after_command(std::uint64_t generation_before)
+{
+	switch (model_.state()) {
+	case RunState::Running:
+		print("running... (Ctrl-C interrupts)", Style::Dim);
+		return;
+	case RunState::Stopped:
+		if (model_.stop_generation() == generation_before || !sync_stop())
+			refresh_views();
+		return;
+	default:
+		stopped({model_.state(), model_.stop_reason()});
+	}
+}
+
+}  // namespace vtice::tui

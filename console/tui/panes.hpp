@@ -1,0 +1,164 @@
+// The panes of the debugger screen. Each renders from the Model and keeps
+// only view state (cursor, scroll, fold); the engine owns the truth.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model.hpp"
+#include "pane.hpp"
+#include "trace_view.hpp"
+
+namespace vtice::tui {
+
+class RegistersPane final : public Pane {
+public:
+	explicit RegistersPane(Model &model) : Pane(PaneId::Registers), model_(model) {}
+	std::string title() const override { return "registers"; }
+	void draw(Canvas &body) override;
+	void on_stop() override { registers_ = model_.registers(); }
+	// Rows the register grid needs at this width (the layout asks).
+	int rows_needed(int cols) const;
+
+private:
+	int cell_width() const;
+
+	Model &model_;
+	std::vector<RegisterRow> registers_;
+};
+
+class DisasmPane final : public Pane {
+public:
+	DisasmPane(Model &model, PaneHost &host) : Pane(PaneId::Disasm), model_(model), host_(host) {}
+	std::string title() const override;
+	void draw(Canvas &body) override;
+	KeyFlags on_key(Key key) override;
+	void on_stop() override;
+	// Puts the cursor on address, scrolling so it is visible.
+	void show(std::uint64_t address);
+	std::optional<std::uint64_t> cursor_address() const;
+	const std::vector<DisasmRow> &rows() const { return rows_; }
+
+private:
+	void fetch_from(std::uint64_t top);
+	void fetch_around(std::uint64_t address);
+	int find(std::uint64_t address) const;
+	void move(int delta);
+
+	Model &model_;
+	PaneHost &host_;
+	std::vector<DisasmRow> rows_;
+	std::optional<std::uint64_t> cursor_;
+	int height_ = 20;  // rows at the last draw; keys scroll by it
+};
+
+class BacktracePane final : public Pane {
+public:
+	BacktracePane(Model &model, PaneHost &host) : Pane(PaneId::Backtrace), model_(model), host_(host) {}
+	std::string title() const override { return "backtrace"; }
+	void draw(Canvas &body) override;
+	KeyFlags on_key(Key key) override;
+	void on_stop() override;
+
+private:
+	Model &model_;
+	PaneHost &host_;
+	std::vector<FrameRow> frames_;
+	int cursor_ = 0, top_ = 0, height_ = 1;
+};
+
+class BreakpointsPane final : public Pane {
+public:
+	BreakpointsPane(Model &model, PaneHost &host) : Pane(PaneId::Breakpoints), model_(model), host_(host) {}
+	std::string title() const override { return "breakpoints"; }
+	void draw(Canvas &body) override;
+	KeyFlags on_key(Key key) override;
+	void on_stop() override;
+
+private:
+	Model &model_;
+	PaneHost &host_;
+	std::vector<BreakpointRow> breakpoints_;
+	int cursor_ = 0, top_ = 0, height_ = 1;
+};
+
+class MemoryPane final : public Pane {
+public:
+	explicit MemoryPane(Model &model) : Pane(PaneId::Memory), model_(model) {}
+	std::string title() const override;
+	void draw(Canvas &body) override;
+	KeyFlags on_key(Key key) override;
+	void on_stop() override;
+	void show(std::uint64_t address);
+	std::optional<std::uint64_t> address() const { return address_; }
+
+	static int bytes_per_row(int cols);
+
+private:
+	Model &model_;
+	std::optional<std::uint64_t> address_;
+	bool pinned_ = false;  // the user chose the address: don't follow rsp
+	int width_ = 16;
+	int height_ = 1;
+};
+
+class TracePane final : public Pane {
+public:
+	explicit TracePane(Model &model) : Pane(PaneId::Trace), model_(model) {}
+	std::string title() const override;
+	void draw(Canvas &body) override;
+	KeyFlags on_key(Key key) override;
+	void on_stop() override;
+	TraceView &view() { return view_; }
+	int cursor() const { return cursor_; }
+
+private:
+	KeyFlags fold_key(Key key);
+	std::string render_row(const TraceView::Row &row) const;
+
+	Model &model_;
+	TraceView view_;
+	int cursor_ = 0, top_ = 0, height_ = 1;
+};
+
+class OutputPane final : public Pane {
+public:
+	OutputPane() : Pane(PaneId::Output) {}
+	std::string title() const override { return "output"; }
+	void draw(Canvas &body) override;
+	KeyFlags on_key(Key key) override;
+	void append(const std::string &line, Style style = Style::Normal);
+	std::size_t size() const { return lines_.size(); }
+	const std::string &line(std::size_t i) const { return lines_[i].text; }
+
+	static constexpr std::size_t kScrollback = 5000;
+
+private:
+	struct Line {
+		std::string text;
+		Style style;
+	};
+	std::deque<Line> lines_;
+	int scroll_ = 0;  // lines above the bottom; 0 follows new output
+	int height_ = 1;
+};
+
+class HelpPane final : public Pane {
+public:
+	HelpPane() : Pane(PaneId::Help) {}
+	std::string title() const override { return "help (Esc or F1 closes)"; }
+	void draw(Canvas &body) override;
+	KeyFlags on_key(Key key) override;
+	static std::vector<std::string> text();
+
+private:
+	int top_ = 0, height_ = 1;
+};
+
+// "0xffffffff81234560" for the views.
+std::string hex(std::uint64_t value);
+
+}  // namespace vtice::tui
