@@ -1,0 +1,46 @@
+// The console command table. Each command lives in its own file under
+// debugger/commands/ with its help text and registers one entry here; batch
+// mode and the TUI both dispatch through execute_line().
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "../output.hpp"
+#include "../session.hpp"
+#include "vtice/result.hpp"
+
+namespace vtice::dbg {
+
+struct CommandContext {
+	Session &session;
+	Output &out;
+};
+
+struct Command {
+	const char *name;                  // gdb's name: "break", "info registers"
+	std::vector<const char *> aliases; // WinDbg/SoftICE/gdb short forms: "bp", "b"
+	const char *usage;                 // "break LOCATION [if CONDITION]"
+	const char *summary;               // one line for "help"
+	const char *help;                  // the full text for "help NAME"
+	// args: the words after the command name, as the tokenizer split them.
+	Result<void> (*run)(CommandContext &ctx, const std::vector<std::string> &args);
+};
+
+std::span<const Command> command_table();
+
+// Finds a command by name or alias; multi-word names ("info registers") match
+// the longest prefix of words. consumed = how many words named the command.
+const Command *find_command(const std::vector<std::string> &words, std::size_t &consumed);
+
+// Tokenizes and runs one line. Empty lines and '#' comments do nothing.
+Result<void> execute_line(CommandContext &ctx, std::string_view line);
+
+// Splits a command line: words separated by blanks; "double" and 'single'
+// quotes group; backslash escapes inside double quotes; '#' at a word start
+// begins a comment. Unterminated quotes are an error with the offset.
+Result<std::vector<std::string>> tokenize(std::string_view line);
+
+}  // namespace vtice::dbg

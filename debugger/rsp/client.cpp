@@ -1,0 +1,181 @@
+#include "client.hpp"
+
+#include <chrono>
+
+namespace vtice::dbg::rsp {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int remaining_ms(Clock::time_point deadline, int timeout_ms)
+{
+	if (timeout_ms < 0)
+		return -1;
+	auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+	return left > 0 ? static_cast<int>(left) : 0;
+}
+
+std::string short_text(std::string_view text)
+{
+	return std::string(text.substr(0, 40)) + (text.size() > 40 ? "..." : "");
+}
+
+}  // namespace
+
+Client::Client(std::unique_ptr<Transport> transport, ClientOptions options)
+	: transport_(std::move(transport)), options_(options), reader_(options.max_payload)
+{
+}
+
+Error Client::lost(const std::string &what)
+{
+	connected_ = false;
+	std::size_t partial = reader_.pending();
+	std::string message = what;
+	if (partial)
+		message += " (stub disconnected in the middle of a reply after " + std::to_string(partial) +
+			   " bytes)";
+	reader_.reset();
+	return make_error(message);
+}
+
+// Frames from the buffer first, then from the wire until the deadline.
+Result<std::optional<Frame>> Client::next_frame(int timeout_ms)
+{
+	auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms < 0 ? 0 : timeout_ms);
+	for (;;) {
+		if (auto frame = reader_.next())
+			return std::optional<Frame>(std::move(*frame));
+		if (!connected_)
+			return make_error("not connected to " + transport_->describe());
+		int wait = remaining_ms(deadline, timeout_ms);
+		if (wait == 0 && timeout_ms >= 0)
+			return std::optional<Frame>();
+		auto bytes = transport_->read_some(4096, wait);
+		if (!bytes)
+			return lost(bytes.error().message);
+		if (bytes->empty())
+			return std::optional<Frame>();
+		reader_.feed(*bytes);
+	}
+}
+
+Result<void> Client::wait_ack(std::string_view framed)
+{
+	for (int attempt = 0;; attempt++) {
+		auto frame = next_frame(options_.reply_timeout_ms);
+		if (!frame)
+			return frame.error();
+		if (!*frame)
+			return make_error("no acknowledgement for '" + short_text(framed) + "' within " +
+					  std::to_string(options_.reply_timeout_ms) + " ms");
+		switch ((*frame)->kind) {
+		case Frame::Kind::Ack:
+			return {};
+		case Frame::Kind::Nak:
+			stats_.naks_received++;
+			if (attempt >= options_.retries)
+				return make_error("stub rejected '" + short_text(framed) + "' " +
+						  std::to_string(attempt + 1) + " times (NAK)");
+			if (auto w = transport_->write_all(framed); !w)
+				return lost(w.error().message);
+			break;
+		case Frame::Kind::Garbage:
+			stats_.garbage_bytes += (*frame)->payload.size();
+			break;
+		default:
+			// A stale packet before the ack (QEMU can send one right after
+			// connecting): gdb drops it too; the real reply follows the ack.
+			stats_.stale_packets++;
+			break;
+		}
+	}
+}
+
+Result<void> Client::send(std::string_view payload)
+{
+	if (payload.size() > options_.max_payload)
+		return make_error("packet of " + std::to_string(payload.size()) + " bytes exceeds the limit");
+	std::string framed = frame_packet(payload);
+	if (auto w = transport_->write_all(framed); !w)
+		return lost(w.error().message);
+	stats_.packets_sent++;
+	if (no_ack_)
+		return {};
+	return wait_ack(framed);
+}
+
+Result<std::optional<std::string>> Client::receive(int timeout_ms, bool keep_output)
+{
+	auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms < 0 ? 0 : timeout_ms);
+	int bad = 0;
+	std::string last_reject;
+	for (;;) {
+		auto frame = next_frame(remaining_ms(deadline, timeout_ms));
+		if (!frame)
+			return frame.error();
+		if (!*frame && bad)
+			return make_error("no valid reply: rejected " + std::to_string(bad) + " (" + last_reject + ")");
+		if (!*frame)
+			return std::optional<std::string>();
+		Frame &f = **frame;
+		if (f.kind == Frame::Kind::BadChecksum || f.kind == Frame::Kind::Oversized) {
+			stats_.naks_sent++;
+			last_reject = f.detail;
+			if (++bad > options_.retries)
+				return make_error("reply rejected " + std::to_string(bad) + " times: " + f.detail);
+			if (!no_ack_)
+				if (auto w = transport_->write_all("-"); !w)
+					return lost(w.error().message);
+			continue;
+		}
+		if (f.kind == Frame::Kind::Garbage) {
+			stats_.garbage_bytes += f.payload.size();
+			continue;
+		}
+		if (f.kind != Frame::Kind::Packet)
+			continue;  // a late ack of a retransmission
+		stats_.packets_received++;
+		if (!no_ack_)
+			if (auto w = transport_->write_all("+"); !w)
+				return lost(w.error().message);
+		auto expanded = expand_rle(f.payload);
+		if (!expanded)
+			return make_error("malformed reply: " + expanded.error().to_string());
+		bool output = expanded->size() > 1 && (*expanded)[0] == 'O' && (*expanded)[1] != 'K';
+		if (output && !keep_output) {
+			if (console_) {
+				auto text = from_hex(std::string_view(*expanded).substr(1));
+				if (text)
+					console_(std::string_view(reinterpret_cast<const char *>(text->data()), text->size()));
+			}
+			continue;
+		}
+		return std::optional<std::string>(std::move(*expanded));
+	}
+}
+
+Result<std::string> Client::request(std::string_view payload)
+{
+	if (auto sent = send(payload); !sent)
+		return sent.error();
+	auto reply = receive(options_.reply_timeout_ms);
+	if (!reply)
+		return reply.error();
+	if (!*reply)
+		return make_error("no reply to '" + short_text(payload) + "' within " +
+				  std::to_string(options_.reply_timeout_ms) + " ms");
+	return std::move(**reply);
+}
+
+Result<void> Client::send_interrupt()
+{
+	// Another thread may be inside receive(): report, but leave the reader
+	// state to that thread, which sees the closed connection itself.
+	if (auto w = transport_->write_all("\x03"); !w)
+		return make_error("cannot interrupt: " + w.error().message);
+	return {};
+}
+
+}  // namespace vtice::dbg::rsp

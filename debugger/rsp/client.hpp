@@ -1,0 +1,72 @@
+// The RSP conversation: send a packet, get its ack, get the reply.
+//
+// Handles acks and NAK-driven retransmission both ways, no-ack mode, 'O'
+// console-output packets, stray garbage, and a stub that disappears. Every
+// failure is an Error naming the packet; after any error other than a
+// closed connection the client stays usable.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "packet.hpp"
+#include "transport.hpp"
+#include "vtice/result.hpp"
+
+namespace vtice::dbg::rsp {
+
+struct ClientOptions {
+	int reply_timeout_ms = 10000;  // per reply; a continue waits separately
+	int retries = 3;               // retransmissions after a NAK or a bad checksum
+	std::size_t max_payload = kMaxPacket;
+};
+
+struct ClientStats {
+	std::uint64_t packets_sent = 0, packets_received = 0;
+	std::uint64_t naks_received = 0, naks_sent = 0;
+	std::uint64_t garbage_bytes = 0;
+	std::uint64_t stale_packets = 0;
+};
+
+class Client {
+public:
+	Client(std::unique_ptr<Transport> transport, ClientOptions options = {});
+
+	// Sends one packet and waits for its ack (unless no-ack mode).
+	Result<void> send(std::string_view payload);
+	// Waits for one packet; nothing when timeout_ms passes first (< 0: forever).
+	// 'O' output packets are passed to the console callback, not returned,
+	// unless keep_output is set.
+	Result<std::optional<std::string>> receive(int timeout_ms, bool keep_output = false);
+	// send + receive with the reply timeout; a timeout is an error.
+	Result<std::string> request(std::string_view payload);
+	// Writes 0x03; allowed from another thread while receive() waits.
+	Result<void> send_interrupt();
+
+	void set_no_ack(bool enabled) { no_ack_ = enabled; }
+	bool no_ack() const { return no_ack_; }
+	bool connected() const { return connected_; }
+	const ClientStats &stats() const { return stats_; }
+	std::string describe() const { return transport_->describe(); }
+	void set_console(std::function<void(std::string_view)> console) { console_ = std::move(console); }
+
+private:
+	Result<std::optional<Frame>> next_frame(int timeout_ms);
+	Result<void> wait_ack(std::string_view framed);
+	Error lost(const std::string &what);
+
+	std::unique_ptr<Transport> transport_;
+	ClientOptions options_;
+	FrameReader reader_;
+	bool no_ack_ = false;
+	std::atomic<bool> connected_{true};
+	ClientStats stats_;
+	std::function<void(std::string_view)> console_;
+};
+
+}  // namespace vtice::dbg::rsp

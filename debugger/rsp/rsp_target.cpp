@@ -1,0 +1,382 @@
+#include "rsp_target.hpp"
+
+#include <cstdio>
+
+#include "protocol.hpp"
+
+namespace vtice::dbg::rsp {
+
+namespace {
+
+std::string hex_number(std::uint64_t value)
+{
+	char text[24];
+	std::snprintf(text, sizeof(text), "%llx", static_cast<unsigned long long>(value));
+	return text;
+}
+
+Error reply_error(const std::string &what, const std::string &reply)
+{
+	if (reply.empty())
+		return make_error(what + ": not supported by the stub");
+	if (auto e = error_reply(reply))
+		return make_error(what + ": " + *e);
+	return make_error(what + ": unexpected reply '" + reply.substr(0, 40) + "'");
+}
+
+}  // namespace
+
+RspTarget::RspTarget(std::unique_ptr<Transport> transport, ClientOptions options)
+	: client_(std::move(transport), options)
+{
+}
+
+Result<std::unique_ptr<RspTarget>> RspTarget::connect(std::unique_ptr<Transport> transport, ClientOptions options)
+{
+	std::unique_ptr<RspTarget> target(new RspTarget(std::move(transport), options));
+	if (auto r = target->negotiate(); !r)
+		return r.error();
+	return target;
+}
+
+Result<std::unique_ptr<RspTarget>> RspTarget::connect(std::string_view spec, ClientOptions options)
+{
+	auto transport = connect_transport(spec);
+	if (!transport)
+		return transport.error();
+	return connect(std::move(*transport), options);
+}
+
+std::string RspTarget::describe() const
+{
+	return "rsp " + client_.describe();
+}
+
+Result<std::string> RspTarget::expect_ok(std::string_view packet, const char *what)
+{
+	auto reply = client_.request(packet);
+	if (!reply)
+		return make_error(std::string(what) + ": " + reply.error().message);
+	if (*reply != "OK")
+		return reply_error(what, *reply);
+	return *reply;
+}
+
+Result<void> RspTarget::negotiate()
+{
+	auto reply = client_.request("qSupported:multiprocess+;swbreak+;hwbreak+;vContSupported+;xmlRegisters=i386");
+	if (!reply)
+		return make_error("qSupported: " + reply.error().message);
+	auto supported = parse_supported(*reply);
+	auto has = [&](const char *name) { return supported.count(name) && supported[name] == "+"; };
+	if (supported.count("PacketSize")) {
+		auto size = parse_hex_u64(supported["PacketSize"]);
+		features_.max_packet = size ? static_cast<unsigned>(std::min<std::uint64_t>(*size, kMaxPacket)) : 0;
+	}
+	features_.multiprocess = has("multiprocess");
+	if (has("QStartNoAckMode")) {
+		if (expect_ok("QStartNoAckMode", "QStartNoAckMode"))
+			client_.set_no_ack(true);
+		features_.no_ack = client_.no_ack();
+	}
+	if (!has("qXfer:features:read"))
+		return make_error("stub does not offer qXfer:features:read; cannot learn its registers");
+	auto layout = parse_target_description("target.xml", [this](const std::string &annex) {
+		return read_xfer("features", annex);
+	});
+	if (!layout)
+		return layout.error();
+	layout_ = std::move(*layout);
+	if (auto vcont = client_.request("vCont?"); vcont && vcont->rfind("vCont", 0) == 0)
+		features_.vcont = vcont->find(";s") != std::string::npos && vcont->find(";c") != std::string::npos;
+	if (auto phys = client_.request("qqemu.PhyMemMode"); phys && (*phys == "0" || *phys == "1"))
+		features_.physical_memory = true;
+	return {};
+}
+
+Result<std::string> RspTarget::read_xfer(const std::string &object, const std::string &annex)
+{
+	std::string data;
+	const std::size_t chunk = 0xf00;
+	for (int round = 0; round < 4096; round++) {
+		std::string packet = "qXfer:" + object + ":read:" + annex + ":" + hex_number(data.size()) + "," +
+				     hex_number(chunk);
+		auto reply = client_.request(packet);
+		if (!reply)
+			return reply.error();
+		if (reply->empty() || ((*reply)[0] != 'm' && (*reply)[0] != 'l'))
+			return reply_error("qXfer " + annex, *reply);
+		auto bytes = unescape_binary(std::string_view(*reply).substr(1));
+		if (!bytes)
+			return make_error("qXfer " + annex + ": " + bytes.error().to_string());
+		data.append(bytes->begin(), bytes->end());
+		if ((*reply)[0] == 'l')
+			return data;
+		if (bytes->empty())
+			return make_error("qXfer " + annex + ": stub sent an empty partial chunk");
+	}
+	return make_error("qXfer " + annex + ": object larger than 14 MiB");
+}
+
+Result<RegisterValues> RspTarget::read_registers()
+{
+	auto reply = client_.request("g");
+	if (!reply)
+		return reply.error();
+	if (auto e = error_reply(*reply))
+		return make_error("reading registers: " + *e);
+	auto raw = from_hex(*reply);
+	if (!raw)
+		return make_error("malformed 'g' reply: " + raw.error().to_string());
+	RegisterValues values{std::move(*raw)};
+	// Registers past the 'g' block (QEMU: control registers) come from 'p'.
+	for (const auto &reg : layout_.registers) {
+		if (reg.offset + (reg.bits + 7) / 8 <= values.raw.size() || reg.bits > 64)
+			continue;
+		if (reg.group != "system" && reg.group != "general")
+			continue;
+		auto value = read_register(reg);
+		values.set(reg, value ? *value : 0);
+	}
+	return values;
+}
+
+Result<std::uint64_t> RspTarget::read_register(const RegisterInfo &reg)
+{
+	if (!p_supported_)
+		return make_error("stub does not support reading single registers ('p')");
+	auto reply = client_.request("p" + hex_number(reg.number));
+	if (!reply)
+		return reply.error();
+	if (reply->empty()) {
+		p_supported_ = false;
+		return make_error("stub does not support reading single registers ('p')");
+	}
+	if (auto e = error_reply(*reply))
+		return make_error("reading " + reg.name + ": " + *e);
+	auto raw = from_hex(*reply);
+	if (!raw)
+		return make_error("malformed 'p' reply for " + reg.name + ": " + raw.error().to_string());
+	RegisterValues values{std::move(*raw)};
+	RegisterInfo at_zero = reg;
+	at_zero.offset = 0;
+	auto value = values.get(at_zero);
+	if (!value)
+		return make_error("short 'p' reply for " + reg.name);
+	return *value;
+}
+
+Result<void> RspTarget::write_register(const RegisterInfo &reg, std::uint64_t value)
+{
+	RegisterValues bytes;
+	RegisterInfo at_zero = reg;
+	at_zero.offset = 0;
+	bytes.set(at_zero, value);
+	auto r = expect_ok("P" + hex_number(reg.number) + "=" + to_hex(bytes.raw), "writing register");
+	if (!r)
+		return make_error(r.error().message + " (" + reg.name + ")");
+	return {};
+}
+
+std::size_t RspTarget::chunk_size() const
+{
+	// Hex doubles the size; leave room for the framing.
+	std::size_t packet = features_.max_packet ? features_.max_packet : 4096;
+	return std::max<std::size_t>(16, (packet - 32) / 2);
+}
+
+Result<std::vector<std::uint8_t>> RspTarget::read_chunk(std::uint64_t address, std::size_t length)
+{
+	auto reply = client_.request("m" + hex_number(address) + "," + hex_number(length));
+	if (!reply)
+		return reply.error();
+	if (auto e = error_reply(*reply))
+		return make_error("cannot read memory at 0x" + hex_number(address) + ": " + *e);
+	auto bytes = from_hex(*reply);
+	if (!bytes)
+		return make_error("malformed memory reply at 0x" + hex_number(address) + ": " + bytes.error().to_string());
+	if (bytes->empty())
+		return make_error("cannot read memory at 0x" + hex_number(address));
+	return bytes;
+}
+
+Result<std::vector<std::uint8_t>> RspTarget::read_memory(std::uint64_t address, std::size_t length)
+{
+	std::vector<std::uint8_t> out;
+	out.reserve(length);
+	while (out.size() < length) {
+		std::size_t want = std::min(chunk_size(), length - out.size());
+		auto chunk = read_chunk(address + out.size(), want);
+		if (!chunk)
+			return chunk.error();
+		out.insert(out.end(), chunk->begin(), chunk->end());
+	}
+	return out;
+}
+
+Result<void> RspTarget::write_memory(std::uint64_t address, const std::vector<std::uint8_t> &bytes)
+{
+	std::size_t done = 0;
+	while (done < bytes.size()) {
+		std::size_t n = std::min(chunk_size(), bytes.size() - done);
+		std::string packet = "M" + hex_number(address + done) + "," + hex_number(n) + ":" +
+				     to_hex(std::span(bytes.data() + done, n));
+		if (auto r = expect_ok(packet, "writing memory"); !r)
+			return make_error(r.error().message + " at 0x" + hex_number(address + done));
+		done += n;
+	}
+	return {};
+}
+
+Result<void> RspTarget::set_physical_mode(bool physical)
+{
+	if (!features_.physical_memory)
+		return make_error("stub has no physical memory mode");
+	if (auto r = expect_ok(physical ? "Qqemu.PhyMemMode:1" : "Qqemu.PhyMemMode:0", "physical mode"); !r)
+		return r.error();
+	return {};
+}
+
+Result<void> RspTarget::insert_breakpoint(BreakKind type, std::uint64_t address, unsigned kind)
+{
+	std::string packet = "Z" + std::to_string(static_cast<int>(type)) + "," + hex_number(address) + "," +
+			     hex_number(kind);
+	if (auto r = expect_ok(packet, "inserting breakpoint"); !r)
+		return make_error(r.error().message + " (" + break_kind_name(type) + " at 0x" + hex_number(address) + ")");
+	if (type == BreakKind::Hardware)
+		features_.hw_breakpoints = true;
+	return {};
+}
+
+Result<void> RspTarget::remove_breakpoint(BreakKind type, std::uint64_t address, unsigned kind)
+{
+	std::string packet = "z" + std::to_string(static_cast<int>(type)) + "," + hex_number(address) + "," +
+			     hex_number(kind);
+	if (auto r = expect_ok(packet, "removing breakpoint"); !r)
+		return make_error(r.error().message + " (" + break_kind_name(type) + " at 0x" + hex_number(address) + ")");
+	return {};
+}
+
+std::string RspTarget::thread_text(int thread) const
+{
+	if (features_.multiprocess)
+		return "p1." + hex_number(static_cast<unsigned>(thread));
+	return hex_number(static_cast<unsigned>(thread));
+}
+
+Result<void> RspTarget::resume(ResumeAction action)
+{
+	std::string packet;
+	if (features_.vcont)
+		packet = action == ResumeAction::Continue ? "vCont;c"
+				: "vCont;s:" + thread_text(thread_ > 0 ? thread_ : 1);
+	else
+		packet = action == ResumeAction::Continue ? "c" : "s";
+	if (auto r = client_.send(packet); !r)
+		return r;
+	running_ = true;
+	return {};
+}
+
+Result<std::optional<StopEvent>> RspTarget::wait_stop(int timeout_ms)
+{
+	if (!running_)
+		return make_error("target is not running");
+	auto reply = client_.receive(timeout_ms);
+	if (!reply)
+		return reply.error();
+	if (!*reply)
+		return std::optional<StopEvent>();
+	auto event = parse_stop_reply(**reply);
+	if (!event)
+		return event.error();  // still running: the caller may wait again or interrupt
+	running_ = false;
+	if (event->thread && *event->thread > 0)
+		thread_ = *event->thread;
+	return std::optional<StopEvent>(std::move(*event));
+}
+
+Result<void> RspTarget::interrupt()
+{
+	return client_.send_interrupt();
+}
+
+Result<StopEvent> RspTarget::query_stop()
+{
+	auto reply = client_.request("?");
+	if (!reply)
+		return reply.error();
+	auto event = parse_stop_reply(*reply);
+	if (event && event->thread && *event->thread > 0)
+		thread_ = *event->thread;
+	return event;
+}
+
+Result<std::vector<int>> RspTarget::threads()
+{
+	std::vector<int> out;
+	std::string packet = "qfThreadInfo";
+	for (int round = 0; round < 1024; round++) {
+		auto reply = client_.request(packet);
+		if (!reply)
+			return reply.error();
+		if (*reply == "l" || reply->empty())
+			return out;
+		if ((*reply)[0] != 'm')
+			return reply_error("thread list", *reply);
+		std::string_view list = std::string_view(*reply).substr(1);
+		while (!list.empty()) {
+			auto comma = list.find(',');
+			auto id = parse_thread_id(list.substr(0, comma));
+			if (!id)
+				return id.error();
+			out.push_back(*id);
+			list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+		}
+		packet = "qsThreadInfo";
+	}
+	return make_error("thread list does not end");
+}
+
+Result<void> RspTarget::select_thread(int thread)
+{
+	if (auto r = expect_ok("Hg" + thread_text(thread), "selecting thread"); !r)
+		return r.error();
+	thread_ = thread;
+	return {};
+}
+
+Result<std::string> RspTarget::monitor(const std::string &command)
+{
+	if (auto r = client_.send("qRcmd," + to_hex(command)); !r)
+		return r.error();
+	std::string output;
+	for (int round = 0; round < 100000; round++) {
+		auto reply = client_.receive(10000, true);
+		if (!reply)
+			return reply.error();
+		if (!*reply)
+			return make_error("monitor '" + command + "': no reply");
+		const std::string &text = **reply;
+		if (text == "OK")
+			return output;
+		if (text.size() > 1 && text[0] == 'O') {
+			auto bytes = from_hex(std::string_view(text).substr(1));
+			if (bytes)
+				output.append(bytes->begin(), bytes->end());
+			continue;
+		}
+		return reply_error("monitor '" + command + "'", text);
+	}
+	return make_error("monitor '" + command + "': output does not end");
+}
+
+Result<void> RspTarget::detach()
+{
+	auto r = expect_ok(features_.multiprocess ? "D;1" : "D", "detach");
+	if (!r)
+		return r.error();
+	return {};
+}
+
+}  // namespace vtice::dbg::rsp

@@ -1,0 +1,61 @@
+// Target over the GDB Remote Serial Protocol (QEMU's gdbstub, kgdb, the
+// vtice hypervisor's stub).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "../target.hpp"
+#include "client.hpp"
+
+namespace vtice::dbg::rsp {
+
+class RspTarget final : public Target {
+public:
+	// Negotiates features and reads the register layout.
+	static Result<std::unique_ptr<RspTarget>> connect(std::unique_ptr<Transport> transport,
+							  ClientOptions options = {});
+	static Result<std::unique_ptr<RspTarget>> connect(std::string_view spec, ClientOptions options = {});
+
+	std::string describe() const override;
+	const RegisterLayout &layout() const override { return layout_; }
+	const TargetFeatures &features() const override { return features_; }
+
+	Result<RegisterValues> read_registers() override;
+	Result<std::uint64_t> read_register(const RegisterInfo &reg) override;
+	Result<void> write_register(const RegisterInfo &reg, std::uint64_t value) override;
+	Result<std::vector<std::uint8_t>> read_memory(std::uint64_t address, std::size_t length) override;
+	Result<void> write_memory(std::uint64_t address, const std::vector<std::uint8_t> &bytes) override;
+	Result<void> set_physical_mode(bool physical) override;
+	Result<void> insert_breakpoint(BreakKind type, std::uint64_t address, unsigned kind) override;
+	Result<void> remove_breakpoint(BreakKind type, std::uint64_t address, unsigned kind) override;
+	Result<void> resume(ResumeAction action) override;
+	Result<std::optional<StopEvent>> wait_stop(int timeout_ms) override;
+	Result<void> interrupt() override;
+	Result<StopEvent> query_stop() override;
+	Result<std::vector<int>> threads() override;
+	Result<void> select_thread(int thread) override;
+	int selected_thread() const override { return thread_; }
+	Result<std::string> monitor(const std::string &command) override;
+	Result<void> detach() override;
+
+	Client &client() { return client_; }
+
+private:
+	explicit RspTarget(std::unique_ptr<Transport> transport, ClientOptions options);
+	Result<void> negotiate();
+	Result<std::string> read_xfer(const std::string &object, const std::string &annex);
+	Result<std::string> expect_ok(std::string_view packet, const char *what);
+	Result<std::vector<std::uint8_t>> read_chunk(std::uint64_t address, std::size_t length);
+	std::string thread_text(int thread) const;
+	std::size_t chunk_size() const;
+
+	Client client_;
+	RegisterLayout layout_;
+	TargetFeatures features_;
+	int thread_ = 0;
+	bool running_ = false;
+	bool p_supported_ = true;
+};
+
+}  // namespace vtice::dbg::rsp

@@ -1,0 +1,145 @@
+// The debugger engine: one Target plus what a person debugging it needs —
+// symbols, breakpoints with conditions, stepping (into/over/out), registers
+// with change flags, virtual memory, backtraces, expressions.
+//
+// Views (the ncurses TUI, batch mode) drive a Session through the command
+// table (debugger/commands/command.hpp) or call it directly. Blocking calls
+// (cont, step_*) return the stop; a TUI that must stay responsive uses
+// resume() + poll() and interrupt().
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "output.hpp"
+#include "symbol_source.hpp"
+#include "target.hpp"
+#include "unwind.hpp"
+#include "vtice/result.hpp"
+#include "vtice/symbolizer.hpp"
+
+namespace vtice::dbg {
+
+struct BreakpointSpec {
+	std::string location;    // "do_sys_openat2", "vfs_open+0x10", "0xffffffff81234567", "*$rax"
+	BreakKind type = BreakKind::Software;
+	unsigned length = 1;     // watched bytes for watchpoints
+	std::string condition;   // expression; empty = always stop
+	bool temporary = false;  // deleted on first stop
+};
+
+struct Breakpoint {
+	int id = 0;
+	BreakpointSpec spec;
+	std::uint64_t address = 0;
+	bool enabled = true;
+	bool inserted = false;
+	unsigned hits = 0;
+};
+
+struct RegisterView {
+	const RegisterInfo *info = nullptr;
+	std::uint64_t value = 0;
+	bool changed = false;  // differs from the previous stop
+};
+
+enum class SessionState : std::uint8_t { Stopped, Running, Detached };
+
+// Why a blocking run command returned.
+struct StopInfo {
+	StopEvent event;
+	std::uint64_t pc = 0;
+	std::optional<int> breakpoint;  // id of the breakpoint that caused it
+	std::string describe(const Symbolizer &symbolize) const;
+};
+
+class Session {
+public:
+	explicit Session(std::unique_ptr<Target> target);
+	~Session();
+	Session(const Session &) = delete;
+	Session &operator=(const Session &) = delete;
+
+	Target &target() { return *target_; }
+	SessionState state() const { return state_; }
+
+	// Reads the stop state and registers after connecting ('?' + g).
+	Result<StopInfo> attach();
+	Result<void> detach();
+
+	// Symbols and unwinding data; either may be absent.
+	void set_symbols(std::unique_ptr<SymbolSource> symbols);
+	const SymbolSource *symbols() const { return symbols_.get(); }
+	Symbolizer symbolizer() const;
+	void set_unwinder(std::unique_ptr<Unwinder> unwinder);
+	const Unwinder *unwinder() const { return unwinder_.get(); }
+
+	// "sym", "sym+0x10", "0xffffffff81000000", or any expression.
+	Result<std::uint64_t> resolve_location(std::string_view text);
+	// $rax, symbols, *(u64*)... see debugger/expr.hpp for the grammar.
+	Result<std::uint64_t> evaluate(std::string_view expression);
+
+	// Registers of the selected thread, as of the last stop.
+	Result<std::vector<RegisterView>> registers();
+	Result<std::uint64_t> register_value(std::string_view name);
+	Result<void> set_register(std::string_view name, std::uint64_t value);
+	Result<std::uint64_t> pc();
+
+	// Virtual memory of the selected vCPU. When the stub cannot read a
+	// virtual address it walks the page tables from CR3 over physical reads.
+	Result<std::vector<std::uint8_t>> read_memory(std::uint64_t address, std::size_t length);
+	Result<void> write_memory(std::uint64_t address, const std::vector<std::uint8_t> &bytes);
+	Result<std::uint64_t> translate(std::uint64_t address);
+
+	Result<int> add_breakpoint(const BreakpointSpec &spec);
+	Result<void> delete_breakpoint(int id);
+	Result<void> enable_breakpoint(int id, bool enabled);
+	const std::vector<Breakpoint> &breakpoints() const { return breakpoints_; }
+
+	// Blocking run control; each returns where the target stopped.
+	Result<StopInfo> cont(int timeout_ms = -1);
+	Result<StopInfo> step_instruction();  // stepi / t
+	Result<StopInfo> step_over();         // next / p: calls run to their return
+	Result<StopInfo> step_out(int timeout_ms = -1);  // finish: to the caller
+	// Non-blocking run control for interactive views.
+	Result<void> resume();
+	Result<std::optional<StopInfo>> poll(int timeout_ms);
+	Result<void> interrupt();
+
+	Result<std::vector<Frame>> backtrace(std::size_t max_frames = 64);
+
+	// Called after every stop, e.g. to refresh TUI panes.
+	void on_stop(std::function<void(const StopInfo &)> listener);
+
+	// Engine-internal helpers used by the tracer and commands.
+	Result<RegisterValues> &cached_registers();
+	Result<void> insert_all_breakpoints();
+	Result<void> remove_all_breakpoints();
+	Result<StopInfo> raw_step();  // one instruction, breakpoints not considered
+
+private:
+	struct Impl;
+	Result<StopInfo> finish_stop(const StopEvent &event);
+	Result<StopInfo> wait_and_finish(int timeout_ms);
+	Result<void> step_off_breakpoint();
+	Result<bool> condition_holds(Breakpoint &bp);
+	Breakpoint *breakpoint_at(std::uint64_t address, bool execute_only);
+	Result<StopInfo> run_to(std::uint64_t address, std::uint64_t frame_sp, int timeout_ms);
+
+	std::unique_ptr<Target> target_;
+	std::unique_ptr<SymbolSource> symbols_;
+	std::unique_ptr<Unwinder> unwinder_;
+	std::vector<Breakpoint> breakpoints_;
+	int next_breakpoint_id_ = 1;
+	SessionState state_ = SessionState::Stopped;
+	Result<RegisterValues> registers_ = make_error("registers not read yet");
+	RegisterValues previous_registers_;
+	std::vector<std::function<void(const StopInfo &)>> listeners_;
+};
+
+}  // namespace vtice::dbg

@@ -1,0 +1,57 @@
+// The debugger's view of symbols: name -> address and address -> name.
+//
+// The symbols/ library (kallsyms recovery, ELF, System.map) is adapted to this
+// interface in one place (debugger/symbols_adapter.*), so the engine and its
+// tests do not depend on how the table was obtained.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vtice/result.hpp"
+#include "vtice/symbolizer.hpp"
+
+namespace vtice::dbg {
+
+class SymbolSource {
+public:
+	virtual ~SymbolSource() = default;
+	virtual std::optional<std::uint64_t> lookup(std::string_view name) const = 0;
+	virtual std::optional<SymbolHit> symbolize(std::uint64_t address) const = 0;
+	virtual std::size_t size() const = 0;
+	virtual std::string origin() const = 0;  // "kallsyms from guest memory", "System.map FILE"
+};
+
+// A sorted table of (address, name): what /proc/kallsyms and System.map hold.
+class SymbolList final : public SymbolSource {
+public:
+	struct Entry {
+		std::uint64_t address;
+		std::string name;
+		char type;  // nm type letter, 't', 'T', 'd', ...
+	};
+
+	SymbolList(std::vector<Entry> entries, std::string origin, std::uint64_t slide = 0);
+
+	std::optional<std::uint64_t> lookup(std::string_view name) const override;
+	std::optional<SymbolHit> symbolize(std::uint64_t address) const override;
+	std::size_t size() const override { return entries_.size(); }
+	std::string origin() const override { return origin_; }
+
+private:
+	std::vector<Entry> entries_;  // sorted by address, slide applied
+	std::vector<std::size_t> by_name_;
+	std::string origin_;
+};
+
+// Parses "ffffffff81000000 T _text" lines (/proc/kallsyms, System.map). Lines
+// that do not parse are an error naming the line; module suffixes "[mod]" are kept.
+Result<std::unique_ptr<SymbolList>> parse_kallsyms_text(std::string_view text, std::string origin);
+
+Symbolizer make_symbolizer(const SymbolSource *symbols);
+
+}  // namespace vtice::dbg

@@ -1,0 +1,54 @@
+#include "target.hpp"
+
+#include <cstring>
+
+namespace vtice::dbg {
+
+const RegisterInfo *RegisterLayout::find(const std::string &name) const
+{
+	for (const auto &reg : registers)
+		if (reg.name == name)
+			return &reg;
+	return nullptr;
+}
+
+const RegisterInfo *RegisterLayout::find_number(unsigned number) const
+{
+	for (const auto &reg : registers)
+		if (reg.number == number)
+			return &reg;
+	return nullptr;
+}
+
+std::optional<std::uint64_t> RegisterValues::get(const RegisterInfo &reg) const
+{
+	unsigned bytes = (reg.bits + 7) / 8;
+	if (reg.offset + bytes > raw.size() || bytes == 0)
+		return std::nullopt;
+	std::uint64_t value = 0;
+	std::memcpy(&value, raw.data() + reg.offset, bytes < 8 ? bytes : 8);
+	return value;
+}
+
+void RegisterValues::set(const RegisterInfo &reg, std::uint64_t value)
+{
+	unsigned bytes = (reg.bits + 7) / 8;
+	if (raw.size() < reg.offset + bytes)
+		raw.resize(reg.offset + bytes);
+	std::memset(raw.data() + reg.offset, 0, bytes);
+	std::memcpy(raw.data() + reg.offset, &value, bytes < 8 ? bytes : 8);
+}
+
+const char *break_kind_name(BreakKind kind)
+{
+	switch (kind) {
+	case BreakKind::Software: return "breakpoint";
+	case BreakKind::Hardware: return "hw breakpoint";
+	case BreakKind::WriteWatch: return "watchpoint";
+	case BreakKind::ReadWatch: return "read watchpoint";
+	case BreakKind::AccessWatch: return "acc watchpoint";
+	}
+	return "?";
+}
+
+}  // namespace vtice::dbg

@@ -1,0 +1,135 @@
+// What the debugger engine needs from a stopped-or-running machine.
+//
+// A Target is one connection to one machine: the GDB Remote Serial Protocol
+// client (debugger/rsp/) today, the local /dev/vtice device or a trace file
+// later. It speaks in raw registers, bytes and stop events; breakpoints with
+// conditions, stepping over calls, symbols and unwinding live in Session.
+//
+// Threading: a Target is used from one thread, except interrupt(), which may be
+// called from another thread (a TUI key or SIGINT handler) while wait_stop()
+// blocks.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "vtice/result.hpp"
+
+namespace vtice::dbg {
+
+// One register as the target describes it (qXfer:features target.xml).
+struct RegisterInfo {
+	std::string name;      // "rip", "eflags", "cr3", "xmm0"
+	unsigned number = 0;   // the stub's register number (p/P)
+	unsigned bits = 0;     // width in bits
+	unsigned offset = 0;   // byte offset in the 'g' block
+	std::string group;     // "general", "system", "float", "vector", ... ("" when unknown)
+	std::string type;      // "int64", "code_ptr", "i387_ext", "vec128", "i386_eflags", ...
+};
+
+struct RegisterLayout {
+	std::vector<RegisterInfo> registers;  // in 'g' block order
+	unsigned g_size = 0;                  // bytes of the 'g' block
+	std::string architecture;             // "i386:x86-64"
+
+	const RegisterInfo *find(const std::string &name) const;
+	const RegisterInfo *find_number(unsigned number) const;
+};
+
+// Register contents for one thread, laid out like the 'g' block.
+struct RegisterValues {
+	std::vector<std::uint8_t> raw;
+
+	// The low 64 bits of a register (little endian); nothing if out of range.
+	std::optional<std::uint64_t> get(const RegisterInfo &reg) const;
+	void set(const RegisterInfo &reg, std::uint64_t value);
+};
+
+enum class BreakKind : std::uint8_t {
+	Software = 0,     // Z0: int3 written by the stub
+	Hardware = 1,     // Z1: debug register, execute
+	WriteWatch = 2,   // Z2
+	ReadWatch = 3,    // Z3
+	AccessWatch = 4,  // Z4
+};
+
+const char *break_kind_name(BreakKind kind);
+
+enum class StopReason : std::uint8_t {
+	Signal,       // a plain S/T reply (single-step done, interrupted, ...)
+	Breakpoint,   // swbreak/hwbreak, or SIGTRAP at an inserted breakpoint
+	Watchpoint,   // watch/rwatch/awatch
+	Exited,       // W: the process (machine) exited
+	Terminated,   // X: killed by a signal
+};
+
+struct StopEvent {
+	StopReason reason = StopReason::Signal;
+	int signal = 0;                        // 5 = SIGTRAP, 2 = SIGINT
+	std::optional<int> thread;             // thread that stopped (QEMU: vCPU index + 1)
+	std::optional<BreakKind> watch_kind;   // for Watchpoint
+	std::optional<std::uint64_t> watch_address;
+	bool swbreak = false, hwbreak = false; // the stub said so
+	std::string raw;                       // the stop reply as received
+};
+
+enum class ResumeAction : std::uint8_t { Continue, Step };
+
+// Options a target may offer; Session adapts to what is missing.
+struct TargetFeatures {
+	bool no_ack = false;            // QStartNoAckMode in effect
+	bool vcont = false;             // vCont;c;s
+	bool binary_write = false;      // X packets accepted
+	bool binary_read = false;       // x packets accepted
+	bool physical_memory = false;   // set_physical_mode() available (QEMU Qqemu.PhyMemMode)
+	bool multiprocess = false;      // detach needs D;pid
+	bool hw_breakpoints = false;    // Z1 accepted (learnt on first use)
+	unsigned max_packet = 0;        // PacketSize from qSupported
+};
+
+class Target {
+public:
+	virtual ~Target() = default;
+
+	virtual std::string describe() const = 0;  // "rsp tcp:127.0.0.1:1234"
+	virtual const RegisterLayout &layout() const = 0;
+	virtual const TargetFeatures &features() const = 0;
+
+	// Registers of the selected thread.
+	virtual Result<RegisterValues> read_registers() = 0;
+	// One register (p); cheaper than read_registers() for the tracer.
+	virtual Result<std::uint64_t> read_register(const RegisterInfo &reg) = 0;
+	virtual Result<void> write_register(const RegisterInfo &reg, std::uint64_t value) = 0;
+
+	// Memory as the selected vCPU sees it (virtual), or physical when
+	// set_physical_mode(true) succeeded. A short read is an error naming the address.
+	virtual Result<std::vector<std::uint8_t>> read_memory(std::uint64_t address, std::size_t length) = 0;
+	virtual Result<void> write_memory(std::uint64_t address, const std::vector<std::uint8_t> &bytes) = 0;
+	virtual Result<void> set_physical_mode(bool physical) = 0;
+
+	// kind: breakpoint length in bytes (1 for int3), or the watched length.
+	virtual Result<void> insert_breakpoint(BreakKind type, std::uint64_t address, unsigned kind) = 0;
+	virtual Result<void> remove_breakpoint(BreakKind type, std::uint64_t address, unsigned kind) = 0;
+
+	// Starts the machine (Continue) or the selected thread for one
+	// instruction (Step); wait_stop() collects the stop.
+	virtual Result<void> resume(ResumeAction action) = 0;
+	// Nothing on timeout (timeout_ms < 0: wait forever).
+	virtual Result<std::optional<StopEvent>> wait_stop(int timeout_ms) = 0;
+	// Asks a running target to stop; safe from another thread.
+	virtual Result<void> interrupt() = 0;
+	// Why the target is stopped now ('?').
+	virtual Result<StopEvent> query_stop() = 0;
+
+	virtual Result<std::vector<int>> threads() = 0;
+	virtual Result<void> select_thread(int thread) = 0;
+	virtual int selected_thread() const = 0;
+
+	// A monitor command (qRcmd); returns what the stub printed.
+	virtual Result<std::string> monitor(const std::string &command) = 0;
+	virtual Result<void> detach() = 0;
+};
+
+}  // namespace vtice::dbg

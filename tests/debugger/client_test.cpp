@@ -1,0 +1,232 @@
+// The RSP client against a scripted fake stub: bad checksums, NAKs,
+// truncated and oversized replies, disconnects and unknown stop replies must
+// give a clear error and leave the client (or target) usable.
+#include <gtest/gtest.h>
+
+#include <atomic>
+
+#include "fake_stub.hpp"
+#include "rsp/client.hpp"
+#include "rsp/rsp_target.hpp"
+
+using namespace vtice::dbg;
+using namespace vtice::dbg::rsp;
+using vtice::dbg::test::FakeStub;
+
+namespace {
+
+ClientOptions quick()
+{
+	ClientOptions o;
+	o.reply_timeout_ms = 500;
+	return o;
+}
+
+// Answers the packets RspTarget::connect sends, then defers to extra.
+FakeStub::Script minimal_stub(std::function<std::string(const std::string &)> extra)
+{
+	return [extra](const std::string &p) -> std::string {
+		if (p.rfind("qSupported", 0) == 0)
+			return "+" + FakeStub::packet("PacketSize=100;qXfer:features:read+;multiprocess+");
+		if (p.rfind("qXfer:features:read:target.xml:", 0) == 0)
+			return "+" + FakeStub::packet("l<target><reg name=\"rip\" bitsize=\"64\"/>"
+						      "<reg name=\"rsp\" bitsize=\"64\"/></target>");
+		if (p == "vCont?")
+			return "+" + FakeStub::packet("vCont;c;C;s;S");
+		if (p == "qqemu.PhyMemMode")
+			return "+" + FakeStub::packet("");
+		return extra(p);
+	};
+}
+
+}  // namespace
+
+TEST(RspClient, RetransmitsAfterNak)
+{
+	std::atomic<int> seen{0};
+	FakeStub stub([&](const std::string &p) -> std::string {
+		if (p == "-")
+			return "";
+		if (seen++ == 0)
+			return "-";  // reject the first copy
+		return "+" + FakeStub::packet("OK");
+	});
+	Client client(stub.client_transport(), quick());
+	auto reply = client.request("Z0,1000,1");
+	ASSERT_TRUE(reply.ok()) << reply.error().message;
+	EXPECT_EQ(*reply, "OK");
+	EXPECT_EQ(client.stats().naks_received, 1u);
+	EXPECT_EQ(stub.received().size(), 2u);
+}
+
+TEST(RspClient, GivesUpAfterRepeatedNaks)
+{
+	FakeStub stub([](const std::string &p) -> std::string { return p == "-" ? "" : "-"; });
+	Client client(stub.client_transport(), quick());
+	auto reply = client.request("g");
+	ASSERT_FALSE(reply.ok());
+	EXPECT_NE(reply.error().message.find("NAK"), std::string::npos);
+}
+
+TEST(RspClient, NaksBadChecksumAndAcceptsTheRetry)
+{
+	FakeStub stub([](const std::string &p) -> std::string {
+		if (p == "-")
+			return FakeStub::packet("1234");
+		return "+$1234#00";  // wrong checksum first
+	});
+	Client client(stub.client_transport(), quick());
+	auto reply = client.request("m0,2");
+	ASSERT_TRUE(reply.ok()) << reply.error().message;
+	EXPECT_EQ(*reply, "1234");
+	EXPECT_EQ(client.stats().naks_sent, 1u);
+	EXPECT_EQ(stub.naks_received(), 1);
+}
+
+TEST(RspClient, PersistentlyCorruptReplyIsAnError)
+{
+	FakeStub stub([](const std::string &) -> std::string { return "+$1234#00"; });
+	Client client(stub.client_transport(), quick());
+	auto reply = client.request("m0,2");
+	ASSERT_FALSE(reply.ok());
+	EXPECT_NE(reply.error().message.find("checksum"), std::string::npos);
+	EXPECT_TRUE(client.connected());
+}
+
+TEST(RspClient, TruncatedReplyTimesOutThenRecovers)
+{
+	std::atomic<int> n{0};
+	FakeStub stub([&](const std::string &p) -> std::string {
+		if (p == "-")
+			return "";
+		if (n++ == 0)
+			return "+$12";  // never finished
+		return "#9a" + std::string("+") + FakeStub::packet("OK");
+	});
+	Client client(stub.client_transport(), quick());
+	auto first = client.request("m0,2");
+	ASSERT_FALSE(first.ok());
+	EXPECT_NE(first.error().message.find("no reply"), std::string::npos);
+	// The stub finishes the old packet (bad checksum) and answers the new one.
+	auto second = client.request("?");
+	ASSERT_TRUE(second.ok()) << second.error().message;
+	EXPECT_EQ(*second, "OK");
+}
+
+TEST(RspClient, OversizedReplyIsRejected)
+{
+	ClientOptions o = quick();
+	o.max_payload = 64;
+	FakeStub stub([](const std::string &p) -> std::string {
+		return p == "-" ? "" : "+" + FakeStub::packet(std::string(200, 'a'));
+	});
+	Client client(stub.client_transport(), o);
+	auto reply = client.request("g");
+	ASSERT_FALSE(reply.ok());
+	EXPECT_NE(reply.error().message.find("longer than 64"), std::string::npos);
+	EXPECT_FALSE(client.send(std::string(100, 'x')).ok());
+}
+
+TEST(RspClient, DisconnectMidReplyIsReported)
+{
+	FakeStub stub([](const std::string &) -> std::string { return "+$00112233<close>"; });
+	Client client(stub.client_transport(), quick());
+	auto reply = client.request("g");
+	ASSERT_FALSE(reply.ok());
+	EXPECT_NE(reply.error().message.find("closed the connection"), std::string::npos);
+	EXPECT_NE(reply.error().message.find("middle of a reply"), std::string::npos);
+	EXPECT_FALSE(client.connected());
+	auto again = client.request("?");
+	ASSERT_FALSE(again.ok());
+	EXPECT_NE(again.error().message.find("closed"), std::string::npos);
+}
+
+TEST(RspClient, ConsoleOutputAndGarbageAreSkipped)
+{
+	FakeStub stub([](const std::string &) -> std::string {
+		return "+junk\r\n" + FakeStub::packet("O68690a") + FakeStub::packet("OK");
+	});
+	Client client(stub.client_transport(), quick());
+	std::string console;
+	client.set_console([&](std::string_view text) { console.append(text); });
+	auto reply = client.request("qRcmd,68");
+	ASSERT_TRUE(reply.ok()) << reply.error().message;
+	EXPECT_EQ(*reply, "OK");
+	EXPECT_EQ(console, "hi\n");
+	EXPECT_EQ(client.stats().garbage_bytes, 6u);
+}
+
+TEST(RspClient, RunLengthReplyIsExpanded)
+{
+	FakeStub stub([](const std::string &) -> std::string { return "+$0* #5a"; });
+	// checksum of "0* " = 0x30 + 0x2a + 0x20 = 0x7a
+	Client client(stub.client_transport(), quick());
+	auto reply = client.request("m0,2");
+	ASSERT_FALSE(reply.ok());  // 0x5a is wrong on purpose: NAK, no retry answer
+	FakeStub good([](const std::string &) -> std::string { return "+$0* #7a"; });
+	Client client2(good.client_transport(), quick());
+	auto ok = client2.request("m0,2");
+	ASSERT_TRUE(ok.ok()) << ok.error().message;
+	EXPECT_EQ(*ok, "0000");
+}
+
+TEST(RspTargetFake, UnknownStopReplyKeepsTargetUsable)
+{
+	std::atomic<int> conts{0};
+	FakeStub stub(minimal_stub([&](const std::string &p) -> std::string {
+		if (p == "vCont;c")
+			return "+" + FakeStub::packet("Q05") + FakeStub::packet("T05thread:p01.01;swbreak:;");
+		if (p == "g")
+			return "+" + FakeStub::packet("00100081ffffffff0000000000000000");
+		return "+" + FakeStub::packet("");
+	}));
+	auto target = RspTarget::connect(stub.client_transport(), quick());
+	ASSERT_TRUE(target.ok()) << target.error().message;
+	ASSERT_TRUE((*target)->resume(ResumeAction::Continue).ok());
+	auto bad = (*target)->wait_stop(500);
+	ASSERT_FALSE(bad.ok());
+	EXPECT_NE(bad.error().message.find("unknown stop reply 'Q05'"), std::string::npos);
+	auto good = (*target)->wait_stop(500);
+	ASSERT_TRUE(good.ok()) << good.error().message;
+	ASSERT_TRUE(good->has_value());
+	EXPECT_TRUE((*good)->swbreak);
+	auto regs = (*target)->read_registers();
+	ASSERT_TRUE(regs.ok()) << regs.error().message;
+	EXPECT_EQ(*regs->get(*(*target)->layout().find("rip")), 0xffffffff81001000ull);
+}
+
+TEST(RspTargetFake, MemoryErrorsAndUnsupportedPackets)
+{
+	FakeStub stub(minimal_stub([](const std::string &p) -> std::string {
+		if (p.rfind("m", 0) == 0)
+			return "+" + FakeStub::packet("E14");
+		if (p.rfind("Z1", 0) == 0)
+			return "+" + FakeStub::packet("");
+		if (p == "g")
+			return "+" + FakeStub::packet("zz");
+		return "+" + FakeStub::packet("");
+	}));
+	auto target = RspTarget::connect(stub.client_transport(), quick());
+	ASSERT_TRUE(target.ok()) << target.error().message;
+	auto mem = (*target)->read_memory(0xffffffff81000000ull, 16);
+	ASSERT_FALSE(mem.ok());
+	EXPECT_NE(mem.error().message.find("0xffffffff81000000"), std::string::npos);
+	auto z1 = (*target)->insert_breakpoint(BreakKind::Hardware, 0x1000, 1);
+	ASSERT_FALSE(z1.ok());
+	EXPECT_NE(z1.error().message.find("not supported"), std::string::npos);
+	auto regs = (*target)->read_registers();
+	ASSERT_FALSE(regs.ok());
+	EXPECT_NE(regs.error().message.find("malformed 'g' reply"), std::string::npos);
+}
+
+TEST(RspTargetFake, MissingTargetDescriptionIsAnError)
+{
+	FakeStub stub([](const std::string &p) -> std::string {
+		if (p.rfind("qSupported", 0) == 0)
+			return "+" + FakeStub::packet("PacketSize=100");
+		return "+" + FakeStub::packet("");
+	});
+	auto target = RspTarget::connect(stub.client_transport(), quick());
+	ASSERT_FALSE(target.ok());
+	EXPECT_NE(target.error().message.find("qXfer:features:read"), std::string::npos);
+}

@@ -1,0 +1,15 @@
+#!/bin/busybox sh
+# /init of the QEMU rig's initramfs.
+/bin/busybox --install -s /bin
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+echo "vtice marker file" > /etc/vtice-marker
+# The symbol table for tests, from the running kernel itself (an independent
+# source: the kernel's own kallsyms), on the second serial port.
+cat /proc/kallsyms > /dev/ttyS1
+echo "VTICE-KALLSYMS-DONE"
+/workload &
+echo "VTICE-READY pid $!"
+while true; do sleep 3600; done

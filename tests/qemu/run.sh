@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# The QEMU rig: the Debian kernel (uncompressed vmlinux, PVH boot) with a
+# busybox initramfs and the vtice-work workload, gdbstub on loopback.
+#
+# Usage:
+#   tests/qemu/run.sh start [--dir DIR] [--port N] [--smp N]   boot, wait for the workload, print the port
+#   tests/qemu/run.sh stop [--dir DIR]                         stop the QEMU started there
+#   tests/qemu/run.sh exec [--dir DIR] [--smp N] -- CMD...     start, run CMD, always stop; CMD's exit code
+#   tests/qemu/run.sh initramfs [--dir DIR]                    (re)build DIR/initramfs.cpio only
+#
+# DIR (default build/qemu) receives: initramfs.cpio, serial.log (ttyS0),
+# kallsyms.txt (the guest's /proc/kallsyms via ttyS1), port, qemu.pid.
+# exec exports VTICE_QEMU_PORT, VTICE_QEMU_DIR, VTICE_QEMU_KALLSYMS to CMD.
+# Exit code 77 when QEMU or the kernel is missing (tests count it as skipped).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+dir=$root/build/qemu
+port=
+smp=1
+cmd=${1:-}
+[[ $# -gt 0 ]] && shift
+
+usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; }
+
+while [[ $# -gt 0 ]]; do
+	case $1 in
+	--dir) dir=$2; shift 2 ;;
+	--port) port=$2; shift 2 ;;
+	--smp) smp=$2; shift 2 ;;
+	--) shift; break ;;
+	-h|--help) usage; exit 0 ;;
+	*) echo "run.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
+	esac
+done
+
+kernel_dir() {
+	local k
+	k=$(ls -d "$root"/build/kernel/*/ 2>/dev/null | head -1)
+	[[ -n "$k" && -f "$k/vmlinux" ]] || return 1
+	echo "${k%/}"
+}
+
+build_initramfs() {
+	local stage=$dir/initramfs.d
+	command -v busybox >/dev/null || { echo "run.sh: busybox-static missing" >&2; exit 77; }
+	rm -rf "$stage" && mkdir -p "$stage"/{bin,proc,sys,dev,etc,tmp}
+	cp "$(command -v busybox)" "$stage/bin/busybox"
+	cp "$here/init.sh" "$stage/init" && chmod +x "$stage/init"
+	gcc -static -O2 -o "$stage/workload" "$here/workload.c"
+	(cd "$stage" && find . | cpio -o -H newc --quiet) > "$dir/initramfs.cpio"
+	rm -rf "$stage"
+}
+
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+start() {
+	command -v qemu-system-x86_64 >/dev/null || { echo "run.sh: qemu-system-x86_64 missing" >&2; exit 77; }
+	local k
+	k=$(kernel_dir) || { echo "run.sh: no kernel under build/kernel (run tools/kernel.sh)" >&2; exit 77; }
+	mkdir -p "$dir"
+	[[ -f "$dir/initramfs.cpio" && "$dir/initramfs.cpio" -nt "$here/workload.c" &&
+	   "$dir/initramfs.cpio" -nt "$here/init.sh" ]] || build_initramfs
+	[[ -n "$port" ]] || port=$(free_port)
+	rm -f "$dir/serial.log" "$dir/kallsyms.txt"
+	qemu-system-x86_64 -accel tcg -m 512 -smp "$smp" -cpu max -display none -no-reboot \
+		-kernel "$k/vmlinux" -initrd "$dir/initramfs.cpio" \
+		-append "console=ttyS0 panic=-1 quiet" \
+		-serial "file:$dir/serial.log" -serial "file:$dir/kallsyms.txt" \
+		-monitor none -gdb "tcp:127.0.0.1:$port" \
+		-daemonize -pidfile "$dir/qemu.pid"
+	echo "$port" > "$dir/port"
+	local i
+	for ((i = 0; i < 600; i++)); do
+		grep -q VTICE-READY "$dir/serial.log" 2>/dev/null && { echo "$port"; return 0; }
+		kill -0 "$(cat "$dir/qemu.pid")" 2>/dev/null || { echo "run.sh: QEMU died" >&2; cat "$dir/serial.log" >&2; exit 1; }
+		sleep 0.1
+	done
+	echo "run.sh: guest did not reach VTICE-READY in 60 s; serial log:" >&2
+	tail -20 "$dir/serial.log" >&2
+	stop
+	exit 1
+}
+
+stop() {
+	[[ -f "$dir/qemu.pid" ]] || return 0
+	local pid
+	pid=$(cat "$dir/qemu.pid")
+	kill "$pid" 2>/dev/null || true
+	for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	kill -9 "$pid" 2>/dev/null || true
+	rm -f "$dir/qemu.pid"
+}
+
+case $cmd in
+start) start ;;
+stop) stop ;;
+initramfs) mkdir -p "$dir" && build_initramfs ;;
+exec)
+	[[ $# -gt 0 ]] || { echo "run.sh exec: no command after --" >&2; exit 2; }
+	trap stop EXIT
+	start >/dev/null
+	export VTICE_QEMU_PORT=$(cat "$dir/port") VTICE_QEMU_DIR=$dir VTICE_QEMU_KALLSYMS=$dir/kallsyms.txt
+	set +e
+	"$@"
+	exit $?
+	;;
+-h|--help|help) usage ;;
+*) usage >&2; exit 2 ;;
+esac
