@@ -69,8 +69,13 @@ bool App::poll_target(int timeout_ms)
 void App::stopped(const StopEvent &event)
 {
 	seen_generation_ = model_.stop_generation();
+	for (const auto &line : event.output)
+		print(line, event.error ? Style::Error : Style::Normal);
 	switch (event.state) {
-	case RunState::Stopped: print("stopped: " + event.reason, Style::Prompt); break;
+	case RunState::Stopped:
+		if (event.moved)
+			print("stopped: " + event.reason, Style::Prompt);
+		break;
 	case RunState::Exited: print("target exited: " + event.reason, Style::Error); break;
 	case RunState::Disconnected: print("target disconnected: " + event.reason, Style::Error); break;
 	case RunState::Running: return;

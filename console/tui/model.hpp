@@ -54,6 +54,11 @@ struct BreakpointRow {
 struct StopEvent {
 	RunState state = RunState::Stopped;
 	std::string reason;  // "breakpoint 1, do_sys_openat2", "step", "interrupted"
+	// A command that outlived the quick wait (`continue` typed on the
+	// command line) delivers its output with the stop.
+	std::vector<std::string> output;
+	bool error = false;
+	bool moved = true;  // false: the job ended without running the target
 };
 
 // Output of one command-line command: plain text lines as batch mode prints them.
@@ -62,6 +67,9 @@ struct CommandOutput {
 	bool error = false;
 	bool quit = false;  // the command asked to leave (quit, q, detach)
 };
+
+// "0xffffffff81234560": how the views and the model spell addresses.
+std::string hex(std::uint64_t value);
 
 class Model {
 public:

@@ -158,7 +158,4 @@ private:
 	int top_ = 0, height_ = 1;
 };
 
-// "0xffffffff81234560" for the views.
-std::string hex(std::uint64_t value);
-
 }  // namespace vtice::tui
