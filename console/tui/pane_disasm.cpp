@@ -99,7 +99,11 @@ KeyFlags DisasmPane::on_key(Key key)
 	return kConsumed;
 }
 
-static std::string disasm_line(const DisasmRow &row, int location_width)
+// Byte column only when the pane is wide enough to keep the text readable.
+constexpr int kBytesMinCols = 110;
+constexpr std::size_t kBytesWidth = 24;
+
+static std::string disasm_line(const DisasmRow &row, int location_width, bool bytes)
 {
 	std::string line;
 	line += row.breakpoint ? 'B' : ' ';
@@ -110,6 +114,11 @@ static std::string disasm_line(const DisasmRow &row, int location_width)
 		? row.location.substr(0, location_width) : row.location;
 	line += "<" + where + ">";
 	line.append(location_width - where.size() + 2, ' ');
+	if (bytes) {
+		std::string column = row.bytes.substr(0, kBytesWidth);
+		column.resize(kBytesWidth + 1, ' ');
+		line += column;
+	}
 	line += row.text;
 	return line;
 }
@@ -140,7 +149,8 @@ void DisasmPane::draw(Canvas &body)
 	for (int i = 0; i < height_ && i < static_cast<int>(rows_.size()); ++i) {
 		const auto &row = rows_[i];
 		bool at_cursor = cursor_ && row.address == *cursor_;
-		body.line(i, disasm_line(row, static_cast<int>(location_width)), disasm_style(row, at_cursor));
+		body.line(i, disasm_line(row, static_cast<int>(location_width), body.cols() >= kBytesMinCols),
+			  disasm_style(row, at_cursor));
 		if (at_cursor && row.current)
 			body.text(i, 0, row.breakpoint ? "B>" : " >", Style::Cursor);
 	}

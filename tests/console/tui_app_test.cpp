@@ -232,6 +232,7 @@ TEST_F(TuiApp, ResizeRelaysOutWithoutStaleCells)
 	EXPECT_EQ(app->layout()[PaneId::Command], (Rect{19, 0, 1, 60}));
 	EXPECT_TRUE(app->layout().separators.empty());
 	EXPECT_FALSE(app->layout().visible(PaneId::Backtrace));
+	// The byte column is 24 wide plus a space: 11 characters of bytes, 14 of pad.
 	EXPECT_TRUE(terminal.shows(">ffffffff81001028")) << terminal.screen();
 	// Focus on a pane the new size hides falls back to the command line.
 	terminal.resize(30, 100);
@@ -286,4 +287,14 @@ TEST_F(TuiApp, TypingACommandFromAnyPaneNeverTriggersPaneKeys)
 	app->set_focus(PaneId::Breakpoints);
 	press(kKeyDelete);
 	EXPECT_TRUE(model.breakpoint_set.empty());
+}
+
+TEST_F(TuiApp, WideDisassemblyShowsInstructionBytes)
+{
+	EXPECT_FALSE(terminal.shows("00 00 00 00  insn_10")) << terminal.screen();
+	terminal.resize(40, 200);
+	press(kKeyResize);
+	// The byte column is 24 wide plus a space: 11 characters of bytes, 14 of pad.
+	EXPECT_TRUE(terminal.shows(">ffffffff81001028  <func+0x28>  00 00 00 00" + std::string(14, ' ') + "insn_10"))
+		<< terminal.screen();
 }
