@@ -5,9 +5,11 @@
 namespace vtice::console {
 
 int cmd_version(int argc, char **argv);
+int cmd_attach(int argc, char **argv);
 
 static const std::array kSubcommands = {
 	Subcommand{"version", "print the vtice version and record format", cmd_version},
+	Subcommand{"attach", "debug a kernel over the GDB remote protocol (QEMU, kgdb)", cmd_attach},
 };
 
 std::span<const Subcommand> subcommands() { return kSubcommands; }

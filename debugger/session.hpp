@@ -16,9 +16,11 @@
 #include <string_view>
 #include <vector>
 
+#include "disasm/disassembler.hpp"
 #include "output.hpp"
 #include "symbol_source.hpp"
 #include "target.hpp"
+#include "expr.hpp"
 #include "unwind.hpp"
 #include "vtice/result.hpp"
 #include "vtice/symbolizer.hpp"
@@ -113,31 +115,41 @@ public:
 
 	Result<std::vector<Frame>> backtrace(std::size_t max_frames = 64);
 
+	// Decodes count instructions from address (memory as the target has it).
+	Result<std::vector<Instruction>> disassemble(std::uint64_t address, std::size_t count);
+	const Disassembler &disassembler() const { return *disassembler_; }
+
 	// Called after every stop, e.g. to refresh TUI panes.
 	void on_stop(std::function<void(const StopInfo &)> listener);
 
 	// Engine-internal helpers used by the tracer and commands.
 	Result<RegisterValues> &cached_registers();
-	Result<void> insert_all_breakpoints();
-	Result<void> remove_all_breakpoints();
+	void invalidate_registers();  // after running the target behind the Session's back
 	Result<StopInfo> raw_step();  // one instruction, breakpoints not considered
+	// Kernel text range for heuristics (stack scan); from symbols when known.
+	bool is_kernel_text(std::uint64_t address) const;
 
 private:
-	struct Impl;
 	Result<StopInfo> finish_stop(const StopEvent &event);
 	Result<StopInfo> wait_and_finish(int timeout_ms);
 	Result<void> step_off_breakpoint();
-	Result<bool> condition_holds(Breakpoint &bp);
-	Breakpoint *breakpoint_at(std::uint64_t address, bool execute_only);
+	Result<bool> should_stop(StopInfo &info);
+	Breakpoint *breakpoint_at(std::uint64_t address);
 	Result<StopInfo> run_to(std::uint64_t address, std::uint64_t frame_sp, int timeout_ms);
+	Result<StopInfo> continue_once(int timeout_ms);
+	Result<void> insert(Breakpoint &bp);
+	Result<std::vector<std::uint8_t>> read_via_page_walk(std::uint64_t address, std::size_t length);
+	ExprContext expr_context();
 
 	std::unique_ptr<Target> target_;
+	std::unique_ptr<Disassembler> disassembler_;
 	std::unique_ptr<SymbolSource> symbols_;
 	std::unique_ptr<Unwinder> unwinder_;
 	std::vector<Breakpoint> breakpoints_;
 	int next_breakpoint_id_ = 1;
 	SessionState state_ = SessionState::Stopped;
 	Result<RegisterValues> registers_ = make_error("registers not read yet");
+	bool registers_valid_ = false;
 	RegisterValues previous_registers_;
 	std::vector<std::function<void(const StopInfo &)>> listeners_;
 };

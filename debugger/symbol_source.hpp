@@ -41,6 +41,8 @@ public:
 	std::optional<SymbolHit> symbolize(std::uint64_t address) const override;
 	std::size_t size() const override { return entries_.size(); }
 	std::string origin() const override { return origin_; }
+	// The same table with a KASLR slide added to every kernel address.
+	std::unique_ptr<SymbolList> slid(std::int64_t slide) const;
 
 private:
 	std::vector<Entry> entries_;  // sorted by address, slide applied

@@ -17,6 +17,7 @@ namespace vtice::dbg {
 struct CommandContext {
 	Session &session;
 	Output &out;
+	int run_timeout_ms = -1;  // how long continue/finish wait (batch: --timeout); < 0 forever
 };
 
 struct Command {
@@ -37,6 +38,9 @@ const Command *find_command(const std::vector<std::string> &words, std::size_t &
 
 // Tokenizes and runs one line. Empty lines and '#' comments do nothing.
 Result<void> execute_line(CommandContext &ctx, std::string_view line);
+
+// "Breakpoint 1 at 0x... <do_sys_openat2>" and the instruction at pc.
+void print_stop(CommandContext &ctx, const StopInfo &stop);
 
 // Splits a command line: words separated by blanks; "double" and 'single'
 // quotes group; backslash escapes inside double quotes; '#' at a word start

@@ -1,0 +1,168 @@
+// vtice attach: connect to a GDB RSP stub and run debugger commands, from a
+// file or stdin in batch mode (plain output, for scripts and tests).
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "args.hpp"
+#include "commands/command.hpp"
+#include "kernel_setup.hpp"
+#include "rsp/rsp_target.hpp"
+#include "session.hpp"
+#include "subcommands.hpp"
+
+namespace vtice::console {
+
+namespace {
+
+const char kHelp[] =
+	"usage: vtice attach TARGET [--batch FILE|-] [--symbols FILE] [options]\n"
+	"\n"
+	"Attaches to a GDB Remote Serial Protocol stub (QEMU -gdb, kgdb, the vtice\n"
+	"hypervisor) and runs debugger commands. The target stops on attach.\n"
+	"\n"
+	"TARGET:\n"
+	"  HOST:PORT          TCP, e.g. 127.0.0.1:1234 (':1234' means localhost)\n"
+	"  unix:PATH          a unix socket\n"
+	"  /dev/ttyS0         a serial line or pty (raw, 115200 baud)\n"
+	"\n"
+	"options:\n"
+	"  --batch FILE|-     run the commands in FILE (or stdin), one per line, then\n"
+	"                     exit; without it commands are read from stdin with a prompt\n"
+	"  --symbols FILE     kernel symbols: /proc/kallsyms or System.map text (vmlinux\n"
+	"                     and vmlinuz once the symbols library is linked); without it\n"
+	"                     kallsyms is recovered from guest memory when available\n"
+	"  --no-orc           do not read the ORC unwind tables from the guest\n"
+	"  --timeout SECONDS  how long continue/finish wait for a stop (default: forever\n"
+	"                     interactively, 60 in batch mode)\n"
+	"  --echo             print each batch command before its output\n"
+	"  --keep-going       in batch mode, run the remaining commands after an error\n"
+	"\n"
+	"Type 'help' at the prompt (or put it in the batch file) for the commands:\n"
+	"gdb's names (break, continue, stepi, nexti, finish, bt, x, info registers,\n"
+	"disas, watch, detach, trace) with WinDbg/SoftICE aliases (bp, g, t, p, k, u,\n"
+	"r, db/dq). Exit status: 0 if every command succeeded, 1 otherwise.\n";
+
+class StdOutput final : public dbg::Output {
+public:
+	void write(std::string_view text) override { std::fwrite(text.data(), 1, text.size(), stdout); std::fflush(stdout); }
+	void progress(std::string_view text) override { std::fprintf(stderr, "%.*s\n", int(text.size()), text.data()); }
+};
+
+dbg::Target *g_interrupt_target = nullptr;
+
+void on_sigint(int)
+{
+	// A second Ctrl-C while the stub does not answer ends vtice.
+	static int count = 0;
+	if (++count > 2)
+		std::_Exit(130);
+	if (g_interrupt_target)
+		(void)g_interrupt_target->interrupt();
+}
+
+int run_commands(dbg::CommandContext &ctx, std::istream &in, bool batch, bool echo, bool keep_going)
+{
+	int status = kExitOk;
+	std::string line;
+	for (;;) {
+		if (!batch) {
+			std::fputs("(vtice) ", stdout);
+			std::fflush(stdout);
+		}
+		if (!std::getline(in, line))
+			break;
+		if (line == "quit" || line == "q" || line == "exit")
+			break;
+		if (echo && !line.empty() && line[0] != '#')
+			ctx.out.print("(vtice) %s\n", line.c_str());
+		auto r = dbg::execute_line(ctx, line);
+		if (!r) {
+			std::fprintf(stdout, "error: %s\n", r.error().to_string().c_str());
+			std::fflush(stdout);
+			status = kExitFailure;
+			if (batch && !keep_going)
+				break;
+		}
+		if (ctx.session.state() == dbg::SessionState::Detached)
+			break;
+	}
+	return status;
+}
+
+}  // namespace
+
+int cmd_attach(int argc, char **argv)
+{
+	auto args = parse_args(argc, argv, {{"--batch", true}, {"--symbols", true}, {"--no-orc", false},
+					    {"--timeout", true}, {"--echo", false}, {"--keep-going", false}});
+	if (!args) {
+		std::fprintf(stderr, "vtice attach: %s\n", args.error().to_string().c_str());
+		return kExitUsage;
+	}
+	if (args->help) {
+		std::fputs(kHelp, stdout);
+		return kExitOk;
+	}
+	if (args->positional.size() != 1) {
+		std::fprintf(stderr, "vtice attach: give exactly one TARGET (see --help)\n");
+		return kExitUsage;
+	}
+	bool batch = args->has("--batch");
+	int timeout_ms = batch ? 60000 : -1;
+	if (auto t = args->get("--timeout")) {
+		char *end = nullptr;
+		double seconds = std::strtod(t->c_str(), &end);
+		if (t->empty() || *end || seconds <= 0) {
+			std::fprintf(stderr, "vtice attach: --timeout '%s' is not a number of seconds\n", t->c_str());
+			return kExitUsage;
+		}
+		timeout_ms = static_cast<int>(seconds * 1000);
+	}
+	std::ifstream file;
+	std::istream *in = &std::cin;
+	if (batch && *args->get("--batch") != "-") {
+		file.open(*args->get("--batch"));
+		if (!file) {
+			std::fprintf(stderr, "vtice attach: cannot open batch file '%s'\n", args->get("--batch")->c_str());
+			return kExitUsage;
+		}
+		in = &file;
+	}
+	auto target = dbg::rsp::RspTarget::connect(args->positional[0]);
+	if (!target) {
+		std::fprintf(stderr, "vtice attach: %s\n", target.error().to_string().c_str());
+		return kExitFailure;
+	}
+	dbg::Session session(std::move(*target));
+	StdOutput out;
+	auto stop = session.attach();
+	if (!stop) {
+		std::fprintf(stderr, "vtice attach: %s\n", stop.error().to_string().c_str());
+		return kExitFailure;
+	}
+	dbg::KernelSetupOptions setup;
+	setup.symbols_file = args->get("--symbols").value_or("");
+	setup.load_orc = !args->has("--no-orc");
+	auto info = dbg::setup_kernel(session, setup, out);
+	out.print("Attached to %s (%zu registers, thread %d)\n", session.target().describe().c_str(),
+		  session.target().layout().registers.size(), session.target().selected_thread());
+	if (info) {
+		if (info->slide)
+			out.print("KASLR slide 0x%llx (IDT vector 0 -> 0x%llx)\n",
+				  static_cast<unsigned long long>(*info->slide),
+				  static_cast<unsigned long long>(*info->divide_error_handler));
+		out.print("%s\n%s\n", info->symbols.c_str(), info->orc.c_str());
+	}
+	dbg::CommandContext ctx{session, out, timeout_ms};
+	dbg::print_stop(ctx, *stop);
+	g_interrupt_target = &session.target();
+	std::signal(SIGINT, on_sigint);
+	int status = run_commands(ctx, *in, batch, args->has("--echo"), args->has("--keep-going"));
+	g_interrupt_target = nullptr;
+	return status;
+}
+
+}  // namespace vtice::console

@@ -1,0 +1,30 @@
+#include "commands.hpp"
+
+namespace vtice::dbg {
+
+static Result<void> run(CommandContext &ctx, const std::vector<std::string> &)
+{
+	const auto &bps = ctx.session.breakpoints();
+	if (bps.empty()) {
+		ctx.out.print("No breakpoints or watchpoints.\n");
+		return {};
+	}
+	ctx.out.print("Num  Type             Disp Enb Address             Hits What\n");
+	for (const auto &bp : bps) {
+		ctx.out.print("%-4d %-16s %-4s %-3s 0x%016llx %4u %s%s%s\n", bp.id, break_kind_name(bp.spec.type),
+			      bp.spec.temporary ? "del" : "keep", bp.enabled ? "y" : "n",
+			      static_cast<unsigned long long>(bp.address), bp.hits,
+			      format_address(bp.address, ctx.session.symbolizer()).c_str(),
+			      bp.spec.condition.empty() ? "" : " if ", bp.spec.condition.c_str());
+	}
+	return {};
+}
+
+const Command kCmdInfoBreakpoints = {
+	"info breakpoints", {"bl", "i b", "info b"}, "info breakpoints", "list breakpoints and watchpoints",
+	"Lists breakpoints and watchpoints with their number, kind, address, hit\n"
+	"count and condition.\n",
+	run,
+};
+
+}  // namespace vtice::dbg

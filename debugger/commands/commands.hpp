@@ -1,0 +1,30 @@
+// Declarations of the command entries (one per file) and helpers they share.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "command.hpp"
+
+namespace vtice::dbg {
+
+extern const Command kCmdBreak, kCmdHbreak, kCmdTbreak, kCmdWatch, kCmdDelete, kCmdInfoBreakpoints;
+extern const Command kCmdContinue, kCmdStep, kCmdNext, kCmdFinish, kCmdInfoRegisters, kCmdSet;
+extern const Command kCmdExamine, kCmdDump, kCmdDisas, kCmdBacktrace, kCmdPrint, kCmdInfoSymbol;
+extern const Command kCmdTranslate, kCmdMonitor, kCmdDetach, kCmdHelp;
+
+// Commands living outside this directory's fixed list (trace), added by
+// their own files so the table has one line per command.
+std::span<const Command *const> extra_commands();
+
+// "0xffffffff81000000 <do_sys_openat2+0x10>"
+std::string describe_address(Session &session, std::uint64_t address);
+// Prints the instruction at pc after a stop, as gdb does after stepping.
+void print_pc_line(CommandContext &ctx);
+Result<std::uint64_t> parse_count(const std::string &text, const char *what);
+std::string join(const std::vector<std::string> &words, std::size_t from = 0);
+Error usage_error(const Command &command);
+
+}  // namespace vtice::dbg

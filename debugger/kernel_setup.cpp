@@ -1,0 +1,128 @@
+#include "kernel_setup.hpp"
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "orc.hpp"
+
+namespace vtice::dbg {
+
+namespace {
+
+std::string hex(std::uint64_t value)
+{
+	char text[24];
+	std::snprintf(text, sizeof(text), "0x%llx", static_cast<unsigned long long>(value));
+	return text;
+}
+
+constexpr std::uint64_t k2M = 2ull << 20;
+// How far past the entry text the kallsyms tables may sit (they are in
+// .rodata, which follows .text at the next 2 MiB boundary).
+constexpr std::uint64_t kWindowStep = 2ull << 20, kWindowMax = 16ull << 20;
+
+Result<std::unique_ptr<SymbolList>> load_symbols(Session &session, const KernelSetupOptions &options,
+						 std::optional<std::uint64_t> handler, Output &log)
+{
+	if (!options.symbols_file.empty())
+		return default_symbol_file_loader()(options.symbols_file);
+	auto recover = default_memory_symbol_recovery();
+	if (!options.recover_symbols || !recover)
+		return make_error("no symbol file given and kallsyms recovery from memory is not built in");
+	if (!handler)
+		return make_error("cannot place the kallsyms window without the IDT");
+	// Grow the window until the tables decode completely.
+	std::uint64_t base = (*handler + k2M - 1) & ~(k2M - 1);
+	std::vector<std::uint8_t> window;
+	Error last = make_error("no window read");
+	while (window.size() < kWindowMax) {
+		auto chunk = session.read_memory(base + window.size(), kWindowStep);
+		if (!chunk)
+			return make_error("reading kernel rodata at " + hex(base + window.size()) + ": " + chunk.error().message);
+		window.insert(window.end(), chunk->begin(), chunk->end());
+		log.progress("kallsyms: searched " + std::to_string(window.size() >> 20) + " MiB of rodata");
+		auto table = recover(window, base);
+		if (table)
+			return table;
+		last = table.error();
+	}
+	return make_error("kallsyms not found in " + std::to_string(kWindowMax >> 20) + " MiB after " + hex(base) +
+			  ": " + last.message);
+}
+
+std::string load_orc(Session &session)
+{
+	const SymbolSource *symbols = session.symbols();
+	if (!symbols)
+		return "no ORC: no symbols to find the tables";
+	auto start_ip = symbols->lookup("__start_orc_unwind_ip");
+	auto stop_ip = symbols->lookup("__stop_orc_unwind_ip");
+	auto start = symbols->lookup("__start_orc_unwind");
+	if (!start_ip || !stop_ip || !start)
+		return "no ORC: __start_orc_unwind_ip/__stop_orc_unwind_ip/__start_orc_unwind not in the symbols";
+	// Kernels from 6.4 on carry .orc_header and the V3 entry layout.
+	OrcFormat format = symbols->lookup("__start_orc_header") ? OrcFormat::V3 : OrcFormat::V1;
+	auto table = read_orc_from_memory(
+		[&session](std::uint64_t a, std::size_t n) { return session.read_memory(a, n); }, *start_ip, *stop_ip,
+		*start, format);
+	if (!table)
+		return "no ORC: " + table.error().message;
+	std::string summary = std::to_string(table->size()) + " ORC entries from guest memory";
+	session.set_unwinder(std::make_unique<OrcUnwinder>(std::move(*table)));
+	return summary;
+}
+
+}  // namespace
+
+Result<std::uint64_t> read_idt_handler(Session &session, unsigned vector)
+{
+	// SDM Vol. 3A §6.14.1: a 64-bit gate is 16 bytes; offset bits 15:0 at
+	// byte 0, 31:16 at byte 6, 63:32 at byte 8; P is bit 7 of byte 5.
+	auto gate = session.read_memory(kCpuEntryAreaIdt + 16ull * vector, 16);
+	if (!gate)
+		return make_error("cannot read the IDT at " + hex(kCpuEntryAreaIdt) + ": " + gate.error().message);
+	const std::uint8_t *g = gate->data();
+	if (!(g[5] & 0x80))
+		return make_error("IDT gate " + std::to_string(vector) + " is not present");
+	std::uint16_t low, mid;
+	std::uint32_t high;
+	std::memcpy(&low, g, 2);
+	std::memcpy(&mid, g + 6, 2);
+	std::memcpy(&high, g + 8, 4);
+	return (std::uint64_t(high) << 32) | (std::uint64_t(mid) << 16) | low;
+}
+
+Result<KernelInfo> setup_kernel(Session &session, const KernelSetupOptions &options, Output &log)
+{
+	KernelInfo info;
+	if (auto handler = read_idt_handler(session, 0))
+		info.divide_error_handler = *handler;
+	else
+		log.print("warning: %s\n", handler.error().message.c_str());
+	auto symbols = load_symbols(session, options, info.divide_error_handler, log);
+	if (!symbols) {
+		info.symbols = "no symbols: " + symbols.error().message;
+	} else {
+		std::unique_ptr<SymbolList> table = std::move(*symbols);
+		// The slide is whatever moves the recorded handler to where the IDT
+		// says it is: 0 for run-time tables, the KASLR offset for an image.
+		auto recorded = table->lookup("asm_exc_divide_error");
+		if (info.divide_error_handler && recorded) {
+			info.slide = static_cast<std::int64_t>(*info.divide_error_handler - *recorded);
+			if (*info.slide % static_cast<std::int64_t>(k2M) != 0)
+				log.print("warning: KASLR slide %s is not 2 MiB aligned; symbols may not match this kernel\n",
+					  hex(static_cast<std::uint64_t>(*info.slide)).c_str());
+			if (*info.slide != 0)
+				table = table->slid(*info.slide);
+		}
+		info.symbols = std::to_string(table->size()) + " symbols from " + table->origin();
+		session.set_symbols(std::move(table));
+	}
+	if (options.load_orc)
+		info.orc = load_orc(session);
+	return info;
+}
+
+}  // namespace vtice::dbg
