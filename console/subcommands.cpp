@@ -6,8 +6,12 @@ namespace vtice::console {
 
 int cmd_version(int argc, char **argv);
 int cmd_attach(int argc, char **argv);
+int cmd_syms(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 static const std::array kSubcommands = {
+	Subcommand{"syms", "load kernel symbols (image, System.map, kallsyms, dump) and resolve", cmd_syms},
+	Subcommand{"report", "render a branch trace: function graph, flame graph stacks, Perfetto", cmd_report},
 	Subcommand{"version", "print the vtice version and record format", cmd_version},
 	Subcommand{"attach", "debug a kernel over the GDB remote protocol (QEMU, kgdb)", cmd_attach},
 };

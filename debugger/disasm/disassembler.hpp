@@ -56,8 +56,9 @@ public:
 	// "call do_filp_open", "mov rax, qword ptr [rip+0x1234] ; 0xffff... <sym+0x8>".
 	std::string format(const Instruction &insn, const Symbolizer &symbolize = {}) const;
 
+	struct Impl;  // declared public so the Zydis formatter hook can reach it
+
 private:
-	struct Impl;
 	std::unique_ptr<Impl> impl_;  // pimpl keeps Zydis types out of this header
 };
 

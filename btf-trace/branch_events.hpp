@@ -1,0 +1,58 @@
+// ev_ layer: raw records -> branch events. Each branch is classified by
+// disassembling the instruction at its `from` (cached per address, since a
+// trace passes the same few thousand branch sites millions of times).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "code_source.hpp"
+#include "disassembler.hpp"
+#include "flat_map.hpp"
+#include "vtice/records.h"
+
+namespace vtice::trace {
+
+enum class EventType : std::uint8_t {
+	Branch,   // a taken branch (or an async entry when flags has VTICE_BRANCH_ASYNC)
+	Lost,     // `lost` records were dropped: state across this point is unknown
+	Resync,   // the flow restarts here (LBR snapshot): no instruction count across it
+	Other,    // syscall/breakpoint/test records: nothing for the call tree
+};
+
+struct BranchInfo {
+	BranchKind kind = BranchKind::None;
+	std::uint8_t length = 0;  // of the instruction at `from`
+	bool classified = false;  // false: no code at `from`, or it did not decode
+};
+
+struct BranchEvent {
+	EventType type = EventType::Other;
+	std::uint16_t cpu = 0;
+	std::uint32_t flags = 0;
+	std::uint64_t tsc = 0;
+	std::uint64_t from = 0, to = 0;
+	std::uint64_t lost = 0;
+	BranchInfo info;
+
+	bool async() const { return (flags & VTICE_BRANCH_ASYNC) != 0; }
+};
+
+class BranchClassifier {
+public:
+	BranchClassifier(const CodeSource &code, const Disassembler &disassembler)
+		: code_(code), disassembler_(disassembler) {}
+
+	const BranchInfo &classify(std::uint64_t from);
+	// One instruction at address, uncached; nothing when no code decodes there.
+	std::optional<Instruction> decode(std::uint64_t address) const;
+
+private:
+	const CodeSource &code_;
+	const Disassembler &disassembler_;
+	FlatMap<std::uint64_t, BranchInfo> cache_;
+};
+
+BranchEvent make_event(const vtice_record &record, BranchClassifier &classifier);
+
+}  // namespace vtice::trace

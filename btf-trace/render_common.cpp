@@ -1,0 +1,14 @@
+#include "render.hpp"
+
+namespace vtice::trace {
+
+std::string node_name(const CallNode &node, const Symbolizer &symbolize)
+{
+	if (node.kind == NodeKind::Partial && symbolize) {
+		if (auto hit = symbolize(node.entry))
+			return hit->name;
+	}
+	return format_address(node.entry, symbolize);
+}
+
+}  // namespace vtice::trace

@@ -1,0 +1,102 @@
+// Chrome trace-event JSON, which Perfetto and chrome://tracing load: one
+// complete ("X") event per call, tid = CPU, times in microseconds from the
+// first record.
+#include <cstdio>
+
+#include "render.hpp"
+
+namespace vtice::trace {
+
+namespace {
+
+std::string json_string(const std::string &text)
+{
+	std::string out = "\"";
+	for (unsigned char c : text) {
+		if (c == '"' || c == '\\') {
+			out += '\\';
+			out += static_cast<char>(c);
+		} else if (c < 0x20 || c >= 0x7f) {
+			char escaped[8];
+			std::snprintf(escaped, sizeof(escaped), "\\u%04x", c);
+			out += escaped;
+		} else {
+			out += static_cast<char>(c);
+		}
+	}
+	return out + "\"";
+}
+
+class PerfettoWriter {
+public:
+	PerfettoWriter(const CallTree &tree, const RenderOptions &options) : tree_(tree), options_(options) {}
+	std::string run();
+
+private:
+	double micros(std::uint64_t tsc) const
+	{
+		double ticks = static_cast<double>(tsc - tree_.first_tsc);
+		// Unknown frequency: one tick is shown as one nanosecond.
+		return options_.tsc_khz ? ticks * 1000.0 / static_cast<double>(options_.tsc_khz) : ticks / 1000.0;
+	}
+	void event(const std::string &body);
+	void node_event(const CallNode &node);
+
+	const CallTree &tree_;
+	const RenderOptions &options_;
+	std::string out_;
+	bool first_ = true;
+};
+
+void PerfettoWriter::event(const std::string &body)
+{
+	out_ += first_ ? "\n  {" : ",\n  {";
+	out_ += body;
+	out_ += "}";
+	first_ = false;
+}
+
+void PerfettoWriter::node_event(const CallNode &node)
+{
+	char times[160];
+	std::string name = json_string(node_name(node, options_.symbolize));
+	if (node.kind == NodeKind::Lost) {
+		std::snprintf(times, sizeof(times), "\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":%u,\"ts\":%.3f,"
+			      "\"args\":{\"records\":%llu}", node.cpu, micros(node.start_tsc),
+			      static_cast<unsigned long long>(node.lost));
+		event("\"name\":\"lost records\"," + std::string(times));
+		return;
+	}
+	const char *category = node.kind == NodeKind::Interrupt ? "interrupt"
+			       : node.kind == NodeKind::Partial ? "partial" : "call";
+	std::snprintf(times, sizeof(times), "\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%u,\"ts\":%.3f,"
+		      "\"dur\":%.3f,\"args\":{\"insns\":%llu}", category, node.cpu, micros(node.start_tsc),
+		      micros(node.end_tsc) - micros(node.start_tsc), static_cast<unsigned long long>(node.self_insns));
+	event("\"name\":" + name + "," + times);
+}
+
+std::string PerfettoWriter::run()
+{
+	out_ = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
+	event("\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"vtice branch trace\"}");
+	for (std::uint32_t root : tree_.roots) {
+		std::uint16_t cpu = tree_.nodes[root].cpu;
+		event("\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":" + std::to_string(cpu) +
+		      ",\"args\":{\"name\":\"cpu " + std::to_string(cpu) + "\"}");
+		walk_tree(tree_, root, [&](std::uint32_t index, int, bool leaving) {
+			if (!leaving)
+				node_event(tree_.nodes[index]);
+		});
+	}
+	out_ += "\n]}\n";
+	return std::move(out_);
+}
+
+}  // namespace
+
+std::string render_perfetto(const CallTree &tree, const RenderOptions &options)
+{
+	return PerfettoWriter(tree, options).run();
+}
+
+}  // namespace vtice::trace

@@ -1,0 +1,150 @@
+// vtice report: a trace file -> function_graph text, folded stacks or
+// Perfetto JSON. A damaged trace is rendered up to the damage, and the
+// error (with its offset) goes to stderr.
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "args.hpp"
+#include "call_tree.hpp"
+#include "render.hpp"
+#include "report_symbols.hpp"
+#include "subcommands.hpp"
+#include "symbol_table.hpp"
+#include "trace_file.hpp"
+
+namespace vtice::console {
+
+static const char kReportHelp[] =
+	"usage: vtice report TRACE [--format graph|folded|perfetto] [--symbols SRC] [-o FILE]\n"
+	"\n"
+	"Decodes a vtice branch trace (.vtrace) into per-CPU call trees and renders them.\n"
+	"\n"
+	"  --format graph     ftrace function_graph-style text: CPU, duration, nested calls (default)\n"
+	"  --format folded    FlameGraph folded stacks, weight = instructions (flamegraph.pl input)\n"
+	"  --format perfetto  Chrome trace-event JSON; open it in ui.perfetto.dev\n"
+	"  --symbols SRC      names from vmlinux, vmlinuz, System.map or a /proc/kallsyms copy,\n"
+	"                     and code from a vmlinux, for what the trace does not embed\n"
+	"  -o, --output FILE  write to FILE instead of standard output\n"
+	"\n"
+	"Branches are classified by disassembling the trace's CODE chunks (or the vmlinux).\n"
+	"A damaged trace is rendered up to the damage; the error names its offset and the\n"
+	"exit status is 1.\n";
+
+using Renderer = std::string (*)(const trace::CallTree &, const trace::RenderOptions &);
+
+static Renderer pick_renderer(const std::string &format)
+{
+	if (format == "graph")
+		return trace::render_graph;
+	if (format == "folded")
+		return trace::render_folded;
+	if (format == "perfetto")
+		return trace::render_perfetto;
+	return nullptr;
+}
+
+// parse_args knows long options only; -o is the one short form report takes.
+static std::vector<char *> expand_short_options(int argc, char **argv)
+{
+	static char output[] = "--output";
+	std::vector<char *> out(argv, argv + argc);
+	for (char *&arg : out)
+		if (std::strcmp(arg, "-o") == 0)
+			arg = output;
+	return out;
+}
+
+static int write_output(const std::string &text, const std::optional<std::string> &path)
+{
+	if (!path) {
+		std::fwrite(text.data(), 1, text.size(), stdout);
+		return kExitOk;
+	}
+	auto written = trace::write_file(*path, std::span(reinterpret_cast<const std::uint8_t *>(text.data()), text.size()));
+	if (!written) {
+		std::fprintf(stderr, "vtice report: %s\n", written.error().to_string().c_str());
+		return kExitFailure;
+	}
+	return kExitOk;
+}
+
+struct ReportInputs {
+	trace::TraceData data;
+	trace::CodeMap code;
+	trace::SymbolTable embedded;
+	ExternalSymbols external;
+};
+
+static Symbolizer choose_symbolizer(const ReportInputs &in)
+{
+	if (!in.external.symbolize)
+		return in.embedded.symbolizer();
+	// The external file knows more names; the trace's own table fills its gaps.
+	return [&in](std::uint64_t address) {
+		auto hit = in.external.symbolize(address);
+		return hit ? hit : in.embedded.lookup(address);
+	};
+}
+
+static int render_report(ReportInputs &in, Renderer render, const std::optional<std::string> &output)
+{
+	trace::ChainedCodeSource code;
+	code.add(&in.code);
+	if (in.external.code)
+		code.add(in.external.code.get());
+	Disassembler disassembler;
+	trace::CallTree tree = trace::build_call_tree(in.data.records, code, disassembler);
+	trace::RenderOptions options{in.data.header.tsc_khz, choose_symbolizer(in)};
+	return write_output(render(tree, options), output);
+}
+
+int cmd_report(int argc, char **argv)
+{
+	std::vector<char *> expanded = expand_short_options(argc, argv);
+	auto args = parse_args(argc, expanded.data(), {{"--format", true}, {"--symbols", true}, {"--output", true}});
+	if (!args) {
+		std::fprintf(stderr, "vtice report: %s\n", args.error().to_string().c_str());
+		return kExitUsage;
+	}
+	if (args->help) {
+		std::fputs(kReportHelp, stdout);
+		return kExitOk;
+	}
+	if (args->positional.size() != 1) {
+		std::fprintf(stderr, "vtice report: expected one TRACE file (see vtice report --help)\n");
+		return kExitUsage;
+	}
+	std::string format = args->get("--format").value_or("graph");
+	Renderer render = pick_renderer(format);
+	if (!render) {
+		std::fprintf(stderr, "vtice report: unknown --format '%s' (graph, folded or perfetto)\n", format.c_str());
+		return kExitUsage;
+	}
+	const std::string &path = args->positional[0];
+	auto data = trace::read_trace_file(path);
+	if (!data) {
+		std::fprintf(stderr, "vtice report: %s\n", data.error().to_string().c_str());
+		return kExitFailure;
+	}
+	ReportInputs in{std::move(*data), {}, {}, {}};
+	in.code = trace::CodeMap(in.data.code);
+	in.embedded = trace::SymbolTable(in.data.symbols);
+	if (auto symbols = args->get("--symbols")) {
+		auto external = load_external_symbols(*symbols, in.data.header.kaslr_slide);
+		if (!external) {
+			std::fprintf(stderr, "vtice report: --symbols: %s\n", external.error().to_string().c_str());
+			return kExitFailure;
+		}
+		in.external = std::move(*external);
+	}
+	int status = render_report(in, render, args->get("--output"));
+	if (in.data.error) {
+		std::fprintf(stderr, "vtice report: %s: %s; rendered the %zu records before it\n", path.c_str(),
+			     in.data.error->to_string().c_str(), in.data.records.size());
+		return kExitFailure;
+	}
+	return status;
+}
+
+}  // namespace vtice::console

@@ -1,0 +1,229 @@
+// tree_ layer: calls, returns, frames skipped by a return further up,
+// interrupts, lost records, traces that begin mid-function, several CPUs.
+#include <gtest/gtest.h>
+
+#include "tree_events.hpp"
+
+namespace vtice::trace {
+namespace {
+
+using namespace vtice::trace::test;
+
+// Addresses: functions A=0x100, B=0x200, C=0x300; call sites are at +0x10
+// (5-byte calls), so a call at 0x110 returns to 0x115.
+TEST(CallTree, NestedCallsReturnAndTime)
+{
+	auto tree = build({
+		flow_branch(10, 0x110, 0x200, BranchKind::Call, 4),  // in A (already running): call B
+		flow_branch(20, 0x210, 0x300, BranchKind::Call, 2),  // B calls C
+		flow_branch(35, 0x305, 0x215, BranchKind::Ret, 3),   // C returns to B
+		flow_branch(50, 0x220, 0x115, BranchKind::Ret, 5),   // B returns to A
+	});
+	ASSERT_EQ(tree.roots.size(), 1u);
+	auto top = children(tree, tree.roots[0]);
+	ASSERT_EQ(top.size(), 1u);
+	const CallNode &a = tree.nodes[top[0]];
+	EXPECT_EQ(a.kind, NodeKind::Partial);
+	EXPECT_EQ(a.entry, 0x110u);
+	EXPECT_EQ(a.self_insns, 4u);
+	EXPECT_EQ(a.end, NodeEnd::Open);
+	auto in_a = children(tree, top[0]);
+	ASSERT_EQ(in_a.size(), 1u);
+	const CallNode &b = tree.nodes[in_a[0]];
+	EXPECT_EQ(b.entry, 0x200u);
+	EXPECT_EQ(b.start_tsc, 10u);
+	EXPECT_EQ(b.end_tsc, 50u);
+	EXPECT_EQ(b.end, NodeEnd::Returned);
+	EXPECT_EQ(b.self_insns, 2u + 5u);
+	const CallNode &c = tree.nodes[children(tree, in_a[0]).at(0)];
+	EXPECT_EQ(c.entry, 0x300u);
+	EXPECT_EQ(c.end_tsc - c.start_tsc, 15u);
+	EXPECT_EQ(c.self_insns, 3u);
+	EXPECT_EQ(tree.stats.branches, 4u);
+	EXPECT_EQ(tree.stats.unwound_frames, 0u);
+}
+
+TEST(CallTree, ReturnFurtherUpUnwindsSkippedFrames)
+{
+	auto tree = build({
+		flow_branch(10, 0x110, 0x200, BranchKind::Call),  // A -> B (returns to 0x115)
+		flow_branch(20, 0x210, 0x300, BranchKind::Call),  // B -> C (returns to 0x215)
+		flow_branch(30, 0x310, 0x400, BranchKind::Call),  // C -> D (returns to 0x315)
+		flow_branch(40, 0x405, 0x115, BranchKind::Ret),   // D returns straight into A
+		flow_branch(50, 0x120, 0x500, BranchKind::Call),  // A goes on: A -> E
+	});
+	auto a = children(tree, tree.roots[0]).at(0);
+	auto in_a = children(tree, a);
+	ASSERT_EQ(in_a.size(), 2u);  // B and E are both A's children
+	EXPECT_EQ(tree.nodes[in_a[1]].entry, 0x500u);
+	std::uint32_t b = in_a[0], c = children(tree, b).at(0), d = children(tree, c).at(0);
+	EXPECT_EQ(tree.nodes[d].end, NodeEnd::Returned);  // D ran its ret
+	EXPECT_EQ(tree.nodes[c].end, NodeEnd::Unwound);
+	EXPECT_EQ(tree.nodes[b].end, NodeEnd::Unwound);
+	EXPECT_EQ(tree.nodes[b].end_tsc, 40u);
+	EXPECT_EQ(tree.stats.unwound_frames, 2u);
+}
+
+TEST(CallTree, TraceStartingMidFunctionGrowsUpward)
+{
+	auto tree = build({
+		flow_branch(10, 0x310, 0x400, BranchKind::Call),  // in C: call D
+		flow_branch(20, 0x405, 0x315, BranchKind::Ret),   // D returns
+		flow_branch(30, 0x320, 0x215, BranchKind::Ret),   // C returns into B: above the root
+		flow_branch(40, 0x220, 0x115, BranchKind::Ret),   // B returns into A
+		flow_branch(50, 0x120, 0x600, BranchKind::Call),  // A calls F
+	});
+	auto top = children(tree, tree.roots[0]);
+	ASSERT_EQ(top.size(), 1u);
+	const CallNode &a = tree.nodes[top[0]];
+	EXPECT_EQ(a.kind, NodeKind::Partial);
+	EXPECT_EQ(a.entry, 0x115u);
+	EXPECT_EQ(a.start_tsc, 10u);
+	auto in_a = children(tree, top[0]);
+	ASSERT_EQ(in_a.size(), 2u);  // B, then F
+	const CallNode &b = tree.nodes[in_a[0]];
+	EXPECT_EQ(b.entry, 0x215u);
+	EXPECT_EQ(b.end, NodeEnd::Returned);
+	EXPECT_EQ(b.end_tsc, 40u);
+	EXPECT_EQ(tree.nodes[in_a[1]].entry, 0x600u);
+	const CallNode &c = tree.nodes[children(tree, in_a[0]).at(0)];
+	EXPECT_EQ(c.entry, 0x310u);
+	EXPECT_EQ(c.end_tsc, 30u);
+	EXPECT_EQ(tree.nodes[c.first_child].entry, 0x400u);
+	EXPECT_EQ(tree.stats.returns_above_root, 2u);
+	for (std::uint32_t child : in_a)
+		EXPECT_EQ(tree.nodes[child].parent, top[0]);
+}
+
+TEST(CallTree, UnexpectedReturnPopsOneFrame)
+{
+	auto tree = build({
+		flow_branch(10, 0x110, 0x200, BranchKind::Call),
+		flow_branch(20, 0x210, 0x300, BranchKind::Call),
+		flow_branch(30, 0x305, 0x9999, BranchKind::Ret),  // nobody expects 0x9999
+		flow_branch(40, 0x220, 0x115, BranchKind::Ret),   // B still returns normally
+	});
+	EXPECT_EQ(tree.stats.unexpected_returns, 1u);
+	auto a = children(tree, tree.roots[0]).at(0);
+	auto b = children(tree, a).at(0);
+	EXPECT_EQ(tree.nodes[b].end, NodeEnd::Returned);
+	EXPECT_EQ(tree.nodes[b].end_tsc, 40u);
+	EXPECT_EQ(tree.nodes[children(tree, b).at(0)].end, NodeEnd::Returned);
+}
+
+TEST(CallTree, InterruptNestsAndIretReturnsToTheInterruptedFrame)
+{
+	auto tree = build({
+		flow_branch(10, 0x110, 0x200, BranchKind::Call),
+		flow_async(20, 0x207, 0x800),                     // interrupt inside B
+		flow_branch(30, 0x810, 0x900, BranchKind::Call),  // the handler calls 0x900
+		flow_branch(40, 0x905, 0x815, BranchKind::Ret),
+		flow_branch(50, 0x820, 0x207, BranchKind::Iret),  // back to the interrupted instruction
+		flow_branch(60, 0x220, 0x115, BranchKind::Ret),   // B returns to A
+	});
+	auto a = children(tree, tree.roots[0]).at(0);
+	auto b = children(tree, a).at(0);
+	EXPECT_EQ(tree.nodes[b].end, NodeEnd::Returned);
+	EXPECT_EQ(tree.nodes[b].end_tsc, 60u);
+	auto irq = children(tree, b).at(0);
+	EXPECT_EQ(tree.nodes[irq].kind, NodeKind::Interrupt);
+	EXPECT_EQ(tree.nodes[irq].entry, 0x800u);
+	EXPECT_EQ(tree.nodes[irq].return_address, 0x207u);
+	EXPECT_EQ(tree.nodes[irq].end_tsc, 50u);
+	EXPECT_EQ(children(tree, irq).size(), 1u);
+	EXPECT_EQ(tree.stats.unwound_frames, 0u);
+}
+
+TEST(CallTree, LostRecordsLeaveAMarkerAndTheTreeIntact)
+{
+	auto tree = build({
+		flow_branch(10, 0x110, 0x200, BranchKind::Call),
+		flow_branch(20, 0x210, 0x300, BranchKind::Call),
+		flow_lost(25, 40),
+		// Whatever happened in the gap, C's caller's caller is returned to.
+		flow_branch(30, 0x330, 0x115, BranchKind::Ret),
+	});
+	EXPECT_EQ(tree.stats.lost_records, 40u);
+	auto a = children(tree, tree.roots[0]).at(0);
+	auto b = children(tree, a).at(0);
+	auto c = children(tree, b).at(0);
+	auto marker = children(tree, c).at(0);
+	EXPECT_EQ(tree.nodes[marker].kind, NodeKind::Lost);
+	EXPECT_EQ(tree.nodes[marker].lost, 40u);
+	EXPECT_EQ(tree.nodes[b].end, NodeEnd::Unwound);
+	EXPECT_EQ(tree.nodes[c].end, NodeEnd::Returned);
+}
+
+TEST(CallTree, InterruptWithoutIretIsUnwoundLater)
+{
+	auto tree = build({
+		flow_branch(10, 0x110, 0x200, BranchKind::Call),
+		flow_async(20, 0x207, 0x800),
+		flow_lost(30, 3),                               // the iret was among the lost
+		flow_branch(40, 0x220, 0x115, BranchKind::Ret), // B's return: matches below the interrupt
+	});
+	auto a = children(tree, tree.roots[0]).at(0);
+	auto b = children(tree, a).at(0);
+	auto irq = children(tree, b).at(0);
+	EXPECT_EQ(tree.nodes[irq].kind, NodeKind::Interrupt);
+	EXPECT_EQ(tree.nodes[irq].end, NodeEnd::Unwound);  // a ret cannot end an interrupt frame
+	EXPECT_EQ(tree.nodes[b].end, NodeEnd::Returned);
+	EXPECT_EQ(tree.stats.unwound_frames, 1u);
+}
+
+TEST(CallTree, CpusGetSeparateTrees)
+{
+	auto tree = build({
+		flow_branch(10, 0x110, 0x200, BranchKind::Call, 1, 2),
+		flow_branch(11, 0x110, 0x200, BranchKind::Call, 1, 0),
+		flow_branch(12, 0x205, 0x115, BranchKind::Ret, 1, 2),
+	});
+	ASSERT_EQ(tree.roots.size(), 2u);
+	EXPECT_EQ(tree.nodes[tree.roots[0]].cpu, 0);
+	EXPECT_EQ(tree.nodes[tree.roots[1]].cpu, 2);
+	auto cpu0_b = children(tree, children(tree, tree.roots[0]).at(0)).at(0);
+	auto cpu2_b = children(tree, children(tree, tree.roots[1]).at(0)).at(0);
+	EXPECT_EQ(tree.nodes[cpu0_b].end, NodeEnd::Open);
+	EXPECT_EQ(tree.nodes[cpu0_b].end_tsc, 11u);  // open frames end at their CPU's last record
+	EXPECT_EQ(tree.nodes[cpu2_b].end, NodeEnd::Returned);
+}
+
+TEST(CallTree, UnclassifiedAndJumpsLeaveTheStackAlone)
+{
+	auto tree = build({
+		flow_branch(10, 0x110, 0x200, BranchKind::Call),
+		flow_branch(20, 0x210, 0x220, BranchKind::Jmp, 2),
+		flow_branch(30, 0x230, 0x240, BranchKind::Jcc, 3),
+		flow_branch(40, 0x250, 0x260, BranchKind::None, 4),  // not classified (no code)
+	});
+	EXPECT_EQ(tree.stats.unclassified, 1u);
+	auto b = children(tree, children(tree, tree.roots[0]).at(0)).at(0);
+	EXPECT_EQ(tree.nodes[b].self_insns, 9u);
+	EXPECT_TRUE(tree.nodes[b].is_leaf());
+}
+
+TEST(CallTree, DeepNestingIsWalkedWithoutRecursion)
+{
+	CallTreeBuilder builder;
+	const int depth = 200000;
+	for (int i = 0; i < depth; i++)
+		builder.add(flow_branch(i, 0x1000 + i * 16, 0x1000 + (i + 1) * 16, BranchKind::Call));
+	auto tree = builder.finish();
+	int deepest = 0, visits = 0;
+	walk_tree(tree, tree.roots[0], [&](std::uint32_t, int d, bool) {
+		deepest = std::max(deepest, d);
+		visits++;
+	});
+	EXPECT_EQ(deepest, depth);  // the Partial frame at 0 plus one level per call
+	EXPECT_EQ(visits, 2 * (depth + 1));
+}
+
+TEST(CallTree, EmptyInputGivesAnEmptyTree)
+{
+	auto tree = build({});
+	EXPECT_TRUE(tree.roots.empty());
+	EXPECT_EQ(tree.stats.records, 0u);
+}
+
+}  // namespace
+}  // namespace vtice::trace
