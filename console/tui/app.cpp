@@ -17,7 +17,8 @@ constexpr int kInterruptWaitMs = 500;
 
 }  // namespace
 
-App::App(Terminal &terminal, Model &model) : terminal_(terminal), model_(model)
+App::App(Terminal &terminal, Model &model, const std::vector<std::string> &intro)
+	: terminal_(terminal), model_(model)
 {
 	auto add = [this](auto pane) {
 		auto *raw = pane.get();
@@ -35,6 +36,8 @@ App::App(Terminal &terminal, Model &model) : terminal_(terminal), model_(model)
 	add(std::make_unique<HelpPane>());
 	command_ = add(std::make_unique<CommandLine>([this] { return completion_names(); }, this));
 	seen_generation_ = model.stop_generation();
+	for (const auto &line : intro)
+		print(line, Style::Dim);
 	print("vtice: attached to " + model.target_name() + ". F1 or Esc shows the keys.", Style::Dim);
 	if (model.state() == RunState::Stopped)
 		stopped({RunState::Stopped, model.stop_reason()});

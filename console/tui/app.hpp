@@ -23,7 +23,8 @@ namespace vtice::tui {
 
 class App final : public PaneHost {
 public:
-	App(Terminal &terminal, Model &model);
+	// intro: lines for the output pane ahead of the first stop (what attaching printed).
+	App(Terminal &terminal, Model &model, const std::vector<std::string> &intro = {});
 
 	// Runs until the user quits; returns the process exit code.
 	int run();
@@ -93,7 +94,8 @@ private:
 	std::uint64_t seen_generation_ = 0;
 };
 
-// Opens the curses terminal and runs the screen on model.
-int run_tui(Model &model);
+// Opens the curses terminal and runs the screen on model; intro lines (what
+// attaching printed) start the output pane.
+int run_tui(Model &model, const std::vector<std::string> &intro = {});
 
 }  // namespace vtice::tui

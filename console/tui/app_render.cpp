@@ -79,14 +79,14 @@ void App::render()
 	terminal_.flush();
 }
 
-int run_tui(Model &model)
+int run_tui(Model &model, const std::vector<std::string> &intro)
 {
 	auto terminal = open_curses_terminal();
 	if (!terminal) {
 		std::fprintf(stderr, "vtice attach: %s\n", terminal.error().to_string().c_str());
 		return 1;
 	}
-	App app(**terminal, model);
+	App app(**terminal, model, intro);
 	return app.run();
 }
 

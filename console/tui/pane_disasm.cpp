@@ -99,22 +99,46 @@ KeyFlags DisasmPane::on_key(Key key)
 	return kConsumed;
 }
 
-// Byte column only when the pane is wide enough to keep the text readable.
+// Columns, widest first: marks, address, <location>, bytes, text. A narrow
+// pane drops the bytes, then the address (the title still shows the
+// cursor's), then shortens the location, so the instruction text keeps room.
 constexpr int kBytesMinCols = 110;
 constexpr std::size_t kBytesWidth = 24;
+constexpr int kTextMinCols = 24;
 
-static std::string disasm_line(const DisasmRow &row, int location_width, bool bytes)
+struct Columns {
+	bool address = true;
+	bool bytes = false;
+	int location = 0;  // width of the name inside <>
+};
+
+static Columns choose_columns(int cols, int location)
+{
+	Columns c;
+	c.location = location;
+	c.bytes = cols >= kBytesMinCols;
+	int used = 2 + 18 + location + 4 + (c.bytes ? static_cast<int>(kBytesWidth) + 1 : 0);
+	if (cols - used >= kTextMinCols)
+		return c;
+	c.address = false;
+	used -= 18;
+	if (cols - used < kTextMinCols)
+		c.location = std::max(8, location - (kTextMinCols - (cols - used)));
+	return c;
+}
+
+static std::string disasm_line(const DisasmRow &row, const Columns &columns)
 {
 	std::string line;
 	line += row.breakpoint ? 'B' : ' ';
 	line += row.current ? '>' : ' ';
-	line += hex(row.address).substr(2);
-	line += "  ";
-	std::string where = row.location.size() > static_cast<std::size_t>(location_width)
-		? row.location.substr(0, location_width) : row.location;
+	if (columns.address)
+		line += hex(row.address).substr(2) + "  ";
+	auto width = static_cast<std::size_t>(columns.location);
+	std::string where = row.location.substr(0, width);
 	line += "<" + where + ">";
-	line.append(location_width - where.size() + 2, ' ');
-	if (bytes) {
+	line.append(width - where.size() + 2, ' ');
+	if (columns.bytes) {
 		std::string column = row.bytes.substr(0, kBytesWidth);
 		column.resize(kBytesWidth + 1, ' ');
 		line += column;
@@ -146,11 +170,11 @@ void DisasmPane::draw(Canvas &body)
 	for (const auto &row : rows_)
 		location_width = std::max(location_width, row.location.size());
 	location_width = std::min<std::size_t>(location_width, 30);
+	Columns columns = choose_columns(body.cols(), static_cast<int>(location_width));
 	for (int i = 0; i < height_ && i < static_cast<int>(rows_.size()); ++i) {
 		const auto &row = rows_[i];
 		bool at_cursor = cursor_ && row.address == *cursor_;
-		body.line(i, disasm_line(row, static_cast<int>(location_width), body.cols() >= kBytesMinCols),
-			  disasm_style(row, at_cursor));
+		body.line(i, disasm_line(row, columns), disasm_style(row, at_cursor));
 		if (at_cursor && row.current)
 			body.text(i, 0, row.breakpoint ? "B>" : " >", Style::Cursor);
 	}

@@ -14,7 +14,7 @@ std::string hex(std::uint64_t value)
 
 int RegistersPane::cell_width() const
 {
-	std::size_t name = 3, value = 18;
+	std::size_t name = 0, value = 0;
 	for (const auto &reg : registers_) {
 		name = std::max(name, reg.name.size());
 		value = std::max(value, reg.value.size());

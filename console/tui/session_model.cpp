@@ -27,6 +27,19 @@ std::string format_value(std::uint64_t value, unsigned bits)
 	return text;
 }
 
+// Short labels for the narrow breakpoints pane (gdb's "hw watchpoint" etc.).
+const char *kind_label(dbg::BreakKind kind)
+{
+	switch (kind) {
+	case dbg::BreakKind::Software: return "sw";
+	case dbg::BreakKind::Hardware: return "hw";
+	case dbg::BreakKind::WriteWatch: return "watch";
+	case dbg::BreakKind::ReadWatch: return "rwatc";
+	case dbg::BreakKind::AccessWatch: return "awatc";
+	}
+	return "?";
+}
+
 }  // namespace
 
 SessionModel::SessionModel(dbg::Session &session, const dbg::StopInfo &initial)
@@ -172,7 +185,8 @@ std::vector<FrameRow> SessionModel::backtrace(int max_frames)
 	int level = 0;
 	for (const auto &frame : *frames) {
 		std::string where = (frame.reliable ? "" : "? ") + format_address(frame.pc, symbolize_);
-		if (!frame.note.empty())
+		// ORC frames are the norm; say only how the unusual ones were found.
+		if (!frame.note.empty() && frame.note != "orc")
 			where += "  [" + frame.note + "]";
 		rows.push_back({level++, frame.pc, where});
 	}
@@ -192,7 +206,7 @@ std::vector<BreakpointRow> SessionModel::breakpoints()
 	if (busy())
 		return rows;
 	for (const auto &bp : session_.breakpoints())
-		rows.push_back({bp.id, bp.address, bp.spec.location, dbg::break_kind_name(bp.spec.type),
+		rows.push_back({bp.id, bp.address, bp.spec.location, kind_label(bp.spec.type),
 				bp.enabled, bp.hits});
 	return rows;
 }

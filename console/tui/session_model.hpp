@@ -86,4 +86,8 @@ private:
 	TraceTree trace_;
 };
 
+// Interactive `vtice attach`: the screen over an attached session until the
+// user quits. intro is what attaching printed (symbols, KASLR slide).
+int run_interactive(dbg::Session &session, const dbg::StopInfo &attached, const std::string &intro);
+
 }  // namespace vtice::tui

@@ -1,6 +1,8 @@
 // SessionModel's run control and command line: jobs on one worker thread.
 #include <chrono>
+#include <cstdio>
 
+#include "app.hpp"
 #include "commands/command.hpp"
 #include "session_model.hpp"
 
@@ -153,6 +155,22 @@ std::vector<std::string> SessionModel::command_names() const
 			names.push_back(first_word(alias));
 	}
 	return names;
+}
+
+int run_interactive(dbg::Session &session, const dbg::StopInfo &attached, const std::string &intro)
+{
+	int status;
+	{
+		// The model's destructor stops a running job before we detach.
+		SessionModel model(session, attached);
+		status = run_tui(model, split_output(intro));
+	}
+	if (session.state() != dbg::SessionState::Detached) {
+		// Like leaving gdb on a kernel: remove our breakpoints and let it run.
+		if (auto detached = session.detach(); !detached)
+			std::fprintf(stderr, "vtice attach: detach: %s\n", detached.error().to_string().c_str());
+	}
+	return status;
 }
 
 }  // namespace vtice::tui

@@ -298,3 +298,14 @@ TEST_F(TuiApp, WideDisassemblyShowsInstructionBytes)
 	EXPECT_TRUE(terminal.shows(">ffffffff81001028  <func+0x28>  00 00 00 00" + std::string(14, ' ') + "insn_10"))
 		<< terminal.screen();
 }
+
+TEST_F(TuiApp, NarrowDisassemblyDropsTheAddressBeforeTheText)
+{
+	terminal.resize(24, 50);
+	press(kKeyResize);
+	auto at = terminal.find("insn_10");
+	ASSERT_GE(at.first, 0) << terminal.screen();
+	EXPECT_EQ(terminal.row(at.first).rfind(" ><func+0x28>", 0), 0u) << terminal.screen();
+	// The title still carries the cursor's address.
+	EXPECT_TRUE(terminal.shows("disassembly  0xffffffff81001028")) << terminal.screen();
+}
