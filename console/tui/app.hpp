@@ -62,6 +62,7 @@ private:
 	KeyFlags quit();
 	void run_command(const std::string &line);
 	bool local_command(const std::string &verb, const std::string &argument);
+	void open_graph(const std::string &path);
 	void after_command(std::uint64_t generation_before);
 	void resume(Resume how);
 	void toggle_breakpoint();
@@ -92,6 +93,7 @@ private:
 	bool help_visible_ = false;
 	bool quit_ = false;
 	std::uint64_t seen_generation_ = 0;
+	std::unique_ptr<TraceTree> opened_trace_;  // from `graph FILE`
 };
 
 // Opens the curses terminal and runs the screen on model; intro lines (what

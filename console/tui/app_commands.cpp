@@ -3,12 +3,13 @@
 #include <algorithm>
 
 #include "app.hpp"
+#include "trace_load.hpp"
 
 namespace vtice::tui {
 
 std::vector<std::string> App::local_command_names()
 {
-	return {"mem", "code", "focus", "zoom", "quit", "q", "exit"};
+	return {"mem", "code", "focus", "zoom", "graph", "quit", "q", "exit"};
 }
 
 std::vector<std::string> App::completion_names() const
@@ -45,6 +46,10 @@ bool App::local_command(const std::string &verb, const std::string &argument)
 			set_focus(*id);
 		return true;
 	}
+	if (verb == "graph") {
+		open_graph(argument);
+		return true;
+	}
 	if (verb != "mem" && verb != "code")
 		return false;
 	auto address = model_.evaluate(argument);
@@ -55,6 +60,29 @@ bool App::local_command(const std::string &verb, const std::string &argument)
 	else
 		show_code(*address);
 	return true;
+}
+
+// `graph FILE` shows a trace file's call tree; `graph` alone goes back to the
+// engine's latest trace.
+void App::open_graph(const std::string &path)
+{
+	if (path.empty()) {
+		opened_trace_.reset();
+		trace_->show_tree(nullptr);
+		return;
+	}
+	auto loaded = load_trace_file(path);
+	if (!loaded) {
+		print("graph: " + loaded.error().to_string(), Style::Error);
+		return;
+	}
+	if (!loaded->note.empty())
+		print("graph: " + loaded->note, Style::Error);
+	opened_trace_ = std::make_unique<TraceTree>(std::move(loaded->tree));
+	trace_->show_tree(opened_trace_.get());
+	print("graph: " + path + " (" + std::to_string(trace_->view().rows().size()) + " rows shown)", Style::Dim);
+	if (focus_ == PaneId::Command)
+		focus_ = PaneId::Trace;
 }
 
 void App::run_command(const std::string &raw)

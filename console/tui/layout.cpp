@@ -28,7 +28,7 @@ constexpr int kTwoColumnMinCols = 70;
 
 void split_left(Layout &out, int top, int rows, int cols)
 {
-	int disasm = rows >= 10 ? rows * 3 / 5 : rows;
+	int disasm = rows >= 12 ? rows * 2 / 3 : rows;
 	out[PaneId::Disasm] = {top, 0, disasm, cols};
 	if (rows > disasm)
 		out[PaneId::Memory] = {top + disasm, 0, rows - disasm, cols};
@@ -72,7 +72,7 @@ void split_body(Layout &out, const LayoutRequest &request, int top, int rows, in
 		out[PaneId::Output] = {top, 0, rows, cols};
 		return;
 	}
-	int registers = std::min(1 + std::max(request.register_rows, 1), std::max(2, rows / 3));
+	int registers = std::min(1 + std::max(request.register_rows, 1), std::max(2, rows / 4));
 	if (rows - output - registers < 3)
 		registers = 0;
 	int middle = rows - output - registers;

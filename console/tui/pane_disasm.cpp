@@ -127,6 +127,18 @@ static Columns choose_columns(int cols, int location)
 	return c;
 }
 
+// "do_sys_op~+0x5": the offset matters more than the name's tail.
+static std::string shorten_location(const std::string &location, std::size_t width)
+{
+	if (location.size() <= width)
+		return location;
+	auto plus = location.rfind('+');
+	std::string suffix = plus == std::string::npos ? "" : location.substr(plus);
+	if (suffix.size() + 2 > width)
+		return location.substr(0, width);
+	return location.substr(0, width - suffix.size() - 1) + "~" + suffix;
+}
+
 static std::string disasm_line(const DisasmRow &row, const Columns &columns)
 {
 	std::string line;
@@ -135,7 +147,7 @@ static std::string disasm_line(const DisasmRow &row, const Columns &columns)
 	if (columns.address)
 		line += hex(row.address).substr(2) + "  ";
 	auto width = static_cast<std::size_t>(columns.location);
-	std::string where = row.location.substr(0, width);
+	std::string where = shorten_location(row.location, width);
 	line += "<" + where + ">";
 	line.append(width - where.size() + 2, ' ');
 	if (columns.bytes) {

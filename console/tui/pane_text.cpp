@@ -76,6 +76,7 @@ std::vector<std::string> HelpPane::text()
 		"  Every command of batch mode works here ('help' lists them); also:",
 		"  mem EXPR       show memory at EXPR     code EXPR   show code at EXPR",
 		"  focus PANE     move the keyboard       zoom [PANE] toggle full screen",
+		"  graph FILE     open a trace file's call tree in the trace pane ('graph' alone: the engine's)",
 		"  quit, q        leave (detaches from the target)",
 	};
 }

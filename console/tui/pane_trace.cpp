@@ -10,12 +10,20 @@ std::string TracePane::title() const
 	const TraceTree *tree = view_.tree();
 	if (!tree)
 		return "trace";
-	return "trace  (" + std::to_string(view_.rows().size()) + " rows, Enter/Space folds)";
+	std::string from = tree->title.empty() ? "" : tree->title + ", ";
+	return "trace  (" + from + std::to_string(view_.rows().size()) + " rows, Enter/Space folds)";
+}
+
+void TracePane::show_tree(const TraceTree *tree)
+{
+	shown_ = tree;
+	cursor_ = top_ = 0;
+	on_stop();
 }
 
 void TracePane::on_stop()
 {
-	view_.set_tree(model_.trace());
+	view_.set_tree(shown_ ? shown_ : model_.trace());
 	int count = static_cast<int>(view_.rows().size());
 	move_cursor(cursor_, top_, count, height_, 0);
 }
@@ -25,8 +33,11 @@ void TracePane::on_stop()
 std::string TracePane::render_row(const TraceView::Row &row) const
 {
 	char duration[32];
-	std::snprintf(duration, sizeof(duration), "%9llu %-4s | ",
-		      static_cast<unsigned long long>(row.node->duration), view_.tree()->unit.c_str());
+	if (row.node->timed)
+		std::snprintf(duration, sizeof(duration), "%9llu %-4s | ",
+			      static_cast<unsigned long long>(row.node->duration), view_.tree()->unit.c_str());
+	else
+		std::snprintf(duration, sizeof(duration), "%14s | ", "");
 	std::string line = duration;
 	line.append(static_cast<std::size_t>(row.depth) * 2, ' ');
 	line += row.node->name + "()";
@@ -36,6 +47,8 @@ std::string TracePane::render_row(const TraceView::Row &row) const
 		line += " {...}  +" + std::to_string(row.node->children.size());
 	else
 		line += " {";
+	if (!row.node->note.empty())
+		line += " /* " + row.node->note + " */";
 	return line;
 }
 
@@ -43,7 +56,7 @@ void TracePane::draw(Canvas &body)
 {
 	height_ = std::max(body.rows(), 1);
 	if (!view_.tree()) {
-		body.line(0, "(no trace: run 'trace' on the command line)", Style::Dim);
+		body.line(0, "(no trace: 'graph FILE' opens a trace file)", Style::Dim);
 		return;
 	}
 	const auto &rows = view_.rows();

@@ -114,6 +114,8 @@ public:
 	void on_stop() override;
 	TraceView &view() { return view_; }
 	int cursor() const { return cursor_; }
+	// Shows tree instead of the engine's latest trace; null goes back to it.
+	void show_tree(const TraceTree *tree);
 
 private:
 	KeyFlags fold_key(Key key);
@@ -121,6 +123,7 @@ private:
 
 	Model &model_;
 	TraceView view_;
+	const TraceTree *shown_ = nullptr;
 	int cursor_ = 0, top_ = 0, height_ = 1;
 };
 

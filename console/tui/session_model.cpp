@@ -7,11 +7,12 @@
 namespace vtice::tui {
 namespace {
 
-// The registers a kernel debugger reads first, in SoftICE's order; the rest
-// of target.xml (x87, SSE, AVX) stays out of the grid.
+// The registers a kernel debugger reads first: gdb's order, except that rip
+// and eflags follow rsp so they stay on screen when the grid is cut short.
+// The rest of target.xml (x87, SSE, AVX) stays out of the grid.
 constexpr const char *kShownRegisters[] = {
-	"rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11",
-	"r12", "r13", "r14", "r15", "rip", "eflags", "cs", "ss", "ds", "es", "fs", "gs",
+	"rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp", "rip", "eflags", "r8", "r9",
+	"r10", "r11", "r12", "r13", "r14", "r15", "cs", "ss", "ds", "es", "fs", "gs",
 	"fs_base", "gs_base", "cr0", "cr2", "cr3", "cr4",
 };
 

@@ -17,11 +17,14 @@ struct TraceNode {
 	std::uint64_t address = 0;
 	std::uint64_t duration = 0;  // inclusive of the children
 	std::vector<TraceNode> children;
+	bool timed = true;         // false: no end seen (still running), no duration
+	std::string note;          // "already running", "unwound", "lost 3 records"
 };
 
 struct TraceTree {
 	TraceNode root;     // synthetic root; its children are the top-level calls
 	std::string unit = "insn";
+	std::string title;  // where it came from: "demo.vtrace"
 };
 
 }  // namespace vtice::tui

@@ -41,17 +41,17 @@ void expect_tiles_body(const Layout &layout, int rows, int cols)
 }  // namespace
 
 // 80x24, 3 register rows. Body = 22 rows; output = 22/5 = 4; registers =
-// min(1+3, max(2, 22/3=7)) = 4; middle = 14 rows. Right column =
-// clamp(80*2/5=32, 28, 60) = 32, left = 80-32-1 = 47. Left: disasm 14*3/5 = 8,
-// memory 6. Right: backtrace 14/4 = 3, breakpoints 3, trace 8.
+// min(1+3, max(2, 22/4=5)) = 4; middle = 14 rows. Right column =
+// clamp(80*2/5=32, 28, 60) = 32, left = 80-32-1 = 47. Left: disasm 14*2/3 = 9,
+// memory 5. Right: backtrace 14/4 = 3, breakpoints 3, trace 8.
 TEST(TuiLayout, Classic80x24)
 {
 	Layout l = layout_for(24, 80);
 	EXPECT_EQ(l.status, (Rect{0, 0, 1, 80}));
 	EXPECT_EQ(l[PaneId::Command], (Rect{23, 0, 1, 80}));
 	EXPECT_EQ(l[PaneId::Registers], (Rect{1, 0, 4, 80}));
-	EXPECT_EQ(l[PaneId::Disasm], (Rect{5, 0, 8, 47}));
-	EXPECT_EQ(l[PaneId::Memory], (Rect{13, 0, 6, 47}));
+	EXPECT_EQ(l[PaneId::Disasm], (Rect{5, 0, 9, 47}));
+	EXPECT_EQ(l[PaneId::Memory], (Rect{14, 0, 5, 47}));
 	ASSERT_EQ(l.separators.size(), 1u);
 	EXPECT_EQ(l.separators[0], (Rect{5, 47, 14, 1}));
 	EXPECT_EQ(l[PaneId::Backtrace], (Rect{5, 48, 3, 32}));
@@ -62,14 +62,14 @@ TEST(TuiLayout, Classic80x24)
 }
 
 // 160x50, 2 register rows: body 48, output 9, registers 3, middle 36; right
-// = clamp(64, 28, 60) = 60, left 99; disasm 21, memory 15; backtrace 9,
-// breakpoints 9, trace 18.
+// = clamp(64, 28, 60) = 60, left 99; disasm 36*2/3 = 24, memory 12;
+// backtrace 9, breakpoints 9, trace 18.
 TEST(TuiLayout, Wide160x50)
 {
 	Layout l = layout_for(50, 160, 2);
 	EXPECT_EQ(l[PaneId::Registers], (Rect{1, 0, 3, 160}));
-	EXPECT_EQ(l[PaneId::Disasm], (Rect{4, 0, 21, 99}));
-	EXPECT_EQ(l[PaneId::Memory], (Rect{25, 0, 15, 99}));
+	EXPECT_EQ(l[PaneId::Disasm], (Rect{4, 0, 24, 99}));
+	EXPECT_EQ(l[PaneId::Memory], (Rect{28, 0, 12, 99}));
 	EXPECT_EQ(l[PaneId::Backtrace], (Rect{4, 100, 9, 60}));
 	EXPECT_EQ(l[PaneId::Breakpoints], (Rect{13, 100, 9, 60}));
 	EXPECT_EQ(l[PaneId::Trace], (Rect{22, 100, 18, 60}));
@@ -87,14 +87,14 @@ TEST(TuiLayout, NarrowTerminalDropsRightColumn)
 
 TEST(TuiLayout, ShortTerminalDropsRegistersAndMemory)
 {
-	// Body 6: output 2, registers max(2, 6/3) = 2 would leave 2 < 3 middle
+	// Body 6: output 2, registers max(2, 6/4) = 2 would leave 2 < 3 middle
 	// rows, so they go; the 4-row middle is too short for memory.
 	Layout l = layout_for(8, 80, 6);
 	EXPECT_FALSE(l.visible(PaneId::Registers));
 	EXPECT_FALSE(l.visible(PaneId::Memory));
 	EXPECT_EQ(l[PaneId::Disasm], (Rect{1, 0, 4, 47}));
 	EXPECT_EQ(l[PaneId::Output], (Rect{5, 0, 2, 80}));
-	// One row taller and the registers fit (body 7: 2 + 3 + 2).
+	// One row taller and the registers fit (body 7: 2 + 3 + 2; max(2, 7/4) = 2).
 	EXPECT_EQ(layout_for(9, 80, 6)[PaneId::Registers], (Rect{1, 0, 2, 80}));
 }
 
