@@ -5,9 +5,9 @@
 namespace vtice::console {
 
 int cmd_version(int argc, char **argv);
-int cmd_attach(int argc, char **argv);
 int cmd_syms(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_attach(int argc, char **argv);
 
 static const std::array kSubcommands = {
 	Subcommand{"syms", "load kernel symbols (image, System.map, kallsyms, dump) and resolve", cmd_syms},

@@ -66,16 +66,31 @@ start() {
 	   "$dir/initramfs.cpio" -nt "$here/init.sh" ]] || build_initramfs
 	[[ -n "$port" ]] || port=$(free_port)
 	rm -f "$dir/serial.log" "$dir/kallsyms.txt"
+	# The guest's /proc/kallsyms is dumped over ttyS1 once per kernel version
+	# (~15 s of emulated UART) and reused: the PVH boot applies no KASLR.
+	local cache=$root/build/qemu-cache/kallsyms-$(basename "$k").txt extra=
+	if [[ -s "$cache" ]]; then
+		cp "$cache" "$dir/kallsyms.txt.cached"
+		extra=" vtice.nokallsyms"
+	fi
 	qemu-system-x86_64 -accel tcg -m 512 -smp "$smp" -cpu max -display none -no-reboot \
 		-kernel "$k/vmlinux" -initrd "$dir/initramfs.cpio" \
-		-append "console=ttyS0 panic=-1 quiet" \
+		-append "console=ttyS0 panic=-1 quiet$extra" \
 		-serial "file:$dir/serial.log" -serial "file:$dir/kallsyms.txt" \
 		-monitor none -gdb "tcp:127.0.0.1:$port" \
 		-daemonize -pidfile "$dir/qemu.pid"
 	echo "$port" > "$dir/port"
 	local i
 	for ((i = 0; i < 600; i++)); do
-		grep -q VTICE-READY "$dir/serial.log" 2>/dev/null && { echo "$port"; return 0; }
+		if grep -q VTICE-READY "$dir/serial.log" 2>/dev/null; then
+			if [[ -n "$extra" ]]; then
+				mv "$dir/kallsyms.txt.cached" "$dir/kallsyms.txt"
+			else
+				mkdir -p "$(dirname "$cache")" && cp "$dir/kallsyms.txt" "$cache.tmp" && mv "$cache.tmp" "$cache"
+			fi
+			echo "$port"
+			return 0
+		fi
 		kill -0 "$(cat "$dir/qemu.pid")" 2>/dev/null || { echo "run.sh: QEMU died" >&2; cat "$dir/serial.log" >&2; exit 1; }
 		sleep 0.1
 	done

@@ -1,0 +1,151 @@
+// The ORC unwinder over hand-built tables and a synthetic stack. Entry
+// encodings follow arch/x86/include/asm/orc_types.h (6.1: sp_reg:4, bp_reg:4,
+// type:2, end:1 in the flags halfword).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+
+#include "orc.hpp"
+
+using namespace vtice::dbg;
+using vtice::Result;
+using vtice::make_error;
+
+namespace {
+
+constexpr unsigned kRegSp = 5, kRegPrevSp = 1, kRegBp = 4;
+constexpr unsigned kCall = 0, kRegs = 1;
+
+struct TableBuilder {
+	std::vector<std::uint8_t> ips, entries;
+	std::uint64_t base = 0xffffffff82c00000ull;
+
+	void add(std::uint64_t ip, std::int16_t sp_offset, unsigned sp_reg, unsigned type,
+		 std::int16_t bp_offset = 0, unsigned bp_reg = 0, bool end = false)
+	{
+		std::uint64_t at = base + ips.size();
+		std::int32_t rel = static_cast<std::int32_t>(ip - at);
+		auto *r = reinterpret_cast<std::uint8_t *>(&rel);
+		ips.insert(ips.end(), r, r + 4);
+		std::uint16_t flags = static_cast<std::uint16_t>(sp_reg | bp_reg << 4 | type << 8 | (end ? 1u << 10 : 0));
+		std::uint8_t e[6];
+		std::memcpy(e, &sp_offset, 2);
+		std::memcpy(e + 2, &bp_offset, 2);
+		std::memcpy(e + 4, &flags, 2);
+		entries.insert(entries.end(), e, e + 6);
+	}
+	OrcTable build()
+	{
+		auto t = OrcTable::parse(ips, base, entries, OrcFormat::V1);
+		EXPECT_TRUE(t.ok()) << (t.ok() ? "" : t.error().message);
+		return std::move(*t);
+	}
+};
+
+struct Stack {
+	std::map<std::uint64_t, std::uint64_t> words;
+	MemoryReader reader()
+	{
+		return [this](std::uint64_t a) -> Result<std::uint64_t> {
+			auto it = words.find(a);
+			if (it == words.end())
+				return make_error("unmapped");
+			return it->second;
+		};
+	}
+};
+
+// Three functions: f (at entry), g (frame of 0x20 with bp saved), and an
+// entry stub whose pt_regs came from user mode.
+constexpr std::uint64_t F = 0xffffffff81001000, G = 0xffffffff81002000, ENTRY = 0xffffffff81c00000;
+
+}  // namespace
+
+TEST(Orc, UnwindsCallFramesAndStopsAtUserRegs)
+{
+	TableBuilder b;
+	b.add(F, 8, kRegSp, kCall);                    // f+0: CFA = sp + 8
+	b.add(F + 0x40, 0, 0, kCall);                  // terminator after f (sp_reg undefined)
+	b.add(G, 8, kRegSp, kCall);
+	b.add(G + 0x10, 0x28, kRegSp, kCall, -16, kRegPrevSp);  // g+0x10..: CFA = sp + 0x28, bp at CFA-16
+	b.add(G + 0x80, 0, 0, kCall);
+	b.add(ENTRY, 0, kRegSp, kRegs);                // pt_regs at sp
+	OrcUnwinder unwinder(b.build());
+
+	Stack s;
+	std::uint64_t sp0 = 0xffffc90000010f00;
+	s.words[sp0] = G + 0x35;                 // f's return address, into g
+	std::uint64_t cfa_g = sp0 + 8 + 0x28;    // g's frame: 0x20 locals + return
+	s.words[cfa_g - 16] = 0x1234;            // saved bp
+	s.words[cfa_g - 8] = ENTRY + 0x50;       // g's return address, into the entry stub
+	std::uint64_t regs = cfa_g;              // pt_regs right there
+	s.words[regs + 128] = 0x401000;          // ip
+	s.words[regs + 136] = 0x33;              // cs: user mode
+	s.words[regs + 152] = 0x7ffc0000;        // sp
+
+	UnwindRegs r;
+	r.ip = F;
+	r.sp = sp0;
+	auto frames = unwinder.unwind(r, s.reader(), 16);
+	ASSERT_TRUE(frames.ok()) << frames.error().message;
+	ASSERT_EQ(frames->size(), 3u);
+	EXPECT_EQ((*frames)[0].pc, F);
+	EXPECT_EQ((*frames)[1].pc, G + 0x35);
+	EXPECT_EQ((*frames)[1].sp, sp0 + 8);
+	EXPECT_EQ((*frames)[2].pc, ENTRY + 0x50);
+	EXPECT_EQ((*frames)[2].sp, cfa_g);
+	for (const auto &f : *frames)
+		EXPECT_TRUE(f.reliable);
+}
+
+TEST(Orc, MissingDataStopsWithANote)
+{
+	TableBuilder b;
+	b.add(F, 8, kRegSp, kCall);
+	b.add(F + 0x40, 0, 0, kCall);
+	OrcUnwinder unwinder(b.build());
+	Stack s;
+	s.words[0x1000] = 0xffffffff8100f000;  // return into a place with no ORC data
+	UnwindRegs r;
+	r.ip = F;
+	r.sp = 0x1000;
+	auto frames = unwinder.unwind(r, s.reader(), 16);
+	ASSERT_TRUE(frames.ok());
+	ASSERT_EQ(frames->size(), 2u);
+	EXPECT_NE((*frames)[1].note.find("unwind stopped"), std::string::npos);
+	// No data for the first frame at all is an error.
+	r.ip = 0xffffffff80000000;
+	EXPECT_FALSE(unwinder.unwind(r, s.reader(), 16).ok());
+}
+
+TEST(Orc, BadTablesAreErrors)
+{
+	std::vector<std::uint8_t> ips(8), entries(6);
+	auto r = OrcTable::parse(ips, 0, entries, OrcFormat::V1);
+	ASSERT_FALSE(r.ok());
+	EXPECT_NE(r.error().message.find("disagree"), std::string::npos);
+	EXPECT_FALSE(OrcTable::parse(std::vector<std::uint8_t>(7), 0, entries, OrcFormat::V1).ok());
+	// Unsorted: second ip below the first.
+	TableBuilder b;
+	b.add(G, 8, kRegSp, kCall);
+	b.add(F, 8, kRegSp, kCall);
+	auto u = OrcTable::parse(b.ips, b.base, b.entries, OrcFormat::V1);
+	ASSERT_FALSE(u.ok());
+	EXPECT_NE(u.error().message.find("not sorted"), std::string::npos);
+}
+
+TEST(StackScan, MarksTextWordsAsGuesses)
+{
+	Stack s;
+	s.words[0x2000] = 0x10;
+	s.words[0x2008] = 0xffffffff81234567;
+	s.words[0x2010] = 0xffff888000000000;
+	s.words[0x2018] = 0xffffffff81000010;
+	auto frames = scan_stack(0x2000, 0x2020, s.reader(),
+				 [](std::uint64_t a) { return a >= 0xffffffff81000000 && a < 0xffffffff82000000; }, 8);
+	ASSERT_EQ(frames.size(), 2u);
+	EXPECT_EQ(frames[0].pc, 0xffffffff81234567u);
+	EXPECT_FALSE(frames[0].reliable);
+	EXPECT_EQ(frames[1].pc, 0xffffffff81000010u);
+}
