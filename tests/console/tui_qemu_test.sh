@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# The debugger screen against the real target: `vtice attach` runs in a tmux
+# pane against Debian's kernel in QEMU (started by tests/qemu/run.sh exec); we
+# type a breakpoint on do_sys_openat2, press F5, F10 and F8, resize, Ctrl-C
+# and q, and check the captured pane.
+#
+# Expected values come from outside vtice: the address of do_sys_openat2 from
+# the guest's own /proc/kallsyms, and instruction boundaries from binutils'
+# objdump of the same vmlinux (QEMU boots it at its link address: no KASLR).
+#
+# usage: tests/qemu/run.sh exec -- tui_qemu_test.sh VTICE WORKDIR [DOCSDIR]
+#   DOCSDIR: also write console-screen.txt/.ansi there (docs/ screenshots)
+set -euo pipefail
+vtice=$1
+work=$2
+docs=${3:-}
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+
+[[ -n "${VTICE_QEMU_PORT:-}" ]] || { echo "SKIP: run under tests/qemu/run.sh exec"; exit 77; }
+command -v tmux >/dev/null || { echo "SKIP: tmux is not installed"; exit 77; }
+command -v objdump >/dev/null || { echo "SKIP: objdump (binutils) is not installed"; exit 77; }
+mkdir -p "$work"
+source "$here/tui_tmux_lib.sh"
+
+# --- independent expectations -------------------------------------------
+vmlinux=$(ls -d "$root"/build/kernel/*/vmlinux 2>/dev/null | head -1)
+[[ -f "$vmlinux" ]] || { echo "SKIP: no build/kernel/*/vmlinux"; exit 77; }
+# (awk reads to the end: an early exit would SIGPIPE tr under pipefail)
+addr=$(tr -d '\r' < "$VTICE_QEMU_KALLSYMS" | awk '$3 == "do_sys_openat2" && !a { a = $1 } END { print a }')
+[[ -n "$addr" ]] || fail "do_sys_openat2 is not in the guest's kallsyms"
+# Instruction starts: objdump lines "addr:<TAB>bytes<TAB>mnemonic"; lines
+# without a mnemonic continue a long instruction.
+mapfile -t insns < <(objdump -d --start-address=0x$addr --stop-address=$(printf '0x%x' $((0x$addr + 48))) \
+	"$vmlinux" | awk -F'\t' '/^ *ffffffff[0-9a-f]+:/ && NF >= 3 && $3 != "" { sub(/:$/, "", $1); gsub(/ /, "", $1); print $1 "\t" $3 }')
+((${#insns[@]} >= 3)) || fail "objdump gave ${#insns[@]} instructions at $addr"
+a1=${insns[1]%%$'\t'*}
+a2=${insns[2]%%$'\t'*}
+op1=${insns[1]#*$'\t'}
+echo "do_sys_openat2 = $addr; next instructions $a1 ($op1), $a2"
+
+register() {  # register NAME: its value on the captured screen
+	capture | grep -oE "(^| )$1 +[0-9a-f]{16}" | awk 'NR == 1 { print $2 }'
+}
+
+# --- the session -------------------------------------------------------
+tmux_start 120 40 "$vtice attach 127.0.0.1:$VTICE_QEMU_PORT --symbols $VTICE_QEMU_KALLSYMS"
+trap tmux_stop EXIT
+wait_for '^ vtice .*\[stopped' 60
+wait_for '^\(vtice\)'
+
+tmux_text "break do_sys_openat2"
+tmux_keys Enter
+wait_for "Breakpoint 1 at 0x$addr <do_sys_openat2>"
+tmux_keys F5
+wait_for "\[stopped: Breakpoint 1 at 0x$addr <do_sys_openat2>\]" 30
+capture > "$work/at-breakpoint.txt"
+grep -q "B>$addr  <do_sys_openat2>" "$work/at-breakpoint.txt" || fail "disassembly does not mark RIP at do_sys_openat2"
+[[ "$(register rip)" == "$addr" ]] || fail "rip shows $(register rip), kallsyms says $addr"
+grep -qE "#0  $addr  do_sys_openat2" "$work/at-breakpoint.txt" || fail "backtrace frame 0 is not do_sys_openat2"
+grep -qE "[|]1 +sw +y +1 $addr  do_sys_open" "$work/at-breakpoint.txt" || fail "breakpoints pane lacks the hit breakpoint"
+
+# F10 steps over the first instruction (ftrace's call/nop), F8 steps into the next.
+tmux_keys F10
+wait_for "\[stopped: Stopped at 0x$a1 <do_sys_openat2\+0x" 15
+[[ "$(register rip)" == "$a1" ]] || fail "after F10 rip is $(register rip), objdump says $a1"
+rsp_before=$(register rsp)
+tmux_keys F8
+wait_for "\[stopped: Stopped at 0x$a2 <do_sys_openat2\+0x" 15
+[[ "$(register rip)" == "$a2" ]] || fail "after F8 rip is $(register rip), objdump says $a2"
+grep -q " >$a2  <do_sys_openat2+0x" <(capture) || fail "disassembly does not follow RIP to $a2"
+if [[ "$op1" == push* ]]; then
+	# A push lowers rsp by 8: the register pane must show it, highlighted.
+	want=$(printf '%016x' $((0x$rsp_before - 8)))
+	[[ "$(register rsp)" == "$want" ]] || fail "after '$op1' rsp is $(register rsp), expected $want"
+fi
+ansi=$(tmux capture-pane -e -p -t "$TMUX_TARGET")
+grep -qP "\e\[[0-9;]*31m$a2" <<<"$ansi" || fail "the changed rip is not highlighted"
+grep -qP "cr3(\e\[[0-9;]*m)? +[0-9a-f]{16}" <<<"$ansi" && ! grep -qP "cr3(\e\[[0-9;]*m)? +\e\[[0-9;]*31m" <<<"$ansi" ||
+	fail "cr3 did not change in one step but is highlighted (or missing)"
+
+# Screenshots: text with a header, and the ANSI capture.
+{
+	echo "# vtice attach (TUI) on Debian $(basename "$(dirname "$vmlinux")") in QEMU TCG, 120x40,"
+	echo "# after 'break do_sys_openat2', F5, F10, F8. Captured by tests/console/tui_qemu_test.sh"
+	echo "# (tmux capture-pane -p); console-screen.ansi has the colours (capture-pane -e)."
+	capture
+} > "$work/console-screen.txt"
+printf '%s\n' "$ansi" > "$work/console-screen.ansi"
+
+# Help pane lists the keys.
+tmux_keys F1
+wait_for 'F12, Shift-F11 step out'
+tmux_keys Escape
+wait_for '^ registers'
+
+# Resize to 80x24 and back: relayout, nothing wider than the pane.
+tmux resize-window -t "$TMUX_TARGET" -x 80 -y 24
+wait_for_gone '^ fs_base'
+assert_width 80
+[[ "$(register rip)" == "$a2" ]] || fail "rip is not shown after shrinking to 80x24"
+capture > "$work/screen-80x24.txt"
+tmux resize-window -t "$TMUX_TARGET" -x 120 -y 40
+wait_for '^fs_base'
+assert_width 120
+
+# Ctrl-C interrupts a running target.
+tmux_text "delete 1"
+tmux_keys Enter
+tmux_keys F5
+wait_for '\[running\]'
+tmux_keys C-c
+wait_for '\[stopped: Interrupted at 0x' 15
+
+# Tab to a pane, q quits (and detaches: vtice exits 0).
+tmux_keys Tab
+wait_for '\[disassembly'
+tmux_keys q
+wait_exit
+
+if [[ -n "$docs" ]]; then
+	cp "$work/console-screen.txt" "$work/console-screen.ansi" "$docs/"
+	echo "screenshots written to $docs"
+fi
+echo "PASS: breakpoint, F5/F10/F8, registers, resize, Ctrl-C and q on the real target"
