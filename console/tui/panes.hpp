@@ -55,34 +55,49 @@ private:
 	int height_ = 20;  // rows at the last draw; keys scroll by it
 };
 
-class BacktracePane final : public Pane {
+// A list with a cursor whose rows each have an address: Enter shows the
+// code there. Backtrace and breakpoints differ only in their rows.
+template <class Row>
+class ListPane : public Pane {
 public:
-	BacktracePane(Model &model, PaneHost &host) : Pane(PaneId::Backtrace), model_(model), host_(host) {}
-	std::string title() const override { return "backtrace"; }
+	ListPane(PaneId id, Model &model, PaneHost &host) : Pane(id), model_(model), host_(host) {}
 	void draw(Canvas &body) override;
 	KeyFlags on_key(Key key) override;
-	void on_stop() override;
 
-private:
+protected:
+	virtual std::string format(const Row &row) const = 0;
+	virtual std::uint64_t address(const Row &row) const = 0;
+	virtual std::string empty_text() const = 0;
+
 	Model &model_;
 	PaneHost &host_;
-	std::vector<FrameRow> frames_;
+	std::vector<Row> rows_;
 	int cursor_ = 0, top_ = 0, height_ = 1;
 };
 
-class BreakpointsPane final : public Pane {
+class BacktracePane final : public ListPane<FrameRow> {
 public:
-	BreakpointsPane(Model &model, PaneHost &host) : Pane(PaneId::Breakpoints), model_(model), host_(host) {}
-	std::string title() const override { return "breakpoints"; }
-	void draw(Canvas &body) override;
-	KeyFlags on_key(Key key) override;
+	BacktracePane(Model &model, PaneHost &host) : ListPane(PaneId::Backtrace, model, host) {}
+	std::string title() const override { return "backtrace"; }
 	void on_stop() override;
 
 private:
-	Model &model_;
-	PaneHost &host_;
-	std::vector<BreakpointRow> breakpoints_;
-	int cursor_ = 0, top_ = 0, height_ = 1;
+	std::string format(const FrameRow &frame) const override;
+	std::uint64_t address(const FrameRow &frame) const override { return frame.pc; }
+	std::string empty_text() const override { return "(no frames)"; }
+};
+
+class BreakpointsPane final : public ListPane<BreakpointRow> {
+public:
+	BreakpointsPane(Model &model, PaneHost &host) : ListPane(PaneId::Breakpoints, model, host) {}
+	std::string title() const override { return "breakpoints"; }
+	KeyFlags on_key(Key key) override;  // adds Delete
+	void on_stop() override;
+
+private:
+	std::string format(const BreakpointRow &bp) const override;
+	std::uint64_t address(const BreakpointRow &bp) const override { return bp.address; }
+	std::string empty_text() const override { return "(none: F9 in disassembly or 'break SYMBOL')"; }
 };
 
 class MemoryPane final : public Pane {
