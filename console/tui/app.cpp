@@ -85,6 +85,7 @@ void App::stopped(const StopEvent &event)
 	}
 	for (auto &pane : owned_)
 		pane->on_stop();
+	open_pending_graph();
 }
 
 // After a command that did not move the target: same RIP, but breakpoints,

@@ -63,6 +63,8 @@ private:
 	void run_command(const std::string &line);
 	bool local_command(const std::string &verb, const std::string &argument);
 	void open_graph(const std::string &path);
+	std::string with_trace_file(const std::string &line);
+	void open_pending_graph();
 	void after_command(std::uint64_t generation_before);
 	void resume(Resume how);
 	void toggle_breakpoint();
@@ -94,6 +96,8 @@ private:
 	bool quit_ = false;
 	std::uint64_t seen_generation_ = 0;
 	std::unique_ptr<TraceTree> opened_trace_;  // from `graph FILE`
+	std::string pending_graph_;  // trace file the running `trace` command writes
+	int traces_run_ = 0;
 };
 
 // Opens the curses terminal and runs the screen on model; intro lines (what

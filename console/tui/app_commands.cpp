@@ -1,6 +1,10 @@
 // Lines typed on the command line: a few view commands the TUI answers
 // itself, everything else through the engine's command table.
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
+#include <sstream>
 
 #include "app.hpp"
 #include "trace_load.hpp"
@@ -85,6 +89,46 @@ void App::open_graph(const std::string &path)
 		focus_ = PaneId::Trace;
 }
 
+// The engine's `trace` command writes a trace file (-o); the screen reads
+// it back into the trace pane when the command is done, so the pane shows
+// btf-trace's own decoding of what the engine recorded. Without -o the
+// screen picks a file in the temporary directory.
+std::string App::with_trace_file(const std::string &line)
+{
+	std::istringstream words(line);
+	std::string word, path;
+	bool next_is_path = false;
+	while (words >> word) {
+		if (next_is_path) {
+			path = word;
+			next_is_path = false;
+		}
+		next_is_path = word == "-o" || word == "--output";
+	}
+	std::string out = line;
+	if (path.empty()) {
+		std::error_code error;
+		auto dir = std::filesystem::temp_directory_path(error);
+		path = ((error ? std::filesystem::path("/tmp") : dir) /
+			("vtice-tui-" + std::to_string(::getpid()) + "-" + std::to_string(++traces_run_) + ".vtrace"))
+			       .string();
+		out += " -o " + path;
+		print("(trace file: " + path + ")", Style::Dim);
+	}
+	pending_graph_ = path;
+	return out;
+}
+
+void App::open_pending_graph()
+{
+	if (pending_graph_.empty() || model_.state() == RunState::Running)
+		return;
+	std::string path = std::move(pending_graph_);
+	pending_graph_.clear();
+	if (std::filesystem::exists(path))
+		open_graph(path);
+}
+
 void App::run_command(const std::string &raw)
 {
 	std::string line = trim(raw);
@@ -96,14 +140,18 @@ void App::run_command(const std::string &raw)
 	std::string argument = space == std::string::npos ? "" : trim(line.substr(space));
 	if (local_command(verb, argument))
 		return;
+	if (verb == "trace")
+		line = with_trace_file(line);
 	std::uint64_t generation = model_.stop_generation();
 	CommandOutput output = model_.execute(line);
 	for (const auto &text : output.lines)
 		print(text, output.error ? Style::Error : Style::Normal);
-	if (output.quit)
+	if (output.quit) {
 		quit();
-	else
-		after_command(generation);
+		return;
+	}
+	after_command(generation);
+	open_pending_graph();
 }
 
 void App::after_command(std::uint64_t generation_before)

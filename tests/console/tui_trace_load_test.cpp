@@ -137,3 +137,41 @@ TEST(TuiTraceLoad, GraphCommandOpensTheFileInTheTracePane)
 	app.render();
 	EXPECT_TRUE(terminal.shows("graph: ")) << terminal.screen();
 }
+
+// The engine's `trace` writes a trace file; the screen reads it back into the
+// trace pane, choosing a file itself when the user gave no -o.
+TEST(TuiTraceLoad, TraceCommandOutputOpensInTheTracePane)
+{
+	tui::testing::FakeModel model;
+	model.trace_source = kDemo;
+	tui::testing::FakeTerminal terminal(40, 140);
+	App app(terminal, model);
+	auto type = [&](const std::string &text) {
+		for (char ch : text)
+			app.handle_key(static_cast<unsigned char>(ch));
+		app.handle_key(kKeyEnter);
+		app.render();
+	};
+	auto executed = [&] {
+		for (auto it = model.log.rbegin(); it != model.log.rend(); ++it)
+			if (it->rfind("execute ", 0) == 0)
+				return *it;
+		return std::string();
+	};
+	type("trace syscall openat");
+	std::string sent = executed();
+	auto at = sent.find(" -o ");
+	ASSERT_NE(at, std::string::npos) << sent;
+	std::string path = sent.substr(at + 4);
+	EXPECT_NE(path.find("vtice-tui-"), std::string::npos) << path;
+	EXPECT_TRUE(terminal.shows("_start() {")) << terminal.screen();
+	EXPECT_EQ(app.focus(), PaneId::Trace);
+	std::remove(path.c_str());
+
+	std::string mine = ::testing::TempDir() + "/mine.vtrace";
+	app.set_focus(PaneId::Command);
+	type("trace syscall openat -o " + mine);
+	EXPECT_EQ(executed(), "execute trace syscall openat -o " + mine);
+	EXPECT_TRUE(terminal.shows("(mine.vtrace, ")) << terminal.screen();
+	std::remove(mine.c_str());
+}
