@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The debugger screen against the real target: `vtice attach` runs in a tmux
 # pane against Debian's kernel in QEMU (started by tests/qemu/run.sh exec); we
-# type a breakpoint on do_sys_openat2, press F5, F10 and F8, resize, Ctrl-C
-# and q, and check the captured pane.
+# type a breakpoint on do_sys_openat2, press F5, F10, F8, F9 and F5, resize,
+# Ctrl-C and q, and check the captured pane.
 #
 # Expected values come from outside vtice: the address of do_sys_openat2 from
 # the guest's own /proc/kallsyms, and instruction boundaries from binutils'
@@ -33,11 +33,12 @@ addr=$(tr -d '\r' < "$VTICE_QEMU_KALLSYMS" | awk '$3 == "do_sys_openat2" && !a {
 # without a mnemonic continue a long instruction.
 mapfile -t insns < <(objdump -d --start-address=0x$addr --stop-address=$(printf '0x%x' $((0x$addr + 48))) \
 	"$vmlinux" | awk -F'\t' '/^ *ffffffff[0-9a-f]+:/ && NF >= 3 && $3 != "" { sub(/:$/, "", $1); gsub(/ /, "", $1); print $1 "\t" $3 }')
-((${#insns[@]} >= 3)) || fail "objdump gave ${#insns[@]} instructions at $addr"
+((${#insns[@]} >= 4)) || fail "objdump gave ${#insns[@]} instructions at $addr"
 a1=${insns[1]%%$'\t'*}
 a2=${insns[2]%%$'\t'*}
+a3=${insns[3]%%$'\t'*}
 op1=${insns[1]#*$'\t'}
-echo "do_sys_openat2 = $addr; next instructions $a1 ($op1), $a2"
+echo "do_sys_openat2 = $addr; next instructions $a1 ($op1), $a2, $a3"
 
 register() {  # register NAME: its value on the captured screen
 	capture | grep -oE "(^| )$1 +[0-9a-f]{16}" | awk 'NR == 1 { print $2 }'
@@ -88,6 +89,16 @@ grep -qP "cr3(\e\[[0-9;]*m)? +[0-9a-f]{16}" <<<"$ansi" && ! grep -qP "cr3(\e\[[0
 } > "$work/console-screen.txt"
 printf '%s\n' "$ansi" > "$work/console-screen.ansi"
 
+# F6 to the code, Down to the next instruction, F9 sets a breakpoint there;
+# F5 runs to it.
+tmux_keys F6 Down F9
+wait_for "[|]2 +sw +y +0 $a3  "
+grep -q "^B $a3  <do_sys_openat2+0x" <(capture) || fail "disassembly does not mark the F9 breakpoint at $a3"
+tmux_keys F5
+wait_for "\[stopped: Breakpoint 2 at 0x$a3 <do_sys_openat2\+0x" 15
+[[ "$(register rip)" == "$a3" ]] || fail "F5 to the F9 breakpoint left rip at $(register rip), objdump says $a3"
+tmux_keys F6
+
 # Help pane lists the keys.
 tmux_keys F1
 wait_for 'F12, Shift-F11 step out'
@@ -98,14 +109,14 @@ wait_for '^ registers'
 tmux resize-window -t "$TMUX_TARGET" -x 80 -y 24
 wait_for_gone '^ fs_base'
 assert_width 80
-[[ "$(register rip)" == "$a2" ]] || fail "rip is not shown after shrinking to 80x24"
+[[ "$(register rip)" == "$a3" ]] || fail "rip is not shown after shrinking to 80x24"
 capture > "$work/screen-80x24.txt"
 tmux resize-window -t "$TMUX_TARGET" -x 120 -y 40
 wait_for '^fs_base'
 assert_width 120
 
 # Ctrl-C interrupts a running target.
-tmux_text "delete 1"
+tmux_text "delete"
 tmux_keys Enter
 tmux_keys F5
 wait_for '\[running\]'
@@ -122,4 +133,4 @@ if [[ -n "$docs" ]]; then
 	cp "$work/console-screen.txt" "$work/console-screen.ansi" "$docs/"
 	echo "screenshots written to $docs"
 fi
-echo "PASS: breakpoint, F5/F10/F8, registers, resize, Ctrl-C and q on the real target"
+echo "PASS: breakpoint, F5/F10/F8, F9+F5, registers, help, resize, Ctrl-C and q on the real target"
