@@ -1,31 +1,57 @@
-// The seam to the symbols/ library. Until it is linked in, symbol files in
-// /proc/kallsyms or System.map text form are read here, and recovery from
-// guest memory is unavailable.
-#include <fstream>
-#include <sstream>
-
+// The seam to the symbols/ library: symbol files of every kind it knows
+// (vmlinux with or without .symtab, vmlinuz, System.map, /proc/kallsyms) and
+// kallsyms recovered from a window of guest memory, turned into the
+// debugger's SymbolList.
 #include "kernel_setup.hpp"
+#include "symbols/kallsyms.hpp"
+#include "symbols/loader.hpp"
 
 namespace vtice::dbg {
+
+namespace {
+
+std::unique_ptr<SymbolList> to_list(const symbols::SymbolTable &table, std::string origin)
+{
+	std::vector<SymbolList::Entry> entries;
+	entries.reserve(table.size());
+	for (const auto &s : table.symbols()) {
+		std::string name(table.name(s));
+		if (s.module)
+			name = std::string(table.module(s)) + ":" + name;
+		entries.push_back({table.slid(s.address), std::move(name), s.type});
+	}
+	return std::make_unique<SymbolList>(std::move(entries), std::move(origin));
+}
+
+}  // namespace
 
 SymbolFileLoader default_symbol_file_loader()
 {
 	return [](const std::string &path) -> Result<std::unique_ptr<SymbolList>> {
-		std::ifstream in(path, std::ios::binary);
-		if (!in)
-			return make_error("cannot open symbol file " + path);
-		std::ostringstream text;
-		text << in.rdbuf();
-		std::string data = text.str();
-		if (data.size() >= 4 && data.compare(0, 4, "\x7f" "ELF") == 0)
-			return make_error(path + " is an ELF image; reading images needs the symbols library");
-		return parse_kallsyms_text(data, path);
+		auto loaded = symbols::load_symbols(path);
+		if (!loaded)
+			return make_error("cannot load symbols from " + path + ": " + loaded.error().to_string());
+		if (!loaded->table || loaded->table->empty())
+			return make_error(path + " holds no symbols");
+		return to_list(*loaded->table, loaded->description);
 	};
 }
 
 MemorySymbolRecovery default_memory_symbol_recovery()
 {
-	return {};
+	return [](const std::vector<std::uint8_t> &window, std::uint64_t base) -> Result<std::unique_ptr<SymbolList>> {
+		auto recovered = symbols::recover_kallsyms_tables(symbols::ByteSpan(window), base);
+		if (!recovered)
+			return recovered.error();
+		// A window that cuts the tables short gives a prefix: read more instead.
+		if (recovered->partial)
+			return make_error("kallsyms tables continue past the window: " + recovered->partial->message);
+		char where[64];
+		std::snprintf(where, sizeof(where), " at 0x%llx",
+			      static_cast<unsigned long long>(base + recovered->layout.names));
+		return to_list(recovered->table, "kallsyms recovered from guest memory (" + recovered->layout.style() +
+							 " layout" + where + ")");
+	};
 }
 
 }  // namespace vtice::dbg

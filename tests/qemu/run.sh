@@ -73,7 +73,7 @@ start() {
 		cp "$cache" "$dir/kallsyms.txt.cached"
 		extra=" vtice.nokallsyms"
 	fi
-	qemu-system-x86_64 -accel tcg -m 512 -smp "$smp" -cpu max -display none -no-reboot \
+	qemu-system-x86_64 -accel tcg ${VTICE_QEMU_EXTRA:-} -m 512 -smp "$smp" -cpu max -display none -no-reboot \
 		-kernel "$k/vmlinux" -initrd "$dir/initramfs.cpio" \
 		-append "console=ttyS0 panic=-1 quiet$extra" \
 		-serial "file:$dir/serial.log" -serial "file:$dir/kallsyms.txt" \

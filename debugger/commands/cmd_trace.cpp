@@ -1,0 +1,159 @@
+#include <cstdlib>
+
+#include "../task.hpp"
+#include "../trace/trace_output.hpp"
+#include "commands.hpp"
+
+namespace vtice::dbg {
+
+namespace {
+
+struct TraceArgs {
+	std::string syscall, comm, output;
+	bool step = false, quiet = false;
+};
+
+Result<TraceArgs> parse(const std::vector<std::string> &args)
+{
+	TraceArgs t;
+	for (std::size_t i = 0; i < args.size(); i++) {
+		const std::string &a = args[i];
+		auto value = [&](const char *name) -> Result<std::string> {
+			if (i + 1 >= args.size())
+				return make_error(std::string(name) + " needs a value");
+			return args[++i];
+		};
+		if (a == "syscall") {
+			auto v = value("syscall");
+			if (!v)
+				return v.error();
+			t.syscall = *v;
+		} else if (a == "--comm") {
+			auto v = value("--comm");
+			if (!v)
+				return v.error();
+			t.comm = *v;
+		} else if (a == "-o" || a == "--output") {
+			auto v = value("-o");
+			if (!v)
+				return v.error();
+			t.output = *v;
+		} else if (a == "--step") {
+			t.step = true;
+		} else if (a == "--quiet") {
+			t.quiet = true;
+		} else {
+			return make_error("unknown trace argument '" + a + "'");
+		}
+	}
+	return t;
+}
+
+// Stops at the syscall's handler entry in a task named comm (any task if empty).
+Result<void> run_to_syscall(CommandContext &ctx, const TraceArgs &t)
+{
+	Session &s = ctx.session;
+	if (!s.symbols())
+		return make_error("trace syscall needs symbols");
+	std::string handler = "__x64_sys_" + t.syscall;
+	if (!s.symbols()->lookup(handler))
+		return make_error("no syscall handler '" + handler + "' in the symbols");
+	BreakpointSpec spec;
+	spec.location = handler;
+	spec.temporary = false;
+	auto id = s.add_breakpoint(spec);
+	if (!id)
+		return id.error();
+	TaskInspector tasks(s);
+	Result<void> out;
+	for (int round = 0; round < 100000; round++) {
+		auto stop = s.cont(ctx.run_timeout_ms);
+		if (!stop) {
+			out = stop.error();
+			break;
+		}
+		if (stop->breakpoint != *id) {
+			out = make_error("stopped elsewhere: " + stop->describe(s.symbolizer()));
+			break;
+		}
+		if (t.comm.empty())
+			break;
+		auto task = tasks.current_task();
+		auto name = task ? tasks.comm(*task) : Result<std::string>(task.error());
+		if (!name) {
+			out = make_error("--comm: " + name.error().message);
+			break;
+		}
+		if (*name == t.comm)
+			break;
+	}
+	(void)s.delete_breakpoint(*id);
+	return out;
+}
+
+}  // namespace
+
+static Result<void> run(CommandContext &ctx, const std::vector<std::string> &args)
+{
+	auto t = parse(args);
+	if (!t)
+		return t.error();
+	if (!t->syscall.empty()) {
+		if (auto r = run_to_syscall(ctx, *t); !r)
+			return r;
+	}
+	auto start = ctx.session.pc();
+	if (!start)
+		return start.error();
+	ctx.out.print("Tracing from %s until it returns (%s)\n",
+		      format_address(*start, ctx.session.symbolizer()).c_str(),
+		      t->step ? "single-stepping every instruction" : "block stepping");
+	TraceOptions options;
+	options.single_step = t->step;
+	options.progress = [&ctx](std::uint64_t insns, std::uint64_t branches) {
+		ctx.out.progress("trace: " + std::to_string(insns) + " instructions, " + std::to_string(branches) +
+				 " branches");
+	};
+	Result<TraceResult> traced = make_error("");
+	{
+		BlockTracer tracer(ctx.session, options);
+		traced = tracer.trace_until_return();
+	}
+	if (!traced)
+		return traced.error();
+	TraceRendering rendering = render_trace(*traced, ctx.session.symbolizer());
+	if (!t->quiet)
+		ctx.out.write(rendering.graph);
+	ctx.out.print("trace: %llu instructions (%llu decoded into %zu calls), %llu branches, %zu taken, "
+		      "%llu steps, %llu continues, %llu interruptions skipped, %.3f s\n",
+		      static_cast<unsigned long long>(traced->instructions),
+		      static_cast<unsigned long long>(rendering.decoded_instructions), rendering.functions,
+		      static_cast<unsigned long long>(traced->branches), traced->records.size(),
+		      static_cast<unsigned long long>(traced->steps), static_cast<unsigned long long>(traced->continues),
+		      static_cast<unsigned long long>(traced->interruptions), traced->seconds);
+	if (!t->output.empty()) {
+		if (auto r = write_trace_file(t->output, *traced, ctx.session.symbols(), 0); !r)
+			return r;
+		ctx.out.print("trace: wrote %s (vtice report %s)\n", t->output.c_str(), t->output.c_str());
+	}
+	print_pc_line(ctx);
+	return {};
+}
+
+const Command kCmdTrace = {
+	"trace", {}, "trace [syscall NAME [--comm COMM]] [--step] [-o FILE] [--quiet]",
+	"branch-trace until the current function (or one syscall) returns",
+	"Records the branch trace of the current task from here until the running\n"
+	"function returns, and prints it as a function graph. With 'syscall NAME'\n"
+	"it first runs to __x64_sys_NAME (in a task named COMM when --comm is\n"
+	"given) and traces that whole syscall.\n"
+	"Block stepping: each basic block is decoded, the target runs to the\n"
+	"block's final branch (a breakpoint), and only that branch is stepped, so\n"
+	"straight-line code is never single-stepped. Interrupts and other tasks\n"
+	"that stop on the way are skipped and counted. --step single-steps every\n"
+	"instruction instead (slower; the reference count). -o writes a vtice trace\n"
+	"file for 'vtice report'.\n",
+	run,
+};
+
+}  // namespace vtice::dbg

@@ -1,0 +1,356 @@
+#include "block_tracer.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace vtice::dbg {
+
+namespace {
+
+// THREAD_SIZE on x86-64 (4 KiB pages, no KASAN): PAGE_SIZE << 2.
+constexpr std::uint64_t kThreadSize = 16384;
+constexpr std::uint64_t kPage = 4096;
+
+bool stops_block(const Instruction &insn)
+{
+	return insn.branch != BranchKind::None;
+}
+
+}  // namespace
+
+BlockTracer::BlockTracer(Session &session, TraceOptions options)
+	: session_(session), target_(session.target()), options_(std::move(options))
+{
+	rip_ = target_.layout().find("rip");
+	rsp_ = target_.layout().find("rsp");
+}
+
+BlockTracer::~BlockTracer()
+{
+	if (cr8_ && saved_tpr_)
+		(void)target_.write_register(*cr8_, *saved_tpr_);
+	for (std::uint64_t address : inserted_)
+		(void)target_.remove_breakpoint(BreakKind::Software, address, 1);
+	for (int id : disabled_user_breakpoints_)
+		(void)session_.enable_breakpoint(id, true);
+	session_.invalidate_registers();
+}
+
+Result<std::span<const std::uint8_t>> BlockTracer::code_at(std::uint64_t address)
+{
+	// Two consecutive pages, so an instruction may straddle the boundary.
+	std::uint64_t page = address & ~(kPage - 1);
+	for (std::uint64_t p : {page, page + kPage}) {
+		if (result_.code.count(p))
+			continue;
+		auto bytes = session_.read_memory(p, kPage);
+		if (!bytes) {
+			if (p == page)
+				return bytes.error();
+			continue;
+		}
+		result_.code[p] = std::move(*bytes);
+	}
+	static thread_local std::vector<std::uint8_t> joined;
+	joined = result_.code[page];
+	if (auto next = result_.code.find(page + kPage); next != result_.code.end())
+		joined.insert(joined.end(), next->second.begin(), next->second.begin() + 16);
+	std::size_t offset = address - page;
+	return std::span<const std::uint8_t>(joined.data() + offset, joined.size() - offset);
+}
+
+Result<BlockTracer::Block> BlockTracer::decode_block(std::uint64_t pc)
+{
+	if (auto it = blocks_.find(pc); it != blocks_.end())
+		return it->second;
+	Block block;
+	std::uint64_t at = pc;
+	for (int guard = 0; guard < 4096; guard++) {
+		auto code = code_at(at);
+		if (!code)
+			return code.error();
+		auto insn = session_.disassembler().decode(*code, at);
+		if (!insn)
+			return make_error("trace: cannot decode the instruction at " + format_address(at, session_.symbolizer()) +
+					  ": " + insn.error().message);
+		block.instructions++;
+		if (stops_block(*insn)) {
+			block.branch = at;
+			block.insn = *insn;
+			blocks_[pc] = block;
+			return block;
+		}
+		at = insn->next();
+	}
+	return make_error("trace: no branch within 4096 instructions");
+}
+
+Result<std::uint64_t> BlockTracer::read_reg(const RegisterInfo *reg)
+{
+	return target_.read_register(*reg);
+}
+
+Result<void> BlockTracer::resume_and_wait(ResumeAction action)
+{
+	if (auto r = target_.resume(action); !r)
+		return r;
+	auto stop = target_.wait_stop(options_.stop_timeout_ms);
+	if (!stop)
+		return stop.error();
+	if (!*stop)
+		return make_error("trace: the target did not stop within " + std::to_string(options_.stop_timeout_ms) + " ms");
+	if ((*stop)->reason == StopReason::Exited || (*stop)->reason == StopReason::Terminated)
+		return make_error("trace: the target exited");
+	if (action == ResumeAction::Step)
+		result_.steps++;
+	else
+		result_.continues++;
+	return {};
+}
+
+Result<void> BlockTracer::ensure_breakpoint(std::uint64_t address)
+{
+	if (inserted_.count(address))
+		return {};
+	if (auto r = target_.insert_breakpoint(BreakKind::Software, address, 1); !r)
+		return r;
+	inserted_.insert(address);
+	return {};
+}
+
+// Runs to `address` on this task's stack; anything else stopping us is an
+// interrupt or another task, which runs on untraced.
+Result<void> BlockTracer::run_to(std::uint64_t address)
+{
+	if (auto r = ensure_breakpoint(address); !r)
+		return r;
+	bool interrupted = false;
+	for (;;) {
+		if (auto r = resume_and_wait(ResumeAction::Continue); !r)
+			return r;
+		auto pc = read_reg(rip_);
+		if (!pc)
+			return pc.error();
+		auto sp = read_reg(rsp_);
+		if (!sp)
+			return sp.error();
+		if (*pc == address && (*sp & ~(kThreadSize - 1)) == stack_base_)
+			break;
+		result_.foreign_stops++;
+		interrupted = true;
+		if (std::getenv("VTICE_TRACE_DEBUG"))
+			std::fprintf(stderr, "foreign stop at %s rsp %llx (want %s)\n",
+				     format_address(*pc, session_.symbolizer()).c_str(), (unsigned long long)*sp,
+				     format_address(address, session_.symbolizer()).c_str());
+		// QEMU re-reports a breakpoint we stand on: step off it first.
+		if (inserted_.count(*pc))
+			if (auto r = resume_and_wait(ResumeAction::Step); !r)
+				return r;
+	}
+	if (interrupted)
+		result_.interruptions++;
+	return {};
+}
+
+void BlockTracer::record(std::uint64_t from, std::uint64_t to, std::uint32_t flags)
+{
+	vtice_record r{};
+	r.type = VTICE_REC_BRANCH;
+	r.cpu = static_cast<std::uint16_t>(cpu_);
+	r.flags = flags;
+	r.tsc = result_.instructions;
+	r.u.branch.from = from;
+	r.u.branch.to = to;
+	result_.records.push_back(r);
+}
+
+// Single-steps the branch ending a block; returns where it went.
+Result<std::uint64_t> BlockTracer::step_branch(const Block &block)
+{
+	if (auto r = resume_and_wait(ResumeAction::Step); !r)
+		return r.error();
+	const Instruction &insn = block.insn;
+	bool direct = !insn.indirect && insn.target &&
+		      (insn.branch == BranchKind::Call || insn.branch == BranchKind::Jmp);
+	// Stepping holds interrupts off (QEMU's default), so a direct branch lands
+	// on its target; everything else is read back.
+	if (direct)
+		return *insn.target;
+	return read_reg(rip_);
+}
+
+// Raises the task priority (CR8) to 15 so that external interrupts stay
+// pending while the task runs between breakpoints, as they do under QEMU's
+// single-step: otherwise timer ticks during the runs preempt the task and
+// the trace fills with interrupt and scheduler code. Linux does not use
+// CR8, so the traced code cannot tell; the old value returns at the end.
+Result<void> BlockTracer::hold_interrupts()
+{
+	cr8_ = target_.layout().find("cr8");
+	if (!cr8_ || options_.single_step)
+		return {};
+	auto tpr = target_.read_register(*cr8_);
+	if (!tpr)
+		return {};  // stub without CR8: interrupts are then skipped as foreign stops
+	if (auto r = target_.write_register(*cr8_, 15); !r)
+		return {};
+	saved_tpr_ = *tpr;
+	return {};
+}
+
+// Where the running function returns to: the caller's frame from the
+// unwinder, or, at a function's first instruction, the word at rsp.
+Result<void> BlockTracer::find_caller(std::uint64_t pc, std::uint64_t sp)
+{
+	auto frames = session_.backtrace(2);
+	if (frames && frames->size() >= 2 && (*frames)[1].reliable) {
+		return_address_ = (*frames)[1].pc;
+		caller_sp_ = (*frames)[1].sp;
+		return {};
+	}
+	auto sym = session_.symbols() ? session_.symbols()->symbolize(pc) : std::nullopt;
+	if (!sym || sym->offset != 0)
+		return make_error("trace: cannot tell where this function returns (no unwind data, not at its entry)");
+	auto word = session_.read_memory(sp, 8);
+	if (!word)
+		return word.error();
+	std::memcpy(&return_address_, word->data(), 8);
+	caller_sp_ = sp + 8;
+	return {};
+}
+
+// Call/ret counting fails on the kernel's return-stack stuffing (calls that
+// never return), so the end is the return address with the stack above the
+// traced frame.
+Result<bool> BlockTracer::returned(BranchKind kind, std::uint64_t pc)
+{
+	if (kind != BranchKind::Ret || pc != return_address_)
+		return false;
+	auto sp = read_reg(rsp_);
+	if (!sp)
+		return sp.error();
+	return *sp >= caller_sp_;
+}
+
+Result<TraceResult> BlockTracer::trace_single_steps()
+{
+	auto pc = read_reg(rip_);
+	if (!pc)
+		return pc.error();
+	while (result_.instructions < options_.max_instructions) {
+		auto code = code_at(*pc);
+		if (!code)
+			return code.error();
+		auto insn = session_.disassembler().decode(*code, *pc);
+		if (!insn)
+			return make_error("trace: cannot decode at " + format_address(*pc, session_.symbolizer()));
+		if (auto r = resume_and_wait(ResumeAction::Step); !r)
+			return r.error();
+		auto next = read_reg(rip_);
+		if (!next)
+			return next.error();
+		// A rep-prefixed string instruction steps once per iteration: it
+		// retires as one instruction when pc moves on.
+		if (*next == *pc)
+			continue;
+		result_.instructions++;
+		if (insn->is_branch())
+			result_.branches++;
+		if (*next != insn->next())
+			record(*pc, *next, VTICE_BRANCH_FROM_STEP);
+		pc = next;
+		auto done = returned(insn->branch, *pc);
+		if (!done)
+			return done.error();
+		if (*done) {
+			result_.returned = true;
+			break;
+		}
+	}
+	result_.end_pc = *pc;
+	return result_;
+}
+
+Result<TraceResult> BlockTracer::trace_until_return()
+{
+	if (!rip_ || !rsp_)
+		return make_error("trace: the target has no rip/rsp registers");
+	if (session_.state() != SessionState::Stopped)
+		return make_error("trace: the target is not stopped");
+	auto start = std::chrono::steady_clock::now();
+	auto pc = read_reg(rip_);
+	auto sp = read_reg(rsp_);
+	if (!pc || !sp)
+		return make_error("trace: cannot read rip/rsp");
+	stack_base_ = *sp & ~(kThreadSize - 1);
+	if (auto r = find_caller(*pc, *sp); !r)
+		return r.error();
+	cpu_ = std::max(0, target_.selected_thread() - 1);
+	result_.start_pc = *pc;
+	// User breakpoints would stop the trace in the middle; they come back after.
+	for (const auto &bp : session_.breakpoints())
+		if (bp.enabled) {
+			disabled_user_breakpoints_.push_back(bp.id);
+			(void)session_.enable_breakpoint(bp.id, false);
+		}
+	session_.invalidate_registers();
+	if (auto r = hold_interrupts(); !r)
+		return r.error();
+	Result<TraceResult> out = make_error("");
+	if (options_.single_step) {
+		out = trace_single_steps();
+	} else {
+		std::uint64_t at = *pc;
+		out = make_error("trace: instruction limit reached");
+		while (result_.instructions < options_.max_instructions) {
+			auto block = decode_block(at);
+			if (!block) {
+				out = block.error();
+				break;
+			}
+			if (block->branch != at)
+				if (auto r = run_to(block->branch); !r) {
+					out = r.error();
+					break;
+				}
+			auto next = step_branch(*block);
+			if (!next) {
+				out = next.error();
+				break;
+			}
+			result_.instructions += block->instructions;
+			result_.branches++;
+			if (*next != block->insn.next())
+				record(block->branch, *next, VTICE_BRANCH_FROM_STEP);
+			BranchKind kind = block->insn.branch;
+			at = *next;
+			if (std::getenv("VTICE_TRACE_DEBUG"))
+				std::fprintf(stderr, "blk %s -> br %s kind %d -> %s foreign %llu cont %llu\n",
+					     format_address(block->branch - 0, session_.symbolizer()).c_str(),
+					     session_.disassembler().format(block->insn).c_str(), int(kind),
+					     format_address(at, session_.symbolizer()).c_str(),
+					     (unsigned long long)result_.foreign_stops, (unsigned long long)result_.continues);
+			if (options_.progress && result_.branches % 256 == 0)
+				options_.progress(result_.instructions, result_.branches);
+			auto done = returned(kind, at);
+			if (!done) {
+				out = done.error();
+				break;
+			}
+			if (*done) {
+				result_.returned = true;
+				result_.end_pc = at;
+				out = result_;
+				break;
+			}
+		}
+	}
+	result_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+	if (out)
+		out->seconds = result_.seconds;
+	return out;
+}
+
+}  // namespace vtice::dbg
