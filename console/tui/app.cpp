@@ -138,8 +138,8 @@ KeyFlags App::global_key(Key key)
 	case key_f(9): toggle_breakpoint(); return kConsumed;
 	case kKeyCtrlC: interrupt(); return kConsumed;
 	case key_f(2): toggle_zoom(focus_); return kConsumed;
-	case key_f(6):  // SoftICE: flip between the command line and the code
-		focus_ = focus_ == PaneId::Command ? PaneId::Disasm : PaneId::Command;
+	case key_f(6):  // SoftICE: to the code, and from the code back to the command line
+		focus_ = focus_ == PaneId::Disasm ? PaneId::Command : PaneId::Disasm;
 		return kConsumed;
 	case kKeyCtrlL: return kConsumed;
 	case kKeyBackTab: cycle_focus(-1); return kConsumed;

@@ -97,15 +97,17 @@ std::string App::with_trace_file(const std::string &line)
 {
 	std::istringstream words(line);
 	std::string word, path;
-	bool next_is_path = false;
+	bool next_is_path = false, quiet = false;
 	while (words >> word) {
 		if (next_is_path) {
 			path = word;
 			next_is_path = false;
 		}
 		next_is_path = word == "-o" || word == "--output";
+		quiet |= word == "--quiet";
 	}
-	std::string out = line;
+	// The graph goes to the trace pane, not as hundreds of output lines.
+	std::string out = quiet ? line : line + " --quiet";
 	if (path.empty()) {
 		std::error_code error;
 		auto dir = std::filesystem::temp_directory_path(error);

@@ -59,7 +59,7 @@ std::vector<std::string> HelpPane::text()
 		"  F12, Shift-F11 step out (finish)   F9         toggle breakpoint at the disassembly cursor",
 		"  Tab            next pane (completes a command name while typing)",
 		"  Shift-Tab      previous pane       F2         zoom the focused pane",
-		"  F6             command line <-> disassembly",
+		"  F6             to the disassembly; from there back to the command line",
 		"  Esc, F1        this help           q          quit (in a pane)",
 		"  Ctrl-L         redraw",
 		"",

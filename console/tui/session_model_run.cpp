@@ -57,6 +57,13 @@ StopEvent SessionModel::finish(JobResult result)
 			stop = stops_->last;
 		stops_seen_ = stops_->count;
 	}
+	// A job may leave the target somewhere no stop reported (the tracer
+	// drives the Target directly): then the views must still follow RIP.
+	if (auto now = session_.pc(); now && (stop ? stop->pc != *now : pc_ != *now)) {
+		dbg::StopInfo moved;
+		moved.pc = *now;
+		stop = moved;
+	}
 	StopEvent event;
 	event.output = std::move(result.output);
 	if (result.error) {

@@ -37,11 +37,15 @@ TraceNode make_node(const trace::CallNode &node, std::uint64_t tsc_khz, const Sy
 		out.name = "interrupt " + out.name;
 	out.address = node.entry;
 	out.note = node_note(node);
+	out.instructions = node.self_insns;  // the walk adds the children's
+	if (!tsc_khz) {
+		out.duration = node.self_insns;
+		return out;
+	}
 	out.timed = node.end != trace::NodeEnd::Open;
 	std::uint64_t ticks = node.end_tsc - node.start_tsc;
 	// 128-bit so a long trace at a high TSC rate cannot overflow the product.
-	out.duration = tsc_khz ? static_cast<std::uint64_t>(static_cast<unsigned __int128>(ticks) * 1000000 / tsc_khz)
-			       : ticks;
+	out.duration = static_cast<std::uint64_t>(static_cast<unsigned __int128>(ticks) * 1000000 / tsc_khz);
 	return out;
 }
 
@@ -53,12 +57,23 @@ void convert_root(const trace::CallTree &tree, std::uint32_t root, TraceNode &cp
 	std::vector<TraceNode *> path{&cpu};
 	trace::walk_tree(tree, root, [&](std::uint32_t index, int depth, bool leaving) {
 		if (depth >= kMaxTraceDepth) {
-			if (!leaving && depth == kMaxTraceDepth && path.back()->note.find("deeper") == std::string::npos)
-				path.back()->note += (path.back()->note.empty() ? "" : ", ") + std::string("deeper calls cut");
+			TraceNode &deepest = *path.back();
+			if (leaving)
+				return;
+			deepest.instructions += tree.nodes[index].self_insns;
+			if (!tsc_khz)
+				deepest.duration = deepest.instructions;
+			if (deepest.note.find("deeper") == std::string::npos)
+				deepest.note += (deepest.note.empty() ? "" : ", ") + std::string("deeper calls cut");
 			return;
 		}
 		if (leaving) {
+			// Inclusive counts: a finished call adds its total to its caller.
+			std::uint64_t total = path.back()->instructions;
 			path.pop_back();
+			path.back()->instructions += total;
+			if (!tsc_khz)
+				path.back()->duration = path.back()->instructions;
 			return;
 		}
 		TraceNode &parent = *path[static_cast<std::size_t>(depth)];
@@ -73,7 +88,7 @@ void convert_root(const trace::CallTree &tree, std::uint32_t root, TraceNode &cp
 TraceTree convert_call_tree(const trace::CallTree &tree, std::uint64_t tsc_khz, const Symbolizer &symbolize)
 {
 	TraceTree out;
-	out.unit = tsc_khz ? "ns" : "cy";
+	out.unit = tsc_khz ? "ns" : "insn";
 	out.root.timed = false;
 	bool one_cpu = tree.roots.size() == 1;
 	for (std::uint32_t root : tree.roots) {

@@ -17,7 +17,10 @@ namespace vtice::tui {
 
 constexpr int kMaxTraceDepth = 256;
 
-// Durations in ns when tsc_khz is known, else in TSC ticks ("cy").
+// Durations in ns when tsc_khz is known; else the instructions each call ran
+// (children included), which btf-trace counts by decoding: raw TSC ticks
+// without a rate mean nothing to a reader, and the RSP tracer's "TSC" is an
+// instruction count anyway.
 TraceTree convert_call_tree(const trace::CallTree &tree, std::uint64_t tsc_khz, const Symbolizer &symbolize);
 
 // Reads a vtice trace file and builds its tree, named with the file's own

@@ -15,10 +15,11 @@ namespace vtice::tui {
 struct TraceNode {
 	std::string name;          // "do_sys_openat2"
 	std::uint64_t address = 0;
-	std::uint64_t duration = 0;  // inclusive of the children
+	std::uint64_t duration = 0;  // inclusive of the children, in TraceTree::unit
 	std::vector<TraceNode> children;
 	bool timed = true;         // false: no end seen (still running), no duration
 	std::string note;          // "already running", "unwound", "lost 3 records"
+	std::uint64_t instructions = 0;  // inclusive, when known (0: unknown)
 };
 
 struct TraceTree {

@@ -275,6 +275,9 @@ TEST_F(TuiApp, F2ZoomsTheFocusedPaneAndF6FlipsToTheCode)
 	EXPECT_TRUE(app->layout().visible(PaneId::Registers));
 	press(key_f(6));
 	EXPECT_EQ(app->focus(), PaneId::Command);
+	app->set_focus(PaneId::Trace);  // from any other pane F6 goes to the code
+	press(key_f(6));
+	EXPECT_EQ(app->focus(), PaneId::Disasm);
 }
 
 TEST_F(TuiApp, TypingACommandFromAnyPaneNeverTriggersPaneKeys)

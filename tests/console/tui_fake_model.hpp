@@ -139,7 +139,9 @@ public:
 			if (at == std::string::npos)
 				return {{"trace: no -o"}, true};
 			std::ifstream in(trace_source, std::ios::binary);
-			std::ofstream out(line.substr(at + 4), std::ios::binary);
+			std::string path = line.substr(at + 4);
+			path = path.substr(0, path.find(' '));
+			std::ofstream out(path, std::ios::binary);
 			out << in.rdbuf();
 			return {{"traced"}};
 		}

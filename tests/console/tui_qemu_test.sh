@@ -26,8 +26,10 @@ source "$here/tui_tmux_lib.sh"
 # --- independent expectations -------------------------------------------
 vmlinux=$(ls -d "$root"/build/kernel/*/vmlinux 2>/dev/null | head -1)
 [[ -f "$vmlinux" ]] || { echo "SKIP: no build/kernel/*/vmlinux"; exit 77; }
-# (awk reads to the end: an early exit would SIGPIPE tr under pipefail)
-addr=$(tr -d '\r' < "$VTICE_QEMU_KALLSYMS" | awk '$3 == "do_sys_openat2" && !a { a = $1 } END { print a }')
+# The serial port delivered the guest's kallsyms with CRLF line ends.
+kallsyms=$work/kallsyms.txt
+tr -d '\r' < "$VTICE_QEMU_KALLSYMS" > "$kallsyms"
+addr=$(awk '$3 == "do_sys_openat2" { print $1; exit }' "$kallsyms")
 [[ -n "$addr" ]] || fail "do_sys_openat2 is not in the guest's kallsyms"
 # Instruction starts: objdump lines "addr:<TAB>bytes<TAB>mnemonic"; lines
 # without a mnemonic continue a long instruction.
@@ -45,7 +47,7 @@ register() {  # register NAME: its value on the captured screen
 }
 
 # --- the session -------------------------------------------------------
-tmux_start 120 40 "$vtice attach 127.0.0.1:$VTICE_QEMU_PORT --symbols $VTICE_QEMU_KALLSYMS"
+tmux_start 120 40 "$vtice attach 127.0.0.1:$VTICE_QEMU_PORT --symbols $kallsyms"
 trap tmux_stop EXIT
 wait_for '^ vtice .*\[stopped' 60
 wait_for '^\(vtice\)'
@@ -123,8 +125,34 @@ wait_for '\[running\]'
 tmux_keys C-c
 wait_for '\[stopped: Interrupted at 0x' 15
 
+# The engine's trace of one openat by vtice-work opens in the trace pane
+# (btf-trace decodes the file it wrote). The calls expected are fs/open.c's:
+# __x64_sys_openat -> do_sys_openat2 -> getname, do_filp_open.
+tmux_text "trace syscall openat --comm vtice-work"
+tmux_keys Enter
+wait_for '\[trace  \(vtice-tui-[0-9]+-1\.vtrace, ' 180
+tmux_keys F2
+wait_for '^\[trace'
+capture > "$work/trace.txt"
+grep -qE '[|] +__x64_sys_openat\(\) \{' "$work/trace.txt" || fail "trace pane lacks __x64_sys_openat"
+# Rows of the pane start below its title (screen row 1); the cursor is on the first.
+row=$(grep -nE '[|] +do_sys_openat2\(\) \{' "$work/trace.txt" | head -1 | cut -d: -f1)
+[[ -n "$row" ]] || fail "trace pane lacks do_sys_openat2"
+for ((i = 3; i < row; i++)); do tmux_keys Down; done
+# Enter toggles the fold of do_sys_openat2: open, its calls appear; again, they go.
+if grep -qE 'do_sys_openat2\(\) \{\.\.\.\}' "$work/trace.txt"; then
+	tmux_keys Enter
+fi
+wait_for '[|] +getname\(\)'
+wait_for '[|] +do_filp_open\(\)'
+capture > "$work/trace-open.txt"
+tmux_keys Enter
+wait_for 'do_sys_openat2\(\) \{\.\.\.\}'
+capture | grep -qE '[|] +getname\(\)' && fail "getname still shown inside the folded do_sys_openat2"
+tmux_keys F2
+
 # Tab to a pane, q quits (and detaches: vtice exits 0).
-tmux_keys Tab
+tmux_keys F6
 wait_for '\[disassembly'
 tmux_keys q
 wait_exit
@@ -133,4 +161,4 @@ if [[ -n "$docs" ]]; then
 	cp "$work/console-screen.txt" "$work/console-screen.ansi" "$docs/"
 	echo "screenshots written to $docs"
 fi
-echo "PASS: breakpoint, F5/F10/F8, F9+F5, registers, help, resize, Ctrl-C and q on the real target"
+echo "PASS: breakpoint, F5/F10/F8, F9+F5, registers, help, resize, Ctrl-C, trace pane and q on the real target"

@@ -86,11 +86,12 @@ TEST(TuiTraceLoad, DeepNestingIsCutWithANote)
 		node.end = trace::NodeEnd::Returned;
 		node.start_tsc = i;
 		node.end_tsc = 2 * depth - i;
+		node.self_insns = 2;
 		tree.nodes.push_back(node);
 		tree.nodes[i - 1].first_child = tree.nodes[i - 1].last_child = i;
 	}
 	TraceTree converted = convert_call_tree(tree, 0, {});
-	EXPECT_EQ(converted.unit, "cy");
+	EXPECT_EQ(converted.unit, "insn");  // no TSC rate: instructions, children included
 	const TraceNode *node = &converted.root;
 	int levels = 0;
 	while (!node->children.empty()) {
@@ -99,7 +100,13 @@ TEST(TuiTraceLoad, DeepNestingIsCutWithANote)
 	}
 	EXPECT_EQ(levels, kMaxTraceDepth);
 	EXPECT_EQ(node->note, "deeper calls cut");
-	EXPECT_EQ(converted.root.children[0].duration, 2 * depth - 2);  // ticks 1 .. 1999
+	// The cut calls still count: 2 instructions in each of the 1000 frames.
+	EXPECT_EQ(converted.root.children[0].duration, 2 * depth);
+	EXPECT_EQ(node->duration, 2u * (depth - kMaxTraceDepth + 1));
+	// With a TSC rate: ticks 1 .. 1999 at 1 GHz (1,000,000 kHz) are 1998 ns.
+	TraceTree timed = convert_call_tree(tree, 1000000, {});
+	EXPECT_EQ(timed.unit, "ns");
+	EXPECT_EQ(timed.root.children[0].duration, 2 * depth - 2);
 	TraceView view;
 	view.set_tree(&converted);
 	view.expand_all();
@@ -163,7 +170,9 @@ TEST(TuiTraceLoad, TraceCommandOutputOpensInTheTracePane)
 	auto at = sent.find(" -o ");
 	ASSERT_NE(at, std::string::npos) << sent;
 	std::string path = sent.substr(at + 4);
+	path = path.substr(0, path.find(" "));
 	EXPECT_NE(path.find("vtice-tui-"), std::string::npos) << path;
+	EXPECT_NE(sent.find(" --quiet"), std::string::npos) << sent;  // the pane shows the graph
 	EXPECT_TRUE(terminal.shows("_start() {")) << terminal.screen();
 	EXPECT_EQ(app.focus(), PaneId::Trace);
 	std::remove(path.c_str());
@@ -171,7 +180,7 @@ TEST(TuiTraceLoad, TraceCommandOutputOpensInTheTracePane)
 	std::string mine = ::testing::TempDir() + "/mine.vtrace";
 	app.set_focus(PaneId::Command);
 	type("trace syscall openat -o " + mine);
-	EXPECT_EQ(executed(), "execute trace syscall openat -o " + mine);
+	EXPECT_EQ(executed(), "execute trace syscall openat -o " + mine + " --quiet");
 	EXPECT_TRUE(terminal.shows("(mine.vtrace, ")) << terminal.screen();
 	std::remove(mine.c_str());
 }
