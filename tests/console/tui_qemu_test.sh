@@ -145,7 +145,11 @@ if grep -qE 'do_sys_openat2\(\) \{\.\.\.\}' "$work/trace.txt"; then
 fi
 wait_for '[|] +getname\(\)'
 wait_for '[|] +do_filp_open\(\)'
-capture > "$work/trace-open.txt"
+{
+	echo "# vtice attach (TUI): 'trace syscall openat --comm vtice-work', trace pane zoomed (F2),"
+	echo "# do_sys_openat2 unfolded with Enter. Captured by tests/console/tui_qemu_test.sh."
+	capture
+} > "$work/console-trace.txt"
 tmux_keys Enter
 wait_for 'do_sys_openat2\(\) \{\.\.\.\}'
 capture | grep -qE '[|] +getname\(\)' && fail "getname still shown inside the folded do_sys_openat2"
@@ -158,7 +162,7 @@ tmux_keys q
 wait_exit
 
 if [[ -n "$docs" ]]; then
-	cp "$work/console-screen.txt" "$work/console-screen.ansi" "$docs/"
+	cp "$work/console-screen.txt" "$work/console-screen.ansi" "$work/console-trace.txt" "$docs/"
 	echo "screenshots written to $docs"
 fi
 echo "PASS: breakpoint, F5/F10/F8, F9+F5, registers, help, resize, Ctrl-C, trace pane and q on the real target"
