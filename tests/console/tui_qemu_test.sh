@@ -47,7 +47,8 @@ register() {  # register NAME: its value on the captured screen
 }
 
 # --- the session -------------------------------------------------------
-tmux_start 120 40 "$vtice attach 127.0.0.1:$VTICE_QEMU_PORT --symbols $kallsyms"
+# TMPDIR: where the screen puts the trace file of a `trace` without -o.
+tmux_start 120 40 "TMPDIR=$work $vtice attach 127.0.0.1:$VTICE_QEMU_PORT --symbols $kallsyms"
 trap tmux_stop EXIT
 wait_for '^ vtice .*\[stopped' 60
 wait_for '^\(vtice\)'
