@@ -27,7 +27,7 @@ source "$here/tui_tmux_lib.sh"
 vmlinux=$(ls -d "$root"/build/kernel/*/vmlinux 2>/dev/null | head -1)
 [[ -f "$vmlinux" ]] || { echo "SKIP: no build/kernel/*/vmlinux"; exit 77; }
 # The serial port delivered the guest's kallsyms with CRLF line ends.
-kallsyms=$work/kallsyms.txt
+kallsyms=$work/kallsyms-lf.txt
 tr -d '\r' < "$VTICE_QEMU_KALLSYMS" > "$kallsyms"
 addr=$(awk '$3 == "do_sys_openat2" { print $1; exit }' "$kallsyms")
 [[ -n "$addr" ]] || fail "do_sys_openat2 is not in the guest's kallsyms"
