@@ -48,6 +48,7 @@ void App::draw_pane(Pane &pane, const Rect &rect)
 	if (body.empty())
 		return;
 	Canvas canvas(terminal_, body);
+	pane.set_focused(focused);
 	pane.draw(canvas);
 }
 

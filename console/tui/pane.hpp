@@ -49,9 +49,18 @@ public:
 	virtual KeyFlags on_key(Key) { return kIgnored; }
 	// The target stopped (or the view was reset): drop cached data.
 	virtual void on_stop() {}
+	// Set by the App before each draw: a cursor bar shows only where the keys go.
+	void set_focused(bool focused) { focused_ = focused; }
+
+protected:
+	Style cursor_style(bool at_cursor, Style otherwise = Style::Normal) const
+	{
+		return at_cursor && focused_ ? Style::Cursor : otherwise;
+	}
 
 private:
 	PaneId id_;
+	bool focused_ = false;
 };
 
 // Moves a cursor in [0, count) by delta and keeps it visible in a window of

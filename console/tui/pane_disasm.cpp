@@ -159,14 +159,6 @@ static std::string disasm_line(const DisasmRow &row, const Columns &columns)
 	return line;
 }
 
-static Style disasm_style(const DisasmRow &row, bool cursor)
-{
-	if (row.current)
-		return Style::Current;
-	if (cursor)
-		return Style::Cursor;
-	return row.breakpoint ? Style::Breakpoint : Style::Normal;
-}
 
 void DisasmPane::draw(Canvas &body)
 {
@@ -186,9 +178,10 @@ void DisasmPane::draw(Canvas &body)
 	for (int i = 0; i < height_ && i < static_cast<int>(rows_.size()); ++i) {
 		const auto &row = rows_[i];
 		bool at_cursor = cursor_ && row.address == *cursor_;
-		body.line(i, disasm_line(row, columns), disasm_style(row, at_cursor));
-		if (at_cursor && row.current)
-			body.text(i, 0, row.breakpoint ? "B>" : " >", Style::Cursor);
+		Style plain = row.breakpoint ? Style::Breakpoint : Style::Normal;
+		body.line(i, disasm_line(row, columns), row.current ? Style::Current : cursor_style(at_cursor, plain));
+		if (at_cursor && row.current)  // the cursor on RIP: mark the cursor in the margin
+			body.text(i, 0, row.breakpoint ? "B>" : " >", cursor_style(true, Style::Current));
 	}
 }
 

@@ -15,7 +15,7 @@ void ListPane<Row>::draw(Canvas &body)
 		return;
 	}
 	for (int i = 0; i < body.rows() && top_ + i < static_cast<int>(rows_.size()); ++i)
-		body.line(i, format(rows_[top_ + i]), top_ + i == cursor_ ? Style::Cursor : Style::Normal);
+		body.line(i, format(rows_[top_ + i]), cursor_style(top_ + i == cursor_));
 }
 
 template <class Row>

@@ -61,7 +61,7 @@ void TracePane::draw(Canvas &body)
 	}
 	const auto &rows = view_.rows();
 	for (int i = 0; i < height_ && top_ + i < static_cast<int>(rows.size()); ++i)
-		body.line(i, render_row(rows[top_ + i]), top_ + i == cursor_ ? Style::Cursor : Style::Normal);
+		body.line(i, render_row(rows[top_ + i]), cursor_style(top_ + i == cursor_));
 }
 
 // The row whose node should keep the cursor after a fold changes the rows.

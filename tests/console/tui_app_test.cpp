@@ -312,3 +312,17 @@ TEST_F(TuiApp, NarrowDisassemblyDropsTheAddressBeforeTheText)
 	// The title still carries the cursor's address.
 	EXPECT_TRUE(terminal.shows("disassembly  0xffffffff81001028")) << terminal.screen();
 }
+
+TEST_F(TuiApp, CursorBarOnlyInThePaneThatHasTheKeys)
+{
+	press(key_f(6));  // to the disassembly
+	press(kKeyDown);  // cursor one below RIP
+	auto at = terminal.find("insn_11");
+	ASSERT_GE(at.first, 0) << terminal.screen();
+	EXPECT_EQ(terminal.style_at(at.first, 5), Style::Cursor);
+	auto rip = terminal.find("insn_10");
+	EXPECT_EQ(terminal.style_at(rip.first, 5), Style::Current);
+	press(key_f(6));  // back to the command line: no bar, RIP still marked
+	EXPECT_EQ(terminal.style_at(at.first, 5), Style::Normal);
+	EXPECT_EQ(terminal.style_at(rip.first, 5), Style::Current);
+}
