@@ -5,6 +5,13 @@
 
 namespace vtice::tui {
 
+// Rows a line takes when wrapped at width (an empty line still takes one).
+static int wrapped_rows(std::size_t length, int width)
+{
+	auto w = static_cast<std::size_t>(std::max(width, 1));
+	return std::max(1, static_cast<int>((length + w - 1) / w));
+}
+
 void OutputPane::append(const std::string &line, Style style)
 {
 	// Engine output may carry several lines or tabs; the grid wants neither.
@@ -13,6 +20,8 @@ void OutputPane::append(const std::string &line, Style style)
 		std::size_t end = line.find('\n', start);
 		std::string piece = line.substr(start, end == std::string::npos ? std::string::npos : end - start);
 		std::replace(piece.begin(), piece.end(), '\t', ' ');
+		if (scroll_ > 0)
+			scroll_ += wrapped_rows(piece.size(), width_);  // keep looking at the same rows
 		lines_.push_back({std::move(piece), style});
 		if (lines_.size() > kScrollback)
 			lines_.pop_front();
@@ -20,18 +29,33 @@ void OutputPane::append(const std::string &line, Style style)
 			break;
 		start = end + 1;
 	}
-	if (scroll_ > 0)
-		++scroll_;  // keep looking at the same lines while scrolled back
 }
 
+// Long lines wrap (command help, x/ dumps); scroll_ counts wrapped rows.
 void OutputPane::draw(Canvas &body)
 {
 	height_ = std::max(body.rows(), 1);
-	int count = static_cast<int>(lines_.size());
+	width_ = std::max(body.cols(), 1);
+	struct Row {
+		std::string_view text;
+		Style style;
+	};
+	std::vector<Row> rows;  // bottom-up, only as many as the view needs
+	std::size_t need = static_cast<std::size_t>(height_) + static_cast<std::size_t>(scroll_);
+	for (auto line = lines_.rbegin(); line != lines_.rend() && rows.size() < need; ++line) {
+		int pieces = wrapped_rows(line->text.size(), width_);
+		for (int piece = pieces - 1; piece >= 0; --piece)
+			rows.push_back({std::string_view(line->text).substr(static_cast<std::size_t>(piece) * width_,
+									   static_cast<std::size_t>(width_)),
+					line->style});
+	}
+	int count = static_cast<int>(rows.size());
 	scroll_ = std::clamp(scroll_, 0, std::max(count - height_, 0));
-	int first = std::max(count - height_ - scroll_, 0);
-	for (int i = 0; i < height_ && first + i < count; ++i)
-		body.line(i, lines_[first + i].text, lines_[first + i].style);
+	int visible = std::min(height_, count - scroll_);
+	for (int i = 0; i < visible; ++i) {
+		const Row &row = rows[static_cast<std::size_t>(scroll_ + visible - 1 - i)];
+		body.line(i, row.text, row.style);
+	}
 }
 
 KeyFlags OutputPane::on_key(Key key)
@@ -42,11 +66,11 @@ KeyFlags OutputPane::on_key(Key key)
 	case kKeyDown: --scroll_; break;
 	case kKeyPageUp: scroll_ += page; break;
 	case kKeyPageDown: scroll_ -= page; break;
-	case kKeyHome: scroll_ = static_cast<int>(lines_.size()); break;
+	case kKeyHome: scroll_ = kScrollToTop; break;  // draw clamps it to the first row
 	case kKeyEnd: scroll_ = 0; break;
 	default: return kIgnored;
 	}
-	scroll_ = std::clamp(scroll_, 0, std::max(static_cast<int>(lines_.size()) - height_, 0));
+	scroll_ = std::max(scroll_, 0);
 	return kConsumed;
 }
 

@@ -155,13 +155,14 @@ public:
 	static constexpr std::size_t kScrollback = 5000;
 
 private:
+	static constexpr int kScrollToTop = 1 << 30;
 	struct Line {
 		std::string text;
 		Style style;
 	};
 	std::deque<Line> lines_;
-	int scroll_ = 0;  // lines above the bottom; 0 follows new output
-	int height_ = 1;
+	int scroll_ = 0;  // wrapped rows above the bottom; 0 follows new output
+	int height_ = 1, width_ = 80;
 };
 
 class HelpPane final : public Pane {

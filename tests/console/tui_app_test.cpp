@@ -326,3 +326,37 @@ TEST_F(TuiApp, CursorBarOnlyInThePaneThatHasTheKeys)
 	EXPECT_EQ(terminal.style_at(at.first, 5), Style::Normal);
 	EXPECT_EQ(terminal.style_at(rip.first, 5), Style::Current);
 }
+
+TEST(TuiOutputPane, LongLinesWrapAndScrollByRows)
+{
+	OutputPane pane;
+	FakeTerminal terminal(3, 10);
+	Canvas canvas(terminal, {0, 0, 3, 10});
+	pane.append("first");
+	pane.append(std::string(10, 'a') + std::string(10, 'b') + "cc");  // three rows at width 10
+	pane.draw(canvas);
+	EXPECT_EQ(terminal.row(0), "aaaaaaaaaa");
+	EXPECT_EQ(terminal.row(1), "bbbbbbbbbb");
+	EXPECT_EQ(terminal.row(2), "cc        ");
+	pane.on_key(kKeyUp);  // one wrapped row up
+	terminal.clear();
+	pane.draw(canvas);
+	EXPECT_EQ(terminal.row(0), "first     ");
+	EXPECT_EQ(terminal.row(2), "bbbbbbbbbb");
+	pane.append("new");  // scrolled back: the view stays put
+	terminal.clear();
+	pane.draw(canvas);
+	EXPECT_EQ(terminal.row(0), "first     ");
+	pane.on_key(kKeyEnd);
+	terminal.clear();
+	pane.draw(canvas);
+	EXPECT_EQ(terminal.row(2), "new       ");
+	pane.on_key(kKeyHome);  // the first row, however far up
+	terminal.clear();
+	pane.draw(canvas);
+	EXPECT_EQ(terminal.row(0), "first     ");
+	EXPECT_EQ(terminal.row(1), "aaaaaaaaaa");
+	pane.append("x\ty\nz");  // tabs become spaces, newlines split
+	EXPECT_EQ(pane.line(pane.size() - 2), "x y");
+	EXPECT_EQ(pane.line(pane.size() - 1), "z");
+}
