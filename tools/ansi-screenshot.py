@@ -46,6 +46,21 @@ def colour_256(n):
     return "#%02x%02x%02x" % (steps[n // 36], steps[(n // 6) % 6], steps[n % 6])
 
 
+SIMPLE_SGR = {1: ("bold", True), 22: ("bold", False), 7: ("reverse", True), 27: ("reverse", False),
+              39: ("fg", None), 49: ("bg", None)}
+
+
+def basic_colour(code):
+    """30-37/90-97 (fg) and 40-47/100-107 (bg): ("fg"|"bg", colour) or None."""
+    bright = code >= 90
+    base = code - 60 if bright else code
+    if 30 <= base <= 37:
+        return "fg", PALETTE[base - 30 + 8 * bright]
+    if 40 <= base <= 47:
+        return "bg", PALETTE[base - 40 + 8 * bright]
+    return None
+
+
 def apply_sgr(style, params):
     codes = [int(p) if p else 0 for p in params.split(";")] if params else [0]
     i = 0
@@ -53,31 +68,12 @@ def apply_sgr(style, params):
         c = codes[i]
         if c == 0:
             style.__init__()
-        elif c == 1:
-            style.bold = True
-        elif c == 22:
-            style.bold = False
-        elif c == 7:
-            style.reverse = True
-        elif c == 27:
-            style.reverse = False
-        elif 30 <= c <= 37:
-            style.fg = PALETTE[c - 30]
-        elif 90 <= c <= 97:
-            style.fg = PALETTE[c - 90 + 8]
-        elif c == 39:
-            style.fg = None
-        elif 40 <= c <= 47:
-            style.bg = PALETTE[c - 40]
-        elif 100 <= c <= 107:
-            style.bg = PALETTE[c - 100 + 8]
-        elif c == 49:
-            style.bg = None
+        elif c in SIMPLE_SGR:
+            setattr(style, *SIMPLE_SGR[c])
+        elif basic_colour(c):
+            setattr(style, *basic_colour(c))
         elif c in (38, 48) and i + 2 < len(codes) and codes[i + 1] == 5:
-            if c == 38:
-                style.fg = colour_256(codes[i + 2])
-            else:
-                style.bg = colour_256(codes[i + 2])
+            setattr(style, "fg" if c == 38 else "bg", colour_256(codes[i + 2]))
             i += 2
         i += 1
 
