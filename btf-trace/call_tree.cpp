@@ -2,13 +2,18 @@
 
 namespace vtice::trace {
 
-CallTreeBuilder::CallTreeBuilder() { tree_.nodes.reserve(1024); }
+CallTreeBuilder::CallTreeBuilder(Symbolizer functions) : functions_(std::move(functions))
+{
+	tree_.nodes.reserve(1024);
+}
 
-std::uint32_t CallTreeBuilder::add_node(CallNode node, std::uint32_t parent)
+void CallTreeBuilder::reserve(std::size_t nodes) { tree_.nodes.reserve(nodes); }
+
+std::uint32_t CallTreeBuilder::add_node(const CallNode &node, std::uint32_t parent)
 {
 	std::uint32_t index = static_cast<std::uint32_t>(tree_.nodes.size());
-	node.parent = parent;
 	tree_.nodes.push_back(node);
+	tree_.nodes.back().parent = parent;
 	if (parent != kNoNode) {
 		CallNode &p = tree_.nodes[parent];
 		if (p.last_child == kNoNode)
@@ -60,6 +65,18 @@ void CallTreeBuilder::pop(CpuStack &stack, NodeEnd end, std::uint64_t tsc)
 	stack.frames.pop_back();
 }
 
+// A tail-called frame took over its parent's return: when it returns, the
+// parent (and a chain of tail calls above it) returns with it.
+void CallTreeBuilder::pop_returned(CpuStack &stack, std::uint64_t tsc)
+{
+	bool tail = tree_.nodes[stack.frames.back()].tail_call;
+	pop(stack, NodeEnd::Returned, tsc);
+	while (tail && !stack.frames.empty()) {
+		tail = tree_.nodes[stack.frames.back()].tail_call;
+		pop(stack, NodeEnd::Returned, tsc);
+	}
+}
+
 // The trace began inside the function we just left: its caller, where the
 // return landed, becomes a Partial frame around everything seen so far.
 void CallTreeBuilder::wrap_root(CpuStack &stack, const BranchEvent &event)
@@ -83,6 +100,9 @@ void CallTreeBuilder::wrap_root(CpuStack &stack, const BranchEvent &event)
 	tree_.stats.returns_above_root++;
 }
 
+// The lower canonical half of the x86-64 address space (user space).
+static bool is_user(std::uint64_t address) { return address < 0x0000800000000000ull; }
+
 // Which of the frames a return pops actually ran the ret: the innermost one
 // that a ret could end. An interrupt frame is only ended by iret, so a ret
 // that lands below it means its iret was lost and it was merely unwound.
@@ -105,20 +125,40 @@ void CallTreeBuilder::on_return(CpuStack &stack, const BranchEvent &event)
 	if (match == stack.frames.size()) {
 		if (tree_.nodes[stack.frames.back()].return_address != 0)
 			tree_.stats.unexpected_returns++;
-		pop(stack, NodeEnd::Returned, event.tsc);
+		pop_returned(stack, event.tsc);
 		if (stack.frames.empty())
 			wrap_root(stack, event);
 		return;
 	}
 	bool ended = false;
-	while (stack.frames.size() > match) {
+	while (stack.frames.size() > match + 1) {
 		const CallNode &frame = tree_.nodes[stack.frames.back()];
-		bool runs_ret = !ended && (can_end(frame, event.info.kind) || stack.frames.size() == match + 1);
+		bool runs_ret = !ended && can_end(frame, event.info.kind);
 		ended = ended || runs_ret;
 		if (!runs_ret)
 			tree_.stats.unwound_frames++;
 		pop(stack, runs_ret ? NodeEnd::Returned : NodeEnd::Unwound, event.tsc);
 	}
+	if (ended) {
+		tree_.stats.unwound_frames++;
+		pop(stack, NodeEnd::Unwound, event.tsc);
+	} else {
+		pop_returned(stack, event.tsc);
+	}
+}
+
+bool CallTreeBuilder::is_tail_call(const CpuStack &stack, std::uint64_t target)
+{
+	const bool *known = entries_.find(target);
+	if (!known) {
+		auto hit = functions_(target);
+		known = &entries_.insert(target, hit && hit->offset == 0);
+	}
+	if (!*known || stack.frames.empty())
+		return false;
+	// A jump back to the entry of the function it is in is a loop, not a call.
+	auto current = functions_(tree_.nodes[stack.frames.back()].entry);
+	return !current || current->start != target;
 }
 
 void CallTreeBuilder::on_branch(CpuStack &stack, const FlowEvent &flow)
@@ -138,7 +178,13 @@ void CallTreeBuilder::on_branch(CpuStack &stack, const FlowEvent &flow)
 		return;
 	}
 	if (!event.info.classified) {
-		tree_.stats.unclassified++;
+		// A kernel trace has no user code: a branch from the user half into
+		// the kernel half is a syscall or exception entry. Its return address
+		// is unknown (0), so the sysret/iret back pops it as the innermost frame.
+		if (is_user(event.from) && !is_user(event.to))
+			push(stack, NodeKind::Call, event, 0);
+		else
+			tree_.stats.unclassified++;
 		return;
 	}
 	std::uint64_t next = event.from + event.info.length;
@@ -153,8 +199,15 @@ void CallTreeBuilder::on_branch(CpuStack &stack, const FlowEvent &flow)
 	case BranchKind::Sysret:
 		on_return(stack, event);
 		break;
+	case BranchKind::Jmp:
+	case BranchKind::Jcc:
+		if (functions_ && is_tail_call(stack, event.to)) {
+			push(stack, NodeKind::Call, event, tree_.nodes[stack.frames.back()].return_address);
+			tree_.nodes[stack.frames.back()].tail_call = true;
+		}
+		break;
 	default:
-		break;  // jmp/jcc stay in the frame; tail calls are charged to the caller
+		break;
 	}
 }
 
@@ -202,11 +255,13 @@ CallTree CallTreeBuilder::finish()
 }
 
 CallTree build_call_tree(std::span<const vtice_record> records, const CodeSource &code,
-			 const Disassembler &disassembler)
+			 const Disassembler &disassembler, const Symbolizer &functions)
 {
 	BranchClassifier classifier(code, disassembler);
 	FlowDecoder flow(classifier);
-	CallTreeBuilder builder;
+	CallTreeBuilder builder(functions);
+	// At most one node per record; real traces are about half calls.
+	builder.reserve(records.size() / 2);
 	for (const vtice_record &record : records)
 		builder.add(flow.next(make_event(record, classifier)));
 	return builder.finish();

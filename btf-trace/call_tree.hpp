@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "instruction_flow.hpp"
+#include "vtice/symbolizer.hpp"
 
 namespace vtice::trace {
 
@@ -37,6 +38,7 @@ struct CallNode {
 	std::uint16_t cpu = 0;
 	NodeKind kind = NodeKind::Call;
 	NodeEnd end = NodeEnd::Open;
+	bool tail_call = false;  // entered by a jump to a function's entry; ends with its parent
 
 	bool is_leaf() const { return first_child == kNoNode; }
 };
@@ -61,7 +63,10 @@ struct CallTree {
 
 class CallTreeBuilder {
 public:
-	CallTreeBuilder();
+	// functions, when given, tells where functions start: a jump to another
+	// function's entry is then a tail call and nests like ftrace shows it.
+	explicit CallTreeBuilder(Symbolizer functions = {});
+	void reserve(std::size_t nodes);
 	void add(const FlowEvent &event);
 	CallTree finish();
 
@@ -73,21 +78,25 @@ private:
 	};
 
 	CpuStack &stack_for(std::uint16_t cpu, std::uint64_t tsc);
-	std::uint32_t add_node(CallNode node, std::uint32_t parent);
+	std::uint32_t add_node(const CallNode &node, std::uint32_t parent);
 	std::uint32_t top(const CpuStack &stack) const;
 	void push(CpuStack &stack, NodeKind kind, const BranchEvent &event, std::uint64_t return_address);
 	void on_branch(CpuStack &stack, const FlowEvent &flow);
 	void on_return(CpuStack &stack, const BranchEvent &event);
+	bool is_tail_call(const CpuStack &stack, std::uint64_t target);
 	void pop(CpuStack &stack, NodeEnd end, std::uint64_t tsc);
+	void pop_returned(CpuStack &stack, std::uint64_t tsc);
 	void wrap_root(CpuStack &stack, const BranchEvent &event);
 
 	CallTree tree_;
+	Symbolizer functions_;
+	FlatMap<std::uint64_t, bool> entries_;  // jump target -> is a function entry
 	std::vector<CpuStack> cpus_;
 	bool seen_ = false;
 };
 
 CallTree build_call_tree(std::span<const vtice_record> records, const CodeSource &code,
-			 const Disassembler &disassembler);
+			 const Disassembler &disassembler, const Symbolizer &functions = {});
 
 // Depth-first walk without recursion (a hostile trace may nest millions
 // deep): visit(node_index, depth, leaving) is called on entry and on exit

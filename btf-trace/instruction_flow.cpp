@@ -47,13 +47,10 @@ FlowEvent FlowDecoder::next(const BranchEvent &event)
 	if (event.type != EventType::Branch)
 		return out;
 	if (flow.valid) {
-		auto n = blocks_.count(flow.resume, event.from);
-		if (n) {
-			// The instruction at an async event's `from` was interrupted, not run.
+		// The instruction at an async event's `from` was interrupted, not run.
+		if (auto n = blocks_.count(flow.resume, event.from)) {
 			out.insns = event.async() ? *n - 1 : *n;
 			out.insns_known = true;
-		} else {
-			unknown_blocks_++;
 		}
 	}
 	flow.resume = event.to;

@@ -39,7 +39,6 @@ class FlowDecoder {
 public:
 	explicit FlowDecoder(const BranchClassifier &classifier) : blocks_(classifier) {}
 	FlowEvent next(const BranchEvent &event);
-	std::uint64_t unknown_blocks() const { return unknown_blocks_; }
 
 private:
 	struct CpuFlow {
@@ -51,7 +50,6 @@ private:
 
 	BlockCounter blocks_;
 	std::vector<CpuFlow> cpus_;
-	std::uint64_t unknown_blocks_ = 0;
 };
 
 }  // namespace vtice::trace

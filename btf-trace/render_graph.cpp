@@ -8,6 +8,8 @@ namespace vtice::trace {
 
 namespace {
 
+constexpr int kMaxIndent = 64;
+
 class GraphWriter {
 public:
 	GraphWriter(const CallTree &tree, const RenderOptions &options) : tree_(tree), options_(options) {}
@@ -37,7 +39,14 @@ void GraphWriter::line(const CallNode &node, bool with_duration, int depth, cons
 		std::snprintf(prefix, sizeof(prefix), "%3u) %10llu cy |  ", node.cpu,
 			      static_cast<unsigned long long>(ticks));
 	out_ += prefix;
-	out_.append(static_cast<std::size_t>(depth) * 2, ' ');
+	// Past kMaxIndent levels the depth is written out: indenting a hostile
+	// million-deep trace would make the output quadratic in its size.
+	if (depth > kMaxIndent) {
+		out_.append(kMaxIndent * 2, ' ');
+		out_ += "[depth " + std::to_string(depth) + "] ";
+	} else {
+		out_.append(static_cast<std::size_t>(depth) * 2, ' ');
+	}
 	out_ += text;
 	out_ += '\n';
 }

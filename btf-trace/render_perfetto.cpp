@@ -68,7 +68,8 @@ void PerfettoWriter::node_event(const CallNode &node)
 		return;
 	}
 	const char *category = node.kind == NodeKind::Interrupt ? "interrupt"
-			       : node.kind == NodeKind::Partial ? "partial" : "call";
+			       : node.kind == NodeKind::Partial ? "partial"
+			       : node.tail_call ? "tail-call" : "call";
 	std::snprintf(times, sizeof(times), "\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%u,\"ts\":%.3f,"
 		      "\"dur\":%.3f,\"args\":{\"insns\":%llu}", category, node.cpu, micros(node.start_tsc),
 		      micros(node.end_tsc) - micros(node.start_tsc), static_cast<unsigned long long>(node.self_insns));

@@ -94,8 +94,9 @@ static int render_report(ReportInputs &in, Renderer render, const std::optional<
 	if (in.external.code)
 		code.add(in.external.code.get());
 	Disassembler disassembler;
-	trace::CallTree tree = trace::build_call_tree(in.data.records, code, disassembler);
-	trace::RenderOptions options{in.data.header.tsc_khz, choose_symbolizer(in)};
+	Symbolizer symbolize = choose_symbolizer(in);
+	trace::CallTree tree = trace::build_call_tree(in.data.records, code, disassembler, symbolize);
+	trace::RenderOptions options{in.data.header.tsc_khz, symbolize};
 	return write_output(render(tree, options), output);
 }
 

@@ -38,18 +38,31 @@ bool looks_like_address(const std::string &text)
 	return !digits.empty();
 }
 
-void resolve(const symbols::SymbolTable &table, const std::string &query)
+// " at file:line" when the source has DWARF for the address.
+std::string source_line(const symbols::LoadedSymbols &loaded, std::uint64_t address)
 {
+	if (!loaded.lines)
+		return {};
+	auto line = loaded.lines->lookup(address - static_cast<std::uint64_t>(loaded.table->slide()));
+	if (!line)
+		return {};
+	return " at " + line->file + ":" + std::to_string(line->line);
+}
+
+void resolve(const symbols::LoadedSymbols &loaded, const std::string &query)
+{
+	const symbols::SymbolTable &table = *loaded.table;
 	if (looks_like_address(query)) {
-		auto value = parse_hex(query);
-		std::uint64_t address = static_cast<std::uint64_t>(*value);
+		std::uint64_t address = static_cast<std::uint64_t>(*parse_hex(query));
 		Symbolizer symbolize = [&table](std::uint64_t a) { return table.lookup(a); };
-		std::printf("0x%016llx -> %s\n", static_cast<unsigned long long>(address),
-			    table.lookup(address) ? format_address(address, symbolize).c_str() : "(no symbol)");
+		std::string where = table.lookup(address) ? format_address(address, symbolize) : "(no symbol)";
+		std::printf("0x%016llx -> %s%s\n", static_cast<unsigned long long>(address), where.c_str(),
+			    source_line(loaded, address).c_str());
 		return;
 	}
 	if (auto address = table.address_of(query))
-		std::printf("%s -> 0x%016llx\n", query.c_str(), static_cast<unsigned long long>(*address));
+		std::printf("%s -> 0x%016llx%s\n", query.c_str(), static_cast<unsigned long long>(*address),
+			    source_line(loaded, *address).c_str());
 	else
 		std::printf("%s -> (not found)\n", query.c_str());
 }
@@ -102,7 +115,7 @@ int cmd_syms(int argc, char **argv)
 	if (loaded->partial)
 		std::printf("warning: partial: %s\n", loaded->partial->to_string().c_str());
 	for (std::size_t i = 1; i < args->positional.size(); i++)
-		resolve(*loaded->table, args->positional[i]);
+		resolve(*loaded, args->positional[i]);
 	return kExitOk;
 }
 

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "orc.hpp"
+#include "orc_unwinder.hpp"
 
 namespace vtice::dbg {
 
@@ -54,23 +54,12 @@ Result<std::unique_ptr<SymbolList>> load_symbols(Session &session, const KernelS
 
 std::string load_orc(Session &session)
 {
-	const SymbolSource *symbols = session.symbols();
-	if (!symbols)
-		return "no ORC: no symbols to find the tables";
-	auto start_ip = symbols->lookup("__start_orc_unwind_ip");
-	auto stop_ip = symbols->lookup("__stop_orc_unwind_ip");
-	auto start = symbols->lookup("__start_orc_unwind");
-	if (!start_ip || !stop_ip || !start)
-		return "no ORC: __start_orc_unwind_ip/__stop_orc_unwind_ip/__start_orc_unwind not in the symbols";
-	// Kernels from 6.4 on carry .orc_header and the V3 entry layout.
-	OrcFormat format = symbols->lookup("__start_orc_header") ? OrcFormat::V3 : OrcFormat::V1;
-	auto table = read_orc_from_memory(
-		[&session](std::uint64_t a, std::size_t n) { return session.read_memory(a, n); }, *start_ip, *stop_ip,
-		*start, format);
-	if (!table)
-		return "no ORC: " + table.error().message;
-	std::string summary = std::to_string(table->size()) + " ORC entries from guest memory";
-	session.set_unwinder(std::make_unique<OrcUnwinder>(std::move(*table)));
+	auto unwinder = load_orc_from_guest(session);
+	if (!unwinder)
+		return "no ORC: " + unwinder.error().message;
+	std::string summary = std::to_string((*unwinder)->table().size()) + " ORC entries from guest memory (" +
+			      ((*unwinder)->table().new_format() ? "6.3+" : "up to 6.2") + " layout)";
+	session.set_unwinder(std::move(*unwinder));
 	return summary;
 }
 

@@ -51,8 +51,9 @@ std::optional<SymbolHit> SymbolList::symbolize(std::uint64_t address) const
 	if (it == entries_.begin())
 		return std::nullopt;
 	--it;
-	// Absolute and per-cpu symbols (small values) never cover kernel addresses.
-	if (it->address < 0xffff800000000000ull && address >= 0xffff800000000000ull)
+	// Kernel symbols name kernel addresses only: per-cpu offsets and
+	// absolute values (small numbers) must not "cover" user space.
+	if (it->address < 0xffff800000000000ull || address < 0xffff800000000000ull)
 		return std::nullopt;
 	// Among aliases at the same address, take the first text symbol.
 	auto first = it;

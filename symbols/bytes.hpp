@@ -48,4 +48,19 @@ inline std::uint64_t align_up(std::uint64_t value, std::uint64_t alignment)
 // Reads a whole file; the error names the path and the reason.
 Result<Bytes> read_file(const std::string &path);
 
+// Bytes that stay valid as long as someone holds the buffer: a vector, or a
+// read-only mapping of a file (a 66 MB vmlinux is mapped, not copied).
+class Buffer {
+public:
+	virtual ~Buffer() = default;
+	virtual ByteSpan bytes() const = 0;
+};
+using SharedBuffer = std::shared_ptr<const Buffer>;
+
+SharedBuffer share_bytes(Bytes bytes);
+SharedBuffer share_bytes(std::shared_ptr<const Bytes> bytes);
+// Maps a regular file read-only; reads files that cannot be mapped (/proc,
+// pipes, empty files). A mapped file must not shrink while it is in use.
+Result<SharedBuffer> open_file(const std::string &path);
+
 }  // namespace vtice::symbols

@@ -1,7 +1,9 @@
 #include "symbols/bzimage.hpp"
 
+#include "symbols/decompress.hpp"
+
+#include <algorithm>
 #include <cstring>
-#include <lzma.h>
 
 namespace vtice::symbols {
 
@@ -15,24 +17,6 @@ constexpr std::size_t kProtocol = 0x206;
 constexpr std::size_t kPayloadOffset = 0x248;
 constexpr std::size_t kPayloadLength = 0x24c;
 constexpr std::uint16_t kMinProtocol = 0x0208;  // first with payload_offset
-
-std::string compression_of(ByteSpan payload)
-{
-	struct Magic {
-		const char *name;
-		const char *bytes;
-		std::size_t size;
-	};
-	static const Magic magics[] = {
-		{"xz", "\xfd" "7zXZ\0", 6}, {"gzip", "\x1f\x8b", 2}, {"bzip2", "BZh", 3},
-		{"lzma", "\x5d\x00\x00", 3}, {"lzo", "\x89LZO", 4}, {"lz4", "\x02\x21\x4c\x18", 4},
-		{"zstd", "\x28\xb5\x2f\xfd", 4},
-	};
-	for (const Magic &magic : magics)
-		if (payload.size() >= magic.size && std::memcmp(payload.data(), magic.bytes, magic.size) == 0)
-			return magic.name;
-	return "unknown";
-}
 
 }  // namespace
 
@@ -62,50 +46,17 @@ Result<BzImageInfo> parse_bzimage(ByteSpan bytes)
 	return info;
 }
 
-Result<Bytes> xz_decompress(ByteSpan input, std::size_t size_hint)
-{
-	lzma_stream stream = LZMA_STREAM_INIT;
-	if (lzma_stream_decoder(&stream, UINT64_MAX, 0) != LZMA_OK)
-		return make_error("liblzma: cannot start the xz decoder");
-	std::unique_ptr<lzma_stream, void (*)(lzma_stream *)> guard(&stream, lzma_end);
-	Bytes out(size_hint ? size_hint : input.size() * 4);
-	stream.next_in = input.data();
-	stream.avail_in = input.size();
-	for (;;) {
-		if (stream.total_out == out.size())
-			out.resize(out.size() * 2);
-		stream.next_out = out.data() + stream.total_out;
-		stream.avail_out = out.size() - stream.total_out;
-		lzma_ret ret = lzma_code(&stream, LZMA_FINISH);
-		if (ret == LZMA_STREAM_END)
-			break;
-		if (ret == LZMA_OK && stream.avail_out == 0)
-			continue;
-		if (ret == LZMA_BUF_ERROR || ret == LZMA_OK)
-			return make_error("xz stream truncated after " + std::to_string(stream.total_out) +
-						  " output bytes",
-					  stream.total_in);
-		return make_error("xz stream corrupt (liblzma error " + std::to_string(ret) + ")", stream.total_in);
-	}
-	out.resize(stream.total_out);
-	return out;
-}
-
 Result<Bytes> extract_bzimage(ByteSpan bytes)
 {
 	auto info = parse_bzimage(bytes);
 	if (!info)
 		return info.error();
 	ByteSpan payload = bytes.subspan(info->payload_offset, info->payload_length);
-	if (info->compression != "xz")
-		return make_error("bzImage payload is compressed with " + info->compression +
-					  "; only xz is supported (extract it with scripts/extract-vmlinux)",
-				  info->payload_offset);
 	// The kernel build appends the inflated size as a little-endian u32.
 	std::size_t hint = 0;
 	if (payload.size() >= 4)
 		hint = *read_le<std::uint32_t>(payload, payload.size() - 4);
-	auto inflated = xz_decompress(payload, hint > (1u << 30) ? 0 : hint);
+	auto inflated = decompress(info->compression, payload, hint);
 	if (!inflated) {
 		Error error = inflated.error();
 		if (error.offset)

@@ -1,10 +1,12 @@
 // x86 bzImage (vmlinuz): recognising the boot header and inflating the
-// kernel payload in-process. Debian compresses with xz (liblzma).
+// kernel payload in-process (Debian: xz; Ubuntu and the lz4 rigs: lz4;
+// Arch/Fedora: zstd; older: gzip).
 #pragma once
 
 #include <string>
 
 #include "symbols/bytes.hpp"
+#include "symbols/decompress.hpp"
 
 namespace vtice::symbols {
 
@@ -19,9 +21,5 @@ bool looks_like_bzimage(ByteSpan bytes);
 Result<BzImageInfo> parse_bzimage(ByteSpan bytes);
 // The decompressed payload: the vmlinux ELF the boot code would run.
 Result<Bytes> extract_bzimage(ByteSpan bytes);
-
-// Inflates one .xz stream (with the kernel's x86 BCJ filter); size_hint
-// reserves the output up front.
-Result<Bytes> xz_decompress(ByteSpan input, std::size_t size_hint);
 
 }  // namespace vtice::symbols

@@ -6,7 +6,7 @@
 namespace vtice::symbols {
 
 struct DwarfLines::State {
-	std::shared_ptr<const Bytes> bytes;
+	SharedBuffer bytes;
 	Elf *elf = nullptr;
 	Dwarf *dwarf = nullptr;
 
@@ -23,15 +23,16 @@ DwarfLines::DwarfLines(DwarfLines &&) noexcept = default;
 DwarfLines &DwarfLines::operator=(DwarfLines &&) noexcept = default;
 DwarfLines::~DwarfLines() = default;
 
-Result<DwarfLines> DwarfLines::open(std::shared_ptr<const Bytes> elf_bytes)
+Result<DwarfLines> DwarfLines::open(SharedBuffer elf_bytes)
 {
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return make_error(std::string("libelf: ") + elf_errmsg(-1));
 	auto state = std::make_unique<State>();
 	state->bytes = std::move(elf_bytes);
 	// libelf and libdw only read an ELF_C_READ memory image.
-	char *image = reinterpret_cast<char *>(const_cast<std::uint8_t *>(state->bytes->data()));
-	state->elf = elf_memory(image, state->bytes->size());
+	ByteSpan bytes = state->bytes->bytes();
+	char *image = reinterpret_cast<char *>(const_cast<std::uint8_t *>(bytes.data()));
+	state->elf = elf_memory(image, bytes.size());
 	if (!state->elf)
 		return make_error(std::string("not a valid ELF file: ") + elf_errmsg(-1));
 	state->dwarf = dwarf_begin_elf(state->elf, DWARF_C_READ, nullptr);

@@ -20,7 +20,7 @@ struct SourceLine {
 class DwarfLines {
 public:
 	// Fails when the ELF carries no DWARF.
-	static Result<DwarfLines> open(std::shared_ptr<const Bytes> elf_bytes);
+	static Result<DwarfLines> open(SharedBuffer elf_bytes);
 
 	// address is a link-time address (subtract the slide first).
 	std::optional<SourceLine> lookup(std::uint64_t address) const;

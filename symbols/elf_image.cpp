@@ -1,5 +1,6 @@
 #include "symbols/elf_image.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <gelf.h>
 #include <libelf.h>
@@ -64,11 +65,57 @@ bool ElfImage::looks_like_elf(ByteSpan bytes)
 	return bytes.size() >= 4 && std::memcmp(bytes.data(), "\x7f" "ELF", 4) == 0;
 }
 
-Result<ElfImage> ElfImage::parse(std::shared_ptr<const Bytes> bytes)
+Result<void> ElfImage::read_sections(Elf *elf, std::uint64_t header_offset)
+{
+	std::size_t shstrndx = 0;
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		shstrndx = 0;
+	// Section 0 is kept so st_shndx indexes sections_ directly.
+	for (Elf_Scn *scn = nullptr; (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr shdr;
+		if (!gelf_getshdr(scn, &shdr))
+			return make_error(std::string("bad section header: ") + elf_errmsg(-1), header_offset);
+		std::size_t index = elf_ndxscn(scn);
+		if (sections_.size() < index + 1)
+			sections_.resize(index + 1);
+		ElfSection &section = sections_[index];
+		const char *name = shstrndx ? elf_strptr(elf, shstrndx, shdr.sh_name) : nullptr;
+		section.name = name ? name : "";
+		section.address = shdr.sh_addr;
+		section.offset = shdr.sh_offset;
+		section.size = shdr.sh_size;
+		section.flags = shdr.sh_flags;
+		section.type = shdr.sh_type;
+		section.has_bytes = shdr.sh_type != SHT_NOBITS && fits(bytes(), shdr.sh_offset, shdr.sh_size);
+		if (shdr.sh_type == SHT_SYMTAB && section.has_bytes)
+			symtab_index_ = index;
+	}
+	return {};
+}
+
+void ElfImage::read_segments(Elf *elf)
+{
+	std::size_t phnum = 0;
+	if (elf_getphdrnum(elf, &phnum) != 0)
+		phnum = 0;
+	for (std::size_t i = 0; i < phnum; i++) {
+		GElf_Phdr phdr;
+		if (!gelf_getphdr(elf, static_cast<int>(i), &phdr) || phdr.p_type != PT_LOAD)
+			continue;
+		std::uint64_t file_size = phdr.p_filesz;
+		if (!fits(bytes(), phdr.p_offset, file_size)) {  // truncated file: keep what is there
+			needed_size_ = std::max(needed_size_.value_or(0), phdr.p_offset + phdr.p_filesz);
+			file_size = phdr.p_offset < bytes().size() ? bytes().size() - phdr.p_offset : 0;
+		}
+		segments_.push_back({phdr.p_vaddr, phdr.p_offset, file_size, phdr.p_memsz, phdr.p_flags});
+	}
+}
+
+Result<ElfImage> ElfImage::parse(SharedBuffer bytes)
 {
 	ElfImage image;
 	image.bytes_ = std::move(bytes);
-	auto elf = open_elf(*image.bytes_);
+	auto elf = open_elf(image.bytes());
 	if (!elf)
 		return elf.error();
 	GElf_Ehdr ehdr;
@@ -76,41 +123,9 @@ Result<ElfImage> ElfImage::parse(std::shared_ptr<const Bytes> bytes)
 		return make_error(std::string("bad ELF header: ") + elf_errmsg(-1), 0);
 	image.machine_ = ehdr.e_machine;
 	image.is_64bit_ = gelf_getclass(elf->get()) == ELFCLASS64;
-	std::size_t shstrndx = 0;
-	if (elf_getshdrstrndx(elf->get(), &shstrndx) != 0)
-		shstrndx = 0;
-	// Section 0 is kept so st_shndx indexes sections_ directly.
-	for (Elf_Scn *scn = nullptr; (scn = elf_nextscn(elf->get(), scn));) {
-		GElf_Shdr shdr;
-		if (!gelf_getshdr(scn, &shdr))
-			return make_error(std::string("bad section header: ") + elf_errmsg(-1), ehdr.e_shoff);
-		std::size_t index = elf_ndxscn(scn);
-		if (image.sections_.size() < index + 1)
-			image.sections_.resize(index + 1);
-		ElfSection &section = image.sections_[index];
-		const char *name = shstrndx ? elf_strptr(elf->get(), shstrndx, shdr.sh_name) : nullptr;
-		section.name = name ? name : "";
-		section.address = shdr.sh_addr;
-		section.offset = shdr.sh_offset;
-		section.size = shdr.sh_size;
-		section.flags = shdr.sh_flags;
-		section.type = shdr.sh_type;
-		section.has_bytes = shdr.sh_type != SHT_NOBITS && fits(*image.bytes_, shdr.sh_offset, shdr.sh_size);
-		if (shdr.sh_type == SHT_SYMTAB && section.has_bytes)
-			image.symtab_index_ = index;
-	}
-	std::size_t phnum = 0;
-	if (elf_getphdrnum(elf->get(), &phnum) != 0)
-		phnum = 0;
-	for (std::size_t i = 0; i < phnum; i++) {
-		GElf_Phdr phdr;
-		if (!gelf_getphdr(elf->get(), static_cast<int>(i), &phdr) || phdr.p_type != PT_LOAD)
-			continue;
-		std::uint64_t file_size = phdr.p_filesz;
-		if (!fits(*image.bytes_, phdr.p_offset, file_size))  // truncated file: keep what is there
-			file_size = phdr.p_offset < image.bytes_->size() ? image.bytes_->size() - phdr.p_offset : 0;
-		image.segments_.push_back({phdr.p_vaddr, phdr.p_offset, file_size, phdr.p_memsz, phdr.p_flags});
-	}
+	if (auto sections = image.read_sections(elf->get(), ehdr.e_shoff); !sections)
+		return sections.error();
+	image.read_segments(elf->get());
 	return image;
 }
 
@@ -158,7 +173,7 @@ Result<SymbolTable> ElfImage::symtab() const
 {
 	if (!has_symtab())
 		return make_error("ELF file has no .symtab (stripped)");
-	auto elf = open_elf(*bytes_);
+	auto elf = open_elf(bytes());
 	if (!elf)
 		return elf.error();
 	Elf_Scn *scn = elf_getscn(elf->get(), symtab_index_);

@@ -4,12 +4,16 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "symbols/bytes.hpp"
 #include "symbols/symbol_table.hpp"
+
+// libelf's handle, declared here so users of this header need not see libelf.
+typedef struct Elf Elf;
 
 namespace vtice::symbols {
 
@@ -34,10 +38,11 @@ struct ElfSegment {
 class ElfImage {
 public:
 	static bool looks_like_elf(ByteSpan bytes);
-	static Result<ElfImage> parse(std::shared_ptr<const Bytes> bytes);
+	static Result<ElfImage> parse(SharedBuffer bytes);
+	static Result<ElfImage> parse(std::shared_ptr<const Bytes> bytes) { return parse(share_bytes(std::move(bytes))); }
 
-	ByteSpan bytes() const { return *bytes_; }
-	std::shared_ptr<const Bytes> shared_bytes() const { return bytes_; }
+	ByteSpan bytes() const { return bytes_->bytes(); }
+	SharedBuffer shared_bytes() const { return bytes_; }
 	std::uint16_t machine() const { return machine_; }
 	bool is_64bit() const { return is_64bit_; }
 
@@ -50,14 +55,21 @@ public:
 	// size bytes at vaddr if they lie in one segment's file-backed part.
 	ByteSpan at_vaddr(std::uint64_t vaddr, std::size_t size) const;
 
+	// The size the program headers need when the file is shorter than that.
+	std::optional<std::uint64_t> truncated_from() const { return needed_size_; }
+
 	bool has_symtab() const;
 	Result<SymbolTable> symtab() const;
 
 private:
-	std::shared_ptr<const Bytes> bytes_;
+	Result<void> read_sections(Elf *elf, std::uint64_t header_offset);
+	void read_segments(Elf *elf);
+
+	SharedBuffer bytes_;
 	std::vector<ElfSection> sections_;
 	std::vector<ElfSegment> segments_;
 	std::size_t symtab_index_ = 0;  // 0 = none
+	std::optional<std::uint64_t> needed_size_;
 	std::uint16_t machine_ = 0;
 	bool is_64bit_ = false;
 };

@@ -21,6 +21,7 @@
 #include <string>
 
 #include "symbols/bytes.hpp"
+#include "symbols/memory_reader.hpp"
 #include "symbols/symbol_table.hpp"
 
 namespace vtice::symbols {
@@ -69,5 +70,15 @@ Result<KallsymsRecovery> recover_kallsyms_tables(ByteSpan bytes, std::uint64_t b
 // The same, for callers that only want the symbols (partial results are
 // returned as they are).
 Result<SymbolTable> recover_kallsyms(ByteSpan bytes, std::uint64_t base_vaddr);
+
+// Reads [start, start + length) page by page through read (pages that cannot
+// be read become zeros and are counted) and recovers the tables from it: the
+// debugger's path for a halted guest, with start at _text or .rodata.
+struct MemoryRecovery {
+	KallsymsRecovery recovery;
+	std::size_t unreadable_pages = 0;
+};
+Result<MemoryRecovery> recover_kallsyms_from_memory(const MemoryReader &read, std::uint64_t start,
+						    std::uint64_t length);
 
 }  // namespace vtice::symbols

@@ -96,7 +96,11 @@ std::optional<TokenTable> scan(ByteSpan bytes, std::uint64_t base_vaddr, std::si
 		return std::nullopt;
 	std::size_t first = static_cast<std::size_t>(align_up(base_vaddr, step) - base_vaddr);
 	for (std::size_t at = first; at + kIndexBytes <= bytes.size(); at += step) {
-		if (bytes[at] != 0 || bytes[at + 1] != 0 || !plausible_index(bytes.data() + at))
+		// One load rejects nearly every position: index[0] == 0 and
+		// 0 < index[1] < index[2].
+		std::uint64_t head = load_le<std::uint64_t>(bytes.data() + at);
+		std::uint16_t first = static_cast<std::uint16_t>(head >> 16), second = static_cast<std::uint16_t>(head >> 32);
+		if ((head & 0xffff) != 0 || first == 0 || second <= first || !plausible_index(bytes.data() + at))
 			continue;
 		if (auto table = table_before(bytes, at))
 			return make_tokens(bytes, *table, at);

@@ -9,23 +9,31 @@ namespace {
 
 Result<KallsymsRecovery> kallsyms_in_elf(const ElfImage &image)
 {
-	std::optional<Error> best;
-	for (const ElfSegment &segment : image.segments()) {
-		auto recovered = recover_kallsyms_tables(image.segment_bytes(segment), segment.vaddr);
-		if (recovered) {
-			// Report table positions as file offsets, like every other error.
-			return recovered;
-		}
-		Error error = recovered.error();
-		if (error.offset)
-			*error.offset += segment.offset;
-		bool informative = error.message.rfind("no kallsyms token table", 0) != 0;
-		if (!best || informative)
-			best = error;
-	}
 	if (image.segments().empty())
 		return recover_kallsyms_tables(image.bytes(), 0);
-	return *best;
+	std::optional<Error> informative;
+	std::uint64_t searched = 0;
+	for (const ElfSegment &segment : image.segments()) {
+		auto recovered = recover_kallsyms_tables(image.segment_bytes(segment), segment.vaddr);
+		if (recovered)
+			return recovered;
+		searched += segment.file_size;
+		// A token table without the rest says more than "no token table".
+		Error error = recovered.error();
+		if (error.message.rfind("no kallsyms token table", 0) == 0)
+			continue;
+		if (error.offset)
+			*error.offset += segment.offset;
+		informative = error;
+	}
+	if (informative)
+		return *informative;
+	if (auto needed = image.truncated_from())
+		return make_error("ELF file is truncated (its segments need " + std::to_string(*needed) +
+					  " bytes) and the part present has no .symtab and no kallsyms tables",
+				  image.bytes().size());
+	return make_error("ELF file has no .symtab and no kallsyms tables in its " + std::to_string(searched) +
+			  " loadable bytes (not a kernel image, or built without CONFIG_KALLSYMS)");
 }
 
 Result<LoadedSymbols> from_kallsyms(Result<KallsymsRecovery> recovered, LoadedSymbols out, const std::string &where)
@@ -39,7 +47,7 @@ Result<LoadedSymbols> from_kallsyms(Result<KallsymsRecovery> recovered, LoadedSy
 	return out;
 }
 
-Result<LoadedSymbols> from_elf(std::shared_ptr<const Bytes> bytes, const std::string &name, SourceKind kallsyms_kind)
+Result<LoadedSymbols> from_elf(SharedBuffer bytes, const std::string &name, SourceKind kallsyms_kind)
 {
 	auto image = ElfImage::parse(bytes);
 	if (!image)
@@ -61,6 +69,8 @@ Result<LoadedSymbols> from_elf(std::shared_ptr<const Bytes> bytes, const std::st
 	}
 	out.kind = kallsyms_kind;
 	auto recovered = kallsyms_in_elf(*image);
+	if (!recovered)
+		return make_error(name + ": " + recovered.error().message, recovered.error().offset);
 	out.image = std::move(*image);
 	return from_kallsyms(std::move(recovered), std::move(out), name);
 }
@@ -78,27 +88,28 @@ Result<LoadedSymbols> from_text(ByteSpan bytes, const std::string &name)
 	return out;
 }
 
-Result<LoadedSymbols> detect_and_load(std::shared_ptr<const Bytes> bytes, const std::string &name,
+Result<LoadedSymbols> detect_and_load(SharedBuffer buffer, const std::string &name,
 				      const LoadOptions &options)
 {
-	if (bytes->empty())
+	ByteSpan bytes = buffer->bytes();
+	if (bytes.empty())
 		return make_error(name + ": empty file");
-	if (ElfImage::looks_like_elf(*bytes))
-		return from_elf(bytes, name, SourceKind::elf_kallsyms);
-	if (looks_like_bzimage(*bytes)) {
-		auto inflated = extract_bzimage(*bytes);
+	if (ElfImage::looks_like_elf(bytes))
+		return from_elf(buffer, name, SourceKind::elf_kallsyms);
+	if (looks_like_bzimage(bytes)) {
+		auto inflated = extract_bzimage(bytes);
 		if (!inflated)
 			return make_error(name + ": " + inflated.error().message, inflated.error().offset);
-		auto elf = std::make_shared<const Bytes>(std::move(*inflated));
-		if (!ElfImage::looks_like_elf(*elf))
+		SharedBuffer elf = share_bytes(std::move(*inflated));
+		if (!ElfImage::looks_like_elf(elf->bytes()))
 			return make_error(name + ": bzImage payload is not an ELF file");
 		return from_elf(elf, name, SourceKind::bzimage_kallsyms);
 	}
-	if (!options.base && looks_like_symbol_text(*bytes))
-		return from_text(*bytes, name);
+	if (!options.base && looks_like_symbol_text(bytes))
+		return from_text(bytes, name);
 	LoadedSymbols out;
 	out.kind = SourceKind::memory_dump;
-	auto recovered = recover_kallsyms_tables(*bytes, options.base.value_or(0));
+	auto recovered = recover_kallsyms_tables(bytes, options.base.value_or(0));
 	if (!recovered && !options.base)
 		return make_error(name + ": not an ELF, bzImage, System.map or kallsyms text, and no kallsyms "
 				  "tables found in it as a raw dump (" + recovered.error().message + ")");
@@ -111,7 +122,7 @@ Result<LoadedSymbols> detect_and_load(std::shared_ptr<const Bytes> bytes, const 
 
 }  // namespace
 
-Result<LoadedSymbols> load_symbols_from(std::shared_ptr<const Bytes> bytes, const std::string &name,
+Result<LoadedSymbols> load_symbols_from(SharedBuffer bytes, const std::string &name,
 					const LoadOptions &options)
 {
 	auto loaded = detect_and_load(std::move(bytes), name, options);
@@ -122,10 +133,10 @@ Result<LoadedSymbols> load_symbols_from(std::shared_ptr<const Bytes> bytes, cons
 
 Result<LoadedSymbols> load_symbols(const std::string &path, const LoadOptions &options)
 {
-	auto bytes = read_file(path);
+	auto bytes = open_file(path);
 	if (!bytes)
 		return bytes.error();
-	return load_symbols_from(std::make_shared<const Bytes>(std::move(*bytes)), path, options);
+	return load_symbols_from(std::move(*bytes), path, options);
 }
 
 }  // namespace vtice::symbols

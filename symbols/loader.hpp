@@ -38,7 +38,12 @@ struct LoadedSymbols {
 };
 
 Result<LoadedSymbols> load_symbols(const std::string &path, const LoadOptions &options = {});
-Result<LoadedSymbols> load_symbols_from(std::shared_ptr<const Bytes> bytes, const std::string &name,
+Result<LoadedSymbols> load_symbols_from(SharedBuffer bytes, const std::string &name,
 					const LoadOptions &options = {});
+inline Result<LoadedSymbols> load_symbols_from(std::shared_ptr<const Bytes> bytes, const std::string &name,
+					       const LoadOptions &options = {})
+{
+	return load_symbols_from(share_bytes(std::move(bytes)), name, options);
+}
 
 }  // namespace vtice::symbols

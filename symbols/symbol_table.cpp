@@ -59,6 +59,14 @@ void SymbolTable::add(std::uint64_t address, char type, std::string_view name,
 	finalized_ = false;
 }
 
+void SymbolTable::assign(std::vector<Symbol> symbols, std::string names)
+{
+	symbols_ = std::move(symbols);
+	names_ = std::move(names);
+	modules_.clear();
+	finalized_ = false;
+}
+
 std::string_view SymbolTable::name(const Symbol &symbol) const
 {
 	return std::string_view(names_).substr(symbol.name_offset, symbol.name_length);
@@ -78,12 +86,10 @@ bool SymbolTable::preferred(const Symbol &a, const Symbol &b) const
 
 void SymbolTable::finalize()
 {
-	std::stable_sort(symbols_.begin(), symbols_.end(),
-			 [this](const Symbol &a, const Symbol &b) {
-				 if (a.address != b.address)
-					 return a.address < b.address;
-				 return preferred(a, b);
-			 });
+	auto by_address = [](const Symbol &a, const Symbol &b) { return a.address < b.address; };
+	// kallsyms and System.map arrive sorted; only other sources pay for a sort.
+	if (!std::is_sorted(symbols_.begin(), symbols_.end(), by_address))
+		std::stable_sort(symbols_.begin(), symbols_.end(), by_address);
 	starts_.clear();
 	best_.clear();
 	std::size_t slots = 16;
@@ -95,6 +101,8 @@ void SymbolTable::finalize()
 		if (starts_.empty() || starts_.back() != symbol.address) {
 			starts_.push_back(symbol.address);
 			best_.push_back(i);
+		} else if (preferred(symbol, symbols_[best_.back()])) {
+			best_.back() = i;
 		}
 		index_name(i);
 	}

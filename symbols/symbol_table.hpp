@@ -33,6 +33,9 @@ class SymbolTable {
 public:
 	void add(std::uint64_t address, char type, std::string_view name,
 		 std::string_view module = {}, std::uint64_t size = 0);
+	// Takes symbols whose name_offset/name_length point into names, in one
+	// move (the kallsyms decoder builds both directly).
+	void assign(std::vector<Symbol> symbols, std::string names);
 	// Sorts and indexes; call once after the last add() and before lookups.
 	void finalize();
 	void reserve(std::size_t symbols, std::size_t name_bytes);

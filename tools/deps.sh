@@ -6,13 +6,13 @@ set -euo pipefail
 # Build: compilers, CMake, the libraries vtice wraps, test frameworks.
 build_pkgs=(
 	build-essential cmake pkg-config binutils
-	libzydis-dev libelf-dev libdw-dev liblzma-dev libncurses-dev
+	libzydis-dev libelf-dev libdw-dev liblzma-dev liblz4-dev libzstd-dev zlib1g-dev libncurses-dev
 	googletest libgtest-dev libgmock-dev libbenchmark-dev
 	clang libfuzzer-14-dev libclang-rt-14-dev
 )
 # Rigs: the Debian kernel, QEMU, Bochs and what boots a kernel in them.
 rig_pkgs=(
-	linux-headers-amd64 kmod xz-utils lz4 cpio busybox-static
+	linux-headers-amd64 kmod xz-utils lz4 zstd gzip cpio busybox-static
 	qemu-system-x86 bochs bochsbios vgabios xorriso isolinux syslinux-common
 	gdb tmux
 )

@@ -158,7 +158,7 @@ Disassembler::Disassembler(Syntax syntax) : impl_(std::make_unique<Impl>())
 	// SetHook swaps in our function and hands back Zydis's own through the pointer.
 	const void *hook = reinterpret_cast<const void *>(&print_address_abs);
 	ZydisFormatterSetHook(&impl_->formatter, ZYDIS_FORMATTER_FUNC_PRINT_ADDRESS_ABS, &hook);
-	impl_->print_address_abs = reinterpret_cast<ZydisFormatterFunc>(hook);
+	impl_->print_address_abs = reinterpret_cast<ZydisFormatterFunc>(const_cast<void *>(hook));
 }
 
 Disassembler::~Disassembler() = default;

@@ -12,6 +12,7 @@ namespace {
 // THREAD_SIZE on x86-64 (4 KiB pages, no KASAN): PAGE_SIZE << 2.
 constexpr std::uint64_t kThreadSize = 16384;
 constexpr std::uint64_t kPage = 4096;
+constexpr std::size_t kMaxBreakpoints = 128;
 
 bool stops_block(const Instruction &insn)
 {
@@ -67,6 +68,7 @@ Result<BlockTracer::Block> BlockTracer::decode_block(std::uint64_t pc)
 		return it->second;
 	Block block;
 	std::uint64_t at = pc;
+	std::set<std::uint64_t> targets;
 	for (int guard = 0; guard < 4096; guard++) {
 		auto code = code_at(at);
 		if (!code)
@@ -76,6 +78,14 @@ Result<BlockTracer::Block> BlockTracer::decode_block(std::uint64_t pc)
 			return make_error("trace: cannot decode the instruction at " + format_address(at, session_.symbolizer()) +
 					  ": " + insn.error().message);
 		block.instructions++;
+		bool direct = !insn->indirect && insn->target &&
+			      (insn->branch == BranchKind::Call || insn->branch == BranchKind::Jmp);
+		// Follow direct branches, but not around a loop of them.
+		if (direct && block.passed.size() < 64 && targets.insert(*insn->target).second) {
+			block.passed.push_back({at, *insn->target, block.instructions});
+			at = *insn->target;
+			continue;
+		}
 		if (stops_block(*insn)) {
 			block.branch = at;
 			block.insn = *insn;
@@ -90,6 +100,19 @@ Result<BlockTracer::Block> BlockTracer::decode_block(std::uint64_t pc)
 Result<std::uint64_t> BlockTracer::read_reg(const RegisterInfo *reg)
 {
 	return target_.read_register(*reg);
+}
+
+Result<std::pair<std::uint64_t, std::uint64_t>> BlockTracer::read_pc_sp()
+{
+	// One 'g' round trip instead of two 'p's.
+	auto regs = target_.read_registers();
+	if (!regs)
+		return regs.error();
+	auto pc = regs->get(*rip_);
+	auto sp = regs->get(*rsp_);
+	if (!pc || !sp)
+		return make_error("trace: rip/rsp missing from the register block");
+	return std::make_pair(*pc, *sp);
 }
 
 Result<void> BlockTracer::resume_and_wait(ResumeAction action)
@@ -114,9 +137,19 @@ Result<void> BlockTracer::ensure_breakpoint(std::uint64_t address)
 {
 	if (inserted_.count(address))
 		return {};
+	// Breakpoints stay for the next time the block runs, but QEMU checks
+	// every one at each translated-block entry, so only the newest stay.
+	if (insertion_order_.size() >= kMaxBreakpoints) {
+		std::uint64_t oldest = insertion_order_.front();
+		insertion_order_.pop_front();
+		inserted_.erase(oldest);
+		if (auto r = target_.remove_breakpoint(BreakKind::Software, oldest, 1); !r)
+			return r;
+	}
 	if (auto r = target_.insert_breakpoint(BreakKind::Software, address, 1); !r)
 		return r;
 	inserted_.insert(address);
+	insertion_order_.push_back(address);
 	return {};
 }
 
@@ -130,12 +163,11 @@ Result<void> BlockTracer::run_to(std::uint64_t address)
 	for (;;) {
 		if (auto r = resume_and_wait(ResumeAction::Continue); !r)
 			return r;
-		auto pc = read_reg(rip_);
-		if (!pc)
-			return pc.error();
-		auto sp = read_reg(rsp_);
-		if (!sp)
-			return sp.error();
+		auto regs = read_pc_sp();
+		if (!regs)
+			return regs.error();
+		auto pc = &regs->first;
+		auto sp = &regs->second;
 		if (*pc == address && (*sp & ~(kThreadSize - 1)) == stack_base_)
 			break;
 		result_.foreign_stops++;
@@ -221,6 +253,27 @@ Result<void> BlockTracer::find_caller(std::uint64_t pc, std::uint64_t sp)
 	return {};
 }
 
+// Starting at a function's first instruction, the call that entered it is
+// known from the return address: recording it makes the function a proper
+// call in the graph rather than a frame "already running".
+void BlockTracer::record_entry_call(std::uint64_t pc)
+{
+	auto sym = session_.symbols() ? session_.symbols()->symbolize(pc) : std::nullopt;
+	if (!sym || sym->offset != 0 || return_address_ < 16)
+		return;
+	for (unsigned length = 2; length <= 7; length++) {
+		std::uint64_t at = return_address_ - length;
+		auto code = code_at(at);
+		if (!code)
+			return;
+		auto insn = session_.disassembler().decode(*code, at);
+		if (insn && insn->branch == BranchKind::Call && insn->next() == return_address_) {
+			record(at, pc, VTICE_BRANCH_FROM_STEP);
+			return;
+		}
+	}
+}
+
 // Call/ret counting fails on the kernel's return-stack stuffing (calls that
 // never return), so the end is the return address with the stack above the
 // traced frame.
@@ -287,6 +340,7 @@ Result<TraceResult> BlockTracer::trace_until_return()
 	stack_base_ = *sp & ~(kThreadSize - 1);
 	if (auto r = find_caller(*pc, *sp); !r)
 		return r.error();
+	record_entry_call(*pc);
 	cpu_ = std::max(0, target_.selected_thread() - 1);
 	result_.start_pc = *pc;
 	// User breakpoints would stop the trace in the middle; they come back after.
@@ -320,7 +374,13 @@ Result<TraceResult> BlockTracer::trace_until_return()
 				out = next.error();
 				break;
 			}
-			result_.instructions += block->instructions;
+			std::uint64_t before = result_.instructions;
+			for (const Passed &p : block->passed) {
+				result_.instructions = before + p.instructions;
+				result_.branches++;
+				record(p.from, p.to, VTICE_BRANCH_FROM_STEP);
+			}
+			result_.instructions = before + block->instructions;
 			result_.branches++;
 			if (*next != block->insn.next())
 				record(block->branch, *next, VTICE_BRANCH_FROM_STEP);

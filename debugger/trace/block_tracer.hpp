@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <set>
 #include <string>
@@ -53,14 +54,23 @@ public:
 	Result<TraceResult> trace_until_return();
 
 private:
+	// A superblock: straight-line code, continued through direct calls and
+	// jumps (their targets are known, so nothing needs to stop there), up to
+	// the first branch whose outcome only the run can tell.
+	struct Passed {
+		std::uint64_t from, to;
+		std::uint32_t instructions;  // executed up to and including this branch
+	};
 	struct Block {
 		std::uint64_t branch = 0;        // address of the branch ending the block
 		std::uint32_t instructions = 0;  // including the branch
 		Instruction insn;                // the branch
+		std::vector<Passed> passed;      // direct branches crossed on the way
 	};
 	Result<Block> decode_block(std::uint64_t pc);
 	Result<std::span<const std::uint8_t>> code_at(std::uint64_t address);
 	Result<std::uint64_t> read_reg(const RegisterInfo *reg);
+	Result<std::pair<std::uint64_t, std::uint64_t>> read_pc_sp();
 	Result<void> run_to(std::uint64_t address);
 	Result<void> resume_and_wait(ResumeAction action);
 	Result<std::uint64_t> step_branch(const Block &block);
@@ -70,6 +80,7 @@ private:
 	Result<void> find_caller(std::uint64_t pc, std::uint64_t sp);
 	Result<bool> returned(BranchKind kind, std::uint64_t pc);
 	Result<void> hold_interrupts();
+	void record_entry_call(std::uint64_t pc);
 
 	Session &session_;
 	Target &target_;
@@ -82,6 +93,7 @@ private:
 	std::optional<std::uint64_t> saved_tpr_;
 	std::map<std::uint64_t, Block> blocks_;
 	std::set<std::uint64_t> inserted_;
+	std::deque<std::uint64_t> insertion_order_;
 	std::vector<int> disabled_user_breakpoints_;
 	int cpu_ = 0;
 };

@@ -103,3 +103,38 @@ TEST(Expr, ErrorsNameTheOffset)
 	std::string negs(500, '-');
 	EXPECT_FALSE(evaluate_expression(negs + "1", context()).ok());
 }
+
+#include "symbol_source.hpp"
+
+TEST(KallsymsText, ParsesAndSymbolizes)
+{
+	auto t = parse_kallsyms_text("0000000000000000 A fixed_percpu_data\r\n"
+				     "ffffffff81000000 T _text\n"
+				     "ffffffff81000000 T startup_64\n"
+				     "ffffffff81363fa0 t do_sys_openat2\n"
+				     "ffffffff81364630 T __x64_sys_openat\n"
+				     "ffffffffc0002000 t helper\t[ext4]\n",
+				     "test");
+	ASSERT_TRUE(t.ok()) << t.error().message;
+	EXPECT_EQ((*t)->size(), 6u);
+	EXPECT_EQ(*(*t)->lookup("do_sys_openat2"), 0xffffffff81363fa0u);
+	EXPECT_EQ(*(*t)->lookup("helper"), 0xffffffffc0002000u);
+	auto hit = (*t)->symbolize(0xffffffff81363fb0);
+	ASSERT_TRUE(hit);
+	EXPECT_EQ(hit->name, "do_sys_openat2");
+	EXPECT_EQ(hit->offset, 0x10u);
+	EXPECT_FALSE((*t)->symbolize(0x401000));  // user space is never a kernel symbol
+	auto slid = (*t)->slid(0x800000);
+	EXPECT_EQ(*slid->lookup("do_sys_openat2"), 0xffffffff81b63fa0u);
+	EXPECT_EQ(*slid->lookup("fixed_percpu_data"), 0u);  // per-cpu offsets do not slide
+}
+
+TEST(KallsymsText, ErrorsNameTheLine)
+{
+	auto bad = parse_kallsyms_text("ffffffff81000000 T _text\nnot a symbol line\n", "f");
+	ASSERT_FALSE(bad.ok());
+	EXPECT_NE(bad.error().message.find("line 2"), std::string::npos);
+	EXPECT_EQ(bad.error().offset, 25u);
+	EXPECT_FALSE(parse_kallsyms_text("zzzzzzzz T x\n", "f").ok());
+	EXPECT_FALSE(parse_kallsyms_text("", "f").ok());
+}

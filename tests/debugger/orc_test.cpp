@@ -1,12 +1,14 @@
-// The ORC unwinder over hand-built tables and a synthetic stack. Entry
-// encodings follow arch/x86/include/asm/orc_types.h (6.1: sp_reg:4, bp_reg:4,
-// type:2, end:1 in the flags halfword).
+// The debugger's ORC unwinder (symbols/' tables and step, the debugger's
+// frame walk) over hand-built tables and a synthetic stack. Entry encodings
+// follow arch/x86/include/asm/orc_types.h (6.1: sp_reg:4, bp_reg:4, type:2,
+// end:1 in the flags halfword).
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <map>
 
-#include "orc.hpp"
+#include "orc_unwinder.hpp"
+#include "symbols/symbol_table.hpp"
 
 using namespace vtice::dbg;
 using vtice::Result;
@@ -35,11 +37,28 @@ struct TableBuilder {
 		std::memcpy(e + 4, &flags, 2);
 		entries.insert(entries.end(), e, e + 6);
 	}
-	OrcTable build()
+	// The tables go into fake guest memory at base / base + 1 MiB; symbols
+	// point the loader at them, as kallsyms does for a live kernel.
+	Result<OrcUnwinder> build()
 	{
-		auto t = OrcTable::parse(ips, base, entries, OrcFormat::V1);
-		EXPECT_TRUE(t.ok()) << (t.ok() ? "" : t.error().message);
-		return std::move(*t);
+		std::uint64_t entries_at = base + 0x100000;
+		vtice::symbols::SymbolTable names;
+		names.add(base, 'R', "__start_orc_unwind_ip");
+		names.add(base + ips.size(), 'R', "__stop_orc_unwind_ip");
+		names.add(entries_at, 'R', "__start_orc_unwind");
+		names.finalize();
+		auto read = [this, entries_at](std::uint64_t a, std::span<std::uint8_t> out) {
+			const std::vector<std::uint8_t> &src = a >= entries_at ? entries : ips;
+			std::uint64_t off = a - (a >= entries_at ? entries_at : base);
+			if (off + out.size() > src.size())
+				return false;
+			std::memcpy(out.data(), src.data() + off, out.size());
+			return true;
+		};
+		auto table = vtice::symbols::OrcTable::load(names, read);
+		if (!table)
+			return table.error();
+		return OrcUnwinder(std::move(*table));
 	}
 };
 
@@ -71,7 +90,9 @@ TEST(Orc, UnwindsCallFramesAndStopsAtUserRegs)
 	b.add(G + 0x10, 0x28, kRegSp, kCall, -16, kRegPrevSp);  // g+0x10..: CFA = sp + 0x28, bp at CFA-16
 	b.add(G + 0x80, 0, 0, kCall);
 	b.add(ENTRY, 0, kRegSp, kRegs);                // pt_regs at sp
-	OrcUnwinder unwinder(b.build());
+	auto built = b.build();
+	ASSERT_TRUE(built.ok()) << built.error().message;
+	const OrcUnwinder &unwinder = *built;
 
 	Stack s;
 	std::uint64_t sp0 = 0xffffc90000010f00;
@@ -104,7 +125,9 @@ TEST(Orc, MissingDataStopsWithANote)
 	TableBuilder b;
 	b.add(F, 8, kRegSp, kCall);
 	b.add(F + 0x40, 0, 0, kCall);
-	OrcUnwinder unwinder(b.build());
+	auto built = b.build();
+	ASSERT_TRUE(built.ok()) << built.error().message;
+	const OrcUnwinder &unwinder = *built;
 	Stack s;
 	s.words[0x1000] = 0xffffffff8100f000;  // return into a place with no ORC data
 	UnwindRegs r;
@@ -119,20 +142,14 @@ TEST(Orc, MissingDataStopsWithANote)
 	EXPECT_FALSE(unwinder.unwind(r, s.reader(), 16).ok());
 }
 
-TEST(Orc, BadTablesAreErrors)
+TEST(Orc, UnreadableTablesAreErrors)
 {
-	std::vector<std::uint8_t> ips(8), entries(6);
-	auto r = OrcTable::parse(ips, 0, entries, OrcFormat::V1);
-	ASSERT_FALSE(r.ok());
-	EXPECT_NE(r.error().message.find("disagree"), std::string::npos);
-	EXPECT_FALSE(OrcTable::parse(std::vector<std::uint8_t>(7), 0, entries, OrcFormat::V1).ok());
-	// Unsorted: second ip below the first.
 	TableBuilder b;
-	b.add(G, 8, kRegSp, kCall);
 	b.add(F, 8, kRegSp, kCall);
-	auto u = OrcTable::parse(b.ips, b.base, b.entries, OrcFormat::V1);
-	ASSERT_FALSE(u.ok());
-	EXPECT_NE(u.error().message.find("not sorted"), std::string::npos);
+	b.entries.resize(2);  // the entries array is cut short in "memory"
+	auto built = b.build();
+	ASSERT_FALSE(built.ok());
+	EXPECT_NE(built.error().message.find("ORC"), std::string::npos) << built.error().message;
 }
 
 TEST(StackScan, MarksTextWordsAsGuesses)

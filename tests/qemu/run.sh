@@ -7,6 +7,8 @@
 #   tests/qemu/run.sh stop [--dir DIR]                         stop the QEMU started there
 #   tests/qemu/run.sh exec [--dir DIR] [--smp N] -- CMD...     start, run CMD, always stop; CMD's exit code
 #   tests/qemu/run.sh initramfs [--dir DIR]                    (re)build DIR/initramfs.cpio only
+#   --image vmlinuz   boot the compressed image instead: slower, and its
+#                     decompressor applies KASLR (no kallsyms dump then)
 #
 # DIR (default build/qemu) receives: initramfs.cpio, serial.log (ttyS0),
 # kallsyms.txt (the guest's /proc/kallsyms via ttyS1), port, qemu.pid.
@@ -19,16 +21,18 @@ root=$(cd "$here/../.." && pwd)
 dir=$root/build/qemu
 port=
 smp=1
+image=vmlinux
 cmd=${1:-}
 [[ $# -gt 0 ]] && shift
 
-usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; }
 
 while [[ $# -gt 0 ]]; do
 	case $1 in
 	--dir) dir=$2; shift 2 ;;
 	--port) port=$2; shift 2 ;;
 	--smp) smp=$2; shift 2 ;;
+	--image) image=$2; shift 2 ;;
 	--) shift; break ;;
 	-h|--help) usage; exit 0 ;;
 	*) echo "run.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
@@ -62,6 +66,10 @@ start() {
 	local k
 	k=$(kernel_dir) || { echo "run.sh: no kernel under build/kernel (run tools/kernel.sh)" >&2; exit 77; }
 	mkdir -p "$dir"
+	if [[ -f "$dir/qemu.pid" ]] && kill -0 "$(cat "$dir/qemu.pid")" 2>/dev/null; then
+		echo "run.sh: a QEMU started in $dir is still running (run.sh stop --dir $dir)" >&2
+		exit 1
+	fi
 	[[ -f "$dir/initramfs.cpio" && "$dir/initramfs.cpio" -nt "$here/workload.c" &&
 	   "$dir/initramfs.cpio" -nt "$here/init.sh" ]] || build_initramfs
 	[[ -n "$port" ]] || port=$(free_port)
@@ -69,12 +77,14 @@ start() {
 	# The guest's /proc/kallsyms is dumped over ttyS1 once per kernel version
 	# (~15 s of emulated UART) and reused: the PVH boot applies no KASLR.
 	local cache=$root/build/qemu-cache/kallsyms-$(basename "$k").txt extra=
-	if [[ -s "$cache" ]]; then
+	if [[ "$image" != vmlinux ]]; then
+		extra=" vtice.nokallsyms"  # KASLR: another boot's table would not match
+	elif [[ -s "$cache" ]]; then
 		cp "$cache" "$dir/kallsyms.txt.cached"
 		extra=" vtice.nokallsyms"
 	fi
 	qemu-system-x86_64 -accel tcg ${VTICE_QEMU_EXTRA:-} -m 512 -smp "$smp" -cpu max -display none -no-reboot \
-		-kernel "$k/vmlinux" -initrd "$dir/initramfs.cpio" \
+		-kernel "$k/$image" -initrd "$dir/initramfs.cpio" \
 		-append "console=ttyS0 panic=-1 quiet$extra" \
 		-serial "file:$dir/serial.log" -serial "file:$dir/kallsyms.txt" \
 		-monitor none -gdb "tcp:127.0.0.1:$port" \
@@ -83,9 +93,13 @@ start() {
 	local i
 	for ((i = 0; i < 600; i++)); do
 		if grep -q VTICE-READY "$dir/serial.log" 2>/dev/null; then
-			if [[ -n "$extra" ]]; then
+			if [[ "$image" != vmlinux ]]; then
+				rm -f "$dir/kallsyms.txt"
+			elif [[ -n "$extra" ]]; then
 				mv "$dir/kallsyms.txt.cached" "$dir/kallsyms.txt"
 			else
+				# The guest's tty turned \n into \r\n on the way out.
+				tr -d '\r' < "$dir/kallsyms.txt" > "$dir/kallsyms.lf" && mv "$dir/kallsyms.lf" "$dir/kallsyms.txt"
 				mkdir -p "$(dirname "$cache")" && cp "$dir/kallsyms.txt" "$cache.tmp" && mv "$cache.tmp" "$cache"
 			fi
 			echo "$port"

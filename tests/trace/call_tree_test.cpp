@@ -2,6 +2,8 @@
 // interrupts, lost records, traces that begin mid-function, several CPUs.
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "tree_events.hpp"
 
 namespace vtice::trace {
@@ -216,6 +218,91 @@ TEST(CallTree, DeepNestingIsWalkedWithoutRecursion)
 	});
 	EXPECT_EQ(deepest, depth);  // the Partial frame at 0 plus one level per call
 	EXPECT_EQ(visits, 2 * (depth + 1));
+}
+
+// Functions 0x100, 0x200, 0x300, 0x400, each 0x100 long.
+Symbolizer functions()
+{
+	return [](std::uint64_t address) -> std::optional<SymbolHit> {
+		if (address < 0x100 || address >= 0x500)
+			return std::nullopt;
+		std::uint64_t start = address & ~0xffull;
+		return SymbolHit{"f" + std::to_string(start >> 8), start, address - start};
+	};
+}
+
+TEST(CallTree, TailCallsNestAndReturnWithTheirParent)
+{
+	CallTreeBuilder builder(functions());
+	for (const FlowEvent &event : {
+		     flow_branch(10, 0x110, 0x200, BranchKind::Call),  // A calls B
+		     flow_branch(20, 0x210, 0x240, BranchKind::Jmp),   // inside B: not a call
+		     flow_branch(25, 0x250, 0x200, BranchKind::Jcc),   // back to B's entry: a loop
+		     flow_branch(30, 0x260, 0x300, BranchKind::Jmp),   // B tail-calls C
+		     flow_branch(40, 0x310, 0x400, BranchKind::Jcc),   // C tail-calls D (conditional)
+		     flow_branch(50, 0x420, 0x115, BranchKind::Ret),   // D returns to A
+		     flow_branch(60, 0x120, 0x130, BranchKind::Jmp),
+	     })
+		builder.add(event);
+	auto tree = builder.finish();
+	auto a = children(tree, tree.roots[0]).at(0);
+	auto in_a = children(tree, a);
+	ASSERT_EQ(in_a.size(), 1u);
+	std::uint32_t b = in_a[0];
+	ASSERT_EQ(children(tree, b).size(), 1u);
+	std::uint32_t c = children(tree, b)[0];
+	ASSERT_EQ(children(tree, c).size(), 1u);
+	std::uint32_t d = children(tree, c)[0];
+	EXPECT_EQ(tree.nodes[c].entry, 0x300u);
+	EXPECT_TRUE(tree.nodes[c].tail_call);
+	EXPECT_TRUE(tree.nodes[d].tail_call);
+	EXPECT_FALSE(tree.nodes[b].tail_call);
+	for (std::uint32_t node : {b, c, d}) {
+		EXPECT_EQ(tree.nodes[node].end, NodeEnd::Returned);
+		EXPECT_EQ(tree.nodes[node].end_tsc, 50u);
+	}
+	EXPECT_EQ(tree.nodes[a].end, NodeEnd::Open);
+	EXPECT_EQ(tree.stats.unwound_frames, 0u);
+	EXPECT_EQ(tree.stats.unexpected_returns, 0u);
+}
+
+TEST(CallTree, WithoutFunctionBoundsJumpsNeverCall)
+{
+	auto tree = build({
+		flow_branch(10, 0x110, 0x200, BranchKind::Call),
+		flow_branch(30, 0x260, 0x300, BranchKind::Jmp),
+		flow_branch(50, 0x320, 0x115, BranchKind::Ret),
+	});
+	auto b = children(tree, children(tree, tree.roots[0]).at(0)).at(0);
+	EXPECT_TRUE(tree.nodes[b].is_leaf());
+	EXPECT_EQ(tree.nodes[b].end, NodeEnd::Returned);
+}
+
+// A kernel-only trace: the syscall instruction in user space has no code in
+// the trace, yet the entry nests under the user frame and sysret leaves it.
+TEST(CallTree, UserToKernelEntryWithoutUserCode)
+{
+	const std::uint64_t user = 0x7f0000001000ull, entry = 0xffffffff81a00000ull;
+	FlowEvent syscall = flow_branch(10, user, entry, BranchKind::None);  // unclassified
+	auto tree = build({
+		syscall,
+		flow_branch(20, entry + 0x10, entry + 0x1000, BranchKind::Call),
+		flow_branch(30, entry + 0x1005, entry + 0x15, BranchKind::Ret),
+		flow_branch(40, entry + 0x20, user + 2, BranchKind::Sysret),
+		flow_branch(50, user + 0x10, user + 0x20, BranchKind::None),        // user jump, no code
+	});
+	auto top = children(tree, tree.roots[0]);
+	ASSERT_EQ(top.size(), 1u);
+	EXPECT_EQ(tree.nodes[top[0]].kind, NodeKind::Partial);
+	EXPECT_EQ(tree.nodes[top[0]].entry, user);
+	auto kernel = children(tree, top[0]);
+	ASSERT_EQ(kernel.size(), 1u);
+	EXPECT_EQ(tree.nodes[kernel[0]].entry, entry);
+	EXPECT_EQ(tree.nodes[kernel[0]].end, NodeEnd::Returned);
+	EXPECT_EQ(tree.nodes[kernel[0]].end_tsc, 40u);
+	EXPECT_EQ(children(tree, kernel[0]).size(), 1u);
+	EXPECT_EQ(tree.stats.unexpected_returns, 0u);
+	EXPECT_EQ(tree.stats.unclassified, 1u);  // only the user-space jump
 }
 
 TEST(CallTree, EmptyInputGivesAnEmptyTree)

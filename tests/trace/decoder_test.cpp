@@ -5,6 +5,7 @@
 #include "branch_events.hpp"
 #include "code_source.hpp"
 #include "instruction_flow.hpp"
+#include "record_builders.hpp"
 
 namespace vtice::trace {
 namespace {
@@ -25,12 +26,7 @@ struct Fixture {
 
 vtice_record branch(std::uint64_t from, std::uint64_t to, std::uint32_t flags = 0)
 {
-	vtice_record r{};
-	r.type = VTICE_REC_BRANCH;
-	r.flags = flags;
-	r.u.branch.from = from;
-	r.u.branch.to = to;
-	return r;
+	return test::branch_record(0, 0, from, to, flags);
 }
 
 TEST(BranchClassifier, ClassifiesFromTheCode)

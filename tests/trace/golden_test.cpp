@@ -31,7 +31,7 @@ Rendered render_file(std::span<const std::uint8_t> bytes)
 	trace::CodeMap code(data->code);
 	trace::SymbolTable symbols(data->symbols);
 	Disassembler disassembler;
-	auto tree = trace::build_call_tree(data->records, code, disassembler);
+	auto tree = trace::build_call_tree(data->records, code, disassembler, symbols.symbolizer());
 	trace::RenderOptions options{data->header.tsc_khz, symbols.symbolizer()};
 	return {trace::render_graph(tree, options), trace::render_folded(tree, options),
 		trace::render_perfetto(tree, options)};
@@ -50,7 +50,7 @@ TEST_P(Golden, RendersAsWrittenByHand)
 	EXPECT_EQ(rendered.folded, test::read_text_file(dir + "/expected.folded"));
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, Golden, testing::Values("calls", "interrupts"));
+INSTANTIATE_TEST_SUITE_P(Fixtures, Golden, testing::Values("calls", "interrupts", "tailcall"));
 
 // The bundled demo trace (make demo) is the "calls" fixture written by
 // vtice_make_fixture: it must still render to that fixture's expected graph.

@@ -2,24 +2,21 @@
 // every offset and every single-bit flip of a small file.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
 
 #include "crc32.hpp"
+#include "record_builders.hpp"
 #include "trace_file.hpp"
 
 namespace vtice::trace {
 namespace {
 
+using test::branch_record;
+
 vtice_record branch(std::uint16_t cpu, std::uint64_t tsc, std::uint64_t from, std::uint64_t to)
 {
-	vtice_record r{};
-	r.type = VTICE_REC_BRANCH;
-	r.cpu = cpu;
-	r.tsc = tsc;
-	r.flags = VTICE_BRANCH_FROM_BTF;
-	r.u.branch.from = from;
-	r.u.branch.to = to;
-	return r;
+	return branch_record(cpu, tsc, from, to);
 }
 
 TraceHeader sample_header()
@@ -239,6 +236,7 @@ TEST(TraceFile, WritesAndReadsFiles)
 	ASSERT_TRUE(data.ok());
 	EXPECT_EQ(data->records.size(), 3u);
 	EXPECT_FALSE(write_file("/nonexistent/dir/x.vtrace", bytes).ok());
+	std::remove(path.c_str());
 }
 
 }  // namespace

@@ -1,0 +1,83 @@
+#include "orc_unwinder.hpp"
+
+#include <cstring>
+
+#include "symbols/symbol_table.hpp"
+
+namespace vtice::dbg {
+
+namespace {
+
+constexpr std::uint64_t kKernelHalf = 0xffff800000000000ull;
+
+symbols::MemoryReader bytes_reader(const MemoryReader &read)
+{
+	return [&read](std::uint64_t address, std::span<std::uint8_t> out) {
+		for (std::size_t done = 0; done < out.size(); done += 8) {
+			auto word = read(address + done);
+			if (!word)
+				return false;
+			std::memcpy(out.data() + done, &*word, std::min<std::size_t>(8, out.size() - done));
+		}
+		return true;
+	};
+}
+
+}  // namespace
+
+Result<std::vector<Frame>> OrcUnwinder::unwind(const UnwindRegs &regs, const MemoryReader &read,
+					       std::size_t max_frames) const
+{
+	symbols::MemoryReader reader = bytes_reader(read);
+	symbols::UnwindRegs r{regs.ip, regs.sp, regs.bp, true};
+	std::vector<Frame> frames{{r.rip, r.rsp, true, "orc"}};
+	while (frames.size() < max_frames) {
+		auto step = symbols::unwind_step(table_, r, reader);
+		if (!step) {
+			if (frames.size() == 1)
+				return step.error();
+			frames.back().note += " (unwind stopped: " + step.error().message + ")";
+			break;
+		}
+		// The entry code's end marker, or a pt_regs frame from user mode:
+		// the kernel stack ends here.
+		if (step->end_of_stack || step->caller.rip < kKernelHalf)
+			break;
+		if (step->caller.exact_ip == false && step->caller.rsp <= r.rsp) {
+			frames.back().note += " (unwind stopped: the stack went backwards)";
+			break;
+		}
+		r = step->caller;
+		frames.push_back({r.rip, r.rsp, true, r.exact_ip ? "regs" : "orc"});
+	}
+	return frames;
+}
+
+Result<std::unique_ptr<OrcUnwinder>> load_orc_from_guest(Session &session)
+{
+	const SymbolSource *symbols = session.symbols();
+	if (!symbols)
+		return make_error("no symbols to find the ORC tables");
+	// symbols/ finds the tables by name in its own table type.
+	symbols::SymbolTable names;
+	for (const char *name : {"__start_orc_unwind_ip", "__stop_orc_unwind_ip", "__start_orc_unwind"}) {
+		auto address = symbols->lookup(name);
+		if (!address)
+			return make_error(std::string(name) + " is not in the symbols");
+		names.add(*address, 'R', name);
+	}
+	names.finalize();
+	symbols::MemoryReader read = [&session](std::uint64_t address, std::span<std::uint8_t> out) {
+		auto bytes = session.read_memory(address, out.size());
+		if (!bytes)
+			return false;
+		std::memcpy(out.data(), bytes->data(), out.size());
+		return true;
+	};
+	auto table = symbols::OrcTable::load(names, read);
+	if (!table)
+		return table.error();
+	return std::make_unique<OrcUnwinder>(std::move(*table));
+}
+
+}  // namespace vtice::dbg

@@ -1,0 +1,30 @@
+// The debugger's Unwinder over symbols/' ORC tables and unwind step: walks
+// frames, stops at the user-mode boundary, and reports where ORC gave up so
+// the Session can continue with a marked stack scan.
+#pragma once
+
+#include <memory>
+
+#include "session.hpp"
+#include "symbols/orc.hpp"
+#include "unwind.hpp"
+
+namespace vtice::dbg {
+
+class OrcUnwinder final : public Unwinder {
+public:
+	explicit OrcUnwinder(symbols::OrcTable table) : table_(std::move(table)) {}
+	Result<std::vector<Frame>> unwind(const UnwindRegs &regs, const MemoryReader &read,
+					  std::size_t max_frames) const override;
+	std::string name() const override { return "orc"; }
+	const symbols::OrcTable &table() const { return table_; }
+
+private:
+	symbols::OrcTable table_;
+};
+
+// Reads the ORC tables of the running kernel (located through the session's
+// symbols) from guest memory.
+Result<std::unique_ptr<OrcUnwinder>> load_orc_from_guest(Session &session);
+
+}  // namespace vtice::dbg

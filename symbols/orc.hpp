@@ -1,0 +1,85 @@
+// The kernel's ORC unwind tables (CONFIG_UNWINDER_ORC, x86-64): lookup of the
+// entry for an instruction address and one unwinding step over a memory
+// reader, so the debugger can walk a halted guest's kernel stack.
+//
+// __start_orc_unwind_ip is a sorted array of s32, each relative to its own
+// address; __start_orc_unwind the parallel array of 6-byte entries
+// {s16 sp_offset; s16 bp_offset; u16 flags}. The flags changed in 6.3:
+//   <= 6.2: sp_reg:4 bp_reg:4 type:2 (CALL 0, REGS 1, REGS_PARTIAL 2) end:1
+//   >= 6.3: sp_reg:4 bp_reg:4 type:3 (UNDEFINED 0, END_OF_STACK 1, CALL 2,
+//           REGS 3, REGS_PARTIAL 4) signal:1
+// The encoding is told apart by content: plain function entries (sp = SP+8,
+// bp undefined) are CALL, so their type bits say which numbering is in use.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "symbols/elf_image.hpp"
+#include "symbols/memory_reader.hpp"
+#include "symbols/symbol_table.hpp"
+
+namespace vtice::symbols {
+
+enum class OrcReg : std::uint8_t {
+	undefined = 0, prev_sp = 1, dx = 2, di = 3, bp = 4, sp = 5, r10 = 6, r13 = 7,
+	bp_indirect = 8, sp_indirect = 9,
+};
+
+enum class OrcType : std::uint8_t { undefined, end_of_stack, call, regs, regs_partial };
+
+struct OrcEntry {
+	std::uint64_t ip = 0;  // first instruction the entry covers
+	std::int16_t sp_offset = 0;
+	std::int16_t bp_offset = 0;
+	OrcReg sp_reg = OrcReg::undefined;
+	OrcReg bp_reg = OrcReg::undefined;
+	OrcType type = OrcType::undefined;
+	bool signal = false;  // the frame was interrupted: look up ip, not ip - 1
+};
+
+class OrcTable {
+public:
+	// Finds the tables through __start_orc_unwind_ip/__stop_orc_unwind_ip/
+	// __start_orc_unwind in symbols and reads them with read. The ip space
+	// is that of the addresses read: link-time for an image, run-time for
+	// a live guest (pass a table with the slide set).
+	static Result<OrcTable> load(const SymbolTable &symbols, const MemoryReader &read);
+	static Result<OrcTable> load(const SymbolTable &symbols, const ElfImage &image);
+
+	std::size_t size() const { return ip_offsets_.size(); }
+	bool new_format() const { return new_format_; }
+	// The entry covering ip (the last one starting at or below it).
+	std::optional<OrcEntry> find(std::uint64_t ip) const;
+
+private:
+	std::uint64_t ip_at(std::size_t index) const;
+	OrcEntry decode(std::size_t index) const;
+	bool detect_format();
+
+	std::uint64_t ip_table_ = 0;  // address of __start_orc_unwind_ip
+	std::vector<std::int32_t> ip_offsets_;
+	std::vector<std::uint8_t> entries_;
+	bool new_format_ = false;
+};
+
+struct UnwindRegs {
+	std::uint64_t rip = 0;
+	std::uint64_t rsp = 0;
+	std::uint64_t rbp = 0;
+	// True for the interrupted frame (a breakpoint, an exception) where rip is
+	// the next instruction to run; false after a CALL frame, where rip is a
+	// return address and the call itself is at rip - 1.
+	bool exact_ip = true;
+};
+
+struct UnwindStep {
+	UnwindRegs caller;
+	bool end_of_stack = false;  // reached the entry code; caller is unset
+};
+
+Result<UnwindStep> unwind_step(const OrcTable &orc, const UnwindRegs &regs, const MemoryReader &read);
+
+}  // namespace vtice::symbols

@@ -1,0 +1,153 @@
+// Renderers over small hand-built trees; expected text written by hand.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "assemble.hpp"
+#include "render.hpp"
+#include "symbol_table.hpp"
+#include "tree_events.hpp"
+
+namespace vtice::trace {
+namespace {
+
+using namespace vtice::trace::test;
+
+SymbolTable names()
+{
+	return SymbolTable({{0x100, 0x100, "alpha"}, {0x200, 0x100, "beta"}, {0x300, 0x100, "gamma"},
+			    {0x800, 0x100, "irq_entry"}, {0x900, 0x100, "say \"hi\"\\now"}});
+}
+
+// alpha (already running) calls beta, which takes an interrupt, loses some
+// records and calls gamma, which never returns.
+CallTree sample_tree()
+{
+	return build({
+		flow_branch(1000, 0x110, 0x200, BranchKind::Call, 3),
+		flow_async(1500, 0x207, 0x800),
+		flow_branch(2000, 0x810, 0x207, BranchKind::Iret, 4),
+		flow_lost(2100, 9),
+		flow_branch(2500, 0x220, 0x300, BranchKind::Call, 2),
+		flow_branch(4000, 0x330, 0x340, BranchKind::Jmp, 7),
+	});
+}
+
+TEST(RenderGraph, FtraceLayout)
+{
+	SymbolTable table = names();
+	std::string graph = render_graph(sample_tree(), {1000000, table.symbolizer()});
+	EXPECT_EQ(graph,
+		  "# CPU  DURATION      FUNCTION CALLS\n"
+		  "# |     |   |         |   |   |   |\n"
+		  "  0)               |  alpha() { /* already running */\n"
+		  "  0)               |    beta() {\n"
+		  "  0)               |      ==========> interrupted at beta+0x7\n"
+		  "  0)      0.500 us |      irq_entry();\n"
+		  "  0)               |      <==========\n"
+		  "  0)               |      /* lost 9 records */\n"
+		  "  0)               |      gamma(); /* still running */\n"
+		  "  0)               |    } /* beta, still running */\n"
+		  "  0)               |  } /* alpha, still running */\n"
+		  "# branches: 5, lost records: 9, unclassified: 0, unwound frames: 0\n");
+}
+
+TEST(RenderGraph, UnknownFrequencyShowsTicksAndUnknownNamesShowAddresses)
+{
+	auto tree = build({
+		flow_branch(10, 0x5010, 0x6000, BranchKind::Call),
+		flow_branch(52, 0x6005, 0x5015, BranchKind::Ret),
+	});
+	std::string graph = render_graph(tree, {0, {}});
+	EXPECT_NE(graph.find("  0)         42 cy |    0x6000();\n"), std::string::npos) << graph;
+	EXPECT_NE(graph.find("  0)               |  0x5010() { /* already running */\n"), std::string::npos) << graph;
+}
+
+TEST(RenderGraph, UnwoundFramesAreMarked)
+{
+	SymbolTable table = names();
+	auto tree = build({
+		flow_branch(0, 0x110, 0x200, BranchKind::Call),
+		flow_branch(1000, 0x210, 0x300, BranchKind::Call),
+		flow_branch(3000, 0x310, 0x115, BranchKind::Ret),
+	});
+	std::string graph = render_graph(tree, {1000000, table.symbolizer()});
+	EXPECT_NE(graph.find("  0)      2.000 us |      gamma();\n"), std::string::npos) << graph;
+	EXPECT_NE(graph.find("  0)      3.000 us |    } /* beta, unwound */\n"), std::string::npos) << graph;
+}
+
+TEST(RenderFolded, WeightsAreSelfInstructionsMerged)
+{
+	SymbolTable table = names();
+	auto tree = build({
+		flow_branch(0, 0x110, 0x200, BranchKind::Call, 3),
+		flow_branch(1, 0x210, 0x300, BranchKind::Call, 4),
+		flow_branch(2, 0x310, 0x215, BranchKind::Ret, 5),
+		flow_branch(3, 0x220, 0x300, BranchKind::Call, 6),
+		flow_branch(4, 0x310, 0x225, BranchKind::Ret, 7),
+		flow_branch(5, 0x230, 0x115, BranchKind::Ret, 0),  // beta's ret block: 0 instructions
+	});
+	EXPECT_EQ(render_folded(tree, {0, table.symbolizer()}),
+		  "alpha 3\n"
+		  "alpha;beta 10\n"
+		  "alpha;beta;gamma 12\n");
+}
+
+std::string python_check(const std::string &json, const std::string &script)
+{
+	// ctest runs each test as its own process, in parallel: one file per test.
+	std::string path = testing::TempDir() + "/perfetto-" +
+			   testing::UnitTest::GetInstance()->current_test_info()->name() + ".json";
+	std::ofstream(path) << json;
+	std::string out = vtice::test::run_command("python3 -c '" + script + "' " + path);
+	std::remove(path.c_str());
+	return out;
+}
+
+TEST(RenderPerfetto, IsValidTraceEventJson)
+{
+	SymbolTable table = names();
+	std::string json = render_perfetto(sample_tree(), {1000000, table.symbolizer()});
+	// Python's json module is the independent parser; it lists what it found.
+	std::string listing = python_check(json,
+		"import json,sys\n"
+		"d=json.load(open(sys.argv[1]))\n"
+		"for e in d[\"traceEvents\"]:\n"
+		"  print(e[\"ph\"], e[\"name\"], e.get(\"tid\"), e.get(\"ts\"), e.get(\"dur\"))\n");
+	EXPECT_EQ(listing,
+		  "M process_name None None None\n"
+		  "M thread_name 0 None None\n"
+		  "X alpha 0 0.0 3.0\n"
+		  "X beta 0 0.0 3.0\n"
+		  "X irq_entry 0 0.5 0.5\n"
+		  "i lost records 0 1.1 None\n"
+		  "X gamma 0 1.5 1.5\n");
+}
+
+TEST(RenderPerfetto, EscapesNames)
+{
+	SymbolTable table = names();
+	auto tree = build({flow_branch(0, 0x110, 0x900, BranchKind::Call)});
+	std::string json = render_perfetto(tree, {1000, table.symbolizer()});
+	std::string listing = python_check(json,
+		"import json,sys\n"
+		"d=json.load(open(sys.argv[1]))\n"
+		"print(repr(d[\"traceEvents\"][-1][\"name\"]))\n");
+	EXPECT_EQ(listing, "'say \"hi\"\\\\now'\n");
+}
+
+TEST(SymbolTable, LooksUpBySizeOrNextSymbol)
+{
+	SymbolTable table({{0x300, 0, "open_ended"}, {0x100, 0x10, "sized"}, {0x200, 0, "until_next"}});
+	EXPECT_EQ(table.lookup(0x10f)->name, "sized");
+	EXPECT_FALSE(table.lookup(0x110));
+	EXPECT_EQ(table.lookup(0x2ff)->name, "until_next");
+	EXPECT_EQ(table.lookup(0x2ff)->offset, 0xffu);
+	EXPECT_EQ(table.lookup(0x300)->name, "open_ended");
+	EXPECT_FALSE(table.lookup(0x50));
+	EXPECT_TRUE(SymbolTable().empty());
+}
+
+}  // namespace
+}  // namespace vtice::trace

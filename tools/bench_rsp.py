@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""The measuring half of tools/bench-rsp.sh (runs under tests/qemu/run.sh exec)."""
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+GDB_STEP = r'''
+import gdb, time
+ret = int(gdb.parse_and_eval("*(unsigned long *)$rsp"))
+sp0 = int(gdb.parse_and_eval("$rsp"))
+pc = int(gdb.parse_and_eval("$pc"))
+n = steps = 0
+t0 = time.perf_counter()
+while n < 200000:
+    gdb.execute("stepi", to_string=True)
+    steps += 1
+    npc = int(gdb.parse_and_eval("$pc"))
+    if npc != pc:
+        n += 1
+    pc = npc
+    if pc == ret and int(gdb.parse_and_eval("$rsp")) > sp0:
+        break
+print("GDB %d %d %.6f" % (n, steps, time.perf_counter() - t0))
+'''
+
+
+def vtice(binary, port, commands):
+    run = subprocess.run([binary, "attach", "127.0.0.1:" + port, "--batch", "-", "--timeout", "60"],
+                         input="\n".join(commands) + "\n", capture_output=True, text=True, timeout=600)
+    if run.returncode:
+        sys.exit("bench-rsp: vtice failed:\n" + run.stdout[-3000:] + run.stderr[-2000:])
+    return run.stdout
+
+
+def summaries(text):
+    return [(int(m.group(1)), int(m.group(2)), float(m.group(3))) for m in
+            re.finditer(r"trace: (\d+) instructions .*?, (\d+) steps, .*? ([0-9.]+) s", text)]
+
+
+def raw_step_round_trip(port, count=2000):
+    """Seconds per bare vCont;s + stop reply, the protocol's floor per step."""
+    s = socket.create_connection(("127.0.0.1", int(port)))
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    buf = b""
+
+    def request(p):
+        nonlocal buf
+        s.sendall(b"$%s#%02x" % (p.encode(), sum(p.encode()) & 255))
+        while True:
+            i = buf.find(b"#")
+            if i >= 0 and len(buf) >= i + 3 and b"$" in buf[:i]:
+                buf = buf[i + 3:]
+                s.sendall(b"+")
+                return
+            buf += s.recv(65536)
+    request("qSupported:multiprocess+")
+    t0 = time.perf_counter()
+    for _ in range(count):
+        request("vCont;s:p1.1")
+    elapsed = (time.perf_counter() - t0) / count
+    request("D;1")
+    s.close()
+    return elapsed
+
+
+def main():
+    binary, runs = sys.argv[1], int(sys.argv[2])
+    port = os.environ["VTICE_QEMU_PORT"]
+    cmd = "trace syscall openat --comm vtice-work --quiet"
+    block = summaries(vtice(binary, port, [cmd] * runs))
+    step = summaries(vtice(binary, port, [cmd + " --step"]))
+    insns, _, block_best = min(block, key=lambda r: r[2])
+    _, step_steps, step_time = step[0]
+    # gdb on the next openat of vtice-work: vtice stops there and quits
+    # without detaching, so QEMU keeps the VM paused for gdb.
+    out = vtice(binary, port, ["break __x64_sys_openat", "continue", "info task", "delete"])
+    if 'comm "vtice-work"' not in out:
+        sys.exit("bench-rsp: the gdb run would not start in vtice-work:\n" + out[-2000:])
+    script = os.path.join(tempfile.mkdtemp(prefix="vtice-bench-"), "step.py")
+    with open(script, "w") as f:
+        f.write(GDB_STEP)
+    g = subprocess.run(["gdb", "-batch", "-nx", "-ex", "target remote 127.0.0.1:" + port, "-x", script,
+                        "-ex", "detach"], capture_output=True, text=True, timeout=1800)
+    m = re.search(r"GDB (\d+) (\d+) ([0-9.]+)", g.stdout)
+    if not m:
+        sys.exit("bench-rsp: gdb did not finish:\n" + g.stdout[-2000:] + g.stderr[-2000:])
+    gdb_insns, gdb_steps, gdb_time = int(m.group(1)), int(m.group(2)), float(m.group(3))
+    floor = raw_step_round_trip(port) * step_steps
+    print("openat path of vtice-work: %d instructions (gdb counted %d), %d single-steps incl. rep iterations"
+          % (insns, gdb_insns, step_steps))
+    print("  vtice trace (block stepping), best of %d: %8.3f s   (all: %s)"
+          % (runs, block_best, " ".join("%.3f" % r[2] for r in block)))
+    print("  vtice trace --step (every insn):      %8.3f s   %5.1fx slower than block stepping"
+          % (step_time, step_time / block_best))
+    print("  gdb stepi loop in Python:             %8.3f s   %5.1fx slower than block stepping"
+          % (gdb_time, gdb_time / block_best))
+    print("  floor, raw vCont;s round trips x %d: %8.3f s   %5.1fx slower than block stepping"
+          % (step_steps, floor, floor / block_best))
+    print("  goal: >= 20x faster than gdb (%s), < 0.3 s per openat path (%s)"
+          % ("met" if gdb_time / block_best >= 20 else "NOT met", "met" if block_best < 0.3 else "NOT met"))
+
+
+if __name__ == "__main__":
+    main()
