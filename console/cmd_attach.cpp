@@ -6,11 +6,14 @@
 #include <iostream>
 #include <memory>
 
+#include <unistd.h>
+
 #include "args.hpp"
 #include "commands/command.hpp"
 #include "kernel_setup.hpp"
 #include "rsp/rsp_target.hpp"
 #include "session.hpp"
+#include "session_model.hpp"
 #include "subcommands.hpp"
 
 namespace vtice::console {
@@ -30,7 +33,9 @@ const char kHelp[] =
 	"\n"
 	"options:\n"
 	"  --batch FILE|-     run the commands in FILE (or stdin), one per line, then\n"
-	"                     exit; without it commands are read from stdin with a prompt\n"
+	"                     exit; without it, on a terminal, the debugger screen opens\n"
+	"                     (F1 there lists the keys), else commands are read from\n"
+	"                     stdin with a prompt\n"
 	"  --symbols FILE     kernel symbols: /proc/kallsyms or System.map text (vmlinux\n"
 	"                     and vmlinuz once the symbols library is linked); without it\n"
 	"                     kallsyms is recovered from guest memory when available\n"
@@ -137,7 +142,11 @@ int cmd_attach(int argc, char **argv)
 		return kExitFailure;
 	}
 	dbg::Session session(std::move(*target));
-	StdOutput out;
+	// The debugger screen shows what attaching prints in its output pane.
+	bool interactive = !batch && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+	StdOutput stdout_output;
+	dbg::StringOutput screen_output;
+	dbg::Output &out = interactive ? static_cast<dbg::Output &>(screen_output) : stdout_output;
 	auto stop = session.attach();
 	if (!stop) {
 		std::fprintf(stderr, "vtice attach: %s\n", stop.error().to_string().c_str());
@@ -156,6 +165,8 @@ int cmd_attach(int argc, char **argv)
 				  static_cast<unsigned long long>(*info->divide_error_handler));
 		out.print("%s\n%s\n", info->symbols.c_str(), info->orc.c_str());
 	}
+	if (interactive)
+		return tui::run_interactive(session, *stop, screen_output.text());
 	dbg::CommandContext ctx{session, out, timeout_ms};
 	dbg::print_stop(ctx, *stop);
 	g_interrupt_target = &session.target();
