@@ -64,7 +64,8 @@ Result<std::string> RspTarget::expect_ok(std::string_view packet, const char *wh
 
 Result<void> RspTarget::negotiate()
 {
-	auto reply = client_.request("qSupported:multiprocess+;swbreak+;hwbreak+;vContSupported+;xmlRegisters=i386");
+	auto reply = client_.request(
+		"qSupported:multiprocess+;swbreak+;hwbreak+;vContSupported+;binary-upload+;xmlRegisters=i386");
 	if (!reply)
 		return make_error("qSupported: " + reply.error().message);
 	auto supported = parse_supported(*reply);
@@ -74,6 +75,7 @@ Result<void> RspTarget::negotiate()
 		features_.max_packet = size ? static_cast<unsigned>(std::min<std::uint64_t>(*size, kMaxPacket)) : 0;
 	}
 	features_.multiprocess = has("multiprocess");
+	features_.binary_read = has("binary-upload");
 	if (has("QStartNoAckMode")) {
 		if (expect_ok("QStartNoAckMode", "QStartNoAckMode"))
 			client_.set_no_ack(true);
@@ -185,18 +187,28 @@ std::size_t RspTarget::chunk_size() const
 	return std::max<std::size_t>(16, (packet - 32) / 2);
 }
 
+// 'x' (binary, gdb 16's binary-upload) when offered, else 'm' (hex).
 Result<std::vector<std::uint8_t>> RspTarget::read_chunk(std::uint64_t address, std::size_t length)
 {
-	auto reply = client_.request("m" + hex_number(address) + "," + hex_number(length));
+	char op = features_.binary_read ? 'x' : 'm';
+	auto reply = client_.request(std::string(1, op) + hex_number(address) + "," + hex_number(length));
 	if (!reply)
 		return reply.error();
 	if (auto e = error_reply(*reply))
 		return make_error("cannot read memory at 0x" + hex_number(address) + ": " + *e);
-	auto bytes = from_hex(*reply);
+	Result<std::vector<std::uint8_t>> bytes = make_error("");
+	if (op == 'x') {
+		if (reply->empty() || (*reply)[0] != 'b')
+			return make_error("malformed 'x' reply at 0x" + hex_number(address) + " (no 'b' prefix)");
+		bytes = unescape_binary(std::string_view(*reply).substr(1));
+	} else {
+		bytes = from_hex(*reply);
+	}
 	if (!bytes)
 		return make_error("malformed memory reply at 0x" + hex_number(address) + ": " + bytes.error().to_string());
-	if (bytes->empty())
-		return make_error("cannot read memory at 0x" + hex_number(address));
+	if (bytes->empty() || bytes->size() > length)
+		return make_error("cannot read memory at 0x" + hex_number(address) + " (" +
+				  std::to_string(bytes->size()) + " bytes in the reply)");
 	return bytes;
 }
 
@@ -214,13 +226,24 @@ Result<std::vector<std::uint8_t>> RspTarget::read_memory(std::uint64_t address, 
 	return out;
 }
 
+// 'X' (binary) once a zero-length probe says the stub takes it, else 'M'.
 Result<void> RspTarget::write_memory(std::uint64_t address, const std::vector<std::uint8_t> &bytes)
 {
+	if (!x_probed_) {
+		auto probe = client_.request("X" + hex_number(address) + ",0:");
+		if (!probe)
+			return probe.error();
+		features_.binary_write = *probe == "OK";
+		x_probed_ = true;
+	}
 	std::size_t done = 0;
 	while (done < bytes.size()) {
 		std::size_t n = std::min(chunk_size(), bytes.size() - done);
-		std::string packet = "M" + hex_number(address + done) + "," + hex_number(n) + ":" +
-				     to_hex(std::span(bytes.data() + done, n));
+		std::span<const std::uint8_t> chunk(bytes.data() + done, n);
+		// Raw bytes: frame_packet escapes '$', '#', '}' and '*' on the wire.
+		std::string data = features_.binary_write ? std::string(chunk.begin(), chunk.end()) : to_hex(chunk);
+		std::string packet = std::string(features_.binary_write ? "X" : "M") + hex_number(address + done) + "," +
+				     hex_number(n) + ":" + data;
 		if (auto r = expect_ok(packet, "writing memory"); !r)
 			return make_error(r.error().message + " at 0x" + hex_number(address + done));
 		done += n;

@@ -57,6 +57,7 @@ private:
 	int thread_ = 0;
 	bool running_ = false;
 	bool p_supported_ = true;
+	bool x_probed_ = false;
 };
 
 }  // namespace vtice::dbg::rsp

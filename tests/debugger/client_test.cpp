@@ -271,3 +271,45 @@ TEST(RspTransport, InterruptReachesTheStubWhileWaiting)
 	EXPECT_EQ((*stop)->signal, 2);
 	EXPECT_TRUE(interrupted);
 }
+
+TEST(RspTargetFake, NoAckModeBinaryReadAndWrite)
+{
+	// Offers no-ack mode, 'x' reads (binary-upload) and 'X' writes; after
+	// QStartNoAckMode neither side sends '+'.
+	std::atomic<bool> no_ack{false};
+	std::string written;
+	FakeStub stub([&](const std::string &p) -> std::string {
+		std::string ack = no_ack ? "" : "+";
+		if (p.rfind("qSupported", 0) == 0)
+			return ack + FakeStub::packet("PacketSize=1000;qXfer:features:read+;QStartNoAckMode+;binary-upload+");
+		if (p == "QStartNoAckMode") {
+			no_ack = true;
+			return "+" + FakeStub::packet("OK");  // the ack of this packet is the last one
+		}
+		if (p.rfind("qXfer:features:read:target.xml:", 0) == 0)
+			return ack + FakeStub::packet("l<target><reg name=\"rip\" bitsize=\"64\"/></target>");
+		if (p.rfind("x1000,", 0) == 0)
+			return ack + FakeStub::packet(std::string("b\x24\x23\x7d\x2a\x00", 6));  // '$#}*' + NUL, escaped on the wire
+		if (p.rfind("X1000,0:", 0) == 0)
+			return ack + FakeStub::packet("OK");
+		if (p.rfind("X1000,", 0) == 0) {
+			written = p.substr(p.find(':') + 1);
+			return ack + FakeStub::packet("OK");
+		}
+		return ack + FakeStub::packet("");
+	});
+	auto target = RspTarget::connect(stub.client_transport(), quick());
+	ASSERT_TRUE(target.ok()) << target.error().message;
+	EXPECT_TRUE((*target)->features().no_ack);
+	EXPECT_TRUE((*target)->features().binary_read);
+	auto bytes = (*target)->read_memory(0x1000, 5);
+	ASSERT_TRUE(bytes.ok()) << bytes.error().message;
+	EXPECT_EQ(*bytes, (std::vector<std::uint8_t>{'$', '#', '}', '*', 0}));
+	ASSERT_TRUE((*target)->write_memory(0x1000, {'}', '$', 0x90}).ok());
+	EXPECT_TRUE((*target)->features().binary_write);
+	// The fake stub's FrameReader keeps escapes; unescaped they are the bytes.
+	auto plain = unescape_binary(written);
+	ASSERT_TRUE(plain.ok());
+	EXPECT_EQ(*plain, (std::vector<std::uint8_t>{'}', '$', 0x90}));
+	EXPECT_EQ(written.size(), 5u);  // two bytes needed escaping
+}

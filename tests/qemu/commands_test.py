@@ -15,6 +15,8 @@ gdbstub, each checked against something vtice did not compute itself.
                 physical read) equals `x/1xg` of the virtual address
   Ctrl-C        SIGINT during a `continue` with no breakpoint sends 0x03 and
                 the guest stops ("Interrupted at", signal 2 from QEMU)
+  set           $rax at a function's entry (dead there) and 8 bytes of the
+                unused padding after jiffies_64 read back as written
 """
 import os
 import re
@@ -49,7 +51,8 @@ def main():
         "hbreak __x64_sys_getpid", "continue", "delete",
         "break do_sys_openat2 if $rdi == 1", "tbreak __x64_sys_getpid", "continue", "info breakpoints",
         "delete",
-        "break do_sys_openat2 if $rdi == 0xffffff9c", "continue", "bt 2", "finish", "delete",
+        "break do_sys_openat2 if $rdi == 0xffffff9c", "continue", "bt 2",
+        "set $rax = 0x1234", "info registers rax", "finish", "delete",
         "watch -l8 jiffies_64", "continue", "delete",
         "vtop jiffies_64", "x/1xg jiffies_64"])
     if "Hardware assisted breakpoint 1" not in out:
@@ -73,6 +76,8 @@ def main():
     fin = re.search(r"Run till exit\n=> (0x[0-9a-f]+) <__x64_sys_openat\+0x[0-9a-f]+>", third)
     if not ret or not fin or int(ret.group(1), 16) != int(fin.group(1), 16):
         fail("finish did not return to the caller bt showed", third)
+    if not re.search(r"^rax\s+0x1234\b", third, re.M):
+        fail("set $rax did not read back (rax is dead at a function's entry)", third)
     if "Value returned: rax = 0x3 (3)" not in third:
         fail("finish: the workload's fd should be 3", third)
     fourth = first[4]
@@ -85,7 +90,15 @@ def main():
         fail("vtop / x output missing", fourth)
 
     # QEMU's own physical read of that address, through the monitor.
-    mon = vtice(binary, port, syms_path, ["monitor xp /1gx " + pa.group(1), "x/1xg jiffies_64"])
+    # Memory writes ('X' or 'M'): the cache-line padding after jiffies_64
+    # (jiffies_seq starts 0x40 further on) is unused; it is restored to 0.
+    mon = vtice(binary, port, syms_path, ["monitor xp /1gx " + pa.group(1), "x/1xg jiffies_64",
+                                          "set *(u64*)(jiffies_64+8) = 0x1122334455667788",
+                                          "x/2xg jiffies_64", "set *(u64*)(jiffies_64+8) = 0",
+                                          "x/2xg jiffies_64"])
+    dumps = re.findall(r"<jiffies_64>:[ \t]+0x[0-9a-f]+[ \t]+(0x[0-9a-f]+)", mon)
+    if dumps != ["0x1122334455667788", "0x0000000000000000"]:
+        fail("memory write did not read back", mon)
     mv = re.search(r"^[0-9a-f]+: (0x[0-9a-f]+)", mon, re.M)
     xv2 = re.search(r"<jiffies_64>:\s+(0x[0-9a-f]+)", mon)
     if not mv or not xv2 or int(mv.group(1), 16) != int(xv2.group(1), 16):
@@ -121,7 +134,7 @@ def main():
     if proc.returncode != 0 or "Interrupted at" not in out3:
         fail("SIGINT during continue: exit %d" % proc.returncode, out3, err3)
     print("PASS: hbreak, conditional break (false passes, true stops), finish (rax=3), watch jiffies_64, "
-          "vtop vs monitor xp, nexti over call %#x -> %#x, Ctrl-C interrupt" % (call_at, after))
+          "set $rax, memory write, vtop vs monitor xp, nexti over call %#x -> %#x, Ctrl-C interrupt" % (call_at, after))
     return 0
 
 
