@@ -13,7 +13,7 @@ namespace vtice::dbg {
 extern const Command kCmdBreak, kCmdHbreak, kCmdTbreak, kCmdWatch, kCmdDelete, kCmdInfoBreakpoints;
 extern const Command kCmdContinue, kCmdStep, kCmdNext, kCmdFinish, kCmdInfoRegisters, kCmdSet;
 extern const Command kCmdExamine, kCmdDump, kCmdDisas, kCmdBacktrace, kCmdPrint, kCmdInfoSymbol;
-extern const Command kCmdTranslate, kCmdMonitor, kCmdDetach, kCmdHelp, kCmdTrace, kCmdInfoTask;
+extern const Command kCmdTranslate, kCmdMonitor, kCmdDetach, kCmdHelp, kCmdTrace, kCmdInfoTask, kCmdInfoThreads, kCmdThread;
 
 // Commands living outside this directory's fixed list (trace), added by
 // their own files so the table has one line per command.

@@ -7,7 +7,7 @@ namespace vtice::dbg {
 
 std::span<const Command *const> extra_commands()
 {
-	static const std::array<const Command *, 2> kExtra = {&kCmdTrace, &kCmdInfoTask};
+	static const std::array<const Command *, 4> kExtra = {&kCmdTrace, &kCmdInfoTask, &kCmdInfoThreads, &kCmdThread};
 	return kExtra;
 }
 
