@@ -100,7 +100,7 @@ start() {
 			else
 				# The guest's tty turned \n into \r\n on the way out.
 				tr -d '\r' < "$dir/kallsyms.txt" > "$dir/kallsyms.lf" && mv "$dir/kallsyms.lf" "$dir/kallsyms.txt"
-				mkdir -p "$(dirname "$cache")" && cp "$dir/kallsyms.txt" "$cache.tmp" && mv "$cache.tmp" "$cache"
+				mkdir -p "$(dirname "$cache")" && cp "$dir/kallsyms.txt" "$cache.$$" && mv "$cache.$$" "$cache"
 			fi
 			echo "$port"
 			return 0
