@@ -9,10 +9,12 @@
 #   tests/qemu/run.sh initramfs [--dir DIR]                    (re)build DIR/initramfs.cpio only
 #   --image vmlinuz   boot the compressed image instead: slower, and its
 #                     decompressor applies KASLR (no kallsyms dump then)
+#   --gdb tcp|unix|pty  the gdbstub's transport (default tcp on loopback)
 #
 # DIR (default build/qemu) receives: initramfs.cpio, serial.log (ttyS0),
-# kallsyms.txt (the guest's /proc/kallsyms via ttyS1), port, qemu.pid.
-# exec exports VTICE_QEMU_PORT, VTICE_QEMU_DIR, VTICE_QEMU_KALLSYMS to CMD.
+# kallsyms.txt (the guest's /proc/kallsyms via ttyS1), port, target (what to
+# give vtice attach), qemu.pid. exec exports VTICE_QEMU_PORT,
+# VTICE_QEMU_TARGET, VTICE_QEMU_DIR, VTICE_QEMU_KALLSYMS to CMD.
 # Exit code 77 when QEMU or the kernel is missing (tests count it as skipped).
 set -euo pipefail
 
@@ -22,10 +24,11 @@ dir=$root/build/qemu
 port=
 smp=1
 image=vmlinux
+gdb=tcp
 cmd=${1:-}
 [[ $# -gt 0 ]] && shift
 
-usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; }
 
 while [[ $# -gt 0 ]]; do
 	case $1 in
@@ -33,6 +36,7 @@ while [[ $# -gt 0 ]]; do
 	--port) port=$2; shift 2 ;;
 	--smp) smp=$2; shift 2 ;;
 	--image) image=$2; shift 2 ;;
+	--gdb) gdb=$2; shift 2 ;;
 	--) shift; break ;;
 	-h|--help) usage; exit 0 ;;
 	*) echo "run.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
@@ -83,13 +87,23 @@ start() {
 		cp "$cache" "$dir/kallsyms.txt.cached"
 		extra=" vtice.nokallsyms"
 	fi
+	local gdb_args target
+	case $gdb in
+	tcp) gdb_args=(-gdb "tcp:127.0.0.1:$port"); target=127.0.0.1:$port ;;
+	unix) rm -f "$dir/gdb.sock"; gdb_args=(-gdb "unix:$dir/gdb.sock,server=on,wait=off"); target=unix:$dir/gdb.sock ;;
+	pty) gdb_args=(-chardev pty,id=gdb0 -gdb chardev:gdb0) ;;
+	*) echo "run.sh: --gdb must be tcp, unix or pty" >&2; exit 2 ;;
+	esac
 	qemu-system-x86_64 -accel tcg ${VTICE_QEMU_EXTRA:-} -m 512 -smp "$smp" -cpu max -display none -no-reboot \
 		-kernel "$k/$image" -initrd "$dir/initramfs.cpio" \
 		-append "console=ttyS0 panic=-1 quiet$extra" \
 		-serial "file:$dir/serial.log" -serial "file:$dir/kallsyms.txt" \
-		-monitor none -gdb "tcp:127.0.0.1:$port" \
-		-daemonize -pidfile "$dir/qemu.pid"
+		-monitor none "${gdb_args[@]}" \
+		-daemonize -pidfile "$dir/qemu.pid" > "$dir/qemu.out" 2>&1 || { cat "$dir/qemu.out" >&2; exit 1; }
+	# QEMU names the pty it made: "char device redirected to /dev/pts/N (label gdb0)".
+	[[ $gdb == pty ]] && target=$(grep -o '/dev/pts/[0-9]*' "$dir/qemu.out" | head -1)
 	echo "$port" > "$dir/port"
+	echo "$target" > "$dir/target"
 	local i
 	for ((i = 0; i < 600; i++)); do
 		if grep -q VTICE-READY "$dir/serial.log" 2>/dev/null; then
@@ -132,7 +146,8 @@ exec)
 	[[ $# -gt 0 ]] || { echo "run.sh exec: no command after --" >&2; exit 2; }
 	trap stop EXIT
 	start >/dev/null
-	export VTICE_QEMU_PORT=$(cat "$dir/port") VTICE_QEMU_DIR=$dir VTICE_QEMU_KALLSYMS=$dir/kallsyms.txt
+	export VTICE_QEMU_PORT=$(cat "$dir/port") VTICE_QEMU_TARGET=$(cat "$dir/target") VTICE_QEMU_DIR=$dir \
+		VTICE_QEMU_KALLSYMS=$dir/kallsyms.txt
 	set +e
 	"$@"
 	exit $?
