@@ -221,6 +221,8 @@ TEST_F(TuiApp, ChangedRegistersAreHighlighted)
 	// Values start after the widest name (3) and a space.
 	EXPECT_EQ(terminal.style_at(rax.first, rax.second + 4), Style::Changed);
 	EXPECT_EQ(terminal.style_at(rbx.first, rbx.second + 4), Style::Normal);
+	press(key_f(5));  // running: the last stop's values are shown dimmed
+	EXPECT_EQ(terminal.style_at(rax.first, rax.second + 4), Style::Dim);
 }
 
 TEST_F(TuiApp, ResizeRelaysOutWithoutStaleCells)
