@@ -78,7 +78,7 @@ std::vector<std::string> HelpPane::text()
 {
 	return {
 		"Keys (SoftICE / gdb-TUI)",
-		"  F5             continue            Ctrl-C     interrupt the target",
+		"  F5             continue            Ctrl-C     interrupt the target (stopped: clear the line)",
 		"  F8             step into           F10        step over",
 		"  F12, Shift-F11 step out (finish)   F9         toggle breakpoint at the disassembly cursor",
 		"  Tab            next pane (completes a command name while typing)",
