@@ -200,8 +200,10 @@ TEST_F(TuiApp, HelpPaneListsTheKeysAndClosesWithEsc)
 {
 	press(key_f(1));
 	EXPECT_TRUE(app->help_visible());
-	EXPECT_TRUE(terminal.shows("F5             continue")) << terminal.screen();
-	EXPECT_TRUE(terminal.shows("Shift-F11")) << terminal.screen();
+	EXPECT_TRUE(terminal.shows("F5              continue")) << terminal.screen();
+	EXPECT_TRUE(terminal.shows("F12, Shift-F11  step out (finish)")) << terminal.screen();
+	for (const auto &line : HelpPane::text())
+		EXPECT_LE(line.size(), 79u) << line;  // fits an 80-column terminal
 	EXPECT_TRUE(terminal.shows("Ctrl-C")) << terminal.screen();
 	EXPECT_FALSE(terminal.shows(" registers ")) << terminal.screen();
 	press(kKeyEscape);
