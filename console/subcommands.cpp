@@ -7,13 +7,15 @@ namespace vtice::console {
 int cmd_version(int argc, char **argv);
 int cmd_syms(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_hv(int argc, char **argv);
 int cmd_attach(int argc, char **argv);
 
 static const std::array kSubcommands = {
+	Subcommand{"attach", "debug a kernel over the GDB remote protocol (QEMU, kgdb)", cmd_attach},
 	Subcommand{"syms", "load kernel symbols (image, System.map, kallsyms, dump) and resolve", cmd_syms},
 	Subcommand{"report", "render a branch trace: function graph, flame graph stacks, Perfetto", cmd_report},
+	Subcommand{"hv", "hypervisor status (CPUs, VM exits) and VMX capabilities", cmd_hv},
 	Subcommand{"version", "print the vtice version and record format", cmd_version},
-	Subcommand{"attach", "debug a kernel over the GDB remote protocol (QEMU, kgdb)", cmd_attach},
 };
 
 std::span<const Subcommand> subcommands() { return kSubcommands; }

@@ -1,3 +1,4 @@
+#include "hex.hpp"
 #include "kernel_setup.hpp"
 
 #include <cstdio>
@@ -10,13 +11,6 @@
 namespace vtice::dbg {
 
 namespace {
-
-std::string hex(std::uint64_t value)
-{
-	char text[24];
-	std::snprintf(text, sizeof(text), "0x%llx", static_cast<unsigned long long>(value));
-	return text;
-}
 
 constexpr std::uint64_t k2M = 2ull << 20;
 // How far past the entry text the kallsyms tables may sit (they are in

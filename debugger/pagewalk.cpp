@@ -1,3 +1,4 @@
+#include "hex.hpp"
 #include "pagewalk.hpp"
 
 #include <cstdio>
@@ -16,13 +17,6 @@ constexpr std::uint64_t kNoExecute = 1ull << 63;
 constexpr std::uint64_t kAddressMask = 0x000ffffffffff000ull;
 
 const char *const kLevelNames[] = {"PT", "PD", "PDPT", "PML4", "PML5"};
-
-std::string hex(std::uint64_t value)
-{
-	char text[24];
-	std::snprintf(text, sizeof(text), "0x%llx", static_cast<unsigned long long>(value));
-	return text;
-}
 
 bool canonical(std::uint64_t va, bool la57)
 {

@@ -1,5 +1,6 @@
 // Session: state, symbols, registers, memory, breakpoints, expressions.
 // Run control is in session_run.cpp, unwinding in session_stack.cpp.
+#include "hex.hpp"
 #include "session.hpp"
 
 #include <algorithm>
@@ -12,13 +13,6 @@
 namespace vtice::dbg {
 
 namespace {
-
-std::string hex(std::uint64_t value)
-{
-	char text[24];
-	std::snprintf(text, sizeof(text), "0x%llx", static_cast<unsigned long long>(value));
-	return text;
-}
 
 bool all_hex(std::string_view text)
 {

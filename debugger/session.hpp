@@ -133,6 +133,7 @@ private:
 	Result<StopInfo> finish_stop(const StopEvent &event);
 	Result<StopInfo> wait_and_finish(int timeout_ms);
 	Result<void> step_off_breakpoint();
+	Result<StopInfo> step_lifting_breakpoint();
 	Result<bool> should_stop(StopInfo &info);
 	Breakpoint *breakpoint_at(std::uint64_t address);
 	Result<StopInfo> run_to(std::uint64_t address, std::uint64_t frame_sp, int timeout_ms);

@@ -3,20 +3,10 @@
 #include <cstdio>
 #include <cstring>
 
+#include "hex.hpp"
 #include "session.hpp"
 
 namespace vtice::dbg {
-
-namespace {
-
-std::string hex(std::uint64_t value)
-{
-	char text[24];
-	std::snprintf(text, sizeof(text), "0x%llx", static_cast<unsigned long long>(value));
-	return text;
-}
-
-}  // namespace
 
 std::string StopInfo::describe(const Symbolizer &symbolize) const
 {
@@ -119,26 +109,37 @@ Result<StopInfo> Session::raw_step()
 	return wait_and_finish(10000);
 }
 
-// QEMU reports a breakpoint at the current pc again instead of running, so
-// the one we stand on is lifted for one instruction.
-Result<void> Session::step_off_breakpoint()
+// One instruction, with the breakpoint under pc (if any) lifted for it:
+// QEMU reports a breakpoint at the current pc again instead of running.
+Result<StopInfo> Session::step_lifting_breakpoint()
 {
 	auto where = pc();
 	if (!where)
 		return where.error();
 	Breakpoint *bp = breakpoint_at(*where);
 	if (!bp)
-		return {};
+		return raw_step();
 	int id = bp->id;
 	if (auto r = target_->remove_breakpoint(bp->spec.type, bp->address, 1); !r)
-		return r;
+		return r.error();
 	auto step = raw_step();
 	for (auto &b : breakpoints_)
 		if (b.id == id) {
 			b.inserted = false;
 			if (auto r = insert(b); !r)
-				return r;
+				return r.error();
 		}
+	return step;
+}
+
+Result<void> Session::step_off_breakpoint()
+{
+	auto where = pc();
+	if (!where)
+		return where.error();
+	if (!breakpoint_at(*where))
+		return {};
+	auto step = step_lifting_breakpoint();
 	if (!step)
 		return step.error();
 	return {};
@@ -200,23 +201,7 @@ Result<StopInfo> Session::step_instruction()
 {
 	if (state_ != SessionState::Stopped)
 		return make_error("the target is not stopped");
-	auto where = pc();
-	if (!where)
-		return where.error();
-	Result<StopInfo> stop = make_error("");
-	if (Breakpoint *bp = breakpoint_at(*where)) {
-		int id = bp->id;
-		if (auto r = target_->remove_breakpoint(bp->spec.type, bp->address, 1); !r)
-			return r.error();
-		stop = raw_step();
-		for (auto &b : breakpoints_)
-			if (b.id == id) {
-				b.inserted = false;
-				(void)insert(b);
-			}
-	} else {
-		stop = raw_step();
-	}
+	auto stop = step_lifting_breakpoint();
 	if (stop)
 		for (auto &l : listeners_)
 			l(*stop);

@@ -8,32 +8,13 @@ import sys
 import tempfile
 import time
 
-GDB_STEP = r'''
-import gdb, time
-ret = int(gdb.parse_and_eval("*(unsigned long *)$rsp"))
-sp0 = int(gdb.parse_and_eval("$rsp"))
-pc = int(gdb.parse_and_eval("$pc"))
-n = steps = 0
-t0 = time.perf_counter()
-while n < 200000:
-    gdb.execute("stepi", to_string=True)
-    steps += 1
-    npc = int(gdb.parse_and_eval("$pc"))
-    if npc != pc:
-        n += 1
-    pc = npc
-    if pc == ret and int(gdb.parse_and_eval("$rsp")) > sp0:
-        break
-print("GDB %d %d %.6f" % (n, steps, time.perf_counter() - t0))
-'''
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "qemu"))
+from rig import gdb_step_count, vtice as rig_vtice  # noqa: E402
+
 
 
 def vtice(binary, port, commands):
-    run = subprocess.run([binary, "attach", "127.0.0.1:" + port, "--batch", "-", "--timeout", "60"],
-                         input="\n".join(commands) + "\n", capture_output=True, text=True, timeout=600)
-    if run.returncode:
-        sys.exit("bench-rsp: vtice failed:\n" + run.stdout[-3000:] + run.stderr[-2000:])
-    return run.stdout
+    return rig_vtice(binary, port, commands, timeout=600)
 
 
 def summaries(text):
@@ -80,15 +61,8 @@ def main():
     out = vtice(binary, port, ["break __x64_sys_openat", "continue", "info task", "delete"])
     if 'comm "vtice-work"' not in out:
         sys.exit("bench-rsp: the gdb run would not start in vtice-work:\n" + out[-2000:])
-    script = os.path.join(tempfile.mkdtemp(prefix="vtice-bench-"), "step.py")
-    with open(script, "w") as f:
-        f.write(GDB_STEP)
-    g = subprocess.run(["gdb", "-batch", "-nx", "-ex", "target remote 127.0.0.1:" + port, "-x", script,
-                        "-ex", "detach"], capture_output=True, text=True, timeout=1800)
-    m = re.search(r"GDB (\d+) (\d+) ([0-9.]+)", g.stdout)
-    if not m:
-        sys.exit("bench-rsp: gdb did not finish:\n" + g.stdout[-2000:] + g.stderr[-2000:])
-    gdb_insns, gdb_steps, gdb_time = int(m.group(1)), int(m.group(2)), float(m.group(3))
+    gdb_insns, gdb_steps, gdb_time = gdb_step_count(
+        port, os.path.join(tempfile.mkdtemp(prefix="vtice-bench-"), "step.py"))
     floor = raw_step_round_trip(port) * step_steps
     print("openat path of vtice-work: %d instructions (gdb counted %d), %d single-steps incl. rep iterations"
           % (insns, gdb_insns, step_steps))

@@ -15,6 +15,7 @@ rig_pkgs=(
 	linux-headers-amd64 kmod xz-utils lz4 zstd gzip cpio busybox-static
 	qemu-system-x86 bochs bochsbios vgabios xorriso isolinux syslinux-common
 	gdb tmux
+	linux-source flex bison
 )
 
 want=("${build_pkgs[@]}" "${rig_pkgs[@]}")

@@ -4,20 +4,14 @@ namespace vtice::dbg {
 
 static Result<void> run(CommandContext &ctx, const std::vector<std::string> &args)
 {
-	std::uint64_t count = 1;
-	if (args.size() > 1)
-		return usage_error(kCmdStep);
-	if (args.size() == 1) {
-		auto n = parse_count(args[0], "step count");
-		if (!n)
-			return n.error();
-		count = *n;
-	}
-	for (std::uint64_t i = 0; i < count; i++) {
+	auto count = optional_count(args, kCmdStep);
+	if (!count)
+		return count.error();
+	for (std::uint64_t i = 0; i < *count; i++) {
 		auto stop = ctx.session.step_instruction();
 		if (!stop)
 			return stop.error();
-		if (stop->event.reason != StopReason::Signal || i + 1 == count) {
+		if (stop->event.reason != StopReason::Signal || i + 1 == *count) {
 			if (stop->event.reason != StopReason::Signal)
 				ctx.out.print("%s\n", stop->describe(ctx.session.symbolizer()).c_str());
 			break;

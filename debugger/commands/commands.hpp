@@ -24,6 +24,8 @@ std::string describe_address(Session &session, std::uint64_t address);
 // Prints the instruction at pc after a stop, as gdb does after stepping.
 void print_pc_line(CommandContext &ctx);
 Result<std::uint64_t> parse_count(const std::string &text, const char *what);
+// "[N]" after stepi/nexti: 1 when absent.
+Result<std::uint64_t> optional_count(const std::vector<std::string> &args, const Command &command);
 std::string join(const std::vector<std::string> &words, std::size_t from = 0);
 Error usage_error(const Command &command);
 

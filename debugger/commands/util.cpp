@@ -41,6 +41,15 @@ Result<std::uint64_t> parse_count(const std::string &text, const char *what)
 	return v;
 }
 
+Result<std::uint64_t> optional_count(const std::vector<std::string> &args, const Command &command)
+{
+	if (args.size() > 1)
+		return usage_error(command);
+	if (args.empty())
+		return std::uint64_t(1);
+	return parse_count(args[0], "count");
+}
+
 std::string join(const std::vector<std::string> &words, std::size_t from)
 {
 	std::string out;

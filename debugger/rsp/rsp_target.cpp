@@ -237,12 +237,20 @@ Result<void> RspTarget::set_physical_mode(bool physical)
 	return {};
 }
 
+Result<void> RspTarget::breakpoint_packet(char op, BreakKind type, std::uint64_t address, unsigned kind)
+{
+	std::string packet = std::string(1, op) + std::to_string(static_cast<int>(type)) + "," + hex_number(address) +
+			     "," + hex_number(kind);
+	const char *what = op == 'Z' ? "inserting breakpoint" : "removing breakpoint";
+	if (auto r = expect_ok(packet, what); !r)
+		return make_error(r.error().message + " (" + break_kind_name(type) + " at 0x" + hex_number(address) + ")");
+	return {};
+}
+
 Result<void> RspTarget::insert_breakpoint(BreakKind type, std::uint64_t address, unsigned kind)
 {
-	std::string packet = "Z" + std::to_string(static_cast<int>(type)) + "," + hex_number(address) + "," +
-			     hex_number(kind);
-	if (auto r = expect_ok(packet, "inserting breakpoint"); !r)
-		return make_error(r.error().message + " (" + break_kind_name(type) + " at 0x" + hex_number(address) + ")");
+	if (auto r = breakpoint_packet('Z', type, address, kind); !r)
+		return r;
 	if (type == BreakKind::Hardware)
 		features_.hw_breakpoints = true;
 	return {};
@@ -250,11 +258,7 @@ Result<void> RspTarget::insert_breakpoint(BreakKind type, std::uint64_t address,
 
 Result<void> RspTarget::remove_breakpoint(BreakKind type, std::uint64_t address, unsigned kind)
 {
-	std::string packet = "z" + std::to_string(static_cast<int>(type)) + "," + hex_number(address) + "," +
-			     hex_number(kind);
-	if (auto r = expect_ok(packet, "removing breakpoint"); !r)
-		return make_error(r.error().message + " (" + break_kind_name(type) + " at 0x" + hex_number(address) + ")");
-	return {};
+	return breakpoint_packet('z', type, address, kind);
 }
 
 std::string RspTarget::thread_text(int thread) const

@@ -48,6 +48,7 @@ private:
 	Result<std::string> expect_ok(std::string_view packet, const char *what);
 	Result<std::vector<std::uint8_t>> read_chunk(std::uint64_t address, std::size_t length);
 	std::string thread_text(int thread) const;
+	Result<void> breakpoint_packet(char op, BreakKind type, std::uint64_t address, unsigned kind);
 	std::size_t chunk_size() const;
 
 	Client client_;

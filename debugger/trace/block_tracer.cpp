@@ -153,37 +153,74 @@ Result<void> BlockTracer::ensure_breakpoint(std::uint64_t address)
 	return {};
 }
 
-// Runs to `address` on this task's stack; anything else stopping us is an
-// interrupt or another task, which runs on untraced.
-Result<void> BlockTracer::run_to(std::uint64_t address)
+// Runs to `first` or `second` (which may be the same) on this task's stack
+// and says which was reached; anything else stopping us is an interrupt, an
+// exception or another task, which runs on untraced.
+Result<std::uint64_t> BlockTracer::run_to(std::uint64_t first, std::uint64_t second)
 {
-	if (auto r = ensure_breakpoint(address); !r)
-		return r;
+	if (auto r = ensure_breakpoint(first); !r)
+		return r.error();
+	if (auto r = ensure_breakpoint(second); !r)
+		return r.error();
 	bool interrupted = false;
 	for (;;) {
 		if (auto r = resume_and_wait(ResumeAction::Continue); !r)
-			return r;
+			return r.error();
 		auto regs = read_pc_sp();
 		if (!regs)
 			return regs.error();
-		auto pc = &regs->first;
-		auto sp = &regs->second;
-		if (*pc == address && (*sp & ~(kThreadSize - 1)) == stack_base_)
-			break;
+		auto [pc, sp] = *regs;
+		if ((pc == first || pc == second) && (sp & ~(kThreadSize - 1)) == stack_base_) {
+			if (interrupted)
+				result_.interruptions++;
+			return pc;
+		}
 		result_.foreign_stops++;
 		interrupted = true;
-		if (std::getenv("VTICE_TRACE_DEBUG"))
-			std::fprintf(stderr, "foreign stop at %s rsp %llx (want %s)\n",
-				     format_address(*pc, session_.symbolizer()).c_str(), (unsigned long long)*sp,
-				     format_address(address, session_.symbolizer()).c_str());
 		// QEMU re-reports a breakpoint we stand on: step off it first.
-		if (inserted_.count(*pc))
+		if (inserted_.count(pc))
 			if (auto r = resume_and_wait(ResumeAction::Step); !r)
-				return r;
+				return r.error();
 	}
-	if (interrupted)
-		result_.interruptions++;
+}
+
+Result<void> BlockTracer::lift_breakpoint(std::uint64_t address)
+{
+	if (!inserted_.count(address))
+		return {};
+	if (auto r = target_.remove_breakpoint(BreakKind::Software, address, 1); !r)
+		return r;
+	inserted_.erase(address);
+	for (auto it = insertion_order_.begin(); it != insertion_order_.end(); ++it)
+		if (*it == address) {
+			insertion_order_.erase(it);
+			break;
+		}
 	return {};
+}
+
+// A conditional branch whose two successors end at different branches is
+// not stepped: with the breakpoint under us lifted, the target runs to
+// whichever successor end comes first, and that says which way it went.
+// Nothing when the shortcut does not apply (then the branch is stepped).
+Result<std::optional<std::uint64_t>> BlockTracer::run_through_jcc(const Block &block)
+{
+	const Instruction &insn = block.insn;
+	if (insn.branch != BranchKind::Jcc || insn.indirect || !insn.target)
+		return std::optional<std::uint64_t>();
+	auto taken = decode_block(*insn.target);
+	auto fallthrough = decode_block(insn.next());
+	if (!taken || !fallthrough)
+		return std::optional<std::uint64_t>();
+	std::uint64_t end_taken = taken->branch, end_fall = fallthrough->branch;
+	if (end_taken == end_fall || end_taken == block.branch || end_fall == block.branch)
+		return std::optional<std::uint64_t>();
+	if (auto r = lift_breakpoint(block.branch); !r)
+		return r.error();
+	auto reached = run_to(end_taken, end_fall);
+	if (!reached)
+		return reached.error();
+	return std::optional<std::uint64_t>(*reached == end_taken ? *insn.target : insn.next());
 }
 
 void BlockTracer::record(std::uint64_t from, std::uint64_t to, std::uint32_t flags)
@@ -326,6 +363,56 @@ Result<TraceResult> BlockTracer::trace_single_steps()
 	return result_;
 }
 
+// The block-stepping loop. `standing` says the last run already stopped at
+// the branch ending the block that starts at `at`.
+Result<TraceResult> BlockTracer::trace_blocks(std::uint64_t at)
+{
+	bool standing = false;
+	while (result_.instructions < options_.max_instructions) {
+		auto block = decode_block(at);
+		if (!block)
+			return block.error();
+		if (!standing && block->branch != at)
+			if (auto r = run_to(block->branch, block->branch); !r)
+				return r.error();
+		std::uint64_t before = result_.instructions;
+		for (const Passed &p : block->passed) {
+			result_.instructions = before + p.instructions;
+			result_.branches++;
+			record(p.from, p.to, VTICE_BRANCH_FROM_STEP);
+		}
+		result_.instructions = before + block->instructions;
+		result_.branches++;
+		auto shortcut = run_through_jcc(*block);
+		if (!shortcut)
+			return shortcut.error();
+		standing = shortcut->has_value();
+		std::uint64_t next;
+		if (standing) {
+			next = **shortcut;
+		} else {
+			auto stepped = step_branch(*block);
+			if (!stepped)
+				return stepped.error();
+			next = *stepped;
+		}
+		if (next != block->insn.next())
+			record(block->branch, next, VTICE_BRANCH_FROM_STEP);
+		at = next;
+		if (options_.progress && result_.branches % 256 == 0)
+			options_.progress(result_.instructions, result_.branches);
+		auto done = returned(block->insn.branch, at);
+		if (!done)
+			return done.error();
+		if (*done) {
+			result_.returned = true;
+			result_.end_pc = at;
+			return result_;
+		}
+	}
+	return make_error("trace: instruction limit (" + std::to_string(options_.max_instructions) + ") reached");
+}
+
 Result<TraceResult> BlockTracer::trace_until_return()
 {
 	if (!rip_ || !rsp_)
@@ -356,56 +443,7 @@ Result<TraceResult> BlockTracer::trace_until_return()
 	if (options_.single_step) {
 		out = trace_single_steps();
 	} else {
-		std::uint64_t at = *pc;
-		out = make_error("trace: instruction limit reached");
-		while (result_.instructions < options_.max_instructions) {
-			auto block = decode_block(at);
-			if (!block) {
-				out = block.error();
-				break;
-			}
-			if (block->branch != at)
-				if (auto r = run_to(block->branch); !r) {
-					out = r.error();
-					break;
-				}
-			auto next = step_branch(*block);
-			if (!next) {
-				out = next.error();
-				break;
-			}
-			std::uint64_t before = result_.instructions;
-			for (const Passed &p : block->passed) {
-				result_.instructions = before + p.instructions;
-				result_.branches++;
-				record(p.from, p.to, VTICE_BRANCH_FROM_STEP);
-			}
-			result_.instructions = before + block->instructions;
-			result_.branches++;
-			if (*next != block->insn.next())
-				record(block->branch, *next, VTICE_BRANCH_FROM_STEP);
-			BranchKind kind = block->insn.branch;
-			at = *next;
-			if (std::getenv("VTICE_TRACE_DEBUG"))
-				std::fprintf(stderr, "blk %s -> br %s kind %d -> %s foreign %llu cont %llu\n",
-					     format_address(block->branch - 0, session_.symbolizer()).c_str(),
-					     session_.disassembler().format(block->insn).c_str(), int(kind),
-					     format_address(at, session_.symbolizer()).c_str(),
-					     (unsigned long long)result_.foreign_stops, (unsigned long long)result_.continues);
-			if (options_.progress && result_.branches % 256 == 0)
-				options_.progress(result_.instructions, result_.branches);
-			auto done = returned(kind, at);
-			if (!done) {
-				out = done.error();
-				break;
-			}
-			if (*done) {
-				result_.returned = true;
-				result_.end_pc = at;
-				out = result_;
-				break;
-			}
-		}
+		out = trace_blocks(*pc);
 	}
 	result_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 	if (out)

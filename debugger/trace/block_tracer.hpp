@@ -71,7 +71,10 @@ private:
 	Result<std::span<const std::uint8_t>> code_at(std::uint64_t address);
 	Result<std::uint64_t> read_reg(const RegisterInfo *reg);
 	Result<std::pair<std::uint64_t, std::uint64_t>> read_pc_sp();
-	Result<void> run_to(std::uint64_t address);
+	Result<std::uint64_t> run_to(std::uint64_t first, std::uint64_t second);
+	Result<void> lift_breakpoint(std::uint64_t address);
+	Result<std::optional<std::uint64_t>> run_through_jcc(const Block &block);
+	Result<TraceResult> trace_blocks(std::uint64_t at);
 	Result<void> resume_and_wait(ResumeAction action);
 	Result<std::uint64_t> step_branch(const Block &block);
 	Result<void> ensure_breakpoint(std::uint64_t address);

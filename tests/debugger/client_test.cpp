@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <thread>
 
 #include "fake_stub.hpp"
 #include "rsp/client.hpp"
@@ -229,4 +230,44 @@ TEST(RspTargetFake, MissingTargetDescriptionIsAnError)
 	auto target = RspTarget::connect(stub.client_transport(), quick());
 	ASSERT_FALSE(target.ok());
 	EXPECT_NE(target.error().message.find("qXfer:features:read"), std::string::npos);
+}
+
+TEST(RspTransport, BadTargetsAreClearErrors)
+{
+	auto spec = connect_transport("no-port-here");
+	ASSERT_FALSE(spec.ok());
+	EXPECT_NE(spec.error().message.find("not host:port, unix:PATH or /dev/"), std::string::npos);
+	auto missing = connect_transport("unix:/nonexistent/vtice.sock");
+	ASSERT_FALSE(missing.ok());
+	EXPECT_NE(missing.error().message.find("unix:/nonexistent/vtice.sock"), std::string::npos);
+	auto tty = connect_transport("/dev/nonexistent-tty");
+	ASSERT_FALSE(tty.ok());
+	EXPECT_NE(tty.error().message.find("cannot open /dev/nonexistent-tty"), std::string::npos);
+}
+
+TEST(RspTransport, InterruptReachesTheStubWhileWaiting)
+{
+	std::atomic<bool> interrupted{false};
+	FakeStub stub(minimal_stub([&](const std::string &p) -> std::string {
+		if (p == "\x03") {
+			interrupted = true;
+			return FakeStub::packet("T02thread:p01.01;");
+		}
+		if (p == "vCont;c")
+			return "+";  // runs until interrupted
+		return "+" + FakeStub::packet("");
+	}));
+	auto target = RspTarget::connect(stub.client_transport(), quick());
+	ASSERT_TRUE(target.ok()) << target.error().message;
+	ASSERT_TRUE((*target)->resume(ResumeAction::Continue).ok());
+	auto none = (*target)->wait_stop(50);
+	ASSERT_TRUE(none.ok());
+	EXPECT_FALSE(none->has_value());  // still running
+	std::thread other([&] { (void)(*target)->interrupt(); });
+	auto stop = (*target)->wait_stop(2000);
+	other.join();
+	ASSERT_TRUE(stop.ok()) << stop.error().message;
+	ASSERT_TRUE(stop->has_value());
+	EXPECT_EQ((*stop)->signal, 2);
+	EXPECT_TRUE(interrupted);
 }

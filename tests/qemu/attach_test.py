@@ -19,23 +19,7 @@ import shutil
 import subprocess
 import sys
 
-
-def fail(message, *outputs):
-    print("FAIL:", message)
-    for out in outputs:
-        print("---- output ----")
-        print(out)
-    sys.exit(1)
-
-
-def kallsyms(path):
-    table = {}
-    with open(path, errors="replace") as f:
-        for line in f:
-            parts = line.split()
-            if len(parts) >= 3 and parts[2] not in table:
-                table[parts[2]] = int(parts[0], 16)
-    return table
+from rig import fail, kallsyms
 
 
 def registers(text):

@@ -13,39 +13,23 @@ gdbstub, each checked against something vtice did not compute itself.
   watch         a write watchpoint on jiffies_64 reports that address
   vtop          page walk from CR3, read back with QEMU's monitor `xp` (a
                 physical read) equals `x/1xg` of the virtual address
+  Ctrl-C        SIGINT during a `continue` with no breakpoint sends 0x03 and
+                the guest stops ("Interrupted at", signal 2 from QEMU)
 """
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 
-
-def fail(message, *outputs):
-    print("FAIL:", message)
-    for out in outputs:
-        print("---- output ----")
-        print(out[-5000:])
-    sys.exit(1)
+from rig import fail, kallsyms
+from rig import vtice as rig_vtice
 
 
 def vtice(binary, port, syms, commands):
-    run = subprocess.run([binary, "attach", "127.0.0.1:" + port, "--symbols", syms, "--batch", "-",
-                          "--timeout", "60"], input="\n".join(commands) + "\n", capture_output=True,
-                         text=True, timeout=240)
-    if run.returncode != 0:
-        fail("vtice attach exited with %d" % run.returncode, run.stdout, run.stderr)
-    return run.stdout
-
-
-def kallsyms(path):
-    table = {}
-    with open(path, errors="replace") as f:
-        for line in f:
-            parts = line.split()
-            if len(parts) >= 3 and parts[2] not in table:
-                table[parts[2]] = int(parts[0], 16)
-    return table
+    return rig_vtice(binary, port, commands, "--symbols", syms)
 
 
 def stops(out):
@@ -122,8 +106,22 @@ def main():
     rip = re.search(r"^rip\s+(0x[0-9a-f]+)", out2, re.M)
     if not rip or int(rip.group(1), 16) != after:
         fail("nexti over the call at %#x should stop at %#x" % (call_at, after), out2)
+    # Ctrl-C: vtice forwards SIGINT to the stub as 0x03.
+    proc = subprocess.Popen([binary, "attach", "127.0.0.1:" + port, "--batch", "-", "--timeout", "60"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc.stdin.write("continue\ninfo registers rip\ndetach\n")
+    proc.stdin.flush()
+    time.sleep(3)
+    proc.send_signal(signal.SIGINT)
+    try:
+        out3, err3 = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        fail("SIGINT did not stop the target")
+    if proc.returncode != 0 or "Interrupted at" not in out3:
+        fail("SIGINT during continue: exit %d" % proc.returncode, out3, err3)
     print("PASS: hbreak, conditional break (false passes, true stops), finish (rax=3), watch jiffies_64, "
-          "vtop vs monitor xp, nexti over call %#x -> %#x" % (call_at, after))
+          "vtop vs monitor xp, nexti over call %#x -> %#x, Ctrl-C interrupt" % (call_at, after))
     return 0
 
 

@@ -16,21 +16,7 @@ import glob
 import subprocess
 import sys
 
-
-def fail(message, *outputs):
-    print("FAIL:", message)
-    for out in outputs:
-        print("---- output ----")
-        print(out[-4000:])
-    sys.exit(1)
-
-
-def vtice(binary, port, commands, *extra):
-    run = subprocess.run([binary, "attach", "127.0.0.1:" + port, "--batch", "-", "--timeout", "60", *extra],
-                         input="\n".join(commands) + "\n", capture_output=True, text=True, timeout=240)
-    if run.returncode != 0:
-        fail("vtice attach exited with %d" % run.returncode, run.stdout, run.stderr)
-    return run.stdout
+from rig import fail, vtice
 
 
 def printed(out):

@@ -19,38 +19,8 @@ import subprocess
 import sys
 import tempfile
 
-GDB_COUNT = r'''
-import gdb
-ret = int(gdb.parse_and_eval("*(unsigned long *)$rsp"))
-sp0 = int(gdb.parse_and_eval("$rsp"))
-pc = int(gdb.parse_and_eval("$pc"))
-n = 0
-while n < 200000:
-    gdb.execute("stepi", to_string=True)
-    npc = int(gdb.parse_and_eval("$pc"))
-    if npc != pc:
-        n += 1
-    pc = npc
-    if pc == ret and int(gdb.parse_and_eval("$rsp")) > sp0:
-        break
-print("GDB-INSTRUCTIONS %d" % n)
-'''
+from rig import fail, gdb_step_count, vtice
 
-
-def fail(message, *outputs):
-    print("FAIL:", message)
-    for out in outputs:
-        print("---- output ----")
-        print(out[-6000:])
-    sys.exit(1)
-
-
-def vtice_batch(vtice, port, commands, timeout=240):
-    run = subprocess.run([vtice, "attach", "127.0.0.1:" + port, "--batch", "-", "--timeout", "60"],
-                         input="\n".join(commands) + "\n", capture_output=True, text=True, timeout=timeout)
-    if run.returncode != 0:
-        fail("vtice attach exited with %d" % run.returncode, run.stdout, run.stderr)
-    return run.stdout
 
 
 def graph_functions(text):
@@ -58,7 +28,7 @@ def graph_functions(text):
 
 
 def main():
-    vtice = sys.argv[1]
+    binary = sys.argv[1]
     port = os.environ.get("VTICE_QEMU_PORT")
     if not port:
         print("SKIP: run under tests/qemu/run.sh exec")
@@ -69,7 +39,7 @@ def main():
     work = tempfile.mkdtemp(prefix="vtice-trace-")
     trace_file = os.path.join(work, "openat.vtrace")
 
-    out = vtice_batch(vtice, port, ["trace syscall openat --comm vtice-work -o " + trace_file,
+    out = vtice(binary, port, ["trace syscall openat --comm vtice-work -o " + trace_file,
                                     "break __x64_sys_openat", "continue", "info task", "delete"])
     funcs = graph_functions(out)
     for want in ("getname", "do_filp_open", "path_openat"):
@@ -82,23 +52,14 @@ def main():
     if 'comm "vtice-work"' not in out:
         fail("the next openat stop is not in vtice-work", out)
 
-    report = subprocess.run([vtice, "report", trace_file], capture_output=True, text=True, timeout=60)
+    report = subprocess.run([binary, "report", trace_file], capture_output=True, text=True, timeout=60)
     if report.returncode != 0:
         fail("vtice report failed", report.stdout, report.stderr)
     for want in ("getname", "do_filp_open", "path_openat"):
         if want not in graph_functions(report.stdout):
             fail("vtice report of the trace file lacks %s()" % want, report.stdout)
 
-    script = os.path.join(work, "count.py")
-    with open(script, "w") as f:
-        f.write(GDB_COUNT)
-    gdb = subprocess.run(["gdb", "-batch", "-nx", "-ex", "set pagination off",
-                          "-ex", "target remote 127.0.0.1:" + port, "-x", script, "-ex", "detach"],
-                         capture_output=True, text=True, timeout=900)
-    g = re.search(r"GDB-INSTRUCTIONS (\d+)", gdb.stdout)
-    if not g:
-        fail("gdb did not count", gdb.stdout, gdb.stderr)
-    step_insns = int(g.group(1))
+    step_insns, _, _ = gdb_step_count(port, os.path.join(work, "count.py"))
     ratio = block_insns / step_insns
     if abs(ratio - 1) > 0.03:
         fail("vtice block trace counted %d instructions, gdb single-stepping %d (%.1f %%)"

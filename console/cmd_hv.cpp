@@ -1,0 +1,175 @@
+// vtice hv status|caps: what the hypervisor module reports through
+// /dev/vtice. Rendering lives in hv_format.cpp; this file talks to the device.
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "args.hpp"
+#include "hv_format.hpp"
+#include "subcommands.hpp"
+
+namespace vtice::console {
+
+namespace {
+
+const char kHelp[] =
+	"usage: vtice hv status|caps [--device PATH]\n"
+	"\n"
+	"Asks the loaded vtice hypervisor module (root only):\n"
+	"  status   which CPUs are virtualized, and their VM-exit counts per exit\n"
+	"           reason per CPU\n"
+	"  caps     the VMX features the module found and probed on this machine,\n"
+	"           and the raw VMX capability MSRs\n"
+	"\n"
+	"options:\n"
+	"  --device PATH   the vtice device (default /dev/vtice)\n";
+
+class DeviceFd {
+public:
+	explicit DeviceFd(int fd) : fd_(fd) {}
+	DeviceFd(DeviceFd &&other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+	DeviceFd(const DeviceFd &) = delete;
+	DeviceFd &operator=(const DeviceFd &) = delete;
+	DeviceFd &operator=(DeviceFd &&) = delete;
+	~DeviceFd()
+	{
+		if (fd_ >= 0)
+			close(fd_);
+	}
+	int get() const { return fd_; }
+
+private:
+	int fd_;
+};
+
+Error open_error(const std::string &path, int err)
+{
+	if (err == ENOENT || err == ENODEV || err == ENXIO)
+		return make_error(path + ": no such file — is the vtice module loaded?");
+	if (err == EACCES || err == EPERM)
+		return make_error(path + ": permission denied — root only");
+	return make_error(path + ": " + std::strerror(err));
+}
+
+Result<DeviceFd> open_device(const std::string &path)
+{
+	int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return open_error(path, errno);
+	return DeviceFd(fd);
+}
+
+Error ioctl_error(const std::string &path, const char *what, int err)
+{
+	if (err == ENOTTY)
+		return make_error(path + ": " + what + " not supported by this module (is " + path +
+				  " the vtice device, of the same version?)");
+	if (err == EINVAL)
+		return make_error(path + ": " + what + " rejected (ABI version " +
+				  std::to_string(VTICE_ABI_VERSION) + " mismatch?)");
+	return make_error(path + ": " + what + ": " + std::strerror(err));
+}
+
+// Every vtice ioctl argument begins with its size and the ABI version.
+template <class T>
+T request()
+{
+	T arg{};
+	arg.size = sizeof(T);
+	arg.version = VTICE_ABI_VERSION;
+	return arg;
+}
+
+Result<vtice_status> read_status(const DeviceFd &dev, const std::string &path)
+{
+	auto status = request<vtice_status>();
+	if (ioctl(dev.get(), VTICE_IOC_STATUS, &status) < 0)
+		return ioctl_error(path, "VTICE_IOC_STATUS", errno);
+	return status;
+}
+
+// CPUs the module does not know (not possible, offline) answer EINVAL and
+// are left out; any other failure is an error.
+Result<std::vector<vtice_cpu_stats>> read_cpu_stats(const DeviceFd &dev, const std::string &path,
+						    const vtice_status &status)
+{
+	std::vector<vtice_cpu_stats> cpus;
+	unsigned limit = status.nr_cpu_ids < VTICE_MAX_CPUS ? status.nr_cpu_ids : VTICE_MAX_CPUS;
+	for (unsigned cpu = 0; cpu < limit; cpu++) {
+		auto stats = request<vtice_cpu_stats>();
+		stats.cpu = cpu;
+		if (ioctl(dev.get(), VTICE_IOC_CPU_STATS, &stats) == 0)
+			cpus.push_back(stats);
+		else if (errno != EINVAL && errno != ENODEV && errno != ENXIO)
+			return ioctl_error(path, "VTICE_IOC_CPU_STATS", errno);
+	}
+	return cpus;
+}
+
+int fail(const Error &error)
+{
+	std::fprintf(stderr, "vtice hv: %s\n", error.to_string().c_str());
+	return kExitFailure;
+}
+
+int run_status(const std::string &path)
+{
+	auto dev = open_device(path);
+	if (!dev)
+		return fail(dev.error());
+	auto status = read_status(*dev, path);
+	if (!status)
+		return fail(status.error());
+	auto cpus = read_cpu_stats(*dev, path, *status);
+	if (!cpus)
+		return fail(cpus.error());
+	std::fputs(format_status(*status, *cpus).c_str(), stdout);
+	return kExitOk;
+}
+
+int run_caps(const std::string &path)
+{
+	auto dev = open_device(path);
+	if (!dev)
+		return fail(dev.error());
+	auto caps = request<vtice_caps>();
+	if (ioctl(dev->get(), VTICE_IOC_CAPS, &caps) < 0)
+		return fail(ioctl_error(path, "VTICE_IOC_CAPS", errno));
+	std::fputs(format_caps(caps).c_str(), stdout);
+	return kExitOk;
+}
+
+}  // namespace
+
+int cmd_hv(int argc, char **argv)
+{
+	auto args = parse_args(argc, argv, {{"--device", true}});
+	if (!args) {
+		std::fprintf(stderr, "vtice hv: %s\n", args.error().to_string().c_str());
+		return kExitUsage;
+	}
+	if (args->help) {
+		std::fputs(kHelp, stdout);
+		return kExitOk;
+	}
+	std::string path = args->get("--device").value_or("/dev/" VTICE_DEVICE_NAME);
+	if (args->positional.size() != 1) {
+		std::fprintf(stderr, "vtice hv: expected one of 'status' or 'caps'\n\n%s", kHelp);
+		return kExitUsage;
+	}
+	const std::string &what = args->positional[0];
+	if (what == "status")
+		return run_status(path);
+	if (what == "caps")
+		return run_caps(path);
+	std::fprintf(stderr, "vtice hv: unknown request '%s' (status, caps)\n", what.c_str());
+	return kExitUsage;
+}
+
+}  // namespace vtice::console

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Identity EPT and the MTRR snapshot that gives its memory types. */
+#ifndef VT_CORE_EPT_H
+#define VT_CORE_EPT_H
+
+#include "types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define VT_MTRR_MAX_VAR		32
+#define VT_MTRR_FIXED_COUNT	88	/* 8 x 64K + 16 x 16K + 64 x 4K below 1 MiB */
+#define VT_MTRR_FIXED_END	0x100000ull
+
+struct vt_mtrr_var {
+	u64 base;	/* IA32_MTRR_PHYSBASEn, type in bits 7:0 */
+	u64 mask;	/* IA32_MTRR_PHYSMASKn, valid in bit 11 */
+};
+
+/* MTRRs as read on the boot CPU, SDM Vol. 3A 11.11. */
+struct vt_mtrr_state {
+	bool supported;
+	u64 def_type;		/* IA32_MTRR_DEF_TYPE */
+	u64 cap;		/* IA32_MTRRCAP */
+	u64 phys_mask;		/* bits maxphyaddr-1 : 12 */
+	u32 nr_var;
+	struct vt_mtrr_var var[VT_MTRR_MAX_VAR];
+	u8 fixed[VT_MTRR_FIXED_COUNT];
+};
+
+void vt_mtrr_read(struct vt_mtrr_state *s);
+/*
+ * Type of [base, base + size) (size a power of two, base aligned to it),
+ * or MTRR_TYPE_INVALID when the range mixes types and must be split.
+ */
+u8 vt_mtrr_range_type(const struct vt_mtrr_state *s, u64 base, u64 size);
+
+#define VT_EPT_POOL_PAGES	32	/* tables for splits made in VMX root */
+#define VT_EPT_LEVEL_PTE	1
+#define VT_EPT_LEVEL_PDE	2
+#define VT_EPT_LEVEL_PDPTE	3
+
+struct vt_ept {
+	u64 *pml4;
+	u64 eptp;
+	u64 top;		/* identity-mapped up to here */
+	bool use_1g;
+	bool ad;
+	u32 tables;		/* table pages in use, for the log and tests */
+	void *pool[VT_EPT_POOL_PAGES];
+	u32 pool_left;
+	const struct vt_mtrr_state *mtrr;
+};
+
+int vt_ept_build(struct vt_ept *ept, u64 ept_vpid_cap, const struct vt_mtrr_state *mtrr,
+		 u64 top);
+void vt_ept_free(struct vt_ept *ept);
+/* The leaf entry mapping gpa and its level, or NULL if unmapped. */
+u64 *vt_ept_leaf(const struct vt_ept *ept, u64 gpa, int *level);
+/*
+ * Split the large page mapping gpa down to 4 KiB (no allocation: uses the
+ * pool, so it is callable from VMX root). Caller does INVEPT afterwards.
+ */
+int vt_ept_split_4k(struct vt_ept *ept, u64 gpa);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VT_CORE_EPT_H */

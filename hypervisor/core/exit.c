@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * VM-exit dispatcher. The stub saved the guest GPRs; everything else about
+ * the guest is in the current VMCS. Exits this hypervisor never enables
+ * (HLT, I/O, interrupt window...) fall to vt_handle_fatal: the CPU is given
+ * back to the kernel unvirtualized rather than left in an unknown state.
+ */
+#include "exit.h"
+#include "intrin.h"
+#include "os.h"
+
+VT_STATIC_ASSERT(VT_EXIT_REASON_COUNT == VT_EXIT_SLOTS, "exit counters cover the table");
+
+static const vt_exit_fn vt_exit_table[VT_EXIT_REASON_COUNT] = {
+	[EXIT_REASON_EXCEPTION_NMI]	= vt_handle_exception_nmi,
+	[EXIT_REASON_TRIPLE_FAULT]	= vt_handle_triple_fault,
+	[EXIT_REASON_INIT_SIGNAL]	= vt_handle_init_signal,
+	[EXIT_REASON_NMI_WINDOW]	= vt_handle_nmi_window,
+	[EXIT_REASON_CPUID]		= vt_handle_cpuid,
+	[EXIT_REASON_GETSEC]		= vt_handle_vmx_instruction,
+	[EXIT_REASON_INVD]		= vt_handle_invd,
+	[EXIT_REASON_VMCALL]		= vt_handle_vmcall,
+	[EXIT_REASON_VMCLEAR]		= vt_handle_vmx_instruction,
+	[EXIT_REASON_VMLAUNCH]		= vt_handle_vmx_instruction,
+	[EXIT_REASON_VMPTRLD]		= vt_handle_vmx_instruction,
+	[EXIT_REASON_VMPTRST]		= vt_handle_vmx_instruction,
+	[EXIT_REASON_VMREAD]		= vt_handle_vmx_instruction,
+	[EXIT_REASON_VMRESUME]		= vt_handle_vmx_instruction,
+	[EXIT_REASON_VMWRITE]		= vt_handle_vmx_instruction,
+	[EXIT_REASON_VMOFF]		= vt_handle_vmx_instruction,
+	[EXIT_REASON_VMON]		= vt_handle_vmx_instruction,
+	[EXIT_REASON_CR_ACCESS]		= vt_handle_cr_access,
+	[EXIT_REASON_MSR_READ]		= vt_handle_rdmsr,
+	[EXIT_REASON_MSR_WRITE]		= vt_handle_wrmsr,
+	[EXIT_REASON_MONITOR_TRAP_FLAG]	= vt_handle_mtf,
+	[EXIT_REASON_EPT_VIOLATION]	= vt_handle_ept_violation,
+	[EXIT_REASON_EPT_MISCONFIG]	= vt_handle_ept_misconfig,
+	[EXIT_REASON_INVEPT]		= vt_handle_vmx_instruction,
+	[EXIT_REASON_INVVPID]		= vt_handle_vmx_instruction,
+	[EXIT_REASON_VMFUNC]		= vt_handle_vmx_instruction,
+	[EXIT_REASON_XSETBV]		= vt_handle_xsetbv,
+	[EXIT_REASON_INVPCID]		= vt_handle_invpcid,
+};
+
+vt_exit_fn vt_exit_lookup(u32 basic)
+{
+	if (basic < VT_EXIT_REASON_COUNT && vt_exit_table[basic])
+		return vt_exit_table[basic];
+	return vt_handle_fatal;
+}
+
+u64 vt_vmread_or0(u64 field)
+{
+	u64 v = 0;
+
+	if (vt_vmread(field, &v) != VT_VMX_OK)
+		return 0;
+	return v;
+}
+
+void vt_advance_rip(struct vt_exit *exit)
+{
+	u64 rip = vt_vmread_or0(GUEST_RIP);
+	u64 len = vt_vmread_or0(VM_EXIT_INSTRUCTION_LEN);
+	u64 interruptibility = vt_vmread_or0(GUEST_INTERRUPTIBILITY_INFO);
+
+	vt_vmwrite(GUEST_RIP, rip + len);
+	exit->rip_advanced = true;
+	/* Emulating an instruction ends STI/MOV-SS blocking (SDM 3C 25.1.2). */
+	if (interruptibility & (GUEST_INTR_STATE_STI | GUEST_INTR_STATE_MOV_SS))
+		vt_vmwrite(GUEST_INTERRUPTIBILITY_INFO,
+			   interruptibility & ~(u64)(GUEST_INTR_STATE_STI | GUEST_INTR_STATE_MOV_SS));
+}
+
+/* Hardware exception injection, SDM Vol. 3C 24.8.3 and 27.6. */
+void vt_inject_exception(struct vt_exit *exit, u8 vector, bool has_error, u32 error)
+{
+	u32 info = vector | INTR_TYPE_HARD_EXCEPTION | INTR_INFO_VALID_MASK;
+
+	if (has_error) {
+		info |= INTR_INFO_DELIVER_CODE_MASK;
+		vt_vmwrite(VM_ENTRY_EXCEPTION_ERROR_CODE, error);
+	}
+	vt_vmwrite(VM_ENTRY_INTR_INFO_FIELD, info);
+	exit->injected = true;
+}
+
+void vt_inject_ud(struct vt_exit *exit)
+{
+	vt_inject_exception(exit, X86_TRAP_UD, false, 0);
+}
+
+void vt_inject_gp0(struct vt_exit *exit)
+{
+	vt_inject_exception(exit, X86_TRAP_GP, true, 0);
+}
+
+/* GPR numbering of exit qualifications (SDM 3C Table 28-3): RAX..R15. */
+u64 *vt_gpr(struct vt_guest_regs *regs, u32 index)
+{
+	u64 *gprs = &regs->rax;
+
+	if (index == 4 || index > 15)
+		return NULL;
+	return &gprs[index];
+}
+
+u64 vt_read_gpr(struct vt_exit *exit, u32 index)
+{
+	u64 *r = vt_gpr(exit->regs, index);
+
+	return r ? *r : vt_vmread_or0(GUEST_RSP);
+}
+
+void vt_write_gpr(struct vt_exit *exit, u32 index, u64 value)
+{
+	u64 *r = vt_gpr(exit->regs, index);
+
+	if (r)
+		*r = value;
+	else
+		vt_vmwrite(GUEST_RSP, value);
+}
+
+/* The current privilege level is SS.DPL (SDM Vol. 3A 5.5, 3C 24.4.1). */
+u32 vt_guest_cpl(void)
+{
+	return VMX_AR_DPL(vt_vmread_or0(GUEST_SS_AR_BYTES));
+}
+
+/* Drop the guest's cached linear translations (its VPID only). */
+void vt_flush_guest_tlb(struct vt_vcpu *vcpu)
+{
+	if (vcpu->hv->ctls.proc2 & SECONDARY_EXEC_ENABLE_VPID)
+		vt_invvpid(VMX_VPID_EXTENT_SINGLE_CONTEXT, vcpu->vpid, 0);
+}
+
+enum vt_exit_action vt_complete(struct vt_exit *exit, bool fault)
+{
+	if (fault)
+		vt_inject_gp0(exit);
+	else
+		vt_advance_rip(exit);
+	return VT_EXIT_RESUME;
+}
+
+static void vt_count_exit(struct vt_vcpu *vcpu, u32 basic)
+{
+	vcpu->exits_total++;
+	if (basic < VT_EXIT_REASON_COUNT)
+		vcpu->exits[basic]++;
+	else
+		vcpu->exits_unknown++;
+}
+
+bool vt_exit_handler(struct vt_guest_regs *regs)
+{
+	struct vt_vcpu *vcpu = *(struct vt_vcpu **)(regs + 1);
+	struct vt_exit exit = { .vcpu = vcpu, .regs = regs };
+
+	exit.reason = (u32)vt_vmread_or0(VM_EXIT_REASON);
+	exit.basic = exit.reason & VMX_EXIT_REASON_BASIC_MASK;
+	exit.qual = vt_vmread_or0(EXIT_QUALIFICATION);
+	vt_count_exit(vcpu, exit.basic);
+	if (exit.reason & VMX_EXIT_REASONS_FAILED_VMENTRY) {
+		vt_handle_fatal(&exit);
+		vt_vcpu_leave_vmx(vcpu, regs);
+		return false;
+	}
+	if (vt_exit_lookup(exit.basic)(&exit) == VT_EXIT_LEAVE_VMX) {
+		vt_vcpu_leave_vmx(vcpu, regs);
+		return false;
+	}
+	return true;
+}
+
+bool vt_resume_failed(struct vt_guest_regs *regs)
+{
+	struct vt_vcpu *vcpu = *(struct vt_vcpu **)(regs + 1);
+
+	vcpu->last_vm_error = (u32)vt_vmread_or0(VM_INSTRUCTION_ERROR);
+	vt_err("cpu %u: VMRESUME failed, VM-instruction error %u; leaving VMX\n",
+	       vcpu->cpu, vcpu->last_vm_error);
+	vt_vcpu_leave_vmx(vcpu, regs);
+	return false;
+}

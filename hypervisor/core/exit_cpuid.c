@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * CPUID exits unconditionally in VMX non-root (SDM Vol. 3C 25.1.2). The
+ * guest gets the bare CPU's answer with VMX hidden (CPUID.1:ECX[5]) and no
+ * hypervisor-present bit (CPUID.1:ECX[31]) or 0x4000000x signature: leaves
+ * above the maximum are answered by the real CPU, as without a hypervisor.
+ */
+#include "exit.h"
+#include "intrin.h"
+
+enum vt_exit_action vt_handle_cpuid(struct vt_exit *exit)
+{
+	struct vt_guest_regs *r = exit->regs;
+	struct vt_cpuid_regs out;
+	u32 leaf = (u32)r->rax;
+
+	vt_cpuid(leaf, (u32)r->rcx, &out);
+	if (leaf == 1)
+		out.ecx &= ~(u32)(CPUID_1_ECX_VMX | CPUID_1_ECX_HYPERVISOR);
+	/* 32-bit results zero-extend, as a native CPUID does (SDM 2A CPUID) */
+	r->rax = out.eax;
+	r->rbx = out.ebx;
+	r->rcx = out.ecx;
+	r->rdx = out.edx;
+	vt_advance_rip(exit);
+	return VT_EXIT_RESUME;
+}

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Control-register family: MOV to/from CR0/CR3/CR4/CR8 (SDM Vol. 3C 25.1.3,
+ * exit qualification Table 28-3), XSETBV, INVD and INVPCID.
+ * Only CR4.VMXE is owned by the hypervisor (guest/host mask); the guest
+ * reads it as 0 and an attempt to set it gets #GP, as on a CPU without VMX.
+ */
+#include "exit.h"
+#include "intrin.h"
+#include "os.h"
+
+static enum vt_exit_action vt_mov_to_cr0(struct vt_exit *exit, u64 value)
+{
+	const struct vt_vmx_caps *c = &exit->vcpu->hv->caps;
+
+	if (!vt_cr_fixed_ok(value, c->cr0_fixed0, c->cr0_fixed1))
+		return vt_complete(exit, true);
+	vt_vmwrite(GUEST_CR0, value);
+	vt_vmwrite(CR0_READ_SHADOW, value);
+	return vt_complete(exit, false);
+}
+
+static enum vt_exit_action vt_mov_to_cr4(struct vt_exit *exit, u64 value)
+{
+	const struct vt_vmx_caps *c = &exit->vcpu->hv->caps;
+	u64 real = value | X86_CR4_VMXE;
+
+	if ((value & X86_CR4_VMXE) || !vt_cr_fixed_ok(real, c->cr4_fixed0, c->cr4_fixed1))
+		return vt_complete(exit, true);
+	vt_vmwrite(GUEST_CR4, real);
+	vt_vmwrite(CR4_READ_SHADOW, value);
+	/* PGE/PCIDE changes flush the TLB natively (SDM 3A 4.10.4.1). */
+	vt_flush_guest_tlb(exit->vcpu);
+	return vt_complete(exit, false);
+}
+
+/* Only reached on CPUs that force CR3-load/store exiting (no TRUE MSRs). */
+static enum vt_exit_action vt_mov_to_cr3(struct vt_exit *exit, u64 value)
+{
+	u64 cr4 = vt_vmread_or0(GUEST_CR4);
+
+	vt_vmwrite(GUEST_CR3, value & ~X86_CR3_PCID_NOFLUSH);
+	if (!((cr4 & X86_CR4_PCIDE) && (value & X86_CR3_PCID_NOFLUSH)))
+		vt_flush_guest_tlb(exit->vcpu);
+	return vt_complete(exit, false);
+}
+
+enum vt_exit_action vt_handle_cr_access(struct vt_exit *exit)
+{
+	u32 cr = exit->qual & CONTROL_REG_ACCESS_NUM;
+	u32 type = (exit->qual & CONTROL_REG_ACCESS_TYPE) >> CONTROL_REG_ACCESS_TYPE_SHIFT;
+	u32 reg = (exit->qual & CONTROL_REG_ACCESS_REG) >> CONTROL_REG_ACCESS_REG_SHIFT;
+	u64 value = vt_read_gpr(exit, reg);
+
+	if (type == CR_ACCESS_MOV_TO_CR) {
+		switch (cr) {
+		case 0:
+			return vt_mov_to_cr0(exit, value);
+		case 3:
+			return vt_mov_to_cr3(exit, value);
+		case 4:
+			return vt_mov_to_cr4(exit, value);
+		case 8:
+			vt_write_cr8(value);
+			return vt_complete(exit, false);
+		}
+	} else if (type == CR_ACCESS_MOV_FROM_CR && (cr == 3 || cr == 8)) {
+		vt_write_gpr(exit, reg, cr == 3 ? vt_vmread_or0(GUEST_CR3) : vt_read_cr8());
+		return vt_complete(exit, false);
+	}
+	/* CLTS/LMSW only exit for CR0 bits we own, and we own none. */
+	return vt_handle_fatal(exit);
+}
+
+/* XCR0 rules of XSETBV (SDM Vol. 2D XSETBV, Vol. 1 13.3). */
+static bool vt_xcr0_valid(u64 value)
+{
+	struct vt_cpuid_regs r;
+	u64 supported;
+
+	vt_cpuid(0xd, 0, &r);
+	supported = ((u64)r.edx << 32) | r.eax;
+	if (!(value & XFEATURE_MASK_FP) || (value & ~supported))
+		return false;
+	if ((value & XFEATURE_MASK_YMM) && !(value & XFEATURE_MASK_SSE))
+		return false;
+	if ((value & XFEATURE_MASK_AVX512) &&
+	    ((value & XFEATURE_MASK_AVX512) != XFEATURE_MASK_AVX512 ||
+	     !(value & XFEATURE_MASK_YMM)))
+		return false;
+	/* MPX: BNDREGS and BNDCSR together or not at all */
+	return ((value >> 3) & 1) == ((value >> 4) & 1);
+}
+
+enum vt_exit_action vt_handle_xsetbv(struct vt_exit *exit)
+{
+	struct vt_guest_regs *r = exit->regs;
+	u64 value = (r->rdx << 32) | (u32)r->rax;
+
+	if (!(vt_vmread_or0(GUEST_CR4) & X86_CR4_OSXSAVE)) {
+		vt_inject_ud(exit);
+		return VT_EXIT_RESUME;
+	}
+	if (vt_guest_cpl() != 0 || (u32)r->rcx != 0 || !vt_xcr0_valid(value))
+		return vt_complete(exit, true);
+	vt_xsetbv(0, value);
+	return vt_complete(exit, false);
+}
+
+/* INVD would drop dirty lines the kernel still owns; write them back. */
+enum vt_exit_action vt_handle_invd(struct vt_exit *exit)
+{
+	vt_wbinvd();
+	return vt_complete(exit, false);
+}
+
+/*
+ * INVPCID exits only with "INVLPG exiting" set, which this hypervisor
+ * leaves clear; if a CPU forces it, flush all of the guest's translations
+ * (more than asked for, which is always safe). The type register is
+ * VMX-instruction-information bits 31:28 (SDM 3C Table 28-13).
+ */
+enum vt_exit_action vt_handle_invpcid(struct vt_exit *exit)
+{
+	u32 info = (u32)vt_vmread_or0(VMX_INSTRUCTION_INFO);
+	u64 type = vt_read_gpr(exit, (info >> 28) & 0xf);
+
+	if (type > 3)
+		return vt_complete(exit, true);
+	vt_flush_guest_tlb(exit->vcpu);
+	return vt_complete(exit, false);
+}

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Exceptions and NMIs (exception bitmap, SDM Vol. 3C 25.2), NMI windows and
+ * the monitor trap flag. The exception bitmap is 0 until a debugger sets
+ * bits; whatever its callback does not consume is re-injected unchanged.
+ */
+#include "exit.h"
+#include "intrin.h"
+
+static bool vt_is_soft_event(u32 type)
+{
+	return type == INTR_TYPE_SOFT_INTR || type == INTR_TYPE_PRIV_SW_EXCEPTION ||
+	       type == INTR_TYPE_SOFT_EXCEPTION;
+}
+
+/* Deliver the exit's event to the guest as it would have been (SDM 3C 27.6.1). */
+static void vt_reinject(struct vt_exit *exit, u32 info)
+{
+	u32 type = info & INTR_INFO_INTR_TYPE_MASK;
+
+	if (info & INTR_INFO_DELIVER_CODE_MASK)
+		vt_vmwrite(VM_ENTRY_EXCEPTION_ERROR_CODE,
+			   vt_vmread_or0(VM_EXIT_INTR_ERROR_CODE));
+	if (vt_is_soft_event(type))
+		vt_vmwrite(VM_ENTRY_INSTRUCTION_LEN, vt_vmread_or0(VM_EXIT_INSTRUCTION_LEN));
+	vt_vmwrite(VM_ENTRY_INTR_INFO_FIELD,
+		   info & (INTR_INFO_VECTOR_MASK | INTR_INFO_INTR_TYPE_MASK |
+			   INTR_INFO_DELIVER_CODE_MASK | INTR_INFO_VALID_MASK));
+	exit->injected = true;
+}
+
+enum vt_exit_action vt_handle_exception_nmi(struct vt_exit *exit)
+{
+	const struct vt_callbacks *cb = exit->vcpu->hv->cb;
+	u32 info = (u32)vt_vmread_or0(VM_EXIT_INTR_INFO);
+	u32 vector = info & INTR_INFO_VECTOR_MASK;
+
+	/* IRET unblocked NMIs before faulting: re-block them (SDM 3C 28.2.3). */
+	if ((info & INTR_INFO_UNBLOCK_NMI) && vector != 8)
+		vt_vmwrite(GUEST_INTERRUPTIBILITY_INFO,
+			   vt_vmread_or0(GUEST_INTERRUPTIBILITY_INFO) | GUEST_INTR_STATE_NMI);
+	if ((info & INTR_INFO_INTR_TYPE_MASK) != INTR_TYPE_NMI_INTR && cb && cb->exception &&
+	    cb->exception(exit->vcpu, exit, info))
+		return VT_EXIT_RESUME;
+	vt_reinject(exit, info);
+	return VT_EXIT_RESUME;
+}
+
+static void vt_clear_proc_control(u32 bit)
+{
+	vt_vmwrite(CPU_BASED_VM_EXEC_CONTROL, vt_vmread_or0(CPU_BASED_VM_EXEC_CONTROL) & ~bit);
+}
+
+/* Open NMI window: deliver the NMI a handler deferred (vcpu->nmi_pending). */
+enum vt_exit_action vt_handle_nmi_window(struct vt_exit *exit)
+{
+	vt_clear_proc_control(CPU_BASED_NMI_WINDOW_EXITING);
+	if (exit->vcpu->nmi_pending) {
+		exit->vcpu->nmi_pending = false;
+		vt_vmwrite(VM_ENTRY_INTR_INFO_FIELD,
+			   X86_TRAP_NMI | INTR_TYPE_NMI_INTR | INTR_INFO_VALID_MASK);
+		exit->injected = true;
+	}
+	return VT_EXIT_RESUME;
+}
+
+enum vt_exit_action vt_handle_mtf(struct vt_exit *exit)
+{
+	const struct vt_callbacks *cb = exit->vcpu->hv->cb;
+
+	if (!(cb && cb->mtf && cb->mtf(exit->vcpu, exit)))
+		vt_clear_proc_control(CPU_BASED_MONITOR_TRAP_FLAG);
+	return VT_EXIT_RESUME;
+}

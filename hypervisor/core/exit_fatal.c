@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Exits that end virtualization on this CPU: triple fault, failed VM
+ * entries and reasons this hypervisor never enables. Log what is known,
+ * then leave VMX at the guest's RIP (not advanced), so the kernel continues
+ * on bare metal exactly as it would have without us; for a triple fault
+ * that means the fault recurs natively and the machine resets, as it would
+ * have anyway, but with our log line first.
+ */
+#include "exit.h"
+#include "intrin.h"
+#include "os.h"
+
+enum vt_exit_action vt_handle_triple_fault(struct vt_exit *exit)
+{
+	vt_err("cpu %u: guest triple fault at rip 0x%llx rsp 0x%llx cr3 0x%llx idt-vectoring 0x%llx\n",
+	       exit->vcpu->cpu, vt_vmread_or0(GUEST_RIP), vt_vmread_or0(GUEST_RSP),
+	       vt_vmread_or0(GUEST_CR3), vt_vmread_or0(IDT_VECTORING_INFO_FIELD));
+	return VT_EXIT_LEAVE_VMX;
+}
+
+/*
+ * INIT is only sent to a running CPU on reset/kexec paths; the module
+ * devirtualizes CPUs before they go offline, so ignore it (a virtualized
+ * CPU cannot enter wait-for-SIPI without help: SDM 3C 25.2).
+ */
+enum vt_exit_action vt_handle_init_signal(struct vt_exit *exit)
+{
+	vt_warn("cpu %u: INIT signal ignored while virtualized\n", exit->vcpu->cpu);
+	return VT_EXIT_RESUME;
+}
+
+enum vt_exit_action vt_handle_fatal(struct vt_exit *exit)
+{
+	vt_err("cpu %u: unexpected VM exit reason 0x%x qual 0x%llx rip 0x%llx; leaving VMX\n",
+	       exit->vcpu->cpu, exit->reason, exit->qual, vt_vmread_or0(GUEST_RIP));
+	return VT_EXIT_LEAVE_VMX;
+}

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * VMCALL: the control channel from the module's kernel side (ABI in
+ * include/uapi/vtice/vmcall.h). Honoured only from CPL 0 in 64-bit mode
+ * with the per-load key in RCX; anything else gets #UD and nothing else,
+ * exactly what VMCALL does outside VMX non-root (SDM Vol. 2B VMCALL).
+ */
+#include "exit.h"
+#include "intrin.h"
+#include <vtice/vmcall.h>
+
+static bool vt_vmcall_authentic(struct vt_exit *exit)
+{
+	u64 cs_ar = vt_vmread_or0(GUEST_CS_AR_BYTES);
+
+	if (vt_guest_cpl() != 0 || !(cs_ar & VMX_AR_L_MASK))
+		return false;
+	return exit->regs->rcx == exit->vcpu->hv->key;
+}
+
+static u64 vt_emit_test(struct vt_vcpu *vcpu, u64 count, u64 value, u64 *stored)
+{
+	struct vtice_record rec = { .type = VTICE_REC_TEST, .cpu = (u16)vcpu->cpu };
+	u64 i;
+
+	*stored = 0;
+	if (!vcpu->ring.hdr || count == 0 || count > VTICE_VMCALL_EMIT_MAX)
+		return (u64)VTICE_VMCALL_EINVAL;
+	for (i = 0; i < count; i++) {
+		rec.tsc = vt_rdtsc();
+		rec.u.test.value = value;
+		rec.u.test.sequence = i;
+		if (vt_ring_push(&vcpu->ring, &rec))
+			(*stored)++;
+	}
+	return VTICE_VMCALL_OK;
+}
+
+enum vt_exit_action vt_handle_vmcall(struct vt_exit *exit)
+{
+	struct vt_guest_regs *r = exit->regs;
+	struct vt_vcpu *vcpu = exit->vcpu;
+	const struct vt_callbacks *cb = vcpu->hv->cb;
+	enum vt_exit_action action = VT_EXIT_RESUME;
+	u64 out = 0, status = VTICE_VMCALL_OK;
+
+	if (!vt_vmcall_authentic(exit)) {
+		vt_inject_ud(exit);
+		return VT_EXIT_RESUME;
+	}
+	switch (r->rax) {
+	case VTICE_VMCALL_PING:
+		out = VTICE_VMCALL_PONG;
+		break;
+	case VTICE_VMCALL_DEVIRTUALIZE:
+		action = VT_EXIT_LEAVE_VMX;
+		break;
+	case VTICE_VMCALL_EMIT_TEST:
+		status = vt_emit_test(vcpu, r->rdx, r->r8, &out);
+		break;
+	case VTICE_VMCALL_INVEPT:
+		vt_invept(VMX_EPT_EXTENT_CONTEXT, vcpu->hv->ept.eptp);
+		break;
+	default:
+		if (r->rax >= VTICE_VMCALL_USER_BASE && cb && cb->vmcall &&
+		    cb->vmcall(vcpu, exit, r->rax))
+			return VT_EXIT_RESUME;	/* the callback set RAX/RDX, advanced RIP */
+		status = (u64)VTICE_VMCALL_ENOSYS;
+	}
+	r->rax = status;
+	r->rdx = out;
+	vt_advance_rip(exit);
+	return action;
+}

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The portable hypervisor core: global state (struct vt_hv), per-CPU state
+ * (struct vt_vcpu) and the functions the OS layer calls.
+ */
+#ifndef VT_CORE_HV_H
+#define VT_CORE_HV_H
+
+#include "types.h"
+#include "ept.h"
+#include "ring.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * The OS layer includes only this header (and os.h): the hardware
+ * definitions in vmx_defs.h reuse Linux's names and would clash there.
+ */
+
+/* Guest GPRs as the VM-exit stub saves them (os/linux/vmx_entry.S). */
+struct vt_guest_regs {
+	u64 rax, rcx, rdx, rbx, rsp, rbp, rsi, rdi;
+	u64 r8, r9, r10, r11, r12, r13, r14, r15;
+	u64 rip, rflags;	/* filled only when leaving VMX */
+};
+VT_STATIC_ASSERT(sizeof(struct vt_guest_regs) == 144, "vmx_entry.S frame layout");
+
+/* VMX capability MSRs as read, SDM Vol. 3D Appendix A. */
+struct vt_vmx_caps {
+	u64 basic, pin, proc, proc2, exit, entry, misc;
+	u64 cr0_fixed0, cr0_fixed1, cr4_fixed0, cr4_fixed1, ept_vpid;
+	u64 flags;		/* VTICE_CAP_* (include/uapi/vtice/ioctl.h) */
+	u32 preempt_timer_shift; /* the timer ticks when TSC bit N changes */
+};
+
+/* The controls this hypervisor runs with, computed from vt_vmx_caps. */
+struct vt_controls {
+	u32 pin, proc, proc2, exit, entry;
+};
+
+struct vt_vcpu;
+struct vt_exit;
+
+/*
+ * What a debugger registers (HyperDbg-style: the VMM does not know the
+ * debugger). Each returns true when it consumed the event; false lets the
+ * core do its default (re-inject the exception, clear MTF, return ENOSYS).
+ */
+struct vt_callbacks {
+	bool (*exception)(struct vt_vcpu *vcpu, struct vt_exit *exit, u32 intr_info);
+	bool (*ept_violation)(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 gpa, u64 qual);
+	bool (*mtf)(struct vt_vcpu *vcpu, struct vt_exit *exit);
+	bool (*vmcall)(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 func);
+	/* Called by the syscall hook when the debugger enables one (later work). */
+	bool (*syscall)(struct vt_vcpu *vcpu, struct vt_exit *exit);
+};
+
+struct vt_hv {
+	struct vt_vmx_caps caps;
+	struct vt_controls ctls;
+	struct vt_ept ept;
+	struct vt_mtrr_state mtrr;
+	void *host_pml4;	/* kernel half of the page tables, see hv.c */
+	u64 host_cr3;
+	u64 key;		/* per-load VMCALL key */
+	const struct vt_callbacks *cb;
+};
+
+#define VT_HOST_STACK_PAGES	8
+#define VT_EXIT_SLOTS		80	/* basic exit reasons counted one by one */
+
+struct vt_vcpu {
+	struct vt_hv *hv;
+	u32 cpu;
+	u16 vpid;
+	bool vmxon_done;
+	bool launched;
+	bool cr4_vmxe_was_set;
+	u64 cr4_before;
+	void *vmxon_region;
+	void *vmcs;
+	u8 *msr_bitmap;
+	u8 *stack;
+	u64 debugctl_shadow;	/* what the guest believes DEBUGCTL holds */
+	u64 debugctl_owned;	/* bits the hypervisor sets (BTF/LBR tracing) */
+	bool nmi_pending;
+	struct vt_ring ring;
+	u64 exits_total;
+	u64 exits_unknown;
+	u64 exits[VT_EXIT_SLOTS];
+	u32 last_vm_error;	/* VM_INSTRUCTION_ERROR of the last failure */
+};
+
+/* hv.c */
+int vt_hv_init(struct vt_hv *hv, u64 ept_top_hint);
+void vt_hv_fini(struct vt_hv *hv);
+void vt_hv_set_callbacks(struct vt_hv *hv, const struct vt_callbacks *cb);
+
+/* vmx_caps.c */
+int vt_caps_read(struct vt_vmx_caps *caps);
+int vt_adjust_controls(u64 cap_msr, u32 required, u32 optional, u32 *out);
+int vt_compute_controls(const struct vt_vmx_caps *caps, struct vt_controls *ctls);
+int vt_check_feature_control(void);
+u64 vt_probe_debugctl(void);
+
+/*
+ * vcpu.c: all run on the vCPU's own CPU with interrupts disabled,
+ * except alloc/free, which may sleep.
+ */
+int vt_vcpu_alloc(struct vt_hv *hv, struct vt_vcpu *vcpu, u32 cpu);
+void vt_vcpu_free(struct vt_vcpu *vcpu);
+int vt_vcpu_virtualize(struct vt_vcpu *vcpu);
+int vt_vcpu_devirtualize(struct vt_vcpu *vcpu);
+u64 vt_vcpu_emit_test(struct vt_vcpu *vcpu, u32 count, u64 value, u64 *stored);
+
+/* vmcs.c */
+int vt_vmcs_setup(struct vt_vcpu *vcpu);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VT_CORE_HV_H */

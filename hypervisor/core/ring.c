@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Single-producer ring writer. The producer runs in VMX root on the ring's
+ * own CPU with interrupts off, so it needs no lock; it only has to order its
+ * stores against the consumer on another CPU (release on head).
+ */
+#include "ring.h"
+
+void vt_ring_init(struct vt_ring *ring, void *mem, u32 nr_records, u32 cpu)
+{
+	struct vtice_ring_header *hdr = mem;
+
+	vt_memset(hdr, 0, VTICE_RING_HEADER_SIZE);
+	hdr->size = sizeof(*hdr);
+	hdr->version = VTICE_RING_VERSION;
+	hdr->cpu = cpu;
+	hdr->nr_records = nr_records;
+	hdr->data_offset = VTICE_RING_HEADER_SIZE;
+	vt_ring_attach(ring, mem);
+}
+
+void vt_ring_attach(struct vt_ring *ring, void *mem)
+{
+	ring->hdr = mem;
+	ring->records = (struct vtice_record *)((u8 *)mem + VTICE_RING_HEADER_SIZE);
+	ring->unreported_lost = 0;
+}
+
+/* Free slots, trusting the consumer's tail only as far as it is sane. */
+static u64 vt_ring_space(const struct vt_ring *ring, u64 head)
+{
+	u64 tail = VT_LOAD_ACQUIRE(ring->hdr->tail);
+	u64 used = head - tail;
+
+	if (tail > head || used > ring->hdr->nr_records)
+		return 0;	/* a confused consumer: keep what it has not read */
+	return ring->hdr->nr_records - used;
+}
+
+static void vt_ring_store(struct vt_ring *ring, u64 *head, const struct vtice_record *rec)
+{
+	u32 mask = ring->hdr->nr_records - 1;
+
+	ring->records[*head & mask] = *rec;
+	*head += 1;
+	VT_STORE_RELEASE(ring->hdr->head, *head);
+}
+
+bool vt_ring_push(struct vt_ring *ring, const struct vtice_record *rec)
+{
+	u64 head = ring->hdr->head;
+	u64 need = ring->unreported_lost ? 2 : 1;
+
+	if (vt_ring_space(ring, head) < need) {
+		ring->unreported_lost++;
+		VT_STORE_RELEASE(ring->hdr->lost, ring->hdr->lost + 1);
+		return false;
+	}
+	if (ring->unreported_lost) {
+		struct vtice_record lost = {
+			.type = VTICE_REC_LOST,
+			.cpu = rec->cpu,
+			.tsc = rec->tsc,
+			.u.lost.count = ring->unreported_lost,
+		};
+
+		vt_ring_store(ring, &head, &lost);
+		ring->unreported_lost = 0;
+	}
+	vt_ring_store(ring, &head, rec);
+	return true;
+}

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Producer side of the per-CPU record ring (layout: include/uapi/vtice/ring.h). */
+#ifndef VT_CORE_RING_H
+#define VT_CORE_RING_H
+
+#include "types.h"
+/* The shared ABI headers (they use only <linux/types.h>'s __u64 names). */
+#include <vtice/ring.h>
+#include <vtice/records.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct vt_ring {
+	struct vtice_ring_header *hdr;
+	struct vtice_record *records;
+	u64 unreported_lost;	/* drops not yet announced by a LOST record */
+};
+
+void vt_ring_init(struct vt_ring *ring, void *mem, u32 nr_records, u32 cpu);
+/* Produce into a ring vt_ring_init() set up earlier, keeping its contents. */
+void vt_ring_attach(struct vt_ring *ring, void *mem);
+/* Store one record; false when the ring was full and it was dropped. */
+bool vt_ring_push(struct vt_ring *ring, const struct vtice_record *rec);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VT_CORE_RING_H */

@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Per-CPU bring-up and teardown ("blue pill"): VMXON, VMCS, VMLAUNCH into
+ * the running kernel; and the way back: VMCALL, restore, VMXOFF.
+ * Every step of bring-up that fails undoes the steps before it, so a CPU is
+ * either fully virtualized or exactly as it was.
+ */
+#include "exit.h"
+#include "intrin.h"
+#include "os.h"
+#include <vtice/vmcall.h>
+
+static void vt_msr_bitmap_set(u8 *bitmap, u32 msr)
+{
+	u32 read_off = MSR_BITMAP_READ_LOW, write_off = MSR_BITMAP_WRITE_LOW;
+
+	if (msr >= MSR_BITMAP_HIGH_BASE) {
+		msr -= MSR_BITMAP_HIGH_BASE;
+		read_off = MSR_BITMAP_READ_HIGH;
+		write_off = MSR_BITMAP_WRITE_HIGH;
+	}
+	if (msr >= MSR_BITMAP_RANGE)
+		return;		/* outside the bitmap: such MSRs always exit */
+	bitmap[read_off + msr / 8] |= 1u << (msr % 8);
+	bitmap[write_off + msr / 8] |= 1u << (msr % 8);
+}
+
+/* The MSRs we intercept; all others run natively (SDM 3C 24.6.9). */
+static void vt_msr_bitmap_init(u8 *bitmap)
+{
+	u32 msr;
+
+	for (msr = MSR_IA32_VMX_BASIC; msr <= MSR_IA32_VMX_VMFUNC; msr++)
+		vt_msr_bitmap_set(bitmap, msr);
+	vt_msr_bitmap_set(bitmap, MSR_IA32_FEAT_CTL);
+	vt_msr_bitmap_set(bitmap, MSR_IA32_DEBUGCTLMSR);
+}
+
+int vt_vcpu_alloc(struct vt_hv *hv, struct vt_vcpu *vcpu, u32 cpu)
+{
+	vt_memset(vcpu, 0, sizeof(*vcpu));
+	vcpu->hv = hv;
+	vcpu->cpu = cpu;
+	vcpu->vpid = (u16)(cpu + 1);	/* VPID 0 is the host's (SDM 3C 29.1) */
+	vcpu->vmxon_region = vt_os_alloc_pages(1);
+	vcpu->vmcs = vt_os_alloc_pages(1);
+	vcpu->msr_bitmap = vt_os_alloc_pages(1);
+	vcpu->stack = vt_os_alloc_pages(VT_HOST_STACK_PAGES);
+	if (!vcpu->vmxon_region || !vcpu->vmcs || !vcpu->msr_bitmap || !vcpu->stack) {
+		vt_vcpu_free(vcpu);
+		return -VT_ENOMEM;
+	}
+	vt_msr_bitmap_init(vcpu->msr_bitmap);
+	return 0;
+}
+
+void vt_vcpu_free(struct vt_vcpu *vcpu)
+{
+	if (vcpu->vmxon_region)
+		vt_os_free_pages(vcpu->vmxon_region, 1);
+	if (vcpu->vmcs)
+		vt_os_free_pages(vcpu->vmcs, 1);
+	if (vcpu->msr_bitmap)
+		vt_os_free_pages(vcpu->msr_bitmap, 1);
+	if (vcpu->stack)
+		vt_os_free_pages(vcpu->stack, VT_HOST_STACK_PAGES);
+	vcpu->vmxon_region = NULL;
+	vcpu->vmcs = NULL;
+	vcpu->msr_bitmap = NULL;
+	vcpu->stack = NULL;
+}
+
+/* CR0/CR4 must satisfy IA32_VMX_CRn_FIXED0/1 before VMXON (SDM 3C 24.8). */
+static int vt_check_fixed_bits(struct vt_vcpu *vcpu, u64 cr4)
+{
+	const struct vt_vmx_caps *c = &vcpu->hv->caps;
+	u64 cr0 = vt_read_cr0();
+
+	if (!vt_cr_fixed_ok(cr0, c->cr0_fixed0, c->cr0_fixed1) ||
+	    !vt_cr_fixed_ok(cr4, c->cr4_fixed0, c->cr4_fixed1)) {
+		vt_err("cpu %u: CR0 0x%llx / CR4 0x%llx violate VMX fixed bits\n",
+		       vcpu->cpu, cr0, cr4);
+		return -VT_EIO;
+	}
+	return 0;
+}
+
+static void vt_invalidate_all(struct vt_vcpu *vcpu)
+{
+	const struct vt_hv *hv = vcpu->hv;
+
+	if (hv->caps.ept_vpid & VMX_EPT_EXTENT_GLOBAL_BIT)
+		vt_invept(VMX_EPT_EXTENT_GLOBAL, 0);
+	else if (hv->caps.ept_vpid & VMX_EPT_EXTENT_CONTEXT_BIT)
+		vt_invept(VMX_EPT_EXTENT_CONTEXT, hv->ept.eptp);
+	if (hv->ctls.proc2 & SECONDARY_EXEC_ENABLE_VPID)
+		vt_invvpid(VMX_VPID_EXTENT_SINGLE_CONTEXT, vcpu->vpid, 0);
+}
+
+static u32 vt_vm_error(void)
+{
+	u64 err = 0;
+
+	vt_vmread(VM_INSTRUCTION_ERROR, &err);
+	return (u32)err;
+}
+
+static int vt_enter_vmx(struct vt_vcpu *vcpu)
+{
+	u32 rev = (u32)(vcpu->hv->caps.basic & VMX_BASIC_REVISION_MASK);
+	u64 vmxon_pa = vt_os_virt_to_phys(vcpu->vmxon_region);
+	u64 vmcs_pa = vt_os_virt_to_phys(vcpu->vmcs);
+	int status;
+
+	/* Both regions start with the VMCS revision identifier (SDM 3C 24.2, 24.11.5). */
+	*(u32 *)vcpu->vmxon_region = rev;
+	*(u32 *)vcpu->vmcs = rev;
+	status = vt_vmxon(vmxon_pa);
+	if (status != VT_VMX_OK) {
+		/* VMfailInvalid here usually means someone else is in VMX operation. */
+		vt_err("cpu %u: VMXON failed (%s)\n", vcpu->cpu,
+		       status == VT_VMX_FAIL_INVALID ? "VMfailInvalid: VMX busy or bad region" :
+						       "VMfailValid");
+		return -VT_EBUSY;
+	}
+	vcpu->vmxon_done = true;
+	if (vt_vmclear(vmcs_pa) != VT_VMX_OK || vt_vmptrld(vmcs_pa) != VT_VMX_OK) {
+		vcpu->last_vm_error = vt_vm_error();
+		vt_err("cpu %u: VMCLEAR/VMPTRLD failed (error %u)\n", vcpu->cpu,
+		       vcpu->last_vm_error);
+		return -VT_EIO;
+	}
+	return 0;
+}
+
+static void vt_exit_vmx(struct vt_vcpu *vcpu)
+{
+	if (!vcpu->vmxon_done)
+		return;
+	vt_vmclear(vt_os_virt_to_phys(vcpu->vmcs));
+	vt_vmxoff();
+	vcpu->vmxon_done = false;
+}
+
+int vt_vcpu_virtualize(struct vt_vcpu *vcpu)
+{
+	int ret;
+
+	ret = vt_check_feature_control();
+	if (ret)
+		return ret;
+	vcpu->cr4_before = vt_read_cr4();
+	ret = vt_check_fixed_bits(vcpu, vcpu->cr4_before | X86_CR4_VMXE);
+	if (ret)
+		return ret;
+	vcpu->debugctl_shadow = vt_rdmsr(MSR_IA32_DEBUGCTLMSR);
+	vt_write_cr4(vcpu->cr4_before | X86_CR4_VMXE);
+	ret = vt_enter_vmx(vcpu);
+	if (ret)
+		goto err_vmx;
+	ret = vt_vmcs_setup(vcpu);
+	if (ret)
+		goto err_vmx;
+	vt_invalidate_all(vcpu);
+	ret = vt_vmx_launch();
+	if (ret) {
+		vcpu->last_vm_error = vt_vm_error();
+		vt_err("cpu %u: VMLAUNCH failed (stub %d, VM-instruction error %u)\n",
+		       vcpu->cpu, ret, vcpu->last_vm_error);
+		ret = -VT_EIO;
+		goto err_vmx;
+	}
+	/* From here on this CPU runs as a guest. */
+	vcpu->launched = true;
+	return 0;
+err_vmx:
+	vt_exit_vmx(vcpu);
+	vt_write_cr4(vcpu->cr4_before);
+	return ret;
+}
+
+int vt_vcpu_devirtualize(struct vt_vcpu *vcpu)
+{
+	u64 status;
+
+	if (!vcpu->launched)
+		return 0;
+	status = vt_vmcall(VTICE_VMCALL_DEVIRTUALIZE, vcpu->hv->key, 0, 0, 0, NULL);
+	return status == VTICE_VMCALL_OK ? 0 : -VT_EIO;
+}
+
+u64 vt_vcpu_emit_test(struct vt_vcpu *vcpu, u32 count, u64 value, u64 *stored)
+{
+	return vt_vmcall(VTICE_VMCALL_EMIT_TEST, vcpu->hv->key, count, value, 0, stored);
+}
+
+/* Guest state that VM exits changed and the kernel expects back. */
+struct vt_leave_state {
+	struct vt_desc_ptr gdt, idt;
+	u64 cr0, cr3, cr4, dr7, fs_base, gs_base, pat, efer;
+	u64 sysenter_cs, sysenter_esp, sysenter_eip;
+	u16 ds, es, fs, gs, ss;
+};
+
+static void vt_leave_read(struct vt_vcpu *vcpu, struct vt_leave_state *s,
+			  struct vt_guest_regs *regs)
+{
+	const struct vt_controls *c = &vcpu->hv->ctls;
+
+	regs->rip = vt_vmread_or0(GUEST_RIP);
+	regs->rsp = vt_vmread_or0(GUEST_RSP);
+	regs->rflags = vt_vmread_or0(GUEST_RFLAGS);
+	s->gdt.base = vt_vmread_or0(GUEST_GDTR_BASE);
+	s->gdt.limit = (u16)vt_vmread_or0(GUEST_GDTR_LIMIT);
+	s->idt.base = vt_vmread_or0(GUEST_IDTR_BASE);
+	s->idt.limit = (u16)vt_vmread_or0(GUEST_IDTR_LIMIT);
+	s->cr0 = vt_vmread_or0(GUEST_CR0);
+	s->cr3 = vt_vmread_or0(GUEST_CR3);
+	s->cr4 = vt_vmread_or0(GUEST_CR4) & ~X86_CR4_VMXE;
+	s->dr7 = vt_vmread_or0(GUEST_DR7);
+	s->fs_base = vt_vmread_or0(GUEST_FS_BASE);
+	s->gs_base = vt_vmread_or0(GUEST_GS_BASE);
+	s->sysenter_cs = vt_vmread_or0(GUEST_SYSENTER_CS);
+	s->sysenter_esp = vt_vmread_or0(GUEST_SYSENTER_ESP);
+	s->sysenter_eip = vt_vmread_or0(GUEST_SYSENTER_EIP);
+	s->pat = (c->exit & VM_EXIT_SAVE_IA32_PAT) ? vt_vmread_or0(GUEST_IA32_PAT) :
+						     vt_rdmsr(MSR_IA32_CR_PAT);
+	s->efer = (c->exit & VM_EXIT_SAVE_IA32_EFER) ? vt_vmread_or0(GUEST_IA32_EFER) :
+						       vt_rdmsr(MSR_EFER);
+	s->ds = (u16)vt_vmread_or0(GUEST_DS_SELECTOR);
+	s->es = (u16)vt_vmread_or0(GUEST_ES_SELECTOR);
+	s->fs = (u16)vt_vmread_or0(GUEST_FS_SELECTOR);
+	s->gs = (u16)vt_vmread_or0(GUEST_GS_SELECTOR);
+	s->ss = (u16)vt_vmread_or0(GUEST_SS_SELECTOR);
+}
+
+static void vt_wrmsr_if_changed(u32 msr, u64 value)
+{
+	if (vt_rdmsr(msr) != value)
+		vt_wrmsr(msr, value);
+}
+
+/*
+ * A VM exit loaded the host state, which differs from the kernel's in:
+ * CR3 (our own PML4), GDTR/IDTR limits (0xFFFF, SDM 3C 28.5.2), DR7 (0x400),
+ * DEBUGCTL (0), null DS/ES/FS/GS, FS/GS bases, and TR's limit (0x67; TR is
+ * reloaded by the OS layer last). VMXOFF, then put all of it back.
+ */
+static void vt_leave_restore(struct vt_vcpu *vcpu, const struct vt_leave_state *s)
+{
+	/*
+	 * The guest's INVLPGs only invalidated its own VPID (SDM 3C 28.3.3.1),
+	 * so VPID 0 may still cache kernel translations, global ones included,
+	 * that the kernel has since changed. Toggling CR4.PGE flushes every TLB
+	 * entry for every PCID (SDM 3A 4.10.4.1) before the kernel runs bare.
+	 */
+	vt_write_cr4(s->cr4 ^ X86_CR4_PGE);
+	vt_write_cr4(s->cr4);
+	vt_write_cr3(s->cr3);
+	vt_write_cr0(s->cr0);
+	vt_lgdt(&s->gdt);
+	vt_lidt(&s->idt);
+	vt_write_ss(s->ss);
+	if (s->ds)
+		vt_write_ds(s->ds);
+	if (s->es)
+		vt_write_es(s->es);
+	/* A selector load rewrites the base: load selectors first, then bases. */
+	if (s->fs)
+		vt_write_fs(s->fs);
+	if (s->gs)
+		vt_write_gs(s->gs);
+	vt_wrmsr(MSR_FS_BASE, s->fs_base);
+	vt_wrmsr(MSR_GS_BASE, s->gs_base);
+	vt_write_dr7(s->dr7);
+	vt_wrmsr(MSR_IA32_DEBUGCTLMSR, vcpu->debugctl_shadow);
+	vt_wrmsr_if_changed(MSR_IA32_SYSENTER_CS, s->sysenter_cs);
+	vt_wrmsr_if_changed(MSR_IA32_SYSENTER_ESP, s->sysenter_esp);
+	vt_wrmsr_if_changed(MSR_IA32_SYSENTER_EIP, s->sysenter_eip);
+	vt_wrmsr_if_changed(MSR_IA32_CR_PAT, s->pat);
+	vt_wrmsr_if_changed(MSR_EFER, s->efer);
+}
+
+void vt_vcpu_leave_vmx(struct vt_vcpu *vcpu, struct vt_guest_regs *regs)
+{
+	struct vt_leave_state s;
+
+	vt_leave_read(vcpu, &s, regs);
+	vt_invalidate_all(vcpu);
+	vt_exit_vmx(vcpu);
+	vt_leave_restore(vcpu, &s);
+	/* After GS is the kernel's again: the OS finds its GDT through it. */
+	vt_os_reload_tr();
+	vcpu->launched = false;
+}

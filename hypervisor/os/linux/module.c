@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vtice module: init/exit and per-CPU bring-up through CPU hotplug.
+ *
+ * cpuhp_setup_state() runs vt_cpu_online() on every online CPU, on that CPU
+ * (CPUHP_AP_ONLINE_DYN callbacks run in the CPU's hotplug thread); if one
+ * fails, the core runs vt_cpu_offline() on those already done and the
+ * module refuses to load. CPUs onlined later are virtualized the same way;
+ * a CPU going offline is devirtualized first.
+ */
+#define pr_fmt(fmt) "vtice: " fmt
+
+#include <linux/cpu.h>
+#include <linux/cpuhotplug.h>
+#include <linux/irqflags.h>
+#include <linux/log2.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include "vtice_linux.h"
+
+struct vt_module vt_mod;
+static enum cpuhp_state vt_hp_state;
+
+static unsigned int ring_records = 4096;
+module_param(ring_records, uint, 0444);
+MODULE_PARM_DESC(ring_records, "records per CPU ring (power of two, 64..1048576)");
+
+static bool virtualize = true;
+module_param(virtualize, bool, 0444);
+MODULE_PARM_DESC(virtualize, "virtualize the CPUs (0: only create /dev/vtice, for rig bring-up)");
+
+static int fail_on_cpu = -1;
+module_param(fail_on_cpu, int, 0444);
+MODULE_PARM_DESC(fail_on_cpu, "test hook: bring-up fails on this CPU, to exercise the rollback");
+
+static int vt_cpu_online(unsigned int cpu)
+{
+	struct vt_vcpu *vcpu;
+	unsigned long flags;
+	int ret;
+
+	vcpu = kzalloc(sizeof(*vcpu), GFP_KERNEL);
+	if (!vcpu)
+		return -ENOMEM;
+	ret = vt_vcpu_alloc(&vt_mod.hv, vcpu, cpu);
+	if (ret)
+		goto err_free;
+	vt_ring_attach(&vcpu->ring, vt_mod.rings[cpu]);
+	local_irq_save(flags);
+	ret = (int)cpu == fail_on_cpu ? -EIO : vt_vcpu_virtualize(vcpu);
+	local_irq_restore(flags);
+	if (ret) {
+		pr_err("cpu %u: virtualization failed (%d)\n", cpu, ret);
+		goto err_vcpu;
+	}
+	WRITE_ONCE(vt_mod.vcpus[cpu], vcpu);
+	return 0;
+err_vcpu:
+	vt_vcpu_free(vcpu);
+err_free:
+	kfree(vcpu);
+	return ret;
+}
+
+static int vt_cpu_offline(unsigned int cpu)
+{
+	struct vt_vcpu *vcpu = vt_mod.vcpus[cpu];
+	unsigned long flags;
+	int ret;
+
+	if (!vcpu)
+		return 0;
+	local_irq_save(flags);
+	ret = vt_vcpu_devirtualize(vcpu);
+	local_irq_restore(flags);
+	if (ret) {
+		/* Still in VMX: its memory must stay; better a leak than a crash. */
+		pr_err("cpu %u: devirtualization failed (%d); leaking its state\n", cpu, ret);
+		return 0;
+	}
+	WRITE_ONCE(vt_mod.vcpus[cpu], NULL);
+	vt_vcpu_free(vcpu);
+	kfree(vcpu);
+	return 0;
+}
+
+static void vt_free_rings(void)
+{
+	unsigned int cpu;
+
+	if (!vt_mod.rings)
+		return;
+	for_each_possible_cpu(cpu)
+		vfree(vt_mod.rings[cpu]);
+	kfree(vt_mod.rings);
+	vt_mod.rings = NULL;
+}
+
+static int vt_alloc_rings(void)
+{
+	unsigned int cpu;
+
+	vt_mod.ring_records = ring_records;
+	vt_mod.ring_bytes = PAGE_ALIGN(VTICE_RING_HEADER_SIZE +
+				       ring_records * sizeof(struct vtice_record));
+	vt_mod.rings = kcalloc(nr_cpu_ids, sizeof(void *), GFP_KERNEL);
+	if (!vt_mod.rings)
+		return -ENOMEM;
+	for_each_possible_cpu(cpu) {
+		struct vt_ring ring;
+
+		vt_mod.rings[cpu] = vmalloc_user(vt_mod.ring_bytes);
+		if (!vt_mod.rings[cpu]) {
+			vt_free_rings();
+			return -ENOMEM;
+		}
+		vt_ring_init(&ring, vt_mod.rings[cpu], ring_records, cpu);
+	}
+	return 0;
+}
+
+static void vt_log_caps(const struct vt_vmx_caps *c)
+{
+	pr_info("VMX basic 0x%llx pin 0x%llx proc 0x%llx proc2 0x%llx exit 0x%llx entry 0x%llx\n",
+		c->basic, c->pin, c->proc, c->proc2, c->exit, c->entry);
+	pr_info("VMX misc 0x%llx ept_vpid 0x%llx cr0 fixed 0x%llx/0x%llx cr4 fixed 0x%llx/0x%llx\n",
+		c->misc, c->ept_vpid, c->cr0_fixed0, c->cr0_fixed1, c->cr4_fixed0,
+		c->cr4_fixed1);
+}
+
+static void vt_probe_caps(void)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	vt_mod.hv.caps.flags |= vt_probe_debugctl();
+	local_irq_restore(flags);
+}
+
+static unsigned int vt_count_virtualized(void)
+{
+	unsigned int cpu, n = 0;
+
+	for_each_possible_cpu(cpu)
+		n += vt_mod.vcpus[cpu] != NULL;
+	return n;
+}
+
+static int __init vt_init(void)
+{
+	int ret;
+
+	if (ring_records < 64 || ring_records > (1u << 20) || !is_power_of_2(ring_records)) {
+		pr_err("ring_records=%u: must be a power of two in 64..1048576\n", ring_records);
+		return -EINVAL;
+	}
+	ret = vt_hv_init(&vt_mod.hv, 0);
+	if (ret) {
+		pr_err("no usable VT-x here (%d); not loading\n", ret);
+		return ret;
+	}
+	vt_log_caps(&vt_mod.hv.caps);
+	vt_probe_caps();
+	pr_info("EPT identity map up to 0x%llx with %u tables (%s pages)\n",
+		vt_mod.hv.ept.top, vt_mod.hv.ept.tables, vt_mod.hv.ept.use_1g ? "1 GiB" : "2 MiB");
+	ret = -ENOMEM;
+	vt_mod.vcpus = kcalloc(nr_cpu_ids, sizeof(*vt_mod.vcpus), GFP_KERNEL);
+	if (!vt_mod.vcpus)
+		goto err_hv;
+	ret = vt_alloc_rings();
+	if (ret)
+		goto err_vcpus;
+	if (virtualize) {
+		ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "vtice:online", vt_cpu_online,
+					vt_cpu_offline);
+		if (ret < 0) {
+			pr_err("bring-up failed (%d); every CPU rolled back, not loading\n", ret);
+			goto err_rings;
+		}
+		vt_hp_state = ret;
+	}
+	ret = vt_power_register();
+	if (ret)
+		goto err_hp;
+	ret = vt_dev_register();
+	if (ret)
+		goto err_power;
+	pr_info("virtualized %u of %u CPUs\n", vt_count_virtualized(), num_online_cpus());
+	return 0;
+err_power:
+	vt_power_unregister();
+err_hp:
+	if (vt_hp_state)
+		cpuhp_remove_state(vt_hp_state);
+err_rings:
+	vt_free_rings();
+err_vcpus:
+	kfree(vt_mod.vcpus);
+err_hv:
+	vt_hv_fini(&vt_mod.hv);
+	return ret;
+}
+
+static void __exit vt_exit(void)
+{
+	vt_dev_unregister();
+	vt_power_unregister();
+	if (vt_hp_state)
+		cpuhp_remove_state(vt_hp_state);
+	vt_free_rings();
+	kfree(vt_mod.vcpus);
+	vt_hv_fini(&vt_mod.hv);
+	pr_info("devirtualized, unloaded\n");
+}
+
+module_init(vt_init);
+module_exit(vt_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("vtice: thin VT-x hypervisor for a stealth kernel debugger");
+MODULE_AUTHOR("vtice developers");

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The OS interface of the portable core (core/os.h), for Linux. */
+#define pr_fmt(fmt) "vtice: " fmt
+
+#include <linux/gfp.h>
+#include <linux/io.h>
+#include <linux/mm.h>
+#include <linux/printk.h>
+#include <linux/random.h>
+#include <asm/desc.h>
+#include <asm/msr.h>
+
+#include "../../core/os.h"
+
+static unsigned int vt_order(u32 count)
+{
+	return get_order((size_t)count * PAGE_SIZE);
+}
+
+void *vt_os_alloc_pages(u32 count)
+{
+	struct page *page = alloc_pages(GFP_KERNEL | __GFP_ZERO, vt_order(count));
+
+	return page ? page_address(page) : NULL;
+}
+
+void vt_os_free_pages(void *p, u32 count)
+{
+	if (p)
+		__free_pages(virt_to_page(p), vt_order(count));
+}
+
+u64 vt_os_virt_to_phys(const void *p)
+{
+	return virt_to_phys((void *)p);
+}
+
+void *vt_os_phys_to_virt(u64 pa)
+{
+	return phys_to_virt(pa);
+}
+
+u64 vt_os_random_u64(void)
+{
+	return get_random_u64();
+}
+
+void vt_os_reload_tr(void)
+{
+	force_reload_TR();
+}
+
+int vt_rdmsr_safe(u32 msr, u64 *value)
+{
+	unsigned long long v = 0;
+	int ret = rdmsrl_safe(msr, &v);
+
+	*value = v;
+	return ret;
+}
+
+int vt_wrmsr_safe(u32 msr, u64 value)
+{
+	return wrmsrl_safe(msr, value);
+}
+
+void vt_os_log(int level, const char *fmt, ...)
+{
+	struct va_format vaf;
+	va_list args;
+
+	va_start(args, fmt);
+	vaf.fmt = fmt;
+	vaf.va = &args;
+	switch (level) {
+	case VT_LOG_ERR:
+		pr_err("%pV", &vaf);
+		break;
+	case VT_LOG_WARN:
+		pr_warn("%pV", &vaf);
+		break;
+	case VT_LOG_INFO:
+		pr_info("%pV", &vaf);
+		break;
+	default:
+		pr_debug("%pV", &vaf);
+		break;
+	}
+	va_end(args);
+}

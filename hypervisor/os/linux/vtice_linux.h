@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* State shared by the Linux OS-layer files. */
+#ifndef VT_OS_LINUX_H
+#define VT_OS_LINUX_H
+
+#include <linux/types.h>
+#include "../../core/hv.h"
+
+struct vt_module {
+	struct vt_hv hv;
+	struct vt_vcpu **vcpus;		/* [nr_cpu_ids], NULL when not virtualized */
+	void **rings;			/* [nr_cpu_ids], vmalloc_user, possible CPUs */
+	u32 ring_records;
+	u32 ring_bytes;			/* header + records, page aligned */
+};
+
+extern struct vt_module vt_mod;
+
+int vt_dev_register(void);
+void vt_dev_unregister(void);
+int vt_power_register(void);
+void vt_power_unregister(void);
+
+#endif /* VT_OS_LINUX_H */

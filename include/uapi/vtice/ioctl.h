@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * /dev/vtice ioctl ABI, shared unchanged by the kernel module (C) and user
+ * space (C++).
+ *
+ * ABI for the rig / user space, in short:
+ *  - /dev/vtice is a misc device, mode 0600 (root only).
+ *  - Every ioctl argument struct starts with __u32 size (the caller's
+ *    sizeof) and __u32 version (VTICE_ABI_VERSION). The module rejects a
+ *    wrong version or a size smaller than it needs with -EINVAL; unknown
+ *    ioctl numbers get -ENOTTY; bad pointers -EFAULT.
+ *  - VTICE_IOC_STATUS: which CPUs are virtualized, ring geometry.
+ *  - VTICE_IOC_CPU_STATS: VM-exit counts per basic exit reason for one CPU.
+ *  - VTICE_IOC_CAPS: VMX features found and probed on this machine.
+ *  - VTICE_IOC_EMIT_TEST: the module issues a VMCALL (with its per-load key)
+ *    on the chosen CPU; the hypervisor writes `count` VTICE_REC_TEST records
+ *    (u.test.value = value, u.test.sequence = 0, 1, ...) into that CPU's ring.
+ *  - mmap(): CPU n's ring is at offset n * status.ring_mmap_size, length
+ *    status.ring_mmap_size, read-only; see ring.h for the layout.
+ *
+ * Build: make -C hypervisor KDIR=/usr/src/linux-headers-<version>
+ * Load:  insmod hypervisor/vtice.ko [virtualize=0] [ring_records=4096]
+ *        (virtualize=0 creates /dev/vtice without entering VMX)
+ * dmesg markers: "vtice: virtualized N of M CPUs" after a good load,
+ * "vtice: bring-up failed" when it refuses to load (all CPUs rolled back),
+ * "vtice: devirtualized, unloaded" on rmmod. The load also logs the raw
+ * VMX capability MSRs ("vtice: VMX basic ...").
+ */
+#ifndef VTICE_UAPI_IOCTL_H
+#define VTICE_UAPI_IOCTL_H
+
+#include <linux/types.h>
+#include <linux/ioctl.h>
+
+#define VTICE_ABI_VERSION	1
+#define VTICE_DEVICE_NAME	"vtice"		/* /dev/vtice */
+#define VTICE_IOC_MAGIC		0xE7
+
+/* Highest CPU number the status masks can describe. */
+#define VTICE_MAX_CPUS		1024
+/* Exit-count slots: basic exit reasons 0..VTICE_EXIT_REASON_SLOTS-1. */
+#define VTICE_EXIT_REASON_SLOTS	80
+
+struct vtice_status {
+	__u32 size;			/* in: sizeof(struct vtice_status) */
+	__u32 version;			/* in: VTICE_ABI_VERSION */
+	__u32 nr_cpu_ids;		/* out: highest possible CPU id + 1 */
+	__u32 nr_virtualized;		/* out: CPUs running as guests now */
+	__u32 ring_records;		/* out: records per ring (power of 2) */
+	__u32 ring_mmap_size;		/* out: bytes per CPU in the mmap */
+	__u64 key_loaded;		/* out: 1 once the module is up */
+	__u64 total_exits;		/* out: all VM exits on all CPUs */
+	__u64 virtualized[VTICE_MAX_CPUS / 64]; /* out: bit n = CPU n */
+};
+
+/* vtice_cpu_stats.flags */
+#define VTICE_CPU_VIRTUALIZED	(1u << 0)
+
+struct vtice_cpu_stats {
+	__u32 size;			/* in */
+	__u32 version;			/* in */
+	__u32 cpu;			/* in: CPU number */
+	__u32 flags;			/* out: VTICE_CPU_* */
+	__u64 exits_total;		/* out */
+	__u64 exits_unknown;		/* out: reasons >= VTICE_EXIT_REASON_SLOTS */
+	__u64 exits[VTICE_EXIT_REASON_SLOTS]; /* out: by basic exit reason */
+};
+
+/* vtice_caps.flags */
+#define VTICE_CAP_VMX			(1ull << 0)
+#define VTICE_CAP_TRUE_CTLS		(1ull << 1)
+#define VTICE_CAP_EPT			(1ull << 2)
+#define VTICE_CAP_EPT_2M		(1ull << 3)
+#define VTICE_CAP_EPT_1G		(1ull << 4)
+#define VTICE_CAP_EPT_AD		(1ull << 5)
+#define VTICE_CAP_EPT_EXEC_ONLY		(1ull << 6)
+#define VTICE_CAP_INVEPT_SINGLE		(1ull << 7)
+#define VTICE_CAP_VPID			(1ull << 8)
+#define VTICE_CAP_MTF			(1ull << 9)
+#define VTICE_CAP_PREEMPT_TIMER		(1ull << 10)
+#define VTICE_CAP_UNRESTRICTED		(1ull << 11)
+#define VTICE_CAP_DEBUGCTL_BTF		(1ull << 12) /* BTF reads back set */
+#define VTICE_CAP_DEBUGCTL_LBR		(1ull << 13) /* LBR reads back set */
+#define VTICE_CAP_MSR_BITMAP		(1ull << 14)
+
+struct vtice_caps {
+	__u32 size;			/* in */
+	__u32 version;			/* in */
+	__u64 flags;			/* out: VTICE_CAP_* */
+	__u64 vmx_basic;		/* out: raw IA32_VMX_BASIC */
+	__u64 pinbased_ctls;		/* out: raw (TRUE_) control MSRs */
+	__u64 procbased_ctls;
+	__u64 procbased_ctls2;
+	__u64 exit_ctls;
+	__u64 entry_ctls;
+	__u64 misc;			/* IA32_VMX_MISC */
+	__u64 ept_vpid_cap;		/* IA32_VMX_EPT_VPID_CAP */
+	__u32 preempt_timer_shift;	/* TSC bit that ticks the timer */
+	__u32 reserved;
+};
+
+#define VTICE_EMIT_TEST_MAX	(1u << 20)
+
+struct vtice_emit_test {
+	__u32 size;			/* in */
+	__u32 version;			/* in */
+	__u32 cpu;			/* in: target CPU */
+	__u32 count;			/* in: records, 1..VTICE_EMIT_TEST_MAX */
+	__u64 value;			/* in: copied into u.test.value */
+	__u64 written;			/* out: records stored in the ring */
+	__u64 dropped;			/* out: records lost to a full ring */
+};
+
+#define VTICE_IOC_STATUS	_IOWR(VTICE_IOC_MAGIC, 1, struct vtice_status)
+#define VTICE_IOC_CPU_STATS	_IOWR(VTICE_IOC_MAGIC, 2, struct vtice_cpu_stats)
+#define VTICE_IOC_CAPS		_IOWR(VTICE_IOC_MAGIC, 3, struct vtice_caps)
+#define VTICE_IOC_EMIT_TEST	_IOWR(VTICE_IOC_MAGIC, 4, struct vtice_emit_test)
+
+#ifdef __cplusplus
+#define VTICE_UAPI_ASSERT(c, m) static_assert(c, m)
+#else
+#define VTICE_UAPI_ASSERT(c, m) _Static_assert(c, m)
+#endif
+VTICE_UAPI_ASSERT(sizeof(struct vtice_status) == 40 + VTICE_MAX_CPUS / 8, "vtice_status layout");
+VTICE_UAPI_ASSERT(sizeof(struct vtice_cpu_stats) == 32 + 8 * VTICE_EXIT_REASON_SLOTS,
+		  "vtice_cpu_stats layout");
+VTICE_UAPI_ASSERT(sizeof(struct vtice_caps) == 88, "vtice_caps layout");
+VTICE_UAPI_ASSERT(sizeof(struct vtice_emit_test) == 40, "vtice_emit_test layout");
+
+#endif /* VTICE_UAPI_IOCTL_H */

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * VMCALL ABI between the vtice module's kernel side (guest, CPL 0) and its
+ * hypervisor (VMX root).
+ *
+ *   RAX = function (enum vtice_vmcall)
+ *   RCX = the per-load random key (known only to the module; never exported)
+ *   RDX, R8, R9 = arguments
+ * returns
+ *   RAX = 0 or a negative VTICE_VMCALL_E* status, RDX = result value
+ *
+ * A VMCALL from CPL > 0 (guest SS.DPL != 0), from outside 64-bit mode, or
+ * with a wrong key gets #UD injected and nothing else happens: to anyone
+ * without the key the instruction behaves as on a CPU without VMX.
+ */
+#ifndef VTICE_UAPI_VMCALL_H
+#define VTICE_UAPI_VMCALL_H
+
+enum vtice_vmcall {
+	VTICE_VMCALL_PING = 1,		/* RDX = VTICE_VMCALL_PONG */
+	VTICE_VMCALL_DEVIRTUALIZE = 2,	/* leave VMX on this CPU */
+	VTICE_VMCALL_EMIT_TEST = 3,	/* RDX = count, R8 = value; RDX out = stored */
+	VTICE_VMCALL_INVEPT = 4,	/* flush EPT translations on this CPU */
+	VTICE_VMCALL_USER_BASE = 0x100,	/* forwarded to the debugger callback */
+};
+
+#define VTICE_VMCALL_EMIT_MAX	(1u << 20)	/* records per EMIT_TEST call */
+#define VTICE_VMCALL_PONG	0x766963657479ull	/* "vticey" */
+
+#define VTICE_VMCALL_OK		0
+#define VTICE_VMCALL_EINVAL	(-22)
+#define VTICE_VMCALL_ENOSYS	(-38)
+
+#endif /* VTICE_UAPI_VMCALL_H */

@@ -1,0 +1,234 @@
+#!/usr/bin/env bash
+# Judge a Bochs rig serial log: tests/bochs/check.sh SERIAL_LOG SCENARIO|kernel|all
+#
+# SCENARIO is baseline, load, hostile, ring, overhead or cycles. The list of
+# checks each scenario must report is kept here, on the host, so a check the
+# guest never printed counts as a failure. "kernel" fails on an oops, BUG,
+# panic, WARNING, lockup or stall that the kernel logged after the baseline
+# (the stock boot's own fpu/xstate WARNING comes before it).
+# Exit: 0 all passed, 1 a failure, 77 skipped (reason printed).
+set -uo pipefail
+
+log=${1:-}
+what=${2:-all}
+if [[ -z "$log" || "$log" == -h || "$log" == --help ]]; then
+	sed -n '2,10s/^# \{0,1\}//p' "$0"
+	exit 2
+fi
+dir=$(dirname "$log")
+
+# Expected checks per scenario; @CPU@ expands to each CPU of the guest.
+expected() {
+	case "$1" in
+	baseline) echo baseline.cpuid baseline.vmcall baseline.msr baseline.getpid ;;
+	load) echo load.insmod load.status load.hv-status load.hv-caps load.hv-denied load.cpuid load.cpuinfo \
+		load.workload-cpu@CPU@ load.interrupts load.status-after ;;
+	hostile) echo hostile.vmcall hostile.devnode hostile.msr hostile.fuzz \
+		hostile.status-after-fuzz ;;
+	ring) echo ring.order ring.overflow ;;
+	overhead) echo overhead.getpid ;;
+	cycles) echo cycles.loop cycles.stress-cpu@CPU@ ;;
+	# tests/hypervisor/bochs-scenarios.sh (kept in step with that file)
+	hvhotplug) echo hv.hotplug-offline hv.hotplug-online hv.hotplug-cycles hv.hotplug-ring.order \
+		hv.hotplug-ring.overflow hv.hotplug-load-while-offline ;;
+	hvrollback) echo hv.rollback-cpu1-vmcall hv.rollback-cpu1-cpuid \
+		hv.rollback-cpu0-vmcall hv.rollback-cpu0-cpuid hv.bad-param ;;
+	hvreboot) echo hv.reboot ;;
+	*) return 1 ;;	# any other: every check it prints must pass
+	esac
+}
+
+# The marker a scenario prints when it cannot run at all.
+scenario_marker() {
+	case "$1" in
+	hvhotplug | hvrollback | hvreboot) echo "hv.${1#hv}" ;;
+	*) echo "$1" ;;
+	esac
+}
+
+# Kernel log lines a scenario must cause, anywhere after it began (the
+# reboot notifier runs at poweroff, after VTICE-DONE).
+expected_log() {
+	case "$1" in
+	hvreboot) echo "vtice: devirtualized all CPUs for reboot" ;;
+	esac
+}
+
+KERNEL_TROUBLE='Oops|BUG:|Kernel panic|WARNING:|general protection fault|unable to handle|invalid opcode:|double fault|soft lockup|hard LOCKUP|rcu_.*(stall|detected)|Call Trace:|kernel BUG|refcount_t:|list_(add|del) corruption'
+
+fail_reasons=()
+skip_reasons=()
+note_fail() { fail_reasons+=("$*"); echo "  FAIL $*"; }
+note_skip() { skip_reasons+=("$*"); echo "  SKIP $*"; }
+
+# The log without carriage returns (the guest console writes CRLF), read
+# once: "tr < log | grep -q" would fail under pipefail when grep quits early.
+clean_log() { printf '%s\n' "$LOG_TEXT"; }
+
+# Lines of one scenario's block, BEGIN to END (or to the end of the log).
+scenario_block() {
+	clean_log | awk -v s="$1" '
+		$0 ~ "VTICE-SCENARIO " s " BEGIN" { on = 1 }
+		on { print }
+		$0 ~ "VTICE-SCENARIO " s " END" { exit }'
+}
+
+guest_cpus() {
+	clean_log | sed -n 's/.*VTICE-BOOT .*cpus=\([0-9]*\).*/\1/p' | head -n1
+}
+
+hang_hint() {
+	if grep -q VTICE-DONE <<<"$LOG_TEXT"; then
+		echo "the guest did not run it (not in --scenarios?)"
+	elif [[ -f "$dir/timed-out" ]]; then
+		echo "Bochs was stopped after $(<"$dir/timed-out")s (hang)"
+	else
+		echo "the log ends inside it (crash or early poweroff)"
+	fi
+}
+
+check_kernel_lines() {
+	local where=$1 block=$2 trouble
+	trouble=$(grep -E "$KERNEL_TROUBLE" <<<"$block" | head -n 5)
+	[[ -z "$trouble" ]] && return 0
+	note_fail "kernel trouble in $where:"
+	sed 's/^/      /' <<<"$trouble"
+	return 1
+}
+
+# One check's marker: prints its outcome and details.
+check_marker() {
+	local name=$1 block=$2 line outcome
+	line=$(grep -o "VTICE-TEST $name \(PASS\|FAIL\|SKIP\).*" <<<"$block" | tail -n1)
+	if [[ -z "$line" ]]; then
+		note_fail "$name: no marker in the log"
+		return
+	fi
+	outcome=$(cut -d' ' -f3 <<<"$line")
+	line=$(cut -d' ' -f4- <<<"$line")
+	case "$outcome" in
+	PASS) echo "  PASS $name $line" ;;
+	SKIP) note_skip "$name: $line" ;;
+	*) note_fail "$name: $line" ;;
+	esac
+}
+
+check_scenario() {
+	local s=$1 block names cpus name whole marker
+	echo "scenario $s"
+	block=$(scenario_block "$s")
+	if [[ -z "$block" ]]; then
+		note_fail "$s never started: $(hang_hint)"
+		return
+	fi
+	if ! grep -q "VTICE-SCENARIO $s END" <<<"$block"; then
+		note_fail "$s did not finish: $(hang_hint); last lines:"
+		tail -n 15 <<<"$block" | sed 's/^/      /'
+	fi
+	[[ "$s" != baseline ]] && check_kernel_lines "$s" "$block"
+	marker=$(scenario_marker "$s")
+	whole=$(grep -o "VTICE-TEST $marker SKIP.*" <<<"$block" | head -n1)
+	if [[ -n "$whole" ]]; then
+		note_skip "$s: ${whole#VTICE-TEST $marker SKIP }"
+		return
+	fi
+	cpus=$(guest_cpus)
+	names=$(expected "$s") || names=$(grep -o 'VTICE-TEST [^ ]*' <<<"$block" | cut -d' ' -f2 | sort -u)
+	[[ -z "$names" ]] && note_fail "$s: printed no check at all"
+	for name in $names; do
+		if [[ "$name" == *@CPU@* ]]; then
+			for ((c = 0; c < ${cpus:-1}; c++)); do
+				check_marker "${name//@CPU@/$c}" "$block"
+			done
+		else
+			check_marker "$name" "$block"
+		fi
+	done
+	# A failure the list does not name (printed only when things go wrong).
+	for name in $(grep -o 'VTICE-TEST [^ ]* FAIL' <<<"$block" | cut -d' ' -f2 | sort -u); do
+		tr ' ' '\n' <<<"$names" | grep -qxF -- "$name" || check_marker "$name" "$block"
+	done
+	check_expected_log "$s"
+}
+
+check_expected_log() {
+	local s=$1 want after
+	want=$(expected_log "$s")
+	[[ -z "$want" ]] && return
+	after=$(clean_log | awk -v s="$s" '$0 ~ "VTICE-SCENARIO " s " BEGIN" { on = 1 } on')
+	if grep -qF -- "$want" <<<"$after"; then
+		echo "  PASS kernel said: $want"
+	else
+		note_fail "$s: the kernel never logged '$want'"
+	fi
+}
+
+# Everything the kernel said after the baseline, inside scenarios or not.
+check_kernel() {
+	echo "kernel log after the module first loaded"
+	local after
+	after=$(clean_log | awk '/VTICE-SCENARIO baseline END/ { on = 1; next } on')
+	check_kernel_lines "the run" "$after" && echo "  PASS no oops/BUG/panic/WARNING/lockup"
+	local unload
+	unload=$(clean_log | grep -o 'VTICE-TEST unload [A-Z]*.*' | tail -n1)
+	[[ -n "$unload" && "$unload" != *" PASS"* ]] && note_fail "final rmmod: ${unload#VTICE-TEST unload }"
+	if ! grep -q VTICE-DONE <<<"$LOG_TEXT"; then
+		note_fail "no VTICE-DONE: $(hang_hint)"
+	fi
+}
+
+print_figures() {
+	local figures
+	figures=$(clean_log | grep -o 'VTICE-FIGURE [^ ]*' | sed 's/VTICE-FIGURE /  /')
+	figures+=$(clean_log | awk '
+		match($0, /VTICE-SCENARIO [a-z]+ (BEGIN|END) uptime=[0-9.]+/) {
+			split(substr($0, RSTART, RLENGTH), f, /[ =]/)
+			if (f[3] == "BEGIN") begin[f[2]] = f[5]
+			else if (f[2] in begin) printf "\n  guest_s_%s=%.1f", f[2], f[5] - begin[f[2]]
+		}')
+	[[ -f "$dir/wall-to-init" ]] && figures+=$'\n'"  wall_to_init_s=$(<"$dir/wall-to-init")"
+	[[ -f "$dir/wall-seconds" ]] && figures+=$'\n'"  wall_total_s=$(<"$dir/wall-seconds")"
+	[[ -f "$dir/scenario-times" ]] && figures+=$'\n'"$(sed 's/^\([a-z]*\) /  wall_at_end_of_\1_s=/' "$dir/scenario-times")"
+	figures=$(sed '/^$/d' <<<"$figures")
+	[[ -n "$figures" ]] && { echo "figures"; echo "$figures"; }
+}
+
+if [[ -f "$dir/skipped" ]]; then
+	echo "SKIP: $(<"$dir/skipped")"
+	exit 77
+fi
+if [[ ! -s "$log" ]]; then
+	echo "FAIL: $log is missing or empty (did tests/bochs/run.sh run?)"
+	exit 1
+fi
+LOG_TEXT=$(tr -d '\r' < "$log" | tr -c '[:print:]\t\n' '?')
+if ! grep -q VTICE-BOOT <<<"$LOG_TEXT"; then
+	echo "FAIL: the guest never reached /init: $(hang_hint); last lines:"
+	clean_log | tail -n 20 | sed 's/^/    /'
+	exit 1
+fi
+
+case "$what" in
+all)
+	for s in $(clean_log | sed -n 's/.*VTICE-SCENARIO \([a-z]*\) BEGIN.*/\1/p'); do
+		check_scenario "$s"
+	done
+	check_kernel
+	print_figures
+	;;
+kernel) check_kernel ;;
+*)
+	check_scenario "$what"
+	;;
+esac
+
+if ((${#fail_reasons[@]})); then
+	echo "RESULT: FAIL (${#fail_reasons[@]} failed, ${#skip_reasons[@]} skipped)"
+	exit 1
+fi
+if ((${#skip_reasons[@]})); then
+	echo "RESULT: SKIP (${#skip_reasons[@]} skipped)"
+	exit 77
+fi
+echo "RESULT: PASS"
+exit 0

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Self-test of check.sh on hand-written serial logs (checker-cases/): each
+# case names the verdict a correct checker must give. No Bochs needed.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+cases=$here/checker-cases
+failures=0
+
+expect() {
+	local log=$1 what=$2 want=$3 got
+	"$here/check.sh" "$cases/$log" "$what" >/tmp/vtice-checker-test.$$ 2>&1
+	got=$?
+	if [[ "$got" != "$want" ]]; then
+		echo "FAIL check.sh $log $what: exit $got, expected $want"
+		sed 's/^/    /' /tmp/vtice-checker-test.$$
+		failures=$((failures + 1))
+	else
+		echo "ok   check.sh $log $what -> $got"
+	fi
+	rm -f /tmp/vtice-checker-test.$$
+}
+
+expect pass.log baseline 0
+expect pass.log ring 0
+expect pass.log kernel 0
+expect pass.log all 0
+expect pass.log load 1        # never started
+expect warning.log ring 1
+expect warning.log kernel 1
+expect warning.log baseline 0 # the boot's own WARNING is not judged
+expect hang.log ring 1
+expect hang.log kernel 1
+expect missing.log ring 1
+expect skip.log ring 77
+expect skip.log all 77
+expect oops.log ring 1
+expect oops.log all 1
+expect extra.log hvrollback 0
+expect extra.log newthing 0
+expect extra.log hvreboot 0
+expect extra.log all 0
+expect extra-unlisted-fail.log hvrollback 1
+expect extra-bad.log newthing 1
+expect extra-bad.log hvreboot 1
+expect extra.log nosuch 1     # never started
+exit $((failures > 0))

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Checks that need no /dev/vtice: what a program sees of the CPU (CPUID,
+ * VMCALL, MSRs through msr.ko) and workloads that keep the kernel busy.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "device.h"
+#include "report.h"
+
+#define CPUID1_ECX_VMX		(1u << 5)	/* SDM Vol. 2A, CPUID leaf 01H */
+#define CPUID1_ECX_HYPERVISOR	(1u << 31)
+#define MSR_IA32_TSC		0x10
+#define MSR_IA32_APICBASE	0x1b
+#define MSR_IA32_VMX_BASIC	0x480
+#define MSR_IA32_VMX_VMFUNC	0x491		/* last of the VMX capability MSRs */
+
+static void cpuid(uint32_t leaf, uint32_t regs[4])
+{
+	__asm__ volatile("cpuid"
+			 : "=a"(regs[0]), "=b"(regs[1]), "=c"(regs[2]), "=d"(regs[3])
+			 : "a"(leaf), "c"(0));
+}
+
+int cmd_cpuid(int argc, char **argv)
+{
+	const char *name = argv[0];
+	const char *want = argc > 1 ? argv[1] : "any";
+	int cpus = online_cpus(), vmx_cpus = 0, hv_cpus = 0;
+	uint32_t regs[4];
+	char vendor[13] = "";
+
+	for (int cpu = 0; cpu < cpus; cpu++) {
+		if (pin_to_cpu(cpu))
+			return report(name, FAIL, "cannot run on cpu %d: %s", cpu, strerror(errno));
+		cpuid(0, regs);
+		memcpy(vendor, &regs[1], 4);
+		memcpy(vendor + 4, &regs[3], 4);
+		memcpy(vendor + 8, &regs[2], 4);
+		if (strcmp(vendor, "GenuineIntel"))
+			return report(name, FAIL, "cpu %d vendor '%s'", cpu, vendor);
+		cpuid(1, regs);
+		vmx_cpus += !!(regs[2] & CPUID1_ECX_VMX);
+		hv_cpus += !!(regs[2] & CPUID1_ECX_HYPERVISOR);
+	}
+	if (!strcmp(want, "vmx") && vmx_cpus != cpus)
+		return report(name, FAIL, "VMX bit on %d of %d cpus, expected all", vmx_cpus, cpus);
+	if (!strcmp(want, "novmx") && vmx_cpus)
+		return report(name, FAIL, "VMX bit on %d of %d cpus, expected none", vmx_cpus, cpus);
+	return report(name, PASS, "cpus=%d vendor=%s vmx=%d hypervisor_bit=%d",
+		      cpus, vendor, vmx_cpus, hv_cpus);
+}
+
+/* VMCALL at CPL3 is #UD outside VMX non-root and must look the same inside
+ * (SDM Vol. 3C §25.1.2: it exits; the hypervisor reflects #UD). */
+int cmd_vmcall(int argc, char **argv)
+{
+	const char *name = argv[0];
+	int status;
+	pid_t pid;
+
+	(void)argc;
+	pid = fork();
+	if (pid < 0)
+		return report(name, FAIL, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		/* Register values a hostile caller might guess as a key. */
+		__asm__ volatile("vmcall" : : "a"(0x7674696365ull), "b"(0), "c"(0), "d"(0));
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) < 0)
+		return report(name, FAIL, "waitpid: %s", strerror(errno));
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGILL)
+		return report(name, PASS, "user-mode VMCALL raised SIGILL");
+	if (WIFSIGNALED(status))
+		return report(name, FAIL, "user-mode VMCALL raised signal %d, expected SIGILL",
+			      WTERMSIG(status));
+	return report(name, FAIL, "user-mode VMCALL returned normally");
+}
+
+static int read_msr(int cpu, uint32_t msr, uint64_t *value)
+{
+	char path[64];
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "/dev/cpu/%d/msr", cpu);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	if (pread(fd, value, sizeof(*value), msr) != sizeof(*value))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+/* "hidden": every VMX capability MSR fails with EIO as on a CPU without VMX
+ * (rdmsr #GP, which msr.ko turns into EIO); "readable": bare Bochs. */
+int cmd_msr(int argc, char **argv)
+{
+	const char *name = argv[0];
+	int hidden = argc > 1 && !strcmp(argv[1], "hidden");
+	int cpus = online_cpus(), refused = 0, readable = 0;
+	uint64_t value;
+	int err;
+
+	for (int cpu = 0; cpu < cpus; cpu++) {
+		for (uint32_t msr = MSR_IA32_VMX_BASIC; msr <= MSR_IA32_VMX_VMFUNC; msr++) {
+			err = read_msr(cpu, msr, &value);
+			if (err == -EIO)
+				refused++;
+			else if (!err)
+				readable++;
+			else
+				return report(name, FAIL, "cpu %d msr %#x: %s", cpu, msr, strerror(-err));
+		}
+		err = read_msr(cpu, MSR_IA32_TSC, &value);
+		if (!err)
+			err = read_msr(cpu, MSR_IA32_APICBASE, &value);
+		if (err)
+			return report(name, FAIL, "cpu %d: TSC/APIC_BASE unreadable: %s", cpu,
+				      strerror(-err));
+	}
+	if (hidden && readable)
+		return report(name, FAIL, "%d VMX MSR reads succeeded, %d refused", readable, refused);
+	if (!hidden && !readable)
+		return report(name, FAIL, "no VMX MSR readable on bare Bochs (%d refused)", refused);
+	return report(name, PASS, "vmx_msrs_readable=%d refused=%d tsc_apicbase=ok", readable,
+		      refused);
+}
+
+static uint64_t rdtsc(void)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+}
+
+/* Overhead of the hypervisor on the syscall path: getpid N times on CPU 0.
+ * With BASE_NS (the same loop before insmod) it judges the ratio. */
+int cmd_getpid(int argc, char **argv)
+{
+	const char *name = argv[0];
+	long n = argc > 1 ? atol(argv[1]) : 1000000;
+	double base = argc > 2 ? atof(argv[2]) : 0;
+	int64_t exits_before, exits_after;
+	uint64_t t0, t1, c0, c1;
+	double ratio;
+
+	if (n <= 0)
+		return report(name, FAIL, "bad count '%s'", argc > 1 ? argv[1] : "");
+	pin_to_cpu(0);
+	exits_before = total_exits();
+	t0 = now_ns();
+	c0 = rdtsc();
+	for (long i = 0; i < n; i++)
+		syscall(SYS_getpid);
+	c1 = rdtsc();
+	t1 = now_ns();
+	exits_after = total_exits();
+	figure_named(name, "ns_per_call", "%.1f", (double)(t1 - t0) / n);
+	figure_named(name, "tsc_per_call", "%.1f", (double)(c1 - c0) / n);
+	if (base <= 0)
+		return report(name, PASS, "calls=%ld ns=%llu", n, (unsigned long long)(t1 - t0));
+	ratio = (double)(t1 - t0) / base;
+	figure_named(name, "ratio", "%.3f", ratio);
+	if (exits_before < 0 || exits_after < 0)
+		return report(name, SKIP, "ratio=%.3f; VM-exit count unavailable", ratio);
+	figure_named(name, "vm_exits", "%lld", (long long)(exits_after - exits_before));
+	if (ratio > 1.05)
+		return report(name, FAIL, "ratio=%.3f > 1.05 exits=%lld", ratio,
+			      (long long)(exits_after - exits_before));
+	/* The goal is 0; one exit per hundred calls means the syscall path exits. */
+	if (exits_after - exits_before >= n / 100)
+		return report(name, FAIL, "ratio=%.3f but exits=%lld for %ld calls", ratio,
+			      (long long)(exits_after - exits_before), n);
+	return report(name, PASS, "ratio=%.3f exits=%lld calls=%ld", ratio,
+		      (long long)(exits_after - exits_before), n);
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Markers the guest test client prints on the serial console. The host
+ * checker (tests/bochs/check.sh) parses exactly these forms:
+ *   VTICE-TEST <name> PASS|FAIL|SKIP <details>
+ *   VTICE-FIGURE <test>.<key>=<value>
+ */
+#ifndef VTICE_BOCHS_REPORT_H
+#define VTICE_BOCHS_REPORT_H
+
+#include <stdint.h>
+
+enum outcome { PASS = 0, FAIL = 1, SKIP = 77 };
+
+/* Prints one VTICE-TEST line and returns the outcome as an exit code. */
+int report(const char *name, enum outcome outcome, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Prints "VTICE-FIGURE <test>.<key>=<value>". */
+void figure_named(const char *test, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+int online_cpus(void);
+int pin_to_cpu(int cpu);
+uint64_t now_ns(void);
+
+/* Subcommands: argv[0] is the test name the markers carry. */
+int cmd_cpuid(int argc, char **argv);
+int cmd_vmcall(int argc, char **argv);
+int cmd_msr(int argc, char **argv);
+int cmd_getpid(int argc, char **argv);
+int cmd_stress(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+int cmd_devnode(int argc, char **argv);
+int cmd_fuzz(int argc, char **argv);
+int cmd_ring(int argc, char **argv);
+
+#endif

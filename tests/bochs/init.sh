@@ -1,0 +1,219 @@
+#!/bin/busybox sh
+# /init of the Bochs rig's initramfs. Runs the scenarios named in
+# /etc/vtice-scenarios and prints markers on the serial console that
+# tests/bochs/check.sh parses:
+#   VTICE-BOOT, VTICE-SCENARIO <name> BEGIN|END, VTICE-TEST <name> PASS|FAIL|SKIP,
+#   VTICE-FIGURE <name>=<value>, VTICE-DMESG <kernel line>, VTICE-DONE.
+# A check that cannot run prints SKIP with the reason, never PASS.
+
+/bin/busybox mkdir -p /usr/bin /sbin /usr/sbin
+/bin/busybox --install -s
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+
+echo "VTICE-BOOT uptime=$(cut -d' ' -f1 /proc/uptime) cpus=$(nproc)"
+echo "VTICE-FIGURE boot_to_init_s=$(cut -d' ' -f1 /proc/uptime)"
+
+KO=/lib/vtice/vtice.ko
+T=vtice-test
+dmesg_mark=0
+loaded=0
+
+result() { echo "VTICE-TEST $1 $2 $3"; }
+
+# Kernel lines since the last call, so the host can judge what each scenario
+# added (the stock boot already carries an fpu/xstate WARNING).
+dmesg_delta() {
+	local total
+	total=$(dmesg | wc -l)
+	dmesg | tail -n +$((dmesg_mark + 1)) | sed 's/^/VTICE-DMESG /'
+	dmesg_mark=$total
+}
+
+insmod_vtice() {
+	insmod "$KO" 2>/tmp/insmod.err && { loaded=1; return 0; }
+	echo "insmod: $(cat /tmp/insmod.err)"
+	return 1
+}
+
+rmmod_vtice() {
+	rmmod vtice 2>/tmp/rmmod.err && { loaded=0; return 0; }
+	echo "rmmod: $(cat /tmp/rmmod.err)"
+	return 1
+}
+
+# Sum of the local timer interrupt counts of every CPU, one per line.
+timer_counts() {
+	awk '/^ *LOC:/ { for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) print $i }' /proc/interrupts
+}
+
+# One stress process pinned to each CPU, in the background.
+stress_all() {
+	stress_pids=""
+	for cpu in $(seq 0 $(($(nproc) - 1))); do
+		taskset -c "$cpu" $T stress "$1-cpu$cpu" "$2" &
+		stress_pids="$stress_pids $!"
+	done
+}
+
+# Runs a command, shows its output, and passes NAME if it exits 0 and
+# prints a line matching the extended regex PATTERN.
+check_output() {
+	local name=$1 pattern=$2 out rc
+	shift 2
+	out=$("$@" 2>&1); rc=$?
+	echo "$out"
+	if [ $rc = 0 ] && echo "$out" | grep -Eq "$pattern"; then
+		result "$name" PASS "'$*' printed /$pattern/"
+	else
+		result "$name" FAIL "'$*' exited $rc or printed no /$pattern/"
+	fi
+}
+
+# The vtice binary itself, as a user runs it: the table must agree with
+# nproc, caps must show VMX, and a non-root user must get "root only".
+check_vtice_hv() {
+	local out rc n
+	if [ ! -x /bin/vtice ]; then
+		for c in status caps denied; do
+			result load.hv-$c SKIP "vtice binary not in the initramfs"
+		done
+		return
+	fi
+	n=$(nproc)
+	check_output load.hv-status "^vtice hypervisor: $n of $n CPUs virtualized" vtice hv status
+	check_output load.hv-caps '^  VMX +yes$' vtice hv caps
+	out=$(su -s /bin/sh nobody -c 'vtice hv status' 2>&1); rc=$?
+	if [ $rc = 1 ] && echo "$out" | grep -q 'root only'; then
+		result load.hv-denied PASS "as nobody: $out"
+	else
+		result load.hv-denied FAIL "as nobody: exit $rc: $out"
+	fi
+}
+
+# Bare Bochs: what the kernel and a program see without the hypervisor.
+scenario_baseline() {
+	$T cpuid baseline.cpuid vmx
+	$T vmcall baseline.vmcall
+	$T msr baseline.msr readable
+	base_ns=$($T getpid baseline.getpid 1000000 | tee /dev/console |
+		sed -n 's/.*VTICE-TEST baseline.getpid PASS .* ns=\([0-9]*\).*/\1/p')
+}
+
+scenario_load() {
+	if [ "$loaded" = 0 ]; then
+		if insmod_vtice; then
+			result load.insmod PASS "module loaded"
+		else
+			result load.insmod FAIL "insmod failed"
+			return
+		fi
+	fi
+	$T status load.status
+	check_vtice_hv
+	$T cpuid load.cpuid any
+	local procs
+	procs=$(grep -c '^processor' /proc/cpuinfo)
+	if [ "$procs" = "$(nproc)" ]; then
+		result load.cpuinfo PASS "processors=$procs"
+	else
+		result load.cpuinfo FAIL "/proc/cpuinfo lists $procs of $(nproc) cpus"
+	fi
+	local before after
+	before=$(timer_counts | tr '\n' ' ')
+	stress_all load.workload 10
+	wait $stress_pids
+	after=$(timer_counts | tr '\n' ' ')
+	if echo "$before|$after" | awk -F'|' '{ n = split($1, b, " "); split($2, a, " ");
+		for (i = 1; i <= n; i++) if (a[i] <= b[i]) exit 1; exit n == 0 }'; then
+		result load.interrupts PASS "LOC before=[$before] after=[$after]"
+	else
+		result load.interrupts FAIL "LOC before=[$before] after=[$after]"
+	fi
+	$T status load.status-after
+}
+
+scenario_hostile() {
+	[ "$loaded" = 1 ] || insmod_vtice || { result hostile.insmod FAIL "insmod failed"; return; }
+	$T vmcall hostile.vmcall
+	$T devnode hostile.devnode
+	$T msr hostile.msr hidden
+	$T fuzz hostile.fuzz 100000 1
+	$T status hostile.status-after-fuzz
+}
+
+scenario_ring() {
+	[ "$loaded" = 1 ] || insmod_vtice || { result ring.insmod FAIL "insmod failed"; return; }
+	$T ring ring
+}
+
+scenario_overhead() {
+	[ "$loaded" = 1 ] || insmod_vtice || { result overhead.insmod FAIL "insmod failed"; return; }
+	if [ -z "$base_ns" ]; then
+		result overhead.getpid FAIL "no baseline measurement"
+		return
+	fi
+	$T getpid overhead.getpid 1000000 "$base_ns"
+}
+
+# Load and unload under load on every CPU; after each unload the CPUs must
+# look like bare Bochs again (VMCALL #UD, CPUID.1:ECX.VMX set).
+scenario_cycles() {
+	[ "$loaded" = 0 ] || rmmod_vtice || { result cycles.rmmod FAIL "initial rmmod failed"; return; }
+	local i=0 fail=""
+	stress_all cycles.stress 0
+	while [ $i -lt 20 ] && [ -z "$fail" ]; do
+		i=$((i + 1))
+		insmod_vtice || { fail="insmod $i"; break; }
+		$T status cycles.status >/tmp/status.out || { fail="status after insmod $i"; cat /tmp/status.out; break; }
+		rmmod_vtice || { fail="rmmod $i"; break; }
+		$T vmcall cycles.vmcall >/tmp/vmcall.out || { fail="vmcall after rmmod $i"; cat /tmp/vmcall.out; break; }
+		$T cpuid cycles.cpuid vmx >/tmp/cpuid.out || { fail="cpuid after rmmod $i"; cat /tmp/cpuid.out; break; }
+	done
+	kill -TERM $stress_pids
+	wait $stress_pids
+	if [ -n "$fail" ]; then
+		result cycles.loop FAIL "failed at $fail"
+	else
+		result cycles.loop PASS "iterations=20 vmcall=SIGILL cpuid.vmx=1 after each rmmod"
+	fi
+}
+
+run_scenario() {
+	echo "VTICE-SCENARIO $1 BEGIN uptime=$(cut -d' ' -f1 /proc/uptime)"
+	if ! type "scenario_$1" >/dev/null 2>&1; then
+		result "$1" FAIL "no such scenario (not in init.sh or /etc/vtice-scenarios.d)"
+	elif [ ! -f "$KO" ] && [ "$1" != baseline ]; then
+		result "$1" SKIP "no vtice.ko in the initramfs (--module none)"
+	else
+		"scenario_$1"
+	fi
+	dmesg_delta
+	echo "VTICE-SCENARIO $1 END uptime=$(cut -d' ' -f1 /proc/uptime)"
+}
+
+# Scenarios of other components (tests/*/bochs-scenarios.sh), using the
+# helpers above: $T, $KO, result, insmod_vtice, rmmod_vtice, stress_all.
+for f in /etc/vtice-scenarios.d/*.sh; do
+	[ -f "$f" ] && . "$f"
+done
+
+insmod /lib/vtice/msr.ko || echo "init: msr.ko did not load"
+# Keep the kernel off the console so it cannot split marker lines: an oops or
+# panic still reaches it (oops_begin() raises the level), and everything else
+# arrives through the VTICE-DMESG dumps after each scenario.
+dmesg -n 1
+dmesg_delta >/dev/null
+run_scenario baseline
+for s in $(cat /etc/vtice-scenarios); do
+	run_scenario "$s"
+done
+if [ "$loaded" = 1 ]; then
+	rmmod_vtice && result unload PASS "rmmod" || result unload FAIL "final rmmod failed"
+fi
+dmesg_delta
+echo "VTICE-DONE uptime=$(cut -d' ' -f1 /proc/uptime)"
+sleep 1
+poweroff -f

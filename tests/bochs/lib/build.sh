@@ -1,0 +1,123 @@
+# Build steps of the Bochs rig, sourced by run.sh. Every function prints its
+# progress on stderr; those that produce a file print its path on stdout.
+
+# The module must be built against the headers of exactly the kernel the rig
+# boots; Debian installs both from meta packages that can drift apart.
+kernel_headers() {
+	local version=$1 dir=/usr/src/linux-headers-$1
+	if [[ ! -f "$dir/Makefile" ]]; then
+		echo "run.sh: error: the rig boots kernel $version but $dir is missing." >&2
+		echo "  installed headers: $(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | xargs -n1 basename | tr '\n' ' ')" >&2
+		echo "  linux-image-amd64 and linux-headers-amd64 differ: apt-get update && apt-get install linux-headers-amd64" >&2
+		exit 1
+	fi
+	echo "$dir"
+}
+
+# Builds a private copy of hypervisor/ so a rig run never races with a build
+# in the source tree (its kbuild objects live next to the sources).
+build_module() {
+	local root=$1 headers=$2 dir=$3
+	[[ -f "$root/hypervisor/Makefile" ]] ||
+		{ echo "run.sh: error: $root/hypervisor/Makefile not found (use --module none to boot without it)" >&2; exit 1; }
+	rm -rf "$dir" && mkdir -p "$dir/src"
+	cp -a "$root/hypervisor" "$root/include" "$dir/src/"
+	echo "run.sh: building the module against $headers" >&2
+	make -s -C "$dir/src/hypervisor" KDIR="$headers" -j2 >"$dir/build.log" 2>&1 ||
+		{ cat "$dir/build.log" >&2; echo "run.sh: error: module build failed" >&2; exit 1; }
+	local ko
+	ko=$(find "$dir/src/hypervisor" -name vtice.ko | head -n1)
+	[[ -n "$ko" ]] || { echo "run.sh: error: the module build produced no vtice.ko" >&2; exit 1; }
+	echo "$ko"
+}
+
+check_vermagic() {
+	local ko=$1 version=$2 magic
+	magic=$(modinfo -F vermagic "$ko")
+	[[ "$magic" == "$version "* ]] ||
+		{ echo "run.sh: error: $ko was built for '${magic%% *}', the rig boots $version" >&2; exit 1; }
+}
+
+build_client() {
+	local root=$1 dir=$2
+	mkdir -p "$dir"
+	echo "run.sh: building the guest test client" >&2
+	gcc -static -O2 -Wall -Wextra -std=gnu11 -I"$root/include/uapi" \
+		-o "$dir/vtice-test" "$root"/tests/bochs/client/*.c
+}
+
+# Copies a dynamically linked binary and the libraries ldd names, at the same
+# absolute paths, so it runs in the busybox initramfs.
+copy_with_libs() {
+	local bin=$1 rootfs=$2 lib
+	install -D -m 0755 "$bin" "$rootfs/bin/$(basename "$bin")"
+	for lib in $(ldd "$bin" | grep -o '/[^ ]*'); do
+		install -D -m 0755 "$(readlink -f "$lib")" "$rootfs$lib"
+	done
+}
+
+# Scenario names defined by extra files, in file order.
+extra_scenario_names() {
+	(($#)) || return 0
+	sed -n 's/^scenario_\([a-z0-9_]*\)() *{.*/\1/p' "$@" | tr '\n' ' '
+}
+
+build_initramfs() {
+	local dir=$1 img=$2 kdir=$3 version=$4 ko=$5 vtice_bin=$6 scenarios=$7 here=$8
+	local extra_files=$9 msr f n=0
+	msr=$(find "$kdir/pkg/lib/modules/$version" -name 'msr.ko*' | head -n1)
+	[[ -n "$msr" ]] || { echo "run.sh: error: msr.ko not found under $kdir/pkg (CONFIG_X86_MSR=m expected)" >&2; exit 1; }
+	rm -rf "$dir" && mkdir -p "$dir"/{bin,dev,proc,sys,tmp,etc,lib/vtice}
+	install -m 0755 /bin/busybox "$dir/bin/busybox"
+	install -m 0755 "$here/init.sh" "$dir/init"
+	install -m 0755 "$(dirname "$img")/client/vtice-test" "$dir/bin/vtice-test"
+	install -m 0644 "$msr" "$dir/lib/vtice/msr.ko"
+	[[ -n "$ko" ]] && install -m 0644 "$ko" "$dir/lib/vtice/vtice.ko"
+	[[ "$vtice_bin" != none ]] && copy_with_libs "$vtice_bin" "$dir"
+	echo "$scenarios" > "$dir/etc/vtice-scenarios"
+	mkdir -p "$dir/etc/vtice-scenarios.d"
+	for f in $extra_files; do
+		n=$((n + 1))
+		install -m 0644 "$f" "$dir/etc/vtice-scenarios.d/$n-$(basename "$(dirname "$f")").sh"
+	done
+	# An unprivileged user for the permission checks.
+	printf 'root:x:0:0:root:/:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/sh\n' > "$dir/etc/passwd"
+	printf 'root:x:0:\nnogroup:x:65534:\n' > "$dir/etc/group"
+	# Uncompressed: Bochs unpacks it faster than it decompresses anything.
+	(cd "$dir" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) > "$img"
+	echo "run.sh: initramfs $(du -h "$img" | cut -f1)" >&2
+}
+
+# The kernel command line and why each option is there: docs/bochs-rig.md.
+KERNEL_CMDLINE="quiet cryptomgr.notests mitigations=off rodata=off nokaslr \
+initcall_blacklist=trace_eval_init,ftrace_check_for_weak_functions \
+tsc_early_khz=50000 console=ttyS0"
+
+build_iso() {
+	local dir=$1 iso=$2 kernel=$3 initrd=$4
+	rm -rf "$dir" && mkdir -p "$dir"
+	cp /usr/lib/ISOLINUX/isolinux.bin /usr/lib/syslinux/modules/bios/ldlinux.c32 "$dir/"
+	cp "$kernel" "$dir/vmlinuz"
+	cp "$initrd" "$dir/initrd.img"
+	cat > "$dir/isolinux.cfg" <<CFG
+DEFAULT vtice
+PROMPT 0
+TIMEOUT 0
+LABEL vtice
+  KERNEL /vmlinuz
+  INITRD /initrd.img
+  APPEND $KERNEL_CMDLINE
+CFG
+	xorriso -as mkisofs -quiet -o "$iso" -b isolinux.bin -c boot.cat \
+		-no-emul-boot -boot-load-size 4 -boot-info-table "$dir" 2>/dev/null ||
+		{ echo "run.sh: error: xorriso failed" >&2; exit 1; }
+}
+
+write_bochsrc() {
+	local template=$1 out=$2 cpus=$3 com2=$4 com2_line="com2: enabled=0"
+	[[ -n "$com2" ]] && com2_line="com2: enabled=1, mode=socket-client, dev=$com2"
+	sed -e "s|@CPUS@|$cpus|" -e "s|@ISO@|$out/vtice.iso|" \
+		-e "s|@SERIAL@|$out/serial.log|" -e "s|@BOCHSLOG@|$out/bochs.log|" \
+		-e "s|@COM2@|$com2_line|" "$template" > "$out/bochsrc"
+	echo c > "$out/bochs.cmd"
+}

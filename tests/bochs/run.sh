@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Boot the Debian kernel in Bochs (emulated VT-x) with the vtice module and a
+# test initramfs, run the guest scenarios, then check the serial log.
+# See docs/bochs-rig.md. Exit: 0 ok, 1 failure, 77 skipped (no Bochs).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+
+out=$root/build/bochs
+module=auto
+vtice_bin=auto
+rig_scenarios="load hostile ring overhead cycles"
+scenarios=
+timeout_s=900
+cpus=2
+com2=
+check=1
+stock_kernel=0
+
+usage() {
+	cat <<EOF
+usage: tests/bochs/run.sh [options]
+
+Builds the vtice module against the headers of the Debian kernel that
+tools/kernel.sh unpacked, packs an initramfs (busybox, the module, msr.ko,
+the static test client, the vtice binary), makes an ISOLINUX ISO, boots it in
+Bochs (corei7_skylake_x, VT-x emulated) and checks the serial log.
+
+options:
+  --out DIR          work and log directory (default: build/bochs)
+  --module KO|none   module to load (default: build hypervisor/ into DIR);
+                     "none" boots without it, every scenario then skips
+  --vtice BIN|none   vtice binary to ship for 'vtice hv status'
+                     (default: build/vtice if it exists)
+  --scenarios LIST   space or comma separated, in the order given
+                     (default: "$rig_scenarios", then those of
+                     tests/*/bochs-scenarios.sh, see docs/bochs-rig.md)
+  --timeout SEC      wall-clock limit for the Bochs run (default: $timeout_s)
+  --cpus N           emulated CPUs (default: $cpus)
+  --com2 HOST:PORT   connect guest ttyS1 to a host TCP listener (debug stub)
+  --stock-kernel     boot Debian's vmlinuz as is (xz: ~85 s slower in Bochs)
+                     instead of the same kernel rewrapped with lz4
+  --no-check         boot only; check later with tests/bochs/check.sh
+  -h, --help         this text
+
+Outputs in DIR: serial.log (guest console), bochs.log, bochs.out, and
+summary.txt from the checker. Bochs's exit code means nothing (a guest
+poweroff ends it with 1): the run is judged by markers in serial.log.
+EOF
+}
+
+die() { echo "run.sh: error: $*" >&2; exit 1; }
+skip() {
+	echo "run.sh: SKIP: $*" >&2
+	echo "$*" > "$out/skipped"
+	exit 77
+}
+
+# Everything runs inside main so bash has parsed the whole script before the
+# long Bochs run: editing run.sh meanwhile cannot break a run in progress.
+main() {
+	while (($#)); do
+		case "$1" in
+		--out) out=$2; shift ;;
+		--module) module=$2; shift ;;
+		--vtice) vtice_bin=$2; shift ;;
+		--scenarios) scenarios=${2//,/ }; shift ;;
+		--timeout) timeout_s=$2; shift ;;
+		--cpus) cpus=$2; shift ;;
+		--com2) com2=$2; shift ;;
+		--stock-kernel) stock_kernel=1 ;;
+		--no-check) check=0 ;;
+		-h | --help) usage; exit 0 ;;
+		*) echo "run.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
+		esac
+		shift
+	done
+
+	mkdir -p "$out"
+	out=$(cd "$out" && pwd)
+	rm -f "$out/skipped" "$out/timed-out" "$out/wall-to-init" "$out/wall-seconds" "$out/serial.log" "$out/summary.txt"
+
+	BOCHS_BIN=${VTICE_BOCHS_BIN:-bochs-bin}
+	command -v "$BOCHS_BIN" >/dev/null || skip "bochs is not installed (no $BOCHS_BIN; tools/deps.sh installs it)"
+	for tool in xorriso cpio gcc busybox; do
+		command -v "$tool" >/dev/null || die "$tool is missing: run tools/deps.sh"
+	done
+	# ldd fails on a static executable: the initramfs has no C library for busybox.
+	[[ -x /bin/busybox ]] && ! ldd /bin/busybox >/dev/null 2>&1 ||
+		die "/bin/busybox is not the static busybox: install busybox-static"
+
+	source "$here/lib/build.sh"
+
+	# Other components add scenarios in tests/<component>/bochs-scenarios.sh:
+	# shell functions scenario_NAME that /init sources and runs after ours.
+	extra_files=$(ls "$root"/tests/*/bochs-scenarios.sh 2>/dev/null || true)
+	if [[ -z "$scenarios" ]]; then
+		scenarios="$rig_scenarios $(extra_scenario_names $extra_files)"
+	fi
+
+	kdir=$("$root/tools/kernel.sh" "$root/build/kernel")
+	version=$(<"$kdir/version")
+	headers=$(kernel_headers "$version")
+
+	ko=
+	case "$module" in
+	none) ;;
+	auto) ko=$(build_module "$root" "$headers" "$out/module") ;;
+	*) [[ -f "$module" ]] || die "--module $module: no such file"; ko=$module ;;
+	esac
+	[[ -n "$ko" ]] && check_vermagic "$ko" "$version"
+
+	if [[ "$vtice_bin" == auto ]]; then
+		vtice_bin=none
+		[[ -x "$root/build/vtice" ]] && vtice_bin=$root/build/vtice
+	fi
+
+	kernel=$kdir/vmlinuz
+	if ((!stock_kernel)); then
+		kernel=$("$here/lib/lz4-kernel.sh" "$kdir" "$root/build/bochs-kernel") ||
+			{ echo "run.sh: warning: no lz4 rewrap, booting the stock (slow) vmlinuz" >&2; kernel=$kdir/vmlinuz; }
+	fi
+
+	build_client "$root" "$out/client"
+	build_initramfs "$out/initramfs" "$out/initrd.img" "$kdir" "$version" "$ko" \
+		"$vtice_bin" "$scenarios" "$here" "$extra_files"
+	build_iso "$out/iso" "$out/vtice.iso" "$kernel" "$out/initrd.img"
+	write_bochsrc "$here/bochsrc.in" "$out" "$cpus" "$com2"
+
+	source "$here/lib/boot.sh"
+	run_bochs "$out" "$timeout_s"
+
+	if ((check)); then
+		"$here/check.sh" "$out/serial.log" all | tee "$out/summary.txt"
+		exit "${PIPESTATUS[0]}"
+	fi
+}
+
+main "$@"

@@ -1,0 +1,74 @@
+// Fake CPU for the hypervisor core's unit tests: the core's intrinsics
+// (hypervisor/core/intrin.h with VT_FAKE_CPU) and OS interface
+// (hypervisor/core/os.h) resolve here. Tests seed MSRs, CPUID leaves,
+// control registers and VMCS fields, make any instruction or VMCS field fail,
+// and inspect what the core did.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+extern "C" {
+#include "exit.h"
+#include "intrin.h"
+#include "os.h"
+}
+
+namespace vtice::fake {
+
+struct Cpu {
+	std::map<uint32_t, uint64_t> msrs;	// absent: RDMSR/WRMSR #GP
+	std::map<uint32_t, uint64_t> msr_sticky_mask;	// bits that read back after WRMSR
+	std::map<std::pair<uint32_t, uint32_t>, vt_cpuid_regs> cpuid;
+	std::map<uint64_t, uint64_t> vmcs;
+	std::set<std::string> fail;		// instruction names that fail
+	std::set<uint64_t> fail_vmwrite;	// VMCS fields whose VMWRITE fails
+	std::vector<std::string> trace;		// privileged instructions executed, in order
+	std::vector<uint64_t> cr4_writes;
+	uint64_t cr0 = 0x80050033, cr2 = 0, cr3 = 0, cr4 = 0x3506f0, cr8 = 0, dr7 = 0x400;
+	uint64_t rflags = 0x2;
+	uint64_t xcr0 = 0x7;
+	vt_desc_ptr gdt{}, idt{};
+	uint16_t cs = 0x10, ss = 0x18, ds = 0, es = 0, fs = 0, gs = 0, tr = 0x40, ldtr = 0;
+	bool in_vmx = false;
+	uint64_t current_vmcs = ~0ull;
+	uint32_t vm_error = 7;			// VM_INSTRUCTION_ERROR after a VMfailValid
+	int reload_tr_calls = 0;
+	uint64_t random = 0x1122334455667788ull;
+
+	bool failing(const std::string &insn) const { return fail.count(insn) != 0; }
+	size_t count(const std::string &insn) const;
+	bool traced(const std::string &insn) const { return count(insn) != 0; }
+};
+
+// The CPU every intrinsic acts on; reset() gives a fresh one per test.
+Cpu &cpu();
+void reset();
+
+// Fake OS: page allocations are real, tracked; virt == phys.
+size_t live_allocations();
+void fail_allocation_after(int n);	// the n+1-th allocation from now fails; -1: never
+std::vector<std::string> &log_lines();
+
+// Seed a CPU with VMX and the given capability MSRs (TRUE or not per basic[55]).
+struct VmxProfile {
+	const char *name;
+	uint64_t basic, pin, proc, proc2, exit, entry, misc, ept_vpid;
+	uint64_t cr0_fixed0, cr0_fixed1, cr4_fixed0, cr4_fixed1;
+};
+extern const VmxProfile bochs_skylake_x;	// read from vtice.ko's log in Bochs
+extern const VmxProfile skylake;		// a Skylake host (VirtualBox log)
+void seed_vmx(const VmxProfile &p);
+
+// Linux-like GDT (kernel CS/DS, 64-bit TSS) at a real buffer; sets gdt/idt.
+void seed_linux_descriptors();
+
+// Simulate a VM exit: the fake "hardware" stores the exit information and
+// enters vt_exit_handler with the frame and the vCPU pointer found at HOST_RSP.
+bool vm_exit(uint32_t reason, uint64_t qual, vt_guest_regs &regs);
+
+}  // namespace vtice::fake

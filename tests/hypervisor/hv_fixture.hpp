@@ -1,0 +1,82 @@
+// A virtualized fake CPU: the state most exit/VMCALL tests start from.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "fake_cpu.hpp"
+
+namespace vtice::fake {
+
+class HvFixture : public ::testing::Test {
+protected:
+	vt_hv hv{};
+	vt_vcpu vcpu{};
+	std::vector<uint8_t> ring_mem;
+	bool hv_up = false, vcpu_up = false;
+
+	void SetUp() override
+	{
+		reset();
+		seed_vmx(bochs_skylake_x);
+	}
+
+	void TearDown() override
+	{
+		if (vcpu_up)
+			vt_vcpu_free(&vcpu);
+		if (hv_up)
+			vt_hv_fini(&hv);
+		EXPECT_EQ(live_allocations(), 0u) << "pages leaked";
+	}
+
+	// Global init + one vCPU with a ring of `records` records.
+	int init(uint32_t records = 64)
+	{
+		int ret = vt_hv_init(&hv, 0);
+		if (ret)
+			return ret;
+		hv_up = true;
+		ret = vt_vcpu_alloc(&hv, &vcpu, 0);
+		if (ret)
+			return ret;
+		vcpu_up = true;
+		ring_mem.assign(VTICE_RING_HEADER_SIZE + records * sizeof(vtice_record), 0);
+		vt_ring_init(&vcpu.ring, ring_mem.data(), records, 0);
+		return 0;
+	}
+
+	void virtualize()
+	{
+		ASSERT_EQ(init(), 0);
+		ASSERT_EQ(vt_vcpu_virtualize(&vcpu), 0);
+		cpu().trace.clear();
+	}
+
+	// Guest at CPL 0 in 64-bit mode, RIP 0x1000, with a 2-byte instruction.
+	void guest_kernel_mode()
+	{
+		auto &c = cpu();
+		c.vmcs[GUEST_CS_AR_BYTES] = 0xa09b;
+		c.vmcs[GUEST_SS_AR_BYTES] = 0xc093;
+		c.vmcs[GUEST_RIP] = 0x1000;
+		c.vmcs[VM_EXIT_INSTRUCTION_LEN] = 2;
+	}
+
+	void guest_user_mode()
+	{
+		guest_kernel_mode();
+		cpu().vmcs[GUEST_CS_AR_BYTES] = 0xa0fb;
+		cpu().vmcs[GUEST_SS_AR_BYTES] = 0xc0f3;	// SS.DPL = 3: CPL 3
+	}
+
+	uint64_t entry_event() { return cpu().vmcs[VM_ENTRY_INTR_INFO_FIELD]; }
+};
+
+// VM-entry interruption information for a hardware exception (SDM 3C 24.8.3):
+// vector | type 3 << 8 | deliver-error-code << 11 | valid << 31.
+constexpr uint64_t kInjectUD = 6 | (3u << 8) | (1u << 31);
+constexpr uint64_t kInjectGP = 13 | (3u << 8) | (1u << 11) | (1u << 31);
+
+}  // namespace vtice::fake

@@ -1,0 +1,188 @@
+// VMCALL authentication and functions (include/uapi/vtice/vmcall.h).
+#include "hv_fixture.hpp"
+
+extern "C" {
+#include <vtice/vmcall.h>
+}
+
+using namespace vtice::fake;
+
+class Vmcall : public HvFixture {
+protected:
+	void SetUp() override
+	{
+		HvFixture::SetUp();
+		virtualize();
+		guest_kernel_mode();
+		cpu().vmcs[VM_EXIT_INSTRUCTION_LEN] = 3;
+	}
+
+	vt_guest_regs call(uint64_t func, uint64_t key, uint64_t a1 = 0, uint64_t a2 = 0)
+	{
+		vt_guest_regs r{};
+		r.rax = func;
+		r.rcx = key;
+		r.rdx = a1;
+		r.r8 = a2;
+		r.rbx = 0xb0b0;
+		EXPECT_TRUE(vm_exit(EXIT_REASON_VMCALL, 0, r));
+		return r;
+	}
+
+	// #UD and nothing else: registers, RIP, ring untouched.
+	void expect_refused(const vt_guest_regs &r, uint64_t func, uint64_t key, uint64_t arg = 0)
+	{
+		EXPECT_EQ(entry_event(), kInjectUD);
+		EXPECT_EQ(cpu().vmcs[GUEST_RIP], 0x1000u);
+		EXPECT_EQ(r.rax, func);
+		EXPECT_EQ(r.rcx, key);
+		EXPECT_EQ(r.rdx, arg);
+		EXPECT_EQ(vcpu.ring.hdr->head, 0u);
+		EXPECT_TRUE(cpu().in_vmx);
+	}
+};
+
+TEST_F(Vmcall, KernelWithKeyIsHonoured)
+{
+	vt_guest_regs r = call(VTICE_VMCALL_PING, hv.key);
+	EXPECT_EQ(entry_event(), 0u);
+	EXPECT_EQ(r.rax, (uint64_t)VTICE_VMCALL_OK);
+	EXPECT_EQ(r.rdx, VTICE_VMCALL_PONG);
+	EXPECT_EQ(r.rbx, 0xb0b0u);
+	EXPECT_EQ(cpu().vmcs[GUEST_RIP], 0x1003u);
+}
+
+TEST_F(Vmcall, KeyComesFromTheOsRandomSource)
+{
+	EXPECT_EQ(hv.key, cpu().random);
+	EXPECT_NE(hv.key, 0u);
+}
+
+TEST_F(Vmcall, UserModeGetsUd)
+{
+	guest_user_mode();
+	vt_guest_regs r = call(VTICE_VMCALL_EMIT_TEST, hv.key, 5);
+	expect_refused(r, VTICE_VMCALL_EMIT_TEST, hv.key, 5);
+}
+
+TEST_F(Vmcall, WrongKeyGetsUd)
+{
+	for (uint64_t key : {0ull, hv.key ^ 1, ~hv.key}) {
+		vt_guest_regs r = call(VTICE_VMCALL_DEVIRTUALIZE, key);
+		expect_refused(r, VTICE_VMCALL_DEVIRTUALIZE, key);
+	}
+}
+
+TEST_F(Vmcall, CompatibilityModeGetsUd)
+{
+	cpu().vmcs[GUEST_CS_AR_BYTES] = 0xc09b;	// CS.L = 0: 32-bit code at CPL 0
+	vt_guest_regs r = call(VTICE_VMCALL_PING, hv.key);
+	expect_refused(r, VTICE_VMCALL_PING, hv.key);
+}
+
+TEST_F(Vmcall, UnknownFunction)
+{
+	vt_guest_regs r = call(0x77, hv.key);
+	EXPECT_EQ(entry_event(), 0u);
+	EXPECT_EQ((int64_t)r.rax, VTICE_VMCALL_ENOSYS);
+}
+
+TEST_F(Vmcall, EmitTestRecords)
+{
+	vt_guest_regs r = call(VTICE_VMCALL_EMIT_TEST, hv.key, 10, 0xabc);
+	EXPECT_EQ(r.rax, (uint64_t)VTICE_VMCALL_OK);
+	EXPECT_EQ(r.rdx, 10u);
+	ASSERT_EQ(vcpu.ring.hdr->head, 10u);
+	for (uint64_t i = 0; i < 10; i++) {
+		const vtice_record &rec = vcpu.ring.records[i];
+		EXPECT_EQ(rec.type, VTICE_REC_TEST);
+		EXPECT_EQ(rec.u.test.sequence, i);
+		EXPECT_EQ(rec.u.test.value, 0xabcu);
+	}
+	EXPECT_LT(vcpu.ring.records[0].tsc, vcpu.ring.records[9].tsc);
+}
+
+TEST_F(Vmcall, EmitTestOverflowIsCounted)
+{
+	vt_guest_regs r = call(VTICE_VMCALL_EMIT_TEST, hv.key, 100, 1);	// ring of 64
+	EXPECT_EQ(r.rdx, 64u);
+	EXPECT_EQ(vcpu.ring.hdr->lost, 36u);
+	r = call(VTICE_VMCALL_EMIT_TEST, hv.key, 0, 1);
+	EXPECT_EQ((int64_t)r.rax, VTICE_VMCALL_EINVAL);
+}
+
+TEST_F(Vmcall, DevirtualizeRestoresTheKernelState)
+{
+	auto &c = cpu();
+	// What the guest (the kernel) had when it asked to leave.
+	c.vmcs[GUEST_GDTR_BASE] = 0xfffffe0000001000ull;
+	c.vmcs[GUEST_GDTR_LIMIT] = 0x7f;
+	c.vmcs[GUEST_IDTR_BASE] = 0xfffffe0000000000ull;
+	c.vmcs[GUEST_IDTR_LIMIT] = 0xfff;
+	c.vmcs[GUEST_CR3] = 0x7654000;
+	c.vmcs[GUEST_DR7] = 0x401;
+	c.vmcs[GUEST_FS_BASE] = 0x7f0000001000ull;
+	c.vmcs[GUEST_GS_BASE] = 0xffff88807fc00000ull;
+	c.vmcs[GUEST_RSP] = 0xffffc90000123450ull;
+	c.vmcs[GUEST_RFLAGS] = 0x46;
+	uint64_t cr4 = c.vmcs[GUEST_CR4];
+	vcpu.debugctl_shadow = DEBUGCTLMSR_LBR;
+
+	vt_guest_regs r{};
+	r.rax = VTICE_VMCALL_DEVIRTUALIZE;
+	r.rcx = hv.key;
+	EXPECT_FALSE(vm_exit(EXIT_REASON_VMCALL, 0, r)) << "leaves VMX instead of VMRESUME";
+	EXPECT_FALSE(c.in_vmx);
+	EXPECT_EQ(r.rax, 0u);
+	EXPECT_EQ(r.rip, 0x1003u) << "continues after the VMCALL";
+	EXPECT_EQ(r.rsp, 0xffffc90000123450ull);
+	EXPECT_EQ(r.rflags, 0x46u);
+	// VM exit left limits at 0xFFFF, DR7 0x400, DEBUGCTL 0, our CR3 (SDM 3C 28.5)
+	EXPECT_EQ(c.gdt.limit, 0x7f);
+	EXPECT_EQ(c.gdt.base, 0xfffffe0000001000ull);
+	EXPECT_EQ(c.idt.limit, 0xfff);
+	EXPECT_EQ(c.cr3, 0x7654000u);
+	EXPECT_EQ(c.cr4, cr4 & ~X86_CR4_VMXE);
+	// host-mode TLB entries flushed: CR4.PGE toggled after VMXOFF
+	ASSERT_GE(c.cr4_writes.size(), 2u);
+	EXPECT_EQ(c.cr4_writes[c.cr4_writes.size() - 2], (cr4 & ~X86_CR4_VMXE) ^ X86_CR4_PGE);
+	EXPECT_EQ(c.dr7, 0x401u);
+	EXPECT_EQ(c.msrs[MSR_IA32_DEBUGCTLMSR], DEBUGCTLMSR_LBR);
+	EXPECT_EQ(c.msrs[MSR_FS_BASE], 0x7f0000001000ull);
+	EXPECT_EQ(c.msrs[MSR_GS_BASE], 0xffff88807fc00000ull);
+	// VMCLEAR before VMXOFF so the VMCS memory can be freed
+	auto vmclear = std::find(c.trace.begin(), c.trace.end(), "vmclear");
+	auto vmxoff = std::find(c.trace.begin(), c.trace.end(), "vmxoff");
+	EXPECT_LT(vmclear, vmxoff);
+}
+
+TEST_F(Vmcall, DevirtualizeThroughTheGuestSide)
+{
+	ASSERT_EQ(vt_vcpu_devirtualize(&vcpu), 0);
+	EXPECT_FALSE(cpu().in_vmx);
+	EXPECT_FALSE(vcpu.launched);
+	EXPECT_EQ(cpu().reload_tr_calls, 1) << "TR limit is 0x67 after a VM exit";
+	EXPECT_EQ(vt_vcpu_devirtualize(&vcpu), 0) << "idempotent";
+	EXPECT_EQ(cpu().count("vmcall"), 1u);
+}
+
+namespace {
+bool user_vmcall(vt_vcpu *, vt_exit *exit, u64 func)
+{
+	exit->regs->rax = 0;
+	exit->regs->rdx = func * 2;
+	vt_advance_rip(exit);
+	return true;
+}
+const vt_callbacks kUser = {nullptr, nullptr, nullptr, user_vmcall, nullptr};
+}  // namespace
+
+TEST_F(Vmcall, UserFunctionsGoToTheDebugger)
+{
+	vt_hv_set_callbacks(&hv, &kUser);
+	vt_guest_regs r = call(VTICE_VMCALL_USER_BASE + 1, hv.key);
+	EXPECT_EQ(r.rdx, 2u * (VTICE_VMCALL_USER_BASE + 1));
+	guest_user_mode();
+	r = call(VTICE_VMCALL_USER_BASE + 1, hv.key);
+	EXPECT_EQ(entry_event(), kInjectUD) << "the callback never sees unauthenticated calls";
+}
