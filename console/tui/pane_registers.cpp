@@ -35,6 +35,8 @@ void RegistersPane::draw(Canvas &body)
 		body.line(0, model_.state() == RunState::Running ? "(running)" : "(no registers)", Style::Dim);
 		return;
 	}
+	// While the target runs these are the last stop's values: say so by dimming.
+	bool stale = model_.state() != RunState::Stopped;
 	int cell = cell_width();
 	int per_row = std::max(body.cols() / cell, 1);
 	int name_width = 0;
@@ -45,7 +47,8 @@ void RegistersPane::draw(Canvas &body)
 		int row = static_cast<int>(i) / per_row;
 		int col = static_cast<int>(i) % per_row * cell;
 		body.text(row, col, reg.name, Style::Dim);
-		body.text(row, col + name_width + 1, reg.value, reg.changed ? Style::Changed : Style::Normal);
+		Style style = stale ? Style::Dim : reg.changed ? Style::Changed : Style::Normal;
+		body.text(row, col + name_width + 1, reg.value, style);
 	}
 }
 

@@ -200,8 +200,10 @@ TEST_F(TuiApp, HelpPaneListsTheKeysAndClosesWithEsc)
 {
 	press(key_f(1));
 	EXPECT_TRUE(app->help_visible());
-	EXPECT_TRUE(terminal.shows("F5             continue")) << terminal.screen();
-	EXPECT_TRUE(terminal.shows("Shift-F11")) << terminal.screen();
+	EXPECT_TRUE(terminal.shows("F5              continue")) << terminal.screen();
+	EXPECT_TRUE(terminal.shows("F12, Shift-F11  step out (finish)")) << terminal.screen();
+	for (const auto &line : HelpPane::text())
+		EXPECT_LE(line.size(), 79u) << line;  // fits an 80-column terminal
 	EXPECT_TRUE(terminal.shows("Ctrl-C")) << terminal.screen();
 	EXPECT_FALSE(terminal.shows(" registers ")) << terminal.screen();
 	press(kKeyEscape);
@@ -221,6 +223,8 @@ TEST_F(TuiApp, ChangedRegistersAreHighlighted)
 	// Values start after the widest name (3) and a space.
 	EXPECT_EQ(terminal.style_at(rax.first, rax.second + 4), Style::Changed);
 	EXPECT_EQ(terminal.style_at(rbx.first, rbx.second + 4), Style::Normal);
+	press(key_f(5));  // running: the last stop's values are shown dimmed
+	EXPECT_EQ(terminal.style_at(rax.first, rax.second + 4), Style::Dim);
 }
 
 TEST_F(TuiApp, ResizeRelaysOutWithoutStaleCells)

@@ -18,6 +18,8 @@ public:
 
 	void put(int row, int col, std::string_view text, Style style) override
 	{
+		if (row < 0 || row >= size_.rows || col < 0 || col + static_cast<int>(text.size()) > size_.cols)
+			++out_of_bounds_;
 		if (row < 0 || row >= size_.rows)
 			return;
 		for (std::size_t i = 0; i < text.size() && col + static_cast<int>(i) < size_.cols; ++i) {
@@ -80,6 +82,7 @@ public:
 	}
 	std::optional<std::pair<int, int>> cursor() const { return cursor_; }
 	int size_refreshes() const { return size_refreshes_; }
+	int out_of_bounds() const { return out_of_bounds_; }
 
 private:
 	Size size_;
@@ -89,6 +92,7 @@ private:
 	std::optional<std::pair<int, int>> cursor_;
 	int flushes_ = 0;
 	int size_refreshes_ = 0;
+	int out_of_bounds_ = 0;  // puts that reached past an edge (Canvas should clip them)
 };
 
 }  // namespace vtice::tui::testing

@@ -104,7 +104,7 @@ tmux_keys F6
 
 # Help pane lists the keys.
 tmux_keys F1
-wait_for 'F12, Shift-F11 step out'
+wait_for 'F12, Shift-F11 +step out'
 tmux_keys Escape
 wait_for '^ registers'
 
