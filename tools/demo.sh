@@ -41,6 +41,7 @@ CMDS
 "$vtice" attach "127.0.0.1:$port" --batch "$out/demo.cmds" --echo --timeout 60 2> "$out/progress.log"
 
 step "the trace file, read back by vtice report (first 25 lines)"
-"$vtice" report "$out/openat.vtrace" | head -25
+"$vtice" report "$out/openat.vtrace" -o "$out/openat.graph"
+head -25 "$out/openat.graph"
 echo "..."
-step "done: trace in $out/openat.vtrace, commands in $out/demo.cmds"
+step "done: trace in $out/openat.vtrace (graph: $out/openat.graph), commands in $out/demo.cmds"
