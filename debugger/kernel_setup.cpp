@@ -13,6 +13,9 @@ namespace vtice::dbg {
 namespace {
 
 constexpr std::uint64_t k2M = 2ull << 20;
+// __START_KERNEL_map + CONFIG_PHYSICAL_START (0x1000000, the x86-64 default
+// and Debian's): where _text is linked.
+constexpr std::uint64_t kLinkTimeText = 0xffffffff81000000ull;
 // How far past the entry text the kallsyms tables may sit (they are in
 // .rodata, which follows .text at the next 2 MiB boundary).
 constexpr std::uint64_t kWindowStep = 2ull << 20, kWindowMax = 16ull << 20;
@@ -99,6 +102,13 @@ Result<KernelInfo> setup_kernel(Session &session, const KernelSetupOptions &opti
 					  hex(static_cast<std::uint64_t>(*info.slide)).c_str());
 			if (*info.slide != 0)
 				table = table->slid(*info.slide);
+		}
+		// Tables from memory or /proc/kallsyms already hold run-time
+		// addresses (relocated by 0 above); the kernel's own slide is where
+		// _text is against its link address.
+		if (auto text = table->lookup("_text"); text && info.slide) {
+			info.slide = static_cast<std::int64_t>(*text - kLinkTimeText);
+			session.set_kaslr_slide(*info.slide);
 		}
 		info.symbols = std::to_string(table->size()) + " symbols from " + table->origin();
 		session.set_symbols(std::move(table));

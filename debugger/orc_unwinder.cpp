@@ -2,13 +2,12 @@
 
 #include <cstring>
 
+#include "kernel_address.hpp"
 #include "symbols/symbol_table.hpp"
 
 namespace vtice::dbg {
 
 namespace {
-
-constexpr std::uint64_t kKernelHalf = 0xffff800000000000ull;
 
 symbols::MemoryReader bytes_reader(const MemoryReader &read)
 {
@@ -41,7 +40,7 @@ Result<std::vector<Frame>> OrcUnwinder::unwind(const UnwindRegs &regs, const Mem
 		}
 		// The entry code's end marker, or a pt_regs frame from user mode:
 		// the kernel stack ends here.
-		if (step->end_of_stack || step->caller.rip < kKernelHalf)
+		if (step->end_of_stack || !is_kernel_address(step->caller.rip))
 			break;
 		if (step->caller.exact_ip == false && step->caller.rsp <= r.rsp) {
 			frames.back().note += " (unwind stopped: the stack went backwards)";

@@ -79,6 +79,9 @@ public:
 	const SymbolSource *symbols() const { return symbols_.get(); }
 	Symbolizer symbolizer() const;
 	void set_unwinder(std::unique_ptr<Unwinder> unwinder);
+	// The KASLR slide found at attach (0 when the kernel was not moved).
+	void set_kaslr_slide(std::int64_t slide) { kaslr_slide_ = slide; }
+	std::optional<std::int64_t> kaslr_slide() const { return kaslr_slide_; }
 	const Unwinder *unwinder() const { return unwinder_.get(); }
 
 	// "sym", "sym+0x10", "0xffffffff81000000", or any expression.
@@ -153,6 +156,7 @@ private:
 	bool registers_valid_ = false;
 	RegisterValues previous_registers_;
 	std::vector<std::function<void(const StopInfo &)>> listeners_;
+	std::optional<std::int64_t> kaslr_slide_;
 };
 
 }  // namespace vtice::dbg

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "kernel_address.hpp"
+
 namespace vtice::dbg {
 
 namespace {
@@ -17,7 +19,7 @@ SymbolList::SymbolList(std::vector<Entry> entries, std::string origin, std::uint
 	: entries_(std::move(entries)), origin_(std::move(origin))
 {
 	for (auto &e : entries_)
-		if (e.address >= 0xffff800000000000ull)
+		if (is_kernel_address(e.address))
 			e.address += slide;
 	std::stable_sort(entries_.begin(), entries_.end(),
 			 [](const Entry &a, const Entry &b) { return a.address < b.address; });
@@ -53,7 +55,7 @@ std::optional<SymbolHit> SymbolList::symbolize(std::uint64_t address) const
 	--it;
 	// Kernel symbols name kernel addresses only: per-cpu offsets and
 	// absolute values (small numbers) must not "cover" user space.
-	if (it->address < 0xffff800000000000ull || address < 0xffff800000000000ull)
+	if (!is_kernel_address(it->address) || !is_kernel_address(address))
 		return std::nullopt;
 	// Among aliases at the same address, take the first text symbol.
 	auto first = it;

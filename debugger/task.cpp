@@ -1,5 +1,7 @@
 #include "task.hpp"
 
+#include "kernel_address.hpp"
+
 #include <cstring>
 
 namespace vtice::dbg {
@@ -26,7 +28,7 @@ Result<std::uint64_t> TaskInspector::current_task()
 		return gs.error();
 	// In user mode gs_base is the user's; the kernel's is then in k_gs_base.
 	std::uint64_t base = *gs;
-	if (base < 0xffff800000000000ull) {
+	if (!is_kernel_address(base)) {
 		auto kgs = session_.register_value("k_gs_base");
 		if (!kgs)
 			return kgs.error();

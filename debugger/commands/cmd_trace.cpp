@@ -132,7 +132,8 @@ static Result<void> run(CommandContext &ctx, const std::vector<std::string> &arg
 		      static_cast<unsigned long long>(traced->steps), static_cast<unsigned long long>(traced->continues),
 		      static_cast<unsigned long long>(traced->interruptions), traced->seconds);
 	if (!t->output.empty()) {
-		if (auto r = write_trace_file(t->output, *traced, ctx.session.symbols(), 0); !r)
+		std::int64_t slide = ctx.session.kaslr_slide().value_or(0);
+		if (auto r = write_trace_file(t->output, *traced, ctx.session.symbols(), slide); !r)
 			return r;
 		ctx.out.print("trace: wrote %s (vtice report %s)\n", t->output.c_str(), t->output.c_str());
 	}

@@ -6,7 +6,8 @@ decompressor randomizes the kernel's base (run.sh --image vmlinuz).
      the IDT: it must be a multiple of 2 MiB (CONFIG_PHYSICAL_ALIGN);
   2. do_sys_openat2 resolves to the same run-time address through the image
      plus that slide and through kallsyms recovered from guest memory (no
-     file at all) — two independent paths;
+     file at all) — two independent paths — and the slide reported without
+     a file (run-time _text minus its link address) is the same;
   3. a breakpoint set through the slid image symbols stops there, and bt
      unwinds to entry_SYSCALL_64*.
 """
@@ -41,7 +42,11 @@ def main():
     if slide % (2 << 20):
         fail("slide %#x is not 2 MiB aligned" % slide, with_image)
     from_image = printed(with_image)
-    from_memory = printed(vtice(binary, port, ["print do_sys_openat2", "detach"]))
+    no_file = vtice(binary, port, ["print do_sys_openat2", "detach"])
+    from_memory = printed(no_file)
+    m2 = re.search(r"KASLR slide (0x[0-9a-f]+)", no_file)
+    if not m2 or int(m2.group(1), 16) != slide:
+        fail("without a file the slide (from _text in guest kallsyms) differs from the image's", no_file)
     if from_image is None or from_image != from_memory:
         fail("do_sys_openat2: image+slide %s, guest kallsyms %s" % (from_image, from_memory), with_image)
     if not re.search(r"Breakpoint 1 at 0x%x <do_sys_openat2>" % from_image, with_image.split("Continuing.")[-1]):
