@@ -9,7 +9,9 @@ decompressor randomizes the kernel's base (run.sh --image vmlinuz).
      file at all) — two independent paths — and the slide reported without
      a file (run-time _text minus its link address) is the same;
   3. a breakpoint set through the slid image symbols stops there, and bt
-     unwinds to entry_SYSCALL_64*.
+     unwinds to entry_SYSCALL_64*;
+  4. `trace syscall openat --comm vtice-work` works on this boot, whose
+     decompressor also turned on 5-level paging (per-cpu base 0xff...).
 """
 import os
 import re
@@ -42,7 +44,13 @@ def main():
     if slide % (2 << 20):
         fail("slide %#x is not 2 MiB aligned" % slide, with_image)
     from_image = printed(with_image)
-    no_file = vtice(binary, port, ["print do_sys_openat2", "detach"])
+    no_file = vtice(binary, port, ["print do_sys_openat2", "info task",
+                                   "trace syscall openat --comm vtice-work", "detach"])
+    # This boot also runs 5-level paging (kernel half from 0xff00...): the
+    # per-cpu current_task and the tracer must cope.
+    for want in ("getname", "do_filp_open", "path_openat"):
+        if not re.search(r"\|\s+%s\(\)" % want, no_file):
+            fail("trace under KASLR lacks %s()" % want, no_file)
     from_memory = printed(no_file)
     m2 = re.search(r"KASLR slide (0x[0-9a-f]+)", no_file)
     if not m2 or int(m2.group(1), 16) != slide:
