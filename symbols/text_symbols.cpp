@@ -68,7 +68,10 @@ std::optional<Line> parse_line(std::string_view text)
 
 std::string_view first_line(std::string_view text)
 {
-	return text.substr(0, text.find('\n'));
+	std::string_view line = text.substr(0, text.find('\n'));
+	if (!line.empty() && line.back() == '\r')
+		line.remove_suffix(1);  // a copy made on Windows or over a serial console
+	return line;
 }
 
 Error describe_bad_line(std::string_view line, std::size_t number, std::size_t offset)

@@ -103,6 +103,12 @@ int vt_adjust_controls(u64 cap_msr, u32 required, u32 optional, u32 *out)
  */
 #define VT_PROC2_KEEP_NATIVE (SECONDARY_EXEC_ENABLE_RDTSCP | SECONDARY_EXEC_ENABLE_INVPCID | \
 			      SECONDARY_EXEC_XSAVES | SECONDARY_EXEC_ENABLE_USR_WAIT_PAUSE)
+/*
+ * Stealth against Intel PT: where offered, keep VMX out of the trace (no
+ * PIP.NR/VMCS packets, no PSB+ on transitions; SDM 3C 26.5.x "Intel PT in
+ * VMX", 24.6.2, 24.7.1, 24.8.1).
+ */
+#define VT_PROC2_STEALTH	SECONDARY_EXEC_PT_CONCEAL_VMX
 
 static int vt_report(int ret, const char *what, u64 msr, u32 required)
 {
@@ -126,7 +132,7 @@ int vt_compute_controls(const struct vt_vmx_caps *caps, struct vt_controls *ctls
 		return ret;
 	req = SECONDARY_EXEC_ENABLE_EPT;
 	ret = vt_adjust_controls(caps->proc2, req,
-				 VT_PROC2_KEEP_NATIVE |
+				 VT_PROC2_KEEP_NATIVE | VT_PROC2_STEALTH |
 				 ((caps->flags & VTICE_CAP_VPID) ? SECONDARY_EXEC_ENABLE_VPID : 0),
 				 &ctls->proc2);
 	if (vt_report(ret, "secondary processor-based", caps->proc2, req))
@@ -135,13 +141,13 @@ int vt_compute_controls(const struct vt_vmx_caps *caps, struct vt_controls *ctls
 	ret = vt_adjust_controls(caps->exit, req,
 				 VM_EXIT_SAVE_DEBUG_CONTROLS | VM_EXIT_SAVE_IA32_PAT |
 				 VM_EXIT_LOAD_IA32_PAT | VM_EXIT_SAVE_IA32_EFER |
-				 VM_EXIT_LOAD_IA32_EFER, &ctls->exit);
+				 VM_EXIT_LOAD_IA32_EFER | VM_EXIT_PT_CONCEAL_PIP, &ctls->exit);
 	if (vt_report(ret, "VM-exit", caps->exit, req))
 		return ret;
 	req = VM_ENTRY_IA32E_MODE;
 	ret = vt_adjust_controls(caps->entry, req,
 				 VM_ENTRY_LOAD_DEBUG_CONTROLS | VM_ENTRY_LOAD_IA32_PAT |
-				 VM_ENTRY_LOAD_IA32_EFER, &ctls->entry);
+				 VM_ENTRY_LOAD_IA32_EFER | VM_ENTRY_PT_CONCEAL_PIP, &ctls->entry);
 	if (vt_report(ret, "VM-entry", caps->entry, req))
 		return ret;
 	/*

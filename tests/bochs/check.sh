@@ -81,7 +81,7 @@ hang_hint() {
 	if grep -q VTICE-DONE <<<"$LOG_TEXT"; then
 		echo "the guest did not run it (not in --scenarios?)"
 	elif [[ -f "$dir/timed-out" ]]; then
-		echo "Bochs was stopped after $(<"$dir/timed-out")s (hang)"
+		echo "hang: Bochs was stopped, $(<"$dir/timed-out")"
 	else
 		echo "the log ends inside it (crash or early poweroff)"
 	fi

@@ -166,6 +166,7 @@ scenario_cycles() {
 	stress_all cycles.stress 0
 	while [ $i -lt 20 ] && [ -z "$fail" ]; do
 		i=$((i + 1))
+		echo "VTICE-PROGRESS cycles $i/20"
 		insmod_vtice || { fail="insmod $i"; break; }
 		$T status cycles.status >/tmp/status.out || { fail="status after insmod $i"; cat /tmp/status.out; break; }
 		rmmod_vtice || { fail="rmmod $i"; break; }

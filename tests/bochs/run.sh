@@ -13,6 +13,7 @@ vtice_bin=auto
 rig_scenarios="load hostile ring overhead cycles"
 scenarios=
 timeout_s=900
+stall_s=240
 cpus=2
 com2=
 check=1
@@ -37,6 +38,8 @@ options:
                      (default: "$rig_scenarios", then those of
                      tests/*/bochs-scenarios.sh, see docs/bochs-rig.md)
   --timeout SEC      wall-clock limit for the Bochs run (default: $timeout_s)
+  --stall SEC        stop as hung when the guest prints nothing for SEC
+                     after reaching /init (default: $stall_s)
   --cpus N           emulated CPUs (default: $cpus)
   --com2 HOST:PORT   connect guest ttyS1 to a host TCP listener (debug stub)
   --stock-kernel     boot Debian's vmlinuz as is (xz: ~85 s slower in Bochs)
@@ -67,6 +70,7 @@ main() {
 		--vtice) vtice_bin=$2; shift ;;
 		--scenarios) scenarios=${2//,/ }; shift ;;
 		--timeout) timeout_s=$2; shift ;;
+		--stall) stall_s=$2; shift ;;
 		--cpus) cpus=$2; shift ;;
 		--com2) com2=$2; shift ;;
 		--stock-kernel) stock_kernel=1 ;;
@@ -129,7 +133,7 @@ main() {
 	write_bochsrc "$here/bochsrc.in" "$out" "$cpus" "$com2"
 
 	source "$here/lib/boot.sh"
-	run_bochs "$out" "$timeout_s"
+	run_bochs "$out" "$timeout_s" "$stall_s"
 
 	if ((check)); then
 		"$here/check.sh" "$out/serial.log" all | tee "$out/summary.txt"

@@ -44,6 +44,21 @@ scenario_hvrollback() {
 	fi
 }
 
+# selftest=1: CPL-0 probes on every CPU (VMCALL key check, VMXON #UD,
+# CR4.VMXE, VMX MSRs, FEATURE_CONTROL, XSETBV, INVD, DEBUGCTL read-back).
+scenario_hvselftest() {
+	[ "$loaded" = 0 ] || rmmod_vtice
+	insmod "$KO" selftest=1 || { result hv.selftest FAIL "insmod failed"; return; }
+	local line
+	line=$(dmesg | grep 'vtice: selftest:' | tail -n 1)
+	dmesg | grep 'vtice: selftest cpu' | sed 's/^/selftest: /'
+	case "$line" in
+	*" $(nproc) CPUs, 0 failures"*) result hv.selftest PASS "${line#*selftest: }" ;;
+	*) result hv.selftest FAIL "${line:-no selftest line}" ;;
+	esac
+	rmmod vtice || result hv.selftest-rmmod FAIL "rmmod failed"
+}
+
 scenario_hvreboot() {
 	insmod "$KO" || { result hv.reboot FAIL "insmod failed"; return; }
 	result hv.reboot PASS "loaded; expect 'vtice: devirtualized all CPUs for reboot' at poweroff"

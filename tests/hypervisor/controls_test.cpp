@@ -106,10 +106,13 @@ TEST(Controls, SkylakeHost)
 	EXPECT_EQ(c.ctls.pin, 0x16u);
 	EXPECT_EQ(c.ctls.proc, 0x04006172u | CPU_BASED_USE_MSR_BITMAPS |
 				       CPU_BASED_ACTIVATE_SECONDARY_CONTROLS);
-	// allowed-1 0x005ffcff has no user-wait-pause either
+	// allowed-1 0x005ffcff has no user-wait-pause either, but conceals VMX from PT
 	EXPECT_EQ(c.ctls.proc2, SECONDARY_EXEC_ENABLE_EPT | SECONDARY_EXEC_ENABLE_VPID |
 					SECONDARY_EXEC_ENABLE_RDTSCP | SECONDARY_EXEC_ENABLE_INVPCID |
-					SECONDARY_EXEC_XSAVES);
+					SECONDARY_EXEC_XSAVES | SECONDARY_EXEC_PT_CONCEAL_VMX);
+	// exit allowed-1 0x01ffffff has bit 24, entry allowed-1 0x0003ffff bit 17
+	EXPECT_TRUE(c.ctls.exit & VM_EXIT_PT_CONCEAL_PIP);
+	EXPECT_TRUE(c.ctls.entry & VM_ENTRY_PT_CONCEAL_PIP);
 	EXPECT_EQ(c.caps.preempt_timer_shift, 7u);	// MISC 0x7004c1e7
 	expect_within(c.ctls.exit, c.caps.exit, "exit");
 	expect_within(c.ctls.entry, c.caps.entry, "entry");

@@ -337,3 +337,35 @@ TEST_F(Exit, FailedEntryLeavesVmx)
 	EXPECT_FALSE(vm_exit(EXIT_REASON_INVALID_STATE | VMX_EXIT_REASONS_FAILED_VMENTRY, 0, r));
 	EXPECT_FALSE(cpu().in_vmx);
 }
+
+TEST_F(Exit, DebuggerControls)
+{
+	ASSERT_EQ(vt_set_exception_intercept(X86_TRAP_BP, true), 0);
+	ASSERT_EQ(vt_set_exception_intercept(X86_TRAP_DB, true), 0);
+	EXPECT_EQ(cpu().vmcs[EXCEPTION_BITMAP], (1u << 3) | (1u << 1));
+	ASSERT_EQ(vt_set_exception_intercept(X86_TRAP_BP, false), 0);
+	EXPECT_EQ(cpu().vmcs[EXCEPTION_BITMAP], 1u << 1);
+	EXPECT_EQ(vt_set_exception_intercept(32, true), -VT_EINVAL);
+	// Bochs's TRUE_PROCBASED has no MTF: refused, control untouched
+	EXPECT_EQ(vt_set_mtf(&vcpu, true), -VT_EOPNOTSUPP);
+	EXPECT_FALSE(cpu().vmcs[CPU_BASED_VM_EXEC_CONTROL] & CPU_BASED_MONITOR_TRAP_FLAG);
+	hv.caps.flags |= VTICE_CAP_MTF;
+	ASSERT_EQ(vt_set_mtf(&vcpu, true), 0);
+	EXPECT_TRUE(cpu().vmcs[CPU_BASED_VM_EXEC_CONTROL] & CPU_BASED_MONITOR_TRAP_FLAG);
+	ASSERT_EQ(vt_set_mtf(&vcpu, false), 0);
+	EXPECT_FALSE(cpu().vmcs[CPU_BASED_VM_EXEC_CONTROL] & CPU_BASED_MONITOR_TRAP_FLAG);
+}
+
+TEST_F(Exit, OwnedDebugctlBitsNeedTheProbe)
+{
+	vcpu.debugctl_shadow = DEBUGCTLMSR_LBR;
+	EXPECT_EQ(vt_set_debugctl_owned(&vcpu, DEBUGCTLMSR_BTF), -VT_EOPNOTSUPP)
+		<< "BTF not honoured (probe said no)";
+	hv.caps.flags |= VTICE_CAP_DEBUGCTL_BTF;
+	ASSERT_EQ(vt_set_debugctl_owned(&vcpu, DEBUGCTLMSR_BTF), 0);
+	EXPECT_EQ(cpu().vmcs[GUEST_IA32_DEBUGCTL], DEBUGCTLMSR_LBR | DEBUGCTLMSR_BTF);
+	vt_guest_regs r{};
+	r.rcx = MSR_IA32_DEBUGCTLMSR;
+	ASSERT_TRUE(vm_exit(EXIT_REASON_MSR_READ, 0, r));
+	EXPECT_EQ(r.rax, DEBUGCTLMSR_LBR) << "the guest does not see the owned BTF";
+}

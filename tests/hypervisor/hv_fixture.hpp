@@ -7,6 +7,10 @@
 
 #include "fake_cpu.hpp"
 
+extern "C" {
+#include <vtice/ioctl.h>
+}
+
 namespace vtice::fake {
 
 class HvFixture : public ::testing::Test {

@@ -83,3 +83,14 @@ TEST(symbols_text, TruncationKeepsOnlyWholeLines)
 		}
 	}
 }
+
+TEST(symbols_text, CrlfFileIsDetectedAsSymbolText)
+{
+	const std::string text = "ffffffff81000000 T _text\r\n"
+				 "ffffffff81363fa0 t do_sys_openat2\r\n";
+	auto bytes = std::span(reinterpret_cast<const std::uint8_t *>(text.data()), text.size());
+	EXPECT_TRUE(looks_like_symbol_text(bytes));
+	auto got = parse_symbol_text(text);
+	ASSERT_TRUE(got.ok()) << got.error().to_string();
+	EXPECT_EQ(got->table.address_of("do_sys_openat2"), 0xffffffff81363fa0u);
+}

@@ -32,6 +32,10 @@ static bool virtualize = true;
 module_param(virtualize, bool, 0444);
 MODULE_PARM_DESC(virtualize, "virtualize the CPUs (0: only create /dev/vtice, for rig bring-up)");
 
+static bool selftest;
+module_param(selftest, bool, 0444);
+MODULE_PARM_DESC(selftest, "after bring-up, check from CPL 0 on every CPU that VMX stays hidden");
+
 static int fail_on_cpu = -1;
 module_param(fail_on_cpu, int, 0444);
 MODULE_PARM_DESC(fail_on_cpu, "test hook: bring-up fails on this CPU, to exercise the rollback");
@@ -189,6 +193,8 @@ static int __init vt_init(void)
 	if (ret)
 		goto err_power;
 	pr_info("virtualized %u of %u CPUs\n", vt_count_virtualized(), num_online_cpus());
+	if (selftest)
+		vt_selftest();
 	return 0;
 err_power:
 	vt_power_unregister();

@@ -19,6 +19,7 @@ extern struct vt_module vt_mod;
 int vt_dev_register(void);
 void vt_dev_unregister(void);
 int vt_power_register(void);
+int vt_selftest(void);
 void vt_power_unregister(void);
 
 #endif /* VT_OS_LINUX_H */

@@ -26,14 +26,52 @@ guest_finished() {
 # Wall-clock seconds at which each scenario ended, for the figures: Bochs
 # shares the machine, so these vary with load; guest uptimes do not.
 note_scenario_times() {
-	local out=$1 start=$2 now=$3 s
-	for s in $(tr -d '\r' < "$out/serial.log" | sed -n 's/.*VTICE-SCENARIO \([a-z]*\) END.*/\1/p'); do
-		grep -q "^$s " "$out/scenario-times" 2>/dev/null || echo "$s $((now - start))" >> "$out/scenario-times"
+	local out=$1 elapsed=$2 s
+	for s in $(tr -d '\r' < "$out/serial.log" | sed -n 's/.*VTICE-SCENARIO \([a-z0-9_]*\) END.*/\1/p'); do
+		grep -q "^$s " "$out/scenario-times" 2>/dev/null || echo "$s $elapsed" >> "$out/scenario-times"
 	done
 }
 
+stop_for_hang() {
+	echo "run.sh: stopping Bochs: $2" >&2
+	echo "$2" > "$1/timed-out"
+}
+
+# One look at the running guest (state in watch_*); false once Bochs should
+# stop: the guest finished (5 s to drain: it sleeps 1 s and powers off; a
+# panicked guest never does), the overall limit passed, or after /init the
+# serial log stopped growing for the stall limit (a hang; the scenarios
+# print at least every minute or two of wall time even under load).
+poll_guest() {
+	local out=$1 elapsed=$2 limit=$3 stall=$4 size
+	if ((watch_init == 0)) && grep -q VTICE-BOOT "$out/serial.log"; then
+		watch_init=$elapsed
+		echo "$elapsed" > "$out/wall-to-init"
+		echo "run.sh: guest reached /init after ${elapsed}s" >&2
+	fi
+	note_scenario_times "$out" "$elapsed"
+	size=$(stat -c %s "$out/serial.log")
+	if ((size != watch_size)); then
+		watch_size=$size
+		watch_growth=$elapsed
+	fi
+	if ((watch_done == 0)) && guest_finished "$out/serial.log"; then
+		watch_done=$elapsed
+	fi
+	((watch_done && elapsed - watch_done >= 5)) && return 1
+	if ((elapsed >= limit)); then
+		stop_for_hang "$out" "still running after ${limit}s (--timeout)"
+		return 1
+	fi
+	if ((watch_init && elapsed - watch_growth >= stall)); then
+		stop_for_hang "$out" "no serial output for ${stall}s after /init (--stall)"
+		return 1
+	fi
+	return 0
+}
+
 run_bochs() {
-	local out=$1 limit=$2 pid start now finished_at=0 init_at=0
+	local out=$1 limit=$2 stall=$3 pid start
 	exec 9>"$BOCHS_LOCK"
 	flock -w 1200 9 || { echo "run.sh: error: Bochs lock $BOCHS_LOCK busy for 20 min" >&2; exit 1; }
 	wait_for_other_bochs 600
@@ -45,34 +83,15 @@ run_bochs() {
 		</dev/null >"$out/bochs.out" 2>&1) &
 	pid=$!
 	trap 'kill -TERM $pid 2>/dev/null || true' EXIT
+	watch_init=0 watch_done=0 watch_size=0 watch_growth=0
 	while kill -0 "$pid" 2>/dev/null; do
 		sleep 1
-		now=$(date +%s)
-		if ((init_at == 0)) && grep -q VTICE-BOOT "$out/serial.log"; then
-			init_at=$now
-			echo "$((now - start))" > "$out/wall-to-init"
-			echo "run.sh: guest reached /init after $((now - start))s" >&2
-		fi
-		note_scenario_times "$out" "$start" "$now"
-		if ((finished_at == 0)) && guest_finished "$out/serial.log"; then
-			finished_at=$now
-		fi
-		# The guest sleeps 1 s after VTICE-DONE and powers off; a panic
-		# never powers off. Either way allow a few seconds to drain.
-		if ((finished_at && now - finished_at >= 5)); then
-			kill -TERM "$pid" 2>/dev/null || true
-			break
-		fi
-		if ((now - start >= limit)); then
-			echo "run.sh: Bochs timed out after ${limit}s" >&2
-			echo "$limit" > "$out/timed-out"
-			kill -TERM "$pid" 2>/dev/null || true
-			break
-		fi
+		poll_guest "$out" $(($(date +%s) - start)) "$limit" "$stall" || break
 	done
+	kill -TERM "$pid" 2>/dev/null || true
 	wait "$pid" 2>/dev/null || true
 	trap - EXIT
 	exec 9>&-
-	echo "run.sh: Bochs ran $(($(date +%s) - start))s" >&2
 	echo "$(($(date +%s) - start))" > "$out/wall-seconds"
+	echo "run.sh: Bochs ran $(<"$out/wall-seconds")s" >&2
 }
