@@ -1,4 +1,5 @@
 """Helpers shared by the QEMU rig's test scripts and tools/bench_rsp.py."""
+import os
 import re
 import subprocess
 import sys
@@ -24,6 +25,15 @@ while n < 200000:
         break
 print("GDB %d %d %.6f" % (n, steps, time.perf_counter() - t0))
 '''
+
+
+def qemu_port():
+    """The gdbstub port run.sh exec exported, or a skip (exit 77) without it."""
+    port = os.environ.get("VTICE_QEMU_PORT")
+    if not port:
+        print("SKIP: run under tests/qemu/run.sh exec")
+        sys.exit(77)
+    return port
 
 
 def fail(message, *outputs):

@@ -4,19 +4,15 @@ RSP thread per vCPU (qfThreadInfo), `thread 2` switches registers to vCPU 1,
 and a breakpoint + trace from do_sys_openat2 works while the other vCPU runs
 during each continue (its stops are skipped by the task-stack check).
 """
-import os
 import re
 import sys
 
-from rig import fail, vtice
+from rig import fail, qemu_port, vtice
 
 
 def main():
     binary = sys.argv[1]
-    port = os.environ.get("VTICE_QEMU_PORT")
-    if not port:
-        print("SKIP: run under tests/qemu/run.sh exec")
-        return 77
+    port = qemu_port()
     out = vtice(binary, port, ["info threads", "thread 2", "info registers rip", "thread 1",
                                "break do_sys_openat2", "continue", "delete", "trace"])
     listed = re.findall(r"^[* ] (\d+)\s+vCPU (\d+)", out, re.M)

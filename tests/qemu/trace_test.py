@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 
-from rig import fail, gdb_step_count, vtice
+from rig import fail, qemu_port, gdb_step_count, vtice
 
 
 
@@ -29,10 +29,7 @@ def graph_functions(text):
 
 def main():
     binary = sys.argv[1]
-    port = os.environ.get("VTICE_QEMU_PORT")
-    if not port:
-        print("SKIP: run under tests/qemu/run.sh exec")
-        return 77
+    port = qemu_port()
     if not shutil.which("gdb"):
         print("SKIP: gdb (the peer) is not installed")
         return 77
