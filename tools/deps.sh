@@ -14,7 +14,7 @@ build_pkgs=(
 rig_pkgs=(
 	linux-headers-amd64 kmod xz-utils lz4 zstd gzip cpio busybox-static
 	qemu-system-x86 bochs bochsbios vgabios xorriso isolinux syslinux-common
-	gdb tmux
+	gdb tmux python3
 	linux-source flex bison
 )
 
