@@ -9,7 +9,7 @@ KERNEL_DIR := $(BUILD)/kernel
 FUZZ_SECONDS ?= 300
 CTEST_ARGS ?=
 
-.PHONY: all deps configure kernel test unit-test fuzz-build fuzz-test fuzz bench demo clean help
+.PHONY: all deps configure kernel module test unit-test fuzz-build fuzz-test fuzz bench demo clean help
 
 all: deps configure
 	cmake --build $(BUILD) -j $(JOBS)
@@ -17,6 +17,7 @@ all: deps configure
 help:
 	@echo "make            build vtice (installs missing Debian packages first)"
 	@echo "make deps       install the Debian packages vtice needs (idempotent)"
+	@echo "make module     build hypervisor/vtice.ko (KDIR=headers to choose the kernel)"
 	@echo "make test       build everything and run the whole suite"
 	@echo "make bench      run the benchmarks, write figures to $(BUILD)/bench/"
 	@echo "make demo       run the main job on the bundled default target"
@@ -31,6 +32,11 @@ configure: deps
 
 kernel: deps
 	@tools/kernel.sh $(KERNEL_DIR) >/dev/null
+
+# vtice.ko for the running kernel, or else the newest Debian headers
+# (pass KDIR=/path/to/headers for another kernel).
+module: deps
+	$(MAKE) -C hypervisor $(if $(KDIR),KDIR=$(KDIR))
 
 fuzz-build: deps
 	@test -f $(FUZZ_BUILD)/CMakeCache.txt || CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) \

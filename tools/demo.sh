@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # make demo: the RSP debugger on the bundled default target.
+#   0. recover the kernel's symbols from the Debian vmlinuz (no System.map);
 #   1. boot the Debian kernel (uncompressed vmlinux, PVH) in QEMU TCG with a
 #      busybox initramfs and the vtice-work workload, gdbstub on loopback;
 #   2. attach vtice in batch mode: symbols recovered from guest memory, ORC
@@ -17,6 +18,10 @@ mkdir -p "$out"
 [[ -x "$vtice" ]] || { echo "demo: $vtice is not built (run make)" >&2; exit 1; }
 
 step() { printf '\n=== demo: %s\n' "$*"; }
+
+kernel_dir=$("$root/tools/kernel.sh" "$build/kernel")
+step "kallsyms recovered from Debian's vmlinuz (it ships no System.map and no .symtab)"
+"$vtice" syms "$kernel_dir/vmlinuz" do_sys_openat2 __x64_sys_openat entry_SYSCALL_64
 
 step "booting the Debian kernel in QEMU TCG (gdbstub on loopback)"
 port=$("$root/tests/qemu/run.sh" start --dir "$out/qemu")
