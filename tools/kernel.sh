@@ -14,10 +14,18 @@ out=${1:-build/kernel}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
-image_pkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
-	awk '/Depends: linux-image-[0-9]/ { print $2; exit }')
+resolve_image_pkg() {
+	apt-cache depends linux-image-amd64 2>/dev/null |
+		awk '/Depends: linux-image-[0-9]/ { print $2; exit }'
+}
+image_pkg=$(resolve_image_pkg)
+if [[ -z "$image_pkg" && $EUID -eq 0 ]]; then
+	echo "kernel.sh: no package lists yet; running apt-get update" >&2
+	apt-get update -q >&2
+	image_pkg=$(resolve_image_pkg)
+fi
 if [[ -z "$image_pkg" ]]; then
-	echo "kernel.sh: cannot resolve linux-image-amd64 (run apt-get update?)" >&2
+	echo "kernel.sh: cannot resolve linux-image-amd64 (run apt-get update as root)" >&2
 	exit 1
 fi
 version=${image_pkg#linux-image-}
