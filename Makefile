@@ -8,6 +8,8 @@ JOBS       ?= $(shell nproc)
 KERNEL_DIR := $(BUILD)/kernel
 FUZZ_SECONDS ?= 300
 CTEST_ARGS ?=
+# Keep the nested CMake-generated makes quiet about directories.
+MAKEFLAGS += --no-print-directory
 
 .PHONY: all deps configure kernel module test unit-test fuzz-build fuzz-test fuzz bench demo clean help
 
