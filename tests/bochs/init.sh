@@ -216,5 +216,7 @@ if [ "$loaded" = 1 ]; then
 fi
 dmesg_delta
 echo "VTICE-DONE uptime=$(cut -d' ' -f1 /proc/uptime)"
+# Let the UART send what is still queued before the power goes.
+$T drain console
 sleep 1
 poweroff -f

@@ -8,21 +8,6 @@
 # the markers, so the checker then reports "no VTICE-DONE" by design: judge
 # that run by the line 'vtice: devirtualized all CPUs for reboot'.
 
-scenario_hvhotplug() {
-	local cpu1=/sys/devices/system/cpu/cpu1/online i
-	[ -w $cpu1 ] || { result hv.hotplug SKIP "cpu1 cannot go offline"; return; }
-	[ "$loaded" = 1 ] || insmod_vtice || { result hv.hotplug FAIL "insmod failed"; return; }
-	echo 0 > $cpu1 && $T status hv.hotplug-offline	# 1 of 1 online CPUs virtualized
-	echo 1 > $cpu1 && $T status hv.hotplug-online	# the new CPU was virtualized
-	for i in 1 2 3; do echo 0 > $cpu1; echo 1 > $cpu1; done
-	$T status hv.hotplug-cycles
-	$T ring hv.hotplug-ring
-	rmmod_vtice || { result hv.hotplug FAIL "rmmod failed"; return; }
-	echo 0 > $cpu1
-	insmod_vtice && echo 1 > $cpu1 && $T status hv.hotplug-load-while-offline
-	rmmod_vtice
-}
-
 scenario_hvrollback() {
 	[ "$loaded" = 0 ] || rmmod_vtice
 	local cpu
@@ -57,6 +42,24 @@ scenario_hvselftest() {
 	*) result hv.selftest FAIL "${line:-no selftest line}" ;;
 	esac
 	rmmod vtice || result hv.selftest-rmmod FAIL "rmmod failed"
+}
+
+# hvhotplug runs after the other scenarios: after CPU hotplug with the module
+# loaded, the console UART has been seen to drain user-space output slowly
+# (not yet diagnosed; docs/bochs-rig.md), so little output should follow it.
+scenario_hvhotplug() {
+	local cpu1=/sys/devices/system/cpu/cpu1/online i
+	[ -w $cpu1 ] || { result hv.hotplug SKIP "cpu1 cannot go offline"; return; }
+	[ "$loaded" = 1 ] || insmod_vtice || { result hv.hotplug FAIL "insmod failed"; return; }
+	echo 0 > $cpu1 && $T status hv.hotplug-offline	# 1 of 1 online CPUs virtualized
+	echo 1 > $cpu1 && $T status hv.hotplug-online	# the new CPU was virtualized
+	for i in 1 2 3; do echo 0 > $cpu1; echo 1 > $cpu1; done
+	$T status hv.hotplug-cycles
+	$T ring hv.hotplug-ring
+	rmmod_vtice || { result hv.hotplug FAIL "rmmod failed"; return; }
+	echo 0 > $cpu1
+	insmod_vtice && echo 1 > $cpu1 && $T status hv.hotplug-load-while-offline
+	rmmod_vtice
 }
 
 scenario_hvreboot() {

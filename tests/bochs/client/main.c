@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -66,6 +67,20 @@ uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * Wait until the console UART has sent everything user space wrote: echo
+ * returns once its line is in the tty buffer, and a poweroff -f right after
+ * loses whatever the UART had not sent yet (seen after CPU hotplug, when the
+ * UART drained slowly). Bounded, so a stuck UART cannot hang the run.
+ */
+static int cmd_drain(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	alarm(120);
+	return tcdrain(STDOUT_FILENO) == 0 ? 0 : 1;
+}
+
 struct command {
 	const char *name;
 	int (*run)(int argc, char **argv);
@@ -81,6 +96,7 @@ static const struct command commands[] = {
 	{ "status", cmd_status, "NAME  every CPU virtualized, exits counted; prints the table" },
 	{ "devnode", cmd_devnode, "NAME  /dev/vtice is 0600 root and refuses non-root" },
 	{ "fuzz", cmd_fuzz, "NAME N SEED  N random ioctls on /dev/vtice" },
+	{ "drain", cmd_drain, "NAME  wait until the console has sent all output (max 120 s)" },
 	{ "ring", cmd_ring, "NAME  NAME.order: EMIT_TEST records in order; NAME.overflow: drops counted" },
 };
 
