@@ -55,6 +55,17 @@ struct vt_callbacks {
 	bool (*vmcall)(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 func);
 	/* Called by the syscall hook when the debugger enables one (later work). */
 	bool (*syscall)(struct vt_vcpu *vcpu, struct vt_exit *exit);
+	/*
+	 * An NMI exit: true when it was the debugger's own IPI (parking this
+	 * CPU); false leaves the core to deliver the guest's NMI.
+	 */
+	bool (*nmi)(struct vt_vcpu *vcpu, struct vt_exit *exit);
+	/* VMX-preemption timer expired (enabled only while a stub polls). */
+	bool (*preempt_timer)(struct vt_vcpu *vcpu, struct vt_exit *exit);
+	/* I/O instruction to a port set in the I/O bitmap (the stub's UART). */
+	bool (*io)(struct vt_vcpu *vcpu, struct vt_exit *exit);
+	/* MOV to/from DRn while the debugger owns the debug registers. */
+	bool (*dr_access)(struct vt_vcpu *vcpu, struct vt_exit *exit);
 };
 
 struct vt_hv {

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Hidden breakpoints and watchpoints (ept_bp.c, ept_watch.c, dr.c): the
+ * mechanisms behind Z0..Z4. They change EPT and debug registers; the stop
+ * machinery (stop.c) decides what a hit means for the machine.
+ *
+ * Insert/remove run on the master CPU with every CPU stopped; the EPT
+ * generation they bump makes every CPU INVEPT before it re-enters the guest.
+ * The on_* handlers run on the CPU that took the exit and return what they
+ * made of it.
+ */
+#ifndef VT_DEBUG_HOOKS_H
+#define VT_DEBUG_HOOKS_H
+
+#include "target.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct vt_vcpu;
+struct vt_exit;
+
+enum vt_hook_result {
+	VT_HOOK_NOT_MINE,	/* the guest's own event: the core re-injects it */
+	VT_HOOK_HANDLED,	/* absorbed silently (split-view switch, other bytes of a page) */
+	VT_HOOK_STOP,		/* a debugger event: *stop says which; stop the machine */
+};
+
+/* gpa/gva are the breakpoint's; the caller has translated through the CR3. */
+int vt_bp_insert(u64 gva, u64 gpa);
+int vt_bp_remove(u64 gva);
+int vt_watch_insert(enum vt_dbg_point type, u64 gva, u64 len, u32 cpu);
+int vt_watch_remove(enum vt_dbg_point type, u64 gva, u64 len);
+int vt_hwbp_insert(u64 gva);
+int vt_hwbp_remove(u64 gva);
+void vt_hooks_remove_all(void);
+/* Guest memory written by the debugger: refresh the execute views. */
+void vt_hooks_text_written(u64 gpa, u32 len);
+
+enum vt_hook_result vt_hooks_on_ept_violation(struct vt_vcpu *vcpu, struct vt_exit *exit,
+					      u64 gpa, u64 qual, struct vt_dbg_stop *stop);
+enum vt_hook_result vt_hooks_on_breakpoint(struct vt_vcpu *vcpu, struct vt_exit *exit,
+					   struct vt_dbg_stop *stop);
+enum vt_hook_result vt_hooks_on_debug(struct vt_vcpu *vcpu, struct vt_exit *exit,
+				      u64 dr6_bits, struct vt_dbg_stop *stop);
+enum vt_hook_result vt_hooks_on_mtf(struct vt_vcpu *vcpu, struct vt_exit *exit,
+				    struct vt_dbg_stop *stop);
+/* MOV DR exit: emulate against the guest's shadow DRs. */
+enum vt_hook_result vt_hooks_on_dr_access(struct vt_vcpu *vcpu, struct vt_exit *exit);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VT_DEBUG_HOOKS_H */

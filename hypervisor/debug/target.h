@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The seam between the RSP protocol engine (rsp_*.c, portable, knows no
+ * VMX) and the machine it debugs. In the module, stub_target.c implements
+ * these ops on top of the stopped vCPUs; in the unit tests and the fuzz
+ * target a fake machine does. Every op is called from VMX root on the
+ * master CPU while every CPU is stopped, and must not allocate or sleep.
+ *
+ * Threads are CPUs: gdb thread id = CPU index + 1 (gdb reserves 0 and -1).
+ */
+#ifndef VT_DEBUG_TARGET_H
+#define VT_DEBUG_TARGET_H
+
+#include "../core/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* GPRs in gdb's amd64 order (rax rbx rcx rdx rsi rdi rbp rsp r8..r15). */
+enum vt_dbg_gpr {
+	VT_DBG_RAX, VT_DBG_RBX, VT_DBG_RCX, VT_DBG_RDX, VT_DBG_RSI, VT_DBG_RDI,
+	VT_DBG_RBP, VT_DBG_RSP, VT_DBG_R8, VT_DBG_R9, VT_DBG_R10, VT_DBG_R11,
+	VT_DBG_R12, VT_DBG_R13, VT_DBG_R14, VT_DBG_R15, VT_DBG_GPR_COUNT
+};
+
+/* One stopped CPU's registers, as target.xml describes them. */
+struct vt_dbg_regs {
+	u64 gpr[VT_DBG_GPR_COUNT];
+	u64 rip;
+	u64 rflags;
+	u64 cs, ss, ds, es, fs, gs;	/* selectors */
+	u64 fs_base, gs_base, k_gs_base;
+	u64 cr0, cr2, cr3, cr4, cr8, efer;
+};
+
+/* Z/z packet types (gdb's numbering). */
+enum vt_dbg_point {
+	VT_POINT_SW = 0,	/* Z0: hidden software breakpoint (EPT split view) */
+	VT_POINT_HW = 1,	/* Z1: debug register */
+	VT_POINT_WRITE = 2,	/* Z2 */
+	VT_POINT_READ = 3,	/* Z3 */
+	VT_POINT_ACCESS = 4,	/* Z4 */
+};
+
+/* Why the machine stopped: becomes the T packet's reason. */
+enum vt_dbg_stop_reason {
+	VT_STOP_SIGINT,		/* break-in (0x03, ioctl, connect, debug_wait) */
+	VT_STOP_STEP,		/* a single step completed */
+	VT_STOP_SWBREAK,
+	VT_STOP_HWBREAK,
+	VT_STOP_WATCH,		/* write watchpoint, data_addr valid */
+	VT_STOP_RWATCH,
+	VT_STOP_AWATCH,
+	VT_STOP_CRASH,		/* the kernel panicked, oopsed or triple-faulted */
+};
+
+struct vt_dbg_stop {
+	u32 cpu;		/* the CPU that stopped first (0-based) */
+	enum vt_dbg_stop_reason reason;
+	u64 data_addr;		/* watchpoints: the address accessed */
+};
+
+/* What each CPU does when the machine resumes (vCont actions). */
+enum vt_dbg_run {
+	VT_RUN_CONTINUE,
+	VT_RUN_STEP,
+	VT_RUN_STAY,		/* stays parked (vCont without a default action) */
+};
+
+struct vt_dbg_target_ops {
+	u32 (*cpu_count)(void *ctx);		/* CPUs, online or not */
+	bool (*cpu_online)(void *ctx, u32 cpu);	/* virtualized and parked */
+	int (*read_regs)(void *ctx, u32 cpu, struct vt_dbg_regs *out);
+	/* Applied by the owning CPU on resume (its VMCS is current only there). */
+	int (*write_regs)(void *ctx, u32 cpu, const struct vt_dbg_regs *in);
+	/*
+	 * Guest-virtual memory through that CPU's CR3. Return the bytes done
+	 * (a short count stops at the first unmapped or non-RAM page), or a
+	 * negative errno when not even the first byte was accessible.
+	 */
+	int (*read_mem)(void *ctx, u32 cpu, u64 gva, void *buf, u32 len);
+	int (*write_mem)(void *ctx, u32 cpu, u64 gva, const void *buf, u32 len);
+	int (*insert_point)(void *ctx, u32 cpu, enum vt_dbg_point type, u64 addr, u64 len);
+	int (*remove_point)(void *ctx, u32 cpu, enum vt_dbg_point type, u64 addr, u64 len);
+	/* Remove every breakpoint, watchpoint and trap; leave the hypervisor loaded. */
+	void (*remove_all)(void *ctx);
+	/*
+	 * Ends the stop: run[c] says what CPU c does. Returns once the CPUs
+	 * have been released; the next stop is reported through
+	 * vt_rsp_report_stop(). Non-zero: refused (nothing resumed).
+	 */
+	int (*resume)(void *ctx, const enum vt_dbg_run *run, u32 count);
+	/* qRcmd: writes a NUL-terminated answer of at most out_len bytes. */
+	int (*monitor)(void *ctx, const char *cmd, char *out, u32 out_len);
+};
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VT_DEBUG_TARGET_H */
