@@ -111,10 +111,22 @@ struct vtice_emit_test {
 	__u64 dropped;			/* out: records lost to a full ring */
 };
 
+/*
+ * Stop every CPU for the hypervisor's debug stub (module parameter
+ * debug_port), as a 0x03 on its line would. Returns once the debugger has
+ * resumed the machine; -ENODEV when no stub is configured.
+ */
+struct vtice_break {
+	__u32 size;			/* in: sizeof(struct vtice_break) */
+	__u32 version;			/* in: VTICE_ABI_VERSION */
+	__u64 stopped_ns;		/* out: how long the machine stayed stopped */
+};
+
 #define VTICE_IOC_STATUS	_IOWR(VTICE_IOC_MAGIC, 1, struct vtice_status)
 #define VTICE_IOC_CPU_STATS	_IOWR(VTICE_IOC_MAGIC, 2, struct vtice_cpu_stats)
 #define VTICE_IOC_CAPS		_IOWR(VTICE_IOC_MAGIC, 3, struct vtice_caps)
 #define VTICE_IOC_EMIT_TEST	_IOWR(VTICE_IOC_MAGIC, 4, struct vtice_emit_test)
+#define VTICE_IOC_BREAK		_IOWR(VTICE_IOC_MAGIC, 5, struct vtice_break)
 
 #ifdef __cplusplus
 #define VTICE_UAPI_ASSERT(c, m) static_assert(c, m)
@@ -126,5 +138,6 @@ VTICE_UAPI_ASSERT(sizeof(struct vtice_cpu_stats) == 32 + 8 * VTICE_EXIT_REASON_S
 		  "vtice_cpu_stats layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_caps) == 88, "vtice_caps layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_emit_test) == 40, "vtice_emit_test layout");
+VTICE_UAPI_ASSERT(sizeof(struct vtice_break) == 16, "vtice_break layout");
 
 #endif /* VTICE_UAPI_IOCTL_H */
