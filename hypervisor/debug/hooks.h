@@ -18,8 +18,25 @@
 extern "C" {
 #endif
 
+struct vt_hv;
 struct vt_vcpu;
 struct vt_exit;
+
+/* Guest-virtual to guest-physical through CPU cpu's CR3 (guest_mem.c). */
+typedef int (*vt_gva_translate_fn)(u32 cpu, u64 gva, u64 *gpa);
+
+/*
+ * At module load (may sleep): allocates shadow_pages page copies for split
+ * views up front, since nothing may be allocated in VMX root.
+ */
+int vt_hooks_init(struct vt_hv *hv, u32 shadow_pages, vt_gva_translate_fn translate);
+void vt_hooks_fini(void);
+/*
+ * Every CPU calls this in VMX root right before it re-enters the guest
+ * after a stop: it INVEPTs if the EPT changed and loads the debug
+ * registers if the hardware breakpoints changed since its last call.
+ */
+void vt_hooks_on_resume(struct vt_vcpu *vcpu);
 
 enum vt_hook_result {
 	VT_HOOK_NOT_MINE,	/* the guest's own event: the core re-injects it */
