@@ -30,6 +30,9 @@ static const vt_exit_fn vt_exit_table[VT_EXIT_REASON_COUNT] = {
 	[EXIT_REASON_VMOFF]		= vt_handle_vmx_instruction,
 	[EXIT_REASON_VMON]		= vt_handle_vmx_instruction,
 	[EXIT_REASON_CR_ACCESS]		= vt_handle_cr_access,
+	[EXIT_REASON_DR_ACCESS]		= vt_handle_dr_access,
+	[EXIT_REASON_IO_INSTRUCTION]	= vt_handle_io,
+	[EXIT_REASON_PREEMPTION_TIMER]	= vt_handle_preempt_timer,
 	[EXIT_REASON_MSR_READ]		= vt_handle_rdmsr,
 	[EXIT_REASON_MSR_WRITE]		= vt_handle_wrmsr,
 	[EXIT_REASON_MONITOR_TRAP_FLAG]	= vt_handle_mtf,
@@ -144,6 +147,29 @@ enum vt_exit_action vt_complete(struct vt_exit *exit, bool fault)
 	return VT_EXIT_RESUME;
 }
 
+/*
+ * An exit that interrupted the delivery of an event (an EPT violation on a
+ * watched stack page while an interrupt was being delivered, say) leaves
+ * the event in the IDT-vectoring field; unless the handler queued another
+ * event, deliver it again on entry or it would be lost (SDM 3C 28.2.4,
+ * 29.2.1.1 for the re-injection).
+ */
+static void vt_redeliver_vectored_event(struct vt_exit *exit)
+{
+	u64 info = vt_vmread_or0(IDT_VECTORING_INFO_FIELD);
+	u32 type = (u32)info & INTR_INFO_INTR_TYPE_MASK;
+
+	if (!(info & INTR_INFO_VALID_MASK) || exit->injected)
+		return;
+	if (info & INTR_INFO_DELIVER_CODE_MASK)
+		vt_vmwrite(VM_ENTRY_EXCEPTION_ERROR_CODE, vt_vmread_or0(IDT_VECTORING_ERROR_CODE));
+	if (type == INTR_TYPE_SOFT_INTR || type == INTR_TYPE_PRIV_SW_EXCEPTION ||
+	    type == INTR_TYPE_SOFT_EXCEPTION)
+		vt_vmwrite(VM_ENTRY_INSTRUCTION_LEN, vt_vmread_or0(VM_EXIT_INSTRUCTION_LEN));
+	vt_vmwrite(VM_ENTRY_INTR_INFO_FIELD, info & ~(u64)INTR_INFO_UNBLOCK_NMI & 0xffffffffull);
+	exit->injected = true;
+}
+
 static void vt_count_exit(struct vt_vcpu *vcpu, u32 basic)
 {
 	vcpu->exits_total++;
@@ -171,6 +197,9 @@ bool vt_exit_handler(struct vt_guest_regs *regs)
 		vt_vcpu_leave_vmx(vcpu, regs);
 		return false;
 	}
+	vt_redeliver_vectored_event(&exit);
+	if (vcpu->hv->cb && vcpu->hv->cb->pre_entry)
+		vcpu->hv->cb->pre_entry(vcpu, &exit);
 	return true;
 }
 

@@ -73,6 +73,10 @@ enum vt_exit_action vt_handle_triple_fault(struct vt_exit *exit);
 enum vt_exit_action vt_handle_init_signal(struct vt_exit *exit);
 enum vt_exit_action vt_handle_fatal(struct vt_exit *exit);
 enum vt_exit_action vt_handle_vmcall(struct vt_exit *exit);
+enum vt_exit_action vt_handle_io(struct vt_exit *exit);
+enum vt_exit_action vt_handle_preempt_timer(struct vt_exit *exit);
+enum vt_exit_action vt_handle_dr_access(struct vt_exit *exit);
+u16 vt_io_port(const struct vt_exit *exit);
 
 #ifdef __cplusplus
 }

@@ -130,3 +130,17 @@ enum vt_exit_action vt_handle_invpcid(struct vt_exit *exit)
 	vt_flush_guest_tlb(exit->vcpu);
 	return vt_complete(exit, false);
 }
+
+/*
+ * MOV DR exits only while a debugger owns the debug registers and set
+ * "MOV-DR exiting" (SDM 3C 25.1.3); the debugger emulates the access
+ * against the guest's own values. Without one the exit cannot happen.
+ */
+enum vt_exit_action vt_handle_dr_access(struct vt_exit *exit)
+{
+	const struct vt_callbacks *cb = exit->vcpu->hv->cb;
+
+	if (cb && cb->dr_access && cb->dr_access(exit->vcpu, exit))
+		return VT_EXIT_RESUME;
+	return vt_handle_fatal(exit);
+}

@@ -29,6 +29,31 @@ static void vt_reinject(struct vt_exit *exit, u32 info)
 	exit->injected = true;
 }
 
+static void vt_set_proc_control(u32 bit)
+{
+	vt_vmwrite(CPU_BASED_VM_EXEC_CONTROL, vt_vmread_or0(CPU_BASED_VM_EXEC_CONTROL) | bit);
+}
+
+/*
+ * The guest's own NMI, taken by NMI exiting. Injected now unless the guest
+ * blocks NMIs (virtual-NMI blocking) or sits in a MOV-SS/STI shadow, where
+ * VM entry would refuse the injection (SDM 3C 26.3.1.5); then held until
+ * an NMI window opens (25.2, vt_handle_nmi_window).
+ */
+static void vt_deliver_guest_nmi(struct vt_exit *exit)
+{
+	u64 blocking = vt_vmread_or0(GUEST_INTERRUPTIBILITY_INFO) &
+		       (GUEST_INTR_STATE_NMI | GUEST_INTR_STATE_MOV_SS | GUEST_INTR_STATE_STI);
+
+	if (blocking || exit->injected) {
+		exit->vcpu->nmi_pending = true;
+		vt_set_proc_control(CPU_BASED_NMI_WINDOW_EXITING);
+		return;
+	}
+	vt_vmwrite(VM_ENTRY_INTR_INFO_FIELD, X86_TRAP_NMI | INTR_TYPE_NMI_INTR | INTR_INFO_VALID_MASK);
+	exit->injected = true;
+}
+
 enum vt_exit_action vt_handle_exception_nmi(struct vt_exit *exit)
 {
 	const struct vt_callbacks *cb = exit->vcpu->hv->cb;
@@ -39,8 +64,12 @@ enum vt_exit_action vt_handle_exception_nmi(struct vt_exit *exit)
 	if ((info & INTR_INFO_UNBLOCK_NMI) && vector != 8)
 		vt_vmwrite(GUEST_INTERRUPTIBILITY_INFO,
 			   vt_vmread_or0(GUEST_INTERRUPTIBILITY_INFO) | GUEST_INTR_STATE_NMI);
-	if ((info & INTR_INFO_INTR_TYPE_MASK) != INTR_TYPE_NMI_INTR && cb && cb->exception &&
-	    cb->exception(exit->vcpu, exit, info))
+	if ((info & INTR_INFO_INTR_TYPE_MASK) == INTR_TYPE_NMI_INTR) {
+		if (!(cb && cb->nmi && cb->nmi(exit->vcpu, exit)))
+			vt_deliver_guest_nmi(exit);
+		return VT_EXIT_RESUME;
+	}
+	if (cb && cb->exception && cb->exception(exit->vcpu, exit, info))
 		return VT_EXIT_RESUME;
 	vt_reinject(exit, info);
 	return VT_EXIT_RESUME;

@@ -63,10 +63,16 @@ int vt_hv_init(struct vt_hv *hv, u64 ept_top)
 	ret = vt_host_page_table(hv);
 	if (ret)
 		goto err_ept;
+	ret = vt_window_init(&hv->window, hv->host_pml4, vt_read_cr4() & X86_CR4_LA57);
+	if (ret)
+		goto err_host;
 	do
 		hv->key = vt_os_random_u64();
 	while (hv->key == 0);
 	return 0;
+err_host:
+	vt_os_free_pages(hv->host_pml4, 1);
+	hv->host_pml4 = NULL;
 err_ept:
 	vt_ept_free(&hv->ept);
 	return ret;
@@ -75,6 +81,10 @@ err_ept:
 void vt_hv_fini(struct vt_hv *hv)
 {
 	vt_ept_free(&hv->ept);
+	vt_window_fini(&hv->window);
+	if (hv->io_bitmap)
+		vt_os_free_pages(hv->io_bitmap, 2);
+	hv->io_bitmap = NULL;
 	if (hv->host_pml4)
 		vt_os_free_pages(hv->host_pml4, 1);
 	hv->host_pml4 = NULL;
@@ -84,4 +94,66 @@ void vt_hv_fini(struct vt_hv *hv)
 void vt_hv_set_callbacks(struct vt_hv *hv, const struct vt_callbacks *cb)
 {
 	__atomic_store_n(&hv->cb, cb, __ATOMIC_RELEASE);
+}
+
+/* A control the capability MSR allows to be 1 (SDM Vol. 3D A.3-A.5). */
+static bool vt_may_set(u64 cap_msr, u32 bits)
+{
+	return ((u32)(cap_msr >> 32) & bits) == bits;
+}
+
+/*
+ * I/O bitmap A covers ports 0-0x7fff, B 0x8000-0xffff; a set bit makes
+ * IN/OUT/INS/OUTS on that port exit (SDM Vol. 3C 25.1.3, 25.6.4).
+ */
+int vt_hv_intercept_ports(struct vt_hv *hv, u16 first, u16 count)
+{
+	u32 port;
+
+	if (!vt_may_set(hv->caps.proc, CPU_BASED_USE_IO_BITMAPS))
+		return -VT_EOPNOTSUPP;
+	if (!hv->io_bitmap) {
+		hv->io_bitmap = vt_os_alloc_pages(2);
+		if (!hv->io_bitmap)
+			return -VT_ENOMEM;
+	}
+	for (port = first; port < (u32)first + count && port <= 0xffff; port++)
+		hv->io_bitmap[port / 8] |= 1u << (port % 8);
+	hv->ctls.proc |= CPU_BASED_USE_IO_BITMAPS;
+	return 0;
+}
+
+/*
+ * NMI exiting, with virtual NMIs so the guest's own NMIs can be held while
+ * it blocks them and delivered through an NMI window (SDM 3C 25.3, 26.7.1).
+ */
+int vt_hv_enable_nmi_exiting(struct vt_hv *hv)
+{
+	u32 pin = PIN_BASED_NMI_EXITING | PIN_BASED_VIRTUAL_NMIS;
+
+	if (!vt_may_set(hv->caps.pin, pin) ||
+	    !vt_may_set(hv->caps.proc, CPU_BASED_NMI_WINDOW_EXITING))
+		return -VT_EOPNOTSUPP;
+	hv->ctls.pin |= pin;
+	return 0;
+}
+
+/*
+ * The timer counts down by one each time TSC bit N changes, N from
+ * IA32_VMX_MISC[4:0] (SDM 3C 26.5.1). Saving its value on exit keeps the
+ * period independent of how often other exits happen (25.7.1).
+ */
+int vt_hv_enable_preempt_timer(struct vt_hv *hv, u64 period_tsc)
+{
+	u64 ticks = period_tsc >> hv->caps.preempt_timer_shift;
+
+	if (!vt_may_set(hv->caps.pin, PIN_BASED_VMX_PREEMPTION_TIMER))
+		return -VT_EOPNOTSUPP;
+	if (ticks == 0 || ticks > 0xffffffffull)
+		return -VT_EINVAL;
+	hv->ctls.pin |= PIN_BASED_VMX_PREEMPTION_TIMER;
+	if (vt_may_set(hv->caps.exit, VM_EXIT_SAVE_VMX_PREEMPTION_TIMER))
+		hv->ctls.exit |= VM_EXIT_SAVE_VMX_PREEMPTION_TIMER;
+	hv->preempt_ticks = ticks;
+	return 0;
 }

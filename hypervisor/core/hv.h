@@ -66,6 +66,21 @@ struct vt_callbacks {
 	bool (*io)(struct vt_vcpu *vcpu, struct vt_exit *exit);
 	/* MOV to/from DRn while the debugger owns the debug registers. */
 	bool (*dr_access)(struct vt_vcpu *vcpu, struct vt_exit *exit);
+	/*
+	 * Last thing before every VM entry, whatever the exit was: a CPU that
+	 * was asked to stop while it was in VMX root (its NMI went to the
+	 * host) parks here instead of running the guest.
+	 */
+	void (*pre_entry)(struct vt_vcpu *vcpu, struct vt_exit *exit);
+};
+
+/* A private 4 KiB window onto any physical page, usable in VMX root only. */
+#define VT_WINDOW_SLOTS		512
+struct vt_host_window {
+	u64 *tables[4];		/* the levels under the host top-level entry */
+	u32 levels;		/* 3 with 4-level paging, 4 with 5-level */
+	u64 *pte;		/* the last level: one entry per slot */
+	u64 base;		/* virtual address of slot 0 */
 };
 
 struct vt_hv {
@@ -77,6 +92,9 @@ struct vt_hv {
 	u64 host_cr3;
 	u64 key;		/* per-load VMCALL key */
 	const struct vt_callbacks *cb;
+	struct vt_host_window window;
+	u8 *io_bitmap;		/* bitmaps A and B (2 pages), or NULL: no I/O exits */
+	u64 preempt_ticks;	/* VMX-preemption timer reload value, 0 = off */
 };
 
 #define VT_HOST_STACK_PAGES	8
@@ -108,6 +126,20 @@ struct vt_vcpu {
 int vt_hv_init(struct vt_hv *hv, u64 ept_top_hint);
 void vt_hv_fini(struct vt_hv *hv);
 void vt_hv_set_callbacks(struct vt_hv *hv, const struct vt_callbacks *cb);
+/*
+ * Extra interception a debugger asks for, before any CPU is virtualized
+ * (may sleep): I/O exits on [first, first + count), NMI exiting with
+ * virtual NMIs (to park CPUs with NMI IPIs), the preemption timer firing
+ * every period_tsc TSC cycles.
+ */
+int vt_hv_intercept_ports(struct vt_hv *hv, u16 first, u16 count);
+int vt_hv_enable_nmi_exiting(struct vt_hv *hv);
+int vt_hv_enable_preempt_timer(struct vt_hv *hv, u64 period_tsc);
+
+/* host_window.c: map pa at this CPU's window slot; VMX root only. */
+int vt_window_init(struct vt_host_window *w, u64 *host_top, bool la57);
+void vt_window_fini(struct vt_host_window *w);
+void *vt_window_map(struct vt_host_window *w, u32 slot, u64 pa);
 
 /* vmx_caps.c */
 int vt_caps_read(struct vt_vmx_caps *caps);

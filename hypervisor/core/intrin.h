@@ -95,6 +95,10 @@ int vt_vmwrite(u64 field, u64 value);
 int vt_invept(u64 type, u64 eptp);
 int vt_invvpid(u64 type, u16 vpid, u64 gla);
 u64 vt_vmcall(u64 func, u64 key, u64 a1, u64 a2, u64 a3, u64 *out_rdx);
+u8 vt_inb(u16 port);
+void vt_outb(u16 port, u8 value);
+void vt_invlpg(u64 va);
+void vt_pause(void);
 #ifdef __cplusplus
 }
 #endif
@@ -310,6 +314,29 @@ static inline u64 vt_vmcall(u64 func, u64 key, u64 a1, u64 a2, u64 a3, u64 *out_
 	if (out_rdx)
 		*out_rdx = rdx;
 	return rax;
+}
+
+static inline u8 vt_inb(u16 port)
+{
+	u8 v;
+
+	asm volatile("inb %1, %0" : "=a"(v) : "Nd"(port));
+	return v;
+}
+
+static inline void vt_outb(u16 port, u8 value)
+{
+	asm volatile("outb %0, %1" :: "a"(value), "Nd"(port));
+}
+
+static inline void vt_invlpg(u64 va)
+{
+	asm volatile("invlpg (%0)" :: "r"(va) : "memory");
+}
+
+static inline void vt_pause(void)
+{
+	asm volatile("pause" ::: "memory");
 }
 
 #endif /* VT_FAKE_CPU */

@@ -161,6 +161,12 @@ static void vt_vmcs_controls(struct vt_vmcs_writer *w, struct vt_vcpu *vcpu)
 	vt_w(w, VM_ENTRY_INTR_INFO_FIELD, 0);
 	vt_w(w, MSR_BITMAP, vt_os_virt_to_phys(vcpu->msr_bitmap));
 	vt_w(w, EPT_POINTER, hv->ept.eptp);
+	if (c->proc & CPU_BASED_USE_IO_BITMAPS) {
+		vt_w(w, IO_BITMAP_A, vt_os_virt_to_phys(hv->io_bitmap));
+		vt_w(w, IO_BITMAP_B, vt_os_virt_to_phys(hv->io_bitmap + VT_PAGE_SIZE));
+	}
+	if (c->pin & PIN_BASED_VMX_PREEMPTION_TIMER)
+		vt_w(w, VMX_PREEMPTION_TIMER_VALUE, hv->preempt_ticks);
 	if (c->proc2 & SECONDARY_EXEC_ENABLE_VPID)
 		vt_w(w, VIRTUAL_PROCESSOR_ID, vcpu->vpid);
 	if (c->proc2 & SECONDARY_EXEC_XSAVES)

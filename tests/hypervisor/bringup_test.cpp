@@ -73,8 +73,25 @@ TEST_F(Bringup, HostPageTableCopiesTheKernelHalf)
 	auto *own = static_cast<u64 *>(hv.host_pml4);
 	for (int i = 0; i < 256; i++)
 		EXPECT_EQ(own[i], 0u) << i;
-	for (int i = 256; i < 512; i++)
+	for (int i = 257; i < 512; i++)
 		EXPECT_EQ(own[i], cur[i]) << i;
+	// ...except the first empty slot, which now leads to the private window
+	EXPECT_EQ(cur[256], 0u);
+	EXPECT_EQ(own[256] & ~0xfffull, reinterpret_cast<u64>(hv.window.tables[0]));
+	EXPECT_EQ(own[256] & 0x3, 0x3u) << "present, writable";
+	EXPECT_EQ(hv.window.base, 0xffff800000000000ull) << "slot 256 with 4-level paging";
+}
+
+TEST_F(Bringup, WindowMapsAPhysicalPageAtThePerCpuSlot)
+{
+	void *va = vt_window_map(&hv.window, 3, 0x12345678);
+	EXPECT_EQ(reinterpret_cast<u64>(va), 0xffff800000000000ull + 3 * 4096 + 0x678);
+	EXPECT_EQ(hv.window.pte[3] & 0x000ffffffffff000ull, 0x12345000u);
+	EXPECT_EQ(hv.window.pte[3] & 0x8000000000000003ull, 0x8000000000000003ull)
+		<< "present, writable, never executable";
+	EXPECT_TRUE(cpu().traced("invlpg"));
+	auto *pd = hv.window.tables[1];
+	EXPECT_EQ(hv.window.tables[0][0] & ~0xfffull, reinterpret_cast<u64>(pd));
 }
 
 TEST_F(Bringup, VmxonFailure)

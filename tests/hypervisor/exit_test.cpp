@@ -35,8 +35,11 @@ TEST(ExitTable, DispatchByBasicReason)
 			   EXIT_REASON_INVEPT, EXIT_REASON_INVVPID, EXIT_REASON_VMFUNC,
 			   EXIT_REASON_GETSEC})
 		EXPECT_EQ(vt_exit_lookup(r), vt_handle_vmx_instruction) << r;
+	EXPECT_EQ(vt_exit_lookup(EXIT_REASON_IO_INSTRUCTION), vt_handle_io);
+	EXPECT_EQ(vt_exit_lookup(EXIT_REASON_PREEMPTION_TIMER), vt_handle_preempt_timer);
+	EXPECT_EQ(vt_exit_lookup(EXIT_REASON_DR_ACCESS), vt_handle_dr_access);
 	// never enabled: give the CPU back rather than guess
-	for (uint32_t r : {(uint32_t)EXIT_REASON_HLT, (uint32_t)EXIT_REASON_IO_INSTRUCTION, 79u, 1000u})
+	for (uint32_t r : {(uint32_t)EXIT_REASON_HLT, 79u, 1000u})
 		EXPECT_EQ(vt_exit_lookup(r), vt_handle_fatal) << r;
 }
 

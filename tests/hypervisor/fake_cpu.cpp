@@ -68,7 +68,8 @@ void reset()
 	g_log.clear();
 	g_cpu = Cpu{};
 	std::memset(g_kernel_pml4, 0, sizeof(g_kernel_pml4));
-	for (int i = 256; i < 512; i++)
+	// Linux leaves slots 256-271 empty: the guard hole reserved for hypervisors.
+	for (int i = 272; i < 512; i++)
 		g_kernel_pml4[i] = 0x1000000ull * i | 0x63;
 	g_cpu.cr3 = reinterpret_cast<uint64_t>(g_kernel_pml4);
 	seed_linux_descriptors();
@@ -342,6 +343,22 @@ int vt_invept(u64, u64)
 	g_cpu.trace.push_back("invept");
 	return g_cpu.failing("invept") ? fail_valid(28) : VT_VMX_OK;
 }
+
+u8 vt_inb(u16 port)
+{
+	auto &q = g_cpu.port_in[port];
+	u8 v;
+
+	if (q.empty())
+		return 0xff;	// nothing decodes the port: the bus floats high
+	v = q.front();
+	q.erase(q.begin());
+	return v;
+}
+
+void vt_outb(u16 port, u8 value) { g_cpu.port_out.emplace_back(port, value); }
+void vt_invlpg(u64) { g_cpu.trace.push_back("invlpg"); }
+void vt_pause(void) {}
 
 int vt_invvpid(u64, u16, u64)
 {
