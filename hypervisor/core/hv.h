@@ -95,6 +95,7 @@ struct vt_hv {
 	struct vt_host_window window;
 	u8 *io_bitmap;		/* bitmaps A and B (2 pages), or NULL: no I/O exits */
 	u64 preempt_ticks;	/* VMX-preemption timer reload value, 0 = off */
+	u32 exception_bitmap;	/* exceptions that exit from the first VM entry on */
 };
 
 #define VT_HOST_STACK_PAGES	8
@@ -157,6 +158,8 @@ void vt_vcpu_free(struct vt_vcpu *vcpu);
 int vt_vcpu_virtualize(struct vt_vcpu *vcpu);
 int vt_vcpu_devirtualize(struct vt_vcpu *vcpu);
 u64 vt_vcpu_emit_test(struct vt_vcpu *vcpu, u32 count, u64 value, u64 *stored);
+/* A keyed VMCALL from this CPU's guest side: returns RAX, *out = RDX. */
+u64 vt_vcpu_vmcall(struct vt_vcpu *vcpu, u64 func, u64 arg, u64 *out);
 
 /* control.c: for debugger callbacks, in VMX root on the current vCPU */
 int vt_set_exception_intercept(u32 vector, bool on);

@@ -194,6 +194,11 @@ u64 vt_vcpu_emit_test(struct vt_vcpu *vcpu, u32 count, u64 value, u64 *stored)
 	return vt_vmcall(VTICE_VMCALL_EMIT_TEST, vcpu->hv->key, count, value, 0, stored);
 }
 
+u64 vt_vcpu_vmcall(struct vt_vcpu *vcpu, u64 func, u64 arg, u64 *out)
+{
+	return vt_vmcall(func, vcpu->hv->key, arg, 0, 0, out);
+}
+
 /* Guest state that VM exits changed and the kernel expects back. */
 struct vt_leave_state {
 	struct vt_desc_ptr gdt, idt;

@@ -170,6 +170,19 @@ static long vt_ioc_emit_test(void __user *uarg)
 	return vt_put_arg(uarg, &et, sizeof(et));
 }
 
+static long vt_ioc_break(void __user *uarg)
+{
+	struct vtice_break br;
+	int ret = vt_get_arg(&br, sizeof(br), uarg);
+
+	if (ret)
+		return ret;
+	ret = vt_linux_debug_break(&br.stopped_ns);
+	if (ret)
+		return ret;
+	return vt_put_arg(uarg, &br, sizeof(br));
+}
+
 static long vt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	void __user *uarg = (void __user *)arg;
@@ -183,6 +196,8 @@ static long vt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return vt_ioc_caps(uarg);
 	case VTICE_IOC_EMIT_TEST:
 		return vt_ioc_emit_test(uarg);
+	case VTICE_IOC_BREAK:
+		return vt_ioc_break(uarg);
 	default:
 		return -ENOTTY;
 	}

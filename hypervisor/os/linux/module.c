@@ -36,6 +36,18 @@ static bool selftest;
 module_param(selftest, bool, 0444);
 MODULE_PARM_DESC(selftest, "after bring-up, check from CPL 0 on every CPU that VMX stays hidden");
 
+static ushort debug_port;
+module_param(debug_port, ushort, 0444);
+MODULE_PARM_DESC(debug_port, "I/O base of the 16550 UART the GDB stub owns, e.g. 0x2f8 (0: no stub)");
+
+static uint debug_baud = 115200;
+module_param(debug_baud, uint, 0444);
+MODULE_PARM_DESC(debug_baud, "the stub's line speed (a divisor of 115200)");
+
+static bool debug_wait;
+module_param(debug_wait, bool, 0444);
+MODULE_PARM_DESC(debug_wait, "right after loading, stop every CPU until a debugger continues");
+
 static int fail_on_cpu = -1;
 module_param(fail_on_cpu, int, 0444);
 MODULE_PARM_DESC(fail_on_cpu, "test hook: bring-up fails on this CPU, to exercise the rollback");
@@ -153,6 +165,25 @@ static unsigned int vt_count_virtualized(void)
 	return n;
 }
 
+/* kgdbwait's counterpart: the machine waits here for a debugger. */
+static void vt_debug_wait(void)
+{
+	u64 ns = 0;
+	int ret;
+
+	if (!debug_port) {
+		pr_warn("debug_wait needs debug_port; not waiting\n");
+		return;
+	}
+	pr_info("debug_wait: every CPU stopped, waiting for a debugger on port 0x%x\n",
+		debug_port);
+	ret = vt_linux_debug_break(&ns);
+	if (ret)
+		pr_err("debug_wait: could not stop the machine (%d)\n", ret);
+	else
+		pr_info("debug_wait: resumed after %llu ms\n", ns / 1000000);
+}
+
 static int __init vt_init(void)
 {
 	int ret;
@@ -177,6 +208,11 @@ static int __init vt_init(void)
 	ret = vt_alloc_rings();
 	if (ret)
 		goto err_vcpus;
+	if (debug_port) {
+		ret = vt_linux_stub_init(debug_port, debug_baud);
+		if (ret)
+			goto err_rings;
+	}
 	if (virtualize) {
 		ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "vtice:online", vt_cpu_online,
 					vt_cpu_offline);
@@ -195,6 +231,8 @@ static int __init vt_init(void)
 	pr_info("virtualized %u of %u CPUs\n", vt_count_virtualized(), num_online_cpus());
 	if (selftest)
 		vt_selftest();
+	if (debug_wait)
+		vt_debug_wait();
 	return 0;
 err_power:
 	vt_power_unregister();
@@ -202,6 +240,7 @@ err_hp:
 	if (vt_hp_state)
 		cpuhp_remove_state(vt_hp_state);
 err_rings:
+	vt_linux_stub_fini();
 	vt_free_rings();
 err_vcpus:
 	kfree(vt_mod.vcpus);
@@ -216,6 +255,7 @@ static void __exit vt_exit(void)
 	vt_power_unregister();
 	if (vt_hp_state)
 		cpuhp_remove_state(vt_hp_state);
+	vt_linux_stub_fini();
 	vt_free_rings();
 	kfree(vt_mod.vcpus);
 	vt_hv_fini(&vt_mod.hv);

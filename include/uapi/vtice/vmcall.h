@@ -22,6 +22,8 @@ enum vtice_vmcall {
 	VTICE_VMCALL_EMIT_TEST = 3,	/* RDX = count, R8 = value; RDX out = stored */
 	VTICE_VMCALL_INVEPT = 4,	/* flush EPT translations on this CPU */
 	VTICE_VMCALL_USER_BASE = 0x100,	/* forwarded to the debugger callback */
+	/* Stop every CPU for the debug stub; RDX out = TSC cycles stopped. */
+	VTICE_VMCALL_DEBUG_BREAK = VTICE_VMCALL_USER_BASE,
 };
 
 #define VTICE_VMCALL_EMIT_MAX	(1u << 20)	/* records per EMIT_TEST call */

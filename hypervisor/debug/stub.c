@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The stub's wiring: UART, RSP engine, all-stop and hooks joined through
+ * the core's callbacks (struct vt_callbacks). Each callback returns
+ * whether the event was the debugger's; anything else goes back to the
+ * core's default, so the guest sees its own exceptions and NMIs unchanged.
+ */
+#include "stub.h"
+#include "hooks.h"
+#include "rsp.h"
+#include "rsp_engine.h"
+#include "stop.h"
+#include "uart.h"
+#include "dbg_os.h"
+#include "../core/exit.h"
+#include "../core/intrin.h"
+#include <vtice/vmcall.h>
+
+static struct {
+	struct vt_hv *hv;
+	struct vt_uart uart;
+	struct vt_rsp rsp;
+	struct vt_guest_mem mem;
+	struct vt_ram_range ram[VT_STUB_MAX_RAM];
+	u32 line_lock;		/* one CPU at a time reads the UART */
+	u32 master;		/* the CPU serving the debugger (window slot) */
+} stub;
+
+static void vt_stub_put_byte(void *ctx, u8 byte)
+{
+	vt_uart_putc(&stub.uart, byte);
+}
+
+static void vt_stub_lock_line(void)
+{
+	while (__atomic_exchange_n(&stub.line_lock, 1, __ATOMIC_ACQUIRE))
+		vt_pause();
+}
+
+static bool vt_stub_trylock_line(void)
+{
+	return !__atomic_exchange_n(&stub.line_lock, 1, __ATOMIC_ACQUIRE);
+}
+
+static void vt_stub_unlock_line(void)
+{
+	__atomic_store_n(&stub.line_lock, 0, __ATOMIC_RELEASE);
+}
+
+/* The debugger's session: feed the line to the engine until it resumes. */
+static void vt_stub_serve(u32 master, const struct vt_dbg_stop *why)
+{
+	u8 c;
+
+	vt_stub_lock_line();
+	stub.master = master;
+	vt_rsp_report_stop(&stub.rsp, why);
+	for (;;) {
+		if (!vt_uart_getc(&stub.uart, &c)) {
+			vt_pause();
+			continue;
+		}
+		if (vt_rsp_feed(&stub.rsp, c, true) == VT_RSP_RESUMED)
+			break;
+	}
+	vt_stub_unlock_line();
+}
+
+static void vt_stub_stop(struct vt_vcpu *vcpu, struct vt_exit *exit,
+			 enum vt_dbg_stop_reason reason, u64 data_addr)
+{
+	struct vt_dbg_stop why = { .cpu = vcpu->cpu, .reason = reason, .data_addr = data_addr };
+
+	vt_stop_machine(vcpu, exit, &why);
+}
+
+/* Preemption timer: bytes that arrived while the machine ran. */
+static bool vt_stub_poll(struct vt_vcpu *vcpu, struct vt_exit *exit)
+{
+	u8 c;
+
+	if (!vt_stub_trylock_line())
+		return true;
+	while (vt_uart_getc(&stub.uart, &c)) {
+		if (vt_rsp_feed(&stub.rsp, c, false) == VT_RSP_BREAK) {
+			vt_stub_unlock_line();
+			vt_stub_stop(vcpu, exit, VT_STOP_SIGINT, 0);
+			return true;
+		}
+	}
+	vt_stub_unlock_line();
+	return true;
+}
+
+static bool vt_stub_hook_result(struct vt_vcpu *vcpu, struct vt_exit *exit,
+				enum vt_hook_result r, struct vt_dbg_stop *stop)
+{
+	if (r == VT_HOOK_STOP)
+		vt_stop_machine(vcpu, exit, stop);
+	return r != VT_HOOK_NOT_MINE;
+}
+
+/* #BP (our hidden int3) and #DB (our debug registers), SDM 3C 25.2. */
+static bool vt_stub_exception(struct vt_vcpu *vcpu, struct vt_exit *exit, u32 intr_info)
+{
+	struct vt_dbg_stop stop = { .cpu = vcpu->cpu };
+	u32 vector = intr_info & INTR_INFO_VECTOR_MASK;
+
+	if (vector == X86_TRAP_BP)
+		return vt_stub_hook_result(vcpu, exit,
+					   vt_hooks_on_breakpoint(vcpu, exit, &stop), &stop);
+	if (vector == X86_TRAP_DB)
+		return vt_stub_hook_result(vcpu, exit,
+					   vt_hooks_on_debug(vcpu, exit, exit->qual, &stop), &stop);
+	return false;
+}
+
+static bool vt_stub_ept_violation(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 gpa, u64 qual)
+{
+	struct vt_dbg_stop stop = { .cpu = vcpu->cpu };
+
+	return vt_stub_hook_result(vcpu, exit,
+				   vt_hooks_on_ept_violation(vcpu, exit, gpa, qual, &stop), &stop);
+}
+
+/*
+ * MTF ends either a watchpoint's single step (the hooks' own) or a step
+ * the debugger asked for; a watch hit inside a step reports the watch.
+ */
+static bool vt_stub_mtf(struct vt_vcpu *vcpu, struct vt_exit *exit)
+{
+	struct vt_dbg_stop stop = { .cpu = vcpu->cpu };
+	enum vt_hook_result r = vt_hooks_on_mtf(vcpu, exit, &stop);
+	bool stepped = vt_stop_step_done(vcpu);
+
+	if (r == VT_HOOK_STOP) {
+		vt_stop_machine(vcpu, exit, &stop);
+		return true;
+	}
+	if (stepped) {
+		vt_stub_stop(vcpu, exit, VT_STOP_STEP, 0);
+		return true;
+	}
+	return r == VT_HOOK_HANDLED;
+}
+
+/* vtice hv break / debug_wait: a break-in from the module's kernel side. */
+static bool vt_stub_vmcall(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 func)
+{
+	if (func != VTICE_VMCALL_DEBUG_BREAK)
+		return false;
+	/* Finish the VMCALL first: the debugger sees the CPU after it. */
+	exit->regs->rax = VTICE_VMCALL_OK;
+	vt_advance_rip(exit);
+	vt_stub_stop(vcpu, exit, VT_STOP_SIGINT, 0);
+	exit->regs->rdx = vt_stop_last_tsc();
+	return true;
+}
+
+static bool vt_stub_dr_access(struct vt_vcpu *vcpu, struct vt_exit *exit)
+{
+	return vt_hooks_on_dr_access(vcpu, exit) != VT_HOOK_NOT_MINE;
+}
+
+static const struct vt_callbacks vt_stub_callbacks = {
+	.exception = vt_stub_exception,
+	.ept_violation = vt_stub_ept_violation,
+	.mtf = vt_stub_mtf,
+	.vmcall = vt_stub_vmcall,
+	.nmi = vt_stop_on_nmi,
+	.preempt_timer = vt_stub_poll,
+	.dr_access = vt_stub_dr_access,
+	.pre_entry = vt_stop_pre_entry,
+};
+
+static void *vt_stub_map(void *ctx, u64 pa)
+{
+	return vt_window_map(&stub.hv->window, stub.master, pa);
+}
+
+static int vt_stub_translate(u32 cpu, u64 gva, u64 *gpa)
+{
+	struct vt_stop_cpu *c = vt_stop_cpu(cpu);
+
+	if (!c)
+		return -VT_EINVAL;
+	return vt_guest_translate(&stub.mem, &c->paging, gva, gpa);
+}
+
+const struct vt_guest_mem *vt_stub_guest_mem(void)
+{
+	return &stub.mem;
+}
+
+struct vt_hv *vt_stub_hv(void)
+{
+	return stub.hv;
+}
+
+/* The exits the stub needs, asked for before any CPU is virtualized. */
+static int vt_stub_request_exits(struct vt_hv *hv, u16 port)
+{
+	int ret;
+
+	ret = vt_hv_intercept_ports(hv, port, 8);
+	if (!ret)
+		ret = vt_hv_enable_nmi_exiting(hv);
+	if (!ret)
+		ret = vt_hv_enable_preempt_timer(hv, vt_os_tsc_khz() * VT_STUB_POLL_MS);
+	if (ret)
+		return ret;
+	hv->exception_bitmap |= VT_BIT(X86_TRAP_BP) | VT_BIT(X86_TRAP_DB);
+	return 0;
+}
+
+int vt_stub_init(struct vt_hv *hv, const struct vt_stub_config *cfg)
+{
+	int ret;
+
+	vt_memset(&stub, 0, sizeof(stub));
+	stub.hv = hv;
+	if (cfg->nr_ram > VT_STUB_MAX_RAM)
+		return -VT_EINVAL;
+	vt_memcpy(stub.ram, cfg->ram, cfg->nr_ram * sizeof(*cfg->ram));
+	stub.mem.ram = stub.ram;
+	stub.mem.nr_ram = cfg->nr_ram;
+	stub.mem.map = vt_stub_map;
+	ret = vt_uart_init(&stub.uart, cfg->port, cfg->baud);
+	if (ret) {
+		vt_err("debug_port 0x%x: %s\n", cfg->port,
+		       ret == -VT_ENODEV ? "no 16550 UART answers there" :
+					   "debug_baud must divide 115200");
+		return ret;
+	}
+	ret = vt_stub_request_exits(hv, cfg->port);
+	if (ret) {
+		vt_err("this CPU lacks a VMX control the stub needs (%d)\n", ret);
+		return ret;
+	}
+	ret = vt_hooks_init(hv, VT_STUB_SHADOW_PAGES, vt_stub_translate);
+	if (ret)
+		return ret;
+	vt_stop_init(cfg->vcpus, cfg->nr_cpus, vt_stub_serve);
+	vt_rsp_init(&stub.rsp, &vt_stub_target_ops, NULL, vt_stub_put_byte);
+	vt_hv_set_callbacks(hv, &vt_stub_callbacks);
+	vt_info("debug stub on port 0x%x at %u baud\n", cfg->port, cfg->baud);
+	return 0;
+}
+
+void vt_stub_fini(void)
+{
+	if (!stub.hv)
+		return;
+	vt_hv_set_callbacks(stub.hv, NULL);
+	vt_hooks_fini();
+	stub.hv = NULL;
+}

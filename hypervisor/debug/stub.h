@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The GDB stub in VMX root: what the OS layer calls. At load, before any
+ * CPU is virtualized, vt_stub_init() takes the UART, asks the core for the
+ * exits it needs and registers the debugger's callbacks.
+ */
+#ifndef VT_DEBUG_STUB_H
+#define VT_DEBUG_STUB_H
+
+#include "guest_mem.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct vt_hv;
+struct vt_vcpu;
+
+#define VT_STUB_MAX_RAM		128	/* RAM ranges the stub will read */
+#define VT_STUB_POLL_MS		50	/* a 0x03 is seen within this much guest time */
+#define VT_STUB_SHADOW_PAGES	64	/* pages that may hold breakpoints at once */
+
+struct vt_stub_config {
+	u16 port;		/* 16550 I/O base */
+	u32 baud;
+	const struct vt_ram_range *ram;
+	u32 nr_ram;
+	struct vt_vcpu **vcpus;	/* [nr_cpus], NULL where not virtualized */
+	u32 nr_cpus;
+};
+
+int vt_stub_init(struct vt_hv *hv, const struct vt_stub_config *cfg);
+void vt_stub_fini(void);
+
+/* stub_target.c: the RSP engine's view of the stopped machine. */
+struct vt_dbg_target_ops;
+extern const struct vt_dbg_target_ops vt_stub_target_ops;
+const struct vt_guest_mem *vt_stub_guest_mem(void);
+struct vt_hv *vt_stub_hv(void);
+
+/* stub_monitor.c: qRcmd ("monitor exits", "monitor caps", ...). */
+int vt_stub_monitor(void *ctx, const char *cmd, char *out, u32 out_len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VT_DEBUG_STUB_H */

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * gdb's "monitor" commands (qRcmd) on the hypervisor stub. The answers are
+ * plain text for a person; "monitor vtice" also lets a console recognise
+ * which stub it talks to (docs/debugger.md).
+ */
+#include "stub.h"
+#include "stop.h"
+#include "../core/exit.h"
+#include "../core/os.h"
+#include <vtice/ioctl.h>
+
+struct vt_text {
+	char *out;
+	u32 len, cap;		/* cap counts the terminating NUL */
+};
+
+static void vt_put(struct vt_text *t, const char *s)
+{
+	while (*s && t->len + 1 < t->cap)
+		t->out[t->len++] = *s++;
+	t->out[t->len] = 0;
+}
+
+static void vt_put_u64(struct vt_text *t, u64 v)
+{
+	char digits[21];
+	int i = 20;
+
+	digits[i] = 0;
+	do {
+		digits[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	vt_put(t, &digits[i]);
+}
+
+static bool vt_streq(const char *a, const char *b)
+{
+	while (*a && *a == *b) {
+		a++;
+		b++;
+	}
+	return *a == *b;
+}
+
+/* Names for the exits a debugging session causes; others print by number. */
+static const char *const vt_exit_names[VT_EXIT_SLOTS] = {
+	[EXIT_REASON_EXCEPTION_NMI] = "exception/nmi",
+	[EXIT_REASON_NMI_WINDOW] = "nmi-window",
+	[EXIT_REASON_CPUID] = "cpuid",
+	[EXIT_REASON_VMCALL] = "vmcall",
+	[EXIT_REASON_CR_ACCESS] = "cr",
+	[EXIT_REASON_DR_ACCESS] = "dr",
+	[EXIT_REASON_IO_INSTRUCTION] = "io",
+	[EXIT_REASON_MSR_READ] = "rdmsr",
+	[EXIT_REASON_MSR_WRITE] = "wrmsr",
+	[EXIT_REASON_MONITOR_TRAP_FLAG] = "mtf",
+	[EXIT_REASON_EPT_VIOLATION] = "ept-violation",
+	[EXIT_REASON_PREEMPTION_TIMER] = "preemption-timer",
+	[EXIT_REASON_XSETBV] = "xsetbv",
+};
+
+static void vt_monitor_cpu_exits(struct vt_text *t, u32 cpu, const struct vt_vcpu *v)
+{
+	u32 r;
+
+	vt_put(t, "cpu ");
+	vt_put_u64(t, cpu);
+	vt_put(t, ": ");
+	vt_put_u64(t, v->exits_total);
+	vt_put(t, " exits");
+	for (r = 0; r < VT_EXIT_SLOTS; r++) {
+		if (!v->exits[r])
+			continue;
+		vt_put(t, ", ");
+		if (vt_exit_names[r]) {
+			vt_put(t, vt_exit_names[r]);
+		} else {
+			vt_put(t, "reason ");
+			vt_put_u64(t, r);
+		}
+		vt_put(t, " ");
+		vt_put_u64(t, v->exits[r]);
+	}
+	vt_put(t, "\n");
+}
+
+static void vt_monitor_exits(struct vt_text *t)
+{
+	u32 cpu;
+
+	for (cpu = 0; cpu < vt_stop_cpu_count(); cpu++) {
+		struct vt_stop_cpu *c = vt_stop_cpu(cpu);
+
+		/* Counters are read only from parked CPUs: they do not move. */
+		if (c && c->vcpu)
+			vt_monitor_cpu_exits(t, cpu, c->vcpu);
+	}
+}
+
+static const struct {
+	u64 flag;
+	const char *name;
+} vt_cap_names[] = {
+	{ VTICE_CAP_EPT, "ept" }, { VTICE_CAP_EPT_EXEC_ONLY, "ept-exec-only" },
+	{ VTICE_CAP_EPT_AD, "ept-ad" }, { VTICE_CAP_VPID, "vpid" },
+	{ VTICE_CAP_MTF, "mtf" }, { VTICE_CAP_PREEMPT_TIMER, "preemption-timer" },
+	{ VTICE_CAP_UNRESTRICTED, "unrestricted-guest" },
+	{ VTICE_CAP_DEBUGCTL_BTF, "debugctl-btf" }, { VTICE_CAP_DEBUGCTL_LBR, "debugctl-lbr" },
+	{ VTICE_CAP_MSR_BITMAP, "msr-bitmap" },
+};
+
+static void vt_monitor_caps(struct vt_text *t)
+{
+	u64 flags = vt_stub_hv()->caps.flags;
+	u32 i;
+
+	vt_put(t, "vmx");
+	for (i = 0; i < VT_ARRAY_SIZE(vt_cap_names); i++) {
+		if (!(flags & vt_cap_names[i].flag))
+			continue;
+		vt_put(t, " ");
+		vt_put(t, vt_cap_names[i].name);
+	}
+	vt_put(t, "\n");
+}
+
+int vt_stub_monitor(void *ctx, const char *cmd, char *out, u32 out_len)
+{
+	struct vt_text t = { out, 0, out_len };
+
+	if (!out_len)
+		return -VT_EINVAL;
+	out[0] = 0;
+	if (vt_streq(cmd, "vtice"))
+		vt_put(&t, "vtice hypervisor stub, ABI 1\n");
+	else if (vt_streq(cmd, "exits"))
+		vt_monitor_exits(&t);
+	else if (vt_streq(cmd, "caps"))
+		vt_monitor_caps(&t);
+	else if (vt_streq(cmd, "help") || !*cmd)
+		vt_put(&t, "monitor commands: exits (VM exits per CPU and reason), "
+			   "caps (VMX features), vtice (identify the stub)\n");
+	else
+		vt_put(&t, "unknown monitor command; try \"monitor help\"\n");
+	return 0;
+}

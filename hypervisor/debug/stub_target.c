@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * struct vt_dbg_target_ops on the stopped machine: registers from each
+ * CPU's park snapshot (stop.c), memory through that CPU's page tables
+ * (guest_mem.c), breakpoints and watchpoints through the hooks. Called
+ * only by the RSP engine on the master CPU while every CPU is parked.
+ */
+#include "stub.h"
+#include "hooks.h"
+#include "stop.h"
+#include "target.h"
+#include "../core/os.h"
+
+static u32 vt_target_cpu_count(void *ctx)
+{
+	return vt_stop_cpu_count();
+}
+
+static bool vt_target_cpu_online(void *ctx, u32 cpu)
+{
+	return vt_stop_cpu(cpu) != NULL;
+}
+
+static int vt_target_read_regs(void *ctx, u32 cpu, struct vt_dbg_regs *out)
+{
+	struct vt_stop_cpu *c = vt_stop_cpu(cpu);
+
+	if (!c)
+		return -VT_EINVAL;
+	*out = c->regs;
+	return 0;
+}
+
+static int vt_target_write_regs(void *ctx, u32 cpu, const struct vt_dbg_regs *in)
+{
+	struct vt_stop_cpu *c = vt_stop_cpu(cpu);
+
+	if (!c)
+		return -VT_EINVAL;
+	c->regs = *in;
+	c->regs_dirty = true;
+	return 0;
+}
+
+static int vt_target_read_mem(void *ctx, u32 cpu, u64 gva, void *buf, u32 len)
+{
+	struct vt_stop_cpu *c = vt_stop_cpu(cpu);
+
+	if (!c)
+		return -VT_EINVAL;
+	return vt_guest_read(vt_stub_guest_mem(), &c->paging, gva, buf, len);
+}
+
+/*
+ * Page by page, so that each page's breakpoint view learns its new bytes
+ * (a write to text under a hidden breakpoint must show through).
+ */
+static int vt_target_write_mem(void *ctx, u32 cpu, u64 gva, const void *buf, u32 len)
+{
+	const struct vt_guest_mem *m = vt_stub_guest_mem();
+	struct vt_stop_cpu *c = vt_stop_cpu(cpu);
+	u32 done = 0;
+
+	if (!c)
+		return -VT_EINVAL;
+	while (done < len) {
+		u64 va = gva + done, gpa;
+		u32 chunk = (u32)(VT_PAGE_SIZE - (va & (VT_PAGE_SIZE - 1)));
+		int n;
+
+		if (chunk > len - done)
+			chunk = len - done;
+		if (vt_guest_translate(m, &c->paging, va, &gpa))
+			break;
+		n = vt_guest_write(m, &c->paging, va, (const u8 *)buf + done, chunk);
+		if (n <= 0)
+			break;
+		vt_hooks_text_written(gpa, (u32)n);
+		done += (u32)n;
+	}
+	return done ? (int)done : -VT_EFAULT;
+}
+
+static int vt_target_insert(void *ctx, u32 cpu, enum vt_dbg_point type, u64 addr, u64 len)
+{
+	const struct vt_guest_mem *m = vt_stub_guest_mem();
+	struct vt_stop_cpu *c = vt_stop_cpu(cpu);
+	u64 gpa;
+
+	if (!c)
+		return -VT_EINVAL;
+	switch (type) {
+	case VT_POINT_SW:
+		if (vt_guest_translate(m, &c->paging, addr, &gpa))
+			return -VT_EFAULT;
+		return vt_bp_insert(addr, gpa);
+	case VT_POINT_HW:
+		return vt_hwbp_insert(addr);
+	default:
+		return vt_watch_insert(type, addr, len, cpu);
+	}
+}
+
+static int vt_target_remove(void *ctx, u32 cpu, enum vt_dbg_point type, u64 addr, u64 len)
+{
+	switch (type) {
+	case VT_POINT_SW:
+		return vt_bp_remove(addr);
+	case VT_POINT_HW:
+		return vt_hwbp_remove(addr);
+	default:
+		return vt_watch_remove(type, addr, len);
+	}
+}
+
+static void vt_target_remove_all(void *ctx)
+{
+	vt_hooks_remove_all();
+}
+
+static int vt_target_resume(void *ctx, const enum vt_dbg_run *run, u32 count)
+{
+	return vt_stop_set_run(run, count);
+}
+
+const struct vt_dbg_target_ops vt_stub_target_ops = {
+	.cpu_count = vt_target_cpu_count,
+	.cpu_online = vt_target_cpu_online,
+	.read_regs = vt_target_read_regs,
+	.write_regs = vt_target_write_regs,
+	.read_mem = vt_target_read_mem,
+	.write_mem = vt_target_write_mem,
+	.insert_point = vt_target_insert,
+	.remove_point = vt_target_remove,
+	.remove_all = vt_target_remove_all,
+	.resume = vt_target_resume,
+	.monitor = vt_stub_monitor,
+};

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Linux side of the debug stub: the module parameters' UART handed to
+ * hypervisor/debug/stub.c, the RAM map it may read, the NMI IPI that parks
+ * a CPU, and the break-in VMCALL behind VTICE_IOC_BREAK and debug_wait.
+ */
+#define pr_fmt(fmt) "vtice: " fmt
+
+#include <linux/ioport.h>
+#include <linux/mm.h>
+#include <linux/smp.h>
+#include <asm/apic.h>
+#include <asm/nmi.h>
+#include <asm/tsc.h>
+
+#include <vtice/vmcall.h>
+#include "vtice_linux.h"
+#include "../../debug/dbg_os.h"
+#include "../../debug/stop.h"
+#include "../../debug/stub.h"
+
+static struct vt_ram_range vt_ram[VT_STUB_MAX_RAM];
+static u32 vt_nr_ram;
+static bool vt_stub_on;
+
+/* The APIC driver writes the ICR (x2APIC MSR or xAPIC MMIO): no locks. */
+void vt_os_send_nmi(u32 cpu)
+{
+	apic->send_IPI(cpu, NMI_VECTOR);
+}
+
+u64 vt_os_tsc_khz(void)
+{
+	return tsc_khz ? tsc_khz : 1000000;	/* uncalibrated: assume 1 GHz */
+}
+
+/* "System RAM" in /proc/iomem, whole pages only. */
+static int vt_collect_ram(struct resource *res, void *arg)
+{
+	u64 start = PAGE_ALIGN(res->start), end = (res->end + 1) & PAGE_MASK;
+
+	if (end <= start)
+		return 0;
+	if (vt_nr_ram == VT_STUB_MAX_RAM) {
+		pr_warn("more than %u RAM ranges: the debugger will not read the rest\n",
+			VT_STUB_MAX_RAM);
+		return 1;
+	}
+	vt_ram[vt_nr_ram].start = start;
+	vt_ram[vt_nr_ram].end = end;
+	vt_nr_ram++;
+	return 0;
+}
+
+int vt_linux_stub_init(u16 port, u32 baud)
+{
+	struct vt_stub_config cfg = {
+		.port = port, .baud = baud, .ram = vt_ram,
+		.vcpus = vt_mod.vcpus, .nr_cpus = nr_cpu_ids,
+	};
+	int ret;
+
+	if (nr_cpu_ids > VT_STOP_MAX_CPUS)
+		pr_warn("only CPUs below %u can be debugged\n", VT_STOP_MAX_CPUS);
+	vt_nr_ram = 0;
+	walk_iomem_res_desc(IORES_DESC_NONE, IORESOURCE_SYSTEM_RAM | IORESOURCE_BUSY, 0, ~0ull,
+			    NULL, vt_collect_ram);
+	cfg.nr_ram = vt_nr_ram;
+	ret = vt_stub_init(&vt_mod.hv, &cfg);
+	vt_stub_on = !ret;
+	return ret;
+}
+
+void vt_linux_stub_fini(void)
+{
+	if (vt_stub_on)
+		vt_stub_fini();
+	vt_stub_on = false;
+}
+
+/* Stop the machine from here; returns when the debugger resumes it. */
+int vt_linux_debug_break(u64 *stopped_ns)
+{
+	struct vt_vcpu *vcpu;
+	u64 tsc = 0, status;
+	int cpu;
+
+	if (!vt_stub_on)
+		return -ENODEV;
+	cpu = get_cpu();
+	vcpu = READ_ONCE(vt_mod.vcpus[cpu]);
+	status = vcpu ? vt_vcpu_vmcall(vcpu, VTICE_VMCALL_DEBUG_BREAK, 0, &tsc) : ~0ull;
+	put_cpu();
+	if (status != VTICE_VMCALL_OK)
+		return -EIO;
+	*stopped_ns = mul_u64_u32_div(tsc, 1000000, (u32)vt_os_tsc_khz());
+	return 0;
+}
