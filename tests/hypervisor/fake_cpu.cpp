@@ -352,7 +352,7 @@ u8 vt_inb(u16 port)
 	if (q.empty())
 		return 0xff;	// nothing decodes the port: the bus floats high
 	v = q.front();
-	q.erase(q.begin());
+	q.pop_front();
 	return v;
 }
 

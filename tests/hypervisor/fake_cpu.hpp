@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <set>
 #include <string>
@@ -39,7 +40,7 @@ struct Cpu {
 	uint32_t vm_error = 7;			// VM_INSTRUCTION_ERROR after a VMfailValid
 	int reload_tr_calls = 0;
 	uint64_t random = 0x1122334455667788ull;
-	std::map<uint16_t, std::vector<uint8_t>> port_in;	// queued bytes per port; empty reads 0xff
+	std::map<uint16_t, std::deque<uint8_t>> port_in;	// queued bytes per port; empty reads 0xff
 	std::vector<std::pair<uint16_t, uint8_t>> port_out;	// OUTs in order
 
 	bool failing(const std::string &insn) const { return fail.count(insn) != 0; }
