@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The guest's own view of kernel memory, the oracle for the hypervisor
+ * stub's scenarios: a symbol's address from /proc/kallsyms and its bytes
+ * through /proc/kcore (an ELF core file whose PT_LOAD segments map kernel
+ * virtual addresses). Independent of vtice: only the kernel's own files.
+ */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "report.h"
+
+#define KMEM_MAX	256
+
+static int ksym_lookup(const char *name, uint64_t *addr)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char line[512], sym[256], type;
+	unsigned long long a;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s", &a, &type, sym) == 3 && !strcmp(sym, name)) {
+			fclose(f);
+			*addr = a;
+			return a ? 0 : -1;	/* 0: kptr_restrict hides addresses */
+		}
+	}
+	fclose(f);
+	return -1;
+}
+
+/* Read len bytes at kernel virtual address addr through /proc/kcore. */
+static int kcore_read(uint64_t addr, uint8_t *buf, size_t len)
+{
+	int fd = open("/proc/kcore", O_RDONLY);
+	Elf64_Ehdr eh;
+	int ret = -1;
+
+	if (fd < 0)
+		return -1;
+	if (pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) || memcmp(eh.e_ident, ELFMAG, SELFMAG))
+		goto out;
+	for (unsigned i = 0; i < eh.e_phnum; i++) {
+		Elf64_Phdr ph;
+
+		if (pread(fd, &ph, sizeof(ph), eh.e_phoff + (off_t)i * eh.e_phentsize) != sizeof(ph))
+			goto out;
+		if (ph.p_type != PT_LOAD || addr < ph.p_vaddr || addr + len > ph.p_vaddr + ph.p_memsz)
+			continue;
+		if (pread(fd, buf, len, (off_t)(ph.p_offset + (addr - ph.p_vaddr))) == (ssize_t)len)
+			ret = 0;
+		goto out;
+	}
+out:
+	close(fd);
+	return ret;
+}
+
+static void to_hex(const uint8_t *b, size_t n, char *out)
+{
+	for (size_t i = 0; i < n; i++)
+		sprintf(out + 2 * i, "%02x", b[i]);
+}
+
+/*
+ * kcore NAME SYMBOL LEN [EXPECT_HEX]: prints NAME.addr and NAME.bytes as
+ * figures; with EXPECT_HEX, passes only if the bytes equal it.
+ */
+int cmd_kcore(int argc, char **argv)
+{
+	uint8_t buf[KMEM_MAX];
+	char hex[2 * KMEM_MAX + 1];
+	uint64_t addr;
+	size_t len;
+
+	if (argc < 3)
+		return report(argc ? argv[0] : "kcore", FAIL, "usage: kcore NAME SYMBOL LEN [HEX]");
+	len = strtoul(argv[2], NULL, 0);
+	if (len == 0 || len > KMEM_MAX)
+		return report(argv[0], FAIL, "LEN must be 1..%d", KMEM_MAX);
+	if (ksym_lookup(argv[1], &addr))
+		return report(argv[0], FAIL, "%s not in /proc/kallsyms", argv[1]);
+	if (kcore_read(addr, buf, len))
+		return report(argv[0], FAIL, "cannot read %s at 0x%" PRIx64 " via /proc/kcore",
+			      argv[1], addr);
+	to_hex(buf, len, hex);
+	figure_named(argv[0], "addr", "0x%" PRIx64, addr);
+	figure_named(argv[0], "bytes", "%s", hex);
+	if (argc < 4)
+		return report(argv[0], PASS, "%s at 0x%" PRIx64 ": %s", argv[1], addr, hex);
+	if (strcmp(hex, argv[3]))
+		return report(argv[0], FAIL, "%s reads %s, expected %s", argv[1], hex, argv[3]);
+	return report(argv[0], PASS, "%s reads %s as expected", argv[1], hex);
+}
