@@ -67,3 +67,40 @@ scenario_hvreboot() {
 	result hv.reboot PASS "loaded; expect 'vtice: devirtualized all CPUs for reboot' at poweroff"
 	dmesg -n 7
 }
+
+# The GDB stub in VMX root (docs/hypervisor-debugging.md), driven by real gdb
+# on the host over COM2 (host/stub-gdb.sh, checks in host/stub_gdb.py). The
+# guest's own view is the oracle: before the module loads it prints the bytes
+# of do_sys_openat2 from /proc/kcore and the addresses of jiffies and
+# init_uts_ns from /proc/kallsyms. While the host debugs, a watcher reads
+# do_sys_openat2 through /proc/kcore every 20 ms (a hidden breakpoint must
+# never show) and a loop opens files to hit the breakpoint; the host ends
+# the scenario by writing "vtice-done" into the kernel's hostname.
+# bochs-host-driver: hvstub host/stub-gdb.sh
+scenario_hvstub() {
+	[ "$loaded" = 0 ] || rmmod_vtice
+	local out orig watcher
+	out=$($T kcore hv.stub-text do_sys_openat2 16)
+	echo "$out"
+	orig=$(echo "$out" | sed -n 's/^VTICE-FIGURE hv.stub-text.bytes=//p')
+	[ -n "$orig" ] || return
+	$T kcore hv.stub-jiffies jiffies 8
+	$T kcore hv.stub-uts init_uts_ns 8
+	if ! insmod "$KO" debug_port=0x2f8 2>/tmp/insmod.err; then
+		result hv.stub-load FAIL "insmod debug_port=0x2f8: $(cat /tmp/insmod.err)"
+		return
+	fi
+	loaded=1
+	result hv.stub-load PASS "stub on 0x2f8"
+	$T kwatch hv.stub-hidden do_sys_openat2 16 vtice-done 1200 &
+	watcher=$!
+	start_host_driver hvstub
+	while kill -0 "$watcher" 2>/dev/null; do
+		cat /proc/version >/dev/null
+		sleep 1
+	done
+	wait "$watcher"
+	# after detach: no breakpoint byte left anywhere the kernel can read
+	$T kcore hv.stub-detached do_sys_openat2 16 "$orig"
+	rmmod_vtice
+}

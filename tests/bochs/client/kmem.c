@@ -100,3 +100,56 @@ int cmd_kcore(int argc, char **argv)
 		return report(argv[0], FAIL, "%s reads %s, expected %s", argv[1], hex, argv[3]);
 	return report(argv[0], PASS, "%s reads %s as expected", argv[1], hex);
 }
+
+static int hostname_is(const char *want)
+{
+	char name[128] = "";
+
+	return gethostname(name, sizeof(name)) == 0 && !strcmp(name, want);
+}
+
+/*
+ * kwatch NAME SYMBOL LEN DONE_HOSTNAME MAX_SECONDS: reads SYMBOL's bytes
+ * through /proc/kcore every 20 ms, from an fd opened up front (so the
+ * reads themselves never open a file), until the hostname becomes
+ * DONE_HOSTNAME (the host's debugger writes it into the kernel's
+ * init_uts_ns when it is done) or MAX_SECONDS pass. Passes if every read
+ * saw the bytes of the first one: a hidden breakpoint must never show.
+ */
+int cmd_kwatch(int argc, char **argv)
+{
+	uint8_t first[KMEM_MAX], now[KMEM_MAX];
+	char hex[2 * KMEM_MAX + 1];
+	unsigned long reads = 0, differing = 0;
+	uint64_t addr, deadline;
+	size_t len;
+
+	if (argc < 5)
+		return report(argc ? argv[0] : "kwatch", FAIL,
+			      "usage: kwatch NAME SYMBOL LEN DONE_HOSTNAME MAX_SECONDS");
+	len = strtoul(argv[2], NULL, 0);
+	if (len == 0 || len > KMEM_MAX)
+		return report(argv[0], FAIL, "LEN must be 1..%d", KMEM_MAX);
+	if (ksym_lookup(argv[1], &addr) || kcore_read(addr, first, len))
+		return report(argv[0], FAIL, "cannot read %s via /proc/kcore", argv[1]);
+	deadline = now_ns() + strtoull(argv[4], NULL, 0) * 1000000000ull;
+	while (!hostname_is(argv[3]) && now_ns() < deadline) {
+		if (kcore_read(addr, now, len))
+			return report(argv[0], FAIL, "read %lu of %s failed", reads, argv[1]);
+		reads++;
+		if (memcmp(now, first, len)) {
+			if (!differing++) {
+				to_hex(now, len, hex);
+				printf("kwatch: %s changed to %s\n", argv[1], hex);
+			}
+		}
+		usleep(20000);
+	}
+	figure_named(argv[0], "reads", "%lu", reads);
+	if (!hostname_is(argv[3]))
+		return report(argv[0], FAIL, "the host never said done (%lu reads)", reads);
+	if (differing)
+		return report(argv[0], FAIL, "%lu of %lu reads differed", differing, reads);
+	return report(argv[0], PASS, "%lu reads of %s while the debugger worked, all original",
+		      reads, argv[1]);
+}

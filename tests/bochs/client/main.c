@@ -98,6 +98,7 @@ static const struct command commands[] = {
 	{ "fuzz", cmd_fuzz, "NAME N SEED  N random ioctls on /dev/vtice" },
 	{ "drain", cmd_drain, "NAME  wait until the console has sent all output (max 120 s)" },
 	{ "kcore", cmd_kcore, "NAME SYMBOL LEN [HEX]  SYMBOL's bytes via /proc/kcore (as expected)" },
+	{ "kwatch", cmd_kwatch, "NAME SYMBOL LEN DONE MAX_S  SYMBOL's bytes never change until hostname is DONE" },
 	{ "ring", cmd_ring, "NAME  NAME.order: EMIT_TEST records in order; NAME.overflow: drops counted" },
 };
 

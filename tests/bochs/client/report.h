@@ -34,5 +34,6 @@ int cmd_devnode(int argc, char **argv);
 int cmd_fuzz(int argc, char **argv);
 int cmd_ring(int argc, char **argv);
 int cmd_kcore(int argc, char **argv);
+int cmd_kwatch(int argc, char **argv);
 
 #endif

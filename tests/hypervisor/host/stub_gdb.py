@@ -1,0 +1,256 @@
+"""Real gdb against vtice's hypervisor stub in the Bochs guest (scenario hvstub).
+
+Run by stub-gdb.sh as `gdb -batch -x stub_gdb.py` when the guest prints
+"VTICE-HOST hvstub START". Environment (tests/bochs/lib/host.sh):
+VTICE_COM2 (host:port of the stub's line), VTICE_SERIAL_LOG (the guest
+console, where the guest printed its own view of memory before loading the
+module). gdb has no symbols: every address comes from the guest's kallsyms,
+every expected byte from the guest's /proc/kcore. Each check prints
+"CHECK name PASS|FAIL details" and the exit status is the number of failures.
+"""
+
+import os
+import re
+import socket
+import time
+
+import gdb
+
+failures = 0
+
+
+def check(name, ok, details=""):
+    global failures
+    print("CHECK %s %s %s" % (name, "PASS" if ok else "FAIL", details), flush=True)
+    if not ok:
+        failures += 1
+    return ok
+
+
+def figures():
+    """VTICE-FIGURE test.key=value lines the guest printed so far."""
+    out = {}
+    with open(os.environ["VTICE_SERIAL_LOG"], errors="replace") as log:
+        for line in log:
+            m = re.match(r"VTICE-FIGURE (\S+)=(\S+)", line.strip())
+            if m:
+                out[m.group(1)] = m.group(2)
+    return out
+
+
+def run(cmd):
+    return gdb.execute(cmd, to_string=True)
+
+
+def pc():
+    return int(gdb.parse_and_eval("$pc")) & (2**64 - 1)
+
+
+def read(addr, n):
+    return bytes(gdb.selected_inferior().read_memory(addr, n))
+
+
+def is_branch(asm):
+    """Instructions after which the next RIP may be other than the next one."""
+    mnem = asm.split()[0] if asm.split() else ""
+    while mnem in ("rep", "repz", "repnz", "repe", "repne", "lock", "notrack", "bnd", "cs", "ds"):
+        asm = asm.split(None, 1)[1] if len(asm.split()) > 1 else ""
+        mnem = asm.split()[0] if asm.split() else ""
+    return mnem.startswith(("j", "call", "ret", "iret", "sysret", "loop", "syscall",
+                            "int", "ud", "hlt"))
+
+
+def connect():
+    run("set pagination off")
+    run("set confirm off")
+    run("set architecture i386:x86-64")
+    run("set remotetimeout 60")
+    start = time.time()
+    run("target remote %s" % os.environ["VTICE_COM2"])
+    check("connect", True, "target remote in %.1f s wall" % (time.time() - start))
+
+
+def check_registers():
+    out = run("info registers rip rsp cs cr3")
+    rip = pc()
+    check("registers", rip >= 0xFFFF800000000000, "rip 0x%x (kernel half expected)" % rip)
+    print(out, flush=True)
+
+
+def check_memory(fig):
+    addr = int(fig["hv.stub-text.addr"], 16)
+    want = bytes.fromhex(fig["hv.stub-text.bytes"])
+    got = read(addr, len(want))
+    check("memory", got == want,
+          "x/16xb do_sys_openat2: %s, the guest's /proc/kcore said %s" % (got.hex(), want.hex()))
+    try:
+        read(0xFFFFFFFFFFFF0000, 8)
+        check("memory-unmapped", False, "read of an unmapped address succeeded")
+    except gdb.MemoryError:
+        check("memory-unmapped", True, "unmapped address refused")
+
+
+def check_threads():
+    threads = gdb.selected_inferior().threads()
+    check("threads", len(threads) == 2, "%d threads (one per CPU)" % len(threads))
+    print(run("info threads"), flush=True)
+
+
+def check_frozen(fig):
+    jiffies = int(fig["hv.stub-jiffies.addr"], 16)
+    before = read(jiffies, 8)
+    time.sleep(2)
+    after = read(jiffies, 8)
+    check("frozen", before == after, "jiffies %s then %s 2 s later" % (before.hex(), after.hex()))
+
+
+def check_breakpoint(fig):
+    addr = int(fig["hv.stub-text.addr"], 16)
+    run("break *0x%x" % addr)
+    start = time.time()
+    run("continue")
+    hit = pc()
+    check("breakpoint", hit == addr,
+          "stopped at 0x%x (do_sys_openat2 0x%x) %.1f s wall after continue" %
+          (hit, addr, time.time() - start))
+    run("delete")
+
+
+def check_steps(count):
+    bad = 0
+    start = time.time()
+    for i in range(count):
+        here = pc()
+        insn = gdb.selected_frame().architecture().disassemble(here, count=1)[0]
+        run("stepi")
+        there = pc()
+        fallthrough = here + insn["length"]
+        if there != fallthrough and not is_branch(insn["asm"]) and there != here:
+            bad += 1
+            if bad <= 5:
+                print("step %d: 0x%x %s -> 0x%x" % (i, here, insn["asm"], there), flush=True)
+    secs = time.time() - start
+    check("steps", bad == 0, "%d stepi, %d landed off fall-through for a non-branch; %.0f steps/s wall"
+          % (count, bad, count / secs))
+
+
+class Rsp:
+    """A bare RSP client on a raw socket, for what gdb will not send."""
+
+    def __init__(self):
+        host, port = os.environ["VTICE_COM2"].rsplit(":", 1)
+        self.sock = socket.create_connection((host, int(port)), timeout=120)
+        self.buf = b""
+
+    def send(self, raw):
+        self.sock.sendall(raw)
+
+    def packet(self, data):
+        body = data.encode() if isinstance(data, str) else data
+        self.send(b"$" + body + b"#%02x" % (sum(body) & 0xFF))
+
+    def _more(self):
+        chunk = self.sock.recv(4096)
+        if not chunk:
+            raise EOFError("the line closed")
+        self.buf += chunk
+
+    def reply(self):
+        """The next packet's body (acked); '+'/'-' before it are skipped."""
+        while True:
+            start = self.buf.find(b"$")
+            end = self.buf.find(b"#", start) if start >= 0 else -1
+            if end >= 0 and len(self.buf) >= end + 3:
+                break
+            self._more()
+        body = self.buf[start + 1:end]
+        self.buf = self.buf[end + 3:]
+        self.send(b"+")
+        return body.decode(errors="replace")
+
+    def ack(self):
+        """The first '+' or '-' that arrives."""
+        while True:
+            for i, c in enumerate(self.buf):
+                if c in b"+-":
+                    self.buf = self.buf[i + 1:]
+                    return chr(c)
+            self._more()
+
+    def close(self):
+        self.sock.close()
+
+
+def check_break_in(rsp):
+    start = time.time()
+    rsp.send(b"\x03")
+    stop = rsp.reply()
+    check("break-in", stop[:1] in ("T", "S"),
+          "0x03 on the line stopped the running machine: %s after %.2f s wall" %
+          (stop[:12], time.time() - start))
+
+
+def check_bad_input(rsp):
+    rsp.send(b"garbage with no packet in it\r\n")
+    rsp.send(b"$g#00")
+    check("bad-checksum", rsp.ack() == "-", "a bad checksum is NAKed")
+    rsp.send(b"$" + b"m" * 6000 + b"#00")
+    check("oversized", rsp.ack() == "-", "a packet over PacketSize is NAKed")
+    rsp.packet("?")
+    reply = rsp.reply()
+    check("after-garbage", reply[:1] in ("T", "S"), "'?' still answered: %s" % reply[:12])
+    rsp.send(b"$m ffffffff")  # then the line drops mid-packet
+    rsp.close()
+
+
+def check_resync_and_finish(fig):
+    rsp = Rsp()
+    rsp.packet("?")
+    reply = rsp.reply()
+    check("reconnect", reply[:1] in ("T", "S"), "a new connection after a cut packet: %s" % reply[:12])
+    uts = int(fig["hv.stub-uts.addr"], 16) + 65  # init_uts_ns.name.nodename
+    rsp.packet("M%x,b:%s" % (uts, b"vtice-done\0".hex()))
+    check("write", rsp.reply() == "OK", "wrote the guest's hostname through M")
+    rsp.packet("D")
+    check("detach-raw", rsp.reply() == "OK", "D answered OK: the machine runs again")
+    rsp.close()
+
+
+def main():
+    fig = figures()
+    steps = [
+        connect,
+        check_registers,
+        lambda: check_memory(fig),
+        check_threads,
+        lambda: check_frozen(fig),
+        lambda: check_breakpoint(fig),
+        lambda: check_steps(int(os.environ.get("VTICE_STUB_STEPS", "1000"))),
+    ]
+    for step in steps:
+        try:
+            step()
+        except Exception as e:  # a broken step must not hide the later ones
+            check(getattr(step, "__name__", "step"), False, "%s: %s" % (type(e).__name__, e))
+    try:
+        run("detach")
+        check("detach", True, "gdb detached")
+    except gdb.error as e:
+        check("detach", False, str(e))
+    for step in (lambda: raw_phase(), lambda: check_resync_and_finish(fig)):
+        try:
+            step()
+        except Exception as e:
+            check("raw", False, "%s: %s" % (type(e).__name__, e))
+    print("stub_gdb: %d failures" % failures, flush=True)
+    gdb.execute("quit %d" % min(failures, 100))
+
+
+def raw_phase():
+    time.sleep(1)  # the guest runs again after gdb's detach
+    rsp = Rsp()
+    check_break_in(rsp)
+    check_bad_input(rsp)
+
+
+main()
