@@ -129,16 +129,22 @@ static void vt_stop_arm_step(struct vt_vcpu *vcpu)
 		vt_vmwrite(GUEST_INTERRUPTIBILITY_INFO, intr | GUEST_INTR_STATE_STI);
 }
 
-/* Spin until released with an action other than "stay". */
-static void vt_stop_wait_release(struct vt_stop_cpu *c)
+/*
+ * Spin until a release after generation gen gives this CPU an action other
+ * than "stay". The value seen is the one waited past next, so a release
+ * that follows closely on another is never missed.
+ */
+static void vt_stop_wait_release(struct vt_stop_cpu *c, u32 gen)
 {
-	do {
-		u32 gen = VT_LOAD_ACQUIRE(st.release);
+	u32 seen;
 
-		VT_STORE_RELEASE(c->parked, 1);
-		while (VT_LOAD_ACQUIRE(st.release) == gen)
+	for (;;) {
+		while ((seen = VT_LOAD_ACQUIRE(st.release)) == gen)
 			vt_pause();
-	} while (VT_READ_ONCE(c->run) == VT_RUN_STAY);
+		if (VT_READ_ONCE(c->run) != VT_RUN_STAY)
+			return;
+		gen = seen;
+	}
 }
 
 static void vt_stop_leave(struct vt_stop_cpu *c, struct vt_vcpu *vcpu)
@@ -155,10 +161,18 @@ static void vt_stop_leave(struct vt_stop_cpu *c, struct vt_vcpu *vcpu)
 static void vt_stop_park(struct vt_vcpu *vcpu, struct vt_exit *exit)
 {
 	struct vt_stop_cpu *c = &st.cpu[vcpu->cpu];
+	u32 gen;
 
 	vt_stop_snapshot(c, vcpu, exit);
 	c->missing = false;
-	vt_stop_wait_release(c);
+	gen = VT_LOAD_ACQUIRE(st.release);
+	VT_STORE_RELEASE(c->parked, 1);
+	/* Came too late (the master gave up waiting and resumed): run on. */
+	if (!VT_LOAD_ACQUIRE(st.stop_req)) {
+		VT_STORE_RELEASE(c->parked, 0);
+		return;
+	}
+	vt_stop_wait_release(c, gen);
 	vt_stop_leave(c, vcpu);
 }
 
@@ -239,6 +253,7 @@ void vt_stop_machine(struct vt_vcpu *vcpu, struct vt_exit *exit, const struct vt
 {
 	struct vt_stop_cpu *c;
 	u64 start;
+	u32 gen;
 
 	if (vcpu->cpu >= st.nr || !st.serve || !vt_stop_elect(vcpu, exit))
 		return;
@@ -251,9 +266,10 @@ void vt_stop_machine(struct vt_vcpu *vcpu, struct vt_exit *exit, const struct vt
 	vt_stop_gather(vcpu->cpu);
 	st.serve(vcpu->cpu, why);
 	st.last_tsc = vt_rdtsc() - start;
+	gen = st.release + 1;
 	vt_stop_release(vcpu->cpu);
 	if (c->run == VT_RUN_STAY)
-		vt_stop_wait_release(c);
+		vt_stop_wait_release(c, gen);
 	vt_stop_leave(c, vcpu);
 }
 

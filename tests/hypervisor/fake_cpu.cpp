@@ -1,6 +1,8 @@
 // The fake CPU and fake OS behind the core's intrinsics (see fake_cpu.hpp).
 #include "fake_cpu.hpp"
 
+#include <atomic>
+#include <functional>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -10,13 +12,15 @@
 namespace vtice::fake {
 namespace {
 
-Cpu g_cpu;
+// One fake CPU per thread: a test that runs vCPUs on threads gives each its own
+// registers and VMCS, as real CPUs have.
+thread_local Cpu g_cpu;
 std::map<void *, uint32_t> g_allocs;
 int g_alloc_countdown = -1;
 std::vector<std::string> g_log;
 alignas(4096) uint64_t g_kernel_pml4[512];
 alignas(16) uint64_t g_gdt[16];
-uint64_t g_tsc;
+std::atomic<uint64_t> g_tsc;
 
 // VMfailValid needs a current VMCS to hold the error number; without one the
 // failure is VMfailInvalid (SDM 3C 31.2).
@@ -50,6 +54,18 @@ void load_host_state()
 }  // namespace
 
 Cpu &cpu() { return g_cpu; }
+
+std::function<void(uint32_t)> &nmi_hook()
+{
+	static std::function<void(uint32_t)> hook;
+	return hook;
+}
+
+uint64_t &tsc_khz()
+{
+	static uint64_t khz = 1000000;	// 1 GHz; the fake TSC moves 100 per read
+	return khz;
+}
 
 size_t Cpu::count(const std::string &insn) const
 {
@@ -428,6 +444,13 @@ void vt_os_free_pages(void *p, u32 count)
 	std::free(p);
 }
 
+void vt_os_send_nmi(u32 cpu)
+{
+	if (vtice::fake::nmi_hook())
+		vtice::fake::nmi_hook()(cpu);
+}
+
+u64 vt_os_tsc_khz(void) { return vtice::fake::tsc_khz(); }
 u64 vt_os_virt_to_phys(const void *p) { return reinterpret_cast<u64>(p); }
 void *vt_os_phys_to_virt(u64 pa) { return reinterpret_cast<void *>(pa); }
 u64 vt_os_random_u64(void) { return g_cpu.random; }

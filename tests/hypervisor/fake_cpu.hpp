@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -17,6 +18,7 @@ extern "C" {
 #include "exit.h"
 #include "intrin.h"
 #include "os.h"
+#include "../../hypervisor/debug/dbg_os.h"
 }
 
 namespace vtice::fake {
@@ -51,6 +53,10 @@ struct Cpu {
 // The CPU every intrinsic acts on; reset() gives a fresh one per test.
 Cpu &cpu();
 void reset();
+
+// Fake debugger OS (hypervisor/debug/dbg_os.h): where NMI IPIs go, TSC rate.
+std::function<void(uint32_t)> &nmi_hook();
+uint64_t &tsc_khz();
 
 // Fake OS: page allocations are real, tracked; virt == phys.
 size_t live_allocations();
