@@ -79,7 +79,7 @@ run_bochs() {
 	rm -f "$out/scenario-times"
 	echo "run.sh: booting in Bochs (limit ${limit}s), serial log $out/serial.log" >&2
 	start=$(date +%s)
-	(cd "$out" && exec "$BOCHS_BIN" -q -f "$out/bochsrc" -rc "$out/bochs.cmd" \
+	(cd "$out" && exec "$BOCHS_BIN" -q -f "$out/bochsrc" "${BOCHS_EXTRA_ARGS[@]}" \
 		</dev/null >"$out/bochs.out" 2>&1) &
 	pid=$!
 	trap 'kill -TERM $pid 2>/dev/null || true' EXIT
