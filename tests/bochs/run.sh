@@ -168,10 +168,21 @@ main() {
 	build_initramfs "$out/initramfs" "$out/initrd.img" "$kdir" "$version" "$ko" \
 		"$vtice_bin" "$scenarios" "$here" "$extra_files"
 	build_iso "$out/iso" "$out/vtice.iso" "$kernel" "$out/initrd.img"
+	# Scenarios with a host driver get COM2 through the relay (lib/host.sh).
+	source "$here/lib/host.sh"
+	if host_plan "$out" "$scenarios" $extra_files; then
+		if [[ -n "$com2" ]]; then
+			host_not_started "$out" "--com2 $com2 was given"
+		else
+			host_start_relay "$out"
+			com2=$HOST_BOCHS_COM2
+		fi
+	fi
 	write_bochsrc "$here/bochsrc.in" "$out" "$cpus" "$com2" "$bochs_version"
 
 	source "$here/lib/boot.sh"
 	run_bochs "$out" "$timeout_s" "$stall_s"
+	host_finish "$out"
 
 	if ((check)); then
 		"$here/check.sh" "$out/serial.log" all | tee "$out/summary.txt"

@@ -97,6 +97,7 @@ static const struct command commands[] = {
 	{ "devnode", cmd_devnode, "NAME  /dev/vtice is 0600 root and refuses non-root" },
 	{ "fuzz", cmd_fuzz, "NAME N SEED  N random ioctls on /dev/vtice" },
 	{ "drain", cmd_drain, "NAME  wait until the console has sent all output (max 120 s)" },
+	{ "com2", cmd_com2, "NAME DEVICE  serve tests/bochs/host/com2-check.py on a 115200 raw line" },
 	{ "ring", cmd_ring, "NAME  NAME.order: EMIT_TEST records in order; NAME.overflow: drops counted" },
 };
 
