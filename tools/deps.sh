@@ -11,9 +11,15 @@ build_pkgs=(
 	clang libfuzzer-14-dev libclang-rt-14-dev
 )
 # Rigs: the Debian kernel, QEMU, Bochs and what boots a kernel in them.
+# Bochs 3.0 is built from Debian's trixie source (tests/bochs/lib/bochs3.sh:
+# apt-get source needs dpkg-dev; the build needs only build-essential, make
+# and xz-utils); Debian's bochs 2.7 stays for run.sh --bochs 2.7, and the
+# ROMs of both come from bochsbios and vgabios. gdb drives the debug stub
+# over COM2; python3 runs the COM2 relay and host drivers.
 rig_pkgs=(
 	linux-headers-amd64 kmod xz-utils lz4 zstd gzip cpio busybox-static
 	qemu-system-x86 bochs bochsbios vgabios xorriso isolinux syslinux-common
+	dpkg-dev make g++ ca-certificates
 	gdb tmux python3
 	linux-source flex bison
 )

@@ -3,16 +3,18 @@
 #
 # SCENARIO is baseline, load, hostile, ring, overhead or cycles. The list of
 # checks each scenario must report is kept here, on the host, so a check the
-# guest never printed counts as a failure. "kernel" fails on an oops, BUG,
-# panic, WARNING, lockup or stall that the kernel logged after the baseline
-# (the stock boot's own fpu/xstate WARNING comes before it).
+# guest never printed counts as a failure. A scenario with a host driver
+# (listed in host/drivers next to the log) also needs its exit status 0.
+# "kernel" fails on an oops, BUG, panic, WARNING, lockup or stall that the
+# kernel logged after the baseline (the stock boot's own fpu/xstate WARNING
+# comes before it).
 # Exit: 0 all passed, 1 a failure, 77 skipped (reason printed).
 set -uo pipefail
 
 log=${1:-}
 what=${2:-all}
 if [[ -z "$log" || "$log" == -h || "$log" == --help ]]; then
-	sed -n '2,10s/^# \{0,1\}//p' "$0"
+	sed -n '2,12s/^# \{0,1\}//p' "$0"
 	exit 2
 fi
 dir=$(dirname "$log")
@@ -34,6 +36,8 @@ expected() {
 	hvrollback) echo hv.rollback-cpu1-vmcall hv.rollback-cpu1-cpuid \
 		hv.rollback-cpu0-vmcall hv.rollback-cpu0-cpuid hv.bad-param ;;
 	hvreboot) echo hv.reboot ;;
+	# tests/bochs/bochs-scenarios.sh; the host driver judges the bytes
+	com2) echo com2.echo com2.recv com2.session ;;
 	*) return 1 ;;	# any other: every check it prints must pass
 	esac
 }
@@ -149,6 +153,26 @@ check_scenario() {
 		tr ' ' '\n' <<<"$names" | grep -qxF -- "$name" || check_marker "$name" "$block"
 	done
 	check_expected_log "$s"
+	check_host_driver "$s"
+}
+
+# A scenario that declared a host driver (run.sh lists them in host/drivers)
+# passes only if that program ran and exited 0 (tests/bochs/lib/host.sh).
+check_host_driver() {
+	local s=$1 decl rc
+	decl=$(grep -m1 "^$s " "$dir/host/drivers" 2>/dev/null) || return 0
+	decl=${decl#"$s "}
+	if [[ ! -f "$dir/host/$s.rc" ]]; then
+		note_fail "$s: host driver never ran (the guest never printed VTICE-HOST $s START?): $decl"
+		return
+	fi
+	rc=$(<"$dir/host/$s.rc")
+	if [[ "$rc" == 0 ]]; then
+		echo "  PASS host driver $(basename "${decl%% *}") exited 0"
+		return
+	fi
+	note_fail "$s: host driver $(basename "${decl%% *}"): exit $rc; last lines of host/$s.log:"
+	tail -n 8 "$dir/host/$s.log" 2>/dev/null | sed 's/^/      /'
 }
 
 check_expected_log() {
@@ -180,15 +204,17 @@ check_kernel() {
 print_figures() {
 	local figures
 	figures=$(clean_log | grep -o 'VTICE-FIGURE [^ ]*' | sed 's/VTICE-FIGURE /  /')
+	# Figures the host drivers measured (tests/bochs/lib/host.sh).
+	figures+=$'\n'$(cat "$dir"/host/*.log 2>/dev/null | grep -o '^VTICE-FIGURE [^ ]*' | sed 's/VTICE-FIGURE /  /')
 	figures+=$(clean_log | awk '
-		match($0, /VTICE-SCENARIO [a-z]+ (BEGIN|END) uptime=[0-9.]+/) {
+		match($0, /VTICE-SCENARIO [a-z0-9_]+ (BEGIN|END) uptime=[0-9.]+/) {
 			split(substr($0, RSTART, RLENGTH), f, /[ =]/)
 			if (f[3] == "BEGIN") begin[f[2]] = f[5]
 			else if (f[2] in begin) printf "\n  guest_s_%s=%.1f", f[2], f[5] - begin[f[2]]
 		}')
 	[[ -f "$dir/wall-to-init" ]] && figures+=$'\n'"  wall_to_init_s=$(<"$dir/wall-to-init")"
 	[[ -f "$dir/wall-seconds" ]] && figures+=$'\n'"  wall_total_s=$(<"$dir/wall-seconds")"
-	[[ -f "$dir/scenario-times" ]] && figures+=$'\n'"$(sed 's/^\([a-z]*\) /  wall_at_end_of_\1_s=/' "$dir/scenario-times")"
+	[[ -f "$dir/scenario-times" ]] && figures+=$'\n'"$(sed 's/^\([a-z0-9_]*\) /  wall_at_end_of_\1_s=/' "$dir/scenario-times")"
 	figures=$(sed '/^$/d' <<<"$figures")
 	[[ -n "$figures" ]] && { echo "figures"; echo "$figures"; }
 }
@@ -210,7 +236,7 @@ fi
 
 case "$what" in
 all)
-	for s in $(clean_log | sed -n 's/.*VTICE-SCENARIO \([a-z]*\) BEGIN.*/\1/p'); do
+	for s in $(clean_log | sed -n 's/.*VTICE-SCENARIO \([a-z0-9_]*\) BEGIN.*/\1/p'); do
 		check_scenario "$s"
 	done
 	check_kernel

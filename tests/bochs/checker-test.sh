@@ -43,4 +43,11 @@ expect extra-unlisted-fail.log hvrollback 1
 expect extra-bad.log newthing 1
 expect extra-bad.log hvreboot 1
 expect extra.log nosuch 1     # never started
+# host drivers (host/drivers and host/<scenario>.rc next to the log)
+expect host-ok/serial.log com2 0
+expect host-ok/serial.log all 0
+expect host-fail/serial.log com2 1   # the driver exited 1
+expect host-fail/serial.log all 1
+expect host-never/serial.log com2 1  # declared, never ran
+expect host-never/serial.log baseline 0
 exit $((failures > 0))

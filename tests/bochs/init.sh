@@ -23,6 +23,11 @@ loaded=0
 
 result() { echo "VTICE-TEST $1 $2 $3"; }
 
+# Asks run.sh to start the host program this scenario declared with a
+# "# bochs-host-driver:" line (tests/bochs/lib/host.sh); it talks to the
+# guest over COM2 (/dev/ttyS1) and may start a little after this line.
+start_host_driver() { echo "VTICE-HOST $1 START"; }
+
 # Kernel lines since the last call, so the host can judge what each scenario
 # added (the stock boot already carries an fpu/xstate WARNING).
 dmesg_delta() {
@@ -196,7 +201,8 @@ run_scenario() {
 }
 
 # Scenarios of other components (tests/*/bochs-scenarios.sh), using the
-# helpers above: $T, $KO, result, insmod_vtice, rmmod_vtice, stress_all.
+# helpers above: $T, $KO, result, insmod_vtice, rmmod_vtice, stress_all,
+# start_host_driver.
 for f in /etc/vtice-scenarios.d/*.sh; do
 	[ -f "$f" ] && . "$f"
 done

@@ -18,6 +18,8 @@ cpus=2
 com2=
 check=1
 stock_kernel=0
+bochs_version=3.0
+bochs_cache=
 
 usage() {
 	cat <<EOF
@@ -41,7 +43,13 @@ options:
   --stall SEC        stop as hung when the guest prints nothing for SEC
                      after reaching /init (default: $stall_s)
   --cpus N           emulated CPUs (default: $cpus)
-  --com2 HOST:PORT   connect guest ttyS1 to a host TCP listener (debug stub)
+  --bochs 3.0|2.7    which Bochs (default 3.0): 3.0 is built once from Debian's
+                     trixie source by lib/bochs3.sh (~2 min) and cached;
+                     2.7 is Debian's bochs package (no MTF; for comparison)
+  --bochs-cache DIR  where lib/bochs3.sh keeps the 3.0 build
+                     (default: build/bochs3)
+  --com2 HOST:PORT   connect guest ttyS1 to a host TCP listener (debug stub);
+                     host drivers of scenarios then do not run
   --stock-kernel     boot Debian's vmlinuz as is (xz: ~85 s slower in Bochs)
                      instead of the same kernel rewrapped with lz4
   --no-check         boot only; check later with tests/bochs/check.sh
@@ -60,6 +68,35 @@ skip() {
 	exit 77
 }
 
+# Sets BOCHS_BIN for --bochs; VTICE_BOCHS_BIN overrides the binary (same
+# bochsrc flavour). 3.0 is built on first use; a failed build is a failure,
+# not a skip: the debugger's scenarios need MTF, which 2.7 lacks.
+select_bochs() {
+	case "$bochs_version" in
+	2.7)
+		BOCHS_BIN=${VTICE_BOCHS_BIN:-bochs-bin}
+		command -v "$BOCHS_BIN" >/dev/null ||
+			skip "bochs is not installed (no $BOCHS_BIN; tools/deps.sh installs it)"
+		# Debian builds it with its internal debugger, which stops at t=0
+		# unless told to continue (bochs.cmd holds "c").
+		BOCHS_EXTRA_ARGS=(-rc "$out/bochs.cmd")
+		;;
+	3.0)
+		BOCHS_BIN=${VTICE_BOCHS_BIN:-}
+		if [[ -z "$BOCHS_BIN" ]]; then
+			BOCHS_BIN=$("$here/lib/bochs3.sh" "${bochs_cache:-$root/build/bochs3}") ||
+				die "building Bochs 3.0 failed (tools/deps.sh installs what it needs)"
+		fi
+		BOCHS_EXTRA_ARGS=()	# built without the internal debugger: no -rc
+		;;
+	*) die "--bochs $bochs_version: expected 3.0 or 2.7" ;;
+	esac
+	[[ -f /usr/share/bochs/BIOS-bochs-latest && -f /usr/share/vgabios/vgabios.bin ]] ||
+		skip "the Bochs BIOS or VGA BIOS is missing (bochsbios, vgabios; tools/deps.sh)"
+	echo "run.sh: Bochs $bochs_version: $BOCHS_BIN" >&2
+	echo "$bochs_version $BOCHS_BIN" > "$out/bochs-version"
+}
+
 # Everything runs inside main so bash has parsed the whole script before the
 # long Bochs run: editing run.sh meanwhile cannot break a run in progress.
 main() {
@@ -73,6 +110,8 @@ main() {
 		--stall) stall_s=$2; shift ;;
 		--cpus) cpus=$2; shift ;;
 		--com2) com2=$2; shift ;;
+		--bochs) bochs_version=$2; shift ;;
+		--bochs-cache) bochs_cache=$2; shift ;;
 		--stock-kernel) stock_kernel=1 ;;
 		--no-check) check=0 ;;
 		-h | --help) usage; exit 0 ;;
@@ -85,8 +124,7 @@ main() {
 	out=$(cd "$out" && pwd)
 	rm -f "$out/skipped" "$out/timed-out" "$out/wall-to-init" "$out/wall-seconds" "$out/serial.log" "$out/summary.txt"
 
-	BOCHS_BIN=${VTICE_BOCHS_BIN:-bochs-bin}
-	command -v "$BOCHS_BIN" >/dev/null || skip "bochs is not installed (no $BOCHS_BIN; tools/deps.sh installs it)"
+	select_bochs
 	for tool in xorriso cpio gcc busybox; do
 		command -v "$tool" >/dev/null || die "$tool is missing: run tools/deps.sh"
 	done
@@ -130,10 +168,21 @@ main() {
 	build_initramfs "$out/initramfs" "$out/initrd.img" "$kdir" "$version" "$ko" \
 		"$vtice_bin" "$scenarios" "$here" "$extra_files"
 	build_iso "$out/iso" "$out/vtice.iso" "$kernel" "$out/initrd.img"
-	write_bochsrc "$here/bochsrc.in" "$out" "$cpus" "$com2"
+	# Scenarios with a host driver get COM2 through the relay (lib/host.sh).
+	source "$here/lib/host.sh"
+	if host_plan "$out" "$scenarios" $extra_files; then
+		if [[ -n "$com2" ]]; then
+			host_not_started "$out" "--com2 $com2 was given"
+		else
+			host_start_relay "$out"
+			com2=$HOST_BOCHS_COM2
+		fi
+	fi
+	write_bochsrc "$here/bochsrc.in" "$out" "$cpus" "$com2" "$bochs_version"
 
 	source "$here/lib/boot.sh"
 	run_bochs "$out" "$timeout_s" "$stall_s"
+	host_finish "$out"
 
 	if ((check)); then
 		"$here/check.sh" "$out/serial.log" all | tee "$out/summary.txt"

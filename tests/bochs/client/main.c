@@ -99,6 +99,7 @@ static const struct command commands[] = {
 	{ "drain", cmd_drain, "NAME  wait until the console has sent all output (max 120 s)" },
 	{ "kcore", cmd_kcore, "NAME SYMBOL LEN [HEX]  SYMBOL's bytes via /proc/kcore (as expected)" },
 	{ "kwatch", cmd_kwatch, "NAME SYMBOL LEN DONE MAX_S  SYMBOL's bytes never change until hostname is DONE" },
+	{ "com2", cmd_com2, "NAME DEVICE  serve tests/bochs/host/com2-check.py on a 115200 raw line" },
 	{ "ring", cmd_ring, "NAME  NAME.order: EMIT_TEST records in order; NAME.overflow: drops counted" },
 };
 

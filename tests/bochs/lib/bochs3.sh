@@ -13,6 +13,10 @@ out=$(cd "$out" && pwd)
 apt_dir=$out/apt
 src_dir=$out/src
 
+# Two builds of one tree (ctest and a manual run.sh) would clobber each
+# other: the second waits, then finds the first one's binary.
+exec 8>"$out/.lock"
+flock 8
 cached=$(ls -d "$out"/bochs-*/bochs-bin 2>/dev/null | sort -V | tail -n1 || true)
 if [[ -n "$cached" && -x "$cached" ]]; then
 	echo "$cached"

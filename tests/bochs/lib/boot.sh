@@ -50,6 +50,7 @@ poll_guest() {
 		echo "run.sh: guest reached /init after ${elapsed}s" >&2
 	fi
 	note_scenario_times "$out" "$elapsed"
+	host_poll "$out"
 	size=$(stat -c %s "$out/serial.log")
 	if ((size != watch_size)); then
 		watch_size=$size
@@ -79,10 +80,10 @@ run_bochs() {
 	rm -f "$out/scenario-times"
 	echo "run.sh: booting in Bochs (limit ${limit}s), serial log $out/serial.log" >&2
 	start=$(date +%s)
-	(cd "$out" && exec "$BOCHS_BIN" -q -f "$out/bochsrc" -rc "$out/bochs.cmd" \
+	(cd "$out" && exec "$BOCHS_BIN" -q -f "$out/bochsrc" "${BOCHS_EXTRA_ARGS[@]}" \
 		</dev/null >"$out/bochs.out" 2>&1) &
 	pid=$!
-	trap 'kill -TERM $pid 2>/dev/null || true' EXIT
+	trap 'kill -TERM $pid 2>/dev/null; host_kill_all "$out"' EXIT
 	watch_init=0 watch_done=0 watch_size=0 watch_growth=0
 	while kill -0 "$pid" 2>/dev/null; do
 		sleep 1

@@ -113,11 +113,27 @@ CFG
 		{ echo "run.sh: error: xorriso failed" >&2; exit 1; }
 }
 
+# The bochsrc lines that differ between Bochs 3.0 (our build: nogui, no
+# sound) and Debian's 2.7 (no nogui; ALSA plugin unless sound is dummy).
+bochsrc_display() {
+	case "$1" in
+	2.7) echo 'display_library: rfb, options="timeout=0"' ;;
+	*) echo 'display_library: nogui' ;;
+	esac
+}
+bochsrc_sound() {
+	case "$1" in
+	2.7) printf '%s\\n%s' 'sound: waveoutdrv=dummy, waveindrv=dummy, midioutdrv=dummy' 'speaker: enabled=0' ;;
+	*) echo '# no sound: this build has none' ;;
+	esac
+}
+
 write_bochsrc() {
-	local template=$1 out=$2 cpus=$3 com2=$4 com2_line="com2: enabled=0"
+	local template=$1 out=$2 cpus=$3 com2=$4 flavour=$5 com2_line="com2: enabled=0"
 	[[ -n "$com2" ]] && com2_line="com2: enabled=1, mode=socket-client, dev=$com2"
 	sed -e "s|@CPUS@|$cpus|" -e "s|@ISO@|$out/vtice.iso|" \
 		-e "s|@SERIAL@|$out/serial.log|" -e "s|@BOCHSLOG@|$out/bochs.log|" \
-		-e "s|@COM2@|$com2_line|" "$template" > "$out/bochsrc"
+		-e "s|@COM2@|$com2_line|" -e "s|@DISPLAY@|$(bochsrc_display "$flavour")|" \
+		-e "s|@SOUND@|$(bochsrc_sound "$flavour")|" "$template" > "$out/bochsrc"
 	echo c > "$out/bochs.cmd"
 }
