@@ -36,6 +36,8 @@ expected() {
 	hvrollback) echo hv.rollback-cpu1-vmcall hv.rollback-cpu1-cpuid \
 		hv.rollback-cpu0-vmcall hv.rollback-cpu0-cpuid hv.bad-param ;;
 	hvreboot) echo hv.reboot ;;
+	hvstub) echo hv.stub-text hv.stub-jiffies hv.stub-uts hv.stub-load hv.stub-hidden \
+		hv.stub-detached ;;
 	# tests/bochs/bochs-scenarios.sh; the host driver judges the bytes
 	com2) echo com2.echo com2.recv com2.session ;;
 	*) return 1 ;;	# any other: every check it prints must pass
