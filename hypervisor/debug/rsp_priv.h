@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Helpers shared by the RSP engine's files (rsp*.c); not an interface. */
+#ifndef VT_DEBUG_RSP_PRIV_H
+#define VT_DEBUG_RSP_PRIV_H
+
+#include "rsp_engine.h"
+
+/* A packet's body being parsed: a cursor that never runs past the end. */
+struct vt_rsp_cursor {
+	const u8 *p, *end;
+};
+
+/* rsp_text.c: parsing and formatting */
+int vt_rsp_hex_digit(u8 c);
+bool vt_rsp_parse_hex(struct vt_rsp_cursor *c, u64 *value);	/* 1-16 digits */
+bool vt_rsp_expect(struct vt_rsp_cursor *c, u8 ch);
+bool vt_rsp_prefix(struct vt_rsp_cursor *c, const char *s);	/* consumes it */
+bool vt_rsp_at_end(const struct vt_rsp_cursor *c);
+/* Decodes pairs of hex digits into out; false on odd length or bad digits. */
+bool vt_rsp_unhex(struct vt_rsp_cursor *c, u8 *out, u32 max, u32 *len);
+
+void vt_rsp_reply_reset(struct vt_rsp *r);
+void vt_rsp_put(struct vt_rsp *r, const char *s);
+void vt_rsp_put_raw(struct vt_rsp *r, const void *data, u32 len);
+void vt_rsp_put_hex_bytes(struct vt_rsp *r, const void *data, u32 len);
+void vt_rsp_put_hex(struct vt_rsp *r, u64 value);		/* minimal digits */
+void vt_rsp_put_le(struct vt_rsp *r, u64 value, u32 bytes);	/* target order */
+void vt_rsp_put_unavailable(struct vt_rsp *r, u32 bytes);	/* "xx" per byte */
+void vt_rsp_error(struct vt_rsp *r, u32 code);			/* "Enn" */
+
+/* Thread ids are CPU + 1; 0 and -1 mean "any"/"all" (-1 returned). */
+bool vt_rsp_parse_thread(struct vt_rsp_cursor *c, s32 *cpu);
+bool vt_rsp_cpu_ok(struct vt_rsp *r, s32 cpu);
+u32 vt_rsp_cpus(struct vt_rsp *r);
+
+/* Handlers by family; each fills the reply and returns the action. */
+enum vt_rsp_action vt_rsp_query(struct vt_rsp *r, struct vt_rsp_cursor *c);	/* q, Q */
+void vt_rsp_regs(struct vt_rsp *r, u8 cmd, struct vt_rsp_cursor *c);		/* g G p P */
+void vt_rsp_mem(struct vt_rsp *r, u8 cmd, struct vt_rsp_cursor *c);		/* m M X */
+void vt_rsp_points(struct vt_rsp *r, u8 cmd, struct vt_rsp_cursor *c);	/* Z z */
+enum vt_rsp_action vt_rsp_run(struct vt_rsp *r, u8 cmd, struct vt_rsp_cursor *c); /* c s v D k */
+void vt_rsp_threads(struct vt_rsp *r, u8 cmd, struct vt_rsp_cursor *c);	/* H T */
+void vt_rsp_stop_reply(struct vt_rsp *r, const struct vt_dbg_stop *stop);
+
+/* rsp_xml.c */
+const char *vt_rsp_target_xml(u32 *len);
+
+#endif /* VT_DEBUG_RSP_PRIV_H */

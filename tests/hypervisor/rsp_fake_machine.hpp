@@ -1,0 +1,134 @@
+// A fake stopped machine behind struct vt_dbg_target_ops, for the RSP
+// engine's unit tests, its fuzz target and rsp_sim (real gdb as client).
+// Two CPUs; kernel text at kTextBase is 64 KiB of 1-byte NOPs, so a step
+// moves RIP by one and gdb's own disassembler agrees; kDataBase is 4 KiB
+// of data; everything else is unmapped.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+extern "C" {
+#include "../../hypervisor/debug/rsp_engine.h"
+}
+
+namespace vtice::fake {
+
+class FakeMachine {
+public:
+	static constexpr uint64_t kTextBase = 0xffffffff81000000ull;
+	static constexpr uint64_t kTextSize = 0x10000;
+	static constexpr uint64_t kDataBase = 0xffff888000100000ull;
+	static constexpr uint64_t kDataSize = 0x1000;
+	static constexpr uint32_t kCpus = 2;
+
+	std::vector<uint8_t> text = std::vector<uint8_t>(kTextSize, 0x90);
+	std::vector<uint8_t> data = std::vector<uint8_t>(kDataSize, 0);
+	vt_dbg_regs regs[kCpus]{};
+	bool online[kCpus] = {true, true};
+	std::set<std::tuple<int, uint64_t, uint64_t>> points;	// type, addr, len
+	std::vector<vt_dbg_run> last_run;
+	int resumes = 0, remove_all_calls = 0;
+	bool refuse_step = false;
+	std::string last_monitor;
+
+	FakeMachine()
+	{
+		for (uint32_t c = 0; c < kCpus; c++) {
+			regs[c].rip = kTextBase + 0x10 + 0x100 * c;
+			regs[c].rflags = 0x246;
+			regs[c].cs = 0x10;
+			regs[c].ss = 0x18;
+			regs[c].cr3 = 0x1234000;
+			regs[c].gpr[VT_DBG_RAX] = 0x1111 * (c + 1);
+			regs[c].gpr[VT_DBG_RSP] = 0xffffc90000004000ull;
+		}
+		for (uint32_t i = 0; i < kDataSize; i++)
+			data[i] = (uint8_t)(i * 7);
+	}
+
+	uint8_t *byte(uint64_t gva)
+	{
+		if (gva - kTextBase < kTextSize)
+			return &text[gva - kTextBase];
+		if (gva - kDataBase < kDataSize)
+			return &data[gva - kDataBase];
+		return nullptr;
+	}
+
+	static const vt_dbg_target_ops ops;
+	static FakeMachine *self(void *ctx) { return static_cast<FakeMachine *>(ctx); }
+};
+
+inline const vt_dbg_target_ops FakeMachine::ops = {
+	.cpu_count = [](void *) -> u32 { return kCpus; },
+	.cpu_online = [](void *ctx, u32 cpu) { return cpu < kCpus && self(ctx)->online[cpu]; },
+	.read_regs = [](void *ctx, u32 cpu, vt_dbg_regs *out) {
+		if (cpu >= kCpus)
+			return -22;
+		*out = self(ctx)->regs[cpu];
+		return 0;
+	},
+	.write_regs = [](void *ctx, u32 cpu, const vt_dbg_regs *in) {
+		if (cpu >= kCpus)
+			return -22;
+		self(ctx)->regs[cpu] = *in;
+		return 0;
+	},
+	.read_mem = [](void *ctx, u32, u64 gva, void *buf, u32 len) {
+		u32 n = 0;
+		for (; n < len; n++) {
+			uint8_t *b = self(ctx)->byte(gva + n);
+			if (!b)
+				break;
+			static_cast<uint8_t *>(buf)[n] = *b;
+		}
+		return n ? (int)n : -14;
+	},
+	.write_mem = [](void *ctx, u32, u64 gva, const void *buf, u32 len) {
+		u32 n = 0;
+		for (; n < len; n++) {
+			uint8_t *b = self(ctx)->byte(gva + n);
+			if (!b)
+				break;
+			*b = static_cast<const uint8_t *>(buf)[n];
+		}
+		return n ? (int)n : -14;
+	},
+	.insert_point = [](void *ctx, u32, vt_dbg_point type, u64 addr, u64 len) {
+		if (!self(ctx)->byte(addr))
+			return -14;
+		self(ctx)->points.insert({type, addr, len});
+		return 0;
+	},
+	.remove_point = [](void *ctx, u32, vt_dbg_point type, u64 addr, u64 len) {
+		return self(ctx)->points.erase({type, addr, len}) ? 0 : -22;
+	},
+	.remove_all = [](void *ctx) {
+		self(ctx)->points.clear();
+		self(ctx)->remove_all_calls++;
+	},
+	.resume = [](void *ctx, const vt_dbg_run *run, u32 count) {
+		auto *m = self(ctx);
+		for (u32 i = 0; i < count; i++)
+			if (run[i] == VT_RUN_STEP && m->refuse_step)
+				return -95;
+		m->last_run.assign(run, run + count);
+		m->resumes++;
+		return 0;
+	},
+	.monitor = [](void *ctx, const char *cmd, char *out, u32 out_len) {
+		self(ctx)->last_monitor = cmd;
+		std::string answer = std::string(cmd) == "exits" ? "cpu 0: 42 exits\ncpu 1: 7 exits\n" :
+				     std::string(cmd) == "vtice" ? "vtice hypervisor stub, ABI 1\n" : "";
+		std::snprintf(out, out_len, "%s", answer.c_str());
+		return 0;
+	},
+};
+
+}  // namespace vtice::fake
