@@ -1,0 +1,299 @@
+// The stub's RSP engine (hypervisor/debug/rsp*.c) fed byte by byte over a
+// fake machine. Expected bytes follow the GDB manual's "Remote Protocol"
+// chapter (framing, acks, stop replies, vCont, qXfer, X escapes), not the
+// engine's own output.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "rsp_fake_machine.hpp"
+
+using vtice::fake::FakeMachine;
+
+namespace {
+
+std::string g_out;
+
+class Rsp : public ::testing::Test {
+protected:
+	FakeMachine m;
+	vt_rsp rsp{};
+	bool stopped = true;
+
+	void SetUp() override
+	{
+		g_out.clear();
+		vt_rsp_init(&rsp, &FakeMachine::ops, &m, [](void *, u8 b) { g_out += (char)b; });
+	}
+
+	static std::string frame(const std::string &body)
+	{
+		unsigned sum = 0;
+		for (unsigned char c : body)
+			sum += c;
+		char cs[3];
+		std::snprintf(cs, sizeof(cs), "%02x", sum & 0xff);
+		return "$" + body + "#" + cs;
+	}
+
+	vt_rsp_action feed(const std::string &bytes)
+	{
+		vt_rsp_action last = VT_RSP_STAY;
+		for (unsigned char c : bytes) {
+			vt_rsp_action a = vt_rsp_feed(&rsp, c, stopped);
+			if (a != VT_RSP_STAY)
+				last = a;
+		}
+		return last;
+	}
+
+	// Send one packet, return what came back (ack included), clear it.
+	std::string ask(const std::string &body)
+	{
+		g_out.clear();
+		feed(frame(body));
+		std::string out = g_out;
+		g_out.clear();
+		return out;
+	}
+};
+
+TEST_F(Rsp, AcksAGoodPacketAndAnswersWithAChecksum)
+{
+	EXPECT_EQ(ask("?"), "+" + frame("T02thread:1;"));
+}
+
+TEST_F(Rsp, NaksABadChecksumAndDoesNothing)
+{
+	feed("$g#00");
+	EXPECT_EQ(g_out, "-");
+}
+
+TEST_F(Rsp, NaksAPacketLongerThanPacketSize)
+{
+	feed(frame(std::string(VT_RSP_PACKET_MAX + 10, 'm')));
+	EXPECT_EQ(g_out, "-");
+	EXPECT_EQ(ask("?"), "+" + frame("T02thread:1;")) << "and the next packet is fine";
+}
+
+TEST_F(Rsp, ResendsTheLastReplyOnNak)
+{
+	std::string first = ask("qC");
+	feed("-");
+	EXPECT_EQ(g_out, first.substr(1));
+}
+
+TEST_F(Rsp, DollarRestartsAPacketCutShort)
+{
+	feed("$m ffff");	// the line dropped here
+	g_out.clear();
+	EXPECT_EQ(ask("qC"), "+" + frame("QC1"));
+}
+
+TEST_F(Rsp, NoAckModeStopsAcking)
+{
+	EXPECT_EQ(ask("QStartNoAckMode"), "+" + frame("OK"));
+	EXPECT_EQ(ask("qC"), frame("QC1"));
+	ask("D");
+	EXPECT_EQ(ask("qC"), "+" + frame("QC1")) << "detach: the next debugger starts acked";
+}
+
+TEST_F(Rsp, SupportedFeaturesAsTheIssueLists)
+{
+	std::string r = ask("qSupported:multiprocess+;swbreak+;hwbreak+;xmlRegisters=i386");
+	for (const char *f : {"PacketSize=1000", "swbreak+", "hwbreak+", "qXfer:features:read+",
+			      "vContSupported+", "QStartNoAckMode+"})
+		EXPECT_NE(r.find(f), std::string::npos) << f;
+}
+
+TEST_F(Rsp, TargetXmlIsPagedWithMoreAndLast)
+{
+	std::string head = ask("qXfer:features:read:target.xml:0,10");
+	EXPECT_EQ(head, "+" + frame("m<?xml version=\"1")) << "length 0x10: 16 bytes";
+	EXPECT_EQ(ask("qXfer:features:read:target.xml:100000,10"), "+" + frame("l"));
+	EXPECT_EQ(ask("qXfer:features:read:other.xml:0,10"), "+" + frame("E00"));
+	std::string all;
+	for (unsigned off = 0;; off += 0x200) {
+		char q[64];
+		std::snprintf(q, sizeof(q), "qXfer:features:read:target.xml:%x,200", off);
+		std::string r = ask(q);
+		std::string body = r.substr(2, r.size() - 5);
+		all += body.substr(1);
+		if (body[0] == 'l')
+			break;
+	}
+	for (const char *reg : {"\"rip\"", "\"st7\"", "\"fop\"", "\"xmm15\"", "\"fs_base\"",
+				"\"k_gs_base\"", "\"cr3\"", "\"efer\""})
+		EXPECT_NE(all.find(reg), std::string::npos) << reg;
+	EXPECT_NE(all.find("</target>"), std::string::npos);
+}
+
+TEST_F(Rsp, RegistersGoOutLittleEndianWithUnavailableFpu)
+{
+	std::string g = ask("g");
+	// rax = 0x1111 (8 bytes LE) first; rip at register 16
+	EXPECT_EQ(g.substr(2, 16), "1111000000000000");
+	EXPECT_EQ(g.substr(2 + 16 * 16, 16), "10000081ffffffff");
+	EXPECT_NE(g.find("xxxxxxxxxxxxxxxxxxxx"), std::string::npos) << "st0: 10 bytes unavailable";
+	EXPECT_EQ(ask("p10"), "+" + frame("10000081ffffffff")) << "p with a hex register number";
+	EXPECT_EQ(ask("p999"), "+" + frame("E16"));
+}
+
+TEST_F(Rsp, PWritesOneRegisterOfTheSelectedCpu)
+{
+	EXPECT_EQ(ask("Hg2"), "+" + frame("OK"));
+	EXPECT_EQ(ask("P0=efbeadde00000000"), "+" + frame("OK"));
+	EXPECT_EQ(m.regs[1].gpr[VT_DBG_RAX], 0xdeadbeefu);
+	EXPECT_EQ(m.regs[0].gpr[VT_DBG_RAX], 0x1111u);
+	EXPECT_EQ(ask("Hg9"), "+" + frame("E01")) << "no CPU 8";
+}
+
+TEST_F(Rsp, GRoundTripsAndKeepsUnavailableRegisters)
+{
+	std::string g = ask("g");
+	std::string regs = g.substr(2, g.size() - 5);
+	regs.replace(0, 16, "2a00000000000000");
+	EXPECT_EQ(ask("G" + regs), "+" + frame("OK"));
+	EXPECT_EQ(m.regs[0].gpr[VT_DBG_RAX], 42u);
+	EXPECT_EQ(m.regs[0].rip, FakeMachine::kTextBase + 0x10);
+	EXPECT_EQ(ask("G12"), "+" + frame("E16")) << "odd digits";
+}
+
+TEST_F(Rsp, MemoryReadsWritesAndFaults)
+{
+	char q[64];
+	std::snprintf(q, sizeof(q), "m%llx,4", (unsigned long long)FakeMachine::kDataBase);
+	EXPECT_EQ(ask(q), "+" + frame("00070e15"));
+	EXPECT_EQ(ask("mffffffffffff0000,4"), "+" + frame("E0e")) << "EFAULT, as gdb expects";
+	std::snprintf(q, sizeof(q), "M%llx,2:abcd", (unsigned long long)FakeMachine::kDataBase);
+	EXPECT_EQ(ask(q), "+" + frame("OK"));
+	EXPECT_EQ(m.data[0], 0xab);
+	EXPECT_EQ(m.data[1], 0xcd);
+	std::snprintf(q, sizeof(q), "M%llx,2:ab", (unsigned long long)FakeMachine::kDataBase);
+	EXPECT_EQ(ask(q), "+" + frame("E16")) << "length and data disagree";
+	EXPECT_EQ(ask("mzz,1"), "+" + frame("E16"));
+	// a read stopping at the end of mapped memory returns what was readable
+	std::snprintf(q, sizeof(q), "m%llx,8",
+		      (unsigned long long)(FakeMachine::kDataBase + FakeMachine::kDataSize - 2));
+	EXPECT_EQ(ask(q).size(), 1 + 1 + 4 + 3u);
+}
+
+TEST_F(Rsp, BinaryWriteUnescapes)
+{
+	// X data: 0x7d escapes; '#' (0x23) travels as 0x7d 0x03.
+	std::string body = "X" + [] {
+		char a[32];
+		std::snprintf(a, sizeof(a), "%llx", (unsigned long long)FakeMachine::kDataBase);
+		return std::string(a);
+	}() + ",2:" + std::string("\x7d\x03") + "A";
+	EXPECT_EQ(ask(body), "+" + frame("OK"));
+	EXPECT_EQ(m.data[0], 0x23);
+	EXPECT_EQ(m.data[1], 'A');
+}
+
+TEST_F(Rsp, BreakpointsAndWatchpointsReachTheTarget)
+{
+	EXPECT_EQ(ask("Z0,ffffffff81000040,1"), "+" + frame("OK"));
+	EXPECT_EQ(ask("Z2,ffff888000100010,8"), "+" + frame("OK"));
+	EXPECT_EQ(m.points.size(), 2u);
+	EXPECT_EQ(ask("z0,ffffffff81000040,1"), "+" + frame("OK"));
+	EXPECT_EQ(ask("Z9,0,1"), "+" + frame("E16"));
+	EXPECT_EQ(ask("Z0,ffffffffffff0000,1"), "+" + frame("E0e"));
+}
+
+TEST_F(Rsp, ContinueResumesEveryCpuAndTheStopIsReported)
+{
+	EXPECT_EQ(feed(frame("c")), VT_RSP_RESUMED);
+	EXPECT_EQ(g_out, "+") << "no reply until the machine stops";
+	ASSERT_EQ(m.last_run.size(), 2u);
+	EXPECT_EQ(m.last_run[0], VT_RUN_CONTINUE);
+	EXPECT_EQ(m.last_run[1], VT_RUN_CONTINUE);
+	g_out.clear();
+	vt_dbg_stop stop{1, VT_STOP_WATCH, 0xffff888000100010ull};
+	vt_rsp_report_stop(&rsp, &stop);
+	EXPECT_EQ(g_out, frame("T05thread:2;watch:ffff888000100010;"));
+}
+
+TEST_F(Rsp, VContStepsOneCpuAndTheOthersDoWhatTheDefaultSays)
+{
+	EXPECT_EQ(ask("vCont?"), "+" + frame("vCont;c;C;s;S;t"));
+	feed(frame("vCont;s:2"));
+	EXPECT_EQ(m.last_run[0], VT_RUN_STAY) << "no default action: stays stopped";
+	EXPECT_EQ(m.last_run[1], VT_RUN_STEP);
+	feed(frame("vCont;s:1;c"));
+	EXPECT_EQ(m.last_run[0], VT_RUN_STEP);
+	EXPECT_EQ(m.last_run[1], VT_RUN_CONTINUE);
+	EXPECT_EQ(ask("vCont;x"), "+" + frame("E16"));
+}
+
+TEST_F(Rsp, AStepTheTargetRefusesIsAnError)
+{
+	m.refuse_step = true;
+	EXPECT_EQ(feed(frame("s")), VT_RSP_STAY);
+	EXPECT_NE(g_out.find(frame("E01")), std::string::npos);
+}
+
+TEST_F(Rsp, BreakInWhileRunning)
+{
+	feed(frame("c"));
+	stopped = false;
+	g_out.clear();
+	EXPECT_EQ(feed("\x03"), VT_RSP_BREAK);
+	stopped = true;
+	vt_dbg_stop stop{0, VT_STOP_SIGINT, 0};
+	vt_rsp_report_stop(&rsp, &stop);
+	EXPECT_EQ(g_out, frame("T02thread:1;"));
+}
+
+TEST_F(Rsp, AFirstPacketStopsTheMachineWithoutAnUnsolicitedReply)
+{
+	stopped = false;
+	EXPECT_EQ(feed("+$"), VT_RSP_BREAK) << "the '$' of gdb's first packet";
+	stopped = true;
+	vt_dbg_stop stop{0, VT_STOP_SIGINT, 0};
+	vt_rsp_report_stop(&rsp, &stop);
+	EXPECT_EQ(g_out, "") << "gdb asked qSupported, not for a stop";
+	feed(std::string("qC#") + "b4");
+	EXPECT_EQ(g_out, "+" + frame("QC1"));
+}
+
+TEST_F(Rsp, DetachRemovesEverythingAndResumesAll)
+{
+	ask("Z0,ffffffff81000040,1");
+	EXPECT_EQ(feed(frame("D")), VT_RSP_RESUMED);
+	EXPECT_EQ(g_out, "+" + frame("OK"));
+	EXPECT_EQ(m.remove_all_calls, 1);
+	EXPECT_EQ(m.last_run[0], VT_RUN_CONTINUE);
+	EXPECT_EQ(m.last_run[1], VT_RUN_CONTINUE);
+}
+
+TEST_F(Rsp, MonitorCommandsAreHexBothWays)
+{
+	// "exits" = 6578697473
+	std::string r = ask("qRcmd,6578697473");
+	EXPECT_EQ(m.last_monitor, "exits");
+	EXPECT_EQ(r, "+" + frame("63707520303a203432206578697473" "0a"
+				 "63707520313a2037206578697473" "0a"));
+	EXPECT_EQ(ask("qRcmd,6"), "+" + frame("E16")) << "odd hex";
+}
+
+TEST_F(Rsp, ThreadsAreCpus)
+{
+	EXPECT_EQ(ask("qfThreadInfo"), "+" + frame("m1,2"));
+	EXPECT_EQ(ask("qsThreadInfo"), "+" + frame("l"));
+	EXPECT_EQ(ask("T2"), "+" + frame("OK"));
+	m.online[1] = false;
+	EXPECT_EQ(ask("qfThreadInfo"), "+" + frame("m1"));
+	EXPECT_EQ(ask("T2"), "+" + frame("E01"));
+	// "CPU 0" hex-encoded
+	EXPECT_EQ(ask("qThreadExtraInfo,1"), "+" + frame("4350552030"));
+}
+
+TEST_F(Rsp, UnknownPacketsGetTheEmptyReply)
+{
+	EXPECT_EQ(ask("vMustReplyEmpty"), "+" + frame(""));
+	EXPECT_EQ(ask("qTStatus"), "+" + frame(""));
+	EXPECT_EQ(ask("!"), "+" + frame(""));
+}
+
+}  // namespace
