@@ -30,6 +30,7 @@ static const vt_exit_fn vt_exit_table[VT_EXIT_REASON_COUNT] = {
 	[EXIT_REASON_VMOFF]		= vt_handle_vmx_instruction,
 	[EXIT_REASON_VMON]		= vt_handle_vmx_instruction,
 	[EXIT_REASON_CR_ACCESS]		= vt_handle_cr_access,
+	[EXIT_REASON_DR_ACCESS]		= vt_handle_dr_access,
 	[EXIT_REASON_MSR_READ]		= vt_handle_rdmsr,
 	[EXIT_REASON_MSR_WRITE]		= vt_handle_wrmsr,
 	[EXIT_REASON_MONITOR_TRAP_FLAG]	= vt_handle_mtf,

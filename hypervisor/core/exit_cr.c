@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Control-register family: MOV to/from CR0/CR3/CR4/CR8 (SDM Vol. 3C 25.1.3,
- * exit qualification Table 28-3), XSETBV, INVD and INVPCID.
+ * exit qualification Table 28-3), MOV DR, XSETBV, INVD and INVPCID.
  * Only CR4.VMXE is owned by the hypervisor (guest/host mask); the guest
  * reads it as 0 and an attempt to set it gets #GP, as on a CPU without VMX.
  */
@@ -69,6 +69,20 @@ enum vt_exit_action vt_handle_cr_access(struct vt_exit *exit)
 		return vt_complete(exit, false);
 	}
 	/* CLTS/LMSW only exit for CR0 bits we own, and we own none. */
+	return vt_handle_fatal(exit);
+}
+
+/*
+ * MOV DR exits only while a debugger owns the debug registers and set
+ * MOV-DR exiting (control.c); it emulates them against its shadows. Without
+ * one that takes the exit there is nothing sound to emulate against.
+ */
+enum vt_exit_action vt_handle_dr_access(struct vt_exit *exit)
+{
+	const struct vt_callbacks *cb = exit->vcpu->hv->cb;
+
+	if (cb && cb->dr_access && cb->dr_access(exit->vcpu, exit))
+		return VT_EXIT_RESUME;
 	return vt_handle_fatal(exit);
 }
 

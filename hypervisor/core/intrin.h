@@ -62,6 +62,8 @@ void vt_write_cr4(u64 v);
 void vt_write_cr8(u64 v);
 u64 vt_read_dr7(void);
 void vt_write_dr7(u64 v);
+u64 vt_read_dr(u32 n);
+void vt_write_dr(u32 n, u64 v);
 u64 vt_read_rflags(void);
 void vt_sgdt(struct vt_desc_ptr *p);
 void vt_sidt(struct vt_desc_ptr *p);
@@ -147,6 +149,35 @@ VT_DEFINE_WRITE_REG(vt_write_cr3, "mov %0, %%cr3")
 VT_DEFINE_WRITE_REG(vt_write_cr4, "mov %0, %%cr4")
 VT_DEFINE_WRITE_REG(vt_write_cr8, "mov %0, %%cr8")
 VT_DEFINE_WRITE_REG(vt_write_dr7, "mov %0, %%dr7")
+
+/*
+ * DR0-DR3 and DR6 by number (n = 0..3, 6). VMX transitions switch none of
+ * them (only DR7, through the VMCS), SDM Vol. 3C 27.3.1, 28.5.1.
+ */
+static inline u64 vt_read_dr(u32 n)
+{
+	u64 v = 0;
+
+	switch (n) {
+	case 0: asm volatile("mov %%db0, %0" : "=r"(v)); break;
+	case 1: asm volatile("mov %%db1, %0" : "=r"(v)); break;
+	case 2: asm volatile("mov %%db2, %0" : "=r"(v)); break;
+	case 3: asm volatile("mov %%db3, %0" : "=r"(v)); break;
+	case 6: asm volatile("mov %%db6, %0" : "=r"(v)); break;
+	}
+	return v;
+}
+
+static inline void vt_write_dr(u32 n, u64 v)
+{
+	switch (n) {
+	case 0: asm volatile("mov %0, %%db0" :: "r"(v)); break;
+	case 1: asm volatile("mov %0, %%db1" :: "r"(v)); break;
+	case 2: asm volatile("mov %0, %%db2" :: "r"(v)); break;
+	case 3: asm volatile("mov %0, %%db3" :: "r"(v)); break;
+	case 6: asm volatile("mov %0, %%db6" :: "r"(v)); break;
+	}
+}
 
 static inline void vt_sgdt(struct vt_desc_ptr *p)
 {

@@ -66,6 +66,22 @@ enum vt_hook_result vt_hooks_on_mtf(struct vt_vcpu *vcpu, struct vt_exit *exit,
 /* MOV DR exit: emulate against the guest's shadow DRs. */
 enum vt_hook_result vt_hooks_on_dr_access(struct vt_vcpu *vcpu, struct vt_exit *exit);
 
+/* Counters and table use, for `monitor` (added by the hooks, not the seam). */
+struct vt_hooks_stats {
+	u64 bp_hits;		/* int3 exits that were ours */
+	u64 stale_int3;		/* int3 from a view already gone: retried */
+	u64 exec_flips;		/* data view -> execute view (shadow resynced) */
+	u64 data_flips;		/* execute view -> data view */
+	u64 stale_invepts;	/* violation the entry already allowed */
+	u64 split_steps;	/* fetch+read of one split page, stepped */
+	u64 watch_steps;	/* accesses to watched pages completed under MTF */
+	u64 watch_hits;
+	u64 hw_hits;
+	u64 dr_emulated;	/* MOV DR exits */
+	u32 bps, bp_pages, watches, watch_pages, hw_bps;
+};
+void vt_hooks_get_stats(struct vt_hooks_stats *out);
+
 #ifdef __cplusplus
 }
 #endif
