@@ -44,11 +44,15 @@ int vt_bp_alloc(u32 shadow_pages)
 		p->shadow_pa = vt_os_virt_to_phys(p->shadow);
 		vt_hooks.nr_split++;
 	}
-	vt_hooks.bp = vt_hooks_alloc(shadow_pages * VT_BP_PER_SHADOW * sizeof(struct vt_sw_bp),
-				     &vt_bp_pages_alloc);
-	if (!vt_hooks.bp)
-		return -VT_ENOMEM;
 	vt_hooks.nr_bp = shadow_pages * VT_BP_PER_SHADOW;
+	if (vt_hooks.nr_bp < VT_BP_MIN)
+		vt_hooks.nr_bp = VT_BP_MIN;
+	vt_hooks.bp = vt_hooks_alloc(vt_hooks.nr_bp * sizeof(struct vt_sw_bp),
+				     &vt_bp_pages_alloc);
+	if (!vt_hooks.bp) {
+		vt_hooks.nr_bp = 0;
+		return -VT_ENOMEM;
+	}
 	return 0;
 }
 
@@ -405,7 +409,7 @@ enum vt_hook_result vt_hooks_on_breakpoint(struct vt_vcpu *vcpu, struct vt_exit 
 		stop->data_addr = 0;
 		return VT_HOOK_STOP;
 	}
-	if (vt_hooks.bps_used && vt_bp_int3_is_stale(vcpu, rip)) {
+	if (vt_bp_int3_is_stale(vcpu, rip)) {
 		vt_hooks.stats.stale_int3++;
 		vt_hooks_invept_local();
 		return VT_HOOK_HANDLED;

@@ -140,13 +140,18 @@ static int vt_watch_add_page(u64 gva_page, u64 gpa)
 			wp = &vt_hooks.wpage[i];
 	if (!wp)
 		return -VT_ENOSPC;
-	ret = vt_ept_split_4k(ept, gpa);
-	if (ret)
-		return ret;
-	leaf = vt_ept_leaf(ept, gpa, &level);
-	if (!leaf || level != VT_EPT_LEVEL_PTE)
-		return -VT_EINVAL;
 	same = vt_watch_find_page(gpa);
+	if (same) {
+		/* Already protected, maybe RWX=0, which vt_ept_leaf() calls unmapped. */
+		leaf = same->leaf;
+	} else {
+		ret = vt_ept_split_4k(ept, gpa);
+		if (ret)
+			return ret;
+		leaf = vt_ept_leaf(ept, gpa, &level);
+		if (!leaf || level != VT_EPT_LEVEL_PTE)
+			return -VT_EINVAL;
+	}
 	wp->identity = same ? same->identity : *leaf;
 	wp->protected_entry = wp->identity;
 	wp->leaf = leaf;

@@ -14,7 +14,8 @@
 #include "../core/exit.h"
 
 #define VT_HOOKS_MAX_CPUS	256
-#define VT_BP_PER_SHADOW	16	/* breakpoint records per shadow page */
+#define VT_BP_PER_SHADOW	16	/* breakpoint records per shadow page... */
+#define VT_BP_MIN		256	/* ...and at least this many */
 #define VT_WATCH_MAX		256	/* Z2/Z3/Z4 ranges */
 #define VT_WATCH_PAGES_MAX	512	/* 4 KiB pages they cover */
 #define VT_STEP_PAGES		8	/* pages one instruction may need lifted */

@@ -84,6 +84,7 @@ protected:
 			hv.caps.flags |= VTICE_CAP_MTF;
 		ASSERT_EQ(vt_hooks_init(&hv, shadow_pages, fake_translate), 0);
 		hooks_up = true;
+		cpu().invepts.clear();
 		exit.vcpu = &vcpu;
 		exit.regs = &regs;
 		guest_kernel_mode();
@@ -92,17 +93,27 @@ protected:
 
 	uint64_t gpa_of(uint64_t gva) { return kRamGpa + (gva - kKernelBase); }
 
-	uint64_t leaf(uint64_t gpa)
+	// Walk the EPT as the CPU does (SDM 29.3.2): 9 index bits per level from
+	// bit 39 down, bit 7 marks a 1 GiB / 2 MiB leaf. Not-present leaves too.
+	uint64_t leaf(uint64_t gpa, int *level_out = nullptr)
 	{
-		int level = 0;
-		u64 *e = vt_ept_leaf(&hv.ept, gpa, &level);
-		return e ? *e : ~0ull;
+		const u64 *table = hv.ept.pml4;
+		for (int level = 4; level >= 1; level--) {
+			uint64_t e = table[(gpa >> (12 + 9 * (level - 1))) & 511];
+			if (level == 1 || (level <= 3 && (e & (1u << 7)))) {
+				if (level_out)
+					*level_out = level;
+				return e;
+			}
+			table = reinterpret_cast<const u64 *>(e & kEptAddr);
+		}
+		return ~0ull;
 	}
 
 	int leaf_level(uint64_t gpa)
 	{
 		int level = 0;
-		vt_ept_leaf(&hv.ept, gpa, &level);
+		leaf(gpa, &level);
 		return level;
 	}
 
