@@ -150,32 +150,56 @@ VT_DEFINE_WRITE_REG(vt_write_cr4, "mov %0, %%cr4")
 VT_DEFINE_WRITE_REG(vt_write_cr8, "mov %0, %%cr8")
 VT_DEFINE_WRITE_REG(vt_write_dr7, "mov %0, %%dr7")
 
+VT_DEFINE_READ_REG(vt_read_dr0, "mov %%db0, %0")
+VT_DEFINE_READ_REG(vt_read_dr1, "mov %%db1, %0")
+VT_DEFINE_READ_REG(vt_read_dr2, "mov %%db2, %0")
+VT_DEFINE_READ_REG(vt_read_dr3, "mov %%db3, %0")
+VT_DEFINE_READ_REG(vt_read_dr6, "mov %%db6, %0")
+VT_DEFINE_WRITE_REG(vt_write_dr0, "mov %0, %%db0")
+VT_DEFINE_WRITE_REG(vt_write_dr1, "mov %0, %%db1")
+VT_DEFINE_WRITE_REG(vt_write_dr2, "mov %0, %%db2")
+VT_DEFINE_WRITE_REG(vt_write_dr3, "mov %0, %%db3")
+VT_DEFINE_WRITE_REG(vt_write_dr6, "mov %0, %%db6")
+
 /*
  * DR0-DR3 and DR6 by number (n = 0..3, 6). VMX transitions switch none of
  * them (only DR7, through the VMCS), SDM Vol. 3C 27.3.1, 28.5.1.
  */
 static inline u64 vt_read_dr(u32 n)
 {
-	u64 v = 0;
-
 	switch (n) {
-	case 0: asm volatile("mov %%db0, %0" : "=r"(v)); break;
-	case 1: asm volatile("mov %%db1, %0" : "=r"(v)); break;
-	case 2: asm volatile("mov %%db2, %0" : "=r"(v)); break;
-	case 3: asm volatile("mov %%db3, %0" : "=r"(v)); break;
-	case 6: asm volatile("mov %%db6, %0" : "=r"(v)); break;
+	case 0:
+		return vt_read_dr0();
+	case 1:
+		return vt_read_dr1();
+	case 2:
+		return vt_read_dr2();
+	case 3:
+		return vt_read_dr3();
+	case 6:
+		return vt_read_dr6();
 	}
-	return v;
+	return 0;
 }
 
 static inline void vt_write_dr(u32 n, u64 v)
 {
 	switch (n) {
-	case 0: asm volatile("mov %0, %%db0" :: "r"(v)); break;
-	case 1: asm volatile("mov %0, %%db1" :: "r"(v)); break;
-	case 2: asm volatile("mov %0, %%db2" :: "r"(v)); break;
-	case 3: asm volatile("mov %0, %%db3" :: "r"(v)); break;
-	case 6: asm volatile("mov %0, %%db6" :: "r"(v)); break;
+	case 0:
+		vt_write_dr0(v);
+		break;
+	case 1:
+		vt_write_dr1(v);
+		break;
+	case 2:
+		vt_write_dr2(v);
+		break;
+	case 3:
+		vt_write_dr3(v);
+		break;
+	case 6:
+		vt_write_dr6(v);
+		break;
 	}
 }
 
