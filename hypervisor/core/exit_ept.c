@@ -14,14 +14,38 @@
 /* SDM 3C 28.2.3: an exit during IRET that unblocked NMIs must re-block them. */
 #define EPT_VIOLATION_NMI_UNBLOCK	VT_BIT(12)
 
+/*
+ * A violation met while delivering an event (an interrupt frame or IDT read
+ * on a hooked page) leaves that event in the IDT-vectoring fields: it is
+ * lost unless this VM entry injects it again (SDM 3C 28.2.4).
+ */
+static void vt_redeliver_vectored(struct vt_exit *exit, u32 idt)
+{
+	u32 type = idt & INTR_INFO_INTR_TYPE_MASK;
+
+	if (idt & INTR_INFO_DELIVER_CODE_MASK)
+		vt_vmwrite(VM_ENTRY_EXCEPTION_ERROR_CODE,
+			   vt_vmread_or0(IDT_VECTORING_ERROR_CODE));
+	if (type == INTR_TYPE_SOFT_INTR || type == INTR_TYPE_PRIV_SW_EXCEPTION ||
+	    type == INTR_TYPE_SOFT_EXCEPTION)
+		vt_vmwrite(VM_ENTRY_INSTRUCTION_LEN, vt_vmread_or0(VM_EXIT_INSTRUCTION_LEN));
+	vt_vmwrite(VM_ENTRY_INTR_INFO_FIELD,
+		   idt & (INTR_INFO_VECTOR_MASK | INTR_INFO_INTR_TYPE_MASK |
+			  INTR_INFO_DELIVER_CODE_MASK | INTR_INFO_VALID_MASK));
+	exit->injected = true;
+}
+
 enum vt_exit_action vt_handle_ept_violation(struct vt_exit *exit)
 {
 	const struct vt_callbacks *cb = exit->vcpu->hv->cb;
 	u64 gpa = vt_vmread_or0(GUEST_PHYSICAL_ADDRESS);
+	u32 idt;
 
 	if (cb && cb->ept_violation && cb->ept_violation(exit->vcpu, exit, gpa, exit->qual)) {
-		if ((exit->qual & EPT_VIOLATION_NMI_UNBLOCK) &&
-		    !(vt_vmread_or0(IDT_VECTORING_INFO_FIELD) & INTR_INFO_VALID_MASK))
+		idt = (u32)vt_vmread_or0(IDT_VECTORING_INFO_FIELD);
+		if ((idt & INTR_INFO_VALID_MASK) && !exit->injected)
+			vt_redeliver_vectored(exit, idt);
+		else if ((exit->qual & EPT_VIOLATION_NMI_UNBLOCK) && !(idt & INTR_INFO_VALID_MASK))
 			vt_vmwrite(GUEST_INTERRUPTIBILITY_INFO,
 				   vt_vmread_or0(GUEST_INTERRUPTIBILITY_INFO) |
 				   GUEST_INTR_STATE_NMI);

@@ -48,16 +48,26 @@ static void vt_step_hold_interrupts(void)
 	vt_vmwrite(GUEST_INTERRUPTIBILITY_INFO, intr | GUEST_INTR_STATE_STI);
 }
 
+/*
+ * Another CPU that touched a lifted page meanwhile may keep the permissive
+ * translation cached (INVEPT is per CPU, SDM 3C 29.4.3) and miss hits: the
+ * generation tells it to flush at its next vt_hooks_on_resume().
+ */
 static void vt_step_restore(struct vt_step *s)
 {
+	bool watched = false;
 	u32 i;
 
 	for (i = 0; i < s->pages; i++) {
-		if (s->kind[i] == VT_STEP_WATCH)
+		if (s->kind[i] == VT_STEP_WATCH) {
 			vt_watch_reapply(s->gpa[i]);
-		else
+			watched = true;
+		} else {
 			vt_bp_rearm(s->gpa[i]);
+		}
 	}
+	if (watched)
+		vt_hooks_ept_changed();
 }
 
 enum vt_hook_result vt_step_begin(struct vt_vcpu *vcpu, struct vt_hooks_cpu *c)

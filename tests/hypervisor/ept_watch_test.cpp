@@ -291,4 +291,53 @@ TEST_F(Watch, RemovalWhileAnotherCpuStepsKeepsItsPageLifted)
 	expect_protected(gpa_of(var), kEptR | kEptX);
 }
 
+bool ept_violation_cb(vt_vcpu *v, vt_exit *e, u64 gpa, u64 qual)
+{
+	vt_dbg_stop s{};
+	return vt_hooks_on_ept_violation(v, e, gpa, qual, &s) != VT_HOOK_NOT_MINE;
+}
+
+TEST_F(Watch, AnEventInterruptedByTheViolationIsDeliveredAgain)
+{
+	start();
+	ASSERT_EQ(vt_watch_insert(VT_POINT_WRITE, var, 8, 0), 0);
+	vt_callbacks cb{};
+	cb.ept_violation = ept_violation_cb;
+	vt_hv_set_callbacks(&hv, &cb);
+	auto &c = cpu();
+	// A #PF whose frame push hit the watched page (SDM 3C 28.2.4): vector 14,
+	// hardware exception, with error code 2, valid.
+	const uint64_t pf = 14 | (3u << 8) | (1u << 11) | (1u << 31);
+	c.vmcs[IDT_VECTORING_INFO_FIELD] = pf;
+	c.vmcs[IDT_VECTORING_ERROR_CODE] = 2;
+	c.vmcs[GUEST_PHYSICAL_ADDRESS] = gpa_of(var);
+	c.vmcs[GUEST_LINEAR_ADDRESS] = var;
+	vt_guest_regs r{};
+	EXPECT_TRUE(vm_exit(EXIT_REASON_EPT_VIOLATION,
+			    kQualWrite | kQualWasR | kQualWasX | kQualGlaValid | kQualGlaTranslated, r));
+	EXPECT_EQ(entry_event(), pf);
+	EXPECT_EQ(c.vmcs[VM_ENTRY_EXCEPTION_ERROR_CODE], 2u);
+	EXPECT_TRUE(mtf_armed());
+	EXPECT_FALSE(c.vmcs[GUEST_INTERRUPTIBILITY_INFO] & GUEST_INTR_STATE_STI);
+	ASSERT_EQ(mtf(), VT_HOOK_STOP);
+	EXPECT_EQ(stop.data_addr, var);
+	vt_hv_set_callbacks(&hv, nullptr);
+}
+
+TEST_F(Watch, ALiftMakesOtherCpusFlushAtTheirNextSync)
+{
+	start();
+	ASSERT_EQ(vt_watch_insert(VT_POINT_WRITE, var, 8, 0), 0);
+	vt_hooks_on_resume(&vcpu);
+	vt_vcpu other{};
+	other.hv = &hv;
+	other.cpu = 1;
+	vt_hooks_on_resume(&other);
+	size_t before = invepts();
+	EXPECT_EQ(access(var + 0x200, kQualWrite), VT_HOOK_HANDLED);
+	EXPECT_EQ(mtf(), VT_HOOK_HANDLED);
+	vt_hooks_on_resume(&other);
+	EXPECT_EQ(invepts(), before + 2) << "the stepping CPU at MTF, CPU 1 at its sync";
+}
+
 }  // namespace
