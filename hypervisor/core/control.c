@@ -35,6 +35,23 @@ int vt_set_mtf(struct vt_vcpu *vcpu, bool on)
 }
 
 /*
+ * MOV-DR exiting (SDM 3C 25.1.3): every MOV to or from DR0-DR7 exits, so
+ * a debugger that owns the debug registers can show the guest its own.
+ */
+int vt_set_mov_dr_exiting(struct vt_vcpu *vcpu, bool on)
+{
+	u32 allowed1 = (u32)(vcpu->hv->caps.proc >> 32);
+	u64 proc;
+
+	if (on && !(allowed1 & CPU_BASED_MOV_DR_EXITING))
+		return -VT_EOPNOTSUPP;
+	if (vt_vmread(CPU_BASED_VM_EXEC_CONTROL, &proc) != VT_VMX_OK)
+		return -VT_EIO;
+	proc = on ? proc | CPU_BASED_MOV_DR_EXITING : proc & ~(u64)CPU_BASED_MOV_DR_EXITING;
+	return vt_vmwrite(CPU_BASED_VM_EXEC_CONTROL, proc) == VT_VMX_OK ? 0 : -VT_EIO;
+}
+
+/*
  * BTF/LBR for tracing: set in the DEBUGCTL that VM entry loads, invisible to
  * the guest, which keeps reading its own shadow value (exit_msr.c).
  */

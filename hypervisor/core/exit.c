@@ -168,6 +168,15 @@ static void vt_redeliver_vectored_event(struct vt_exit *exit)
 		vt_vmwrite(VM_ENTRY_INSTRUCTION_LEN, vt_vmread_or0(VM_EXIT_INSTRUCTION_LEN));
 	vt_vmwrite(VM_ENTRY_INTR_INFO_FIELD, info & ~(u64)INTR_INFO_UNBLOCK_NMI & 0xffffffffull);
 	exit->injected = true;
+	/*
+	 * A debugger's single step may have asked for blocking by STI to hold
+	 * interrupts off; VM entry refuses it with an external interrupt or
+	 * NMI being injected (SDM 3C 26.3.1.5). The event wins: the step then
+	 * ends on the handler's first instruction.
+	 */
+	if (type == INTR_TYPE_EXT_INTR || type == INTR_TYPE_NMI_INTR)
+		vt_vmwrite(GUEST_INTERRUPTIBILITY_INFO,
+			   vt_vmread_or0(GUEST_INTERRUPTIBILITY_INFO) & ~(u64)GUEST_INTR_STATE_STI);
 }
 
 static void vt_count_exit(struct vt_vcpu *vcpu, u32 basic)

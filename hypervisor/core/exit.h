@@ -60,6 +60,7 @@ enum vt_exit_action vt_handle_cpuid(struct vt_exit *exit);
 enum vt_exit_action vt_handle_rdmsr(struct vt_exit *exit);
 enum vt_exit_action vt_handle_wrmsr(struct vt_exit *exit);
 enum vt_exit_action vt_handle_cr_access(struct vt_exit *exit);
+enum vt_exit_action vt_handle_dr_access(struct vt_exit *exit);
 enum vt_exit_action vt_handle_xsetbv(struct vt_exit *exit);
 enum vt_exit_action vt_handle_invd(struct vt_exit *exit);
 enum vt_exit_action vt_handle_invpcid(struct vt_exit *exit);
@@ -75,7 +76,6 @@ enum vt_exit_action vt_handle_fatal(struct vt_exit *exit);
 enum vt_exit_action vt_handle_vmcall(struct vt_exit *exit);
 enum vt_exit_action vt_handle_io(struct vt_exit *exit);
 enum vt_exit_action vt_handle_preempt_timer(struct vt_exit *exit);
-enum vt_exit_action vt_handle_dr_access(struct vt_exit *exit);
 u16 vt_io_port(const struct vt_exit *exit);
 
 #ifdef __cplusplus

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Control-register family: MOV to/from CR0/CR3/CR4/CR8 (SDM Vol. 3C 25.1.3,
- * exit qualification Table 28-3), XSETBV, INVD and INVPCID.
+ * exit qualification Table 28-3), MOV DR, XSETBV, INVD and INVPCID.
  * Only CR4.VMXE is owned by the hypervisor (guest/host mask); the guest
  * reads it as 0 and an attempt to set it gets #GP, as on a CPU without VMX.
  */
@@ -72,6 +72,20 @@ enum vt_exit_action vt_handle_cr_access(struct vt_exit *exit)
 	return vt_handle_fatal(exit);
 }
 
+/*
+ * MOV DR exits only while a debugger owns the debug registers and set
+ * MOV-DR exiting (control.c); it emulates them against its shadows. Without
+ * one that takes the exit there is nothing sound to emulate against.
+ */
+enum vt_exit_action vt_handle_dr_access(struct vt_exit *exit)
+{
+	const struct vt_callbacks *cb = exit->vcpu->hv->cb;
+
+	if (cb && cb->dr_access && cb->dr_access(exit->vcpu, exit))
+		return VT_EXIT_RESUME;
+	return vt_handle_fatal(exit);
+}
+
 /* XCR0 rules of XSETBV (SDM Vol. 2D XSETBV, Vol. 1 13.3). */
 static bool vt_xcr0_valid(u64 value)
 {
@@ -129,18 +143,4 @@ enum vt_exit_action vt_handle_invpcid(struct vt_exit *exit)
 		return vt_complete(exit, true);
 	vt_flush_guest_tlb(exit->vcpu);
 	return vt_complete(exit, false);
-}
-
-/*
- * MOV DR exits only while a debugger owns the debug registers and set
- * "MOV-DR exiting" (SDM 3C 25.1.3); the debugger emulates the access
- * against the guest's own values. Without one the exit cannot happen.
- */
-enum vt_exit_action vt_handle_dr_access(struct vt_exit *exit)
-{
-	const struct vt_callbacks *cb = exit->vcpu->hv->cb;
-
-	if (cb && cb->dr_access && cb->dr_access(exit->vcpu, exit))
-		return VT_EXIT_RESUME;
-	return vt_handle_fatal(exit);
 }

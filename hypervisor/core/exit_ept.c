@@ -18,10 +18,12 @@ enum vt_exit_action vt_handle_ept_violation(struct vt_exit *exit)
 {
 	const struct vt_callbacks *cb = exit->vcpu->hv->cb;
 	u64 gpa = vt_vmread_or0(GUEST_PHYSICAL_ADDRESS);
+	u32 idt;
 
+	/* An event cut short is delivered again by vt_exit_handler (exit.c). */
 	if (cb && cb->ept_violation && cb->ept_violation(exit->vcpu, exit, gpa, exit->qual)) {
-		if ((exit->qual & EPT_VIOLATION_NMI_UNBLOCK) &&
-		    !(vt_vmread_or0(IDT_VECTORING_INFO_FIELD) & INTR_INFO_VALID_MASK))
+		idt = (u32)vt_vmread_or0(IDT_VECTORING_INFO_FIELD);
+		if ((exit->qual & EPT_VIOLATION_NMI_UNBLOCK) && !(idt & INTR_INFO_VALID_MASK))
 			vt_vmwrite(GUEST_INTERRUPTIBILITY_INFO,
 				   vt_vmread_or0(GUEST_INTERRUPTIBILITY_INFO) |
 				   GUEST_INTR_STATE_NMI);

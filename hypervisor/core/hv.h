@@ -164,6 +164,7 @@ u64 vt_vcpu_vmcall(struct vt_vcpu *vcpu, u64 func, u64 arg, u64 *out);
 /* control.c: for debugger callbacks, in VMX root on the current vCPU */
 int vt_set_exception_intercept(u32 vector, bool on);
 int vt_set_mtf(struct vt_vcpu *vcpu, bool on);
+int vt_set_mov_dr_exiting(struct vt_vcpu *vcpu, bool on);
 int vt_set_debugctl_owned(struct vt_vcpu *vcpu, u64 bits);
 
 /* vmcs.c */

@@ -62,6 +62,8 @@ void vt_write_cr4(u64 v);
 void vt_write_cr8(u64 v);
 u64 vt_read_dr7(void);
 void vt_write_dr7(u64 v);
+u64 vt_read_dr(u32 n);
+void vt_write_dr(u32 n, u64 v);
 u64 vt_read_rflags(void);
 void vt_sgdt(struct vt_desc_ptr *p);
 void vt_sidt(struct vt_desc_ptr *p);
@@ -151,6 +153,59 @@ VT_DEFINE_WRITE_REG(vt_write_cr3, "mov %0, %%cr3")
 VT_DEFINE_WRITE_REG(vt_write_cr4, "mov %0, %%cr4")
 VT_DEFINE_WRITE_REG(vt_write_cr8, "mov %0, %%cr8")
 VT_DEFINE_WRITE_REG(vt_write_dr7, "mov %0, %%dr7")
+
+VT_DEFINE_READ_REG(vt_read_dr0, "mov %%db0, %0")
+VT_DEFINE_READ_REG(vt_read_dr1, "mov %%db1, %0")
+VT_DEFINE_READ_REG(vt_read_dr2, "mov %%db2, %0")
+VT_DEFINE_READ_REG(vt_read_dr3, "mov %%db3, %0")
+VT_DEFINE_READ_REG(vt_read_dr6, "mov %%db6, %0")
+VT_DEFINE_WRITE_REG(vt_write_dr0, "mov %0, %%db0")
+VT_DEFINE_WRITE_REG(vt_write_dr1, "mov %0, %%db1")
+VT_DEFINE_WRITE_REG(vt_write_dr2, "mov %0, %%db2")
+VT_DEFINE_WRITE_REG(vt_write_dr3, "mov %0, %%db3")
+VT_DEFINE_WRITE_REG(vt_write_dr6, "mov %0, %%db6")
+
+/*
+ * DR0-DR3 and DR6 by number (n = 0..3, 6). VMX transitions switch none of
+ * them (only DR7, through the VMCS), SDM Vol. 3C 27.3.1, 28.5.1.
+ */
+static inline u64 vt_read_dr(u32 n)
+{
+	switch (n) {
+	case 0:
+		return vt_read_dr0();
+	case 1:
+		return vt_read_dr1();
+	case 2:
+		return vt_read_dr2();
+	case 3:
+		return vt_read_dr3();
+	case 6:
+		return vt_read_dr6();
+	}
+	return 0;
+}
+
+static inline void vt_write_dr(u32 n, u64 v)
+{
+	switch (n) {
+	case 0:
+		vt_write_dr0(v);
+		break;
+	case 1:
+		vt_write_dr1(v);
+		break;
+	case 2:
+		vt_write_dr2(v);
+		break;
+	case 3:
+		vt_write_dr3(v);
+		break;
+	case 6:
+		vt_write_dr6(v);
+		break;
+	}
+}
 
 static inline void vt_sgdt(struct vt_desc_ptr *p)
 {

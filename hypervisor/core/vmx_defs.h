@@ -69,6 +69,7 @@
 #define X86_CR0_NE		VT_BIT(5)
 #define X86_CR0_PG		VT_BIT(31)
 #define X86_CR3_PCID_NOFLUSH	VT_BIT(63)
+#define X86_CR4_DE		VT_BIT(3)
 #define X86_CR4_PGE		VT_BIT(7)
 #define X86_CR4_LA57		VT_BIT(12)
 #define X86_CR4_VMXE		VT_BIT(13)
@@ -82,6 +83,27 @@
 #define X86_EFLAGS_IF		VT_BIT(9)
 #define X86_EFLAGS_RF		VT_BIT(16)
 #define DR7_FIXED_1		0x400ull
+
+/* Debug registers, SDM Vol. 3B 18.2 */
+#define DR_TRAP_BITS		0xfull		/* DR6.B0-B3 */
+#define DR6_BLD			VT_BIT(11)
+#define DR6_BD			VT_BIT(13)
+#define DR6_BS			VT_BIT(14)
+#define DR6_BT			VT_BIT(15)
+#define DR6_RTM			VT_BIT(16)	/* active low: 0 = #DB inside RTM */
+#define DR6_FIXED_1		0xfffe07f0ull	/* bits 4-10, 17-31 read as 1 */
+#define DR6_VOLATILE		(DR_TRAP_BITS | DR6_BLD | DR6_BD | DR6_BS | DR6_BT | DR6_RTM)
+#define DR6_INIT		0xffff0ff0ull	/* value at reset */
+#define DR7_LE			VT_BIT(8)
+#define DR7_GE			VT_BIT(9)
+#define DR7_RTM			VT_BIT(11)
+#define DR7_GD			VT_BIT(13)
+#define DR7_MBZ			(VT_BIT(12) | VT_BIT(14) | VT_BIT(15))
+#define DR7_EN_SHIFT(n)		(2 * (n))		/* L<n>, G<n> */
+#define DR7_EN_MASK(n)		(3ull << DR7_EN_SHIFT(n))
+#define DR7_G(n)		VT_BIT(2 * (n) + 1)
+#define DR7_CTL_SHIFT(n)	(16 + 4 * (n))		/* R/W<n>, LEN<n> */
+#define DR7_CTL_MASK(n)		(0xfull << DR7_CTL_SHIFT(n))
 #define X86_TRAP_DB		1
 #define X86_TRAP_NMI		2
 #define X86_TRAP_BP		3
@@ -369,7 +391,23 @@ enum vmx_exit_reason {
 #define EPT_VIOLATION_ACC_READ		VT_BIT(0)
 #define EPT_VIOLATION_ACC_WRITE		VT_BIT(1)
 #define EPT_VIOLATION_ACC_INSTR		VT_BIT(2)
+#define EPT_VIOLATION_READABLE		VT_BIT(3)	/* what the entry allowed */
+#define EPT_VIOLATION_WRITABLE		VT_BIT(4)
+#define EPT_VIOLATION_EXECUTABLE	VT_BIT(5)
 #define EPT_VIOLATION_GVA_IS_VALID	VT_BIT(7)
+#define EPT_VIOLATION_GVA_TRANSLATED	VT_BIT(8)	/* 0: a guest paging-structure access */
+
+/* MOV-DR exit qualification, SDM Vol. 3C 28.2.1 Table 28-4 */
+#define DEBUG_REG_ACCESS_NUM		0x7ull
+#define DEBUG_REG_ACCESS_TYPE		VT_BIT(4)	/* 1: MOV from DR */
+#define DEBUG_REG_ACCESS_REG_SHIFT	8
+#define DEBUG_REG_ACCESS_REG		0xf00ull
+
+/* Debug-exception exit qualification, SDM Vol. 3C 28.2.1 Table 28-1 */
+#define DEBUG_EXIT_QUAL_B0_3		0xfull
+#define DEBUG_EXIT_QUAL_BD		VT_BIT(13)
+#define DEBUG_EXIT_QUAL_BS		VT_BIT(14)
+#define DEBUG_EXIT_QUAL_RTM		VT_BIT(16)	/* 1: inside an RTM region */
 
 /* ---- Segment access rights as the VMCS holds them, SDM Vol. 3C 24.4.1 ---- */
 #define VMX_AR_TYPE_MASK		0x0fu
@@ -439,6 +477,8 @@ VT_STATIC_ASSERT(sizeof(struct vt_desc_ptr) == 10, "pseudo-descriptor is 10 byte
 #define VMX_EPT_MT_EPTE_SHIFT		3
 #define VMX_EPT_IPAT_BIT		VT_BIT(6)
 #define VMX_EPT_LARGE_PAGE		VT_BIT(7)
+#define VMX_EPT_ACCESS_BIT		VT_BIT(8)
+#define VMX_EPT_DIRTY_BIT		VT_BIT(9)
 #define VMX_EPT_ADDR_MASK		0x000ffffffffff000ull
 
 union vt_ept_entry {

@@ -34,7 +34,14 @@ void vt_hooks_fini(void);
 /*
  * Every CPU calls this in VMX root right before it re-enters the guest
  * after a stop: it INVEPTs if the EPT changed and loads the debug
- * registers if the hardware breakpoints changed since its last call.
+ * registers if the hardware breakpoints changed since its last call, and
+ * turns the #BP intercept on or off (only the bit it set itself). It is
+ * cheap when nothing changed, so it may also be called at other exits
+ * (the preemption-timer poll): a watched page lifted for one instruction
+ * on one CPU moves the EPT generation, and a CPU that cached the lifted
+ * rights meanwhile flushes them there. A CPU virtualized while hooks
+ * exist must call it before its first VM entry (its VMCS has no #BP
+ * intercept and its debug registers are not loaded yet).
  */
 void vt_hooks_on_resume(struct vt_vcpu *vcpu);
 
@@ -44,7 +51,15 @@ enum vt_hook_result {
 	VT_HOOK_STOP,		/* a debugger event: *stop says which; stop the machine */
 };
 
-/* gpa/gva are the breakpoint's; the caller has translated through the CR3. */
+/*
+ * gpa/gva are the breakpoint's; the caller has translated through the CR3.
+ * Inserting what exists and removing what does not succeed (gdb asks Z/z
+ * to be idempotent). Errors: -VT_EOPNOTSUPP (no execute-only EPT for Z0,
+ * no MTF for Z2-Z4), -VT_EBUSY (a page cannot hold both a Z0 and a
+ * Z2-Z4), -VT_ENOMEM (shadow or EPT split pool exhausted), -VT_ENOSPC (all
+ * records or all four debug registers in use), -VT_EINVAL (bad type or
+ * range, or a watched page that does not translate).
+ */
 int vt_bp_insert(u64 gva, u64 gpa);
 int vt_bp_remove(u64 gva);
 int vt_watch_insert(enum vt_dbg_point type, u64 gva, u64 len, u32 cpu);
@@ -59,12 +74,42 @@ enum vt_hook_result vt_hooks_on_ept_violation(struct vt_vcpu *vcpu, struct vt_ex
 					      u64 gpa, u64 qual, struct vt_dbg_stop *stop);
 enum vt_hook_result vt_hooks_on_breakpoint(struct vt_vcpu *vcpu, struct vt_exit *exit,
 					   struct vt_dbg_stop *stop);
+/*
+ * #DB exit; dr6_bits is its exit qualification (B0-B3, BD, BS, RTM). STOP
+ * (HWBREAK, RFLAGS.RF set so the instruction can resume) for a Z1 slot;
+ * otherwise NOT_MINE, with the event written into the guest's DR6 (its
+ * shadow or the register), since a #DB that exits does not update DR6.
+ */
 enum vt_hook_result vt_hooks_on_debug(struct vt_vcpu *vcpu, struct vt_exit *exit,
 				      u64 dr6_bits, struct vt_dbg_stop *stop);
+/*
+ * An access to a watched page (or an instruction that both runs from and
+ * reads a split page) is completed by one MTF step. This returns NOT_MINE
+ * when this CPU has no such step pending. When it had one, it clears the
+ * MTF control itself and returns HANDLED (nothing watched was touched) or
+ * STOP; if the stepper had asked for a step of that same instruction, the
+ * step is also complete then, and it should report it when it gets HANDLED.
+ */
 enum vt_hook_result vt_hooks_on_mtf(struct vt_vcpu *vcpu, struct vt_exit *exit,
 				    struct vt_dbg_stop *stop);
 /* MOV DR exit: emulate against the guest's shadow DRs. */
 enum vt_hook_result vt_hooks_on_dr_access(struct vt_vcpu *vcpu, struct vt_exit *exit);
+
+/* Counters and table use, for `monitor` (added by the hooks, not the seam). */
+struct vt_hooks_stats {
+	u64 bp_hits;		/* int3 exits that were ours */
+	u64 stale_int3;		/* int3 from a view already gone: retried */
+	u64 exec_flips;		/* data view -> execute view (shadow resynced) */
+	u64 data_flips;		/* execute view -> data view */
+	u64 stale_invepts;	/* violation the entry already allowed */
+	u64 split_steps;	/* fetch+read of one split page, stepped */
+	u64 watch_steps;	/* accesses to watched pages completed under MTF */
+	u64 watch_hits;
+	u64 hw_hits;
+	u64 dr_emulated;	/* MOV DR exits */
+	u32 bps, bp_pages, watches, watch_pages, hw_bps;
+};
+void vt_hooks_get_stats(struct vt_hooks_stats *out);
 
 #ifdef __cplusplus
 }

@@ -18,6 +18,12 @@ thread_local Cpu g_cpu;
 std::map<void *, uint32_t> g_allocs;
 int g_alloc_countdown = -1;
 std::vector<std::string> g_log;
+struct GuestRam {
+	uint64_t gpa;
+	uint8_t *buf;
+	size_t len;
+};
+std::vector<GuestRam> g_guest_ram;
 alignas(4096) uint64_t g_kernel_pml4[512];
 alignas(16) uint64_t g_gdt[16];
 std::atomic<uint64_t> g_tsc;
@@ -82,6 +88,7 @@ void reset()
 	g_allocs.clear();
 	g_alloc_countdown = -1;
 	g_log.clear();
+	g_guest_ram.clear();
 	g_cpu = Cpu{};
 	std::memset(g_kernel_pml4, 0, sizeof(g_kernel_pml4));
 	// Linux leaves slots 256-271 empty: the guard hole reserved for hypervisors.
@@ -94,6 +101,10 @@ void reset()
 size_t live_allocations() { return g_allocs.size(); }
 void fail_allocation_after(int n) { g_alloc_countdown = n; }
 std::vector<std::string> &log_lines() { return g_log; }
+void map_guest_ram(uint64_t gpa, void *buf, size_t len)
+{
+	g_guest_ram.push_back({gpa, static_cast<uint8_t *>(buf), len});
+}
 
 void seed_linux_descriptors()
 {
@@ -267,6 +278,18 @@ void vt_write_cr4(u64 v)
 void vt_write_cr8(u64 v) { g_cpu.cr8 = v; }
 u64 vt_read_dr7(void) { return g_cpu.dr7; }
 void vt_write_dr7(u64 v) { g_cpu.dr7 = v; }
+u64 vt_read_dr(u32 n)
+{
+	return n < 4 ? g_cpu.dr[n] : n == 6 ? g_cpu.dr6 : 0;
+}
+void vt_write_dr(u32 n, u64 v)
+{
+	if (n < 4)
+		g_cpu.dr[n] = v;
+	else if (n == 6)
+		g_cpu.dr6 = v;
+	g_cpu.trace.push_back("write_dr" + std::to_string(n));
+}
 u64 vt_read_rflags(void) { return g_cpu.rflags; }
 void vt_sgdt(struct vt_desc_ptr *p) { *p = g_cpu.gdt; }
 void vt_sidt(struct vt_desc_ptr *p) { *p = g_cpu.idt; }
@@ -354,9 +377,10 @@ int vt_vmwrite(u64 field, u64 value)
 	return VT_VMX_OK;
 }
 
-int vt_invept(u64, u64)
+int vt_invept(u64 type, u64 eptp)
 {
 	g_cpu.trace.push_back("invept");
+	g_cpu.invepts.push_back({type, eptp});
 	return g_cpu.failing("invept") ? fail_valid(28) : VT_VMX_OK;
 }
 
@@ -452,7 +476,13 @@ void vt_os_send_nmi(u32 cpu)
 
 u64 vt_os_tsc_khz(void) { return vtice::fake::tsc_khz(); }
 u64 vt_os_virt_to_phys(const void *p) { return reinterpret_cast<u64>(p); }
-void *vt_os_phys_to_virt(u64 pa) { return reinterpret_cast<void *>(pa); }
+void *vt_os_phys_to_virt(u64 pa)
+{
+	for (const auto &r : vtice::fake::g_guest_ram)
+		if (pa >= r.gpa && pa - r.gpa < r.len)
+			return r.buf + (pa - r.gpa);
+	return reinterpret_cast<void *>(pa);
+}
 u64 vt_os_random_u64(void) { return g_cpu.random; }
 void vt_os_reload_tr(void) { g_cpu.reload_tr_calls++; }
 

@@ -33,6 +33,8 @@ struct Cpu {
 	std::vector<std::string> trace;		// privileged instructions executed, in order
 	std::vector<uint64_t> cr4_writes;
 	uint64_t cr0 = 0x80050033, cr2 = 0, cr3 = 0, cr4 = 0x3506f0, cr8 = 0, dr7 = 0x400;
+	uint64_t dr[4] = {0, 0, 0, 0}, dr6 = 0xffff0ff0;	// not switched by VMX
+	std::vector<std::pair<uint64_t, uint64_t>> invepts;	// (type, eptp) in order
 	uint64_t rflags = 0x2;
 	uint64_t xcr0 = 0x7;
 	vt_desc_ptr gdt{}, idt{};
@@ -62,6 +64,9 @@ uint64_t &tsc_khz();
 size_t live_allocations();
 void fail_allocation_after(int n);	// the n+1-th allocation from now fails; -1: never
 std::vector<std::string> &log_lines();
+// Guest RAM for code that reads guest frames through vt_os_phys_to_virt():
+// [gpa, gpa + len) resolves into buf (elsewhere virt == phys). reset() clears.
+void map_guest_ram(uint64_t gpa, void *buf, size_t len);
 
 // Seed a CPU with VMX and the given capability MSRs (TRUE or not per basic[55]).
 struct VmxProfile {

@@ -12,6 +12,7 @@
 
 extern "C" {
 #include "../../hypervisor/debug/stop.h"
+#include <vtice/ioctl.h>
 }
 
 using namespace vtice::fake;
@@ -96,7 +97,7 @@ TEST_F(Stop, EveryCpuParksAndTheDebuggerSeesEachOnesRegisters)
 		served = true;
 		EXPECT_EQ(master, 0u);
 		EXPECT_EQ(w->reason, VT_STOP_SWBREAK);
-		vt_stop_cpu *c0 = vt_stop_cpu(0), *c1 = vt_stop_cpu(1);
+		struct vt_stop_cpu *c0 = vt_stop_cpu(0), *c1 = vt_stop_cpu(1);
 		ASSERT_TRUE(c0 && c1) << "both CPUs parked";
 		EXPECT_EQ(c0->regs.rip, 0xffffffff81000000ull);
 		EXPECT_EQ(c0->regs.gpr[VT_DBG_RBX], 0x2222u);
@@ -228,7 +229,7 @@ TEST_F(Stop, StayKeepsACpuParkedAcrossResumes)
 		}
 		EXPECT_EQ(master, 1u);
 		EXPECT_EQ(w->reason, VT_STOP_STEP);
-		vt_stop_cpu *c0 = vt_stop_cpu(0);
+		struct vt_stop_cpu *c0 = vt_stop_cpu(0);
 		ASSERT_NE(c0, nullptr) << "CPU 0 stayed parked";
 		EXPECT_EQ(c0->regs.rip, 0x1000u);
 		enum vt_dbg_run run[kCpus] = {VT_RUN_CONTINUE, VT_RUN_CONTINUE};

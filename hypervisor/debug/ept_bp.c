@@ -1,0 +1,418 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Z0: hidden software breakpoints as an EPT split view (SDM Vol. 3C 29.3).
+ *
+ * A page with breakpoints has two views, one at a time in its 4 KiB leaf:
+ *  - execute view: the leaf maps a shadow copy that holds 0xCC at each
+ *    breakpoint, X=1 R=0 W=0 (execute-only: IA32_VMX_EPT_VPID_CAP[0]);
+ *  - data view: the leaf maps the original frame, R=1 W=1 X=0.
+ * A read or write in the execute view faults and flips to the data view, so
+ * the guest reads and changes the original bytes and never sees 0xCC. A
+ * fetch in the data view flips back after re-copying the original into the
+ * shadow and re-applying the 0xCC bytes, so the guest's own text writes
+ * (alternatives, static keys, ftrace) reach what it executes.
+ *
+ * Other CPUs may still hold the previous view in their TLBs: a stale
+ * execute view only runs the shadow (right), a stale data view only reads
+ * the original (right). A violation that the current entry already allows
+ * is one of those and is retried after a local INVEPT. A flip needs no
+ * INVEPT on the faulting CPU: the violation itself invalidated the
+ * mappings used to translate that address (SDM 3C 29.4.3.1).
+ */
+#include "hooks_priv.h"
+#include "../core/intrin.h"
+#include <vtice/ioctl.h>
+
+static u32 vt_split_pages_alloc, vt_bp_pages_alloc;
+
+int vt_bp_alloc(u32 shadow_pages)
+{
+	u32 i;
+
+	if (!shadow_pages)
+		return 0;
+	vt_hooks.split = vt_hooks_alloc(shadow_pages * sizeof(struct vt_split_page),
+					&vt_split_pages_alloc);
+	if (!vt_hooks.split)
+		return -VT_ENOMEM;
+	for (i = 0; i < shadow_pages; i++) {
+		struct vt_split_page *p = &vt_hooks.split[i];
+
+		p->shadow = vt_os_alloc_pages(1);
+		if (!p->shadow)
+			return -VT_ENOMEM;
+		p->shadow_pa = vt_os_virt_to_phys(p->shadow);
+		vt_hooks.nr_split++;
+	}
+	vt_hooks.nr_bp = shadow_pages * VT_BP_PER_SHADOW;
+	if (vt_hooks.nr_bp < VT_BP_MIN)
+		vt_hooks.nr_bp = VT_BP_MIN;
+	vt_hooks.bp = vt_hooks_alloc(vt_hooks.nr_bp * sizeof(struct vt_sw_bp),
+				     &vt_bp_pages_alloc);
+	if (!vt_hooks.bp) {
+		vt_hooks.nr_bp = 0;
+		return -VT_ENOMEM;
+	}
+	return 0;
+}
+
+void vt_bp_free(void)
+{
+	u32 i;
+
+	for (i = 0; i < vt_hooks.nr_split; i++)
+		vt_os_free_pages(vt_hooks.split[i].shadow, 1);
+	if (vt_hooks.split)
+		vt_os_free_pages(vt_hooks.split, vt_split_pages_alloc);
+	if (vt_hooks.bp)
+		vt_os_free_pages(vt_hooks.bp, vt_bp_pages_alloc);
+	vt_hooks.split = NULL;
+	vt_hooks.bp = NULL;
+	vt_hooks.nr_split = vt_hooks.nr_bp = 0;
+}
+
+struct vt_split_page *vt_bp_find_page(u64 gpa)
+{
+	u64 base = gpa & ~(VT_PAGE_SIZE - 1);
+	u32 i;
+
+	for (i = 0; i < vt_hooks.nr_split; i++)
+		if (vt_hooks.split[i].used && vt_hooks.split[i].gpa == base)
+			return &vt_hooks.split[i];
+	return NULL;
+}
+
+static struct vt_sw_bp *vt_bp_find(u64 gva)
+{
+	u32 i;
+
+	for (i = 0; i < vt_hooks.nr_bp; i++)
+		if (vt_hooks.bp[i].used && vt_hooks.bp[i].gva == gva)
+			return &vt_hooks.bp[i];
+	return NULL;
+}
+
+static const u8 *vt_bp_original(const struct vt_split_page *p)
+{
+	return vt_os_phys_to_virt(p->identity & VMX_EPT_ADDR_MASK);
+}
+
+/* The shadow = the original now, with 0xCC at every breakpoint. */
+static void vt_bp_sync_shadow(struct vt_split_page *p)
+{
+	u64 bits;
+	u32 w;
+
+	vt_memcpy(p->shadow, vt_bp_original(p), VT_PAGE_SIZE);
+	for (w = 0; w < VT_ARRAY_SIZE(p->offs); w++)
+		for (bits = p->offs[w]; bits; bits &= bits - 1)
+			p->shadow[w * 64 + __builtin_ctzll(bits)] = VT_INT3;
+}
+
+static void vt_bp_set_entry(struct vt_split_page *p, u64 entry, bool exec_view)
+{
+	p->exec_view = exec_view;
+	VT_STORE_RELEASE(*p->leaf, entry);
+}
+
+static void vt_bp_exec_view(struct vt_split_page *p)
+{
+	vt_bp_set_entry(p, p->shadow_pa | (p->identity & VT_EPT_KEEP_MASK) |
+			VMX_EPT_EXECUTABLE_MASK, true);
+}
+
+static void vt_bp_data_view(struct vt_split_page *p)
+{
+	vt_bp_set_entry(p, (p->identity & ~VMX_EPT_RWX_MASK) | VMX_EPT_READABLE_MASK |
+			VMX_EPT_WRITABLE_MASK, false);
+}
+
+static struct vt_split_page *vt_bp_free_page(void)
+{
+	u32 i;
+
+	for (i = 0; i < vt_hooks.nr_split; i++)
+		if (!vt_hooks.split[i].used)
+			return &vt_hooks.split[i];
+	return NULL;
+}
+
+/* Put a page under a split view; its leaf is split down to 4 KiB first. */
+static int vt_bp_new_page(u64 base, struct vt_split_page **out)
+{
+	struct vt_ept *ept = &vt_hooks.hv->ept;
+	struct vt_split_page *p;
+	int level, ret;
+	u64 *leaf;
+
+	if (vt_watch_find_page(base))
+		return -VT_EBUSY;	/* one page, one kind of hook */
+	p = vt_bp_free_page();
+	if (!p)
+		return -VT_ENOMEM;	/* shadow pool exhausted */
+	ret = vt_ept_split_4k(ept, base);
+	if (ret)
+		return ret;
+	leaf = vt_ept_leaf(ept, base, &level);
+	if (!leaf || level != VT_EPT_LEVEL_PTE)
+		return -VT_EINVAL;
+	/* Uncacheable: MMIO, not text. Never copy device memory into a shadow. */
+	if (((*leaf >> VMX_EPT_MT_EPTE_SHIFT) & 7) == MTRR_TYPE_UNCACHABLE)
+		return -VT_EINVAL;
+	vt_memset(p->offs, 0, sizeof(p->offs));
+	p->used = true;
+	p->gpa = base;
+	p->leaf = leaf;
+	p->identity = *leaf;
+	p->bps = 0;
+	*out = p;
+	return 0;
+}
+
+static struct vt_sw_bp *vt_bp_free_record(void)
+{
+	u32 i;
+
+	for (i = 0; i < vt_hooks.nr_bp; i++)
+		if (!vt_hooks.bp[i].used)
+			return &vt_hooks.bp[i];
+	return NULL;
+}
+
+static int vt_bp_insert_locked(u64 gva, u64 gpa)
+{
+	u64 base = gpa & ~(VT_PAGE_SIZE - 1);
+	u32 off = gpa & (VT_PAGE_SIZE - 1);
+	struct vt_split_page *p;
+	struct vt_sw_bp *b;
+	int ret;
+
+	/* gdb: Z/z should be idempotent (a packet may arrive twice). */
+	if (vt_bp_find(gva))
+		return 0;
+	b = vt_bp_free_record();
+	if (!b)
+		return -VT_ENOSPC;
+	p = vt_bp_find_page(base);
+	if (!p) {
+		ret = vt_bp_new_page(base, &p);
+		if (ret)
+			return ret;
+	}
+	b->used = true;
+	b->gva = gva;
+	b->gpa = gpa;
+	p->bps++;
+	vt_hooks.bps_used++;
+	p->offs[off / 64] |= VT_BIT(off % 64);
+	vt_bp_sync_shadow(p);
+	vt_bp_exec_view(p);
+	vt_hooks_ept_changed();
+	return 0;
+}
+
+int vt_bp_insert(u64 gva, u64 gpa)
+{
+	int ret;
+
+	if (!(vt_hooks.hv->caps.flags & VTICE_CAP_EPT_EXEC_ONLY))
+		return -VT_EOPNOTSUPP;	/* X=1 R=0 would be a misconfiguration */
+	vt_hooks_lock();
+	ret = vt_bp_insert_locked(gva, gpa);
+	vt_hooks_unlock();
+	return ret;
+}
+
+static bool vt_bp_gpa_shared(const struct vt_sw_bp *self)
+{
+	u32 i;
+
+	for (i = 0; i < vt_hooks.nr_bp; i++)
+		if (vt_hooks.bp[i].used && &vt_hooks.bp[i] != self &&
+		    vt_hooks.bp[i].gpa == self->gpa)
+			return true;
+	return false;
+}
+
+static void vt_bp_remove_locked(struct vt_sw_bp *b)
+{
+	struct vt_split_page *p = vt_bp_find_page(b->gpa);
+	u32 off = b->gpa & (VT_PAGE_SIZE - 1);
+
+	if (!vt_bp_gpa_shared(b) && p) {
+		p->offs[off / 64] &= ~VT_BIT(off % 64);
+		p->shadow[off] = vt_bp_original(p)[off];
+	}
+	b->used = false;
+	vt_hooks.bps_used--;
+	if (p && --p->bps == 0) {
+		VT_STORE_RELEASE(*p->leaf, p->identity);
+		p->used = false;
+	}
+	vt_hooks_ept_changed();
+}
+
+int vt_bp_remove(u64 gva)
+{
+	struct vt_sw_bp *b;
+
+	vt_hooks_lock();
+	b = vt_bp_find(gva);
+	if (b)
+		vt_bp_remove_locked(b);
+	vt_hooks_unlock();
+	return 0;
+}
+
+void vt_bp_clear_all(void)
+{
+	u32 i;
+
+	for (i = 0; i < vt_hooks.nr_split; i++) {
+		struct vt_split_page *p = &vt_hooks.split[i];
+
+		if (!p->used)
+			continue;
+		VT_STORE_RELEASE(*p->leaf, p->identity);
+		p->used = false;
+	}
+	for (i = 0; i < vt_hooks.nr_bp; i++)
+		vt_hooks.bp[i].used = false;
+	vt_hooks.bps_used = 0;
+}
+
+void vt_hooks_text_written(u64 gpa, u32 len)
+{
+	u64 page;
+
+	if (!len)
+		return;
+	vt_hooks_lock();
+	for (page = gpa & ~(VT_PAGE_SIZE - 1); page < gpa + len; page += VT_PAGE_SIZE) {
+		struct vt_split_page *p = vt_bp_find_page(page);
+
+		if (p)
+			vt_bp_sync_shadow(p);
+	}
+	vt_hooks_unlock();
+}
+
+/* After a fetch+read instruction was stepped on the original: execute view again. */
+void vt_bp_rearm(u64 gpa)
+{
+	struct vt_split_page *p = vt_bp_find_page(gpa);
+
+	if (!p || vt_hooks_lifted_elsewhere(p->gpa, NULL))
+		return;
+	vt_bp_sync_shadow(p);
+	vt_bp_exec_view(p);
+}
+
+static bool vt_bp_entry_allows(u64 entry, u64 qual)
+{
+	if ((qual & EPT_VIOLATION_ACC_INSTR) && !(entry & VMX_EPT_EXECUTABLE_MASK))
+		return false;
+	if ((qual & EPT_VIOLATION_ACC_READ) && !(entry & VMX_EPT_READABLE_MASK))
+		return false;
+	if ((qual & EPT_VIOLATION_ACC_WRITE) && !(entry & VMX_EPT_WRITABLE_MASK))
+		return false;
+	return true;
+}
+
+/*
+ * An instruction that is fetched from the page and reads or writes it too
+ * (RIP-relative data in the same page) would flip the views forever. It is
+ * recognised as a data violation by the very instruction that caused this
+ * CPU's last flip to the execute view, and is run once on the original
+ * frame with RWX under MTF (the breakpoint bytes are not executed then).
+ */
+static enum vt_hook_result vt_bp_step_original(struct vt_vcpu *vcpu, struct vt_hooks_cpu *c,
+					       struct vt_split_page *p)
+{
+	c->last_exec_valid = false;
+	vt_bp_set_entry(p, p->identity, false);
+	vt_hooks.stats.split_steps++;
+	if (vt_step_add(c, p->gpa, VT_STEP_SPLIT) &&
+	    vt_step_begin(vcpu, c) == VT_HOOK_HANDLED)
+		return VT_HOOK_HANDLED;
+	vt_warn("cpu %u: cannot step on split page 0x%llx: its breakpoints stay disarmed\n",
+		vcpu->cpu, p->gpa);
+	return VT_HOOK_HANDLED;
+}
+
+enum vt_hook_result vt_bp_on_violation(struct vt_vcpu *vcpu, struct vt_split_page *p,
+				       u64 qual)
+{
+	struct vt_hooks_cpu *c = vt_hooks_cpu(vcpu);
+	u64 rip;
+
+	if (!c)
+		return VT_HOOK_NOT_MINE;
+	if (vt_bp_entry_allows(VT_READ_ONCE(*p->leaf), qual)) {
+		vt_hooks.stats.stale_invepts++;
+		vt_hooks_invept_local();
+		return VT_HOOK_HANDLED;
+	}
+	rip = vt_vmread_or0(GUEST_RIP);
+	if (qual & EPT_VIOLATION_ACC_INSTR) {
+		vt_bp_sync_shadow(p);
+		vt_bp_exec_view(p);
+		vt_hooks.stats.exec_flips++;
+		c->last_exec_valid = true;
+		c->last_exec_gpa = p->gpa;
+		c->last_exec_rip = rip;
+		return VT_HOOK_HANDLED;
+	}
+	if (c->last_exec_valid && c->last_exec_gpa == p->gpa && c->last_exec_rip == rip)
+		return vt_bp_step_original(vcpu, c, p);
+	vt_bp_data_view(p);
+	vt_hooks.stats.data_flips++;
+	return VT_HOOK_HANDLED;
+}
+
+/*
+ * An int3 that is not one of ours but is not in the guest's memory either
+ * came from a view this CPU still caches although the breakpoint is gone
+ * (or from a text_poke the kernel just finished): retrying the instruction
+ * is what the kernel's own handler would have done.
+ */
+static bool vt_bp_int3_is_stale(struct vt_vcpu *vcpu, u64 rip)
+{
+	u64 gpa;
+	u64 *leaf;
+	int level;
+
+	if (!vt_hooks.translate || vt_hooks.translate(vcpu->cpu, rip, &gpa))
+		return false;
+	leaf = vt_ept_leaf(&vt_hooks.hv->ept, gpa, &level);
+	if (!leaf || ((*leaf >> VMX_EPT_MT_EPTE_SHIFT) & 7) == MTRR_TYPE_UNCACHABLE)
+		return false;
+	return *(const u8 *)vt_os_phys_to_virt(gpa) != VT_INT3;
+}
+
+enum vt_hook_result vt_hooks_on_breakpoint(struct vt_vcpu *vcpu, struct vt_exit *exit,
+					   struct vt_dbg_stop *stop)
+{
+	/* INT3 is a software exception: GUEST_RIP is the INT3 itself (SDM 3C 27.1). */
+	u64 rip = vt_vmread_or0(GUEST_RIP);
+	bool ours;
+
+	(void)exit;
+	vt_hooks_lock();
+	ours = vt_bp_find(rip) != NULL;
+	if (ours)
+		vt_hooks.stats.bp_hits++;
+	vt_hooks_unlock();
+	if (ours) {
+		stop->cpu = vcpu->cpu;
+		stop->reason = VT_STOP_SWBREAK;
+		stop->data_addr = 0;
+		return VT_HOOK_STOP;
+	}
+	if (vt_bp_int3_is_stale(vcpu, rip)) {
+		vt_hooks.stats.stale_int3++;
+		vt_hooks_invept_local();
+		return VT_HOOK_HANDLED;
+	}
+	return VT_HOOK_NOT_MINE;
+}

@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Z2/Z3/Z4: watchpoints on any guest-linear range as EPT protections
+ * (SDM Vol. 3C 29.3.3). Each 4 KiB page a range covers loses W (Z2) or R
+ * and W (Z3, Z4; R=0 W=1 would be a misconfiguration, 29.3.3.1). Without
+ * execute-only support R=0 needs X=0 too; fetches from such a page are
+ * then completed like any other access.
+ *
+ * A violation on a watched page lifts the protection, completes that one
+ * instruction under MTF (step.c) and restores it; only then is the access
+ * judged, so a hit reports RIP after the instruction, as an x86 data
+ * breakpoint does. Accesses to the other bytes complete silently.
+ *
+ * Pages are kept per (guest-physical, guest-linear) pair: the EPT knows
+ * physical pages, the ranges are linear, and two linear pages may alias
+ * one frame. All records of one frame share its leaf.
+ */
+#include "hooks_priv.h"
+#include "../core/intrin.h"
+#include <vtice/ioctl.h>
+
+#define VT_PAGE_MASK	(~(VT_PAGE_SIZE - 1))
+
+struct vt_watch_page *vt_watch_find_page(u64 gpa)
+{
+	u64 base = gpa & VT_PAGE_MASK;
+	u32 i;
+
+	for (i = 0; i < VT_WATCH_PAGES_MAX; i++)
+		if (vt_hooks.wpage[i].used && vt_hooks.wpage[i].gpa == base)
+			return &vt_hooks.wpage[i];
+	return NULL;
+}
+
+static struct vt_watch_page *vt_watch_find_pair(u64 gpa, u64 gva)
+{
+	u32 i;
+
+	for (i = 0; i < VT_WATCH_PAGES_MAX; i++) {
+		struct vt_watch_page *wp = &vt_hooks.wpage[i];
+
+		if (wp->used && wp->gpa == gpa && wp->gva == gva)
+			return wp;
+	}
+	return NULL;
+}
+
+static bool vt_watch_covers(const struct vt_watch *w, u64 gva_page)
+{
+	return w->used && w->gva < gva_page + VT_PAGE_SIZE && gva_page < w->gva + w->len;
+}
+
+/* The rights the frame keeps: the union of what its ranges take away. */
+static u64 vt_watch_protection(u64 gpa, u64 identity)
+{
+	bool need_r = false, need_w = false;
+	u32 i, j;
+
+	for (i = 0; i < VT_WATCH_PAGES_MAX; i++) {
+		const struct vt_watch_page *wp = &vt_hooks.wpage[i];
+
+		if (!wp->used || wp->gpa != gpa)
+			continue;
+		for (j = 0; j < VT_WATCH_MAX; j++) {
+			const struct vt_watch *w = &vt_hooks.watch[j];
+
+			if (!vt_watch_covers(w, wp->gva))
+				continue;
+			if (w->type == VT_POINT_WRITE)
+				need_w = true;
+			else
+				need_r = true;
+		}
+	}
+	if (need_r) {
+		identity &= ~(VMX_EPT_READABLE_MASK | VMX_EPT_WRITABLE_MASK);
+		if (!(vt_hooks.hv->caps.flags & VTICE_CAP_EPT_EXEC_ONLY))
+			identity &= ~VMX_EPT_EXECUTABLE_MASK;
+	} else if (need_w) {
+		identity &= ~VMX_EPT_WRITABLE_MASK;
+	}
+	return identity;
+}
+
+/* Write the frame's leaf from the current ranges (lifted while a CPU steps). */
+void vt_watch_reapply(u64 gpa)
+{
+	struct vt_watch_page *first = vt_watch_find_page(gpa);
+	u64 prot;
+	u32 i;
+
+	if (!first)
+		return;
+	prot = vt_watch_protection(first->gpa, first->identity);
+	for (i = 0; i < VT_WATCH_PAGES_MAX; i++)
+		if (vt_hooks.wpage[i].used && vt_hooks.wpage[i].gpa == first->gpa)
+			vt_hooks.wpage[i].protected_entry = prot;
+	VT_STORE_RELEASE(*first->leaf, vt_hooks_lifted_elsewhere(first->gpa, NULL) ?
+			 first->identity : prot);
+}
+
+/* Drop pages no range covers any more; restore identity where no record is left. */
+static void vt_watch_gc(void)
+{
+	u32 i, j;
+
+	for (i = 0; i < VT_WATCH_PAGES_MAX; i++) {
+		struct vt_watch_page *wp = &vt_hooks.wpage[i];
+		bool covered = false;
+
+		if (!wp->used)
+			continue;
+		for (j = 0; j < VT_WATCH_MAX && !covered; j++)
+			covered = vt_watch_covers(&vt_hooks.watch[j], wp->gva);
+		if (covered)
+			continue;
+		wp->used = false;
+		if (!vt_watch_find_page(wp->gpa))
+			VT_STORE_RELEASE(*wp->leaf, wp->identity);
+	}
+	for (i = 0; i < VT_WATCH_PAGES_MAX; i++)
+		if (vt_hooks.wpage[i].used)
+			vt_watch_reapply(vt_hooks.wpage[i].gpa);
+}
+
+static int vt_watch_add_page(u64 gva_page, u64 gpa)
+{
+	struct vt_ept *ept = &vt_hooks.hv->ept;
+	struct vt_watch_page *wp = NULL, *same;
+	int level, ret;
+	u64 *leaf;
+	u32 i;
+
+	if (vt_bp_find_page(gpa))
+		return -VT_EBUSY;	/* a split view cannot also be protected */
+	if (vt_watch_find_pair(gpa, gva_page))
+		return 0;
+	for (i = 0; i < VT_WATCH_PAGES_MAX && !wp; i++)
+		if (!vt_hooks.wpage[i].used)
+			wp = &vt_hooks.wpage[i];
+	if (!wp)
+		return -VT_ENOSPC;
+	same = vt_watch_find_page(gpa);
+	if (same) {
+		/* Already protected, maybe RWX=0, which vt_ept_leaf() calls unmapped. */
+		leaf = same->leaf;
+	} else {
+		ret = vt_ept_split_4k(ept, gpa);
+		if (ret)
+			return ret;
+		leaf = vt_ept_leaf(ept, gpa, &level);
+		if (!leaf || level != VT_EPT_LEVEL_PTE)
+			return -VT_EINVAL;
+	}
+	wp->identity = same ? same->identity : *leaf;
+	wp->protected_entry = wp->identity;
+	wp->leaf = leaf;
+	wp->gpa = gpa;
+	wp->gva = gva_page;
+	wp->used = true;
+	return 0;
+}
+
+static struct vt_watch *vt_watch_find(enum vt_dbg_point type, u64 gva, u64 len)
+{
+	u32 i;
+
+	for (i = 0; i < VT_WATCH_MAX; i++) {
+		struct vt_watch *w = &vt_hooks.watch[i];
+
+		if (w->used && w->type == type && w->gva == gva && w->len == len)
+			return w;
+	}
+	return NULL;
+}
+
+static int vt_watch_insert_locked(enum vt_dbg_point type, u64 gva, u64 len, u32 cpu)
+{
+	struct vt_watch *w = NULL;
+	u64 page, gpa;
+	int ret = 0;
+	u32 i;
+
+	if (vt_watch_find(type, gva, len))
+		return 0;	/* gdb: Z packets are idempotent */
+	for (i = 0; i < VT_WATCH_MAX && !w; i++)
+		if (!vt_hooks.watch[i].used)
+			w = &vt_hooks.watch[i];
+	if (!w)
+		return -VT_ENOSPC;
+	w->type = type;
+	w->gva = gva;
+	w->len = len;
+	w->used = true;
+	for (page = gva & VT_PAGE_MASK; page < gva + len && !ret; page += VT_PAGE_SIZE) {
+		ret = vt_hooks.translate(cpu, page, &gpa) ? -VT_EINVAL : 0;
+		if (!ret)
+			ret = vt_watch_add_page(page, gpa & VT_PAGE_MASK);
+	}
+	if (ret)
+		w->used = false;
+	vt_watch_gc();
+	vt_hooks_ept_changed();
+	return ret;
+}
+
+int vt_watch_insert(enum vt_dbg_point type, u64 gva, u64 len, u32 cpu)
+{
+	int ret;
+
+	if (type != VT_POINT_WRITE && type != VT_POINT_READ && type != VT_POINT_ACCESS)
+		return -VT_EINVAL;
+	if (!len || gva + len < gva || !vt_hooks.translate)
+		return -VT_EINVAL;
+	/* The access is completed by a single step: no MTF, no watchpoints. */
+	if (!(vt_hooks.hv->caps.flags & VTICE_CAP_MTF))
+		return -VT_EOPNOTSUPP;
+	vt_hooks_lock();
+	ret = vt_watch_insert_locked(type, gva, len, cpu);
+	vt_hooks_unlock();
+	return ret;
+}
+
+int vt_watch_remove(enum vt_dbg_point type, u64 gva, u64 len)
+{
+	struct vt_watch *w;
+
+	vt_hooks_lock();
+	w = vt_watch_find(type, gva, len);
+	if (w) {
+		w->used = false;
+		vt_watch_gc();
+		vt_hooks_ept_changed();
+	}
+	vt_hooks_unlock();
+	return 0;
+}
+
+void vt_watch_clear_all(void)
+{
+	u32 i;
+
+	for (i = 0; i < VT_WATCH_MAX; i++)
+		vt_hooks.watch[i].used = false;
+	vt_watch_gc();
+}
+
+/* Does one linear access starting at la hit a range of this type? */
+static bool vt_watch_hit(enum vt_dbg_point type, u64 la, struct vt_dbg_stop *stop)
+{
+	static const enum vt_dbg_stop_reason reason[] = {
+		[VT_POINT_WRITE] = VT_STOP_WATCH,
+		[VT_POINT_READ] = VT_STOP_RWATCH,
+		[VT_POINT_ACCESS] = VT_STOP_AWATCH,
+	};
+	u32 i;
+
+	for (i = 0; i < VT_WATCH_MAX; i++) {
+		const struct vt_watch *w = &vt_hooks.watch[i];
+
+		if (!w->used || w->type != type)
+			continue;
+		if (la < w->gva ? w->gva - la > VT_WATCH_ACCESS_MAX - 1 : la - w->gva >= w->len)
+			continue;
+		stop->reason = reason[type];
+		stop->data_addr = la > w->gva ? la : w->gva;
+		return true;
+	}
+	return false;
+}
+
+static bool vt_watch_hit_any(const struct vt_access *a, u64 la, struct vt_dbg_stop *stop)
+{
+	if (a->write && (vt_watch_hit(VT_POINT_WRITE, la, stop) ||
+			 vt_watch_hit(VT_POINT_ACCESS, la, stop)))
+		return true;
+	return a->read && (vt_watch_hit(VT_POINT_READ, la, stop) ||
+			   vt_watch_hit(VT_POINT_ACCESS, la, stop));
+}
+
+/*
+ * Judge an access once its instruction completed. The linear address is
+ * the exit's when the CPU reported it (qualification bits 7 and 8);
+ * otherwise each linear page the frame was watched through is a candidate.
+ */
+bool vt_watch_match(const struct vt_access *a, struct vt_dbg_stop *stop)
+{
+	u64 off = a->gpa & (VT_PAGE_SIZE - 1);
+	u32 i;
+
+	if (a->paging)
+		return false;	/* the CPU walking guest page tables, not the program */
+	if (a->gla_valid)
+		return vt_watch_hit_any(a, a->gla, stop);
+	for (i = 0; i < VT_WATCH_PAGES_MAX; i++) {
+		const struct vt_watch_page *wp = &vt_hooks.wpage[i];
+
+		if (wp->used && wp->gpa == (a->gpa & VT_PAGE_MASK) &&
+		    vt_watch_hit_any(a, wp->gva + off, stop))
+			return true;
+	}
+	return false;
+}
+
+static void vt_watch_record(struct vt_hooks_cpu *c, u64 gpa, u64 qual)
+{
+	struct vt_step *s = &c->step;
+	struct vt_access *a;
+
+	if (!(qual & (EPT_VIOLATION_ACC_READ | EPT_VIOLATION_ACC_WRITE)) ||
+	    s->accesses == VT_STEP_PAGES)
+		return;
+	a = &s->access[s->accesses++];
+	a->gpa = gpa;
+	a->read = qual & EPT_VIOLATION_ACC_READ;
+	a->write = qual & EPT_VIOLATION_ACC_WRITE;
+	a->gla_valid = (qual & EPT_VIOLATION_GVA_IS_VALID) &&
+		       (qual & EPT_VIOLATION_GVA_TRANSLATED);
+	a->paging = (qual & EPT_VIOLATION_GVA_IS_VALID) &&
+		    !(qual & EPT_VIOLATION_GVA_TRANSLATED);
+	a->gla = a->gla_valid ? vt_vmread_or0(GUEST_LINEAR_ADDRESS) : 0;
+}
+
+enum vt_hook_result vt_watch_on_violation(struct vt_vcpu *vcpu, u64 gpa, u64 qual)
+{
+	struct vt_watch_page *wp = vt_watch_find_page(gpa);
+	struct vt_hooks_cpu *c = vt_hooks_cpu(vcpu);
+
+	if (!wp || !c)
+		return VT_HOOK_NOT_MINE;
+	if (!vt_step_add(c, wp->gpa, VT_STEP_WATCH)) {
+		vt_warn("cpu %u: one instruction touches more than %u hooked pages\n",
+			vcpu->cpu, VT_STEP_PAGES);
+		return VT_HOOK_NOT_MINE;
+	}
+	vt_watch_record(c, gpa, qual);
+	VT_STORE_RELEASE(*wp->leaf, wp->identity);
+	vt_hooks.stats.watch_steps++;
+	return vt_step_begin(vcpu, c);
+}

@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The hook mechanisms' common part: setup, the lock, per-CPU state, the
+ * per-CPU resynchronisation after a stop, and the dispatch of EPT
+ * violations to the split views (ept_bp.c) or the watched pages
+ * (ept_watch.c).
+ *
+ * Why generations: a stop changes the EPT and the debug registers on one
+ * CPU, but a CPU's cached EPT translations and its DR0-DR3 are its own
+ * (SDM Vol. 3C 29.4.3: INVEPT acts on the executing CPU only). Every CPU
+ * compares the generations with the ones it last loaded when it resumes.
+ */
+#include "hooks_priv.h"
+#include "../core/intrin.h"
+#include <vtice/ioctl.h>
+
+struct vt_hooks vt_hooks;
+
+void vt_hooks_lock(void)
+{
+	while (__atomic_exchange_n(&vt_hooks.lock, 1, __ATOMIC_ACQUIRE))
+		while (VT_READ_ONCE(vt_hooks.lock))
+			__builtin_ia32_pause();
+}
+
+void vt_hooks_unlock(void)
+{
+	__atomic_store_n(&vt_hooks.lock, 0, __ATOMIC_RELEASE);
+}
+
+/* Bound the scans of other CPUs' steps to the CPUs that ever exited here. */
+static void vt_hooks_note_cpu(u32 n)
+{
+	u32 seen = VT_READ_ONCE(vt_hooks.cpus_seen);
+
+	while (n >= seen &&
+	       !__atomic_compare_exchange_n(&vt_hooks.cpus_seen, &seen, n + 1, false,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+struct vt_hooks_cpu *vt_hooks_cpu(const struct vt_vcpu *vcpu)
+{
+	u32 n = vcpu->cpu;
+
+	if (!vt_hooks.cpu || n >= VT_HOOKS_MAX_CPUS)
+		return NULL;
+	vt_hooks_note_cpu(n);
+	return &vt_hooks.cpu[n];
+}
+
+/* Drop this CPU's cached guest-physical translations of our EPT. */
+void vt_hooks_invept_local(void)
+{
+	const struct vt_hv *hv = vt_hooks.hv;
+
+	if (hv->caps.flags & VTICE_CAP_INVEPT_SINGLE)
+		vt_invept(VMX_EPT_EXTENT_CONTEXT, hv->ept.eptp);
+	else
+		vt_invept(VMX_EPT_EXTENT_GLOBAL, 0);
+}
+
+/* Called with the machine stopped after any change a CPU may have cached. */
+void vt_hooks_ept_changed(void)
+{
+	__atomic_fetch_add(&vt_hooks.ept_gen, 1, __ATOMIC_RELEASE);
+}
+
+/* Does another CPU hold gpa lifted for the instruction it is completing? */
+bool vt_hooks_lifted_elsewhere(u64 gpa, const struct vt_hooks_cpu *self)
+{
+	u32 n = VT_READ_ONCE(vt_hooks.cpus_seen), i, j;
+
+	for (i = 0; i < n; i++) {
+		const struct vt_step *s = &vt_hooks.cpu[i].step;
+
+		if (&vt_hooks.cpu[i] == self || !s->active)
+			continue;
+		for (j = 0; j < s->pages; j++)
+			if (s->gpa[j] == gpa)
+				return true;
+	}
+	return false;
+}
+
+/* Zeroed pages for a table of `bytes`; *pages says what to free. */
+void *vt_hooks_alloc(u32 bytes, u32 *pages)
+{
+	*pages = (bytes + VT_PAGE_SIZE - 1) / VT_PAGE_SIZE;
+	return vt_os_alloc_pages(*pages);
+}
+
+static u32 vt_cpu_pages;
+
+int vt_hooks_init(struct vt_hv *hv, u32 shadow_pages, vt_gva_translate_fn translate)
+{
+	u32 i;
+	int ret;
+
+	vt_memset(&vt_hooks, 0, sizeof(vt_hooks));
+	vt_hooks.hv = hv;
+	vt_hooks.translate = translate;
+	vt_hooks.cpu = vt_hooks_alloc(VT_HOOKS_MAX_CPUS * sizeof(struct vt_hooks_cpu),
+				      &vt_cpu_pages);
+	if (!vt_hooks.cpu)
+		return -VT_ENOMEM;
+	for (i = 0; i < VT_HOOKS_MAX_CPUS; i++)
+		vt_hooks.cpu[i].guest_slot[0] = vt_hooks.cpu[i].guest_slot[1] =
+		vt_hooks.cpu[i].guest_slot[2] = vt_hooks.cpu[i].guest_slot[3] = -1;
+	ret = vt_bp_alloc(shadow_pages);
+	if (ret) {
+		vt_hooks_fini();
+		return ret;
+	}
+	return 0;
+}
+
+void vt_hooks_fini(void)
+{
+	vt_bp_free();
+	if (vt_hooks.cpu)
+		vt_os_free_pages(vt_hooks.cpu, vt_cpu_pages);
+	vt_memset(&vt_hooks, 0, sizeof(vt_hooks));
+}
+
+/*
+ * #BP exits only while a Z0 exists: Linux executes int3 itself (text_poke,
+ * kprobes, static calls) and those exits would be pure cost otherwise.
+ * Only the bit this code set is cleared again.
+ */
+static void vt_hooks_sync_bp_intercept(struct vt_hooks_cpu *c)
+{
+	bool want = VT_READ_ONCE(vt_hooks.bps_used) != 0;
+
+	if (want == c->bp_intercept)
+		return;
+	if (!vt_set_exception_intercept(X86_TRAP_BP, want))
+		c->bp_intercept = want;
+}
+
+void vt_hooks_on_resume(struct vt_vcpu *vcpu)
+{
+	struct vt_hooks_cpu *c = vt_hooks_cpu(vcpu);
+	u64 gen;
+
+	if (!c)
+		return;
+	gen = VT_LOAD_ACQUIRE(vt_hooks.ept_gen);
+	if (c->ept_seen != gen) {
+		vt_hooks_invept_local();
+		c->ept_seen = gen;
+	}
+	vt_hooks_sync_bp_intercept(c);
+	gen = VT_LOAD_ACQUIRE(vt_hooks.dr_gen);
+	if (c->dr_seen != gen) {
+		vt_dr_sync(vcpu, c);
+		c->dr_seen = gen;
+	}
+}
+
+/* Detach: identity EPT everywhere we touched, the guest's own DRs back. */
+void vt_hooks_remove_all(void)
+{
+	vt_hooks_lock();
+	vt_bp_clear_all();
+	vt_watch_clear_all();
+	vt_dr_clear_all();
+	vt_hooks_ept_changed();
+	vt_hooks_unlock();
+}
+
+enum vt_hook_result vt_hooks_on_ept_violation(struct vt_vcpu *vcpu, struct vt_exit *exit,
+					      u64 gpa, u64 qual, struct vt_dbg_stop *stop)
+{
+	struct vt_split_page *p;
+	enum vt_hook_result r;
+
+	(void)exit;
+	(void)stop;	/* a watch hit is reported when the access completes (MTF) */
+	vt_hooks_lock();
+	p = vt_bp_find_page(gpa);
+	if (p)
+		r = vt_bp_on_violation(vcpu, p, qual);
+	else
+		r = vt_watch_on_violation(vcpu, gpa, qual);
+	vt_hooks_unlock();
+	return r;
+}
+
+void vt_hooks_get_stats(struct vt_hooks_stats *out)
+{
+	u32 i;
+
+	vt_hooks_lock();
+	*out = vt_hooks.stats;
+	out->bps = vt_hooks.bps_used;
+	for (i = 0; i < vt_hooks.nr_split; i++)
+		out->bp_pages += vt_hooks.split[i].used;
+	for (i = 0; i < VT_WATCH_MAX; i++)
+		out->watches += vt_hooks.watch[i].used;
+	for (i = 0; i < VT_WATCH_PAGES_MAX; i++)
+		out->watch_pages += vt_hooks.wpage[i].used;
+	out->hw_bps = vt_hooks.hw_count;
+	vt_hooks_unlock();
+}

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Completing one guest instruction with a hooked page lifted: the
+ * violation handlers give the page its identity rights, set the monitor
+ * trap flag (SDM Vol. 3C 26.5.2: a VM exit after the next instruction) and
+ * record the access; the MTF exit puts the protection back and judges the
+ * access. Used for watched pages (ept_watch.c) and for an instruction that
+ * both executes from and reads a split page (ept_bp.c).
+ */
+#include "hooks_priv.h"
+#include "../core/intrin.h"
+
+bool vt_step_add(struct vt_hooks_cpu *c, u64 gpa, enum vt_step_kind kind)
+{
+	struct vt_step *s = &c->step;
+	u32 i;
+
+	if (!s->active)
+		s->pages = s->accesses = 0;
+	for (i = 0; i < s->pages; i++)
+		if (s->gpa[i] == gpa)
+			return true;
+	if (s->pages == VT_STEP_PAGES)
+		return false;
+	s->gpa[s->pages] = gpa;
+	s->kind[s->pages++] = kind;
+	return true;
+}
+
+/*
+ * An interrupt delivered before the instruction would make the MTF exit
+ * land on the handler's first instruction with the page still lifted.
+ * Blocking by STI holds interrupts off for exactly one instruction; the
+ * VM-entry checks allow it only with RFLAGS.IF=1, without MOV-SS blocking
+ * and without an external interrupt being injected (SDM 3C 26.3.1.5).
+ */
+static void vt_step_hold_interrupts(void)
+{
+	u64 intr = vt_vmread_or0(GUEST_INTERRUPTIBILITY_INFO);
+
+	if (!(vt_vmread_or0(GUEST_RFLAGS) & X86_EFLAGS_IF))
+		return;		/* already held off */
+	if (intr & (GUEST_INTR_STATE_STI | GUEST_INTR_STATE_MOV_SS))
+		return;
+	if ((vt_vmread_or0(IDT_VECTORING_INFO_FIELD) & INTR_INFO_VALID_MASK) ||
+	    (vt_vmread_or0(VM_ENTRY_INTR_INFO_FIELD) & INTR_INFO_VALID_MASK))
+		return;
+	vt_vmwrite(GUEST_INTERRUPTIBILITY_INFO, intr | GUEST_INTR_STATE_STI);
+}
+
+/*
+ * Another CPU that touched a lifted page meanwhile may keep the permissive
+ * translation cached (INVEPT is per CPU, SDM 3C 29.4.3) and miss hits: the
+ * generation tells it to flush at its next vt_hooks_on_resume().
+ */
+static void vt_step_restore(struct vt_step *s)
+{
+	bool watched = false;
+	u32 i;
+
+	for (i = 0; i < s->pages; i++) {
+		if (s->kind[i] == VT_STEP_WATCH) {
+			vt_watch_reapply(s->gpa[i]);
+			watched = true;
+		} else {
+			vt_bp_rearm(s->gpa[i]);
+		}
+	}
+	if (watched)
+		vt_hooks_ept_changed();
+}
+
+enum vt_hook_result vt_step_begin(struct vt_vcpu *vcpu, struct vt_hooks_cpu *c)
+{
+	struct vt_step *s = &c->step;
+	u32 i;
+
+	if (s->active)
+		return VT_HOOK_HANDLED;	/* a second page of the same instruction */
+	if (vt_set_mtf(vcpu, true)) {
+		/* Watched pages get their protection back; a split page stays RWX. */
+		for (i = 0; i < s->pages; i++)
+			if (s->kind[i] == VT_STEP_WATCH)
+				vt_watch_reapply(s->gpa[i]);
+		s->pages = s->accesses = 0;
+		return VT_HOOK_NOT_MINE;
+	}
+	vt_step_hold_interrupts();
+	s->active = true;
+	return VT_HOOK_HANDLED;
+}
+
+enum vt_hook_result vt_hooks_on_mtf(struct vt_vcpu *vcpu, struct vt_exit *exit,
+				    struct vt_dbg_stop *stop)
+{
+	struct vt_hooks_cpu *c = vt_hooks_cpu(vcpu);
+	struct vt_step *s;
+	bool hit = false;
+	u32 i;
+
+	(void)exit;
+	if (!c || !c->step.active)
+		return VT_HOOK_NOT_MINE;
+	s = &c->step;
+	vt_hooks_lock();
+	s->active = false;
+	vt_step_restore(s);
+	/* This CPU cached the lifted rights while it ran the instruction. */
+	vt_hooks_invept_local();
+	for (i = 0; i < s->accesses && !hit; i++)
+		hit = vt_watch_match(&s->access[i], stop);
+	if (hit)
+		vt_hooks.stats.watch_hits++;
+	s->pages = s->accesses = 0;
+	vt_hooks_unlock();
+	vt_set_mtf(vcpu, false);
+	if (!hit)
+		return VT_HOOK_HANDLED;
+	stop->cpu = vcpu->cpu;
+	return VT_HOOK_STOP;
+}

@@ -1,0 +1,273 @@
+// Z0 as an EPT split view (hypervisor/debug/ept_bp.c). Expected entries come
+// from the SDM's EPT format (Vol. 3C 29.3.2): bit 0 R, bit 1 W, bit 2 X,
+// bits 5:3 memory type, bits 51:12 the frame.
+#include "hooks_fixture.hpp"
+
+using namespace vtice::fake;
+
+namespace {
+
+class SplitView : public HooksFixture {
+protected:
+	const uint64_t bp = kKernelBase + 3 * kPage + 0x123;	// on RAM page 3
+	uint64_t page() { return gpa_of(bp) & ~(kPage - 1); }
+	uint8_t original(uint64_t gva) { return ram[gva - kKernelBase]; }
+};
+
+TEST_F(SplitView, InsertMapsAnExecuteOnlyShadowWithInt3)
+{
+	start();
+	ASSERT_EQ(vt_bp_insert(bp, gpa_of(bp)), 0);
+	uint64_t e = leaf(gpa_of(bp));
+	EXPECT_EQ(leaf_level(gpa_of(bp)), 1) << "split down to a 4 KiB PTE";
+	EXPECT_EQ(e & kEptRWX, kEptX) << "X=1 R=0 W=0 while executing";
+	EXPECT_EQ(e & (7u << 3), kEptTypeWB) << "memory type kept";
+	EXPECT_NE(e & kEptAddr, page()) << "maps a copy, not the original frame";
+	const uint8_t *frame = mapped_frame(gpa_of(bp));
+	EXPECT_EQ(frame[0x123], 0xcc);
+	EXPECT_EQ(std::memcmp(frame, &ram[3 * kPage], 0x123), 0);
+	EXPECT_EQ(std::memcmp(frame + 0x124, &ram[3 * kPage + 0x124], kPage - 0x124), 0);
+	EXPECT_NE(original(bp), 0xcc) << "the guest's own bytes are untouched";
+	// Neighbouring pages keep their identity entries.
+	EXPECT_EQ(leaf(page() + kPage), identity(page() + kPage));
+}
+
+TEST_F(SplitView, ResumeInveptsOnceAndInterceptsInt3)
+{
+	start();
+	ASSERT_EQ(vt_bp_insert(bp, gpa_of(bp)), 0);
+	vt_hooks_on_resume(&vcpu);
+	ASSERT_EQ(invepts(), 1u);
+	// Bochs's EPT caps have bit 25: single-context INVEPT (type 1) of our EPTP.
+	EXPECT_EQ(cpu().invepts[0].first, 1u);
+	EXPECT_EQ(cpu().invepts[0].second, hv.ept.eptp);
+	EXPECT_TRUE(cpu().vmcs[EXCEPTION_BITMAP] & (1u << 3));
+	vt_hooks_on_resume(&vcpu);
+	EXPECT_EQ(invepts(), 1u) << "nothing changed since";
+}
+
+TEST_F(SplitView, GlobalInveptWithoutSingleContext)
+{
+	start();
+	hv.caps.flags &= ~VTICE_CAP_INVEPT_SINGLE;
+	ASSERT_EQ(vt_bp_insert(bp, gpa_of(bp)), 0);
+	vt_hooks_on_resume(&vcpu);
+	ASSERT_EQ(invepts(), 1u);
+	EXPECT_EQ(cpu().invepts[0].first, 2u);
+}
+
+TEST_F(SplitView, RefusedWithoutExecuteOnly)
+{
+	start();
+	hv.caps.flags &= ~VTICE_CAP_EPT_EXEC_ONLY;
+	uint64_t before = leaf(gpa_of(bp));
+	EXPECT_EQ(vt_bp_insert(bp, gpa_of(bp)), -VT_EOPNOTSUPP);
+	EXPECT_EQ(leaf(gpa_of(bp)), before);
+}
+
+TEST_F(SplitView, ReadAndWriteFlipToTheOriginalWithoutExecute)
+{
+	start();
+	ASSERT_EQ(vt_bp_insert(bp, gpa_of(bp)), 0);
+	size_t before = invepts();
+	EXPECT_EQ(violation(gpa_of(bp), kQualRead | kQualWasX), VT_HOOK_HANDLED);
+	uint64_t e = leaf(gpa_of(bp));
+	EXPECT_EQ(e & kEptRWX, kEptR | kEptW);
+	EXPECT_EQ(e & kEptAddr, page());
+	EXPECT_EQ(mapped_frame(gpa_of(bp))[0x123], original(bp)) << "the guest reads its own byte";
+	EXPECT_EQ(invepts(), before) << "the violation itself flushed this CPU's mapping";
+
+	// Back to the execute view, then a write flips the same way.
+	EXPECT_EQ(violation(gpa_of(bp), kQualFetch | kQualWasR | kQualWasW), VT_HOOK_HANDLED);
+	EXPECT_EQ(leaf(gpa_of(bp)) & kEptRWX, kEptX);
+	cpu().vmcs[GUEST_RIP] = kKernelBase + 40 * kPage;	// an instruction elsewhere
+	EXPECT_EQ(violation(gpa_of(bp) + 8, kQualWrite | kQualWasX), VT_HOOK_HANDLED);
+	EXPECT_EQ(leaf(gpa_of(bp)) & kEptRWX, kEptR | kEptW);
+}
+
+TEST_F(SplitView, FetchResyncsTheShadowAfterAGuestWrite)
+{
+	start();
+	ASSERT_EQ(vt_bp_insert(bp, gpa_of(bp)), 0);
+	ASSERT_EQ(violation(gpa_of(bp) + 0x10, kQualWrite | kQualWasX), VT_HOOK_HANDLED);
+	// The guest patches its text through the data view (the original frame).
+	ram[3 * kPage + 0x10] = 0x0f;
+	ram[3 * kPage + 0x123] = 0xe8;	// even the breakpoint's own byte
+	cpu().vmcs[GUEST_RIP] = bp;
+	ASSERT_EQ(violation(gpa_of(bp), kQualFetch | kQualWasR | kQualWasW), VT_HOOK_HANDLED);
+	const uint8_t *frame = mapped_frame(gpa_of(bp));
+	EXPECT_EQ(leaf(gpa_of(bp)) & kEptRWX, kEptX);
+	EXPECT_EQ(frame[0x10], 0x0f) << "the guest's write reaches what it executes";
+	EXPECT_EQ(frame[0x123], 0xcc) << "the breakpoint is re-applied";
+	EXPECT_EQ(ram[3 * kPage + 0x123], 0xe8);
+}
+
+TEST_F(SplitView, StaleViolationOnlyInveptsLocally)
+{
+	start();
+	ASSERT_EQ(vt_bp_insert(bp, gpa_of(bp)), 0);
+	uint64_t e = leaf(gpa_of(bp));
+	size_t before = invepts();
+	// Another CPU's stale data-view translation: this fetch is already allowed.
+	EXPECT_EQ(violation(gpa_of(bp), kQualFetch | kQualWasR | kQualWasW), VT_HOOK_HANDLED);
+	EXPECT_EQ(leaf(gpa_of(bp)), e);
+	EXPECT_EQ(invepts(), before + 1);
+}
+
+TEST_F(SplitView, OtherPagesAreNotMine)
+{
+	start();
+	ASSERT_EQ(vt_bp_insert(bp, gpa_of(bp)), 0);
+	EXPECT_EQ(violation(page() + kPage, kQualRead), VT_HOOK_NOT_MINE);
+}
+
+TEST_F(SplitView, Int3RoutedByAddress)
+{
+	start();
+	ASSERT_EQ(vt_bp_insert(bp, gpa_of(bp)), 0);
+	cpu().vmcs[GUEST_RIP] = bp;	// a software exception exits with RIP at the INT3
+	EXPECT_EQ(vt_hooks_on_breakpoint(&vcpu, &exit, &stop), VT_HOOK_STOP);
+	EXPECT_EQ(stop.reason, VT_STOP_SWBREAK);
+	EXPECT_EQ(stop.cpu, 0u);
+
+	// The kernel's own int3 (text_poke, kprobes) is in its memory: not ours.
+	uint64_t own = kKernelBase + 5 * kPage + 7;
+	ram[own - kKernelBase] = 0xcc;
+	cpu().vmcs[GUEST_RIP] = own;
+	EXPECT_EQ(vt_hooks_on_breakpoint(&vcpu, &exit, &stop), VT_HOOK_NOT_MINE);
+}
+
+TEST_F(SplitView, Int3FromARemovedBreakpointIsRetried)
+{
+	start();
+	ASSERT_EQ(vt_bp_insert(bp, gpa_of(bp)), 0);
+	ASSERT_EQ(vt_bp_remove(bp), 0);
+	// A CPU still executing the old shadow: the guest's memory has no int3 there.
+	cpu().vmcs[GUEST_RIP] = bp;
+	size_t before = invepts();
+	EXPECT_EQ(vt_hooks_on_breakpoint(&vcpu, &exit, &stop), VT_HOOK_HANDLED);
+	EXPECT_EQ(invepts(), before + 1);
+	EXPECT_EQ(cpu().vmcs[GUEST_RIP], bp) << "the instruction is retried";
+}
+
+TEST_F(SplitView, ManyBreakpointsShareOneShadow)
+{
+	start(1);
+	for (uint64_t off = 0; off < kPage; off += 64)
+		ASSERT_EQ(vt_bp_insert(kKernelBase + 3 * kPage + off, page() + off), 0) << off;
+	const uint8_t *frame = mapped_frame(page());
+	for (uint64_t off = 0; off < kPage; off++)
+		EXPECT_EQ(frame[off], off % 64 ? ram[3 * kPage + off] : 0xcc) << off;
+	vt_hooks_stats s{};
+	vt_hooks_get_stats(&s);
+	EXPECT_EQ(s.bps, 64u);
+	EXPECT_EQ(s.bp_pages, 1u);
+}
+
+TEST_F(SplitView, InsertAndRemoveAreIdempotent)
+{
+	start();
+	ASSERT_EQ(vt_bp_insert(bp, gpa_of(bp)), 0);
+	ASSERT_EQ(vt_bp_insert(bp, gpa_of(bp)), 0);
+	ASSERT_EQ(vt_bp_remove(bp), 0);
+	EXPECT_EQ(leaf(gpa_of(bp)), identity(gpa_of(bp))) << "one remove undoes a repeated insert";
+	EXPECT_EQ(vt_bp_remove(bp), 0);
+}
+
+TEST_F(SplitView, RemoveRestoresBytesThenIdentity)
+{
+	start();
+	uint64_t bp2 = bp + 0x40;
+	ASSERT_EQ(vt_bp_insert(bp, gpa_of(bp)), 0);
+	ASSERT_EQ(vt_bp_insert(bp2, gpa_of(bp2)), 0);
+	ASSERT_EQ(vt_bp_remove(bp), 0);
+	const uint8_t *frame = mapped_frame(gpa_of(bp));
+	EXPECT_EQ(leaf(gpa_of(bp)) & kEptRWX, kEptX) << "still one breakpoint on the page";
+	EXPECT_EQ(frame[0x123], original(bp));
+	EXPECT_EQ(frame[0x163], 0xcc);
+	ASSERT_EQ(vt_bp_remove(bp2), 0);
+	EXPECT_EQ(leaf(gpa_of(bp)), identity(gpa_of(bp)));
+	vt_hooks_on_resume(&vcpu);
+	EXPECT_FALSE(cpu().vmcs[EXCEPTION_BITMAP] & (1u << 3)) << "no Z0 left: no #BP exits";
+}
+
+TEST_F(SplitView, ShadowPoolExhaustion)
+{
+	start(2);
+	ASSERT_EQ(vt_bp_insert(kKernelBase + 1 * kPage, kRamGpa + 1 * kPage), 0);
+	ASSERT_EQ(vt_bp_insert(kKernelBase + 2 * kPage, kRamGpa + 2 * kPage), 0);
+	EXPECT_EQ(vt_bp_insert(kKernelBase + 3 * kPage, kRamGpa + 3 * kPage), -VT_ENOMEM);
+	EXPECT_EQ(leaf(kRamGpa + 3 * kPage), identity(kRamGpa + 3 * kPage));
+	// A second breakpoint on a page already split needs no new shadow.
+	EXPECT_EQ(vt_bp_insert(kKernelBase + 2 * kPage + 9, kRamGpa + 2 * kPage + 9), 0);
+	// Removing frees a shadow for another page.
+	ASSERT_EQ(vt_bp_remove(kKernelBase + 1 * kPage), 0);
+	EXPECT_EQ(vt_bp_insert(kKernelBase + 3 * kPage, kRamGpa + 3 * kPage), 0);
+}
+
+TEST_F(SplitView, NoShadowPagesNoBreakpoints)
+{
+	start(0);
+	EXPECT_EQ(vt_bp_insert(bp, gpa_of(bp)), -VT_ENOSPC);
+}
+
+TEST_F(SplitView, DebuggerWritesKeepTheShadowCoherent)
+{
+	start();
+	ASSERT_EQ(vt_bp_insert(bp, gpa_of(bp)), 0);
+	ram[3 * kPage + 0x122] = 0x55;	// M packet through the hypervisor's mapping
+	ram[3 * kPage + 0x123] = 0x48;
+	vt_hooks_text_written(gpa_of(bp) - 1, 2);
+	const uint8_t *frame = mapped_frame(gpa_of(bp));
+	EXPECT_EQ(frame[0x122], 0x55);
+	EXPECT_EQ(frame[0x123], 0xcc);
+}
+
+TEST_F(SplitView, FetchAndReadOfOnePageIsSteppedOnTheOriginal)
+{
+	start();
+	ASSERT_EQ(vt_bp_insert(bp, gpa_of(bp)), 0);
+	uint64_t insn = bp + 0x20;	// e.g. mov rax, [rip + x] with x on the same page
+	cpu().vmcs[GUEST_RIP] = insn;
+	ASSERT_EQ(violation(gpa_of(bp), kQualRead | kQualWasX), VT_HOOK_HANDLED);
+	ASSERT_EQ(violation(gpa_of(insn), kQualFetch | kQualWasR | kQualWasW), VT_HOOK_HANDLED);
+	// The same instruction reads the page again: it cannot have both views.
+	ASSERT_EQ(violation(gpa_of(bp) + 0x400, kQualRead | kQualWasX), VT_HOOK_HANDLED);
+	EXPECT_EQ(leaf(gpa_of(bp)), identity(gpa_of(bp))) << "original frame, RWX, for one insn";
+	EXPECT_TRUE(mtf_armed());
+	EXPECT_TRUE(cpu().vmcs[GUEST_INTERRUPTIBILITY_INFO] & GUEST_INTR_STATE_STI);
+	EXPECT_EQ(mtf(), VT_HOOK_HANDLED);
+	EXPECT_FALSE(mtf_armed());
+	EXPECT_EQ(leaf(gpa_of(bp)) & kEptRWX, kEptX) << "execute view again";
+	EXPECT_EQ(mapped_frame(gpa_of(bp))[0x123], 0xcc);
+}
+
+TEST_F(SplitView, WatchAndBreakpointCannotShareAPage)
+{
+	start();
+	ASSERT_EQ(vt_bp_insert(bp, gpa_of(bp)), 0);
+	EXPECT_EQ(vt_watch_insert(VT_POINT_WRITE, bp + 0x200, 8, 0), -VT_EBUSY);
+	EXPECT_EQ(leaf(gpa_of(bp)) & kEptRWX, kEptX);
+	uint64_t var = kKernelBase + 9 * kPage;
+	ASSERT_EQ(vt_watch_insert(VT_POINT_WRITE, var, 8, 0), 0);
+	EXPECT_EQ(vt_bp_insert(var + 16, gpa_of(var + 16)), -VT_EBUSY);
+}
+
+TEST_F(SplitView, RemoveAllLeavesIdentity)
+{
+	start();
+	for (uint64_t p = 1; p < 6; p++)
+		ASSERT_EQ(vt_bp_insert(kKernelBase + p * kPage + p, kRamGpa + p * kPage + p), 0);
+	vt_hooks_remove_all();
+	for (uint64_t p = 1; p < 6; p++)
+		EXPECT_EQ(leaf(kRamGpa + p * kPage), identity(kRamGpa + p * kPage)) << p;
+	size_t before = invepts();
+	vt_hooks_on_resume(&vcpu);
+	EXPECT_EQ(invepts(), before + 1);
+	EXPECT_FALSE(cpu().vmcs[EXCEPTION_BITMAP] & (1u << 3));
+	cpu().vmcs[GUEST_RIP] = kKernelBase + kPage + 1;
+	ram[kPage + 1] = 0xcc;	// only the guest's own int3 can exit now
+	EXPECT_EQ(vt_hooks_on_breakpoint(&vcpu, &exit, &stop), VT_HOOK_NOT_MINE);
+}
+
+}  // namespace
