@@ -30,6 +30,7 @@ typedef int (*vt_gva_translate_fn)(u32 cpu, u64 gva, u64 *gpa);
  * views up front, since nothing may be allocated in VMX root.
  */
 int vt_hooks_init(struct vt_hv *hv, u32 shadow_pages, vt_gva_translate_fn translate);
+/* Before vt_hv_fini(): puts hooked leaves back to identity, frees the shadows. */
 void vt_hooks_fini(void);
 /*
  * Every CPU calls this in VMX root right before it re-enters the guest
