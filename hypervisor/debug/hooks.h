@@ -65,6 +65,13 @@ int vt_bp_insert(u64 gva, u64 gpa);
 int vt_bp_remove(u64 gva);
 int vt_watch_insert(enum vt_dbg_point type, u64 gva, u64 len, u32 cpu);
 int vt_watch_remove(enum vt_dbg_point type, u64 gva, u64 len);
+/*
+ * While a Z1 exists the hooks own MOV-DR exiting and exception-bitmap bit 1
+ * (#DB) on every CPU: a stepper that also intercepts #DB must not clear
+ * that bit then. Leaving VMX while they own the debug registers would hand
+ * the kernel the merged DR7: detach (remove_all, then a resume on every
+ * CPU) before devirtualizing.
+ */
 int vt_hwbp_insert(u64 gva);
 int vt_hwbp_remove(u64 gva);
 void vt_hooks_remove_all(void);
