@@ -95,7 +95,6 @@ struct vt_hv {
 	struct vt_host_window window;
 	u8 *io_bitmap;		/* bitmaps A and B (2 pages), or NULL: no I/O exits */
 	u64 preempt_ticks;	/* VMX-preemption timer reload value, 0 = off */
-	u32 exception_bitmap;	/* exceptions that exit from the first VM entry on */
 };
 
 #define VT_HOST_STACK_PAGES	8

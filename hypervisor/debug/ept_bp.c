@@ -215,6 +215,8 @@ int vt_bp_insert(u64 gva, u64 gpa)
 {
 	int ret;
 
+	if (!vt_hooks.hv)
+		return -VT_ENODEV;
 	if (!(vt_hooks.hv->caps.flags & VTICE_CAP_EPT_EXEC_ONLY))
 		return -VT_EOPNOTSUPP;	/* X=1 R=0 would be a misconfiguration */
 	vt_hooks_lock();

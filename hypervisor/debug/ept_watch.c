@@ -210,6 +210,8 @@ int vt_watch_insert(enum vt_dbg_point type, u64 gva, u64 len, u32 cpu)
 
 	if (type != VT_POINT_WRITE && type != VT_POINT_READ && type != VT_POINT_ACCESS)
 		return -VT_EINVAL;
+	if (!vt_hooks.hv)
+		return -VT_ENODEV;
 	if (!len || gva + len < gva || !vt_hooks.translate)
 		return -VT_EINVAL;
 	/* The access is completed by a single step: no MTF, no watchpoints. */

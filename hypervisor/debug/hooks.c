@@ -115,8 +115,17 @@ int vt_hooks_init(struct vt_hv *hv, u32 shadow_pages, vt_gva_translate_fn transl
 	return 0;
 }
 
+/*
+ * Call before vt_hv_fini(): leaves that still map a shadow page are put back
+ * to identity before the shadows are freed. After vt_hv_fini() the tables
+ * are gone (and ept.pml4 is NULL), so there is nothing left to restore.
+ */
 void vt_hooks_fini(void)
 {
+	if (vt_hooks.hv && vt_hooks.hv->ept.pml4) {
+		vt_bp_clear_all();
+		vt_watch_clear_all();
+	}
 	vt_bp_free();
 	if (vt_hooks.cpu)
 		vt_os_free_pages(vt_hooks.cpu, vt_cpu_pages);

@@ -30,6 +30,7 @@ typedef int (*vt_gva_translate_fn)(u32 cpu, u64 gva, u64 *gpa);
  * views up front, since nothing may be allocated in VMX root.
  */
 int vt_hooks_init(struct vt_hv *hv, u32 shadow_pages, vt_gva_translate_fn translate);
+/* Before vt_hv_fini(): puts hooked leaves back to identity, frees the shadows. */
 void vt_hooks_fini(void);
 /*
  * Every CPU calls this in VMX root right before it re-enters the guest
@@ -64,6 +65,13 @@ int vt_bp_insert(u64 gva, u64 gpa);
 int vt_bp_remove(u64 gva);
 int vt_watch_insert(enum vt_dbg_point type, u64 gva, u64 len, u32 cpu);
 int vt_watch_remove(enum vt_dbg_point type, u64 gva, u64 len);
+/*
+ * While a Z1 exists the hooks own MOV-DR exiting and exception-bitmap bit 1
+ * (#DB) on every CPU: a stepper that also intercepts #DB must not clear
+ * that bit then. Leaving VMX while they own the debug registers would hand
+ * the kernel the merged DR7: detach (remove_all, then a resume on every
+ * CPU) before devirtualizing.
+ */
 int vt_hwbp_insert(u64 gva);
 int vt_hwbp_remove(u64 gva);
 void vt_hooks_remove_all(void);

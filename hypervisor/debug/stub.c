@@ -207,10 +207,8 @@ static int vt_stub_request_exits(struct vt_hv *hv, u16 port)
 		ret = vt_hv_enable_nmi_exiting(hv);
 	if (!ret)
 		ret = vt_hv_enable_preempt_timer(hv, vt_os_tsc_khz() * VT_STUB_POLL_MS);
-	if (ret)
-		return ret;
-	hv->exception_bitmap |= VT_BIT(X86_TRAP_BP) | VT_BIT(X86_TRAP_DB);
-	return 0;
+	/* #BP and #DB exit only while breakpoints exist (hooks.c). */
+	return ret;
 }
 
 int vt_stub_init(struct vt_hv *hv, const struct vt_stub_config *cfg)

@@ -270,4 +270,29 @@ TEST_F(SplitView, RemoveAllLeavesIdentity)
 	EXPECT_EQ(vt_hooks_on_breakpoint(&vcpu, &exit, &stop), VT_HOOK_NOT_MINE);
 }
 
+TEST_F(SplitView, FiniPutsIdentityBackBeforeFreeingShadows)
+{
+	start();
+	ASSERT_EQ(vt_bp_insert(bp, gpa_of(bp)), 0);
+	ASSERT_EQ(vt_watch_insert(VT_POINT_WRITE, kKernelBase + 50 * kPage, 8, 0), 0);
+	vt_hooks_fini();
+	hooks_up = false;
+	EXPECT_EQ(leaf(gpa_of(bp)), identity(gpa_of(bp)));
+	EXPECT_EQ(leaf(kRamGpa + 50 * kPage), identity(kRamGpa + 50 * kPage));
+}
+
+TEST_F(SplitView, NothingBeforeInit)
+{
+	EXPECT_EQ(vt_bp_insert(bp, gpa_of(bp)), -VT_ENODEV);
+	EXPECT_EQ(vt_watch_insert(VT_POINT_WRITE, bp, 8, 0), -VT_ENODEV);
+	virtualize();
+	exit.vcpu = &vcpu;
+	exit.regs = &regs;
+	vt_hooks_on_resume(&vcpu);
+	EXPECT_EQ(vt_hooks_on_ept_violation(&vcpu, &exit, kRamGpa, kQualRead, &stop),
+		  VT_HOOK_NOT_MINE);
+	EXPECT_EQ(vt_hooks_on_mtf(&vcpu, &exit, &stop), VT_HOOK_NOT_MINE);
+	EXPECT_EQ(vt_hooks_on_breakpoint(&vcpu, &exit, &stop), VT_HOOK_NOT_MINE);
+}
+
 }  // namespace
