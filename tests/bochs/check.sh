@@ -38,6 +38,7 @@ expected() {
 	hvreboot) echo hv.reboot ;;
 	# tests/bochs/bochs-scenarios.sh; the host driver judges the bytes
 	com2) echo com2.echo com2.recv com2.session ;;
+	com2gdb) echo com2gdb.wire ;;
 	*) return 1 ;;	# any other: every check it prints must pass
 	esac
 }

@@ -34,5 +34,6 @@ int cmd_devnode(int argc, char **argv);
 int cmd_fuzz(int argc, char **argv);
 int cmd_ring(int argc, char **argv);
 int cmd_com2(int argc, char **argv);
+int cmd_gdbwire(int argc, char **argv);
 
 #endif
