@@ -17,6 +17,7 @@
 # cannot reach the next scenario's driver). Transcript: OUT/com2.trace.
 
 HOST_GRACE_S=20	# a driver may finish this long after Bochs stopped
+HOST_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 
 # "SCENARIO PROGRAM ARGS..." for every declaration in the files, PROGRAM
 # made absolute.
@@ -104,7 +105,7 @@ host_start_driver() {
 		# Own session, so stopping it also stops what it runs (gdb).
 		# shellcheck disable=SC2086 # ARGS split as declared
 		VTICE_COM2=127.0.0.1:$HOST_DRIVER_PORT VTICE_SERIAL_LOG=$out/serial.log \
-			VTICE_RUN_DIR=$out VTICE_SCENARIO=$name VTICE_ROOT=$root \
+			VTICE_RUN_DIR=$out VTICE_SCENARIO=$name VTICE_ROOT=$HOST_ROOT \
 			setsid $argv </dev/null >"$out/host/$name.log" 2>&1 9>&- &
 		echo $! > "$out/host/$name.pid"
 		wait $!
