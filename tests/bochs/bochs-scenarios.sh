@@ -12,3 +12,13 @@ scenario_com2() {
 	start_host_driver com2
 	$T com2 com2 /dev/ttyS1
 }
+
+# Real gdb on the host against the guest's ttyS1: the guest plays the first
+# steps of a stub (NAK, resend, empty replies, acks) and both ends check the
+# other. vtice-test prints the VTICE-HOST marker itself, once ttyS1 is raw:
+# gdb speaks first, and bytes reaching a closed or cooked tty would be lost
+# or echoed.
+# bochs-host-driver: com2gdb host/gdb-wire.py
+scenario_com2gdb() {
+	$T gdbwire com2gdb /dev/ttyS1
+}

@@ -40,6 +40,7 @@ expected() {
 		hv.stub-detached ;;
 	# tests/bochs/bochs-scenarios.sh; the host driver judges the bytes
 	com2) echo com2.echo com2.recv com2.session ;;
+	com2gdb) echo com2gdb.wire ;;
 	*) return 1 ;;	# any other: every check it prints must pass
 	esac
 }

@@ -55,8 +55,10 @@ options:
   --no-check         boot only; check later with tests/bochs/check.sh
   -h, --help         this text
 
-Outputs in DIR: serial.log (guest console), bochs.log, bochs.out, and
-summary.txt from the checker. Bochs's exit code means nothing (a guest
+Outputs in DIR: serial.log (guest console), bochs.log, bochs.out,
+summary.txt from the checker, and for scenarios with a host driver
+host/NAME.log and host/NAME.rc (its output and exit status) and com2.trace
+(what crossed COM2; lib/host.sh). Bochs's exit code means nothing (a guest
 poweroff ends it with 1): the run is judged by markers in serial.log.
 EOF
 }

@@ -36,5 +36,6 @@ int cmd_ring(int argc, char **argv);
 int cmd_kcore(int argc, char **argv);
 int cmd_kwatch(int argc, char **argv);
 int cmd_com2(int argc, char **argv);
+int cmd_gdbwire(int argc, char **argv);
 
 #endif

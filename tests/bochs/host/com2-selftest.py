@@ -6,9 +6,19 @@ The fake guest speaks the protocol of client/com2.c, honestly or with one
 fault. com2-check.py must pass the honest guest and fail every faulty one,
 so its verdict in the Bochs run means something. The honest guest also
 greets before the driver connects: the relay must keep those bytes.
+
+With --client PATH (vtice-test built for the host), the real guest code runs
+too, on a pseudo-terminal bridged to the relay in place of Bochs's UART:
+"com2" against com2-check.py, and "gdbwire" against gdb-wire.py with real
+gdb (skipped when gdb is not installed).
+
+Usage: com2-selftest.py [--client PATH]
 """
 
 import os
+import pty
+import select
+import shutil
 import socket
 import subprocess
 import sys
@@ -84,14 +94,8 @@ class FakeGuest:
 def run_case(fault):
     """Exit status of com2-check.py against a fake guest with this fault."""
     with tempfile.TemporaryDirectory() as run_dir:
-        relay = subprocess.Popen([sys.executable, RELAY, run_dir])
+        relay, (bochs_port, driver_port) = start_relay(run_dir)
         try:
-            ports = os.path.join(run_dir, "com2-ports")
-            for _ in range(100):
-                if os.path.exists(ports):
-                    break
-                time.sleep(0.05)
-            bochs_port, driver_port = map(int, open(ports).read().split())
             guest = FakeGuest(socket.create_connection(("127.0.0.1", bochs_port)), fault)
             thread = threading.Thread(target=lambda: swallow(guest.serve), daemon=True)
             thread.start()
@@ -106,6 +110,97 @@ def run_case(fault):
             relay.wait()
 
 
+def start_relay(run_dir):
+    """The relay process and its (bochs_port, driver_port)."""
+    relay = subprocess.Popen([sys.executable, RELAY, run_dir])
+    ports = os.path.join(run_dir, "com2-ports")
+    for _ in range(200):
+        if os.path.exists(ports):
+            return relay, tuple(map(int, open(ports).read().split()))
+        time.sleep(0.05)
+    relay.kill()
+    raise RuntimeError("the relay did not start")
+
+
+def bridge(master, sock):
+    """Copies between a pty master and the relay's Bochs port, as Bochs's
+    UART would, until either side closes."""
+    while True:
+        ready, _, _ = select.select([master, sock], [], [], 60)
+        if not ready:
+            return
+        for f in ready:
+            try:
+                data = os.read(master, 4096) if f is master else sock.recv(4096)
+            except OSError:
+                return
+            if not data:
+                return
+            if f is master:
+                sock.sendall(data)
+            else:
+                os.write(master, data)
+
+
+def wait_for_line(path, text, seconds):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if text in open(path, errors="replace").read():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def run_client_case(client, command, driver, scenario):
+    """Runs "vtice-test COMMAND SCENARIO PTY" and DRIVER as run.sh would:
+    the driver starts once the guest side is ready. Returns (driver exit,
+    guest exit, output)."""
+    with tempfile.TemporaryDirectory() as run_dir:
+        relay, (bochs_port, driver_port) = start_relay(run_dir)
+        master, slave = pty.openpty()
+        sock = socket.create_connection(("127.0.0.1", bochs_port))
+        threading.Thread(target=lambda: swallow(lambda: bridge(master, sock)), daemon=True).start()
+        serial_log = os.path.join(run_dir, "serial.log")
+        try:
+            with open(serial_log, "w") as out:
+                guest = subprocess.Popen([client, command, scenario, os.ttyname(slave)],
+                                         stdout=out, stderr=subprocess.STDOUT)
+            if command == "com2":
+                time.sleep(0.3)  # the greeting must wait in the relay
+            elif not wait_for_line(serial_log, "VTICE-HOST %s START" % scenario, 10):
+                guest.kill()
+            env = dict(os.environ, VTICE_COM2="127.0.0.1:%d" % driver_port,
+                       VTICE_SERIAL_LOG=serial_log, VTICE_SCENARIO=scenario)
+            result = subprocess.run([sys.executable, driver], env=env, timeout=120, cwd=run_dir,
+                                    capture_output=True, text=True)
+            guest_rc = guest.wait(timeout=60)
+            return result.returncode, guest_rc, result.stdout + result.stderr + open(serial_log).read()
+        finally:
+            relay.terminate()
+            relay.wait()
+            sock.close()
+            os.close(master)
+            os.close(slave)
+
+
+def client_cases(client):
+    cases = [("com2", CHECK, "com2")]
+    if shutil.which("gdb"):
+        cases.append(("gdbwire", os.path.join(HERE, "gdb-wire.py"), "com2gdb"))
+    else:
+        print("skip gdbwire: gdb is not installed")
+    failures = 0
+    for command, driver, scenario in cases:
+        driver_rc, guest_rc, output = run_client_case(client, command, driver, scenario)
+        ok = driver_rc == 0 and guest_rc == 0 and "VTICE-TEST %s." % scenario in output
+        failures += not ok
+        print("%s vtice-test %s on a pty: driver %s exited %d, guest %d" % (
+            "ok  " if ok else "FAIL", command, os.path.basename(driver), driver_rc, guest_rc))
+        if not ok:
+            print("    " + output.replace("\n", "\n    "))
+    return failures
+
+
 def swallow(fn):
     try:
         fn()
@@ -115,6 +210,8 @@ def swallow(fn):
 
 def main():
     failures = 0
+    if sys.argv[1:2] == ["--client"]:
+        failures += client_cases(sys.argv[2])
     for fault, want in [(None, 0), ("greeting", 1), ("echo", 1), ("ping", 1),
                         ("send", 1), ("recv", 1)]:
         got, output = run_case(fault)

@@ -9,6 +9,9 @@ driver connection replaces the old one, as gdb reconnecting would expect).
 Bytes the guest sends while no driver is connected are kept and delivered to
 the next driver, so a guest that writes right after its marker loses nothing.
 
+SIGUSR1 drops what is kept: run.sh sends it when a driver failed, so what the
+guest sent for that driver does not reach the next scenario's driver.
+
 Usage: com2-relay.py RUN_DIR
 Writes RUN_DIR/com2-ports ("BOCHS_PORT DRIVER_PORT", atomically) once both
 ports listen, a transcript RUN_DIR/com2.trace (time, direction, bytes) and
@@ -132,6 +135,12 @@ class Relay:
         else:
             self.to_bochs += data
 
+    def drop_backlog(self, *_):
+        if self.to_driver:
+            self.note("backlog-dropped", bytes(self.to_driver))
+            self.counts["backlog_dropped"] += len(self.to_driver)
+            self.to_driver.clear()
+
     def write_stats(self):
         with open(os.path.join(self.run_dir, "com2.stats"), "w") as f:
             for key, value in self.counts.items():
@@ -151,6 +160,7 @@ def main():
         return 2
     relay = Relay(sys.argv[1])
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    signal.signal(signal.SIGUSR1, relay.drop_backlog)
     try:
         relay.run()
     finally:

@@ -13,9 +13,11 @@
 #   VTICE_RUN_DIR     OUT;  VTICE_SCENARIO  the scenario;  VTICE_ROOT  the source tree
 # COM2 goes through lib/com2-relay.py: Bochs connects to it once at start-up,
 # drivers connect as they come (one at a time), and guest bytes sent before
-# a driver connects are kept for it. Transcript: OUT/com2.trace.
+# a driver connects are kept for it (dropped if that driver fails, so they
+# cannot reach the next scenario's driver). Transcript: OUT/com2.trace.
 
 HOST_GRACE_S=20	# a driver may finish this long after Bochs stopped
+HOST_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 
 # "SCENARIO PROGRAM ARGS..." for every declaration in the files, PROGRAM
 # made absolute.
@@ -74,12 +76,18 @@ host_not_started() {
 	done
 }
 
-# Called once a second while Bochs runs: starts the drivers the guest asked for.
+# Called once a second while Bochs runs: notes drivers that ended and starts
+# the ones the guest asked for. A driver that failed may have left guest
+# bytes in the relay, sent for it: they must not reach the next driver.
 host_poll() {
 	local out=$1 decl name
 	[[ -n "${HOST_DRIVER_PORT:-}" ]] || return 0
 	while read -r decl; do
 		name=${decl%% *}
+		if [[ -e "$out/host/$name.rc" && ! -e "$out/host/$name.ended" ]]; then
+			touch "$out/host/$name.ended"
+			[[ "$(<"$out/host/$name.rc")" == 0 ]] || kill -USR1 "$HOST_RELAY_PID" 2>/dev/null || true
+		fi
 		[[ -e "$out/host/$name.started" ]] && continue
 		tr -d '\r' < "$out/serial.log" | grep -qx "VTICE-HOST $name START" || continue
 		host_start_driver "$out" "$decl"
@@ -97,7 +105,7 @@ host_start_driver() {
 		# Own session, so stopping it also stops what it runs (gdb).
 		# shellcheck disable=SC2086 # ARGS split as declared
 		VTICE_COM2=127.0.0.1:$HOST_DRIVER_PORT VTICE_SERIAL_LOG=$out/serial.log \
-			VTICE_RUN_DIR=$out VTICE_SCENARIO=$name VTICE_ROOT=$root \
+			VTICE_RUN_DIR=$out VTICE_SCENARIO=$name VTICE_ROOT=$HOST_ROOT \
 			setsid $argv </dev/null >"$out/host/$name.log" 2>&1 9>&- &
 		echo $! > "$out/host/$name.pid"
 		wait $!
