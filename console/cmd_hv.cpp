@@ -1,5 +1,6 @@
-// vtice hv status|caps: what the hypervisor module reports through
-// /dev/vtice. Rendering lives in hv_format.cpp; this file talks to the device.
+// vtice hv status|caps|break: what the hypervisor module reports through
+// /dev/vtice, and the break-in of its debug stub. Rendering lives in
+// hv_format.cpp; this file talks to the device.
 #include <fcntl.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -19,13 +20,16 @@ namespace vtice::console {
 namespace {
 
 const char kHelp[] =
-	"usage: vtice hv status|caps [--device PATH]\n"
+	"usage: vtice hv status|caps|break [--device PATH]\n"
 	"\n"
 	"Asks the loaded vtice hypervisor module (root only):\n"
 	"  status   which CPUs are virtualized, and their VM-exit counts per exit\n"
 	"           reason per CPU\n"
 	"  caps     the VMX features the module found and probed on this machine,\n"
 	"           and the raw VMX capability MSRs\n"
+	"  break    stop every CPU for the module's GDB stub (loaded with\n"
+	"           debug_port=), as a Ctrl-C in the debugger would; returns when\n"
+	"           the debugger resumes the machine, and says how long it stood\n"
 	"\n"
 	"options:\n"
 	"  --device PATH   the vtice device (default /dev/vtice)\n";
@@ -145,6 +149,28 @@ int run_caps(const std::string &path)
 	return kExitOk;
 }
 
+// The ioctl returns only when the debugger resumes the machine.
+int run_break(const std::string &path)
+{
+	auto dev = open_device(path);
+	if (!dev)
+		return fail(dev.error());
+	auto br = request<vtice_break>();
+	std::fprintf(stderr, "vtice hv break: stopping every CPU; the machine waits for the "
+			     "debugger on the stub's serial line\n");
+	if (ioctl(dev->get(), VTICE_IOC_BREAK, &br) < 0) {
+		int err = errno;
+		if (err == ENODEV)
+			return fail(make_error(path + ": no debug stub configured: load vtice.ko with "
+						      "debug_port=0x2f8 (the I/O base of a free 16550 UART)"));
+		if (err == EINTR)
+			return fail(make_error(path + ": interrupted before the machine stopped"));
+		return fail(ioctl_error(path, "VTICE_IOC_BREAK", err));
+	}
+	std::printf("resumed after %.3f s stopped\n", (double)br.stopped_ns / 1e9);
+	return kExitOk;
+}
+
 }  // namespace
 
 int cmd_hv(int argc, char **argv)
@@ -160,7 +186,8 @@ int cmd_hv(int argc, char **argv)
 	}
 	std::string path = args->get("--device").value_or("/dev/" VTICE_DEVICE_NAME);
 	if (args->positional.size() != 1) {
-		std::fprintf(stderr, "vtice hv: expected one of 'status' or 'caps'\n\n%s", kHelp);
+		std::fprintf(stderr, "vtice hv: expected one of 'status', 'caps' or 'break'\n\n%s",
+			     kHelp);
 		return kExitUsage;
 	}
 	const std::string &what = args->positional[0];
@@ -168,7 +195,9 @@ int cmd_hv(int argc, char **argv)
 		return run_status(path);
 	if (what == "caps")
 		return run_caps(path);
-	std::fprintf(stderr, "vtice hv: unknown request '%s' (status, caps)\n", what.c_str());
+	if (what == "break")
+		return run_break(path);
+	std::fprintf(stderr, "vtice hv: unknown request '%s' (status, caps, break)\n", what.c_str());
 	return kExitUsage;
 }
 
