@@ -35,6 +35,11 @@ expect skip.log ring 77
 expect skip.log all 77
 expect oops.log ring 1
 expect oops.log all 1
+# the stub's own stops: lockup/stall reports are notes, other trouble fails
+expect stub-stop.log newstub 0
+expect stub-stop.log kernel 0
+expect stub-stop-oops.log newstub 1
+expect stub-absent-lockup.log newstub 1
 expect extra.log hvrollback 0
 expect extra.log newthing 0
 expect extra.log hvreboot 0
