@@ -74,12 +74,13 @@ scenario_hvreboot() {
 # of do_sys_openat2 from /proc/kcore and the addresses of jiffies and
 # init_uts_ns from /proc/kallsyms. While the host debugs, a watcher reads
 # do_sys_openat2 through /proc/kcore every 20 ms (a hidden breakpoint must
-# never show) and a loop opens files to hit the breakpoint; the host ends
+# never show) and a loop opens a file and writes the kernel's domain name
+# every 3 s, for the breakpoint and the write watchpoint; the host ends
 # the scenario by writing "vtice-done" into the kernel's hostname.
 # bochs-host-driver: hvstub host/stub-gdb.sh
 scenario_hvstub() {
 	[ "$loaded" = 0 ] || rmmod_vtice
-	local out orig watcher
+	local out orig watcher n=0
 	out=$($T kcore hv.stub-text do_sys_openat2 16)
 	echo "$out"
 	orig=$(echo "$out" | sed -n 's/^VTICE-FIGURE hv.stub-text.bytes=//p')
@@ -95,9 +96,12 @@ scenario_hvstub() {
 	$T kwatch hv.stub-hidden do_sys_openat2 16 vtice-done 1200 &
 	watcher=$!
 	start_host_driver hvstub
+	# one openat (breakpoint) and one domainname write (watchpoint) every 3 s
 	while kill -0 "$watcher" 2>/dev/null; do
 		cat /proc/version >/dev/null
-		sleep 1
+		n=$((n + 1))
+		echo "vt$n" >/proc/sys/kernel/domainname
+		sleep 3
 	done
 	wait "$watcher"
 	# after detach: no breakpoint byte left anywhere the kernel can read

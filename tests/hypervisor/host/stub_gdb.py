@@ -134,6 +134,22 @@ def check_steps(count):
           % (count, bad, count / secs))
 
 
+def check_watch(fig):
+    """A write watchpoint on the kernel's domain name, which the guest's
+    loop rewrites through /proc/sys/kernel/domainname (a write syscall)."""
+    domain = int(fig["hv.stub-uts.addr"], 16) + 5 * 65  # new_utsname.domainname
+    run("delete")
+    run("watch *(char (*)[8])0x%x" % domain)
+    start = time.time()
+    out = run("continue")
+    hit = pc()
+    ok = "atchpoint" in out and "Old value" in out and "New value" in out
+    check("watch", ok and hit >= 0xFFFF800000000000,
+          "write watch on domainname stopped at 0x%x after %.1f s wall: %s" %
+          (hit, time.time() - start, " ".join(out.split())[:160]))
+    run("delete")
+
+
 class Rsp:
     """A bare RSP client on a raw socket, for what gdb will not send."""
 
@@ -190,6 +206,23 @@ def check_break_in(rsp):
           (stop[:12], time.time() - start))
 
 
+def check_hidden_while_running(rsp, fig):
+    """A hidden breakpoint stays inserted while the guest runs: the guest's
+    watcher keeps reading do_sys_openat2 through /proc/kcore meanwhile and
+    must see the original bytes; the next openat hits it."""
+    addr = int(fig["hv.stub-text.addr"], 16)
+    rsp.packet("Z0,%x,1" % addr)
+    check("raw-z0", rsp.reply() == "OK", "Z0 on do_sys_openat2 while stopped")
+    start = time.time()
+    rsp.packet("c")
+    stop = rsp.reply()
+    check("raw-hit", stop.startswith("T05") and "swbreak" in stop,
+          "the guest ran %.1f s wall with the breakpoint in place, then hit it: %s" %
+          (time.time() - start, stop))
+    rsp.packet("z0,%x,1" % addr)
+    check("raw-z0-removed", rsp.reply() == "OK", "")
+
+
 def check_bad_input(rsp):
     rsp.send(b"garbage with no packet in it\r\n")
     rsp.send(b"$g#00")
@@ -225,7 +258,8 @@ def main():
         check_threads,
         lambda: check_frozen(fig),
         lambda: check_breakpoint(fig),
-        lambda: check_steps(int(os.environ.get("VTICE_STUB_STEPS", "1000"))),
+        lambda: check_steps(int(os.environ.get("VTICE_STUB_STEPS", "400"))),
+        lambda: check_watch(fig),
     ]
     for step in steps:
         try:
@@ -237,7 +271,7 @@ def main():
         check("detach", True, "gdb detached")
     except gdb.error as e:
         check("detach", False, str(e))
-    for step in (lambda: raw_phase(), lambda: check_resync_and_finish(fig)):
+    for step in (lambda: raw_phase(fig), lambda: check_resync_and_finish(fig)):
         try:
             step()
         except Exception as e:
@@ -246,10 +280,11 @@ def main():
     gdb.execute("quit %d" % min(failures, 100))
 
 
-def raw_phase():
+def raw_phase(fig):
     time.sleep(1)  # the guest runs again after gdb's detach
     rsp = Rsp()
     check_break_in(rsp)
+    check_hidden_while_running(rsp, fig)
     check_bad_input(rsp)
 
 
