@@ -87,6 +87,7 @@ struct TargetFeatures {
 	bool multiprocess = false;      // detach needs D;pid
 	bool hw_breakpoints = false;    // Z1 accepted (learnt on first use)
 	unsigned max_packet = 0;        // PacketSize from qSupported
+	std::string stub;               // "QEMU gdbstub", "vtice hypervisor stub", "" unknown
 };
 
 class Target {

@@ -49,6 +49,8 @@ Result<std::unique_ptr<RspTarget>> RspTarget::connect(std::string_view spec, Cli
 
 std::string RspTarget::describe() const
 {
+	if (!features_.stub.empty())
+		return "rsp " + client_.describe() + " (" + features_.stub + ")";
 	return "rsp " + client_.describe();
 }
 
@@ -93,7 +95,19 @@ Result<void> RspTarget::negotiate()
 		features_.vcont = vcont->find(";s") != std::string::npos && vcont->find(";c") != std::string::npos;
 	if (auto phys = client_.request("qqemu.PhyMemMode"); phys && (*phys == "0" || *phys == "1"))
 		features_.physical_memory = true;
+	features_.stub = identify_stub();
 	return {};
+}
+
+// Which stub answers: QEMU's has its own packets (qqemu.*), vtice's
+// hypervisor stub answers "monitor vtice" (docs/debugger.md), kgdb neither.
+std::string RspTarget::identify_stub()
+{
+	if (features_.physical_memory)
+		return "QEMU gdbstub";
+	if (auto out = monitor("vtice"); out && out->rfind("vtice", 0) == 0)
+		return "vtice hypervisor stub";
+	return "";
 }
 
 Result<std::string> RspTarget::read_xfer(const std::string &object, const std::string &annex)
@@ -120,6 +134,17 @@ Result<std::string> RspTarget::read_xfer(const std::string &object, const std::s
 	return make_error("qXfer " + annex + ": object larger than 14 MiB");
 }
 
+// "xx" marks a byte the stub cannot provide (GDB manual, 'g' reply: an
+// unavailable register, e.g. the hypervisor stub's x87/SSE state). The
+// console shows such registers as 0.
+static std::string unavailable_as_zero(std::string hex)
+{
+	for (std::size_t i = 0; i + 1 < hex.size(); i += 2)
+		if (hex[i] == 'x' && hex[i + 1] == 'x')
+			hex[i] = hex[i + 1] = '0';
+	return hex;
+}
+
 Result<RegisterValues> RspTarget::read_registers()
 {
 	auto reply = client_.request("g");
@@ -127,7 +152,7 @@ Result<RegisterValues> RspTarget::read_registers()
 		return reply.error();
 	if (auto e = error_reply(*reply))
 		return make_error("reading registers: " + *e);
-	auto raw = from_hex(*reply);
+	auto raw = from_hex(unavailable_as_zero(*reply));
 	if (!raw)
 		return make_error("malformed 'g' reply: " + raw.error().to_string());
 	RegisterValues values{std::move(*raw)};
@@ -156,7 +181,7 @@ Result<std::uint64_t> RspTarget::read_register(const RegisterInfo &reg)
 	}
 	if (auto e = error_reply(*reply))
 		return make_error("reading " + reg.name + ": " + *e);
-	auto raw = from_hex(*reply);
+	auto raw = from_hex(unavailable_as_zero(*reply));
 	if (!raw)
 		return make_error("malformed 'p' reply for " + reg.name + ": " + raw.error().to_string());
 	RegisterValues values{std::move(*raw)};
@@ -392,6 +417,11 @@ Result<std::string> RspTarget::monitor(const std::string &command)
 			if (bytes)
 				output.append(bytes->begin(), bytes->end());
 			continue;
+		}
+		// GDB manual, qRcmd: the reply may also be the hex output itself.
+		if (text[0] != 'E') {
+			if (auto bytes = from_hex(text))
+				return output.append(bytes->begin(), bytes->end());
 		}
 		return reply_error("monitor '" + command + "'", text);
 	}
