@@ -136,17 +136,27 @@ def check_steps(count):
 
 def check_watch(fig):
     """A write watchpoint on the kernel's domain name, which the guest's
-    loop rewrites through /proc/sys/kernel/domainname (a write syscall)."""
+    loop rewrites through /proc/sys/kernel/domainname (a write syscall).
+    gdb must report the stop as that watchpoint's, and the bytes changed."""
     domain = int(fig["hv.stub-uts.addr"], 16) + 5 * 65  # new_utsname.domainname
-    run("delete")
-    run("watch *(char (*)[8])0x%x" % domain)
-    start = time.time()
-    out = run("continue")
+    stops = []
+    handler = stops.append
+    gdb.events.stop.connect(handler)
+    try:
+        run("delete")
+        before = read(domain, 8)
+        wp = gdb.Breakpoint("*(char (*)[8])0x%x" % domain, gdb.BP_WATCHPOINT, gdb.WP_WRITE)
+        start = time.time()
+        run("continue")
+        after = read(domain, 8)
+    finally:
+        gdb.events.stop.disconnect(handler)
+    ours = [e for e in stops if isinstance(e, gdb.BreakpointEvent) and wp in e.breakpoints]
     hit = pc()
-    ok = "atchpoint" in out and "Old value" in out and "New value" in out
-    check("watch", ok and hit >= 0xFFFF800000000000,
-          "write watch on domainname stopped at 0x%x after %.1f s wall: %s" %
-          (hit, time.time() - start, " ".join(out.split())[:160]))
+    check("watch", bool(ours) and before != after and hit >= 0xFFFF800000000000,
+          "write watch on domainname: stop at 0x%x %.1f s wall after continue, reported as "
+          "the watchpoint: %s, bytes %s -> %s" %
+          (hit, time.time() - start, bool(ours), before.hex(), after.hex()))
     run("delete")
 
 
