@@ -49,12 +49,27 @@ Result<std::unique_ptr<SymbolList>> load_symbols(Session &session, const KernelS
 			  ": " + last.message);
 }
 
-std::string load_orc(Session &session)
+// From the symbols' vmlinux when there is one (a serial line would take
+// minutes to carry the tables), else from guest memory.
+Result<std::unique_ptr<OrcUnwinder>> load_orc_from_guest_or_file(Session &session, const std::string &file,
+								 std::string &where)
 {
-	auto unwinder = load_orc_from_guest(session);
+	if (!file.empty()) {
+		if (auto from_file = load_orc_from_image(session, file)) {
+			where = file;
+			return from_file;
+		}
+	}
+	return load_orc_from_guest(session);
+}
+
+std::string load_orc(Session &session, const std::string &symbols_file)
+{
+	std::string where = "guest memory";
+	auto unwinder = load_orc_from_guest_or_file(session, symbols_file, where);
 	if (!unwinder)
 		return "no ORC: " + unwinder.error().message;
-	std::string summary = std::to_string((*unwinder)->table().size()) + " ORC entries from guest memory (" +
+	std::string summary = std::to_string((*unwinder)->table().size()) + " ORC entries from " + where + " (" +
 			      ((*unwinder)->table().new_format() ? "6.3+" : "up to 6.2") + " layout)";
 	session.set_unwinder(std::move(*unwinder));
 	return summary;
@@ -114,7 +129,7 @@ Result<KernelInfo> setup_kernel(Session &session, const KernelSetupOptions &opti
 		session.set_symbols(std::move(table));
 	}
 	if (options.load_orc)
-		info.orc = load_orc(session);
+		info.orc = load_orc(session, options.symbols_file);
 	return info;
 }
 

@@ -3,6 +3,8 @@
 #include <cstring>
 
 #include "kernel_address.hpp"
+#include "symbols/bytes.hpp"
+#include "symbols/elf_image.hpp"
 #include "symbols/symbol_table.hpp"
 
 namespace vtice::dbg {
@@ -52,20 +54,54 @@ Result<std::vector<Frame>> OrcUnwinder::unwind(const UnwindRegs &regs, const Mem
 	return frames;
 }
 
-Result<std::unique_ptr<OrcUnwinder>> load_orc_from_guest(Session &session)
+namespace {
+
+// symbols/ finds the tables by name in its own table type; minus moves the
+// session's run-time addresses back to link time.
+Result<symbols::SymbolTable> orc_table_names(const Session &session, std::uint64_t minus)
 {
 	const SymbolSource *symbols = session.symbols();
 	if (!symbols)
 		return make_error("no symbols to find the ORC tables");
-	// symbols/ finds the tables by name in its own table type.
 	symbols::SymbolTable names;
 	for (const char *name : {"__start_orc_unwind_ip", "__stop_orc_unwind_ip", "__start_orc_unwind"}) {
 		auto address = symbols->lookup(name);
 		if (!address)
 			return make_error(std::string(name) + " is not in the symbols");
-		names.add(*address, 'R', name);
+		names.add(*address - minus, 'R', name);
 	}
 	names.finalize();
+	return names;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<OrcUnwinder>> load_orc_from_image(Session &session, const std::string &path)
+{
+	if (session.kaslr_slide().value_or(0) != 0)
+		return make_error("the kernel runs at a KASLR slide; the image's ORC ips are link-time");
+	auto names = orc_table_names(session, 0);
+	if (!names)
+		return names.error();
+	auto bytes = symbols::read_file(path);
+	if (!bytes)
+		return bytes.error();
+	if (!symbols::ElfImage::looks_like_elf(*bytes))
+		return make_error(path + " is not an ELF vmlinux");
+	auto image = symbols::ElfImage::parse(symbols::share_bytes(std::move(*bytes)));
+	if (!image)
+		return image.error();
+	auto table = symbols::OrcTable::load(*names, *image);
+	if (!table)
+		return table.error();
+	return std::make_unique<OrcUnwinder>(std::move(*table));
+}
+
+Result<std::unique_ptr<OrcUnwinder>> load_orc_from_guest(Session &session)
+{
+	auto names = orc_table_names(session, 0);
+	if (!names)
+		return names.error();
 	symbols::MemoryReader read = [&session](std::uint64_t address, std::span<std::uint8_t> out) {
 		auto bytes = session.read_memory(address, out.size());
 		if (!bytes)
@@ -73,7 +109,7 @@ Result<std::unique_ptr<OrcUnwinder>> load_orc_from_guest(Session &session)
 		std::memcpy(out.data(), bytes->data(), out.size());
 		return true;
 	};
-	auto table = symbols::OrcTable::load(names, read);
+	auto table = symbols::OrcTable::load(*names, read);
 	if (!table)
 		return table.error();
 	return std::make_unique<OrcUnwinder>(std::move(*table));

@@ -26,5 +26,8 @@ private:
 // Reads the ORC tables of the running kernel (located through the session's
 // symbols) from guest memory.
 Result<std::unique_ptr<OrcUnwinder>> load_orc_from_guest(Session &session);
+// Reads them from the vmlinux the symbols came from: no guest memory read,
+// which matters over a slow serial line. Only without a KASLR slide.
+Result<std::unique_ptr<OrcUnwinder>> load_orc_from_image(Session &session, const std::string &path);
 
 }  // namespace vtice::dbg

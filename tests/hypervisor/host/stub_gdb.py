@@ -281,13 +281,47 @@ def main():
         check("detach", True, "gdb detached")
     except gdb.error as e:
         check("detach", False, str(e))
-    for step in (lambda: raw_phase(fig), lambda: check_resync_and_finish(fig)):
+    for step in (vtice_phase, lambda: raw_phase(fig), lambda: check_resync_and_finish(fig)):
         try:
             step()
         except Exception as e:
             check("raw", False, "%s: %s" % (type(e).__name__, e))
     print("stub_gdb: %d failures" % failures, flush=True)
     gdb.execute("quit %d" % min(failures, 100))
+
+
+def find_one(pattern):
+    import glob
+    hits = sorted(glob.glob(os.path.join(os.environ.get("VTICE_ROOT", "."), pattern)))
+    return hits[0] if hits else None
+
+
+def vtice_phase():
+    """vtice's own console on the stub: symbols and ORC from the Debian
+    vmlinux on the host (no KASLR in the rig), a breakpoint hit by the guest's
+    loop, a backtrace, the CPUs. The expected call chain is the one the
+    kernel's own unwinder prints for an openat (entry_SYSCALL_64 ->
+    do_syscall_64 -> __x64_sys_openat -> do_sys_openat2)."""
+    import subprocess
+    vtice = find_one("build*/vtice")
+    vmlinux = find_one("build*/kernel/*/vmlinux")
+    if not vtice or not vmlinux:
+        check("vtice-attach", False, "no build/vtice or build/kernel/*/vmlinux under VTICE_ROOT")
+        return
+    cmds = "break do_sys_openat2\ncontinue\nbt\ninfo threads\ndelete\ndetach\n"
+    start = time.time()
+    out = subprocess.run([vtice, "attach", os.environ["VTICE_COM2"], "--symbols", vmlinux,
+                          "--batch", "-", "--timeout", "120"], input=cmds,
+                         capture_output=True, text=True, timeout=600)
+    text = out.stdout + out.stderr
+    print(text, flush=True)
+    check("vtice-stub", "(vtice hypervisor stub)" in text, "vtice attach names the stub")
+    chain = ["do_sys_openat2", "__x64_sys_openat", "do_syscall_64", "entry_SYSCALL_64"]
+    positions = [text.find(f) for f in chain]
+    check("vtice-bt", all(p >= 0 for p in positions) and positions == sorted(positions),
+          "bt through ORC: %s" % " <- ".join(chain))
+    check("vtice-threads", "vCPU 1" in text, "info threads lists both CPUs")
+    check("vtice-attach", out.returncode == 0, "exit %d after %.0f s wall" % (out.returncode, time.time() - start))
 
 
 def raw_phase(fig):
