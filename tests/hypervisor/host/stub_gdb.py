@@ -160,6 +160,55 @@ def check_watch(fig):
     run("delete")
 
 
+def stop_by(bp, command="continue"):
+    """Runs command; true if gdb's stop event names breakpoint bp."""
+    stops = []
+    gdb.events.stop.connect(stops.append)
+    try:
+        run(command)
+    finally:
+        gdb.events.stop.disconnect(stops.append)
+    return any(isinstance(e, gdb.BreakpointEvent) and bp in e.breakpoints for e in stops)
+
+
+def check_hw_break(fig):
+    """Z1: a debug-register breakpoint, virtualized by the hypervisor."""
+    addr = int(fig["hv.stub-text.addr"], 16)
+    run("delete")
+    bp = gdb.Breakpoint("*0x%x" % addr, gdb.BP_HARDWARE_BREAKPOINT)
+    ok = stop_by(bp)
+    check("hbreak", ok and pc() == addr, "hbreak *do_sys_openat2 stopped there: %s at 0x%x" % (ok, pc()))
+    run("delete")
+
+
+def check_read_watch(fig):
+    """Z3 on jiffies, which the kernel reads all the time."""
+    jiffies = int(fig["hv.stub-jiffies.addr"], 16)
+    run("delete")
+    wp = gdb.Breakpoint("*(long *)0x%x" % jiffies, gdb.BP_WATCHPOINT, gdb.WP_READ)
+    ok = stop_by(wp)
+    check("rwatch", ok, "a read watchpoint on jiffies stopped the machine as that watchpoint: %s" % ok)
+    run("delete")
+
+
+def check_many_watches(fig):
+    """100 write watchpoints at once: 99 on bytes of the kernel's release and
+    version strings (read by every uname, never written) and one on the
+    domain name, which the guest writes: the stop must be that one's, and
+    the reads of the other bytes of the page complete silently."""
+    uts = int(fig["hv.stub-uts.addr"], 16)
+    run("delete")
+    quiet = [gdb.Breakpoint("*(char *)0x%x" % (uts + 2 * 65 + i), gdb.BP_WATCHPOINT, gdb.WP_WRITE)
+             for i in range(99)]
+    loud = gdb.Breakpoint("*(char (*)[8])0x%x" % (uts + 5 * 65), gdb.BP_WATCHPOINT, gdb.WP_WRITE)
+    ok = stop_by(loud)
+    quiet_hits = sum(1 for w in quiet if w.hit_count)
+    check("watch-100", ok and quiet_hits == 0,
+          "100 watchpoints: the domain name's stopped the machine (%s), the 99 on untouched bytes "
+          "of the same page never did (%d hits)" % (ok, quiet_hits))
+    run("delete")
+
+
 class Rsp:
     """A bare RSP client on a raw socket, for what gdb will not send."""
 
@@ -270,6 +319,9 @@ def main():
         lambda: check_breakpoint(fig),
         lambda: check_steps(int(os.environ.get("VTICE_STUB_STEPS", "400"))),
         lambda: check_watch(fig),
+        lambda: check_hw_break(fig),
+        lambda: check_read_watch(fig),
+        lambda: check_many_watches(fig),
     ]
     for step in steps:
         try:
@@ -308,7 +360,7 @@ def vtice_phase():
     if not vtice or not vmlinux:
         check("vtice-attach", False, "no build/vtice or build/kernel/*/vmlinux under VTICE_ROOT")
         return
-    cmds = "break do_sys_openat2\ncontinue\nbt\ninfo threads\ndelete\ndetach\n"
+    cmds = "break do_sys_openat2\ncontinue\nbt\ninfo threads\ndelete\nfinish\ndetach\n"
     start = time.time()
     out = subprocess.run([vtice, "attach", os.environ["VTICE_COM2"], "--symbols", vmlinux,
                           "--batch", "-", "--timeout", "120"], input=cmds,
@@ -321,6 +373,9 @@ def vtice_phase():
     check("vtice-bt", all(p >= 0 for p in positions) and positions == sorted(positions),
           "bt through ORC: %s" % " <- ".join(chain))
     check("vtice-threads", "vCPU 1" in text, "info threads lists both CPUs")
+    finish = text.find("Run till exit")
+    check("vtice-finish", finish >= 0 and "__x64_sys_openat" in text[finish:],
+          "finish returns into __x64_sys_openat")
     check("vtice-attach", out.returncode == 0, "exit %d after %.0f s wall" % (out.returncode, time.time() - start))
 
 
