@@ -106,5 +106,16 @@ scenario_hvstub() {
 	wait "$watcher"
 	# after detach: no breakpoint byte left anywhere the kernel can read
 	$T kcore hv.stub-detached do_sys_openat2 16 "$orig"
+	# the break ioctl: the host sees this line, connects and resumes us
+	if [ -x /bin/vtice ]; then
+		echo "VTICE-HVBREAK now"
+		if out=$(vtice hv break 2>&1); then
+			result hv.stub-hvbreak PASS "$(echo "$out" | tail -n 1)"
+		else
+			result hv.stub-hvbreak FAIL "$out"
+		fi
+	else
+		result hv.stub-hvbreak SKIP "no /bin/vtice in the initramfs"
+	fi
 	rmmod_vtice
 }

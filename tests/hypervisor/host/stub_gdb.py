@@ -305,7 +305,38 @@ def check_resync_and_finish(fig):
     check("write", rsp.reply() == "OK", "wrote the guest's hostname through M")
     rsp.packet("D")
     check("detach-raw", rsp.reply() == "OK", "D answered OK: the machine runs again")
+    check_break_ioctl(rsp)
     rsp.close()
+
+
+def check_break_ioctl(rsp):
+    """The guest then runs `vtice hv break` (VTICE_IOC_BREAK): the machine
+    stops with no debugger waiting, so nothing is sent; '?' finds it
+    stopped and D lets the ioctl return."""
+    deadline = time.time() + 300
+    while time.time() < deadline:
+        with open(os.environ["VTICE_SERIAL_LOG"], errors="replace") as log:
+            if "VTICE-HVBREAK now" in log.read():
+                break
+        time.sleep(0.5)
+    else:
+        check("hvbreak", False, "the guest never got to vtice hv break")
+        return
+    time.sleep(3)  # the ioctl's VMCALL stops the machine right after the line
+    rsp.sock.settimeout(2)
+    try:
+        rsp._more()
+        unsolicited = rsp.buf.decode(errors="replace")
+    except (socket.timeout, EOFError):
+        unsolicited = ""
+    rsp.sock.settimeout(120)
+    rsp.buf = b""
+    rsp.packet("?")
+    reply = rsp.reply()
+    check("hvbreak", reply.startswith("T02") and not unsolicited,
+          "after vtice hv break: nothing sent unasked (%r), '?' says %s" % (unsolicited, reply))
+    rsp.packet("D")
+    check("hvbreak-resume", rsp.reply() == "OK", "D resumed the machine; the ioctl returns")
 
 
 def main():
