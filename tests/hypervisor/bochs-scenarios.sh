@@ -87,6 +87,21 @@ scenario_hvstub() {
 	[ -n "$orig" ] || return
 	$T kcore hv.stub-jiffies jiffies 8
 	$T kcore hv.stub-uts init_uts_ns 8
+	# without debug_port there is no stub: the break ioctl says so
+	if [ -x /bin/vtice ] && insmod "$KO" 2>/dev/null; then
+		out=$(vtice hv break 2>&1)
+		rmmod vtice
+		case "$out" in
+		*"no debug stub configured"*) result hv.stub-nostub PASS "vtice hv break: $out" ;;
+		*) result hv.stub-nostub FAIL "vtice hv break without a stub printed: $out" ;;
+		esac
+	fi
+	if insmod "$KO" debug_port=0x2e0 2>/tmp/insmod.err; then
+		rmmod vtice
+		result hv.stub-noport FAIL "loaded with no UART at debug_port=0x2e0"
+	else
+		result hv.stub-noport PASS "refused: $(dmesg | grep -o 'debug_port 0x2e0:.*' | tail -n 1)"
+	fi
 	if ! insmod "$KO" debug_port=0x2f8 2>/tmp/insmod.err; then
 		result hv.stub-load FAIL "insmod debug_port=0x2f8: $(cat /tmp/insmod.err)"
 		return
