@@ -124,6 +124,7 @@ scenario_hvstub() {
 	# the break ioctl: the host sees this line, connects and resumes us
 	if [ -x /bin/vtice ]; then
 		echo "VTICE-HVBREAK now"
+		sleep 2	# the console drains before the machine stops
 		if out=$(vtice hv break 2>&1); then
 			result hv.stub-hvbreak PASS "$(echo "$out" | tail -n 1)"
 		else
