@@ -156,8 +156,8 @@ int run_break(const std::string &path)
 	if (!dev)
 		return fail(dev.error());
 	auto br = request<vtice_break>();
-	std::fprintf(stderr, "vtice hv break: stopping every CPU; the machine waits for the "
-			     "debugger on the stub's serial line\n");
+	std::fprintf(stderr, "vtice hv break: asking the hypervisor to stop every CPU; the machine "
+			     "then waits for the debugger on the stub's serial line\n");
 	if (ioctl(dev->get(), VTICE_IOC_BREAK, &br) < 0) {
 		int err = errno;
 		if (err == ENODEV)

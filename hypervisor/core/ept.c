@@ -256,3 +256,37 @@ int vt_ept_split_4k(struct vt_ept *ept, u64 gpa)
 			return ret;
 	}
 }
+
+/*
+ * An entry is a leaf at level 1, or at level 2/3 with bit 7 set (SDM Vol. 3C
+ * 29.3.2). A leaf whose rights were all taken away (an access watchpoint) is
+ * still a leaf here: any nonzero entry below 'top' was written by us.
+ */
+static void vt_ept_audit_table(const u64 *table, int level, u64 base, struct vt_ept_audit *a)
+{
+	u64 size = 1ull << (12 + 9 * (level - 1));
+	u32 i;
+
+	for (i = 0; i < VT_EPT_ENTRIES; i++) {
+		u64 e = table[i], gpa = base + i * size;
+
+		if (!e)
+			continue;
+		if (level > 1 && !(e & VMX_EPT_LARGE_PAGE)) {
+			vt_ept_audit_table(vt_ept_child(e), level - 1, gpa, a);
+			continue;
+		}
+		a->leaves++;
+		a->small_leaves += level == VT_EPT_LEVEL_PTE;
+		if ((e & VMX_EPT_ADDR_MASK & ~(size - 1)) != gpa ||
+		    (e & VMX_EPT_RWX_MASK) != VMX_EPT_RWX_MASK)
+			a->off_identity++;
+	}
+}
+
+void vt_ept_audit_identity(const struct vt_ept *ept, struct vt_ept_audit *audit)
+{
+	vt_memset(audit, 0, sizeof(*audit));
+	if (ept->pml4)
+		vt_ept_audit_table(ept->pml4, 4, 0, audit);
+}

@@ -64,6 +64,20 @@ u64 *vt_ept_leaf(const struct vt_ept *ept, u64 gpa, int *level);
  */
 int vt_ept_split_4k(struct vt_ept *ept, u64 gpa);
 
+/* What vt_ept_audit_identity found in the live tables. */
+struct vt_ept_audit {
+	u64 leaves;		/* entries that map memory, of any page size */
+	u64 small_leaves;	/* of those, 4 KiB ones */
+	u64 off_identity;	/* leaves mapping another frame or lacking R, W or X */
+};
+
+/*
+ * Walk every table as the CPU would and count the leaves that are not
+ * identity with full rights: after a debugger has removed every hook this
+ * must be 0. Read-only; callers keep the tables from changing meanwhile.
+ */
+void vt_ept_audit_identity(const struct vt_ept *ept, struct vt_ept_audit *audit);
+
 #ifdef __cplusplus
 }
 #endif

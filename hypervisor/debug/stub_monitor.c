@@ -6,6 +6,8 @@
  */
 #include "stub.h"
 #include "stop.h"
+#include "hooks.h"
+#include "../core/hv.h"
 #include "../core/exit.h"
 #include "../core/os.h"
 #include <vtice/ioctl.h>
@@ -126,6 +128,36 @@ static void vt_monitor_caps(struct vt_text *t)
 	vt_put(t, "\n");
 }
 
+/*
+ * What the debugger has planted, from the hooks' own tables, and what the
+ * EPT the CPUs walk actually holds: after "detach" both must say none.
+ */
+static void vt_monitor_hooks(struct vt_text *t)
+{
+	struct vt_hooks_stats s;
+	struct vt_ept_audit audit;
+
+	vt_hooks_get_stats(&s);
+	vt_ept_audit_identity(&vt_stub_hv()->ept, &audit);
+	vt_put(t, "hooks: ");
+	vt_put_u64(t, s.bps);
+	vt_put(t, " breakpoints on ");
+	vt_put_u64(t, s.bp_pages);
+	vt_put(t, " pages, ");
+	vt_put_u64(t, s.watches);
+	vt_put(t, " watchpoints on ");
+	vt_put_u64(t, s.watch_pages);
+	vt_put(t, " pages, ");
+	vt_put_u64(t, s.hw_bps);
+	vt_put(t, " debug-register breakpoints\nept: ");
+	vt_put_u64(t, audit.leaves);
+	vt_put(t, " leaves (");
+	vt_put_u64(t, audit.small_leaves);
+	vt_put(t, " of 4 KiB), ");
+	vt_put_u64(t, audit.off_identity);
+	vt_put(t, " not identity with full rights\n");
+}
+
 int vt_stub_monitor(void *ctx, const char *cmd, char *out, u32 out_len)
 {
 	struct vt_text t = { out, 0, out_len };
@@ -139,9 +171,12 @@ int vt_stub_monitor(void *ctx, const char *cmd, char *out, u32 out_len)
 		vt_monitor_exits(&t);
 	else if (vt_streq(cmd, "caps"))
 		vt_monitor_caps(&t);
+	else if (vt_streq(cmd, "hooks"))
+		vt_monitor_hooks(&t);
 	else if (vt_streq(cmd, "help") || !*cmd)
 		vt_put(&t, "monitor commands: exits (VM exits per CPU and reason), "
-			   "caps (VMX features), vtice (identify the stub)\n");
+			   "caps (VMX features), hooks (breakpoints, watchpoints and the EPT's state), "
+			   "vtice (identify the stub)\n");
 	else
 		vt_put(&t, "unknown monitor command; try \"monitor help\"\n");
 	return 0;

@@ -2,7 +2,8 @@
 # rollback, reboot notifier). They use tests/bochs/init.sh's helpers ($T,
 # $KO, result, insmod_vtice, rmmod_vtice) and were run by appending this file
 # to a copy of init.sh and passing --scenarios "hvhotplug hvrollback hvreboot"
-# to tests/bochs/run.sh (see docs/hypervisor.md). hvreboot must come last:
+# to tests/bochs/run.sh (see docs/hypervisor.md). The rig runs them in the
+# order they are defined here, and hvreboot must come last:
 # it leaves the module loaded so init's poweroff runs the reboot notifier,
 # and turns kernel console output on to show its line; that interleaves with
 # the markers, so the checker then reports "no VTICE-DONE" by design: judge
@@ -44,30 +45,6 @@ scenario_hvselftest() {
 	rmmod vtice || result hv.selftest-rmmod FAIL "rmmod failed"
 }
 
-# hvhotplug runs after the other scenarios: after CPU hotplug with the module
-# loaded, the console UART has been seen to drain user-space output slowly
-# (not yet diagnosed; docs/bochs-rig.md), so little output should follow it.
-scenario_hvhotplug() {
-	local cpu1=/sys/devices/system/cpu/cpu1/online i
-	[ -w $cpu1 ] || { result hv.hotplug SKIP "cpu1 cannot go offline"; return; }
-	[ "$loaded" = 1 ] || insmod_vtice || { result hv.hotplug FAIL "insmod failed"; return; }
-	echo 0 > $cpu1 && $T status hv.hotplug-offline	# 1 of 1 online CPUs virtualized
-	echo 1 > $cpu1 && $T status hv.hotplug-online	# the new CPU was virtualized
-	for i in 1 2 3; do echo 0 > $cpu1; echo 1 > $cpu1; done
-	$T status hv.hotplug-cycles
-	$T ring hv.hotplug-ring
-	rmmod_vtice || { result hv.hotplug FAIL "rmmod failed"; return; }
-	echo 0 > $cpu1
-	insmod_vtice && echo 1 > $cpu1 && $T status hv.hotplug-load-while-offline
-	rmmod_vtice
-}
-
-scenario_hvreboot() {
-	insmod "$KO" || { result hv.reboot FAIL "insmod failed"; return; }
-	result hv.reboot PASS "loaded; expect 'vtice: devirtualized all CPUs for reboot' at poweroff"
-	dmesg -n 7
-}
-
 # The GDB stub in VMX root (docs/hypervisor-debugging.md), driven by real gdb
 # on the host over COM2 (host/stub-gdb.sh, checks in host/stub_gdb.py). The
 # guest's own view is the oracle: before the module loads it prints the bytes
@@ -87,6 +64,11 @@ scenario_hvstub() {
 	[ -n "$orig" ] || return
 	$T kcore hv.stub-jiffies jiffies 8
 	$T kcore hv.stub-uts init_uts_ns 8
+	# functions an idle kernel and a getpid loop never run, for breakpoints
+	# the benchmark sets and must never see hit
+	echo "VTICE-FIGURE hv.stub-cold.addrs=$(awk '$2 ~ /^[tT]$/ &&
+		$3 ~ /^(kexec|crash_|sysrq_|hibernat|swsusp|kgdb|kdb_|snapshot_)/ { printf "%s%s", n++ ? "," : "", $1 }' \
+		/proc/kallsyms)"
 	# without debug_port there is no stub: the break ioctl says so
 	if [ -x /bin/vtice ] && insmod "$KO" 2>/dev/null; then
 		out=$(vtice hv break 2>&1)
@@ -115,12 +97,15 @@ scenario_hvstub() {
 	while kill -0 "$watcher" 2>/dev/null; do
 		cat /proc/version >/dev/null
 		n=$((n + 1))
+		stub_bench_if_asked
 		echo "vt$n" >/proc/sys/kernel/domainname
 		sleep 3
 	done
 	wait "$watcher"
 	# after detach: no breakpoint byte left anywhere the kernel can read
 	$T kcore hv.stub-detached do_sys_openat2 16 "$orig"
+	# and the syscall path exits no more than before any hook was set
+	$T getpid hv.bench-detached 200000 $(stub_bench_base)
 	# the break ioctl: the host sees this line, connects and resumes us
 	if [ -x /bin/vtice ]; then
 		echo "VTICE-HVBREAK now"
@@ -134,4 +119,47 @@ scenario_hvstub() {
 		result hv.stub-hvbreak SKIP "no /bin/vtice in the initramfs"
 	fi
 	rmmod_vtice
+}
+
+# The host asks for a syscall benchmark by writing "vtice-bench-NAME" into
+# the kernel's domain name while the machine is stopped, with the hooks of
+# that phase set; the guest then times getpid and counts the VM exits of
+# the loop (hv.bench-NAME figures), for exits per syscall with breakpoints
+# and watchpoints that the path never touches.
+# The bare machine's time for as many calls (baseline times 1,000,000).
+stub_bench_base() {
+	[ -n "$base_ns" ] && echo $((base_ns / 5))
+}
+
+stub_bench_if_asked() {
+	local want
+	want=$(cat /proc/sys/kernel/domainname)
+	case "$want" in
+	vtice-bench-*) $T getpid "hv.${want#vtice-}" 200000 $(stub_bench_base) ;;
+	esac
+}
+
+# hvhotplug runs after the other scenarios: after CPU hotplug with the module
+# loaded, the console UART has been seen to drain user-space output slowly
+# (not yet diagnosed; docs/bochs-rig.md), so little output should follow it.
+scenario_hvhotplug() {
+	local cpu1=/sys/devices/system/cpu/cpu1/online i
+	[ -w $cpu1 ] || { result hv.hotplug SKIP "cpu1 cannot go offline"; return; }
+	[ "$loaded" = 1 ] || insmod_vtice || { result hv.hotplug FAIL "insmod failed"; return; }
+	echo 0 > $cpu1 && $T status hv.hotplug-offline	# 1 of 1 online CPUs virtualized
+	echo 1 > $cpu1 && $T status hv.hotplug-online	# the new CPU was virtualized
+	for i in 1 2 3; do echo 0 > $cpu1; echo 1 > $cpu1; done
+	$T status hv.hotplug-cycles
+	$T ring hv.hotplug-ring
+	rmmod_vtice || { result hv.hotplug FAIL "rmmod failed"; return; }
+	echo 0 > $cpu1
+	insmod_vtice && echo 1 > $cpu1 && $T status hv.hotplug-load-while-offline
+	rmmod_vtice
+}
+
+scenario_hvreboot() {
+	insmod "$KO" || { result hv.reboot FAIL "insmod failed"; return; }
+	loaded=1
+	result hv.reboot PASS "loaded; expect 'vtice: devirtualized all CPUs for reboot' at poweroff"
+	dmesg -n 7
 }

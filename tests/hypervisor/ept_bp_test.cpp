@@ -270,6 +270,27 @@ TEST_F(SplitView, RemoveAllLeavesIdentity)
 	EXPECT_EQ(vt_hooks_on_breakpoint(&vcpu, &exit, &stop), VT_HOOK_NOT_MINE);
 }
 
+// "monitor hooks" audits the tables the CPU walks, not the hooks' records:
+// after remove_all (what D does) no leaf may be left off identity.
+TEST_F(SplitView, EptAuditSeesEveryHookAndNoneAfterRemoveAll)
+{
+	start();
+	struct vt_ept_audit audit{};
+	vt_ept_audit_identity(&hv.ept, &audit);
+	const u64 small_before = audit.small_leaves;
+	ASSERT_EQ(audit.off_identity, 0u);
+	for (uint64_t p = 1; p < 4; p++)
+		ASSERT_EQ(vt_bp_insert(kKernelBase + p * kPage + p, kRamGpa + p * kPage + p), 0);
+	ASSERT_EQ(vt_watch_insert(VT_POINT_WRITE, kKernelBase + 9 * kPage, 8, 0), 0);
+	ASSERT_EQ(vt_watch_insert(VT_POINT_ACCESS, kKernelBase + 10 * kPage, 8, 0), 0);
+	vt_ept_audit_identity(&hv.ept, &audit);
+	EXPECT_EQ(audit.off_identity, 5u) << "3 execute-only views, a read-only and a no-access page";
+	vt_hooks_remove_all();
+	vt_ept_audit_identity(&hv.ept, &audit);
+	EXPECT_EQ(audit.off_identity, 0u);
+	EXPECT_GE(audit.small_leaves, small_before) << "a split made for a hook stays, as identity";
+}
+
 TEST_F(SplitView, FiniPutsIdentityBackBeforeFreeingShadows)
 {
 	start();

@@ -251,3 +251,43 @@ TEST(Ept, SplitPoolExhaustion)
 	vt_ept_free(&ept);
 	EXPECT_EQ(live_allocations(), 0u);
 }
+
+TEST(Ept, AuditCountsLeavesThatAreNotIdentity)
+{
+	vt_mtrr_state s = pc_mtrrs();
+	vt_ept ept{};
+	ASSERT_EQ(vt_ept_build(&ept, kCapBochs, &s, 16 * GiB), 0);
+	struct vt_ept_audit fresh{};
+	vt_ept_audit_identity(&ept, &fresh);
+	EXPECT_GT(fresh.leaves, 0u);
+	EXPECT_EQ(fresh.off_identity, 0u) << "a freshly built EPT is identity with full rights";
+
+	// Splitting 1 GiB -> 512 x 2 MiB -> one of them to 512 x 4 KiB keeps identity.
+	uint64_t gpa = 5 * GiB + 0x345000;
+	ASSERT_EQ(vt_ept_split_4k(&ept, gpa), 0);
+	struct vt_ept_audit split{};
+	vt_ept_audit_identity(&ept, &split);
+	EXPECT_EQ(split.leaves, fresh.leaves - 1 + 511 + 512);
+	EXPECT_EQ(split.small_leaves, fresh.small_leaves + 512);
+	EXPECT_EQ(split.off_identity, 0u);
+
+	int level = 0;
+	u64 *leaf_entry = vt_ept_leaf(&ept, gpa, &level);
+	ASSERT_NE(leaf_entry, nullptr);
+	const u64 identity = *leaf_entry;
+	struct vt_ept_audit seen{};
+	*leaf_entry = identity & ~u64(VMX_EPT_WRITABLE_MASK);	// a write watchpoint
+	vt_ept_audit_identity(&ept, &seen);
+	EXPECT_EQ(seen.off_identity, 1u);
+	*leaf_entry = identity & ~u64(VMX_EPT_RWX_MASK);	// an access watchpoint: no rights
+	vt_ept_audit_identity(&ept, &seen);
+	EXPECT_EQ(seen.off_identity, 1u) << "a leaf with no rights is still counted";
+	EXPECT_EQ(seen.leaves, split.leaves);
+	*leaf_entry = (identity & ~VMX_EPT_ADDR_MASK) | 0x1000;	// another frame, full rights
+	vt_ept_audit_identity(&ept, &seen);
+	EXPECT_EQ(seen.off_identity, 1u) << "a split view mapping a shadow frame";
+	*leaf_entry = identity;
+	vt_ept_audit_identity(&ept, &seen);
+	EXPECT_EQ(seen.off_identity, 0u);
+	vt_ept_free(&ept);
+}

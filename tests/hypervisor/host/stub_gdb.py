@@ -116,6 +116,28 @@ def check_breakpoint(fig):
     run("delete")
 
 
+def check_next_over_call():
+    """From the breakpoint in do_sys_openat2, stepi to the first call, then
+    nexti over it: gdb steps into the call, plants a breakpoint at the
+    return address and continues, so the whole callee runs on the stub's Z0
+    and continue. It must come back right after the call, same stack."""
+    arch = gdb.selected_frame().architecture()
+    for _ in range(60):
+        here = pc()
+        insn = arch.disassemble(here, count=1)[0]
+        if insn["asm"].split()[0].startswith("call"):
+            sp = int(gdb.parse_and_eval("$sp")) & (2**64 - 1)
+            start = time.time()
+            run("nexti")
+            back, sp_after = pc(), int(gdb.parse_and_eval("$sp")) & (2**64 - 1)
+            check("next-call", back == here + insn["length"] and sp_after == sp,
+                  "nexti over '%s' at 0x%x: back at 0x%x (want 0x%x), rsp 0x%x -> 0x%x, %.1f s wall" %
+                  (insn["asm"], here, back, here + insn["length"], sp, sp_after, time.time() - start))
+            return
+        run("stepi")
+    check("next-call", False, "no call within 60 instructions of the breakpoint")
+
+
 def check_steps(count):
     bad = 0
     start = time.time()
@@ -295,6 +317,128 @@ def check_hidden_while_running(rsp, fig):
     check("raw-z0-removed", rsp.reply() == "OK", "")
 
 
+def monitor(rsp, command):
+    """qRcmd: the output comes as O packets then OK, or as one hex reply."""
+    rsp.packet("qRcmd," + command.encode().hex())
+    text = ""
+    while True:
+        reply = rsp.reply()
+        if reply == "OK" or reply.startswith("E"):
+            return text
+        if reply.startswith("O") and len(reply) > 1:
+            text += bytes.fromhex(reply[1:]).decode(errors="replace")
+            continue
+        return text + bytes.fromhex(reply).decode(errors="replace")
+
+
+def cold_functions(fig, count, max_pages):
+    """Starts of functions an idle kernel and a getpid loop never run
+    (kexec, crash dumps, sysrq, hibernation, kgdb), as the guest's
+    /proc/kallsyms listed them. At most max_pages distinct pages: each page
+    with breakpoints takes one of the stub's shadow pages."""
+    starts = sorted(int(a, 16) for a in fig.get("hv.stub-cold.addrs", "").split(",") if a)
+    picked, pages = [], set()
+    for a in starts:
+        if len(picked) == count:
+            break
+        if a >> 12 not in pages and len(pages) == max_pages:
+            continue
+        pages.add(a >> 12)
+        picked.append(a)
+    return picked
+
+
+def wait_for_bench(rsp, name, timeout=600):
+    """While the guest benchmarks, watch for its figure and for any stop the
+    stub reports (a hook hit by the workload). True if the figure came with
+    the machine still running."""
+    key = "hv.bench-%s.vm_exits" % name
+    deadline = time.time() + timeout
+    rsp.sock.settimeout(0.5)
+    try:
+        while time.time() < deadline:
+            if key in figures():
+                return True, ""
+            try:
+                rsp._more()
+            except socket.timeout:
+                continue
+            if b"$" in rsp.buf:
+                return False, rsp.reply()
+        return False, "no %s figure in %d s" % (key, timeout)
+    finally:
+        rsp.sock.settimeout(120)
+
+
+def bench_phase(rsp, fig, name, hooks):
+    """One benchmark: the hooks set (Z packets), the guest asked through
+    its domain name, the machine resumed until the guest printed the
+    figures, then stopped again and the hooks removed."""
+    for packet in hooks:
+        rsp.packet(packet)
+        if rsp.reply() != "OK":
+            check("bench-" + name, False, "%s refused" % packet)
+            return None
+    planted = monitor(rsp, "hooks").strip().replace("\n", "; ")
+    domain = int(fig["hv.stub-uts.addr"], 16) + 5 * 65
+    rsp.packet("M%x,20:%s" % (domain, ("vtice-bench-" + name).encode().ljust(32, b"\0").hex()))
+    rsp.reply()
+    rsp.packet("c")
+    ok, why = wait_for_bench(rsp, name)
+    if ok:
+        rsp.send(b"\x03")
+        rsp.reply()
+    for packet in hooks:
+        rsp.packet("z" + packet[1:])
+        rsp.reply()
+    got = figures()
+    if not ok:
+        check("bench-" + name, False, "the workload stopped the machine or never finished: %s" % why)
+        return None
+    print("bench %s: %s" % (name, planted), flush=True)
+    return {k: float(got["hv.bench-%s.%s" % (name, k)]) for k in ("vm_exits", "ns_per_call")}
+
+
+def check_exit_costs(rsp, fig):
+    """Issue 7's benchmark: VM exits of a getpid loop (200,000 calls, guest
+    counted) with 0, 1 and 100 breakpoints set but not hit and 1 and 100
+    write watchpoints on a page the loop does not touch. Goal: 0 added
+    exits. Each figure against the no-hook phase and against the module
+    with no stub (the overhead scenario's getpid figure)."""
+    cold = cold_functions(fig, 100, 60)
+    if len(cold) < 100:
+        check("bench", False, "only %d cold functions in the guest's kallsyms" % len(cold))
+        return
+    uts = int(fig["hv.stub-uts.addr"], 16)
+    release = uts + 2 * 65  # new_utsname.release, .version: read by uname, never written
+    phases = [("none", []), ("bp1", ["Z0,%x,1" % cold[0]]),
+              ("bp100", ["Z0,%x,1" % a for a in cold]),
+              ("watch1", ["Z2,%x,1" % release]),
+              ("watch100", ["Z2,%x,1" % (release + i) for i in range(100)])]
+    results = {}
+    for name, hooks in phases:
+        results[name] = bench_phase(rsp, fig, name, hooks)
+    base = results.get("none")
+    nostub = float(figures().get("overhead.getpid.ns_per_call", "0"))
+    if not base:
+        return
+    calls = 200000
+    base_rate = base["vm_exits"] / (base["ns_per_call"] * calls / 1e9)
+    for name, r in results.items():
+        if not r:
+            continue
+        secs = r["ns_per_call"] * calls / 1e9
+        rate = r["vm_exits"] / secs
+        vs_nostub = ("%.3f" % (r["ns_per_call"] / nostub)) if nostub else "n/a"
+        # The stub's line poll (preemption timer, 50 ms per CPU) is the only
+        # exit it adds; hooks the loop never touches must add none.
+        check("bench-" + name, r["vm_exits"] < calls / 1000 and rate <= 1.25 * base_rate + 2,
+              "%d exits in %d getpid calls over %.2f s of guest time: %.1f exits/s (no hooks: %.1f/s), "
+              "%.1f ns/call: x%.3f against no hooks, x%s against the module with no stub" %
+              (r["vm_exits"], calls, secs, rate, base_rate, r["ns_per_call"],
+               r["ns_per_call"] / base["ns_per_call"], vs_nostub))
+
+
 def check_bad_input(rsp):
     rsp.send(b"garbage with no packet in it\r\n")
     rsp.send(b"$g#00")
@@ -351,8 +495,28 @@ def check_break_ioctl(rsp):
         rsp.packet("c")  # our '?' stopped it first: wait for the ioctl's stop
         stop = rsp.reply()
     check("hvbreak", stop.startswith("T02"), "vtice hv break stopped the machine: %s (rip 0x%x)" % (stop, rip))
+    check_detached_state(rsp)
     rsp.packet("D")
     check("hvbreak-resume", rsp.reply() == "OK", "D resumed the machine; the ioctl returns")
+
+
+def check_detached_state(rsp):
+    """After D and a new connection: nothing planted, every EPT leaf back
+    to identity with full rights (the stub walks the live tables), and the
+    guest's getpid loop run after the detach exited no more than with the
+    stub idle before any hook."""
+    state = monitor(rsp, "hooks")
+    clean = re.search(r"hooks: 0 breakpoints on 0 pages, 0 watchpoints on 0 pages, 0 debug-register", state)
+    identity = re.search(r"ept: (\d+) leaves \((\d+) of 4 KiB\), 0 not identity", state)
+    check("detach-ept", bool(clean and identity), state.strip().replace("\n", "; "))
+    got = figures()
+    after = got.get("hv.bench-detached.vm_exits")
+    before = got.get("hv.bench-none.vm_exits")
+    if after is None or before is None:
+        check("detach-exits", False, "no hv.bench-detached or hv.bench-none figure")
+        return
+    check("detach-exits", float(after) <= 2 * float(before) + 20,
+          "getpid loop after detach: %s exits; with the stub idle before any hook: %s" % (after, before))
 
 
 def main():
@@ -364,6 +528,7 @@ def main():
         check_threads,
         lambda: check_frozen(fig),
         lambda: check_breakpoint(fig),
+        check_next_over_call,
         lambda: check_steps(int(os.environ.get("VTICE_STUB_STEPS", "400"))),
         lambda: check_watch(fig),
         lambda: check_hw_break(fig),
@@ -431,6 +596,7 @@ def raw_phase(fig):
     rsp = Rsp()
     check_break_in(rsp)
     check_hidden_while_running(rsp, fig)
+    check_exit_costs(rsp, fig)
     check_bad_input(rsp)
 
 
