@@ -37,7 +37,7 @@ expected() {
 		hv.rollback-cpu0-vmcall hv.rollback-cpu0-cpuid hv.bad-param ;;
 	hvreboot) echo hv.reboot ;;
 	hvstub) echo hv.stub-text hv.stub-jiffies hv.stub-uts hv.stub-load hv.stub-hidden \
-		hv.stub-detached hv.stub-hvbreak hv.stub-nostub hv.stub-noport \
+		hv.stub-detached hv.stub-hvbreak hv.stub-nostub hv.stub-noport hv.stub-wait \
 		hv.bench-none hv.bench-bp1 hv.bench-bp100 hv.bench-watch1 hv.bench-watch100 \
 		hv.bench-detached ;;
 	# tests/bochs/bochs-scenarios.sh; the host driver judges the bytes

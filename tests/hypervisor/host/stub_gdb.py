@@ -213,6 +213,16 @@ def check_read_watch(fig):
     run("delete")
 
 
+def check_access_watch(fig):
+    """Z4 on jiffies: the timer writes it and the kernel reads it."""
+    jiffies = int(fig["hv.stub-jiffies.addr"], 16)
+    run("delete")
+    wp = gdb.Breakpoint("*(long *)0x%x" % jiffies, gdb.BP_WATCHPOINT, gdb.WP_ACCESS)
+    ok = stop_by(wp)
+    check("awatch", ok, "an access watchpoint on jiffies stopped the machine as that watchpoint: %s" % ok)
+    run("delete")
+
+
 def check_many_watches(fig):
     """100 write watchpoints at once: 99 on bytes of the kernel's release and
     version strings (read by every uname, never written) and one on the
@@ -463,25 +473,27 @@ def check_resync_and_finish(fig):
     rsp.packet("D")
     check("detach-raw", rsp.reply() == "OK", "D answered OK: the machine runs again")
     check_break_ioctl(rsp)
+    check_debug_wait(rsp)
     rsp.close()
 
 
-def check_break_ioctl(rsp):
-    """The guest then runs `vtice hv break` (VTICE_IOC_BREAK). The machine
-    stops with no debugger waiting, so nothing is sent; the console stops
-    too, so the host cannot watch for it: it waits, asks '?', and checks
-    the stopped CPU is inside the module's VMCALL (RIP in module space). If
-    its '?' came first (and stopped the machine itself), it continues and
-    waits for the ioctl's stop. D then lets the ioctl return."""
-    deadline = time.time() + 300
+def wait_for_guest_line(marker, timeout=300):
+    deadline = time.time() + timeout
     while time.time() < deadline:
         with open(os.environ["VTICE_SERIAL_LOG"], errors="replace") as log:
-            if "VTICE-HVBREAK now" in log.read():
-                break
+            if marker in log.read():
+                return True
         time.sleep(0.5)
-    else:
-        check("hvbreak", False, "the guest never got to vtice hv break")
-        return
+    return False
+
+
+def guest_stop(rsp):
+    """The stop the guest itself asked for through the module's VMCALL. Such
+    a stop sends nothing (no debugger was waiting) and the console stops with
+    the machine, so the host waits, asks '?', and checks that the stopped CPU
+    is inside the module (RIP in module space). If its '?' came first and
+    stopped the machine itself, it continues and waits for the guest's stop.
+    Returns (stop reply, rip)."""
     time.sleep(8)
     rsp.buf = b""
     rsp.packet("?")
@@ -492,12 +504,37 @@ def check_break_ioctl(rsp):
     rsp.packet("p10")
     rip = int.from_bytes(bytes.fromhex(rsp.reply()[:16].replace("x", "0")), "little")
     if rip < 0xFFFFFFFFC0000000:
-        rsp.packet("c")  # our '?' stopped it first: wait for the ioctl's stop
+        rsp.packet("c")
         stop = rsp.reply()
+    return stop, rip
+
+
+def check_break_ioctl(rsp):
+    """The guest runs `vtice hv break` (VTICE_IOC_BREAK); D lets it return."""
+    if not wait_for_guest_line("VTICE-HVBREAK now"):
+        check("hvbreak", False, "the guest never got to vtice hv break")
+        return
+    stop, rip = guest_stop(rsp)
     check("hvbreak", stop.startswith("T02"), "vtice hv break stopped the machine: %s (rip 0x%x)" % (stop, rip))
     check_detached_state(rsp)
     rsp.packet("D")
     check("hvbreak-resume", rsp.reply() == "OK", "D resumed the machine; the ioctl returns")
+
+
+def check_debug_wait(rsp):
+    """The guest reloads the module with debug_wait=1: insmod must stop every
+    CPU right after virtualizing (like kgdbwait) until the debugger resumes."""
+    if not wait_for_guest_line("VTICE-DEBUGWAIT now"):
+        check("debug-wait", False, "the guest never reloaded the module with debug_wait=1")
+        return
+    stop, rip = guest_stop(rsp)
+    rsp.packet("qfThreadInfo")
+    threads = rsp.reply()
+    check("debug-wait", stop.startswith("T02") and threads.count(",") + 1 == 2,
+          "insmod debug_wait=1 stopped the machine: %s (rip 0x%x in the module), threads %s" %
+          (stop, rip, threads))
+    rsp.packet("D")
+    check("debug-wait-resume", rsp.reply() == "OK", "D resumed the machine; insmod returns")
 
 
 def check_detached_state(rsp):
@@ -533,6 +570,7 @@ def main():
         lambda: check_watch(fig),
         lambda: check_hw_break(fig),
         lambda: check_read_watch(fig),
+        lambda: check_access_watch(fig),
         lambda: check_many_watches(fig),
     ]
     for step in steps:
