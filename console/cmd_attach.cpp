@@ -10,6 +10,7 @@
 
 #include "args.hpp"
 #include "commands/command.hpp"
+#include "btf/btf_source.hpp"
 #include "kernel_setup.hpp"
 #include "rsp/rsp_target.hpp"
 #include "session.hpp"
@@ -36,9 +37,13 @@ const char kHelp[] =
 	"                     exit; without it, on a terminal, the debugger screen opens\n"
 	"                     (F1 there lists the keys), else commands are read from\n"
 	"                     stdin with a prompt\n"
-	"  --symbols FILE     kernel symbols: /proc/kallsyms or System.map text (vmlinux\n"
-	"                     and vmlinuz once the symbols library is linked); without it\n"
-	"                     kallsyms is recovered from guest memory when available\n"
+	"  --symbols FILE     kernel symbols: vmlinux, vmlinuz, System.map or\n"
+	"                     /proc/kallsyms text; without it kallsyms is recovered from\n"
+	"                     guest memory when available\n"
+	"  --btf FILE         kernel types for ptype, offsetof and typed print: raw BTF\n"
+	"                     (a copy of /sys/kernel/btf/vmlinux) or an image with .BTF;\n"
+	"                     default: the --symbols image's .BTF, else the running\n"
+	"                     kernel's BTF read from guest memory on first use\n"
 	"  --no-orc           do not read the ORC unwind tables from the guest\n"
 	"  --timeout SECONDS  how long continue/finish wait for a stop (default: forever\n"
 	"                     interactively, 60 in batch mode)\n"
@@ -101,7 +106,7 @@ int run_commands(dbg::CommandContext &ctx, std::istream &in, bool batch, bool ec
 
 int cmd_attach(int argc, char **argv)
 {
-	auto args = parse_args(argc, argv, {{"--batch", true}, {"--symbols", true}, {"--no-orc", false},
+	auto args = parse_args(argc, argv, {{"--batch", true}, {"--symbols", true}, {"--btf", true}, {"--no-orc", false},
 					    {"--timeout", true}, {"--echo", false}, {"--keep-going", false}});
 	if (!args) {
 		std::fprintf(stderr, "vtice attach: %s\n", args.error().to_string().c_str());
@@ -156,6 +161,7 @@ int cmd_attach(int argc, char **argv)
 	setup.symbols_file = args->get("--symbols").value_or("");
 	setup.load_orc = !args->has("--no-orc");
 	auto info = dbg::setup_kernel(session, setup, out);
+	session.kernel_types().set_sources(args->get("--btf").value_or(""), setup.symbols_file);
 	out.print("Attached to %s (%zu registers, thread %d)\n", session.target().describe().c_str(),
 		  session.target().layout().registers.size(), session.target().selected_thread());
 	if (info) {

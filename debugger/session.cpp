@@ -3,6 +3,8 @@
 #include "hex.hpp"
 #include "session.hpp"
 
+#include "btf/btf_source.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -23,7 +25,8 @@ bool all_hex(std::string_view text)
 }  // namespace
 
 Session::Session(std::unique_ptr<Target> target)
-	: target_(std::move(target)), disassembler_(std::make_unique<Disassembler>())
+	: target_(std::move(target)), disassembler_(std::make_unique<Disassembler>()),
+	  kernel_types_(std::make_unique<btf::KernelTypes>())
 {
 }
 

@@ -27,6 +27,10 @@
 
 namespace vtice::dbg {
 
+namespace btf {
+class KernelTypes;
+}
+
 struct BreakpointSpec {
 	std::string location;    // "do_sys_openat2", "vfs_open+0x10", "0xffffffff81234567", "*$rax"
 	BreakKind type = BreakKind::Software;
@@ -83,6 +87,8 @@ public:
 	void set_kaslr_slide(std::int64_t slide) { kaslr_slide_ = slide; }
 	std::optional<std::int64_t> kaslr_slide() const { return kaslr_slide_; }
 	const Unwinder *unwinder() const { return unwinder_.get(); }
+	// Kernel types (BTF), loaded on first use (debugger/btf/btf_source.hpp).
+	btf::KernelTypes &kernel_types() { return *kernel_types_; }
 
 	// "sym", "sym+0x10", "0xffffffff81000000", or any expression.
 	Result<std::uint64_t> resolve_location(std::string_view text);
@@ -149,6 +155,7 @@ private:
 	std::unique_ptr<Disassembler> disassembler_;
 	std::unique_ptr<SymbolSource> symbols_;
 	std::unique_ptr<Unwinder> unwinder_;
+	std::unique_ptr<btf::KernelTypes> kernel_types_;
 	std::vector<Breakpoint> breakpoints_;
 	int next_breakpoint_id_ = 1;
 	SessionState state_ = SessionState::Stopped;

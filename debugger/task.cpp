@@ -1,5 +1,6 @@
 #include "task.hpp"
 
+#include "btf/btf_source.hpp"
 #include "kernel_address.hpp"
 
 #include <cstring>
@@ -46,6 +47,18 @@ Result<std::size_t> TaskInspector::comm_offset()
 {
 	if (comm_offset_)
 		return *comm_offset_;
+	// Kernel types already loaded (never loaded just for this: over a
+	// serial line the BTF blob takes minutes).
+	if (const btf::Types *types = session_.kernel_types().loaded()) {
+		auto task = types->find("struct task_struct");
+		auto member = task ? types->member(*task, "comm") : Result<btf::Member>(task.error());
+		if (member) {
+			comm_source_ = "BTF";
+			comm_offset_ = member->bit_offset / 8;
+			return *comm_offset_;
+		}
+	}
+	comm_source_ = "found by scanning init_task for \"swapper/0\"";
 	const SymbolSource *symbols = session_.symbols();
 	auto init_task = symbols ? symbols->lookup("init_task") : std::nullopt;
 	if (!init_task)

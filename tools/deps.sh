@@ -7,6 +7,7 @@ set -euo pipefail
 build_pkgs=(
 	build-essential cmake pkg-config binutils
 	libzydis-dev libelf-dev libdw-dev liblzma-dev liblz4-dev libzstd-dev zlib1g-dev libncurses-dev
+	libbpf-dev
 	googletest libgtest-dev libgmock-dev libbenchmark-dev
 	clang libfuzzer-14-dev libclang-rt-14-dev
 )
@@ -20,7 +21,7 @@ rig_pkgs=(
 	linux-headers-amd64 kmod xz-utils lz4 zstd gzip cpio busybox-static
 	qemu-system-x86 bochs bochsbios vgabios xorriso isolinux syslinux-common
 	dpkg-dev make g++ ca-certificates
-	gdb tmux python3
+	gdb tmux python3 pahole
 	linux-source flex bison
 )
 

@@ -7,7 +7,8 @@ namespace vtice::dbg {
 
 std::span<const Command *const> extra_commands()
 {
-	static const std::array<const Command *, 4> kExtra = {&kCmdTrace, &kCmdInfoTask, &kCmdInfoThreads, &kCmdThread};
+	static const std::array<const Command *, 6> kExtra = {&kCmdTrace,  &kCmdInfoTask, &kCmdInfoThreads,
+							       &kCmdThread, &kCmdPtype,    &kCmdOffsetof};
 	return kExtra;
 }
 

@@ -11,7 +11,12 @@ decompressor randomizes the kernel's base (run.sh --image vmlinuz).
   3. a breakpoint set through the slid image symbols stops there, and bt
      unwinds to entry_SYSCALL_64*;
   4. `trace syscall openat --comm vtice-work` works on this boot, whose
-     decompressor also turned on 5-level paging (per-cpu base 0xff...).
+     decompressor also turned on 5-level paging (per-cpu base 0xff...);
+  5. kernel types from the BTF in guest memory (no file): at a getpid of
+     the workload, `print $current->comm` (BTF) names the same task as
+     `info task` (comm found by scanning init_task, no types), a cast of
+     that task's address reads the same pid as $current, and `offsetof
+     struct task_struct comm` equals pahole's offset on the image.
 """
 import os
 import re
@@ -25,6 +30,37 @@ from rig import fail, vtice
 def printed(out):
     m = re.search(r"^(0x[0-9a-f]+) \(-?\d+\) <do_sys_openat2>", out, re.M)
     return int(m.group(1), 16) if m else None
+
+
+def pahole_offset(image, struct, member):
+    try:
+        text = subprocess.run(["pahole", "-F", "btf", "-C", struct, image], capture_output=True,
+                              text=True, timeout=120).stdout
+    except OSError:
+        return None
+    m = re.search(r"^\t[^\t].*\b%s(\[\d+\])?;\s*/\*\s*(\d+)" % member, text, re.M)
+    return int(m.group(2)) if m else None
+
+
+def check_types(binary, port, out, image):
+    tasks = re.findall(r'^task (0x[0-9a-f]+) comm "([^"]*)"', out, re.M)
+    comm = re.search(r'^"([^"]*)"$', out, re.M)
+    if not tasks or not comm or comm.group(1) != tasks[-1][1]:
+        fail("print $current->comm (BTF from guest memory) and info task disagree", out)
+    pid = re.search(r"^(\d+) \(0x[0-9a-f]+\)$", out, re.M)
+    offset = re.search(r"struct task_struct\.comm: offset (\d+)", out)
+    want = pahole_offset(image, "task_struct", "comm")
+    if not offset or (want is not None and int(offset.group(1)) != want):
+        fail("offsetof struct task_struct comm %s, pahole says %s" % (offset and offset.group(1), want), out)
+    if "f_mode;" not in out:
+        fail("ptype struct file shows no f_mode", out)
+    if "(comm offset: BTF)" not in out.split("struct file {")[-1]:
+        fail("info task after the types loaded does not take the comm offset from BTF", out)
+    again = vtice(binary, port, ["print ((struct task_struct *)%s)->pid" % tasks[-1][0], "detach"])
+    if not pid or ("%s (0x" % pid.group(1)) not in again:
+        fail("a cast of the task's address reads another pid than $current->pid", out + again)
+    print("PASS: BTF from guest memory: $current->comm %r = info task; pid %s by $current and by a cast; "
+          "comm at offset %s (pahole: %s)" % (comm.group(1), pid.group(1), offset.group(1), want))
 
 
 def main():
@@ -45,7 +81,10 @@ def main():
         fail("slide %#x is not 2 MiB aligned" % slide, with_image)
     from_image = printed(with_image)
     no_file = vtice(binary, port, ["print do_sys_openat2", "info task",
-                                   "trace syscall openat --comm vtice-work", "detach"])
+                                   "trace syscall openat --comm vtice-work",
+                                   "break __x64_sys_getpid", "continue", "delete", "info task",
+                                   "print $current->comm", "print $current->pid",
+                                   "offsetof struct task_struct comm", "ptype struct file", "info task", "detach"])
     # This boot also runs 5-level paging (kernel half from 0xff00...): the
     # per-cpu current_task and the tracer must cope.
     for want in ("getname", "do_filp_open", "path_openat"):
@@ -62,6 +101,7 @@ def main():
     names = re.findall(r"^#\d+\s+0x[0-9a-f]+ in ([A-Za-z0-9_.]+)", with_image, re.M)
     if len(names) < 4 or not names[3].startswith("entry_SYSCALL_64"):
         fail("bt under KASLR: %s" % names, with_image)
+    check_types(binary, port, no_file, image)
     print("PASS: KASLR slide %#x; do_sys_openat2 at %#x by image+slide and by guest kallsyms; bt %s"
           % (slide, from_image, " <- ".join(names[:4])))
     if slide == 0:
