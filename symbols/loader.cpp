@@ -9,6 +9,11 @@ namespace {
 
 Result<KallsymsRecovery> kallsyms_in_elf(const ElfImage &image)
 {
+	// The tables live in .rodata (a few MiB): searching it first spares
+	// scanning the text segment, most of a vmlinux's bytes.
+	if (const ElfSection *rodata = image.section(".rodata"); rodata && rodata->has_bytes)
+		if (auto recovered = recover_kallsyms_tables(image.section_bytes(*rodata), rodata->address))
+			return recovered;
 	if (image.segments().empty())
 		return recover_kallsyms_tables(image.bytes(), 0);
 	std::optional<Error> informative;

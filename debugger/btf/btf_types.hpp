@@ -1,6 +1,6 @@
 // Kernel types from BTF (the kernel's own compact type information: `.BTF`
 // in vmlinux/vmlinuz, /sys/kernel/btf/vmlinux, or the blob in guest memory),
-// read through libbpf. The only place libbpf's type API is used.
+// read through libbpf (here and in btf_ptype.cpp, which walks members).
 #pragma once
 
 #include <cstdint>
