@@ -12,6 +12,13 @@ echo "vtice marker file" > /etc/vtice-marker
 # addresses do not change between boots) and then asks us to skip it.
 grep -q vtice.nokallsyms /proc/cmdline || cat /proc/kallsyms > /dev/ttyS1
 echo "VTICE-KALLSYMS-DONE"
+# The kernel's own log as its syslog(2) shows it (busybox dmesg), the oracle
+# for vtice's dmesg from memory; one line of ours in it first, with control
+# bytes the reader must escape.
+printf 'vtice-rig: a line from /init, with a tab\there and \001\n' > /dev/kmsg
+echo "VTICE-DMESG-BEGIN"
+dmesg
+echo "VTICE-DMESG-END"
 /workload &
 echo "VTICE-READY pid $!"
 while true; do sleep 3600; done
