@@ -8,6 +8,9 @@
 
 namespace vtice::dbg {
 
+// printf into a string.
+std::string vformat(const char *format, va_list args);
+
 class Output {
 public:
 	virtual ~Output() = default;

@@ -7,28 +7,13 @@
 #include <cstdarg>
 #include <cstring>
 
+#include "output.hpp"
+
 namespace vtice::dbg::btf {
 
 namespace {
 
 constexpr std::size_t kMaxMemberDepth = 8;  // anonymous unions within structs...
-
-std::string vformat(const char *fmt, va_list args)
-{
-	char buffer[512];
-	va_list copy;
-	va_copy(copy, args);
-	int n = std::vsnprintf(buffer, sizeof(buffer), fmt, copy);
-	va_end(copy);
-	if (n < 0)
-		return {};
-	if (static_cast<std::size_t>(n) < sizeof(buffer))
-		return std::string(buffer, static_cast<std::size_t>(n));
-	std::string out(static_cast<std::size_t>(n) + 1, '\0');
-	std::vsnprintf(out.data(), out.size(), fmt, args);
-	out.resize(static_cast<std::size_t>(n));
-	return out;
-}
 
 void append_printf(void *ctx, const char *fmt, va_list args)
 {

@@ -203,24 +203,17 @@ def check_hw_break(fig):
     run("delete")
 
 
-def check_read_watch(fig):
-    """Z3 on jiffies, which the kernel reads all the time."""
-    jiffies = int(fig["hv.stub-jiffies.addr"], 16)
-    run("delete")
-    wp = gdb.Breakpoint("*(long *)0x%x" % jiffies, gdb.BP_WATCHPOINT, gdb.WP_READ)
-    ok = stop_by(wp)
-    check("rwatch", ok, "a read watchpoint on jiffies stopped the machine as that watchpoint: %s" % ok)
-    run("delete")
-
-
-def check_access_watch(fig):
-    """Z4 on jiffies: the timer writes it and the kernel reads it."""
-    jiffies = int(fig["hv.stub-jiffies.addr"], 16)
-    run("delete")
-    wp = gdb.Breakpoint("*(long *)0x%x" % jiffies, gdb.BP_WATCHPOINT, gdb.WP_ACCESS)
-    ok = stop_by(wp)
-    check("awatch", ok, "an access watchpoint on jiffies stopped the machine as that watchpoint: %s" % ok)
-    run("delete")
+def check_jiffies_watch(name, kind):
+    """Z3 (read) or Z4 (access) on jiffies, which the kernel reads all the
+    time and the timer writes."""
+    def step(fig):
+        jiffies = int(fig["hv.stub-jiffies.addr"], 16)
+        run("delete")
+        wp = gdb.Breakpoint("*(long *)0x%x" % jiffies, gdb.BP_WATCHPOINT, kind)
+        ok = stop_by(wp)
+        check(name, ok, "a %s on jiffies stopped the machine as that watchpoint: %s" % (name, ok))
+        run("delete")
+    return step
 
 
 def check_many_watches(fig):
@@ -569,8 +562,8 @@ def main():
         lambda: check_steps(int(os.environ.get("VTICE_STUB_STEPS", "400"))),
         lambda: check_watch(fig),
         lambda: check_hw_break(fig),
-        lambda: check_read_watch(fig),
-        lambda: check_access_watch(fig),
+        lambda: check_jiffies_watch("rwatch", gdb.WP_READ)(fig),
+        lambda: check_jiffies_watch("awatch", gdb.WP_ACCESS)(fig),
         lambda: check_many_watches(fig),
     ]
     for step in steps:
