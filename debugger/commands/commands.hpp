@@ -19,6 +19,23 @@ extern const Command kCmdTranslate, kCmdMonitor, kCmdDetach, kCmdHelp, kCmdTrace
 // their own files so the table has one line per command.
 std::span<const Command *const> extra_commands();
 
+// A line split into its command and the words after the command's name.
+struct ParsedLine {
+	const Command *command;
+	std::vector<std::string> args;
+};
+// Nothing for an empty line or a comment; an error for an unknown command.
+Result<std::optional<ParsedLine>> parse_line(std::string_view line);
+// Runs one line, leaving any breakpoint command list to the caller.
+Result<void> dispatch_line(CommandContext &ctx, std::string_view line);
+
+// Breakpoint command lists (stop_commands.cpp).
+// True when the list starts with "silent": no stop report.
+bool is_silent(const std::vector<std::string> &commands);
+// Runs the list of the stop in ctx.reported_stop, then of the stop that list
+// leads to, and so on, in one loop.
+Result<void> run_stop_commands(CommandContext &ctx);
+
 // "0xffffffff81000000 <do_sys_openat2+0x10>"
 std::string describe_address(Session &session, std::uint64_t address);
 // Prints the instruction at pc after a stop, as gdb does after stepping.

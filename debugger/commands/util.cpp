@@ -27,6 +27,9 @@ void print_pc_line(CommandContext &ctx)
 
 void print_stop(CommandContext &ctx, const StopInfo &stop)
 {
+	ctx.reported_stop = stop;
+	if (is_silent(stop.commands))
+		return;
 	ctx.out.print("%s\n", stop.describe(ctx.session.symbolizer()).c_str());
 	if (ctx.session.state() == SessionState::Stopped)
 		print_pc_line(ctx);
