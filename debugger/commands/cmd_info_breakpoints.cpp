@@ -2,6 +2,15 @@
 
 namespace vtice::dbg {
 
+// gdb's line under a breakpoint: what ignore set.
+static void print_actions(CommandContext &ctx, const Breakpoint &bp)
+{
+	if (bp.ignore_count == 1)
+		ctx.out.print("\tWill ignore next crossing of breakpoint.\n");
+	else if (bp.ignore_count > 1)
+		ctx.out.print("\tWill ignore next %u crossings of breakpoint.\n", bp.ignore_count);
+}
+
 static Result<void> run(CommandContext &ctx, const std::vector<std::string> &)
 {
 	const auto &bps = ctx.session.breakpoints();
@@ -16,6 +25,7 @@ static Result<void> run(CommandContext &ctx, const std::vector<std::string> &)
 			      static_cast<unsigned long long>(bp.address), bp.hits,
 			      format_address(bp.address, ctx.session.symbolizer()).c_str(),
 			      bp.spec.condition.empty() ? "" : " if ", bp.spec.condition.c_str());
+		print_actions(ctx, bp);
 	}
 	return {};
 }
@@ -23,7 +33,8 @@ static Result<void> run(CommandContext &ctx, const std::vector<std::string> &)
 const Command kCmdInfoBreakpoints = {
 	"info breakpoints", {"bl", "i b", "info b"}, "info breakpoints", "list breakpoints and watchpoints",
 	"Lists breakpoints and watchpoints with their number, kind, address, hit\n"
-	"count and condition.\n",
+	"count and condition; under each, the crossings its ignore count still\n"
+	"passes.\n",
 	run,
 };
 

@@ -11,6 +11,7 @@
 namespace vtice::dbg {
 
 extern const Command kCmdBreak, kCmdHbreak, kCmdTbreak, kCmdWatch, kCmdDelete, kCmdInfoBreakpoints;
+extern const Command kCmdCondition, kCmdIgnore;
 extern const Command kCmdContinue, kCmdStep, kCmdNext, kCmdFinish, kCmdInfoRegisters, kCmdSet;
 extern const Command kCmdExamine, kCmdDump, kCmdDisas, kCmdBacktrace, kCmdPrint, kCmdInfoSymbol;
 extern const Command kCmdTranslate, kCmdMonitor, kCmdDetach, kCmdHelp, kCmdTrace, kCmdInfoTask, kCmdInfoThreads, kCmdThread;
@@ -35,6 +36,9 @@ bool is_silent(const std::vector<std::string> &commands);
 // Runs the list of the stop in ctx.reported_stop, then of the stop that list
 // leads to, and so on, in one loop.
 Result<void> run_stop_commands(CommandContext &ctx);
+
+// A breakpoint number as the user typed it ("3").
+Result<int> parse_breakpoint_number(const std::string &text);
 
 // "0xffffffff81000000 <do_sys_openat2+0x10>"
 std::string describe_address(Session &session, std::uint64_t address);

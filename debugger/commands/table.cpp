@@ -9,8 +9,8 @@ namespace vtice::dbg {
 
 namespace {
 
-const std::array<const Command *, 22> kTable = {
-	&kCmdBreak, &kCmdHbreak, &kCmdTbreak, &kCmdWatch, &kCmdDelete, &kCmdInfoBreakpoints,
+const std::array<const Command *, 24> kTable = {
+	&kCmdBreak, &kCmdHbreak, &kCmdTbreak, &kCmdWatch, &kCmdDelete, &kCmdInfoBreakpoints, &kCmdCondition, &kCmdIgnore,
 	&kCmdContinue, &kCmdStep, &kCmdNext, &kCmdFinish, &kCmdInfoRegisters, &kCmdSet,
 	&kCmdExamine, &kCmdDump, &kCmdDisas, &kCmdBacktrace, &kCmdPrint, &kCmdInfoSymbol,
 	&kCmdTranslate, &kCmdMonitor, &kCmdDetach, &kCmdHelp,

@@ -53,6 +53,15 @@ Result<std::uint64_t> optional_count(const std::vector<std::string> &args, const
 	return parse_count(args[0], "count");
 }
 
+Result<int> parse_breakpoint_number(const std::string &text)
+{
+	char *end = nullptr;
+	long id = std::strtol(text.c_str(), &end, 10);
+	if (text.empty() || *end || id <= 0 || id > 1000000000)
+		return make_error("'" + text + "' is not a breakpoint number");
+	return static_cast<int>(id);
+}
+
 std::string join(const std::vector<std::string> &words, std::size_t from)
 {
 	std::string out;
