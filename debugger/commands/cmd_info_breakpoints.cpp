@@ -2,13 +2,15 @@
 
 namespace vtice::dbg {
 
-// gdb's line under a breakpoint: what ignore set.
+// gdb's lines under a breakpoint: what ignore and commands set.
 static void print_actions(CommandContext &ctx, const Breakpoint &bp)
 {
 	if (bp.ignore_count == 1)
 		ctx.out.print("\tWill ignore next crossing of breakpoint.\n");
 	else if (bp.ignore_count > 1)
 		ctx.out.print("\tWill ignore next %u crossings of breakpoint.\n", bp.ignore_count);
+	for (const auto &line : bp.commands)
+		ctx.out.print("        %s\n", line.c_str());
 }
 
 static Result<void> run(CommandContext &ctx, const std::vector<std::string> &)
@@ -34,7 +36,7 @@ const Command kCmdInfoBreakpoints = {
 	"info breakpoints", {"bl", "i b", "info b"}, "info breakpoints", "list breakpoints and watchpoints",
 	"Lists breakpoints and watchpoints with their number, kind, address, hit\n"
 	"count and condition; under each, the crossings its ignore count still\n"
-	"passes.\n",
+	"passes and its command list.\n",
 	run,
 };
 

@@ -11,7 +11,7 @@
 namespace vtice::dbg {
 
 extern const Command kCmdBreak, kCmdHbreak, kCmdTbreak, kCmdWatch, kCmdDelete, kCmdInfoBreakpoints;
-extern const Command kCmdCondition, kCmdIgnore;
+extern const Command kCmdCondition, kCmdIgnore, kCmdCommands;
 extern const Command kCmdContinue, kCmdStep, kCmdNext, kCmdFinish, kCmdInfoRegisters, kCmdSet;
 extern const Command kCmdExamine, kCmdDump, kCmdDisas, kCmdBacktrace, kCmdPrint, kCmdInfoSymbol;
 extern const Command kCmdTranslate, kCmdMonitor, kCmdDetach, kCmdHelp, kCmdTrace, kCmdInfoTask, kCmdInfoThreads, kCmdThread;

@@ -9,8 +9,9 @@ namespace vtice::dbg {
 
 namespace {
 
-const std::array<const Command *, 24> kTable = {
-	&kCmdBreak, &kCmdHbreak, &kCmdTbreak, &kCmdWatch, &kCmdDelete, &kCmdInfoBreakpoints, &kCmdCondition, &kCmdIgnore,
+const std::array<const Command *, 25> kTable = {
+	&kCmdBreak, &kCmdHbreak, &kCmdTbreak, &kCmdWatch, &kCmdDelete, &kCmdInfoBreakpoints,
+	&kCmdCondition, &kCmdIgnore, &kCmdCommands,
 	&kCmdContinue, &kCmdStep, &kCmdNext, &kCmdFinish, &kCmdInfoRegisters, &kCmdSet,
 	&kCmdExamine, &kCmdDump, &kCmdDisas, &kCmdBacktrace, &kCmdPrint, &kCmdInfoSymbol,
 	&kCmdTranslate, &kCmdMonitor, &kCmdDetach, &kCmdHelp,

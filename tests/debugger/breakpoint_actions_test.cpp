@@ -1,4 +1,4 @@
-// condition and ignore through the command table as
+// condition, ignore and commands through the command table as
 // batch mode runs them, against a target whose crossings are scripted: the
 // expected stops, hits and outputs follow from each test's script.
 #include <gtest/gtest.h>
@@ -90,6 +90,14 @@ private:
 	std::unique_ptr<CommandContext> ctx_;
 	std::deque<std::string> input_;
 };
+
+std::size_t count(const std::string &text, const std::string &what)
+{
+	std::size_t n = 0;
+	for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+		n++;
+	return n;
+}
 
 std::string error_of(const Result<void> &r)
 {
@@ -190,4 +198,128 @@ TEST(IgnoreCommand, ZeroCountAndBadInput)
 	EXPECT_NE(error_of(c.run({"ignore 1 many"})).find("ignore count 'many'"), std::string::npos);
 	EXPECT_EQ(error_of(c.run({"ignore 9 2"})), "no breakpoint number 9");
 	EXPECT_EQ(c.bp(1).ignore_count, 1u);
+}
+
+TEST(CommandsCommand, ListRunsWhenTheBreakpointStops)
+{
+	Console c;
+	c.cross_break(1, 2);
+	ASSERT_TRUE(c.run({"break " + kBreakAt, "commands 1", "print /x $rdi + 0x100", "end"}));
+	EXPECT_EQ(c.bp(1).commands, (std::vector<std::string>{"print /x $rdi + 0x100"}));
+	c.clear_output();
+	ASSERT_TRUE(c.run({"continue"}));
+	EXPECT_NE(c.output().find("Breakpoint 1 at 0xffffffff81000040\n"), std::string::npos) << c.output();
+	// The list runs after the stop report, with the stop's registers.
+	EXPECT_GT(c.output().find("0x101\n"), c.output().find("Breakpoint 1 at")) << c.output();
+	EXPECT_EQ(c.rdi(), 1u);
+}
+
+TEST(CommandsCommand, SilentDropsTheStopReport)
+{
+	Console c;
+	c.cross_break(1, 2);
+	ASSERT_TRUE(c.run({"break " + kBreakAt, "commands", "silent", "print /x $rdi", "end"}));
+	c.clear_output();
+	ASSERT_TRUE(c.run({"continue"}));
+	EXPECT_EQ(c.output(), "Continuing.\n0x1\n");
+}
+
+TEST(CommandsCommand, ContinueInTheListResumesUntilNoBreakpointStops)
+{
+	Console c;
+	c.cross_break(1, 5);
+	ASSERT_TRUE(c.run({"break " + kBreakAt, "commands 1", "silent", "print /x $rdi", "continue", "end"}));
+	c.clear_output();
+	ASSERT_TRUE(c.run({"continue"}));
+	EXPECT_EQ(c.output(), "Continuing.\n0x1\nContinuing.\n0x2\nContinuing.\n0x3\nContinuing.\n0x4\n"
+			      "Continuing.\n0x5\nContinuing.\nInterrupted at 0xffffffff81000800\n"
+			      "=> 0xffffffff81000800:\tnop\n");
+	EXPECT_EQ(c.bp(1).hits, 5u);
+	EXPECT_TRUE(c.target().script.empty());
+}
+
+TEST(CommandsCommand, ContinueLoopKeepsTheStackFlat)
+{
+	Console c;
+	constexpr std::uint64_t kHits = 300;
+	c.cross_break(1, kHits);
+	ASSERT_TRUE(c.run({"break " + kBreakAt, "commands", "silent", "continue", "end", "continue"}));
+	EXPECT_EQ(c.bp(1).hits, kHits);
+	// The first continue is typed; every later one comes from a list, and
+	// each must run at the same stack depth as the one before.
+	auto &frames = c.target().continue_frames;
+	ASSERT_EQ(frames.size(), kHits + 1);
+	EXPECT_EQ(std::set<std::uintptr_t>(frames.begin() + 1, frames.end()).size(), 1u);
+}
+
+TEST(CommandsCommand, LinesAfterAResumeAreDropped)
+{
+	Console c;
+	c.cross_break(1, 3);
+	ASSERT_TRUE(c.run({"break " + kBreakAt, "commands 1", "continue", "print 0x77", "end"}));
+	c.clear_output();
+	ASSERT_TRUE(c.run({"continue"}));
+	EXPECT_EQ(c.bp(1).hits, 3u);
+	EXPECT_EQ(count(c.output(), "0x77"), 0u) << c.output();
+	EXPECT_EQ(count(c.output(), "Breakpoint 1 at"), 3u) << c.output();
+}
+
+TEST(CommandsCommand, WithoutNumberTakesTheBreakpointSetLast)
+{
+	Console c;
+	ASSERT_TRUE(c.run({"break " + kBreakAt, "break " + kOtherAt, "commands", "print 1", "end"}));
+	EXPECT_TRUE(c.bp(1).commands.empty());
+	EXPECT_EQ(c.bp(2).commands, (std::vector<std::string>{"print 1"}));
+}
+
+TEST(CommandsCommand, EmptyListRemovesTheCommands)
+{
+	Console c;
+	ASSERT_TRUE(c.run({"break " + kBreakAt, "commands", "  print 1  ", "end", "info breakpoints"}));
+	EXPECT_NE(c.output().find("\n        print 1\n"), std::string::npos) << c.output();
+	ASSERT_TRUE(c.run({"commands 1", "end"}));
+	EXPECT_TRUE(c.bp(1).commands.empty());
+}
+
+TEST(CommandsCommand, BadListIsRefusedWholeAndItsBodyNotRun)
+{
+	Console c;
+	c.cross_break(1, 1);
+	auto r = c.run({"break " + kBreakAt, "commands 1", "print 1", "frobnicate", "end", "print 2"});
+	EXPECT_NE(error_of(r).find("'frobnicate': unknown command"), std::string::npos) << error_of(r);
+	EXPECT_TRUE(c.bp(1).commands.empty());
+	EXPECT_EQ(c.unread_input(), 1u);  // the batch stopped right after "end"
+	r = c.run({"commands 9", "continue", "end"});
+	EXPECT_EQ(error_of(r), "no breakpoint number 9");
+	EXPECT_TRUE(c.target().continue_frames.empty());  // the body's continue never ran
+	r = c.run({"commands 1", "print 1", "commands 1", "end"});
+	EXPECT_EQ(error_of(r), "commands: a command list cannot contain 'commands'");
+}
+
+TEST(CommandsCommand, InputEndingBeforeEndIsAnError)
+{
+	Console c;
+	auto r = c.run({"break " + kBreakAt, "commands", "print 1"});
+	EXPECT_EQ(error_of(r), "commands: the input ended before the list's 'end'");
+	EXPECT_TRUE(c.bp(1).commands.empty());
+	EXPECT_EQ(error_of(Console().run({"commands", "end"})), "commands: no breakpoint has been set yet");
+}
+
+TEST(CommandsCommand, ErrorInTheListEndsItAndNamesTheBreakpoint)
+{
+	Console c;
+	c.cross_break(1, 2);
+	auto r = c.run({"break " + kBreakAt, "commands", "print $nosuch", "print 0x55", "end", "continue"});
+	EXPECT_NE(error_of(r).find("breakpoint 1 command 'print $nosuch': no register named 'nosuch'"),
+		  std::string::npos) << error_of(r);
+	EXPECT_EQ(count(c.output(), "0x55"), 0u);
+}
+
+TEST(CommandsCommand, TemporaryBreakpointRunsItsListOnce)
+{
+	Console c;
+	c.cross_break(1, 2);
+	ASSERT_TRUE(c.run({"tbreak " + kBreakAt, "commands", "silent", "print /x $rdi + 0x200", "end", "continue"}));
+	EXPECT_TRUE(c.output().ends_with("Continuing.\n0x201\n")) << c.output();
+	EXPECT_EQ(c.breakpoint_count(), 0u);
 }
