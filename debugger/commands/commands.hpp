@@ -11,7 +11,7 @@
 namespace vtice::dbg {
 
 extern const Command kCmdBreak, kCmdHbreak, kCmdTbreak, kCmdWatch, kCmdDelete, kCmdInfoBreakpoints;
-extern const Command kCmdCondition, kCmdIgnore, kCmdCommands;
+extern const Command kCmdRwatch, kCmdAwatch, kCmdCondition, kCmdIgnore, kCmdCommands;
 extern const Command kCmdContinue, kCmdStep, kCmdNext, kCmdFinish, kCmdInfoRegisters, kCmdSet;
 extern const Command kCmdExamine, kCmdDump, kCmdDisas, kCmdBacktrace, kCmdPrint, kCmdInfoSymbol;
 extern const Command kCmdTranslate, kCmdMonitor, kCmdDetach, kCmdHelp, kCmdTrace, kCmdInfoTask, kCmdInfoThreads, kCmdThread;
@@ -36,6 +36,10 @@ bool is_silent(const std::vector<std::string> &commands);
 // Runs the list of the stop in ctx.reported_stop, then of the stop that list
 // leads to, and so on, in one loop.
 Result<void> run_stop_commands(CommandContext &ctx);
+
+// watch, rwatch, awatch: "[-r|-a] [-lN] EXPRESSION [if CONDITION]".
+Result<void> add_watchpoint_command(CommandContext &ctx, const std::vector<std::string> &args, BreakKind type,
+				    const Command &self);
 
 // A breakpoint number as the user typed it ("3").
 Result<int> parse_breakpoint_number(const std::string &text);

@@ -9,8 +9,8 @@ namespace vtice::dbg {
 
 namespace {
 
-const std::array<const Command *, 25> kTable = {
-	&kCmdBreak, &kCmdHbreak, &kCmdTbreak, &kCmdWatch, &kCmdDelete, &kCmdInfoBreakpoints,
+const std::array<const Command *, 27> kTable = {
+	&kCmdBreak, &kCmdHbreak, &kCmdTbreak, &kCmdWatch, &kCmdRwatch, &kCmdAwatch, &kCmdDelete, &kCmdInfoBreakpoints,
 	&kCmdCondition, &kCmdIgnore, &kCmdCommands,
 	&kCmdContinue, &kCmdStep, &kCmdNext, &kCmdFinish, &kCmdInfoRegisters, &kCmdSet,
 	&kCmdExamine, &kCmdDump, &kCmdDisas, &kCmdBacktrace, &kCmdPrint, &kCmdInfoSymbol,

@@ -1,4 +1,4 @@
-// condition, ignore and commands through the command table as
+// condition, ignore, commands and watch ... if, through the command table as
 // batch mode runs them, against a target whose crossings are scripted: the
 // expected stops, hits and outputs follow from each test's script.
 #include <gtest/gtest.h>
@@ -322,4 +322,49 @@ TEST(CommandsCommand, TemporaryBreakpointRunsItsListOnce)
 	ASSERT_TRUE(c.run({"tbreak " + kBreakAt, "commands", "silent", "print /x $rdi + 0x200", "end", "continue"}));
 	EXPECT_TRUE(c.output().ends_with("Continuing.\n0x201\n")) << c.output();
 	EXPECT_EQ(c.breakpoint_count(), 0u);
+}
+
+TEST(WatchCommand, IfConditionPassesCrossingsWhereItIsFalse)
+{
+	Console c;
+	for (std::uint64_t rdi = 1; rdi <= 4; rdi++)
+		c.access(BreakKind::WriteWatch, rdi);
+	ASSERT_TRUE(c.run({"watch -l4 " + kDataAt + " if $rdi == 3"}));
+	EXPECT_NE(c.output().find("Hardware watchpoint 1: 0xffff888000001000 (4 bytes) if $rdi == 3"),
+		  std::string::npos) << c.output();
+	ASSERT_TRUE(c.run({"continue"}));
+	EXPECT_EQ(c.rdi(), 3u);
+	EXPECT_EQ(c.bp(1).hits, 1u);
+	EXPECT_NE(c.output().find("watchpoint 1 hit (address 0xffff888000001002)"), std::string::npos) << c.output();
+}
+
+TEST(WatchCommand, RwatchAndAwatchSetTheirKinds)
+{
+	Console c;
+	ASSERT_TRUE(c.run({"rwatch " + kDataAt, "awatch -l2 " + kDataAt + " if $rdi", "watch -r " + kDataAt}));
+	EXPECT_EQ(c.bp(1).spec.type, BreakKind::ReadWatch);
+	EXPECT_EQ(c.bp(2).spec.type, BreakKind::AccessWatch);
+	EXPECT_EQ(c.bp(2).spec.length, 2u);
+	EXPECT_EQ(c.bp(2).spec.condition, "$rdi");
+	EXPECT_EQ(c.bp(3).spec.type, BreakKind::ReadWatch);
+	EXPECT_NE(c.output().find("Hardware read watchpoint 1:"), std::string::npos) << c.output();
+	EXPECT_NE(c.output().find("Hardware access watchpoint 2:"), std::string::npos) << c.output();
+	EXPECT_EQ(error_of(c.run({"watch " + kDataAt + " if"})), "'if' without a condition");
+	EXPECT_EQ(error_of(c.run({"awatch if $rdi"})).rfind("usage: awatch", 0), 0u);
+}
+
+TEST(WatchCommand, ConditionIgnoreAndCommandsApply)
+{
+	Console c;
+	for (std::uint64_t rdi = 1; rdi <= 5; rdi++)
+		c.access(BreakKind::AccessWatch, rdi);
+	// 1: ignored; 2: condition false; 3, 4, 5: stop and run the list.
+	ASSERT_TRUE(c.run({"awatch " + kDataAt, "condition 1 $rdi != 2", "ignore 1 1", "commands", "silent",
+			   "print /x $rdi", "continue", "end"}));
+	c.clear_output();
+	ASSERT_TRUE(c.run({"continue"}));
+	EXPECT_EQ(c.bp(1).hits, 4u);
+	EXPECT_EQ(count(c.output(), "\n0x"), 3u) << c.output();
+	EXPECT_NE(c.output().find("Continuing.\n0x3\nContinuing.\n0x4\nContinuing.\n0x5\n"), std::string::npos)
+		<< c.output();
 }
