@@ -3,8 +3,10 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include <unistd.h>
 
@@ -73,9 +75,28 @@ void on_sigint(int)
 		(void)g_interrupt_target->interrupt();
 }
 
+// The lines of a block ("commands N" ... "end") come from the same input,
+// at a ">" prompt when interactive.
+std::function<std::optional<std::string>()> block_reader(dbg::Output &out, std::istream &in, bool batch, bool echo)
+{
+	return [&out, &in, batch, echo]() -> std::optional<std::string> {
+		if (!batch) {
+			std::fputs(">", stdout);
+			std::fflush(stdout);
+		}
+		std::string line;
+		if (!std::getline(in, line))
+			return std::nullopt;
+		if (echo)
+			out.print(">%s\n", line.c_str());
+		return line;
+	};
+}
+
 int run_commands(dbg::CommandContext &ctx, std::istream &in, bool batch, bool echo, bool keep_going)
 {
 	int status = kExitOk;
+	ctx.read_line = block_reader(ctx.out, in, batch, echo);
 	std::string line;
 	for (;;) {
 		if (!batch) {

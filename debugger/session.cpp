@@ -289,6 +289,33 @@ Result<void> Session::insert(Breakpoint &bp)
 	return {};
 }
 
+Result<Breakpoint *> Session::find_breakpoint(int id)
+{
+	for (auto &bp : breakpoints_)
+		if (bp.id == id)
+			return &bp;
+	return make_error("no breakpoint number " + std::to_string(id));
+}
+
+// Checks the syntax, registers and symbols of a condition now so a typo is
+// reported at once, not at the first hit: registers and memory read as 1 here.
+Result<void> Session::check_condition(const std::string &condition)
+{
+	if (condition.empty())
+		return {};
+	ExprContext check = expr_context();
+	const RegisterLayout &layout = target_->layout();
+	check.reg = [&layout](std::string_view name) -> Result<std::uint64_t> {
+		if (!layout.find(std::string(name)) && name != "pc" && name != "sp")
+			return make_error("no register named '" + std::string(name) + "'");
+		return 1;
+	};
+	check.mem = [](std::uint64_t, unsigned) -> Result<std::uint64_t> { return 1; };
+	if (auto r = evaluate_expression(condition, check); !r)
+		return make_error("bad condition '" + condition + "': " + r.error().to_string());
+	return {};
+}
+
 Result<int> Session::add_breakpoint(const BreakpointSpec &spec)
 {
 	if (state_ != SessionState::Stopped)
@@ -296,20 +323,8 @@ Result<int> Session::add_breakpoint(const BreakpointSpec &spec)
 	auto address = resolve_location(spec.location);
 	if (!address)
 		return address.error();
-	if (!spec.condition.empty()) {
-		// Check the syntax, registers and symbols now so a typo is reported at
-		// once, not at the first hit: registers and memory read as 1 here.
-		ExprContext check = expr_context();
-		const RegisterLayout &layout = target_->layout();
-		check.reg = [&layout](std::string_view name) -> Result<std::uint64_t> {
-			if (!layout.find(std::string(name)) && name != "pc" && name != "sp")
-				return make_error("no register named '" + std::string(name) + "'");
-			return 1;
-		};
-		check.mem = [](std::uint64_t, unsigned) -> Result<std::uint64_t> { return 1; };
-		if (auto r = evaluate_expression(spec.condition, check); !r)
-			return make_error("bad condition '" + spec.condition + "': " + r.error().to_string());
-	}
+	if (auto r = check_condition(spec.condition); !r)
+		return r.error();
 	Breakpoint bp;
 	bp.id = next_breakpoint_id_;
 	bp.spec = spec;
@@ -352,6 +367,42 @@ Result<void> Session::enable_breakpoint(int id, bool enabled)
 		return enabled ? insert(bp) : Result<void>();
 	}
 	return make_error("no breakpoint number " + std::to_string(id));
+}
+
+Result<void> Session::set_condition(int id, const std::string &condition)
+{
+	auto bp = find_breakpoint(id);
+	if (!bp)
+		return bp.error();
+	if (auto r = check_condition(condition); !r)
+		return r;
+	(*bp)->spec.condition = condition;
+	return {};
+}
+
+Result<void> Session::set_ignore_count(int id, unsigned count)
+{
+	auto bp = find_breakpoint(id);
+	if (!bp)
+		return bp.error();
+	(*bp)->ignore_count = count;
+	return {};
+}
+
+Result<void> Session::set_commands(int id, std::vector<std::string> commands)
+{
+	auto bp = find_breakpoint(id);
+	if (!bp)
+		return bp.error();
+	(*bp)->commands = std::move(commands);
+	return {};
+}
+
+std::optional<int> Session::last_created_breakpoint() const
+{
+	if (next_breakpoint_id_ == 1)
+		return std::nullopt;
+	return next_breakpoint_id_ - 1;
 }
 
 }  // namespace vtice::dbg

@@ -45,7 +45,9 @@ struct Breakpoint {
 	std::uint64_t address = 0;
 	bool enabled = true;
 	bool inserted = false;
-	unsigned hits = 0;
+	unsigned hits = 0;                  // stops, plus crossings passed by the ignore count (gdb)
+	unsigned ignore_count = 0;          // crossings still to pass without stopping ("ignore N COUNT")
+	std::vector<std::string> commands;  // console lines to run when it stops ("commands N")
 };
 
 struct RegisterView {
@@ -61,6 +63,9 @@ struct StopInfo {
 	StopEvent event;
 	std::uint64_t pc = 0;
 	std::optional<int> breakpoint;  // id of the breakpoint that caused it
+	// That breakpoint's command list as of the stop: a tbreak is deleted by
+	// then, and the list may change its own breakpoint while it runs.
+	std::vector<std::string> commands;
 	std::string describe(const Symbolizer &symbolize) const;
 };
 
@@ -111,6 +116,17 @@ public:
 	Result<void> delete_breakpoint(int id);
 	Result<void> enable_breakpoint(int id, bool enabled);
 	const std::vector<Breakpoint> &breakpoints() const { return breakpoints_; }
+	// gdb's condition, ignore and commands; each names the breakpoint by id.
+	// An empty condition makes it unconditional; a new one is checked as
+	// add_breakpoint checks it, and a bad one leaves the old in place.
+	Result<void> set_condition(int id, const std::string &condition);
+	Result<void> set_ignore_count(int id, unsigned count);
+	Result<void> set_commands(int id, std::vector<std::string> commands);
+	// The breakpoint or watchpoint created last (it may have been deleted since).
+	std::optional<int> last_created_breakpoint() const;
+	// Counts every stop of the target, steps included: a caller compares two
+	// readings to learn whether anything ran in between.
+	std::uint64_t stop_count() const { return stop_count_; }
 
 	// Blocking run control; each returns where the target stopped.
 	Result<StopInfo> cont(int timeout_ms = -1);
@@ -145,6 +161,8 @@ private:
 	Result<StopInfo> step_lifting_breakpoint();
 	Result<bool> should_stop(StopInfo &info);
 	Breakpoint *breakpoint_at(std::uint64_t address);
+	Result<Breakpoint *> find_breakpoint(int id);
+	Result<void> check_condition(const std::string &condition);
 	Result<StopInfo> run_to(std::uint64_t address, std::uint64_t frame_sp, int timeout_ms);
 	Result<StopInfo> continue_once(int timeout_ms);
 	Result<void> insert(Breakpoint &bp);
@@ -158,6 +176,7 @@ private:
 	std::unique_ptr<btf::KernelTypes> kernel_types_;
 	std::vector<Breakpoint> breakpoints_;
 	int next_breakpoint_id_ = 1;
+	std::uint64_t stop_count_ = 0;
 	SessionState state_ = SessionState::Stopped;
 	Result<RegisterValues> registers_ = make_error("registers not read yet");
 	bool registers_valid_ = false;

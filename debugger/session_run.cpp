@@ -66,6 +66,7 @@ Result<StopInfo> Session::finish_stop(const StopEvent &event)
 {
 	state_ = event.reason == StopReason::Exited || event.reason == StopReason::Terminated ?
 			 SessionState::Detached : SessionState::Stopped;
+	stop_count_++;
 	if (registers_valid_)
 		previous_registers_ = *registers_;
 	registers_valid_ = false;
@@ -145,26 +146,32 @@ Result<void> Session::step_off_breakpoint()
 	return {};
 }
 
-// Counts the hit; false when a condition says to keep going.
+// Counts the hit; false when the condition or the ignore count says to keep
+// going. As in gdb, a crossing with a false condition is no hit at all, while
+// one passed by the ignore count is counted.
 Result<bool> Session::should_stop(StopInfo &info)
 {
 	if (!info.breakpoint)
 		return true;
-	for (auto &bp : breakpoints_) {
-		if (bp.id != *info.breakpoint)
-			continue;
-		if (!bp.spec.condition.empty()) {
-			auto value = evaluate(bp.spec.condition);
-			if (!value)
-				return make_error("breakpoint " + std::to_string(bp.id) + " condition: " + value.error().message);
-			if (!*value)
-				return false;
-		}
-		bp.hits++;
-		if (bp.spec.temporary)
-			(void)delete_breakpoint(bp.id);
+	auto found = find_breakpoint(*info.breakpoint);
+	if (!found)
 		return true;
+	Breakpoint &bp = **found;
+	if (!bp.spec.condition.empty()) {
+		auto value = evaluate(bp.spec.condition);
+		if (!value)
+			return make_error("breakpoint " + std::to_string(bp.id) + " condition: " + value.error().message);
+		if (!*value)
+			return false;
 	}
+	bp.hits++;
+	if (bp.ignore_count > 0) {
+		bp.ignore_count--;
+		return false;
+	}
+	info.commands = bp.commands;
+	if (bp.spec.temporary)
+		(void)delete_breakpoint(bp.id);
 	return true;
 }
 

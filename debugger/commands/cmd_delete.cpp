@@ -1,5 +1,3 @@
-#include <cstdlib>
-
 #include "commands.hpp"
 
 namespace vtice::dbg {
@@ -13,11 +11,10 @@ static Result<void> run(CommandContext &ctx, const std::vector<std::string> &arg
 	for (const auto &a : args) {
 		if (a == "*")
 			continue;
-		char *end = nullptr;
-		long id = std::strtol(a.c_str(), &end, 10);
-		if (a.empty() || *end || id <= 0)
-			return make_error("'" + a + "' is not a breakpoint number");
-		ids.push_back(static_cast<int>(id));
+		auto id = parse_breakpoint_number(a);
+		if (!id)
+			return id.error();
+		ids.push_back(*id);
 	}
 	for (int id : ids)
 		if (auto r = ctx.session.delete_breakpoint(id); !r)

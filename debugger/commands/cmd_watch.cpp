@@ -2,13 +2,27 @@
 
 namespace vtice::dbg {
 
-static Result<void> run(CommandContext &ctx, const std::vector<std::string> &args)
+namespace {
+
+const char *watch_name(BreakKind type)
+{
+	if (type == BreakKind::ReadWatch)
+		return "Hardware read watchpoint";
+	if (type == BreakKind::AccessWatch)
+		return "Hardware access watchpoint";
+	return "Hardware watchpoint";
+}
+
+// Options, then the address expression, then "if CONDITION".
+Result<BreakpointSpec> parse_watch(const std::vector<std::string> &args, BreakKind type)
 {
 	BreakpointSpec spec;
-	spec.type = BreakKind::WriteWatch;
+	spec.type = type;
 	spec.length = 8;
 	std::vector<std::string> rest;
-	for (const auto &a : args) {
+	std::size_t i = 0;
+	for (; i < args.size() && args[i] != "if"; i++) {
+		const std::string &a = args[i];
 		if (a == "-r")
 			spec.type = BreakKind::ReadWatch;
 		else if (a == "-a")
@@ -21,24 +35,48 @@ static Result<void> run(CommandContext &ctx, const std::vector<std::string> &arg
 		} else
 			rest.push_back(a);
 	}
-	if (rest.empty())
-		return usage_error(kCmdWatch);
 	spec.location = join(rest);
-	auto id = ctx.session.add_breakpoint(spec);
+	if (i < args.size()) {
+		spec.condition = join(args, i + 1);
+		if (spec.condition.empty())
+			return make_error("'if' without a condition");
+	}
+	return spec;
+}
+
+}  // namespace
+
+// Shared by watch, rwatch and awatch; type is the kind without -r/-a.
+Result<void> add_watchpoint_command(CommandContext &ctx, const std::vector<std::string> &args, BreakKind type,
+				    const Command &self)
+{
+	auto spec = parse_watch(args, type);
+	if (!spec)
+		return spec.error();
+	if (spec->location.empty())
+		return usage_error(self);
+	auto id = ctx.session.add_breakpoint(*spec);
 	if (!id)
 		return id.error();
 	const Breakpoint &bp = ctx.session.breakpoints().back();
-	ctx.out.print("%s %d: %s (%u bytes)\n", spec.type == BreakKind::WriteWatch ? "Hardware watchpoint" :
-			spec.type == BreakKind::ReadWatch ? "Hardware read watchpoint" : "Hardware access watchpoint",
-		      *id, describe_address(ctx.session, bp.address).c_str(), spec.length);
+	ctx.out.print("%s %d: %s (%u bytes)%s%s\n", watch_name(spec->type), *id,
+		      describe_address(ctx.session, bp.address).c_str(), spec->length,
+		      spec->condition.empty() ? "" : " if ", spec->condition.c_str());
 	return {};
 }
 
+static Result<void> run(CommandContext &ctx, const std::vector<std::string> &args)
+{
+	return add_watchpoint_command(ctx, args, BreakKind::WriteWatch, kCmdWatch);
+}
+
 const Command kCmdWatch = {
-	"watch", {"rwatch", "awatch"}, "watch [-r|-a] [-lN] ADDRESS-EXPRESSION", "stop when memory is written (or read)",
+	"watch", {}, "watch [-r|-a] [-lN] ADDRESS-EXPRESSION [if CONDITION]", "stop when memory is written (or read)",
 	"Sets a hardware watchpoint (the stub's Z2; -r: reads, Z3; -a: any access,\n"
 	"Z4) on N bytes (-l1, -l2, -l4, -l8; default 8) at the address the\n"
-	"expression gives, e.g. 'watch -l4 jiffies' or 'watch $rdi+0x10'.\n",
+	"expression gives, e.g. 'watch -l4 jiffies' or 'watch $rdi+0x10'. With\n"
+	"'if CONDITION' the target only stops when the expression is non-zero\n"
+	"after the access, e.g. 'watch -l4 jiffies if *(u32*)jiffies % 100 == 0'.\n",
 	run,
 };
 

@@ -3,6 +3,8 @@
 // mode and the TUI both dispatch through execute_line().
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -18,6 +20,13 @@ struct CommandContext {
 	Session &session;
 	Output &out;
 	int run_timeout_ms = -1;  // how long continue/finish wait (batch: --timeout); < 0 forever
+	// The next line of the input this command came from, for a command that
+	// takes a block ("commands N" ... "end"): the batch file, or the prompt
+	// showing ">". Nothing at the end of input; null where there is no input.
+	std::function<std::optional<std::string>()> read_line;
+	// The stop the last command reported (print_stop): execute_line runs its
+	// breakpoint's command list.
+	std::optional<StopInfo> reported_stop;
 };
 
 struct Command {
@@ -36,10 +45,14 @@ std::span<const Command> command_table();
 // the longest prefix of words. consumed = how many words named the command.
 const Command *find_command(const std::vector<std::string> &words, std::size_t &consumed);
 
-// Tokenizes and runs one line. Empty lines and '#' comments do nothing.
+// Tokenizes and runs one line. Empty lines and '#' comments do nothing. When
+// the command stops the target at a breakpoint with a command list, the list
+// runs next, and so do the lists of the stops it leads to.
 Result<void> execute_line(CommandContext &ctx, std::string_view line);
 
-// "Breakpoint 1 at 0x... <do_sys_openat2>" and the instruction at pc.
+// "Breakpoint 1 at 0x... <do_sys_openat2>" and the instruction at pc, unless
+// the breakpoint's command list starts with "silent". Remembers the stop in
+// ctx.reported_stop for execute_line.
 void print_stop(CommandContext &ctx, const StopInfo &stop);
 
 // Splits a command line: words separated by blanks; "double" and 'single'

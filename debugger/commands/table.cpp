@@ -9,8 +9,9 @@ namespace vtice::dbg {
 
 namespace {
 
-const std::array<const Command *, 22> kTable = {
-	&kCmdBreak, &kCmdHbreak, &kCmdTbreak, &kCmdWatch, &kCmdDelete, &kCmdInfoBreakpoints,
+const std::array<const Command *, 27> kTable = {
+	&kCmdBreak, &kCmdHbreak, &kCmdTbreak, &kCmdWatch, &kCmdRwatch, &kCmdAwatch, &kCmdDelete, &kCmdInfoBreakpoints,
+	&kCmdCondition, &kCmdIgnore, &kCmdCommands,
 	&kCmdContinue, &kCmdStep, &kCmdNext, &kCmdFinish, &kCmdInfoRegisters, &kCmdSet,
 	&kCmdExamine, &kCmdDump, &kCmdDisas, &kCmdBacktrace, &kCmdPrint, &kCmdInfoSymbol,
 	&kCmdTranslate, &kCmdMonitor, &kCmdDetach, &kCmdHelp,
@@ -70,13 +71,13 @@ const Command *find_command(const std::vector<std::string> &words, std::size_t &
 	return best;
 }
 
-Result<void> execute_line(CommandContext &ctx, std::string_view line)
+Result<std::optional<ParsedLine>> parse_line(std::string_view line)
 {
 	auto words = tokenize(line);
 	if (!words)
 		return make_error("cannot parse command: " + words.error().to_string());
 	if (words->empty())
-		return {};
+		return std::optional<ParsedLine>();
 	// gdb's "x/8gx ADDR": the format rides on the command word.
 	std::string suffix;
 	if (auto slash = (*words)[0].find('/'); slash != std::string::npos && slash > 0) {
@@ -97,7 +98,25 @@ Result<void> execute_line(CommandContext &ctx, std::string_view line)
 	std::vector<std::string> args(words->begin() + static_cast<std::ptrdiff_t>(consumed), words->end());
 	if (!suffix.empty())
 		args.insert(args.begin(), suffix);
-	return command->run(ctx, args);
+	return std::optional<ParsedLine>(ParsedLine{command, std::move(args)});
+}
+
+Result<void> dispatch_line(CommandContext &ctx, std::string_view line)
+{
+	auto parsed = parse_line(line);
+	if (!parsed)
+		return parsed.error();
+	if (!*parsed)
+		return {};
+	return (*parsed)->command->run(ctx, (*parsed)->args);
+}
+
+Result<void> execute_line(CommandContext &ctx, std::string_view line)
+{
+	ctx.reported_stop.reset();
+	if (auto r = dispatch_line(ctx, line); !r)
+		return r;
+	return run_stop_commands(ctx);
 }
 
 }  // namespace vtice::dbg

@@ -27,6 +27,9 @@ void print_pc_line(CommandContext &ctx)
 
 void print_stop(CommandContext &ctx, const StopInfo &stop)
 {
+	ctx.reported_stop = stop;
+	if (is_silent(stop.commands))
+		return;
 	ctx.out.print("%s\n", stop.describe(ctx.session.symbolizer()).c_str());
 	if (ctx.session.state() == SessionState::Stopped)
 		print_pc_line(ctx);
@@ -48,6 +51,15 @@ Result<std::uint64_t> optional_count(const std::vector<std::string> &args, const
 	if (args.empty())
 		return std::uint64_t(1);
 	return parse_count(args[0], "count");
+}
+
+Result<int> parse_breakpoint_number(const std::string &text)
+{
+	char *end = nullptr;
+	long id = std::strtol(text.c_str(), &end, 10);
+	if (text.empty() || *end || id <= 0 || id > 1000000000)
+		return make_error("'" + text + "' is not a breakpoint number");
+	return static_cast<int>(id);
 }
 
 std::string join(const std::vector<std::string> &words, std::size_t from)

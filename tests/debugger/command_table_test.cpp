@@ -23,7 +23,7 @@ TEST(CommandTable, EveryCommandHasHelpAndUniqueNames)
 	// gdb names and WinDbg/SoftICE aliases the task asks for.
 	for (const char *n : {"break", "continue", "step", "next", "finish", "stepi", "bt", "x", "info registers",
 			      "info breakpoints", "delete", "disas", "watch", "detach", "bp", "g", "t", "p", "k",
-			      "u", "r"})
+			      "u", "r", "condition", "ignore", "commands", "rwatch", "awatch"})
 		EXPECT_TRUE(names.count(n)) << n;
 }
 
