@@ -21,29 +21,46 @@ std::string KallsymsLayout::style() const
 
 namespace {
 
+// The bytes expand_names() writes: one pass over the entries, summing
+// token lengths, so the pool is allocated once and no page is touched twice.
+std::size_t expanded_size(ByteSpan bytes, const TokenTable &tokens, const KallsymsLayout &layout)
+{
+	std::size_t token_length[256];
+	for (unsigned c = 0; c < 256; c++)
+		token_length[c] = tokens.text[c].size();
+	std::size_t pos = layout.names, total = 0;
+	for (std::uint32_t i = 0; i < layout.names_decoded; i++) {
+		std::size_t length = 0, header = 0;
+		read_entry_length(bytes, pos, length, header);  // validated by walk_names
+		const std::uint8_t *at = bytes.data() + pos + header;
+		for (std::size_t k = 0; k < length; k++)
+			total += token_length[at[k]];
+		pos += header + length;
+	}
+	return total;
+}
+
 // Expands every entry into one pool; each name keeps its type letter in
 // front, as the kernel stores it, and the symbol points just past it.
 void expand_names(ByteSpan bytes, const TokenTable &tokens, const KallsymsLayout &layout,
 		  const std::vector<std::uint64_t> &addresses, std::vector<Symbol> &symbols, std::string &pool)
 {
 	// Most tokens are a few bytes: copying a fixed 16 from a padded copy is
-	// cheaper than a memcpy call per token.
+	// cheaper than a memcpy call per token; the pool has that much slack.
 	constexpr std::size_t kPad = 16;
 	char padded[256][kPad] = {};
 	for (unsigned c = 0; c < 256; c++)
 		std::memcpy(padded[c], tokens.text[c].data(), std::min(kPad, tokens.text[c].size()));
 	std::size_t pos = layout.names, used = 0;
-	pool.resize((layout.names_end - layout.names) * 4 + kPad);
+	pool.resize(expanded_size(bytes, tokens, layout) + kPad);
 	symbols.resize(layout.names_decoded);
 	for (std::uint32_t i = 0; i < layout.names_decoded; i++) {
 		std::size_t length = 0, header = 0;
-		read_entry_length(bytes, pos, length, header);  // validated by walk_names
+		read_entry_length(bytes, pos, length, header);
 		const std::uint8_t *at = bytes.data() + pos + header;
 		std::size_t begin = used;
 		for (std::size_t k = 0; k < length; k++) {
 			std::string_view token = tokens.text[at[k]];
-			while (pool.size() - used < token.size() + kPad)
-				pool.resize(pool.size() * 2);
 			if (token.size() <= kPad)
 				std::memcpy(pool.data() + used, padded[at[k]], kPad);
 			else

@@ -1,6 +1,7 @@
 #include "symbols/symbol_table.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 namespace vtice::symbols {
 
@@ -23,12 +24,24 @@ int rank(const Symbol &symbol)
 	return score;
 }
 
+// Eight bytes a step: FNV's byte-at-a-time multiply chain was a sixth of
+// loading a vmlinux's 94,000 kallsyms names.
 std::uint64_t hash_name(std::string_view name)
 {
-	std::uint64_t hash = 0xcbf29ce484222325ull;  // FNV-1a
-	for (unsigned char c : name)
-		hash = (hash ^ c) * 0x100000001b3ull;
-	return hash;
+	constexpr std::uint64_t kMul = 0x9e3779b97f4a7c15ull;
+	std::uint64_t hash = name.size() * kMul;
+	std::size_t at = 0;
+	for (; at + 8 <= name.size(); at += 8) {
+		std::uint64_t word;
+		std::memcpy(&word, name.data() + at, 8);
+		hash = (hash ^ word) * kMul;
+		hash ^= hash >> 29;
+	}
+	std::uint64_t tail = 0;
+	if (at < name.size())
+		std::memcpy(&tail, name.data() + at, name.size() - at);
+	hash = (hash ^ tail) * kMul;
+	return hash ^ (hash >> 32);
 }
 
 }  // namespace

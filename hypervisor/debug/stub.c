@@ -24,6 +24,9 @@ static struct {
 	struct vt_ram_range ram[VT_STUB_MAX_RAM];
 	u32 line_lock;		/* one CPU at a time reads the UART */
 	u32 master;		/* the CPU serving the debugger (window slot) */
+	u64 quiet_tsc;		/* the last poll that found the line empty */
+	u64 breakin_tsc;	/* quiet_tsc of the break-in being served, or 0 */
+	struct vt_breakin_stats breakin;
 } stub;
 
 static void vt_stub_put_byte(void *ctx, u8 byte)
@@ -47,6 +50,26 @@ static void vt_stub_unlock_line(void)
 	__atomic_store_n(&stub.line_lock, 0, __ATOMIC_RELEASE);
 }
 
+/* Called with the line held, just before the stop reply of a break-in. */
+static void vt_stub_note_breakin(void)
+{
+	u64 ticks;
+
+	if (!stub.breakin_tsc)
+		return;
+	ticks = vt_rdtsc() - stub.breakin_tsc;
+	stub.breakin_tsc = 0;
+	stub.breakin.count++;
+	stub.breakin.last_ticks = ticks;
+	if (ticks > stub.breakin.max_ticks)
+		stub.breakin.max_ticks = ticks;
+}
+
+void vt_stub_get_breakin(struct vt_breakin_stats *out)
+{
+	*out = stub.breakin;
+}
+
 /* The debugger's session: feed the line to the engine until it resumes. */
 static void vt_stub_serve(u32 master, const struct vt_dbg_stop *why)
 {
@@ -54,6 +77,7 @@ static void vt_stub_serve(u32 master, const struct vt_dbg_stop *why)
 
 	vt_stub_lock_line();
 	stub.master = master;
+	vt_stub_note_breakin();
 	vt_rsp_report_stop(&stub.rsp, why);
 	for (;;) {
 		if (!vt_uart_getc(&stub.uart, &c)) {
@@ -81,13 +105,19 @@ static bool vt_stub_poll(struct vt_vcpu *vcpu, struct vt_exit *exit)
 
 	if (!vt_stub_trylock_line())
 		return true;
-	while (vt_uart_getc(&stub.uart, &c)) {
+	if (!vt_uart_getc(&stub.uart, &c)) {
+		stub.quiet_tsc = vt_rdtsc();
+		vt_stub_unlock_line();
+		return true;
+	}
+	do {
 		if (vt_rsp_feed(&stub.rsp, c, false) == VT_RSP_BREAK) {
+			stub.breakin_tsc = stub.quiet_tsc;
 			vt_stub_unlock_line();
 			vt_stub_stop(vcpu, exit, VT_STOP_SIGINT, 0);
 			return true;
 		}
-	}
+	} while (vt_uart_getc(&stub.uart, &c));
 	vt_stub_unlock_line();
 	return true;
 }

@@ -38,6 +38,17 @@ extern const struct vt_dbg_target_ops vt_stub_target_ops;
 const struct vt_guest_mem *vt_stub_guest_mem(void);
 struct vt_hv *vt_stub_hv(void);
 
+/*
+ * Break-in latency in guest time (TSC ticks). The 0x03 arrived after the
+ * last poll that found the line empty, so the span from that poll to the
+ * stop reply bounds the latency from above.
+ */
+struct vt_breakin_stats {
+	u64 count;
+	u64 last_ticks, max_ticks;
+};
+void vt_stub_get_breakin(struct vt_breakin_stats *out);
+
 /* stub_monitor.c: qRcmd ("monitor exits", "monitor caps", ...). */
 int vt_stub_monitor(void *ctx, const char *cmd, char *out, u32 out_len);
 

@@ -10,6 +10,7 @@
 #include "../core/hv.h"
 #include "../core/exit.h"
 #include "../core/os.h"
+#include "dbg_os.h"
 #include <vtice/ioctl.h>
 
 struct vt_text {
@@ -158,6 +159,34 @@ static void vt_monitor_hooks(struct vt_text *t)
 	vt_put(t, " not identity with full rights\n");
 }
 
+static u64 vt_ticks_to_us(u64 ticks)
+{
+	u64 khz = vt_os_tsc_khz();
+
+	return khz ? ticks * 1000 / khz : 0;
+}
+
+/* Break-in latency in guest time, from the TSC (stub.h says why a bound). */
+static void vt_monitor_breakin(struct vt_text *t)
+{
+	struct vt_breakin_stats s;
+
+	vt_stub_get_breakin(&s);
+	vt_put(t, "break-in: ");
+	vt_put_u64(t, s.count);
+	vt_put(t, " measured");
+	if (s.count) {
+		vt_put(t, ", last <= ");
+		vt_put_u64(t, vt_ticks_to_us(s.last_ticks));
+		vt_put(t, " us, max <= ");
+		vt_put_u64(t, vt_ticks_to_us(s.max_ticks));
+		vt_put(t, " us");
+	}
+	vt_put(t, " of guest time (from the last poll that found the line empty to the stop reply; poll every ");
+	vt_put_u64(t, VT_STUB_POLL_MS);
+	vt_put(t, " ms per CPU)\n");
+}
+
 int vt_stub_monitor(void *ctx, const char *cmd, char *out, u32 out_len)
 {
 	struct vt_text t = { out, 0, out_len };
@@ -173,9 +202,12 @@ int vt_stub_monitor(void *ctx, const char *cmd, char *out, u32 out_len)
 		vt_monitor_caps(&t);
 	else if (vt_streq(cmd, "hooks"))
 		vt_monitor_hooks(&t);
+	else if (vt_streq(cmd, "breakin"))
+		vt_monitor_breakin(&t);
 	else if (vt_streq(cmd, "help") || !*cmd)
 		vt_put(&t, "monitor commands: exits (VM exits per CPU and reason), "
 			   "caps (VMX features), hooks (breakpoints, watchpoints and the EPT's state), "
+			   "breakin (break-in latency in guest time), "
 			   "vtice (identify the stub)\n");
 	else
 		vt_put(&t, "unknown monitor command; try \"monitor help\"\n");

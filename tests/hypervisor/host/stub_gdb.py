@@ -294,13 +294,34 @@ class Rsp:
         self.sock.close()
 
 
+BREAK_INS = 5
+BREAK_IN_LIMIT_US = 100000  # issue 7: a 0x03 is noticed within 100 ms of guest time
+
+
 def check_break_in(rsp):
-    start = time.time()
-    rsp.send(b"\x03")
-    stop = rsp.reply()
-    check("break-in", stop[:1] in ("T", "S"),
-          "0x03 on the line stopped the running machine: %s after %.2f s wall" %
-          (stop[:12], time.time() - start))
+    """0x03 while the guest runs stops it, BREAK_INS times; the stub's own
+    TSC bound on each latency (monitor breakin) is in guest time."""
+    walls = []
+    for i in range(BREAK_INS):
+        if i:
+            rsp.packet("c")
+            time.sleep(0.7)
+        start = time.time()
+        rsp.send(b"\x03")
+        stop = rsp.reply()
+        walls.append(time.time() - start)
+        if stop[:1] not in ("T", "S"):
+            check("break-in", False, "0x03 on the line stopped the running machine: %s" % stop[:12])
+            return
+    check("break-in", True, "0x03 on the line stopped the running machine %d times, %.2f s wall at most" %
+          (BREAK_INS, max(walls)))
+    text = monitor(rsp, "breakin")
+    m = re.search(r"break-in: (\d+) measured, last <= (\d+) us, max <= (\d+) us", text)
+    ok = m is not None and int(m.group(1)) >= BREAK_INS - 1 and int(m.group(3)) <= BREAK_IN_LIMIT_US
+    check("break-in-latency", ok, "guest time from the last empty poll to the stop reply: %s (limit %d us)" %
+          (text.strip(), BREAK_IN_LIMIT_US))
+    if m:
+        print("VTICE-FIGURE hv.breakin-max-us=%s" % m.group(3), flush=True)
 
 
 def check_hidden_while_running(rsp, fig):
