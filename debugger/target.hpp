@@ -87,7 +87,8 @@ struct TargetFeatures {
 	bool multiprocess = false;      // detach needs D;pid
 	bool hw_breakpoints = false;    // Z1 accepted (learnt on first use)
 	unsigned max_packet = 0;        // PacketSize from qSupported
-	std::string stub;               // "QEMU gdbstub", "vtice hypervisor stub", "" unknown
+	bool target_description = false;  // target.xml read; else gdb's default amd64 core layout
+	std::string stub;               // "QEMU gdbstub", "vtice hypervisor stub", "kgdb", "" unknown
 };
 
 class Target {

@@ -76,9 +76,10 @@ Result<int> parse_thread_id(std::string_view text)
 			return -1;
 	}
 	auto value = parse_hex_u64(text);
-	if (!value || *value > 0x7fffffff)
+	if (!value || *value > 0xffffffff)
 		return make_error("bad thread id '" + std::string(text) + "'");
-	return static_cast<int>(*value);
+	// kgdb numbers each CPU's shadow thread -(cpu + 2), sent as 32 bits.
+	return static_cast<int>(static_cast<std::int32_t>(static_cast<std::uint32_t>(*value)));
 }
 
 Result<StopEvent> parse_stop_reply(std::string_view reply)

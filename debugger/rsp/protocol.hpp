@@ -33,5 +33,7 @@ using AnnexReader = std::function<Result<std::string>(const std::string &annex)>
 // numbered in document order unless regnum says otherwise; g-block offsets
 // follow that order.
 Result<RegisterLayout> parse_target_description(const std::string &annex, const AnnexReader &fetch);
+// gdb's built-in x86-64 core layout, for stubs without qXfer:features (kgdb).
+Result<RegisterLayout> default_amd64_layout();
 
 }  // namespace vtice::dbg::rsp

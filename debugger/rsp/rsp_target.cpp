@@ -83,11 +83,13 @@ Result<void> RspTarget::negotiate()
 			client_.set_no_ack(true);
 		features_.no_ack = client_.no_ack();
 	}
-	if (!has("qXfer:features:read"))
-		return make_error("stub does not offer qXfer:features:read; cannot learn its registers");
-	auto layout = parse_target_description("target.xml", [this](const std::string &annex) {
-		return read_xfer("features", annex);
-	});
+	features_.target_description = has("qXfer:features:read");
+	auto layout = features_.target_description
+			      ? parse_target_description("target.xml",
+							 [this](const std::string &annex) {
+								 return read_xfer("features", annex);
+							 })
+			      : default_amd64_layout();
 	if (!layout)
 		return layout.error();
 	layout_ = std::move(*layout);
@@ -100,14 +102,32 @@ Result<void> RspTarget::negotiate()
 }
 
 // Which stub answers: QEMU's has its own packets (qqemu.*), vtice's
-// hypervisor stub answers "monitor vtice" (docs/debugger.md), kgdb neither.
+// hypervisor stub answers "monitor vtice" (docs/debugger.md), and kgdb
+// names its per-CPU shadow threads "shadowCPU<n>" (kernel/debug/gdbstub.c),
+// which no other stub does. kgdb has no qRcmd without kdb, so it is asked
+// first: a monitor command it does not know would go unanswered.
 std::string RspTarget::identify_stub()
 {
 	if (features_.physical_memory)
 		return "QEMU gdbstub";
+	if (!features_.target_description && names_shadow_cpu_threads())
+		return "kgdb";
 	if (auto out = monitor("vtice"); out && out->rfind("vtice", 0) == 0)
 		return "vtice hypervisor stub";
 	return "";
+}
+
+bool RspTarget::names_shadow_cpu_threads()
+{
+	auto list = client_.request("qfThreadInfo");
+	if (!list || list->size() < 2 || (*list)[0] != 'm')
+		return false;
+	std::string first = list->substr(1, list->find(',') - 1);
+	auto extra = client_.request("qThreadExtraInfo," + first);
+	if (!extra)
+		return false;
+	auto text = from_hex(*extra);
+	return text && std::string(text->begin(), text->end()).rfind("shadowCPU", 0) == 0;
 }
 
 Result<std::string> RspTarget::read_xfer(const std::string &object, const std::string &annex)
@@ -207,8 +227,9 @@ Result<void> RspTarget::write_register(const RegisterInfo &reg, std::uint64_t va
 
 std::size_t RspTarget::chunk_size() const
 {
-	// Hex doubles the size; leave room for the framing.
-	std::size_t packet = features_.max_packet ? features_.max_packet : 4096;
+	// Hex doubles the size; leave room for the framing. A stub that does
+	// not say gets gdb's own assumption, 400 bytes (kgdb's buffer is 1024).
+	std::size_t packet = features_.max_packet ? features_.max_packet : 400;
 	return std::max<std::size_t>(16, (packet - 32) / 2);
 }
 

@@ -45,6 +45,7 @@ private:
 	explicit RspTarget(std::unique_ptr<Transport> transport, ClientOptions options);
 	Result<void> negotiate();
 	std::string identify_stub();
+	bool names_shadow_cpu_threads();
 	Result<std::string> read_xfer(const std::string &object, const std::string &annex);
 	Result<std::string> expect_ok(std::string_view packet, const char *what);
 	Result<std::vector<std::uint8_t>> read_chunk(std::uint64_t address, std::size_t length);

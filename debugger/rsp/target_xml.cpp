@@ -188,4 +188,22 @@ Result<RegisterLayout> parse_target_description(const std::string &annex, const 
 	return std::move(b.layout);
 }
 
+// gdb's fixed register order for x86-64 when a stub sends no description
+// (its amd64 "g" packet): sixteen GPRs and rip of 64 bits, then eflags and
+// the six segment selectors of 32. kgdb's 'g' reply stops after es; the
+// rest come from 'p', which kgdb answers.
+Result<RegisterLayout> default_amd64_layout()
+{
+	static const char *const kNames64[] = {"rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp", "r8",
+					       "r9",  "r10", "r11", "r12", "r13", "r14", "r15", "rip"};
+	static const char *const kNames32[] = {"eflags", "cs", "ss", "ds", "es", "fs", "gs"};
+	std::string xml = "<target><architecture>i386:x86-64</architecture><feature name=\"org.gnu.gdb.i386.core\">";
+	for (const char *name : kNames64)
+		xml += std::string("<reg name=\"") + name + "\" bitsize=\"64\"/>";
+	for (const char *name : kNames32)
+		xml += std::string("<reg name=\"") + name + "\" bitsize=\"32\"/>";
+	xml += "</feature></target>";
+	return parse_target_description("builtin-amd64.xml", [&](const std::string &) -> Result<std::string> { return xml; });
+}
+
 }  // namespace vtice::dbg::rsp

@@ -220,18 +220,6 @@ TEST(RspTargetFake, MemoryErrorsAndUnsupportedPackets)
 	EXPECT_NE(regs.error().message.find("malformed 'g' reply"), std::string::npos);
 }
 
-TEST(RspTargetFake, MissingTargetDescriptionIsAnError)
-{
-	FakeStub stub([](const std::string &p) -> std::string {
-		if (p.rfind("qSupported", 0) == 0)
-			return "+" + FakeStub::packet("PacketSize=100");
-		return "+" + FakeStub::packet("");
-	});
-	auto target = RspTarget::connect(stub.client_transport(), quick());
-	ASSERT_FALSE(target.ok());
-	EXPECT_NE(target.error().message.find("qXfer:features:read"), std::string::npos);
-}
-
 TEST(RspTransport, BadTargetsAreClearErrors)
 {
 	auto spec = connect_transport("no-port-here");
