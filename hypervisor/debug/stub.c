@@ -87,6 +87,8 @@ static void vt_stub_serve(u32 master, const struct vt_dbg_stop *why)
 		if (vt_rsp_feed(&stub.rsp, c, true) == VT_RSP_RESUMED)
 			break;
 	}
+	/* The line is drained here: a later 0x03 arrives after this moment. */
+	stub.quiet_tsc = vt_rdtsc();
 	vt_stub_unlock_line();
 }
 
