@@ -123,6 +123,12 @@ int vt_hv_intercept_ports(struct vt_hv *hv, u16 first, u16 count)
 	return 0;
 }
 
+/* Every exception can be intercepted (SDM 3C 25.2): nothing to check. */
+void vt_hv_intercept_exceptions(struct vt_hv *hv, u32 mask)
+{
+	hv->ctls.exceptions |= mask;
+}
+
 /*
  * NMI exiting, with virtual NMIs so the guest's own NMIs can be held while
  * it blocks them and delivered through an NMI window (SDM 3C 25.3, 26.7.1).

@@ -38,6 +38,7 @@ struct vt_vmx_caps {
 /* The controls this hypervisor runs with, computed from vt_vmx_caps. */
 struct vt_controls {
 	u32 pin, proc, proc2, exit, entry;
+	u32 exceptions;		/* exception bitmap every VMCS starts with */
 };
 
 struct vt_vcpu;
@@ -130,11 +131,13 @@ void vt_hv_set_callbacks(struct vt_hv *hv, const struct vt_callbacks *cb);
  * Extra interception a debugger asks for, before any CPU is virtualized
  * (may sleep): I/O exits on [first, first + count), NMI exiting with
  * virtual NMIs (to park CPUs with NMI IPIs), the preemption timer firing
- * every period_tsc TSC cycles.
+ * every period_tsc TSC cycles, exits on the exceptions in mask (bit n =
+ * vector n) from a CPU's very first VM entry.
  */
 int vt_hv_intercept_ports(struct vt_hv *hv, u16 first, u16 count);
 int vt_hv_enable_nmi_exiting(struct vt_hv *hv);
 int vt_hv_enable_preempt_timer(struct vt_hv *hv, u64 period_tsc);
+void vt_hv_intercept_exceptions(struct vt_hv *hv, u32 mask);
 
 /* host_window.c: map pa at this CPU's window slot; VMX root only. */
 int vt_window_init(struct vt_host_window *w, u64 *host_top, bool la57);

@@ -151,7 +151,7 @@ static void vt_vmcs_controls(struct vt_vmcs_writer *w, struct vt_vcpu *vcpu)
 	vt_w(w, SECONDARY_VM_EXEC_CONTROL, c->proc2);
 	vt_w(w, VM_EXIT_CONTROLS, c->exit);
 	vt_w(w, VM_ENTRY_CONTROLS, c->entry);
-	vt_w(w, EXCEPTION_BITMAP, 0);
+	vt_w(w, EXCEPTION_BITMAP, c->exceptions);
 	vt_w(w, PAGE_FAULT_ERROR_CODE_MASK, 0);
 	vt_w(w, PAGE_FAULT_ERROR_CODE_MATCH, 0);
 	vt_w(w, CR3_TARGET_COUNT, 0);

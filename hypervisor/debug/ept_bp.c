@@ -82,14 +82,27 @@ struct vt_split_page *vt_bp_find_page(u64 gpa)
 	return NULL;
 }
 
-static struct vt_sw_bp *vt_bp_find(u64 gva)
+/* The debugger's breakpoint at gva, or (guard) the crash guard there. */
+static struct vt_sw_bp *vt_bp_find(u64 gva, bool guard)
 {
 	u32 i;
 
 	for (i = 0; i < vt_hooks.nr_bp; i++)
-		if (vt_hooks.bp[i].used && vt_hooks.bp[i].gva == gva)
+		if (vt_hooks.bp[i].used && vt_hooks.bp[i].gva == gva &&
+		    vt_hooks.bp[i].guard == guard)
 			return &vt_hooks.bp[i];
 	return NULL;
+}
+
+bool vt_bp_page_only_guards(const struct vt_split_page *p)
+{
+	u32 i;
+
+	for (i = 0; i < vt_hooks.nr_bp; i++)
+		if (vt_hooks.bp[i].used && !vt_hooks.bp[i].guard &&
+		    (vt_hooks.bp[i].gpa & ~(VT_PAGE_SIZE - 1)) == p->gpa)
+			return false;
+	return true;
 }
 
 static const u8 *vt_bp_original(const struct vt_split_page *p)
@@ -179,7 +192,7 @@ static struct vt_sw_bp *vt_bp_free_record(void)
 	return NULL;
 }
 
-static int vt_bp_insert_locked(u64 gva, u64 gpa)
+static int vt_bp_insert_locked(u64 gva, u64 gpa, bool guard)
 {
 	u64 base = gpa & ~(VT_PAGE_SIZE - 1);
 	u32 off = gpa & (VT_PAGE_SIZE - 1);
@@ -188,7 +201,7 @@ static int vt_bp_insert_locked(u64 gva, u64 gpa)
 	int ret;
 
 	/* gdb: Z/z should be idempotent (a packet may arrive twice). */
-	if (vt_bp_find(gva))
+	if (vt_bp_find(gva, guard))
 		return 0;
 	b = vt_bp_free_record();
 	if (!b)
@@ -200,10 +213,14 @@ static int vt_bp_insert_locked(u64 gva, u64 gpa)
 			return ret;
 	}
 	b->used = true;
+	b->guard = guard;
 	b->gva = gva;
 	b->gpa = gpa;
 	p->bps++;
-	vt_hooks.bps_used++;
+	if (guard)
+		vt_hooks.guards_used++;
+	else
+		vt_hooks.bps_used++;
 	p->offs[off / 64] |= VT_BIT(off % 64);
 	vt_bp_sync_shadow(p);
 	vt_bp_exec_view(p);
@@ -211,7 +228,7 @@ static int vt_bp_insert_locked(u64 gva, u64 gpa)
 	return 0;
 }
 
-int vt_bp_insert(u64 gva, u64 gpa)
+static int vt_bp_insert_kind(u64 gva, u64 gpa, bool guard)
 {
 	int ret;
 
@@ -220,9 +237,19 @@ int vt_bp_insert(u64 gva, u64 gpa)
 	if (!(vt_hooks.hv->caps.flags & VTICE_CAP_EPT_EXEC_ONLY))
 		return -VT_EOPNOTSUPP;	/* X=1 R=0 would be a misconfiguration */
 	vt_hooks_lock();
-	ret = vt_bp_insert_locked(gva, gpa);
+	ret = vt_bp_insert_locked(gva, gpa, guard);
 	vt_hooks_unlock();
 	return ret;
+}
+
+int vt_bp_insert(u64 gva, u64 gpa)
+{
+	return vt_bp_insert_kind(gva, gpa, false);
+}
+
+int vt_bp_guard(u64 gva, u64 gpa)
+{
+	return vt_bp_insert_kind(gva, gpa, true);
 }
 
 static bool vt_bp_gpa_shared(const struct vt_sw_bp *self)
@@ -246,7 +273,10 @@ static void vt_bp_remove_locked(struct vt_sw_bp *b)
 		p->shadow[off] = vt_bp_original(p)[off];
 	}
 	b->used = false;
-	vt_hooks.bps_used--;
+	if (b->guard)
+		vt_hooks.guards_used--;
+	else
+		vt_hooks.bps_used--;
 	if (p && --p->bps == 0) {
 		VT_STORE_RELEASE(*p->leaf, p->identity);
 		p->used = false;
@@ -259,28 +289,21 @@ int vt_bp_remove(u64 gva)
 	struct vt_sw_bp *b;
 
 	vt_hooks_lock();
-	b = vt_bp_find(gva);
+	b = vt_bp_find(gva, false);
 	if (b)
 		vt_bp_remove_locked(b);
 	vt_hooks_unlock();
 	return 0;
 }
 
+/* Detach: the debugger's breakpoints go, the crash guards stay. */
 void vt_bp_clear_all(void)
 {
 	u32 i;
 
-	for (i = 0; i < vt_hooks.nr_split; i++) {
-		struct vt_split_page *p = &vt_hooks.split[i];
-
-		if (!p->used)
-			continue;
-		VT_STORE_RELEASE(*p->leaf, p->identity);
-		p->used = false;
-	}
 	for (i = 0; i < vt_hooks.nr_bp; i++)
-		vt_hooks.bp[i].used = false;
-	vt_hooks.bps_used = 0;
+		if (vt_hooks.bp[i].used && !vt_hooks.bp[i].guard)
+			vt_bp_remove_locked(&vt_hooks.bp[i]);
 }
 
 void vt_hooks_text_written(u64 gpa, u32 len)
@@ -397,17 +420,24 @@ enum vt_hook_result vt_hooks_on_breakpoint(struct vt_vcpu *vcpu, struct vt_exit 
 {
 	/* INT3 is a software exception: GUEST_RIP is the INT3 itself (SDM 3C 27.1). */
 	u64 rip = vt_vmread_or0(GUEST_RIP);
+	struct vt_sw_bp *guard;
 	bool ours;
 
 	(void)exit;
 	vt_hooks_lock();
-	ours = vt_bp_find(rip) != NULL;
+	ours = vt_bp_find(rip, false) != NULL;
+	guard = ours ? NULL : vt_bp_find(rip, true);
 	if (ours)
 		vt_hooks.stats.bp_hits++;
+	if (guard) {
+		/* One-shot: the machine resumes through the original byte. */
+		vt_hooks.stats.guard_hits++;
+		vt_bp_remove_locked(guard);
+	}
 	vt_hooks_unlock();
-	if (ours) {
+	if (ours || guard) {
 		stop->cpu = vcpu->cpu;
-		stop->reason = VT_STOP_SWBREAK;
+		stop->reason = guard ? VT_STOP_CRASH : VT_STOP_SWBREAK;
 		stop->data_addr = 0;
 		return VT_HOOK_STOP;
 	}

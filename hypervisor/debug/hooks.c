@@ -139,7 +139,7 @@ void vt_hooks_fini(void)
  */
 static void vt_hooks_sync_bp_intercept(struct vt_hooks_cpu *c)
 {
-	bool want = VT_READ_ONCE(vt_hooks.bps_used) != 0;
+	bool want = VT_READ_ONCE(vt_hooks.bps_used) + VT_READ_ONCE(vt_hooks.guards_used) != 0;
 
 	if (want == c->bp_intercept)
 		return;
@@ -203,8 +203,15 @@ void vt_hooks_get_stats(struct vt_hooks_stats *out)
 	vt_hooks_lock();
 	*out = vt_hooks.stats;
 	out->bps = vt_hooks.bps_used;
-	for (i = 0; i < vt_hooks.nr_split; i++)
-		out->bp_pages += vt_hooks.split[i].used;
+	out->guards = vt_hooks.guards_used;
+	for (i = 0; i < vt_hooks.nr_split; i++) {
+		if (!vt_hooks.split[i].used)
+			continue;
+		if (vt_bp_page_only_guards(&vt_hooks.split[i]))
+			out->guard_pages++;
+		else
+			out->bp_pages++;
+	}
 	for (i = 0; i < VT_WATCH_MAX; i++)
 		out->watches += vt_hooks.watch[i].used;
 	for (i = 0; i < VT_WATCH_PAGES_MAX; i++)

@@ -72,6 +72,12 @@ int vt_watch_remove(enum vt_dbg_point type, u64 gva, u64 len);
  * the kernel the merged DR7: detach (remove_all, then a resume on every
  * CPU) before devirtualizing.
  */
+/*
+ * A crash guard: a hidden breakpoint on a kernel crash path (panic, oops)
+ * that stops the machine with VT_STOP_CRASH. Armed before any CPU is
+ * virtualized; detach leaves it; it disarms itself when hit.
+ */
+int vt_bp_guard(u64 gva, u64 gpa);
 int vt_hwbp_insert(u64 gva);
 int vt_hwbp_remove(u64 gva);
 void vt_hooks_remove_all(void);
@@ -115,7 +121,9 @@ struct vt_hooks_stats {
 	u64 watch_hits;
 	u64 hw_hits;
 	u64 dr_emulated;	/* MOV DR exits */
+	u64 guard_hits;		/* crash guards that stopped the machine */
 	u32 bps, bp_pages, watches, watch_pages, hw_bps;
+	u32 guards, guard_pages;	/* crash guards armed, pages only they split */
 };
 void vt_hooks_get_stats(struct vt_hooks_stats *out);
 

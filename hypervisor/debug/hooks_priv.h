@@ -47,6 +47,7 @@ struct vt_split_page {
 
 struct vt_sw_bp {
 	bool used;
+	bool guard;		/* a crash guard: outlives detach, one-shot */
 	u64 gva, gpa;
 };
 
@@ -113,7 +114,7 @@ struct vt_hooks {
 	struct vt_split_page *split;
 	u32 nr_split;
 	struct vt_sw_bp *bp;
-	u32 nr_bp, bps_used;
+	u32 nr_bp, bps_used, guards_used;
 	/* ept_watch.c */
 	struct vt_watch watch[VT_WATCH_MAX];
 	struct vt_watch_page wpage[VT_WATCH_PAGES_MAX];
@@ -139,6 +140,7 @@ void *vt_hooks_alloc(u32 bytes, u32 *pages);
 int vt_bp_alloc(u32 shadow_pages);
 void vt_bp_free(void);
 struct vt_split_page *vt_bp_find_page(u64 gpa);
+bool vt_bp_page_only_guards(const struct vt_split_page *p);
 void vt_bp_rearm(u64 gpa);
 void vt_bp_clear_all(void);
 enum vt_hook_result vt_bp_on_violation(struct vt_vcpu *vcpu, struct vt_split_page *p,

@@ -243,6 +243,27 @@ static int vt_stub_request_exits(struct vt_hv *hv, u16 port)
 	return ret;
 }
 
+/*
+ * Before any CPU is virtualized: no CPU walks the EPT yet, so the guards'
+ * split views need no stop, and every VMCS starts with #BP intercepted, so
+ * no CPU runs a guard's int3 into the kernel's own handler.
+ */
+static void vt_stub_arm_guards(struct vt_hv *hv, const struct vt_stub_config *cfg)
+{
+	u32 i, armed = 0;
+	int ret;
+
+	for (i = 0; i < cfg->nr_guards && i < VT_STUB_MAX_GUARDS; i++) {
+		ret = vt_bp_guard(cfg->guards[i].gva, cfg->guards[i].gpa);
+		if (ret)
+			vt_warn("crash guard on %s not armed (%d)\n", cfg->guards[i].name, ret);
+		else
+			armed++;
+	}
+	if (armed)
+		vt_hv_intercept_exceptions(hv, VT_BIT(X86_TRAP_BP));
+}
+
 int vt_stub_init(struct vt_hv *hv, const struct vt_stub_config *cfg)
 {
 	int ret;
@@ -270,6 +291,7 @@ int vt_stub_init(struct vt_hv *hv, const struct vt_stub_config *cfg)
 	ret = vt_hooks_init(hv, VT_STUB_SHADOW_PAGES, vt_stub_translate);
 	if (ret)
 		return ret;
+	vt_stub_arm_guards(hv, cfg);
 	vt_stop_init(cfg->vcpus, cfg->nr_cpus, vt_stub_serve);
 	vt_rsp_init(&stub.rsp, &vt_stub_target_ops, NULL, vt_stub_put_byte);
 	vt_hv_set_callbacks(hv, &vt_stub_callbacks);

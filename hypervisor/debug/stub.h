@@ -20,9 +20,19 @@ struct vt_vcpu;
 #define VT_STUB_POLL_MS		50	/* a 0x03 is seen within this much guest time */
 #define VT_STUB_SHADOW_PAGES	64	/* pages that may hold breakpoints at once */
 
+/* A crash path the stub guards with a hidden breakpoint (hooks.h). */
+struct vt_crash_guard {
+	const char *name;	/* for the log: "panic" */
+	u64 gva, gpa;		/* the function's first byte */
+};
+
+#define VT_STUB_MAX_GUARDS	4
+
 struct vt_stub_config {
 	u16 port;		/* 16550 I/O base */
 	u32 baud;
+	const struct vt_crash_guard *guards;
+	u32 nr_guards;
 	const struct vt_ram_range *ram;
 	u32 nr_ram;
 	struct vt_vcpu **vcpus;	/* [nr_cpus], NULL where not virtualized */

@@ -150,7 +150,11 @@ static void vt_monitor_hooks(struct vt_text *t)
 	vt_put_u64(t, s.watch_pages);
 	vt_put(t, " pages, ");
 	vt_put_u64(t, s.hw_bps);
-	vt_put(t, " debug-register breakpoints\nept: ");
+	vt_put(t, " debug-register breakpoints, ");
+	vt_put_u64(t, s.guards);
+	vt_put(t, " crash guards on ");
+	vt_put_u64(t, s.guard_pages);
+	vt_put(t, " pages\nept: ");
 	vt_put_u64(t, audit.leaves);
 	vt_put(t, " leaves (");
 	vt_put_u64(t, audit.small_leaves);

@@ -48,6 +48,11 @@ static bool debug_wait;
 module_param(debug_wait, bool, 0444);
 MODULE_PARM_DESC(debug_wait, "right after loading, stop every CPU until a debugger continues");
 
+static bool crash_stop = true;
+module_param(crash_stop, bool, 0444);
+MODULE_PARM_DESC(crash_stop, "with debug_port: stop every CPU in the stub when the kernel panics or oopses "
+		 "(hidden breakpoints on panic and oops_begin; each fires once)");
+
 static int fail_on_cpu = -1;
 module_param(fail_on_cpu, int, 0444);
 MODULE_PARM_DESC(fail_on_cpu, "test hook: bring-up fails on this CPU, to exercise the rollback");
@@ -209,7 +214,7 @@ static int __init vt_init(void)
 	if (ret)
 		goto err_vcpus;
 	if (debug_port) {
-		ret = vt_linux_stub_init(debug_port, debug_baud);
+		ret = vt_linux_stub_init(debug_port, debug_baud, crash_stop);
 		if (ret)
 			goto err_rings;
 	}

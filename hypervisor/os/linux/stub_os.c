@@ -7,6 +7,7 @@
 #define pr_fmt(fmt) "vtice: " fmt
 
 #include <linux/ioport.h>
+#include <linux/kprobes.h>
 #include <linux/mm.h>
 #include <linux/smp.h>
 #include <asm/apic.h>
@@ -52,11 +53,54 @@ static int vt_collect_ram(struct resource *res, void *arg)
 	return 0;
 }
 
-int vt_linux_stub_init(u16 port, u32 baud)
+/*
+ * kallsyms_lookup_name() is not exported since Linux 5.7; a kprobe resolves
+ * a name, so one on kallsyms_lookup_name itself yields its address. Called
+ * once, at load, before any CPU is virtualized.
+ */
+static unsigned long vt_lookup_symbol(const char *name)
 {
+	static unsigned long (*lookup)(const char *name);
+	struct kprobe kp = { .symbol_name = "kallsyms_lookup_name" };
+
+	if (!lookup) {
+		if (register_kprobe(&kp))
+			return 0;
+		lookup = (unsigned long (*)(const char *))kp.addr;
+		unregister_kprobe(&kp);
+	}
+	return lookup(name);
+}
+
+/* panic() for every panic; oops_begin() for every oops, before the report. */
+static u32 vt_collect_guards(struct vt_crash_guard *guards)
+{
+	static const char *const names[] = { "panic", "oops_begin" };
+	u32 i, n = 0;
+
+	for (i = 0; i < ARRAY_SIZE(names) && n < VT_STUB_MAX_GUARDS; i++) {
+		unsigned long addr = vt_lookup_symbol(names[i]);
+
+		/* __pa_symbol() holds only for the kernel image's own mapping. */
+		if (addr < __START_KERNEL_map || addr >= MODULES_VADDR) {
+			pr_warn("crash guard: %s not found in the kernel's text; not guarded\n", names[i]);
+			continue;
+		}
+		guards[n].name = names[i];
+		guards[n].gva = addr;
+		guards[n].gpa = __pa_symbol(addr);
+		n++;
+	}
+	return n;
+}
+
+int vt_linux_stub_init(u16 port, u32 baud, bool crash_stop)
+{
+	struct vt_crash_guard guards[VT_STUB_MAX_GUARDS];
 	struct vt_stub_config cfg = {
 		.port = port, .baud = baud, .ram = vt_ram,
 		.vcpus = vt_mod.vcpus, .nr_cpus = nr_cpu_ids,
+		.guards = guards,
 	};
 	int ret;
 
@@ -66,6 +110,8 @@ int vt_linux_stub_init(u16 port, u32 baud)
 	walk_iomem_res_desc(IORES_DESC_NONE, IORESOURCE_SYSTEM_RAM | IORESOURCE_BUSY, 0, ~0ull,
 			    NULL, vt_collect_ram);
 	cfg.nr_ram = vt_nr_ram;
+	if (crash_stop)
+		cfg.nr_guards = vt_collect_guards(guards);
 	ret = vt_stub_init(&vt_mod.hv, &cfg);
 	vt_stub_on = !ret;
 	return ret;
