@@ -30,6 +30,8 @@ std::string StopInfo::describe(const Symbolizer &symbolize) const
 	}
 	if (event.signal == 2)
 		return "Interrupted at " + at;
+	if (event.signal == 11)  // the vtice stub's crash guards (docs/hypervisor-debugging.md)
+		return "Kernel crash (SIGSEGV) at " + at;
 	return "Stopped at " + at;
 }
 

@@ -25,12 +25,51 @@ void print_pc_line(CommandContext &ctx)
 	ctx.out.print("=> %s:\t%s\n", describe_address(ctx.session, *pc).c_str(), text.c_str());
 }
 
+// A C string of the kernel's, up to max bytes, control bytes escaped.
+static std::string kernel_string(Session &session, std::uint64_t address, std::size_t max)
+{
+	auto bytes = session.read_memory(address, max);
+	if (!bytes)
+		return "(unreadable: " + bytes.error().message + ")";
+	std::string out;
+	for (std::uint8_t b : *bytes) {
+		if (b == 0)
+			break;
+		char escaped[8];
+		std::snprintf(escaped, sizeof(escaped), "\\x%02x", b);
+		out += b >= 0x20 && b < 0x7f ? std::string(1, static_cast<char>(b)) : std::string(escaped);
+	}
+	return out;
+}
+
+// The vtice stub stops a crashing kernel on entry to panic() or
+// oops_begin(): show panic's message (its format, the first argument) so a
+// user who attaches to a dead machine sees why at once.
+static void print_crash_reason(CommandContext &ctx, const StopInfo &stop)
+{
+	if (stop.event.signal != 11)
+		return;
+	std::string where = format_address(stop.pc, ctx.session.symbolizer());
+	if (where == "panic") {
+		auto fmt = ctx.session.register_value("rdi");
+		if (!fmt)
+			return;
+		std::string message = kernel_string(ctx.session, *fmt, 160);
+		if (message.size() >= 4 && message.compare(message.size() - 4, 4, "\\x0a") == 0)
+			message.resize(message.size() - 4);  // the format's own newline
+		ctx.out.print("kernel panic: \"%s\"\n", message.c_str());
+	} else if (where == "oops_begin") {
+		ctx.out.print("kernel oops: the report is in the log (dmesg); bt shows the faulting path\n");
+	}
+}
+
 void print_stop(CommandContext &ctx, const StopInfo &stop)
 {
 	ctx.reported_stop = stop;
 	if (is_silent(stop.commands))
 		return;
 	ctx.out.print("%s\n", stop.describe(ctx.session.symbolizer()).c_str());
+	print_crash_reason(ctx, stop);
 	if (ctx.session.state() == SessionState::Stopped)
 		print_pc_line(ctx);
 }

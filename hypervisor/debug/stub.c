@@ -255,10 +255,12 @@ static void vt_stub_arm_guards(struct vt_hv *hv, const struct vt_stub_config *cf
 
 	for (i = 0; i < cfg->nr_guards && i < VT_STUB_MAX_GUARDS; i++) {
 		ret = vt_bp_guard(cfg->guards[i].gva, cfg->guards[i].gpa);
-		if (ret)
+		if (ret) {
 			vt_warn("crash guard on %s not armed (%d)\n", cfg->guards[i].name, ret);
-		else
-			armed++;
+			continue;
+		}
+		vt_info("crash guard on %s at 0x%llx\n", cfg->guards[i].name, cfg->guards[i].gva);
+		armed++;
 	}
 	if (armed)
 		vt_hv_intercept_exceptions(hv, VT_BIT(X86_TRAP_BP));

@@ -171,3 +171,27 @@ scenario_hvreboot() {
 	result hv.reboot PASS "loaded; expect 'vtice: devirtualized all CPUs for reboot' at poweroff"
 	dmesg -n 7
 }
+
+# bochs-solo-scenario: hvcrash
+# bochs-host-driver: hvcrash host/crash_rsp.py
+# The kernel panics under the stub; the machine must stay stopped in it for
+# a debugger attached before and one attached after (crash_rsp.py judges).
+# Nothing survives it, so it runs alone: ctest bochs.crash (never in the
+# default list, which skips "bochs-solo-scenario" names).
+scenario_hvcrash() {
+	local i
+	$T kcore hv.crash-uts init_uts_ns 8
+	insmod "$KO" debug_port=0x2f8 2>/tmp/insmod.err ||
+		{ result hv.crash-armed FAIL "insmod debug_port=0x2f8: $(cat /tmp/insmod.err)"; return; }
+	loaded=1
+	result hv.crash-armed PASS "$(dmesg | grep -o 'crash guard on [a-z_]*' | tr '\n' ' ')"
+	start_host_driver hvcrash
+	# The host attaches, writes this cue into the domain name, continues.
+	for i in $(seq 600); do
+		[ "$(cat /proc/sys/kernel/domainname)" = vtice-crash-go ] && break
+		sleep 0.5
+	done
+	echo "VTICE-CRASH now"
+	sleep 1
+	echo c > /proc/sysrq-trigger
+}

@@ -57,9 +57,14 @@ copy_with_libs() {
 }
 
 # Scenario names defined by extra files, in file order.
+# Scenarios a file declares "# bochs-solo-scenario: NAME" end the machine
+# (a crash): they run only when asked for by name, never by default.
 extra_scenario_names() {
 	(($#)) || return 0
-	sed -n 's/^scenario_\([a-z0-9_]*\)() *{.*/\1/p' "$@" | tr '\n' ' '
+	local solo
+	solo=$(sed -n 's/^# bochs-solo-scenario: *//p' "$@" | tr '\n' ' ')
+	sed -n 's/^scenario_\([a-z0-9_]*\)() *{.*/\1/p' "$@" |
+		while read -r name; do [[ " $solo " == *" $name "* ]] || printf '%s ' "$name"; done
 }
 
 build_initramfs() {

@@ -15,28 +15,7 @@ import socket
 import time
 
 import gdb
-
-failures = 0
-
-
-def check(name, ok, details=""):
-    global failures
-    print("CHECK %s %s %s" % (name, "PASS" if ok else "FAIL", details), flush=True)
-    if not ok:
-        failures += 1
-    return ok
-
-
-def figures():
-    """VTICE-FIGURE test.key=value lines the guest printed so far."""
-    out = {}
-    with open(os.environ["VTICE_SERIAL_LOG"], errors="replace") as log:
-        for line in log:
-            m = re.match(r"VTICE-FIGURE (\S+)=(\S+)", line.strip())
-            if m:
-                out[m.group(1)] = m.group(2)
-    return out
-
+from rig_host import FAILURES, Rsp, check, figures, find_one, monitor, wait_for_guest_line
 
 def run(cmd):
     return gdb.execute(cmd, to_string=True)
@@ -283,70 +262,6 @@ def check_many_watches(fig):
     run("delete")
 
 
-class Rsp:
-    """A bare RSP client on a raw socket, for what gdb will not send."""
-
-    def __init__(self):
-        host, port = os.environ["VTICE_COM2"].rsplit(":", 1)
-        self.sock = socket.create_connection((host, int(port)), timeout=120)
-        self.buf = b""
-
-    def send(self, raw):
-        self.sock.sendall(raw)
-
-    def packet(self, data):
-        body = data.encode() if isinstance(data, str) else data
-        self.send(b"$" + body + b"#%02x" % (sum(body) & 0xFF))
-
-    def _more(self):
-        chunk = self.sock.recv(4096)
-        if not chunk:
-            raise EOFError("the line closed")
-        self.buf += chunk
-
-    def reply(self):
-        """The next packet's body (acked); '+'/'-' before it are skipped."""
-        while True:
-            start = self.buf.find(b"$")
-            end = self.buf.find(b"#", start) if start >= 0 else -1
-            if end >= 0 and len(self.buf) >= end + 3:
-                break
-            self._more()
-        body = self.buf[start + 1:end]
-        self.buf = self.buf[end + 3:]
-        self.send(b"+")
-        return self.expand(body.decode(errors="replace"))
-
-    @staticmethod
-    def expand(body):
-        """Run-length encoding (GDB manual, Overview): X*N is X, N-29 more times."""
-        out, i = [], 0
-        while i < len(body):
-            if body[i] == "*" and out and i + 1 < len(body):
-                out.append(out[-1] * (ord(body[i + 1]) - 29))
-                i += 2
-            else:
-                out.append(body[i])
-                i += 1
-        return "".join(out)
-
-    def ack(self):
-        """The first '+' or '-' that arrives."""
-        while True:
-            for i, c in enumerate(self.buf):
-                if c in b"+-":
-                    self.buf = self.buf[i + 1:]
-                    return chr(c)
-            self._more()
-
-    def close(self):
-        self.sock.close()
-
-
-BREAK_INS = 5
-BREAK_IN_LIMIT_US = 100000  # issue 7: a 0x03 is noticed within 100 ms of guest time
-
-
 def check_break_in(rsp):
     """0x03 while the guest runs stops it, BREAK_INS times; the stub's own
     TSC bound on each latency (monitor breakin) is in guest time."""
@@ -388,20 +303,6 @@ def check_hidden_while_running(rsp, fig):
           (time.time() - start, stop))
     rsp.packet("z0,%x,1" % addr)
     check("raw-z0-removed", rsp.reply() == "OK", "")
-
-
-def monitor(rsp, command):
-    """qRcmd: the output comes as O packets then OK, or as one hex reply."""
-    rsp.packet("qRcmd," + command.encode().hex())
-    text = ""
-    while True:
-        reply = rsp.reply()
-        if reply == "OK" or reply.startswith("E"):
-            return text
-        if reply.startswith("O") and len(reply) > 1:
-            text += bytes.fromhex(reply[1:]).decode(errors="replace")
-            continue
-        return text + bytes.fromhex(reply).decode(errors="replace")
 
 
 def cold_functions(fig, count, max_pages):
@@ -540,16 +441,6 @@ def check_resync_and_finish(fig):
     rsp.close()
 
 
-def wait_for_guest_line(marker, timeout=300):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        with open(os.environ["VTICE_SERIAL_LOG"], errors="replace") as log:
-            if marker in log.read():
-                return True
-        time.sleep(0.5)
-    return False
-
-
 def guest_stop(rsp):
     """The stop the guest itself asked for through the module's VMCALL. Such
     a stop sends nothing (no debugger was waiting) and the console stops with
@@ -654,14 +545,8 @@ def main():
             step()
         except Exception as e:
             check("raw", False, "%s: %s" % (type(e).__name__, e))
-    print("stub_gdb: %d failures" % failures, flush=True)
-    gdb.execute("quit %d" % min(failures, 100))
-
-
-def find_one(pattern):
-    import glob
-    hits = sorted(glob.glob(os.path.join(os.environ.get("VTICE_ROOT", "."), pattern)))
-    return hits[0] if hits else None
+    print("stub_gdb: %d failures" % FAILURES[0], flush=True)
+    gdb.execute("quit %d" % min(FAILURES[0], 100))
 
 
 def vtice_phase():
