@@ -40,8 +40,12 @@ const char kHelp[] =
 	"                     (F1 there lists the keys), else commands are read from\n"
 	"                     stdin with a prompt\n"
 	"  --symbols FILE     kernel symbols: vmlinux, vmlinuz, System.map or\n"
-	"                     /proc/kallsyms text; without it kallsyms is recovered from\n"
-	"                     guest memory when available\n"
+	"                     /proc/kallsyms text; its banner is checked against the\n"
+	"                     running kernel's. Without it, on any stub but QEMU's (a\n"
+	"                     slow link), the images in /boot and /usr/lib/debug/boot\n"
+	"                     are tried first (the one whose banner the kernel shows);\n"
+	"                     else kallsyms is recovered from guest memory, with progress\n"
+	"  --no-image-search  do not look in /boot for the running kernel's image\n"
 	"  --btf FILE         kernel types for ptype, offsetof and typed print: raw BTF\n"
 	"                     (a copy of /sys/kernel/btf/vmlinux) or an image with .BTF;\n"
 	"                     default: the --symbols image's .BTF, else the running\n"
@@ -128,7 +132,7 @@ int run_commands(dbg::CommandContext &ctx, std::istream &in, bool batch, bool ec
 int cmd_attach(int argc, char **argv)
 {
 	auto args = parse_args(argc, argv, {{"--batch", true}, {"--symbols", true}, {"--btf", true}, {"--no-orc", false},
-					    {"--timeout", true}, {"--echo", false}, {"--keep-going", false}});
+					    {"--no-image-search", false}, {"--timeout", true}, {"--echo", false}, {"--keep-going", false}});
 	if (!args) {
 		std::fprintf(stderr, "vtice attach: %s\n", args.error().to_string().c_str());
 		return kExitUsage;
@@ -181,6 +185,10 @@ int cmd_attach(int argc, char **argv)
 	dbg::KernelSetupOptions setup;
 	setup.symbols_file = args->get("--symbols").value_or("");
 	setup.load_orc = !args->has("--no-orc");
+	// QEMU's gdbstub is a fast local socket: memory beats inflating images.
+	if (setup.symbols_file.empty() && !args->has("--no-image-search") &&
+	    !session.target().features().physical_memory)
+		setup.image_candidates = dbg::installed_kernel_images();
 	auto info = dbg::setup_kernel(session, setup, out);
 	session.kernel_types().set_sources(args->get("--btf").value_or(""), setup.symbols_file);
 	out.print("Attached to %s (%zu registers, thread %d)\n", session.target().describe().c_str(),

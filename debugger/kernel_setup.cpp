@@ -1,6 +1,9 @@
 #include "hex.hpp"
 #include "kernel_setup.hpp"
 
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -19,12 +22,82 @@ constexpr std::uint64_t kLinkTimeText = 0xffffffff81000000ull;
 // How far past the entry text the kallsyms tables may sit (they are in
 // .rodata, which follows .text at the next 2 MiB boundary).
 constexpr std::uint64_t kWindowStep = 2ull << 20, kWindowMax = 16ull << 20;
+constexpr std::uint64_t kProgressStep = 64ull << 10;
+
+// A window of rodata in 64 KiB reads, saying how far, how fast and how long
+// at worst (up to kWindowMax) after each: over a serial line this is minutes.
+Result<std::vector<std::uint8_t>> read_with_progress(Session &session, std::uint64_t address, std::uint64_t length,
+						     std::uint64_t done_before,
+						     std::chrono::steady_clock::time_point start, Output &log)
+{
+	std::vector<std::uint8_t> out;
+	while (out.size() < length) {
+		auto chunk = session.read_memory(address + out.size(), kProgressStep);
+		if (!chunk)
+			return chunk.error();
+		out.insert(out.end(), chunk->begin(), chunk->end());
+		double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+		std::uint64_t done = done_before + out.size();
+		double rate = seconds > 0 ? done / seconds : 0;
+		char line[160];
+		std::snprintf(line, sizeof(line),
+			      "kallsyms from guest memory: %.1f of at most %llu MiB, %.1f KiB/s, at most %.0f s left",
+			      done / 1048576.0, static_cast<unsigned long long>(kWindowMax >> 20), rate / 1024,
+			      rate > 0 ? (kWindowMax - done) / rate : 0.0);
+		log.progress(line);
+	}
+	return out;
+}
+
+// The running kernel's banner at the image's linux_banner, moved by the
+// slide the IDT gives; empty when it cannot be read.
+std::string guest_banner(Session &session, const SymbolList &image, std::optional<std::uint64_t> handler)
+{
+	auto banner = image.lookup("linux_banner");
+	auto recorded = image.lookup("asm_exc_divide_error");
+	if (!banner || !recorded || !handler)
+		return {};
+	auto bytes = session.read_memory(*banner + (*handler - *recorded), image.image_banner().size() + 1);
+	if (!bytes)
+		return {};
+	std::string text(bytes->begin(), bytes->end());
+	return text.substr(0, text.find('\0'));
+}
+
+std::string first_line(const std::string &text)
+{
+	return text.substr(0, text.find('\n'));
+}
+
+// The first candidate whose banner the running kernel shows.
+Result<std::unique_ptr<SymbolList>> find_matching_image(Session &session, const KernelSetupOptions &options,
+							 std::optional<std::uint64_t> handler, Output &log,
+							 std::string &found)
+{
+	for (const std::string &path : options.image_candidates) {
+		log.progress("symbols: trying " + path);
+		auto image = default_symbol_file_loader()(path);
+		if (!image || (*image)->image_banner().empty())
+			continue;
+		if (guest_banner(session, **image, handler) == (*image)->image_banner()) {
+			found = path;
+			return image;
+		}
+	}
+	return make_error("no installed image matches the running kernel's banner");
+}
 
 Result<std::unique_ptr<SymbolList>> load_symbols(Session &session, const KernelSetupOptions &options,
-						 std::optional<std::uint64_t> handler, Output &log)
+						 std::optional<std::uint64_t> handler, Output &log, std::string &file)
 {
-	if (!options.symbols_file.empty())
+	if (!options.symbols_file.empty()) {
+		file = options.symbols_file;
 		return default_symbol_file_loader()(options.symbols_file);
+	}
+	if (!options.image_candidates.empty()) {
+		if (auto image = find_matching_image(session, options, handler, log, file))
+			return image;
+	}
 	auto recover = default_memory_symbol_recovery();
 	if (!options.recover_symbols || !recover)
 		return make_error("no symbol file given and kallsyms recovery from memory is not built in");
@@ -34,12 +107,12 @@ Result<std::unique_ptr<SymbolList>> load_symbols(Session &session, const KernelS
 	std::uint64_t base = (*handler + k2M - 1) & ~(k2M - 1);
 	std::vector<std::uint8_t> window;
 	Error last = make_error("no window read");
+	auto start = std::chrono::steady_clock::now();
 	while (window.size() < kWindowMax) {
-		auto chunk = session.read_memory(base + window.size(), kWindowStep);
+		auto chunk = read_with_progress(session, base + window.size(), kWindowStep, window.size(), start, log);
 		if (!chunk)
 			return make_error("reading kernel rodata at " + hex(base + window.size()) + ": " + chunk.error().message);
 		window.insert(window.end(), chunk->begin(), chunk->end());
-		log.progress("kallsyms: searched " + std::to_string(window.size() >> 20) + " MiB of rodata");
 		auto table = recover(window, base);
 		if (table)
 			return table;
@@ -75,7 +148,40 @@ std::string load_orc(Session &session, const std::string &symbols_file)
 	return summary;
 }
 
+// " (banner matches)", or a loud warning naming both banners: symbols from
+// another build would put every breakpoint and backtrace in the wrong place.
+std::string banner_verdict(Session &session, const SymbolList &table, std::optional<std::uint64_t> handler,
+			   Output &log)
+{
+	std::string guest = guest_banner(session, table, handler);
+	if (guest == table.image_banner())
+		return " (banner matches the running kernel)";
+	log.print("warning: the symbols are not the running kernel's: the image says '%s', the kernel says '%s'\n",
+		  first_line(table.image_banner()).c_str(),
+		  guest.empty() ? "(unreadable)" : first_line(guest).c_str());
+	return " (banner does NOT match the running kernel)";
+}
+
 }  // namespace
+
+std::vector<std::string> installed_kernel_images(std::size_t max)
+{
+	namespace fs = std::filesystem;
+	std::vector<std::pair<fs::file_time_type, std::string>> found;
+	for (const char *dir : {"/boot", "/usr/lib/debug/boot"}) {
+		std::error_code ec;
+		for (const auto &entry : fs::directory_iterator(dir, ec)) {
+			std::string name = entry.path().filename().string();
+			if ((name.rfind("vmlinuz-", 0) == 0 || name.rfind("vmlinux-", 0) == 0) && entry.is_regular_file(ec))
+				found.emplace_back(entry.last_write_time(ec), entry.path().string());
+		}
+	}
+	std::sort(found.begin(), found.end(), [](const auto &a, const auto &b) { return a.first > b.first; });
+	std::vector<std::string> out;
+	for (std::size_t i = 0; i < found.size() && i < max; i++)
+		out.push_back(found[i].second);
+	return out;
+}
 
 Result<std::uint64_t> read_idt_handler(Session &session, unsigned vector)
 {
@@ -102,7 +208,7 @@ Result<KernelInfo> setup_kernel(Session &session, const KernelSetupOptions &opti
 		info.divide_error_handler = *handler;
 	else
 		log.print("warning: %s\n", handler.error().message.c_str());
-	auto symbols = load_symbols(session, options, info.divide_error_handler, log);
+	auto symbols = load_symbols(session, options, info.divide_error_handler, log, info.symbols_file);
 	if (!symbols) {
 		info.symbols = "no symbols: " + symbols.error().message;
 	} else {
@@ -126,10 +232,12 @@ Result<KernelInfo> setup_kernel(Session &session, const KernelSetupOptions &opti
 			session.set_kaslr_slide(*info.slide);
 		}
 		info.symbols = std::to_string(table->size()) + " symbols from " + table->origin();
+		if (!table->image_banner().empty())
+			info.symbols += banner_verdict(session, *table, info.divide_error_handler, log);
 		session.set_symbols(std::move(table));
 	}
 	if (options.load_orc)
-		info.orc = load_orc(session, options.symbols_file);
+		info.orc = load_orc(session, info.symbols_file);
 	return info;
 }
 

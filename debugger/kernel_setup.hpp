@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "output.hpp"
 #include "session.hpp"
@@ -20,16 +21,28 @@ namespace vtice::dbg {
 // fixed address that KASLR does not move.
 inline constexpr std::uint64_t kCpuEntryAreaIdt = 0xfffffe0000000000ull;
 
+// linux_banner is "Linux version RELEASE (BUILDER) (COMPILERS) #N ... (DATE)\n",
+// well under this.
+inline constexpr std::size_t kBannerMax = 512;
+
 struct KernelSetupOptions {
 	std::string symbols_file;   // --symbols: vmlinux, vmlinuz, System.map, /proc/kallsyms text
 	bool recover_symbols = true;  // from guest memory when no file is given
 	bool load_orc = true;
+	// Without symbols_file: first look for an image whose banner the running
+	// kernel shows (a slow link would take minutes to carry kallsyms).
+	std::vector<std::string> image_candidates;
 };
+
+// Where a kernel image may lie on this host, newest first: /boot/vmlinuz-*,
+// /boot/vmlinux-*, /usr/lib/debug/boot/vmlinux-* (at most max of them).
+std::vector<std::string> installed_kernel_images(std::size_t max = 8);
 
 struct KernelInfo {
 	std::optional<std::uint64_t> divide_error_handler;  // IDT vector 0 (asm_exc_divide_error)
 	std::optional<std::int64_t> slide;
 	std::string symbols;  // where symbols came from, or why there are none
+	std::string symbols_file;  // the image used (given or found), for ORC
 	std::string orc;      // "384849 ORC entries from guest memory", or why not
 };
 

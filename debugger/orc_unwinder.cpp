@@ -5,6 +5,7 @@
 #include "kernel_address.hpp"
 #include "symbols/bytes.hpp"
 #include "symbols/elf_image.hpp"
+#include "symbols/loader.hpp"
 #include "symbols/symbol_table.hpp"
 
 namespace vtice::dbg {
@@ -78,22 +79,19 @@ Result<symbols::SymbolTable> orc_table_names(const Session &session, std::uint64
 
 Result<std::unique_ptr<OrcUnwinder>> load_orc_from_image(Session &session, const std::string &path)
 {
-	if (session.kaslr_slide().value_or(0) != 0)
-		return make_error("the kernel runs at a KASLR slide; the image's ORC ips are link-time");
-	auto names = orc_table_names(session, 0);
+	std::int64_t slide = session.kaslr_slide().value_or(0);
+	auto names = orc_table_names(session, static_cast<std::uint64_t>(slide));
 	if (!names)
 		return names.error();
-	auto bytes = symbols::read_file(path);
-	if (!bytes)
-		return bytes.error();
-	if (!symbols::ElfImage::looks_like_elf(*bytes))
-		return make_error(path + " is not an ELF vmlinux");
-	auto image = symbols::ElfImage::parse(symbols::share_bytes(std::move(*bytes)));
-	if (!image)
-		return image.error();
-	auto table = symbols::OrcTable::load(*names, *image);
+	auto loaded = symbols::load_symbols(path);  // a vmlinux, or a vmlinuz inflated
+	if (!loaded)
+		return loaded.error();
+	if (!loaded->image)
+		return make_error(path + " is not a kernel image (vmlinux or vmlinuz)");
+	auto table = symbols::OrcTable::load(*names, *loaded->image);
 	if (!table)
 		return table.error();
+	table->rebase(slide);
 	return std::make_unique<OrcUnwinder>(std::move(*table));
 }
 

@@ -73,7 +73,9 @@ std::optional<SymbolHit> SymbolList::symbolize(std::uint64_t address) const
 
 std::unique_ptr<SymbolList> SymbolList::slid(std::int64_t slide) const
 {
-	return std::make_unique<SymbolList>(entries_, origin_, static_cast<std::uint64_t>(slide));
+	auto out = std::make_unique<SymbolList>(entries_, origin_, static_cast<std::uint64_t>(slide));
+	out->set_image_banner(image_banner_);
+	return out;
 }
 
 Result<std::unique_ptr<SymbolList>> parse_kallsyms_text(std::string_view text, std::string origin)

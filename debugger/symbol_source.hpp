@@ -43,11 +43,17 @@ public:
 	std::string origin() const override { return origin_; }
 	// The same table with a KASLR slide added to every kernel address.
 	std::unique_ptr<SymbolList> slid(std::int64_t slide) const;
+	// The kernel's own banner ("Linux version ...") as the image holds it at
+	// linux_banner, when the symbols came from an image: the identity the
+	// running kernel must show at the same symbol.
+	const std::string &image_banner() const { return image_banner_; }
+	void set_image_banner(std::string banner) { image_banner_ = std::move(banner); }
 
 private:
 	std::vector<Entry> entries_;  // sorted by address, slide applied
 	std::vector<std::size_t> by_name_;
 	std::string origin_;
+	std::string image_banner_;
 };
 
 // Parses "ffffffff81000000 T _text" lines (/proc/kallsyms, System.map). Lines

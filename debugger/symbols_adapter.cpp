@@ -23,6 +23,18 @@ std::unique_ptr<SymbolList> to_list(const symbols::SymbolTable &table, std::stri
 	return std::make_unique<SymbolList>(std::move(entries), std::move(origin));
 }
 
+// The NUL-terminated string at linux_banner in the image, if it has one.
+std::string image_banner(const symbols::LoadedSymbols &loaded)
+{
+	auto at = loaded.table->address_of("linux_banner");
+	if (!at || !loaded.image)
+		return {};
+	symbols::ByteSpan bytes = loaded.image->at_vaddr(*at - static_cast<std::uint64_t>(loaded.table->slide()),
+							  kBannerMax);
+	std::string banner(bytes.begin(), bytes.end());
+	return banner.substr(0, banner.find('\0'));
+}
+
 }  // namespace
 
 SymbolFileLoader default_symbol_file_loader()
@@ -33,7 +45,9 @@ SymbolFileLoader default_symbol_file_loader()
 			return make_error("cannot load symbols from " + path + ": " + loaded.error().to_string());
 		if (!loaded->table || loaded->table->empty())
 			return make_error(path + " holds no symbols");
-		return to_list(*loaded->table, loaded->description);
+		auto list = to_list(*loaded->table, loaded->description);
+		list->set_image_banner(image_banner(*loaded));
+		return list;
 	};
 }
 

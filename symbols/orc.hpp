@@ -50,6 +50,9 @@ public:
 	static Result<OrcTable> load(const SymbolTable &symbols, const ElfImage &image);
 
 	std::size_t size() const { return ip_offsets_.size(); }
+	// Moves a table read from an image to where a KASLR slide put the
+	// kernel: each ip is relative to its own slot, so only that moves.
+	void rebase(std::int64_t slide) { ip_table_ += static_cast<std::uint64_t>(slide); }
 	bool new_format() const { return new_format_; }
 	// The entry covering ip (the last one starting at or below it).
 	std::optional<OrcEntry> find(std::uint64_t ip) const;

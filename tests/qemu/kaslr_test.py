@@ -101,6 +101,9 @@ def main():
     names = re.findall(r"^#\d+\s+0x[0-9a-f]+ in ([A-Za-z0-9_.]+)", with_image, re.M)
     if len(names) < 4 or not names[3].startswith("entry_SYSCALL_64"):
         fail("bt under KASLR: %s" % names, with_image)
+    # ORC comes from the image too, moved by the slide (no guest reads).
+    if "ORC entries from %s" % image not in with_image:
+        fail("ORC not taken from the image under KASLR", with_image)
     check_types(binary, port, no_file, image)
     print("PASS: KASLR slide %#x; do_sys_openat2 at %#x by image+slide and by guest kallsyms; bt %s"
           % (slide, from_image, " <- ".join(names[:4])))

@@ -569,6 +569,8 @@ def vtice_phase():
     text = out.stdout + out.stderr
     print(text, flush=True)
     check("vtice-stub", "(vtice hypervisor stub)" in text, "vtice attach names the stub")
+    check("vtice-banner", "banner matches the running kernel" in text,
+          "the --symbols image's banner is the one the running kernel shows")
     chain = ["do_sys_openat2", "__x64_sys_openat", "do_syscall_64", "entry_SYSCALL_64"]
     positions = [text.find(f) for f in chain]
     check("vtice-bt", all(p >= 0 for p in positions) and positions == sorted(positions),
