@@ -13,6 +13,7 @@
 #include "args.hpp"
 #include "commands/command.hpp"
 #include "btf/btf_source.hpp"
+#include "kernel_cache.hpp"
 #include "kernel_setup.hpp"
 #include "rsp/rsp_target.hpp"
 #include "session.hpp"
@@ -46,6 +47,10 @@ const char kHelp[] =
 	"                     are tried first (the one whose banner the kernel shows);\n"
 	"                     else kallsyms is recovered from guest memory, with progress\n"
 	"  --no-image-search  do not look in /boot for the running kernel's image\n"
+	"  --no-cache         neither read nor write the cache of kernel memory that\n"
+	"                     makes a second attach to the same kernel near-instant\n"
+	"                     ($XDG_CACHE_HOME/vtice or ~/.cache/vtice, keyed by the\n"
+	"                     kernel's banner)\n"
 	"  --btf FILE         kernel types for ptype, offsetof and typed print: raw BTF\n"
 	"                     (a copy of /sys/kernel/btf/vmlinux) or an image with .BTF;\n"
 	"                     default: the --symbols image's .BTF, else the running\n"
@@ -132,7 +137,7 @@ int run_commands(dbg::CommandContext &ctx, std::istream &in, bool batch, bool ec
 int cmd_attach(int argc, char **argv)
 {
 	auto args = parse_args(argc, argv, {{"--batch", true}, {"--symbols", true}, {"--btf", true}, {"--no-orc", false},
-					    {"--no-image-search", false}, {"--timeout", true}, {"--echo", false}, {"--keep-going", false}});
+					    {"--no-image-search", false}, {"--no-cache", false}, {"--timeout", true}, {"--echo", false}, {"--keep-going", false}});
 	if (!args) {
 		std::fprintf(stderr, "vtice attach: %s\n", args.error().to_string().c_str());
 		return kExitUsage;
@@ -189,6 +194,8 @@ int cmd_attach(int argc, char **argv)
 	if (setup.symbols_file.empty() && !args->has("--no-image-search") &&
 	    !session.target().features().physical_memory)
 		setup.image_candidates = dbg::installed_kernel_images();
+	if (!args->has("--no-cache"))
+		setup.cache_dir = dbg::default_cache_dir();
 	auto info = dbg::setup_kernel(session, setup, out);
 	session.kernel_types().set_sources(args->get("--btf").value_or(""), setup.symbols_file);
 	out.print("Attached to %s (%zu registers, thread %d)\n", session.target().describe().c_str(),
@@ -199,6 +206,8 @@ int cmd_attach(int argc, char **argv)
 				  static_cast<unsigned long long>(*info->slide),
 				  static_cast<unsigned long long>(*info->divide_error_handler));
 		out.print("%s\n%s\n", info->symbols.c_str(), info->orc.c_str());
+		if (!info->cache.empty())
+			out.print("kernel cache: %s\n", info->cache.c_str());
 	}
 	if (interactive)
 		return tui::run_interactive(session, *stop, screen_output.text());

@@ -4,11 +4,14 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <optional>
+#include <utility>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
+#include "kernel_cache.hpp"
 #include "orc_unwinder.hpp"
 
 namespace vtice::dbg {
@@ -162,6 +165,51 @@ std::string banner_verdict(Session &session, const SymbolList &table, std::optio
 	return " (banner does NOT match the running kernel)";
 }
 
+// A cache whose banner the running kernel shows at the same place, moved
+// by the slide between then and now: a few hundred bytes per candidate.
+std::optional<std::pair<KernelMemoryCache, std::string>> find_cached_kernel(Session &session, const std::string &dir,
+									      std::uint64_t handler)
+{
+	std::error_code ec;
+	std::size_t tried = 0;
+	for (const auto &entry : std::filesystem::directory_iterator(dir, ec)) {
+		std::string name = entry.path().filename().string();
+		if (name.rfind("kernel-", 0) != 0 || entry.path().extension() != ".mem" || ++tried > 32)
+			continue;
+		auto cache = read_kernel_cache(entry.path().string());
+		if (!cache)
+			continue;  // damaged or another version: rewritten after this session
+		auto shown = session.read_memory(cache->banner_address + (handler - cache->handler), cache->banner.size());
+		if (shown && std::string(shown->begin(), shown->end()) == cache->banner)
+			return std::make_pair(std::move(*cache), entry.path().string());
+	}
+	return std::nullopt;
+}
+
+// What this session read of the kernel, saved under its banner.
+std::string save_kernel_cache(Session &session, const std::string &dir, std::uint64_t handler,
+			      std::vector<MemoryRegion> regions)
+{
+	auto at = session.symbols() ? session.symbols()->lookup("linux_banner") : std::nullopt;
+	if (!at)
+		return "not cached: no linux_banner in the symbols";
+	auto bytes = session.read_memory(*at, kBannerMax);
+	if (!bytes)
+		return "not cached: cannot read the banner: " + bytes.error().message;
+	KernelMemoryCache cache;
+	cache.banner.assign(bytes->begin(), bytes->end());
+	cache.banner.resize(cache.banner.find('\0') == std::string::npos ? 0 : cache.banner.find('\0'));
+	if (cache.banner.empty())
+		return "not cached: the banner is not a string";
+	cache.banner_address = *at;
+	cache.handler = handler;
+	cache.regions = std::move(regions);
+	std::string path = cache_file_for(dir, cache.banner);
+	if (auto r = write_kernel_cache(path, cache); !r)
+		return "not cached: " + r.error().message;
+	return "saved " + path;
+}
+
 }  // namespace
 
 std::vector<std::string> installed_kernel_images(std::size_t max)
@@ -208,6 +256,22 @@ Result<KernelInfo> setup_kernel(Session &session, const KernelSetupOptions &opti
 		info.divide_error_handler = *handler;
 	else
 		log.print("warning: %s\n", handler.error().message.c_str());
+	// A cache of an earlier session with this kernel serves the reads below;
+	// without one, they are recorded to make one.
+	MemoryRecorder recorder;
+	bool record = false;
+	if (options.symbols_file.empty() && !options.cache_dir.empty() && info.divide_error_handler) {
+		if (auto hit = find_cached_kernel(session, options.cache_dir, *info.divide_error_handler)) {
+			auto delta = static_cast<std::int64_t>(*info.divide_error_handler - hit->first.handler);
+			session.set_memory_overlay(std::make_shared<CachedKernelMemory>(std::move(hit->first), delta));
+			info.cache = "read " + hit->second;
+		} else {
+			record = true;
+			session.set_memory_tap([&recorder](std::uint64_t a, const std::vector<std::uint8_t> &b) {
+				recorder.add(a, b);
+			});
+		}
+	}
 	auto symbols = load_symbols(session, options, info.divide_error_handler, log, info.symbols_file);
 	if (!symbols) {
 		info.symbols = "no symbols: " + symbols.error().message;
@@ -238,6 +302,12 @@ Result<KernelInfo> setup_kernel(Session &session, const KernelSetupOptions &opti
 	}
 	if (options.load_orc)
 		info.orc = load_orc(session, info.symbols_file);
+	if (record) {
+		session.set_memory_tap({});
+		// Only what came from guest memory is worth keeping; an image is on disk.
+		if (info.symbols_file.empty() && session.symbols())
+			info.cache = save_kernel_cache(session, options.cache_dir, *info.divide_error_handler, recorder.take());
+	}
 	return info;
 }
 

@@ -32,6 +32,9 @@ struct KernelSetupOptions {
 	// Without symbols_file: first look for an image whose banner the running
 	// kernel shows (a slow link would take minutes to carry kallsyms).
 	std::vector<std::string> image_candidates;
+	// Without symbols_file: where kernel memory caches live (kernel_cache.hpp);
+	// empty: neither read nor written.
+	std::string cache_dir;
 };
 
 // Where a kernel image may lie on this host, newest first: /boot/vmlinuz-*,
@@ -43,6 +46,7 @@ struct KernelInfo {
 	std::optional<std::int64_t> slide;
 	std::string symbols;  // where symbols came from, or why there are none
 	std::string symbols_file;  // the image used (given or found), for ORC
+	std::string cache;         // "read FILE" / "saved FILE" / why not, or empty
 	std::string orc;      // "384849 ORC entries from guest memory", or why not
 };
 

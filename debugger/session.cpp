@@ -139,7 +139,13 @@ Result<std::vector<RegisterView>> Session::registers()
 
 Result<std::vector<std::uint8_t>> Session::read_memory(std::uint64_t address, std::size_t length)
 {
+	if (overlay_) {
+		if (auto known = overlay_->read(address, length))
+			return std::move(*known);
+	}
 	auto direct = target_->read_memory(address, length);
+	if (direct && tap_)
+		tap_(address, *direct);
 	if (direct || !target_->features().physical_memory)
 		return direct;
 	auto walked = read_via_page_walk(address, length);

@@ -69,6 +69,14 @@ struct StopInfo {
 	std::string describe(const Symbolizer &symbolize) const;
 };
 
+// Guest memory known without asking the target: read_memory serves a read
+// it covers (kernel_cache.hpp: what an earlier session read from this kernel).
+class MemoryOverlay {
+public:
+	virtual ~MemoryOverlay() = default;
+	virtual std::optional<std::vector<std::uint8_t>> read(std::uint64_t address, std::size_t length) const = 0;
+};
+
 class Session {
 public:
 	explicit Session(std::unique_ptr<Target> target);
@@ -109,6 +117,10 @@ public:
 	// Virtual memory of the selected vCPU. When the stub cannot read a
 	// virtual address it walks the page tables from CR3 over physical reads.
 	Result<std::vector<std::uint8_t>> read_memory(std::uint64_t address, std::size_t length);
+	void set_memory_overlay(std::shared_ptr<const MemoryOverlay> overlay) { overlay_ = std::move(overlay); }
+	// Sees every read the target answered while set (empty: none).
+	using MemoryTap = std::function<void(std::uint64_t address, const std::vector<std::uint8_t> &bytes)>;
+	void set_memory_tap(MemoryTap tap) { tap_ = std::move(tap); }
 	Result<void> write_memory(std::uint64_t address, const std::vector<std::uint8_t> &bytes);
 	Result<std::uint64_t> translate(std::uint64_t address);
 
@@ -172,6 +184,8 @@ private:
 	std::unique_ptr<Target> target_;
 	std::unique_ptr<Disassembler> disassembler_;
 	std::unique_ptr<SymbolSource> symbols_;
+	std::shared_ptr<const MemoryOverlay> overlay_;
+	MemoryTap tap_;
 	std::unique_ptr<Unwinder> unwinder_;
 	std::unique_ptr<btf::KernelTypes> kernel_types_;
 	std::vector<Breakpoint> breakpoints_;

@@ -1,4 +1,5 @@
 #include <cstdlib>
+#include <cstring>
 
 #include "commands.hpp"
 
@@ -42,25 +43,33 @@ static std::string kernel_string(Session &session, std::uint64_t address, std::s
 	return out;
 }
 
-// The vtice stub stops a crashing kernel on entry to panic() or
-// oops_begin(): show panic's message (its format, the first argument) so a
-// user who attaches to a dead machine sees why at once.
+// The vtice stub stops a crashing kernel on entry to panic() or __die()
+// (its crash guards): say why at once, for a user who attaches to a dead
+// machine. panic(fmt, ...): the format; __die(str, regs, err): str and the
+// faulting ip from pt_regs (ip is its 17th word, arch/x86/include/asm/ptrace.h).
 static void print_crash_reason(CommandContext &ctx, const StopInfo &stop)
 {
+	constexpr std::uint64_t kPtRegsIp = 16 * 8;
 	if (stop.event.signal != 11)
 		return;
 	std::string where = format_address(stop.pc, ctx.session.symbolizer());
+	auto first = ctx.session.register_value("rdi");
+	if (!first || (where != "panic" && where != "__die"))
+		return;
+	std::string message = kernel_string(ctx.session, *first, 160);
+	if (message.size() >= 4 && message.compare(message.size() - 4, 4, "\\x0a") == 0)
+		message.resize(message.size() - 4);  // the format's own newline
 	if (where == "panic") {
-		auto fmt = ctx.session.register_value("rdi");
-		if (!fmt)
-			return;
-		std::string message = kernel_string(ctx.session, *fmt, 160);
-		if (message.size() >= 4 && message.compare(message.size() - 4, 4, "\\x0a") == 0)
-			message.resize(message.size() - 4);  // the format's own newline
 		ctx.out.print("kernel panic: \"%s\"\n", message.c_str());
-	} else if (where == "oops_begin") {
-		ctx.out.print("kernel oops: the report is in the log (dmesg); bt shows the faulting path\n");
+		return;
 	}
+	auto regs = ctx.session.register_value("rsi");
+	auto ip = regs ? ctx.session.read_memory(*regs + kPtRegsIp, 8) : Result<std::vector<std::uint8_t>>(regs.error());
+	std::uint64_t at = 0;
+	if (ip)
+		std::memcpy(&at, ip->data(), 8);
+	ctx.out.print("kernel oops: \"%s\" at %s\n", message.c_str(),
+		      ip ? describe_address(ctx.session, at).c_str() : "(pt_regs unreadable)");
 }
 
 void print_stop(CommandContext &ctx, const StopInfo &stop)

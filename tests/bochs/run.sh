@@ -154,6 +154,8 @@ main() {
 	*) [[ -f "$module" ]] || die "--module $module: no such file"; ko=$module ;;
 	esac
 	[[ -n "$ko" ]] && check_vermagic "$ko" "$version"
+	guest_kos=
+	[[ -n "$ko" ]] && guest_kos=$(build_guest_modules "$root" "$headers" "$out/guest-modules")
 
 	if [[ "$vtice_bin" == auto ]]; then
 		vtice_bin=none
@@ -168,7 +170,7 @@ main() {
 
 	build_client "$root" "$out/client"
 	build_initramfs "$out/initramfs" "$out/initrd.img" "$kdir" "$version" "$ko" \
-		"$vtice_bin" "$scenarios" "$here" "$extra_files"
+		"$vtice_bin" "$scenarios" "$here" "$extra_files" "$guest_kos"
 	build_iso "$out/iso" "$out/vtice.iso" "$kernel" "$out/initrd.img"
 	# Scenarios with a host driver get COM2 through the relay (lib/host.sh).
 	source "$here/lib/host.sh"

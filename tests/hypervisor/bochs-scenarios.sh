@@ -174,24 +174,32 @@ scenario_hvreboot() {
 
 # bochs-solo-scenario: hvcrash
 # bochs-host-driver: hvcrash host/crash_rsp.py
-# The kernel panics under the stub; the machine must stay stopped in it for
-# a debugger attached before and one attached after (crash_rsp.py judges).
-# Nothing survives it, so it runs alone: ctest bochs.crash (never in the
-# default list, which skips "bochs-solo-scenario" names).
+# An oops in a kernel thread, then a panic, under the stub: each must stop
+# the machine in it, for a debugger attached before and one attached after
+# (crash_rsp.py judges). Nothing survives it, so it runs alone: ctest
+# bochs.crash (never in the default list, which skips solo scenarios).
 scenario_hvcrash() {
-	local i
 	$T kcore hv.crash-uts init_uts_ns 8
 	insmod "$KO" debug_port=0x2f8 2>/tmp/insmod.err ||
 		{ result hv.crash-armed FAIL "insmod debug_port=0x2f8: $(cat /tmp/insmod.err)"; return; }
 	loaded=1
 	result hv.crash-armed PASS "$(dmesg | grep -o 'crash guard on [a-z_]*' | tr '\n' ' ')"
 	start_host_driver hvcrash
-	# The host attaches, writes this cue into the domain name, continues.
-	for i in $(seq 600); do
-		[ "$(cat /proc/sys/kernel/domainname)" = vtice-crash-go ] && break
-		sleep 0.5
-	done
+	# The host attaches, writes each cue into the domain name, continues.
+	hvcrash_wait_for vtice-oops-go
+	echo "VTICE-OOPS now"
+	insmod /lib/vtice/vtice_crashme.ko || echo "VTICE-OOPS insmod vtice_crashme.ko failed"
+	hvcrash_wait_for vtice-crash-go
 	echo "VTICE-CRASH now"
 	sleep 1
 	echo c > /proc/sysrq-trigger
+}
+
+hvcrash_wait_for() {
+	local i
+	for i in $(seq 600); do
+		[ "$(cat /proc/sys/kernel/domainname)" = "$1" ] && return 0
+		sleep 0.5
+	done
+	return 1
 }

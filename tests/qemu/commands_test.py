@@ -120,7 +120,7 @@ def main():
     if not rip or int(rip.group(1), 16) != after:
         fail("nexti over the call at %#x should stop at %#x" % (call_at, after), out2)
     # Ctrl-C: vtice forwards SIGINT to the stub as 0x03.
-    proc = subprocess.Popen([binary, "attach", "127.0.0.1:" + port, "--batch", "-", "--timeout", "60"],
+    proc = subprocess.Popen([binary, "attach", "127.0.0.1:" + port, "--batch", "-", "--timeout", "60", "--no-cache"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     proc.stdin.write("continue\ninfo registers rip\ndetach\n")
     proc.stdin.flush()

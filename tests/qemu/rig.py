@@ -55,9 +55,11 @@ def kallsyms(path):
     return table
 
 
-def vtice(binary, port, commands, *options, timeout=300):
-    """Runs commands through `vtice attach --batch -`; fails the test on a non-zero exit."""
-    run = subprocess.run([binary, "attach", "127.0.0.1:" + port, "--batch", "-", "--timeout", "60", *options],
+def vtice(binary, port, commands, *options, timeout=300, cache=False):
+    """Runs commands through `vtice attach --batch -`; fails the test on a non-zero exit.
+    Without cache=True the kernel cache is off, so each attach reads the guest as it always did."""
+    extra = [] if cache else ["--no-cache"]
+    run = subprocess.run([binary, "attach", "127.0.0.1:" + port, "--batch", "-", "--timeout", "60", *extra, *options],
                          input="\n".join(commands) + "\n", capture_output=True, text=True, timeout=timeout)
     if run.returncode != 0:
         fail("vtice attach exited with %d" % run.returncode, run.stdout, run.stderr)

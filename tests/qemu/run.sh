@@ -146,8 +146,10 @@ exec)
 	[[ $# -gt 0 ]] || { echo "run.sh exec: no command after --" >&2; exit 2; }
 	trap stop EXIT
 	start >/dev/null
+	# vtice attach's kernel cache stays in the run's directory, never in $HOME.
 	export VTICE_QEMU_PORT=$(cat "$dir/port") VTICE_QEMU_TARGET=$(cat "$dir/target") VTICE_QEMU_DIR=$dir \
-		VTICE_QEMU_KALLSYMS=$dir/kallsyms.txt
+		VTICE_QEMU_KALLSYMS=$dir/kallsyms.txt XDG_CACHE_HOME=$dir/cache
+	rm -rf "$dir/cache"
 	set +e
 	"$@"
 	exit $?

@@ -51,7 +51,7 @@ MODULE_PARM_DESC(debug_wait, "right after loading, stop every CPU until a debugg
 static bool crash_stop = true;
 module_param(crash_stop, bool, 0444);
 MODULE_PARM_DESC(crash_stop, "with debug_port: stop every CPU in the stub when the kernel panics or oopses "
-		 "(hidden breakpoints on panic and oops_begin; each fires once)");
+		 "(hidden breakpoints on panic and __die; each fires once)");
 
 static int fail_on_cpu = -1;
 module_param(fail_on_cpu, int, 0444);

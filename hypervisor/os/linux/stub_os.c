@@ -72,10 +72,14 @@ static unsigned long vt_lookup_symbol(const char *name)
 	return lookup(name);
 }
 
-/* panic() for every panic; oops_begin() for every oops, before the report. */
+/*
+ * panic() for every panic; __die() for every oops (page faults, BUG(),
+ * general protection), after the kernel printed what went wrong ("BUG:
+ * kernel NULL pointer dereference") and before the register dump.
+ */
 static u32 vt_collect_guards(struct vt_crash_guard *guards)
 {
-	static const char *const names[] = { "panic", "oops_begin" };
+	static const char *const names[] = { "panic", "__die" };
 	u32 i, n = 0;
 
 	for (i = 0; i < ARRAY_SIZE(names) && n < VT_STUB_MAX_GUARDS; i++) {

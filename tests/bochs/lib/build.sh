@@ -31,6 +31,22 @@ build_module() {
 	echo "$ko"
 }
 
+# Test modules scenarios load (tests/*/guest-modules/NAME/ with a Kbuild):
+# built against the same headers, installed as /lib/vtice/NAME.ko. Prints
+# the .ko paths.
+build_guest_modules() {
+	local root=$1 headers=$2 dir=$3 src name
+	rm -rf "$dir" && mkdir -p "$dir"
+	for src in "$root"/tests/*/guest-modules/*/; do
+		[[ -f "$src/Kbuild" ]] || continue
+		name=$(basename "$src")
+		cp -a "$src" "$dir/$name"
+		make -s -C "$headers" M="$dir/$name" -j2 modules >"$dir/$name.log" 2>&1 ||
+			{ cat "$dir/$name.log" >&2; echo "run.sh: error: guest module $name failed to build" >&2; exit 1; }
+		ls "$dir/$name/$name.ko"
+	done
+}
+
 check_vermagic() {
 	local ko=$1 version=$2 magic
 	magic=$(modinfo -F vermagic "$ko")
@@ -69,7 +85,7 @@ extra_scenario_names() {
 
 build_initramfs() {
 	local dir=$1 img=$2 kdir=$3 version=$4 ko=$5 vtice_bin=$6 scenarios=$7 here=$8
-	local extra_files=$9 msr f n=0
+	local extra_files=$9 guest_kos=${10} msr f n=0
 	msr=$(find "$kdir/pkg/lib/modules/$version" -name 'msr.ko*' | head -n1)
 	[[ -n "$msr" ]] || { echo "run.sh: error: msr.ko not found under $kdir/pkg (CONFIG_X86_MSR=m expected)" >&2; exit 1; }
 	rm -rf "$dir" && mkdir -p "$dir"/{bin,dev,proc,sys,tmp,etc,lib/vtice}
@@ -78,6 +94,9 @@ build_initramfs() {
 	install -m 0755 "$(dirname "$img")/client/vtice-test" "$dir/bin/vtice-test"
 	install -m 0644 "$msr" "$dir/lib/vtice/msr.ko"
 	[[ -n "$ko" ]] && install -m 0644 "$ko" "$dir/lib/vtice/vtice.ko"
+	for f in $guest_kos; do
+		install -m 0644 "$f" "$dir/lib/vtice/$(basename "$f")"
+	done
 	[[ "$vtice_bin" != none ]] && copy_with_libs "$vtice_bin" "$dir"
 	echo "$scenarios" > "$dir/etc/vtice-scenarios"
 	mkdir -p "$dir/etc/vtice-scenarios.d"

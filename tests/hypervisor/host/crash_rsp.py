@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""Host driver of the hvcrash Bochs scenario: the kernel panics under the
-hypervisor's stub (echo c > /proc/sysrq-trigger) and must stay stopped in
-it. The expected call chain is the one the kernel's own unwinder prints for
-a sysrq crash (panic <- sysrq_handle_crash <- __handle_sysrq <-
-write_sysrq_trigger); the expected log line is the one __handle_sysrq
-prints before it calls the handler. Exit status: the number of failures."""
+"""Host driver of the hvcrash Bochs scenario: an oops in a kernel thread
+(tests/hypervisor/guest-modules/vtice_crashme), then a panic (echo c >
+/proc/sysrq-trigger), under the hypervisor's stub. Each must leave the
+machine stopped in the stub. The expected call chains are the ones the
+kernel's own unwinder prints for these crashes (__die <-
+page_fault_oops <- exc_page_fault <- asm_exc_page_fault; panic <-
+sysrq_handle_crash <- __handle_sysrq <- write_sysrq_trigger); the expected
+log lines are the ones the kernel prints before it reaches the guarded
+function. Exit status: the number of failures."""
 
 import os
 import re
@@ -13,8 +16,6 @@ import sys
 import time
 
 from rig_host import FAILURES, Rsp, check, figures, find_one, monitor, wait_for_guest_line
-
-GO = b"vtice-crash-go"
 
 
 def wait_stop(rsp, seconds):
@@ -25,70 +26,93 @@ def wait_stop(rsp, seconds):
         rsp.sock.settimeout(120)
 
 
-def arm_and_wait(fig):
-    """Connect (the first packet stops the machine), tell the guest to crash
-    by writing its domain name, continue, and wait for the crash's stop."""
+def cue_and_wait(fig, name, cue, guards_left):
+    """Attach (the first packet stops the machine), write the guest's cue
+    into its domain name, continue, and wait for the crash's stop."""
     rsp = Rsp()
     rsp.packet("?")
     first = rsp.reply()
     domain = int(fig["hv.crash-uts.addr"], 16) + 5 * 65  # new_utsname.domainname
-    rsp.packet("M%x,%x:%s" % (domain, len(GO) + 1, (GO + b"\0").hex()))
+    rsp.packet("M%x,%x:%s" % (domain, len(cue) + 1, (cue + b"\0").hex()))
     wrote = rsp.reply()
-    check("crash-attach", first[:1] in ("T", "S") and wrote == "OK",
+    check(name + "-attach", first[:1] in ("T", "S") and wrote == "OK",
           "attached before the crash: %s, cue written: %s" % (first[:12], wrote))
     rsp.packet("c")
     start = time.time()
     stop = wait_stop(rsp, 300)
-    check("crash-stop", stop.startswith("T0b"),
+    check(name + "-stop", stop.startswith("T0b"),
           "the attached debugger got the crash's stop reply %.1f s wall after continue: %s" %
           (time.time() - start, stop))
     hooks = monitor(rsp, "hooks")
-    check("crash-one-shot", "1 crash guards" in hooks,
-          "the panic guard disarmed itself, the oops guard stays: %s" % hooks.strip().replace("\n", "; "))
+    check(name + "-one-shot", "%d crash guards" % guards_left in hooks,
+          "the guard that fired disarmed itself: %s" % hooks.strip().replace("\n", "; "))
     rsp.close()
 
 
-def check_later_attach():
+def check_later_attach(name):
     """A debugger attaching after the crash finds the machine stopped there."""
     rsp = Rsp()
     rsp.packet("?")
     stop = rsp.reply()
-    check("crash-later-attach", stop.startswith("T0b"), "a new connection asks '?': %s" % stop)
+    check(name + "-later-attach", stop.startswith("T0b"), "a new connection asks '?': %s" % stop)
     rsp.close()
 
 
-def check_vtice_console():
+def vtice_attach(commands):
     vtice = find_one("build*/vtice")
     vmlinux = find_one("build*/kernel/*/vmlinux")
     if not vtice or not vmlinux:
-        check("crash-console", False, "no build/vtice or build/kernel/*/vmlinux under VTICE_ROOT")
-        return
+        check("console", False, "no build/vtice or build/kernel/*/vmlinux under VTICE_ROOT")
+        return "", 1
     out = subprocess.run([vtice, "attach", os.environ["VTICE_COM2"], "--symbols", vmlinux,
-                          "--batch", "-", "--timeout", "120"], input="bt\ndmesg 5\ndetach\n",
+                          "--batch", "-", "--timeout", "120"], input=commands,
                          capture_output=True, text=True, timeout=900)
-    text = out.stdout + out.stderr
-    print(text, flush=True)
+    print(out.stdout + out.stderr, flush=True)
+    return out.stdout + out.stderr, out.returncode
+
+
+def in_order(text, names):
+    found = [re.search(r"\b%s\b" % re.escape(n), text) for n in names]
+    return all(found) and [m.start() for m in found] == sorted(m.start() for m in found)
+
+
+def check_oops(fig):
+    cue_and_wait(fig, "oops", b"vtice-oops-go", 1)
+    check_later_attach("oops")
+    text, rc = vtice_attach("bt\ndmesg 5\ndetach\n")
+    chain = ["__die", "page_fault_oops", "exc_page_fault", "asm_exc_page_fault"]
+    check("oops-bt", in_order(text, chain), "bt through ORC: %s" % " <- ".join(chain))
+    check("oops-reason", re.search(r'kernel oops: "Oops" at 0xffffffffc0[0-9a-f]+', text) is not None,
+          "the console names the oops and the faulting ip, in the test module")
+    check("oops-dmesg", "BUG: kernel NULL pointer dereference" in text,
+          "dmesg from memory has the line the kernel printed before __die")
+    check("oops-detach", rc == 0, "vtice attach exit %d" % rc)
+    check("oops-resumed", wait_for_guest_line("VTICE-CRASH now", 300),
+          "after detach the oops ran its course and the guest went on to the next cue")
+
+
+def check_panic(fig):
+    cue_and_wait(fig, "panic", b"vtice-crash-go", 0)
+    check_later_attach("panic")
+    text, rc = vtice_attach("bt\ndmesg 5\ndetach\n")
     chain = ["panic", "sysrq_handle_crash", "__handle_sysrq", "write_sysrq_trigger"]
-    positions = [re.search(r"\b%s\b" % f, text) for f in chain]
-    check("crash-bt", all(positions) and [m.start() for m in positions] == sorted(m.start() for m in positions),
-          "bt through ORC: %s" % " <- ".join(chain))
-    check("crash-reason", 'kernel panic: "sysrq triggered crash' in text,
+    check("panic-bt", in_order(text, chain), "bt through ORC: %s" % " <- ".join(chain))
+    check("panic-reason", 'kernel panic: "sysrq triggered crash"' in text,
           "the console names the panic by the message panic() was called with")
-    check("crash-dmesg", "sysrq: Trigger a crash" in text,
+    check("panic-dmesg", "sysrq: Trigger a crash" in text,
           "dmesg from memory shows the kernel's last line before the crash")
-    check("crash-detach", out.returncode == 0, "vtice attach exit %d" % out.returncode)
+    check("panic-detach", rc == 0, "vtice attach exit %d" % rc)
+    check("panic-resumed", wait_for_guest_line("Kernel panic - not syncing: sysrq triggered crash", 300),
+          "after detach the kernel's panic() ran on past the guard and printed its message")
 
 
 def main():
     if not wait_for_guest_line("VTICE-FIGURE hv.crash-uts.addr=", 60):
-        check("crash-attach", False, "the guest never printed init_uts_ns's address")
+        check("attach", False, "the guest never printed init_uts_ns's address")
         return
-    arm_and_wait(figures())
-    check_later_attach()
-    check_vtice_console()
-    # Detached: the kernel's own panic runs on and reports itself.
-    check("crash-resumed", wait_for_guest_line("Kernel panic - not syncing: sysrq triggered crash", 300),
-          "after detach the kernel's panic() ran on past the guard and printed its message")
+    fig = figures()
+    check_oops(fig)
+    check_panic(fig)
 
 
 if __name__ == "__main__":

@@ -500,7 +500,7 @@ def check_detached_state(rsp):
     clean = re.search(r"hooks: 0 breakpoints on 0 pages, 0 watchpoints on 0 pages, 0 debug-register "
                       r"breakpoints, (\d+) crash guards on (\d+) pages", state)
     identity = re.search(r"ept: (\d+) leaves \((\d+) of 4 KiB\), (\d+) not identity", state)
-    # The crash guards (panic, oops_begin) outlive detach; nothing else may.
+    # The crash guards (panic, __die) outlive detach; nothing else may.
     check("detach-ept", bool(clean and identity) and clean.group(1) == "2" and
           identity.group(3) == clean.group(2), state.strip().replace("\n", "; "))
     got = figures()
