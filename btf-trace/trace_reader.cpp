@@ -1,12 +1,11 @@
 // Reads what trace_writer.cpp writes. Every check names the offset of the
 // damage; chunks before it are kept (CONVENTIONS.md §12).
 #include <cstdio>
-#include <fstream>
-#include <iterator>
 
 #include "byte_io.hpp"
 #include "crc32.hpp"
 #include "trace_file.hpp"
+#include "vtice/read_input.hpp"
 
 namespace vtice::trace {
 
@@ -206,11 +205,11 @@ Result<TraceData> read_trace(std::span<const std::uint8_t> file)
 
 Result<TraceData> read_trace_file(const std::string &path)
 {
-	std::ifstream in(path, std::ios::binary);
-	if (!in)
-		return make_error("cannot open " + path);
-	std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-	auto data = read_trace(bytes);
+	// A trace streamed through a pipe is bounded like any other stream.
+	auto bytes = read_input(path, std::size_t(256) << 20);
+	if (!bytes)
+		return bytes.error();
+	auto data = read_trace(*bytes);
 	if (!data)
 		return make_error(path + ": " + data.error().message, data.error().offset);
 	return data;

@@ -198,6 +198,8 @@ int cmd_attach(int argc, char **argv)
 		setup.cache_dir = dbg::default_cache_dir();
 	auto info = dbg::setup_kernel(session, setup, out);
 	session.kernel_types().set_sources(args->get("--btf").value_or(""), setup.symbols_file);
+	for (const auto &warning : session.target().features().warnings)
+		std::fprintf(stderr, "vtice attach: warning: %s\n", warning.c_str());
 	out.print("Attached to %s (%zu registers, thread %d)\n", session.target().describe().c_str(),
 		  session.target().layout().registers.size(), session.target().selected_thread());
 	if (info) {

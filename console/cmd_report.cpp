@@ -3,6 +3,7 @@
 // error (with its offset) goes to stderr.
 #include <cstdio>
 #include <cstring>
+#include <sys/stat.h>
 #include <vector>
 
 #include "args.hpp"
@@ -55,10 +56,22 @@ static std::vector<char *> expand_short_options(int argc, char **argv)
 	return out;
 }
 
+// True when a and b name one existing file (hard links, ./x and x alike).
+static bool same_file(const std::string &a, const std::string &b)
+{
+	struct stat sa, sb;
+	return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
 static int write_output(const std::string &text, const std::optional<std::string> &path)
 {
 	if (!path) {
-		std::fwrite(text.data(), 1, text.size(), stdout);
+		bool ok = std::fwrite(text.data(), 1, text.size(), stdout) == text.size();
+		if (std::fflush(stdout) != 0 || !ok) {
+			std::fprintf(stderr, "vtice report: writing to standard output failed\n");
+			return kExitFailure;
+		}
 		return kExitOk;
 	}
 	auto written = trace::write_file(*path, std::span(reinterpret_cast<const std::uint8_t *>(text.data()), text.size()));
@@ -123,6 +136,13 @@ int cmd_report(int argc, char **argv)
 		return kExitUsage;
 	}
 	const std::string &path = args->positional[0];
+	// Never render over an input: the trace, or the symbols that name it.
+	for (const auto &input : {std::optional<std::string>(path), args->get("--symbols")})
+		if (input && args->get("--output") && same_file(*input, *args->get("--output"))) {
+			std::fprintf(stderr, "vtice report: --output %s is an input of this report; refusing to overwrite it\n",
+				     args->get("--output")->c_str());
+			return kExitUsage;
+		}
 	auto data = trace::read_trace_file(path);
 	if (!data) {
 		std::fprintf(stderr, "vtice report: %s\n", data.error().to_string().c_str());

@@ -12,7 +12,8 @@ namespace vtice::console {
 namespace {
 
 const char kHelp[] =
-	"usage: vtice syms <image|System.map|kallsyms|dump> [--slide HEX] [--base HEX] [ADDR|NAME ...]\n"
+	"usage: vtice syms <image|System.map|kallsyms|dump> [--slide HEX] [--base HEX] [--partial]\n"
+	"                  [ADDR|NAME ...]\n"
 	"\n"
 	"Loads kernel symbols and resolves each argument: an address (hex, 0x optional)\n"
 	"prints name+offset, a name prints its address. The source kind is detected from\n"
@@ -23,6 +24,8 @@ const char kHelp[] =
 	"options:\n"
 	"  --slide HEX   KASLR slide added to every kernel address (run-time - link-time)\n"
 	"  --base HEX    virtual address of the first byte of a raw memory dump\n"
+	"  --partial     accept a source that could only be read in part (a System.map\n"
+	"                cut short): warn and exit 0; without it that is exit 1\n"
 	"\n"
 	"example:\n"
 	"  vtice syms build/kernel/*/vmlinuz do_sys_openat2 0xffffffff81364650\n";
@@ -49,22 +52,30 @@ std::string source_line(const symbols::LoadedSymbols &loaded, std::uint64_t addr
 	return " at " + line->file + ":" + std::to_string(line->line);
 }
 
-void resolve(const symbols::LoadedSymbols &loaded, const std::string &query)
+// False (with a message) for an argument that is an address but not a
+// 64-bit one: truncating it would answer for another address.
+bool resolve(const symbols::LoadedSymbols &loaded, const std::string &query)
 {
 	const symbols::SymbolTable &table = *loaded.table;
 	if (looks_like_address(query)) {
-		std::uint64_t address = static_cast<std::uint64_t>(*parse_hex(query));
+		auto parsed = parse_hex(query);
+		if (!parsed) {
+			std::fprintf(stderr, "vtice syms: %s: longer than 64 bits\n", query.c_str());
+			return false;
+		}
+		std::uint64_t address = static_cast<std::uint64_t>(*parsed);
 		Symbolizer symbolize = [&table](std::uint64_t a) { return table.lookup(a); };
 		std::string where = table.lookup(address) ? format_address(address, symbolize) : "(no symbol)";
 		std::printf("0x%016llx -> %s%s\n", static_cast<unsigned long long>(address), where.c_str(),
 			    source_line(loaded, address).c_str());
-		return;
+		return true;
 	}
 	if (auto address = table.address_of(query))
 		std::printf("%s -> 0x%016llx%s\n", query.c_str(), static_cast<unsigned long long>(*address),
 			    source_line(loaded, *address).c_str());
 	else
 		std::printf("%s -> (not found)\n", query.c_str());
+	return true;
 }
 
 std::optional<long long> hex_option(const ParsedArgs &args, const char *name, bool &bad)
@@ -85,7 +96,7 @@ std::optional<long long> hex_option(const ParsedArgs &args, const char *name, bo
 
 int cmd_syms(int argc, char **argv)
 {
-	auto args = parse_args(argc, argv, {{"--slide", true}, {"--base", true}});
+	auto args = parse_args(argc, argv, {{"--slide", true}, {"--base", true}, {"--partial", false}});
 	if (!args) {
 		std::fprintf(stderr, "vtice syms: %s\n", args.error().to_string().c_str());
 		return kExitUsage;
@@ -112,11 +123,21 @@ int cmd_syms(int argc, char **argv)
 		return kExitFailure;
 	}
 	std::printf("%zu symbols from %s\n", loaded->table->size(), loaded->description.c_str());
-	if (loaded->partial)
-		std::printf("warning: partial: %s\n", loaded->partial->to_string().c_str());
+	// A source read only in part answers wrongly for what was cut: loud, and
+	// a failure unless the user said a part will do.
+	bool partial = loaded->partial.has_value();
+	if (partial)
+		std::fprintf(stderr, "vtice syms: %s: only part of it could be read: %s%s\n",
+			     args->positional[0].c_str(), loaded->partial->to_string().c_str(),
+			     args->has("--partial") ? "" : " (--partial accepts that)");
+	bool ok = true;
 	for (std::size_t i = 1; i < args->positional.size(); i++)
-		resolve(*loaded, args->positional[i]);
-	return kExitOk;
+		ok = resolve(*loaded, args->positional[i]) && ok;
+	if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+		std::fprintf(stderr, "vtice syms: writing the output failed\n");
+		return kExitFailure;
+	}
+	return ok && (!partial || args->has("--partial")) ? kExitOk : kExitFailure;
 }
 
 }  // namespace vtice::console

@@ -89,6 +89,7 @@ struct TargetFeatures {
 	unsigned max_packet = 0;        // PacketSize from qSupported
 	bool target_description = false;  // target.xml read; else gdb's default amd64 core layout
 	std::string stub;               // "QEMU gdbstub", "vtice hypervisor stub", "kgdb", "" unknown
+	std::vector<std::string> warnings;  // what connecting found wrong and repaired
 };
 
 class Target {

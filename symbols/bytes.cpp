@@ -8,34 +8,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "vtice/read_input.hpp"
+
 namespace vtice::symbols {
+
+namespace {
+
+// A stream (a FIFO, a device, /proc) is read up to this much: no kernel
+// symbol source comes near it.
+constexpr std::size_t kMaxStream = 256u << 20;
+
+}  // namespace
 
 Result<Bytes> read_file(const std::string &path)
 {
-	std::unique_ptr<FILE, int (*)(FILE *)> file(std::fopen(path.c_str(), "rb"), std::fclose);
-	if (!file)
-		return make_error(path + ": " + std::strerror(errno));
-	Bytes bytes;
-	// Regular files are read in one go; /proc files report size 0 and are
-	// read in chunks.
-	if (std::fseek(file.get(), 0, SEEK_END) == 0) {
-		long size = std::ftell(file.get());
-		std::rewind(file.get());
-		if (size > 0) {
-			bytes.resize(static_cast<std::size_t>(size));
-			bytes.resize(std::fread(bytes.data(), 1, bytes.size(), file.get()));
-		}
-	}
-	std::uint8_t chunk[1 << 16];
-	for (;;) {
-		std::size_t got = std::fread(chunk, 1, sizeof(chunk), file.get());
-		bytes.insert(bytes.end(), chunk, chunk + got);
-		if (got < sizeof(chunk))
-			break;
-	}
-	if (std::ferror(file.get()))
-		return make_error(path + ": read error: " + std::strerror(errno), bytes.size());
-	return bytes;
+	return read_input(path, kMaxStream);
 }
 
 namespace {
@@ -79,14 +66,25 @@ Result<SharedBuffer> open_file(const std::string &path)
 	int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return make_error(path + ": " + std::strerror(errno));
+	if (auto kind = check_input_kind(path, fd); !kind) {
+		::close(fd);
+		return kind.error();
+	}
 	struct stat info;
 	void *mapped = MAP_FAILED;
 	if (fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_size > 0)
 		mapped = mmap(nullptr, static_cast<std::size_t>(info.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
-	::close(fd);
-	if (mapped != MAP_FAILED)
+	if (mapped != MAP_FAILED) {
+		::close(fd);
 		return SharedBuffer(std::make_shared<MappedFile>(mapped, static_cast<std::size_t>(info.st_size)));
-	auto bytes = read_file(path);
+	}
+	// The same open file: a FIFO's writer would be gone by a second open.
+	std::unique_ptr<FILE, int (*)(FILE *)> file(fdopen(fd, "rb"), std::fclose);
+	if (!file) {
+		::close(fd);
+		return make_error(path + ": " + std::strerror(errno));
+	}
+	auto bytes = read_open_input(file.get(), path, kMaxStream);
 	if (!bytes)
 		return bytes.error();
 	return share_bytes(std::move(*bytes));

@@ -95,8 +95,17 @@ Result<void> RspTarget::negotiate()
 	layout_ = std::move(*layout);
 	if (auto vcont = client_.request("vCont?"); vcont && vcont->rfind("vCont", 0) == 0)
 		features_.vcont = vcont->find(";s") != std::string::npos && vcont->find(";c") != std::string::npos;
-	if (auto phys = client_.request("qqemu.PhyMemMode"); phys && (*phys == "0" || *phys == "1"))
+	if (auto phys = client_.request("qqemu.PhyMemMode"); phys && (*phys == "0" || *phys == "1")) {
 		features_.physical_memory = true;
+		// A session killed mid-translation leaves QEMU reading physical
+		// memory: every virtual read would then return the wrong bytes.
+		if (*phys == "1") {
+			bool reset = static_cast<bool>(expect_ok("Qqemu.PhyMemMode:0", "physical mode"));
+			features_.warnings.push_back(reset ? "QEMU's gdbstub was left in physical-memory mode by an earlier "
+							     "session; switched back to virtual"
+							   : "QEMU's gdbstub is in physical-memory mode and would not leave it");
+		}
+	}
 	features_.stub = identify_stub();
 	return {};
 }

@@ -1,6 +1,7 @@
 #include "transport.hpp"
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <netdb.h>
@@ -153,12 +154,21 @@ Result<std::unique_ptr<Transport>> connect_transport(std::string_view spec_view,
 		fd = open_serial(spec);
 		description = "serial:" + spec;
 	} else {
-		auto colon = spec.rfind(':');
-		if (colon == std::string::npos || colon + 1 == spec.size())
-			return make_error("target '" + spec + "' is not host:port, unix:PATH or /dev/...");
-		std::string host = colon == 0 ? "127.0.0.1" : spec.substr(0, colon);
-		fd = connect_tcp(host, spec.substr(colon + 1));
-		description = "tcp:" + host + ":" + spec.substr(colon + 1);
+		// gdb's forms: HOST:PORT, :PORT, tcp:HOST:PORT, [IPV6]:PORT.
+		std::string address = spec.rfind("tcp:", 0) == 0 ? spec.substr(4) : spec;
+		auto colon = address.rfind(':');
+		if (colon == std::string::npos || colon + 1 == address.size())
+			return make_error("target '" + spec + "' is not host:port, tcp:host:port, unix:PATH or /dev/...");
+		std::string host = colon == 0 ? "127.0.0.1" : address.substr(0, colon);
+		if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+			host = host.substr(1, host.size() - 2);
+		std::string port = address.substr(colon + 1);
+		char *end = nullptr;
+		long number = std::strtol(port.c_str(), &end, 10);
+		if (*end || number < 1 || number > 65535)
+			return make_error("target '" + spec + "': port '" + port + "' is not a number in 1..65535");
+		fd = connect_tcp(host, port);
+		description = "tcp:" + host + ":" + port;
 	}
 	if (!fd)
 		return fd.error();

@@ -224,7 +224,10 @@ TEST(RspTransport, BadTargetsAreClearErrors)
 {
 	auto spec = connect_transport("no-port-here");
 	ASSERT_FALSE(spec.ok());
-	EXPECT_NE(spec.error().message.find("not host:port, unix:PATH or /dev/"), std::string::npos);
+	EXPECT_NE(spec.error().message.find("not host:port, tcp:host:port, unix:PATH or /dev/"), std::string::npos);
+	auto port = connect_transport("localhost:65536");
+	ASSERT_FALSE(port.ok());
+	EXPECT_NE(port.error().message.find("not a number in 1..65535"), std::string::npos);
 	auto missing = connect_transport("unix:/nonexistent/vtice.sock");
 	ASSERT_FALSE(missing.ok());
 	EXPECT_NE(missing.error().message.find("unix:/nonexistent/vtice.sock"), std::string::npos);

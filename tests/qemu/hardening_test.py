@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""The target as vtice finds it, under QEMU: a session killed while QEMU's
+gdbstub was in physical-memory mode (Qqemu.PhyMemMode:1, which vtice uses
+for page walks) leaves it there, and every later virtual read would return
+the wrong bytes. A raw client plays that killed session; vtice attach must
+notice, switch QEMU back, say so on stderr, and read linux_banner's bytes
+as the guest's /proc/kallsyms locates them ("Linux ve")."""
+
+import os
+import re
+import socket
+import subprocess
+import sys
+
+from rig import fail, kallsyms, qemu_port
+
+
+class Line:
+    """A bare RSP client: QEMU may send a stop reply of its own first (the
+    connection stops the guest), so replies are matched by what they say."""
+
+    def __init__(self, port):
+        self.sock = socket.create_connection(("127.0.0.1", int(port)), timeout=30)
+        self.buf = b""
+
+    def reply(self):
+        while True:
+            start = self.buf.find(b"$")
+            end = self.buf.find(b"#", start) if start >= 0 else -1
+            if end >= 0 and len(self.buf) >= end + 3:
+                body = self.buf[start + 1:end].decode(errors="replace")
+                self.buf = self.buf[end + 3:]
+                self.sock.sendall(b"+")
+                return body
+            chunk = self.sock.recv(4096)
+            if not chunk:
+                return ""
+            self.buf += chunk
+
+    def request(self, body, skip_stops=True):
+        data = body.encode()
+        self.sock.sendall(b"$" + data + b"#%02x" % (sum(data) & 0xFF))
+        while True:
+            answer = self.reply()
+            if not (skip_stops and answer[:1] in ("T", "S")):
+                return answer
+
+
+def main():
+    binary = sys.argv[1]
+    port = qemu_port()
+    banner_at = kallsyms(os.environ["VTICE_QEMU_KALLSYMS"])["linux_banner"]
+    line = Line(port)
+    line.request("qSupported")
+    if line.request("Qqemu.PhyMemMode:1") != "OK":
+        print("SKIP: this QEMU has no physical-memory mode")
+        return 77
+    if line.request("qqemu.PhyMemMode") != "1":
+        fail("QEMU did not enter physical-memory mode")
+    line.sock.close()
+    # The raw session is gone without switching back, as a killed one would.
+    # gdb's tcp:HOST:PORT form, which vtice takes too.
+    run = subprocess.run([binary, "attach", "tcp:127.0.0.1:" + port, "--batch", "-", "--no-cache", "--timeout", "60"],
+                         input="x/8xb 0x%x\ndetach\n" % banner_at, capture_output=True, text=True, timeout=300)
+    if run.returncode != 0:
+        fail("vtice attach exited %d" % run.returncode, run.stdout, run.stderr)
+    if "left in physical-memory mode" not in run.stderr:
+        fail("vtice attach did not report QEMU's leftover physical-memory mode", run.stderr)
+    m = re.search(r"0x%x[^:]*:\s+((?:0x[0-9a-f]{2}\s*){8})" % banner_at, run.stdout)
+    got = bytes(int(b, 16) for b in m.group(1).split()) if m else b""
+    if got != b"Linux ve":
+        fail("linux_banner read as %r, want b'Linux ve'" % got, run.stdout)
+    print("PASS: QEMU's leftover physical-memory mode was switched back; linux_banner reads 'Linux ve'")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
