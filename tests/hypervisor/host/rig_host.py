@@ -89,8 +89,6 @@ class Rsp:
         self.sock.close()
 
 
-BREAK_INS = 5
-BREAK_IN_LIMIT_US = 100000  # issue 7: a 0x03 is noticed within 100 ms of guest time
 
 
 def monitor(rsp, command):
