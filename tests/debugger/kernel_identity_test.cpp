@@ -86,8 +86,19 @@ protected:
 		return std::make_unique<Session>(std::move(target));
 	}
 
+	// setup_kernel with --symbols the Debian vmlinux, on a guest showing shown.
+	vtice::Result<KernelInfo> attach_with_image(const std::string &shown)
+	{
+		session = guest(shown);
+		KernelSetupOptions options;
+		options.symbols_file = vmlinux;
+		options.load_orc = false;
+		return setup_kernel(*session, options, log);
+	}
+
 	std::string vmlinux, banner;
 	std::uint64_t divide_error = 0, linux_banner = 0;
+	std::unique_ptr<Session> session;
 	StringOutput log;
 };
 
@@ -100,11 +111,7 @@ TEST_F(KernelIdentity, TheImageCarriesTheBannerTheFileHolds)
 
 TEST_F(KernelIdentity, SymbolsFileWithTheRunningKernelsBanner)
 {
-	auto session = guest(banner);
-	KernelSetupOptions options;
-	options.symbols_file = vmlinux;
-	options.load_orc = false;
-	auto info = setup_kernel(*session, options, log);
+	auto info = attach_with_image(banner);
 	ASSERT_TRUE(info) << info.error().message;
 	EXPECT_NE(info->symbols.find("banner matches"), std::string::npos) << info->symbols;
 	EXPECT_EQ(log.text().find("warning"), std::string::npos) << log.text();
@@ -115,11 +122,7 @@ TEST_F(KernelIdentity, SymbolsFileOfAnotherBuildIsALoudWarning)
 {
 	std::string other = banner;
 	other.replace(other.find("Linux version ") + 14, 1, "9");
-	auto session = guest(other);
-	KernelSetupOptions options;
-	options.symbols_file = vmlinux;
-	options.load_orc = false;
-	auto info = setup_kernel(*session, options, log);
+	auto info = attach_with_image(other);
 	ASSERT_TRUE(info) << info.error().message;
 	EXPECT_NE(info->symbols.find("does NOT match"), std::string::npos) << info->symbols;
 	EXPECT_NE(log.text().find("warning: the symbols are not the running kernel's"), std::string::npos);

@@ -76,34 +76,37 @@ def in_order(text, names):
     return all(found) and [m.start() for m in found] == sorted(m.start() for m in found)
 
 
-def check_oops(fig):
-    cue_and_wait(fig, "oops", b"vtice-oops-go", 1)
-    check_later_attach("oops")
-    text, rc = vtice_attach("bt\ndmesg 5\ndetach\n")
-    chain = ["__die", "page_fault_oops", "exc_page_fault", "asm_exc_page_fault"]
-    check("oops-bt", in_order(text, chain), "bt through ORC: %s" % " <- ".join(chain))
-    check("oops-reason", re.search(r'kernel oops: "Oops" at 0xffffffffc0[0-9a-f]+', text) is not None,
-          "the console names the oops and the faulting ip, in the test module")
-    check("oops-dmesg", "BUG: kernel NULL pointer dereference" in text,
-          "dmesg from memory has the line the kernel printed before __die")
-    check("oops-detach", rc == 0, "vtice attach exit %d" % rc)
-    check("oops-resumed", wait_for_guest_line("---[ end trace", 300),
-          "after detach the kernel finished its own oops report")
+# Each crash: the cue that makes the guest commit it, the guards left after
+# its own fired, the call chain the kernel's unwinder prints for it, what
+# the console must say, the log line printed before the guarded function,
+# and the guest's line that shows the kernel went on after detach.
+CRASHES = [
+    dict(name="oops", cue=b"vtice-oops-go", guards_left=1,
+         chain=["__die", "page_fault_oops", "exc_page_fault", "asm_exc_page_fault"],
+         reason=r'kernel oops: "Oops" at 0xffffffffc0[0-9a-f]+',
+         logged="BUG: kernel NULL pointer dereference",
+         resumed="---[ end trace"),
+    dict(name="panic", cue=b"vtice-crash-go", guards_left=0,
+         chain=["panic", "sysrq_handle_crash", "__handle_sysrq", "write_sysrq_trigger"],
+         reason=r'kernel panic: "sysrq triggered crash"',
+         logged="sysrq: Trigger a crash",
+         resumed="Kernel panic - not syncing: sysrq triggered crash"),
+]
 
 
-def check_panic(fig):
-    cue_and_wait(fig, "panic", b"vtice-crash-go", 0)
-    check_later_attach("panic")
+def check_crash(fig, crash):
+    name = crash["name"]
+    cue_and_wait(fig, name, crash["cue"], crash["guards_left"])
+    check_later_attach(name)
     text, rc = vtice_attach("bt\ndmesg 5\ndetach\n")
-    chain = ["panic", "sysrq_handle_crash", "__handle_sysrq", "write_sysrq_trigger"]
-    check("panic-bt", in_order(text, chain), "bt through ORC: %s" % " <- ".join(chain))
-    check("panic-reason", 'kernel panic: "sysrq triggered crash"' in text,
-          "the console names the panic by the message panic() was called with")
-    check("panic-dmesg", "sysrq: Trigger a crash" in text,
-          "dmesg from memory shows the kernel's last line before the crash")
-    check("panic-detach", rc == 0, "vtice attach exit %d" % rc)
-    check("panic-resumed", wait_for_guest_line("Kernel panic - not syncing: sysrq triggered crash", 300),
-          "after detach the kernel's panic() ran on past the guard and printed its message")
+    check(name + "-bt", in_order(text, crash["chain"]), "bt through ORC: %s" % " <- ".join(crash["chain"]))
+    check(name + "-reason", re.search(crash["reason"], text) is not None,
+          "the console says why it stopped: /%s/" % crash["reason"])
+    check(name + "-dmesg", crash["logged"] in text,
+          "dmesg from memory has the line the kernel printed before the guard: %s" % crash["logged"])
+    check(name + "-detach", rc == 0, "vtice attach exit %d" % rc)
+    check(name + "-resumed", wait_for_guest_line(crash["resumed"], 300),
+          "after detach the kernel went on: %s" % crash["resumed"])
 
 
 def main():
@@ -111,8 +114,8 @@ def main():
         check("attach", False, "the guest never printed init_uts_ns's address")
         return
     fig = figures()
-    check_oops(fig)
-    check_panic(fig)
+    for crash in CRASHES:
+        check_crash(fig, crash)
 
 
 if __name__ == "__main__":
