@@ -6,7 +6,7 @@ std::string node_name(const CallNode &node, const Symbolizer &symbolize)
 {
 	if (node.kind == NodeKind::Partial && symbolize) {
 		if (auto hit = symbolize(node.entry))
-			return hit->name;
+			return printable_symbol(hit->name);
 	}
 	return format_address(node.entry, symbolize);
 }

@@ -7,6 +7,22 @@
 
 namespace vtice::trace {
 
+// FlameGraph splits a line at ';' and its last space: a name holding either
+// would forge frames or a weight.
+static std::string folded_frame(const std::string &name)
+{
+	std::string out;
+	for (char c : name) {
+		if (c == ';')
+			out += "\\x3b";
+		else if (c == ' ')
+			out += "\\x20";
+		else
+			out.push_back(c);
+	}
+	return out;
+}
+
 std::string render_folded(const CallTree &tree, const RenderOptions &options)
 {
 	std::map<std::string, std::uint64_t> weights;
@@ -19,7 +35,7 @@ std::string render_folded(const CallTree &tree, const RenderOptions &options)
 			path.resize(static_cast<std::size_t>(depth));
 			if (leaving)
 				return;
-			path.push_back(node_name(node, options.symbolize));
+			path.push_back(folded_frame(node_name(node, options.symbolize)));
 			if (node.self_insns == 0)
 				return;
 			std::string stack;

@@ -22,6 +22,25 @@ struct SymbolHit {
 // Returns the symbol covering an address, or nothing.
 using Symbolizer = std::function<std::optional<SymbolHit>(std::uint64_t address)>;
 
+// A symbol name as it may reach a terminal or a text file: names come from
+// files and guest memory, so control bytes (a newline that forges a line, an
+// escape sequence) are shown as \xNN.
+inline std::string printable_symbol(const std::string &name)
+{
+	std::string out;
+	out.reserve(name.size());
+	for (unsigned char c : name) {
+		if (c >= 0x20 && c != 0x7f) {
+			out.push_back(static_cast<char>(c));
+			continue;
+		}
+		char escaped[8];
+		std::snprintf(escaped, sizeof(escaped), "\\x%02x", c);
+		out += escaped;
+	}
+	return out;
+}
+
 // "name+0x1a", "name", or "0xffffffff81000000" when nothing covers it.
 inline std::string format_address(std::uint64_t address, const Symbolizer &symbolize)
 {
@@ -34,9 +53,9 @@ inline std::string format_address(std::uint64_t address, const Symbolizer &symbo
 		return text;
 	}
 	if (hit->offset == 0)
-		return hit->name;
+		return printable_symbol(hit->name);
 	std::snprintf(text, sizeof(text), "+0x%llx", static_cast<unsigned long long>(hit->offset));
-	return hit->name + text;
+	return printable_symbol(hit->name) + text;
 }
 
 }  // namespace vtice

@@ -94,6 +94,21 @@ TEST(RenderFolded, WeightsAreSelfInstructionsMerged)
 		  "alpha;beta;gamma 12\n");
 }
 
+// Names come from files and guest memory: a hostile one must not forge a
+// line, a terminal escape, a FlameGraph frame or weight.
+TEST(RenderFolded, HostileNamesCannotForgeLinesFramesOrWeights)
+{
+	SymbolTable table({{0x100, 0x100, "alpha"}, {0x200, 0x100, "evil\nroot;fake 999\x1b[2J"}});
+	auto tree = build({flow_branch(0, 0x110, 0x200, BranchKind::Call, 3),
+			   flow_branch(1, 0x210, 0x115, BranchKind::Ret, 5)});
+	std::string folded = render_folded(tree, {0, table.symbolizer()});
+	EXPECT_EQ(folded, "alpha 3\n"
+			  "alpha;evil\\x0aroot\\x3bfake\\x20999\\x1b[2J 5\n");
+	std::string graph = render_graph(tree, {0, table.symbolizer()});
+	EXPECT_EQ(graph.find('\x1b'), std::string::npos) << "no raw escape byte";
+	EXPECT_NE(graph.find("evil\\x0aroot;fake 999\\x1b[2J"), std::string::npos) << graph;
+}
+
 std::string python_check(const std::string &json, const std::string &script)
 {
 	// ctest runs each test as its own process, in parallel: one file per test.

@@ -51,7 +51,7 @@ TEST(Report, BadArgumentsAreUsageErrors)
 	EXPECT_NE(text.find("usage: vtice report TRACE"), std::string::npos);
 	text = report("/nonexistent.vtrace", &status);
 	EXPECT_EQ(status, 1);
-	EXPECT_NE(text.find("cannot open /nonexistent.vtrace"), std::string::npos);
+	EXPECT_NE(text.find("/nonexistent.vtrace: No such file or directory"), std::string::npos);
 }
 
 TEST(Report, DamagedTraceRendersItsValidPrefix)
