@@ -256,6 +256,25 @@ Result<std::uint64_t> Session::evaluate(std::string_view expression)
 	return evaluate_expression(expression, expr_context());
 }
 
+// "NAME#N": the Nth of the symbols named NAME (break reports them all).
+std::optional<Result<std::uint64_t>> Session::pick_copy(std::string_view text) const
+{
+	auto hash = text.rfind('#');
+	if (!symbols_ || hash == std::string_view::npos || hash + 1 == text.size())
+		return std::nullopt;
+	std::string_view name = text.substr(0, hash), index = text.substr(hash + 1);
+	if (!std::all_of(index.begin(), index.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+		return std::nullopt;
+	auto all = symbols_->lookup_all(name);
+	if (all.empty())
+		return std::nullopt;
+	std::size_t n = index.size() > 6 ? 0 : std::stoul(std::string(index));
+	if (n < 1 || n > all.size())
+		return Result<std::uint64_t>(make_error("'" + std::string(name) + "' names " + std::to_string(all.size()) +
+							" symbols: pick #1 to #" + std::to_string(all.size())));
+	return Result<std::uint64_t>(all[n - 1]);
+}
+
 Result<std::uint64_t> Session::resolve_location(std::string_view text)
 {
 	if (!text.empty() && text[0] == '*')
@@ -267,6 +286,8 @@ Result<std::uint64_t> Session::resolve_location(std::string_view text)
 			v = v << 4 | static_cast<unsigned>(std::isdigit(static_cast<unsigned char>(c)) ? c - '0' : std::tolower(c) - 'a' + 10);
 		return v;
 	}
+	if (auto pick = pick_copy(text))
+		return *pick;
 	auto value = evaluate(text);
 	if (!value && !symbols_)
 		return make_error(value.error().message + " (no symbols loaded: use --symbols, or an address)");

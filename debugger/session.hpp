@@ -105,6 +105,7 @@ public:
 
 	// "sym", "sym+0x10", "0xffffffff81000000", or any expression.
 	Result<std::uint64_t> resolve_location(std::string_view text);
+	std::optional<Result<std::uint64_t>> pick_copy(std::string_view text) const;
 	// $rax, symbols, *(u64*)... see debugger/expr.hpp for the grammar.
 	Result<std::uint64_t> evaluate(std::string_view expression);
 

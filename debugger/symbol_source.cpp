@@ -46,6 +46,17 @@ std::optional<std::uint64_t> SymbolList::lookup(std::string_view name) const
 	return found;
 }
 
+std::vector<std::uint64_t> SymbolList::lookup_all(std::string_view name) const
+{
+	auto it = std::lower_bound(by_name_.begin(), by_name_.end(), name,
+				   [this](std::size_t i, std::string_view n) { return entries_[i].name < n; });
+	std::vector<std::uint64_t> text, other;
+	for (; it != by_name_.end() && entries_[*it].name == name; ++it)
+		(is_kernel_text(entries_[*it].type) ? text : other).push_back(entries_[*it].address);
+	text.insert(text.end(), other.begin(), other.end());  // lookup() prefers text, then the first
+	return text;
+}
+
 std::optional<SymbolHit> SymbolList::symbolize(std::uint64_t address) const
 {
 	auto it = std::upper_bound(entries_.begin(), entries_.end(), address,

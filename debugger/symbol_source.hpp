@@ -21,6 +21,13 @@ class SymbolSource {
 public:
 	virtual ~SymbolSource() = default;
 	virtual std::optional<std::uint64_t> lookup(std::string_view name) const = 0;
+	// Every symbol of that name (a static function may have many copies),
+	// lookup()'s choice first.
+	virtual std::vector<std::uint64_t> lookup_all(std::string_view name) const
+	{
+		auto one = lookup(name);
+		return one ? std::vector<std::uint64_t>{*one} : std::vector<std::uint64_t>{};
+	}
 	virtual std::optional<SymbolHit> symbolize(std::uint64_t address) const = 0;
 	virtual std::size_t size() const = 0;
 	virtual std::string origin() const = 0;  // "kallsyms from guest memory", "System.map FILE"
@@ -38,6 +45,7 @@ public:
 	SymbolList(std::vector<Entry> entries, std::string origin, std::uint64_t slide = 0);
 
 	std::optional<std::uint64_t> lookup(std::string_view name) const override;
+	std::vector<std::uint64_t> lookup_all(std::string_view name) const override;
 	std::optional<SymbolHit> symbolize(std::uint64_t address) const override;
 	std::size_t size() const override { return entries_.size(); }
 	std::string origin() const override { return origin_; }

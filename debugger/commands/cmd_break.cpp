@@ -2,6 +2,24 @@
 
 namespace vtice::dbg {
 
+// A name several symbols share (a static function in many files): say so,
+// list them, and how to pick another, rather than choosing one silently.
+static void note_other_copies(CommandContext &ctx, const std::string &location)
+{
+	const SymbolSource *symbols = ctx.session.symbols();
+	if (!symbols || location.find_first_of("*#+-()[] ") != std::string::npos)
+		return;
+	auto all = symbols->lookup_all(location);
+	if (all.size() < 2)
+		return;
+	ctx.out.print("note: '%s' names %zu symbols; this breakpoint is on #1. `break %s#N` picks another:\n",
+		      location.c_str(), all.size(), location.c_str());
+	for (std::size_t i = 0; i < all.size() && i < 16; i++)
+		ctx.out.print("  #%zu 0x%016llx\n", i + 1, static_cast<unsigned long long>(all[i]));
+	if (all.size() > 16)
+		ctx.out.print("  ... %zu more\n", all.size() - 16);
+}
+
 // Shared by break, hbreak and tbreak: "LOCATION [if CONDITION]".
 Result<void> add_breakpoint_command(CommandContext &ctx, const std::vector<std::string> &args, BreakKind type,
 				    bool temporary, const Command &self)
@@ -22,6 +40,7 @@ Result<void> add_breakpoint_command(CommandContext &ctx, const std::vector<std::
 	auto id = ctx.session.add_breakpoint(spec);
 	if (!id)
 		return id.error();
+	note_other_copies(ctx, spec.location);
 	const Breakpoint &bp = ctx.session.breakpoints().back();
 	ctx.out.print("%s %d at %s%s%s\n", temporary ? "Temporary breakpoint" :
 			type == BreakKind::Hardware ? "Hardware assisted breakpoint" : "Breakpoint",

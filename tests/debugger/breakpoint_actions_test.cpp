@@ -81,6 +81,7 @@ public:
 	std::string output() { return out_.text(); }
 	void clear_output() { out_.clear(); }
 	ScriptedTarget &target() { return *target_; }
+	Session &session() { return *session_; }
 	std::size_t unread_input() const { return input_.size(); }
 
 private:
@@ -367,4 +368,28 @@ TEST(WatchCommand, ConditionIgnoreAndCommandsApply)
 	EXPECT_EQ(count(c.output(), "\n0x"), 3u) << c.output();
 	EXPECT_NE(c.output().find("Continuing.\n0x3\nContinuing.\n0x4\nContinuing.\n0x5\n"), std::string::npos)
 		<< c.output();
+}
+
+// A static function with several copies: break says so and lists them,
+// NAME#N picks one, a number out of range is an error naming the range.
+TEST(BreakCommand, ANameWithSeveralCopiesIsReportedAndPickable)
+{
+	Console console;
+	std::vector<SymbolList::Entry> entries = {
+		{kBreak, "type_show", 't'}, {kOther, "type_show", 't'}, {kBreak + 0x100, "type_show", 't'},
+		{kBreak + 0x200, "unique_fn", 'T'}};
+	console.session().set_symbols(std::make_unique<SymbolList>(entries, "test"));
+	ASSERT_TRUE(console.run({"break type_show"}).ok()) << console.output();
+	EXPECT_NE(console.output().find("note: 'type_show' names 3 symbols"), std::string::npos) << console.output();
+	EXPECT_EQ(count(console.output(), "  #"), 3u);
+	EXPECT_EQ(console.bp(1).address, kBreak) << "#1 is lookup's own choice";
+	console.clear_output();
+	ASSERT_TRUE(console.run({"break type_show#2"}).ok()) << console.output();
+	EXPECT_EQ(console.bp(2).address, kOther);
+	EXPECT_EQ(console.output().find("note:"), std::string::npos) << "an explicit pick needs no note";
+	auto r = console.run({"break type_show#4"});
+	EXPECT_NE(error_of(r).find("'type_show' names 3 symbols: pick #1 to #3"), std::string::npos) << error_of(r);
+	console.clear_output();
+	ASSERT_TRUE(console.run({"break unique_fn"}).ok());
+	EXPECT_EQ(console.output().find("note:"), std::string::npos) << console.output();
 }

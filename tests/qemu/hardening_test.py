@@ -12,7 +12,7 @@ import socket
 import subprocess
 import sys
 
-from rig import fail, kallsyms, qemu_port
+from rig import fail, kallsyms, qemu_port, vtice
 
 
 class Line:
@@ -70,8 +70,30 @@ def main():
     got = bytes(int(b, 16) for b in m.group(1).split()) if m else b""
     if got != b"Linux ve":
         fail("linux_banner read as %r, want b'Linux ve'" % got, run.stdout)
-    print("PASS: QEMU's leftover physical-memory mode was switched back; linux_banner reads 'Linux ve'")
+    check_ambiguous_name(binary, port)
+    print("PASS: QEMU's leftover physical-memory mode was switched back; linux_banner reads 'Linux ve'; "
+          "break on a name with several copies lists them and NAME#N picks one")
     return 0
+
+
+def check_ambiguous_name(binary, port):
+    """type_show is a static function with many copies in the Debian kernel:
+    break must say how many (the guest's /proc/kallsyms counts them) and
+    NAME#N must land on one of them."""
+    copies = set()
+    with open(os.environ["VTICE_QEMU_KALLSYMS"]) as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) >= 3 and parts[1] in ("t", "T") and parts[2] == "type_show":
+                copies.add(int(parts[0], 16))
+    if len(copies) < 2:
+        fail("the guest's kallsyms has %d type_show; the test needs a name with copies" % len(copies))
+    out = vtice(binary, port, ["break type_show", "break type_show#2", "delete", "detach"])
+    if "note: 'type_show' names %d symbols" % len(copies) not in out:
+        fail("break type_show did not report its %d copies" % len(copies), out)
+    placed = [int(a, 16) for a in re.findall(r"^Breakpoint \d+ at (0x[0-9a-f]+)", out, re.M)]
+    if len(placed) != 2 or placed[0] == placed[1] or not set(placed) <= copies:
+        fail("breakpoints %s are not two different type_show copies" % [hex(a) for a in placed], out)
 
 
 if __name__ == "__main__":
