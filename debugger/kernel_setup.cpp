@@ -308,6 +308,10 @@ Result<KernelInfo> setup_kernel(Session &session, const KernelSetupOptions &opti
 		if (info.symbols_file.empty() && session.symbols())
 			info.cache = save_kernel_cache(session, options.cache_dir, *info.divide_error_handler, recorder.take());
 	}
+	// The cached window also holds the end of .text, which the kernel
+	// patches at run time (static keys, ftrace): after setup every read
+	// goes to the machine again.
+	session.set_memory_overlay(nullptr);
 	return info;
 }
 
