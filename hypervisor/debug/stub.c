@@ -24,7 +24,7 @@ static struct {
 	struct vt_ram_range ram[VT_STUB_MAX_RAM];
 	u32 line_lock;		/* one CPU at a time reads the UART */
 	u32 master;		/* the CPU serving the debugger (window slot) */
-	u64 quiet_tsc;		/* the last poll that found the line empty */
+	u64 quiet_tsc;		/* the last moment the line was read empty */
 	u64 breakin_tsc;	/* quiet_tsc of the break-in being served, or 0 */
 	struct vt_breakin_stats breakin;
 } stub;
@@ -120,6 +120,8 @@ static bool vt_stub_poll(struct vt_vcpu *vcpu, struct vt_exit *exit)
 			return true;
 		}
 	} while (vt_uart_getc(&stub.uart, &c));
+	/* Drained: a packet's last byte, even of a longer one, comes later. */
+	stub.quiet_tsc = vt_rdtsc();
 	vt_stub_unlock_line();
 	return true;
 }

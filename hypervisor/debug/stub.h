@@ -49,9 +49,10 @@ const struct vt_guest_mem *vt_stub_guest_mem(void);
 struct vt_hv *vt_stub_hv(void);
 
 /*
- * Break-in latency in guest time (TSC ticks). The 0x03 arrived after the
- * last poll that found the line empty, so the span from that poll to the
- * stop reply bounds the latency from above.
+ * Break-in latency in guest time (TSC ticks). The byte that completed the
+ * break (a 0x03, or the last byte of a connecting debugger's first packet)
+ * arrived after the last poll that left the line empty, so the span from
+ * that poll to the stop reply bounds the latency from above.
  */
 struct vt_breakin_stats {
 	u64 count;

@@ -186,7 +186,7 @@ static void vt_monitor_breakin(struct vt_text *t)
 		vt_put_u64(t, vt_ticks_to_us(s.max_ticks));
 		vt_put(t, " us");
 	}
-	vt_put(t, " of guest time (from the last poll that found the line empty to the stop reply; poll every ");
+	vt_put(t, " of guest time (from the last poll that left the line empty to the stop reply; poll every ");
 	vt_put_u64(t, VT_STUB_POLL_MS);
 	vt_put(t, " ms per CPU)\n");
 }
