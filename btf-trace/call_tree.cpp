@@ -161,6 +161,72 @@ bool CallTreeBuilder::is_tail_call(const CpuStack &stack, std::uint64_t target)
 	return !current || current->start != target;
 }
 
+ThunkKind CallTreeBuilder::thunk_at(std::uint64_t address)
+{
+	if (const ThunkKind *known = thunks_.find(address))
+		return *known;
+	auto hit = functions_(address);
+	return thunks_.insert(address, hit ? thunk_kind(hit->name) : ThunkKind::None);
+}
+
+// The thunk entered from the innermost frame, if that is where we are; one
+// entered from a frame since left (an interrupt that ran a thunk and was
+// unwound) is forgotten.
+CallTreeBuilder::PendingThunk *CallTreeBuilder::pending_thunk(CpuStack &stack)
+{
+	while (!stack.thunks.empty() && stack.thunks.back().depth > stack.frames.size())
+		stack.thunks.pop_back();
+	if (stack.thunks.empty() || stack.thunks.back().depth != stack.frames.size())
+		return nullptr;
+	return &stack.thunks.back();
+}
+
+// Control leaves a thunk: an indirect thunk reaches the real callee, which
+// becomes the node (called, or tail-called when the thunk was jumped to); a
+// return thunk's exit is the return of the frame that jumped to it.
+void CallTreeBuilder::leave_thunk(CpuStack &stack, const BranchEvent &event)
+{
+	PendingThunk thunk = stack.thunks.back();
+	stack.thunks.pop_back();
+	if (thunk.kind == ThunkKind::Return) {
+		on_return(stack, event);
+		return;
+	}
+	push(stack, NodeKind::Call, event, thunk.return_address);
+	tree_.nodes[stack.frames.back()].tail_call = thunk.tail_call;
+}
+
+// Looks through thunks; true when the branch was one into, inside or out of
+// a thunk and has been accounted for.
+bool CallTreeBuilder::through_thunk(CpuStack &stack, const BranchEvent &event)
+{
+	ThunkKind to = thunk_at(event.to);
+	if (thunk_at(event.from) != ThunkKind::None && pending_thunk(stack)) {
+		// Inside: the retpoline's own call, ret and speculation trap.
+		if (to == ThunkKind::None)
+			leave_thunk(stack, event);
+		return true;
+	}
+	if (to == ThunkKind::None)
+		return false;
+	PendingThunk thunk{stack.frames.size(), to, 0, false};
+	switch (event.info.kind) {
+	case BranchKind::Call:
+		thunk.return_address = event.from + event.info.length;
+		break;
+	case BranchKind::Jmp:
+	case BranchKind::Jcc:
+		// A jump to an indirect thunk is a tail call through it.
+		thunk.return_address = tree_.nodes[stack.frames.back()].return_address;
+		thunk.tail_call = true;
+		break;
+	default:
+		return false;
+	}
+	stack.thunks.push_back(thunk);
+	return true;
+}
+
 void CallTreeBuilder::on_branch(CpuStack &stack, const FlowEvent &flow)
 {
 	const BranchEvent &event = flow.event;
@@ -187,6 +253,8 @@ void CallTreeBuilder::on_branch(CpuStack &stack, const FlowEvent &flow)
 			tree_.stats.unclassified++;
 		return;
 	}
+	if (functions_ && through_thunk(stack, event))
+		return;
 	std::uint64_t next = event.from + event.info.length;
 	switch (event.info.kind) {
 	case BranchKind::Call:

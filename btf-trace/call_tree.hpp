@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "instruction_flow.hpp"
+#include "thunks.hpp"
 #include "vtice/symbolizer.hpp"
 
 namespace vtice::trace {
@@ -63,17 +64,29 @@ struct CallTree {
 
 class CallTreeBuilder {
 public:
-	// functions, when given, tells where functions start: a jump to another
-	// function's entry is then a tail call and nests like ftrace shows it.
+	// functions, when given, tells where functions start and what they are
+	// called: a jump to another function's entry is then a tail call and
+	// nests like ftrace shows it, and thunks are looked through.
 	explicit CallTreeBuilder(Symbolizer functions = {});
 	void reserve(std::size_t nodes);
 	void add(const FlowEvent &event);
 	CallTree finish();
 
 private:
+	// A thunk being run on behalf of the frame at `depth`: what its exit
+	// stands for, a call (with the return address the caller pushed) or
+	// the frame's return.
+	struct PendingThunk {
+		std::size_t depth = 0;
+		ThunkKind kind = ThunkKind::None;
+		std::uint64_t return_address = 0;
+		bool tail_call = false;
+	};
+
 	struct CpuStack {
 		std::uint32_t root = kNoNode;
 		std::vector<std::uint32_t> frames;  // open frames, innermost last
+		std::vector<PendingThunk> thunks;   // innermost last; interrupts may nest one
 		std::uint64_t last_tsc = 0;
 	};
 
@@ -84,13 +97,18 @@ private:
 	void on_branch(CpuStack &stack, const FlowEvent &flow);
 	void on_return(CpuStack &stack, const BranchEvent &event);
 	bool is_tail_call(const CpuStack &stack, std::uint64_t target);
+	ThunkKind thunk_at(std::uint64_t address);
+	PendingThunk *pending_thunk(CpuStack &stack);
+	bool through_thunk(CpuStack &stack, const BranchEvent &event);
+	void leave_thunk(CpuStack &stack, const BranchEvent &event);
 	void pop(CpuStack &stack, NodeEnd end, std::uint64_t tsc);
 	void pop_returned(CpuStack &stack, std::uint64_t tsc);
 	void wrap_root(CpuStack &stack, const BranchEvent &event);
 
 	CallTree tree_;
 	Symbolizer functions_;
-	FlatMap<std::uint64_t, bool> entries_;  // jump target -> is a function entry
+	FlatMap<std::uint64_t, bool> entries_;       // jump target -> is a function entry
+	FlatMap<std::uint64_t, ThunkKind> thunks_;   // address -> the thunk it is in
 	std::vector<CpuStack> cpus_;
 	bool seen_ = false;
 };

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "call_tree.hpp"
+#include "trace_file.hpp"
 #include "vtice/symbolizer.hpp"
 
 namespace vtice::trace {
@@ -12,6 +13,7 @@ namespace vtice::trace {
 struct RenderOptions {
 	std::uint64_t tsc_khz = 0;  // 0: show raw TSC ticks instead of microseconds
 	Symbolizer symbolize;
+	TraceClock clock = TraceClock::Tsc;  // Instructions: durations are instruction counts
 };
 
 std::string render_graph(const CallTree &tree, const RenderOptions &options);

@@ -32,6 +32,9 @@ void GraphWriter::line(const CallNode &node, bool with_duration, int depth, cons
 	std::uint64_t ticks = node.end_tsc - node.start_tsc;
 	if (!with_duration)
 		std::snprintf(prefix, sizeof(prefix), "%3u) %13s |  ", node.cpu, "");
+	else if (options_.clock == TraceClock::Instructions)
+		std::snprintf(prefix, sizeof(prefix), "%3u) %8llu insn |  ", node.cpu,
+			      static_cast<unsigned long long>(ticks));
 	else if (options_.tsc_khz)
 		std::snprintf(prefix, sizeof(prefix), "%3u) %10.3f us |  ", node.cpu,
 			      static_cast<double>(ticks) * 1000.0 / static_cast<double>(options_.tsc_khz));

@@ -36,7 +36,8 @@ private:
 	double micros(std::uint64_t tsc) const
 	{
 		double ticks = static_cast<double>(tsc - tree_.first_tsc);
-		// Unknown frequency: one tick is shown as one nanosecond.
+		// Unknown frequency, or an instruction clock: one tick (or one
+		// instruction) is shown as one nanosecond.
 		return options_.tsc_khz ? ticks * 1000.0 / static_cast<double>(options_.tsc_khz) : ticks / 1000.0;
 	}
 	void event(const std::string &body);
@@ -79,7 +80,11 @@ void PerfettoWriter::node_event(const CallNode &node)
 std::string PerfettoWriter::run()
 {
 	out_ = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
-	event("\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"vtice branch trace\"}");
+	const char *process = options_.clock == TraceClock::Instructions
+				      ? "vtice branch trace (time axis: 1 ns = 1 instruction)"
+				      : "vtice branch trace";
+	event(std::string("\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"") + process +
+	      "\"}");
 	for (std::uint32_t root : tree_.roots) {
 		std::uint16_t cpu = tree_.nodes[root].cpu;
 		event("\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":" + std::to_string(cpu) +

@@ -30,11 +30,19 @@ enum class ChunkType : std::uint32_t {
 
 const char *chunk_type_name(std::uint32_t type);
 
+// What a record's `tsc` counts. A hypervisor trace stamps the TSC; a trace
+// made by stepping a remote target counts instructions retired since it began.
+enum class TraceClock : std::uint8_t {
+	Tsc = 0,           // TSC ticks (microseconds when tsc_khz is known)
+	Instructions = 1,  // instructions retired
+};
+
 struct TraceHeader {
 	std::uint16_t format_version = kTraceFormatVersion;
 	std::uint16_t record_version = VTICE_RECORD_VERSION;
 	std::uint64_t kaslr_slide = 0;
 	std::uint64_t tsc_khz = 0;         // 0: unknown, durations are shown in TSC ticks
+	TraceClock clock = TraceClock::Tsc;
 	std::string kernel_release;        // "6.1.0-27-amd64"
 	std::vector<std::uint8_t> build_id;  // GNU build-id of vmlinux, when known
 };

@@ -44,6 +44,10 @@ Result<TraceHeader> parse_header(std::span<const std::uint8_t> file)
 		return make_error("header CRC mismatch: stored " + hex32(stored) + ", computed " + hex32(computed), 124);
 	header.kaslr_slide = load_le<std::uint64_t>(&file[16]);
 	header.tsc_khz = load_le<std::uint64_t>(&file[24]);
+	// Byte 33 was reserved (0) before it named the clock: older files read as TSC.
+	if (file[33] > static_cast<std::uint8_t>(TraceClock::Instructions))
+		return make_error("unknown clock kind " + std::to_string(file[33]) + " (0 TSC, 1 instructions)", 33);
+	header.clock = static_cast<TraceClock>(file[33]);
 	std::size_t id_len = std::min<std::size_t>(file[32], kMaxBuildId);
 	header.build_id.assign(&file[40], &file[40] + id_len);
 	const char *release = reinterpret_cast<const char *>(&file[72]);

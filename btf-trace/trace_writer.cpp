@@ -28,6 +28,7 @@ std::vector<std::uint8_t> encode_header(const TraceHeader &header)
 	store_le<std::uint64_t>(&out[24], header.tsc_khz);
 	std::size_t id_len = std::min(header.build_id.size(), kMaxBuildId);
 	out[32] = static_cast<std::uint8_t>(id_len);
+	out[33] = static_cast<std::uint8_t>(header.clock);
 	std::copy_n(header.build_id.begin(), id_len, &out[40]);
 	// One byte short of the field so the string stays NUL terminated.
 	std::size_t release_len = std::min(header.kernel_release.size(), kMaxRelease - 1);

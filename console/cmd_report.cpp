@@ -7,12 +7,11 @@
 #include <vector>
 
 #include "args.hpp"
-#include "call_tree.hpp"
-#include "render.hpp"
 #include "report_symbols.hpp"
 #include "subcommands.hpp"
 #include "symbol_table.hpp"
 #include "trace_file.hpp"
+#include "trace_render.hpp"
 
 namespace vtice::console {
 
@@ -32,7 +31,7 @@ static const char kReportHelp[] =
 	"A damaged trace is rendered up to the damage; the error names its offset and the\n"
 	"exit status is 1.\n";
 
-using Renderer = std::string (*)(const trace::CallTree &, const trace::RenderOptions &);
+using trace::Renderer;
 
 static Renderer pick_renderer(const std::string &format)
 {
@@ -84,7 +83,6 @@ static int write_output(const std::string &text, const std::optional<std::string
 
 struct ReportInputs {
 	trace::TraceData data;
-	trace::CodeMap code;
 	trace::SymbolTable embedded;
 	ExternalSymbols external;
 };
@@ -102,15 +100,8 @@ static Symbolizer choose_symbolizer(const ReportInputs &in)
 
 static int render_report(ReportInputs &in, Renderer render, const std::optional<std::string> &output)
 {
-	trace::ChainedCodeSource code;
-	code.add(&in.code);
-	if (in.external.code)
-		code.add(in.external.code.get());
-	Disassembler disassembler;
-	Symbolizer symbolize = choose_symbolizer(in);
-	trace::CallTree tree = trace::build_call_tree(in.data.records, code, disassembler, symbolize);
-	trace::RenderOptions options{in.data.header.tsc_khz, symbolize};
-	return write_output(render(tree, options), output);
+	auto rendered = trace::render_trace(in.data, in.external.code.get(), choose_symbolizer(in), render);
+	return write_output(rendered.text, output);
 }
 
 int cmd_report(int argc, char **argv)
@@ -148,8 +139,7 @@ int cmd_report(int argc, char **argv)
 		std::fprintf(stderr, "vtice report: %s\n", data.error().to_string().c_str());
 		return kExitFailure;
 	}
-	ReportInputs in{std::move(*data), {}, {}, {}};
-	in.code = trace::CodeMap(in.data.code);
+	ReportInputs in{std::move(*data), {}, {}};
 	in.embedded = trace::SymbolTable(in.data.symbols);
 	if (auto symbols = args->get("--symbols")) {
 		auto external = load_external_symbols(*symbols, in.data.header.kaslr_slide);

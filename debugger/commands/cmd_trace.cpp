@@ -121,13 +121,13 @@ static Result<void> run(CommandContext &ctx, const std::vector<std::string> &arg
 	}
 	if (!traced)
 		return traced.error();
-	TraceRendering rendering = render_trace(*traced, ctx.session.symbolizer());
+	trace::RenderedTrace rendering = render_trace(*traced, ctx.session.symbolizer());
 	if (!t->quiet)
-		ctx.out.write(rendering.graph);
+		ctx.out.write(rendering.text);
 	ctx.out.print("trace: %llu instructions (%llu decoded into %zu calls), %llu branches, %zu taken, "
 		      "%llu steps, %llu continues, %llu interruptions skipped, %.3f s\n",
 		      static_cast<unsigned long long>(traced->instructions),
-		      static_cast<unsigned long long>(rendering.decoded_instructions), rendering.functions,
+		      static_cast<unsigned long long>(rendering.instructions), rendering.calls,
 		      static_cast<unsigned long long>(traced->branches), traced->records.size(),
 		      static_cast<unsigned long long>(traced->steps), static_cast<unsigned long long>(traced->continues),
 		      static_cast<unsigned long long>(traced->interruptions), traced->seconds);

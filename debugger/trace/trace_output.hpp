@@ -1,22 +1,22 @@
-// A TraceResult as a vtice trace file (btf-trace's writer) and as a
-// function graph (btf-trace's decoder and renderer).
+// A TraceResult as vtice trace contents: written as a trace file, and
+// rendered by the same path `vtice report` takes for that file.
 #pragma once
 
 #include <string>
 
 #include "block_tracer.hpp"
+#include "trace_render.hpp"
 
 namespace vtice::dbg {
 
-struct TraceRendering {
-	std::string graph;                 // ftrace function_graph-style text
-	std::uint64_t decoded_instructions = 0;  // by btf-trace's decoder, over the whole tree
-	std::size_t functions = 0;         // call nodes in the tree
-};
+// Records (their clock: instructions retired), the text pages they ran
+// through, and, with symbols, the functions they touched, so the file
+// renders without a vmlinux.
+trace::TraceData trace_contents(const TraceResult &trace, const SymbolSource *symbols, std::int64_t slide);
 
-TraceRendering render_trace(const TraceResult &trace, const Symbolizer &symbolize);
+// The function graph, as `vtice report` renders the file written from it.
+trace::RenderedTrace render_trace(const TraceResult &trace, const Symbolizer &symbolize);
 
-// Writes records, the text pages they ran through and the symbols they hit.
 Result<void> write_trace_file(const std::string &path, const TraceResult &trace, const SymbolSource *symbols,
 			      std::int64_t slide);
 

@@ -20,5 +20,24 @@ echo "VTICE-DMESG-BEGIN"
 dmesg
 echo "VTICE-DMESG-END"
 /workload &
-echo "VTICE-READY pid $!"
+workload=$!
+# The oracle for vtice's function graph: the kernel's own ftrace
+# function_graph of the workload's openat calls (run.sh --ftrace), recorded
+# and switched off again before any debugger attaches, so vtice traces
+# unpatched text. Interrupts are left out, as vtice's QEMU trace has none.
+if grep -q vtice.ftrace /proc/cmdline; then
+	t=/sys/kernel/tracing
+	mount -t tracefs nodev $t
+	echo do_sys_openat2 > $t/set_graph_function
+	echo $workload > $t/set_ftrace_pid
+	echo 0 > $t/options/funcgraph-irqs
+	echo function_graph > $t/current_tracer
+	sleep 1
+	echo 0 > $t/tracing_on
+	echo "VTICE-FTRACE-BEGIN"
+	cat $t/trace
+	echo "VTICE-FTRACE-END"
+	echo nop > $t/current_tracer
+fi
+echo "VTICE-READY pid $workload"
 while true; do sleep 3600; done

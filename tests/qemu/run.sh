@@ -10,6 +10,8 @@
 #   --image vmlinuz   boot the compressed image instead: slower, and its
 #                     decompressor applies KASLR (no kallsyms dump then)
 #   --gdb tcp|unix|pty  the gdbstub's transport (default tcp on loopback)
+#   --ftrace          the guest records the workload's openat calls with its own
+#                     ftrace function_graph before VTICE-READY (DIR/ftrace.txt)
 #
 # DIR (default build/qemu) receives: initramfs.cpio, serial.log (ttyS0),
 # kallsyms.txt (the guest's /proc/kallsyms via ttyS1), port, target (what to
@@ -25,10 +27,11 @@ port=
 smp=1
 image=vmlinux
 gdb=tcp
+ftrace=
 cmd=${1:-}
 [[ $# -gt 0 ]] && shift
 
-usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; }
 
 while [[ $# -gt 0 ]]; do
 	case $1 in
@@ -37,6 +40,7 @@ while [[ $# -gt 0 ]]; do
 	--smp) smp=$2; shift 2 ;;
 	--image) image=$2; shift 2 ;;
 	--gdb) gdb=$2; shift 2 ;;
+	--ftrace) ftrace=" vtice.ftrace"; shift ;;
 	--) shift; break ;;
 	-h|--help) usage; exit 0 ;;
 	*) echo "run.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
@@ -77,7 +81,7 @@ start() {
 	[[ -f "$dir/initramfs.cpio" && "$dir/initramfs.cpio" -nt "$here/workload.c" &&
 	   "$dir/initramfs.cpio" -nt "$here/init.sh" ]] || build_initramfs
 	[[ -n "$port" ]] || port=$(free_port)
-	rm -f "$dir/serial.log" "$dir/kallsyms.txt"
+	rm -f "$dir/serial.log" "$dir/kallsyms.txt" "$dir/ftrace.txt"
 	# The guest's /proc/kallsyms is dumped over ttyS1 once per kernel version
 	# (~15 s of emulated UART) and reused: the PVH boot applies no KASLR.
 	local cache=$root/build/qemu-cache/kallsyms-$(basename "$k").txt extra=
@@ -96,7 +100,7 @@ start() {
 	esac
 	qemu-system-x86_64 -accel tcg ${VTICE_QEMU_EXTRA:-} -m 512 -smp "$smp" -cpu max -display none -no-reboot \
 		-kernel "$k/$image" -initrd "$dir/initramfs.cpio" \
-		-append "console=ttyS0 panic=-1 quiet$extra" \
+		-append "console=ttyS0 panic=-1 quiet$extra$ftrace" \
 		-serial "file:$dir/serial.log" -serial "file:$dir/kallsyms.txt" \
 		-monitor none "${gdb_args[@]}" \
 		-daemonize -pidfile "$dir/qemu.pid" > "$dir/qemu.out" 2>&1 || { cat "$dir/qemu.out" >&2; exit 1; }
@@ -116,6 +120,7 @@ start() {
 				tr -d '\r' < "$dir/kallsyms.txt" > "$dir/kallsyms.lf" && mv "$dir/kallsyms.lf" "$dir/kallsyms.txt"
 				mkdir -p "$(dirname "$cache")" && cp "$dir/kallsyms.txt" "$cache.$$" && mv "$cache.$$" "$cache"
 			fi
+			[[ -z "$ftrace" ]] || save_ftrace
 			echo "$port"
 			return 0
 		fi
@@ -126,6 +131,11 @@ start() {
 	tail -20 "$dir/serial.log" >&2
 	stop
 	exit 1
+}
+
+# The guest's function_graph, cut out of its console log (init.sh frames it).
+save_ftrace() {
+	sed -n '/^VTICE-FTRACE-BEGIN/,/^VTICE-FTRACE-END/p' "$dir/serial.log" | tr -d '\r' > "$dir/ftrace.txt"
 }
 
 stop() {
@@ -148,7 +158,7 @@ exec)
 	start >/dev/null
 	# vtice attach's kernel cache stays in the run's directory, never in $HOME.
 	export VTICE_QEMU_PORT=$(cat "$dir/port") VTICE_QEMU_TARGET=$(cat "$dir/target") VTICE_QEMU_DIR=$dir \
-		VTICE_QEMU_KALLSYMS=$dir/kallsyms.txt XDG_CACHE_HOME=$dir/cache
+		VTICE_QEMU_KALLSYMS=$dir/kallsyms.txt VTICE_QEMU_FTRACE=$dir/ftrace.txt XDG_CACHE_HOME=$dir/cache
 	rm -rf "$dir/cache"
 	set +e
 	"$@"

@@ -305,6 +305,124 @@ TEST(CallTree, UserToKernelEntryWithoutUserCode)
 	EXPECT_EQ(tree.stats.unclassified, 1u);  // only the user-space jump
 }
 
+// f1..f4 as above, and the kernel's thunks: the retpoline array at 0x600
+// (one 0x20-byte thunk per register, as in arch/x86/lib/retpoline.S) and
+// the return thunk at 0x700.
+Symbolizer functions_and_thunks()
+{
+	return [](std::uint64_t address) -> std::optional<SymbolHit> {
+		if (address >= 0x600 && address < 0x6c0)
+			return SymbolHit{"__x86_indirect_thunk_array", 0x600, address - 0x600};
+		if (address >= 0x700 && address < 0x710)
+			return SymbolHit{"__x86_return_thunk", 0x700, address - 0x700};
+		return functions()(address);
+	};
+}
+
+CallTree build_with(const Symbolizer &symbols, std::initializer_list<FlowEvent> events)
+{
+	CallTreeBuilder builder(symbols);
+	for (const FlowEvent &event : events)
+		builder.add(event);
+	return builder.finish();
+}
+
+// An indirect call through a full retpoline: the thunk calls its own
+// second half, which overwrites the return address with the target and
+// returns into it. The node is the callee, entered at the thunk's call site.
+TEST(CallTree, RetpolineCallShowsTheRealCallee)
+{
+	auto tree = build_with(functions_and_thunks(), {
+		flow_branch(10, 0x110, 0x200, BranchKind::Call),  // f1 calls f2
+		flow_branch(20, 0x220, 0x600, BranchKind::Call),  // f2: call __x86_indirect_thunk_rax
+		flow_branch(21, 0x600, 0x60c, BranchKind::Call),  // the retpoline's inner call
+		flow_branch(22, 0x610, 0x300, BranchKind::Ret),   // ret into the real target, f3
+		flow_branch(30, 0x320, 0x225, BranchKind::Ret),   // f3 returns past the thunk's call site
+		flow_branch(40, 0x230, 0x115, BranchKind::Ret),   // f2 returns to f1
+	});
+	auto f1 = children(tree, tree.roots[0]).at(0);
+	auto in_f1 = children(tree, f1);
+	ASSERT_EQ(in_f1.size(), 1u);
+	auto in_f2 = children(tree, in_f1[0]);
+	ASSERT_EQ(in_f2.size(), 1u) << "the thunk and its inner call are not nodes";
+	const CallNode &f3 = tree.nodes[in_f2[0]];
+	EXPECT_EQ(f3.entry, 0x300u);
+	EXPECT_EQ(f3.kind, NodeKind::Call);
+	EXPECT_FALSE(f3.tail_call);
+	EXPECT_EQ(f3.end, NodeEnd::Returned);
+	EXPECT_EQ(f3.end_tsc, 30u);
+	EXPECT_EQ(tree.nodes[in_f1[0]].end, NodeEnd::Returned);
+	EXPECT_EQ(tree.stats.unexpected_returns, 0u);
+	EXPECT_EQ(tree.stats.unwound_frames, 0u);
+}
+
+// A jump to an indirect thunk is a tail call through it: the callee nests
+// under the jumping function and returns for both.
+TEST(CallTree, JumpThroughAThunkIsATailCallToTheRealCallee)
+{
+	auto tree = build_with(functions_and_thunks(), {
+		flow_branch(10, 0x110, 0x200, BranchKind::Call),  // f1 calls f2
+		flow_branch(20, 0x220, 0x620, BranchKind::Jmp),   // f2: jmp __x86_indirect_thunk_rcx
+		flow_branch(21, 0x620, 0x400, BranchKind::Jmp),   // patched thunk: jmp *%rcx
+		flow_branch(30, 0x420, 0x115, BranchKind::Ret),   // f4 returns to f1
+	});
+	auto f2 = children(tree, children(tree, tree.roots[0]).at(0)).at(0);
+	auto in_f2 = children(tree, f2);
+	ASSERT_EQ(in_f2.size(), 1u);
+	EXPECT_EQ(tree.nodes[in_f2[0]].entry, 0x400u);
+	EXPECT_TRUE(tree.nodes[in_f2[0]].tail_call);
+	EXPECT_EQ(tree.nodes[in_f2[0]].end, NodeEnd::Returned);
+	EXPECT_EQ(tree.nodes[f2].end, NodeEnd::Returned);
+	EXPECT_EQ(tree.nodes[f2].end_tsc, 30u);
+}
+
+// `jmp __x86_return_thunk` is the function's ret, not a tail call.
+TEST(CallTree, ReturnThunkIsTheFunctionsReturn)
+{
+	auto tree = build_with(functions_and_thunks(), {
+		flow_branch(10, 0x110, 0x200, BranchKind::Call),  // f1 calls f2
+		flow_branch(20, 0x220, 0x700, BranchKind::Jmp),   // f2: jmp __x86_return_thunk
+		flow_branch(21, 0x700, 0x115, BranchKind::Ret),   // the thunk's ret
+		flow_branch(30, 0x120, 0x300, BranchKind::Call),  // f1 calls f3 next
+	});
+	auto in_f1 = children(tree, children(tree, tree.roots[0]).at(0));
+	ASSERT_EQ(in_f1.size(), 2u);
+	EXPECT_TRUE(tree.nodes[in_f1[0]].is_leaf()) << "no node for the return thunk";
+	EXPECT_EQ(tree.nodes[in_f1[0]].end, NodeEnd::Returned);
+	EXPECT_EQ(tree.nodes[in_f1[0]].end_tsc, 21u);
+	EXPECT_EQ(tree.nodes[in_f1[1]].entry, 0x300u);
+	EXPECT_EQ(tree.stats.unexpected_returns, 0u);
+}
+
+// An interrupt taken inside a thunk runs its own code (and thunks) and
+// irets back; the thunk still delivers its callee to the interrupted frame.
+TEST(CallTree, InterruptInsideAThunkLeavesItsCalleeInPlace)
+{
+	auto tree = build_with(functions_and_thunks(), {
+		flow_branch(10, 0x110, 0x200, BranchKind::Call),  // f1 calls f2
+		flow_branch(20, 0x220, 0x600, BranchKind::Call),  // f2: call thunk
+		flow_async(21, 0x600, 0x400),                     // interrupt to f4
+		flow_branch(22, 0x410, 0x640, BranchKind::Call),  // the handler's own indirect call
+		flow_branch(23, 0x640, 0x300, BranchKind::Jmp),   //   reaches f3
+		flow_branch(24, 0x310, 0x415, BranchKind::Ret),
+		flow_branch(25, 0x420, 0x600, BranchKind::Iret),  // back into the thunk
+		flow_branch(26, 0x600, 0x300, BranchKind::Jmp),   // the thunk reaches f3
+		flow_branch(30, 0x320, 0x225, BranchKind::Ret),
+	});
+	auto f2 = children(tree, children(tree, tree.roots[0]).at(0)).at(0);
+	auto in_f2 = children(tree, f2);
+	ASSERT_EQ(in_f2.size(), 2u);
+	const CallNode &irq = tree.nodes[in_f2[0]];
+	EXPECT_EQ(irq.kind, NodeKind::Interrupt);
+	auto in_irq = children(tree, in_f2[0]);
+	ASSERT_EQ(in_irq.size(), 1u);
+	EXPECT_EQ(tree.nodes[in_irq[0]].entry, 0x300u);
+	EXPECT_EQ(irq.end, NodeEnd::Returned);
+	EXPECT_EQ(tree.nodes[in_f2[1]].entry, 0x300u);
+	EXPECT_EQ(tree.nodes[in_f2[1]].end, NodeEnd::Returned);
+	EXPECT_EQ(tree.stats.unexpected_returns, 0u);
+}
+
 TEST(CallTree, EmptyInputGivesAnEmptyTree)
 {
 	auto tree = build({});

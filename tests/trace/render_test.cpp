@@ -64,6 +64,20 @@ TEST(RenderGraph, UnknownFrequencyShowsTicksAndUnknownNamesShowAddresses)
 	EXPECT_NE(graph.find("  0)               |  0x5010() { /* already running */\n"), std::string::npos) << graph;
 }
 
+// A trace made by stepping counts instructions, not cycles: the unit says so.
+TEST(RenderGraph, InstructionClockIsLabelledInsn)
+{
+	auto tree = build({
+		flow_branch(10, 0x5010, 0x6000, BranchKind::Call),
+		flow_branch(52, 0x6005, 0x5015, BranchKind::Ret),
+	});
+	std::string graph = render_graph(tree, {0, {}, TraceClock::Instructions});
+	EXPECT_NE(graph.find("  0)       42 insn |    0x6000();\n"), std::string::npos) << graph;
+	EXPECT_EQ(graph.find(" cy "), std::string::npos) << graph;
+	// The column stays where ftrace has it, so the two line up.
+	EXPECT_EQ(graph.find("|    0x6000"), graph.find("  0)       42 insn |") + 19);
+}
+
 TEST(RenderGraph, UnwoundFramesAreMarked)
 {
 	SymbolTable table = names();

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "byte_io.hpp"
 #include "crc32.hpp"
 #include "record_builders.hpp"
 #include "trace_file.hpp"
@@ -192,6 +193,31 @@ TEST(TraceFile, HeaderErrors)
 	EXPECT_EQ(data.error().offset, 124u);
 
 	EXPECT_FALSE(read_trace_file("/nonexistent/trace.vtrace").ok());
+}
+
+// Byte 33 names the records' clock. Files from before it have 0 there and
+// read as TSC; a value this reader does not know is refused, not guessed.
+TEST(TraceFile, ClockRoundTripsAndUnknownClocksAreRefused)
+{
+	TraceHeader header = sample_header();
+	header.clock = TraceClock::Instructions;
+	TraceWriter writer(header);
+	auto bytes = writer.finish();
+	EXPECT_EQ(bytes[33], 1u);
+	auto data = read_trace(bytes);
+	ASSERT_TRUE(data.ok()) << data.error().to_string();
+	EXPECT_EQ(data->header.clock, TraceClock::Instructions);
+
+	auto old = small_file();
+	EXPECT_EQ(old[33], 0u);
+	EXPECT_EQ(read_trace(old)->header.clock, TraceClock::Tsc);
+
+	bytes[33] = 7;
+	store_le<std::uint32_t>(&bytes[124], crc32(std::span(bytes.data(), 124)));
+	data = read_trace(bytes);
+	ASSERT_FALSE(data.ok());
+	EXPECT_EQ(data.error().offset, 33u);
+	EXPECT_NE(data.error().message.find("unknown clock kind 7"), std::string::npos);
 }
 
 TEST(TraceFile, TrailingDataAfterEndIsReported)

@@ -1,0 +1,28 @@
+// The one way from a trace's contents to its rendering. `vtice report` on a
+// file and `trace` in `vtice attach` both come here, so the live graph and
+// the graph of the file it wrote are the same graph.
+#pragma once
+
+#include <string>
+
+#include "code_source.hpp"
+#include "render.hpp"
+#include "trace_file.hpp"
+
+namespace vtice::trace {
+
+using Renderer = std::string (*)(const CallTree &, const RenderOptions &);
+
+struct RenderedTrace {
+	std::string text;
+	std::uint64_t instructions = 0;  // decoded, over the whole tree
+	std::size_t calls = 0;           // call nodes (tail calls included)
+};
+
+// Decodes data's records against its CODE chunks (then more_code, a vmlinux,
+// when given), builds the call tree with symbolize's function bounds, and
+// renders it with the clock the header names.
+RenderedTrace render_trace(const TraceData &data, const CodeSource *more_code, const Symbolizer &symbolize,
+			   Renderer render);
+
+}  // namespace vtice::trace
