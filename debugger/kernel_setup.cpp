@@ -25,20 +25,27 @@ constexpr std::uint64_t kLinkTimeText = 0xffffffff81000000ull;
 // How far past the entry text the kallsyms tables may sit (they are in
 // .rodata, which follows .text at the next 2 MiB boundary).
 constexpr std::uint64_t kWindowStep = 2ull << 20, kWindowMax = 16ull << 20;
-constexpr std::uint64_t kProgressStep = 64ull << 10;
+constexpr std::uint64_t kFirstStep = 64ull << 10, kLargestStep = 1ull << 20;
 
-// A window of rodata in 64 KiB reads, saying how far, how fast and how long
-// at worst (up to kWindowMax) after each: over a serial line this is minutes.
+// A window of rodata in reads of 64 KiB and up, saying how far, how fast and
+// how long at worst (up to kWindowMax) after each: over a serial line this
+// is minutes. A read that came back within a tenth of a second doubles the
+// next (QEMU's socket keeps many reads in flight; a serial line stays at
+// 64 KiB, so its progress still moves every few seconds).
 Result<std::vector<std::uint8_t>> read_with_progress(Session &session, std::uint64_t address, std::uint64_t length,
 						     std::uint64_t done_before,
 						     std::chrono::steady_clock::time_point start, Output &log)
 {
 	std::vector<std::uint8_t> out;
+	std::uint64_t step = kFirstStep;
 	while (out.size() < length) {
-		auto chunk = session.read_memory(address + out.size(), kProgressStep);
+		auto asked = std::chrono::steady_clock::now();
+		auto chunk = session.read_memory(address + out.size(), std::min(step, length - out.size()));
 		if (!chunk)
 			return chunk.error();
 		out.insert(out.end(), chunk->begin(), chunk->end());
+		if (std::chrono::steady_clock::now() - asked < std::chrono::milliseconds(100))
+			step = std::min(step * 2, kLargestStep);
 		double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 		std::uint64_t done = done_before + out.size();
 		double rate = seconds > 0 ? done / seconds : 0;

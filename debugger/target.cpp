@@ -52,3 +52,18 @@ const char *break_kind_name(BreakKind kind)
 }
 
 }  // namespace vtice::dbg
+
+namespace vtice::dbg {
+
+Result<void> Target::resume_with(std::span<const BreakpointChange> changes, ResumeAction action)
+{
+	for (const BreakpointChange &c : changes) {
+		auto r = c.insert ? insert_breakpoint(c.type, c.address, c.kind)
+				  : remove_breakpoint(c.type, c.address, c.kind);
+		if (!r)
+			return r;
+	}
+	return resume(action);
+}
+
+}  // namespace vtice::dbg

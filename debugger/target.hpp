@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -88,8 +89,16 @@ struct TargetFeatures {
 	bool hw_breakpoints = false;    // Z1 accepted (learnt on first use)
 	unsigned max_packet = 0;        // PacketSize from qSupported
 	bool target_description = false;  // target.xml read; else gdb's default amd64 core layout
+	bool pipelined_reads = false;   // several memory reads in flight (QEMU's gdbstub)
 	std::string stub;               // "QEMU gdbstub", "vtice hypervisor stub", "kgdb", "" unknown
 	std::vector<std::string> warnings;  // what connecting found wrong and repaired
+};
+
+struct BreakpointChange {
+	bool insert = true;  // false: remove
+	BreakKind type = BreakKind::Software;
+	std::uint64_t address = 0;
+	unsigned kind = 1;
 };
 
 class Target {
@@ -119,6 +128,11 @@ public:
 	// Starts the machine (Continue) or the selected thread for one
 	// instruction (Step); wait_stop() collects the stop.
 	virtual Result<void> resume(ResumeAction action) = 0;
+	// Breakpoint changes, then resume: the same as making the calls one
+	// after the other, which is what this does unless the stub can take
+	// them in one exchange (RspTarget with QEMU). When a change fails after
+	// the target was resumed, it is stopped again before the error returns.
+	virtual Result<void> resume_with(std::span<const BreakpointChange> changes, ResumeAction action);
 	// Nothing on timeout (timeout_ms < 0: wait forever).
 	virtual Result<std::optional<StopEvent>> wait_stop(int timeout_ms) = 0;
 	// Asks a running target to stop; safe from another thread.

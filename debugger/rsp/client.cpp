@@ -52,7 +52,7 @@ Result<std::optional<Frame>> Client::next_frame(int timeout_ms)
 		int wait = remaining_ms(deadline, timeout_ms);
 		if (wait == 0 && timeout_ms >= 0)
 			return std::optional<Frame>();
-		auto bytes = transport_->read_some(4096, wait);
+		auto bytes = transport_->read_some(65536, wait);
 		if (!bytes)
 			return lost(bytes.error().message);
 		if (bytes->empty())
@@ -93,7 +93,7 @@ Result<void> Client::wait_ack(std::string_view framed)
 	}
 }
 
-Result<void> Client::send(std::string_view payload)
+Result<std::string> Client::write_packet(std::string_view payload)
 {
 	if (payload.size() > options_.max_payload)
 		return make_error("packet of " + std::to_string(payload.size()) + " bytes exceeds the limit");
@@ -101,9 +101,26 @@ Result<void> Client::send(std::string_view payload)
 	if (auto w = transport_->write_all(framed); !w)
 		return lost(w.error().message);
 	stats_.packets_sent++;
+	return framed;
+}
+
+Result<void> Client::send(std::string_view payload)
+{
+	auto framed = write_packet(payload);
+	if (!framed)
+		return framed.error();
 	if (no_ack_)
 		return {};
-	return wait_ack(framed);
+	return wait_ack(*framed);
+}
+
+// The stub's acks, if it sends them, are skipped by receive() among the replies.
+Result<void> Client::send_unacknowledged(std::string_view payload)
+{
+	auto framed = write_packet(payload);
+	if (!framed)
+		return framed.error();
+	return {};
 }
 
 Result<std::optional<std::string>> Client::receive(int timeout_ms, bool keep_output)
@@ -137,7 +154,7 @@ Result<std::optional<std::string>> Client::receive(int timeout_ms, bool keep_out
 		if (f.kind != Frame::Kind::Packet)
 			continue;  // a late ack of a retransmission
 		stats_.packets_received++;
-		if (!no_ack_)
+		if (!no_ack_ && !withhold_acks_)
 			if (auto w = transport_->write_all("+"); !w)
 				return lost(w.error().message);
 		auto expanded = expand_rle(f.payload);
@@ -156,10 +173,8 @@ Result<std::optional<std::string>> Client::receive(int timeout_ms, bool keep_out
 	}
 }
 
-Result<std::string> Client::request(std::string_view payload)
+Result<std::string> Client::reply_to(std::string_view payload)
 {
-	if (auto sent = send(payload); !sent)
-		return sent.error();
 	auto reply = receive(options_.reply_timeout_ms);
 	if (!reply)
 		return reply.error();
@@ -167,6 +182,53 @@ Result<std::string> Client::request(std::string_view payload)
 		return make_error("no reply to '" + short_text(payload) + "' within " +
 				  std::to_string(options_.reply_timeout_ms) + " ms");
 	return std::move(**reply);
+}
+
+Result<std::string> Client::request(std::string_view payload)
+{
+	if (auto sent = send(payload); !sent)
+		return sent.error();
+	return reply_to(payload);
+}
+
+Result<std::vector<std::string>> Client::request_pipelined(std::span<const std::string> payloads,
+							   std::size_t window)
+{
+	std::vector<std::string> replies;
+	replies.reserve(payloads.size());
+	std::size_t sent = 0;
+	while (replies.size() < payloads.size()) {
+		for (; sent < payloads.size() && sent - replies.size() < std::max<std::size_t>(window, 1); sent++)
+			if (auto r = send_unacknowledged(payloads[sent]); !r)
+				return r.error();
+		auto reply = reply_to(payloads[replies.size()]);
+		if (!reply)
+			return reply.error();
+		replies.push_back(std::move(*reply));
+	}
+	return replies;
+}
+
+Result<std::vector<std::string>> Client::send_then_collect(std::span<const std::string> payloads,
+							   std::size_t replies)
+{
+	for (const std::string &payload : payloads)
+		if (auto r = send_unacknowledged(payload); !r)
+			return r.error();
+	// The target may be running by now, and QEMU stops a running guest at
+	// any byte it receives, an ack included (it never waits for acks).
+	withhold_acks_ = true;
+	std::vector<std::string> out;
+	while (out.size() < std::min(replies, payloads.size())) {
+		auto reply = reply_to(payloads[out.size()]);
+		if (!reply) {
+			withhold_acks_ = false;
+			return reply.error();
+		}
+		out.push_back(std::move(*reply));
+	}
+	withhold_acks_ = false;
+	return out;
 }
 
 Result<void> Client::send_interrupt()

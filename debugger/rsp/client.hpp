@@ -11,8 +11,10 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "packet.hpp"
 #include "transport.hpp"
@@ -45,6 +47,17 @@ public:
 	Result<std::optional<std::string>> receive(int timeout_ms, bool keep_output = false);
 	// send + receive with the reply timeout; a timeout is an error.
 	Result<std::string> request(std::string_view payload);
+	// The replies to payloads, in order, with up to `window` requests in
+	// flight, for a stub that reads its input as a queue and never waits
+	// for our acks (QEMU's system-mode gdbstub). A NAK is not answered by a
+	// retransmission here: over a socket there are none.
+	Result<std::vector<std::string>> request_pipelined(std::span<const std::string> payloads,
+							   std::size_t window);
+	// Sends every payload at once, then waits for the replies to the first
+	// `replies` of them (the rest, a resume, reply when the target stops).
+	// Same stubs as request_pipelined.
+	Result<std::vector<std::string>> send_then_collect(std::span<const std::string> payloads,
+							   std::size_t replies);
 	// Writes 0x03; allowed from another thread while receive() waits.
 	Result<void> send_interrupt();
 
@@ -58,12 +71,16 @@ public:
 private:
 	Result<std::optional<Frame>> next_frame(int timeout_ms);
 	Result<void> wait_ack(std::string_view framed);
+	Result<std::string> reply_to(std::string_view payload);
+	Result<std::string> write_packet(std::string_view payload);
+	Result<void> send_unacknowledged(std::string_view payload);
 	Error lost(const std::string &what);
 
 	std::unique_ptr<Transport> transport_;
 	ClientOptions options_;
 	FrameReader reader_;
 	bool no_ack_ = false;
+	bool withhold_acks_ = false;  // send_then_collect: the target may be running
 	std::atomic<bool> connected_{true};
 	ClientStats stats_;
 	std::function<void(std::string_view)> console_;

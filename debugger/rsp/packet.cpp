@@ -1,5 +1,6 @@
 #include "packet.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace vtice::dbg::rsp {
@@ -11,7 +12,7 @@ bool needs_escape(std::uint8_t c)
 	return c == '$' || c == '#' || c == '}' || c == '*';
 }
 
-int hex_value(char c)
+constexpr int hex_value(char c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -56,6 +57,9 @@ std::string frame_packet(std::string_view payload)
 
 Result<std::string> expand_rle(std::string_view payload)
 {
+	// Most replies (hex memory dumps) have neither: one copy, no byte loop.
+	if (payload.find('*') == std::string_view::npos && payload.find('}') == std::string_view::npos)
+		return std::string(payload);
 	std::string out;
 	out.reserve(payload.size());
 	for (std::size_t i = 0; i < payload.size(); i++) {
@@ -132,13 +136,29 @@ std::string to_hex(std::string_view text)
 	return to_hex(std::span(reinterpret_cast<const std::uint8_t *>(text.data()), text.size()));
 }
 
+namespace {
+
+// hex_value for every byte, looked up: memory replies are megabytes of hex.
+struct HexTable {
+	signed char value[256];
+	constexpr HexTable() : value()
+	{
+		for (int c = 0; c < 256; c++)
+			value[c] = static_cast<signed char>(hex_value(static_cast<char>(c)));
+	}
+};
+constexpr HexTable kHex;
+
+}  // namespace
+
 Result<std::vector<std::uint8_t>> from_hex(std::string_view hex)
 {
 	if (hex.size() % 2)
 		return make_error("odd number of hex digits", hex.size());
 	std::vector<std::uint8_t> out(hex.size() / 2);
 	for (std::size_t i = 0; i < out.size(); i++) {
-		int hi = hex_value(hex[2 * i]), lo = hex_value(hex[2 * i + 1]);
+		int hi = kHex.value[static_cast<std::uint8_t>(hex[2 * i])];
+		int lo = kHex.value[static_cast<std::uint8_t>(hex[2 * i + 1])];
 		if (hi < 0 || lo < 0)
 			return make_error("not a hex digit", 2 * i + (hi < 0 ? 0 : 1));
 		out[i] = static_cast<std::uint8_t>(hi << 4 | lo);
@@ -164,12 +184,32 @@ Result<std::uint64_t> parse_hex_u64(std::string_view hex)
 
 void FrameReader::feed(std::string_view bytes)
 {
-	for (char c : bytes)
-		take(c);
+	std::size_t i = 0;
+	while (i < bytes.size()) {
+		// Inside a packet, everything up to its '#' (or a '$' that restarts
+		// it) is payload: taken as one span rather than byte by byte.
+		if (state_ == State::Payload) {
+			// Two memchr-backed finds: find_first_of tests each byte against the set.
+			std::size_t stop = std::min({bytes.find('#', i), bytes.find('$', i), bytes.size()});
+			append_payload(bytes.substr(i, stop - i));
+			i = stop;
+			if (i == bytes.size())
+				break;
+		}
+		take(bytes[i++]);
+	}
 	if (!garbage_.empty() && state_ == State::Idle) {
 		ready_.push_back({Frame::Kind::Garbage, std::move(garbage_), {}});
 		garbage_.clear();
 	}
+}
+
+void FrameReader::append_payload(std::string_view data)
+{
+	std::size_t room = max_payload_ - std::min(max_payload_, payload_.size());
+	if (data.size() > room)
+		oversized_ = true;
+	payload_.append(data.substr(0, room));
 }
 
 void FrameReader::take(char c)

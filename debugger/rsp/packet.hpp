@@ -68,6 +68,7 @@ public:
 
 private:
 	void take(char c);
+	void append_payload(std::string_view data);
 	void finish_packet();
 
 	enum class State : std::uint8_t { Idle, Payload, Checksum1, Checksum2 };

@@ -107,6 +107,9 @@ Result<void> RspTarget::negotiate()
 		}
 	}
 	features_.stub = identify_stub();
+	// QEMU's system-mode gdbstub takes packets as a queue and never waits
+	// for an ack (gdbstub.c: put_packet_binary), so reads can be queued.
+	features_.pipelined_reads = features_.stub == "QEMU gdbstub";
 	return {};
 }
 
@@ -243,21 +246,23 @@ std::size_t RspTarget::chunk_size() const
 }
 
 // 'x' (binary, gdb 16's binary-upload) when offered, else 'm' (hex).
-Result<std::vector<std::uint8_t>> RspTarget::read_chunk(std::uint64_t address, std::size_t length)
+std::string RspTarget::read_request(std::uint64_t address, std::size_t length) const
 {
-	char op = features_.binary_read ? 'x' : 'm';
-	auto reply = client_.request(std::string(1, op) + hex_number(address) + "," + hex_number(length));
-	if (!reply)
-		return reply.error();
-	if (auto e = error_reply(*reply))
+	return std::string(1, features_.binary_read ? 'x' : 'm') + hex_number(address) + "," + hex_number(length);
+}
+
+Result<std::vector<std::uint8_t>> RspTarget::parse_read_reply(std::uint64_t address, std::size_t length,
+							      const std::string &reply) const
+{
+	if (auto e = error_reply(reply))
 		return make_error("cannot read memory at 0x" + hex_number(address) + ": " + *e);
 	Result<std::vector<std::uint8_t>> bytes = make_error("");
-	if (op == 'x') {
-		if (reply->empty() || (*reply)[0] != 'b')
+	if (features_.binary_read) {
+		if (reply.empty() || reply[0] != 'b')
 			return make_error("malformed 'x' reply at 0x" + hex_number(address) + " (no 'b' prefix)");
-		bytes = unescape_binary(std::string_view(*reply).substr(1));
+		bytes = unescape_binary(std::string_view(reply).substr(1));
 	} else {
-		bytes = from_hex(*reply);
+		bytes = from_hex(reply);
 	}
 	if (!bytes)
 		return make_error("malformed memory reply at 0x" + hex_number(address) + ": " + bytes.error().to_string());
@@ -267,10 +272,50 @@ Result<std::vector<std::uint8_t>> RspTarget::read_chunk(std::uint64_t address, s
 	return bytes;
 }
 
+Result<std::vector<std::uint8_t>> RspTarget::read_chunk(std::uint64_t address, std::size_t length)
+{
+	auto reply = client_.request(read_request(address, length));
+	if (!reply)
+		return reply.error();
+	return parse_read_reply(address, length, *reply);
+}
+
+// A long read as a queue of chunk reads kept in flight: over QEMU's socket
+// each round trip costs more than the stub's work on it. Stops at the first
+// short reply; the caller goes on one chunk at a time from there.
+Result<void> RspTarget::read_pipelined(std::uint64_t address, std::size_t length, std::vector<std::uint8_t> &out)
+{
+	constexpr std::size_t kWindow = 32, kBatch = 256;
+	while (length - out.size() > chunk_size()) {
+		std::vector<std::string> requests;
+		std::vector<std::pair<std::uint64_t, std::size_t>> asked;
+		for (std::size_t at = out.size(); at < length && asked.size() < kBatch; at += chunk_size()) {
+			std::size_t want = std::min(chunk_size(), length - at);
+			asked.emplace_back(address + at, want);
+			requests.push_back(read_request(address + at, want));
+		}
+		auto replies = client_.request_pipelined(requests, kWindow);
+		if (!replies)
+			return replies.error();
+		for (std::size_t i = 0; i < asked.size(); i++) {
+			auto bytes = parse_read_reply(asked[i].first, asked[i].second, (*replies)[i]);
+			if (!bytes)
+				return bytes.error();
+			out.insert(out.end(), bytes->begin(), bytes->end());
+			if (bytes->size() < asked[i].second)
+				return {};
+		}
+	}
+	return {};
+}
+
 Result<std::vector<std::uint8_t>> RspTarget::read_memory(std::uint64_t address, std::size_t length)
 {
 	std::vector<std::uint8_t> out;
 	out.reserve(length);
+	if (features_.pipelined_reads)
+		if (auto r = read_pipelined(address, length, out); !r)
+			return r.error();
 	while (out.size() < length) {
 		std::size_t want = std::min(chunk_size(), length - out.size());
 		auto chunk = read_chunk(address + out.size(), want);
@@ -315,10 +360,15 @@ Result<void> RspTarget::set_physical_mode(bool physical)
 	return {};
 }
 
+static std::string breakpoint_text(char op, BreakKind type, std::uint64_t address, unsigned kind)
+{
+	return std::string(1, op) + std::to_string(static_cast<int>(type)) + "," + hex_number(address) + "," +
+	       hex_number(kind);
+}
+
 Result<void> RspTarget::breakpoint_packet(char op, BreakKind type, std::uint64_t address, unsigned kind)
 {
-	std::string packet = std::string(1, op) + std::to_string(static_cast<int>(type)) + "," + hex_number(address) +
-			     "," + hex_number(kind);
+	std::string packet = breakpoint_text(op, type, address, kind);
 	const char *what = op == 'Z' ? "inserting breakpoint" : "removing breakpoint";
 	if (auto r = expect_ok(packet, what); !r)
 		return make_error(r.error().message + " (" + break_kind_name(type) + " at 0x" + hex_number(address) + ")");
@@ -346,17 +396,47 @@ std::string RspTarget::thread_text(int thread) const
 	return hex_number(static_cast<unsigned>(thread));
 }
 
+std::string RspTarget::resume_packet(ResumeAction action) const
+{
+	if (features_.vcont)
+		return action == ResumeAction::Continue ? "vCont;c" : "vCont;s:" + thread_text(thread_ > 0 ? thread_ : 1);
+	return action == ResumeAction::Continue ? "c" : "s";
+}
+
 Result<void> RspTarget::resume(ResumeAction action)
 {
-	std::string packet;
-	if (features_.vcont)
-		packet = action == ResumeAction::Continue ? "vCont;c"
-				: "vCont;s:" + thread_text(thread_ > 0 ? thread_ : 1);
-	else
-		packet = action == ResumeAction::Continue ? "c" : "s";
-	if (auto r = client_.send(packet); !r)
+	if (auto r = client_.send(resume_packet(action)); !r)
 		return r;
 	running_ = true;
+	return {};
+}
+
+// QEMU's gdbstub handles the queued packets in order, the resume last (it
+// must be: any byte arriving while the guest runs stops it), so the
+// changes and the resume cost one exchange instead of one each.
+Result<void> RspTarget::resume_with(std::span<const BreakpointChange> changes, ResumeAction action)
+{
+	if (changes.empty() || !features_.pipelined_reads)
+		return Target::resume_with(changes, action);
+	std::vector<std::string> packets;
+	for (const BreakpointChange &c : changes)
+		packets.push_back(breakpoint_text(c.insert ? 'Z' : 'z', c.type, c.address, c.kind));
+	packets.push_back(resume_packet(action));
+	auto replies = client_.send_then_collect(packets, changes.size());
+	if (!replies)
+		return replies.error();
+	running_ = true;
+	for (std::size_t i = 0; i < changes.size(); i++) {
+		if ((*replies)[i] == "OK")
+			continue;
+		const BreakpointChange &c = changes[i];
+		Error error = reply_error(c.insert ? "inserting breakpoint" : "removing breakpoint", (*replies)[i]);
+		// The guest runs without the breakpoint the caller counts on: stop it.
+		constexpr int kStopWaitMs = 10000;
+		if (interrupt())
+			(void)wait_stop(kStopWaitMs);
+		return make_error(error.message + " (" + break_kind_name(c.type) + " at 0x" + hex_number(c.address) + ")");
+	}
 	return {};
 }
 

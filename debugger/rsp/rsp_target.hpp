@@ -30,6 +30,7 @@ public:
 	Result<void> insert_breakpoint(BreakKind type, std::uint64_t address, unsigned kind) override;
 	Result<void> remove_breakpoint(BreakKind type, std::uint64_t address, unsigned kind) override;
 	Result<void> resume(ResumeAction action) override;
+	Result<void> resume_with(std::span<const BreakpointChange> changes, ResumeAction action) override;
 	Result<std::optional<StopEvent>> wait_stop(int timeout_ms) override;
 	Result<void> interrupt() override;
 	Result<StopEvent> query_stop() override;
@@ -49,7 +50,12 @@ private:
 	Result<std::string> read_xfer(const std::string &object, const std::string &annex);
 	Result<std::string> expect_ok(std::string_view packet, const char *what);
 	Result<std::vector<std::uint8_t>> read_chunk(std::uint64_t address, std::size_t length);
+	std::string read_request(std::uint64_t address, std::size_t length) const;
+	Result<std::vector<std::uint8_t>> parse_read_reply(std::uint64_t address, std::size_t length,
+							   const std::string &reply) const;
+	Result<void> read_pipelined(std::uint64_t address, std::size_t length, std::vector<std::uint8_t> &out);
 	std::string thread_text(int thread) const;
+	std::string resume_packet(ResumeAction action) const;
 	Result<void> breakpoint_packet(char op, BreakKind type, std::uint64_t address, unsigned kind);
 	std::size_t chunk_size() const;
 

@@ -32,6 +32,11 @@ BlockTracer::~BlockTracer()
 {
 	if (cr8_ && saved_tpr_)
 		(void)target_.write_register(*cr8_, *saved_tpr_);
+	// A removal still queued never reached the stub; a queued insertion
+	// did not either, and its removal below is refused harmlessly.
+	for (const BreakpointChange &change : pending_changes_)
+		if (!change.insert)
+			(void)target_.remove_breakpoint(change.type, change.address, change.kind);
 	for (std::uint64_t address : inserted_)
 		(void)target_.remove_breakpoint(BreakKind::Software, address, 1);
 	for (int id : disabled_user_breakpoints_)
@@ -117,8 +122,10 @@ Result<std::pair<std::uint64_t, std::uint64_t>> BlockTracer::read_pc_sp()
 
 Result<void> BlockTracer::resume_and_wait(ResumeAction action)
 {
-	if (auto r = target_.resume(action); !r)
-		return r;
+	auto resumed = target_.resume_with(pending_changes_, action);
+	pending_changes_.clear();
+	if (!resumed)
+		return resumed;
 	auto stop = target_.wait_stop(options_.stop_timeout_ms);
 	if (!stop)
 		return stop.error();
@@ -133,24 +140,21 @@ Result<void> BlockTracer::resume_and_wait(ResumeAction action)
 	return {};
 }
 
-Result<void> BlockTracer::ensure_breakpoint(std::uint64_t address)
+void BlockTracer::ensure_breakpoint(std::uint64_t address)
 {
 	if (inserted_.count(address))
-		return {};
+		return;
 	// Breakpoints stay for the next time the block runs, but QEMU checks
 	// every one at each translated-block entry, so only the newest stay.
 	if (insertion_order_.size() >= kMaxBreakpoints) {
 		std::uint64_t oldest = insertion_order_.front();
 		insertion_order_.pop_front();
 		inserted_.erase(oldest);
-		if (auto r = target_.remove_breakpoint(BreakKind::Software, oldest, 1); !r)
-			return r;
+		pending_changes_.push_back({false, BreakKind::Software, oldest, 1});
 	}
-	if (auto r = target_.insert_breakpoint(BreakKind::Software, address, 1); !r)
-		return r;
+	pending_changes_.push_back({true, BreakKind::Software, address, 1});
 	inserted_.insert(address);
 	insertion_order_.push_back(address);
-	return {};
 }
 
 // Runs to `first` or `second` (which may be the same) on this task's stack
@@ -158,10 +162,8 @@ Result<void> BlockTracer::ensure_breakpoint(std::uint64_t address)
 // exception or another task, which runs on untraced.
 Result<std::uint64_t> BlockTracer::run_to(std::uint64_t first, std::uint64_t second)
 {
-	if (auto r = ensure_breakpoint(first); !r)
-		return r.error();
-	if (auto r = ensure_breakpoint(second); !r)
-		return r.error();
+	ensure_breakpoint(first);
+	ensure_breakpoint(second);
 	bool interrupted = false;
 	for (;;) {
 		if (auto r = resume_and_wait(ResumeAction::Continue); !r)
@@ -184,19 +186,17 @@ Result<std::uint64_t> BlockTracer::run_to(std::uint64_t first, std::uint64_t sec
 	}
 }
 
-Result<void> BlockTracer::lift_breakpoint(std::uint64_t address)
+void BlockTracer::lift_breakpoint(std::uint64_t address)
 {
 	if (!inserted_.count(address))
-		return {};
-	if (auto r = target_.remove_breakpoint(BreakKind::Software, address, 1); !r)
-		return r;
+		return;
+	pending_changes_.push_back({false, BreakKind::Software, address, 1});
 	inserted_.erase(address);
 	for (auto it = insertion_order_.begin(); it != insertion_order_.end(); ++it)
 		if (*it == address) {
 			insertion_order_.erase(it);
 			break;
 		}
-	return {};
 }
 
 // A conditional branch whose two successors end at different branches is
@@ -215,8 +215,7 @@ Result<std::optional<std::uint64_t>> BlockTracer::run_through_jcc(const Block &b
 	std::uint64_t end_taken = taken->branch, end_fall = fallthrough->branch;
 	if (end_taken == end_fall || end_taken == block.branch || end_fall == block.branch)
 		return std::optional<std::uint64_t>();
-	if (auto r = lift_breakpoint(block.branch); !r)
-		return r.error();
+	lift_breakpoint(block.branch);
 	auto reached = run_to(end_taken, end_fall);
 	if (!reached)
 		return reached.error();

@@ -72,12 +72,12 @@ private:
 	Result<std::uint64_t> read_reg(const RegisterInfo *reg);
 	Result<std::pair<std::uint64_t, std::uint64_t>> read_pc_sp();
 	Result<std::uint64_t> run_to(std::uint64_t first, std::uint64_t second);
-	Result<void> lift_breakpoint(std::uint64_t address);
+	void lift_breakpoint(std::uint64_t address);
 	Result<std::optional<std::uint64_t>> run_through_jcc(const Block &block);
 	Result<TraceResult> trace_blocks(std::uint64_t at);
 	Result<void> resume_and_wait(ResumeAction action);
 	Result<std::uint64_t> step_branch(const Block &block);
-	Result<void> ensure_breakpoint(std::uint64_t address);
+	void ensure_breakpoint(std::uint64_t address);
 	void record(std::uint64_t from, std::uint64_t to, std::uint32_t flags);
 	Result<TraceResult> trace_single_steps();
 	Result<void> find_caller(std::uint64_t pc, std::uint64_t sp);
@@ -97,6 +97,9 @@ private:
 	std::map<std::uint64_t, Block> blocks_;
 	std::set<std::uint64_t> inserted_;
 	std::deque<std::uint64_t> insertion_order_;
+	// Breakpoint changes made since the last resume, sent with the next one
+	// (Target::resume_with): inserted_ already shows their outcome.
+	std::vector<BreakpointChange> pending_changes_;
 	std::vector<int> disabled_user_breakpoints_;
 	int cpu_ = 0;
 };
