@@ -64,7 +64,10 @@ const char kHelp[] =
 	"Type 'help' at the prompt (or put it in the batch file) for the commands:\n"
 	"gdb's names (break, continue, stepi, nexti, finish, bt, x, info registers,\n"
 	"disas, watch, detach, trace) with WinDbg/SoftICE aliases (bp, g, t, p, k, u,\n"
-	"r, db/dq). Exit status: 0 if every command succeeded, 1 otherwise.\n";
+	"r, db/dq). quit, the end of the batch input, SIGTERM and SIGHUP detach:\n"
+	"breakpoints are removed and the target runs on ('disconnect' leaves it\n"
+	"stopped instead). Exit status: 0 if every command succeeded, 1 otherwise,\n"
+	"128+N after signal N.\n";
 
 class StdOutput final : public dbg::Output {
 public:
@@ -72,16 +75,51 @@ public:
 	void progress(std::string_view text) override { std::fprintf(stderr, "%.*s\n", int(text.size()), text.data()); }
 };
 
-dbg::Target *g_interrupt_target = nullptr;
+dbg::Session *g_session = nullptr;
+volatile std::sig_atomic_t g_ending_signal = 0;
 
-void on_sigint(int)
+// A running target is asked to stop (0x03 is all the handler sends); the
+// command loop does the rest. Ctrl-C interrupts the command; SIGTERM and
+// SIGHUP also end the session, which then detaches like quit.
+void on_signal(int signal)
 {
-	// A second Ctrl-C while the stub does not answer ends vtice.
+	// A third signal while the stub does not answer ends vtice at once.
 	static int count = 0;
 	if (++count > 2)
-		std::_Exit(130);
-	if (g_interrupt_target)
-		(void)g_interrupt_target->interrupt();
+		std::_Exit(128 + signal);
+	if (signal != SIGINT)
+		g_ending_signal = signal;
+	if (g_session && g_session->state() == dbg::SessionState::Running)
+		(void)g_session->target().interrupt();
+}
+
+// SIGTERM and SIGHUP without SA_RESTART, so that a read of the next
+// command returns instead of waiting for a line that may never come;
+// Ctrl-C at the prompt changes nothing, as in gdb.
+void install_signal_handlers()
+{
+	struct sigaction action {};
+	action.sa_handler = on_signal;
+	sigemptyset(&action.sa_mask);
+	for (int signal : {SIGTERM, SIGHUP})
+		sigaction(signal, &action, nullptr);
+	action.sa_flags = SA_RESTART;
+	sigaction(SIGINT, &action, nullptr);
+}
+
+// The end of every session that did not detach or disconnect itself:
+// breakpoints out, the target running (docs/hardening.md).
+int end_session(dbg::Session &session, dbg::Output &out, int status)
+{
+	if (session.state() != dbg::SessionState::Detached) {
+		if (auto r = session.detach(); !r) {
+			std::fprintf(stderr, "vtice attach: could not detach: %s\n", r.error().to_string().c_str());
+			status = kExitFailure;
+		} else {
+			out.print("Detached; breakpoints removed, the target runs on.\n");
+		}
+	}
+	return g_ending_signal ? 128 + g_ending_signal : status;
 }
 
 // The lines of a block ("commands N" ... "end") come from the same input,
@@ -112,7 +150,7 @@ int run_commands(dbg::CommandContext &ctx, std::istream &in, bool batch, bool ec
 			std::fputs("(vtice) ", stdout);
 			std::fflush(stdout);
 		}
-		if (!std::getline(in, line))
+		if (g_ending_signal || !std::getline(in, line) || g_ending_signal)
 			break;
 		if (line == "quit" || line == "q" || line == "exit")
 			break;
@@ -126,7 +164,7 @@ int run_commands(dbg::CommandContext &ctx, std::istream &in, bool batch, bool ec
 			if (batch && !keep_going)
 				break;
 		}
-		if (ctx.session.state() == dbg::SessionState::Detached)
+		if (ctx.session.state() == dbg::SessionState::Detached || g_ending_signal)
 			break;
 	}
 	return status;
@@ -215,10 +253,11 @@ int cmd_attach(int argc, char **argv)
 		return tui::run_interactive(session, *stop, screen_output.text());
 	dbg::CommandContext ctx{session, out, timeout_ms};
 	dbg::print_stop(ctx, *stop);
-	g_interrupt_target = &session.target();
-	std::signal(SIGINT, on_sigint);
+	g_session = &session;
+	install_signal_handlers();
 	int status = run_commands(ctx, *in, batch, args->has("--echo"), args->has("--keep-going"));
-	g_interrupt_target = nullptr;
+	status = end_session(session, out, status);
+	g_session = nullptr;
 	return status;
 }
 

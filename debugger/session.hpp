@@ -89,7 +89,12 @@ public:
 
 	// Reads the stop state and registers after connecting ('?' + g).
 	Result<StopInfo> attach();
+	// Removes every breakpoint and watchpoint and lets the target run on.
 	Result<void> detach();
+	// The same, but the target stays stopped where it is, for another
+	// debugger to take over (gdb's `disconnect`; QEMU keeps a guest paused
+	// when its debugger goes without detaching).
+	Result<void> disconnect();
 
 	// Symbols and unwinding data; either may be absent.
 	void set_symbols(std::unique_ptr<SymbolSource> symbols);
@@ -168,6 +173,7 @@ public:
 	bool is_kernel_text(std::uint64_t address) const;
 
 private:
+	Result<void> leave_target_clean();
 	Result<StopInfo> finish_stop(const StopEvent &event);
 	Result<StopInfo> wait_and_finish(int timeout_ms);
 	Result<void> step_off_breakpoint();

@@ -43,22 +43,38 @@ Result<StopInfo> Session::attach()
 	return finish_stop(*event);
 }
 
-Result<void> Session::detach()
+// What leaving needs whether the target then runs or not: stopped, and no
+// int3 or watchpoint of ours left behind in the guest.
+Result<void> Session::leave_target_clean()
 {
-	// Leave no int3 behind in the guest.
-	for (auto &bp : breakpoints_)
-		if (bp.inserted) {
-			unsigned kind = bp.spec.type <= BreakKind::Hardware ? 1 : bp.spec.length;
-			(void)target_->remove_breakpoint(bp.spec.type, bp.address, kind);
-			bp.inserted = false;
-		}
 	if (state_ == SessionState::Running) {
 		if (auto r = interrupt(); !r)
 			return r;
 		if (auto stop = wait_and_finish(5000); !stop)
 			return stop.error();
 	}
+	for (auto &bp : breakpoints_)
+		if (bp.inserted) {
+			unsigned kind = bp.spec.type <= BreakKind::Hardware ? 1 : bp.spec.length;
+			(void)target_->remove_breakpoint(bp.spec.type, bp.address, kind);
+			bp.inserted = false;
+		}
+	return {};
+}
+
+Result<void> Session::detach()
+{
+	if (auto r = leave_target_clean(); !r)
+		return r;
 	if (auto r = target_->detach(); !r)
+		return r;
+	state_ = SessionState::Detached;
+	return {};
+}
+
+Result<void> Session::disconnect()
+{
+	if (auto r = leave_target_clean(); !r)
 		return r;
 	state_ = SessionState::Detached;
 	return {};

@@ -57,8 +57,8 @@ def main():
     insns, _, block_best = min(block, key=lambda r: r[2])
     _, step_steps, step_time = step[0]
     # gdb on the next openat of vtice-work: vtice stops there and quits
-    # without detaching, so QEMU keeps the VM paused for gdb.
-    out = vtice(binary, port, ["break __x64_sys_openat", "continue", "info task", "delete"])
+    # with `disconnect`, so the VM stays paused there for gdb.
+    out = vtice(binary, port, ["break __x64_sys_openat", "continue", "info task", "delete", "disconnect"])
     if 'comm "vtice-work"' not in out:
         sys.exit("bench-rsp: the gdb run would not start in vtice-work:\n" + out[-2000:])
     gdb_insns, gdb_steps, gdb_time = gdb_step_count(

@@ -14,7 +14,7 @@ extern const Command kCmdBreak, kCmdHbreak, kCmdTbreak, kCmdWatch, kCmdDelete, k
 extern const Command kCmdRwatch, kCmdAwatch, kCmdCondition, kCmdIgnore, kCmdCommands;
 extern const Command kCmdContinue, kCmdStep, kCmdNext, kCmdFinish, kCmdInfoRegisters, kCmdSet;
 extern const Command kCmdExamine, kCmdDump, kCmdDisas, kCmdBacktrace, kCmdPrint, kCmdInfoSymbol;
-extern const Command kCmdTranslate, kCmdMonitor, kCmdDetach, kCmdHelp, kCmdTrace, kCmdInfoTask, kCmdInfoThreads, kCmdThread;
+extern const Command kCmdTranslate, kCmdMonitor, kCmdDetach, kCmdDisconnect, kCmdHelp, kCmdTrace, kCmdInfoTask, kCmdInfoThreads, kCmdThread;
 extern const Command kCmdPtype, kCmdOffsetof, kCmdDmesg;
 
 // Commands living outside this directory's fixed list (trace), added by

@@ -9,12 +9,12 @@ namespace vtice::dbg {
 
 namespace {
 
-const std::array<const Command *, 27> kTable = {
+const std::array<const Command *, 28> kTable = {
 	&kCmdBreak, &kCmdHbreak, &kCmdTbreak, &kCmdWatch, &kCmdRwatch, &kCmdAwatch, &kCmdDelete, &kCmdInfoBreakpoints,
 	&kCmdCondition, &kCmdIgnore, &kCmdCommands,
 	&kCmdContinue, &kCmdStep, &kCmdNext, &kCmdFinish, &kCmdInfoRegisters, &kCmdSet,
 	&kCmdExamine, &kCmdDump, &kCmdDisas, &kCmdBacktrace, &kCmdPrint, &kCmdInfoSymbol,
-	&kCmdTranslate, &kCmdMonitor, &kCmdDetach, &kCmdHelp,
+	&kCmdTranslate, &kCmdMonitor, &kCmdDetach, &kCmdDisconnect, &kCmdHelp,
 };
 
 std::vector<Command> build()

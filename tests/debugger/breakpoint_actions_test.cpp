@@ -393,3 +393,30 @@ TEST(BreakCommand, ANameWithSeveralCopiesIsReportedAndPickable)
 	ASSERT_TRUE(console.run({"break unique_fn"}).ok());
 	EXPECT_EQ(console.output().find("note:"), std::string::npos) << console.output();
 }
+
+// Leaving: detach and disconnect both take every breakpoint out of the
+// guest; only detach lets the target run (D), disconnect leaves it stopped.
+TEST(LeavingTheTarget, DetachRemovesBreakpointsAndResumes)
+{
+	Console c;
+	c.cross_break(1, 1);
+	ASSERT_TRUE(c.run({"break " + kBreakAt, "continue"}).ok());
+	EXPECT_EQ(c.target().inserted_count(), 1u);
+	ASSERT_TRUE(c.run({"detach"}).ok());
+	EXPECT_EQ(c.target().inserted_count(), 0u);
+	EXPECT_EQ(c.target().detaches, 1);
+	EXPECT_EQ(c.session().state(), SessionState::Detached);
+}
+
+TEST(LeavingTheTarget, DisconnectRemovesBreakpointsAndLeavesItStopped)
+{
+	Console c;
+	c.cross_break(1, 1);
+	ASSERT_TRUE(c.run({"break " + kBreakAt, "continue"}).ok());
+	ASSERT_TRUE(c.run({"disconnect"}).ok());
+	EXPECT_EQ(c.target().inserted_count(), 0u);
+	EXPECT_EQ(c.target().detaches, 0);
+	EXPECT_EQ(c.session().state(), SessionState::Detached);
+	EXPECT_NE(c.output().find("the target stays stopped"), std::string::npos);
+}
+

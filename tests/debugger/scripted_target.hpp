@@ -121,7 +121,14 @@ public:
 	Result<void> select_thread(int) override { return {}; }
 	int selected_thread() const override { return 1; }
 	Result<std::string> monitor(const std::string &) override { return std::string(); }
-	Result<void> detach() override { return {}; }
+	Result<void> detach() override
+	{
+		detaches++;
+		return {};
+	}
+
+	int detaches = 0;
+	std::size_t inserted_count() const { return inserted_.size(); }
 
 private:
 	bool catches(const Crossing &c) const

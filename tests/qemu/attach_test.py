@@ -8,7 +8,7 @@ VTICE_QEMU_PORT and VTICE_QEMU_KALLSYMS). Checks:
      guest's own /proc/kallsyms gives for do_sys_openat2;
   2. bt (ORC from guest memory) lists do_sys_openat2 <- __x64_sys_openat <-
      do_syscall_64 <- entry_SYSCALL_64*;
-  3. vtice quits without detaching (QEMU keeps the VM paused at that stop),
+  3. vtice ends with `disconnect` (the VM stays paused at that stop),
      then gdb -batch attaches to the same stop: every register both print and
      the x/8xg $rsp words must agree.
 Exit 77 (skip) when gdb or the vtice binary is missing.
@@ -67,7 +67,7 @@ def main():
         "print 0x1111", "info registers",
         "print 0x2222", "x/8xg $rsp",
         "print 0x3333", "bt",
-        "print 0x4444", "delete",
+        "print 0x4444", "delete", "disconnect",
     ]) + "\n"
     run = subprocess.run([vtice, "attach", "127.0.0.1:" + port, "--symbols", syms_path, "--batch", "-",
                           "--timeout", "60"], input=batch, capture_output=True, text=True, timeout=120)
@@ -90,8 +90,7 @@ def main():
     if "? " in bt:
         fail("bt fell back to guesses", bt)
 
-    # The peer: gdb on the very same stop (QEMU keeps the VM paused when a
-    # gdb client disconnects without detaching).
+    # The peer: gdb on the very same stop (`disconnect` left it paused).
     gdb = subprocess.run(["gdb", "-batch", "-nx", "-ex", "set pagination off",
                           "-ex", "target remote 127.0.0.1:" + port,
                           "-ex", "echo @@REGS\\n", "-ex", "info registers",

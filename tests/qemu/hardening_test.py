@@ -71,8 +71,10 @@ def main():
     if got != b"Linux ve":
         fail("linux_banner read as %r, want b'Linux ve'" % got, run.stdout)
     check_ambiguous_name(binary, port)
+    check_left_running(binary, port)
     print("PASS: QEMU's leftover physical-memory mode was switched back; linux_banner reads 'Linux ve'; "
-          "break on a name with several copies lists them and NAME#N picks one")
+          "break on a name with several copies lists them and NAME#N picks one; the end of input, quit "
+          "and SIGTERM detach (the guest runs on), disconnect leaves it stopped")
     return 0
 
 
@@ -94,6 +96,68 @@ def check_ambiguous_name(binary, port):
     placed = [int(a, 16) for a in re.findall(r"^Breakpoint \d+ at (0x[0-9a-f]+)", out, re.M)]
     if len(placed) != 2 or placed[0] == placed[1] or not set(placed) <= copies:
         fail("breakpoints %s are not two different type_show copies" % [hex(a) for a in placed], out)
+
+
+HZ = 250  # Debian's CONFIG_HZ: jiffies per second of guest time
+
+
+def jiffies(binary, port, last="detach"):
+    """The guest's jiffies, read in a session ended by `last`."""
+    out = vtice(binary, port, ["x/1xg jiffies", last])
+    m = re.search(r"<jiffies(?:_64)?>:\s+(0x[0-9a-f]+)", out)
+    if not m:
+        fail("no jiffies in the output", out)
+    return int(m.group(1), 16)
+
+
+def check_left_running(binary, port):
+    """Every way a session ends lets the guest run on, except disconnect.
+    The witness is the guest's own clock: jiffies advance only while it runs."""
+    import signal
+    import time
+    # The end of the batch input, with a breakpoint set: detach.
+    run = subprocess.run([binary, "attach", "127.0.0.1:" + port, "--batch", "-", "--no-cache"],
+                         input="break do_sys_openat2\nx/1xg jiffies\n", capture_output=True, text=True, timeout=120)
+    if run.returncode != 0 or "Detached; breakpoints removed, the target runs on." not in run.stdout:
+        fail("the end of the batch input did not detach (exit %d)" % run.returncode, run.stdout, run.stderr)
+    before = int(re.search(r"<jiffies(?:_64)?>:\s+(0x[0-9a-f]+)", run.stdout).group(1), 16)
+    time.sleep(2)
+    after = jiffies(binary, port, "disconnect")
+    if after - before < HZ:
+        fail("after the end of input the guest ran %d jiffies in 2 s (want >= %d): still stopped?"
+             % (after - before, HZ))
+    # disconnect leaves it stopped: not one jiffy passes.
+    time.sleep(1)
+    still = jiffies(binary, port, "quit")
+    if still != after:
+        fail("after disconnect the guest ran %d jiffies; it should have stayed stopped" % (still - after))
+    # quit in the middle of a batch: the rest is not run, and the guest runs on.
+    run = subprocess.run([binary, "attach", "127.0.0.1:" + port, "--batch", "-", "--no-cache"],
+                         input="quit\nprint 0x5555\n", capture_output=True, text=True, timeout=120)
+    if run.returncode != 0 or "0x5555" in run.stdout or "Detached" not in run.stdout:
+        fail("quit did not end the batch with a detach", run.stdout, run.stderr)
+    time.sleep(1)
+    if jiffies(binary, port, "disconnect") - still < HZ // 2:
+        fail("after quit the guest did not run")
+    # SIGTERM while `continue` waits for a breakpoint that never hits.
+    session = subprocess.Popen([binary, "attach", "127.0.0.1:" + port, "--batch", "-", "--no-cache",
+                                "--timeout", "120"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    session.stdin.write("break __x64_sys_reboot\ncontinue\n")
+    session.stdin.flush()
+    time.sleep(2)
+    session.send_signal(signal.SIGTERM)
+    out, err = session.communicate(timeout=60)
+    if session.returncode != 128 + signal.SIGTERM or "Detached" not in out:
+        fail("SIGTERM during continue: exit %d, want %d after a detach" % (session.returncode, 128 + signal.SIGTERM),
+             out, err)
+    first = jiffies(binary, port, "disconnect")
+    time.sleep(0.1)
+    if jiffies(binary, port, "quit") != first:
+        fail("the guest ran while disconnected")
+    time.sleep(1)
+    if jiffies(binary, port, "quit") - first < HZ // 2:
+        fail("after SIGTERM and a quit the guest did not run on")
 
 
 if __name__ == "__main__":

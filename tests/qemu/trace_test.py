@@ -7,7 +7,7 @@ Run under tests/qemu/run.sh exec. Checks:
      so does `vtice report` on the trace file it wrote (the btf-trace reader);
   2. its instruction count matches, within 3 %, a plain single-step count of
      the same path made by real gdb: vtice stops at the next openat of
-     vtice-work and quits without detaching (QEMU keeps the VM paused), then
+     vtice-work and ends with `disconnect` (the VM stays paused there), then
      gdb's Python stepi-s from __x64_sys_openat until it returns, counting
      instructions (a rep iteration that leaves pc unchanged is not a new one).
 Exit 77 (skip) when gdb is missing.
@@ -37,7 +37,8 @@ def main():
     trace_file = os.path.join(work, "openat.vtrace")
 
     out = vtice(binary, port, ["trace syscall openat --comm vtice-work -o " + trace_file,
-                                    "break __x64_sys_openat", "continue", "info task", "delete"])
+                                    "break __x64_sys_openat", "continue", "info task", "delete",
+                                    "disconnect"])
     funcs = graph_functions(out)
     for want in ("getname", "do_filp_open", "path_openat"):
         if want not in funcs:
