@@ -1,5 +1,6 @@
 // vtice attach: connect to a GDB RSP stub and run debugger commands, from a
 // file or stdin in batch mode (plain output, for scripts and tests).
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
@@ -71,8 +72,39 @@ const char kHelp[] =
 
 class StdOutput final : public dbg::Output {
 public:
-	void write(std::string_view text) override { std::fwrite(text.data(), 1, text.size(), stdout); std::fflush(stdout); }
-	void progress(std::string_view text) override { std::fprintf(stderr, "%.*s\n", int(text.size()), text.data()); }
+	void write(std::string_view text) override
+	{
+		end_progress();
+		std::fwrite(text.data(), 1, text.size(), stdout);
+		std::fflush(stdout);
+	}
+	// On a terminal the line is redrawn in place; into a file or a pipe, a
+	// line a second at most, so a log keeps the story without the flood.
+	void progress(std::string_view text) override
+	{
+		if (terminal_) {
+			std::fprintf(stderr, "\r\033[K%.*s", int(text.size()), text.data());
+			pending_newline_ = true;
+			return;
+		}
+		auto now = std::chrono::steady_clock::now();
+		if (now - last_ < std::chrono::seconds(1))
+			return;
+		last_ = now;
+		std::fprintf(stderr, "%.*s\n", int(text.size()), text.data());
+	}
+	~StdOutput() override { end_progress(); }
+
+private:
+	void end_progress()
+	{
+		if (pending_newline_)
+			std::fputc('\n', stderr);
+		pending_newline_ = false;
+	}
+	bool terminal_ = isatty(STDERR_FILENO);
+	bool pending_newline_ = false;
+	std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };
 
 dbg::Session *g_session = nullptr;
