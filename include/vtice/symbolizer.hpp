@@ -48,7 +48,8 @@ inline std::string format_address(std::uint64_t address, const Symbolizer &symbo
 	std::optional<SymbolHit> hit;
 	if (symbolize)
 		hit = symbolize(address);
-	if (!hit) {
+	// A nameless symbol (a damaged table) would print as nothing at all.
+	if (!hit || hit->name.empty()) {
 		std::snprintf(text, sizeof(text), "0x%llx", static_cast<unsigned long long>(address));
 		return text;
 	}

@@ -134,6 +134,17 @@ std::string python_check(const std::string &json, const std::string &script)
 	return out;
 }
 
+// Found by fuzz_renderers: a damaged SYMBOLS chunk may name a function "",
+// which made an empty FlameGraph frame (" 5", a line without a stack).
+TEST(RenderFolded, NamelessSymbolsShowTheirAddress)
+{
+	SymbolTable table({{0x100, 0x100, "alpha"}, {0x200, 0x100, ""}});
+	auto tree = build({flow_branch(0, 0x110, 0x200, BranchKind::Call, 3),
+			   flow_branch(1, 0x210, 0x115, BranchKind::Ret, 5)});
+	EXPECT_EQ(render_folded(tree, {0, table.symbolizer()}), "alpha 3\nalpha;0x200 5\n");
+	EXPECT_NE(render_graph(tree, {0, table.symbolizer()}).find("|    0x200();"), std::string::npos);
+}
+
 TEST(RenderPerfetto, IsValidTraceEventJson)
 {
 	SymbolTable table = names();
