@@ -4,7 +4,8 @@
 #   1. vtice trace syscall openat (block stepping), best of N runs;
 #   2. vtice trace --step (every instruction single-stepped through vtice);
 #   3. gdb: stepi until the return, driven by gdb's Python, timed inside gdb;
-#   4. the floor: raw vCont;s round trips (no register reads) x steps in the path.
+#   4. the floor: raw vCont;s round trips (no register reads) x steps in the path;
+#   5. whole processes: vtice attach (cold and with the kernel cache) and gdb.
 # Prints the ratios. Usage: tools/bench-rsp.sh [BUILD]   (needs gdb and QEMU)
 set -euo pipefail
 build=${1:-build}
