@@ -107,10 +107,31 @@ Result<void> RspTarget::negotiate()
 		}
 	}
 	features_.stub = identify_stub();
+	if (features_.stub == "QEMU gdbstub")
+		repair_task_priority();
 	// QEMU's system-mode gdbstub takes packets as a queue and never waits
 	// for an ack (gdbstub.c: put_packet_binary), so reads can be queued.
 	features_.pipelined_reads = features_.stub == "QEMU gdbstub";
 	return {};
+}
+
+// vtice's tracer raises CR8 (the task priority) to 15 while it traces and
+// puts it back when done; a session whose connection was lost in between
+// left the guest with every external interrupt masked. Linux never uses
+// CR8 (it is 0 from boot), so a non-zero value is that leftover.
+void RspTarget::repair_task_priority()
+{
+	const RegisterInfo *cr8 = layout_.find("cr8");
+	if (!cr8)
+		return;
+	auto value = read_register(*cr8);
+	if (!value || *value == 0)
+		return;
+	bool reset = static_cast<bool>(write_register(*cr8, 0));
+	features_.warnings.push_back(reset ? "the guest's CR8 was " + std::to_string(*value) +
+						     " (an interrupted vtice trace masks interrupts with it); set back to 0"
+					   : "the guest's CR8 is " + std::to_string(*value) +
+						     " and could not be set back to 0: external interrupts stay masked");
 }
 
 // Which stub answers: QEMU's has its own packets (qqemu.*), vtice's

@@ -46,6 +46,7 @@ private:
 	explicit RspTarget(std::unique_ptr<Transport> transport, ClientOptions options);
 	Result<void> negotiate();
 	std::string identify_stub();
+	void repair_task_priority();
 	bool names_shadow_cpu_threads();
 	Result<std::string> read_xfer(const std::string &object, const std::string &annex);
 	Result<std::string> expect_ok(std::string_view packet, const char *what);

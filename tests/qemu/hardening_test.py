@@ -72,9 +72,10 @@ def main():
         fail("linux_banner read as %r, want b'Linux ve'" % got, run.stdout)
     check_ambiguous_name(binary, port)
     check_left_running(binary, port)
+    check_task_priority_repaired(binary, port)
     print("PASS: QEMU's leftover physical-memory mode was switched back; linux_banner reads 'Linux ve'; "
           "break on a name with several copies lists them and NAME#N picks one; the end of input, quit "
-          "and SIGTERM detach (the guest runs on), disconnect leaves it stopped")
+          "and SIGTERM detach (the guest runs on), disconnect leaves it stopped; a CR8 left at 15 is put back")
     return 0
 
 
@@ -158,6 +159,23 @@ def check_left_running(binary, port):
     time.sleep(1)
     if jiffies(binary, port, "quit") - first < HZ // 2:
         fail("after SIGTERM and a quit the guest did not run on")
+
+
+def check_task_priority_repaired(binary, port):
+    """A trace raises CR8 to 15 and restores it when done; a session lost in
+    between leaves it (played here with set + disconnect). With CR8 at 15 no
+    timer interrupt reaches the guest and jiffies stand still; the next
+    attach must put it back, say so, and the guest's clock move again."""
+    import time
+    vtice(binary, port, ["set $cr8 = 15", "disconnect"])
+    run = subprocess.run([binary, "attach", "127.0.0.1:" + port, "--batch", "-", "--no-cache"],
+                         input="info registers cr8\nx/1xg jiffies\n", capture_output=True, text=True, timeout=120)
+    if "CR8 was 15" not in run.stderr or not re.search(r"^cr8\s+0x0\b", run.stdout, re.M):
+        fail("attach did not put a leftover CR8 of 15 back to 0", run.stdout, run.stderr)
+    before = int(re.search(r"<jiffies(?:_64)?>:\s+(0x[0-9a-f]+)", run.stdout).group(1), 16)
+    time.sleep(1)
+    if jiffies(binary, port, "quit") - before < HZ // 2:
+        fail("with CR8 repaired the guest's clock still does not move")
 
 
 if __name__ == "__main__":
