@@ -1,6 +1,7 @@
 #include "task.hpp"
 
 #include "btf/btf_source.hpp"
+#include "output.hpp"
 #include "kernel_address.hpp"
 
 #include <cstring>
@@ -47,9 +48,16 @@ Result<std::size_t> TaskInspector::comm_offset()
 {
 	if (comm_offset_)
 		return *comm_offset_;
-	// Kernel types already loaded (never loaded just for this: over a
-	// serial line the BTF blob takes minutes).
-	if (const btf::Types *types = session_.kernel_types().loaded()) {
+	// Kernel types: already loaded, or loaded now where reading the 4 MB
+	// blob from guest memory is quick (QEMU's socket: a tenth of a second;
+	// over a serial line it takes minutes, so there only if already loaded).
+	const btf::Types *types = session_.kernel_types().loaded();
+	if (!types && session_.target().features().pipelined_reads) {
+		StringOutput quiet;
+		if (auto got = session_.kernel_types().get(session_, quiet))
+			types = *got;
+	}
+	if (types) {
 		auto task = types->find("struct task_struct");
 		auto member = task ? types->member(*task, "comm") : Result<btf::Member>(task.error());
 		if (member) {
