@@ -18,14 +18,14 @@ constexpr std::uint64_t kAddressMask = 0x000ffffffffff000ull;
 
 const char *const kLevelNames[] = {"PT", "PD", "PDPT", "PML4", "PML5"};
 
+}  // namespace
+
 bool canonical(std::uint64_t va, bool la57)
 {
 	int bits = la57 ? 57 : 48;
 	std::int64_t shifted = static_cast<std::int64_t>(va << (64 - bits)) >> (64 - bits);
 	return static_cast<std::uint64_t>(shifted) == va;
 }
-
-}  // namespace
 
 Result<Translation> translate_address(std::uint64_t cr3, std::uint64_t va, const PhysicalReader &read, bool la57)
 {

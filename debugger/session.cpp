@@ -350,6 +350,13 @@ Result<int> Session::add_breakpoint(const BreakpointSpec &spec)
 	auto address = resolve_location(spec.location);
 	if (!address)
 		return address.error();
+	// The CPU cannot execute or access such an address: a typo, not a place.
+	// Without CR4 (kgdb) the wider 5-level rule is the one applied.
+	auto cr4 = register_value("cr4");
+	bool la57 = !cr4 || (*cr4 & (1ull << 12));
+	if (!canonical(*address, la57))
+		return make_error(hex(*address) + " is not a canonical address (bits 63.." + (la57 ? "56" : "47") +
+				  " must be equal); no breakpoint set");
 	if (auto r = check_condition(spec.condition); !r)
 		return r.error();
 	Breakpoint bp;

@@ -420,3 +420,15 @@ TEST(LeavingTheTarget, DisconnectRemovesBreakpointsAndLeavesItStopped)
 	EXPECT_NE(c.output().find("the target stays stopped"), std::string::npos);
 }
 
+
+// A non-canonical address is a typo the CPU could never reach: refused.
+// The scripted target has no CR4, so the 5-level rule (bits 63..56) applies.
+TEST(BreakCommand, NonCanonicalAddressIsRefused)
+{
+	Console c;
+	auto r = c.run({"break *0x0100000000000000"});
+	ASSERT_FALSE(r.ok());
+	EXPECT_NE(r.error().message.find("not a canonical address"), std::string::npos) << r.error().message;
+	EXPECT_EQ(c.breakpoint_count(), 0u);
+	EXPECT_TRUE(c.run({"break *0xff00000000000000"}).ok());
+}

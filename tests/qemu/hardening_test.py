@@ -91,6 +91,10 @@ def check_ambiguous_name(binary, port):
                 copies.add(int(parts[0], 16))
     if len(copies) < 2:
         fail("the guest's kallsyms has %d type_show; the test needs a name with copies" % len(copies))
+    run = subprocess.run([binary, "attach", "127.0.0.1:" + port, "--batch", "-", "--no-cache"],
+                         input="break *0x0000800000000000\n", capture_output=True, text=True, timeout=120)
+    if run.returncode == 0 or "not a canonical address (bits 63..47" not in run.stdout:
+        fail("a breakpoint at a non-canonical address (4-level guest) was not refused", run.stdout, run.stderr)
     out = vtice(binary, port, ["break type_show", "break type_show#2", "delete", "detach"])
     if "note: 'type_show' names %d symbols" % len(copies) not in out:
         fail("break type_show did not report its %d copies" % len(copies), out)
