@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <string>
+#include <vector>
 
 namespace vtice::dbg {
 
@@ -115,14 +116,12 @@ private:
 
 	Result<unsigned> deref_size()
 	{
-		// "(u8*)" ... "(u64*)", tried before a parenthesised expression.
-		static const struct { const char *text; unsigned size; } kCasts[] = {
-			{"(u8*)", 1}, {"(u16*)", 2}, {"(u32*)", 4}, {"(u64*)", 8},
-		};
+		// "(long *)" and friends, tried before a parenthesised expression.
 		skip_space();
-		for (const auto &c : kCasts)
-			if (accept(c.text))
-				return c.size;
+		if (auto cast = integer_pointer_cast(text_.substr(pos_))) {
+			pos_ += cast->length;
+			return cast->size;
+		}
 		return 8u;
 	}
 
@@ -141,6 +140,13 @@ private:
 		} else if (accept("~")) {
 			out = unary();
 			if (out) out = ~*out;
+		} else if (accept("&")) {
+			// gdb's &name: a symbol already stands for its address here.
+			skip_space();
+			if (pos_ < text_.size() && (std::isalpha(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_'))
+				out = primary();
+			else
+				out = fail("'&' takes a symbol name");
 		} else if (accept("*")) {
 			auto size = deref_size();
 			auto address = unary();
@@ -244,6 +250,77 @@ private:
 };
 
 }  // namespace
+
+namespace {
+
+// Byte sizes of the C integer types on x86-64 (LP64), by their words.
+std::optional<unsigned> integer_type_size(const std::vector<std::string_view> &words)
+{
+	static const struct { const char *name; unsigned size; } kFixed[] = {
+		{"u8", 1}, {"s8", 1}, {"u16", 2}, {"s16", 2}, {"u32", 4}, {"s32", 4}, {"u64", 8}, {"s64", 8},
+		{"uint8_t", 1}, {"int8_t", 1}, {"uint16_t", 2}, {"int16_t", 2}, {"uint32_t", 4}, {"int32_t", 4},
+		{"uint64_t", 8}, {"int64_t", 8}, {"void", 8}, {"bool", 1}, {"_Bool", 1},
+	};
+	if (words.size() == 1)
+		for (const auto &t : kFixed)
+			if (words[0] == t.name)
+				return t.size;
+	unsigned longs = 0, size = 0;
+	for (std::string_view w : words) {
+		if (w == "unsigned" || w == "signed")
+			continue;
+		if (w == "long")
+			longs++;
+		else if (w == "char" && !size && !longs)
+			size = 1;
+		else if (w == "short" && !size && !longs)
+			size = 2;
+		else if (w == "int" && !size)
+			size = 4;
+		else
+			return std::nullopt;
+	}
+	if (longs > 2 || (longs && size && size != 4))
+		return std::nullopt;
+	if (longs)
+		return 8u;
+	return size ? std::optional<unsigned>(size) : (words.empty() ? std::nullopt : std::optional<unsigned>(4));
+}
+
+}  // namespace
+
+std::optional<PointerCast> integer_pointer_cast(std::string_view text)
+{
+	std::size_t at = 0;
+	auto space = [&] {
+		while (at < text.size() && std::isspace(static_cast<unsigned char>(text[at])))
+			at++;
+	};
+	space();
+	if (at >= text.size() || text[at] != '(')
+		return std::nullopt;
+	at++;
+	std::vector<std::string_view> words;
+	for (;;) {
+		space();
+		std::size_t start = at;
+		while (at < text.size() && (std::isalnum(static_cast<unsigned char>(text[at])) || text[at] == '_'))
+			at++;
+		if (at == start)
+			break;
+		words.push_back(text.substr(start, at - start));
+	}
+	if (at >= text.size() || text[at] != '*')
+		return std::nullopt;
+	at++;
+	space();
+	if (at >= text.size() || text[at] != ')')
+		return std::nullopt;
+	auto size = integer_type_size(words);
+	if (!size)
+		return std::nullopt;
+	return PointerCast{*size, at + 1};
+}
 
 Result<std::uint64_t> evaluate_expression(std::string_view text, const ExprContext &ctx)
 {

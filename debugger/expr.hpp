@@ -2,7 +2,9 @@
 // 64-bit unsigned values.
 //
 //   primary: 123  0x7f  $rax  $rip  symbol  (expr)
-//   unary:   - ! ~  *expr (reads 8 bytes)  *(u8*)expr ... *(u64*)expr
+//   unary:   - ! ~  *expr (reads 8 bytes)  *(TYPE *)expr, TYPE a C integer
+//            type (char, short, int, long, long long, unsigned ..., u8..u64,
+//            s8..s64) or void: reads that many bytes;  &symbol (= symbol)
 //   binary:  * / %  + -  << >>  < <= > >=  == !=  &  ^  |  &&  ||
 //
 // Bad input (unknown register or symbol, unreadable memory, division by
@@ -25,5 +27,14 @@ struct ExprContext {
 };
 
 Result<std::uint64_t> evaluate_expression(std::string_view text, const ExprContext &ctx);
+
+// "(long *)" or "( unsigned int* )" at the start of text: the size of the
+// pointed-to integer (void: 8, as gdb reads a word) and the characters the
+// cast spans. Nothing for any other text, struct casts included.
+struct PointerCast {
+	unsigned size;
+	std::size_t length;
+};
+std::optional<PointerCast> integer_pointer_cast(std::string_view text);
 
 }  // namespace vtice::dbg

@@ -1,4 +1,5 @@
 #include "commands.hpp"
+#include "expr.hpp"
 
 namespace vtice::dbg {
 
@@ -19,6 +20,7 @@ Result<BreakpointSpec> parse_watch(const std::vector<std::string> &args, BreakKi
 	BreakpointSpec spec;
 	spec.type = type;
 	spec.length = 8;
+	bool length_given = false;
 	std::vector<std::string> rest;
 	std::size_t i = 0;
 	for (; i < args.size() && args[i] != "if"; i++) {
@@ -32,10 +34,18 @@ Result<BreakpointSpec> parse_watch(const std::vector<std::string> &args, BreakKi
 			if (!n || (*n != 1 && *n != 2 && *n != 4 && *n != 8))
 				return make_error("watch length must be 1, 2, 4 or 8 bytes");
 			spec.length = static_cast<unsigned>(*n);
+			length_given = true;
 		} else
 			rest.push_back(a);
 	}
 	spec.location = join(rest);
+	// gdb's form, "watch *(long *)ADDR": the cast says how many bytes.
+	if (!spec.location.empty() && spec.location[0] == '*')
+		if (auto cast = integer_pointer_cast(std::string_view(spec.location).substr(1))) {
+			if (!length_given)
+				spec.length = cast->size;
+			spec.location = "*" + spec.location.substr(1 + cast->length);
+		}
 	if (i < args.size()) {
 		spec.condition = join(args, i + 1);
 		if (spec.condition.empty())

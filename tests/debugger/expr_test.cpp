@@ -80,6 +80,26 @@ TEST(Expr, RegistersSymbolsMemory)
 	EXPECT_EQ(eval("*(u8*)$rsp == 0x88 && $rax != 0"), 1u);
 }
 
+// gdb's spellings of the same reads: C integer types (LP64 sizes) and &name.
+TEST(Expr, CIntegerPointerCastsAndAddressOf)
+{
+	EXPECT_EQ(eval("*(char *)$rsp"), 0x88u);
+	EXPECT_EQ(eval("*(unsigned short*)$rsp"), 0x7788u);
+	EXPECT_EQ(eval("*( int * )$rsp"), 0x55667788u);
+	EXPECT_EQ(eval("*(unsigned long long *)$rsp"), 0x1122334455667788u);
+	EXPECT_EQ(eval("*(long*)$rsp"), 0x1122334455667788u);
+	EXPECT_EQ(eval("*(uint16_t *)$rsp"), 0x7788u);
+	EXPECT_EQ(eval("&do_sys_openat2 + 0x10"), 0xffffffff81363fb0u);
+	EXPECT_NE(error_of("& 5").find("'&' takes a symbol name"), std::string::npos);
+	EXPECT_FALSE(evaluate_expression("*(long short *)$rsp", context()).ok());
+	EXPECT_FALSE(evaluate_expression("*(long long long *)$rsp", context()).ok());
+	auto cast = integer_pointer_cast("(unsigned char *) rest");
+	ASSERT_TRUE(cast);
+	EXPECT_EQ(cast->size, 1u);
+	EXPECT_EQ(cast->length, 17u);  // "(unsigned char *)"
+	EXPECT_FALSE(integer_pointer_cast("(struct file *)x"));
+}
+
 TEST(Expr, ErrorsNameTheOffset)
 {
 	std::uint64_t at = 0;
