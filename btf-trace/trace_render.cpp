@@ -2,8 +2,7 @@
 
 namespace vtice::trace {
 
-RenderedTrace render_trace(const TraceData &data, const CodeSource *more_code, const Symbolizer &symbolize,
-			   Renderer render)
+CallTree decode_trace(const TraceData &data, const CodeSource *more_code, const Symbolizer &symbolize)
 {
 	CodeMap embedded(data.code);
 	ChainedCodeSource code;
@@ -11,7 +10,13 @@ RenderedTrace render_trace(const TraceData &data, const CodeSource *more_code, c
 	if (more_code)
 		code.add(more_code);
 	Disassembler disassembler;
-	CallTree tree = build_call_tree(data.records, code, disassembler, symbolize);
+	return build_call_tree(data.records, code, disassembler, symbolize);
+}
+
+RenderedTrace render_trace(const TraceData &data, const CodeSource *more_code, const Symbolizer &symbolize,
+			   Renderer render)
+{
+	CallTree tree = decode_trace(data, more_code, symbolize);
 	RenderedTrace out;
 	for (const CallNode &node : tree.nodes) {
 		out.instructions += node.self_insns;

@@ -20,8 +20,11 @@ struct RenderedTrace {
 };
 
 // Decodes data's records against its CODE chunks (then more_code, a vmlinux,
-// when given), builds the call tree with symbolize's function bounds, and
-// renders it with the clock the header names.
+// when given) into the call tree, with symbolize's function bounds (tail
+// calls, thunks). The TUI's trace viewer starts from here too.
+CallTree decode_trace(const TraceData &data, const CodeSource *more_code, const Symbolizer &symbolize);
+
+// decode_trace, then the rendering, with the clock the header names.
 RenderedTrace render_trace(const TraceData &data, const CodeSource *more_code, const Symbolizer &symbolize,
 			   Renderer render);
 

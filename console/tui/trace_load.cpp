@@ -2,11 +2,10 @@
 
 #include <vector>
 
-#include "code_source.hpp"
-#include "disassembler.hpp"
 #include "render.hpp"
 #include "symbol_table.hpp"
 #include "trace_file.hpp"
+#include "trace_render.hpp"
 
 namespace vtice::tui {
 namespace {
@@ -112,14 +111,13 @@ Result<LoadedTrace> load_trace_file(const std::string &path, const Symbolizer &s
 	auto data = trace::read_trace_file(path);
 	if (!data)
 		return data.error();
-	trace::CodeMap code(data->code);
 	trace::SymbolTable embedded(data->symbols);
-	Disassembler disassembler;
-	trace::CallTree tree = trace::build_call_tree(data->records, code, disassembler);
 	Symbolizer names = [&](std::uint64_t address) {
 		auto hit = embedded.lookup(address);
 		return hit || !symbolize ? hit : symbolize(address);
 	};
+	// The same tree `vtice report` renders: tail calls nested, thunks looked through.
+	trace::CallTree tree = trace::decode_trace(*data, nullptr, names);
 	LoadedTrace loaded{convert_call_tree(tree, data->header.tsc_khz, names), {}};
 	loaded.tree.title = path.substr(path.find_last_of('/') + 1);
 	if (data->error)

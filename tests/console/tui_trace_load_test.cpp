@@ -3,7 +3,10 @@
 // (snippet.S, expected.graph), and a pathological nesting depth.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "app.hpp"
+#include "trace_file.hpp"
 #include "trace_load.hpp"
 #include "tui_fake_model.hpp"
 #include "tui_fake_terminal.hpp"
@@ -61,6 +64,42 @@ TEST(TuiTraceLoad, DemoTraceHasTheFixturesCallStructure)
 	EXPECT_EQ(middle.note, "unwound");
 	EXPECT_EQ(child_names(middle), (std::vector<std::string>{"inner"}));
 	EXPECT_EQ(main.duration, 1600u);
+}
+
+// The trace pane shows the tree `vtice report` renders: a function entered
+// by a jump from another's body (a tail call) nests under it, as in ftrace.
+TEST(TuiTraceLoad, TailCallsNestAsInTheReport)
+{
+	// caller: call middle; middle: jmp target; target: ret (back to caller).
+	std::vector<std::uint8_t> code(0x300, 0x90);
+	const std::uint8_t call_middle[] = {0xe8, 0xfb, 0x00, 0x00, 0x00};  // 0x1000 -> 0x1100
+	const std::uint8_t jmp_target[] = {0xe9, 0xfb, 0x00, 0x00, 0x00};   // 0x1100 -> 0x1200
+	std::copy(std::begin(call_middle), std::end(call_middle), code.begin());
+	std::copy(std::begin(jmp_target), std::end(jmp_target), code.begin() + 0x100);
+	code[0x200] = 0xc3;
+	auto branch = [](std::uint64_t tsc, std::uint64_t from, std::uint64_t to) {
+		vtice_record r{};
+		r.type = VTICE_REC_BRANCH;
+		r.tsc = tsc;
+		r.u.branch.from = from;
+		r.u.branch.to = to;
+		return r;
+	};
+	std::vector<vtice_record> records = {branch(1, 0x1000, 0x1100), branch(2, 0x1100, 0x1200),
+					     branch(3, 0x1200, 0x1005)};
+	std::vector<trace::TraceSymbol> symbols = {{0x1000, 0x100, "caller"}, {0x1100, 0x100, "middle"},
+						   {0x1200, 0x100, "target"}};
+	trace::TraceWriter writer({});
+	writer.add_records(records);
+	writer.add_code(0x1000, code);
+	writer.add_symbols(symbols);
+	std::string path = ::testing::TempDir() + "/tailcall.vtrace";
+	ASSERT_TRUE(trace::write_file(path, writer.finish()).ok());
+	auto loaded = load_trace_file(path);
+	ASSERT_TRUE(loaded.ok()) << loaded.error().to_string();
+	const TraceNode &caller = child(loaded->tree.root, 0);
+	ASSERT_EQ(child_names(caller), (std::vector<std::string>{"middle"}));
+	EXPECT_EQ(child_names(child(caller, 0)), (std::vector<std::string>{"target"}));
 }
 
 TEST(TuiTraceLoad, MissingFileIsAnError)
