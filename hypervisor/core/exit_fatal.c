@@ -13,9 +13,14 @@
 
 enum vt_exit_action vt_handle_triple_fault(struct vt_exit *exit)
 {
+	const struct vt_callbacks *cb = exit->vcpu->hv->cb;
+
 	vt_err("cpu %u: guest triple fault at rip 0x%llx rsp 0x%llx cr3 0x%llx idt-vectoring 0x%llx\n",
 	       exit->vcpu->cpu, vt_vmread_or0(GUEST_RIP), vt_vmread_or0(GUEST_RSP),
 	       vt_vmread_or0(GUEST_CR3), vt_vmread_or0(IDT_VECTORING_INFO_FIELD));
+	/* A debugger gets to look first (the stub stops the machine here). */
+	if (cb && cb->triple_fault)
+		cb->triple_fault(exit->vcpu, exit);
 	return VT_EXIT_LEAVE_VMX;
 }
 

@@ -61,6 +61,11 @@ struct vt_callbacks {
 	 * CPU); false leaves the core to deliver the guest's NMI.
 	 */
 	bool (*nmi)(struct vt_vcpu *vcpu, struct vt_exit *exit);
+	/*
+	 * The guest triple-faulted: returns when the debugger is done with the
+	 * machine; the core then leaves VMX on this CPU as it does without one.
+	 */
+	bool (*triple_fault)(struct vt_vcpu *vcpu, struct vt_exit *exit);
 	/* VMX-preemption timer expired (enabled only while a stub polls). */
 	bool (*preempt_timer)(struct vt_vcpu *vcpu, struct vt_exit *exit);
 	/* I/O instruction to a port set in the I/O bitmap (the stub's UART). */

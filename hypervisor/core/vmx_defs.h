@@ -376,6 +376,10 @@ enum vmx_exit_reason {
 #define GUEST_INTR_STATE_MOV_SS		0x2u
 #define GUEST_INTR_STATE_NMI		0x8u
 
+/* Guest activity state, SDM Vol. 3C 24.4.2 */
+#define GUEST_ACTIVITY_ACTIVE		0u
+#define GUEST_ACTIVITY_HLT		1u
+
 /* CR-access exit qualification, SDM Vol. 3C Table 28-3 */
 #define CONTROL_REG_ACCESS_NUM		0x0full
 #define CONTROL_REG_ACCESS_TYPE		0x30ull

@@ -438,7 +438,7 @@ enum vt_hook_result vt_hooks_on_breakpoint(struct vt_vcpu *vcpu, struct vt_exit 
 	if (ours || guard) {
 		stop->cpu = vcpu->cpu;
 		stop->reason = guard ? VT_STOP_CRASH : VT_STOP_SWBREAK;
-		stop->data_addr = 0;
+		stop->data_addr = guard ? rip : 0;	/* which crash path */
 		return VT_HOOK_STOP;
 	}
 	if (vt_bp_int3_is_stale(vcpu, rip)) {

@@ -14,13 +14,27 @@ static const char *const vt_stop_kind[] = {
 	[VT_STOP_AWATCH] = "awatch:",
 };
 
+/*
+ * The signal gdb shows: SIGINT for a break-in, SIGSEGV for a crash,
+ * SIGALRM for a hard lockup (the CPU's timer never got through), else SIGTRAP.
+ */
+static const char *vt_stop_signal(const struct vt_dbg_stop *stop)
+{
+	if (!stop || stop->reason == VT_STOP_SIGINT)
+		return "T02";
+	if (stop->reason == VT_STOP_CRASH)
+		return "T0b";
+	if (stop->reason == VT_STOP_LOCKUP)
+		return "T0e";
+	return "T05";
+}
+
 /* T packet: signal, thread and why (GDB manual "Stop Reply Packets"). */
 void vt_rsp_stop_reply(struct vt_rsp *r, const struct vt_dbg_stop *stop)
 {
-	bool sigint = !stop || stop->reason == VT_STOP_SIGINT;
 	u32 cpu = stop ? stop->cpu : 0;
 
-	vt_rsp_put(r, sigint ? "T02" : stop->reason == VT_STOP_CRASH ? "T0b" : "T05");
+	vt_rsp_put(r, vt_stop_signal(stop));
 	vt_rsp_put(r, "thread:");
 	vt_rsp_put_hex(r, (u64)cpu + 1);
 	vt_rsp_put(r, ";");

@@ -7,6 +7,7 @@
  */
 #include "stub.h"
 #include "hooks.h"
+#include "lockup.h"
 #include "rsp.h"
 #include "rsp_engine.h"
 #include "stop.h"
@@ -27,6 +28,10 @@ static struct {
 	u64 quiet_tsc;		/* the last moment the line was read empty */
 	u64 breakin_tsc;	/* quiet_tsc of the break-in being served, or 0 */
 	struct vt_breakin_stats breakin;
+	struct vt_lockup lockup;
+	struct vt_lockup_cpu lockup_cpu[VT_STOP_MAX_CPUS];
+	u64 fatal_guard[VT_STUB_MAX_GUARDS];	/* gvas of the guards on panic() */
+	bool dying;		/* a panic was reported: a dying kernel spins, no news */
 } stub;
 
 static void vt_stub_put_byte(void *ctx, u8 byte)
@@ -70,6 +75,21 @@ void vt_stub_get_breakin(struct vt_breakin_stats *out)
 	*out = stub.breakin;
 }
 
+/* A panic (not an oops, from which the kernel goes on) or a triple fault. */
+static bool vt_stub_is_fatal(const struct vt_dbg_stop *why)
+{
+	u32 i;
+
+	if (why->reason != VT_STOP_CRASH)
+		return false;
+	if (!why->data_addr)
+		return true;	/* the triple fault */
+	for (i = 0; i < VT_STUB_MAX_GUARDS; i++)
+		if (stub.fatal_guard[i] && stub.fatal_guard[i] == why->data_addr)
+			return true;
+	return false;
+}
+
 /* The debugger's session: feed the line to the engine until it resumes. */
 static void vt_stub_serve(u32 master, const struct vt_dbg_stop *why)
 {
@@ -89,6 +109,9 @@ static void vt_stub_serve(u32 master, const struct vt_dbg_stop *why)
 	}
 	/* The line is drained here: a later 0x03 arrives after this moment. */
 	stub.quiet_tsc = vt_rdtsc();
+	stub.lockup.resumed = stub.quiet_tsc;
+	if (vt_stub_is_fatal(why))
+		stub.dying = true;
 	vt_stub_unlock_line();
 }
 
@@ -100,11 +123,31 @@ static void vt_stub_stop(struct vt_vcpu *vcpu, struct vt_exit *exit,
 	vt_stop_machine(vcpu, exit, &why);
 }
 
-/* Preemption timer: bytes that arrived while the machine ran. */
+/*
+ * A CPU running with interrupts off at every poll for lockup_secs. Halted
+ * with them off is a CPU parked on purpose (a panic's stop_this_cpu), and
+ * after a panic was reported the dying kernel's spinning is no news.
+ */
+static bool vt_stub_locked_up(struct vt_vcpu *vcpu)
+{
+	bool irqs_on = vt_vmread_or0(GUEST_RFLAGS) & X86_EFLAGS_IF;
+
+	if (vcpu->cpu >= VT_STOP_MAX_CPUS || stub.dying)
+		return false;
+	if (vt_vmread_or0(GUEST_ACTIVITY_STATE) == GUEST_ACTIVITY_HLT)
+		irqs_on = true;
+	return vt_lockup_poll(&stub.lockup, &stub.lockup_cpu[vcpu->cpu], irqs_on, vt_rdtsc());
+}
+
+/* Preemption timer: a hard lockup, or bytes that arrived while the machine ran. */
 static bool vt_stub_poll(struct vt_vcpu *vcpu, struct vt_exit *exit)
 {
 	u8 c;
 
+	if (vt_stub_locked_up(vcpu)) {
+		vt_stub_stop(vcpu, exit, VT_STOP_LOCKUP, 0);
+		return true;
+	}
 	if (!vt_stub_trylock_line())
 		return true;
 	if (!vt_uart_getc(&stub.uart, &c)) {
@@ -191,6 +234,18 @@ static bool vt_stub_vmcall(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 func)
 	return true;
 }
 
+/*
+ * The guest triple-faulted (SDM 3C 25.2: a VM exit, not a shutdown): stop
+ * the machine there so the debugger sees the registers and stack that led
+ * to it. It cannot run on: when the debugger resumes, the core leaves VMX
+ * on this CPU and the fault takes its course (a reset).
+ */
+static bool vt_stub_triple_fault(struct vt_vcpu *vcpu, struct vt_exit *exit)
+{
+	vt_stub_stop(vcpu, exit, VT_STOP_CRASH, 0);
+	return true;
+}
+
 static bool vt_stub_dr_access(struct vt_vcpu *vcpu, struct vt_exit *exit)
 {
 	return vt_hooks_on_dr_access(vcpu, exit) != VT_HOOK_NOT_MINE;
@@ -203,6 +258,7 @@ static const struct vt_callbacks vt_stub_callbacks = {
 	.vmcall = vt_stub_vmcall,
 	.nmi = vt_stop_on_nmi,
 	.preempt_timer = vt_stub_poll,
+	.triple_fault = vt_stub_triple_fault,
 	.dr_access = vt_stub_dr_access,
 	.pre_entry = vt_stop_pre_entry,
 };
@@ -262,6 +318,8 @@ static void vt_stub_arm_guards(struct vt_hv *hv, const struct vt_stub_config *cf
 			continue;
 		}
 		vt_info("crash guard on %s at 0x%llx\n", cfg->guards[i].name, cfg->guards[i].gva);
+		if (cfg->guards[i].fatal)
+			stub.fatal_guard[i] = cfg->guards[i].gva;
 		armed++;
 	}
 	if (armed)
@@ -274,6 +332,7 @@ int vt_stub_init(struct vt_hv *hv, const struct vt_stub_config *cfg)
 
 	vt_memset(&stub, 0, sizeof(stub));
 	stub.hv = hv;
+	stub.lockup.threshold = (u64)cfg->lockup_secs * vt_os_tsc_khz() * 1000;
 	if (cfg->nr_ram > VT_STUB_MAX_RAM)
 		return -VT_EINVAL;
 	vt_memcpy(stub.ram, cfg->ram, cfg->nr_ram * sizeof(*cfg->ram));

@@ -24,6 +24,7 @@ struct vt_vcpu;
 struct vt_crash_guard {
 	const char *name;	/* for the log: "panic" */
 	u64 gva, gpa;		/* the function's first byte */
+	bool fatal;		/* the kernel does not come back from it (panic, not an oops) */
 };
 
 #define VT_STUB_MAX_GUARDS	4
@@ -37,6 +38,7 @@ struct vt_stub_config {
 	u32 nr_ram;
 	struct vt_vcpu **vcpus;	/* [nr_cpus], NULL where not virtualized */
 	u32 nr_cpus;
+	u32 lockup_secs;	/* hard-lockup watch (lockup.h); 0 = off */
 };
 
 int vt_stub_init(struct vt_hv *hv, const struct vt_stub_config *cfg);

@@ -178,7 +178,8 @@ scenario_hvreboot() {
 
 # bochs-solo-scenario: hvcrash
 # bochs-host-driver: hvcrash host/crash_rsp.py
-# An oops in a kernel thread, then a panic, under the stub: each must stop
+# An oops in a kernel thread, a hard lockup (a CPU spinning with interrupts
+# off), then a panic, under the stub: each must stop
 # the machine in it, for a debugger attached before and one attached after
 # (crash_rsp.py judges). Nothing survives it, so it runs alone: ctest
 # bochs.crash (never in the default list, which skips solo scenarios).
@@ -193,6 +194,12 @@ scenario_hvcrash() {
 	hvcrash_wait_for vtice-oops-go
 	echo "VTICE-OOPS now"
 	insmod /lib/vtice/vtice_crashme.ko || echo "VTICE-OOPS insmod vtice_crashme.ko failed"
+	hvcrash_wait_for vtice-lockup-go
+	echo "VTICE-LOCKUP now"
+	insmod /lib/vtice/vtice_lockme.ko || echo "VTICE-LOCKUP insmod vtice_lockme.ko failed"
+	# Past the 10 s lockup_secs: printed once the debugger let the machine go.
+	sleep 15
+	echo "VTICE-LOCKUP the other CPU runs on"
 	hvcrash_wait_for vtice-crash-go
 	echo "VTICE-CRASH now"
 	sleep 1

@@ -9,12 +9,18 @@ using namespace vtice::fake;
 
 namespace {
 
-int g_nmi_calls, g_timer_calls, g_pre_entry_calls;
+int g_nmi_calls, g_timer_calls, g_pre_entry_calls, g_triple_fault_calls;
+bool g_in_vmx_at_triple_fault;
 bool g_nmi_is_ours;
 
 const vt_callbacks kCallbacks = {
 	.ept_violation = [](vt_vcpu *, vt_exit *, u64, u64) { return true; },
 	.nmi = [](vt_vcpu *, vt_exit *) { g_nmi_calls++; return g_nmi_is_ours; },
+	.triple_fault = [](vt_vcpu *, vt_exit *) {
+		g_triple_fault_calls++;
+		g_in_vmx_at_triple_fault = vtice::fake::cpu().in_vmx;
+		return true;
+	},
 	.preempt_timer = [](vt_vcpu *, vt_exit *) { g_timer_calls++; return true; },
 	.pre_entry = [](vt_vcpu *, vt_exit *) { g_pre_entry_calls++; },
 };
@@ -27,7 +33,7 @@ protected:
 	void SetUp() override
 	{
 		HvFixture::SetUp();
-		g_nmi_calls = g_timer_calls = g_pre_entry_calls = 0;
+		g_nmi_calls = g_timer_calls = g_pre_entry_calls = g_triple_fault_calls = 0;
 		g_nmi_is_ours = false;
 		ASSERT_EQ(init(), 0);
 		ASSERT_EQ(vt_hv_intercept_ports(&hv, 0x2f8, 8), 0);
@@ -83,6 +89,17 @@ TEST_F(DebugExits, TimerIsRearmedAndPolls)
 	ASSERT_TRUE(vm_exit(EXIT_REASON_PREEMPTION_TIMER, 0, r));
 	EXPECT_EQ(cpu().vmcs[VMX_PREEMPTION_TIMER_VALUE], hv.preempt_ticks);
 	EXPECT_EQ(g_timer_calls, 1);
+}
+
+// A debugger sees a triple fault while the CPU is still in VMX root with the
+// guest's state at hand; when it is done, the CPU leaves VMX as without one.
+TEST_F(DebugExits, TripleFaultGoesToTheDebuggerFirst)
+{
+	vt_guest_regs r{};
+	EXPECT_FALSE(vm_exit(EXIT_REASON_TRIPLE_FAULT, 0, r));
+	EXPECT_EQ(g_triple_fault_calls, 1);
+	EXPECT_TRUE(g_in_vmx_at_triple_fault);
+	EXPECT_FALSE(cpu().in_vmx);
 }
 
 TEST_F(DebugExits, GuestNmiIsInjectedWhenNotBlocked)

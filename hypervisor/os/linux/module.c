@@ -53,6 +53,11 @@ module_param(crash_stop, bool, 0444);
 MODULE_PARM_DESC(crash_stop, "with debug_port: stop every CPU in the stub when the kernel panics or oopses "
 		 "(hidden breakpoints on panic and __die; each fires once)");
 
+static unsigned int lockup_secs = 10;
+module_param(lockup_secs, uint, 0444);
+MODULE_PARM_DESC(lockup_secs, "with debug_port: stop every CPU in the stub when one runs this many seconds "
+		 "with interrupts off, as the kernel's hard-lockup detector would report it (0 = never; default 10)");
+
 static int fail_on_cpu = -1;
 module_param(fail_on_cpu, int, 0444);
 MODULE_PARM_DESC(fail_on_cpu, "test hook: bring-up fails on this CPU, to exercise the rollback");
@@ -214,7 +219,7 @@ static int __init vt_init(void)
 	if (ret)
 		goto err_vcpus;
 	if (debug_port) {
-		ret = vt_linux_stub_init(debug_port, debug_baud, crash_stop);
+		ret = vt_linux_stub_init(debug_port, debug_baud, crash_stop, lockup_secs);
 		if (ret)
 			goto err_rings;
 	}

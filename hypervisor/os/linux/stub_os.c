@@ -91,6 +91,7 @@ static u32 vt_collect_guards(struct vt_crash_guard *guards)
 			continue;
 		}
 		guards[n].name = names[i];
+		guards[n].fatal = i == 0;	/* panic */
 		guards[n].gva = addr;
 		guards[n].gpa = __pa_symbol(addr);
 		n++;
@@ -98,13 +99,13 @@ static u32 vt_collect_guards(struct vt_crash_guard *guards)
 	return n;
 }
 
-int vt_linux_stub_init(u16 port, u32 baud, bool crash_stop)
+int vt_linux_stub_init(u16 port, u32 baud, bool crash_stop, u32 lockup_secs)
 {
 	struct vt_crash_guard guards[VT_STUB_MAX_GUARDS];
 	struct vt_stub_config cfg = {
 		.port = port, .baud = baud, .ram = vt_ram,
 		.vcpus = vt_mod.vcpus, .nr_cpus = nr_cpu_ids,
-		.guards = guards,
+		.guards = guards, .lockup_secs = lockup_secs,
 	};
 	int ret;
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Host driver of the hvcrash Bochs scenario: an oops in a kernel thread
-(tests/hypervisor/guest-modules/vtice_crashme), then a panic (echo c >
+(tests/hypervisor/guest-modules/vtice_crashme), a hard lockup (vtice_lockme:
+a CPU spinning with interrupts off), then a panic (echo c >
 /proc/sysrq-trigger), under the hypervisor's stub. Each must leave the
 machine stopped in the stub. The expected call chains are the ones the
 kernel's own unwinder prints for these crashes (__die <-
@@ -26,7 +27,7 @@ def wait_stop(rsp, seconds):
         rsp.sock.settimeout(120)
 
 
-def cue_and_wait(fig, name, cue, guards_left):
+def cue_and_wait(fig, name, cue, guards_left, signal="T0b"):
     """Attach (the first packet stops the machine), write the guest's cue
     into its domain name, continue, and wait for the crash's stop."""
     rsp = Rsp()
@@ -40,7 +41,7 @@ def cue_and_wait(fig, name, cue, guards_left):
     rsp.packet("c")
     start = time.time()
     stop = wait_stop(rsp, 300)
-    check(name + "-stop", stop.startswith("T0b"),
+    check(name + "-stop", stop.startswith(signal),
           "the attached debugger got the crash's stop reply %.1f s wall after continue: %s" %
           (time.time() - start, stop))
     hooks = monitor(rsp, "hooks")
@@ -49,12 +50,12 @@ def cue_and_wait(fig, name, cue, guards_left):
     rsp.close()
 
 
-def check_later_attach(name):
+def check_later_attach(name, signal="T0b"):
     """A debugger attaching after the crash finds the machine stopped there."""
     rsp = Rsp()
     rsp.packet("?")
     stop = rsp.reply()
-    check(name + "-later-attach", stop.startswith("T0b"), "a new connection asks '?': %s" % stop)
+    check(name + "-later-attach", stop.startswith(signal), "a new connection asks '?': %s" % stop)
     rsp.close()
 
 
@@ -76,6 +77,11 @@ def in_order(text, names):
     return all(found) and [m.start() for m in found] == sorted(m.start() for m in found)
 
 
+def irqs_off(text):
+    m = re.search(r"^eflags\s+(0x[0-9a-f]+)", text, re.M)
+    return m is not None and not int(m.group(1), 16) & 0x200
+
+
 # Each crash: the cue that makes the guest commit it, the guards left after
 # its own fired, the call chain the kernel's unwinder prints for it, what
 # the console must say, the log line printed before the guarded function,
@@ -86,6 +92,15 @@ CRASHES = [
          reason=r'kernel oops: "Oops" at 0xffffffffc0[0-9a-f]+',
          logged="BUG: kernel NULL pointer dereference",
          resumed="---[ end trace"),
+    # The stuck CPU runs module code, which the vmlinux's ORC does not
+    # cover: what it must show is the CPU, interrupts off, and the module.
+    dict(name="lockup", cue=b"vtice-lockup-go", guards_left=1, signal="T0e",
+         commands="info registers rip eflags\ndmesg 5\ndetach\n",
+         chain=[], shows=[("rip in module space", lambda t: re.search(r"^rip\s+0xffffffffc0[0-9a-f]+", t, re.M)),
+                          ("eflags.IF clear", irqs_off)],
+         reason=r"Hard lockup \(SIGALRM\): interrupts off too long at 0xffffffffc0[0-9a-f]+",
+         logged="vtice_lockme: spinning with interrupts off on CPU 1",
+         resumed="VTICE-LOCKUP the other CPU runs on"),
     dict(name="panic", cue=b"vtice-crash-go", guards_left=0,
          chain=["panic", "sysrq_handle_crash", "__handle_sysrq", "write_sysrq_trigger"],
          reason=r'kernel panic: "sysrq triggered crash"',
@@ -96,10 +111,14 @@ CRASHES = [
 
 def check_crash(fig, crash):
     name = crash["name"]
-    cue_and_wait(fig, name, crash["cue"], crash["guards_left"])
-    check_later_attach(name)
-    text, rc = vtice_attach("bt\ndmesg 5\ndetach\n")
-    check(name + "-bt", in_order(text, crash["chain"]), "bt through ORC: %s" % " <- ".join(crash["chain"]))
+    signal = crash.get("signal", "T0b")
+    cue_and_wait(fig, name, crash["cue"], crash["guards_left"], signal)
+    check_later_attach(name, signal)
+    text, rc = vtice_attach(crash.get("commands", "bt\ndmesg 5\ndetach\n"))
+    if crash["chain"]:
+        check(name + "-bt", in_order(text, crash["chain"]), "bt through ORC: %s" % " <- ".join(crash["chain"]))
+    for what, holds in crash.get("shows", []):
+        check(name + "-shows", bool(holds(text)), "the stopped CPU: %s" % what)
     check(name + "-reason", re.search(crash["reason"], text) is not None,
           "the console says why it stopped: /%s/" % crash["reason"])
     check(name + "-dmesg", crash["logged"] in text,
