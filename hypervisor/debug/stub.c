@@ -123,10 +123,41 @@ static void vt_stub_stop(struct vt_vcpu *vcpu, struct vt_exit *exit,
 	vt_stop_machine(vcpu, exit, &why);
 }
 
+/* Guest pages through this CPU's own window slot, for polls on any CPU. */
+static void *vt_stub_map_own(void *ctx, u64 pa)
+{
+	return vt_window_map(&stub.hv->window, (u32)(unsigned long)ctx, pa);
+}
+
 /*
- * A CPU running with interrupts off at every poll for lockup_secs. Halted
- * with them off is a CPU parked on purpose (a panic's stop_this_cpu), and
- * after a panic was reported the dying kernel's spinning is no news.
+ * The instruction before RIP is MWAIT (0f 01 c9) or MWAITX (0f 01 fb): the
+ * exit woke the CPU from an idle wait. intel_idle waits there with
+ * interrupts off, which is fine: an interrupt still ends the wait (ECX bit
+ * 0, SDM Vol. 2B MWAIT). VMX has no MWAIT activity state; the wait counts
+ * as done and RIP is past it.
+ */
+static bool vt_stub_woke_from_mwait(struct vt_vcpu *vcpu)
+{
+	struct vt_guest_mem mem = stub.mem;
+	struct vt_paging pg = {
+		.cr3 = vt_vmread_or0(GUEST_CR3),
+		.la57 = vt_vmread_or0(GUEST_CR4) & X86_CR4_LA57,
+	};
+	u8 insn[3];
+
+	mem.map = vt_stub_map_own;
+	mem.ctx = (void *)(unsigned long)vcpu->cpu;
+	/* The count of bytes read, short where the page walk stopped. */
+	if (vt_guest_read(&mem, &pg, vt_vmread_or0(GUEST_RIP) - 3, insn, sizeof(insn)) != sizeof(insn))
+		return false;
+	return insn[0] == 0x0f && insn[1] == 0x01 && (insn[2] == 0xc9 || insn[2] == 0xfb);
+}
+
+/*
+ * A CPU running with interrupts off at every poll for lockup_secs. Idle
+ * with them off (halted, as a panic's stop_this_cpu parks it, or in
+ * intel_idle's MWAIT) is not stuck, and after a panic was reported the
+ * dying kernel's spinning is no news.
  */
 static bool vt_stub_locked_up(struct vt_vcpu *vcpu)
 {
@@ -134,7 +165,8 @@ static bool vt_stub_locked_up(struct vt_vcpu *vcpu)
 
 	if (vcpu->cpu >= VT_STOP_MAX_CPUS || stub.dying)
 		return false;
-	if (vt_vmread_or0(GUEST_ACTIVITY_STATE) == GUEST_ACTIVITY_HLT)
+	if (!irqs_on && (vt_vmread_or0(GUEST_ACTIVITY_STATE) == GUEST_ACTIVITY_HLT ||
+			 vt_stub_woke_from_mwait(vcpu)))
 		irqs_on = true;
 	return vt_lockup_poll(&stub.lockup, &stub.lockup_cpu[vcpu->cpu], irqs_on, vt_rdtsc());
 }

@@ -196,10 +196,15 @@ scenario_hvcrash() {
 	insmod /lib/vtice/vtice_crashme.ko || echo "VTICE-OOPS insmod vtice_crashme.ko failed"
 	hvcrash_wait_for vtice-lockup-go
 	echo "VTICE-LOCKUP now"
+	# This shell stays off the CPU that locks up: a task (or its sleep's
+	# timer) left there would hang with it, as on a real machine.
+	taskset -p 1 $$ >/dev/null
 	insmod /lib/vtice/vtice_lockme.ko || echo "VTICE-LOCKUP insmod vtice_lockme.ko failed"
-	# Past the 10 s lockup_secs: printed once the debugger let the machine go.
+	# Past the 10 s lockup_secs: printed once the debugger let the machine
+	# go. Through the kernel log: its console writes poll the UART, while a
+	# tty write waits for the UART's interrupt, which may be routed to CPU 1.
 	sleep 15
-	echo "VTICE-LOCKUP the other CPU runs on"
+	echo "VTICE-LOCKUP the other CPU runs on" > /dev/kmsg
 	hvcrash_wait_for vtice-crash-go
 	echo "VTICE-CRASH now"
 	sleep 1
