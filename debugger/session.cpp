@@ -154,13 +154,21 @@ Result<std::vector<std::uint8_t>> Session::read_memory(std::uint64_t address, st
 	return walked;
 }
 
+// CR4.LA57 (bit 12) of the stopped CPU; nothing when the stub shows no CR4.
+std::optional<bool> Session::five_level_paging()
+{
+	auto cr4 = register_value("cr4");
+	if (!cr4)
+		return std::nullopt;
+	return (*cr4 & (1ull << 12)) != 0;
+}
+
 Result<std::uint64_t> Session::translate(std::uint64_t address)
 {
 	auto cr3 = register_value("cr3");
 	if (!cr3)
 		return cr3.error();
-	auto cr4 = register_value("cr4");
-	bool la57 = cr4 && (*cr4 & (1ull << 12));
+	bool la57 = five_level_paging().value_or(false);
 	if (auto r = target_->set_physical_mode(true); !r)
 		return r.error();
 	auto t = translate_address(*cr3, address, [this](std::uint64_t pa) -> Result<std::uint64_t> {
@@ -352,8 +360,7 @@ Result<int> Session::add_breakpoint(const BreakpointSpec &spec)
 		return address.error();
 	// The CPU cannot execute or access such an address: a typo, not a place.
 	// Without CR4 (kgdb) the wider 5-level rule is the one applied.
-	auto cr4 = register_value("cr4");
-	bool la57 = !cr4 || (*cr4 & (1ull << 12));
+	bool la57 = five_level_paging().value_or(true);
 	if (!canonical(*address, la57))
 		return make_error(hex(*address) + " is not a canonical address (bits 63.." + (la57 ? "56" : "47") +
 				  " must be equal); no breakpoint set");

@@ -174,6 +174,7 @@ public:
 
 private:
 	Result<void> leave_target_clean();
+	std::optional<bool> five_level_paging();
 	Result<StopInfo> finish_stop(const StopEvent &event);
 	Result<StopInfo> wait_and_finish(int timeout_ms);
 	Result<void> step_off_breakpoint();

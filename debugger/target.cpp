@@ -51,10 +51,6 @@ const char *break_kind_name(BreakKind kind)
 	return "?";
 }
 
-}  // namespace vtice::dbg
-
-namespace vtice::dbg {
-
 Result<void> Target::resume_with(std::span<const BreakpointChange> changes, ResumeAction action)
 {
 	for (const BreakpointChange &c : changes) {

@@ -218,14 +218,13 @@ Result<std::vector<std::string>> Client::send_then_collect(std::span<const std::
 	// The target may be running by now, and QEMU stops a running guest at
 	// any byte it receives, an ack included (it never waits for acks).
 	withhold_acks_ = true;
-	std::vector<std::string> out;
-	while (out.size() < std::min(replies, payloads.size())) {
-		auto reply = reply_to(payloads[out.size()]);
-		if (!reply) {
-			withhold_acks_ = false;
-			return reply.error();
-		}
-		out.push_back(std::move(*reply));
+	Result<std::vector<std::string>> out = std::vector<std::string>();
+	while (out && out->size() < std::min(replies, payloads.size())) {
+		auto reply = reply_to(payloads[out->size()]);
+		if (reply)
+			out->push_back(std::move(*reply));
+		else
+			out = reply.error();
 	}
 	withhold_acks_ = false;
 	return out;

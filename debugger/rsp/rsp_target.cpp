@@ -107,11 +107,12 @@ Result<void> RspTarget::negotiate()
 		}
 	}
 	features_.stub = identify_stub();
-	if (features_.stub == "QEMU gdbstub")
+	bool qemu = features_.stub == "QEMU gdbstub";
+	if (qemu)
 		repair_task_priority();
 	// QEMU's system-mode gdbstub takes packets as a queue and never waits
 	// for an ack (gdbstub.c: put_packet_binary), so reads can be queued.
-	features_.pipelined_reads = features_.stub == "QEMU gdbstub";
+	features_.pipelined_reads = qemu;
 	return {};
 }
 
