@@ -257,6 +257,41 @@ int vt_ept_split_4k(struct vt_ept *ept, u64 gpa)
 	}
 }
 
+int vt_ept_refill_pool(struct vt_ept *ept)
+{
+	while (ept->pool_left < VT_EPT_POOL_PAGES) {
+		void *page = vt_os_alloc_pages(1);
+
+		if (!page)
+			return -VT_ENOMEM;
+		ept->pool[ept->pool_left++] = page;
+	}
+	return 0;
+}
+
+static int vt_ept_walk_tables(const u64 *table, int level, int (*fn)(void *ctx, u64 pa),
+			      void *ctx)
+{
+	u32 i;
+	int ret = fn(ctx, vt_os_virt_to_phys(table));
+
+	for (i = 0; !ret && level > 1 && i < VT_EPT_ENTRIES; i++) {
+		if ((table[i] & VMX_EPT_RWX_MASK) && !(table[i] & VMX_EPT_LARGE_PAGE))
+			ret = vt_ept_walk_tables(vt_ept_child(table[i]), level - 1, fn, ctx);
+	}
+	return ret;
+}
+
+int vt_ept_for_each_table(const struct vt_ept *ept, int (*fn)(void *ctx, u64 pa), void *ctx)
+{
+	u32 i;
+	int ret = ept->pml4 ? vt_ept_walk_tables(ept->pml4, 4, fn, ctx) : 0;
+
+	for (i = 0; !ret && i < ept->pool_left; i++)
+		ret = fn(ctx, vt_os_virt_to_phys(ept->pool[i]));
+	return ret;
+}
+
 /*
  * An entry is a leaf at level 1, or at level 2/3 with bit 7 set (SDM Vol. 3C
  * 29.3.2). A leaf whose rights were all taken away (an access watchpoint) is
@@ -278,7 +313,9 @@ static void vt_ept_audit_table(const u64 *table, int level, u64 base, struct vt_
 		}
 		a->leaves++;
 		a->small_leaves += level == VT_EPT_LEVEL_PTE;
-		if ((e & VMX_EPT_ADDR_MASK & ~(size - 1)) != gpa ||
+		if (e & VT_EPT_SHIELDED)
+			a->shielded++;
+		else if ((e & VMX_EPT_ADDR_MASK & ~(size - 1)) != gpa ||
 		    (e & VMX_EPT_RWX_MASK) != VMX_EPT_RWX_MASK)
 			a->off_identity++;
 	}

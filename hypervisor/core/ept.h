@@ -40,6 +40,12 @@ u8 vt_mtrr_range_type(const struct vt_mtrr_state *s, u64 base, u64 size);
 #define VT_EPT_LEVEL_PTE	1
 #define VT_EPT_LEVEL_PDE	2
 #define VT_EPT_LEVEL_PDPTE	3
+/*
+ * Bit 11 of an EPT leaf is ignored by the CPU in every format (SDM Vol. 3C
+ * Tables 29-4 to 29-6): it marks the leaves the shield (shield.h) points
+ * away from their own frame, so no hook ever takes one over.
+ */
+#define VT_EPT_SHIELDED		VT_BIT(11)
 
 struct vt_ept {
 	u64 *pml4;
@@ -63,18 +69,26 @@ u64 *vt_ept_leaf(const struct vt_ept *ept, u64 gpa, int *level);
  * pool, so it is callable from VMX root). Caller does INVEPT afterwards.
  */
 int vt_ept_split_4k(struct vt_ept *ept, u64 gpa);
+/* Top the split pool up again (may sleep: outside VMX root only). */
+int vt_ept_refill_pool(struct vt_ept *ept);
+/*
+ * Call fn on every table page the CPU may walk or the pool may hand out,
+ * the PML4 included; stops at the first nonzero return and returns it.
+ */
+int vt_ept_for_each_table(const struct vt_ept *ept, int (*fn)(void *ctx, u64 pa), void *ctx);
 
 /* What vt_ept_audit_identity found in the live tables. */
 struct vt_ept_audit {
 	u64 leaves;		/* entries that map memory, of any page size */
 	u64 small_leaves;	/* of those, 4 KiB ones */
 	u64 off_identity;	/* leaves mapping another frame or lacking R, W or X */
+	u64 shielded;		/* 4 KiB leaves the shield redirected (not off_identity) */
 };
 
 /*
  * Walk every table as the CPU would and count the leaves that are not
  * identity with full rights: after a debugger has removed every hook this
- * must be 0. Read-only; callers keep the tables from changing meanwhile.
+ * must be 0 (the shield's leaves are counted apart). Read-only; callers keep the tables from changing meanwhile.
  */
 void vt_ept_audit_identity(const struct vt_ept *ept, struct vt_ept_audit *audit);
 

@@ -60,6 +60,9 @@ int vt_hv_init(struct vt_hv *hv, u64 ept_top)
 		vt_err("cannot build the identity EPT (%d)\n", ret);
 		return ret;
 	}
+	ret = vt_shield_init(&hv->shield);
+	if (ret)
+		goto err_ept;
 	ret = vt_host_page_table(hv);
 	if (ret)
 		goto err_ept;
@@ -75,12 +78,14 @@ err_host:
 	hv->host_pml4 = NULL;
 err_ept:
 	vt_ept_free(&hv->ept);
+	vt_shield_fini(&hv->shield);
 	return ret;
 }
 
 void vt_hv_fini(struct vt_hv *hv)
 {
 	vt_ept_free(&hv->ept);
+	vt_shield_fini(&hv->shield);
 	vt_window_fini(&hv->window);
 	if (hv->io_bitmap)
 		vt_os_free_pages(hv->io_bitmap, 2);
@@ -89,6 +94,23 @@ void vt_hv_fini(struct vt_hv *hv)
 		vt_os_free_pages(hv->host_pml4, 1);
 	hv->host_pml4 = NULL;
 	hv->key = 0;
+}
+
+int vt_hv_hide(struct vt_hv *hv, const void *p, u32 pages)
+{
+	return vt_shield_hide(&hv->shield, &hv->ept, vt_os_virt_to_phys(p), pages);
+}
+
+int vt_hv_shield_own_pages(struct vt_hv *hv)
+{
+	u32 i;
+	int ret = vt_hv_hide(hv, hv->host_pml4, 1);
+
+	for (i = 0; !ret && i < hv->window.levels; i++)
+		ret = vt_hv_hide(hv, hv->window.tables[i], 1);
+	if (!ret && hv->io_bitmap)
+		ret = vt_hv_hide(hv, hv->io_bitmap, 2);
+	return ret;
 }
 
 void vt_hv_set_callbacks(struct vt_hv *hv, const struct vt_callbacks *cb)

@@ -9,6 +9,7 @@
 #include "types.h"
 #include "ept.h"
 #include "ring.h"
+#include "shield.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -101,6 +102,7 @@ struct vt_hv {
 	struct vt_host_window window;
 	u8 *io_bitmap;		/* bitmaps A and B (2 pages), or NULL: no I/O exits */
 	u64 preempt_ticks;	/* VMX-preemption timer reload value, 0 = off */
+	struct vt_shield shield;	/* what the guest cannot reach, shield.h */
 };
 
 #define VT_HOST_STACK_PAGES	8
@@ -133,6 +135,13 @@ int vt_hv_init(struct vt_hv *hv, u64 ept_top_hint);
 void vt_hv_fini(struct vt_hv *hv);
 void vt_hv_set_callbacks(struct vt_hv *hv, const struct vt_callbacks *cb);
 /*
+ * Shield the pages only VMX root uses: the host top-level table, the host
+ * window's tables, the I/O bitmaps. Before any CPU is virtualized.
+ */
+int vt_hv_shield_own_pages(struct vt_hv *hv);
+/* Shield a physically contiguous allocation of ours (vt_os_alloc_pages). */
+int vt_hv_hide(struct vt_hv *hv, const void *p, u32 pages);
+/*
  * Extra interception a debugger asks for, before any CPU is virtualized
  * (may sleep): I/O exits on [first, first + count), NMI exiting with
  * virtual NMIs (to park CPUs with NMI IPIs), the preemption timer firing
@@ -162,6 +171,8 @@ u64 vt_probe_debugctl(void);
  */
 int vt_vcpu_alloc(struct vt_hv *hv, struct vt_vcpu *vcpu, u32 cpu);
 void vt_vcpu_free(struct vt_vcpu *vcpu);
+/* Hide the VMXON region, VMCS, MSR bitmap and host stack from the guest. */
+int vt_vcpu_shield(struct vt_vcpu *vcpu);
 int vt_vcpu_virtualize(struct vt_vcpu *vcpu);
 int vt_vcpu_devirtualize(struct vt_vcpu *vcpu);
 u64 vt_vcpu_emit_test(struct vt_vcpu *vcpu, u32 count, u64 value, u64 *stored);

@@ -70,6 +70,19 @@ void vt_vcpu_free(struct vt_vcpu *vcpu)
 	vcpu->stack = NULL;
 }
 
+int vt_vcpu_shield(struct vt_vcpu *vcpu)
+{
+	int ret = vt_hv_hide(vcpu->hv, vcpu->vmxon_region, 1);
+
+	if (!ret)
+		ret = vt_hv_hide(vcpu->hv, vcpu->vmcs, 1);
+	if (!ret)
+		ret = vt_hv_hide(vcpu->hv, vcpu->msr_bitmap, 1);
+	if (!ret)
+		ret = vt_hv_hide(vcpu->hv, vcpu->stack, VT_HOST_STACK_PAGES);
+	return ret;
+}
+
 /* CR0/CR4 must satisfy IA32_VMX_CRn_FIXED0/1 before VMXON (SDM 3C 24.8). */
 static int vt_check_fixed_bits(struct vt_vcpu *vcpu, u64 cr4)
 {

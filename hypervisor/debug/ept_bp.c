@@ -56,6 +56,21 @@ int vt_bp_alloc(u32 shadow_pages)
 	return 0;
 }
 
+int vt_bp_shield(void)
+{
+	struct vt_hv *hv = vt_hooks.hv;
+	int ret = 0;
+	u32 i;
+
+	if (vt_hooks.split)
+		ret = vt_hv_hide(hv, vt_hooks.split, vt_split_pages_alloc);
+	if (!ret && vt_hooks.bp)
+		ret = vt_hv_hide(hv, vt_hooks.bp, vt_bp_pages_alloc);
+	for (i = 0; !ret && i < vt_hooks.nr_split; i++)
+		ret = vt_hv_hide(hv, vt_hooks.split[i].shadow, 1);
+	return ret;
+}
+
 void vt_bp_free(void)
 {
 	u32 i;
@@ -169,6 +184,8 @@ static int vt_bp_new_page(u64 base, struct vt_split_page **out)
 	leaf = vt_ept_leaf(ept, base, &level);
 	if (!leaf || level != VT_EPT_LEVEL_PTE)
 		return -VT_EINVAL;
+	if (*leaf & VT_EPT_SHIELDED)
+		return -VT_EACCES;	/* the hypervisor's own page (core/shield.h) */
 	/* Uncacheable: MMIO, not text. Never copy device memory into a shadow. */
 	if (((*leaf >> VMX_EPT_MT_EPTE_SHIFT) & 7) == MTRR_TYPE_UNCACHABLE)
 		return -VT_EINVAL;

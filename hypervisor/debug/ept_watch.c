@@ -151,6 +151,8 @@ static int vt_watch_add_page(u64 gva_page, u64 gpa)
 		leaf = vt_ept_leaf(ept, gpa, &level);
 		if (!leaf || level != VT_EPT_LEVEL_PTE)
 			return -VT_EINVAL;
+		if (*leaf & VT_EPT_SHIELDED)
+			return -VT_EACCES;	/* the hypervisor's own page */
 	}
 	wp->identity = same ? same->identity : *leaf;
 	wp->protected_entry = wp->identity;

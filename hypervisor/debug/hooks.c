@@ -115,6 +115,13 @@ int vt_hooks_init(struct vt_hv *hv, u32 shadow_pages, vt_gva_translate_fn transl
 	return 0;
 }
 
+int vt_hooks_shield(void)
+{
+	int ret = vt_hv_hide(vt_hooks.hv, vt_hooks.cpu, vt_cpu_pages);
+
+	return ret ? ret : vt_bp_shield();
+}
+
 /*
  * Call before vt_hv_fini(): leaves that still map a shadow page are put back
  * to identity before the shadows are freed. After vt_hv_fini() the tables

@@ -30,6 +30,11 @@ typedef int (*vt_gva_translate_fn)(u32 cpu, u64 gva, u64 *gpa);
  * views up front, since nothing may be allocated in VMX root.
  */
 int vt_hooks_init(struct vt_hv *hv, u32 shadow_pages, vt_gva_translate_fn translate);
+/*
+ * Hide the hooks' own pages (tables and split-view shadows) from the guest
+ * with the hypervisor's shield; at load, after vt_hooks_init().
+ */
+int vt_hooks_shield(void);
 /* Before vt_hv_fini(): puts hooked leaves back to identity, frees the shadows. */
 void vt_hooks_fini(void);
 /*

@@ -139,6 +139,7 @@ void *vt_hooks_alloc(u32 bytes, u32 *pages);
 /* ept_bp.c */
 int vt_bp_alloc(u32 shadow_pages);
 void vt_bp_free(void);
+int vt_bp_shield(void);
 struct vt_split_page *vt_bp_find_page(u64 gpa);
 bool vt_bp_page_only_guards(const struct vt_split_page *p);
 void vt_bp_rearm(u64 gpa);

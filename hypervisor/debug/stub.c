@@ -394,6 +394,11 @@ int vt_stub_init(struct vt_hv *hv, const struct vt_stub_config *cfg)
 	return 0;
 }
 
+int vt_stub_shield(void)
+{
+	return stub.hv ? vt_hooks_shield() : 0;
+}
+
 void vt_stub_fini(void)
 {
 	if (!stub.hv)

@@ -43,6 +43,8 @@ struct vt_stub_config {
 
 int vt_stub_init(struct vt_hv *hv, const struct vt_stub_config *cfg);
 void vt_stub_fini(void);
+/* Hide the stub's page allocations from the guest (core/shield.h). */
+int vt_stub_shield(void);
 
 /* stub_target.c: the RSP engine's view of the stopped machine. */
 struct vt_dbg_target_ops;

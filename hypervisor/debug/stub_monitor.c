@@ -160,7 +160,9 @@ static void vt_monitor_hooks(struct vt_text *t)
 	vt_put_u64(t, audit.small_leaves);
 	vt_put(t, " of 4 KiB), ");
 	vt_put_u64(t, audit.off_identity);
-	vt_put(t, " not identity with full rights\n");
+	vt_put(t, " not identity with full rights, ");
+	vt_put_u64(t, audit.shielded);
+	vt_put(t, " shielded (the hypervisor's own pages)\n");
 }
 
 static u64 vt_ticks_to_us(u64 ticks)

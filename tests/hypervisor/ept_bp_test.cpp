@@ -32,6 +32,18 @@ TEST_F(SplitView, InsertMapsAnExecuteOnlyShadowWithInt3)
 	EXPECT_EQ(leaf(page() + kPage), identity(page() + kPage));
 }
 
+TEST_F(SplitView, RefusedOnTheHypervisorsOwnPagesAsAreWatchpoints)
+{
+	start();
+	ASSERT_EQ(vt_shield_hide(&hv.shield, &hv.ept, page(), 1), 0);
+	const uint64_t hidden = leaf(page());
+	EXPECT_EQ(vt_bp_insert(bp, gpa_of(bp)), -VT_EACCES);
+	EXPECT_EQ(vt_watch_insert(VT_POINT_WRITE, bp, 8, 0), -VT_EACCES);
+	EXPECT_EQ(leaf(page()), hidden) << "the shield's leaf is left as it was";
+	vt_hooks_remove_all();
+	EXPECT_EQ(leaf(page()), hidden);
+}
+
 TEST_F(SplitView, ResumeInveptsOnceAndInterceptsInt3)
 {
 	start();

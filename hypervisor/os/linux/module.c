@@ -58,37 +58,37 @@ module_param(lockup_secs, uint, 0444);
 MODULE_PARM_DESC(lockup_secs, "with debug_port: stop every CPU in the stub when one runs this many seconds "
 		 "with interrupts off, as the kernel's hard-lockup detector would report it (0 = never; default 10)");
 
+static bool shield = true;
+module_param(shield, bool, 0444);
+MODULE_PARM_DESC(shield, "hide the hypervisor's memory from the kernel through EPT (0: leave it reachable, "
+		 "for comparisons only)");
+
 static int fail_on_cpu = -1;
 module_param(fail_on_cpu, int, 0444);
 MODULE_PARM_DESC(fail_on_cpu, "test hook: bring-up fails on this CPU, to exercise the rollback");
 
+/*
+ * Every possible CPU's state is made at load, not when the CPU comes
+ * online: the shield hides it from the guest before any CPU runs as one,
+ * and CPU hotplug then never changes the EPT (docs/hypervisor.md).
+ */
 static int vt_cpu_online(unsigned int cpu)
 {
-	struct vt_vcpu *vcpu;
+	struct vt_vcpu *vcpu = vt_mod.vcpu_state[cpu];
 	unsigned long flags;
 	int ret;
 
-	vcpu = kzalloc(sizeof(*vcpu), GFP_KERNEL);
 	if (!vcpu)
 		return -ENOMEM;
-	ret = vt_vcpu_alloc(&vt_mod.hv, vcpu, cpu);
-	if (ret)
-		goto err_free;
-	vt_ring_attach(&vcpu->ring, vt_mod.rings[cpu]);
 	local_irq_save(flags);
 	ret = (int)cpu == fail_on_cpu ? -EIO : vt_vcpu_virtualize(vcpu);
 	local_irq_restore(flags);
 	if (ret) {
 		pr_err("cpu %u: virtualization failed (%d)\n", cpu, ret);
-		goto err_vcpu;
+		return ret;
 	}
 	WRITE_ONCE(vt_mod.vcpus[cpu], vcpu);
 	return 0;
-err_vcpu:
-	vt_vcpu_free(vcpu);
-err_free:
-	kfree(vcpu);
-	return ret;
 }
 
 static int vt_cpu_offline(unsigned int cpu)
@@ -105,11 +105,50 @@ static int vt_cpu_offline(unsigned int cpu)
 	if (ret) {
 		/* Still in VMX: its memory must stay; better a leak than a crash. */
 		pr_err("cpu %u: devirtualization failed (%d); leaking its state\n", cpu, ret);
+		vt_mod.vcpu_state[cpu] = NULL;
 		return 0;
 	}
 	WRITE_ONCE(vt_mod.vcpus[cpu], NULL);
-	vt_vcpu_free(vcpu);
-	kfree(vcpu);
+	return 0;
+}
+
+static void vt_free_vcpus(void)
+{
+	unsigned int cpu;
+
+	if (!vt_mod.vcpu_state)
+		return;
+	for_each_possible_cpu(cpu) {
+		if (!vt_mod.vcpu_state[cpu])
+			continue;
+		vt_vcpu_free(vt_mod.vcpu_state[cpu]);
+		kfree(vt_mod.vcpu_state[cpu]);
+	}
+	kfree(vt_mod.vcpu_state);
+	vt_mod.vcpu_state = NULL;
+}
+
+static int vt_alloc_vcpus(void)
+{
+	unsigned int cpu;
+	int ret;
+
+	vt_mod.vcpu_state = kcalloc(nr_cpu_ids, sizeof(*vt_mod.vcpu_state), GFP_KERNEL);
+	if (!vt_mod.vcpu_state)
+		return -ENOMEM;
+	for_each_possible_cpu(cpu) {
+		struct vt_vcpu *vcpu = kzalloc(sizeof(*vcpu), GFP_KERNEL);
+
+		if (!vcpu)
+			return -ENOMEM;
+		ret = vt_vcpu_alloc(&vt_mod.hv, vcpu, cpu);
+		if (ret) {
+			kfree(vcpu);
+			return ret;
+		}
+		vt_ring_attach(&vcpu->ring, vt_mod.rings[cpu]);
+		vt_mod.vcpu_state[cpu] = vcpu;
+	}
 	return 0;
 }
 
@@ -223,12 +262,23 @@ static int __init vt_init(void)
 		if (ret)
 			goto err_rings;
 	}
+	ret = vt_alloc_vcpus();
+	if (ret)
+		goto err_stub;
+	if (shield) {
+		ret = vt_linux_shield();
+		if (ret) {
+			pr_err("cannot hide the hypervisor's memory (%d); not loading (shield=0 loads it unhidden)\n",
+			       ret);
+			goto err_stub;
+		}
+	}
 	if (virtualize) {
 		ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "vtice:online", vt_cpu_online,
 					vt_cpu_offline);
 		if (ret < 0) {
 			pr_err("bring-up failed (%d); every CPU rolled back, not loading\n", ret);
-			goto err_rings;
+			goto err_stub;
 		}
 		vt_hp_state = ret;
 	}
@@ -249,8 +299,10 @@ err_power:
 err_hp:
 	if (vt_hp_state)
 		cpuhp_remove_state(vt_hp_state);
-err_rings:
+err_stub:
 	vt_linux_stub_fini();
+	vt_free_vcpus();
+err_rings:
 	vt_free_rings();
 err_vcpus:
 	kfree(vt_mod.vcpus);
@@ -266,6 +318,7 @@ static void __exit vt_exit(void)
 	if (vt_hp_state)
 		cpuhp_remove_state(vt_hp_state);
 	vt_linux_stub_fini();
+	vt_free_vcpus();
 	vt_free_rings();
 	kfree(vt_mod.vcpus);
 	vt_hv_fini(&vt_mod.hv);

@@ -9,6 +9,7 @@
 struct vt_module {
 	struct vt_hv hv;
 	struct vt_vcpu **vcpus;		/* [nr_cpu_ids], NULL when not virtualized */
+	struct vt_vcpu **vcpu_state;	/* [nr_cpu_ids], every possible CPU's, made at load */
 	void **rings;			/* [nr_cpu_ids], vmalloc_user, possible CPUs */
 	u32 ring_records;
 	u32 ring_bytes;			/* header + records, page aligned */
@@ -24,5 +25,6 @@ void vt_power_unregister(void);
 int vt_linux_stub_init(u16 port, u32 baud, bool crash_stop, u32 lockup_secs);
 void vt_linux_stub_fini(void);
 int vt_linux_debug_break(u64 *stopped_ns);
+int vt_linux_shield(void);
 
 #endif /* VT_OS_LINUX_H */

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The shield: EPT leaves that keep the hypervisor's own frames out of the
+ * guest's reach. A hidden frame shows the guest one shared decoy page; a
+ * copied frame shows it a private copy taken when it was shielded (for the
+ * module's code, which the kernel still runs as a guest while VMX root runs
+ * the original). Either way guest reads, writes and fetches land elsewhere,
+ * and since the decoy and the copies are mapped read/write/execute no guest
+ * access ever exits (docs/hypervisor.md, "Self-protection").
+ *
+ * Everything here runs before any CPU is virtualized (it allocates and may
+ * sleep), so no CPU caches a translation that the shield then changes; the
+ * INVEPT each CPU does before its VMLAUNCH covers the rest (SDM 3C 29.4.3.1).
+ */
+#ifndef VT_CORE_SHIELD_H
+#define VT_CORE_SHIELD_H
+
+#include "ept.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define VT_SHIELD_MAX_COPIES	1024
+
+struct vt_shield {
+	void *decoy;		/* what hidden frames show the guest */
+	u64 decoy_pa;
+	void **copies;		/* the guest's copies, freed by vt_shield_fini */
+	u32 nr_copies;
+	u32 hidden;		/* frames showing the decoy */
+};
+
+int vt_shield_init(struct vt_shield *s);
+/* Only once no CPU uses the EPT any more (the copies are still mapped). */
+void vt_shield_fini(struct vt_shield *s);
+
+/* Hide [pa, pa + pages * 4 KiB) behind the decoy; frames already shielded are left. */
+int vt_shield_hide(struct vt_shield *s, struct vt_ept *ept, u64 pa, u32 pages);
+/* Show the guest a copy of the frame at pa, as it is now. */
+int vt_shield_copy(struct vt_shield *s, struct vt_ept *ept, u64 pa);
+/*
+ * Hide every EPT table and pool page, including those that hiding them
+ * splits off, until a pass finds nothing new. Call after all other hiding.
+ */
+int vt_shield_hide_ept(struct vt_shield *s, struct vt_ept *ept);
+/* True when the frame at gpa is shielded: no hook may take it over. */
+bool vt_shield_owns(const struct vt_ept *ept, u64 gpa);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VT_CORE_SHIELD_H */

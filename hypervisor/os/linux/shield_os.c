@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What the shield (core/shield.h) covers in the Linux module, once at load
+ * and before any CPU is virtualized:
+ * - hidden behind the decoy: every CPU's VMXON region, VMCS, MSR bitmap
+ *   and host stack, the host top-level table and window tables, the I/O
+ *   bitmaps, the debugger's page-allocated tables and split-view shadows,
+ *   and last the EPT tables themselves;
+ * - copied: the module's code and read-only data. The kernel keeps running
+ *   the module's guest-side code (ioctls, hotplug, init and exit) from the
+ *   copy, and whatever it writes there (a kprobe, a text_poke, an attack)
+ *   never reaches the original that VMX root executes.
+ */
+#define pr_fmt(fmt) "vtice: " fmt
+
+#include <linux/io.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/version.h>
+#include <linux/vmalloc.h>
+
+#include "vtice_linux.h"
+#include "../../debug/stub.h"
+
+/* The module's text and read-only data: one range, page aligned. */
+static void vt_module_ro_range(unsigned long *base, unsigned long *size)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
+	/* Separate allocations since 6.4: copy the text; rodata follows below. */
+	*base = (unsigned long)THIS_MODULE->mem[MOD_TEXT].base;
+	*size = THIS_MODULE->mem[MOD_TEXT].size;
+#else
+	*base = (unsigned long)THIS_MODULE->core_layout.base;
+	*size = THIS_MODULE->core_layout.ro_size;
+#endif
+}
+
+static int vt_copy_vmalloc_range(unsigned long base, unsigned long size)
+{
+	unsigned long va;
+	int ret;
+
+	for (va = base & PAGE_MASK; va < base + size; va += PAGE_SIZE) {
+		struct page *page = vmalloc_to_page((void *)va);
+
+		if (!page)
+			return -EFAULT;
+		ret = vt_shield_copy(&vt_mod.hv.shield, &vt_mod.hv.ept, page_to_phys(page));
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int vt_shield_module_image(void)
+{
+	unsigned long base, size;
+	int ret;
+
+	vt_module_ro_range(&base, &size);
+	ret = vt_copy_vmalloc_range(base, size);
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
+	if (!ret)
+		ret = vt_copy_vmalloc_range((unsigned long)THIS_MODULE->mem[MOD_RODATA].base,
+					    THIS_MODULE->mem[MOD_RODATA].size);
+#endif
+	return ret;
+}
+
+static int vt_shield_vcpus(void)
+{
+	unsigned int cpu;
+	int ret;
+
+	for_each_possible_cpu(cpu) {
+		ret = vt_vcpu_shield(vt_mod.vcpu_state[cpu]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int vt_linux_shield(void)
+{
+	struct vt_shield *s = &vt_mod.hv.shield;
+	int ret;
+
+	ret = vt_hv_shield_own_pages(&vt_mod.hv);
+	if (!ret)
+		ret = vt_shield_vcpus();
+	if (!ret)
+		ret = vt_stub_shield();
+	if (!ret)
+		ret = vt_shield_module_image();
+	if (!ret)
+		ret = vt_shield_hide_ept(s, &vt_mod.hv.ept);
+	if (!ret)
+		pr_info("shield: %u pages hidden, %u pages of module image copied, %u EPT tables\n",
+			s->hidden, s->nr_copies, vt_mod.hv.ept.tables);
+	return ret;
+}
