@@ -23,35 +23,34 @@ void vt_ring_attach(struct vt_ring *ring, void *mem)
 {
 	ring->hdr = mem;
 	ring->records = (struct vtice_record *)((u8 *)mem + VTICE_RING_HEADER_SIZE);
+	ring->nr_records = ring->hdr->nr_records;
+	ring->head = ring->hdr->head;
 	ring->unreported_lost = 0;
 }
 
 /* Free slots, trusting the consumer's tail only as far as it is sane. */
-static u64 vt_ring_space(const struct vt_ring *ring, u64 head)
+static u64 vt_ring_space(const struct vt_ring *ring)
 {
 	u64 tail = VT_LOAD_ACQUIRE(ring->hdr->tail);
-	u64 used = head - tail;
+	u64 used = ring->head - tail;
 
-	if (tail > head || used > ring->hdr->nr_records)
+	if (tail > ring->head || used > ring->nr_records)
 		return 0;	/* a confused consumer: keep what it has not read */
-	return ring->hdr->nr_records - used;
+	return ring->nr_records - used;
 }
 
-static void vt_ring_store(struct vt_ring *ring, u64 *head, const struct vtice_record *rec)
+static void vt_ring_store(struct vt_ring *ring, const struct vtice_record *rec)
 {
-	u32 mask = ring->hdr->nr_records - 1;
-
-	ring->records[*head & mask] = *rec;
-	*head += 1;
-	VT_STORE_RELEASE(ring->hdr->head, *head);
+	ring->records[ring->head & (ring->nr_records - 1)] = *rec;
+	ring->head++;
+	VT_STORE_RELEASE(ring->hdr->head, ring->head);
 }
 
 bool vt_ring_push(struct vt_ring *ring, const struct vtice_record *rec)
 {
-	u64 head = ring->hdr->head;
 	u64 need = ring->unreported_lost ? 2 : 1;
 
-	if (vt_ring_space(ring, head) < need) {
+	if (vt_ring_space(ring) < need) {
 		ring->unreported_lost++;
 		VT_STORE_RELEASE(ring->hdr->lost, ring->hdr->lost + 1);
 		return false;
@@ -64,9 +63,9 @@ bool vt_ring_push(struct vt_ring *ring, const struct vtice_record *rec)
 			.u.lost.count = ring->unreported_lost,
 		};
 
-		vt_ring_store(ring, &head, &lost);
+		vt_ring_store(ring, &lost);
 		ring->unreported_lost = 0;
 	}
-	vt_ring_store(ring, &head, rec);
+	vt_ring_store(ring, rec);
 	return true;
 }

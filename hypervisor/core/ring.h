@@ -12,14 +12,25 @@
 extern "C" {
 #endif
 
+/*
+ * The header is shared with the kernel and mapped to user space, so the
+ * producer keeps its own copies of what bounds its stores (the record count
+ * and its head) and only publishes into the header, never trusts it.
+ */
 struct vt_ring {
 	struct vtice_ring_header *hdr;
 	struct vtice_record *records;
+	u32 nr_records;		/* a power of two, from vt_ring_init */
+	u64 head;		/* next record to write */
 	u64 unreported_lost;	/* drops not yet announced by a LOST record */
 };
 
 void vt_ring_init(struct vt_ring *ring, void *mem, u32 nr_records, u32 cpu);
-/* Produce into a ring vt_ring_init() set up earlier, keeping its contents. */
+/*
+ * Produce into a ring vt_ring_init() set up earlier, keeping its contents.
+ * Reads the record count and head from the header once: call it before the
+ * guest can reach the header.
+ */
 void vt_ring_attach(struct vt_ring *ring, void *mem);
 /* Store one record; false when the ring was full and it was dropped. */
 bool vt_ring_push(struct vt_ring *ring, const struct vtice_record *rec);

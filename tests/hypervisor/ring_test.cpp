@@ -102,3 +102,25 @@ TEST(Ring, ConfusedConsumerCannotCauseOverwrite)
 	r.ring.hdr->tail = 0;
 	EXPECT_TRUE(r.push(2));
 }
+
+// The header is writable by the kernel and mapped to user space: whatever
+// it says, the producer writes only inside its own records.
+TEST(Ring, CorruptHeaderCannotMoveTheProducerOutOfTheRing)
+{
+	Ring r(8);
+	std::vector<uint8_t> before = r.mem;
+	r.ring.hdr->nr_records = 0xffffffffu;
+	r.ring.hdr->head = 0x123456789ull;
+	r.ring.hdr->tail = 0x123456789ull;
+	for (uint64_t i = 0; i < 20; i++)
+		r.push(100 + i);
+	EXPECT_EQ(r.mem.size(), before.size());
+	EXPECT_EQ(r.ring.head, 0u) << "its own head, not the header's; the tail ahead of it stops it";
+	r.ring.hdr->tail = 0;
+	EXPECT_TRUE(r.push(7));
+	EXPECT_EQ(r.ring.head, 2u) << "a LOST record for the 20 drops, then 7";
+	EXPECT_EQ(r.ring.hdr->head, 2u) << "published back into the header";
+	EXPECT_EQ(r.ring.records[0].type, (uint32_t)VTICE_REC_LOST);
+	EXPECT_EQ(r.ring.records[0].u.lost.count, 20u);
+	EXPECT_EQ(r.ring.records[1].u.test.sequence, 7u);
+}

@@ -41,7 +41,7 @@ build_guest_modules() {
 		[[ -f "$src/Kbuild" ]] || continue
 		name=$(basename "$src")
 		cp -a "$src" "$dir/$name"
-		make -s -C "$headers" M="$dir/$name" -j2 modules >"$dir/$name.log" 2>&1 ||
+		make -s -C "$headers" M="$dir/$name" VTICE_ROOT="$root" -j2 modules >"$dir/$name.log" 2>&1 ||
 			{ cat "$dir/$name.log" >&2; echo "run.sh: error: guest module $name failed to build" >&2; exit 1; }
 		ls "$dir/$name/$name.ko"
 	done

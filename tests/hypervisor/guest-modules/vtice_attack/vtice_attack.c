@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Test module for the Bochs rig's hvshield scenario: a hostile kernel at
+ * CPL 0 that goes after the hypervisor's memory. It finds everything from
+ * vtice's global state (vt_mod=, from /proc/kallsyms) and vtice's source,
+ * as an attacker with the module's source would:
+ *
+ *   mode=probe  reads each kind of hypervisor page and prints one line per
+ *               kind: "visible" (it holds the hypervisor's data) or
+ *               "hidden" (it reads as the decoy's zeros);
+ *   mode=write  also overwrites them all: 0xa5 over every CPU's host stack,
+ *               VMCS, VMXON region and MSR bitmap, zeros over the host
+ *               top-level table and the EPT's top table (a remap of all
+ *               memory), and int3 over the VM-exit entry point (text=).
+ *
+ * Without the shield the write mode takes the machine down at the next VM
+ * exit; with it, the hypervisor must not notice (docs/hypervisor.md).
+ */
+#include <linux/module.h>
+#include <linux/mm.h>
+#include <linux/vmalloc.h>
+
+#include "vtice_linux.h"
+
+static unsigned long vt_mod_addr;
+module_param(vt_mod_addr, ulong, 0444);
+MODULE_PARM_DESC(vt_mod_addr, "address of vtice's vt_mod, from /proc/kallsyms");
+
+static unsigned long text;
+module_param(text, ulong, 0444);
+MODULE_PARM_DESC(text, "a function of vtice's that only VMX root runs (vt_vmexit_stub)");
+
+static char *mode = "probe";
+module_param(mode, charp, 0444);
+MODULE_PARM_DESC(mode, "probe (read only) or write");
+
+/*
+ * Each kind holds nonzero bytes while in use (a revision identifier, saved
+ * registers, table entries, intercept bits); the decoy reads as zeros
+ * until someone writes it, which the scenario does only after probing.
+ */
+static void probe(const char *kind, const void *p, size_t len)
+{
+	const u8 *b = p;
+	size_t i, nonzero = 0;
+
+	for (i = 0; i < len; i++)
+		nonzero += b[i] != 0;
+	pr_info("vtice_attack: probe %s: %s (%zu of %zu bytes nonzero)\n", kind,
+		nonzero ? "visible" : "hidden", nonzero, len);
+}
+
+static void attack_text(void)
+{
+	struct page *page;
+	u8 *alias;
+
+	if (!text)
+		return;
+	page = vmalloc_to_page((void *)text);
+	alias = page ? vmap(&page, 1, VM_MAP, PAGE_KERNEL) : NULL;
+	if (!alias) {
+		pr_info("vtice_attack: no writable alias of the VM-exit entry\n");
+		return;
+	}
+	memset(alias + offset_in_page(text), 0xcc, 16);
+	vunmap(alias);
+	pr_info("vtice_attack: wrote int3 over the VM-exit entry point\n");
+}
+
+static void attack_cpu(struct vt_vcpu *v, bool write)
+{
+	probe("host stack", v->stack, VT_HOST_STACK_PAGES * PAGE_SIZE);
+	probe("VMCS", v->vmcs, PAGE_SIZE);
+	probe("VMXON region", v->vmxon_region, PAGE_SIZE);
+	probe("MSR bitmap", v->msr_bitmap, PAGE_SIZE);
+	if (!write)
+		return;
+	memset(v->stack, 0xa5, VT_HOST_STACK_PAGES * PAGE_SIZE);
+	memset(v->vmcs, 0xa5, PAGE_SIZE);
+	memset(v->vmxon_region, 0xa5, PAGE_SIZE);
+	memset(v->msr_bitmap, 0xff, PAGE_SIZE);
+}
+
+static int __init vtice_attack_init(void)
+{
+	struct vt_module *m = (struct vt_module *)vt_mod_addr;
+	bool write = !strcmp(mode, "write");
+	unsigned int cpu, n = 0;
+
+	if (!m || (!write && strcmp(mode, "probe")))
+		return -EINVAL;
+	probe("EPT top table", m->hv.ept.pml4, PAGE_SIZE);
+	probe("host top-level table", m->hv.host_pml4, PAGE_SIZE);
+	for_each_online_cpu(cpu) {
+		struct vt_vcpu *v = READ_ONCE(m->vcpus[cpu]);
+
+		if (v) {
+			attack_cpu(v, write);
+			n++;
+		}
+	}
+	if (write) {
+		memset(m->hv.host_pml4, 0, PAGE_SIZE);
+		memset(m->hv.ept.pml4, 0, PAGE_SIZE);
+		attack_text();
+	}
+	pr_info("vtice_attack: %s done on %u CPUs; still running\n", mode, n);
+	return 0;
+}
+
+static void __exit vtice_attack_exit(void)
+{
+}
+
+module_init(vtice_attack_init);
+module_exit(vtice_attack_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("vtice test: a CPL-0 attacker on the hypervisor's memory");
