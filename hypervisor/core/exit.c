@@ -181,11 +181,13 @@ static void vt_redeliver_vectored_event(struct vt_exit *exit)
 
 static void vt_count_exit(struct vt_vcpu *vcpu, u32 basic)
 {
-	vcpu->exits_total++;
+	struct vt_exit_counts *c = vcpu->counts;
+
+	c->total++;
 	if (basic < VT_EXIT_REASON_COUNT)
-		vcpu->exits[basic]++;
+		c->by_reason[basic]++;
 	else
-		vcpu->exits_unknown++;
+		c->unknown++;
 }
 
 bool vt_exit_handler(struct vt_guest_regs *regs)

@@ -101,6 +101,22 @@ int vt_hv_hide(struct vt_hv *hv, const void *p, u32 pages)
 	return vt_shield_hide(&hv->shield, &hv->ept, vt_os_virt_to_phys(p), pages);
 }
 
+int vt_hv_copy(struct vt_hv *hv, const void *p, u32 pages)
+{
+	u64 pa = vt_os_virt_to_phys(p);
+	u32 i;
+	int ret = 0;
+
+	for (i = 0; !ret && i < pages; i++)
+		ret = vt_shield_copy(&hv->shield, &hv->ept, pa + i * VT_PAGE_SIZE);
+	return ret;
+}
+
+/*
+ * The kernel keeps reading hv's key and capabilities from its copy; VMX
+ * root's callbacks pointer and EPT state are in the original, which the
+ * kernel cannot reach.
+ */
 int vt_hv_shield_own_pages(struct vt_hv *hv)
 {
 	u32 i;
@@ -110,6 +126,8 @@ int vt_hv_shield_own_pages(struct vt_hv *hv)
 		ret = vt_hv_hide(hv, hv->window.tables[i], 1);
 	if (!ret && hv->io_bitmap)
 		ret = vt_hv_hide(hv, hv->io_bitmap, 2);
+	if (!ret)
+		ret = vt_hv_copy(hv, hv, VT_HV_PAGES);
 	return ret;
 }
 

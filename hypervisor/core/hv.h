@@ -108,6 +108,16 @@ struct vt_hv {
 #define VT_HOST_STACK_PAGES	8
 #define VT_EXIT_SLOTS		80	/* basic exit reasons counted one by one */
 
+/*
+ * Exit counts: the part of a vCPU the kernel reads (the stats ioctls), on a
+ * page of its own. VMX root only ever adds to them.
+ */
+struct vt_exit_counts {
+	u64 total;
+	u64 unknown;
+	u64 by_reason[VT_EXIT_SLOTS];
+};
+
 struct vt_vcpu {
 	struct vt_hv *hv;
 	u32 cpu;
@@ -124,23 +134,30 @@ struct vt_vcpu {
 	u64 debugctl_owned;	/* bits the hypervisor sets (BTF/LBR tracing) */
 	bool nmi_pending;
 	struct vt_ring ring;
-	u64 exits_total;
-	u64 exits_unknown;
-	u64 exits[VT_EXIT_SLOTS];
+	struct vt_exit_counts *counts;
 	u32 last_vm_error;	/* VM_INSTRUCTION_ERROR of the last failure */
 };
+
+/*
+ * Both are page-allocated (vt_os_alloc_pages), so the shield can give the
+ * kernel a copy of them while VMX root keeps the original.
+ */
+#define VT_HV_PAGES	((u32)((sizeof(struct vt_hv) + VT_PAGE_SIZE - 1) / VT_PAGE_SIZE))
+#define VT_VCPU_PAGES	((u32)((sizeof(struct vt_vcpu) + VT_PAGE_SIZE - 1) / VT_PAGE_SIZE))
 
 /* hv.c */
 int vt_hv_init(struct vt_hv *hv, u64 ept_top_hint);
 void vt_hv_fini(struct vt_hv *hv);
 void vt_hv_set_callbacks(struct vt_hv *hv, const struct vt_callbacks *cb);
 /*
- * Shield the pages only VMX root uses: the host top-level table, the host
- * window's tables, the I/O bitmaps. Before any CPU is virtualized.
+ * Shield the pages only VMX root uses (the host top-level table, the host
+ * window's tables, the I/O bitmaps) and give the kernel a copy of hv
+ * itself. Before any CPU is virtualized.
  */
 int vt_hv_shield_own_pages(struct vt_hv *hv);
 /* Shield a physically contiguous allocation of ours (vt_os_alloc_pages). */
 int vt_hv_hide(struct vt_hv *hv, const void *p, u32 pages);
+int vt_hv_copy(struct vt_hv *hv, const void *p, u32 pages);
 /*
  * Extra interception a debugger asks for, before any CPU is virtualized
  * (may sleep): I/O exits on [first, first + count), NMI exiting with
@@ -171,7 +188,10 @@ u64 vt_probe_debugctl(void);
  */
 int vt_vcpu_alloc(struct vt_hv *hv, struct vt_vcpu *vcpu, u32 cpu);
 void vt_vcpu_free(struct vt_vcpu *vcpu);
-/* Hide the VMXON region, VMCS, MSR bitmap and host stack from the guest. */
+/*
+ * Hide the VMXON region, VMCS, MSR bitmap and host stack from the guest,
+ * and give it a copy of the vCPU itself (its exit counts stay shared).
+ */
 int vt_vcpu_shield(struct vt_vcpu *vcpu);
 int vt_vcpu_virtualize(struct vt_vcpu *vcpu);
 int vt_vcpu_devirtualize(struct vt_vcpu *vcpu);

@@ -46,7 +46,9 @@ int vt_vcpu_alloc(struct vt_hv *hv, struct vt_vcpu *vcpu, u32 cpu)
 	vcpu->vmcs = vt_os_alloc_pages(1);
 	vcpu->msr_bitmap = vt_os_alloc_pages(1);
 	vcpu->stack = vt_os_alloc_pages(VT_HOST_STACK_PAGES);
-	if (!vcpu->vmxon_region || !vcpu->vmcs || !vcpu->msr_bitmap || !vcpu->stack) {
+	vcpu->counts = vt_os_alloc_pages(1);
+	if (!vcpu->vmxon_region || !vcpu->vmcs || !vcpu->msr_bitmap || !vcpu->stack ||
+	    !vcpu->counts) {
 		vt_vcpu_free(vcpu);
 		return -VT_ENOMEM;
 	}
@@ -64,6 +66,9 @@ void vt_vcpu_free(struct vt_vcpu *vcpu)
 		vt_os_free_pages(vcpu->msr_bitmap, 1);
 	if (vcpu->stack)
 		vt_os_free_pages(vcpu->stack, VT_HOST_STACK_PAGES);
+	if (vcpu->counts)
+		vt_os_free_pages(vcpu->counts, 1);
+	vcpu->counts = NULL;
 	vcpu->vmxon_region = NULL;
 	vcpu->vmcs = NULL;
 	vcpu->msr_bitmap = NULL;
@@ -80,6 +85,8 @@ int vt_vcpu_shield(struct vt_vcpu *vcpu)
 		ret = vt_hv_hide(vcpu->hv, vcpu->msr_bitmap, 1);
 	if (!ret)
 		ret = vt_hv_hide(vcpu->hv, vcpu->stack, VT_HOST_STACK_PAGES);
+	if (!ret)
+		ret = vt_hv_copy(vcpu->hv, vcpu, VT_VCPU_PAGES);
 	return ret;
 }
 

@@ -71,10 +71,10 @@ static void vt_monitor_cpu_exits(struct vt_text *t, u32 cpu, const struct vt_vcp
 	vt_put(t, "cpu ");
 	vt_put_u64(t, cpu);
 	vt_put(t, ": ");
-	vt_put_u64(t, v->exits_total);
+	vt_put_u64(t, v->counts->total);
 	vt_put(t, " exits");
 	for (r = 0; r < VT_EXIT_SLOTS; r++) {
-		if (!v->exits[r])
+		if (!v->counts->by_reason[r])
 			continue;
 		vt_put(t, ", ");
 		if (vt_exit_names[r]) {
@@ -84,7 +84,7 @@ static void vt_monitor_cpu_exits(struct vt_text *t, u32 cpu, const struct vt_vcp
 			vt_put_u64(t, r);
 		}
 		vt_put(t, " ");
-		vt_put_u64(t, v->exits[r]);
+		vt_put_u64(t, v->counts->by_reason[r]);
 	}
 	vt_put(t, "\n");
 }

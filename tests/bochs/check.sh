@@ -41,7 +41,7 @@ expected() {
 		hv.bench-none hv.bench-bp1 hv.bench-bp100 hv.bench-watch1 hv.bench-watch100 \
 		hv.bench-detached ;;
 	hvshield) echo hv.shield-off-getpid hv.shield-probe-control hv.shield-load hv.shield-getpid hv.shield-cost \
-		hv.shield-probe hv.shield-after-attack hv.shield-ring.order hv.shield-ring.overflow \
+		hv.shield-probe hv.shield-after-attack hv.shield-ring.order hv.shield-ring.overflow hv.shield-ring-trap \
 		hv.shield-stress-cpu@CPU@ hv.shield-unload hv.shield-bare-vmcall ;;
 	# tests/bochs/bochs-scenarios.sh; the host driver judges the bytes
 	com2) echo com2.echo com2.recv com2.session ;;

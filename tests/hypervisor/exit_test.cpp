@@ -76,9 +76,9 @@ TEST_F(Exit, CountsPerReason)
 	for (int i = 0; i < 3; i++)
 		vm_exit(EXIT_REASON_CPUID, 0, r);
 	vm_exit(EXIT_REASON_VMON, 0, r);
-	EXPECT_EQ(vcpu.exits[EXIT_REASON_CPUID], 3u);
-	EXPECT_EQ(vcpu.exits[EXIT_REASON_VMON], 1u);
-	EXPECT_EQ(vcpu.exits_total, 4u);
+	EXPECT_EQ(vcpu.counts->by_reason[EXIT_REASON_CPUID], 3u);
+	EXPECT_EQ(vcpu.counts->by_reason[EXIT_REASON_VMON], 1u);
+	EXPECT_EQ(vcpu.counts->total, 4u);
 }
 
 TEST_F(Exit, VmxMsrsRaiseGp)

@@ -63,14 +63,14 @@ static long vt_ioc_status(void __user *uarg)
 	st.nr_cpu_ids = nr_cpu_ids;
 	st.ring_records = vt_mod.ring_records;
 	st.ring_mmap_size = vt_mod.ring_bytes;
-	st.key_loaded = vt_mod.hv.key != 0;
+	st.key_loaded = vt_mod.hv->key != 0;
 	for_each_possible_cpu(cpu) {
 		struct vt_vcpu *vcpu = READ_ONCE(vt_mod.vcpus[cpu]);
 
 		if (!vcpu || !READ_ONCE(vcpu->launched) || cpu >= VTICE_MAX_CPUS)
 			continue;
 		st.nr_virtualized++;
-		st.total_exits += READ_ONCE(vcpu->exits_total);
+		st.total_exits += READ_ONCE(vcpu->counts->total);
 		st.virtualized[cpu / 64] |= 1ull << (cpu % 64);
 	}
 	return vt_put_arg(uarg, &st, sizeof(st));
@@ -92,10 +92,10 @@ static long vt_ioc_cpu_stats(void __user *uarg)
 	vcpu = READ_ONCE(vt_mod.vcpus[cs.cpu]);
 	if (vcpu) {
 		cs.flags = READ_ONCE(vcpu->launched) ? VTICE_CPU_VIRTUALIZED : 0;
-		cs.exits_total = READ_ONCE(vcpu->exits_total);
-		cs.exits_unknown = READ_ONCE(vcpu->exits_unknown);
+		cs.exits_total = READ_ONCE(vcpu->counts->total);
+		cs.exits_unknown = READ_ONCE(vcpu->counts->unknown);
 		for (i = 0; i < VTICE_EXIT_REASON_SLOTS && i < VT_EXIT_SLOTS; i++)
-			cs.exits[i] = READ_ONCE(vcpu->exits[i]);
+			cs.exits[i] = READ_ONCE(vcpu->counts->by_reason[i]);
 	}
 	cpus_read_unlock();
 	return vt_put_arg(uarg, &cs, sizeof(cs));
@@ -103,7 +103,7 @@ static long vt_ioc_cpu_stats(void __user *uarg)
 
 static long vt_ioc_caps(void __user *uarg)
 {
-	const struct vt_vmx_caps *c = &vt_mod.hv.caps;
+	const struct vt_vmx_caps *c = &vt_mod.hv->caps;
 	struct vtice_caps caps;
 	int ret = vt_get_arg(&caps, sizeof(caps), uarg);
 

@@ -20,6 +20,7 @@
 #include <linux/vmalloc.h>
 
 #include "vtice_linux.h"
+#include "../../core/os.h"
 
 struct vt_module vt_mod;
 static enum cpuhp_state vt_hp_state;
@@ -122,7 +123,7 @@ static void vt_free_vcpus(void)
 		if (!vt_mod.vcpu_state[cpu])
 			continue;
 		vt_vcpu_free(vt_mod.vcpu_state[cpu]);
-		kfree(vt_mod.vcpu_state[cpu]);
+		vt_os_free_pages(vt_mod.vcpu_state[cpu], VT_VCPU_PAGES);
 	}
 	kfree(vt_mod.vcpu_state);
 	vt_mod.vcpu_state = NULL;
@@ -137,13 +138,14 @@ static int vt_alloc_vcpus(void)
 	if (!vt_mod.vcpu_state)
 		return -ENOMEM;
 	for_each_possible_cpu(cpu) {
-		struct vt_vcpu *vcpu = kzalloc(sizeof(*vcpu), GFP_KERNEL);
+		/* Pages of its own: the shield gives the kernel a copy of them. */
+		struct vt_vcpu *vcpu = vt_os_alloc_pages(VT_VCPU_PAGES);
 
 		if (!vcpu)
 			return -ENOMEM;
-		ret = vt_vcpu_alloc(&vt_mod.hv, vcpu, cpu);
+		ret = vt_vcpu_alloc(vt_mod.hv, vcpu, cpu);
 		if (ret) {
-			kfree(vcpu);
+			vt_os_free_pages(vcpu, VT_VCPU_PAGES);
 			return ret;
 		}
 		vt_ring_attach(&vcpu->ring, vt_mod.rings[cpu]);
@@ -201,7 +203,7 @@ static void vt_probe_caps(void)
 	unsigned long flags;
 
 	local_irq_save(flags);
-	vt_mod.hv.caps.flags |= vt_probe_debugctl();
+	vt_mod.hv->caps.flags |= vt_probe_debugctl();
 	local_irq_restore(flags);
 }
 
@@ -241,15 +243,18 @@ static int __init vt_init(void)
 		pr_err("ring_records=%u: must be a power of two in 64..1048576\n", ring_records);
 		return -EINVAL;
 	}
-	ret = vt_hv_init(&vt_mod.hv, 0);
+	vt_mod.hv = vt_os_alloc_pages(VT_HV_PAGES);
+	if (!vt_mod.hv)
+		return -ENOMEM;
+	ret = vt_hv_init(vt_mod.hv, 0);
 	if (ret) {
 		pr_err("no usable VT-x here (%d); not loading\n", ret);
-		return ret;
+		goto err_hv_pages;
 	}
-	vt_log_caps(&vt_mod.hv.caps);
+	vt_log_caps(&vt_mod.hv->caps);
 	vt_probe_caps();
 	pr_info("EPT identity map up to 0x%llx with %u tables (%s pages)\n",
-		vt_mod.hv.ept.top, vt_mod.hv.ept.tables, vt_mod.hv.ept.use_1g ? "1 GiB" : "2 MiB");
+		vt_mod.hv->ept.top, vt_mod.hv->ept.tables, vt_mod.hv->ept.use_1g ? "1 GiB" : "2 MiB");
 	ret = -ENOMEM;
 	vt_mod.vcpus = kcalloc(nr_cpu_ids, sizeof(*vt_mod.vcpus), GFP_KERNEL);
 	if (!vt_mod.vcpus)
@@ -307,7 +312,10 @@ err_rings:
 err_vcpus:
 	kfree(vt_mod.vcpus);
 err_hv:
-	vt_hv_fini(&vt_mod.hv);
+	vt_hv_fini(vt_mod.hv);
+err_hv_pages:
+	vt_os_free_pages(vt_mod.hv, VT_HV_PAGES);
+	vt_mod.hv = NULL;
 	return ret;
 }
 
@@ -321,7 +329,8 @@ static void __exit vt_exit(void)
 	vt_free_vcpus();
 	vt_free_rings();
 	kfree(vt_mod.vcpus);
-	vt_hv_fini(&vt_mod.hv);
+	vt_hv_fini(vt_mod.hv);
+	vt_os_free_pages(vt_mod.hv, VT_HV_PAGES);
 	pr_info("devirtualized, unloaded\n");
 }
 

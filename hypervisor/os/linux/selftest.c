@@ -103,7 +103,7 @@ static unsigned long vt_read_cr4_raw(void)
 
 static void vt_selftest_vmcall(struct vt_selftest *st)
 {
-	u64 key = vt_mod.hv.key, rdx = 0;
+	u64 key = vt_mod.hv->key, rdx = 0;
 
 	VT_CHECK(st, !vt_vmcall_faults(VTICE_VMCALL_PING, key, &rdx) && rdx == VTICE_VMCALL_PONG,
 		 "VMCALL PING with the key not answered");
@@ -148,7 +148,7 @@ static void vt_selftest_xsetbv(struct vt_selftest *st)
 static void vt_selftest_instructions(struct vt_selftest *st)
 {
 	u64 orig, back = 0;
-	bool btf = vt_mod.hv.caps.flags & VTICE_CAP_DEBUGCTL_BTF;
+	bool btf = vt_mod.hv->caps.flags & VTICE_CAP_DEBUGCTL_BTF;
 
 	vt_selftest_xsetbv(st);
 	asm volatile("invd" ::: "memory");	/* emulated as WBINVD: must not lose data */

@@ -45,7 +45,7 @@ static int vt_copy_vmalloc_range(unsigned long base, unsigned long size)
 
 		if (!page)
 			return -EFAULT;
-		ret = vt_shield_copy(&vt_mod.hv.shield, &vt_mod.hv.ept, page_to_phys(page));
+		ret = vt_shield_copy(&vt_mod.hv->shield, &vt_mod.hv->ept, page_to_phys(page));
 		if (ret)
 			return ret;
 	}
@@ -82,10 +82,10 @@ static int vt_shield_vcpus(void)
 
 int vt_linux_shield(void)
 {
-	struct vt_shield *s = &vt_mod.hv.shield;
+	struct vt_shield *s = &vt_mod.hv->shield;
 	int ret;
 
-	ret = vt_hv_shield_own_pages(&vt_mod.hv);
+	ret = vt_hv_shield_own_pages(vt_mod.hv);
 	if (!ret)
 		ret = vt_shield_vcpus();
 	if (!ret)
@@ -93,9 +93,9 @@ int vt_linux_shield(void)
 	if (!ret)
 		ret = vt_shield_module_image();
 	if (!ret)
-		ret = vt_shield_hide_ept(s, &vt_mod.hv.ept);
+		ret = vt_shield_hide_ept(s, &vt_mod.hv->ept);
 	if (!ret)
 		pr_info("shield: %u pages hidden, %u pages of module image copied, %u EPT tables\n",
-			s->hidden, s->nr_copies, vt_mod.hv.ept.tables);
+			s->hidden, s->nr_copies, vt_mod.hv->ept.tables);
 	return ret;
 }

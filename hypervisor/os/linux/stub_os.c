@@ -117,7 +117,7 @@ int vt_linux_stub_init(u16 port, u32 baud, bool crash_stop, u32 lockup_secs)
 	cfg.nr_ram = vt_nr_ram;
 	if (crash_stop)
 		cfg.nr_guards = vt_collect_guards(guards);
-	ret = vt_stub_init(&vt_mod.hv, &cfg);
+	ret = vt_stub_init(vt_mod.hv, &cfg);
 	vt_stub_on = !ret;
 	return ret;
 }

@@ -7,7 +7,7 @@
 #include "../../core/hv.h"
 
 struct vt_module {
-	struct vt_hv hv;
+	struct vt_hv *hv;		/* VT_HV_PAGES pages: the shield copies them */
 	struct vt_vcpu **vcpus;		/* [nr_cpu_ids], NULL when not virtualized */
 	struct vt_vcpu **vcpu_state;	/* [nr_cpu_ids], every possible CPU's, made at load */
 	void **rings;			/* [nr_cpu_ids], vmalloc_user, possible CPUs */

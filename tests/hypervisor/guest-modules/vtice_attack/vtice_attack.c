@@ -12,6 +12,10 @@
  *               VMCS, VMXON region and MSR bitmap, zeros over the host
  *               top-level table and the EPT's top table (a remap of all
  *               memory), and int3 over the VM-exit entry point (text=).
+ *               It also aims VMX root at its own data: the callbacks
+ *               pointer at a table of bogus functions, and every CPU's
+ *               ring at a trap buffer in this module; at unload it says
+ *               whether VMX root wrote records into the trap.
  *
  * Without the shield the write mode takes the machine down at the next VM
  * exit; with it, the hypervisor must not notice (docs/hypervisor.md).
@@ -50,6 +54,14 @@ static void probe(const char *kind, const void *p, size_t len)
 		nonzero ? "visible" : "hidden", nonzero, len);
 }
 
+/* Never called by anyone honest: VMX root jumping here is the attack working. */
+static const struct vt_callbacks bogus_callbacks = {
+	.exception = (void *)0xdead0001, .ept_violation = (void *)0xdead0002,
+	.mtf = (void *)0xdead0003, .vmcall = (void *)0xdead0004,
+	.nmi = (void *)0xdead0005, .pre_entry = (void *)0xdead0006,
+};
+static struct vtice_record trap[4];
+
 static void attack_text(void)
 {
 	struct page *page;
@@ -80,6 +92,8 @@ static void attack_cpu(struct vt_vcpu *v, bool write)
 	memset(v->vmcs, 0xa5, PAGE_SIZE);
 	memset(v->vmxon_region, 0xa5, PAGE_SIZE);
 	memset(v->msr_bitmap, 0xff, PAGE_SIZE);
+	WRITE_ONCE(v->ring.records, trap);
+	WRITE_ONCE(v->ring.nr_records, ARRAY_SIZE(trap));
 }
 
 static int __init vtice_attack_init(void)
@@ -90,8 +104,8 @@ static int __init vtice_attack_init(void)
 
 	if (!m || (!write && strcmp(mode, "probe")))
 		return -EINVAL;
-	probe("EPT top table", m->hv.ept.pml4, PAGE_SIZE);
-	probe("host top-level table", m->hv.host_pml4, PAGE_SIZE);
+	probe("EPT top table", m->hv->ept.pml4, PAGE_SIZE);
+	probe("host top-level table", m->hv->host_pml4, PAGE_SIZE);
 	for_each_online_cpu(cpu) {
 		struct vt_vcpu *v = READ_ONCE(m->vcpus[cpu]);
 
@@ -101,8 +115,9 @@ static int __init vtice_attack_init(void)
 		}
 	}
 	if (write) {
-		memset(m->hv.host_pml4, 0, PAGE_SIZE);
-		memset(m->hv.ept.pml4, 0, PAGE_SIZE);
+		memset(m->hv->host_pml4, 0, PAGE_SIZE);
+		memset(m->hv->ept.pml4, 0, PAGE_SIZE);
+		WRITE_ONCE(m->hv->cb, &bogus_callbacks);
 		attack_text();
 	}
 	pr_info("vtice_attack: %s done on %u CPUs; still running\n", mode, n);
@@ -111,6 +126,9 @@ static int __init vtice_attack_init(void)
 
 static void __exit vtice_attack_exit(void)
 {
+	if (!strcmp(mode, "write"))
+		pr_info("vtice_attack: ring records written into the trap: %s\n",
+			memchr_inv(trap, 0, sizeof(trap)) ? "yes" : "none");
 }
 
 module_init(vtice_attack_init);
