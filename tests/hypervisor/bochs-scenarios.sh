@@ -231,7 +231,8 @@ shield_cost() {
 # vtice's symbols as loaded now (module symbols are in kallsyms), read once
 # per load: /proc/kallsyms takes seconds to read in Bochs.
 vtice_symbols() {
-	grep ' \[vtice\]$' /proc/kallsyms >/tmp/vtice.syms
+	grep '[[:space:]]\[vtice\]$' /proc/kallsyms >/tmp/vtice.syms
+	[ -s /tmp/vtice.syms ] || echo "VTICE-NOTE no [vtice] symbols in /proc/kallsyms"
 }
 
 # The address of one of them.

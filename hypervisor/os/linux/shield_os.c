@@ -6,10 +6,11 @@
  *   and host stack, the host top-level table and window tables, the I/O
  *   bitmaps, the debugger's page-allocated tables and split-view shadows,
  *   and last the EPT tables themselves;
- * - copied: the module's code and read-only data. The kernel keeps running
- *   the module's guest-side code (ioctls, hotplug, init and exit) from the
- *   copy, and whatever it writes there (a kprobe, a text_poke, an attack)
- *   never reaches the original that VMX root executes.
+ * - copied: the module's code and read-only data, struct vt_hv and every
+ *   struct vt_vcpu. The kernel keeps running the module's guest-side code
+ *   (ioctls, hotplug, init and exit) and reading hv's key and capabilities
+ *   from its copies, and whatever it writes there (a kprobe, a text_poke,
+ *   an attack) never reaches the originals that VMX root uses.
  */
 #define pr_fmt(fmt) "vtice: " fmt
 
@@ -95,7 +96,7 @@ int vt_linux_shield(void)
 	if (!ret)
 		ret = vt_shield_hide_ept(s, &vt_mod.hv->ept);
 	if (!ret)
-		pr_info("shield: %u pages hidden, %u pages of module image copied, %u EPT tables\n",
+		pr_info("shield: %u pages hidden, %u pages copied (module image and state), %u EPT tables\n",
 			s->hidden, s->nr_copies, vt_mod.hv->ept.tables);
 	return ret;
 }
