@@ -182,8 +182,15 @@ int vt_vcpu_virtualize(struct vt_vcpu *vcpu)
 	if (ret)
 		goto err_vmx;
 	vt_invalidate_all(vcpu);
+	/*
+	 * Set on both sides of the launch: before it, still bare, in the
+	 * original VMX root reads (the debugger's all-stop); after it, as a
+	 * guest, in the kernel's copy when the shield gave it one (shield.h).
+	 */
+	vcpu->launched = true;
 	ret = vt_vmx_launch();
 	if (ret) {
+		vcpu->launched = false;
 		vcpu->last_vm_error = vt_vm_error();
 		vt_err("cpu %u: VMLAUNCH failed (stub %d, VM-instruction error %u)\n",
 		       vcpu->cpu, ret, vcpu->last_vm_error);

@@ -23,8 +23,6 @@
 #include "../core/intrin.h"
 #include <vtice/ioctl.h>
 
-static u32 vt_split_pages_alloc, vt_bp_pages_alloc;
-
 int vt_bp_alloc(u32 shadow_pages)
 {
 	u32 i;
@@ -32,7 +30,7 @@ int vt_bp_alloc(u32 shadow_pages)
 	if (!shadow_pages)
 		return 0;
 	vt_hooks.split = vt_hooks_alloc(shadow_pages * sizeof(struct vt_split_page),
-					&vt_split_pages_alloc);
+					&vt_hooks.split_pages);
 	if (!vt_hooks.split)
 		return -VT_ENOMEM;
 	for (i = 0; i < shadow_pages; i++) {
@@ -48,7 +46,7 @@ int vt_bp_alloc(u32 shadow_pages)
 	if (vt_hooks.nr_bp < VT_BP_MIN)
 		vt_hooks.nr_bp = VT_BP_MIN;
 	vt_hooks.bp = vt_hooks_alloc(vt_hooks.nr_bp * sizeof(struct vt_sw_bp),
-				     &vt_bp_pages_alloc);
+				     &vt_hooks.bp_pages);
 	if (!vt_hooks.bp) {
 		vt_hooks.nr_bp = 0;
 		return -VT_ENOMEM;
@@ -63,9 +61,9 @@ int vt_bp_shield(void)
 	u32 i;
 
 	if (vt_hooks.split)
-		ret = vt_hv_hide(hv, vt_hooks.split, vt_split_pages_alloc);
+		ret = vt_hv_hide(hv, vt_hooks.split, vt_hooks.split_pages);
 	if (!ret && vt_hooks.bp)
-		ret = vt_hv_hide(hv, vt_hooks.bp, vt_bp_pages_alloc);
+		ret = vt_hv_hide(hv, vt_hooks.bp, vt_hooks.bp_pages);
 	for (i = 0; !ret && i < vt_hooks.nr_split; i++)
 		ret = vt_hv_hide(hv, vt_hooks.split[i].shadow, 1);
 	return ret;
@@ -78,9 +76,9 @@ void vt_bp_free(void)
 	for (i = 0; i < vt_hooks.nr_split; i++)
 		vt_os_free_pages(vt_hooks.split[i].shadow, 1);
 	if (vt_hooks.split)
-		vt_os_free_pages(vt_hooks.split, vt_split_pages_alloc);
+		vt_os_free_pages(vt_hooks.split, vt_hooks.split_pages);
 	if (vt_hooks.bp)
-		vt_os_free_pages(vt_hooks.bp, vt_bp_pages_alloc);
+		vt_os_free_pages(vt_hooks.bp, vt_hooks.bp_pages);
 	vt_hooks.split = NULL;
 	vt_hooks.bp = NULL;
 	vt_hooks.nr_split = vt_hooks.nr_bp = 0;

@@ -14,7 +14,7 @@
 #include "../core/intrin.h"
 #include <vtice/ioctl.h>
 
-struct vt_hooks vt_hooks;
+struct vt_hooks vt_hooks VT_ROOT_STATE;
 
 void vt_hooks_lock(void)
 {
@@ -90,8 +90,6 @@ void *vt_hooks_alloc(u32 bytes, u32 *pages)
 	return vt_os_alloc_pages(*pages);
 }
 
-static u32 vt_cpu_pages;
-
 int vt_hooks_init(struct vt_hv *hv, u32 shadow_pages, vt_gva_translate_fn translate)
 {
 	u32 i;
@@ -101,7 +99,7 @@ int vt_hooks_init(struct vt_hv *hv, u32 shadow_pages, vt_gva_translate_fn transl
 	vt_hooks.hv = hv;
 	vt_hooks.translate = translate;
 	vt_hooks.cpu = vt_hooks_alloc(VT_HOOKS_MAX_CPUS * sizeof(struct vt_hooks_cpu),
-				      &vt_cpu_pages);
+				      &vt_hooks.cpu_pages);
 	if (!vt_hooks.cpu)
 		return -VT_ENOMEM;
 	for (i = 0; i < VT_HOOKS_MAX_CPUS; i++)
@@ -117,9 +115,11 @@ int vt_hooks_init(struct vt_hv *hv, u32 shadow_pages, vt_gva_translate_fn transl
 
 int vt_hooks_shield(void)
 {
-	int ret = vt_hv_hide(vt_hooks.hv, vt_hooks.cpu, vt_cpu_pages);
+	int ret = vt_hv_hide(vt_hooks.hv, vt_hooks.cpu, vt_hooks.cpu_pages);
 
-	return ret ? ret : vt_bp_shield();
+	if (!ret)
+		ret = vt_bp_shield();
+	return ret ? ret : vt_os_shield_image(&vt_hooks, sizeof(vt_hooks));
 }
 
 /*
@@ -135,7 +135,7 @@ void vt_hooks_fini(void)
 	}
 	vt_bp_free();
 	if (vt_hooks.cpu)
-		vt_os_free_pages(vt_hooks.cpu, vt_cpu_pages);
+		vt_os_free_pages(vt_hooks.cpu, vt_hooks.cpu_pages);
 	vt_memset(&vt_hooks, 0, sizeof(vt_hooks));
 }
 

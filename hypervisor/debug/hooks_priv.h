@@ -11,6 +11,7 @@
 #define VT_DEBUG_HOOKS_PRIV_H
 
 #include "hooks.h"
+#include "dbg_os.h"
 #include "../core/exit.h"
 
 #define VT_HOOKS_MAX_CPUS	256
@@ -123,7 +124,9 @@ struct vt_hooks {
 	u64 hw_addr[4];
 	u32 hw_count;
 	struct vt_hooks_stats stats;
-};
+	/* pages allocated for the tables above, for freeing and the shield */
+	u32 cpu_pages, split_pages, bp_pages;
+} VT_ROOT_STATE_TYPE;
 
 extern struct vt_hooks vt_hooks;
 

@@ -20,7 +20,7 @@
 #define VT_GATHER_TIMEOUT_MS	1000
 
 static struct {
-	struct vt_vcpu **vcpus;
+	struct vt_vcpu *vcpus[VT_STOP_MAX_CPUS];	/* every possible CPU's, from load */
 	u32 nr;
 	vt_stop_serve_fn serve;
 	s32 master;		/* CPU serving the debugger, or VT_NO_MASTER */
@@ -28,20 +28,34 @@ static struct {
 	u32 release;		/* bumped to let parked CPUs go */
 	u64 last_tsc;
 	struct vt_stop_cpu cpu[VT_STOP_MAX_CPUS];
-} st = { .master = VT_NO_MASTER };
+} VT_ROOT_STATE_TYPE st VT_ROOT_STATE;
 
-void vt_stop_init(struct vt_vcpu **vcpus, u32 nr_cpus, vt_stop_serve_fn serve)
+void vt_stop_init(struct vt_vcpu *const *vcpus, u32 nr_cpus, vt_stop_serve_fn serve)
 {
+	u32 i;
+
 	vt_memset(&st, 0, sizeof(st));
-	st.vcpus = vcpus;
 	st.nr = nr_cpus < VT_STOP_MAX_CPUS ? nr_cpus : VT_STOP_MAX_CPUS;
+	for (i = 0; i < st.nr; i++)
+		st.vcpus[i] = vcpus[i];
 	st.serve = serve;
 	st.master = VT_NO_MASTER;
 }
 
+int vt_stop_shield(void)
+{
+	return vt_os_shield_image(&st, sizeof(st));
+}
+
+/*
+ * A CPU in VMX operation, or NULL. From this module's own list and the
+ * vCPU's own flag, never from a list the kernel can write.
+ */
 static struct vt_vcpu *vt_stop_vcpu(u32 cpu)
 {
-	return cpu < st.nr ? VT_READ_ONCE(st.vcpus[cpu]) : NULL;
+	struct vt_vcpu *vcpu = cpu < st.nr ? st.vcpus[cpu] : NULL;
+
+	return vcpu && VT_READ_ONCE(vcpu->launched) ? vcpu : NULL;
 }
 
 /* The guest's view: CR4.VMXE is shadowed to 0 (vmcs.c). */

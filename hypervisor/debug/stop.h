@@ -39,7 +39,9 @@ struct vt_stop_cpu {
 /* The debugger's session with the stopped machine: returns once it resumed it. */
 typedef void (*vt_stop_serve_fn)(u32 master, const struct vt_dbg_stop *why);
 
-void vt_stop_init(struct vt_vcpu **vcpus, u32 nr_cpus, vt_stop_serve_fn serve);
+void vt_stop_init(struct vt_vcpu *const *vcpus, u32 nr_cpus, vt_stop_serve_fn serve);
+/* Copy the all-stop state for the kernel (dbg_os.h), at load. */
+int vt_stop_shield(void);
 /* A debugger event on this CPU (VMX root, inside an exit handler). */
 void vt_stop_machine(struct vt_vcpu *vcpu, struct vt_exit *exit, const struct vt_dbg_stop *why);
 /* NMI exit: true when it was the master's NMI (the CPU parked). */

@@ -32,7 +32,7 @@ static struct {
 	struct vt_lockup_cpu lockup_cpu[VT_STOP_MAX_CPUS];
 	u64 fatal_guard[VT_STUB_MAX_GUARDS];	/* gvas of the guards on panic() */
 	bool dying;		/* a panic was reported: a dying kernel spins, no news */
-} stub;
+} VT_ROOT_STATE_TYPE stub VT_ROOT_STATE;
 
 static void vt_stub_put_byte(void *ctx, u8 byte)
 {
@@ -396,7 +396,14 @@ int vt_stub_init(struct vt_hv *hv, const struct vt_stub_config *cfg)
 
 int vt_stub_shield(void)
 {
-	return stub.hv ? vt_hooks_shield() : 0;
+	int ret;
+
+	if (!stub.hv)
+		return 0;
+	ret = vt_hooks_shield();
+	if (!ret)
+		ret = vt_stop_shield();
+	return ret ? ret : vt_os_shield_image(&stub, sizeof(stub));
 }
 
 void vt_stub_fini(void)

@@ -36,7 +36,7 @@ struct vt_stub_config {
 	u32 nr_guards;
 	const struct vt_ram_range *ram;
 	u32 nr_ram;
-	struct vt_vcpu **vcpus;	/* [nr_cpus], NULL where not virtualized */
+	struct vt_vcpu *const *vcpus;	/* [nr_cpus], every possible CPU's, from load; NULL: none */
 	u32 nr_cpus;
 	u32 lockup_secs;	/* hard-lockup watch (lockup.h); 0 = off */
 };

@@ -42,7 +42,8 @@ expected() {
 		hv.bench-detached ;;
 	hvshield) echo hv.shield-off-getpid hv.shield-probe-control hv.shield-load hv.shield-getpid hv.shield-cost \
 		hv.shield-probe hv.shield-after-attack hv.shield-ring.order hv.shield-ring.overflow hv.shield-ring-trap \
-		hv.shield-stress-cpu@CPU@ hv.shield-unload hv.shield-bare-vmcall ;;
+		hv.shield-stress-cpu@CPU@ hv.shield-unload hv.shield-bare-vmcall \
+		hv.shield-guard-text hv.shield-stub-load hv.shield-guard hv.shield-stub-status hv.shield-stub-unload ;;
 	# tests/bochs/bochs-scenarios.sh; the host driver judges the bytes
 	com2) echo com2.echo com2.recv com2.session ;;
 	com2gdb) echo com2gdb.wire ;;

@@ -208,6 +208,38 @@ scenario_hvshield() {
 		result hv.shield-unload FAIL "rmmod failed after the attack"
 	fi
 	$T vmcall hv.shield-bare-vmcall
+	shield_debugger_state "$atk"
+}
+
+# With the stub loaded, the attacker zeroes the debugger's state in the
+# module's .bss (hooks, stub, all-stop). VMX root must keep its own: the
+# crash guard on panic still flips its split view when the kernel reads
+# panic's bytes (the hooks' tables), the stub still polls its UART.
+shield_debugger_state() {
+	local atk=$1 out orig line
+	out=$($T kcore hv.shield-guard-text panic 16)
+	echo "$out"
+	orig=$(echo "$out" | sed -n 's/^VTICE-FIGURE hv.shield-guard-text.bytes=//p')
+	[ -n "$orig" ] || return
+	insmod "$KO" debug_port=0x2f8 || { result hv.shield-stub-load FAIL "insmod debug_port=0x2f8 failed"; return; }
+	loaded=1
+	vtice_symbols
+	insmod $atk mode=state \
+		state=0x$(vtice_symbol vt_hooks),0x$(vtice_symbol stub),0x$(vtice_symbol st) &&
+		rmmod vtice_attack
+	line=$(dmesg | grep -o 'vtice_attack: zeroed .*' | tail -n 1)
+	case "$line" in
+	*"zeroed 3 pages"*) result hv.shield-stub-load PASS "$line" ;;
+	*) result hv.shield-stub-load FAIL "${line:-the attacker did not run}" ;;
+	esac
+	$T kcore hv.shield-guard panic 16 "$orig"
+	sleep 1	# a few of the stub's UART polls
+	$T status hv.shield-stub-status
+	if rmmod_vtice; then
+		result hv.shield-stub-unload PASS "stub unloaded after the attack"
+	else
+		result hv.shield-stub-unload FAIL "rmmod failed"
+	fi
 }
 
 # What the shield costs a getpid loop, from the two runs' figures: the

@@ -475,6 +475,8 @@ void vt_os_send_nmi(u32 cpu)
 }
 
 u64 vt_os_tsc_khz(void) { return vtice::fake::tsc_khz(); }
+// The shield of the module image is the Linux layer's (shield_os.c); no image here.
+int vt_os_shield_image(const void *, u64) { return 0; }
 u64 vt_os_virt_to_phys(const void *p) { return reinterpret_cast<u64>(p); }
 void *vt_os_phys_to_virt(u64 pa)
 {

@@ -53,6 +53,7 @@ protected:
 			g_vcpu[i] = {};
 			g_vcpu[i].hv = &g_hv;
 			g_vcpu[i].cpu = i;
+			g_vcpu[i].launched = true;
 			g_vcpus[i] = &g_vcpu[i];
 			g_nmi[i] = false;
 		}
@@ -130,7 +131,7 @@ TEST_F(Stop, EveryCpuParksAndTheDebuggerSeesEachOnesRegisters)
 TEST_F(Stop, AStepHoldsInterruptsOffForOneInstruction)
 {
 	become_guest(0, 0x1000);
-	g_vcpus[1] = nullptr;	// a single-CPU machine
+	g_vcpu[1].launched = false;	// CPU 1 is not in VMX: a single-CPU machine
 	vt_guest_regs regs{};
 	vt_exit exit{&g_vcpu[0], &regs, 0, 0};
 	vt_dbg_stop why{0, VT_STOP_SIGINT, 0};
@@ -152,7 +153,7 @@ TEST_F(Stop, NoStiBlockingWhenInterruptsAreOff)
 {
 	become_guest(0, 0x1000);
 	vtice::fake::cpu().vmcs[GUEST_RFLAGS] = 0x46;
-	g_vcpus[1] = nullptr;
+	g_vcpu[1].launched = false;
 	vt_guest_regs regs{};
 	vt_exit exit{&g_vcpu[0], &regs, 0, 0};
 	vt_dbg_stop why{0, VT_STOP_SIGINT, 0};

@@ -262,14 +262,14 @@ static int __init vt_init(void)
 	ret = vt_alloc_rings();
 	if (ret)
 		goto err_vcpus;
+	ret = vt_alloc_vcpus();
+	if (ret)
+		goto err_vcpu_state;
 	if (debug_port) {
 		ret = vt_linux_stub_init(debug_port, debug_baud, crash_stop, lockup_secs);
 		if (ret)
-			goto err_rings;
+			goto err_vcpu_state;
 	}
-	ret = vt_alloc_vcpus();
-	if (ret)
-		goto err_stub;
 	if (shield) {
 		ret = vt_linux_shield();
 		if (ret) {
@@ -306,8 +306,8 @@ err_hp:
 		cpuhp_remove_state(vt_hp_state);
 err_stub:
 	vt_linux_stub_fini();
+err_vcpu_state:
 	vt_free_vcpus();
-err_rings:
 	vt_free_rings();
 err_vcpus:
 	kfree(vt_mod.vcpus);

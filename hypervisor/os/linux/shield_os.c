@@ -6,8 +6,8 @@
  *   and host stack, the host top-level table and window tables, the I/O
  *   bitmaps, the debugger's page-allocated tables and split-view shadows,
  *   and last the EPT tables themselves;
- * - copied: the module's code and read-only data, struct vt_hv and every
- *   struct vt_vcpu. The kernel keeps running the module's guest-side code
+ * - copied: the module's code and read-only data, struct vt_hv, every
+ *   struct vt_vcpu and the debugger's root state in .bss. The kernel keeps running the module's guest-side code
  *   (ioctls, hotplug, init and exit) and reading hv's key and capabilities
  *   from its copies, and whatever it writes there (a kprobe, a text_poke,
  *   an attack) never reaches the originals that VMX root uses.
@@ -21,6 +21,7 @@
 #include <linux/vmalloc.h>
 
 #include "vtice_linux.h"
+#include "../../debug/dbg_os.h"
 #include "../../debug/stub.h"
 
 /* The module's text and read-only data: one range, page aligned. */
@@ -51,6 +52,12 @@ static int vt_copy_vmalloc_range(unsigned long base, unsigned long size)
 			return ret;
 	}
 	return 0;
+}
+
+/* The debugger's root state, in the module's .bss (debug/dbg_os.h). */
+int vt_os_shield_image(const void *p, u64 bytes)
+{
+	return vt_copy_vmalloc_range((unsigned long)p, bytes);
 }
 
 static int vt_shield_module_image(void)

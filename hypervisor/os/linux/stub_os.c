@@ -104,7 +104,7 @@ int vt_linux_stub_init(u16 port, u32 baud, bool crash_stop, u32 lockup_secs)
 	struct vt_crash_guard guards[VT_STUB_MAX_GUARDS];
 	struct vt_stub_config cfg = {
 		.port = port, .baud = baud, .ram = vt_ram,
-		.vcpus = vt_mod.vcpus, .nr_cpus = nr_cpu_ids,
+		.vcpus = vt_mod.vcpu_state, .nr_cpus = nr_cpu_ids,
 		.guards = guards, .lockup_secs = lockup_secs,
 	};
 	int ret;

@@ -16,6 +16,9 @@
  *               pointer at a table of bogus functions, and every CPU's
  *               ring at a trap buffer in this module; at unload it says
  *               whether VMX root wrote records into the trap.
+ *   mode=state  zeroes the first page of each of vtice's debugger state
+ *               variables named in state= (vt_hooks, stub, st: the hooks'
+ *               tables, the stub, the all-stop), with debug_port set.
  *
  * Without the shield the write mode takes the machine down at the next VM
  * exit; with it, the hypervisor must not notice (docs/hypervisor.md).
@@ -36,7 +39,12 @@ MODULE_PARM_DESC(text, "a function of vtice's that only VMX root runs (vt_vmexit
 
 static char *mode = "probe";
 module_param(mode, charp, 0444);
-MODULE_PARM_DESC(mode, "probe (read only) or write");
+MODULE_PARM_DESC(mode, "probe (read only), write, or state");
+
+static unsigned long state[8];
+static int nr_state;
+module_param_array(state, ulong, &nr_state, 0444);
+MODULE_PARM_DESC(state, "addresses of vtice's debugger state to zero (mode=state)");
 
 /*
  * Each kind holds nonzero bytes while in use (a revision identifier, saved
@@ -102,6 +110,12 @@ static int __init vtice_attack_init(void)
 	bool write = !strcmp(mode, "write");
 	unsigned int cpu, n = 0;
 
+	if (!strcmp(mode, "state")) {
+		for (n = 0; n < nr_state; n++)
+			memset((void *)state[n], 0, PAGE_SIZE);
+		pr_info("vtice_attack: zeroed %u pages of the debugger's state; still running\n", n);
+		return 0;
+	}
 	if (!m || (!write && strcmp(mode, "probe")))
 		return -EINVAL;
 	probe("EPT top table", m->hv->ept.pml4, PAGE_SIZE);
