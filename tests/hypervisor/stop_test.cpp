@@ -128,6 +128,33 @@ TEST_F(Stop, EveryCpuParksAndTheDebuggerSeesEachOnesRegisters)
 	EXPECT_GE(counter.load(), 1000u);
 }
 
+// The list the OS layer passed at load (vt_mod's, which the kernel can
+// write) is copied: rewriting it afterwards neither hides a CPU in VMX from
+// the all-stop nor adds one of the kernel's invention.
+TEST_F(Stop, RewritingTheKernelsVcpuListAfterLoadChangesNothing)
+{
+	std::atomic<uint64_t> counter{0};
+	vt_guest_regs regs1{};
+	uint64_t proc1 = 0;
+	vt_vcpu bogus{};
+	g_vcpus[1] = nullptr;
+	g_vcpus[0] = &bogus;
+	std::thread cpu1 = run_cpu1(counter, regs1, proc1);
+	become_guest(0, 0xffffffff81000000ull);
+	vt_guest_regs regs0{};
+	vt_exit exit0{&g_vcpu[0], &regs0, EXIT_REASON_EXCEPTION_NMI, EXIT_REASON_EXCEPTION_NMI};
+	vt_dbg_stop why{0, VT_STOP_SIGINT, 0};
+	bool both = false;
+	g_serve = [&](u32, const vt_dbg_stop *) {
+		struct vt_stop_cpu *c0 = vt_stop_cpu(0), *c1 = vt_stop_cpu(1);
+		both = c0 && c1 && c0->vcpu == &g_vcpu[0] && c1->vcpu == &g_vcpu[1];
+	};
+	vt_stop_machine(&g_vcpu[0], &exit0, &why);
+	cpu1.join();
+	EXPECT_TRUE(both) << "both real vCPUs parked, neither replaced";
+	EXPECT_TRUE(g_nmi[1]);
+}
+
 TEST_F(Stop, AStepHoldsInterruptsOffForOneInstruction)
 {
 	become_guest(0, 0x1000);
