@@ -272,6 +272,74 @@ vtice_symbol() {
 	awk -v s="$1" '$3 == s { print $1; exit }' /tmp/vtice.syms
 }
 
+# Transparency (docs/transparency.md): guest-modules/vtice_detect reads on
+# every CPU what anti-debug code reads (CPUID leaves 1 and 0x40000000+,
+# IDT, GDT, CR0, CR4, DR7, LSTAR, STAR, SYSENTER, EFER, DEBUGCTL, the VMX
+# MSRs) on the bare machine, then under vtice. Every value must be the same,
+# except the ones that say VMX is absent (CPUID.1:ECX.VMX, FEATURE_CONTROL,
+# IA32_VMX_BASIC: vtice offers no nested VMX). CPUID's cost is reported.
+scenario_hvdetect() {
+	[ "$loaded" = 0 ] || rmmod_vtice
+	local det=/lib/vtice/vtice_detect.ko bare under changed
+	[ -f $det ] || { result hv.detect-state FAIL "no $det in the initramfs"; return; }
+	dmesg -c >/dev/null
+	insmod $det && rmmod vtice_detect
+	bare=$(dmesg | sed -n 's/.*vtice_detect: //p')
+	dmesg -c >/dev/null
+	insmod_vtice || { result hv.detect-state FAIL "insmod failed"; return; }
+	insmod $det && rmmod vtice_detect
+	under=$(dmesg | sed -n 's/.*vtice_detect: //p')
+	rmmod_vtice
+	echo "$under" | sed 's/^/detect under vtice: /'
+	changed=$(detect_changes "$bare" "$under")
+	if [ -z "$changed" ] && [ "$(echo "$under" | grep -c lstar=)" = "$(nproc)" ]; then
+		result hv.detect-state PASS "$(echo "$under" | grep -vc timing) values on $(nproc) CPUs as on the bare machine, but for VMX reported absent"
+	else
+		result hv.detect-state FAIL "changed: ${changed:-no probe lines}"
+	fi
+	detect_timing "$bare" "$under"
+}
+
+# The probes whose value differs, as "cpuN name: bare -> under", except
+# those that only say VMX is absent (checked for exactly that).
+detect_changes() {
+	printf '%s\n--\n%s\n' "$1" "$2" | awk '
+		BEGIN { under = 0 }
+		$0 == "--" { under = 1; next }
+		/ timing / { next }
+		{ split($2, kv, "="); key = $1 " " kv[1]; v[under, key] = kv[2]; keys[key] = 1 }
+		END {
+			for (k in keys) {
+				b = v[0, k]; u = v[1, k]
+				if (b == u) continue
+				if (k ~ / cpuid\.1\.ecx$/ && xor_is_vmx(b, u)) continue
+				if (k ~ / vmx_basic$/ && u == "#GP") continue
+				if (k ~ / feature_control$/ && !and4(u)) continue
+				printf "%s: %s -> %s; ", k, b, u
+			}
+		}
+		function hex(s,   i, n, c) { n = 0; for (i = 1; i <= length(s); i++) {
+			c = index("0123456789abcdef", substr(s, i, 1)) - 1; n = n * 16 + c } return n }
+		# CPUID.1:ECX bit 5 (VMX) cleared, nothing else changed
+		function xor_is_vmx(b, u) { return hex(b) - hex(u) == 32 }
+		# FEATURE_CONTROL bit 2 (VMX outside SMX) clear under vtice
+		function and4(u) { return int(hex(u) / 4) % 2 }'
+}
+
+# CPUID always exits under VT-x (SDM 3C 26.1.2): its cost is reported, not hidden.
+detect_timing() {
+	local b u
+	b=$(echo "$1" | sed -n 's/^cpu0 timing cpuid_tsc=//p')
+	u=$(echo "$2" | sed -n 's/^cpu0 timing cpuid_tsc=//p')
+	echo "VTICE-FIGURE hv.detect.cpuid_tsc_bare=$b"
+	echo "VTICE-FIGURE hv.detect.cpuid_tsc_vtice=$u"
+	if [ -n "$b" ] && [ -n "$u" ]; then
+		result hv.detect-cpuid-timing PASS "reported, not hidden: a CPUID costs $b TSC bare, $u under vtice"
+	else
+		result hv.detect-cpuid-timing FAIL "no timing lines"
+	fi
+}
+
 # hvhotplug runs after the other scenarios: after CPU hotplug with the module
 # loaded, the console UART has been seen to drain user-space output slowly
 # (not yet diagnosed; docs/bochs-rig.md), so little output should follow it.
