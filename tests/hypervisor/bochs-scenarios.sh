@@ -340,9 +340,8 @@ detect_timing() {
 	fi
 }
 
-# hvhotplug runs after the other scenarios: after CPU hotplug with the module
-# loaded, the console UART has been seen to drain user-space output slowly
-# (not yet diagnosed; docs/bochs-rig.md), so little output should follow it.
+# CPU hotplug with the module loaded: offline, online, cycles, and a load
+# while CPU 1 is offline.
 scenario_hvhotplug() {
 	local cpu1=/sys/devices/system/cpu/cpu1/online i
 	[ -w $cpu1 ] || { result hv.hotplug SKIP "cpu1 cannot go offline"; return; }
@@ -363,8 +362,8 @@ scenario_hvreboot() {
 	loaded=1
 	result hv.reboot PASS "loaded; expect 'vtice: devirtualized all CPUs for reboot' at poweroff"
 	# Kernel lines reach the console from here on: let the markers still
-	# queued in the UART (it drains slowly after hotplug, docs/bochs-rig.md)
-	# go out first, or a kernel line splits one of them.
+	# queued in the UART's tty buffer go out first, or a kernel line
+	# (written by polling, ahead of the queue) splits one of them.
 	$T drain console
 	dmesg -n 7
 }

@@ -115,7 +115,7 @@ build_initramfs() {
 # The kernel command line and why each option is there: docs/bochs-rig.md.
 KERNEL_CMDLINE="quiet cryptomgr.notests mitigations=off rodata=off nokaslr \
 initcall_blacklist=trace_eval_init,ftrace_check_for_weak_functions \
-tsc_early_khz=50000 console=ttyS0"
+tsc_early_khz=50000 console=ttyS0,115200"
 
 build_iso() {
 	local dir=$1 iso=$2 kernel=$3 initrd=$4
