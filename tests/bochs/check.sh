@@ -32,7 +32,7 @@ expected() {
 	cycles) echo cycles.loop cycles.stress-cpu@CPU@ ;;
 	# tests/hypervisor/bochs-scenarios.sh (kept in step with that file)
 	hvhotplug) echo hv.hotplug-offline hv.hotplug-online hv.hotplug-cycles hv.hotplug-ring.order \
-		hv.hotplug-ring.overflow hv.hotplug-load-while-offline ;;
+		hv.hotplug-ring.overflow hv.hotplug-load-while-offline hv.hotplug-stub ;;
 	hvrollback) echo hv.rollback-cpu1-vmcall hv.rollback-cpu1-cpuid \
 		hv.rollback-cpu0-vmcall hv.rollback-cpu0-cpuid hv.bad-param ;;
 	hvreboot) echo hv.reboot ;;
