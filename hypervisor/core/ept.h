@@ -88,7 +88,8 @@ struct vt_ept_audit {
 /*
  * Walk every table as the CPU would and count the leaves that are not
  * identity with full rights: after a debugger has removed every hook this
- * must be 0 (the shield's leaves are counted apart). Read-only; callers keep the tables from changing meanwhile.
+ * must be 0 (the shield's leaves are counted apart). Read-only; callers keep
+ * the tables from changing meanwhile.
  */
 void vt_ept_audit_identity(const struct vt_ept *ept, struct vt_ept_audit *audit);
 

@@ -142,8 +142,8 @@ struct vt_vcpu {
  * Both are page-allocated (vt_os_alloc_pages), so the shield can give the
  * kernel a copy of them while VMX root keeps the original.
  */
-#define VT_HV_PAGES	((u32)((sizeof(struct vt_hv) + VT_PAGE_SIZE - 1) / VT_PAGE_SIZE))
-#define VT_VCPU_PAGES	((u32)((sizeof(struct vt_vcpu) + VT_PAGE_SIZE - 1) / VT_PAGE_SIZE))
+#define VT_HV_PAGES	VT_PAGES_FOR(sizeof(struct vt_hv))
+#define VT_VCPU_PAGES	VT_PAGES_FOR(sizeof(struct vt_vcpu))
 
 /* hv.c */
 int vt_hv_init(struct vt_hv *hv, u64 ept_top_hint);

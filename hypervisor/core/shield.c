@@ -15,8 +15,7 @@
 #include "os.h"
 #include "vmx_defs.h"
 
-#define VT_SHIELD_COPY_TABLE_PAGES \
-	((VT_SHIELD_MAX_COPIES * sizeof(void *) + VT_PAGE_SIZE - 1) / VT_PAGE_SIZE)
+#define VT_SHIELD_COPY_TABLE_PAGES	VT_PAGES_FOR(VT_SHIELD_MAX_COPIES * sizeof(void *))
 
 int vt_shield_init(struct vt_shield *s)
 {
@@ -138,7 +137,7 @@ static int vt_shield_hide_ept_pass(struct vt_shield *s, struct vt_ept *ept)
 	int ret;
 
 	vt_ept_for_each_table(ept, vt_count_table, &list);
-	pages = (u32)((list.max * sizeof(u64) + VT_PAGE_SIZE - 1) / VT_PAGE_SIZE);
+	pages = VT_PAGES_FOR(list.max * sizeof(u64));
 	list.pa = vt_os_alloc_pages(pages);
 	if (!list.pa)
 		return -VT_ENOMEM;
@@ -159,12 +158,4 @@ int vt_shield_hide_ept(struct vt_shield *s, struct vt_ept *ept)
 		ret = vt_shield_hide_ept_pass(s, ept);
 	} while (!ret && s->hidden != before);
 	return ret;
-}
-
-bool vt_shield_owns(const struct vt_ept *ept, u64 gpa)
-{
-	int level;
-	const u64 *leaf = vt_ept_leaf(ept, gpa & ~(VT_PAGE_SIZE - 1), &level);
-
-	return leaf && (*leaf & VT_EPT_SHIELDED);
 }

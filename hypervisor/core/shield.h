@@ -3,8 +3,8 @@
  * The shield: EPT leaves that keep the hypervisor's own frames out of the
  * guest's reach. A hidden frame shows the guest one shared decoy page; a
  * copied frame shows it a private copy taken when it was shielded (for the
- * module's code, which the kernel still runs as a guest while VMX root runs
- * the original). Either way guest reads, writes and fetches land elsewhere,
+ * module's code and the state the kernel still reads, while VMX root keeps
+ * the original). A shielded leaf carries VT_EPT_SHIELDED, which hooks check. Either way guest reads, writes and fetches land elsewhere,
  * and since the decoy and the copies are mapped read/write/execute no guest
  * access ever exits (docs/hypervisor.md, "Self-protection").
  *
@@ -44,8 +44,6 @@ int vt_shield_copy(struct vt_shield *s, struct vt_ept *ept, u64 pa);
  * splits off, until a pass finds nothing new. Call after all other hiding.
  */
 int vt_shield_hide_ept(struct vt_shield *s, struct vt_ept *ept);
-/* True when the frame at gpa is shielded: no hook may take it over. */
-bool vt_shield_owns(const struct vt_ept *ept, u64 gpa);
 
 #ifdef __cplusplus
 }

@@ -68,11 +68,11 @@ void vt_vcpu_free(struct vt_vcpu *vcpu)
 		vt_os_free_pages(vcpu->stack, VT_HOST_STACK_PAGES);
 	if (vcpu->counts)
 		vt_os_free_pages(vcpu->counts, 1);
-	vcpu->counts = NULL;
 	vcpu->vmxon_region = NULL;
 	vcpu->vmcs = NULL;
 	vcpu->msr_bitmap = NULL;
 	vcpu->stack = NULL;
+	vcpu->counts = NULL;
 }
 
 int vt_vcpu_shield(struct vt_vcpu *vcpu)

@@ -86,7 +86,7 @@ bool vt_hooks_lifted_elsewhere(u64 gpa, const struct vt_hooks_cpu *self)
 /* Zeroed pages for a table of `bytes`; *pages says what to free. */
 void *vt_hooks_alloc(u32 bytes, u32 *pages)
 {
-	*pages = (bytes + VT_PAGE_SIZE - 1) / VT_PAGE_SIZE;
+	*pages = VT_PAGES_FOR(bytes);
 	return vt_os_alloc_pages(*pages);
 }
 
