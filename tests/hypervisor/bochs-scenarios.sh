@@ -161,8 +161,7 @@ scenario_hvshield() {
 	[ -f $atk ] || { result hv.shield-load FAIL "no $atk in the initramfs"; return; }
 	insmod "$KO" shield=0 || { result hv.shield-load FAIL "insmod shield=0 failed"; return; }
 	off=$($T getpid hv.shield-off-getpid 200000 | tee /dev/console)
-	vtice_symbols
-	insmod $atk vt_mod_addr=0x$(vtice_symbol vt_mod) mode=probe && rmmod vtice_attack
+	attack_probe $atk
 	visible=$(dmesg | grep -c 'vtice_attack: probe .*: visible')
 	rmmod vtice
 	if [ "$visible" -ge 6 ]; then
@@ -171,8 +170,7 @@ scenario_hvshield() {
 		result hv.shield-probe-control FAIL "shield=0: only $visible probes saw data; the probe is blind"
 	fi
 	dmesg -c >/dev/null
-	insmod "$KO" || { result hv.shield-load FAIL "insmod failed"; return; }
-	loaded=1
+	insmod_vtice || { result hv.shield-load FAIL "insmod failed"; return; }
 	line=$(dmesg | grep -o 'shield: .*')
 	case "$line" in
 	*" pages hidden,"*) result hv.shield-load PASS "$line" ;;
@@ -180,8 +178,7 @@ scenario_hvshield() {
 	esac
 	on=$($T getpid hv.shield-getpid 200000 | tee /dev/console)
 	shield_cost "$off" "$on"
-	vtice_symbols
-	insmod $atk vt_mod_addr=0x$(vtice_symbol vt_mod) mode=probe && rmmod vtice_attack
+	attack_probe $atk
 	dmesg | grep 'vtice_attack: probe' | sed 's/^/shield: /'
 	visible=$(dmesg | grep 'vtice_attack: probe .*: visible' | sed 's/.*probe //' | tr '\n' ';')
 	hidden=$(dmesg | grep -c 'vtice_attack: probe .*: hidden')
@@ -209,6 +206,13 @@ scenario_hvshield() {
 	fi
 	$T vmcall hv.shield-bare-vmcall
 	shield_debugger_state "$atk"
+}
+
+# The attacker's read-only probes against the vtice loaded now (it also
+# leaves /tmp/vtice.syms for the attacks that follow).
+attack_probe() {
+	vtice_symbols
+	insmod $1 vt_mod_addr=0x$(vtice_symbol vt_mod) mode=probe && rmmod vtice_attack
 }
 
 # With the stub loaded, the attacker zeroes the debugger's state in the
@@ -311,7 +315,7 @@ scenario_hvdetect() {
 	under=$(dmesg | sed -n 's/.*vtice_detect: //p')
 	rmmod_vtice
 	echo "$under" | sed 's/^/detect under vtice: /'
-	changed=$(detect_changes "$bare" "$under")
+	changed=$(detect_changes "$bare" "$under") || changed="the comparison itself failed"
 	if [ -z "$changed" ] && [ "$(echo "$under" | grep -c lstar=)" = "$(nproc)" ]; then
 		result hv.detect-state PASS "$(echo "$under" | grep -vc timing) values on $(nproc) CPUs as on the bare machine, but for VMX reported absent"
 	else
@@ -334,16 +338,17 @@ detect_changes() {
 				if (b == u) continue
 				if (k ~ / cpuid\.1\.ecx$/ && xor_is_vmx(b, u)) continue
 				if (k ~ / vmx_basic$/ && u == "#GP") continue
-				if (k ~ / feature_control$/ && !and4(u)) continue
+				if (k ~ / feature_control$/ && !vmx_enabled(u)) continue
 				printf "%s: %s -> %s; ", k, b, u
 			}
 		}
 		function hex(s,   i, n, c) { n = 0; for (i = 1; i <= length(s); i++) {
 			c = index("0123456789abcdef", substr(s, i, 1)) - 1; n = n * 16 + c } return n }
+		function bit(s, n,   v) { v = hex(s); while (n-- > 0) v = int(v / 2); return v % 2 }
 		# CPUID.1:ECX bit 5 (VMX) cleared, nothing else changed
-		function xor_is_vmx(b, u) { return hex(b) - hex(u) == 32 }
-		# FEATURE_CONTROL bit 2 (VMX outside SMX) clear under vtice
-		function and4(u) { return int(hex(u) / 4) % 2 }'
+		function xor_is_vmx(b, u) { return bit(b, 5) && hex(b) - hex(u) == 32 }
+		# FEATURE_CONTROL bit 2: VMX enabled outside SMX
+		function vmx_enabled(u) { return bit(u, 2) }'
 }
 
 # CPUID always exits under VT-x (SDM 3C 26.1.2): its cost is reported, not hidden.
