@@ -69,6 +69,10 @@ enum vt_exit_action vt_handle_ept_misconfig(struct vt_exit *exit);
 enum vt_exit_action vt_handle_exception_nmi(struct vt_exit *exit);
 enum vt_exit_action vt_handle_nmi_window(struct vt_exit *exit);
 enum vt_exit_action vt_handle_mtf(struct vt_exit *exit);
+/* The exception or NMI that caused this exit, delivered to the guest unchanged. */
+void vt_reflect_event(struct vt_exit *exit, u32 intr_info);
+enum vt_exit_action vt_handle_external_interrupt(struct vt_exit *exit);
+enum vt_exit_action vt_handle_interrupt_window(struct vt_exit *exit);
 enum vt_exit_action vt_handle_vmx_instruction(struct vt_exit *exit);
 enum vt_exit_action vt_handle_triple_fault(struct vt_exit *exit);
 enum vt_exit_action vt_handle_init_signal(struct vt_exit *exit);

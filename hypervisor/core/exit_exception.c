@@ -13,10 +13,18 @@ static bool vt_is_soft_event(u32 type)
 	       type == INTR_TYPE_SOFT_EXCEPTION;
 }
 
-/* Deliver the exit's event to the guest as it would have been (SDM 3C 27.6.1). */
-static void vt_reinject(struct vt_exit *exit, u32 info)
+/*
+ * Deliver the exit's event to the guest as it would have been (SDM 3C
+ * 27.6.1). A #PF that exits leaves CR2 alone, its address is in the exit
+ * qualification (27.1): the guest's handler reads it from CR2, which VM
+ * entry does not switch.
+ */
+void vt_reflect_event(struct vt_exit *exit, u32 info)
 {
 	u32 type = info & INTR_INFO_INTR_TYPE_MASK;
+
+	if (type == INTR_TYPE_HARD_EXCEPTION && (info & INTR_INFO_VECTOR_MASK) == X86_TRAP_PF)
+		vt_write_cr2(vt_vmread_or0(EXIT_QUALIFICATION));
 
 	if (info & INTR_INFO_DELIVER_CODE_MASK)
 		vt_vmwrite(VM_ENTRY_EXCEPTION_ERROR_CODE,
@@ -38,16 +46,19 @@ static void vt_set_proc_control(u32 bit)
  * The guest's own NMI, taken by NMI exiting. Injected now unless the guest
  * blocks NMIs (virtual-NMI blocking) or sits in a MOV-SS/STI shadow, where
  * VM entry would refuse the injection (SDM 3C 26.3.1.5); then held until
- * an NMI window opens (25.2, vt_handle_nmi_window).
+ * an NMI window opens (25.2, vt_handle_nmi_window). Held too while a TF
+ * step holds events (events.c), whose release opens the window.
  */
 static void vt_deliver_guest_nmi(struct vt_exit *exit)
 {
 	u64 blocking = vt_vmread_or0(GUEST_INTERRUPTIBILITY_INFO) &
 		       (GUEST_INTR_STATE_NMI | GUEST_INTR_STATE_MOV_SS | GUEST_INTR_STATE_STI);
 
-	if (blocking || exit->injected) {
+	if (blocking || exit->injected || exit->vcpu->holding_events) {
 		exit->vcpu->nmi_pending = true;
-		vt_set_proc_control(CPU_BASED_NMI_WINDOW_EXITING);
+		/* Held (events.c): the release opens the window. */
+		if (!exit->vcpu->holding_events)
+			vt_set_proc_control(CPU_BASED_NMI_WINDOW_EXITING);
 		return;
 	}
 	vt_vmwrite(VM_ENTRY_INTR_INFO_FIELD, X86_TRAP_NMI | INTR_TYPE_NMI_INTR | INTR_INFO_VALID_MASK);
@@ -71,7 +82,7 @@ enum vt_exit_action vt_handle_exception_nmi(struct vt_exit *exit)
 	}
 	if (cb && cb->exception && cb->exception(exit->vcpu, exit, info))
 		return VT_EXIT_RESUME;
-	vt_reinject(exit, info);
+	vt_reflect_event(exit, info);
 	return VT_EXIT_RESUME;
 }
 
@@ -84,7 +95,7 @@ static void vt_clear_proc_control(u32 bit)
 enum vt_exit_action vt_handle_nmi_window(struct vt_exit *exit)
 {
 	vt_clear_proc_control(CPU_BASED_NMI_WINDOW_EXITING);
-	if (exit->vcpu->nmi_pending) {
+	if (exit->vcpu->nmi_pending && !exit->vcpu->holding_events) {
 		exit->vcpu->nmi_pending = false;
 		vt_vmwrite(VM_ENTRY_INTR_INFO_FIELD,
 			   X86_TRAP_NMI | INTR_TYPE_NMI_INTR | INTR_INFO_VALID_MASK);

@@ -133,6 +133,9 @@ struct vt_vcpu {
 	u64 debugctl_shadow;	/* what the guest believes DEBUGCTL holds */
 	u64 debugctl_owned;	/* bits the hypervisor sets (BTF/LBR tracing) */
 	bool nmi_pending;
+	/* events.c: guest interrupts held off while a TF single step runs */
+	bool holding_events;
+	u64 held_irqs[4];	/* vectors acknowledged and not yet delivered */
 	struct vt_ring ring;
 	struct vt_exit_counts *counts;
 	u32 last_vm_error;	/* VM_INSTRUCTION_ERROR of the last failure */
@@ -204,6 +207,14 @@ int vt_set_exception_intercept(u32 vector, bool on);
 int vt_set_mtf(struct vt_vcpu *vcpu, bool on);
 int vt_set_mov_dr_exiting(struct vt_vcpu *vcpu, bool on);
 int vt_set_debugctl_owned(struct vt_vcpu *vcpu, u64 bits);
+
+/*
+ * events.c: hold the guest's external interrupts and NMIs off (they exit,
+ * acknowledged, and wait) until released; then each is delivered when the
+ * guest can take it, highest vector first. -VT_EOPNOTSUPP without the
+ * controls. For debugger callbacks, in VMX root on the current vCPU.
+ */
+int vt_hold_events(struct vt_vcpu *vcpu, bool on);
 
 /* vmcs.c */
 int vt_vmcs_setup(struct vt_vcpu *vcpu);

@@ -57,6 +57,7 @@ u64 vt_read_cr3(void);
 u64 vt_read_cr4(void);
 u64 vt_read_cr8(void);
 void vt_write_cr0(u64 v);
+void vt_write_cr2(u64 v);
 void vt_write_cr3(u64 v);
 void vt_write_cr4(u64 v);
 void vt_write_cr8(u64 v);
@@ -149,6 +150,7 @@ VT_DEFINE_READ_REG(vt_read_cr8, "mov %%cr8, %0")
 VT_DEFINE_READ_REG(vt_read_dr7, "mov %%dr7, %0")
 VT_DEFINE_READ_REG(vt_read_rflags, "pushfq; popq %0")
 VT_DEFINE_WRITE_REG(vt_write_cr0, "mov %0, %%cr0")
+VT_DEFINE_WRITE_REG(vt_write_cr2, "mov %0, %%cr2")
 VT_DEFINE_WRITE_REG(vt_write_cr3, "mov %0, %%cr3")
 VT_DEFINE_WRITE_REG(vt_write_cr4, "mov %0, %%cr4")
 VT_DEFINE_WRITE_REG(vt_write_cr8, "mov %0, %%cr8")

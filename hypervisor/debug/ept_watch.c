@@ -16,6 +16,7 @@
  * one frame. All records of one frame share its leaf.
  */
 #include "hooks_priv.h"
+#include "single_step.h"
 #include "../core/intrin.h"
 #include <vtice/ioctl.h>
 
@@ -216,8 +217,8 @@ int vt_watch_insert(enum vt_dbg_point type, u64 gva, u64 len, u32 cpu)
 		return -VT_ENODEV;
 	if (!len || gva + len < gva || !vt_hooks.translate)
 		return -VT_EINVAL;
-	/* The access is completed by a single step: no MTF, no watchpoints. */
-	if (!(vt_hooks.hv->caps.flags & VTICE_CAP_MTF))
+	/* The access is completed by a single step (single_step.h). */
+	if (!vt_single_step_supported(vt_hooks.hv))
 		return -VT_EOPNOTSUPP;
 	vt_hooks_lock();
 	ret = vt_watch_insert_locked(type, gva, len, cpu);

@@ -90,6 +90,11 @@ void *vt_hooks_alloc(u32 bytes, u32 *pages)
 	return vt_os_alloc_pages(*pages);
 }
 
+void vt_hooks_set_own_mem(vt_own_mem_fn own_mem)
+{
+	vt_hooks.own_mem = own_mem;
+}
+
 int vt_hooks_init(struct vt_hv *hv, u32 shadow_pages, vt_gva_translate_fn translate)
 {
 	u32 i;
@@ -149,6 +154,9 @@ static void vt_hooks_sync_bp_intercept(struct vt_hooks_cpu *c)
 	bool want = VT_READ_ONCE(vt_hooks.bps_used) + VT_READ_ONCE(vt_hooks.guards_used) != 0;
 
 	if (want == c->bp_intercept)
+		return;
+	/* A TF step intercepts every vector until it ends (single_step.c). */
+	if (!want && c->tf.active)
 		return;
 	if (!vt_set_exception_intercept(X86_TRAP_BP, want))
 		c->bp_intercept = want;

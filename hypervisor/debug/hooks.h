@@ -24,12 +24,21 @@ struct vt_exit;
 
 /* Guest-virtual to guest-physical through CPU cpu's CR3 (guest_mem.c). */
 typedef int (*vt_gva_translate_fn)(u32 cpu, u64 gva, u64 *gpa);
+/*
+ * Bytes of the running vCPU's guest memory read or written through its own
+ * CR3, at any exit (a TF step reads the instruction and the IDT): the count
+ * done, short where the walk stopped, or -VT_EFAULT.
+ */
+typedef int (*vt_own_mem_fn)(const struct vt_vcpu *vcpu, u64 gva, void *buf, u32 len,
+			     bool write);
 
 /*
  * At module load (may sleep): allocates shadow_pages page copies for split
  * views up front, since nothing may be allocated in VMX root.
  */
 int vt_hooks_init(struct vt_hv *hv, u32 shadow_pages, vt_gva_translate_fn translate);
+/* After vt_hooks_init(); without it a TF step sees no instruction bytes. */
+void vt_hooks_set_own_mem(vt_own_mem_fn own_mem);
 /*
  * Hide the hooks' own pages (tables and split-view shadows) from the guest
  * with the hypervisor's shield; at load, after vt_hooks_init().
@@ -127,6 +136,9 @@ struct vt_hooks_stats {
 	u64 hw_hits;
 	u64 dr_emulated;	/* MOV DR exits */
 	u64 guard_hits;		/* crash guards that stopped the machine */
+	u64 tf_steps;		/* single steps done with TF (no MTF, or step_tf=1) */
+	u64 tf_events;		/* guest events a TF step delivered with a clean frame */
+	u64 tf_unhidden;	/* ...of which no debug register was free to stop at the handler */
 	u32 bps, bp_pages, watches, watch_pages, hw_bps;
 	u32 guards, guard_pages;	/* crash guards armed, pages only they split */
 };

@@ -91,6 +91,27 @@ struct vt_step {
 	struct vt_access access[VT_STEP_PAGES];
 };
 
+/* A single step done with RFLAGS.TF on this CPU (single_step.c). */
+enum vt_tf_insn {
+	VT_TF_PLAIN,		/* reads no RFLAGS and loads none */
+	VT_TF_PUSHF,		/* pushes RFLAGS: TF is cleared in the pushed copy */
+	VT_TF_SYSCALL,		/* saves RFLAGS in R11: cleared there */
+	VT_TF_LOADS_FLAGS,	/* POPF, IRET, SYSRET: the TF it loads is the guest's */
+	VT_TF_INT_N,		/* INT n: injected by us, not run under TF */
+	VT_TF_EVENT,		/* an event delivered first: the step ends in its handler */
+};
+
+struct vt_tf_step {
+	bool active;
+	bool guest_tf;		/* RFLAGS.TF as the guest had it */
+	bool unit;		/* no debug register to lend: a handler runs as the step */
+	enum vt_tf_insn insn;
+	u32 added;		/* exception-bitmap bits the step set */
+	bool lent;		/* a debug register traps a handler's first instruction */
+	u32 slot;
+	u64 saved_dr, saved_dr7;
+};
+
 struct vt_hooks_cpu {
 	u64 ept_seen, dr_seen;		/* generations loaded on this CPU */
 	bool bp_intercept;		/* we set exception-bitmap bit 3 */
@@ -102,11 +123,13 @@ struct vt_hooks_cpu {
 	u64 last_exec_gpa, last_exec_rip;
 	bool last_exec_valid;
 	struct vt_step step;		/* ept_watch.c */
+	struct vt_tf_step tf;		/* single_step.c */
 };
 
 struct vt_hooks {
 	struct vt_hv *hv;
 	vt_gva_translate_fn translate;
+	vt_own_mem_fn own_mem;
 	u32 lock;
 	u64 ept_gen, dr_gen;
 	u32 cpus_seen;			/* highest CPU index seen + 1 */
@@ -124,6 +147,7 @@ struct vt_hooks {
 	u64 hw_addr[4];
 	u32 hw_count;
 	struct vt_hooks_stats stats;
+	bool prefer_tf;			/* single_step.c: TF even where MTF exists */
 	/* pages allocated for the tables above, for freeing and the shield */
 	u32 cpu_pages, split_pages, bp_pages;
 } VT_ROOT_STATE_TYPE;

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Completing one guest instruction with a hooked page lifted: the
- * violation handlers give the page its identity rights, set the monitor
- * trap flag (SDM Vol. 3C 26.5.2: a VM exit after the next instruction) and
- * record the access; the MTF exit puts the protection back and judges the
+ * violation handlers give the page its identity rights, single-step the
+ * instruction (single_step.h: MTF, or TF where the CPU has no MTF) and
+ * record the access; the step's end puts the protection back and judges the
  * access. Used for watched pages (ept_watch.c) and for an instruction that
  * both executes from and reads a split page (ept_bp.c).
  */
 #include "hooks_priv.h"
+#include "single_step.h"
 #include "../core/intrin.h"
 
 bool vt_step_add(struct vt_hooks_cpu *c, u64 gpa, enum vt_step_kind kind)
@@ -25,27 +26,6 @@ bool vt_step_add(struct vt_hooks_cpu *c, u64 gpa, enum vt_step_kind kind)
 	s->gpa[s->pages] = gpa;
 	s->kind[s->pages++] = kind;
 	return true;
-}
-
-/*
- * An interrupt delivered before the instruction would make the MTF exit
- * land on the handler's first instruction with the page still lifted.
- * Blocking by STI holds interrupts off for exactly one instruction; the
- * VM-entry checks allow it only with RFLAGS.IF=1, without MOV-SS blocking
- * and without an external interrupt being injected (SDM 3C 26.3.1.5).
- */
-static void vt_step_hold_interrupts(void)
-{
-	u64 intr = vt_vmread_or0(GUEST_INTERRUPTIBILITY_INFO);
-
-	if (!(vt_vmread_or0(GUEST_RFLAGS) & X86_EFLAGS_IF))
-		return;		/* already held off */
-	if (intr & (GUEST_INTR_STATE_STI | GUEST_INTR_STATE_MOV_SS))
-		return;
-	if ((vt_vmread_or0(IDT_VECTORING_INFO_FIELD) & INTR_INFO_VALID_MASK) ||
-	    (vt_vmread_or0(VM_ENTRY_INTR_INFO_FIELD) & INTR_INFO_VALID_MASK))
-		return;
-	vt_vmwrite(GUEST_INTERRUPTIBILITY_INFO, intr | GUEST_INTR_STATE_STI);
 }
 
 /*
@@ -77,7 +57,7 @@ enum vt_hook_result vt_step_begin(struct vt_vcpu *vcpu, struct vt_hooks_cpu *c)
 
 	if (s->active)
 		return VT_HOOK_HANDLED;	/* a second page of the same instruction */
-	if (vt_set_mtf(vcpu, true)) {
+	if (vt_single_step_arm(vcpu)) {
 		/* Watched pages get their protection back; a split page stays RWX. */
 		for (i = 0; i < s->pages; i++)
 			if (s->kind[i] == VT_STEP_WATCH)
@@ -85,7 +65,6 @@ enum vt_hook_result vt_step_begin(struct vt_vcpu *vcpu, struct vt_hooks_cpu *c)
 		s->pages = s->accesses = 0;
 		return VT_HOOK_NOT_MINE;
 	}
-	vt_step_hold_interrupts();
 	s->active = true;
 	return VT_HOOK_HANDLED;
 }
@@ -113,7 +92,7 @@ enum vt_hook_result vt_hooks_on_mtf(struct vt_vcpu *vcpu, struct vt_exit *exit,
 		vt_hooks.stats.watch_hits++;
 	s->pages = s->accesses = 0;
 	vt_hooks_unlock();
-	vt_set_mtf(vcpu, false);
+	vt_single_step_disarm(vcpu);
 	if (!hit)
 		return VT_HOOK_HANDLED;
 	stop->cpu = vcpu->cpu;

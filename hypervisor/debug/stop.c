@@ -12,6 +12,7 @@
 #include "stop.h"
 #include "dbg_os.h"
 #include "hooks.h"
+#include "single_step.h"
 #include "../core/exit.h"
 #include "../core/intrin.h"
 #include <vtice/ioctl.h>
@@ -87,6 +88,8 @@ static void vt_stop_snapshot(struct vt_stop_cpu *c, struct vt_vcpu *vcpu, struct
 	const struct vt_guest_regs *g = exit->regs;
 	u64 *gpr = c->regs.gpr;
 
+	/* The debugger sees the guest's own RFLAGS, without a TF step's flag. */
+	c->step_suspended = vt_single_step_suspend(vcpu);
 	gpr[VT_DBG_RAX] = g->rax;
 	gpr[VT_DBG_RBX] = g->rbx;
 	gpr[VT_DBG_RCX] = g->rcx;
@@ -128,22 +131,6 @@ static void vt_stop_writeback(struct vt_stop_cpu *c)
 }
 
 /*
- * One instruction with the monitor trap flag (SDM 3C 26.5.2). An interrupt
- * due now would be delivered first and the step would end in its handler;
- * blocking by STI holds interrupts off for exactly one instruction. VM
- * entry allows it only with RFLAGS.IF = 1 and without MOV-SS blocking
- * (26.3.1.5); with IF = 0 interrupts are held anyway.
- */
-static void vt_stop_arm_step(struct vt_vcpu *vcpu)
-{
-	u64 intr = vt_vmread_or0(GUEST_INTERRUPTIBILITY_INFO);
-
-	vt_set_mtf(vcpu, true);
-	if ((vt_vmread_or0(GUEST_RFLAGS) & X86_EFLAGS_IF) && !(intr & GUEST_INTR_STATE_MOV_SS))
-		vt_vmwrite(GUEST_INTERRUPTIBILITY_INFO, intr | GUEST_INTR_STATE_STI);
-}
-
-/*
  * Spin until a release after generation gen gives this CPU an action other
  * than "stay". The value seen is the one waited past next, so a release
  * that follows closely on another is never missed.
@@ -161,13 +148,18 @@ static void vt_stop_wait_release(struct vt_stop_cpu *c, u32 gen)
 	}
 }
 
+/*
+ * The step is armed last: the hooks may load debug registers on resume,
+ * and a TF step may lend one of them (single_step.c).
+ */
 static void vt_stop_leave(struct vt_stop_cpu *c, struct vt_vcpu *vcpu)
 {
 	vt_stop_writeback(c);
-	c->stepping = c->run == VT_RUN_STEP;
-	if (c->stepping)
-		vt_stop_arm_step(vcpu);
 	vt_hooks_on_resume(vcpu);
+	c->stepping = c->run == VT_RUN_STEP;
+	if (c->stepping || c->step_suspended)
+		vt_single_step_arm(vcpu);
+	c->step_suspended = false;
 	c->run = VT_RUN_CONTINUE;
 	VT_STORE_RELEASE(c->parked, 0);
 }
@@ -317,7 +309,7 @@ bool vt_stop_step_done(struct vt_vcpu *vcpu)
 		return false;
 	c = &st.cpu[vcpu->cpu];
 	c->stepping = false;
-	vt_set_mtf(vcpu, false);
+	vt_single_step_disarm(vcpu);
 	return true;
 }
 
@@ -341,7 +333,7 @@ int vt_stop_set_run(const enum vt_dbg_run *run, u32 count)
 		struct vt_vcpu *vcpu = vt_stop_vcpu(i);
 
 		if (i < count && run[i] == VT_RUN_STEP && vcpu &&
-		    !(vcpu->hv->caps.flags & VTICE_CAP_MTF))
+		    !vt_single_step_supported(vcpu->hv))
 			return -VT_EOPNOTSUPP;
 	}
 	for (i = 0; i < st.nr; i++)

@@ -28,6 +28,7 @@ struct vt_stop_cpu {
 	u32 nmi_sent;		/* the master's NMI is on its way */
 	bool missing;		/* did not park within the timeout */
 	bool stepping;		/* released with one instruction to run */
+	bool step_suspended;	/* parked with a TF step armed: re-armed on release */
 	bool regs_dirty;	/* the debugger wrote regs: apply on release */
 	enum vt_dbg_run run;
 	struct vt_dbg_regs regs;
@@ -48,13 +49,13 @@ void vt_stop_machine(struct vt_vcpu *vcpu, struct vt_exit *exit, const struct vt
 bool vt_stop_on_nmi(struct vt_vcpu *vcpu, struct vt_exit *exit);
 /* Before every VM entry: park if a stop is under way. */
 void vt_stop_pre_entry(struct vt_vcpu *vcpu, struct vt_exit *exit);
-/* Monitor trap flag: true if it ended a step the debugger asked for. */
+/* The end of a single step (MTF, or TF's #DB): true if the debugger asked for it. */
 bool vt_stop_step_done(struct vt_vcpu *vcpu);
 
 /* For the target ops, while stopped (master only). */
 u32 vt_stop_cpu_count(void);
 struct vt_stop_cpu *vt_stop_cpu(u32 cpu);	/* NULL unless parked */
-/* Per-CPU actions for the release; -VT_EOPNOTSUPP if a step needs MTF. */
+/* Per-CPU actions for the release; -VT_EOPNOTSUPP if a CPU cannot single-step. */
 int vt_stop_set_run(const enum vt_dbg_run *run, u32 count);
 u64 vt_stop_last_tsc(void);	/* TSC cycles the last stop lasted */
 

@@ -10,6 +10,7 @@
 #include "lockup.h"
 #include "rsp.h"
 #include "rsp_engine.h"
+#include "single_step.h"
 #include "stop.h"
 #include "uart.h"
 #include "dbg_os.h"
@@ -123,10 +124,24 @@ static void vt_stub_stop(struct vt_vcpu *vcpu, struct vt_exit *exit,
 	vt_stop_machine(vcpu, exit, &why);
 }
 
-/* Guest pages through this CPU's own window slot, for polls on any CPU. */
+/* Guest pages through this CPU's own window slot, for exits on any CPU. */
 static void *vt_stub_map_own(void *ctx, u64 pa)
 {
 	return vt_window_map(&stub.hv->window, (u32)(unsigned long)ctx, pa);
+}
+
+/* The running vCPU's guest memory, through its own CR3 (hooks.h, vt_own_mem_fn). */
+static int vt_stub_own_mem(const struct vt_vcpu *vcpu, u64 gva, void *buf, u32 len, bool write)
+{
+	struct vt_guest_mem mem = stub.mem;
+	struct vt_paging pg = {
+		.cr3 = vt_vmread_or0(GUEST_CR3),
+		.la57 = vt_vmread_or0(GUEST_CR4) & X86_CR4_LA57,
+	};
+
+	mem.map = vt_stub_map_own;
+	mem.ctx = (void *)(unsigned long)vcpu->cpu;
+	return write ? vt_guest_write(&mem, &pg, gva, buf, len) : vt_guest_read(&mem, &pg, gva, buf, len);
 }
 
 /*
@@ -138,17 +153,11 @@ static void *vt_stub_map_own(void *ctx, u64 pa)
  */
 static bool vt_stub_woke_from_mwait(struct vt_vcpu *vcpu)
 {
-	struct vt_guest_mem mem = stub.mem;
-	struct vt_paging pg = {
-		.cr3 = vt_vmread_or0(GUEST_CR3),
-		.la57 = vt_vmread_or0(GUEST_CR4) & X86_CR4_LA57,
-	};
 	u8 insn[3];
 
-	mem.map = vt_stub_map_own;
-	mem.ctx = (void *)(unsigned long)vcpu->cpu;
 	/* The count of bytes read, short where the page walk stopped. */
-	if (vt_guest_read(&mem, &pg, vt_vmread_or0(GUEST_RIP) - 3, insn, sizeof(insn)) != sizeof(insn))
+	if (vt_stub_own_mem(vcpu, vt_vmread_or0(GUEST_RIP) - 3, insn, sizeof(insn), false) !=
+	    sizeof(insn))
 		return false;
 	return insn[0] == 0x0f && insn[1] == 0x01 && (insn[2] == 0xc9 || insn[2] == 0xfb);
 }
@@ -209,19 +218,46 @@ static bool vt_stub_hook_result(struct vt_vcpu *vcpu, struct vt_exit *exit,
 	return r != VT_HOOK_NOT_MINE;
 }
 
-/* #BP (our hidden int3) and #DB (our debug registers), SDM 3C 25.2. */
+static bool vt_stub_mtf(struct vt_vcpu *vcpu, struct vt_exit *exit);
+
+/*
+ * The #DB that ends a TF step. Data-breakpoint bits it also carries are
+ * the guest's own (the debugger's are instruction breakpoints, a fault
+ * apart): its handler gets them, then the step ends as an MTF one would.
+ */
+static bool vt_stub_tf_step_end(struct vt_vcpu *vcpu, struct vt_exit *exit, u32 intr_info,
+				u64 other_dr6)
+{
+	struct vt_dbg_stop stop = { .cpu = vcpu->cpu };
+
+	if (other_dr6 && vt_hooks_on_debug(vcpu, exit, other_dr6, &stop) == VT_HOOK_NOT_MINE)
+		vt_reflect_event(exit, intr_info);
+	vt_stub_mtf(vcpu, exit);
+	return true;
+}
+
+/*
+ * #BP (our hidden int3), #DB (our debug registers, a TF step's end), and
+ * while a TF step runs every other vector (single_step.c), SDM 3C 25.2.
+ */
 static bool vt_stub_exception(struct vt_vcpu *vcpu, struct vt_exit *exit, u32 intr_info)
 {
 	struct vt_dbg_stop stop = { .cpu = vcpu->cpu };
 	u32 vector = intr_info & INTR_INFO_VECTOR_MASK;
+	enum vt_hook_result r = VT_HOOK_NOT_MINE;
+	u64 other_dr6;
 
-	if (vector == X86_TRAP_BP)
-		return vt_stub_hook_result(vcpu, exit,
-					   vt_hooks_on_breakpoint(vcpu, exit, &stop), &stop);
-	if (vector == X86_TRAP_DB)
-		return vt_stub_hook_result(vcpu, exit,
-					   vt_hooks_on_debug(vcpu, exit, exit->qual, &stop), &stop);
-	return false;
+	if (vector == X86_TRAP_DB) {
+		if (vt_single_step_on_debug(vcpu, exit, &other_dr6) == VT_TF_DONE)
+			return vt_stub_tf_step_end(vcpu, exit, intr_info, other_dr6);
+		r = vt_hooks_on_debug(vcpu, exit, exit->qual, &stop);
+	} else if (vector == X86_TRAP_BP) {
+		r = vt_hooks_on_breakpoint(vcpu, exit, &stop);
+	}
+	if (r == VT_HOOK_NOT_MINE &&
+	    vt_single_step_on_exception(vcpu, exit, intr_info) == VT_TF_REFLECTED)
+		return true;
+	return vt_stub_hook_result(vcpu, exit, r, &stop);
 }
 
 static bool vt_stub_ept_violation(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 gpa, u64 qual)
@@ -233,8 +269,9 @@ static bool vt_stub_ept_violation(struct vt_vcpu *vcpu, struct vt_exit *exit, u6
 }
 
 /*
- * MTF ends either a watchpoint's single step (the hooks' own) or a step
- * the debugger asked for; a watch hit inside a step reports the watch.
+ * The end of a single step (MTF, or a TF step's #DB): a watchpoint's or a
+ * split page's (the hooks' own), a step the debugger asked for, or both;
+ * a watch hit inside a step reports the watch.
  */
 static bool vt_stub_mtf(struct vt_vcpu *vcpu, struct vt_exit *exit)
 {
@@ -386,11 +423,15 @@ int vt_stub_init(struct vt_hv *hv, const struct vt_stub_config *cfg)
 	ret = vt_hooks_init(hv, VT_STUB_SHADOW_PAGES, vt_stub_translate);
 	if (ret)
 		return ret;
+	vt_hooks_set_own_mem(vt_stub_own_mem);
+	vt_single_step_prefer_tf(cfg->step_tf);
 	vt_stub_arm_guards(hv, cfg);
 	vt_stop_init(cfg->vcpus, cfg->nr_cpus, vt_stub_serve);
 	vt_rsp_init(&stub.rsp, &vt_stub_target_ops, NULL, vt_stub_put_byte);
 	vt_hv_set_callbacks(hv, &vt_stub_callbacks);
-	vt_info("debug stub on port 0x%x at %u baud\n", cfg->port, cfg->baud);
+	vt_info("debug stub on port 0x%x at %u baud, single steps with %s\n", cfg->port, cfg->baud,
+		!vt_single_step_supported(hv) ? "nothing (no MTF, no interrupt exiting)" :
+		vt_single_step_uses_tf(hv) ? "TF" : "MTF");
 	return 0;
 }
 

@@ -39,6 +39,7 @@ struct vt_stub_config {
 	struct vt_vcpu *const *vcpus;	/* [nr_cpus], every possible CPU's, from load; NULL: none */
 	u32 nr_cpus;
 	u32 lockup_secs;	/* hard-lockup watch (lockup.h); 0 = off */
+	bool step_tf;		/* single-step with TF even where MTF exists */
 };
 
 int vt_stub_init(struct vt_hv *hv, const struct vt_stub_config *cfg);

@@ -7,6 +7,7 @@
 #include "stub.h"
 #include "stop.h"
 #include "hooks.h"
+#include "single_step.h"
 #include "../core/hv.h"
 #include "../core/exit.h"
 #include "../core/os.h"
@@ -162,7 +163,15 @@ static void vt_monitor_hooks(struct vt_text *t)
 	vt_put_u64(t, audit.off_identity);
 	vt_put(t, " not identity with full rights, ");
 	vt_put_u64(t, audit.shielded);
-	vt_put(t, " shielded (the hypervisor's own pages)\n");
+	vt_put(t, " shielded (the hypervisor's own pages)\nstep: ");
+	vt_put(t, vt_single_step_uses_tf(vt_stub_hv()) ? "TF" : "MTF");
+	vt_put(t, ", ");
+	vt_put_u64(t, s.tf_steps);
+	vt_put(t, " TF steps, ");
+	vt_put_u64(t, s.tf_events);
+	vt_put(t, " guest events delivered inside one (");
+	vt_put_u64(t, s.tf_unhidden);
+	vt_put(t, " with TF in the frame: no debug register free)\n");
 }
 
 static u64 vt_ticks_to_us(u64 ticks)

@@ -265,9 +265,11 @@ TEST_F(Exit, ExceptionIsReinjectedWithoutCallback)
 	// #PF with error code
 	cpu().vmcs[VM_EXIT_INTR_INFO] = 14 | (3u << 8) | (1u << 11) | (1u << 31);
 	cpu().vmcs[VM_EXIT_INTR_ERROR_CODE] = 2;
-	ASSERT_TRUE(vm_exit(EXIT_REASON_EXCEPTION_NMI, 0, r));
+	ASSERT_TRUE(vm_exit(EXIT_REASON_EXCEPTION_NMI, 0xdead000, r));
 	EXPECT_EQ(entry_event(), 14 | (3u << 8) | (1u << 11) | (1u << 31));
 	EXPECT_EQ(cpu().vmcs[VM_ENTRY_EXCEPTION_ERROR_CODE], 2u);
+	// A #PF that exits leaves CR2 alone (SDM 3C 27.1): the handler reads it there.
+	EXPECT_EQ(cpu().cr2, 0xdead000u);
 }
 
 namespace {

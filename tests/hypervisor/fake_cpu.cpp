@@ -268,6 +268,7 @@ u64 vt_read_cr3(void) { return g_cpu.cr3; }
 u64 vt_read_cr4(void) { return g_cpu.cr4; }
 u64 vt_read_cr8(void) { return g_cpu.cr8; }
 void vt_write_cr0(u64 v) { g_cpu.cr0 = v; g_cpu.trace.push_back("write_cr0"); }
+void vt_write_cr2(u64 v) { g_cpu.cr2 = v; }
 void vt_write_cr3(u64 v) { g_cpu.cr3 = v; g_cpu.trace.push_back("write_cr3"); }
 void vt_write_cr4(u64 v)
 {

@@ -59,6 +59,11 @@ module_param(lockup_secs, uint, 0444);
 MODULE_PARM_DESC(lockup_secs, "with debug_port: stop every CPU in the stub when one runs this many seconds "
 		 "with interrupts off, as the kernel's hard-lockup detector would report it (0 = never; default 10)");
 
+static bool step_tf;
+module_param(step_tf, bool, 0444);
+MODULE_PARM_DESC(step_tf, "with debug_port: single-step with RFLAGS.TF and #DB even where the CPU has "
+		 "the monitor trap flag (the fallback for CPUs without it; hidden from the guest)");
+
 static bool shield = true;
 module_param(shield, bool, 0444);
 MODULE_PARM_DESC(shield, "hide the hypervisor's memory from the kernel through EPT (0: leave it reachable, "
@@ -266,7 +271,7 @@ static int __init vt_init(void)
 	if (ret)
 		goto err_vcpu_state;
 	if (debug_port) {
-		ret = vt_linux_stub_init(debug_port, debug_baud, crash_stop, lockup_secs);
+		ret = vt_linux_stub_init(debug_port, debug_baud, crash_stop, lockup_secs, step_tf);
 		if (ret)
 			goto err_vcpu_state;
 	}

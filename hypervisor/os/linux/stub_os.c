@@ -99,13 +99,13 @@ static u32 vt_collect_guards(struct vt_crash_guard *guards)
 	return n;
 }
 
-int vt_linux_stub_init(u16 port, u32 baud, bool crash_stop, u32 lockup_secs)
+int vt_linux_stub_init(u16 port, u32 baud, bool crash_stop, u32 lockup_secs, bool step_tf)
 {
 	struct vt_crash_guard guards[VT_STUB_MAX_GUARDS];
 	struct vt_stub_config cfg = {
 		.port = port, .baud = baud, .ram = vt_ram,
 		.vcpus = vt_mod.vcpu_state, .nr_cpus = nr_cpu_ids,
-		.guards = guards, .lockup_secs = lockup_secs,
+		.guards = guards, .lockup_secs = lockup_secs, .step_tf = step_tf,
 	};
 	int ret;
 

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Holding the guest's interrupts off, for a single step done with
+ * RFLAGS.TF: an interrupt delivered during the step would push TF into
+ * its frame, where the guest could read it. While held, external
+ * interrupts exit ("external-interrupt exiting", SDM Vol. 3C 25.6.1) and
+ * are acknowledged by the exit ("acknowledge interrupt on exit", 25.7.1),
+ * which hands us the vector; NMIs wait in nmi_pending (exit_exception.c).
+ * On release each is injected when the guest can take it: an
+ * interrupt-window exit (25.6.2) for interrupts, highest vector first, so
+ * the guest's EOIs retire the local APIC's in-service bits in the order
+ * it set them; an NMI window for the NMI.
+ */
+#include "exit.h"
+#include "intrin.h"
+
+static int vt_update_control(u32 field, u32 allowed1, u32 bit, bool on)
+{
+	u64 v;
+
+	if (on && !(allowed1 & bit))
+		return -VT_EOPNOTSUPP;
+	if (vt_vmread(field, &v) != VT_VMX_OK)
+		return -VT_EIO;
+	v = on ? v | bit : v & ~(u64)bit;
+	return vt_vmwrite(field, v) == VT_VMX_OK ? 0 : -VT_EIO;
+}
+
+static int vt_set_interrupt_exiting(struct vt_vcpu *vcpu, bool on)
+{
+	const struct vt_vmx_caps *caps = &vcpu->hv->caps;
+	int ret;
+
+	/* Both or neither: without the acknowledgement the interrupt would stay pending and exit forever. */
+	if (on && !((caps->exit >> 32) & VM_EXIT_ACK_INTR_ON_EXIT))
+		return -VT_EOPNOTSUPP;
+	ret = vt_update_control(VM_EXIT_CONTROLS, (u32)(caps->exit >> 32),
+				VM_EXIT_ACK_INTR_ON_EXIT, on);
+	if (!ret)
+		ret = vt_update_control(PIN_BASED_VM_EXEC_CONTROL, (u32)(caps->pin >> 32),
+					PIN_BASED_EXT_INTR_MASK, on);
+	return ret;
+}
+
+static bool vt_irqs_held(const struct vt_vcpu *vcpu)
+{
+	return vcpu->held_irqs[0] | vcpu->held_irqs[1] | vcpu->held_irqs[2] | vcpu->held_irqs[3];
+}
+
+static void vt_set_proc(u32 bit, bool on)
+{
+	u64 proc = vt_vmread_or0(CPU_BASED_VM_EXEC_CONTROL);
+
+	vt_vmwrite(CPU_BASED_VM_EXEC_CONTROL, on ? proc | bit : proc & ~(u64)bit);
+}
+
+int vt_hold_events(struct vt_vcpu *vcpu, bool on)
+{
+	int ret;
+
+	if (on == vcpu->holding_events)
+		return 0;
+	ret = vt_set_interrupt_exiting(vcpu, on);
+	if (ret)
+		return ret;
+	vcpu->holding_events = on;
+	if (on) {
+		/* A window opened before the hold must not inject into the step. */
+		vt_set_proc(CPU_BASED_INTR_WINDOW_EXITING | CPU_BASED_NMI_WINDOW_EXITING, false);
+		return 0;
+	}
+	if (vt_irqs_held(vcpu))
+		vt_set_proc(CPU_BASED_INTR_WINDOW_EXITING, true);
+	if (vcpu->nmi_pending)
+		vt_set_proc(CPU_BASED_NMI_WINDOW_EXITING, true);
+	return 0;
+}
+
+/* Only while holding (or just after): the exit acknowledged the vector. */
+enum vt_exit_action vt_handle_external_interrupt(struct vt_exit *exit)
+{
+	u32 info = (u32)vt_vmread_or0(VM_EXIT_INTR_INFO);
+	u32 vector = info & INTR_INFO_VECTOR_MASK;
+
+	if (!(info & INTR_INFO_VALID_MASK))
+		return VT_EXIT_RESUME;	/* not acknowledged: still pending in the APIC */
+	exit->vcpu->held_irqs[vector / 64] |= VT_BIT(vector % 64);
+	if (!exit->vcpu->holding_events)
+		vt_set_proc(CPU_BASED_INTR_WINDOW_EXITING, true);
+	return VT_EXIT_RESUME;
+}
+
+static s32 vt_highest_held(const struct vt_vcpu *vcpu)
+{
+	s32 word, bit;
+
+	for (word = 3; word >= 0; word--)
+		for (bit = 63; bit >= 0; bit--)
+			if (vcpu->held_irqs[word] & VT_BIT(bit))
+				return word * 64 + bit;
+	return -1;
+}
+
+/*
+ * The guest can take an interrupt (RFLAGS.IF = 1, no STI or MOV-SS
+ * blocking): inject the highest held vector, and wait for the next window
+ * for the rest.
+ */
+enum vt_exit_action vt_handle_interrupt_window(struct vt_exit *exit)
+{
+	struct vt_vcpu *vcpu = exit->vcpu;
+	s32 vector = vt_highest_held(vcpu);
+
+	if (vcpu->holding_events || vector < 0) {
+		vt_set_proc(CPU_BASED_INTR_WINDOW_EXITING, vector >= 0 && !vcpu->holding_events);
+		return VT_EXIT_RESUME;
+	}
+	vcpu->held_irqs[vector / 64] &= ~VT_BIT(vector % 64);
+	vt_vmwrite(VM_ENTRY_INTR_INFO_FIELD, (u32)vector | INTR_TYPE_EXT_INTR | INTR_INFO_VALID_MASK);
+	exit->injected = true;
+	vt_set_proc(CPU_BASED_INTR_WINDOW_EXITING, vt_irqs_held(vcpu));
+	return VT_EXIT_RESUME;
+}
