@@ -205,9 +205,23 @@ static void vt_tf_release(struct vt_vcpu *vcpu, struct vt_hooks_cpu *c)
 }
 
 /*
+ * The event's handler runs as part of the step, with TF in its frame
+ * (counted): the trap comes after it returns. It may sleep or spin, so it
+ * takes interrupts and exceptions as usual.
+ */
+static void vt_tf_run_handler_in_step(struct vt_vcpu *vcpu, struct vt_hooks_cpu *c)
+{
+	vt_hooks.stats.tf_unhidden++;
+	vt_tf_release(vcpu, c);
+	c->tf.insn = VT_TF_PLAIN;
+	c->tf.unit = true;
+	vt_vmwrite(GUEST_RFLAGS, vt_vmread_or0(GUEST_RFLAGS) | X86_EFLAGS_TF);
+}
+
+/*
  * VM entry delivers an event first: the step ends at its handler's first
- * instruction. Without a free debug register or a readable gate, the
- * handler runs as one step instead, with TF in its frame (counted).
+ * instruction, or without a free debug register or a readable gate, after
+ * the handler.
  */
 static void vt_tf_step_into_handler(struct vt_vcpu *vcpu, struct vt_hooks_cpu *c, u32 vector)
 {
@@ -217,13 +231,7 @@ static void vt_tf_step_into_handler(struct vt_vcpu *vcpu, struct vt_hooks_cpu *c
 	c->tf.insn = VT_TF_EVENT;
 	if (vt_tf_handler(vcpu, vector, &handler) && vt_tf_lend_dr(&c->tf, handler))
 		return;
-	vt_hooks.stats.tf_unhidden++;
-	/* The handler may sleep or spin: it must take interrupts and faults as usual. */
-	vt_tf_intercept_restore(c);
-	vt_hold_events(vcpu, false);
-	c->tf.insn = VT_TF_PLAIN;
-	c->tf.unit = true;
-	vt_vmwrite(GUEST_RFLAGS, vt_vmread_or0(GUEST_RFLAGS) | X86_EFLAGS_TF);
+	vt_tf_run_handler_in_step(vcpu, c);
 }
 
 /*
@@ -354,8 +362,18 @@ enum vt_tf_event vt_single_step_on_exception(struct vt_vcpu *vcpu, struct vt_exi
 		return VT_TF_NOT_MINE;
 	rflags = vt_vmread_or0(GUEST_RFLAGS) & ~X86_EFLAGS_TF;
 	vt_vmwrite(GUEST_RFLAGS, rflags | (t->guest_tf ? X86_EFLAGS_TF : 0));
+	/*
+	 * Delivering an event raised this one: the CPU must combine the two
+	 * (a double fault, SDM 3A 6.15). The core delivers the first again
+	 * (core/exit.c) with nothing intercepted, and the CPU does it.
+	 */
+	if (vt_vmread_or0(IDT_VECTORING_INFO_FIELD) & INTR_INFO_VALID_MASK) {
+		vt_hooks.stats.tf_events++;
+		vt_tf_run_handler_in_step(vcpu, c);
+		return VT_TF_REFLECTED;
+	}
 	vt_reflect_event(exit, intr_info);
-	vt_tf_return_dr(t);	/* a fault while entering a handler: the new handler's turn */
+	vt_tf_return_dr(t);
 	vt_tf_step_into_handler(vcpu, c, intr_info & INTR_INFO_VECTOR_MASK);
 	return VT_TF_REFLECTED;
 }

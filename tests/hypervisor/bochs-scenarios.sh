@@ -132,6 +132,51 @@ scenario_hvstub() {
 	fi
 }
 
+# Single steps with RFLAGS.TF, the fallback of a CPU without MTF
+# (docs/hypervisor-debugging.md), forced on Bochs (which has MTF) with
+# step_tf=1 and driven by real gdb on the host (host/stub-tf.sh, checks in
+# host/stub_tf.py): breakpoint, next over a call, 1,000 steps judged by the
+# disassembler, the pushf of _raw_spin_lock_irqsave, a write and a read
+# watchpoint (each access completed by a TF step). A watcher reads
+# do_sys_openat2 through /proc/kcore throughout; the guest's loop opens a
+# file and writes the domain name until the host writes "vtice-done" into
+# the kernel's hostname.
+# bochs-host-driver: hvtfstep host/stub-tf.sh
+scenario_hvtfstep() {
+	[ "$loaded" = 0 ] || rmmod_vtice
+	local out orig watcher n=0
+	out=$($T kcore hv.stub-text do_sys_openat2 16)
+	echo "$out"
+	orig=$(echo "$out" | sed -n 's/^VTICE-FIGURE hv.stub-text.bytes=//p')
+	[ -n "$orig" ] || return
+	$T kcore hv.stub-jiffies jiffies 8
+	$T kcore hv.stub-uts init_uts_ns 8
+	$T kcore hv.tf-irqsave _raw_spin_lock_irqsave 16
+	echo vtice >/proc/sys/kernel/hostname
+	if ! insmod "$KO" debug_port=0x2f8 step_tf=1 2>/tmp/insmod.err; then
+		result hv.tf-load FAIL "insmod debug_port=0x2f8 step_tf=1: $(cat /tmp/insmod.err)"
+		return
+	fi
+	loaded=1
+	out=$(dmesg | grep -o 'debug stub on port.*' | tail -n 1)
+	case "$out" in
+	*"single steps with TF") result hv.tf-load PASS "$out" ;;
+	*) result hv.tf-load FAIL "${out:-no stub line in dmesg}" ;;
+	esac
+	$T kwatch hv.tf-hidden do_sys_openat2 16 vtice-done 1200 &
+	watcher=$!
+	start_host_driver hvtfstep
+	while kill -0 "$watcher" 2>/dev/null; do
+		cat /proc/version >/dev/null
+		n=$((n + 1))
+		echo "vt$n" >/proc/sys/kernel/domainname
+		sleep 3
+	done
+	wait "$watcher"
+	$T kcore hv.tf-detached do_sys_openat2 16 "$orig"
+	rmmod_vtice
+}
+
 # The host asks for a syscall benchmark by writing "vtice-bench-NAME" into
 # the kernel's domain name while the machine is stopped, with the hooks of
 # that phase set; the guest then times getpid and counts the VM exits of

@@ -220,6 +220,24 @@ TEST_F(TfStep, WithNoFreeRegisterTheHandlerRunsAsTheStep)
 	EXPECT_EQ(vmcs(GUEST_RFLAGS) & kTF, 0u);
 }
 
+TEST_F(TfStep, AFaultWhileDeliveringLetsTheCpuCombineThem)
+{
+	ASSERT_EQ(vt_single_step_arm(&vcpu), 0);
+	uint32_t pf = 14 | kHardException | kDeliverCode | kValid;
+	vmcs(VM_EXIT_INTR_INFO) = pf;
+	ASSERT_EQ(vt_single_step_on_exception(&vcpu, &exit, pf), VT_TF_REFLECTED);
+	ASSERT_EQ(cpu().dr[0], kPfHandler);
+	// The #PF's delivery raises a second #PF (its frame's page is gone):
+	// a double fault (SDM 3A Table 6-5) that only the CPU may decide.
+	vmcs(VM_ENTRY_INTR_INFO_FIELD) = 0;
+	vmcs(IDT_VECTORING_INFO_FIELD) = pf;
+	ASSERT_EQ(vt_single_step_on_exception(&vcpu, &exit, pf), VT_TF_REFLECTED);
+	EXPECT_EQ(entry_event(), 0u) << "the core delivers the first event again";
+	EXPECT_EQ(vmcs(EXCEPTION_BITMAP), 0u) << "nothing intercepted: the CPU combines them";
+	EXPECT_EQ(cpu().dr[0], 0u);
+	EXPECT_TRUE(vmcs(GUEST_RFLAGS) & kTF) << "the step ends after the handler";
+}
+
 TEST_F(TfStep, IntNIsInjectedInsteadOfRunUnderTf)
 {
 	code({0xcd, 0x80});

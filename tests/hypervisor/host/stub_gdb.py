@@ -131,9 +131,14 @@ def packet(text):
 
 
 def raw_registers():
-    """rip and rsp of the selected CPU from a raw 'g' (x86-64 core order)."""
-    g = bytes.fromhex(packet("g")[:17 * 16].replace("x", "0"))
-    return int.from_bytes(g[16 * 8:17 * 8], "little"), int.from_bytes(g[7 * 8:8 * 8], "little")
+    """rip, rsp and eflags of the selected CPU from a raw 'g' (x86-64 core
+    order: 16 GPRs, rip, then the 4-byte eflags)."""
+    g = bytes.fromhex(packet("g")[:(17 * 8 + 4) * 2].replace("x", "0"))
+    return (int.from_bytes(g[16 * 8:17 * 8], "little"), int.from_bytes(g[7 * 8:8 * 8], "little"),
+            int.from_bytes(g[17 * 8:17 * 8 + 4], "little"))
+
+
+TF = 1 << 8
 
 
 DIRECT = re.compile(r"^(?:(?:bnd|notrack)\s+)?(j\w+|call)\s+(0x[0-9a-f]+)")
@@ -157,20 +162,31 @@ def expected_next(insn, here, rsp):
     return {fall, here}  # here: a rep string instruction's next iteration
 
 
-def check_steps(count):
+def pushed_flags_ok(insn, flags_before, rsp_after):
+    """After a pushf the image on the stack is RFLAGS as they were before
+    it (SDM Vol. 2B PUSHF; RF and VM read as 0): never the stepper's TF."""
+    if not re.match(r"^pushf[qwl]?$", insn["asm"].strip()):
+        return None
+    image = int.from_bytes(bytes.fromhex(packet("m%x,8" % rsp_after)), "little")
+    return (image & 0xFFFFFFFF) == (flags_before & ~(1 << 16))
+
+
+def check_steps(count, name="steps", need_pushf=False):
     """count single steps by raw vCont;s (two packets each rather than gdb's
     ten): every new RIP must be the fall-through, the decoded target of a
     direct branch, or the return address of a ret, as gdb's disassembler
-    decodes the instruction. Indirect transfers are counted, not judged."""
+    decodes the instruction. Indirect transfers are counted, not judged.
+    The guest's kernel never sets TF itself, so no step may leave it in
+    RFLAGS or in the image a pushf stored."""
     thread = packet("qC")[2:] or "1"
-    bad, indirect = 0, 0
+    bad, indirect, tf_seen, pushfs, pushf_bad = 0, 0, 0, 0, 0
     start = time.time()
-    here, rsp = raw_registers()
+    here, rsp, flags = raw_registers()
     for i in range(count):
         insn = gdb.selected_frame().architecture().disassemble(here, count=1)[0]
         allowed = expected_next(insn, here, rsp)
         stop = packet("vCont;s:" + thread)
-        there, rsp = raw_registers()
+        there, rsp, flags_after = raw_registers()
         if not stop.startswith("T05"):
             bad += 1
             print("step %d: stop reply %s" % (i, stop), flush=True)
@@ -181,13 +197,21 @@ def check_steps(count):
             if bad <= 5:
                 print("step %d: 0x%x %s -> 0x%x, allowed %s" %
                       (i, here, insn["asm"], there, " ".join("0x%x" % a for a in sorted(allowed))), flush=True)
-        here = there
+        tf_seen += bool(flags_after & TF)
+        pushed = pushed_flags_ok(insn, flags, rsp)
+        if pushed is not None:
+            pushfs += 1
+            pushf_bad += not pushed
+        here, flags = there, flags_after
     secs = time.time() - start
     run("maint flush register-cache")
-    check("steps", bad == 0 and pc() == here,
+    check(name, bad == 0 and pc() == here,
           "%d steps: %d RIPs not the fall-through or decoded target, %d indirect transfers not judged; "
           "%.1f steps/s wall" % (count, bad, indirect, count / secs))
-    print("VTICE-FIGURE hv.steps-per-s-wall=%.1f" % (count / secs), flush=True)
+    check(name + "-tf-hidden", tf_seen == 0 and pushf_bad == 0 and (pushfs or not need_pushf),
+          "RFLAGS.TF after a step: %d times; pushf images unlike RFLAGS before them: %d of %d" %
+          (tf_seen, pushf_bad, pushfs))
+    print("VTICE-FIGURE hv.%s-per-s-wall=%.1f" % (name, count / secs), flush=True)
 
 
 def check_watch(fig):
@@ -601,4 +625,5 @@ def raw_phase(fig):
     check_bad_input(rsp)
 
 
-main()
+if __name__ == "__main__":
+    main()
