@@ -192,11 +192,15 @@ TEST_F(Stop, NoStiBlockingWhenInterruptsAreOff)
 	EXPECT_EQ(vtice::fake::cpu().vmcs[GUEST_INTERRUPTIBILITY_INFO] & GUEST_INTR_STATE_STI, 0u);
 }
 
-TEST_F(Stop, StepIsRefusedWithoutMtf)
+TEST_F(Stop, StepIsRefusedWithoutMtfOrInterruptExiting)
 {
 	g_hv.caps.flags = 0;
 	enum vt_dbg_run run[kCpus] = {VT_RUN_STEP, VT_RUN_STAY};
 	EXPECT_EQ(vt_stop_set_run(run, kCpus), -VT_EOPNOTSUPP);
+	// What a TF step needs to hold interrupts off (single_step.c).
+	g_hv.caps.pin = uint64_t(PIN_BASED_EXT_INTR_MASK) << 32;
+	g_hv.caps.exit = uint64_t(VM_EXIT_ACK_INTR_ON_EXIT) << 32;
+	EXPECT_EQ(vt_stop_set_run(run, kCpus), 0) << "no MTF: the TF fallback steps";
 }
 
 TEST_F(Stop, ACpuThatNeverAnswersIsReportedMissingNotWaitedFor)
