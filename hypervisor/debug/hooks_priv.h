@@ -99,6 +99,7 @@ enum vt_tf_insn {
 	VT_TF_LOADS_FLAGS,	/* POPF, IRET, SYSRET: the TF it loads is the guest's */
 	VT_TF_INT_N,		/* INT n: injected by us, not run under TF */
 	VT_TF_EVENT,		/* an event delivered first: the step ends in its handler */
+	VT_TF_HALTED,		/* HLT, or a halted CPU: the step ends at the next poll */
 };
 
 struct vt_tf_step {

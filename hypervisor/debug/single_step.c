@@ -116,6 +116,10 @@ static enum vt_tf_insn vt_tf_classify(const struct vt_vcpu *vcpu, u8 *vector, u3
 		return VT_TF_PLAIN;
 	if (b[i] == 0x9c)
 		return VT_TF_PUSHF;
+	if (b[i] == 0xf4) {
+		*len = (u32)i + 1;
+		return VT_TF_HALTED;
+	}
 	if (b[i] == 0x9d || b[i] == 0xcf)
 		return VT_TF_LOADS_FLAGS;
 	if (i + 1 >= n)
@@ -248,6 +252,23 @@ static u32 vt_tf_pending_event(void)
 	return (u32)vt_vmread_or0(IDT_VECTORING_INFO_FIELD);
 }
 
+/*
+ * HLT under TF would trap only once an interrupt ends the halt, and the
+ * step holds interrupts off. So the step does what the CPU would: RIP
+ * past the HLT (insn_len; 0 when the CPU is halted already), the CPU
+ * halted, and the step ends at the stub's next poll (the preemption
+ * timer counts in HLT, SDM 3C 26.5.1), as an MTF step ends right after a
+ * HLT. Interrupts that came meanwhile wait for the release.
+ */
+static void vt_tf_halt(struct vt_tf_step *t, u32 insn_len)
+{
+	t->insn = VT_TF_HALTED;
+	if (vt_vmread_or0(GUEST_ACTIVITY_STATE) == GUEST_ACTIVITY_HLT)
+		return;
+	vt_vmwrite(GUEST_RIP, vt_vmread_or0(GUEST_RIP) + insn_len);
+	vt_vmwrite(GUEST_ACTIVITY_STATE, GUEST_ACTIVITY_HLT);
+}
+
 static int vt_tf_arm(struct vt_vcpu *vcpu, struct vt_hooks_cpu *c)
 {
 	struct vt_tf_step *t = &c->tf;
@@ -276,6 +297,11 @@ static int vt_tf_arm(struct vt_vcpu *vcpu, struct vt_hooks_cpu *c)
 		return 0;
 	}
 	t->insn = vt_tf_classify(vcpu, &vector, &len);
+	if (t->insn == VT_TF_HALTED ||
+	    vt_vmread_or0(GUEST_ACTIVITY_STATE) == GUEST_ACTIVITY_HLT) {
+		vt_tf_halt(t, len);
+		return 0;
+	}
 	if (t->insn == VT_TF_INT_N) {
 		/* Delivered by VM entry with its privilege checks, as if executed (26.5.1.1). */
 		vt_vmwrite(VM_ENTRY_INTR_INFO_FIELD, vector | INTR_TYPE_SOFT_INTR | INTR_INFO_VALID_MASK);
@@ -376,6 +402,16 @@ enum vt_tf_event vt_single_step_on_exception(struct vt_vcpu *vcpu, struct vt_exi
 	vt_tf_return_dr(t);
 	vt_tf_step_into_handler(vcpu, c, intr_info & INTR_INFO_VECTOR_MASK);
 	return VT_TF_REFLECTED;
+}
+
+bool vt_single_step_on_poll(struct vt_vcpu *vcpu, struct vt_exit *exit)
+{
+	struct vt_hooks_cpu *c = vt_hooks_cpu(vcpu);
+
+	if (!c || !c->tf.active || c->tf.insn != VT_TF_HALTED)
+		return false;
+	vt_tf_finish(vcpu, exit, c);
+	return true;
 }
 
 bool vt_single_step_suspend(struct vt_vcpu *vcpu)

@@ -48,6 +48,8 @@ enum vt_tf_event {
  */
 enum vt_tf_event vt_single_step_on_debug(struct vt_vcpu *vcpu, struct vt_exit *exit,
 					 u64 *other_dr6);
+/* The stub's poll (preemption timer): true when it ends a step over HLT. */
+bool vt_single_step_on_poll(struct vt_vcpu *vcpu, struct vt_exit *exit);
 /* Any other exception during the step: the guest's, delivered without TF. */
 enum vt_tf_event vt_single_step_on_exception(struct vt_vcpu *vcpu, struct vt_exit *exit,
 					     u32 intr_info);

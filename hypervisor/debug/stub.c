@@ -180,11 +180,20 @@ static bool vt_stub_locked_up(struct vt_vcpu *vcpu)
 	return vt_lockup_poll(&stub.lockup, &stub.lockup_cpu[vcpu->cpu], irqs_on, vt_rdtsc());
 }
 
-/* Preemption timer: a hard lockup, or bytes that arrived while the machine ran. */
+static bool vt_stub_mtf(struct vt_vcpu *vcpu, struct vt_exit *exit);
+
+/*
+ * Preemption timer: a step over HLT ends, a hard lockup, or bytes that
+ * arrived while the machine ran.
+ */
 static bool vt_stub_poll(struct vt_vcpu *vcpu, struct vt_exit *exit)
 {
 	u8 c;
 
+	if (vt_single_step_on_poll(vcpu, exit)) {
+		vt_stub_mtf(vcpu, exit);
+		return true;
+	}
 	if (vt_stub_locked_up(vcpu)) {
 		vt_stub_stop(vcpu, exit, VT_STOP_LOCKUP, 0);
 		return true;
@@ -217,8 +226,6 @@ static bool vt_stub_hook_result(struct vt_vcpu *vcpu, struct vt_exit *exit,
 		vt_stop_machine(vcpu, exit, stop);
 	return r != VT_HOOK_NOT_MINE;
 }
-
-static bool vt_stub_mtf(struct vt_vcpu *vcpu, struct vt_exit *exit);
 
 /*
  * The #DB that ends a TF step. Data-breakpoint bits it also carries are

@@ -256,6 +256,38 @@ TEST_F(TfStep, AnEventAlreadyQueuedIsSteppedInto)
 	EXPECT_EQ(cpu().dr[0], kPfHandler);
 }
 
+TEST_F(TfStep, HltHaltsAndTheStepEndsAtTheNextPoll)
+{
+	// Under TF, HLT traps only after an interrupt ends the halt (SDM 3A
+	// 18.3.1.4), and the step holds interrupts: it must not wait for one.
+	code({0xf4});
+	ASSERT_EQ(vt_single_step_arm(&vcpu), 0);
+	EXPECT_EQ(vmcs(GUEST_RIP), kText + 1) << "past the HLT, as the CPU leaves it";
+	EXPECT_EQ(vmcs(GUEST_ACTIVITY_STATE), GUEST_ACTIVITY_HLT);
+	EXPECT_EQ(vmcs(GUEST_RFLAGS) & kTF, 0u);
+	EXPECT_TRUE(vt_single_step_on_poll(&vcpu, &exit));
+	EXPECT_FALSE(holding());
+	EXPECT_EQ(vmcs(EXCEPTION_BITMAP), 0u);
+	EXPECT_FALSE(vt_single_step_on_poll(&vcpu, &exit)) << "no step armed";
+}
+
+TEST_F(TfStep, AHaltedCpuStaysHaltedForTheStep)
+{
+	vmcs(GUEST_ACTIVITY_STATE) = GUEST_ACTIVITY_HLT;
+	vmcs(GUEST_RIP) = kText + 1;	// a halted CPU's RIP is past its HLT
+	ASSERT_EQ(vt_single_step_arm(&vcpu), 0);
+	EXPECT_EQ(vmcs(GUEST_RIP), kText + 1);
+	EXPECT_EQ(vmcs(GUEST_RFLAGS) & kTF, 0u);
+	EXPECT_TRUE(vt_single_step_on_poll(&vcpu, &exit));
+}
+
+TEST_F(TfStep, APollDoesNotEndAnOrdinaryStep)
+{
+	ASSERT_EQ(vt_single_step_arm(&vcpu), 0);
+	EXPECT_FALSE(vt_single_step_on_poll(&vcpu, &exit));
+	EXPECT_TRUE(vmcs(GUEST_RFLAGS) & kTF);
+}
+
 TEST_F(TfStep, ParkingUndoesTheStepAndShowsTheGuestsFlags)
 {
 	ASSERT_EQ(vt_single_step_arm(&vcpu), 0);

@@ -34,6 +34,28 @@ def check_irqsave(fig):
     sg.check_steps(16, "tf-steps-irqsave", need_pushf=True)
 
 
+def check_other_cpu_steps():
+    """The other CPU sits in the idle loop (the guest's shell sleeps): HLT,
+    or MWAIT, where a TF step must not wait for an interrupt it holds off.
+    Five raw steps on it must each come back with a stop reply."""
+    me = packet_thread()
+    other = "1" if me == "2" else "2"
+    replies, rips = [], []
+    for _ in range(5):
+        replies.append(sg.packet("vCont;s:" + other))
+        sg.packet("Hg" + other)
+        rips.append(sg.raw_registers()[0])
+    sg.packet("Hg" + me)
+    first = gdb.selected_frame().architecture().disassemble(rips[0], count=1)[0]["asm"]
+    check("tf-idle-cpu-steps", all(r.startswith("T05") for r in replies),
+          "thread %s: %s; rips %s (the first stop's instruction: %s)" %
+          (other, " ".join(r[:3] for r in replies), " ".join("0x%x" % r for r in rips), first))
+
+
+def packet_thread():
+    return sg.packet("qC")[2:] or "1"
+
+
 def exit_count(text, name):
     return sum(int(n) for n in re.findall(r", %s (\d+)" % re.escape(name), text))
 
@@ -78,6 +100,7 @@ def main():
         lambda: check_irqsave(fig),
         lambda: sg.check_watch(fig),
         lambda: sg.check_jiffies_watch("tf-rwatch", gdb.WP_READ)(fig),
+        check_other_cpu_steps,
         check_counts,
     ]
     for step in steps:
