@@ -9,6 +9,16 @@
 #include "intrin.h"
 #include <vtice/ioctl.h>
 
+int vt_update_control(u32 field, u32 bits, bool on)
+{
+	u64 v;
+
+	if (vt_vmread(field, &v) != VT_VMX_OK)
+		return -VT_EIO;
+	v = on ? v | bits : v & ~(u64)bits;
+	return vt_vmwrite(field, v) == VT_VMX_OK ? 0 : -VT_EIO;
+}
+
 int vt_set_exception_intercept(u32 vector, bool on)
 {
 	u64 bitmap;
@@ -24,14 +34,9 @@ int vt_set_exception_intercept(u32 vector, bool on)
 /* MTF: a VM exit after the next guest instruction (SDM 3C 26.5.2). */
 int vt_set_mtf(struct vt_vcpu *vcpu, bool on)
 {
-	u64 proc;
-
 	if (on && !(vcpu->hv->caps.flags & VTICE_CAP_MTF))
 		return -VT_EOPNOTSUPP;
-	if (vt_vmread(CPU_BASED_VM_EXEC_CONTROL, &proc) != VT_VMX_OK)
-		return -VT_EIO;
-	proc = on ? proc | CPU_BASED_MONITOR_TRAP_FLAG : proc & ~(u64)CPU_BASED_MONITOR_TRAP_FLAG;
-	return vt_vmwrite(CPU_BASED_VM_EXEC_CONTROL, proc) == VT_VMX_OK ? 0 : -VT_EIO;
+	return vt_update_control(CPU_BASED_VM_EXEC_CONTROL, CPU_BASED_MONITOR_TRAP_FLAG, on);
 }
 
 /*
@@ -41,14 +46,10 @@ int vt_set_mtf(struct vt_vcpu *vcpu, bool on)
 int vt_set_mov_dr_exiting(struct vt_vcpu *vcpu, bool on)
 {
 	u32 allowed1 = (u32)(vcpu->hv->caps.proc >> 32);
-	u64 proc;
 
 	if (on && !(allowed1 & CPU_BASED_MOV_DR_EXITING))
 		return -VT_EOPNOTSUPP;
-	if (vt_vmread(CPU_BASED_VM_EXEC_CONTROL, &proc) != VT_VMX_OK)
-		return -VT_EIO;
-	proc = on ? proc | CPU_BASED_MOV_DR_EXITING : proc & ~(u64)CPU_BASED_MOV_DR_EXITING;
-	return vt_vmwrite(CPU_BASED_VM_EXEC_CONTROL, proc) == VT_VMX_OK ? 0 : -VT_EIO;
+	return vt_update_control(CPU_BASED_VM_EXEC_CONTROL, CPU_BASED_MOV_DR_EXITING, on);
 }
 
 /*

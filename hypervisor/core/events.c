@@ -14,32 +14,21 @@
 #include "exit.h"
 #include "intrin.h"
 
-static int vt_update_control(u32 field, u32 allowed1, u32 bit, bool on)
+/* Both or neither: without the acknowledgement the interrupt would stay pending and exit forever. */
+bool vt_can_hold_events(const struct vt_hv *hv)
 {
-	u64 v;
-
-	if (on && !(allowed1 & bit))
-		return -VT_EOPNOTSUPP;
-	if (vt_vmread(field, &v) != VT_VMX_OK)
-		return -VT_EIO;
-	v = on ? v | bit : v & ~(u64)bit;
-	return vt_vmwrite(field, v) == VT_VMX_OK ? 0 : -VT_EIO;
+	return ((hv->caps.exit >> 32) & VM_EXIT_ACK_INTR_ON_EXIT) &&
+	       ((hv->caps.pin >> 32) & PIN_BASED_EXT_INTR_MASK);
 }
 
 static int vt_set_interrupt_exiting(struct vt_vcpu *vcpu, bool on)
 {
-	const struct vt_vmx_caps *caps = &vcpu->hv->caps;
 	int ret;
 
-	/* Both or neither: without the acknowledgement the interrupt would stay pending and exit forever. */
-	if (on && !((caps->exit >> 32) & VM_EXIT_ACK_INTR_ON_EXIT))
+	if (on && !vt_can_hold_events(vcpu->hv))
 		return -VT_EOPNOTSUPP;
-	ret = vt_update_control(VM_EXIT_CONTROLS, (u32)(caps->exit >> 32),
-				VM_EXIT_ACK_INTR_ON_EXIT, on);
-	if (!ret)
-		ret = vt_update_control(PIN_BASED_VM_EXEC_CONTROL, (u32)(caps->pin >> 32),
-					PIN_BASED_EXT_INTR_MASK, on);
-	return ret;
+	ret = vt_update_control(VM_EXIT_CONTROLS, VM_EXIT_ACK_INTR_ON_EXIT, on);
+	return ret ? ret : vt_update_control(PIN_BASED_VM_EXEC_CONTROL, PIN_BASED_EXT_INTR_MASK, on);
 }
 
 static bool vt_irqs_held(const struct vt_vcpu *vcpu)
@@ -47,11 +36,9 @@ static bool vt_irqs_held(const struct vt_vcpu *vcpu)
 	return vcpu->held_irqs[0] | vcpu->held_irqs[1] | vcpu->held_irqs[2] | vcpu->held_irqs[3];
 }
 
-static void vt_set_proc(u32 bit, bool on)
+static void vt_set_proc(u32 bits, bool on)
 {
-	u64 proc = vt_vmread_or0(CPU_BASED_VM_EXEC_CONTROL);
-
-	vt_vmwrite(CPU_BASED_VM_EXEC_CONTROL, on ? proc | bit : proc & ~(u64)bit);
+	vt_update_control(CPU_BASED_VM_EXEC_CONTROL, bits, on);
 }
 
 int vt_hold_events(struct vt_vcpu *vcpu, bool on)

@@ -69,6 +69,12 @@ enum vt_exit_action vt_handle_ept_misconfig(struct vt_exit *exit);
 enum vt_exit_action vt_handle_exception_nmi(struct vt_exit *exit);
 enum vt_exit_action vt_handle_nmi_window(struct vt_exit *exit);
 enum vt_exit_action vt_handle_mtf(struct vt_exit *exit);
+/*
+ * control.c: set or clear bits of a VMCS control field of the current
+ * VMCS (the caller has checked them against the capability MSRs).
+ */
+int vt_update_control(u32 field, u32 bits, bool on);
+
 /* The exception or NMI that caused this exit, delivered to the guest unchanged. */
 void vt_reflect_event(struct vt_exit *exit, u32 intr_info);
 enum vt_exit_action vt_handle_external_interrupt(struct vt_exit *exit);

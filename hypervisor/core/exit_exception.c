@@ -37,11 +37,6 @@ void vt_reflect_event(struct vt_exit *exit, u32 info)
 	exit->injected = true;
 }
 
-static void vt_set_proc_control(u32 bit)
-{
-	vt_vmwrite(CPU_BASED_VM_EXEC_CONTROL, vt_vmread_or0(CPU_BASED_VM_EXEC_CONTROL) | bit);
-}
-
 /*
  * The guest's own NMI, taken by NMI exiting. Injected now unless the guest
  * blocks NMIs (virtual-NMI blocking) or sits in a MOV-SS/STI shadow, where
@@ -58,7 +53,7 @@ static void vt_deliver_guest_nmi(struct vt_exit *exit)
 		exit->vcpu->nmi_pending = true;
 		/* Held (events.c): the release opens the window. */
 		if (!exit->vcpu->holding_events)
-			vt_set_proc_control(CPU_BASED_NMI_WINDOW_EXITING);
+			vt_update_control(CPU_BASED_VM_EXEC_CONTROL, CPU_BASED_NMI_WINDOW_EXITING, true);
 		return;
 	}
 	vt_vmwrite(VM_ENTRY_INTR_INFO_FIELD, X86_TRAP_NMI | INTR_TYPE_NMI_INTR | INTR_INFO_VALID_MASK);
@@ -86,15 +81,10 @@ enum vt_exit_action vt_handle_exception_nmi(struct vt_exit *exit)
 	return VT_EXIT_RESUME;
 }
 
-static void vt_clear_proc_control(u32 bit)
-{
-	vt_vmwrite(CPU_BASED_VM_EXEC_CONTROL, vt_vmread_or0(CPU_BASED_VM_EXEC_CONTROL) & ~bit);
-}
-
 /* Open NMI window: deliver the NMI a handler deferred (vcpu->nmi_pending). */
 enum vt_exit_action vt_handle_nmi_window(struct vt_exit *exit)
 {
-	vt_clear_proc_control(CPU_BASED_NMI_WINDOW_EXITING);
+	vt_update_control(CPU_BASED_VM_EXEC_CONTROL, CPU_BASED_NMI_WINDOW_EXITING, false);
 	if (exit->vcpu->nmi_pending && !exit->vcpu->holding_events) {
 		exit->vcpu->nmi_pending = false;
 		vt_vmwrite(VM_ENTRY_INTR_INFO_FIELD,
@@ -109,6 +99,6 @@ enum vt_exit_action vt_handle_mtf(struct vt_exit *exit)
 	const struct vt_callbacks *cb = exit->vcpu->hv->cb;
 
 	if (!(cb && cb->mtf && cb->mtf(exit->vcpu, exit)))
-		vt_clear_proc_control(CPU_BASED_MONITOR_TRAP_FLAG);
+		vt_update_control(CPU_BASED_VM_EXEC_CONTROL, CPU_BASED_MONITOR_TRAP_FLAG, false);
 	return VT_EXIT_RESUME;
 }

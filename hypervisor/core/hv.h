@@ -215,6 +215,7 @@ int vt_set_debugctl_owned(struct vt_vcpu *vcpu, u64 bits);
  * controls. For debugger callbacks, in VMX root on the current vCPU.
  */
 int vt_hold_events(struct vt_vcpu *vcpu, bool on);
+bool vt_can_hold_events(const struct vt_hv *hv);
 
 /* vmcs.c */
 int vt_vmcs_setup(struct vt_vcpu *vcpu);

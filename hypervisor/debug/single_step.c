@@ -59,16 +59,10 @@ bool vt_single_step_uses_tf(const struct vt_hv *hv)
 	return !vt_mtf_usable(hv);
 }
 
-/* Holding interrupts off needs external-interrupt exiting with the acknowledgement. */
-static bool vt_tf_usable(const struct vt_hv *hv)
-{
-	return ((hv->caps.pin >> 32) & PIN_BASED_EXT_INTR_MASK) &&
-	       ((hv->caps.exit >> 32) & VM_EXIT_ACK_INTR_ON_EXIT);
-}
-
+/* A TF step holds interrupts off (core/events.c). */
 bool vt_single_step_supported(const struct vt_hv *hv)
 {
-	return vt_mtf_usable(hv) || vt_tf_usable(hv);
+	return vt_mtf_usable(hv) || vt_can_hold_events(hv);
 }
 
 /*
@@ -181,6 +175,14 @@ static void vt_tf_return_dr(struct vt_tf_step *t)
 	vt_write_dr(t->slot, t->saved_dr);
 	vt_vmwrite(GUEST_DR7, t->saved_dr7);
 	t->lent = false;
+}
+
+/* RFLAGS.TF back to what the guest had before the step. */
+static void vt_tf_give_back_flag(const struct vt_tf_step *t)
+{
+	u64 rflags = vt_vmread_or0(GUEST_RFLAGS) & ~X86_EFLAGS_TF;
+
+	vt_vmwrite(GUEST_RFLAGS, rflags | (t->guest_tf ? X86_EFLAGS_TF : 0));
 }
 
 static void vt_tf_intercept_all(struct vt_tf_step *t)
@@ -337,17 +339,24 @@ void vt_single_step_disarm(struct vt_vcpu *vcpu)
 		vt_set_mtf(vcpu, false);
 }
 
+/* This CPU's hooks state when a TF step is armed on it, else NULL. */
+static struct vt_hooks_cpu *vt_tf_armed(const struct vt_vcpu *vcpu)
+{
+	struct vt_hooks_cpu *c = vt_hooks_cpu(vcpu);
+
+	return c && c->tf.active ? c : NULL;
+}
+
 /* TF back to the guest's: after the step, in the copies it made too. */
 static void vt_tf_finish(struct vt_vcpu *vcpu, struct vt_exit *exit, struct vt_hooks_cpu *c)
 {
 	struct vt_tf_step *t = &c->tf;
-	u64 rflags = vt_vmread_or0(GUEST_RFLAGS);
 	u64 rsp = vt_vmread_or0(GUEST_RSP);
 	u8 flags_hi;
 
 	/* A handler's RFLAGS and loaded ones are the CPU's; SYSCALL's are masked by the guest. */
 	if (t->insn == VT_TF_PLAIN || t->insn == VT_TF_PUSHF)
-		vt_vmwrite(GUEST_RFLAGS, (rflags & ~X86_EFLAGS_TF) | (t->guest_tf ? X86_EFLAGS_TF : 0));
+		vt_tf_give_back_flag(t);
 	if (!t->guest_tf && t->insn == VT_TF_SYSCALL)
 		exit->regs->r11 &= ~X86_EFLAGS_TF;
 	/* TF is bit 0 of the pushed image's second byte, whatever its width. */
@@ -363,11 +372,11 @@ static void vt_tf_finish(struct vt_vcpu *vcpu, struct vt_exit *exit, struct vt_h
 enum vt_tf_event vt_single_step_on_debug(struct vt_vcpu *vcpu, struct vt_exit *exit,
 					 u64 *other_dr6)
 {
-	struct vt_hooks_cpu *c = vt_hooks_cpu(vcpu);
+	struct vt_hooks_cpu *c = vt_tf_armed(vcpu);
 	struct vt_tf_step *t = c ? &c->tf : NULL;
 
 	*other_dr6 = exit->qual & DR_TRAP_BITS;
-	if (!t || !t->active)
+	if (!t)
 		return VT_TF_NOT_MINE;
 	if (t->lent && (exit->qual & VT_BIT(t->slot)))
 		*other_dr6 &= ~VT_BIT(t->slot);
@@ -380,14 +389,12 @@ enum vt_tf_event vt_single_step_on_debug(struct vt_vcpu *vcpu, struct vt_exit *e
 enum vt_tf_event vt_single_step_on_exception(struct vt_vcpu *vcpu, struct vt_exit *exit,
 					     u32 intr_info)
 {
-	struct vt_hooks_cpu *c = vt_hooks_cpu(vcpu);
+	struct vt_hooks_cpu *c = vt_tf_armed(vcpu);
 	struct vt_tf_step *t = c ? &c->tf : NULL;
-	u64 rflags;
 
-	if (!t || !t->active || t->unit)
+	if (!t || t->unit)
 		return VT_TF_NOT_MINE;
-	rflags = vt_vmread_or0(GUEST_RFLAGS) & ~X86_EFLAGS_TF;
-	vt_vmwrite(GUEST_RFLAGS, rflags | (t->guest_tf ? X86_EFLAGS_TF : 0));
+	vt_tf_give_back_flag(t);
 	/*
 	 * Delivering an event raised this one: the CPU must combine the two
 	 * (a double fault, SDM 3A 6.15). The core delivers the first again
@@ -406,9 +413,9 @@ enum vt_tf_event vt_single_step_on_exception(struct vt_vcpu *vcpu, struct vt_exi
 
 bool vt_single_step_on_poll(struct vt_vcpu *vcpu, struct vt_exit *exit)
 {
-	struct vt_hooks_cpu *c = vt_hooks_cpu(vcpu);
+	struct vt_hooks_cpu *c = vt_tf_armed(vcpu);
 
-	if (!c || !c->tf.active || c->tf.insn != VT_TF_HALTED)
+	if (!c || c->tf.insn != VT_TF_HALTED)
 		return false;
 	vt_tf_finish(vcpu, exit, c);
 	return true;
@@ -416,17 +423,14 @@ bool vt_single_step_on_poll(struct vt_vcpu *vcpu, struct vt_exit *exit)
 
 bool vt_single_step_suspend(struct vt_vcpu *vcpu)
 {
-	struct vt_hooks_cpu *c = vt_hooks_cpu(vcpu);
+	struct vt_hooks_cpu *c = vt_tf_armed(vcpu);
 	struct vt_tf_step *t = c ? &c->tf : NULL;
-	u64 rflags;
 
-	if (!t || !t->active)
+	if (!t)
 		return false;
 	/* Nothing ran yet: an event we queued stays queued, and the re-arm steps into it. */
-	if (t->insn != VT_TF_EVENT) {
-		rflags = vt_vmread_or0(GUEST_RFLAGS) & ~X86_EFLAGS_TF;
-		vt_vmwrite(GUEST_RFLAGS, rflags | (t->guest_tf ? X86_EFLAGS_TF : 0));
-	}
+	if (t->insn != VT_TF_EVENT)
+		vt_tf_give_back_flag(t);
 	vt_tf_release(vcpu, c);
 	t->active = false;
 	return true;

@@ -45,6 +45,34 @@ scenario_hvselftest() {
 	rmmod vtice || result hv.selftest-rmmod FAIL "rmmod failed"
 }
 
+# The guest's own view, printed for the host before a stub loads: the bytes
+# of do_sys_openat2 from /proc/kcore (kept in stub_orig for the check after
+# detach) and the addresses of jiffies and init_uts_ns from /proc/kallsyms.
+stub_guest_figures() {
+	local out
+	out=$($T kcore hv.stub-text do_sys_openat2 16)
+	echo "$out"
+	stub_orig=$(echo "$out" | sed -n 's/^VTICE-FIGURE hv.stub-text.bytes=//p')
+	[ -n "$stub_orig" ] || return 1
+	$T kcore hv.stub-jiffies jiffies 8
+	$T kcore hv.stub-uts init_uts_ns 8
+}
+
+# While the kcore watcher (pid $1) runs, until the host says done: one
+# openat (breakpoint) and one domain name write (watchpoint) every 3 s, and
+# a syscall benchmark when the host asks for one.
+stub_guest_loop() {
+	local n=0
+	while kill -0 "$1" 2>/dev/null; do
+		cat /proc/version >/dev/null
+		n=$((n + 1))
+		stub_bench_if_asked
+		echo "vt$n" >/proc/sys/kernel/domainname
+		sleep 3
+	done
+	wait "$1"
+}
+
 # The GDB stub in VMX root (docs/hypervisor-debugging.md), driven by real gdb
 # on the host over COM2 (host/stub-gdb.sh, checks in host/stub_gdb.py). The
 # guest's own view is the oracle: before the module loads it prints the bytes
@@ -57,13 +85,8 @@ scenario_hvselftest() {
 # bochs-host-driver: hvstub host/stub-gdb.sh
 scenario_hvstub() {
 	[ "$loaded" = 0 ] || rmmod_vtice
-	local out orig watcher n=0
-	out=$($T kcore hv.stub-text do_sys_openat2 16)
-	echo "$out"
-	orig=$(echo "$out" | sed -n 's/^VTICE-FIGURE hv.stub-text.bytes=//p')
-	[ -n "$orig" ] || return
-	$T kcore hv.stub-jiffies jiffies 8
-	$T kcore hv.stub-uts init_uts_ns 8
+	local out watcher
+	stub_guest_figures || return
 	# functions an idle kernel and a getpid loop never run, for breakpoints
 	# the benchmark sets and must never see hit
 	echo "VTICE-FIGURE hv.stub-cold.addrs=$(awk '$2 ~ /^[tT]$/ &&
@@ -93,17 +116,9 @@ scenario_hvstub() {
 	$T kwatch hv.stub-hidden do_sys_openat2 16 vtice-done 1200 &
 	watcher=$!
 	start_host_driver hvstub
-	# one openat (breakpoint) and one domainname write (watchpoint) every 3 s
-	while kill -0 "$watcher" 2>/dev/null; do
-		cat /proc/version >/dev/null
-		n=$((n + 1))
-		stub_bench_if_asked
-		echo "vt$n" >/proc/sys/kernel/domainname
-		sleep 3
-	done
-	wait "$watcher"
+	stub_guest_loop "$watcher"
 	# after detach: no breakpoint byte left anywhere the kernel can read
-	$T kcore hv.stub-detached do_sys_openat2 16 "$orig"
+	$T kcore hv.stub-detached do_sys_openat2 16 "$stub_orig"
 	# and the syscall path exits no more than before any hook was set
 	$T getpid hv.bench-detached 200000
 	# the break ioctl: the host sees this line, connects and resumes us
@@ -144,13 +159,8 @@ scenario_hvstub() {
 # bochs-host-driver: hvtfstep host/stub-tf.sh
 scenario_hvtfstep() {
 	[ "$loaded" = 0 ] || rmmod_vtice
-	local out orig watcher n=0
-	out=$($T kcore hv.stub-text do_sys_openat2 16)
-	echo "$out"
-	orig=$(echo "$out" | sed -n 's/^VTICE-FIGURE hv.stub-text.bytes=//p')
-	[ -n "$orig" ] || return
-	$T kcore hv.stub-jiffies jiffies 8
-	$T kcore hv.stub-uts init_uts_ns 8
+	local out watcher
+	stub_guest_figures || return
 	$T kcore hv.tf-irqsave _raw_spin_lock_irqsave 16
 	echo vtice >/proc/sys/kernel/hostname
 	if ! insmod "$KO" debug_port=0x2f8 step_tf=1 2>/tmp/insmod.err; then
@@ -166,14 +176,8 @@ scenario_hvtfstep() {
 	$T kwatch hv.tf-hidden do_sys_openat2 16 vtice-done 1200 &
 	watcher=$!
 	start_host_driver hvtfstep
-	while kill -0 "$watcher" 2>/dev/null; do
-		cat /proc/version >/dev/null
-		n=$((n + 1))
-		echo "vt$n" >/proc/sys/kernel/domainname
-		sleep 3
-	done
-	wait "$watcher"
-	$T kcore hv.tf-detached do_sys_openat2 16 "$orig"
+	stub_guest_loop "$watcher"
+	$T kcore hv.tf-detached do_sys_openat2 16 "$stub_orig"
 	rmmod_vtice
 }
 

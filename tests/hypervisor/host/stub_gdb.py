@@ -564,22 +564,29 @@ def main():
         lambda: check_jiffies_watch("awatch", gdb.WP_ACCESS)(fig),
         lambda: check_many_watches(fig),
     ]
-    for step in steps:
-        try:
-            step()
-        except Exception as e:  # a broken step must not hide the later ones
-            check(getattr(step, "__name__", "step"), False, "%s: %s" % (type(e).__name__, e))
+    run_checks(steps)
     try:
         run("detach")
         check("detach", True, "gdb detached")
     except gdb.error as e:
         check("detach", False, str(e))
-    for step in (vtice_phase, lambda: raw_phase(fig), lambda: check_resync_and_finish(fig)):
+    run_checks((vtice_phase, lambda: raw_phase(fig), lambda: check_resync_and_finish(fig)), "raw")
+    quit_with_failures("stub_gdb")
+
+
+def run_checks(steps, failure_name=None):
+    """Runs each check in turn: one that raises fails (under its own name,
+    or failure_name) and does not hide the later ones."""
+    for step in steps:
         try:
             step()
         except Exception as e:
-            check("raw", False, "%s: %s" % (type(e).__name__, e))
-    print("stub_gdb: %d failures" % FAILURES[0], flush=True)
+            check(failure_name or getattr(step, "__name__", "step"), False, "%s: %s" % (type(e).__name__, e))
+
+
+def quit_with_failures(script):
+    """gdb's exit status is the number of failed checks (the driver's result)."""
+    print("%s: %d failures" % (script, FAILURES[0]), flush=True)
     gdb.execute("quit %d" % min(FAILURES[0], 100))
 
 

@@ -13,7 +13,7 @@ import re
 
 import gdb
 import stub_gdb as sg
-from rig_host import FAILURES, Rsp, check, figures
+from rig_host import Rsp, check, figures
 
 
 def check_stepper_is_tf():
@@ -106,18 +106,9 @@ def main():
         check_other_cpu_steps,
         check_counts,
     ]
-    for step in steps:
-        try:
-            step()
-        except Exception as e:  # a broken step must not hide the later ones
-            check(getattr(step, "__name__", "step"), False, "%s: %s" % (type(e).__name__, e))
-    try:
-        sg.run("detach")
-        finish(fig)
-    except Exception as e:
-        check("tf-detach", False, "%s: %s" % (type(e).__name__, e))
-    print("stub_tf: %d failures" % FAILURES[0], flush=True)
-    gdb.execute("quit %d" % min(FAILURES[0], 100))
+    sg.run_checks(steps)
+    sg.run_checks((lambda: (sg.run("detach"), finish(fig)),), "tf-detach")
+    sg.quit_with_failures("stub_tf")
 
 
 main()
