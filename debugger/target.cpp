@@ -51,6 +51,16 @@ const char *break_kind_name(BreakKind kind)
 	return "?";
 }
 
+Result<void> Target::set_branch_trace(int, bool)
+{
+	return make_error(describe() + " records no branch trace itself");
+}
+
+Result<std::vector<vtice_record>> Target::read_branch_trace(int)
+{
+	return make_error(describe() + " records no branch trace itself");
+}
+
 Result<void> Target::resume_with(std::span<const BreakpointChange> changes, ResumeAction action)
 {
 	for (const BreakpointChange &c : changes) {

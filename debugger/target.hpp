@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "vtice/records.h"
 #include "vtice/result.hpp"
 
 namespace vtice::dbg {
@@ -90,6 +91,7 @@ struct TargetFeatures {
 	unsigned max_packet = 0;        // PacketSize from qSupported
 	bool target_description = false;  // target.xml read; else gdb's default amd64 core layout
 	bool pipelined_reads = false;   // several memory reads in flight (QEMU's gdbstub)
+	bool branch_trace = false;      // the stub records branches itself (Qbtrace, qXfer:vtice-trace)
 	std::string stub;               // "QEMU gdbstub", "vtice hypervisor stub", "kgdb", "" unknown
 	std::vector<std::string> warnings;  // what connecting found wrong and repaired
 };
@@ -146,6 +148,12 @@ public:
 
 	// A monitor command (qRcmd); returns what the stub printed.
 	virtual Result<std::string> monitor(const std::string &command) = 0;
+
+	// The stub's own branch tracer (features().branch_trace): start a new
+	// trace of one thread (a CPU) or stop it, and read its records, oldest
+	// first, while the target is stopped.
+	virtual Result<void> set_branch_trace(int thread, bool on);
+	virtual Result<std::vector<vtice_record>> read_branch_trace(int thread);
 	virtual Result<void> detach() = 0;
 };
 

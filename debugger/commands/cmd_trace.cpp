@@ -1,6 +1,7 @@
 #include <cstdlib>
 
 #include "../task.hpp"
+#include "../trace/stub_tracer.hpp"
 #include "../trace/trace_output.hpp"
 #include "commands.hpp"
 
@@ -10,7 +11,7 @@ namespace {
 
 struct TraceArgs {
 	std::string syscall, comm, output;
-	bool step = false, quiet = false;
+	bool step = false, block = false, quiet = false;
 };
 
 Result<TraceArgs> parse(const std::vector<std::string> &args)
@@ -40,6 +41,8 @@ Result<TraceArgs> parse(const std::vector<std::string> &args)
 			t.output = *v;
 		} else if (a == "--step") {
 			t.step = true;
+		} else if (a == "--block") {
+			t.block = true;
 		} else if (a == "--quiet") {
 			t.quiet = true;
 		} else {
@@ -91,6 +94,36 @@ Result<void> run_to_syscall(CommandContext &ctx, const TraceArgs &t)
 	return out;
 }
 
+Result<void> write_output(CommandContext &ctx, const TraceArgs &t, const TraceResult &traced)
+{
+	if (t.output.empty())
+		return {};
+	std::int64_t slide = ctx.session.kaslr_slide().value_or(0);
+	if (auto r = write_trace_file(t.output, traced, ctx.session.symbols(), slide); !r)
+		return r;
+	ctx.out.print("trace: wrote %s (vtice report %s)\n", t.output.c_str(), t.output.c_str());
+	return {};
+}
+
+Result<void> report_stub_trace(CommandContext &ctx, const TraceArgs &t, const TraceResult &traced,
+			       const trace::RenderedTrace &rendering, const std::string &stub_report)
+{
+	std::size_t async = 0;
+	for (const auto &r : traced.records)
+		async += (r.flags & VTICE_BRANCH_ASYNC) != 0;
+	ctx.out.print("trace: %llu instructions decoded into %zu calls, %zu taken branches "
+		      "(%zu interrupts or exceptions), %llu stops in other tasks, %.3f s\n",
+		      static_cast<unsigned long long>(rendering.instructions), rendering.calls,
+		      traced.records.size(), async, static_cast<unsigned long long>(traced.foreign_stops),
+		      traced.seconds);
+	if (!stub_report.empty())
+		ctx.out.write("stub: " + stub_report);
+	if (auto r = write_output(ctx, t, traced); !r)
+		return r;
+	print_pc_line(ctx);
+	return {};
+}
+
 }  // namespace
 
 static Result<void> run(CommandContext &ctx, const std::vector<std::string> &args)
@@ -105,8 +138,10 @@ static Result<void> run(CommandContext &ctx, const std::vector<std::string> &arg
 	auto start = ctx.session.pc();
 	if (!start)
 		return start.error();
+	bool by_stub = ctx.session.target().features().branch_trace && !t->step && !t->block;
 	ctx.out.print("Tracing from %s until it returns (%s)\n",
 		      format_address(*start, ctx.session.symbolizer()).c_str(),
+		      by_stub ? "the hypervisor records every branch" :
 		      t->step ? "single-stepping every instruction" : "block stepping");
 	TraceOptions options;
 	options.single_step = t->step;
@@ -115,7 +150,12 @@ static Result<void> run(CommandContext &ctx, const std::vector<std::string> &arg
 				 " branches");
 	};
 	Result<TraceResult> traced = make_error("");
-	{
+	std::string stub_report;
+	if (by_stub) {
+		StubTracer tracer(ctx.session, options);
+		traced = tracer.trace_until_return();
+		stub_report = tracer.stub_report();
+	} else {
 		BlockTracer tracer(ctx.session, options);
 		traced = tracer.trace_until_return();
 	}
@@ -124,6 +164,8 @@ static Result<void> run(CommandContext &ctx, const std::vector<std::string> &arg
 	trace::RenderedTrace rendering = render_trace(*traced, ctx.session.symbolizer());
 	if (!t->quiet)
 		ctx.out.write(rendering.text);
+	if (by_stub)
+		return report_stub_trace(ctx, *t, *traced, rendering, stub_report);
 	ctx.out.print("trace: %llu instructions (%llu decoded into %zu calls), %llu branches, %zu taken, "
 		      "%llu steps, %llu continues, %llu interruptions skipped, %.3f s\n",
 		      static_cast<unsigned long long>(traced->instructions),
@@ -131,24 +173,23 @@ static Result<void> run(CommandContext &ctx, const std::vector<std::string> &arg
 		      static_cast<unsigned long long>(traced->branches), traced->records.size(),
 		      static_cast<unsigned long long>(traced->steps), static_cast<unsigned long long>(traced->continues),
 		      static_cast<unsigned long long>(traced->interruptions), traced->seconds);
-	if (!t->output.empty()) {
-		std::int64_t slide = ctx.session.kaslr_slide().value_or(0);
-		if (auto r = write_trace_file(t->output, *traced, ctx.session.symbols(), slide); !r)
-			return r;
-		ctx.out.print("trace: wrote %s (vtice report %s)\n", t->output.c_str(), t->output.c_str());
-	}
+	if (auto r = write_output(ctx, *t, *traced); !r)
+		return r;
 	print_pc_line(ctx);
 	return {};
 }
 
 const Command kCmdTrace = {
-	"trace", {}, "trace [syscall NAME [--comm COMM]] [--step] [-o FILE] [--quiet]",
+	"trace", {}, "trace [syscall NAME [--comm COMM]] [--step|--block] [-o FILE] [--quiet]",
 	"branch-trace until the current function (or one syscall) returns",
 	"Records the branch trace of the current task from here until the running\n"
 	"function returns, and prints it as a function graph. With 'syscall NAME'\n"
 	"it first runs to __x64_sys_NAME (in a task named COMM when --comm is\n"
 	"given) and traces that whole syscall.\n"
-	"Block stepping: each basic block is decoded, the target runs to the\n"
+	"On the vtice hypervisor stub, the hypervisor records the branches itself\n"
+	"(it steps the task with the monitor trap flag): interrupts and exceptions\n"
+	"show as their own subtrees, and the task is followed across CPUs.\n"
+	"Elsewhere, or with --block, block stepping: each basic block is decoded, the target runs to the\n"
 	"block's final branch (a breakpoint), and only that branch is stepped, so\n"
 	"straight-line code is never single-stepped. Interrupts and other tasks\n"
 	"that stop on the way are skipped and counted. --step single-steps every\n"

@@ -1,6 +1,7 @@
 #include "rsp_target.hpp"
 
 #include <cstdio>
+#include <cstring>
 
 #include "protocol.hpp"
 
@@ -84,6 +85,7 @@ Result<void> RspTarget::negotiate()
 		features_.no_ack = client_.no_ack();
 	}
 	features_.target_description = has("qXfer:features:read");
+	features_.branch_trace = has("Qbtrace:bts") && has("qXfer:vtice-trace:read");
 	auto layout = features_.target_description
 			      ? parse_target_description("target.xml",
 							 [this](const std::string &annex) {
@@ -528,6 +530,34 @@ Result<void> RspTarget::select_thread(int thread)
 		return r.error();
 	thread_ = thread;
 	return {};
+}
+
+// Qbtrace applies to the Hg thread (GDB manual, "General Query Packets").
+Result<void> RspTarget::set_branch_trace(int thread, bool on)
+{
+	if (!features_.branch_trace)
+		return Target::set_branch_trace(thread, on);
+	if (auto r = select_thread(thread); !r)
+		return r;
+	if (auto r = expect_ok(on ? "Qbtrace:bts" : "Qbtrace:off", "branch trace"); !r)
+		return r.error();
+	return {};
+}
+
+// The vtice stub's records of one CPU (thread - 1), 32 bytes each.
+Result<std::vector<vtice_record>> RspTarget::read_branch_trace(int thread)
+{
+	if (!features_.branch_trace)
+		return Target::read_branch_trace(thread);
+	auto data = read_xfer("vtice-trace", hex_number(static_cast<unsigned>(thread - 1)));
+	if (!data)
+		return data.error();
+	if (data->size() % sizeof(vtice_record))
+		return make_error("branch trace of thread " + std::to_string(thread) + ": " +
+				  std::to_string(data->size()) + " bytes is not a whole number of records");
+	std::vector<vtice_record> records(data->size() / sizeof(vtice_record));
+	std::memcpy(records.data(), data->data(), data->size());
+	return records;
 }
 
 Result<std::string> RspTarget::monitor(const std::string &command)

@@ -38,6 +38,8 @@ public:
 	Result<void> select_thread(int thread) override;
 	int selected_thread() const override { return thread_; }
 	Result<std::string> monitor(const std::string &command) override;
+	Result<void> set_branch_trace(int thread, bool on) override;
+	Result<std::vector<vtice_record>> read_branch_trace(int thread) override;
 	Result<void> detach() override;
 
 	Client &client() { return client_; }

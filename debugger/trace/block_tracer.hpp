@@ -43,6 +43,7 @@ struct TraceResult {
 	std::uint64_t start_pc = 0, end_pc = 0;
 	double seconds = 0;
 	bool returned = false;               // the traced function returned
+	bool tsc_clock = false;              // record tsc is the TSC, not instructions retired
 };
 
 class BlockTracer {

@@ -24,7 +24,7 @@ trace::TraceData trace_contents(const TraceResult &t, const SymbolSource *symbol
 {
 	trace::TraceData data;
 	data.header.kaslr_slide = static_cast<std::uint64_t>(slide);
-	data.header.clock = trace::TraceClock::Instructions;
+	data.header.clock = t.tsc_clock ? trace::TraceClock::Tsc : trace::TraceClock::Instructions;
 	data.records = t.records;
 	for (const auto &[address, bytes] : t.code)
 		data.code.push_back({address, bytes});

@@ -10,11 +10,6 @@
 #define VT_EFAULT_CODE	VT_EFAULT	/* E0e */
 #define VT_EINVAL_CODE	VT_EINVAL	/* E16 */
 
-static s32 vt_mem_cpu(struct vt_rsp *r)
-{
-	return vt_rsp_cpu_ok(r, r->g_cpu) ? r->g_cpu : (s32)r->last_stop.cpu;
-}
-
 static bool vt_parse_addr_len(struct vt_rsp_cursor *c, u64 *addr, u64 *len)
 {
 	return vt_rsp_parse_hex(c, addr) && vt_rsp_expect(c, ',') && vt_rsp_parse_hex(c, len);
@@ -82,7 +77,7 @@ static void vt_mem_write(struct vt_rsp *r, u8 cmd, s32 cpu, u64 addr, u64 len,
 
 void vt_rsp_mem(struct vt_rsp *r, u8 cmd, struct vt_rsp_cursor *c)
 {
-	s32 cpu = vt_mem_cpu(r);
+	s32 cpu = vt_rsp_general_cpu(r);
 	u64 addr, len;
 
 	if (!vt_parse_addr_len(c, &addr, &len) || (cmd != 'm' && !vt_rsp_expect(c, ':')) ||
@@ -103,7 +98,7 @@ void vt_rsp_mem(struct vt_rsp *r, u8 cmd, struct vt_rsp_cursor *c)
 /* Z/z TYPE,ADDR,KIND: KIND is the length for watchpoints (GDB manual "Z0"). */
 void vt_rsp_points(struct vt_rsp *r, u8 cmd, struct vt_rsp_cursor *c)
 {
-	s32 cpu = vt_mem_cpu(r);
+	s32 cpu = vt_rsp_general_cpu(r);
 	u64 type, addr, kind;
 	int ret;
 

@@ -32,6 +32,8 @@ void vt_rsp_error(struct vt_rsp *r, u32 code);			/* "Enn" */
 bool vt_rsp_parse_thread(struct vt_rsp_cursor *c, s32 *cpu);
 bool vt_rsp_cpu_ok(struct vt_rsp *r, s32 cpu);
 u32 vt_rsp_cpus(struct vt_rsp *r);
+/* The CPU Hg chose, or the one that stopped when Hg named none that is online. */
+s32 vt_rsp_general_cpu(struct vt_rsp *r);
 
 /* Handlers by family; each fills the reply and returns the action. */
 enum vt_rsp_action vt_rsp_query(struct vt_rsp *r, struct vt_rsp_cursor *c);	/* q, Q */
@@ -41,6 +43,9 @@ void vt_rsp_points(struct vt_rsp *r, u8 cmd, struct vt_rsp_cursor *c);	/* Z z */
 enum vt_rsp_action vt_rsp_run(struct vt_rsp *r, u8 cmd, struct vt_rsp_cursor *c); /* c s v D k */
 void vt_rsp_threads(struct vt_rsp *r, u8 cmd, struct vt_rsp_cursor *c);	/* H T */
 void vt_rsp_stop_reply(struct vt_rsp *r, const struct vt_dbg_stop *stop);
+
+/* rsp_btrace.c: Qbtrace and the qXfer objects of the branch trace; false: not one. */
+bool vt_rsp_btrace(struct vt_rsp *r, struct vt_rsp_cursor *c);
 
 /* rsp_xml.c */
 const char *vt_rsp_target_xml(u32 *len);

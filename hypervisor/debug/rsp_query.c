@@ -11,6 +11,9 @@ static void vt_supported(struct vt_rsp *r)
 	vt_rsp_put_hex(r, VT_RSP_PACKET_MAX);
 	vt_rsp_put(r, ";swbreak+;hwbreak+;qXfer:features:read+;vContSupported+;"
 		      "QStartNoAckMode+");
+	if (r->ops->btrace_enable)
+		vt_rsp_put(r, ";Qbtrace:bts+;Qbtrace:off+;qXfer:btrace:read+;qXfer:btrace-conf:read+;"
+			      "qXfer:vtice-trace:read+");
 }
 
 /* qXfer:features:read:ANNEX:OFFSET,LENGTH -> 'm' DATA (more) or 'l' DATA (last). */
@@ -108,6 +111,8 @@ static void vt_monitor(struct vt_rsp *r, struct vt_rsp_cursor *c)
 
 enum vt_rsp_action vt_rsp_query(struct vt_rsp *r, struct vt_rsp_cursor *c)
 {
+	if (vt_rsp_btrace(r, c))
+		return VT_RSP_STAY;
 	if (vt_rsp_prefix(c, "qSupported"))
 		vt_supported(r);
 	else if (vt_rsp_prefix(c, "qXfer:features:read:"))

@@ -76,15 +76,10 @@ static bool vt_take_reg(struct vt_rsp_cursor *c, struct vt_dbg_regs *regs, u32 n
 	return true;
 }
 
-static s32 vt_regs_cpu(struct vt_rsp *r)
-{
-	return vt_rsp_cpu_ok(r, r->g_cpu) ? r->g_cpu : (s32)r->last_stop.cpu;
-}
-
 void vt_rsp_regs(struct vt_rsp *r, u8 cmd, struct vt_rsp_cursor *c)
 {
 	struct vt_dbg_regs regs;
-	s32 cpu = vt_regs_cpu(r);
+	s32 cpu = vt_rsp_general_cpu(r);
 	u64 n = 0;
 	u32 i;
 

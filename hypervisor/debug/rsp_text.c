@@ -166,6 +166,11 @@ bool vt_rsp_cpu_ok(struct vt_rsp *r, s32 cpu)
 	return cpu >= 0 && (u32)cpu < vt_rsp_cpus(r) && r->ops->cpu_online(r->ctx, (u32)cpu);
 }
 
+s32 vt_rsp_general_cpu(struct vt_rsp *r)
+{
+	return vt_rsp_cpu_ok(r, r->g_cpu) ? r->g_cpu : (s32)r->last_stop.cpu;
+}
+
 bool vt_rsp_parse_thread(struct vt_rsp_cursor *c, s32 *cpu)
 {
 	u64 tid;

@@ -12,6 +12,7 @@
 #include "rsp_engine.h"
 #include "single_step.h"
 #include "stop.h"
+#include "tracer.h"
 #include "uart.h"
 #include "dbg_os.h"
 #include "../core/exit.h"
@@ -283,6 +284,7 @@ static bool vt_stub_ept_violation(struct vt_vcpu *vcpu, struct vt_exit *exit, u6
 static bool vt_stub_mtf(struct vt_vcpu *vcpu, struct vt_exit *exit)
 {
 	struct vt_dbg_stop stop = { .cpu = vcpu->cpu };
+	bool traced = vt_tracer_on_mtf(vcpu, exit);
 	enum vt_hook_result r = vt_hooks_on_mtf(vcpu, exit, &stop);
 	bool stepped = vt_stop_step_done(vcpu);
 
@@ -294,7 +296,14 @@ static bool vt_stub_mtf(struct vt_vcpu *vcpu, struct vt_exit *exit)
 		vt_stub_stop(vcpu, exit, VT_STOP_STEP, 0);
 		return true;
 	}
-	return r == VT_HOOK_HANDLED;
+	return traced || r == VT_HOOK_HANDLED;
+}
+
+/* Parks the CPU while the machine is stopped; then the tracer arms its step. */
+static void vt_stub_pre_entry(struct vt_vcpu *vcpu, struct vt_exit *exit)
+{
+	vt_stop_pre_entry(vcpu, exit);
+	vt_tracer_pre_entry(vcpu);
 }
 
 /* vtice hv break / debug_wait: a break-in from the module's kernel side. */
@@ -336,7 +345,7 @@ static const struct vt_callbacks vt_stub_callbacks = {
 	.preempt_timer = vt_stub_poll,
 	.triple_fault = vt_stub_triple_fault,
 	.dr_access = vt_stub_dr_access,
-	.pre_entry = vt_stop_pre_entry,
+	.pre_entry = vt_stub_pre_entry,
 };
 
 static void *vt_stub_map(void *ctx, u64 pa)
@@ -402,6 +411,19 @@ static void vt_stub_arm_guards(struct vt_hv *hv, const struct vt_stub_config *cf
 		vt_hv_intercept_exceptions(hv, VT_BIT(X86_TRAP_BP));
 }
 
+static int vt_stub_init_tracer(struct vt_hv *hv, const struct vt_stub_config *cfg)
+{
+	struct vt_tracer_config tc = {
+		.nr_cpus = cfg->nr_cpus, .records_per_cpu = cfg->trace_records,
+		.current_task = cfg->current_task, .mem = vt_stub_own_mem,
+	};
+	int ret = vt_tracer_init(hv, &tc);
+
+	if (ret)
+		vt_err("no memory for %u trace records per CPU (trace_records)\n", cfg->trace_records);
+	return ret;
+}
+
 int vt_stub_init(struct vt_hv *hv, const struct vt_stub_config *cfg)
 {
 	int ret;
@@ -432,6 +454,11 @@ int vt_stub_init(struct vt_hv *hv, const struct vt_stub_config *cfg)
 		return ret;
 	vt_hooks_set_own_mem(vt_stub_own_mem);
 	vt_single_step_prefer_tf(cfg->step_tf);
+	ret = vt_stub_init_tracer(hv, cfg);
+	if (ret) {
+		vt_hooks_fini();
+		return ret;
+	}
 	vt_stub_arm_guards(hv, cfg);
 	vt_stop_init(cfg->vcpus, cfg->nr_cpus, vt_stub_serve);
 	vt_rsp_init(&stub.rsp, &vt_stub_target_ops, NULL, vt_stub_put_byte);
@@ -451,6 +478,8 @@ int vt_stub_shield(void)
 	ret = vt_hooks_shield();
 	if (!ret)
 		ret = vt_stop_shield();
+	if (!ret)
+		ret = vt_tracer_shield();
 	return ret ? ret : vt_os_shield_image(&stub, sizeof(stub));
 }
 
@@ -460,5 +489,6 @@ void vt_stub_fini(void)
 		return;
 	vt_hv_set_callbacks(stub.hv, NULL);
 	vt_hooks_fini();
+	vt_tracer_fini();
 	stub.hv = NULL;
 }

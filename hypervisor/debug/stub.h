@@ -40,6 +40,8 @@ struct vt_stub_config {
 	u32 nr_cpus;
 	u32 lockup_secs;	/* hard-lockup watch (lockup.h); 0 = off */
 	bool step_tf;		/* single-step with TF even where MTF exists */
+	u32 trace_records;	/* branch records per CPU for the tracer (tracer.h) */
+	const u64 *current_task;	/* [nr_cpus]: gva of each CPU's current-task pointer, or NULL */
 };
 
 int vt_stub_init(struct vt_hv *hv, const struct vt_stub_config *cfg);

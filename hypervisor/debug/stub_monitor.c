@@ -8,6 +8,7 @@
 #include "stop.h"
 #include "hooks.h"
 #include "single_step.h"
+#include "tracer.h"
 #include "../core/hv.h"
 #include "../core/exit.h"
 #include "../core/os.h"
@@ -37,6 +38,28 @@ static void vt_put_u64(struct vt_text *t, u64 v)
 		v /= 10;
 	} while (v);
 	vt_put(t, &digits[i]);
+}
+
+static void vt_put_hex(struct vt_text *t, u64 v)
+{
+	char digits[17];
+	int i = 16;
+
+	digits[i] = 0;
+	do {
+		digits[--i] = "0123456789abcdef"[v & 0xf];
+		v >>= 4;
+	} while (v);
+	vt_put(t, &digits[i]);
+}
+
+static bool vt_starts_with(const char *s, const char *prefix)
+{
+	while (*prefix && *s == *prefix) {
+		s++;
+		prefix++;
+	}
+	return !*prefix;
 }
 
 static bool vt_streq(const char *a, const char *b)
@@ -204,6 +227,84 @@ static void vt_monitor_breakin(struct vt_text *t)
 	vt_put(t, " ms per CPU)\n");
 }
 
+/* "btrace task ADDR" / "btrace task any": whose branches the next Qbtrace:bts records. */
+static bool vt_parse_task(const char *s, u64 *task)
+{
+	u64 v = 0;
+	int d;
+
+	if (vt_streq(s, "any")) {
+		*task = 0;
+		return true;
+	}
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		s += 2;
+	if (!*s)
+		return false;
+	for (; *s; s++) {
+		d = *s >= '0' && *s <= '9' ? *s - '0' :
+		    *s >= 'a' && *s <= 'f' ? *s - 'a' + 10 :
+		    *s >= 'A' && *s <= 'F' ? *s - 'A' + 10 : -1;
+		if (d < 0 || v >> 60)
+			return false;
+		v = v << 4 | (u64)d;
+	}
+	*task = v;
+	return true;
+}
+
+static void vt_monitor_btrace(struct vt_text *t)
+{
+	struct vt_tracer_stats s;
+
+	if (!vt_tracer_supported()) {
+		vt_put(t, "btrace: not available (this CPU has no monitor trap flag)\n");
+		return;
+	}
+	vt_tracer_get_stats(&s);
+	vt_put(t, "btrace: MTF, ");
+	vt_put_u64(t, s.cpus_on);
+	vt_put(t, " CPUs tracing, filter ");
+	if (vt_tracer_filter()) {
+		vt_put(t, "task 0x");
+		vt_put_hex(t, vt_tracer_filter());
+	} else {
+		vt_put(t, "any task");
+	}
+	vt_put(t, "\n  ");
+	vt_put_u64(t, s.records);
+	vt_put(t, " records (");
+	vt_put_u64(t, s.async);
+	vt_put(t, " interrupts/exceptions), ");
+	vt_put_u64(t, s.dropped);
+	vt_put(t, " dropped (buffer: ");
+	vt_put_u64(t, s.capacity);
+	vt_put(t, " per CPU), ");
+	vt_put_u64(t, s.steps);
+	vt_put(t, " MTF steps, ");
+	vt_put_u64(t, s.filtered);
+	vt_put(t, " in other tasks, ");
+	vt_put_u64(t, s.undecoded);
+	vt_put(t, " undecoded\n");
+}
+
+static void vt_monitor_btrace_cmd(struct vt_text *t, const char *arg)
+{
+	u64 task;
+
+	if (!*arg) {
+		vt_monitor_btrace(t);
+		return;
+	}
+	if (vt_starts_with(arg, "task ") && vt_parse_task(arg + 5, &task)) {
+		vt_tracer_set_filter(task);
+		vt_put(t, task ? "btrace: the next trace records one task\n" :
+				 "btrace: the next trace records every task\n");
+		return;
+	}
+	vt_put(t, "usage: monitor btrace [task ADDRESS|any]\n");
+}
+
 int vt_stub_monitor(void *ctx, const char *cmd, char *out, u32 out_len)
 {
 	struct vt_text t = { out, 0, out_len };
@@ -221,10 +322,15 @@ int vt_stub_monitor(void *ctx, const char *cmd, char *out, u32 out_len)
 		vt_monitor_hooks(&t);
 	else if (vt_streq(cmd, "breakin"))
 		vt_monitor_breakin(&t);
+	else if (vt_streq(cmd, "btrace"))
+		vt_monitor_btrace_cmd(&t, "");
+	else if (vt_starts_with(cmd, "btrace "))
+		vt_monitor_btrace_cmd(&t, cmd + 7);
 	else if (vt_streq(cmd, "help") || !*cmd)
 		vt_put(&t, "monitor commands: exits (VM exits per CPU and reason), "
 			   "caps (VMX features), hooks (breakpoints, watchpoints and the EPT's state), "
 			   "breakin (break-in latency in guest time), "
+			   "btrace [task ADDRESS|any] (the branch tracer; whose branches it records), "
 			   "vtice (identify the stub)\n");
 	else
 		vt_put(&t, "unknown monitor command; try \"monitor help\"\n");

@@ -9,6 +9,7 @@
 #include "hooks.h"
 #include "stop.h"
 #include "target.h"
+#include "tracer.h"
 #include "../core/os.h"
 
 static u32 vt_target_cpu_count(void *ctx)
@@ -113,14 +114,50 @@ static int vt_target_remove(void *ctx, u32 cpu, enum vt_dbg_point type, u64 addr
 	}
 }
 
+/* Detach: no breakpoint, watchpoint or trace outlives the debugger. */
 static void vt_target_remove_all(void *ctx)
 {
 	vt_hooks_remove_all();
+	vt_tracer_disable_all();
 }
 
 static int vt_target_resume(void *ctx, const enum vt_dbg_run *run, u32 count)
 {
 	return vt_stop_set_run(run, count);
+}
+
+static int vt_target_btrace_enable(void *ctx, u32 cpu, bool on)
+{
+	if (!vt_stop_cpu(cpu))
+		return -VT_EINVAL;
+	return on ? vt_tracer_enable(cpu) : vt_tracer_disable(cpu);
+}
+
+static u64 vt_target_btrace_count(void *ctx, u32 cpu)
+{
+	return vt_tracer_count(cpu);
+}
+
+static bool vt_target_btrace_record(void *ctx, u32 cpu, u64 index, struct vtice_record *out)
+{
+	const struct vtice_record *r = vt_tracer_record(cpu, index);
+
+	if (r)
+		*out = *r;
+	return r != NULL;
+}
+
+static void vt_target_btrace_span(void *ctx, u32 cpu, u64 *first_ip, u64 *last_ip)
+{
+	vt_tracer_span(cpu, first_ip, last_ip);
+}
+
+static u32 vt_target_btrace_capacity(void *ctx)
+{
+	struct vt_tracer_stats s;
+
+	vt_tracer_get_stats(&s);
+	return s.capacity;
 }
 
 const struct vt_dbg_target_ops vt_stub_target_ops = {
@@ -135,4 +172,9 @@ const struct vt_dbg_target_ops vt_stub_target_ops = {
 	.remove_all = vt_target_remove_all,
 	.resume = vt_target_resume,
 	.monitor = vt_stub_monitor,
+	.btrace_enable = vt_target_btrace_enable,
+	.btrace_count = vt_target_btrace_count,
+	.btrace_record = vt_target_btrace_record,
+	.btrace_span = vt_target_btrace_span,
+	.btrace_capacity = vt_target_btrace_capacity,
 };

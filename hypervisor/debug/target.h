@@ -12,6 +12,7 @@
 #define VT_DEBUG_TARGET_H
 
 #include "../core/types.h"
+#include <vtice/records.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -94,6 +95,18 @@ struct vt_dbg_target_ops {
 	int (*resume)(void *ctx, const enum vt_dbg_run *run, u32 count);
 	/* qRcmd: writes a NUL-terminated answer of at most out_len bytes. */
 	int (*monitor)(void *ctx, const char *cmd, char *out, u32 out_len);
+	/*
+	 * Branch tracing (Qbtrace, qXfer:btrace); NULL where the target has
+	 * none. Enabling starts a new trace of that CPU: 0, or -VT_EOPNOTSUPP
+	 * (no tracer on this machine), -VT_EINVAL.
+	 */
+	int (*btrace_enable)(void *ctx, u32 cpu, bool on);
+	/* Its taken-branch records, oldest first. */
+	u64 (*btrace_count)(void *ctx, u32 cpu);
+	bool (*btrace_record)(void *ctx, u32 cpu, u64 index, struct vtice_record *out);
+	/* Where the trace's first block begins and its newest block ends. */
+	void (*btrace_span)(void *ctx, u32 cpu, u64 *first_ip, u64 *last_ip);
+	u32 (*btrace_capacity)(void *ctx);	/* records per CPU */
 };
 
 #ifdef __cplusplus

@@ -181,6 +181,31 @@ scenario_hvtfstep() {
 	rmmod_vtice
 }
 
+# The hypervisor's branch tracer (docs/tracing.md), read by real gdb
+# (record btrace) and by vtice (trace syscall openat) on the host
+# (host/stub-trace.sh, checks in host/stub_trace.py). The oracle is the
+# kernel's own function_graph tracer: before the module loads, the guest
+# records one openat("/proc/version") with it; vtice's trace of the same
+# call, made by the hypervisor, must contain its calls in order.
+# bochs-host-driver: hvtrace host/stub-trace.sh
+scenario_hvtrace() {
+	[ "$loaded" = 0 ] || rmmod_vtice
+	local loop
+	$T ftrace-openat hv.trace-ftrace /proc/version
+	$T kcore hv.stub-uts init_uts_ns 8
+	echo vtice >/proc/sys/kernel/hostname
+	if ! insmod "$KO" debug_port=0x2f8 2>/tmp/insmod.err; then
+		result hv.trace-load FAIL "insmod debug_port=0x2f8: $(cat /tmp/insmod.err)"
+		return
+	fi
+	loaded=1
+	$T openat-loop hv.trace-loop /proc/version vtice-done 2400 &
+	loop=$!
+	start_host_driver hvtrace
+	wait "$loop"
+	rmmod_vtice
+}
+
 # The host asks for a syscall benchmark by writing "vtice-bench-NAME" into
 # the kernel's domain name while the machine is stopped, with the hooks of
 # that phase set; the guest then times getpid and counts the VM exits of

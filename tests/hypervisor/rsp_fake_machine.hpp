@@ -36,6 +36,23 @@ public:
 	int resumes = 0, remove_all_calls = 0;
 	bool refuse_step = false;
 	std::string last_monitor;
+	// The branch tracer: what Qbtrace turned on, and the records a test put in.
+	bool tracing[kCpus] = {false, false};
+	bool no_tracer = false;
+	std::vector<vtice_record> trace[kCpus];
+	uint64_t first_ip[kCpus]{}, last_ip[kCpus]{};
+
+	void add_branch(uint32_t cpu, uint64_t from, uint64_t to, uint32_t flags = 0)
+	{
+		vtice_record r{};
+		r.type = VTICE_REC_BRANCH;
+		r.cpu = (u16)cpu;
+		r.flags = flags;
+		r.tsc = trace[cpu].size() + 1;
+		r.u.branch.from = from;
+		r.u.branch.to = to;
+		trace[cpu].push_back(r);
+	}
 
 	FakeMachine()
 	{
@@ -129,6 +146,30 @@ inline const vt_dbg_target_ops FakeMachine::ops = {
 		std::snprintf(out, out_len, "%s", answer.c_str());
 		return 0;
 	},
+	.btrace_enable = [](void *ctx, u32 cpu, bool on) {
+		auto *m = self(ctx);
+		if (m->no_tracer)
+			return -95;
+		if (cpu >= kCpus)
+			return -22;
+		if (on)
+			m->trace[cpu].clear();
+		m->tracing[cpu] = on;
+		return 0;
+	},
+	.btrace_count = [](void *ctx, u32 cpu) -> u64 { return cpu < kCpus ? self(ctx)->trace[cpu].size() : 0; },
+	.btrace_record = [](void *ctx, u32 cpu, u64 index, vtice_record *out) {
+		auto *m = self(ctx);
+		if (cpu >= kCpus || index >= m->trace[cpu].size())
+			return false;
+		*out = m->trace[cpu][index];
+		return true;
+	},
+	.btrace_span = [](void *ctx, u32 cpu, u64 *first, u64 *last) {
+		*first = cpu < kCpus ? self(ctx)->first_ip[cpu] : 0;
+		*last = cpu < kCpus ? self(ctx)->last_ip[cpu] : 0;
+	},
+	.btrace_capacity = [](void *) -> u32 { return 4096; },
 };
 
 }  // namespace vtice::fake

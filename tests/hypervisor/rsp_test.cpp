@@ -4,6 +4,7 @@
 // engine's own output.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 
 #include "rsp_fake_machine.hpp"
@@ -346,3 +347,112 @@ TEST_F(Rsp, UnknownPacketsGetTheEmptyReply)
 }
 
 }  // namespace
+
+// Branch tracing: GDB manual, "General Query Packets" (Qbtrace:bts,
+// Qbtrace:off, qXfer:btrace:read) and "Branch Trace Format" (blocks of
+// sequential instructions, newest first, begin and end addresses).
+class RspBtrace : public Rsp {
+protected:
+	// The whole object through windows of `window` bytes.
+	std::string read_object(const std::string &annex, unsigned window)
+	{
+		std::string all;
+		for (unsigned off = 0; off < 1u << 20;) {
+			char q[128];
+			std::snprintf(q, sizeof(q), "qXfer:%s:%x,%x", annex.c_str(), off, window);
+			std::string r = ask(q);
+			if (r.size() < 5 || (r[2] != 'm' && r[2] != 'l'))
+				return "<error " + r + ">";
+			std::string body = r.substr(3, r.size() - 6);
+			all += body;
+			off += body.size();
+			if (r[2] == 'l')
+				return all;
+		}
+		return "<endless>";
+	}
+
+	static std::string block(uint64_t begin, uint64_t end)
+	{
+		char b[96];
+		std::snprintf(b, sizeof(b), "<block begin=\"0x%016llx\" end=\"0x%016llx\"/>",
+			      (unsigned long long)begin, (unsigned long long)end);
+		return b;
+	}
+};
+
+TEST_F(RspBtrace, SupportedListsTheBranchTracePackets)
+{
+	std::string r = ask("qSupported:multiprocess+;swbreak+;hwbreak+;xmlRegisters=i386");
+	for (const char *f : {"Qbtrace:bts+", "Qbtrace:off+", "qXfer:btrace:read+", "qXfer:btrace-conf:read+"})
+		EXPECT_NE(r.find(f), std::string::npos) << f;
+}
+
+TEST_F(RspBtrace, BtsAndOffActOnTheHgThread)
+{
+	EXPECT_EQ(ask("Hg2"), "+" + frame("OK"));
+	EXPECT_EQ(ask("Qbtrace:bts"), "+" + frame("OK"));
+	EXPECT_TRUE(m.tracing[1]);
+	EXPECT_FALSE(m.tracing[0]);
+	EXPECT_EQ(ask("Qbtrace:off"), "+" + frame("OK"));
+	EXPECT_FALSE(m.tracing[1]);
+	m.no_tracer = true;
+	std::string r = ask("Qbtrace:bts");
+	EXPECT_EQ(r.substr(0, 4), "+$E.") << "an error gdb prints as text: " << r;
+	EXPECT_NE(r.find("monitor trap flag"), std::string::npos) << r;
+}
+
+TEST_F(RspBtrace, BlocksAreNewestFirstAndEndAtTheCurrentPosition)
+{
+	const uint64_t S = 0xffffffff81000100, A = S + 0x10, B = S + 0x80, C = B + 0x5, D = S + 0x40, E = D + 0x7;
+	m.first_ip[0] = S;
+	m.last_ip[0] = E;
+	m.add_branch(0, A, B);
+	m.add_branch(0, C, D);
+	std::string doc = read_object("btrace:read:all", 0x1000);
+	std::string want = "<!DOCTYPE btrace SYSTEM \"btrace.dtd\">\n<btrace version=\"1.0\">\n" + block(D, E) +
+			   "\n" + block(B, C) + "\n" + block(S, A) + "\n</btrace>\n";
+	EXPECT_EQ(doc, want);
+	EXPECT_EQ(read_object("btrace:read:all", 7), want) << "any window of the document is the same bytes";
+	EXPECT_EQ(ask("qXfer:btrace:read:delta:0,100"), "+" + frame("E01")) << "gdb falls back to all";
+}
+
+TEST_F(RspBtrace, AnEmptyTraceHasNoBlocks)
+{
+	EXPECT_EQ(read_object("btrace:read:all", 0x1000),
+		  "<!DOCTYPE btrace SYSTEM \"btrace.dtd\">\n<btrace version=\"1.0\">\n</btrace>\n");
+}
+
+TEST_F(RspBtrace, ConfNamesTheBufferSize)
+{
+	std::string doc = read_object("btrace-conf:read:", 0x1000);
+	EXPECT_NE(doc.find("<btrace-conf version=\"1.0\">"), std::string::npos) << doc;
+	EXPECT_NE(doc.find("<bts size=\"0x0000000000020000\"/>"), std::string::npos) << "4096 records of 32 bytes: " << doc;
+}
+
+TEST_F(RspBtrace, RawRecordsComeBackByteExactThroughEscapes)
+{
+	// '#' 0x23, '$' 0x24, '}' 0x7d and '*' 0x2a must travel escaped.
+	m.add_branch(1, 0x2324247d2a2a2323ull, 0xffffffff81000000ull, VTICE_BRANCH_ASYNC);
+	m.add_branch(1, 0xffffffff81000010ull, 0x7d7d7d7d7d7d7d7dull);
+	std::string raw;
+	for (unsigned window : {0x1000u, 5u}) {
+		std::string doc;
+		for (unsigned off = 0; off < 4096;) {
+			char q[64];
+			std::snprintf(q, sizeof(q), "qXfer:vtice-trace:read:1:%x,%x", off, window);
+			std::string r = ask(q);
+			ASSERT_GE(r.size(), 5u) << r;
+			std::string body = r.substr(3, r.size() - 6), plain;
+			for (size_t i = 0; i < body.size(); i++)
+				plain += body[i] == '}' && i + 1 < body.size() ? (char)(body[++i] ^ 0x20) : body[i];
+			doc += plain;
+			off += plain.size();
+			if (r[2] == 'l')
+				break;
+		}
+		ASSERT_EQ(doc.size(), 2 * sizeof(vtice_record)) << "window " << window;
+		EXPECT_EQ(std::memcmp(doc.data(), m.trace[1].data(), doc.size()), 0) << "window " << window;
+	}
+	EXPECT_EQ(ask("qXfer:vtice-trace:read:9:0,10"), "+" + frame("E16")) << "no CPU 9";
+}

@@ -64,6 +64,11 @@ module_param(step_tf, bool, 0444);
 MODULE_PARM_DESC(step_tf, "with debug_port: single-step with RFLAGS.TF and #DB even where the CPU has "
 		 "the monitor trap flag (the fallback for CPUs without it; hidden from the guest)");
 
+static unsigned int trace_records = 32768;
+module_param(trace_records, uint, 0444);
+MODULE_PARM_DESC(trace_records, "with debug_port: branch records each CPU's trace holds (32 bytes each; "
+		 "default 32768, 1 MiB per CPU); a fuller trace counts the rest as dropped");
+
 static bool shield = true;
 module_param(shield, bool, 0444);
 MODULE_PARM_DESC(shield, "hide the hypervisor's memory from the kernel through EPT (0: leave it reachable, "
@@ -271,7 +276,12 @@ static int __init vt_init(void)
 	if (ret)
 		goto err_vcpu_state;
 	if (debug_port) {
-		ret = vt_linux_stub_init(debug_port, debug_baud, crash_stop, lockup_secs, step_tf);
+		struct vt_linux_stub_params params = {
+			.port = debug_port, .baud = debug_baud, .crash_stop = crash_stop,
+			.lockup_secs = lockup_secs, .step_tf = step_tf, .trace_records = trace_records,
+		};
+
+		ret = vt_linux_stub_init(&params);
 		if (ret)
 			goto err_vcpu_state;
 	}

@@ -12,7 +12,9 @@
 #include <linux/smp.h>
 #include <asm/apic.h>
 #include <asm/nmi.h>
+#include <asm/current.h>
 #include <asm/tsc.h>
+#include <linux/version.h>
 
 #include <vtice/vmcall.h>
 #include "vtice_linux.h"
@@ -23,6 +25,7 @@
 static struct vt_ram_range vt_ram[VT_STUB_MAX_RAM];
 static u32 vt_nr_ram;
 static bool vt_stub_on;
+static u64 vt_task_ptr[VT_STOP_MAX_CPUS];
 
 /* The APIC driver writes the ICR (x2APIC MSR or xAPIC MMIO): no locks. */
 void vt_os_send_nmi(u32 cpu)
@@ -99,13 +102,30 @@ static u32 vt_collect_guards(struct vt_crash_guard *guards)
 	return n;
 }
 
-int vt_linux_stub_init(u16 port, u32 baud, bool crash_stop, u32 lockup_secs, bool step_tf)
+/*
+ * Where each CPU's pointer to its running task lives, for the tracer's task
+ * filter: the per-CPU current_task (pcpu_hot.current_task since 6.2).
+ */
+static void vt_collect_task_pointers(u32 nr_cpus)
+{
+	u32 cpu;
+
+	for (cpu = 0; cpu < nr_cpus; cpu++)
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+		vt_task_ptr[cpu] = (u64)(unsigned long)&per_cpu(pcpu_hot.current_task, cpu);
+#else
+		vt_task_ptr[cpu] = (u64)(unsigned long)&per_cpu(current_task, cpu);
+#endif
+}
+
+int vt_linux_stub_init(const struct vt_linux_stub_params *params)
 {
 	struct vt_crash_guard guards[VT_STUB_MAX_GUARDS];
 	struct vt_stub_config cfg = {
-		.port = port, .baud = baud, .ram = vt_ram,
+		.port = params->port, .baud = params->baud, .ram = vt_ram,
 		.vcpus = vt_mod.vcpu_state, .nr_cpus = nr_cpu_ids,
-		.guards = guards, .lockup_secs = lockup_secs, .step_tf = step_tf,
+		.guards = guards, .lockup_secs = params->lockup_secs, .step_tf = params->step_tf,
+		.trace_records = params->trace_records, .current_task = vt_task_ptr,
 	};
 	int ret;
 
@@ -115,7 +135,8 @@ int vt_linux_stub_init(u16 port, u32 baud, bool crash_stop, u32 lockup_secs, boo
 	walk_iomem_res_desc(IORES_DESC_NONE, IORESOURCE_SYSTEM_RAM | IORESOURCE_BUSY, 0, ~0ull,
 			    NULL, vt_collect_ram);
 	cfg.nr_ram = vt_nr_ram;
-	if (crash_stop)
+	vt_collect_task_pointers(min_t(u32, nr_cpu_ids, VT_STOP_MAX_CPUS));
+	if (params->crash_stop)
 		cfg.nr_guards = vt_collect_guards(guards);
 	ret = vt_stub_init(vt_mod.hv, &cfg);
 	vt_stub_on = !ret;

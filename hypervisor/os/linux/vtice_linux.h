@@ -22,7 +22,16 @@ void vt_dev_unregister(void);
 int vt_power_register(void);
 int vt_selftest(void);
 void vt_power_unregister(void);
-int vt_linux_stub_init(u16 port, u32 baud, bool crash_stop, u32 lockup_secs, bool step_tf);
+/* The module parameters behind the debug stub (module.c). */
+struct vt_linux_stub_params {
+	u16 port;
+	u32 baud;
+	bool crash_stop;
+	u32 lockup_secs;
+	bool step_tf;
+	u32 trace_records;
+};
+int vt_linux_stub_init(const struct vt_linux_stub_params *params);
 void vt_linux_stub_fini(void);
 int vt_linux_debug_break(u64 *stopped_ns);
 int vt_linux_shield(void);

@@ -101,6 +101,8 @@ static const struct command commands[] = {
 	{ "kwatch", cmd_kwatch, "NAME SYMBOL LEN DONE MAX_S  SYMBOL's bytes never change until hostname is DONE" },
 	{ "com2", cmd_com2, "NAME DEVICE  serve tests/bochs/host/com2-check.py on a 115200 raw line" },
 	{ "gdbwire", cmd_gdbwire, "NAME DEVICE  first RSP steps with gdb on the host (host/gdb-wire.py)" },
+	{ "ftrace-openat", cmd_ftrace_openat, "NAME PATH  the kernel's function_graph of one openat(PATH)" },
+	{ "openat-loop", cmd_openat_loop, "NAME PATH DONE MAX_S  openat(PATH) each second as vtopen until hostname is DONE" },
 	{ "ring", cmd_ring, "NAME  NAME.order: EMIT_TEST records in order; NAME.overflow: drops counted" },
 };
 

@@ -37,5 +37,7 @@ int cmd_kcore(int argc, char **argv);
 int cmd_kwatch(int argc, char **argv);
 int cmd_com2(int argc, char **argv);
 int cmd_gdbwire(int argc, char **argv);
+int cmd_ftrace_openat(int argc, char **argv);
+int cmd_openat_loop(int argc, char **argv);
 
 #endif

@@ -1,0 +1,193 @@
+#include "stub_tracer.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "../hex.hpp"
+#include "../task.hpp"
+
+namespace vtice::dbg {
+
+namespace {
+
+constexpr std::uint64_t kPage = 4096;
+// Straight-line code between two branches that spans more than this is not
+// read page by page: the records are then not of one flow (a seam between
+// CPUs, or a corrupt record), and the decoder says so itself.
+constexpr std::uint64_t kMaxRun = 64 * kPage;
+constexpr int kMaxForeignStops = 100000;
+
+}  // namespace
+
+StubTracer::StubTracer(Session &session, TraceOptions options)
+	: session_(session), target_(session.target()), options_(std::move(options))
+{
+}
+
+// The filter first: each Qbtrace:bts starts a trace of that task only.
+Result<void> StubTracer::enable_all(std::uint64_t task)
+{
+	if (auto r = target_.monitor("btrace task " + hex(task)); !r)
+		return r.error();
+	auto threads = target_.threads();
+	if (!threads)
+		return threads.error();
+	int home = target_.selected_thread();
+	for (int thread : *threads) {
+		if (auto r = target_.set_branch_trace(thread, true); !r) {
+			disable_all();
+			return r;
+		}
+		traced_threads_.push_back(thread);
+	}
+	session_.invalidate_registers();
+	return target_.select_thread(home);
+}
+
+void StubTracer::disable_all()
+{
+	int home = target_.selected_thread();
+	for (int thread : traced_threads_)
+		(void)target_.set_branch_trace(thread, false);
+	(void)target_.select_thread(home);
+	session_.invalidate_registers();
+}
+
+// Other tasks pass the same return address (it is in the syscall entry
+// code): only this task, with its stack back above the traced frame, ends it.
+Result<void> StubTracer::run_to_return(std::uint64_t task, std::uint64_t return_address, std::uint64_t caller_sp)
+{
+	BreakpointSpec spec;
+	spec.location = hex(return_address);
+	auto id = session_.add_breakpoint(spec);
+	if (!id)
+		return id.error();
+	TaskInspector tasks(session_);
+	Result<void> out = make_error("trace: the traced function did not return after " +
+				      std::to_string(kMaxForeignStops) + " stops in other tasks");
+	for (int round = 0; round < kMaxForeignStops; round++) {
+		auto stop = session_.cont(options_.stop_timeout_ms);
+		if (!stop) {
+			out = stop.error();
+			break;
+		}
+		if (stop->breakpoint != *id) {
+			out = make_error("trace: stopped elsewhere: " + stop->describe(session_.symbolizer()));
+			break;
+		}
+		auto current = tasks.current_task();
+		auto sp = session_.register_value("rsp");
+		if (!current || !sp) {
+			out = !current ? current.error() : sp.error();
+			break;
+		}
+		if (*current == task && *sp >= caller_sp) {
+			out = {};
+			break;
+		}
+		result_.foreign_stops++;
+	}
+	(void)session_.delete_breakpoint(*id);
+	return out;
+}
+
+// Every CPU's records, as one timeline of the task (TSC order).
+Result<void> StubTracer::collect()
+{
+	for (int thread : traced_threads_) {
+		auto records = target_.read_branch_trace(thread);
+		if (!records)
+			return records.error();
+		result_.records.insert(result_.records.end(), records->begin(), records->end());
+		if (options_.progress)
+			options_.progress(0, result_.records.size());
+	}
+	std::stable_sort(result_.records.begin(), result_.records.end(),
+			 [](const vtice_record &a, const vtice_record &b) { return a.tsc < b.tsc; });
+	return {};
+}
+
+// The pages the decoder walks: from each branch target to the next branch.
+void StubTracer::read_code()
+{
+	std::set<std::uint64_t> pages;
+	std::uint64_t at = result_.start_pc;
+	for (const vtice_record &r : result_.records) {
+		std::uint64_t from = r.u.branch.from;
+		if (at && from >= at && from - at <= kMaxRun)
+			for (std::uint64_t p = at & ~(kPage - 1); p <= from + 16; p += kPage)
+				pages.insert(p);
+		at = r.u.branch.to;
+	}
+	for (std::uint64_t p : pages) {
+		auto bytes = session_.read_memory(p, kPage);
+		if (bytes)
+			result_.code[p] = std::move(*bytes);
+	}
+}
+
+// The call that entered the traced function is known from its return
+// address: recording it makes the function a call in the graph rather
+// than a frame "already running" (as the block tracer does).
+void StubTracer::record_entry_call(std::uint64_t entry, std::uint64_t return_address)
+{
+	for (unsigned length = 2; length <= 7; length++) {
+		std::uint64_t at = return_address - length;
+		auto code = session_.read_memory(at, length);
+		if (!code)
+			return;
+		auto insn = session_.disassembler().decode(*code, at);
+		if (insn && insn->branch == BranchKind::Call && insn->next() == return_address) {
+			vtice_record r{};
+			r.type = VTICE_REC_BRANCH;
+			r.flags = VTICE_BRANCH_FROM_STEP;
+			r.tsc = result_.records.empty() ? 0 : result_.records.front().tsc;
+			r.u.branch.from = at;
+			r.u.branch.to = entry;
+			result_.records.insert(result_.records.begin(), r);
+			return;
+		}
+	}
+}
+
+Result<TraceResult> StubTracer::trace_until_return()
+{
+	auto started = std::chrono::steady_clock::now();
+	auto pc = session_.pc();
+	auto sp = session_.register_value("rsp");
+	if (!pc || !sp)
+		return !pc ? pc.error() : sp.error();
+	auto sym = session_.symbols() ? session_.symbols()->symbolize(*pc) : std::nullopt;
+	if (!sym || sym->offset != 0)
+		return make_error("trace: the hypervisor's tracer starts at a function's first instruction "
+				  "(break on the function, or use 'trace syscall NAME')");
+	auto word = session_.read_memory(*sp, 8);
+	if (!word)
+		return word.error();
+	std::uint64_t return_address = 0;
+	std::memcpy(&return_address, word->data(), 8);
+	auto task = TaskInspector(session_).current_task();
+	if (!task)
+		return task.error();
+	result_.start_pc = *pc;
+	result_.end_pc = return_address;
+	if (auto r = enable_all(*task); !r)
+		return r.error();
+	auto ran = run_to_return(*task, return_address, *sp + 8);
+	disable_all();
+	if (!ran)
+		return ran.error();
+	if (auto r = collect(); !r)
+		return r.error();
+	if (auto report = target_.monitor("btrace"))
+		stub_report_ = *report;
+	read_code();
+	record_entry_call(*pc, return_address);
+	result_.returned = true;
+	result_.tsc_clock = true;
+	result_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+	return std::move(result_);
+}
+
+}  // namespace vtice::dbg

@@ -1,0 +1,502 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * x86-64 instruction lengths and branch kinds (insn.h).
+ *
+ * An instruction is legacy prefixes, a REX prefix, an opcode of one to three
+ * bytes (or a VEX/EVEX prefix and one opcode byte), then ModRM, SIB,
+ * displacement and immediate (SDM Vol. 2A 2.1, Figure 2-1; 2.2.1). The
+ * opcode alone decides whether ModRM and an immediate follow; the 66, 67
+ * and REX.W prefixes change a few sizes. So one character per opcode, laid
+ * out like the opcode maps of SDM Vol. 2 Appendix A, plus a handful of
+ * exceptions, each cited where it is handled, is the whole decoder.
+ *
+ * Opcodes the SDM marks invalid in 64-bit mode give -VT_EINVAL. Undefined
+ * opcodes inside a map decode with the map's usual layout: the CPU raises
+ * #UD on them, and a step that ends in an exception handler is no
+ * fall-through whatever length we report. Wrong lengths for valid
+ * instructions are the failure that matters: tests/hypervisor/insn_test.cpp
+ * checks every length against Zydis over the kernel's text.
+ */
+#include "insn.h"
+#include "../core/os.h"
+
+/* SDM Vol. 2A 2.3.11: longer instructions raise #GP. */
+#define VT_INSN_LEN_MAX	15
+#define VT_REX_W	0x08
+#define VT_MODRM_NONE	(-1)
+/* EVEX.mmm (P0 bits 2:0): 0F, 0F 38, 0F 3A, and the AVX512-FP16 maps 5, 6. */
+#define VT_EVEX_MAPS	(VT_BIT(1) | VT_BIT(2) | VT_BIT(3) | VT_BIT(5) | VT_BIT(6))
+
+/*
+ * Operand layout by opcode, one string per row of the opcode map (SDM Vol. 2
+ * Appendix A: Table A-2 one-byte, Table A-3 two-byte 0F xx). "Iz" is imm16
+ * with 66 and imm32 otherwise, "Iv" the same but imm64 with REX.W (A.2.2).
+ *
+ *   .  opcode only                  b  imm8
+ *   m  ModRM                        w  imm16
+ *   c  ModRM, mod ignored           e  imm16, imm8 (ENTER)
+ *   i  ModRM, imm8                  Z  Iz
+ *   z  ModRM, Iz                    v  Iv (MOV reg, imm)
+ *   t  ModRM, imm8 for /0 /1 (F6)   o  moffs: 8 bytes, 4 with 67
+ *   T  ModRM, Iz for /0 /1 (F7)     j  rel8
+ *   q  ModRM, 2 x imm8 with 66/F2   J  rel32
+ *   x  invalid in 64-bit mode ("i64" in Table A-2) or reserved
+ *   p  legacy prefix, r  REX, E  escape to another map (0F, 0F 38, 0F 3A,
+ *      VEX, EVEX): these never reach the operand decoder
+ */
+static const char vt_map_1byte[] =
+	/* 0123456789abcdef */
+	"mmmmbZxxmmmmbZxE"	/* 0x: ADD OR; PUSH/POP ES, CS i64 */
+	"mmmmbZxxmmmmbZxx"	/* 1x: ADC SBB; PUSH/POP SS, DS i64 */
+	"mmmmbZpxmmmmbZpx"	/* 2x: AND SUB; DAA DAS i64 */
+	"mmmmbZpxmmmmbZpx"	/* 3x: XOR CMP; AAA AAS i64 */
+	"rrrrrrrrrrrrrrrr"	/* 4x: REX */
+	"................"	/* 5x: PUSH/POP reg */
+	"xxEmppppZzbi...."	/* 6x: PUSHA POPA i64, 62 EVEX, MOVSXD */
+	"jjjjjjjjjjjjjjjj"	/* 7x: Jcc rel8 */
+	"izximmmmmmmmmmmm"	/* 8x: group 1 (82 i64), TEST XCHG MOV LEA, 8F group 1A */
+	"..........x....."	/* 9x: XCHG, CBW CWD, far CALL i64, FWAIT, PUSHF POPF */
+	"oooo....bZ......"	/* Ax: MOV moffs, string ops, TEST imm */
+	"bbbbbbbbvvvvvvvv"	/* Bx: MOV reg, imm */
+	"iiw.EEize.w..bx."	/* Cx: shifts, RET, VEX, MOV imm, ENTER, far RET, INT, INTO i64 */
+	"mmmmxxx.mmmmmmmm"	/* Dx: shifts, AAM AAD SALC i64, XLAT, x87 */
+	"jjjjbbbbJJxj...."	/* Ex: LOOPcc JrCXZ, IN OUT, CALL JMP, far JMP i64 */
+	"p.pp..tT......mm";	/* Fx: LOCK INT1 REP HLT CMC, group 3, flags, groups 4 5 */
+
+static const char vt_map_0f[] =
+	/* 0123456789abcdef */
+	"mmmmx.....x.xm.i"	/* 0x: groups 6 7, SYSCALL..UD2, PREFETCH, FEMMS, 3DNow! */
+	"mmmmmmmmmmmmmmmm"	/* 1x: SSE moves, hint NOPs, MPX, ENDBR */
+	"ccccxxxxmmmmmmmm"	/* 2x: MOV CR/DR (TR i64), SSE */
+	"......x.ExExxxxx"	/* 3x: WRMSR..SYSEXIT, GETSEC, three-byte escapes */
+	"mmmmmmmmmmmmmmmm"	/* 4x: CMOVcc */
+	"mmmmmmmmmmmmmmmm"	/* 5x: SSE */
+	"mmmmmmmmmmmmmmmm"	/* 6x: MMX/SSE */
+	"iiiimmm.qmxxmmmm"	/* 7x: PSHUF, groups 12-14, EMMS, VMREAD VMWRITE */
+	"JJJJJJJJJJJJJJJJ"	/* 8x: Jcc rel32 */
+	"mmmmmmmmmmmmmmmm"	/* 9x: SETcc */
+	"...mimxx...mimmm"	/* Ax: PUSH/POP FS GS, CPUID, BT, SHLD SHRD, RSM, group 15 */
+	"mmmmmmmmmmimmmmm"	/* Bx: CMPXCHG..MOVSX, UD1, group 8 */
+	"mmimiiim........"	/* Cx: XADD, CMPPS, PINSRW.., group 9, BSWAP */
+	"mmmmmmmmmmmmmmmm"	/* Dx: SSE */
+	"mmmmmmmmmmmmmmmm"	/* Ex: SSE */
+	"mmmmmmmmmmmmmmmm";	/* Fx: SSE, UD0 */
+
+VT_STATIC_ASSERT(sizeof(vt_map_1byte) == 257, "one entry per opcode");
+VT_STATIC_ASSERT(sizeof(vt_map_0f) == 257, "one entry per opcode");
+
+struct vt_insn_cur {
+	const u8 *bytes;
+	u32 limit;		/* min(avail, 15): nothing at or past it is read */
+	u32 pos;
+	int modrm;		/* VT_MODRM_NONE until read */
+	bool opsize;		/* 66 */
+	bool adsize;		/* 67 */
+	bool simd_prefix;	/* 66, F0, F2 or F3: #UD before VEX/EVEX */
+	u8 rep;			/* the last F2/F3, 0 if none */
+	u8 rex;			/* the REX right before the opcode, 0 if none */
+};
+
+static int vt_insn_byte(struct vt_insn_cur *c)
+{
+	if (c->pos >= c->limit)
+		return -VT_EINVAL;
+	return c->bytes[c->pos++];
+}
+
+static int vt_insn_skip(struct vt_insn_cur *c, u32 n)
+{
+	if (n > c->limit - c->pos)
+		return -VT_EINVAL;
+	c->pos += n;
+	return 0;
+}
+
+/*
+ * Legacy prefixes come in any order and number (2.1.1). A REX prefix counts
+ * only right before the opcode: one followed by a legacy prefix is ignored
+ * (2.2.1), and of several in a row the last one is used.
+ */
+static int vt_insn_prefixes(struct vt_insn_cur *c)
+{
+	int b;
+
+	while ((b = vt_insn_byte(c)) >= 0) {
+		if (vt_map_1byte[b] == 'r') {
+			c->rex = b;
+			continue;
+		}
+		if (vt_map_1byte[b] != 'p')
+			break;
+		c->rex = 0;
+		if (b == 0x66)
+			c->opsize = true;
+		else if (b == 0x67)
+			c->adsize = true;
+		else if (b == 0xf2 || b == 0xf3)
+			c->rep = b;
+		if (b == 0x66 || b == 0xf0 || b == 0xf2 || b == 0xf3)
+			c->simd_prefix = true;
+	}
+	return b;
+}
+
+/*
+ * ModRM, SIB and displacement (Tables 2-2 and 2-3). The 67 prefix selects
+ * 32-bit addressing, which in 64-bit mode has the same layout (2.2.1.3);
+ * REX.B does not change it either: rm 101 with mod 00 is RIP + disp32
+ * (2.2.1.6), SIB base 101 with mod 00 is disp32 with no base, r13 included.
+ */
+static int vt_insn_modrm(struct vt_insn_cur *c)
+{
+	int modrm = vt_insn_byte(c), mod, sib, ret;
+	u32 disp;
+
+	if (modrm < 0)
+		return modrm;
+	mod = modrm >> 6;
+	if (mod == 3)
+		return modrm;
+	disp = mod == 1 ? 1 : mod == 2 ? 4 : 0;
+	if ((modrm & 7) == 4) {
+		sib = vt_insn_byte(c);
+		if (sib < 0)
+			return sib;
+		if (mod == 0 && (sib & 7) == 5)
+			disp = 4;
+	} else if (mod == 0 && (modrm & 7) == 5) {
+		disp = 4;
+	}
+	ret = vt_insn_skip(c, disp);
+	return ret < 0 ? ret : modrm;
+}
+
+/* REX.W (64-bit operands) beats 66, and then Iz stays imm32 (2.2.1.5). */
+static u32 vt_insn_iz(const struct vt_insn_cur *c)
+{
+	return c->opsize && !(c->rex & VT_REX_W) ? 2 : 4;
+}
+
+/* Only MOV reg, imm takes a 64-bit immediate (2.2.1.5). */
+static u32 vt_insn_iv(const struct vt_insn_cur *c)
+{
+	if (c->rex & VT_REX_W)
+		return 8;
+	return c->opsize ? 2 : 4;
+}
+
+/*
+ * 0F 78 is VMREAD without a prefix; AMD's SSE4a gives it two imm8 after
+ * ModRM as 66 0F 78 (EXTRQ) and F2 0F 78 (INSERTQ) (AMD APM Vol. 4). As
+ * for any SSE opcode the last F2/F3 is the mandatory prefix, else 66.
+ */
+static u32 vt_insn_sse4a_imm(const struct vt_insn_cur *c)
+{
+	return c->rep == 0xf2 || (!c->rep && c->opsize) ? 2 : 0;
+}
+
+static u32 vt_insn_imm_size(const struct vt_insn_cur *c, char shape)
+{
+	/* Group 3 (Table A-6): only /0 and /1, TEST, have an immediate. */
+	bool test = ((c->modrm >> 3) & 7) < 2;
+
+	switch (shape) {
+	case 'i':
+	case 'b':
+	case 'j':
+		return 1;
+	case 'w':
+		return 2;
+	case 'e':
+		return 3;
+	case 'J':
+		return 4;
+	case 'z':
+	case 'Z':
+		return vt_insn_iz(c);
+	case 'v':
+		return vt_insn_iv(c);
+	case 'o':
+		return c->adsize ? 4 : 8;
+	case 't':
+		return test ? 1 : 0;
+	case 'T':
+		return test ? vt_insn_iz(c) : 0;
+	case 'q':
+		return vt_insn_sse4a_imm(c);
+	}
+	return 0;
+}
+
+static bool vt_insn_has_modrm(char shape)
+{
+	switch (shape) {
+	case 'm':
+	case 'c':
+	case 'i':
+	case 'z':
+	case 't':
+	case 'T':
+	case 'q':
+		return true;
+	}
+	return false;
+}
+
+/* The ModRM, SIB, displacement and immediate a table entry calls for. */
+static int vt_insn_operands(struct vt_insn_cur *c, char shape)
+{
+	int modrm;
+
+	if (shape == 'x')
+		return -VT_EINVAL;
+	if (vt_insn_has_modrm(shape)) {
+		/* MOV CR/DR: "the 2 bits in the mod field are ignored" (SDM Vol. 2B MOV). */
+		modrm = shape == 'c' ? vt_insn_byte(c) : vt_insn_modrm(c);
+		if (modrm < 0)
+			return modrm;
+		c->modrm = modrm;
+	}
+	return vt_insn_skip(c, vt_insn_imm_size(c, shape));
+}
+
+/*
+ * A direct branch's displacement: the instruction's last size bytes,
+ * little-endian, sign-extended by (v ^ sign) - sign.
+ */
+static s64 vt_insn_rel(const struct vt_insn_cur *c, u32 size)
+{
+	const u8 *end = c->bytes + c->pos;
+	u64 v = 0, sign = 1ull << (8 * size - 1);
+	u32 i;
+
+	for (i = 1; i <= size; i++)
+		v = v << 8 | end[-(int)i];
+	return (s64)(v ^ sign) - (s64)sign;
+}
+
+/*
+ * Group 5 (Table A-6): /2 and /4 are near indirect CALL and JMP; /3 and /5
+ * far ones through a memory pointer, invalid with a register; /7 reserved.
+ */
+static int vt_insn_group5(const struct vt_insn_cur *c, struct vt_insn *out)
+{
+	static const enum vt_insn_kind kinds[8] = {
+		[2] = VT_INSN_CALL_INDIRECT, [3] = VT_INSN_FAR,
+		[4] = VT_INSN_JMP_INDIRECT, [5] = VT_INSN_FAR,
+	};
+	int reg = (c->modrm >> 3) & 7;
+
+	if (reg == 7 || (kinds[reg] == VT_INSN_FAR && (c->modrm >> 6) == 3))
+		return -VT_EINVAL;
+	out->kind = kinds[reg];
+	return 0;
+}
+
+/*
+ * Near direct branches: rel8 or rel32. Intel ignores 66 on them in 64-bit
+ * mode (SDM Vol. 2A Jcc, JMP, CALL: "operand size fixed at 64 bits"), so
+ * E8, E9 and 0F 8x always carry rel32; AMD would take rel16.
+ */
+static void vt_insn_direct(const struct vt_insn_cur *c, u8 op, char shape, struct vt_insn *out)
+{
+	out->rel = vt_insn_rel(c, shape == 'j' ? 1 : 4);
+	if (op == 0xe8)
+		out->kind = VT_INSN_CALL;
+	else if (op == 0xe9 || op == 0xeb)
+		out->kind = VT_INSN_JMP;
+	else
+		out->kind = VT_INSN_JCC;	/* 7x, 0F 8x, LOOPcc, JrCXZ */
+}
+
+static int vt_insn_kind_1byte(const struct vt_insn_cur *c, u8 op, struct vt_insn *out)
+{
+	switch (op) {
+	case 0x8f:
+		/* Group 1A: only /0 (POP) exists; AMD's XOP takes the rest. */
+		return (c->modrm >> 3) & 7 ? -VT_EINVAL : 0;
+	case 0xc2:
+	case 0xc3:
+		out->kind = VT_INSN_RET;
+		break;
+	case 0xc6:
+		/* XABORT (C6 F8 ib) resumes at the XBEGIN fallback. */
+		if (c->modrm == 0xf8)
+			out->kind = VT_INSN_FAR;
+		break;
+	case 0xc7:
+		/* XBEGIN (C7 F8 rel16/32) may go on at its fallback address. */
+		if (c->modrm == 0xf8) {
+			out->kind = VT_INSN_JCC;
+			out->rel = vt_insn_rel(c, vt_insn_iz(c));
+		}
+		break;
+	case 0xca:	/* far RET */
+	case 0xcb:
+	case 0xcc:	/* INT3, INT n, IRET, INT1 */
+	case 0xcd:
+	case 0xcf:
+	case 0xf1:
+		out->kind = VT_INSN_FAR;
+		break;
+	case 0xff:
+		return vt_insn_group5(c, out);
+	}
+	return 0;
+}
+
+static int vt_insn_map_1byte(struct vt_insn_cur *c, u8 op, struct vt_insn *out)
+{
+	char shape = vt_map_1byte[op];
+	int ret = vt_insn_operands(c, shape);
+
+	if (ret < 0)
+		return ret;
+	if (shape == 'j' || shape == 'J') {
+		vt_insn_direct(c, op, shape, out);
+		return 0;
+	}
+	return vt_insn_kind_1byte(c, op, out);
+}
+
+/*
+ * Group 7 register forms (Table A-6, 0F 01 with mod 11) that leave for the
+ * VMM or return from a user interrupt (F3 0F 01 EC, UIRET). The others, VMXOFF,
+ * SWAPGS, MWAIT, RDTSCP and so on, fall through.
+ */
+static enum vt_insn_kind vt_insn_kind_0f01(const struct vt_insn_cur *c)
+{
+	switch (c->modrm) {
+	case 0xc1:	/* VMCALL */
+	case 0xc2:	/* VMLAUNCH */
+	case 0xc3:	/* VMRESUME */
+	case 0xd8:	/* VMRUN (AMD) */
+	case 0xd9:	/* VMMCALL (AMD) */
+		return VT_INSN_FAR;
+	case 0xec:
+		return c->rep == 0xf3 ? VT_INSN_FAR : VT_INSN_OTHER;
+	}
+	return VT_INSN_OTHER;
+}
+
+static enum vt_insn_kind vt_insn_kind_0f(const struct vt_insn_cur *c, u8 op)
+{
+	switch (op) {
+	case 0x01:
+		return vt_insn_kind_0f01(c);
+	case 0x05:	/* SYSCALL */
+	case 0x07:	/* SYSRET */
+	case 0x34:	/* SYSENTER */
+	case 0x35:	/* SYSEXIT */
+	case 0x0b:	/* UD2, UD1, UD0: raise #UD on purpose */
+	case 0xb9:
+	case 0xff:
+		return VT_INSN_FAR;
+	}
+	return VT_INSN_OTHER;
+}
+
+/*
+ * 0F 38 xx always has ModRM and 0F 3A xx ModRM and imm8 (Tables A-4, A-5);
+ * neither map holds a branch. 0F 0F is 3DNow!: ModRM, then the imm8 that
+ * names the operation (AMD APM Vol. 3), which the 'i' entry covers.
+ */
+static int vt_insn_map_0f(struct vt_insn_cur *c, struct vt_insn *out)
+{
+	int op = vt_insn_byte(c), ret;
+	char shape;
+
+	if (op < 0)
+		return op;
+	if (op == 0x38 || op == 0x3a) {
+		shape = op == 0x3a ? 'i' : 'm';
+		op = vt_insn_byte(c);
+		return op < 0 ? op : vt_insn_operands(c, shape);
+	}
+	shape = vt_map_0f[op];
+	ret = vt_insn_operands(c, shape);
+	if (ret < 0)
+		return ret;
+	if (shape == 'J')
+		vt_insn_direct(c, op, shape, out);
+	else
+		out->kind = vt_insn_kind_0f(c, op);
+	return 0;
+}
+
+/*
+ * After a VEX or EVEX prefix: opcode, ModRM (all but VZEROUPPER/VZEROALL,
+ * VEX.0F 77), and an imm8 in map 3 (0F 3A) always, in map 1 (0F) where
+ * the legacy 0F opcode has one, in maps 2, 5 and 6 never (SDM Vol. 2A
+ * 2.3.5, 2.6; AVX512-FP16 spec for maps 5 and 6). None of it branches.
+ */
+static int vt_insn_vex_opcode(struct vt_insn_cur *c, int map, bool evex)
+{
+	int op = vt_insn_byte(c);
+	char shape = 'm';
+
+	if (op < 0)
+		return op;
+	if (map == 1 && op == 0x77 && !evex)
+		return 0;
+	if (map == 3 || (map == 1 && vt_map_0f[op] == 'i'))
+		shape = 'i';
+	return vt_insn_operands(c, shape);
+}
+
+/*
+ * C4, C5 and 62 are always VEX and EVEX in 64-bit mode, where LES, LDS and
+ * BOUND do not exist (2.3.5, 2.6.1). A LOCK, 66, F2, F3 or REX prefix right
+ * before them is #UD (2.3.2-2.3.4). EVEX P0 bit 3 must be 0 and P1 bit 2
+ * must be 1 (Table 2-30); VEX.mmmmm names maps 1-3 only (2.3.6.1).
+ */
+static int vt_insn_vex(struct vt_insn_cur *c, u8 esc)
+{
+	u32 n = esc == 0xc5 ? 1 : esc == 0xc4 ? 2 : 3, i;
+	int p[3], map;
+
+	if (c->simd_prefix || c->rex)
+		return -VT_EINVAL;
+	for (i = 0; i < n; i++) {
+		p[i] = vt_insn_byte(c);
+		if (p[i] < 0)
+			return p[i];
+	}
+	if (esc == 0xc5)
+		return vt_insn_vex_opcode(c, 1, false);
+	if (esc == 0xc4) {
+		map = p[0] & 0x1f;
+		if (map < 1 || map > 3)
+			return -VT_EINVAL;
+		return vt_insn_vex_opcode(c, map, false);
+	}
+	map = p[0] & 7;
+	if ((p[0] & 0x08) || !(p[1] & 0x04) || !(VT_EVEX_MAPS & VT_BIT(map)))
+		return -VT_EINVAL;
+	return vt_insn_vex_opcode(c, map, true);
+}
+
+int vt_insn_decode(const u8 *bytes, u32 avail, struct vt_insn *out)
+{
+	struct vt_insn_cur c = {
+		.bytes = bytes,
+		.limit = avail < VT_INSN_LEN_MAX ? avail : VT_INSN_LEN_MAX,
+		.modrm = VT_MODRM_NONE,
+	};
+	struct vt_insn insn = { .kind = VT_INSN_OTHER };
+	int op = vt_insn_prefixes(&c), ret = op;
+
+	if (op == 0x0f)
+		ret = vt_insn_map_0f(&c, &insn);
+	else if (op == 0xc4 || op == 0xc5 || op == 0x62)
+		ret = vt_insn_vex(&c, op);
+	else if (op >= 0)
+		ret = vt_insn_map_1byte(&c, op, &insn);
+	if (ret < 0) {
+		*out = (struct vt_insn){ .kind = VT_INSN_OTHER };
+		return ret;
+	}
+	insn.len = c.pos;
+	*out = insn;
+	return 0;
+}

@@ -1,0 +1,396 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Branch tracing by stepping every instruction with the monitor trap flag
+ * (tracer.h). Between two VM entries a traced CPU runs exactly one
+ * instruction, delivers one event, or does one iteration of a REP string
+ * instruction (SDM Vol. 3C 26.7.2, 25.5.2). So at each MTF exit the RIP of
+ * the last entry and the RIP now tell what happened:
+ *   - RIP past the instruction: it fell through (a Jcc not taken too);
+ *   - RIP unchanged: one REP iteration;
+ *   - elsewhere, after an instruction that branches there: a taken branch;
+ *   - elsewhere, after one that does not (or at an IDT handler the
+ *     instruction did not call): an interrupt or exception was delivered.
+ * Exits the handlers emulate (CPUID, MSRs) move RIP between the exit and
+ * the next entry; the entry RIP is taken at every entry, so they look like
+ * any other instruction that fell through.
+ */
+#include "tracer.h"
+#include "insn.h"
+#include "dbg_os.h"
+#include "../core/exit.h"
+#include "../core/hv.h"
+#include "../core/os.h"
+#include "../core/intrin.h"
+#include <vtice/ioctl.h>
+
+#define VT_TRACE_MAX_CPUS	256
+#define VT_IDT_GATES		256
+#define VT_IDT_GATE_SIZE	16
+#define VT_GATE_PRESENT		0x80	/* byte 5 of a gate (SDM 3A 6.14.1) */
+#define VT_INSN_BYTES		15
+
+struct vt_trace_cpu {
+	bool on;		/* enabled by the debugger */
+	bool started;		/* this CPU read its IDT for the trace */
+	bool armed;		/* MTF set for the tracer at the last entry */
+	bool have_entry;
+	u8 entry_cpl;
+	u64 entry_rip;		/* RIP at the last VM entry while armed */
+	u64 task;		/* the filter: 0 = any task */
+	u64 first_ip, last_ip;	/* where the trace began, where it is now */
+	u64 *handlers;		/* sorted IDT handler addresses */
+	u32 nr_handlers;
+	struct vtice_record *rec;
+	u64 count;
+	u64 steps, dropped, async, filtered, undecoded;
+};
+
+static struct {
+	struct vt_hv *hv;
+	vt_trace_mem_fn mem;
+	u32 nr_cpus;
+	u32 capacity;		/* records per CPU */
+	u32 pages;		/* per CPU: one page of handlers, then the records */
+	u64 filter;		/* the task the next enable traces, 0 = any */
+	u64 task_ptr[VT_TRACE_MAX_CPUS];
+	struct vt_trace_cpu cpu[VT_TRACE_MAX_CPUS];
+} VT_ROOT_STATE_TYPE vt_tracer VT_ROOT_STATE;
+
+VT_STATIC_ASSERT(VT_IDT_GATES * sizeof(u64) <= VT_PAGE_SIZE, "handlers fit in one page");
+
+int vt_tracer_init(struct vt_hv *hv, const struct vt_tracer_config *cfg)
+{
+	u32 i, per_page = VT_PAGE_SIZE / sizeof(struct vtice_record);
+	u8 *mem;
+
+	vt_memset(&vt_tracer, 0, sizeof(vt_tracer));
+	if (!(hv->caps.flags & VTICE_CAP_MTF) || cfg->records_per_cpu < per_page)
+		return 0;	/* no tracer: the packets answer that it is unsupported */
+	vt_tracer.nr_cpus = cfg->nr_cpus < VT_TRACE_MAX_CPUS ? cfg->nr_cpus : VT_TRACE_MAX_CPUS;
+	vt_tracer.capacity = cfg->records_per_cpu / per_page * per_page;
+	vt_tracer.pages = 1 + vt_tracer.capacity / per_page;
+	vt_tracer.mem = cfg->mem;
+	for (i = 0; i < vt_tracer.nr_cpus; i++) {
+		mem = vt_os_alloc_pages(vt_tracer.pages);
+		if (!mem) {
+			vt_tracer_fini();
+			return -VT_ENOMEM;
+		}
+		vt_tracer.cpu[i].handlers = (u64 *)mem;
+		vt_tracer.cpu[i].rec = (struct vtice_record *)(mem + VT_PAGE_SIZE);
+		if (cfg->current_task)
+			vt_tracer.task_ptr[i] = cfg->current_task[i];
+	}
+	vt_tracer.hv = hv;
+	return 0;
+}
+
+int vt_tracer_shield(void)
+{
+	u32 i;
+	int ret;
+
+	if (!vt_tracer.hv)
+		return 0;
+	for (i = 0; i < vt_tracer.nr_cpus; i++) {
+		ret = vt_hv_hide(vt_tracer.hv, vt_tracer.cpu[i].handlers, vt_tracer.pages);
+		if (ret)
+			return ret;
+	}
+	return vt_os_shield_image(&vt_tracer, sizeof(vt_tracer));
+}
+
+void vt_tracer_fini(void)
+{
+	u32 i;
+
+	for (i = 0; i < vt_tracer.nr_cpus; i++)
+		if (vt_tracer.cpu[i].handlers)
+			vt_os_free_pages(vt_tracer.cpu[i].handlers, vt_tracer.pages);
+	vt_memset(&vt_tracer, 0, sizeof(vt_tracer));
+}
+
+bool vt_tracer_supported(void)
+{
+	return vt_tracer.hv != NULL;
+}
+
+static struct vt_trace_cpu *vt_trace_cpu(u32 cpu)
+{
+	return vt_tracer.hv && cpu < vt_tracer.nr_cpus ? &vt_tracer.cpu[cpu] : NULL;
+}
+
+void vt_tracer_set_filter(u64 task)
+{
+	vt_tracer.filter = task;
+}
+
+u64 vt_tracer_filter(void)
+{
+	return vt_tracer.filter;
+}
+
+int vt_tracer_enable(u32 cpu)
+{
+	struct vt_trace_cpu *c = vt_trace_cpu(cpu);
+
+	if (!vt_tracer.hv)
+		return -VT_EOPNOTSUPP;
+	if (!c)
+		return -VT_EINVAL;
+	c->on = true;
+	c->started = c->have_entry = false;
+	c->task = vt_tracer.filter;
+	c->count = c->first_ip = c->last_ip = 0;
+	c->steps = c->dropped = c->async = c->filtered = c->undecoded = 0;
+	return 0;
+}
+
+int vt_tracer_disable(u32 cpu)
+{
+	struct vt_trace_cpu *c = vt_trace_cpu(cpu);
+
+	if (!c)
+		return vt_tracer.hv ? -VT_EINVAL : -VT_EOPNOTSUPP;
+	/* MTF stays set until the next exit, which no one claims: the core clears it. */
+	c->on = false;
+	return 0;
+}
+
+void vt_tracer_disable_all(void)
+{
+	u32 i;
+
+	for (i = 0; i < vt_tracer.nr_cpus; i++)
+		vt_tracer.cpu[i].on = false;
+}
+
+bool vt_tracer_enabled(u32 cpu)
+{
+	struct vt_trace_cpu *c = vt_trace_cpu(cpu);
+
+	return c && c->on;
+}
+
+u64 vt_tracer_task_pointer(u32 cpu)
+{
+	return vt_trace_cpu(cpu) ? vt_tracer.task_ptr[cpu] : 0;
+}
+
+u64 vt_tracer_count(u32 cpu)
+{
+	struct vt_trace_cpu *c = vt_trace_cpu(cpu);
+
+	return c ? c->count : 0;
+}
+
+const struct vtice_record *vt_tracer_record(u32 cpu, u64 index)
+{
+	struct vt_trace_cpu *c = vt_trace_cpu(cpu);
+
+	return c && index < c->count ? &c->rec[index] : NULL;
+}
+
+void vt_tracer_span(u32 cpu, u64 *first_ip, u64 *last_ip)
+{
+	struct vt_trace_cpu *c = vt_trace_cpu(cpu);
+
+	*first_ip = c ? c->first_ip : 0;
+	*last_ip = c ? c->last_ip : 0;
+}
+
+/* The task the vCPU runs now, by the kernel's per-CPU pointer; 0 if unknown. */
+static u64 vt_trace_current(struct vt_vcpu *vcpu)
+{
+	u64 task = 0, ptr = vt_tracer.task_ptr[vcpu->cpu];
+
+	if (ptr && vt_tracer.mem(vcpu, ptr, &task, sizeof(task), false) != sizeof(task))
+		return 0;
+	return task;
+}
+
+/* Gate offsets: bytes 0-1, 6-7 and 8-11 (SDM 3A 6.14.1, 64-bit IDT gate). */
+static u64 vt_gate_handler(const u8 *g)
+{
+	return (u64)g[0] | (u64)g[1] << 8 | (u64)g[6] << 16 | (u64)g[7] << 24 |
+	       (u64)g[8] << 32 | (u64)g[9] << 40 | (u64)g[10] << 48 | (u64)g[11] << 56;
+}
+
+static void vt_trace_insert_sorted(struct vt_trace_cpu *c, u64 handler)
+{
+	u32 i = c->nr_handlers++;
+
+	while (i && c->handlers[i - 1] > handler) {
+		c->handlers[i] = c->handlers[i - 1];
+		i--;
+	}
+	c->handlers[i] = handler;
+}
+
+/*
+ * Where interrupts and exceptions land: the handlers of this CPU's IDT as
+ * it is when the trace starts.
+ */
+static void vt_trace_read_idt(struct vt_trace_cpu *c, struct vt_vcpu *vcpu)
+{
+	u64 base = vt_vmread_or0(GUEST_IDTR_BASE);
+	u32 v, gates = ((u32)vt_vmread_or0(GUEST_IDTR_LIMIT) + 1) / VT_IDT_GATE_SIZE;
+	u8 gate[VT_IDT_GATE_SIZE];
+
+	c->nr_handlers = 0;
+	for (v = 0; v < gates && v < VT_IDT_GATES; v++) {
+		if (vt_tracer.mem(vcpu, base + (u64)v * VT_IDT_GATE_SIZE, gate, sizeof(gate), false) !=
+		    sizeof(gate))
+			break;
+		if (gate[5] & VT_GATE_PRESENT)
+			vt_trace_insert_sorted(c, vt_gate_handler(gate));
+	}
+}
+
+static bool vt_trace_is_handler(const struct vt_trace_cpu *c, u64 ip)
+{
+	u32 lo = 0, hi = c->nr_handlers;
+
+	while (lo < hi) {
+		u32 mid = lo + (hi - lo) / 2;
+
+		if (c->handlers[mid] == ip)
+			return true;
+		if (c->handlers[mid] < ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+/* INT n, INT3, INT1 and the UD instructions raise their exception themselves. */
+static bool vt_insn_raises(const u8 *bytes)
+{
+	if (bytes[0] == 0xcc || bytes[0] == 0xcd || bytes[0] == 0xf1)
+		return true;
+	return bytes[0] == 0x0f && (bytes[1] == 0x0b || bytes[1] == 0xb9 || bytes[1] == 0xff);
+}
+
+/* RIP moved from `from` (decoded) to `to`, not past it: did `from` branch there? */
+static bool vt_trace_branched(const struct vt_trace_cpu *c, const struct vt_insn *insn,
+			      const u8 *bytes, u64 from, u64 to)
+{
+	switch (insn->kind) {
+	case VT_INSN_OTHER:
+		return false;
+	case VT_INSN_JCC:
+	case VT_INSN_JMP:
+	case VT_INSN_CALL:
+		return to == from + insn->len + (u64)insn->rel;
+	case VT_INSN_FAR:
+		return !vt_trace_is_handler(c, to) || vt_insn_raises(bytes);
+	default:	/* indirect, RET: no return lands on an IDT entry point */
+		return !vt_trace_is_handler(c, to);
+	}
+}
+
+static void vt_trace_push(struct vt_trace_cpu *c, u32 cpu, u64 from, u64 to, u32 flags)
+{
+	struct vtice_record *r;
+
+	if (c->count >= vt_tracer.capacity) {
+		c->dropped++;
+		return;
+	}
+	r = &c->rec[c->count++];
+	vt_memset(r, 0, sizeof(*r));
+	r->type = VTICE_REC_BRANCH;
+	r->cpu = (u16)cpu;
+	r->flags = flags;
+	r->tsc = vt_rdtsc();
+	r->u.branch.from = from;
+	r->u.branch.to = to;
+}
+
+/* One instruction ran from c->entry_rip and the CPU is at `to` now. */
+static void vt_trace_step(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u64 to, u8 cpl)
+{
+	u64 from = c->entry_rip;
+	u8 bytes[VT_INSN_BYTES] = { 0 };
+	struct vt_insn insn;
+	int n;
+
+	if (to == from)
+		return;		/* one iteration of a REP string instruction */
+	if (!c->first_ip)
+		c->first_ip = from;
+	c->last_ip = to;
+	if (c->entry_cpl && cpl)
+		return;		/* user code: stepped, not recorded */
+	n = vt_tracer.mem(vcpu, from, bytes, sizeof(bytes), false);
+	if (n <= 0 || vt_insn_decode(bytes, (u32)n, &insn)) {
+		c->undecoded++;
+		vt_trace_push(c, vcpu->cpu, from, to, VTICE_BRANCH_FROM_STEP);
+		return;
+	}
+	if (to == from + insn.len)
+		return;
+	if (vt_trace_branched(c, &insn, bytes, from, to)) {
+		vt_trace_push(c, vcpu->cpu, from, to, VTICE_BRANCH_FROM_STEP);
+		return;
+	}
+	c->async++;
+	vt_trace_push(c, vcpu->cpu, from, to, VTICE_BRANCH_FROM_STEP | VTICE_BRANCH_ASYNC);
+}
+
+bool vt_tracer_on_mtf(struct vt_vcpu *vcpu, struct vt_exit *exit)
+{
+	struct vt_trace_cpu *c = vt_trace_cpu(vcpu->cpu);
+
+	(void)exit;
+	if (!c || !c->on || !c->armed)
+		return false;
+	c->armed = false;
+	c->steps++;
+	if (!c->have_entry)
+		return true;
+	if (c->task && vt_trace_current(vcpu) != c->task) {
+		c->filtered++;
+		return true;
+	}
+	vt_trace_step(c, vcpu, vt_vmread_or0(GUEST_RIP), (u8)vt_guest_cpl());
+	return true;
+}
+
+void vt_tracer_pre_entry(struct vt_vcpu *vcpu)
+{
+	struct vt_trace_cpu *c = vt_trace_cpu(vcpu->cpu);
+
+	if (!c || !c->on)
+		return;
+	if (!c->started) {
+		vt_trace_read_idt(c, vcpu);
+		c->started = true;
+	}
+	if (vt_set_mtf(vcpu, true))
+		return;
+	c->armed = true;
+	c->have_entry = true;
+	c->entry_rip = vt_vmread_or0(GUEST_RIP);
+	c->entry_cpl = (u8)vt_guest_cpl();
+}
+
+void vt_tracer_get_stats(struct vt_tracer_stats *out)
+{
+	u32 i;
+
+	vt_memset(out, 0, sizeof(*out));
+	out->capacity = vt_tracer.capacity;
+	for (i = 0; i < vt_tracer.nr_cpus; i++) {
+		const struct vt_trace_cpu *c = &vt_tracer.cpu[i];
+
+		out->steps += c->steps;
+		out->records += c->count;
+		out->dropped += c->dropped;
+		out->async += c->async;
+		out->filtered += c->filtered;
+		out->undecoded += c->undecoded;
+		out->cpus_on += c->on;
+	}
+}

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The hypervisor's branch tracer: per CPU, the taken branches the kernel
+ * executes, found by stepping every instruction with the monitor trap flag
+ * (SDM Vol. 3C 26.5.2) and decoding the one that ran (insn.h). It serves
+ * gdb's branch-trace packets (Qbtrace:bts, qXfer:btrace:read) through the
+ * stub, and the console's `trace`, which reads the same packets.
+ *
+ * What a CPU's trace holds:
+ * - a BRANCH record (from -> to) for each taken branch that starts or ends
+ *   in ring 0 (user code between a SYSRET and the next kernel entry is
+ *   stepped but not recorded);
+ * - an ASYNC BRANCH record (interrupted instruction -> handler) for each
+ *   interrupt or exception delivered through the IDT, told apart from a
+ *   branch because the instruction before it did not branch there;
+ * - with a task filter, only what runs while that task is current; the
+ *   first record after the task comes back carries TASK_SWITCH.
+ * Records are kept from the start; once a CPU's buffer is full the CPU is
+ * still stepped and the rest is counted as dropped, never silently lost.
+ *
+ * Enable and disable run on the master CPU with the machine stopped; the
+ * traced CPU starts (reads its IDT, arms MTF) at its next VM entry.
+ */
+#ifndef VT_DEBUG_TRACER_H
+#define VT_DEBUG_TRACER_H
+
+#include "../core/types.h"
+#include <vtice/records.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct vt_hv;
+struct vt_vcpu;
+struct vt_exit;
+
+/* Reads the running vCPU's guest memory through its own CR3 (hooks.h's vt_own_mem_fn). */
+typedef int (*vt_trace_mem_fn)(const struct vt_vcpu *vcpu, u64 gva, void *buf, u32 len,
+			       bool write);
+
+struct vt_tracer_config {
+	u32 nr_cpus;
+	u32 records_per_cpu;		/* rounded down to whole pages of records */
+	const u64 *current_task;	/* [nr_cpus]: gva of each CPU's current-task pointer, or NULL */
+	vt_trace_mem_fn mem;
+};
+
+/* At load (may sleep): allocates every CPU's buffer. */
+int vt_tracer_init(struct vt_hv *hv, const struct vt_tracer_config *cfg);
+/* Hide the buffers from the guest (core/shield.h), at load. */
+int vt_tracer_shield(void);
+void vt_tracer_fini(void);
+bool vt_tracer_supported(void);
+
+/*
+ * Machine stopped, master CPU. Enabling clears the CPU's trace and starts
+ * a new one, recording only while the filter's task is current (a
+ * task_struct address; 0: everything the CPU runs in ring 0).
+ * -VT_EOPNOTSUPP without MTF, -VT_EINVAL for a CPU out of range.
+ */
+void vt_tracer_set_filter(u64 task);
+u64 vt_tracer_filter(void);
+int vt_tracer_enable(u32 cpu);
+int vt_tracer_disable(u32 cpu);
+void vt_tracer_disable_all(void);
+bool vt_tracer_enabled(u32 cpu);
+/* Where the kernel keeps that CPU's current-task pointer (a gva), or 0. */
+u64 vt_tracer_task_pointer(u32 cpu);
+
+/* The records of cpu's trace, oldest first; valid while the machine is stopped. */
+u64 vt_tracer_count(u32 cpu);
+const struct vtice_record *vt_tracer_record(u32 cpu, u64 index);
+/* Where the newest block ends: the last instruction the trace saw start. */
+void vt_tracer_span(u32 cpu, u64 *first_ip, u64 *last_ip);
+
+/* VMX root, on the vCPU's own CPU. */
+/* An MTF exit: true when it was the tracer's step (it re-arms at entry). */
+bool vt_tracer_on_mtf(struct vt_vcpu *vcpu, struct vt_exit *exit);
+/* Before every VM entry: starts, arms or disarms this CPU's stepping. */
+void vt_tracer_pre_entry(struct vt_vcpu *vcpu);
+
+struct vt_tracer_stats {
+	u64 steps;		/* MTF exits taken for the trace */
+	u64 records, dropped;
+	u64 async;		/* interrupts and exceptions recorded */
+	u64 filtered;		/* steps while another task was current */
+	u64 undecoded;		/* steps whose instruction could not be read or decoded */
+	u32 capacity;		/* records per CPU */
+	u32 cpus_on;
+};
+void vt_tracer_get_stats(struct vt_tracer_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VT_DEBUG_TRACER_H */

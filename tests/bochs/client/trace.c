@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The guest's side of the hvtrace scenario (tests/hypervisor/bochs-scenarios.sh):
+ *   ftrace-openat: the kernel's own function_graph tracer records one
+ *     openat(PATH) of this process, graph rooted at do_sys_openat2: the
+ *     oracle the hypervisor's trace of the same call is compared with;
+ *   openat-loop: one openat(PATH) a second from a process named "vtopen",
+ *     for the host to trace, until the hostname says DONE.
+ * Both warm the path first, so the traced calls take the same (cached) path.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include "report.h"
+
+#define TRACEFS "/sys/kernel/tracing"
+
+static int tracefs_write(const char *file, const char *value)
+{
+	char path[128];
+	int fd, ok;
+
+	snprintf(path, sizeof(path), TRACEFS "/%s", file);
+	fd = open(path, O_WRONLY | O_TRUNC);
+	if (fd < 0)
+		return -1;
+	ok = write(fd, value, strlen(value)) == (ssize_t)strlen(value);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+static void open_once(const char *path)
+{
+	int fd = openat(AT_FDCWD, path, O_RDONLY);
+
+	if (fd >= 0)
+		close(fd);
+}
+
+/* Every line of the trace, marked for the host (which parses the calls). */
+static int dump_trace(const char *name)
+{
+	char line[512];
+	FILE *f = fopen(TRACEFS "/trace", "r");
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (line[0] == '#')
+			continue;
+		printf("VTICE-FTRACE %s %s", name, line);
+		n++;
+	}
+	fclose(f);
+	fflush(stdout);
+	return n;
+}
+
+int cmd_ftrace_openat(int argc, char **argv)
+{
+	char pid[32];
+	int lines;
+
+	if (argc != 2)
+		return report(argv[0], FAIL, "usage: ftrace-openat NAME PATH");
+	if (access(TRACEFS "/trace", F_OK) && mount("tracefs", TRACEFS, "tracefs", 0, NULL))
+		return report(argv[0], SKIP, "no tracefs at " TRACEFS);
+	open_once(argv[1]);
+	open_once(argv[1]);
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	if (tracefs_write("tracing_on", "0") || tracefs_write("current_tracer", "function_graph") ||
+	    tracefs_write("set_graph_function", "do_sys_openat2") || tracefs_write("set_ftrace_pid", pid) ||
+	    tracefs_write("trace", ""))
+		return report(argv[0], SKIP, "the kernel's function_graph tracer cannot be set up");
+	tracefs_write("tracing_on", "1");
+	open_once(argv[1]);
+	tracefs_write("tracing_on", "0");
+	lines = dump_trace(argv[0]);
+	tracefs_write("current_tracer", "nop");
+	tracefs_write("set_graph_function", "");
+	tracefs_write("set_ftrace_pid", "");
+	figure_named(argv[0], "lines", "%d", lines);
+	return report(argv[0], lines > 0 ? PASS : FAIL, "function_graph of openat(%s): %d lines", argv[1], lines);
+}
+
+static bool hostname_is(const char *want)
+{
+	struct utsname u;
+
+	return !uname(&u) && !strcmp(u.nodename, want);
+}
+
+int cmd_openat_loop(int argc, char **argv)
+{
+	unsigned calls = 0;
+	int max_s, s;
+
+	if (argc != 4 || sscanf(argv[3], "%d", &max_s) != 1)
+		return report(argv[0], FAIL, "usage: openat-loop NAME PATH DONE MAX_S");
+	prctl(PR_SET_NAME, "vtopen");
+	open_once(argv[1]);
+	for (s = 0; s < max_s && !hostname_is(argv[2]); s++) {
+		open_once(argv[1]);
+		calls++;
+		sleep(1);
+	}
+	figure_named(argv[0], "calls", "%u", calls);
+	return report(argv[0], hostname_is(argv[2]) ? PASS : FAIL, "%u openat calls as vtopen", calls);
+}

@@ -1,0 +1,143 @@
+"""The hypervisor's branch tracer on the real stub (scenario hvtrace), run
+by stub-trace.sh inside gdb's Python. Two independent clients read it:
+
+- real gdb: `record btrace bts` (Qbtrace:bts, qXfer:btrace:read), continue
+  from an openat's entry to its fd_install, and `record
+  function-call-history` must list getname, do_filp_open and path_openat;
+- vtice: `trace syscall openat --comm vtopen` on the guest's openat loop;
+  its function graph is compared with the kernel's own ftrace
+  function_graph of the same call (openat("/proc/version"), warm), which
+  the guest recorded before the module loaded: ftrace's calls, in order,
+  must appear in vtice's graph (longest common subsequence >= 97 %).
+"""
+
+import os
+import re
+import subprocess
+import time
+
+import gdb
+import stub_gdb as sg
+from rig_host import Rsp, check, figures, find_one
+
+CALL = re.compile(r"([A-Za-z_][\w.]*)\(\)")
+
+
+def check_monitor():
+    out = sg.run("monitor btrace")
+    check("trace-monitor", out.startswith("btrace: MTF"), out.strip())
+
+
+def check_gdb_btrace():
+    """gdb's own branch-trace client, one thread (the CPU that stopped)."""
+    sg.run("delete")
+    sg.run("break __x64_sys_openat")
+    sg.run("continue")
+    thread = gdb.selected_thread().num
+    sg.run("delete")
+    sg.run("record btrace bts")
+    sg.run("tbreak fd_install thread %d" % thread)
+    start = time.time()
+    sg.run("continue")
+    info = sg.run("info record")
+    history = sg.run("record function-call-history")
+    names = set(CALL.sub(r"\1", line).split()[-1] for line in history.splitlines() if line.strip())
+    want = ["getname", "do_filp_open", "path_openat"]
+    found = [w for w in want if any(n == w or n.startswith(w + ".") for n in names)]
+    print(info, flush=True)
+    check("trace-gdb-btrace", found == want,
+          "record function-call-history (%d functions, %.0f s to fd_install) lists %s%s" %
+          (len(history.splitlines()), time.time() - start, ", ".join(found),
+           "" if found == want else "; missing " + ", ".join(w for w in want if w not in found)))
+    sg.run("record stop")
+
+
+def ftrace_calls():
+    """The calls of the guest's function_graph of openat, in order."""
+    calls = []
+    with open(os.environ["VTICE_SERIAL_LOG"], errors="replace") as log:
+        for line in log:
+            if line.startswith("VTICE-FTRACE hv.trace-ftrace "):
+                calls += CALL.findall(line.split("|", 1)[-1])
+    return calls
+
+
+def graph_calls(text):
+    """The calls of vtice's function graph (lines "N insn | name() {")."""
+    return [m for line in text.splitlines() if " insn | " in line for m in CALL.findall(line)[:1]]
+
+
+def lcs_matches(a, b):
+    """Which entries of a appear, in order, in b (longest common subsequence)."""
+    prev = [0] * (len(b) + 1)
+    table = [prev]
+    for x in a:
+        row = [0] * (len(b) + 1)
+        for j, y in enumerate(b):
+            row[j + 1] = prev[j] + 1 if x == y else max(prev[j + 1], row[j])
+        table.append(row)
+        prev = row
+    matched, i, j = [False] * len(a), len(a), len(b)
+    while i and j:
+        if a[i - 1] == b[j - 1]:
+            matched[i - 1] = True
+            i, j = i - 1, j - 1
+        elif table[i - 1][j] >= table[i][j - 1]:
+            i -= 1
+        else:
+            j -= 1
+    return matched
+
+
+def check_vtice_trace():
+    vtice = find_one("build*/vtice")
+    vmlinux = find_one("build*/kernel/*/vmlinux")
+    if not vtice or not vmlinux:
+        check("trace-vtice", False, "no build/vtice or build/kernel/*/vmlinux under VTICE_ROOT")
+        return
+    cmds = "trace syscall openat --comm vtopen -o /tmp/hvtrace-openat.vtrace\ndetach\n"
+    start = time.time()
+    out = subprocess.run([vtice, "attach", os.environ["VTICE_COM2"], "--symbols", vmlinux,
+                          "--batch", "-", "--timeout", "900"], input=cmds,
+                         capture_output=True, text=True, timeout=1800)
+    text = out.stdout + out.stderr
+    print(text, flush=True)
+    check("trace-vtice", out.returncode == 0 and "the hypervisor records every branch" in text,
+          "vtice trace syscall openat: exit %d after %.0f s wall" % (out.returncode, time.time() - start))
+    m = re.search(r"trace: \d+ instructions.*", text)
+    check("trace-vtice-figures", bool(m), m.group(0) if m else "no summary line")
+    ours, theirs = graph_calls(text), ftrace_calls()
+    if not theirs:
+        check("trace-vs-ftrace", False, "the guest printed no function_graph (hv.trace-ftrace)")
+        return
+    matched = lcs_matches(theirs, ours)
+    score = sum(matched) / len(theirs)
+    missing = [c for c, ok in zip(theirs, matched) if not ok]
+    check("trace-vs-ftrace", score >= 0.97,
+          "%d of ftrace's %d calls appear in order in vtice's %d (%.1f %%); not seen: %s" %
+          (sum(matched), len(theirs), len(ours), 100 * score, ", ".join(missing[:30]) or "none"))
+
+
+def finish(fig):
+    """Ends the guest's loop: its hostname becomes vtice-done (raw M, then D)."""
+    rsp = Rsp()
+    rsp.packet("?")
+    rsp.reply()
+    uts = int(fig["hv.stub-uts.addr"], 16) + 65  # init_uts_ns.name.nodename
+    rsp.packet("M%x,b:%s" % (uts, b"vtice-done\0".hex()))
+    check("trace-finish", rsp.reply() == "OK", "wrote the guest's hostname through M")
+    rsp.packet("D")
+    rsp.reply()
+    rsp.close()
+
+
+def main():
+    fig = figures()
+    sg.run_checks([sg.connect, check_monitor, check_gdb_btrace])
+    sg.run_checks((lambda: sg.run("detach"),), "trace-detach")
+    time.sleep(1)
+    sg.run_checks((check_vtice_trace, lambda: finish(fig)), "trace-vtice")
+    sg.quit_with_failures("stub_trace")
+
+
+main()
