@@ -12,7 +12,7 @@ namespace vtice::console {
 namespace {
 
 const char kHelp[] =
-	"usage: vtice syms <image|System.map|kallsyms|dump> [--slide HEX] [--base HEX] [--partial]\n"
+	"usage: vtice syms <image|System.map|kallsyms|dump> [--slide HEX] [--base HEX] [--partial] [--list]\n"
 	"                  [ADDR|NAME ...]\n"
 	"\n"
 	"Loads kernel symbols and resolves each argument: an address (hex, 0x optional)\n"
@@ -24,6 +24,7 @@ const char kHelp[] =
 	"options:\n"
 	"  --slide HEX   KASLR slide added to every kernel address (run-time - link-time)\n"
 	"  --base HEX    virtual address of the first byte of a raw memory dump\n"
+	"  --list        print every symbol as System.map does (ADDRESS TYPE NAME)\n"
 	"  --partial     accept a source that could only be read in part (a System.map\n"
 	"                cut short): warn and exit 0; without it that is exit 1\n"
 	"\n"
@@ -92,11 +93,23 @@ std::optional<long long> hex_option(const ParsedArgs &args, const char *name, bo
 	return *value;
 }
 
+// System.map's form, "ADDRESS TYPE NAME", slid, in address order: for tools
+// that take a symbol list (gdb through a symbol file, perf, crash).
+void list_symbols(const symbols::SymbolTable &table)
+{
+	for (const symbols::Symbol &s : table.symbols()) {
+		std::string_view name = table.name(s);
+		std::printf("%016llx %c %.*s\n", static_cast<unsigned long long>(table.slid(s.address)), s.type,
+			    static_cast<int>(name.size()), name.data());
+	}
+}
+
 }  // namespace
 
 int cmd_syms(int argc, char **argv)
 {
-	auto args = parse_args(argc, argv, {{"--slide", true}, {"--base", true}, {"--partial", false}});
+	auto args = parse_args(argc, argv, {{"--slide", true}, {"--base", true}, {"--partial", false},
+					    {"--list", false}});
 	if (!args) {
 		std::fprintf(stderr, "vtice syms: %s\n", args.error().to_string().c_str());
 		return kExitUsage;
@@ -122,7 +135,11 @@ int cmd_syms(int argc, char **argv)
 		std::fprintf(stderr, "vtice syms: %s\n", loaded.error().to_string().c_str());
 		return kExitFailure;
 	}
-	std::printf("%zu symbols from %s\n", loaded->table->size(), loaded->description.c_str());
+	bool list = args->has("--list");
+	if (!list)
+		std::printf("%zu symbols from %s\n", loaded->table->size(), loaded->description.c_str());
+	else
+		list_symbols(*loaded->table);
 	// A source read only in part answers wrongly for what was cut: loud, and
 	// a failure unless the user said a part will do.
 	bool partial = loaded->partial.has_value();

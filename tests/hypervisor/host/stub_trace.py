@@ -13,6 +13,7 @@ by stub-trace.sh inside gdb's Python. Two independent clients read it:
 
 import os
 import re
+import struct
 import subprocess
 import time
 
@@ -23,6 +24,62 @@ from rig_host import Rsp, check, figures, find_one
 CALL = re.compile(r"([A-Za-z_][\w.]*)\(\)")
 
 
+def symbol_elf(system_map, out):
+    """An ELF holding only the text symbols of a System.map-style list: a
+    NOBITS .text, .symtab, .strtab. gdb names functions by such minimal
+    symbols and reads the code from the target."""
+    syms = []
+    with open(system_map) as f:
+        for line in f:
+            addr, kind, name = line.split()[:3]
+            if kind in "tT":
+                syms.append((int(addr, 16), name))
+    syms.sort()
+    lo, hi = syms[0][0], syms[-1][0] + 0x1000
+    strtab, entries = b"\0", [b"\0" * 24]
+    for i, (addr, name) in enumerate(syms):
+        size = (syms[i + 1][0] if i + 1 < len(syms) else hi) - addr
+        entries.append(struct.pack("<IBBHQQ", len(strtab), 0x12, 0, 1, addr, size))  # GLOBAL FUNC
+        strtab += name.encode() + b"\0"
+    symtab = b"".join(entries)
+    shstr = b"\0.text\0.symtab\0.strtab\0.shstrtab\0"
+    data_off = 64
+    sym_off, str_off = data_off, data_off + len(symtab)
+    shs_off = str_off + len(strtab)
+    sh_off = (shs_off + len(shstr) + 7) & ~7
+    sections = [
+        (0, 0, 0, 0, 0, 0, 0, 0, 0, 0),
+        (1, 8, 6, lo, 0, hi - lo, 0, 0, 16, 0),                      # .text NOBITS, AX
+        (7, 2, 0, 0, sym_off, len(symtab), 3, 1, 8, 24),            # .symtab -> .strtab
+        (15, 3, 0, 0, str_off, len(strtab), 0, 0, 1, 0),
+        (23, 3, 0, 0, shs_off, len(shstr), 0, 0, 1, 0),
+    ]
+    header = b"\x7fELF" + bytes([2, 1, 1, 0]) + b"\0" * 8 + struct.pack(
+        "<HHIQQQIHHHHHH", 2, 62, 1, 0, 0, sh_off, 0, 64, 0, 0, 64, len(sections), 4)
+    with open(out, "wb") as f:
+        f.write(header + symtab + strtab + shstr)
+        f.write(b"\0" * (sh_off - shs_off - len(shstr)))
+        for sh in sections:
+            f.write(struct.pack("<IIQQQQIIQQ", *sh))
+
+
+def load_symbols():
+    """The Debian kernel's text symbols (no KASLR in the rig), listed by
+    `vtice syms --list` from its kallsyms tables (the rig's vmlinux has no
+    .symtab and its System.map is a placeholder): function-call-history
+    names functions by them."""
+    vtice = find_one("build*/vtice")
+    vmlinux = find_one("build*/kernel/*/vmlinux")
+    if not vtice or not vmlinux:
+        raise RuntimeError("no build/vtice or build/kernel/*/vmlinux under VTICE_ROOT")
+    listing = subprocess.run([vtice, "syms", vmlinux, "--list"], check=True, capture_output=True,
+                             text=True).stdout
+    with open("/tmp/hvtrace-symbols.map", "w") as f:
+        f.write(listing)
+    symbol_elf("/tmp/hvtrace-symbols.map", "/tmp/hvtrace-symbols.elf")
+    sg.run("file /tmp/hvtrace-symbols.elf")
+
+
 def check_monitor():
     out = sg.run("monitor btrace")
     check("trace-monitor", out.startswith("btrace: MTF"), out.strip())
@@ -31,6 +88,7 @@ def check_monitor():
 def check_gdb_btrace():
     """gdb's own branch-trace client, one thread (the CPU that stopped)."""
     sg.run("delete")
+    sg.run("set breakpoint pending off")
     sg.run("break __x64_sys_openat")
     sg.run("continue")
     thread = gdb.selected_thread().num
@@ -133,7 +191,7 @@ def finish(fig):
 
 def main():
     fig = figures()
-    sg.run_checks([sg.connect, check_monitor, check_gdb_btrace])
+    sg.run_checks([load_symbols, sg.connect, check_monitor, check_gdb_btrace])
     sg.run_checks((lambda: sg.run("detach"),), "trace-detach")
     time.sleep(1)
     sg.run_checks((check_vtice_trace, lambda: finish(fig)), "trace-vtice")
