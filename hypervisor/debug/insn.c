@@ -75,7 +75,7 @@ static const char vt_map_0f[] =
 	"iiiimmm.qmxxmmmm"	/* 7x: PSHUF, groups 12-14, EMMS, VMREAD VMWRITE */
 	"JJJJJJJJJJJJJJJJ"	/* 8x: Jcc rel32 */
 	"mmmmmmmmmmmmmmmm"	/* 9x: SETcc */
-	"...mimxx...mimmm"	/* Ax: PUSH/POP FS GS, CPUID, BT, SHLD SHRD, RSM, group 15 */
+	"...mimmm...mimmm"	/* Ax: PUSH/POP FS GS, CPUID, BT, SHLD, VIA PadLock, RSM, SHRD, group 15 */
 	"mmmmmmmmmmimmmmm"	/* Bx: CMPXCHG..MOVSX, UD1, group 8 */
 	"mmimiiim........"	/* Cx: XADD, CMPPS, PINSRW.., group 9, BSWAP */
 	"mmmmmmmmmmmmmmmm"	/* Dx: SSE */
@@ -428,7 +428,8 @@ static int vt_insn_map_0f(struct vt_insn_cur *c, struct vt_insn *out)
  * After a VEX or EVEX prefix: opcode, ModRM (all but VZEROUPPER/VZEROALL,
  * VEX.0F 77), and an imm8 in map 3 (0F 3A) always, in map 1 (0F) where
  * the legacy 0F opcode has one, in maps 2, 5 and 6 never (SDM Vol. 2A
- * 2.3.5, 2.6; AVX512-FP16 spec for maps 5 and 6). None of it branches.
+ * 2.3.5 and "Intel AVX-512 Encoding"; maps 5 and 6 hold AVX512-FP16 only).
+ * None of it branches.
  */
 static int vt_insn_vex_opcode(struct vt_insn_cur *c, int map, bool evex)
 {
@@ -446,9 +447,11 @@ static int vt_insn_vex_opcode(struct vt_insn_cur *c, int map, bool evex)
 
 /*
  * C4, C5 and 62 are always VEX and EVEX in 64-bit mode, where LES, LDS and
- * BOUND do not exist (2.3.5, 2.6.1). A LOCK, 66, F2, F3 or REX prefix right
- * before them is #UD (2.3.2-2.3.4). EVEX P0 bit 3 must be 0 and P1 bit 2
- * must be 1 (Table 2-30); VEX.mmmmm names maps 1-3 only (2.3.6.1).
+ * BOUND do not exist (SDM Vol. 2A 2.3.5 and "Instruction Format and EVEX").
+ * A LOCK, 66, F2, F3 or REX prefix right before them is #UD (2.3.2-2.3.4);
+ * a REX followed by a legacy prefix does not count, being ignored anyway.
+ * VEX.mmmmm names maps 1-3 only; in EVEX P0 bit 3 must be 0 and P1 bit 2
+ * must be 1, or the CPU raises #UD.
  */
 static int vt_insn_vex(struct vt_insn_cur *c, u8 esc)
 {
