@@ -145,6 +145,10 @@ static Result<void> run(CommandContext &ctx, const std::vector<std::string> &arg
 		      t->step ? "single-stepping every instruction" : "block stepping");
 	TraceOptions options;
 	options.single_step = t->step;
+	// Every CPU is stepped while the hypervisor traces: the run to the
+	// return may take as long as any other run.
+	if (by_stub)
+		options.stop_timeout_ms = ctx.run_timeout_ms;
 	options.progress = [&ctx](std::uint64_t insns, std::uint64_t branches) {
 		ctx.out.progress("trace: " + std::to_string(insns) + " instructions, " + std::to_string(branches) +
 				 " branches");

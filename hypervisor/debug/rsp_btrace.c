@@ -172,25 +172,39 @@ static void vt_btrace_read(struct vt_rsp *r, struct vt_rsp_cursor *c)
 	}
 }
 
-/* qXfer:btrace-conf:read::OFF,LEN: the buffer size gdb shows in `info record`. */
+/*
+ * qXfer:btrace-conf:read::OFF,LEN for the Hg CPU: a <bts> element with the
+ * buffer size while it is traced, none while it is not. gdb reads this when
+ * it connects and, finding a format, takes the target to be recording.
+ */
 static void vt_btrace_conf(struct vt_rsp *r, struct vt_rsp_cursor *c)
 {
 	static const char head[] = "<!DOCTYPE btrace-conf SYSTEM \"btrace-conf.dtd\">\n"
-				   "<btrace-conf version=\"1.0\">\n<bts size=\"0x";
-	static const char tail[] = "\"/>\n</btrace-conf>\n";
-	char doc[sizeof(head) + 16 + sizeof(tail)];
-	u64 off, len, size = 0;
+				   "<btrace-conf version=\"1.0\">\n";
+	static const char bts[] = "<bts size=\"0x";
+	static const char bts_end[] = "\"/>\n";
+	static const char tail[] = "</btrace-conf>\n";
+	char doc[sizeof(head) + sizeof(bts) + 16 + sizeof(bts_end) + sizeof(tail)];
+	u64 off, len, size, records;
+	u32 cpu;
 
 	if (!vt_rsp_prefix(c, ":") || !vt_xfer_window(r, c, &off, &len))
 		return;
-	if (!r->ops->btrace_capacity) {
+	if (!vt_btrace_cpu(r, &cpu)) {
 		vt_rsp_error(r, 0x01);
 		return;
 	}
+	records = r->ops->btrace_size(r->ctx, cpu);
 	vt_memcpy(doc, head, sizeof(head) - 1);
 	size = sizeof(head) - 1;
-	vt_put_hex16(doc + size, (u64)r->ops->btrace_capacity(r->ctx) * VT_REC_SIZE);
-	size += 16;
+	if (records) {
+		vt_memcpy(doc + size, bts, sizeof(bts) - 1);
+		size += sizeof(bts) - 1;
+		vt_put_hex16(doc + size, records * VT_REC_SIZE);
+		size += 16;
+		vt_memcpy(doc + size, bts_end, sizeof(bts_end) - 1);
+		size += sizeof(bts_end) - 1;
+	}
 	vt_memcpy(doc + size, tail, sizeof(tail) - 1);
 	size += sizeof(tail) - 1;
 	if (off >= size) {

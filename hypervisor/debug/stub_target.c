@@ -152,10 +152,12 @@ static void vt_target_btrace_span(void *ctx, u32 cpu, u64 *first_ip, u64 *last_i
 	vt_tracer_span(cpu, first_ip, last_ip);
 }
 
-static u32 vt_target_btrace_capacity(void *ctx)
+static u32 vt_target_btrace_size(void *ctx, u32 cpu)
 {
 	struct vt_tracer_stats s;
 
+	if (!vt_tracer_enabled(cpu))
+		return 0;
 	vt_tracer_get_stats(&s);
 	return s.capacity;
 }
@@ -176,5 +178,5 @@ const struct vt_dbg_target_ops vt_stub_target_ops = {
 	.btrace_count = vt_target_btrace_count,
 	.btrace_record = vt_target_btrace_record,
 	.btrace_span = vt_target_btrace_span,
-	.btrace_capacity = vt_target_btrace_capacity,
+	.btrace_size = vt_target_btrace_size,
 };

@@ -106,7 +106,8 @@ struct vt_dbg_target_ops {
 	bool (*btrace_record)(void *ctx, u32 cpu, u64 index, struct vtice_record *out);
 	/* Where the trace's first block begins and its newest block ends. */
 	void (*btrace_span)(void *ctx, u32 cpu, u64 *first_ip, u64 *last_ip);
-	u32 (*btrace_capacity)(void *ctx);	/* records per CPU */
+	/* Records cpu's trace holds while it is on; 0 while it is off. */
+	u32 (*btrace_size)(void *ctx, u32 cpu);
 };
 
 #ifdef __cplusplus

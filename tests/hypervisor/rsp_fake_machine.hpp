@@ -169,7 +169,7 @@ inline const vt_dbg_target_ops FakeMachine::ops = {
 		*first = cpu < kCpus ? self(ctx)->first_ip[cpu] : 0;
 		*last = cpu < kCpus ? self(ctx)->last_ip[cpu] : 0;
 	},
-	.btrace_capacity = [](void *) -> u32 { return 4096; },
+	.btrace_size = [](void *ctx, u32 cpu) -> u32 { return cpu < kCpus && self(ctx)->tracing[cpu] ? 4096 : 0; },
 };
 
 }  // namespace vtice::fake

@@ -423,11 +423,16 @@ TEST_F(RspBtrace, AnEmptyTraceHasNoBlocks)
 		  "<!DOCTYPE btrace SYSTEM \"btrace.dtd\">\n<btrace version=\"1.0\">\n</btrace>\n");
 }
 
-TEST_F(RspBtrace, ConfNamesTheBufferSize)
+// gdb reads the config when it connects and, seeing a format, believes the
+// thread is being recorded (remote.c, remote_btrace_maybe_reopen).
+TEST_F(RspBtrace, ConfNamesBtsOnlyWhileTheThreadIsTraced)
 {
-	std::string doc = read_object("btrace-conf:read:", 0x1000);
-	EXPECT_NE(doc.find("<btrace-conf version=\"1.0\">"), std::string::npos) << doc;
-	EXPECT_NE(doc.find("<bts size=\"0x0000000000020000\"/>"), std::string::npos) << "4096 records of 32 bytes: " << doc;
+	std::string off = read_object("btrace-conf:read:", 0x1000);
+	EXPECT_NE(off.find("<btrace-conf version=\"1.0\">"), std::string::npos) << off;
+	EXPECT_EQ(off.find("<bts"), std::string::npos) << off;
+	EXPECT_EQ(ask("Qbtrace:bts"), "+" + frame("OK"));
+	std::string on = read_object("btrace-conf:read:", 0x1000);
+	EXPECT_NE(on.find("<bts size=\"0x0000000000020000\"/>"), std::string::npos) << "4096 records of 32 bytes: " << on;
 }
 
 TEST_F(RspBtrace, RawRecordsComeBackByteExactThroughEscapes)
