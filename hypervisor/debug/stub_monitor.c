@@ -227,14 +227,14 @@ static void vt_monitor_breakin(struct vt_text *t)
 	vt_put(t, " ms per CPU)\n");
 }
 
-/* "btrace task ADDR" / "btrace task any": whose branches the next Qbtrace:bts records. */
+/* "btrace task ADDR|current|any": whose branches the next Qbtrace:bts records. */
 static bool vt_parse_task(const char *s, u64 *task)
 {
 	u64 v = 0;
 	int d;
 
-	if (vt_streq(s, "any")) {
-		*task = 0;
+	if (vt_streq(s, "any") || vt_streq(s, "current")) {
+		*task = s[0] == 'a' ? 0 : VT_TRACE_TASK_CURRENT;
 		return true;
 	}
 	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
@@ -265,7 +265,9 @@ static void vt_monitor_btrace(struct vt_text *t)
 	vt_put(t, "btrace: MTF, ");
 	vt_put_u64(t, s.cpus_on);
 	vt_put(t, " CPUs tracing, filter ");
-	if (vt_tracer_filter()) {
+	if (vt_tracer_filter() == VT_TRACE_TASK_CURRENT) {
+		vt_put(t, "the task each CPU runs when its trace starts");
+	} else if (vt_tracer_filter()) {
 		vt_put(t, "task 0x");
 		vt_put_hex(t, vt_tracer_filter());
 	} else {
@@ -298,11 +300,13 @@ static void vt_monitor_btrace_cmd(struct vt_text *t, const char *arg)
 	}
 	if (vt_starts_with(arg, "task ") && vt_parse_task(arg + 5, &task)) {
 		vt_tracer_set_filter(task);
-		vt_put(t, task ? "btrace: the next trace records one task\n" :
-				 "btrace: the next trace records every task\n");
+		vt_put(t, !task ? "btrace: the next trace records every task\n" :
+			  task == VT_TRACE_TASK_CURRENT ?
+				"btrace: the next trace of each CPU records the task it runs then\n" :
+				"btrace: the next trace records one task\n");
 		return;
 	}
-	vt_put(t, "usage: monitor btrace [task ADDRESS|any]\n");
+	vt_put(t, "usage: monitor btrace [task ADDRESS|current|any]\n");
 }
 
 int vt_stub_monitor(void *ctx, const char *cmd, char *out, u32 out_len)
@@ -330,7 +334,7 @@ int vt_stub_monitor(void *ctx, const char *cmd, char *out, u32 out_len)
 		vt_put(&t, "monitor commands: exits (VM exits per CPU and reason), "
 			   "caps (VMX features), hooks (breakpoints, watchpoints and the EPT's state), "
 			   "breakin (break-in latency in guest time), "
-			   "btrace [task ADDRESS|any] (the branch tracer; whose branches it records), "
+			   "btrace [task ADDRESS|current|any] (the branch tracer; whose branches it records), "
 			   "vtice (identify the stub)\n");
 	else
 		vt_put(&t, "unknown monitor command; try \"monitor help\"\n");

@@ -377,6 +377,8 @@ void vt_tracer_pre_entry(struct vt_vcpu *vcpu)
 		return;
 	if (!c->started) {
 		vt_trace_read_idt(c, vcpu);
+		if (c->task == VT_TRACE_TASK_CURRENT)
+			c->task = vt_trace_current(vcpu);
 		c->started = true;
 	}
 	if (vt_set_mtf(vcpu, true))

@@ -56,9 +56,11 @@ bool vt_tracer_supported(void);
 /*
  * Machine stopped, master CPU. Enabling clears the CPU's trace and starts
  * a new one, recording only while the filter's task is current (a
- * task_struct address; 0: everything the CPU runs in ring 0).
+ * task_struct address; 0: everything the CPU runs in ring 0;
+ * VT_TRACE_TASK_CURRENT: the task each CPU runs when its trace starts).
  * -VT_EOPNOTSUPP without MTF, -VT_EINVAL for a CPU out of range.
  */
+#define VT_TRACE_TASK_CURRENT	(~0ull)
 void vt_tracer_set_filter(u64 task);
 u64 vt_tracer_filter(void);
 int vt_tracer_enable(u32 cpu);

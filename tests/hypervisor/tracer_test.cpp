@@ -173,6 +173,18 @@ TEST_F(Tracer, OtherTasksAreSteppedButNotRecorded)
 	vt_tracer_set_filter(0);
 }
 
+TEST_F(Tracer, CurrentMeansTheTaskRunningWhenTheTraceStarts)
+{
+	code(kText, {0xeb, 0x10});
+	vt_tracer_set_filter(VT_TRACE_TASK_CURRENT);
+	ASSERT_EQ(vt_tracer_enable(0), 0);
+	step(kText, kText + 0x12);	// starts with kTask current
+	set_current(kOtherTask);
+	step(kText, kText + 0x12);
+	EXPECT_EQ(vt_tracer_count(0), 1u) << "only kTask's jump";
+	vt_tracer_set_filter(0);
+}
+
 TEST_F(Tracer, UserCodeIsNotRecordedButEntriesFromItAre)
 {
 	code(kText, {0xeb, 0x10});

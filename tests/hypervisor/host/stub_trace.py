@@ -1,7 +1,8 @@
 """The hypervisor's branch tracer on the real stub (scenario hvtrace), run
 by stub-trace.sh inside gdb's Python. Two independent clients read it:
 
-- real gdb: `record btrace bts` (Qbtrace:bts, qXfer:btrace:read), continue
+- real gdb: `record btrace bts` (Qbtrace:bts, qXfer:btrace:read), each CPU
+  recording the task it runs then (`monitor btrace task current`), continue
   from an openat's entry to its fd_install, and `record
   function-call-history` must list getname, do_filp_open and path_openat;
 - vtice: `trace syscall openat --comm vtopen` on the guest's openat loop;
@@ -93,6 +94,8 @@ def check_gdb_btrace():
     sg.run("continue")
     thread = gdb.selected_thread().num
     sg.run("delete")
+    # each CPU records the task it runs now: this openat's on this thread
+    sg.run("monitor btrace task current")
     sg.run("record btrace bts")
     sg.run("tbreak fd_install thread %d" % thread)
     start = time.time()
