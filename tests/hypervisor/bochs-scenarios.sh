@@ -181,14 +181,29 @@ scenario_hvtfstep() {
 	rmmod_vtice
 }
 
-# The hypervisor's branch tracer (docs/tracing.md), read by real gdb
-# (record btrace) and by vtice (trace syscall openat) on the host
-# (host/stub-trace.sh, checks in host/stub_trace.py). The oracle is the
-# kernel's own function_graph tracer: before the module loads, the guest
-# records one openat("/proc/version") with it; vtice's trace of the same
-# call, made by the hypervisor, must contain its calls in order.
+# The hypervisor's branch tracer (docs/tracing.md), read by vtice (trace
+# syscall openat) on the host (host/stub-trace.sh, checks in
+# host/stub_trace.py). The oracle is the kernel's own function_graph
+# tracer: before the module loads, the guest records one
+# openat("/proc/version") with it; vtice's trace of the same call, made by
+# the hypervisor, must contain its calls in order.
 # bochs-host-driver: hvtrace host/stub-trace.sh
 scenario_hvtrace() {
+	trace_scenario hvtrace
+}
+
+# The same tracer read by real gdb (record btrace, host/stub-btrace.sh).
+# Not in `make test` yet: gdb 13.1 aborts ("Recursive internal problem")
+# while it decodes the trace at the stop (docs/tracing.md, Limits).
+# bochs-manual-scenario: hvbtrace
+# bochs-host-driver: hvbtrace host/stub-btrace.sh
+scenario_hvbtrace() {
+	trace_scenario hvbtrace
+}
+
+# $1: the scenario, whose host driver runs while a process named vtopen
+# opens /proc/version each second.
+trace_scenario() {
 	[ "$loaded" = 0 ] || rmmod_vtice
 	local loop
 	$T ftrace-openat hv.trace-ftrace /proc/version
@@ -201,7 +216,7 @@ scenario_hvtrace() {
 	loaded=1
 	$T openat-loop hv.trace-loop /proc/version vtice-done 2400 &
 	loop=$!
-	start_host_driver hvtrace
+	start_host_driver "$1"
 	wait "$loop"
 	rmmod_vtice
 }
