@@ -52,6 +52,7 @@ static struct {
 	u32 capacity;		/* records per CPU */
 	u32 pages;		/* per CPU: one page of handlers, then the records */
 	u64 filter;		/* the task the next enable traces, 0 = any */
+	u64 last_stamp;		/* the newest record's time stamp, on any CPU */
 	u64 task_ptr[VT_TRACE_MAX_CPUS];
 	struct vt_trace_cpu cpu[VT_TRACE_MAX_CPUS];
 } VT_ROOT_STATE_TYPE vt_tracer VT_ROOT_STATE;
@@ -301,6 +302,25 @@ static bool vt_trace_branched(const struct vt_trace_cpu *c, const struct vt_insn
 	}
 }
 
+/*
+ * The TSC, but never behind a stamp another CPU already gave: the console
+ * merges the CPUs' records of one task by stamp, and TSCs that drift apart
+ * between CPUs (Bochs's do) would put a task's wakeup on one CPU before its
+ * sleep on the other. Where TSCs agree this is the TSC.
+ */
+static u64 vt_trace_stamp(void)
+{
+	u64 last = __atomic_load_n(&vt_tracer.last_stamp, __ATOMIC_RELAXED), now = vt_rdtsc();
+
+	for (;;) {
+		u64 stamp = now > last ? now : last + 1;
+
+		if (__atomic_compare_exchange_n(&vt_tracer.last_stamp, &last, stamp, false,
+						__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			return stamp;
+	}
+}
+
 static void vt_trace_push(struct vt_trace_cpu *c, u32 cpu, u64 from, u64 to, u32 flags)
 {
 	struct vtice_record *r;
@@ -314,7 +334,7 @@ static void vt_trace_push(struct vt_trace_cpu *c, u32 cpu, u64 from, u64 to, u32
 	r->type = VTICE_REC_BRANCH;
 	r->cpu = (u16)cpu;
 	r->flags = flags;
-	r->tsc = vt_rdtsc();
+	r->tsc = vt_trace_stamp();
 	r->u.branch.from = from;
 	r->u.branch.to = to;
 }

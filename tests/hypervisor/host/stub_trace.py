@@ -118,14 +118,19 @@ def ftrace_calls():
     calls = []
     with open(os.environ["VTICE_SERIAL_LOG"], errors="replace") as log:
         for line in log:
-            if line.startswith("VTICE-FTRACE hv.trace-ftrace "):
-                calls += CALL.findall(line.split("|", 1)[-1])
+            if line.startswith("VTICE-FTRACE hv.trace-ftrace ") and "==========>" not in line:
+                calls += CALL.findall(line.split("|", 1)[-1])[:1]
     return calls
 
 
 def graph_calls(text):
-    """The calls of vtice's function graph (lines "N insn | name() {")."""
-    return [m for line in text.splitlines() if " insn | " in line for m in CALL.findall(line)[:1]]
+    """The calls of vtice's function graph, which has ftrace's layout
+    ("  0)   123 cy |    name() {"); an interrupt's banner is not a call."""
+    calls = []
+    for line in text.splitlines():
+        if re.match(r"\s*\d+\)", line) and "|" in line and "==========>" not in line:
+            calls += CALL.findall(line.split("|", 1)[1])[:1]
+    return calls
 
 
 def lcs_matches(a, b):
