@@ -74,11 +74,13 @@ copy_with_libs() {
 
 # Scenario names defined by extra files, in file order.
 # Scenarios a file declares "# bochs-solo-scenario: NAME" end the machine
-# (a crash): they run only when asked for by name, never by default.
+# (a crash), and "# bochs-manual-scenario: NAME" ones are not ready for
+# every run (the file says why): they run only when asked for by name,
+# never by default.
 extra_scenario_names() {
 	(($#)) || return 0
 	local solo
-	solo=$(sed -n 's/^# bochs-solo-scenario: *//p' "$@" | tr '\n' ' ')
+	solo=$(sed -n 's/^# bochs-\(solo\|manual\)-scenario: *//p' "$@" | tr '\n' ' ')
 	sed -n 's/^scenario_\([a-z0-9_]*\)() *{.*/\1/p' "$@" |
 		while read -r name; do [[ " $solo " == *" $name "* ]] || printf '%s ' "$name"; done
 }
