@@ -10,7 +10,9 @@ by stub-trace.sh inside gdb's Python. Two independent clients read it:
   function_graph of the same call (openat("/proc/version"), warm), which
   the guest recorded before the module loaded: ftrace's calls outside
   interrupts, in order, must appear in vtice's graph outside its flagged
-  interrupt subtrees (longest common subsequence >= 97 %).
+  interrupt subtrees (longest common subsequence >= 97 %). The scheduler's
+  subtrees are left out on both sides: whether a call is preempted depends
+  on timing, not on its path.
 """
 
 import os
@@ -124,6 +126,29 @@ def graph_lines(lines):
         yield len(text) - len(text.lstrip()), text.strip()
 
 
+# Whether a call is preempted, and what the scheduler then runs, depends on
+# timing, not on the syscall's path: both graphs are compared without it.
+SCHEDULER = {"__cond_resched", "schedule", "__schedule", "preempt_schedule", "preempt_schedule_common",
+             "preempt_schedule_irq", "preempt_schedule_notrace"}
+OPENS = re.compile(r"\(\)\s*\{")
+
+
+def without_subtrees(entries, roots):
+    """(depth, text) entries minus every subtree rooted at a call in roots."""
+    skip = None
+    for depth, text in entries:
+        if skip is not None:
+            if depth == skip and text.startswith("}"):
+                skip = None
+            continue
+        name = CALL.findall(text)[:1]
+        if name and name[0] in roots:
+            if OPENS.search(text):
+                skip = depth
+            continue
+        yield depth, text
+
+
 def ftrace_calls():
     """The calls of the guest's function_graph of openat("/proc/version"),
     in order, from its do_sys_openat2 to that call's end, without its
@@ -133,7 +158,7 @@ def ftrace_calls():
         lines = [l[len("VTICE-FTRACE hv.trace-ftrace "):] for l in log
                  if l.startswith("VTICE-FTRACE hv.trace-ftrace ")]
     calls, irq_depth, in_exit, root = [], None, False, None
-    for depth, text in graph_lines(lines):
+    for depth, text in without_subtrees(graph_lines(lines), SCHEDULER):
         name = CALL.findall(text)[:1]
         # the first do_sys_openat2 only: writing tracing_on after it opens a file too
         if root is None:
@@ -158,7 +183,7 @@ def graph_calls(text):
     """The calls of vtice's function graph (ftrace's layout), without the
     interrupt and exception subtrees it marks with ==========> ... <==========."""
     calls, nested = [], 0
-    for _, line in graph_lines(text.splitlines()):
+    for _, line in without_subtrees(graph_lines(text.splitlines()), SCHEDULER):
         if "==========>" in line:
             nested += 1
         elif "<==========" in line:
