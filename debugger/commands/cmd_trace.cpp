@@ -149,9 +149,11 @@ static Result<void> run(CommandContext &ctx, const std::vector<std::string> &arg
 	// return may take as long as any other run.
 	if (by_stub)
 		options.stop_timeout_ms = ctx.run_timeout_ms;
-	options.progress = [&ctx](std::uint64_t insns, std::uint64_t branches) {
-		ctx.out.progress("trace: " + std::to_string(insns) + " instructions, " + std::to_string(branches) +
-				 " branches");
+	options.progress = [&ctx, by_stub](std::uint64_t insns, std::uint64_t branches) {
+		// The stub's records are counted as they are read; instructions come from decoding them later.
+		ctx.out.progress(by_stub ? "trace: " + std::to_string(branches) + " records read from the stub" :
+					   "trace: " + std::to_string(insns) + " instructions, " +
+						   std::to_string(branches) + " branches");
 	};
 	Result<TraceResult> traced = make_error("");
 	std::string stub_report;
