@@ -331,12 +331,15 @@ static int vt_insn_kind_1byte(const struct vt_insn_cur *c, u8 op, struct vt_insn
 			out->rel = vt_insn_rel(c, vt_insn_iz(c));
 		}
 		break;
-	case 0xca:	/* far RET */
-	case 0xcb:
-	case 0xcc:	/* INT3, INT n, IRET, INT1 */
+	case 0xcc:	/* INT3, INT n, INT1 */
 	case 0xcd:
-	case 0xcf:
 	case 0xf1:
+		out->raises = true;
+		out->kind = VT_INSN_FAR;
+		break;
+	case 0xca:	/* far RET, IRET */
+	case 0xcb:
+	case 0xcf:
 		out->kind = VT_INSN_FAR;
 		break;
 	case 0xff:
@@ -379,21 +382,25 @@ static enum vt_insn_kind vt_insn_kind_0f01(const struct vt_insn_cur *c)
 	return VT_INSN_OTHER;
 }
 
-static enum vt_insn_kind vt_insn_kind_0f(const struct vt_insn_cur *c, u8 op)
+static void vt_insn_kind_0f(const struct vt_insn_cur *c, u8 op, struct vt_insn *out)
 {
 	switch (op) {
 	case 0x01:
-		return vt_insn_kind_0f01(c);
+		out->kind = vt_insn_kind_0f01(c);
+		break;
+	case 0x0b:	/* UD2, UD1, UD0: raise #UD on purpose */
+	case 0xb9:
+	case 0xff:
+		out->raises = true;
+		out->kind = VT_INSN_FAR;
+		break;
 	case 0x05:	/* SYSCALL */
 	case 0x07:	/* SYSRET */
 	case 0x34:	/* SYSENTER */
 	case 0x35:	/* SYSEXIT */
-	case 0x0b:	/* UD2, UD1, UD0: raise #UD on purpose */
-	case 0xb9:
-	case 0xff:
-		return VT_INSN_FAR;
+		out->kind = VT_INSN_FAR;
+		break;
 	}
-	return VT_INSN_OTHER;
 }
 
 /*
@@ -420,7 +427,7 @@ static int vt_insn_map_0f(struct vt_insn_cur *c, struct vt_insn *out)
 	if (shape == 'J')
 		vt_insn_direct(c, op, shape, out);
 	else
-		out->kind = vt_insn_kind_0f(c, op);
+		vt_insn_kind_0f(c, op, out);
 	return 0;
 }
 

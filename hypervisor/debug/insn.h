@@ -34,6 +34,8 @@ struct vt_insn {
 	u8 len;			/* 1..15 */
 	enum vt_insn_kind kind;
 	s64 rel;		/* direct JCC/JMP/CALL: target = rip + len + rel; else 0 */
+	/* INT n, INT3, INT1, UD0/UD1/UD2 (all FAR): its own exception, through the IDT */
+	bool raises;
 };
 
 /*

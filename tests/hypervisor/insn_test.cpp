@@ -384,6 +384,7 @@ struct Expected {
 	unsigned len;
 	vt_insn_kind kind;
 	std::int64_t rel;
+	bool raises;		// INT n, INT1, INT3, UD0-2: the instruction's own exception
 	bool listed;		// a listed disagreement (see the top of the file)
 };
 
@@ -398,6 +399,7 @@ public:
 			return false;
 		out.len = insn.length;
 		out.kind = kind_of(insn);
+		out.raises = raises(insn.mnemonic);
 		out.rel = 0;
 		if (out.kind == VT_INSN_JCC || out.kind == VT_INSN_JMP || out.kind == VT_INSN_CALL)
 			out.rel = insn.raw.imm[0].value.s;
@@ -408,6 +410,12 @@ public:
 	}
 
 private:
+	static bool raises(ZydisMnemonic m)
+	{
+		return m == ZYDIS_MNEMONIC_INT || m == ZYDIS_MNEMONIC_INT1 || m == ZYDIS_MNEMONIC_INT3 ||
+		       m == ZYDIS_MNEMONIC_UD0 || m == ZYDIS_MNEMONIC_UD1 || m == ZYDIS_MNEMONIC_UD2;
+	}
+
 	// insn.h's kinds from Zydis's mnemonic and category: the mnemonics of
 	// VT_INSN_FAR first (Zydis files IRET under RET, XABORT under
 	// UNCOND_BR), then near branches by category, direct when the operand
@@ -509,10 +517,11 @@ bool compare(const Oracle &oracle, const std::uint8_t *p, std::size_t n, std::ui
 		return true;
 	}
 	t.compared++;
-	if (got.len != want.len || got.kind != want.kind || got.rel != want.rel) {
+	if (got.len != want.len || got.kind != want.kind || got.rel != want.rel || got.raises != want.raises) {
 		std::ostringstream what;
-		what << "len " << unsigned(got.len) << " " << kind_name(got.kind) << " rel " << got.rel << ", Zydis: len "
-		     << want.len << " " << kind_name(want.kind) << " rel " << want.rel;
+		what << "len " << unsigned(got.len) << " " << kind_name(got.kind) << " rel " << got.rel
+		     << (got.raises ? " raises" : "") << ", Zydis: len " << want.len << " " << kind_name(want.kind)
+		     << " rel " << want.rel << (want.raises ? " raises" : "");
 		t.mismatch(p, std::max<unsigned>(want.len, got.len), address, what.str());
 	}
 	return true;

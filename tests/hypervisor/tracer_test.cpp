@@ -149,11 +149,14 @@ TEST_F(Tracer, ARetIsABranchUnlessItLandsOnAHandler)
 TEST_F(Tracer, Int3ToItsHandlerIsTheInstructionsOwn)
 {
 	code(kText, {0xcc});
+	code(kText + 0x10, {0x3e, 0xcc});	// a prefix does not change that
 	gate(3, kOtherCode);
 	ASSERT_EQ(vt_tracer_enable(0), 0);
 	step(kText, kOtherCode);
-	ASSERT_EQ(vt_tracer_count(0), 1u);
+	step(kText + 0x10, kOtherCode);
+	ASSERT_EQ(vt_tracer_count(0), 2u);
 	EXPECT_FALSE(record(0)->flags & VTICE_BRANCH_ASYNC);
+	EXPECT_FALSE(record(1)->flags & VTICE_BRANCH_ASYNC);
 }
 
 TEST_F(Tracer, OtherTasksAreSteppedButNotRecorded)
