@@ -47,7 +47,7 @@ struct vt_trace_cpu {
 
 static struct {
 	struct vt_hv *hv;
-	vt_trace_mem_fn mem;
+	vt_own_mem_fn mem;
 	u32 nr_cpus;
 	u32 capacity;		/* records per CPU */
 	u32 pages;		/* per CPU: one page of handlers, then the records */
@@ -265,28 +265,9 @@ static bool vt_trace_is_handler(const struct vt_trace_cpu *c, u64 ip)
 	return false;
 }
 
-static bool vt_is_legacy_prefix(u8 b)
-{
-	return b == 0x66 || b == 0x67 || b == 0xf0 || b == 0xf2 || b == 0xf3 || b == 0x2e ||
-	       b == 0x36 || b == 0x3e || b == 0x26 || b == 0x64 || b == 0x65 || (b & 0xf0) == 0x40;
-}
-
-/* INT n, INT3, INT1 and the UD instructions raise their exception themselves. */
-static bool vt_insn_raises(const u8 *bytes, u32 len)
-{
-	u32 i = 0;
-
-	while (i + 1 < len && vt_is_legacy_prefix(bytes[i]))
-		i++;	/* prefixes and REX: "3e cc" is still an INT3 */
-	if (bytes[i] == 0xcc || bytes[i] == 0xcd || bytes[i] == 0xf1)
-		return true;
-	return bytes[i] == 0x0f && i + 1 < len &&
-	       (bytes[i + 1] == 0x0b || bytes[i + 1] == 0xb9 || bytes[i + 1] == 0xff);
-}
-
 /* RIP moved from `from` (decoded) to `to`, not past it: did `from` branch there? */
-static bool vt_trace_branched(const struct vt_trace_cpu *c, const struct vt_insn *insn,
-			      const u8 *bytes, u64 from, u64 to)
+static bool vt_trace_branched(const struct vt_trace_cpu *c, const struct vt_insn *insn, u64 from,
+			      u64 to)
 {
 	switch (insn->kind) {
 	case VT_INSN_OTHER:
@@ -296,7 +277,7 @@ static bool vt_trace_branched(const struct vt_trace_cpu *c, const struct vt_insn
 	case VT_INSN_CALL:
 		return to == from + insn->len + (u64)insn->rel;
 	case VT_INSN_FAR:
-		return !vt_trace_is_handler(c, to) || vt_insn_raises(bytes, insn->len);
+		return !vt_trace_is_handler(c, to) || insn->raises;
 	default:	/* indirect, RET: no return lands on an IDT entry point */
 		return !vt_trace_is_handler(c, to);
 	}
@@ -362,7 +343,7 @@ static void vt_trace_step(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u64 to, 
 	}
 	if (to == from + insn.len)
 		return;
-	if (vt_trace_branched(c, &insn, bytes, from, to)) {
+	if (vt_trace_branched(c, &insn, from, to)) {
 		vt_trace_push(c, vcpu->cpu, from, to, VTICE_BRANCH_FROM_STEP);
 		return;
 	}

@@ -24,8 +24,7 @@
 #ifndef VT_DEBUG_TRACER_H
 #define VT_DEBUG_TRACER_H
 
-#include "../core/types.h"
-#include <vtice/records.h>
+#include "hooks.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -35,15 +34,11 @@ struct vt_hv;
 struct vt_vcpu;
 struct vt_exit;
 
-/* Reads the running vCPU's guest memory through its own CR3 (hooks.h's vt_own_mem_fn). */
-typedef int (*vt_trace_mem_fn)(const struct vt_vcpu *vcpu, u64 gva, void *buf, u32 len,
-			       bool write);
-
 struct vt_tracer_config {
 	u32 nr_cpus;
 	u32 records_per_cpu;		/* rounded down to whole pages of records */
 	const u64 *current_task;	/* [nr_cpus]: gva of each CPU's current-task pointer, or NULL */
-	vt_trace_mem_fn mem;
+	vt_own_mem_fn mem;		/* the running vCPU's memory through its own CR3 */
 };
 
 /* At load (may sleep): allocates every CPU's buffer. */
