@@ -121,19 +121,6 @@ static bool vt_btrace_byte(struct vt_rsp *r, u32 cpu, u64 n, u64 at, char *block
 	return true;
 }
 
-/* Parses "OFF,LEN" to the end of the packet. */
-static bool vt_xfer_window(struct vt_rsp *r, struct vt_rsp_cursor *c, u64 *off, u64 *len)
-{
-	if (!vt_rsp_parse_hex(c, off) || !vt_rsp_expect(c, ',') || !vt_rsp_parse_hex(c, len) ||
-	    !vt_rsp_at_end(c)) {
-		vt_rsp_error(r, 0x16);
-		return false;
-	}
-	if (*len > sizeof(r->out) - 2)
-		*len = sizeof(r->out) - 2;
-	return true;
-}
-
 /* qXfer:btrace:read:all:OFF,LEN. "new" and "delta" are refused: gdb then reads all. */
 static void vt_btrace_read(struct vt_rsp *r, struct vt_rsp_cursor *c)
 {
@@ -145,7 +132,7 @@ static void vt_btrace_read(struct vt_rsp *r, struct vt_rsp_cursor *c)
 		vt_rsp_error(r, 0x01);
 		return;
 	}
-	if (!vt_xfer_window(r, c, &off, &len))
+	if (!vt_rsp_xfer_window(r, c, &off, &len))
 		return;
 	if (!vt_btrace_cpu(r, &cpu)) {
 		vt_rsp_error(r, 0x01);
@@ -154,14 +141,9 @@ static void vt_btrace_read(struct vt_rsp *r, struct vt_rsp_cursor *c)
 	n = r->ops->btrace_count(r->ctx, cpu);
 	n = n ? n + 1 : 0;	/* blocks: one more than the branches between them */
 	size = sizeof(VT_BTRACE_HEAD) - 1 + n * VT_BLOCK_LEN + sizeof(VT_BTRACE_TAIL) - 1;
-	if (off >= size) {
-		vt_rsp_put(r, "l");
-		return;
-	}
-	if (len > size - off)
-		len = size - off;
 	/* Only '<', '>', '"', '/', '=', '!', letters and digits: no escaping. */
-	vt_rsp_put(r, off + len < size ? "m" : "l");
+	if (!vt_rsp_xfer_begin(r, size, off, &len))
+		return;
 	for (i = 0; i < len; i++) {
 		if (!vt_btrace_byte(r, cpu, n, off + i, block, &cached, &ch)) {
 			vt_rsp_reply_reset(r);
@@ -188,7 +170,7 @@ static void vt_btrace_conf(struct vt_rsp *r, struct vt_rsp_cursor *c)
 	u64 off, len, size, records;
 	u32 cpu;
 
-	if (!vt_rsp_prefix(c, ":") || !vt_xfer_window(r, c, &off, &len))
+	if (!vt_rsp_prefix(c, ":") || !vt_rsp_xfer_window(r, c, &off, &len))
 		return;
 	if (!vt_btrace_cpu(r, &cpu)) {
 		vt_rsp_error(r, 0x01);
@@ -207,14 +189,8 @@ static void vt_btrace_conf(struct vt_rsp *r, struct vt_rsp_cursor *c)
 	}
 	vt_memcpy(doc + size, tail, sizeof(tail) - 1);
 	size += sizeof(tail) - 1;
-	if (off >= size) {
-		vt_rsp_put(r, "l");
-		return;
-	}
-	if (len > size - off)
-		len = size - off;
-	vt_rsp_put(r, off + len < size ? "m" : "l");
-	vt_rsp_put_raw(r, doc + off, (u32)len);
+	if (vt_rsp_xfer_begin(r, size, off, &len))
+		vt_rsp_put_raw(r, doc + off, (u32)len);
 }
 
 /* Binary data in a reply: '#', '$', '}' and '*' go as '}' then the byte ^ 0x20. */
@@ -240,21 +216,16 @@ static void vt_vtice_trace_read(struct vt_rsp *r, struct vt_rsp_cursor *c)
 	u64 cpu, off, len, size, at;
 	struct vtice_record rec;
 
-	if (!vt_rsp_parse_hex(c, &cpu) || !vt_rsp_expect(c, ':') || !vt_xfer_window(r, c, &off, &len))
+	if (!vt_rsp_parse_hex(c, &cpu) || !vt_rsp_expect(c, ':') || !vt_rsp_xfer_window(r, c, &off, &len))
 		return;
 	if (!r->ops->btrace_enable || cpu >= vt_rsp_cpus(r)) {
 		vt_rsp_error(r, 0x16);
 		return;
 	}
 	size = r->ops->btrace_count(r->ctx, (u32)cpu) * VT_REC_SIZE;
-	if (off >= size) {
-		vt_rsp_put(r, "l");
-		return;
-	}
 	len /= 2;	/* escaping may double each byte */
-	if (len > size - off)
-		len = size - off;
-	vt_rsp_put(r, off + len < size ? "m" : "l");
+	if (!vt_rsp_xfer_begin(r, size, off, &len))
+		return;
 	for (at = off; at < off + len;) {
 		u64 in = at % VT_REC_SIZE, n = VT_REC_SIZE - in;
 

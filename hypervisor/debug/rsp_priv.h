@@ -44,6 +44,15 @@ enum vt_rsp_action vt_rsp_run(struct vt_rsp *r, u8 cmd, struct vt_rsp_cursor *c)
 void vt_rsp_threads(struct vt_rsp *r, u8 cmd, struct vt_rsp_cursor *c);	/* H T */
 void vt_rsp_stop_reply(struct vt_rsp *r, const struct vt_dbg_stop *stop);
 
+/*
+ * qXfer reads (rsp_query.c): "OFF,LEN" to the end of the packet, LEN cut to
+ * what a reply holds (E16 when malformed); then the reply's start for
+ * [off, off + *len) of an object of `size` bytes: 'l' alone past its end
+ * (false), else 'm' or 'l' with *len cut to the object (true).
+ */
+bool vt_rsp_xfer_window(struct vt_rsp *r, struct vt_rsp_cursor *c, u64 *off, u64 *len);
+bool vt_rsp_xfer_begin(struct vt_rsp *r, u64 size, u64 off, u64 *len);
+
 /* rsp_btrace.c: Qbtrace and the qXfer objects of the branch trace; false: not one. */
 bool vt_rsp_btrace(struct vt_rsp *r, struct vt_rsp_cursor *c);
 

@@ -16,10 +16,34 @@ static void vt_supported(struct vt_rsp *r)
 			      "qXfer:vtice-trace:read+");
 }
 
+bool vt_rsp_xfer_window(struct vt_rsp *r, struct vt_rsp_cursor *c, u64 *off, u64 *len)
+{
+	if (!vt_rsp_parse_hex(c, off) || !vt_rsp_expect(c, ',') || !vt_rsp_parse_hex(c, len) ||
+	    !vt_rsp_at_end(c)) {
+		vt_rsp_error(r, 0x16);
+		return false;
+	}
+	if (*len > sizeof(r->out) - 2)
+		*len = sizeof(r->out) - 2;
+	return true;
+}
+
+bool vt_rsp_xfer_begin(struct vt_rsp *r, u64 size, u64 off, u64 *len)
+{
+	if (off >= size) {
+		vt_rsp_put(r, "l");
+		return false;
+	}
+	if (*len > size - off)
+		*len = size - off;
+	vt_rsp_put(r, off + *len < size ? "m" : "l");
+	return true;
+}
+
 /* qXfer:features:read:ANNEX:OFFSET,LENGTH -> 'm' DATA (more) or 'l' DATA (last). */
 static void vt_xfer_features(struct vt_rsp *r, struct vt_rsp_cursor *c)
 {
-	u32 size, max = sizeof(r->out) - 2;
+	u32 size;
 	u64 off, len;
 	const char *xml = vt_rsp_target_xml(&size);
 
@@ -27,22 +51,9 @@ static void vt_xfer_features(struct vt_rsp *r, struct vt_rsp_cursor *c)
 		vt_rsp_error(r, 0x00);
 		return;
 	}
-	if (!vt_rsp_parse_hex(c, &off) || !vt_rsp_expect(c, ',') || !vt_rsp_parse_hex(c, &len) ||
-	    !vt_rsp_at_end(c)) {
-		vt_rsp_error(r, 0x16);
-		return;
-	}
-	if (off >= size) {
-		vt_rsp_put(r, "l");
-		return;
-	}
-	if (len > max)
-		len = max;
-	if (len > size - off)
-		len = size - off;
 	/* The XML holds none of '$', '#', '}' or '*', so it needs no escaping. */
-	vt_rsp_put(r, off + len < size ? "m" : "l");
-	vt_rsp_put_raw(r, xml + off, (u32)len);
+	if (vt_rsp_xfer_window(r, c, &off, &len) && vt_rsp_xfer_begin(r, size, off, &len))
+		vt_rsp_put_raw(r, xml + off, (u32)len);
 }
 
 /* qfThreadInfo/qsThreadInfo: all online CPUs in one 'm' list, then 'l'. */
