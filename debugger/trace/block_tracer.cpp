@@ -295,19 +295,29 @@ Result<void> BlockTracer::find_caller(std::uint64_t pc, std::uint64_t sp)
 void BlockTracer::record_entry_call(std::uint64_t pc)
 {
 	auto sym = session_.symbols() ? session_.symbols()->symbolize(pc) : std::nullopt;
-	if (!sym || sym->offset != 0 || return_address_ < 16)
+	if (!sym || sym->offset != 0)
 		return;
+	auto site = find_call_site(session_.disassembler(), return_address_,
+				   [this](std::uint64_t at) { return code_at(at); });
+	if (site)
+		record(*site, pc, VTICE_BRANCH_FROM_STEP);
+}
+
+std::optional<std::uint64_t> find_call_site(const Disassembler &disassembler, std::uint64_t return_address,
+					    const CodeReader &code_at)
+{
+	if (return_address < 16)
+		return std::nullopt;
 	for (unsigned length = 2; length <= 7; length++) {
-		std::uint64_t at = return_address_ - length;
+		std::uint64_t at = return_address - length;
 		auto code = code_at(at);
 		if (!code)
-			return;
-		auto insn = session_.disassembler().decode(*code, at);
-		if (insn && insn->branch == BranchKind::Call && insn->next() == return_address_) {
-			record(at, pc, VTICE_BRANCH_FROM_STEP);
-			return;
-		}
+			return std::nullopt;
+		auto insn = disassembler.decode(*code, at);
+		if (insn && insn->branch == BranchKind::Call && insn->next() == return_address)
+			return at;
 	}
+	return std::nullopt;
 }
 
 // Call/ret counting fails on the kernel's return-stack stuffing (calls that

@@ -46,6 +46,13 @@ struct TraceResult {
 	bool tsc_clock = false;              // record tsc is the TSC, not instructions retired
 };
 
+// Where the call that returns to return_address starts: the 2 to 7 bytes
+// before it that decode as a call ending exactly there; nothing when none
+// does. code_at gives the bytes from an address on.
+using CodeReader = std::function<Result<std::span<const std::uint8_t>>(std::uint64_t address)>;
+std::optional<std::uint64_t> find_call_site(const Disassembler &disassembler, std::uint64_t return_address,
+					    const CodeReader &code_at);
+
 class BlockTracer {
 public:
 	BlockTracer(Session &session, TraceOptions options);

@@ -132,23 +132,24 @@ void StubTracer::read_code()
 // than a frame "already running" (as the block tracer does).
 void StubTracer::record_entry_call(std::uint64_t entry, std::uint64_t return_address)
 {
-	for (unsigned length = 2; length <= 7; length++) {
-		std::uint64_t at = return_address - length;
-		auto code = session_.read_memory(at, length);
-		if (!code)
-			return;
-		auto insn = session_.disassembler().decode(*code, at);
-		if (insn && insn->branch == BranchKind::Call && insn->next() == return_address) {
-			vtice_record r{};
-			r.type = VTICE_REC_BRANCH;
-			r.flags = VTICE_BRANCH_FROM_STEP;
-			r.tsc = result_.records.empty() ? 0 : result_.records.front().tsc;
-			r.u.branch.from = at;
-			r.u.branch.to = entry;
-			result_.records.insert(result_.records.begin(), r);
-			return;
-		}
-	}
+	std::vector<std::uint8_t> bytes;
+	auto site = find_call_site(session_.disassembler(), return_address,
+				   [&](std::uint64_t at) -> Result<std::span<const std::uint8_t>> {
+					   auto read = session_.read_memory(at, return_address - at);
+					   if (!read)
+						   return read.error();
+					   bytes = std::move(*read);
+					   return std::span<const std::uint8_t>(bytes);
+				   });
+	if (!site)
+		return;
+	vtice_record r{};
+	r.type = VTICE_REC_BRANCH;
+	r.flags = VTICE_BRANCH_FROM_STEP;
+	r.tsc = result_.records.empty() ? 0 : result_.records.front().tsc;
+	r.u.branch.from = *site;
+	r.u.branch.to = entry;
+	result_.records.insert(result_.records.begin(), r);
 }
 
 Result<TraceResult> StubTracer::trace_until_return()
