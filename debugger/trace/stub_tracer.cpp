@@ -108,13 +108,16 @@ Result<void> StubTracer::collect()
 	return {};
 }
 
-// The pages the decoder walks: from each branch target to the next branch.
+// The pages the decoder walks: from each branch target to the next branch,
+// and each branch's own bytes, which say what kind of branch it was.
 void StubTracer::read_code()
 {
 	std::set<std::uint64_t> pages;
 	std::uint64_t at = result_.start_pc;
 	for (const vtice_record &r : result_.records) {
 		std::uint64_t from = r.u.branch.from;
+		pages.insert(from & ~(kPage - 1));
+		pages.insert((from + 15) & ~(kPage - 1));
 		if (at && from >= at && from - at <= kMaxRun)
 			for (std::uint64_t p = at & ~(kPage - 1); p <= from + 16; p += kPage)
 				pages.insert(p);
@@ -146,7 +149,10 @@ void StubTracer::record_entry_call(std::uint64_t entry, std::uint64_t return_add
 	vtice_record r{};
 	r.type = VTICE_REC_BRANCH;
 	r.flags = VTICE_BRANCH_FROM_STEP;
-	r.tsc = result_.records.empty() ? 0 : result_.records.front().tsc;
+	if (!result_.records.empty()) {
+		r.cpu = result_.records.front().cpu;
+		r.tsc = result_.records.front().tsc;
+	}
 	r.u.branch.from = *site;
 	r.u.branch.to = entry;
 	result_.records.insert(result_.records.begin(), r);
@@ -183,8 +189,8 @@ Result<TraceResult> StubTracer::trace_until_return()
 		return r.error();
 	if (auto report = target_.monitor("btrace"))
 		stub_report_ = *report;
-	read_code();
 	record_entry_call(*pc, return_address);
+	read_code();
 	result_.returned = true;
 	result_.tsc_clock = true;
 	result_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
