@@ -460,14 +460,30 @@ def check_bad_input(rsp):
     rsp.close()
 
 
+def write_done(rsp, fig, name):
+    """Ends the guest's loop: its hostname becomes vtice-done, through M."""
+    uts = int(fig["hv.stub-uts.addr"], 16) + 65  # init_uts_ns.name.nodename
+    rsp.packet("M%x,b:%s" % (uts, b"vtice-done\0".hex()))
+    check(name, rsp.reply() == "OK", "wrote the guest's hostname through M")
+
+
+def finish(fig, name):
+    """A raw connection of its own: the guest's loop ends (write_done), then D."""
+    rsp = Rsp()
+    rsp.packet("?")
+    rsp.reply()
+    write_done(rsp, fig, name)
+    rsp.packet("D")
+    rsp.reply()
+    rsp.close()
+
+
 def check_resync_and_finish(fig):
     rsp = Rsp()
     rsp.packet("?")
     reply = rsp.reply()
     check("reconnect", reply[:1] in ("T", "S"), "a new connection after a cut packet: %s" % reply[:12])
-    uts = int(fig["hv.stub-uts.addr"], 16) + 65  # init_uts_ns.name.nodename
-    rsp.packet("M%x,b:%s" % (uts, b"vtice-done\0".hex()))
-    check("write", rsp.reply() == "OK", "wrote the guest's hostname through M")
+    write_done(rsp, fig, "write")
     rsp.packet("D")
     check("detach-raw", rsp.reply() == "OK", "D answered OK: the machine runs again")
     check_break_ioctl(rsp)
@@ -590,25 +606,36 @@ def quit_with_failures(script):
     gdb.execute("quit %d" % min(FAILURES[0], 100))
 
 
+def vtice_batch(name, cmds, timeout):
+    """`vtice attach` on the stub with the Debian vmlinux's symbols, the
+    commands on stdin: (exit status, output, wall seconds), or None (a
+    failed check named name) without build/vtice or the vmlinux."""
+    import subprocess
+    vtice = find_one("build*/vtice")
+    vmlinux = find_one("build*/kernel/*/vmlinux")
+    if not vtice or not vmlinux:
+        check(name, False, "no build/vtice or build/kernel/*/vmlinux under VTICE_ROOT")
+        return None
+    start = time.time()
+    out = subprocess.run([vtice, "attach", os.environ["VTICE_COM2"], "--symbols", vmlinux,
+                          "--batch", "-", "--timeout", str(timeout)], input=cmds,
+                         capture_output=True, text=True, timeout=max(600, 2 * timeout))
+    text = out.stdout + out.stderr
+    print(text, flush=True)
+    return out.returncode, text, time.time() - start
+
+
 def vtice_phase():
     """vtice's own console on the stub: symbols and ORC from the Debian
     vmlinux on the host (no KASLR in the rig), a breakpoint hit by the guest's
     loop, a backtrace, the CPUs. The expected call chain is the one the
     kernel's own unwinder prints for an openat (entry_SYSCALL_64 ->
     do_syscall_64 -> __x64_sys_openat -> do_sys_openat2)."""
-    import subprocess
-    vtice = find_one("build*/vtice")
-    vmlinux = find_one("build*/kernel/*/vmlinux")
-    if not vtice or not vmlinux:
-        check("vtice-attach", False, "no build/vtice or build/kernel/*/vmlinux under VTICE_ROOT")
-        return
     cmds = "break do_sys_openat2\ncontinue\nbt\ninfo threads\ndelete\nfinish\ndetach\n"
-    start = time.time()
-    out = subprocess.run([vtice, "attach", os.environ["VTICE_COM2"], "--symbols", vmlinux,
-                          "--batch", "-", "--timeout", "120"], input=cmds,
-                         capture_output=True, text=True, timeout=600)
-    text = out.stdout + out.stderr
-    print(text, flush=True)
+    ran = vtice_batch("vtice-attach", cmds, 120)
+    if not ran:
+        return
+    rc, text, wall = ran
     check("vtice-stub", "(vtice hypervisor stub)" in text, "vtice attach names the stub")
     check("vtice-banner", "banner matches the running kernel" in text,
           "the --symbols image's banner is the one the running kernel shows")
@@ -620,7 +647,7 @@ def vtice_phase():
     finish = text.find("Run till exit")
     check("vtice-finish", finish >= 0 and "__x64_sys_openat" in text[finish:],
           "finish returns into __x64_sys_openat")
-    check("vtice-attach", out.returncode == 0, "exit %d after %.0f s wall" % (out.returncode, time.time() - start))
+    check("vtice-attach", rc == 0, "exit %d after %.0f s wall" % (rc, wall))
 
 
 def raw_phase(fig):

@@ -13,7 +13,7 @@ import re
 
 import gdb
 import stub_gdb as sg
-from rig_host import Rsp, check, figures
+from rig_host import check, figures
 
 
 def check_stepper_is_tf():
@@ -79,19 +79,6 @@ def check_counts():
           "%d interrupts held off during steps, %d interrupt-window exits delivering them" % (held, windows))
 
 
-def finish(fig):
-    """Ends the guest's loop: its hostname becomes vtice-done (raw M, then D)."""
-    rsp = Rsp()
-    rsp.packet("?")
-    rsp.reply()
-    uts = int(fig["hv.stub-uts.addr"], 16) + 65  # init_uts_ns.name.nodename
-    rsp.packet("M%x,b:%s" % (uts, b"vtice-done\0".hex()))
-    check("tf-finish", rsp.reply() == "OK", "wrote the guest's hostname through M")
-    rsp.packet("D")
-    rsp.reply()
-    rsp.close()
-
-
 def main():
     fig = figures()
     steps = [
@@ -107,7 +94,7 @@ def main():
         check_counts,
     ]
     sg.run_checks(steps)
-    sg.run_checks((lambda: (sg.run("detach"), finish(fig)),), "tf-detach")
+    sg.run_checks((lambda: (sg.run("detach"), sg.finish(fig, "tf-finish")),), "tf-detach")
     sg.quit_with_failures("stub_tf")
 
 

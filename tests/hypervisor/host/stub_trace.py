@@ -23,7 +23,7 @@ import time
 
 import gdb
 import stub_gdb as sg
-from rig_host import Rsp, check, figures, find_one
+from rig_host import check, figures, find_one
 
 CALL = re.compile(r"([A-Za-z_][\w.]*)\(\)")
 
@@ -216,20 +216,13 @@ def lcs_matches(a, b):
 
 
 def check_vtice_trace():
-    vtice = find_one("build*/vtice")
-    vmlinux = find_one("build*/kernel/*/vmlinux")
-    if not vtice or not vmlinux:
-        check("trace-vtice", False, "no build/vtice or build/kernel/*/vmlinux under VTICE_ROOT")
-        return
     cmds = "trace syscall openat --comm vtopen -o /tmp/hvtrace-openat.vtrace\ndetach\n"
-    start = time.time()
-    out = subprocess.run([vtice, "attach", os.environ["VTICE_COM2"], "--symbols", vmlinux,
-                          "--batch", "-", "--timeout", "900"], input=cmds,
-                         capture_output=True, text=True, timeout=1800)
-    text = out.stdout + out.stderr
-    print(text, flush=True)
-    check("trace-vtice", out.returncode == 0 and "the hypervisor records every branch" in text,
-          "vtice trace syscall openat: exit %d after %.0f s wall" % (out.returncode, time.time() - start))
+    ran = sg.vtice_batch("trace-vtice", cmds, 900)
+    if not ran:
+        return
+    rc, text, wall = ran
+    check("trace-vtice", rc == 0 and "the hypervisor records every branch" in text,
+          "vtice trace syscall openat: exit %d after %.0f s wall" % (rc, wall))
     m = re.search(r"trace: \d+ instructions.*", text)
     check("trace-vtice-figures", bool(m), m.group(0) if m else "no summary line")
     ours, theirs = graph_calls(text), ftrace_calls()
@@ -244,19 +237,6 @@ def check_vtice_trace():
           (sum(matched), len(theirs), len(ours), 100 * score, ", ".join(missing[:30]) or "none"))
 
 
-def finish(fig):
-    """Ends the guest's loop: its hostname becomes vtice-done (raw M, then D)."""
-    rsp = Rsp()
-    rsp.packet("?")
-    rsp.reply()
-    uts = int(fig["hv.stub-uts.addr"], 16) + 65  # init_uts_ns.name.nodename
-    rsp.packet("M%x,b:%s" % (uts, b"vtice-done\0".hex()))
-    check("trace-finish", rsp.reply() == "OK", "wrote the guest's hostname through M")
-    rsp.packet("D")
-    rsp.reply()
-    rsp.close()
-
-
 def main():
     """VTICE_TRACE_PART=gdb (stub-btrace.sh): gdb's record btrace; else vtice's trace."""
     fig = figures()
@@ -266,7 +246,7 @@ def main():
         time.sleep(1)
     else:
         sg.run_checks((check_vtice_trace,), "trace-vtice")
-    sg.run_checks((lambda: finish(fig),), "trace-finish")
+    sg.run_checks((lambda: sg.finish(fig, "trace-finish"),), "trace-finish")
     sg.quit_with_failures("stub_trace")
 
 
