@@ -112,10 +112,11 @@ Result<void> report_stub_trace(CommandContext &ctx, const TraceArgs &t, const Tr
 	for (const auto &r : traced.records)
 		async += (r.flags & VTICE_BRANCH_ASYNC) != 0;
 	ctx.out.print("trace: %llu instructions decoded into %zu calls, %zu taken branches "
-		      "(%zu interrupts or exceptions), %llu stops in other tasks, %.3f s\n",
+		      "(%zu interrupts or exceptions), %llu stops in other tasks, %llu moves to another CPU "
+		      "(shown as one timeline), %.3f s\n",
 		      static_cast<unsigned long long>(rendering.instructions), rendering.calls,
 		      traced.records.size(), async, static_cast<unsigned long long>(traced.foreign_stops),
-		      traced.seconds);
+		      static_cast<unsigned long long>(traced.migrations), traced.seconds);
 	if (!stub_report.empty())
 		ctx.out.write("stub: " + stub_report);
 	if (auto r = write_output(ctx, t, traced); !r)

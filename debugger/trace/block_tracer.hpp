@@ -44,6 +44,7 @@ struct TraceResult {
 	double seconds = 0;
 	bool returned = false;               // the traced function returned
 	bool tsc_clock = false;              // record tsc is the TSC, not instructions retired
+	std::uint64_t migrations = 0;        // the task moved to another CPU (stub tracer)
 };
 
 // Where the call that returns to return_address starts: the 2 to 7 bytes

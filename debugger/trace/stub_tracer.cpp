@@ -105,7 +105,26 @@ Result<void> StubTracer::collect()
 	}
 	std::stable_sort(result_.records.begin(), result_.records.end(),
 			 [](const vtice_record &a, const vtice_record &b) { return a.tsc < b.tsc; });
+	as_one_timeline();
 	return {};
+}
+
+// The decoder keeps one call stack per CPU, but these records are one
+// task's: a task that moved to another CPU mid-call would start over there
+// with "already running" frames, and its first CPU's stack would be left
+// open. So they go into the file as one stream, on the CPU the trace began
+// on; the moves are counted.
+void StubTracer::as_one_timeline()
+{
+	if (result_.records.empty())
+		return;
+	std::uint16_t home = result_.records.front().cpu, last = home;
+	for (vtice_record &r : result_.records) {
+		if (r.cpu != last)
+			result_.migrations++;
+		last = r.cpu;
+		r.cpu = home;
+	}
 }
 
 // The pages the decoder walks: from each branch target to the next branch,
