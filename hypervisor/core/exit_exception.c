@@ -75,6 +75,8 @@ enum vt_exit_action vt_handle_exception_nmi(struct vt_exit *exit)
 			vt_deliver_guest_nmi(exit);
 		return VT_EXIT_RESUME;
 	}
+	if (vector == X86_TRAP_UD && exit->vcpu->sys.armed && vt_syscall_trap_on_ud(exit))
+		return VT_EXIT_RESUME;
 	if (cb && cb->exception && cb->exception(exit->vcpu, exit, info))
 		return VT_EXIT_RESUME;
 	vt_reflect_event(exit, info);

@@ -7,6 +7,8 @@
  *    locked, so writes raise #GP as they would natively.
  *  - IA32_DEBUGCTL is shadowed: the guest reads back what it wrote while
  *    the hypervisor may own BTF/LBR for tracing.
+ *  - IA32_EFER exits only while the syscall trap is armed, which hides
+ *    the cleared SCE bit (syscall_trap.c).
  *  - Everything else is passed through; a #GP the real access would take
  *    is reflected into the guest.
  */
@@ -28,6 +30,8 @@ enum vt_exit_action vt_handle_rdmsr(struct vt_exit *exit)
 		return vt_complete(exit, true);
 	if (msr == MSR_IA32_DEBUGCTLMSR)
 		value = exit->vcpu->debugctl_shadow;
+	else if (msr == MSR_EFER && exit->vcpu->sys.armed)
+		value = vt_syscall_read_efer(exit->vcpu);
 	else if (vt_rdmsr_safe(msr, &value))
 		return vt_complete(exit, true);
 	if (msr == MSR_IA32_FEAT_CTL)
@@ -68,5 +72,7 @@ enum vt_exit_action vt_handle_wrmsr(struct vt_exit *exit)
 		return vt_complete(exit, true);
 	if (msr == MSR_IA32_DEBUGCTLMSR)
 		return vt_complete(exit, !vt_write_debugctl(exit->vcpu, value));
+	if (msr == MSR_EFER && exit->vcpu->sys.armed)
+		return vt_complete(exit, !vt_syscall_write_efer(exit->vcpu, value));
 	return vt_complete(exit, vt_wrmsr_safe(msr, value) != 0);
 }

@@ -36,6 +36,17 @@ static u64 vt_emit_test(struct vt_vcpu *vcpu, u64 count, u64 value, u64 *stored)
 	return VTICE_VMCALL_OK;
 }
 
+static u64 vt_syscalls_vmcall(struct vt_vcpu *vcpu, const struct vt_guest_regs *r)
+{
+	struct vt_sys_filter f = { .pid = (u32)r->r8 };
+
+	vt_memcpy(f.comm, &r->r9, 8);
+	vt_memcpy(f.comm + 8, &r->r10, 8);
+	if (vt_syscall_trap_set(vcpu, r->rdx & VTICE_VMCALL_SYSCALLS_ON, &f))
+		return (u64)VTICE_VMCALL_ENOSYS;
+	return VTICE_VMCALL_OK;
+}
+
 enum vt_exit_action vt_handle_vmcall(struct vt_exit *exit)
 {
 	struct vt_guest_regs *r = exit->regs;
@@ -60,6 +71,9 @@ enum vt_exit_action vt_handle_vmcall(struct vt_exit *exit)
 		break;
 	case VTICE_VMCALL_INVEPT:
 		vt_invept(VMX_EPT_EXTENT_CONTEXT, vcpu->hv->ept.eptp);
+		break;
+	case VTICE_VMCALL_SYSCALLS:
+		status = vt_syscalls_vmcall(vcpu, r);
 		break;
 	default:
 		if (r->rax >= VTICE_VMCALL_USER_BASE && cb && cb->vmcall &&

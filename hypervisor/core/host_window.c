@@ -10,7 +10,7 @@
  *
  * Paging structures: SDM Vol. 3A 4.5 (4-level and 5-level paging).
  */
-#include "hv.h"
+#include "exit.h"
 #include "intrin.h"
 #include "os.h"
 
@@ -92,4 +92,26 @@ void *vt_window_map(struct vt_host_window *w, u32 slot, u64 pa)
 		vt_invlpg(va);
 	}
 	return (void *)(va + (pa & (VT_PAGE_SIZE - 1)));
+}
+
+static void *vt_window_map_own(void *ctx, u64 pa)
+{
+	const struct vt_vcpu *vcpu = ctx;
+
+	return vt_window_map(&vcpu->hv->window, vcpu->cpu, pa);
+}
+
+int vt_own_mem(const struct vt_vcpu *vcpu, u64 gva, void *buf, u32 len, bool write)
+{
+	struct vt_guest_mem mem = vcpu->hv->mem;
+	struct vt_paging pg = {
+		.cr3 = vt_vmread_or0(GUEST_CR3),
+		.la57 = vt_vmread_or0(GUEST_CR4) & X86_CR4_LA57,
+	};
+
+	if (!mem.map) {		/* the module's case; unit tests bring their own */
+		mem.map = vt_window_map_own;
+		mem.ctx = (void *)vcpu;
+	}
+	return write ? vt_guest_write(&mem, &pg, gva, buf, len) : vt_guest_read(&mem, &pg, gva, buf, len);
 }

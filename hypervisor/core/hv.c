@@ -131,6 +131,16 @@ int vt_hv_shield_own_pages(struct vt_hv *hv)
 	return ret;
 }
 
+int vt_hv_set_ram(struct vt_hv *hv, const struct vt_ram_range *ram, u32 n)
+{
+	if (n > VT_MAX_RAM)
+		return -VT_EINVAL;
+	vt_memcpy(hv->ram, ram, n * sizeof(*ram));
+	hv->mem.ram = hv->ram;
+	hv->mem.nr_ram = n;
+	return 0;
+}
+
 void vt_hv_set_callbacks(struct vt_hv *hv, const struct vt_callbacks *cb)
 {
 	__atomic_store_n(&hv->cb, cb, __ATOMIC_RELEASE);

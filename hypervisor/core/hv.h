@@ -8,8 +8,10 @@
 
 #include "types.h"
 #include "ept.h"
+#include "guest_mem.h"
 #include "ring.h"
 #include "shield.h"
+#include "syscall_trap.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -55,8 +57,6 @@ struct vt_callbacks {
 	bool (*ept_violation)(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 gpa, u64 qual);
 	bool (*mtf)(struct vt_vcpu *vcpu, struct vt_exit *exit);
 	bool (*vmcall)(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 func);
-	/* Called by the syscall hook when the debugger enables one (later work). */
-	bool (*syscall)(struct vt_vcpu *vcpu, struct vt_exit *exit);
 	/*
 	 * An NMI exit: true when it was the debugger's own IPI (parking this
 	 * CPU); false leaves the core to deliver the guest's NMI.
@@ -81,6 +81,8 @@ struct vt_callbacks {
 	void (*pre_entry)(struct vt_vcpu *vcpu, struct vt_exit *exit);
 };
 
+#define VT_MAX_RAM		128	/* RAM ranges guest reads may touch */
+
 /* A private 4 KiB window onto any physical page, usable in VMX root only. */
 #define VT_WINDOW_SLOTS		512
 struct vt_host_window {
@@ -103,6 +105,14 @@ struct vt_hv {
 	u8 *io_bitmap;		/* bitmaps A and B (2 pages), or NULL: no I/O exits */
 	u64 preempt_ticks;	/* VMX-preemption timer reload value, 0 = off */
 	struct vt_shield shield;	/* what the guest cannot reach, shield.h */
+	/*
+	 * The kernel's RAM, the only memory VMX root reads for the guest; mem.map
+	 * stays NULL in the module (vt_own_mem maps through the CPU's window slot).
+	 */
+	struct vt_ram_range ram[VT_MAX_RAM];
+	struct vt_guest_mem mem;
+	struct vt_sys_filter sys_filter;	/* syscall events (syscall_trap.h) */
+	struct vt_task_layout task_layout;
 };
 
 #define VT_HOST_STACK_PAGES	8
@@ -116,6 +126,8 @@ struct vt_exit_counts {
 	u64 total;
 	u64 unknown;
 	u64 by_reason[VT_EXIT_SLOTS];
+	u64 syscalls_seen;	/* SYSCALL/SYSRET executed for the guest while armed */
+	u64 syscalls_recorded;	/* ...whose task passed the filter and that fit the ring */
 };
 
 struct vt_vcpu {
@@ -137,6 +149,7 @@ struct vt_vcpu {
 	bool holding_events;
 	u64 held_irqs[4];	/* vectors acknowledged and not yet delivered */
 	struct vt_ring ring;
+	struct vt_sys_vcpu sys;	/* syscall events (syscall_trap.h) */
 	struct vt_exit_counts *counts;
 	u32 last_vm_error;	/* VM_INSTRUCTION_ERROR of the last failure */
 };
@@ -168,6 +181,11 @@ int vt_hv_copy(struct vt_hv *hv, const void *p, u32 pages);
  * every period_tsc TSC cycles, exits on the exceptions in mask (bit n =
  * vector n) from a CPU's very first VM entry.
  */
+/*
+ * The RAM the guest's memory may be read from in VMX root (guest_mem.h):
+ * at load, before any CPU is virtualized. -VT_EINVAL past VT_MAX_RAM.
+ */
+int vt_hv_set_ram(struct vt_hv *hv, const struct vt_ram_range *ram, u32 n);
 int vt_hv_intercept_ports(struct vt_hv *hv, u16 first, u16 count);
 int vt_hv_enable_nmi_exiting(struct vt_hv *hv);
 int vt_hv_enable_preempt_timer(struct vt_hv *hv, u64 period_tsc);
@@ -177,6 +195,11 @@ void vt_hv_intercept_exceptions(struct vt_hv *hv, u32 mask);
 int vt_window_init(struct vt_host_window *w, u64 *host_top, bool la57);
 void vt_window_fini(struct vt_host_window *w);
 void *vt_window_map(struct vt_host_window *w, u32 slot, u64 pa);
+/*
+ * The running vCPU's guest memory through its own CR3 and window slot, at
+ * any exit: bytes copied (short where the walk stopped) or -VT_EFAULT.
+ */
+int vt_own_mem(const struct vt_vcpu *vcpu, u64 gva, void *buf, u32 len, bool write);
 
 /* vmx_caps.c */
 int vt_caps_read(struct vt_vmx_caps *caps);
@@ -201,12 +224,16 @@ int vt_vcpu_devirtualize(struct vt_vcpu *vcpu);
 u64 vt_vcpu_emit_test(struct vt_vcpu *vcpu, u32 count, u64 value, u64 *stored);
 /* A keyed VMCALL from this CPU's guest side: returns RAX, *out = RDX. */
 u64 vt_vcpu_vmcall(struct vt_vcpu *vcpu, u64 func, u64 arg, u64 *out);
+/* Arm (with a filter, syscall_trap.h) or disarm this CPU's syscall events: RAX. */
+u64 vt_vcpu_syscalls(struct vt_vcpu *vcpu, bool on, u32 pid, const char comm[16]);
 
 /* control.c: for debugger callbacks, in VMX root on the current vCPU */
 int vt_set_exception_intercept(u32 vector, bool on);
 int vt_set_mtf(struct vt_vcpu *vcpu, bool on);
 int vt_set_mov_dr_exiting(struct vt_vcpu *vcpu, bool on);
 int vt_set_debugctl_owned(struct vt_vcpu *vcpu, u64 bits);
+/* vcpu.c: RDMSR/WRMSR of msr exit (on) or not, on this vCPU. */
+void vt_set_msr_intercept(struct vt_vcpu *vcpu, u32 msr, bool on);
 
 /*
  * events.c: hold the guest's external interrupts and NMIs off (they exit,

@@ -97,7 +97,7 @@ int vt_vmread(u64 field, u64 *value);
 int vt_vmwrite(u64 field, u64 value);
 int vt_invept(u64 type, u64 eptp);
 int vt_invvpid(u64 type, u16 vpid, u64 gla);
-u64 vt_vmcall(u64 func, u64 key, u64 a1, u64 a2, u64 a3, u64 *out_rdx);
+u64 vt_vmcall(u64 func, u64 key, u64 a1, u64 a2, u64 a3, u64 a4, u64 *out_rdx);
 u8 vt_inb(u16 port);
 void vt_outb(u16 port, u8 value);
 void vt_invlpg(u64 va);
@@ -359,14 +359,15 @@ static inline int vt_invvpid(u64 type, u16 vpid, u64 gla)
 }
 
 /* The guest side of the VMCALL ABI (include/uapi/vtice/vmcall.h). */
-static inline u64 vt_vmcall(u64 func, u64 key, u64 a1, u64 a2, u64 a3, u64 *out_rdx)
+static inline u64 vt_vmcall(u64 func, u64 key, u64 a1, u64 a2, u64 a3, u64 a4, u64 *out_rdx)
 {
 	register u64 r8 asm("r8") = a2;
 	register u64 r9 asm("r9") = a3;
+	register u64 r10 asm("r10") = a4;
 	u64 rax = func, rcx = key, rdx = a1;
 
 	asm volatile("vmcall"
-		     : "+a"(rax), "+c"(rcx), "+d"(rdx), "+r"(r8), "+r"(r9)
+		     : "+a"(rax), "+c"(rcx), "+d"(rdx), "+r"(r8), "+r"(r9), "+r"(r10)
 		     :: "memory", "cc");
 	if (out_rdx)
 		*out_rdx = rdx;

@@ -43,29 +43,37 @@ static void vt_ring_store(struct vt_ring *ring, const struct vtice_record *rec)
 {
 	ring->records[ring->head & (ring->nr_records - 1)] = *rec;
 	ring->head++;
-	VT_STORE_RELEASE(ring->hdr->head, ring->head);
 }
 
-bool vt_ring_push(struct vt_ring *ring, const struct vtice_record *rec)
+bool vt_ring_push_group(struct vt_ring *ring, const struct vtice_record *recs, u32 n)
 {
-	u64 need = ring->unreported_lost ? 2 : 1;
+	u64 need = n + (ring->unreported_lost ? 1 : 0);
+	u32 i;
 
 	if (vt_ring_space(ring) < need) {
-		ring->unreported_lost++;
-		VT_STORE_RELEASE(ring->hdr->lost, ring->hdr->lost + 1);
+		ring->unreported_lost += n;
+		VT_STORE_RELEASE(ring->hdr->lost, ring->hdr->lost + n);
 		return false;
 	}
 	if (ring->unreported_lost) {
 		struct vtice_record lost = {
 			.type = VTICE_REC_LOST,
-			.cpu = rec->cpu,
-			.tsc = rec->tsc,
+			.cpu = recs[0].cpu,
+			.tsc = recs[0].tsc,
 			.u.lost.count = ring->unreported_lost,
 		};
 
 		vt_ring_store(ring, &lost);
 		ring->unreported_lost = 0;
 	}
-	vt_ring_store(ring, rec);
+	for (i = 0; i < n; i++)
+		vt_ring_store(ring, &recs[i]);
+	/* The consumer sees the group whole or not at all. */
+	VT_STORE_RELEASE(ring->hdr->head, ring->head);
 	return true;
+}
+
+bool vt_ring_push(struct vt_ring *ring, const struct vtice_record *rec)
+{
+	return vt_ring_push_group(ring, rec, 1);
 }

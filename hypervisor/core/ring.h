@@ -34,6 +34,8 @@ void vt_ring_init(struct vt_ring *ring, void *mem, u32 nr_records, u32 cpu);
 void vt_ring_attach(struct vt_ring *ring, void *mem);
 /* Store one record; false when the ring was full and it was dropped. */
 bool vt_ring_push(struct vt_ring *ring, const struct vtice_record *rec);
+/* Store n records together or none of them (all n count as lost). */
+bool vt_ring_push_group(struct vt_ring *ring, const struct vtice_record *recs, u32 n);
 
 #ifdef __cplusplus
 }

@@ -10,9 +10,10 @@
 #include "os.h"
 #include <vtice/vmcall.h>
 
-static void vt_msr_bitmap_set(u8 *bitmap, u32 msr)
+static void vt_msr_bitmap_update(u8 *bitmap, u32 msr, bool on)
 {
 	u32 read_off = MSR_BITMAP_READ_LOW, write_off = MSR_BITMAP_WRITE_LOW;
+	u8 bit = (u8)(1u << (msr % 8));
 
 	if (msr >= MSR_BITMAP_HIGH_BASE) {
 		msr -= MSR_BITMAP_HIGH_BASE;
@@ -21,11 +22,30 @@ static void vt_msr_bitmap_set(u8 *bitmap, u32 msr)
 	}
 	if (msr >= MSR_BITMAP_RANGE)
 		return;		/* outside the bitmap: such MSRs always exit */
-	bitmap[read_off + msr / 8] |= 1u << (msr % 8);
-	bitmap[write_off + msr / 8] |= 1u << (msr % 8);
+	if (on) {
+		bitmap[read_off + msr / 8] |= bit;
+		bitmap[write_off + msr / 8] |= bit;
+	} else {
+		bitmap[read_off + msr / 8] &= (u8)~bit;
+		bitmap[write_off + msr / 8] &= (u8)~bit;
+	}
 }
 
-/* The MSRs we intercept; all others run natively (SDM 3C 24.6.9). */
+static void vt_msr_bitmap_set(u8 *bitmap, u32 msr)
+{
+	vt_msr_bitmap_update(bitmap, msr, true);
+}
+
+/*
+ * Reads and writes of msr exit (on) or run natively (off) on this vCPU.
+ * The bitmap is read by the CPU at each RDMSR/WRMSR (SDM 3C 25.1.3), so a
+ * change takes effect at the next one.
+ */
+void vt_set_msr_intercept(struct vt_vcpu *vcpu, u32 msr, bool on)
+{
+	vt_msr_bitmap_update(vcpu->msr_bitmap, msr, on);
+}
+
 static void vt_msr_bitmap_init(u8 *bitmap)
 {
 	u32 msr;
@@ -174,6 +194,9 @@ int vt_vcpu_virtualize(struct vt_vcpu *vcpu)
 	if (ret)
 		return ret;
 	vcpu->debugctl_shadow = vt_rdmsr(MSR_IA32_DEBUGCTLMSR);
+	/* A fresh VMCS is not armed (a trap armed before a hotplug or suspend). */
+	vcpu->sys.armed = false;
+	vt_set_msr_intercept(vcpu, MSR_EFER, false);
 	vt_write_cr4(vcpu->cr4_before | X86_CR4_VMXE);
 	ret = vt_enter_vmx(vcpu);
 	if (ret)
@@ -212,18 +235,27 @@ int vt_vcpu_devirtualize(struct vt_vcpu *vcpu)
 
 	if (!vcpu->launched)
 		return 0;
-	status = vt_vmcall(VTICE_VMCALL_DEVIRTUALIZE, vcpu->hv->key, 0, 0, 0, NULL);
+	status = vt_vmcall(VTICE_VMCALL_DEVIRTUALIZE, vcpu->hv->key, 0, 0, 0, 0, NULL);
 	return status == VTICE_VMCALL_OK ? 0 : -VT_EIO;
 }
 
 u64 vt_vcpu_emit_test(struct vt_vcpu *vcpu, u32 count, u64 value, u64 *stored)
 {
-	return vt_vmcall(VTICE_VMCALL_EMIT_TEST, vcpu->hv->key, count, value, 0, stored);
+	return vt_vmcall(VTICE_VMCALL_EMIT_TEST, vcpu->hv->key, count, value, 0, 0, stored);
 }
 
 u64 vt_vcpu_vmcall(struct vt_vcpu *vcpu, u64 func, u64 arg, u64 *out)
 {
-	return vt_vmcall(func, vcpu->hv->key, arg, 0, 0, out);
+	return vt_vmcall(func, vcpu->hv->key, arg, 0, 0, 0, out);
+}
+
+u64 vt_vcpu_syscalls(struct vt_vcpu *vcpu, bool on, u32 pid, const char comm[16])
+{
+	u64 c[2];
+
+	vt_memcpy(c, comm, sizeof(c));
+	return vt_vmcall(VTICE_VMCALL_SYSCALLS, vcpu->hv->key, on ? VTICE_VMCALL_SYSCALLS_ON : 0,
+			 pid, c[0], c[1], NULL);
 }
 
 /* Guest state that VM exits changed and the kernel expects back. */
@@ -257,8 +289,8 @@ static void vt_leave_read(struct vt_vcpu *vcpu, struct vt_leave_state *s,
 	s->sysenter_eip = vt_vmread_or0(GUEST_SYSENTER_EIP);
 	s->pat = (c->exit & VM_EXIT_SAVE_IA32_PAT) ? vt_vmread_or0(GUEST_IA32_PAT) :
 						     vt_rdmsr(MSR_IA32_CR_PAT);
-	s->efer = (c->exit & VM_EXIT_SAVE_IA32_EFER) ? vt_vmread_or0(GUEST_IA32_EFER) :
-						       vt_rdmsr(MSR_EFER);
+	s->efer = (c->exit & VM_EXIT_SAVE_IA32_EFER) ?
+		  vt_syscall_guest_efer(vcpu, vt_vmread_or0(GUEST_IA32_EFER)) : vt_rdmsr(MSR_EFER);
 	s->ds = (u16)vt_vmread_or0(GUEST_DS_SELECTOR);
 	s->es = (u16)vt_vmread_or0(GUEST_ES_SELECTOR);
 	s->fs = (u16)vt_vmread_or0(GUEST_FS_SELECTOR);

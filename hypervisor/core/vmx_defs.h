@@ -49,6 +49,13 @@
 #define MSR_IA32_VMX_TRUE_ENTRY_CTLS	0x00000490
 #define MSR_IA32_VMX_VMFUNC		0x00000491
 #define MSR_EFER			0xc0000080
+#define EFER_SCE			VT_BIT(0)	/* SYSCALL/SYSRET enable */
+#define EFER_LME			VT_BIT(8)
+#define EFER_LMA			VT_BIT(10)
+#define EFER_NX				VT_BIT(11)
+#define MSR_STAR			0xc0000081
+#define MSR_LSTAR			0xc0000082
+#define MSR_SYSCALL_MASK		0xc0000084	/* IA32_FMASK */
 #define MSR_FS_BASE			0xc0000100
 #define MSR_GS_BASE			0xc0000101
 #define MSR_KERNEL_GS_BASE		0xc0000102
@@ -76,12 +83,14 @@
 #define X86_CR4_SMXE		VT_BIT(14)
 #define X86_CR4_PCIDE		VT_BIT(17)
 #define X86_CR4_OSXSAVE		VT_BIT(18)
+#define X86_CR4_CET		VT_BIT(23)
 #define X86_EFLAGS_CF		VT_BIT(0)
 #define X86_EFLAGS_FIXED	VT_BIT(1)
 #define X86_EFLAGS_ZF		VT_BIT(6)
 #define X86_EFLAGS_TF		VT_BIT(8)
 #define X86_EFLAGS_IF		VT_BIT(9)
 #define X86_EFLAGS_RF		VT_BIT(16)
+#define X86_EFLAGS_VM		VT_BIT(17)
 #define DR7_FIXED_1		0x400ull
 
 /* Debug registers, SDM Vol. 3B 18.2 */

@@ -10,7 +10,7 @@
 #ifndef VT_DEBUG_STOP_H
 #define VT_DEBUG_STOP_H
 
-#include "guest_mem.h"
+#include "../core/guest_mem.h"
 #include "target.h"
 
 #ifdef __cplusplus

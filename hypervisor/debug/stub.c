@@ -24,7 +24,6 @@ static struct {
 	struct vt_uart uart;
 	struct vt_rsp rsp;
 	struct vt_guest_mem mem;
-	struct vt_ram_range ram[VT_STUB_MAX_RAM];
 	u32 line_lock;		/* one CPU at a time reads the UART */
 	u32 master;		/* the CPU serving the debugger (window slot) */
 	u64 quiet_tsc;		/* the last moment the line was read empty */
@@ -125,26 +124,6 @@ static void vt_stub_stop(struct vt_vcpu *vcpu, struct vt_exit *exit,
 	vt_stop_machine(vcpu, exit, &why);
 }
 
-/* Guest pages through this CPU's own window slot, for exits on any CPU. */
-static void *vt_stub_map_own(void *ctx, u64 pa)
-{
-	return vt_window_map(&stub.hv->window, (u32)(unsigned long)ctx, pa);
-}
-
-/* The running vCPU's guest memory, through its own CR3 (hooks.h, vt_own_mem_fn). */
-static int vt_stub_own_mem(const struct vt_vcpu *vcpu, u64 gva, void *buf, u32 len, bool write)
-{
-	struct vt_guest_mem mem = stub.mem;
-	struct vt_paging pg = {
-		.cr3 = vt_vmread_or0(GUEST_CR3),
-		.la57 = vt_vmread_or0(GUEST_CR4) & X86_CR4_LA57,
-	};
-
-	mem.map = vt_stub_map_own;
-	mem.ctx = (void *)(unsigned long)vcpu->cpu;
-	return write ? vt_guest_write(&mem, &pg, gva, buf, len) : vt_guest_read(&mem, &pg, gva, buf, len);
-}
-
 /*
  * The instruction before RIP is MWAIT (0f 01 c9) or MWAITX (0f 01 fb): the
  * exit woke the CPU from an idle wait. intel_idle waits there with
@@ -157,7 +136,7 @@ static bool vt_stub_woke_from_mwait(struct vt_vcpu *vcpu)
 	u8 insn[3];
 
 	/* The count of bytes read, short where the page walk stopped. */
-	if (vt_stub_own_mem(vcpu, vt_vmread_or0(GUEST_RIP) - 3, insn, sizeof(insn), false) !=
+	if (vt_own_mem(vcpu, vt_vmread_or0(GUEST_RIP) - 3, insn, sizeof(insn), false) !=
 	    sizeof(insn))
 		return false;
 	return insn[0] == 0x0f && insn[1] == 0x01 && (insn[2] == 0xc9 || insn[2] == 0xfb);
@@ -415,7 +394,7 @@ static int vt_stub_init_tracer(struct vt_hv *hv, const struct vt_stub_config *cf
 {
 	struct vt_tracer_config tc = {
 		.nr_cpus = cfg->nr_cpus, .records_per_cpu = cfg->trace_records,
-		.current_task = cfg->current_task, .mem = vt_stub_own_mem,
+		.current_task = cfg->current_task, .mem = vt_own_mem,
 	};
 	int ret = vt_tracer_init(hv, &tc);
 
@@ -431,11 +410,8 @@ int vt_stub_init(struct vt_hv *hv, const struct vt_stub_config *cfg)
 	vt_memset(&stub, 0, sizeof(stub));
 	stub.hv = hv;
 	stub.lockup.threshold = (u64)cfg->lockup_secs * vt_os_tsc_khz() * 1000;
-	if (cfg->nr_ram > VT_STUB_MAX_RAM)
-		return -VT_EINVAL;
-	vt_memcpy(stub.ram, cfg->ram, cfg->nr_ram * sizeof(*cfg->ram));
-	stub.mem.ram = stub.ram;
-	stub.mem.nr_ram = cfg->nr_ram;
+	/* The RAM the core knows (vt_hv_set_ram), through the master's slot. */
+	stub.mem = hv->mem;
 	stub.mem.map = vt_stub_map;
 	ret = vt_uart_init(&stub.uart, cfg->port, cfg->baud);
 	if (ret) {
@@ -452,7 +428,7 @@ int vt_stub_init(struct vt_hv *hv, const struct vt_stub_config *cfg)
 	ret = vt_hooks_init(hv, VT_STUB_SHADOW_PAGES, vt_stub_translate);
 	if (ret)
 		return ret;
-	vt_hooks_set_own_mem(vt_stub_own_mem);
+	vt_hooks_set_own_mem(vt_own_mem);
 	vt_single_step_prefer_tf(cfg->step_tf);
 	ret = vt_stub_init_tracer(hv, cfg);
 	if (ret) {

@@ -7,7 +7,7 @@
 #ifndef VT_DEBUG_STUB_H
 #define VT_DEBUG_STUB_H
 
-#include "guest_mem.h"
+#include "../core/guest_mem.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -16,7 +16,6 @@ extern "C" {
 struct vt_hv;
 struct vt_vcpu;
 
-#define VT_STUB_MAX_RAM		128	/* RAM ranges the stub will read */
 #define VT_STUB_POLL_MS		50	/* a 0x03 is seen within this much guest time */
 #define VT_STUB_SHADOW_PAGES	64	/* pages that may hold breakpoints at once */
 
@@ -34,8 +33,6 @@ struct vt_stub_config {
 	u32 baud;
 	const struct vt_crash_guard *guards;
 	u32 nr_guards;
-	const struct vt_ram_range *ram;
-	u32 nr_ram;
 	struct vt_vcpu *const *vcpus;	/* [nr_cpus], every possible CPU's, from load; NULL: none */
 	u32 nr_cpus;
 	u32 lockup_secs;	/* hard-lockup watch (lockup.h); 0 = off */

@@ -409,7 +409,7 @@ int vt_invvpid(u64, u16, u64)
 
 // The guest side of VMCALL: with a hypervisor it is a VM exit (reason 18,
 // 3-byte instruction); on a bare CPU it would be #UD, reported as ~0.
-u64 vt_vmcall(u64 func, u64 key, u64 a1, u64 a2, u64 a3, u64 *out_rdx)
+u64 vt_vmcall(u64 func, u64 key, u64 a1, u64 a2, u64 a3, u64 a4, u64 *out_rdx)
 {
 	vt_guest_regs regs{};
 
@@ -421,6 +421,7 @@ u64 vt_vmcall(u64 func, u64 key, u64 a1, u64 a2, u64 a3, u64 *out_rdx)
 	regs.rdx = a1;
 	regs.r8 = a2;
 	regs.r9 = a3;
+	regs.r10 = a4;
 	g_cpu.vmcs[VM_EXIT_INSTRUCTION_LEN] = 3;
 	vtice::fake::vm_exit(EXIT_REASON_VMCALL, 0, regs);
 	if (g_cpu.vmcs[VM_ENTRY_INTR_INFO_FIELD] & INTR_INFO_VALID_MASK)

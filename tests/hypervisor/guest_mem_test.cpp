@@ -1,80 +1,35 @@
-// The debugger's guest page walk (hypervisor/debug/guest_mem.c) against
+// The debugger's guest page walk (hypervisor/core/guest_mem.c) against
 // page tables built here by hand from the SDM's formats (Vol. 3A 4.5,
 // Tables 4-14..4-20): 4- and 5-level, 4 KiB / 2 MiB / 1 GiB pages, and the
 // refusal to touch anything that is not RAM.
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <map>
-#include <memory>
 #include <vector>
 
+#include "guest_pages.hpp"
+
 extern "C" {
-#include "../../hypervisor/debug/guest_mem.h"
+#include "../../hypervisor/core/guest_mem.h"
 #include "os.h"
 }
 
 namespace {
 
-constexpr uint64_t P = 1, RW = 2, PS = 0x80;
 
-// Guest "physical memory": 4 KiB frames allocated on demand, RAM below 64 MiB
-// except a hole at [16 MiB, 17 MiB) that stands for MMIO.
-class GuestMem : public ::testing::Test {
+// Guest "physical memory" (guest_pages.hpp), with RAM below 64 MiB except
+// a hole at [16 MiB, 17 MiB) that stands for MMIO.
+class GuestMem : public ::testing::Test, protected vtice::fake::GuestPages {
 protected:
-	std::map<uint64_t, std::unique_ptr<uint8_t[]>> frames;
 	std::vector<vt_ram_range> ram{{0, 16ull << 20}, {17ull << 20, 64ull << 20}};
 	vt_guest_mem m{};
-	std::vector<uint64_t> mapped;	// every pa the walker asked to map
-	uint64_t next_table = 0x100000;
 
 	void SetUp() override
 	{
 		m.ram = ram.data();
 		m.nr_ram = (u32)ram.size();
-		m.ctx = this;
-		m.map = [](void *ctx, u64 pa) -> void * {
-			auto *self = static_cast<GuestMem *>(ctx);
-			self->mapped.push_back(pa);
-			return self->frame(pa & ~0xfffull) + (pa & 0xfff);
-		};
-	}
-
-	uint8_t *frame(uint64_t pa)
-	{
-		auto &f = frames[pa];
-		if (!f) {
-			f = std::make_unique<uint8_t[]>(4096);
-			std::memset(f.get(), 0, 4096);
-		}
-		return f.get();
-	}
-
-	uint64_t &entry(uint64_t table, uint32_t index)
-	{
-		return reinterpret_cast<uint64_t *>(frame(table))[index];
-	}
-
-	uint64_t new_table()
-	{
-		next_table += 0x1000;
-		frame(next_table);
-		return next_table;
-	}
-
-	// Map gva -> pa with a leaf at `leaf_level` (1: 4K, 2: 2M, 3: 1G).
-	void map(uint64_t root, int levels, uint64_t gva, uint64_t pa, int leaf_level = 1)
-	{
-		uint64_t table = root;
-		for (int level = levels; level > leaf_level; level--) {
-			uint32_t idx = (gva >> (12 + 9 * (level - 1))) & 0x1ff;
-			uint64_t &e = entry(table, idx);
-			if (!(e & P))
-				e = new_table() | P | RW;
-			table = e & 0x000ffffffffff000ull;
-		}
-		uint32_t idx = (gva >> (12 + 9 * (leaf_level - 1))) & 0x1ff;
-		entry(table, idx) = pa | P | RW | (leaf_level > 1 ? PS : 0);
+		m.ctx = static_cast<GuestPages *>(this);
+		m.map = GuestPages::map_fn;
 	}
 
 	bool ram_touched_only()

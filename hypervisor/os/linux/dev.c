@@ -20,7 +20,7 @@
 #include "vtice_linux.h"
 
 /* Copy in an argument whose first two fields are size and version. */
-static int vt_get_arg(void *arg, size_t size, const void __user *uarg)
+int vt_get_arg(void *arg, size_t size, const void __user *uarg)
 {
 	struct { __u32 size, version; } head;
 
@@ -33,7 +33,7 @@ static int vt_get_arg(void *arg, size_t size, const void __user *uarg)
 	return 0;
 }
 
-static int vt_put_arg(void __user *uarg, const void *arg, size_t size)
+int vt_put_arg(void __user *uarg, const void *arg, size_t size)
 {
 	return copy_to_user(uarg, arg, size) ? -EFAULT : 0;
 }
@@ -198,6 +198,8 @@ static long vt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return vt_ioc_emit_test(uarg);
 	case VTICE_IOC_BREAK:
 		return vt_ioc_break(uarg);
+	case VTICE_IOC_SYSCALLS:
+		return vt_ioc_syscalls(file, uarg);
 	default:
 		return -ENOTTY;
 	}
@@ -223,9 +225,16 @@ static int vt_open(struct inode *inode, struct file *file)
 	return capable(CAP_SYS_ADMIN) ? 0 : -EPERM;
 }
 
+static int vt_release(struct inode *inode, struct file *file)
+{
+	vt_syscalls_release(file);
+	return 0;
+}
+
 static const struct file_operations vt_fops = {
 	.owner = THIS_MODULE,
 	.open = vt_open,
+	.release = vt_release,
 	.unlocked_ioctl = vt_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.mmap = vt_mmap,

@@ -159,6 +159,7 @@ static int vt_alloc_vcpus(void)
 			return ret;
 		}
 		vt_ring_attach(&vcpu->ring, vt_mod.rings[cpu]);
+		vcpu->sys.current_task = vt_linux_task_pointer(cpu);
 		vt_mod.vcpu_state[cpu] = vcpu;
 	}
 	return 0;
@@ -260,6 +261,11 @@ static int __init vt_init(void)
 	if (ret) {
 		pr_err("no usable VT-x here (%d); not loading\n", ret);
 		goto err_hv_pages;
+	}
+	ret = vt_linux_describe_kernel(vt_mod.hv);
+	if (ret) {
+		pr_err("more RAM ranges than the hypervisor can track (%d); not loading\n", ret);
+		goto err_hv;
 	}
 	vt_log_caps(&vt_mod.hv->caps);
 	vt_probe_caps();

@@ -6,15 +6,12 @@
  */
 #define pr_fmt(fmt) "vtice: " fmt
 
-#include <linux/ioport.h>
 #include <linux/kprobes.h>
 #include <linux/mm.h>
 #include <linux/smp.h>
 #include <asm/apic.h>
 #include <asm/nmi.h>
-#include <asm/current.h>
 #include <asm/tsc.h>
-#include <linux/version.h>
 
 #include <vtice/vmcall.h>
 #include "vtice_linux.h"
@@ -22,8 +19,6 @@
 #include "../../debug/stop.h"
 #include "../../debug/stub.h"
 
-static struct vt_ram_range vt_ram[VT_STUB_MAX_RAM];
-static u32 vt_nr_ram;
 static bool vt_stub_on;
 static u64 vt_task_ptr[VT_STOP_MAX_CPUS];
 
@@ -36,24 +31,6 @@ void vt_os_send_nmi(u32 cpu)
 u64 vt_os_tsc_khz(void)
 {
 	return tsc_khz ? tsc_khz : 1000000;	/* uncalibrated: assume 1 GHz */
-}
-
-/* "System RAM" in /proc/iomem, whole pages only. */
-static int vt_collect_ram(struct resource *res, void *arg)
-{
-	u64 start = PAGE_ALIGN(res->start), end = (res->end + 1) & PAGE_MASK;
-
-	if (end <= start)
-		return 0;
-	if (vt_nr_ram == VT_STUB_MAX_RAM) {
-		pr_warn("more than %u RAM ranges: the debugger will not read the rest\n",
-			VT_STUB_MAX_RAM);
-		return 1;
-	}
-	vt_ram[vt_nr_ram].start = start;
-	vt_ram[vt_nr_ram].end = end;
-	vt_nr_ram++;
-	return 0;
 }
 
 /*
@@ -102,27 +79,20 @@ static u32 vt_collect_guards(struct vt_crash_guard *guards)
 	return n;
 }
 
-/*
- * Where each CPU's pointer to its running task lives, for the tracer's task
- * filter: the per-CPU current_task (pcpu_hot.current_task since 6.2).
- */
+/* For the tracer's task filter: where each CPU's current-task pointer lives. */
 static void vt_collect_task_pointers(u32 nr_cpus)
 {
 	u32 cpu;
 
 	for (cpu = 0; cpu < nr_cpus; cpu++)
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
-		vt_task_ptr[cpu] = (u64)(unsigned long)&per_cpu(pcpu_hot.current_task, cpu);
-#else
-		vt_task_ptr[cpu] = (u64)(unsigned long)&per_cpu(current_task, cpu);
-#endif
+		vt_task_ptr[cpu] = vt_linux_task_pointer(cpu);
 }
 
 int vt_linux_stub_init(const struct vt_linux_stub_params *params)
 {
 	struct vt_crash_guard guards[VT_STUB_MAX_GUARDS];
 	struct vt_stub_config cfg = {
-		.port = params->port, .baud = params->baud, .ram = vt_ram,
+		.port = params->port, .baud = params->baud,
 		.vcpus = vt_mod.vcpu_state, .nr_cpus = nr_cpu_ids,
 		.guards = guards, .lockup_secs = params->lockup_secs, .step_tf = params->step_tf,
 		.trace_records = params->trace_records, .current_task = vt_task_ptr,
@@ -131,10 +101,6 @@ int vt_linux_stub_init(const struct vt_linux_stub_params *params)
 
 	if (nr_cpu_ids > VT_STOP_MAX_CPUS)
 		pr_warn("only CPUs below %u can be debugged\n", VT_STOP_MAX_CPUS);
-	vt_nr_ram = 0;
-	walk_iomem_res_desc(IORES_DESC_NONE, IORESOURCE_SYSTEM_RAM | IORESOURCE_BUSY, 0, ~0ull,
-			    NULL, vt_collect_ram);
-	cfg.nr_ram = vt_nr_ram;
 	vt_collect_task_pointers(min_t(u32, nr_cpu_ids, VT_STOP_MAX_CPUS));
 	if (params->crash_stop)
 		cfg.nr_guards = vt_collect_guards(guards);

@@ -35,5 +35,15 @@ int vt_linux_stub_init(const struct vt_linux_stub_params *params);
 void vt_linux_stub_fini(void);
 int vt_linux_debug_break(u64 *stopped_ns);
 int vt_linux_shield(void);
+/* kernel_info.c: RAM and task_struct layout into hv, at load. */
+int vt_linux_describe_kernel(struct vt_hv *hv);
+u64 vt_linux_task_pointer(u32 cpu);
+/* dev.c: ioctl arguments that start with size and version. */
+int vt_get_arg(void *arg, size_t size, const void __user *uarg);
+int vt_put_arg(void __user *uarg, const void *arg, size_t size);
+/* syscalls_dev.c: VTICE_IOC_SYSCALLS, and the owner's close. */
+struct file;
+long vt_ioc_syscalls(struct file *file, void __user *uarg);
+void vt_syscalls_release(struct file *file);
 
 #endif /* VT_OS_LINUX_H */

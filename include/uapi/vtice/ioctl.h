@@ -15,6 +15,8 @@
  *  - VTICE_IOC_EMIT_TEST: the module issues a VMCALL (with its per-load key)
  *    on the chosen CPU; the hypervisor writes `count` VTICE_REC_TEST records
  *    (u.test.value = value, u.test.sequence = 0, 1, ...) into that CPU's ring.
+ *  - VTICE_IOC_SYSCALLS: arm or disarm syscall events on every CPU, or
+ *    read their counters (see struct vtice_syscalls).
  *  - mmap(): CPU n's ring is at offset n * status.ring_mmap_size, length
  *    status.ring_mmap_size, read-only; see ring.h for the layout.
  *
@@ -122,11 +124,38 @@ struct vtice_break {
 	__u64 stopped_ns;		/* out: how long the machine stayed stopped */
 };
 
+/*
+ * Syscall events (docs/tracing.md): the hypervisor records every SYSCALL
+ * entry and SYSRET exit of the tasks that pass the filter into the CPU's
+ * ring (records.h). One open file owns them at a time: ARM from another
+ * file gets -EBUSY, and closing the owner's file disarms every CPU.
+ * -EOPNOTSUPP when no CPU could arm (no "load IA32_EFER" VM-entry control,
+ * or CET enabled in CR4); CPUs that come online later are not armed.
+ */
+enum vtice_syscalls_op {
+	VTICE_SYSCALLS_QUERY = 0,	/* counters only */
+	VTICE_SYSCALLS_ARM = 1,
+	VTICE_SYSCALLS_DISARM = 2,
+};
+
+struct vtice_syscalls {
+	__u32 size;			/* in */
+	__u32 version;			/* in */
+	__u32 op;			/* in: enum vtice_syscalls_op */
+	__u32 pid;			/* in (ARM): a task's pid or tgid; 0 = any */
+	char comm[16];			/* in (ARM): the task's comm, NUL-padded; "" = any */
+	__u32 cpus_armed;		/* out: CPUs armed after the call */
+	__u32 cpus_failed;		/* out (ARM): online CPUs that could not arm */
+	__u64 seen;			/* out: SYSCALL/SYSRET the hypervisor executed, all CPUs, since load */
+	__u64 recorded;			/* out: events that passed the filter and fit in a ring */
+};
+
 #define VTICE_IOC_STATUS	_IOWR(VTICE_IOC_MAGIC, 1, struct vtice_status)
 #define VTICE_IOC_CPU_STATS	_IOWR(VTICE_IOC_MAGIC, 2, struct vtice_cpu_stats)
 #define VTICE_IOC_CAPS		_IOWR(VTICE_IOC_MAGIC, 3, struct vtice_caps)
 #define VTICE_IOC_EMIT_TEST	_IOWR(VTICE_IOC_MAGIC, 4, struct vtice_emit_test)
 #define VTICE_IOC_BREAK		_IOWR(VTICE_IOC_MAGIC, 5, struct vtice_break)
+#define VTICE_IOC_SYSCALLS	_IOWR(VTICE_IOC_MAGIC, 6, struct vtice_syscalls)
 
 #ifdef __cplusplus
 #define VTICE_UAPI_ASSERT(c, m) static_assert(c, m)
@@ -138,6 +167,7 @@ VTICE_UAPI_ASSERT(sizeof(struct vtice_cpu_stats) == 32 + 8 * VTICE_EXIT_REASON_S
 		  "vtice_cpu_stats layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_caps) == 88, "vtice_caps layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_emit_test) == 40, "vtice_emit_test layout");
+VTICE_UAPI_ASSERT(sizeof(struct vtice_syscalls) == 56, "vtice_syscalls layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_break) == 16, "vtice_break layout");
 
 #endif /* VTICE_UAPI_IOCTL_H */

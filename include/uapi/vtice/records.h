@@ -18,11 +18,12 @@ enum vtice_record_type {
 	VTICE_REC_INVALID = 0,
 	VTICE_REC_BRANCH = 1,		/* a taken branch: from -> to */
 	VTICE_REC_SYSCALL_ENTER = 2,	/* syscall.nr, syscall.arg = first argument */
-	VTICE_REC_SYSCALL_EXIT = 3,	/* syscall.nr, syscall.arg = return value */
+	VTICE_REC_SYSCALL_EXIT = 3,	/* syscall.nr (VTICE_SYSCALL_NR_UNKNOWN), syscall.arg = return value */
 	VTICE_REC_BREAKPOINT = 4,	/* bp.ip hit with bp.sp */
 	VTICE_REC_LBR_SNAPSHOT = 5,	/* lbr.count branch records follow */
 	VTICE_REC_LOST = 6,		/* lost.count records were dropped here */
 	VTICE_REC_TEST = 7,		/* emitted on request through VMCALL */
+	VTICE_REC_SYSCALL_DATA = 8,	/* more of the SYSCALL_ENTER/EXIT before it: see below */
 	VTICE_REC_TYPE_COUNT
 };
 
@@ -32,6 +33,27 @@ enum vtice_record_type {
 #define VTICE_BRANCH_FROM_STEP		(1u << 2) /* MTF or RSP block stepping */
 #define VTICE_BRANCH_ASYNC		(1u << 3) /* interrupt/exception entry, not an instruction's branch */
 #define VTICE_BRANCH_TASK_SWITCH	(1u << 4) /* the task changed at this branch */
+
+/*
+ * A syscall event is one group of records, stored whole or dropped whole:
+ * the SYSCALL_ENTER or SYSCALL_EXIT record, whose flags give the number of
+ * SYSCALL_DATA records right behind it, then those, each naming its
+ * payload in flags:
+ *   ENTER: ARGS12 (u.raw = arg1, arg2), ARGS34 (arg3, arg4), ARG5 (arg5, 0),
+ *          TASK, COMM
+ *   EXIT:  TASK, COMM
+ * TASK: u.raw[0] = pid | tgid << 32, u.raw[1] = the task_struct's address
+ * (pairs an exit with its entry); COMM: the task's 16-byte comm, NUL-padded.
+ * Without task information (unknown layout or unreadable task) TASK and
+ * COMM are left out. An exit record does not know its syscall's number.
+ */
+#define VTICE_SYSCALL_DATA_ARGS12	1
+#define VTICE_SYSCALL_DATA_ARGS34	2
+#define VTICE_SYSCALL_DATA_ARG5		3
+#define VTICE_SYSCALL_DATA_TASK		4
+#define VTICE_SYSCALL_DATA_COMM		5
+#define VTICE_SYSCALL_GROUP_MAX		6	/* records in the largest group */
+#define VTICE_SYSCALL_NR_UNKNOWN	(~0ull)
 
 struct vtice_record {
 	__u16 type;	/* enum vtice_record_type */

@@ -5,7 +5,7 @@
  *
  *   RAX = function (enum vtice_vmcall)
  *   RCX = the per-load random key (known only to the module; never exported)
- *   RDX, R8, R9 = arguments
+ *   RDX, R8, R9, R10 = arguments
  * returns
  *   RAX = 0 or a negative VTICE_VMCALL_E* status, RDX = result value
  *
@@ -21,6 +21,14 @@ enum vtice_vmcall {
 	VTICE_VMCALL_DEVIRTUALIZE = 2,	/* leave VMX on this CPU */
 	VTICE_VMCALL_EMIT_TEST = 3,	/* RDX = count, R8 = value; RDX out = stored */
 	VTICE_VMCALL_INVEPT = 4,	/* flush EPT translations on this CPU */
+	/*
+	 * Syscall events on this CPU: RDX = VTICE_VMCALL_SYSCALLS_ON or 0,
+	 * R8 = pid filter (a task's pid or tgid; 0 = any), R9 and R10 = comm
+	 * filter (bytes 0-7 and 8-15, NUL-padded; 0 = any). The filter is
+	 * taken only by an arming call. ENOSYS: this CPU cannot (no EFER
+	 * load control, or CET on).
+	 */
+	VTICE_VMCALL_SYSCALLS = 5,
 	VTICE_VMCALL_USER_BASE = 0x100,	/* forwarded to the debugger callback */
 	/* Stop every CPU for the debug stub; RDX out = TSC cycles stopped. */
 	VTICE_VMCALL_DEBUG_BREAK = VTICE_VMCALL_USER_BASE,
@@ -28,6 +36,7 @@ enum vtice_vmcall {
 
 #define VTICE_VMCALL_EMIT_MAX	(1u << 20)	/* records per EMIT_TEST call */
 #define VTICE_VMCALL_PONG	0x766963657479ull	/* "vticey" */
+#define VTICE_VMCALL_SYSCALLS_ON	1
 
 #define VTICE_VMCALL_OK		0
 #define VTICE_VMCALL_EINVAL	(-22)

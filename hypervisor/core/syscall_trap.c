@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The syscall trap (syscall_trap.h): EFER.SCE cleared in the EFER VM entry loads
+ * (SDM 3C 26.3.2.1, "load IA32_EFER"), #UD in the exception bitmap, and
+ * EFER reads and writes in the MSR bitmap, all only while armed. Unarmed,
+ * none of the three is set: no exit at all.
+ */
+#include "exit.h"
+#include "intrin.h"
+
+/* EFER bits an Intel CPU implements (SDM Vol. 4 Table 2-2, IA32_EFER). */
+#define VT_EFER_INTEL	(EFER_SCE | EFER_LME | EFER_LMA | EFER_NX)
+
+static int vt_syscall_arm(struct vt_vcpu *vcpu)
+{
+	u64 efer = vt_vmread_or0(GUEST_IA32_EFER);
+
+	if (!(vcpu->hv->ctls.entry & VM_ENTRY_LOAD_IA32_EFER))
+		return -VT_EOPNOTSUPP;
+	/* CET state (shadow stacks, the ENDBRANCH tracker) is not emulated. */
+	if (vt_vmread_or0(GUEST_CR4) & X86_CR4_CET)
+		return -VT_EOPNOTSUPP;
+	vcpu->sys.guest_sce = efer & EFER_SCE;
+	vt_set_msr_intercept(vcpu, MSR_EFER, true);
+	vt_vmwrite(GUEST_IA32_EFER, efer & ~EFER_SCE);
+	vcpu->sys.armed = true;
+	return vt_set_exception_intercept(X86_TRAP_UD, true);
+}
+
+static int vt_syscall_disarm(struct vt_vcpu *vcpu)
+{
+	u64 efer = vt_syscall_guest_efer(vcpu, vt_vmread_or0(GUEST_IA32_EFER));
+
+	vt_vmwrite(GUEST_IA32_EFER, efer);
+	vcpu->sys.armed = false;
+	vt_set_msr_intercept(vcpu, MSR_EFER, false);
+	if (vcpu->hv->ctls.exceptions & VT_BIT(X86_TRAP_UD))
+		return 0;
+	return vt_set_exception_intercept(X86_TRAP_UD, false);
+}
+
+/*
+ * The filter changes only while every CPU is disarmed (the OS layer arms
+ * once per owner), so a CPU that reads it in an event never sees it torn.
+ */
+int vt_syscall_trap_set(struct vt_vcpu *vcpu, bool on, const struct vt_sys_filter *filter)
+{
+	if (on == vcpu->sys.armed)
+		return 0;
+	if (!on)
+		return vt_syscall_disarm(vcpu);
+	vcpu->hv->sys_filter = *filter;
+	return vt_syscall_arm(vcpu);
+}
+
+u64 vt_syscall_guest_efer(const struct vt_vcpu *vcpu, u64 vmcs_efer)
+{
+	if (!vcpu->sys.armed)
+		return vmcs_efer;
+	return (vmcs_efer & ~EFER_SCE) | (vcpu->sys.guest_sce ? EFER_SCE : 0);
+}
+
+u64 vt_syscall_read_efer(const struct vt_vcpu *vcpu)
+{
+	return vt_syscall_guest_efer(vcpu, vt_vmread_or0(GUEST_IA32_EFER));
+}
+
+/*
+ * WRMSR EFER while armed, judged as the CPU would (SDM Vol. 4, IA32_EFER;
+ * Vol. 3A 10.8.5): reserved bits and a change of LME with paging on raise
+ * #GP; LMA is read-only. The guest's SCE goes to the shadow.
+ */
+bool vt_syscall_write_efer(struct vt_vcpu *vcpu, u64 value)
+{
+	u64 cur = vt_vmread_or0(GUEST_IA32_EFER);
+
+	if (value & ~VT_EFER_INTEL)
+		return false;
+	if (((value ^ cur) & EFER_LME) && (vt_vmread_or0(GUEST_CR0) & X86_CR0_PG))
+		return false;
+	vcpu->sys.guest_sce = value & EFER_SCE;
+	vt_vmwrite(GUEST_IA32_EFER, (value & ~(EFER_SCE | EFER_LMA)) | (cur & EFER_LMA));
+	return true;
+}
+
+/* IA-32e mode and a 64-bit code segment: where SYSCALL/SYSRET exist on Intel. */
+static bool vt_guest_in_64bit_mode(void)
+{
+	return (vt_vmread_or0(GUEST_IA32_EFER) & EFER_LMA) &&
+	       (vt_vmread_or0(GUEST_CS_AR_BYTES) & VMX_AR_L_MASK);
+}
+
+bool vt_syscall_trap_on_ud(struct vt_exit *exit)
+{
+	struct vt_vcpu *vcpu = exit->vcpu;
+	struct vt_sys_insn insn;
+	u8 bytes[15];
+	int n;
+
+	/* With SCE clear in its own view, the guest gets the #UD it asked for. */
+	if (!vcpu->sys.guest_sce || !vt_guest_in_64bit_mode())
+		return false;
+	n = vt_own_mem(vcpu, vt_vmread_or0(GUEST_RIP), bytes, sizeof(bytes), false);
+	if (n <= 0)
+		return false;
+	vt_sys_decode(bytes, (u32)n, &insn);
+	if (insn.kind == VT_SYS_SYSCALL) {
+		vt_emulate_syscall(exit, insn.len);
+		vcpu->counts->syscalls_seen++;
+		vt_syscall_event(vcpu, exit->regs, VT_SYS_ENTER);
+		return true;
+	}
+	if (insn.kind == VT_SYS_SYSRET) {
+		/* The task and RAX are the same before and after. */
+		if (vt_emulate_sysret(exit, insn.rex_w)) {
+			vcpu->counts->syscalls_seen++;
+			vt_syscall_event(vcpu, exit->regs, VT_SYS_EXIT);
+		}
+		return true;
+	}
+	return false;
+}

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Syscall events from VMX root, with no change to kernel text and no use of
+ * the kernel's tracepoints (docs/tracing.md, "Syscall events").
+ *
+ * While the trap is armed on a CPU, the guest's EFER.SCE is clear in the
+ * EFER that VM entry loads, so SYSCALL and SYSRET raise #UD (SDM Vol. 2B,
+ * SYSCALL and SYSRET: "IF IA32_EFER.SCE = 0 THEN #UD"). The #UD exits; the
+ * hypervisor records the event and executes the instruction itself. Every
+ * syscall that returns with SYSRET therefore costs two exits; one that
+ * returns with IRET (execve, rt_sigreturn, a signal delivered on the way
+ * out, a new task's first return) costs one and has no exit event. The
+ * guest reads and writes its own SCE through an EFER shadow.
+ *
+ *  - syscall_emul.c: the two instructions, to the SDM;
+ *  - syscall_trap.c: arming, the #UD exit, the EFER shadow;
+ *  - syscall_events.c: the task filter and the records.
+ */
+#ifndef VT_CORE_SYSCALL_TRAP_H
+#define VT_CORE_SYSCALL_TRAP_H
+
+#include "types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct vt_exit;
+struct vt_vcpu;
+struct vt_guest_regs;
+
+/* ---- syscall_emul.c ---- */
+enum vt_sys_kind {
+	VT_SYS_OTHER,		/* not SYSCALL or SYSRET: the #UD is the guest's */
+	VT_SYS_SYSCALL,		/* 0f 05 */
+	VT_SYS_SYSRET,		/* 0f 07; with REX.W it returns to 64-bit mode */
+};
+
+struct vt_sys_insn {
+	enum vt_sys_kind kind;
+	u32 len;
+	bool rex_w;
+};
+
+/*
+ * Decode the n bytes at the faulting RIP (64-bit mode): prefixes, then the
+ * opcode. A LOCK prefix makes either instruction #UD on its own, so it is
+ * reported as OTHER.
+ */
+void vt_sys_decode(const u8 *bytes, u32 n, struct vt_sys_insn *out);
+/* Execute SYSCALL for the guest (CS.L = 1 and EFER.LMA = 1 checked by the caller). */
+void vt_emulate_syscall(struct vt_exit *exit, u32 len);
+/* Execute SYSRET; false when it faulted instead (#GP(0) injected). */
+bool vt_emulate_sysret(struct vt_exit *exit, bool rex_w);
+
+/* ---- syscall_trap.c ---- */
+/* The filter an arming VMCALL carries (include/uapi/vtice/vmcall.h). */
+struct vt_sys_filter {
+	u32 pid;		/* matches a task's pid or tgid; 0 = any */
+	char comm[16];		/* the task's comm, NUL-padded; "" = any */
+};
+
+/* Where task_struct keeps what the records carry (offsets, from the OS layer). */
+struct vt_task_layout {
+	u32 pid, tgid, comm;
+	bool known;
+};
+
+/* Per vCPU. */
+struct vt_sys_vcpu {
+	bool armed;		/* EFER.SCE is clear in the VMCS, #UD exits */
+	bool guest_sce;		/* the SCE the guest believes it set */
+	u64 current_task;	/* gva of this CPU's current-task pointer, 0 = unknown */
+};
+
+/* The VMCALL: arm (with the filter) or disarm this CPU. */
+int vt_syscall_trap_set(struct vt_vcpu *vcpu, bool on, const struct vt_sys_filter *filter);
+/* A #UD exit while armed: true when it was SYSCALL or SYSRET and was executed. */
+bool vt_syscall_trap_on_ud(struct vt_exit *exit);
+/* EFER as the guest sees it, from the value in the VMCS. */
+u64 vt_syscall_guest_efer(const struct vt_vcpu *vcpu, u64 vmcs_efer);
+/* RDMSR/WRMSR of EFER while armed (the MSR bitmap sends them here). */
+u64 vt_syscall_read_efer(const struct vt_vcpu *vcpu);
+bool vt_syscall_write_efer(struct vt_vcpu *vcpu, u64 value);
+
+/* ---- syscall_events.c ---- */
+enum vt_sys_edge {
+	VT_SYS_ENTER,
+	VT_SYS_EXIT,
+};
+
+/* Record one event on the vCPU's ring if its task passes the filter. */
+void vt_syscall_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *regs,
+		      enum vt_sys_edge edge);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VT_CORE_SYSCALL_TRAP_H */

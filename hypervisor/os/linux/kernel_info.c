@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What VMX root needs to know about the running kernel to read its memory
+ * safely and name its tasks: the RAM ranges (the only memory it reads),
+ * where each CPU keeps its current-task pointer, and task_struct's layout.
+ * All of it is found at load, before any CPU is virtualized.
+ */
+#define pr_fmt(fmt) "vtice: " fmt
+
+#include <linux/ioport.h>
+#include <linux/mm.h>
+#include <linux/sched.h>
+#include <linux/stddef.h>
+#include <linux/version.h>
+#include <asm/current.h>
+
+#include "vtice_linux.h"
+
+static struct vt_ram_range vt_ram[VT_MAX_RAM];
+static u32 vt_nr_ram;
+
+/* "System RAM" in /proc/iomem, whole pages only. */
+static int vt_collect_ram(struct resource *res, void *arg)
+{
+	u64 start = PAGE_ALIGN(res->start), end = (res->end + 1) & PAGE_MASK;
+
+	if (end <= start)
+		return 0;
+	if (vt_nr_ram == VT_MAX_RAM) {
+		pr_warn("more than %u RAM ranges: the hypervisor will not read the rest\n", VT_MAX_RAM);
+		return 1;
+	}
+	vt_ram[vt_nr_ram].start = start;
+	vt_ram[vt_nr_ram].end = end;
+	vt_nr_ram++;
+	return 0;
+}
+
+/* The per-CPU current_task (pcpu_hot.current_task since 6.2). */
+u64 vt_linux_task_pointer(u32 cpu)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+	return (u64)(unsigned long)&per_cpu(pcpu_hot.current_task, cpu);
+#else
+	return (u64)(unsigned long)&per_cpu(current_task, cpu);
+#endif
+}
+
+int vt_linux_describe_kernel(struct vt_hv *hv)
+{
+	vt_nr_ram = 0;
+	walk_iomem_res_desc(IORES_DESC_NONE, IORESOURCE_SYSTEM_RAM | IORESOURCE_BUSY, 0, ~0ull,
+			    NULL, vt_collect_ram);
+	hv->task_layout.pid = offsetof(struct task_struct, pid);
+	hv->task_layout.tgid = offsetof(struct task_struct, tgid);
+	hv->task_layout.comm = offsetof(struct task_struct, comm);
+	hv->task_layout.known = true;
+	return vt_hv_set_ram(hv, vt_ram, vt_nr_ram);
+}

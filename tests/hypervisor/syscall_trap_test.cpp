@@ -1,0 +1,433 @@
+// Syscall events (hypervisor/core/syscall_*.c) on the fake CPU. The values
+// the emulated SYSCALL/SYSRET must produce are the SDM's (Vol. 2B SYSCALL,
+// SYSRET "Operation"), with Linux's own STAR/LSTAR/FMASK; the segment
+// access rights are the kernel and user values a real VMCS holds (the
+// fixture's guest_kernel_mode/guest_user_mode, read from Bochs).
+#include "guest_pages.hpp"
+#include "hv_fixture.hpp"
+
+#include <cstring>
+#include <vector>
+
+extern "C" {
+#include <vtice/records.h>
+#include <vtice/vmcall.h>
+}
+
+using namespace vtice::fake;
+
+namespace {
+
+constexpr uint64_t kStar = (0x23ull << 48) | (0x10ull << 32);	// __USER32_CS, __KERNEL_CS
+constexpr uint64_t kLstar = 0xffffffff81e00000ull;		// entry_SYSCALL_64
+constexpr uint64_t kFmask = 0x257fd5;				// Linux's syscall mask (TF, IF, DF, AC...)
+constexpr uint64_t kUserRip = 0x401000, kUserCode = 0x200000;
+constexpr uint64_t kSysretRip = 0xffffffff81e000c0ull, kKernelCode = 0x210000;
+constexpr uint64_t kPerCpuTask = 0xffff888000010008ull, kPerCpuPage = 0x300000;
+constexpr uint64_t kTask = 0xffff888000020000ull, kTaskPage = 0x301000;
+constexpr uint32_t kPidOff = 0x10, kTgidOff = 0x14, kCommOff = 0x20;
+constexpr uint64_t kUdExit = 6 | (3u << 8) | (1u << 31);	// #UD, hardware exception, valid
+constexpr uint64_t kEferGuest = 0xd01;				// SCE | LME | LMA | NX
+
+class SyscallTrap : public HvFixture, protected GuestPages {
+protected:
+	vt_ram_range ram{0, 64ull << 20};
+
+	void SetUp() override
+	{
+		HvFixture::SetUp();
+		virtualize();
+		hv.mem.ram = &ram;
+		hv.mem.nr_ram = 1;
+		hv.mem.map = GuestPages::map_fn;
+		hv.mem.ctx = static_cast<GuestPages *>(this);
+		hv.task_layout = {kPidOff, kTgidOff, kCommOff, true};
+		vcpu.sys.current_task = kPerCpuTask;
+		auto &c = cpu();
+		c.msrs[MSR_STAR] = kStar;
+		c.msrs[MSR_LSTAR] = kLstar;
+		c.msrs[MSR_SYSCALL_MASK] = kFmask;
+		c.vmcs[GUEST_IA32_EFER] = kEferGuest;
+		build_guest_memory();
+	}
+
+	void build_guest_memory()
+	{
+		uint64_t root = new_table();
+		cpu().vmcs[GUEST_CR3] = root;
+		map(root, 4, kUserRip & ~0xfffull, kUserCode);
+		map(root, 4, kSysretRip & ~0xfffull, kKernelCode);
+		map(root, 4, kPerCpuTask & ~0xfffull, kPerCpuPage);
+		map(root, 4, kTask, kTaskPage);
+		put(kPerCpuPage + (kPerCpuTask & 0xfff), &kTask, 8);
+		set_task(4242, 4240, "vtsys");
+		code_at(kUserCode, {0x0f, 0x05});			// syscall
+		code_at(kKernelCode + (kSysretRip & 0xfff), {0x48, 0x0f, 0x07});	// sysretq
+	}
+
+	void set_task(uint32_t pid, uint32_t tgid, const char *comm)
+	{
+		char name[16] = {};
+		std::strncpy(name, comm, sizeof(name) - 1);
+		put(kTaskPage + kPidOff, &pid, 4);
+		put(kTaskPage + kTgidOff, &tgid, 4);
+		put(kTaskPage + kCommOff, name, 16);
+	}
+
+	void code_at(uint64_t pa, std::vector<uint8_t> bytes) { put(pa, bytes.data(), bytes.size()); }
+
+	uint64_t arm(bool on, uint32_t pid = 0, const char *comm = "")
+	{
+		char name[16] = {};
+		std::strncpy(name, comm, sizeof(name) - 1);
+		guest_kernel_mode();
+		cpu().vmcs[VM_EXIT_INSTRUCTION_LEN] = 3;
+		vt_guest_regs r{};
+		r.rax = VTICE_VMCALL_SYSCALLS;
+		r.rcx = hv.key;
+		r.rdx = on ? VTICE_VMCALL_SYSCALLS_ON : 0;
+		r.r8 = pid;
+		std::memcpy(&r.r9, name, 8);
+		std::memcpy(&r.r10, name + 8, 8);
+		EXPECT_TRUE(vm_exit(EXIT_REASON_VMCALL, 0, r));
+		return r.rax;
+	}
+
+	// A user task at kUserRip executing SYSCALL: openat(AT_FDCWD, path, flags, mode).
+	vt_guest_regs user_syscall()
+	{
+		guest_user_mode();
+		auto &c = cpu();
+		c.vmcs[GUEST_RIP] = kUserRip;
+		c.vmcs[GUEST_RFLAGS] = 0x10246;		// IF, ZF, PF, RF
+		c.vmcs[VM_ENTRY_INTR_INFO_FIELD] = 0;
+		vt_guest_regs r{};
+		r.rax = 257;
+		r.rdi = (uint64_t)-100;
+		r.rsi = 0x7ffd1000;
+		r.rdx = 0x80000;
+		r.r10 = 0644;
+		r.r8 = 0x88;
+		r.r9 = 0x99;
+		r.rcx = 0xc0c0;
+		r.r11 = 0xd0d0;
+		return r;
+	}
+
+	vt_guest_regs kernel_sysret(uint64_t rax = 3)
+	{
+		guest_kernel_mode();
+		auto &c = cpu();
+		c.vmcs[GUEST_RIP] = kSysretRip;
+		c.vmcs[GUEST_RFLAGS] = 0x46;
+		c.vmcs[VM_ENTRY_INTR_INFO_FIELD] = 0;
+		vt_guest_regs r{};
+		r.rax = rax;
+		r.rcx = kUserRip + 2;
+		r.r11 = 0x246;
+		return r;
+	}
+
+	bool ud_exit(vt_guest_regs &r)
+	{
+		cpu().vmcs[VM_EXIT_INTR_INFO] = kUdExit;
+		return vm_exit(EXIT_REASON_EXCEPTION_NMI, 0, r);
+	}
+
+	std::vector<vtice_record> records()
+	{
+		std::vector<vtice_record> out;
+		for (uint64_t i = 0; i < vcpu.ring.hdr->head; i++)
+			out.push_back(vcpu.ring.records[i & (vcpu.ring.nr_records - 1)]);
+		return out;
+	}
+
+	bool msr_exits(uint32_t msr)
+	{
+		uint32_t bit = msr - MSR_BITMAP_HIGH_BASE;
+		bool rd = vcpu.msr_bitmap[MSR_BITMAP_READ_HIGH + bit / 8] & (1u << (bit % 8));
+		bool wr = vcpu.msr_bitmap[MSR_BITMAP_WRITE_HIGH + bit / 8] & (1u << (bit % 8));
+		EXPECT_EQ(rd, wr);
+		return rd;
+	}
+
+	bool ud_exits() { return cpu().vmcs[EXCEPTION_BITMAP] & (1u << 6); }
+};
+
+TEST_F(SyscallTrap, UnarmedNothingExits)
+{
+	EXPECT_FALSE(ud_exits());
+	EXPECT_FALSE(msr_exits(MSR_EFER));
+	EXPECT_EQ(cpu().vmcs[GUEST_IA32_EFER], kEferGuest);
+}
+
+TEST_F(SyscallTrap, ArmingClearsSceAndTrapsUdAndEferDisarmingRestores)
+{
+	ASSERT_EQ(arm(true), (uint64_t)VTICE_VMCALL_OK);
+	EXPECT_EQ(cpu().vmcs[GUEST_IA32_EFER], kEferGuest & ~1ull) << "SCE clear: SYSCALL/SYSRET #UD";
+	EXPECT_TRUE(ud_exits());
+	EXPECT_TRUE(msr_exits(MSR_EFER));
+	ASSERT_EQ(arm(false), (uint64_t)VTICE_VMCALL_OK);
+	EXPECT_EQ(cpu().vmcs[GUEST_IA32_EFER], kEferGuest);
+	EXPECT_FALSE(ud_exits());
+	EXPECT_FALSE(msr_exits(MSR_EFER));
+}
+
+TEST_F(SyscallTrap, RefusesWithCetOrWithoutTheEferLoadControl)
+{
+	cpu().vmcs[GUEST_CR4] |= 1u << 23;	// CR4.CET
+	EXPECT_EQ(arm(true), (uint64_t)VTICE_VMCALL_ENOSYS);
+	EXPECT_EQ(cpu().vmcs[GUEST_IA32_EFER], kEferGuest);
+	cpu().vmcs[GUEST_CR4] &= ~(1ull << 23);
+	hv.ctls.entry &= ~VM_ENTRY_LOAD_IA32_EFER;
+	EXPECT_EQ(arm(true), (uint64_t)VTICE_VMCALL_ENOSYS);
+	EXPECT_FALSE(ud_exits());
+}
+
+TEST_F(SyscallTrap, SyscallIsExecutedAsTheSdmSays)
+{
+	ASSERT_EQ(arm(true), (uint64_t)VTICE_VMCALL_OK);
+	vt_guest_regs r = user_syscall();
+	ASSERT_TRUE(ud_exit(r));
+	auto &c = cpu();
+	EXPECT_EQ(c.vmcs[VM_ENTRY_INTR_INFO_FIELD], 0u) << "no #UD reaches the guest";
+	EXPECT_EQ(r.rcx, kUserRip + 2) << "RCX = the next instruction";
+	EXPECT_EQ(r.r11, 0x246u) << "R11 = RFLAGS, RF clear";
+	EXPECT_EQ(c.vmcs[GUEST_RIP], kLstar);
+	EXPECT_EQ(c.vmcs[GUEST_RFLAGS], (0x246 & ~kFmask) | 2);
+	EXPECT_EQ(c.vmcs[GUEST_CS_SELECTOR], 0x10u);
+	EXPECT_EQ(c.vmcs[GUEST_SS_SELECTOR], 0x18u);
+	EXPECT_EQ(c.vmcs[GUEST_CS_AR_BYTES], 0xa09bu) << "the kernel's own CS rights";
+	EXPECT_EQ(c.vmcs[GUEST_SS_AR_BYTES], 0xc093u) << "the kernel's own SS rights";
+	EXPECT_EQ(c.vmcs[GUEST_CS_BASE], 0u);
+	EXPECT_EQ(c.vmcs[GUEST_CS_LIMIT], 0xffffffffu);
+	EXPECT_EQ(c.vmcs[GUEST_PENDING_DBG_EXCEPTIONS] & (1u << 14), 0u);
+	EXPECT_EQ(vcpu.counts->syscalls_seen, 1u);
+}
+
+TEST_F(SyscallTrap, EntryRecordCarriesNumberArgumentsAndTask)
+{
+	ASSERT_EQ(arm(true), (uint64_t)VTICE_VMCALL_OK);
+	vt_guest_regs r = user_syscall();
+	ASSERT_TRUE(ud_exit(r));
+	auto recs = records();
+	ASSERT_EQ(recs.size(), 6u);
+	EXPECT_EQ(recs[0].type, VTICE_REC_SYSCALL_ENTER);
+	EXPECT_EQ(recs[0].flags, 5u) << "five DATA records follow";
+	EXPECT_EQ(recs[0].u.syscall.nr, 257u);
+	EXPECT_EQ(recs[0].u.syscall.arg, (uint64_t)-100);
+	EXPECT_EQ(recs[1].flags, (uint32_t)VTICE_SYSCALL_DATA_ARGS12);
+	EXPECT_EQ(recs[1].u.raw[0], 0x7ffd1000u);
+	EXPECT_EQ(recs[1].u.raw[1], 0x80000u);
+	EXPECT_EQ(recs[2].u.raw[0], 0644u) << "the fourth argument is in R10, not RCX";
+	EXPECT_EQ(recs[2].u.raw[1], 0x88u);
+	EXPECT_EQ(recs[3].u.raw[0], 0x99u);
+	EXPECT_EQ(recs[4].flags, (uint32_t)VTICE_SYSCALL_DATA_TASK);
+	EXPECT_EQ(recs[4].u.raw[0], 4242u | (4240ull << 32));
+	EXPECT_EQ(recs[4].u.raw[1], kTask);
+	EXPECT_EQ(recs[5].flags, (uint32_t)VTICE_SYSCALL_DATA_COMM);
+	EXPECT_STREQ(reinterpret_cast<const char *>(recs[5].u.raw), "vtsys");
+	for (auto &rec : recs)
+		EXPECT_EQ(rec.tsc, recs[0].tsc);
+	EXPECT_EQ(vcpu.counts->syscalls_recorded, 1u);
+}
+
+TEST_F(SyscallTrap, SysretqReturnsToUserModeAsTheSdmSays)
+{
+	ASSERT_EQ(arm(true), (uint64_t)VTICE_VMCALL_OK);
+	vt_guest_regs r = kernel_sysret(3);
+	ASSERT_TRUE(ud_exit(r));
+	auto &c = cpu();
+	EXPECT_EQ(c.vmcs[VM_ENTRY_INTR_INFO_FIELD], 0u);
+	EXPECT_EQ(c.vmcs[GUEST_RIP], kUserRip + 2);
+	EXPECT_EQ(c.vmcs[GUEST_RFLAGS], 0x246u);
+	EXPECT_EQ(c.vmcs[GUEST_CS_SELECTOR], 0x33u) << "STAR[63:48] + 16, RPL 3";
+	EXPECT_EQ(c.vmcs[GUEST_SS_SELECTOR], 0x2bu) << "STAR[63:48] + 8, RPL 3";
+	EXPECT_EQ(c.vmcs[GUEST_CS_AR_BYTES], 0xa0fbu) << "user CS rights";
+	EXPECT_EQ(c.vmcs[GUEST_SS_AR_BYTES], 0xc0f3u) << "user SS rights: CPL 3";
+	EXPECT_EQ(r.rax, 3u);
+	auto recs = records();
+	ASSERT_EQ(recs.size(), 3u);
+	EXPECT_EQ(recs[0].type, VTICE_REC_SYSCALL_EXIT);
+	EXPECT_EQ(recs[0].u.syscall.nr, VTICE_SYSCALL_NR_UNKNOWN);
+	EXPECT_EQ(recs[0].u.syscall.arg, 3u);
+	EXPECT_EQ(recs[1].u.raw[1], kTask) << "pairs the exit with its entry";
+}
+
+TEST_F(SyscallTrap, SysretWithoutRexWReturnsToCompatibilityMode)
+{
+	ASSERT_EQ(arm(true), (uint64_t)VTICE_VMCALL_OK);
+	code_at(kKernelCode + (kSysretRip & 0xfff), {0x0f, 0x07});
+	vt_guest_regs r = kernel_sysret();
+	r.rcx = 0xffffffff00001234ull;
+	ASSERT_TRUE(ud_exit(r));
+	EXPECT_EQ(cpu().vmcs[GUEST_RIP], 0x1234u) << "RIP = ECX";
+	EXPECT_EQ(cpu().vmcs[GUEST_CS_SELECTOR], 0x23u);
+	EXPECT_EQ(cpu().vmcs[GUEST_CS_AR_BYTES], 0xc0fbu) << "32-bit code: D set, L clear";
+}
+
+TEST_F(SyscallTrap, SysretFaultsFromUserModeOrToANonCanonicalAddress)
+{
+	ASSERT_EQ(arm(true), (uint64_t)VTICE_VMCALL_OK);
+	vt_guest_regs r = kernel_sysret();
+	r.rcx = 0x0000800000000000ull;
+	ASSERT_TRUE(ud_exit(r));
+	EXPECT_EQ(entry_event(), kInjectGP);
+	EXPECT_EQ(cpu().vmcs[GUEST_RIP], kSysretRip);
+	r = kernel_sysret();
+	guest_user_mode();
+	cpu().vmcs[GUEST_RIP] = kSysretRip;
+	ASSERT_TRUE(ud_exit(r));
+	EXPECT_EQ(entry_event(), kInjectGP) << "SYSRET at CPL 3 is #GP(0)";
+	EXPECT_EQ(records().size(), 0u);
+	EXPECT_EQ(vcpu.counts->syscalls_seen, 0u);
+}
+
+TEST_F(SyscallTrap, SysretLoadingTfTrapsRightAfterIt)
+{
+	ASSERT_EQ(arm(true), (uint64_t)VTICE_VMCALL_OK);
+	vt_guest_regs r = kernel_sysret();
+	r.r11 = 0x346;	// TF
+	ASSERT_TRUE(ud_exit(r));
+	EXPECT_EQ(cpu().vmcs[GUEST_RFLAGS], 0x346u);
+	EXPECT_TRUE(cpu().vmcs[GUEST_PENDING_DBG_EXCEPTIONS] & (1u << 14)) << "BS pending";
+}
+
+TEST_F(SyscallTrap, OtherUndefinedOpcodesReachTheGuest)
+{
+	ASSERT_EQ(arm(true), (uint64_t)VTICE_VMCALL_OK);
+	code_at(kUserCode, {0x0f, 0x0b});	// ud2
+	vt_guest_regs r = user_syscall();
+	ASSERT_TRUE(ud_exit(r));
+	EXPECT_EQ(entry_event(), kInjectUD);
+	EXPECT_EQ(cpu().vmcs[GUEST_RIP], kUserRip);
+	EXPECT_EQ(r.rax, 257u);
+	code_at(kUserCode, {0xf0, 0x0f, 0x05});	// lock syscall: #UD on any CPU
+	r = user_syscall();
+	ASSERT_TRUE(ud_exit(r));
+	EXPECT_EQ(entry_event(), kInjectUD);
+	EXPECT_EQ(records().size(), 0u);
+}
+
+TEST_F(SyscallTrap, PrefixesAreSkippedAndCountInTheLength)
+{
+	ASSERT_EQ(arm(true), (uint64_t)VTICE_VMCALL_OK);
+	code_at(kUserCode, {0x66, 0x2e, 0x48, 0x0f, 0x05});
+	vt_guest_regs r = user_syscall();
+	ASSERT_TRUE(ud_exit(r));
+	EXPECT_EQ(r.rcx, kUserRip + 5);
+	EXPECT_EQ(cpu().vmcs[GUEST_RIP], kLstar);
+}
+
+TEST_F(SyscallTrap, SyscallOutside64BitModeIsTheGuestsUd)
+{
+	ASSERT_EQ(arm(true), (uint64_t)VTICE_VMCALL_OK);
+	vt_guest_regs r = user_syscall();
+	cpu().vmcs[GUEST_CS_AR_BYTES] = 0xc0fb;	// 32-bit compatibility mode
+	ASSERT_TRUE(ud_exit(r));
+	EXPECT_EQ(entry_event(), kInjectUD) << "Intel: SYSCALL #UDs in compatibility mode";
+}
+
+TEST_F(SyscallTrap, GuestSeesItsOwnSceAndItsOwnChoiceToClearIt)
+{
+	ASSERT_EQ(arm(true), (uint64_t)VTICE_VMCALL_OK);
+	guest_kernel_mode();
+	vt_guest_regs r{};
+	r.rcx = MSR_EFER;
+	ASSERT_TRUE(vm_exit(EXIT_REASON_MSR_READ, 0, r));
+	EXPECT_EQ(r.rax, kEferGuest) << "SCE reads back set";
+	r = {};
+	r.rcx = MSR_EFER;
+	r.rax = kEferGuest & ~1ull;	// the guest turns SYSCALL off
+	ASSERT_TRUE(vm_exit(EXIT_REASON_MSR_WRITE, 0, r));
+	EXPECT_EQ(entry_event(), 0u);
+	r = user_syscall();
+	ASSERT_TRUE(ud_exit(r));
+	EXPECT_EQ(entry_event(), kInjectUD) << "SYSCALL with SCE clear is #UD";
+	ASSERT_EQ(arm(false), (uint64_t)VTICE_VMCALL_OK);
+	EXPECT_EQ(cpu().vmcs[GUEST_IA32_EFER], kEferGuest & ~1ull) << "disarming keeps the guest's choice";
+}
+
+TEST_F(SyscallTrap, EferWritesTheCpuWouldRefuseRaiseGp)
+{
+	ASSERT_EQ(arm(true), (uint64_t)VTICE_VMCALL_OK);
+	guest_kernel_mode();
+	cpu().vmcs[GUEST_CR0] |= 1ull << 31;
+	vt_guest_regs r{};
+	r.rcx = MSR_EFER;
+	r.rax = kEferGuest | (1u << 2);	// reserved
+	ASSERT_TRUE(vm_exit(EXIT_REASON_MSR_WRITE, 0, r));
+	EXPECT_EQ(entry_event(), kInjectGP);
+	cpu().vmcs[VM_ENTRY_INTR_INFO_FIELD] = 0;
+	r.rax = kEferGuest & ~(1ull << 8);	// LME off with paging on
+	ASSERT_TRUE(vm_exit(EXIT_REASON_MSR_WRITE, 0, r));
+	EXPECT_EQ(entry_event(), kInjectGP);
+	EXPECT_EQ(cpu().vmcs[GUEST_IA32_EFER], kEferGuest & ~1ull);
+}
+
+TEST_F(SyscallTrap, FilterByCommOrPidRecordsOnlyThatTask)
+{
+	ASSERT_EQ(arm(true, 0, "other"), (uint64_t)VTICE_VMCALL_OK);
+	vt_guest_regs r = user_syscall();
+	ASSERT_TRUE(ud_exit(r));
+	EXPECT_EQ(records().size(), 0u) << "vtsys is not 'other'";
+	EXPECT_EQ(cpu().vmcs[GUEST_RIP], kLstar) << "executed all the same";
+	EXPECT_EQ(vcpu.counts->syscalls_seen, 1u);
+	ASSERT_EQ(arm(false), (uint64_t)VTICE_VMCALL_OK);
+	ASSERT_EQ(arm(true, 4240), (uint64_t)VTICE_VMCALL_OK);	// the tgid
+	r = user_syscall();
+	ASSERT_TRUE(ud_exit(r));
+	EXPECT_EQ(records().size(), 6u);
+	ASSERT_EQ(arm(false), (uint64_t)VTICE_VMCALL_OK);
+	ASSERT_EQ(arm(true, 4242, "vtsys"), (uint64_t)VTICE_VMCALL_OK);
+	r = user_syscall();
+	ASSERT_TRUE(ud_exit(r));
+	EXPECT_EQ(records().size(), 12u);
+}
+
+TEST_F(SyscallTrap, UnreadableTaskIsLeftOutAndMatchesNoFilter)
+{
+	vcpu.sys.current_task = 0xffff888012345000ull;	// not mapped
+	ASSERT_EQ(arm(true), (uint64_t)VTICE_VMCALL_OK);
+	vt_guest_regs r = user_syscall();
+	ASSERT_TRUE(ud_exit(r));
+	auto recs = records();
+	ASSERT_EQ(recs.size(), 4u) << "no TASK or COMM";
+	EXPECT_EQ(recs[0].flags, 3u);
+	ASSERT_EQ(arm(false), (uint64_t)VTICE_VMCALL_OK);
+	ASSERT_EQ(arm(true, 4242), (uint64_t)VTICE_VMCALL_OK);
+	r = user_syscall();
+	ASSERT_TRUE(ud_exit(r));
+	EXPECT_EQ(records().size(), 4u);
+}
+
+TEST_F(SyscallTrap, AFullRingDropsWholeEventsAndSaysSo)
+{
+	ASSERT_EQ(arm(true), (uint64_t)VTICE_VMCALL_OK);
+	// 64 records: ten 6-record events fit, the eleventh does not.
+	for (int i = 0; i < 11; i++) {
+		vt_guest_regs r = user_syscall();
+		ASSERT_TRUE(ud_exit(r));
+	}
+	EXPECT_EQ(vcpu.ring.hdr->head, 60u);
+	EXPECT_EQ(vcpu.ring.hdr->lost, 6u);
+	EXPECT_EQ(vcpu.counts->syscalls_recorded, 10u);
+	vcpu.ring.hdr->tail = 60;	// the consumer catches up
+	vt_guest_regs r = user_syscall();
+	ASSERT_TRUE(ud_exit(r));
+	auto recs = records();
+	ASSERT_EQ(recs.size(), 67u);
+	EXPECT_EQ(recs[60].type, VTICE_REC_LOST);
+	EXPECT_EQ(recs[60].u.lost.count, 6u);
+	EXPECT_EQ(recs[61].type, VTICE_REC_SYSCALL_ENTER);
+}
+
+TEST_F(SyscallTrap, LeavingVmxGivesTheKernelBackItsSce)
+{
+	ASSERT_EQ(arm(true), (uint64_t)VTICE_VMCALL_OK);
+	cpu().msrs[MSR_EFER] = 0;
+	ASSERT_EQ(vt_vcpu_devirtualize(&vcpu), 0);
+	EXPECT_EQ(cpu().msrs[MSR_EFER], kEferGuest) << "SYSCALL works again without the hypervisor";
+}
+
+}  // namespace
