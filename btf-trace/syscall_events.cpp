@@ -1,0 +1,131 @@
+// Syscall record groups -> events -> calls -> lines (syscall_events.hpp).
+#include "syscall_events.hpp"
+
+#include <cstring>
+
+namespace vtice::trace {
+
+namespace {
+
+bool apply_data(SyscallEvent &ev, const vtice_record &rec)
+{
+	switch (rec.flags) {
+	case VTICE_SYSCALL_DATA_ARGS12:
+		ev.args[1] = rec.u.raw[0];
+		ev.args[2] = rec.u.raw[1];
+		return ev.enter;
+	case VTICE_SYSCALL_DATA_ARGS34:
+		ev.args[3] = rec.u.raw[0];
+		ev.args[4] = rec.u.raw[1];
+		return ev.enter;
+	case VTICE_SYSCALL_DATA_ARG5:
+		ev.args[5] = rec.u.raw[0];
+		return ev.enter;
+	case VTICE_SYSCALL_DATA_TASK:
+		ev.has_task = true;
+		ev.pid = static_cast<uint32_t>(rec.u.raw[0]);
+		ev.tgid = static_cast<uint32_t>(rec.u.raw[0] >> 32);
+		ev.task = rec.u.raw[1];
+		return true;
+	case VTICE_SYSCALL_DATA_COMM: {
+		char comm[17] = {};
+		std::memcpy(comm, rec.u.raw, 16);
+		ev.comm = comm;
+		return true;
+	}
+	default:
+		return false;
+	}
+}
+
+SyscallEvent head_event(const vtice_record &rec)
+{
+	SyscallEvent ev;
+	ev.enter = rec.type == VTICE_REC_SYSCALL_ENTER;
+	ev.cpu = rec.cpu;
+	ev.tsc = rec.tsc;
+	ev.nr = rec.u.syscall.nr;
+	if (ev.enter)
+		ev.args[0] = rec.u.syscall.arg;
+	else
+		ev.ret = rec.u.syscall.arg;
+	return ev;
+}
+
+}  // namespace
+
+std::vector<SyscallEvent> decode_syscall_records(std::span<const vtice_record> recs,
+						 SyscallDecodeStats &stats)
+{
+	std::vector<SyscallEvent> out;
+	size_t i = 0;
+	while (i < recs.size()) {
+		const vtice_record &rec = recs[i++];
+		if (rec.type == VTICE_REC_LOST) {
+			stats.lost += rec.u.lost.count;
+			continue;
+		}
+		if (rec.type != VTICE_REC_SYSCALL_ENTER && rec.type != VTICE_REC_SYSCALL_EXIT)
+			continue;
+		SyscallEvent ev = head_event(rec);
+		bool ok = rec.flags < VTICE_SYSCALL_GROUP_MAX;
+		size_t n = ok ? rec.flags : 0;
+		for (size_t k = 0; ok && k < n; k++) {
+			// A record that is not DATA starts the next group: leave it there.
+			if (i >= recs.size() || recs[i].type != VTICE_REC_SYSCALL_DATA)
+				ok = false;
+			else
+				ok = apply_data(ev, recs[i++]);
+		}
+		if (!ok) {
+			stats.malformed++;
+			continue;
+		}
+		stats.events++;
+		out.push_back(std::move(ev));
+	}
+	return out;
+}
+
+namespace {
+
+// Without task information an event can only pair on its own CPU.
+uint64_t task_key(const SyscallEvent &ev)
+{
+	return ev.has_task ? ev.task : (1ull << 63) | ev.cpu;
+}
+
+}  // namespace
+
+std::vector<SyscallCall> SyscallPairer::add(const SyscallEvent &ev)
+{
+	std::vector<SyscallCall> done;
+	uint64_t key = task_key(ev);
+	auto it = open_.find(key);
+	if (ev.enter) {
+		if (it != open_.end()) {
+			done.push_back({it->second, std::nullopt});
+			open_.erase(it);
+		}
+		open_.emplace(key, ev);
+		return done;
+	}
+	if (it == open_.end()) {
+		done.push_back({std::nullopt, ev});
+		return done;
+	}
+	done.push_back({it->second, ev});
+	open_.erase(it);
+	return done;
+}
+
+std::vector<SyscallCall> SyscallPairer::unfinished()
+{
+	std::vector<SyscallCall> out;
+	for (auto &[key, ev] : open_)
+		out.push_back({ev, std::nullopt});
+	open_.clear();
+	return out;
+}
+
+}  // namespace vtice::trace

@@ -1,0 +1,72 @@
+// Syscall events as the hypervisor records them (include/uapi/vtice/records.h:
+// an ENTER or EXIT record, then the SYSCALL_DATA records its flags count),
+// decoded, paired into calls, and written one line per call like strace -f.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+extern "C" {
+#include <vtice/records.h>
+}
+
+namespace vtice::trace {
+
+struct SyscallEvent {
+	bool enter = false;
+	uint16_t cpu = 0;
+	uint64_t tsc = 0;
+	uint64_t nr = VTICE_SYSCALL_NR_UNKNOWN;	// exits do not know it
+	std::array<uint64_t, 6> args{};		// enter only
+	uint64_t ret = 0;			// exit only
+	bool has_task = false;
+	uint32_t pid = 0, tgid = 0;
+	uint64_t task = 0;			// task_struct address: pairs exit with entry
+	std::string comm;
+};
+
+struct SyscallDecodeStats {
+	uint64_t events = 0;
+	uint64_t lost = 0;	// records the rings dropped (LOST records)
+	uint64_t malformed = 0;	// groups cut short or with unknown DATA kinds
+};
+
+// One CPU's records in order (a ring never splits a group). Records of other
+// types are skipped; a group whose DATA records are missing or unknown is
+// counted as malformed and dropped.
+std::vector<SyscallEvent> decode_syscall_records(std::span<const vtice_record> recs,
+						 SyscallDecodeStats &stats);
+
+// One call as a line prints it.
+struct SyscallCall {
+	std::optional<SyscallEvent> enter;	// empty: entered before the trace began
+	std::optional<SyscallEvent> exit;	// empty: still running when the trace ended
+};
+
+// Pairs each exit with the last entry of the same task. Tasks make one
+// syscall at a time, so an entry that meets another entry of its task was
+// left without an exit (it returned through IRET: execve, rt_sigreturn, a
+// signal); it is reported on its own then.
+class SyscallPairer {
+public:
+	// The calls this event completes, oldest first.
+	std::vector<SyscallCall> add(const SyscallEvent &ev);
+	// Entries still waiting for their exit.
+	std::vector<SyscallCall> unfinished();
+
+private:
+	std::map<uint64_t, SyscallEvent> open_;	// by task (or a per-CPU key without one)
+};
+
+std::string syscall_name(uint64_t nr);	// "openat", or "syscall_512"
+unsigned syscall_arity(uint64_t nr);	// arguments a line shows (6 when unknown)
+// "vtsys(4242) openat(-100, 0x7ffd1000, 0x80000, 0x1a4) = 3",
+// "= -1 ENOENT (No such file or directory)", "= ? <unfinished>".
+std::string format_syscall_call(const SyscallCall &call);
+
+}  // namespace vtice::trace

@@ -1,0 +1,164 @@
+// Syscall record groups (include/uapi/vtice/records.h) -> events -> calls ->
+// lines. Expected numbers and names are the x86-64 ABI's (257 = openat,
+// 39 = getpid), errno texts glibc's.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "syscall_events.hpp"
+
+using namespace vtice::trace;
+
+namespace {
+
+vtice_record head(uint16_t type, uint32_t more, uint64_t nr, uint64_t arg, uint16_t cpu = 0)
+{
+	vtice_record r{};
+	r.type = type;
+	r.cpu = cpu;
+	r.flags = more;
+	r.tsc = 1000;
+	r.u.syscall.nr = nr;
+	r.u.syscall.arg = arg;
+	return r;
+}
+
+vtice_record data(uint32_t kind, uint64_t a, uint64_t b)
+{
+	vtice_record r{};
+	r.type = VTICE_REC_SYSCALL_DATA;
+	r.flags = kind;
+	r.u.raw[0] = a;
+	r.u.raw[1] = b;
+	return r;
+}
+
+void add_task(std::vector<vtice_record> &v, uint32_t pid, uint64_t task, const char *comm)
+{
+	v.push_back(data(VTICE_SYSCALL_DATA_TASK, pid | (uint64_t)pid << 32, task));
+	uint64_t c[2] = {};
+	std::strncpy(reinterpret_cast<char *>(c), comm, 15);
+	v.push_back(data(VTICE_SYSCALL_DATA_COMM, c[0], c[1]));
+}
+
+std::vector<vtice_record> enter(uint64_t nr, std::array<uint64_t, 6> a, uint32_t pid, uint64_t task,
+				const char *comm)
+{
+	std::vector<vtice_record> v{head(VTICE_REC_SYSCALL_ENTER, 5, nr, a[0]),
+				    data(VTICE_SYSCALL_DATA_ARGS12, a[1], a[2]),
+				    data(VTICE_SYSCALL_DATA_ARGS34, a[3], a[4]),
+				    data(VTICE_SYSCALL_DATA_ARG5, a[5], 0)};
+	add_task(v, pid, task, comm);
+	return v;
+}
+
+std::vector<vtice_record> leave(uint64_t ret, uint32_t pid, uint64_t task, const char *comm)
+{
+	std::vector<vtice_record> v{head(VTICE_REC_SYSCALL_EXIT, 2, VTICE_SYSCALL_NR_UNKNOWN, ret)};
+	add_task(v, pid, task, comm);
+	return v;
+}
+
+std::vector<vtice_record> cat(std::vector<std::vector<vtice_record>> parts)
+{
+	std::vector<vtice_record> out;
+	for (auto &p : parts)
+		out.insert(out.end(), p.begin(), p.end());
+	return out;
+}
+
+std::vector<std::string> lines(const std::vector<vtice_record> &recs, SyscallDecodeStats &st)
+{
+	SyscallPairer pairer;
+	std::vector<std::string> out;
+	for (auto &ev : decode_syscall_records(recs, st))
+		for (auto &call : pairer.add(ev))
+			out.push_back(format_syscall_call(call));
+	for (auto &call : pairer.unfinished())
+		out.push_back(format_syscall_call(call));
+	return out;
+}
+
+TEST(SyscallEvents, EntryAndExitMakeOneStraceLikeLine)
+{
+	SyscallDecodeStats st;
+	auto out = lines(cat({enter(257, {(uint64_t)-100, 0x7ffd1000, 0x80000, 0, 0, 0}, 42, 0xa000, "vtsys"),
+			      leave(3, 42, 0xa000, "vtsys")}),
+			 st);
+	ASSERT_EQ(out.size(), 1u);
+	EXPECT_EQ(out[0], "vtsys(42) openat(-100, 0x7ffd1000, 0x80000, 0) = 3");
+	EXPECT_EQ(st.events, 2u);
+	EXPECT_EQ(st.malformed, 0u);
+}
+
+TEST(SyscallEvents, ErrorsPrintLikeStrace)
+{
+	SyscallDecodeStats st;
+	auto out = lines(cat({enter(257, {}, 7, 0xb000, "t"), leave((uint64_t)-2, 7, 0xb000, "t")}), st);
+	ASSERT_EQ(out.size(), 1u);
+	EXPECT_EQ(out[0], "t(7) openat(0, 0, 0, 0) = -1 ENOENT (No such file or directory)");
+}
+
+TEST(SyscallEvents, CallsOfTwoTasksInterleavedPairByTask)
+{
+	SyscallDecodeStats st;
+	auto out = lines(cat({enter(0, {3, 0x1000, 10}, 1, 0xa000, "a"), enter(39, {}, 2, 0xb000, "b"),
+			      leave(2, 2, 0xb000, "b"), leave(10, 1, 0xa000, "a")}),
+			 st);
+	ASSERT_EQ(out.size(), 2u);
+	EXPECT_EQ(out[0], "b(2) getpid() = 2");
+	EXPECT_EQ(out[1], "a(1) read(3, 0x1000, 10) = 10");
+}
+
+TEST(SyscallEvents, ExitWithoutEntryAndEntryWithoutExitAreShownAsSuch)
+{
+	SyscallDecodeStats st;
+	auto out = lines(cat({leave(0, 5, 0xc000, "x"), enter(59, {}, 5, 0xc000, "x"), enter(39, {}, 5, 0xc000, "x")}),
+			 st);
+	ASSERT_EQ(out.size(), 3u);
+	EXPECT_EQ(out[0], "x(5) <... resumed> = 0");
+	EXPECT_EQ(out[1], "x(5) execve(0, 0, 0) = ? <unfinished>") << "returned through IRET";
+	EXPECT_EQ(out[2], "x(5) getpid() = ? <unfinished>");
+}
+
+TEST(SyscallEvents, LargeReturnValuesAreHexAndUnknownNumbersNamed)
+{
+	SyscallDecodeStats st;
+	auto out = lines(cat({enter(9, {}, 1, 0xa000, "m"), leave(0x7f0012340000, 1, 0xa000, "m"),
+			      enter(4000, {1, 2, 3, 4, 5, 6}, 1, 0xa000, "m"), leave(0, 1, 0xa000, "m")}),
+			 st);
+	ASSERT_EQ(out.size(), 2u);
+	EXPECT_EQ(out[0], "m(1) mmap(0, 0, 0, 0, 0, 0) = 0x7f0012340000");
+	EXPECT_EQ(out[1], "m(1) syscall_4000(1, 2, 3, 4, 5, 6) = 0");
+}
+
+TEST(SyscallEvents, LostRecordsAreCountedAndMalformedGroupsDropped)
+{
+	SyscallDecodeStats st;
+	vtice_record lost{};
+	lost.type = VTICE_REC_LOST;
+	lost.u.lost.count = 12;
+	auto recs = cat({{lost}, enter(39, {}, 1, 0xa000, "g")});
+	recs.pop_back();	// the group is cut short
+	auto bad_kind = cat({{head(VTICE_REC_SYSCALL_EXIT, 1, 0, 0), data(99, 0, 0)}});
+	auto too_many = cat({{head(VTICE_REC_SYSCALL_EXIT, 200, 0, 0)}});
+	recs = cat({recs, bad_kind, too_many, leave(1, 1, 0xa000, "g")});
+	auto events = decode_syscall_records(recs, st);
+	EXPECT_EQ(st.lost, 12u);
+	EXPECT_EQ(st.malformed, 3u);
+	ASSERT_EQ(events.size(), 1u);
+	EXPECT_FALSE(events[0].enter);
+}
+
+TEST(SyscallEvents, EventsWithoutTaskPairOnTheirCpu)
+{
+	SyscallDecodeStats st;
+	std::vector<vtice_record> recs{head(VTICE_REC_SYSCALL_ENTER, 3, 39, 0), data(1, 0, 0), data(2, 0, 0),
+				       data(3, 0, 0), head(VTICE_REC_SYSCALL_EXIT, 0, 0, 77)};
+	auto out = lines(recs, st);
+	ASSERT_EQ(out.size(), 1u);
+	EXPECT_EQ(out[0], "?(?) getpid() = 77");
+}
+
+}  // namespace
