@@ -1,5 +1,6 @@
 #include "args.hpp"
 
+#include <cstring>
 #include <cerrno>
 #include <cstdlib>
 
@@ -58,6 +59,16 @@ Result<ParsedArgs> parse_args(int argc, char **argv, const std::vector<OptionSpe
 		}
 		out.values[name] = value;
 	}
+	return out;
+}
+
+std::vector<char *> expand_output_option(int argc, char **argv)
+{
+	static char output[] = "--output";
+	std::vector<char *> out(argv, argv + argc);
+	for (char *&arg : out)
+		if (std::strcmp(arg, "-o") == 0)
+			arg = output;
 	return out;
 }
 

@@ -30,6 +30,10 @@ struct ParsedArgs {
 
 Result<ParsedArgs> parse_args(int argc, char **argv, const std::vector<OptionSpec> &specs);
 
+// parse_args knows long options only; "-o" is the one short form, spelled
+// "--output" in the returned copy of argv (for commands that write a file).
+std::vector<char *> expand_output_option(int argc, char **argv);
+
 // Parses "0x1234", "1234" (hex), "-0x10"; an error names the text.
 Result<long long> parse_hex(const std::string &text);
 

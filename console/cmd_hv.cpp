@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "args.hpp"
+#include "device.hpp"
 #include "hv_format.hpp"
 #include "subcommands.hpp"
 
@@ -33,62 +34,6 @@ const char kHelp[] =
 	"\n"
 	"options:\n"
 	"  --device PATH   the vtice device (default /dev/vtice)\n";
-
-class DeviceFd {
-public:
-	explicit DeviceFd(int fd) : fd_(fd) {}
-	DeviceFd(DeviceFd &&other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-	DeviceFd(const DeviceFd &) = delete;
-	DeviceFd &operator=(const DeviceFd &) = delete;
-	DeviceFd &operator=(DeviceFd &&) = delete;
-	~DeviceFd()
-	{
-		if (fd_ >= 0)
-			close(fd_);
-	}
-	int get() const { return fd_; }
-
-private:
-	int fd_;
-};
-
-Error open_error(const std::string &path, int err)
-{
-	if (err == ENOENT || err == ENODEV || err == ENXIO)
-		return make_error(path + ": no such file — is the vtice module loaded?");
-	if (err == EACCES || err == EPERM)
-		return make_error(path + ": permission denied — root only");
-	return make_error(path + ": " + std::strerror(err));
-}
-
-Result<DeviceFd> open_device(const std::string &path)
-{
-	int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return open_error(path, errno);
-	return DeviceFd(fd);
-}
-
-Error ioctl_error(const std::string &path, const char *what, int err)
-{
-	if (err == ENOTTY)
-		return make_error(path + ": " + what + " not supported by this module (is " + path +
-				  " the vtice device, of the same version?)");
-	if (err == EINVAL)
-		return make_error(path + ": " + what + " rejected (ABI version " +
-				  std::to_string(VTICE_ABI_VERSION) + " mismatch?)");
-	return make_error(path + ": " + what + ": " + std::strerror(err));
-}
-
-// Every vtice ioctl argument begins with its size and the ABI version.
-template <class T>
-T request()
-{
-	T arg{};
-	arg.size = sizeof(T);
-	arg.version = VTICE_ABI_VERSION;
-	return arg;
-}
 
 Result<vtice_status> read_status(const DeviceFd &dev, const std::string &path)
 {
@@ -124,7 +69,7 @@ int fail(const Error &error)
 
 int run_status(const std::string &path)
 {
-	auto dev = open_device(path);
+	auto dev = open_device(path, O_RDONLY);
 	if (!dev)
 		return fail(dev.error());
 	auto status = read_status(*dev, path);
@@ -139,7 +84,7 @@ int run_status(const std::string &path)
 
 int run_caps(const std::string &path)
 {
-	auto dev = open_device(path);
+	auto dev = open_device(path, O_RDONLY);
 	if (!dev)
 		return fail(dev.error());
 	auto caps = request<vtice_caps>();
@@ -152,7 +97,7 @@ int run_caps(const std::string &path)
 // The ioctl returns only when the debugger resumes the machine.
 int run_break(const std::string &path)
 {
-	auto dev = open_device(path);
+	auto dev = open_device(path, O_RDONLY);
 	if (!dev)
 		return fail(dev.error());
 	auto br = request<vtice_break>();

@@ -44,17 +44,6 @@ static Renderer pick_renderer(const std::string &format)
 	return nullptr;
 }
 
-// parse_args knows long options only; -o is the one short form report takes.
-static std::vector<char *> expand_short_options(int argc, char **argv)
-{
-	static char output[] = "--output";
-	std::vector<char *> out(argv, argv + argc);
-	for (char *&arg : out)
-		if (std::strcmp(arg, "-o") == 0)
-			arg = output;
-	return out;
-}
-
 // True when a and b name one existing file (hard links, ./x and x alike).
 static bool same_file(const std::string &a, const std::string &b)
 {
@@ -106,7 +95,7 @@ static int render_report(ReportInputs &in, Renderer render, const std::optional<
 
 int cmd_report(int argc, char **argv)
 {
-	std::vector<char *> expanded = expand_short_options(argc, argv);
+	std::vector<char *> expanded = expand_output_option(argc, argv);
 	auto args = parse_args(argc, expanded.data(), {{"--format", true}, {"--symbols", true}, {"--output", true}});
 	if (!args) {
 		std::fprintf(stderr, "vtice report: %s\n", args.error().to_string().c_str());

@@ -454,6 +454,15 @@ detect_timing() {
 	fi
 }
 
+# Syscall events (docs/tracing.md): vtice trace syscalls --comm vtsys while
+# a child makes a known list of syscalls; the trace must be exactly that
+# list. The figures say what the armed trap costs tasks it does not trace.
+scenario_hvsyscalls() {
+	[ "$loaded" = 1 ] || insmod_vtice || { result hv.syscalls FAIL "insmod failed"; return; }
+	$T syscalls hv.syscalls
+	rmmod_vtice
+}
+
 # CPU hotplug with the module loaded: offline, online, cycles, a load while
 # CPU 1 is offline, and 20 cycles with the stub loaded.
 scenario_hvhotplug() {

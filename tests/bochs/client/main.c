@@ -103,6 +103,7 @@ static const struct command commands[] = {
 	{ "gdbwire", cmd_gdbwire, "NAME DEVICE  first RSP steps with gdb on the host (host/gdb-wire.py)" },
 	{ "ftrace-openat", cmd_ftrace_openat, "NAME PATH  the kernel's function_graph of one openat(PATH)" },
 	{ "openat-loop", cmd_openat_loop, "NAME PATH DONE MAX_S  openat(PATH) each second as vtopen until hostname is DONE" },
+	{ "syscalls", cmd_syscalls, "NAME  vtice trace syscalls shows exactly the syscalls a child makes" },
 	{ "ring", cmd_ring, "NAME  NAME.order: EMIT_TEST records in order; NAME.overflow: drops counted" },
 };
 

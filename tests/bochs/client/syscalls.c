@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * `vtice trace syscalls` against a program whose syscalls are known: a
+ * child named vtsys makes a fixed list of raw syscalls and keeps what the
+ * kernel returned (the oracle) in shared memory, making no other syscall
+ * until it exits. The trace of comm vtsys must be exactly that list, in
+ * order, with those arguments and return values, between the exit of the
+ * prctl that named the child and its exit_group.
+ *
+ * While the trace is still armed, untraced getpid calls of this process
+ * measure what the trap costs a task the filter does not match.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "device.h"
+#include "report.h"
+
+#define VTICE_BIN	"/bin/vtice"
+#define TRACE_OUT	"/tmp/vtsys.trace"
+#define TRACE_ERR	"/tmp/vtsys.err"
+#define MAX_CALLS	16
+#define UNTRACED_CALLS	20000
+
+struct call {
+	const char *name;
+	int nargs;
+	long args[6];
+	long ret;
+};
+
+struct oracle {
+	int pid, n;
+	char buf[64];
+	struct call calls[MAX_CALLS];
+};
+
+static long record(struct oracle *o, const char *name, long nr, int nargs, long a0, long a1, long a2,
+		   long a3)
+{
+	struct call *c = &o->calls[o->n++];
+	long ret = syscall(nr, a0, a1, a2, a3);
+
+	c->name = name;
+	c->nargs = nargs;
+	c->args[0] = a0;
+	c->args[1] = a1;
+	c->args[2] = a2;
+	c->args[3] = a3;
+	c->ret = ret < 0 ? -errno : ret;	/* the raw return value */
+	return ret;
+}
+
+/* The child: nothing but the listed syscalls between prctl and _exit. */
+static void vtsys(struct oracle *o)
+{
+	static const char version[] = "/proc/version", missing[] = "/vtice-no-such-file";
+	static const char devnull[] = "/dev/null";
+	long fd;
+
+	prctl(PR_SET_NAME, "vtsys");
+	o->pid = (int)record(o, "getpid", SYS_getpid, 0, 0, 0, 0, 0);
+	fd = record(o, "openat", SYS_openat, 4, AT_FDCWD, (long)version, O_RDONLY, 0);
+	record(o, "read", SYS_read, 3, fd, (long)o->buf, sizeof(o->buf), 0);
+	record(o, "close", SYS_close, 1, fd, 0, 0, 0);
+	record(o, "openat", SYS_openat, 4, AT_FDCWD, (long)missing, O_RDONLY, 0);
+	fd = record(o, "openat", SYS_openat, 4, AT_FDCWD, (long)devnull, O_WRONLY, 0);
+	record(o, "write", SYS_write, 3, fd, (long)version, 13, 0);
+	record(o, "close", SYS_close, 1, fd, 0, 0, 0);
+	record(o, "close", SYS_close, 1, 1000, 0, 0, 0);
+	record(o, "getppid", SYS_getppid, 0, 0, 0, 0, 0);
+	_exit(0);
+}
+
+/* The console's argument rule: small values in decimal, others in hex. */
+static void format_value(char *out, size_t len, long v)
+{
+	if (v > -4096 && v < 4096)
+		snprintf(out, len, "%ld", v);
+	else
+		snprintf(out, len, "%#lx", (unsigned long)v);
+}
+
+/* The line vtice must print for c, up to " = ": its return is checked apart. */
+static void expected_line(const struct oracle *o, const struct call *c, char *out, size_t len)
+{
+	int i, n = snprintf(out, len, "vtsys(%d) %s(", o->pid, c->name);
+
+	for (i = 0; i < c->nargs; i++) {
+		char v[32];
+
+		format_value(v, sizeof(v), c->args[i]);
+		n += snprintf(out + n, len - n, "%s%s", i ? ", " : "", v);
+	}
+	snprintf(out + n, len - n, ") = ");
+}
+
+static int return_matches(const char *text, long ret)
+{
+	char want[64];
+
+	if (ret < 0)
+		snprintf(want, sizeof(want), "-1 %s (", strerrorname_np((int)-ret));
+	else
+		snprintf(want, sizeof(want), "%ld", ret);
+	return ret < 0 ? !strncmp(text, want, strlen(want)) : !strcmp(text, want);
+}
+
+static pid_t start_trace(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int err = open(TRACE_ERR, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		dup2(err, 2);
+		execl(VTICE_BIN, "vtice", "trace", "syscalls", "--comm", "vtsys", "-o", TRACE_OUT,
+		      "--duration", "3000", (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* vtice says "armed on N CPUs" once every CPU traps. */
+static int wait_armed(pid_t trace, int max_s)
+{
+	for (int i = 0; i < max_s * 10; i++) {
+		char line[512] = "";
+		FILE *f = fopen(TRACE_ERR, "r");
+
+		if (f) {
+			size_t n = fread(line, 1, sizeof(line) - 1, f);
+
+			line[n] = 0;
+			fclose(f);
+		}
+		if (strstr(line, "armed on"))
+			return 1;
+		if (waitpid(trace, NULL, WNOHANG) == trace) {
+			fprintf(stderr, "vtice trace syscalls ended early: %s\n", line);
+			return 0;
+		}
+		usleep(100000);
+	}
+	return 0;
+}
+
+/* The vtsys lines of the trace, with their line numbers dropped. */
+static int read_vtsys_lines(char lines[][256], int max)
+{
+	FILE *f = fopen(TRACE_OUT, "r");
+	char line[256];
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f) && n < max) {
+		line[strcspn(line, "\n")] = 0;
+		printf("trace: %s\n", line);
+		if (!strncmp(line, "vtsys(", 6))
+			strcpy(lines[n++], line);
+	}
+	fclose(f);
+	return n;
+}
+
+/* prctl's exit, the list, then exit_group with no exit. */
+static int compare(const char *name, const struct oracle *o, char lines[][256], int n)
+{
+	char want[256];
+	int i;
+
+	if (n != o->n + 2)
+		return report(name, FAIL, "%d vtsys lines, expected %d (the list, prctl's exit, exit_group)",
+			      n, o->n + 2);
+	if (!strstr(lines[0], "<... resumed> = 0"))
+		return report(name, FAIL, "first line is not prctl's exit: %s", lines[0]);
+	if (!strstr(lines[n - 1], "exit_group(0) = ? <unfinished>"))
+		return report(name, FAIL, "last line is not exit_group: %s", lines[n - 1]);
+	for (i = 0; i < o->n; i++) {
+		const char *line = lines[i + 1];
+
+		expected_line(o, &o->calls[i], want, sizeof(want));
+		if (strncmp(line, want, strlen(want)) || !return_matches(line + strlen(want), o->calls[i].ret))
+			return report(name, FAIL, "call %d: got '%s', expected '%s%ld'", i, line, want,
+				      o->calls[i].ret);
+	}
+	return report(name, PASS, "%d of %d calls exactly as the program made them, with their return values",
+		      o->n, o->n);
+}
+
+/* What an armed trap costs the tasks it does not trace: exits per getpid. */
+static void untraced_cost(const char *name)
+{
+	int64_t before = total_exits(), after;
+	uint64_t t0 = now_ns();
+
+	for (int i = 0; i < UNTRACED_CALLS; i++)
+		syscall(SYS_getpid);
+	after = total_exits();
+	figure_named(name, "untraced_ns_per_call", "%.1f", (double)(now_ns() - t0) / UNTRACED_CALLS);
+	if (before >= 0 && after >= 0)
+		figure_named(name, "untraced_exits_per_call", "%.3f",
+			     (double)(after - before) / UNTRACED_CALLS);
+}
+
+int cmd_syscalls(int argc, char **argv)
+{
+	const char *name = argv[0];
+	char lines[MAX_CALLS + 8][256];
+	struct oracle *o;
+	pid_t trace, child;
+	int n, status;
+
+	(void)argc;
+	if (access(VTICE_BIN, X_OK))
+		return report(name, SKIP, "%s not in the initramfs", VTICE_BIN);
+	o = mmap(NULL, sizeof(*o), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (o == MAP_FAILED)
+		return report(name, FAIL, "mmap: %s", strerror(errno));
+	trace = start_trace();
+	if (trace < 0 || !wait_armed(trace, 120))
+		return report(name, FAIL, "vtice trace syscalls did not arm (see %s)", TRACE_ERR);
+	child = fork();
+	if (child == 0)
+		vtsys(o);
+	waitpid(child, &status, 0);
+	untraced_cost(name);
+	sleep(1);	/* the tracer polls every 20 ms */
+	kill(trace, SIGINT);
+	waitpid(trace, &status, 0);
+	system("cat " TRACE_ERR);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		return report(name, FAIL, "vtice trace syscalls exited with status %#x", status);
+	n = read_vtsys_lines(lines, MAX_CALLS + 8);
+	if (n < 0)
+		return report(name, FAIL, "no %s", TRACE_OUT);
+	return compare(name, o, lines, n);
+}
