@@ -137,7 +137,7 @@ int cmd_msr(int argc, char **argv)
 		      refused);
 }
 
-static uint64_t rdtsc(void)
+uint64_t rdtsc(void)
 {
 	uint32_t lo, hi;
 
@@ -177,8 +177,9 @@ int cmd_getpid(int argc, char **argv)
 	figure_named(name, "ratio", "%.3f", ratio);
 	if (exits_before < 0 || exits_after < 0)
 		return report(name, SKIP, "ratio=%.3f; VM-exit count unavailable", ratio);
-	if (ratio > 1.05)
-		return report(name, FAIL, "ratio=%.3f > 1.05 exits=%lld", ratio,
+	/* Issue 8's bound for the loaded module with nothing armed. */
+	if (ratio > 1.02)
+		return report(name, FAIL, "ratio=%.3f > 1.02 exits=%lld", ratio,
 			      (long long)(exits_after - exits_before));
 	/* The goal is 0; one exit per hundred calls means the syscall path exits. */
 	if (exits_after - exits_before >= n / 100)

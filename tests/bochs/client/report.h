@@ -22,6 +22,7 @@ void figure_named(const char *test, const char *key, const char *fmt, ...)
 int online_cpus(void);
 int pin_to_cpu(int cpu);
 uint64_t now_ns(void);
+uint64_t rdtsc(void);
 
 /* Subcommands: argv[0] is the test name the markers carry. */
 int cmd_cpuid(int argc, char **argv);

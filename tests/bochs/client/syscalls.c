@@ -7,8 +7,8 @@
  * order, with those arguments and return values, between the exit of the
  * prctl that named the child and its exit_group.
  *
- * While the trace is still armed, untraced getpid calls of this process
- * measure what the trap costs a task the filter does not match.
+ * getpid calls of this process, before the trace and while it is armed
+ * (a task the filter does not match), measure what the trap costs (NAME-cost).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -199,25 +199,56 @@ static int compare(const char *name, const struct oracle *o, char lines[][256], 
 		      o->n, o->n);
 }
 
-/* What an armed trap costs the tasks it does not trace: exits per getpid. */
-static void untraced_cost(const char *name)
-{
-	int64_t before = total_exits(), after;
-	uint64_t t0 = now_ns();
+struct cost {
+	double exits, tsc;	/* per getpid */
+};
 
+/* getpid on CPU 0: VM exits (all CPUs) and TSC cycles per call. */
+static int measure(struct cost *c)
+{
+	int64_t before, after;
+	uint64_t t0, t1;
+
+	pin_to_cpu(0);
+	before = total_exits();
+	t0 = rdtsc();
 	for (int i = 0; i < UNTRACED_CALLS; i++)
 		syscall(SYS_getpid);
+	t1 = rdtsc();
 	after = total_exits();
-	figure_named(name, "untraced_ns_per_call", "%.1f", (double)(now_ns() - t0) / UNTRACED_CALLS);
-	if (before >= 0 && after >= 0)
-		figure_named(name, "untraced_exits_per_call", "%.3f",
-			     (double)(after - before) / UNTRACED_CALLS);
+	if (before < 0 || after < 0)
+		return -1;
+	c->exits = (double)(after - before) / UNTRACED_CALLS;
+	c->tsc = (double)(t1 - t0) / UNTRACED_CALLS;
+	return 0;
+}
+
+/*
+ * Unarmed, nothing may exit on the syscall path (goal 0; one exit per
+ * hundred calls means it does). Armed, a task the filter does not match
+ * pays the trap: SYSCALL and SYSRET, two exits per call, and no more.
+ */
+static int report_cost(const char *name, const struct cost *unarmed, const struct cost *armed)
+{
+	figure_named(name, "unarmed_exits_per_call", "%.3f", unarmed->exits);
+	figure_named(name, "unarmed_tsc_per_call", "%.0f", unarmed->tsc);
+	figure_named(name, "armed_untraced_exits_per_call", "%.3f", armed->exits);
+	figure_named(name, "armed_untraced_tsc_per_call", "%.0f", armed->tsc);
+	figure_named(name, "armed_untraced_ratio", "%.2f", armed->tsc / unarmed->tsc);
+	if (unarmed->exits >= 0.01)
+		return report(name, FAIL, "%.3f exits per getpid with nothing armed", unarmed->exits);
+	if (armed->exits < 1.99 || armed->exits > 2.05)
+		return report(name, FAIL, "%.3f exits per untraced getpid while armed, expected 2",
+			      armed->exits);
+	return report(name, PASS, "exits per getpid: %.3f unarmed, %.3f armed for an untraced task",
+		      unarmed->exits, armed->exits);
 }
 
 int cmd_syscalls(int argc, char **argv)
 {
 	const char *name = argv[0];
-	char lines[MAX_CALLS + 8][256];
+	char lines[MAX_CALLS + 8][256], cost_name[128];
+	struct cost unarmed, armed;
 	struct oracle *o;
 	pid_t trace, child;
 	int n, status;
@@ -228,6 +259,9 @@ int cmd_syscalls(int argc, char **argv)
 	o = mmap(NULL, sizeof(*o), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (o == MAP_FAILED)
 		return report(name, FAIL, "mmap: %s", strerror(errno));
+	snprintf(cost_name, sizeof(cost_name), "%s-cost", name);
+	if (measure(&unarmed))
+		return report(name, FAIL, "no VM-exit counts from /dev/vtice");
 	trace = start_trace();
 	if (trace < 0 || !wait_armed(trace, 120))
 		return report(name, FAIL, "vtice trace syscalls did not arm (see %s)", TRACE_ERR);
@@ -235,13 +269,15 @@ int cmd_syscalls(int argc, char **argv)
 	if (child == 0)
 		vtsys(o);
 	waitpid(child, &status, 0);
-	untraced_cost(name);
+	if (measure(&armed))
+		return report(name, FAIL, "no VM-exit counts from /dev/vtice");
 	sleep(1);	/* the tracer polls every 20 ms */
 	kill(trace, SIGINT);
 	waitpid(trace, &status, 0);
 	system("cat " TRACE_ERR);
 	if (!WIFEXITED(status) || WEXITSTATUS(status))
 		return report(name, FAIL, "vtice trace syscalls exited with status %#x", status);
+	report_cost(cost_name, &unarmed, &armed);
 	n = read_vtsys_lines(lines, MAX_CALLS + 8);
 	if (n < 0)
 		return report(name, FAIL, "no %s", TRACE_OUT);
