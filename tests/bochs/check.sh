@@ -45,7 +45,7 @@ expected() {
 		hv.shield-stress-cpu@CPU@ hv.shield-unload hv.shield-bare-vmcall \
 		hv.shield-guard-text hv.shield-stub-load hv.shield-guard hv.shield-stub-status hv.shield-stub-unload ;;
 	hvdetect) echo hv.detect-state hv.detect-cpuid-timing ;;
-	hvsyscalls) echo hv.syscalls hv.syscalls-cost ;;
+	hvsyscalls) echo hv.syscalls hv.syscalls-cost hv.syscalls-busy hv.syscalls-killed ;;
 	# tests/bochs/bochs-scenarios.sh; the host driver judges the bytes
 	com2) echo com2.echo com2.recv com2.session ;;
 	com2gdb) echo com2gdb.wire ;;

@@ -8,7 +8,9 @@
  * prctl that named the child and its exit_group.
  *
  * getpid calls of this process, before the trace and while it is armed
- * (a task the filter does not match), measure what the trap costs (NAME-cost).
+ * (a task the filter does not match), measure what the trap costs
+ * (NAME-cost). NAME-busy: a second tracer is refused. NAME-killed: a
+ * tracer killed with SIGKILL leaves no CPU trapping.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -29,6 +31,8 @@
 #define VTICE_BIN	"/bin/vtice"
 #define TRACE_OUT	"/tmp/vtsys.trace"
 #define TRACE_ERR	"/tmp/vtsys.err"
+#define TRACE_OUT2	"/tmp/vtsys2.trace"	/* the tracers of the other checks */
+#define TRACE_ERR2	"/tmp/vtsys2.err"
 #define MAX_CALLS	16
 #define UNTRACED_CALLS	20000
 
@@ -116,38 +120,45 @@ static int return_matches(const char *text, long ret)
 	return ret < 0 ? !strncmp(text, want, strlen(want)) : !strcmp(text, want);
 }
 
-static pid_t start_trace(void)
+/* vtice trace syscalls --comm COMM -o out_path, its stderr to err_path. */
+static pid_t start_trace(const char *comm, const char *out_path, const char *err_path)
 {
 	pid_t pid = fork();
 
 	if (pid == 0) {
-		int err = open(TRACE_ERR, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
 		dup2(err, 2);
-		execl(VTICE_BIN, "vtice", "trace", "syscalls", "--comm", "vtsys", "-o", TRACE_OUT,
+		execl(VTICE_BIN, "vtice", "trace", "syscalls", "--comm", comm, "-o", out_path,
 		      "--duration", "3000", (char *)NULL);
 		_exit(127);
 	}
 	return pid;
 }
 
+static void read_text(const char *path, char *out, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	size_t n = 0;
+
+	if (f) {
+		n = fread(out, 1, len - 1, f);
+		fclose(f);
+	}
+	out[n] = 0;
+}
+
 /* vtice says "armed on N CPUs" once every CPU traps. */
-static int wait_armed(pid_t trace, int max_s)
+static int wait_armed(pid_t trace, const char *err_path, int max_s)
 {
 	for (int i = 0; i < max_s * 10; i++) {
-		char line[512] = "";
-		FILE *f = fopen(TRACE_ERR, "r");
+		char text[512];
 
-		if (f) {
-			size_t n = fread(line, 1, sizeof(line) - 1, f);
-
-			line[n] = 0;
-			fclose(f);
-		}
-		if (strstr(line, "armed on"))
+		read_text(err_path, text, sizeof(text));
+		if (strstr(text, "armed on"))
 			return 1;
 		if (waitpid(trace, NULL, WNOHANG) == trace) {
-			fprintf(stderr, "vtice trace syscalls ended early: %s\n", line);
+			fprintf(stderr, "vtice trace syscalls ended early: %s\n", text);
 			return 0;
 		}
 		usleep(100000);
@@ -244,6 +255,47 @@ static int report_cost(const char *name, const struct cost *unarmed, const struc
 		      unarmed->exits, armed->exits);
 }
 
+/* While one tracer owns the events, a second one is refused and says why. */
+static void second_owner(const char *name)
+{
+	char test[128], text[512];
+	pid_t second = start_trace("other", TRACE_OUT2, TRACE_ERR2);
+	int status = 0;
+
+	snprintf(test, sizeof(test), "%s-busy", name);
+	waitpid(second, &status, 0);
+	read_text(TRACE_ERR2, text, sizeof(text));
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 1 && strstr(text, "owns the syscall events"))
+		report(test, PASS, "a second tracer exits 1: %s", strtok(text, "\n"));
+	else
+		report(test, FAIL, "second tracer: status %#x, '%s'", status, text);
+}
+
+/* kill -9 of a tracer: closing /dev/vtice disarms every CPU. */
+static void killed_owner(const char *name)
+{
+	char test[128];
+	struct cost after;
+	pid_t trace = start_trace("nobody", TRACE_OUT2, TRACE_ERR2);
+
+	snprintf(test, sizeof(test), "%s-killed", name);
+	if (!wait_armed(trace, TRACE_ERR2, 120)) {
+		report(test, FAIL, "the tracer did not arm");
+		return;
+	}
+	kill(trace, SIGKILL);
+	waitpid(trace, NULL, 0);
+	if (measure(&after)) {
+		report(test, FAIL, "no VM-exit counts");
+		return;
+	}
+	figure_named(test, "exits_per_call", "%.3f", after.exits);
+	if (after.exits < 0.01)
+		report(test, PASS, "after kill -9 of the tracer, %.3f exits per getpid", after.exits);
+	else
+		report(test, FAIL, "after kill -9 of the tracer, still %.3f exits per getpid", after.exits);
+}
+
 int cmd_syscalls(int argc, char **argv)
 {
 	const char *name = argv[0];
@@ -262,8 +314,8 @@ int cmd_syscalls(int argc, char **argv)
 	snprintf(cost_name, sizeof(cost_name), "%s-cost", name);
 	if (measure(&unarmed))
 		return report(name, FAIL, "no VM-exit counts from /dev/vtice");
-	trace = start_trace();
-	if (trace < 0 || !wait_armed(trace, 120))
+	trace = start_trace("vtsys", TRACE_OUT, TRACE_ERR);
+	if (trace < 0 || !wait_armed(trace, TRACE_ERR, 120))
 		return report(name, FAIL, "vtice trace syscalls did not arm (see %s)", TRACE_ERR);
 	child = fork();
 	if (child == 0)
@@ -271,6 +323,7 @@ int cmd_syscalls(int argc, char **argv)
 	waitpid(child, &status, 0);
 	if (measure(&armed))
 		return report(name, FAIL, "no VM-exit counts from /dev/vtice");
+	second_owner(name);
 	sleep(1);	/* the tracer polls every 20 ms */
 	kill(trace, SIGINT);
 	waitpid(trace, &status, 0);
@@ -278,6 +331,7 @@ int cmd_syscalls(int argc, char **argv)
 	if (!WIFEXITED(status) || WEXITSTATUS(status))
 		return report(name, FAIL, "vtice trace syscalls exited with status %#x", status);
 	report_cost(cost_name, &unarmed, &armed);
+	killed_owner(name);
 	n = read_vtsys_lines(lines, MAX_CALLS + 8);
 	if (n < 0)
 		return report(name, FAIL, "no %s", TRACE_OUT);
