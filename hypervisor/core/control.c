@@ -54,7 +54,8 @@ int vt_set_mov_dr_exiting(struct vt_vcpu *vcpu, bool on)
 
 /*
  * BTF/LBR for tracing: set in the DEBUGCTL that VM entry loads, invisible to
- * the guest, which keeps reading its own shadow value (exit_msr.c).
+ * the guest, which keeps reading its own shadow value (exit_msr.c). LBR
+ * the guest already uses itself is left to it until it turns it off.
  */
 int vt_set_debugctl_owned(struct vt_vcpu *vcpu, u64 bits)
 {
@@ -67,6 +68,8 @@ int vt_set_debugctl_owned(struct vt_vcpu *vcpu, u64 bits)
 	if (bits & ~honoured)
 		return -VT_EOPNOTSUPP;
 	vcpu->debugctl_owned = bits;
-	return vt_vmwrite(GUEST_IA32_DEBUGCTL, vcpu->debugctl_shadow | bits) == VT_VMX_OK ?
-	       0 : -VT_EIO;
+	vcpu->debugctl_yielded = 0;
+	vt_debugctl_share(vcpu, vcpu->debugctl_shadow);
+	return vt_vmwrite(GUEST_IA32_DEBUGCTL, vcpu->debugctl_shadow | vcpu->debugctl_owned) ==
+	       VT_VMX_OK ? 0 : -VT_EIO;
 }

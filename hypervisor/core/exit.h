@@ -46,6 +46,11 @@ u32 vt_guest_cpl(void);
 void vt_flush_guest_tlb(struct vt_vcpu *vcpu);
 /* Finish an emulated instruction: #GP(0) if it faulted, else skip it. */
 enum vt_exit_action vt_complete(struct vt_exit *exit, bool fault);
+/*
+ * exit_msr.c: the guest's DEBUGCTL is now `guest`: hand the shareable
+ * owned bits it sets itself over to it, take back those it cleared.
+ */
+void vt_debugctl_share(struct vt_vcpu *vcpu, u64 guest);
 
 /* A CR0/CR4 value honours IA32_VMX_CRn_FIXED0/1 (SDM 3D A.7, A.8). */
 static inline bool vt_cr_fixed_ok(u64 v, u64 fixed0, u64 fixed1)

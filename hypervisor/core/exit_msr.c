@@ -6,7 +6,8 @@
  *  - IA32_FEATURE_CONTROL reads with both VMX-enable bits clear; it is
  *    locked, so writes raise #GP as they would natively.
  *  - IA32_DEBUGCTL is shadowed: the guest reads back what it wrote while
- *    the hypervisor may own BTF/LBR for tracing.
+ *    the hypervisor may own BTF/LBR for tracing (and LBR for the crash
+ *    snapshots, debug/lbr.c); a guest that turns LBR on itself gets it.
  *  - IA32_EFER exits only while the syscall trap is armed, which hides
  *    the cleared SCE bit (syscall_trap.c).
  *  - Everything else is passed through; a #GP the real access would take
@@ -14,10 +15,28 @@
  */
 #include "exit.h"
 #include "intrin.h"
+#include <vtice/ioctl.h>
 
 static bool vt_msr_is_vmx(u32 msr)
 {
 	return msr >= MSR_IA32_VMX_BASIC && msr <= MSR_IA32_VMX_VMFUNC;
+}
+
+/*
+ * Bits the hypervisor owns show as the guest wrote them; the others as the
+ * CPU left them. The CPU changes DEBUGCTL on its own: with
+ * FREEZE_LBRS_ON_PMI a PMI clears LBR (SDM Vol. 3B 18.4.7), and "save
+ * debug controls" brings that into the guest-state field at every exit
+ * (SDM Vol. 3C 28.3.1), so perf reads what it would on the bare CPU.
+ */
+static u64 vt_read_debugctl(struct vt_vcpu *vcpu)
+{
+	u64 live;
+
+	if (!(vcpu->hv->ctls.exit & VM_EXIT_SAVE_DEBUG_CONTROLS) ||
+	    vt_vmread(GUEST_IA32_DEBUGCTL, &live) != VT_VMX_OK)
+		return vcpu->debugctl_shadow;
+	return (live & ~vcpu->debugctl_owned) | (vcpu->debugctl_shadow & vcpu->debugctl_owned);
 }
 
 enum vt_exit_action vt_handle_rdmsr(struct vt_exit *exit)
@@ -29,7 +48,7 @@ enum vt_exit_action vt_handle_rdmsr(struct vt_exit *exit)
 	if (vt_msr_is_vmx(msr))
 		return vt_complete(exit, true);
 	if (msr == MSR_IA32_DEBUGCTLMSR)
-		value = exit->vcpu->debugctl_shadow;
+		value = vt_read_debugctl(exit->vcpu);
 	else if (msr == MSR_EFER && exit->vcpu->sys.armed)
 		value = vt_syscall_read_efer(exit->vcpu);
 	else if (vt_rdmsr_safe(msr, &value))
@@ -42,22 +61,44 @@ enum vt_exit_action vt_handle_rdmsr(struct vt_exit *exit)
 }
 
 /*
+ * The bits the hypervisor hands over while the guest uses them itself. A
+ * kernel that turns LBR on (perf) wants the stack as its own, with its own
+ * LBR_SELECT filter and freeze-on-PMI, and LBR is one bit both can want:
+ * owning it would also make a PMI's freeze invisible to perf. BTF is never
+ * shared: a tracer that owns it needs the #DB it causes.
+ */
+#define VT_DEBUGCTL_SHAREABLE	DEBUGCTLMSR_LBR
+
+void vt_debugctl_share(struct vt_vcpu *vcpu, u64 guest)
+{
+	u64 wanted = vcpu->debugctl_owned | vcpu->debugctl_yielded;
+
+	vcpu->debugctl_yielded = wanted & VT_DEBUGCTL_SHAREABLE & guest;
+	vcpu->debugctl_owned = wanted & ~vcpu->debugctl_yielded;
+}
+
+/*
  * Let the real MSR judge the guest's value (reserved bits #GP) and say what
  * sticks (a CPU or emulator may drop bits it does not implement): the guest
  * later reads back exactly what it would have read without us. VM entry
  * then loads that value, plus the bits the hypervisor owns, from the
  * guest-state field. In VMX root DEBUGCTL is 0 after every exit (SDM 3C
- * 28.5.1), so 0 is what we put back.
+ * 28.5.1), so 0 is what we put back. LBR is left out of the trial write
+ * where the probe found it honoured: set in VMX root it would record the
+ * hypervisor's own branches into the guest's stack.
  */
 static bool vt_write_debugctl(struct vt_vcpu *vcpu, u64 value)
 {
+	u64 lbr = (vcpu->hv->caps.flags & VTICE_CAP_DEBUGCTL_LBR) ? value & DEBUGCTLMSR_LBR : 0;
 	u64 effective = 0;
 
-	if (vt_wrmsr_safe(MSR_IA32_DEBUGCTLMSR, value))
+	if (vt_wrmsr_safe(MSR_IA32_DEBUGCTLMSR, value & ~lbr))
 		return false;
 	vt_rdmsr_safe(MSR_IA32_DEBUGCTLMSR, &effective);
 	vt_wrmsr_safe(MSR_IA32_DEBUGCTLMSR, 0);
+	effective |= lbr;
 	vcpu->debugctl_shadow = effective;
+	vt_debugctl_share(vcpu, effective);
 	vt_vmwrite(GUEST_IA32_DEBUGCTL, effective | vcpu->debugctl_owned);
 	return true;
 }

@@ -144,6 +144,7 @@ struct vt_vcpu {
 	u8 *stack;
 	u64 debugctl_shadow;	/* what the guest believes DEBUGCTL holds */
 	u64 debugctl_owned;	/* bits the hypervisor sets (BTF/LBR tracing) */
+	u64 debugctl_yielded;	/* owned bits left to a guest that uses them itself (LBR) */
 	bool nmi_pending;
 	/* events.c: guest interrupts held off while a TF single step runs */
 	bool holding_events;

@@ -22,6 +22,32 @@
 #define MSR_IA32_DEBUGCTLMSR		0x000001d9
 #define DEBUGCTLMSR_LBR			VT_BIT(0)
 #define DEBUGCTLMSR_BTF			VT_BIT(1)
+/*
+ * Last branch records, SDM Vol. 3B 18.4.8 and the per-microarchitecture
+ * sections after it; the stack's MSR addresses depend on the model.
+ */
+#define MSR_LBR_SELECT			0x000001c8	/* Nehalem and later: the filter */
+#define MSR_LBR_TOS			0x000001c9
+#define MSR_LBR_CORE_FROM		0x00000040	/* Core 2, Atom, Silvermont */
+#define MSR_LBR_CORE_TO			0x00000060
+#define MSR_LBR_NHM_FROM		0x00000680	/* Nehalem and later, Goldmont */
+#define MSR_LBR_NHM_TO			0x000006c0
+#define MSR_LBR_INFO_0			0x00000dc0	/* Skylake, Goldmont Plus */
+#define LBR_INFO_MISPRED		VT_BIT(63)
+#define LBR_INFO_IN_TX			VT_BIT(62)
+#define LBR_INFO_ABORT			VT_BIT(61)
+#define LBR_INFO_CYCLES			0xffffull
+#define MSR_IA32_PERF_CAPABILITIES	0x00000345
+#define PERF_CAP_LBR_FMT		0x3full
+/* LBR_FMT values, SDM Vol. 3B 18.4.8.1 */
+#define LBR_FORMAT_32			0x00	/* 32-bit offsets */
+#define LBR_FORMAT_LIP			0x01	/* 64-bit linear addresses */
+#define LBR_FORMAT_EIP			0x02	/* 64-bit effective addresses */
+#define LBR_FORMAT_EIP_FLAGS		0x03	/* FROM[63] mispredicted */
+#define LBR_FORMAT_EIP_FLAGS2		0x04	/* FROM[63:61] mispredicted, in TSX, TSX abort */
+#define LBR_FORMAT_INFO			0x05	/* flags and cycles in MSR_LBR_INFO_x */
+#define LBR_FORMAT_TIME			0x06	/* FROM[63] mispredicted, TO[63:48] cycles */
+#define LBR_FORMAT_INFO2		0x07	/* as 0x05 (Goldmont Plus) */
 #define MSR_MTRRphysBase0		0x00000200	/* base n = 0x200 + 2n */
 #define MSR_MTRRphysMask0		0x00000201	/* mask n = 0x201 + 2n */
 #define MSR_MTRRfix64K_00000		0x00000250
@@ -128,6 +154,8 @@
 /* CPUID bits the core looks at (SDM Vol. 2A CPUID) */
 #define CPUID_1_ECX_VMX		VT_BIT(5)
 #define CPUID_1_ECX_HYPERVISOR	VT_BIT(31)	/* stays clear: stealth */
+#define CPUID_1_ECX_PDCM	VT_BIT(15)	/* IA32_PERF_CAPABILITIES exists */
+#define CPUID_7_EDX_ARCH_LBR	VT_BIT(19)	/* architectural LBR, leaf 0x1C */
 
 /* ---- VM-execution controls, SDM Vol. 3C 24.6 ---- */
 #define PIN_BASED_EXT_INTR_MASK			0x00000001u

@@ -24,6 +24,7 @@ static struct {
 	struct vt_vcpu *vcpus[VT_STOP_MAX_CPUS];	/* every possible CPU's, from load */
 	u32 nr;
 	vt_stop_serve_fn serve;
+	void (*on_park)(struct vt_vcpu *vcpu);
 	s32 master;		/* CPU serving the debugger, or VT_NO_MASTER */
 	u32 stop_req;		/* every CPU parks before its next VM entry */
 	u32 release;		/* bumped to let parked CPUs go */
@@ -41,6 +42,11 @@ void vt_stop_init(struct vt_vcpu *const *vcpus, u32 nr_cpus, vt_stop_serve_fn se
 		st.vcpus[i] = vcpus[i];
 	st.serve = serve;
 	st.master = VT_NO_MASTER;
+}
+
+void vt_stop_on_park(void (*fn)(struct vt_vcpu *vcpu))
+{
+	st.on_park = fn;
 }
 
 int vt_stop_shield(void)
@@ -169,6 +175,8 @@ static void vt_stop_park(struct vt_vcpu *vcpu, struct vt_exit *exit)
 	struct vt_stop_cpu *c = &st.cpu[vcpu->cpu];
 	u32 gen;
 
+	if (st.on_park)
+		st.on_park(vcpu);
 	vt_stop_snapshot(c, vcpu, exit);
 	c->missing = false;
 	gen = VT_LOAD_ACQUIRE(st.release);

@@ -41,6 +41,8 @@ struct vt_stop_cpu {
 typedef void (*vt_stop_serve_fn)(u32 master, const struct vt_dbg_stop *why);
 
 void vt_stop_init(struct vt_vcpu *const *vcpus, u32 nr_cpus, vt_stop_serve_fn serve);
+/* Called by each CPU the master stops, in VMX root before it parks (after vt_stop_init). */
+void vt_stop_on_park(void (*fn)(struct vt_vcpu *vcpu));
 /* Copy the all-stop state for the kernel (dbg_os.h), at load. */
 int vt_stop_shield(void);
 /* A debugger event on this CPU (VMX root, inside an exit handler). */

@@ -7,6 +7,7 @@
  */
 #include "stub.h"
 #include "hooks.h"
+#include "lbr.h"
 #include "lockup.h"
 #include "rsp.h"
 #include "rsp_engine.h"
@@ -116,12 +117,40 @@ static void vt_stub_serve(u32 master, const struct vt_dbg_stop *why)
 	vt_stub_unlock_line();
 }
 
+/* What a stop means for the LBR snapshots (lbr.h); 0 when it takes none. */
+static u32 vt_stub_lbr_event(const struct vt_dbg_stop *why)
+{
+	if (why->reason == VT_STOP_LOCKUP)
+		return VTICE_LBR_EV_LOCKUP;
+	if (why->reason != VT_STOP_CRASH)
+		return VTICE_LBR_EV_NONE;
+	if (!why->data_addr)
+		return VTICE_LBR_EV_TRIPLE_FAULT;
+	return vt_stub_is_fatal(why) ? VTICE_LBR_EV_PANIC : VTICE_LBR_EV_OOPS;
+}
+
+/*
+ * A crash saves this CPU's LBR stack first, while the exit keeps it frozen,
+ * and every CPU the all-stop parks saves its own (vt_stop_on_park).
+ */
+static void vt_stub_stop_machine(struct vt_vcpu *vcpu, struct vt_exit *exit,
+				 const struct vt_dbg_stop *why)
+{
+	u32 event = vt_stub_lbr_event(why);
+
+	if (event)
+		vt_lbr_crash_begin(vcpu, event);
+	vt_stop_machine(vcpu, exit, why);
+	if (event)
+		vt_lbr_crash_end();
+}
+
 static void vt_stub_stop(struct vt_vcpu *vcpu, struct vt_exit *exit,
 			 enum vt_dbg_stop_reason reason, u64 data_addr)
 {
 	struct vt_dbg_stop why = { .cpu = vcpu->cpu, .reason = reason, .data_addr = data_addr };
 
-	vt_stop_machine(vcpu, exit, &why);
+	vt_stub_stop_machine(vcpu, exit, &why);
 }
 
 /*
@@ -203,7 +232,7 @@ static bool vt_stub_hook_result(struct vt_vcpu *vcpu, struct vt_exit *exit,
 				enum vt_hook_result r, struct vt_dbg_stop *stop)
 {
 	if (r == VT_HOOK_STOP)
-		vt_stop_machine(vcpu, exit, stop);
+		vt_stub_stop_machine(vcpu, exit, stop);
 	return r != VT_HOOK_NOT_MINE;
 }
 
@@ -281,6 +310,7 @@ static bool vt_stub_mtf(struct vt_vcpu *vcpu, struct vt_exit *exit)
 /* Parks the CPU while the machine is stopped; then the tracer arms its step. */
 static void vt_stub_pre_entry(struct vt_vcpu *vcpu, struct vt_exit *exit)
 {
+	vt_lbr_pre_entry(vcpu);
 	vt_stop_pre_entry(vcpu, exit);
 	vt_tracer_pre_entry(vcpu);
 }
@@ -288,6 +318,8 @@ static void vt_stub_pre_entry(struct vt_vcpu *vcpu, struct vt_exit *exit)
 /* vtice hv break / debug_wait: a break-in from the module's kernel side. */
 static bool vt_stub_vmcall(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 func)
 {
+	if (func == VTICE_VMCALL_LBR)
+		return vt_lbr_vmcall(vcpu, exit);
 	if (func != VTICE_VMCALL_DEBUG_BREAK)
 		return false;
 	/* Finish the VMCALL first: the debugger sees the CPU after it. */
@@ -390,6 +422,29 @@ static void vt_stub_arm_guards(struct vt_hv *hv, const struct vt_stub_config *cf
 		vt_hv_intercept_exceptions(hv, VT_BIT(X86_TRAP_BP));
 }
 
+static int vt_stub_init_lbr(struct vt_hv *hv, u32 nr_cpus)
+{
+	static const char *const why_not[] = {
+		[VTICE_LBR_NO_DEBUGCTL] = "DEBUGCTL.LBR does not stick (an emulated CPU?)",
+		[VTICE_LBR_NOT_INTEL] = "not an Intel CPU",
+		[VTICE_LBR_UNKNOWN_MODEL] = "a CPU model whose LBR MSRs are not known",
+		[VTICE_LBR_ARCH_ONLY] = "architectural LBR, not implemented",
+	};
+	const struct vt_lbr_model *m;
+	int ret = vt_lbr_init(hv, nr_cpus);
+
+	if (ret) {
+		vt_err("no memory for the LBR snapshots\n");
+		return ret;
+	}
+	m = vt_lbr_get_model();
+	if (m->status == VTICE_LBR_OK)
+		vt_info("LBR snapshots at a crash: %u entries, format %u\n", m->nr, m->format);
+	else if (m->status < VT_ARRAY_SIZE(why_not) && why_not[m->status])
+		vt_info("no LBR snapshots: %s\n", why_not[m->status]);
+	return 0;
+}
+
 static int vt_stub_init_tracer(struct vt_hv *hv, const struct vt_stub_config *cfg)
 {
 	struct vt_tracer_config tc = {
@@ -435,8 +490,15 @@ int vt_stub_init(struct vt_hv *hv, const struct vt_stub_config *cfg)
 		vt_hooks_fini();
 		return ret;
 	}
+	ret = vt_stub_init_lbr(hv, cfg->nr_cpus);
+	if (ret) {
+		vt_tracer_fini();
+		vt_hooks_fini();
+		return ret;
+	}
 	vt_stub_arm_guards(hv, cfg);
 	vt_stop_init(cfg->vcpus, cfg->nr_cpus, vt_stub_serve);
+	vt_stop_on_park(vt_lbr_on_exit);
 	vt_rsp_init(&stub.rsp, &vt_stub_target_ops, NULL, vt_stub_put_byte);
 	vt_hv_set_callbacks(hv, &vt_stub_callbacks);
 	vt_info("debug stub on port 0x%x at %u baud, single steps with %s\n", cfg->port, cfg->baud,
@@ -456,6 +518,8 @@ int vt_stub_shield(void)
 		ret = vt_stop_shield();
 	if (!ret)
 		ret = vt_tracer_shield();
+	if (!ret)
+		ret = vt_lbr_shield();
 	return ret ? ret : vt_os_shield_image(&stub, sizeof(stub));
 }
 
@@ -466,5 +530,6 @@ void vt_stub_fini(void)
 	vt_hv_set_callbacks(stub.hv, NULL);
 	vt_hooks_fini();
 	vt_tracer_fini();
+	vt_lbr_fini();
 	stub.hv = NULL;
 }

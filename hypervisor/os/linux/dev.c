@@ -200,6 +200,8 @@ static long vt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return vt_ioc_break(uarg);
 	case VTICE_IOC_SYSCALLS:
 		return vt_ioc_syscalls(file, uarg);
+	case VTICE_IOC_LBR:
+		return vt_ioc_lbr(uarg);
 	default:
 		return -ENOTTY;
 	}

@@ -41,6 +41,8 @@ u64 vt_linux_task_pointer(u32 cpu);
 /* dev.c: ioctl arguments that start with size and version. */
 int vt_get_arg(void *arg, size_t size, const void __user *uarg);
 int vt_put_arg(void __user *uarg, const void *arg, size_t size);
+/* lbr_dev.c: VTICE_IOC_LBR. */
+long vt_ioc_lbr(void __user *uarg);
 /* syscalls_dev.c: VTICE_IOC_SYSCALLS, and the owner's close. */
 struct file;
 long vt_ioc_syscalls(struct file *file, void __user *uarg);

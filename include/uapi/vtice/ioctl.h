@@ -17,6 +17,8 @@
  *    (u.test.value = value, u.test.sequence = 0, 1, ...) into that CPU's ring.
  *  - VTICE_IOC_SYSCALLS: arm or disarm syscall events on every CPU, or
  *    read their counters (see struct vtice_syscalls).
+ *  - VTICE_IOC_LBR: one CPU's LBR support and its last-branch snapshot
+ *    taken at a crash (see struct vtice_lbr).
  *  - mmap(): CPU n's ring is at offset n * status.ring_mmap_size, length
  *    status.ring_mmap_size, read-only; see ring.h for the layout.
  *
@@ -150,12 +152,80 @@ struct vtice_syscalls {
 	__u64 recorded;			/* out: events that passed the filter and fit in a ring */
 };
 
+/*
+ * LBR snapshots at a crash (docs/lbr.md): where the CPU honours
+ * IA32_DEBUGCTL.LBR, the hypervisor keeps the last-branch stack recording
+ * in the guest and, when the debug stub notices an oops, a panic, a triple
+ * fault or a hard lockup, saves each CPU's stack (frozen by the VM exit)
+ * in memory only VMX root uses. One CPU per call; status says plainly why
+ * a CPU has none. -EINVAL: bad size/version or cpu >= nr_cpu_ids.
+ */
+#define VTICE_LBR_MAX		32	/* pairs per CPU: the deepest model stack handled */
+
+enum vtice_lbr_status {
+	VTICE_LBR_OK = 0,		/* recording; see event for a snapshot */
+	VTICE_LBR_NO_DEBUGCTL = 1,	/* DEBUGCTL.LBR does not stick (emulators: Bochs, TCG) */
+	VTICE_LBR_NOT_INTEL = 2,	/* not a GenuineIntel CPU */
+	VTICE_LBR_UNKNOWN_MODEL = 3,	/* family/model whose LBR MSRs vtice does not know */
+	VTICE_LBR_ARCH_ONLY = 4,	/* architectural LBR (CPUID 7:EDX[19]); not implemented */
+	VTICE_LBR_NO_STUB = 5,		/* supported, but snapshots need the debug stub (debug_port) */
+	VTICE_LBR_OFFLINE = 6,		/* that CPU is not virtualized */
+};
+
+enum vtice_lbr_event {
+	VTICE_LBR_EV_NONE = 0,		/* no snapshot yet */
+	VTICE_LBR_EV_OOPS = 1,		/* the crash guard on __die */
+	VTICE_LBR_EV_PANIC = 2,		/* the crash guard on panic */
+	VTICE_LBR_EV_TRIPLE_FAULT = 3,
+	VTICE_LBR_EV_LOCKUP = 4,	/* the stub's hard-lockup watch */
+	VTICE_LBR_EV_PARKED = 5,	/* stopped by the all-stop while another CPU crashed */
+};
+
+/* vtice_lbr_entry.flags, from FROM_IP's upper bits or MSR_LBR_INFO_x */
+#define VTICE_LBR_MISPRED	(1u << 0)
+#define VTICE_LBR_IN_TSX	(1u << 1)
+#define VTICE_LBR_TSX_ABORT	(1u << 2)
+#define VTICE_LBR_CYCLES	(1u << 3)	/* cycles is valid */
+
+/* vtice_lbr.flags */
+#define VTICE_LBR_GUEST_OWNED	(1u << 0)	/* the kernel had LBR on itself (perf): its filter applied */
+#define VTICE_LBR_SELECT_VALID	(1u << 1)	/* lbr_select holds MSR_LBR_SELECT */
+
+#define VTICE_LBR_FMT_NONE	0xffu		/* no IA32_PERF_CAPABILITIES */
+
+struct vtice_lbr_entry {
+	__u64 from;			/* canonical address, flag bits removed */
+	__u64 to;
+	__u32 flags;			/* VTICE_LBR_MISPRED... */
+	__u32 cycles;			/* core clocks since the previous entry (saturating) */
+};
+
+struct vtice_lbr {
+	__u32 size;			/* in */
+	__u32 version;			/* in */
+	__u32 cpu;			/* in */
+	__u32 status;			/* out: enum vtice_lbr_status */
+	__u32 entries;			/* out: the model's LBR stack depth, 0 without LBR */
+	__u32 format;			/* out: IA32_PERF_CAPABILITIES[5:0], or VTICE_LBR_FMT_NONE */
+	__u32 arch_depth;		/* out: architectural LBR depth (CPUID 0x1C), 0 = none */
+	__u32 model;			/* out: DisplayFamily << 8 | DisplayModel */
+	__u32 event;			/* out: enum vtice_lbr_event of the last snapshot */
+	__u32 count;			/* out: valid pairs in br[], oldest first */
+	__u32 flags;			/* out: VTICE_LBR_GUEST_OWNED... */
+	__u32 snapshots;		/* out: snapshots taken on this CPU since load */
+	__u64 tsc;			/* out: TSC when the snapshot was taken */
+	__u64 rip;			/* out: guest RIP at the exit that froze the stack */
+	__u64 lbr_select;		/* out: MSR_LBR_SELECT then (a filter: branches left out) */
+	struct vtice_lbr_entry br[VTICE_LBR_MAX];
+};
+
 #define VTICE_IOC_STATUS	_IOWR(VTICE_IOC_MAGIC, 1, struct vtice_status)
 #define VTICE_IOC_CPU_STATS	_IOWR(VTICE_IOC_MAGIC, 2, struct vtice_cpu_stats)
 #define VTICE_IOC_CAPS		_IOWR(VTICE_IOC_MAGIC, 3, struct vtice_caps)
 #define VTICE_IOC_EMIT_TEST	_IOWR(VTICE_IOC_MAGIC, 4, struct vtice_emit_test)
 #define VTICE_IOC_BREAK		_IOWR(VTICE_IOC_MAGIC, 5, struct vtice_break)
 #define VTICE_IOC_SYSCALLS	_IOWR(VTICE_IOC_MAGIC, 6, struct vtice_syscalls)
+#define VTICE_IOC_LBR		_IOWR(VTICE_IOC_MAGIC, 8, struct vtice_lbr)
 
 #ifdef __cplusplus
 #define VTICE_UAPI_ASSERT(c, m) static_assert(c, m)
@@ -169,5 +239,7 @@ VTICE_UAPI_ASSERT(sizeof(struct vtice_caps) == 88, "vtice_caps layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_emit_test) == 40, "vtice_emit_test layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_syscalls) == 56, "vtice_syscalls layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_break) == 16, "vtice_break layout");
+VTICE_UAPI_ASSERT(sizeof(struct vtice_lbr_entry) == 24, "vtice_lbr_entry layout");
+VTICE_UAPI_ASSERT(sizeof(struct vtice_lbr) == 72 + 24 * VTICE_LBR_MAX, "vtice_lbr layout");
 
 #endif /* VTICE_UAPI_IOCTL_H */

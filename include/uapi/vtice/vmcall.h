@@ -32,6 +32,22 @@ enum vtice_vmcall {
 	VTICE_VMCALL_USER_BASE = 0x100,	/* forwarded to the debugger callback */
 	/* Stop every CPU for the debug stub; RDX out = TSC cycles stopped. */
 	VTICE_VMCALL_DEBUG_BREAK = VTICE_VMCALL_USER_BASE,
+	/*
+	 * Read one word of a CPU's LBR snapshot (any CPU's, from any CPU):
+	 * RDX = cpu << 32 | item (enum vtice_vmcall_lbr_item, or
+	 * VTICE_VMCALL_LBR_ENTRY + 3 * i + {0 from, 1 to, 2 flags | cycles << 32}).
+	 * RDX out = the word. EINVAL: no such CPU or item.
+	 */
+	VTICE_VMCALL_LBR = VTICE_VMCALL_USER_BASE + 2,
+};
+
+enum vtice_vmcall_lbr_item {
+	VTICE_VMCALL_LBR_SEQ = 0,	/* odd while the snapshot is being written */
+	VTICE_VMCALL_LBR_HEADER = 1,	/* event | count << 8 | flags << 16 | snapshots << 32 */
+	VTICE_VMCALL_LBR_TSC = 2,
+	VTICE_VMCALL_LBR_RIP = 3,
+	VTICE_VMCALL_LBR_SELECT = 4,
+	VTICE_VMCALL_LBR_ENTRY = 16,
 };
 
 #define VTICE_VMCALL_EMIT_MAX	(1u << 20)	/* records per EMIT_TEST call */
