@@ -42,7 +42,8 @@ static u64 vt_syscalls_vmcall(struct vt_vcpu *vcpu, const struct vt_guest_regs *
 
 	vt_memcpy(f.comm, &r->r9, 8);
 	vt_memcpy(f.comm + 8, &r->r10, 8);
-	if (vt_syscall_trap_set(vcpu, r->rdx & VTICE_VMCALL_SYSCALLS_ON, &f))
+	if (vt_syscall_trap_set(vcpu, r->rdx & VTICE_VMCALL_SYSCALLS_ON,
+				r->rdx & VTICE_VMCALL_SYSCALLS_QUIET, &f))
 		return (u64)VTICE_VMCALL_ENOSYS;
 	return VTICE_VMCALL_OK;
 }

@@ -79,6 +79,12 @@ struct vt_callbacks {
 	 * host) parks here instead of running the guest.
 	 */
 	void (*pre_entry)(struct vt_vcpu *vcpu, struct vt_exit *exit);
+	/*
+	 * The syscall trap (syscall_trap.h) executed a SYSCALL or SYSRET for
+	 * the guest; from_rip is the instruction's address, RIP is past it.
+	 */
+	void (*syscall)(struct vt_vcpu *vcpu, struct vt_exit *exit, enum vt_sys_edge edge,
+			u64 from_rip);
 };
 
 #define VT_MAX_RAM		128	/* RAM ranges guest reads may touch */
@@ -225,8 +231,10 @@ int vt_vcpu_devirtualize(struct vt_vcpu *vcpu);
 u64 vt_vcpu_emit_test(struct vt_vcpu *vcpu, u32 count, u64 value, u64 *stored);
 /* A keyed VMCALL from this CPU's guest side: returns RAX, *out = RDX. */
 u64 vt_vcpu_vmcall(struct vt_vcpu *vcpu, u64 func, u64 arg, u64 *out);
-/* Arm (with a filter, syscall_trap.h) or disarm this CPU's syscall events: RAX. */
-u64 vt_vcpu_syscalls(struct vt_vcpu *vcpu, bool on, u32 pid, const char comm[16]);
+/* Arm (with a filter, syscall_trap.h) or disarm this CPU's syscall trap: RAX. */
+u64 vt_vcpu_syscalls(struct vt_vcpu *vcpu, bool on, bool quiet, u32 pid, const char comm[16]);
+/* The syscall-path tracer's VMCALL (vmcall.h): RAX, *traced = RDX. */
+u64 vt_vcpu_path_trace(struct vt_vcpu *vcpu, u32 op, u32 nr, u64 max_insns, u32 calls, u64 *traced);
 
 /* control.c: for debugger callbacks, in VMX root on the current vCPU */
 int vt_set_exception_intercept(u32 vector, bool on);

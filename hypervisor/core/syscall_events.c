@@ -61,6 +61,15 @@ static bool vt_filter_match(const struct vt_sys_filter *f, const struct vt_sys_t
 	return !f->comm[0] || vt_comm_equal(f->comm, t->comm);
 }
 
+bool vt_syscall_task_passes(const struct vt_vcpu *vcpu, u64 *task)
+{
+	struct vt_sys_task t = { 0 };
+	bool known = vt_read_task(vcpu, &t);
+
+	*task = t.task;
+	return known && t.task && vt_filter_match(&vcpu->hv->sys_filter, &t, known);
+}
+
 static void vt_put_data(struct vtice_record *rec, const struct vtice_record *head, u32 kind,
 			u64 a, u64 b)
 {

@@ -43,13 +43,15 @@ static int vt_syscall_disarm(struct vt_vcpu *vcpu)
  * The filter changes only while every CPU is disarmed (the OS layer arms
  * once per owner), so a CPU that reads it in an event never sees it torn.
  */
-int vt_syscall_trap_set(struct vt_vcpu *vcpu, bool on, const struct vt_sys_filter *filter)
+int vt_syscall_trap_set(struct vt_vcpu *vcpu, bool on, bool quiet,
+			const struct vt_sys_filter *filter)
 {
 	if (on == vcpu->sys.armed)
 		return 0;
 	if (!on)
 		return vt_syscall_disarm(vcpu);
 	vcpu->hv->sys_filter = *filter;
+	vcpu->sys.quiet = quiet;
 	return vt_syscall_arm(vcpu);
 }
 
@@ -90,9 +92,23 @@ static bool vt_guest_in_64bit_mode(void)
 	       (vt_vmread_or0(GUEST_CS_AR_BYTES) & VMX_AR_L_MASK);
 }
 
+/* A SYSCALL or SYSRET the trap executed: the event, then the callback. */
+static void vt_syscall_executed(struct vt_exit *exit, enum vt_sys_edge edge, u64 from_rip)
+{
+	struct vt_vcpu *vcpu = exit->vcpu;
+	const struct vt_callbacks *cb = vcpu->hv->cb;
+
+	vcpu->counts->syscalls_seen++;
+	if (!vcpu->sys.quiet)
+		vt_syscall_event(vcpu, exit->regs, edge);
+	if (cb && cb->syscall)
+		cb->syscall(vcpu, exit, edge, from_rip);
+}
+
 bool vt_syscall_trap_on_ud(struct vt_exit *exit)
 {
 	struct vt_vcpu *vcpu = exit->vcpu;
+	u64 rip = vt_vmread_or0(GUEST_RIP);
 	struct vt_sys_insn insn;
 	u8 bytes[15];
 	int n;
@@ -100,22 +116,19 @@ bool vt_syscall_trap_on_ud(struct vt_exit *exit)
 	/* With SCE clear in its own view, the guest gets the #UD it asked for. */
 	if (!vcpu->sys.guest_sce || !vt_guest_in_64bit_mode())
 		return false;
-	n = vt_own_mem(vcpu, vt_vmread_or0(GUEST_RIP), bytes, sizeof(bytes), false);
+	n = vt_own_mem(vcpu, rip, bytes, sizeof(bytes), false);
 	if (n <= 0)
 		return false;
 	vt_sys_decode(bytes, (u32)n, &insn);
 	if (insn.kind == VT_SYS_SYSCALL) {
 		vt_emulate_syscall(exit, insn.len);
-		vcpu->counts->syscalls_seen++;
-		vt_syscall_event(vcpu, exit->regs, VT_SYS_ENTER);
+		vt_syscall_executed(exit, VT_SYS_ENTER, rip);
 		return true;
 	}
 	if (insn.kind == VT_SYS_SYSRET) {
 		/* The task and RAX are the same before and after. */
-		if (vt_emulate_sysret(exit, insn.rex_w)) {
-			vcpu->counts->syscalls_seen++;
-			vt_syscall_event(vcpu, exit->regs, VT_SYS_EXIT);
-		}
+		if (vt_emulate_sysret(exit, insn.rex_w))
+			vt_syscall_executed(exit, VT_SYS_EXIT, rip);
 		return true;
 	}
 	return false;

@@ -70,11 +70,16 @@ struct vt_task_layout {
 struct vt_sys_vcpu {
 	bool armed;		/* EFER.SCE is clear in the VMCS, #UD exits */
 	bool guest_sce;		/* the SCE the guest believes it set */
+	bool quiet;		/* armed for a callback only: no event recorded */
 	u64 current_task;	/* gva of this CPU's current-task pointer, 0 = unknown */
 };
 
-/* The VMCALL: arm (with the filter) or disarm this CPU. */
-int vt_syscall_trap_set(struct vt_vcpu *vcpu, bool on, const struct vt_sys_filter *filter);
+/*
+ * The VMCALL: arm (with the filter) or disarm this CPU. A quiet trap
+ * records nothing itself; the syscall callback (hv.h) sees every call.
+ */
+int vt_syscall_trap_set(struct vt_vcpu *vcpu, bool on, bool quiet,
+			const struct vt_sys_filter *filter);
 /* A #UD exit while armed: true when it was SYSCALL or SYSRET and was executed. */
 bool vt_syscall_trap_on_ud(struct vt_exit *exit);
 /* EFER as the guest sees it, from the value in the VMCS. */
@@ -92,6 +97,8 @@ enum vt_sys_edge {
 /* Record one event on the vCPU's ring if its task passes the filter. */
 void vt_syscall_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *regs,
 		      enum vt_sys_edge edge);
+/* The task current on the vCPU (*task) passes the armed filter. */
+bool vt_syscall_task_passes(const struct vt_vcpu *vcpu, u64 *task);
 
 #ifdef __cplusplus
 }

@@ -249,13 +249,17 @@ u64 vt_vcpu_vmcall(struct vt_vcpu *vcpu, u64 func, u64 arg, u64 *out)
 	return vt_vmcall(func, vcpu->hv->key, arg, 0, 0, 0, out);
 }
 
-u64 vt_vcpu_syscalls(struct vt_vcpu *vcpu, bool on, u32 pid, const char comm[16])
+u64 vt_vcpu_syscalls(struct vt_vcpu *vcpu, bool on, bool quiet, u32 pid, const char comm[16])
 {
-	u64 c[2];
+	u64 c[2], mode = on ? VTICE_VMCALL_SYSCALLS_ON | (quiet ? VTICE_VMCALL_SYSCALLS_QUIET : 0) : 0;
 
 	vt_memcpy(c, comm, sizeof(c));
-	return vt_vmcall(VTICE_VMCALL_SYSCALLS, vcpu->hv->key, on ? VTICE_VMCALL_SYSCALLS_ON : 0,
-			 pid, c[0], c[1], NULL);
+	return vt_vmcall(VTICE_VMCALL_SYSCALLS, vcpu->hv->key, mode, pid, c[0], c[1], NULL);
+}
+
+u64 vt_vcpu_path_trace(struct vt_vcpu *vcpu, u32 op, u32 nr, u64 max_insns, u32 calls, u64 *traced)
+{
+	return vt_vmcall(VTICE_VMCALL_PATH_TRACE, vcpu->hv->key, op, nr, max_insns, calls, traced);
 }
 
 /* Guest state that VM exits changed and the kernel expects back. */

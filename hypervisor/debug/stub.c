@@ -13,6 +13,7 @@
 #include "rsp_engine.h"
 #include "single_step.h"
 #include "stop.h"
+#include "path_trace.h"
 #include "tracer.h"
 #include "uart.h"
 #include "dbg_os.h"
@@ -321,7 +322,7 @@ static bool vt_stub_vmcall(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 func)
 	if (func == VTICE_VMCALL_LBR)
 		return vt_lbr_vmcall(vcpu, exit);
 	if (func != VTICE_VMCALL_DEBUG_BREAK)
-		return false;
+		return vt_path_on_vmcall(vcpu, exit, func);
 	/* Finish the VMCALL first: the debugger sees the CPU after it. */
 	exit->regs->rax = VTICE_VMCALL_OK;
 	vt_advance_rip(exit);
@@ -347,16 +348,25 @@ static bool vt_stub_dr_access(struct vt_vcpu *vcpu, struct vt_exit *exit)
 	return vt_hooks_on_dr_access(vcpu, exit) != VT_HOOK_NOT_MINE;
 }
 
+/* The all-stop's NMI or a ring trace's kick; both, when the two came as one. */
+static bool vt_stub_nmi(struct vt_vcpu *vcpu, struct vt_exit *exit)
+{
+	bool kicked = vt_tracer_on_nmi(vcpu);
+
+	return vt_stop_on_nmi(vcpu, exit) || kicked;
+}
+
 static const struct vt_callbacks vt_stub_callbacks = {
 	.exception = vt_stub_exception,
 	.ept_violation = vt_stub_ept_violation,
 	.mtf = vt_stub_mtf,
 	.vmcall = vt_stub_vmcall,
-	.nmi = vt_stop_on_nmi,
+	.nmi = vt_stub_nmi,
 	.preempt_timer = vt_stub_poll,
 	.triple_fault = vt_stub_triple_fault,
 	.dr_access = vt_stub_dr_access,
 	.pre_entry = vt_stub_pre_entry,
+	.syscall = vt_path_on_syscall,
 };
 
 static void *vt_stub_map(void *ctx, u64 pa)
@@ -448,7 +458,7 @@ static int vt_stub_init_lbr(struct vt_hv *hv, u32 nr_cpus)
 static int vt_stub_init_tracer(struct vt_hv *hv, const struct vt_stub_config *cfg)
 {
 	struct vt_tracer_config tc = {
-		.nr_cpus = cfg->nr_cpus, .records_per_cpu = cfg->trace_records,
+		.vcpus = cfg->vcpus, .nr_cpus = cfg->nr_cpus, .records_per_cpu = cfg->trace_records,
 		.current_task = cfg->current_task, .mem = vt_own_mem,
 	};
 	int ret = vt_tracer_init(hv, &tc);

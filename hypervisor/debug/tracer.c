@@ -23,14 +23,16 @@
 #include "../core/intrin.h"
 #include <vtice/ioctl.h>
 
-#define VT_TRACE_MAX_CPUS	256
 #define VT_IDT_GATES		256
 #define VT_IDT_GATE_SIZE	16
 #define VT_GATE_PRESENT		0x80	/* byte 5 of a gate (SDM 3A 6.14.1) */
 #define VT_INSN_BYTES		15
 
 struct vt_trace_cpu {
-	bool on;		/* enabled by the debugger */
+	bool on;		/* enabled by the debugger, or following a ring trace */
+	bool to_ring;		/* records go to the vCPU's ring, not rec[] */
+	bool kick;		/* a ring trace's NMI is on its way here */
+	u32 ring_gen;		/* the ring trace generation this CPU follows */
 	bool started;		/* this CPU read its IDT for the trace */
 	bool armed;		/* MTF set for the tracer at the last entry */
 	bool have_entry;
@@ -45,9 +47,21 @@ struct vt_trace_cpu {
 	u64 steps, dropped, async, filtered, undecoded;
 };
 
+/* A ring trace (tracer.h): written by the CPU that starts or stops it. */
+struct vt_ring_trace {
+	u32 gen;		/* bumped (release) by every start and stop */
+	bool active;
+	u64 task;
+	u64 max_insns;
+	u64 insns;		/* the task's instructions stepped, all CPUs */
+	vt_trace_end_fn ended;
+};
+
 static struct {
 	struct vt_hv *hv;
 	vt_own_mem_fn mem;
+	struct vt_vcpu *const *vcpus;
+	struct vt_ring_trace ring;
 	u32 nr_cpus;
 	u32 capacity;		/* records per CPU */
 	u32 pages;		/* per CPU: one page of handlers, then the records */
@@ -65,12 +79,13 @@ int vt_tracer_init(struct vt_hv *hv, const struct vt_tracer_config *cfg)
 	u8 *mem;
 
 	vt_memset(&vt_tracer, 0, sizeof(vt_tracer));
-	if (!(hv->caps.flags & VTICE_CAP_MTF) || cfg->records_per_cpu < per_page)
+	if (!(hv->caps.flags & VTICE_CAP_MTF))
 		return 0;	/* no tracer: the packets answer that it is unsupported */
 	vt_tracer.nr_cpus = cfg->nr_cpus < VT_TRACE_MAX_CPUS ? cfg->nr_cpus : VT_TRACE_MAX_CPUS;
 	vt_tracer.capacity = cfg->records_per_cpu / per_page * per_page;
 	vt_tracer.pages = 1 + vt_tracer.capacity / per_page;
 	vt_tracer.mem = cfg->mem;
+	vt_tracer.vcpus = cfg->vcpus;
 	for (i = 0; i < vt_tracer.nr_cpus; i++) {
 		mem = vt_os_alloc_pages(vt_tracer.pages);
 		if (!mem) {
@@ -131,19 +146,28 @@ u64 vt_tracer_filter(void)
 	return vt_tracer.filter;
 }
 
+/* A new trace of task on this CPU; it starts at the CPU's next VM entry. */
+static void vt_trace_reset(struct vt_trace_cpu *c, u64 task, bool to_ring)
+{
+	c->on = true;
+	c->to_ring = to_ring;
+	c->started = c->have_entry = false;
+	c->task = task;
+	c->count = c->first_ip = c->last_ip = 0;
+	c->steps = c->dropped = c->async = c->filtered = c->undecoded = 0;
+}
+
 int vt_tracer_enable(u32 cpu)
 {
 	struct vt_trace_cpu *c = vt_trace_cpu(cpu);
 
-	if (!vt_tracer.hv)
+	if (!vt_tracer.hv || !vt_tracer.capacity)
 		return -VT_EOPNOTSUPP;
 	if (!c)
 		return -VT_EINVAL;
-	c->on = true;
-	c->started = c->have_entry = false;
-	c->task = vt_tracer.filter;
-	c->count = c->first_ip = c->last_ip = 0;
-	c->steps = c->dropped = c->async = c->filtered = c->undecoded = 0;
+	if (VT_LOAD_ACQUIRE(vt_tracer.ring.active))
+		return -VT_EBUSY;
+	vt_trace_reset(c, vt_tracer.filter, false);
 	return 0;
 }
 
@@ -302,22 +326,51 @@ static u64 vt_trace_stamp(void)
 	}
 }
 
-static void vt_trace_push(struct vt_trace_cpu *c, u32 cpu, u64 from, u64 to, u32 flags)
+u64 vt_tracer_stamp(void)
 {
-	struct vtice_record *r;
+	return vt_trace_stamp();
+}
 
+/*
+ * Into the ring (whose own count of what a full ring lost the consumer
+ * sees), or into the debugger's buffer, kept from the start.
+ */
+static void vt_trace_push(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u64 from, u64 to,
+			  u32 flags)
+{
+	struct vtice_record rec = {
+		.type = VTICE_REC_BRANCH, .cpu = (u16)vcpu->cpu, .flags = flags,
+		.tsc = vt_trace_stamp(), .u.branch = { .from = from, .to = to },
+	};
+
+	if (c->to_ring) {
+		if (!vt_ring_push(&vcpu->ring, &rec))
+			c->dropped++;
+		c->count++;
+		return;
+	}
 	if (c->count >= vt_tracer.capacity) {
 		c->dropped++;
 		return;
 	}
-	r = &c->rec[c->count++];
-	vt_memset(r, 0, sizeof(*r));
-	r->type = VTICE_REC_BRANCH;
-	r->cpu = (u16)cpu;
-	r->flags = flags;
-	r->tsc = vt_trace_stamp();
-	r->u.branch.from = from;
-	r->u.branch.to = to;
+	c->rec[c->count++] = rec;
+}
+
+/*
+ * A ring trace's task ran one more instruction here: past its budget, or
+ * back in user mode without a SYSRET, the trace ends on this CPU.
+ */
+static void vt_trace_ring_step(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u8 cpl)
+{
+	struct vt_ring_trace *ring = &vt_tracer.ring;
+	u64 insns = __atomic_add_fetch(&ring->insns, 1, __ATOMIC_RELAXED);
+
+	if (!c->to_ring || !VT_LOAD_ACQUIRE(ring->active))
+		return;
+	if (!c->entry_cpl && cpl)
+		ring->ended(vcpu, VT_TRACE_END_USER);
+	else if (insns >= ring->max_insns)
+		ring->ended(vcpu, VT_TRACE_END_MAX_INSNS);
 }
 
 /* One instruction ran from c->entry_rip and the CPU is at `to` now. */
@@ -338,22 +391,23 @@ static void vt_trace_step(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u64 to, 
 	n = vt_tracer.mem(vcpu, from, bytes, sizeof(bytes), false);
 	if (n <= 0 || vt_insn_decode(bytes, (u32)n, &insn)) {
 		c->undecoded++;
-		vt_trace_push(c, vcpu->cpu, from, to, VTICE_BRANCH_FROM_STEP);
+		vt_trace_push(c, vcpu, from, to, VTICE_BRANCH_FROM_STEP);
 		return;
 	}
 	if (to == from + insn.len)
 		return;
 	if (vt_trace_branched(c, &insn, from, to)) {
-		vt_trace_push(c, vcpu->cpu, from, to, VTICE_BRANCH_FROM_STEP);
+		vt_trace_push(c, vcpu, from, to, VTICE_BRANCH_FROM_STEP);
 		return;
 	}
 	c->async++;
-	vt_trace_push(c, vcpu->cpu, from, to, VTICE_BRANCH_FROM_STEP | VTICE_BRANCH_ASYNC);
+	vt_trace_push(c, vcpu, from, to, VTICE_BRANCH_FROM_STEP | VTICE_BRANCH_ASYNC);
 }
 
 bool vt_tracer_on_mtf(struct vt_vcpu *vcpu, struct vt_exit *exit)
 {
 	struct vt_trace_cpu *c = vt_trace_cpu(vcpu->cpu);
+	u8 cpl;
 
 	(void)exit;
 	if (!c || !c->on || !c->armed)
@@ -366,15 +420,35 @@ bool vt_tracer_on_mtf(struct vt_vcpu *vcpu, struct vt_exit *exit)
 		c->filtered++;
 		return true;
 	}
-	vt_trace_step(c, vcpu, vt_vmread_or0(GUEST_RIP), (u8)vt_guest_cpl());
-	return true;
+	cpl = (u8)vt_guest_cpl();
+	vt_trace_step(c, vcpu, vt_vmread_or0(GUEST_RIP), cpl);
+	if (c->to_ring)
+		vt_trace_ring_step(c, vcpu, cpl);
+	return c->on;	/* a ring trace that ended here: the core clears MTF */
+}
+
+/* A ring trace started or stopped since this CPU last looked: follow it. */
+static void vt_trace_follow_ring(struct vt_trace_cpu *c)
+{
+	u32 gen = VT_LOAD_ACQUIRE(vt_tracer.ring.gen);
+
+	if (c->ring_gen == gen)
+		return;
+	c->ring_gen = gen;
+	if (VT_READ_ONCE(vt_tracer.ring.active))
+		vt_trace_reset(c, VT_READ_ONCE(vt_tracer.ring.task), true);
+	else if (c->to_ring)
+		c->on = c->to_ring = false;
 }
 
 void vt_tracer_pre_entry(struct vt_vcpu *vcpu)
 {
 	struct vt_trace_cpu *c = vt_trace_cpu(vcpu->cpu);
 
-	if (!c || !c->on)
+	if (!c)
+		return;
+	vt_trace_follow_ring(c);
+	if (!c->on)
 		return;
 	if (!c->started) {
 		vt_trace_read_idt(c, vcpu);
@@ -388,6 +462,72 @@ void vt_tracer_pre_entry(struct vt_vcpu *vcpu)
 	c->have_entry = true;
 	c->entry_rip = vt_vmread_or0(GUEST_RIP);
 	c->entry_cpl = (u8)vt_guest_cpl();
+}
+
+/* Each CPU but this one that runs as a guest: it follows at its next entry. */
+static void vt_trace_kick_others(u32 me)
+{
+	u32 i;
+
+	for (i = 0; i < vt_tracer.nr_cpus; i++) {
+		struct vt_vcpu *other = vt_tracer.vcpus ? vt_tracer.vcpus[i] : NULL;
+
+		if (i == me || !other || !VT_READ_ONCE(other->launched))
+			continue;
+		VT_STORE_RELEASE(vt_tracer.cpu[i].kick, true);
+		vt_os_send_nmi(i);
+	}
+}
+
+int vt_tracer_ring_start(struct vt_vcpu *vcpu, u64 task, u64 max_insns, vt_trace_end_fn ended)
+{
+	struct vt_ring_trace *ring = &vt_tracer.ring;
+	u32 i;
+
+	if (!vt_tracer.hv)
+		return -VT_EOPNOTSUPP;
+	for (i = 0; i < vt_tracer.nr_cpus; i++)
+		if (vt_tracer.cpu[i].on && !vt_tracer.cpu[i].to_ring)
+			return -VT_EBUSY;	/* the debugger's trace */
+	ring->task = task;
+	ring->max_insns = max_insns;
+	ring->ended = ended;
+	__atomic_store_n(&ring->insns, 0, __ATOMIC_RELAXED);
+	VT_STORE_RELEASE(ring->active, true);
+	__atomic_add_fetch(&ring->gen, 1, __ATOMIC_RELEASE);
+	vt_trace_kick_others(vcpu->cpu);
+	return 0;
+}
+
+/*
+ * The others stop at their next entry. This CPU stops now: MTF armed for
+ * the instruction it is about to run would cost one more exit.
+ */
+void vt_tracer_ring_stop(struct vt_vcpu *vcpu)
+{
+	struct vt_trace_cpu *c = vt_trace_cpu(vcpu->cpu);
+
+	VT_STORE_RELEASE(vt_tracer.ring.active, false);
+	__atomic_add_fetch(&vt_tracer.ring.gen, 1, __ATOMIC_RELEASE);
+	if (c && c->to_ring) {
+		vt_trace_follow_ring(c);
+		/* Stopped at another exit (the SYSRET's #UD): MTF is still set. */
+		if (c->armed)
+			vt_set_mtf(vcpu, false);
+		c->armed = false;
+	}
+}
+
+u64 vt_tracer_ring_insns(void)
+{
+	return __atomic_load_n(&vt_tracer.ring.insns, __ATOMIC_RELAXED);
+}
+
+bool vt_tracer_on_nmi(struct vt_vcpu *vcpu)
+{
+	struct vt_trace_cpu *c = vt_trace_cpu(vcpu->cpu);
+
+	return c && __atomic_exchange_n(&c->kick, false, __ATOMIC_ACQ_REL);
 }
 
 void vt_tracer_get_stats(struct vt_tracer_stats *out)

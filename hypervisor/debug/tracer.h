@@ -34,9 +34,12 @@ struct vt_hv;
 struct vt_vcpu;
 struct vt_exit;
 
+#define VT_TRACE_MAX_CPUS	256	/* CPUs above these are not traced */
+
 struct vt_tracer_config {
+	struct vt_vcpu *const *vcpus;	/* [nr_cpus]: the CPUs a ring trace may kick */
 	u32 nr_cpus;
-	u32 records_per_cpu;		/* rounded down to whole pages of records */
+	u32 records_per_cpu;		/* rounded down to whole pages; 0: ring traces only */
 	const u64 *current_task;	/* [nr_cpus]: gva of each CPU's current-task pointer, or NULL */
 	vt_own_mem_fn mem;		/* the running vCPU's memory through its own CR3 */
 };
@@ -70,6 +73,32 @@ u64 vt_tracer_count(u32 cpu);
 const struct vtice_record *vt_tracer_record(u32 cpu, u64 index);
 /* Where the newest block ends: the last instruction the trace saw start. */
 void vt_tracer_span(u32 cpu, u64 *first_ip, u64 *last_ip);
+
+/*
+ * Ring traces (path_trace.c), started and stopped from VMX root on any CPU
+ * while the machine runs: every CPU follows at its next VM entry (the
+ * others are sent an NMI so an idle one does not wait for its next exit),
+ * records only while `task` is current, and writes the records into its
+ * own ring (core/ring.h) instead of the debugger's buffer. `ended` is
+ * called once, on the CPU where it happens, when the task reaches user
+ * mode through anything but a SYSRET (whose exit the caller sees itself)
+ * or has run max_insns instructions; it must call vt_tracer_ring_stop().
+ * -VT_EBUSY while the debugger traces through the stub, and the stub's
+ * enable gets -VT_EBUSY while a ring trace runs.
+ */
+enum vt_trace_end {
+	VT_TRACE_END_USER = 2,		/* VTICE_TRACE_STOP_USER */
+	VT_TRACE_END_MAX_INSNS = 3,	/* VTICE_TRACE_STOP_MAX_INSNS */
+};
+typedef void (*vt_trace_end_fn)(struct vt_vcpu *vcpu, enum vt_trace_end why);
+int vt_tracer_ring_start(struct vt_vcpu *vcpu, u64 task, u64 max_insns, vt_trace_end_fn ended);
+void vt_tracer_ring_stop(struct vt_vcpu *vcpu);
+/* The traced task's instructions stepped since the ring trace started. */
+u64 vt_tracer_ring_insns(void);
+/* An NMI exit: true when it was a ring trace's kick (consumed). */
+bool vt_tracer_on_nmi(struct vt_vcpu *vcpu);
+/* A time stamp on the trace records' clock (never behind one already given). */
+u64 vt_tracer_stamp(void);
 
 /* VMX root, on the vCPU's own CPU. */
 /* An MTF exit: true when it was the tracer's step (it re-arms at entry). */

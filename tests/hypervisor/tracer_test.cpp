@@ -41,7 +41,7 @@ protected:
 		HooksFixture::SetUp();
 		g_ram = &ram;
 		start();
-		vt_tracer_config cfg{1, kRecords, task_ptr, tracer_mem};
+		vt_tracer_config cfg{nullptr, 1, kRecords, task_ptr, tracer_mem};
 		ASSERT_EQ(vt_tracer_init(&hv, &cfg), 0);
 		vmcs(GUEST_IDTR_BASE) = kIdt;
 		vmcs(GUEST_IDTR_LIMIT) = 256 * 16 - 1;

@@ -202,6 +202,8 @@ static long vt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return vt_ioc_syscalls(file, uarg);
 	case VTICE_IOC_LBR:
 		return vt_ioc_lbr(uarg);
+	case VTICE_IOC_PATH_TRACE:
+		return vt_ioc_path_trace(file, uarg);
 	default:
 		return -ENOTTY;
 	}

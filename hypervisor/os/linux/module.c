@@ -20,6 +20,7 @@
 #include <linux/vmalloc.h>
 
 #include "vtice_linux.h"
+#include "../../debug/path_trace.h"
 #include "../../core/os.h"
 
 struct vt_module vt_mod;
@@ -291,6 +292,11 @@ static int __init vt_init(void)
 		if (ret)
 			goto err_vcpu_state;
 	}
+	ret = vt_linux_path_init();
+	if (ret) {
+		pr_err("no memory for the syscall-path tracer (%d); not loading\n", ret);
+		goto err_stub;
+	}
 	if (shield) {
 		ret = vt_linux_shield();
 		if (ret) {
@@ -327,6 +333,7 @@ err_hp:
 		cpuhp_remove_state(vt_hp_state);
 err_stub:
 	vt_linux_stub_fini();
+	vt_path_fini();
 err_vcpu_state:
 	vt_free_vcpus();
 	vt_free_rings();
@@ -347,6 +354,7 @@ static void __exit vt_exit(void)
 	if (vt_hp_state)
 		cpuhp_remove_state(vt_hp_state);
 	vt_linux_stub_fini();
+	vt_path_fini();
 	vt_free_vcpus();
 	vt_free_rings();
 	kfree(vt_mod.vcpus);

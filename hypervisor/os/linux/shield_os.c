@@ -21,6 +21,7 @@
 #include <linux/vmalloc.h>
 
 #include "vtice_linux.h"
+#include "../../debug/path_trace.h"
 #include "../../debug/dbg_os.h"
 #include "../../debug/stub.h"
 
@@ -98,6 +99,8 @@ int vt_linux_shield(void)
 		ret = vt_shield_vcpus();
 	if (!ret)
 		ret = vt_stub_shield();
+	if (!ret)
+		ret = vt_path_shield();
 	if (!ret)
 		ret = vt_shield_module_image();
 	if (!ret)

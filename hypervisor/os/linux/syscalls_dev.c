@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * VTICE_IOC_SYSCALLS: syscall events on every online CPU (core/syscall_trap.h),
- * owned by one open file of /dev/vtice at a time. The owner's close
- * disarms them, so a tracer that dies leaves no CPU trapping.
+ * VTICE_IOC_SYSCALLS: syscall events on every online CPU (core/syscall_trap.h);
+ * VTICE_IOC_PATH_TRACE: the syscall-path tracer (debug/path_trace.h) on the
+ * same trap, armed quietly. One open file of /dev/vtice owns the trap at a
+ * time, for either; its close disarms it, so a tracer that dies leaves no
+ * CPU trapping or tracing.
  */
 #define pr_fmt(fmt) "vtice: " fmt
 
@@ -15,13 +17,16 @@
 #include <vtice/ioctl.h>
 #include <vtice/vmcall.h>
 #include "vtice_linux.h"
+#include "../../debug/path_trace.h"
 
 static DEFINE_MUTEX(vt_sys_lock);
 static struct file *vt_sys_owner;	/* under vt_sys_lock */
 static u32 vt_sys_cpus;			/* CPUs armed, under vt_sys_lock */
+static bool vt_sys_path;		/* the owner traces paths, under vt_sys_lock */
+static u64 vt_path_task_ptr[VT_TRACE_MAX_CPUS];
 
 struct vt_sys_call {
-	bool on;
+	bool on, quiet;
 	u32 pid;
 	char comm[16];
 	atomic_t done, failed;
@@ -34,7 +39,7 @@ static void vt_syscalls_on_cpu(void *data)
 	struct vt_vcpu *vcpu = READ_ONCE(vt_mod.vcpus[smp_processor_id()]);
 
 	if (vcpu && READ_ONCE(vcpu->launched) &&
-	    vt_vcpu_syscalls(vcpu, c->on, c->pid, c->comm) == VTICE_VMCALL_OK)
+	    vt_vcpu_syscalls(vcpu, c->on, c->quiet, c->pid, c->comm) == VTICE_VMCALL_OK)
 		atomic_inc(&c->done);
 	else
 		atomic_inc(&c->failed);
@@ -49,22 +54,48 @@ static void vt_syscalls_everywhere(struct vt_sys_call *c)
 	cpus_read_unlock();
 }
 
+/*
+ * The path tracer's VMCALL, on whichever CPU this runs (its state is
+ * global): the VMCALL status as an errno.
+ */
+static int vt_path_vmcall(u32 op, const struct vtice_path_trace *req, u64 *traced)
+{
+	struct vt_vcpu *vcpu;
+	u64 status = VTICE_VMCALL_ENOSYS;
+	int cpu = get_cpu();
+
+	vcpu = READ_ONCE(vt_mod.vcpus[cpu]);
+	if (vcpu && READ_ONCE(vcpu->launched))
+		status = vt_vcpu_path_trace(vcpu, op, req ? req->nr : 0, req ? req->max_insns : 0,
+					    req ? req->calls : 0, traced);
+	put_cpu();
+	if (status == VTICE_VMCALL_OK)
+		return 0;
+	return status == (u64)VTICE_VMCALL_EBUSY ? -EBUSY :
+	       status == (u64)VTICE_VMCALL_EINVAL ? -EINVAL : -EOPNOTSUPP;
+}
+
+/* The trap first, so no CPU still hands a SYSCALL to a disarmed tracer. */
 static void vt_syscalls_disarm_locked(void)
 {
 	struct vt_sys_call c = { .on = false };
 
 	vt_syscalls_everywhere(&c);
+	if (vt_sys_path)
+		vt_path_vmcall(VTICE_VMCALL_PATH_DISARM, NULL, NULL);
 	vt_sys_owner = NULL;
 	vt_sys_cpus = 0;
+	vt_sys_path = false;
 }
 
-static int vt_syscalls_arm_locked(struct file *file, const struct vtice_syscalls *req, u32 *failed)
+static int vt_syscalls_arm_locked(struct file *file, u32 pid, const char comm[16], bool quiet,
+				  u32 *failed)
 {
-	struct vt_sys_call c = { .on = true, .pid = req->pid };
+	struct vt_sys_call c = { .on = true, .quiet = quiet, .pid = pid };
 
 	if (vt_sys_owner)
 		return -EBUSY;
-	memcpy(c.comm, req->comm, sizeof(c.comm));
+	memcpy(c.comm, comm, sizeof(c.comm));
 	vt_syscalls_everywhere(&c);
 	*failed = atomic_read(&c.failed);
 	if (!atomic_read(&c.done)) {
@@ -103,7 +134,7 @@ long vt_ioc_syscalls(struct file *file, void __user *uarg)
 		return -EINVAL;
 	mutex_lock(&vt_sys_lock);
 	if (req.op == VTICE_SYSCALLS_ARM)
-		ret = vt_syscalls_arm_locked(file, &req, &failed);
+		ret = vt_syscalls_arm_locked(file, req.pid, req.comm, false, &failed);
 	else if (req.op == VTICE_SYSCALLS_DISARM)
 		ret = vt_sys_owner && vt_sys_owner != file ? -EBUSY : (vt_syscalls_disarm_locked(), 0);
 	req.cpus_armed = vt_sys_cpus;
@@ -122,4 +153,79 @@ void vt_syscalls_release(struct file *file)
 	if (vt_sys_owner == file)
 		vt_syscalls_disarm_locked();
 	mutex_unlock(&vt_sys_lock);
+}
+
+/* The path tracer first, then the trap that feeds it. */
+static int vt_path_arm_locked(struct file *file, struct vtice_path_trace *req)
+{
+	u32 failed = 0;
+	u64 traced = 0;
+	int ret;
+
+	if (vt_sys_owner)
+		return -EBUSY;
+	ret = vt_path_vmcall(VTICE_VMCALL_PATH_ARM, req, &traced);
+	if (ret)
+		return ret;
+	vt_sys_path = true;
+	ret = vt_syscalls_arm_locked(file, req->pid, req->comm, true, &failed);
+	if (ret) {
+		vt_path_vmcall(VTICE_VMCALL_PATH_DISARM, NULL, NULL);
+		vt_sys_path = false;
+		return ret;
+	}
+	req->cpus_failed = failed;
+	return 0;
+}
+
+static int vt_path_check(const struct vtice_path_trace *req)
+{
+	if (req->op > VTICE_PATH_DISARM)
+		return -EINVAL;
+	if (req->op == VTICE_PATH_ARM &&
+	    (!req->calls || req->calls > VTICE_PATH_MAX_CALLS || !req->max_insns ||
+	     req->max_insns > VTICE_PATH_MAX_INSNS || memchr_inv(req->comm + 15, 0, 1)))
+		return -EINVAL;
+	return 0;
+}
+
+long vt_ioc_path_trace(struct file *file, void __user *uarg)
+{
+	struct vtice_path_trace req;
+	u64 traced = 0;
+	int ret = vt_get_arg(&req, sizeof(req), uarg);
+
+	if (!ret)
+		ret = vt_path_check(&req);
+	if (ret)
+		return ret;
+	mutex_lock(&vt_sys_lock);
+	req.cpus_failed = 0;
+	if (req.op == VTICE_PATH_ARM)
+		ret = vt_path_arm_locked(file, &req);
+	else if (req.op == VTICE_PATH_DISARM && vt_sys_owner)
+		ret = vt_sys_owner != file || !vt_sys_path ? -EBUSY : (vt_syscalls_disarm_locked(), 0);
+	if (!ret && vt_sys_path)
+		ret = vt_path_vmcall(VTICE_VMCALL_PATH_QUERY, NULL, &traced);
+	req.cpus_armed = vt_sys_path ? vt_sys_cpus : 0;
+	mutex_unlock(&vt_sys_lock);
+	if (ret)
+		return ret;
+	req.mechanism = VTICE_TRACE_MTF;
+	req.traced = (u32)traced;
+	return vt_put_arg(uarg, &req, sizeof(req));
+}
+
+/* At load, after the stub: every CPU's current-task pointer, then the tracer. */
+int vt_linux_path_init(void)
+{
+	struct vt_tracer_config cfg = {
+		.vcpus = vt_mod.vcpu_state, .nr_cpus = min_t(u32, nr_cpu_ids, VT_TRACE_MAX_CPUS),
+		.current_task = vt_path_task_ptr, .mem = vt_own_mem,
+	};
+	u32 cpu;
+
+	for (cpu = 0; cpu < cfg.nr_cpus; cpu++)
+		vt_path_task_ptr[cpu] = vt_linux_task_pointer(cpu);
+	return vt_path_init(vt_mod.hv, &cfg);
 }

@@ -46,6 +46,8 @@ long vt_ioc_lbr(void __user *uarg);
 /* syscalls_dev.c: VTICE_IOC_SYSCALLS, and the owner's close. */
 struct file;
 long vt_ioc_syscalls(struct file *file, void __user *uarg);
+long vt_ioc_path_trace(struct file *file, void __user *uarg);
 void vt_syscalls_release(struct file *file);
+int vt_linux_path_init(void);
 
 #endif /* VT_OS_LINUX_H */

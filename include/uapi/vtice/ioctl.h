@@ -19,6 +19,8 @@
  *    read their counters (see struct vtice_syscalls).
  *  - VTICE_IOC_LBR: one CPU's LBR support and its last-branch snapshot
  *    taken at a crash (see struct vtice_lbr).
+ *  - VTICE_IOC_PATH_TRACE: trace the branches of the next calls of one
+ *    syscall (see struct vtice_path_trace).
  *  - mmap(): CPU n's ring is at offset n * status.ring_mmap_size, length
  *    status.ring_mmap_size, read-only; see ring.h for the layout.
  *
@@ -153,6 +155,46 @@ struct vtice_syscalls {
 };
 
 /*
+ * Syscall-path trace (docs/tracing.md, local mode): the hypervisor waits
+ * for the next call of syscall `nr` by a task that passes the filter,
+ * records every taken branch that task runs in the kernel from its SYSCALL
+ * to its return (on whichever CPU it runs), and ends the call with a
+ * VTICE_REC_TRACE_STOP record (records.h). Records go through the per-CPU
+ * rings. The syscall trap behind it is the one VTICE_IOC_SYSCALLS arms:
+ * one open file owns either at a time (-EBUSY), and closing it disarms.
+ * -EOPNOTSUPP: no CPU can trap syscalls, or no tracer (no monitor trap
+ * flag). The calls' records: the SYSCALL_ENTER group, a BRANCH from the
+ * SYSCALL (a user address) to the kernel's entry, the kernel's branches,
+ * then for a SYSRET its BRANCH and the SYSCALL_EXIT group, then TRACE_STOP.
+ */
+enum vtice_path_trace_op {
+	VTICE_PATH_QUERY = 0,		/* counters only */
+	VTICE_PATH_ARM = 1,
+	VTICE_PATH_DISARM = 2,
+};
+
+#define VTICE_PATH_MAX_CALLS	1000000
+#define VTICE_PATH_MAX_INSNS	(1ull << 40)
+
+/* vtice_path_trace.mechanism */
+#define VTICE_TRACE_MTF		1	/* one exit per instruction, branches by decoding */
+
+struct vtice_path_trace {
+	__u32 size;			/* in */
+	__u32 version;			/* in */
+	__u32 op;			/* in: enum vtice_path_trace_op */
+	__u32 pid;			/* in (ARM): a task's pid or tgid; 0 = any */
+	char comm[16];			/* in (ARM): the task's comm, NUL-padded; "" = any */
+	__u32 nr;			/* in (ARM): the syscall number (x86-64) */
+	__u32 calls;			/* in (ARM): calls to trace, 1..VTICE_PATH_MAX_CALLS */
+	__u64 max_insns;		/* in (ARM): instructions per call, 1..VTICE_PATH_MAX_INSNS */
+	__u32 cpus_armed;		/* out */
+	__u32 cpus_failed;		/* out (ARM): online CPUs that could not arm */
+	__u32 mechanism;		/* out: VTICE_TRACE_* */
+	__u32 traced;			/* out: calls traced to their end since ARM */
+};
+
+/*
  * LBR snapshots at a crash (docs/lbr.md): where the CPU honours
  * IA32_DEBUGCTL.LBR, the hypervisor keeps the last-branch stack recording
  * in the guest and, when the debug stub notices an oops, a panic, a triple
@@ -225,6 +267,7 @@ struct vtice_lbr {
 #define VTICE_IOC_EMIT_TEST	_IOWR(VTICE_IOC_MAGIC, 4, struct vtice_emit_test)
 #define VTICE_IOC_BREAK		_IOWR(VTICE_IOC_MAGIC, 5, struct vtice_break)
 #define VTICE_IOC_SYSCALLS	_IOWR(VTICE_IOC_MAGIC, 6, struct vtice_syscalls)
+#define VTICE_IOC_PATH_TRACE	_IOWR(VTICE_IOC_MAGIC, 7, struct vtice_path_trace)
 #define VTICE_IOC_LBR		_IOWR(VTICE_IOC_MAGIC, 8, struct vtice_lbr)
 
 #ifdef __cplusplus
@@ -239,6 +282,7 @@ VTICE_UAPI_ASSERT(sizeof(struct vtice_caps) == 88, "vtice_caps layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_emit_test) == 40, "vtice_emit_test layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_syscalls) == 56, "vtice_syscalls layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_break) == 16, "vtice_break layout");
+VTICE_UAPI_ASSERT(sizeof(struct vtice_path_trace) == 64, "vtice_path_trace layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_lbr_entry) == 24, "vtice_lbr_entry layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_lbr) == 72 + 24 * VTICE_LBR_MAX, "vtice_lbr layout");
 

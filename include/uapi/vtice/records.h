@@ -24,6 +24,7 @@ enum vtice_record_type {
 	VTICE_REC_LOST = 6,		/* lost.count records were dropped here */
 	VTICE_REC_TEST = 7,		/* emitted on request through VMCALL */
 	VTICE_REC_SYSCALL_DATA = 8,	/* more of the SYSCALL_ENTER/EXIT before it: see below */
+	VTICE_REC_TRACE_STOP = 9,	/* a syscall-path trace ended: see below */
 	VTICE_REC_TYPE_COUNT
 };
 
@@ -54,6 +55,18 @@ enum vtice_record_type {
 #define VTICE_SYSCALL_DATA_COMM		5
 #define VTICE_SYSCALL_GROUP_MAX		6	/* records in the largest group */
 #define VTICE_SYSCALL_NR_UNKNOWN	(~0ull)
+
+/*
+ * A syscall-path trace (VTICE_IOC_PATH_TRACE) ends with one TRACE_STOP
+ * record on the CPU where it ended: flags = why (below), u.raw[0] = the
+ * traced task_struct's address, u.raw[1] = the task's instructions the
+ * tracer stepped. Its stamp is on the same clock as the trace's BRANCH
+ * records, which all come before it.
+ */
+#define VTICE_TRACE_STOP_SYSRET		1	/* the call returned through SYSRET */
+#define VTICE_TRACE_STOP_USER		2	/* the task reached user mode another way (IRET) */
+#define VTICE_TRACE_STOP_MAX_INSNS	3	/* the instruction budget ran out */
+#define VTICE_TRACE_STOP_DISARMED	4	/* the trace was disarmed mid-call */
 
 struct vtice_record {
 	__u16 type;	/* enum vtice_record_type */

@@ -33,12 +33,27 @@ enum vtice_vmcall {
 	/* Stop every CPU for the debug stub; RDX out = TSC cycles stopped. */
 	VTICE_VMCALL_DEBUG_BREAK = VTICE_VMCALL_USER_BASE,
 	/*
+	 * The syscall-path tracer (one CPU is enough, its state is global):
+	 * RDX = VTICE_VMCALL_PATH_{QUERY,ARM,DISARM}; ARM takes R8 = syscall
+	 * number, R9 = instruction budget per call, R10 = calls to trace.
+	 * RDX out = calls traced to their end since the last ARM. ENOSYS:
+	 * no tracer (no MTF); EINVAL: bad arguments; EBUSY (ARM): a debugger
+	 * traces through the stub.
+	 */
+	VTICE_VMCALL_PATH_TRACE = VTICE_VMCALL_USER_BASE + 1,
+	/*
 	 * Read one word of a CPU's LBR snapshot (any CPU's, from any CPU):
 	 * RDX = cpu << 32 | item (enum vtice_vmcall_lbr_item, or
 	 * VTICE_VMCALL_LBR_ENTRY + 3 * i + {0 from, 1 to, 2 flags | cycles << 32}).
 	 * RDX out = the word. EINVAL: no such CPU or item.
 	 */
 	VTICE_VMCALL_LBR = VTICE_VMCALL_USER_BASE + 2,
+};
+
+enum vtice_vmcall_path_op {
+	VTICE_VMCALL_PATH_QUERY = 0,
+	VTICE_VMCALL_PATH_ARM = 1,
+	VTICE_VMCALL_PATH_DISARM = 2,
 };
 
 enum vtice_vmcall_lbr_item {
@@ -53,9 +68,12 @@ enum vtice_vmcall_lbr_item {
 #define VTICE_VMCALL_EMIT_MAX	(1u << 20)	/* records per EMIT_TEST call */
 #define VTICE_VMCALL_PONG	0x766963657479ull	/* "vticey" */
 #define VTICE_VMCALL_SYSCALLS_ON	1
+/* With ON: trap, but record no event; the path tracer records its own call. */
+#define VTICE_VMCALL_SYSCALLS_QUIET	2
 
 #define VTICE_VMCALL_OK		0
 #define VTICE_VMCALL_EINVAL	(-22)
 #define VTICE_VMCALL_ENOSYS	(-38)
+#define VTICE_VMCALL_EBUSY	(-16)
 
 #endif /* VTICE_UAPI_VMCALL_H */

@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The syscall-path tracer (path_trace.h). While armed and idle it costs
+ * what the quiet syscall trap costs: two exits per syscall (one for a call
+ * that returns through IRET), of any task. The call it traces costs one
+ * exit per instruction on every CPU (the tracer's MTF steps) until it
+ * returns.
+ *
+ * One call at a time: `task` is 0 when idle, the traced task_struct while
+ * a call is traced, and VT_PATH_ENDING while the CPU that ends it writes
+ * its last records. Whichever CPU moves it (compare-and-swap) does the
+ * whole start or end, so a SYSRET on one CPU and the instruction budget
+ * running out on another cannot both end the call.
+ */
+#include "path_trace.h"
+#include "dbg_os.h"
+#include "../core/exit.h"
+#include "../core/hv.h"
+#include "../core/intrin.h"
+#include <vtice/ioctl.h>
+#include <vtice/vmcall.h>
+
+#define VT_PATH_ENDING	1ull	/* never a task_struct's address */
+#define VT_PATH_MAX_NR	4096u	/* above any x86-64 syscall number */
+
+static struct {
+	struct vt_hv *hv;
+	bool owns_tracer;	/* initialized the tracer (no stub did) */
+	bool armed;
+	u32 nr;
+	u32 calls;		/* calls to trace since ARM */
+	u32 started;		/* ...begun (changed only by the task's owner) */
+	u32 traced;		/* ...ended */
+	u64 max_insns;
+	u64 task;
+} VT_ROOT_STATE_TYPE vt_path VT_ROOT_STATE;
+
+static void vt_path_push(struct vt_vcpu *vcpu, u16 type, u32 flags, u64 a, u64 b)
+{
+	struct vtice_record rec = {
+		.type = type, .cpu = (u16)vcpu->cpu, .flags = flags, .tsc = vt_tracer_stamp(),
+		.u.raw = { a, b },
+	};
+
+	vt_ring_push(&vcpu->ring, &rec);
+}
+
+/* The trace stops everywhere before the call counts as traced. */
+static void vt_path_end(struct vt_vcpu *vcpu, u64 task, u32 why)
+{
+	if (task <= VT_PATH_ENDING ||
+	    !__atomic_compare_exchange_n(&vt_path.task, &task, VT_PATH_ENDING, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		return;
+	vt_tracer_ring_stop(vcpu);
+	vt_path_push(vcpu, VTICE_REC_TRACE_STOP, why, task, vt_tracer_ring_insns());
+	__atomic_add_fetch(&vt_path.traced, 1, __ATOMIC_RELEASE);
+	VT_STORE_RELEASE(vt_path.task, 0);
+}
+
+/* The tracer's end: the task reached user mode by IRET, or its budget ran out. */
+static void vt_path_ended(struct vt_vcpu *vcpu, enum vt_trace_end why)
+{
+	vt_path_end(vcpu, VT_READ_ONCE(vt_path.task), (u32)why);
+}
+
+/*
+ * A SYSCALL: the one to trace when armed, idle, of the syscall wanted, by
+ * a task that passes the filter, and calls are left. The trace starts at
+ * this CPU's entry into the kernel's SYSCALL entry point.
+ */
+static void vt_path_start(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 from_rip)
+{
+	u64 task, idle = 0;
+
+	if (!VT_LOAD_ACQUIRE(vt_path.armed) || exit->regs->rax != vt_path.nr ||
+	    VT_READ_ONCE(vt_path.task) || VT_READ_ONCE(vt_path.started) >= vt_path.calls)
+		return;
+	if (!vt_syscall_task_passes(vcpu, &task) || task <= VT_PATH_ENDING ||
+	    !__atomic_compare_exchange_n(&vt_path.task, &idle, task, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_RELAXED))
+		return;
+	if (vt_tracer_ring_start(vcpu, task, vt_path.max_insns, vt_path_ended)) {
+		VT_STORE_RELEASE(vt_path.task, 0);
+		return;
+	}
+	vt_path.started++;
+	vt_syscall_event(vcpu, exit->regs, VT_SYS_ENTER);
+	vt_path_push(vcpu, VTICE_REC_BRANCH, VTICE_BRANCH_FROM_STEP, from_rip,
+		     vt_vmread_or0(GUEST_RIP));
+}
+
+/* A SYSRET of the traced task ends its call: the return is its last branch. */
+static void vt_path_sysret(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 from_rip)
+{
+	u64 task = VT_READ_ONCE(vt_path.task), current = 0;
+
+	if (task <= VT_PATH_ENDING)
+		return;
+	vt_syscall_task_passes(vcpu, &current);
+	if (current != task)
+		return;
+	vt_path_push(vcpu, VTICE_REC_BRANCH, VTICE_BRANCH_FROM_STEP, from_rip,
+		     vt_vmread_or0(GUEST_RIP));
+	vt_syscall_event(vcpu, exit->regs, VT_SYS_EXIT);
+	vt_path_end(vcpu, task, VTICE_TRACE_STOP_SYSRET);
+}
+
+void vt_path_on_syscall(struct vt_vcpu *vcpu, struct vt_exit *exit, enum vt_sys_edge edge,
+			u64 from_rip)
+{
+	if (!vt_path.hv)
+		return;
+	if (edge == VT_SYS_ENTER)
+		vt_path_start(vcpu, exit, from_rip);
+	else
+		vt_path_sysret(vcpu, exit, from_rip);
+}
+
+static u64 vt_path_arm(const struct vt_guest_regs *r)
+{
+	if (r->r8 >= VT_PATH_MAX_NR || !r->r9 || r->r9 > VTICE_PATH_MAX_INSNS || !r->r10 ||
+	    r->r10 > VTICE_PATH_MAX_CALLS)
+		return (u64)VTICE_VMCALL_EINVAL;
+	if (VT_READ_ONCE(vt_path.task))
+		return (u64)VTICE_VMCALL_EBUSY;	/* a call of the last ARM is still traced */
+	vt_path.nr = (u32)r->r8;
+	vt_path.max_insns = r->r9;
+	vt_path.calls = (u32)r->r10;
+	vt_path.started = 0;
+	vt_path.traced = 0;
+	VT_STORE_RELEASE(vt_path.armed, true);
+	return VTICE_VMCALL_OK;
+}
+
+/* A call still being traced ends here, on the disarming CPU. */
+static void vt_path_disarm(struct vt_vcpu *vcpu)
+{
+	VT_STORE_RELEASE(vt_path.armed, false);
+	vt_path_end(vcpu, VT_READ_ONCE(vt_path.task), VTICE_TRACE_STOP_DISARMED);
+}
+
+bool vt_path_on_vmcall(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 func)
+{
+	struct vt_guest_regs *r = exit->regs;
+	u64 status = VTICE_VMCALL_OK;
+
+	if (func != VTICE_VMCALL_PATH_TRACE)
+		return false;
+	if (!vt_path.hv || !vt_tracer_supported())
+		status = (u64)VTICE_VMCALL_ENOSYS;
+	else if (r->rdx == VTICE_VMCALL_PATH_ARM)
+		status = vt_path_arm(r);
+	else if (r->rdx == VTICE_VMCALL_PATH_DISARM)
+		vt_path_disarm(vcpu);
+	else if (r->rdx != VTICE_VMCALL_PATH_QUERY)
+		status = (u64)VTICE_VMCALL_EINVAL;
+	r->rax = status;
+	r->rdx = VT_LOAD_ACQUIRE(vt_path.traced);
+	vt_advance_rip(exit);
+	return true;
+}
+
+/* Without a debugger's table: the tracer's exits and the path tracer's. */
+static bool vt_path_mtf(struct vt_vcpu *vcpu, struct vt_exit *exit)
+{
+	return vt_tracer_on_mtf(vcpu, exit);
+}
+
+static bool vt_path_nmi(struct vt_vcpu *vcpu, struct vt_exit *exit)
+{
+	return vt_tracer_on_nmi(vcpu);
+}
+
+static void vt_path_pre_entry(struct vt_vcpu *vcpu, struct vt_exit *exit)
+{
+	vt_tracer_pre_entry(vcpu);
+}
+
+static const struct vt_callbacks vt_path_callbacks = {
+	.mtf = vt_path_mtf,
+	.nmi = vt_path_nmi,
+	.vmcall = vt_path_on_vmcall,
+	.pre_entry = vt_path_pre_entry,
+	.syscall = vt_path_on_syscall,
+};
+
+int vt_path_init(struct vt_hv *hv, const struct vt_tracer_config *cfg)
+{
+	int ret;
+
+	vt_memset(&vt_path, 0, sizeof(vt_path));
+	if (!vt_tracer_supported()) {
+		ret = vt_tracer_init(hv, cfg);
+		if (ret)
+			return ret;
+		vt_path.owns_tracer = true;
+	}
+	vt_path.hv = hv;
+	if (!hv->cb)
+		vt_hv_set_callbacks(hv, &vt_path_callbacks);
+	return 0;
+}
+
+int vt_path_shield(void)
+{
+	int ret = vt_path.owns_tracer ? vt_tracer_shield() : 0;
+
+	return ret ? ret : vt_os_shield_image(&vt_path, sizeof(vt_path));
+}
+
+void vt_path_fini(void)
+{
+	if (vt_path.hv && vt_path.hv->cb == &vt_path_callbacks)
+		vt_hv_set_callbacks(vt_path.hv, NULL);
+	if (vt_path.owns_tracer)
+		vt_tracer_fini();
+	vt_memset(&vt_path, 0, sizeof(vt_path));
+}

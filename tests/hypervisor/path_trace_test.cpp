@@ -1,0 +1,273 @@
+// The syscall-path tracer (debug/path_trace.c with debug/tracer.c) on the
+// fake CPU, through the same exits the module takes: the VMCALLs that arm
+// it, the syscall trap's #UD exits, the tracer's MTF exits. The oracle is
+// the record sequence include/uapi/vtice/ioctl.h promises for one call and
+// the SDM: between two VM entries with MTF one instruction runs (Vol. 3C
+// 26.7.2); CALL rel32, RET and JMP rel32 go where their encodings say.
+#include "syscall_fixture.hpp"
+
+extern "C" {
+#include "path_trace.h"
+#include "tracer.h"
+}
+
+using namespace vtice::fake;
+
+namespace {
+
+// The kernel page that holds LSTAR (offset 0) and the SYSRETQ (0xc0):
+//   +0x00 call +0x3b  (to +0x40)     +0x40 ret
+//   +0x05 jmp  +0xb6  (to +0xc0)     +0xc0 sysretq
+constexpr uint64_t kCall = kLstar, kAfterCall = kLstar + 5, kCallee = kLstar + 0x40;
+constexpr uint32_t kOpenat = 257, kGetpid = 39;
+
+class PathTrace : public SyscallFixture {
+protected:
+	vt_vcpu other{};
+	vt_vcpu *vcpus[2] = {&vcpu, &other};
+	u64 task_ptr[2] = {kPerCpuTask, kPerCpuTask};
+	std::vector<uint32_t> nmis;
+
+	void SetUp() override
+	{
+		SyscallFixture::SetUp();
+		code_at(kKernelCode, {0xe8, 0x3b, 0, 0, 0, 0xe9, 0xb6, 0, 0, 0});
+		code_at(kKernelCode + 0x40, {0xc3});
+		other.cpu = 1;
+		other.hv = &hv;
+		other.launched = true;
+		nmi_hook() = [this](uint32_t cpu) { nmis.push_back(cpu); };
+		hv.caps.flags |= VTICE_CAP_MTF;	// Bochs 3.0's model has it; the seed is 2.7's
+		init_path();
+	}
+
+	void init_path()
+	{
+		vt_tracer_config cfg{vcpus, 2, 128, task_ptr, vt_own_mem};
+		ASSERT_EQ(vt_path_init(&hv, &cfg), 0);
+		ASSERT_EQ(hv.cb != nullptr, true) << "no debugger: the path tracer's callbacks";
+	}
+
+	void TearDown() override
+	{
+		nmi_hook() = nullptr;
+		vt_path_fini();
+		SyscallFixture::TearDown();
+	}
+
+	vt_guest_regs path_vmcall(uint32_t op, uint64_t nr = 0, uint64_t max_insns = 0, uint64_t calls = 0)
+	{
+		guest_kernel_mode();
+		cpu().vmcs[VM_EXIT_INSTRUCTION_LEN] = 3;
+		vt_guest_regs r{};
+		r.rax = VTICE_VMCALL_PATH_TRACE;
+		r.rcx = hv.key;
+		r.rdx = op;
+		r.r8 = nr;
+		r.r9 = max_insns;
+		r.r10 = calls;
+		EXPECT_TRUE(vm_exit(EXIT_REASON_VMCALL, 0, r));
+		return r;
+	}
+
+	// As the module arms: the path tracer, then the quiet trap.
+	void arm_path(uint64_t max_insns = 1000, uint64_t calls = 1, const char *comm = "")
+	{
+		ASSERT_EQ(path_vmcall(VTICE_VMCALL_PATH_ARM, kOpenat, max_insns, calls).rax,
+			  (uint64_t)VTICE_VMCALL_OK);
+		ASSERT_EQ(arm(true, 0, comm, true), (uint64_t)VTICE_VMCALL_OK);
+	}
+
+	void syscall(uint32_t nr)
+	{
+		vt_guest_regs r = user_syscall();
+		r.rax = nr;
+		ASSERT_TRUE(ud_exit(r));
+	}
+
+	// The instruction at the current RIP ran and the CPU is at `to` (CPL kept).
+	void mtf_to(uint64_t to)
+	{
+		cpu().vmcs[GUEST_RIP] = to;
+		vt_guest_regs r{};
+		vm_exit(EXIT_REASON_MONITOR_TRAP_FLAG, 0, r);
+	}
+
+	void sysret()
+	{
+		vt_guest_regs r = kernel_sysret(3);
+		ASSERT_TRUE(ud_exit(r));
+	}
+
+	bool mtf_armed() { return cpu().vmcs[CPU_BASED_VM_EXEC_CONTROL] & CPU_BASED_MONITOR_TRAP_FLAG; }
+
+	std::vector<vtice_record> of_type(uint16_t type)
+	{
+		std::vector<vtice_record> out;
+		for (auto &r : records())
+			if (r.type == type)
+				out.push_back(r);
+		return out;
+	}
+};
+
+TEST_F(PathTrace, OneCallFromItsSyscallToItsSysretInTheOrderTheAbiPromises)
+{
+	arm_path();
+	syscall(kOpenat);
+	EXPECT_TRUE(mtf_armed()) << "stepping from the kernel's entry point";
+	mtf_to(kCallee);	// call
+	mtf_to(kAfterCall);	// ret
+	mtf_to(kSysretRip);	// jmp
+	sysret();
+	EXPECT_FALSE(mtf_armed()) << "the trace ended with the call";
+
+	std::vector<uint16_t> types;
+	for (auto &r : records())
+		if (r.type != VTICE_REC_SYSCALL_DATA)
+			types.push_back(r.type);
+	std::vector<uint16_t> want = {VTICE_REC_SYSCALL_ENTER, VTICE_REC_BRANCH, VTICE_REC_BRANCH, VTICE_REC_BRANCH,
+				      VTICE_REC_BRANCH, VTICE_REC_BRANCH, VTICE_REC_SYSCALL_EXIT, VTICE_REC_TRACE_STOP};
+	EXPECT_EQ(types, want);
+	auto branches = of_type(VTICE_REC_BRANCH);
+	ASSERT_EQ(branches.size(), 5u);
+	std::vector<std::pair<uint64_t, uint64_t>> got, edges = {{kUserRip, kLstar}, {kCall, kCallee},
+								  {kCallee, kAfterCall}, {kAfterCall, kSysretRip},
+								  {kSysretRip, kUserRip + 2}};
+	for (auto &b : branches)
+		got.push_back({b.u.branch.from, b.u.branch.to});
+	EXPECT_EQ(got, edges);
+	for (size_t i = 1; i < branches.size(); i++)
+		EXPECT_GT(branches[i].tsc, branches[i - 1].tsc) << "one clock, never backwards";
+	auto stop = of_type(VTICE_REC_TRACE_STOP).at(0);
+	EXPECT_EQ(stop.flags, (uint32_t)VTICE_TRACE_STOP_SYSRET);
+	EXPECT_EQ(stop.u.raw[0], kTask);
+	EXPECT_EQ(stop.u.raw[1], 3u) << "call, ret, jmp: the task's instructions stepped";
+	EXPECT_GT(stop.tsc, branches.back().tsc);
+	EXPECT_EQ(of_type(VTICE_REC_SYSCALL_ENTER).at(0).u.syscall.nr, kOpenat);
+	EXPECT_EQ(path_vmcall(VTICE_VMCALL_PATH_QUERY).rdx, 1u) << "one call traced";
+}
+
+TEST_F(PathTrace, OtherSyscallsPassWithoutARecordOrAStep)
+{
+	arm_path();
+	syscall(kGetpid);
+	EXPECT_FALSE(mtf_armed());
+	sysret();
+	EXPECT_TRUE(records().empty()) << "a quiet trap records no event of its own";
+	EXPECT_EQ(path_vmcall(VTICE_VMCALL_PATH_QUERY).rdx, 0u);
+}
+
+TEST_F(PathTrace, ATaskTheFilterLeavesOutIsNotTraced)
+{
+	arm_path(1000, 1, "someone");
+	syscall(kOpenat);
+	EXPECT_FALSE(mtf_armed());
+	EXPECT_TRUE(records().empty());
+}
+
+TEST_F(PathTrace, OnlyAsManyCallsAsAsked)
+{
+	arm_path(1000, 1);
+	syscall(kOpenat);
+	sysret();
+	size_t after_first = records().size();
+	syscall(kOpenat);
+	EXPECT_FALSE(mtf_armed());
+	EXPECT_EQ(records().size(), after_first);
+}
+
+TEST_F(PathTrace, ReachingUserModeWithoutSysretEndsTheCall)
+{
+	arm_path();
+	syscall(kOpenat);
+	guest_user_mode();	// an IRET to user mode: CPL 3 at the next exit
+	mtf_to(kUserRip + 2);
+	auto stops = of_type(VTICE_REC_TRACE_STOP);
+	ASSERT_EQ(stops.size(), 1u);
+	EXPECT_EQ(stops[0].flags, (uint32_t)VTICE_TRACE_STOP_USER);
+	EXPECT_FALSE(mtf_armed()) << "the core clears MTF the tracer no longer claims";
+}
+
+TEST_F(PathTrace, TheInstructionBudgetEndsTheCall)
+{
+	arm_path(2);
+	syscall(kOpenat);
+	mtf_to(kCallee);
+	EXPECT_TRUE(of_type(VTICE_REC_TRACE_STOP).empty());
+	mtf_to(kAfterCall);
+	auto stops = of_type(VTICE_REC_TRACE_STOP);
+	ASSERT_EQ(stops.size(), 1u);
+	EXPECT_EQ(stops[0].flags, (uint32_t)VTICE_TRACE_STOP_MAX_INSNS);
+	EXPECT_EQ(stops[0].u.raw[1], 2u);
+	sysret();
+	EXPECT_EQ(of_type(VTICE_REC_TRACE_STOP).size(), 1u) << "the SYSRET of an ended call ends nothing";
+}
+
+TEST_F(PathTrace, DisarmingMidCallEndsIt)
+{
+	arm_path();
+	syscall(kOpenat);
+	path_vmcall(VTICE_VMCALL_PATH_DISARM);
+	auto stops = of_type(VTICE_REC_TRACE_STOP);
+	ASSERT_EQ(stops.size(), 1u);
+	EXPECT_EQ(stops[0].flags, (uint32_t)VTICE_TRACE_STOP_DISARMED);
+	EXPECT_FALSE(mtf_armed());
+}
+
+TEST_F(PathTrace, TheOtherCpusAreKickedAndFollow)
+{
+	arm_path();
+	syscall(kOpenat);
+	EXPECT_EQ(nmis, std::vector<uint32_t>{1}) << "an NMI to the CPU that did not start it";
+	EXPECT_TRUE(vt_tracer_on_nmi(&other)) << "the kick is the tracer's";
+	EXPECT_FALSE(vt_tracer_on_nmi(&other)) << "a second NMI is the guest's own";
+	EXPECT_FALSE(vt_tracer_on_nmi(&vcpu));
+}
+
+TEST_F(PathTrace, TheDebuggersTraceAndARingTraceExcludeEachOther)
+{
+	arm_path();
+	syscall(kOpenat);
+	EXPECT_EQ(vt_tracer_enable(0), -16) << "EBUSY: a ring trace runs";
+	path_vmcall(VTICE_VMCALL_PATH_DISARM);
+	ASSERT_EQ(vt_tracer_enable(0), 0);
+	EXPECT_EQ(path_vmcall(VTICE_VMCALL_PATH_ARM, kOpenat, 10, 1).rax, (uint64_t)VTICE_VMCALL_OK);
+	syscall(kOpenat);
+	EXPECT_TRUE(of_type(VTICE_REC_TRACE_STOP).size() == 1u) << "only the disarmed call's stop";
+	vt_tracer_disable_all();
+}
+
+TEST_F(PathTrace, BadArgumentsAreRefused)
+{
+	EXPECT_EQ(path_vmcall(VTICE_VMCALL_PATH_ARM, 5000, 10, 1).rax, (uint64_t)VTICE_VMCALL_EINVAL) << "nr";
+	EXPECT_EQ(path_vmcall(VTICE_VMCALL_PATH_ARM, kOpenat, 0, 1).rax, (uint64_t)VTICE_VMCALL_EINVAL) << "budget";
+	EXPECT_EQ(path_vmcall(VTICE_VMCALL_PATH_ARM, kOpenat, 10, 0).rax, (uint64_t)VTICE_VMCALL_EINVAL) << "calls";
+	EXPECT_EQ(path_vmcall(7).rax, (uint64_t)VTICE_VMCALL_EINVAL) << "op";
+	syscall(kOpenat);
+	EXPECT_TRUE(records().empty()) << "nothing was armed";
+}
+
+TEST_F(PathTrace, WithoutTheMonitorTrapFlagThereIsNoTracer)
+{
+	vt_path_fini();
+	hv.caps.flags &= ~VTICE_CAP_MTF;
+	init_path();
+	EXPECT_EQ(path_vmcall(VTICE_VMCALL_PATH_ARM, kOpenat, 10, 1).rax, (uint64_t)VTICE_VMCALL_ENOSYS);
+}
+
+TEST_F(PathTrace, AVmcallFromUserModeIsAnUndefinedOpcode)
+{
+	guest_user_mode();
+	vt_guest_regs r{};
+	r.rax = VTICE_VMCALL_PATH_TRACE;
+	r.rcx = hv.key;
+	r.rdx = VTICE_VMCALL_PATH_ARM;
+	r.r8 = kOpenat;
+	r.r9 = r.r10 = 1;
+	vm_exit(EXIT_REASON_VMCALL, 0, r);
+	EXPECT_EQ(entry_event(), kInjectUD);
+	EXPECT_EQ(path_vmcall(VTICE_VMCALL_PATH_QUERY).rdx, 0u);
+}
+
+}  // namespace
