@@ -9,6 +9,7 @@
 #include "hooks.h"
 #include "single_step.h"
 #include "tracer.h"
+#include "lbr.h"
 #include "../core/hv.h"
 #include "../core/exit.h"
 #include "../core/os.h"
@@ -309,6 +310,90 @@ static void vt_monitor_btrace_cmd(struct vt_text *t, const char *arg)
 	vt_put(t, "usage: monitor btrace [task ADDRESS|current|any]\n");
 }
 
+static const char *const vt_lbr_why_not[] = {
+	[VTICE_LBR_NO_DEBUGCTL] = "DEBUGCTL.LBR does not stick: an emulated CPU such as Bochs",
+	[VTICE_LBR_NOT_INTEL] = "not an Intel CPU",
+	[VTICE_LBR_UNKNOWN_MODEL] = "its model's LBR MSRs are not known to vtice",
+	[VTICE_LBR_ARCH_ONLY] = "architectural LBR (CPUID leaf 0x1C), which vtice does not read yet",
+};
+
+static const char *const vt_lbr_events[] = {
+	[VTICE_LBR_EV_NONE] = "no snapshot",
+	[VTICE_LBR_EV_OOPS] = "oops",
+	[VTICE_LBR_EV_PANIC] = "panic",
+	[VTICE_LBR_EV_TRIPLE_FAULT] = "triple fault",
+	[VTICE_LBR_EV_LOCKUP] = "hard lockup",
+	[VTICE_LBR_EV_PARKED] = "stopped while another CPU crashed",
+};
+
+static void vt_monitor_lbr_line(struct vt_text *t, u32 cpu, const struct vt_lbr_snap *s)
+{
+	vt_put(t, "cpu ");
+	vt_put_u64(t, cpu);
+	vt_put(t, ": ");
+	vt_put(t, s->event < VT_ARRAY_SIZE(vt_lbr_events) ? vt_lbr_events[s->event] : "?");
+	if (s->event) {
+		vt_put(t, " at 0x");
+		vt_put_hex(t, s->rip);
+		vt_put(t, ", ");
+		vt_put_u64(t, s->count);
+		vt_put(t, " branches");
+		if (s->flags & VTICE_LBR_GUEST_OWNED)
+			vt_put(t, " (the kernel's own LBR use, its filter)");
+	}
+	vt_put(t, "\n");
+}
+
+/* One CPU's branches, oldest first; "M" marks a mispredicted one. */
+static void vt_monitor_lbr_cpu(struct vt_text *t, u32 cpu)
+{
+	const struct vt_lbr_snap *s = vt_lbr_snapshot(cpu);
+	u32 i;
+
+	if (!s) {
+		vt_put(t, "lbr: no such CPU\n");
+		return;
+	}
+	vt_monitor_lbr_line(t, cpu, s);
+	for (i = 0; i < s->count && i < VTICE_LBR_MAX; i++) {
+		vt_put(t, "  0x");
+		vt_put_hex(t, s->br[i].from);
+		vt_put(t, " -> 0x");
+		vt_put_hex(t, s->br[i].to);
+		vt_put(t, s->br[i].flags & VTICE_LBR_MISPRED ? " M\n" : "\n");
+	}
+}
+
+static void vt_monitor_lbr(struct vt_text *t, const char *arg)
+{
+	const struct vt_lbr_model *m = vt_lbr_get_model();
+	u32 cpu = 0;
+
+	if (m->status != VTICE_LBR_OK) {
+		vt_put(t, "lbr: this CPU has no LBR (");
+		vt_put(t, m->status < VT_ARRAY_SIZE(vt_lbr_why_not) && vt_lbr_why_not[m->status] ?
+			  vt_lbr_why_not[m->status] : "unknown reason");
+		vt_put(t, ")\n");
+		return;
+	}
+	if (*arg) {
+		for (; *arg >= '0' && *arg <= '9' && cpu < 100000; arg++)
+			cpu = cpu * 10 + (u32)(*arg - '0');
+		if (*arg)
+			vt_put(t, "usage: monitor lbr [CPU]\n");
+		else
+			vt_monitor_lbr_cpu(t, cpu);
+		return;
+	}
+	vt_put(t, "lbr: ");
+	vt_put_u64(t, m->nr);
+	vt_put(t, " entries, format ");
+	vt_put_u64(t, m->format);
+	vt_put(t, "; \"monitor lbr CPU\" lists one CPU's branches\n");
+	for (cpu = 0; vt_lbr_snapshot(cpu); cpu++)
+		vt_monitor_lbr_line(t, cpu, vt_lbr_snapshot(cpu));
+}
+
 int vt_stub_monitor(void *ctx, const char *cmd, char *out, u32 out_len)
 {
 	struct vt_text t = { out, 0, out_len };
@@ -330,11 +415,16 @@ int vt_stub_monitor(void *ctx, const char *cmd, char *out, u32 out_len)
 		vt_monitor_btrace_cmd(&t, "");
 	else if (vt_starts_with(cmd, "btrace "))
 		vt_monitor_btrace_cmd(&t, cmd + 7);
+	else if (vt_streq(cmd, "lbr"))
+		vt_monitor_lbr(&t, "");
+	else if (vt_starts_with(cmd, "lbr "))
+		vt_monitor_lbr(&t, cmd + 4);
 	else if (vt_streq(cmd, "help") || !*cmd)
 		vt_put(&t, "monitor commands: exits (VM exits per CPU and reason), "
 			   "caps (VMX features), hooks (breakpoints, watchpoints and the EPT's state), "
 			   "breakin (break-in latency in guest time), "
 			   "btrace [task ADDRESS|current|any] (the branch tracer; whose branches it records), "
+			   "lbr [CPU] (the last branches each CPU took before a crash), "
 			   "vtice (identify the stub)\n");
 	else
 		vt_put(&t, "unknown monitor command; try \"monitor help\"\n");

@@ -10,6 +10,7 @@
 extern "C" {
 #include "lbr.h"
 #include "stop.h"
+#include "stub.h"
 #include <vtice/vmcall.h>
 }
 
@@ -376,6 +377,40 @@ TEST_F(Lbr, VmcallReadsEveryWordAndRefusesBadArguments)
 	EXPECT_EQ(st, (uint64_t)VTICE_VMCALL_EINVAL);
 	vmcall_lbr(0xffffffffu, VTICE_VMCALL_LBR_SEQ, &st);
 	EXPECT_EQ(st, (uint64_t)VTICE_VMCALL_EINVAL);
+}
+
+std::string monitor(const char *cmd)
+{
+	char out[4096];
+	EXPECT_EQ(vt_stub_monitor(nullptr, cmd, out, sizeof(out)), 0);
+	return out;
+}
+
+TEST_F(Lbr, MonitorListsOneCpusBranchesOldestFirst)
+{
+	start();
+	seed_stack(0x680, 0x6c0, 32, 31);
+	for (uint32_t i = 2; i < 32; i++)
+		cpu().msrs[0x680 + i] = cpu().msrs[0x6c0 + i] = 0;
+	cpu().msrs[MSR_LBR_INFO_0 + 1] = LBR_INFO_MISPRED;
+	cpu().vmcs[GUEST_RIP] = 0xffffffff81000abcull;
+	vt_lbr_crash_begin(&vcpu, VTICE_LBR_EV_PANIC);
+	vt_lbr_crash_end();
+	EXPECT_EQ(monitor("lbr 0"), "cpu 0: panic at 0xffffffff81000abc, 2 branches\n"
+				    "  0xffffffff81000000 -> 0xffffffff82000000\n"
+				    "  0xffffffff81000010 -> 0xffffffff82000010 M\n");
+	EXPECT_EQ(monitor("lbr"), "lbr: 32 entries, format 5; \"monitor lbr CPU\" lists one CPU's branches\n"
+				  "cpu 0: panic at 0xffffffff81000abc, 2 branches\n");
+	EXPECT_EQ(monitor("lbr 7"), "lbr: no such CPU\n");
+	EXPECT_EQ(monitor("lbr x"), "usage: monitor lbr [CPU]\n");
+}
+
+TEST_F(Lbr, MonitorSaysPlainlyWhenTheCpuHasNoLbr)
+{
+	hv.caps.flags &= ~VTICE_CAP_DEBUGCTL_LBR;
+	start();
+	EXPECT_EQ(monitor("lbr"),
+		  "lbr: this CPU has no LBR (DEBUGCTL.LBR does not stick: an emulated CPU such as Bochs)\n");
 }
 
 // The crashing CPU 0 saves at its exit; CPU 1, parked by the all-stop,
