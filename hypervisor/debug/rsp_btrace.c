@@ -43,6 +43,8 @@ static void vt_btrace_enable(struct vt_rsp *r, bool on)
 		return;
 	}
 	ret = r->ops->btrace_enable(r->ctx, cpu, on);
+	if (!ret && cpu < VT_RSP_MAX_CPUS)
+		r->btrace_seen[cpu] = 0;	/* a new trace: "new" serves it whole */
 	if (!ret)
 		vt_rsp_put(r, "OK");
 	else if (ret == -VT_EOPNOTSUPP)
@@ -121,14 +123,44 @@ static bool vt_btrace_byte(struct vt_rsp *r, u32 cpu, u64 n, u64 at, char *block
 	return true;
 }
 
-/* qXfer:btrace:read:all:OFF,LEN. "new" and "delta" are refused: gdb then reads all. */
+/*
+ * Whether a "new" read starting now finds cpu's trace as it was last served
+ * (GDB manual, "qXfer:btrace:read": "new" returns the whole trace if it
+ * changed since the last read request, else nothing). The answer holds for
+ * the later windows of the same read; every read leaves the trace marked
+ * as served.
+ */
+static bool vt_btrace_unchanged(struct vt_rsp *r, u32 cpu, bool is_new, u64 off, u64 count)
+{
+	u64 first, last;
+
+	if (cpu >= VT_RSP_MAX_CPUS)
+		return false;
+	r->ops->btrace_span(r->ctx, cpu, &first, &last);
+	if (is_new && off == 0)
+		r->btrace_new_unchanged = r->btrace_seen[cpu] == count + 1 &&
+					  r->btrace_seen_ip[cpu] == last;
+	r->btrace_seen[cpu] = count + 1;
+	r->btrace_seen_ip[cpu] = last;
+	return is_new && r->btrace_new_unchanged;
+}
+
+/*
+ * qXfer:btrace:read:all|new:OFF,LEN. "delta" is refused and gdb then asks
+ * for "new"; answering that with an empty document while nothing changed
+ * keeps gdb from discarding and re-reading the whole trace (hundreds of KB,
+ * minutes on a 115200 baud line) for each of its record commands.
+ */
 static void vt_btrace_read(struct vt_rsp *r, struct vt_rsp_cursor *c)
 {
 	u64 off, len, n, size, i, cached = ~0ull;
 	char block[VT_BLOCK_LEN], ch;
+	bool is_new = false;
 	u32 cpu;
 
-	if (!vt_rsp_prefix(c, "all:")) {
+	if (vt_rsp_prefix(c, "new:")) {
+		is_new = true;
+	} else if (!vt_rsp_prefix(c, "all:")) {
 		vt_rsp_error(r, 0x01);
 		return;
 	}
@@ -139,7 +171,10 @@ static void vt_btrace_read(struct vt_rsp *r, struct vt_rsp_cursor *c)
 		return;
 	}
 	n = r->ops->btrace_count(r->ctx, cpu);
-	n = n ? n + 1 : 0;	/* blocks: one more than the branches between them */
+	if (vt_btrace_unchanged(r, cpu, is_new, off, n))
+		n = 0;
+	else
+		n = n ? n + 1 : 0;	/* blocks: one more than the branches between them */
 	size = sizeof(VT_BTRACE_HEAD) - 1 + n * VT_BLOCK_LEN + sizeof(VT_BTRACE_TAIL) - 1;
 	/* Only '<', '>', '"', '/', '=', '!', letters and digits: no escaping. */
 	if (!vt_rsp_xfer_begin(r, size, off, &len))

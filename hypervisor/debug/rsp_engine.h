@@ -40,6 +40,14 @@ struct vt_rsp {
 	s32 g_cpu;		/* Hg: registers and memory of this CPU */
 	s32 c_cpu;		/* Hc: the CPU s/c act on; -1 = all */
 	u32 thread_cursor;	/* qsThreadInfo */
+	/*
+	 * qXfer:btrace:read "new": each CPU's trace as last served (records + 1,
+	 * 0 = never; and where it ended), and whether the "new" read under way
+	 * found it unchanged.
+	 */
+	u64 btrace_seen[VT_RSP_MAX_CPUS];
+	u64 btrace_seen_ip[VT_RSP_MAX_CPUS];
+	bool btrace_new_unchanged;
 	enum vt_dbg_run run[VT_RSP_MAX_CPUS];
 	u8 scratch[VT_RSP_PACKET_MAX];	/* memory and register transfers */
 	char monitor[VT_RSP_MONITOR_MAX];

@@ -461,3 +461,50 @@ TEST_F(RspBtrace, RawRecordsComeBackByteExactThroughEscapes)
 	}
 	EXPECT_EQ(ask("qXfer:vtice-trace:read:9:0,10"), "+" + frame("E16")) << "no CPU 9";
 }
+
+// GDB manual, "qXfer:btrace:read": "new" returns all the trace if it changed
+// since the last read request, else nothing; gdb keeps what it decoded when
+// nothing comes (btrace.c, btrace_fetch), so an unchanged trace is read once.
+TEST_F(RspBtrace, NewIsTheWholeTraceOnlyWhenItChangedSinceTheLastRead)
+{
+	const uint64_t S = 0xffffffff81000100, A = S + 0x10, B = S + 0x80, C = B + 0x5, D = S + 0x40;
+	const std::string head = "<!DOCTYPE btrace SYSTEM \"btrace.dtd\">\n<btrace version=\"1.0\">\n";
+	const std::string empty = head + "</btrace>\n";
+	EXPECT_EQ(ask("Qbtrace:bts"), "+" + frame("OK"));
+	m.first_ip[0] = S;
+	m.last_ip[0] = B;
+	m.add_branch(0, A, B);
+	const std::string one = head + block(B, B) + "\n" + block(S, A) + "\n</btrace>\n";
+	EXPECT_EQ(read_object("btrace:read:new", 0x1000), one) << "never read: all of it";
+	EXPECT_EQ(read_object("btrace:read:new", 0x1000), empty) << "unchanged since that read";
+	EXPECT_EQ(read_object("btrace:read:all", 0x1000), one) << "all is all, always";
+	EXPECT_EQ(read_object("btrace:read:new", 7), empty) << "unchanged since the all read, in any window";
+
+	m.add_branch(0, C, D);
+	m.last_ip[0] = D;
+	const std::string two = head + block(D, D) + "\n" + block(B, C) + "\n" + block(S, A) + "\n</btrace>\n";
+	EXPECT_EQ(read_object("btrace:read:new", 9), two) << "a branch more: all of it, in any window";
+	EXPECT_EQ(read_object("btrace:read:new", 0x1000), empty);
+
+	m.last_ip[0] = D + 3;	// it ran on without taking a branch
+	EXPECT_EQ(read_object("btrace:read:new", 0x1000).find(block(D, D + 3)), head.size()) << "the newest block grew";
+	EXPECT_EQ(ask("Qbtrace:bts"), "+" + frame("OK")) << "a new trace, though the sim keeps the same span";
+	m.add_branch(0, A, B);
+	m.add_branch(0, C, D);
+	EXPECT_NE(read_object("btrace:read:new", 0x1000), empty) << "a restarted trace is new";
+}
+
+TEST_F(RspBtrace, NewIsKeptPerCpu)
+{
+	m.first_ip[0] = m.first_ip[1] = 0xffffffff81000100;
+	m.last_ip[0] = m.last_ip[1] = 0xffffffff81000110;
+	m.add_branch(0, 0xffffffff81000104, 0xffffffff81000110);
+	m.add_branch(1, 0xffffffff81000104, 0xffffffff81000110);
+	const std::string empty = "<!DOCTYPE btrace SYSTEM \"btrace.dtd\">\n<btrace version=\"1.0\">\n</btrace>\n";
+	EXPECT_NE(read_object("btrace:read:new", 0x1000), empty);
+	EXPECT_EQ(ask("Hg2"), "+" + frame("OK"));
+	EXPECT_NE(read_object("btrace:read:new", 0x1000), empty) << "CPU 1's trace was never read";
+	EXPECT_EQ(read_object("btrace:read:new", 0x1000), empty);
+	EXPECT_EQ(ask("Hg1"), "+" + frame("OK"));
+	EXPECT_EQ(read_object("btrace:read:new", 0x1000), empty) << "CPU 0's is as read before";
+}
