@@ -1,4 +1,4 @@
-// vtice hv status|caps|break: what the hypervisor module reports through
+// vtice hv status|caps|break|lbr: what the hypervisor module reports through
 // /dev/vtice, and the break-in of its debug stub. Rendering lives in
 // hv_format.cpp; this file talks to the device.
 #include <fcntl.h>
@@ -7,13 +7,16 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "args.hpp"
 #include "device.hpp"
 #include "hv_format.hpp"
+#include "report_symbols.hpp"
 #include "subcommands.hpp"
 
 namespace vtice::console {
@@ -21,7 +24,7 @@ namespace vtice::console {
 namespace {
 
 const char kHelp[] =
-	"usage: vtice hv status|caps|break [--device PATH]\n"
+	"usage: vtice hv status|caps|break|lbr [--cpu N] [--device PATH]\n"
 	"\n"
 	"Asks the loaded vtice hypervisor module (root only):\n"
 	"  status   which CPUs are virtualized, and their VM-exit counts per exit\n"
@@ -31,8 +34,14 @@ const char kHelp[] =
 	"  break    stop every CPU for the module's GDB stub (loaded with\n"
 	"           debug_port=), as a Ctrl-C in the debugger would; returns when\n"
 	"           the debugger resumes the machine, and says how long it stood\n"
+	"  lbr      the last branches each CPU took before a crash: where the CPU\n"
+	"           honours LBR, the stub (debug_port=) saves every CPU's LBR stack\n"
+	"           when the kernel oopses, panics, triple-faults or locks up; one\n"
+	"           'from -> to' line per branch, oldest first, with function+offset\n"
+	"           from /proc/kallsyms; says why when the CPU has no LBR\n"
 	"\n"
 	"options:\n"
+	"  --cpu N         lbr: only CPU N\n"
 	"  --device PATH   the vtice device (default /dev/vtice)\n";
 
 Result<vtice_status> read_status(const DeviceFd &dev, const std::string &path)
@@ -116,11 +125,84 @@ int run_break(const std::string &path)
 	return kExitOk;
 }
 
+Result<vtice_lbr> read_lbr(const DeviceFd &dev, const std::string &path, unsigned cpu)
+{
+	auto lbr = request<vtice_lbr>();
+	lbr.cpu = cpu;
+	if (ioctl(dev.get(), VTICE_IOC_LBR, &lbr) == 0)
+		return lbr;
+	int err = errno;
+	if (err == ENOTTY)
+		return make_error(path + ": this vtice.ko has no VTICE_IOC_LBR (an older module)");
+	if (err == EAGAIN)
+		return make_error(path + ": CPU " + std::to_string(cpu) +
+				  "'s snapshot kept changing while it was read; try again");
+	return ioctl_error(path, "VTICE_IOC_LBR", err);
+}
+
+// Function+offset from the running kernel's /proc/kallsyms, when readable.
+Symbolizer kernel_symbols()
+{
+	auto syms = load_external_symbols("/proc/kallsyms", 0);
+	return syms ? syms->symbolize : Symbolizer{};
+}
+
+Result<unsigned> parse_cpu(const std::string &text, unsigned nr_cpu_ids)
+{
+	unsigned long v = 0;
+	size_t used = 0;
+	try {
+		v = std::stoul(text, &used, 10);
+	} catch (...) {
+		used = 0;
+	}
+	if (used != text.size() || text.empty())
+		return make_error("--cpu: '" + text + "' is not a CPU number");
+	if (v >= nr_cpu_ids)
+		return make_error("--cpu: CPU " + text + " does not exist (CPUs 0-" +
+				  std::to_string(nr_cpu_ids - 1) + ")");
+	return (unsigned)v;
+}
+
+// One CPU, or every virtualized one; a model-wide "no LBR" is said once.
+int run_lbr(const std::string &path, const std::optional<std::string> &cpu_arg)
+{
+	auto dev = open_device(path, O_RDONLY);
+	if (!dev)
+		return fail(dev.error());
+	auto status = read_status(*dev, path);
+	if (!status)
+		return fail(status.error());
+	unsigned first = 0, last = std::min<unsigned>(status->nr_cpu_ids, VTICE_MAX_CPUS);
+	if (cpu_arg) {
+		auto cpu = parse_cpu(*cpu_arg, last);
+		if (!cpu)
+			return fail(cpu.error());
+		first = *cpu;
+		last = *cpu + 1;
+	}
+	Symbolizer symbolize = kernel_symbols();
+	for (unsigned cpu = first; cpu < last; cpu++) {
+		if (!cpu_arg && !((status->virtualized[cpu / 64] >> (cpu % 64)) & 1))
+			continue;
+		auto lbr = read_lbr(*dev, path, cpu);
+		if (!lbr)
+			return fail(lbr.error());
+		bool model_wide = lbr->status != VTICE_LBR_OK && lbr->status != VTICE_LBR_OFFLINE;
+		if (model_wide && !cpu_arg) {
+			std::printf("%s\n", lbr_status_text(*lbr).c_str());
+			return kExitOk;
+		}
+		std::fputs(format_lbr(*lbr, symbolize).c_str(), stdout);
+	}
+	return kExitOk;
+}
+
 }  // namespace
 
 int cmd_hv(int argc, char **argv)
 {
-	auto args = parse_args(argc, argv, {{"--device", true}});
+	auto args = parse_args(argc, argv, {{"--device", true}, {"--cpu", true}});
 	if (!args) {
 		std::fprintf(stderr, "vtice hv: %s\n", args.error().to_string().c_str());
 		return kExitUsage;
@@ -131,7 +213,7 @@ int cmd_hv(int argc, char **argv)
 	}
 	std::string path = args->get("--device").value_or("/dev/" VTICE_DEVICE_NAME);
 	if (args->positional.size() != 1) {
-		std::fprintf(stderr, "vtice hv: expected one of 'status', 'caps' or 'break'\n\n%s",
+		std::fprintf(stderr, "vtice hv: expected one of 'status', 'caps', 'break' or 'lbr'\n\n%s",
 			     kHelp);
 		return kExitUsage;
 	}
@@ -142,7 +224,10 @@ int cmd_hv(int argc, char **argv)
 		return run_caps(path);
 	if (what == "break")
 		return run_break(path);
-	std::fprintf(stderr, "vtice hv: unknown request '%s' (status, caps, break)\n", what.c_str());
+	if (what == "lbr")
+		return run_lbr(path, args->get("--cpu"));
+	std::fprintf(stderr, "vtice hv: unknown request '%s' (status, caps, break, lbr)\n",
+		     what.c_str());
 	return kExitUsage;
 }
 

@@ -140,4 +140,88 @@ std::string format_caps(const vtice_caps &caps)
 	return out;
 }
 
+namespace {
+
+std::string lbr_address(std::uint64_t address, const Symbolizer &symbolize)
+{
+	std::string text = printf_string("0x%016" PRIx64, address);
+	auto hit = symbolize ? symbolize(address) : std::nullopt;
+	if (hit)
+		text += " <" + printable_symbol(hit->name) + printf_string("+0x%" PRIx64 ">", hit->offset);
+	return text;
+}
+
+const char *lbr_event_name(unsigned event)
+{
+	switch (event) {
+	case VTICE_LBR_EV_OOPS: return "oops";
+	case VTICE_LBR_EV_PANIC: return "panic";
+	case VTICE_LBR_EV_TRIPLE_FAULT: return "triple fault";
+	case VTICE_LBR_EV_LOCKUP: return "hard lockup";
+	case VTICE_LBR_EV_PARKED: return "stopped while another CPU crashed";
+	default: return nullptr;
+	}
+}
+
+std::string lbr_flags_text(const vtice_lbr_entry &e)
+{
+	std::string text;
+	if (e.flags & VTICE_LBR_MISPRED)
+		text += " mispredicted";
+	if (e.flags & VTICE_LBR_IN_TSX)
+		text += " in-tsx";
+	if (e.flags & VTICE_LBR_TSX_ABORT)
+		text += " tsx-abort";
+	if (e.flags & VTICE_LBR_CYCLES)
+		text += printf_string(" %u cycles", e.cycles);
+	return text.empty() ? text : "  [" + text.substr(1) + "]";
+}
+
+}  // namespace
+
+std::string lbr_status_text(const vtice_lbr &lbr)
+{
+	switch (lbr.status) {
+	case VTICE_LBR_OK: return "";
+	case VTICE_LBR_NO_DEBUGCTL:
+		return "this CPU has no LBR (DEBUGCTL.LBR does not stick: an emulated CPU such as Bochs "
+		       "or QEMU TCG)";
+	case VTICE_LBR_NOT_INTEL: return "this CPU has no LBR that vtice reads (not an Intel CPU)";
+	case VTICE_LBR_UNKNOWN_MODEL:
+		return printf_string("this CPU has no LBR that vtice reads (model %02X_%02XH: its LBR MSRs "
+				     "are not in vtice's table)", lbr.model >> 8, lbr.model & 0xff);
+	case VTICE_LBR_ARCH_ONLY:
+		return printf_string("this CPU has architectural LBR (depth %u, CPUID leaf 0x1C), which "
+				     "vtice does not read yet", lbr.arch_depth);
+	case VTICE_LBR_NO_STUB:
+		return "LBR is there, but snapshots are taken by the debug stub: load vtice.ko with "
+		       "debug_port= (and crash_stop=1)";
+	case VTICE_LBR_OFFLINE: return "not virtualized (offline?)";
+	default: return printf_string("unknown status %u", lbr.status);
+	}
+}
+
+std::string format_lbr(const vtice_lbr &lbr, const Symbolizer &symbolize)
+{
+	std::string out = printf_string("cpu %u: ", lbr.cpu);
+	if (lbr.status != VTICE_LBR_OK)
+		return out + lbr_status_text(lbr) + "\n";
+	const char *event = lbr_event_name(lbr.event);
+	if (!event)
+		return out + printf_string("no snapshot yet (LBR: %u entries, format %u)\n", lbr.entries,
+					   lbr.format);
+	out += printf_string("%s at %s, %u branches, oldest first", event,
+			     lbr_address(lbr.rip, symbolize).c_str(), lbr.count);
+	if (lbr.snapshots > 1)
+		out += printf_string(" (the last of %u snapshots)", lbr.snapshots);
+	out += "\n";
+	if (lbr.flags & VTICE_LBR_GUEST_OWNED)
+		out += printf_string("  the kernel was using LBR itself (perf): its LBR_SELECT 0x%" PRIx64
+				     " filtered what was kept\n", (std::uint64_t)lbr.lbr_select);
+	for (unsigned i = 0; i < lbr.count && i < VTICE_LBR_MAX; i++)
+		out += "  " + lbr_address(lbr.br[i].from, symbolize) + " -> " +
+		       lbr_address(lbr.br[i].to, symbolize) + lbr_flags_text(lbr.br[i]) + "\n";
+	return out;
+}
+
 }  // namespace vtice::console

@@ -4,6 +4,7 @@
 // 48 EPT violation), not captured from the code under test.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -139,6 +140,91 @@ TEST(HvCommand, UnknownRequestIsAUsageError)
 	EXPECT_EQ(run_hv({"hv", "bogus"}).code, 2);
 	EXPECT_EQ(run_hv({"hv"}).code, 2);
 	EXPECT_EQ(run_hv({"hv", "status", "--colour"}).code, 2);
+}
+
+}  // namespace
+
+// "vtice hv lbr": the expected lines follow the ABI (struct vtice_lbr) and
+// the seeds; the symbolizer is a two-entry table made here.
+namespace {
+
+vtice_lbr lbr_ok()
+{
+	vtice_lbr l{};
+	l.size = sizeof(l);
+	l.version = VTICE_ABI_VERSION;
+	l.cpu = 1;
+	l.status = VTICE_LBR_OK;
+	l.entries = 32;
+	l.format = 5;
+	return l;
+}
+
+std::optional<vtice::SymbolHit> two_symbols(std::uint64_t a)
+{
+	if (a >= 0xffffffff81000000ull && a < 0xffffffff81000100ull)
+		return vtice::SymbolHit{"__die", 0xffffffff81000000ull, a - 0xffffffff81000000ull};
+	if (a >= 0xffffffff81000100ull && a < 0xffffffff81000200ull)
+		return vtice::SymbolHit{"page_fault_oops", 0xffffffff81000100ull, a - 0xffffffff81000100ull};
+	return std::nullopt;
+}
+
+TEST(HvFormatLbr, BranchesOldestFirstWithSymbols)
+{
+	vtice_lbr l = lbr_ok();
+	l.event = VTICE_LBR_EV_OOPS;
+	l.rip = 0xffffffff81000000ull;
+	l.count = 2;
+	l.snapshots = 1;
+	l.br[0] = {0xffffffff81000110ull, 0xffffffff81000000ull, VTICE_LBR_CYCLES, 7};
+	l.br[1] = {0xffffffff81000010ull, 0xffffffff90000000ull, VTICE_LBR_MISPRED, 0};
+	EXPECT_EQ(vtice::console::format_lbr(l, two_symbols),
+		  "cpu 1: oops at 0xffffffff81000000 <__die+0x0>, 2 branches, oldest first\n"
+		  "  0xffffffff81000110 <page_fault_oops+0x10> -> 0xffffffff81000000 <__die+0x0>  [7 cycles]\n"
+		  "  0xffffffff81000010 <__die+0x10> -> 0xffffffff90000000  [mispredicted]\n");
+}
+
+TEST(HvFormatLbr, NoSymbolsNoSnapshotAndGuestOwned)
+{
+	vtice_lbr l = lbr_ok();
+	EXPECT_EQ(vtice::console::format_lbr(l, {}),
+		  "cpu 1: no snapshot yet (LBR: 32 entries, format 5)\n");
+	l.event = VTICE_LBR_EV_PARKED;
+	l.rip = 0x1234;
+	l.snapshots = 3;
+	l.flags = VTICE_LBR_GUEST_OWNED | VTICE_LBR_SELECT_VALID;
+	l.lbr_select = 0x1;
+	EXPECT_EQ(vtice::console::format_lbr(l, {}),
+		  "cpu 1: stopped while another CPU crashed at 0x0000000000001234, 0 branches, oldest "
+		  "first (the last of 3 snapshots)\n"
+		  "  the kernel was using LBR itself (perf): its LBR_SELECT 0x1 filtered what was kept\n");
+}
+
+TEST(HvFormatLbr, SaysPlainlyWhyThereIsNoLbr)
+{
+	vtice_lbr l = lbr_ok();
+	l.status = VTICE_LBR_NO_DEBUGCTL;
+	EXPECT_EQ(vtice::console::format_lbr(l, {}),
+		  "cpu 1: this CPU has no LBR (DEBUGCTL.LBR does not stick: an emulated CPU such as "
+		  "Bochs or QEMU TCG)\n");
+	l.status = VTICE_LBR_UNKNOWN_MODEL;
+	l.model = 0x6ff;
+	EXPECT_NE(vtice::console::lbr_status_text(l).find("model 06_FFH"), std::string::npos)
+		<< vtice::console::lbr_status_text(l);
+	l.status = VTICE_LBR_ARCH_ONLY;
+	l.arch_depth = 32;
+	EXPECT_NE(vtice::console::lbr_status_text(l).find("architectural LBR (depth 32"),
+		  std::string::npos);
+	l.status = VTICE_LBR_NO_STUB;
+	EXPECT_NE(vtice::console::lbr_status_text(l).find("debug_port="), std::string::npos);
+}
+
+TEST(HvFormatLbr, BadCpuArgumentIsAUsageError)
+{
+	char a0[] = "hv", a1[] = "lbr", a2[] = "--cpu", a3[] = "x", a4[] = "--device",
+	     a5[] = "/nonexistent/vtice";
+	char *argv[] = {a0, a1, a2, a3, a4, a5, nullptr};
+	EXPECT_NE(vtice::console::cmd_hv(6, argv), 0) << "no device: an error, not a crash";
 }
 
 }  // namespace
