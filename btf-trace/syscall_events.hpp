@@ -9,6 +9,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 extern "C" {
@@ -64,6 +65,9 @@ private:
 };
 
 std::string syscall_name(uint64_t nr);	// "openat", or "syscall_512"
+// The number of a syscall by its name ("openat" -> 257); nothing for a name
+// this kernel's uapi header does not have.
+std::optional<uint64_t> syscall_number(std::string_view name);
 unsigned syscall_arity(uint64_t nr);	// arguments a line shows (6 when unknown)
 // "vtsys(4242) openat(-100, 0x7ffd1000, 0x80000, 0x1a4) = 3",
 // "= -1 ENOENT (No such file or directory)", "= ? <unfinished>".

@@ -62,6 +62,14 @@ std::string syscall_name(uint64_t nr)
 	return "syscall_" + std::to_string(nr);
 }
 
+std::optional<uint64_t> syscall_number(std::string_view name)
+{
+	for (const auto &n : kNames)
+		if (name == n.name)
+			return n.nr;
+	return std::nullopt;
+}
+
 unsigned syscall_arity(uint64_t nr)
 {
 	for (const auto &n : kNames) {

@@ -19,14 +19,19 @@
 #include "record_rings.hpp"
 #include "subcommands.hpp"
 #include "syscall_events.hpp"
+#include "trace_common.hpp"
 
 namespace vtice::console {
+
+int cmd_trace_syscall(int argc, char **argv);	// cmd_trace_syscall.cpp
 
 namespace {
 
 const char kHelp[] =
 	"usage: vtice trace syscalls [--comm NAME] [--pid PID] [--duration SECONDS]\n"
 	"                            [-o FILE] [--device PATH]\n"
+	"       vtice trace syscall NAME ...   (the branches of one call: see\n"
+	"                                      'vtice trace syscall --help')\n"
 	"\n"
 	"Streams the syscalls of the whole machine, or of the tasks that match the\n"
 	"filter, one line per call like strace -f:\n"
@@ -46,26 +51,9 @@ const char kHelp[] =
 	"A call that returns through IRET (execve, rt_sigreturn, a signal on the\n"
 	"way out) has no exit event: it shows as '= ? <unfinished>'.\n";
 
-volatile sig_atomic_t g_stop = 0;
-
-void on_signal(int)
-{
-	g_stop = 1;
-}
-
-// No SA_RESTART: the sleep between polls ends at once.
-void catch_stop_signals()
-{
-	struct sigaction sa {};
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, nullptr);
-	sigaction(SIGTERM, &sa, nullptr);
-}
-
 struct Options {
 	std::string device = "/dev/" VTICE_DEVICE_NAME;
-	std::string comm;
-	uint32_t pid = 0;
+	TaskFilter filter;
 	double duration = 0;	// 0: until a signal
 	std::string output;
 };
@@ -75,16 +63,10 @@ Result<Options> parse_options(const ParsedArgs &args)
 	Options o;
 	o.device = args.get("--device").value_or(o.device);
 	o.output = args.get("--output").value_or("");
-	o.comm = args.get("--comm").value_or("");
-	if (o.comm.size() > 15)
-		return make_error("--comm " + o.comm + ": a comm has at most 15 characters");
-	if (auto pid = args.get("--pid")) {
-		char *end = nullptr;
-		unsigned long v = std::strtoul(pid->c_str(), &end, 10);
-		if (pid->empty() || *end || v == 0 || v > 0x3fffffff)
-			return make_error("--pid " + *pid + ": not a process id");
-		o.pid = static_cast<uint32_t>(v);
-	}
+	auto filter = parse_task_filter(args);
+	if (!filter)
+		return filter.error();
+	o.filter = *filter;
 	if (auto d = args.get("--duration")) {
 		char *end = nullptr;
 		o.duration = std::strtod(d->c_str(), &end);
@@ -92,16 +74,6 @@ Result<Options> parse_options(const ParsedArgs &args)
 			return make_error("--duration " + *d + ": a number of seconds above 0");
 	}
 	return o;
-}
-
-Error syscalls_error(const std::string &path, int err)
-{
-	if (err == EBUSY)
-		return make_error(path + ": another 'vtice trace syscalls' owns the syscall events");
-	if (err == EOPNOTSUPP)
-		return make_error(path + ": no CPU can trap syscalls: the hypervisor needs the VM-entry "
-					 "control \"load IA32_EFER\" and CR4.CET clear (docs/tracing.md)");
-	return ioctl_error(path, "VTICE_IOC_SYSCALLS", err);
 }
 
 class SyscallPrinter {
@@ -155,22 +127,6 @@ void poll_rings(std::vector<std::unique_ptr<RecordRing>> &rings, SyscallPrinter 
 	printer.feed(per_cpu);
 }
 
-void sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
-	nanosleep(&ts, nullptr);	// a signal ends it early, which is the point
-}
-
-std::string describe_filter(const Options &o)
-{
-	std::string f;
-	if (!o.comm.empty())
-		f += "comm " + o.comm;
-	if (o.pid)
-		f += (f.empty() ? "" : ", ") + std::string("pid ") + std::to_string(o.pid);
-	return f.empty() ? "every task" : f;
-}
-
 int fail(const Error &e)
 {
 	std::fprintf(stderr, "vtice trace syscalls: %s\n", e.to_string().c_str());
@@ -197,18 +153,18 @@ int run_syscalls(const Options &o)
 
 	auto req = request<vtice_syscalls>();
 	req.op = VTICE_SYSCALLS_ARM;
-	req.pid = o.pid;
-	std::memcpy(req.comm, o.comm.data(), o.comm.size());
+	req.pid = o.filter.pid;
+	std::memcpy(req.comm, o.filter.comm.data(), o.filter.comm.size());
 	if (ioctl(dev->get(), VTICE_IOC_SYSCALLS, &req) < 0)
-		return fail(syscalls_error(o.device, errno));
+		return fail(trap_error(o.device, "VTICE_IOC_SYSCALLS", errno));
 	std::fprintf(stderr, "vtice trace syscalls: armed on %u CPUs%s; tracing %s; %s\n", req.cpus_armed,
 		     req.cpus_failed ? (" (" + std::to_string(req.cpus_failed) + " could not)").c_str() : "",
-		     describe_filter(o).c_str(), o.duration ? "until the duration ends" : "Ctrl-C stops");
+		     describe_filter(o.filter).c_str(), o.duration ? "until the duration ends" : "Ctrl-C stops");
 	uint64_t seen_before = req.seen, recorded_before = req.recorded;
 
 	SyscallPrinter printer(out);
 	auto start = std::chrono::steady_clock::now();
-	while (!g_stop) {
+	while (!stop_requested()) {
 		sleep_ms(20);
 		poll_rings(*rings, printer);
 		std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
@@ -223,7 +179,7 @@ int run_syscalls(const Options &o)
 	if (out != stdout)
 		std::fclose(out);
 	if (disarm < 0)
-		return fail(syscalls_error(o.device, errno));
+		return fail(trap_error(o.device, "VTICE_IOC_SYSCALLS", errno));
 	std::fprintf(stderr,
 		     "vtice trace syscalls: %llu calls printed from %llu events; %llu records lost in the rings%s;"
 		     " the hypervisor executed %llu SYSCALL/SYSRET, %llu passed the filter\n",
@@ -240,6 +196,8 @@ int run_syscalls(const Options &o)
 
 int cmd_trace(int argc, char **argv)
 {
+	if (argc > 1 && std::string(argv[1]) == "syscall")
+		return cmd_trace_syscall(argc - 1, argv + 1);
 	std::vector<char *> expanded = expand_output_option(argc, argv);
 	auto args = parse_args(static_cast<int>(expanded.size()), expanded.data(),
 			       {{"--device", true}, {"--comm", true}, {"--pid", true}, {"--duration", true},
@@ -253,7 +211,7 @@ int cmd_trace(int argc, char **argv)
 		return kExitOk;
 	}
 	if (args->positional.size() != 1 || args->positional[0] != "syscalls") {
-		std::fprintf(stderr, "vtice trace: expected 'syscalls'\n\n%s", kHelp);
+		std::fprintf(stderr, "vtice trace: expected 'syscalls' or 'syscall NAME'\n\n%s", kHelp);
 		return kExitUsage;
 	}
 	auto opts = parse_options(*args);

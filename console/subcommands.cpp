@@ -9,6 +9,7 @@ int cmd_syms(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_hv(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
+int cmd_trace_syscall(int argc, char **argv);
 int cmd_attach(int argc, char **argv);
 
 static const std::array kSubcommands = {
@@ -16,7 +17,7 @@ static const std::array kSubcommands = {
 	Subcommand{"syms", "load kernel symbols (image, System.map, kallsyms, dump) and resolve", cmd_syms},
 	Subcommand{"report", "render a branch trace: function graph, flame graph stacks, Perfetto", cmd_report},
 	Subcommand{"hv", "hypervisor status (CPUs, VM exits) and VMX capabilities", cmd_hv},
-	Subcommand{"trace", "syscall events of this machine from the hypervisor, like strace -f", cmd_trace},
+	Subcommand{"trace", "syscall events, or the branches of one syscall, from the hypervisor", cmd_trace},
 	Subcommand{"version", "print the vtice version and record format", cmd_version},
 };
 

@@ -6,16 +6,13 @@
 
 #include "../hex.hpp"
 #include "../task.hpp"
+#include "trace_output.hpp"
 
 namespace vtice::dbg {
 
 namespace {
 
 constexpr std::uint64_t kPage = 4096;
-// Straight-line code between two branches that spans more than this is not
-// read page by page: the records are then not of one flow (a seam between
-// CPUs, or a corrupt record), and the decoder says so itself.
-constexpr std::uint64_t kMaxRun = 64 * kPage;
 constexpr int kMaxForeignStops = 100000;
 
 }  // namespace
@@ -105,44 +102,13 @@ Result<void> StubTracer::collect()
 	}
 	std::stable_sort(result_.records.begin(), result_.records.end(),
 			 [](const vtice_record &a, const vtice_record &b) { return a.tsc < b.tsc; });
-	as_one_timeline();
+	result_.migrations = as_one_timeline(result_.records);
 	return {};
 }
 
-// The decoder keeps one call stack per CPU, but these records are one
-// task's: a task that moved to another CPU mid-call would start over there
-// with "already running" frames, and its first CPU's stack would be left
-// open. So they go into the file as one stream, on the CPU the trace began
-// on; the moves are counted.
-void StubTracer::as_one_timeline()
-{
-	if (result_.records.empty())
-		return;
-	std::uint16_t home = result_.records.front().cpu, last = home;
-	for (vtice_record &r : result_.records) {
-		if (r.cpu != last)
-			result_.migrations++;
-		last = r.cpu;
-		r.cpu = home;
-	}
-}
-
-// The pages the decoder walks: from each branch target to the next branch,
-// and each branch's own bytes, which say what kind of branch it was.
 void StubTracer::read_code()
 {
-	std::set<std::uint64_t> pages;
-	std::uint64_t at = result_.start_pc;
-	for (const vtice_record &r : result_.records) {
-		std::uint64_t from = r.u.branch.from;
-		pages.insert(from & ~(kPage - 1));
-		pages.insert((from + 15) & ~(kPage - 1));
-		if (at && from >= at && from - at <= kMaxRun)
-			for (std::uint64_t p = at & ~(kPage - 1); p <= from + 16; p += kPage)
-				pages.insert(p);
-		at = r.u.branch.to;
-	}
-	for (std::uint64_t p : pages) {
+	for (std::uint64_t p : code_pages(result_.records, result_.start_pc)) {
 		auto bytes = session_.read_memory(p, kPage);
 		if (bytes)
 			result_.code[p] = std::move(*bytes);

@@ -26,7 +26,6 @@ private:
 	void disable_all();
 	Result<void> run_to_return(std::uint64_t task, std::uint64_t return_address, std::uint64_t caller_sp);
 	Result<void> collect();
-	void as_one_timeline();
 	void read_code();
 	void record_entry_call(std::uint64_t entry, std::uint64_t return_address);
 

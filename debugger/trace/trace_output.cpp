@@ -53,3 +53,47 @@ Result<void> write_trace_file(const std::string &path, const TraceResult &t, con
 }
 
 }  // namespace vtice::dbg
+
+namespace vtice::dbg {
+
+namespace {
+
+constexpr std::uint64_t kPage = 4096;
+constexpr std::uint64_t kMaxRun = 64 * kPage;
+
+}  // namespace
+
+std::set<std::uint64_t> code_pages(const std::vector<vtice_record> &records, std::uint64_t start_pc)
+{
+	std::set<std::uint64_t> pages;
+	std::uint64_t at = start_pc;
+	for (const vtice_record &r : records) {
+		if (r.type != VTICE_REC_BRANCH)
+			continue;
+		std::uint64_t from = r.u.branch.from;
+		pages.insert(from & ~(kPage - 1));
+		pages.insert((from + 15) & ~(kPage - 1));
+		if (at && from >= at && from - at <= kMaxRun)
+			for (std::uint64_t p = at & ~(kPage - 1); p <= from + 16; p += kPage)
+				pages.insert(p);
+		at = r.u.branch.to;
+	}
+	return pages;
+}
+
+std::uint64_t as_one_timeline(std::vector<vtice_record> &records)
+{
+	if (records.empty())
+		return 0;
+	std::uint16_t home = records.front().cpu, last = home;
+	std::uint64_t moves = 0;
+	for (vtice_record &r : records) {
+		if (r.cpu != last)
+			moves++;
+		last = r.cpu;
+		r.cpu = home;
+	}
+	return moves;
+}
+
+}  // namespace vtice::dbg

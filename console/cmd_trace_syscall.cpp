@@ -1,0 +1,374 @@
+// vtice trace syscall NAME: the branches of the next calls of one syscall,
+// recorded by the hypervisor on this machine (VTICE_IOC_PATH_TRACE, the
+// per-CPU rings) and rendered like ftrace's function_graph. The code the
+// records ran through is read from /proc/kcore, the names from
+// /proc/kallsyms.
+#include <fcntl.h>
+#include <sys/ioctl.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "args.hpp"
+#include "device.hpp"
+#include "path_calls.hpp"
+#include "record_rings.hpp"
+#include "subcommands.hpp"
+#include "symbol_source.hpp"
+#include "syscall_events.hpp"
+#include "trace/kcore.hpp"
+#include "trace/trace_output.hpp"
+#include "trace_common.hpp"
+#include "vtice/read_input.hpp"
+
+namespace vtice::console {
+
+namespace {
+
+const char kHelp[] =
+	"usage: vtice trace syscall NAME [--comm NAME|--pid PID] [--count N]\n"
+	"                            [--max-insns N] [--timeout SECONDS] [-o FILE]\n"
+	"                            [--quiet] [--device PATH] [--kcore PATH]\n"
+	"                            [--kallsyms PATH]\n"
+	"\n"
+	"Waits for the next call of syscall NAME (openat, read, ...) by a task that\n"
+	"matches the filter, has the hypervisor record every branch that task takes\n"
+	"in the kernel from its SYSCALL to its return (on whichever CPU it runs),\n"
+	"and prints the call and its function graph, like ftrace's function_graph:\n"
+	"no ftrace, kprobes or change to the kernel. Interrupts and exceptions taken\n"
+	"during the call are their own subtrees, marked as such. Root only; needs\n"
+	"the vtice module on a CPU with the monitor trap flag (docs/tracing.md).\n"
+	"\n"
+	"options:\n"
+	"  --comm NAME        only a task with this comm (at most 15 characters)\n"
+	"  --pid PID          only this task, or a thread of this process\n"
+	"  --count N          trace N calls, one after the other (default 1)\n"
+	"  --max-insns N      end a call's trace after N of its instructions\n"
+	"                     (default 1000000)\n"
+	"  --timeout S        give up after S seconds (default: wait until Ctrl-C)\n"
+	"  -o, --output FILE  also write the trace file ('vtice report FILE')\n"
+	"  --quiet            print the summary lines, not the graph\n"
+	"  --device PATH      the vtice device (default /dev/vtice)\n"
+	"  --kcore PATH       kernel memory (default /proc/kcore)\n"
+	"  --kallsyms PATH    kernel symbols (default /proc/kallsyms)\n"
+	"\n"
+	"Cost: while waiting, two VM exits per syscall of any task; while the call\n"
+	"is traced, one VM exit per instruction on every CPU. Records that do not\n"
+	"fit the rings are counted and shown (module parameter ring_records).\n";
+
+constexpr std::uint64_t kDefaultMaxInsns = 1'000'000;
+constexpr long kPollMs = 2;
+constexpr std::size_t kMaxKallsyms = 256u << 20;	// /proc/kallsyms is ~10 MB with modules
+
+struct Options {
+	std::string name;
+	std::uint32_t nr = 0;
+	TaskFilter filter;
+	std::uint32_t count = 1;
+	std::uint64_t max_insns = kDefaultMaxInsns;
+	double timeout = 0;	// 0: until a signal
+	std::string output;
+	bool quiet = false;
+	std::string device = "/dev/" VTICE_DEVICE_NAME;
+	std::string kcore = "/proc/kcore";
+	std::string kallsyms = "/proc/kallsyms";
+};
+
+Result<std::uint64_t> parse_count(const ParsedArgs &args, const char *name, std::uint64_t fallback,
+				  std::uint64_t max)
+{
+	auto text = args.get(name);
+	if (!text)
+		return fallback;
+	char *end = nullptr;
+	errno = 0;
+	unsigned long long v = std::strtoull(text->c_str(), &end, 10);
+	if (text->empty() || *end || errno || v == 0 || v > max || (*text)[0] == '-')
+		return make_error(std::string(name) + " " + *text + ": a whole number from 1 to " +
+				  std::to_string(max));
+	return v;
+}
+
+Result<Options> parse_options(const ParsedArgs &args)
+{
+	Options o;
+	o.name = args.positional[0];
+	auto nr = trace::syscall_number(o.name);
+	if (!nr)
+		return make_error("'" + o.name + "' is not an x86-64 syscall name (openat, read, ...)");
+	o.nr = static_cast<std::uint32_t>(*nr);
+	auto filter = parse_task_filter(args);
+	if (!filter)
+		return filter.error();
+	o.filter = *filter;
+	auto count = parse_count(args, "--count", 1, VTICE_PATH_MAX_CALLS);
+	auto max_insns = parse_count(args, "--max-insns", kDefaultMaxInsns, VTICE_PATH_MAX_INSNS);
+	if (!count || !max_insns)
+		return !count ? count.error() : max_insns.error();
+	o.count = static_cast<std::uint32_t>(*count);
+	o.max_insns = *max_insns;
+	if (auto t = args.get("--timeout")) {
+		char *end = nullptr;
+		o.timeout = std::strtod(t->c_str(), &end);
+		if (t->empty() || *end || !(o.timeout > 0) || o.timeout > 1e7)
+			return make_error("--timeout " + *t + ": a number of seconds above 0");
+	}
+	o.output = args.get("--output").value_or("");
+	o.quiet = args.has("--quiet");
+	o.device = args.get("--device").value_or(o.device);
+	o.kcore = args.get("--kcore").value_or(o.kcore);
+	o.kallsyms = args.get("--kallsyms").value_or(o.kallsyms);
+	return o;
+}
+
+// The running kernel as the renderer needs it: its names and its text.
+struct LocalKernel {
+	std::unique_ptr<dbg::SymbolList> symbols;
+	std::unique_ptr<dbg::Kcore> kcore;
+};
+
+Result<LocalKernel> open_local_kernel(const Options &o)
+{
+	auto bytes = read_input(o.kallsyms, kMaxKallsyms);
+	if (!bytes)
+		return bytes.error();
+	std::string_view text(reinterpret_cast<const char *>(bytes->data()), bytes->size());
+	auto symbols = dbg::parse_kallsyms_text(text, o.kallsyms);
+	if (!symbols)
+		return make_error(o.kallsyms + ": " + symbols.error().to_string());
+	if ((*symbols)->size() == 0 || !(*symbols)->lookup("entry_SYSCALL_64").value_or(0))
+		return make_error(o.kallsyms + ": no kernel addresses (kptr_restrict? run as root)");
+	auto kcore = dbg::Kcore::open(o.kcore);
+	if (!kcore)
+		return kcore.error();
+	return LocalKernel{std::move(*symbols), std::make_unique<dbg::Kcore>(std::move(*kcore))};
+}
+
+// One call as the debugger's tracers hand a trace to the renderer.
+dbg::TraceResult to_trace(const PathCall &call, const dbg::Kcore &kcore)
+{
+	dbg::TraceResult t;
+	t.records = call.records;
+	t.tsc_clock = true;
+	t.returned = call.stop == VTICE_TRACE_STOP_SYSRET || call.stop == VTICE_TRACE_STOP_USER;
+	t.migrations = call.moves;
+	for (std::uint64_t page : dbg::code_pages(t.records, 0))
+		if (auto bytes = kcore.read(page, 4096))
+			t.code[page] = std::move(*bytes);
+	return t;
+}
+
+const char *stop_reason(std::uint32_t stop)
+{
+	switch (stop) {
+	case VTICE_TRACE_STOP_SYSRET:
+		return "returned (SYSRET)";
+	case VTICE_TRACE_STOP_USER:
+		return "returned to user mode without SYSRET (IRET)";
+	case VTICE_TRACE_STOP_MAX_INSNS:
+		return "cut at --max-insns";
+	case VTICE_TRACE_STOP_DISARMED:
+		return "cut: the trace was stopped";
+	default:
+		return "still running when the trace stopped";
+	}
+}
+
+class CallReporter {
+public:
+	CallReporter(const Options &o, const LocalKernel &kernel)
+		: o_(o), kernel_(kernel), symbolize_(dbg::make_symbolizer(kernel.symbols.get()))
+	{
+	}
+
+	void report(const PathCall &call)
+	{
+		dbg::TraceResult t = to_trace(call, *kernel_.kcore);
+		std::printf("%s\n", trace::format_syscall_call(call.call).c_str());
+		trace::RenderedTrace rendering = dbg::render_trace(t, symbolize_);
+		if (!o_.quiet)
+			std::fputs(rendering.text.c_str(), stdout);
+		std::size_t async = 0, branches = 0;
+		for (const auto &r : t.records) {
+			branches += r.type == VTICE_REC_BRANCH;
+			async += r.type == VTICE_REC_BRANCH && (r.flags & VTICE_BRANCH_ASYNC);
+		}
+		std::printf("trace: call %zu: %llu instructions stepped, %llu decoded into %zu calls; %zu taken "
+			    "branches (%zu interrupts or exceptions); %llu records lost; %llu moves to another CPU "
+			    "(shown as one timeline); %s\n",
+			    ++calls_, static_cast<unsigned long long>(call.insns),
+			    static_cast<unsigned long long>(rendering.instructions), rendering.calls, branches, async,
+			    static_cast<unsigned long long>(call.lost), static_cast<unsigned long long>(call.moves),
+			    stop_reason(call.stop));
+		std::fflush(stdout);
+		lost_ += call.lost;
+		merge(std::move(t));
+	}
+
+	Result<void> write_file() const
+	{
+		if (o_.output.empty())
+			return {};
+		return dbg::write_trace_file(o_.output, all_, kernel_.symbols.get(), 0);
+	}
+
+	std::size_t calls() const { return calls_; }
+	std::uint64_t lost() const { return lost_; }
+
+private:
+	// Every call goes into the one file, each its own tree.
+	void merge(dbg::TraceResult t)
+	{
+		all_.records.insert(all_.records.end(), t.records.begin(), t.records.end());
+		all_.code.merge(t.code);
+		all_.tsc_clock = true;
+	}
+
+	const Options &o_;
+	const LocalKernel &kernel_;
+	Symbolizer symbolize_;
+	dbg::TraceResult all_;
+	std::size_t calls_ = 0;
+	std::uint64_t lost_ = 0;
+};
+
+int fail(const Error &e)
+{
+	std::fprintf(stderr, "vtice trace syscall: %s\n", e.to_string().c_str());
+	return kExitFailure;
+}
+
+Result<vtice_path_trace> path_ioctl(const DeviceFd &dev, const std::string &path, vtice_path_trace req)
+{
+	if (ioctl(dev.get(), VTICE_IOC_PATH_TRACE, &req) < 0)
+		return trap_error(path, "VTICE_IOC_PATH_TRACE", errno);
+	return req;
+}
+
+Result<vtice_path_trace> arm(const DeviceFd &dev, const Options &o)
+{
+	auto req = request<vtice_path_trace>();
+	req.op = VTICE_PATH_ARM;
+	req.pid = o.filter.pid;
+	std::memcpy(req.comm, o.filter.comm.data(), o.filter.comm.size());
+	req.nr = o.nr;
+	req.calls = o.count;
+	req.max_insns = o.max_insns;
+	return path_ioctl(dev, o.device, req);
+}
+
+void drain(std::vector<std::unique_ptr<RecordRing>> &rings, std::vector<std::vector<vtice_record>> &per_cpu)
+{
+	per_cpu.assign(rings.size(), {});
+	for (std::size_t i = 0; i < rings.size(); i++)
+		rings[i]->drain(per_cpu[i]);
+}
+
+// Until every call asked for is reported, the timeout, or Ctrl-C.
+void wait_for_calls(const Options &o, std::vector<std::unique_ptr<RecordRing>> &rings,
+		    PathCallCollector &collector, CallReporter &reporter)
+{
+	auto start = std::chrono::steady_clock::now();
+	std::vector<std::vector<vtice_record>> per_cpu;
+	while (!stop_requested() && reporter.calls() < o.count) {
+		sleep_ms(kPollMs);
+		drain(rings, per_cpu);
+		for (const PathCall &call : collector.feed(per_cpu))
+			reporter.report(call);
+		std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+		if (o.timeout && elapsed.count() >= o.timeout) {
+			std::fprintf(stderr, "vtice trace syscall: no more calls after %.1f s (--timeout)\n", o.timeout);
+			break;
+		}
+	}
+}
+
+int run(const Options &o)
+{
+	auto dev = open_device(o.device, O_RDWR);
+	if (!dev)
+		return fail(dev.error());
+	auto status = request<vtice_status>();
+	if (ioctl(dev->get(), VTICE_IOC_STATUS, &status) < 0)
+		return fail(ioctl_error(o.device, "VTICE_IOC_STATUS", errno));
+	auto rings = map_record_rings(*dev, o.device, status);
+	if (!rings)
+		return fail(rings.error());
+	auto kernel = open_local_kernel(o);
+	if (!kernel)
+		return fail(kernel.error());
+	for (auto &r : *rings)
+		r->skip();
+	catch_stop_signals();
+	auto armed = arm(*dev, o);
+	if (!armed)
+		return fail(armed.error());
+	std::fprintf(stderr,
+		     "vtice trace syscall: armed on %u CPUs%s (monitor trap flag: one VM exit per instruction); "
+		     "waiting for %s by %s; %s\n",
+		     armed->cpus_armed,
+		     armed->cpus_failed ? (", " + std::to_string(armed->cpus_failed) + " could not").c_str() : "",
+		     o.name.c_str(), describe_filter(o.filter).c_str(),
+		     o.timeout ? "until the timeout" : "Ctrl-C stops");
+
+	PathCallCollector collector;
+	CallReporter reporter(o, *kernel);
+	wait_for_calls(o, *rings, collector, reporter);
+	auto disarm = request<vtice_path_trace>();
+	disarm.op = VTICE_PATH_DISARM;
+	auto disarmed = path_ioctl(*dev, o.device, disarm);
+	std::vector<std::vector<vtice_record>> per_cpu;
+	drain(*rings, per_cpu);
+	for (const PathCall &call : collector.feed(per_cpu))
+		reporter.report(call);
+	for (const PathCall &call : collector.finish())
+		reporter.report(call);
+	if (!disarmed)
+		return fail(disarmed.error());
+	if (auto r = reporter.write_file(); !r)
+		return fail(r.error());
+	if (!o.output.empty())
+		std::fprintf(stderr, "vtice trace syscall: wrote %s (vtice report %s)\n", o.output.c_str(),
+			     o.output.c_str());
+	if (reporter.lost())
+		std::fprintf(stderr, "vtice trace syscall: %llu records did not fit the rings: load the module "
+				     "with a larger ring_records\n", static_cast<unsigned long long>(reporter.lost()));
+	return reporter.calls() >= o.count ? kExitOk : kExitFailure;
+}
+
+}  // namespace
+
+int cmd_trace_syscall(int argc, char **argv)
+{
+	std::vector<char *> expanded = expand_output_option(argc, argv);
+	auto args = parse_args(static_cast<int>(expanded.size()), expanded.data(),
+			       {{"--device", true}, {"--comm", true}, {"--pid", true}, {"--count", true},
+				{"--max-insns", true}, {"--timeout", true}, {"--output", true}, {"--quiet", false},
+				{"--kcore", true}, {"--kallsyms", true}});
+	if (!args) {
+		std::fprintf(stderr, "vtice trace syscall: %s\n", args.error().to_string().c_str());
+		return kExitUsage;
+	}
+	if (args->help) {
+		std::fputs(kHelp, stdout);
+		return kExitOk;
+	}
+	if (args->positional.size() != 1) {
+		std::fprintf(stderr, "vtice trace syscall: expected one syscall name\n\n%s", kHelp);
+		return kExitUsage;
+	}
+	auto opts = parse_options(*args);
+	if (!opts) {
+		std::fprintf(stderr, "vtice trace syscall: %s\n", opts.error().to_string().c_str());
+		return kExitUsage;
+	}
+	return run(*opts);
+}
+
+}  // namespace vtice::console

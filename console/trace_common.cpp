@@ -1,0 +1,81 @@
+#include "trace_common.hpp"
+
+#include <signal.h>
+#include <time.h>
+
+#include <cerrno>
+#include <cstdlib>
+
+#include "device.hpp"
+
+namespace vtice::console {
+
+namespace {
+
+volatile sig_atomic_t g_stop = 0;
+
+void on_signal(int)
+{
+	g_stop = 1;
+}
+
+}  // namespace
+
+Result<TaskFilter> parse_task_filter(const ParsedArgs &args)
+{
+	TaskFilter f;
+	f.comm = args.get("--comm").value_or("");
+	if (f.comm.size() > 15)
+		return make_error("--comm " + f.comm + ": a comm has at most 15 characters");
+	if (auto pid = args.get("--pid")) {
+		char *end = nullptr;
+		unsigned long v = std::strtoul(pid->c_str(), &end, 10);
+		if (pid->empty() || *end || v == 0 || v > 0x3fffffff)
+			return make_error("--pid " + *pid + ": not a process id");
+		f.pid = static_cast<std::uint32_t>(v);
+	}
+	return f;
+}
+
+std::string describe_filter(const TaskFilter &filter)
+{
+	std::string f;
+	if (!filter.comm.empty())
+		f += "comm " + filter.comm;
+	if (filter.pid)
+		f += (f.empty() ? "" : ", ") + std::string("pid ") + std::to_string(filter.pid);
+	return f.empty() ? "every task" : f;
+}
+
+void catch_stop_signals()
+{
+	struct sigaction sa {};
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, nullptr);
+	sigaction(SIGTERM, &sa, nullptr);
+}
+
+bool stop_requested()
+{
+	return g_stop != 0;
+}
+
+void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+	nanosleep(&ts, nullptr);	// a signal ends it early, which is the point
+}
+
+Error trap_error(const std::string &path, const char *ioctl_name, int err)
+{
+	if (err == EBUSY)
+		return make_error(path + ": another 'vtice trace syscalls' or 'vtice trace syscall' owns the "
+					 "syscall events");
+	if (err == EOPNOTSUPP)
+		return make_error(path + ": no CPU can trap syscalls, or there is no tracer: the hypervisor "
+					 "needs the VM-entry control \"load IA32_EFER\", CR4.CET clear, and for "
+					 "'trace syscall' the monitor trap flag (docs/tracing.md)");
+	return ioctl_error(path, ioctl_name, err);
+}
+
+}  // namespace vtice::console

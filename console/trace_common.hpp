@@ -1,0 +1,33 @@
+// What both hypervisor tracers of `vtice trace` share: the task filter and
+// its options, stopping on Ctrl-C, the poll's sleep, and what the syscall
+// trap's errors mean.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "args.hpp"
+#include "vtice/result.hpp"
+
+namespace vtice::console {
+
+struct TaskFilter {
+	std::string comm;	// "" = any
+	std::uint32_t pid = 0;	// 0 = any
+};
+
+// --comm NAME and --pid PID; an error names the bad value.
+Result<TaskFilter> parse_task_filter(const ParsedArgs &args);
+// "comm vtsys, pid 42", or "every task".
+std::string describe_filter(const TaskFilter &filter);
+
+// SIGINT and SIGTERM set a flag (no SA_RESTART: a sleep ends at once).
+void catch_stop_signals();
+bool stop_requested();
+void sleep_ms(long ms);
+
+// An ioctl on the syscall trap (VTICE_IOC_SYSCALLS, VTICE_IOC_PATH_TRACE)
+// failed with err: what it means for the user.
+Error trap_error(const std::string &path, const char *ioctl_name, int err);
+
+}  // namespace vtice::console
