@@ -46,6 +46,7 @@ expected() {
 		hv.shield-guard-text hv.shield-stub-load hv.shield-guard hv.shield-stub-status hv.shield-stub-unload ;;
 	hvdetect) echo hv.detect-state hv.detect-cpuid-timing ;;
 	hvsyscalls) echo hv.syscalls hv.syscalls-cost hv.syscalls-busy hv.syscalls-killed ;;
+	hvpath) echo hv.path-ftrace hv.path-loop hv.path hv.path-report hv.path-after ;;
 	# tests/bochs/bochs-scenarios.sh; the host driver judges the bytes
 	com2) echo com2.echo com2.recv com2.session ;;
 	com2gdb) echo com2gdb.wire ;;

@@ -454,6 +454,42 @@ detect_timing() {
 	fi
 }
 
+# The syscall-path tracer in local mode (docs/tracing.md): `vtice trace
+# syscall openat --comm vtopen` on the guest itself, through /dev/vtice and
+# the rings, while vtopen opens /proc/version once a second; the host
+# compares its graph with the guest's own ftrace graph of the same call
+# (host/path-trace.sh, checks in path_trace.py).
+# bochs-host-driver: hvpath host/path-trace.sh
+scenario_hvpath() {
+	local loop rc
+	[ "$loaded" = 0 ] || rmmod_vtice
+	$T ftrace-openat hv.path-ftrace /proc/version
+	insmod_vtice || { result hv.path FAIL "insmod failed"; return; }
+	echo vtice >/proc/sys/kernel/hostname
+	$T openat-loop hv.path-loop /proc/version vtpath-done 900 &
+	loop=$!
+	vtice trace syscall openat --comm vtopen --timeout 600 -o /tmp/path.vtrace \
+		>/tmp/path.out 2>/tmp/path.err
+	rc=$?
+	echo vtpath-done >/proc/sys/kernel/hostname
+	wait "$loop"
+	sed 's/^/VTICE-PATH /' /tmp/path.out /tmp/path.err
+	echo "VTICE-PATH-END"
+	start_host_driver hvpath
+	if [ "$rc" = 0 ]; then
+		result hv.path PASS "$(grep '^trace: call 1' /tmp/path.out)"
+	else
+		result hv.path FAIL "exit $rc: $(tail -n 2 /tmp/path.err)"
+	fi
+	if vtice report /tmp/path.vtrace >/tmp/path.report 2>&1 && grep -q "do_sys_openat2" /tmp/path.report; then
+		result hv.path-report PASS "vtice report renders the file: $(wc -l </tmp/path.report) lines"
+	else
+		result hv.path-report FAIL "$(tail -n 2 /tmp/path.report)"
+	fi
+	$T getpid hv.path-after 200000	# nothing left trapping
+	rmmod_vtice
+}
+
 # Syscall events (docs/tracing.md): vtice trace syscalls --comm vtsys while
 # a child makes a known list of syscalls; the trace must be exactly that
 # list. The figures say what the armed trap costs tasks it does not trace.
