@@ -67,6 +67,9 @@ build_client() {
 copy_with_libs() {
 	local bin=$1 rootfs=$2 lib
 	install -D -m 0755 "$bin" "$rootfs/bin/$(basename "$bin")"
+	# The rootfs lives in the guest's 256 MB: debug info (most of a
+	# RelWithDebInfo vtice) made the initramfs fail to unpack ("write error").
+	strip --strip-debug "$rootfs/bin/$(basename "$bin")"
 	for lib in $(ldd "$bin" | grep -o '/[^ ]*'); do
 		install -D -m 0755 "$(readlink -f "$lib")" "$rootfs$lib"
 	done
