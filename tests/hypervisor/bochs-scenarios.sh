@@ -461,6 +461,10 @@ detect_timing() {
 # the rings, while vtopen opens /proc/version once a second; the host
 # compares its graph with the guest's own ftrace graph of the same call
 # (host/path-trace.sh, checks in path_trace.py).
+# Manual for now: the first run traced the call (100,830 instructions,
+# SYSRET, 0 lost) but its graph matched 0 of ftrace's 116 calls: the
+# rendering of the local trace is not right yet (docs/tracing.md).
+# bochs-manual-scenario: hvpath
 # bochs-host-driver: hvpath host/path-trace.sh
 scenario_hvpath() {
 	local loop rc
