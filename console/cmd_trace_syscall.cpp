@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <sys/ioctl.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -64,7 +65,7 @@ const char kHelp[] =
 
 constexpr std::uint64_t kDefaultMaxInsns = 1'000'000;
 constexpr long kPollMs = 2;
-constexpr std::size_t kMaxKallsyms = 256u << 20;	// /proc/kallsyms is ~10 MB with modules
+constexpr std::size_t kMaxKallsyms = 64u << 20;	// /proc/kallsyms is ~10 MB with modules
 
 struct Options {
 	std::string name;
@@ -182,13 +183,15 @@ const char *stop_reason(std::uint32_t stop)
 
 class CallReporter {
 public:
-	CallReporter(const Options &o, const LocalKernel &kernel)
-		: o_(o), kernel_(kernel), symbolize_(dbg::make_symbolizer(kernel.symbols.get()))
+	CallReporter(const Options &o, const LocalKernel &kernel, const std::vector<std::unique_ptr<RecordRing>> &rings)
+		: o_(o), kernel_(kernel), rings_(rings), symbolize_(dbg::make_symbolizer(kernel.symbols.get())),
+		  ring_lost_(rings_lost())
 	{
 	}
 
 	void report(const PathCall &call)
 	{
+		std::uint64_t lost = std::max(call.lost, lost_since_last_call());
 		dbg::TraceResult t = to_trace(call, *kernel_.kcore);
 		std::printf("%s\n", trace::format_syscall_call(call.call).c_str());
 		trace::RenderedTrace rendering = dbg::render_trace(t, symbolize_);
@@ -204,10 +207,10 @@ public:
 			    "(shown as one timeline); %s\n",
 			    ++calls_, static_cast<unsigned long long>(call.insns),
 			    static_cast<unsigned long long>(rendering.instructions), rendering.calls, branches, async,
-			    static_cast<unsigned long long>(call.lost), static_cast<unsigned long long>(call.moves),
+			    static_cast<unsigned long long>(lost), static_cast<unsigned long long>(call.moves),
 			    stop_reason(call.stop));
 		std::fflush(stdout);
-		lost_ += call.lost;
+		lost_ += lost;
 		merge(std::move(t));
 	}
 
@@ -222,6 +225,24 @@ public:
 	std::uint64_t lost() const { return lost_; }
 
 private:
+	// A full ring announces its drops with a LOST record before its next
+	// record, which may never come (the trace ended); its header's running
+	// count is always right.
+	std::uint64_t rings_lost() const
+	{
+		std::uint64_t total = 0;
+		for (const auto &r : rings_)
+			total += r->lost();
+		return total;
+	}
+
+	std::uint64_t lost_since_last_call()
+	{
+		std::uint64_t now = rings_lost(), since = now - ring_lost_;
+		ring_lost_ = now;
+		return since;
+	}
+
 	// Every call goes into the one file, each its own tree.
 	void merge(dbg::TraceResult t)
 	{
@@ -232,7 +253,9 @@ private:
 
 	const Options &o_;
 	const LocalKernel &kernel_;
+	const std::vector<std::unique_ptr<RecordRing>> &rings_;
 	Symbolizer symbolize_;
+	std::uint64_t ring_lost_;	// the rings' drops when last looked at
 	dbg::TraceResult all_;
 	std::size_t calls_ = 0;
 	std::uint64_t lost_ = 0;
@@ -305,6 +328,8 @@ int run(const Options &o)
 		return fail(kernel.error());
 	for (auto &r : *rings)
 		r->skip();
+	PathCallCollector collector;
+	CallReporter reporter(o, *kernel, *rings);
 	catch_stop_signals();
 	auto armed = arm(*dev, o);
 	if (!armed)
@@ -316,9 +341,6 @@ int run(const Options &o)
 		     armed->cpus_failed ? (", " + std::to_string(armed->cpus_failed) + " could not").c_str() : "",
 		     o.name.c_str(), describe_filter(o.filter).c_str(),
 		     o.timeout ? "until the timeout" : "Ctrl-C stops");
-
-	PathCallCollector collector;
-	CallReporter reporter(o, *kernel);
 	wait_for_calls(o, *rings, collector, reporter);
 	auto disarm = request<vtice_path_trace>();
 	disarm.op = VTICE_PATH_DISARM;
