@@ -46,6 +46,20 @@ u64 vt_linux_task_pointer(u32 cpu)
 #endif
 }
 
+/*
+ * Every CPU's current-task pointer, for the tracers' task filters (the
+ * stub's and the path tracer's); both trace CPUs below VT_LINUX_TASK_CPUS.
+ */
+const u64 *vt_linux_task_pointers(void)
+{
+	static u64 pointers[VT_LINUX_TASK_CPUS];
+	u32 cpu;
+
+	for (cpu = 0; cpu < min_t(u32, nr_cpu_ids, VT_LINUX_TASK_CPUS); cpu++)
+		pointers[cpu] = vt_linux_task_pointer(cpu);
+	return pointers;
+}
+
 int vt_linux_describe_kernel(struct vt_hv *hv)
 {
 	vt_nr_ram = 0;

@@ -20,7 +20,6 @@
 #include "../../debug/stub.h"
 
 static bool vt_stub_on;
-static u64 vt_task_ptr[VT_STOP_MAX_CPUS];
 
 /* The APIC driver writes the ICR (x2APIC MSR or xAPIC MMIO): no locks. */
 void vt_os_send_nmi(u32 cpu)
@@ -79,15 +78,6 @@ static u32 vt_collect_guards(struct vt_crash_guard *guards)
 	return n;
 }
 
-/* For the tracer's task filter: where each CPU's current-task pointer lives. */
-static void vt_collect_task_pointers(u32 nr_cpus)
-{
-	u32 cpu;
-
-	for (cpu = 0; cpu < nr_cpus; cpu++)
-		vt_task_ptr[cpu] = vt_linux_task_pointer(cpu);
-}
-
 int vt_linux_stub_init(const struct vt_linux_stub_params *params)
 {
 	struct vt_crash_guard guards[VT_STUB_MAX_GUARDS];
@@ -95,13 +85,13 @@ int vt_linux_stub_init(const struct vt_linux_stub_params *params)
 		.port = params->port, .baud = params->baud,
 		.vcpus = vt_mod.vcpu_state, .nr_cpus = nr_cpu_ids,
 		.guards = guards, .lockup_secs = params->lockup_secs, .step_tf = params->step_tf,
-		.trace_records = params->trace_records, .current_task = vt_task_ptr,
+		.trace_records = params->trace_records, .current_task = vt_linux_task_pointers(),
 	};
 	int ret;
 
+	BUILD_BUG_ON(VT_STOP_MAX_CPUS > VT_LINUX_TASK_CPUS);
 	if (nr_cpu_ids > VT_STOP_MAX_CPUS)
 		pr_warn("only CPUs below %u can be debugged\n", VT_STOP_MAX_CPUS);
-	vt_collect_task_pointers(min_t(u32, nr_cpu_ids, VT_STOP_MAX_CPUS));
 	if (params->crash_stop)
 		cfg.nr_guards = vt_collect_guards(guards);
 	ret = vt_stub_init(vt_mod.hv, &cfg);

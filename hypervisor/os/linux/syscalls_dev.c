@@ -23,7 +23,6 @@ static DEFINE_MUTEX(vt_sys_lock);
 static struct file *vt_sys_owner;	/* under vt_sys_lock */
 static u32 vt_sys_cpus;			/* CPUs armed, under vt_sys_lock */
 static bool vt_sys_path;		/* the owner traces paths, under vt_sys_lock */
-static u64 vt_path_task_ptr[VT_TRACE_MAX_CPUS];
 
 struct vt_sys_call {
 	bool on, quiet;
@@ -216,16 +215,14 @@ long vt_ioc_path_trace(struct file *file, void __user *uarg)
 	return vt_put_arg(uarg, &req, sizeof(req));
 }
 
-/* At load, after the stub: every CPU's current-task pointer, then the tracer. */
+/* At load, after the stub. */
 int vt_linux_path_init(void)
 {
 	struct vt_tracer_config cfg = {
 		.vcpus = vt_mod.vcpu_state, .nr_cpus = min_t(u32, nr_cpu_ids, VT_TRACE_MAX_CPUS),
-		.current_task = vt_path_task_ptr, .mem = vt_own_mem,
+		.current_task = vt_linux_task_pointers(), .mem = vt_own_mem,
 	};
-	u32 cpu;
 
-	for (cpu = 0; cpu < cfg.nr_cpus; cpu++)
-		vt_path_task_ptr[cpu] = vt_linux_task_pointer(cpu);
+	BUILD_BUG_ON(VT_TRACE_MAX_CPUS > VT_LINUX_TASK_CPUS);
 	return vt_path_init(vt_mod.hv, &cfg);
 }

@@ -38,6 +38,8 @@ int vt_linux_shield(void);
 /* kernel_info.c: RAM and task_struct layout into hv, at load. */
 int vt_linux_describe_kernel(struct vt_hv *hv);
 u64 vt_linux_task_pointer(u32 cpu);
+#define VT_LINUX_TASK_CPUS	256	/* VT_STOP_MAX_CPUS, VT_TRACE_MAX_CPUS */
+const u64 *vt_linux_task_pointers(void);
 /* dev.c: ioctl arguments that start with size and version. */
 int vt_get_arg(void *arg, size_t size, const void __user *uarg);
 int vt_put_arg(void __user *uarg, const void *arg, size_t size);
