@@ -365,7 +365,7 @@ static void vt_trace_ring_step(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u8 
 	struct vt_ring_trace *ring = &vt_tracer.ring;
 	u64 insns = __atomic_add_fetch(&ring->insns, 1, __ATOMIC_RELAXED);
 
-	if (!c->to_ring || !VT_LOAD_ACQUIRE(ring->active))
+	if (!VT_LOAD_ACQUIRE(ring->active))
 		return;
 	if (!c->entry_cpl && cpl)
 		ring->ended(vcpu, VT_TRACE_END_USER);
