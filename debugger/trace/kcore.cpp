@@ -14,6 +14,9 @@ namespace vtice::dbg {
 namespace {
 
 constexpr std::size_t kMaxPhdrs = 65535;
+// The kernel writes the program headers right after the ELF header; a
+// table further out is not a kcore, and reading up to it could be huge.
+constexpr std::uint64_t kMaxPhoff = 1u << 20;
 
 Result<Elf64_Ehdr> parse_header(const std::vector<std::uint8_t> &head)
 {
@@ -30,6 +33,8 @@ Result<Elf64_Ehdr> parse_header(const std::vector<std::uint8_t> &head)
 	if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 || eh.e_phnum > kMaxPhdrs)
 		return make_error("bad program header table (" + std::to_string(eh.e_phnum) + " entries of " +
 				  std::to_string(eh.e_phentsize) + " bytes)");
+	if (eh.e_phoff < sizeof(eh) || eh.e_phoff > kMaxPhoff)
+		return make_error("program header table at an implausible offset", eh.e_phoff);
 	return eh;
 }
 
@@ -74,21 +79,28 @@ Result<std::vector<Kcore::Segment>> parse_kcore_segments(const std::vector<std::
 	return segments;
 }
 
+// The header, then the header and the program header table it names.
+static Result<std::vector<Kcore::Segment>> read_segments(int fd)
+{
+	std::vector<std::uint8_t> head(sizeof(Elf64_Ehdr));
+	if (auto r = read_exactly(fd, 0, head.data(), head.size()); !r)
+		return r.error();
+	auto eh = parse_header(head);
+	if (!eh)
+		return eh.error();
+	head.resize(eh->e_phoff + std::uint64_t{eh->e_phnum} * sizeof(Elf64_Phdr));
+	if (auto r = read_exactly(fd, 0, head.data(), head.size()); !r)
+		return r.error();
+	return parse_kcore_segments(head);
+}
+
 Result<Kcore> Kcore::open(const std::string &path)
 {
 	int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return make_error(path + ": " + std::strerror(errno) +
 				  (errno == EACCES || errno == EPERM ? " (root only)" : ""));
-	std::vector<std::uint8_t> head(sizeof(Elf64_Ehdr));
-	auto r = read_exactly(fd, 0, head.data(), head.size());
-	auto eh = r ? parse_header(head) : Result<Elf64_Ehdr>(r.error());
-	if (eh) {
-		head.resize(eh->e_phoff + std::uint64_t{eh->e_phnum} * sizeof(Elf64_Phdr));
-		r = read_exactly(fd, 0, head.data(), head.size());
-	}
-	auto segments = !eh ? Result<std::vector<Segment>>(eh.error()) :
-			!r  ? Result<std::vector<Segment>>(r.error()) : parse_kcore_segments(head);
+	auto segments = read_segments(fd);
 	if (!segments) {
 		::close(fd);
 		return make_error(path + ": " + segments.error().to_string());
