@@ -119,14 +119,6 @@ private:
 	uint64_t calls_ = 0;
 };
 
-void poll_rings(std::vector<std::unique_ptr<RecordRing>> &rings, SyscallPrinter &printer)
-{
-	std::vector<std::vector<vtice_record>> per_cpu(rings.size());
-	for (size_t i = 0; i < rings.size(); i++)
-		rings[i]->drain(per_cpu[i]);
-	printer.feed(per_cpu);
-}
-
 int fail(const Error &e)
 {
 	std::fprintf(stderr, "vtice trace syscalls: %s\n", e.to_string().c_str());
@@ -166,7 +158,7 @@ int run_syscalls(const Options &o)
 	auto start = std::chrono::steady_clock::now();
 	while (!stop_requested()) {
 		sleep_ms(20);
-		poll_rings(*rings, printer);
+		printer.feed(drain_rings(*rings));
 		std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
 		if (o.duration && elapsed.count() >= o.duration)
 			break;
@@ -174,7 +166,7 @@ int run_syscalls(const Options &o)
 	req = request<vtice_syscalls>();
 	req.op = VTICE_SYSCALLS_DISARM;
 	int disarm = ioctl(dev->get(), VTICE_IOC_SYSCALLS, &req);
-	poll_rings(*rings, printer);
+	printer.feed(drain_rings(*rings));
 	printer.finish();
 	if (out != stdout)
 		std::fclose(out);

@@ -286,23 +286,14 @@ Result<vtice_path_trace> arm(const DeviceFd &dev, const Options &o)
 	return path_ioctl(dev, o.device, req);
 }
 
-void drain(std::vector<std::unique_ptr<RecordRing>> &rings, std::vector<std::vector<vtice_record>> &per_cpu)
-{
-	per_cpu.assign(rings.size(), {});
-	for (std::size_t i = 0; i < rings.size(); i++)
-		rings[i]->drain(per_cpu[i]);
-}
-
 // Until every call asked for is reported, the timeout, or Ctrl-C.
 void wait_for_calls(const Options &o, std::vector<std::unique_ptr<RecordRing>> &rings,
 		    PathCallCollector &collector, CallReporter &reporter)
 {
 	auto start = std::chrono::steady_clock::now();
-	std::vector<std::vector<vtice_record>> per_cpu;
 	while (!stop_requested() && reporter.calls() < o.count) {
 		sleep_ms(kPollMs);
-		drain(rings, per_cpu);
-		for (const PathCall &call : collector.feed(per_cpu))
+		for (const PathCall &call : collector.feed(drain_rings(rings)))
 			reporter.report(call);
 		std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
 		if (o.timeout && elapsed.count() >= o.timeout) {
@@ -345,9 +336,7 @@ int run(const Options &o)
 	auto disarm = request<vtice_path_trace>();
 	disarm.op = VTICE_PATH_DISARM;
 	auto disarmed = path_ioctl(*dev, o.device, disarm);
-	std::vector<std::vector<vtice_record>> per_cpu;
-	drain(*rings, per_cpu);
-	for (const PathCall &call : collector.feed(per_cpu))
+	for (const PathCall &call : collector.feed(drain_rings(*rings)))
 		reporter.report(call);
 	for (const PathCall &call : collector.finish())
 		reporter.report(call);

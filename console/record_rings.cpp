@@ -41,6 +41,14 @@ uint64_t RecordRing::lost() const
 	return __atomic_load_n(&hdr_->lost, __ATOMIC_RELAXED);
 }
 
+std::vector<std::vector<vtice_record>> drain_rings(const std::vector<std::unique_ptr<RecordRing>> &rings)
+{
+	std::vector<std::vector<vtice_record>> per_cpu(rings.size());
+	for (std::size_t i = 0; i < rings.size(); i++)
+		rings[i]->drain(per_cpu[i]);
+	return per_cpu;
+}
+
 namespace {
 
 // The header is the module's, but check it before trusting its geometry.

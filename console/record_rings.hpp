@@ -39,6 +39,9 @@ private:
 	uint32_t nr_;
 };
 
+// One poll: what each ring stored since the last, ring by ring.
+std::vector<std::vector<vtice_record>> drain_rings(const std::vector<std::unique_ptr<RecordRing>> &rings);
+
 // Every CPU's ring the module has (CPUs that are not possible are skipped).
 // The device must be open read-write: the consumer writes its tail.
 Result<std::vector<std::unique_ptr<RecordRing>>> map_record_rings(const DeviceFd &dev,
