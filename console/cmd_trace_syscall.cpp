@@ -44,7 +44,10 @@ const char kHelp[] =
 	"and prints the call and its function graph, like ftrace's function_graph:\n"
 	"no ftrace, kprobes or change to the kernel. Interrupts and exceptions taken\n"
 	"during the call are their own subtrees, marked as such. Root only; needs\n"
-	"the vtice module on a CPU with the monitor trap flag (docs/tracing.md).\n"
+	"the vtice module. How it steps depends on the CPU and the module's\n"
+	"trace_mode: TF + DEBUGCTL.BTF (one VM exit per taken branch), the monitor\n"
+	"trap flag or TF (one per instruction); the line 'armed on' says which\n"
+	"(docs/tracing.md).\n"
 	"\n"
 	"options:\n"
 	"  --comm NAME        only a task with this comm (at most 15 characters)\n"
@@ -326,11 +329,10 @@ int run(const Options &o)
 	if (!armed)
 		return fail(armed.error());
 	std::fprintf(stderr,
-		     "vtice trace syscall: armed on %u CPUs%s (monitor trap flag: one VM exit per instruction); "
-		     "waiting for %s by %s; %s\n",
+		     "vtice trace syscall: armed on %u CPUs%s (%s); waiting for %s by %s; %s\n",
 		     armed->cpus_armed,
 		     armed->cpus_failed ? (", " + std::to_string(armed->cpus_failed) + " could not").c_str() : "",
-		     o.name.c_str(), describe_filter(o.filter).c_str(),
+		     describe_mechanism(armed->mechanism), o.name.c_str(), describe_filter(o.filter).c_str(),
 		     o.timeout ? "until the timeout" : "Ctrl-C stops");
 	wait_for_calls(o, *rings, collector, reporter);
 	auto disarm = request<vtice_path_trace>();

@@ -47,6 +47,20 @@ std::string describe_filter(const TaskFilter &filter)
 	return f.empty() ? "every task" : f;
 }
 
+const char *describe_mechanism(std::uint32_t mechanism)
+{
+	switch (mechanism) {
+	case VTICE_TRACE_MTF:
+		return "monitor trap flag: one VM exit per instruction";
+	case VTICE_TRACE_TF:
+		return "TF steps: one VM exit per instruction (DEBUGCTL.BTF not honoured)";
+	case VTICE_TRACE_BTF:
+		return "TF + DEBUGCTL.BTF: one VM exit per taken branch";
+	default:
+		return "an unknown mechanism (a newer module?)";
+	}
+}
+
 void catch_stop_signals()
 {
 	struct sigaction sa {};
@@ -74,7 +88,7 @@ Error trap_error(const std::string &path, const char *ioctl_name, int err)
 	if (err == EOPNOTSUPP)
 		return make_error(path + ": no CPU can trap syscalls, or there is no tracer: the hypervisor "
 					 "needs the VM-entry control \"load IA32_EFER\", CR4.CET clear, and for "
-					 "'trace syscall' the monitor trap flag (docs/tracing.md)");
+					 "'trace syscall' the monitor trap flag or TF steps (docs/tracing.md)");
 	return ioctl_error(path, ioctl_name, err);
 }
 

@@ -20,6 +20,8 @@ struct TaskFilter {
 Result<TaskFilter> parse_task_filter(const ParsedArgs &args);
 // "comm vtsys, pid 42", or "every task".
 std::string describe_filter(const TaskFilter &filter);
+// vtice_path_trace.mechanism (VTICE_TRACE_*) as the user reads it.
+const char *describe_mechanism(std::uint32_t mechanism);
 
 // SIGINT and SIGTERM set a flag (no SA_RESTART: a sleep ends at once).
 void catch_stop_signals();

@@ -9,7 +9,8 @@
  * On release each is injected when the guest can take it: an
  * interrupt-window exit (25.6.2) for interrupts, highest vector first, so
  * the guest's EOIs retire the local APIC's in-service bits in the order
- * it set them; an NMI window for the NMI.
+ * it set them; an NMI window for the NMI. A tracer can also have the
+ * interrupts exit without holding them (vt_intercept_interrupts).
  */
 #include "exit.h"
 #include "intrin.h"
@@ -47,7 +48,7 @@ int vt_hold_events(struct vt_vcpu *vcpu, bool on)
 
 	if (on == vcpu->holding_events)
 		return 0;
-	ret = vt_set_interrupt_exiting(vcpu, on);
+	ret = vt_set_interrupt_exiting(vcpu, on || vcpu->intercepting_irqs);
 	if (ret)
 		return ret;
 	vcpu->holding_events = on;
@@ -63,7 +64,23 @@ int vt_hold_events(struct vt_vcpu *vcpu, bool on)
 	return 0;
 }
 
-/* Only while holding (or just after): the exit acknowledged the vector. */
+/*
+ * Interrupts exit and are delivered at the next window, without a hold:
+ * a tracer sees every interrupt of a CPU whose halt it did not step.
+ */
+int vt_intercept_interrupts(struct vt_vcpu *vcpu, bool on)
+{
+	int ret;
+
+	if (on == vcpu->intercepting_irqs)
+		return 0;
+	ret = vt_set_interrupt_exiting(vcpu, on || vcpu->holding_events);
+	if (!ret)
+		vcpu->intercepting_irqs = on;
+	return ret;
+}
+
+/* Only while holding or intercepting (or just after): the exit acknowledged the vector. */
 enum vt_exit_action vt_handle_external_interrupt(struct vt_exit *exit)
 {
 	u32 info = (u32)vt_vmread_or0(VM_EXIT_INTR_INFO);

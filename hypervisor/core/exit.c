@@ -197,6 +197,7 @@ bool vt_exit_handler(struct vt_guest_regs *regs)
 	struct vt_vcpu *vcpu = *(struct vt_vcpu **)(regs + 1);
 	struct vt_exit exit = { .vcpu = vcpu, .regs = regs };
 
+	vcpu->regs = regs;
 	exit.reason = (u32)vt_vmread_or0(VM_EXIT_REASON);
 	exit.basic = exit.reason & VMX_EXIT_REASON_BASIC_MASK;
 	exit.qual = vt_vmread_or0(EXIT_QUALIFICATION);

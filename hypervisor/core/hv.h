@@ -154,11 +154,13 @@ struct vt_vcpu {
 	bool nmi_pending;
 	/* events.c: guest interrupts held off while a TF single step runs */
 	bool holding_events;
+	bool intercepting_irqs;	/* ...or only made to exit (vt_intercept_interrupts) */
 	u64 held_irqs[4];	/* vectors acknowledged and not yet delivered */
 	struct vt_ring ring;
 	struct vt_sys_vcpu sys;	/* syscall events (syscall_trap.h) */
 	struct vt_exit_counts *counts;
 	u32 last_vm_error;	/* VM_INSTRUCTION_ERROR of the last failure */
+	struct vt_guest_regs *regs;	/* the GPRs of the exit being handled, in VMX root */
 };
 
 /*
@@ -252,6 +254,8 @@ void vt_set_msr_intercept(struct vt_vcpu *vcpu, u32 msr, bool on);
  */
 int vt_hold_events(struct vt_vcpu *vcpu, bool on);
 bool vt_can_hold_events(const struct vt_hv *hv);
+/* Interrupts exit (and are delivered at the next window) while on; same controls. */
+int vt_intercept_interrupts(struct vt_vcpu *vcpu, bool on);
 
 /* vmcs.c */
 int vt_vmcs_setup(struct vt_vcpu *vcpu);

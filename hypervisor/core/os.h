@@ -50,6 +50,7 @@ void vt_os_log(int level, const char *fmt, ...) __attribute__((format(printf, 2,
 
 /* Errors the core returns: negative, with Linux's errno values. */
 #define VT_EIO		5
+#define VT_EAGAIN	11
 #define VT_EACCES	13
 #define VT_EFAULT	14
 #define VT_ENOMEM	12

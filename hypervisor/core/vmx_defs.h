@@ -81,6 +81,7 @@
 #define EFER_NX				VT_BIT(11)
 #define MSR_STAR			0xc0000081
 #define MSR_LSTAR			0xc0000082
+#define MSR_CSTAR			0xc0000083
 #define MSR_SYSCALL_MASK		0xc0000084	/* IA32_FMASK */
 #define MSR_FS_BASE			0xc0000100
 #define MSR_GS_BASE			0xc0000101

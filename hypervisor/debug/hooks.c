@@ -118,6 +118,11 @@ int vt_hooks_init(struct vt_hv *hv, u32 shadow_pages, vt_gva_translate_fn transl
 	return 0;
 }
 
+bool vt_hooks_ready(void)
+{
+	return vt_hooks.cpu != NULL;
+}
+
 int vt_hooks_shield(void)
 {
 	int ret = vt_hv_hide(vt_hooks.hv, vt_hooks.cpu, vt_hooks.cpu_pages);

@@ -37,6 +37,8 @@ typedef int (*vt_own_mem_fn)(const struct vt_vcpu *vcpu, u64 gva, void *buf, u32
  * views up front, since nothing may be allocated in VMX root.
  */
 int vt_hooks_init(struct vt_hv *hv, u32 shadow_pages, vt_gva_translate_fn translate);
+/* vt_hooks_init() ran (the stub's, or the path tracer's for its TF steps). */
+bool vt_hooks_ready(void);
 /* After vt_hooks_init(); without it a TF step sees no instruction bytes. */
 void vt_hooks_set_own_mem(vt_own_mem_fn own_mem);
 /*

@@ -95,8 +95,9 @@ struct vt_step {
 enum vt_tf_insn {
 	VT_TF_PLAIN,		/* reads no RFLAGS and loads none */
 	VT_TF_PUSHF,		/* pushes RFLAGS: TF is cleared in the pushed copy */
-	VT_TF_SYSCALL,		/* saves RFLAGS in R11: cleared there */
-	VT_TF_LOADS_FLAGS,	/* POPF, IRET, SYSRET: the TF it loads is the guest's */
+	VT_TF_SYSCALL,		/* ends at the kernel's entry (a lent register), or TF cleared in R11 */
+	VT_TF_SYSRET,		/* ends at RCX (a lent register), or as VT_TF_LOADS_FLAGS */
+	VT_TF_LOADS_FLAGS,	/* POPF, IRET: the TF it loads is the guest's */
 	VT_TF_INT_N,		/* INT n: injected by us, not run under TF */
 	VT_TF_EVENT,		/* an event delivered first: the step ends in its handler */
 	VT_TF_HALTED,		/* HLT, or a halted CPU: the step ends at the next poll */
@@ -105,6 +106,9 @@ enum vt_tf_insn {
 struct vt_tf_step {
 	bool active;
 	bool guest_tf;		/* RFLAGS.TF as the guest had it */
+	bool tf_set;		/* we set RFLAGS.TF for this step */
+	bool branch;		/* DEBUGCTL.BTF set: the step ends after a taken branch */
+	bool ended_branch;	/* the last step ended as a branch step (until the next arm) */
 	bool unit;		/* no debug register to lend: a handler runs as the step */
 	enum vt_tf_insn insn;
 	u32 added;		/* exception-bitmap bits the step set */
@@ -149,6 +153,7 @@ struct vt_hooks {
 	u32 hw_count;
 	struct vt_hooks_stats stats;
 	bool prefer_tf;			/* single_step.c: TF even where MTF exists */
+	bool trace_tf;			/* ...and while the tracer steps with TF */
 	/* pages allocated for the tables above, for freeing and the shield */
 	u32 cpu_pages, split_pages, bp_pages;
 } VT_ROOT_STATE_TYPE;

@@ -309,8 +309,25 @@ static void vt_insn_direct(const struct vt_insn_cur *c, u8 op, char shape, struc
 		out->kind = VT_INSN_JCC;	/* 7x, 0F 8x, LOOPcc, JrCXZ */
 }
 
+/* One-byte opcodes a multi-instruction TF step must not run (insn.h). */
+static bool vt_insn_tf_hazard_1byte(const struct vt_insn_cur *c, u8 op)
+{
+	switch (op) {
+	case 0x9c:	/* PUSHF */
+	case 0x9d:	/* POPF */
+	case 0xcd:	/* INT n */
+	case 0xcf:	/* IRET */
+	case 0xf4:	/* HLT */
+		return true;
+	case 0x8e:	/* MOV Sreg, r/m: /2 is SS */
+		return ((c->modrm >> 3) & 7) == 2;
+	}
+	return false;
+}
+
 static int vt_insn_kind_1byte(const struct vt_insn_cur *c, u8 op, struct vt_insn *out)
 {
+	out->tf_hazard = vt_insn_tf_hazard_1byte(c, op);
 	switch (op) {
 	case 0x8f:
 		/* Group 1A: only /0 (POP) exists; AMD's XOP takes the rest. */
@@ -399,6 +416,7 @@ static void vt_insn_kind_0f(const struct vt_insn_cur *c, u8 op, struct vt_insn *
 	case 0x34:	/* SYSENTER */
 	case 0x35:	/* SYSEXIT */
 		out->kind = VT_INSN_FAR;
+		out->tf_hazard = true;	/* each loads or saves RFLAGS */
 		break;
 	}
 }

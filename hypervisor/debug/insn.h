@@ -36,6 +36,13 @@ struct vt_insn {
 	s64 rel;		/* direct JCC/JMP/CALL: target = rip + len + rel; else 0 */
 	/* INT n, INT3, INT1, UD0/UD1/UD2 (all FAR): its own exception, through the IDT */
 	bool raises;
+	/*
+	 * Unsafe inside a branch step (btf_block.h): it reads or loads
+	 * RFLAGS.TF (PUSHF, POPF, IRET, SYSCALL, SYSRET, SYSENTER, SYSEXIT),
+	 * delivers an event the exception bitmap cannot see (INT n), halts
+	 * (HLT), or holds off the next debug trap (MOV to SS, SDM 3A 6.8.3).
+	 */
+	bool tf_hazard;
 };
 
 /*

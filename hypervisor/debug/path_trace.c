@@ -14,6 +14,8 @@
  */
 #include "path_trace.h"
 #include "dbg_os.h"
+#include "hooks.h"
+#include "single_step.h"
 #include "../core/exit.h"
 #include "../core/hv.h"
 #include "../core/intrin.h"
@@ -26,6 +28,7 @@
 static struct {
 	struct vt_hv *hv;
 	bool owns_tracer;	/* initialized the tracer (no stub did) */
+	bool owns_hooks;	/* ...and the hooks' per-CPU state its TF steps keep */
 	bool armed;
 	u32 nr;
 	u32 calls;		/* calls to trace since ARM */
@@ -167,6 +170,31 @@ static bool vt_path_mtf(struct vt_vcpu *vcpu, struct vt_exit *exit)
 	return vt_tracer_on_mtf(vcpu, exit);
 }
 
+/*
+ * The tracer's TF steps (single_step.h): the #DB that ends one, and every
+ * other exception while one runs. A #DB that also carries the guest's own
+ * debug-register hits, or is only the guest's, gets DR6 written for the
+ * guest's handler (dr.c) and goes to it.
+ */
+static bool vt_path_exception(struct vt_vcpu *vcpu, struct vt_exit *exit, u32 intr_info)
+{
+	struct vt_dbg_stop stop = { .cpu = vcpu->cpu };
+	u64 other_dr6;
+
+	if ((intr_info & INTR_INFO_VECTOR_MASK) == X86_TRAP_DB) {
+		if (vt_single_step_on_debug(vcpu, exit, &other_dr6) == VT_TF_DONE) {
+			if (other_dr6) {
+				vt_hooks_on_debug(vcpu, exit, other_dr6, &stop);
+				vt_reflect_event(exit, intr_info);
+			}
+			vt_tracer_on_mtf(vcpu, exit);
+			return true;
+		}
+		vt_hooks_on_debug(vcpu, exit, exit->qual, &stop);
+	}
+	return vt_single_step_on_exception(vcpu, exit, intr_info) == VT_TF_REFLECTED;
+}
+
 static bool vt_path_nmi(struct vt_vcpu *vcpu, struct vt_exit *exit)
 {
 	return vt_tracer_on_nmi(vcpu);
@@ -178,6 +206,7 @@ static void vt_path_pre_entry(struct vt_vcpu *vcpu, struct vt_exit *exit)
 }
 
 static const struct vt_callbacks vt_path_callbacks = {
+	.exception = vt_path_exception,
 	.mtf = vt_path_mtf,
 	.nmi = vt_path_nmi,
 	.vmcall = vt_path_on_vmcall,
@@ -196,6 +225,16 @@ int vt_path_init(struct vt_hv *hv, const struct vt_tracer_config *cfg)
 			return ret;
 		vt_path.owns_tracer = true;
 	}
+	/* TF steps keep their state in the hooks' per-CPU tables; no stub set them up. */
+	if (vt_tracer_uses_tf() && !vt_hooks_ready()) {
+		ret = vt_hooks_init(hv, 0, NULL);
+		if (ret) {
+			vt_path_fini();
+			return ret;
+		}
+		vt_hooks_set_own_mem(cfg->mem);
+		vt_path.owns_hooks = true;
+	}
 	vt_path.hv = hv;
 	if (!hv->cb)
 		vt_hv_set_callbacks(hv, &vt_path_callbacks);
@@ -206,6 +245,8 @@ int vt_path_shield(void)
 {
 	int ret = vt_path.owns_tracer ? vt_tracer_shield() : 0;
 
+	if (!ret && vt_path.owns_hooks)
+		ret = vt_hooks_shield();
 	return ret ? ret : vt_os_shield_image(&vt_path, sizeof(vt_path));
 }
 
@@ -213,6 +254,8 @@ void vt_path_fini(void)
 {
 	if (vt_path.hv && vt_path.hv->cb == &vt_path_callbacks)
 		vt_hv_set_callbacks(vt_path.hv, NULL);
+	if (vt_path.owns_hooks)
+		vt_hooks_fini();
 	if (vt_path.owns_tracer)
 		vt_tracer_fini();
 	vt_memset(&vt_path, 0, sizeof(vt_path));

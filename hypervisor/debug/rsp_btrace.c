@@ -48,7 +48,8 @@ static void vt_btrace_enable(struct vt_rsp *r, bool on)
 	if (!ret)
 		vt_rsp_put(r, "OK");
 	else if (ret == -VT_EOPNOTSUPP)
-		vt_rsp_put(r, "E.this CPU has no monitor trap flag: the hypervisor cannot trace it");
+		vt_rsp_put(r, "E.this CPU has neither the monitor trap flag nor interrupt exiting for TF steps: "
+			   "the hypervisor cannot trace it");
 	else
 		vt_rsp_put(r, "E.no such CPU");
 }

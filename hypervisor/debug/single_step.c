@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * One guest instruction, then an exit (single_step.h).
+ * One guest instruction, then an exit (single_step.h); for the tracer, one
+ * branch, then an exit.
  *
  * With the monitor trap flag the CPU does it all (SDM Vol. 3C 26.5.2).
  * Without it, RFLAGS.TF raises a single-step #DB after the instruction
@@ -15,14 +16,24 @@
  *   instruction (a fault-class #DB, before it runs), which is where an MTF
  *   step would end as well. INT n, which the exception bitmap cannot see,
  *   is injected by us the same way instead of being run.
- * - PUSHF stores RFLAGS and SYSCALL copies it into R11: TF is cleared in
- *   the copy once the step ends, unless the guest had set TF itself.
- * - POPF, IRET and SYSRET load RFLAGS: the TF they load is the guest's.
+ * - PUSHF stores RFLAGS: TF is cleared in the copy once the step ends,
+ *   unless the guest had set TF itself.
+ * - SYSCALL and SYSRET load RFLAGS, from FMASK and R11, and the CPU then
+ *   raises no single-step trap: the step runs them without TF and a lent
+ *   debug register ends it at their target (the kernel's entry, RCX).
+ *   Without a free register, TF is set and cleared in SYSCALL's R11.
+ * - POPF and IRET load RFLAGS: the TF they load is the guest's.
+ *
+ * The tracer's steps may be branch steps (btf_block.h): IA32_DEBUGCTL.BTF
+ * is set as well, where the CPU honours it and the straight-line code up to
+ * the next branch holds none of the instructions above. Anyone else who
+ * asks for a step while one runs turns it back into a plain one.
  *
  * Linux's IDT is a long-mode IDT, and its code and stack segments have base
  * 0 (in compatibility mode too), so RIP and RSP are the linear addresses.
  */
 #include "single_step.h"
+#include "btf_block.h"
 #include "hooks_priv.h"
 #include "../core/intrin.h"
 #include <vtice/ioctl.h>
@@ -49,9 +60,16 @@ void vt_single_step_prefer_tf(bool on)
 	vt_hooks.prefer_tf = on;
 }
 
+void vt_single_step_trace_tf(bool on)
+{
+	VT_STORE_RELEASE(vt_hooks.trace_tf, on);
+}
+
+/* While the tracer steps with TF every step is a TF step: one per CPU serves everyone. */
 static bool vt_mtf_usable(const struct vt_hv *hv)
 {
-	return (hv->caps.flags & VTICE_CAP_MTF) && !vt_hooks.prefer_tf;
+	return (hv->caps.flags & VTICE_CAP_MTF) && !vt_hooks.prefer_tf &&
+	       !VT_LOAD_ACQUIRE(vt_hooks.trace_tf);
 }
 
 bool vt_single_step_uses_tf(const struct vt_hv *hv)
@@ -126,7 +144,7 @@ static enum vt_tf_insn vt_tf_classify(const struct vt_vcpu *vcpu, u8 *vector, u3
 	if (b[i] == 0x0f && b[i + 1] == 0x05)
 		return VT_TF_SYSCALL;
 	if (b[i] == 0x0f && b[i + 1] == 0x07)
-		return VT_TF_LOADS_FLAGS;
+		return VT_TF_SYSRET;
 	return VT_TF_PLAIN;
 }
 
@@ -177,6 +195,21 @@ static void vt_tf_return_dr(struct vt_tf_step *t)
 	t->lent = false;
 }
 
+/*
+ * DEBUGCTL.BTF on or off for this step, in the DEBUGCTL that VM entry loads
+ * (the guest keeps reading its own value, core/control.c).
+ */
+static void vt_tf_set_branch(struct vt_vcpu *vcpu, struct vt_tf_step *t, bool on)
+{
+	u64 bits = vcpu->debugctl_owned | vcpu->debugctl_yielded;
+
+	if (t->branch == on)
+		return;
+	bits = on ? bits | DEBUGCTLMSR_BTF : bits & ~DEBUGCTLMSR_BTF;
+	if (!vt_set_debugctl_owned(vcpu, bits))
+		t->branch = on;
+}
+
 /* RFLAGS.TF back to what the guest had before the step. */
 static void vt_tf_give_back_flag(const struct vt_tf_step *t)
 {
@@ -205,6 +238,7 @@ static void vt_tf_intercept_restore(struct vt_hooks_cpu *c)
 /* The step no longer needs its interception (the instruction has run, or never will). */
 static void vt_tf_release(struct vt_vcpu *vcpu, struct vt_hooks_cpu *c)
 {
+	vt_tf_set_branch(vcpu, &c->tf, false);
 	vt_tf_return_dr(&c->tf);
 	vt_tf_intercept_restore(c);
 	vt_hold_events(vcpu, false);
@@ -221,6 +255,7 @@ static void vt_tf_run_handler_in_step(struct vt_vcpu *vcpu, struct vt_hooks_cpu 
 	vt_tf_release(vcpu, c);
 	c->tf.insn = VT_TF_PLAIN;
 	c->tf.unit = true;
+	c->tf.tf_set = true;
 	vt_vmwrite(GUEST_RFLAGS, vt_vmread_or0(GUEST_RFLAGS) | X86_EFLAGS_TF);
 }
 
@@ -235,6 +270,7 @@ static void vt_tf_step_into_handler(struct vt_vcpu *vcpu, struct vt_hooks_cpu *c
 
 	vt_hooks.stats.tf_events++;
 	c->tf.insn = VT_TF_EVENT;
+	vt_tf_set_branch(vcpu, &c->tf, false);	/* it ends at the handler, not a branch */
 	if (vt_tf_handler(vcpu, vector, &handler) && vt_tf_lend_dr(&c->tf, handler))
 		return;
 	vt_tf_run_handler_in_step(vcpu, c);
@@ -252,6 +288,27 @@ static u32 vt_tf_pending_event(void)
 	if (queued & INTR_INFO_VALID_MASK)
 		return queued;
 	return (u32)vt_vmread_or0(IDT_VECTORING_INFO_FIELD);
+}
+
+/*
+ * Where SYSCALL or SYSRET goes (SDM Vol. 2B): IA32_LSTAR from 64-bit code,
+ * IA32_CSTAR from compatibility mode, which the guest's kernel shares with
+ * VMX root; RCX for SYSRET. A debug register lent there ends the step
+ * before the first instruction at the target, where TF could not.
+ */
+static bool vt_tf_lend_at_target(const struct vt_vcpu *vcpu, struct vt_tf_step *t)
+{
+	bool long_mode = vt_vmread_or0(GUEST_CS_AR_BYTES) & VT_CS_AR_LONG;
+	u64 target;
+
+	if (t->insn == VT_TF_SYSRET) {
+		if (!vcpu->regs)
+			return false;
+		target = vcpu->regs->rcx;
+	} else if (vt_rdmsr_safe(long_mode ? MSR_LSTAR : MSR_CSTAR, &target)) {
+		return false;
+	}
+	return vt_tf_lend_dr(t, target);
 }
 
 /*
@@ -311,6 +368,9 @@ static int vt_tf_arm(struct vt_vcpu *vcpu, struct vt_hooks_cpu *c)
 		vt_tf_step_into_handler(vcpu, c, vector);
 		return 0;
 	}
+	if ((t->insn == VT_TF_SYSCALL || t->insn == VT_TF_SYSRET) && vt_tf_lend_at_target(vcpu, t))
+		return 0;
+	t->tf_set = true;
 	vt_vmwrite(GUEST_RFLAGS, rflags | X86_EFLAGS_TF);
 	return 0;
 }
@@ -328,9 +388,62 @@ int vt_single_step_arm(struct vt_vcpu *vcpu)
 	}
 	if (!c)
 		return -VT_EINVAL;
-	if (c->tf.active)
-		return 0;	/* one step serves the hooks and the debugger */
+	if (c->tf.active) {
+		/* One step serves the hooks, the debugger and the tracer: one instruction. */
+		vt_tf_set_branch(vcpu, &c->tf, false);
+		return 0;
+	}
 	return vt_tf_arm(vcpu, c);
+}
+
+/*
+ * BTF reads back set (core/vmx_caps.c probes it by effect) and VM entry
+ * loads the DEBUGCTL that holds it (SDM 3C 26.3.2.1).
+ */
+bool vt_single_step_has_btf(const struct vt_hv *hv)
+{
+	return (hv->caps.flags & VTICE_CAP_DEBUGCTL_BTF) &&
+	       (hv->ctls.entry & VM_ENTRY_LOAD_DEBUG_CONTROLS);
+}
+
+/* The CPU halts (or stays halted) at its next entry, with no event to deliver. */
+static bool vt_tf_would_halt(const struct vt_vcpu *vcpu)
+{
+	u8 vector;
+	u32 len;
+
+	if (vt_tf_pending_event() & INTR_INFO_VALID_MASK)
+		return false;
+	return vt_vmread_or0(GUEST_ACTIVITY_STATE) == GUEST_ACTIVITY_HLT ||
+	       vt_tf_classify(vcpu, &vector, &len) == VT_TF_HALTED;
+}
+
+int vt_single_step_arm_trace(struct vt_vcpu *vcpu, bool branch)
+{
+	struct vt_hooks_cpu *c = vt_hooks_cpu(vcpu);
+	struct vt_tf_step *t = c ? &c->tf : NULL;
+	int ret;
+
+	if (!t)
+		return -VT_EINVAL;
+	if (t->active)
+		return 0;	/* joins the step armed: ours, or someone's plain one */
+	if (vt_tf_would_halt(vcpu))
+		return -VT_EAGAIN;
+	ret = vt_tf_arm(vcpu, c);
+	if (ret || !branch || !vt_single_step_has_btf(vcpu->hv))
+		return ret;
+	if (t->insn == VT_TF_PLAIN && t->tf_set &&
+	    vt_btf_block_safe(vcpu, vt_hooks.own_mem, vt_vmread_or0(GUEST_RIP)))
+		vt_tf_set_branch(vcpu, t, true);
+	return 0;
+}
+
+bool vt_single_step_was_branch(const struct vt_vcpu *vcpu)
+{
+	struct vt_hooks_cpu *c = vt_hooks_cpu(vcpu);
+
+	return c && c->tf.ended_branch;
 }
 
 void vt_single_step_disarm(struct vt_vcpu *vcpu)
@@ -357,7 +470,7 @@ static void vt_tf_finish(struct vt_vcpu *vcpu, struct vt_exit *exit, struct vt_h
 	/* A handler's RFLAGS and loaded ones are the CPU's; SYSCALL's are masked by the guest. */
 	if (t->insn == VT_TF_PLAIN || t->insn == VT_TF_PUSHF)
 		vt_tf_give_back_flag(t);
-	if (!t->guest_tf && t->insn == VT_TF_SYSCALL)
+	if (!t->guest_tf && t->tf_set && t->insn == VT_TF_SYSCALL)
 		exit->regs->r11 &= ~X86_EFLAGS_TF;
 	/* TF is bit 0 of the pushed image's second byte, whatever its width. */
 	if (!t->guest_tf && t->insn == VT_TF_PUSHF &&
@@ -365,6 +478,7 @@ static void vt_tf_finish(struct vt_vcpu *vcpu, struct vt_exit *exit, struct vt_h
 		flags_hi &= ~(u8)(X86_EFLAGS_TF >> 8);
 		vt_own_write(vcpu, rsp + 1, &flags_hi, 1);
 	}
+	t->ended_branch = t->branch;
 	vt_tf_release(vcpu, c);
 	t->active = false;
 }
@@ -429,7 +543,7 @@ bool vt_single_step_suspend(struct vt_vcpu *vcpu)
 	if (!t)
 		return false;
 	/* Nothing ran yet: an event we queued stays queued, and the re-arm steps into it. */
-	if (t->insn != VT_TF_EVENT)
+	if (t->tf_set)
 		vt_tf_give_back_flag(t);
 	vt_tf_release(vcpu, c);
 	t->active = false;

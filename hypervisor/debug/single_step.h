@@ -27,6 +27,20 @@ bool vt_single_step_supported(const struct vt_hv *hv);
 
 /* VMX root, on the vCPU's own CPU, before it re-enters the guest. 0 or -VT_E*. */
 int vt_single_step_arm(struct vt_vcpu *vcpu);
+/*
+ * The tracer's step: always with TF (the tracer's TF mode, tracer.h), and
+ * with `branch` a branch step where the CPU honours DEBUGCTL.BTF and the
+ * code allows it (btf_block.h). Joins a step already armed. -VT_EAGAIN:
+ * the CPU halts at its next entry with nothing to deliver, and a TF step
+ * would wait for an interrupt it holds off; nothing is armed.
+ */
+int vt_single_step_arm_trace(struct vt_vcpu *vcpu, bool branch);
+/* Branch steps are possible: the CPU honours DEBUGCTL.BTF and entry loads DEBUGCTL. */
+bool vt_single_step_has_btf(const struct vt_hv *hv);
+/* The step that ended last on this CPU ran as a branch step to its end. */
+bool vt_single_step_was_branch(const struct vt_vcpu *vcpu);
+/* While on, every step is a TF step, MTF or not (the tracer steps with TF). */
+void vt_single_step_trace_tf(bool on);
 /* The step's end was handled (MTF exit or TF's #DB): MTF off; TF is already undone. */
 void vt_single_step_disarm(struct vt_vcpu *vcpu);
 /*

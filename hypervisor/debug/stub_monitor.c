@@ -254,16 +254,30 @@ static bool vt_parse_task(const char *s, u64 *task)
 	return true;
 }
 
+static const char *vt_monitor_mechanism(u32 mechanism)
+{
+	switch (mechanism) {
+	case VTICE_TRACE_BTF:
+		return "TF+BTF (an exit per taken branch)";
+	case VTICE_TRACE_TF:
+		return "TF (an exit per instruction)";
+	default:
+		return "MTF (an exit per instruction)";
+	}
+}
+
 static void vt_monitor_btrace(struct vt_text *t)
 {
 	struct vt_tracer_stats s;
 
 	if (!vt_tracer_supported()) {
-		vt_put(t, "btrace: not available (this CPU has no monitor trap flag)\n");
+		vt_put(t, "btrace: not available (no monitor trap flag, and no interrupt exiting for TF steps)\n");
 		return;
 	}
 	vt_tracer_get_stats(&s);
-	vt_put(t, "btrace: MTF, ");
+	vt_put(t, "btrace: ");
+	vt_put(t, vt_monitor_mechanism(vt_tracer_mechanism()));
+	vt_put(t, ", ");
 	vt_put_u64(t, s.cpus_on);
 	vt_put(t, " CPUs tracing, filter ");
 	if (vt_tracer_filter() == VT_TRACE_TASK_CURRENT) {
@@ -284,7 +298,11 @@ static void vt_monitor_btrace(struct vt_text *t)
 	vt_put_u64(t, s.capacity);
 	vt_put(t, " per CPU), ");
 	vt_put_u64(t, s.steps);
-	vt_put(t, " MTF steps, ");
+	vt_put(t, " steps (");
+	vt_put_u64(t, s.branch_steps);
+	vt_put(t, " to a branch, BTF ignored ");
+	vt_put_u64(t, s.btf_ignored);
+	vt_put(t, "), ");
 	vt_put_u64(t, s.filtered);
 	vt_put(t, " in other tasks, ");
 	vt_put_u64(t, s.undecoded);

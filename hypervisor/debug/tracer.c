@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Branch tracing by stepping every instruction with the monitor trap flag
- * (tracer.h). Between two VM entries a traced CPU runs exactly one
+ * (tracer.h), or every branch with TF and DEBUGCTL.BTF (see "Branch
+ * steps" below). Between two VM entries an MTF-traced CPU runs exactly one
  * instruction, delivers one event, or does one iteration of a REP string
  * instruction (SDM Vol. 3C 26.7.2, 25.5.2). So at each MTF exit the RIP of
  * the last entry and the RIP now tell what happened:
@@ -13,9 +14,21 @@
  * Exits the handlers emulate (CPUID, MSRs) move RIP between the exit and
  * the next entry; the entry RIP is taken at every entry, so they look like
  * any other instruction that fell through.
+ *
+ * Branch steps: a TF step (single_step.h, hidden from the guest) with
+ * BTF set ends after the next taken branch (SDM Vol. 3B 18.4.3), having
+ * run straight-line code from the entry RIP; btf_block.h names the branch.
+ * Where BTF is not honoured, or the code before the branch reads or loads
+ * RFLAGS, the TF step is a plain one: one instruction, judged as above.
+ * Events never land inside a TF step: interrupts are held and exceptions
+ * exit, and each is delivered as a step of its own into its handler. A
+ * CPU about to halt is not stepped (nothing would end the step); its
+ * interrupts exit instead, so the tracer sees it wake.
  */
 #include "tracer.h"
+#include "btf_block.h"
 #include "insn.h"
+#include "single_step.h"
 #include "dbg_os.h"
 #include "../core/exit.h"
 #include "../core/hv.h"
@@ -34,7 +47,9 @@ struct vt_trace_cpu {
 	bool kick;		/* a ring trace's NMI is on its way here */
 	u32 ring_gen;		/* the ring trace generation this CPU follows */
 	bool started;		/* this CPU read its IDT for the trace */
-	bool armed;		/* MTF set for the tracer at the last entry */
+	bool armed;		/* a step armed for the tracer at the last entry */
+	bool intercepting;	/* TF: its interrupts exit (vt_intercept_interrupts) */
+	bool no_btf;		/* a branch step trapped after one instruction: plain steps */
 	bool have_entry;
 	u8 entry_cpl;
 	u64 entry_rip;		/* RIP at the last VM entry while armed */
@@ -45,6 +60,7 @@ struct vt_trace_cpu {
 	struct vtice_record *rec;
 	u64 count;
 	u64 steps, dropped, async, filtered, undecoded;
+	u64 branch_steps, btf_ignored;
 };
 
 /* A ring trace (tracer.h): written by the CPU that starts or stops it. */
@@ -63,6 +79,7 @@ static struct {
 	struct vt_vcpu *const *vcpus;
 	struct vt_ring_trace ring;
 	u32 nr_cpus;
+	u32 mechanism;		/* VTICE_TRACE_MTF, _TF or _BTF */
 	u32 capacity;		/* records per CPU */
 	u32 pages;		/* per CPU: one page of handlers, then the records */
 	u64 filter;		/* the task the next enable traces, 0 = any */
@@ -73,13 +90,32 @@ static struct {
 
 VT_STATIC_ASSERT(VT_IDT_GATES * sizeof(u64) <= VT_PAGE_SIZE, "handlers fit in one page");
 
+/* The mechanism for the mode asked, or 0 where the CPU has none of it. */
+static u32 vt_trace_pick(const struct vt_hv *hv, enum vt_trace_mode mode)
+{
+	bool mtf = hv->caps.flags & VTICE_CAP_MTF, tf = vt_can_hold_events(hv);
+	u32 stepped = vt_single_step_has_btf(hv) ? VTICE_TRACE_BTF : VTICE_TRACE_TF;
+
+	switch (mode) {
+	case VT_TRACE_MODE_MTF:
+		return mtf ? VTICE_TRACE_MTF : 0;
+	case VT_TRACE_MODE_TF:
+		return tf ? stepped : 0;
+	default:
+		if (tf && stepped == VTICE_TRACE_BTF)
+			return VTICE_TRACE_BTF;
+		return mtf ? VTICE_TRACE_MTF : tf ? VTICE_TRACE_TF : 0;
+	}
+}
+
 int vt_tracer_init(struct vt_hv *hv, const struct vt_tracer_config *cfg)
 {
 	u32 i, per_page = VT_PAGE_SIZE / sizeof(struct vtice_record);
 	u8 *mem;
 
 	vt_memset(&vt_tracer, 0, sizeof(vt_tracer));
-	if (!(hv->caps.flags & VTICE_CAP_MTF))
+	vt_tracer.mechanism = vt_trace_pick(hv, cfg->mode);
+	if (!vt_tracer.mechanism)
 		return 0;	/* no tracer: the packets answer that it is unsupported */
 	vt_tracer.nr_cpus = cfg->nr_cpus < VT_TRACE_MAX_CPUS ? cfg->nr_cpus : VT_TRACE_MAX_CPUS;
 	vt_tracer.capacity = cfg->records_per_cpu / per_page * per_page;
@@ -131,6 +167,31 @@ bool vt_tracer_supported(void)
 	return vt_tracer.hv != NULL;
 }
 
+u32 vt_tracer_mechanism(void)
+{
+	return vt_tracer.hv ? vt_tracer.mechanism : 0;
+}
+
+bool vt_tracer_uses_tf(void)
+{
+	return vt_tracer.hv && vt_tracer.mechanism != VTICE_TRACE_MTF;
+}
+
+/*
+ * While a trace steps with TF, every step on the machine is a TF step
+ * (single_step.h): the debugger's trace on some CPU, or a ring trace.
+ */
+static void vt_trace_sync_step_kind(void)
+{
+	bool on = VT_LOAD_ACQUIRE(vt_tracer.ring.active);
+	u32 i;
+
+	for (i = 0; i < vt_tracer.nr_cpus; i++)
+		on |= vt_tracer.cpu[i].on && !vt_tracer.cpu[i].to_ring;
+	if (vt_tracer_uses_tf())
+		vt_single_step_trace_tf(on);
+}
+
 static struct vt_trace_cpu *vt_trace_cpu(u32 cpu)
 {
 	return vt_tracer.hv && cpu < vt_tracer.nr_cpus ? &vt_tracer.cpu[cpu] : NULL;
@@ -155,6 +216,7 @@ static void vt_trace_reset(struct vt_trace_cpu *c, u64 task, bool to_ring)
 	c->task = task;
 	c->count = c->first_ip = c->last_ip = 0;
 	c->steps = c->dropped = c->async = c->filtered = c->undecoded = 0;
+	c->branch_steps = c->btf_ignored = 0;
 }
 
 int vt_tracer_enable(u32 cpu)
@@ -168,6 +230,7 @@ int vt_tracer_enable(u32 cpu)
 	if (VT_LOAD_ACQUIRE(vt_tracer.ring.active))
 		return -VT_EBUSY;
 	vt_trace_reset(c, vt_tracer.filter, false);
+	vt_trace_sync_step_kind();
 	return 0;
 }
 
@@ -177,8 +240,13 @@ int vt_tracer_disable(u32 cpu)
 
 	if (!c)
 		return vt_tracer.hv ? -VT_EINVAL : -VT_EOPNOTSUPP;
-	/* MTF stays set until the next exit, which no one claims: the core clears it. */
+	/*
+	 * MTF stays set until the next exit, which no one claims: the core
+	 * clears it. A TF step ends the same way; the CPU drops its interrupt
+	 * interception at its next entry.
+	 */
 	c->on = false;
+	vt_trace_sync_step_kind();
 	return 0;
 }
 
@@ -188,6 +256,7 @@ void vt_tracer_disable_all(void)
 
 	for (i = 0; i < vt_tracer.nr_cpus; i++)
 		vt_tracer.cpu[i].on = false;
+	vt_trace_sync_step_kind();
 }
 
 bool vt_tracer_enabled(u32 cpu)
@@ -357,13 +426,13 @@ static void vt_trace_push(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u64 from
 }
 
 /*
- * A ring trace's task ran one more instruction here: past its budget, or
- * back in user mode without a SYSRET, the trace ends on this CPU.
+ * A ring trace's task ran `ran` more instructions here: past its budget,
+ * or back in user mode without a SYSRET, the trace ends on this CPU.
  */
-static void vt_trace_ring_step(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u8 cpl)
+static void vt_trace_ring_step(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u8 cpl, u32 ran)
 {
 	struct vt_ring_trace *ring = &vt_tracer.ring;
-	u64 insns = __atomic_add_fetch(&ring->insns, 1, __ATOMIC_RELAXED);
+	u64 insns = __atomic_add_fetch(&ring->insns, ran, __ATOMIC_RELAXED);
 
 	if (!VT_LOAD_ACQUIRE(ring->active))
 		return;
@@ -404,9 +473,52 @@ static void vt_trace_step(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u64 to, 
 	vt_trace_push(c, vcpu, from, to, VTICE_BRANCH_FROM_STEP | VTICE_BRANCH_ASYNC);
 }
 
+/*
+ * A CPU that ignores BTF traps after one instruction: the step's first,
+ * which did not branch, and RIP is right after it. From then on its steps
+ * are plain ones (the CPU's own say beats the probe at load).
+ */
+static bool vt_trace_btf_ignored(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u64 to)
+{
+	u8 bytes[VT_INSN_BYTES] = { 0 };
+	struct vt_insn insn;
+	int n = vt_tracer.mem(vcpu, c->entry_rip, bytes, sizeof(bytes), false);
+
+	if (n <= 0 || vt_insn_decode(bytes, (u32)n, &insn) || to != c->entry_rip + insn.len ||
+	    (insn.kind != VT_INSN_OTHER && insn.kind != VT_INSN_JCC))
+		return false;
+	c->no_btf = true;
+	c->btf_ignored++;
+	return true;
+}
+
+/*
+ * A branch step ran straight-line code from c->entry_rip and branched to
+ * `to`: the instructions it ran (1 where the code could not be read).
+ */
+static u32 vt_trace_branch_step(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u64 to, u8 cpl)
+{
+	u64 from = c->entry_rip;
+	u32 ran = 1;
+
+	c->branch_steps++;
+	if (!c->first_ip)
+		c->first_ip = c->entry_rip;
+	if (vt_trace_btf_ignored(c, vcpu, to))
+		return 1;
+	c->last_ip = to;
+	if (vt_btf_block_branch(vcpu, vt_tracer.mem, c->entry_rip, to, &from, &ran))
+		c->undecoded++;
+	if (!c->entry_cpl || !cpl)	/* user code: stepped, not recorded */
+		vt_trace_push(c, vcpu, from, to, VTICE_BRANCH_FROM_BTF);
+	return ran;
+}
+
 bool vt_tracer_on_mtf(struct vt_vcpu *vcpu, struct vt_exit *exit)
 {
 	struct vt_trace_cpu *c = vt_trace_cpu(vcpu->cpu);
+	u32 ran = 1;
+	u64 to;
 	u8 cpl;
 
 	(void)exit;
@@ -421,9 +533,13 @@ bool vt_tracer_on_mtf(struct vt_vcpu *vcpu, struct vt_exit *exit)
 		return true;
 	}
 	cpl = (u8)vt_guest_cpl();
-	vt_trace_step(c, vcpu, vt_vmread_or0(GUEST_RIP), cpl);
+	to = vt_vmread_or0(GUEST_RIP);
+	if (vt_tracer_uses_tf() && vt_single_step_was_branch(vcpu))
+		ran = vt_trace_branch_step(c, vcpu, to, cpl);
+	else
+		vt_trace_step(c, vcpu, to, cpl);
 	if (c->to_ring)
-		vt_trace_ring_step(c, vcpu, cpl);
+		vt_trace_ring_step(c, vcpu, cpl, ran);
 	return c->on;	/* a ring trace that ended here: the core clears MTF */
 }
 
@@ -441,6 +557,35 @@ static void vt_trace_follow_ring(struct vt_trace_cpu *c)
 		c->on = c->to_ring = false;
 }
 
+/*
+ * TF steps: a CPU that halts is not stepped, so its interrupts must exit
+ * for the tracer to see it wake (events.c); undone when its trace ends.
+ */
+static void vt_trace_intercept(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, bool on)
+{
+	if (c->intercepting != on && !vt_intercept_interrupts(vcpu, on))
+		c->intercepting = on;
+}
+
+static void vt_trace_start_cpu(struct vt_trace_cpu *c, struct vt_vcpu *vcpu)
+{
+	vt_trace_read_idt(c, vcpu);
+	if (c->task == VT_TRACE_TASK_CURRENT)
+		c->task = vt_trace_current(vcpu);
+	c->no_btf = false;
+	if (vt_tracer_uses_tf())
+		vt_trace_intercept(c, vcpu, true);
+	c->started = true;
+}
+
+/* The step of this entry: MTF, or a TF step (a branch step where it can). */
+static int vt_trace_arm(struct vt_trace_cpu *c, struct vt_vcpu *vcpu)
+{
+	if (!vt_tracer_uses_tf())
+		return vt_set_mtf(vcpu, true);
+	return vt_single_step_arm_trace(vcpu, vt_tracer.mechanism == VTICE_TRACE_BTF && !c->no_btf);
+}
+
 void vt_tracer_pre_entry(struct vt_vcpu *vcpu)
 {
 	struct vt_trace_cpu *c = vt_trace_cpu(vcpu->cpu);
@@ -448,16 +593,14 @@ void vt_tracer_pre_entry(struct vt_vcpu *vcpu)
 	if (!c)
 		return;
 	vt_trace_follow_ring(c);
-	if (!c->on)
+	if (!c->on) {
+		vt_trace_intercept(c, vcpu, false);
 		return;
-	if (!c->started) {
-		vt_trace_read_idt(c, vcpu);
-		if (c->task == VT_TRACE_TASK_CURRENT)
-			c->task = vt_trace_current(vcpu);
-		c->started = true;
 	}
-	if (vt_set_mtf(vcpu, true))
-		return;
+	if (!c->started)
+		vt_trace_start_cpu(c, vcpu);
+	if (vt_trace_arm(c, vcpu))
+		return;		/* not stepped: about to halt, say */
 	c->armed = true;
 	c->have_entry = true;
 	c->entry_rip = vt_vmread_or0(GUEST_RIP);
@@ -494,6 +637,7 @@ int vt_tracer_ring_start(struct vt_vcpu *vcpu, u64 task, u64 max_insns, vt_trace
 	ring->ended = ended;
 	__atomic_store_n(&ring->insns, 0, __ATOMIC_RELAXED);
 	VT_STORE_RELEASE(ring->active, true);
+	vt_trace_sync_step_kind();
 	__atomic_add_fetch(&ring->gen, 1, __ATOMIC_RELEASE);
 	vt_trace_kick_others(vcpu->cpu);
 	return 0;
@@ -511,11 +655,15 @@ void vt_tracer_ring_stop(struct vt_vcpu *vcpu)
 	__atomic_add_fetch(&vt_tracer.ring.gen, 1, __ATOMIC_RELEASE);
 	if (c && c->to_ring) {
 		vt_trace_follow_ring(c);
-		/* Stopped at another exit (the SYSRET's #UD): MTF is still set. */
-		if (c->armed)
+		/* Stopped at another exit (the SYSRET's #UD): the step is still armed. */
+		if (c->armed && vt_tracer_uses_tf())
+			vt_single_step_suspend(vcpu);
+		else if (c->armed)
 			vt_set_mtf(vcpu, false);
 		c->armed = false;
+		vt_trace_intercept(c, vcpu, false);
 	}
+	vt_trace_sync_step_kind();
 }
 
 u64 vt_tracer_ring_insns(void)
@@ -540,6 +688,8 @@ void vt_tracer_get_stats(struct vt_tracer_stats *out)
 		const struct vt_trace_cpu *c = &vt_tracer.cpu[i];
 
 		out->steps += c->steps;
+		out->branch_steps += c->branch_steps;
+		out->btf_ignored += c->btf_ignored;
 		out->records += c->count;
 		out->dropped += c->dropped;
 		out->async += c->async;

@@ -36,16 +36,37 @@ struct vt_exit;
 
 #define VT_TRACE_MAX_CPUS	256	/* CPUs above these are not traced */
 
+/*
+ * How a traced CPU is stepped (docs/tracing.md, "CPU features each mode
+ * needs"). AUTO takes branch steps where the CPU honours DEBUGCTL.BTF
+ * (one exit per taken branch), else MTF (one per instruction). TF forces
+ * TF steps, branch steps where BTF is honoured: on a CPU without BTF
+ * (Bochs) one exit per instruction, the way to exercise the TF path.
+ */
+enum vt_trace_mode {
+	VT_TRACE_MODE_AUTO,
+	VT_TRACE_MODE_MTF,
+	VT_TRACE_MODE_TF,
+};
+
 struct vt_tracer_config {
 	struct vt_vcpu *const *vcpus;	/* [nr_cpus]: the CPUs a ring trace may kick */
 	u32 nr_cpus;
 	u32 records_per_cpu;		/* rounded down to whole pages; 0: ring traces only */
 	const u64 *current_task;	/* [nr_cpus]: gva of each CPU's current-task pointer, or NULL */
 	vt_own_mem_fn mem;		/* the running vCPU's memory through its own CR3 */
+	enum vt_trace_mode mode;
 };
 
-/* At load (may sleep): allocates every CPU's buffer. */
+/*
+ * At load (may sleep): allocates every CPU's buffer. TF steps need the
+ * hooks' per-CPU state (hooks.h) set up before the first trace starts.
+ */
 int vt_tracer_init(struct vt_hv *hv, const struct vt_tracer_config *cfg);
+/* What the tracer steps with: VTICE_TRACE_MTF/TF/BTF (ioctl.h), 0 for no tracer. */
+u32 vt_tracer_mechanism(void);
+/* It steps with TF (VTICE_TRACE_TF or _BTF). */
+bool vt_tracer_uses_tf(void);
 /* Hide the buffers from the guest (core/shield.h), at load. */
 int vt_tracer_shield(void);
 void vt_tracer_fini(void);
@@ -101,13 +122,18 @@ bool vt_tracer_on_nmi(struct vt_vcpu *vcpu);
 u64 vt_tracer_stamp(void);
 
 /* VMX root, on the vCPU's own CPU. */
-/* An MTF exit: true when it was the tracer's step (it re-arms at entry). */
+/*
+ * The end of a step: an MTF exit, or the #DB of a TF step (single_step.h).
+ * True when it was the tracer's step (it re-arms at entry).
+ */
 bool vt_tracer_on_mtf(struct vt_vcpu *vcpu, struct vt_exit *exit);
 /* Before every VM entry: starts, arms or disarms this CPU's stepping. */
 void vt_tracer_pre_entry(struct vt_vcpu *vcpu);
 
 struct vt_tracer_stats {
-	u64 steps;		/* MTF exits taken for the trace */
+	u64 steps;		/* step exits taken for the trace (MTF, or TF's #DB) */
+	u64 branch_steps;	/* ...of them branch steps (BTF) */
+	u64 btf_ignored;	/* branch steps that trapped after one instruction: BTF off since */
 	u64 records, dropped;
 	u64 async;		/* interrupts and exceptions recorded */
 	u64 filtered;		/* steps while another task was current */

@@ -205,7 +205,9 @@ bool vm_exit(uint32_t reason, uint64_t qual, vt_guest_regs &regs)
 	load_host_state();
 	frame.regs = regs;
 	frame.vcpu = *reinterpret_cast<vt_vcpu **>(c.vmcs[HOST_RSP]);
+	vt_guest_regs *before = frame.vcpu->regs;	// the handler points it at this frame
 	bool resume = vt_exit_handler(&frame.regs);
+	frame.vcpu->regs = before;
 	regs = frame.regs;
 	return resume;
 }

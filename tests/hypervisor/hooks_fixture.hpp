@@ -87,6 +87,7 @@ protected:
 		cpu().invepts.clear();
 		exit.vcpu = &vcpu;
 		exit.regs = &regs;
+		vcpu.regs = &regs;
 		guest_kernel_mode();
 		cpu().vmcs[GUEST_RFLAGS] = 0x202;
 	}

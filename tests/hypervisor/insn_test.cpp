@@ -385,6 +385,7 @@ struct Expected {
 	vt_insn_kind kind;
 	std::int64_t rel;
 	bool raises;		// INT n, INT1, INT3, UD0-2: the instruction's own exception
+	bool tf_hazard;		// reads or loads RFLAGS, INT n, HLT, MOV to SS (insn.h)
 	bool listed;		// a listed disagreement (see the top of the file)
 };
 
@@ -400,6 +401,7 @@ public:
 		out.len = insn.length;
 		out.kind = kind_of(insn);
 		out.raises = raises(insn.mnemonic);
+		out.tf_hazard = tf_hazard(insn);
 		out.rel = 0;
 		if (out.kind == VT_INSN_JCC || out.kind == VT_INSN_JMP || out.kind == VT_INSN_CALL)
 			out.rel = insn.raw.imm[0].value.s;
@@ -414,6 +416,36 @@ private:
 	{
 		return m == ZYDIS_MNEMONIC_INT || m == ZYDIS_MNEMONIC_INT1 || m == ZYDIS_MNEMONIC_INT3 ||
 		       m == ZYDIS_MNEMONIC_UD0 || m == ZYDIS_MNEMONIC_UD1 || m == ZYDIS_MNEMONIC_UD2;
+	}
+
+	// The instructions the SDM says read or load RFLAGS (PUSHF, POPF,
+	// IRET, SYSCALL/SYSRET's R11, SYSENTER/SYSEXIT), deliver an event
+	// through the IDT by themselves (INT n), halt, or hold off the next
+	// debug trap (MOV to SS, Vol. 3A 6.8.3).
+	static bool tf_hazard(const ZydisDecodedInstruction &insn)
+	{
+		switch (insn.mnemonic) {
+		case ZYDIS_MNEMONIC_PUSHF:
+		case ZYDIS_MNEMONIC_PUSHFD:
+		case ZYDIS_MNEMONIC_PUSHFQ:
+		case ZYDIS_MNEMONIC_POPF:
+		case ZYDIS_MNEMONIC_POPFD:
+		case ZYDIS_MNEMONIC_POPFQ:
+		case ZYDIS_MNEMONIC_IRET:
+		case ZYDIS_MNEMONIC_IRETD:
+		case ZYDIS_MNEMONIC_IRETQ:
+		case ZYDIS_MNEMONIC_INT:
+		case ZYDIS_MNEMONIC_HLT:
+		case ZYDIS_MNEMONIC_SYSCALL:
+		case ZYDIS_MNEMONIC_SYSRET:
+		case ZYDIS_MNEMONIC_SYSENTER:
+		case ZYDIS_MNEMONIC_SYSEXIT:
+			return true;
+		case ZYDIS_MNEMONIC_MOV:
+			return insn.raw.modrm.reg == 2 && insn.opcode == 0x8e && insn.opcode_map == ZYDIS_OPCODE_MAP_DEFAULT;
+		default:
+			return false;
+		}
 	}
 
 	// insn.h's kinds from Zydis's mnemonic and category: the mnemonics of
@@ -517,11 +549,13 @@ bool compare(const Oracle &oracle, const std::uint8_t *p, std::size_t n, std::ui
 		return true;
 	}
 	t.compared++;
-	if (got.len != want.len || got.kind != want.kind || got.rel != want.rel || got.raises != want.raises) {
+	if (got.len != want.len || got.kind != want.kind || got.rel != want.rel || got.raises != want.raises ||
+	    got.tf_hazard != want.tf_hazard) {
 		std::ostringstream what;
 		what << "len " << unsigned(got.len) << " " << kind_name(got.kind) << " rel " << got.rel
-		     << (got.raises ? " raises" : "") << ", Zydis: len " << want.len << " " << kind_name(want.kind)
-		     << " rel " << want.rel << (want.raises ? " raises" : "");
+		     << (got.raises ? " raises" : "") << (got.tf_hazard ? " tf-hazard" : "") << ", Zydis: len "
+		     << want.len << " " << kind_name(want.kind) << " rel " << want.rel
+		     << (want.raises ? " raises" : "") << (want.tf_hazard ? " tf-hazard" : "");
 		t.mismatch(p, std::max<unsigned>(want.len, got.len), address, what.str());
 	}
 	return true;

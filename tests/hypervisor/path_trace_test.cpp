@@ -248,12 +248,22 @@ TEST_F(PathTrace, BadArgumentsAreRefused)
 	EXPECT_TRUE(records().empty()) << "nothing was armed";
 }
 
-TEST_F(PathTrace, WithoutTheMonitorTrapFlagThereIsNoTracer)
+TEST_F(PathTrace, WithoutMtfOrTheControlsTfStepsNeedThereIsNoTracer)
+{
+	vt_path_fini();
+	hv.caps.flags &= ~VTICE_CAP_MTF;
+	hv.caps.pin &= ~(static_cast<u64>(PIN_BASED_EXT_INTR_MASK) << 32);	// cannot hold interrupts
+	init_path();
+	EXPECT_EQ(vt_tracer_mechanism(), 0u);
+	EXPECT_EQ(path_vmcall(VTICE_VMCALL_PATH_ARM, kOpenat, 10, 1).rax, (uint64_t)VTICE_VMCALL_ENOSYS);
+}
+
+TEST_F(PathTrace, WithoutMtfItStepsWithTf)
 {
 	vt_path_fini();
 	hv.caps.flags &= ~VTICE_CAP_MTF;
 	init_path();
-	EXPECT_EQ(path_vmcall(VTICE_VMCALL_PATH_ARM, kOpenat, 10, 1).rax, (uint64_t)VTICE_VMCALL_ENOSYS);
+	EXPECT_EQ(vt_tracer_mechanism(), (uint32_t)VTICE_TRACE_TF);
 }
 
 TEST_F(PathTrace, AVmcallFromUserModeIsAnUndefinedOpcode)
@@ -271,3 +281,137 @@ TEST_F(PathTrace, AVmcallFromUserModeIsAnUndefinedOpcode)
 }
 
 }  // namespace
+
+// Branch steps (btf_block.h) on a CPU that honours IA32_DEBUGCTL.BTF: with
+// TF and BTF set the single-step #DB comes after the next taken branch,
+// not the next instruction (SDM Vol. 3B 18.4.3), and exits with BS in the
+// qualification (3C 28.2.1). The kernel page now holds, from LSTAR:
+//   +0x00 mov rbx, rax      +0x03 je +0x10 (not taken: to +0x15)
+//   +0x05 call +0x36 (to +0x40)   +0x0a jmp +0xb1 (to +0xc0)
+//   +0x40 ret               +0xc0 sysretq
+class PathTraceBtf : public PathTrace {
+protected:
+	static constexpr uint64_t kJe = kLstar + 3, kCallAt = kLstar + 5, kRetTo = kLstar + 0x0a;
+
+	void SetUp() override
+	{
+		PathTrace::SetUp();
+		vt_path_fini();
+		code_at(kKernelCode, {0x48, 0x89, 0xc3, 0x74, 0x10, 0xe8, 0x36, 0, 0, 0, 0xe9, 0xb1, 0, 0, 0});
+		code_at(kKernelCode + 0x40, {0xc3});
+		hv.caps.flags |= VTICE_CAP_DEBUGCTL_BTF;
+		init_path();
+		ASSERT_EQ(vt_tracer_mechanism(), (uint32_t)VTICE_TRACE_BTF) << "BTF where the CPU honours it";
+	}
+
+	// The step ended with RIP at `to`: the #DB, intercepted (SDM 3C 25.2).
+	void db_to(uint64_t to, uint64_t dr6 = 1u << 14)
+	{
+		cpu().vmcs[GUEST_RIP] = to;
+		cpu().vmcs[VM_EXIT_INTR_INFO] = 1 | (3u << 8) | (1u << 31);
+		vt_guest_regs r{};
+		vm_exit(EXIT_REASON_EXCEPTION_NMI, dr6, r);
+	}
+
+	bool btf() { return cpu().vmcs[GUEST_IA32_DEBUGCTL] & DEBUGCTLMSR_BTF; }
+	bool tf() { return cpu().vmcs[GUEST_RFLAGS] & X86_EFLAGS_TF; }
+
+	std::vector<std::pair<uint64_t, uint64_t>> kernel_branches()
+	{
+		std::vector<std::pair<uint64_t, uint64_t>> out;
+		for (auto &b : of_type(VTICE_REC_BRANCH))
+			if (b.flags & VTICE_BRANCH_FROM_BTF)
+				out.push_back({b.u.branch.from, b.u.branch.to});
+		return out;
+	}
+};
+
+TEST_F(PathTraceBtf, OneExitPerTakenBranchEachFromItsInstruction)
+{
+	arm_path();
+	syscall(kOpenat);
+	EXPECT_TRUE(tf() && btf()) << "mov, je, call: safe up to the call";
+	EXPECT_FALSE(mtf_armed());
+	db_to(kCallee);		// the call; the je fell through
+	db_to(kRetTo);		// ret
+	db_to(kSysretRip);	// jmp
+	EXPECT_FALSE(btf()) << "sysretq loads RFLAGS: not a branch step";
+	EXPECT_FALSE(tf()) << "a debug register at RCX ends it instead";
+	EXPECT_EQ(cpu().vmcs[GUEST_DR7] & 3u, 1u);
+	sysret();
+	EXPECT_FALSE(tf() || btf()) << "the trace ended with the call";
+	std::vector<std::pair<uint64_t, uint64_t>> want = {
+		{kCallAt, kCallee}, {kCallee, kRetTo}, {kRetTo, kSysretRip}};
+	EXPECT_EQ(kernel_branches(), want);
+	auto stop = of_type(VTICE_REC_TRACE_STOP).at(0);
+	EXPECT_EQ(stop.flags, (uint32_t)VTICE_TRACE_STOP_SYSRET);
+	EXPECT_EQ(stop.u.raw[1], 5u) << "mov, je, call, ret, jmp";
+	vt_tracer_stats s;
+	vt_tracer_get_stats(&s);
+	EXPECT_EQ(s.branch_steps, 3u);
+	EXPECT_EQ(s.steps, 3u) << "three #DB exits for five instructions";
+}
+
+TEST_F(PathTraceBtf, AJccTakenToTheStepsEndIsTheBranch)
+{
+	arm_path();
+	syscall(kOpenat);
+	db_to(kJe + 2 + 0x10);	// the je was taken
+	auto got = kernel_branches();
+	ASSERT_EQ(got.size(), 1u);
+	EXPECT_EQ(got[0], std::make_pair(kJe, kJe + 2 + 0x10));
+}
+
+TEST_F(PathTraceBtf, ACpuThatTrapsAfterOneInstructionIsSteppedPlainFromThen)
+{
+	arm_path();
+	syscall(kOpenat);
+	db_to(kLstar + 3);	// BTF ignored: the #DB came after the mov
+	EXPECT_TRUE(kernel_branches().empty()) << "the mov fell through: no branch";
+	EXPECT_TRUE(tf());
+	EXPECT_FALSE(btf()) << "plain steps from now on";
+	vt_tracer_stats s;
+	vt_tracer_get_stats(&s);
+	EXPECT_EQ(s.btf_ignored, 1u);
+}
+
+TEST_F(PathTraceBtf, TheDebugctlTheKernelReadsHasNoBtf)
+{
+	arm_path();
+	syscall(kOpenat);
+	ASSERT_TRUE(btf());
+	vt_guest_regs r{};
+	r.rcx = MSR_IA32_DEBUGCTLMSR;
+	guest_kernel_mode();
+	ASSERT_TRUE(vm_exit(EXIT_REASON_MSR_READ, 0, r));
+	EXPECT_EQ(r.rax | r.rdx << 32, 0u);
+}
+
+TEST_F(PathTraceBtf, AFaultInsideTheBlockIsItsOwnAsyncBranch)
+{
+	// A 64-bit IDT with the #PF gate (SDM 3A 6.14.1) on a page of its own.
+	constexpr uint64_t kIdt = 0xfffffe0000000000ull, kIdtPage = 0x302000;
+	constexpr uint64_t kPfHandler = 0xffffffff81e00f00ull;
+	map(cpu().vmcs[GUEST_CR3], 4, kIdt, kIdtPage);
+	uint64_t gate[2] = {(kPfHandler & 0xffff) | (0x10ull << 16) | (0x8eull << 40) |
+				    ((kPfHandler >> 16 & 0xffff) << 48),
+			    kPfHandler >> 32};
+	put(kIdtPage + 14 * 16, gate, sizeof(gate));
+	cpu().vmcs[GUEST_IDTR_BASE] = kIdt;
+	cpu().vmcs[GUEST_IDTR_LIMIT] = 256 * 16 - 1;
+	arm_path();
+	syscall(kOpenat);
+	// The mov faults (a #PF exits: the step intercepts every vector).
+	cpu().vmcs[VM_EXIT_INTR_INFO] = 14 | (3u << 8) | (1u << 11) | (1u << 31);
+	vt_guest_regs r{};
+	vm_exit(EXIT_REASON_EXCEPTION_NMI, 0x1000, r);
+	EXPECT_FALSE(btf()) << "the step ends in the handler, not at a branch";
+	EXPECT_FALSE(tf()) << "the #PF frame gets the kernel's own RFLAGS";
+	EXPECT_EQ(cpu().vmcs[VM_ENTRY_INTR_INFO_FIELD] & 0xff, 14u) << "delivered by us";
+	db_to(kPfHandler, 1u << 0);	// the debug register lent on the handler
+	auto async = of_type(VTICE_REC_BRANCH);
+	ASSERT_FALSE(async.empty());
+	EXPECT_EQ(async.back().u.branch.from, kLstar) << "the faulting instruction";
+	EXPECT_EQ(async.back().u.branch.to, kPfHandler);
+	EXPECT_TRUE(async.back().flags & VTICE_BRANCH_ASYNC);
+}

@@ -140,12 +140,52 @@ TEST_F(TfStep, TheGuestsOwnTfStaysEverywhere)
 	EXPECT_EQ(vmcs(GUEST_RFLAGS), 0x202 | kTF);
 }
 
-TEST_F(TfStep, SyscallsCopyInR11LosesOurTf)
+// SYSCALL loads RFLAGS masked by FMASK, SYSRET loads R11: the CPU raises no
+// single-step trap after either (Linux's entry code relies on the first,
+// and avoids SYSRET with TF in R11 because of the second). The step ends
+// at their target through an execute breakpoint instead, with no TF set.
+TEST_F(TfStep, SyscallEndsAtTheKernelsEntryThroughALentRegister)
 {
+	constexpr uint64_t kEntry = 0xffffffff81e00000ull;	// IA32_LSTAR: entry_SYSCALL_64
+	cpu().msrs[MSR_LSTAR] = kEntry;
 	code({0x0f, 0x05});
 	guest_user_mode();
 	vmcs(GUEST_RIP) = kText;
 	ASSERT_EQ(vt_single_step_arm(&vcpu), 0);
+	EXPECT_EQ(vmcs(GUEST_RFLAGS) & kTF, 0u) << "no TF to leak into R11";
+	EXPECT_EQ(cpu().dr[0], kEntry);
+	EXPECT_EQ(vmcs(GUEST_DR7) & 0xf00ffu, 1u) << "L0, execute, length 1";
+	regs.r11 = 0x202;	// what SYSCALL saved
+	vmcs(GUEST_RIP) = kEntry;
+	EXPECT_EQ(debug_exit(1u << 0), VT_TF_DONE);
+	EXPECT_EQ(regs.r11, 0x202u);
+	EXPECT_EQ(cpu().dr[0], 0u);
+	EXPECT_FALSE(holding());
+}
+
+TEST_F(TfStep, SysretEndsAtRcxThroughALentRegister)
+{
+	code({0x48, 0x0f, 0x07});	// sysretq
+	regs.rcx = 0x401000;
+	ASSERT_EQ(vt_single_step_arm(&vcpu), 0);
+	EXPECT_EQ(vmcs(GUEST_RFLAGS) & kTF, 0u);
+	EXPECT_EQ(cpu().dr[0], 0x401000u);
+	guest_user_mode();
+	vmcs(GUEST_RIP) = 0x401000;
+	vmcs(GUEST_RFLAGS) = 0x246;	// R11's, loaded by SYSRET
+	EXPECT_EQ(debug_exit(1u << 0), VT_TF_DONE);
+	EXPECT_EQ(vmcs(GUEST_RFLAGS), 0x246u) << "the flags SYSRET loaded stay";
+}
+
+TEST_F(TfStep, SyscallWithNoFreeRegisterTakesTfAndCleansR11)
+{
+	cpu().msrs[MSR_LSTAR] = 0xffffffff81e00000ull;
+	vmcs(GUEST_DR7) = 0x400 | 0xff;	// all four in use
+	code({0x0f, 0x05});
+	guest_user_mode();
+	vmcs(GUEST_RIP) = kText;
+	ASSERT_EQ(vt_single_step_arm(&vcpu), 0);
+	EXPECT_TRUE(vmcs(GUEST_RFLAGS) & kTF);
 	regs.r11 = 0x202 | kTF;	// what SYSCALL saved; FMASK cleared TF in RFLAGS
 	vmcs(GUEST_RFLAGS) = 0x2;
 	ASSERT_EQ(debug_exit(kBS), VT_TF_DONE);
@@ -307,6 +347,106 @@ TEST_F(TfStep, TheHooksBreakpointInterceptSurvivesTheStep)
 	EXPECT_EQ(debug_exit(kBS), VT_TF_DONE);
 	EXPECT_TRUE(vmcs(EXCEPTION_BITMAP) & (1u << 3));
 	vt_hooks_remove_all();
+}
+
+// Branch steps (btf_block.h): BTF with TF traps after the next taken branch
+// (SDM Vol. 3B 18.4.3); the bit is the hypervisor's, in the DEBUGCTL that
+// VM entry loads (3C 26.3.2.1), never in the one the guest reads.
+class BranchStep : public TfStep {
+protected:
+	void SetUp() override
+	{
+		TfStep::SetUp();
+		hv.caps.flags |= VTICE_CAP_DEBUGCTL_BTF;
+		ASSERT_TRUE(hv.ctls.entry & VM_ENTRY_LOAD_DEBUG_CONTROLS);
+	}
+
+	bool btf() { return vmcs(GUEST_IA32_DEBUGCTL) & DEBUGCTLMSR_BTF; }
+};
+
+TEST_F(BranchStep, SetWhereTheCodeUpToTheBranchIsSafe)
+{
+	code({0x48, 0x89, 0xc3, 0x74, 0x10, 0xeb, 0x20});	// mov rbx, rax; je; jmp
+	ASSERT_EQ(vt_single_step_arm_trace(&vcpu, true), 0);
+	EXPECT_TRUE(btf());
+	EXPECT_TRUE(vmcs(GUEST_RFLAGS) & kTF);
+	EXPECT_EQ(debug_exit(kBS), VT_TF_DONE);
+	EXPECT_TRUE(vt_single_step_was_branch(&vcpu));
+	EXPECT_FALSE(btf()) << "only for the step";
+	EXPECT_EQ(vmcs(GUEST_RFLAGS) & kTF, 0u);
+}
+
+TEST_F(BranchStep, APushfBeforeTheBranchKeepsItPlain)
+{
+	code({0x48, 0x89, 0xc3, 0x9c, 0xeb, 0x20});	// mov; pushfq; jmp
+	ASSERT_EQ(vt_single_step_arm_trace(&vcpu, true), 0);
+	EXPECT_FALSE(btf());
+	EXPECT_TRUE(vmcs(GUEST_RFLAGS) & kTF) << "a plain step up to it";
+	EXPECT_EQ(debug_exit(kBS), VT_TF_DONE);
+	EXPECT_FALSE(vt_single_step_was_branch(&vcpu));
+}
+
+TEST_F(BranchStep, AnyoneElsesStepTurnsItIntoAPlainOne)
+{
+	code({0x48, 0x89, 0xc3, 0xeb, 0x20});
+	ASSERT_EQ(vt_single_step_arm_trace(&vcpu, true), 0);
+	ASSERT_TRUE(btf());
+	ASSERT_EQ(vt_single_step_arm(&vcpu), 0);	// a watchpoint's access, say
+	EXPECT_FALSE(btf());
+	EXPECT_EQ(debug_exit(kBS), VT_TF_DONE);
+	EXPECT_FALSE(vt_single_step_was_branch(&vcpu));
+}
+
+TEST_F(BranchStep, NotWhereTheCpuDropsBtf)
+{
+	hv.caps.flags &= ~VTICE_CAP_DEBUGCTL_BTF;	// Bochs: BTF reads back 0
+	code({0x48, 0x89, 0xc3, 0xeb, 0x20});
+	ASSERT_EQ(vt_single_step_arm_trace(&vcpu, true), 0);
+	EXPECT_FALSE(btf());
+	EXPECT_TRUE(vmcs(GUEST_RFLAGS) & kTF);
+}
+
+TEST_F(BranchStep, NotWhenTheTracerAsksForAPlainOne)
+{
+	code({0x48, 0x89, 0xc3, 0xeb, 0x20});
+	ASSERT_EQ(vt_single_step_arm_trace(&vcpu, false), 0);
+	EXPECT_FALSE(btf());
+}
+
+TEST_F(BranchStep, TheGuestReadsItsOwnDebugctl)
+{
+	code({0x48, 0x89, 0xc3, 0xeb, 0x20});
+	ASSERT_EQ(vt_single_step_arm_trace(&vcpu, true), 0);
+	vt_guest_regs r{};
+	r.rcx = MSR_IA32_DEBUGCTLMSR;
+	ASSERT_TRUE(vm_exit(EXIT_REASON_MSR_READ, 0, r));
+	EXPECT_EQ(r.rax | r.rdx << 32, 0u);
+	EXPECT_TRUE(btf()) << "still the step's";
+}
+
+TEST_F(BranchStep, NoStepOverAHaltTheTracerCouldNotEnd)
+{
+	code({0xf4});
+	EXPECT_EQ(vt_single_step_arm_trace(&vcpu, true), -VT_EAGAIN);
+	EXPECT_FALSE(holding()) << "nothing armed";
+	EXPECT_EQ(vmcs(GUEST_RIP), kText);
+	vmcs(GUEST_ACTIVITY_STATE) = GUEST_ACTIVITY_HLT;
+	vmcs(GUEST_RIP) = kText + 1;
+	EXPECT_EQ(vt_single_step_arm_trace(&vcpu, true), -VT_EAGAIN);
+	// An interrupt to deliver wakes it: the step ends in the handler.
+	vmcs(VM_ENTRY_INTR_INFO_FIELD) = 14 | kHardException | kDeliverCode | kValid;
+	EXPECT_EQ(vt_single_step_arm_trace(&vcpu, true), 0);
+	EXPECT_EQ(cpu().dr[0], kPfHandler);
+}
+
+TEST_F(BranchStep, WhileTheTracerStepsWithTfEveryStepDoes)
+{
+	hv.caps.flags |= VTICE_CAP_MTF;
+	vt_single_step_trace_tf(true);
+	ASSERT_EQ(vt_single_step_arm(&vcpu), 0);
+	EXPECT_FALSE(mtf_armed());
+	EXPECT_TRUE(vmcs(GUEST_RFLAGS) & kTF);
+	vt_single_step_trace_tf(false);
 }
 
 TEST_F(TfStep, MtfIsPreferredWhereTheCpuHasIt)

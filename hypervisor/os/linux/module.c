@@ -19,6 +19,7 @@
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
+#include <vtice/ioctl.h>
 #include "vtice_linux.h"
 #include "../../debug/path_trace.h"
 #include "../../core/os.h"
@@ -64,6 +65,12 @@ static bool step_tf;
 module_param(step_tf, bool, 0444);
 MODULE_PARM_DESC(step_tf, "with debug_port: single-step with RFLAGS.TF and #DB even where the CPU has "
 		 "the monitor trap flag (the fallback for CPUs without it; hidden from the guest)");
+
+static char *trace_mode = "auto";
+module_param(trace_mode, charp, 0444);
+MODULE_PARM_DESC(trace_mode, "how the branch tracer steps a CPU: auto (TF with DEBUGCTL.BTF, one exit per "
+		 "taken branch, where the CPU honours BTF; else the monitor trap flag), mtf, or tf (TF steps, "
+		 "with BTF where honoured; one exit per instruction without it)");
 
 static unsigned int trace_records = 32768;
 module_param(trace_records, uint, 0444);
@@ -247,10 +254,48 @@ static void vt_debug_wait(void)
 		pr_info("debug_wait: resumed after %llu ms\n", ns / 1000000);
 }
 
+/* trace_mode= as enum vt_trace_mode (debug/tracer.h). */
+static int vt_parse_trace_mode(u32 *mode)
+{
+	static const char *const names[] = {
+		[VT_TRACE_MODE_AUTO] = "auto", [VT_TRACE_MODE_MTF] = "mtf", [VT_TRACE_MODE_TF] = "tf",
+	};
+	int i = sysfs_match_string(names, trace_mode);
+
+	if (i < 0) {
+		pr_err("trace_mode=%s: must be auto, mtf or tf\n", trace_mode);
+		return -EINVAL;
+	}
+	*mode = i;
+	return 0;
+}
+
+/* What the branch tracer found to step with, for dmesg and the rigs. */
+static void vt_log_tracer(void)
+{
+	switch (vt_tracer_mechanism()) {
+	case VTICE_TRACE_BTF:
+		pr_info("branch tracer: TF + DEBUGCTL.BTF, one VM exit per taken branch\n");
+		break;
+	case VTICE_TRACE_TF:
+		pr_info("branch tracer: TF, one VM exit per instruction (DEBUGCTL.BTF not honoured)\n");
+		break;
+	case VTICE_TRACE_MTF:
+		pr_info("branch tracer: monitor trap flag, one VM exit per instruction\n");
+		break;
+	default:
+		pr_info("branch tracer: none (no monitor trap flag, and no interrupt exiting for TF)\n");
+	}
+}
+
 static int __init vt_init(void)
 {
+	u32 mode;
 	int ret;
 
+	ret = vt_parse_trace_mode(&mode);
+	if (ret)
+		return ret;
 	if (ring_records < 64 || ring_records > (1u << 20) || !is_power_of_2(ring_records)) {
 		pr_err("ring_records=%u: must be a power of two in 64..1048576\n", ring_records);
 		return -EINVAL;
@@ -286,17 +331,19 @@ static int __init vt_init(void)
 		struct vt_linux_stub_params params = {
 			.port = debug_port, .baud = debug_baud, .crash_stop = crash_stop,
 			.lockup_secs = lockup_secs, .step_tf = step_tf, .trace_records = trace_records,
+			.trace_mode = mode,
 		};
 
 		ret = vt_linux_stub_init(&params);
 		if (ret)
 			goto err_vcpu_state;
 	}
-	ret = vt_linux_path_init();
+	ret = vt_linux_path_init(mode);
 	if (ret) {
 		pr_err("no memory for the syscall-path tracer (%d); not loading\n", ret);
 		goto err_stub;
 	}
+	vt_log_tracer();
 	if (shield) {
 		ret = vt_linux_shield();
 		if (ret) {

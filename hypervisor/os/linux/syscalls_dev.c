@@ -210,17 +210,18 @@ long vt_ioc_path_trace(struct file *file, void __user *uarg)
 	mutex_unlock(&vt_sys_lock);
 	if (ret)
 		return ret;
-	req.mechanism = VTICE_TRACE_MTF;
+	req.mechanism = vt_tracer_mechanism();
 	req.traced = (u32)traced;
 	return vt_put_arg(uarg, &req, sizeof(req));
 }
 
 /* At load, after the stub. */
-int vt_linux_path_init(void)
+int vt_linux_path_init(u32 trace_mode)
 {
 	struct vt_tracer_config cfg = {
 		.vcpus = vt_mod.vcpu_state, .nr_cpus = min_t(u32, nr_cpu_ids, VT_TRACE_MAX_CPUS),
 		.current_task = vt_linux_task_pointers(), .mem = vt_own_mem,
+		.mode = (enum vt_trace_mode)trace_mode,
 	};
 
 	BUILD_BUG_ON(VT_TRACE_MAX_CPUS > VT_LINUX_TASK_CPUS);

@@ -30,6 +30,7 @@ struct vt_linux_stub_params {
 	u32 lockup_secs;
 	bool step_tf;
 	u32 trace_records;
+	u32 trace_mode;		/* enum vt_trace_mode (debug/tracer.h) */
 };
 int vt_linux_stub_init(const struct vt_linux_stub_params *params);
 void vt_linux_stub_fini(void);
@@ -50,6 +51,6 @@ struct file;
 long vt_ioc_syscalls(struct file *file, void __user *uarg);
 long vt_ioc_path_trace(struct file *file, void __user *uarg);
 void vt_syscalls_release(struct file *file);
-int vt_linux_path_init(void);
+int vt_linux_path_init(u32 trace_mode);
 
 #endif /* VT_OS_LINUX_H */

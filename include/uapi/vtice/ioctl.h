@@ -176,8 +176,10 @@ enum vtice_path_trace_op {
 #define VTICE_PATH_MAX_CALLS	1000000
 #define VTICE_PATH_MAX_INSNS	(1ull << 40)
 
-/* vtice_path_trace.mechanism */
+/* vtice_path_trace.mechanism (docs/tracing.md) */
 #define VTICE_TRACE_MTF		1	/* one exit per instruction, branches by decoding */
+#define VTICE_TRACE_TF		2	/* TF steps: one #DB per instruction, hidden from the guest */
+#define VTICE_TRACE_BTF		3	/* TF + DEBUGCTL.BTF: one #DB per taken branch */
 
 struct vtice_path_trace {
 	__u32 size;			/* in */

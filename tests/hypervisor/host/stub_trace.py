@@ -85,7 +85,7 @@ def load_symbols():
 
 def check_monitor():
     out = sg.run("monitor btrace")
-    check("trace-monitor", out.startswith("btrace: MTF"), out.strip())
+    check("trace-monitor", out.startswith("btrace: MTF (an exit per instruction)"), out.strip())
 
 
 def check_gdb_btrace():
