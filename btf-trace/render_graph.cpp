@@ -68,7 +68,9 @@ std::string GraphWriter::notes(const CallNode &node, bool for_close) const
 void GraphWriter::enter(const CallNode &node, int depth)
 {
 	if (node.kind == NodeKind::Lost) {
-		line(node, false, depth, "/* lost " + std::to_string(node.lost) + " records */");
+		line(node, false, depth,
+		     node.lost ? "/* lost " + std::to_string(node.lost) + " records */"
+			       : std::string("/* lost records here (how many is unknown) */"));
 		return;
 	}
 	if (node.kind == NodeKind::Interrupt)

@@ -25,68 +25,14 @@
  * CPU about to halt is not stepped (nothing would end the step); its
  * interrupts exit instead, so the tracer sees it wake.
  */
-#include "tracer.h"
-#include "btf_block.h"
-#include "insn.h"
+#include "tracer_priv.h"
 #include "single_step.h"
-#include "dbg_os.h"
 #include "../core/exit.h"
 #include "../core/hv.h"
 #include "../core/os.h"
 #include "../core/intrin.h"
-#include <vtice/ioctl.h>
 
-#define VT_IDT_GATES		256
-#define VT_IDT_GATE_SIZE	16
-#define VT_GATE_PRESENT		0x80	/* byte 5 of a gate (SDM 3A 6.14.1) */
-#define VT_INSN_BYTES		15
-
-struct vt_trace_cpu {
-	bool on;		/* enabled by the debugger, or following a ring trace */
-	bool to_ring;		/* records go to the vCPU's ring, not rec[] */
-	bool kick;		/* a ring trace's NMI is on its way here */
-	u32 ring_gen;		/* the ring trace generation this CPU follows */
-	bool started;		/* this CPU read its IDT for the trace */
-	bool armed;		/* a step armed for the tracer at the last entry */
-	bool intercepting;	/* TF: its interrupts exit (vt_intercept_interrupts) */
-	bool no_btf;		/* a branch step trapped after one instruction: plain steps */
-	bool have_entry;
-	u8 entry_cpl;
-	u64 entry_rip;		/* RIP at the last VM entry while armed */
-	u64 task;		/* the filter: 0 = any task */
-	u64 first_ip, last_ip;	/* where the trace began, where it is now */
-	u64 *handlers;		/* sorted IDT handler addresses */
-	u32 nr_handlers;
-	struct vtice_record *rec;
-	u64 count;
-	u64 steps, dropped, async, filtered, undecoded;
-	u64 branch_steps, btf_ignored;
-};
-
-/* A ring trace (tracer.h): written by the CPU that starts or stops it. */
-struct vt_ring_trace {
-	u32 gen;		/* bumped (release) by every start and stop */
-	bool active;
-	u64 task;
-	u64 max_insns;
-	u64 insns;		/* the task's instructions stepped, all CPUs */
-	vt_trace_end_fn ended;
-};
-
-static struct {
-	struct vt_hv *hv;
-	vt_own_mem_fn mem;
-	struct vt_vcpu *const *vcpus;
-	struct vt_ring_trace ring;
-	u32 nr_cpus;
-	u32 mechanism;		/* VTICE_TRACE_MTF, _TF or _BTF */
-	u32 capacity;		/* records per CPU */
-	u32 pages;		/* per CPU: one page of handlers, then the records */
-	u64 filter;		/* the task the next enable traces, 0 = any */
-	u64 last_stamp;		/* the newest record's time stamp, on any CPU */
-	u64 task_ptr[VT_TRACE_MAX_CPUS];
-	struct vt_trace_cpu cpu[VT_TRACE_MAX_CPUS];
-} VT_ROOT_STATE_TYPE vt_tracer VT_ROOT_STATE;
+struct vt_tracer vt_tracer VT_ROOT_STATE;
 
 VT_STATIC_ASSERT(VT_IDT_GATES * sizeof(u64) <= VT_PAGE_SIZE, "handlers fit in one page");
 
@@ -117,6 +63,7 @@ int vt_tracer_init(struct vt_hv *hv, const struct vt_tracer_config *cfg)
 	vt_tracer.mechanism = vt_trace_pick(hv, cfg->mode);
 	if (!vt_tracer.mechanism)
 		return 0;	/* no tracer: the packets answer that it is unsupported */
+	vt_lbr_detect(&vt_tracer.lbr, hv->caps.flags);
 	vt_tracer.nr_cpus = cfg->nr_cpus < VT_TRACE_MAX_CPUS ? cfg->nr_cpus : VT_TRACE_MAX_CPUS;
 	vt_tracer.capacity = cfg->records_per_cpu / per_page * per_page;
 	vt_tracer.pages = 1 + vt_tracer.capacity / per_page;
@@ -216,7 +163,7 @@ static void vt_trace_reset(struct vt_trace_cpu *c, u64 task, bool to_ring)
 	c->task = task;
 	c->count = c->first_ip = c->last_ip = 0;
 	c->steps = c->dropped = c->async = c->filtered = c->undecoded = 0;
-	c->branch_steps = c->btf_ignored = 0;
+	c->branch_steps = c->btf_ignored = c->lbr_branches = 0;
 }
 
 int vt_tracer_enable(u32 cpu)
@@ -359,7 +306,7 @@ static bool vt_trace_is_handler(const struct vt_trace_cpu *c, u64 ip)
 }
 
 /* RIP moved from `from` (decoded) to `to`, not past it: did `from` branch there? */
-static bool vt_trace_branched(const struct vt_trace_cpu *c, const struct vt_insn *insn, u64 from,
+bool vt_trace_branched(const struct vt_trace_cpu *c, const struct vt_insn *insn, u64 from,
 			      u64 to)
 {
 	switch (insn->kind) {
@@ -404,12 +351,12 @@ u64 vt_tracer_stamp(void)
  * Into the ring (whose own count of what a full ring lost the consumer
  * sees), or into the debugger's buffer, kept from the start.
  */
-static void vt_trace_push(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u64 from, u64 to,
-			  u32 flags)
+void vt_trace_store(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u16 type, u32 flags, u64 a,
+			   u64 b)
 {
 	struct vtice_record rec = {
-		.type = VTICE_REC_BRANCH, .cpu = (u16)vcpu->cpu, .flags = flags,
-		.tsc = vt_trace_stamp(), .u.branch = { .from = from, .to = to },
+		.type = type, .cpu = (u16)vcpu->cpu, .flags = flags,
+		.tsc = vt_trace_stamp(), .u.raw = { a, b },
 	};
 
 	if (c->to_ring) {
@@ -423,6 +370,12 @@ static void vt_trace_push(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u64 from
 		return;
 	}
 	c->rec[c->count++] = rec;
+}
+
+void vt_trace_push(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u64 from, u64 to,
+			  u32 flags)
+{
+	vt_trace_store(c, vcpu, VTICE_REC_BRANCH, flags, from, to);
 }
 
 /*
@@ -443,7 +396,7 @@ static void vt_trace_ring_step(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u8 
 }
 
 /* One instruction ran from c->entry_rip and the CPU is at `to` now. */
-static void vt_trace_step(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u64 to, u8 cpl)
+void vt_trace_step(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u64 to, u8 cpl)
 {
 	u64 from = c->entry_rip;
 	u8 bytes[VT_INSN_BYTES] = { 0 };
@@ -473,51 +426,12 @@ static void vt_trace_step(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u64 to, 
 	vt_trace_push(c, vcpu, from, to, VTICE_BRANCH_FROM_STEP | VTICE_BRANCH_ASYNC);
 }
 
-/*
- * A CPU that ignores BTF traps after one instruction: the step's first,
- * which did not branch, and RIP is right after it. From then on its steps
- * are plain ones (the CPU's own say beats the probe at load).
- */
-static bool vt_trace_btf_ignored(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u64 to)
-{
-	u8 bytes[VT_INSN_BYTES] = { 0 };
-	struct vt_insn insn;
-	int n = vt_tracer.mem(vcpu, c->entry_rip, bytes, sizeof(bytes), false);
-
-	if (n <= 0 || vt_insn_decode(bytes, (u32)n, &insn) || to != c->entry_rip + insn.len ||
-	    (insn.kind != VT_INSN_OTHER && insn.kind != VT_INSN_JCC))
-		return false;
-	c->no_btf = true;
-	c->btf_ignored++;
-	return true;
-}
-
-/*
- * A branch step ran straight-line code from c->entry_rip and branched to
- * `to`: the instructions it ran (1 where the code could not be read).
- */
-static u32 vt_trace_branch_step(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u64 to, u8 cpl)
-{
-	u64 from = c->entry_rip;
-	u32 ran = 1;
-
-	c->branch_steps++;
-	if (!c->first_ip)
-		c->first_ip = c->entry_rip;
-	if (vt_trace_btf_ignored(c, vcpu, to))
-		return 1;
-	c->last_ip = to;
-	if (vt_btf_block_branch(vcpu, vt_tracer.mem, c->entry_rip, to, &from, &ran))
-		c->undecoded++;
-	if (!c->entry_cpl || !cpl)	/* user code: stepped, not recorded */
-		vt_trace_push(c, vcpu, from, to, VTICE_BRANCH_FROM_BTF);
-	return ran;
-}
-
 bool vt_tracer_on_mtf(struct vt_vcpu *vcpu, struct vt_exit *exit)
 {
 	struct vt_trace_cpu *c = vt_trace_cpu(vcpu->cpu);
-	u32 ran = 1;
+	struct vtice_lbr_entry br[VTICE_LBR_MAX];
+	bool wrapped = false;
+	u32 ran = 1, n = 0;
 	u64 to;
 	u8 cpl;
 
@@ -526,6 +440,8 @@ bool vt_tracer_on_mtf(struct vt_vcpu *vcpu, struct vt_exit *exit)
 		return false;
 	c->armed = false;
 	c->steps++;
+	if (vt_tracer_uses_tf())
+		n = vt_trace_lbr_since(c, vcpu, br, &wrapped);	/* moves the mark, recorded or not */
 	if (!c->have_entry)
 		return true;
 	if (c->task && vt_trace_current(vcpu) != c->task) {
@@ -534,8 +450,8 @@ bool vt_tracer_on_mtf(struct vt_vcpu *vcpu, struct vt_exit *exit)
 	}
 	cpl = (u8)vt_guest_cpl();
 	to = vt_vmread_or0(GUEST_RIP);
-	if (vt_tracer_uses_tf() && vt_single_step_was_branch(vcpu))
-		ran = vt_trace_branch_step(c, vcpu, to, cpl);
+	if (vt_tracer_uses_tf())
+		ran = vt_trace_tf_step(c, vcpu, to, cpl, br, n, wrapped);
 	else
 		vt_trace_step(c, vcpu, to, cpl);
 	if (c->to_ring)
@@ -573,9 +489,18 @@ static void vt_trace_start_cpu(struct vt_trace_cpu *c, struct vt_vcpu *vcpu)
 	if (c->task == VT_TRACE_TASK_CURRENT)
 		c->task = vt_trace_current(vcpu);
 	c->no_btf = false;
-	if (vt_tracer_uses_tf())
+	if (vt_tracer_uses_tf()) {
 		vt_trace_intercept(c, vcpu, true);
+		vt_trace_use_lbr(c, vcpu, true);
+	}
 	c->started = true;
+}
+
+/* What the trace changed on this CPU, undone: at its first entry after the end. */
+static void vt_trace_stop_cpu(struct vt_trace_cpu *c, struct vt_vcpu *vcpu)
+{
+	vt_trace_intercept(c, vcpu, false);
+	vt_trace_use_lbr(c, vcpu, false);
 }
 
 /* The step of this entry: MTF, or a TF step (a branch step where it can). */
@@ -594,7 +519,7 @@ void vt_tracer_pre_entry(struct vt_vcpu *vcpu)
 		return;
 	vt_trace_follow_ring(c);
 	if (!c->on) {
-		vt_trace_intercept(c, vcpu, false);
+		vt_trace_stop_cpu(c, vcpu);
 		return;
 	}
 	if (!c->started)
@@ -661,7 +586,7 @@ void vt_tracer_ring_stop(struct vt_vcpu *vcpu)
 		else if (c->armed)
 			vt_set_mtf(vcpu, false);
 		c->armed = false;
-		vt_trace_intercept(c, vcpu, false);
+		vt_trace_stop_cpu(c, vcpu);
 	}
 	vt_trace_sync_step_kind();
 }
@@ -690,6 +615,7 @@ void vt_tracer_get_stats(struct vt_tracer_stats *out)
 		out->steps += c->steps;
 		out->branch_steps += c->branch_steps;
 		out->btf_ignored += c->btf_ignored;
+		out->lbr_branches += c->lbr_branches;
 		out->records += c->count;
 		out->dropped += c->dropped;
 		out->async += c->async;

@@ -134,6 +134,7 @@ struct vt_tracer_stats {
 	u64 steps;		/* step exits taken for the trace (MTF, or TF's #DB) */
 	u64 branch_steps;	/* ...of them branch steps (BTF) */
 	u64 btf_ignored;	/* branch steps that trapped after one instruction: BTF off since */
+	u64 lbr_branches;	/* branches taken from the LBR stack: handlers that ran inside a step */
 	u64 records, dropped;
 	u64 async;		/* interrupts and exceptions recorded */
 	u64 filtered;		/* steps while another task was current */

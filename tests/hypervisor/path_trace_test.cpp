@@ -4,6 +4,7 @@
 // the record sequence include/uapi/vtice/ioctl.h promises for one call and
 // the SDM: between two VM entries with MTF one instruction runs (Vol. 3C
 // 26.7.2); CALL rel32, RET and JMP rel32 go where their encodings say.
+#include "lbr_seed.hpp"
 #include "syscall_fixture.hpp"
 
 extern "C" {
@@ -300,9 +301,12 @@ protected:
 		code_at(kKernelCode, {0x48, 0x89, 0xc3, 0x74, 0x10, 0xe8, 0x36, 0, 0, 0, 0xe9, 0xb1, 0, 0, 0});
 		code_at(kKernelCode + 0x40, {0xc3});
 		hv.caps.flags |= VTICE_CAP_DEBUGCTL_BTF;
+		seed();
 		init_path();
 		ASSERT_EQ(vt_tracer_mechanism(), (uint32_t)VTICE_TRACE_BTF) << "BTF where the CPU honours it";
 	}
+
+	virtual void seed() {}
 
 	// The step ended with RIP at `to`: the #DB, intercepted (SDM 3C 25.2).
 	void db_to(uint64_t to, uint64_t dr6 = 1u << 14)
@@ -414,4 +418,78 @@ TEST_F(PathTraceBtf, AFaultInsideTheBlockIsItsOwnAsyncBranch)
 	EXPECT_EQ(async.back().u.branch.from, kLstar) << "the faulting instruction";
 	EXPECT_EQ(async.back().u.branch.to, kPfHandler);
 	EXPECT_TRUE(async.back().flags & VTICE_BRANCH_ASYNC);
+}
+
+// Where the CPU has LBR, the stack's newest entry names the branch of each
+// step; the code alone cannot tell two Jcc to one target apart. Here:
+//   +0x00 je +5 (to +0x07)   +0x02 je +3 (to +0x07), the one taken
+class PathTraceBtfLbr : public PathTraceBtf {
+protected:
+	void seed() override
+	{
+		seed_cpu(kSkylakeX, LBR_FORMAT_INFO);
+		seed_stack(MSR_LBR_NHM_FROM, MSR_LBR_NHM_TO, 32, 0);
+		hv.caps.flags |= VTICE_CAP_DEBUGCTL_LBR;
+	}
+
+	bool lbr_on() { return cpu().vmcs[GUEST_IA32_DEBUGCTL] & DEBUGCTLMSR_LBR; }
+};
+
+TEST_F(PathTraceBtfLbr, TheStackNamesWhichOfTwoJccWasTaken)
+{
+	code_at(kKernelCode, {0x74, 0x05, 0x74, 0x03, 0x90, 0x90, 0x90, 0xc3});
+	arm_path();
+	syscall(kOpenat);
+	EXPECT_TRUE(lbr_on()) << "turned on for the trace";
+	record_branch(kLstar + 2, kLstar + 7);
+	db_to(kLstar + 7);
+	auto got = of_type(VTICE_REC_BRANCH).back();
+	EXPECT_EQ(got.u.branch.from, kLstar + 2);
+	EXPECT_EQ(got.flags, VTICE_BRANCH_FROM_BTF | VTICE_BRANCH_FROM_LBR);
+	sysret();
+	EXPECT_FALSE(lbr_on()) << "given back when the trace ends";
+}
+
+TEST_F(PathTraceBtfLbr, WithoutItTheFirstCandidateIsNamed)
+{
+	hv.caps.flags &= ~VTICE_CAP_DEBUGCTL_LBR;
+	vt_path_fini();
+	init_path();
+	code_at(kKernelCode, {0x74, 0x05, 0x74, 0x03, 0x90, 0x90, 0x90, 0xc3});
+	arm_path();
+	syscall(kOpenat);
+	EXPECT_FALSE(lbr_on());
+	record_branch(kLstar + 2, kLstar + 7);	// not read: the CPU has no LBR on
+	db_to(kLstar + 7);
+	auto got = of_type(VTICE_REC_BRANCH).back();
+	EXPECT_EQ(got.u.branch.from, kLstar) << "the documented ambiguity (btf_block.h)";
+	EXPECT_EQ(got.flags, (uint32_t)VTICE_BRANCH_FROM_BTF);
+}
+
+TEST_F(PathTraceBtfLbr, AHandlerThatRanInsideAStepComesFromTheStack)
+{
+	// No debug register free to end a step at a handler's first
+	// instruction: the handler ran inside the step (single_step.c), and
+	// the stack holds its branches.
+	constexpr uint64_t kHandler = 0xffffffff81e00800ull;
+	code_at(kKernelCode, {0x9c, 0x90, 0xc3});	// pushfq: a plain step
+	arm_path();
+	syscall(kOpenat);
+	ASSERT_TRUE(tf());
+	ASSERT_FALSE(btf());
+	record_branch(kLstar, kHandler);		// the interrupt
+	record_branch(kHandler + 4, kHandler + 0x20);	// a jump in the handler
+	record_branch(kHandler + 0x30, kLstar);		// its iretq
+	db_to(kLstar + 1);
+	auto all = of_type(VTICE_REC_BRANCH);
+	ASSERT_GE(all.size(), 3u);
+	std::vector<std::pair<uint64_t, uint64_t>> got;
+	for (size_t i = all.size() - 3; i < all.size(); i++) {
+		got.push_back({all[i].u.branch.from, all[i].u.branch.to});
+		EXPECT_TRUE(all[i].flags & VTICE_BRANCH_FROM_LBR);
+	}
+	std::vector<std::pair<uint64_t, uint64_t>> want = {
+		{kLstar, kHandler}, {kHandler + 4, kHandler + 0x20}, {kHandler + 0x30, kLstar}};
+	EXPECT_EQ(got, want);
+	EXPECT_TRUE(all[all.size() - 3].flags & VTICE_BRANCH_ASYNC) << "pushfq does not branch there";
 }

@@ -53,6 +53,20 @@ TEST(RenderGraph, FtraceLayout)
 		  "# branches: 5, lost records: 9, unclassified: 0, unwound frames: 0\n");
 }
 
+// A loss of unknown size (an LBR stack that went round, records.h) is not
+// shown as "0 records".
+TEST(RenderGraph, ALossOfUnknownSizeSaysSo)
+{
+	auto tree = build({
+		flow_branch(10, 0x110, 0x200, BranchKind::Call),
+		flow_lost(20, 0),
+		flow_branch(30, 0x210, 0x300, BranchKind::Call),
+	});
+	std::string graph = render_graph(tree, {0, {}});
+	EXPECT_NE(graph.find("/* lost records here (how many is unknown) */"), std::string::npos) << graph;
+	EXPECT_EQ(graph.find("lost 0 records"), std::string::npos) << graph;
+}
+
 TEST(RenderGraph, UnknownFrequencyShowsTicksAndUnknownNamesShowAddresses)
 {
 	auto tree = build({

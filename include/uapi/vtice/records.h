@@ -21,7 +21,7 @@ enum vtice_record_type {
 	VTICE_REC_SYSCALL_EXIT = 3,	/* syscall.nr (VTICE_SYSCALL_NR_UNKNOWN), syscall.arg = return value */
 	VTICE_REC_BREAKPOINT = 4,	/* bp.ip hit with bp.sp */
 	VTICE_REC_LBR_SNAPSHOT = 5,	/* lbr.count branch records follow */
-	VTICE_REC_LOST = 6,		/* lost.count records were dropped here */
+	VTICE_REC_LOST = 6,		/* lost.count records were dropped here (0: how many is unknown) */
 	VTICE_REC_TEST = 7,		/* emitted on request through VMCALL */
 	VTICE_REC_SYSCALL_DATA = 8,	/* more of the SYSCALL_ENTER/EXIT before it: see below */
 	VTICE_REC_TRACE_STOP = 9,	/* a syscall-path trace ended: see below */
