@@ -305,6 +305,7 @@ void CallTreeBuilder::add(const FlowEvent &flow)
 	tree_.stats.branches++;
 	if (!flow.insns_known)
 		tree_.stats.unknown_blocks++;
+	tree_.stats.btf_exits += flow.btf_exits;
 	on_branch(stack, flow);
 }
 

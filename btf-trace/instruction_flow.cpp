@@ -2,26 +2,63 @@
 
 namespace vtice::trace {
 
-std::optional<std::uint32_t> BlockCounter::decode_block(std::uint64_t start, std::uint64_t end) const
+namespace {
+
+bool falls_through(const Instruction &insn)
 {
+	return insn.branch == BranchKind::None || insn.branch == BranchKind::Jcc;
+}
+
+}  // namespace
+
+// As hypervisor/debug/btf_block.c decides: every instruction from address up
+// to and including the first that always branches decodes and is no TF
+// hazard, within kBranchStepScan instructions.
+bool BlockCounter::branch_step_safe(std::uint64_t address) const
+{
+	for (std::uint32_t n = 0; n < kBranchStepScan; n++) {
+		auto insn = classifier_.decode(address);
+		if (!insn || insn->tf_hazard)
+			return false;
+		if (!falls_through(*insn))
+			return true;
+		address += insn->length;
+	}
+	return false;
+}
+
+// The tracer's steps over one block: from each position a branch step to the
+// block's taken branch where the scan allows one, else one instruction.
+std::uint32_t BlockCounter::branch_steps(const std::uint64_t *addresses, std::size_t n) const
+{
+	std::uint32_t steps = 0;
+	for (std::size_t i = 0; i < n; i++) {
+		steps++;
+		if (branch_step_safe(addresses[i]))
+			break;
+	}
+	return steps;
+}
+
+std::optional<BlockCost> BlockCounter::decode_block(std::uint64_t start, std::uint64_t end) const
+{
+	std::vector<std::uint64_t> addresses;
 	std::uint64_t address = start;
 	for (std::uint32_t n = 1; n <= kMaxBlock; n++) {
 		if (address > end)
 			return std::nullopt;
+		addresses.push_back(address);
 		if (address == end)
-			return n;
+			return BlockCost{n, branch_steps(addresses.data(), n), branch_steps(addresses.data(), n - 1)};
 		auto insn = classifier_.decode(address);
-		if (!insn)
-			return std::nullopt;
-		bool falls_through = insn->branch == BranchKind::None || insn->branch == BranchKind::Jcc;
-		if (!falls_through)
+		if (!insn || !falls_through(*insn))
 			return std::nullopt;
 		address += insn->length;
 	}
 	return std::nullopt;
 }
 
-std::optional<std::uint32_t> BlockCounter::count(std::uint64_t start, std::uint64_t end)
+std::optional<BlockCost> BlockCounter::count(std::uint64_t start, std::uint64_t end)
 {
 	AddressPair key{start, end};
 	if (auto *hit = cache_.find(key))
@@ -47,10 +84,12 @@ FlowEvent FlowDecoder::next(const BranchEvent &event)
 	if (event.type != EventType::Branch)
 		return out;
 	if (flow.valid) {
-		// The instruction at an async event's `from` was interrupted, not run.
-		if (auto n = blocks_.count(flow.resume, event.from)) {
-			out.insns = event.async() ? *n - 1 : *n;
+		// The instruction at an async event's `from` was interrupted, not
+		// run; the event is a step of its own for a TF tracer.
+		if (auto block = blocks_.count(flow.resume, event.from)) {
+			out.insns = event.async() ? block->insns - 1 : block->insns;
 			out.insns_known = true;
+			out.btf_exits = event.async() ? block->btf_steps_before_end + 1 : block->btf_steps;
 		}
 	}
 	flow.resume = event.to;

@@ -1,7 +1,10 @@
 // insn_ layer: branch events -> instruction flow. Between one branch's `to`
 // and the next branch's `from` the CPU ran straight-line code (not-taken
 // conditionals only), so the instruction count is a linear decode of that
-// block, cached per (start, end).
+// block, cached per (start, end). The same decode prices the block for a
+// hypervisor tracer that steps with TF and DEBUGCTL.BTF (docs/tracing.md):
+// the VM exits it would take there, a model for CPUs this trace did not
+// run on.
 #pragma once
 
 #include <optional>
@@ -15,24 +18,37 @@ struct FlowEvent {
 	BranchEvent event;
 	std::uint64_t insns = 0;   // executed since the previous event on this CPU, branch included
 	bool insns_known = false;  // false at the start, after lost records, or when code is missing
+	// VM exits a TF + BTF tracer would take for those instructions and this
+	// event (the model above); 0 when insns is unknown.
+	std::uint64_t btf_exits = 0;
+};
+
+struct BlockCost {
+	std::uint32_t insns = 0;      // from start up to and including the one at end
+	std::uint32_t btf_steps = 0;  // the model's steps over them (at least 1)
+	std::uint32_t btf_steps_before_end = 0;  // ...over all but the one at end (interrupted there)
 };
 
 class BlockCounter {
 public:
 	explicit BlockCounter(const BranchClassifier &classifier) : classifier_(classifier) {}
 
-	// Instructions from start up to and including the one at end; nothing when
-	// end is not reached by straight-line decode (missing code, or a taken
-	// branch in between, which means records are missing).
-	std::optional<std::uint32_t> count(std::uint64_t start, std::uint64_t end);
+	// The block from start up to and including the instruction at end;
+	// nothing when end is not reached by straight-line decode (missing code,
+	// or a taken branch in between, which means records are missing).
+	std::optional<BlockCost> count(std::uint64_t start, std::uint64_t end);
 
 	static constexpr std::uint32_t kMaxBlock = 1u << 16;
+	// hypervisor/debug/btf_block.h: how far a branch step's scan looks.
+	static constexpr std::uint32_t kBranchStepScan = 64;
 
 private:
-	std::optional<std::uint32_t> decode_block(std::uint64_t start, std::uint64_t end) const;
+	std::optional<BlockCost> decode_block(std::uint64_t start, std::uint64_t end) const;
+	bool branch_step_safe(std::uint64_t address) const;
+	std::uint32_t branch_steps(const std::uint64_t *addresses, std::size_t n) const;
 
 	const BranchClassifier &classifier_;
-	FlatMap<AddressPair, std::optional<std::uint32_t>> cache_;
+	FlatMap<AddressPair, std::optional<BlockCost>> cache_;
 };
 
 class FlowDecoder {

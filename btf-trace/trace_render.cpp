@@ -22,6 +22,7 @@ RenderedTrace render_trace(const TraceData &data, const CodeSource *more_code, c
 		out.instructions += node.self_insns;
 		out.calls += node.kind == NodeKind::Call;
 	}
+	out.btf_exits = tree.stats.btf_exits;
 	out.text = render(tree, RenderOptions{data.header.tsc_khz, symbolize, data.header.clock});
 	return out;
 }

@@ -17,6 +17,7 @@ struct RenderedTrace {
 	std::string text;
 	std::uint64_t instructions = 0;  // decoded, over the whole tree
 	std::size_t calls = 0;           // call nodes (tail calls included)
+	std::uint64_t btf_exits = 0;     // a TF + BTF tracer's VM exits for them (model, call_tree.hpp)
 };
 
 // Decodes data's records against its CODE chunks (then more_code, a vmlinux,

@@ -212,6 +212,11 @@ public:
 			    static_cast<unsigned long long>(rendering.instructions), rendering.calls, branches, async,
 			    static_cast<unsigned long long>(lost), static_cast<unsigned long long>(call.moves),
 			    stop_reason(call.stop));
+		std::printf("trace: call %zu: VM exits: %llu stepping each instruction (MTF or TF); %llu stepping "
+			    "each taken branch (TF + DEBUGCTL.BTF, by model: the decoded instructions, their "
+			    "interrupts, and plain steps over TF hazards; docs/tracing.md)\n",
+			    calls_, static_cast<unsigned long long>(call.insns + async),
+			    static_cast<unsigned long long>(rendering.btf_exits));
 		std::fflush(stdout);
 		lost_ += lost;
 		merge(std::move(t));

@@ -46,6 +46,34 @@ BranchKind kind_of(const ZydisDecodedInstruction &insn)
 	return insn.meta.category == ZYDIS_CATEGORY_COND_BR ? BranchKind::Jcc : BranchKind::None;
 }
 
+// The instructions a TF-stepping tracer cannot let run inside a branch step
+// (hypervisor/debug/insn.h names them the same way, checked against Zydis).
+bool is_tf_hazard(const ZydisDecodedInstruction &insn)
+{
+	switch (insn.mnemonic) {
+	case ZYDIS_MNEMONIC_PUSHF:
+	case ZYDIS_MNEMONIC_PUSHFD:
+	case ZYDIS_MNEMONIC_PUSHFQ:
+	case ZYDIS_MNEMONIC_POPF:
+	case ZYDIS_MNEMONIC_POPFD:
+	case ZYDIS_MNEMONIC_POPFQ:
+	case ZYDIS_MNEMONIC_IRET:
+	case ZYDIS_MNEMONIC_IRETD:
+	case ZYDIS_MNEMONIC_IRETQ:
+	case ZYDIS_MNEMONIC_INT:
+	case ZYDIS_MNEMONIC_HLT:
+	case ZYDIS_MNEMONIC_SYSCALL:
+	case ZYDIS_MNEMONIC_SYSRET:
+	case ZYDIS_MNEMONIC_SYSENTER:
+	case ZYDIS_MNEMONIC_SYSEXIT:
+		return true;
+	case ZYDIS_MNEMONIC_MOV:
+		return insn.opcode_map == ZYDIS_OPCODE_MAP_DEFAULT && insn.opcode == 0x8e && insn.raw.modrm.reg == 2;
+	default:
+		return false;
+	}
+}
+
 // Fills target/indirect: a relative immediate is a direct target; anything
 // else (register, memory, the stack for ret, an MSR or the IDT) is indirect.
 void classify_target(const DecodedFull &d, Instruction &out)
@@ -186,6 +214,7 @@ Result<Instruction> Disassembler::decode(std::span<const std::uint8_t> code, std
 	out.length = d->insn.length;
 	std::memcpy(out.bytes.data(), code.data(), out.length);
 	out.branch = kind_of(d->insn);
+	out.tf_hazard = is_tf_hazard(d->insn);
 	classify_target(*d, out);
 	find_rip_relative(*d, out);
 	return out;

@@ -36,6 +36,10 @@ struct Instruction {
 	bool indirect = false;                   // target comes from a register or memory
 	std::optional<std::uint64_t> target;     // direct branch target
 	std::optional<std::uint64_t> rip_relative; // address a RIP-relative memory operand refers to
+	// Unsafe inside a hypervisor's branch step (docs/tracing.md): reads or
+	// loads RFLAGS (PUSHF, POPF, IRET, SYSCALL, SYSRET, SYSENTER, SYSEXIT),
+	// INT n, HLT, or MOV to SS. The module's own decoder has the same list.
+	bool tf_hazard = false;
 
 	std::uint64_t next() const { return address + length; }
 	bool is_branch() const { return branch != BranchKind::None; }

@@ -106,6 +106,47 @@ static s32 vt_highest_held(const struct vt_vcpu *vcpu)
 }
 
 /*
+ * An event for the guest at the next VM entry, waking a halted CPU as the
+ * event would (SDM 3C 26.6.2: entry may inject into the HLT state, and the
+ * CPU is then active in the handler).
+ */
+static void vt_queue_event(u32 info)
+{
+	vt_vmwrite(VM_ENTRY_INTR_INFO_FIELD, info | INTR_INFO_VALID_MASK);
+	if (vt_vmread_or0(GUEST_ACTIVITY_STATE) == GUEST_ACTIVITY_HLT)
+		vt_vmwrite(GUEST_ACTIVITY_STATE, GUEST_ACTIVITY_ACTIVE);
+}
+
+/*
+ * A tracer that steps every instruction holds events during each step
+ * and arms the next at once: a window (which the next hold closes again)
+ * would never open. So before each step it delivers here what it held,
+ * when the guest can take it as the window exit would: an NMI unless NMIs
+ * are blocked, else an interrupt with RFLAGS.IF = 1; never under STI or
+ * MOV-SS blocking, nor beside an event already queued (SDM 3C 26.3.1.5).
+ */
+bool vt_deliver_held_event(struct vt_vcpu *vcpu)
+{
+	u64 intr = vt_vmread_or0(GUEST_INTERRUPTIBILITY_INFO);
+	s32 vector;
+
+	if (vcpu->holding_events || (vt_vmread_or0(VM_ENTRY_INTR_INFO_FIELD) & INTR_INFO_VALID_MASK) ||
+	    (intr & (GUEST_INTR_STATE_STI | GUEST_INTR_STATE_MOV_SS)))
+		return false;
+	if (vcpu->nmi_pending && !(intr & GUEST_INTR_STATE_NMI)) {
+		vcpu->nmi_pending = false;
+		vt_queue_event(X86_TRAP_NMI | INTR_TYPE_NMI_INTR);
+		return true;
+	}
+	vector = vt_highest_held(vcpu);
+	if (vector < 0 || !(vt_vmread_or0(GUEST_RFLAGS) & X86_EFLAGS_IF))
+		return false;
+	vcpu->held_irqs[vector / 64] &= ~VT_BIT(vector % 64);
+	vt_queue_event((u32)vector | INTR_TYPE_EXT_INTR);
+	return true;
+}
+
+/*
  * The guest can take an interrupt (RFLAGS.IF = 1, no STI or MOV-SS
  * blocking): inject the highest held vector, and wait for the next window
  * for the rest.

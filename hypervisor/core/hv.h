@@ -256,6 +256,12 @@ int vt_hold_events(struct vt_vcpu *vcpu, bool on);
 bool vt_can_hold_events(const struct vt_hv *hv);
 /* Interrupts exit (and are delivered at the next window) while on; same controls. */
 int vt_intercept_interrupts(struct vt_vcpu *vcpu, bool on);
+/*
+ * Not holding: queue a held NMI or interrupt for this entry if the guest
+ * can take it now (for a tracer whose steps follow each other with no
+ * window between). True when one was queued.
+ */
+bool vt_deliver_held_event(struct vt_vcpu *vcpu);
 
 /* vmcs.c */
 int vt_vmcs_setup(struct vt_vcpu *vcpu);

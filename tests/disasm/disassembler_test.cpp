@@ -165,6 +165,26 @@ TEST(Disassembler, ClassifiesEveryBranchKind)
 	EXPECT_EQ(seen.size(), 9u);  // None and all eight branch kinds
 }
 
+// The instructions a TF-stepping tracer must not run inside a branch step
+// (disassembler.hpp): named here by objdump's mnemonic and operands.
+TEST(Disassembler, TfHazardsAreTheInstructionsThatReadOrLoadRflags)
+{
+	auto object = assemble_or_die(".text\n pushfq\n popfq\n iretq\n int $0x80\n hlt\n syscall\n sysretq\n"
+				      " sysenter\n mov %ax, %ss\n mov %ax, %ds\n int3\n push %rax\n cli\n"
+				      " sti\n lahf\n ret\n");
+	Disassembler dis;
+	auto ours = decode_all(dis, object);
+	auto peer = test::objdump(object, false);
+	ASSERT_EQ(ours.size(), peer.size());
+	const std::set<std::string> hazards = {"pushf", "pushfq", "popf", "popfq", "iretq", "int",
+					       "hlt", "syscall", "sysretq", "sysenter"};
+	for (size_t i = 0; i < ours.size(); i++) {
+		SCOPED_TRACE(peer[i].mnemonic + " " + peer[i].operands);
+		bool to_ss = peer[i].mnemonic == "mov" && peer[i].operands.starts_with("ss,");  // Intel syntax
+		EXPECT_EQ(ours[i].tf_hazard, hazards.count(peer[i].mnemonic) > 0 || to_ss);
+	}
+}
+
 Symbolizer symbolizer_from(const test::Assembled &object)
 {
 	return [&object](std::uint64_t address) -> std::optional<SymbolHit> {

@@ -498,6 +498,55 @@ scenario_hvpath() {
 	rmmod_vtice
 }
 
+# The same local trace with TF steps (trace_mode=tf, docs/tracing.md):
+# every CPU stepped by RFLAGS.TF and the #DB it raises instead of MTF, as on
+# a CPU that honours DEBUGCTL.BTF, where the same steps end at branches
+# (Bochs does not honour BTF: one step per instruction here). vtopen and a
+# 20 ms interval timer share CPU 1, so the traced call meets timer
+# interrupts (a faster one livelocks: every stepped handler costs more guest
+# time than the period), which must come out as flagged subtrees while the graph still
+# holds ftrace's; meanwhile a probe reads RFLAGS through PUSHF and every
+# CPU's DEBUGCTL through the kernel's msr driver, and must see neither TF
+# nor LBR/BTF (host/path-trace.sh tf judges the graph).
+# bochs-host-driver: hvpathtf host/path-trace.sh tf
+scenario_hvpathtf() {
+	local loop timers probe rc out
+	[ "$loaded" = 0 ] || rmmod_vtice
+	$T ftrace-openat hv.pathtf-ftrace /proc/version
+	if ! insmod "$KO" ring_records=65536 trace_mode=tf 2>/tmp/insmod.err; then
+		result hv.pathtf FAIL "insmod ring_records=65536 trace_mode=tf: $(cat /tmp/insmod.err)"
+		return
+	fi
+	loaded=1
+	out=$(dmesg | grep -o 'branch tracer: .*' | tail -n 1)
+	case "$out" in
+	"branch tracer: TF,"*) result hv.pathtf-mechanism PASS "$out" ;;
+	*) result hv.pathtf-mechanism FAIL "${out:-no branch tracer line in dmesg}" ;;
+	esac
+	echo vtice >/proc/sys/kernel/hostname
+	taskset 2 $T openat-loop hv.pathtf-loop /proc/version vtpathtf-done 900 &
+	loop=$!
+	$T timer-load hv.pathtf-timers 1 20000 vtpathtf-done 900 &
+	timers=$!
+	$T stealth hv.pathtf-stealth vtpathtf-done 900 &
+	probe=$!
+	taskset 1 vtice trace syscall openat --comm vtopen --timeout 600 -o /tmp/pathtf.vtrace \
+		>/tmp/pathtf.out 2>/tmp/pathtf.err
+	rc=$?
+	echo vtpathtf-done >/proc/sys/kernel/hostname
+	wait "$loop" "$timers" "$probe"
+	sed 's/^/VTICE-PATHTF /' /tmp/pathtf.out /tmp/pathtf.err
+	echo "VTICE-PATHTF-END"
+	start_host_driver hvpathtf
+	if [ "$rc" = 0 ]; then
+		result hv.pathtf PASS "$(grep '^trace: call 1' /tmp/pathtf.out)"
+	else
+		result hv.pathtf FAIL "exit $rc: $(tail -n 2 /tmp/pathtf.err)"
+	fi
+	$T getpid hv.pathtf-after 200000	# nothing left stepping or trapping
+	rmmod_vtice
+}
+
 # Syscall events (docs/tracing.md): vtice trace syscalls --comm vtsys while
 # a child makes a known list of syscalls; the trace must be exactly that
 # list. The figures say what the armed trap costs tasks it does not trace.
@@ -535,7 +584,8 @@ scenario_hvhotplug() {
 
 scenario_hvreboot() {
 	insmod "$KO" || { result hv.reboot FAIL "insmod failed"; return; }
-	loaded=1
+	# Not 1: init's final rmmod must leave it loaded for the poweroff.
+	loaded=for-poweroff
 	result hv.reboot PASS "loaded; expect 'vtice: devirtualized all CPUs for reboot' at poweroff"
 	# Kernel lines reach the console from here on: let the markers still
 	# queued in the UART's tty buffer go out first, or a kernel line

@@ -100,5 +100,53 @@ TEST_F(Events, WithoutTheAcknowledgementNothingIsHeld)
 		<< "interrupt exiting alone would exit forever on a pending interrupt";
 }
 
+// A tracer intercepts interrupts without holding them, and delivers what
+// its steps held right before the next step (vt_deliver_held_event): the
+// window the release opens would be closed again by that step's hold.
+TEST_F(Events, InterceptedInterruptsExitButAreNotHeldBack)
+{
+	ASSERT_EQ(vt_intercept_interrupts(&vcpu, true), 0);
+	EXPECT_TRUE(control(PIN_BASED_VM_EXEC_CONTROL) & PIN_BASED_EXT_INTR_MASK);
+	ASSERT_EQ(vt_hold_events(&vcpu, true), 0);
+	ASSERT_EQ(vt_hold_events(&vcpu, false), 0);
+	EXPECT_TRUE(control(PIN_BASED_VM_EXEC_CONTROL) & PIN_BASED_EXT_INTR_MASK) << "still intercepted";
+	interrupt_arrives(0xec);
+	EXPECT_TRUE(window_requested()) << "delivered at the next window";
+	ASSERT_EQ(vt_intercept_interrupts(&vcpu, false), 0);
+	EXPECT_FALSE(control(PIN_BASED_VM_EXEC_CONTROL) & PIN_BASED_EXT_INTR_MASK);
+}
+
+TEST_F(Events, HeldEventsAreQueuedBeforeTheNextStepWhenTheGuestCanTakeThem)
+{
+	ASSERT_EQ(vt_hold_events(&vcpu, true), 0);
+	interrupt_arrives(0x31);
+	interrupt_arrives(0xec);
+	EXPECT_FALSE(vt_deliver_held_event(&vcpu)) << "not while holding";
+	ASSERT_EQ(vt_hold_events(&vcpu, false), 0);
+	cpu().vmcs[GUEST_RFLAGS] = 0x2;	// IF = 0
+	EXPECT_FALSE(vt_deliver_held_event(&vcpu));
+	cpu().vmcs[GUEST_RFLAGS] = 0x202;
+	cpu().vmcs[GUEST_INTERRUPTIBILITY_INFO] = GUEST_INTR_STATE_STI;
+	EXPECT_FALSE(vt_deliver_held_event(&vcpu)) << "entry would refuse it under STI blocking";
+	cpu().vmcs[GUEST_INTERRUPTIBILITY_INFO] = 0;
+	ASSERT_TRUE(vt_deliver_held_event(&vcpu));
+	EXPECT_EQ(entry_event(), 0xecu | kTypeExternal | kValid) << "highest first";
+	EXPECT_FALSE(vt_deliver_held_event(&vcpu)) << "one event per entry";
+}
+
+TEST_F(Events, AHeldNmiGoesFirstAndAHaltedCpuWakes)
+{
+	ASSERT_EQ(vt_hold_events(&vcpu, true), 0);
+	interrupt_arrives(0xec);
+	cpu().vmcs[VM_EXIT_INTR_INFO] = 2 | kTypeNmi | kValid;
+	ASSERT_TRUE(vm_exit(EXIT_REASON_EXCEPTION_NMI, 0, regs));
+	ASSERT_EQ(vt_hold_events(&vcpu, false), 0);
+	cpu().vmcs[GUEST_ACTIVITY_STATE] = GUEST_ACTIVITY_HLT;
+	ASSERT_TRUE(vt_deliver_held_event(&vcpu));
+	EXPECT_EQ(entry_event(), 2u | kTypeNmi | kValid);
+	EXPECT_FALSE(vcpu.nmi_pending);
+	EXPECT_EQ(cpu().vmcs[GUEST_ACTIVITY_STATE], GUEST_ACTIVITY_ACTIVE);
+}
+
 }  // namespace
 }  // namespace vtice::fake

@@ -391,18 +391,51 @@ TEST_F(PathTraceBtf, TheDebugctlTheKernelReadsHasNoBtf)
 	EXPECT_EQ(r.rax | r.rdx << 32, 0u);
 }
 
-TEST_F(PathTraceBtf, AFaultInsideTheBlockIsItsOwnAsyncBranch)
+// A 64-bit IDT on a page of its own, with interrupt gates (SDM 3A 6.14.1).
+constexpr uint64_t kIdt = 0xfffffe0000000000ull, kIdtPage = 0x302000;
+constexpr uint64_t kPfHandler = 0xffffffff81e00f00ull, kTimerHandler = 0xffffffff81e00e00ull;
+
+class PathTraceEvents : public PathTraceBtf {
+protected:
+	void seed() override
+	{
+		map(cpu().vmcs[GUEST_CR3], 4, kIdt, kIdtPage);
+		gate(14, kPfHandler);
+		gate(0xec, kTimerHandler);
+		cpu().vmcs[GUEST_IDTR_BASE] = kIdt;
+		cpu().vmcs[GUEST_IDTR_LIMIT] = 256 * 16 - 1;
+	}
+
+	void gate(uint32_t v, uint64_t handler)
+	{
+		uint64_t g[2] = {(handler & 0xffff) | (0x10ull << 16) | (0x8eull << 40) | ((handler >> 16 & 0xffff) << 48),
+				 handler >> 32};
+		put(kIdtPage + v * 16, g, sizeof(g));
+	}
+};
+
+TEST_F(PathTraceEvents, AnInterruptHeldDuringAStepIsDeliveredBeforeTheNextAsItsOwnBranch)
 {
-	// A 64-bit IDT with the #PF gate (SDM 3A 6.14.1) on a page of its own.
-	constexpr uint64_t kIdt = 0xfffffe0000000000ull, kIdtPage = 0x302000;
-	constexpr uint64_t kPfHandler = 0xffffffff81e00f00ull;
-	map(cpu().vmcs[GUEST_CR3], 4, kIdt, kIdtPage);
-	uint64_t gate[2] = {(kPfHandler & 0xffff) | (0x10ull << 16) | (0x8eull << 40) |
-				    ((kPfHandler >> 16 & 0xffff) << 48),
-			    kPfHandler >> 32};
-	put(kIdtPage + 14 * 16, gate, sizeof(gate));
-	cpu().vmcs[GUEST_IDTR_BASE] = kIdt;
-	cpu().vmcs[GUEST_IDTR_LIMIT] = 256 * 16 - 1;
+	arm_path();
+	syscall(kOpenat);
+	ASSERT_TRUE(cpu().vmcs[PIN_BASED_VM_EXEC_CONTROL] & PIN_BASED_EXT_INTR_MASK) << "held during the step";
+	cpu().vmcs[VM_EXIT_INTR_INFO] = 0xec | (1u << 31);	// the local APIC timer, acknowledged
+	vt_guest_regs r{};
+	vm_exit(EXIT_REASON_EXTERNAL_INTERRUPT, 0, r);
+	EXPECT_EQ(cpu().vmcs[VM_ENTRY_INTR_INFO_FIELD], 0u) << "not into the step";
+	cpu().vmcs[GUEST_RFLAGS] |= X86_EFLAGS_IF;
+	db_to(kCallee);		// the step ends at the call's target
+	EXPECT_EQ(cpu().vmcs[VM_ENTRY_INTR_INFO_FIELD], 0xecu | (1u << 31)) << "queued before the next step";
+	EXPECT_FALSE(tf()) << "the frame gets the kernel's own RFLAGS";
+	db_to(kTimerHandler, 1u << 0);	// the lent debug register at the handler
+	auto last = of_type(VTICE_REC_BRANCH).back();
+	EXPECT_EQ(last.u.branch.from, kCallee) << "the instruction it came before";
+	EXPECT_EQ(last.u.branch.to, kTimerHandler);
+	EXPECT_TRUE(last.flags & VTICE_BRANCH_ASYNC);
+}
+
+TEST_F(PathTraceEvents, AFaultInsideTheBlockIsItsOwnAsyncBranch)
+{
 	arm_path();
 	syscall(kOpenat);
 	// The mov faults (a #PF exits: the step intercepts every vector).

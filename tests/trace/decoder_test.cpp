@@ -71,10 +71,46 @@ TEST(BlockCounter, CountsStraightLineCodeIncludingTheEnd)
 {
 	Fixture f;
 	BlockCounter blocks(f.classifier);
-	EXPECT_EQ(blocks.count(0x1000, 0x1000), 1u);
-	EXPECT_EQ(blocks.count(0x1005, 0x1006), 2u);
-	EXPECT_EQ(blocks.count(0x1010, 0x1014), 3u);  // test, jz not taken, jmp
-	EXPECT_EQ(blocks.count(0x1016, 0x1017), 2u);
+	EXPECT_EQ(blocks.count(0x1000, 0x1000)->insns, 1u);
+	EXPECT_EQ(blocks.count(0x1005, 0x1006)->insns, 2u);
+	EXPECT_EQ(blocks.count(0x1010, 0x1014)->insns, 3u);  // test, jz not taken, jmp
+	EXPECT_EQ(blocks.count(0x1016, 0x1017)->insns, 2u);
+}
+
+// A tracer that steps with TF and DEBUGCTL.BTF takes one exit per taken
+// branch where the code before it holds no instruction that reads or loads
+// RFLAGS, else one per instruction until past it (hypervisor/debug/btf_block.h):
+// 0x2000: pushfq (9c)   0x2001: pop rax (58)   0x2002: nop   0x2003: jmp 0x2006 (eb 01)
+// 0x2005: nop   0x2006: mov ebx, eax (89 c3)   0x2008: je 0x2000 (74 f6)   0x200a: ret
+TEST(BlockCounter, PricesABlockForABranchStepTracer)
+{
+	CodeMap code{std::vector<CodeBlob>{{0x2000, {0x9c, 0x58, 0x90, 0xeb, 0x01, 0x90, 0x89, 0xc3, 0x74, 0xf6, 0xc3}}}};
+	Disassembler disassembler;
+	BranchClassifier classifier{code, disassembler};
+	BlockCounter blocks(classifier);
+	auto clean = blocks.count(0x2006, 0x200a);	// mov, je not taken, ret
+	ASSERT_TRUE(clean);
+	EXPECT_EQ(clean->insns, 3u);
+	EXPECT_EQ(clean->btf_steps, 1u) << "one branch step";
+	auto taken = blocks.count(0x2006, 0x2008);	// the je taken: the scan still reaches the ret
+	ASSERT_TRUE(taken);
+	EXPECT_EQ(taken->btf_steps, 1u);
+	auto hazard = blocks.count(0x2000, 0x2003);	// pushfq, pop, nop, jmp
+	ASSERT_TRUE(hazard);
+	EXPECT_EQ(hazard->insns, 4u);
+	EXPECT_EQ(hazard->btf_steps, 2u) << "a plain step over the pushfq, then one to the jmp";
+	EXPECT_EQ(hazard->btf_steps_before_end, 2u) << "interrupted at the jmp: pushfq, then pop and nop";
+}
+
+TEST(FlowDecoder, AnInterruptIsOneMoreStepForABranchStepTracer)
+{
+	Fixture f;
+	FlowDecoder flow(f.classifier);
+	flow.next(make_event(branch(0x1000, 0x1010), f.classifier));
+	auto irq = flow.next(make_event(branch(0x1014, 0x5000, VTICE_BRANCH_ASYNC), f.classifier));
+	ASSERT_TRUE(irq.insns_known);
+	EXPECT_EQ(irq.insns, 2u) << "test, jz: the jmp did not run";
+	EXPECT_EQ(irq.btf_exits, 2u) << "one branch step over test and jz, one into the handler";
 }
 
 TEST(BlockCounter, RefusesBlocksThatCannotBeStraightLine)

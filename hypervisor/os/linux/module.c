@@ -352,12 +352,15 @@ static int __init vt_init(void)
 			goto err_stub;
 		}
 	}
+	ret = vt_linux_nmi_register();
+	if (ret)
+		goto err_stub;
 	if (virtualize) {
 		ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "vtice:online", vt_cpu_online,
 					vt_cpu_offline);
 		if (ret < 0) {
 			pr_err("bring-up failed (%d); every CPU rolled back, not loading\n", ret);
-			goto err_stub;
+			goto err_nmi;
 		}
 		vt_hp_state = ret;
 	}
@@ -378,6 +381,8 @@ err_power:
 err_hp:
 	if (vt_hp_state)
 		cpuhp_remove_state(vt_hp_state);
+err_nmi:
+	vt_linux_nmi_unregister();
 err_stub:
 	vt_linux_stub_fini();
 	vt_path_fini();
@@ -400,6 +405,7 @@ static void __exit vt_exit(void)
 	vt_power_unregister();
 	if (vt_hp_state)
 		cpuhp_remove_state(vt_hp_state);
+	vt_linux_nmi_unregister();
 	vt_linux_stub_fini();
 	vt_path_fini();
 	vt_free_vcpus();

@@ -33,6 +33,9 @@ struct vt_linux_stub_params {
 	u32 trace_mode;		/* enum vt_trace_mode (debug/tracer.h) */
 };
 int vt_linux_stub_init(const struct vt_linux_stub_params *params);
+/* stub_os.c: NMIs the hypervisor sent that landed in VMX root are not the kernel's news. */
+int vt_linux_nmi_register(void);
+void vt_linux_nmi_unregister(void);
 void vt_linux_stub_fini(void);
 int vt_linux_debug_break(u64 *stopped_ns);
 int vt_linux_shield(void);

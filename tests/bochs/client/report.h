@@ -41,5 +41,7 @@ int cmd_gdbwire(int argc, char **argv);
 int cmd_ftrace_openat(int argc, char **argv);
 int cmd_openat_loop(int argc, char **argv);
 int cmd_syscalls(int argc, char **argv);
+int cmd_stealth(int argc, char **argv);
+int cmd_timer_load(int argc, char **argv);
 
 #endif

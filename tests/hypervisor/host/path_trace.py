@@ -1,11 +1,15 @@
-"""The syscall-path tracer in local mode (scenario hvpath): the guest ran
-`vtice trace syscall openat --comm vtopen` on itself and printed its output
-as VTICE-PATH lines, then VTICE-PATH-END. Its function graph must contain
+"""The syscall-path tracer in local mode (scenarios hvpath and, with the
+argument "tf", hvpathtf): the guest ran `vtice trace syscall openat --comm
+vtopen` on itself and printed its output as VTICE-PATH (VTICE-PATHTF)
+lines, then VTICE-PATH-END (VTICE-PATHTF-END). Its function graph must contain
 the kernel's own ftrace function_graph of the same warm
 openat("/proc/version"), recorded by the guest before the module loaded:
 ftrace's calls outside interrupts, in order, in vtice's graph outside its
 flagged interrupt subtrees, longest common subsequence >= 97 %; the
-scheduler's subtrees are left out on both sides (timing, not the path)."""
+scheduler's subtrees are left out on both sides (timing, not the path).
+With "tf" the trace was taken with TF steps under a timer-interrupt load:
+the armed line must name TF steps, and the call must have met interrupts,
+flagged as their own subtrees (left out of the comparison)."""
 
 import os
 import re
@@ -14,7 +18,10 @@ import sys
 from rig_host import FAILURES, check, wait_for_guest_line
 from trace_compare import compare, ftrace_calls, graph_calls
 
-PREFIX = "VTICE-PATH "
+TF = len(sys.argv) > 1 and sys.argv[1] == "tf"
+TAG = "VTICE-PATHTF" if TF else "VTICE-PATH"
+PREFIX = TAG + " "
+MIN_INTERRUPTS = 10	# a 20 ms timer on the traced task's CPU, over a call that lasts seconds of guest time
 
 
 def guest_output():
@@ -22,13 +29,29 @@ def guest_output():
         return "".join(l[len(PREFIX):] for l in log if l.startswith(PREFIX))
 
 
+def check_tf(text, summary):
+    armed = re.search(r"armed on .*", text)
+    check("pathtf-armed", bool(armed) and "TF steps" in armed.group(0),
+          armed.group(0) if armed else "no 'armed on' line")
+    irqs = re.search(r"(\d+) interrupts or exceptions", summary.group(0) if summary else "")
+    count = int(irqs.group(1)) if irqs else -1
+    check("pathtf-interrupts", count >= MIN_INTERRUPTS,
+          "%d interrupts or exceptions in the call, each its own flagged subtree (at least %d wanted)" %
+          (count, MIN_INTERRUPTS))
+    flagged = text.count("==========>")
+    check("pathtf-subtrees", flagged >= min(count, MIN_INTERRUPTS),
+          "%d interrupt subtrees in the graph" % flagged)
+
+
 def main():
-    if not check("path-output", wait_for_guest_line("VTICE-PATH-END", 1800), "the guest printed its trace"):
+    if not check("path-output", wait_for_guest_line(TAG + "-END", 1800), "the guest printed its trace"):
         return 1
     text = guest_output()
     summary = re.search(r"trace: call 1: .*", text)
     check("path-summary", bool(summary), summary.group(0) if summary else "no summary line")
-    ours, theirs = graph_calls(text), ftrace_calls("hv.path-ftrace")
+    if TF:
+        check_tf(text, summary)
+    ours, theirs = graph_calls(text), ftrace_calls("hv.pathtf-ftrace" if TF else "hv.path-ftrace")
     if not theirs:
         check("path-vs-ftrace", False, "the guest printed no function_graph (hv.path-ftrace)")
         return 1

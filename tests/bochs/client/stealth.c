@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What a traced machine shows a program that looks for a tracer, and the
+ * load that makes a trace meet interrupts (scenario hvpathtf).
+ *
+ * stealth: RFLAGS through PUSHF from user mode (TF is bit 8, SDM Vol. 1
+ * 3.4.3) in batches, and IA32_DEBUGCTL (0x1d9; LBR bit 0, BTF bit 1, SDM
+ * Vol. 3B 18.4.1) of every CPU through the kernel's msr driver, a CPL-0
+ * RDMSR, on CPU 0 until the hostname says done. A batch counts as stepped when the
+ * hypervisor's exit count rose by at least one per PUSHF meanwhile: the
+ * proof that the probe ran while the tracer stepped it.
+ *
+ * timer-load: an interval timer of PERIOD_US on one CPU, whose expiries
+ * are local APIC timer interrupts there.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "device.h"
+#include "report.h"
+
+#define PUSHF_BATCH	100
+#define DEBUGCTL_EVERY	50	/* batches */
+#define X86_EFLAGS_TF	(1ull << 8)
+#define MSR_DEBUGCTL	0x1d9
+#define DEBUGCTL_LBR	(1ull << 0)
+#define DEBUGCTL_BTF	(1ull << 1)
+
+struct stealth_counts {
+	unsigned long samples, tf_seen, batches, stepped_batches;
+	unsigned long debugctl_reads, debugctl_seen;
+	uint64_t debugctl_last;
+};
+
+static bool hostname_done(const char *want)
+{
+	struct utsname u;
+
+	return !uname(&u) && !strcmp(u.nodename, want);
+}
+
+static uint64_t read_flags(void)
+{
+	uint64_t flags;
+
+	__asm__ volatile("pushfq; popq %0" : "=r"(flags));
+	return flags;
+}
+
+static void pushf_batch(struct stealth_counts *c)
+{
+	int64_t before = total_exits(), after;
+
+	for (int i = 0; i < PUSHF_BATCH; i++) {
+		c->samples++;
+		if (read_flags() & X86_EFLAGS_TF)
+			c->tf_seen++;
+	}
+	after = total_exits();
+	c->batches++;
+	if (before >= 0 && after - before >= PUSHF_BATCH)
+		c->stepped_batches++;
+}
+
+/* DEBUGCTL of every CPU, as the kernel's own RDMSR reads it. */
+static void debugctl_round(struct stealth_counts *c)
+{
+	for (int cpu = 0; cpu < online_cpus(); cpu++) {
+		char path[64];
+		uint64_t v;
+		int fd;
+
+		snprintf(path, sizeof(path), "/dev/cpu/%d/msr", cpu);
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			continue;
+		if (pread(fd, &v, sizeof(v), MSR_DEBUGCTL) == sizeof(v)) {
+			c->debugctl_reads++;
+			c->debugctl_last = v;
+			if (v & (DEBUGCTL_LBR | DEBUGCTL_BTF))
+				c->debugctl_seen++;
+		}
+		close(fd);
+	}
+}
+
+int cmd_stealth(int argc, char **argv)
+{
+	struct stealth_counts c = { 0 };
+	uint64_t deadline;
+	int max_s;
+
+	if (argc != 3 || sscanf(argv[2], "%d", &max_s) != 1)
+		return report(argv[0], FAIL, "usage: stealth NAME DONE MAX_S");
+	/* A batch every 2 ms on CPU 0: some run while a trace steps it. */
+	if (pin_to_cpu(0))
+		return report(argv[0], FAIL, "cannot run on CPU 0: %s", strerror(errno));
+	deadline = now_ns() + (uint64_t)max_s * 1000000000ull;
+	for (unsigned long round = 0; !hostname_done(argv[1]) && now_ns() < deadline; round++) {
+		pushf_batch(&c);
+		if (round % DEBUGCTL_EVERY == 0)
+			debugctl_round(&c);
+		usleep(2000);
+	}
+	figure_named(argv[0], "pushf_samples", "%lu", c.samples);
+	figure_named(argv[0], "stepped_batches", "%lu", c.stepped_batches);
+	figure_named(argv[0], "debugctl_reads", "%lu", c.debugctl_reads);
+	if (c.tf_seen || c.debugctl_seen)
+		return report(argv[0], FAIL, "detected: TF in %lu of %lu PUSHF images, LBR/BTF in %lu of %lu "
+			      "DEBUGCTL reads (last 0x%llx)", c.tf_seen, c.samples, c.debugctl_seen,
+			      c.debugctl_reads, (unsigned long long)c.debugctl_last);
+	if (!c.stepped_batches || !c.debugctl_reads)
+		return report(argv[0], FAIL, "the probe never ran while stepped (%lu of %lu batches), or "
+			      "DEBUGCTL was unreadable (%lu reads)", c.stepped_batches, c.batches,
+			      c.debugctl_reads);
+	return report(argv[0], PASS, "hidden: no TF in %lu PUSHF images (%lu of %lu batches stepped), "
+		      "no LBR/BTF in %lu DEBUGCTL reads", c.samples, c.stepped_batches, c.batches,
+		      c.debugctl_reads);
+}
+
+static volatile sig_atomic_t expiries;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	expiries++;
+}
+
+int cmd_timer_load(int argc, char **argv)
+{
+	struct sigaction sa = { .sa_handler = on_alarm };
+	struct itimerval it = { 0 };
+	int cpu, period_us, max_s;
+	uint64_t deadline;
+
+	if (argc != 5 || sscanf(argv[1], "%d", &cpu) != 1 || sscanf(argv[2], "%d", &period_us) != 1 ||
+	    sscanf(argv[4], "%d", &max_s) != 1 || period_us <= 0)
+		return report(argv[0], FAIL, "usage: timer-load NAME CPU PERIOD_US DONE MAX_S");
+	if (pin_to_cpu(cpu))
+		return report(argv[0], FAIL, "cannot run on CPU %d: %s", cpu, strerror(errno));
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, NULL);
+	it.it_interval.tv_usec = it.it_value.tv_usec = period_us;
+	if (setitimer(ITIMER_REAL, &it, NULL))
+		return report(argv[0], FAIL, "setitimer: %s", strerror(errno));
+	deadline = now_ns() + (uint64_t)max_s * 1000000000ull;
+	while (!hostname_done(argv[3]) && now_ns() < deadline)
+		pause();
+	it.it_interval.tv_usec = it.it_value.tv_usec = 0;
+	setitimer(ITIMER_REAL, &it, NULL);
+	figure_named(argv[0], "expiries", "%d", (int)expiries);
+	return report(argv[0], hostname_done(argv[3]) ? PASS : FAIL,
+		      "%d expiries of a %d us timer on CPU %d", (int)expiries, period_us, cpu);
+}
