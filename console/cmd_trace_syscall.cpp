@@ -295,14 +295,39 @@ Result<vtice_path_trace> arm(const DeviceFd &dev, const Options &o)
 }
 
 // Until every call asked for is reported, the timeout, or Ctrl-C.
+// A call that takes long to trace (every CPU is stepped) says how far it got.
+class Progress {
+public:
+	void tick(const PathCallCollector &collector, std::size_t calls_done)
+	{
+		auto now = std::chrono::steady_clock::now();
+		if (!collector.pending()) {
+			since_ = now;
+			return;
+		}
+		std::chrono::duration<double> waited = now - since_, last = now - last_;
+		if (waited.count() < kEverySeconds || last.count() < kEverySeconds)
+			return;
+		last_ = now;
+		std::fprintf(stderr, "vtice trace syscall: tracing call %zu: %zu records so far, %.0f s\n",
+			     calls_done + 1, collector.pending(), waited.count());
+	}
+
+private:
+	static constexpr double kEverySeconds = 10;
+	std::chrono::steady_clock::time_point since_ = std::chrono::steady_clock::now(), last_ = since_;
+};
+
 void wait_for_calls(const Options &o, std::vector<std::unique_ptr<RecordRing>> &rings,
 		    PathCallCollector &collector, CallReporter &reporter)
 {
 	auto start = std::chrono::steady_clock::now();
+	Progress progress;
 	while (!stop_requested() && reporter.calls() < o.count) {
 		sleep_ms(kPollMs);
 		for (const PathCall &call : collector.feed(drain_rings(rings)))
 			reporter.report(call);
+		progress.tick(collector, reporter.calls());
 		std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
 		if (o.timeout && elapsed.count() >= o.timeout) {
 			std::fprintf(stderr, "vtice trace syscall: no more calls after %.1f s (--timeout)\n", o.timeout);

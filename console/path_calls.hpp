@@ -35,6 +35,8 @@ public:
 	std::vector<PathCall> finish();
 
 	const trace::SyscallDecodeStats &stats() const { return stats_; }
+	// Records of the call being traced now (0 between calls).
+	std::size_t pending() const { return pending_.size(); }
 
 private:
 	std::vector<PathCall> complete(std::size_t stops);

@@ -9,8 +9,12 @@
  * On release each is injected when the guest can take it: an
  * interrupt-window exit (25.6.2) for interrupts, highest vector first, so
  * the guest's EOIs retire the local APIC's in-service bits in the order
- * it set them; an NMI window for the NMI. A tracer can also have the
- * interrupts exit without holding them (vt_intercept_interrupts).
+ * it set them; an NMI window for the NMI.
+ *
+ * A tracer gates events instead (vt_gate_events): they exit and wait the
+ * same way, and the tracer lets them in itself, one at a time, when it
+ * chooses (vt_deliver_held_event); the windows stay shut until the gate
+ * opens.
  */
 #include "exit.h"
 #include "intrin.h"
@@ -42,45 +46,56 @@ static void vt_set_proc(u32 bits, bool on)
 	vt_update_control(CPU_BASED_VM_EXEC_CONTROL, bits, on);
 }
 
+/* Interrupts exit for a hold or a gate; windows open only when neither keeps them. */
+static bool vt_events_kept(const struct vt_vcpu *vcpu)
+{
+	return vcpu->holding_events || vcpu->gating_events;
+}
+
+/* What waits goes in through the windows, when the guest can take it. */
+static void vt_open_windows(struct vt_vcpu *vcpu)
+{
+	if (vt_irqs_held(vcpu))
+		vt_set_proc(CPU_BASED_INTR_WINDOW_EXITING, true);
+	if (vcpu->nmi_pending)
+		vt_set_proc(CPU_BASED_NMI_WINDOW_EXITING, true);
+}
+
 int vt_hold_events(struct vt_vcpu *vcpu, bool on)
 {
 	int ret;
 
 	if (on == vcpu->holding_events)
 		return 0;
-	ret = vt_set_interrupt_exiting(vcpu, on || vcpu->intercepting_irqs);
+	ret = vt_set_interrupt_exiting(vcpu, on || vcpu->gating_events);
 	if (ret)
 		return ret;
 	vcpu->holding_events = on;
-	if (on) {
-		/* A window opened before the hold must not inject into the step. */
+	if (on)	/* a window opened before the hold must not inject into the step */
 		vt_set_proc(CPU_BASED_INTR_WINDOW_EXITING | CPU_BASED_NMI_WINDOW_EXITING, false);
-		return 0;
-	}
-	if (vt_irqs_held(vcpu))
-		vt_set_proc(CPU_BASED_INTR_WINDOW_EXITING, true);
-	if (vcpu->nmi_pending)
-		vt_set_proc(CPU_BASED_NMI_WINDOW_EXITING, true);
+	else if (!vcpu->gating_events)
+		vt_open_windows(vcpu);
 	return 0;
 }
 
-/*
- * Interrupts exit and are delivered at the next window, without a hold:
- * a tracer sees every interrupt of a CPU whose halt it did not step.
- */
-int vt_intercept_interrupts(struct vt_vcpu *vcpu, bool on)
+int vt_gate_events(struct vt_vcpu *vcpu, bool on)
 {
 	int ret;
 
-	if (on == vcpu->intercepting_irqs)
+	if (on == vcpu->gating_events)
 		return 0;
 	ret = vt_set_interrupt_exiting(vcpu, on || vcpu->holding_events);
-	if (!ret)
-		vcpu->intercepting_irqs = on;
-	return ret;
+	if (ret)
+		return ret;
+	vcpu->gating_events = on;
+	if (on)
+		vt_set_proc(CPU_BASED_INTR_WINDOW_EXITING | CPU_BASED_NMI_WINDOW_EXITING, false);
+	else if (!vcpu->holding_events)
+		vt_open_windows(vcpu);
+	return 0;
 }
 
-/* Only while holding or intercepting (or just after): the exit acknowledged the vector. */
+/* Only while holding or gating (or just after): the exit acknowledged the vector. */
 enum vt_exit_action vt_handle_external_interrupt(struct vt_exit *exit)
 {
 	u32 info = (u32)vt_vmread_or0(VM_EXIT_INTR_INFO);
@@ -89,7 +104,7 @@ enum vt_exit_action vt_handle_external_interrupt(struct vt_exit *exit)
 	if (!(info & INTR_INFO_VALID_MASK))
 		return VT_EXIT_RESUME;	/* not acknowledged: still pending in the APIC */
 	exit->vcpu->held_irqs[vector / 64] |= VT_BIT(vector % 64);
-	if (!exit->vcpu->holding_events)
+	if (!vt_events_kept(exit->vcpu))
 		vt_set_proc(CPU_BASED_INTR_WINDOW_EXITING, true);
 	return VT_EXIT_RESUME;
 }
@@ -118,12 +133,11 @@ static void vt_queue_event(u32 info)
 }
 
 /*
- * A tracer that steps every instruction holds events during each step
- * and arms the next at once: a window (which the next hold closes again)
- * would never open. So before each step it delivers here what it held,
- * when the guest can take it as the window exit would: an NMI unless NMIs
- * are blocked, else an interrupt with RFLAGS.IF = 1; never under STI or
- * MOV-SS blocking, nor beside an event already queued (SDM 3C 26.3.1.5).
+ * A tracer's gate: one event waiting goes in now, if the guest can take
+ * it as a window exit would find: an NMI unless NMIs are blocked, else an
+ * interrupt with RFLAGS.IF = 1; never under STI or MOV-SS blocking, nor
+ * beside an event already queued (SDM 3C 26.3.1.5), nor into a TF step
+ * (a hold), whose TF the event's frame would show.
  */
 bool vt_deliver_held_event(struct vt_vcpu *vcpu)
 {
@@ -156,8 +170,8 @@ enum vt_exit_action vt_handle_interrupt_window(struct vt_exit *exit)
 	struct vt_vcpu *vcpu = exit->vcpu;
 	s32 vector = vt_highest_held(vcpu);
 
-	if (vcpu->holding_events || vector < 0) {
-		vt_set_proc(CPU_BASED_INTR_WINDOW_EXITING, vector >= 0 && !vcpu->holding_events);
+	if (vt_events_kept(vcpu) || vector < 0) {
+		vt_set_proc(CPU_BASED_INTR_WINDOW_EXITING, vector >= 0 && !vt_events_kept(vcpu));
 		return VT_EXIT_RESUME;
 	}
 	vcpu->held_irqs[vector / 64] &= ~VT_BIT(vector % 64);

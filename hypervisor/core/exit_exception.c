@@ -42,17 +42,20 @@ void vt_reflect_event(struct vt_exit *exit, u32 info)
  * blocks NMIs (virtual-NMI blocking) or sits in a MOV-SS/STI shadow, where
  * VM entry would refuse the injection (SDM 3C 26.3.1.5); then held until
  * an NMI window opens (25.2, vt_handle_nmi_window). Held too while a TF
- * step holds events (events.c), whose release opens the window.
+ * step holds events or a tracer gates them (events.c), whose release
+ * opens the window.
  */
 static void vt_deliver_guest_nmi(struct vt_exit *exit)
 {
 	u64 blocking = vt_vmread_or0(GUEST_INTERRUPTIBILITY_INFO) &
 		       (GUEST_INTR_STATE_NMI | GUEST_INTR_STATE_MOV_SS | GUEST_INTR_STATE_STI);
 
-	if (blocking || exit->injected || exit->vcpu->holding_events) {
+	bool kept = exit->vcpu->holding_events || exit->vcpu->gating_events;
+
+	if (blocking || exit->injected || kept) {
 		exit->vcpu->nmi_pending = true;
-		/* Held (events.c): the release opens the window. */
-		if (!exit->vcpu->holding_events)
+		/* Held or gated (events.c): the release or the gate lets it in. */
+		if (!kept)
 			vt_update_control(CPU_BASED_VM_EXEC_CONTROL, CPU_BASED_NMI_WINDOW_EXITING, true);
 		return;
 	}
@@ -87,7 +90,7 @@ enum vt_exit_action vt_handle_exception_nmi(struct vt_exit *exit)
 enum vt_exit_action vt_handle_nmi_window(struct vt_exit *exit)
 {
 	vt_update_control(CPU_BASED_VM_EXEC_CONTROL, CPU_BASED_NMI_WINDOW_EXITING, false);
-	if (exit->vcpu->nmi_pending && !exit->vcpu->holding_events) {
+	if (exit->vcpu->nmi_pending && !exit->vcpu->holding_events && !exit->vcpu->gating_events) {
 		exit->vcpu->nmi_pending = false;
 		vt_vmwrite(VM_ENTRY_INTR_INFO_FIELD,
 			   X86_TRAP_NMI | INTR_TYPE_NMI_INTR | INTR_INFO_VALID_MASK);

@@ -154,7 +154,7 @@ struct vt_vcpu {
 	bool nmi_pending;
 	/* events.c: guest interrupts held off while a TF single step runs */
 	bool holding_events;
-	bool intercepting_irqs;	/* ...or only made to exit (vt_intercept_interrupts) */
+	bool gating_events;	/* ...or a tracer lets them in itself (vt_gate_events) */
 	u64 held_irqs[4];	/* vectors acknowledged and not yet delivered */
 	struct vt_ring ring;
 	struct vt_sys_vcpu sys;	/* syscall events (syscall_trap.h) */
@@ -254,13 +254,14 @@ void vt_set_msr_intercept(struct vt_vcpu *vcpu, u32 msr, bool on);
  */
 int vt_hold_events(struct vt_vcpu *vcpu, bool on);
 bool vt_can_hold_events(const struct vt_hv *hv);
-/* Interrupts exit (and are delivered at the next window) while on; same controls. */
-int vt_intercept_interrupts(struct vt_vcpu *vcpu, bool on);
 /*
- * Not holding: queue a held NMI or interrupt for this entry if the guest
- * can take it now (for a tracer whose steps follow each other with no
- * window between). True when one was queued.
+ * A tracer's gate: interrupts and NMIs exit and wait, as held ones do, and
+ * go in only through vt_deliver_held_event(), one at a time when the guest
+ * can take it (not while a hold keeps them from a TF step); what waits when
+ * the gate opens goes in through the windows. True from the latter when an
+ * event was queued for this entry.
  */
+int vt_gate_events(struct vt_vcpu *vcpu, bool on);
 bool vt_deliver_held_event(struct vt_vcpu *vcpu);
 
 /* vmcs.c */

@@ -428,8 +428,6 @@ int vt_single_step_arm_trace(struct vt_vcpu *vcpu, bool branch)
 		return -VT_EINVAL;
 	if (t->active)
 		return 0;	/* joins the step armed: ours, or someone's plain one */
-	/* What the last step held goes in now, or a trace would starve it. */
-	vt_deliver_held_event(vcpu);
 	if (vt_tf_would_halt(vcpu))
 		return -VT_EAGAIN;
 	ret = vt_tf_arm(vcpu, c);

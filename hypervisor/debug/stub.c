@@ -460,7 +460,7 @@ static int vt_stub_init_tracer(struct vt_hv *hv, const struct vt_stub_config *cf
 	struct vt_tracer_config tc = {
 		.vcpus = cfg->vcpus, .nr_cpus = cfg->nr_cpus, .records_per_cpu = cfg->trace_records,
 		.current_task = cfg->current_task, .mem = vt_own_mem,
-		.mode = (enum vt_trace_mode)cfg->trace_mode,
+		.mode = (enum vt_trace_mode)cfg->trace_mode, .event_gap = cfg->trace_event_gap,
 	};
 	int ret = vt_tracer_init(hv, &tc);
 

@@ -39,6 +39,7 @@ struct vt_stub_config {
 	bool step_tf;		/* single-step with TF even where MTF exists */
 	u32 trace_records;	/* branch records per CPU for the tracer (tracer.h) */
 	u32 trace_mode;		/* enum vt_trace_mode (tracer.h) */
+	u32 trace_event_gap;	/* steps between two interrupts let in (tracer.h) */
 	const u64 *current_task;	/* [nr_cpus]: gva of each CPU's current-task pointer, or NULL */
 };
 

@@ -22,8 +22,11 @@
  * RFLAGS, the TF step is a plain one: one instruction, judged as above.
  * Events never land inside a TF step: interrupts are held and exceptions
  * exit, and each is delivered as a step of its own into its handler. A
- * CPU about to halt is not stepped (nothing would end the step); its
- * interrupts exit instead, so the tracer sees it wake.
+ * CPU about to halt is not stepped (nothing would end the step).
+ *
+ * Either way the tracer gates a traced CPU's interrupts and NMIs
+ * (core/events.c) and lets them in itself, at most once per event_gap
+ * steps (tracer.h), at once on a halted CPU.
  */
 #include "tracer_priv.h"
 #include "single_step.h"
@@ -64,6 +67,7 @@ int vt_tracer_init(struct vt_hv *hv, const struct vt_tracer_config *cfg)
 	if (!vt_tracer.mechanism)
 		return 0;	/* no tracer: the packets answer that it is unsupported */
 	vt_lbr_detect(&vt_tracer.lbr, hv->caps.flags);
+	vt_tracer.event_gap = cfg->event_gap ? cfg->event_gap : VT_TRACE_EVENT_GAP;
 	vt_tracer.nr_cpus = cfg->nr_cpus < VT_TRACE_MAX_CPUS ? cfg->nr_cpus : VT_TRACE_MAX_CPUS;
 	vt_tracer.capacity = cfg->records_per_cpu / per_page * per_page;
 	vt_tracer.pages = 1 + vt_tracer.capacity / per_page;
@@ -163,7 +167,8 @@ static void vt_trace_reset(struct vt_trace_cpu *c, u64 task, bool to_ring)
 	c->task = task;
 	c->count = c->first_ip = c->last_ip = 0;
 	c->steps = c->dropped = c->async = c->filtered = c->undecoded = 0;
-	c->branch_steps = c->btf_ignored = c->lbr_branches = 0;
+	c->branch_steps = c->btf_ignored = c->lbr_branches = c->events_let_in = 0;
+	c->since_event = vt_tracer.event_gap;	/* the first held event may go in at once */
 }
 
 int vt_tracer_enable(u32 cpu)
@@ -440,6 +445,7 @@ bool vt_tracer_on_mtf(struct vt_vcpu *vcpu, struct vt_exit *exit)
 		return false;
 	c->armed = false;
 	c->steps++;
+	c->since_event++;
 	if (vt_tracer_uses_tf())
 		n = vt_trace_lbr_since(c, vcpu, br, &wrapped);	/* moves the mark, recorded or not */
 	if (!c->have_entry)
@@ -474,13 +480,14 @@ static void vt_trace_follow_ring(struct vt_trace_cpu *c)
 }
 
 /*
- * TF steps: a CPU that halts is not stepped, so its interrupts must exit
- * for the tracer to see it wake (events.c); undone when its trace ends.
+ * While a CPU is traced the tracer decides when its interrupts and NMIs go
+ * in (vt_trace_let_events_in): the gate is on from its first traced entry
+ * to its first entry after the trace.
  */
-static void vt_trace_intercept(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, bool on)
+static void vt_trace_gate(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, bool on)
 {
-	if (c->intercepting != on && !vt_intercept_interrupts(vcpu, on))
-		c->intercepting = on;
+	if (c->gating != on && !vt_gate_events(vcpu, on))
+		c->gating = on;
 }
 
 static void vt_trace_start_cpu(struct vt_trace_cpu *c, struct vt_vcpu *vcpu)
@@ -489,23 +496,38 @@ static void vt_trace_start_cpu(struct vt_trace_cpu *c, struct vt_vcpu *vcpu)
 	if (c->task == VT_TRACE_TASK_CURRENT)
 		c->task = vt_trace_current(vcpu);
 	c->no_btf = false;
-	if (vt_tracer_uses_tf()) {
-		vt_trace_intercept(c, vcpu, true);
+	vt_trace_gate(c, vcpu, true);
+	if (vt_tracer_uses_tf())
 		vt_trace_use_lbr(c, vcpu, true);
-	}
 	c->started = true;
 }
 
 /* What the trace changed on this CPU, undone: at its first entry after the end. */
 static void vt_trace_stop_cpu(struct vt_trace_cpu *c, struct vt_vcpu *vcpu)
 {
-	vt_trace_intercept(c, vcpu, false);
+	vt_trace_gate(c, vcpu, false);
 	vt_trace_use_lbr(c, vcpu, false);
+}
+
+/*
+ * The gate's one way in (tracer.h): what waits goes in at most once per
+ * event_gap steps, never into a TF step still running (its hold), and at
+ * once on a CPU that halts, which would otherwise wait for nothing.
+ */
+static void vt_trace_let_events_in(struct vt_trace_cpu *c, struct vt_vcpu *vcpu)
+{
+	bool halted = vt_vmread_or0(GUEST_ACTIVITY_STATE) == GUEST_ACTIVITY_HLT;
+
+	if ((c->since_event < vt_tracer.event_gap && !halted) || !vt_deliver_held_event(vcpu))
+		return;
+	c->since_event = 0;
+	c->events_let_in++;
 }
 
 /* The step of this entry: MTF, or a TF step (a branch step where it can). */
 static int vt_trace_arm(struct vt_trace_cpu *c, struct vt_vcpu *vcpu)
 {
+	vt_trace_let_events_in(c, vcpu);
 	if (!vt_tracer_uses_tf())
 		return vt_set_mtf(vcpu, true);
 	return vt_single_step_arm_trace(vcpu, vt_tracer.mechanism == VTICE_TRACE_BTF && !c->no_btf);
@@ -616,6 +638,7 @@ void vt_tracer_get_stats(struct vt_tracer_stats *out)
 		out->branch_steps += c->branch_steps;
 		out->btf_ignored += c->btf_ignored;
 		out->lbr_branches += c->lbr_branches;
+		out->events_let_in += c->events_let_in;
 		out->records += c->count;
 		out->dropped += c->dropped;
 		out->async += c->async;

@@ -56,7 +56,21 @@ struct vt_tracer_config {
 	const u64 *current_task;	/* [nr_cpus]: gva of each CPU's current-task pointer, or NULL */
 	vt_own_mem_fn mem;		/* the running vCPU's memory through its own CR3 */
 	enum vt_trace_mode mode;
+	u32 event_gap;			/* steps between two interrupts let in (0: the default) */
 };
+
+/*
+ * The tracer gates a traced CPU's interrupts and NMIs and lets one in at
+ * most once per event_gap steps of that CPU (at once on a halted CPU). A
+ * stepped CPU runs about a thousand times slower while timers keep real
+ * time: delivered as they come, interrupts whose stepped handlers outlast
+ * their period (the tick, on a slow enough CPU) would leave no step for
+ * anything else. The gap bounds both how long an interrupt waits and how
+ * much of a CPU's stepping its handlers take (docs/tracing.md). TF steps
+ * need the gate anyway: they hold events, and each arms right after the
+ * last, so the window the core would deliver them through never opens.
+ */
+#define VT_TRACE_EVENT_GAP	16384
 
 /*
  * At load (may sleep): allocates every CPU's buffer. TF steps need the
@@ -135,6 +149,7 @@ struct vt_tracer_stats {
 	u64 branch_steps;	/* ...of them branch steps (BTF) */
 	u64 btf_ignored;	/* branch steps that trapped after one instruction: BTF off since */
 	u64 lbr_branches;	/* branches taken from the LBR stack: handlers that ran inside a step */
+	u64 events_let_in;	/* interrupts and NMIs a TF trace held, then delivered */
 	u64 records, dropped;
 	u64 async;		/* interrupts and exceptions recorded */
 	u64 filtered;		/* steps while another task was current */

@@ -25,7 +25,7 @@ struct vt_trace_cpu {
 	u32 ring_gen;		/* the ring trace generation this CPU follows */
 	bool started;		/* this CPU read its IDT for the trace */
 	bool armed;		/* a step armed for the tracer at the last entry */
-	bool intercepting;	/* TF: its interrupts exit (vt_intercept_interrupts) */
+	bool gating;		/* the trace lets its interrupts in (vt_gate_events) */
 	bool no_btf;		/* a branch step trapped after one instruction: plain steps */
 	bool lbr;		/* TF: the LBR stack names the branches of each step */
 	bool owns_lbr;		/* ...turned on in the guest's DEBUGCTL by the trace */
@@ -41,6 +41,8 @@ struct vt_trace_cpu {
 	u64 count;
 	u64 steps, dropped, async, filtered, undecoded;
 	u64 branch_steps, btf_ignored, lbr_branches;
+	u32 since_event;	/* steps since the tracer last let a held event in */
+	u64 events_let_in;
 };
 
 /* A ring trace (tracer.h): written by the CPU that starts or stops it. */
@@ -60,6 +62,7 @@ struct vt_tracer {
 	struct vt_ring_trace ring;
 	u32 nr_cpus;
 	u32 mechanism;		/* VTICE_TRACE_MTF, _TF or _BTF */
+	u32 event_gap;		/* steps between two events let in (tracer.h) */
 	struct vt_lbr_model lbr;	/* TF: this CPU model's last-branch stack, if any */
 	u32 capacity;		/* records per CPU */
 	u32 pages;		/* per CPU: one page of handlers, then the records */

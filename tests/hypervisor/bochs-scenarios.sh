@@ -473,12 +473,14 @@ scenario_hvpath() {
 		return
 	fi
 	loaded=1
+	$T path-cost hv.path-cost	# what an armed trace costs the tasks it does not trace
 	echo vtice >/proc/sys/kernel/hostname
 	$T openat-loop hv.path-loop /proc/version vtpath-done 900 &
 	loop=$!
 	vtice trace syscall openat --comm vtopen --timeout 600 -o /tmp/path.vtrace \
 		>/tmp/path.out 2>/tmp/path.err
 	rc=$?
+	$T path-kill hv.path-kill	# kill -9 in the middle of the next call
 	echo vtpath-done >/proc/sys/kernel/hostname
 	wait "$loop"
 	sed 's/^/VTICE-PATH /' /tmp/path.out /tmp/path.err
@@ -503,14 +505,16 @@ scenario_hvpath() {
 # a CPU that honours DEBUGCTL.BTF, where the same steps end at branches
 # (Bochs does not honour BTF: one step per instruction here). vtopen and a
 # 20 ms interval timer share CPU 1, so the traced call meets timer
-# interrupts (a faster one livelocks: every stepped handler costs more guest
-# time than the period), which must come out as flagged subtrees while the graph still
-# holds ftrace's; meanwhile a probe reads RFLAGS through PUSHF and every
-# CPU's DEBUGCTL through the kernel's msr driver, and must see neither TF
-# nor LBR/BTF (host/path-trace.sh tf judges the graph).
+# interrupts, which must come out as flagged subtrees while the graph still
+# holds ftrace's. A stepped Bochs CPU runs thousands of times slower than
+# its timers: lets a held interrupt in once per 2048
+# steps at most, so the call still progresses. Meanwhile a probe reads
+# RFLAGS through PUSHF and every CPU's DEBUGCTL through the kernel's msr
+# driver, and must see neither TF nor LBR/BTF. host/path-trace.sh tf
+# judges the graph.
 # bochs-host-driver: hvpathtf host/path-trace.sh tf
 scenario_hvpathtf() {
-	local loop timers probe rc out
+	local loop timers probe progress rc out
 	[ "$loaded" = 0 ] || rmmod_vtice
 	$T ftrace-openat hv.pathtf-ftrace /proc/version
 	if ! insmod "$KO" ring_records=65536 trace_mode=tf 2>/tmp/insmod.err; then
@@ -530,9 +534,14 @@ scenario_hvpathtf() {
 	timers=$!
 	$T stealth hv.pathtf-stealth vtpathtf-done 900 &
 	probe=$!
-	taskset 1 vtice trace syscall openat --comm vtopen --timeout 600 -o /tmp/pathtf.vtrace \
+	: >/tmp/pathtf.err
+	tail -f /tmp/pathtf.err &	# its progress lines, as they come
+	progress=$!
+	taskset 1 vtice trace syscall openat --comm vtopen --timeout 600 --max-insns 100000 -o /tmp/pathtf.vtrace \
 		>/tmp/pathtf.out 2>/tmp/pathtf.err
 	rc=$?
+	kill "$progress"
+	$T path-kill hv.pathtf-kill	# kill -9 mid-call: no CPU left stepping or holding interrupts
 	echo vtpathtf-done >/proc/sys/kernel/hostname
 	wait "$loop" "$timers" "$probe"
 	sed 's/^/VTICE-PATHTF /' /tmp/pathtf.out /tmp/pathtf.err

@@ -100,28 +100,31 @@ TEST_F(Events, WithoutTheAcknowledgementNothingIsHeld)
 		<< "interrupt exiting alone would exit forever on a pending interrupt";
 }
 
-// A tracer intercepts interrupts without holding them, and delivers what
-// its steps held right before the next step (vt_deliver_held_event): the
-// window the release opens would be closed again by that step's hold.
-TEST_F(Events, InterceptedInterruptsExitButAreNotHeldBack)
+// A tracer gates events: they exit and wait as held ones do, no window lets
+// them in, and the tracer delivers them itself (vt_deliver_held_event).
+TEST_F(Events, GatedInterruptsWaitForTheTracerAndTheWindowsOpenAfter)
 {
-	ASSERT_EQ(vt_intercept_interrupts(&vcpu, true), 0);
+	ASSERT_EQ(vt_gate_events(&vcpu, true), 0);
 	EXPECT_TRUE(control(PIN_BASED_VM_EXEC_CONTROL) & PIN_BASED_EXT_INTR_MASK);
 	ASSERT_EQ(vt_hold_events(&vcpu, true), 0);
 	ASSERT_EQ(vt_hold_events(&vcpu, false), 0);
-	EXPECT_TRUE(control(PIN_BASED_VM_EXEC_CONTROL) & PIN_BASED_EXT_INTR_MASK) << "still intercepted";
+	EXPECT_TRUE(control(PIN_BASED_VM_EXEC_CONTROL) & PIN_BASED_EXT_INTR_MASK) << "still gated";
 	interrupt_arrives(0xec);
-	EXPECT_TRUE(window_requested()) << "delivered at the next window";
-	ASSERT_EQ(vt_intercept_interrupts(&vcpu, false), 0);
+	EXPECT_FALSE(window_requested()) << "no window while gated";
+	ASSERT_TRUE(vm_exit(EXIT_REASON_INTERRUPT_WINDOW, 0, regs));
+	EXPECT_EQ(entry_event(), 0u) << "a window exit that came anyway delivers nothing";
+	ASSERT_EQ(vt_gate_events(&vcpu, false), 0);
 	EXPECT_FALSE(control(PIN_BASED_VM_EXEC_CONTROL) & PIN_BASED_EXT_INTR_MASK);
+	EXPECT_TRUE(window_requested()) << "what waits goes in once the gate opens";
 }
 
-TEST_F(Events, HeldEventsAreQueuedBeforeTheNextStepWhenTheGuestCanTakeThem)
+TEST_F(Events, GatedEventsAreQueuedWhenTheGuestCanTakeThem)
 {
+	ASSERT_EQ(vt_gate_events(&vcpu, true), 0);
 	ASSERT_EQ(vt_hold_events(&vcpu, true), 0);
 	interrupt_arrives(0x31);
 	interrupt_arrives(0xec);
-	EXPECT_FALSE(vt_deliver_held_event(&vcpu)) << "not while holding";
+	EXPECT_FALSE(vt_deliver_held_event(&vcpu)) << "not into a TF step";
 	ASSERT_EQ(vt_hold_events(&vcpu, false), 0);
 	cpu().vmcs[GUEST_RFLAGS] = 0x2;	// IF = 0
 	EXPECT_FALSE(vt_deliver_held_event(&vcpu));
@@ -134,13 +137,13 @@ TEST_F(Events, HeldEventsAreQueuedBeforeTheNextStepWhenTheGuestCanTakeThem)
 	EXPECT_FALSE(vt_deliver_held_event(&vcpu)) << "one event per entry";
 }
 
-TEST_F(Events, AHeldNmiGoesFirstAndAHaltedCpuWakes)
+TEST_F(Events, AGatedNmiGoesFirstAndAHaltedCpuWakes)
 {
-	ASSERT_EQ(vt_hold_events(&vcpu, true), 0);
+	ASSERT_EQ(vt_gate_events(&vcpu, true), 0);
 	interrupt_arrives(0xec);
 	cpu().vmcs[VM_EXIT_INTR_INFO] = 2 | kTypeNmi | kValid;
 	ASSERT_TRUE(vm_exit(EXIT_REASON_EXCEPTION_NMI, 0, regs));
-	ASSERT_EQ(vt_hold_events(&vcpu, false), 0);
+	EXPECT_FALSE(control(CPU_BASED_VM_EXEC_CONTROL) & CPU_BASED_NMI_WINDOW_EXITING);
 	cpu().vmcs[GUEST_ACTIVITY_STATE] = GUEST_ACTIVITY_HLT;
 	ASSERT_TRUE(vt_deliver_held_event(&vcpu));
 	EXPECT_EQ(entry_event(), 2u | kTypeNmi | kValid);

@@ -42,9 +42,11 @@ protected:
 		init_path();
 	}
 
+	uint32_t event_gap = 0;	// the default
+
 	void init_path()
 	{
-		vt_tracer_config cfg{vcpus, 2, 128, task_ptr, vt_own_mem};
+		vt_tracer_config cfg{vcpus, 2, 128, task_ptr, vt_own_mem, VT_TRACE_MODE_AUTO, event_gap};
 		ASSERT_EQ(vt_path_init(&hv, &cfg), 0);
 		ASSERT_EQ(hv.cb != nullptr, true) << "no debugger: the path tracer's callbacks";
 	}
@@ -214,6 +216,14 @@ TEST_F(PathTrace, DisarmingMidCallEndsIt)
 	ASSERT_EQ(stops.size(), 1u);
 	EXPECT_EQ(stops[0].flags, (uint32_t)VTICE_TRACE_STOP_DISARMED);
 	EXPECT_FALSE(mtf_armed());
+}
+
+TEST_F(PathTrace, TheKickNmiExitsEvenWithoutAStub)
+{
+	// Without NMI exiting the kernel would take the kick as an unknown NMI
+	// (SDM 3C 25.3), and an idle CPU would wait for its next exit.
+	EXPECT_TRUE(hv.ctls.pin & PIN_BASED_NMI_EXITING);
+	EXPECT_TRUE(hv.ctls.pin & PIN_BASED_VIRTUAL_NMIS);
 }
 
 TEST_F(PathTrace, TheOtherCpusAreKickedAndFollow)
@@ -432,6 +442,35 @@ TEST_F(PathTraceEvents, AnInterruptHeldDuringAStepIsDeliveredBeforeTheNextAsItsO
 	EXPECT_EQ(last.u.branch.from, kCallee) << "the instruction it came before";
 	EXPECT_EQ(last.u.branch.to, kTimerHandler);
 	EXPECT_TRUE(last.flags & VTICE_BRANCH_ASYNC);
+}
+
+// The tracer lets held interrupts in at most once per event_gap steps: a
+// stepped CPU is ~1000x slower while timers keep real time, and handlers
+// let in at once could take every step (tracer.h).
+TEST_F(PathTraceEvents, HeldInterruptsWaitOutTheGapBetweenTwo)
+{
+	vt_path_fini();
+	event_gap = 3;
+	init_path();
+	code_at(kKernelCode, {0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0xc3});	// nops: plain steps here
+	arm_path();
+	syscall(kOpenat);
+	auto interrupt = [this](uint8_t vector) {
+		cpu().vmcs[VM_EXIT_INTR_INFO] = vector | (1u << 31);
+		vt_guest_regs r{};
+		vm_exit(EXIT_REASON_EXTERNAL_INTERRUPT, 0, r);
+		cpu().vmcs[GUEST_RFLAGS] |= X86_EFLAGS_IF;
+	};
+	interrupt(0xec);
+	db_to(kLstar + 1);
+	ASSERT_EQ(cpu().vmcs[VM_ENTRY_INTR_INFO_FIELD], 0xecu | (1u << 31)) << "the first goes in at once";
+	db_to(kTimerHandler, 1u << 0);
+	cpu().vmcs[GUEST_RFLAGS] |= X86_EFLAGS_IF;
+	interrupt(0xec);
+	db_to(kTimerHandler + 1);	// the gap's second step (the one into the handler was the first)
+	EXPECT_EQ(cpu().vmcs[VM_ENTRY_INTR_INFO_FIELD], 0u) << "held within the gap";
+	db_to(kTimerHandler + 2);	// its third
+	EXPECT_EQ(cpu().vmcs[VM_ENTRY_INTR_INFO_FIELD], 0xecu | (1u << 31)) << "let in after the gap";
 }
 
 TEST_F(PathTraceEvents, AFaultInsideTheBlockIsItsOwnAsyncBranch)

@@ -72,6 +72,11 @@ MODULE_PARM_DESC(trace_mode, "how the branch tracer steps a CPU: auto (TF with D
 		 "taken branch, where the CPU honours BTF; else the monitor trap flag), mtf, or tf (TF steps, "
 		 "with BTF where honoured; one exit per instruction without it)");
 
+static unsigned int trace_event_gap = VT_TRACE_EVENT_GAP;
+module_param(trace_event_gap, uint, 0444);
+MODULE_PARM_DESC(trace_event_gap, "branch tracing: steps of a traced CPU between two interrupts let in (default 16384): "
+		 "bounds how long an interrupt waits and how much of the stepping its handlers take");
+
 static unsigned int trace_records = 32768;
 module_param(trace_records, uint, 0444);
 MODULE_PARM_DESC(trace_records, "with debug_port: branch records each CPU's trace holds (32 bytes each; "
@@ -254,8 +259,8 @@ static void vt_debug_wait(void)
 		pr_info("debug_wait: resumed after %llu ms\n", ns / 1000000);
 }
 
-/* trace_mode= as enum vt_trace_mode (debug/tracer.h). */
-static int vt_parse_trace_mode(u32 *mode)
+/* trace_mode= as enum vt_trace_mode (debug/tracer.h), and trace_event_gap=. */
+static int vt_parse_trace_params(struct vt_linux_trace_params *trace)
 {
 	static const char *const names[] = {
 		[VT_TRACE_MODE_AUTO] = "auto", [VT_TRACE_MODE_MTF] = "mtf", [VT_TRACE_MODE_TF] = "tf",
@@ -266,7 +271,12 @@ static int vt_parse_trace_mode(u32 *mode)
 		pr_err("trace_mode=%s: must be auto, mtf or tf\n", trace_mode);
 		return -EINVAL;
 	}
-	*mode = i;
+	if (!trace_event_gap) {
+		pr_err("trace_event_gap=0: must be at least 1\n");
+		return -EINVAL;
+	}
+	trace->mode = i;
+	trace->event_gap = trace_event_gap;
 	return 0;
 }
 
@@ -290,10 +300,10 @@ static void vt_log_tracer(void)
 
 static int __init vt_init(void)
 {
-	u32 mode;
+	struct vt_linux_trace_params trace;
 	int ret;
 
-	ret = vt_parse_trace_mode(&mode);
+	ret = vt_parse_trace_params(&trace);
 	if (ret)
 		return ret;
 	if (ring_records < 64 || ring_records > (1u << 20) || !is_power_of_2(ring_records)) {
@@ -331,14 +341,14 @@ static int __init vt_init(void)
 		struct vt_linux_stub_params params = {
 			.port = debug_port, .baud = debug_baud, .crash_stop = crash_stop,
 			.lockup_secs = lockup_secs, .step_tf = step_tf, .trace_records = trace_records,
-			.trace_mode = mode,
+			.trace = trace,
 		};
 
 		ret = vt_linux_stub_init(&params);
 		if (ret)
 			goto err_vcpu_state;
 	}
-	ret = vt_linux_path_init(mode);
+	ret = vt_linux_path_init(&trace);
 	if (ret) {
 		pr_err("no memory for the syscall-path tracer (%d); not loading\n", ret);
 		goto err_stub;

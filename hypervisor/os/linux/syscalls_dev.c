@@ -216,12 +216,12 @@ long vt_ioc_path_trace(struct file *file, void __user *uarg)
 }
 
 /* At load, after the stub. */
-int vt_linux_path_init(u32 trace_mode)
+int vt_linux_path_init(const struct vt_linux_trace_params *trace)
 {
 	struct vt_tracer_config cfg = {
 		.vcpus = vt_mod.vcpu_state, .nr_cpus = min_t(u32, nr_cpu_ids, VT_TRACE_MAX_CPUS),
 		.current_task = vt_linux_task_pointers(), .mem = vt_own_mem,
-		.mode = (enum vt_trace_mode)trace_mode,
+		.mode = (enum vt_trace_mode)trace->mode, .event_gap = trace->event_gap,
 	};
 
 	BUILD_BUG_ON(VT_TRACE_MAX_CPUS > VT_LINUX_TASK_CPUS);

@@ -22,6 +22,12 @@ void vt_dev_unregister(void);
 int vt_power_register(void);
 int vt_selftest(void);
 void vt_power_unregister(void);
+/* The module parameters behind the branch tracer (module.c, debug/tracer.h). */
+struct vt_linux_trace_params {
+	u32 mode;		/* enum vt_trace_mode */
+	u32 event_gap;		/* a traced CPU's steps between two interrupts let in */
+};
+
 /* The module parameters behind the debug stub (module.c). */
 struct vt_linux_stub_params {
 	u16 port;
@@ -30,7 +36,7 @@ struct vt_linux_stub_params {
 	u32 lockup_secs;
 	bool step_tf;
 	u32 trace_records;
-	u32 trace_mode;		/* enum vt_trace_mode (debug/tracer.h) */
+	struct vt_linux_trace_params trace;
 };
 int vt_linux_stub_init(const struct vt_linux_stub_params *params);
 /* stub_os.c: NMIs the hypervisor sent that landed in VMX root are not the kernel's news. */
@@ -54,6 +60,6 @@ struct file;
 long vt_ioc_syscalls(struct file *file, void __user *uarg);
 long vt_ioc_path_trace(struct file *file, void __user *uarg);
 void vt_syscalls_release(struct file *file);
-int vt_linux_path_init(u32 trace_mode);
+int vt_linux_path_init(const struct vt_linux_trace_params *trace);
 
 #endif /* VT_OS_LINUX_H */

@@ -42,6 +42,8 @@ int cmd_ftrace_openat(int argc, char **argv);
 int cmd_openat_loop(int argc, char **argv);
 int cmd_syscalls(int argc, char **argv);
 int cmd_stealth(int argc, char **argv);
+int cmd_path_cost(int argc, char **argv);
+int cmd_path_kill(int argc, char **argv);
 int cmd_timer_load(int argc, char **argv);
 
 #endif

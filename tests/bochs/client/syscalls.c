@@ -27,14 +27,13 @@
 
 #include "device.h"
 #include "report.h"
+#include "spawn.h"
 
-#define VTICE_BIN	"/bin/vtice"
 #define TRACE_OUT	"/tmp/vtsys.trace"
 #define TRACE_ERR	"/tmp/vtsys.err"
 #define TRACE_OUT2	"/tmp/vtsys2.trace"	/* the tracers of the other checks */
 #define TRACE_ERR2	"/tmp/vtsys2.err"
 #define MAX_CALLS	16
-#define UNTRACED_CALLS	20000
 
 struct call {
 	const char *name;
@@ -123,47 +122,10 @@ static int return_matches(const char *text, long ret)
 /* vtice trace syscalls --comm COMM -o out_path, its stderr to err_path. */
 static pid_t start_trace(const char *comm, const char *out_path, const char *err_path)
 {
-	pid_t pid = fork();
+	const char *const args[] = { "vtice", "trace", "syscalls", "--comm", comm, "-o", out_path,
+				     "--duration", "3000", NULL };
 
-	if (pid == 0) {
-		int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		dup2(err, 2);
-		execl(VTICE_BIN, "vtice", "trace", "syscalls", "--comm", comm, "-o", out_path,
-		      "--duration", "3000", (char *)NULL);
-		_exit(127);
-	}
-	return pid;
-}
-
-static void read_text(const char *path, char *out, size_t len)
-{
-	FILE *f = fopen(path, "r");
-	size_t n = 0;
-
-	if (f) {
-		n = fread(out, 1, len - 1, f);
-		fclose(f);
-	}
-	out[n] = 0;
-}
-
-/* vtice says "armed on N CPUs" once every CPU traps. */
-static int wait_armed(pid_t trace, const char *err_path, int max_s)
-{
-	for (int i = 0; i < max_s * 10; i++) {
-		char text[512];
-
-		read_text(err_path, text, sizeof(text));
-		if (strstr(text, "armed on"))
-			return 1;
-		if (waitpid(trace, NULL, WNOHANG) == trace) {
-			fprintf(stderr, "vtice trace syscalls ended early: %s\n", text);
-			return 0;
-		}
-		usleep(100000);
-	}
-	return 0;
+	return spawn_vtice(err_path, args);
 }
 
 /* The vtsys lines of the trace, with their line numbers dropped. */
@@ -210,36 +172,12 @@ static int compare(const char *name, const struct oracle *o, char lines[][256], 
 		      o->n, o->n);
 }
 
-struct cost {
-	double exits, tsc;	/* per getpid */
-};
-
-/* getpid on CPU 0: VM exits (all CPUs) and TSC cycles per call. */
-static int measure(struct cost *c)
-{
-	int64_t before, after;
-	uint64_t t0, t1;
-
-	pin_to_cpu(0);
-	before = total_exits();
-	t0 = rdtsc();
-	for (int i = 0; i < UNTRACED_CALLS; i++)
-		syscall(SYS_getpid);
-	t1 = rdtsc();
-	after = total_exits();
-	if (before < 0 || after < 0)
-		return -1;
-	c->exits = (double)(after - before) / UNTRACED_CALLS;
-	c->tsc = (double)(t1 - t0) / UNTRACED_CALLS;
-	return 0;
-}
-
 /*
  * Unarmed, nothing may exit on the syscall path (goal 0; one exit per
  * hundred calls means it does). Armed, a task the filter does not match
  * pays the trap: SYSCALL and SYSRET, two exits per call, and no more.
  */
-static int report_cost(const char *name, const struct cost *unarmed, const struct cost *armed)
+static int report_cost(const char *name, const struct getpid_cost *unarmed, const struct getpid_cost *armed)
 {
 	figure_named(name, "unarmed_exits_per_call", "%.3f", unarmed->exits);
 	figure_named(name, "unarmed_tsc_per_call", "%.0f", unarmed->tsc);
@@ -275,7 +213,7 @@ static void second_owner(const char *name)
 static void killed_owner(const char *name)
 {
 	char test[128];
-	struct cost after;
+	struct getpid_cost after;
 	pid_t trace = start_trace("nobody", TRACE_OUT2, TRACE_ERR2);
 
 	snprintf(test, sizeof(test), "%s-killed", name);
@@ -285,7 +223,7 @@ static void killed_owner(const char *name)
 	}
 	kill(trace, SIGKILL);
 	waitpid(trace, NULL, 0);
-	if (measure(&after)) {
+	if (measure_getpid(&after)) {
 		report(test, FAIL, "no VM-exit counts");
 		return;
 	}
@@ -300,7 +238,7 @@ int cmd_syscalls(int argc, char **argv)
 {
 	const char *name = argv[0];
 	char lines[MAX_CALLS + 8][256], cost_name[128];
-	struct cost unarmed, armed;
+	struct getpid_cost unarmed, armed;
 	struct oracle *o;
 	pid_t trace, child;
 	int n, status;
@@ -312,7 +250,7 @@ int cmd_syscalls(int argc, char **argv)
 	if (o == MAP_FAILED)
 		return report(name, FAIL, "mmap: %s", strerror(errno));
 	snprintf(cost_name, sizeof(cost_name), "%s-cost", name);
-	if (measure(&unarmed))
+	if (measure_getpid(&unarmed))
 		return report(name, FAIL, "no VM-exit counts from /dev/vtice");
 	trace = start_trace("vtsys", TRACE_OUT, TRACE_ERR);
 	if (trace < 0 || !wait_armed(trace, TRACE_ERR, 120))
@@ -321,7 +259,7 @@ int cmd_syscalls(int argc, char **argv)
 	if (child == 0)
 		vtsys(o);
 	waitpid(child, &status, 0);
-	if (measure(&armed))
+	if (measure_getpid(&armed))
 		return report(name, FAIL, "no VM-exit counts from /dev/vtice");
 	second_owner(name);
 	sleep(1);	/* the tracer polls every 20 ms */

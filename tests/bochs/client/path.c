@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What `vtice trace syscall` costs the tasks it does not trace, and that a
+ * tracer killed mid-call leaves nothing behind (scenarios hvpath, hvpathtf).
+ *
+ * path-cost: getpid exits per call unarmed (goal 0), while armed for a comm
+ * no task has (the quiet syscall trap: 2, SYSCALL and SYSRET), and after
+ * kill -9 of the tracer (0).
+ *
+ * path-kill: armed for comm vtopen, whose openat comes once a second; once
+ * the exit rate shows a call being stepped, kill -9; then getpid must exit
+ * no more (the file's close disarmed every CPU and ended the call).
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "device.h"
+#include "report.h"
+#include "spawn.h"
+
+#define PATH_ERR	"/tmp/vtice-path-cost.err"
+#define STEPPING_RATE	20000	/* exits per second: a traced call, not a trap */
+
+static pid_t start_path_trace(const char *comm)
+{
+	const char *const args[] = { "vtice", "trace", "syscall", "openat", "--comm", comm, "--quiet",
+				     "--timeout", "600", NULL };
+
+	return spawn_vtice(PATH_ERR, args);
+}
+
+static void stop(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+int cmd_path_cost(int argc, char **argv)
+{
+	struct getpid_cost unarmed, armed, killed;
+	pid_t trace;
+
+	(void)argc;
+	if (measure_getpid(&unarmed))
+		return report(argv[0], FAIL, "no VM-exit counts from /dev/vtice");
+	trace = start_path_trace("nobody");
+	if (trace < 0 || !wait_armed(trace, PATH_ERR, 120)) {
+		stop(trace);
+		return report(argv[0], FAIL, "vtice trace syscall did not arm (see %s)", PATH_ERR);
+	}
+	measure_getpid(&armed);
+	stop(trace);
+	measure_getpid(&killed);
+	figure_named(argv[0], "unarmed_exits_per_call", "%.3f", unarmed.exits);
+	figure_named(argv[0], "armed_exits_per_call", "%.3f", armed.exits);
+	figure_named(argv[0], "armed_ratio", "%.2f", armed.tsc / unarmed.tsc);
+	figure_named(argv[0], "killed_exits_per_call", "%.3f", killed.exits);
+	if (unarmed.exits >= 0.01 || killed.exits >= 0.01 || armed.exits < 1.99 || armed.exits > 2.05)
+		return report(argv[0], FAIL, "exits per getpid: %.3f unarmed, %.3f armed (2 expected), %.3f "
+			      "after kill -9", unarmed.exits, armed.exits, killed.exits);
+	return report(argv[0], PASS, "exits per getpid of an untraced task: %.3f unarmed, %.3f while "
+		      "armed, %.3f after kill -9 of the tracer", unarmed.exits, armed.exits, killed.exits);
+}
+
+/* Exits per second over the next 100 ms. */
+static double exit_rate(void)
+{
+	int64_t before = total_exits(), after;
+	uint64_t t0 = now_ns();
+
+	usleep(100000);
+	after = total_exits();
+	return before < 0 || after < 0 ? 0 : (double)(after - before) * 1e9 / (double)(now_ns() - t0);
+}
+
+int cmd_path_kill(int argc, char **argv)
+{
+	struct getpid_cost after;
+	double rate = 0;
+	pid_t trace;
+	int i;
+
+	(void)argc;
+	trace = start_path_trace("vtopen");
+	if (trace < 0 || !wait_armed(trace, PATH_ERR, 120)) {
+		stop(trace);
+		return report(argv[0], FAIL, "vtice trace syscall did not arm (see %s)", PATH_ERR);
+	}
+	for (i = 0; i < 600 && (rate = exit_rate()) < STEPPING_RATE; i++)
+		;
+	stop(trace);
+	if (rate < STEPPING_RATE)
+		return report(argv[0], FAIL, "no call was traced in 60 s (vtopen running?)");
+	if (measure_getpid(&after))
+		return report(argv[0], FAIL, "no VM-exit counts from /dev/vtice");
+	figure_named(argv[0], "exits_per_s_when_killed", "%.0f", rate);
+	figure_named(argv[0], "exits_per_call_after", "%.3f", after.exits);
+	if (after.exits >= 0.01)
+		return report(argv[0], FAIL, "after kill -9 mid-call, still %.3f exits per getpid", after.exits);
+	return report(argv[0], PASS, "killed mid-call (%.0f exits/s: stepping); then %.3f exits per getpid",
+		      rate, after.exits);
+}

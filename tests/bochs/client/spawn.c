@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Running `vtice` from the guest client, and what an armed trap costs (spawn.h). */
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "device.h"
+#include "report.h"
+#include "spawn.h"
+
+pid_t spawn_vtice(const char *err_path, const char *const args[])
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		dup2(err, 2);
+		execv(VTICE_BIN, (char *const *)args);
+		_exit(127);
+	}
+	return pid;
+}
+
+void read_text(const char *path, char *out, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	size_t n = 0;
+
+	if (f) {
+		n = fread(out, 1, len - 1, f);
+		fclose(f);
+	}
+	out[n] = 0;
+}
+
+int wait_armed(pid_t trace, const char *err_path, int max_s)
+{
+	for (int i = 0; i < max_s * 10; i++) {
+		char text[512];
+
+		read_text(err_path, text, sizeof(text));
+		if (strstr(text, "armed on"))
+			return 1;
+		if (waitpid(trace, NULL, WNOHANG) == trace) {
+			fprintf(stderr, "vtice ended early: %s\n", text);
+			return 0;
+		}
+		usleep(100000);
+	}
+	return 0;
+}
+
+int measure_getpid(struct getpid_cost *c)
+{
+	int64_t before, after;
+	uint64_t t0, t1;
+
+	pin_to_cpu(0);
+	before = total_exits();
+	t0 = rdtsc();
+	for (int i = 0; i < UNTRACED_CALLS; i++)
+		syscall(SYS_getpid);
+	t1 = rdtsc();
+	after = total_exits();
+	if (before < 0 || after < 0)
+		return -1;
+	c->exits = (double)(after - before) / UNTRACED_CALLS;
+	c->tsc = (double)(t1 - t0) / UNTRACED_CALLS;
+	return 0;
+}

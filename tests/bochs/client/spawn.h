@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Running `vtice` from the guest client, and what an armed trap costs. */
+#ifndef VTICE_BOCHS_SPAWN_H
+#define VTICE_BOCHS_SPAWN_H
+
+#include <sys/types.h>
+
+#define VTICE_BIN	"/bin/vtice"
+#define UNTRACED_CALLS	20000
+
+/* /bin/vtice with args (args[0] = "vtice", NULL-terminated), stderr to err_path. */
+pid_t spawn_vtice(const char *err_path, const char *const args[]);
+/* The first len - 1 bytes of a file, NUL-terminated ("" when unreadable). */
+void read_text(const char *path, char *out, size_t len);
+/* vtice said "armed on N CPUs" within max_s seconds, and still runs. */
+int wait_armed(pid_t trace, const char *err_path, int max_s);
+
+struct getpid_cost {
+	double exits, tsc;	/* per getpid */
+};
+
+/* UNTRACED_CALLS getpid on CPU 0: VM exits (all CPUs) and TSC per call; -1 without counts. */
+int measure_getpid(struct getpid_cost *c);
+
+#endif
