@@ -8,7 +8,10 @@
 #define VTICE_BIN	"/bin/vtice"
 #define UNTRACED_CALLS	20000
 
-/* /bin/vtice with args (args[0] = "vtice", NULL-terminated), stderr to err_path. */
+/*
+ * /bin/vtice with args (args[0] = "vtice", NULL-terminated), stderr to
+ * err_path, on CPU 1 when there is one: measure_getpid() runs on CPU 0.
+ */
 pid_t spawn_vtice(const char *err_path, const char *const args[]);
 /* The first len - 1 bytes of a file, NUL-terminated ("" when unreadable). */
 void read_text(const char *path, char *out, size_t len);
@@ -19,7 +22,10 @@ struct getpid_cost {
 	double exits, tsc;	/* per getpid */
 };
 
-/* UNTRACED_CALLS getpid on CPU 0: VM exits (all CPUs) and TSC per call; -1 without counts. */
+/*
+ * UNTRACED_CALLS getpid on CPU 0: CPU 0's VM exits and TSC per call (what
+ * other CPUs' tasks cost is not this loop's); -1 without counts.
+ */
 int measure_getpid(struct getpid_cost *c);
 
 #endif
