@@ -324,10 +324,10 @@ CallTree CallTreeBuilder::finish()
 }
 
 CallTree build_call_tree(std::span<const vtice_record> records, const CodeSource &code,
-			 const Disassembler &disassembler, const Symbolizer &functions)
+			 const Disassembler &disassembler, const Symbolizer &functions, const DecodeOptions &options)
 {
 	BranchClassifier classifier(code, disassembler);
-	FlowDecoder flow(classifier);
+	FlowDecoder flow(classifier, options);
 	CallTreeBuilder builder(functions);
 	// At most one node per record; real traces are about half calls.
 	builder.reserve(records.size() / 2);

@@ -49,7 +49,7 @@ struct DecodeStats {
 	std::uint64_t branches = 0;
 	std::uint64_t unclassified = 0;        // no code at `from`: left out of the tree
 	std::uint64_t unknown_blocks = 0;      // instruction count unknown for a block
-	std::uint64_t btf_exits = 0;           // a TF + BTF tracer's VM exits for the known blocks (a model)
+	std::uint64_t btf_exits = 0;           // a TF + BTF tracer's VM exits for the known blocks (a model; priced only on request)
 	std::uint64_t lost_records = 0;        // sum of lost markers
 	std::uint64_t unwound_frames = 0;
 	std::uint64_t unexpected_returns = 0;  // returned somewhere no frame expected
@@ -115,7 +115,8 @@ private:
 };
 
 CallTree build_call_tree(std::span<const vtice_record> records, const CodeSource &code,
-			 const Disassembler &disassembler, const Symbolizer &functions = {});
+			 const Disassembler &disassembler, const Symbolizer &functions = {},
+			 const DecodeOptions &options = {});
 
 // Depth-first walk without recursion (a hostile trace may nest millions
 // deep): visit(node_index, depth, leaving) is called on entry and on exit

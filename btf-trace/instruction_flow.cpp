@@ -47,7 +47,10 @@ std::optional<BlockCost> BlockCounter::decode_block(std::uint64_t start, std::ui
 	for (std::uint32_t n = 1; n <= kMaxBlock; n++) {
 		if (address > end)
 			return std::nullopt;
-		addresses.push_back(address);
+		if (price_)
+			addresses.push_back(address);
+		if (address == end && !price_)
+			return BlockCost{n};
 		if (address == end)
 			return BlockCost{n, branch_steps(addresses.data(), n), branch_steps(addresses.data(), n - 1)};
 		auto insn = classifier_.decode(address);

@@ -23,15 +23,23 @@ struct FlowEvent {
 	std::uint64_t btf_exits = 0;
 };
 
+// What the flow layer works out beyond instruction counts.
+struct DecodeOptions {
+	bool price_branch_steps = false;  // FlowEvent::btf_exits (costs a second decode of each new block)
+};
+
 struct BlockCost {
 	std::uint32_t insns = 0;      // from start up to and including the one at end
-	std::uint32_t btf_steps = 0;  // the model's steps over them (at least 1)
+	std::uint32_t btf_steps = 0;  // the model's steps over them (at least 1; 0 unpriced)
 	std::uint32_t btf_steps_before_end = 0;  // ...over all but the one at end (interrupted there)
 };
 
 class BlockCounter {
 public:
-	explicit BlockCounter(const BranchClassifier &classifier) : classifier_(classifier) {}
+	explicit BlockCounter(const BranchClassifier &classifier, bool price_branch_steps = false)
+		: classifier_(classifier), price_(price_branch_steps)
+	{
+	}
 
 	// The block from start up to and including the instruction at end;
 	// nothing when end is not reached by straight-line decode (missing code,
@@ -48,12 +56,16 @@ private:
 	std::uint32_t branch_steps(const std::uint64_t *addresses, std::size_t n) const;
 
 	const BranchClassifier &classifier_;
+	bool price_;
 	FlatMap<AddressPair, std::optional<BlockCost>> cache_;
 };
 
 class FlowDecoder {
 public:
-	explicit FlowDecoder(const BranchClassifier &classifier) : blocks_(classifier) {}
+	explicit FlowDecoder(const BranchClassifier &classifier, const DecodeOptions &options = {})
+		: blocks_(classifier, options.price_branch_steps)
+	{
+	}
 	FlowEvent next(const BranchEvent &event);
 
 private:

@@ -2,7 +2,8 @@
 
 namespace vtice::trace {
 
-CallTree decode_trace(const TraceData &data, const CodeSource *more_code, const Symbolizer &symbolize)
+CallTree decode_trace(const TraceData &data, const CodeSource *more_code, const Symbolizer &symbolize,
+		      const DecodeOptions &options)
 {
 	CodeMap embedded(data.code);
 	ChainedCodeSource code;
@@ -10,13 +11,13 @@ CallTree decode_trace(const TraceData &data, const CodeSource *more_code, const 
 	if (more_code)
 		code.add(more_code);
 	Disassembler disassembler;
-	return build_call_tree(data.records, code, disassembler, symbolize);
+	return build_call_tree(data.records, code, disassembler, symbolize, options);
 }
 
 RenderedTrace render_trace(const TraceData &data, const CodeSource *more_code, const Symbolizer &symbolize,
-			   Renderer render)
+			   Renderer render, const DecodeOptions &options)
 {
-	CallTree tree = decode_trace(data, more_code, symbolize);
+	CallTree tree = decode_trace(data, more_code, symbolize, options);
 	RenderedTrace out;
 	for (const CallNode &node : tree.nodes) {
 		out.instructions += node.self_insns;

@@ -17,16 +17,17 @@ struct RenderedTrace {
 	std::string text;
 	std::uint64_t instructions = 0;  // decoded, over the whole tree
 	std::size_t calls = 0;           // call nodes (tail calls included)
-	std::uint64_t btf_exits = 0;     // a TF + BTF tracer's VM exits for them (model, call_tree.hpp)
+	std::uint64_t btf_exits = 0;     // a TF + BTF tracer's VM exits for them (model, when priced)
 };
 
 // Decodes data's records against its CODE chunks (then more_code, a vmlinux,
 // when given) into the call tree, with symbolize's function bounds (tail
 // calls, thunks). The TUI's trace viewer starts from here too.
-CallTree decode_trace(const TraceData &data, const CodeSource *more_code, const Symbolizer &symbolize);
+CallTree decode_trace(const TraceData &data, const CodeSource *more_code, const Symbolizer &symbolize,
+		      const DecodeOptions &options = {});
 
 // decode_trace, then the rendering, with the clock the header names.
 RenderedTrace render_trace(const TraceData &data, const CodeSource *more_code, const Symbolizer &symbolize,
-			   Renderer render);
+			   Renderer render, const DecodeOptions &options = {});
 
 }  // namespace vtice::trace

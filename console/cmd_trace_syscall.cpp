@@ -197,13 +197,16 @@ public:
 		std::uint64_t lost = std::max(call.lost, lost_since_last_call());
 		dbg::TraceResult t = to_trace(call, *kernel_.kcore);
 		std::printf("%s\n", trace::format_syscall_call(call.call).c_str());
-		trace::RenderedTrace rendering = dbg::render_trace(t, symbolize_);
+		trace::RenderedTrace rendering = dbg::render_trace(t, symbolize_, {.price_branch_steps = true});
 		if (!o_.quiet)
 			std::fputs(rendering.text.c_str(), stdout);
 		std::size_t async = 0, branches = 0;
+		std::uint64_t first_tsc = UINT64_MAX, last_tsc = 0;
 		for (const auto &r : t.records) {
 			branches += r.type == VTICE_REC_BRANCH;
 			async += r.type == VTICE_REC_BRANCH && (r.flags & VTICE_BRANCH_ASYNC);
+			first_tsc = std::min<std::uint64_t>(first_tsc, r.tsc);
+			last_tsc = std::max<std::uint64_t>(last_tsc, r.tsc);
 		}
 		std::printf("trace: call %zu: %llu instructions stepped, %llu decoded into %zu calls; %zu taken "
 			    "branches (%zu interrupts or exceptions); %llu records lost; %llu moves to another CPU "
@@ -212,10 +215,12 @@ public:
 			    static_cast<unsigned long long>(rendering.instructions), rendering.calls, branches, async,
 			    static_cast<unsigned long long>(lost), static_cast<unsigned long long>(call.moves),
 			    stop_reason(call.stop));
-		std::printf("trace: call %zu: VM exits: %llu stepping each instruction (MTF or TF); %llu stepping "
-			    "each taken branch (TF + DEBUGCTL.BTF, by model: the decoded instructions, their "
-			    "interrupts, and plain steps over TF hazards; docs/tracing.md)\n",
-			    calls_, static_cast<unsigned long long>(call.insns + async),
+		std::printf("trace: call %zu: %llu TSC cycles from entry to return, traced; VM exits: %llu "
+			    "stepping each instruction (MTF or TF); %llu stepping each taken branch (TF + "
+			    "DEBUGCTL.BTF, by model: the decoded instructions, their interrupts, and plain steps "
+			    "over TF hazards; docs/tracing.md)\n",
+			    calls_, static_cast<unsigned long long>(last_tsc > first_tsc ? last_tsc - first_tsc : 0),
+			    static_cast<unsigned long long>(call.insns + async),
 			    static_cast<unsigned long long>(rendering.btf_exits));
 		std::fflush(stdout);
 		lost_ += lost;

@@ -17,7 +17,8 @@ namespace vtice::dbg {
 trace::TraceData trace_contents(const TraceResult &trace, const SymbolSource *symbols, std::int64_t slide);
 
 // The function graph, as `vtice report` renders the file written from it.
-trace::RenderedTrace render_trace(const TraceResult &trace, const Symbolizer &symbolize);
+trace::RenderedTrace render_trace(const TraceResult &trace, const Symbolizer &symbolize,
+				  const trace::DecodeOptions &options = {});
 
 Result<void> write_trace_file(const std::string &path, const TraceResult &trace, const SymbolSource *symbols,
 			      std::int64_t slide);

@@ -466,6 +466,7 @@ scenario_hvpath() {
 	local loop rc
 	[ "$loaded" = 0 ] || rmmod_vtice
 	$T ftrace-openat hv.path-ftrace /proc/version
+	$T openat-cost hv.path-openat /proc/version 200	# the same call untraced, for the slowdown
 	# Every CPU is stepped while the call is traced, vtice's reader too, so
 	# in Bochs it drains the rings slowly: rings that hold a whole openat.
 	if ! insmod "$KO" ring_records=65536 2>/tmp/insmod.err; then
@@ -517,6 +518,7 @@ scenario_hvpathtf() {
 	local loop timers probe progress rc out
 	[ "$loaded" = 0 ] || rmmod_vtice
 	$T ftrace-openat hv.pathtf-ftrace /proc/version
+	$T openat-cost hv.pathtf-openat /proc/version 200
 	if ! insmod "$KO" ring_records=65536 trace_mode=tf 2>/tmp/insmod.err; then
 		result hv.pathtf FAIL "insmod ring_records=65536 trace_mode=tf: $(cat /tmp/insmod.err)"
 		return

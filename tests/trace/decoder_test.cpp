@@ -87,7 +87,7 @@ TEST(BlockCounter, PricesABlockForABranchStepTracer)
 	CodeMap code{std::vector<CodeBlob>{{0x2000, {0x9c, 0x58, 0x90, 0xeb, 0x01, 0x90, 0x89, 0xc3, 0x74, 0xf6, 0xc3}}}};
 	Disassembler disassembler;
 	BranchClassifier classifier{code, disassembler};
-	BlockCounter blocks(classifier);
+	BlockCounter blocks(classifier, true);
 	auto clean = blocks.count(0x2006, 0x200a);	// mov, je not taken, ret
 	ASSERT_TRUE(clean);
 	EXPECT_EQ(clean->insns, 3u);
@@ -102,10 +102,20 @@ TEST(BlockCounter, PricesABlockForABranchStepTracer)
 	EXPECT_EQ(hazard->btf_steps_before_end, 2u) << "interrupted at the jmp: pushfq, then pop and nop";
 }
 
+TEST(BlockCounter, PricesOnlyWhenAsked)
+{
+	Fixture f;
+	BlockCounter blocks(f.classifier);	// report, the TUI: counts only
+	auto block = blocks.count(0x1010, 0x1014);
+	ASSERT_TRUE(block);
+	EXPECT_EQ(block->insns, 3u);
+	EXPECT_EQ(block->btf_steps, 0u);
+}
+
 TEST(FlowDecoder, AnInterruptIsOneMoreStepForABranchStepTracer)
 {
 	Fixture f;
-	FlowDecoder flow(f.classifier);
+	FlowDecoder flow(f.classifier, {.price_branch_steps = true});
 	flow.next(make_event(branch(0x1000, 0x1010), f.classifier));
 	auto irq = flow.next(make_event(branch(0x1014, 0x5000, VTICE_BRANCH_ASYNC), f.classifier));
 	ASSERT_TRUE(irq.insns_known);

@@ -102,6 +102,7 @@ static const struct command commands[] = {
 	{ "com2", cmd_com2, "NAME DEVICE  serve tests/bochs/host/com2-check.py on a 115200 raw line" },
 	{ "gdbwire", cmd_gdbwire, "NAME DEVICE  first RSP steps with gdb on the host (host/gdb-wire.py)" },
 	{ "ftrace-openat", cmd_ftrace_openat, "NAME PATH  the kernel's function_graph of one openat(PATH)" },
+	{ "openat-cost", cmd_openat_cost, "NAME PATH N  the fastest of N untraced openat(PATH), in TSC cycles" },
 	{ "openat-loop", cmd_openat_loop, "NAME PATH DONE MAX_S  openat(PATH) each second as vtopen until hostname is DONE" },
 	{ "syscalls", cmd_syscalls, "NAME  vtice trace syscalls shows exactly the syscalls a child makes" },
 	{ "path-cost", cmd_path_cost, "NAME  getpid exits unarmed, while trace syscall is armed, after kill -9" },

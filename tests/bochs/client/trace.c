@@ -10,8 +10,10 @@
  * Both warm the path first, so the traced calls take the same (cached) path.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -130,4 +132,35 @@ int cmd_openat_loop(int argc, char **argv)
 	}
 	figure_named(argv[0], "calls", "%u", calls);
 	return report(argv[0], hostname_is(argv[2]) ? PASS : FAIL, "%u openat calls as vtopen", calls);
+}
+
+/*
+ * What one warm openat(PATH) costs untraced, in TSC cycles: the fastest of
+ * N (the floor is the path itself; interrupts only add), with the close
+ * outside the timed span. The traced call's cycles over this are the
+ * tracer's slowdown (the host divides).
+ */
+int cmd_openat_cost(int argc, char **argv)
+{
+	uint64_t best = UINT64_MAX;
+	int n;
+
+	if (argc != 3 || sscanf(argv[2], "%d", &n) != 1 || n <= 0)
+		return report(argv[0], FAIL, "usage: openat-cost NAME PATH N");
+	pin_to_cpu(1);
+	open_once(argv[1]);
+	for (int i = 0; i < n; i++) {
+		uint64_t t0 = rdtsc();
+		int fd = openat(AT_FDCWD, argv[1], O_RDONLY);
+		uint64_t t1 = rdtsc();
+
+		if (fd < 0)
+			return report(argv[0], FAIL, "openat(%s): %s", argv[1], strerror(errno));
+		close(fd);
+		if (t1 - t0 < best)
+			best = t1 - t0;
+	}
+	figure_named(argv[0], "tsc_per_call", "%llu", (unsigned long long)best);
+	return report(argv[0], PASS, "the fastest of %d openat(%s): %llu TSC cycles", n, argv[1],
+		      (unsigned long long)best);
 }

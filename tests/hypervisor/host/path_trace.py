@@ -43,6 +43,28 @@ def check_tf(text, summary):
           "%d interrupt subtrees in the graph" % flagged)
 
 
+def untraced_cycles(name):
+    """The guest's figure NAME.tsc_per_call (openat-cost, before the module loaded)."""
+    with open(os.environ["VTICE_SERIAL_LOG"], errors="replace") as log:
+        for line in log:
+            m = re.match(r"VTICE-FIGURE %s\.tsc_per_call=(\d+)" % re.escape(name), line)
+            if m:
+                return int(m.group(1))
+    return None
+
+
+def check_slowdown(text):
+    """The traced call's cycles against the same call untraced: the tracer's slowdown."""
+    traced = re.search(r"call 1: (\d+) TSC cycles from entry to return, traced", text)
+    untraced = untraced_cycles("hv.pathtf-openat" if TF else "hv.path-openat")
+    ok = bool(traced) and bool(untraced)
+    ratio = int(traced.group(1)) / untraced if ok else 0
+    if ok:
+        print("VTICE-FIGURE %s.slowdown=%.0f" % ("hv.pathtf" if TF else "hv.path", ratio), flush=True)
+    check("path-slowdown", ok, "traced %s TSC cycles, untraced %s: %.0fx slower (Bochs, both CPUs stepped)" %
+          (traced.group(1) if traced else "?", untraced or "?", ratio))
+
+
 def main():
     if not check("path-output", wait_for_guest_line(TAG + "-END", 1800), "the guest printed its trace"):
         return 1
@@ -51,6 +73,7 @@ def main():
     check("path-summary", bool(summary), summary.group(0) if summary else "no summary line")
     if TF:
         check_tf(text, summary)
+    check_slowdown(text)
     ours, theirs = graph_calls(text), ftrace_calls("hv.pathtf-ftrace" if TF else "hv.path-ftrace")
     if not theirs:
         check("path-vs-ftrace", False, "the guest printed no function_graph (hv.path-ftrace)")
