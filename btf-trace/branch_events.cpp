@@ -13,10 +13,8 @@ std::optional<Instruction> BranchClassifier::decode(std::uint64_t address) const
 	return *insn;
 }
 
-const BranchInfo &BranchClassifier::classify(std::uint64_t from)
+const BranchInfo &BranchClassifier::classify_new(std::uint64_t from)
 {
-	if (const BranchInfo *hit = cache_.find(from))
-		return *hit;
 	BranchInfo info;
 	if (auto insn = decode(from))
 		info = BranchInfo{insn->branch, insn->length, true};

@@ -43,11 +43,19 @@ public:
 	BranchClassifier(const CodeSource &code, const Disassembler &disassembler)
 		: code_(code), disassembler_(disassembler) {}
 
-	const BranchInfo &classify(std::uint64_t from);
+	// Inline: it runs once per record and the decode once per address.
+	const BranchInfo &classify(std::uint64_t from)
+	{
+		if (const BranchInfo *hit = cache_.find(from)) [[likely]]
+			return *hit;
+		return classify_new(from);
+	}
 	// One instruction at address, uncached; nothing when no code decodes there.
 	std::optional<Instruction> decode(std::uint64_t address) const;
 
 private:
+	const BranchInfo &classify_new(std::uint64_t from);
+
 	const CodeSource &code_;
 	const Disassembler &disassembler_;
 	FlatMap<std::uint64_t, BranchInfo> cache_;

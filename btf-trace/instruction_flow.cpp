@@ -61,18 +61,14 @@ std::optional<BlockCost> BlockCounter::decode_block(std::uint64_t start, std::ui
 	return std::nullopt;
 }
 
-std::optional<BlockCost> BlockCounter::count(std::uint64_t start, std::uint64_t end)
+std::optional<BlockCost> BlockCounter::count_new(std::uint64_t start, std::uint64_t end)
 {
-	AddressPair key{start, end};
-	if (auto *hit = cache_.find(key))
-		return *hit;
-	return cache_.insert(key, decode_block(start, end));
+	return cache_.insert({start, end}, decode_block(start, end));
 }
 
-FlowDecoder::CpuFlow &FlowDecoder::cpu(std::uint16_t id)
+FlowDecoder::CpuFlow &FlowDecoder::add_cpu(std::uint16_t id)
 {
-	if (id >= cpus_.size())
-		cpus_.resize(std::size_t(id) + 1);
+	cpus_.resize(std::size_t(id) + 1);
 	return cpus_[id];
 }
 
