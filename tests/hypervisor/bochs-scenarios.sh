@@ -193,11 +193,8 @@ scenario_hvtrace() {
 }
 
 # The same tracer read by real gdb (record btrace, host/stub-btrace.sh).
-# Not in `make test` yet: gdb 13.1 aborted while decoding when the rig
-# dropped the line mid-read; the stub now serves the trace once per stop
-# (qXfer:btrace:read:new), but the scenario has not been re-run in Bochs
-# (docs/tracing.md, gdb's own client). Run it with --stall 900.
-# bochs-manual-scenario: hvbtrace
+# gdb reads the trace once per stop (qXfer:btrace:read:new): ~1 minute on
+# the 115200-baud line while the guest is parked and silent.
 # bochs-host-driver: hvbtrace host/stub-btrace.sh
 scenario_hvbtrace() {
 	trace_scenario hvbtrace

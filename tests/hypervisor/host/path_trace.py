@@ -21,7 +21,7 @@ from trace_compare import compare, ftrace_calls, graph_calls
 TF = len(sys.argv) > 1 and sys.argv[1] == "tf"
 TAG = "VTICE-PATHTF" if TF else "VTICE-PATH"
 PREFIX = TAG + " "
-MIN_INTERRUPTS = 3	# trace_event_gap's default lets one in per 16384 steps: ~5 over this call
+MIN_INTERRUPTS = 1	# trace_event_gap's default lets one in per 16384 steps: 1-5 over this call
 
 
 def guest_output():

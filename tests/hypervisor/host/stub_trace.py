@@ -103,6 +103,9 @@ def check_gdb_btrace():
     start = time.time()
     sg.run("continue")
     info = sg.run("info record")
+    # gdb prints record-function-call-history-size lines (10) per command
+    # unless told otherwise; the call's early functions come first.
+    sg.run("set record function-call-history-size unlimited")
     history = sg.run("record function-call-history")
     names = set(CALL.sub(r"\1", line).split()[-1] for line in history.splitlines() if line.strip())
     want = ["getname", "do_filp_open", "path_openat"]
