@@ -91,11 +91,22 @@ private:
 		std::uint64_t last_tsc = 0;
 	};
 
-	CpuStack &stack_for(std::uint16_t cpu, std::uint64_t tsc);
-	std::uint32_t add_node(const CallNode &node, std::uint32_t parent);
+	// The CPU's stack, its Root node made at the first sight of it. Inline
+	// with that first sight out of line: the call cost ~20 Ir per record.
+	CpuStack &stack_for(std::uint16_t cpu, std::uint64_t tsc)
+	{
+		if (cpu < cpus_.size() && cpus_[cpu].root != kNoNode) [[likely]]
+			return cpus_[cpu];
+		return open_stack(cpu, tsc);
+	}
+	CpuStack &open_stack(std::uint16_t cpu, std::uint64_t tsc);
+	std::uint32_t add_node(NodeKind kind, std::uint16_t cpu, std::uint64_t start_tsc, std::uint32_t parent);
 	std::uint32_t top(const CpuStack &stack) const;
 	void push(CpuStack &stack, NodeKind kind, const BranchEvent &event, std::uint64_t return_address);
+	void open_partial(CpuStack &stack, const BranchEvent &event);
 	void on_branch(CpuStack &stack, const FlowEvent &flow);
+	void on_unclassified(CpuStack &stack, const BranchEvent &event);
+	void push_tail_call(CpuStack &stack, const BranchEvent &event);
 	void on_return(CpuStack &stack, const BranchEvent &event);
 	bool is_tail_call(const CpuStack &stack, std::uint64_t target);
 	ThunkKind thunk_at(std::uint64_t address);
