@@ -21,33 +21,4 @@ const BranchInfo &BranchClassifier::classify_new(std::uint64_t from)
 	return cache_.insert(from, info);
 }
 
-BranchEvent make_event(const vtice_record &record, BranchClassifier &classifier)
-{
-	BranchEvent event;
-	event.cpu = record.cpu;
-	event.flags = record.flags;
-	event.tsc = record.tsc;
-	switch (record.type) {
-	case VTICE_REC_BRANCH:
-		event.type = EventType::Branch;
-		event.from = record.u.branch.from;
-		event.to = record.u.branch.to;
-		// An async entry interrupts the instruction at `from`; it did not branch.
-		if (!event.async())
-			event.info = classifier.classify(event.from);
-		break;
-	case VTICE_REC_LOST:
-		event.type = EventType::Lost;
-		event.lost = record.u.lost.count;
-		break;
-	case VTICE_REC_LBR_SNAPSHOT:
-		event.type = EventType::Resync;
-		break;
-	default:
-		event.type = EventType::Other;
-		break;
-	}
-	return event;
-}
-
 }  // namespace vtice::trace

@@ -72,28 +72,4 @@ FlowDecoder::CpuFlow &FlowDecoder::add_cpu(std::uint16_t id)
 	return cpus_[id];
 }
 
-FlowEvent FlowDecoder::next(const BranchEvent &event)
-{
-	FlowEvent out{event};
-	CpuFlow &flow = cpu(event.cpu);
-	if (event.type == EventType::Lost || event.type == EventType::Resync) {
-		flow.valid = false;
-		return out;
-	}
-	if (event.type != EventType::Branch)
-		return out;
-	if (flow.valid) {
-		// The instruction at an async event's `from` was interrupted, not
-		// run; the event is a step of its own for a TF tracer.
-		if (auto block = blocks_.count(flow.resume, event.from)) {
-			out.insns = event.async() ? block->insns - 1 : block->insns;
-			out.insns_known = true;
-			out.btf_exits = event.async() ? block->btf_steps_before_end + 1 : block->btf_steps;
-		}
-	}
-	flow.resume = event.to;
-	flow.valid = true;
-	return out;
-}
-
 }  // namespace vtice::trace
