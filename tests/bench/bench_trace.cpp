@@ -1,5 +1,6 @@
-// btf-trace throughput: records already in memory -> call tree (the goal is
-// >= 20 M branch records/s/core), trace-file reading, and each renderer.
+// btf-trace throughput: records already in memory -> call tree, without and
+// with function symbols (the goal is >= 20 M branch records/s/core),
+// trace-file reading, and each renderer.
 // Figures and the command line are in docs/btf-trace.md.
 #include <benchmark/benchmark.h>
 
@@ -83,19 +84,34 @@ Inputs &inputs()
 	return in;
 }
 
-void BM_DecodeToCallTree(benchmark::State &state)
+// Each kStride-aligned function as a symbol, function_N.
+std::optional<SymbolHit> function_at(std::uint64_t address)
+{
+	std::uint64_t start = address & ~(kStride - 1);
+	return SymbolHit{"function_" + std::to_string((start - kBase) / kStride), start, address - start};
+}
+
+void decode_to_call_tree(benchmark::State &state, const Symbolizer &functions)
 {
 	Inputs &in = inputs();
 	std::size_t nodes = 0;
 	for (auto _ : state) {
-		CallTree tree = build_call_tree(in.records, in.map, in.disassembler);
+		CallTree tree = build_call_tree(in.records, in.map, in.disassembler, functions);
 		nodes = tree.nodes.size();
 		benchmark::DoNotOptimize(tree.nodes.data());
 	}
 	state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * in.records.size()));
 	state.counters["nodes"] = static_cast<double>(nodes);
 }
+
+void BM_DecodeToCallTree(benchmark::State &state) { decode_to_call_tree(state, {}); }
 BENCHMARK(BM_DecodeToCallTree)->Unit(benchmark::kMillisecond);
+
+// The same decode with function symbols, as report has them from a vmlinux:
+// thunk and tail-call checks on every branch. Named so that the filter
+// "Decode" still selects the plain decode alone.
+void BM_CallTreeWithSymbols(benchmark::State &state) { decode_to_call_tree(state, function_at); }
+BENCHMARK(BM_CallTreeWithSymbols)->Unit(benchmark::kMillisecond);
 
 void BM_ReadTraceFile(benchmark::State &state)
 {
@@ -118,10 +134,7 @@ void BM_Render(benchmark::State &state)
 {
 	Inputs &in = inputs();
 	static const CallTree tree = build_call_tree(in.records, in.map, in.disassembler);
-	RenderOptions options{1000000, [](std::uint64_t address) -> std::optional<SymbolHit> {
-		std::uint64_t start = address & ~(kStride - 1);
-		return SymbolHit{"function_" + std::to_string((start - kBase) / kStride), start, address - start};
-	}};
+	RenderOptions options{1000000, function_at};
 	std::size_t bytes = 0;
 	for (auto _ : state) {
 		std::string out = Render(tree, options);
