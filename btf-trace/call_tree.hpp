@@ -110,6 +110,7 @@ private:
 	void on_return(CpuStack &stack, const BranchEvent &event);
 	bool is_tail_call(const CpuStack &stack, std::uint64_t target);
 	ThunkKind thunk_at(std::uint64_t address);
+	ThunkKind thunk_at_new(std::uint64_t address);
 	PendingThunk *pending_thunk(CpuStack &stack);
 	bool through_thunk(CpuStack &stack, const BranchEvent &event);
 	void leave_thunk(CpuStack &stack, const BranchEvent &event);
