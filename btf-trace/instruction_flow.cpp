@@ -52,7 +52,7 @@ std::optional<BlockCost> BlockCounter::decode_block(std::uint64_t start, std::ui
 		if (address == end && !price_)
 			return BlockCost{n};
 		if (address == end)
-			return BlockCost{n, branch_steps(addresses.data(), n), branch_steps(addresses.data(), n - 1)};
+			return BlockCost{n, branch_steps(addresses.data(), n), branch_steps(addresses.data(), n - 1) + 1};
 		auto insn = classifier_.decode(address);
 		if (!insn || !falls_through(*insn))
 			return std::nullopt;

@@ -31,7 +31,7 @@ struct DecodeOptions {
 struct BlockCost {
 	std::uint32_t insns = 0;      // from start up to and including the one at end
 	std::uint32_t btf_steps = 0;  // the model's steps over them (at least 1; 0 unpriced)
-	std::uint32_t btf_steps_before_end = 0;  // ...over all but the one at end (interrupted there)
+	std::uint32_t btf_steps_interrupted = 0;  // ...over all but the one at end, then one into the event
 };
 
 class BlockCounter {
@@ -108,7 +108,7 @@ inline FlowEvent FlowDecoder::next(const BranchEvent &event)
 		if (auto block = blocks_.count(flow.resume, event.from)) {
 			out.insns = event.async() ? block->insns - 1 : block->insns;
 			out.insns_known = true;
-			out.btf_exits = event.async() ? block->btf_steps_before_end + 1 : block->btf_steps;
+			out.btf_exits = event.async() ? block->btf_steps_interrupted : block->btf_steps;
 		}
 	}
 	flow.resume = event.to;

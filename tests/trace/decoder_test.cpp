@@ -99,7 +99,7 @@ TEST(BlockCounter, PricesABlockForABranchStepTracer)
 	ASSERT_TRUE(hazard);
 	EXPECT_EQ(hazard->insns, 4u);
 	EXPECT_EQ(hazard->btf_steps, 2u) << "a plain step over the pushfq, then one to the jmp";
-	EXPECT_EQ(hazard->btf_steps_before_end, 2u) << "interrupted at the jmp: pushfq, then pop and nop";
+	EXPECT_EQ(hazard->btf_steps_interrupted, 3u) << "interrupted at the jmp: pushfq, pop and nop, the event";
 }
 
 TEST(BlockCounter, PricesOnlyWhenAsked)
@@ -110,6 +110,10 @@ TEST(BlockCounter, PricesOnlyWhenAsked)
 	ASSERT_TRUE(block);
 	EXPECT_EQ(block->insns, 3u);
 	EXPECT_EQ(block->btf_steps, 0u);
+	FlowDecoder flow(f.classifier);
+	flow.next(make_event(branch(0x1000, 0x1010), f.classifier));
+	auto irq = flow.next(make_event(branch(0x1014, 0x5000, VTICE_BRANCH_ASYNC), f.classifier));
+	EXPECT_EQ(irq.btf_exits, 0u) << "an interrupt is not priced either";
 }
 
 TEST(FlowDecoder, AnInterruptIsOneMoreStepForABranchStepTracer)
