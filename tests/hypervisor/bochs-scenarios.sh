@@ -481,14 +481,7 @@ scenario_hvpath() {
 	$T path-kill hv.path-kill	# kill -9 in the middle of the next call
 	echo vtpath-done >/proc/sys/kernel/hostname
 	wait "$loop"
-	sed 's/^/VTICE-PATH /' /tmp/path.out /tmp/path.err
-	echo "VTICE-PATH-END"
-	start_host_driver hvpath
-	if [ "$rc" = 0 ]; then
-		result hv.path PASS "$(grep '^trace: call 1' /tmp/path.out)"
-	else
-		result hv.path FAIL "exit $rc: $(tail -n 2 /tmp/path.err)"
-	fi
+	report_path_trace hvpath hv.path VTICE-PATH /tmp/path "$rc"
 	if vtice report /tmp/path.vtrace >/tmp/path.report 2>&1 && grep -q "do_sys_openat2" /tmp/path.report; then
 		result hv.path-report PASS "vtice report renders the file: $(wc -l </tmp/path.report) lines"
 	else
@@ -543,16 +536,23 @@ scenario_hvpathtf() {
 	$T path-kill hv.pathtf-kill	# kill -9 mid-call: no CPU left stepping or holding interrupts
 	echo vtpathtf-done >/proc/sys/kernel/hostname
 	wait "$loop" "$timers" "$probe"
-	sed 's/^/VTICE-PATHTF /' /tmp/pathtf.out /tmp/pathtf.err
-	echo "VTICE-PATHTF-END"
-	start_host_driver hvpathtf
-	if [ "$rc" = 0 ]; then
-		result hv.pathtf PASS "$(grep '^trace: call 1' /tmp/pathtf.out)"
-	else
-		result hv.pathtf FAIL "exit $rc: $(tail -n 2 /tmp/pathtf.err)"
-	fi
+	report_path_trace hvpathtf hv.pathtf VTICE-PATHTF /tmp/pathtf "$rc"
 	$T getpid hv.pathtf-after 200000	# nothing left stepping or trapping
 	rmmod_vtice
+}
+
+# A local trace's output, for the host driver of scenario $1 (between $3
+# lines and $3-END), and its verdict as test $2. $4: the base of its .out and
+# .err files, $5: vtice's exit status.
+report_path_trace() {
+	sed "s/^/$3 /" "$4.out" "$4.err"
+	echo "$3-END"
+	start_host_driver "$1"
+	if [ "$5" = 0 ]; then
+		result "$2" PASS "$(grep '^trace: call 1' "$4.out")"
+	else
+		result "$2" FAIL "exit $5: $(tail -n 2 "$4.err")"
+	fi
 }
 
 # Syscall events (docs/tracing.md): vtice trace syscalls --comm vtsys while

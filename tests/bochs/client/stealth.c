@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -100,7 +101,11 @@ int cmd_stealth(int argc, char **argv)
 
 	if (argc != 3 || sscanf(argv[2], "%d", &max_s) != 1)
 		return report(argv[0], FAIL, "usage: stealth NAME DONE MAX_S");
-	/* A batch every 2 ms on CPU 0: some run while a trace steps it. */
+	/*
+	 * Batches back to back on CPU 0, yielding between them: a sleep would
+	 * wait for a timer interrupt, which a trace lets in only now and then
+	 * (its gate), so a sleeping probe would miss the trace altogether.
+	 */
 	if (pin_to_cpu(0))
 		return report(argv[0], FAIL, "cannot run on CPU 0: %s", strerror(errno));
 	deadline = now_ns() + (uint64_t)max_s * 1000000000ull;
@@ -108,7 +113,7 @@ int cmd_stealth(int argc, char **argv)
 		pushf_batch(&c);
 		if (round % DEBUGCTL_EVERY == 0)
 			debugctl_round(&c);
-		usleep(2000);
+		sched_yield();
 	}
 	figure_named(argv[0], "pushf_samples", "%lu", c.samples);
 	figure_named(argv[0], "stepped_batches", "%lu", c.stepped_batches);
