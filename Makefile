@@ -48,8 +48,9 @@ fuzz-build: deps
 unit-test: all kernel
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
+# Each fuzzer runs for a fixed time, one per core at a time.
 fuzz-test: fuzz-build
-	cd $(FUZZ_BUILD) && ctest --output-on-failure -L fuzz $(CTEST_ARGS)
+	cd $(FUZZ_BUILD) && ctest --output-on-failure -j $(JOBS) -L fuzz $(CTEST_ARGS)
 
 test: unit-test fuzz-test
 
