@@ -222,8 +222,7 @@ bool vt_resume_failed(struct vt_guest_regs *regs)
 	struct vt_vcpu *vcpu = *(struct vt_vcpu **)(regs + 1);
 
 	vcpu->last_vm_error = (u32)vt_vmread_or0(VM_INSTRUCTION_ERROR);
-	vt_err("cpu %u: VMRESUME failed, VM-instruction error %u; leaving VMX\n",
-	       vcpu->cpu, vcpu->last_vm_error);
+	vt_root_report(vcpu, VT_RE_RESUME_FAILED, vcpu->last_vm_error, 0, 0, 0);
 	vt_vcpu_leave_vmx(vcpu, regs);
 	return false;
 }

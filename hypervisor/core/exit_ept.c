@@ -29,8 +29,7 @@ enum vt_exit_action vt_handle_ept_violation(struct vt_exit *exit)
 				   GUEST_INTR_STATE_NMI);
 		return VT_EXIT_RESUME;
 	}
-	vt_err("cpu %u: unhandled EPT violation gpa 0x%llx qual 0x%llx rip 0x%llx\n",
-	       exit->vcpu->cpu, gpa, exit->qual, vt_vmread_or0(GUEST_RIP));
+	vt_root_report(exit->vcpu, VT_RE_EPT_VIOLATION, gpa, exit->qual, vt_vmread_or0(GUEST_RIP), 0);
 	return VT_EXIT_LEAVE_VMX;
 }
 
@@ -40,7 +39,6 @@ enum vt_exit_action vt_handle_ept_misconfig(struct vt_exit *exit)
 	int level = 0;
 	u64 *leaf = vt_ept_leaf(&exit->vcpu->hv->ept, gpa, &level);
 
-	vt_err("cpu %u: EPT misconfiguration gpa 0x%llx entry 0x%llx level %d\n",
-	       exit->vcpu->cpu, gpa, leaf ? *leaf : 0, level);
+	vt_root_report(exit->vcpu, VT_RE_EPT_MISCONFIG, gpa, leaf ? *leaf : 0, (u64)level, 0);
 	return VT_EXIT_LEAVE_VMX;
 }

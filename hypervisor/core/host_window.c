@@ -16,6 +16,8 @@
 
 #define VT_PTE_PRESENT	VT_BIT(0)
 #define VT_PTE_WRITE	VT_BIT(1)
+#define VT_PTE_PWT	VT_BIT(3)
+#define VT_PTE_PCD	VT_BIT(4)
 #define VT_PTE_NX	VT_BIT(63)
 #define VT_PTE_ADDR	0x000ffffffffff000ull
 #define VT_TABLE_FLAGS	(VT_PTE_PRESENT | VT_PTE_WRITE)
@@ -83,12 +85,31 @@ int vt_window_init(struct vt_host_window *w, u64 *host_top, bool la57)
  */
 void *vt_window_map(struct vt_host_window *w, u32 slot, u64 pa)
 {
-	u64 va = w->base + (u64)(slot % VT_WINDOW_SLOTS) * VT_PAGE_SIZE;
-	u64 *pte = &w->pte[slot % VT_WINDOW_SLOTS];
+	u64 va = w->base + (u64)(slot % (VT_WINDOW_SLOTS / 2)) * VT_PAGE_SIZE;
+	u64 *pte = &w->pte[slot % (VT_WINDOW_SLOTS / 2)];
 	u64 entry = (pa & VT_PTE_ADDR) | VT_PTE_PRESENT | VT_PTE_WRITE | VT_PTE_NX;
 
 	if (*pte != entry) {
 		*pte = entry;
+		vt_invlpg(va);
+	}
+	return (void *)(va + (pa & (VT_PAGE_SIZE - 1)));
+}
+
+/*
+ * Slots VT_WINDOW_SLOTS / 2 and up are each CPU's second, for device pages:
+ * PCD and PWT select PAT entry 3, UC in the PAT Linux programs (and at
+ * reset), SDM Vol. 3A 11.12.3.
+ */
+void *vt_window_map_uncached(struct vt_host_window *w, u32 slot, u64 pa)
+{
+	u32 i = VT_WINDOW_SLOTS / 2 + slot % (VT_WINDOW_SLOTS / 2);
+	u64 va = w->base + (u64)i * VT_PAGE_SIZE;
+	u64 entry = (pa & VT_PTE_ADDR) | VT_PTE_PRESENT | VT_PTE_WRITE | VT_PTE_PWT | VT_PTE_PCD |
+		    VT_PTE_NX;
+
+	if (w->pte[i] != entry) {
+		w->pte[i] = entry;
 		vt_invlpg(va);
 	}
 	return (void *)(va + (pa & (VT_PAGE_SIZE - 1)));

@@ -10,6 +10,7 @@
 #include "ept.h"
 #include "guest_mem.h"
 #include "ring.h"
+#include "root_log.h"
 #include "shield.h"
 #include "syscall_trap.h"
 
@@ -134,7 +135,9 @@ struct vt_exit_counts {
 	u64 by_reason[VT_EXIT_SLOTS];
 	u64 syscalls_seen;	/* SYSCALL/SYSRET executed for the guest while armed */
 	u64 syscalls_recorded;	/* ...whose task passed the filter and that fit the ring */
+	struct vt_root_log log;	/* what root has to report (root_log.h) */
 };
+VT_STATIC_ASSERT(sizeof(struct vt_exit_counts) <= VT_PAGE_SIZE, "exit counts fit their page");
 
 struct vt_vcpu {
 	struct vt_hv *hv;
@@ -160,6 +163,8 @@ struct vt_vcpu {
 	struct vt_sys_vcpu sys;	/* syscall events (syscall_trap.h) */
 	struct vt_exit_counts *counts;
 	u32 last_vm_error;	/* VM_INSTRUCTION_ERROR of the last failure */
+	u32 apic_id;		/* this CPU's local APIC ID (apic.c), read when virtualized */
+	bool x2apic;		/* ...and its APIC is in x2APIC mode */
 	struct vt_guest_regs *regs;	/* the GPRs of the exit being handled, in VMX root */
 };
 
@@ -204,6 +209,16 @@ void vt_hv_intercept_exceptions(struct vt_hv *hv, u32 mask);
 int vt_window_init(struct vt_host_window *w, u64 *host_top, bool la57);
 void vt_window_fini(struct vt_host_window *w);
 void *vt_window_map(struct vt_host_window *w, u32 slot, u64 pa);
+/* A device page (the local APIC's), uncached, at this CPU's second slot. */
+void *vt_window_map_uncached(struct vt_host_window *w, u32 slot, u64 pa);
+
+/*
+ * apic.c: NMIs between CPUs from VMX root, by the local APIC's ICR, never
+ * the kernel's APIC driver. vt_apic_read_id() runs on the vCPU's own CPU
+ * when it is virtualized; vt_send_nmi() in VMX root on `from`'s CPU.
+ */
+void vt_apic_read_id(struct vt_vcpu *vcpu);
+int vt_send_nmi(struct vt_vcpu *from, const struct vt_vcpu *to);
 /*
  * The running vCPU's guest memory through its own CR3 and window slot, at
  * any exit: bytes copied (short where the walk stopped) or -VT_EFAULT.

@@ -40,8 +40,20 @@ typedef signed long long s64;
 #define VT_PAGES_FOR(bytes)	((u32)(((bytes) + VT_PAGE_SIZE - 1) / VT_PAGE_SIZE))
 #define VT_ALIGNED(x, a)	(((x) & ((a) - 1)) == 0)
 
-#define vt_memset(p, c, n)	__builtin_memset((p), (c), (n))
-#define vt_memcpy(d, s, n)	__builtin_memcpy((d), (s), (n))
+/*
+ * REP STOSB/MOVSB, never a call: VMX root must not run the kernel's
+ * memset/memcpy, which a hostile kernel could rewrite (Kbuild). DF is clear
+ * in the kernel and in VMX root alike (the ABI; VM exit loads RFLAGS = 2).
+ */
+static inline void vt_memset(void *dst, int c, unsigned long n)
+{
+	__asm__ volatile("rep stosb" : "+D"(dst), "+c"(n) : "a"(c) : "memory");
+}
+
+static inline void vt_memcpy(void *dst, const void *src, unsigned long n)
+{
+	__asm__ volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(n) : : "memory");
+}
 
 #define VT_READ_ONCE(x)		__atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define VT_LOAD_ACQUIRE(x)	__atomic_load_n(&(x), __ATOMIC_ACQUIRE)

@@ -194,6 +194,7 @@ int vt_vcpu_virtualize(struct vt_vcpu *vcpu)
 	if (ret)
 		return ret;
 	vcpu->debugctl_shadow = vt_rdmsr(MSR_IA32_DEBUGCTLMSR);
+	vt_apic_read_id(vcpu);
 	/* A fresh VMCS is not armed (a trap armed before a hotplug or suspend). */
 	vcpu->sys.armed = false;
 	vt_set_msr_intercept(vcpu, MSR_EFER, false);

@@ -55,6 +55,17 @@
 #define MSR_MTRRfix16K_A0000		0x00000259
 #define MSR_MTRRfix4K_C0000		0x00000268	/* ..0x26f: C0000-FFFFF */
 #define MSR_IA32_CR_PAT			0x00000277
+#define MSR_IA32_APICBASE		0x0000001b
+#define MSR_IA32_APICBASE_ENABLE	VT_BIT(11)
+#define MSR_IA32_APICBASE_EXTD		VT_BIT(10)	/* x2APIC mode */
+#define MSR_IA32_APICBASE_BASE		0x000ffffffffff000ull
+#define MSR_X2APIC_APICID		0x00000802
+#define MSR_X2APIC_ICR			0x00000830
+/* Local APIC registers (SDM Vol. 3A 11.4.1, Table 11-1) and ICR fields (11.6.1) */
+#define APIC_ICR			0x300
+#define APIC_ICR2			0x310
+#define APIC_ICR_BUSY			0x1000u		/* delivery status: send pending */
+#define APIC_DM_NMI			0x400u
 #define MSR_MTRRdefType			0x000002ff
 #define MSR_IA32_VMX_BASIC		0x00000480
 #define MSR_IA32_VMX_PINBASED_CTLS	0x00000481

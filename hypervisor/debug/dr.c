@@ -62,7 +62,7 @@ static void vt_dr_take(struct vt_vcpu *vcpu, struct vt_hooks_cpu *c)
 	c->guest_dr7 = vt_vmread_or0(GUEST_DR7);
 	c->dr_owned = true;
 	if (vt_set_mov_dr_exiting(vcpu, true))
-		vt_warn("cpu %u: no MOV-DR exiting: the guest sees our DR values\n", vcpu->cpu);
+		vt_root_report(vcpu, VT_RE_NO_MOV_DR_EXITING, 0, 0, 0, 0);
 	vt_set_exception_intercept(X86_TRAP_DB, true);
 }
 

@@ -375,8 +375,7 @@ static enum vt_hook_result vt_bp_step_original(struct vt_vcpu *vcpu, struct vt_h
 	if (vt_step_add(c, p->gpa, VT_STEP_SPLIT) &&
 	    vt_step_begin(vcpu, c) == VT_HOOK_HANDLED)
 		return VT_HOOK_HANDLED;
-	vt_warn("cpu %u: cannot step on split page 0x%llx: its breakpoints stay disarmed\n",
-		vcpu->cpu, p->gpa);
+	vt_root_report(vcpu, VT_RE_SPLIT_STEP_FAILED, p->gpa, 0, 0, 0);
 	return VT_HOOK_HANDLED;
 }
 

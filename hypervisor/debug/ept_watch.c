@@ -334,8 +334,7 @@ enum vt_hook_result vt_watch_on_violation(struct vt_vcpu *vcpu, u64 gpa, u64 qua
 	if (!wp || !c)
 		return VT_HOOK_NOT_MINE;
 	if (!vt_step_add(c, wp->gpa, VT_STEP_WATCH)) {
-		vt_warn("cpu %u: one instruction touches more than %u hooked pages\n",
-			vcpu->cpu, VT_STEP_PAGES);
+		vt_root_report(vcpu, VT_RE_TOO_MANY_PAGES, VT_STEP_PAGES, 0, 0, 0);
 		return VT_HOOK_NOT_MINE;
 	}
 	vt_watch_record(c, gpa, qual);

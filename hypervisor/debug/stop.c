@@ -29,6 +29,7 @@ static struct {
 	u32 stop_req;		/* every CPU parks before its next VM entry */
 	u32 release;		/* bumped to let parked CPUs go */
 	u64 last_tsc;
+	u64 tsc_khz;		/* taken at load: VMX root reads no kernel variable */
 	struct vt_stop_cpu cpu[VT_STOP_MAX_CPUS];
 } VT_ROOT_STATE_TYPE st VT_ROOT_STATE;
 
@@ -42,6 +43,12 @@ void vt_stop_init(struct vt_vcpu *const *vcpus, u32 nr_cpus, vt_stop_serve_fn se
 		st.vcpus[i] = vcpus[i];
 	st.serve = serve;
 	st.master = VT_NO_MASTER;
+	st.tsc_khz = vt_os_tsc_khz();
+}
+
+u64 vt_stop_tsc_khz(void)
+{
+	return st.tsc_khz;
 }
 
 void vt_stop_on_park(void (*fn)(struct vt_vcpu *vcpu))
@@ -196,10 +203,10 @@ static void vt_stop_park(struct vt_vcpu *vcpu, struct vt_exit *exit)
  * CPU that does not come (NMIs masked by firmware, stuck in SMM) is
  * reported missing rather than hanging the debugger.
  */
-static void vt_stop_gather(u32 me)
+static void vt_stop_gather(struct vt_vcpu *vcpu)
 {
-	u64 deadline = vt_rdtsc() + vt_os_tsc_khz() * VT_GATHER_TIMEOUT_MS;
-	u32 i;
+	u64 deadline = vt_rdtsc() + st.tsc_khz * VT_GATHER_TIMEOUT_MS;
+	u32 i, me = vcpu->cpu;
 
 	for (i = 0; i < st.nr; i++) {
 		struct vt_stop_cpu *c = &st.cpu[i];
@@ -207,7 +214,7 @@ static void vt_stop_gather(u32 me)
 		if (i == me || !vt_stop_vcpu(i) || VT_LOAD_ACQUIRE(c->parked))
 			continue;
 		VT_STORE_RELEASE(c->nmi_sent, 1);
-		vt_os_send_nmi(i);
+		vt_send_nmi(vcpu, vt_stop_vcpu(i));
 	}
 	for (i = 0; i < st.nr; i++) {
 		struct vt_stop_cpu *c = &st.cpu[i];
@@ -223,7 +230,7 @@ static void vt_stop_gather(u32 me)
 /* Released CPUs that run again must be gone before another stop begins. */
 static void vt_stop_wait_departures(u32 me)
 {
-	u64 deadline = vt_rdtsc() + vt_os_tsc_khz() * VT_GATHER_TIMEOUT_MS;
+	u64 deadline = vt_rdtsc() + st.tsc_khz * VT_GATHER_TIMEOUT_MS;
 	u32 i;
 
 	for (i = 0; i < st.nr; i++) {
@@ -277,7 +284,7 @@ void vt_stop_machine(struct vt_vcpu *vcpu, struct vt_exit *exit, const struct vt
 	vt_stop_snapshot(c, vcpu, exit);
 	c->missing = false;
 	VT_STORE_RELEASE(c->parked, 1);
-	vt_stop_gather(vcpu->cpu);
+	vt_stop_gather(vcpu);
 	st.serve(vcpu->cpu, why);
 	st.last_tsc = vt_rdtsc() - start;
 	gen = st.release + 1;

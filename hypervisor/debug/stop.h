@@ -42,6 +42,8 @@ typedef void (*vt_stop_serve_fn)(u32 master, const struct vt_dbg_stop *why);
 
 void vt_stop_init(struct vt_vcpu *const *vcpus, u32 nr_cpus, vt_stop_serve_fn serve);
 /* Called by each CPU the master stops, in VMX root before it parks (after vt_stop_init). */
+/* The TSC's rate, taken at load (VMX root reads no kernel variable). */
+u64 vt_stop_tsc_khz(void);
 void vt_stop_on_park(void (*fn)(struct vt_vcpu *vcpu));
 /* Copy the all-stop state for the kernel (dbg_os.h), at load. */
 int vt_stop_shield(void);

@@ -202,7 +202,7 @@ static void vt_monitor_hooks(struct vt_text *t)
 
 static u64 vt_ticks_to_us(u64 ticks)
 {
-	u64 khz = vt_os_tsc_khz();
+	u64 khz = vt_stop_tsc_khz();
 
 	return khz ? ticks * 1000 / khz : 0;
 }

@@ -555,17 +555,17 @@ void vt_tracer_pre_entry(struct vt_vcpu *vcpu)
 }
 
 /* Each CPU but this one that runs as a guest: it follows at its next entry. */
-static void vt_trace_kick_others(u32 me)
+static void vt_trace_kick_others(struct vt_vcpu *me)
 {
 	u32 i;
 
 	for (i = 0; i < vt_tracer.nr_cpus; i++) {
 		struct vt_vcpu *other = vt_tracer.vcpus ? vt_tracer.vcpus[i] : NULL;
 
-		if (i == me || !other || !VT_READ_ONCE(other->launched))
+		if (i == me->cpu || !other || !VT_READ_ONCE(other->launched))
 			continue;
 		VT_STORE_RELEASE(vt_tracer.cpu[i].kick, true);
-		vt_os_send_nmi(i);
+		vt_send_nmi(me, other);
 	}
 }
 
@@ -586,7 +586,7 @@ int vt_tracer_ring_start(struct vt_vcpu *vcpu, u64 task, u64 max_insns, vt_trace
 	VT_STORE_RELEASE(ring->active, true);
 	vt_trace_sync_step_kind();
 	__atomic_add_fetch(&ring->gen, 1, __ATOMIC_RELEASE);
-	vt_trace_kick_others(vcpu->cpu);
+	vt_trace_kick_others(vcpu);
 	return 0;
 }
 

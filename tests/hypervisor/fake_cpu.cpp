@@ -164,6 +164,9 @@ void seed_vmx(const VmxProfile &p)
 	c.msrs[MSR_GS_BASE] = 0xffff88803ec00000ull;
 	c.msrs[MSR_IA32_CR_PAT] = 0x0407050600070106ull;
 	c.msrs[MSR_EFER] = 0xd01;
+	// The BSP's local APIC at its reset base, enabled, in x2APIC mode, ID 0.
+	c.msrs[MSR_IA32_APICBASE] = 0xfee00000ull | MSR_IA32_APICBASE_ENABLE | MSR_IA32_APICBASE_EXTD | (1u << 8);
+	c.msrs[MSR_X2APIC_APICID] = 0;
 	c.msrs[MSR_MTRRcap] = 0x508;		// 8 variable ranges, fixed ranges, WC
 	c.msrs[MSR_MTRRdefType] = MTRR_DEF_TYPE_E | MTRR_DEF_TYPE_FE | MTRR_TYPE_WRBACK;
 	for (uint32_t i = 0; i < 16; i++)
@@ -240,6 +243,13 @@ int vt_rdmsr_safe(u32 msr, u64 *value)
 
 int vt_wrmsr_safe(u32 msr, u64 value)
 {
+	// An NMI sent by the x2APIC ICR (core/apic.c): destination APIC ID in
+	// bits 63:32; the tests give each vCPU its CPU number as APIC ID.
+	if (msr == MSR_X2APIC_ICR && (value & 0x700) == APIC_DM_NMI) {
+		if (vtice::fake::nmi_hook())
+			vtice::fake::nmi_hook()(static_cast<uint32_t>(value >> 32));
+		return 0;
+	}
 	if (!g_cpu.msrs.count(msr) || g_cpu.failing("wrmsr")) {
 		g_cpu.trace.push_back("wrmsr#GP");
 		return -5;
@@ -472,11 +482,6 @@ void vt_os_free_pages(void *p, u32 count)
 	std::free(p);
 }
 
-void vt_os_send_nmi(u32 cpu)
-{
-	if (vtice::fake::nmi_hook())
-		vtice::fake::nmi_hook()(cpu);
-}
 
 u64 vt_os_tsc_khz(void) { return vtice::fake::tsc_khz(); }
 // The shield of the module image is the Linux layer's (shield_os.c); no image here.

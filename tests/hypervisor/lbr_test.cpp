@@ -393,6 +393,7 @@ TEST_F(Lbr, EveryParkedCpuSavesItsOwnStack)
 	v1 = {};
 	v1.hv = &hv;
 	v1.cpu = 1;
+	v1.apic_id = 1;
 	v1.launched = true;
 	vcpu.launched = true;
 	static vt_vcpu *vcpus[2];

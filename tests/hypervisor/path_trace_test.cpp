@@ -35,6 +35,7 @@ protected:
 		code_at(kKernelCode, {0xe8, 0x3b, 0, 0, 0, 0xe9, 0xb6, 0, 0, 0});
 		code_at(kKernelCode + 0x40, {0xc3});
 		other.cpu = 1;
+		other.apic_id = 1;	// the kick goes by APIC ID (core/apic.c)
 		other.hv = &hv;
 		other.launched = true;
 		nmi_hook() = [this](uint32_t cpu) { nmis.push_back(cpu); };

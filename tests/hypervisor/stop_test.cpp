@@ -53,6 +53,8 @@ protected:
 			g_vcpu[i] = {};
 			g_vcpu[i].hv = &g_hv;
 			g_vcpu[i].cpu = i;
+			g_vcpu[i].apic_id = i;	// NMIs go by APIC ID (core/apic.c)
+			g_vcpu[i].x2apic = true;
 			g_vcpu[i].launched = true;
 			g_vcpus[i] = &g_vcpu[i];
 			g_nmi[i] = false;

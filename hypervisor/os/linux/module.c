@@ -18,6 +18,7 @@
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
+#include <asm/apic.h>
 
 #include <vtice/ioctl.h>
 #include "vtice_linux.h"
@@ -362,9 +363,12 @@ static int __init vt_init(void)
 			goto err_stub;
 		}
 	}
-	ret = vt_linux_nmi_register();
+	ret = vt_root_log_start();
 	if (ret)
 		goto err_stub;
+	ret = vt_linux_nmi_register();
+	if (ret)
+		goto err_log;
 	if (virtualize) {
 		ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "vtice:online", vt_cpu_online,
 					vt_cpu_offline);
@@ -380,7 +384,8 @@ static int __init vt_init(void)
 	ret = vt_dev_register();
 	if (ret)
 		goto err_power;
-	pr_info("virtualized %u of %u CPUs\n", vt_count_virtualized(), num_online_cpus());
+	pr_info("virtualized %u of %u CPUs; NMIs between them by the %s ICR\n", vt_count_virtualized(),
+		num_online_cpus(), x2apic_enabled() ? "x2APIC" : "xAPIC");
 	if (selftest)
 		vt_selftest();
 	if (debug_wait)
@@ -393,6 +398,8 @@ err_hp:
 		cpuhp_remove_state(vt_hp_state);
 err_nmi:
 	vt_linux_nmi_unregister();
+err_log:
+	vt_root_log_stop();
 err_stub:
 	vt_linux_stub_fini();
 	vt_path_fini();
@@ -416,6 +423,7 @@ static void __exit vt_exit(void)
 	if (vt_hp_state)
 		cpuhp_remove_state(vt_hp_state);
 	vt_linux_nmi_unregister();
+	vt_root_log_stop();
 	vt_linux_stub_fini();
 	vt_path_fini();
 	vt_free_vcpus();

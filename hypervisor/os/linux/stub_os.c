@@ -21,12 +21,6 @@
 
 static bool vt_stub_on;
 
-/* The APIC driver writes the ICR (x2APIC MSR or xAPIC MMIO): no locks. */
-void vt_os_send_nmi(u32 cpu)
-{
-	apic->send_IPI(cpu, NMI_VECTOR);
-}
-
 /*
  * An NMI the hypervisor sends (the all-stop's, a ring trace's kick) to a CPU
  * that is in VMX root at that moment is taken there, through the kernel's

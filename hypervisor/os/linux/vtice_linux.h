@@ -39,6 +39,9 @@ struct vt_linux_stub_params {
 	struct vt_linux_trace_params trace;
 };
 int vt_linux_stub_init(const struct vt_linux_stub_params *params);
+/* root_log_print.c: VMX root's events in the kernel log (core/root_log.h). */
+int vt_root_log_start(void);
+void vt_root_log_stop(void);
 /* stub_os.c: NMIs the hypervisor sent that landed in VMX root are not the kernel's news. */
 int vt_linux_nmi_register(void);
 void vt_linux_nmi_unregister(void);
