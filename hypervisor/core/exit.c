@@ -192,6 +192,24 @@ static void vt_count_exit(struct vt_vcpu *vcpu, u32 basic)
 		c->unknown++;
 }
 
+/* An NMI that came while this CPU was in VMX root (root_idt.c). */
+static void vt_take_root_nmi(struct vt_exit *exit)
+{
+	if (__atomic_exchange_n(&exit->vcpu->root_nmi, false, __ATOMIC_ACQ_REL))
+		vt_take_nmi(exit);
+}
+
+/*
+ * One that came after vt_take_root_nmi looked asked for an NMI window, but
+ * a control the pre-entry work rewrote with a value read before may have
+ * lost that bit: set it again, last. One arriving after this sets it itself.
+ */
+static void vt_keep_root_nmi_window(struct vt_vcpu *vcpu)
+{
+	if (__atomic_load_n(&vcpu->root_nmi, __ATOMIC_ACQUIRE))
+		vt_update_control(CPU_BASED_VM_EXEC_CONTROL, CPU_BASED_NMI_WINDOW_EXITING, true);
+}
+
 bool vt_exit_handler(struct vt_guest_regs *regs)
 {
 	struct vt_vcpu *vcpu = *(struct vt_vcpu **)(regs + 1);
@@ -212,8 +230,10 @@ bool vt_exit_handler(struct vt_guest_regs *regs)
 		return false;
 	}
 	vt_redeliver_vectored_event(&exit);
+	vt_take_root_nmi(&exit);
 	if (vcpu->hv->cb && vcpu->hv->cb->pre_entry)
 		vcpu->hv->cb->pre_entry(vcpu, &exit);
+	vt_keep_root_nmi_window(vcpu);
 	return true;
 }
 

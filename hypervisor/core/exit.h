@@ -72,6 +72,7 @@ enum vt_exit_action vt_handle_invpcid(struct vt_exit *exit);
 enum vt_exit_action vt_handle_ept_violation(struct vt_exit *exit);
 enum vt_exit_action vt_handle_ept_misconfig(struct vt_exit *exit);
 enum vt_exit_action vt_handle_exception_nmi(struct vt_exit *exit);
+void vt_take_nmi(struct vt_exit *exit);
 enum vt_exit_action vt_handle_nmi_window(struct vt_exit *exit);
 enum vt_exit_action vt_handle_mtf(struct vt_exit *exit);
 /*

@@ -63,6 +63,15 @@ static void vt_deliver_guest_nmi(struct vt_exit *exit)
 	exit->injected = true;
 }
 
+/* An NMI for this CPU: the debugger's own IPI, else the guest's. */
+void vt_take_nmi(struct vt_exit *exit)
+{
+	const struct vt_callbacks *cb = exit->vcpu->hv->cb;
+
+	if (!(cb && cb->nmi && cb->nmi(exit->vcpu, exit)))
+		vt_deliver_guest_nmi(exit);
+}
+
 enum vt_exit_action vt_handle_exception_nmi(struct vt_exit *exit)
 {
 	const struct vt_callbacks *cb = exit->vcpu->hv->cb;
@@ -74,8 +83,7 @@ enum vt_exit_action vt_handle_exception_nmi(struct vt_exit *exit)
 		vt_vmwrite(GUEST_INTERRUPTIBILITY_INFO,
 			   vt_vmread_or0(GUEST_INTERRUPTIBILITY_INFO) | GUEST_INTR_STATE_NMI);
 	if ((info & INTR_INFO_INTR_TYPE_MASK) == INTR_TYPE_NMI_INTR) {
-		if (!(cb && cb->nmi && cb->nmi(exit->vcpu, exit)))
-			vt_deliver_guest_nmi(exit);
+		vt_take_nmi(exit);
 		return VT_EXIT_RESUME;
 	}
 	if (vector == X86_TRAP_UD && exit->vcpu->sys.armed && vt_syscall_trap_on_ud(exit))

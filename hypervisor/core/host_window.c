@@ -4,23 +4,16 @@
  * and writes guest memory by physical address; going through the kernel's
  * direct map would fault in VMX root wherever the kernel has unmapped or
  * split a page (secretmem, debug_pagealloc, KFENCE), and a fault there is
- * fatal. Instead, an empty top-level entry of the host page table (the
- * hypervisor's own copy, hv.c) points at a private chain of tables whose
+ * fatal. Instead, an empty top-level entry of the host page table (root's
+ * own, host_pt.h) points at a private chain of tables whose
  * last level has one 4 KiB slot per CPU, remapped on demand.
  *
  * Paging structures: SDM Vol. 3A 4.5 (4-level and 5-level paging).
  */
 #include "exit.h"
+#include "host_pt.h"
 #include "intrin.h"
 #include "os.h"
-
-#define VT_PTE_PRESENT	VT_BIT(0)
-#define VT_PTE_WRITE	VT_BIT(1)
-#define VT_PTE_PWT	VT_BIT(3)
-#define VT_PTE_PCD	VT_BIT(4)
-#define VT_PTE_NX	VT_BIT(63)
-#define VT_PTE_ADDR	0x000ffffffffff000ull
-#define VT_TABLE_FLAGS	(VT_PTE_PRESENT | VT_PTE_WRITE)
 
 /* Canonical address of top-level slot i: shift 39 (PML4) or 48 (PML5). */
 static u64 vt_window_va(u32 slot, bool la57)
@@ -30,13 +23,17 @@ static u64 vt_window_va(u32 slot, bool la57)
 	return va | (la57 ? 0xff00000000000000ull : 0xffff000000000000ull);
 }
 
-/* The guard hole (slot 256) is left to hypervisors; else any empty slot. */
-static int vt_window_find_slot(const u64 *top)
+/*
+ * A slot the kernel leaves empty, so no range root mirrors from the kernel
+ * lands there (host_pt.h): the guard hole (slot 256) is left to
+ * hypervisors; else any empty slot.
+ */
+static int vt_window_find_slot(const u64 *top, const u64 *kernel_top)
 {
 	u32 i;
 
 	for (i = 256; i < 512; i++)
-		if (!top[i])
+		if (!top[i] && !kernel_top[i])
 			return (int)i;
 	return -1;
 }
@@ -51,9 +48,9 @@ void vt_window_fini(struct vt_host_window *w)
 	vt_memset(w, 0, sizeof(*w));
 }
 
-int vt_window_init(struct vt_host_window *w, u64 *host_top, bool la57)
+int vt_window_init(struct vt_host_window *w, u64 *host_top, const u64 *kernel_top, bool la57)
 {
-	int slot = vt_window_find_slot(host_top);
+	int slot = vt_window_find_slot(host_top, kernel_top);
 	u32 i;
 
 	vt_memset(w, 0, sizeof(*w));

@@ -3,34 +3,12 @@
  * Global hypervisor state shared by all vCPUs: capabilities, controls, the
  * identity EPT, the host page tables and the VMCALL key.
  */
+#include "host_pt.h"
 #include "hv.h"
 #include "intrin.h"
 #include "os.h"
+#include "root_idt.h"
 #include <vtice/ioctl.h>
-
-/*
- * Host CR3. The CR3 current at load time may belong to a user process that
- * later exits and frees its page tables, so VM exits must not use it. The
- * kernel half of every x86-64 page table (top-level entries 256-511) is the
- * same shared set of lower-level tables, populated at boot and never
- * replaced: a private top-level page with copies of those entries maps the
- * whole kernel (direct map, vmalloc, modules, per-CPU) for as long as the
- * kernel runs. Works for 4- and 5-level paging alike.
- */
-static int vt_host_page_table(struct vt_hv *hv)
-{
-	u64 *cur = vt_os_phys_to_virt(vt_read_cr3() & VMX_EPT_ADDR_MASK);
-	u64 *top = vt_os_alloc_pages(1);
-	u32 i;
-
-	if (!top)
-		return -VT_ENOMEM;
-	for (i = 256; i < 512; i++)
-		top[i] = cur[i];
-	hv->host_pml4 = top;
-	hv->host_cr3 = vt_os_virt_to_phys(top);
-	return 0;
-}
 
 static u64 vt_phys_top(void)
 {
@@ -63,10 +41,10 @@ int vt_hv_init(struct vt_hv *hv, u64 ept_top)
 	ret = vt_shield_init(&hv->shield);
 	if (ret)
 		goto err_ept;
-	ret = vt_host_page_table(hv);
+	ret = vt_host_pt_init(hv);
 	if (ret)
 		goto err_ept;
-	ret = vt_window_init(&hv->window, hv->host_pml4, vt_read_cr4() & X86_CR4_LA57);
+	ret = vt_root_idt_init(hv);
 	if (ret)
 		goto err_host;
 	do
@@ -74,8 +52,7 @@ int vt_hv_init(struct vt_hv *hv, u64 ept_top)
 	while (hv->key == 0);
 	return 0;
 err_host:
-	vt_os_free_pages(hv->host_pml4, 1);
-	hv->host_pml4 = NULL;
+	vt_host_pt_fini(hv);
 err_ept:
 	vt_ept_free(&hv->ept);
 	vt_shield_fini(&hv->shield);
@@ -86,13 +63,11 @@ void vt_hv_fini(struct vt_hv *hv)
 {
 	vt_ept_free(&hv->ept);
 	vt_shield_fini(&hv->shield);
-	vt_window_fini(&hv->window);
 	if (hv->io_bitmap)
 		vt_os_free_pages(hv->io_bitmap, 2);
 	hv->io_bitmap = NULL;
-	if (hv->host_pml4)
-		vt_os_free_pages(hv->host_pml4, 1);
-	hv->host_pml4 = NULL;
+	vt_host_pt_fini(hv);
+	vt_root_idt_fini(hv);
 	hv->key = 0;
 }
 
@@ -119,11 +94,10 @@ int vt_hv_copy(struct vt_hv *hv, const void *p, u32 pages)
  */
 int vt_hv_shield_own_pages(struct vt_hv *hv)
 {
-	u32 i;
-	int ret = vt_hv_hide(hv, hv->host_pml4, 1);
+	int ret = vt_host_pt_hide(hv);
 
-	for (i = 0; !ret && i < hv->window.levels; i++)
-		ret = vt_hv_hide(hv, hv->window.tables[i], 1);
+	if (!ret)
+		ret = vt_hv_hide(hv, hv->root_idt, 1);
 	if (!ret && hv->io_bitmap)
 		ret = vt_hv_hide(hv, hv->io_bitmap, 2);
 	if (!ret)
@@ -177,21 +151,6 @@ int vt_hv_intercept_ports(struct vt_hv *hv, u16 first, u16 count)
 void vt_hv_intercept_exceptions(struct vt_hv *hv, u32 mask)
 {
 	hv->ctls.exceptions |= mask;
-}
-
-/*
- * NMI exiting, with virtual NMIs so the guest's own NMIs can be held while
- * it blocks them and delivered through an NMI window (SDM 3C 25.3, 26.7.1).
- */
-int vt_hv_enable_nmi_exiting(struct vt_hv *hv)
-{
-	u32 pin = PIN_BASED_NMI_EXITING | PIN_BASED_VIRTUAL_NMIS;
-
-	if (!vt_may_set(hv->caps.pin, pin) ||
-	    !vt_may_set(hv->caps.proc, CPU_BASED_NMI_WINDOW_EXITING))
-		return -VT_EOPNOTSUPP;
-	hv->ctls.pin |= pin;
-	return 0;
 }
 
 /*

@@ -104,7 +104,9 @@ struct vt_hv {
 	struct vt_controls ctls;
 	struct vt_ept ept;
 	struct vt_mtrr_state mtrr;
-	void *host_pml4;	/* kernel half of the page tables, see hv.c */
+	void *host_pml4;	/* the top of root's own page tables (host_pt.h) */
+	u32 host_levels;	/* 4 or 5 */
+	u64 *root_idt;		/* VMX root's IDT (root_idt.h) */
 	u64 host_cr3;
 	u64 key;		/* per-load VMCALL key */
 	const struct vt_callbacks *cb;
@@ -135,6 +137,7 @@ struct vt_exit_counts {
 	u64 by_reason[VT_EXIT_SLOTS];
 	u64 syscalls_seen;	/* SYSCALL/SYSRET executed for the guest while armed */
 	u64 syscalls_recorded;	/* ...whose task passed the filter and that fit the ring */
+	u64 root_nmis;		/* NMIs that arrived in VMX root (root_idt.c) */
 	struct vt_root_log log;	/* what root has to report (root_log.h) */
 };
 VT_STATIC_ASSERT(sizeof(struct vt_exit_counts) <= VT_PAGE_SIZE, "exit counts fit their page");
@@ -150,11 +153,13 @@ struct vt_vcpu {
 	void *vmxon_region;
 	void *vmcs;
 	u8 *msr_bitmap;
-	u8 *stack;
+	u8 *stack;		/* VT_HOST_STACK_PAGES, aligned to its size (root_idt.h) */
+	void *host_gdt;		/* this CPU's GDT as VMX root sees it (root_idt.h) */
 	u64 debugctl_shadow;	/* what the guest believes DEBUGCTL holds */
 	u64 debugctl_owned;	/* bits the hypervisor sets (BTF/LBR tracing) */
 	u64 debugctl_yielded;	/* owned bits left to a guest that uses them itself (LBR) */
 	bool nmi_pending;
+	bool root_nmi;		/* an NMI came while in VMX root; taken before VM entry */
 	/* events.c: guest interrupts held off while a TF single step runs */
 	bool holding_events;
 	bool gating_events;	/* ...or a tracer lets them in itself (vt_gate_events) */
@@ -190,8 +195,7 @@ int vt_hv_hide(struct vt_hv *hv, const void *p, u32 pages);
 int vt_hv_copy(struct vt_hv *hv, const void *p, u32 pages);
 /*
  * Extra interception a debugger asks for, before any CPU is virtualized
- * (may sleep): I/O exits on [first, first + count), NMI exiting with
- * virtual NMIs (to park CPUs with NMI IPIs), the preemption timer firing
+ * (may sleep): I/O exits on [first, first + count), the preemption timer firing
  * every period_tsc TSC cycles, exits on the exceptions in mask (bit n =
  * vector n) from a CPU's very first VM entry.
  */
@@ -201,12 +205,11 @@ int vt_hv_copy(struct vt_hv *hv, const void *p, u32 pages);
  */
 int vt_hv_set_ram(struct vt_hv *hv, const struct vt_ram_range *ram, u32 n);
 int vt_hv_intercept_ports(struct vt_hv *hv, u16 first, u16 count);
-int vt_hv_enable_nmi_exiting(struct vt_hv *hv);
 int vt_hv_enable_preempt_timer(struct vt_hv *hv, u64 period_tsc);
 void vt_hv_intercept_exceptions(struct vt_hv *hv, u32 mask);
 
 /* host_window.c: map pa at this CPU's window slot; VMX root only. */
-int vt_window_init(struct vt_host_window *w, u64 *host_top, bool la57);
+int vt_window_init(struct vt_host_window *w, u64 *host_top, const u64 *kernel_top, bool la57);
 void vt_window_fini(struct vt_host_window *w);
 void *vt_window_map(struct vt_host_window *w, u32 slot, u64 pa);
 /* A device page (the local APIC's), uncached, at this CPU's second slot. */

@@ -27,8 +27,9 @@ u64 vt_os_random_u64(void);
  */
 void vt_os_reload_tr(void);
 /*
- * RDMSR/WRMSR that report #GP (non-zero return) instead of taking it: they
- * need the OS's exception fixup tables, so the OS layer provides them.
+ * RDMSR/WRMSR that report #GP (-VT_EIO) instead of taking it, in the OS's
+ * context (its exception fixup table) and in VMX root (root_idt.c finds the
+ * same pairs): the OS layer provides them (os/linux/root_entry.S).
  */
 int vt_rdmsr_safe(u32 msr, u64 *value);
 int vt_wrmsr_safe(u32 msr, u64 value);

@@ -28,6 +28,7 @@ enum vt_root_event_code {
 	VT_RE_NO_MOV_DR_EXITING,	/* the guest sees the debugger's debug registers */
 	VT_RE_SPLIT_STEP_FAILED,	/* gpa: that page's breakpoints stay disarmed */
 	VT_RE_TOO_MANY_PAGES,		/* pages: one instruction touches more hooked pages */
+	VT_RE_ROOT_FAULT,		/* vector, rip, error code, cr2: this CPU halted */
 	VT_RE_CODES
 };
 

@@ -36,6 +36,7 @@ typedef signed long long s64;
 
 #define VT_BIT(n)		(1ull << (n))
 #define VT_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define VT_PAGE_SHIFT		12
 #define VT_PAGE_SIZE		4096ull
 #define VT_PAGES_FOR(bytes)	((u32)(((bytes) + VT_PAGE_SIZE - 1) / VT_PAGE_SIZE))
 #define VT_ALIGNED(x, a)	(((x) & ((a) - 1)) == 0)

@@ -67,10 +67,16 @@ int vt_vcpu_alloc(struct vt_hv *hv, struct vt_vcpu *vcpu, u32 cpu)
 	vcpu->msr_bitmap = vt_os_alloc_pages(1);
 	vcpu->stack = vt_os_alloc_pages(VT_HOST_STACK_PAGES);
 	vcpu->counts = vt_os_alloc_pages(1);
+	vcpu->host_gdt = vt_os_alloc_pages(1);
 	if (!vcpu->vmxon_region || !vcpu->vmcs || !vcpu->msr_bitmap || !vcpu->stack ||
-	    !vcpu->counts) {
+	    !vcpu->counts || !vcpu->host_gdt) {
 		vt_vcpu_free(vcpu);
 		return -VT_ENOMEM;
+	}
+	/* Root's handlers find the vCPU from RSP (root_idt.h). */
+	if ((u64)vcpu->stack & (VT_HOST_STACK_PAGES * VT_PAGE_SIZE - 1)) {
+		vt_vcpu_free(vcpu);
+		return -VT_EINVAL;
 	}
 	vt_msr_bitmap_init(vcpu->msr_bitmap);
 	return 0;
@@ -88,11 +94,14 @@ void vt_vcpu_free(struct vt_vcpu *vcpu)
 		vt_os_free_pages(vcpu->stack, VT_HOST_STACK_PAGES);
 	if (vcpu->counts)
 		vt_os_free_pages(vcpu->counts, 1);
+	if (vcpu->host_gdt)
+		vt_os_free_pages(vcpu->host_gdt, 1);
 	vcpu->vmxon_region = NULL;
 	vcpu->vmcs = NULL;
 	vcpu->msr_bitmap = NULL;
 	vcpu->stack = NULL;
 	vcpu->counts = NULL;
+	vcpu->host_gdt = NULL;
 }
 
 int vt_vcpu_shield(struct vt_vcpu *vcpu)
@@ -105,6 +114,8 @@ int vt_vcpu_shield(struct vt_vcpu *vcpu)
 		ret = vt_hv_hide(vcpu->hv, vcpu->msr_bitmap, 1);
 	if (!ret)
 		ret = vt_hv_hide(vcpu->hv, vcpu->stack, VT_HOST_STACK_PAGES);
+	if (!ret)
+		ret = vt_hv_hide(vcpu->hv, vcpu->host_gdt, 1);
 	if (!ret)
 		ret = vt_hv_copy(vcpu->hv, vcpu, VT_VCPU_PAGES);
 	return ret;
@@ -311,9 +322,10 @@ static void vt_wrmsr_if_changed(u32 msr, u64 value)
 
 /*
  * A VM exit loaded the host state, which differs from the kernel's in:
- * CR3 (our own PML4), GDTR/IDTR limits (0xFFFF, SDM 3C 28.5.2), DR7 (0x400),
- * DEBUGCTL (0), null DS/ES/FS/GS, FS/GS bases, and TR's limit (0x67; TR is
- * reloaded by the OS layer last). VMXOFF, then put all of it back.
+ * CR3 (our own PML4), GDTR/IDTR (root's, limits 0xFFFF, SDM 3C 28.5.2), DR7
+ * (0x400), DEBUGCTL (0), null DS/ES/FS/GS, FS/GS bases, and TR's limit
+ * (0x67; TR is reloaded by the OS layer last). After VMXOFF, put the rest
+ * back (GDTR and IDTR went back before it, vt_vcpu_leave_vmx).
  */
 static void vt_leave_restore(struct vt_vcpu *vcpu, const struct vt_leave_state *s)
 {
@@ -327,8 +339,6 @@ static void vt_leave_restore(struct vt_vcpu *vcpu, const struct vt_leave_state *
 	vt_write_cr4(s->cr4);
 	vt_write_cr3(s->cr3);
 	vt_write_cr0(s->cr0);
-	vt_lgdt(&s->gdt);
-	vt_lidt(&s->idt);
 	vt_write_ss(s->ss);
 	if (s->ds)
 		vt_write_ds(s->ds);
@@ -355,6 +365,13 @@ void vt_vcpu_leave_vmx(struct vt_vcpu *vcpu, struct vt_guest_regs *regs)
 	struct vt_leave_state s;
 
 	vt_leave_read(vcpu, &s, regs);
+	/*
+	 * The kernel's tables first: root's NMI handler writes the VMCS, which
+	 * VMXOFF takes away. An NMI from here on is the kernel's to handle; one
+	 * root noted and did not take yet (vcpu->root_nmi) is dropped.
+	 */
+	vt_lgdt(&s.gdt);
+	vt_lidt(&s.idt);
 	vt_invalidate_all(vcpu);
 	vt_exit_vmx(vcpu);
 	vt_leave_restore(vcpu, &s);

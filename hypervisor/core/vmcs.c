@@ -8,6 +8,7 @@
 #include "hv.h"
 #include "intrin.h"
 #include "os.h"
+#include "root_idt.h"
 #include "segment.h"
 #include <vtice/ioctl.h>
 
@@ -103,12 +104,11 @@ static void vt_vmcs_guest(struct vt_vmcs_writer *w, const struct vt_controls *ct
 static void vt_vmcs_host(struct vt_vmcs_writer *w, struct vt_vcpu *vcpu)
 {
 	const struct vt_controls *ctls = &vcpu->hv->ctls;
-	struct vt_desc_ptr gdt, idt;
+	struct vt_desc_ptr gdt;
 	struct vt_segment tr;
 	u64 rsp;
 
 	vt_sgdt(&gdt);
-	vt_sidt(&idt);
 	vt_segment_read(&gdt, vt_str(), &tr);
 	/* Host selectors need RPL = TI = 0 (26.2.3); DS..GS may be null. */
 	vt_w(w, HOST_CS_SELECTOR, vt_read_cs() & ~SEG_SELECTOR_RPL_TI_MASK);
@@ -121,8 +121,10 @@ static void vt_vmcs_host(struct vt_vmcs_writer *w, struct vt_vcpu *vcpu)
 	vt_w(w, HOST_TR_BASE, tr.base);
 	vt_w(w, HOST_FS_BASE, vt_rdmsr(MSR_FS_BASE));
 	vt_w(w, HOST_GS_BASE, vt_rdmsr(MSR_GS_BASE));
-	vt_w(w, HOST_GDTR_BASE, gdt.base);
-	vt_w(w, HOST_IDTR_BASE, idt.base);
+	/* Root's own tables: no kernel handler runs in root (root_idt.h). */
+	vt_root_gdt_copy(vcpu);
+	vt_w(w, HOST_GDTR_BASE, (u64)vcpu->host_gdt);
+	vt_w(w, HOST_IDTR_BASE, (u64)vcpu->hv->root_idt);
 	vt_w(w, HOST_CR0, vt_read_cr0());
 	vt_w(w, HOST_CR3, vcpu->hv->host_cr3);
 	vt_w(w, HOST_CR4, vt_read_cr4());

@@ -123,9 +123,19 @@ int vt_compute_controls(const struct vt_vmx_caps *caps, struct vt_controls *ctls
 	u32 req;
 	int ret;
 
-	ret = vt_adjust_controls(caps->pin, 0, 0, &ctls->pin);
-	if (vt_report(ret, "pin-based", caps->pin, 0))
+	/*
+	 * Every NMI exits, with virtual NMIs so one can wait while the guest
+	 * blocks NMIs, for an NMI window (SDM 3C 25.3, 26.7.1): an NMI that
+	 * comes while the CPU is in VMX root is noted there and handed to the
+	 * guest or the debugger through that window (root_idt.c).
+	 */
+	req = PIN_BASED_NMI_EXITING | PIN_BASED_VIRTUAL_NMIS;
+	ret = vt_adjust_controls(caps->pin, req, 0, &ctls->pin);
+	if (vt_report(ret, "pin-based", caps->pin, req))
 		return ret;
+	if (!((caps->proc >> 32) & CPU_BASED_NMI_WINDOW_EXITING))
+		return vt_report(-VT_EOPNOTSUPP, "primary processor-based", caps->proc,
+				 CPU_BASED_NMI_WINDOW_EXITING);
 	req = CPU_BASED_USE_MSR_BITMAPS | CPU_BASED_ACTIVATE_SECONDARY_CONTROLS;
 	ret = vt_adjust_controls(caps->proc, req, 0, &ctls->proc);
 	if (vt_report(ret, "primary processor-based", caps->proc, req))

@@ -225,13 +225,6 @@ int vt_path_init(struct vt_hv *hv, const struct vt_tracer_config *cfg)
 			return ret;
 		vt_path.owns_tracer = true;
 	}
-	/*
-	 * A ring trace kicks the other CPUs with an NMI, which must exit
-	 * (SDM 3C 25.3): without NMI exiting the kernel would take it as an
-	 * unknown NMI, and an idle CPU would follow only at its next exit.
-	 */
-	if (vt_path.owns_tracer && vt_tracer_supported() && vt_hv_enable_nmi_exiting(hv))
-		vt_warn("no NMI exiting: the other CPUs follow a syscall-path trace at their next exit\n");
 	/* TF steps keep their state in the hooks' per-CPU tables; no stub set them up. */
 	if (vt_tracer_uses_tf() && !vt_hooks_ready()) {
 		ret = vt_hooks_init(hv, 0, NULL);

@@ -400,8 +400,6 @@ static int vt_stub_request_exits(struct vt_hv *hv, u16 port)
 
 	ret = vt_hv_intercept_ports(hv, port, 8);
 	if (!ret)
-		ret = vt_hv_enable_nmi_exiting(hv);
-	if (!ret)
 		ret = vt_hv_enable_preempt_timer(hv, vt_os_tsc_khz() * VT_STUB_POLL_MS);
 	/* #BP and #DB exit only while breakpoints exist (hooks.c). */
 	return ret;

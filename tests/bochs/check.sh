@@ -43,7 +43,9 @@ expected() {
 	hvshield) echo hv.shield-off-getpid hv.shield-probe-control hv.shield-load hv.shield-getpid hv.shield-cost \
 		hv.shield-probe hv.shield-after-attack hv.shield-ring.order hv.shield-ring.overflow hv.shield-ring-trap \
 		hv.shield-stress-cpu@CPU@ hv.shield-unload hv.shield-bare-vmcall \
-		hv.shield-guard-text hv.shield-stub-load hv.shield-guard hv.shield-stub-status hv.shield-stub-unload ;;
+		hv.shield-guard-text hv.shield-stub-load hv.shield-guard hv.shield-stub-status hv.shield-stub-unload \
+		hv.shield-tables hv.shield-tables-status hv.shield-tables-ring.order hv.shield-tables-ring.overflow \
+		hv.shield-tables-stress-cpu@CPU@ hv.shield-tables-unload ;;
 	hvdetect) echo hv.detect-state hv.detect-cpuid-timing ;;
 	hvsyscalls) echo hv.syscalls hv.syscalls-cost hv.syscalls-busy hv.syscalls-killed ;;
 	hvpath) echo hv.path-ftrace hv.path-loop hv.path hv.path-report hv.path-after ;;

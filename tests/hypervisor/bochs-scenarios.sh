@@ -239,7 +239,8 @@ stub_bench_if_asked() {
 # (guest-modules/vtice_attack) reads, then overwrites, every CPU's host
 # stack, VMCS, VMXON region and MSR bitmap, the host top-level table, the
 # EPT's top table and the VM-exit entry point, and aims VMX root's callbacks
-# and rings at its own data. With shield=0 the reads must
+# and rings at its own data; then remaps the VM-exit entry point's page in
+# its own page tables. With shield=0 the reads must
 # see the hypervisor's data (the probe works); with the shield they must see
 # the decoy, and after the writes the hypervisor must go on as if nothing
 # happened: exits counted on every CPU, the ring's VMCALLs, a clean unload.
@@ -294,6 +295,39 @@ scenario_hvshield() {
 	fi
 	$T vmcall hv.shield-bare-vmcall
 	shield_debugger_state "$atk"
+	shield_page_tables "$atk"
+}
+
+# The kernel rewrites its own page-table entry for the page of the VM-exit
+# entry point to map a page of int3. Every VM exit runs that code: VMX root
+# must use page tables of its own (docs/hypervisor.md, "VMX root runs none
+# of the kernel's code") and carry on as if nothing happened.
+shield_page_tables() {
+	local atk=$1 line
+	insmod_vtice || { result hv.shield-tables FAIL "insmod failed"; return; }
+	vtice_symbols
+	dmesg -c >/dev/null
+	insmod $atk text=0x$(vtice_symbol vt_vmexit_stub) mode=tables
+	line=$(dmesg | grep -o 'vtice_attack: .*' | tail -n 1)
+	case "$line" in
+	*"now maps a page of int3"*) result hv.shield-tables PASS "$line" ;;
+	*)
+		result hv.shield-tables FAIL "${line:-the attacker did not run}"
+		rmmod_vtice
+		return
+		;;
+	esac
+	$T status hv.shield-tables-status
+	$T ring hv.shield-tables-ring
+	stress_all hv.shield-tables-stress 3
+	wait $stress_pids
+	rmmod vtice_attack
+	dmesg | grep -o 'vtice_attack: .*is back' | sed 's/^/shield: /'
+	if rmmod_vtice; then
+		result hv.shield-tables-unload PASS "devirtualized after the kernel remapped root's code"
+	else
+		result hv.shield-tables-unload FAIL "rmmod failed"
+	fi
 }
 
 # The attacker's read-only probes against the vtice loaded now (it also

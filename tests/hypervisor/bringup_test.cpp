@@ -67,21 +67,6 @@ TEST_F(Bringup, Succeeds)
 		EXPECT_EQ(bm[i], 0) << "high MSRs (EFER, FS/GS base) run natively";
 }
 
-TEST_F(Bringup, HostPageTableCopiesTheKernelHalf)
-{
-	auto *cur = reinterpret_cast<u64 *>(cpu().cr3);
-	auto *own = static_cast<u64 *>(hv.host_pml4);
-	for (int i = 0; i < 256; i++)
-		EXPECT_EQ(own[i], 0u) << i;
-	for (int i = 257; i < 512; i++)
-		EXPECT_EQ(own[i], cur[i]) << i;
-	// ...except the first empty slot, which now leads to the private window
-	EXPECT_EQ(cur[256], 0u);
-	EXPECT_EQ(own[256] & ~0xfffull, reinterpret_cast<u64>(hv.window.tables[0]));
-	EXPECT_EQ(own[256] & 0x3, 0x3u) << "present, writable";
-	EXPECT_EQ(hv.window.base, 0xffff800000000000ull) << "slot 256 with 4-level paging";
-}
-
 TEST_F(Bringup, WindowMapsAPhysicalPageAtThePerCpuSlot)
 {
 	void *va = vt_window_map(&hv.window, 3, 0x12345678);

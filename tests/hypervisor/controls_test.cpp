@@ -56,8 +56,8 @@ TEST(Controls, BochsSkylakeX)
 	Computed c = compute(bochs_skylake_x);
 	ASSERT_EQ(c.ret, 0);
 	EXPECT_TRUE(c.caps.flags & VTICE_CAP_TRUE_CTLS);
-	// pin: only the default-1 class (bits 1, 2, 4)
-	EXPECT_EQ(c.ctls.pin, 0x16u);
+	// pin: the default-1 class (bits 1, 2, 4), NMI exiting and virtual NMIs
+	EXPECT_EQ(c.ctls.pin, 0x16u | PIN_BASED_NMI_EXITING | PIN_BASED_VIRTUAL_NMIS);
 	// primary: TRUE MSR lets CR3-load/store exiting (bits 15, 16) be 0;
 	// default-1 bits 1, 4-6, 8, 13, 14, 26 stay; plus MSR bitmaps and secondary
 	EXPECT_EQ(c.ctls.proc, 0x04006172u | CPU_BASED_USE_MSR_BITMAPS |
@@ -103,7 +103,7 @@ TEST(Controls, SkylakeHost)
 {
 	Computed c = compute(skylake);
 	ASSERT_EQ(c.ret, 0);
-	EXPECT_EQ(c.ctls.pin, 0x16u);
+	EXPECT_EQ(c.ctls.pin, 0x16u | PIN_BASED_NMI_EXITING | PIN_BASED_VIRTUAL_NMIS);
 	EXPECT_EQ(c.ctls.proc, 0x04006172u | CPU_BASED_USE_MSR_BITMAPS |
 				       CPU_BASED_ACTIVATE_SECONDARY_CONTROLS);
 	// allowed-1 0x005ffcff has no user-wait-pause either, but conceals VMX from PT
@@ -138,6 +138,18 @@ TEST(Controls, NoEptIsRefused)
 	Computed c = compute(p);
 	EXPECT_EQ(c.ret, -VT_EOPNOTSUPP);
 	EXPECT_FALSE(c.caps.flags & VTICE_CAP_EPT);
+}
+
+// An NMI that arrives in VMX root reaches the guest through an NMI window,
+// which needs virtual NMIs (SDM 3C 26.2.1.1): a CPU without either is refused.
+TEST(Controls, NoVirtualNmisIsRefused)
+{
+	VmxProfile p = bochs_skylake_x;
+	p.pin &= ~((uint64_t)PIN_BASED_VIRTUAL_NMIS << 32);
+	EXPECT_EQ(compute(p).ret, -VT_EOPNOTSUPP);
+	p = bochs_skylake_x;
+	p.proc &= ~((uint64_t)CPU_BASED_NMI_WINDOW_EXITING << 32);
+	EXPECT_EQ(compute(p).ret, -VT_EOPNOTSUPP);
 }
 
 TEST(Controls, NoSecondaryControlsMeansNoProc2OrEptCapRead)

@@ -37,7 +37,6 @@ protected:
 		g_nmi_is_ours = false;
 		ASSERT_EQ(init(), 0);
 		ASSERT_EQ(vt_hv_intercept_ports(&hv, 0x2f8, 8), 0);
-		ASSERT_EQ(vt_hv_enable_nmi_exiting(&hv), 0);
 		ASSERT_EQ(vt_hv_enable_preempt_timer(&hv, 50'000'000), 0);
 		ASSERT_EQ(vt_vcpu_virtualize(&vcpu), 0);
 		vt_hv_set_callbacks(&hv, &kCallbacks);

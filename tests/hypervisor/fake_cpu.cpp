@@ -459,14 +459,37 @@ void vt_vmexit_stub(void)
 {
 }
 
+// root_entry.S stand-ins: entry points are only written into the IDT.
+void vt_root_nmi_entry(void)
+{
+}
+
+const u64 vt_root_vectors[256] = {
+#define VT_FAKE_VECTOR(v) 0xffffffffc0200000ull + 16 * (v)
+#define VT_FAKE_VECTORS4(v) VT_FAKE_VECTOR(v), VT_FAKE_VECTOR(v + 1), VT_FAKE_VECTOR(v + 2), VT_FAKE_VECTOR(v + 3)
+#define VT_FAKE_VECTORS16(v) VT_FAKE_VECTORS4(v), VT_FAKE_VECTORS4(v + 4), VT_FAKE_VECTORS4(v + 8), VT_FAKE_VECTORS4(v + 12)
+#define VT_FAKE_VECTORS64(v) VT_FAKE_VECTORS16(v), VT_FAKE_VECTORS16(v + 16), VT_FAKE_VECTORS16(v + 32), VT_FAKE_VECTORS16(v + 48)
+	VT_FAKE_VECTORS64(0), VT_FAKE_VECTORS64(64), VT_FAKE_VECTORS64(128), VT_FAKE_VECTORS64(192),
+};
+
+const u64 vt_root_fixups[] = {
+	vtice::fake::kRdmsrInsn, vtice::fake::kRdmsrFixup,
+	vtice::fake::kWrmsrInsn, vtice::fake::kWrmsrFixup,
+	0, 0,
+};
+
 void *vt_os_alloc_pages(u32 count)
 {
 	if (vtice::fake::g_alloc_countdown == 0)
 		return nullptr;
 	if (vtice::fake::g_alloc_countdown > 0)
 		vtice::fake::g_alloc_countdown--;
-	void *p = std::aligned_alloc(4096, count * 4096ull);
-	std::memset(p, 0, count * 4096ull);
+	// Like the kernel's buddy allocator: 2^order pages, aligned to their size.
+	uint64_t bytes = 4096;
+	while (bytes < count * 4096ull)
+		bytes *= 2;
+	void *p = std::aligned_alloc(bytes, bytes);
+	std::memset(p, 0, bytes);
 	vtice::fake::g_allocs[p] = count;
 	return p;
 }

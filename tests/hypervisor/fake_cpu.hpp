@@ -18,6 +18,7 @@ extern "C" {
 #include "exit.h"
 #include "intrin.h"
 #include "os.h"
+#include "root_idt.h"
 #include "../../hypervisor/debug/dbg_os.h"
 }
 
@@ -80,6 +81,11 @@ void seed_vmx(const VmxProfile &p);
 
 // Linux-like GDT (kernel CS/DS, 64-bit TSS) at a real buffer; sets gdt/idt.
 void seed_linux_descriptors();
+
+// root_entry.S stand-ins: the RIPs of the two MSR instructions root may
+// fault on, and where vt_root_fixups sends them.
+constexpr uint64_t kRdmsrInsn = 0xffffffffc0300010ull, kRdmsrFixup = 0xffffffffc0300040ull;
+constexpr uint64_t kWrmsrInsn = 0xffffffffc0300080ull, kWrmsrFixup = 0xffffffffc03000c0ull;
 
 // Simulate a VM exit: the fake "hardware" stores the exit information and
 // enters vt_exit_handler with the frame and the vCPU pointer found at HOST_RSP.

@@ -307,6 +307,7 @@ static int __init vt_init(void)
 	ret = vt_parse_trace_params(&trace);
 	if (ret)
 		return ret;
+	vt_linux_set_memory_map(PAGE_OFFSET, phys_base);
 	if (ring_records < 64 || ring_records > (1u << 20) || !is_power_of_2(ring_records)) {
 		pr_err("ring_records=%u: must be a power of two in 64..1048576\n", ring_records);
 		return -EINVAL;
@@ -355,6 +356,11 @@ static int __init vt_init(void)
 		goto err_stub;
 	}
 	vt_log_tracer();
+	ret = vt_linux_host_tables();
+	if (ret) {
+		pr_err("cannot build VMX root's page tables (%d); not loading\n", ret);
+		goto err_stub;
+	}
 	if (shield) {
 		ret = vt_linux_shield();
 		if (ret) {
@@ -366,15 +372,12 @@ static int __init vt_init(void)
 	ret = vt_root_log_start();
 	if (ret)
 		goto err_stub;
-	ret = vt_linux_nmi_register();
-	if (ret)
-		goto err_log;
 	if (virtualize) {
 		ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "vtice:online", vt_cpu_online,
 					vt_cpu_offline);
 		if (ret < 0) {
 			pr_err("bring-up failed (%d); every CPU rolled back, not loading\n", ret);
-			goto err_nmi;
+			goto err_log;
 		}
 		vt_hp_state = ret;
 	}
@@ -396,8 +399,6 @@ err_power:
 err_hp:
 	if (vt_hp_state)
 		cpuhp_remove_state(vt_hp_state);
-err_nmi:
-	vt_linux_nmi_unregister();
 err_log:
 	vt_root_log_stop();
 err_stub:
@@ -422,7 +423,6 @@ static void __exit vt_exit(void)
 	vt_power_unregister();
 	if (vt_hp_state)
 		cpuhp_remove_state(vt_hp_state);
-	vt_linux_nmi_unregister();
 	vt_root_log_stop();
 	vt_linux_stub_fini();
 	vt_path_fini();

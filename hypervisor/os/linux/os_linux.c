@@ -11,6 +11,8 @@
 #include <asm/msr.h>
 
 #include "../../core/os.h"
+#include "../../debug/dbg_os.h"
+#include "vtice_linux.h"
 
 static unsigned int vt_order(u32 count)
 {
@@ -30,16 +32,6 @@ void vt_os_free_pages(void *p, u32 count)
 		__free_pages(virt_to_page(p), vt_order(count));
 }
 
-u64 vt_os_virt_to_phys(const void *p)
-{
-	return virt_to_phys((void *)p);
-}
-
-void *vt_os_phys_to_virt(u64 pa)
-{
-	return phys_to_virt(pa);
-}
-
 u64 vt_os_random_u64(void)
 {
 	return get_random_u64();
@@ -48,20 +40,6 @@ u64 vt_os_random_u64(void)
 void vt_os_reload_tr(void)
 {
 	force_reload_TR();
-}
-
-int vt_rdmsr_safe(u32 msr, u64 *value)
-{
-	unsigned long long v = 0;
-	int ret = rdmsrl_safe(msr, &v);
-
-	*value = v;
-	return ret;
-}
-
-int vt_wrmsr_safe(u32 msr, u64 value)
-{
-	return wrmsrl_safe(msr, value);
 }
 
 void vt_os_log(int level, const char *fmt, ...)

@@ -102,6 +102,8 @@ int vt_linux_shield(void)
 	if (!ret)
 		ret = vt_path_shield();
 	if (!ret)
+		ret = vt_linux_shield_memory_map();
+	if (!ret)
 		ret = vt_shield_module_image();
 	if (!ret)
 		ret = vt_shield_hide_ept(s, &vt_mod.hv->ept);

@@ -10,7 +10,6 @@
 #include <linux/mm.h>
 #include <linux/smp.h>
 #include <asm/apic.h>
-#include <asm/nmi.h>
 #include <asm/tsc.h>
 
 #include <vtice/vmcall.h>
@@ -20,38 +19,6 @@
 #include "../../debug/stub.h"
 
 static bool vt_stub_on;
-
-/*
- * An NMI the hypervisor sends (the all-stop's, a ring trace's kick) to a CPU
- * that is in VMX root at that moment is taken there, through the kernel's
- * own IDT: NMI exiting applies to the guest only (SDM Vol. 3C 25.3). No
- * kernel handler knows it, so the kernel would log "Uhhuh. NMI received
- * for unknown reason". One that interrupted code on this CPU's host stack
- * came while the hypervisor ran and is the hypervisor's: claimed here, and
- * the CPU acts on the request at its next VM entry (stop.c, tracer.c). The
- * kernel's own NMIs there (perf, the watchdog) are claimed by their own
- * handlers first; this one runs only for NMIs nobody claimed.
- */
-static int vt_nmi_in_root(unsigned int type, struct pt_regs *regs)
-{
-	unsigned int cpu = smp_processor_id();
-	struct vt_vcpu *vcpu = cpu < nr_cpu_ids && vt_mod.vcpu_state ? vt_mod.vcpu_state[cpu] : NULL;
-	unsigned long base = vcpu ? (unsigned long)vcpu->stack : 0;
-
-	if (base && regs->sp >= base && regs->sp < base + VT_HOST_STACK_PAGES * PAGE_SIZE)
-		return NMI_HANDLED;
-	return NMI_DONE;
-}
-
-int vt_linux_nmi_register(void)
-{
-	return register_nmi_handler(NMI_UNKNOWN, vt_nmi_in_root, 0, "vtice");
-}
-
-void vt_linux_nmi_unregister(void)
-{
-	unregister_nmi_handler(NMI_UNKNOWN, "vtice");
-}
 
 u64 vt_os_tsc_khz(void)
 {

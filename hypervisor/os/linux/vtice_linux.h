@@ -43,11 +43,14 @@ int vt_linux_stub_init(const struct vt_linux_stub_params *params);
 int vt_root_log_start(void);
 void vt_root_log_stop(void);
 /* stub_os.c: NMIs the hypervisor sent that landed in VMX root are not the kernel's news. */
-int vt_linux_nmi_register(void);
-void vt_linux_nmi_unregister(void);
 void vt_linux_stub_fini(void);
 int vt_linux_debug_break(u64 *stopped_ns);
 int vt_linux_shield(void);
+/* host_tables.c: what VMX root's page tables map, at load before the shield. */
+int vt_linux_host_tables(void);
+/* root_os.c: the kernel's memory map, for VMX root: set first thing at load. */
+void vt_linux_set_memory_map(u64 page_offset, u64 image_phys_base);
+int vt_linux_shield_memory_map(void);
 /* kernel_info.c: RAM and task_struct layout into hv, at load. */
 int vt_linux_describe_kernel(struct vt_hv *hv);
 u64 vt_linux_task_pointer(u32 cpu);

@@ -19,13 +19,22 @@
  *   mode=state  zeroes the first page of each of vtice's debugger state
  *               variables named in state= (vt_hooks, stub, st: the hooks'
  *               tables, the stub, the all-stop), with debug_port set.
+ *   mode=tables rewrites the kernel's own page-table entry for the page of
+ *               the VM-exit entry point (text=) to map a page of int3, as a
+ *               kernel that owns its page tables can; every VM exit runs
+ *               that code, so VMX root reading the kernel's tables would
+ *               die at the next one. Unloading this module puts the entry
+ *               back (vtice's guest-side code needs its own page again).
  *
  * Without the shield the write mode takes the machine down at the next VM
  * exit; with it, the hypervisor must not notice (docs/hypervisor.md).
  */
 #include <linux/module.h>
 #include <linux/mm.h>
+#include <linux/smp.h>
 #include <linux/vmalloc.h>
+#include <asm/pgtable.h>
+#include <asm/tlbflush.h>
 
 #include "vtice_linux.h"
 
@@ -39,7 +48,7 @@ MODULE_PARM_DESC(text, "a function of vtice's that only VMX root runs (vt_vmexit
 
 static char *mode = "probe";
 module_param(mode, charp, 0444);
-MODULE_PARM_DESC(mode, "probe (read only), write, or state");
+MODULE_PARM_DESC(mode, "probe (read only), write, state or tables");
 
 static unsigned long state[8];
 static int nr_state;
@@ -104,12 +113,51 @@ static void attack_cpu(struct vt_vcpu *v, bool write)
 	WRITE_ONCE(v->ring.nr_records, ARRAY_SIZE(trap));
 }
 
+static pte_t *text_pte;
+static pte_t text_orig;
+static struct page *int3_page;
+
+static void flush_this_cpu(void *unused)
+{
+	__flush_tlb_all();
+}
+
+static void set_text_pte(pte_t pte)
+{
+	set_pte(text_pte, pte);
+	on_each_cpu(flush_this_cpu, NULL, 1);
+}
+
+static int attack_tables(void)
+{
+	unsigned int level;
+
+	text_pte = text ? lookup_address(text, &level) : NULL;
+	if (!text_pte || level != PG_LEVEL_4K) {
+		pr_info("vtice_attack: no 4 KiB kernel PTE for the VM-exit entry point\n");
+		text_pte = NULL;
+		return -ENOENT;
+	}
+	int3_page = alloc_page(GFP_KERNEL);
+	if (!int3_page) {
+		text_pte = NULL;
+		return -ENOMEM;
+	}
+	memset(page_address(int3_page), 0xcc, PAGE_SIZE);
+	text_orig = *text_pte;
+	set_text_pte(pfn_pte(page_to_pfn(int3_page), PAGE_KERNEL_ROX));
+	pr_info("vtice_attack: the kernel's PTE for the VM-exit entry point now maps a page of int3; still running\n");
+	return 0;
+}
+
 static int __init vtice_attack_init(void)
 {
 	struct vt_module *m = (struct vt_module *)vt_mod_addr;
 	bool write = !strcmp(mode, "write");
 	unsigned int cpu, n = 0;
 
+	if (!strcmp(mode, "tables"))
+		return attack_tables();
 	if (!strcmp(mode, "state")) {
 		for (n = 0; n < nr_state; n++)
 			memset((void *)state[n], 0, PAGE_SIZE);
@@ -140,6 +188,11 @@ static int __init vtice_attack_init(void)
 
 static void __exit vtice_attack_exit(void)
 {
+	if (text_pte) {
+		set_text_pte(text_orig);
+		__free_page(int3_page);
+		pr_info("vtice_attack: the kernel's PTE for the VM-exit entry point is back\n");
+	}
 	if (!strcmp(mode, "write"))
 		pr_info("vtice_attack: ring records written into the trap: %s\n",
 			memchr_inv(trap, 0, sizeof(trap)) ? "yes" : "none");
