@@ -32,8 +32,8 @@ std::string StopInfo::describe(const Symbolizer &symbolize) const
 		return "Interrupted at " + at;
 	if (event.signal == 11)  // the vtice stub's crash guards (docs/hypervisor-debugging.md)
 		return "Kernel crash (SIGSEGV) at " + at;
-	if (event.signal == 14)  // the vtice stub's hard-lockup watch: interrupts off for lockup_secs
-		return "Hard lockup (SIGALRM): interrupts off too long at " + at;
+	if (event.signal == 14)  // the vtice stub's lockup watch: no timer tick for lockup_secs
+		return "Hard lockup (SIGALRM): the CPU's timer could not interrupt it for too long at " + at;
 	return "Stopped at " + at;
 }
 

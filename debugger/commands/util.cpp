@@ -43,6 +43,18 @@ static std::string kernel_string(Session &session, std::uint64_t address, std::s
 	return out;
 }
 
+// A triple fault or a lockup: the vtice stub says what it saw on that CPU
+// ("monitor why": the event the CPU was delivering, interrupts off or the
+// APIC timer masked). Other stubs do not know the command.
+static void print_stub_why(CommandContext &ctx)
+{
+	if (ctx.session.target().features().stub != "vtice hypervisor stub")
+		return;
+	auto why = ctx.session.target().monitor("why");
+	if (why && why->rfind("why: ", 0) == 0)
+		ctx.out.print("%s%s", why->c_str() + 5, why->back() == '\n' ? "" : "\n");
+}
+
 // The vtice stub stops a crashing kernel on entry to panic() or __die()
 // (its crash guards): say why at once, for a user who attaches to a dead
 // machine. panic(fmt, ...): the format; __die(str, regs, err): str and the
@@ -50,11 +62,19 @@ static std::string kernel_string(Session &session, std::uint64_t address, std::s
 static void print_crash_reason(CommandContext &ctx, const StopInfo &stop)
 {
 	constexpr std::uint64_t kPtRegsIp = 16 * 8;
+	if (stop.event.signal == 14) {
+		print_stub_why(ctx);
+		return;
+	}
 	if (stop.event.signal != 11)
 		return;
 	std::string where = format_address(stop.pc, ctx.session.symbolizer());
 	auto first = ctx.session.register_value("rdi");
-	if (!first || (where != "panic" && where != "__die"))
+	if (where != "panic" && where != "__die") {
+		print_stub_why(ctx);  // a triple fault
+		return;
+	}
+	if (!first)
 		return;
 	std::string message = kernel_string(ctx.session, *first, 160);
 	if (message.size() >= 4 && message.compare(message.size() - 4, 4, "\\x0a") == 0)

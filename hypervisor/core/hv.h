@@ -219,9 +219,13 @@ void *vt_window_map_uncached(struct vt_host_window *w, u32 slot, u64 pa);
  * apic.c: NMIs between CPUs from VMX root, by the local APIC's ICR, never
  * the kernel's APIC driver. vt_apic_read_id() runs on the vCPU's own CPU
  * when it is virtualized; vt_send_nmi() in VMX root on `from`'s CPU.
+ * vt_apic_timer_live(): in VMX root, whether this CPU's local APIC timer
+ * can interrupt it (software-enabled APIC, timer LVT unmasked); true when
+ * the APIC cannot be read.
  */
 void vt_apic_read_id(struct vt_vcpu *vcpu);
 int vt_send_nmi(struct vt_vcpu *from, const struct vt_vcpu *to);
+bool vt_apic_timer_live(struct vt_vcpu *vcpu);
 /*
  * The running vCPU's guest memory through its own CR3 and window slot, at
  * any exit: bytes copied (short where the walk stopped) or -VT_EFAULT.

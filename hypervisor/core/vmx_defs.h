@@ -61,7 +61,17 @@
 #define MSR_IA32_APICBASE_BASE		0x000ffffffffff000ull
 #define MSR_X2APIC_APICID		0x00000802
 #define MSR_X2APIC_ICR			0x00000830
-/* Local APIC registers (SDM Vol. 3A 11.4.1, Table 11-1) and ICR fields (11.6.1) */
+#define MSR_X2APIC_SPIV			0x0000080f
+#define MSR_X2APIC_LVTT			0x00000832
+/*
+ * Local APIC registers (SDM Vol. 3A 11.4.1, Table 11-1), ICR fields (11.6.1),
+ * the LVT mask (11.5.1) and the spurious-vector register's software enable
+ * (11.9); an x2APIC register is MSR 0x800 + offset / 16 (11.12.1.2).
+ */
+#define APIC_SPIV			0x0f0
+#define APIC_SPIV_APIC_ENABLED		0x100u
+#define APIC_LVTT			0x320
+#define APIC_LVT_MASKED			0x10000u
 #define APIC_ICR			0x300
 #define APIC_ICR2			0x310
 #define APIC_ICR_BUSY			0x1000u		/* delivery status: send pending */

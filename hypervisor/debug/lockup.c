@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "lockup.h"
 
-bool vt_lockup_poll(struct vt_lockup *l, struct vt_lockup_cpu *c, bool irqs_on, u64 now)
+bool vt_lockup_poll(struct vt_lockup *l, struct vt_lockup_cpu *c, bool ticks, u64 now)
 {
-	if (!l->threshold || irqs_on) {
+	if (!l->threshold || ticks) {
 		c->irqs_off_since = 0;
 		c->reported = false;
 		return false;

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Hard-lockup watch: a CPU whose guest kept interrupts disabled at every
+ * Hard-lockup watch: a CPU that its timer could not interrupt at every
  * poll of the stub (VMX-preemption timer, VT_STUB_POLL_MS) for a whole
  * threshold is stuck, as the kernel's own hard-lockup detector judges it
- * (no timer interrupt for watchdog_thresh, 10 s by default). A kernel that
+ * (no timer interrupt for watchdog_thresh, 10 s by default): interrupts
+ * kept off, or the local APIC timer masked (stub.c decides). A kernel that
  * disables its NMI watchdog, or a CPU too stuck to run it, is still caught.
  * Time spent stopped in the stub does not count: polls only run while the
  * guest does, and a resume restarts every CPU's span. A CPU that stays
@@ -15,8 +16,8 @@
 #include "../core/types.h"
 
 struct vt_lockup_cpu {
-	u64 irqs_off_since;	/* TSC of the first poll of the current IF=0 span, 0 = none */
-	bool reported;		/* this span was reported; quiet until interrupts come on */
+	u64 irqs_off_since;	/* TSC of the first poll of the current span without ticks, 0 = none */
+	bool reported;		/* this span was reported; quiet until the timer can tick again */
 };
 
 struct vt_lockup {
@@ -25,6 +26,6 @@ struct vt_lockup {
 };
 
 /* True once per span: the first poll at which it reached the threshold. */
-bool vt_lockup_poll(struct vt_lockup *l, struct vt_lockup_cpu *c, bool irqs_on, u64 now);
+bool vt_lockup_poll(struct vt_lockup *l, struct vt_lockup_cpu *c, bool ticks, u64 now);
 
 #endif

@@ -35,6 +35,9 @@ static struct {
 	struct vt_lockup_cpu lockup_cpu[VT_STOP_MAX_CPUS];
 	u64 fatal_guard[VT_STUB_MAX_GUARDS];	/* gvas of the guards on panic() */
 	bool dying;		/* a panic was reported: a dying kernel spins, no news */
+	u32 lockup_secs;
+	struct vt_stub_cause_info cause[VT_STOP_MAX_CPUS];	/* noted before a CPU stops */
+	struct vt_stub_why why;	/* the stop being served ("monitor why") */
 } VT_ROOT_STATE_TYPE stub VT_ROOT_STATE;
 
 static void vt_stub_put_byte(void *ctx, u8 byte)
@@ -78,6 +81,29 @@ void vt_stub_get_breakin(struct vt_breakin_stats *out)
 	*out = stub.breakin;
 }
 
+void vt_stub_get_why(struct vt_stub_why *out)
+{
+	*out = stub.why;
+	out->lockup_secs = stub.lockup_secs;
+}
+
+/* The cause a CPU noted for the stop now served, if it is that stop's. */
+static void vt_stub_note_why(const struct vt_dbg_stop *why)
+{
+	struct vt_stub_cause_info *c = why->cpu < VT_STOP_MAX_CPUS ? &stub.cause[why->cpu] : NULL;
+	bool triple = why->reason == VT_STOP_CRASH && !why->data_addr;
+	bool lockup = why->reason == VT_STOP_LOCKUP;
+
+	stub.why.stopped = true;
+	stub.why.stop = *why;
+	vt_memset(&stub.why.info, 0, sizeof(stub.why.info));
+	if (c && ((triple && c->cause == VT_CAUSE_TRIPLE_FAULT) ||
+		  (lockup && (c->cause == VT_CAUSE_IRQS_OFF || c->cause == VT_CAUSE_TIMER_OFF))))
+		stub.why.info = *c;
+	if (c)
+		c->cause = VT_CAUSE_NONE;
+}
+
 /* A panic (not an oops, from which the kernel goes on) or a triple fault. */
 static bool vt_stub_is_fatal(const struct vt_dbg_stop *why)
 {
@@ -101,6 +127,7 @@ static void vt_stub_serve(u32 master, const struct vt_dbg_stop *why)
 	vt_stub_lock_line();
 	stub.master = master;
 	vt_stub_note_breakin();
+	vt_stub_note_why(why);
 	vt_rsp_report_stop(&stub.rsp, why);
 	for (;;) {
 		if (!vt_uart_getc(&stub.uart, &c)) {
@@ -111,6 +138,7 @@ static void vt_stub_serve(u32 master, const struct vt_dbg_stop *why)
 			break;
 	}
 	/* The line is drained here: a later 0x03 arrives after this moment. */
+	stub.why.stopped = false;
 	stub.quiet_tsc = vt_rdtsc();
 	stub.lockup.resumed = stub.quiet_tsc;
 	if (vt_stub_is_fatal(why))
@@ -173,21 +201,31 @@ static bool vt_stub_woke_from_mwait(struct vt_vcpu *vcpu)
 }
 
 /*
- * A CPU running with interrupts off at every poll for lockup_secs. Idle
- * with them off (halted, as a panic's stop_this_cpu parks it, or in
- * intel_idle's MWAIT) is not stuck, and after a panic was reported the
- * dying kernel's spinning is no news.
+ * A CPU its timer could not interrupt at any poll for lockup_secs: it ran
+ * with interrupts off, or with its local APIC timer masked (a kernel that
+ * stopped servicing its timer). Idle (halted, as a panic's stop_this_cpu
+ * parks it, or in intel_idle's MWAIT) is not stuck, whatever its timer:
+ * an idle CPU with nothing to do masks it (the clockevent's oneshot-stopped
+ * state). After a panic was reported the dying kernel's spinning is no news.
  */
 static bool vt_stub_locked_up(struct vt_vcpu *vcpu)
 {
 	bool irqs_on = vt_vmread_or0(GUEST_RFLAGS) & X86_EFLAGS_IF;
+	bool ticks;
 
 	if (vcpu->cpu >= VT_STOP_MAX_CPUS || stub.dying)
 		return false;
-	if (!irqs_on && (vt_vmread_or0(GUEST_ACTIVITY_STATE) == GUEST_ACTIVITY_HLT ||
-			 vt_stub_woke_from_mwait(vcpu)))
-		irqs_on = true;
-	return vt_lockup_poll(&stub.lockup, &stub.lockup_cpu[vcpu->cpu], irqs_on, vt_rdtsc());
+	ticks = irqs_on && vt_apic_timer_live(vcpu);
+	if (!ticks)
+		ticks = vt_vmread_or0(GUEST_ACTIVITY_STATE) == GUEST_ACTIVITY_HLT ||
+			vt_stub_woke_from_mwait(vcpu);
+	if (!vt_lockup_poll(&stub.lockup, &stub.lockup_cpu[vcpu->cpu], ticks, vt_rdtsc()))
+		return false;
+	stub.cause[vcpu->cpu] = (struct vt_stub_cause_info){
+		.cause = irqs_on ? VT_CAUSE_TIMER_OFF : VT_CAUSE_IRQS_OFF,
+		.rip = vt_vmread_or0(GUEST_RIP),
+	};
+	return true;
 }
 
 static bool vt_stub_mtf(struct vt_vcpu *vcpu, struct vt_exit *exit);
@@ -339,6 +377,12 @@ static bool vt_stub_vmcall(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 func)
  */
 static bool vt_stub_triple_fault(struct vt_vcpu *vcpu, struct vt_exit *exit)
 {
+	if (vcpu->cpu < VT_STOP_MAX_CPUS)
+		stub.cause[vcpu->cpu] = (struct vt_stub_cause_info){
+			.cause = VT_CAUSE_TRIPLE_FAULT,
+			.rip = vt_vmread_or0(GUEST_RIP),
+			.vectoring = vt_vmread_or0(IDT_VECTORING_INFO_FIELD),
+		};
 	vt_stub_stop(vcpu, exit, VT_STOP_CRASH, 0);
 	return true;
 }
@@ -474,6 +518,7 @@ int vt_stub_init(struct vt_hv *hv, const struct vt_stub_config *cfg)
 	vt_memset(&stub, 0, sizeof(stub));
 	stub.hv = hv;
 	stub.lockup.threshold = (u64)cfg->lockup_secs * vt_os_tsc_khz() * 1000;
+	stub.lockup_secs = cfg->lockup_secs;
 	/* The RAM the core knows (vt_hv_set_ram), through the master's slot. */
 	stub.mem = hv->mem;
 	stub.mem.map = vt_stub_map;

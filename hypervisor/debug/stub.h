@@ -8,6 +8,7 @@
 #define VT_DEBUG_STUB_H
 
 #include "../core/guest_mem.h"
+#include "target.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -65,6 +66,32 @@ struct vt_breakin_stats {
 	u64 last_ticks, max_ticks;
 };
 void vt_stub_get_breakin(struct vt_breakin_stats *out);
+
+/*
+ * Why the machine stopped, in more words than the stop reply carries
+ * ("monitor why"): the stop being served, and for a triple fault or a
+ * lockup what the stub saw on that CPU.
+ */
+enum vt_stub_cause {
+	VT_CAUSE_NONE,
+	VT_CAUSE_TRIPLE_FAULT,	/* rip; vectoring: the event the CPU was delivering */
+	VT_CAUSE_IRQS_OFF,	/* a lockup: interrupts off */
+	VT_CAUSE_TIMER_OFF,	/* a lockup: interrupts on, the local APIC timer masked or the APIC off */
+};
+
+struct vt_stub_cause_info {
+	u32 cause;		/* enum vt_stub_cause */
+	u64 rip;
+	u64 vectoring;		/* IDT-vectoring information (SDM Vol. 3C 24.9.3) */
+};
+
+struct vt_stub_why {
+	bool stopped;		/* a stop is being served */
+	struct vt_dbg_stop stop;
+	struct vt_stub_cause_info info;
+	u32 lockup_secs;
+};
+void vt_stub_get_why(struct vt_stub_why *out);
 
 /* stub_monitor.c: qRcmd ("monitor exits", "monitor caps", ...). */
 int vt_stub_monitor(void *ctx, const char *cmd, char *out, u32 out_len);

@@ -412,6 +412,75 @@ static void vt_monitor_lbr(struct vt_text *t, const char *arg)
 		vt_monitor_lbr_line(t, cpu, vt_lbr_snapshot(cpu));
 }
 
+static const char *const vt_stop_words[] = {
+	[VT_STOP_SIGINT] = "break-in",
+	[VT_STOP_STEP] = "single step",
+	[VT_STOP_SWBREAK] = "breakpoint",
+	[VT_STOP_HWBREAK] = "hardware breakpoint",
+	[VT_STOP_WATCH] = "write watchpoint at ",
+	[VT_STOP_RWATCH] = "read watchpoint at ",
+	[VT_STOP_AWATCH] = "access watchpoint at ",
+	[VT_STOP_CRASH] = "crash guard (panic or __die)",
+	[VT_STOP_LOCKUP] = "lockup",
+};
+
+/* IDT-vectoring information's type field (SDM Vol. 3C 24.9.3, Table 24-17). */
+static const char *const vt_event_types[8] = {
+	"external interrupt", "reserved", "NMI", "hardware exception",
+	"software interrupt", "privileged software exception", "software exception", "other",
+};
+
+static void vt_monitor_triple_fault(struct vt_text *t, const struct vt_stub_why *w)
+{
+	vt_put(t, " triple-faulted at 0x");
+	vt_put_hex(t, w->info.rip);
+	vt_put(t, " (a VM exit: the machine would have reset); ");
+	if (!(w->info.vectoring & INTR_INFO_VALID_MASK)) {
+		vt_put(t, "no event was being delivered\n");
+		return;
+	}
+	vt_put(t, "it was delivering vector ");
+	vt_put_u64(t, w->info.vectoring & INTR_INFO_VECTOR_MASK);
+	vt_put(t, ", ");
+	vt_put(t, vt_event_types[(w->info.vectoring >> 8) & 7]);
+	vt_put(t, "\n");
+}
+
+static void vt_monitor_why(struct vt_text *t)
+{
+	struct vt_stub_why w;
+	u32 r;
+
+	vt_stub_get_why(&w);
+	r = w.stop.reason;
+	if (!w.stopped) {
+		vt_put(t, "why: the machine is running\n");
+		return;
+	}
+	vt_put(t, "why: CPU ");
+	vt_put_u64(t, w.stop.cpu);
+	if (w.info.cause == VT_CAUSE_TRIPLE_FAULT) {
+		vt_monitor_triple_fault(t, &w);
+		return;
+	}
+	if (w.info.cause == VT_CAUSE_IRQS_OFF || w.info.cause == VT_CAUSE_TIMER_OFF) {
+		vt_put(t, ": its timer could not interrupt it for ");
+		vt_put_u64(t, w.lockup_secs);
+		vt_put(t, w.info.cause == VT_CAUSE_IRQS_OFF ? " s: interrupts off, at 0x" :
+			   " s: interrupts on, its local APIC timer masked or the APIC disabled, at 0x");
+		vt_put_hex(t, w.info.rip);
+		vt_put(t, "\n");
+		return;
+	}
+	vt_put(t, ": ");
+	vt_put(t, r < VT_ARRAY_SIZE(vt_stop_words) && vt_stop_words[r] ? vt_stop_words[r] : "stopped");
+	if (r == VT_STOP_WATCH || r == VT_STOP_RWATCH || r == VT_STOP_AWATCH) {
+		vt_put(t, "0x");
+		vt_put_hex(t, w.stop.data_addr);
+	}
+	vt_put(t, "\n");
+}
+
 int vt_stub_monitor(void *ctx, const char *cmd, char *out, u32 out_len)
 {
 	struct vt_text t = { out, 0, out_len };
@@ -433,6 +502,8 @@ int vt_stub_monitor(void *ctx, const char *cmd, char *out, u32 out_len)
 		vt_monitor_btrace_cmd(&t, "");
 	else if (vt_starts_with(cmd, "btrace "))
 		vt_monitor_btrace_cmd(&t, cmd + 7);
+	else if (vt_streq(cmd, "why"))
+		vt_monitor_why(&t);
 	else if (vt_streq(cmd, "lbr"))
 		vt_monitor_lbr(&t, "");
 	else if (vt_starts_with(cmd, "lbr "))
@@ -443,6 +514,7 @@ int vt_stub_monitor(void *ctx, const char *cmd, char *out, u32 out_len)
 			   "breakin (break-in latency in guest time), "
 			   "btrace [task ADDRESS|current|any] (the branch tracer; whose branches it records), "
 			   "lbr [CPU] (the last branches each CPU took before a crash), "
+			   "why (why the machine stopped: a triple fault's event, a lockup's cause), "
 			   "vtice (identify the stub)\n");
 	else
 		vt_put(&t, "unknown monitor command; try \"monitor help\"\n");

@@ -54,7 +54,7 @@ enum vt_dbg_stop_reason {
 	VT_STOP_RWATCH,
 	VT_STOP_AWATCH,
 	VT_STOP_CRASH,		/* the kernel panicked, oopsed or triple-faulted */
-	VT_STOP_LOCKUP,		/* a CPU kept interrupts off past lockup_secs */
+	VT_STOP_LOCKUP,		/* no timer interrupt could reach a CPU for lockup_secs */
 };
 
 struct vt_dbg_stop {

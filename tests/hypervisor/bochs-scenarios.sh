@@ -87,6 +87,7 @@ scenario_hvstub() {
 	[ "$loaded" = 0 ] || rmmod_vtice
 	local out watcher
 	stub_guest_figures || return
+	detect_bare_for_stub
 	# functions an idle kernel and a getpid loop never run, for breakpoints
 	# the benchmark sets and must never see hit
 	echo "VTICE-FIGURE hv.stub-cold.addrs=$(awk '$2 ~ /^[tT]$/ &&
@@ -232,7 +233,66 @@ stub_bench_if_asked() {
 	want=$(cat /proc/sys/kernel/domainname)
 	case "$want" in
 	vtice-bench-*) $T getpid "hv.${want#vtice-}" 200000 ;;
+	vtice-detect) detect_under_stub ;;
 	esac
+}
+
+# The transparency detector with the debugger at work (docs/transparency.md).
+# Before the module loads: the detector's bare lines, with the bytes of a
+# cold function (where the host will set a breakpoint) and of
+# init_uts_ns's release string (its write watchpoint), printed as figures
+# for the host.
+detect_bare_for_stub() {
+	local det=/lib/vtice/vtice_detect.ko uts
+	detect_peek=
+	[ -f $det ] || return 0
+	detect_bp_sym=$(awk '$2 ~ /^[tT]$/ && $3 ~ /^(kexec|crash_)/ { print $3; exit }' /proc/kallsyms)
+	detect_bp=$(awk -v s="$detect_bp_sym" '$3 == s { print $1; exit }' /proc/kallsyms)
+	uts=$(awk '$3 == "init_uts_ns" { print $1; exit }' /proc/kallsyms)
+	[ -n "$detect_bp" ] && [ -n "$uts" ] || return 0
+	detect_watch=$(printf '%x' $((0x$uts + 130)))
+	detect_peek=0x$detect_bp,0x$detect_watch
+	dmesg -c >/dev/null
+	insmod $det peek=$detect_peek && rmmod vtice_detect
+	dmesg | sed -n 's/.*vtice_detect: //p' >/tmp/detect.bare
+	echo "VTICE-FIGURE hv.detect.bp=$detect_bp"
+	echo "VTICE-FIGURE hv.detect.bp_sym=$detect_bp_sym"
+	echo "VTICE-FIGURE hv.detect.watch=$detect_watch"
+}
+
+# Asked by the host ("vtice-detect") with the breakpoint and the watchpoint
+# set: the guest arms a syscall-path trace for a task that never runs, then
+# reruns the detector. Every probe must read as on the bare machine (VMX
+# reported absent aside), the breakpoint's bytes through /proc/kcore too.
+detect_under_stub() {
+	local tpid under changed armed
+	if [ -z "$detect_peek" ]; then
+		result hv.stub-detect FAIL "no bare detector run (no vtice_detect.ko, or no cold function)"
+		echo "VTICE-FIGURE hv.stub-detect.done=1"
+		return
+	fi
+	vtice trace syscall openat --comm vtnobody --timeout 300 -o /tmp/detect.vtrace \
+		>/tmp/detect-trace.out 2>&1 &
+	tpid=$!
+	sleep 3
+	dmesg -c >/dev/null
+	insmod /lib/vtice/vtice_detect.ko peek=$detect_peek && rmmod vtice_detect
+	under=$(dmesg | sed -n 's/.*vtice_detect: //p')
+	$T kcore hv.stub-detect-kcore "$detect_bp_sym" 16 \
+		"$(sed -n "s/^all peek.$detect_bp=//p" /tmp/detect.bare)"
+	armed=$(grep -c 'armed on' /tmp/detect-trace.out)
+	kill -INT $tpid
+	wait $tpid
+	echo "$under" | sed 's/^/detect under the stub: /'
+	changed=$(detect_changes "$(cat /tmp/detect.bare)" "$under") || changed="the comparison itself failed"
+	if [ "$armed" = 0 ]; then
+		result hv.stub-detect FAIL "the trace never armed: $(tail -n 2 /tmp/detect-trace.out | tr '\n' ' ')"
+	elif [ -z "$changed" ] && [ "$(echo "$under" | grep -c peek)" = 2 ]; then
+		result hv.stub-detect PASS "$(echo "$under" | grep -vc timing) values as on the bare machine, VMX absent aside, with a breakpoint on $detect_bp_sym, a write watchpoint on the kernel release string and a syscall-path trace armed"
+	else
+		result hv.stub-detect FAIL "changed: ${changed:-no probe lines}"
+	fi
+	echo "VTICE-FIGURE hv.stub-detect.done=1"
 }
 
 # Self-protection (docs/hypervisor.md, "Self-protection"): a CPL-0 attacker
@@ -453,7 +513,11 @@ detect_changes() {
 		BEGIN { under = 0 }
 		$0 == "--" { under = 1; next }
 		/ timing / { next }
-		{ split($2, kv, "="); key = $1 " " kv[1]; v[under, key] = kv[2]; keys[key] = 1 }
+		{
+			for (i = 2; i <= NF; i++) {
+				split($i, kv, "="); key = $1 " " kv[1]; v[under, key] = kv[2]; keys[key] = 1
+			}
+		}
 		END {
 			for (k in keys) {
 				b = v[0, k]; u = v[1, k]
@@ -638,8 +702,9 @@ scenario_hvreboot() {
 
 # bochs-solo-scenario: hvcrash
 # bochs-host-driver: hvcrash host/crash_rsp.py
-# An oops in a kernel thread, a hard lockup (a CPU spinning with interrupts
-# off), then a panic, under the stub: each must stop
+# An oops in a kernel thread, a CPU whose local APIC timer is masked while
+# it spins with interrupts on, a hard lockup (a CPU spinning with
+# interrupts off), then a panic, under the stub: each must stop
 # the machine in it, for a debugger attached before and one attached after
 # (crash_rsp.py judges). Nothing survives it, so it runs alone: ctest
 # bochs.crash (never in the default list, which skips solo scenarios).
@@ -654,11 +719,17 @@ scenario_hvcrash() {
 	hvcrash_wait_for vtice-oops-go
 	echo "VTICE-OOPS now"
 	insmod /lib/vtice/vtice_crashme.ko || echo "VTICE-OOPS insmod vtice_crashme.ko failed"
-	hvcrash_wait_for vtice-lockup-go
-	echo "VTICE-LOCKUP now"
 	# This shell stays off the CPU that locks up: a task (or its sleep's
 	# timer) left there would hang with it, as on a real machine.
 	taskset -p 1 $$ >/dev/null
+	hvcrash_wait_for vtice-timer-go
+	echo "VTICE-TIMER now"
+	insmod /lib/vtice/vtice_lockme.ko mode=timer || echo "VTICE-TIMER insmod vtice_lockme.ko failed"
+	hvcrash_wait_for_log "timer unmasked again" 240
+	echo "VTICE-TIMER the timer ticks again" > /dev/kmsg
+	rmmod vtice_lockme
+	hvcrash_wait_for vtice-lockup-go
+	echo "VTICE-LOCKUP now"
 	insmod /lib/vtice/vtice_lockme.ko || echo "VTICE-LOCKUP insmod vtice_lockme.ko failed"
 	# Past the 10 s lockup_secs: printed once the debugger let the machine
 	# go. Through the kernel log: its console writes poll the UART, while a
@@ -669,6 +740,38 @@ scenario_hvcrash() {
 	echo "VTICE-CRASH now"
 	sleep 1
 	echo c > /proc/sysrq-trigger
+}
+
+# bochs-solo-scenario: hvtriple
+# bochs-host-driver: hvtriple host/crash_rsp.py
+# A triple fault under the stub: a kernel thread loads an empty IDT and
+# executes int3 (guest-modules/vtice_crashme mode=triple). Under VT-x that
+# is a VM exit, not a reset: the machine must stop in the stub there, for a
+# debugger attached before and one attached after. When the debugger lets
+# it go the CPU leaves VMX and the fault takes its course (a reset), so it
+# runs alone: ctest bochs.triple.
+scenario_hvtriple() {
+	$T kcore hv.crash-uts init_uts_ns 8
+	insmod "$KO" debug_port=0x2f8 2>/tmp/insmod.err ||
+		{ result hv.crash-armed FAIL "insmod debug_port=0x2f8: $(cat /tmp/insmod.err)"; return; }
+	loaded=1
+	result hv.crash-armed PASS "$(dmesg | grep -o 'crash guard on [a-z_]*' | tr '\n' ' ')"
+	start_host_driver hvtriple
+	hvcrash_wait_for vtice-triple-go
+	echo "VTICE-TRIPLE now"
+	taskset -p 1 $$ >/dev/null
+	insmod /lib/vtice/vtice_crashme.ko mode=triple || echo "VTICE-TRIPLE insmod vtice_crashme.ko failed"
+	sleep 600	# the machine resets once the debugger lets the CPU go
+}
+
+# $1 in the kernel log within $2 seconds.
+hvcrash_wait_for_log() {
+	local i
+	for i in $(seq "$2"); do
+		dmesg | grep -q "$1" && return 0
+		sleep 1
+	done
+	return 1
 }
 
 hvcrash_wait_for() {

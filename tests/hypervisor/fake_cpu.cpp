@@ -167,6 +167,9 @@ void seed_vmx(const VmxProfile &p)
 	// The BSP's local APIC at its reset base, enabled, in x2APIC mode, ID 0.
 	c.msrs[MSR_IA32_APICBASE] = 0xfee00000ull | MSR_IA32_APICBASE_ENABLE | MSR_IA32_APICBASE_EXTD | (1u << 8);
 	c.msrs[MSR_X2APIC_APICID] = 0;
+	// Linux's timer LVT (TSC-deadline mode, vector 0xec), the APIC enabled.
+	c.msrs[MSR_X2APIC_LVTT] = 0x400ec;
+	c.msrs[MSR_X2APIC_SPIV] = 0x1ff;
 	c.msrs[MSR_MTRRcap] = 0x508;		// 8 variable ranges, fixed ranges, WC
 	c.msrs[MSR_MTRRdefType] = MTRR_DEF_TYPE_E | MTRR_DEF_TYPE_FE | MTRR_TYPE_WRBACK;
 	for (uint32_t i = 0; i < 16; i++)

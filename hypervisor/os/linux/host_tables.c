@@ -4,7 +4,7 @@
  * kernel's at load, before any CPU is virtualized. Root dereferences only:
  * - the direct map: its own page-allocated state, the kernel-allocated
  *   arrays it was handed, and every page vt_os_alloc_pages gives it later
- *   (the EPT's split pool): all RAM up to max_pfn;
+ *   (the EPT's split pool): up to the end of the highest RAM range;
  * - the module image: code, read-only data, data and .bss;
  * - the user-mapped rings (vmalloc).
  * Guest memory it reads through its own window (core/host_window.c), and
@@ -16,7 +16,6 @@
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/version.h>
-#include <linux/memblock.h>
 
 #include "vtice_linux.h"
 #include "../../core/host_pt.h"
@@ -46,7 +45,7 @@ int vt_linux_host_tables(void)
 	unsigned int cpu;
 	int ret;
 
-	ret = vt_host_pt_mirror(vt_mod.hv, PAGE_OFFSET, (u64)max_pfn << PAGE_SHIFT);
+	ret = vt_host_pt_mirror(vt_mod.hv, PAGE_OFFSET, vt_linux_ram_top());
 	if (!ret)
 		ret = vt_mirror_module_image();
 	for_each_possible_cpu(cpu) {

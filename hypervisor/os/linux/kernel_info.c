@@ -18,6 +18,7 @@
 
 static struct vt_ram_range vt_ram[VT_MAX_RAM];
 static u32 vt_nr_ram;
+static u64 vt_ram_top;		/* the end of the highest RAM range, tracked or not */
 
 /* "System RAM" in /proc/iomem, whole pages only. */
 static int vt_collect_ram(struct resource *res, void *arg)
@@ -26,9 +27,10 @@ static int vt_collect_ram(struct resource *res, void *arg)
 
 	if (end <= start)
 		return 0;
+	vt_ram_top = max(vt_ram_top, end);
 	if (vt_nr_ram == VT_MAX_RAM) {
-		pr_warn("more than %u RAM ranges: the hypervisor will not read the rest\n", VT_MAX_RAM);
-		return 1;
+		pr_warn_once("more than %u RAM ranges: the hypervisor will not read the rest\n", VT_MAX_RAM);
+		return 0;	/* the walk goes on for vt_ram_top */
 	}
 	vt_ram[vt_nr_ram].start = start;
 	vt_ram[vt_nr_ram].end = end;
@@ -60,9 +62,15 @@ const u64 *vt_linux_task_pointers(void)
 	return pointers;
 }
 
+u64 vt_linux_ram_top(void)
+{
+	return vt_ram_top;
+}
+
 int vt_linux_describe_kernel(struct vt_hv *hv)
 {
 	vt_nr_ram = 0;
+	vt_ram_top = 0;
 	walk_iomem_res_desc(IORES_DESC_NONE, IORESOURCE_SYSTEM_RAM | IORESOURCE_BUSY, 0, ~0ull,
 			    NULL, vt_collect_ram);
 	hv->task_layout.pid = offsetof(struct task_struct, pid);

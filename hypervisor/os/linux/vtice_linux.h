@@ -53,6 +53,7 @@ void vt_linux_set_memory_map(u64 page_offset, u64 image_phys_base);
 int vt_linux_shield_memory_map(void);
 /* kernel_info.c: RAM and task_struct layout into hv, at load. */
 int vt_linux_describe_kernel(struct vt_hv *hv);
+u64 vt_linux_ram_top(void);	/* the end of the highest RAM range, after the above */
 u64 vt_linux_task_pointer(u32 cpu);
 #define VT_LINUX_TASK_CPUS	256	/* VT_STOP_MAX_CPUS, VT_TRACE_MAX_CPUS */
 const u64 *vt_linux_task_pointers(void);

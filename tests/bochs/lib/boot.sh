@@ -60,6 +60,9 @@ poll_guest() {
 		watch_done=$elapsed
 	fi
 	((watch_done && elapsed - watch_done >= 5)) && return 1
+	# A host driver that judged a machine that cannot finish (a reset
+	# follows) says so: stop before the guest boots again.
+	[[ -e "$out/host/end-run" ]] && return 1
 	if ((elapsed >= limit)); then
 		stop_for_hang "$out" "still running after ${limit}s (--timeout)"
 		return 1

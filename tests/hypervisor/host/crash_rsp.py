@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
-"""Host driver of the hvcrash Bochs scenario: an oops in a kernel thread
-(tests/hypervisor/guest-modules/vtice_crashme), a hard lockup (vtice_lockme:
-a CPU spinning with interrupts off), then a panic (echo c >
+"""Host driver of the hvcrash and hvtriple Bochs scenarios. hvcrash: an oops in a kernel thread
+(tests/hypervisor/guest-modules/vtice_crashme), a CPU spinning with its
+local APIC timer masked (vtice_lockme mode=timer), a hard lockup
+(vtice_lockme: a CPU spinning with interrupts off), then a panic (echo c >
 /proc/sysrq-trigger), under the hypervisor's stub. Each must leave the
 machine stopped in the stub. The expected call chains are the ones the
 kernel's own unwinder prints for these crashes (__die <-
 page_fault_oops <- exc_page_fault <- asm_exc_page_fault; panic <-
 sysrq_handle_crash <- __handle_sysrq <- write_sysrq_trigger); the expected
 log lines are the ones the kernel prints before it reaches the guarded
-function. Exit status: the number of failures."""
+function. hvtriple: a triple fault (vtice_crashme mode=triple), which the
+stub reports with the event the CPU was delivering. Exit status: the
+number of failures."""
 
 import os
 import re
@@ -93,12 +96,21 @@ CRASHES = [
          logged="BUG: kernel NULL pointer dereference",
          resumed="---[ end trace"),
     # The stuck CPU runs module code, which the vmlinux's ORC does not
-    # cover: what it must show is the CPU, interrupts off, and the module.
+    # cover: what it must show is the CPU, its interrupt flag, and the module.
+    dict(name="timer", cue=b"vtice-timer-go", guards_left=1, signal="T0e",
+         commands="info registers rip eflags\ndmesg 5\ndetach\n",
+         chain=[], shows=[("rip in module space", lambda t: re.search(r"^rip\s+0xffffffffc0[0-9a-f]+", t, re.M)),
+                          ("eflags.IF set", lambda t: not irqs_off(t) and re.search(r"^eflags", t, re.M))],
+         reason=r"Hard lockup \(SIGALRM\): the CPU's timer could not interrupt it for too long at 0xffffffffc0[0-9a-f]+",
+         why=r"CPU 1: its timer could not interrupt it for 10 s: interrupts on, its local APIC timer masked",
+         logged="vtice_lockme: the local APIC timer masked on CPU 1",
+         resumed="VTICE-TIMER the timer ticks again"),
     dict(name="lockup", cue=b"vtice-lockup-go", guards_left=1, signal="T0e",
          commands="info registers rip eflags\ndmesg 5\ndetach\n",
          chain=[], shows=[("rip in module space", lambda t: re.search(r"^rip\s+0xffffffffc0[0-9a-f]+", t, re.M)),
                           ("eflags.IF clear", irqs_off)],
-         reason=r"Hard lockup \(SIGALRM\): interrupts off too long at 0xffffffffc0[0-9a-f]+",
+         reason=r"Hard lockup \(SIGALRM\): the CPU's timer could not interrupt it for too long at 0xffffffffc0[0-9a-f]+",
+         why=r"CPU 1: its timer could not interrupt it for 10 s: interrupts off",
          logged="vtice_lockme: spinning with interrupts off on CPU 1",
          resumed="VTICE-LOCKUP the other CPU runs on"),
     dict(name="panic", cue=b"vtice-crash-go", guards_left=0,
@@ -106,6 +118,20 @@ CRASHES = [
          reason=r'kernel panic: "sysrq triggered crash"',
          logged="sysrq: Trigger a crash",
          resumed="Kernel panic - not syncing: sysrq triggered crash"),
+]
+
+
+# hvtriple: the CPU that triple-faults runs module code (no ORC); once the
+# debugger lets it go it leaves VMX and the machine resets, so nothing
+# resumes.
+TRIPLE = [
+    dict(name="triple", cue=b"vtice-triple-go", guards_left=2,
+         commands="info registers rip eflags\ndmesg 5\ndetach\n",
+         chain=[], shows=[("rip in module space", lambda t: re.search(r"^rip\s+0xffffffffc0[0-9a-f]+", t, re.M))],
+         reason=r"Kernel crash \(SIGSEGV\) at 0xffffffffc0[0-9a-f]+",
+         why=r"CPU 1 triple-faulted at 0xffffffffc0[0-9a-f]+ \(a VM exit",
+         logged="vtice_crashme: an empty IDT and int3 on CPU 1: a triple fault",
+         resumed=None),
 ]
 
 
@@ -121,11 +147,15 @@ def check_crash(fig, crash):
         check(name + "-shows", bool(holds(text)), "the stopped CPU: %s" % what)
     check(name + "-reason", re.search(crash["reason"], text) is not None,
           "the console says why it stopped: /%s/" % crash["reason"])
+    if "why" in crash:
+        check(name + "-why", re.search(crash["why"], text) is not None,
+              "and what the stub saw on that CPU (monitor why): /%s/" % crash["why"])
     check(name + "-dmesg", crash["logged"] in text,
           "dmesg from memory has the line the kernel printed before the guard: %s" % crash["logged"])
     check(name + "-detach", rc == 0, "vtice attach exit %d" % rc)
-    check(name + "-resumed", wait_for_guest_line(crash["resumed"], 300),
-          "after detach the kernel went on: %s" % crash["resumed"])
+    if crash["resumed"]:
+        check(name + "-resumed", wait_for_guest_line(crash["resumed"], 300),
+              "after detach the kernel went on: %s" % crash["resumed"])
 
 
 def main():
@@ -133,8 +163,10 @@ def main():
         check("attach", False, "the guest never printed init_uts_ns's address")
         return
     fig = figures()
-    for crash in CRASHES:
+    for crash in TRIPLE if os.environ.get("VTICE_SCENARIO") == "hvtriple" else CRASHES:
         check_crash(fig, crash)
+    # Nothing the guest does after this is judged: the rig may stop Bochs.
+    open(os.path.join(os.environ["VTICE_RUN_DIR"], "host", "end-run"), "w").close()
 
 
 if __name__ == "__main__":

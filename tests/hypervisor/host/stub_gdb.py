@@ -356,11 +356,10 @@ def cold_functions(fig, count, max_pages):
     return picked
 
 
-def wait_for_bench(rsp, name, timeout=600):
-    """While the guest benchmarks, watch for its figure and for any stop the
+def wait_for_figure(rsp, key, timeout=600):
+    """While the guest works, watch for its figure and for any stop the
     stub reports (a hook hit by the workload). True if the figure came with
     the machine still running."""
-    key = "hv.bench-%s.vm_exits" % name
     deadline = time.time() + timeout
     rsp.sock.settimeout(0.5)
     try:
@@ -378,33 +377,55 @@ def wait_for_bench(rsp, name, timeout=600):
         rsp.sock.settimeout(120)
 
 
-def bench_phase(rsp, fig, name, hooks):
-    """One benchmark: the hooks set (Z packets), the guest asked through
-    its domain name, the machine resumed until the guest printed the
-    figures, then stopped again and the hooks removed."""
+def guest_phase(rsp, fig, request, key, hooks):
+    """The hooks set (Z packets), the guest asked through its domain name
+    (request), the machine resumed until the guest printed the figure key,
+    then stopped again and the hooks removed. (ok, why, what monitor hooks
+    said while they were set)."""
     for packet in hooks:
         rsp.packet(packet)
         if rsp.reply() != "OK":
-            check("bench-" + name, False, "%s refused" % packet)
-            return None
+            return False, "%s refused" % packet, ""
     planted = monitor(rsp, "hooks").strip().replace("\n", "; ")
     domain = int(fig["hv.stub-uts.addr"], 16) + 5 * 65
-    rsp.packet("M%x,20:%s" % (domain, ("vtice-bench-" + name).encode().ljust(32, b"\0").hex()))
+    rsp.packet("M%x,20:%s" % (domain, request.encode().ljust(32, b"\0").hex()))
     rsp.reply()
     rsp.packet("c")
-    ok, why = wait_for_bench(rsp, name)
+    ok, why = wait_for_figure(rsp, key)
     if ok:
         rsp.send(b"\x03")
         rsp.reply()
     for packet in hooks:
         rsp.packet("z" + packet[1:])
         rsp.reply()
-    got = figures()
+    return ok, why, planted
+
+
+def bench_phase(rsp, fig, name, hooks):
+    """One benchmark (guest_phase): the guest times a getpid loop."""
+    ok, why, planted = guest_phase(rsp, fig, "vtice-bench-" + name, "hv.bench-%s.vm_exits" % name, hooks)
     if not ok:
         check("bench-" + name, False, "the workload stopped the machine or never finished: %s" % why)
         return None
     print("bench %s: %s" % (name, planted), flush=True)
+    got = figures()
     return {k: float(got["hv.bench-%s.%s" % (name, k)]) for k in ("vm_exits", "ns_per_call")}
+
+
+def check_detect_under_debugger(rsp, fig):
+    """The transparency detector with the debugger at work (issue 9): a
+    hidden breakpoint on the cold function the guest chose and a write
+    watchpoint on the kernel's release string while the guest arms a
+    syscall-path trace and reruns the detector; the guest compares it with
+    its bare run (hv.stub-detect). Here: the phase ran with both hooks in
+    place and nothing stopped the machine."""
+    if "hv.detect.bp" not in fig:
+        check("detect-phase", False, "the guest printed no hv.detect.bp figure (no bare detector run)")
+        return
+    hooks = ["Z0,%s,1" % fig["hv.detect.bp"], "Z2,%s,8" % fig["hv.detect.watch"]]
+    ok, why, planted = guest_phase(rsp, fig, "vtice-detect", "hv.stub-detect.done", hooks)
+    check("detect-phase", ok and "1 breakpoints" in planted and "1 watchpoints" in planted,
+          "%s; hooks while the detector ran: %s" % ("ran" if ok else why, planted))
 
 
 def check_exit_costs(rsp, fig):
@@ -656,6 +677,7 @@ def raw_phase(fig):
     check_break_in(rsp)
     check_hidden_while_running(rsp, fig)
     check_exit_costs(rsp, fig)
+    check_detect_under_debugger(rsp, fig)
     check_bad_input(rsp)
 
 

@@ -9,9 +9,14 @@
  * compares the lines: a probe whose value changed is one the kernel can
  * use to detect the hypervisor (docs/transparency.md). CPUID timing is
  * printed apart: it is expected to change, and is reported, not hidden.
+ * peek= names kernel addresses whose first 16 bytes it also reads at
+ * CPL 0 (a hidden breakpoint's code, a watched variable):
+ *
+ *   vtice_detect: all peek.ADDR=BYTES
  */
 #include <linux/module.h>
 #include <linux/smp.h>
+#include <linux/uaccess.h>
 #include <asm/desc.h>
 #include <asm/msr.h>
 #include <asm/processor.h>
@@ -19,6 +24,12 @@
 #include <asm/tlbflush.h>
 
 #define CPUID_LOOPS	1000
+#define PEEK_BYTES	16
+
+static unsigned long peek[4];
+static int nr_peek;
+module_param_array(peek, ulong, &nr_peek, 0444);
+MODULE_PARM_DESC(peek, "kernel addresses to read 16 bytes from");
 
 static void probe_cpuid(unsigned int cpu, u32 leaf)
 {
@@ -41,13 +52,7 @@ static void probe_msr(unsigned int cpu, const char *name, u32 msr)
 		pr_info("vtice_detect: cpu%u %s=%llx\n", cpu, name, v);
 }
 
-static unsigned long read_dr7(void)
-{
-	unsigned long v;
-
-	asm volatile("mov %%db7, %0" : "=r"(v));
-	return v;
-}
+#define READ_DR(n) ({ unsigned long v; asm volatile("mov %%db" #n ", %0" : "=r"(v)); v; })
 
 static void probe_tables(unsigned int cpu)
 {
@@ -58,7 +63,22 @@ static void probe_tables(unsigned int cpu)
 	pr_info("vtice_detect: cpu%u idt=%lx/%x gdt=%lx/%x\n", cpu, idt.address, idt.size,
 		gdt.address, gdt.size);
 	pr_info("vtice_detect: cpu%u cr0=%lx cr4=%lx dr7=%lx\n", cpu, read_cr0(),
-		__read_cr4(), read_dr7());
+		__read_cr4(), READ_DR(7));
+	pr_info("vtice_detect: cpu%u dr0=%lx dr1=%lx dr2=%lx dr3=%lx dr6=%lx\n", cpu, READ_DR(0),
+		READ_DR(1), READ_DR(2), READ_DR(3), READ_DR(6));
+}
+
+static void probe_peeks(void)
+{
+	u8 buf[PEEK_BYTES];
+	int i;
+
+	for (i = 0; i < nr_peek; i++) {
+		if (copy_from_kernel_nofault(buf, (void *)peek[i], sizeof(buf)))
+			pr_info("vtice_detect: all peek.%lx=fault\n", peek[i]);
+		else
+			pr_info("vtice_detect: all peek.%lx=%*phN\n", peek[i], PEEK_BYTES, buf);
+	}
 }
 
 static void probe_cpuid_time(unsigned int cpu)
@@ -101,6 +121,7 @@ static int __init vtice_detect_init(void)
 	/* One CPU at a time, so the lines of one CPU stay together. */
 	for_each_online_cpu(cpu)
 		smp_call_function_single(cpu, probe_cpu, NULL, 1);
+	probe_peeks();
 	return 0;
 }
 

@@ -1,17 +1,55 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Test module for the Bochs rig's hvcrash scenario: a hard lockup. A kernel
- * thread bound to the last CPU disables interrupts and spins for good; the
- * other CPU runs on. The hypervisor's lockup watch (lockup_secs) must stop
- * the machine (docs/hypervisor-debugging.md).
+ * Test module for the Bochs rig's hvcrash scenario: a CPU its timer cannot
+ * interrupt. A kernel thread bound to the last CPU either
+ *
+ *   mode=irqs   disables interrupts and spins for good (a hard lockup), or
+ *   mode=timer  masks its local APIC timer (the LVT's mask bit) and spins
+ *               with interrupts on for 25 s (a kernel that stops servicing
+ *               its timer), then unmasks it and ends;
+ *
+ * the other CPU runs on. The hypervisor's lockup watch (lockup_secs) must
+ * stop the machine either way (docs/hypervisor-debugging.md).
  */
 #include <linux/delay.h>
 #include <linux/kthread.h>
+#include <linux/ktime.h>
 #include <linux/module.h>
+#include <asm/apic.h>
+
+#define TIMER_MASKED_SECS	25
+
+static char *mode = "irqs";
+module_param(mode, charp, 0444);
+MODULE_PARM_DESC(mode, "irqs (interrupts off for good) or timer (the APIC timer masked for 25 s)");
+
+static void spin_with_timer_masked(void)
+{
+	ktime_t end = ktime_add_ms(ktime_get(), TIMER_MASKED_SECS * MSEC_PER_SEC);
+	unsigned long flags;
+	u32 lvt;
+
+	local_irq_save(flags);
+	lvt = apic_read(APIC_LVTT);
+	apic_write(APIC_LVTT, lvt | APIC_LVT_MASKED);
+	local_irq_restore(flags);
+	pr_info("vtice_lockme: the local APIC timer masked on CPU %d, spinning with interrupts on\n",
+		raw_smp_processor_id());
+	while (ktime_before(ktime_get(), end))
+		cpu_relax();
+	local_irq_save(flags);
+	apic_write(APIC_LVTT, lvt);
+	local_irq_restore(flags);
+	pr_info("vtice_lockme: the local APIC timer unmasked again\n");
+}
 
 static int vtice_lockme_thread(void *unused)
 {
 	msleep(500);	/* insmod returns first */
+	if (!strcmp(mode, "timer")) {
+		spin_with_timer_masked();
+		return 0;
+	}
 	pr_info("vtice_lockme: spinning with interrupts off on CPU %d\n", raw_smp_processor_id());
 	local_irq_disable();
 	for (;;)
@@ -26,6 +64,8 @@ static int __init vtice_lockme_init(void)
 
 	if (!cpu)
 		return -ENODEV;	/* the lockup needs another CPU to stay usable */
+	if (strcmp(mode, "irqs") && strcmp(mode, "timer"))
+		return -EINVAL;
 	t = kthread_create(vtice_lockme_thread, NULL, "vtice-lockme");
 	if (IS_ERR(t))
 		return PTR_ERR(t);
@@ -41,4 +81,4 @@ static void __exit vtice_lockme_exit(void)
 module_init(vtice_lockme_init);
 module_exit(vtice_lockme_exit);
 MODULE_LICENSE("GPL");
-MODULE_DESCRIPTION("vtice test: a CPU spinning with interrupts off");
+MODULE_DESCRIPTION("vtice test: a CPU its timer cannot interrupt");
