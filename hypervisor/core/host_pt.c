@@ -133,11 +133,12 @@ static int vt_pt_free_table(struct vt_hv *hv, u64 *table)
 	return 0;
 }
 
+/* The walk tells the window's tables by their address: free them last. */
 void vt_host_pt_fini(struct vt_hv *hv)
 {
-	vt_window_fini(&hv->window);
 	if (hv->host_pml4)
 		vt_pt_walk(hv, hv->host_pml4, hv->host_levels, vt_pt_free_table);
+	vt_window_fini(&hv->window);
 	hv->host_pml4 = NULL;
 	hv->host_cr3 = 0;
 }

@@ -37,6 +37,7 @@ static struct {
 	bool dying;		/* a panic was reported: a dying kernel spins, no news */
 	u32 lockup_secs;
 	struct vt_stub_cause_info cause[VT_STOP_MAX_CPUS];	/* noted before a CPU stops */
+	u64 trap_tsc[VT_STOP_MAX_CPUS];	/* when a CPU began to stop the machine */
 	struct vt_stub_why why;	/* the stop being served ("monitor why") */
 } VT_ROOT_STATE_TYPE stub VT_ROOT_STATE;
 
@@ -96,6 +97,11 @@ static void vt_stub_note_why(const struct vt_dbg_stop *why)
 
 	stub.why.stopped = true;
 	stub.why.stop = *why;
+	stub.why.reply_ticks = 0;
+	if (why->cpu < VT_STOP_MAX_CPUS && stub.trap_tsc[why->cpu]) {
+		stub.why.reply_ticks = vt_rdtsc() - stub.trap_tsc[why->cpu];
+		stub.trap_tsc[why->cpu] = 0;
+	}
 	vt_memset(&stub.why.info, 0, sizeof(stub.why.info));
 	if (c && ((triple && c->cause == VT_CAUSE_TRIPLE_FAULT) ||
 		  (lockup && (c->cause == VT_CAUSE_IRQS_OFF || c->cause == VT_CAUSE_TIMER_OFF))))
@@ -167,6 +173,8 @@ static void vt_stub_stop_machine(struct vt_vcpu *vcpu, struct vt_exit *exit,
 {
 	u32 event = vt_stub_lbr_event(why);
 
+	if (vcpu->cpu < VT_STOP_MAX_CPUS)
+		stub.trap_tsc[vcpu->cpu] = vt_rdtsc();
 	if (event)
 		vt_lbr_crash_begin(vcpu, event);
 	vt_stop_machine(vcpu, exit, why);

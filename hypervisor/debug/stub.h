@@ -90,6 +90,8 @@ struct vt_stub_why {
 	struct vt_dbg_stop stop;
 	struct vt_stub_cause_info info;
 	u32 lockup_secs;
+	/* TSC ticks from the stopping CPU's trap (exit) to its stop reply; 0: unknown */
+	u64 reply_ticks;
 };
 void vt_stub_get_why(struct vt_stub_why *out);
 

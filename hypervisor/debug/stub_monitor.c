@@ -446,29 +446,22 @@ static void vt_monitor_triple_fault(struct vt_text *t, const struct vt_stub_why 
 	vt_put(t, "\n");
 }
 
-static void vt_monitor_why(struct vt_text *t)
+static void vt_monitor_stop_cause(struct vt_text *t, const struct vt_stub_why *w)
 {
-	struct vt_stub_why w;
-	u32 r;
+	u32 r = w->stop.reason;
 
-	vt_stub_get_why(&w);
-	r = w.stop.reason;
-	if (!w.stopped) {
-		vt_put(t, "why: the machine is running\n");
-		return;
-	}
 	vt_put(t, "why: CPU ");
-	vt_put_u64(t, w.stop.cpu);
-	if (w.info.cause == VT_CAUSE_TRIPLE_FAULT) {
-		vt_monitor_triple_fault(t, &w);
+	vt_put_u64(t, w->stop.cpu);
+	if (w->info.cause == VT_CAUSE_TRIPLE_FAULT) {
+		vt_monitor_triple_fault(t, w);
 		return;
 	}
-	if (w.info.cause == VT_CAUSE_IRQS_OFF || w.info.cause == VT_CAUSE_TIMER_OFF) {
+	if (w->info.cause == VT_CAUSE_IRQS_OFF || w->info.cause == VT_CAUSE_TIMER_OFF) {
 		vt_put(t, ": its timer could not interrupt it for ");
-		vt_put_u64(t, w.lockup_secs);
-		vt_put(t, w.info.cause == VT_CAUSE_IRQS_OFF ? " s: interrupts off, at 0x" :
+		vt_put_u64(t, w->lockup_secs);
+		vt_put(t, w->info.cause == VT_CAUSE_IRQS_OFF ? " s: interrupts off, at 0x" :
 			   " s: interrupts on, its local APIC timer masked or the APIC disabled, at 0x");
-		vt_put_hex(t, w.info.rip);
+		vt_put_hex(t, w->info.rip);
 		vt_put(t, "\n");
 		return;
 	}
@@ -476,9 +469,26 @@ static void vt_monitor_why(struct vt_text *t)
 	vt_put(t, r < VT_ARRAY_SIZE(vt_stop_words) && vt_stop_words[r] ? vt_stop_words[r] : "stopped");
 	if (r == VT_STOP_WATCH || r == VT_STOP_RWATCH || r == VT_STOP_AWATCH) {
 		vt_put(t, "0x");
-		vt_put_hex(t, w.stop.data_addr);
+		vt_put_hex(t, w->stop.data_addr);
 	}
 	vt_put(t, "\n");
+}
+
+static void vt_monitor_why(struct vt_text *t)
+{
+	struct vt_stub_why w;
+
+	vt_stub_get_why(&w);
+	if (!w.stopped) {
+		vt_put(t, "why: the machine is running\n");
+		return;
+	}
+	vt_monitor_stop_cause(t, &w);
+	if (w.reply_ticks) {
+		vt_put(t, "stop reply ready ");
+		vt_put_u64(t, vt_ticks_to_us(w.reply_ticks));
+		vt_put(t, " us of guest time after that CPU trapped (the other CPUs parked)\n");
+	}
 }
 
 int vt_stub_monitor(void *ctx, const char *cmd, char *out, u32 out_len)

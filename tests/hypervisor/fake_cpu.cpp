@@ -1,6 +1,8 @@
 // The fake CPU and fake OS behind the core's intrinsics (see fake_cpu.hpp).
 #include "fake_cpu.hpp"
 
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <functional>
 #include <cstdarg>
@@ -501,7 +503,8 @@ void vt_os_free_pages(void *p, u32 count)
 {
 	auto it = vtice::fake::g_allocs.find(p);
 	if (it == vtice::fake::g_allocs.end() || it->second != count) {
-		vtice::fake::g_log.push_back("BAD FREE");
+		ADD_FAILURE() << "vt_os_free_pages(" << p << ", " << count
+			      << "): not a live allocation of that size (freed twice?)";
 		return;
 	}
 	vtice::fake::g_allocs.erase(it);

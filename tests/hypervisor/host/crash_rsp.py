@@ -140,7 +140,13 @@ def check_crash(fig, crash):
     signal = crash.get("signal", "T0b")
     cue_and_wait(fig, name, crash["cue"], crash["guards_left"], signal)
     check_later_attach(name, signal)
-    text, rc = vtice_attach(crash.get("commands", "bt\ndmesg 5\ndetach\n"))
+    text, rc = vtice_attach(crash.get("commands", "bt\nmonitor why\ndmesg 5\ndetach\n"))
+    m = re.search(r"stop reply ready (\d+) us of guest time", text)
+    check(name + "-latency", m is not None,
+          "the stub's stop reply was ready %s us of guest time after the crashing CPU trapped "
+          "(all CPUs parked)" % (m.group(1) if m else "?"))
+    if m:
+        print("FIGURE crash.%s.stop_reply_us=%s" % (name, m.group(1)), flush=True)
     if crash["chain"]:
         check(name + "-bt", in_order(text, crash["chain"]), "bt through ORC: %s" % " <- ".join(crash["chain"]))
     for what, holds in crash.get("shows", []):
