@@ -113,6 +113,9 @@ static void vt_monitor_cpu_exits(struct vt_text *t, u32 cpu, const struct vt_vcp
 		vt_put(t, " ");
 		vt_put_u64(t, v->counts->by_reason[r]);
 	}
+	/* NMIs that found the CPU in VMX root (root_idt.c), not exits. */
+	vt_put(t, "; NMIs in VMX root ");
+	vt_put_u64(t, v->counts->root_nmis);
 	vt_put(t, "\n");
 }
 

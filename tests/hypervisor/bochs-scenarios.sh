@@ -271,17 +271,22 @@ detect_under_stub() {
 		echo "VTICE-FIGURE hv.stub-detect.done=1"
 		return
 	fi
-	vtice trace syscall openat --comm vtnobody --timeout 300 -o /tmp/detect.vtrace \
+	vtice trace syscall openat --comm vtnobody --timeout 600 -o /tmp/detect.vtrace \
 		>/tmp/detect-trace.out 2>&1 &
 	tpid=$!
-	sleep 3
+	# vtice reads the kernel's symbols first: seconds of guest time in Bochs
+	for armed in $(seq 120); do
+		grep -q 'armed on' /tmp/detect-trace.out && break
+		sleep 1
+	done
 	dmesg -c >/dev/null
 	insmod /lib/vtice/vtice_detect.ko peek=$detect_peek && rmmod vtice_detect
 	under=$(dmesg | sed -n 's/.*vtice_detect: //p')
 	$T kcore hv.stub-detect-kcore "$detect_bp_sym" 16 \
 		"$(sed -n "s/^all peek.$detect_bp=//p" /tmp/detect.bare)"
 	armed=$(grep -c 'armed on' /tmp/detect-trace.out)
-	kill -INT $tpid
+	# SIGTERM: a background job of a script ignores SIGINT; the close disarms
+	kill -TERM $tpid
 	wait $tpid
 	echo "$under" | sed 's/^/detect under the stub: /'
 	changed=$(detect_changes "$(cat /tmp/detect.bare)" "$under") || changed="the comparison itself failed"
@@ -359,8 +364,9 @@ scenario_hvshield() {
 }
 
 # The kernel rewrites its own page-table entry for the page of the VM-exit
-# entry point to map a page of int3. Every VM exit runs that code: VMX root
-# must use page tables of its own (docs/hypervisor.md, "VMX root runs none
+# entry point to map a copy with int3 over the entry point (the rest of the
+# page is vtice's guest-side code, which the kernel still runs). Every VM
+# exit runs that code: VMX root must use page tables of its own (docs/hypervisor.md, "VMX root runs none
 # of the kernel's code") and carry on as if nothing happened.
 shield_page_tables() {
 	local atk=$1 line
@@ -370,7 +376,7 @@ shield_page_tables() {
 	insmod $atk text=0x$(vtice_symbol vt_vmexit_stub) mode=tables
 	line=$(dmesg | grep -o 'vtice_attack: .*' | tail -n 1)
 	case "$line" in
-	*"now maps a page of int3"*) result hv.shield-tables PASS "$line" ;;
+	*"now maps a copy with int3 there"*) result hv.shield-tables PASS "$line" ;;
 	*)
 		result hv.shield-tables FAIL "${line:-the attacker did not run}"
 		rmmod_vtice

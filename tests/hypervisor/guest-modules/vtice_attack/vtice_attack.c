@@ -20,11 +20,12 @@
  *               variables named in state= (vt_hooks, stub, st: the hooks'
  *               tables, the stub, the all-stop), with debug_port set.
  *   mode=tables rewrites the kernel's own page-table entry for the page of
- *               the VM-exit entry point (text=) to map a page of int3, as a
- *               kernel that owns its page tables can; every VM exit runs
- *               that code, so VMX root reading the kernel's tables would
- *               die at the next one. Unloading this module puts the entry
- *               back (vtice's guest-side code needs its own page again).
+ *               the VM-exit entry point (text=) to map a copy of that page
+ *               with int3 over the entry point, as a kernel that owns its
+ *               page tables can; every VM exit runs that code, so VMX root
+ *               reading the kernel's tables would die at the next one. The
+ *               rest of the page (vtice's guest-side code shares it) stays
+ *               as it was. Unloading this module puts the entry back.
  *
  * Without the shield the write mode takes the machine down at the next VM
  * exit; with it, the hypervisor must not notice (docs/hypervisor.md).
@@ -143,10 +144,11 @@ static int attack_tables(void)
 		text_pte = NULL;
 		return -ENOMEM;
 	}
-	memset(page_address(int3_page), 0xcc, PAGE_SIZE);
+	memcpy(page_address(int3_page), (void *)(text & PAGE_MASK), PAGE_SIZE);
+	memset(page_address(int3_page) + offset_in_page(text), 0xcc, 16);
 	text_orig = *text_pte;
 	set_text_pte(pfn_pte(page_to_pfn(int3_page), PAGE_KERNEL_ROX));
-	pr_info("vtice_attack: the kernel's PTE for the VM-exit entry point now maps a page of int3; still running\n");
+	pr_info("vtice_attack: the kernel's PTE for the VM-exit entry point now maps a copy with int3 there; still running\n");
 	return 0;
 }
 
