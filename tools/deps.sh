@@ -20,7 +20,7 @@ build_pkgs=(
 rig_pkgs=(
 	linux-headers-amd64 kmod xz-utils lz4 zstd gzip cpio busybox-static
 	qemu-system-x86 bochs bochsbios vgabios xorriso isolinux syslinux-common
-	dpkg-dev make g++ ca-certificates
+	dpkg-dev make g++ patch ca-certificates
 	gdb tmux python3 pahole
 	linux-source flex bison
 )

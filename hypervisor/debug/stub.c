@@ -147,8 +147,12 @@ static void vt_stub_serve(u32 master, const struct vt_dbg_stop *why)
 	stub.why.stopped = false;
 	stub.quiet_tsc = vt_rdtsc();
 	stub.lockup.resumed = stub.quiet_tsc;
-	if (vt_stub_is_fatal(why))
+	if (vt_stub_is_fatal(why)) {
 		stub.dying = true;
+		/* A triple-faulted CPU resets the machine once it runs on:
+		 * the debugger must first get the whole of the last reply. */
+		vt_uart_drain(&stub.uart);
+	}
 	vt_stub_unlock_line();
 }
 

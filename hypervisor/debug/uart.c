@@ -25,6 +25,7 @@
 #define UART_MCR_DTR_RTS 0x03	/* OUT2 clear: the IRQ line stays off */
 #define UART_LSR_DR	0x01	/* a byte is waiting */
 #define UART_LSR_THRE	0x20	/* the transmitter takes a byte */
+#define UART_LSR_TEMT	0x40	/* the FIFO and the shift register are empty */
 
 #define UART_CLOCK_DIV	115200u
 /* ~100 ms at any speed the emulators and hardware run PAUSE at. */
@@ -82,4 +83,19 @@ void vt_uart_putc(struct vt_uart *u, u8 c)
 		vt_pause();
 	}
 	u->dropped++;
+}
+
+/*
+ * Bounded like putc: wait until the last byte written has left the wire.
+ * A reply the FIFO still holds is lost if the machine resets under it.
+ */
+void vt_uart_drain(struct vt_uart *u)
+{
+	u32 spins;
+
+	for (spins = 0; spins < UART_TX_SPINS; spins++) {
+		if (vt_inb(u->base + UART_LSR) & UART_LSR_TEMT)
+			return;
+		vt_pause();
+	}
 }

@@ -17,6 +17,7 @@ struct vt_uart {
 int vt_uart_init(struct vt_uart *u, u16 base, u32 baud);
 bool vt_uart_getc(struct vt_uart *u, u8 *c);
 void vt_uart_putc(struct vt_uart *u, u8 c);
+void vt_uart_drain(struct vt_uart *u);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,6 @@
 // The stub's polled 16550 (hypervisor/debug/uart.c) on the fake CPU's
 // ports, checked against the PC16550D register map: divisor latch behind
-// LCR.DLAB, 8N1, interrupts off, LSR.DR/THRE handshakes.
+// LCR.DLAB, 8N1, interrupts off, LSR.DR/THRE/TEMT handshakes.
 #include <gtest/gtest.h>
 
 #include "fake_cpu.hpp"
@@ -76,6 +76,19 @@ TEST(Uart, SendsWhenTheTransmitterIsFreeAndGivesUpOnADeadLine)
 	vt_uart_putc(&u, 'x');
 	EXPECT_TRUE(cpu().port_out.empty());
 	EXPECT_EQ(u.dropped, 1u);
+}
+
+TEST(Uart, DrainWaitsForTheLastBitToLeaveAndGivesUpOnADeadLine)
+{
+	reset();
+	vt_uart u{kBase, 0};
+	// THRE alone means the FIFO took the byte, not that it has been sent.
+	cpu().port_in[kBase + 5] = {0x20, 0x20, 0x60, 0x00};
+	vt_uart_drain(&u);
+	EXPECT_EQ(cpu().port_in[kBase + 5].size(), 1u) << "stopped at the first TEMT";
+	cpu().port_in[kBase + 5] = std::deque<uint8_t>(3000000, 0x20);
+	vt_uart_drain(&u);
+	EXPECT_FALSE(cpu().port_in[kBase + 5].empty()) << "a stuck shift register does not hold root forever";
 }
 
 }  // namespace

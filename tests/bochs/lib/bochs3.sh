@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds Bochs 3.0 (VT-x with MTF, correct NMI/INIT emulation) from Debian's
-# trixie source package and caches the binary under OUT/bochs-<version>/.
+# trixie source package, with the fixes in bochs3-patches/ (each says what
+# Bochs got wrong), and caches the binary under OUT/bochs-<version>-<patches>/.
 # Prints the path of bochs-bin on stdout, progress on stderr. Debian's own
 # Bochs 2.7 lacks MTF and mis-emulates NMI blocking and INIT (DESIGN.md).
 # The system's apt sources are left untouched: a private sources list and
@@ -12,12 +13,15 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 apt_dir=$out/apt
 src_dir=$out/src
+patch_dir=$(cd "$(dirname "$0")" && pwd)/bochs3-patches
+# A build with other patches is another binary: the key names them.
+patch_key=$(cat "$patch_dir"/*.patch | sha256sum | cut -c1-12)
 
 # Two builds of one tree (ctest and a manual run.sh) would clobber each
 # other: the second waits, then finds the first one's binary.
 exec 8>"$out/.lock"
 flock 8
-cached=$(ls -d "$out"/bochs-*/bochs-bin 2>/dev/null | sort -V | tail -n1 || true)
+cached=$(ls -d "$out"/bochs-*-"$patch_key"/bochs-bin 2>/dev/null | sort -V | tail -n1 || true)
 if [[ -n "$cached" && -x "$cached" ]]; then
 	echo "$cached"
 	exit 0
@@ -51,6 +55,11 @@ build() {
 	tree=$out/build-tree
 	rm -rf "$tree" && mkdir -p "$tree"
 	tar -xf "$orig" -C "$tree" --strip-components=1
+	local p
+	for p in "$patch_dir"/*.patch; do
+		echo "bochs3: applying $(basename "$p")" >&2
+		patch -p1 -s -d "$tree" <"$p" || { echo "bochs3: error: $p does not apply" >&2; exit 1; }
+	done
 	echo "bochs3: configuring Bochs $version" >&2
 	(cd "$tree" && ./configure --enable-x86-64 --enable-smp --enable-vmx=2 \
 		--enable-cpu-level=6 --enable-avx --enable-evex --enable-all-optimizations \
@@ -60,10 +69,10 @@ build() {
 	echo "bochs3: building (about 90 s on 2 cores)" >&2
 	(cd "$tree" && make -j"$(nproc)" >"$out/make.log" 2>&1) ||
 		{ tail -20 "$out/make.log" >&2; echo "bochs3: error: build failed" >&2; exit 1; }
-	mkdir -p "$out/bochs-$version"
-	install -m 0755 "$tree/bochs" "$out/bochs-$version/bochs-bin"
+	mkdir -p "$out/bochs-$version-$patch_key"
+	install -m 0755 "$tree/bochs" "$out/bochs-$version-$patch_key/bochs-bin"
 	rm -rf "$tree"
-	echo "$out/bochs-$version/bochs-bin"
+	echo "$out/bochs-$version-$patch_key/bochs-bin"
 }
 
 fetch_source
