@@ -16,12 +16,31 @@
 #include <linux/ktime.h>
 #include <linux/module.h>
 #include <asm/apic.h>
+#include <asm/msr.h>
 
 #define TIMER_MASKED_SECS	25
+/* The LVT timer's mode bits 18:17 (SDM Vol. 3A 11.5.1). */
+#define LVT_TIMER_MODE		(3u << 17)
 
 static char *mode = "irqs";
 module_param(mode, charp, 0444);
 MODULE_PARM_DESC(mode, "irqs (interrupts off for good) or timer (the APIC timer masked for 25 s)");
+
+/*
+ * An event that came due while the LVT was masked is lost, and the kernel,
+ * waiting for it, programs no other: the CPU would never tick again. Arm
+ * one that fires now; the kernel's handler then programs its next event.
+ * A periodic timer goes on by itself.
+ */
+static void fire_timer_now(u32 lvt)
+{
+	u32 timer_mode = lvt & LVT_TIMER_MODE;
+
+	if (timer_mode == APIC_LVT_TIMER_TSCDEADLINE)
+		wrmsrl(MSR_IA32_TSC_DEADLINE, rdtsc() + 1);
+	else if (timer_mode == APIC_LVT_TIMER_ONESHOT)
+		apic_write(APIC_TMICT, 1);
+}
 
 static void spin_with_timer_masked(void)
 {
@@ -39,6 +58,7 @@ static void spin_with_timer_masked(void)
 		cpu_relax();
 	local_irq_save(flags);
 	apic_write(APIC_LVTT, lvt);
+	fire_timer_now(lvt);
 	local_irq_restore(flags);
 	pr_info("vtice_lockme: the local APIC timer unmasked again\n");
 }
