@@ -127,7 +127,7 @@ static int vt_pt_walk(struct vt_hv *hv, u64 *table, u32 level, int (*fn)(struct 
 	return fn(hv, table);
 }
 
-static int vt_pt_free_table(struct vt_hv *hv, u64 *table)
+static int vt_pt_free_table(struct vt_hv *hv __attribute__((unused)), u64 *table)
 {
 	vt_os_free_pages(table, 1);
 	return 0;

@@ -131,6 +131,19 @@ static enum vt_rsp_action vt_rsp_dispatch(struct vt_rsp *r)
 	return action;
 }
 
+/*
+ * qSupported is a debugger's first packet, and a new session starts in ack
+ * mode (GDB manual, "Packet Acknowledgment"). On a serial line nothing else
+ * tells the stub that the debugger changed: gdb's "disconnect" leaves
+ * without D or k, and the next debugger would wait for an ack forever.
+ */
+static bool vt_rsp_opens_session(const struct vt_rsp *r)
+{
+	struct vt_rsp_cursor c = { r->in, r->in + r->in_len };
+
+	return vt_rsp_prefix(&c, "qSupported");
+}
+
 static enum vt_rsp_action vt_rsp_packet_end(struct vt_rsp *r, u8 lo_digit, bool stopped)
 {
 	int hi = r->csum_hi, lo = vt_rsp_hex_digit(lo_digit);
@@ -141,6 +154,8 @@ static enum vt_rsp_action vt_rsp_packet_end(struct vt_rsp *r, u8 lo_digit, bool 
 		vt_rsp_ack(r, false);
 		return VT_RSP_STAY;
 	}
+	if (vt_rsp_opens_session(r))
+		r->no_ack = false;
 	vt_rsp_ack(r, true);
 	if (!stopped) {
 		/* The caller could not stop the machine: ask again, do nothing. */

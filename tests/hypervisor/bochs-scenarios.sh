@@ -720,6 +720,10 @@ scenario_hvcrash() {
 		{ result hv.crash-armed FAIL "insmod debug_port=0x2f8: $(cat /tmp/insmod.err)"; return; }
 	loaded=1
 	result hv.crash-armed PASS "$(dmesg | grep -o 'crash guard on [a-z_]*' | tr '\n' ' ')"
+	# where the guards are, for the host's gdb to compare the stops' PC with
+	for sym in __die panic; do
+		echo "VTICE-FIGURE hv.crash-sym.$sym=$(awk -v s=$sym '$3 == s { print $1; exit }' /proc/kallsyms)"
+	done
 	start_host_driver hvcrash
 	# The host attaches, writes each cue into the domain name, continues.
 	hvcrash_wait_for vtice-oops-go

@@ -154,8 +154,9 @@ TEST_F(HostPt, AMirroredRangeTranslatesAsTheKernelsDid)
 	for (uint64_t va = start; va < end; va += 0x1000) {
 		auto k = walk(ktop, va), o = walk(ours(), va);
 		ASSERT_EQ(k.has_value(), o.has_value()) << std::hex << va;
-		if (k)
+		if (k) {
 			ASSERT_TRUE(*k == *o) << std::hex << va;
+		}
 	}
 	EXPECT_FALSE(walk(ours(), va_of(273, 1, 1, 5))) << "the kernel's hole stays a hole";
 	EXPECT_EQ(walk(ours(), va_of(273, 1, 1, 6))->pa, 0x100000000ull + 6 * 0x3000ull);

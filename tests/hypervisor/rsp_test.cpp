@@ -148,6 +148,16 @@ TEST_F(Rsp, NoAckModeStopsAcking)
 	EXPECT_EQ(ask("qC"), "+" + frame("QC1")) << "detach: the next debugger starts acked";
 }
 
+// gdb's "disconnect" leaves without D or k; on a serial line nothing else
+// tells the stub the debugger changed. The next one opens with qSupported.
+TEST_F(Rsp, ANewSessionStartsAckedAfterADisconnect)
+{
+	EXPECT_EQ(ask("QStartNoAckMode"), "+" + frame("OK"));
+	std::string reply = ask("qSupported:multiprocess+;swbreak+");
+	EXPECT_EQ(reply.substr(0, 2), "+$") << "qSupported is acked: " << reply;
+	EXPECT_EQ(ask("qC"), "+" + frame("QC1")) << "and so is everything after it";
+}
+
 TEST_F(Rsp, SupportedFeaturesAsTheIssueLists)
 {
 	std::string r = ask("qSupported:multiprocess+;swbreak+;hwbreak+;xmlRegisters=i386");

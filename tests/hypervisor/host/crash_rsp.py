@@ -10,8 +10,10 @@ page_fault_oops <- exc_page_fault <- asm_exc_page_fault; panic <-
 sysrq_handle_crash <- __handle_sysrq <- write_sysrq_trigger); the expected
 log lines are the ones the kernel prints before it reaches the guarded
 function. hvtriple: a triple fault (vtice_crashme mode=triple), which the
-stub reports with the event the CPU was delivering. Exit status: the
-number of failures."""
+stub reports with the event the CPU was delivering. Stock gdb reads each
+stop as a peer of vtice attach: its signal, and its PC against the guard's
+address in the guest's kallsyms (or, where no guard fired, against the RIP
+vtice attach shows). Exit status: the number of failures."""
 
 import os
 import re
@@ -62,6 +64,31 @@ def check_later_attach(name, signal="T0b"):
     rsp.close()
 
 
+GDB_SIGNALS = {"T0b": "SIGSEGV", "T0e": "SIGALRM"}
+
+
+def gdb_reads_stop(name, signal, want_pc=None, want_from=""):
+    """Real gdb attaches, reads the stop's signal and PC, and disconnects:
+    no D, no k, so the machine stays stopped for the next client."""
+    out = subprocess.run(["gdb", "-nx", "-batch", "-ex", "set architecture i386:x86-64",
+                          "-ex", "target remote %s" % os.environ["VTICE_COM2"],
+                          "-ex", "info program", "-ex", "p/x $pc", "-ex", "disconnect"],
+                         capture_output=True, text=True, timeout=300)
+    text = out.stdout + out.stderr
+    want_signal = GDB_SIGNALS[signal[:3]]
+    m = re.search(r"^\$1 = (0x[0-9a-f]+)", text, re.M)
+    pc = int(m.group(1), 16) if m else None
+    ok = "stopped with signal %s" % want_signal in text and pc is not None
+    if want_pc is not None:
+        ok = ok and pc == want_pc
+    check(name + "-gdb", ok, "gdb reads the stop: signal %s, pc %s%s" %
+          (want_signal, "%#x" % pc if pc is not None else "?",
+           " = %#x, %s" % (want_pc, want_from) if want_pc is not None else ""))
+    if not ok:
+        print(text, flush=True)
+    return pc
+
+
 def vtice_attach(commands):
     vtice = find_one("build*/vtice")
     vmlinux = find_one("build*/kernel/*/vmlinux")
@@ -90,7 +117,7 @@ def irqs_off(text):
 # the console must say, the log line printed before the guarded function,
 # and the guest's line that shows the kernel went on after detach.
 CRASHES = [
-    dict(name="oops", cue=b"vtice-oops-go", guards_left=1,
+    dict(name="oops", cue=b"vtice-oops-go", guards_left=1, guard="__die",
          chain=["__die", "page_fault_oops", "exc_page_fault", "asm_exc_page_fault"],
          reason=r'kernel oops: "Oops" at 0xffffffffc0[0-9a-f]+',
          logged="BUG: kernel NULL pointer dereference",
@@ -117,7 +144,7 @@ CRASHES = [
          why=r"CPU 1: its timer could not interrupt it for 10 s: interrupts off",
          logged="vtice_lockme: spinning with interrupts off on CPU 1",
          resumed="VTICE-LOCKUP the other CPU runs on"),
-    dict(name="panic", cue=b"vtice-crash-go", guards_left=0,
+    dict(name="panic", cue=b"vtice-crash-go", guards_left=0, guard="panic",
          chain=["panic", "sysrq_handle_crash", "__handle_sysrq", "write_sysrq_trigger"],
          reason=r'kernel panic: "sysrq triggered crash"',
          logged="sysrq: Trigger a crash",
@@ -144,7 +171,18 @@ def check_crash(fig, crash):
     signal = crash.get("signal", "T0b")
     cue_and_wait(fig, name, crash["cue"], crash["guards_left"], signal)
     check_later_attach(name, signal)
+    guard = crash.get("guard")
+    guard_addr = figures().get("hv.crash-sym.%s" % guard) if guard else None
+    if guard and not guard_addr:
+        check(name + "-gdb", False, "the guest printed no address for %s" % guard)
+    gdb_pc = gdb_reads_stop(name, signal, int(guard_addr, 16) if guard_addr else None,
+                            "%s in the guest's kallsyms" % guard)
     text, rc = vtice_attach(crash.get("commands", "bt\nmonitor why\ndmesg 5\ndetach\n"))
+    rip = re.search(r"^rip\s+(0x[0-9a-f]+)", text, re.M)
+    if not guard and rip:
+        check(name + "-gdb-rip", gdb_pc == int(rip.group(1), 16),
+              "gdb's pc %s is the rip vtice attach shows, %s" %
+              ("%#x" % gdb_pc if gdb_pc is not None else "?", rip.group(1)))
     m = re.search(r"stop reply ready (\d+) us of guest time", text)
     check(name + "-latency", m is not None,
           "the stub's stop reply was ready %s us of guest time after the crashing CPU trapped "
