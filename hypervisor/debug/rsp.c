@@ -96,6 +96,9 @@ static enum vt_rsp_action vt_rsp_dispatch(struct vt_rsp *r)
 	vt_rsp_reply_reset(r);
 	switch (cmd) {
 	case '?':
+		/* As gdbserver: the stop's CPU is the selected one again. */
+		if (r->have_stop)
+			r->g_cpu = (s32)r->last_stop.cpu;
 		vt_rsp_stop_reply(r, r->have_stop ? &r->last_stop : NULL);
 		break;
 	case 'q':

@@ -274,6 +274,20 @@ TEST_F(Rsp, ContinueResumesEveryCpuAndTheStopIsReported)
 	EXPECT_EQ(expand(g_out), frame("T05thread:2;watch:ffff888000100010;"));
 }
 
+// A debugger that left by "disconnect" may have left another CPU selected;
+// the next one asks '?' and reads the registers of the CPU that stopped
+// (gdbserver's rule: '?' makes the stop's thread the general one).
+TEST_F(Rsp, QuestionMarkSelectsTheStoppedCpuAgain)
+{
+	vt_dbg_stop stop{0, VT_STOP_CRASH, 0};
+	vt_rsp_report_stop(&rsp, &stop);
+	EXPECT_EQ(ask("Hg2"), "+" + frame("OK"));
+	EXPECT_EQ(ask("?"), "+" + frame("T0bthread:1;"));
+	EXPECT_EQ(ask("P0=efbeadde00000000"), "+" + frame("OK"));
+	EXPECT_EQ(m.regs[0].gpr[VT_DBG_RAX], 0xdeadbeefu) << "the stopped CPU's registers";
+	EXPECT_EQ(m.regs[1].gpr[VT_DBG_RAX], 0x2222u);
+}
+
 TEST_F(Rsp, VContStepsOneCpuAndTheOthersDoWhatTheDefaultSays)
 {
 	EXPECT_EQ(ask("vCont?"), "+" + frame("vCont;c;C;s;S;t"));
