@@ -670,6 +670,7 @@ scenario_hvsyscalls() {
 
 # CPU hotplug with the module loaded: offline, online, cycles, a load while
 # CPU 1 is offline, and 20 cycles with the stub loaded.
+# bochs-host-driver: hvhotplug host/hotplug_rsp.py
 scenario_hvhotplug() {
 	local cpu1=/sys/devices/system/cpu/cpu1/online i
 	[ -w $cpu1 ] || { result hv.hotplug SKIP "cpu1 cannot go offline"; return; }
@@ -683,13 +684,20 @@ scenario_hvhotplug() {
 	echo 0 > $cpu1
 	insmod_vtice && echo 1 > $cpu1 && $T status hv.hotplug-load-while-offline
 	rmmod_vtice
-	# 20 cycles with the stub loaded: the all-stop's own vCPU list follows
-	# CPU 1 out of VMX and back in, and the stub keeps polling its UART.
+	# 20 cycles with a debugger attached to the stub (host/hotplug_rsp.py):
+	# the all-stop's own vCPU list follows CPU 1 out of VMX and back in, the
+	# stub keeps polling its UART, and a break-in afterwards stops both CPUs.
+	$T kcore hv.hotplug-uts init_uts_ns 8
 	insmod_stub hv.hotplug-stub || return
+	start_host_driver hvhotplug
+	wait_for_domainname vtice-hotplug-go 120 ||
+		echo "VTICE-HOTPLUG no debugger attached: cycling anyway"
 	for i in $(seq 20); do
 		echo 0 > $cpu1 && echo 1 > $cpu1 || break
 	done
-	echo "hotplug: $i cycles with the stub loaded"
+	echo "VTICE-HOTPLUG $i cycles done"
+	wait_for_domainname vtice-hotplug-end 120 &&
+		echo "VTICE-HOTPLUG detached, the guest runs on"
 	$T status hv.hotplug-stub
 	rmmod_vtice
 }
@@ -726,19 +734,19 @@ scenario_hvcrash() {
 	done
 	start_host_driver hvcrash
 	# The host attaches, writes each cue into the domain name, continues.
-	hvcrash_wait_for vtice-oops-go
+	wait_for_domainname vtice-oops-go
 	echo "VTICE-OOPS now"
 	insmod /lib/vtice/vtice_crashme.ko || echo "VTICE-OOPS insmod vtice_crashme.ko failed"
 	# This shell stays off the CPU that locks up: a task (or its sleep's
 	# timer) left there would hang with it, as on a real machine.
 	taskset -p 1 $$ >/dev/null
-	hvcrash_wait_for vtice-timer-go
+	wait_for_domainname vtice-timer-go
 	echo "VTICE-TIMER now"
 	insmod /lib/vtice/vtice_lockme.ko mode=timer || echo "VTICE-TIMER insmod vtice_lockme.ko failed"
 	hvcrash_wait_for_log "timer unmasked again" 240
 	echo "VTICE-TIMER the timer ticks again" > /dev/kmsg
 	rmmod vtice_lockme
-	hvcrash_wait_for vtice-lockup-go
+	wait_for_domainname vtice-lockup-go
 	echo "VTICE-LOCKUP now"
 	insmod /lib/vtice/vtice_lockme.ko || echo "VTICE-LOCKUP insmod vtice_lockme.ko failed"
 	# Past the 10 s lockup_secs: printed once the debugger let the machine
@@ -746,7 +754,7 @@ scenario_hvcrash() {
 	# tty write waits for the UART's interrupt, which may be routed to CPU 1.
 	sleep 15
 	echo "VTICE-LOCKUP the other CPU runs on" > /dev/kmsg
-	hvcrash_wait_for vtice-crash-go
+	wait_for_domainname vtice-crash-go
 	echo "VTICE-CRASH now"
 	sleep 1
 	echo c > /proc/sysrq-trigger
@@ -767,7 +775,7 @@ scenario_hvtriple() {
 	loaded=1
 	result hv.crash-armed PASS "$(dmesg | grep -o 'crash guard on [a-z_]*' | tr '\n' ' ')"
 	start_host_driver hvtriple
-	hvcrash_wait_for vtice-triple-go
+	wait_for_domainname vtice-triple-go
 	echo "VTICE-TRIPLE now"
 	taskset -p 1 $$ >/dev/null
 	insmod /lib/vtice/vtice_crashme.ko mode=triple || echo "VTICE-TRIPLE insmod vtice_crashme.ko failed"
@@ -784,9 +792,11 @@ hvcrash_wait_for_log() {
 	return 1
 }
 
-hvcrash_wait_for() {
+# The host's cue: it writes $1 into the kernel's domain name through the
+# stub. Waits up to $2 seconds (default 300).
+wait_for_domainname() {
 	local i
-	for i in $(seq 600); do
+	for i in $(seq $((${2:-300} * 2))); do
 		[ "$(cat /proc/sys/kernel/domainname)" = "$1" ] && return 0
 		sleep 0.5
 	done
