@@ -726,16 +726,7 @@ scenario_hvreboot() {
 # (crash_rsp.py judges). Nothing survives it, so it runs alone: ctest
 # bochs.crash (never in the default list, which skips solo scenarios).
 scenario_hvcrash() {
-	$T kcore hv.crash-uts init_uts_ns 8
-	insmod "$KO" debug_port=0x2f8 2>/tmp/insmod.err ||
-		{ result hv.crash-armed FAIL "insmod debug_port=0x2f8: $(cat /tmp/insmod.err)"; return; }
-	loaded=1
-	result hv.crash-armed PASS "$(dmesg | grep -o 'crash guard on [a-z_]*' | tr '\n' ' ')"
-	# where the guards are, for the host's gdb to compare the stops' PC with
-	for sym in __die panic; do
-		echo "VTICE-FIGURE hv.crash-sym.$sym=$(awk -v s=$sym '$3 == s { print $1; exit }' /proc/kallsyms)"
-	done
-	start_host_driver hvcrash
+	arm_crash_guards hvcrash || return
 	# The host attaches, writes each cue into the domain name, continues.
 	wait_for_domainname vtice-oops-go
 	echo "VTICE-OOPS now"
@@ -772,17 +763,27 @@ scenario_hvcrash() {
 # it go the CPU leaves VMX and the fault takes its course (a reset), so it
 # runs alone: ctest bochs.triple.
 scenario_hvtriple() {
-	$T kcore hv.crash-uts init_uts_ns 8
-	insmod "$KO" debug_port=0x2f8 2>/tmp/insmod.err ||
-		{ result hv.crash-armed FAIL "insmod debug_port=0x2f8: $(cat /tmp/insmod.err)"; return; }
-	loaded=1
-	result hv.crash-armed PASS "$(dmesg | grep -o 'crash guard on [a-z_]*' | tr '\n' ' ')"
-	start_host_driver hvtriple
+	arm_crash_guards hvtriple || return
 	wait_for_domainname vtice-triple-go
 	echo "VTICE-TRIPLE now"
 	taskset -p 1 $$ >/dev/null
 	insmod /lib/vtice/vtice_crashme.ko mode=triple || echo "VTICE-TRIPLE insmod vtice_crashme.ko failed"
 	sleep 600	# the machine resets once the debugger lets the CPU go
+}
+
+# Both crash scenarios: the stub loaded with its crash guards, the figures
+# crash_rsp.py needs (init_uts_ns for its cues; where the guards are, for
+# gdb to compare the stops' PC with), then the host driver $1.
+arm_crash_guards() {
+	$T kcore hv.crash-uts init_uts_ns 8
+	insmod "$KO" debug_port=0x2f8 2>/tmp/insmod.err ||
+		{ result hv.crash-armed FAIL "insmod debug_port=0x2f8: $(cat /tmp/insmod.err)"; return 1; }
+	loaded=1
+	result hv.crash-armed PASS "$(dmesg | grep -o 'crash guard on [a-z_]*' | tr '\n' ' ')"
+	for sym in __die panic; do
+		echo "VTICE-FIGURE hv.crash-sym.$sym=$(awk -v s=$sym '$3 == s { print $1; exit }' /proc/kallsyms)"
+	done
+	start_host_driver "$1"
 }
 
 # $1 in the kernel log within $2 seconds.
