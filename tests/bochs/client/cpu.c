@@ -146,69 +146,96 @@ uint64_t rdtsc(void)
 	return ((uint64_t)hi << 32) | lo;
 }
 
-#define GETPID_BATCHES	10
+#define GETPID_GROUPS	10	/* the loop's fastest tenth: the whole path's cost */
+#define GETPID_RUN	100	/* calls timed together: the syscall path's own cost */
 
-/* The fastest of GETPID_BATCHES batches of n / GETPID_BATCHES getpid calls,
- * scaled to n calls: the path's own cost, with less of the noise that
- * interrupts and the other CPU add to a single long loop (Bochs's clock
- * varies by a few percent between loops of the same code). */
-static uint64_t best_getpid_ns(long n, uint64_t *tsc)
+struct getpid_timing {
+	uint64_t group_ns, group_tsc;	/* the fastest group of n / GETPID_GROUPS calls */
+	uint64_t run_ns;		/* the fastest run of GETPID_RUN calls */
+};
+
+/* n getpid calls in GETPID_GROUPS groups of runs of GETPID_RUN calls.
+ * Bochs's clock counts instructions, so the only noise is the interrupts
+ * and softirqs that land in a loop: the fastest group scaled up is the
+ * path with the fewest of them (it still carries the timer tick's share),
+ * and most runs of 100 calls (about 1 ms) hold no tick at all, so the
+ * fastest run is the syscall path alone. */
+static void time_getpid(long n, struct getpid_timing *t)
 {
-	long per = n / GETPID_BATCHES;
-	uint64_t best = UINT64_MAX, best_tsc = 0;
+	long runs = n / GETPID_GROUPS / GETPID_RUN;
 
-	for (int b = 0; b < GETPID_BATCHES; b++) {
-		uint64_t t0 = now_ns(), c0 = rdtsc();
+	t->group_ns = t->run_ns = UINT64_MAX;
+	t->group_tsc = 0;
+	for (int g = 0; g < GETPID_GROUPS; g++) {
+		uint64_t g0 = now_ns(), c0 = rdtsc(), run_start = g0;
 
-		for (long i = 0; i < per; i++)
-			syscall(SYS_getpid);
-		uint64_t c1 = rdtsc(), t1 = now_ns();
+		for (long r = 0; r < runs; r++) {
+			for (int i = 0; i < GETPID_RUN; i++)
+				syscall(SYS_getpid);
+			uint64_t run_end = now_ns();
 
-		if (t1 - t0 < best) {
-			best = t1 - t0;
-			best_tsc = c1 - c0;
+			if (run_end - run_start < t->run_ns)
+				t->run_ns = run_end - run_start;
+			run_start = run_end;
+		}
+		uint64_t c1 = rdtsc();
+
+		if (run_start - g0 < t->group_ns) {
+			t->group_ns = run_start - g0;
+			t->group_tsc = c1 - c0;
 		}
 	}
-	*tsc = best_tsc * GETPID_BATCHES;
-	return best * GETPID_BATCHES;
+	t->group_ns *= GETPID_GROUPS;
+	t->group_tsc *= GETPID_GROUPS;
+}
+
+/* Issue 8's bound for the loaded module with nothing armed: the syscall
+ * path at most 2% slower than BASE_NS (the same measure before insmod),
+ * and no VM exits (the goal is 0; one per hundred calls means the path
+ * exits). Every verdict carries both timings, so a failure in the tail of
+ * CI's output says what was measured. */
+static int judge_getpid(const char *name, long n, double path_ns, double base, int64_t exits)
+{
+	double ratio = path_ns / base;
+	const char *verdict = ratio > 1.02 ? "ratio above 1.02" :
+			      exits >= n / 100 ? "the syscall path exits" : NULL;
+
+	figure_named(name, "ratio", "%.3f", ratio);
+	return report(name, verdict ? FAIL : PASS,
+		      "%s%sratio=%.3f (%.1f ns per call on the path, base %.1f) exits=%lld calls=%ld path_ns=%.1f",
+		      verdict ? verdict : "", verdict ? ": " : "", ratio, path_ns, base,
+		      (long long)exits, n, path_ns);
 }
 
 /* Overhead of the hypervisor on the syscall path: getpid N times on CPU 0
- * (N a multiple of 10). With BASE_NS (the same measure before insmod) it
- * judges the ratio. */
+ * (N a multiple of 1000). With BASE (path_ns, the same measure before
+ * insmod) it judges the ratio. */
 int cmd_getpid(int argc, char **argv)
 {
 	const char *name = argv[0];
 	long n = argc > 1 ? atol(argv[1]) : 1000000;
 	double base = argc > 2 ? atof(argv[2]) : 0;
 	int64_t exits_before, exits_after;
-	uint64_t ns, tsc;
-	double ratio;
+	struct getpid_timing t;
+	double path_ns;
 
-	if (n < GETPID_BATCHES)
-		return report(name, FAIL, "bad count '%s'", argc > 1 ? argv[1] : "");
+	if (n < GETPID_GROUPS * GETPID_RUN || n % (GETPID_GROUPS * GETPID_RUN))
+		return report(name, FAIL, "bad count '%s': a multiple of %d", argc > 1 ? argv[1] : "",
+			      GETPID_GROUPS * GETPID_RUN);
 	pin_to_cpu(0);
 	exits_before = total_exits();
-	ns = best_getpid_ns(n, &tsc);
+	time_getpid(n, &t);
 	exits_after = total_exits();
-	figure_named(name, "ns_per_call", "%.1f", (double)ns / n);
-	figure_named(name, "tsc_per_call", "%.1f", (double)tsc / n);
+	path_ns = (double)t.run_ns / GETPID_RUN;
+	figure_named(name, "ns_per_call", "%.1f", (double)t.group_ns / n);
+	figure_named(name, "tsc_per_call", "%.1f", (double)t.group_tsc / n);
+	figure_named(name, "path_ns_per_call", "%.1f", path_ns);
 	if (exits_before >= 0 && exits_after >= 0)
 		figure_named(name, "vm_exits", "%lld", (long long)(exits_after - exits_before));
 	if (base <= 0)
-		return report(name, PASS, "calls=%ld ns=%llu", n, (unsigned long long)ns);
-	ratio = (double)ns / base;
-	figure_named(name, "ratio", "%.3f", ratio);
+		return report(name, PASS, "calls=%ld ns=%llu path_ns=%.1f", n,
+			      (unsigned long long)t.group_ns, path_ns);
 	if (exits_before < 0 || exits_after < 0)
-		return report(name, SKIP, "ratio=%.3f; VM-exit count unavailable", ratio);
-	/* Issue 8's bound for the loaded module with nothing armed. */
-	if (ratio > 1.02)
-		return report(name, FAIL, "ratio=%.3f > 1.02 exits=%lld", ratio,
-			      (long long)(exits_after - exits_before));
-	/* The goal is 0; one exit per hundred calls means the syscall path exits. */
-	if (exits_after - exits_before >= n / 100)
-		return report(name, FAIL, "ratio=%.3f but exits=%lld for %ld calls", ratio,
-			      (long long)(exits_after - exits_before), n);
-	return report(name, PASS, "ratio=%.3f exits=%lld calls=%ld", ratio,
-		      (long long)(exits_after - exits_before), n);
+		return report(name, SKIP, "ratio=%.3f; VM-exit count unavailable", path_ns / base);
+	return judge_getpid(name, n, path_ns, base, exits_after - exits_before);
 }
