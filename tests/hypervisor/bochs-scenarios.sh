@@ -773,14 +773,15 @@ scenario_hvtriple() {
 
 # Both crash scenarios: the stub loaded with its crash guards, the figures
 # crash_rsp.py needs (init_uts_ns for its cues; where the guards are, for
-# gdb to compare the stops' PC with), then the host driver $1.
+# gdb to compare the stops' PC with; the functions the panic's trace must
+# pass through), then the host driver $1.
 arm_crash_guards() {
 	$T kcore hv.crash-uts init_uts_ns 8
 	insmod "$KO" debug_port=0x2f8 2>/tmp/insmod.err ||
 		{ result hv.crash-armed FAIL "insmod debug_port=0x2f8: $(cat /tmp/insmod.err)"; return 1; }
 	loaded=1
 	result hv.crash-armed PASS "$(dmesg | grep -o 'crash guard on [a-z_]*' | tr '\n' ' ')"
-	for sym in __die panic; do
+	for sym in __die panic sysrq_handle_crash __rcu_read_unlock; do
 		echo "VTICE-FIGURE hv.crash-sym.$sym=$(awk -v s=$sym '$3 == s { print $1; exit }' /proc/kallsyms)"
 	done
 	start_host_driver "$1"

@@ -9,7 +9,8 @@ kernel's own unwinder prints for these crashes (__die <-
 page_fault_oops <- exc_page_fault <- asm_exc_page_fault; panic <-
 sysrq_handle_crash <- __handle_sysrq <- write_sysrq_trigger); the expected
 log lines are the ones the kernel prints before it reaches the guarded
-function. hvtriple: a triple fault (vtice_crashme mode=triple), which the
+function. Before the panic the host starts the hypervisor's branch trace
+at sysrq_handle_crash and reads it after the crash stop. hvtriple: a triple fault (vtice_crashme mode=triple), which the
 stub reports with the event the CPU was delivering. Stock gdb reads each
 stop as a peer of vtice attach: its signal, and its PC against the guard's
 address in the guest's kallsyms (or, where no guard fired, against the RIP
@@ -32,17 +33,20 @@ def wait_stop(rsp, seconds):
         rsp.sock.settimeout(120)
 
 
-def cue_and_wait(fig, name, cue, guards_left, signal="T0b"):
+def cue_and_wait(fig, crash, signal):
     """Attach (the first packet stops the machine), write the guest's cue
     into its domain name, continue, and wait for the crash's stop."""
+    name = crash["name"]
     rsp = Rsp()
     rsp.packet("?")
     first = rsp.reply()
     domain = int(fig["hv.crash-uts.addr"], 16) + 5 * 65  # new_utsname.domainname
+    cue = crash["cue"]
     rsp.packet("M%x,%x:%s" % (domain, len(cue) + 1, (cue + b"\0").hex()))
     wrote = rsp.reply()
     check(name + "-attach", first[:1] in ("T", "S") and wrote == "OK",
           "attached before the crash: %s, cue written: %s" % (first[:12], wrote))
+    traced_cpu = trace_from(rsp, fig, name, crash["trace"][0]) if "trace" in crash else None
     rsp.packet("c")
     start = time.time()
     stop = wait_stop(rsp, 300)
@@ -50,9 +54,77 @@ def cue_and_wait(fig, name, cue, guards_left, signal="T0b"):
           "the attached debugger got the crash's stop reply %.1f s wall after continue: %s" %
           (time.time() - start, stop))
     hooks = monitor(rsp, "hooks")
-    check(name + "-one-shot", "%d crash guards" % guards_left in hooks,
+    check(name + "-one-shot", "%d crash guards" % crash["guards_left"] in hooks,
           "the guard that fired disarmed itself: %s" % hooks.strip().replace("\n", "; "))
+    if traced_cpu is not None:
+        check_trace_before_crash(rsp, fig, name, traced_cpu, crash["trace"])
     rsp.close()
+
+
+def stop_thread(stop):
+    m = re.search(r"thread:([0-9a-f]+);", stop)
+    return int(m.group(1), 16) if m else None
+
+
+def trace_from(rsp, fig, name, function):
+    """Stop at FUNCTION (a breakpoint, from the guest's kallsyms) and start
+    the hypervisor's branch trace of the task running it, as gdb's `record
+    btrace bts` does. Returns the traced thread (CPU + 1), or None."""
+    addr = int(fig.get("hv.crash-sym." + function, "0"), 16)
+    rsp.packet("Z0,%x,1" % addr)
+    replies = [rsp.reply()]
+    rsp.packet("c")
+    stop = wait_stop(rsp, 300)
+    thread = stop_thread(stop)
+    rsp.packet("z0,%x,1" % addr)
+    replies.append(rsp.reply())
+    if thread is not None:
+        rsp.packet("Hg%x" % thread)
+        replies.append(rsp.reply())
+        monitor(rsp, "btrace task current")
+        rsp.packet("Qbtrace:bts")
+        replies.append(rsp.reply())
+    ok = addr != 0 and stop.startswith("T05") and replies == ["OK"] * 4
+    check(name + "-trace-start", ok,
+          "stopped at %s (%#x): %s; Z0, z0, Hg, Qbtrace:bts for that CPU's task: %s" %
+          (function, addr, stop[:24], ", ".join(replies)))
+    return thread if ok else None
+
+
+def read_xfer(rsp, what):
+    """A qXfer object whole, in chunks (GDB manual, qXfer): None on an error."""
+    data, offset = "", 0
+    while True:
+        rsp.packet("qXfer:%s:%x,%x" % (what, offset, 0x3f0))
+        reply = rsp.reply()
+        if reply[:1] not in ("m", "l"):
+            return None
+        data += reply[1:]
+        offset += len(reply) - 1
+        if reply[0] == "l":
+            return data
+
+
+def check_trace_before_crash(rsp, fig, name, thread, path):
+    """The trace the stub recorded up to the crash, read after it as gdb
+    reads it (qXfer:btrace:read:all: BTS blocks, newest first). Its blocks
+    must start at each function of PATH in turn (addresses from the guest's
+    kallsyms), the newest at the guarded function where the crash stopped."""
+    rsp.packet("Hg%x" % thread)
+    rsp.reply()
+    xml = read_xfer(rsp, "btrace:read:all") or ""
+    begins = [int(b, 16) for b in re.findall(r'<block begin="(0x[0-9a-f]+)"', xml)][::-1]
+    addrs = [int(fig.get("hv.crash-sym." + f, "0"), 16) for f in path]
+    firsts = [begins.index(a) if a in begins else -1 for a in addrs]
+    ok = bool(begins) and -1 not in firsts and firsts == sorted(firsts) and \
+        begins[0] == addrs[0] and begins[-1] == addrs[-1]
+    counters = monitor(rsp, "btrace")
+    m = re.search(r"\d+ records \(\d+ interrupts/exceptions\)", counters)
+    check(name + "-trace", ok,
+          "read through the stub after the crash: %d blocks (%s) from %s to %s, passing %s in order" %
+          (len(begins), m.group(0) if m else "?", path[0], path[-1], " -> ".join(path)))
+    with open(os.path.join(os.environ["VTICE_RUN_DIR"], "host", name + "-btrace.xml"), "w") as f:
+        f.write(xml)
 
 
 def check_later_attach(name, signal="T0b"):
@@ -144,7 +216,13 @@ CRASHES = [
          why=r"CPU 1: its timer could not interrupt it for 10 s: interrupts off",
          logged="vtice_lockme: spinning with interrupts off on CPU 1",
          resumed="VTICE-LOCKUP the other CPU runs on"),
+    # The panic's last steps are traced from sysrq_handle_crash on: it calls
+    # __rcu_read_unlock, then panic.
     dict(name="panic", cue=b"vtice-crash-go", guards_left=0, guard="panic",
+         trace=["sysrq_handle_crash", "__rcu_read_unlock", "panic"],
+         commands="bt\nmonitor why\nmonitor lbr\ndmesg 5\ndetach\n",
+         shows=[("monitor lbr says plainly that Bochs has no LBR",
+                 lambda t: "lbr: this CPU has no LBR (DEBUGCTL.LBR does not stick" in t)],
          chain=["panic", "sysrq_handle_crash", "__handle_sysrq", "write_sysrq_trigger"],
          reason=r'kernel panic: "sysrq triggered crash"',
          logged="sysrq: Trigger a crash",
@@ -169,7 +247,7 @@ TRIPLE = [
 def check_crash(fig, crash):
     name = crash["name"]
     signal = crash.get("signal", "T0b")
-    cue_and_wait(fig, name, crash["cue"], crash["guards_left"], signal)
+    cue_and_wait(fig, crash, signal)
     check_later_attach(name, signal)
     guard = crash.get("guard")
     guard_addr = figures().get("hv.crash-sym.%s" % guard) if guard else None
