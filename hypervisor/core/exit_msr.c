@@ -8,6 +8,8 @@
  *  - IA32_DEBUGCTL is shadowed: the guest reads back what it wrote while
  *    the hypervisor may own BTF/LBR for tracing (and LBR for the crash
  *    snapshots, debug/lbr.c); a guest that turns LBR on itself gets it.
+ *  - The LBR stack's MSRs exit only while the hypervisor owns LBR: they
+ *    act on the copy the kernel would find on the bare CPU (lbr_view.h).
  *  - IA32_EFER exits only while the syscall trap is armed, which hides
  *    the cleared SCE bit (syscall_trap.c).
  *  - Everything else is passed through; a #GP the real access would take
@@ -43,12 +45,14 @@ enum vt_exit_action vt_handle_rdmsr(struct vt_exit *exit)
 {
 	struct vt_guest_regs *r = exit->regs;
 	u32 msr = (u32)r->rcx;
-	u64 value = 0;
+	u64 value = 0, *lbr;
 
 	if (vt_msr_is_vmx(msr))
 		return vt_complete(exit, true);
 	if (msr == MSR_IA32_DEBUGCTLMSR)
 		value = vt_read_debugctl(exit->vcpu);
+	else if ((lbr = vt_lbr_view_slot(exit->vcpu, msr)))
+		value = *lbr;
 	else if (msr == MSR_EFER && exit->vcpu->sys.armed)
 		value = vt_syscall_read_efer(exit->vcpu);
 	else if (vt_rdmsr_safe(msr, &value))
@@ -75,6 +79,7 @@ void vt_debugctl_share(struct vt_vcpu *vcpu, u64 guest)
 
 	vcpu->debugctl_yielded = wanted & VT_DEBUGCTL_SHAREABLE & guest;
 	vcpu->debugctl_owned = wanted & ~vcpu->debugctl_yielded;
+	vt_lbr_view_sync(vcpu);
 }
 
 /*
@@ -107,10 +112,12 @@ enum vt_exit_action vt_handle_wrmsr(struct vt_exit *exit)
 {
 	struct vt_guest_regs *r = exit->regs;
 	u32 msr = (u32)r->rcx;
-	u64 value = (r->rdx << 32) | (u32)r->rax;
+	u64 value = (r->rdx << 32) | (u32)r->rax, *lbr;
 
 	if (vt_msr_is_vmx(msr) || msr == MSR_IA32_FEAT_CTL)
 		return vt_complete(exit, true);
+	if ((lbr = vt_lbr_view_slot(exit->vcpu, msr)))
+		return vt_complete(exit, !vt_lbr_view_write(msr, lbr, value));
 	if (msr == MSR_IA32_DEBUGCTLMSR)
 		return vt_complete(exit, !vt_write_debugctl(exit->vcpu, value));
 	if (msr == MSR_EFER && exit->vcpu->sys.armed)

@@ -9,6 +9,7 @@
 #include "types.h"
 #include "ept.h"
 #include "guest_mem.h"
+#include "lbr_view.h"
 #include "ring.h"
 #include "root_log.h"
 #include "shield.h"
@@ -122,6 +123,7 @@ struct vt_hv {
 	struct vt_guest_mem mem;
 	struct vt_sys_filter sys_filter;	/* syscall events (syscall_trap.h) */
 	struct vt_task_layout task_layout;
+	struct vt_lbr_msrs lbr_msrs;	/* the LBR stack's MSRs, for lbr_view.h */
 };
 
 #define VT_HOST_STACK_PAGES	8
@@ -166,6 +168,7 @@ struct vt_vcpu {
 	u64 held_irqs[4];	/* vectors acknowledged and not yet delivered */
 	struct vt_ring ring;
 	struct vt_sys_vcpu sys;	/* syscall events (syscall_trap.h) */
+	struct vt_lbr_view lbr_view;	/* the stack the kernel reads while root owns LBR */
 	struct vt_exit_counts *counts;
 	u32 last_vm_error;	/* VM_INSTRUCTION_ERROR of the last failure */
 	u32 apic_id;		/* this CPU's local APIC ID (apic.c), read when virtualized */

@@ -364,6 +364,7 @@ void vt_vcpu_leave_vmx(struct vt_vcpu *vcpu, struct vt_guest_regs *regs)
 {
 	struct vt_leave_state s;
 
+	vt_lbr_view_release(vcpu);
 	vt_leave_read(vcpu, &s, regs);
 	/*
 	 * The kernel's tables first: root's NMI handler writes the VMCS, which

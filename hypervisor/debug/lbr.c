@@ -216,6 +216,16 @@ void vt_lbr_decode(u32 format, u64 from, u64 to, u64 info, struct vtice_lbr_entr
 	e->to = to;
 }
 
+void vt_lbr_hide_stack(struct vt_hv *hv, const struct vt_lbr_model *m)
+{
+	if (m->status != VTICE_LBR_OK || !m->nr || m->nr > VT_LBR_VIEW_MAX)
+		return;
+	hv->lbr_msrs.nr = m->nr;
+	hv->lbr_msrs.from = m->from;
+	hv->lbr_msrs.to = m->to;
+	hv->lbr_msrs.info = m->info;
+}
+
 int vt_lbr_init(struct vt_hv *hv, u32 nr_cpus)
 {
 	vt_memset(&vt_lbr, 0, sizeof(vt_lbr));
@@ -223,6 +233,7 @@ int vt_lbr_init(struct vt_hv *hv, u32 nr_cpus)
 	vt_lbr_detect(&vt_lbr.m, hv->caps.flags);
 	if (vt_lbr.m.status != VTICE_LBR_OK)
 		return 0;	/* nothing to record: not an error */
+	vt_lbr_hide_stack(hv, &vt_lbr.m);
 	vt_lbr.pages = VT_PAGES_FOR((u64)nr_cpus * sizeof(struct vt_lbr_snap));
 	vt_lbr.snap = vt_os_alloc_pages(vt_lbr.pages);
 	if (!vt_lbr.snap)

@@ -58,6 +58,13 @@ void vt_lbr_detect(struct vt_lbr_model *m, u64 debugctl_caps);
  */
 void vt_lbr_decode(u32 format, u64 from, u64 to, u64 info, struct vtice_lbr_entry *e);
 
+/*
+ * Where the model keeps its stack, for the core, which shows the kernel a
+ * still copy of it while the hypervisor owns LBR (core/lbr_view.h). At
+ * load, by each user of LBR; a model without a usable stack leaves it unset.
+ */
+void vt_lbr_hide_stack(struct vt_hv *hv, const struct vt_lbr_model *m);
+
 /* At load, before any CPU is virtualized: detect, allocate the snapshots. */
 int vt_lbr_init(struct vt_hv *hv, u32 nr_cpus);
 int vt_lbr_shield(void);

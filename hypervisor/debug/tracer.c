@@ -67,6 +67,7 @@ int vt_tracer_init(struct vt_hv *hv, const struct vt_tracer_config *cfg)
 	if (!vt_tracer.mechanism)
 		return 0;	/* no tracer: the packets answer that it is unsupported */
 	vt_lbr_detect(&vt_tracer.lbr, hv->caps.flags);
+	vt_lbr_hide_stack(hv, &vt_tracer.lbr);
 	vt_tracer.event_gap = cfg->event_gap ? cfg->event_gap : VT_TRACE_EVENT_GAP;
 	vt_tracer.nr_cpus = cfg->nr_cpus < VT_TRACE_MAX_CPUS ? cfg->nr_cpus : VT_TRACE_MAX_CPUS;
 	vt_tracer.capacity = cfg->records_per_cpu / per_page * per_page;

@@ -255,7 +255,7 @@ int vt_wrmsr_safe(u32 msr, u64 value)
 			vtice::fake::nmi_hook()(static_cast<uint32_t>(value >> 32));
 		return 0;
 	}
-	if (!g_cpu.msrs.count(msr) || g_cpu.failing("wrmsr")) {
+	if (!g_cpu.msrs.count(msr) || g_cpu.msr_read_only.count(msr) || g_cpu.failing("wrmsr")) {
 		g_cpu.trace.push_back("wrmsr#GP");
 		return -5;
 	}

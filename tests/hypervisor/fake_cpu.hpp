@@ -27,6 +27,7 @@ namespace vtice::fake {
 struct Cpu {
 	std::map<uint32_t, uint64_t> msrs;	// absent: RDMSR/WRMSR #GP
 	std::map<uint32_t, uint64_t> msr_sticky_mask;	// bits that read back after WRMSR
+	std::set<uint32_t> msr_read_only;		// RDMSR works, WRMSR #GPs
 	std::map<std::pair<uint32_t, uint32_t>, vt_cpuid_regs> cpuid;
 	std::map<uint64_t, uint64_t> vmcs;
 	std::set<std::string> fail;		// instruction names that fail

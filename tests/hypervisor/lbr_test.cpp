@@ -1,5 +1,6 @@
 // LBR snapshots at a crash (hypervisor/debug/lbr.c) and the guest's own
-// DEBUGCTL while the hypervisor keeps LBR on (core/exit_msr.c). Expected
+// DEBUGCTL and LBR stack while the hypervisor keeps LBR on (core/exit_msr.c,
+// core/lbr_view.c). Expected
 // values come from the SDM (Vol. 3B 18.4.8 and the per-model sections:
 // stack depth, MSR addresses, LBR_FMT layouts) and from the seeds below.
 #include <atomic>
@@ -291,6 +292,120 @@ TEST_F(Lbr, SnapshotSaysWhenTheKernelOwnedLbr)
 	const vt_lbr_snap *s = vt_lbr_snapshot(0);
 	EXPECT_EQ(s->flags, (uint32_t)(VTICE_LBR_GUEST_OWNED | VTICE_LBR_SELECT_VALID));
 	EXPECT_EQ(s->lbr_select, 0x1u);
+}
+
+// While the hypervisor keeps LBR on, the kernel (its own DEBUGCTL.LBR
+// clear) must find the stack standing where it was, as on the bare CPU.
+bool msr_read_exits(const vt_vcpu &v, uint32_t msr)
+{
+	return v.msr_bitmap[MSR_BITMAP_READ_LOW + msr / 8] & (1u << (msr % 8));
+}
+
+TEST_F(Lbr, TheKernelReadsTheStackWhereItStoodWhileTheHypervisorRecords)
+{
+	start();
+	seed_stack(0x680, 0x6c0, 32, 5);
+	EXPECT_FALSE(msr_read_exits(vcpu, 0x680)) << "nothing owned yet: native reads";
+	vt_lbr_pre_entry(&vcpu);
+	EXPECT_TRUE(msr_read_exits(vcpu, MSR_LBR_TOS));
+	EXPECT_TRUE(msr_read_exits(vcpu, 0x680 + 31));
+	EXPECT_TRUE(msr_read_exits(vcpu, 0x6c0));
+	EXPECT_TRUE(msr_read_exits(vcpu, MSR_LBR_INFO_0 + 31));
+	EXPECT_FALSE(msr_read_exits(vcpu, MSR_LBR_SELECT)) << "the filter is the kernel's";
+	record_branch(kFrom + 0x999, kTo + 0x999, 7);	// the CPU records on: TOS 6
+	EXPECT_EQ(guest_rdmsr(MSR_LBR_TOS), 5u);
+	EXPECT_EQ(guest_rdmsr(0x680 + 6), kFrom + 16 * 6);
+	EXPECT_EQ(guest_rdmsr(0x6c0 + 6), kTo + 16 * 6);
+	EXPECT_EQ(guest_rdmsr(MSR_LBR_INFO_0 + 6), 6u);
+	// The crash snapshot is the hardware's, with the branch the kernel did not see.
+	vt_lbr_crash_begin(&vcpu, VTICE_LBR_EV_OOPS);
+	vt_lbr_crash_end();
+	const vt_lbr_snap *s = vt_lbr_snapshot(0);
+	ASSERT_EQ(s->count, 32u);
+	EXPECT_EQ(s->br[31].from, kFrom + 0x999);
+}
+
+TEST_F(Lbr, TheKernelsWritesGoToItsCopyAndIntoTheStackWhenItTakesLbr)
+{
+	start();
+	seed_stack(0x680, 0x6c0, 32, 5);
+	vt_lbr_pre_entry(&vcpu);
+	guest_wrmsr(0x680 + 3, 0);	// perf's reset of the stack
+	EXPECT_EQ(guest_rdmsr(0x680 + 3), 0u);
+	EXPECT_EQ(cpu().msrs[0x680 + 3], kFrom + 48) << "the recording is untouched";
+	record_branch(kFrom + 0x999, kTo + 0x999);
+	// perf turns LBR on: the kernel gets the stack as it left it, natively.
+	guest_wrmsr(MSR_IA32_DEBUGCTLMSR, DEBUGCTLMSR_LBR);
+	EXPECT_FALSE(msr_read_exits(vcpu, 0x680));
+	EXPECT_FALSE(msr_read_exits(vcpu, MSR_LBR_TOS));
+	EXPECT_EQ(cpu().msrs[MSR_LBR_TOS], 5u);
+	EXPECT_EQ(cpu().msrs[0x680 + 3], 0u);
+	EXPECT_EQ(cpu().msrs[0x680 + 6], kFrom + 16 * 6) << "the branch it did not record is gone";
+	EXPECT_EQ(cpu().msrs[MSR_LBR_INFO_0 + 6], 6u);
+	// perf turns it off: the hypervisor takes it back, and the copy again.
+	guest_wrmsr(MSR_IA32_DEBUGCTLMSR, 0);
+	EXPECT_TRUE(msr_read_exits(vcpu, 0x680));
+	record_branch(kFrom + 0x555, kTo + 0x555);
+	EXPECT_EQ(guest_rdmsr(0x680 + 6), kFrom + 16 * 6);
+}
+
+TEST_F(Lbr, AWriteTheStackRefusesIsAGpAndWhatSticksIsWhatReadsBack)
+{
+	start();
+	seed_stack(0x680, 0x6c0, 32, 5);
+	cpu().msr_read_only.insert(MSR_LBR_TOS);
+	cpu().msr_sticky_mask[0x6c0 + 2] = ~0xfull;	// low bits that do not stick
+	vt_lbr_pre_entry(&vcpu);
+	vt_guest_regs r{};
+	r.rcx = MSR_LBR_TOS;
+	r.rax = 9;
+	EXPECT_TRUE(vm_exit(EXIT_REASON_MSR_WRITE, 0, r));
+	EXPECT_EQ(entry_event(), kInjectGP) << "a read-only TOS, as on the bare CPU";
+	cpu().vmcs[VM_ENTRY_INTR_INFO_FIELD] = 0;
+	EXPECT_EQ(guest_rdmsr(MSR_LBR_TOS), 5u);
+	guest_wrmsr(0x6c0 + 2, kTo + 0x12345);
+	EXPECT_EQ(guest_rdmsr(0x6c0 + 2), (kTo + 0x12345) & ~0xfull);
+	EXPECT_EQ(cpu().msrs[0x6c0 + 2], kTo + 32) << "the trial write was undone";
+}
+
+TEST_F(Lbr, WhereTosIsReadOnlyTheCopyGoesBackRotatedInTheSameOrder)
+{
+	start();
+	seed_stack(0x680, 0x6c0, 32, 5);
+	cpu().msr_read_only.insert(MSR_LBR_TOS);
+	vt_lbr_pre_entry(&vcpu);
+	for (int i = 0; i < 3; i++)
+		record_branch(kFrom + 0x900 + i, kTo + 0x900 + i);	// TOS 8
+	guest_wrmsr(MSR_IA32_DEBUGCTLMSR, DEBUGCTLMSR_LBR);
+	ASSERT_EQ(cpu().msrs[MSR_LBR_TOS], 8u);
+	for (uint32_t k = 0; k < 32; k++) {
+		uint32_t was = (5 - k) & 31;	// k-th most recent in the copy
+		EXPECT_EQ(cpu().msrs[0x680 + ((8 - k) & 31)], kFrom + 16 * was) << k;
+		EXPECT_EQ(cpu().msrs[MSR_LBR_INFO_0 + ((8 - k) & 31)], was) << k;
+	}
+}
+
+TEST_F(Lbr, LeavingVmxPutsTheStackBackAsTheKernelLeftIt)
+{
+	start();
+	seed_stack(0x680, 0x6c0, 32, 5);
+	vt_lbr_pre_entry(&vcpu);
+	record_branch(kFrom + 0x999, kTo + 0x999);
+	vt_guest_regs r{};
+	vt_vcpu_leave_vmx(&vcpu, &r);
+	EXPECT_EQ(cpu().msrs[MSR_LBR_TOS], 5u);
+	EXPECT_EQ(cpu().msrs[0x680 + 6], kFrom + 16 * 6);
+	EXPECT_FALSE(msr_read_exits(vcpu, 0x680));
+}
+
+TEST_F(Lbr, NoStackToHideWithoutLbr)
+{
+	hv.caps.flags &= ~VTICE_CAP_DEBUGCTL_LBR;	// Bochs
+	start();
+	vt_lbr_pre_entry(&vcpu);
+	EXPECT_EQ(hv.lbr_msrs.nr, 0u);
+	EXPECT_FALSE(msr_read_exits(vcpu, MSR_LBR_TOS));
+	EXPECT_FALSE(vcpu.lbr_view.active);
 }
 
 TEST_F(Lbr, LbrNeverReachesVmxRootsDebugctl)
