@@ -155,11 +155,12 @@ struct getpid_timing {
 };
 
 /* n getpid calls in GETPID_GROUPS groups of runs of GETPID_RUN calls.
- * Bochs's clock counts instructions, so the only noise is the interrupts
- * and softirqs that land in a loop: the fastest group scaled up is the
- * path with the fewest of them (it still carries the timer tick's share),
- * and most runs of 100 calls (about 1 ms) hold no tick at all, so the
- * fastest run is the syscall path alone. */
+ * With the other CPUs offline Bochs's clock counts this CPU's instructions
+ * (init.sh, on_cpu0_alone), so the only noise left is the interrupts and
+ * softirqs that land in a loop: the fastest group scaled up is the path
+ * with the fewest of them (it still carries the timer tick's share), and
+ * most runs of 100 calls (about 1 ms) hold no tick at all, so the fastest
+ * run is the syscall path alone. */
 static void time_getpid(long n, struct getpid_timing *t)
 {
 	long runs = n / GETPID_GROUPS / GETPID_RUN;
@@ -190,7 +191,7 @@ static void time_getpid(long n, struct getpid_timing *t)
 }
 
 /* Issue 8's bound for the loaded module with nothing armed: the syscall
- * path at most 2% slower than BASE_NS (the same measure before insmod),
+ * path at most 2% slower than base (the same measure before insmod),
  * and no VM exits (the goal is 0; one per hundred calls means the path
  * exits). Every verdict carries both timings, so a failure in the tail of
  * CI's output says what was measured. */
