@@ -10,8 +10,9 @@ page_fault_oops <- exc_page_fault <- asm_exc_page_fault; panic <-
 sysrq_handle_crash <- __handle_sysrq <- write_sysrq_trigger); the expected
 log lines are the ones the kernel prints before it reaches the guarded
 function. Before the panic the host starts the hypervisor's branch trace
-at sysrq_handle_crash and reads it after the crash stop. hvtriple: a triple fault (vtice_crashme mode=triple), which the
-stub reports with the event the CPU was delivering. Stock gdb reads each
+at sysrq_handle_crash and reads it after the crash stop. hvtriple: a
+triple fault (vtice_crashme mode=triple), which the stub reports with the
+event the CPU was delivering. Stock gdb reads each
 stop as a peer of vtice attach: its signal, and its PC against the guard's
 address in the guest's kallsyms (or, where no guard fired, against the RIP
 vtice attach shows). Exit status: the number of failures."""
