@@ -40,7 +40,8 @@ options:
                      (default: "$rig_scenarios", then those of
                      tests/*/bochs-scenarios.sh, see docs/bochs-rig.md)
   --timeout SEC      wall-clock limit for the Bochs run (default: $timeout_s)
-  --stall SEC        stop as hung when the guest prints nothing for SEC
+  --stall SEC        stop as hung when the guest sends nothing, on its
+                     console or on COM2 (the debug stub's line), for SEC
                      after reaching /init (default: $stall_s)
   --cpus N           emulated CPUs (default: $cpus)
   --bochs 3.0|2.7    which Bochs (default 3.0): 3.0 is built once from Debian's
