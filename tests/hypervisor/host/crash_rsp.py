@@ -23,7 +23,8 @@ import subprocess
 import sys
 import time
 
-from rig_host import FAILURES, Rsp, check, figures, find_one, monitor, wait_for_guest_line
+from rig_host import (FAILURES, Rsp, check, figures, find_one, monitor, stop_thread,
+                      wait_for_guest_line, write_domainname)
 
 
 def wait_stop(rsp, seconds):
@@ -41,10 +42,7 @@ def cue_and_wait(fig, crash, signal):
     rsp = Rsp()
     rsp.packet("?")
     first = rsp.reply()
-    domain = int(fig["hv.crash-uts.addr"], 16) + 5 * 65  # new_utsname.domainname
-    cue = crash["cue"]
-    rsp.packet("M%x,%x:%s" % (domain, len(cue) + 1, (cue + b"\0").hex()))
-    wrote = rsp.reply()
+    wrote = write_domainname(rsp, int(fig["hv.crash-uts.addr"], 16), crash["cue"])
     check(name + "-attach", first[:1] in ("T", "S") and wrote == "OK",
           "attached before the crash: %s, cue written: %s" % (first[:12], wrote))
     traced_cpu = trace_from(rsp, fig, name, crash["trace"][0]) if "trace" in crash else None
@@ -60,11 +58,6 @@ def cue_and_wait(fig, crash, signal):
     if traced_cpu is not None:
         check_trace_before_crash(rsp, fig, name, traced_cpu, crash["trace"])
     rsp.close()
-
-
-def stop_thread(stop):
-    m = re.search(r"thread:([0-9a-f]+);", stop)
-    return int(m.group(1), 16) if m else None
 
 
 def trace_from(rsp, fig, name, function):

@@ -8,16 +8,10 @@ guest go on. The cues go through the kernel's domain name, written with M
 
 import sys
 
-from rig_host import FAILURES, Rsp, check, figures, wait_for_guest_line
+from rig_host import FAILURES, Rsp, check, figures, wait_for_guest_line, write_domainname
 
 CYCLES = 20
 RIP_OFFSET = 16 * 16  # 'g': sixteen 8-byte GPRs, then RIP (target.xml order)
-
-
-def write_cue(rsp, fig, cue):
-    domain = int(fig["hv.hotplug-uts.addr"], 16) + 5 * 65  # new_utsname.domainname
-    rsp.packet("M%x,%x:%s" % (domain, len(cue) + 1, (cue + b"\0").hex()))
-    return rsp.reply()
 
 
 def stopped_rip(rsp, thread):
@@ -39,7 +33,7 @@ def main():
     rsp = Rsp()
     rsp.packet("?")
     first = rsp.reply()
-    wrote = write_cue(rsp, fig, b"vtice-hotplug-go")
+    wrote = write_domainname(rsp, int(fig["hv.hotplug-uts.addr"], 16), b"vtice-hotplug-go")
     check("hotplug-attach", first[:1] in ("T", "S") and wrote == "OK",
           "attached to the running machine: %s, cue written: %s" % (first[:12], wrote))
     rsp.packet("c")
@@ -56,7 +50,7 @@ def main():
     rips = [stopped_rip(rsp, t) for t in (1, 2)]
     check("hotplug-registers", all(r is not None and r >= 0xffff800000000000 for r in rips),
           "each CPU stopped with a kernel RIP: %s" % ", ".join("%#x" % r if r else "?" for r in rips))
-    write_cue(rsp, fig, b"vtice-hotplug-end")
+    write_domainname(rsp, int(fig["hv.hotplug-uts.addr"], 16), b"vtice-hotplug-end")
     rsp.packet("D")
     detached = rsp.reply()
     rsp.close()

@@ -91,6 +91,21 @@ class Rsp:
 
 
 
+def write_domainname(rsp, uts_addr, cue):
+    """The host's cue to the guest (wait_for_domainname in the scenarios):
+    CUE and its NUL written with M into new_utsname.domainname, the sixth of
+    init_uts_ns's 65-byte fields, at UTS_ADDR. Returns the stub's reply."""
+    domain = uts_addr + 5 * 65
+    rsp.packet("M%x,%x:%s" % (domain, len(cue) + 1, (cue + b"\0").hex()))
+    return rsp.reply()
+
+
+def stop_thread(stop):
+    """The thread (CPU + 1) a T stop reply names, or None."""
+    m = re.search(r"thread:([0-9a-f]+);", stop)
+    return int(m.group(1), 16) if m else None
+
+
 def monitor(rsp, command):
     """qRcmd: the output comes as O packets then OK, or as one hex reply."""
     rsp.packet("qRcmd," + command.encode().hex())

@@ -15,7 +15,7 @@ import socket
 import time
 
 import gdb
-from rig_host import FAILURES, Rsp, check, figures, find_one, monitor, wait_for_guest_line
+from rig_host import FAILURES, Rsp, check, figures, find_one, monitor, stop_thread, wait_for_guest_line
 
 def run(cmd):
     return gdb.execute(cmd, to_string=True)
@@ -532,8 +532,8 @@ def guest_stop(rsp):
     rsp.buf = b""
     rsp.packet("?")
     stop = rsp.reply()
-    cpu = re.search(r"thread:([0-9a-f]+);", stop)
-    rsp.packet("Hg" + (cpu.group(1) if cpu else "1"))
+    thread = stop_thread(stop)
+    rsp.packet("Hg%x" % (thread if thread is not None else 1))
     rsp.reply()
     rsp.packet("p10")
     rip = int.from_bytes(bytes.fromhex(rsp.reply()[:16].replace("x", "0")), "little")
