@@ -56,9 +56,10 @@ timer_counts() {
 
 # Runs a command with every CPU but 0 offline. Bochs's SMP loop runs one
 # trace of each CPU in turn and advances the clock by their average length
-# (main.cc), so a CPU's time depends on what the others run: a getpid loop
-# timed with CPU 1 idle measured from 325 to 565 ticks per call. With the
-# others offline, CPU 0's clock follows its own instructions.
+# (main.cc), so a CPU's time depends on what the others run: with CPU 1
+# online and mostly idle, the fastest 100 getpid calls took 325 ticks per
+# call bare and 467 loaded while both loops averaged 565 (docs/bochs-rig.md).
+# With the others offline, CPU 0's clock follows its own instructions.
 on_cpu0_alone() {
 	local cpu rc
 	for cpu in /sys/devices/system/cpu/cpu[1-9]*/online; do

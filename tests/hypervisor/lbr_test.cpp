@@ -1,8 +1,8 @@
 // LBR snapshots at a crash (hypervisor/debug/lbr.c) and the guest's own
 // DEBUGCTL and LBR stack while the hypervisor keeps LBR on (core/exit_msr.c,
-// core/lbr_view.c). Expected
-// values come from the SDM (Vol. 3B 18.4.8 and the per-model sections:
-// stack depth, MSR addresses, LBR_FMT layouts) and from the seeds below.
+// core/lbr_view.c). Expected values come from the SDM (Vol. 3B 18.4.8 and
+// the per-model sections: stack depth, MSR addresses, LBR_FMT layouts) and
+// from the seeds below.
 #include <atomic>
 #include <thread>
 
