@@ -1,8 +1,6 @@
 #include "code_source.hpp"
 
 #include <algorithm>
-#include <fstream>
-#include <iterator>
 
 #include "byte_io.hpp"
 
@@ -30,12 +28,14 @@ std::span<const std::uint8_t> CodeMap::read(std::uint64_t address, std::size_t w
 
 Result<ElfCodeSource> ElfCodeSource::open(const std::string &path, std::uint64_t slide)
 {
-	std::ifstream in(path, std::ios::binary);
-	if (!in)
-		return make_error("cannot open " + path);
+	// A stream is not a vmlinux: no image comes near this.
+	constexpr std::size_t kMaxStream = 256u << 20;
+	auto input = map_input(path, kMaxStream);
+	if (!input)
+		return input.error();
 	ElfCodeSource source;
-	source.image_.assign(std::istreambuf_iterator<char>(in), {});
-	const auto &image = source.image_;
+	source.image_ = std::move(*input);
+	std::span<const std::uint8_t> image = source.image_->bytes();
 	if (image.size() < 64 || image[0] != 0x7f || image[1] != 'E' || image[2] != 'L' || image[3] != 'F')
 		return make_error(path + ": not an ELF file", 0);
 	if (image[4] != 2 || image[5] != 1 || load_le<std::uint16_t>(&image[18]) != 62)
@@ -66,7 +66,7 @@ std::span<const std::uint8_t> ElfCodeSource::read(std::uint64_t address, std::si
 		if (address < s.address || address - s.address >= s.size)
 			continue;
 		std::size_t offset = address - s.address;
-		return std::span(image_).subspan(s.file_offset + offset, std::min(wanted, s.size - offset));
+		return image_->bytes().subspan(s.file_offset + offset, std::min(wanted, s.size - offset));
 	}
 	return {};
 }

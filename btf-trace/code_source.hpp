@@ -4,11 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "trace_file.hpp"
+#include "vtice/read_input.hpp"
 #include "vtice/result.hpp"
 
 namespace vtice::trace {
@@ -46,7 +48,7 @@ private:
 		std::uint64_t address;
 		std::size_t file_offset, size;
 	};
-	std::vector<std::uint8_t> image_;
+	std::shared_ptr<const InputBytes> image_;	// mapped, not copied
 	std::vector<Segment> segments_;
 };
 

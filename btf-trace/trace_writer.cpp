@@ -1,16 +1,13 @@
 // Writes the layout that trace_reader.cpp reads; docs/trace-format.md has
 // the byte-level description.
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <memory>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "byte_io.hpp"
 #include "crc32.hpp"
 #include "trace_file.hpp"
+#include "vtice/write_output.hpp"
 
 namespace vtice::trace {
 
@@ -97,46 +94,11 @@ std::vector<std::uint8_t> TraceWriter::finish()
 	return std::move(out_);
 }
 
-namespace {
-
-Result<void> write_to(const std::string &path, std::span<const std::uint8_t> bytes)
-{
-	FILE *file = std::fopen(path.c_str(), "wb");
-	if (!file)
-		return make_error("cannot create " + path + ": " + std::strerror(errno));
-	bool ok = std::fwrite(bytes.data(), 1, bytes.size(), file) == bytes.size();
-	ok = std::fflush(file) == 0 && ok;
-	ok = std::fclose(file) == 0 && ok;
-	if (!ok)
-		return make_error("cannot write " + path + ": " + std::strerror(errno));
-	return {};
-}
-
-}  // namespace
-
-// A regular file (or a new one) is written beside itself and renamed into
-// place, so a failed or interrupted write never leaves half an output where
-// a good file was; a device or FIFO (-o /dev/stdout) is written directly.
+// The project's rule for outputs (vtice/write_output.hpp): never an input
+// of the run, renamed into place, every write checked.
 Result<void> write_file(const std::string &path, std::span<const std::uint8_t> bytes)
 {
-	struct stat info;
-	if (::stat(path.c_str(), &info) == 0) {
-		if (S_ISDIR(info.st_mode))
-			return make_error(path + " is a directory");
-		if (!S_ISREG(info.st_mode))
-			return write_to(path, bytes);
-	}
-	std::string temp = path + ".vtice-tmp." + std::to_string(::getpid());
-	if (auto r = write_to(temp, bytes); !r) {
-		std::remove(temp.c_str());
-		return r;
-	}
-	if (std::rename(temp.c_str(), path.c_str()) != 0) {
-		std::string why = std::strerror(errno);
-		std::remove(temp.c_str());
-		return make_error("cannot replace " + path + ": " + why);
-	}
-	return {};
+	return write_output_file(path, bytes);
 }
 
 }  // namespace vtice::trace

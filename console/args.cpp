@@ -1,8 +1,12 @@
 #include "args.hpp"
 
-#include <cstring>
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
+#include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <limits>
 
 namespace vtice::console {
 
@@ -89,6 +93,59 @@ Result<long long> parse_hex(const std::string &text)
 		return make_error("'" + text + "' is not a hexadecimal number");
 	long long value = static_cast<long long>(magnitude);
 	return negative ? -value : value;
+}
+
+static bool all_digits(const std::string &text)
+{
+	if (text.empty())
+		return false;
+	for (char c : text)
+		if (c < '0' || c > '9')
+			return false;
+	return true;
+}
+
+Result<std::uint64_t> parse_count(const std::string &option, const std::string &text, std::uint64_t min,
+				  std::uint64_t max)
+{
+	auto range = [&] {
+		return make_error(option + " '" + text + "': a whole number from " + std::to_string(min) + " to " +
+				  std::to_string(max));
+	};
+	if (!all_digits(text))
+		return range();
+	errno = 0;
+	unsigned long long value = std::strtoull(text.c_str(), nullptr, 10);
+	if (errno == ERANGE || value < min || value > max)
+		return range();
+	return static_cast<std::uint64_t>(value);
+}
+
+Result<double> parse_seconds(const std::string &option, const std::string &text, double max_seconds)
+{
+	auto bad = [&] {
+		char limit[32];
+		std::snprintf(limit, sizeof(limit), "%g", max_seconds);
+		return make_error(option + " '" + text + "': a number of seconds above 0 and at most " + limit);
+	};
+	// Digits with at most one point: no sign, exponent, "nan" or "inf".
+	if (text.empty() || text.find_first_not_of("0123456789.") != std::string::npos ||
+	    text.find('.') != text.rfind('.') || text == ".")
+		return bad();
+	double value = std::strtod(text.c_str(), nullptr);
+	if (!std::isfinite(value) || !(value > 0) || value > max_seconds)
+		return bad();
+	return value;
+}
+
+Result<int> parse_timeout_ms(const std::string &option, const std::string &text)
+{
+	// A week: any longer is a typo, and it keeps milliseconds inside an int.
+	constexpr double kMaxSeconds = 7 * 24 * 3600;
+	auto seconds = parse_seconds(option, text, kMaxSeconds);
+	if (!seconds)
+		return seconds.error();
+	return std::max(1, static_cast<int>(std::lround(*seconds * 1000)));
 }
 
 }  // namespace vtice::console

@@ -5,6 +5,7 @@
 // are always understood.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -34,7 +35,18 @@ Result<ParsedArgs> parse_args(int argc, char **argv, const std::vector<OptionSpe
 // "--output" in the returned copy of argv (for commands that write a file).
 std::vector<char *> expand_output_option(int argc, char **argv);
 
+// The one number parser of every option. Each refuses what is not plainly
+// a number of its kind (NaN, infinities, signs where none belong, trailing
+// text, values outside the range) with an error naming the option.
+
 // Parses "0x1234", "1234" (hex), "-0x10"; an error names the text.
 Result<long long> parse_hex(const std::string &text);
+// A decimal whole number in [min, max].
+Result<std::uint64_t> parse_count(const std::string &option, const std::string &text, std::uint64_t min,
+				  std::uint64_t max);
+// A finite decimal number of seconds, above 0 and at most max_seconds.
+Result<double> parse_seconds(const std::string &option, const std::string &text, double max_seconds);
+// Seconds as whole milliseconds (what waits take), with the same checks.
+Result<int> parse_timeout_ms(const std::string &option, const std::string &text);
 
 }  // namespace vtice::console

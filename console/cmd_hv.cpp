@@ -17,6 +17,7 @@
 #include "device.hpp"
 #include "hv_format.hpp"
 #include "report_symbols.hpp"
+#include "messages.hpp"
 #include "subcommands.hpp"
 
 namespace vtice::console {
@@ -72,7 +73,7 @@ Result<std::vector<vtice_cpu_stats>> read_cpu_stats(const DeviceFd &dev, const s
 
 int fail(const Error &error)
 {
-	std::fprintf(stderr, "vtice hv: %s\n", error.to_string().c_str());
+	eprintf("vtice hv: %s\n", error.to_string().c_str());
 	return kExitFailure;
 }
 
@@ -110,7 +111,7 @@ int run_break(const std::string &path)
 	if (!dev)
 		return fail(dev.error());
 	auto br = request<vtice_break>();
-	std::fprintf(stderr, "vtice hv break: asking the hypervisor to stop every CPU; the machine "
+	eprintf("vtice hv break: asking the hypervisor to stop every CPU; the machine "
 			     "then waits for the debugger on the stub's serial line\n");
 	if (ioctl(dev->get(), VTICE_IOC_BREAK, &br) < 0) {
 		int err = errno;
@@ -204,7 +205,7 @@ int cmd_hv(int argc, char **argv)
 {
 	auto args = parse_args(argc, argv, {{"--device", true}, {"--cpu", true}});
 	if (!args) {
-		std::fprintf(stderr, "vtice hv: %s\n", args.error().to_string().c_str());
+		eprintf("vtice hv: %s\n", args.error().to_string().c_str());
 		return kExitUsage;
 	}
 	if (args->help) {
@@ -213,7 +214,7 @@ int cmd_hv(int argc, char **argv)
 	}
 	std::string path = args->get("--device").value_or("/dev/" VTICE_DEVICE_NAME);
 	if (args->positional.size() != 1) {
-		std::fprintf(stderr, "vtice hv: expected one of 'status', 'caps', 'break' or 'lbr'\n\n%s",
+		eprintf("vtice hv: expected one of 'status', 'caps', 'break' or 'lbr'\n\n%s",
 			     kHelp);
 		return kExitUsage;
 	}
@@ -226,7 +227,7 @@ int cmd_hv(int argc, char **argv)
 		return run_break(path);
 	if (what == "lbr")
 		return run_lbr(path, args->get("--cpu"));
-	std::fprintf(stderr, "vtice hv: unknown request '%s' (status, caps, break, lbr)\n",
+	eprintf("vtice hv: unknown request '%s' (status, caps, break, lbr)\n",
 		     what.c_str());
 	return kExitUsage;
 }

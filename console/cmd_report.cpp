@@ -8,6 +8,7 @@
 
 #include "args.hpp"
 #include "report_symbols.hpp"
+#include "messages.hpp"
 #include "subcommands.hpp"
 #include "symbol_table.hpp"
 #include "trace_file.hpp"
@@ -57,14 +58,14 @@ static int write_output(const std::string &text, const std::optional<std::string
 	if (!path) {
 		bool ok = std::fwrite(text.data(), 1, text.size(), stdout) == text.size();
 		if (std::fflush(stdout) != 0 || !ok) {
-			std::fprintf(stderr, "vtice report: writing to standard output failed\n");
+			eprintf("vtice report: writing to standard output failed\n");
 			return kExitFailure;
 		}
 		return kExitOk;
 	}
 	auto written = trace::write_file(*path, std::span(reinterpret_cast<const std::uint8_t *>(text.data()), text.size()));
 	if (!written) {
-		std::fprintf(stderr, "vtice report: %s\n", written.error().to_string().c_str());
+		eprintf("vtice report: %s\n", written.error().to_string().c_str());
 		return kExitFailure;
 	}
 	return kExitOk;
@@ -98,7 +99,7 @@ int cmd_report(int argc, char **argv)
 	std::vector<char *> expanded = expand_output_option(argc, argv);
 	auto args = parse_args(argc, expanded.data(), {{"--format", true}, {"--symbols", true}, {"--output", true}});
 	if (!args) {
-		std::fprintf(stderr, "vtice report: %s\n", args.error().to_string().c_str());
+		eprintf("vtice report: %s\n", args.error().to_string().c_str());
 		return kExitUsage;
 	}
 	if (args->help) {
@@ -106,26 +107,26 @@ int cmd_report(int argc, char **argv)
 		return kExitOk;
 	}
 	if (args->positional.size() != 1) {
-		std::fprintf(stderr, "vtice report: expected one TRACE file (see vtice report --help)\n");
+		eprintf("vtice report: expected one TRACE file (see vtice report --help)\n");
 		return kExitUsage;
 	}
 	std::string format = args->get("--format").value_or("graph");
 	Renderer render = pick_renderer(format);
 	if (!render) {
-		std::fprintf(stderr, "vtice report: unknown --format '%s' (graph, folded or perfetto)\n", format.c_str());
+		eprintf("vtice report: unknown --format '%s' (graph, folded or perfetto)\n", format.c_str());
 		return kExitUsage;
 	}
 	const std::string &path = args->positional[0];
 	// Never render over an input: the trace, or the symbols that name it.
 	for (const auto &input : {std::optional<std::string>(path), args->get("--symbols")})
 		if (input && args->get("--output") && same_file(*input, *args->get("--output"))) {
-			std::fprintf(stderr, "vtice report: --output %s is an input of this report; refusing to overwrite it\n",
+			eprintf("vtice report: --output %s is an input of this report; refusing to overwrite it\n",
 				     args->get("--output")->c_str());
 			return kExitUsage;
 		}
 	auto data = trace::read_trace_file(path);
 	if (!data) {
-		std::fprintf(stderr, "vtice report: %s\n", data.error().to_string().c_str());
+		eprintf("vtice report: %s\n", data.error().to_string().c_str());
 		return kExitFailure;
 	}
 	ReportInputs in{std::move(*data), {}, {}};
@@ -133,14 +134,14 @@ int cmd_report(int argc, char **argv)
 	if (auto symbols = args->get("--symbols")) {
 		auto external = load_external_symbols(*symbols, in.data.header.kaslr_slide);
 		if (!external) {
-			std::fprintf(stderr, "vtice report: --symbols: %s\n", external.error().to_string().c_str());
+			eprintf("vtice report: --symbols: %s\n", external.error().to_string().c_str());
 			return kExitFailure;
 		}
 		in.external = std::move(*external);
 	}
 	int status = render_report(in, render, args->get("--output"));
 	if (in.data.error) {
-		std::fprintf(stderr, "vtice report: %s: %s; rendered the %zu records before it\n", path.c_str(),
+		eprintf("vtice report: %s: %s; rendered the %zu records before it\n", path.c_str(),
 			     in.data.error->to_string().c_str(), in.data.records.size());
 		return kExitFailure;
 	}

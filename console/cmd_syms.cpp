@@ -4,6 +4,7 @@
 #include <string>
 
 #include "args.hpp"
+#include "messages.hpp"
 #include "subcommands.hpp"
 #include "symbols/loader.hpp"
 
@@ -61,7 +62,7 @@ bool resolve(const symbols::LoadedSymbols &loaded, const std::string &query)
 	if (looks_like_address(query)) {
 		auto parsed = parse_hex(query);
 		if (!parsed) {
-			std::fprintf(stderr, "vtice syms: %s: longer than 64 bits\n", query.c_str());
+			eprintf("vtice syms: %s: longer than 64 bits\n", query.c_str());
 			return false;
 		}
 		std::uint64_t address = static_cast<std::uint64_t>(*parsed);
@@ -86,7 +87,7 @@ std::optional<long long> hex_option(const ParsedArgs &args, const char *name, bo
 		return std::nullopt;
 	auto value = parse_hex(*text);
 	if (!value) {
-		std::fprintf(stderr, "vtice syms: %s: %s\n", name, value.error().to_string().c_str());
+		eprintf("vtice syms: %s: %s\n", name, value.error().to_string().c_str());
 		bad = true;
 		return std::nullopt;
 	}
@@ -111,7 +112,7 @@ int cmd_syms(int argc, char **argv)
 	auto args = parse_args(argc, argv, {{"--slide", true}, {"--base", true}, {"--partial", false},
 					    {"--list", false}});
 	if (!args) {
-		std::fprintf(stderr, "vtice syms: %s\n", args.error().to_string().c_str());
+		eprintf("vtice syms: %s\n", args.error().to_string().c_str());
 		return kExitUsage;
 	}
 	if (args->help) {
@@ -119,7 +120,7 @@ int cmd_syms(int argc, char **argv)
 		return kExitOk;
 	}
 	if (args->positional.empty()) {
-		std::fprintf(stderr, "vtice syms: no symbol source given\n\n%s", kHelp);
+		eprintf("vtice syms: no symbol source given\n\n%s", kHelp);
 		return kExitUsage;
 	}
 	bool bad = false;
@@ -132,7 +133,7 @@ int cmd_syms(int argc, char **argv)
 		return kExitUsage;
 	auto loaded = symbols::load_symbols(args->positional[0], options);
 	if (!loaded) {
-		std::fprintf(stderr, "vtice syms: %s\n", loaded.error().to_string().c_str());
+		eprintf("vtice syms: %s\n", loaded.error().to_string().c_str());
 		return kExitFailure;
 	}
 	bool list = args->has("--list");
@@ -144,14 +145,14 @@ int cmd_syms(int argc, char **argv)
 	// a failure unless the user said a part will do.
 	bool partial = loaded->partial.has_value();
 	if (partial)
-		std::fprintf(stderr, "vtice syms: %s: only part of it could be read: %s%s\n",
+		eprintf("vtice syms: %s: only part of it could be read: %s%s\n",
 			     args->positional[0].c_str(), loaded->partial->to_string().c_str(),
 			     args->has("--partial") ? "" : " (--partial accepts that)");
 	bool ok = true;
 	for (std::size_t i = 1; i < args->positional.size(); i++)
 		ok = resolve(*loaded, args->positional[i]) && ok;
 	if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
-		std::fprintf(stderr, "vtice syms: writing the output failed\n");
+		eprintf("vtice syms: writing the output failed\n");
 		return kExitFailure;
 	}
 	return ok && (!partial || args->has("--partial")) ? kExitOk : kExitFailure;

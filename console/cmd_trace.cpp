@@ -17,6 +17,7 @@
 #include "args.hpp"
 #include "device.hpp"
 #include "record_rings.hpp"
+#include "messages.hpp"
 #include "subcommands.hpp"
 #include "syscall_events.hpp"
 #include "trace_common.hpp"
@@ -121,7 +122,7 @@ private:
 
 int fail(const Error &e)
 {
-	std::fprintf(stderr, "vtice trace syscalls: %s\n", e.to_string().c_str());
+	eprintf("vtice trace syscalls: %s\n", e.to_string().c_str());
 	return kExitFailure;
 }
 
@@ -149,7 +150,7 @@ int run_syscalls(const Options &o)
 	std::memcpy(req.comm, o.filter.comm.data(), o.filter.comm.size());
 	if (ioctl(dev->get(), VTICE_IOC_SYSCALLS, &req) < 0)
 		return fail(trap_error(o.device, "VTICE_IOC_SYSCALLS", errno));
-	std::fprintf(stderr, "vtice trace syscalls: armed on %u CPUs%s; tracing %s; %s\n", req.cpus_armed,
+	eprintf("vtice trace syscalls: armed on %u CPUs%s; tracing %s; %s\n", req.cpus_armed,
 		     req.cpus_failed ? (" (" + std::to_string(req.cpus_failed) + " could not)").c_str() : "",
 		     describe_filter(o.filter).c_str(), o.duration ? "until the duration ends" : "Ctrl-C stops");
 	uint64_t seen_before = req.seen, recorded_before = req.recorded;
@@ -195,7 +196,7 @@ int cmd_trace(int argc, char **argv)
 			       {{"--device", true}, {"--comm", true}, {"--pid", true}, {"--duration", true},
 				{"--output", true}});
 	if (!args) {
-		std::fprintf(stderr, "vtice trace: %s\n", args.error().to_string().c_str());
+		eprintf("vtice trace: %s\n", args.error().to_string().c_str());
 		return kExitUsage;
 	}
 	if (args->help) {
@@ -203,12 +204,12 @@ int cmd_trace(int argc, char **argv)
 		return kExitOk;
 	}
 	if (args->positional.size() != 1 || args->positional[0] != "syscalls") {
-		std::fprintf(stderr, "vtice trace: expected 'syscalls' or 'syscall NAME'\n\n%s", kHelp);
+		eprintf("vtice trace: expected 'syscalls' or 'syscall NAME'\n\n%s", kHelp);
 		return kExitUsage;
 	}
 	auto opts = parse_options(*args);
 	if (!opts) {
-		std::fprintf(stderr, "vtice trace syscalls: %s\n", opts.error().to_string().c_str());
+		eprintf("vtice trace syscalls: %s\n", opts.error().to_string().c_str());
 		return kExitUsage;
 	}
 	return run_syscalls(*opts);

@@ -20,6 +20,7 @@
 #include "device.hpp"
 #include "path_calls.hpp"
 #include "record_rings.hpp"
+#include "messages.hpp"
 #include "subcommands.hpp"
 #include "symbol_source.hpp"
 #include "syscall_events.hpp"
@@ -276,7 +277,7 @@ private:
 
 int fail(const Error &e)
 {
-	std::fprintf(stderr, "vtice trace syscall: %s\n", e.to_string().c_str());
+	eprintf("vtice trace syscall: %s\n", e.to_string().c_str());
 	return kExitFailure;
 }
 
@@ -314,7 +315,7 @@ public:
 		if (waited.count() < kEverySeconds || last.count() < kEverySeconds)
 			return;
 		last_ = now;
-		std::fprintf(stderr, "vtice trace syscall: tracing call %zu: %zu records so far, %.0f s\n",
+		eprintf("vtice trace syscall: tracing call %zu: %zu records so far, %.0f s\n",
 			     calls_done + 1, collector.pending(), waited.count());
 	}
 
@@ -335,7 +336,7 @@ void wait_for_calls(const Options &o, std::vector<std::unique_ptr<RecordRing>> &
 		progress.tick(collector, reporter.calls());
 		std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
 		if (o.timeout && elapsed.count() >= o.timeout) {
-			std::fprintf(stderr, "vtice trace syscall: no more calls after %.1f s (--timeout)\n", o.timeout);
+			eprintf("vtice trace syscall: no more calls after %.1f s (--timeout)\n", o.timeout);
 			break;
 		}
 	}
@@ -382,10 +383,10 @@ int run(const Options &o)
 	if (auto r = reporter.write_file(); !r)
 		return fail(r.error());
 	if (!o.output.empty())
-		std::fprintf(stderr, "vtice trace syscall: wrote %s (vtice report %s)\n", o.output.c_str(),
+		eprintf("vtice trace syscall: wrote %s (vtice report %s)\n", o.output.c_str(),
 			     o.output.c_str());
 	if (reporter.lost())
-		std::fprintf(stderr, "vtice trace syscall: %llu records did not fit the rings: load the module "
+		eprintf("vtice trace syscall: %llu records did not fit the rings: load the module "
 				     "with a larger ring_records\n", static_cast<unsigned long long>(reporter.lost()));
 	return reporter.calls() >= o.count ? kExitOk : kExitFailure;
 }
@@ -400,7 +401,7 @@ int cmd_trace_syscall(int argc, char **argv)
 				{"--max-insns", true}, {"--timeout", true}, {"--output", true}, {"--quiet", false},
 				{"--kcore", true}, {"--kallsyms", true}});
 	if (!args) {
-		std::fprintf(stderr, "vtice trace syscall: %s\n", args.error().to_string().c_str());
+		eprintf("vtice trace syscall: %s\n", args.error().to_string().c_str());
 		return kExitUsage;
 	}
 	if (args->help) {
@@ -408,12 +409,12 @@ int cmd_trace_syscall(int argc, char **argv)
 		return kExitOk;
 	}
 	if (args->positional.size() != 1) {
-		std::fprintf(stderr, "vtice trace syscall: expected one syscall name\n\n%s", kHelp);
+		eprintf("vtice trace syscall: expected one syscall name\n\n%s", kHelp);
 		return kExitUsage;
 	}
 	auto opts = parse_options(*args);
 	if (!opts) {
-		std::fprintf(stderr, "vtice trace syscall: %s\n", opts.error().to_string().c_str());
+		eprintf("vtice trace syscall: %s\n", opts.error().to_string().c_str());
 		return kExitUsage;
 	}
 	return run(*opts);

@@ -1,6 +1,7 @@
 #include <cstdio>
 
 #include "args.hpp"
+#include "messages.hpp"
 #include "subcommands.hpp"
 #include "vtice/records.h"
 
@@ -10,7 +11,7 @@ int cmd_version(int argc, char **argv)
 {
 	auto args = parse_args(argc, argv, {});
 	if (!args) {
-		std::fprintf(stderr, "vtice version: %s\n", args.error().to_string().c_str());
+		eprintf("vtice version: %s\n", args.error().to_string().c_str());
 		return kExitUsage;
 	}
 	if (args->help) {

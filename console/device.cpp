@@ -18,9 +18,9 @@ DeviceFd::~DeviceFd()
 static Error open_error(const std::string &path, int err)
 {
 	if (err == ENOENT || err == ENODEV || err == ENXIO)
-		return make_error(path + ": no such file — is the vtice module loaded?");
+		return make_error(path + ": no such file: is the vtice module loaded?");
 	if (err == EACCES || err == EPERM)
-		return make_error(path + ": permission denied — root only");
+		return make_error(path + ": permission denied: root only");
 	return make_error(path + ": " + std::strerror(err));
 }
 

@@ -1,7 +1,9 @@
 // vtice: one binary, one subcommand per job.
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 
+#include "messages.hpp"
 #include "subcommands.hpp"
 
 using namespace vtice::console;
@@ -16,7 +18,7 @@ static void print_usage(FILE *out)
 	std::fprintf(out, "\nRun 'vtice <command> --help' for a command's options.\n");
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
 	if (argc < 2) {
 		print_usage(stderr);
@@ -30,7 +32,19 @@ int main(int argc, char **argv)
 	for (const auto &sub : subcommands())
 		if (!std::strcmp(name, sub.name))
 			return sub.run(argc - 1, argv + 1);
-	std::fprintf(stderr, "vtice: unknown command '%s'\n\n", name);
+	eprintf("vtice: unknown command '%s'\n\n", name);
 	print_usage(stderr);
 	return kExitUsage;
+}
+
+// Whatever a command printed, a failed write of it (a full disk, /dev/full,
+// a closed pipe) is a failure, never a silent exit 0.
+int main(int argc, char **argv)
+{
+	int status = run(argc, argv);
+	if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+		eprintf("vtice: writing to standard output failed: %s\n", std::strerror(errno ? errno : EIO));
+		return status == kExitOk ? kExitFailure : status;
+	}
+	return status;
 }

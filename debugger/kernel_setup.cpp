@@ -102,6 +102,8 @@ Result<std::unique_ptr<SymbolList>> load_symbols(Session &session, const KernelS
 {
 	if (!options.symbols_file.empty()) {
 		file = options.symbols_file;
+		if (options.symbols_loaded)
+			return options.symbols_loaded->slid(0);
 		return default_symbol_file_loader()(options.symbols_file);
 	}
 	if (!options.image_candidates.empty()) {

@@ -27,6 +27,9 @@ inline constexpr std::size_t kBannerMax = 512;
 
 struct KernelSetupOptions {
 	std::string symbols_file;   // --symbols: vmlinux, vmlinuz, System.map, /proc/kallsyms text
+	// symbols_file as the caller loaded it already (to refuse a bad file
+	// before connecting); null: setup loads symbols_file itself.
+	std::shared_ptr<const SymbolList> symbols_loaded;
 	bool recover_symbols = true;  // from guest memory when no file is given
 	bool load_orc = true;
 	// Without symbols_file: first look for an image whose banner the running

@@ -79,6 +79,9 @@ public:
 
 class Session {
 public:
+	// How long one single step may take before the target counts as lost.
+	static constexpr int kStepTimeoutMs = 10000;
+
 	explicit Session(std::unique_ptr<Target> target);
 	~Session();
 	Session(const Session &) = delete;
@@ -176,7 +179,7 @@ private:
 	Result<void> leave_target_clean();
 	std::optional<bool> five_level_paging();
 	Result<StopInfo> finish_stop(const StopEvent &event);
-	Result<StopInfo> wait_and_finish(int timeout_ms);
+	Result<StopInfo> wait_and_finish(int timeout_ms, bool break_in_now = false);
 	Result<void> step_off_breakpoint();
 	Result<StopInfo> step_lifting_breakpoint();
 	Result<bool> should_stop(StopInfo &info);

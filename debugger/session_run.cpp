@@ -1,10 +1,14 @@
 // Session run control: continue, step, next, finish, with the QEMU quirk
 // that continuing from a breakpoint re-reports it (so we step off first).
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 
 #include "hex.hpp"
 #include "session.hpp"
+#include "stop_wait.hpp"
+#include "vtice/interrupts.hpp"
 
 namespace vtice::dbg {
 
@@ -49,12 +53,9 @@ Result<StopInfo> Session::attach()
 // int3 or watchpoint of ours left behind in the guest.
 Result<void> Session::leave_target_clean()
 {
-	if (state_ == SessionState::Running) {
-		if (auto r = interrupt(); !r)
-			return r;
-		if (auto stop = wait_and_finish(5000); !stop)
+	if (state_ == SessionState::Running)
+		if (auto stop = wait_and_finish(5000, true); !stop)
 			return stop.error();
-	}
 	for (auto &bp : breakpoints_)
 		if (bp.inserted) {
 			unsigned kind = bp.spec.type <= BreakKind::Hardware ? 1 : bp.spec.length;
@@ -110,14 +111,59 @@ Result<StopInfo> Session::finish_stop(const StopEvent &event)
 	return info;
 }
 
-Result<StopInfo> Session::wait_and_finish(int timeout_ms)
+// The one wait for a running target: slices of interrupts::kWaitSliceMs,
+// after each of which StopWait says whether to send the break-in, keep
+// waiting, or stop waiting.
+Result<StopInfo> Session::wait_and_finish(int timeout_ms, bool break_in_now)
 {
-	auto event = target_->wait_stop(timeout_ms);
-	if (!event)
-		return event.error();
-	if (!*event)
-		return make_error("the target did not stop within " + std::to_string(timeout_ms) + " ms");
-	return finish_stop(**event);
+	StopWait wait(timeout_ms, break_in_now);
+	for (;;) {
+		auto event = target_->wait_stop(interrupts::kWaitSliceMs);
+		if (!event)
+			return event.error();
+		if (*event)
+			return finish_stop(**event);
+		switch (wait.next()) {
+		case StopWait::Next::Wait:
+			break;
+		case StopWait::Next::BreakIn:
+			if (auto r = target_->interrupt(); !r)
+				return r.error();
+			break;
+		case StopWait::Next::TimedOut:
+			return make_error(wait.why());
+		case StopWait::Next::GiveUp:
+			// Nothing more can be asked of a stub that will not stop.
+			state_ = SessionState::Detached;
+			return make_error(wait.why() + "; gave up the connection (the target may still run with "
+						       "breakpoints of ours in it)");
+		}
+	}
+}
+
+// Whether a chain of automatic continues (a false condition, an ignore
+// count, a recursive return) must end here, stopped: the user asked, or
+// the chain's time is up. The stop is then reported as an interruption.
+static std::optional<Error> chain_must_end(StopInfo &stop, std::chrono::steady_clock::time_point deadline,
+					   int timeout_ms, std::uint64_t rounds)
+{
+	if (interrupts::command_interrupted() || interrupts::end_signal()) {
+		stop.breakpoint.reset();
+		stop.event.reason = StopReason::Signal;
+		stop.event.signal = 2;
+		return std::nullopt;
+	}
+	if ((timeout_ms >= 0 && std::chrono::steady_clock::now() >= deadline) || interrupts::command_timed_out())
+		return make_error("stopped at " + hex(stop.pc) + " after " + std::to_string(rounds) +
+				  " automatic continues (breakpoint conditions or ignore counts said to go on): "
+				  "the time limit ran out");
+	return std::nullopt;
+}
+
+static bool ended_by_user(const StopInfo &stop)
+{
+	return stop.event.reason == StopReason::Signal && stop.event.signal == 2 &&
+	       (interrupts::command_interrupted() || interrupts::end_signal());
 }
 
 Result<StopInfo> Session::raw_step()
@@ -127,7 +173,7 @@ Result<StopInfo> Session::raw_step()
 	if (auto r = target_->resume(ResumeAction::Step); !r)
 		return r.error();
 	state_ = SessionState::Running;
-	return wait_and_finish(10000);
+	return wait_and_finish(kStepTimeoutMs);
 }
 
 // One instruction, with the breakpoint under pc (if any) lifted for it:
@@ -209,14 +255,18 @@ Result<StopInfo> Session::cont(int timeout_ms)
 {
 	if (state_ != SessionState::Stopped)
 		return make_error("the target is not stopped");
-	for (;;) {
+	auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0));
+	for (std::uint64_t rounds = 0;; rounds++) {
 		auto stop = continue_once(timeout_ms);
 		if (!stop)
 			return stop;
 		auto keep = should_stop(*stop);
 		if (!keep)
 			return keep.error();
-		if (*keep) {
+		if (!*keep)
+			if (auto end = chain_must_end(*stop, deadline, timeout_ms, rounds))
+				return *end;
+		if (*keep || ended_by_user(*stop)) {
 			for (auto &l : listeners_)
 				l(*stop);
 			return stop;
@@ -244,36 +294,43 @@ Result<StopInfo> Session::run_to(std::uint64_t address, std::uint64_t frame_sp, 
 		if (auto r = target_->insert_breakpoint(BreakKind::Software, address, 1); !r)
 			return r.error();
 	Result<StopInfo> result = make_error("");
-	for (;;) {
+	auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0));
+	for (std::uint64_t rounds = 0;; rounds++) {
 		result = continue_once(timeout_ms);
-		if (!result)
+		if (!result || ended_by_user(*result))
 			break;
 		if (result->pc == address) {
 			auto sp = register_value("rsp");
-			if (sp && *sp <= frame_sp) {
-				// A recursive call reached the same address: lift our
-				// breakpoint for one step (QEMU would re-report it).
-				if (own)
-					(void)target_->remove_breakpoint(BreakKind::Software, address, 1);
-				auto step = raw_step();
-				if (own)
-					(void)target_->insert_breakpoint(BreakKind::Software, address, 1);
-				if (!step) {
-					result = step.error();
-					break;
-				}
-				continue;
+			if (!sp || *sp > frame_sp) {
+				result->breakpoint.reset();
+				result->event.reason = StopReason::Signal;
+				break;
 			}
-			result->breakpoint.reset();
-			result->event.reason = StopReason::Signal;
+			// A recursive call reached the same address: lift our
+			// breakpoint for one step (QEMU would re-report it).
+			if (own)
+				(void)target_->remove_breakpoint(BreakKind::Software, address, 1);
+			auto step = raw_step();
+			if (own)
+				(void)target_->insert_breakpoint(BreakKind::Software, address, 1);
+			if (!step) {
+				result = step.error();
+				break;
+			}
+		} else {
+			auto keep = should_stop(*result);
+			if (!keep) {
+				result = keep.error();
+				break;
+			}
+			if (*keep)
+				break;
+		}
+		if (auto end = chain_must_end(*result, deadline, timeout_ms, rounds + 1)) {
+			result = *end;
 			break;
 		}
-		auto keep = should_stop(*result);
-		if (!keep) {
-			result = keep.error();
-			break;
-		}
-		if (*keep)
+		if (ended_by_user(*result))
 			break;
 	}
 	if (own)

@@ -1,13 +1,5 @@
 #include "symbols/bytes.hpp"
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include "vtice/read_input.hpp"
 
 namespace vtice::symbols {
@@ -36,17 +28,14 @@ private:
 	std::shared_ptr<const Bytes> bytes_;
 };
 
-class MappedFile : public Buffer {
+// A mapped or read input file (vtice/read_input.hpp) as a Buffer.
+class InputBuffer : public Buffer {
 public:
-	MappedFile(void *address, std::size_t size) : address_(address), size_(size) {}
-	~MappedFile() override { munmap(address_, size_); }
-	MappedFile(const MappedFile &) = delete;
-	MappedFile &operator=(const MappedFile &) = delete;
-	ByteSpan bytes() const override { return {static_cast<const std::uint8_t *>(address_), size_}; }
+	explicit InputBuffer(std::shared_ptr<const InputBytes> input) : input_(std::move(input)) {}
+	ByteSpan bytes() const override { return input_->bytes(); }
 
 private:
-	void *address_;
-	std::size_t size_;
+	std::shared_ptr<const InputBytes> input_;
 };
 
 }  // namespace
@@ -63,31 +52,10 @@ SharedBuffer share_bytes(std::shared_ptr<const Bytes> bytes)
 
 Result<SharedBuffer> open_file(const std::string &path)
 {
-	int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return make_error(path + ": " + std::strerror(errno));
-	if (auto kind = check_input_kind(path, fd); !kind) {
-		::close(fd);
-		return kind.error();
-	}
-	struct stat info;
-	void *mapped = MAP_FAILED;
-	if (fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_size > 0)
-		mapped = mmap(nullptr, static_cast<std::size_t>(info.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
-	if (mapped != MAP_FAILED) {
-		::close(fd);
-		return SharedBuffer(std::make_shared<MappedFile>(mapped, static_cast<std::size_t>(info.st_size)));
-	}
-	// The same open file: a FIFO's writer would be gone by a second open.
-	std::unique_ptr<FILE, int (*)(FILE *)> file(fdopen(fd, "rb"), std::fclose);
-	if (!file) {
-		::close(fd);
-		return make_error(path + ": " + std::strerror(errno));
-	}
-	auto bytes = read_open_input(file.get(), path, kMaxStream);
-	if (!bytes)
-		return bytes.error();
-	return share_bytes(std::move(*bytes));
+	auto input = map_input(path, kMaxStream);
+	if (!input)
+		return input.error();
+	return SharedBuffer(std::make_shared<InputBuffer>(std::move(*input)));
 }
 
 }  // namespace vtice::symbols

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "vtice/interrupts.hpp"
+
 namespace vtice::tui {
 namespace {
 
@@ -13,6 +15,8 @@ constexpr PaneId kFocusOrder[] = {
 
 // While the target runs, how often the loop looks for its stop.
 constexpr int kPollMs = 50;
+// While it is stopped, how often the loop looks for an ending signal.
+constexpr int kIdlePollMs = 200;
 constexpr int kInterruptWaitMs = 500;
 
 }  // namespace
@@ -46,9 +50,10 @@ App::App(Terminal &terminal, Model &model, const std::vector<std::string> &intro
 int App::run()
 {
 	render();
-	while (!quit_) {
+	// SIGTERM and SIGHUP end the screen; the caller detaches.
+	while (!quit_ && !interrupts::end_signal()) {
 		bool running = model_.state() == RunState::Running;
-		Key key = terminal_.read_key(running ? kPollMs : -1);
+		Key key = terminal_.read_key(running ? kPollMs : kIdlePollMs);
 		bool changed = running && poll_target(0);
 		if (key != kKeyNone)
 			changed |= (handle_key(key) & (kRedraw | kHandled)) != 0;

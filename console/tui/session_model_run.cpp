@@ -5,6 +5,8 @@
 #include "app.hpp"
 #include "commands/command.hpp"
 #include "session_model.hpp"
+#include "vtice/escape.hpp"
+#include "vtice/interrupts.hpp"
 
 namespace vtice::tui {
 namespace {
@@ -90,6 +92,7 @@ Result<void> SessionModel::resume(Resume how)
 	if (busy())
 		return make_error("the target is running: Ctrl-C interrupts it");
 	start([this, how] {
+		interrupts::begin_command(-1);
 		Result<dbg::StopInfo> stop = make_error("no run");
 		switch (how) {
 		case Resume::Continue: stop = session_.cont(); break;
@@ -121,11 +124,14 @@ std::optional<StopEvent> SessionModel::poll(int timeout_ms)
 	return finish(std::move(*done));
 }
 
+// The running job's wait sends the break-in (debugger/stop_wait.hpp), as
+// for Ctrl-C in batch mode; a second press gives up on a deaf stub.
 Result<void> SessionModel::interrupt()
 {
 	if (!busy())
 		return make_error("the target is not running");
-	return session_.target().interrupt();
+	interrupts::raise_ctrl_c();
+	return {};
 }
 
 CommandOutput SessionModel::execute(const std::string &line)
@@ -172,12 +178,15 @@ int run_interactive(dbg::Session &session, const dbg::StopInfo &attached, const 
 		SessionModel model(session, attached);
 		status = run_tui(model, split_output(intro));
 	}
+	if (interrupts::end_signal())
+		interrupts::begin_cleanup();
 	if (session.state() != dbg::SessionState::Detached) {
 		// Like leaving gdb on a kernel: remove our breakpoints and let it run.
 		if (auto detached = session.detach(); !detached)
-			std::fprintf(stderr, "vtice attach: detach: %s\n", detached.error().to_string().c_str());
+			std::fprintf(stderr, "vtice attach: detach: %s\n",
+				     escape_text(detached.error().to_string()).c_str());
 	}
-	return status;
+	return interrupts::end_signal() ? 128 + interrupts::end_signal() : status;
 }
 
 }  // namespace vtice::tui

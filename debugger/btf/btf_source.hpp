@@ -25,6 +25,8 @@ Result<Types> load_guest(Session &session, Output &log);
 class KernelTypes {
 public:
 	void set_sources(std::string btf_file, std::string image_file);
+	// Types the caller loaded already (--btf is checked before connecting).
+	void adopt(Types types) { types_.emplace(std::move(types)); }
 	// Loads on first use and keeps the result (or the reasons none loaded).
 	Result<const Types *> get(Session &session, Output &log);
 	// The types if an earlier get() loaded them, else nullptr.

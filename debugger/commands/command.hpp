@@ -19,7 +19,9 @@ namespace vtice::dbg {
 struct CommandContext {
 	Session &session;
 	Output &out;
-	int run_timeout_ms = -1;  // how long continue/finish wait (batch: --timeout); < 0 forever
+	// The longest one command may take (batch: --timeout), each wait for a
+	// stop and each chain of automatic continues in it too; < 0: no limit.
+	int run_timeout_ms = -1;
 	// The next line of the input this command came from, for a command that
 	// takes a block ("commands N" ... "end"): the batch file, or the prompt
 	// showing ">". Nothing at the end of input; null where there is no input.

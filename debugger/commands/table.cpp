@@ -4,6 +4,7 @@
 
 #include "command.hpp"
 #include "commands.hpp"
+#include "vtice/interrupts.hpp"
 
 namespace vtice::dbg {
 
@@ -113,6 +114,8 @@ Result<void> dispatch_line(CommandContext &ctx, std::string_view line)
 
 Result<void> execute_line(CommandContext &ctx, std::string_view line)
 {
+	// Ctrl-C from now on, and the time limit, are this command's.
+	interrupts::begin_command(ctx.run_timeout_ms);
 	ctx.reported_stop.reset();
 	if (auto r = dispatch_line(ctx, line); !r)
 		return r;

@@ -1,6 +1,9 @@
 #include "client.hpp"
 
+#include <algorithm>
 #include <chrono>
+
+#include "vtice/interrupts.hpp"
 
 namespace vtice::dbg::rsp {
 
@@ -8,10 +11,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-int remaining_ms(Clock::time_point deadline, int timeout_ms)
+int remaining_ms(Clock::time_point deadline)
 {
-	if (timeout_ms < 0)
-		return -1;
 	auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
 	return left > 0 ? static_cast<int>(left) : 0;
 }
@@ -40,31 +41,40 @@ Error Client::lost(const std::string &what)
 	return make_error(message);
 }
 
-// Frames from the buffer first, then from the wire until the deadline.
-Result<std::optional<Frame>> Client::next_frame(int timeout_ms)
+// Frames from the buffer first, then from the wire until the deadline (none:
+// for ever). Garbage and stale frames do not move the deadline. Waits are cut
+// into slices so that a signal's request is seen: a wait for a reply
+// (abandonable) then gives up, and the reply is owed (skipped when it comes).
+Result<std::optional<Frame>> Client::next_frame(std::optional<Clock::time_point> deadline, bool abandonable)
 {
-	auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms < 0 ? 0 : timeout_ms);
 	for (;;) {
 		if (auto frame = reader_.next())
 			return std::optional<Frame>(std::move(*frame));
 		if (!connected_)
 			return make_error("not connected to " + transport_->describe());
-		int wait = remaining_ms(deadline, timeout_ms);
-		if (wait == 0 && timeout_ms >= 0)
-			return std::optional<Frame>();
+		if (abandonable)
+			if (auto why = interrupts::abandon_reason()) {
+				owed_replies_++;
+				return make_error("gave up waiting for the stub: " + *why);
+			}
+		int wait = interrupts::kWaitSliceMs;
+		if (deadline) {
+			wait = std::min(wait, remaining_ms(*deadline));
+			if (wait == 0)
+				return std::optional<Frame>();
+		}
 		auto bytes = transport_->read_some(65536, wait);
 		if (!bytes)
 			return lost(bytes.error().message);
-		if (bytes->empty())
-			return std::optional<Frame>();
 		reader_.feed(*bytes);
 	}
 }
 
 Result<void> Client::wait_ack(std::string_view framed)
 {
-	for (int attempt = 0;; attempt++) {
-		auto frame = next_frame(options_.reply_timeout_ms);
+	auto deadline = Clock::now() + std::chrono::milliseconds(options_.reply_timeout_ms);
+	for (int attempt = 0;;) {
+		auto frame = next_frame(deadline, true);
 		if (!frame)
 			return frame.error();
 		if (!*frame)
@@ -75,9 +85,9 @@ Result<void> Client::wait_ack(std::string_view framed)
 			return {};
 		case Frame::Kind::Nak:
 			stats_.naks_received++;
-			if (attempt >= options_.retries)
+			if (++attempt > options_.retries)
 				return make_error("stub rejected '" + short_text(framed) + "' " +
-						  std::to_string(attempt + 1) + " times (NAK)");
+						  std::to_string(attempt) + " times (NAK)");
 			if (auto w = transport_->write_all(framed); !w)
 				return lost(w.error().message);
 			break;
@@ -125,11 +135,19 @@ Result<void> Client::send_unacknowledged(std::string_view payload)
 
 Result<std::optional<std::string>> Client::receive(int timeout_ms, bool keep_output)
 {
-	auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms < 0 ? 0 : timeout_ms);
+	std::optional<Clock::time_point> deadline;
+	if (timeout_ms >= 0)
+		deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+	return receive_until(deadline, keep_output, false);
+}
+
+Result<std::optional<std::string>> Client::receive_until(std::optional<Clock::time_point> deadline, bool keep_output,
+							 bool abandonable)
+{
 	int bad = 0;
 	std::string last_reject;
 	for (;;) {
-		auto frame = next_frame(remaining_ms(deadline, timeout_ms));
+		auto frame = next_frame(deadline, abandonable);
 		if (!frame)
 			return frame.error();
 		if (!*frame && bad)
@@ -169,13 +187,20 @@ Result<std::optional<std::string>> Client::receive(int timeout_ms, bool keep_out
 			}
 			continue;
 		}
+		// The reply to a request we gave up on came late: not this one's.
+		if (owed_replies_ > 0 && !output) {
+			owed_replies_--;
+			stats_.stale_packets++;
+			continue;
+		}
 		return std::optional<std::string>(std::move(*expanded));
 	}
 }
 
 Result<std::string> Client::reply_to(std::string_view payload)
 {
-	auto reply = receive(options_.reply_timeout_ms);
+	auto deadline = Clock::now() + std::chrono::milliseconds(options_.reply_timeout_ms);
+	auto reply = receive_until(deadline, false, true);
 	if (!reply)
 		return reply.error();
 	if (!*reply)

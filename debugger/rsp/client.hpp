@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -42,6 +43,8 @@ public:
 	// Sends one packet and waits for its ack (unless no-ack mode).
 	Result<void> send(std::string_view payload);
 	// Waits for one packet; nothing when timeout_ms passes first (< 0: forever).
+	// Signals do not end this wait (the caller, waiting for a stop, decides
+	// what a signal means); waits for a reply or an ack give up on one.
 	// 'O' output packets are passed to the console callback, not returned,
 	// unless keep_output is set.
 	Result<std::optional<std::string>> receive(int timeout_ms, bool keep_output = false);
@@ -69,7 +72,10 @@ public:
 	void set_console(std::function<void(std::string_view)> console) { console_ = std::move(console); }
 
 private:
-	Result<std::optional<Frame>> next_frame(int timeout_ms);
+	using Clock = std::chrono::steady_clock;
+	Result<std::optional<Frame>> next_frame(std::optional<Clock::time_point> deadline, bool abandonable);
+	Result<std::optional<std::string>> receive_until(std::optional<Clock::time_point> deadline, bool keep_output,
+							 bool abandonable);
 	Result<void> wait_ack(std::string_view framed);
 	Result<std::string> reply_to(std::string_view payload);
 	Result<std::string> write_packet(std::string_view payload);
@@ -82,6 +88,7 @@ private:
 	bool no_ack_ = false;
 	bool withhold_acks_ = false;  // send_then_collect: the target may be running
 	std::atomic<bool> connected_{true};
+	unsigned owed_replies_ = 0;  // replies to requests we gave up waiting for
 	ClientStats stats_;
 	std::function<void(std::string_view)> console_;
 };

@@ -40,9 +40,10 @@ Result<std::unique_ptr<RspTarget>> RspTarget::connect(std::unique_ptr<Transport>
 	return target;
 }
 
-Result<std::unique_ptr<RspTarget>> RspTarget::connect(std::string_view spec, ClientOptions options)
+Result<std::unique_ptr<RspTarget>> RspTarget::connect(std::string_view spec, ClientOptions options,
+						      const TransportOptions &transport_options)
 {
-	auto transport = connect_transport(spec);
+	auto transport = connect_transport(spec, transport_options);
 	if (!transport)
 		return transport.error();
 	return connect(std::move(*transport), options);

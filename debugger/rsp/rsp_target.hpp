@@ -15,7 +15,8 @@ public:
 	// Negotiates features and reads the register layout.
 	static Result<std::unique_ptr<RspTarget>> connect(std::unique_ptr<Transport> transport,
 							  ClientOptions options = {});
-	static Result<std::unique_ptr<RspTarget>> connect(std::string_view spec, ClientOptions options = {});
+	static Result<std::unique_ptr<RspTarget>> connect(std::string_view spec, ClientOptions options = {},
+							  const TransportOptions &transport = {});
 
 	std::string describe() const override;
 	const RegisterLayout &layout() const override { return layout_; }

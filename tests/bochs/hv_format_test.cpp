@@ -124,7 +124,7 @@ TEST(HvCommand, MissingDeviceAsksWhetherTheModuleIsLoaded)
 {
 	auto r = run_hv({"hv", "status", "--device", "/nonexistent/vtice"});
 	EXPECT_EQ(r.code, 1);
-	EXPECT_NE(r.err.find("/nonexistent/vtice: no such file — is the vtice module loaded?"),
+	EXPECT_NE(r.err.find("/nonexistent/vtice: no such file: is the vtice module loaded?"),
 		  std::string::npos);
 }
 

@@ -57,8 +57,8 @@ expect syms-address-too-long 1 "longer than 64 bits" -- "$vtice" syms "$work/cut
 expect syms-slide-too-long 2 "not a hexadecimal number" -- "$vtice" syms "$work/cut.map" --slide 0x1ffffffffffffffff
 
 # Targets: gdb's forms parse; a port outside 1..65535 is refused, not wrapped.
-expect attach-port-too-big 1 "not a number in 1..65535" -- "$vtice" attach localhost:99999 --batch /dev/null
-expect attach-port-zero 1 "not a number in 1..65535" -- "$vtice" attach localhost:0 --batch /dev/null
+expect attach-port-too-big 2 "not a number in 1..65535" -- "$vtice" attach localhost:99999 --batch /dev/null
+expect attach-port-zero 2 "not a number in 1..65535" -- "$vtice" attach localhost:0 --batch /dev/null
 expect attach-tcp-form 1 "cannot connect to localhost:1" -- "$vtice" attach tcp:localhost:1 --batch /dev/null
 expect attach-ipv6-form 1 "cannot connect to ::1:1" -- "$vtice" attach '[::1]:1' --batch /dev/null
 
