@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "vtice/escape.hpp"
+
 namespace vtice::trace {
 
 namespace {
@@ -42,7 +44,7 @@ std::string format_task(const SyscallEvent &ev)
 {
 	if (!ev.has_task)
 		return "?(?)";
-	return ev.comm + "(" + std::to_string(ev.pid) + ")";
+	return escape_text(ev.comm, Layout::Field) + "(" + std::to_string(ev.pid) + ")";
 }
 
 }  // namespace

@@ -3,7 +3,6 @@
 // error (with its offset) goes to stderr.
 #include <cstdio>
 #include <cstring>
-#include <sys/stat.h>
 #include <vector>
 
 #include "args.hpp"
@@ -13,6 +12,7 @@
 #include "symbol_table.hpp"
 #include "trace_file.hpp"
 #include "trace_render.hpp"
+#include "vtice/write_output.hpp"
 
 namespace vtice::console {
 
@@ -43,14 +43,6 @@ static Renderer pick_renderer(const std::string &format)
 	if (format == "perfetto")
 		return trace::render_perfetto;
 	return nullptr;
-}
-
-// True when a and b name one existing file (hard links, ./x and x alike).
-static bool same_file(const std::string &a, const std::string &b)
-{
-	struct stat sa, sb;
-	return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
-	       sa.st_ino == sb.st_ino;
 }
 
 static int write_output(const std::string &text, const std::optional<std::string> &path)
@@ -118,10 +110,12 @@ int cmd_report(int argc, char **argv)
 	}
 	const std::string &path = args->positional[0];
 	// Never render over an input: the trace, or the symbols that name it.
-	for (const auto &input : {std::optional<std::string>(path), args->get("--symbols")})
-		if (input && args->get("--output") && same_file(*input, *args->get("--output"))) {
-			eprintf("vtice report: --output %s is an input of this report; refusing to overwrite it\n",
-				     args->get("--output")->c_str());
+	RunInputs::get().note_path(path);
+	if (auto symbols = args->get("--symbols"))
+		RunInputs::get().note_path(*symbols);
+	if (auto output = args->get("--output"))
+		if (auto ok = check_output_path(*output); !ok) {
+			eprintf("vtice report: --output: %s\n", ok.error().to_string().c_str());
 			return kExitUsage;
 		}
 	auto data = trace::read_trace_file(path);

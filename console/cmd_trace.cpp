@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@
 #include "subcommands.hpp"
 #include "syscall_events.hpp"
 #include "trace_common.hpp"
+#include "vtice/write_output.hpp"
 
 namespace vtice::console {
 
@@ -64,6 +66,10 @@ Result<Options> parse_options(const ParsedArgs &args)
 	Options o;
 	o.device = args.get("--device").value_or(o.device);
 	o.output = args.get("--output").value_or("");
+	RunInputs::get().note_path(o.device);
+	if (!o.output.empty())
+		if (auto ok = check_output_path(o.output); !ok)
+			return make_error("--output: " + ok.error().message);
 	auto filter = parse_task_filter(args);
 	if (!filter)
 		return filter.error();
@@ -137,9 +143,14 @@ int run_syscalls(const Options &o)
 	auto rings = map_record_rings(*dev, o.device, status);
 	if (!rings)
 		return fail(rings.error());
-	FILE *out = stdout;
-	if (!o.output.empty() && !(out = std::fopen(o.output.c_str(), "w")))
-		return fail(make_error(o.output + ": " + std::strerror(errno)));
+	std::optional<OutputFile> file;
+	if (!o.output.empty()) {
+		auto opened = OutputFile::open(o.output);
+		if (!opened)
+			return fail(opened.error());
+		file.emplace(std::move(*opened));
+	}
+	FILE *out = file ? file->stream() : stdout;
 	for (auto &r : *rings)
 		r->skip();
 	catch_stop_signals();
@@ -169,10 +180,12 @@ int run_syscalls(const Options &o)
 	int disarm = ioctl(dev->get(), VTICE_IOC_SYSCALLS, &req);
 	printer.feed(drain_rings(*rings));
 	printer.finish();
-	if (out != stdout)
-		std::fclose(out);
+	int disarm_errno = errno;
+	if (file)
+		if (auto written = file->commit(); !written)
+			return fail(written.error());
 	if (disarm < 0)
-		return fail(trap_error(o.device, "VTICE_IOC_SYSCALLS", errno));
+		return fail(trap_error(o.device, "VTICE_IOC_SYSCALLS", disarm_errno));
 	std::fprintf(stderr,
 		     "vtice trace syscalls: %llu calls printed from %llu events; %llu records lost in the rings%s;"
 		     " the hypervisor executed %llu SYSCALL/SYSRET, %llu passed the filter\n",

@@ -28,6 +28,7 @@
 #include "trace/trace_output.hpp"
 #include "trace_common.hpp"
 #include "vtice/read_input.hpp"
+#include "vtice/write_output.hpp"
 
 namespace vtice::console {
 
@@ -129,6 +130,11 @@ Result<Options> parse_options(const ParsedArgs &args)
 	o.device = args.get("--device").value_or(o.device);
 	o.kcore = args.get("--kcore").value_or(o.kcore);
 	o.kallsyms = args.get("--kallsyms").value_or(o.kallsyms);
+	for (const std::string *input : {&o.device, &o.kcore, &o.kallsyms})
+		RunInputs::get().note_path(*input);
+	if (!o.output.empty())
+		if (auto ok = check_output_path(o.output); !ok)
+			return make_error("--output: " + ok.error().message);
 	return o;
 }
 

@@ -12,8 +12,10 @@ namespace vtice::console {
 
 Result<LineInput> LineInput::open(const std::string &path)
 {
-	if (path == "-")
+	if (path == "-") {
+		RunInputs::get().note_fd(STDIN_FILENO, "standard input");
 		return LineInput(STDIN_FILENO, false, "standard input");
+	}
 	int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return make_error(path + ": " + std::strerror(errno));

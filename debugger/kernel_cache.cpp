@@ -4,11 +4,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <unistd.h>
 
 #include "crc32.hpp"
+#include "vtice/read_input.hpp"
+#include "vtice/write_output.hpp"
 
 namespace vtice::dbg {
 
@@ -18,7 +18,7 @@ namespace {
 // everything before it; integers little-endian.
 constexpr char kMagic[8] = {'V', 'T', 'I', 'C', 'E', 'M', 'E', 'M'};
 constexpr std::uint32_t kVersion = 1;
-constexpr std::uint64_t kMaxFile = 64ull << 20;     // kallsyms window + ORC are < 24 MiB
+constexpr std::uint64_t kMaxCacheFile = 64ull << 20;     // kallsyms window + ORC are < 24 MiB
 constexpr std::uint32_t kMaxRegions = 4096;
 constexpr std::uint32_t kMaxBanner = 4096;
 
@@ -64,19 +64,16 @@ std::uint64_t fnv1a(const std::string &text)
 	return hash;
 }
 
+// Only regular files: anything else in the cache directory is not ours.
 Result<std::vector<std::uint8_t>> read_bounded(const std::string &path)
 {
 	std::error_code ec;
 	if (!std::filesystem::is_regular_file(path, ec))
 		return make_error(path + ": not a regular file");
 	auto size = std::filesystem::file_size(path, ec);
-	if (ec || size > kMaxFile)
+	if (ec || size > kMaxCacheFile)
 		return make_error(path + ": larger than a kernel cache can be");
-	std::ifstream in(path, std::ios::binary);
-	std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-	if (!in.eof() && in.fail())
-		return make_error(path + ": read error");
-	return bytes;
+	return read_input(path, kMaxCacheFile);
 }
 
 }  // namespace
@@ -154,19 +151,7 @@ Result<void> write_kernel_cache(const std::string &path, const KernelMemoryCache
 	put(out, trace::crc32(out), 4);
 	std::error_code ec;
 	std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-	std::string temp = path + ".tmp." + std::to_string(::getpid());
-	{
-		std::ofstream file(temp, std::ios::binary | std::ios::trunc);
-		file.write(reinterpret_cast<const char *>(out.data()), static_cast<std::streamsize>(out.size()));
-		if (!file.flush())
-			return make_error(temp + ": write failed");
-	}
-	std::filesystem::rename(temp, path, ec);
-	if (ec) {
-		std::filesystem::remove(temp, ec);
-		return make_error(path + ": cannot rename the new cache into place");
-	}
-	return {};
+	return write_output_file(path, out);
 }
 
 std::optional<std::vector<std::uint8_t>> CachedKernelMemory::read(std::uint64_t address, std::size_t length) const

@@ -4,6 +4,7 @@
 #include "../trace/stub_tracer.hpp"
 #include "../trace/trace_output.hpp"
 #include "commands.hpp"
+#include "vtice/write_output.hpp"
 
 namespace vtice::dbg {
 
@@ -49,6 +50,10 @@ Result<TraceArgs> parse(const std::vector<std::string> &args)
 			return make_error("unknown trace argument '" + a + "'");
 		}
 	}
+	// Before any tracing: never over an input (the symbols, the commands).
+	if (!t.output.empty())
+		if (auto ok = check_output_path(t.output); !ok)
+			return make_error("-o: " + ok.error().message);
 	return t;
 }
 

@@ -35,7 +35,8 @@ namespace vtice {
 // under 1 GiB); a larger regular file is a mistake or a sparse file.
 constexpr std::uint64_t kMaxFile = 3ull << 30;
 
-// The files this run reads, by device and inode.
+// The files this run reads, by device and inode: regular files and FIFOs.
+// Devices are not (/dev/null, a terminal are fine as outputs).
 class RunInputs {
 public:
 	static RunInputs &get()
@@ -54,7 +55,15 @@ public:
 	void note_fd(int fd, const std::string &path)
 	{
 		struct stat info;
-		if (fstat(fd, &info) == 0 && (S_ISREG(info.st_mode) || S_ISCHR(info.st_mode) || S_ISFIFO(info.st_mode)))
+		if (fstat(fd, &info) == 0 && (S_ISREG(info.st_mode) || S_ISFIFO(info.st_mode)))
+			note(info, path);
+	}
+	// A path the run will read, noted before it is opened (so an output
+	// can be refused before any work); a path that does not exist is not.
+	void note_path(const std::string &path)
+	{
+		struct stat info;
+		if (::stat(path.c_str(), &info) == 0 && (S_ISREG(info.st_mode) || S_ISFIFO(info.st_mode)))
 			note(info, path);
 	}
 	// The input that path names (through links of any kind), or nothing.
