@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "call_tree.hpp"
 #include "trace_file.hpp"
@@ -16,6 +17,61 @@ struct RenderOptions {
 	TraceClock clock = TraceClock::Tsc;  // Instructions: durations are instruction counts
 };
 
+// Where rendered text goes as it is made: a file or standard output (so a
+// rendering never has to fit in memory whole), or a string.
+class TextSink {
+public:
+	virtual ~TextSink() = default;
+	virtual void write(std::string_view text) = 0;
+};
+
+class StringSink final : public TextSink {
+public:
+	void write(std::string_view text) override { text_.append(text); }
+	std::string take() { return std::move(text_); }
+
+private:
+	std::string text_;
+};
+
+// Collects a writer's small pieces and hands them to a sink in large ones.
+class SinkBuffer {
+public:
+	explicit SinkBuffer(TextSink &sink) : sink_(sink) {}
+	~SinkBuffer() { flush(); }
+	SinkBuffer(const SinkBuffer &) = delete;
+	SinkBuffer &operator=(const SinkBuffer &) = delete;
+	SinkBuffer &operator+=(std::string_view text)
+	{
+		buffer_.append(text);
+		if (buffer_.size() >= kChunk)
+			flush();
+		return *this;
+	}
+	SinkBuffer &operator+=(char c) { return *this += std::string_view(&c, 1); }
+	void append(std::size_t count, char c)
+	{
+		buffer_.append(count, c);
+	}
+	void flush()
+	{
+		if (!buffer_.empty())
+			sink_.write(buffer_);
+		buffer_.clear();
+	}
+
+private:
+	static constexpr std::size_t kChunk = 64 * 1024;
+	TextSink &sink_;
+	std::string buffer_;
+};
+
+// Each format, written to a sink as it is made.
+void write_graph(const CallTree &tree, const RenderOptions &options, TextSink &sink);
+void write_folded(const CallTree &tree, const RenderOptions &options, TextSink &sink);
+void write_perfetto(const CallTree &tree, const RenderOptions &options, TextSink &sink);
+
+// The same, as a string.
 std::string render_graph(const CallTree &tree, const RenderOptions &options);
 std::string render_folded(const CallTree &tree, const RenderOptions &options);
 std::string render_perfetto(const CallTree &tree, const RenderOptions &options);

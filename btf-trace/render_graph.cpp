@@ -12,8 +12,11 @@ constexpr int kMaxIndent = 64;
 
 class GraphWriter {
 public:
-	GraphWriter(const CallTree &tree, const RenderOptions &options) : tree_(tree), options_(options) {}
-	std::string run();
+	GraphWriter(const CallTree &tree, const RenderOptions &options, TextSink &sink)
+		: tree_(tree), options_(options), out_(sink)
+	{
+	}
+	void run();
 
 private:
 	void line(const CallNode &node, bool with_duration, int depth, const std::string &text);
@@ -23,7 +26,7 @@ private:
 
 	const CallTree &tree_;
 	const RenderOptions &options_;
-	std::string out_;
+	SinkBuffer out_;
 };
 
 void GraphWriter::line(const CallNode &node, bool with_duration, int depth, const std::string &text)
@@ -97,7 +100,7 @@ void GraphWriter::leave(const CallNode &node, int depth)
 		line(node, false, depth, "<==========");
 }
 
-std::string GraphWriter::run()
+void GraphWriter::run()
 {
 	out_ += "# CPU  DURATION      FUNCTION CALLS\n";
 	out_ += "# |     |   |         |   |   |   |\n";
@@ -115,14 +118,13 @@ std::string GraphWriter::run()
 		      static_cast<unsigned long long>(s.unclassified),
 		      static_cast<unsigned long long>(s.unwound_frames));
 	out_ += footer;
-	return std::move(out_);
 }
 
 }  // namespace
 
-std::string render_graph(const CallTree &tree, const RenderOptions &options)
+void write_graph(const CallTree &tree, const RenderOptions &options, TextSink &sink)
 {
-	return GraphWriter(tree, options).run();
+	GraphWriter(tree, options, sink).run();
 }
 
 }  // namespace vtice::trace

@@ -29,13 +29,18 @@ std::string json_string(const std::string &text)
 
 class PerfettoWriter {
 public:
-	PerfettoWriter(const CallTree &tree, const RenderOptions &options) : tree_(tree), options_(options) {}
-	std::string run();
+	PerfettoWriter(const CallTree &tree, const RenderOptions &options, TextSink &sink)
+		: tree_(tree), options_(options), out_(sink)
+	{
+	}
+	void run();
 
 private:
+	// A record stamped before the first (a clock that went back, a damaged
+	// trace) is placed at the start rather than wrapped around.
 	double micros(std::uint64_t tsc) const
 	{
-		double ticks = static_cast<double>(tsc - tree_.first_tsc);
+		double ticks = tsc > tree_.first_tsc ? static_cast<double>(tsc - tree_.first_tsc) : 0.0;
 		// Unknown frequency, or an instruction clock: one tick (or one
 		// instruction) is shown as one nanosecond.
 		return options_.tsc_khz ? ticks * 1000.0 / static_cast<double>(options_.tsc_khz) : ticks / 1000.0;
@@ -45,7 +50,7 @@ private:
 
 	const CallTree &tree_;
 	const RenderOptions &options_;
-	std::string out_;
+	SinkBuffer out_;
 	bool first_ = true;
 };
 
@@ -71,15 +76,21 @@ void PerfettoWriter::node_event(const CallNode &node)
 	const char *category = node.kind == NodeKind::Interrupt ? "interrupt"
 			       : node.kind == NodeKind::Partial ? "partial"
 			       : node.tail_call ? "tail-call" : "call";
+	// A call whose end is stamped before its start: its time went back (a
+	// clock from two CPUs, a damaged trace). Perfetto takes no negative
+	// duration; it is shown as 0 and flagged.
+	bool backwards = node.end_tsc < node.start_tsc;
+	double duration = backwards ? 0.0 : micros(node.end_tsc) - micros(node.start_tsc);
 	std::snprintf(times, sizeof(times), "\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%u,\"ts\":%.3f,"
-		      "\"dur\":%.3f,\"args\":{\"insns\":%llu}", category, node.cpu, micros(node.start_tsc),
-		      micros(node.end_tsc) - micros(node.start_tsc), static_cast<unsigned long long>(node.self_insns));
+		      "\"dur\":%.3f,\"args\":{\"insns\":%llu%s}", category, node.cpu, micros(node.start_tsc),
+		      duration < 0 ? 0.0 : duration, static_cast<unsigned long long>(node.self_insns),
+		      backwards ? ",\"time_went_back\":true" : "");
 	event("\"name\":" + name + "," + times);
 }
 
-std::string PerfettoWriter::run()
+void PerfettoWriter::run()
 {
-	out_ = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
+	out_ += "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
 	const char *process = options_.clock == TraceClock::Instructions
 				      ? "vtice branch trace (time axis: 1 ns = 1 instruction)"
 				      : "vtice branch trace";
@@ -95,14 +106,13 @@ std::string PerfettoWriter::run()
 		});
 	}
 	out_ += "\n]}\n";
-	return std::move(out_);
 }
 
 }  // namespace
 
-std::string render_perfetto(const CallTree &tree, const RenderOptions &options)
+void write_perfetto(const CallTree &tree, const RenderOptions &options, TextSink &sink)
 {
-	return PerfettoWriter(tree, options).run();
+	PerfettoWriter(tree, options, sink).run();
 }
 
 }  // namespace vtice::trace

@@ -17,6 +17,15 @@ CallTree decode_trace(const TraceData &data, const CodeSource *more_code, const 
 RenderedTrace render_trace(const TraceData &data, const CodeSource *more_code, const Symbolizer &symbolize,
 			   Renderer render, const DecodeOptions &options)
 {
+	StringSink sink;
+	RenderedTrace out = render_trace_to(data, more_code, symbolize, render, sink, options);
+	out.text = sink.take();
+	return out;
+}
+
+RenderedTrace render_trace_to(const TraceData &data, const CodeSource *more_code, const Symbolizer &symbolize,
+			      Renderer render, TextSink &sink, const DecodeOptions &options)
+{
 	CallTree tree = decode_trace(data, more_code, symbolize, options);
 	RenderedTrace out;
 	for (const CallNode &node : tree.nodes) {
@@ -24,7 +33,7 @@ RenderedTrace render_trace(const TraceData &data, const CodeSource *more_code, c
 		out.calls += node.kind == NodeKind::Call;
 	}
 	out.btf_exits = tree.stats.btf_exits;
-	out.text = render(tree, RenderOptions{data.header.tsc_khz, symbolize, data.header.clock});
+	render(tree, RenderOptions{data.header.tsc_khz, symbolize, data.header.clock}, sink);
 	return out;
 }
 

@@ -11,7 +11,8 @@
 
 namespace vtice::trace {
 
-using Renderer = std::string (*)(const CallTree &, const RenderOptions &);
+// write_graph, write_folded or write_perfetto (render.hpp).
+using Renderer = void (*)(const CallTree &, const RenderOptions &, TextSink &);
 
 struct RenderedTrace {
 	std::string text;
@@ -29,5 +30,9 @@ CallTree decode_trace(const TraceData &data, const CodeSource *more_code, const 
 // decode_trace, then the rendering, with the clock the header names.
 RenderedTrace render_trace(const TraceData &data, const CodeSource *more_code, const Symbolizer &symbolize,
 			   Renderer render, const DecodeOptions &options = {});
+// The same, the text written to sink as it is made (RenderedTrace::text
+// stays empty).
+RenderedTrace render_trace_to(const TraceData &data, const CodeSource *more_code, const Symbolizer &symbolize,
+			      Renderer render, TextSink &sink, const DecodeOptions &options = {});
 
 }  // namespace vtice::trace

@@ -37,31 +37,30 @@ using trace::Renderer;
 static Renderer pick_renderer(const std::string &format)
 {
 	if (format == "graph")
-		return trace::render_graph;
+		return trace::write_graph;
 	if (format == "folded")
-		return trace::render_folded;
+		return trace::write_folded;
 	if (format == "perfetto")
-		return trace::render_perfetto;
+		return trace::write_perfetto;
 	return nullptr;
 }
 
-static int write_output(const std::string &text, const std::optional<std::string> &path)
-{
-	if (!path) {
-		bool ok = std::fwrite(text.data(), 1, text.size(), stdout) == text.size();
-		if (std::fflush(stdout) != 0 || !ok) {
-			eprintf("vtice report: writing to standard output failed\n");
-			return kExitFailure;
-		}
-		return kExitOk;
+// The rendering goes out as it is made: into the output file (renamed into
+// place at the end) or standard output.
+class FileSink final : public trace::TextSink {
+public:
+	explicit FileSink(std::FILE *file) : file_(file) {}
+	void write(std::string_view text) override
+	{
+		if (std::fwrite(text.data(), 1, text.size(), file_) != text.size())
+			failed_ = true;
 	}
-	auto written = trace::write_file(*path, std::span(reinterpret_cast<const std::uint8_t *>(text.data()), text.size()));
-	if (!written) {
-		eprintf("vtice report: %s\n", written.error().to_string().c_str());
-		return kExitFailure;
-	}
-	return kExitOk;
-}
+	bool failed() const { return failed_; }
+
+private:
+	std::FILE *file_;
+	bool failed_ = false;
+};
 
 struct ReportInputs {
 	trace::TraceData data;
@@ -82,8 +81,29 @@ static Symbolizer choose_symbolizer(const ReportInputs &in)
 
 static int render_report(ReportInputs &in, Renderer render, const std::optional<std::string> &output)
 {
-	auto rendered = trace::render_trace(in.data, in.external.code.get(), choose_symbolizer(in), render);
-	return write_output(rendered.text, output);
+	std::optional<OutputFile> file;
+	if (output) {
+		auto opened = OutputFile::open(*output);
+		if (!opened) {
+			eprintf("vtice report: %s\n", opened.error().to_string().c_str());
+			return kExitFailure;
+		}
+		file.emplace(std::move(*opened));
+	}
+	FileSink sink(file ? file->stream() : stdout);
+	(void)trace::render_trace_to(in.data, in.external.code.get(), choose_symbolizer(in), render, sink);
+	if (file) {
+		if (auto written = file->commit(); !written) {
+			eprintf("vtice report: %s\n", written.error().to_string().c_str());
+			return kExitFailure;
+		}
+		return kExitOk;
+	}
+	if (sink.failed() || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+		eprintf("vtice report: writing to standard output failed\n");
+		return kExitFailure;
+	}
+	return kExitOk;
 }
 
 int cmd_report(int argc, char **argv)

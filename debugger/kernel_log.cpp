@@ -4,6 +4,7 @@
 
 #include "output.hpp"
 #include "session.hpp"
+#include "vtice/escape.hpp"
 
 namespace vtice::dbg {
 
@@ -147,21 +148,6 @@ Result<std::optional<LogRecord>> read_record(Session &session, const Layout &l, 
 	return std::optional<LogRecord>{rec};
 }
 
-// Control bytes would drive the user's terminal: shown as \xNN, as the
-// kernel's /dev/kmsg shows them.
-void append_printable(std::string &out, std::string_view text)
-{
-	for (unsigned char c : text) {
-		if ((c < 0x20 && c != '\t') || c == 0x7f) {
-			char esc[8];
-			std::snprintf(esc, sizeof(esc), "\\x%02x", c);
-			out += esc;
-		} else {
-			out += static_cast<char>(c);
-		}
-	}
-}
-
 }  // namespace
 
 Result<std::vector<LogRecord>> read_kernel_log(Session &session, const btf::Types &types, std::size_t max_records,
@@ -212,8 +198,10 @@ std::string format_log_record(const LogRecord &record)
 	do {
 		std::size_t end = record.text.find('\n', from);
 		out += stamp;
-		append_printable(out, std::string_view(record.text).substr(from, end == std::string::npos ? std::string::npos
-													 : end - from));
+		// The kernel's text must not drive the user's terminal.
+		out += escape_text(std::string_view(record.text).substr(from, end == std::string::npos ? std::string::npos
+													 : end - from),
+				   vtice::Layout::Field);
 		out += '\n';
 		from = end == std::string::npos ? record.text.size() : end + 1;
 	} while (from < record.text.size());

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 #include <lz4.h>
 #include <lzma.h>
 #include <zlib.h>
@@ -11,28 +12,40 @@ namespace vtice::symbols {
 
 namespace {
 
-constexpr std::size_t kMaxInflated = std::size_t{1} << 30;  // a kernel is < 100 MiB
+// A kernel is < 100 MiB inflated. The limit keeps the peak while growing
+// (the old buffer and the new, 256 + 512 MiB) under 1 GiB.
+constexpr std::size_t kMaxInflated = std::size_t{512} << 20;
 
-// An output buffer that grows by doubling up to kMaxInflated. The hint comes
-// from the file, so it is trusted only as far as compression can reach.
+// An output buffer that grows by doubling up to kMaxInflated, refusing as it
+// goes (never after allocating past the limit). The hint comes from the
+// file, so it is trusted only as far as compression can reach.
 class Output {
 public:
 	Output(std::size_t input_size, std::size_t hint)
-		: bytes_(std::max<std::size_t>(
-			  std::min<std::size_t>(hint ? hint : input_size * 4, input_size * 64 + 4096), 4096))
+		: first_(std::clamp<std::size_t>(std::min<std::size_t>(hint ? hint : input_size * 4, input_size * 64 + 4096),
+						 4096, kMaxInflated))
 	{
 	}
 
-	// Room for at least want more bytes, or false at the limit.
+	// Room for at least want more bytes; false at the limit, or when the
+	// memory cannot be had (out_of_memory() then says so).
 	bool reserve(std::size_t want)
 	{
-		while (bytes_.size() - used_ < want) {
-			if (bytes_.size() >= kMaxInflated)
-				return false;
-			bytes_.resize(std::min(bytes_.size() * 2, kMaxInflated));
+		try {
+			if (bytes_.empty())
+				bytes_.resize(first_);
+			while (bytes_.size() - used_ < want) {
+				if (bytes_.size() >= kMaxInflated)
+					return false;
+				bytes_.resize(std::min(bytes_.size() * 2, kMaxInflated));
+			}
+		} catch (const std::bad_alloc &) {
+			out_of_memory_ = true;
+			return false;
 		}
 		return true;
 	}
+	bool out_of_memory() const { return out_of_memory_; }
 	std::uint8_t *tail() { return bytes_.data() + used_; }
 	std::size_t room() const { return bytes_.size() - used_; }
 	std::size_t used() const { return used_; }
@@ -44,12 +57,18 @@ public:
 	}
 
 private:
+	std::size_t first_;
 	Bytes bytes_;
 	std::size_t used_ = 0;
+	bool out_of_memory_ = false;
 };
 
-Error too_large(std::uint64_t at)
+Error too_large(const Output &out, std::uint64_t at)
 {
+	if (out.out_of_memory())
+		return make_error("not enough memory to inflate the payload past " + std::to_string(out.used() >> 20) +
+					  " MiB",
+				  at);
 	return make_error("payload inflates to more than " + std::to_string(kMaxInflated >> 20) + " MiB", at);
 }
 
@@ -105,7 +124,7 @@ Result<Bytes> xz_decompress(ByteSpan input, std::size_t size_hint)
 	stream.avail_in = input.size();
 	for (;;) {
 		if (!out.reserve(1))
-			return too_large(stream.total_in);
+			return too_large(out, stream.total_in);
 		stream.next_out = out.tail();
 		stream.avail_out = out.room();
 		std::size_t before = stream.total_out;
@@ -131,7 +150,7 @@ Result<Bytes> gzip_decompress(ByteSpan input, std::size_t size_hint)
 	std::size_t consumed = 0;
 	for (;;) {
 		if (!out.reserve(1))
-			return too_large(consumed);
+			return too_large(out, consumed);
 		// zlib counts in uInt: feed and drain at most 1 GiB per call.
 		stream.next_in = const_cast<Bytef *>(input.data() + consumed);
 		stream.avail_in = static_cast<uInt>(std::min<std::size_t>(input.size() - consumed, kMaxInflated));
@@ -171,7 +190,7 @@ Result<Bytes> lz4_legacy_decompress(ByteSpan input, std::size_t size_hint)
 		if (size > static_cast<std::uint32_t>(LZ4_compressBound(kBlock)) || size > input.size() - at - 4)
 			return truncated("lz4", out.used(), at);
 		if (!out.reserve(kBlock))
-			return too_large(at);
+			return too_large(out, at);
 		int got = LZ4_decompress_safe(reinterpret_cast<const char *>(input.data() + at + 4),
 					      reinterpret_cast<char *>(out.tail()), static_cast<int>(size),
 					      static_cast<int>(kBlock));
@@ -192,7 +211,7 @@ Result<Bytes> zstd_decompress(ByteSpan input, std::size_t size_hint)
 	ZSTD_inBuffer in{input.data(), input.size(), 0};
 	for (;;) {
 		if (!out.reserve(1))
-			return too_large(in.pos);
+			return too_large(out, in.pos);
 		ZSTD_outBuffer buffer{out.tail(), out.room(), 0};
 		std::size_t ret = ZSTD_decompressStream(stream.get(), &buffer, &in);
 		out.advance(buffer.pos);

@@ -36,7 +36,7 @@ trace::TraceData trace_contents(const TraceResult &t, const SymbolSource *symbol
 trace::RenderedTrace render_trace(const TraceResult &t, const Symbolizer &symbolize,
 				  const trace::DecodeOptions &options)
 {
-	return trace::render_trace(trace_contents(t, nullptr, 0), nullptr, symbolize, trace::render_graph, options);
+	return trace::render_trace(trace_contents(t, nullptr, 0), nullptr, symbolize, trace::write_graph, options);
 }
 
 Result<void> write_trace_file(const std::string &path, const TraceResult &t, const SymbolSource *symbols,

@@ -11,6 +11,8 @@
 #include <optional>
 #include <string>
 
+#include "vtice/escape.hpp"
+
 namespace vtice {
 
 struct SymbolHit {
@@ -23,22 +25,10 @@ struct SymbolHit {
 using Symbolizer = std::function<std::optional<SymbolHit>(std::uint64_t address)>;
 
 // A symbol name as it may reach a terminal or a text file: names come from
-// files and guest memory, so control bytes (a newline that forges a line, an
-// escape sequence) are shown as \xNN.
+// files and guest memory (vtice/escape.hpp).
 inline std::string printable_symbol(const std::string &name)
 {
-	std::string out;
-	out.reserve(name.size());
-	for (unsigned char c : name) {
-		if (c >= 0x20 && c != 0x7f) {
-			out.push_back(static_cast<char>(c));
-			continue;
-		}
-		char escaped[8];
-		std::snprintf(escaped, sizeof(escaped), "\\x%02x", c);
-		out += escaped;
-	}
-	return out;
+	return escape_text(name, Layout::Field);
 }
 
 // "name+0x1a", "name", or "0xffffffff81000000" when nothing covers it.

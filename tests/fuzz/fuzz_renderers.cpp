@@ -206,9 +206,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
 	TraceData trace = trace_from(in);
 	SymbolTable symbols(trace.symbols);
 	vtice::Symbolizer symbolize = symbols.symbolizer();
-	check_graph(render_trace(trace, nullptr, symbolize, render_graph).text);
-	check_folded(render_trace(trace, nullptr, symbolize, render_folded).text);
-	std::string json = render_trace(trace, nullptr, symbolize, render_perfetto).text;
+	check_graph(render_trace(trace, nullptr, symbolize, write_graph).text);
+	check_folded(render_trace(trace, nullptr, symbolize, write_folded).text);
+	std::string json = render_trace(trace, nullptr, symbolize, write_perfetto).text;
 	check(Json(json).document(), json);
 	return 0;
 }
