@@ -42,7 +42,7 @@ const char kHelp[] =
 	"           from /proc/kallsyms; says why when the CPU has no LBR\n"
 	"\n"
 	"options:\n"
-	"  --cpu N         lbr: only CPU N\n"
+	"  --cpu N         status, lbr: only CPU N\n"
 	"  --device PATH   the vtice device (default /dev/vtice)\n";
 
 Result<vtice_status> read_status(const DeviceFd &dev, const std::string &path)
@@ -77,7 +77,18 @@ int fail(const Error &error)
 	return kExitFailure;
 }
 
-int run_status(const std::string &path)
+Result<unsigned> parse_cpu(const std::string &text, unsigned nr_cpu_ids)
+{
+	if (nr_cpu_ids == 0)
+		return make_error("--cpu: the module reports no CPUs");
+	auto cpu = parse_count("--cpu", text, 0, nr_cpu_ids - 1);
+	if (!cpu)
+		return make_error(cpu.error().message + " (the CPUs of this machine)");
+	return static_cast<unsigned>(*cpu);
+}
+
+// Every CPU's counts, or only those of --cpu N.
+int run_status(const std::string &path, const std::optional<std::string> &cpu_arg)
 {
 	auto dev = open_device(path, O_RDONLY);
 	if (!dev)
@@ -88,6 +99,14 @@ int run_status(const std::string &path)
 	auto cpus = read_cpu_stats(*dev, path, *status);
 	if (!cpus)
 		return fail(cpus.error());
+	if (cpu_arg) {
+		auto cpu = parse_cpu(*cpu_arg, std::min<unsigned>(status->nr_cpu_ids, VTICE_MAX_CPUS));
+		if (!cpu)
+			return fail(cpu.error());
+		std::erase_if(*cpus, [&](const vtice_cpu_stats &s) { return s.cpu != *cpu; });
+		if (cpus->empty())
+			return fail(make_error("CPU " + *cpu_arg + " is offline or was never virtualized"));
+	}
 	std::fputs(format_status(*status, *cpus).c_str(), stdout);
 	return kExitOk;
 }
@@ -148,23 +167,6 @@ Symbolizer kernel_symbols()
 	return syms ? syms->symbolize : Symbolizer{};
 }
 
-Result<unsigned> parse_cpu(const std::string &text, unsigned nr_cpu_ids)
-{
-	unsigned long v = 0;
-	size_t used = 0;
-	try {
-		v = std::stoul(text, &used, 10);
-	} catch (...) {
-		used = 0;
-	}
-	if (used != text.size() || text.empty())
-		return make_error("--cpu: '" + text + "' is not a CPU number");
-	if (v >= nr_cpu_ids)
-		return make_error("--cpu: CPU " + text + " does not exist (CPUs 0-" +
-				  std::to_string(nr_cpu_ids - 1) + ")");
-	return (unsigned)v;
-}
-
 // One CPU, or every virtualized one; a model-wide "no LBR" is said once.
 int run_lbr(const std::string &path, const std::optional<std::string> &cpu_arg)
 {
@@ -219,8 +221,12 @@ int cmd_hv(int argc, char **argv)
 		return kExitUsage;
 	}
 	const std::string &what = args->positional[0];
+	if (args->has("--cpu") && what != "status" && what != "lbr") {
+		eprintf("vtice hv: --cpu applies to 'status' and 'lbr', not '%s'\n", what.c_str());
+		return kExitUsage;
+	}
 	if (what == "status")
-		return run_status(path);
+		return run_status(path, args->get("--cpu"));
 	if (what == "caps")
 		return run_caps(path);
 	if (what == "break")

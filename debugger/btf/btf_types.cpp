@@ -278,6 +278,9 @@ Result<std::string> Types::format_value(std::uint32_t type_id, std::span<const s
 	btf_dump_type_data_opts opts{};
 	opts.sz = sizeof(opts);
 	opts.indent_str = "  ";
+	// Every member, as gdb prints them: without this libbpf leaves out the
+	// members that are 0, and all-zero memory printed as an empty "{ }".
+	opts.emit_zeroes = true;
 	int ret = btf_dump__dump_type_data(dump.get(), type_id, bytes.data(), bytes.size(), &opts);
 	if (ret < 0)
 		return make_error("cannot print " + name_of(type_id) + ": " + std::strerror(-ret));

@@ -23,7 +23,7 @@ dir=$(dirname "$log")
 expected() {
 	case "$1" in
 	baseline) echo baseline.cpuid baseline.vmcall baseline.msr baseline.getpid ;;
-	load) echo load.insmod load.status load.hv-status load.hv-caps load.hv-denied load.cpuid load.cpuinfo \
+	load) echo load.insmod load.status load.hv-status load.hv-status-cpu load.hv-caps load.hv-denied load.cpuid load.cpuinfo \
 		load.workload-cpu@CPU@ load.interrupts load.status-after ;;
 	hostile) echo hostile.vmcall hostile.devnode hostile.msr hostile.fuzz \
 		hostile.status-after-fuzz ;;

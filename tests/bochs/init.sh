@@ -96,11 +96,12 @@ check_output() {
 }
 
 # The vtice binary itself, as a user runs it: the table must agree with
-# nproc, caps must show VMX, and a non-root user must get "root only".
+# nproc, --cpu must pick one CPU's column, caps must show VMX, and a
+# non-root user must get "root only".
 check_vtice_hv() {
 	local out rc n
 	if [ ! -x /bin/vtice ]; then
-		for c in status caps denied; do
+		for c in status status-cpu caps denied; do
 			result load.hv-$c SKIP "vtice binary not in the initramfs"
 		done
 		return
@@ -108,6 +109,13 @@ check_vtice_hv() {
 	n=$(nproc)
 	check_output load.hv-status "^vtice hypervisor: $n of $n CPUs virtualized" vtice hv status
 	check_output load.hv-caps '^  VMX +yes$' vtice hv caps
+	# --cpu N: the table holds CPU N's column and no other.
+	out=$(vtice hv status --cpu $((n - 1)) 2>&1); rc=$?
+	if [ $rc = 0 ] && echo "$out" | grep -q "CPU$((n - 1))" && ! echo "$out" | grep -Eq "CPU[0-9]+ .*CPU"; then
+		result load.hv-status-cpu PASS "hv status --cpu $((n - 1)) shows that CPU alone"
+	else
+		result load.hv-status-cpu FAIL "hv status --cpu $((n - 1)): exit $rc: $out"
+	fi
 	out=$(su -s /bin/sh nobody -c 'vtice hv status' 2>&1); rc=$?
 	if [ $rc = 1 ] && echo "$out" | grep -q 'root only'; then
 		result load.hv-denied PASS "as nobody: $out"

@@ -205,6 +205,15 @@ TEST_F(Btf, DerefOfACastPrintsTheObject)
 	EXPECT_NE(shown.find(".b = (int)-7"), std::string::npos) << shown;
 }
 
+TEST_F(Btf, DerefOfZeroMemoryShowsEveryMemberAsZero)
+{
+	char text[64];
+	std::snprintf(text, sizeof(text), "*(struct inner *)0x%llx", static_cast<unsigned long long>(kNext + 24));
+	std::string shown = print(text);
+	EXPECT_NE(shown.find(".a = (int)0"), std::string::npos) << shown;
+	EXPECT_NE(shown.find(".b = (int)0"), std::string::npos) << shown;
+}
+
 TEST_F(Btf, CurrentIsTheTaskOnTheSelectedCpu)
 {
 	EXPECT_EQ(print("$current->pid"), "1234 (0x4d2)");
