@@ -5,6 +5,7 @@
 #include "byte_io.hpp"
 #include "crc32.hpp"
 #include "trace_file.hpp"
+#include "vtice/kaslr.hpp"
 #include "vtice/read_input.hpp"
 
 namespace vtice::trace {
@@ -15,6 +16,13 @@ std::string hex32(std::uint32_t value)
 {
 	char text[16];
 	std::snprintf(text, sizeof(text), "0x%08x", value);
+	return text;
+}
+
+std::string hex64(std::uint64_t value)
+{
+	char text[24];
+	std::snprintf(text, sizeof(text), "0x%llx", static_cast<unsigned long long>(value));
 	return text;
 }
 
@@ -43,6 +51,9 @@ Result<TraceHeader> parse_header(std::span<const std::uint8_t> file)
 	if (stored != computed)
 		return make_error("header CRC mismatch: stored " + hex32(stored) + ", computed " + hex32(computed), 124);
 	header.kaslr_slide = load_le<std::uint64_t>(&file[16]);
+	if (!plausible_kaslr_slide(static_cast<std::int64_t>(header.kaslr_slide)))
+		return make_error("KASLR slide " + hex64(header.kaslr_slide) +
+				  " is beyond the 1 GiB a kernel can move: a damaged header", 16);
 	header.tsc_khz = load_le<std::uint64_t>(&file[24]);
 	// Byte 33 was reserved (0) before it named the clock: older files read as TSC.
 	if (file[33] > static_cast<std::uint8_t>(TraceClock::Instructions))

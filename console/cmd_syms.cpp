@@ -7,6 +7,7 @@
 #include "messages.hpp"
 #include "subcommands.hpp"
 #include "symbols/loader.hpp"
+#include "vtice/kaslr.hpp"
 
 namespace vtice::console {
 
@@ -125,8 +126,14 @@ int cmd_syms(int argc, char **argv)
 	}
 	bool bad = false;
 	symbols::LoadOptions options;
-	if (auto slide = hex_option(*args, "--slide", bad))
+	if (auto slide = hex_option(*args, "--slide", bad)) {
+		if (!plausible_kaslr_slide(*slide)) {
+			eprintf("vtice syms: --slide %s: a KASLR slide is within +-1 GiB (the kernel image window)\n",
+				args->get("--slide")->c_str());
+			return kExitUsage;
+		}
 		options.slide = *slide;
+	}
 	if (auto base = hex_option(*args, "--base", bad))
 		options.base = static_cast<std::uint64_t>(*base);
 	if (bad)

@@ -220,6 +220,18 @@ TEST(TraceFile, ClockRoundTripsAndUnknownClocksAreRefused)
 	EXPECT_NE(data.error().message.find("unknown clock kind 7"), std::string::npos);
 }
 
+TEST(TraceFile, ASlideNoKernelCanHaveIsRefused)
+{
+	TraceHeader header = sample_header();
+	header.kaslr_slide = 0x7fff00000000ull;
+	auto data = read_trace(TraceWriter(header).finish());
+	ASSERT_FALSE(data.ok());
+	EXPECT_EQ(data.error().offset, 16u);
+	EXPECT_NE(data.error().message.find("beyond the 1 GiB"), std::string::npos) << data.error().message;
+	header.kaslr_slide = static_cast<std::uint64_t>(-0x200000ll);  // a slide down is allowed
+	EXPECT_TRUE(read_trace(TraceWriter(header).finish()).ok());
+}
+
 TEST(TraceFile, TrailingDataAfterEndIsReported)
 {
 	auto bytes = small_file();
