@@ -19,6 +19,7 @@
 #include "report_symbols.hpp"
 #include "messages.hpp"
 #include "subcommands.hpp"
+#include "vtice/interrupts.hpp"
 
 namespace vtice::console {
 
@@ -130,6 +131,8 @@ int run_break(const std::string &path)
 	if (!dev)
 		return fail(dev.error());
 	auto br = request<vtice_break>();
+	// The ioctl waits for the debugger: a signal interrupts it (EINTR).
+	interrupts::install();
 	eprintf("vtice hv break: asking the hypervisor to stop every CPU; the machine "
 			     "then waits for the debugger on the stub's serial line\n");
 	if (ioctl(dev->get(), VTICE_IOC_BREAK, &br) < 0) {
@@ -137,8 +140,10 @@ int run_break(const std::string &path)
 		if (err == ENODEV)
 			return fail(make_error(path + ": no debug stub configured: load vtice.ko with "
 						      "debug_port=0x2f8 (the I/O base of a free 16550 UART)"));
-		if (err == EINTR)
-			return fail(make_error(path + ": interrupted before the machine stopped"));
+		if (err == EINTR) {
+			fail(make_error(path + ": interrupted before the machine stopped"));
+			return interrupts::end_signal() ? 128 + interrupts::end_signal() : 128 + SIGINT;
+		}
 		return fail(ioctl_error(path, "VTICE_IOC_BREAK", err));
 	}
 	std::printf("resumed after %.3f s stopped\n", (double)br.stopped_ns / 1e9);

@@ -225,7 +225,7 @@ int cmd_trace(int argc, char **argv)
 		eprintf("vtice trace syscalls: %s\n", opts.error().to_string().c_str());
 		return kExitUsage;
 	}
-	return run_syscalls(*opts);
+	return exit_status(run_syscalls(*opts));
 }
 
 }  // namespace vtice::console

@@ -350,6 +350,10 @@ void wait_for_calls(const Options &o, std::vector<std::unique_ptr<RecordRing>> &
 
 int run(const Options &o)
 {
+	// The kernel's names and text first: files the user may have named.
+	auto kernel = open_local_kernel(o);
+	if (!kernel)
+		return fail(kernel.error());
 	auto dev = open_device(o.device, O_RDWR);
 	if (!dev)
 		return fail(dev.error());
@@ -359,9 +363,6 @@ int run(const Options &o)
 	auto rings = map_record_rings(*dev, o.device, status);
 	if (!rings)
 		return fail(rings.error());
-	auto kernel = open_local_kernel(o);
-	if (!kernel)
-		return fail(kernel.error());
 	for (auto &r : *rings)
 		r->skip();
 	PathCallCollector collector;
@@ -423,7 +424,7 @@ int cmd_trace_syscall(int argc, char **argv)
 		eprintf("vtice trace syscall: %s\n", opts.error().to_string().c_str());
 		return kExitUsage;
 	}
-	return run(*opts);
+	return exit_status(run(*opts));
 }
 
 }  // namespace vtice::console

@@ -2,6 +2,7 @@
 #include "device.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -24,12 +25,22 @@ static Error open_error(const std::string &path, int err)
 	return make_error(path + ": " + std::strerror(err));
 }
 
+// Opened without blocking (a FIFO named by mistake would wait for a
+// writer), then checked by the descriptor: only a character device can be
+// the vtice device.
 Result<DeviceFd> open_device(const std::string &path, int flags)
 {
-	int fd = open(path.c_str(), flags | O_CLOEXEC);
+	int fd = open(path.c_str(), flags | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return open_error(path, errno);
-	return DeviceFd(fd);
+	DeviceFd device(fd);
+	struct stat info;
+	if (fstat(fd, &info) != 0)
+		return open_error(path, errno);
+	if (!S_ISCHR(info.st_mode))
+		return make_error(path + ": not the vtice device (that is a character device, /dev/vtice)");
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	return device;
 }
 
 Error ioctl_error(const std::string &path, const char *what, int err)

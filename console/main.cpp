@@ -5,6 +5,7 @@
 
 #include "messages.hpp"
 #include "subcommands.hpp"
+#include "vtice/interrupts.hpp"
 
 using namespace vtice::console;
 
@@ -39,8 +40,12 @@ static int run(int argc, char **argv)
 
 // Whatever a command printed, a failed write of it (a full disk, /dev/full,
 // a closed pipe) is a failure, never a silent exit 0.
+// A signal ends a command at once with 128+N unless the command waits on a
+// target or a device, which then installs its own handling (attach, trace,
+// hv break: vtice/interrupts.hpp).
 int main(int argc, char **argv)
 {
+	vtice::interrupts::install_exit_on_signal();
 	int status = run(argc, argv);
 	if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
 		eprintf("vtice: writing to standard output failed: %s\n", std::strerror(errno ? errno : EIO));

@@ -1,25 +1,14 @@
 #include "trace_common.hpp"
 
-#include <signal.h>
 #include <time.h>
 
 #include <cerrno>
 #include <cstdlib>
 
 #include "device.hpp"
+#include "vtice/interrupts.hpp"
 
 namespace vtice::console {
-
-namespace {
-
-volatile sig_atomic_t g_stop = 0;
-
-void on_signal(int)
-{
-	g_stop = 1;
-}
-
-}  // namespace
 
 Result<TaskFilter> parse_task_filter(const ParsedArgs &args)
 {
@@ -63,15 +52,17 @@ const char *describe_mechanism(std::uint32_t mechanism)
 
 void catch_stop_signals()
 {
-	struct sigaction sa {};
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, nullptr);
-	sigaction(SIGTERM, &sa, nullptr);
+	interrupts::install();
 }
 
 bool stop_requested()
 {
-	return g_stop != 0;
+	return interrupts::ctrl_c_count() != 0 || interrupts::end_signal() != 0;
+}
+
+int exit_status(int status)
+{
+	return interrupts::end_signal() ? 128 + interrupts::end_signal() : status;
 }
 
 void sleep_ms(long ms)

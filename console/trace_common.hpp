@@ -23,9 +23,13 @@ std::string describe_filter(const TaskFilter &filter);
 // vtice_path_trace.mechanism (VTICE_TRACE_*) as the user reads it.
 const char *describe_mechanism(std::uint32_t mechanism);
 
-// SIGINT and SIGTERM set a flag (no SA_RESTART: a sleep ends at once).
+// SIGINT, SIGTERM and SIGHUP set a flag (no SA_RESTART: a sleep ends at
+// once); the trace stops, cleans up and reports.
 void catch_stop_signals();
 bool stop_requested();
+// What a trace command exits with: its status, or 128+N after SIGTERM or
+// SIGHUP (Ctrl-C is the normal way to stop a trace: its status stands).
+int exit_status(int status);
 void sleep_ms(long ms);
 
 // An ioctl on the syscall trap (VTICE_IOC_SYSCALLS, VTICE_IOC_PATH_TRACE)

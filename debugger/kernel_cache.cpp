@@ -73,7 +73,10 @@ Result<std::vector<std::uint8_t>> read_bounded(const std::string &path)
 	auto size = std::filesystem::file_size(path, ec);
 	if (ec || size > kMaxCacheFile)
 		return make_error(path + ": larger than a kernel cache can be");
-	return read_input(path, kMaxCacheFile);
+	auto bytes = read_input(path, kMaxCacheFile);
+	// The cache is ours to replace, not an input to protect.
+	RunInputs::get().forget(path);
+	return bytes;
 }
 
 }  // namespace

@@ -198,10 +198,11 @@ std::string format_log_record(const LogRecord &record)
 	do {
 		std::size_t end = record.text.find('\n', from);
 		out += stamp;
-		// The kernel's text must not drive the user's terminal.
+		// The kernel's text must not drive the user's terminal; a piece
+		// holds no newline, and its tabs are the kernel's layout.
 		out += escape_text(std::string_view(record.text).substr(from, end == std::string::npos ? std::string::npos
 													 : end - from),
-				   vtice::Layout::Field);
+				   vtice::Layout::Lines);
 		out += '\n';
 		from = end == std::string::npos ? record.text.size() : end + 1;
 	} while (from < record.text.size());

@@ -17,10 +17,9 @@ StopWait::Next StopWait::next()
 	auto now = Clock::now();
 	if (interrupts::in_cleanup() && interrupts::abandon_reason())
 		return give_up("the stub did not stop before " + *interrupts::abandon_reason());
-	bool wanted = break_in_now_ || interrupts::command_interrupted() || interrupts::end_signal();
-	if (wanted && !break_in_sent_) {
+	if (!break_in_sent_ && (break_in_now_ || interrupts::ctrl_c_pending() || interrupts::end_signal())) {
+		interrupts::mark_ctrl_c_handled();
 		break_in_sent_ = now;
-		ctrl_c_at_break_in_ = interrupts::ctrl_c_count();
 		return Next::BreakIn;
 	}
 	if (break_in_sent_) {
@@ -28,8 +27,10 @@ StopWait::Next StopWait::next()
 		if (interrupts::end_signal() && since >= kBreakInGraceMs)
 			return give_up("the stub did not stop within " + std::to_string(kBreakInGraceMs) +
 				       " ms of the break-in");
-		if (interrupts::ctrl_c_count() != ctrl_c_at_break_in_)
+		if (interrupts::ctrl_c_pending()) {
+			interrupts::mark_ctrl_c_handled();
 			return give_up("Ctrl-C again while the stub had not answered the break-in");
+		}
 	}
 	auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(now - start_).count();
 	if (timeout_ms_ >= 0 && waited >= timeout_ms_) {

@@ -38,7 +38,6 @@ private:
 	int timeout_ms_;
 	bool break_in_now_;
 	std::optional<Clock::time_point> break_in_sent_;
-	unsigned ctrl_c_at_break_in_ = 0;
 	std::string why_;
 };
 

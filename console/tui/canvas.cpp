@@ -1,11 +1,22 @@
 #include "canvas.hpp"
 
+#include <algorithm>
+
+#include "vtice/escape.hpp"
+
 namespace vtice::tui {
 
-void Canvas::text(int row, int col, std::string_view text, Style style)
+// Every cell's text passes here: what the target or a file put in it
+// (symbols, memory, the kernel's log) must not drive the terminal, so it is
+// escaped (vtice/escape.hpp); a tab is one blank in a cell.
+void Canvas::text(int row, int col, std::string_view raw, Style style)
 {
 	if (row < 0 || row >= rect_.rows || col >= rect_.cols)
 		return;
+	std::string safe(raw);
+	std::replace(safe.begin(), safe.end(), '\t', ' ');
+	safe = escape_text(safe, Layout::Field);
+	std::string_view text = safe;
 	if (col < 0) {
 		if (static_cast<int>(text.size()) <= -col)
 			return;

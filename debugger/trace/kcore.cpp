@@ -2,12 +2,14 @@
 
 #include <elf.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
 #include "../hex.hpp"
+#include "vtice/read_input.hpp"
 
 namespace vtice::dbg {
 
@@ -96,10 +98,17 @@ static Result<std::vector<Kcore::Segment>> read_segments(int fd)
 
 Result<Kcore> Kcore::open(const std::string &path)
 {
-	int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+	// Without blocking: a FIFO named by mistake would wait for a writer.
+	int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return make_error(path + ": " + std::strerror(errno) +
 				  (errno == EACCES || errno == EPERM ? " (root only)" : ""));
+	struct stat info;
+	if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+		::close(fd);
+		return make_error(path + ": not a kernel core file (/proc/kcore is a regular file)");
+	}
+	RunInputs::get().note_fd(fd, path);
 	auto segments = read_segments(fd);
 	if (!segments) {
 		::close(fd);

@@ -17,7 +17,9 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <cstring>
 #include <time.h>
+#include <unistd.h>
 
 namespace vtice::interrupts {
 
@@ -37,6 +39,7 @@ inline std::atomic<unsigned> end_signals{0};
 inline std::atomic<long long> end_signal_ns{0};
 struct CommandScope {
 	unsigned ctrl_c_at_start = 0;
+	unsigned ctrl_c_handled = 0;	// Ctrl-C up to this count was acted upon
 	std::optional<Clock::time_point> deadline;
 	int timeout_ms = -1;
 };
@@ -61,8 +64,61 @@ inline void on_signal(int signal)
 }
 }  // namespace detail
 
-// SIGINT, SIGTERM and SIGHUP set flags; none restarts a system call, so a
-// blocking read of the next command returns at once.
+// Temporary outputs (vtice/write_output.hpp) that a signal must not leave
+// behind: unlink() is async-signal-safe, so the exit handler removes them.
+namespace detail {
+constexpr int kMaxTemps = 4;
+constexpr std::size_t kMaxTempPath = 4096;
+inline char temp_paths[kMaxTemps][kMaxTempPath];
+inline std::atomic<bool> temp_used[kMaxTemps];
+
+inline void exit_on_signal(int signal)
+{
+	for (int i = 0; i < kMaxTemps; i++)
+		if (temp_used[i].load())
+			unlink(temp_paths[i]);
+	_exit(128 + signal);
+}
+}  // namespace detail
+
+// A slot for a temporary file's path (-1 when none is free or it is too long).
+inline int register_temp(const std::string &path)
+{
+	if (path.size() >= detail::kMaxTempPath)
+		return -1;
+	for (int i = 0; i < detail::kMaxTemps; i++) {
+		bool expected = false;
+		if (detail::temp_used[i].compare_exchange_strong(expected, true)) {
+			// Marked used while the path is written: a signal now may
+			// unlink a half-written name, which names nothing of ours.
+			std::memcpy(detail::temp_paths[i], path.c_str(), path.size() + 1);
+			return i;
+		}
+	}
+	return -1;
+}
+
+inline void unregister_temp(int slot)
+{
+	if (slot >= 0 && slot < detail::kMaxTemps)
+		detail::temp_used[slot] = false;
+}
+
+// For commands that do one thing and write at most a file (syms, report,
+// version, hv): SIGINT, SIGTERM and SIGHUP end the process at once with
+// 128+N, leaving no temporary file and any old output as it was.
+inline void install_exit_on_signal()
+{
+	struct sigaction action {};
+	action.sa_handler = detail::exit_on_signal;
+	sigemptyset(&action.sa_mask);
+	for (int signal : {SIGINT, SIGTERM, SIGHUP})
+		sigaction(signal, &action, nullptr);
+}
+
+// For commands that wait on a target or a device (attach, trace, hv
+// break): SIGINT, SIGTERM and SIGHUP set flags; none restarts a system
+// call, so a blocking read of the next command returns at once.
 inline void install()
 {
 	struct sigaction action {};
@@ -104,15 +160,31 @@ inline const char *signal_name(int signal)
 inline void begin_command(int timeout_ms)
 {
 	detail::command.ctrl_c_at_start = ctrl_c_count();
+	detail::command.ctrl_c_handled = detail::command.ctrl_c_at_start;
 	detail::command.timeout_ms = timeout_ms;
 	detail::command.deadline.reset();
 	if (timeout_ms >= 0)
 		detail::command.deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
 }
 
+// Ctrl-C came during this command (it stays so until the next begins):
+// chains of automatic continues end on it.
 inline bool command_interrupted()
 {
 	return ctrl_c_count() != detail::command.ctrl_c_at_start;
+}
+
+// A Ctrl-C that nothing acted upon yet: the wait that sees it acts (a
+// break-in, or giving up a reply) and marks it handled, so that what the
+// command does next (reading the registers of the stop) is not cut short.
+inline bool ctrl_c_pending()
+{
+	return ctrl_c_count() != detail::command.ctrl_c_handled;
+}
+
+inline void mark_ctrl_c_handled()
+{
+	detail::command.ctrl_c_handled = ctrl_c_count();
 }
 
 inline bool command_timed_out()
@@ -155,7 +227,8 @@ inline bool in_cleanup()
 	return detail::cleanup_deadline.has_value();
 }
 
-// Why a wait for a reply must give up now, or nothing.
+// Why a wait for a reply must give up now, or nothing. A pending Ctrl-C
+// it reports is handled by that.
 inline std::optional<std::string> abandon_reason()
 {
 	if (detail::cleanup_deadline)
@@ -165,8 +238,10 @@ inline std::optional<std::string> abandon_reason()
 			       : std::nullopt;
 	if (int signal = end_signal())
 		return std::string(signal_name(signal)) + " received";
-	if (command_interrupted())
+	if (ctrl_c_pending()) {
+		mark_ctrl_c_handled();
 		return std::string("interrupted (Ctrl-C)");
+	}
 	if (command_timed_out())
 		return "the command's time limit (--timeout) of " + std::to_string(detail::command.timeout_ms) +
 		       " ms ran out";

@@ -20,6 +20,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <algorithm>
 #include <new>
 #include <optional>
 #include <span>
@@ -78,10 +79,14 @@ public:
 				return known.path;
 		return std::nullopt;
 	}
-	void forget_all()
+	// A file of vtice's own that it reads and then replaces (a cache).
+	void forget(const std::string &path)
 	{
+		struct stat info;
+		if (::stat(path.c_str(), &info) != 0)
+			return;
 		std::lock_guard<std::mutex> lock(mutex_);
-		known_.clear();
+		std::erase_if(known_, [&](const Known &k) { return k.device == info.st_dev && k.inode == info.st_ino; });
 	}
 
 private:

@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 
+#include "vtice/interrupts.hpp"
 #include "vtice/read_input.hpp"
 #include "vtice/result.hpp"
 
@@ -50,8 +51,10 @@ public:
 		out.path_ = path;
 		struct stat info;
 		bool special = ::stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode);
-		if (!special)
+		if (!special) {
 			out.temp_ = path + ".vtice-tmp." + std::to_string(::getpid());
+			out.temp_slot_ = interrupts::register_temp(out.temp_);
+		}
 		const std::string &where = special ? path : out.temp_;
 		out.file_ = std::fopen(where.c_str(), "wb");
 		if (!out.file_)
@@ -65,6 +68,7 @@ public:
 		std::swap(path_, other.path_);
 		std::swap(temp_, other.temp_);
 		std::swap(failed_, other.failed_);
+		std::swap(temp_slot_, other.temp_slot_);
 		return *this;
 	}
 	OutputFile(const OutputFile &) = delete;
@@ -96,6 +100,8 @@ public:
 			return make_error("cannot replace " + path_ + ": " + std::strerror(why));
 		}
 		temp_.clear();
+		interrupts::unregister_temp(temp_slot_);
+		temp_slot_ = -1;
 		return {};
 	}
 
@@ -113,11 +119,14 @@ private:
 		if (!temp_.empty())
 			std::remove(temp_.c_str());
 		temp_.clear();
+		interrupts::unregister_temp(temp_slot_);
+		temp_slot_ = -1;
 	}
 
 	std::FILE *file_ = nullptr;
 	std::string path_, temp_;
 	int failed_ = 0;
+	int temp_slot_ = -1;	// the signal handler's note of temp_
 };
 
 inline Result<void> write_output_file(const std::string &path, std::span<const std::uint8_t> bytes)

@@ -87,7 +87,7 @@ TEST(Kcore, DirectoriesAndNonCoresAreRefusedByName)
 	EXPECT_NE(dir.error().message.find("/tmp: "), std::string::npos) << dir.error().message;
 	auto zero = Kcore::open("/dev/zero");
 	ASSERT_FALSE(zero);
-	EXPECT_EQ(zero.error().message, "/dev/zero: not an ELF file");
+	EXPECT_EQ(zero.error().message, "/dev/zero: not a kernel core file (/proc/kcore is a regular file)");
 }
 
 std::uint64_t kallsyms_address(const std::string &name)
