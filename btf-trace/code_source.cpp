@@ -33,8 +33,14 @@ Result<ElfCodeSource> ElfCodeSource::open(const std::string &path, std::uint64_t
 	auto input = map_input(path, kMaxStream);
 	if (!input)
 		return input.error();
+	return from_image(std::move(*input), path, slide);
+}
+
+Result<ElfCodeSource> ElfCodeSource::from_image(std::shared_ptr<const InputBytes> input, const std::string &path,
+						std::uint64_t slide)
+{
 	ElfCodeSource source;
-	source.image_ = std::move(*input);
+	source.image_ = std::move(input);
 	std::span<const std::uint8_t> image = source.image_->bytes();
 	if (image.size() < 64 || image[0] != 0x7f || image[1] != 'E' || image[2] != 'L' || image[3] != 'F')
 		return make_error(path + ": not an ELF file", 0);

@@ -41,6 +41,9 @@ private:
 class ElfCodeSource : public CodeSource {
 public:
 	static Result<ElfCodeSource> open(const std::string &path, std::uint64_t slide);
+	// The same from an input already read (name: where it came from).
+	static Result<ElfCodeSource> from_image(std::shared_ptr<const InputBytes> image, const std::string &name,
+						std::uint64_t slide);
 	std::span<const std::uint8_t> read(std::uint64_t address, std::size_t wanted) const override;
 
 private:

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "args.hpp"
@@ -227,6 +228,11 @@ Result<AttachOptions> check_options(const ParsedArgs &args)
 		return spec.error();
 	o.setup.symbols_file = args.get("--symbols").value_or("");
 	if (!o.setup.symbols_file.empty()) {
+		// Read more than once (names, then ORC and BTF on demand).
+		struct stat info;
+		if (::stat(o.setup.symbols_file.c_str(), &info) == 0 && !S_ISREG(info.st_mode))
+			return make_error("--symbols: " + o.setup.symbols_file +
+					  " is not a regular file (attach reads it more than once)");
 		auto symbols = dbg::default_symbol_file_loader()(o.setup.symbols_file);
 		if (!symbols)
 			return make_error("--symbols: " + symbols.error().to_string());
@@ -314,6 +320,8 @@ int cmd_attach(int argc, char **argv)
 	StdOutput stdout_output;
 	dbg::StringOutput screen_output;
 	dbg::Output &out = interactive ? static_cast<dbg::Output &>(screen_output) : stdout_output;
+	// Attaching and learning the kernel are one command for Ctrl-C.
+	interrupts::begin_command(-1);
 	auto stop = session.attach();
 	if (!stop)
 		return fail(stop.error(), kExitFailure);

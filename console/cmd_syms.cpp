@@ -69,15 +69,15 @@ bool resolve(const symbols::LoadedSymbols &loaded, const std::string &query)
 		std::uint64_t address = static_cast<std::uint64_t>(*parsed);
 		Symbolizer symbolize = [&table](std::uint64_t a) { return table.lookup(a); };
 		std::string where = table.lookup(address) ? format_address(address, symbolize) : "(no symbol)";
-		std::printf("0x%016llx -> %s%s\n", static_cast<unsigned long long>(address), where.c_str(),
+		oprintf("0x%016llx -> %s%s\n", static_cast<unsigned long long>(address), where.c_str(),
 			    source_line(loaded, address).c_str());
 		return true;
 	}
 	if (auto address = table.address_of(query))
-		std::printf("%s -> 0x%016llx%s\n", query.c_str(), static_cast<unsigned long long>(*address),
+		oprintf("%s -> 0x%016llx%s\n", query.c_str(), static_cast<unsigned long long>(*address),
 			    source_line(loaded, *address).c_str());
 	else
-		std::printf("%s -> (not found)\n", query.c_str());
+		oprintf("%s -> (not found)\n", query.c_str());
 	return true;
 }
 
@@ -101,7 +101,7 @@ void list_symbols(const symbols::SymbolTable &table)
 {
 	for (const symbols::Symbol &s : table.symbols()) {
 		std::string_view name = table.name(s);
-		std::printf("%016llx %c %.*s\n", static_cast<unsigned long long>(table.slid(s.address)), s.type,
+		oprintf("%016llx %c %.*s\n", static_cast<unsigned long long>(table.slid(s.address)), s.type,
 			    static_cast<int>(name.size()), name.data());
 	}
 }
@@ -145,7 +145,7 @@ int cmd_syms(int argc, char **argv)
 	}
 	bool list = args->has("--list");
 	if (!list)
-		std::printf("%zu symbols from %s\n", loaded->table->size(), loaded->description.c_str());
+		oprintf("%zu symbols from %s\n", loaded->table->size(), loaded->description.c_str());
 	else
 		list_symbols(*loaded->table);
 	// A source read only in part answers wrongly for what was cut: loud, and

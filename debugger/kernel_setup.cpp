@@ -13,6 +13,7 @@
 
 #include "kernel_cache.hpp"
 #include "orc_unwinder.hpp"
+#include "vtice/interrupts.hpp"
 
 namespace vtice::dbg {
 
@@ -281,7 +282,10 @@ Result<KernelInfo> setup_kernel(Session &session, const KernelSetupOptions &opti
 			});
 		}
 	}
-	auto symbols = load_symbols(session, options, info.divide_error_handler, log, info.symbols_file);
+	// Ctrl-C during setup skips what is left of it; the session goes on.
+	auto symbols = interrupts::command_interrupted()
+			       ? Result<std::unique_ptr<SymbolList>>(make_error("skipped: interrupted (Ctrl-C)"))
+			       : load_symbols(session, options, info.divide_error_handler, log, info.symbols_file);
 	if (!symbols) {
 		info.symbols = "no symbols: " + symbols.error().message;
 	} else {
@@ -310,7 +314,8 @@ Result<KernelInfo> setup_kernel(Session &session, const KernelSetupOptions &opti
 		session.set_symbols(std::move(table));
 	}
 	if (options.load_orc)
-		info.orc = load_orc(session, info.symbols_file);
+		info.orc = interrupts::command_interrupted() ? "no ORC: skipped: interrupted (Ctrl-C)"
+							     : load_orc(session, info.symbols_file);
 	if (record) {
 		session.set_memory_tap({});
 		// Only what came from guest memory is worth keeping; an image is on disk.

@@ -148,6 +148,7 @@ static std::optional<Error> chain_must_end(StopInfo &stop, std::chrono::steady_c
 					   int timeout_ms, std::uint64_t rounds)
 {
 	if (interrupts::command_interrupted() || interrupts::end_signal()) {
+		interrupts::mark_ctrl_c_handled();
 		stop.breakpoint.reset();
 		stop.event.reason = StopReason::Signal;
 		stop.event.signal = 2;

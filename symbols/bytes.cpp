@@ -50,12 +50,17 @@ SharedBuffer share_bytes(std::shared_ptr<const Bytes> bytes)
 	return std::make_shared<VectorBuffer>(std::move(bytes));
 }
 
+SharedBuffer share_input(std::shared_ptr<const InputBytes> input)
+{
+	return std::make_shared<InputBuffer>(std::move(input));
+}
+
 Result<SharedBuffer> open_file(const std::string &path)
 {
 	auto input = map_input(path, kMaxStream);
 	if (!input)
 		return input.error();
-	return SharedBuffer(std::make_shared<InputBuffer>(std::move(*input)));
+	return share_input(std::move(*input));
 }
 
 }  // namespace vtice::symbols

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "vtice/read_input.hpp"
 #include "vtice/result.hpp"
 
 namespace vtice::symbols {
@@ -58,6 +59,8 @@ public:
 using SharedBuffer = std::shared_ptr<const Buffer>;
 
 SharedBuffer share_bytes(Bytes bytes);
+// An input file already read or mapped (vtice/read_input.hpp), as a Buffer.
+SharedBuffer share_input(std::shared_ptr<const InputBytes> input);
 SharedBuffer share_bytes(std::shared_ptr<const Bytes> bytes);
 // Maps a regular file read-only; reads files that cannot be mapped (/proc,
 // pipes, empty files). A mapped file must not shrink while it is in use.

@@ -43,17 +43,20 @@ Error Client::lost(const std::string &what)
 
 // Frames from the buffer first, then from the wire until the deadline (none:
 // for ever). Garbage and stale frames do not move the deadline. Waits are cut
-// into slices so that a signal's request is seen: a wait for a reply
-// (abandonable) then gives up, and the reply is owed (skipped when it comes).
-Result<std::optional<Frame>> Client::next_frame(std::optional<Clock::time_point> deadline, bool abandonable)
+// into slices so that a signal's request is seen: a wait for a reply (one
+// abandonable, since it began) then gives up, and the reply is owed (skipped
+// when it comes).
+Result<std::optional<Frame>> Client::next_frame(std::optional<Clock::time_point> deadline,
+						std::optional<Clock::time_point> abandonable_since)
 {
 	for (;;) {
 		if (auto frame = reader_.next())
 			return std::optional<Frame>(std::move(*frame));
 		if (!connected_)
 			return make_error("not connected to " + transport_->describe());
-		if (abandonable)
-			if (auto why = interrupts::abandon_reason()) {
+		if (abandonable_since)
+			if (auto why = interrupts::abandon_reason(std::chrono::duration_cast<std::chrono::milliseconds>(
+					    Clock::now() - *abandonable_since).count())) {
 				owed_replies_++;
 				return make_error("gave up waiting for the stub: " + *why);
 			}
@@ -72,9 +75,10 @@ Result<std::optional<Frame>> Client::next_frame(std::optional<Clock::time_point>
 
 Result<void> Client::wait_ack(std::string_view framed)
 {
-	auto deadline = Clock::now() + std::chrono::milliseconds(options_.reply_timeout_ms);
+	auto start = Clock::now();
+	auto deadline = start + std::chrono::milliseconds(options_.reply_timeout_ms);
 	for (int attempt = 0;;) {
-		auto frame = next_frame(deadline, true);
+		auto frame = next_frame(deadline, start);
 		if (!frame)
 			return frame.error();
 		if (!*frame)
@@ -138,16 +142,16 @@ Result<std::optional<std::string>> Client::receive(int timeout_ms, bool keep_out
 	std::optional<Clock::time_point> deadline;
 	if (timeout_ms >= 0)
 		deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
-	return receive_until(deadline, keep_output, false);
+	return receive_until(deadline, keep_output, std::nullopt);
 }
 
 Result<std::optional<std::string>> Client::receive_until(std::optional<Clock::time_point> deadline, bool keep_output,
-							 bool abandonable)
+							 std::optional<Clock::time_point> abandonable_since)
 {
 	int bad = 0;
 	std::string last_reject;
 	for (;;) {
-		auto frame = next_frame(deadline, abandonable);
+		auto frame = next_frame(deadline, abandonable_since);
 		if (!frame)
 			return frame.error();
 		if (!*frame && bad)
@@ -199,8 +203,8 @@ Result<std::optional<std::string>> Client::receive_until(std::optional<Clock::ti
 
 Result<std::string> Client::reply_to(std::string_view payload)
 {
-	auto deadline = Clock::now() + std::chrono::milliseconds(options_.reply_timeout_ms);
-	auto reply = receive_until(deadline, false, true);
+	auto start = Clock::now();
+	auto reply = receive_until(start + std::chrono::milliseconds(options_.reply_timeout_ms), false, start);
 	if (!reply)
 		return reply.error();
 	if (!*reply)

@@ -73,9 +73,10 @@ public:
 
 private:
 	using Clock = std::chrono::steady_clock;
-	Result<std::optional<Frame>> next_frame(std::optional<Clock::time_point> deadline, bool abandonable);
+	Result<std::optional<Frame>> next_frame(std::optional<Clock::time_point> deadline,
+						std::optional<Clock::time_point> abandonable_since);
 	Result<std::optional<std::string>> receive_until(std::optional<Clock::time_point> deadline, bool keep_output,
-							 bool abandonable);
+							 std::optional<Clock::time_point> abandonable_since);
 	Result<void> wait_ack(std::string_view framed);
 	Result<std::string> reply_to(std::string_view payload);
 	Result<std::string> write_packet(std::string_view payload);

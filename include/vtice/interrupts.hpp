@@ -25,6 +25,12 @@ namespace vtice::interrupts {
 
 // The longest a wait may go without looking at the flags.
 constexpr int kWaitSliceMs = 100;
+// How long a reply may be awaited before Ctrl-C gives up on it: a healthy
+// stub answers well within this even over a serial line, so a Ctrl-C that
+// lands in a quick exchange lets it finish and stops the command at its
+// next step (a chain of continues ends "Interrupted at"), while one that
+// lands in a reply that does not come gives the reply up.
+constexpr int kCtrlCPatienceMs = 250;
 // How long the end of a run may spend detaching before it gives up.
 constexpr int kCleanupBudgetMs = 1500;
 
@@ -77,6 +83,11 @@ inline void exit_on_signal(int signal)
 	for (int i = 0; i < kMaxTemps; i++)
 		if (temp_used[i].load())
 			unlink(temp_paths[i]);
+	const char *text = signal == SIGINT ? "vtice: interrupted (SIGINT)\n"
+			   : signal == SIGHUP ? "vtice: stopped by SIGHUP\n"
+					      : "vtice: stopped by SIGTERM\n";
+	ssize_t ignored = write(STDERR_FILENO, text, std::strlen(text));	// async-signal-safe
+	(void)ignored;
 	_exit(128 + signal);
 }
 }  // namespace detail
@@ -213,13 +224,13 @@ inline void begin_cleanup(int budget_ms = kCleanupBudgetMs)
 		start -= std::chrono::nanoseconds(since > 0 ? since : 0);
 	}
 	detail::cleanup_deadline = start + std::chrono::milliseconds(budget_ms);
-	detail::command = {};
+	begin_command(-1);
 }
 
 // The session ends without a signal: no command's limits apply to it.
 inline void end_command()
 {
-	detail::command = {};
+	begin_command(-1);
 }
 
 inline bool in_cleanup()
@@ -227,9 +238,9 @@ inline bool in_cleanup()
 	return detail::cleanup_deadline.has_value();
 }
 
-// Why a wait for a reply must give up now, or nothing. A pending Ctrl-C
-// it reports is handled by that.
-inline std::optional<std::string> abandon_reason()
+// Why a wait for a reply, waited_ms long so far, must give up now, or
+// nothing. A pending Ctrl-C it reports is handled by that.
+inline std::optional<std::string> abandon_reason(long waited_ms = kCtrlCPatienceMs)
 {
 	if (detail::cleanup_deadline)
 		return Clock::now() >= *detail::cleanup_deadline
@@ -238,7 +249,7 @@ inline std::optional<std::string> abandon_reason()
 			       : std::nullopt;
 	if (int signal = end_signal())
 		return std::string(signal_name(signal)) + " received";
-	if (ctrl_c_pending()) {
+	if (ctrl_c_pending() && waited_ms >= kCtrlCPatienceMs) {
 		mark_ctrl_c_handled();
 		return std::string("interrupted (Ctrl-C)");
 	}

@@ -9,7 +9,8 @@ It serves one x86-64 "target" on a unix socket (or a pty) well enough for
   hot         every continue stops at once at the same breakpoint (a hot
               conditional breakpoint on a real kernel)
   deaf        a continue never stops, and the ^C break-in is ignored
-  slow-read   memory reads are never answered (a stub stuck mid-request)
+  slow-read   a read of memory at 0x1000 is never answered (a stub stuck
+              mid-request)
   nul         sends NUL bytes without end from the start
   dollar      sends '$' without end from the start
   stale       never acknowledges; sends a stale stop packet every second
@@ -115,7 +116,7 @@ class Conversation:
         if p == "g":
             return REGISTERS_HEX
         if p.startswith("m"):
-            return None if self.mode == "slow-read" else "E14"
+            return None if self.mode == "slow-read" and p.startswith("m1000,") else "E14"
         if p[:1] in ("Z", "z"):
             return "OK"
         if p.startswith("qfThreadInfo"):
