@@ -101,7 +101,11 @@ Result<void> Client::wait_ack(std::string_view framed)
 		default:
 			// A stale packet before the ack (QEMU can send one right after
 			// connecting): gdb drops it too; the real reply follows the ack.
+			// It may be the late reply to a request we gave up on: that
+			// one is no longer owed.
 			stats_.stale_packets++;
+			if ((*frame)->kind == Frame::Kind::Packet && owed_replies_ > 0)
+				owed_replies_--;
 			break;
 		}
 	}

@@ -4,11 +4,16 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <fcntl.h>
+#include <memory>
 #include <thread>
+#include <unistd.h>
 
 #include "fake_stub.hpp"
 #include "rsp/client.hpp"
 #include "rsp/rsp_target.hpp"
+#include "vtice/interrupts.hpp"
 
 using namespace vtice::dbg;
 using namespace vtice::dbg::rsp;
@@ -303,4 +308,134 @@ TEST(RspTargetFake, NoAckModeBinaryReadAndWrite)
 	ASSERT_TRUE(plain.ok());
 	EXPECT_EQ(*plain, (std::vector<std::uint8_t>{'}', '$', 0x90}));
 	EXPECT_EQ(written.size(), 5u);  // two bytes needed escaping
+}
+
+// Issue 22: garbage or stale packets that keep coming must not extend the
+// wait for an acknowledgement (each frame used to restart it).
+TEST(RspClient, GarbageDoesNotExtendTheAckDeadline)
+{
+	std::atomic<bool> stop{false};
+	FakeStub stub([&](const std::string &p) -> std::string {
+		if (p != "?")
+			return "";
+		std::string junk;
+		for (int i = 0; i < 40 && !stop; i++)
+			junk += FakeStub::packet("S05") + std::string(64, '\0');
+		return junk;
+	});
+	ClientOptions options;
+	options.reply_timeout_ms = 300;
+	Client client(stub.client_transport(), options);
+	auto start = std::chrono::steady_clock::now();
+	auto reply = client.request("?");
+	auto waited = std::chrono::steady_clock::now() - start;
+	stop = true;
+	ASSERT_FALSE(reply.ok());
+	EXPECT_NE(reply.error().message.find("no acknowledgement"), std::string::npos) << reply.error().message;
+	EXPECT_LT(waited, std::chrono::milliseconds(1500));
+}
+
+namespace {
+
+// A stub that answers the first read late: with the reply to the next
+// request, before that request's ack (late_before_ack) or after it.
+FakeStub::Script late_reply_stub(bool late_before_ack)
+{
+	auto count = std::make_shared<int>(0);
+	return [count, late_before_ack](const std::string &p) -> std::string {
+		if (p == "-" || p == "\x03")
+			return "";
+		if ((*count)++ == 0)
+			return "+";  // the reply to the first request never comes in time
+		std::string late = FakeStub::packet("11111111");
+		std::string right = FakeStub::packet("22222222");
+		return late_before_ack ? late + "+" + right : "+" + late + right;
+	};
+}
+
+}  // namespace
+
+// A request given up on (here by Ctrl-C) owes its reply: when it comes late,
+// it is skipped, never taken as the reply to the next request.
+TEST(RspClient, AReplyGivenUpOnIsNotTakenForTheNext)
+{
+	for (bool before_ack : {false, true}) {
+		vtice::interrupts::reset_for_tests();
+		vtice::interrupts::begin_command(-1);
+		FakeStub stub(late_reply_stub(before_ack));
+		Client client(stub.client_transport(), quick());
+		vtice::interrupts::raise_ctrl_c();
+		auto first = client.request("m1000,4");
+		ASSERT_FALSE(first.ok());
+		EXPECT_NE(first.error().message.find("interrupted (Ctrl-C)"), std::string::npos) << first.error().message;
+		auto second = client.request("m2000,4");
+		ASSERT_TRUE(second.ok()) << second.error().message;
+		EXPECT_EQ(*second, "22222222") << (before_ack ? "late reply before the ack" : "late reply after the ack");
+	}
+	vtice::interrupts::reset_for_tests();
+}
+
+// Ctrl-C lets a reply that is about to come finish: only a wait longer than
+// the patience is given up.
+TEST(RspClient, CtrlCWaitsOutAQuickReply)
+{
+	vtice::interrupts::reset_for_tests();
+	vtice::interrupts::begin_command(-1);
+	FakeStub stub([](const std::string &p) -> std::string {
+		if (p == "-")
+			return "";
+		return "+" + FakeStub::packet("OK");
+	});
+	Client client(stub.client_transport(), quick());
+	vtice::interrupts::raise_ctrl_c();
+	auto reply = client.request("?");
+	ASSERT_TRUE(reply.ok()) << reply.error().message;
+	EXPECT_TRUE(vtice::interrupts::ctrl_c_pending()) << "the Ctrl-C is left for the command to act on";
+	vtice::interrupts::reset_for_tests();
+}
+
+TEST(RspTransport, TargetSpecsAreCheckedBeforeAnythingOpens)
+{
+	struct Case {
+		const char *text, *error;
+	} bad[] = {{"", "empty"}, {"unix:", "names no socket"}, {"localhost: 1234", "blank"},
+		   {"localhost:0", "1..65535"}, {"localhost:99999", "1..65535"}, {"localhost:12a", "1..65535"},
+		   {"host:", "not host:port"}};
+	for (const auto &c : bad) {
+		auto spec = parse_target_spec(c.text);
+		ASSERT_FALSE(spec.ok()) << c.text;
+		EXPECT_NE(spec.error().message.find(c.error), std::string::npos) << c.text << ": " << spec.error().message;
+	}
+	auto v6 = parse_target_spec("[::1]:1234");
+	ASSERT_TRUE(v6.ok());
+	EXPECT_EQ(v6->host, "::1");
+	EXPECT_EQ(v6->port, "1234");
+	auto local = parse_target_spec(":1234");
+	ASSERT_TRUE(local.ok());
+	EXPECT_EQ(local->host, "127.0.0.1");
+	EXPECT_EQ(parse_target_spec("unix:/run/s")->kind, TargetSpec::Kind::Unix);
+	EXPECT_EQ(parse_target_spec("/dev/ttyS0")->kind, TargetSpec::Kind::Path);
+}
+
+// A regular file or directory named as the target is never opened for
+// writing: the bytes of a kernel image survive `vtice attach IMAGE`.
+TEST(RspTransport, ARegularFileIsNotASerialLine)
+{
+	char path[] = "/tmp/vtice-target-XXXXXX";
+	int fd = mkstemp(path);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(write(fd, "MZ\x90\x00", 4), 4);
+	close(fd);
+	auto file = connect_transport(path);
+	ASSERT_FALSE(file.ok());
+	EXPECT_NE(file.error().message.find("regular file"), std::string::npos) << file.error().message;
+	char bytes[8] = {};
+	fd = open(path, O_RDONLY);
+	ASSERT_EQ(read(fd, bytes, sizeof(bytes)), 4);
+	close(fd);
+	unlink(path);
+	EXPECT_EQ(std::string(bytes, 4), std::string("MZ\x90\x00", 4));
+	auto dir = connect_transport("/tmp");
+	ASSERT_FALSE(dir.ok());
+	EXPECT_NE(dir.error().message.find("directory"), std::string::npos) << dir.error().message;
 }
