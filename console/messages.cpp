@@ -35,18 +35,16 @@ void eprintf(const char *format, ...)
 {
 	std::va_list args;
 	va_start(args, format);
-	std::string text = format_text(format, args);
+	write_escaped(stderr, format_text(format, args));
 	va_end(args);
-	write_escaped(stderr, text);
 }
 
 void oprintf(const char *format, ...)
 {
 	std::va_list args;
 	va_start(args, format);
-	std::string text = format_text(format, args);
+	write_escaped(stdout, format_text(format, args));
 	va_end(args);
-	write_escaped(stdout, text);
 }
 
 }  // namespace vtice::console

@@ -31,16 +31,20 @@ protected:
 
 constexpr std::uint64_t kBreak = ScriptedTarget::kCode + 0x40;
 
-// A Session whose target crosses kBreak `hits` times.
-std::unique_ptr<Session> hot_session(int hits, ScriptedTarget **target_out = nullptr)
+// A Session whose target crosses kBreak `hits` times, with a breakpoint
+// there whose condition is false: a chain of continues without end.
+std::unique_ptr<Session> hot_session(int hits, ScriptedTarget **target_out)
 {
 	auto target = std::make_unique<ScriptedTarget>();
 	for (int i = 0; i < hits; i++)
 		target->script.push_back({.pc = kBreak});
-	if (target_out)
-		*target_out = target.get();
+	*target_out = target.get();
 	auto session = std::make_unique<Session>(std::move(target));
 	EXPECT_TRUE(session->attach().ok());
+	BreakpointSpec spec;
+	spec.location = "*0xffffffff81000040";
+	spec.condition = "0";
+	EXPECT_TRUE(session->add_breakpoint(spec).ok());
 	return session;
 }
 
@@ -93,10 +97,6 @@ TEST_F(Interrupts, CtrlCEndsAChainOfContinues)
 {
 	ScriptedTarget *target = nullptr;
 	auto session = hot_session(1000, &target);
-	BreakpointSpec spec;
-	spec.location = "*0xffffffff81000040";
-	spec.condition = "0";
-	ASSERT_TRUE(session->add_breakpoint(spec).ok());
 	interrupts::raise_ctrl_c();
 	auto stop = session->cont();
 	ASSERT_TRUE(stop.ok()) << stop.error().message;
@@ -110,10 +110,6 @@ TEST_F(Interrupts, TheTimeLimitEndsAChainOfContinues)
 {
 	ScriptedTarget *target = nullptr;
 	auto session = hot_session(100000, &target);
-	BreakpointSpec spec;
-	spec.location = "*0xffffffff81000040";
-	spec.condition = "0";
-	ASSERT_TRUE(session->add_breakpoint(spec).ok());
 	auto stop = session->cont(1);
 	ASSERT_FALSE(stop.ok());
 	EXPECT_NE(stop.error().message.find("time limit"), std::string::npos) << stop.error().message;
