@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # VMX root runs none of the kernel's code (docs/hypervisor.md,
 # "Self-protection"). Checks a built module tree: the objects VMX root runs
-# (core/, debug/, os/linux/root_os.o and the entry stubs) import no kernel
+# (core/, debug/ and os/linux/root_os.c, as linked: their .root.o, whose
+# thunk references Kbuild renamed to root's own; root's thunks; and the
+# entry stubs) import no kernel
 # symbol at all, and of the OS layer they call only the functions listed
 # below, each of which runs before VMX root exists or after it is gone.
 # Usage: root-imports.sh HYPERVISOR_DIR (a tree where kbuild built vtice.ko)
@@ -12,7 +14,8 @@ dir=${1:?usage: root-imports.sh HYPERVISOR_DIR}
 cd "$dir"
 
 shopt -s nullglob
-root_objs=(core/*.o debug/*.o os/linux/root_os.o os/linux/root_entry.o os/linux/vmx_entry.o)
+root_objs=(core/*.root.o debug/*.root.o os/linux/root_os.root.o os/linux/root_entry.o os/linux/vmx_entry.o
+	os/linux/root_thunks.o)
 for o in "${root_objs[@]}"; do
 	[[ -f $o ]] || { echo "root-imports: $dir/$o: missing (not a complete module build)" >&2; exit 1; }
 done
@@ -29,9 +32,7 @@ declare -A outside_root=(
 )
 
 # Kernel symbols an object may use where the kernel, not VMX root, runs it.
-declare -A kernel_ok=(
-	[os/linux/vmx_entry.o:__x86_return_thunk]="its RETs run in the guest (after VMLAUNCH) or after VMXOFF"
-)
+declare -A kernel_ok=()
 
 fail=0
 defined=$(nm --defined-only -g "${root_objs[@]}" 2>/dev/null | awk 'NF == 3 {print $3}' | sort -u)

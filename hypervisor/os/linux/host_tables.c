@@ -17,6 +17,7 @@
 #include <linux/module.h>
 #include <linux/version.h>
 
+#include "compat.h"
 #include "vtice_linux.h"
 #include "../../core/host_pt.h"
 
@@ -27,17 +28,15 @@ static int vt_mirror(const void *p, unsigned long bytes)
 
 static int vt_mirror_module_image(void)
 {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
-	static const enum mod_mem_type types[] = { MOD_TEXT, MOD_DATA, MOD_RODATA, MOD_RO_AFTER_INIT };
 	unsigned int i;
 	int ret = 0;
 
-	for (i = 0; !ret && i < ARRAY_SIZE(types); i++)
-		ret = vt_mirror(THIS_MODULE->mem[types[i]].base, THIS_MODULE->mem[types[i]].size);
+	for (i = 0; !ret && i < VT_MODULE_RANGES; i++) {
+		struct vt_module_range r = vt_module_range(THIS_MODULE, i);
+
+		ret = vt_mirror((const void *)r.base, r.size);
+	}
 	return ret;
-#else
-	return vt_mirror(THIS_MODULE->core_layout.base, THIS_MODULE->core_layout.size);
-#endif
 }
 
 int vt_linux_host_tables(void)

@@ -11,9 +11,9 @@
 #include <linux/mm.h>
 #include <linux/sched.h>
 #include <linux/stddef.h>
-#include <linux/version.h>
 #include <asm/current.h>
 
+#include "compat.h"
 #include "vtice_linux.h"
 
 static struct vt_ram_range vt_ram[VT_MAX_RAM];
@@ -38,14 +38,10 @@ static int vt_collect_ram(struct resource *res, void *arg)
 	return 0;
 }
 
-/* The per-CPU current_task (pcpu_hot.current_task since 6.2). */
+/* The per-CPU current_task (os/linux/compat.h). */
 u64 vt_linux_task_pointer(u32 cpu)
 {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
-	return (u64)(unsigned long)&per_cpu(pcpu_hot.current_task, cpu);
-#else
-	return (u64)(unsigned long)&per_cpu(current_task, cpu);
-#endif
+	return (u64)(unsigned long)vt_current_task_ptr(cpu);
 }
 
 /*

@@ -13,7 +13,7 @@
  */
 #include <linux/linkage.h>
 #include <asm/asm.h>
-#include <asm/ibt.h>
+#include "compat.h"
 
 	.text
 
@@ -48,6 +48,7 @@
  * NMI blocking.
  */
 SYM_CODE_START(vt_root_nmi_entry)
+	UNWIND_HINT_IRET_REGS
 	ENDBR
 	SAVE_SCRATCH
 	mov	%rsp, %rdi
@@ -84,7 +85,14 @@ SYM_CODE_END(vt_root_trap_common)
 			 (v) == 21 || (v) == 29 || (v) == 30)
 
 .macro VT_ROOT_STUB vector
+	/* Invoked under .altmacro (below): the hints' own macros need it off. */
+	.noaltmacro
 SYM_CODE_START_LOCAL(vt_root_stub_\vector)
+	.if VT_HAS_ERROR(\vector) == 0
+	UNWIND_HINT_IRET_REGS
+	.else
+	UNWIND_HINT_IRET_REGS offset=8
+	.endif
 	ENDBR
 	.if VT_HAS_ERROR(\vector) == 0
 	pushq	$0
@@ -92,6 +100,7 @@ SYM_CODE_START_LOCAL(vt_root_stub_\vector)
 	pushq	$\vector
 	jmp	vt_root_trap_common
 SYM_CODE_END(vt_root_stub_\vector)
+	.altmacro
 .endm
 
 .macro VT_ROOT_STUB_ADDRESS vector
@@ -129,18 +138,18 @@ SYM_FUNC_START(vt_rdmsr_safe)
 	ENDBR
 	mov	%edi, %ecx
 .Lrdmsr:
+	ANNOTATE_NOENDBR	/* in vt_root_fixups: a #GP resumes here, never a branch */
 	rdmsr
 	shl	$32, %rdx
 	or	%rdx, %rax
 	mov	%rax, (%rsi)
 	xor	%eax, %eax
-	ret
-	int3
+	VT_RET
 .Lrdmsr_fault:
+	ANNOTATE_NOENDBR
 	movq	$0, (%rsi)
 	mov	$-5, %eax
-	ret
-	int3
+	VT_RET
 	_ASM_EXTABLE(.Lrdmsr, .Lrdmsr_fault)
 SYM_FUNC_END(vt_rdmsr_safe)
 
@@ -151,14 +160,14 @@ SYM_FUNC_START(vt_wrmsr_safe)
 	mov	%rsi, %rdx
 	shr	$32, %rdx
 .Lwrmsr:
+	ANNOTATE_NOENDBR
 	wrmsr
 	xor	%eax, %eax
-	ret
-	int3
+	VT_RET
 .Lwrmsr_fault:
+	ANNOTATE_NOENDBR
 	mov	$-5, %eax
-	ret
-	int3
+	VT_RET
 	_ASM_EXTABLE(.Lwrmsr, .Lwrmsr_fault)
 SYM_FUNC_END(vt_wrmsr_safe)
 

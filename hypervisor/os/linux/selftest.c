@@ -16,6 +16,7 @@
 
 #include <vtice/ioctl.h>
 #include <vtice/vmcall.h>
+#include "compat.h"
 #include "vtice_linux.h"
 
 struct vt_selftest {
@@ -122,9 +123,9 @@ static void vt_selftest_stealth(struct vt_selftest *st)
 	VT_CHECK(st, !(cpuid_ecx(1) & BIT(31)), "CPUID hypervisor bit set");
 	VT_CHECK(st, !(cr4 & X86_CR4_VMXE), "CR4.VMXE visible");
 	VT_CHECK(st, vt_cr4_write_faults(cr4 | X86_CR4_VMXE), "setting CR4.VMXE did not #GP");
-	VT_CHECK(st, rdmsrl_safe(MSR_IA32_VMX_BASIC, &v) != 0, "IA32_VMX_BASIC readable");
-	VT_CHECK(st, rdmsrl_safe(MSR_IA32_VMX_EPT_VPID_CAP, &v) != 0, "EPT_VPID_CAP readable");
-	VT_CHECK(st, rdmsrl_safe(MSR_IA32_FEAT_CTL, &v) == 0 &&
+	VT_CHECK(st, vt_kernel_rdmsr_safe(MSR_IA32_VMX_BASIC, &v) != 0, "IA32_VMX_BASIC readable");
+	VT_CHECK(st, vt_kernel_rdmsr_safe(MSR_IA32_VMX_EPT_VPID_CAP, &v) != 0, "EPT_VPID_CAP readable");
+	VT_CHECK(st, vt_kernel_rdmsr_safe(MSR_IA32_FEAT_CTL, &v) == 0 &&
 		 !(v & (FEAT_CTL_VMX_ENABLED_INSIDE_SMX | FEAT_CTL_VMX_ENABLED_OUTSIDE_SMX)),
 		 "IA32_FEATURE_CONTROL shows VMX enabled");
 	VT_CHECK(st, vt_vmxon_faults(), "VMXON did not raise #UD");
@@ -152,12 +153,12 @@ static void vt_selftest_instructions(struct vt_selftest *st)
 
 	vt_selftest_xsetbv(st);
 	asm volatile("invd" ::: "memory");	/* emulated as WBINVD: must not lose data */
-	if (rdmsrl_safe(MSR_IA32_DEBUGCTLMSR, &orig))
+	if (vt_kernel_rdmsr_safe(MSR_IA32_DEBUGCTLMSR, &orig))
 		return;
-	VT_CHECK(st, !wrmsrl_safe(MSR_IA32_DEBUGCTLMSR, orig | DEBUGCTLMSR_BTF) &&
-		 !rdmsrl_safe(MSR_IA32_DEBUGCTLMSR, &back) && !!(back & DEBUGCTLMSR_BTF) == btf,
+	VT_CHECK(st, !vt_kernel_wrmsr_safe(MSR_IA32_DEBUGCTLMSR, orig | DEBUGCTLMSR_BTF) &&
+		 !vt_kernel_rdmsr_safe(MSR_IA32_DEBUGCTLMSR, &back) && !!(back & DEBUGCTLMSR_BTF) == btf,
 		 "DEBUGCTL.BTF does not read back as on the bare CPU");
-	wrmsrl_safe(MSR_IA32_DEBUGCTLMSR, orig);
+	vt_kernel_wrmsr_safe(MSR_IA32_DEBUGCTLMSR, orig);
 }
 
 static void vt_selftest_cpu(void *data)

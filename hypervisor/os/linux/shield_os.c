@@ -17,26 +17,13 @@
 #include <linux/io.h>
 #include <linux/mm.h>
 #include <linux/module.h>
-#include <linux/version.h>
 #include <linux/vmalloc.h>
 
+#include "compat.h"
 #include "vtice_linux.h"
 #include "../../debug/path_trace.h"
 #include "../../debug/dbg_os.h"
 #include "../../debug/stub.h"
-
-/* The module's text and read-only data: one range, page aligned. */
-static void vt_module_ro_range(unsigned long *base, unsigned long *size)
-{
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
-	/* Separate allocations since 6.4: copy the text; rodata follows below. */
-	*base = (unsigned long)THIS_MODULE->mem[MOD_TEXT].base;
-	*size = THIS_MODULE->mem[MOD_TEXT].size;
-#else
-	*base = (unsigned long)THIS_MODULE->core_layout.base;
-	*size = THIS_MODULE->core_layout.ro_size;
-#endif
-}
 
 static int vt_copy_vmalloc_range(unsigned long base, unsigned long size)
 {
@@ -61,18 +48,18 @@ int vt_os_shield_image(const void *p, u64 bytes)
 	return vt_copy_vmalloc_range((unsigned long)p, bytes);
 }
 
+/* The module's text and read-only data (os/linux/compat.h). */
 static int vt_shield_module_image(void)
 {
-	unsigned long base, size;
-	int ret;
+	unsigned int i;
+	int ret = 0;
 
-	vt_module_ro_range(&base, &size);
-	ret = vt_copy_vmalloc_range(base, size);
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
-	if (!ret)
-		ret = vt_copy_vmalloc_range((unsigned long)THIS_MODULE->mem[MOD_RODATA].base,
-					    THIS_MODULE->mem[MOD_RODATA].size);
-#endif
+	for (i = 0; !ret && i < VT_MODULE_RO_RANGES; i++) {
+		struct vt_module_range r = vt_module_ro_range(THIS_MODULE, i);
+
+		if (r.size)
+			ret = vt_copy_vmalloc_range(r.base, r.size);
+	}
 	return ret;
 }
 

@@ -2,9 +2,17 @@
 /*
  * VMLAUNCH into the running kernel and the VM-exit entry point.
  * Frame layout: struct vt_guest_regs in core/hv.h (144 bytes, 16-aligned).
+ *
+ * objtool does not read this file (Kbuild: the exit stub is entered by the
+ * CPU, not called), so the kernel never learns of its return sites and
+ * cannot patch them at load: the kernel's RET (a jump to the return thunk)
+ * would stay a jump to the unpatched thunk, which warns ("Unpatched return
+ * thunk in use", __warn_thunk) on kernels built with MITIGATION_RETHUNK.
+ * These two returns run once per CPU at load and at unload: a plain RET
+ * (VT_RET, annotated for objtool, which reads this file on IBT kernels).
  */
 #include <linux/linkage.h>
-#include <asm/unwind_hints.h>
+#include "compat.h"
 
 #define VMCS_GUEST_RSP	0x681c
 #define VMCS_GUEST_RIP	0x681e
@@ -35,6 +43,7 @@ SYM_FUNC_START(vt_vmx_launch)
 	mov	$VMCS_GUEST_RIP, %rax
 	vmwrite	%rdx, %rax
 	jbe	.Lwrite_failed
+	UNWIND_HINT_SAVE
 	vmlaunch
 	/* Only reached when VMLAUNCH failed (CF or ZF set). */
 	mov	$1, %eax
@@ -43,6 +52,9 @@ SYM_FUNC_START(vt_vmx_launch)
 	mov	$2, %eax
 	jmp	.Lout
 .Lguest:
+	/* VM entry lands here with the stack of the VMLAUNCH. */
+	UNWIND_HINT_RESTORE
+	ANNOTATE_NOENDBR
 	xor	%eax, %eax
 .Lout:
 	pop	%r15
@@ -51,7 +63,7 @@ SYM_FUNC_START(vt_vmx_launch)
 	pop	%r12
 	pop	%rbx
 	pop	%rbp
-	RET
+	VT_RET
 SYM_FUNC_END(vt_vmx_launch)
 
 .macro PUSH_FRAME
@@ -98,7 +110,8 @@ SYM_FUNC_END(vt_vmx_launch)
  * the vCPU pointer stored there), interrupts off (RFLAGS = 2, SDM 3C 28.5.3).
  */
 SYM_CODE_START(vt_vmexit_stub)
-	UNWIND_HINT_EMPTY
+	VT_UNWIND_HINT_UNKNOWN
+	ANNOTATE_NOENDBR	/* HOST_RIP: the CPU enters here, no branch does */
 	PUSH_FRAME
 	mov	%rsp, %rdi
 	call	vt_exit_handler
@@ -129,5 +142,5 @@ SYM_CODE_START(vt_vmexit_stub)
 	/* RSP is now frame + 128; the saved RSP slot is at frame + 32. */
 	mov	-96(%rsp), %rsp
 	popfq
-	RET
+	VT_RET
 SYM_CODE_END(vt_vmexit_stub)
