@@ -32,14 +32,16 @@
 #else
 #define VT_UNWIND_HINT_UNKNOWN	UNWIND_HINT_EMPTY
 #endif
-#endif
 
 /*
- * objtool's annotations (read on IBT kernels from the whole linked module):
- * a RET that needs no return thunk (retbleed, 5.19), and code whose address
- * is taken but that no indirect branch reaches, so it needs no ENDBR (5.18).
+ * objtool's annotations, read on IBT kernels (5.18 and later) from the
+ * whole linked module: a RET that needs no return thunk (a #define where
+ * the retbleed work, 5.19 or its stable backports, has it), and code whose
+ * address is taken but that no indirect branch reaches, so it needs no
+ * ENDBR (an assembler macro since 5.18). Elsewhere objtool does not read
+ * these files (Kbuild): blank.
  */
-#if LINUX_VERSION_CODE < KERNEL_VERSION(5, 19, 0)
+#ifndef ANNOTATE_UNRET_SAFE
 #define ANNOTATE_UNRET_SAFE
 #endif
 #if LINUX_VERSION_CODE < KERNEL_VERSION(5, 18, 0)
@@ -48,6 +50,7 @@
 
 /* A plain return in VMX root's and the VM-exit stub's assembly. */
 #define VT_RET	ANNOTATE_UNRET_SAFE; ret; int3
+#endif /* __ASSEMBLY__ */
 
 #ifndef __ASSEMBLY__
 
@@ -55,13 +58,22 @@
 #include <linux/percpu.h>
 #include <asm/msr.h>
 
-/* rdmsrl_safe() and wrmsrl_safe() are rdmsrq_safe() and wrmsrq_safe() since 6.16. */
+/* rdmsrl() and wrmsrl() and their _safe forms are rdmsrq() ... since 6.16. */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 16, 0)
+#define vt_kernel_rdmsr(msr, v)		rdmsrq(msr, v)
+#define vt_kernel_wrmsr(msr, v)		wrmsrq(msr, v)
 #define vt_kernel_rdmsr_safe(msr, p)	rdmsrq_safe(msr, p)
 #define vt_kernel_wrmsr_safe(msr, v)	wrmsrq_safe(msr, v)
 #else
+#define vt_kernel_rdmsr(msr, v)		rdmsrl(msr, v)
+#define vt_kernel_wrmsr(msr, v)		wrmsrl(msr, v)
 #define vt_kernel_rdmsr_safe(msr, p)	rdmsrl_safe(msr, p)
 #define vt_kernel_wrmsr_safe(msr, v)	wrmsrl_safe(msr, v)
+#endif
+
+/* Whether the kernel runs with IBT on (CONFIG_X86_KERNEL_IBT, 5.18 and later). */
+#ifdef CONFIG_X86_KERNEL_IBT
+#define vt_kernel_ibt_on()	cpu_feature_enabled(X86_FEATURE_IBT)
 #endif
 
 /*

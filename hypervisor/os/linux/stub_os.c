@@ -13,6 +13,7 @@
 #include <asm/tsc.h>
 
 #include <vtice/vmcall.h>
+#include "compat.h"
 #include "vtice_linux.h"
 #include "../../debug/dbg_os.h"
 #include "../../debug/stop.h"
@@ -25,6 +26,38 @@ u64 vt_os_tsc_khz(void)
 	return tsc_khz ? tsc_khz : 1000000;	/* uncalibrated: assume 1 GHz */
 }
 
+typedef unsigned long (*vt_lookup_fn)(const char *name);
+
+/*
+ * The call through a pointer is an indirect branch, which on a kernel with
+ * IBT must land on an ENDBR: but the kprobe's address lies past the
+ * function's ENDBR, and the kernel seals (NOPs out) the ENDBR of functions
+ * it never calls indirectly, as it does this one. So the CPU's ENDBR
+ * tracking is off for this one call (IA32_S_CET.ENDBR_EN, SDM Vol. 1
+ * 18.3.1), with interrupts off so that the MSR written back is this CPU's.
+ */
+static unsigned long vt_call_unexported(vt_lookup_fn fn, const char *name)
+{
+#ifdef CONFIG_X86_KERNEL_IBT
+	unsigned long flags, addr;
+	u64 s_cet = 0;
+	bool ibt = vt_kernel_ibt_on();
+
+	local_irq_save(flags);
+	if (ibt) {
+		vt_kernel_rdmsr(MSR_IA32_S_CET, s_cet);
+		vt_kernel_wrmsr(MSR_IA32_S_CET, s_cet & ~CET_ENDBR_EN);
+	}
+	addr = fn(name);
+	if (ibt)
+		vt_kernel_wrmsr(MSR_IA32_S_CET, s_cet);
+	local_irq_restore(flags);
+	return addr;
+#else
+	return fn(name);
+#endif
+}
+
 /*
  * kallsyms_lookup_name() is not exported since Linux 5.7; a kprobe resolves
  * a name, so one on kallsyms_lookup_name itself yields its address. Called
@@ -32,16 +65,16 @@ u64 vt_os_tsc_khz(void)
  */
 static unsigned long vt_lookup_symbol(const char *name)
 {
-	static unsigned long (*lookup)(const char *name);
+	static vt_lookup_fn lookup;
 	struct kprobe kp = { .symbol_name = "kallsyms_lookup_name" };
 
 	if (!lookup) {
 		if (register_kprobe(&kp))
 			return 0;
-		lookup = (unsigned long (*)(const char *))kp.addr;
+		lookup = (vt_lookup_fn)kp.addr;
 		unregister_kprobe(&kp);
 	}
-	return lookup(name);
+	return vt_call_unexported(lookup, name);
 }
 
 /*
