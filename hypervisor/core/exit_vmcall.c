@@ -2,8 +2,10 @@
 /*
  * VMCALL: the control channel from the module's kernel side (ABI in
  * include/uapi/vtice/vmcall.h). Honoured only from CPL 0 in 64-bit mode
- * with the per-load key in RCX; anything else gets #UD and nothing else,
- * exactly what VMCALL does outside VMX non-root (SDM Vol. 2B VMCALL).
+ * with the per-load key in RCX. Anything else is not vtice's: under a
+ * parent hypervisor a kernel-mode one is the parent's and goes up to it
+ * (parent.c); otherwise it gets #UD and nothing else, exactly what VMCALL
+ * does outside VMX non-root (SDM Vol. 2B VMCALL).
  */
 #include "exit.h"
 #include "intrin.h"
@@ -57,7 +59,8 @@ enum vt_exit_action vt_handle_vmcall(struct vt_exit *exit)
 	u64 out = 0, status = VTICE_VMCALL_OK;
 
 	if (!vt_vmcall_authentic(exit)) {
-		vt_inject_ud(exit);
+		if (!vt_forward_to_parent(exit))
+			vt_inject_ud(exit);
 		return VT_EXIT_RESUME;
 	}
 	switch (r->rax) {

@@ -3,6 +3,7 @@
  * Global hypervisor state shared by all vCPUs: capabilities, controls, the
  * identity EPT, the host page tables and the VMCALL key.
  */
+#include "exit.h"
 #include "host_pt.h"
 #include "hv.h"
 #include "intrin.h"
@@ -26,6 +27,7 @@ int vt_hv_init(struct vt_hv *hv, u64 ept_top)
 	int ret;
 
 	vt_memset(hv, 0, sizeof(*hv));
+	hv->parent_hypervisor = vt_cpu_has_parent_hypervisor();
 	ret = vt_caps_read(&hv->caps);
 	if (ret)
 		return ret;

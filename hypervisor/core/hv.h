@@ -31,6 +31,9 @@ struct vt_guest_regs {
 	u64 rip, rflags;	/* filled only when leaving VMX */
 };
 VT_STATIC_ASSERT(sizeof(struct vt_guest_regs) == 144, "vmx_entry.S frame layout");
+VT_STATIC_ASSERT(__builtin_offsetof(struct vt_guest_regs, rbx) == 24 &&
+		 __builtin_offsetof(struct vt_guest_regs, rdi) == 56 &&
+		 __builtin_offsetof(struct vt_guest_regs, r15) == 120, "root_entry.S vt_parent_vmcall offsets");
 
 /* VMX capability MSRs as read, SDM Vol. 3D Appendix A. */
 struct vt_vmx_caps {
@@ -110,6 +113,12 @@ struct vt_hv {
 	u64 *root_idt;		/* VMX root's IDT (root_idt.h) */
 	u64 host_cr3;
 	u64 key;		/* per-load VMCALL key */
+	/*
+	 * A hypervisor below this one (KVM, Hyper-V, VMware) announced itself
+	 * through CPUID.1:ECX[31] before vtice loaded: the kernel saw it at boot
+	 * and talks to it with VMCALL (parent.c).
+	 */
+	bool parent_hypervisor;
 	const struct vt_callbacks *cb;
 	struct vt_host_window window;
 	u8 *io_bitmap;		/* bitmaps A and B (2 pages), or NULL: no I/O exits */

@@ -38,6 +38,12 @@ extern "C" {
 int vt_vmx_launch(void);
 /* Where VM exits land (HOST_RIP): saves GPRs, calls vt_exit_handler(). */
 void vt_vmexit_stub(void);
+struct vt_guest_regs;
+/*
+ * VMCALL from VMX root with the guest's general registers (all but RSP),
+ * which then hold what the parent hypervisor answered (root_entry.S).
+ */
+void vt_parent_vmcall(struct vt_guest_regs *regs);
 #ifdef __cplusplus
 }
 #endif

@@ -175,7 +175,7 @@
 
 /* CPUID bits the core looks at (SDM Vol. 2A CPUID) */
 #define CPUID_1_ECX_VMX		VT_BIT(5)
-#define CPUID_1_ECX_HYPERVISOR	VT_BIT(31)	/* stays clear: stealth */
+#define CPUID_1_ECX_HYPERVISOR	VT_BIT(31)	/* a hypervisor's own: set only by a parent's */
 #define CPUID_1_ECX_PDCM	VT_BIT(15)	/* IA32_PERF_CAPABILITIES exists */
 #define CPUID_7_EDX_ARCH_LBR	VT_BIT(19)	/* architectural LBR, leaf 0x1C */
 

@@ -424,6 +424,18 @@ int vt_invvpid(u64, u16, u64)
 	return g_cpu.failing("invvpid") ? fail_valid(28) : VT_VMX_OK;
 }
 
+// VMCALL from VMX root: goes to the parent hypervisor when the test set
+// one (a fake KVM); a test without one must never get here.
+void vt_parent_vmcall(vt_guest_regs *regs)
+{
+	g_cpu.trace.push_back("parent_vmcall");
+	g_cpu.parent_calls.push_back(*regs);
+	if (g_cpu.parent)
+		g_cpu.parent(*regs);
+	else
+		ADD_FAILURE() << "VMCALL from root with no parent hypervisor";
+}
+
 // The guest side of VMCALL: with a hypervisor it is a VM exit (reason 18,
 // 3-byte instruction); on a bare CPU it would be #UD, reported as ~0.
 u64 vt_vmcall(u64 func, u64 key, u64 a1, u64 a2, u64 a3, u64 a4, u64 *out_rdx)

@@ -46,6 +46,9 @@ struct Cpu {
 	uint32_t vm_error = 7;			// VM_INSTRUCTION_ERROR after a VMfailValid
 	int reload_tr_calls = 0;
 	uint64_t random = 0x1122334455667788ull;
+	// A hypervisor below: answers VMCALLs executed in VMX root (unset: none).
+	std::function<void(vt_guest_regs &)> parent;
+	std::vector<vt_guest_regs> parent_calls;	// what it was asked, in order
 	std::map<uint16_t, std::deque<uint8_t>> port_in;	// queued bytes per port; empty reads 0xff
 	std::vector<std::pair<uint16_t, uint8_t>> port_out;	// OUTs in order
 

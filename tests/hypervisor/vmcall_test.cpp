@@ -186,3 +186,97 @@ TEST_F(Vmcall, UserFunctionsGoToTheDebugger)
 	r = call(VTICE_VMCALL_USER_BASE + 1, hv.key);
 	EXPECT_EQ(entry_event(), kInjectUD) << "the callback never sees unauthenticated calls";
 }
+
+// Nested under a parent hypervisor (KVM here): the kernel's own paravirtual
+// VMCALLs go up to it with its registers, and its answer comes back
+// (core/parent.c, issue 21). KVM's ABI: nr in RAX, arguments in RBX, RCX,
+// RDX, RSI, the result in RAX (Documentation/virt/kvm/x86/hypercalls.rst).
+class NestedVmcall : public Vmcall {
+protected:
+	static constexpr uint64_t kKvmHcSendIpi = 10;
+
+	void SetUp() override
+	{
+		HvFixture::SetUp();
+		cpu().cpuid[{1, 0}].ecx |= 1u << 31;	// the hypervisor-present bit, as under KVM
+		cpu().cpuid[{0x40000000, 0}] = {0x40000001, 0x4b4d564b, 0x564b4d56, 0x4d};	// "KVMKVMKVM"
+		cpu().parent = [](vt_guest_regs &r) {
+			r.rax = r.rax == kKvmHcSendIpi ? 2 : (uint64_t)-1000;	// IPIs sent / -KVM_ENOSYS
+			r.rbx = 0;
+		};
+		virtualize();
+		guest_kernel_mode();
+		cpu().vmcs[VM_EXIT_INSTRUCTION_LEN] = 3;
+	}
+
+	vt_guest_regs kvm_hypercall(uint64_t nr)
+	{
+		vt_guest_regs r{};
+		r.rax = nr;
+		r.rbx = 0xf;	// the IPI bitmap's low half
+		r.rcx = 0;	// its high half (also where vtice's key would be)
+		r.rdx = 1;	// the lowest APIC ID
+		r.rsi = 0xfd;	// the vector
+		EXPECT_TRUE(vm_exit(EXIT_REASON_VMCALL, 0, r));
+		return r;
+	}
+};
+
+TEST_F(NestedVmcall, TheParentIsFoundAtLoad)
+{
+	EXPECT_TRUE(hv.parent_hypervisor);
+}
+
+TEST_F(NestedVmcall, AKernelVmcallWithoutTheKeyGoesToTheParent)
+{
+	vt_guest_regs r = kvm_hypercall(kKvmHcSendIpi);
+	EXPECT_EQ(entry_event(), 0u) << "no #UD";
+	EXPECT_EQ(r.rax, 2u) << "the parent's answer";
+	EXPECT_EQ(r.rbx, 0u) << "registers the parent changed come back";
+	EXPECT_EQ(r.rsi, 0xfdu) << "the rest stay";
+	EXPECT_EQ(cpu().vmcs[GUEST_RIP], 0x1003u);
+	ASSERT_EQ(cpu().parent_calls.size(), 1u);
+	const vt_guest_regs &asked = cpu().parent_calls[0];
+	EXPECT_EQ(asked.rax, kKvmHcSendIpi);
+	EXPECT_EQ(asked.rbx, 0xfu);
+	EXPECT_EQ(asked.rdx, 1u);
+	EXPECT_EQ(asked.rsi, 0xfdu);
+}
+
+TEST_F(NestedVmcall, VticesOwnVmcallsNeverReachTheParent)
+{
+	vt_guest_regs r = call(VTICE_VMCALL_PING, hv.key);
+	EXPECT_EQ(r.rdx, VTICE_VMCALL_PONG);
+	EXPECT_TRUE(cpu().parent_calls.empty());
+}
+
+TEST_F(NestedVmcall, UserModeGetsUdAndNeverReachesTheParent)
+{
+	guest_user_mode();
+	cpu().vmcs[VM_EXIT_INSTRUCTION_LEN] = 3;
+	vt_guest_regs r = kvm_hypercall(kKvmHcSendIpi);
+	EXPECT_EQ(entry_event(), kInjectUD);
+	EXPECT_EQ(r.rax, kKvmHcSendIpi);
+	EXPECT_TRUE(cpu().parent_calls.empty()) << "root's CPL 0 must not lend user mode its privilege";
+}
+
+TEST_F(NestedVmcall, CpuidShowsTheParentAsTheKernelSawItAtBoot)
+{
+	vt_guest_regs r{};
+	r.rax = 1;
+	ASSERT_TRUE(vm_exit(EXIT_REASON_CPUID, 0, r));
+	EXPECT_NE(r.rcx & (1u << 31), 0u) << "the parent's hypervisor-present bit stays";
+	EXPECT_EQ(r.rcx & (1u << 5), 0u) << "VMX stays hidden";
+	r = {};
+	r.rax = 0x40000000;
+	ASSERT_TRUE(vm_exit(EXIT_REASON_CPUID, 0, r));
+	EXPECT_EQ(r.rbx, 0x4b4d564bu) << "the parent's signature, not vtice's";
+}
+
+TEST_F(Vmcall, WithoutAParentNoVmcallLeavesRoot)
+{
+	EXPECT_FALSE(hv.parent_hypervisor);
+	vt_guest_regs r = call(10, 0);
+	expect_refused(r, 10, 0);
+	EXPECT_TRUE(cpu().parent_calls.empty());
+}

@@ -179,3 +179,75 @@ SYM_DATA_START(vt_root_fixups)
 	.quad	.Lwrmsr, .Lwrmsr_fault
 	.quad	0, 0
 SYM_DATA_END(vt_root_fixups)
+
+	.text
+/*
+ * void vt_parent_vmcall(struct vt_guest_regs *regs) (core/parent.c): a
+ * VMCALL to the parent hypervisor with the guest's general registers, all
+ * but RSP, which then receive the parent's answer. RDI is the guest's own
+ * during the VMCALL, so the frame's address waits on the stack.
+ */
+#define REGS_RAX	0
+#define REGS_RCX	8
+#define REGS_RDX	16
+#define REGS_RBX	24
+#define REGS_RBP	40
+#define REGS_RSI	48
+#define REGS_RDI	56
+#define REGS_R8		64
+#define REGS_R9		72
+#define REGS_R10	80
+#define REGS_R11	88
+#define REGS_R12	96
+#define REGS_R13	104
+#define REGS_R14	112
+#define REGS_R15	120
+SYM_FUNC_START(vt_parent_vmcall)
+	push	%rbp
+	push	%rbx
+	push	%r12
+	push	%r13
+	push	%r14
+	push	%r15
+	push	%rdi
+	mov	REGS_RAX(%rdi), %rax
+	mov	REGS_RCX(%rdi), %rcx
+	mov	REGS_RDX(%rdi), %rdx
+	mov	REGS_RBX(%rdi), %rbx
+	mov	REGS_RBP(%rdi), %rbp
+	mov	REGS_RSI(%rdi), %rsi
+	mov	REGS_R8(%rdi), %r8
+	mov	REGS_R9(%rdi), %r9
+	mov	REGS_R10(%rdi), %r10
+	mov	REGS_R11(%rdi), %r11
+	mov	REGS_R12(%rdi), %r12
+	mov	REGS_R13(%rdi), %r13
+	mov	REGS_R14(%rdi), %r14
+	mov	REGS_R15(%rdi), %r15
+	mov	REGS_RDI(%rdi), %rdi
+	vmcall
+	xchg	%rdi, (%rsp)		/* the frame back; the answer's RDI saved */
+	mov	%rax, REGS_RAX(%rdi)
+	mov	%rcx, REGS_RCX(%rdi)
+	mov	%rdx, REGS_RDX(%rdi)
+	mov	%rbx, REGS_RBX(%rdi)
+	mov	%rbp, REGS_RBP(%rdi)
+	mov	%rsi, REGS_RSI(%rdi)
+	mov	%r8, REGS_R8(%rdi)
+	mov	%r9, REGS_R9(%rdi)
+	mov	%r10, REGS_R10(%rdi)
+	mov	%r11, REGS_R11(%rdi)
+	mov	%r12, REGS_R12(%rdi)
+	mov	%r13, REGS_R13(%rdi)
+	mov	%r14, REGS_R14(%rdi)
+	mov	%r15, REGS_R15(%rdi)
+	pop	%rax
+	mov	%rax, REGS_RDI(%rdi)
+	pop	%r15
+	pop	%r14
+	pop	%r13
+	pop	%r12
+	pop	%rbx
+	pop	%rbp
+	VT_RET
+SYM_FUNC_END(vt_parent_vmcall)
