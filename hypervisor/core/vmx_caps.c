@@ -118,10 +118,56 @@ static int vt_report(int ret, const char *what, u64 msr, u32 required)
 	return ret;
 }
 
+/*
+ * What vtice cannot run without, by name: a CPU that lacks one is refused
+ * with a message a user can act on, before any control is computed
+ * (allowed-1 settings, SDM Vol. 3D A.3).
+ */
+struct vt_required_feature {
+	u8 msr;		/* 0 pin, 1 primary, 2 secondary processor-based */
+	u32 bit;
+	const char *name, *why;
+};
+
+static const struct vt_required_feature vt_required[] = {
+	{ 1, CPU_BASED_ACTIVATE_SECONDARY_CONTROLS, "secondary processor-based controls",
+	  "every VMX CPU since Nehalem (2008) has them" },
+	{ 2, SECONDARY_EXEC_ENABLE_EPT, "EPT (extended page tables)",
+	  "hidden breakpoints, watchpoints and the shield are EPT views" },
+	{ 2, SECONDARY_EXEC_UNRESTRICTED_GUEST, "unrestricted guest",
+	  "a CPU brought online starts in real mode, which only it can run" },
+	{ 0, PIN_BASED_VIRTUAL_NMIS, "virtual NMIs",
+	  "an NMI that arrives in VMX root must wait for an NMI window" },
+	{ 1, CPU_BASED_NMI_WINDOW_EXITING, "NMI-window exiting",
+	  "an NMI that arrives in VMX root must wait for an NMI window" },
+	{ 1, CPU_BASED_USE_MSR_BITMAPS, "MSR bitmaps",
+	  "without them every RDMSR and WRMSR would exit" },
+};
+
+static int vt_check_required(const struct vt_vmx_caps *caps)
+{
+	const u64 msrs[] = { caps->pin, caps->proc, caps->proc2 };
+	u32 i;
+
+	for (i = 0; i < VT_ARRAY_SIZE(vt_required); i++) {
+		const struct vt_required_feature *f = &vt_required[i];
+
+		if ((u32)(msrs[f->msr] >> 32) & f->bit)
+			continue;
+		vt_err("this CPU's VMX lacks %s, which vtice needs: %s\n", f->name, f->why);
+		return -VT_EOPNOTSUPP;
+	}
+	return 0;
+}
+
 int vt_compute_controls(const struct vt_vmx_caps *caps, struct vt_controls *ctls)
 {
 	u32 req;
 	int ret;
+
+	ret = vt_check_required(caps);
+	if (ret)
+		return ret;
 
 	/*
 	 * Every NMI exits, with virtual NMIs so one can wait while the guest
@@ -133,9 +179,6 @@ int vt_compute_controls(const struct vt_vmx_caps *caps, struct vt_controls *ctls
 	ret = vt_adjust_controls(caps->pin, req, 0, &ctls->pin);
 	if (vt_report(ret, "pin-based", caps->pin, req))
 		return ret;
-	if (!((caps->proc >> 32) & CPU_BASED_NMI_WINDOW_EXITING))
-		return vt_report(-VT_EOPNOTSUPP, "primary processor-based", caps->proc,
-				 CPU_BASED_NMI_WINDOW_EXITING);
 	req = CPU_BASED_USE_MSR_BITMAPS | CPU_BASED_ACTIVATE_SECONDARY_CONTROLS;
 	ret = vt_adjust_controls(caps->proc, req, 0, &ctls->proc);
 	if (vt_report(ret, "primary processor-based", caps->proc, req))
