@@ -11,7 +11,7 @@ CTEST_ARGS ?=
 # Keep the nested CMake-generated makes quiet about directories.
 MAKEFLAGS += --no-print-directory
 
-.PHONY: all deps configure kernel module test unit-test fuzz-build fuzz-test fuzz bench demo clean help
+.PHONY: all deps configure kernel module install-module sign test unit-test fuzz-build fuzz-test fuzz bench demo clean help
 
 all: deps configure
 	cmake --build $(BUILD) -j $(JOBS)
@@ -19,7 +19,9 @@ all: deps configure
 help:
 	@echo "make            build vtice (installs missing Debian packages first)"
 	@echo "make deps       install the Debian packages vtice needs (idempotent)"
-	@echo "make module     build hypervisor/vtice.ko (KDIR=headers to choose the kernel)"
+	@echo "make module     build hypervisor/vtice.ko (KDIR=headers to choose the kernel; any distribution)"
+	@echo "make install-module  install vtice.ko with DKMS (KVER=version, default the running kernel)"
+	@echo "make sign       sign vtice.ko for Secure Boot (KEY=mok.priv CERT=mok.der)"
 	@echo "make test       build everything and run the whole suite"
 	@echo "make bench      run the benchmarks, write figures to $(BUILD)/bench/"
 	@echo "make demo       run the main job on the bundled default target"
@@ -32,13 +34,23 @@ deps:
 configure: deps
 	@test -f $(BUILD)/CMakeCache.txt || cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
+# The Debian kernel the rigs boot, and 6.12 (bookworm-backports) with its
+# headers for the build and install tests on a newer kernel.
 kernel: deps
 	@tools/kernel.sh $(KERNEL_DIR) >/dev/null
+	@tools/kernel.sh --suite bookworm-backports --headers $(KERNEL_DIR) >/dev/null
 
 # vtice.ko for the running kernel, or else the newest Debian headers
-# (pass KDIR=/path/to/headers for another kernel).
-module: deps
+# (pass KDIR=/path/to/headers for another kernel). Needs only the kernel's
+# headers and its compiler, on any distribution: no package is installed.
+module:
 	$(MAKE) -C hypervisor $(if $(KDIR),KDIR=$(KDIR))
+
+install-module:
+	$(MAKE) -C hypervisor dkms-install $(if $(KVER),KVER=$(KVER))
+
+sign:
+	$(MAKE) -C hypervisor sign $(if $(KDIR),KDIR=$(KDIR)) KEY=$(KEY) CERT=$(CERT)
 
 fuzz-build: deps
 	@test -f $(FUZZ_BUILD)/CMakeCache.txt || CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) \

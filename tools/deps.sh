@@ -23,6 +23,7 @@ rig_pkgs=(
 	dpkg-dev make g++ patch ca-certificates
 	gdb tmux python3 pahole
 	linux-source flex bison
+	dkms openssl
 )
 
 want=("${build_pkgs[@]}" "${rig_pkgs[@]}")
