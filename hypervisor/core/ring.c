@@ -45,6 +45,11 @@ static void vt_ring_store(struct vt_ring *ring, const struct vtice_record *rec)
 	ring->head++;
 }
 
+bool vt_ring_has_room(const struct vt_ring *ring, u32 n)
+{
+	return vt_ring_space(ring) >= n + (ring->unreported_lost ? 1 : 0);
+}
+
 bool vt_ring_push_group(struct vt_ring *ring, const struct vtice_record *recs, u32 n)
 {
 	u64 need = n + (ring->unreported_lost ? 1 : 0);

@@ -36,6 +36,8 @@ void vt_ring_attach(struct vt_ring *ring, void *mem);
 bool vt_ring_push(struct vt_ring *ring, const struct vtice_record *rec);
 /* Store n records together or none of them (all n count as lost). */
 bool vt_ring_push_group(struct vt_ring *ring, const struct vtice_record *recs, u32 n);
+/* Whether n records (and a LOST record owed before them) fit now. */
+bool vt_ring_has_room(const struct vt_ring *ring, u32 n);
 
 #ifdef __cplusplus
 }

@@ -69,6 +69,7 @@ int vt_tracer_init(struct vt_hv *hv, const struct vt_tracer_config *cfg)
 	vt_lbr_detect(&vt_tracer.lbr, hv->caps.flags);
 	vt_lbr_hide_stack(hv, &vt_tracer.lbr);
 	vt_tracer.event_gap = cfg->event_gap ? cfg->event_gap : VT_TRACE_EVENT_GAP;
+	vt_tracer.hold_ticks = vt_os_tsc_khz() * VT_TRACE_RING_HOLD_MS;
 	vt_tracer.nr_cpus = cfg->nr_cpus < VT_TRACE_MAX_CPUS ? cfg->nr_cpus : VT_TRACE_MAX_CPUS;
 	vt_tracer.capacity = cfg->records_per_cpu / per_page * per_page;
 	vt_tracer.pages = 1 + vt_tracer.capacity / per_page;
@@ -169,6 +170,8 @@ static void vt_trace_reset(struct vt_trace_cpu *c, u64 task, bool to_ring)
 	c->count = c->first_ip = c->last_ip = 0;
 	c->steps = c->dropped = c->async = c->filtered = c->undecoded = 0;
 	c->branch_steps = c->btf_ignored = c->lbr_branches = c->events_let_in = 0;
+	c->held = c->held_ticks = 0;
+	c->hold_gave_up = false;
 	c->since_event = vt_tracer.event_gap;	/* the first held event may go in at once */
 }
 
@@ -354,6 +357,45 @@ u64 vt_tracer_stamp(void)
 }
 
 /*
+ * A stepping tracer owns the CPU it traces: while that CPU's ring is full
+ * it waits here, in VMX root, for the reader (`vtice trace syscall`,
+ * polling every few milliseconds from another CPU) to make room, so that
+ * a traced path loses nothing at any ring size. The wait is bounded
+ * (hold_ticks): a reader that is gone, or one that cannot run because it
+ * waits on this very CPU (an IPI it must answer), costs the records, not
+ * the machine. Returns whether the room came.
+ */
+static bool vt_trace_wait_for_room(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u32 n)
+{
+	u64 start, now;
+
+	if (vt_ring_has_room(&vcpu->ring, n))
+		return true;
+	if (c->hold_gave_up || n >= vcpu->ring.nr_records)
+		return false;	/* no reader can make room for more than the ring */
+	start = vt_rdtsc();
+	c->held++;
+	do {
+		vt_pause();
+		now = vt_rdtsc();
+		if (vt_ring_has_room(&vcpu->ring, n)) {
+			c->held_ticks += now - start;
+			return true;
+		}
+	} while (now - start < vt_tracer.hold_ticks);
+	c->held_ticks += now - start;
+	c->hold_gave_up = true;
+	return false;
+}
+
+bool vt_tracer_wait_for_room(struct vt_vcpu *vcpu, u32 n)
+{
+	if (vcpu->cpu >= vt_tracer.nr_cpus)
+		return vt_ring_has_room(&vcpu->ring, n);
+	return vt_trace_wait_for_room(&vt_tracer.cpu[vcpu->cpu], vcpu, n);
+}
+
+/*
  * Into the ring (whose own count of what a full ring lost the consumer
  * sees), or into the debugger's buffer, kept from the start.
  */
@@ -366,6 +408,7 @@ void vt_trace_store(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u16 type, u32 
 	};
 
 	if (c->to_ring) {
+		vt_trace_wait_for_room(c, vcpu, 1);
 		if (!vt_ring_push(&vcpu->ring, &rec))
 			c->dropped++;
 		c->count++;

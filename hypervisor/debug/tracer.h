@@ -73,10 +73,23 @@ struct vt_tracer_config {
 #define VT_TRACE_EVENT_GAP	16384
 
 /*
+ * The longest a ring trace's CPU waits in VMX root for the reader to make
+ * room in its ring (the reader polls every few milliseconds). A wait that
+ * runs out means the reader is gone or cannot run: the rest of that CPU's
+ * trace then waits no more, and a full ring drops records (counted).
+ */
+#define VT_TRACE_RING_HOLD_MS	50
+
+/*
  * At load (may sleep): allocates every CPU's buffer. TF steps need the
  * hooks' per-CPU state (hooks.h) set up before the first trace starts.
  */
 int vt_tracer_init(struct vt_hv *hv, const struct vt_tracer_config *cfg);
+/*
+ * A ring trace on this CPU is about to store n records: wait (bounded, see
+ * VT_TRACE_RING_HOLD_MS) until its ring has room. False when it did not come.
+ */
+bool vt_tracer_wait_for_room(struct vt_vcpu *vcpu, u32 n);
 /* What the tracer steps with: VTICE_TRACE_MTF/TF/BTF (ioctl.h), 0 for no tracer. */
 u32 vt_tracer_mechanism(void);
 /* It steps with TF (VTICE_TRACE_TF or _BTF). */

@@ -40,6 +40,8 @@ struct vt_trace_cpu {
 	struct vtice_record *rec;
 	u64 count;
 	u64 steps, dropped, async, filtered, undecoded;
+	u64 held, held_ticks;	/* ring traces: waits for the reader, their TSC ticks */
+	bool hold_gave_up;	/* a wait ran out: this trace waits no more */
 	u64 branch_steps, btf_ignored, lbr_branches;
 	u32 since_event;	/* steps since the tracer last let a held event in */
 	u64 events_let_in;
@@ -67,6 +69,7 @@ struct vt_tracer {
 	u32 capacity;		/* records per CPU */
 	u32 pages;		/* per CPU: one page of handlers, then the records */
 	u64 filter;		/* the task the next enable traces, 0 = any */
+	u64 hold_ticks;		/* the longest a ring trace waits for room (TSC) */
 	u64 last_stamp;		/* the newest record's time stamp, on any CPU */
 	u64 task_ptr[VT_TRACE_MAX_CPUS];
 	struct vt_trace_cpu cpu[VT_TRACE_MAX_CPUS];

@@ -568,10 +568,11 @@ scenario_hvpath() {
 	[ "$loaded" = 0 ] || rmmod_vtice
 	$T ftrace-openat hv.path-ftrace /proc/version
 	$T openat-cost hv.path-openat /proc/version 200	# the same call untraced, for the slowdown
-	# Every CPU is stepped while the call is traced, vtice's reader too, so
-	# in Bochs it drains the rings slowly: rings that hold a whole openat.
-	if ! insmod "$KO" ring_records=65536 2>/tmp/insmod.err; then
-		result hv.path FAIL "insmod ring_records=65536: $(cat /tmp/insmod.err)"
+	# The smallest ring (issue 21): a traced CPU whose ring is full waits
+	# in VMX root for the reader, so the path is still lossless
+	# (host/path_trace.py checks "0 records lost").
+	if ! insmod "$KO" ring_records=64 2>/tmp/insmod.err; then
+		result hv.path FAIL "insmod ring_records=64: $(cat /tmp/insmod.err)"
 		return
 	fi
 	loaded=1
@@ -613,8 +614,9 @@ scenario_hvpathtf() {
 	[ "$loaded" = 0 ] || rmmod_vtice
 	$T ftrace-openat hv.pathtf-ftrace /proc/version
 	$T openat-cost hv.pathtf-openat /proc/version 200
-	if ! insmod "$KO" ring_records=65536 trace_mode=tf 2>/tmp/insmod.err; then
-		result hv.pathtf FAIL "insmod ring_records=65536 trace_mode=tf: $(cat /tmp/insmod.err)"
+	# The default ring (ring_records=4096), as a user gets it.
+	if ! insmod "$KO" trace_mode=tf 2>/tmp/insmod.err; then
+		result hv.pathtf FAIL "insmod trace_mode=tf: $(cat /tmp/insmod.err)"
 		return
 	fi
 	loaded=1

@@ -416,7 +416,11 @@ u8 vt_inb(u16 port)
 
 void vt_outb(u16 port, u8 value) { g_cpu.port_out.emplace_back(port, value); }
 void vt_invlpg(u64) { g_cpu.trace.push_back("invlpg"); }
-void vt_pause(void) {}
+void vt_pause(void)
+{
+	if (g_cpu.on_pause)
+		g_cpu.on_pause();
+}
 
 int vt_invvpid(u64, u16, u64)
 {

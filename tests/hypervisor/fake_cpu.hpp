@@ -46,6 +46,8 @@ struct Cpu {
 	uint32_t vm_error = 7;			// VM_INSTRUCTION_ERROR after a VMfailValid
 	int reload_tr_calls = 0;
 	uint64_t random = 0x1122334455667788ull;
+	// Runs at each PAUSE (root spinning for something): another CPU's work.
+	std::function<void()> on_pause;
 	// A hypervisor below: answers VMCALLs executed in VMX root (unset: none).
 	std::function<void(vt_guest_regs &)> parent;
 	std::vector<vt_guest_regs> parent_calls;	// what it was asked, in order

@@ -566,3 +566,74 @@ TEST_F(PathTraceBtfLbr, AHandlerThatRanInsideAStepComesFromTheStack)
 	EXPECT_EQ(got, want);
 	EXPECT_TRUE(all[all.size() - 3].flags & VTICE_BRANCH_ASYNC) << "pushfq does not branch there";
 }
+
+// Issue 21 §6: a stepping tracer owns the CPU it traces, so a full ring
+// waits for the reader instead of dropping records. An 8-record ring (room
+// for the largest group, a SYSCALL_ENTER with its data) and a reader that
+// takes what is there every third time root spins: the whole call arrives,
+// in order, and nothing is lost.
+class PathTraceSmallRing : public PathTrace {
+protected:
+	static constexpr uint32_t kRecords = 8;
+	std::vector<uint8_t> small;
+	std::vector<vtice_record> read;
+	int pauses = 0;
+
+	void SetUp() override
+	{
+		PathTrace::SetUp();
+		small.assign(VTICE_RING_HEADER_SIZE + kRecords * sizeof(vtice_record), 0);
+		vt_ring_init(&vcpu.ring, small.data(), kRecords, 0);
+	}
+
+	void reader_drains_every(int n)
+	{
+		cpu().on_pause = [this, n] {
+			if (++pauses % n)
+				return;
+			auto *h = vcpu.ring.hdr;
+			for (uint64_t i = h->tail; i < h->head; i++)
+				read.push_back(vcpu.ring.records[i % kRecords]);
+			h->tail = h->head;
+		};
+	}
+
+	void trace_one_call()
+	{
+		arm_path();
+		syscall(kOpenat);
+		mtf_to(kCallee);
+		mtf_to(kAfterCall);
+		mtf_to(kSysretRip);
+		sysret();
+	}
+};
+
+TEST_F(PathTraceSmallRing, AFullRingWaitsForTheReaderAndLosesNothing)
+{
+	reader_drains_every(3);
+	trace_one_call();
+	cpu().on_pause = nullptr;
+	auto *h = vcpu.ring.hdr;
+	for (uint64_t i = h->tail; i < h->head; i++)
+		read.push_back(vcpu.ring.records[i % kRecords]);
+	EXPECT_EQ(h->lost, 0u) << "nothing dropped";
+	EXPECT_GT(pauses, 0) << "the ring did fill";
+	std::vector<uint16_t> types;
+	for (auto &r : read)
+		if (r.type != VTICE_REC_SYSCALL_DATA)
+			types.push_back(r.type);
+	std::vector<uint16_t> want = {VTICE_REC_SYSCALL_ENTER, VTICE_REC_BRANCH, VTICE_REC_BRANCH, VTICE_REC_BRANCH,
+				      VTICE_REC_BRANCH, VTICE_REC_BRANCH, VTICE_REC_SYSCALL_EXIT, VTICE_REC_TRACE_STOP};
+	EXPECT_EQ(types, want) << "the whole call, as with a ring large enough";
+}
+
+// A reader that never comes (gone, or stuck behind this very CPU) costs the
+// records and one bounded wait, never the machine.
+TEST_F(PathTraceSmallRing, AReaderThatNeverComesCostsRecordsNotTheMachine)
+{
+	trace_one_call();
+	EXPECT_GT(vcpu.ring.hdr->lost, 0u) << "counted, not silent";
+	EXPECT_FALSE(mtf_armed()) << "the call still ended";
+	EXPECT_EQ(path_vmcall(VTICE_VMCALL_PATH_QUERY).rdx, 1u);
+}
