@@ -29,12 +29,40 @@ static const char *vt_stop_signal(const struct vt_dbg_stop *stop)
 	return "T05";
 }
 
-/* T packet: signal, thread and why (GDB manual "Stop Reply Packets"). */
+/*
+ * The registers gdb needs first at every stop, sent with it as gdbserver
+ * does ("n:r;" pairs, GDB manual "Stop Reply Packets"): RBP, RSP and RIP
+ * (gdb's amd64 numbers 6, 7 and 16). With them gdb finds the frame and the
+ * instruction without asking for the whole register file, which costs
+ * about 1.2 KB, a tenth of a second on a 115,200-baud line, at every step.
+ */
+static void vt_expedite_registers(struct vt_rsp *r, u32 cpu)
+{
+	static const struct { const char *num; u32 gpr; } frame[] = {
+		{ "06:", 6 }, { "07:", 7 },
+	};
+	struct vt_dbg_regs regs;
+	u32 i;
+
+	if (!vt_rsp_cpu_ok(r, (s32)cpu) || r->ops->read_regs(r->ctx, cpu, &regs))
+		return;
+	for (i = 0; i < VT_ARRAY_SIZE(frame); i++) {
+		vt_rsp_put(r, frame[i].num);
+		vt_rsp_put_le(r, regs.gpr[frame[i].gpr], 8);
+		vt_rsp_put(r, ";");
+	}
+	vt_rsp_put(r, "10:");
+	vt_rsp_put_le(r, regs.rip, 8);
+	vt_rsp_put(r, ";");
+}
+
+/* T packet: signal, registers, thread and why (GDB manual "Stop Reply Packets"). */
 void vt_rsp_stop_reply(struct vt_rsp *r, const struct vt_dbg_stop *stop)
 {
 	u32 cpu = stop ? stop->cpu : 0;
 
 	vt_rsp_put(r, vt_stop_signal(stop));
+	vt_expedite_registers(r, cpu);
 	vt_rsp_put(r, "thread:");
 	vt_rsp_put_hex(r, (u64)cpu + 1);
 	vt_rsp_put(r, ";");

@@ -82,6 +82,26 @@ protected:
 	}
 
 	// Send one packet, return what came back (ack included), clear it.
+	// 8 bytes, little-endian, two hex digits each: the target's order.
+	static std::string le64(uint64_t v)
+	{
+		static const char digits[] = "0123456789abcdef";
+		std::string out;
+		for (int i = 0; i < 8; i++, v >>= 8)
+			out += {digits[(v >> 4) & 15], digits[v & 15]};
+		return out;
+	}
+
+	// What a stop reply says, gdbserver's way: the signal, then RBP, RSP
+	// and RIP of the stopped CPU (gdb's amd64 numbers 6, 7, 16), then
+	// the thread and the rest.
+	std::string stop_reply(const std::string &sig, uint32_t cpu, const std::string &rest = "")
+	{
+		const vt_dbg_regs &r = m.regs[cpu];
+		return sig + "06:" + le64(r.gpr[VT_DBG_RBP]) + ";07:" + le64(r.gpr[VT_DBG_RSP]) + ";10:" +
+		       le64(r.rip) + ";thread:" + std::to_string(cpu + 1) + ";" + rest;
+	}
+
 	std::string ask(const std::string &body)
 	{
 		g_out.clear();
@@ -94,7 +114,7 @@ protected:
 
 TEST_F(Rsp, AcksAGoodPacketAndAnswersWithAChecksum)
 {
-	EXPECT_EQ(ask("?"), "+" + frame("T02thread:1;"));
+	EXPECT_EQ(ask("?"), "+" + frame(stop_reply("T02", 0)));
 }
 
 TEST_F(Rsp, NaksABadChecksumAndDoesNothing)
@@ -107,7 +127,7 @@ TEST_F(Rsp, NaksAPacketLongerThanPacketSize)
 {
 	feed(frame(std::string(VT_RSP_PACKET_MAX + 10, 'm')));
 	EXPECT_EQ(g_out, "-");
-	EXPECT_EQ(ask("?"), "+" + frame("T02thread:1;")) << "and the next packet is fine";
+	EXPECT_EQ(ask("?"), "+" + frame(stop_reply("T02", 0))) << "and the next packet is fine";
 }
 
 TEST_F(Rsp, ResendsTheLastReplyOnNak)
@@ -271,7 +291,7 @@ TEST_F(Rsp, ContinueResumesEveryCpuAndTheStopIsReported)
 	g_out.clear();
 	vt_dbg_stop stop{1, VT_STOP_WATCH, 0xffff888000100010ull};
 	vt_rsp_report_stop(&rsp, &stop);
-	EXPECT_EQ(expand(g_out), frame("T05thread:2;watch:ffff888000100010;"));
+	EXPECT_EQ(expand(g_out), frame(stop_reply("T05", 1, "watch:ffff888000100010;")));
 }
 
 // A debugger that left by "disconnect" may have left another CPU selected;
@@ -282,7 +302,7 @@ TEST_F(Rsp, QuestionMarkSelectsTheStoppedCpuAgain)
 	vt_dbg_stop stop{0, VT_STOP_CRASH, 0};
 	vt_rsp_report_stop(&rsp, &stop);
 	EXPECT_EQ(ask("Hg2"), "+" + frame("OK"));
-	EXPECT_EQ(ask("?"), "+" + frame("T0bthread:1;"));
+	EXPECT_EQ(ask("?"), "+" + frame(stop_reply("T0b", 0)));
 	EXPECT_EQ(ask("P0=efbeadde00000000"), "+" + frame("OK"));
 	EXPECT_EQ(m.regs[0].gpr[VT_DBG_RAX], 0xdeadbeefu) << "the stopped CPU's registers";
 	EXPECT_EQ(m.regs[1].gpr[VT_DBG_RAX], 0x2222u);
@@ -316,7 +336,7 @@ TEST_F(Rsp, BreakInWhileRunning)
 	stopped = true;
 	vt_dbg_stop stop{0, VT_STOP_SIGINT, 0};
 	vt_rsp_report_stop(&rsp, &stop);
-	EXPECT_EQ(expand(g_out), frame("T02thread:1;"));
+	EXPECT_EQ(expand(g_out), frame(stop_reply("T02", 0)));
 }
 
 TEST_F(Rsp, AFirstPacketStopsTheMachineWithoutAnUnsolicitedReply)
