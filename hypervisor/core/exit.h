@@ -54,6 +54,8 @@ enum vt_exit_action vt_complete(struct vt_exit *exit, bool fault);
  * owned bits it sets itself over to it, take back those it cleared.
  */
 void vt_debugctl_share(struct vt_vcpu *vcpu, u64 guest);
+/* exit_msr.c: IA32_PERF_GLOBAL_CTRL switched between the guest and root. */
+bool vt_perf_global_switched(const struct vt_vcpu *vcpu);
 
 /* A CR0/CR4 value honours IA32_VMX_CRn_FIXED0/1 (SDM 3D A.7, A.8). */
 static inline bool vt_cr_fixed_ok(u64 v, u64 fixed0, u64 fixed1)

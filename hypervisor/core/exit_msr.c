@@ -12,6 +12,9 @@
  *    act on the copy the kernel would find on the bare CPU (lbr_view.h).
  *  - IA32_EFER exits only while the syscall trap is armed, which hides
  *    the cleared SCE bit (syscall_trap.c).
+ *  - IA32_PERF_GLOBAL_CTRL is the guest's in the guest and 0 in root
+ *    (vmx_caps.c); it exits only where the CPU cannot save the guest's
+ *    value at VM exit, so that a write reaches the guest-state field.
  *  - Everything else is passed through; a #GP the real access would take
  *    is reflected into the guest.
  */
@@ -55,6 +58,8 @@ enum vt_exit_action vt_handle_rdmsr(struct vt_exit *exit)
 		value = *lbr;
 	else if (msr == MSR_EFER && exit->vcpu->sys.armed)
 		value = vt_syscall_read_efer(exit->vcpu);
+	else if (msr == MSR_CORE_PERF_GLOBAL_CTRL && vt_perf_global_switched(exit->vcpu))
+		value = vt_vmread_or0(GUEST_IA32_PERF_GLOBAL_CTRL);
 	else if (vt_rdmsr_safe(msr, &value))
 		return vt_complete(exit, true);
 	if (msr == MSR_IA32_FEAT_CTL)
@@ -108,6 +113,27 @@ static bool vt_write_debugctl(struct vt_vcpu *vcpu, u64 value)
 	return true;
 }
 
+bool vt_perf_global_switched(const struct vt_vcpu *vcpu)
+{
+	return (vcpu->hv->ctls.entry & VM_ENTRY_LOAD_IA32_PERF_GLOBAL_CTRL) != 0;
+}
+
+/*
+ * The real MSR judges the value (reserved bits #GP), and root's 0 goes
+ * back at once; the next VM entry loads what the guest wrote.
+ */
+static bool vt_write_perf_global(u64 value)
+{
+	u64 effective = 0;
+
+	if (vt_wrmsr_safe(MSR_CORE_PERF_GLOBAL_CTRL, value))
+		return false;
+	vt_rdmsr_safe(MSR_CORE_PERF_GLOBAL_CTRL, &effective);
+	vt_wrmsr_safe(MSR_CORE_PERF_GLOBAL_CTRL, 0);
+	vt_vmwrite(GUEST_IA32_PERF_GLOBAL_CTRL, effective);
+	return true;
+}
+
 enum vt_exit_action vt_handle_wrmsr(struct vt_exit *exit)
 {
 	struct vt_guest_regs *r = exit->regs;
@@ -122,5 +148,7 @@ enum vt_exit_action vt_handle_wrmsr(struct vt_exit *exit)
 		return vt_complete(exit, !vt_write_debugctl(exit->vcpu, value));
 	if (msr == MSR_EFER && exit->vcpu->sys.armed)
 		return vt_complete(exit, !vt_syscall_write_efer(exit->vcpu, value));
+	if (msr == MSR_CORE_PERF_GLOBAL_CTRL && vt_perf_global_switched(exit->vcpu))
+		return vt_complete(exit, !vt_write_perf_global(value));
 	return vt_complete(exit, vt_wrmsr_safe(msr, value) != 0);
 }

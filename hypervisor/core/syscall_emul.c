@@ -5,8 +5,11 @@
  * on an Intel CPU. The caller has checked CS.L and EFER.LMA: outside 64-bit
  * mode both instructions #UD on Intel, and the guest's handler gets that.
  *
- * Not modelled: CET (shadow-stack pointers, the ENDBRANCH tracker);
- * syscall_trap.c refuses to arm while the guest has CR4.CET set.
+ * CET is modelled as the pseudocode has it: the user shadow stack's pointer
+ * moves to and from IA32_PL3_SSP, the kernel's (if any) starts at 0, and
+ * with IBT the kernel's entry must begin with ENDBR64. The guest's SSP and
+ * IA32_S_CET are the VMCS's then (the "load CET state" controls, which
+ * syscall_trap.c requires to arm while the guest has CR4.CET set).
  */
 #include "syscall_trap.h"
 #include "exit.h"
@@ -100,6 +103,38 @@ static void vt_finish_insn(struct vt_exit *exit, u64 new_rflags)
 	exit->rip_advanced = true;
 }
 
+static bool vt_guest_cet(void)
+{
+	return (vt_vmread_or0(GUEST_CR4) & X86_CR4_CET) != 0;
+}
+
+/*
+ * SYSCALL's CET steps (SDM Vol. 2B SYSCALL, "Operation"): from CPL 3 with
+ * a user shadow stack, its SSP goes to IA32_PL3_SSP; at CPL 0 a kernel
+ * shadow stack starts at SSP 0; with kernel IBT the ENDBRANCH tracker
+ * waits for the ENDBR64 at the entry point.
+ */
+static void vt_syscall_cet(void)
+{
+	u64 s_cet = vt_vmread_or0(GUEST_S_CET);
+
+	if (!vt_guest_cet())
+		return;
+	if (vt_rdmsr(MSR_IA32_U_CET) & CET_SHSTK_EN)
+		vt_wrmsr(MSR_IA32_PL3_SSP, vt_vmread_or0(GUEST_SSP));
+	if (s_cet & CET_SHSTK_EN)
+		vt_vmwrite(GUEST_SSP, 0);
+	if (s_cet & CET_ENDBR_EN)
+		vt_vmwrite(GUEST_S_CET, (s_cet & ~CET_SUPPRESS) | CET_WAIT_ENDBR);
+}
+
+/* SYSRET's (SDM Vol. 2B SYSRET): back at CPL 3, the user shadow stack's SSP. */
+static void vt_sysret_cet(void)
+{
+	if (vt_guest_cet() && (vt_rdmsr(MSR_IA32_U_CET) & CET_SHSTK_EN))
+		vt_vmwrite(GUEST_SSP, vt_rdmsr(MSR_IA32_PL3_SSP));
+}
+
 void vt_emulate_syscall(struct vt_exit *exit, u32 len)
 {
 	struct vt_guest_regs *r = exit->regs;
@@ -115,6 +150,7 @@ void vt_emulate_syscall(struct vt_exit *exit, u32 len)
 	vt_vmwrite(GUEST_RFLAGS, new_rflags);
 	vt_load_flat_cs(cs, VT_AR_CODE | VMX_AR_L_MASK);
 	vt_load_flat_ss((u16)(cs + 8), VT_AR_DATA);
+	vt_syscall_cet();
 	vt_finish_insn(exit, new_rflags);
 }
 
@@ -143,6 +179,7 @@ bool vt_emulate_sysret(struct vt_exit *exit, bool rex_w)
 	else
 		vt_load_flat_cs(base | 3, VT_AR_CODE | VT_AR_DPL3 | VMX_AR_DB_MASK);
 	vt_load_flat_ss((u16)(base + 8) | 3, VT_AR_DATA | VT_AR_DPL3);
+	vt_sysret_cet();
 	vt_finish_insn(exit, new_rflags);
 	return true;
 }

@@ -17,8 +17,12 @@ static int vt_syscall_arm(struct vt_vcpu *vcpu)
 
 	if (!(vcpu->hv->ctls.entry & VM_ENTRY_LOAD_IA32_EFER))
 		return -VT_EOPNOTSUPP;
-	/* CET state (shadow stacks, the ENDBRANCH tracker) is not emulated. */
-	if (vt_vmread_or0(GUEST_CR4) & X86_CR4_CET)
+	/*
+	 * With CET on, emulating SYSCALL and SYSRET moves the guest's SSP and
+	 * its ENDBRANCH tracker (syscall_emul.c): both live in the VMCS only
+	 * when the CPU switches CET state at VM entry and exit.
+	 */
+	if ((vt_vmread_or0(GUEST_CR4) & X86_CR4_CET) && !(vcpu->hv->ctls.entry & VM_ENTRY_LOAD_CET_STATE))
 		return -VT_EOPNOTSUPP;
 	vcpu->sys.guest_sce = efer & EFER_SCE;
 	vt_set_msr_intercept(vcpu, MSR_EFER, true);

@@ -209,6 +209,10 @@ int vt_vcpu_virtualize(struct vt_vcpu *vcpu)
 	/* A fresh VMCS is not armed (a trap armed before a hotplug or suspend). */
 	vcpu->sys.armed = false;
 	vt_set_msr_intercept(vcpu, MSR_EFER, false);
+	/* Without "save IA32_PERF_GLOBAL_CTRL", its writes must reach the VMCS. */
+	vt_set_msr_intercept(vcpu, MSR_CORE_PERF_GLOBAL_CTRL,
+			     (vcpu->hv->ctls.entry & VM_ENTRY_LOAD_IA32_PERF_GLOBAL_CTRL) &&
+			     !(vcpu->hv->ctls.exit & VM_EXIT_SAVE_IA32_PERF_GLOBAL_CTRL));
 	vt_write_cr4(vcpu->cr4_before | X86_CR4_VMXE);
 	ret = vt_enter_vmx(vcpu);
 	if (ret)

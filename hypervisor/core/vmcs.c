@@ -94,6 +94,18 @@ static void vt_vmcs_guest(struct vt_vmcs_writer *w, const struct vt_controls *ct
 		vt_w(w, GUEST_IA32_PAT, vt_rdmsr(MSR_IA32_CR_PAT));
 	if (ctls->entry & VM_ENTRY_LOAD_IA32_EFER)
 		vt_w(w, GUEST_IA32_EFER, vt_rdmsr(MSR_EFER));
+	if (ctls->entry & VM_ENTRY_LOAD_IA32_PERF_GLOBAL_CTRL)
+		vt_w(w, GUEST_IA32_PERF_GLOBAL_CTRL, vt_rdmsr(MSR_CORE_PERF_GLOBAL_CTRL));
+	/*
+	 * The kernel's own CET state. It has no supervisor shadow stack (Linux
+	 * keeps shadow stacks for user mode), so its SSP is meaningless here:
+	 * 0, which the entry checks accept (SDM 3C 27.3.1.1).
+	 */
+	if (ctls->entry & VM_ENTRY_LOAD_CET_STATE) {
+		vt_w(w, GUEST_S_CET, vt_rdmsr(MSR_IA32_S_CET));
+		vt_w(w, GUEST_SSP, 0);
+		vt_w(w, GUEST_INTR_SSP_TABLE, vt_rdmsr(MSR_IA32_INT_SSP_TAB));
+	}
 	vt_w(w, GUEST_INTERRUPTIBILITY_INFO, 0);
 	vt_w(w, GUEST_ACTIVITY_STATE, 0);
 	vt_w(w, GUEST_PENDING_DBG_EXCEPTIONS, 0);
@@ -135,6 +147,14 @@ static void vt_vmcs_host(struct vt_vmcs_writer *w, struct vt_vcpu *vcpu)
 		vt_w(w, HOST_IA32_PAT, vt_rdmsr(MSR_IA32_CR_PAT));
 	if (ctls->exit & VM_EXIT_LOAD_IA32_EFER)
 		vt_w(w, HOST_IA32_EFER, vt_rdmsr(MSR_EFER));
+	/* Root counts nothing on the kernel's counters, and runs without CET. */
+	if (ctls->exit & VM_EXIT_LOAD_IA32_PERF_GLOBAL_CTRL)
+		vt_w(w, HOST_IA32_PERF_GLOBAL_CTRL, 0);
+	if (ctls->exit & VM_EXIT_LOAD_CET_STATE) {
+		vt_w(w, HOST_S_CET, 0);
+		vt_w(w, HOST_SSP, 0);
+		vt_w(w, HOST_INTR_SSP_TABLE, 0);
+	}
 	/* The exit stub finds its vCPU just above the register frame. */
 	rsp = (u64)(vcpu->stack + VT_HOST_STACK_PAGES * VT_PAGE_SIZE - 16);
 	*(struct vt_vcpu **)rsp = vcpu;

@@ -65,6 +65,22 @@ static u64 vt_caps_flags(const struct vt_vmx_caps *c, bool true_ctls)
 	return f;
 }
 
+/*
+ * A VMX that offers to switch an MSR does not prove the MSR is there: a
+ * parent hypervisor may hide the PMU or CET from its guest and still
+ * advertise the controls. Reading the MSR is the proof.
+ */
+static u64 vt_probe_switched_msrs(void)
+{
+	u64 value, f = 0;
+
+	if (!vt_rdmsr_safe(MSR_CORE_PERF_GLOBAL_CTRL, &value))
+		f |= VTICE_CAP_PERF_GLOBAL;
+	if (!vt_rdmsr_safe(MSR_IA32_S_CET, &value) && !vt_rdmsr_safe(MSR_IA32_INT_SSP_TAB, &value))
+		f |= VTICE_CAP_CET;
+	return f;
+}
+
 /* CPUID.1:ECX.VMX[5] says whether VMXON exists at all (SDM Vol. 3C 24.6). */
 int vt_caps_read(struct vt_vmx_caps *caps)
 {
@@ -78,7 +94,7 @@ int vt_caps_read(struct vt_vmx_caps *caps)
 		return -VT_ENODEV;
 	}
 	true_ctls = vt_read_feature_msrs(caps);
-	caps->flags = vt_caps_flags(caps, true_ctls);
+	caps->flags = vt_caps_flags(caps, true_ctls) | vt_probe_switched_msrs();
 	caps->preempt_timer_shift = caps->misc & VMX_MISC_PREEMPTION_TIMER_RATE_MASK;
 	return 0;
 }
@@ -109,6 +125,36 @@ int vt_adjust_controls(u64 cap_msr, u32 required, u32 optional, u32 *out)
  * VMX", 24.6.2, 24.7.1, 24.8.1).
  */
 #define VT_PROC2_STEALTH	SECONDARY_EXEC_PT_CONCEAL_VMX
+
+/*
+ * State that is the guest's in the guest and root's in root, where the CPU
+ * can switch it (SDM 3C 25.7, 25.8; 28.3.2): CET (IA32_S_CET, SSP and the
+ * interrupt SSP table: root runs without IBT or shadow stacks, whatever the
+ * kernel set) and IA32_PERF_GLOBAL_CTRL (the kernel's counters stop in
+ * root, so its PMU does not count the hypervisor's work).
+ */
+#define VT_EXIT_SWITCHED_STATE	(VM_EXIT_LOAD_CET_STATE | VM_EXIT_LOAD_IA32_PERF_GLOBAL_CTRL | \
+				 VM_EXIT_SAVE_IA32_PERF_GLOBAL_CTRL)
+#define VT_ENTRY_SWITCHED_STATE	(VM_ENTRY_LOAD_CET_STATE | VM_ENTRY_LOAD_IA32_PERF_GLOBAL_CTRL)
+
+/* Each switch needs both halves and the MSRs themselves, or it is not used. */
+static void vt_pair_switched_state(const struct vt_vmx_caps *caps, struct vt_controls *ctls)
+{
+	bool cet = (ctls->exit & VM_EXIT_LOAD_CET_STATE) && (ctls->entry & VM_ENTRY_LOAD_CET_STATE) &&
+		   (caps->flags & VTICE_CAP_CET);
+	bool perf = (ctls->exit & VM_EXIT_LOAD_IA32_PERF_GLOBAL_CTRL) &&
+		    (ctls->entry & VM_ENTRY_LOAD_IA32_PERF_GLOBAL_CTRL) &&
+		    (caps->flags & VTICE_CAP_PERF_GLOBAL);
+
+	if (!cet) {
+		ctls->exit &= ~VM_EXIT_LOAD_CET_STATE;
+		ctls->entry &= ~VM_ENTRY_LOAD_CET_STATE;
+	}
+	if (!perf) {
+		ctls->exit &= ~(VM_EXIT_LOAD_IA32_PERF_GLOBAL_CTRL | VM_EXIT_SAVE_IA32_PERF_GLOBAL_CTRL);
+		ctls->entry &= ~VM_ENTRY_LOAD_IA32_PERF_GLOBAL_CTRL;
+	}
+}
 
 static int vt_report(int ret, const char *what, u64 msr, u32 required)
 {
@@ -194,15 +240,18 @@ int vt_compute_controls(const struct vt_vmx_caps *caps, struct vt_controls *ctls
 	ret = vt_adjust_controls(caps->exit, req,
 				 VM_EXIT_SAVE_DEBUG_CONTROLS | VM_EXIT_SAVE_IA32_PAT |
 				 VM_EXIT_LOAD_IA32_PAT | VM_EXIT_SAVE_IA32_EFER |
-				 VM_EXIT_LOAD_IA32_EFER | VM_EXIT_PT_CONCEAL_PIP, &ctls->exit);
+				 VM_EXIT_LOAD_IA32_EFER | VM_EXIT_PT_CONCEAL_PIP | VT_EXIT_SWITCHED_STATE,
+				 &ctls->exit);
 	if (vt_report(ret, "VM-exit", caps->exit, req))
 		return ret;
 	req = VM_ENTRY_IA32E_MODE;
 	ret = vt_adjust_controls(caps->entry, req,
 				 VM_ENTRY_LOAD_DEBUG_CONTROLS | VM_ENTRY_LOAD_IA32_PAT |
-				 VM_ENTRY_LOAD_IA32_EFER | VM_ENTRY_PT_CONCEAL_PIP, &ctls->entry);
+				 VM_ENTRY_LOAD_IA32_EFER | VM_ENTRY_PT_CONCEAL_PIP | VT_ENTRY_SWITCHED_STATE,
+				 &ctls->entry);
 	if (vt_report(ret, "VM-entry", caps->entry, req))
 		return ret;
+	vt_pair_switched_state(caps, ctls);
 	/*
 	 * Loading PAT/EFER on entry is only safe if the guest's value is also
 	 * saved on exit; otherwise a guest WRMSR would be undone at the next

@@ -20,6 +20,9 @@ check=1
 stock_kernel=0
 bochs_version=3.0
 bochs_cache=
+kernel_suite=
+cpu_model=corei7_skylake_x
+cet=0
 
 usage() {
 	cat <<EOF
@@ -53,6 +56,13 @@ options:
                      host drivers of scenarios then do not run
   --stock-kernel     boot Debian's vmlinuz as is (xz: ~85 s slower in Bochs)
                      instead of the same kernel rewrapped with lz4
+  --kernel SUITE     boot the kernel of another Debian suite (tools/kernel.sh
+                     --suite: bookworm-backports is 6.12), with the module
+                     built against its headers (implies --stock-kernel)
+  --cpu MODEL        Bochs CPU model (default corei7_skylake_x); tigerlake,
+                     sapphire_rapids and arrow_lake have CET (need --cet),
+                     core2_penryn_t9600 has VMX without EPT
+  --cet              a Bochs 3.0 built with --enable-cet (its own cache)
   --no-check         boot only; check later with tests/bochs/check.sh
   -h, --help         this text
 
@@ -87,7 +97,9 @@ select_bochs() {
 	3.0)
 		BOCHS_BIN=${VTICE_BOCHS_BIN:-}
 		if [[ -z "$BOCHS_BIN" ]]; then
-			BOCHS_BIN=$("$here/lib/bochs3.sh" "${bochs_cache:-$root/build/bochs3}") ||
+			local flavour=() cache=${bochs_cache:-$root/build/bochs3}
+			((cet)) && flavour=(--cet) && cache=${cache}-cet
+			BOCHS_BIN=$("$here/lib/bochs3.sh" "$cache" "${flavour[@]}") ||
 				die "building Bochs 3.0 failed (tools/deps.sh installs what it needs)"
 		fi
 		BOCHS_EXTRA_ARGS=()	# built without the internal debugger: no -rc
@@ -116,6 +128,9 @@ main() {
 		--bochs) bochs_version=$2; shift ;;
 		--bochs-cache) bochs_cache=$2; shift ;;
 		--stock-kernel) stock_kernel=1 ;;
+		--kernel) kernel_suite=$2; stock_kernel=1; shift ;;
+		--cpu) cpu_model=$2; shift ;;
+		--cet) cet=1 ;;
 		--no-check) check=0 ;;
 		-h | --help) usage; exit 0 ;;
 		*) echo "run.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
@@ -144,9 +159,14 @@ main() {
 		scenarios="$rig_scenarios $(extra_scenario_names $extra_files)"
 	fi
 
-	kdir=$("$root/tools/kernel.sh" "$root/build/kernel")
+	if [[ -n "$kernel_suite" ]]; then
+		kdir=$("$root/tools/kernel.sh" --suite "$kernel_suite" --headers "$root/build/kernel")
+	else
+		kdir=$("$root/tools/kernel.sh" "$root/build/kernel")
+	fi
 	version=$(<"$kdir/version")
-	headers=$(kernel_headers "$version")
+	headers=$(kernel_headers "$version" "$kdir")
+	echo "$version $cpu_model" > "$out/kernel-and-cpu"
 
 	ko=
 	case "$module" in
@@ -183,7 +203,7 @@ main() {
 			com2=$HOST_BOCHS_COM2
 		fi
 	fi
-	write_bochsrc "$here/bochsrc.in" "$out" "$cpus" "$com2" "$bochs_version"
+	write_bochsrc "$here/bochsrc.in" "$out" "$cpus" "$com2" "$bochs_version" "$cpu_model"
 
 	source "$here/lib/boot.sh"
 	run_bochs "$out" "$timeout_s" "$stall_s"

@@ -11,6 +11,7 @@ protected:
 	{
 		HvFixture::SetUp();
 		ASSERT_EQ(init(), 0);
+		cpu().trace.clear();	// from here on, the per-CPU bring-up's own steps
 		cr4_before = cpu().cr4;
 	}
 

@@ -159,6 +159,14 @@ void seed_vmx(const VmxProfile &p)
 	c.msrs[MSR_IA32_VMX_CR4_FIXED1] = p.cr4_fixed1;
 	c.msrs[MSR_IA32_VMX_VMCS_ENUM] = 0x2e;
 	c.msrs[MSR_IA32_VMX_VMFUNC] = 1;
+	if (p.perf_global)
+		c.msrs[MSR_CORE_PERF_GLOBAL_CTRL] = 0x70000000full;	// 4 GP, 3 fixed counters on
+	if (p.cet) {
+		c.msrs[MSR_IA32_S_CET] = CET_ENDBR_EN;			// an IBT kernel
+		c.msrs[MSR_IA32_INT_SSP_TAB] = 0;
+		c.msrs[MSR_IA32_U_CET] = 0;
+		c.msrs[MSR_IA32_PL3_SSP] = 0;
+	}
 	for (uint32_t m : std::initializer_list<uint32_t>{MSR_IA32_DEBUGCTLMSR, MSR_IA32_SYSENTER_CS, MSR_IA32_SYSENTER_ESP,
 			   MSR_IA32_SYSENTER_EIP, MSR_KERNEL_GS_BASE, MSR_FS_BASE})
 		c.msrs[m] = 0;
@@ -183,7 +191,8 @@ void seed_vmx(const VmxProfile &p)
 }
 
 // Values logged by vtice.ko ("vtice: VMX basic ...") in Bochs
-// 2.7 corei7_skylake_x, see docs/hypervisor.md.
+// 2.7 corei7_skylake_x, see docs/hypervisor.md. Bochs has no PMU: its VMX
+// offers to switch IA32_PERF_GLOBAL_CTRL, but RDMSR 0x38f raises #GP.
 const VmxProfile bochs_skylake_x = {
 	"bochs_corei7_skylake_x", 0xd810000000002bull, 0x7f00000016ull, 0xf7f9fffe04006172ull,
 	0x2177fff00000000ull, 0x7fffff00036dfbull, 0xffff000011fbull, 0x600401e0ull,
@@ -196,7 +205,7 @@ const VmxProfile bochs_skylake_x = {
 const VmxProfile skylake = {
 	"skylake", 0xda040000000004ull, 0x7f00000016ull, 0xfff9fffe04006172ull,
 	0x5ffcff00000000ull, 0x1ffffff00036dfbull, 0x3ffff000011fbull, 0x7004c1e7ull,
-	0xf0106f34141ull, 0x80000021ull, 0xffffffffull, 0x2000ull, 0x3767ffull,
+	0xf0106f34141ull, 0x80000021ull, 0xffffffffull, 0x2000ull, 0x3767ffull, true,
 };
 
 bool vm_exit(uint32_t reason, uint64_t qual, vt_guest_regs &regs)

@@ -80,6 +80,8 @@ struct VmxProfile {
 	const char *name;
 	uint64_t basic, pin, proc, proc2, exit, entry, misc, ept_vpid;
 	uint64_t cr0_fixed0, cr0_fixed1, cr4_fixed0, cr4_fixed1;
+	bool perf_global = false;	// IA32_PERF_GLOBAL_CTRL exists (architectural PMU v2+)
+	bool cet = false;		// IA32_S_CET and IA32_INTERRUPT_SSP_TABLE_ADDR exist
 };
 extern const VmxProfile bochs_skylake_x;	// read from vtice.ko's log in Bochs
 extern const VmxProfile skylake;		// a Skylake host (VirtualBox log)

@@ -76,6 +76,19 @@ protected:
 	}
 
 	uint64_t entry_event() { return cpu().vmcs[VM_ENTRY_INTR_INFO_FIELD]; }
+
+	// Whether the MSR bitmap makes RDMSR and WRMSR of msr exit (SDM 3C
+	// 25.6.9); vtice always intercepts both or neither.
+	bool msr_exits(uint32_t msr)
+	{
+		bool high = msr >= MSR_BITMAP_HIGH_BASE;
+		uint32_t bit = high ? msr - MSR_BITMAP_HIGH_BASE : msr;
+		uint32_t rd = (high ? MSR_BITMAP_READ_HIGH : MSR_BITMAP_READ_LOW) + bit / 8;
+		uint32_t wr = (high ? MSR_BITMAP_WRITE_HIGH : MSR_BITMAP_WRITE_LOW) + bit / 8;
+		bool r = vcpu.msr_bitmap[rd] & (1u << (bit % 8));
+		EXPECT_EQ(r, (bool)(vcpu.msr_bitmap[wr] & (1u << (bit % 8))));
+		return r;
+	}
 };
 
 // VM-entry interruption information for a hardware exception (SDM 3C 24.8.3):

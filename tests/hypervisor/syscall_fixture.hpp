@@ -143,15 +143,6 @@ protected:
 		return out;
 	}
 
-	bool msr_exits(uint32_t msr)
-	{
-		uint32_t bit = msr - MSR_BITMAP_HIGH_BASE;
-		bool rd = vcpu.msr_bitmap[MSR_BITMAP_READ_HIGH + bit / 8] & (1u << (bit % 8));
-		bool wr = vcpu.msr_bitmap[MSR_BITMAP_WRITE_HIGH + bit / 8] & (1u << (bit % 8));
-		EXPECT_EQ(rd, wr);
-		return rd;
-	}
-
 	bool ud_exits() { return cpu().vmcs[EXCEPTION_BITMAP] & (1u << 6); }
 };
 

@@ -30,15 +30,88 @@ TEST_F(SyscallTrap, ArmingClearsSceAndTrapsUdAndEferDisarmingRestores)
 	EXPECT_FALSE(msr_exits(MSR_EFER));
 }
 
-TEST_F(SyscallTrap, RefusesWithCetOrWithoutTheEferLoadControl)
+// Without the "load CET state" controls the guest's SSP and ENDBRANCH
+// tracker are not in the VMCS, so the emulation could not move them.
+TEST_F(SyscallTrap, RefusesWithCetButNoCetStateControlsOrWithoutTheEferLoadControl)
 {
-	cpu().vmcs[GUEST_CR4] |= 1u << 23;	// CR4.CET
+	cpu().vmcs[GUEST_CR4] |= X86_CR4_CET;
 	EXPECT_EQ(arm(true), (uint64_t)VTICE_VMCALL_ENOSYS);
 	EXPECT_EQ(cpu().vmcs[GUEST_IA32_EFER], kEferGuest);
 	cpu().vmcs[GUEST_CR4] &= ~(1ull << 23);
 	hv.ctls.entry &= ~VM_ENTRY_LOAD_IA32_EFER;
 	EXPECT_EQ(arm(true), (uint64_t)VTICE_VMCALL_ENOSYS);
 	EXPECT_FALSE(ud_exits());
+}
+
+class SyscallTrapCet : public SyscallTrap {
+protected:
+	static constexpr uint64_t kUserSsp = 0x7ffd2ff8;
+
+	// An IBT kernel whose user task has a shadow stack (Linux 6.6+ on a
+	// CET CPU), on a CPU that switches CET state.
+	void SetUp() override
+	{
+		SyscallTrap::SetUp();
+		hv.ctls.exit |= VM_EXIT_LOAD_CET_STATE;
+		hv.ctls.entry |= VM_ENTRY_LOAD_CET_STATE;
+		auto &c = cpu();
+		c.vmcs[GUEST_CR4] |= X86_CR4_CET;
+		c.vmcs[GUEST_S_CET] = CET_ENDBR_EN | CET_SUPPRESS;
+		c.msrs[MSR_IA32_U_CET] = CET_SHSTK_EN;
+		c.msrs[MSR_IA32_PL3_SSP] = 0;
+		ASSERT_EQ(arm(true), (uint64_t)VTICE_VMCALL_OK);
+	}
+};
+
+// SDM Vol. 2B SYSCALL: the user SSP goes to IA32_PL3_SSP; the kernel has
+// no shadow stack, so SSP is left alone; its IBT waits for an ENDBR64 at
+// the entry point, with SUPPRESS cleared.
+TEST_F(SyscallTrapCet, SyscallSavesTheUserSspAndWaitsForEndbr)
+{
+	vt_guest_regs r = user_syscall();
+	cpu().vmcs[GUEST_SSP] = kUserSsp;
+	ASSERT_TRUE(ud_exit(r));
+	auto &c = cpu();
+	EXPECT_EQ(c.vmcs[VM_ENTRY_INTR_INFO_FIELD], 0u);
+	EXPECT_EQ(c.msrs[MSR_IA32_PL3_SSP], kUserSsp);
+	EXPECT_EQ(c.vmcs[GUEST_SSP], kUserSsp) << "no kernel shadow stack: SSP not loaded";
+	EXPECT_EQ(c.vmcs[GUEST_S_CET], (uint64_t)(CET_ENDBR_EN | CET_WAIT_ENDBR));
+}
+
+TEST_F(SyscallTrapCet, AKernelShadowStackStartsAtZero)
+{
+	cpu().vmcs[GUEST_S_CET] = CET_SHSTK_EN;
+	vt_guest_regs r = user_syscall();
+	cpu().vmcs[GUEST_SSP] = kUserSsp;
+	ASSERT_TRUE(ud_exit(r));
+	EXPECT_EQ(cpu().vmcs[GUEST_SSP], 0u);
+	EXPECT_EQ(cpu().vmcs[GUEST_S_CET], (uint64_t)CET_SHSTK_EN) << "no IBT: tracker untouched";
+}
+
+// SDM Vol. 2B SYSRET: back at CPL 3 with a user shadow stack, SSP comes
+// from IA32_PL3_SSP.
+TEST_F(SyscallTrapCet, SysretRestoresTheUserSsp)
+{
+	cpu().msrs[MSR_IA32_PL3_SSP] = kUserSsp;
+	cpu().vmcs[GUEST_SSP] = 0;
+	vt_guest_regs r = kernel_sysret(3);
+	ASSERT_TRUE(ud_exit(r));
+	EXPECT_EQ(cpu().vmcs[VM_ENTRY_INTR_INFO_FIELD], 0u);
+	EXPECT_EQ(cpu().vmcs[GUEST_RIP], kUserRip + 2);
+	EXPECT_EQ(cpu().vmcs[GUEST_SSP], kUserSsp);
+}
+
+TEST_F(SyscallTrapCet, AUserTaskWithoutAShadowStackKeepsPl3Ssp)
+{
+	cpu().msrs[MSR_IA32_U_CET] = 0;
+	cpu().msrs[MSR_IA32_PL3_SSP] = 0x1230;
+	vt_guest_regs r = user_syscall();
+	cpu().vmcs[GUEST_SSP] = kUserSsp;
+	ASSERT_TRUE(ud_exit(r));
+	EXPECT_EQ(cpu().msrs[MSR_IA32_PL3_SSP], 0x1230u);
+	r = kernel_sysret(3);
+	ASSERT_TRUE(ud_exit(r));
+	EXPECT_EQ(cpu().vmcs[GUEST_SSP], kUserSsp);
 }
 
 TEST_F(SyscallTrap, SyscallIsExecutedAsTheSdmSays)

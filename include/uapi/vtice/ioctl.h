@@ -88,6 +88,8 @@ struct vtice_cpu_stats {
 #define VTICE_CAP_DEBUGCTL_BTF		(1ull << 12) /* BTF reads back set */
 #define VTICE_CAP_DEBUGCTL_LBR		(1ull << 13) /* LBR reads back set */
 #define VTICE_CAP_MSR_BITMAP		(1ull << 14)
+#define VTICE_CAP_PERF_GLOBAL		(1ull << 15) /* IA32_PERF_GLOBAL_CTRL reads */
+#define VTICE_CAP_CET			(1ull << 16) /* IA32_S_CET reads */
 
 struct vtice_caps {
 	__u32 size;			/* in */

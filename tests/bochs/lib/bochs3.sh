@@ -8,14 +8,18 @@
 # private list directories hold the one deb-src line for trixie.
 set -euo pipefail
 
-out=${1:?usage: bochs3.sh OUTDIR}
+out=${1:?usage: bochs3.sh OUTDIR [--cet]}
+# --cet: CET (shadow stacks, IBT) in the CPU models that have it (tigerlake,
+# sapphire_rapids, arrow_lake): a separate build, cached in its own OUTDIR.
+cet_flag=
+[[ ${2:-} == --cet ]] && cet_flag=--enable-cet
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 apt_dir=$out/apt
 src_dir=$out/src
 patch_dir=$(cd "$(dirname "$0")" && pwd)/bochs3-patches
 # A build with other patches is another binary: the key names them.
-patch_key=$(cat "$patch_dir"/*.patch | sha256sum | cut -c1-12)
+patch_key=$( (cat "$patch_dir"/*.patch; echo "${2:-}") | sha256sum | cut -c1-12)
 
 # Two builds of one tree (ctest and a manual run.sh) would clobber each
 # other: the second waits, then finds the first one's binary.
@@ -64,7 +68,7 @@ build() {
 	(cd "$tree" && ./configure --enable-x86-64 --enable-smp --enable-vmx=2 \
 		--enable-cpu-level=6 --enable-avx --enable-evex --enable-all-optimizations \
 		--enable-pci --enable-configurable-msrs --with-nogui --disable-plugins \
-		--enable-cdrom >"$out/configure.log" 2>&1) ||
+		--enable-cdrom $cet_flag >"$out/configure.log" 2>&1) ||
 		{ tail -20 "$out/configure.log" >&2; echo "bochs3: error: configure failed" >&2; exit 1; }
 	echo "bochs3: building (about 90 s on 2 cores)" >&2
 	(cd "$tree" && make -j"$(nproc)" >"$out/make.log" 2>&1) ||

@@ -4,7 +4,12 @@
 # The module must be built against the headers of exactly the kernel the rig
 # boots; Debian installs both from meta packages that can drift apart.
 kernel_headers() {
-	local version=$1 dir=/usr/src/linux-headers-$1
+	local version=$1 kdir=${2:-} dir=/usr/src/linux-headers-$1
+	# A kernel tools/kernel.sh --headers unpacked (another suite's).
+	if [[ -n "$kdir" && -f "$kdir/headers/amd64/Makefile" ]]; then
+		echo "$kdir/headers/amd64"
+		return
+	fi
 	if [[ ! -f "$dir/Makefile" ]]; then
 		echo "run.sh: error: the rig boots kernel $version but $dir is missing." >&2
 		echo "  installed headers: $(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | xargs -n1 basename | tr '\n' ' ')" >&2
@@ -158,9 +163,9 @@ bochsrc_sound() {
 }
 
 write_bochsrc() {
-	local template=$1 out=$2 cpus=$3 com2=$4 flavour=$5 com2_line="com2: enabled=0"
+	local template=$1 out=$2 cpus=$3 com2=$4 flavour=$5 model=${6:-corei7_skylake_x} com2_line="com2: enabled=0"
 	[[ -n "$com2" ]] && com2_line="com2: enabled=1, mode=socket-client, dev=$com2"
-	sed -e "s|@CPUS@|$cpus|" -e "s|@ISO@|$out/vtice.iso|" \
+	sed -e "s|@CPUS@|$cpus|" -e "s|@CPU_MODEL@|$model|" -e "s|@ISO@|$out/vtice.iso|" \
 		-e "s|@SERIAL@|$out/serial.log|" -e "s|@BOCHSLOG@|$out/bochs.log|" \
 		-e "s|@COM2@|$com2_line|" -e "s|@DISPLAY@|$(bochsrc_display "$flavour")|" \
 		-e "s|@SOUND@|$(bochsrc_sound "$flavour")|" "$template" > "$out/bochsrc"

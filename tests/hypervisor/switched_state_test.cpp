@@ -1,0 +1,150 @@
+// State the CPU switches between the kernel and VMX root at VM entry and
+// exit (hypervisor/core/vmx_caps.c): IA32_PERF_GLOBAL_CTRL and CET. The
+// values are the SDM's (3C 25.7 and 25.8 for the controls, 28.3.2 for what
+// entry loads); the profiles are fake_cpu.cpp's, a CET CPU being the
+// Skylake host plus the two "load CET state" controls and the MSRs that
+// Tiger Lake adds (SDM 3D A.4, A.5; Vol. 4 Table 2-2).
+#include "hv_fixture.hpp"
+
+using namespace vtice::fake;
+
+namespace {
+
+constexpr uint64_t kKernelPerfGlobal = 0x70000000full;	// fake_cpu.cpp's seed
+
+VmxProfile cet_cpu()
+{
+	VmxProfile p = skylake;
+	p.name = "skylake_with_cet";
+	p.exit |= (uint64_t)VM_EXIT_LOAD_CET_STATE << 32;
+	p.entry |= (uint64_t)VM_ENTRY_LOAD_CET_STATE << 32;
+	p.cr4_fixed1 |= X86_CR4_CET;
+	p.cet = true;
+	return p;
+}
+
+class SwitchedState : public HvFixture {
+protected:
+	void start(const VmxProfile &p)
+	{
+		reset();
+		seed_vmx(p);
+		virtualize();
+		guest_kernel_mode();
+	}
+
+	vt_guest_regs msr_access(uint32_t reason, uint32_t msr, uint64_t value = 0)
+	{
+		vt_guest_regs r{};
+		r.rcx = msr;
+		r.rax = value & 0xffffffffu;
+		r.rdx = value >> 32;
+		cpu().vmcs[VM_ENTRY_INTR_INFO_FIELD] = 0;
+		EXPECT_TRUE(vm_exit(reason, 0, r));
+		return r;
+	}
+};
+
+TEST_F(SwitchedState, PerfGlobalCtrlIsTheKernelsInTheGuestAndZeroInRoot)
+{
+	start(skylake);
+	EXPECT_TRUE(hv.caps.flags & VTICE_CAP_PERF_GLOBAL);
+	EXPECT_TRUE(hv.ctls.exit & VM_EXIT_LOAD_IA32_PERF_GLOBAL_CTRL);
+	EXPECT_TRUE(hv.ctls.entry & VM_ENTRY_LOAD_IA32_PERF_GLOBAL_CTRL);
+	EXPECT_EQ(cpu().vmcs[GUEST_IA32_PERF_GLOBAL_CTRL], kKernelPerfGlobal);
+	EXPECT_EQ(cpu().vmcs[HOST_IA32_PERF_GLOBAL_CTRL], 0u) << "root's work is not counted";
+	// This Skylake cannot save the value at exit (allowed-1 0x01ffffff lacks
+	// bit 30): a guest write must exit so that it reaches the VMCS.
+	EXPECT_FALSE(hv.ctls.exit & VM_EXIT_SAVE_IA32_PERF_GLOBAL_CTRL);
+	EXPECT_TRUE(msr_exits(MSR_CORE_PERF_GLOBAL_CTRL));
+}
+
+TEST_F(SwitchedState, TheKernelReadsBackWhatItWroteWhileRootKeepsZero)
+{
+	start(skylake);
+	cpu().msrs[MSR_CORE_PERF_GLOBAL_CTRL] = 0;	// as VM exit left it
+	msr_access(EXIT_REASON_MSR_WRITE, MSR_CORE_PERF_GLOBAL_CTRL, 0x300000003ull);
+	EXPECT_EQ(entry_event(), 0u);
+	EXPECT_EQ(cpu().vmcs[GUEST_IA32_PERF_GLOBAL_CTRL], 0x300000003ull) << "loaded at the next entry";
+	EXPECT_EQ(cpu().msrs[MSR_CORE_PERF_GLOBAL_CTRL], 0u);
+	EXPECT_EQ(cpu().vmcs[GUEST_RIP], 0x1002u);
+	vt_guest_regs r = msr_access(EXIT_REASON_MSR_READ, MSR_CORE_PERF_GLOBAL_CTRL);
+	EXPECT_EQ(r.rax, 3u);
+	EXPECT_EQ(r.rdx, 3u);
+}
+
+TEST_F(SwitchedState, AWriteTheCpuRefusesIsTheKernelsGp)
+{
+	start(skylake);
+	cpu().fail.insert("wrmsr");	// reserved bits: the real WRMSR faults
+	msr_access(EXIT_REASON_MSR_WRITE, MSR_CORE_PERF_GLOBAL_CTRL, 1ull << 63);
+	EXPECT_EQ(entry_event(), kInjectGP);
+	EXPECT_EQ(cpu().vmcs[GUEST_IA32_PERF_GLOBAL_CTRL], kKernelPerfGlobal) << "unchanged";
+	EXPECT_EQ(cpu().vmcs[GUEST_RIP], 0x1000u);
+}
+
+TEST_F(SwitchedState, ACpuThatSavesTheValueNeedsNoExit)
+{
+	VmxProfile p = skylake;
+	p.exit |= (uint64_t)VM_EXIT_SAVE_IA32_PERF_GLOBAL_CTRL << 32;
+	start(p);
+	EXPECT_TRUE(hv.ctls.exit & VM_EXIT_SAVE_IA32_PERF_GLOBAL_CTRL);
+	EXPECT_FALSE(msr_exits(MSR_CORE_PERF_GLOBAL_CTRL));
+}
+
+// Bochs's VMX offers the controls but it has no PMU (RDMSR 0x38f #GP);
+// a parent hypervisor may hide the PMU the same way.
+TEST_F(SwitchedState, ControlsWithoutTheMsrAreNotUsed)
+{
+	start(bochs_skylake_x);
+	EXPECT_TRUE(hv.caps.exit & ((uint64_t)VM_EXIT_LOAD_IA32_PERF_GLOBAL_CTRL << 32)) << "offered";
+	EXPECT_FALSE(hv.caps.flags & VTICE_CAP_PERF_GLOBAL);
+	EXPECT_FALSE(hv.ctls.exit & VM_EXIT_LOAD_IA32_PERF_GLOBAL_CTRL);
+	EXPECT_FALSE(hv.ctls.entry & VM_ENTRY_LOAD_IA32_PERF_GLOBAL_CTRL);
+	EXPECT_FALSE(msr_exits(MSR_CORE_PERF_GLOBAL_CTRL));
+}
+
+TEST_F(SwitchedState, HalfAPerfGlobalPairIsNotUsed)
+{
+	VmxProfile p = skylake;
+	p.entry &= ~((uint64_t)VM_ENTRY_LOAD_IA32_PERF_GLOBAL_CTRL << 32);
+	start(p);
+	EXPECT_FALSE(hv.ctls.exit & VM_EXIT_LOAD_IA32_PERF_GLOBAL_CTRL)
+		<< "zeroing the counters at exit with nothing to restore them at entry";
+	EXPECT_FALSE(msr_exits(MSR_CORE_PERF_GLOBAL_CTRL));
+}
+
+TEST_F(SwitchedState, HalfACetPairIsNotUsed)
+{
+	VmxProfile p = cet_cpu();
+	p.entry &= ~((uint64_t)VM_ENTRY_LOAD_CET_STATE << 32);
+	start(p);
+	EXPECT_FALSE(hv.ctls.exit & VM_EXIT_LOAD_CET_STATE);
+}
+
+TEST_F(SwitchedState, RootRunsWithoutCetAndTheKernelKeepsItsOwn)
+{
+	start(cet_cpu());
+	EXPECT_TRUE(hv.caps.flags & VTICE_CAP_CET);
+	ASSERT_TRUE(hv.ctls.exit & VM_EXIT_LOAD_CET_STATE);
+	ASSERT_TRUE(hv.ctls.entry & VM_ENTRY_LOAD_CET_STATE);
+	auto &c = cpu();
+	EXPECT_EQ(c.vmcs[GUEST_S_CET], (uint64_t)CET_ENDBR_EN) << "the kernel's IBT stays on";
+	EXPECT_EQ(c.vmcs[GUEST_SSP], 0u);
+	EXPECT_EQ(c.vmcs[GUEST_INTR_SSP_TABLE], 0u);
+	EXPECT_EQ(c.vmcs[HOST_S_CET], 0u) << "root's code has no ENDBR64 at its targets";
+	EXPECT_EQ(c.vmcs[HOST_SSP], 0u);
+	EXPECT_EQ(c.vmcs[HOST_INTR_SSP_TABLE], 0u);
+}
+
+TEST_F(SwitchedState, CetControlsWithoutTheMsrsAreNotUsed)
+{
+	VmxProfile p = cet_cpu();
+	p.cet = false;
+	start(p);
+	EXPECT_FALSE(hv.caps.flags & VTICE_CAP_CET);
+	EXPECT_FALSE(hv.ctls.exit & VM_EXIT_LOAD_CET_STATE);
+	EXPECT_FALSE(hv.ctls.entry & VM_ENTRY_LOAD_CET_STATE);
+}
+
+}  // namespace
