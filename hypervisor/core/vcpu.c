@@ -201,6 +201,16 @@ int vt_vcpu_virtualize(struct vt_vcpu *vcpu)
 	if (ret)
 		return ret;
 	vcpu->cr4_before = vt_read_cr4();
+	/*
+	 * CR4.VMXE already set: another hypervisor did VMXON on this CPU (VMXON
+	 * needs it, and the kernel sets it for nothing else). KVM does so
+	 * when kvm_intel loads since Linux 6.12, not only while a VM runs.
+	 */
+	if (vcpu->cr4_before & X86_CR4_VMXE) {
+		vt_err("cpu %u: another hypervisor holds VMX (CR4.VMXE is set); for KVM: "
+		       "rmmod kvm_intel, or boot with kvm.enable_virt_at_load=0\n", vcpu->cpu);
+		return -VT_EBUSY;
+	}
 	ret = vt_check_fixed_bits(vcpu, vcpu->cr4_before | X86_CR4_VMXE);
 	if (ret)
 		return ret;

@@ -158,6 +158,21 @@ TEST_F(Bringup, AlreadyInVmxOperation)
 	EXPECT_EQ(cpu().cr4, cr4_before);
 }
 
+// KVM since Linux 6.12 does VMXON when kvm_intel loads: CR4.VMXE is set.
+TEST_F(Bringup, AnotherHypervisorsVmxeIsRefusedByNameBeforeVmxon)
+{
+	cpu().cr4 |= X86_CR4_VMXE;
+	cpu().in_vmx = true;
+	EXPECT_EQ(vt_vcpu_virtualize(&vcpu), -VT_EBUSY);
+	EXPECT_FALSE(cpu().traced("vmxon"));
+	EXPECT_FALSE(cpu().traced("write_cr4"));
+	EXPECT_TRUE(cpu().in_vmx) << "the other hypervisor keeps VMX";
+	bool named = false;
+	for (const auto &line : log_lines())
+		named |= line.find("rmmod kvm_intel") != std::string::npos;
+	EXPECT_TRUE(named);
+}
+
 TEST(BringupAlloc, EachAllocationFailureFreesEverything)
 {
 	for (int n = 0; n < 4; n++) {

@@ -27,6 +27,23 @@ module_param(mode, charp, 0444);
 MODULE_PARM_DESC(mode, "irqs (interrupts off for good) or timer (the APIC timer masked for 25 s)");
 
 /*
+ * apic_read()/apic_write() became static calls in Linux 6.6 whose keys are
+ * not exported to modules: reach the local APIC the way its mode says.
+ */
+static u32 lapic_read(u32 reg)
+{
+	return x2apic_enabled() ? native_apic_msr_read(reg) : native_apic_mem_read(reg);
+}
+
+static void lapic_write(u32 reg, u32 value)
+{
+	if (x2apic_enabled())
+		native_apic_msr_write(reg, value);
+	else
+		native_apic_mem_write(reg, value);
+}
+
+/*
  * An event that came due while the LVT was masked is lost, and the kernel,
  * waiting for it, programs no other: the CPU would never tick again. Arm
  * one that fires now; the kernel's handler then programs its next event.
@@ -39,7 +56,7 @@ static void fire_timer_now(u32 lvt)
 	if (timer_mode == APIC_LVT_TIMER_TSCDEADLINE)
 		wrmsrl(MSR_IA32_TSC_DEADLINE, rdtsc() + 1);
 	else if (timer_mode == APIC_LVT_TIMER_ONESHOT)
-		apic_write(APIC_TMICT, 1);
+		lapic_write(APIC_TMICT, 1);
 }
 
 static void spin_with_timer_masked(void)
@@ -49,15 +66,15 @@ static void spin_with_timer_masked(void)
 	u32 lvt;
 
 	local_irq_save(flags);
-	lvt = apic_read(APIC_LVTT);
-	apic_write(APIC_LVTT, lvt | APIC_LVT_MASKED);
+	lvt = lapic_read(APIC_LVTT);
+	lapic_write(APIC_LVTT, lvt | APIC_LVT_MASKED);
 	local_irq_restore(flags);
 	pr_info("vtice_lockme: the local APIC timer masked on CPU %d, spinning with interrupts on\n",
 		raw_smp_processor_id());
 	while (ktime_before(ktime_get(), end))
 		cpu_relax();
 	local_irq_save(flags);
-	apic_write(APIC_LVTT, lvt);
+	lapic_write(APIC_LVTT, lvt);
 	fire_timer_now(lvt);
 	local_irq_restore(flags);
 	pr_info("vtice_lockme: the local APIC timer unmasked again\n");
