@@ -45,7 +45,7 @@ void vt_write_gpr(struct vt_exit *exit, u32 index, u64 value);
 u32 vt_guest_cpl(void);
 void vt_flush_guest_tlb(struct vt_vcpu *vcpu);
 /* parent.c: a hypervisor below vtice, and the VMCALLs that are its. */
-bool vt_cpu_has_parent_hypervisor(void);
+enum vt_parent vt_find_parent(void);
 bool vt_forward_to_parent(struct vt_exit *exit);
 /* Finish an emulated instruction: #GP(0) if it faulted, else skip it. */
 enum vt_exit_action vt_complete(struct vt_exit *exit, bool fault);

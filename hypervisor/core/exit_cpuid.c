@@ -20,7 +20,7 @@ enum vt_exit_action vt_handle_cpuid(struct vt_exit *exit)
 	vt_cpuid(leaf, (u32)r->rcx, &out);
 	if (leaf == 1) {
 		out.ecx &= ~(u32)CPUID_1_ECX_VMX;
-		if (!exit->vcpu->hv->parent_hypervisor)
+		if (exit->vcpu->hv->parent == VT_PARENT_NONE)
 			out.ecx &= ~(u32)CPUID_1_ECX_HYPERVISOR;
 	}
 	/* 32-bit results zero-extend, as a native CPUID does (SDM 2A CPUID) */

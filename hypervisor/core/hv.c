@@ -27,7 +27,7 @@ int vt_hv_init(struct vt_hv *hv, u64 ept_top)
 	int ret;
 
 	vt_memset(hv, 0, sizeof(*hv));
-	hv->parent_hypervisor = vt_cpu_has_parent_hypervisor();
+	hv->parent = vt_find_parent();
 	ret = vt_caps_read(&hv->caps);
 	if (ret)
 		return ret;

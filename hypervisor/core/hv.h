@@ -43,6 +43,13 @@ struct vt_vmx_caps {
 	u32 preempt_timer_shift; /* the timer ticks when TSC bit N changes */
 };
 
+/* The hypervisor vtice runs under, if any (parent.c). */
+enum vt_parent {
+	VT_PARENT_NONE,
+	VT_PARENT_KVM,		/* CPUID 0x40000000 signature "KVMKVMKVM" */
+	VT_PARENT_OTHER,
+};
+
 /* The controls this hypervisor runs with, computed from vt_vmx_caps. */
 struct vt_controls {
 	u32 pin, proc, proc2, exit, entry;
@@ -118,7 +125,7 @@ struct vt_hv {
 	 * through CPUID.1:ECX[31] before vtice loaded: the kernel saw it at boot
 	 * and talks to it with VMCALL (parent.c).
 	 */
-	bool parent_hypervisor;
+	enum vt_parent parent;
 	const struct vt_callbacks *cb;
 	struct vt_host_window window;
 	u8 *io_bitmap;		/* bitmaps A and B (2 pages), or NULL: no I/O exits */

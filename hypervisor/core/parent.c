@@ -10,24 +10,52 @@
  *
  * Only kernel-mode VMCALLs go up: VMX root runs at CPL 0, so a user-mode
  * VMCALL passed on would reach the parent with the kernel's privilege. It
- * gets #UD, as from a bare CPU and from Hyper-V (KVM itself answers a
- * user-mode VMCALL with -KVM_EPERM instead: docs/hypervisor.md, "Nested").
+ * gets what the parent would give it: KVM answers -KVM_EPERM in RAX and
+ * skips the instruction (kvm_emulate_hypercall), the others raise #UD, as
+ * a bare CPU does.
  */
 #include "exit.h"
 #include "intrin.h"
 
-bool vt_cpu_has_parent_hypervisor(void)
+#define VT_KVM_EPERM	1	/* uapi linux/kvm_para.h: KVM_EPERM is EPERM */
+
+enum vt_parent vt_find_parent(void)
 {
 	struct vt_cpuid_regs r;
 
 	vt_cpuid(1, 0, &r);
-	return (r.ecx & CPUID_1_ECX_HYPERVISOR) != 0;
+	if (!(r.ecx & CPUID_1_ECX_HYPERVISOR))
+		return VT_PARENT_NONE;
+	vt_cpuid(0x40000000, 0, &r);
+	/* "KVMKVMKVM\0\0\0" in EBX, ECX, EDX (Documentation/virt/kvm/x86/cpuid.rst) */
+	if (r.ebx == 0x4b4d564b && r.ecx == 0x564b4d56 && r.edx == 0x4d)
+		return VT_PARENT_KVM;
+	return VT_PARENT_OTHER;
+}
+
+/* KVM's answer to a hypercall from CPL > 0, truncated outside 64-bit mode. */
+static void vt_kvm_refuse_user_hypercall(struct vt_exit *exit)
+{
+	u64 ret = (u64)-VT_KVM_EPERM;
+
+	if (!(vt_vmread_or0(GUEST_CS_AR_BYTES) & VMX_AR_L_MASK))
+		ret = (u32)ret;
+	exit->regs->rax = ret;
+	vt_advance_rip(exit);
 }
 
 bool vt_forward_to_parent(struct vt_exit *exit)
 {
-	if (!exit->vcpu->hv->parent_hypervisor || vt_guest_cpl() != 0)
+	enum vt_parent parent = exit->vcpu->hv->parent;
+
+	if (parent == VT_PARENT_NONE)
 		return false;
+	if (vt_guest_cpl() != 0) {
+		if (parent != VT_PARENT_KVM)
+			return false;
+		vt_kvm_refuse_user_hypercall(exit);
+		return true;
+	}
 	vt_parent_vmcall(exit->regs);
 	vt_advance_rip(exit);
 	return true;

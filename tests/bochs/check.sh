@@ -72,7 +72,7 @@ expected_log() {
 	esac
 }
 
-KERNEL_TROUBLE='Oops|BUG:|Kernel panic|WARNING:|general protection fault|unable to handle|invalid opcode:|double fault|soft lockup|hard LOCKUP|rcu_.*(stall|detected)|Call Trace:|kernel BUG|refcount_t:|list_(add|del) corruption'
+KERNEL_TROUBLE='Missing ENDBR|Unexpected #CP|Oops|BUG:|Kernel panic|WARNING:|general protection fault|unable to handle|invalid opcode:|double fault|soft lockup|hard LOCKUP|rcu_.*(stall|detected)|Call Trace:|kernel BUG|refcount_t:|list_(add|del) corruption'
 
 fail_reasons=()
 skip_reasons=()

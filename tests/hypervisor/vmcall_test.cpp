@@ -224,7 +224,7 @@ protected:
 
 TEST_F(NestedVmcall, TheParentIsFoundAtLoad)
 {
-	EXPECT_TRUE(hv.parent_hypervisor);
+	EXPECT_EQ(hv.parent, VT_PARENT_KVM);
 }
 
 TEST_F(NestedVmcall, AKernelVmcallWithoutTheKeyGoesToTheParent)
@@ -250,14 +250,57 @@ TEST_F(NestedVmcall, VticesOwnVmcallsNeverReachTheParent)
 	EXPECT_TRUE(cpu().parent_calls.empty());
 }
 
-TEST_F(NestedVmcall, UserModeGetsUdAndNeverReachesTheParent)
+// KVM answers a hypercall from CPL 3 with -KVM_EPERM and skips it
+// (kvm_emulate_hypercall): under KVM that is what user mode sees without
+// vtice, so it sees the same with it.
+TEST_F(NestedVmcall, UserModeGetsKvmsRefusalAndNeverReachesTheParent)
 {
 	guest_user_mode();
 	cpu().vmcs[VM_EXIT_INSTRUCTION_LEN] = 3;
 	vt_guest_regs r = kvm_hypercall(kKvmHcSendIpi);
-	EXPECT_EQ(entry_event(), kInjectUD);
-	EXPECT_EQ(r.rax, kKvmHcSendIpi);
+	EXPECT_EQ(entry_event(), 0u) << "no #UD under KVM";
+	EXPECT_EQ(r.rax, (uint64_t)-1) << "-KVM_EPERM";
+	EXPECT_EQ(r.rbx, 0xfu);
+	EXPECT_EQ(cpu().vmcs[GUEST_RIP], 0x1003u);
 	EXPECT_TRUE(cpu().parent_calls.empty()) << "root's CPL 0 must not lend user mode its privilege";
+}
+
+TEST_F(NestedVmcall, CompatibilityModeGetsKvmsRefusalIn32Bits)
+{
+	guest_user_mode();
+	cpu().vmcs[GUEST_CS_AR_BYTES] = 0xc0fb;	// 32-bit user code: D set, L clear
+	cpu().vmcs[VM_EXIT_INSTRUCTION_LEN] = 3;
+	vt_guest_regs r = kvm_hypercall(kKvmHcSendIpi);
+	EXPECT_EQ(entry_event(), 0u);
+	EXPECT_EQ(r.rax, 0xffffffffu);
+	EXPECT_TRUE(cpu().parent_calls.empty());
+}
+
+class NestedVmcallHyperV : public Vmcall {
+protected:
+	void SetUp() override
+	{
+		HvFixture::SetUp();
+		cpu().cpuid[{1, 0}].ecx |= 1u << 31;
+		cpu().cpuid[{0x40000000, 0}] = {0x40000005, 0x7263694d, 0x666f736f, 0x76482074};	// "Microsoft Hv"
+		cpu().parent = [](vt_guest_regs &r) { r.rax = 0; };
+		virtualize();
+		guest_user_mode();
+		cpu().vmcs[VM_EXIT_INSTRUCTION_LEN] = 3;
+	}
+};
+
+// Hyper-V raises #UD for a hypercall from CPL 3, as a bare CPU does.
+TEST_F(NestedVmcallHyperV, UserModeGetsUdAndNeverReachesTheParent)
+{
+	EXPECT_EQ(hv.parent, VT_PARENT_OTHER);
+	vt_guest_regs r{};
+	r.rax = 0x10008;
+	ASSERT_TRUE(vm_exit(EXIT_REASON_VMCALL, 0, r));
+	EXPECT_EQ(entry_event(), kInjectUD);
+	EXPECT_EQ(r.rax, 0x10008u);
+	EXPECT_EQ(cpu().vmcs[GUEST_RIP], 0x1000u);
+	EXPECT_TRUE(cpu().parent_calls.empty());
 }
 
 TEST_F(NestedVmcall, CpuidShowsTheParentAsTheKernelSawItAtBoot)
@@ -275,7 +318,7 @@ TEST_F(NestedVmcall, CpuidShowsTheParentAsTheKernelSawItAtBoot)
 
 TEST_F(Vmcall, WithoutAParentNoVmcallLeavesRoot)
 {
-	EXPECT_FALSE(hv.parent_hypervisor);
+	EXPECT_EQ(hv.parent, VT_PARENT_NONE);
 	vt_guest_regs r = call(10, 0);
 	expect_refused(r, 10, 0);
 	EXPECT_TRUE(cpu().parent_calls.empty());

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Every difference between the kernels vtice builds against, in one place
- * (docs/hypervisor.md, "Supported kernels"): Debian's 5.10, 6.1, 6.12 and
+ * (docs/machines.md, "Kernels"): Debian's 5.10, 6.1, 6.12 and
  * 7.x, keyed on LINUX_VERSION_CODE or on what a header defines. The rest of
  * os/linux/ uses these names only; nothing here copies kernel code.
  *
@@ -57,6 +57,11 @@
 #include <linux/module.h>
 #include <linux/percpu.h>
 #include <asm/msr.h>
+#include <asm/processor.h>
+/* cpuid_ecx() and the rest live in their own header in recent kernels (7.2; not 6.12). */
+#if __has_include(<asm/cpuid/api.h>)
+#include <asm/cpuid/api.h>
+#endif
 
 /* rdmsrl() and wrmsrl() and their _safe forms are rdmsrq() ... since 6.16. */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 16, 0)
@@ -84,6 +89,17 @@
 #define vt_current_task_ptr(cpu)	(&per_cpu(pcpu_hot.current_task, cpu))
 #else
 #define vt_current_task_ptr(cpu)	(&per_cpu(current_task, cpu))
+#endif
+
+/*
+ * syscore callbacks take a context pointer and are registered through a
+ * struct syscore in recent kernels (7.2; not 6.12). No macro tells: Kbuild
+ * sets VT_SYSCORE_WITH_DATA by what linux/syscore_ops.h declares.
+ */
+#ifdef VT_SYSCORE_WITH_DATA
+#define VT_SYSCORE_ARG		void *data
+#else
+#define VT_SYSCORE_ARG		void
 #endif
 
 /*

@@ -15,6 +15,7 @@
 #include <linux/smp.h>
 #include <linux/syscore_ops.h>
 
+#include "compat.h"
 #include "vtice_linux.h"
 
 static bool vt_resume_cpu_pending;
@@ -44,7 +45,7 @@ static struct notifier_block vt_reboot_nb = {
 };
 
 /* syscore callbacks run on the last online CPU with interrupts off. */
-static int vt_syscore_suspend(void)
+static int vt_syscore_suspend(VT_SYSCORE_ARG)
 {
 	struct vt_vcpu *vcpu = vt_this_vcpu();
 
@@ -57,7 +58,7 @@ static int vt_syscore_suspend(void)
 	return 0;
 }
 
-static void vt_syscore_resume(void)
+static void vt_syscore_resume(VT_SYSCORE_ARG)
 {
 	struct vt_vcpu *vcpu = vt_this_vcpu();
 
@@ -68,10 +69,22 @@ static void vt_syscore_resume(void)
 		pr_err("cpu %u: not virtualized again after resume\n", smp_processor_id());
 }
 
+#ifdef VT_SYSCORE_WITH_DATA
+static const struct syscore_ops vt_syscore_ops = {
+	.suspend = vt_syscore_suspend,
+	.resume = vt_syscore_resume,
+};
+static struct syscore vt_syscore = { .ops = &vt_syscore_ops };
+#define vt_register_syscore()	register_syscore(&vt_syscore)
+#define vt_unregister_syscore()	unregister_syscore(&vt_syscore)
+#else
 static struct syscore_ops vt_syscore = {
 	.suspend = vt_syscore_suspend,
 	.resume = vt_syscore_resume,
 };
+#define vt_register_syscore()	register_syscore_ops(&vt_syscore)
+#define vt_unregister_syscore()	unregister_syscore_ops(&vt_syscore)
+#endif
 
 int vt_power_register(void)
 {
@@ -79,12 +92,12 @@ int vt_power_register(void)
 
 	if (ret)
 		return ret;
-	register_syscore_ops(&vt_syscore);
+	vt_register_syscore();
 	return 0;
 }
 
 void vt_power_unregister(void)
 {
-	unregister_syscore_ops(&vt_syscore);
+	vt_unregister_syscore();
 	unregister_reboot_notifier(&vt_reboot_nb);
 }
