@@ -83,6 +83,18 @@ stub_guest_loop() {
 # every 3 s, for the breakpoint and the write watchpoint; the host ends
 # the scenario by writing "vtice-done" into the kernel's hostname.
 # bochs-host-driver: hvstub host/stub-gdb.sh
+# The kernel's aggregate CPU latency limit, read where user space reads it
+# (/dev/cpu_dma_latency: a native-endian s32 in microseconds).
+check_idle_latency() {
+	local name=$1 want=$2 got
+	got=$(od -An -td4 -N4 /dev/cpu_dma_latency 2>&1 | tr -d ' ')
+	if [ "$got" = "$want" ]; then
+		result "$name" PASS "CPU latency limit ${got} us"
+	else
+		result "$name" FAIL "CPU latency limit '$got' us, expected $want"
+	fi
+}
+
 scenario_hvstub() {
 	[ "$loaded" = 0 ] || rmmod_vtice
 	local out watcher
@@ -114,6 +126,9 @@ scenario_hvstub() {
 	fi
 	loaded=1
 	result hv.stub-load PASS "stub on 0x2f8"
+	# Idle CPUs stay in C-states the preemption timer counts in: the
+	# kernel's own aggregate CPU latency limit shows vtice's request.
+	check_idle_latency hv.stub-idle-qos 10
 	$T kwatch hv.stub-hidden do_sys_openat2 16 vtice-done 1200 &
 	watcher=$!
 	start_host_driver hvstub
@@ -135,6 +150,7 @@ scenario_hvstub() {
 		result hv.stub-hvbreak SKIP "no /bin/vtice in the initramfs"
 	fi
 	rmmod_vtice
+	check_idle_latency hv.stub-idle-qos-gone 2000000000
 	# debug_wait=1: insmod itself waits for the debugger (the host continues)
 	echo "VTICE-DEBUGWAIT now"
 	sleep 2

@@ -8,6 +8,7 @@
 
 #include <linux/kprobes.h>
 #include <linux/mm.h>
+#include <linux/pm_qos.h>
 #include <linux/smp.h>
 #include <asm/apic.h>
 #include <asm/tsc.h>
@@ -20,6 +21,17 @@
 #include "../../debug/stub.h"
 
 static bool vt_stub_on;
+
+/*
+ * The stub reads its line, and the lockup watch looks, when the
+ * VMX-preemption timer fires, and that timer counts only in C0, C1 and C2
+ * (SDM Vol. 3C 26.5.1): a CPU idling deeper would not notice a break-in
+ * until some interrupt woke it. While the stub is on, a CPU latency request
+ * keeps cpuidle to states that wake within this bound: C1 and C1E in every
+ * intel_idle table (the shallowest deeper state, Nehalem's C3, takes 20 us).
+ */
+#define VT_STUB_IDLE_LATENCY_US	10
+static struct pm_qos_request vt_stub_idle_qos;
 
 u64 vt_os_tsc_khz(void)
 {
@@ -123,11 +135,15 @@ int vt_linux_stub_init(const struct vt_linux_stub_params *params)
 		cfg.nr_guards = vt_collect_guards(guards);
 	ret = vt_stub_init(vt_mod.hv, &cfg);
 	vt_stub_on = !ret;
+	if (vt_stub_on)
+		cpu_latency_qos_add_request(&vt_stub_idle_qos, VT_STUB_IDLE_LATENCY_US);
 	return ret;
 }
 
 void vt_linux_stub_fini(void)
 {
+	if (cpu_latency_qos_request_active(&vt_stub_idle_qos))
+		cpu_latency_qos_remove_request(&vt_stub_idle_qos);
 	if (vt_stub_on)
 		vt_stub_fini();
 	vt_stub_on = false;
