@@ -9,8 +9,8 @@ build=${1:-build}
 runs=${VTICE_BENCH_RUNS:-30}
 vtice=$build/vtice
 [[ -x "$vtice" ]] || { echo "bench-syms: $vtice not built" >&2; exit 1; }
-vmlinux=$(ls "$build"/kernel/*/vmlinux 2>/dev/null | head -n1)
-[[ -n "$vmlinux" ]] || { echo "bench-syms: no $build/kernel/*/vmlinux (make kernel)" >&2; exit 1; }
+vmlinux=$("$(dirname "$0")/kernel.sh" "$build/kernel")/vmlinux
+[[ -f "$vmlinux" ]] || { echo "bench-syms: no $vmlinux (make kernel)" >&2; exit 1; }
 "$vtice" syms "$vmlinux" do_sys_openat2 >/dev/null  # page cache warm, as for a user's second run
 python3 - "$vtice" "$vmlinux" "$runs" <<'PY'
 import statistics, subprocess, sys, time

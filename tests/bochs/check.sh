@@ -39,7 +39,7 @@ expected() {
 	hvstub) echo hv.stub-text hv.stub-jiffies hv.stub-uts hv.stub-load hv.stub-hidden \
 		hv.stub-detached hv.stub-hvbreak hv.stub-nostub hv.stub-noport hv.stub-wait \
 		hv.bench-none hv.bench-bp1 hv.bench-bp100 hv.bench-watch1 hv.bench-watch100 \
-		hv.bench-detached hv.stub-detect hv.stub-detect-kcore ;;
+		hv.bench-detached hv.stub-detect hv.stub-detect-kcore hv.stub-idle-qos hv.stub-idle-qos-gone ;;
 	hvshield) echo hv.shield-off-getpid hv.shield-probe-control hv.shield-load hv.shield-getpid hv.shield-cost \
 		hv.shield-probe hv.shield-after-attack hv.shield-ring.order hv.shield-ring.overflow hv.shield-ring-trap \
 		hv.shield-stress-cpu@CPU@ hv.shield-unload hv.shield-bare-vmcall \
@@ -47,6 +47,7 @@ expected() {
 		hv.shield-tables hv.shield-tables-status hv.shield-tables-ring.order hv.shield-tables-ring.overflow \
 		hv.shield-tables-stress-cpu@CPU@ hv.shield-tables-unload ;;
 	hvdetect) echo hv.detect-state hv.detect-cpuid-timing ;;
+	hvrefused) echo hv.refused-insmod hv.refused-named hv.refused-bare ;;
 	hvsyscalls) echo hv.syscalls hv.syscalls-cost hv.syscalls-busy hv.syscalls-killed ;;
 	hvpath) echo hv.path-ftrace hv.path-loop hv.path hv.path-report hv.path-after ;;
 	# tests/bochs/bochs-scenarios.sh; the host driver judges the bytes

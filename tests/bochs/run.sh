@@ -165,6 +165,7 @@ main() {
 		kdir=$("$root/tools/kernel.sh" "$root/build/kernel")
 	fi
 	version=$(<"$kdir/version")
+	HOST_KERNEL_DIR=$kdir	# for the host drivers (lib/host.sh)
 	headers=$(kernel_headers "$version" "$kdir")
 	echo "$version $cpu_model" > "$out/kernel-and-cpu"
 

@@ -24,8 +24,8 @@ mkdir -p "$work"
 source "$here/tui_tmux_lib.sh"
 
 # --- independent expectations -------------------------------------------
-vmlinux=$(ls -d "$root"/build/kernel/*/vmlinux 2>/dev/null | head -1)
-[[ -f "$vmlinux" ]] || { echo "SKIP: no build/kernel/*/vmlinux"; exit 77; }
+vmlinux=${VTICE_QEMU_VMLINUX:-}
+[[ -f "$vmlinux" ]] || { echo "SKIP: the booted kernel's vmlinux is not there ($vmlinux)"; exit 77; }
 # The serial port delivered the guest's kallsyms with CRLF line ends.
 kallsyms=$work/kallsyms-lf.txt
 tr -d '\r' < "$VTICE_QEMU_KALLSYMS" > "$kallsyms"

@@ -30,6 +30,29 @@ scenario_hvrollback() {
 	fi
 }
 
+# A CPU whose VMX lacks what vtice needs (run.sh --cpu core2_penryn_t9600:
+# VMX without EPT) refuses the module by the feature's name, and leaves
+# every CPU bare: VMCALL still #UD. The kernel checker fails the run on
+# any oops. Only where named: the rig's default CPU has all it needs.
+# bochs-manual-scenario: hvrefused
+scenario_hvrefused() {
+	[ "$loaded" = 0 ] || rmmod_vtice
+	if insmod "$KO" 2>/tmp/insmod.err; then
+		rmmod vtice
+		result hv.refused-insmod FAIL "loaded on a CPU whose VMX lacks a feature vtice needs"
+		return
+	fi
+	result hv.refused-insmod PASS "refused: $(cat /tmp/insmod.err)"
+	local line
+	line=$(dmesg | grep "vtice: this CPU's VMX lacks" | tail -n 1)
+	if [ -n "$line" ]; then
+		result hv.refused-named PASS "${line#*] }"
+	else
+		result hv.refused-named FAIL "no message naming the missing feature: $(dmesg | grep vtice | tail -n 3)"
+	fi
+	$T vmcall hv.refused-bare
+}
+
 # selftest=1: CPL-0 probes on every CPU (VMCALL key check, VMXON #UD,
 # CR4.VMXE, VMX MSRs, FEATURE_CONTROL, XSETBV, INVD, DEBUGCTL read-back).
 scenario_hvselftest() {

@@ -47,11 +47,13 @@ while [[ $# -gt 0 ]]; do
 	esac
 done
 
+# The kernel tools/kernel.sh fetched for the rigs (the machine's own suite;
+# build/kernel may hold other suites' kernels too).
 kernel_dir() {
 	local k
-	k=$(ls -d "$root"/build/kernel/*/ 2>/dev/null | head -1)
-	[[ -n "$k" && -f "$k/vmlinux" ]] || return 1
-	echo "${k%/}"
+	k=$("$root/tools/kernel.sh" "$root/build/kernel" 2>/dev/null) || return 1
+	[[ -f "$k/vmlinux" ]] || return 1
+	echo "$k"
 }
 
 build_initramfs() {
@@ -158,7 +160,8 @@ exec)
 	start >/dev/null
 	# vtice attach's kernel cache stays in the run's directory, never in $HOME.
 	export VTICE_QEMU_PORT=$(cat "$dir/port") VTICE_QEMU_TARGET=$(cat "$dir/target") VTICE_QEMU_DIR=$dir \
-		VTICE_QEMU_KALLSYMS=$dir/kallsyms.txt VTICE_QEMU_FTRACE=$dir/ftrace.txt XDG_CACHE_HOME=$dir/cache
+		VTICE_QEMU_KALLSYMS=$dir/kallsyms.txt VTICE_QEMU_FTRACE=$dir/ftrace.txt XDG_CACHE_HOME=$dir/cache \
+		VTICE_QEMU_VMLINUX=$(kernel_dir)/vmlinux
 	rm -rf "$dir/cache"
 	set +e
 	"$@"

@@ -11,6 +11,7 @@
 #   VTICE_COM2        host:port of the guest's ttyS1 (gdb: target remote $VTICE_COM2)
 #   VTICE_SERIAL_LOG  the guest console (COM1) as it grows
 #   VTICE_RUN_DIR     OUT;  VTICE_SCENARIO  the scenario;  VTICE_ROOT  the source tree
+#   VTICE_KERNEL_DIR  tools/kernel.sh's directory of the kernel the guest boots
 # COM2 goes through lib/com2-relay.py: Bochs connects to it once at start-up,
 # drivers connect as they come (one at a time), and guest bytes sent before
 # a driver connects are kept for it (dropped if that driver fails, so they
@@ -106,6 +107,7 @@ host_start_driver() {
 		# shellcheck disable=SC2086 # ARGS split as declared
 		VTICE_COM2=127.0.0.1:$HOST_DRIVER_PORT VTICE_SERIAL_LOG=$out/serial.log \
 			VTICE_RUN_DIR=$out VTICE_SCENARIO=$name VTICE_ROOT=$HOST_ROOT \
+			VTICE_KERNEL_DIR=${HOST_KERNEL_DIR:-} \
 			setsid $argv </dev/null >"$out/host/$name.log" 2>&1 9>&- &
 		echo $! > "$out/host/$name.pid"
 		wait $!

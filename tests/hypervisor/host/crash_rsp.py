@@ -23,7 +23,7 @@ import subprocess
 import sys
 import time
 
-from rig_host import (FAILURES, Rsp, check, figures, find_one, monitor, stop_thread,
+from rig_host import (FAILURES, Rsp, check, figures, find_one, guest_vmlinux, monitor, stop_thread,
                       wait_for_guest_line, write_domainname)
 
 
@@ -157,7 +157,7 @@ def gdb_reads_stop(name, signal, want_pc=None, want_from=""):
 
 def vtice_attach(commands):
     vtice = find_one("build*/vtice")
-    vmlinux = find_one("build*/kernel/*/vmlinux")
+    vmlinux = guest_vmlinux()
     if not vtice or not vmlinux:
         check("console", False, "no build/vtice or build/kernel/*/vmlinux under VTICE_ROOT")
         return "", 1

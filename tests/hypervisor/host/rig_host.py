@@ -130,6 +130,15 @@ def wait_for_guest_line(marker, timeout=300):
     return False
 
 
+def guest_vmlinux():
+    """The uncompressed image of the kernel the guest boots (run.sh passes
+    its directory), else the first one under build*/kernel/."""
+    kdir = os.environ.get("VTICE_KERNEL_DIR")
+    if kdir and os.path.exists(os.path.join(kdir, "vmlinux")):
+        return os.path.join(kdir, "vmlinux")
+    return find_one("build*/kernel/*/vmlinux")
+
+
 def find_one(pattern):
     import glob
     hits = sorted(glob.glob(os.path.join(os.environ.get("VTICE_ROOT", "."), pattern)))

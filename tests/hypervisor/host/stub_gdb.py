@@ -15,7 +15,7 @@ import socket
 import time
 
 import gdb
-from rig_host import FAILURES, Rsp, check, figures, find_one, monitor, stop_thread, wait_for_guest_line
+from rig_host import FAILURES, Rsp, check, figures, find_one, guest_vmlinux, monitor, stop_thread, wait_for_guest_line
 
 def run(cmd):
     return gdb.execute(cmd, to_string=True)
@@ -642,7 +642,7 @@ def vtice_batch(name, cmds, timeout):
     failed check named name) without build/vtice or the vmlinux."""
     import subprocess
     vtice = find_one("build*/vtice")
-    vmlinux = find_one("build*/kernel/*/vmlinux")
+    vmlinux = guest_vmlinux()
     if not vtice or not vmlinux:
         check(name, False, "no build/vtice or build/kernel/*/vmlinux under VTICE_ROOT")
         return None

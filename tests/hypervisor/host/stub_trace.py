@@ -23,7 +23,7 @@ import time
 
 import gdb
 import stub_gdb as sg
-from rig_host import check, figures, find_one
+from rig_host import check, figures, find_one, guest_vmlinux
 from trace_compare import CALL, compare, ftrace_calls, graph_calls
 
 
@@ -72,7 +72,7 @@ def load_symbols():
     .symtab and its System.map is a placeholder): function-call-history
     names functions by them."""
     vtice = find_one("build*/vtice")
-    vmlinux = find_one("build*/kernel/*/vmlinux")
+    vmlinux = guest_vmlinux()
     if not vtice or not vmlinux:
         raise RuntimeError("no build/vtice or build/kernel/*/vmlinux under VTICE_ROOT")
     listing = subprocess.run([vtice, "syms", vmlinux, "--list"], check=True, capture_output=True,
