@@ -65,11 +65,15 @@ const char kHelp[] =
 	"  --kallsyms PATH    kernel symbols (default /proc/kallsyms)\n"
 	"\n"
 	"Cost: while waiting, two VM exits per syscall of any task; while the call\n"
-	"is traced, one VM exit per instruction on every CPU. Records that do not\n"
-	"fit the rings are counted and shown (module parameter ring_records).\n";
+	"is traced, one VM exit per instruction on every CPU. While the traced\n"
+	"CPU's ring is full it waits for this reader (up to 50 ms; the other\n"
+	"CPUs run unstepped meanwhile), so one call is traced whole at any\n"
+	"ring_records; what is lost anyway is counted and shown.\n";
 
 constexpr std::uint64_t kDefaultMaxInsns = 1'000'000;
 constexpr long kPollMs = 2;
+// How long a traced CPU waits for room in its full ring (VT_TRACE_RING_HOLD_MS).
+constexpr int kTracedCpuWaitMs = 50;
 constexpr std::size_t kMaxKallsyms = 64u << 20;	// /proc/kallsyms is ~10 MB with modules
 
 struct Options {
@@ -393,8 +397,10 @@ int run(const Options &o)
 		eprintf("vtice trace syscall: wrote %s (vtice report %s)\n", o.output.c_str(),
 			     o.output.c_str());
 	if (reporter.lost())
-		eprintf("vtice trace syscall: %llu records did not fit the rings: load the module "
-				     "with a larger ring_records\n", static_cast<unsigned long long>(reporter.lost()));
+		eprintf("vtice trace syscall: %llu records lost: a traced CPU waited %d ms for this "
+			"reader to drain its full ring and went on (see docs/tracing.md); a larger "
+			"ring_records gives the reader more time\n",
+			static_cast<unsigned long long>(reporter.lost()), kTracedCpuWaitMs);
 	return reporter.calls() >= o.count ? kExitOk : kExitFailure;
 }
 

@@ -45,17 +45,23 @@ static void vt_ring_store(struct vt_ring *ring, const struct vtice_record *rec)
 	ring->head++;
 }
 
-bool vt_ring_has_room(const struct vt_ring *ring, u32 n)
+/* Slots n records need now: a LOST record goes before them when drops are owed. */
+static u64 vt_ring_need(const struct vt_ring *ring, u32 n)
 {
-	return vt_ring_space(ring) >= n + (ring->unreported_lost ? 1 : 0);
+	return n + (ring->unreported_lost ? 1 : 0);
 }
 
-bool vt_ring_push_group(struct vt_ring *ring, const struct vtice_record *recs, u32 n)
+bool vt_ring_has_room(const struct vt_ring *ring, u32 n)
 {
-	u64 need = n + (ring->unreported_lost ? 1 : 0);
+	return vt_ring_space(ring) >= vt_ring_need(ring, n) + VT_RING_RESERVE;
+}
+
+static bool vt_ring_store_group(struct vt_ring *ring, const struct vtice_record *recs, u32 n,
+				u32 reserve)
+{
 	u32 i;
 
-	if (vt_ring_space(ring) < need) {
+	if (vt_ring_space(ring) < vt_ring_need(ring, n) + reserve) {
 		ring->unreported_lost += n;
 		VT_STORE_RELEASE(ring->hdr->lost, ring->hdr->lost + n);
 		return false;
@@ -78,7 +84,17 @@ bool vt_ring_push_group(struct vt_ring *ring, const struct vtice_record *recs, u
 	return true;
 }
 
+bool vt_ring_push_group(struct vt_ring *ring, const struct vtice_record *recs, u32 n)
+{
+	return vt_ring_store_group(ring, recs, n, VT_RING_RESERVE);
+}
+
 bool vt_ring_push(struct vt_ring *ring, const struct vtice_record *rec)
 {
-	return vt_ring_push_group(ring, rec, 1);
+	return vt_ring_store_group(ring, rec, 1, VT_RING_RESERVE);
+}
+
+bool vt_ring_push_final(struct vt_ring *ring, const struct vtice_record *rec)
+{
+	return vt_ring_store_group(ring, rec, 1, 0);
 }

@@ -32,11 +32,20 @@ void vt_ring_init(struct vt_ring *ring, void *mem, u32 nr_records, u32 cpu);
  * guest can reach the header.
  */
 void vt_ring_attach(struct vt_ring *ring, void *mem);
+/*
+ * Slots an ordinary push leaves free: room for a LOST record and for the
+ * record that ends a trace (vt_ring_push_final), so a reader that fell
+ * behind still learns that the trace ended and how much of it it missed.
+ */
+#define VT_RING_RESERVE	2
+
 /* Store one record; false when the ring was full and it was dropped. */
 bool vt_ring_push(struct vt_ring *ring, const struct vtice_record *rec);
 /* Store n records together or none of them (all n count as lost). */
 bool vt_ring_push_group(struct vt_ring *ring, const struct vtice_record *recs, u32 n);
-/* Whether n records (and a LOST record owed before them) fit now. */
+/* The record that ends a trace: it may take the reserve. */
+bool vt_ring_push_final(struct vt_ring *ring, const struct vtice_record *rec);
+/* Whether an ordinary push of n records (and a LOST record owed before them) fits now. */
 bool vt_ring_has_room(const struct vt_ring *ring, u32 n);
 
 #ifdef __cplusplus

@@ -38,32 +38,42 @@ static struct {
 	u64 task;
 } VT_ROOT_STATE_TYPE vt_path VT_ROOT_STATE;
 
-/*
- * wait: on the traced CPU, which waits for the reader when its ring is
- * full (tracer.h); not on a CPU disarming through the reader's own ioctl.
- */
-static void vt_path_push(struct vt_vcpu *vcpu, u16 type, u32 flags, u64 a, u64 b, bool wait)
+static struct vtice_record vt_path_record(const struct vt_vcpu *vcpu, u16 type, u32 flags,
+					 u64 a, u64 b)
 {
 	struct vtice_record rec = {
 		.type = type, .cpu = (u16)vcpu->cpu, .flags = flags, .tsc = vt_tracer_stamp(),
 		.u.raw = { a, b },
 	};
 
-	if (wait)
-		vt_tracer_wait_for_room(vcpu, 1);
+	return rec;
+}
+
+/* On the traced CPU, which waits for the reader while its ring is full (tracer.h). */
+static void vt_path_push(struct vt_vcpu *vcpu, u16 type, u32 flags, u64 a, u64 b)
+{
+	struct vtice_record rec = vt_path_record(vcpu, type, flags, a, b);
+
+	vt_tracer_wait_for_room(vcpu, 1);
 	vt_ring_push(&vcpu->ring, &rec);
 }
 
-/* The trace stops everywhere before the call counts as traced. */
+/*
+ * The trace stops everywhere before the call counts as traced. Its last
+ * record never waits (the disarming CPU may be the reader's own) and
+ * always fits: it takes the ring's reserve (core/ring.h).
+ */
 static void vt_path_end(struct vt_vcpu *vcpu, u64 task, u32 why)
 {
+	struct vtice_record stop;
+
 	if (task <= VT_PATH_ENDING ||
 	    !__atomic_compare_exchange_n(&vt_path.task, &task, VT_PATH_ENDING, false,
 					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 		return;
 	vt_tracer_ring_stop(vcpu);
-	vt_path_push(vcpu, VTICE_REC_TRACE_STOP, why, task, vt_tracer_ring_insns(),
-		     why != VTICE_TRACE_STOP_DISARMED);
+	stop = vt_path_record(vcpu, VTICE_REC_TRACE_STOP, why, task, vt_tracer_ring_insns());
+	vt_ring_push_final(&vcpu->ring, &stop);
 	__atomic_add_fetch(&vt_path.traced, 1, __ATOMIC_RELEASE);
 	VT_STORE_RELEASE(vt_path.task, 0);
 }
@@ -98,7 +108,7 @@ static void vt_path_start(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 from_r
 	vt_tracer_wait_for_room(vcpu, VTICE_SYSCALL_GROUP_MAX);
 	vt_syscall_event(vcpu, exit->regs, VT_SYS_ENTER);
 	vt_path_push(vcpu, VTICE_REC_BRANCH, VTICE_BRANCH_FROM_STEP, from_rip,
-		     vt_vmread_or0(GUEST_RIP), true);
+		     vt_vmread_or0(GUEST_RIP));
 }
 
 /* A SYSRET of the traced task ends its call: the return is its last branch. */
@@ -112,7 +122,7 @@ static void vt_path_sysret(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 from_
 	if (current != task)
 		return;
 	vt_path_push(vcpu, VTICE_REC_BRANCH, VTICE_BRANCH_FROM_STEP, from_rip,
-		     vt_vmread_or0(GUEST_RIP), true);
+		     vt_vmread_or0(GUEST_RIP));
 	vt_tracer_wait_for_room(vcpu, VTICE_SYSCALL_GROUP_MAX);
 	vt_syscall_event(vcpu, exit->regs, VT_SYS_EXIT);
 	vt_path_end(vcpu, task, VTICE_TRACE_STOP_SYSRET);

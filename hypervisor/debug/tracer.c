@@ -170,7 +170,7 @@ static void vt_trace_reset(struct vt_trace_cpu *c, u64 task, bool to_ring)
 	c->count = c->first_ip = c->last_ip = 0;
 	c->steps = c->dropped = c->async = c->filtered = c->undecoded = 0;
 	c->branch_steps = c->btf_ignored = c->lbr_branches = c->events_let_in = 0;
-	c->held = c->held_ticks = 0;
+	c->held = c->held_ticks = c->paused = 0;
 	c->hold_gave_up = false;
 	c->since_event = vt_tracer.event_gap;	/* the first held event may go in at once */
 }
@@ -356,36 +356,82 @@ u64 vt_tracer_stamp(void)
 	return vt_trace_stamp();
 }
 
+/* Each CPU but this one that runs as a guest: it follows at its next entry. */
+static void vt_trace_kick_others(struct vt_vcpu *me)
+{
+	u32 i;
+
+	for (i = 0; i < vt_tracer.nr_cpus; i++) {
+		struct vt_vcpu *other = vt_tracer.vcpus ? vt_tracer.vcpus[i] : NULL;
+
+		if (i == me->cpu || !other || !VT_READ_ONCE(other->launched))
+			continue;
+		VT_STORE_RELEASE(vt_tracer.cpu[i].kick, true);
+		vt_send_nmi(me, other);
+	}
+}
+
+static bool vt_trace_kicks_pending(const struct vt_vcpu *me)
+{
+	u32 i;
+
+	for (i = 0; i < vt_tracer.nr_cpus; i++)
+		if (i != me->cpu && VT_LOAD_ACQUIRE(vt_tracer.cpu[i].kick))
+			return true;
+	return false;
+}
+
+/*
+ * The hold is over: the others step again before the traced task runs on
+ * (it could move to one of them). Each takes its kick at an NMI exit and
+ * arms its step at the entry right after; a CPU that does not answer
+ * within the hold's bound (stuck in root itself) is not waited for.
+ */
+static void vt_trace_end_hold(struct vt_vcpu *me)
+{
+	u64 start = vt_rdtsc();
+
+	VT_STORE_RELEASE(vt_tracer.ring.holding, false);
+	vt_trace_kick_others(me);
+	while (vt_trace_kicks_pending(me) && vt_rdtsc() - start < vt_tracer.hold_ticks)
+		vt_pause();
+}
+
 /*
  * A stepping tracer owns the CPU it traces: while that CPU's ring is full
  * it waits here, in VMX root, for the reader (`vtice trace syscall`,
  * polling every few milliseconds from another CPU) to make room, so that
- * a traced path loses nothing at any ring size. The wait is bounded
- * (hold_ticks): a reader that is gone, or one that cannot run because it
- * waits on this very CPU (an IPI it must answer), costs the records, not
- * the machine. Returns whether the room came.
+ * a traced path loses nothing at any ring size. Meanwhile the traced task
+ * runs nowhere, so the other CPUs run unstepped (vt_trace_pause_cpu) and
+ * the reader drains at full speed. The wait is bounded (hold_ticks): a
+ * reader that is gone, or one that cannot run because its CPU waits on
+ * this very one (an IPI it must answer), costs records, not the machine;
+ * the trace then waits no more until the reader makes room again.
+ * Returns whether the room came.
  */
 static bool vt_trace_wait_for_room(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u32 n)
 {
 	u64 start, now;
+	bool room = false;
 
-	if (vt_ring_has_room(&vcpu->ring, n))
+	if (vt_ring_has_room(&vcpu->ring, n)) {
+		c->hold_gave_up = false;
 		return true;
-	if (c->hold_gave_up || n >= vcpu->ring.nr_records)
+	}
+	if (c->hold_gave_up || n + VT_RING_RESERVE > vcpu->ring.nr_records)
 		return false;	/* no reader can make room for more than the ring */
 	start = vt_rdtsc();
 	c->held++;
+	VT_STORE_RELEASE(vt_tracer.ring.holding, true);
 	do {
 		vt_pause();
 		now = vt_rdtsc();
-		if (vt_ring_has_room(&vcpu->ring, n)) {
-			c->held_ticks += now - start;
-			return true;
-		}
-	} while (now - start < vt_tracer.hold_ticks);
+		room = vt_ring_has_room(&vcpu->ring, n);
+	} while (!room && now - start < vt_tracer.hold_ticks);
 	c->held_ticks += now - start;
-	c->hold_gave_up = true;
-	return false;
+	c->hold_gave_up = !room;
+	vt_trace_end_hold(vcpu);
+	return room;
 }
 
 bool vt_tracer_wait_for_room(struct vt_vcpu *vcpu, u32 n)
@@ -554,6 +600,35 @@ static void vt_trace_stop_cpu(struct vt_trace_cpu *c, struct vt_vcpu *vcpu)
 }
 
 /*
+ * The step armed at this CPU's last entry ends at no exit now: undo it.
+ * An MTF the tracer armed but no longer claims is cleared by the core at
+ * its exit (core/exit_exception.c).
+ */
+static void vt_trace_cancel_step(struct vt_trace_cpu *c, struct vt_vcpu *vcpu)
+{
+	if (c->armed && vt_tracer_uses_tf())
+		vt_single_step_suspend(vcpu);
+	else if (c->armed)
+		vt_set_mtf(vcpu, false);
+	c->armed = false;
+	c->have_entry = false;
+}
+
+/*
+ * The traced CPU holds for its reader (vt_trace_wait_for_room), so the
+ * task runs nowhere else: this CPU runs unstepped, its interrupts go in as
+ * they come, until the kick that ends the hold; then it starts afresh.
+ */
+static void vt_trace_pause_cpu(struct vt_trace_cpu *c, struct vt_vcpu *vcpu)
+{
+	vt_trace_cancel_step(c, vcpu);
+	if (c->started)
+		vt_trace_stop_cpu(c, vcpu);
+	c->started = false;
+	c->paused++;
+}
+
+/*
  * The gate's one way in (tracer.h): what waits goes in at most once per
  * event_gap steps, never into a TF step still running (its hold), and at
  * once on a CPU that halts, which would otherwise wait for nothing.
@@ -588,6 +663,10 @@ void vt_tracer_pre_entry(struct vt_vcpu *vcpu)
 		vt_trace_stop_cpu(c, vcpu);
 		return;
 	}
+	if (c->to_ring && VT_LOAD_ACQUIRE(vt_tracer.ring.holding)) {
+		vt_trace_pause_cpu(c, vcpu);
+		return;
+	}
 	if (!c->started)
 		vt_trace_start_cpu(c, vcpu);
 	if (vt_trace_arm(c, vcpu))
@@ -596,21 +675,6 @@ void vt_tracer_pre_entry(struct vt_vcpu *vcpu)
 	c->have_entry = true;
 	c->entry_rip = vt_vmread_or0(GUEST_RIP);
 	c->entry_cpl = (u8)vt_guest_cpl();
-}
-
-/* Each CPU but this one that runs as a guest: it follows at its next entry. */
-static void vt_trace_kick_others(struct vt_vcpu *me)
-{
-	u32 i;
-
-	for (i = 0; i < vt_tracer.nr_cpus; i++) {
-		struct vt_vcpu *other = vt_tracer.vcpus ? vt_tracer.vcpus[i] : NULL;
-
-		if (i == me->cpu || !other || !VT_READ_ONCE(other->launched))
-			continue;
-		VT_STORE_RELEASE(vt_tracer.cpu[i].kick, true);
-		vt_send_nmi(me, other);
-	}
 }
 
 int vt_tracer_ring_start(struct vt_vcpu *vcpu, u64 task, u64 max_insns, vt_trace_end_fn ended)
@@ -647,11 +711,7 @@ void vt_tracer_ring_stop(struct vt_vcpu *vcpu)
 	if (c && c->to_ring) {
 		vt_trace_follow_ring(c);
 		/* Stopped at another exit (the SYSRET's #UD): the step is still armed. */
-		if (c->armed && vt_tracer_uses_tf())
-			vt_single_step_suspend(vcpu);
-		else if (c->armed)
-			vt_set_mtf(vcpu, false);
-		c->armed = false;
+		vt_trace_cancel_step(c, vcpu);
 		vt_trace_stop_cpu(c, vcpu);
 	}
 	vt_trace_sync_step_kind();

@@ -41,6 +41,7 @@ struct vt_trace_cpu {
 	u64 count;
 	u64 steps, dropped, async, filtered, undecoded;
 	u64 held, held_ticks;	/* ring traces: waits for the reader, their TSC ticks */
+	u64 paused;		/* ...entries unstepped while another CPU held */
 	bool hold_gave_up;	/* a wait ran out: this trace waits no more */
 	u64 branch_steps, btf_ignored, lbr_branches;
 	u32 since_event;	/* steps since the tracer last let a held event in */
@@ -51,6 +52,7 @@ struct vt_trace_cpu {
 struct vt_ring_trace {
 	u32 gen;		/* bumped (release) by every start and stop */
 	bool active;
+	bool holding;		/* the traced CPU waits in root for its reader */
 	u64 task;
 	u64 max_insns;
 	u64 insns;		/* the task's instructions stepped, all CPUs */

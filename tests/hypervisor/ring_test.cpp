@@ -41,45 +41,76 @@ TEST(Ring, HeaderDescribesLayout)
 	EXPECT_EQ(r.ring.hdr->data_offset, (uint64_t)VTICE_RING_HEADER_SIZE);
 }
 
+// An ordinary push leaves VT_RING_RESERVE (2) slots free: of 8, 6 fill it.
+constexpr uint64_t kFill = 8 - VT_RING_RESERVE;
+
 TEST(Ring, FullRingDropsAndCounts)
 {
 	Ring r(8);
-	for (uint64_t i = 0; i < 8; i++)
+	for (uint64_t i = 0; i < kFill; i++)
 		EXPECT_TRUE(r.push(i));
-	EXPECT_FALSE(r.push(8));
-	EXPECT_FALSE(r.push(9));
-	EXPECT_EQ(r.ring.hdr->head, 8u);
+	EXPECT_FALSE(r.push(kFill));
+	EXPECT_FALSE(r.push(kFill + 1));
+	EXPECT_EQ(r.ring.hdr->head, kFill);
 	EXPECT_EQ(r.ring.hdr->lost, 2u);
-	for (uint64_t i = 0; i < 8; i++)
+	for (uint64_t i = 0; i < kFill; i++)
 		EXPECT_EQ(r.at(i).u.test.sequence, i) << "unread records are never overwritten";
 }
 
 TEST(Ring, GapIsMarkedByALostRecord)
 {
 	Ring r(8);
-	for (uint64_t i = 0; i < 11; i++)
+	for (uint64_t i = 0; i < kFill + 3; i++)
 		r.push(i);			// 3 dropped
-	r.ring.hdr->tail = 8;			// consumer read everything
+	r.ring.hdr->tail = kFill;		// consumer read everything
 	EXPECT_TRUE(r.push(11));
-	EXPECT_EQ(r.ring.hdr->head, 10u);
-	EXPECT_EQ(r.at(8).type, VTICE_REC_LOST);
-	EXPECT_EQ(r.at(8).u.lost.count, 3u);
-	EXPECT_EQ(r.at(9).u.test.sequence, 11u);
+	EXPECT_EQ(r.ring.hdr->head, kFill + 2);
+	EXPECT_EQ(r.at(kFill).type, VTICE_REC_LOST);
+	EXPECT_EQ(r.at(kFill).u.lost.count, 3u);
+	EXPECT_EQ(r.at(kFill + 1).u.test.sequence, 11u);
 	EXPECT_TRUE(r.push(12));
-	EXPECT_EQ(r.at(10).type, VTICE_REC_TEST) << "one LOST record per gap";
+	EXPECT_EQ(r.at(kFill + 2).type, VTICE_REC_TEST) << "one LOST record per gap";
 }
 
 TEST(Ring, LostRecordNeedsRoomForBoth)
 {
 	Ring r(8);
-	for (uint64_t i = 0; i < 9; i++)
+	for (uint64_t i = 0; i < kFill + 1; i++)
 		r.push(i);
-	r.ring.hdr->tail = 1;			// one free slot only: not enough for LOST + record
+	r.ring.hdr->tail = 1;	// one slot over the reserve: not enough for LOST + record
 	EXPECT_FALSE(r.push(9));
 	EXPECT_EQ(r.ring.hdr->lost, 2u);
 	r.ring.hdr->tail = 2;
 	EXPECT_TRUE(r.push(10));
-	EXPECT_EQ(r.at(8).u.lost.count, 2u);
+	EXPECT_EQ(r.at(kFill).u.lost.count, 2u);
+}
+
+// The record that ends a trace takes the reserve: a reader that fell
+// behind still sees the end, after the count of what it missed.
+TEST(Ring, TheFinalRecordFitsAFullRingAfterItsLostRecord)
+{
+	Ring r(8);
+	for (uint64_t i = 0; i < kFill + 5; i++)
+		r.push(i);			// full, 5 dropped
+	vtice_record end{};
+	end.type = VTICE_REC_TRACE_STOP;
+	EXPECT_TRUE(vt_ring_push_final(&r.ring, &end));
+	EXPECT_EQ(r.ring.hdr->head, 8u);
+	EXPECT_EQ(r.at(kFill).type, VTICE_REC_LOST);
+	EXPECT_EQ(r.at(kFill).u.lost.count, 5u);
+	EXPECT_EQ(r.at(kFill + 1).type, VTICE_REC_TRACE_STOP);
+	EXPECT_FALSE(vt_ring_has_room(&r.ring, 1));
+}
+
+TEST(Ring, HasRoomAsAnOrdinaryPushWouldFind)
+{
+	Ring r(8);
+	for (uint64_t i = 0; i + 1 < kFill; i++)
+		r.push(i);
+	EXPECT_TRUE(vt_ring_has_room(&r.ring, 1));
+	EXPECT_FALSE(vt_ring_has_room(&r.ring, 2));
+	EXPECT_TRUE(r.push(99));
+	EXPECT_FALSE(vt_ring_has_room(&r.ring, 1));
 }
 
 TEST(Ring, WrapsAround)

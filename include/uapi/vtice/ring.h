@@ -12,9 +12,12 @@
  * One producer (the hypervisor, in VMX root on that CPU) and one consumer
  * (user space). head and tail are free-running 64-bit counters; record i is
  * records[i & (nr_records - 1)].
- *  - producer: if head - tail < nr_records it stores the record, then
- *    publishes head + 1 (store-release). Otherwise the ring is full: the
- *    record is dropped and `lost` is incremented.
+ *  - producer: if the record (and a LOST record it owes, below) leaves two
+ *    slots free it stores them, then publishes the new head (store-release).
+ *    Otherwise the ring is full: the record is dropped and `lost` is
+ *    incremented. The two slots are for the record that ends a trace
+ *    (VTICE_REC_TRACE_STOP) and the LOST record before it: a trace's end
+ *    always reaches the consumer.
  *  - consumer: reads head (load-acquire), copies records tail..head-1, then
  *    publishes the new tail (store-release). Only the consumer writes tail.
  * After a drop, the producer's next stored record is a VTICE_REC_LOST record
