@@ -199,13 +199,14 @@ class CallReporter {
 public:
 	CallReporter(const Options &o, const LocalKernel &kernel, const std::vector<std::unique_ptr<RecordRing>> &rings)
 		: o_(o), kernel_(kernel), rings_(rings), symbolize_(dbg::make_symbolizer(kernel.symbols.get())),
-		  ring_lost_(rings_lost())
+		  seen_(ring_counts())
 	{
 	}
 
 	void report(const PathCall &call)
 	{
-		std::uint64_t lost = std::max(call.lost, lost_since_last_call());
+		RingCounts since = counts_since_last_call();
+		std::uint64_t lost = std::max(call.lost, since.lost);
 		dbg::TraceResult t = to_trace(call, *kernel_.kcore);
 		std::printf("%s\n", trace::format_syscall_call(call.call).c_str());
 		trace::RenderedTrace rendering = dbg::render_trace(t, symbolize_, {.price_branch_steps = true});
@@ -233,6 +234,11 @@ public:
 			    calls_, static_cast<unsigned long long>(last_tsc > first_tsc ? last_tsc - first_tsc : 0),
 			    static_cast<unsigned long long>(call.insns + async),
 			    static_cast<unsigned long long>(rendering.btf_exits));
+		if (since.waits)
+			std::printf("trace: call %zu: a traced CPU found its ring full %llu times and waited "
+				    "for this reader; %llu of the waits ran out\n",
+				    calls_, static_cast<unsigned long long>(since.waits),
+				    static_cast<unsigned long long>(since.run_out));
 		std::fflush(stdout);
 		lost_ += lost;
 		merge(std::move(t));
@@ -249,21 +255,29 @@ public:
 	std::uint64_t lost() const { return lost_; }
 
 private:
+	struct RingCounts {
+		std::uint64_t lost = 0, waits = 0, run_out = 0;
+	};
+
 	// A full ring announces its drops with a LOST record before its next
 	// record, which may never come (the trace ended); its header's running
 	// count is always right.
-	std::uint64_t rings_lost() const
+	RingCounts ring_counts() const
 	{
-		std::uint64_t total = 0;
-		for (const auto &r : rings_)
-			total += r->lost();
+		RingCounts total;
+		for (const auto &r : rings_) {
+			total.lost += r->lost();
+			total.waits += r->waits();
+			total.run_out += r->waits_run_out();
+		}
 		return total;
 	}
 
-	std::uint64_t lost_since_last_call()
+	RingCounts counts_since_last_call()
 	{
-		std::uint64_t now = rings_lost(), since = now - ring_lost_;
-		ring_lost_ = now;
+		RingCounts now = ring_counts(), since{now.lost - seen_.lost, now.waits - seen_.waits,
+						      now.run_out - seen_.run_out};
+		seen_ = now;
 		return since;
 	}
 
@@ -279,7 +293,7 @@ private:
 	const LocalKernel &kernel_;
 	const std::vector<std::unique_ptr<RecordRing>> &rings_;
 	Symbolizer symbolize_;
-	std::uint64_t ring_lost_;	// the rings' drops when last looked at
+	RingCounts seen_;	// the rings' counts when last looked at
 	dbg::TraceResult all_;
 	std::size_t calls_ = 0;
 	std::uint64_t lost_ = 0;

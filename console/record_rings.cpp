@@ -41,6 +41,16 @@ uint64_t RecordRing::lost() const
 	return __atomic_load_n(&hdr_->lost, __ATOMIC_RELAXED);
 }
 
+uint64_t RecordRing::waits() const
+{
+	return __atomic_load_n(&hdr_->waits, __ATOMIC_RELAXED);
+}
+
+uint64_t RecordRing::waits_run_out() const
+{
+	return __atomic_load_n(&hdr_->waits_run_out, __ATOMIC_RELAXED);
+}
+
 std::vector<std::vector<vtice_record>> drain_rings(const std::vector<std::unique_ptr<RecordRing>> &rings)
 {
 	std::vector<std::vector<vtice_record>> per_cpu(rings.size());

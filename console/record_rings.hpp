@@ -28,7 +28,11 @@ public:
 	void drain(std::vector<vtice_record> &out);
 	// Forgets what is there now (records from before this reader).
 	void skip();
-	uint64_t lost() const;	// the producer's running total
+	// The producer's running totals (ring.h): records dropped, waits for
+	// this reader to make room, and waits it did not end in time.
+	uint64_t lost() const;
+	uint64_t waits() const;
+	uint64_t waits_run_out() const;
 
 private:
 	void *map_;

@@ -56,14 +56,19 @@ bool vt_ring_has_room(const struct vt_ring *ring, u32 n)
 	return vt_ring_space(ring) >= vt_ring_need(ring, n) + VT_RING_RESERVE;
 }
 
+void vt_ring_lose(struct vt_ring *ring, u32 n)
+{
+	ring->unreported_lost += n;
+	VT_STORE_RELEASE(ring->hdr->lost, ring->hdr->lost + n);
+}
+
 static bool vt_ring_store_group(struct vt_ring *ring, const struct vtice_record *recs, u32 n,
 				u32 reserve)
 {
 	u32 i;
 
 	if (vt_ring_space(ring) < vt_ring_need(ring, n) + reserve) {
-		ring->unreported_lost += n;
-		VT_STORE_RELEASE(ring->hdr->lost, ring->hdr->lost + n);
+		vt_ring_lose(ring, n);
 		return false;
 	}
 	if (ring->unreported_lost) {
@@ -92,6 +97,13 @@ bool vt_ring_push_group(struct vt_ring *ring, const struct vtice_record *recs, u
 bool vt_ring_push(struct vt_ring *ring, const struct vtice_record *rec)
 {
 	return vt_ring_store_group(ring, rec, 1, VT_RING_RESERVE);
+}
+
+void vt_ring_count_wait(struct vt_ring *ring, bool room)
+{
+	VT_STORE_RELEASE(ring->hdr->waits, ring->hdr->waits + 1);
+	if (!room)
+		VT_STORE_RELEASE(ring->hdr->waits_run_out, ring->hdr->waits_run_out + 1);
 }
 
 bool vt_ring_push_final(struct vt_ring *ring, const struct vtice_record *rec)

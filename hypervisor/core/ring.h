@@ -45,6 +45,10 @@ bool vt_ring_push(struct vt_ring *ring, const struct vtice_record *rec);
 bool vt_ring_push_group(struct vt_ring *ring, const struct vtice_record *recs, u32 n);
 /* The record that ends a trace: it may take the reserve. */
 bool vt_ring_push_final(struct vt_ring *ring, const struct vtice_record *rec);
+/* n records that never reached the ring: counted, and announced by a LOST record. */
+void vt_ring_lose(struct vt_ring *ring, u32 n);
+/* A tracer waited for the consumer to make room; room: whether it came (counted in the header). */
+void vt_ring_count_wait(struct vt_ring *ring, bool room);
 /* Whether an ordinary push of n records (and a LOST record owed before them) fits now. */
 bool vt_ring_has_room(const struct vt_ring *ring, u32 n);
 

@@ -49,19 +49,19 @@ static struct vtice_record vt_path_record(const struct vt_vcpu *vcpu, u16 type, 
 	return rec;
 }
 
-/* On the traced CPU, which waits for the reader while its ring is full (tracer.h). */
+/* On the traced CPU, behind the records the tracer still keeps for the reader. */
 static void vt_path_push(struct vt_vcpu *vcpu, u16 type, u32 flags, u64 a, u64 b)
 {
 	struct vtice_record rec = vt_path_record(vcpu, type, flags, a, b);
 
-	vt_tracer_wait_for_room(vcpu, 1);
-	vt_ring_push(&vcpu->ring, &rec);
+	vt_tracer_ring_put(vcpu, &rec);
 }
 
 /*
  * The trace stops everywhere before the call counts as traced. Its last
- * record never waits (the disarming CPU may be the reader's own) and
- * always fits: it takes the ring's reserve (core/ring.h).
+ * record comes after every record the tracer kept back (tracer.h), and
+ * always fits: it takes the ring's reserve (core/ring.h). The disarming
+ * CPU does not wait for them: it may be the reader's own.
  */
 static void vt_path_end(struct vt_vcpu *vcpu, u64 task, u32 why)
 {
@@ -71,6 +71,8 @@ static void vt_path_end(struct vt_vcpu *vcpu, u64 task, u32 why)
 	    !__atomic_compare_exchange_n(&vt_path.task, &task, VT_PATH_ENDING, false,
 					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 		return;
+	if (why != VTICE_TRACE_STOP_DISARMED)
+		vt_tracer_ring_settle(vcpu);
 	vt_tracer_ring_stop(vcpu);
 	stop = vt_path_record(vcpu, VTICE_REC_TRACE_STOP, why, task, vt_tracer_ring_insns());
 	vt_ring_push_final(&vcpu->ring, &stop);
@@ -105,7 +107,8 @@ static void vt_path_start(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 from_r
 		return;
 	}
 	vt_path.started++;
-	vt_tracer_wait_for_room(vcpu, VTICE_SYSCALL_GROUP_MAX);
+	/* The call's first records go straight into the ring: nothing spilled before this CPU follows. */
+	vt_tracer_wait_for_room(vcpu, VTICE_SYSCALL_GROUP_MAX + 1);
 	vt_syscall_event(vcpu, exit->regs, VT_SYS_ENTER);
 	vt_path_push(vcpu, VTICE_REC_BRANCH, VTICE_BRANCH_FROM_STEP, from_rip,
 		     vt_vmread_or0(GUEST_RIP));

@@ -356,94 +356,9 @@ u64 vt_tracer_stamp(void)
 	return vt_trace_stamp();
 }
 
-/* Each CPU but this one that runs as a guest: it follows at its next entry. */
-static void vt_trace_kick_others(struct vt_vcpu *me)
-{
-	u32 i;
-
-	for (i = 0; i < vt_tracer.nr_cpus; i++) {
-		struct vt_vcpu *other = vt_tracer.vcpus ? vt_tracer.vcpus[i] : NULL;
-
-		if (i == me->cpu || !other || !VT_READ_ONCE(other->launched))
-			continue;
-		VT_STORE_RELEASE(vt_tracer.cpu[i].kick, true);
-		vt_send_nmi(me, other);
-	}
-}
-
-static bool vt_trace_kicks_pending(const struct vt_vcpu *me)
-{
-	u32 i;
-
-	for (i = 0; i < vt_tracer.nr_cpus; i++)
-		if (i != me->cpu && VT_LOAD_ACQUIRE(vt_tracer.cpu[i].kick))
-			return true;
-	return false;
-}
-
 /*
- * The hold is over: the others step again before the traced task runs on
- * (it could move to one of them). Each takes its kick at an NMI exit and
- * arms its step at the entry right after; a CPU that does not answer
- * within the hold's bound (stuck in root itself) is not waited for.
- */
-static void vt_trace_end_hold(struct vt_vcpu *me)
-{
-	u64 start = vt_rdtsc();
-
-	VT_STORE_RELEASE(vt_tracer.ring.holding, false);
-	vt_trace_kick_others(me);
-	while (vt_trace_kicks_pending(me) && vt_rdtsc() - start < vt_tracer.hold_ticks)
-		vt_pause();
-}
-
-/*
- * A stepping tracer owns the CPU it traces: while that CPU's ring is full
- * it waits here, in VMX root, for the reader (`vtice trace syscall`,
- * polling every few milliseconds from another CPU) to make room, so that
- * a traced path loses nothing at any ring size. Meanwhile the traced task
- * runs nowhere, so the other CPUs run unstepped (vt_trace_pause_cpu) and
- * the reader drains at full speed. The wait is bounded (hold_ticks): a
- * reader that is gone, or one that cannot run because its CPU waits on
- * this very one (an IPI it must answer), costs records, not the machine;
- * the trace then waits no more until the reader makes room again.
- * Returns whether the room came.
- */
-static bool vt_trace_wait_for_room(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u32 n)
-{
-	u64 start, now;
-	bool room = false;
-
-	if (vt_ring_has_room(&vcpu->ring, n)) {
-		c->hold_gave_up = false;
-		return true;
-	}
-	if (c->hold_gave_up || n + VT_RING_RESERVE > vcpu->ring.nr_records)
-		return false;	/* no reader can make room for more than the ring */
-	start = vt_rdtsc();
-	c->held++;
-	VT_STORE_RELEASE(vt_tracer.ring.holding, true);
-	do {
-		vt_pause();
-		now = vt_rdtsc();
-		room = vt_ring_has_room(&vcpu->ring, n);
-	} while (!room && now - start < vt_tracer.hold_ticks);
-	c->held_ticks += now - start;
-	c->hold_gave_up = !room;
-	vt_trace_end_hold(vcpu);
-	return room;
-}
-
-bool vt_tracer_wait_for_room(struct vt_vcpu *vcpu, u32 n)
-{
-	if (vcpu->cpu >= vt_tracer.nr_cpus)
-		return vt_ring_has_room(&vcpu->ring, n);
-	return vt_trace_wait_for_room(&vt_tracer.cpu[vcpu->cpu], vcpu, n);
-}
-
-/*
- * Into the ring (whose own count of what a full ring lost the consumer
- * sees), or into the debugger's buffer, kept from the start.
+ * Into the ring (tracer_ring.c: the reader's pace, and the spill for when
+ * it falls behind), or into the debugger's buffer, kept from the start.
  */
 void vt_trace_store(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u16 type, u32 flags, u64 a,
 			   u64 b)
@@ -454,9 +369,7 @@ void vt_trace_store(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u16 type, u32 
 	};
 
 	if (c->to_ring) {
-		vt_trace_wait_for_room(c, vcpu, 1);
-		if (!vt_ring_push(&vcpu->ring, &rec))
-			c->dropped++;
+		vt_trace_ring_store(c, vcpu, &rec);
 		c->count++;
 		return;
 	}
@@ -556,13 +469,15 @@ bool vt_tracer_on_mtf(struct vt_vcpu *vcpu, struct vt_exit *exit)
 }
 
 /* A ring trace started or stopped since this CPU last looked: follow it. */
-static void vt_trace_follow_ring(struct vt_trace_cpu *c)
+static void vt_trace_follow_ring(struct vt_trace_cpu *c, struct vt_vcpu *vcpu)
 {
 	u32 gen = VT_LOAD_ACQUIRE(vt_tracer.ring.gen);
 
 	if (c->ring_gen == gen)
 		return;
 	c->ring_gen = gen;
+	if (c->to_ring)
+		vt_trace_spill_end(c, vcpu);
 	if (VT_READ_ONCE(vt_tracer.ring.active))
 		vt_trace_reset(c, VT_READ_ONCE(vt_tracer.ring.task), true);
 	else if (c->to_ring)
@@ -615,7 +530,7 @@ static void vt_trace_cancel_step(struct vt_trace_cpu *c, struct vt_vcpu *vcpu)
 }
 
 /*
- * The traced CPU holds for its reader (vt_trace_wait_for_room), so the
+ * The traced CPU holds for its reader (tracer_ring.c), so the
  * task runs nowhere else: this CPU runs unstepped, its interrupts go in as
  * they come, until the kick that ends the hold; then it starts afresh.
  */
@@ -658,7 +573,9 @@ void vt_tracer_pre_entry(struct vt_vcpu *vcpu)
 
 	if (!c)
 		return;
-	vt_trace_follow_ring(c);
+	if (c->to_ring)
+		vt_trace_spill_flush(c, vcpu);
+	vt_trace_follow_ring(c, vcpu);
 	if (!c->on) {
 		vt_trace_stop_cpu(c, vcpu);
 		return;
@@ -709,7 +626,7 @@ void vt_tracer_ring_stop(struct vt_vcpu *vcpu)
 	VT_STORE_RELEASE(vt_tracer.ring.active, false);
 	__atomic_add_fetch(&vt_tracer.ring.gen, 1, __ATOMIC_RELEASE);
 	if (c && c->to_ring) {
-		vt_trace_follow_ring(c);
+		vt_trace_follow_ring(c, vcpu);
 		/* Stopped at another exit (the SYSRET's #UD): the step is still armed. */
 		vt_trace_cancel_step(c, vcpu);
 		vt_trace_stop_cpu(c, vcpu);

@@ -74,11 +74,18 @@ struct vt_tracer_config {
 
 /*
  * The longest a ring trace's CPU waits in VMX root for the reader to make
- * room in its ring (the reader polls every few milliseconds). A wait that
- * runs out means the reader is gone or cannot run: the rest of that CPU's
- * trace then waits no more, and a full ring drops records (counted).
+ * room, once its ring and its spill are full (the reader polls every few
+ * milliseconds). A wait that runs out means the reader is gone or cannot
+ * run: that CPU's trace waits no more until the reader makes room again,
+ * and what fits nowhere meanwhile is dropped (counted).
  */
 #define VT_TRACE_RING_HOLD_MS	50
+
+/*
+ * A ring trace's spill per CPU (tracer_ring.c) when no debugger's buffer
+ * (trace_records) is there to lend: 128 KiB per CPU.
+ */
+#define VT_TRACE_SPILL_RECORDS	4096
 
 /*
  * At load (may sleep): allocates every CPU's buffer. TF steps need the
@@ -86,10 +93,15 @@ struct vt_tracer_config {
  */
 int vt_tracer_init(struct vt_hv *hv, const struct vt_tracer_config *cfg);
 /*
- * A ring trace on this CPU is about to store n records: wait (bounded, see
- * VT_TRACE_RING_HOLD_MS) until its ring has room. False when it did not come.
+ * A ring trace on this CPU is about to store n records into its ring at
+ * once (a syscall's group): its spill goes first, then wait (bounded, see
+ * VT_TRACE_RING_HOLD_MS) until the ring has room. False when it did not come.
  */
 bool vt_tracer_wait_for_room(struct vt_vcpu *vcpu, u32 n);
+/* One record of the ring trace on this CPU (tracer_ring.c: the ring or its spill). */
+void vt_tracer_ring_put(struct vt_vcpu *vcpu, const struct vtice_record *rec);
+/* Before the record that ends a ring trace: every CPU's spill in its ring (bounded). */
+void vt_tracer_ring_settle(struct vt_vcpu *me);
 /* What the tracer steps with: VTICE_TRACE_MTF/TF/BTF (ioctl.h), 0 for no tracer. */
 u32 vt_tracer_mechanism(void);
 /* It steps with TF (VTICE_TRACE_TF or _BTF). */

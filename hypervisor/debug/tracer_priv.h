@@ -37,7 +37,8 @@ struct vt_trace_cpu {
 	u64 first_ip, last_ip;	/* where the trace began, where it is now */
 	u64 *handlers;		/* sorted IDT handler addresses */
 	u32 nr_handlers;
-	struct vtice_record *rec;
+	struct vtice_record *rec;	/* the debugger's buffer, or a ring trace's spill */
+	u64 spill_in, spill_out;	/* ring traces: records into and out of the spill */
 	u64 count;
 	u64 steps, dropped, async, filtered, undecoded;
 	u64 held, held_ticks;	/* ring traces: waits for the reader, their TSC ticks */
@@ -86,6 +87,16 @@ void vt_trace_store(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u16 type, u32 
 void vt_trace_push(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u64 from, u64 to, u32 flags);
 /* One instruction ran from c->entry_rip and the CPU is at `to` now. */
 void vt_trace_step(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u64 to, u8 cpl);
+
+/* tracer_ring.c */
+/* Each CPU but this one that runs as a guest is sent an NMI: it follows at its next entry. */
+void vt_trace_kick_others(struct vt_vcpu *me);
+/* A ring trace's record: into the ring, or the spill while the ring is full. */
+void vt_trace_ring_store(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, const struct vtice_record *rec);
+/* The spill into the ring as far as it has room (at every entry of the CPU). */
+void vt_trace_spill_flush(struct vt_trace_cpu *c, struct vt_vcpu *vcpu);
+/* This CPU's part of a ring trace ended: the spill flushed, the rest counted lost. */
+void vt_trace_spill_end(struct vt_trace_cpu *c, struct vt_vcpu *vcpu);
 
 /* tracer_tf.c */
 /* The LBR entries since the last step's end (the mark moves, recorded or not). */

@@ -44,10 +44,12 @@ protected:
 	}
 
 	uint32_t event_gap = 0;	// the default
+	uint32_t records_per_cpu = 128;	// the debugger's buffer, or a ring trace's spill
 
 	void init_path()
 	{
-		vt_tracer_config cfg{vcpus, 2, 128, task_ptr, vt_own_mem, VT_TRACE_MODE_AUTO, event_gap};
+		vt_tracer_config cfg{vcpus, 2, records_per_cpu, task_ptr, vt_own_mem, VT_TRACE_MODE_AUTO,
+				     event_gap};
 		ASSERT_EQ(vt_path_init(&hv, &cfg), 0);
 		ASSERT_EQ(hv.cb != nullptr, true) << "no debugger: the path tracer's callbacks";
 	}
@@ -567,14 +569,14 @@ TEST_F(PathTraceBtfLbr, AHandlerThatRanInsideAStepComesFromTheStack)
 	EXPECT_TRUE(all[all.size() - 3].flags & VTICE_BRANCH_ASYNC) << "pushfq does not branch there";
 }
 
-// Issue 21 §6: a stepping tracer owns the CPU it traces, so a full ring
-// waits for the reader instead of dropping records. An 8-record ring (room
-// for the largest group, a SYSCALL_ENTER with its data) and a reader that
-// takes what is there every third time root spins: the whole call arrives,
-// in order, and nothing is lost.
+// Issue 21 §6: a stepping tracer owns the CPU it traces, so one call's
+// trace loses nothing at any ring size (debug/tracer_ring.c). A 16-record
+// ring (room for the largest group, the branch after it, and the two
+// slots kept for a trace's end) and a call of 28 branches.
 class PathTraceSmallRing : public PathTrace {
 protected:
-	static constexpr uint32_t kRecords = 8;
+	static constexpr uint32_t kRecords = 16;
+	static constexpr int kLoops = 10;	// call and return: two branches each
 	std::vector<uint8_t> small;
 	std::vector<vtice_record> read;
 	int pauses = 0;
@@ -586,15 +588,20 @@ protected:
 		vt_ring_init(&vcpu.ring, small.data(), kRecords, 0);
 	}
 
+	void read_ring()
+	{
+		auto *h = vcpu.ring.hdr;
+		for (uint64_t i = h->tail; i < h->head; i++)
+			read.push_back(vcpu.ring.records[i % kRecords]);
+		h->tail = h->head;
+	}
+
+	// The reader takes what is there every n-th time root spins for it.
 	void reader_drains_every(int n)
 	{
 		cpu().on_pause = [this, n] {
-			if (++pauses % n)
-				return;
-			auto *h = vcpu.ring.hdr;
-			for (uint64_t i = h->tail; i < h->head; i++)
-				read.push_back(vcpu.ring.records[i % kRecords]);
-			h->tail = h->head;
+			if (++pauses % n == 0)
+				read_ring();
 		};
 	}
 
@@ -602,39 +609,93 @@ protected:
 	{
 		arm_path();
 		syscall(kOpenat);
+		for (int i = 0; i < kLoops; i++) {
+			mtf_to(kCallee);
+			mtf_to(kCall);	// the RET, back to the CALL
+		}
 		mtf_to(kCallee);
 		mtf_to(kAfterCall);
 		mtf_to(kSysretRip);
 		sysret();
 	}
+
+	// What the reader got, in order, without the syscalls' data records.
+	std::vector<uint16_t> types_read()
+	{
+		read_ring();
+		std::vector<uint16_t> types;
+		for (auto &r : read)
+			if (r.type != VTICE_REC_SYSCALL_DATA)
+				types.push_back(r.type);
+		return types;
+	}
+
+	static std::vector<uint16_t> whole_call()
+	{
+		std::vector<uint16_t> want = {VTICE_REC_SYSCALL_ENTER};
+		want.insert(want.end(), 5 + 2 * kLoops, VTICE_REC_BRANCH);
+		want.push_back(VTICE_REC_SYSCALL_EXIT);
+		want.push_back(VTICE_REC_TRACE_STOP);
+		return want;
+	}
 };
 
-TEST_F(PathTraceSmallRing, AFullRingWaitsForTheReaderAndLosesNothing)
+// Without a spill (no buffer to lend) a full ring holds the traced CPU
+// until the reader makes room.
+class PathTraceNoSpill : public PathTraceSmallRing {
+protected:
+	PathTraceNoSpill() { records_per_cpu = 0; }
+};
+
+TEST_F(PathTraceNoSpill, AFullRingWaitsForTheReaderAndLosesNothing)
 {
 	reader_drains_every(3);
 	trace_one_call();
 	cpu().on_pause = nullptr;
-	auto *h = vcpu.ring.hdr;
-	for (uint64_t i = h->tail; i < h->head; i++)
-		read.push_back(vcpu.ring.records[i % kRecords]);
-	EXPECT_EQ(h->lost, 0u) << "nothing dropped";
+	EXPECT_EQ(vcpu.ring.hdr->lost, 0u) << "nothing dropped";
 	EXPECT_GT(pauses, 0) << "the ring did fill";
-	std::vector<uint16_t> types;
-	for (auto &r : read)
-		if (r.type != VTICE_REC_SYSCALL_DATA)
-			types.push_back(r.type);
-	std::vector<uint16_t> want = {VTICE_REC_SYSCALL_ENTER, VTICE_REC_BRANCH, VTICE_REC_BRANCH, VTICE_REC_BRANCH,
-				      VTICE_REC_BRANCH, VTICE_REC_BRANCH, VTICE_REC_SYSCALL_EXIT, VTICE_REC_TRACE_STOP};
-	EXPECT_EQ(types, want) << "the whole call, as with a ring large enough";
+	EXPECT_EQ(types_read(), whole_call()) << "the whole call, as with a ring large enough";
+	EXPECT_GT(vcpu.ring.hdr->waits, 0u) << "counted for the reader";
+	EXPECT_EQ(vcpu.ring.hdr->waits_run_out, 0u);
 }
 
-// A reader that never comes (gone, or stuck behind this very CPU) costs the
-// records and one bounded wait, never the machine; and the reader that
+// With one, the records a full ring cannot take wait in the spill, in
+// order, while the traced CPU runs on: it waits in root only for the rest
+// at the syscall's end. (A hold alone deadlocks when the traced CPU holds
+// a lock the reader's CPU needs: seen in Bochs.)
+TEST_F(PathTraceSmallRing, TheSpillKeepsWhatAFullRingCannotTakeWhileTheCpuRunsOn)
+{
+	bool at_end = false;
+	int holds_mid_call = 0;
+	cpu().on_pause = [&] {
+		holds_mid_call += !at_end;
+		read_ring();
+	};
+	arm_path();
+	syscall(kOpenat);
+	for (int i = 0; i < kLoops; i++) {
+		mtf_to(kCallee);
+		mtf_to(kCall);
+	}
+	mtf_to(kCallee);
+	mtf_to(kAfterCall);
+	mtf_to(kSysretRip);
+	at_end = true;
+	sysret();
+	cpu().on_pause = nullptr;
+	EXPECT_EQ(holds_mid_call, 0) << "no wait while the call ran";
+	EXPECT_EQ(vcpu.ring.hdr->lost, 0u);
+	EXPECT_EQ(types_read(), whole_call()) << "spilled records in their place";
+}
+
+// A reader that never comes (gone, or stuck behind this very CPU) costs
+// the records and bounded waits, never the machine; and the reader that
 // comes late still learns the call ended, after the count of what it missed.
 TEST_F(PathTraceSmallRing, AReaderThatNeverComesCostsRecordsNotTheMachine)
 {
 	trace_one_call();
 	EXPECT_GT(vcpu.ring.hdr->lost, 0u) << "counted, not silent";
+	EXPECT_GT(vcpu.ring.hdr->waits_run_out, 0u);
 	EXPECT_FALSE(mtf_armed()) << "the call still ended";
 	EXPECT_EQ(path_vmcall(VTICE_VMCALL_PATH_QUERY).rdx, 1u);
 	auto *h = vcpu.ring.hdr;
@@ -651,7 +712,7 @@ TEST_F(PathTraceSmallRing, AReaderThatNeverComesCostsRecordsNotTheMachine)
 // drain in time, and the trace lost its end; seen in Bochs at
 // ring_records=64). When the hold ends they are kicked, and stepped again
 // before the task runs on.
-class PathTraceHold : public PathTraceSmallRing {
+class PathTraceHold : public PathTraceNoSpill {
 protected:
 	struct Entry {
 		bool mtf, gated;
@@ -678,20 +739,24 @@ TEST_F(PathTraceHold, TheOtherCpusRunUnsteppedWhileTheTracedOneHolds)
 		kicks += c == 1;
 		vt_tracer_on_nmi(&other);	// CPU 1's NMI exit takes the kick at once
 	};
+	arm_path();
+	syscall(kOpenat);
+	Entry before = other_enters();
+	EXPECT_TRUE(before.mtf) << "following the trace: stepped";
+	EXPECT_TRUE(before.gated) << "...its interrupts let in by the tracer";
 	std::vector<Entry> during;	// CPU 1's entries while CPU 0 holds
 	cpu().on_pause = [&] {
 		during.push_back(other_enters());
-		auto *h = vcpu.ring.hdr;
-		for (uint64_t i = h->tail; i < h->head; i++)
-			read.push_back(vcpu.ring.records[i % kRecords]);
-		h->tail = h->head;	// the reader, on CPU 1
+		read_ring();	// the reader, on CPU 1
 	};
-	arm_path();
-	syscall(kOpenat);	// its first branch waits: the SYSCALL_ENTER group filled the ring
+	for (int i = 0; i < kLoops; i++) {
+		mtf_to(kCallee);
+		mtf_to(kCall);
+	}
 	ASSERT_FALSE(during.empty()) << "the ring filled and the traced CPU held";
-	Entry between = other_enters();
-	EXPECT_TRUE(between.mtf) << "after the hold, following the trace: stepped again";
-	EXPECT_TRUE(between.gated) << "...its interrupts let in by the tracer";
+	Entry after = other_enters();
+	EXPECT_TRUE(after.mtf) << "after the hold: stepped again";
+	EXPECT_TRUE(after.gated);
 	mtf_to(kCallee);
 	mtf_to(kAfterCall);
 	mtf_to(kSysretRip);
@@ -703,4 +768,5 @@ TEST_F(PathTraceHold, TheOtherCpusRunUnsteppedWhileTheTracedOneHolds)
 	}
 	EXPECT_GE(kicks, 2u) << "the start's kick and one at each hold's end";
 	EXPECT_EQ(vcpu.ring.hdr->lost, 0u) << "the reader ran and drained";
+	EXPECT_EQ(types_read(), whole_call());
 }

@@ -45,7 +45,9 @@ struct vtice_ring_header {
 	/* producer's cache line */
 	__u64 head;		/* records ever stored */
 	__u64 lost;		/* records ever dropped because the ring was full */
-	__u64 reserved1[6];
+	__u64 waits;		/* times a tracer found the ring full and waited for the consumer */
+	__u64 waits_run_out;	/* ...of them, waits the consumer did not end in time */
+	__u64 reserved1[4];
 	/* consumer's cache line */
 	__u64 tail;		/* records consumed */
 	__u64 reserved2[7];

@@ -10,8 +10,8 @@ scheduler's subtrees are left out on both sides (timing, not the path).
 With "tf" the trace was taken with TF steps under a timer-interrupt load:
 the armed line must name TF steps, and the call must have met interrupts,
 flagged as their own subtrees (left out of the comparison). Either way the
-trace must be lossless: no record may be lost in the rings, at the module's
-default ring size (hvpathtf) or its smallest (hvpath, ring_records=64)."""
+trace must be lossless: no record may be lost in the rings (hvpathtf runs
+at the module's default ring size, hvpath at ring_records=65536)."""
 
 import os
 import re
@@ -75,7 +75,7 @@ def main():
     check("path-summary", bool(summary), summary.group(0) if summary else "no summary line")
     lost = re.search(r"(\d+) records lost", summary.group(0) if summary else "")
     check("path-lossless", bool(lost) and lost.group(1) == "0",
-          "%s records lost (a full ring waits for the reader; hvpath runs with ring_records=64)" %
+          "%s records lost (a full ring spills, then waits for the reader)" %
           (lost.group(1) if lost else "?"))
     if TF:
         check_tf(text, summary)
