@@ -127,6 +127,7 @@ void vt_trace_ring_store(struct vt_trace_cpu *c, struct vt_vcpu *vcpu,
 		vt_spill_flush(c, vcpu);
 		if (!vt_spilled(c) && vt_ring_has_room(&vcpu->ring, 1)) {
 			vt_ring_push(&vcpu->ring, rec);
+			c->hold_gave_up = false;	/* the reader made room */
 			return;
 		}
 		if (!vt_spill_full(c)) {
