@@ -114,7 +114,8 @@ hang_hint() {
 # every other kind of trouble (BUG, WARNING, Oops, panic...) still fails.
 DEBUG_STOP_REPORT='watchdog: BUG: soft lockup|rcu: INFO: rcu_[a-z]+ (self-)?detected stall'
 
-stub_was_loaded() { grep -q 'vtice: debug stub on port' <<<"$LOG_TEXT"; }
+# The stub's own scenarios say it loaded (hvstub; hvtfstep's line names the port).
+stub_was_loaded() { grep -qE 'debug stub on port|VTICE-TEST hv\.stub-load PASS' <<<"$LOG_TEXT"; }
 
 check_kernel_lines() {
 	local where=$1 block=$2 trouble notes pattern=$KERNEL_TROUBLE
