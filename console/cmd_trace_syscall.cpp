@@ -65,10 +65,10 @@ const char kHelp[] =
 	"  --kallsyms PATH    kernel symbols (default /proc/kallsyms)\n"
 	"\n"
 	"Cost: while waiting, two VM exits per syscall of any task; while the call\n"
-	"is traced, one VM exit per instruction on every CPU. While the traced\n"
-	"CPU's ring is full it waits for this reader (up to 50 ms; the other\n"
-	"CPUs run unstepped meanwhile), so one call is traced whole at any\n"
-	"ring_records; what is lost anyway is counted and shown.\n";
+	"is traced, one VM exit per instruction on every CPU. Records a full ring\n"
+	"cannot take wait in the hypervisor, then the traced CPU waits for this\n"
+	"reader (up to 50 ms; the other CPUs run unstepped meanwhile); what is\n"
+	"lost anyway is counted and shown (docs/tracing.md).\n";
 
 constexpr std::uint64_t kDefaultMaxInsns = 1'000'000;
 constexpr long kPollMs = 2;

@@ -170,7 +170,6 @@ static void vt_trace_reset(struct vt_trace_cpu *c, u64 task, bool to_ring)
 	c->count = c->first_ip = c->last_ip = 0;
 	c->steps = c->dropped = c->async = c->filtered = c->undecoded = 0;
 	c->branch_steps = c->btf_ignored = c->lbr_branches = c->events_let_in = 0;
-	c->held = c->held_ticks = c->paused = 0;
 	c->hold_gave_up = false;
 	c->since_event = vt_tracer.event_gap;	/* the first held event may go in at once */
 }
@@ -540,7 +539,6 @@ static void vt_trace_pause_cpu(struct vt_trace_cpu *c, struct vt_vcpu *vcpu)
 	if (c->started)
 		vt_trace_stop_cpu(c, vcpu);
 	c->started = false;
-	c->paused++;
 }
 
 /*

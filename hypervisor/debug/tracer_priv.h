@@ -41,8 +41,6 @@ struct vt_trace_cpu {
 	u64 spill_in, spill_out;	/* ring traces: records into and out of the spill */
 	u64 count;
 	u64 steps, dropped, async, filtered, undecoded;
-	u64 held, held_ticks;	/* ring traces: waits for the reader, their TSC ticks */
-	u64 paused;		/* ...entries unstepped while another CPU held */
 	bool hold_gave_up;	/* a wait ran out: this trace waits no more */
 	u64 branch_steps, btf_ignored, lbr_branches;
 	u32 since_event;	/* steps since the tracer last let a held event in */

@@ -35,7 +35,7 @@ static bool vt_spill_full(const struct vt_trace_cpu *c)
 }
 
 /* Into the ring, oldest first, as far as it has room. */
-static void vt_spill_flush(struct vt_trace_cpu *c, struct vt_vcpu *vcpu)
+void vt_trace_spill_flush(struct vt_trace_cpu *c, struct vt_vcpu *vcpu)
 {
 	while (vt_spilled(c) && vt_ring_has_room(&vcpu->ring, 1)) {
 		vt_ring_push(&vcpu->ring, &c->rec[c->spill_out % vt_tracer.capacity]);
@@ -106,14 +106,12 @@ static bool vt_trace_hold(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u32 n)
 	if (c->hold_gave_up || n + VT_RING_RESERVE > vcpu->ring.nr_records)
 		return false;	/* no reader can make room for more than the ring */
 	start = vt_rdtsc();
-	c->held++;
 	VT_STORE_RELEASE(vt_tracer.ring.holding, true);
 	do {
 		vt_pause();
 		now = vt_rdtsc();
 		room = vt_ring_has_room(&vcpu->ring, n);
 	} while (!room && now - start < vt_tracer.hold_ticks);
-	c->held_ticks += now - start;
 	c->hold_gave_up = !room;
 	vt_ring_count_wait(&vcpu->ring, room);
 	vt_trace_end_hold(vcpu);
@@ -124,7 +122,7 @@ void vt_trace_ring_store(struct vt_trace_cpu *c, struct vt_vcpu *vcpu,
 			 const struct vtice_record *rec)
 {
 	do {
-		vt_spill_flush(c, vcpu);
+		vt_trace_spill_flush(c, vcpu);
 		if (!vt_spilled(c) && vt_ring_has_room(&vcpu->ring, 1)) {
 			vt_ring_push(&vcpu->ring, rec);
 			c->hold_gave_up = false;	/* the reader made room */
@@ -139,17 +137,12 @@ void vt_trace_ring_store(struct vt_trace_cpu *c, struct vt_vcpu *vcpu,
 	vt_ring_lose(&vcpu->ring, 1);
 }
 
-void vt_trace_spill_flush(struct vt_trace_cpu *c, struct vt_vcpu *vcpu)
-{
-	vt_spill_flush(c, vcpu);
-}
-
 /* This CPU's part of the trace ended: what the ring cannot take is lost, counted. */
 void vt_trace_spill_end(struct vt_trace_cpu *c, struct vt_vcpu *vcpu)
 {
 	u64 left;
 
-	vt_spill_flush(c, vcpu);
+	vt_trace_spill_flush(c, vcpu);
 	left = vt_spilled(c);
 	if (left) {
 		c->dropped += left;
@@ -166,7 +159,7 @@ bool vt_tracer_wait_for_room(struct vt_vcpu *vcpu, u32 n)
 		return vt_ring_has_room(&vcpu->ring, n);
 	c = &vt_tracer.cpu[vcpu->cpu];
 	do {
-		vt_spill_flush(c, vcpu);
+		vt_trace_spill_flush(c, vcpu);
 		if (!vt_spilled(c) && vt_ring_has_room(&vcpu->ring, n))
 			return true;
 	} while (vt_trace_hold(c, vcpu, vt_spilled(c) ? 1 : n));
