@@ -18,6 +18,8 @@
 # vmlinux is cut out of vmlinuz so QEMU can boot it directly. Prints that
 # directory. Re-running is cheap: a complete directory is reused.
 set -euo pipefail
+# shellcheck source=lib/apt-archive.sh
+. "$(dirname "$0")/lib/apt-archive.sh"
 
 suite=
 headers=0
@@ -36,13 +38,6 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
 apt_opts=()
-# The archive the machine already uses, for the private sources list.
-archive_uri() {
-	local uri
-	uri=$(grep -rhoE '^(URIs:|deb) +[^ ]+' /etc/apt/sources.list /etc/apt/sources.list.d/*.sources \
-		/etc/apt/sources.list.d/*.list 2>/dev/null | grep -m1 -E 'debian/?$' | awk '{print $2}' || true)
-	echo "${uri:-http://deb.debian.org/debian}"
-}
 
 private_sources() {
 	local dir=$out/apt-$suite

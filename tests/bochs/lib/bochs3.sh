@@ -7,6 +7,8 @@
 # The system's apt sources are left untouched: a private sources list and
 # private list directories hold the one deb-src line for trixie.
 set -euo pipefail
+# shellcheck source=../../../tools/lib/apt-archive.sh
+. "$(dirname "$0")/../../../tools/lib/apt-archive.sh"
 
 out=${1:?usage: bochs3.sh OUTDIR [--cet]}
 # --cet: CET (shadow stacks, IBT) in the CPU models that have it (tigerlake,
@@ -30,13 +32,6 @@ if [[ -n "$cached" && -x "$cached" ]]; then
 	echo "$cached"
 	exit 0
 fi
-
-archive_uri() {
-	local uri
-	uri=$(grep -rhoE '^(URIs:|deb) +[^ ]+' /etc/apt/sources.list /etc/apt/sources.list.d/*.sources \
-		/etc/apt/sources.list.d/*.list 2>/dev/null | grep -m1 -E 'debian/?$' | awk '{print $2}' || true)
-	echo "${uri:-http://deb.debian.org/debian}"
-}
 
 fetch_source() {
 	mkdir -p "$apt_dir/lists/partial" "$src_dir"
