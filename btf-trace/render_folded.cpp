@@ -5,8 +5,10 @@
 // the number of distinct stacks, not with their total length, and lines come
 // out in a stable order (frame by frame, by name) for diffing. A stack is
 // cut at kMaxFrames, perf's default (kernel.perf_event_max_stack): its last
-// frame, "[deeper frames]", weighs all that ran that deep or deeper, so a hostile million-deep
-// recursion folds into a few lines instead of output quadratic in its depth.
+// frame, "[deeper_frames]", weighs all that ran that deep or deeper, so a hostile
+// million-deep recursion folds into a few lines instead of output quadratic in
+// its depth. That name has no space: FlameGraph reads a line's last space as
+// the start of its weight.
 #include <algorithm>
 #include <unordered_map>
 
@@ -17,7 +19,7 @@ namespace vtice::trace {
 namespace {
 
 constexpr std::size_t kMaxFrames = 127;
-constexpr const char *kDeeper = "[deeper frames]";
+constexpr const char *kDeeper = "[deeper_frames]";
 
 // FlameGraph splits a line at ';' and its last space: a name holding either
 // would forge frames or a weight.

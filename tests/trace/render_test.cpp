@@ -1,6 +1,7 @@
 // Renderers over small hand-built trees; expected text written by hand.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 
@@ -135,6 +136,32 @@ TEST(RenderFolded, HostileNamesCannotForgeLinesFramesOrWeights)
 	std::string graph = render_graph(tree, {0, table.symbolizer()});
 	EXPECT_EQ(graph.find('\x1b'), std::string::npos) << "no raw escape byte";
 	EXPECT_NE(graph.find("evil\\x0aroot;fake 999\\x1b[2J"), std::string::npos) << graph;
+}
+
+// Found by fuzz_renderers: the frame that stands for a cut stack was named
+// "[deeper frames]", and FlameGraph reads a line's last space as the start of
+// its weight. A 300-deep recursion must fold into lines of at most 127 frames,
+// each "stack weight" with exactly one space.
+TEST(RenderFolded, ACutStackIsStillOneFramePerSemicolon)
+{
+	SymbolTable table = names();
+	CallTreeBuilder recursion;
+	for (int i = 0; i < 300; i++)
+		recursion.add(flow_branch(i, 0x110, 0x100, BranchKind::Call, 2));
+	std::string folded = render_folded(recursion.finish(), {0, table.symbolizer()});
+	std::size_t lines = 0;
+	std::size_t start = 0;
+	for (std::size_t end; (end = folded.find('\n', start)) != std::string::npos; start = end + 1) {
+		std::string line = folded.substr(start, end - start);
+		lines++;
+		ASSERT_EQ(std::count(line.begin(), line.end(), ' '), 1) << line;
+		std::string stack = line.substr(0, line.find(' '));
+		EXPECT_LE(std::count(stack.begin(), stack.end(), ';') + 1, 127) << line;
+	}
+	EXPECT_EQ(start, folded.size()) << "the last line ends with a newline";
+	// 126 alpha lines, then the cut frame carrying the 174 deeper calls (2 each).
+	EXPECT_EQ(lines, 127u);
+	EXPECT_NE(folded.find(";[deeper_frames] 348\n"), std::string::npos) << folded.substr(folded.size() - 80);
 }
 
 std::string python_check(const std::string &json, const std::string &script)
