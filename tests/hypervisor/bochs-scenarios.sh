@@ -83,6 +83,51 @@ scenario_hvpathsmall() {
 	fi
 }
 
+# The hypervisor half of `make demo` (tools/demo.sh), as a user meets it:
+# the module at its defaults but for the stub's port, then
+#  1. `vtice trace syscall openat` on the guest itself; its graph goes to
+#     the host (VTICE-DEMO lines), which sets it against the kernel's own
+#     ftrace function_graph of the same call, recorded before the load;
+#  2. `vtice attach` on the host over COM2: a hidden breakpoint on
+#     do_sys_openat2 that the guest's loop hits, bt, the bytes the debugger
+#     reads there, a second hit; meanwhile the guest reads do_sys_openat2
+#     through /proc/kcore every 20 ms and must never see the breakpoint;
+#  3. after detach, /proc/kcore shows the bytes of before the load.
+# The host driver ends the guest's loop by writing "vtdemo" into the
+# kernel's hostname through the stub.
+# bochs-manual-scenario: demo
+# bochs-host-driver: demo host/demo-host.sh
+scenario_demo() {
+	local loop watcher rc
+	[ "$loaded" = 0 ] || rmmod_vtice
+	$T ftrace-openat demo.ftrace /proc/version
+	stub_guest_figures || return
+	if ! insmod "$KO" debug_port=0x2f8 2>/tmp/insmod.err; then
+		result demo.load FAIL "insmod debug_port=0x2f8: $(cat /tmp/insmod.err)"
+		return
+	fi
+	loaded=1
+	result demo.load PASS "$(vtice hv status 2>&1 | head -n 1)"
+	echo vtice >/proc/sys/kernel/hostname
+	$T openat-loop demo.loop /proc/version vtdemo-traced 600 &
+	loop=$!
+	vtice trace syscall openat --comm vtopen --timeout 300 -o /tmp/demo.vtrace >/tmp/demo.out 2>/tmp/demo.err
+	rc=$?
+	echo vtdemo-traced >/proc/sys/kernel/hostname
+	wait "$loop"
+	echo "VTICE-DEMO \$ vtice trace syscall openat --comm vtopen -o /tmp/demo.vtrace"
+	sed 's/^/VTICE-DEMO /' /tmp/demo.out /tmp/demo.err
+	echo "VTICE-DEMO-END"
+	result demo.trace "$([ "$rc" = 0 ] && echo PASS || echo FAIL)" \
+		"exit $rc: $(grep -m1 '^trace: call 1' /tmp/demo.out)"
+	$T kwatch demo.hidden do_sys_openat2 16 vtdemo 900 &
+	watcher=$!
+	start_host_driver demo
+	stub_guest_loop "$watcher"
+	$T kcore demo.detached do_sys_openat2 16 "$stub_orig"
+	rmmod_vtice
+}
+
 # selftest=1: CPL-0 probes on every CPU (VMCALL key check, VMXON #UD,
 # CR4.VMXE, VMX MSRs, FEATURE_CONTROL, XSETBV, INVD, DEBUGCTL read-back).
 scenario_hvselftest() {
