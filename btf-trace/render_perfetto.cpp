@@ -4,28 +4,11 @@
 #include <cstdio>
 
 #include "render.hpp"
+#include "vtice/json_string.hpp"
 
 namespace vtice::trace {
 
 namespace {
-
-std::string json_string(const std::string &text)
-{
-	std::string out = "\"";
-	for (unsigned char c : text) {
-		if (c == '"' || c == '\\') {
-			out += '\\';
-			out += static_cast<char>(c);
-		} else if (c < 0x20 || c >= 0x7f) {
-			char escaped[8];
-			std::snprintf(escaped, sizeof(escaped), "\\u%04x", c);
-			out += escaped;
-		} else {
-			out += static_cast<char>(c);
-		}
-	}
-	return out + "\"";
-}
 
 class PerfettoWriter {
 public:

@@ -46,32 +46,6 @@ const char kHelp[] =
 	"  --cpu N         status, lbr: only CPU N\n"
 	"  --device PATH   the vtice device (default /dev/vtice)\n";
 
-Result<vtice_status> read_status(const DeviceFd &dev, const std::string &path)
-{
-	auto status = request<vtice_status>();
-	if (ioctl(dev.get(), VTICE_IOC_STATUS, &status) < 0)
-		return ioctl_error(path, "VTICE_IOC_STATUS", errno);
-	return status;
-}
-
-// CPUs the module does not know (not possible, offline) answer EINVAL and
-// are left out; any other failure is an error.
-Result<std::vector<vtice_cpu_stats>> read_cpu_stats(const DeviceFd &dev, const std::string &path,
-						    const vtice_status &status)
-{
-	std::vector<vtice_cpu_stats> cpus;
-	unsigned limit = status.nr_cpu_ids < VTICE_MAX_CPUS ? status.nr_cpu_ids : VTICE_MAX_CPUS;
-	for (unsigned cpu = 0; cpu < limit; cpu++) {
-		auto stats = request<vtice_cpu_stats>();
-		stats.cpu = cpu;
-		if (ioctl(dev.get(), VTICE_IOC_CPU_STATS, &stats) == 0)
-			cpus.push_back(stats);
-		else if (errno != EINVAL && errno != ENODEV && errno != ENXIO)
-			return ioctl_error(path, "VTICE_IOC_CPU_STATS", errno);
-	}
-	return cpus;
-}
-
 int fail(const Error &error)
 {
 	eprintf("vtice hv: %s\n", error.to_string().c_str());
@@ -148,21 +122,6 @@ int run_break(const std::string &path)
 	}
 	std::printf("resumed after %.3f s stopped\n", (double)br.stopped_ns / 1e9);
 	return kExitOk;
-}
-
-Result<vtice_lbr> read_lbr(const DeviceFd &dev, const std::string &path, unsigned cpu)
-{
-	auto lbr = request<vtice_lbr>();
-	lbr.cpu = cpu;
-	if (ioctl(dev.get(), VTICE_IOC_LBR, &lbr) == 0)
-		return lbr;
-	int err = errno;
-	if (err == ENOTTY)
-		return make_error(path + ": this vtice.ko has no VTICE_IOC_LBR (an older module)");
-	if (err == EAGAIN)
-		return make_error(path + ": CPU " + std::to_string(cpu) +
-				  "'s snapshot kept changing while it was read; try again");
-	return ioctl_error(path, "VTICE_IOC_LBR", err);
 }
 
 // Function+offset from the running kernel's /proc/kallsyms, when readable.

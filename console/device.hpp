@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 #include <utility>
 
 extern "C" {
@@ -30,6 +31,13 @@ private:
 // Errors that say what to do: module not loaded, not root, wrong device.
 Result<DeviceFd> open_device(const std::string &path, int flags);
 Error ioctl_error(const std::string &path, const char *what, int err);
+
+// VTICE_IOC_STATUS, VTICE_IOC_CPU_STATS of every CPU the module knows
+// (those it does not, not possible or offline, are left out), VTICE_IOC_LBR.
+Result<vtice_status> read_status(const DeviceFd &dev, const std::string &path);
+Result<std::vector<vtice_cpu_stats>> read_cpu_stats(const DeviceFd &dev, const std::string &path,
+						    const vtice_status &status);
+Result<vtice_lbr> read_lbr(const DeviceFd &dev, const std::string &path, unsigned cpu);
 
 // Every vtice ioctl argument begins with its size and the ABI version.
 template <class T>

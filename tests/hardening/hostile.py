@@ -424,6 +424,26 @@ def output_matrix(vtice, ws):
     return cases
 
 
+def doctor_cases(vtice, ws):
+    """vtice doctor's options: refused before anything is loaded or traced."""
+    bad = "not a regular file"
+    return [
+        Case("doctor --module=directory", "doctor", [vtice, "doctor", "--module", ws.path("dir")], rc=2, text=bad),
+        Case("doctor --module=/dev/zero", "doctor", [vtice, "doctor", "--module", "/dev/zero"], rc=2, text=bad),
+        Case("doctor --module=a FIFO", "doctor", [vtice, "doctor", "--module", ws.path("fifo-doctor")], rc=2,
+             text=bad, setup=lambda: ws.fifo("fifo-doctor")),
+        Case("doctor --json=directory", "doctor", [vtice, "doctor", "--json", ws.path("dir")], rc=2,
+             text="is a directory"),
+        Case("doctor --json=its --module", "doctor", [vtice, "doctor", "--module", ws.trace, "--json", ws.trace],
+             rc=2, text="refusing to write over it", inputs=[ws.trace]),
+        Case("doctor --work-dir=a file", "doctor", [vtice, "doctor", "--work-dir", ws.trace], rc=2,
+             text="not a directory", inputs=[ws.trace]),
+        Case("doctor --timeout=nan", "doctor", [vtice, "doctor", "--timeout", "nan"], rc=2, text="--timeout"),
+        Case("doctor --timeout=1e99", "doctor", [vtice, "doctor", "--timeout", "1e99"], rc=2, text="--timeout"),
+        Case("doctor stray argument", "doctor", [vtice, "doctor", "now"], rc=2, text="unexpected argument"),
+    ]
+
+
 def debugger_output_cases(vtice, ws, stubs):
     """The debugger's own trace -o: never over its symbols or its commands."""
     good = stubs.target("good")
@@ -606,6 +626,7 @@ def write_evil_elf(ws):
 
 def build_table(vtice, ws, stubs):
     return (input_matrix(vtice, ws, stubs) + output_matrix(vtice, ws) + debugger_output_cases(vtice, ws, stubs)
+            + doctor_cases(vtice, ws)
             + stub_cases(vtice, stubs) + signal_cases(vtice, ws, stubs) + class_cases(vtice, ws, stubs))
 
 
