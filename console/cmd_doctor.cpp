@@ -15,6 +15,7 @@
 #include "doctor/report.hpp"
 #include "messages.hpp"
 #include "subcommands.hpp"
+#include "trace_common.hpp"
 #include "vtice/write_output.hpp"
 
 namespace vtice::console {
@@ -48,8 +49,9 @@ const char kHelp[] =
 	"                    stub on a serial line (make demo shows them)\n"
 	"  unload            rmmod, and CPUID shows VMX again on every CPU\n"
 	"Takes about a minute on a real machine. If the module is loaded already\n"
-	"it is used as found and left loaded. At the first failure doctor\n"
-	"unloads what it loaded and stops: the machine is left as it was.\n"
+	"it is used as found and left loaded. At the first failure, or at\n"
+	"Ctrl-C, doctor unloads what it loaded, stops and still prints (and\n"
+	"writes) its report: the machine is left as it was.\n"
 	"\n"
 	"options:\n"
 	"  --module KO       the module file (default: the installed one under\n"
@@ -125,6 +127,7 @@ int cmd_doctor(int argc, char **argv)
 		return usage_error(work.error());
 	options.work_dir = *work;
 
+	catch_stop_signals();  // Ctrl-C: the running check ends, the module goes, the report is written
 	doctor::MachineFacts facts = doctor::read_machine_facts();
 	std::printf("vtice doctor %s\n%s\n", VTICE_VERSION, doctor::format_facts(facts).c_str());
 	std::fflush(stdout);
@@ -148,8 +151,8 @@ int cmd_doctor(int argc, char **argv)
 	}
 	for (const auto &r : results)
 		if (r.verdict == doctor::Verdict::Fail)
-			return kExitFailure;
-	return kExitOk;
+			return exit_status(kExitFailure);
+	return exit_status(kExitOk);
 }
 
 }  // namespace vtice::console

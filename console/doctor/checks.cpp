@@ -51,9 +51,11 @@ public:
 	std::vector<CheckResult> run();
 
 private:
-	// Runs one check unless an earlier one failed; times it; reports it.
+	// Runs one check unless an earlier one failed or Ctrl-C came; times
+	// it; reports it.
 	void check(const std::string &name, const std::string &doing, const std::function<CheckResult()> &body);
 
+	std::string stop(const std::string &why);
 	void take_references();
 	CheckResult vmx();
 	CheckResult load(const std::string &params);
@@ -73,7 +75,7 @@ private:
 	const std::function<void(const std::string &)> &progress_;
 	const std::function<void(const CheckResult &)> &done_;
 	std::vector<CheckResult> results_;
-	std::string failed_;			// the first check that failed
+	std::string stopped_;			// why no more checks run, "" while they do
 	bool ours_ = false;			// doctor loaded the module
 	bool found_loaded_ = false;		// it was loaded before doctor
 	std::string module_path_, params_;
@@ -87,8 +89,10 @@ void Run::check(const std::string &name, const std::string &doing, const std::fu
 {
 	CheckResult r;
 	auto start = std::chrono::steady_clock::now();
-	if (!failed_.empty()) {
-		r = not_applicable("not run: doctor stopped after " + failed_ + " failed");
+	if (stopped_.empty() && stop_requested())
+		stop("doctor was interrupted");
+	if (!stopped_.empty()) {
+		r = not_applicable("not run: " + stopped_);
 	} else {
 		if (!doing.empty())
 			progress_(doing);
@@ -96,16 +100,23 @@ void Run::check(const std::string &name, const std::string &doing, const std::fu
 	}
 	r.name = name;
 	r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-	if (r.verdict == Verdict::Fail && failed_.empty()) {
-		failed_ = name;
-		if (ours_ && module_loaded()) {
-			progress_("unloading vtice after the failure");
-			auto unloaded = unload_module();
-			r.details += unloaded ? "; vtice unloaded" : "; and unloading failed: " + unloaded.error().to_string();
-		}
-	}
+	if (r.verdict == Verdict::Fail && stopped_.empty())
+		r.details += stop("doctor stopped after " + name + " failed");
 	done_(r);
 	results_.push_back(r);
+}
+
+// No check runs after this; the module goes if doctor loaded it. Returns
+// what became of it, for the row that stopped the run.
+std::string Run::stop(const std::string &why)
+{
+	stopped_ = why;
+	if (!ours_ || !module_loaded())
+		return "";
+	progress_("unloading vtice: " + why);
+	auto unloaded = unload_module();
+	ours_ = !unloaded;
+	return unloaded ? "; vtice unloaded" : "; and unloading it failed: " + unloaded.error().to_string();
 }
 
 CheckResult Run::vmx()
@@ -267,7 +278,7 @@ void Run::take_references()
 std::vector<CheckResult> Run::run()
 {
 	check("vmx", "looking for VT-x", [&] { return vmx(); });
-	if (failed_.empty())
+	if (stopped_.empty())
 		take_references();
 	check("load", "loading vtice", [&] { return load(""); });
 	check("exits-idle", "counting VM exits per getpid, nothing armed", [&] { return exits_idle(); });

@@ -30,8 +30,9 @@ struct DoctorOptions {
 };
 
 // Runs the checks in order. progress gets a line as each starts; done gets
-// each result as it is known. At the first failure the module is unloaded
-// (if doctor loaded it) and the checks left are reported as not run.
+// each result as it is known. At the first failure, or after SIGINT, SIGTERM
+// or SIGHUP (trace_common's catch_stop_signals), the module is unloaded (if
+// doctor loaded it) and the checks left are reported as not run.
 std::vector<CheckResult> run_checks(const DoctorOptions &options, const MachineFacts &facts,
 				    const std::function<void(const std::string &)> &progress,
 				    const std::function<void(const CheckResult &)> &done);

@@ -11,7 +11,7 @@
 #                     bookworm-backports' 6.12, IBT on
 #     penryn-6.1      core2_penryn_t9600: VMX without EPT, must be refused
 #   --quick           the short core per cell (blue pill, one syscall path
-#                     traced against ftrace) instead of the full core (the
+#                     traced against ftrace, vtice doctor) instead of the full core (the
 #                     stub driven by stock gdb as well; the panic stop ends
 #                     the machine, so it needs a run of its own and is not
 #                     in a cell: bochs.crash runs it on the default cell)
@@ -46,8 +46,8 @@ done
 
 # The run.sh options and scenarios of a cell.
 cell_args() {
-	local core="load hvstub hvpath"
-	((quick)) && core="load hvpath"
+	local core="load hvstub hvpath hvdoctor"
+	((quick)) && core="load hvpath hvdoctor"
 	case $1 in
 	skylake-6.1) echo "--cpu corei7_skylake_x --scenarios '$core'" ;;
 	tigerlake-6.12) echo "--cet --cpu tigerlake --kernel bookworm-backports --scenarios '$core'" ;;
@@ -73,15 +73,16 @@ figure() { sed -n "s/^VTICE-FIGURE $2=//p" "$1" | tail -n 1; }
 
 # One table row: the cell, what it booted, the verdict, figures.
 table_row() {
-	local cell=$1 dir=$out/$1 rc wall kc serial passed failed
+	local cell=$1 dir=$out/$1 rc wall kc serial passed failed doctor
 	read -r rc wall <"$dir/result"
 	kc=$(cat "$dir/kernel-and-cpu" 2>/dev/null || echo "? ?")
 	serial=$dir/serial.log
 	passed=$(grep -c '^VTICE-TEST .* PASS' "$serial" 2>/dev/null)
 	failed=$(grep -c '^VTICE-TEST .* FAIL' "$serial" 2>/dev/null)
-	printf '| %s | %s | %s | %s | %s checks passed, %s failed | %s s | %s s | %s |\n' \
+	doctor=$(sed -n 's/^VTICE-TEST hv.doctor [A-Z]* [^;]*; //p' "$serial" 2>/dev/null | tail -n 1)
+	printf '| %s | %s | %s | %s | %s checks passed, %s failed | %s | %s s | %s s | %s |\n' \
 		"$cell" "${kc#* }" "${kc%% *}" "$(figure "$serial" baseline.cet)" \
-		"$passed" "$failed" "$(figure "$serial" boot_to_init_s)" "$wall" \
+		"$passed" "$failed" "${doctor:--}" "$(figure "$serial" boot_to_init_s)" "$wall" \
 		"$( ((rc == 0)) && echo pass || echo "FAIL (exit $rc)")"
 }
 
@@ -95,8 +96,8 @@ main() {
 	{
 		echo "Kernel x CPU matrix, $(date -u +%Y-%m-%d), tests/bochs/matrix.sh$( ((quick)) && echo ' --quick')"
 		echo
-		echo "| cell | CPU model | kernel | CET on | scenarios | boot to /init | cell wall | verdict |"
-		echo "|---|---|---|---|---|---|---|---|"
+		echo "| cell | CPU model | kernel | CET on | scenarios | vtice doctor | boot to /init | cell wall | verdict |"
+		echo "|---|---|---|---|---|---|---|---|---|"
 		for cell in $cells; do
 			table_row "$cell"
 			[[ $(cut -d' ' -f1 "$out/$cell/result") == 0 ]] || rc=1
