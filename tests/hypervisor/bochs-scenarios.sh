@@ -133,7 +133,11 @@ scenario_demo() {
 # kernel's own: ftrace for the traces, the kernel's syscall answers, CPUID
 # after the unload. The rows that must be n/a on an emulated CPU pass when
 # doctor says so (stub-only checks; no LBR in Bochs; the default already
-# steps with MTF); any other n/a is a SKIP.
+# steps with MTF); any other n/a is a SKIP, and so is a row not run after
+# a failure. Manual: at the module's defaults a trace loses records in about
+# one run in three (a ring-full wait that runs out: docs/tracing.md), so
+# doctor rightly fails then; it runs in each cell of make test-matrix.
+# bochs-manual-scenario: hvdoctor
 doctor_na_expected="hidden-breakpoint ept-watch lbr trace-mtf"
 scenario_hvdoctor() {
 	local rc name verdict details
@@ -148,7 +152,11 @@ scenario_hvdoctor() {
 		FAIL) result "hv.doctor-$name" FAIL "$details" ;;
 		n/a)
 			case " $doctor_na_expected " in
-			*" $name "*) result "hv.doctor-$name" PASS "n/a, as it must be here: $details" ;;
+			*" $name "*)
+				case "$details" in
+				"not run:"*) result "hv.doctor-$name" SKIP "$details" ;;
+				*) result "hv.doctor-$name" PASS "n/a, as it must be here: $details" ;;
+				esac ;;
 			*) result "hv.doctor-$name" SKIP "$details" ;;
 			esac ;;
 		esac
