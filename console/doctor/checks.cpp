@@ -10,12 +10,12 @@
 #include <optional>
 
 #include "device.hpp"
-#include "hv_format.hpp"
-#include "trace_common.hpp"
 #include "ftrace_oracle.hpp"
+#include "hv_format.hpp"
 #include "measure.hpp"
 #include "module_loader.hpp"
 #include "trace_checks.hpp"
+#include "trace_common.hpp"
 
 namespace vtice::console::doctor {
 
@@ -58,7 +58,7 @@ private:
 	std::string stop(const std::string &why);
 	void take_references();
 	CheckResult vmx();
-	CheckResult load(const std::string &params);
+	CheckResult load();
 	CheckResult exits_idle();
 	CheckResult exits_armed();
 	CheckResult syscall_trap();
@@ -149,7 +149,8 @@ Result<bool> Run::ensure_loaded(const std::string &params)
 	return true;
 }
 
-CheckResult Run::load(const std::string &params)
+// At the module's defaults, or as it was found loaded.
+CheckResult Run::load()
 {
 	found_loaded_ = module_loaded();
 	if (!found_loaded_) {
@@ -157,7 +158,7 @@ CheckResult Run::load(const std::string &params)
 		if (!path)
 			return fail(path.error().to_string());
 		module_path_ = *path;
-		auto loaded = ensure_loaded(params);
+		auto loaded = ensure_loaded("");
 		if (!loaded)
 			return fail(loaded.error().to_string());
 	}
@@ -280,7 +281,7 @@ std::vector<CheckResult> Run::run()
 	check("vmx", "looking for VT-x", [&] { return vmx(); });
 	if (stopped_.empty())
 		take_references();
-	check("load", "loading vtice", [&] { return load(""); });
+	check("load", "loading vtice", [&] { return load(); });
 	check("exits-idle", "counting VM exits per getpid, nothing armed", [&] { return exits_idle(); });
 	check("syscall-trap", "vtice trace syscalls on a child's known syscalls", [&] { return syscall_trap(); });
 	check("exits-armed", "counting VM exits per getpid, syscall trap armed", [&] { return exits_armed(); });
