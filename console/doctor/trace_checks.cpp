@@ -158,6 +158,12 @@ Result<TraceOutcome> trace_one_openat(const DoctorOptions &o, const std::string 
 	  << " instructions; trace " << file;
 	for (std::size_t i = 0; i < match.missing.size() && i < 5; i++)
 		d << (i ? ", " : "; not seen: ") << match.missing[i];
+	std::string waits = first_match(out, std::regex("trace: call 1: (a traced CPU found its ring full .*)"));
+	if (!waits.empty())
+		d << "; " << waits;
+	if (!lost.empty() && lost != "0")
+		d << "; records are lost when a wait for the reader runs out, a known bug (docs/tracing.md): a "
+		     "larger ring_records avoids the waits";
 	t.details = d.str();
 	t.ok = lost == "0" && match.total > 0 && match.score() >= kMinScore;
 	return t;
