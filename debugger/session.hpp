@@ -81,6 +81,8 @@ class Session {
 public:
 	// How long one single step may take before the target counts as lost.
 	static constexpr int kStepTimeoutMs = 10000;
+	// Steps sent again when one ran nothing (raw_step in session_run.cpp).
+	static constexpr int kStepRetries = 3;
 
 	explicit Session(std::unique_ptr<Target> target);
 	~Session();
@@ -172,6 +174,7 @@ public:
 	Result<RegisterValues> &cached_registers();
 	void invalidate_registers();  // after running the target behind the Session's back
 	Result<StopInfo> raw_step();  // one instruction, breakpoints not considered
+	bool step_ran_nothing(const StopInfo &stop) const;
 	// Kernel text range for heuristics (stack scan); from symbols when known.
 	bool is_kernel_text(std::uint64_t address) const;
 

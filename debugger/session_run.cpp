@@ -167,14 +167,33 @@ static bool ended_by_user(const StopInfo &stop)
 	       (interrupts::command_interrupted() || interrupts::end_signal());
 }
 
+// A step that came back with every register as it was before it: nothing
+// ran (finish_stop kept the registers of before in previous_registers_).
+bool Session::step_ran_nothing(const StopInfo &stop) const
+{
+	return stop.event.signal == 5 && registers_valid_ && !previous_registers_.raw.empty() &&
+	       registers_->raw == previous_registers_.raw;
+}
+
+// QEMU's gdbstub can answer a step without running anything: its single step
+// masks interrupts (its default), and with one pending the vCPU may leave
+// its loop before the instruction (seen in qemu.tui on a loaded machine: F10
+// and F8 stopped at the pc they started from, every register unchanged). Such
+// a step is sent again, kStepRetries times at most. An instruction that runs
+// changes RIP or another register; one that jumps to itself or waits (jmp $,
+// hlt) changes none, and the retries end it.
 Result<StopInfo> Session::raw_step()
 {
 	if (state_ != SessionState::Stopped)
 		return make_error("the target is not stopped");
-	if (auto r = target_->resume(ResumeAction::Step); !r)
-		return r.error();
-	state_ = SessionState::Running;
-	return wait_and_finish(kStepTimeoutMs);
+	for (int attempt = 0;; attempt++) {
+		if (auto r = target_->resume(ResumeAction::Step); !r)
+			return r.error();
+		state_ = SessionState::Running;
+		auto stop = wait_and_finish(kStepTimeoutMs);
+		if (!stop || attempt == kStepRetries || !step_ran_nothing(*stop))
+			return stop;
+	}
 }
 
 // One instruction, with the breakpoint under pc (if any) lifted for it:

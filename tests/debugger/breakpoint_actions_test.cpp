@@ -432,3 +432,24 @@ TEST(BreakCommand, NonCanonicalAddressIsRefused)
 	EXPECT_EQ(c.breakpoint_count(), 0u);
 	EXPECT_TRUE(c.run({"break *0xff00000000000000"}).ok());
 }
+
+// QEMU's gdbstub may answer a step without running anything (an interrupt
+// pending under its interrupt-masked single step): qemu.tui saw F10 and F8
+// stop where they started. stepi must still move one instruction.
+TEST(StepCommand, AStepThatRanNothingIsSentAgain)
+{
+	Console c;
+	c.target().idle_steps = 2;
+	ASSERT_TRUE(c.run({"stepi"}).ok());
+	EXPECT_EQ(*c.session().pc(), ScriptedTarget::kCode + 1);
+	EXPECT_EQ(c.target().steps, 3);
+}
+
+TEST(StepCommand, AnInstructionThatNeverMovesEndsTheRetries)
+{
+	Console c;
+	c.target().idle_steps = 100;	// jmp $, say
+	ASSERT_TRUE(c.run({"stepi"}).ok());
+	EXPECT_EQ(*c.session().pc(), ScriptedTarget::kCode);
+	EXPECT_EQ(c.target().steps, 1 + Session::kStepRetries);
+}

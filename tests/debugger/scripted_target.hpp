@@ -1,7 +1,8 @@
 // A dbg::Target whose run follows a script: each continue delivers the next
 // scripted crossing that an inserted breakpoint or watchpoint catches (the
 // rest are run past, as hardware would), then an interrupt once the script
-// is used up. A step advances rip by one. Registers: rax, rdi, rsp, rip,
+// is used up. A step advances rip by one (unless idle_steps says it runs
+// nothing, as QEMU's can). Registers: rax, rdi, rsp, rip,
 // eflags; the code page reads as NOPs. Single-threaded: the tests drive the
 // Session and the command table directly.
 #pragma once
@@ -93,7 +94,11 @@ public:
 	Result<void> resume(ResumeAction action) override
 	{
 		if (action == ResumeAction::Step) {
-			regs_[3]++;
+			steps++;
+			if (idle_steps > 0)
+				idle_steps--;	/* QEMU's answer with an interrupt pending: nothing ran */
+			else
+				regs_[3]++;
 			pending_ = StopEvent{.signal = 5};
 			return {};
 		}
@@ -128,6 +133,8 @@ public:
 	}
 
 	int detaches = 0;
+	int steps = 0;		// step requests seen
+	int idle_steps = 0;	// the next this many steps run nothing
 	std::size_t inserted_count() const { return inserted_.size(); }
 
 private:
