@@ -798,8 +798,8 @@ scenario_hvpathtf() {
 	kill "$progress"
 	# kill -9 mid-call: no CPU left stepping or holding interrupts. On CPU 0,
 	# as the trace above: its reader and the exit counter must not queue
-	# behind vtopen's traced call on CPU 1 (a reader there cannot drain, the
-	# known ring-full bug of docs/tracing.md; one CI run failed on it).
+	# behind vtopen's traced call on CPU 1 (a reader there likely cannot
+	# drain: the ring-full bug of docs/tracing.md; one CI run failed so).
 	taskset 1 $T path-kill hv.pathtf-kill
 	echo vtpathtf-done >/proc/sys/kernel/hostname
 	wait "$loop" "$timers" "$probe"
