@@ -796,11 +796,11 @@ scenario_hvpathtf() {
 		>/tmp/pathtf.out 2>/tmp/pathtf.err
 	rc=$?
 	kill "$progress"
-	# kill -9 mid-call: no CPU left stepping or holding interrupts. On CPU 0,
-	# as the trace above: its reader and the exit counter must not queue
-	# behind vtopen's traced call on CPU 1 (a reader there likely cannot
-	# drain: the ring-full bug of docs/tracing.md; one CI run failed so).
-	taskset 1 $T path-kill hv.pathtf-kill
+	# kill -9 mid-call: no CPU left stepping or holding interrupts. Its
+	# reader on CPU 0, as the trace above: path-kill pins it to CPU 1 by
+	# default, where vtopen's traced call runs here; a reader queued behind
+	# it cannot drain (two CI runs failed so: docs/tracing.md).
+	$T path-kill hv.pathtf-kill 0
 	echo vtpathtf-done >/proc/sys/kernel/hostname
 	wait "$loop" "$timers" "$probe"
 	report_path_trace hvpathtf hv.pathtf VTICE-PATHTF /tmp/pathtf "$rc"

@@ -106,7 +106,7 @@ static const struct command commands[] = {
 	{ "openat-loop", cmd_openat_loop, "NAME PATH DONE MAX_S  openat(PATH) each second as vtopen until hostname is DONE" },
 	{ "syscalls", cmd_syscalls, "NAME  vtice trace syscalls shows exactly the syscalls a child makes" },
 	{ "path-cost", cmd_path_cost, "NAME  getpid exits unarmed, while trace syscall is armed, after kill -9" },
-	{ "path-kill", cmd_path_kill, "NAME  kill -9 trace syscall mid-call: nothing left stepping" },
+	{ "path-kill", cmd_path_kill, "NAME [CPU]  kill -9 trace syscall mid-call (its reader on CPU, default 1): nothing left stepping" },
 	{ "stealth", cmd_stealth, "NAME DONE MAX_S  no TF in PUSHF images, no LBR/BTF in DEBUGCTL, until hostname is DONE" },
 	{ "timer-load", cmd_timer_load, "NAME CPU PERIOD_US DONE MAX_S  an interval timer on CPU until hostname is DONE" },
 	{ "ring", cmd_ring, "NAME  NAME.order: EMIT_TEST records in order; NAME.overflow: drops counted" },

@@ -12,6 +12,7 @@
  * no more (the file's close disarmed every CPU and ended the call).
  */
 #include <signal.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -24,12 +25,12 @@
 #define PATH_ERR	"/tmp/vtice-path-cost.err"
 #define STEPPING_RATE	20000	/* exits per second: a traced call, not a trap */
 
-static pid_t start_path_trace(const char *comm)
+static pid_t start_path_trace(const char *comm, int reader_cpu)
 {
 	const char *const args[] = { "vtice", "trace", "syscall", "openat", "--comm", comm, "--quiet",
 				     "--timeout", "600", NULL };
 
-	return spawn_vtice(PATH_ERR, args);
+	return spawn_vtice_on(PATH_ERR, args, reader_cpu);
 }
 
 static void stop(pid_t pid)
@@ -46,7 +47,7 @@ int cmd_path_cost(int argc, char **argv)
 	(void)argc;
 	if (measure_getpid(&unarmed))
 		return report(argv[0], FAIL, "no VM-exit counts from /dev/vtice");
-	trace = start_path_trace("nobody");
+	trace = start_path_trace("nobody", 1);
 	if (trace < 0 || !wait_armed(trace, PATH_ERR, 120)) {
 		stop(trace);
 		return report(argv[0], FAIL, "vtice trace syscall did not arm (see %s)", PATH_ERR);
@@ -83,8 +84,9 @@ int cmd_path_kill(int argc, char **argv)
 	pid_t trace;
 	int i;
 
-	(void)argc;
-	trace = start_path_trace("vtopen");
+	/* argv[1]: the reader's CPU (default 1), away from the traced task's:
+	 * a reader queued behind the traced call cannot drain its ring. */
+	trace = start_path_trace("vtopen", argc > 1 ? atoi(argv[1]) : 1);
 	if (trace < 0 || !wait_armed(trace, PATH_ERR, 120)) {
 		stop(trace);
 		return report(argv[0], FAIL, "vtice trace syscall did not arm (see %s)", PATH_ERR);

@@ -11,20 +11,25 @@
 #include "report.h"
 #include "spawn.h"
 
-pid_t spawn_vtice(const char *err_path, const char *const args[])
+pid_t spawn_vtice_on(const char *err_path, const char *const args[], int cpu)
 {
 	pid_t pid = fork();
 
 	if (pid == 0) {
 		int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
-		if (online_cpus() > 1)
-			pin_to_cpu(1);
+		if (online_cpus() > cpu)
+			pin_to_cpu(cpu);
 		dup2(err, 2);
 		execv(VTICE_BIN, (char *const *)args);
 		_exit(127);
 	}
 	return pid;
+}
+
+pid_t spawn_vtice(const char *err_path, const char *const args[])
+{
+	return spawn_vtice_on(err_path, args, 1);
 }
 
 void read_text(const char *path, char *out, size_t len)
