@@ -6,9 +6,8 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
+#include "processes.hpp"
 #include "vtice/read_input.hpp"
 
 namespace vtice::console::doctor {
@@ -31,13 +30,7 @@ class Tracefs {
 public:
 	explicit Tracefs(std::string dir) : dir_(std::move(dir)) {}
 
-	std::string read(const char *file) const
-	{
-		std::ifstream in(dir_ + "/" + file);
-		std::stringstream text;
-		text << in.rdbuf();
-		return text.str();
-	}
+	std::string read(const char *file) const { return read_text(dir_ + "/" + file); }
 	// O_TRUNC empties a pid list or the trace buffer.
 	bool write(const char *file, const std::string &value) const
 	{
