@@ -83,6 +83,45 @@ scenario_hvpathsmall() {
 	fi
 }
 
+# A call that moves to the other CPU inside it: vtmove's sched_setaffinity
+# to the CPU it does not run on (the kernel's stopper thread moves it
+# mid-call; the client checks each call moved, by sched_getcpu). The
+# trace steps only the CPU the task runs on, and every CPU while it runs
+# nowhere (debug/tracer_follow.c): it must follow the task across and lose
+# nothing. The module at its defaults, the reader wherever the kernel
+# puts it.
+scenario_hvpathmove() {
+	local loop rc call summary ok=1
+	[ "$loaded" = 0 ] || rmmod_vtice
+	insmod_vtice || { result hv.pathmove FAIL "insmod failed"; return; }
+	echo vtice >/proc/sys/kernel/hostname
+	$T move-loop hv.pathmove-loop vtpathmove-done 900 &
+	loop=$!
+	vtice trace syscall sched_setaffinity --comm vtmove --count 2 --timeout 300 \
+		>/tmp/pathmove.out 2>/tmp/pathmove.err
+	rc=$?
+	echo vtpathmove-done >/proc/sys/kernel/hostname
+	wait $loop
+	for call in 1 2; do
+		summary=$(grep -m1 "^trace: call $call: .*records lost" /tmp/pathmove.out)
+		grep "^trace: call $call: " /tmp/pathmove.out | sed "s/^/  /"
+		grep "ps: " /tmp/pathmove.err | sed "s/^/  /"
+		case "$summary" in
+		*" 0 records lost; "[1-9]*" moves to another CPU"*"returned (SYSRET)"*) ;;
+		*) ok=0 ;;
+		esac
+	done
+	# Both sides of the move in the graph: the wait for the stopper on the
+	# CPU it left, the switch back in on the one it came to.
+	grep -q "affine_move_task" /tmp/pathmove.out && grep -q "finish_task_switch" /tmp/pathmove.out || ok=0
+	if [ "$rc" = 0 ] && [ "$ok" = 1 ]; then
+		result hv.pathmove PASS "2 calls traced across their move, each whole"
+	else
+		result hv.pathmove FAIL "exit $rc: $(grep '^trace: call' /tmp/pathmove.out | head -n 2) $(tail -n 2 /tmp/pathmove.err)"
+	fi
+	rmmod_vtice
+}
+
 # The hypervisor half of `make demo` (tools/demo.sh), as a user meets it:
 # the module at its defaults but for the stub's port, then
 #  1. `vtice trace syscall openat` on the guest itself; its graph goes to

@@ -6,7 +6,10 @@
  *     subtree): the oracle the hypervisor's trace of the same call is
  *     compared with;
  *   openat-loop: one openat(PATH) a second from a process named "vtopen",
- *     for the host to trace, until the hostname says DONE.
+ *     for the host to trace, until the hostname says DONE;
+ *   move-loop: once a second, as "vtmove", a sched_setaffinity() to the
+ *     CPU it does not run on: the kernel moves it there inside the call
+ *     (scenario hvpathmove traces such a call).
  * Both warm the path first, so the traced calls take the same (cached) path.
  */
 #define _GNU_SOURCE
@@ -17,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -132,6 +136,35 @@ int cmd_openat_loop(int argc, char **argv)
 	}
 	figure_named(argv[0], "calls", "%u", calls);
 	return report(argv[0], hostname_is(argv[2]) ? PASS : FAIL, "%u openat calls as vtopen", calls);
+}
+
+/*
+ * Each call's CPU before and after, by sched_getcpu(): the oracle that the
+ * calls moved, independent of the trace.
+ */
+int cmd_move_loop(int argc, char **argv)
+{
+	unsigned calls = 0, moved = 0;
+	int max_s, s;
+
+	if (argc != 3 || sscanf(argv[2], "%d", &max_s) != 1)
+		return report(argv[0], FAIL, "usage: move-loop NAME DONE MAX_S");
+	prctl(PR_SET_NAME, "vtmove");
+	for (s = 0; s < max_s && !hostname_is(argv[1]); s++) {
+		int before = sched_getcpu();
+		cpu_set_t to;
+
+		CPU_ZERO(&to);
+		CPU_SET(before == 0 ? 1 : 0, &to);
+		if (sched_setaffinity(0, sizeof(to), &to))
+			return report(argv[0], FAIL, "sched_setaffinity: %s", strerror(errno));
+		calls++;
+		moved += sched_getcpu() != before;
+		sleep(1);
+	}
+	figure_named(argv[0], "calls", "%u", calls);
+	return report(argv[0], hostname_is(argv[1]) && moved == calls ? PASS : FAIL,
+		      "%u of %u sched_setaffinity calls as vtmove moved it to the other CPU", moved, calls);
 }
 
 /*
