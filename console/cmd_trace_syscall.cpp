@@ -32,6 +32,11 @@
 
 namespace vtice::console {
 
+// VTICE_RING_WAIT_MS as text, for the help.
+#define VTICE_TEXT_OF(x) #x
+#define VTICE_TEXT(x) VTICE_TEXT_OF(x)
+#define VTICE_WAIT_MS_TEXT VTICE_TEXT(VTICE_RING_WAIT_MS)
+
 namespace {
 
 const char kHelp[] =
@@ -65,15 +70,13 @@ const char kHelp[] =
 	"  --kallsyms PATH    kernel symbols (default /proc/kallsyms)\n"
 	"\n"
 	"Cost: while waiting, two VM exits per syscall of any task; while the call\n"
-	"is traced, one VM exit per instruction on every CPU. Records a full ring\n"
-	"cannot take wait in the hypervisor, then the traced CPU waits for this\n"
-	"reader (up to 50 ms; the other CPUs run unstepped meanwhile); what is\n"
-	"lost anyway is counted and shown (docs/tracing.md).\n";
+	"is traced, one VM exit per instruction (or branch) on every CPU. Records\n"
+	"a full ring cannot take wait in the hypervisor, then the traced CPU waits\n"
+	"for this reader (up to " VTICE_WAIT_MS_TEXT " ms; the other CPUs run unstepped\n"
+	"meanwhile); what is lost anyway is counted and shown (docs/tracing.md).\n";
 
 constexpr std::uint64_t kDefaultMaxInsns = 1'000'000;
 constexpr long kPollMs = 2;
-// How long a traced CPU waits for room in its full ring (VT_TRACE_RING_HOLD_MS).
-constexpr int kTracedCpuWaitMs = 50;
 constexpr std::size_t kMaxKallsyms = 64u << 20;	// /proc/kallsyms is ~10 MB with modules
 
 struct Options {
@@ -414,7 +417,7 @@ int run(const Options &o)
 		eprintf("vtice trace syscall: %llu records lost: a traced CPU waited %d ms for this "
 			"reader to drain its full ring and went on (see docs/tracing.md); a larger "
 			"ring_records gives the reader more time\n",
-			static_cast<unsigned long long>(reporter.lost()), kTracedCpuWaitMs);
+			static_cast<unsigned long long>(reporter.lost()), VTICE_RING_WAIT_MS);
 	return reporter.calls() >= o.count ? kExitOk : kExitFailure;
 }
 

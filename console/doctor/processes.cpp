@@ -1,5 +1,7 @@
 #include "processes.hpp"
 
+#include <sched.h>
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -15,8 +17,34 @@
 
 namespace vtice::console::doctor {
 
+CpuPair reader_and_task_cpus()
+{
+	cpu_set_t allowed;
+	CpuPair pair;
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0 || CPU_COUNT(&allowed) < 2)
+		return pair;
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, &allowed))
+			continue;
+		if (pair.reader < 0)
+			pair.reader = cpu;
+		pair.task = cpu;
+	}
+	return pair;
+}
+
+void pin_self_to(int cpu)
+{
+	if (cpu < 0)
+		return;
+	cpu_set_t one;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	sched_setaffinity(0, sizeof(one), &one);	// best effort: unpinned still works, only slower
+}
+
 Result<pid_t> spawn_vtice(const std::vector<std::string> &args, const std::string &out_path,
-			  const std::string &err_path)
+			  const std::string &err_path, int cpu)
 {
 	int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -36,6 +64,7 @@ Result<pid_t> spawn_vtice(const std::vector<std::string> &args, const std::strin
 	argv.push_back(nullptr);
 	pid_t pid = fork();
 	if (pid == 0) {
+		pin_self_to(cpu);
 		dup2(out, STDOUT_FILENO);
 		dup2(err, STDERR_FILENO);
 		int null = open("/dev/null", O_RDONLY);

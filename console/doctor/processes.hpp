@@ -13,9 +13,21 @@
 
 namespace vtice::console::doctor {
 
-// This binary with args (argv[1]...), stdout and stderr to the two files.
+// This binary with args (argv[1]...), stdout and stderr to the two files;
+// pinned to that CPU unless it is negative.
 Result<pid_t> spawn_vtice(const std::vector<std::string> &args, const std::string &out_path,
-			  const std::string &err_path);
+			  const std::string &err_path, int cpu = -1);
+
+// Two different CPUs this process may run on, for a trace's reader and its
+// traced task: a reader queued behind the traced call on the task's CPU
+// cannot drain the rings (docs/tracing.md). {-1, -1} with fewer than two.
+struct CpuPair {
+	int reader = -1, task = -1;
+};
+CpuPair reader_and_task_cpus();
+
+// The calling thread on that CPU only (nothing if it is negative).
+void pin_self_to(int cpu);
 
 // A child named comm (prctl PR_SET_NAME) running work, then _exit(0).
 Result<pid_t> fork_named(const std::string &comm, const std::function<void()> &work);

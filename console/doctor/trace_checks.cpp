@@ -29,10 +29,11 @@ struct Spawned {
 	std::string out, err;	// the files its stdout and stderr go to
 };
 
-Result<Spawned> spawn_trace(const DoctorOptions &o, const std::string &tag, const std::vector<std::string> &args)
+Result<Spawned> spawn_trace(const DoctorOptions &o, const std::string &tag, const std::vector<std::string> &args,
+			    int cpu = -1)
 {
 	Spawned s{0, o.work_dir + "/doctor-" + tag + ".out", o.work_dir + "/doctor-" + tag + ".err"};
-	auto pid = spawn_vtice(args, s.out, s.err);
+	auto pid = spawn_vtice(args, s.out, s.err, cpu);
 	if (!pid)
 		return pid.error();
 	s.pid = *pid;
@@ -121,13 +122,16 @@ Result<TraceOutcome> trace_one_openat(const DoctorOptions &o, const std::string 
 	static int run = 0;
 	const std::string comm = "vtdr-open", tag = "openat-" + std::to_string(++run);
 	std::string file = o.work_dir + "/doctor-" + tag + ".vtrace";
+	const CpuPair cpus = reader_and_task_cpus();
 	auto trace = spawn_trace(o, tag, {"trace", "syscall", "openat", "--comm", comm, "--timeout",
-					  std::to_string(o.trace_timeout_s), "-o", file, "--device", o.device});
+					  std::to_string(o.trace_timeout_s), "-o", file, "--device", o.device},
+				 cpus.reader);
 	if (!trace)
 		return trace.error();
 	if (auto armed = wait_armed(*trace); !armed)
 		return armed.error();
 	auto child = fork_named(comm, [&] {
+		pin_self_to(cpus.task);
 		for (int i = 0; i < o.trace_timeout_s * 10; i++) {
 			int fd = open(path.c_str(), O_RDONLY);
 			if (fd >= 0)

@@ -70,7 +70,6 @@ int vt_tracer_init(struct vt_hv *hv, const struct vt_tracer_config *cfg)
 	vt_lbr_hide_stack(hv, &vt_tracer.lbr);
 	vt_tracer.event_gap = cfg->event_gap ? cfg->event_gap : VT_TRACE_EVENT_GAP;
 	vt_tracer.hold_ticks = vt_os_tsc_khz() * VT_TRACE_RING_HOLD_MS;
-	vt_tracer.ring.owner = VT_TRACE_NO_OWNER;
 	vt_tracer.nr_cpus = cfg->nr_cpus < VT_TRACE_MAX_CPUS ? cfg->nr_cpus : VT_TRACE_MAX_CPUS;
 	vt_tracer.capacity = cfg->records_per_cpu / per_page * per_page;
 	vt_tracer.pages = 1 + vt_tracer.capacity / per_page;
@@ -453,15 +452,9 @@ bool vt_tracer_on_mtf(struct vt_vcpu *vcpu, struct vt_exit *exit)
 		n = vt_trace_lbr_since(c, vcpu, br, &wrapped);	/* moves the mark, recorded or not */
 	if (!c->have_entry)
 		return true;
-	if (c->task) {
-		bool current = vt_trace_current(vcpu) == c->task;
-
-		if (c->to_ring)
-			vt_trace_owner_check(vcpu, current);
-		if (!current) {
-			c->filtered++;
-			return true;
-		}
+	if (c->task && vt_trace_current(vcpu) != c->task) {
+		c->filtered++;
+		return true;
 	}
 	cpl = (u8)vt_guest_cpl();
 	to = vt_vmread_or0(GUEST_RIP);
@@ -536,9 +529,9 @@ static void vt_trace_cancel_step(struct vt_trace_cpu *c, struct vt_vcpu *vcpu)
 }
 
 /*
- * The task runs on another CPU (tracer_follow.c): this one runs unstepped,
- * its interrupts go in as they come, until the kick that says the task
- * left that CPU; then it starts afresh.
+ * The traced CPU holds for its reader (tracer_ring.c), so the
+ * task runs nowhere else: this CPU runs unstepped, its interrupts go in as
+ * they come, until the kick that ends the hold; then it starts afresh.
  */
 static void vt_trace_pause_cpu(struct vt_trace_cpu *c, struct vt_vcpu *vcpu)
 {
@@ -585,7 +578,7 @@ void vt_tracer_pre_entry(struct vt_vcpu *vcpu)
 		vt_trace_stop_cpu(c, vcpu);
 		return;
 	}
-	if (c->to_ring && vt_trace_runs_elsewhere(vcpu)) {
+	if (c->to_ring && VT_LOAD_ACQUIRE(vt_tracer.ring.holding)) {
 		vt_trace_pause_cpu(c, vcpu);
 		return;
 	}
@@ -613,10 +606,10 @@ int vt_tracer_ring_start(struct vt_vcpu *vcpu, u64 task, u64 max_insns, vt_trace
 	ring->max_insns = max_insns;
 	ring->ended = ended;
 	__atomic_store_n(&ring->insns, 0, __ATOMIC_RELAXED);
-	vt_trace_owner_start(vcpu);
 	VT_STORE_RELEASE(ring->active, true);
 	vt_trace_sync_step_kind();
 	__atomic_add_fetch(&ring->gen, 1, __ATOMIC_RELEASE);
+	vt_trace_kick_others(vcpu);
 	return 0;
 }
 
@@ -629,7 +622,6 @@ void vt_tracer_ring_stop(struct vt_vcpu *vcpu)
 	struct vt_trace_cpu *c = vt_trace_cpu(vcpu->cpu);
 
 	VT_STORE_RELEASE(vt_tracer.ring.active, false);
-	VT_STORE_RELEASE(vt_tracer.ring.owner, VT_TRACE_NO_OWNER);
 	__atomic_add_fetch(&vt_tracer.ring.gen, 1, __ATOMIC_RELEASE);
 	if (c && c->to_ring) {
 		vt_trace_follow_ring(c, vcpu);

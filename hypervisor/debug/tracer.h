@@ -25,6 +25,7 @@
 #define VT_DEBUG_TRACER_H
 
 #include "hooks.h"
+#include <vtice/ring.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -75,14 +76,15 @@ struct vt_tracer_config {
 /*
  * The longest a ring trace's CPU waits in VMX root for the reader to make
  * room, once its ring and its spill are full (the reader polls every few
- * milliseconds). Longer than the 100 ms for which Linux puts off a CPU's
- * timers when one of its timer interrupts took too long (hrtimer_interrupt,
- * "hrtimer: interrupt took"), which a stepped one can: the reader may be
- * asleep on such a timer. A wait that runs out means the reader is gone or
+ * milliseconds). Longer than the 100 ms for which Linux puts off all of a
+ * CPU's timers when one of its timer interrupts took too long
+ * (hrtimer_interrupt: "hrtimer: interrupt took N ns"), which a stepped one
+ * does: the reader may sleep on such a timer (seen in Bochs: the waits that
+ * ran out at 50 ms). A wait that runs out means the reader is gone or
  * cannot run: that CPU's trace waits no more until the reader makes room
  * again, and what fits nowhere meanwhile is dropped (counted).
  */
-#define VT_TRACE_RING_HOLD_MS	150
+#define VT_TRACE_RING_HOLD_MS	VTICE_RING_WAIT_MS	/* 150 ms, uapi/vtice/ring.h */
 
 /*
  * A ring trace's spill per CPU (tracer_ring.c) when no debugger's buffer
@@ -138,12 +140,11 @@ const struct vtice_record *vt_tracer_record(u32 cpu, u64 index);
 void vt_tracer_span(u32 cpu, u64 *first_ip, u64 *last_ip);
 
 /*
- * Ring traces (path_trace.c), started and stopped from VMX root while the
- * machine runs, started on the CPU that runs `task`: every CPU follows at
- * its next VM entry, records only while `task` is current, and writes the
- * records into its own ring (core/ring.h) instead of the debugger's
- * buffer. Only the CPU that runs the task is stepped, every CPU while it
- * runs nowhere (tracer_follow.c). `ended` is
+ * Ring traces (path_trace.c), started and stopped from VMX root on any CPU
+ * while the machine runs: every CPU follows at its next VM entry (the
+ * others are sent an NMI so an idle one does not wait for its next exit),
+ * records only while `task` is current, and writes the records into its
+ * own ring (core/ring.h) instead of the debugger's buffer. `ended` is
  * called once, on the CPU where it happens, when the task reaches user
  * mode through anything but a SYSRET (whose exit the caller sees itself)
  * or has run max_insns instructions; it must call vt_tracer_ring_stop().

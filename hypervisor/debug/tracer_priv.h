@@ -51,14 +51,12 @@ struct vt_trace_cpu {
 struct vt_ring_trace {
 	u32 gen;		/* bumped (release) by every start and stop */
 	bool active;
-	u32 owner;		/* the CPU the task runs on, or VT_TRACE_NO_OWNER (tracer_follow.c) */
+	bool holding;		/* the traced CPU waits in root for its reader */
 	u64 task;
 	u64 max_insns;
 	u64 insns;		/* the task's instructions stepped, all CPUs */
 	vt_trace_end_fn ended;
 };
-
-#define VT_TRACE_NO_OWNER	(~0u)
 
 struct vt_tracer {
 	struct vt_hv *hv;
@@ -88,23 +86,9 @@ void vt_trace_push(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u64 from, u64 t
 /* One instruction ran from c->entry_rip and the CPU is at `to` now. */
 void vt_trace_step(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u64 to, u8 cpl);
 
-/* tracer_follow.c */
-/* An NMI to that CPU if it runs as a guest (not this one): it exits, and follows at its next entry. */
-void vt_trace_kick(struct vt_vcpu *me, u32 cpu);
-/* ...to each CPU but this one. */
-void vt_trace_kick_others(struct vt_vcpu *me);
-/* ...and this one waits (bounded) until each has taken it: they step from their next entry. */
-void vt_trace_others_follow(struct vt_vcpu *me);
-/* The ring trace starts on the CPU that runs its task. */
-void vt_trace_owner_start(struct vt_vcpu *me);
-/* At a step of a ring trace: is the task current here? Claims or gives up the trace. */
-void vt_trace_owner_check(struct vt_vcpu *me, bool task_current);
-/* Another CPU runs the task: this one need not step. */
-bool vt_trace_runs_elsewhere(const struct vt_vcpu *me);
-/* This CPU runs the ring trace's task. */
-bool vt_trace_owns(const struct vt_vcpu *me);
-
 /* tracer_ring.c */
+/* Each CPU but this one that runs as a guest is sent an NMI: it follows at its next entry. */
+void vt_trace_kick_others(struct vt_vcpu *me);
 /* A ring trace's record: into the ring, or the spill while the ring is full. */
 void vt_trace_ring_store(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, const struct vtice_record *rec);
 /* The spill into the ring as far as it has room (at every entry of the CPU). */

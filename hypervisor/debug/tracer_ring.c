@@ -10,8 +10,8 @@
  *  - while the ring is full, records wait in the spill, in order, and go
  *    into the ring as the reader makes room;
  *  - when the spill is full too, the traced CPU waits in VMX root for the
- *    reader (a hold). It is the CPU that runs the task, so the others run
- *    unstepped, their interrupts let in (tracer_follow.c), and the reader
+ *    reader (a hold). The traced task runs nowhere else meanwhile, so the
+ *    other CPUs run unstepped, their interrupts let in, and the reader
  *    drains at full speed.
  * The spill exists because a hold alone deadlocks: the traced CPU may
  * hold a kernel lock the reader's CPU needs (seen in Bochs: a timer
@@ -51,10 +51,56 @@ static void vt_spill_append(struct vt_trace_cpu *c, const struct vtice_record *r
 }
 
 /*
- * Wait in root, bounded, until the ring has room for n. This CPU runs the
- * task, so the others run unstepped meanwhile (tracer_follow.c), the
- * reader's too. A wait that runs out means the reader is gone or cannot
- * run: the trace waits no more until it makes room again.
+ * Each CPU but this one that runs as a guest: it follows at its next
+ * entry. One NMI per kick: a CPU takes an NMI as the tracer's only while
+ * its kick is pending, and one NMI ends that, so a second NMI sent before
+ * the first was taken would reach the kernel as an unknown NMI. A kick
+ * still on its way does the job of a new one.
+ */
+void vt_trace_kick_others(struct vt_vcpu *me)
+{
+	u32 i;
+
+	for (i = 0; i < vt_tracer.nr_cpus; i++) {
+		struct vt_vcpu *other = vt_tracer.vcpus ? vt_tracer.vcpus[i] : NULL;
+
+		if (i == me->cpu || !other || !VT_READ_ONCE(other->launched))
+			continue;
+		if (!__atomic_exchange_n(&vt_tracer.cpu[i].kick, true, __ATOMIC_ACQ_REL))
+			vt_send_nmi(me, other);
+	}
+}
+
+static bool vt_trace_kicks_pending(const struct vt_vcpu *me)
+{
+	u32 i;
+
+	for (i = 0; i < vt_tracer.nr_cpus; i++)
+		if (i != me->cpu && VT_LOAD_ACQUIRE(vt_tracer.cpu[i].kick))
+			return true;
+	return false;
+}
+
+/*
+ * The hold is over: the others step again before the traced task runs on
+ * (it could move to one of them). Each takes its kick at an NMI exit and
+ * arms its step at the entry right after; a CPU that does not answer
+ * within the hold's bound (stuck in root itself) is not waited for.
+ */
+static void vt_trace_end_hold(struct vt_vcpu *me)
+{
+	u64 start = vt_rdtsc();
+
+	VT_STORE_RELEASE(vt_tracer.ring.holding, false);
+	vt_trace_kick_others(me);
+	while (vt_trace_kicks_pending(me) && vt_rdtsc() - start < vt_tracer.hold_ticks)
+		vt_pause();
+}
+
+/*
+ * Wait in root, bounded, until the ring has room for n (the other CPUs
+ * paused: vt_trace_pause_cpu). A wait that runs out means the reader is
+ * gone or cannot run: the trace waits no more until it makes room again.
  */
 static bool vt_trace_hold(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u32 n)
 {
@@ -66,6 +112,7 @@ static bool vt_trace_hold(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u32 n)
 	if (c->hold_gave_up || n + VT_RING_RESERVE > vcpu->ring.nr_records)
 		return false;	/* no reader can make room for more than the ring */
 	start = vt_rdtsc();
+	VT_STORE_RELEASE(vt_tracer.ring.holding, true);
 	do {
 		vt_pause();
 		now = vt_rdtsc();
@@ -73,6 +120,7 @@ static bool vt_trace_hold(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u32 n)
 	} while (!room && now - start < vt_tracer.hold_ticks);
 	c->hold_gave_up = !room;
 	vt_ring_count_wait(&vcpu->ring, room);
+	vt_trace_end_hold(vcpu);
 	return room;
 }
 
@@ -132,36 +180,28 @@ void vt_tracer_ring_put(struct vt_vcpu *vcpu, const struct vtice_record *rec)
 		vt_ring_push(&vcpu->ring, rec);
 }
 
+static bool vt_trace_others_spilled(const struct vt_vcpu *me)
+{
+	u32 i;
+
+	for (i = 0; i < vt_tracer.nr_cpus; i++)
+		if (i != me->cpu && VT_LOAD_ACQUIRE(vt_tracer.cpu[i].spill_in) !=
+				    VT_LOAD_ACQUIRE(vt_tracer.cpu[i].spill_out))
+			return true;
+	return false;
+}
+
 /*
  * Before the record that ends the trace: this CPU's spill in its ring, and
- * the spills of the CPUs the task ran on before in theirs, so the reader
- * has the whole call when it reads the end. Those flush at their entries;
- * they may run unstepped now, so each is kicked for one every millisecond.
- * Bounded like a hold.
+ * the spills of the CPUs the task ran on before (they flush at each of
+ * their entries, stepped until the trace stops) in theirs, so the reader
+ * has the whole call when it reads the end. Bounded like a hold.
  */
 void vt_tracer_ring_settle(struct vt_vcpu *me)
 {
-	u64 start = vt_rdtsc(), every = vt_tracer.hold_ticks / VT_TRACE_RING_HOLD_MS, next = start;
-	bool spilled;
+	u64 start = vt_rdtsc();
 
 	vt_tracer_wait_for_room(me, 0);
-	do {
-		u64 now = vt_rdtsc();
-		u32 i;
-
-		spilled = false;
-		for (i = 0; i < vt_tracer.nr_cpus; i++) {
-			const struct vt_trace_cpu *c = &vt_tracer.cpu[i];
-
-			if (i == me->cpu ||
-			    VT_LOAD_ACQUIRE(c->spill_in) == VT_LOAD_ACQUIRE(c->spill_out))
-				continue;
-			spilled = true;
-			if (now >= next && !VT_LOAD_ACQUIRE(c->kick))
-				vt_trace_kick(me, i);
-		}
-		if (now >= next)
-			next = now + every;
+	while (vt_trace_others_spilled(me) && vt_rdtsc() - start < vt_tracer.hold_ticks)
 		vt_pause();
-	} while (spilled && vt_rdtsc() - start < vt_tracer.hold_ticks);
 }

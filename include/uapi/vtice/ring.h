@@ -34,6 +34,12 @@
 
 #define VTICE_RING_VERSION	1
 #define VTICE_RING_HEADER_SIZE	4096	/* data_offset in version 1 */
+/*
+ * The longest a tracer waits in the hypervisor for the consumer to make
+ * room in a full ring (each such wait counts in `waits`, one that ends
+ * without room in `waits_run_out`).
+ */
+#define VTICE_RING_WAIT_MS	150
 
 struct vtice_ring_header {
 	__u32 size;		/* sizeof(struct vtice_ring_header) */

@@ -105,6 +105,7 @@ static const struct command commands[] = {
 	{ "openat-cost", cmd_openat_cost, "NAME PATH N  the fastest of N untraced openat(PATH), in TSC cycles" },
 	{ "openat-loop", cmd_openat_loop, "NAME PATH DONE MAX_S  openat(PATH) each second as vtopen until hostname is DONE" },
 	{ "move-loop", cmd_move_loop, "NAME DONE MAX_S  as vtmove, each second sched_setaffinity to the other CPU, until hostname is DONE" },
+	{ "nap", cmd_nap, "NAME COMM SECONDS  one sleep of SECONDS as COMM" },
 	{ "syscalls", cmd_syscalls, "NAME  vtice trace syscalls shows exactly the syscalls a child makes" },
 	{ "path-cost", cmd_path_cost, "NAME  getpid exits unarmed, while trace syscall is armed, after kill -9" },
 	{ "path-kill", cmd_path_kill, "NAME [CPU]  kill -9 trace syscall mid-call (its reader on CPU, default 1): nothing left stepping" },

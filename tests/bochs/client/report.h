@@ -41,6 +41,7 @@ int cmd_gdbwire(int argc, char **argv);
 int cmd_ftrace_openat(int argc, char **argv);
 int cmd_openat_loop(int argc, char **argv);
 int cmd_move_loop(int argc, char **argv);
+int cmd_nap(int argc, char **argv);
 int cmd_openat_cost(int argc, char **argv);
 int cmd_syscalls(int argc, char **argv);
 int cmd_stealth(int argc, char **argv);

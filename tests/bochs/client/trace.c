@@ -9,7 +9,8 @@
  *     for the host to trace, until the hostname says DONE;
  *   move-loop: once a second, as "vtmove", a sched_setaffinity() to the
  *     CPU it does not run on: the kernel moves it there inside the call
- *     (scenario hvpathmove traces such a call).
+ *     (scenario hvpathmove traces such a call);
+ *   nap: one sleep as COMM (hvpathtf traces it).
  * Both warm the path first, so the traced calls take the same (cached) path.
  */
 #define _GNU_SOURCE
@@ -136,6 +137,18 @@ int cmd_openat_loop(int argc, char **argv)
 	}
 	figure_named(argv[0], "calls", "%u", calls);
 	return report(argv[0], hostname_is(argv[2]) ? PASS : FAIL, "%u openat calls as vtopen", calls);
+}
+
+/* One clock_nanosleep of SECONDS as COMM: a call whose task runs nowhere meanwhile. */
+int cmd_nap(int argc, char **argv)
+{
+	int seconds;
+
+	if (argc != 3 || sscanf(argv[2], "%d", &seconds) != 1 || seconds < 0)
+		return report(argv[0], FAIL, "usage: nap NAME COMM SECONDS");
+	prctl(PR_SET_NAME, argv[1]);
+	sleep(seconds);
+	return report(argv[0], PASS, "slept %d s as %s", seconds, argv[1]);
 }
 
 /*
