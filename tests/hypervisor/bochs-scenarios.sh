@@ -175,10 +175,7 @@ scenario_demo() {
 # after the unload. The rows that must be n/a on an emulated CPU pass when
 # doctor says so (stub-only checks; no LBR in Bochs; the default already
 # steps with MTF); any other n/a is a SKIP, and so is a row not run after
-# a failure. Manual: at the module's defaults a trace loses records in about
-# one run in three (a ring-full wait that runs out: docs/tracing.md), so
-# doctor rightly fails then; it runs in each cell of make test-matrix.
-# bochs-manual-scenario: hvdoctor
+# a failure. Doctor keeps each trace's reader off the traced task's CPU.
 doctor_na_expected="hidden-breakpoint ept-watch lbr trace-mtf"
 scenario_hvdoctor() {
 	local rc name verdict details
