@@ -18,7 +18,6 @@
 
 #include "args.hpp"
 #include "device.hpp"
-#include "drain_threads.hpp"
 #include "path_calls.hpp"
 #include "record_rings.hpp"
 #include "messages.hpp"
@@ -357,10 +356,9 @@ void wait_for_calls(const Options &o, std::vector<std::unique_ptr<RecordRing>> &
 {
 	auto start = std::chrono::steady_clock::now();
 	Progress progress;
-	DrainThreads drain(rings, kPollMs);
 	while (!stop_requested() && reporter.calls() < o.count) {
 		sleep_ms(kPollMs);
-		for (const PathCall &call : collector.feed(drain.take()))
+		for (const PathCall &call : collector.feed(drain_rings(rings)))
 			reporter.report(call);
 		progress.tick(collector, reporter.calls());
 		std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
@@ -369,9 +367,6 @@ void wait_for_calls(const Options &o, std::vector<std::unique_ptr<RecordRing>> &
 			break;
 		}
 	}
-	drain.stop();
-	for (const PathCall &call : collector.feed(drain.take()))
-		reporter.report(call);
 }
 
 int run(const Options &o)
