@@ -847,9 +847,6 @@ scenario_hvpathtf() {
 	rmmod_vtice
 }
 
-# A local trace's output, for the host driver of scenario $1 (between $3
-# lines and $3-END), and its verdict as test $2. $4: the base of its .out and
-# .err files, $5: vtice's exit status.
 # A traced call that sleeps (the client's clock_nanosleep as vtnap, on
 # CPU 1): every CPU stays stepped through the sleep, so the stealth probe
 # on CPU 0 runs stepped longer than during one openat (a batch of its
@@ -874,6 +871,9 @@ stepped_sleep() {
 	esac
 }
 
+# A local trace's output, for the host driver of scenario $1 (between $3
+# lines and $3-END), and its verdict as test $2. $4: the base of its .out and
+# .err files, $5: vtice's exit status.
 report_path_trace() {
 	sed "s/^/$3 /" "$4.out" "$4.err"
 	echo "$3-END"

@@ -23,8 +23,9 @@
 #include "spawn.h"
 
 #define PATH_ERR	"/tmp/vtice-path-cost.err"
-/* Exits per second, all CPUs: one CPU stepped (a traced call runs only
- * on its task's CPU), not the quiet trap's two per syscall. */
+/* Exits per second, all CPUs: a traced call being stepped, not the quiet
+ * trap's two per syscall (a few hundred a second here). Stepping measured
+ * 9,487 to 33,521 in Bochs runs. */
 #define STEPPING_RATE	5000
 
 static pid_t start_path_trace(const char *comm, int reader_cpu)
