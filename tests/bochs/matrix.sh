@@ -48,7 +48,7 @@ done
 # The run.sh options and scenarios of a cell.
 cell_args() {
 	local core="load hvstub hvpath hvdoctor"
-	((quick)) && core="load hvpath hvdoctor"
+	((quick)) && core="load hvpath"
 	case $1 in
 	skylake-6.1) echo "--cpu corei7_skylake_x --scenarios '$core'" ;;
 	tigerlake-6.12) echo "--cet --cpu tigerlake --kernel bookworm-backports --scenarios '$core'" ;;
