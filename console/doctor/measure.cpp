@@ -13,6 +13,7 @@
 
 #include "device.hpp"
 #include "machine_facts.hpp"
+#include "processes.hpp"
 #include "trace_common.hpp"
 
 namespace vtice::console::doctor {
@@ -27,10 +28,7 @@ public:
 	explicit Pin(unsigned cpu)
 	{
 		sched_getaffinity(0, sizeof(old_), &old_);
-		cpu_set_t one;
-		CPU_ZERO(&one);
-		CPU_SET(cpu, &one);
-		pinned_ = sched_setaffinity(0, sizeof(one), &one) == 0;
+		pinned_ = pin_self_to(static_cast<int>(cpu));
 	}
 	~Pin() { sched_setaffinity(0, sizeof(old_), &old_); }
 	bool pinned() const { return pinned_; }

@@ -33,14 +33,14 @@ CpuPair reader_and_task_cpus()
 	return pair;
 }
 
-void pin_self_to(int cpu)
+bool pin_self_to(int cpu)
 {
 	if (cpu < 0)
-		return;
+		return false;
 	cpu_set_t one;
 	CPU_ZERO(&one);
 	CPU_SET(cpu, &one);
-	sched_setaffinity(0, sizeof(one), &one);	// best effort: unpinned still works, only slower
+	return sched_setaffinity(0, sizeof(one), &one) == 0;
 }
 
 Result<pid_t> spawn_vtice(const std::vector<std::string> &args, const std::string &out_path,
@@ -64,7 +64,7 @@ Result<pid_t> spawn_vtice(const std::vector<std::string> &args, const std::strin
 	argv.push_back(nullptr);
 	pid_t pid = fork();
 	if (pid == 0) {
-		pin_self_to(cpu);
+		pin_self_to(cpu);	// best effort: an unpinned reader still works, only slower
 		dup2(out, STDOUT_FILENO);
 		dup2(err, STDERR_FILENO);
 		int null = open("/dev/null", O_RDONLY);

@@ -26,8 +26,9 @@ struct CpuPair {
 };
 CpuPair reader_and_task_cpus();
 
-// The calling thread on that CPU only (nothing if it is negative).
-void pin_self_to(int cpu);
+// The calling thread on that CPU only (nothing if it is negative); false
+// when the kernel refused.
+bool pin_self_to(int cpu);
 
 // A child named comm (prctl PR_SET_NAME) running work, then _exit(0).
 Result<pid_t> fork_named(const std::string &comm, const std::function<void()> &work);

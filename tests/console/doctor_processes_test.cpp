@@ -30,10 +30,12 @@ TEST(DoctorCpus, APinnedThreadRunsWhereItWasPut)
 	if (pair.task < 0)
 		GTEST_SKIP() << "one CPU here";
 	int ran_on = -1;
+	bool pinned = false;
 	std::thread([&] {
-		pin_self_to(pair.task);
+		pinned = pin_self_to(pair.task);
 		ran_on = sched_getcpu();
 	}).join();
+	EXPECT_TRUE(pinned);
 	EXPECT_EQ(ran_on, pair.task);
 }
 

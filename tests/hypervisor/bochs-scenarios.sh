@@ -75,7 +75,7 @@ scenario_hvpathsmall() {
 	echo vtpathsmall-done >/proc/sys/kernel/hostname
 	wait $loop
 	summary=$(grep -m1 '^trace: call 1: .*records lost' /tmp/pathsmall.out)
-	lost=$(echo "$summary" | sed -n 's/.* \([0-9]*\) records lost.*/\1/p')
+	lost=$(summary_lost "$summary")
 	grep '^trace: call 1: a traced CPU' /tmp/pathsmall.out | sed 's/^/  /'
 	echo "VTICE-FIGURE hv.pathsmall.lost=${lost:-?}"
 	if [ "$lost" = 0 ]; then
@@ -109,7 +109,7 @@ scenario_hvpathmove() {
 	for call in 1 2; do
 		summary=$(grep -m1 "^trace: call $call: .*records lost" /tmp/pathmove.out)
 		grep "^trace: call $call: " /tmp/pathmove.out | sed "s/^/  /"
-		lost=$(echo "$summary" | sed -n 's/.* \([0-9]*\) records lost.*/\1/p')
+		lost=$(summary_lost "$summary")
 		echo "VTICE-FIGURE hv.pathmove.call${call}_lost=${lost:-?}"
 		case "$summary" in
 		*" records lost; "[1-9]*" moves to another CPU"*"returned (SYSRET)"*) ;;
@@ -474,10 +474,7 @@ detect_under_stub() {
 		>/tmp/detect-trace.out 2>&1 &
 	tpid=$!
 	# vtice reads the kernel's symbols first: seconds of guest time in Bochs
-	for armed in $(seq 120); do
-		grep -q 'armed on' /tmp/detect-trace.out && break
-		sleep 1
-	done
+	wait_trace_armed /tmp/detect-trace.out 120
 	dmesg -c >/dev/null
 	insmod /lib/vtice/vtice_detect.ko peek=$detect_peek && rmmod vtice_detect
 	under=$(dmesg | sed -n 's/.*vtice_detect: //p')
@@ -853,21 +850,33 @@ scenario_hvpathtf() {
 	rmmod_vtice
 }
 
+# Waits up to $2 seconds for `vtice trace ...` to say "armed on" in file $1.
+wait_trace_armed() {
+	local i
+	for i in $(seq $(($2 * 10))); do
+		grep -q 'armed on' "$1" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# The records-lost count of a `vtice trace syscall` summary line ("" if none).
+summary_lost() {
+	echo "$1" | sed -n 's/.* \([0-9]*\) records lost.*/\1/p'
+}
+
 # A traced call that sleeps (the client's clock_nanosleep as vtnap, on
 # CPU 1): every CPU stays stepped through the sleep, so the stealth probe
 # on CPU 0 runs stepped longer than during one openat (a batch of its
 # PUSHFs is seldom stepped whole then), and the trace must take the task
 # back where it wakes.
 stepped_sleep() {
-	local trace i summary
+	local trace summary
 	: >/tmp/sleep-trace.err
 	taskset 1 vtice trace syscall clock_nanosleep --comm vtnap --timeout 300 --quiet \
 		>/tmp/sleep-trace.out 2>/tmp/sleep-trace.err &
 	trace=$!
-	for i in $(seq 600); do
-		grep -q "armed on" /tmp/sleep-trace.err && break
-		sleep 0.1
-	done
+	wait_trace_armed /tmp/sleep-trace.err 60
 	taskset 2 $T nap "$1-nap" vtnap 4
 	wait "$trace"
 	summary=$(grep -m1 '^trace: call 1: .*records lost' /tmp/sleep-trace.out)

@@ -11,7 +11,8 @@
  *     CPU it does not run on: the kernel moves it there inside the call
  *     (scenario hvpathmove traces such a call);
  *   nap: one sleep as COMM (hvpathtf traces it).
- * Both warm the path first, so the traced calls take the same (cached) path.
+ * ftrace-openat and openat-loop warm the path first, so the traced calls
+ * take the same (cached) path.
  */
 #define _GNU_SOURCE
 #include <errno.h>
