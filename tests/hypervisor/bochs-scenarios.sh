@@ -58,9 +58,9 @@ scenario_hvrefused() {
 # a traced CPU whose ring is full spills, then waits in root for the
 # reader with the other CPU unstepped (debug/tracer_ring.c), longer than
 # the 100 ms for which Linux may put off the reader's timer. Nothing may
-# be lost. Manual: lossless in 7 of 8 runs of 2026-11-27, but a CI run's
-# call of 61,583 instructions lost 6,968 records (2 of 3 waits ran out at
-# 150 ms; docs/tracing.md).
+# be lost. Manual: lossless in 7 of 9 runs of 2026-11-27; the two that
+# failed met calls of about 62,000 instructions and lost ~7,000 records
+# (their waits ran out at 150 ms; docs/tracing.md).
 # bochs-manual-scenario: hvpathsmall
 scenario_hvpathsmall() {
 	local loop summary lost
