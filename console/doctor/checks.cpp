@@ -39,6 +39,15 @@ CheckResult pass(std::string details) { return {"", Verdict::Pass, std::move(det
 CheckResult fail(std::string details) { return {"", Verdict::Fail, std::move(details)}; }
 CheckResult not_applicable(std::string details) { return {"", Verdict::NotApplicable, std::move(details)}; }
 
+// "70/71": one figure per CPU.
+std::string join_cycles(const std::vector<double> &cycles)
+{
+	std::string out;
+	for (double c : cycles)
+		out += (out.empty() ? "" : "/") + std::to_string(static_cast<long long>(c));
+	return out;
+}
+
 class Run {
 public:
 	Run(const DoctorOptions &options, const MachineFacts &facts,
@@ -245,15 +254,16 @@ CheckResult Run::unload()
 {
 	if (found_loaded_)
 		return not_applicable("left loaded, as doctor found it");
+	auto loaded = cpuid_cycles_per_cpu();
 	auto unloaded = unload_module();
 	if (!unloaded)
 		return fail(unloaded.error().to_string());
 	ours_ = false;
-	unsigned bare = cpus_showing_vmx();
-	std::string details = "CPUID.1:ECX.VMX reads set again on " + std::to_string(bare) + " of " +
-			      std::to_string(facts_.online_cpus) + " CPUs";
-	if (bare != facts_.online_cpus)
-		return fail(details);
+	auto now = cpuid_cycles_per_cpu();
+	std::string details = "CPUID costs " + join_cycles(now) + " TSC cycles per CPU (" +
+			      join_cycles(loaded) + " while loaded)";
+	if (!cpuid_back_to_bare(loaded, now))
+		return fail(details + ": a CPU still runs under the hypervisor");
 	if (access(o_.device.c_str(), F_OK) == 0)
 		return fail(o_.device + " is still there after the unload");
 	return pass(details + "; " + o_.device + " gone");

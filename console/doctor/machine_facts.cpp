@@ -76,8 +76,6 @@ std::string lockdown_mode()
 
 }  // namespace
 
-bool cpuid_shows_vmx() { return cpuid(1).c & (1u << 5); }
-
 MachineFacts read_machine_facts()
 {
 	MachineFacts f;

@@ -29,7 +29,5 @@ struct MachineFacts {
 // Read before the module loads: the hypervisor bit is the parent's then.
 MachineFacts read_machine_facts();
 
-// Whether CPUID.1:ECX.VMX reads set on the CPU this runs on.
-bool cpuid_shows_vmx();
 
 }  // namespace vtice::console::doctor

@@ -5,6 +5,7 @@
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <cpuid.h>
 #include <x86intrin.h>
 
 #include <algorithm>
@@ -119,16 +120,41 @@ std::string describe_cost(const GetpidCost &cost)
 	return text;
 }
 
-unsigned cpus_showing_vmx()
+namespace {
+
+double fastest_cpuid_cycles()
 {
-	unsigned shown = 0;
+	std::uint64_t best = ~0ull;
+	unsigned a, b, c, d;
+	for (int i = 0; i < kCallsPerRun; i++) {
+		std::uint64_t start = __rdtsc();
+		__cpuid_count(0, 0, a, b, c, d);
+		best = std::min<std::uint64_t>(best, __rdtsc() - start);
+	}
+	return static_cast<double>(best);
+}
+
+}  // namespace
+
+std::vector<double> cpuid_cycles_per_cpu()
+{
+	std::vector<double> cycles;
 	long cpus = sysconf(_SC_NPROCESSORS_CONF);
 	for (long cpu = 0; cpu < cpus && cpu < CPU_SETSIZE; cpu++) {
 		Pin pin(static_cast<unsigned>(cpu));
-		if (pin.pinned() && cpuid_shows_vmx())
-			shown++;
+		cycles.push_back(pin.pinned() ? fastest_cpuid_cycles() : 0);
 	}
-	return shown;
+	return cycles;
+}
+
+bool cpuid_back_to_bare(const std::vector<double> &loaded, const std::vector<double> &now)
+{
+	if (loaded.size() != now.size())
+		return false;
+	for (std::size_t cpu = 0; cpu < now.size(); cpu++)
+		if (loaded[cpu] > 0 && now[cpu] * 2 > loaded[cpu])
+			return false;
+	return true;
 }
 
 }  // namespace vtice::console::doctor

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "vtice/result.hpp"
 
@@ -24,7 +25,14 @@ Result<GetpidCost> measure_getpid(const std::string &device, const std::optional
 std::string describe_cost(const GetpidCost &cost);
 std::string describe_cycles(const GetpidCost &cost);
 
-// The online CPUs whose CPUID.1:ECX.VMX reads set (each CPU visited).
-unsigned cpus_showing_vmx();
+// CPUID exits to the hypervisor on every CPU it runs (SDM Vol. 3C 25.1.2),
+// so its cost tells a virtualized CPU from a bare one: the fastest of 1,000
+// CPUIDs in TSC cycles, per CPU (0 for one this cannot run on). CPUID.1's
+// VMX bit tells nothing: vtice shows it as the kernel saw it at boot.
+std::vector<double> cpuid_cycles_per_cpu();
+
+// Every CPU's CPUID costs at most half what it did while loaded: the
+// unload took each CPU out of VMX non-root.
+bool cpuid_back_to_bare(const std::vector<double> &loaded, const std::vector<double> &now);
 
 }  // namespace vtice::console::doctor

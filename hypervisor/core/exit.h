@@ -57,6 +57,10 @@ void vt_debugctl_share(struct vt_vcpu *vcpu, u64 guest);
 /* exit_msr.c: IA32_PERF_GLOBAL_CTRL switched between the guest and root. */
 bool vt_perf_global_switched(const struct vt_vcpu *vcpu);
 
+/* exit_cr.c: CR0 and CR4 as the kernel sees them (owned bits from the read shadows). */
+u64 vt_guest_cr0(void);
+u64 vt_guest_cr4(void);
+
 /* A CR0/CR4 value honours IA32_VMX_CRn_FIXED0/1 (SDM 3D A.7, A.8). */
 static inline bool vt_cr_fixed_ok(u64 v, u64 fixed0, u64 fixed1)
 {

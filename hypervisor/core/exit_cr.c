@@ -2,21 +2,67 @@
 /*
  * Control-register family: MOV to/from CR0/CR3/CR4/CR8 (SDM Vol. 3C 25.1.3,
  * exit qualification Table 28-3), MOV DR, XSETBV, INVD and INVPCID.
- * Only CR4.VMXE is owned by the hypervisor (guest/host mask); the guest
- * reads it as 0 and an attempt to set it gets #GP, as on a CPU without VMX.
+ * The hypervisor owns (guest/host mask, SDM Vol. 3C 25.3) only the bits VMX
+ * operation fixes to 1 that the kernel may clear on the bare CPU: CR4.VMXE
+ * and CR0.NE. The kernel reads and writes them through the read shadows,
+ * as on the bare CPU (it may set VMXE: the CPU has VMX, exit_vmx.c), while
+ * the CPU keeps them set.
  */
 #include "exit.h"
 #include "intrin.h"
 #include "os.h"
 
+u64 vt_cr0_owned(const struct vt_vmx_caps *c)
+{
+	return c->cr0_fixed0 & ~(u64)(X86_CR0_PE | X86_CR0_PG);
+}
+
+static u64 vt_cr_view(u64 real_field, u64 shadow_field, u64 mask_field)
+{
+	u64 mask = vt_vmread_or0(mask_field);
+
+	return (vt_vmread_or0(real_field) & ~mask) | (vt_vmread_or0(shadow_field) & mask);
+}
+
+u64 vt_guest_cr0(void)
+{
+	return vt_cr_view(GUEST_CR0, CR0_READ_SHADOW, CR0_GUEST_HOST_MASK);
+}
+
+u64 vt_guest_cr4(void)
+{
+	return vt_cr_view(GUEST_CR4, CR4_READ_SHADOW, CR4_GUEST_HOST_MASK);
+}
+
+/*
+ * The #GP(0) checks of MOV to CR0 (SDM Vol. 2B, MOV—Move to/from Control
+ * Registers). Only a write that changes an owned bit exits; one that also
+ * turns paging or protection on or off is refused (#GP) rather than
+ * emulated: no kernel does that, and a mode switch from root is not worth
+ * its risk.
+ */
+static bool vt_cr0_write_faults(u64 value, u64 old, u64 cr4)
+{
+	if ((value >> 32) || ((value & X86_CR0_NW) && !(value & X86_CR0_CD)) ||
+	    ((value & X86_CR0_PG) && !(value & X86_CR0_PE)))
+		return true;
+	if (!(value & X86_CR0_WP) && (cr4 & X86_CR4_CET))
+		return true;
+	return ((value ^ old) & (X86_CR0_PE | X86_CR0_PG)) != 0;
+}
+
 static enum vt_exit_action vt_mov_to_cr0(struct vt_exit *exit, u64 value)
 {
 	const struct vt_vmx_caps *c = &exit->vcpu->hv->caps;
+	u64 real = value | vt_cr0_owned(c), old = vt_guest_cr0();
 
-	if (!vt_cr_fixed_ok(value, c->cr0_fixed0, c->cr0_fixed1))
+	if (vt_cr0_write_faults(value, old, vt_guest_cr4()) ||
+	    !vt_cr_fixed_ok(real, vt_cr0_owned(c), c->cr0_fixed1))
 		return vt_complete(exit, true);
-	vt_vmwrite(GUEST_CR0, value);
+	vt_vmwrite(GUEST_CR0, real);
 	vt_vmwrite(CR0_READ_SHADOW, value);
+	if ((value ^ old) & X86_CR0_CD)
+		vt_flush_guest_tlb(exit->vcpu);
 	return vt_complete(exit, false);
 }
 
@@ -25,7 +71,7 @@ static enum vt_exit_action vt_mov_to_cr4(struct vt_exit *exit, u64 value)
 	const struct vt_vmx_caps *c = &exit->vcpu->hv->caps;
 	u64 real = value | X86_CR4_VMXE;
 
-	if ((value & X86_CR4_VMXE) || !vt_cr_fixed_ok(real, c->cr4_fixed0, c->cr4_fixed1))
+	if (!vt_cr_fixed_ok(real, c->cr4_fixed0, c->cr4_fixed1))
 		return vt_complete(exit, true);
 	vt_vmwrite(GUEST_CR4, real);
 	vt_vmwrite(CR4_READ_SHADOW, value);
@@ -68,7 +114,7 @@ enum vt_exit_action vt_handle_cr_access(struct vt_exit *exit)
 		vt_write_gpr(exit, reg, cr == 3 ? vt_vmread_or0(GUEST_CR3) : vt_read_cr8());
 		return vt_complete(exit, false);
 	}
-	/* CLTS/LMSW only exit for CR0 bits we own, and we own none. */
+	/* CLTS/LMSW only exit for CR0 bits we own, and they touch none (NE is bit 5). */
 	return vt_handle_fatal(exit);
 }
 

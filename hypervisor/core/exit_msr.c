@@ -2,9 +2,8 @@
 /*
  * RDMSR/WRMSR exits: only the MSRs set in the MSR bitmap (see vcpu.c) and
  * MSRs outside the bitmap's two ranges exit (SDM Vol. 3C 25.1.3).
- *  - IA32_VMX_* (0x480-0x491) raise #GP, as on a CPU without VMX.
- *  - IA32_FEATURE_CONTROL reads with both VMX-enable bits clear; it is
- *    locked, so writes raise #GP as they would natively.
+ *  - IA32_FEATURE_CONTROL and the VMX capability MSRs do not exit: the
+ *    kernel reads them as it did at boot (vtice holds VMX, exit_vmx.c).
  *  - IA32_DEBUGCTL is shadowed: the guest reads back what it wrote while
  *    the hypervisor may own BTF/LBR for tracing (and LBR for the crash
  *    snapshots, debug/lbr.c); a guest that turns LBR on itself gets it.
@@ -21,11 +20,6 @@
 #include "exit.h"
 #include "intrin.h"
 #include <vtice/ioctl.h>
-
-static bool vt_msr_is_vmx(u32 msr)
-{
-	return msr >= MSR_IA32_VMX_BASIC && msr <= MSR_IA32_VMX_VMFUNC;
-}
 
 /*
  * Bits the hypervisor owns show as the guest wrote them; the others as the
@@ -50,8 +44,6 @@ enum vt_exit_action vt_handle_rdmsr(struct vt_exit *exit)
 	u32 msr = (u32)r->rcx;
 	u64 value = 0, *lbr;
 
-	if (vt_msr_is_vmx(msr))
-		return vt_complete(exit, true);
 	if (msr == MSR_IA32_DEBUGCTLMSR)
 		value = vt_read_debugctl(exit->vcpu);
 	else if ((lbr = vt_lbr_view_slot(exit->vcpu, msr)))
@@ -62,8 +54,6 @@ enum vt_exit_action vt_handle_rdmsr(struct vt_exit *exit)
 		value = vt_vmread_or0(GUEST_IA32_PERF_GLOBAL_CTRL);
 	else if (vt_rdmsr_safe(msr, &value))
 		return vt_complete(exit, true);
-	if (msr == MSR_IA32_FEAT_CTL)
-		value &= ~(FEAT_CTL_VMX_ENABLED_INSIDE_SMX | FEAT_CTL_VMX_ENABLED_OUTSIDE_SMX);
 	r->rax = (u32)value;
 	r->rdx = value >> 32;
 	return vt_complete(exit, false);
@@ -140,8 +130,6 @@ enum vt_exit_action vt_handle_wrmsr(struct vt_exit *exit)
 	u32 msr = (u32)r->rcx;
 	u64 value = (r->rdx << 32) | (u32)r->rax, *lbr;
 
-	if (vt_msr_is_vmx(msr) || msr == MSR_IA32_FEAT_CTL)
-		return vt_complete(exit, true);
 	if ((lbr = vt_lbr_view_slot(exit->vcpu, msr)))
 		return vt_complete(exit, !vt_lbr_view_write(msr, lbr, value));
 	if (msr == MSR_IA32_DEBUGCTLMSR)

@@ -43,6 +43,13 @@ struct vt_vmx_caps {
 	u32 preempt_timer_shift; /* the timer ticks when TSC bit N changes */
 };
 
+/*
+ * exit_cr.c: the CR0 bits vtice owns, those IA32_VMX_CR0_FIXED0 sets but
+ * the kernel may clear on the bare CPU, NE on every CPU so far. PE and PG
+ * are free under unrestricted guest (SDM Vol. 3D A.7), which vtice requires.
+ */
+u64 vt_cr0_owned(const struct vt_vmx_caps *c);
+
 /* The hypervisor vtice runs under, if any (parent.c). */
 enum vt_parent {
 	VT_PARENT_NONE,

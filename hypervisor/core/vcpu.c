@@ -46,13 +46,9 @@ void vt_set_msr_intercept(struct vt_vcpu *vcpu, u32 msr, bool on)
 	vt_msr_bitmap_update(vcpu->msr_bitmap, msr, on);
 }
 
+/* At first only DEBUGCTL exits (exit_msr.c); features switch others as they need them. */
 static void vt_msr_bitmap_init(u8 *bitmap)
 {
-	u32 msr;
-
-	for (msr = MSR_IA32_VMX_BASIC; msr <= MSR_IA32_VMX_VMFUNC; msr++)
-		vt_msr_bitmap_set(bitmap, msr);
-	vt_msr_bitmap_set(bitmap, MSR_IA32_FEAT_CTL);
 	vt_msr_bitmap_set(bitmap, MSR_IA32_DEBUGCTLMSR);
 }
 
@@ -308,9 +304,9 @@ static void vt_leave_read(struct vt_vcpu *vcpu, struct vt_leave_state *s,
 	s->gdt.limit = (u16)vt_vmread_or0(GUEST_GDTR_LIMIT);
 	s->idt.base = vt_vmread_or0(GUEST_IDTR_BASE);
 	s->idt.limit = (u16)vt_vmread_or0(GUEST_IDTR_LIMIT);
-	s->cr0 = vt_vmread_or0(GUEST_CR0);
+	s->cr0 = vt_guest_cr0();
 	s->cr3 = vt_vmread_or0(GUEST_CR3);
-	s->cr4 = vt_vmread_or0(GUEST_CR4) & ~X86_CR4_VMXE;
+	s->cr4 = vt_guest_cr4();
 	s->dr7 = vt_vmread_or0(GUEST_DR7);
 	s->fs_base = vt_vmread_or0(GUEST_FS_BASE);
 	s->gs_base = vt_vmread_or0(GUEST_GS_BASE);

@@ -194,12 +194,13 @@ static void vt_vmcs_controls(struct vt_vmcs_writer *w, struct vt_vcpu *vcpu)
 	if (c->proc2 & SECONDARY_EXEC_XSAVES)
 		vt_w(w, XSS_EXIT_BITMAP, 0);
 	/*
-	 * CR4.VMXE must be 1 in VMX operation (IA32_VMX_CR4_FIXED0) but the
-	 * guest must read it as 0: own the bit and shadow it (SDM 25.3, 26.3).
+	 * CR4.VMXE and CR0.NE must be 1 in VMX operation (IA32_VMX_CR4_FIXED0,
+	 * CR0_FIXED0) but the kernel may clear or set them as on the bare CPU:
+	 * own them and shadow them (SDM 3C 25.3, 26.3; exit_cr.c).
 	 */
 	vt_w(w, CR4_GUEST_HOST_MASK, X86_CR4_VMXE);
 	vt_w(w, CR4_READ_SHADOW, cr4 & ~X86_CR4_VMXE);
-	vt_w(w, CR0_GUEST_HOST_MASK, 0);
+	vt_w(w, CR0_GUEST_HOST_MASK, vt_cr0_owned(&vcpu->hv->caps));
 	vt_w(w, CR0_READ_SHADOW, vt_read_cr0());
 }
 

@@ -132,6 +132,9 @@
 /* ---- Control registers, RFLAGS, exceptions (SDM Vol. 3A 2.5, 6.3) ---- */
 #define X86_CR0_PE		VT_BIT(0)
 #define X86_CR0_NE		VT_BIT(5)
+#define X86_CR0_WP		VT_BIT(16)
+#define X86_CR0_NW		VT_BIT(29)
+#define X86_CR0_CD		VT_BIT(30)
 #define X86_CR0_PG		VT_BIT(31)
 #define X86_CR3_PCID_NOFLUSH	VT_BIT(63)
 #define X86_CR4_DE		VT_BIT(3)

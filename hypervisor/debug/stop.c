@@ -89,9 +89,9 @@ static void vt_stop_snapshot_sys(struct vt_dbg_regs *r, const struct vt_controls
 	r->k_gs_base = vt_rdmsr(MSR_KERNEL_GS_BASE);
 	r->cr2 = vt_read_cr2();
 	r->cr8 = vt_read_cr8();
-	r->cr0 = vt_vmread_or0(GUEST_CR0);
+	r->cr0 = vt_guest_cr0();
 	r->cr3 = vt_vmread_or0(GUEST_CR3);
-	r->cr4 = vt_vmread_or0(GUEST_CR4) & ~X86_CR4_VMXE;
+	r->cr4 = vt_guest_cr4();
 	r->efer = (ctls->exit & VM_EXIT_SAVE_IA32_EFER) ? vt_vmread_or0(GUEST_IA32_EFER) :
 							   vt_rdmsr(MSR_EFER);
 }

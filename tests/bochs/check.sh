@@ -47,6 +47,9 @@ expected() {
 		hv.shield-tables hv.shield-tables-status hv.shield-tables-ring.order hv.shield-tables-ring.overflow \
 		hv.shield-tables-stress-cpu@CPU@ hv.shield-tables-unload ;;
 	hvdetect) echo hv.detect-state hv.detect-cpuid-timing ;;
+	# tests/transparency/bochs-scenarios.sh
+	hvtransparency) echo hv.transparency-bare hv.transparency-loaded hv.transparency-path-armed \
+		hv.transparency-syscalls-armed hv.transparency-unloaded ;;
 	hvrefused) echo hv.refused-insmod hv.refused-named hv.refused-bare ;;
 	hvsyscalls) echo hv.syscalls hv.syscalls-cost hv.syscalls-busy hv.syscalls-killed ;;
 	hvpath) echo hv.path-ftrace hv.path-loop hv.path hv.path-report hv.path-after ;;

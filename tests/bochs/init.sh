@@ -147,7 +147,7 @@ scenario_load() {
 	fi
 	$T status load.status
 	check_vtice_hv
-	$T cpuid load.cpuid any
+	$T cpuid load.cpuid cpuinfo
 	local procs
 	procs=$(grep -c '^processor' /proc/cpuinfo)
 	if [ "$procs" = "$(nproc)" ]; then
@@ -173,7 +173,7 @@ scenario_hostile() {
 	[ "$loaded" = 1 ] || insmod_vtice || { result hostile.insmod FAIL "insmod failed"; return; }
 	$T vmcall hostile.vmcall
 	$T devnode hostile.devnode
-	$T msr hostile.msr hidden
+	$T msr hostile.msr as-bare
 	$T fuzz hostile.fuzz 100000 1
 	$T status hostile.status-after-fuzz
 }

@@ -40,6 +40,8 @@ void become_guest(uint32_t cpu, uint64_t rip)
 	c.vmcs[GUEST_RFLAGS] = 0x246;	// IF set
 	c.vmcs[GUEST_CR3] = 0x1234000 + cpu * 0x1000;
 	c.vmcs[GUEST_CR4] = 0x3506f0 | X86_CR4_VMXE;
+	c.vmcs[CR4_GUEST_HOST_MASK] = X86_CR4_VMXE;	// as vmcs.c sets it
+	c.vmcs[CR4_READ_SHADOW] = 0x3506f0;
 }
 
 class Stop : public ::testing::Test {

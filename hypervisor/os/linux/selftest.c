@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * selftest=1: right after bring-up, act on every CPU like hostile or
- * curious kernel code (CPL 0) would, and check the hypervisor answers as a
- * CPU without VMX does. Faults are caught through exception-table fixups,
+ * curious kernel code (CPL 0) would, and check the hypervisor answers as the
+ * bare CPU did, VMX included, but for VMXON, which it refuses (exit_vmx.c). Faults are caught through exception-table fixups,
  * so a wrong answer is a log line, never an oops. Only runs while the CPU is
  * virtualized: on bare hardware VMXON or INVD here would mean something else.
  */
@@ -65,6 +65,18 @@ static bool vt_cr4_write_faults(unsigned long cr4)
 	return faulted;
 }
 
+static bool vt_cr0_write_faults(unsigned long cr0)
+{
+	int faulted = 1;
+
+	asm volatile("1: mov %[v], %%cr0\n\t"
+		     "xor %k[f], %k[f]\n"
+		     "2:\n"
+		     _ASM_EXTABLE(1b, 2b)
+		     : [f] "+r"(faulted) : [v] "r"(cr0) : "memory");
+	return faulted;
+}
+
 static bool vt_xsetbv_faults(u64 value)
 {
 	int faulted = 1;
@@ -119,18 +131,30 @@ static void vt_selftest_stealth(struct vt_selftest *st)
 	unsigned long cr4 = vt_read_cr4_raw();
 	u64 v;
 
-	VT_CHECK(st, !(cpuid_ecx(1) & BIT(5)), "CPUID.1:ECX.VMX visible");
+	VT_CHECK(st, cpuid_ecx(1) & BIT(5), "CPUID.1:ECX.VMX hidden (the kernel saw it at boot)");
 	/* Under a parent hypervisor the bit was set before vtice came (parent.c). */
 	VT_CHECK(st, !(cpuid_ecx(1) & BIT(31)) || vt_mod.hv->parent != VT_PARENT_NONE,
 		 "CPUID hypervisor bit set");
 	VT_CHECK(st, !(cr4 & X86_CR4_VMXE), "CR4.VMXE visible");
-	VT_CHECK(st, vt_cr4_write_faults(cr4 | X86_CR4_VMXE), "setting CR4.VMXE did not #GP");
-	VT_CHECK(st, vt_kernel_rdmsr_safe(MSR_IA32_VMX_BASIC, &v) != 0, "IA32_VMX_BASIC readable");
-	VT_CHECK(st, vt_kernel_rdmsr_safe(MSR_IA32_VMX_EPT_VPID_CAP, &v) != 0, "EPT_VPID_CAP readable");
+	VT_CHECK(st, vt_vmxon_faults(), "VMXON with CR4.VMXE clear did not fault");
+	VT_CHECK(st, !vt_cr4_write_faults(cr4 | X86_CR4_VMXE) && (vt_read_cr4_raw() & X86_CR4_VMXE),
+		 "CR4.VMXE cannot be set and read back");
+	VT_CHECK(st, vt_vmxon_faults(), "VMXON was not refused");
+	VT_CHECK(st, !vt_cr4_write_faults(cr4) && vt_read_cr4_raw() == cr4, "CR4 did not go back");
+	VT_CHECK(st, vt_kernel_rdmsr_safe(MSR_IA32_VMX_BASIC, &v) == 0 && v == vt_mod.hv->caps.basic,
+		 "IA32_VMX_BASIC does not read as on the bare CPU");
 	VT_CHECK(st, vt_kernel_rdmsr_safe(MSR_IA32_FEAT_CTL, &v) == 0 &&
-		 !(v & (FEAT_CTL_VMX_ENABLED_INSIDE_SMX | FEAT_CTL_VMX_ENABLED_OUTSIDE_SMX)),
-		 "IA32_FEATURE_CONTROL shows VMX enabled");
-	VT_CHECK(st, vt_vmxon_faults(), "VMXON did not raise #UD");
+		 (v & FEAT_CTL_VMX_ENABLED_OUTSIDE_SMX), "IA32_FEATURE_CONTROL shows VMX disabled");
+}
+
+/* CR0.NE is fixed to 1 in VMX operation, yet the kernel may clear it (exit_cr.c). */
+static void vt_selftest_cr0(struct vt_selftest *st)
+{
+	unsigned long cr0 = read_cr0();
+
+	VT_CHECK(st, !vt_cr0_write_faults(cr0 & ~X86_CR0_NE) && !(read_cr0() & X86_CR0_NE),
+		 "CR0.NE cannot be cleared and read back");
+	VT_CHECK(st, !vt_cr0_write_faults(cr0) && read_cr0() == cr0, "CR0 did not go back");
 }
 
 /* XSETBV exits unconditionally; with CR4.OSXSAVE clear it must #UD. */
@@ -173,6 +197,7 @@ static void vt_selftest_cpu(void *data)
 	atomic_inc(&st->cpus);
 	vt_selftest_vmcall(st);
 	vt_selftest_stealth(st);
+	vt_selftest_cr0(st);
 	vt_selftest_instructions(st);
 }
 

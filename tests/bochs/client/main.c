@@ -88,9 +88,9 @@ struct command {
 };
 
 static const struct command commands[] = {
-	{ "cpuid", cmd_cpuid, "NAME vmx|novmx|any  CPUID works on every CPU; VMX bit as expected" },
+	{ "cpuid", cmd_cpuid, "NAME vmx|novmx|cpuinfo|any  CPUID works on every CPU; VMX bit as expected" },
 	{ "vmcall", cmd_vmcall, "NAME  user-mode VMCALL must raise SIGILL" },
-	{ "msr", cmd_msr, "NAME readable|hidden  VMX MSRs via /dev/cpu/N/msr; TSC/APIC_BASE read" },
+	{ "msr", cmd_msr, "NAME readable|as-bare  VMX MSRs via /dev/cpu/N/msr (kept, or as kept); TSC/APIC_BASE read" },
 	{ "getpid", cmd_getpid, "NAME N [BASE_NS]  time N getpid calls (and VM exits, ratio to BASE_NS)" },
 	{ "stress", cmd_stress, "NAME SECONDS  fork/exec/syscall workload (0: until SIGTERM)" },
 	{ "status", cmd_status, "NAME  every CPU virtualized, exits counted; prints the table" },
