@@ -11,7 +11,7 @@ CTEST_ARGS ?=
 # Keep the nested CMake-generated makes quiet about directories.
 MAKEFLAGS += --no-print-directory
 
-.PHONY: all deps configure kernel module install-module sign test unit-test test-matrix fuzz-build fuzz-test fuzz bench demo clean help
+.PHONY: all deps configure kernel module install-module sign test unit-test test-matrix test-transparency fuzz-build fuzz-test fuzz bench demo clean help
 
 all: deps configure
 	cmake --build $(BUILD) -j $(JOBS)
@@ -24,6 +24,7 @@ help:
 	@echo "make sign       sign vtice.ko for Secure Boot (KEY=mok.priv CERT=mok.der)"
 	@echo "make test       build everything and run the whole suite"
 	@echo "make test-matrix  the hypervisor on each kernel x CPU cell in Bochs (MATRIX_ARGS=--quick: ~20 min)"
+	@echo "make test-transparency  the transparency fuzzer on Skylake-X and Sapphire Rapids in Bochs, a fresh seed (~20 min)"
 	@echo "make bench      run the benchmarks, write figures to $(BUILD)/bench/"
 	@echo "make demo       run the main job on the bundled default target"
 	@echo "make fuzz       run each fuzzer for FUZZ_SECONDS ($(FUZZ_SECONDS)) seconds"
@@ -72,6 +73,9 @@ test: unit-test fuzz-test
 MATRIX_ARGS ?=
 test-matrix: all kernel
 	tests/bochs/matrix.sh --out $(BUILD)/matrix --vtice $(BUILD)/vtice $(MATRIX_ARGS)
+
+test-transparency: all kernel
+	tests/transparency/long-run.sh --out $(BUILD)/transparency --vtice $(BUILD)/vtice
 
 fuzz: fuzz-build
 	cd $(FUZZ_BUILD) && VTICE_FUZZ_SECONDS=$(FUZZ_SECONDS) ctest --output-on-failure -L fuzz \

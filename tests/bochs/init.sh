@@ -232,6 +232,8 @@ run_scenario() {
 # Scenarios of other components (tests/*/bochs-scenarios.sh), using the
 # helpers above: $T, $KO, result, insmod_vtice, rmmod_vtice, stress_all,
 # start_host_driver.
+# run.sh --guest-env: variables the scenario files below read.
+[ -f /etc/vtice-env ] && . /etc/vtice-env
 for f in /etc/vtice-scenarios.d/*.sh; do
 	[ -f "$f" ] && . "$f"
 done

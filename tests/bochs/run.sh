@@ -23,6 +23,8 @@ bochs_cache=
 kernel_suite=
 cpu_model=corei7_skylake_x
 cet=0
+guest_env=
+kernel_args=
 
 usage() {
 	cat <<EOF
@@ -63,6 +65,11 @@ options:
                      sapphire_rapids and arrow_lake have CET (need --cet),
                      core2_penryn_t9600 has VMX without EPT
   --cet              a Bochs 3.0 built with --enable-cet (its own cache)
+  --kernel-args ARGS more kernel command line (e.g. no5lvl: Bochs 3.0's
+                     sapphire_rapids fails its SMM restore with LA57 on)
+  --guest-env "VAR=VALUE ..."
+                     shell variables for the guest's scenarios, set before
+                     they are read (e.g. TRANSPARENCY_SEED=7)
   --no-check         boot only; check later with tests/bochs/check.sh
   -h, --help         this text
 
@@ -131,6 +138,8 @@ main() {
 		--kernel) kernel_suite=$2; stock_kernel=1; shift ;;
 		--cpu) cpu_model=$2; shift ;;
 		--cet) cet=1 ;;
+		--guest-env) guest_env=$2; shift ;;
+		--kernel-args) kernel_args=$2; shift ;;
 		--no-check) check=0 ;;
 		-h | --help) usage; exit 0 ;;
 		*) echo "run.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
@@ -190,6 +199,10 @@ main() {
 			{ echo "run.sh: warning: no lz4 rewrap, booting the stock (slow) vmlinuz" >&2; kernel=$kdir/vmlinuz; }
 	fi
 
+	for assignment in $guest_env; do
+		[[ "$assignment" =~ ^[A-Z_][A-Z0-9_]*=[A-Za-z0-9_.,:/-]*$ ]] ||
+			die "--guest-env: '$assignment' is not VAR=VALUE (capitals, a plain value)"
+	done
 	build_client "$root" "$out/client"
 	build_initramfs "$out/initramfs" "$out/initrd.img" "$kdir" "$version" "$ko" \
 		"$vtice_bin" "$scenarios" "$here" "$extra_files" "$guest_kos"

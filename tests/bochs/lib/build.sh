@@ -109,6 +109,7 @@ build_initramfs() {
 	done
 	[[ "$vtice_bin" != none ]] && copy_with_libs "$vtice_bin" "$dir"
 	echo "$scenarios" > "$dir/etc/vtice-scenarios"
+	printf '%s\n' $guest_env > "$dir/etc/vtice-env"	# run.sh --guest-env
 	mkdir -p "$dir/etc/vtice-scenarios.d"
 	for f in $extra_files; do
 		n=$((n + 1))
@@ -140,7 +141,7 @@ TIMEOUT 0
 LABEL vtice
   KERNEL /vmlinuz
   INITRD /initrd.img
-  APPEND $KERNEL_CMDLINE
+  APPEND $KERNEL_CMDLINE${kernel_args:+ $kernel_args}
 CFG
 	xorriso -as mkisofs -quiet -o "$iso" -b isolinux.bin -c boot.cat \
 		-no-emul-boot -boot-load-size 4 -boot-info-table "$dir" 2>/dev/null ||

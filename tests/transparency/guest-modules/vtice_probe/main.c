@@ -44,9 +44,8 @@ MODULE_PARM_DESC(peek, "kernel addresses whose first 16 bytes are observed at CP
 enum run_mode { RUN_BARE, RUN_BARE_AGAIN, RUN_STATE };
 
 struct chunk {
-	const struct obs_program *p;
-	u64 start;
 	u32 n;
+	u64 index[OBS_CHUNK];
 	struct obs obs[OBS_CHUNK];
 	struct obs_result res[OBS_CHUNK];
 	u64 cycles[OBS_CHUNK];
@@ -134,7 +133,7 @@ static void take_chunk(enum run_mode mode, const struct chunk *c, struct obs_dif
 
 	for (k = 0; k < c->n; k++) {
 		const struct obs *o = &c->obs[k];
-		u64 i = c->start + k;
+		u64 i = c->index[k];
 
 		if (mode == RUN_BARE) {
 			bare[i] = c->res[k];
@@ -151,27 +150,34 @@ static void take_chunk(enum run_mode mode, const struct chunk *c, struct obs_dif
 	}
 }
 
+/* The program's observations from start on, up to a chunk's (all on one CPU). */
+static void fill_chunk(struct chunk *c, u64 start)
+{
+	u64 i, end = min_t(u64, start + OBS_CHUNK, count);
+
+	for (i = start, c->n = 0; i < end; i++, c->n++) {
+		c->index[c->n] = i;
+		obs_at(&program, i, &c->obs[c->n]);
+	}
+}
+
 static int run_program(enum run_mode mode, const char *name, struct obs_diffs *d)
 {
 	struct chunk *c = kmalloc(sizeof(*c), GFP_KERNEL);
 	u64 start, tenth = max_t(u64, count / 10, 1), next = tenth;
-	u32 k;
 	int err = 0;
 
 	if (!c)
 		return -ENOMEM;
 	for (start = 0; start < count; start += OBS_CHUNK) {
-		c->p = &program;
-		c->start = start;
-		c->n = min_t(u64, OBS_CHUNK, count - start);
-		for (k = 0; k < c->n; k++)
-			obs_at(&program, start + k, &c->obs[k]);
+		fill_chunk(c, start);
 		err = smp_call_function_single(c->obs[0].cpu, run_chunk_here, c, 1);
 		if (err)
 			break;
 		take_chunk(mode, c, d);
-		if (start + c->n >= next) {
-			pr_info("vtice_probe: %s: %llu of %lu observations\n", name, start + c->n, count);
+		if (start + OBS_CHUNK >= next) {
+			pr_info("vtice_probe: %s: %llu of %lu observations\n", name,
+				min_t(u64, start + OBS_CHUNK, count), count);
 			next += tenth;
 		}
 		if (fatal_signal_pending(current)) {
@@ -219,10 +225,10 @@ static int run_command(char *cmd)
 	}
 	if (!strcmp(cmd, "bare-again"))
 		return have_bare ? run_program(RUN_BARE_AGAIN, "bare-again", NULL) : -ENODATA;
-	name = strim(cmd);
-	if (!strncmp(name, "state ", 6) && name[6])
-		return run_state(strim(name + 6));
-	return -EINVAL;
+	if (strncmp(cmd, "state ", 6))
+		return -EINVAL;
+	name = strim(cmd + 6);
+	return *name ? run_state(name) : -EINVAL;
 }
 
 static ssize_t probe_write(struct file *f, const char __user *ubuf, size_t len, loff_t *off)

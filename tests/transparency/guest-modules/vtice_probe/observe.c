@@ -399,8 +399,9 @@ u64 obs_run(const struct obs *o, struct obs_result *r, const unsigned long *peek
  * Values that are not the CPU's but the moment's: performance counters, and
  * what belongs to whichever task ran last on the CPU the probe interrupts
  * (its page tables in CR3, its last fault address in CR2, its user FS and
- * GS bases, which a switch to a kernel thread leaves in place). The bare
- * runs cannot be relied on to catch them all.
+ * GS bases, which a switch to a kernel thread leaves in place), and XCR1
+ * (XINUSE: which state components that task's code left in use). The bare
+ * runs cannot be relied on to catch them all (XCR1 slipped through them).
  */
 bool obs_is_volatile(const struct obs *o)
 {
@@ -409,6 +410,8 @@ bool obs_is_volatile(const struct obs *o)
 		return true;
 	case OBS_READ_CR:
 		return o->arg == 2 || o->arg == 3;
+	case OBS_XGETBV:
+		return o->arg == 1;
 	case OBS_RDMSR:
 	case OBS_WRMSR_SAME:
 		return o->arg == MSR_FS_BASE || o->arg == MSR_KERNEL_GS_BASE;
