@@ -289,6 +289,7 @@ struct vt_leave_state {
 	struct vt_desc_ptr gdt, idt;
 	u64 cr0, cr3, cr4, dr7, fs_base, gs_base, pat, efer;
 	u64 sysenter_cs, sysenter_esp, sysenter_eip;
+	u64 perf_global, s_cet, int_ssp_tab;	/* when the controls switch them */
 	u16 ds, es, fs, gs, ss;
 };
 
@@ -317,6 +318,12 @@ static void vt_leave_read(struct vt_vcpu *vcpu, struct vt_leave_state *s,
 						     vt_rdmsr(MSR_IA32_CR_PAT);
 	s->efer = (c->exit & VM_EXIT_SAVE_IA32_EFER) ?
 		  vt_syscall_guest_efer(vcpu, vt_vmread_or0(GUEST_IA32_EFER)) : vt_rdmsr(MSR_EFER);
+	if (c->entry & VM_ENTRY_LOAD_IA32_PERF_GLOBAL_CTRL)
+		s->perf_global = vt_vmread_or0(GUEST_IA32_PERF_GLOBAL_CTRL);
+	if (c->entry & VM_ENTRY_LOAD_CET_STATE) {
+		s->s_cet = vt_vmread_or0(GUEST_S_CET);
+		s->int_ssp_tab = vt_vmread_or0(GUEST_INTR_SSP_TABLE);
+	}
 	s->ds = (u16)vt_vmread_or0(GUEST_DS_SELECTOR);
 	s->es = (u16)vt_vmread_or0(GUEST_ES_SELECTOR);
 	s->fs = (u16)vt_vmread_or0(GUEST_FS_SELECTOR);
@@ -333,8 +340,9 @@ static void vt_wrmsr_if_changed(u32 msr, u64 value)
 /*
  * A VM exit loaded the host state, which differs from the kernel's in:
  * CR3 (our own PML4), GDTR/IDTR (root's, limits 0xFFFF, SDM 3C 28.5.2), DR7
- * (0x400), DEBUGCTL (0), null DS/ES/FS/GS, FS/GS bases, and TR's limit
- * (0x67; TR is reloaded by the OS layer last). After VMXOFF, put the rest
+ * (0x400), DEBUGCTL (0), null DS/ES/FS/GS, FS/GS bases, the switched
+ * PERF_GLOBAL_CTRL, S_CET and SSP table (0), and TR's limit (0x67; TR is
+ * reloaded by the OS layer last). After VMXOFF, put the rest
  * back (GDTR and IDTR went back before it, vt_vcpu_leave_vmx).
  */
 static void vt_leave_restore(struct vt_vcpu *vcpu, const struct vt_leave_state *s)
@@ -368,6 +376,19 @@ static void vt_leave_restore(struct vt_vcpu *vcpu, const struct vt_leave_state *
 	vt_wrmsr_if_changed(MSR_IA32_SYSENTER_EIP, s->sysenter_eip);
 	vt_wrmsr_if_changed(MSR_IA32_CR_PAT, s->pat);
 	vt_wrmsr_if_changed(MSR_EFER, s->efer);
+	/*
+	 * VM exits loaded root's 0 into these (vmx_caps.c): without them back,
+	 * the kernel's perf counters stay off, and with S_CET 0 its IBT (found
+	 * by tests/transparency on Sapphire Rapids). S_CET last: after it only
+	 * code built for the kernel's IBT (force_reload_TR) and the exit
+	 * stub's POPF and RET run, no indirect branch of root's.
+	 */
+	if (vcpu->hv->ctls.entry & VM_ENTRY_LOAD_IA32_PERF_GLOBAL_CTRL)
+		vt_wrmsr(MSR_CORE_PERF_GLOBAL_CTRL, s->perf_global);
+	if (vcpu->hv->ctls.entry & VM_ENTRY_LOAD_CET_STATE) {
+		vt_wrmsr(MSR_IA32_INT_SSP_TAB, s->int_ssp_tab);
+		vt_wrmsr(MSR_IA32_S_CET, s->s_cet);
+	}
 }
 
 void vt_vcpu_leave_vmx(struct vt_vcpu *vcpu, struct vt_guest_regs *regs)

@@ -39,7 +39,8 @@ expected() {
 	hvstub) echo hv.stub-text hv.stub-jiffies hv.stub-uts hv.stub-load hv.stub-hidden \
 		hv.stub-detached hv.stub-hvbreak hv.stub-nostub hv.stub-noport hv.stub-wait \
 		hv.bench-none hv.bench-bp1 hv.bench-bp100 hv.bench-watch1 hv.bench-watch100 \
-		hv.bench-detached hv.stub-detect hv.stub-detect-kcore hv.stub-idle-qos hv.stub-idle-qos-gone ;;
+		hv.bench-detached hv.stub-detect hv.stub-detect-kcore hv.transparency-stub hv.stub-idle-qos \
+		hv.stub-idle-qos-gone ;;
 	hvshield) echo hv.shield-off-getpid hv.shield-probe-control hv.shield-load hv.shield-getpid hv.shield-cost \
 		hv.shield-probe hv.shield-after-attack hv.shield-ring.order hv.shield-ring.overflow hv.shield-ring-trap \
 		hv.shield-stress-cpu@CPU@ hv.shield-unload hv.shield-bare-vmcall \
@@ -49,7 +50,9 @@ expected() {
 	hvdetect) echo hv.detect-state hv.detect-cpuid-timing ;;
 	# tests/transparency/bochs-scenarios.sh
 	hvtransparency) echo hv.transparency-bare hv.transparency-loaded hv.transparency-path-armed \
-		hv.transparency-syscalls-armed hv.transparency-unloaded ;;
+		hv.transparency-syscalls-armed hv.transparency-unloaded hv.transparency-user-bare \
+		hv.transparency-user-loaded hv.transparency-user-path-armed hv.transparency-user-syscalls-armed \
+		hv.transparency-user-unloaded ;;
 	hvrefused) echo hv.refused-insmod hv.refused-named hv.refused-bare ;;
 	hvsyscalls) echo hv.syscalls hv.syscalls-cost hv.syscalls-busy hv.syscalls-killed ;;
 	hvpath) echo hv.path-ftrace hv.path-loop hv.path hv.path-report hv.path-after ;;

@@ -454,6 +454,7 @@ detect_bare_for_stub() {
 	dmesg -c >/dev/null
 	insmod $det peek=$detect_peek && rmmod vtice_detect
 	dmesg | sed -n 's/.*vtice_detect: //p' >/tmp/detect.bare
+	transparency_bare_for_stub "$detect_peek"
 	echo "VTICE-FIGURE hv.detect.bp=$detect_bp"
 	echo "VTICE-FIGURE hv.detect.bp_sym=$detect_bp_sym"
 	echo "VTICE-FIGURE hv.detect.watch=$detect_watch"
@@ -481,6 +482,13 @@ detect_under_stub() {
 	$T kcore hv.stub-detect-kcore "$detect_bp_sym" 16 \
 		"$(sed -n "s/^all peek.$detect_bp=//p" /tmp/detect.bare)"
 	armed=$(grep -c 'armed on' /tmp/detect-trace.out)
+	# The transparency fuzzer's prober, its bare runs from transparency_bare_for_stub
+	if [ -e /proc/vtice_probe ]; then
+		transparency_state stub
+		rmmod vtice_probe
+	else
+		result hv.transparency-stub FAIL "the prober had no bare run (vtice_probe.ko missing or failed)"
+	fi
 	# SIGTERM: a background job of a script ignores SIGINT; the close disarms
 	kill -TERM $tpid
 	wait $tpid

@@ -5,6 +5,7 @@
 // Skylake host plus the two "load CET state" controls and the MSRs that
 // Tiger Lake adds (SDM 3D A.4, A.5; Vol. 4 Table 2-2).
 #include "hv_fixture.hpp"
+#include <vtice/vmcall.h>
 
 using namespace vtice::fake;
 
@@ -135,6 +136,29 @@ TEST_F(SwitchedState, RootRunsWithoutCetAndTheKernelKeepsItsOwn)
 	EXPECT_EQ(c.vmcs[HOST_S_CET], 0u) << "root's code has no ENDBR64 at its targets";
 	EXPECT_EQ(c.vmcs[HOST_SSP], 0u);
 	EXPECT_EQ(c.vmcs[HOST_INTR_SSP_TABLE], 0u);
+}
+
+// Found by tests/transparency on Sapphire Rapids with 6.12: after rmmod,
+// IA32_S_CET read 0 (bare: ENDBR_EN), the kernel's IBT silently off; the
+// same held for PERF_GLOBAL_CTRL (the kernel's counters off).
+TEST_F(SwitchedState, LeavingVmxGivesTheKernelItsOwnBack)
+{
+	start(cet_cpu());
+	ASSERT_TRUE(hv.ctls.entry & VM_ENTRY_LOAD_IA32_PERF_GLOBAL_CTRL);
+	auto &c = cpu();
+	c.vmcs[GUEST_INTR_SSP_TABLE] = 0xffff888001234000ull;
+	// What the last VM exit loaded: root's values (HOST_* above).
+	c.msrs[MSR_IA32_S_CET] = 0;
+	c.msrs[MSR_IA32_INT_SSP_TAB] = 0;
+	c.msrs[MSR_CORE_PERF_GLOBAL_CTRL] = 0;
+	vt_guest_regs r{};
+	r.rax = VTICE_VMCALL_DEVIRTUALIZE;
+	r.rcx = hv.key;
+	EXPECT_FALSE(vm_exit(EXIT_REASON_VMCALL, 0, r)) << "leaves VMX";
+	EXPECT_FALSE(c.in_vmx);
+	EXPECT_EQ(c.msrs[MSR_IA32_S_CET], (uint64_t)CET_ENDBR_EN) << "the kernel's IBT on again";
+	EXPECT_EQ(c.msrs[MSR_IA32_INT_SSP_TAB], 0xffff888001234000ull);
+	EXPECT_EQ(c.msrs[MSR_CORE_PERF_GLOBAL_CTRL], kKernelPerfGlobal) << "its counters on again";
 }
 
 TEST_F(SwitchedState, CetControlsWithoutTheMsrsAreNotUsed)

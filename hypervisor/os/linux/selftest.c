@@ -53,28 +53,25 @@ static bool vt_vmxon_faults(void)
 	return faulted;
 }
 
+/* MOV to a control register ("mov %[v], %%crN"); true if it faulted. */
+#define VT_CR_WRITE_FAULTS(insn, value) ({				\
+	int faulted = 1;						\
+	asm volatile("1: " insn "\n\t"					\
+		     "xor %k[f], %k[f]\n"				\
+		     "2:\n"						\
+		     _ASM_EXTABLE(1b, 2b)				\
+		     : [f] "+r"(faulted) : [v] "r"(value) : "memory");	\
+	faulted != 0;							\
+})
+
 static bool vt_cr4_write_faults(unsigned long cr4)
 {
-	int faulted = 1;
-
-	asm volatile("1: mov %[v], %%cr4\n\t"
-		     "xor %k[f], %k[f]\n"
-		     "2:\n"
-		     _ASM_EXTABLE(1b, 2b)
-		     : [f] "+r"(faulted) : [v] "r"(cr4) : "memory");
-	return faulted;
+	return VT_CR_WRITE_FAULTS("mov %[v], %%cr4", cr4);
 }
 
 static bool vt_cr0_write_faults(unsigned long cr0)
 {
-	int faulted = 1;
-
-	asm volatile("1: mov %[v], %%cr0\n\t"
-		     "xor %k[f], %k[f]\n"
-		     "2:\n"
-		     _ASM_EXTABLE(1b, 2b)
-		     : [f] "+r"(faulted) : [v] "r"(cr0) : "memory");
-	return faulted;
+	return VT_CR_WRITE_FAULTS("mov %[v], %%cr0", cr0);
 }
 
 static bool vt_xsetbv_faults(u64 value)

@@ -26,6 +26,7 @@ uint64_t rdtsc(void);
 
 /* Subcommands: argv[0] is the test name the markers carry. */
 int cmd_cpuid(int argc, char **argv);
+int cmd_user_probe(int argc, char **argv);
 int cmd_vmcall(int argc, char **argv);
 int cmd_msr(int argc, char **argv);
 int cmd_getpid(int argc, char **argv);

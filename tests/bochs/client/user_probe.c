@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The transparency fuzzer's CPL-3 half (tests/transparency/README.md): a
+ * seeded program of what a program can observe of its CPU and of the
+ * kernel's exception handling, one line per observation into a file:
+ *
+ *   INDEX KIND ARG RESULT
+ *
+ * RESULT is the values an instruction left, or the signal it raised with
+ * the kernel's si_code and the CPU's trap number and error code (from the
+ * signal frame). The scenario runs it bare and in each state of vtice and
+ * compares the files line by line. Each chunk of 64 runs pinned to a CPU
+ * the seed picks, so CPU-specific answers (APIC IDs, TSC_AUX) line up.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "report.h"
+
+#define CHUNK		64
+#define EFLAGS_TF	0x100ull
+#define EFLAGS_AC	0x40000ull
+
+/*
+ * Not SYSCALL with TF: in Bochs 3.0 its single-step trap lands on the
+ * kernel's entry point even bare, and the kernel WARNs (exc_debug_kernel,
+ * 6.12); the fake CPU's SyscallTrap tests cover vtice's side.
+ */
+enum user_kind {
+	U_CPUID, U_INT_N, U_INSN, U_PUSHF_AC, U_POPF_TF, U_ALIGN_AC, U_KINDS
+};
+
+static const char *const kind_names[U_KINDS] = {
+	"cpuid", "int", "insn", "pushf-ac", "popf-tf", "align-ac",
+};
+
+/* Instructions a program may try, each with RET after it on the stub page. */
+static const struct {
+	const char *name;
+	unsigned char bytes[4];
+	unsigned len;
+} insns[] = {
+	{ "int3", { 0xcc }, 1 }, { "int1", { 0xf1 }, 1 }, { "ud2", { 0x0f, 0x0b }, 2 },
+	{ "into", { 0xce }, 1 }, { "hlt", { 0xf4 }, 1 }, { "cli", { 0xfa }, 1 },
+	{ "sti", { 0xfb }, 1 }, { "in", { 0xec }, 1 }, { "out", { 0xee }, 1 },
+	{ "rdmsr", { 0x0f, 0x32 }, 2 }, { "wrmsr", { 0x0f, 0x30 }, 2 },
+	{ "rdpmc", { 0x0f, 0x33 }, 2 }, { "vmcall", { 0x0f, 0x01, 0xc1 }, 3 },
+	{ "vmxon", { 0xf3, 0x0f, 0xc7, 0x30 }, 4 },	/* vmxon (%rax) */
+	{ "vmfunc", { 0x0f, 0x01, 0xd4 }, 3 }, { "getsec", { 0x0f, 0x37 }, 2 },
+	{ "invd", { 0x0f, 0x08 }, 2 }, { "wbinvd", { 0x0f, 0x09 }, 2 },
+	{ "clts", { 0x0f, 0x06 }, 2 }, { "swapgs", { 0x0f, 0x01, 0xf8 }, 3 },
+	{ "mov-cr0", { 0x0f, 0x20, 0xc0 }, 3 }, { "mov-dr7", { 0x0f, 0x21, 0xf8 }, 3 },
+	{ "smsw", { 0x0f, 0x01, 0xe0 }, 3 }, { "str", { 0x0f, 0x00, 0xc8 }, 3 },
+	{ "sldt", { 0x0f, 0x00, 0xc0 }, 3 }, { "xsetbv", { 0x0f, 0x01, 0xd1 }, 3 },
+};
+#define NR_INSNS	(sizeof(insns) / sizeof(insns[0]))
+
+static sigjmp_buf back;
+static volatile struct {
+	int sig, code;
+	long long trap, err;
+} caught;
+static unsigned char *stub;	/* one executable page */
+
+static void on_signal(int sig, siginfo_t *si, void *ctx)
+{
+	ucontext_t *uc = ctx;
+
+	/* AC stays set in a handler (only DF, RF and TF are cleared): clear it first */
+	__asm__ volatile("pushfq; andq %0, (%%rsp); popfq" : : "i"(~EFLAGS_AC) : "cc", "memory");
+	caught.sig = sig;
+	caught.code = si->si_code;
+	caught.trap = uc->uc_mcontext.gregs[REG_TRAPNO];
+	caught.err = uc->uc_mcontext.gregs[REG_ERR];
+	siglongjmp(back, 1);
+}
+
+static uint64_t mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+static void run_stub(uint64_t rax, uint64_t rcx)
+{
+	__asm__ volatile("call *%[stub]" : "+a"(rax), "+c"(rcx)
+			 : [stub] "r"(stub)
+			 : "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11", "cc", "memory");
+}
+
+static void observe_cpuid(uint32_t leaf, uint32_t sub, uint64_t out[2])
+{
+	uint32_t a, b, c, d;
+
+	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(leaf), "c"(sub));
+	out[0] = ((uint64_t)b << 32) | a;
+	out[1] = ((uint64_t)d << 32) | c;
+}
+
+/* POPF with TF, then one instruction: the single-step trap. */
+static void observe_popf_tf(void)
+{
+	__asm__ volatile("pushfq; orq %0, (%%rsp); popfq; nop" : : "i"(EFLAGS_TF) : "cc", "memory");
+}
+
+static void observe_pushf_ac(uint64_t out[2])
+{
+	uint64_t image;
+
+	__asm__ volatile("pushfq; orq %1, (%%rsp); popfq; pushfq; popq %0;"
+			 "pushfq; andq %2, (%%rsp); popfq"
+			 : "=r"(image) : "i"(EFLAGS_AC), "i"(~EFLAGS_AC) : "cc", "memory");
+	out[0] = image & (EFLAGS_AC | EFLAGS_TF);
+}
+
+/* An unaligned load with AC set: #AC, with CR0.AM set (Linux sets it). */
+static void observe_align_ac(void)
+{
+	static uint64_t cells[2];
+	uint64_t v;
+
+	__asm__ volatile("pushfq; orq %2, (%%rsp); popfq; movq (%1), %0;"
+			 "pushfq; andq %3, (%%rsp); popfq"
+			 : "=r"(v) : "r"((char *)cells + 1), "i"(EFLAGS_AC), "i"(~EFLAGS_AC)
+			 : "cc", "memory");
+}
+
+static void observe(int kind, uint32_t arg, uint32_t sub, uint64_t out[2])
+{
+	switch (kind) {
+	case U_CPUID: observe_cpuid(arg, sub, out); break;
+	case U_INT_N:
+		stub[0] = 0xcd, stub[1] = (unsigned char)arg, stub[2] = 0xc3;
+		run_stub(0, 0);
+		break;
+	case U_INSN:
+		memcpy(stub, insns[arg].bytes, insns[arg].len);
+		stub[insns[arg].len] = 0xc3;
+		run_stub((uint64_t)(uintptr_t)&out[1], 0);	/* VMXON's operand: readable memory */
+		break;
+	case U_PUSHF_AC: observe_pushf_ac(out); break;
+	case U_POPF_TF: observe_popf_tf(); break;
+	case U_ALIGN_AC: observe_align_ac(); break;
+	}
+}
+
+/* The i-th observation of the program: kind, argument, subleaf. */
+static void pick(uint64_t seed, uint64_t i, int *kind, uint32_t *arg, uint32_t *sub)
+{
+	static const uint32_t leaves[] = { 0, 1, 6, 7, 0xb, 0xd, 0x14, 0x40000000, 0x40000001,
+					   0x80000000, 0x80000001, 0x80000008 };
+	uint64_t r = mix(seed ^ mix(i));
+
+	*sub = 0;
+	*kind = (int)(r % 100 < 30 ? U_CPUID : r % 100 < 50 ? U_INT_N : r % 100 < 85 ? U_INSN :
+		      U_PUSHF_AC + (int)((r >> 8) % 3));
+	r >>= 16;
+	if (*kind == U_CPUID) {
+		*arg = leaves[r % (sizeof(leaves) / sizeof(leaves[0]))];
+		*sub = (uint32_t)(r >> 8) % 4;
+	} else if (*kind == U_INT_N) {
+		*arg = (uint32_t)(r % 256);
+		if (*arg == 0x80)	/* the 32-bit system call gate: not an exception */
+			*arg = 0x81;
+	} else if (*kind == U_INSN) {
+		*arg = (uint32_t)(r % NR_INSNS);
+	} else {
+		*arg = 0;
+	}
+}
+
+static void print_result(FILE *out, const uint64_t v[2])
+{
+	if (caught.sig)
+		fprintf(out, "sig=%d code=%d trap=%lld err=%#llx\n", caught.sig, caught.code,
+			caught.trap, caught.err);
+	else
+		fprintf(out, "%#llx,%#llx\n", (unsigned long long)v[0], (unsigned long long)v[1]);
+}
+
+static int install_handlers(void)
+{
+	static const int sigs[] = { SIGTRAP, SIGILL, SIGSEGV, SIGBUS, SIGFPE };
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_signal;
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		if (sigaction(sigs[i], &sa, NULL))
+			return -1;
+	return 0;
+}
+
+int cmd_user_probe(int argc, char **argv)
+{
+	unsigned long long seed, count;
+	int cpus = online_cpus();
+	FILE *out;
+
+	if (argc != 4 || sscanf(argv[1], "%llu", &seed) != 1 || sscanf(argv[2], "%llu", &count) != 1)
+		return report(argv[0], FAIL, "usage: user-probe NAME SEED COUNT FILE");
+	stub = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	out = fopen(argv[3], "w");
+	if (stub == MAP_FAILED || !out || install_handlers())
+		return report(argv[0], FAIL, "setup: %s", strerror(errno));
+	for (unsigned long long i = 0; i < count; i++) {
+		uint64_t v[2] = { 0, 0 };
+		uint32_t arg, sub;
+		int kind;
+
+		if (i % CHUNK == 0 && pin_to_cpu((int)(mix(seed + i / CHUNK) % (uint64_t)cpus)))
+			return report(argv[0], FAIL, "cannot pin: %s", strerror(errno));
+		pick(seed, i, &kind, &arg, &sub);
+		caught.sig = 0;
+		if (!sigsetjmp(back, 1))
+			observe(kind, arg, sub, v);
+		fprintf(out, "%llu %s %s ", i, kind_names[kind],
+			kind == U_INSN ? insns[arg].name : "");
+		if (kind != U_INSN)
+			fprintf(out, "%#x.%u ", arg, sub);
+		print_result(out, v);
+	}
+	fclose(out);
+	return report(argv[0], PASS, "%llu observations at CPL 3 into %s", count, argv[3]);
+}
