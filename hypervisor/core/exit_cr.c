@@ -61,8 +61,6 @@ static enum vt_exit_action vt_mov_to_cr0(struct vt_exit *exit, u64 value)
 		return vt_complete(exit, true);
 	vt_vmwrite(GUEST_CR0, real);
 	vt_vmwrite(CR0_READ_SHADOW, value);
-	if ((value ^ old) & X86_CR0_CD)
-		vt_flush_guest_tlb(exit->vcpu);
 	return vt_complete(exit, false);
 }
 
