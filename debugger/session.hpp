@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "disasm/disassembler.hpp"
+#include "disassembler.hpp"
 #include "output.hpp"
 #include "symbol_source.hpp"
 #include "target.hpp"
