@@ -47,6 +47,7 @@ expect extra.log all 0
 expect extra-unlisted-fail.log hvrollback 1
 expect extra-bad.log newthing 1
 expect extra-bad.log hvreboot 1
+expect reboot-echo.log hvreboot 1   # the line quoted by a marker is not the kernel's
 expect extra.log nosuch 1     # never started
 # host drivers (host/drivers and host/<scenario>.rc next to the log)
 expect host-ok/serial.log com2 0

@@ -3,7 +3,8 @@
 # $KO, result, insmod_vtice, rmmod_vtice) and were run by appending this file
 # to a copy of init.sh and passing --scenarios "hvhotplug hvrollback hvreboot"
 # to tests/bochs/run.sh (see docs/hypervisor.md). The rig runs them in the
-# order they are defined here, and hvreboot must come last:
+# order they are defined here, and hvreboot must come last (its
+# "bochs-last-scenario" line puts it after other files' scenarios too):
 # it leaves the module loaded so init's poweroff runs the reboot notifier,
 # and turns kernel console output on to show its line; that interleaves with
 # the markers, so the checker then reports "no VTICE-DONE" by design: judge
@@ -939,6 +940,7 @@ scenario_hvhotplug() {
 	rmmod_vtice
 }
 
+# bochs-last-scenario: hvreboot
 scenario_hvreboot() {
 	insmod "$KO" || { result hv.reboot FAIL "insmod failed"; return; }
 	# Not 1: init's final rmmod must leave it loaded for the poweroff.

@@ -84,13 +84,16 @@ copy_with_libs() {
 # Scenarios a file declares "# bochs-solo-scenario: NAME" end the machine
 # (a crash), and "# bochs-manual-scenario: NAME" ones are not ready for
 # every run (the file says why): they run only when asked for by name,
-# never by default.
+# never by default. "# bochs-last-scenario: NAME" ones run after all the
+# others (hvreboot leaves the module loaded for the poweroff).
 extra_scenario_names() {
 	(($#)) || return 0
-	local solo
-	solo=$(sed -n 's/^# bochs-\(solo\|manual\)-scenario: *//p' "$@" | tr '\n' ' ')
+	local skip last
+	skip=$(sed -n 's/^# bochs-\(solo\|manual\|last\)-scenario: *//p' "$@" | tr '\n' ' ')
+	last=$(sed -n 's/^# bochs-last-scenario: *//p' "$@" | tr '\n' ' ')
 	sed -n 's/^scenario_\([a-z0-9_]*\)() *{.*/\1/p' "$@" |
-		while read -r name; do [[ " $solo " == *" $name "* ]] || printf '%s ' "$name"; done
+		while read -r name; do [[ " $skip " == *" $name "* ]] || printf '%s ' "$name"; done
+	[[ -z "${last// /}" ]] || printf '%s ' $last
 }
 
 build_initramfs() {
