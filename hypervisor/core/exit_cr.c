@@ -54,10 +54,10 @@ static bool vt_cr0_write_faults(u64 value, u64 old, u64 cr4)
 static enum vt_exit_action vt_mov_to_cr0(struct vt_exit *exit, u64 value)
 {
 	const struct vt_vmx_caps *c = &exit->vcpu->hv->caps;
-	u64 real = value | vt_cr0_owned(c), old = vt_guest_cr0();
+	u64 owned = vt_cr0_owned(c), real = value | owned;
 
-	if (vt_cr0_write_faults(value, old, vt_guest_cr4()) ||
-	    !vt_cr_fixed_ok(real, vt_cr0_owned(c), c->cr0_fixed1))
+	if (vt_cr0_write_faults(value, vt_guest_cr0(), vt_guest_cr4()) ||
+	    !vt_cr_fixed_ok(real, owned, c->cr0_fixed1))
 		return vt_complete(exit, true);
 	vt_vmwrite(GUEST_CR0, real);
 	vt_vmwrite(CR0_READ_SHADOW, value);

@@ -24,6 +24,18 @@ transparency_allowed() {
 	return 1
 }
 
+# How many "diff" lines of report $1 transparency_allowed does not name.
+transparency_unallowed() {
+	local line bad=0
+	while read -r line; do
+		[ -n "$line" ] || continue	# no diff line: the heredoc's one empty line
+		transparency_allowed "$line" || bad=$((bad + 1))
+	done <<-EOF_DIFFS
+	$(grep '^diff ' "$1")
+	EOF_DIFFS
+	echo $bad
+}
+
 # One command to the prober; its progress (the kernel's log, which stays
 # off the console) on the console every 20 s meanwhile.
 transparency_run() {
@@ -53,17 +65,12 @@ transparency_state() {
 
 # The report of state $1 (which ran for $2 s) against the allow-list.
 transparency_judge() {
-	local name=$1 diffs bad=0 line observed
+	local name=$1 diffs bad observed
 	cat /proc/vtice_probe >/tmp/transparency.$name
 	sed "s/^/VTICE-TRANSPARENCY $name: /" /tmp/transparency.$name
 	diffs=$(sed -n 's/^state .* differences \([0-9]*\) .*/\1/p' /tmp/transparency.$name)
 	observed=$(sed -n 's/^state .* observations \([0-9]*\) .*/\1/p' /tmp/transparency.$name)
-	while read -r line; do
-		[ -n "$line" ] || continue
-		transparency_allowed "$line" || bad=$((bad + 1))
-	done <<-EOF_DIFFS
-	$(grep '^diff ' /tmp/transparency.$name)
-	EOF_DIFFS
+	bad=$(transparency_unallowed /tmp/transparency.$name)
 	echo "VTICE-FIGURE hv.transparency.$name.differences=${diffs:-?}"
 	echo "VTICE-FIGURE hv.transparency.$name.seconds=$2"
 	if [ -z "$diffs" ]; then
@@ -79,7 +86,7 @@ transparency_judge() {
 # (/tmp/user-probe.bare): one "diff user-KIND ARG: bare X now Y" line per
 # observation that differed, judged by the same allow-list.
 transparency_user_state() {
-	local name=$1 file=/tmp/user-probe.$1 diffs bad=0 line
+	local name=$1 file=/tmp/user-probe.$1 diffs bad
 	$T user-probe hv.transparency-user-run-$name "$TRANSPARENCY_SEED" "$TRANSPARENCY_USER_COUNT" $file \
 		>/tmp/user-probe.out || { cat /tmp/user-probe.out; return; }
 	awk 'function result(line,   w, n, k, r) {
@@ -93,10 +100,7 @@ transparency_user_state() {
 		>/tmp/transparency.user-$name
 	diffs=$(awk '{ n += $NF + 0 } END { print n + 0 }' FS='count ' /tmp/transparency.user-$name)
 	sed "s/^/VTICE-TRANSPARENCY user-$name: /" /tmp/transparency.user-$name
-	while read -r line; do
-		[ -n "$line" ] || continue
-		transparency_allowed "$line" || bad=$((bad + 1))
-	done </tmp/transparency.user-$name
+	bad=$(transparency_unallowed /tmp/transparency.user-$name)
 	echo "VTICE-FIGURE hv.transparency.user-$name.differences=$diffs"
 	if [ "$bad" = 0 ]; then
 		result hv.transparency-user-$name PASS "$TRANSPARENCY_USER_COUNT CPL-3 observations: $diffs differ from bare, all allowed"

@@ -43,9 +43,10 @@ MODULE_PARM_DESC(peek, "kernel addresses whose first 16 bytes are observed at CP
 
 enum run_mode { RUN_BARE, RUN_BARE_AGAIN, RUN_STATE };
 
+/* Observations start.. start + n - 1 of the program, all on one CPU. */
 struct chunk {
+	u64 start;
 	u32 n;
-	u64 index[OBS_CHUNK];
 	struct obs obs[OBS_CHUNK];
 	struct obs_result res[OBS_CHUNK];
 	u64 cycles[OBS_CHUNK];
@@ -133,7 +134,7 @@ static void take_chunk(enum run_mode mode, const struct chunk *c, struct obs_dif
 
 	for (k = 0; k < c->n; k++) {
 		const struct obs *o = &c->obs[k];
-		u64 i = c->index[k];
+		u64 i = c->start + k;
 
 		if (mode == RUN_BARE) {
 			bare[i] = c->res[k];
@@ -150,15 +151,14 @@ static void take_chunk(enum run_mode mode, const struct chunk *c, struct obs_dif
 	}
 }
 
-/* The program's observations from start on, up to a chunk's (all on one CPU). */
 static void fill_chunk(struct chunk *c, u64 start)
 {
-	u64 i, end = min_t(u64, start + OBS_CHUNK, count);
+	u32 k;
 
-	for (i = start, c->n = 0; i < end; i++, c->n++) {
-		c->index[c->n] = i;
-		obs_at(&program, i, &c->obs[c->n]);
-	}
+	c->start = start;
+	c->n = min_t(u64, OBS_CHUNK, count - start);
+	for (k = 0; k < c->n; k++)
+		obs_at(&program, start + k, &c->obs[k]);
 }
 
 static int run_program(enum run_mode mode, const char *name, struct obs_diffs *d)
@@ -274,7 +274,7 @@ static int __init vtice_probe_init(void)
 			return -EBUSY;	/* the program names CPUs 0..n-1 */
 	if (!count || nr > 64)
 		return -EINVAL;
-	obs_program_init(&program, seed, count, nr, nr_peek, invd);
+	obs_program_init(&program, seed, nr, nr_peek, invd);
 	bare = vmalloc(array_size(count, sizeof(*bare)));
 	report = vzalloc(REPORT_BYTES);
 	err = bare && report ? obs_prepare(nr) : -ENOMEM;

@@ -59,14 +59,13 @@ struct obs_result {
 
 /* program.c: the i-th observation of the program `seed` (the same in every state). */
 struct obs_program {
-	u64 seed, count;
+	u64 seed;
 	u32 nr_cpus;		/* CPUs 0..nr_cpus-1, all online */
 	u32 sweep_len;		/* observations each CPU's sweep starts with */
 	u32 nr_peek;
 	bool invd;
 };
-void obs_program_init(struct obs_program *p, u64 seed, u64 count, u32 nr_cpus, u32 nr_peek,
-		      bool invd);
+void obs_program_init(struct obs_program *p, u64 seed, u32 nr_cpus, u32 nr_peek, bool invd);
 void obs_at(const struct obs_program *p, u64 i, struct obs *o);
 u32 obs_bad_writes(void);	/* entries of the bad-write table */
 

@@ -218,14 +218,13 @@ static void random_at(const struct obs_program *p, u64 r, struct obs *o)
 		o->sub = (u16)(r2 >> 16);
 }
 
-void obs_program_init(struct obs_program *p, u64 seed, u64 count, u32 nr_cpus, u32 nr_peek,
-		      bool invd)
+void obs_program_init(struct obs_program *p, u64 seed, u32 nr_cpus, u32 nr_peek, bool invd)
 {
 	struct group g[OBS_KINDS];
 	u32 i, n;
 
-	*p = (struct obs_program){ .seed = seed, .count = count, .nr_cpus = nr_cpus,
-				   .nr_peek = nr_peek, .invd = invd };
+	*p = (struct obs_program){ .seed = seed, .nr_cpus = nr_cpus, .nr_peek = nr_peek,
+				   .invd = invd };
 	n = groups_of(p, g);
 	for (i = 0; i < n; i++)
 		p->sweep_len += g[i].count;
