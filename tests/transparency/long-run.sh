@@ -38,8 +38,9 @@ while (($#)); do
 	esac
 	shift
 done
-[[ "$seed" =~ ^[0-9]+$ && "$count" =~ ^[1-9][0-9]*$ ]] ||
-	{ echo "long-run.sh: --seed and --count take whole numbers (count > 0)" >&2; exit 2; }
+# The module takes both as an unsigned long: at most 19 digits always fit.
+[[ "$seed" =~ ^[0-9]{1,19}$ && "$count" =~ ^[1-9][0-9]{0,18}$ ]] ||
+	{ echo "long-run.sh: --seed and --count take whole numbers of at most 19 digits (count > 0)" >&2; exit 2; }
 
 mkdir -p "$out"
 echo "long-run.sh: seed $seed, $count observations per state"
