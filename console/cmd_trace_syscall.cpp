@@ -416,7 +416,7 @@ int run(const Options &o)
 	if (reporter.lost())
 		eprintf("vtice trace syscall: %llu records lost: a traced CPU waited %d ms for this "
 			"reader to drain its full ring and went on (see docs/tracing.md); a larger "
-			"ring_records gives the reader more time\n",
+			"trace_records or ring_records (module parameters) gives the reader more time\n",
 			static_cast<unsigned long long>(reporter.lost()), VTICE_RING_WAIT_MS);
 	return reporter.calls() >= o.count ? kExitOk : kExitFailure;
 }

@@ -278,8 +278,8 @@ void Run::take_references()
 		if (bare)
 			bare_ = *bare;
 	}
-	progress_("recording one openat with the kernel's ftrace function_graph (the oracle)");
-	auto oracle = ftrace_one_openat(kOracleFile);
+	progress_("recording openat calls with the kernel's ftrace function_graph (the oracle)");
+	auto oracle = ftrace_openats(kOracleFile);
 	if (oracle)
 		oracle_ = *oracle;
 	else

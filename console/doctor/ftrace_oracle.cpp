@@ -57,9 +57,24 @@ void open_once(const std::string &path)
 		close(fd);
 }
 
+// tracing_on opened before and written through the same descriptor after:
+// the trace holds no openat but the oracle's.
+void record_openats(const Tracefs &fs, const std::string &path)
+{
+	int on = open((fs.dir() + "/tracing_on").c_str(), O_WRONLY | O_CLOEXEC);
+	if (on < 0)
+		return;
+	if (::write(on, "1", 1) == 1)
+		for (int i = 0; i < kOracleCalls; i++)
+			open_once(path);
+	if (::write(on, "0", 1) != 1)
+		fs.write("tracing_on", "0");
+	close(on);
+}
+
 }  // namespace
 
-Result<std::string> ftrace_one_openat(const std::string &path)
+Result<std::string> ftrace_openats(const std::string &path)
 {
 	std::string dir = tracefs_dir();
 	if (dir.empty())
@@ -80,9 +95,7 @@ Result<std::string> ftrace_one_openat(const std::string &path)
 	std::string text;
 	if (ready) {
 		fs.clear("trace");
-		fs.write("tracing_on", "1");
-		open_once(path);
-		fs.write("tracing_on", "0");
+		record_openats(fs, path);
 		auto read = read_input(fs.dir() + "/trace", kMaxTrace);
 		if (read)
 			text.assign(read->begin(), read->end());

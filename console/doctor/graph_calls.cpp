@@ -103,20 +103,25 @@ std::vector<GraphLine> path_lines(std::string_view text)
 
 }  // namespace
 
-std::vector<std::string> ftrace_calls(std::string_view text, std::string_view root)
+std::vector<std::vector<std::string>> ftrace_calls(std::string_view text, std::string_view root)
 {
+	std::vector<std::vector<std::string>> each;
 	std::vector<std::string> calls;
 	bool in_root = false, in_irq = false, in_irq_exit = false;
 	std::size_t root_depth = 0, irq_depth = 0;
 	for (const GraphLine &line : path_lines(text)) {
 		std::string_view name = first_call(line.text);
 		if (!in_root) {
-			if (name != root)
+			if (name != root || !opens(line.text))
 				continue;
 			in_root = true;
+			in_irq = in_irq_exit = false;
 			root_depth = line.depth;
+			calls.clear();
 		} else if (line.depth == root_depth && closes(line.text)) {
-			break;
+			each.push_back(calls);
+			in_root = false;
+			continue;
 		}
 		// This kernel's ftrace shows an interrupt inline, from irq_enter_rcu()
 		// to the end of irq_exit_rcu() at the same depth.
@@ -134,7 +139,7 @@ std::vector<std::string> ftrace_calls(std::string_view text, std::string_view ro
 			in_irq = in_irq_exit = false;
 		}
 	}
-	return calls;
+	return each;
 }
 
 std::vector<std::string> vtice_calls(std::string_view text)
@@ -187,6 +192,18 @@ GraphMatch match_calls(const std::vector<std::string> &oracle, const std::vector
 			match.missing.push_back(oracle[i]);
 	}
 	return match;
+}
+
+GraphMatch closest_match(const std::vector<std::vector<std::string>> &oracles,
+			 const std::vector<std::string> &ours)
+{
+	GraphMatch best;
+	for (const auto &oracle : oracles) {
+		GraphMatch match = match_calls(oracle, ours);
+		if (best.total == 0 || match.score() > best.score())
+			best = std::move(match);
+	}
+	return best;
 }
 
 }  // namespace vtice::console::doctor

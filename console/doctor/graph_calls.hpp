@@ -11,10 +11,10 @@
 namespace vtice::console::doctor {
 
 // The calls of the kernel's function_graph text (/sys/kernel/tracing/trace)
-// inside the first call of root and up to its end, in order, without
-// interrupts (irq_enter_rcu to the end of irq_exit_rcu at the same depth)
-// and without the scheduler's subtrees (timing, not the path).
-std::vector<std::string> ftrace_calls(std::string_view text, std::string_view root);
+// inside each call of root, each in order, without interrupts
+// (irq_enter_rcu to the end of irq_exit_rcu at the same depth) and without
+// the scheduler's subtrees (timing, not the path).
+std::vector<std::vector<std::string>> ftrace_calls(std::string_view text, std::string_view root);
 
 // The calls of vtice's function graph, without the interrupt and exception
 // subtrees it marks (==========> ... <==========) and without the
@@ -33,5 +33,10 @@ struct GraphMatch {
 // max_cells (memory) is refused as no match, with the reason in missing.
 GraphMatch match_calls(const std::vector<std::string> &oracle, const std::vector<std::string> &ours,
 		       std::size_t max_cells = 64u << 20);
+
+// The match with the oracle call ours is closest to: two calls of one
+// syscall can take different slow paths. No oracle is no match.
+GraphMatch closest_match(const std::vector<std::vector<std::string>> &oracles,
+			 const std::vector<std::string> &ours);
 
 }  // namespace vtice::console::doctor

@@ -152,12 +152,14 @@ Result<TraceOutcome> trace_one_openat(const DoctorOptions &o, const std::string 
 		return Error{"vtice trace syscall exited " + std::to_string(rc) + ": " + last_line(err)};
 	std::string lost = first_match(out, std::regex("trace: call 1: .*; (\\d+) records lost"));
 	std::string insns = first_match(out, std::regex("trace: call 1: (\\d+) instructions stepped"));
-	GraphMatch match = match_calls(ftrace_calls(oracle, "do_sys_openat2"), vtice_calls(out));
+	auto oracles = ftrace_calls(oracle, "do_sys_openat2");
+	GraphMatch match = closest_match(oracles, vtice_calls(out));
 	char score[32];
 	std::snprintf(score, sizeof(score), "%.1f %%", 100 * match.score());
 	std::ostringstream d;
 	d << (t.mechanism ? describe_mechanism(t.mechanism) : "an unnamed mechanism") << ": " << match.matched
-	  << " of the " << match.total << " calls of the kernel's ftrace in order (" << score << "), "
+	  << " of the " << match.total << " calls of the kernel's ftrace in order (" << score << ", the closest of "
+	  << oracles.size() << " openat calls), "
 	  << (lost.empty() ? "?" : lost) << " records lost, " << (insns.empty() ? "?" : insns)
 	  << " instructions; trace " << file;
 	for (std::size_t i = 0; i < match.missing.size() && i < 5; i++)
@@ -167,7 +169,7 @@ Result<TraceOutcome> trace_one_openat(const DoctorOptions &o, const std::string 
 		d << "; " << waits;
 	if (!lost.empty() && lost != "0")
 		d << "; records are lost when a wait for the reader runs out, a known bug (docs/tracing.md): a "
-		     "larger ring_records avoids the waits";
+		     "larger trace_records or ring_records avoids the waits";
 	t.details = d.str();
 	t.ok = lost == "0" && match.total > 0 && match.score() >= kMinScore;
 	return t;

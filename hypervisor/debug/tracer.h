@@ -87,10 +87,12 @@ struct vt_tracer_config {
 #define VT_TRACE_RING_HOLD_MS	VTICE_RING_WAIT_MS	/* 150 ms, uapi/vtice/ring.h */
 
 /*
- * A ring trace's spill per CPU (tracer_ring.c) when no debugger's buffer
- * (trace_records) is there to lend: 128 KiB per CPU.
+ * Records each CPU's trace holds (module parameter trace_records): the
+ * stub's buffer, and a ring trace's spill (tracer_ring.c). At least a
+ * page of them; at most 32 MiB per CPU.
  */
-#define VT_TRACE_SPILL_RECORDS	4096
+#define VT_TRACE_MIN_RECORDS	128u	/* a page: 4096 / sizeof(struct vtice_record) */
+#define VT_TRACE_MAX_RECORDS	(1u << 20)
 
 /*
  * At load (may sleep): allocates every CPU's buffer. TF steps need the

@@ -24,8 +24,12 @@ std::string fixture(const char *name)
 
 TEST(DoctorGraphCalls, RealFtraceAndVticeGraphsOfOneOpenatAgree)
 {
-	auto oracle = ftrace_calls(fixture("openat-6.1.ftrace"), "do_sys_openat2");
+	auto oracles = ftrace_calls(fixture("openat-6.1.ftrace"), "do_sys_openat2");
 	auto ours = vtice_calls(fixture("openat-6.1.vtice-graph"));
+	// The second is the tracefs open of the recorder's own tracing_on write,
+	// which ftrace_openats() no longer records; this fixture is older.
+	ASSERT_EQ(oracles.size(), 2u);
+	const auto &oracle = oracles[0];
 	ASSERT_EQ(oracle.size(), 116u);
 	EXPECT_EQ(oracle.front(), "do_sys_openat2");
 	EXPECT_EQ(oracle[2], "getname_flags.part.0");
@@ -46,8 +50,8 @@ TEST(DoctorGraphCalls, ACallTheTraceMissedIsNamed)
 	for (std::string line; std::getline(lines, line);)
 		if (line.find("expand_files") == std::string::npos)
 			without += line + "\n";
-	GraphMatch match = match_calls(ftrace_calls(fixture("openat-6.1.ftrace"), "do_sys_openat2"),
-				       vtice_calls(without));
+	GraphMatch match = closest_match(ftrace_calls(fixture("openat-6.1.ftrace"), "do_sys_openat2"),
+					 vtice_calls(without));
 	EXPECT_EQ(match.matched, match.total - 1);
 	ASSERT_EQ(match.missing.size(), 1u);
 	EXPECT_EQ(match.missing[0], "expand_files");
@@ -74,7 +78,7 @@ TEST(DoctorGraphCalls, InterruptsAndTheSchedulerAreLeftOut)
 		" 0) + 20.000 us   |  }\n"
 		" 0)   0.500 us    |  do_sys_openat2();\n";
 	std::vector<std::string> want = {"do_sys_openat2", "getname", "fd_install"};
-	EXPECT_EQ(ftrace_calls(ftrace, "do_sys_openat2"), want);
+	EXPECT_EQ(ftrace_calls(ftrace, "do_sys_openat2"), std::vector<std::vector<std::string>>{want});
 
 	const char vtice[] =
 		"# CPU  DURATION      FUNCTION CALLS\n"
@@ -91,9 +95,41 @@ TEST(DoctorGraphCalls, InterruptsAndTheSchedulerAreLeftOut)
 	EXPECT_EQ(vtice_calls(vtice), want);
 }
 
+// The oracle records several calls; a slab refill in one (___slab_alloc)
+// is not a call the trace missed when another call took the fast path.
+TEST(DoctorGraphCalls, TheTraceIsComparedWithTheClosestOracleCall)
+{
+	const char ftrace[] =
+		" 0)               |  do_sys_openat2() {\n"
+		" 0)               |    kmem_cache_alloc() {\n"
+		" 0)   0.500 us    |      ___slab_alloc();\n"
+		" 0)   0.900 us    |    }\n"
+		" 0)   0.500 us    |    fd_install();\n"
+		" 0) + 20.000 us   |  }\n"
+		" 0)               |  do_sys_openat2() {\n"
+		" 0)   0.200 us    |    kmem_cache_alloc();\n"
+		" 0)   0.500 us    |    fd_install();\n"
+		" 0) + 10.000 us   |  }\n"
+		" 0)               |  do_sys_openat2() {\n"
+		" 0)   0.200 us    |    kmem_cache_alloc();\n";	// cut off: not an oracle
+	auto oracles = ftrace_calls(ftrace, "do_sys_openat2");
+	ASSERT_EQ(oracles.size(), 2u);
+	EXPECT_EQ(oracles[0].size(), 4u);
+	EXPECT_EQ(oracles[1].size(), 3u);
+	std::vector<std::string> fast = {"do_sys_openat2", "kmem_cache_alloc", "fd_install"};
+	GraphMatch match = closest_match(oracles, fast);
+	EXPECT_EQ(match.total, 3u);
+	EXPECT_EQ(match.matched, 3u);
+	EXPECT_TRUE(match.missing.empty());
+	GraphMatch first_only = match_calls(oracles[0], fast);
+	ASSERT_EQ(first_only.missing.size(), 1u);
+	EXPECT_EQ(first_only.missing[0], "___slab_alloc");
+}
+
 TEST(DoctorGraphCalls, NothingToCompareIsNoMatch)
 {
 	EXPECT_EQ(match_calls({}, {"a"}).score(), 0.0);
+	EXPECT_EQ(closest_match({}, {"a"}).score(), 0.0);
 	EXPECT_TRUE(ftrace_calls("no graph here\n", "do_sys_openat2").empty());
 	GraphMatch huge = match_calls({"a", "b"}, {"a", "b"}, 4);
 	EXPECT_EQ(huge.matched, 0u);

@@ -23,11 +23,25 @@ scenario_hvrollback() {
 		$T vmcall hv.rollback-cpu$cpu-vmcall
 		$T cpuid hv.rollback-cpu$cpu-cpuid vmx
 	done
-	if insmod "$KO" ring_records=100 2>/dev/null; then
-		rmmod vtice
-		result hv.bad-param FAIL "ring_records=100 accepted"
+	bad_params_refused
+}
+
+# Out-of-range sizes are refused at insmod, each with its own error line.
+bad_params_refused() {
+	local p accepted="" silent=""
+	for p in ring_records=100 trace_records=0 trace_records=2097152; do
+		dmesg -c >/dev/null
+		if insmod "$KO" "$p" 2>/dev/null; then
+			rmmod vtice
+			accepted="$accepted $p"
+		elif ! dmesg | grep -q "vtice: ${p}: must be"; then
+			silent="$silent $p"
+		fi
+	done
+	if [ -n "$accepted$silent" ]; then
+		result hv.bad-param FAIL "accepted:${accepted:- none}; refused without saying why:${silent:- none}"
 	else
-		result hv.bad-param PASS "ring_records=100 refused"
+		result hv.bad-param PASS "ring_records=100, trace_records=0 and trace_records=2097152 refused, each named in dmesg"
 	fi
 }
 
@@ -54,8 +68,9 @@ scenario_hvrefused() {
 	$T vmcall hv.refused-bare
 }
 
-# Issue 21 §6: one openat traced whole at the smallest ring
-# (ring_records=64), the traced task on CPU 1 and the reader on CPU 0:
+# Issue 21 §6: one openat traced whole at the smallest ring and spill
+# (ring_records=64 trace_records=128), the traced task on CPU 1 and the
+# reader on CPU 0:
 # a traced CPU whose ring is full spills, then waits in root for the
 # reader with the other CPU unstepped (debug/tracer_ring.c), longer than
 # the 100 ms for which Linux may put off the reader's timer. Nothing may
@@ -66,7 +81,8 @@ scenario_hvrefused() {
 scenario_hvpathsmall() {
 	local loop summary lost
 	[ "$loaded" = 0 ] || rmmod_vtice
-	insmod "$KO" ring_records=64 || { result hv.pathsmall FAIL "insmod ring_records=64"; return; }
+	insmod "$KO" ring_records=64 trace_records=128 ||
+		{ result hv.pathsmall FAIL "insmod ring_records=64 trace_records=128"; return; }
 	loaded=1
 	echo vtice >/proc/sys/kernel/hostname
 	taskset 2 $T openat-loop hv.pathsmall-loop /proc/version vtpathsmall-done 900 &

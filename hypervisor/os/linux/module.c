@@ -80,8 +80,9 @@ MODULE_PARM_DESC(trace_event_gap, "branch tracing: steps of a traced CPU between
 
 static unsigned int trace_records = 32768;
 module_param(trace_records, uint, 0444);
-MODULE_PARM_DESC(trace_records, "with debug_port: branch records each CPU's trace holds (32 bytes each; "
-		 "default 32768, 1 MiB per CPU); a fuller trace counts the rest as dropped");
+MODULE_PARM_DESC(trace_records, "branch records each CPU's trace holds (32 bytes each; default 32768, 1 MiB "
+		 "per CPU): the debug stub's trace buffer, and behind each ring the records a full ring "
+		 "cannot take yet; a fuller trace counts the rest as lost");
 
 static bool shield = true;
 module_param(shield, bool, 0444);
@@ -276,8 +277,14 @@ static int vt_parse_trace_params(struct vt_linux_trace_params *trace)
 		pr_err("trace_event_gap=0: must be at least 1\n");
 		return -EINVAL;
 	}
+	if (trace_records < VT_TRACE_MIN_RECORDS || trace_records > VT_TRACE_MAX_RECORDS) {
+		pr_err("trace_records=%u: must be in %u..%u\n", trace_records, VT_TRACE_MIN_RECORDS,
+		       VT_TRACE_MAX_RECORDS);
+		return -EINVAL;
+	}
 	trace->mode = i;
 	trace->event_gap = trace_event_gap;
+	trace->records = trace_records;
 	return 0;
 }
 
@@ -342,7 +349,7 @@ static int __init vt_init(void)
 	if (debug_port) {
 		struct vt_linux_stub_params params = {
 			.port = debug_port, .baud = debug_baud, .crash_stop = crash_stop,
-			.lockup_secs = lockup_secs, .step_tf = step_tf, .trace_records = trace_records,
+			.lockup_secs = lockup_secs, .step_tf = step_tf,
 			.trace = trace,
 		};
 

@@ -123,7 +123,7 @@ int vt_linux_stub_init(const struct vt_linux_stub_params *params)
 		.port = params->port, .baud = params->baud,
 		.vcpus = vt_mod.vcpu_state, .nr_cpus = nr_cpu_ids,
 		.guards = guards, .lockup_secs = params->lockup_secs, .step_tf = params->step_tf,
-		.trace_records = params->trace_records, .current_task = vt_linux_task_pointers(),
+		.trace_records = params->trace.records, .current_task = vt_linux_task_pointers(),
 		.trace_mode = params->trace.mode, .trace_event_gap = params->trace.event_gap,
 	};
 	int ret;

@@ -222,7 +222,7 @@ int vt_linux_path_init(const struct vt_linux_trace_params *trace)
 		.vcpus = vt_mod.vcpu_state, .nr_cpus = min_t(u32, nr_cpu_ids, VT_TRACE_MAX_CPUS),
 		.current_task = vt_linux_task_pointers(), .mem = vt_own_mem,
 		.mode = (enum vt_trace_mode)trace->mode, .event_gap = trace->event_gap,
-		.records_per_cpu = VT_TRACE_SPILL_RECORDS,
+		.records_per_cpu = trace->records,
 	};
 
 	BUILD_BUG_ON(VT_TRACE_MAX_CPUS > VT_LINUX_TASK_CPUS);

@@ -26,6 +26,7 @@ void vt_power_unregister(void);
 struct vt_linux_trace_params {
 	u32 mode;		/* enum vt_trace_mode */
 	u32 event_gap;		/* a traced CPU's steps between two interrupts let in */
+	u32 records;		/* branch records each CPU's trace holds: the stub's buffer, the rings' spill */
 };
 
 /* The module parameters behind the debug stub (module.c). */
@@ -35,7 +36,6 @@ struct vt_linux_stub_params {
 	bool crash_stop;
 	u32 lockup_secs;
 	bool step_tf;
-	u32 trace_records;
 	struct vt_linux_trace_params trace;
 };
 int vt_linux_stub_init(const struct vt_linux_stub_params *params);

@@ -18,7 +18,7 @@ import re
 import sys
 
 from rig_host import FAILURES, check, wait_for_guest_line
-from trace_compare import compare, ftrace_calls, graph_calls
+from trace_compare import ftrace_calls, graph_calls, versus_ftrace
 
 TF = len(sys.argv) > 1 and sys.argv[1] == "tf"
 TAG = "VTICE-PATHTF" if TF else "VTICE-PATH"
@@ -80,15 +80,9 @@ def main():
     if TF:
         check_tf(text, summary)
     check_slowdown(text)
-    ours, theirs = graph_calls(text), ftrace_calls("hv.pathtf-ftrace" if TF else "hv.path-ftrace")
-    if not theirs:
-        check("path-vs-ftrace", False, "the guest printed no function_graph (hv.path-ftrace)")
-        return 1
-    matched, score, missing = compare(theirs, ours)
-    check("path-vs-ftrace", score >= 0.97,
-          "%d of ftrace's %d calls appear in order in vtice's %d (%.1f %%); not seen: %s" %
-          (sum(matched), len(theirs), len(ours), 100 * score, ", ".join(missing[:30]) or "none"))
-    return 0
+    oracles = ftrace_calls("hv.pathtf-ftrace" if TF else "hv.path-ftrace")
+    check("path-vs-ftrace", *versus_ftrace(oracles, graph_calls(text)))
+    return 0 if oracles else 1
 
 
 sys.exit(1 if main() or FAILURES[0] else 0)

@@ -24,7 +24,7 @@ import time
 import gdb
 import stub_gdb as sg
 from rig_host import check, figures, find_one, guest_vmlinux
-from trace_compare import CALL, compare, ftrace_calls, graph_calls
+from trace_compare import CALL, ftrace_calls, graph_calls, versus_ftrace
 
 
 def symbol_elf(system_map, out):
@@ -128,14 +128,7 @@ def check_vtice_trace():
           "vtice trace syscall openat: exit %d after %.0f s wall" % (rc, wall))
     m = re.search(r"trace: \d+ instructions.*", text)
     check("trace-vtice-figures", bool(m), m.group(0) if m else "no summary line")
-    ours, theirs = graph_calls(text), ftrace_calls()
-    if not theirs:
-        check("trace-vs-ftrace", False, "the guest printed no function_graph (hv.trace-ftrace)")
-        return
-    matched, score, missing = compare(theirs, ours)
-    check("trace-vs-ftrace", score >= 0.97,
-          "%d of ftrace's %d calls appear in order in vtice's %d (%.1f %%); not seen: %s" %
-          (sum(matched), len(theirs), len(ours), 100 * score, ", ".join(missing[:30]) or "none"))
+    check("trace-vs-ftrace", *versus_ftrace(ftrace_calls(), graph_calls(text)))
 
 
 def main():

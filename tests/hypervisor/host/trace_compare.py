@@ -43,23 +43,25 @@ def without_subtrees(entries, roots):
 
 
 def ftrace_calls(name="hv.trace-ftrace"):
-    """The calls of the guest's function_graph of openat("/proc/version"),
-    in order, from its do_sys_openat2 to that call's end, without its
-    interrupts: this kernel's ftrace shows an interrupt inline, from
-    irq_enter_rcu() to the end of irq_exit_rcu() at the same depth."""
+    """Each openat("/proc/version") in the guest's function_graph (the
+    client's ftrace-openat records several): the calls of each, in order,
+    from its do_sys_openat2 to that call's end, without its interrupts:
+    this kernel's ftrace shows an interrupt inline, from irq_enter_rcu()
+    to the end of irq_exit_rcu() at the same depth."""
     with open(os.environ["VTICE_SERIAL_LOG"], errors="replace") as log:
         prefix = "VTICE-FTRACE %s " % name
         lines = [l[len(prefix):] for l in log if l.startswith(prefix)]
-    calls, irq_depth, in_exit, root = [], None, False, None
+    oracles, calls, irq_depth, in_exit, root = [], [], None, False, None
     for depth, text in without_subtrees(graph_lines(lines), SCHEDULER):
         name = CALL.findall(text)[:1]
-        # the first do_sys_openat2 only: writing tracing_on after it opens a file too
         if root is None:
             if name != ["do_sys_openat2"]:
                 continue
-            root = depth
+            root, calls = depth, []
         elif depth == root and text.startswith("}"):
-            break
+            oracles.append(calls)
+            root = None
+            continue
         if irq_depth is None and name == ["irq_enter_rcu"]:
             irq_depth = depth
         if irq_depth is None:
@@ -69,7 +71,7 @@ def ftrace_calls(name="hv.trace-ftrace"):
             irq_depth = None if not in_exit else irq_depth
         elif in_exit and depth == irq_depth and text.startswith("}"):
             irq_depth, in_exit = None, False
-    return calls
+    return oracles
 
 
 def graph_calls(text):
@@ -113,3 +115,21 @@ def compare(theirs, ours):
     matched = lcs_matches(theirs, ours)
     score = sum(matched) / len(theirs) if theirs else 0.0
     return matched, score, [c for c, ok in zip(theirs, matched) if not ok]
+
+
+# The share of ftrace's calls vtice's graph must show, in order.
+MATCH_WANTED = 0.97
+
+
+def versus_ftrace(oracles, ours):
+    """(ok, message): vtice's graph against the ftrace call it matches best,
+    since two calls of the same syscall can take different slow paths (a
+    slab refill in one, ___slab_alloc, and not in the next)."""
+    if not oracles:
+        return False, "the guest printed no function_graph of openat"
+    scored = [(compare(theirs, ours), theirs) for theirs in oracles]
+    (matched, score, missing), theirs = max(scored, key=lambda s: s[0][1])
+    return score >= MATCH_WANTED, (
+        "%d of ftrace's %d calls appear in order in vtice's %d (%.1f %%, the closest of the kernel's "
+        "%d openat calls); not seen: %s" % (sum(matched), len(theirs), len(ours), 100 * score,
+                                           len(oracles), ", ".join(missing[:30]) or "none"))
