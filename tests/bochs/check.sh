@@ -56,6 +56,8 @@ expected() {
 	hvrefused) echo hv.refused-insmod hv.refused-named hv.refused-bare ;;
 	hvsyscalls) echo hv.syscalls hv.syscalls-cost hv.syscalls-busy hv.syscalls-killed ;;
 	hvpath) echo hv.path-ftrace hv.path-loop hv.path hv.path-report hv.path-after ;;
+	hvpathtf) echo hv.pathtf-ftrace hv.pathtf-openat hv.pathtf-mechanism hv.pathtf-timers hv.pathtf-stealth \
+		hv.pathtf hv.pathtf-sleep-nap hv.pathtf-sleep hv.pathtf-kill hv.pathtf-loop hv.pathtf-after ;;
 	# tests/bochs/bochs-scenarios.sh; the host driver judges the bytes
 	com2) echo com2.echo com2.recv com2.session ;;
 	com2gdb) echo com2gdb.wire ;;

@@ -11,8 +11,8 @@
 #                     bookworm-backports' 6.12, IBT on
 #     penryn-6.1      core2_penryn_t9600: VMX without EPT, must be refused
 #   --quick           the short core per cell (blue pill, one syscall path
-#                     traced against ftrace) instead of the full core (the
-#                     stub driven by stock gdb and vtice doctor as well; the
+#                     traced against ftrace, vtice doctor) instead of the
+#                     full core (the stub driven by stock gdb as well; the
 #                     panic stop ends the machine, so it needs a run of its
 #                     own and is not in a cell: bochs.crash runs it on the
 #                     default cell)
@@ -48,7 +48,7 @@ done
 # The run.sh options and scenarios of a cell.
 cell_args() {
 	local core="load hvstub hvpath hvdoctor"
-	((quick)) && core="load hvpath"
+	((quick)) && core="load hvpath hvdoctor"
 	case $1 in
 	skylake-6.1) echo "--cpu corei7_skylake_x --scenarios '$core'" ;;
 	tigerlake-6.12) echo "--cet --cpu tigerlake --kernel bookworm-backports --scenarios '$core'" ;;

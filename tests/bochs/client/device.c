@@ -69,6 +69,13 @@ int64_t total_exits(void)
 	return err ? -1 : (int64_t)st.total_exits;
 }
 
+int64_t cpu_exits(int fd, int cpu)
+{
+	struct vtice_cpu_stats cs;
+
+	return vtice_cpu_stats(fd, (uint32_t)cpu, &cs) ? -1 : (int64_t)cs.exits_total;
+}
+
 static void cpuid_exits(int n)
 {
 	for (int i = 0; i < n; i++) {

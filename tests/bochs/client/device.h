@@ -22,5 +22,7 @@ int vtice_emit_test(int fd, uint32_t cpu, uint32_t count, uint64_t value,
 
 /* Sum of VM exits over all CPUs from the status ioctl, -1 if unavailable. */
 int64_t total_exits(void);
+/* One CPU's VM exits so far through an open /dev/vtice, -1 if unreadable. */
+int64_t cpu_exits(int fd, int cpu);
 
 #endif

@@ -109,7 +109,7 @@ static const struct command commands[] = {
 	{ "syscalls", cmd_syscalls, "NAME  vtice trace syscalls shows exactly the syscalls a child makes" },
 	{ "path-cost", cmd_path_cost, "NAME  getpid exits unarmed, while trace syscall is armed, after kill -9" },
 	{ "path-kill", cmd_path_kill, "NAME [CPU]  kill -9 trace syscall mid-call (its reader on CPU, default 1): nothing left stepping" },
-	{ "stealth", cmd_stealth, "NAME DONE MAX_S  no TF in PUSHF images, no LBR/BTF in DEBUGCTL, until hostname is DONE" },
+	{ "stealth", cmd_stealth, "NAME DONE MAX_S CPU  no TF in PUSHF images, no LBR/BTF in DEBUGCTL, on CPU, until hostname is DONE" },
 	{ "timer-load", cmd_timer_load, "NAME CPU PERIOD_US DONE MAX_S  an interval timer on CPU until hostname is DONE" },
 	{ "user-probe", cmd_user_probe, "NAME SEED COUNT FILE  the transparency fuzzer's CPL-3 observations, one line each, into FILE" },
 	{ "ring", cmd_ring, "NAME  NAME.order: EMIT_TEST records in order; NAME.overflow: drops counted" },
