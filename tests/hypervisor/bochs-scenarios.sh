@@ -68,21 +68,19 @@ scenario_hvrefused() {
 	$T vmcall hv.refused-bare
 }
 
-# Issue 21 §6: one openat traced whole at the smallest ring and spill
-# (ring_records=64 trace_records=128), the traced task on CPU 1 and the
-# reader on CPU 0:
-# a traced CPU whose ring is full spills, then waits in root for the
-# reader with the other CPU unstepped (debug/tracer_ring.c), longer than
-# the 100 ms for which Linux may put off the reader's timer. Nothing may
-# be lost. Manual: lossless in 7 of 9 runs of 2026-11-27; the two that
-# failed met calls of about 62,000 instructions and lost ~7,000 records
-# (their waits ran out at 150 ms; docs/tracing.md).
-# bochs-manual-scenario: hvpathsmall
+# Issue 21 §6: one openat traced whole at the smallest ring
+# (ring_records=64), the traced task on CPU 1 and the reader on CPU 0:
+# a traced CPU whose ring is full spills (trace_records, the default), and
+# at the call's SYSRET waits in root for the reader, with the other CPU
+# unstepped (debug/tracer_ring.c), to put the spill into the ring 62
+# records at a time. Nothing may be lost. (At the former 4,096-record
+# spill it was lossless in 7 of 9 runs of 2026-11-27, so manual; the two
+# that failed met calls of about 62,000 instructions and lost ~7,000
+# records: their waits in mid-call ran out at 150 ms; docs/tracing.md.)
 scenario_hvpathsmall() {
 	local loop summary lost
 	[ "$loaded" = 0 ] || rmmod_vtice
-	insmod "$KO" ring_records=64 trace_records=128 ||
-		{ result hv.pathsmall FAIL "insmod ring_records=64 trace_records=128"; return; }
+	insmod "$KO" ring_records=64 || { result hv.pathsmall FAIL "insmod ring_records=64"; return; }
 	loaded=1
 	echo vtice >/proc/sys/kernel/hostname
 	taskset 2 $T openat-loop hv.pathsmall-loop /proc/version vtpathsmall-done 900 &

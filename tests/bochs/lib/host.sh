@@ -116,10 +116,13 @@ host_start_driver() {
 	) &
 }
 
-# After Bochs stopped: lets running drivers finish, stops the rest and the relay.
+# After Bochs stopped: starts the drivers asked for in its last second (a
+# host-judged scenario that ends the run: its START line came after the
+# last poll), lets running drivers finish, stops the rest and the relay.
 host_finish() {
 	local out=$1 name pid waited=0
 	[[ -n "${HOST_DRIVER_PORT:-}" ]] || return 0
+	host_poll "$out"
 	for name in $(cut -d' ' -f1 "$out/host/drivers"); do
 		[[ -e "$out/host/$name.started" ]] || continue
 		while [[ ! -e "$out/host/$name.rc" ]] && ((waited < HOST_GRACE_S * 10)); do
