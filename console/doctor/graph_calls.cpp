@@ -195,11 +195,11 @@ GraphMatch match_calls(const std::vector<std::string> &oracle, const std::vector
 }
 
 GraphMatch closest_match(const std::vector<std::vector<std::string>> &oracles,
-			 const std::vector<std::string> &ours)
+			 const std::vector<std::string> &ours, std::size_t max_cells)
 {
 	GraphMatch best;
 	for (const auto &oracle : oracles) {
-		GraphMatch match = match_calls(oracle, ours);
+		GraphMatch match = match_calls(oracle, ours, max_cells);
 		if (best.total == 0 || match.score() > best.score())
 			best = std::move(match);
 	}

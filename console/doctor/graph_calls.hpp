@@ -37,6 +37,6 @@ GraphMatch match_calls(const std::vector<std::string> &oracle, const std::vector
 // The match with the oracle call ours is closest to: two calls of one
 // syscall can take different slow paths. No oracle is no match.
 GraphMatch closest_match(const std::vector<std::vector<std::string>> &oracles,
-			 const std::vector<std::string> &ours);
+			 const std::vector<std::string> &ours, std::size_t max_cells = 64u << 20);
 
 }  // namespace vtice::console::doctor
