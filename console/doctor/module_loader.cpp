@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "kernel_log.hpp"
 #include "vtice/read_input.hpp"
 
 namespace vtice::console::doctor {
@@ -66,7 +67,18 @@ std::string beside_binary()
 	return "";
 }
 
-std::string load_error(const std::string &path, int err)
+// The module's own last words, up to three lines, else where to look.
+std::string refusal(const std::vector<std::string> &said)
+{
+	if (said.empty())
+		return "; dmesg says why";
+	std::string quoted;
+	for (std::size_t i = said.size() > 3 ? said.size() - 3 : 0; i < said.size(); i++)
+		quoted += (quoted.empty() ? "\"" : "; \"") + said[i] + "\"";
+	return ": the kernel log says " + quoted;
+}
+
+std::string load_error(const std::string &path, int err, const std::vector<std::string> &said)
 {
 	switch (err) {
 	case EPERM:
@@ -79,9 +91,9 @@ std::string load_error(const std::string &path, int err)
 	case EBUSY:
 	case ENODEV:
 	case EIO:
-		return path + ": vtice refused to start (" + std::strerror(err) + "); dmesg says why";
+		return path + ": vtice refused to start (" + std::strerror(err) + ")" + refusal(said);
 	default:
-		return path + ": " + std::strerror(err) + " (dmesg may say more)";
+		return path + ": " + std::strerror(err) + refusal(said);
 	}
 }
 
@@ -118,11 +130,12 @@ Result<void> load_module(const std::string &path, const std::string &params)
 	if (fd < 0)
 		return Error{path + ": " + std::strerror(errno)};
 	int flags = compressed(path) ? MODULE_INIT_COMPRESSED_FILE : 0;
+	KernelLogTail log;
 	long rc = syscall(SYS_finit_module, fd, params.c_str(), flags);
 	int err = errno;
 	close(fd);
 	if (rc != 0)
-		return Error{load_error(path, err)};
+		return Error{load_error(path, err, log.lines("vtice: "))};
 	return {};
 }
 

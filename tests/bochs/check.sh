@@ -54,6 +54,7 @@ expected() {
 		hv.transparency-user-loaded hv.transparency-user-path-armed hv.transparency-user-syscalls-armed \
 		hv.transparency-user-unloaded ;;
 	hvrefused) echo hv.refused-insmod hv.refused-named hv.refused-bare ;;
+	hvdoctorrefused) echo hv.doctorrefused-load hv.doctorrefused-rest hv.doctor ;;
 	hvsyscalls) echo hv.syscalls hv.syscalls-cost hv.syscalls-busy hv.syscalls-killed ;;
 	hvpath) echo hv.path-ftrace hv.path-loop hv.path hv.path-report hv.path-after ;;
 	hvpathtf) echo hv.pathtf-ftrace hv.pathtf-openat hv.pathtf-mechanism hv.pathtf-timers hv.pathtf-stealth \

@@ -52,7 +52,7 @@ cell_args() {
 	case $1 in
 	skylake-6.1) echo "--cpu corei7_skylake_x --scenarios '$core'" ;;
 	tigerlake-6.12) echo "--cet --cpu tigerlake --kernel bookworm-backports --scenarios '$core'" ;;
-	penryn-6.1) echo "--cpu core2_penryn_t9600 --scenarios hvrefused" ;;
+	penryn-6.1) echo "--cpu core2_penryn_t9600 --scenarios 'hvrefused hvdoctorrefused'" ;;
 	*) return 1 ;;
 	esac
 }

@@ -228,6 +228,43 @@ scenario_hvdoctor() {
 	[ -e /sys/module/vtice ] && result hv.doctor-left-loaded FAIL "doctor left vtice loaded"
 }
 
+# vtice doctor where the module must be refused (the matrix's penryn
+# cell: VMX without EPT): its load row fails in the module's own words
+# (the kernel log's "lacks" line), no later check runs, it exits 1 and
+# leaves nothing loaded. Its summary is the cell's doctor column.
+# Turning ftrace's function_graph on for doctor's oracle (before the load)
+# patches every traced function with IPIs to each CPU, which on Bochs's
+# Penryn model takes longer than the soft-lockup watchdog's 20 s (seen:
+# "stuck for 26s" in text_poke_bp_batch, vtice not loaded): the watchdog
+# waits 120 s meanwhile.
+# bochs-manual-scenario: hvdoctorrefused
+scenario_hvdoctorrefused() {
+	local rc load rest thresh
+	[ "$loaded" = 0 ] || rmmod_vtice
+	thresh=$(cat /proc/sys/kernel/watchdog_thresh)
+	echo 60 >/proc/sys/kernel/watchdog_thresh
+	vtice doctor --module "$KO" --json /tmp/doctor.json --work-dir /tmp/doctor >/tmp/doctor.out 2>/tmp/doctor.err
+	rc=$?
+	echo "$thresh" >/proc/sys/kernel/watchdog_thresh
+	sed 's/^/doctor: /' /tmp/doctor.out
+	load=$(grep '^load ' /tmp/doctor.out)
+	case "$load" in
+	*" FAIL "*"lacks"*) result hv.doctorrefused-load PASS "$(echo "$load" | sed 's/^load *FAIL *//')" ;;
+	*) result hv.doctorrefused-load FAIL "${load:-no load row}: not refused by the feature's name" ;;
+	esac
+	rest=$(sed -n '/^exits-idle /,/^unload /p' /tmp/doctor.out)
+	if [ -n "$rest" ] && ! echo "$rest" | grep -qv ' not run: '; then
+		result hv.doctorrefused-rest PASS "$(echo "$rest" | wc -l) checks not run after the refusal"
+	else
+		result hv.doctorrefused-rest FAIL "a check ran after the refusal: $(echo "$rest" | grep -v ' not run: ' | head -n 1)"
+	fi
+	if [ "$rc" = 1 ] && [ ! -e /sys/module/vtice ] && grep -q '"checks"' /tmp/doctor.json; then
+		result hv.doctor PASS "exit 1, as it must be here; $(tail -n 3 /tmp/doctor.out | head -n 1)"
+	else
+		result hv.doctor FAIL "exit $rc (1 wanted), vtice $([ -e /sys/module/vtice ] && echo loaded || echo not loaded): $(tail -n 2 /tmp/doctor.err)"
+	fi
+}
+
 # selftest=1: CPL-0 probes on every CPU (VMCALL key check, VMXON #UD,
 # CR4.VMXE, VMX MSRs, FEATURE_CONTROL, XSETBV, INVD, DEBUGCTL read-back).
 scenario_hvselftest() {
