@@ -71,9 +71,10 @@ const char kHelp[] =
 	"\n"
 	"Cost: while waiting, two VM exits per syscall of any task; while the call\n"
 	"is traced, one VM exit per instruction (or branch) on every CPU. Records\n"
-	"a full ring cannot take wait in the hypervisor, then the traced CPU waits\n"
-	"for this reader (up to " VTICE_WAIT_MS_TEXT " ms; the other CPUs run unstepped\n"
-	"meanwhile); what is lost anyway is counted and shown (docs/tracing.md).\n";
+	"a full ring cannot take wait in the hypervisor (up to the module's\n"
+	"trace_records, default 32768 a CPU), then the traced CPU waits for this\n"
+	"reader (up to " VTICE_WAIT_MS_TEXT " ms; the other CPUs run unstepped meanwhile);\n"
+	"what is lost anyway is counted and shown (docs/tracing.md).\n";
 
 constexpr std::uint64_t kDefaultMaxInsns = 1'000'000;
 constexpr long kPollMs = 2;
