@@ -69,6 +69,7 @@ class Relay:
         if self.bochs is not None:
             conn.close()  # only one Bochs per run
             return
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.bochs, self.bochs_seen = conn, True
         self.sel.register(conn, selectors.EVENT_READ, self.from_bochs)
         self.note("bochs-connected")
@@ -80,6 +81,7 @@ class Relay:
         conn, _ = sock.accept()
         if self.driver is not None:
             self.drop_driver("replaced by a new connection")
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.driver = conn
         self.counts["drivers"] += 1
         self.sel.register(conn, selectors.EVENT_READ, self.from_driver)
@@ -103,6 +105,11 @@ class Relay:
 
     def from_bochs(self, sock):
         data = sock.recv(65536)
+        # Bochs writes the guest's UART a byte at a time on a socket with
+        # Nagle on: each reply's first byte goes out, the rest waits for our
+        # ACK, which Linux delays by ~40 ms unless asked (tcp(7) TCP_QUICKACK,
+        # not permanent: set after every read).
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 1)
         if not data:
             self.note("bochs-closed")
             self.sel.unregister(sock)
