@@ -15,7 +15,7 @@ extern const Command kCmdRwatch, kCmdAwatch, kCmdCondition, kCmdIgnore, kCmdComm
 extern const Command kCmdContinue, kCmdStep, kCmdNext, kCmdFinish, kCmdInfoRegisters, kCmdSet;
 extern const Command kCmdExamine, kCmdDump, kCmdDisas, kCmdBacktrace, kCmdPrint, kCmdInfoSymbol;
 extern const Command kCmdTranslate, kCmdMonitor, kCmdDetach, kCmdDisconnect, kCmdHelp, kCmdTrace, kCmdInfoTask, kCmdInfoThreads, kCmdThread;
-extern const Command kCmdPtype, kCmdOffsetof, kCmdDmesg;
+extern const Command kCmdPtype, kCmdOffsetof, kCmdDmesg, kCmdVmcore;
 
 // Commands living outside this directory's fixed list (trace), added by
 // their own files so the table has one line per command.

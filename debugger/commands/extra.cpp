@@ -7,8 +7,8 @@ namespace vtice::dbg {
 
 std::span<const Command *const> extra_commands()
 {
-	static const std::array<const Command *, 7> kExtra = {&kCmdTrace, &kCmdInfoTask, &kCmdInfoThreads, &kCmdThread,
-							       &kCmdPtype, &kCmdOffsetof, &kCmdDmesg};
+	static const std::array<const Command *, 8> kExtra = {&kCmdTrace, &kCmdInfoTask, &kCmdInfoThreads, &kCmdThread,
+							       &kCmdPtype, &kCmdOffsetof, &kCmdDmesg, &kCmdVmcore};
 	return kExtra;
 }
 

@@ -1,0 +1,60 @@
+#include "../vmcore/vmcore_dump.hpp"
+#include "commands.hpp"
+
+namespace vtice::dbg {
+
+static Result<void> run(CommandContext &ctx, const std::vector<std::string> &args)
+{
+	vmcore::DumpOptions options;
+	for (std::size_t i = 0; i < args.size(); ++i) {
+		if (args[i] == "--filter") {
+			if (i + 1 == args.size() || args[i + 1] != "zero")
+				return make_error("--filter takes 'zero' (all-zero pages as zero fill)");
+			options.skip_zero_pages = true;
+			++i;
+		} else if (!args[i].empty() && args[i][0] == '-') {
+			return make_error("vmcore: unknown option '" + args[i] + "'");
+		} else if (options.path.empty()) {
+			options.path = args[i];
+		} else {
+			return usage_error(kCmdVmcore);
+		}
+	}
+	if (options.path.empty())
+		return usage_error(kCmdVmcore);
+	auto summary = vmcore::dump_vmcore(ctx.session, options, ctx.out);
+	if (!summary)
+		return summary.error();
+	const auto &s = *summary;
+	ctx.out.print("Wrote %s: Linux %s, %u CPUs, %llu of %llu MiB of RAM in %u segments, %.1f MiB file, %.1f s\n",
+		      options.path.c_str(), s.osrelease.c_str(), s.cpus,
+		      static_cast<unsigned long long>(s.written_bytes >> 20), static_cast<unsigned long long>(s.ram_bytes >> 20),
+		      s.load_segments, static_cast<double>(s.file_bytes) / (1 << 20), s.seconds);
+	if (s.zero_pages)
+		ctx.out.print("%llu all-zero pages take no room (--filter zero)\n", static_cast<unsigned long long>(s.zero_pages));
+	if (s.unreadable_pages)
+		ctx.out.print("warning: the target refused %llu pages, the first at physical 0x%llx; %llu of them are "
+			      "left out, %llu written as zeros (no header left to split on)\n",
+			      static_cast<unsigned long long>(s.unreadable_pages),
+			      static_cast<unsigned long long>(s.first_unreadable),
+			      static_cast<unsigned long long>(s.unreadable_pages - s.unreadable_as_zeros),
+			      static_cast<unsigned long long>(s.unreadable_as_zeros));
+	return {};
+}
+
+const Command kCmdVmcore = {
+	"vmcore", {"gcore"}, "vmcore FILE [--filter zero]", "write the stopped kernel to an ELF vmcore for crash and drgn",
+	"Writes the stopped kernel's RAM and every CPU's registers to FILE in the\n"
+	"layout of kdump's /proc/vmcore: a PRSTATUS note per CPU, the kernel's own\n"
+	"VMCOREINFO note, a PT_LOAD per range of System RAM (from the kernel's\n"
+	"iomem tree, read through BTF). Open it with `crash VMLINUX FILE` (the\n"
+	"vmlinux with debug info, Debian's linux-image-*-dbg) or `drgn -c FILE`.\n"
+	"Memory is read physically where the stub can (QEMU), else through the\n"
+	"kernel's direct map; pages the target refuses are left out of the file\n"
+	"and counted. --filter zero stores all-zero pages as zero fill, which\n"
+	"takes no room in the file (makedumpfile -d 1). The file appears as FILE.part until it is complete; Ctrl-C stops\n"
+	"the dump and removes it. Shows progress, rate and time left.\n",
+	run,
+};
+
+}  // namespace vtice::dbg

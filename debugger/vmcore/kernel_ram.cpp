@@ -1,0 +1,107 @@
+#include "kernel_ram.hpp"
+
+#include <cstring>
+
+namespace vtice::dbg::vmcore {
+
+namespace {
+
+// x86-64's physical address width at most (SDM Vol. 3A 4.1.4: MAXPHYADDR <= 52).
+constexpr std::uint64_t kPhysicalLimit = 1ull << 52;
+// /proc/iomem of a large server has a few hundred top-level entries.
+constexpr unsigned kMaxResources = 65536;
+constexpr std::uint64_t kPage = 4096;
+
+std::string hex(std::uint64_t v)
+{
+	char buf[24];
+	std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+	return buf;
+}
+
+struct ResourceLayout {
+	btf::Member start, end, name, sibling, child;
+	std::uint64_t size = 0;
+};
+
+Result<ResourceLayout> resource_layout(const btf::Types &types)
+{
+	auto id = types.find("struct resource");
+	if (!id)
+		return id.error();
+	ResourceLayout l;
+	for (auto [field, out] : {std::pair{"start", &l.start}, {"end", &l.end}, {"name", &l.name},
+				   {"sibling", &l.sibling}, {"child", &l.child}}) {
+		auto m = types.member(*id, field);
+		if (!m)
+			return m.error();
+		if (m->size != 8 || m->bitfield_bits)
+			return make_error(std::string("struct resource.") + field + " is not 8 bytes in this kernel's BTF");
+		*out = *m;
+	}
+	auto size = types.size_of(*id);
+	if (!size)
+		return size.error();
+	l.size = *size;
+	return l;
+}
+
+std::uint64_t field(const std::vector<std::uint8_t> &bytes, const btf::Member &m)
+{
+	std::uint64_t v = 0;
+	std::memcpy(&v, bytes.data() + m.bit_offset / 8, 8);
+	return v;
+}
+
+// Reads a short NUL-terminated name; "" when unreadable.
+std::string read_name(Session &session, std::uint64_t address)
+{
+	auto bytes = session.read_memory(address, 16);
+	if (!bytes)
+		return {};
+	std::string s(bytes->begin(), bytes->end());
+	return s.substr(0, s.find('\0'));
+}
+
+}  // namespace
+
+Result<std::vector<PhysicalRange>> system_ram(Session &session, const btf::Types &types)
+{
+	auto layout = resource_layout(types);
+	if (!layout)
+		return layout.error();
+	auto root = session.resolve_location("iomem_resource");
+	if (!root)
+		return make_error("no symbol iomem_resource: " + root.error().message);
+	auto root_bytes = session.read_memory(*root, layout->size);
+	if (!root_bytes)
+		return make_error("reading iomem_resource: " + root_bytes.error().message);
+	std::vector<PhysicalRange> ram;
+	std::uint64_t node = field(*root_bytes, layout->child);
+	unsigned visited = 0;
+	for (; node; ++visited) {
+		if (visited == kMaxResources)
+			return make_error("the iomem resource list has more than " + std::to_string(kMaxResources) +
+					  " entries (a loop?)");
+		auto bytes = session.read_memory(node, layout->size);
+		if (!bytes)
+			return make_error("reading struct resource at " + hex(node) + ": " + bytes.error().message);
+		std::uint64_t start = field(*bytes, layout->start), end = field(*bytes, layout->end);
+		node = field(*bytes, layout->sibling);
+		if (read_name(session, field(*bytes, layout->name)) != "System RAM")
+			continue;
+		if (end < start || end >= kPhysicalLimit)
+			return make_error("System RAM " + hex(start) + "-" + hex(end) + " is not a physical range");
+		std::uint64_t first = (start + kPage - 1) / kPage * kPage, last = (end + 1) / kPage * kPage;
+		if (last <= first)
+			continue;
+		if (!ram.empty() && first < ram.back().start + ram.back().size)
+			return make_error("System RAM " + hex(start) + "-" + hex(end) + " overlaps or precedes the one before it");
+		ram.push_back({first, last - first});
+	}
+	if (ram.empty())
+		return make_error("the iomem resource tree lists no System RAM");
+	return ram;
+}
+
+}  // namespace vtice::dbg::vmcore

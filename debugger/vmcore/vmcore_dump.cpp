@@ -1,0 +1,258 @@
+#include "vmcore_dump.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../btf/btf_source.hpp"
+#include "elf_core.hpp"
+#include "kernel_ram.hpp"
+#include "notes.hpp"
+#include "vtice/interrupts.hpp"
+
+namespace vtice::dbg::vmcore {
+
+namespace {
+
+// arch/x86/include/asm/page_64_types.h: the kernel image's mapping, and the
+// direct map's base without KASLR (CONFIG_DYNAMIC_MEMORY_LAYOUT moves it;
+// page_offset_base then holds it).
+constexpr std::uint64_t kStartKernelMap = 0xffffffff80000000ull;
+constexpr std::uint64_t kDefaultPageOffset = 0xffff888000000000ull;
+constexpr std::uint64_t kPage = 4096;
+
+Result<std::uint64_t> read_u64(Session &session, std::uint64_t address)
+{
+	auto bytes = session.read_memory(address, 8);
+	if (!bytes)
+		return bytes.error();
+	std::uint64_t v;
+	std::memcpy(&v, bytes->data(), 8);
+	return v;
+}
+
+Result<std::uint64_t> read_symbol_u64(Session &session, const char *name)
+{
+	auto address = session.resolve_location(name);
+	if (!address)
+		return make_error(std::string("no symbol ") + name + ": " + address.error().message);
+	auto v = read_u64(session, *address);
+	if (!v)
+		return make_error(std::string("reading ") + name + ": " + v.error().message);
+	return v;
+}
+
+// The text the kernel keeps for kdump (kernel/crash_core.c: vmcoreinfo_data,
+// vmcoreinfo_size), checked before it goes into the file.
+Result<std::string> read_vmcoreinfo(Session &session)
+{
+	auto data = read_symbol_u64(session, "vmcoreinfo_data");
+	if (!data)
+		return make_error(data.error().message + " (a kernel without CONFIG_CRASH_CORE has no vmcoreinfo)");
+	auto size = read_symbol_u64(session, "vmcoreinfo_size");
+	if (!size)
+		return size.error();
+	if (*size == 0 || *size > 4096 || *data == 0)
+		return make_error("the kernel's vmcoreinfo is not set up (size " + std::to_string(*size) + ")");
+	auto bytes = session.read_memory(*data, static_cast<std::size_t>(*size));
+	if (!bytes)
+		return make_error("reading the kernel's vmcoreinfo: " + bytes.error().message);
+	std::string text(bytes->begin(), bytes->end());
+	if (auto r = check_vmcoreinfo(text); !r)
+		return r.error();
+	return text;
+}
+
+// One PRSTATUS note per stub thread (QEMU and the vtice stub: one per CPU, in
+// CPU order, which is how crash and drgn pair notes with CPUs).
+Result<std::vector<std::uint8_t>> cpu_notes(Session &session, unsigned &cpus)
+{
+	Target &target = session.target();
+	auto threads = target.threads();
+	if (!threads)
+		return threads.error();
+	int selected = target.selected_thread();
+	std::vector<std::uint8_t> notes;
+	for (int thread : *threads) {
+		if (auto r = target.select_thread(thread); !r)
+			return r.error();
+		auto values = target.read_registers();
+		if (!values)
+			return make_error("registers of thread " + std::to_string(thread) + ": " + values.error().message);
+		PrstatusRegisters regs{};
+		for (std::size_t i = 0; i < kPrstatusRegisters.size(); ++i) {
+			const RegisterInfo *info = target.layout().find(kPrstatusRegisters[i]);
+			regs[i] = info ? values->get(*info).value_or(0) : 0;
+		}
+		regs[15] = ~0ull;  // orig_rax
+		auto note = prstatus_note(regs, 0);
+		notes.insert(notes.end(), note.begin(), note.end());
+	}
+	cpus = static_cast<unsigned>(threads->size());
+	if (selected > 0)
+		(void)target.select_thread(selected);
+	session.invalidate_registers();
+	return notes;
+}
+
+// [_text, _end) as the kernel image's own PT_LOAD, what /proc/kcore's text
+// segment covers and kexec-tools copies: drgn reads swapper_pg_dir through
+// it before it can walk any page table. Its physical address is
+// __pa_symbol(), vaddr - __START_KERNEL_map + phys_base.
+std::optional<RamRange> kernel_image(Session &session)
+{
+	auto text = session.resolve_location("_text"), etext = session.resolve_location("_end");
+	auto phys_base = read_symbol_u64(session, "phys_base");
+	if (!text || !etext || !phys_base || *etext <= *text || *text < kStartKernelMap)
+		return std::nullopt;
+	std::uint64_t start = *text / kPage * kPage, end = (*etext + kPage - 1) / kPage * kPage;
+	return RamRange{start - kStartKernelMap + *phys_base, start, end - start};
+}
+
+// Physical reads for the length of the dump: the stub's physical mode when
+// it has one, else the direct map.
+class PhysicalMemory {
+public:
+	PhysicalMemory(Session &session, std::uint64_t page_offset) : session_(session), page_offset_(page_offset)
+	{
+		physical_ = session.target().features().physical_memory && session.target().set_physical_mode(true);
+	}
+	~PhysicalMemory()
+	{
+		if (physical_)
+			(void)session_.target().set_physical_mode(false);
+	}
+	PhysicalMemory(const PhysicalMemory &) = delete;
+	PhysicalMemory &operator=(const PhysicalMemory &) = delete;
+
+	Result<std::vector<std::uint8_t>> read(std::uint64_t paddr, std::size_t length)
+	{
+		if (physical_)
+			return session_.target().read_memory(paddr, length);
+		return session_.read_memory(page_offset_ + paddr, length);
+	}
+	const char *how() const { return physical_ ? "physical reads" : "the direct map"; }
+
+private:
+	Session &session_;
+	std::uint64_t page_offset_;
+	bool physical_ = false;
+};
+
+std::string mib(std::uint64_t bytes)
+{
+	char buf[32];
+	std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+	return buf;
+}
+
+// "vmcore: 120.0 MiB of 511.6 MiB, 40.2 MiB/s, 10 s left"
+CoreProgress progress_line(Output &out, std::chrono::steady_clock::time_point start)
+{
+	return [&out, start](std::uint64_t done, std::uint64_t total) {
+		if (interrupts::command_interrupted() || interrupts::end_signal())
+			return false;
+		double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+		double rate = seconds > 0 ? static_cast<double>(done) / seconds : 0;
+		std::string line = "vmcore: " + mib(done) + " of " + mib(total);
+		if (rate > 0) {
+			char buf[64];
+			std::snprintf(buf, sizeof buf, ", %.1f MiB/s, %.0f s left", rate / (1 << 20),
+				      static_cast<double>(total - done) / rate);
+			line += buf;
+		}
+		out.progress(line);
+		return true;
+	};
+}
+
+// A new regular file, or an existing one to replace; never a directory,
+// a device or a FIFO.
+Result<int> create_part_file(const std::string &path, std::string &part)
+{
+	struct stat info;
+	if (::stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode))
+		return make_error(path + " exists and is not a regular file");
+	part = path + ".part";
+	int fd = ::open(part.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return make_error("cannot create " + part + ": " + std::strerror(errno));
+	return fd;
+}
+
+}  // namespace
+
+Result<DumpSummary> dump_vmcore(Session &session, const DumpOptions &options, Output &out)
+{
+	if (session.state() != SessionState::Stopped)
+		return make_error("the target is running: stop it first (interrupt, or a breakpoint)");
+	auto started = std::chrono::steady_clock::now();
+	auto types = session.kernel_types().get(session, out);
+	if (!types)
+		return make_error("kernel types (BTF) are needed to find RAM: " + types.error().message);
+	auto vmcoreinfo = read_vmcoreinfo(session);
+	if (!vmcoreinfo)
+		return vmcoreinfo.error();
+	auto ram = system_ram(session, **types);
+	if (!ram)
+		return ram.error();
+	auto page_offset = read_symbol_u64(session, "page_offset_base");
+	std::uint64_t direct_map = page_offset ? *page_offset : kDefaultPageOffset;
+
+	DumpSummary summary;
+	CoreLayout layout;
+	auto notes = cpu_notes(session, summary.cpus);
+	if (!notes)
+		return notes.error();
+	layout.notes = std::move(*notes);
+	auto info = vmcoreinfo_note(*vmcoreinfo);
+	layout.notes.insert(layout.notes.end(), info.begin(), info.end());
+	for (const auto &r : *ram)
+		layout.ram.push_back({r.start, direct_map + r.start, r.size});
+	if (auto image = kernel_image(session); image && check_layout({{}, layout.ram, image}))
+		layout.kernel_image = image;
+	layout.skip_zero_pages = options.skip_zero_pages;
+	if (auto r = check_layout(layout); !r)
+		return r.error();
+
+	std::string part;
+	auto fd = create_part_file(options.path, part);
+	if (!fd)
+		return fd.error();
+	PhysicalMemory memory(session, direct_map);
+	std::uint64_t total = 0;
+	for (const auto &r : layout.ram)
+		total += r.size;
+	out.print("Dumping %s of RAM in %zu ranges and %u CPUs, through %s, to %s\n", mib(total).c_str(),
+		  layout.ram.size(), summary.cpus, memory.how(), options.path.c_str());
+	auto stats = write_core(
+		*fd, layout, [&memory](std::uint64_t pa, std::size_t n) { return memory.read(pa, n); },
+		progress_line(out, std::chrono::steady_clock::now()));
+	bool closed = ::close(*fd) == 0;
+	if (!stats || !closed) {
+		::unlink(part.c_str());
+		return stats ? make_error("closing " + part + ": " + std::strerror(errno)) : stats.error();
+	}
+	if (::rename(part.c_str(), options.path.c_str()) != 0) {
+		int e = errno;
+		::unlink(part.c_str());
+		return make_error("renaming " + part + " to " + options.path + ": " + std::strerror(e));
+	}
+	summary.ram_bytes = stats->ram_bytes;
+	summary.written_bytes = stats->written_bytes;
+	summary.file_bytes = stats->file_bytes;
+	summary.zero_pages = stats->zero_pages;
+	summary.unreadable_pages = stats->unreadable_pages;
+	summary.unreadable_as_zeros = stats->unreadable_as_zeros;
+	summary.first_unreadable = stats->first_unreadable;
+	summary.load_segments = stats->load_segments;
+	summary.osrelease = vmcoreinfo_value(*vmcoreinfo, "OSRELEASE");
+	summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+	return summary;
+}
+
+}  // namespace vtice::dbg::vmcore

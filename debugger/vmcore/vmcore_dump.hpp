@@ -1,0 +1,34 @@
+// Writes a stopped kernel's memory and CPU state to an ELF vmcore that
+// crash and drgn open as they open kdump's: RAM from the kernel's own map,
+// VMCOREINFO from the kernel's own note, one PRSTATUS per CPU (per stub
+// thread). Works through any stub: physical reads where the stub offers
+// them (QEMU), else the kernel's direct map.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "../output.hpp"
+#include "../session.hpp"
+#include "vtice/result.hpp"
+
+namespace vtice::dbg::vmcore {
+
+struct DumpOptions {
+	std::string path;
+	bool skip_zero_pages = false;  // --filter zero
+};
+
+struct DumpSummary {
+	std::uint64_t ram_bytes = 0, written_bytes = 0, file_bytes = 0;
+	std::uint64_t zero_pages = 0, unreadable_pages = 0, unreadable_as_zeros = 0, first_unreadable = 0;
+	unsigned cpus = 0, load_segments = 0;
+	std::string osrelease;
+	double seconds = 0;
+};
+
+// The file is written as PATH.part and renamed when complete: an
+// interrupted dump never leaves a file that looks whole.
+Result<DumpSummary> dump_vmcore(Session &session, const DumpOptions &options, Output &out);
+
+}  // namespace vtice::dbg::vmcore
