@@ -1,28 +1,18 @@
 // vtice attach: connect to a GDB RSP stub and run debugger commands, from a
 // file or stdin in batch mode (plain output, for scripts and tests).
-#include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <functional>
-#include <iostream>
-#include <memory>
 #include <optional>
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "args.hpp"
+#include "attach_session.hpp"
 #include "commands/command.hpp"
-#include "btf/btf_source.hpp"
-#include "kernel_cache.hpp"
-#include "kernel_setup.hpp"
 #include "line_input.hpp"
 #include "messages.hpp"
-#include "rsp/rsp_target.hpp"
-#include "session.hpp"
 #include "session_model.hpp"
 #include "subcommands.hpp"
-#include "vtice/escape.hpp"
 #include "vtice/interrupts.hpp"
 
 namespace vtice::console {
@@ -79,66 +69,6 @@ const char kHelp[] =
 	"session within 2 s whatever the stub does. Exit status: 0 if every command\n"
 	"succeeded, 1 otherwise, 128+N after signal N.\n";
 
-class StdOutput final : public dbg::Output {
-public:
-	// Everything the debugger prints may quote the target: escaped.
-	void write(std::string_view text) override
-	{
-		end_progress();
-		write_escaped(stdout, text);
-		std::fflush(stdout);
-	}
-	// On a terminal the line is redrawn in place; into a file or a pipe, a
-	// line a second at most, so a log keeps the story without the flood.
-	void progress(std::string_view text) override
-	{
-		std::string line = escape_text(text, Layout::Field);
-		if (terminal_) {
-			std::fprintf(stderr, "\r\033[K%s", line.c_str());
-			pending_newline_ = true;
-			return;
-		}
-		auto now = std::chrono::steady_clock::now();
-		if (now - last_ < std::chrono::seconds(1))
-			return;
-		last_ = now;
-		std::fprintf(stderr, "%s\n", line.c_str());
-	}
-	~StdOutput() override { end_progress(); }
-
-private:
-	void end_progress()
-	{
-		if (pending_newline_)
-			std::fputc('\n', stderr);
-		pending_newline_ = false;
-	}
-	bool terminal_ = isatty(STDERR_FILENO);
-	bool pending_newline_ = false;
-	std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
-};
-
-// The end of every session that did not detach or disconnect itself:
-// breakpoints out, the target running (docs/hardening.md).
-// After SIGTERM or SIGHUP the cleanup has a budget: a stub that does not
-// answer is given up, never waited for.
-int end_session(dbg::Session &session, dbg::Output &out, int status)
-{
-	if (interrupts::end_signal())
-		interrupts::begin_cleanup();
-	else
-		interrupts::end_command();
-	if (session.state() != dbg::SessionState::Detached) {
-		if (auto r = session.detach(); !r) {
-			eprintf("vtice attach: could not detach: %s\n", r.error().to_string().c_str());
-			status = kExitFailure;
-		} else {
-			out.print("Detached; breakpoints removed, the target runs on.\n");
-		}
-	}
-	return interrupts::end_signal() ? 128 + interrupts::end_signal() : status;
-}
-
 // The lines of a block ("commands N" ... "end") come from the same input,
 // at a ">" prompt when interactive.
 std::function<std::optional<std::string>()> block_reader(dbg::Output &out, LineInput &in, bool batch, bool echo)
@@ -194,62 +124,6 @@ int run_commands(dbg::CommandContext &ctx, LineInput &in, bool batch, bool echo,
 	return status;
 }
 
-}  // namespace
-
-namespace {
-
-struct AttachOptions {
-	int timeout_ms = -1;
-	dbg::rsp::TransportOptions transport;
-	dbg::KernelSetupOptions setup;
-	std::string btf_file;
-	std::optional<dbg::btf::Types> btf;
-};
-
-// Every option checked, and every file the user named read, before vtice
-// connects: a bad one is a usage error that costs the target nothing.
-Result<AttachOptions> check_options(const ParsedArgs &args)
-{
-	AttachOptions o;
-	o.timeout_ms = args.has("--batch") ? 60000 : -1;
-	if (auto t = args.get("--timeout")) {
-		auto ms = parse_timeout_ms("--timeout", *t);
-		if (!ms)
-			return ms.error();
-		o.timeout_ms = *ms;
-	}
-	if (auto b = args.get("--baud")) {
-		auto baud = parse_count("--baud", *b, 1, 4000000);
-		if (!baud || !dbg::rsp::supported_baud(static_cast<unsigned>(*baud)))
-			return make_error("--baud '" + *b + "': a serial speed such as 9600, 115200 or 921600");
-		o.transport.baud = static_cast<unsigned>(*baud);
-	}
-	if (auto spec = dbg::rsp::parse_target_spec(args.positional[0]); !spec)
-		return spec.error();
-	o.setup.symbols_file = args.get("--symbols").value_or("");
-	if (!o.setup.symbols_file.empty()) {
-		// Read more than once (names, then ORC and BTF on demand).
-		struct stat info;
-		if (::stat(o.setup.symbols_file.c_str(), &info) == 0 && !S_ISREG(info.st_mode))
-			return make_error("--symbols: " + o.setup.symbols_file +
-					  " is not a regular file (attach reads it more than once)");
-		auto symbols = dbg::default_symbol_file_loader()(o.setup.symbols_file);
-		if (!symbols)
-			return make_error("--symbols: " + symbols.error().to_string());
-		o.setup.symbols_loaded = std::move(*symbols);
-	}
-	o.btf_file = args.get("--btf").value_or("");
-	if (!o.btf_file.empty()) {
-		auto types = dbg::btf::load_file(o.btf_file);
-		if (!types)
-			return make_error("--btf: " + types.error().to_string());
-		o.btf.emplace(std::move(*types));
-	}
-	o.setup.load_orc = !args.has("--no-orc");
-	if (!args.has("--no-cache"))
-		o.setup.cache_dir = dbg::default_cache_dir();
-	return o;
-}
 
 // The batch file, or standard input.
 Result<LineInput> open_commands(const ParsedArgs &args)
@@ -259,22 +133,6 @@ Result<LineInput> open_commands(const ParsedArgs &args)
 	if (!in)
 		return make_error("--batch: " + in.error().to_string());
 	return in;
-}
-
-void print_attached(dbg::Session &session, const Result<dbg::KernelInfo> &info, dbg::Output &out)
-{
-	for (const auto &warning : session.target().features().warnings)
-		eprintf("vtice attach: warning: %s\n", warning.c_str());
-	out.print("Attached to %s (%zu registers, thread %d)\n", session.target().describe().c_str(),
-		  session.target().layout().registers.size(), session.target().selected_thread());
-	if (!info)
-		return;
-	if (info->slide)
-		out.print("KASLR slide 0x%llx (IDT vector 0 -> 0x%llx)\n", static_cast<unsigned long long>(*info->slide),
-			  static_cast<unsigned long long>(*info->divide_error_handler));
-	out.print("%s\n%s\n", info->symbols.c_str(), info->orc.c_str());
-	if (!info->cache.empty())
-		out.print("kernel cache: %s\n", info->cache.c_str());
 }
 
 // A failure before the command loop; after SIGTERM or SIGHUP, 128+N.
@@ -288,9 +146,9 @@ int fail(const Error &error, int status)
 
 int cmd_attach(int argc, char **argv)
 {
-	auto args = parse_args(argc, argv, {{"--batch", true}, {"--symbols", true}, {"--btf", true}, {"--no-orc", false},
-					    {"--no-image-search", false}, {"--no-cache", false}, {"--timeout", true},
-					    {"--echo", false}, {"--keep-going", false}, {"--baud", true}});
+	auto specs = attach_option_specs();
+	specs.insert(specs.end(), {{"--batch", true}, {"--echo", false}, {"--keep-going", false}});
+	auto args = parse_args(argc, argv, specs);
 	if (!args)
 		return fail(args.error(), kExitUsage);
 	if (args->help) {
@@ -301,20 +159,13 @@ int cmd_attach(int argc, char **argv)
 		return fail(make_error("give exactly one TARGET (see --help)"), kExitUsage);
 	// From here on no signal kills vtice: each ends what it interrupts.
 	interrupts::install();
-	auto options = check_options(*args);
+	bool batch = args->has("--batch");
+	auto options = check_attach_options(*args, batch ? 60000 : -1);
 	if (!options)
 		return fail(options.error(), kExitUsage);
 	auto in = open_commands(*args);
 	if (!in)
 		return fail(in.error(), kExitUsage);
-	auto target = dbg::rsp::RspTarget::connect(args->positional[0], {}, options->transport);
-	if (!target)
-		return fail(target.error(), kExitFailure);
-	dbg::Session session(std::move(*target));
-	session.kernel_types().set_sources(options->btf_file, options->setup.symbols_file);
-	if (options->btf)
-		session.kernel_types().adopt(std::move(*options->btf));
-	bool batch = args->has("--batch");
 	// The debugger screen shows what attaching prints in its output pane.
 	bool interactive = !batch && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 	StdOutput stdout_output;
@@ -322,21 +173,17 @@ int cmd_attach(int argc, char **argv)
 	dbg::Output &out = interactive ? static_cast<dbg::Output &>(screen_output) : stdout_output;
 	// Attaching and learning the kernel are one command for Ctrl-C.
 	interrupts::begin_command(-1);
-	auto stop = session.attach();
-	if (!stop)
-		return fail(stop.error(), kExitFailure);
-	// QEMU's gdbstub is a fast local socket: memory beats inflating images.
-	if (options->setup.symbols_file.empty() && !args->has("--no-image-search") &&
-	    !session.target().features().physical_memory)
-		options->setup.image_candidates = dbg::installed_kernel_images();
-	auto info = dbg::setup_kernel(session, options->setup, out);
-	print_attached(session, info, out);
+	auto attached = attach_target(args->positional[0], *options, out);
+	if (!attached)
+		return fail(attached.error(), kExitFailure);
+	dbg::Session &session = *attached->session;
+	print_attached("vtice attach", session, attached->info, out);
 	if (interactive)
-		return tui::run_interactive(session, *stop, screen_output.text());
+		return tui::run_interactive(session, attached->stop, screen_output.text());
 	dbg::CommandContext ctx{session, out, options->timeout_ms};
-	dbg::print_stop(ctx, *stop);
+	dbg::print_stop(ctx, attached->stop);
 	int status = run_commands(ctx, *in, batch, args->has("--echo"), args->has("--keep-going"));
-	return end_session(session, out, status);
+	return end_session("vtice attach", session, out, status);
 }
 
 }  // namespace vtice::console

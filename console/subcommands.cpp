@@ -12,9 +12,11 @@ int cmd_trace(int argc, char **argv);
 int cmd_trace_syscall(int argc, char **argv);
 int cmd_attach(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
 
 static const std::array kSubcommands = {
 	Subcommand{"attach", "debug a kernel over the GDB remote protocol (QEMU, kgdb)", cmd_attach},
+	Subcommand{"dump", "write a stopped or crashed kernel to a vmcore for crash and drgn (RSP)", cmd_dump},
 	Subcommand{"syms", "load kernel symbols (image, System.map, kallsyms, dump) and resolve", cmd_syms},
 	Subcommand{"report", "render a branch trace: function graph, flame graph stacks, Perfetto", cmd_report},
 	Subcommand{"hv", "hypervisor status (CPUs, VM exits) and VMX capabilities", cmd_hv},

@@ -25,20 +25,7 @@ static Result<void> run(CommandContext &ctx, const std::vector<std::string> &arg
 	auto summary = vmcore::dump_vmcore(ctx.session, options, ctx.out);
 	if (!summary)
 		return summary.error();
-	const auto &s = *summary;
-	ctx.out.print("Wrote %s: Linux %s, %u CPUs, %llu of %llu MiB of RAM in %u segments, %.1f MiB file, %.1f s\n",
-		      options.path.c_str(), s.osrelease.c_str(), s.cpus,
-		      static_cast<unsigned long long>(s.written_bytes >> 20), static_cast<unsigned long long>(s.ram_bytes >> 20),
-		      s.load_segments, static_cast<double>(s.file_bytes) / (1 << 20), s.seconds);
-	if (s.zero_pages)
-		ctx.out.print("%llu all-zero pages take no room (--filter zero)\n", static_cast<unsigned long long>(s.zero_pages));
-	if (s.unreadable_pages)
-		ctx.out.print("warning: the target refused %llu pages, the first at physical 0x%llx; %llu of them are "
-			      "left out, %llu written as zeros (no header left to split on)\n",
-			      static_cast<unsigned long long>(s.unreadable_pages),
-			      static_cast<unsigned long long>(s.first_unreadable),
-			      static_cast<unsigned long long>(s.unreadable_pages - s.unreadable_as_zeros),
-			      static_cast<unsigned long long>(s.unreadable_as_zeros));
+	vmcore::print_dump_summary(ctx.out, options, *summary);
 	return {};
 }
 

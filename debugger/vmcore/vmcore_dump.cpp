@@ -6,6 +6,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "../btf/btf_source.hpp"
@@ -67,9 +68,48 @@ Result<std::string> read_vmcoreinfo(Session &session)
 	return text;
 }
 
+// The pid of the task running on CPU `cpu`: its per-CPU current_task (in
+// struct pcpu_hot since 6.2), at __per_cpu_offset[cpu]. drgn pairs a
+// running task with its PRSTATUS by this pid, as kdump writes it. Nothing
+// when a symbol or type is missing.
+std::optional<std::int32_t> current_pid(Session &session, const btf::Types &types, unsigned cpu)
+{
+	std::uint64_t field_offset = 0;
+	auto variable = session.resolve_location("pcpu_hot");
+	if (variable) {
+		auto hot = types.find("struct pcpu_hot");
+		auto member = hot ? types.member(*hot, "current_task") : Result<btf::Member>(hot.error());
+		if (!member)
+			return std::nullopt;
+		field_offset = member->bit_offset / 8;
+	} else {
+		variable = session.resolve_location("current_task");
+	}
+	if (!variable)
+		return std::nullopt;
+	// Per-CPU symbols are offsets into the per-CPU area (x86-64's zero-based
+	// per-CPU layout); a symbol file's slide does not apply to them.
+	std::uint64_t offset = *variable;
+	if (offset >= (1ull << 32) && session.kaslr_slide())
+		offset -= static_cast<std::uint64_t>(*session.kaslr_slide());
+	auto offsets = session.resolve_location("__per_cpu_offset");
+	auto task_type = types.find("struct task_struct");
+	auto pid = task_type ? types.member(*task_type, "pid") : Result<btf::Member>(task_type.error());
+	if (offset >= (1ull << 32) || !offsets || !pid || pid->size != 4)
+		return std::nullopt;
+	auto base = read_u64(session, *offsets + 8ull * cpu);
+	auto task = base ? read_u64(session, *base + offset + field_offset) : base;
+	auto bytes = task ? session.read_memory(*task + pid->bit_offset / 8, 4) : Result<std::vector<std::uint8_t>>(task.error());
+	if (!bytes)
+		return std::nullopt;
+	std::int32_t value;
+	std::memcpy(&value, bytes->data(), 4);
+	return value;
+}
+
 // One PRSTATUS note per stub thread (QEMU and the vtice stub: one per CPU, in
 // CPU order, which is how crash and drgn pair notes with CPUs).
-Result<std::vector<std::uint8_t>> cpu_notes(Session &session, unsigned &cpus)
+Result<std::vector<std::uint8_t>> cpu_notes(Session &session, const btf::Types &types, unsigned &cpus)
 {
 	Target &target = session.target();
 	auto threads = target.threads();
@@ -77,7 +117,11 @@ Result<std::vector<std::uint8_t>> cpu_notes(Session &session, unsigned &cpus)
 		return threads.error();
 	int selected = target.selected_thread();
 	std::vector<std::uint8_t> notes;
-	for (int thread : *threads) {
+	std::vector<std::int32_t> pids;
+	for (std::size_t cpu = 0; cpu < threads->size(); ++cpu)
+		pids.push_back(current_pid(session, types, static_cast<unsigned>(cpu)).value_or(0));
+	for (std::size_t cpu = 0; cpu < threads->size(); ++cpu) {
+		int thread = (*threads)[cpu];
 		if (auto r = target.select_thread(thread); !r)
 			return r.error();
 		auto values = target.read_registers();
@@ -89,7 +133,7 @@ Result<std::vector<std::uint8_t>> cpu_notes(Session &session, unsigned &cpus)
 			regs[i] = info ? values->get(*info).value_or(0) : 0;
 		}
 		regs[15] = ~0ull;  // orig_rax
-		auto note = prstatus_note(regs, 0);
+		auto note = prstatus_note(regs, pids[cpu]);
 		notes.insert(notes.end(), note.begin(), note.end());
 	}
 	cpus = static_cast<unsigned>(threads->size());
@@ -184,6 +228,25 @@ Result<int> create_part_file(const std::string &path, std::string &part)
 	return fd;
 }
 
+// Room for the whole of RAM where the file goes, unless zero pages may
+// shrink it (then a full disk ends the dump with a clear write error).
+Result<void> check_room(const std::string &path, std::uint64_t needed, bool may_shrink, Output &out)
+{
+	auto slash = path.rfind('/');
+	std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+	struct statvfs fs;
+	if (::statvfs(dir.c_str(), &fs) != 0)
+		return {};
+	std::uint64_t room = static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
+	if (room >= needed)
+		return {};
+	std::string text = "the dump needs up to " + mib(needed) + " and " + dir + " has " + mib(room) + " free";
+	if (!may_shrink)
+		return make_error(text + " (--filter zero writes less)");
+	out.print("warning: %s; going on, as zero pages take no room\n", text.c_str());
+	return {};
+}
+
 }  // namespace
 
 Result<DumpSummary> dump_vmcore(Session &session, const DumpOptions &options, Output &out)
@@ -205,7 +268,7 @@ Result<DumpSummary> dump_vmcore(Session &session, const DumpOptions &options, Ou
 
 	DumpSummary summary;
 	CoreLayout layout;
-	auto notes = cpu_notes(session, summary.cpus);
+	auto notes = cpu_notes(session, **types, summary.cpus);
 	if (!notes)
 		return notes.error();
 	layout.notes = std::move(*notes);
@@ -219,14 +282,16 @@ Result<DumpSummary> dump_vmcore(Session &session, const DumpOptions &options, Ou
 	if (auto r = check_layout(layout); !r)
 		return r.error();
 
+	std::uint64_t total = 0;
+	for (const auto &r : layout.ram)
+		total += r.size;
+	if (auto r = check_room(options.path, total, options.skip_zero_pages, out); !r)
+		return r.error();
 	std::string part;
 	auto fd = create_part_file(options.path, part);
 	if (!fd)
 		return fd.error();
 	PhysicalMemory memory(session, direct_map);
-	std::uint64_t total = 0;
-	for (const auto &r : layout.ram)
-		total += r.size;
 	out.print("Dumping %s of RAM in %zu ranges and %u CPUs, through %s, to %s\n", mib(total).c_str(),
 		  layout.ram.size(), summary.cpus, memory.how(), options.path.c_str());
 	auto stats = write_core(
@@ -253,6 +318,24 @@ Result<DumpSummary> dump_vmcore(Session &session, const DumpOptions &options, Ou
 	summary.osrelease = vmcoreinfo_value(*vmcoreinfo, "OSRELEASE");
 	summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 	return summary;
+}
+
+
+void print_dump_summary(Output &out, const DumpOptions &options, const DumpSummary &s)
+{
+	out.print("Wrote %s: Linux %s, %u CPUs, %llu of %llu MiB of RAM in %u segments, %.1f MiB file, %.1f s\n",
+		      options.path.c_str(), s.osrelease.c_str(), s.cpus,
+		      static_cast<unsigned long long>(s.written_bytes >> 20), static_cast<unsigned long long>(s.ram_bytes >> 20),
+		      s.load_segments, static_cast<double>(s.file_bytes) / (1 << 20), s.seconds);
+	if (s.zero_pages)
+		out.print("%llu all-zero pages take no room (--filter zero)\n", static_cast<unsigned long long>(s.zero_pages));
+	if (s.unreadable_pages)
+		out.print("warning: the target refused %llu pages, the first at physical 0x%llx; %llu of them are "
+			      "left out, %llu written as zeros (no header left to split on)\n",
+			      static_cast<unsigned long long>(s.unreadable_pages),
+			      static_cast<unsigned long long>(s.first_unreadable),
+			      static_cast<unsigned long long>(s.unreadable_pages - s.unreadable_as_zeros),
+			      static_cast<unsigned long long>(s.unreadable_as_zeros));
 }
 
 }  // namespace vtice::dbg::vmcore

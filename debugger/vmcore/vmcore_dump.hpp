@@ -31,4 +31,7 @@ struct DumpSummary {
 // interrupted dump never leaves a file that looks whole.
 Result<DumpSummary> dump_vmcore(Session &session, const DumpOptions &options, Output &out);
 
+// "Wrote FILE: Linux ..., N CPUs, ..." and what was left out or refused.
+void print_dump_summary(Output &out, const DumpOptions &options, const DumpSummary &summary);
+
 }  // namespace vtice::dbg::vmcore

@@ -40,4 +40,17 @@ if grep -q vtice.ftrace /proc/cmdline; then
 	echo nop > $t/current_tracer
 fi
 echo "VTICE-READY pid $workload"
+# The crash-dump rig (run.sh --panic): the guest's own view of its tasks and
+# RAM, the oracle for what crash and drgn read from vtice's vmcore, then a
+# panic through sysrq (panic=0 on the command line keeps it stopped).
+if grep -q vtice.panic /proc/cmdline; then
+	sleep 1
+	echo "VTICE-TASKS-BEGIN"
+	for d in /proc/[0-9]*; do read -r c < "$d/comm" && echo "${d#/proc/} $c"; done
+	echo "VTICE-TASKS-END"
+	echo "VTICE-IOMEM-BEGIN"
+	grep "System RAM" /proc/iomem
+	echo "VTICE-IOMEM-END"
+	echo c > /proc/sysrq-trigger
+fi
 while true; do sleep 3600; done

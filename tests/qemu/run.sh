@@ -12,6 +12,9 @@
 #   --gdb tcp|unix|pty  the gdbstub's transport (default tcp on loopback)
 #   --ftrace          the guest records the workload's openat calls with its own
 #                     ftrace function_graph before VTICE-READY (DIR/ftrace.txt)
+#   --panic           after VTICE-READY the guest lists its tasks and RAM on
+#                     ttyS0, then panics through sysrq and stays stopped there
+#                     (panic=0); start returns once the panic is in serial.log
 #
 # DIR (default build/qemu) receives: initramfs.cpio, serial.log (ttyS0),
 # kallsyms.txt (the guest's /proc/kallsyms via ttyS1), port, target (what to
@@ -28,6 +31,7 @@ smp=1
 image=vmlinux
 gdb=tcp
 ftrace=
+panic=
 cmd=${1:-}
 [[ $# -gt 0 ]] && shift
 
@@ -41,6 +45,7 @@ while [[ $# -gt 0 ]]; do
 	--image) image=$2; shift 2 ;;
 	--gdb) gdb=$2; shift 2 ;;
 	--ftrace) ftrace=" vtice.ftrace"; shift ;;
+	--panic) panic=" vtice.panic panic=0"; shift ;;
 	--) shift; break ;;
 	-h|--help) usage; exit 0 ;;
 	*) echo "run.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
@@ -102,7 +107,7 @@ start() {
 	esac
 	qemu-system-x86_64 -accel tcg ${VTICE_QEMU_EXTRA:-} -m 512 -smp "$smp" -cpu max -display none -no-reboot \
 		-kernel "$k/$image" -initrd "$dir/initramfs.cpio" \
-		-append "console=ttyS0 panic=-1 quiet$extra$ftrace" \
+		-append "console=ttyS0 panic=-1 quiet$extra$ftrace$panic" \
 		-serial "file:$dir/serial.log" -serial "file:$dir/kallsyms.txt" \
 		-monitor none "${gdb_args[@]}" \
 		-daemonize -pidfile "$dir/qemu.pid" > "$dir/qemu.out" 2>&1 || { cat "$dir/qemu.out" >&2; exit 1; }
@@ -112,7 +117,8 @@ start() {
 	echo "$target" > "$dir/target"
 	local i
 	for ((i = 0; i < 600; i++)); do
-		if grep -q VTICE-READY "$dir/serial.log" 2>/dev/null; then
+		if grep -q VTICE-READY "$dir/serial.log" 2>/dev/null &&
+		   { [[ -z "$panic" ]] || grep -q "end Kernel panic" "$dir/serial.log"; }; then
 			if [[ "$image" != vmlinux ]]; then
 				rm -f "$dir/kallsyms.txt"
 			elif [[ -n "$extra" ]]; then

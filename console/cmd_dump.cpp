@@ -1,0 +1,116 @@
+// vtice dump: attach to a stopped or crashed kernel over RSP, write it to
+// an ELF vmcore for crash and drgn, detach.
+#include <cstdio>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "args.hpp"
+#include "attach_session.hpp"
+#include "messages.hpp"
+#include "subcommands.hpp"
+#include "vmcore/vmcore_dump.hpp"
+#include "vtice/interrupts.hpp"
+
+namespace vtice::console {
+
+namespace {
+
+const char kHelp[] =
+	"usage: vtice dump TARGET -o FILE [--filter zero] [attach options]\n"
+	"\n"
+	"Attaches to a GDB Remote Serial Protocol stub (QEMU -gdb, the vtice\n"
+	"hypervisor's stub, kgdb), writes the stopped kernel to FILE as an ELF\n"
+	"vmcore in kdump's layout, and detaches (the target runs on: a panicked\n"
+	"kernel stays in its panic loop). crash and drgn open the file with the\n"
+	"kernel's debug vmlinux (Debian: linux-image-VERSION-dbg):\n"
+	"  crash /usr/lib/debug/boot/vmlinux-VERSION FILE\n"
+	"  drgn -c FILE -s /usr/lib/debug/boot/vmlinux-VERSION\n"
+	"\n"
+	"The file holds one PRSTATUS note per CPU (its registers and the pid it\n"
+	"runs), the kernel's own VMCOREINFO, and every range of System RAM of the\n"
+	"kernel's iomem tree (read through its BTF). Memory is read physically\n"
+	"where the stub can (QEMU), else through the kernel's direct map. It is\n"
+	"written as FILE.part and renamed when complete.\n"
+	"\n"
+	"options:\n"
+	"  -o, --output FILE  where to write (required); an existing regular file\n"
+	"                     is replaced, anything else is refused\n"
+	"  --filter zero      all-zero pages take no room in the file (ELF zero\n"
+	"                     fill, as makedumpfile -d 1); readers see zeros\n"
+	"  --symbols, --btf, --no-orc, --no-image-search, --no-cache, --timeout,\n"
+	"  --baud             as for vtice attach (see vtice attach --help)\n"
+	"\n"
+	"Progress (MiB, rate, time left) goes to standard error; Ctrl-C stops the\n"
+	"dump, removes the partial file and detaches. Exit status: 0 when the\n"
+	"file was written, 1 otherwise, 2 for a usage error.\n";
+
+int fail(const Error &error, int status)
+{
+	eprintf("vtice dump: %s\n", error.to_string().c_str());
+	return interrupts::end_signal() ? 128 + interrupts::end_signal() : status;
+}
+
+// The output's directory must exist; the file itself may not be anything
+// but a regular file. Checked before the target is touched.
+Result<void> check_output(const std::string &path)
+{
+	struct stat info;
+	if (::stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode))
+		return make_error("--output: " + path + " exists and is not a regular file");
+	auto slash = path.rfind('/');
+	std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+	if (::stat(dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode))
+		return make_error("--output: no directory " + dir);
+	if (::access(dir.c_str(), W_OK) != 0)
+		return make_error("--output: cannot write in " + dir);
+	return {};
+}
+
+}  // namespace
+
+int cmd_dump(int argc, char **argv)
+{
+	auto expanded = expand_output_option(argc, argv);
+	auto specs = attach_option_specs();
+	specs.insert(specs.end(), {{"--output", true}, {"--filter", true}});
+	auto args = parse_args(static_cast<int>(expanded.size()), expanded.data(), specs);
+	if (!args)
+		return fail(args.error(), kExitUsage);
+	if (args->help) {
+		std::fputs(kHelp, stdout);
+		return kExitOk;
+	}
+	if (args->positional.size() != 1)
+		return fail(make_error("give exactly one TARGET (see --help)"), kExitUsage);
+	dbg::vmcore::DumpOptions dump;
+	dump.path = args->get("--output").value_or("");
+	if (dump.path.empty())
+		return fail(make_error("-o FILE is required (see --help)"), kExitUsage);
+	if (auto r = check_output(dump.path); !r)
+		return fail(r.error(), kExitUsage);
+	if (auto f = args->get("--filter")) {
+		if (*f != "zero")
+			return fail(make_error("--filter '" + *f + "': the one filter is 'zero'"), kExitUsage);
+		dump.skip_zero_pages = true;
+	}
+	interrupts::install();
+	auto options = check_attach_options(*args, -1);
+	if (!options)
+		return fail(options.error(), kExitUsage);
+	StdOutput out;
+	interrupts::begin_command(-1);
+	auto attached = attach_target(args->positional[0], *options, out);
+	if (!attached)
+		return fail(attached.error(), kExitFailure);
+	dbg::Session &session = *attached->session;
+	print_attached("vtice dump", session, attached->info, out);
+	auto written = dbg::vmcore::dump_vmcore(session, dump, out);
+	if (written)
+		dbg::vmcore::print_dump_summary(out, dump, *written);
+	else
+		eprintf("vtice dump: %s\n", written.error().to_string().c_str());
+	return end_session("vtice dump", session, out, written ? kExitOk : kExitFailure);
+}
+
+}  // namespace vtice::console
