@@ -39,7 +39,7 @@ configure: deps
 # The Debian kernel the rigs boot, and 6.12 (bookworm-backports) with its
 # headers for the build and install tests on a newer kernel.
 kernel: deps
-	@tools/kernel.sh $(KERNEL_DIR) >/dev/null
+	@tools/kernel.sh --debug $(KERNEL_DIR) >/dev/null
 	@tools/kernel.sh --suite bookworm-backports --headers $(KERNEL_DIR) >/dev/null
 
 # vtice.ko for the running kernel, or else the newest Debian headers

@@ -16,12 +16,14 @@ build_pkgs=(
 # apt-get source needs dpkg-dev; the build needs only build-essential, make
 # and xz-utils); Debian's bochs 2.7 stays for run.sh --bochs 2.7, and the
 # ROMs of both come from bochsbios and vgabios. gdb drives the debug stub
-# over COM2; python3 runs the COM2 relay and host drivers.
+# over COM2; python3 runs the COM2 relay and host drivers. crash and drgn
+# are the oracles that open vtice's vmcores.
 rig_pkgs=(
 	linux-headers-amd64 kmod xz-utils lz4 zstd gzip cpio busybox-static
 	qemu-system-x86 bochs bochsbios vgabios xorriso isolinux syslinux-common
 	dpkg-dev make g++ patch ca-certificates
 	gdb tmux python3 pahole
+	crash python3-drgn
 	linux-source flex bison
 	dkms openssl
 )

@@ -2,7 +2,7 @@
 # Fetch a Debian kernel for the test rigs: its image, and with --headers the
 # headers to build vtice.ko against it.
 #
-# Usage: tools/kernel.sh [--suite SUITE] [--headers] [OUTDIR]   (default OUTDIR: build/kernel)
+# Usage: tools/kernel.sh [--suite SUITE] [--headers] [--debug] [OUTDIR]   (default OUTDIR: build/kernel)
 #
 #   --suite SUITE  the Debian suite whose linux-image-amd64 to take:
 #                  bookworm-backports (6.12), trixie, sid, bullseye (5.10), ...
@@ -11,6 +11,9 @@
 #                  OUTDIR/apt-SUITE; the system's apt sources are left alone.
 #   --headers      also unpack linux-headers (+ -common, linux-kbuild) into
 #                  OUTDIR/<version>/headers: KDIR=OUTDIR/<version>/headers/amd64
+#   --debug        also the vmlinux with debug info from linux-image-<version>-dbg
+#                  (~860 MB download), as OUTDIR/<version>/vmlinux-dbg: what
+#                  crash and drgn need to open a vmcore of this kernel
 #
 # The version is whatever linux-image-amd64 of that suite depends on today;
 # it is never hard-coded. Packages are unpacked (not installed: no initramfs
@@ -23,11 +26,13 @@ set -euo pipefail
 
 suite=
 headers=0
+debug=0
 out=build/kernel
 while (($#)); do
 	case $1 in
 	--suite) suite=$2; shift ;;
 	--headers) headers=1 ;;
+	--debug) debug=1 ;;
 	-h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "kernel.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	*) out=$1 ;;
@@ -136,6 +141,26 @@ fetch_headers() {
 	touch "$dir/headers/.complete"
 }
 
+# Only the vmlinux is kept of the -dbg package (its modules' debug info is
+# 5 GB unpacked); its build ID must be the booted image's.
+fetch_debug() {
+	local pkg=linux-image-$version-dbg tmp=$dir/dbg.tmp
+	echo "kernel.sh: downloading $pkg" >&2
+	rm -rf "$tmp" && mkdir -p "$tmp"
+	download "$tmp" "$pkg"
+	dpkg-deb --fsys-tarfile "$tmp"/"$pkg"_*.deb | tar -x -C "$tmp" "./usr/lib/debug/boot/vmlinux-$version"
+	mv "$tmp/usr/lib/debug/boot/vmlinux-$version" "$dir/vmlinux-dbg"
+	rm -rf "$tmp"
+	build_id() { readelf -n "$1" | awk '/Build ID/ { print $3 }'; }
+	if [[ "$(build_id "$dir/vmlinux-dbg")" != "$(build_id "$dir/vmlinux")" ]]; then
+		echo "kernel.sh: $pkg's vmlinux is not the build of $dir/vmlinux" >&2
+		rm -f "$dir/vmlinux-dbg"
+		exit 1
+	fi
+	touch "$dir/.dbg-complete"
+}
+
 [[ -f "$dir/.complete" ]] || { fetch_image; touch "$dir/.complete"; }
 ((headers)) && [[ ! -f "$dir/headers/.complete" ]] && fetch_headers
+((debug)) && [[ ! -f "$dir/.dbg-complete" ]] && fetch_debug
 echo "$dir"
