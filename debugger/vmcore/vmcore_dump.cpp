@@ -11,6 +11,7 @@
 
 #include "../btf/btf_source.hpp"
 #include "elf_core.hpp"
+#include "free_pages.hpp"
 #include "kernel_ram.hpp"
 #include "notes.hpp"
 #include "vtice/interrupts.hpp"
@@ -249,6 +250,23 @@ Result<void> check_room(const std::string &path, std::uint64_t needed, bool may_
 
 }  // namespace
 
+Result<void> parse_filter(const std::string &text, DumpOptions &options)
+{
+	std::size_t at = 0;
+	do {
+		std::size_t comma = text.find(',', at);
+		std::string word = text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+		if (word == "zero")
+			options.skip_zero_pages = true;
+		else if (word == "free")
+			options.skip_free_pages = true;
+		else
+			return make_error("--filter '" + word + "': the filters are zero and free (zero,free for both)");
+		at = comma == std::string::npos ? text.size() + 1 : comma + 1;
+	} while (at <= text.size());
+	return {};
+}
+
 Result<DumpSummary> dump_vmcore(Session &session, const DumpOptions &options, Output &out)
 {
 	if (session.state() != SessionState::Stopped)
@@ -267,6 +285,27 @@ Result<DumpSummary> dump_vmcore(Session &session, const DumpOptions &options, Ou
 	std::uint64_t direct_map = page_offset ? *page_offset : kDefaultPageOffset;
 
 	DumpSummary summary;
+	auto image = kernel_image(session);
+	if (options.skip_free_pages) {
+		auto pages = page_layout(session, *vmcoreinfo);
+		if (!pages)
+			return pages.error();
+		auto free = free_blocks(session, *pages, *ram, out);
+		if (!free)
+			return free.error();
+		for (const auto &b : *free)
+			summary.free_pages_kept += b.size / kPage;
+		if (image)
+			*free = outside(*free, {image->paddr, image->size});
+		// Room for the ranges and for zero fill's splits in one header table.
+		auto kept = subtract(*ram, *free, 0xff00 - CoreLayout{}.max_splits);
+		for (const auto &r : *ram)
+			summary.free_pages += r.size / kPage;
+		for (const auto &r : kept)
+			summary.free_pages -= r.size / kPage;
+		summary.free_pages_kept -= summary.free_pages;
+		*ram = std::move(kept);
+	}
 	CoreLayout layout;
 	auto notes = cpu_notes(session, **types, summary.cpus);
 	if (!notes)
@@ -276,7 +315,7 @@ Result<DumpSummary> dump_vmcore(Session &session, const DumpOptions &options, Ou
 	layout.notes.insert(layout.notes.end(), info.begin(), info.end());
 	for (const auto &r : *ram)
 		layout.ram.push_back({r.start, direct_map + r.start, r.size});
-	if (auto image = kernel_image(session); image && check_layout({{}, layout.ram, image}))
+	if (image && check_layout({{}, layout.ram, image}))
 		layout.kernel_image = image;
 	layout.skip_zero_pages = options.skip_zero_pages;
 	if (auto r = check_layout(layout); !r)
@@ -327,6 +366,10 @@ void print_dump_summary(Output &out, const DumpOptions &options, const DumpSumma
 		      options.path.c_str(), s.osrelease.c_str(), s.cpus,
 		      static_cast<unsigned long long>(s.written_bytes >> 20), static_cast<unsigned long long>(s.ram_bytes >> 20),
 		      s.load_segments, static_cast<double>(s.file_bytes) / (1 << 20), s.seconds);
+	if (s.free_pages)
+		out.print("%llu free pages left out, %llu more kept (in the kernel image, or no header left) "
+			  "(--filter free: the buddy allocator's, from its struct pages)\n",
+			  static_cast<unsigned long long>(s.free_pages), static_cast<unsigned long long>(s.free_pages_kept));
 	if (s.zero_pages)
 		out.print("%llu all-zero pages take no room (--filter zero)\n", static_cast<unsigned long long>(s.zero_pages));
 	if (s.unreadable_pages)

@@ -17,11 +17,18 @@ namespace vtice::dbg::vmcore {
 struct DumpOptions {
 	std::string path;
 	bool skip_zero_pages = false;  // --filter zero
+	bool skip_free_pages = false;  // --filter free
 };
+
+// "--filter zero", "free" or "zero,free" into options; an error names the
+// word it does not know.
+Result<void> parse_filter(const std::string &text, DumpOptions &options);
 
 struct DumpSummary {
 	std::uint64_t ram_bytes = 0, written_bytes = 0, file_bytes = 0;
 	std::uint64_t zero_pages = 0, unreadable_pages = 0, unreadable_as_zeros = 0, first_unreadable = 0;
+	std::uint64_t free_pages = 0;       // left out (--filter free)
+	std::uint64_t free_pages_kept = 0;  // free, but in the kernel image or past the header budget
 	unsigned cpus = 0, load_segments = 0;
 	std::string osrelease;
 	double seconds = 0;

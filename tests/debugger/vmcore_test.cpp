@@ -331,3 +331,41 @@ TEST(VmcoreNotes, TheKernelsVmcoreinfoIsCheckedBeforeItIsCopied)
 	EXPECT_EQ(vc::vmcoreinfo_value("OSRELEASE=6.1\nNUMBER(phys_base)=-5\n", "NUMBER(phys_base)"), "-5");
 	EXPECT_EQ(vc::vmcoreinfo_value("OSRELEASEX=1\n", "OSRELEASE"), "");
 }
+
+#include "vmcore/free_pages.hpp"
+
+TEST(VmcoreFreePages, TheBuddyMarkIsTheWholeWordBefore612AndTheTopByteSince)
+{
+	// 6.1: PAGE_BUDDY_MAPCOUNT_VALUE = ~PG_buddy = -129, and _mapcount equals it.
+	EXPECT_TRUE(vc::is_buddy(-129, -129));
+	EXPECT_FALSE(vc::is_buddy(-1, -129));   // an unmapped page's _mapcount
+	EXPECT_FALSE(vc::is_buddy(-257, -129));  // PageOffline
+	// 6.12: the type is the top byte (PGTY_buddy = 0xf0), the rest is data.
+	EXPECT_TRUE(vc::is_buddy(static_cast<std::int32_t>(0xf0000003u), 0xf0000000));
+	EXPECT_FALSE(vc::is_buddy(static_cast<std::int32_t>(0xf1000000u), 0xf0000000));
+	EXPECT_TRUE(vc::is_buddy(static_cast<std::int32_t>(0xf0000000u), -268435456));  // printed as an int
+}
+
+TEST(VmcoreFreePages, FreeBlocksAreCutOutOfRamAndTheImageStaysWhole)
+{
+	std::vector<vc::PhysicalRange> ram = {{0x1000, 0x9e000}, {0x100000, 0x1000000}};
+	std::vector<vc::PhysicalRange> holes = {{0x2000, 0x1000}, {0x200000, 0x100000}, {0x400000, 0x1000}};
+	auto kept = vc::subtract(ram, holes, 100);
+	std::vector<std::pair<std::uint64_t, std::uint64_t>> got;
+	for (const auto &r : kept)
+		got.emplace_back(r.start, r.size);
+	std::vector<std::pair<std::uint64_t, std::uint64_t>> want = {
+		{0x1000, 0x1000}, {0x3000, 0x9c000}, {0x100000, 0x100000}, {0x300000, 0x100000}, {0x401000, 0xcff000}};
+	EXPECT_EQ(got, want);
+	// With room for only one more range, the largest hole is the one cut out.
+	auto tight = vc::subtract(ram, holes, 3);
+	ASSERT_EQ(tight.size(), 3u);
+	EXPECT_EQ(tight[1].start, 0x100000u);
+	EXPECT_EQ(tight[2].start, 0x300000u);
+	// A hole across the kernel image is cut around it.
+	auto cut = vc::outside({{0x100000, 0x400000}}, {0x200000, 0x100000});
+	ASSERT_EQ(cut.size(), 2u);
+	EXPECT_EQ(cut[0].start + cut[0].size, 0x200000u);
+	EXPECT_EQ(cut[1].start, 0x300000u);
+	EXPECT_EQ(cut[1].size, 0x200000u);
+}
