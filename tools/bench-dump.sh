@@ -2,7 +2,7 @@
 # Benchmark: a crash dump of the QEMU rig's panicked guest (tests/qemu/run.sh
 # --panic, 512 MiB, 2 vCPUs), side by side on the same QEMU:
 #   1. vtice dump -o FILE (whole process: connect, learn the kernel, dump, detach);
-#   2. vtice dump --filter zero;
+#   2. vtice dump --filter zero, free, and zero,free;
 #   3. the peer: QEMU's own dump-guest-memory (QMP, ELF, no paging).
 # Prints wall time, file size and the ratios; median of N runs.
 # Usage: tools/bench-dump.sh [BUILD]   (VTICE_BENCH_RUNS, default 3)

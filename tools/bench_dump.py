@@ -69,6 +69,9 @@ def main():
     for label, measure in (
             ("vtice dump (whole process)", lambda: timed_vtice_dump(binary, port, out)),
             ("vtice dump --filter zero", lambda: timed_vtice_dump(binary, port, out, "--filter", "zero")),
+            ("vtice dump --filter free", lambda: timed_vtice_dump(binary, port, out, "--filter", "free")),
+            ("vtice dump --filter zero,free",
+             lambda: timed_vtice_dump(binary, port, out, "--filter", "zero,free")),
             ("QEMU dump-guest-memory (peer)", lambda: timed_qemu_dump(qmp, out))):
         samples = [measure() for _ in range(runs)]
         rows.append((label, statistics.median(s[0] for s in samples), samples[0][1]))
