@@ -235,7 +235,7 @@ Result<CoreStats> write_core(int fd, const CoreLayout &layout, const PhysicalRea
 		for (std::uint64_t done = 0; done < r.size;) {
 			if (progress && !progress(stats.ram_bytes, total))
 				return make_error("interrupted after " + std::to_string(stats.ram_bytes >> 20) + " MiB of " +
-						  std::to_string(total >> 20) + " MiB; the file is incomplete");
+						  std::to_string(total >> 20) + " MiB");
 			std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk, r.size - done));
 			std::uint64_t paddr = r.paddr + done;
 			Chunk c = read_chunk(read, paddr, n);

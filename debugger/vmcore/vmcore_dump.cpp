@@ -339,7 +339,8 @@ Result<DumpSummary> dump_vmcore(Session &session, const DumpOptions &options, Ou
 	bool closed = ::close(*fd) == 0;
 	if (!stats || !closed) {
 		::unlink(part.c_str());
-		return stats ? make_error("closing " + part + ": " + std::strerror(errno)) : stats.error();
+		auto why = stats ? "closing " + part + ": " + std::strerror(errno) : stats.error().message;
+		return make_error(why + "; " + part + " removed, nothing written");
 	}
 	if (::rename(part.c_str(), options.path.c_str()) != 0) {
 		int e = errno;
