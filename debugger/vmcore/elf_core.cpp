@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 #include <elf.h>
@@ -210,7 +211,10 @@ Result<CoreStats> write_core(int fd, const CoreLayout &layout, const PhysicalRea
 {
 	if (auto r = check_layout(layout); !r)
 		return r.error();
-	chunk = std::max<std::size_t>(kPage, chunk / kPage * kPage);
+	std::size_t max_chunk = std::max<std::size_t>(kPage, chunk / kPage * kPage);
+	// Chunks sized to take about a second on this link, so progress moves
+	// as often over a serial line (kilobytes a second) as over QEMU's socket.
+	chunk = std::min<std::size_t>(max_chunk, 16 * kPage);
 	// The header table has room for every range, the splits and the text's
 	// header; e_phnum stays below PN_XNUM, which crash does not read.
 	unsigned splits = std::min<unsigned>(layout.max_splits, 0xff00 - static_cast<unsigned>(layout.ram.size()));
@@ -238,7 +242,13 @@ Result<CoreStats> write_core(int fd, const CoreLayout &layout, const PhysicalRea
 						  std::to_string(total >> 20) + " MiB");
 			std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk, r.size - done));
 			std::uint64_t paddr = r.paddr + done;
+			auto asked = std::chrono::steady_clock::now();
 			Chunk c = read_chunk(read, paddr, n);
+			double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count();
+			if (took < 0.25 && n == chunk)
+				chunk = std::min(max_chunk, chunk * 2);
+			else if (took > 2 && chunk > kPage)
+				chunk /= 2;
 			// Runs of kept pages go to the file in one write.
 			std::size_t run_start = 0, run_bytes = 0;
 			auto flush = [&]() -> Result<void> {

@@ -65,7 +65,7 @@ struct CoreStats {
 Result<void> check_layout(const CoreLayout &layout);
 
 // Writes the core to fd (a new, empty, seekable file), reading RAM in
-// chunks of chunk bytes.
+// chunks of at most chunk bytes, fewer on a slow link.
 Result<CoreStats> write_core(int fd, const CoreLayout &layout, const PhysicalReader &read, const CoreProgress &progress,
 			     std::size_t chunk = 1 << 20);
 
