@@ -13,6 +13,7 @@
 #include "elf_core.hpp"
 #include "free_pages.hpp"
 #include "kernel_ram.hpp"
+#include "kernel_state.hpp"
 #include "notes.hpp"
 #include "vtice/interrupts.hpp"
 
@@ -20,143 +21,10 @@ namespace vtice::dbg::vmcore {
 
 namespace {
 
-// arch/x86/include/asm/page_64_types.h: the kernel image's mapping, and the
-// direct map's base without KASLR (CONFIG_DYNAMIC_MEMORY_LAYOUT moves it;
-// page_offset_base then holds it).
-constexpr std::uint64_t kStartKernelMap = 0xffffffff80000000ull;
+// arch/x86/include/asm/page_64_types.h: the direct map's base without
+// KASLR (CONFIG_DYNAMIC_MEMORY_LAYOUT moves it; page_offset_base then holds it).
 constexpr std::uint64_t kDefaultPageOffset = 0xffff888000000000ull;
 constexpr std::uint64_t kPage = 4096;
-
-Result<std::uint64_t> read_u64(Session &session, std::uint64_t address)
-{
-	auto bytes = session.read_memory(address, 8);
-	if (!bytes)
-		return bytes.error();
-	std::uint64_t v;
-	std::memcpy(&v, bytes->data(), 8);
-	return v;
-}
-
-Result<std::uint64_t> read_symbol_u64(Session &session, const char *name)
-{
-	auto address = session.resolve_location(name);
-	if (!address)
-		return make_error(std::string("no symbol ") + name + ": " + address.error().message);
-	auto v = read_u64(session, *address);
-	if (!v)
-		return make_error(std::string("reading ") + name + ": " + v.error().message);
-	return v;
-}
-
-// The text the kernel keeps for kdump (kernel/crash_core.c: vmcoreinfo_data,
-// vmcoreinfo_size), checked before it goes into the file.
-Result<std::string> read_vmcoreinfo(Session &session)
-{
-	auto data = read_symbol_u64(session, "vmcoreinfo_data");
-	if (!data)
-		return make_error(data.error().message + " (a kernel without CONFIG_CRASH_CORE has no vmcoreinfo)");
-	auto size = read_symbol_u64(session, "vmcoreinfo_size");
-	if (!size)
-		return size.error();
-	if (*size == 0 || *size > 4096 || *data == 0)
-		return make_error("the kernel's vmcoreinfo is not set up (size " + std::to_string(*size) + ")");
-	auto bytes = session.read_memory(*data, static_cast<std::size_t>(*size));
-	if (!bytes)
-		return make_error("reading the kernel's vmcoreinfo: " + bytes.error().message);
-	std::string text(bytes->begin(), bytes->end());
-	if (auto r = check_vmcoreinfo(text); !r)
-		return r.error();
-	return text;
-}
-
-// The pid of the task running on CPU `cpu`: its per-CPU current_task (in
-// struct pcpu_hot since 6.2), at __per_cpu_offset[cpu]. drgn pairs a
-// running task with its PRSTATUS by this pid, as kdump writes it. Nothing
-// when a symbol or type is missing.
-std::optional<std::int32_t> current_pid(Session &session, const btf::Types &types, unsigned cpu)
-{
-	std::uint64_t field_offset = 0;
-	auto variable = session.resolve_location("pcpu_hot");
-	if (variable) {
-		auto hot = types.find("struct pcpu_hot");
-		auto member = hot ? types.member(*hot, "current_task") : Result<btf::Member>(hot.error());
-		if (!member)
-			return std::nullopt;
-		field_offset = member->bit_offset / 8;
-	} else {
-		variable = session.resolve_location("current_task");
-	}
-	if (!variable)
-		return std::nullopt;
-	// Per-CPU symbols are offsets into the per-CPU area (x86-64's zero-based
-	// per-CPU layout); a symbol file's slide does not apply to them.
-	std::uint64_t offset = *variable;
-	if (offset >= (1ull << 32) && session.kaslr_slide())
-		offset -= static_cast<std::uint64_t>(*session.kaslr_slide());
-	auto offsets = session.resolve_location("__per_cpu_offset");
-	auto task_type = types.find("struct task_struct");
-	auto pid = task_type ? types.member(*task_type, "pid") : Result<btf::Member>(task_type.error());
-	if (offset >= (1ull << 32) || !offsets || !pid || pid->size != 4)
-		return std::nullopt;
-	auto base = read_u64(session, *offsets + 8ull * cpu);
-	auto task = base ? read_u64(session, *base + offset + field_offset) : base;
-	auto bytes = task ? session.read_memory(*task + pid->bit_offset / 8, 4) : Result<std::vector<std::uint8_t>>(task.error());
-	if (!bytes)
-		return std::nullopt;
-	std::int32_t value;
-	std::memcpy(&value, bytes->data(), 4);
-	return value;
-}
-
-// One PRSTATUS note per stub thread (QEMU and the vtice stub: one per CPU, in
-// CPU order, which is how crash and drgn pair notes with CPUs).
-Result<std::vector<std::uint8_t>> cpu_notes(Session &session, const btf::Types &types, unsigned &cpus)
-{
-	Target &target = session.target();
-	auto threads = target.threads();
-	if (!threads)
-		return threads.error();
-	int selected = target.selected_thread();
-	std::vector<std::uint8_t> notes;
-	std::vector<std::int32_t> pids;
-	for (std::size_t cpu = 0; cpu < threads->size(); ++cpu)
-		pids.push_back(current_pid(session, types, static_cast<unsigned>(cpu)).value_or(0));
-	for (std::size_t cpu = 0; cpu < threads->size(); ++cpu) {
-		int thread = (*threads)[cpu];
-		if (auto r = target.select_thread(thread); !r)
-			return r.error();
-		auto values = target.read_registers();
-		if (!values)
-			return make_error("registers of thread " + std::to_string(thread) + ": " + values.error().message);
-		PrstatusRegisters regs{};
-		for (std::size_t i = 0; i < kPrstatusRegisters.size(); ++i) {
-			const RegisterInfo *info = target.layout().find(kPrstatusRegisters[i]);
-			regs[i] = info ? values->get(*info).value_or(0) : 0;
-		}
-		regs[15] = ~0ull;  // orig_rax
-		auto note = prstatus_note(regs, pids[cpu]);
-		notes.insert(notes.end(), note.begin(), note.end());
-	}
-	cpus = static_cast<unsigned>(threads->size());
-	if (selected > 0)
-		(void)target.select_thread(selected);
-	session.invalidate_registers();
-	return notes;
-}
-
-// [_text, _end) as the kernel image's own PT_LOAD, what /proc/kcore's text
-// segment covers and kexec-tools copies: drgn reads swapper_pg_dir through
-// it before it can walk any page table. Its physical address is
-// __pa_symbol(), vaddr - __START_KERNEL_map + phys_base.
-std::optional<RamRange> kernel_image(Session &session)
-{
-	auto text = session.resolve_location("_text"), etext = session.resolve_location("_end");
-	auto phys_base = read_symbol_u64(session, "phys_base");
-	if (!text || !etext || !phys_base || *etext <= *text || *text < kStartKernelMap)
-		return std::nullopt;
-	std::uint64_t start = *text / kPage * kPage, end = (*etext + kPage - 1) / kPage * kPage;
-	return RamRange{start - kStartKernelMap + *phys_base, start, end - start};
-}
 
 // Physical reads for the length of the dump: the stub's physical mode when
 // it has one, else the direct map.
@@ -248,6 +116,105 @@ Result<void> check_room(const std::string &path, std::uint64_t needed, bool may_
 	return {};
 }
 
+// --filter free: RAM without the buddy allocator's free blocks, except in
+// the kernel image; counts what was left out and what was kept.
+Result<std::vector<PhysicalRange>> without_free_pages(Session &session, std::string_view vmcoreinfo,
+						       const std::vector<PhysicalRange> &ram,
+						       const std::optional<RamRange> &image, DumpSummary &summary, Output &out)
+{
+	auto pages = page_layout(session, vmcoreinfo);
+	if (!pages)
+		return pages.error();
+	auto free = free_blocks(session, *pages, ram, out);
+	if (!free)
+		return free.error();
+	std::uint64_t found = 0, before = 0, after = 0;
+	for (const auto &b : *free)
+		found += b.size / kPage;
+	if (image)
+		*free = outside(*free, {image->paddr, image->size});
+	// Room for the ranges and for zero fill's splits in one header table.
+	auto kept = subtract(ram, *free, 0xff00 - CoreLayout{}.max_splits);
+	for (const auto &r : ram)
+		before += r.size / kPage;
+	for (const auto &r : kept)
+		after += r.size / kPage;
+	summary.free_pages = before - after;
+	summary.free_pages_kept = found - summary.free_pages;
+	return kept;
+}
+
+// Everything but the RAM's bytes: notes, ranges, the image's header.
+Result<CoreLayout> plan_layout(Session &session, const DumpOptions &options, std::uint64_t direct_map,
+			       DumpSummary &summary, Output &out)
+{
+	auto types = session.kernel_types().get(session, out);
+	if (!types)
+		return make_error("kernel types (BTF) are needed to find RAM: " + types.error().message);
+	auto vmcoreinfo = read_vmcoreinfo(session);
+	if (!vmcoreinfo)
+		return vmcoreinfo.error();
+	summary.osrelease = vmcoreinfo_value(*vmcoreinfo, "OSRELEASE");
+	auto ram = system_ram(session, **types);
+	if (!ram)
+		return ram.error();
+	auto image = kernel_image(session);
+	if (options.skip_free_pages) {
+		auto kept = without_free_pages(session, *vmcoreinfo, *ram, image, summary, out);
+		if (!kept)
+			return kept.error();
+		*ram = std::move(*kept);
+	}
+	CoreLayout layout;
+	auto notes = cpu_notes(session, **types, summary.cpus);
+	if (!notes)
+		return notes.error();
+	layout.notes = std::move(*notes);
+	auto info = vmcoreinfo_note(*vmcoreinfo);
+	layout.notes.insert(layout.notes.end(), info.begin(), info.end());
+	for (const auto &r : *ram)
+		layout.ram.push_back({r.start, direct_map + r.start, r.size});
+	if (image && check_layout({{}, layout.ram, image}))
+		layout.kernel_image = image;
+	layout.skip_zero_pages = options.skip_zero_pages;
+	if (auto r = check_layout(layout); !r)
+		return r.error();
+	return layout;
+}
+
+// Writes PATH.part and renames it when complete; removes it on any failure.
+Result<CoreStats> write_file(Session &session, const CoreLayout &layout, const DumpOptions &options,
+			     std::uint64_t direct_map, unsigned cpus, Output &out)
+{
+	std::uint64_t total = 0;
+	for (const auto &r : layout.ram)
+		total += r.size;
+	if (auto r = check_room(options.path, total, options.skip_zero_pages, out); !r)
+		return r.error();
+	std::string part;
+	auto fd = create_part_file(options.path, part);
+	if (!fd)
+		return fd.error();
+	PhysicalMemory memory(session, direct_map);
+	out.print("Dumping %s of RAM in %zu ranges and %u CPUs, through %s, to %s\n", mib(total).c_str(),
+		  layout.ram.size(), cpus, memory.how(), options.path.c_str());
+	auto stats = write_core(
+		*fd, layout, [&memory](std::uint64_t pa, std::size_t n) { return memory.read(pa, n); },
+		progress_line(out, std::chrono::steady_clock::now()));
+	bool closed = ::close(*fd) == 0;
+	if (!stats || !closed) {
+		::unlink(part.c_str());
+		auto why = stats ? "closing " + part + ": " + std::strerror(errno) : stats.error().message;
+		return make_error(why + "; " + part + " removed, nothing written");
+	}
+	if (::rename(part.c_str(), options.path.c_str()) != 0) {
+		int e = errno;
+		::unlink(part.c_str());
+		return make_error("renaming " + part + " to " + options.path + ": " + std::strerror(e));
+	}
+	return stats;
+}
+
 }  // namespace
 
 Result<void> parse_filter(const std::string &text, DumpOptions &options)
@@ -272,81 +239,15 @@ Result<DumpSummary> dump_vmcore(Session &session, const DumpOptions &options, Ou
 	if (session.state() != SessionState::Stopped)
 		return make_error("the target is running: stop it first (interrupt, or a breakpoint)");
 	auto started = std::chrono::steady_clock::now();
-	auto types = session.kernel_types().get(session, out);
-	if (!types)
-		return make_error("kernel types (BTF) are needed to find RAM: " + types.error().message);
-	auto vmcoreinfo = read_vmcoreinfo(session);
-	if (!vmcoreinfo)
-		return vmcoreinfo.error();
-	auto ram = system_ram(session, **types);
-	if (!ram)
-		return ram.error();
 	auto page_offset = read_symbol_u64(session, "page_offset_base");
 	std::uint64_t direct_map = page_offset ? *page_offset : kDefaultPageOffset;
-
 	DumpSummary summary;
-	auto image = kernel_image(session);
-	if (options.skip_free_pages) {
-		auto pages = page_layout(session, *vmcoreinfo);
-		if (!pages)
-			return pages.error();
-		auto free = free_blocks(session, *pages, *ram, out);
-		if (!free)
-			return free.error();
-		for (const auto &b : *free)
-			summary.free_pages_kept += b.size / kPage;
-		if (image)
-			*free = outside(*free, {image->paddr, image->size});
-		// Room for the ranges and for zero fill's splits in one header table.
-		auto kept = subtract(*ram, *free, 0xff00 - CoreLayout{}.max_splits);
-		for (const auto &r : *ram)
-			summary.free_pages += r.size / kPage;
-		for (const auto &r : kept)
-			summary.free_pages -= r.size / kPage;
-		summary.free_pages_kept -= summary.free_pages;
-		*ram = std::move(kept);
-	}
-	CoreLayout layout;
-	auto notes = cpu_notes(session, **types, summary.cpus);
-	if (!notes)
-		return notes.error();
-	layout.notes = std::move(*notes);
-	auto info = vmcoreinfo_note(*vmcoreinfo);
-	layout.notes.insert(layout.notes.end(), info.begin(), info.end());
-	for (const auto &r : *ram)
-		layout.ram.push_back({r.start, direct_map + r.start, r.size});
-	if (image && check_layout({{}, layout.ram, image}))
-		layout.kernel_image = image;
-	layout.skip_zero_pages = options.skip_zero_pages;
-	if (auto r = check_layout(layout); !r)
-		return r.error();
-
-	std::uint64_t total = 0;
-	for (const auto &r : layout.ram)
-		total += r.size;
-	if (auto r = check_room(options.path, total, options.skip_zero_pages, out); !r)
-		return r.error();
-	std::string part;
-	auto fd = create_part_file(options.path, part);
-	if (!fd)
-		return fd.error();
-	PhysicalMemory memory(session, direct_map);
-	out.print("Dumping %s of RAM in %zu ranges and %u CPUs, through %s, to %s\n", mib(total).c_str(),
-		  layout.ram.size(), summary.cpus, memory.how(), options.path.c_str());
-	auto stats = write_core(
-		*fd, layout, [&memory](std::uint64_t pa, std::size_t n) { return memory.read(pa, n); },
-		progress_line(out, std::chrono::steady_clock::now()));
-	bool closed = ::close(*fd) == 0;
-	if (!stats || !closed) {
-		::unlink(part.c_str());
-		auto why = stats ? "closing " + part + ": " + std::strerror(errno) : stats.error().message;
-		return make_error(why + "; " + part + " removed, nothing written");
-	}
-	if (::rename(part.c_str(), options.path.c_str()) != 0) {
-		int e = errno;
-		::unlink(part.c_str());
-		return make_error("renaming " + part + " to " + options.path + ": " + std::strerror(e));
-	}
+	auto layout = plan_layout(session, options, direct_map, summary, out);
+	if (!layout)
+		return layout.error();
+	auto stats = write_file(session, *layout, options, direct_map, summary.cpus, out);
+	if (!stats)
+		return stats.error();
 	summary.ram_bytes = stats->ram_bytes;
 	summary.written_bytes = stats->written_bytes;
 	summary.file_bytes = stats->file_bytes;
@@ -355,11 +256,9 @@ Result<DumpSummary> dump_vmcore(Session &session, const DumpOptions &options, Ou
 	summary.unreadable_as_zeros = stats->unreadable_as_zeros;
 	summary.first_unreadable = stats->first_unreadable;
 	summary.load_segments = stats->load_segments;
-	summary.osrelease = vmcoreinfo_value(*vmcoreinfo, "OSRELEASE");
 	summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 	return summary;
 }
-
 
 void print_dump_summary(Output &out, const DumpOptions &options, const DumpSummary &s)
 {

@@ -12,7 +12,10 @@ log lines are the ones the kernel prints before it reaches the guarded
 function. Before the panic the host starts the hypervisor's branch trace
 at sysrq_handle_crash and reads it after the crash stop. hvtriple: a
 triple fault (vtice_crashme mode=triple), which the stub reports with the
-event the CPU was delivering. Stock gdb reads each
+event the CPU was delivering. After the panic, `vtice dump` starts a vmcore
+of the panicked kernel through the stub over COM2 (the direct-map path):
+its progress must show a rate and the time left, and Ctrl-C must stop it
+and remove the partial file, the stub still answering after. Stock gdb reads each
 stop as a peer of vtice attach: its signal, and its PC against the guard's
 address in the guest's kallsyms (or, where no guard fired, against the RIP
 vtice attach shows). Exit status: the number of failures."""
@@ -22,6 +25,7 @@ import re
 import subprocess
 import sys
 import time
+from signal import SIGINT
 
 from rig_host import (FAILURES, Rsp, check, figures, find_one, guest_vmlinux, monitor, stop_thread,
                       wait_for_guest_line, write_domainname)
@@ -278,13 +282,63 @@ def check_crash(fig, crash):
               "after detach the kernel went on: %s" % crash["resumed"])
 
 
+DUMP_PROGRESS = re.compile(r"vmcore: ([0-9.]+) MiB of ([0-9.]+) MiB, ([0-9.]+) MiB/s, (\d+) s left")
+
+
+def check_dump_over_serial():
+    """vtice dump through the stub on a 115,200-baud line: RAM through the
+    kernel's direct map, progress with an estimate, then Ctrl-C."""
+    vtice, vmlinux = find_one("build*/vtice"), guest_vmlinux()
+    out_path = os.path.join(os.environ["VTICE_RUN_DIR"], "host", "panic.vmcore")
+    log_path = out_path + ".log"
+    with open(log_path, "w") as log:
+        dump = subprocess.Popen([vtice, "dump", os.environ["VTICE_COM2"], "-o", out_path, "--symbols", vmlinux,
+                                 "--no-orc", "--no-cache"], stdout=log, stderr=subprocess.STDOUT)
+        deadline, progress = time.time() + 300, []
+        while time.time() < deadline and dump.poll() is None and len(progress) < 3:
+            time.sleep(2)
+            with open(log_path, errors="replace") as f:
+                progress = DUMP_PROGRESS.findall(f.read())
+        dump.send_signal(SIGINT)
+        try:
+            rc = dump.wait(120)
+        except subprocess.TimeoutExpired:
+            dump.kill()
+            rc = dump.wait()
+    with open(log_path, errors="replace") as f:
+        text = f.read()
+    print(text[-3000:], flush=True)
+    ram = re.search(r"Dumping ([0-9.]+) MiB of RAM in (\d+) ranges and (\d+) CPUs, through the direct map", text)
+    check("dump-start", ram is not None,
+          "vtice dump read the panicked kernel's RAM map, VMCOREINFO and CPUs through the stub: %s" %
+          (ram.group(0) if ram else "no 'Dumping' line"))
+    if progress:
+        done, total, rate, left = progress[-1]
+        print("FIGURE crash.dump.kib_per_s=%.1f" % (float(rate) * 1024), flush=True)
+        print("FIGURE crash.dump.estimate_s=%s" % left, flush=True)
+    check("dump-progress", len(progress) >= 2 and float(progress[-1][0]) > 0 and int(progress[-1][3]) > 0,
+          "progress over the line with a rate and the time left: %s" %
+          (" | ".join("%s of %s MiB, %s MiB/s, %s s left" % p for p in progress[-2:]) or "none"))
+    check("dump-interrupt", rc == 1 and "removed, nothing written" in text and
+          not os.path.exists(out_path) and not os.path.exists(out_path + ".part"),
+          "Ctrl-C stopped it (exit %d), the partial file removed" % rc)
+    rsp = Rsp()
+    rsp.packet("?")
+    stop = rsp.reply()
+    check("dump-stub-answers", stop[:1] in ("T", "S"), "after the dump a new connection asks '?': %s" % stop)
+    rsp.close()
+
+
 def main():
     if not wait_for_guest_line("VTICE-FIGURE hv.crash-uts.addr=", 60):
         check("attach", False, "the guest never printed init_uts_ns's address")
         return
     fig = figures()
-    for crash in TRIPLE if os.environ.get("VTICE_SCENARIO") == "hvtriple" else CRASHES:
+    triple = os.environ.get("VTICE_SCENARIO") == "hvtriple"
+    for crash in TRIPLE if triple else CRASHES:
         check_crash(fig, crash)
+    if not triple:
+        check_dump_over_serial()
     # Nothing the guest does after this is judged: the rig may stop Bochs.
     open(os.path.join(os.environ["VTICE_RUN_DIR"], "host", "end-run"), "w").close()
 
