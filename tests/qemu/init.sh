@@ -51,6 +51,8 @@ if grep -q vtice.panic /proc/cmdline; then
 	echo "VTICE-IOMEM-BEGIN"
 	grep "System RAM" /proc/iomem
 	echo "VTICE-IOMEM-END"
+	# The console's tty drains before the kernel's own lines can cut in.
+	sleep 1
 	echo c > /proc/sysrq-trigger
 fi
 while true; do sleep 3600; done

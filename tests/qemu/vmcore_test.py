@@ -37,7 +37,9 @@ def framed(log, name):
     m = re.search(r"VTICE-%s-BEGIN\r?\n(.*?)VTICE-%s-END" % (name, name), log, re.S)
     if not m:
         fail("the guest's console has no %s section" % name, log[-3000:])
-    return [line.strip() for line in m.group(1).splitlines() if line.strip()]
+    # The kernel's console lines ("[    3.10] ...") may cut in between the shell's.
+    return [line.strip() for line in m.group(1).splitlines()
+            if line.strip() and not re.match(r"\s*\[\s*[0-9]+\.[0-9]+\]", line)]
 
 
 def guest_tasks(log):
