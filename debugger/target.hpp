@@ -108,6 +108,8 @@ public:
 	virtual ~Target() = default;
 
 	virtual std::string describe() const = 0;  // "rsp tcp:127.0.0.1:1234"
+	// False once the link to the stub is lost: every request after fails.
+	virtual bool connected() const { return true; }
 	virtual const RegisterLayout &layout() const = 0;
 	virtual const TargetFeatures &features() const = 0;
 

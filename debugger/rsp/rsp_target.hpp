@@ -19,6 +19,7 @@ public:
 							  const TransportOptions &transport = {});
 
 	std::string describe() const override;
+	bool connected() const override { return client_.connected(); }
 	const RegisterLayout &layout() const override { return layout_; }
 	const TargetFeatures &features() const override { return features_; }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 
 #include <elf.h>
@@ -41,14 +42,20 @@ struct Chunk {
 	std::vector<bool> readable;  // per page
 };
 
-// Reads one chunk; where the target refuses it, page by page.
-Chunk read_chunk(const PhysicalReader &read, std::uint64_t paddr, std::size_t length)
+// Reads one chunk; where the target refuses it, page by page. An error when
+// the target is gone.
+Result<Chunk> read_chunk(const PhysicalReader &read, const TargetAlive &alive, std::uint64_t paddr,
+			 std::size_t length)
 {
 	std::size_t pages = (length + kPage - 1) / kPage;
-	if (auto whole = read(paddr, length); whole && whole->size() == length)
-		return {std::move(*whole), std::vector<bool>(pages, true)};
+	auto whole = read(paddr, length);
+	if (whole && whole->size() == length)
+		return Chunk{std::move(*whole), std::vector<bool>(pages, true)};
 	Chunk c{std::vector<std::uint8_t>(length, 0), std::vector<bool>(pages, false)};
 	for (std::size_t i = 0; i < pages; ++i) {
+		if (alive && !alive())
+			return make_error("lost the target at physical " + hex(paddr + i * kPage) + ": " +
+					  (whole ? std::string("short read") : whole.error().message));
 		std::size_t at = i * kPage, n = std::min<std::size_t>(kPage, length - at);
 		auto page = read(paddr + at, n);
 		if (page && page->size() == n) {
@@ -207,7 +214,7 @@ std::vector<std::uint8_t> elf_note(const std::string &name, std::uint32_t type, 
 }
 
 Result<CoreStats> write_core(int fd, const CoreLayout &layout, const PhysicalReader &read, const CoreProgress &progress,
-			     std::size_t chunk)
+			     std::size_t chunk, const TargetAlive &alive)
 {
 	if (auto r = check_layout(layout); !r)
 		return r.error();
@@ -237,13 +244,20 @@ Result<CoreStats> write_core(int fd, const CoreLayout &layout, const PhysicalRea
 	for (const auto &r : layout.ram) {
 		segments.start_range(r);
 		for (std::uint64_t done = 0; done < r.size;) {
-			if (progress && !progress(stats.ram_bytes, total))
-				return make_error("interrupted after " + std::to_string(stats.ram_bytes >> 20) + " MiB of " +
-						  std::to_string(total >> 20) + " MiB");
+			if (progress && !progress(stats.ram_bytes, total)) {
+				char text[96];
+				std::snprintf(text, sizeof text, "interrupted after %.1f MiB of %.1f MiB",
+					      static_cast<double>(stats.ram_bytes) / (1 << 20),
+					      static_cast<double>(total) / (1 << 20));
+				return make_error(text);
+			}
 			std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk, r.size - done));
 			std::uint64_t paddr = r.paddr + done;
 			auto asked = std::chrono::steady_clock::now();
-			Chunk c = read_chunk(read, paddr, n);
+			auto read_result = read_chunk(read, alive, paddr, n);
+			if (!read_result)
+				return read_result.error();
+			Chunk &c = *read_result;
 			double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count();
 			if (took < 0.25 && n == chunk)
 				chunk = std::min(max_chunk, chunk * 2);

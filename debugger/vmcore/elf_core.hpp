@@ -45,6 +45,9 @@ struct CoreLayout {
 
 // Reads physical memory; an error makes the writer retry page by page.
 using PhysicalReader = std::function<Result<std::vector<std::uint8_t>>(std::uint64_t paddr, std::size_t length)>;
+// After a failed read: false when the target is gone (the link lost), which
+// ends the dump with an error instead of leaving every page out.
+using TargetAlive = std::function<bool()>;
 // Bytes of RAM done so far, of the total; false stops the dump.
 using CoreProgress = std::function<bool(std::uint64_t done, std::uint64_t total)>;
 
@@ -67,7 +70,7 @@ Result<void> check_layout(const CoreLayout &layout);
 // Writes the core to fd (a new, empty, seekable file), reading RAM in
 // chunks of at most chunk bytes, fewer on a slow link.
 Result<CoreStats> write_core(int fd, const CoreLayout &layout, const PhysicalReader &read, const CoreProgress &progress,
-			     std::size_t chunk = 1 << 20);
+			     std::size_t chunk = 1 << 20, const TargetAlive &alive = nullptr);
 
 // One ELF note: the header, the name with its NUL, the descriptor, each
 // padded to 4 bytes.

@@ -63,7 +63,7 @@ std::string mib(std::uint64_t bytes)
 	return buf;
 }
 
-// "vmcore: 120.0 MiB of 511.6 MiB, 40.2 MiB/s, 10 s left"
+// "vmcore: 120.0 MiB of 511.6 MiB, 40.2 MiB/s, 10 s left" (KiB/s on a slow line)
 CoreProgress progress_line(Output &out, std::chrono::steady_clock::time_point start)
 {
 	return [&out, start](std::uint64_t done, std::uint64_t total) {
@@ -74,8 +74,12 @@ CoreProgress progress_line(Output &out, std::chrono::steady_clock::time_point st
 		std::string line = "vmcore: " + mib(done) + " of " + mib(total);
 		if (rate > 0) {
 			char buf[64];
-			std::snprintf(buf, sizeof buf, ", %.1f MiB/s, %.0f s left", rate / (1 << 20),
-				      static_cast<double>(total - done) / rate);
+			if (rate >= (1 << 20))
+				std::snprintf(buf, sizeof buf, ", %.1f MiB/s", rate / (1 << 20));
+			else
+				std::snprintf(buf, sizeof buf, ", %.1f KiB/s", rate / 1024);
+			line += buf;
+			std::snprintf(buf, sizeof buf, ", %.0f s left", static_cast<double>(total - done) / rate);
 			line += buf;
 		}
 		out.progress(line);
@@ -200,7 +204,8 @@ Result<CoreStats> write_file(Session &session, const CoreLayout &layout, const D
 		  layout.ram.size(), cpus, memory.how(), options.path.c_str());
 	auto stats = write_core(
 		*fd, layout, [&memory](std::uint64_t pa, std::size_t n) { return memory.read(pa, n); },
-		progress_line(out, std::chrono::steady_clock::now()));
+		progress_line(out, std::chrono::steady_clock::now()), 1 << 20,
+		[&session] { return session.target().connected(); });
 	bool closed = ::close(*fd) == 0;
 	if (!stats || !closed) {
 		::unlink(part.c_str());

@@ -369,3 +369,27 @@ TEST(VmcoreFreePages, FreeBlocksAreCutOutOfRamAndTheImageStaysWhole)
 	EXPECT_EQ(cut[1].start, 0x300000u);
 	EXPECT_EQ(cut[1].size, 0x200000u);
 }
+
+TEST(VmcoreWriter, ALostTargetEndsTheDumpInsteadOfLeavingEveryPageOut)
+{
+	FakeRam ram;
+	vc::CoreLayout layout;
+	layout.ram = {range(0x100000, 64)};
+	char name[] = "/tmp/vtice-vmcore-test-XXXXXX";
+	int fd = ::mkstemp(name);
+	bool connected = true;
+	auto good = ram.reader();
+	auto reader = [&](std::uint64_t paddr, std::size_t n) -> vtice::Result<std::vector<std::uint8_t>> {
+		if (paddr >= 0x110000)
+			connected = false;
+		if (!connected)
+			return vtice::make_error("connection to tcp:127.0.0.1:1 is closed");
+		return good(paddr, n);
+	};
+	auto r = vc::write_core(fd, layout, reader, nullptr, 4 * kPage, [&] { return connected; });
+	::close(fd);
+	::unlink(name);
+	ASSERT_FALSE(r);
+	EXPECT_NE(r.error().message.find("lost the target at physical 0x110000: connection"), std::string::npos)
+		<< r.error().message;
+}

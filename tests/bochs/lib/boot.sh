@@ -23,6 +23,11 @@ guest_finished() {
 	grep -q -e 'VTICE-DONE' -e 'end Kernel panic' -e 'Kernel panic - not syncing' "$log"
 }
 
+# The guest ended in a panic (the crash scenarios), not at VTICE-DONE.
+guest_panicked() {
+	! grep -q 'VTICE-DONE' "$1" && grep -q 'Kernel panic - not syncing' "$1"
+}
+
 # Wall-clock seconds at which each scenario ended, for the figures: Bochs
 # shares the machine, so these vary with load; guest uptimes do not.
 note_scenario_times() {
@@ -70,7 +75,10 @@ poll_guest() {
 	if ((watch_done == 0)) && guest_finished "$out/serial.log"; then
 		watch_done=$elapsed
 	fi
-	((watch_done && elapsed - watch_done >= 5)) && return 1
+	# A panicked guest stays up while its host driver still talks to the stub.
+	if ((watch_done && elapsed - watch_done >= 5)) && ! { guest_panicked "$out/serial.log" && host_busy "$out"; }; then
+		return 1
+	fi
 	# A host driver that judged a machine that cannot finish (a reset
 	# follows) says so: stop before the guest boots again.
 	[[ -e "$out/host/end-run" ]] && return 1

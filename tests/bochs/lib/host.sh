@@ -95,6 +95,17 @@ host_poll() {
 	done < "$out/host/drivers"
 }
 
+# True while a driver the guest started has not ended: a crashed guest's
+# last console line must not end the run under a driver still talking to
+# its stub (hvcrash dumps the panicked kernel after the panic).
+host_busy() {
+	local out=$1 started
+	for started in "$out"/host/*.started; do
+		[[ -e "$started" && ! -e "${started%.started}.rc" ]] && return 0
+	done
+	return 1
+}
+
 host_start_driver() {
 	local out=$1 decl=$2 name argv
 	read -r name argv <<<"$decl"

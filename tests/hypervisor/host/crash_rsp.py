@@ -282,7 +282,7 @@ def check_crash(fig, crash):
               "after detach the kernel went on: %s" % crash["resumed"])
 
 
-DUMP_PROGRESS = re.compile(r"vmcore: ([0-9.]+) MiB of ([0-9.]+) MiB, ([0-9.]+) MiB/s, (\d+) s left")
+DUMP_PROGRESS = re.compile(r"vmcore: ([0-9.]+) MiB of ([0-9.]+) MiB, ([0-9.]+) (MiB|KiB)/s, (\d+) s left")
 
 
 def check_dump_over_serial():
@@ -313,12 +313,12 @@ def check_dump_over_serial():
           "vtice dump read the panicked kernel's RAM map, VMCOREINFO and CPUs through the stub: %s" %
           (ram.group(0) if ram else "no 'Dumping' line"))
     if progress:
-        done, total, rate, left = progress[-1]
-        print("FIGURE crash.dump.kib_per_s=%.1f" % (float(rate) * 1024), flush=True)
+        done, total, rate, unit, left = progress[-1]
+        print("FIGURE crash.dump.kib_per_s=%.1f" % (float(rate) * (1024 if unit == "MiB" else 1)), flush=True)
         print("FIGURE crash.dump.estimate_s=%s" % left, flush=True)
-    check("dump-progress", len(progress) >= 2 and float(progress[-1][0]) > 0 and int(progress[-1][3]) > 0,
+    check("dump-progress", len(progress) >= 2 and float(progress[-1][0]) > 0 and int(progress[-1][4]) > 0,
           "progress over the line with a rate and the time left: %s" %
-          (" | ".join("%s of %s MiB, %s MiB/s, %s s left" % p for p in progress[-2:]) or "none"))
+          (" | ".join("%s of %s MiB, %s %s/s, %s s left" % p for p in progress[-2:]) or "none"))
     check("dump-interrupt", rc == 1 and "removed, nothing written" in text and
           not os.path.exists(out_path) and not os.path.exists(out_path + ".part"),
           "Ctrl-C stopped it (exit %d), the partial file removed" % rc)
