@@ -22,6 +22,35 @@ std::vector<OptionSpec> attach_option_specs()
 		{"--no-cache", false}, {"--timeout", true}, {"--baud", true}};
 }
 
+std::optional<ParsedArgs> parse_target_command(const char *who, int argc, char **argv,
+					       const std::vector<OptionSpec> &extra, const char *help, int &status)
+{
+	auto specs = attach_option_specs();
+	specs.insert(specs.end(), extra.begin(), extra.end());
+	auto args = parse_args(argc, argv, specs);
+	status = kExitUsage;
+	if (!args) {
+		fail_command(who, args.error(), kExitUsage);
+		return std::nullopt;
+	}
+	if (args->help) {
+		std::fputs(help, stdout);
+		status = kExitOk;
+		return std::nullopt;
+	}
+	if (args->positional.size() != 1) {
+		fail_command(who, make_error("give exactly one TARGET (see --help)"), kExitUsage);
+		return std::nullopt;
+	}
+	return std::move(*args);
+}
+
+int fail_command(const char *who, const Error &error, int status)
+{
+	eprintf("%s: %s\n", who, error.to_string().c_str());
+	return interrupts::end_signal() ? 128 + interrupts::end_signal() : status;
+}
+
 StdOutput::StdOutput() : terminal_(isatty(STDERR_FILENO)), last_(std::chrono::steady_clock::now()) {}
 
 // Everything the debugger prints may quote the target: escaped.

@@ -20,6 +20,15 @@ namespace vtice::console {
 // The options every attaching command takes (see vtice attach --help).
 std::vector<OptionSpec> attach_option_specs();
 
+// A command line of one TARGET with the attach options and `extra`. With
+// --help (help printed) or a usage error (said on stderr, prefixed by
+// `who`), nothing, and `status` says what to exit with.
+std::optional<ParsedArgs> parse_target_command(const char *who, int argc, char **argv,
+					       const std::vector<OptionSpec> &extra, const char *help, int &status);
+
+// "WHO: message" on stderr; the status, or 128+N after SIGTERM/SIGHUP.
+int fail_command(const char *who, const Error &error, int status);
+
 struct AttachOptions {
 	int timeout_ms = -1;
 	dbg::rsp::TransportOptions transport;

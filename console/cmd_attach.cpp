@@ -136,27 +136,17 @@ Result<LineInput> open_commands(const ParsedArgs &args)
 }
 
 // A failure before the command loop; after SIGTERM or SIGHUP, 128+N.
-int fail(const Error &error, int status)
-{
-	eprintf("vtice attach: %s\n", error.to_string().c_str());
-	return interrupts::end_signal() ? 128 + interrupts::end_signal() : status;
-}
+int fail(const Error &error, int status) { return fail_command("vtice attach", error, status); }
 
 }  // namespace
 
 int cmd_attach(int argc, char **argv)
 {
-	auto specs = attach_option_specs();
-	specs.insert(specs.end(), {{"--batch", true}, {"--echo", false}, {"--keep-going", false}});
-	auto args = parse_args(argc, argv, specs);
+	int status = kExitOk;
+	auto args = parse_target_command("vtice attach", argc, argv,
+					 {{"--batch", true}, {"--echo", false}, {"--keep-going", false}}, kHelp, status);
 	if (!args)
-		return fail(args.error(), kExitUsage);
-	if (args->help) {
-		std::fputs(kHelp, stdout);
-		return kExitOk;
-	}
-	if (args->positional.size() != 1)
-		return fail(make_error("give exactly one TARGET (see --help)"), kExitUsage);
+		return status;
 	// From here on no signal kills vtice: each ends what it interrupts.
 	interrupts::install();
 	bool batch = args->has("--batch");
@@ -182,7 +172,7 @@ int cmd_attach(int argc, char **argv)
 		return tui::run_interactive(session, attached->stop, screen_output.text());
 	dbg::CommandContext ctx{session, out, options->timeout_ms};
 	dbg::print_stop(ctx, attached->stop);
-	int status = run_commands(ctx, *in, batch, args->has("--echo"), args->has("--keep-going"));
+	status = run_commands(ctx, *in, batch, args->has("--echo"), args->has("--keep-going"));
 	return end_session("vtice attach", session, out, status);
 }
 

@@ -49,11 +49,7 @@ const char kHelp[] =
 	"dump, removes the partial file and detaches. Exit status: 0 when the\n"
 	"file was written, 1 otherwise, 2 for a usage error.\n";
 
-int fail(const Error &error, int status)
-{
-	eprintf("vtice dump: %s\n", error.to_string().c_str());
-	return interrupts::end_signal() ? 128 + interrupts::end_signal() : status;
-}
+int fail(const Error &error, int status) { return fail_command("vtice dump", error, status); }
 
 // The output's directory must exist; the file itself may not be anything
 // but a regular file. Checked before the target is touched.
@@ -76,17 +72,11 @@ Result<void> check_output(const std::string &path)
 int cmd_dump(int argc, char **argv)
 {
 	auto expanded = expand_output_option(argc, argv);
-	auto specs = attach_option_specs();
-	specs.insert(specs.end(), {{"--output", true}, {"--filter", true}});
-	auto args = parse_args(static_cast<int>(expanded.size()), expanded.data(), specs);
+	int status = kExitOk;
+	auto args = parse_target_command("vtice dump", static_cast<int>(expanded.size()), expanded.data(),
+					 {{"--output", true}, {"--filter", true}}, kHelp, status);
 	if (!args)
-		return fail(args.error(), kExitUsage);
-	if (args->help) {
-		std::fputs(kHelp, stdout);
-		return kExitOk;
-	}
-	if (args->positional.size() != 1)
-		return fail(make_error("give exactly one TARGET (see --help)"), kExitUsage);
+		return status;
 	dbg::vmcore::DumpOptions dump;
 	dump.path = args->get("--output").value_or("");
 	if (dump.path.empty())

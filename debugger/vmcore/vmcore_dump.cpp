@@ -253,37 +253,31 @@ Result<DumpSummary> dump_vmcore(Session &session, const DumpOptions &options, Ou
 	auto stats = write_file(session, *layout, options, direct_map, summary.cpus, out);
 	if (!stats)
 		return stats.error();
-	summary.ram_bytes = stats->ram_bytes;
-	summary.written_bytes = stats->written_bytes;
-	summary.file_bytes = stats->file_bytes;
-	summary.zero_pages = stats->zero_pages;
-	summary.unreadable_pages = stats->unreadable_pages;
-	summary.unreadable_as_zeros = stats->unreadable_as_zeros;
-	summary.first_unreadable = stats->first_unreadable;
-	summary.load_segments = stats->load_segments;
+	summary.core = *stats;
 	summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 	return summary;
 }
 
 void print_dump_summary(Output &out, const DumpOptions &options, const DumpSummary &s)
 {
+	using ull = unsigned long long;
+	const CoreStats &c = s.core;
 	out.print("Wrote %s: Linux %s, %u CPUs, %llu of %llu MiB of RAM in %u segments, %.1f MiB file, %.1f s\n",
-		      options.path.c_str(), s.osrelease.c_str(), s.cpus,
-		      static_cast<unsigned long long>(s.written_bytes >> 20), static_cast<unsigned long long>(s.ram_bytes >> 20),
-		      s.load_segments, static_cast<double>(s.file_bytes) / (1 << 20), s.seconds);
+		  options.path.c_str(), s.osrelease.c_str(), s.cpus, static_cast<ull>(c.written_bytes >> 20),
+		  static_cast<ull>(c.ram_bytes >> 20), c.load_segments, static_cast<double>(c.file_bytes) / (1 << 20),
+		  s.seconds);
 	if (s.free_pages)
 		out.print("%llu free pages left out, %llu more kept (in the kernel image, or no header left) "
 			  "(--filter free: the buddy allocator's, from its struct pages)\n",
-			  static_cast<unsigned long long>(s.free_pages), static_cast<unsigned long long>(s.free_pages_kept));
-	if (s.zero_pages)
-		out.print("%llu all-zero pages take no room (--filter zero)\n", static_cast<unsigned long long>(s.zero_pages));
-	if (s.unreadable_pages)
+			  static_cast<ull>(s.free_pages), static_cast<ull>(s.free_pages_kept));
+	if (c.zero_pages)
+		out.print("%llu all-zero pages take no room (--filter zero)\n", static_cast<ull>(c.zero_pages));
+	if (c.unreadable_pages)
 		out.print("warning: the target refused %llu pages, the first at physical 0x%llx; %llu of them are "
-			      "left out, %llu written as zeros (no header left to split on)\n",
-			      static_cast<unsigned long long>(s.unreadable_pages),
-			      static_cast<unsigned long long>(s.first_unreadable),
-			      static_cast<unsigned long long>(s.unreadable_pages - s.unreadable_as_zeros),
-			      static_cast<unsigned long long>(s.unreadable_as_zeros));
+			  "left out, %llu written as zeros (no header left to split on)\n",
+			  static_cast<ull>(c.unreadable_pages), static_cast<ull>(c.first_unreadable),
+			  static_cast<ull>(c.unreadable_pages - c.unreadable_as_zeros),
+			  static_cast<ull>(c.unreadable_as_zeros));
 }
 
 }  // namespace vtice::dbg::vmcore

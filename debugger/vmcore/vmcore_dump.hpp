@@ -10,6 +10,7 @@
 
 #include "../output.hpp"
 #include "../session.hpp"
+#include "elf_core.hpp"
 #include "vtice/result.hpp"
 
 namespace vtice::dbg::vmcore {
@@ -25,11 +26,10 @@ struct DumpOptions {
 Result<void> parse_filter(const std::string &text, DumpOptions &options);
 
 struct DumpSummary {
-	std::uint64_t ram_bytes = 0, written_bytes = 0, file_bytes = 0;
-	std::uint64_t zero_pages = 0, unreadable_pages = 0, unreadable_as_zeros = 0, first_unreadable = 0;
+	CoreStats core;                     // what writing the file found
 	std::uint64_t free_pages = 0;       // left out (--filter free)
 	std::uint64_t free_pages_kept = 0;  // free, but in the kernel image or past the header budget
-	unsigned cpus = 0, load_segments = 0;
+	unsigned cpus = 0;
 	std::string osrelease;
 	double seconds = 0;
 };

@@ -138,6 +138,19 @@ private:
 	std::string path_;
 };
 
+// write_core into a temporary file that is gone afterwards; only the result.
+vtice::Result<vc::CoreStats> write_to_scratch(const vc::CoreLayout &layout, const vc::PhysicalReader &read,
+					      const vc::CoreProgress &progress, std::size_t chunk,
+					      const vc::TargetAlive &alive = nullptr)
+{
+	char name[] = "/tmp/vtice-vmcore-test-XXXXXX";
+	int fd = ::mkstemp(name);
+	auto r = vc::write_core(fd, layout, read, progress, chunk, alive);
+	::close(fd);
+	::unlink(name);
+	return r;
+}
+
 std::vector<std::uint8_t> expected_page(const FakeRam &ram, std::uint64_t paddr)
 {
 	std::vector<std::uint8_t> out(kPage);
@@ -275,13 +288,9 @@ TEST(VmcoreWriter, AProgressThatSaysStopEndsTheDumpWithAnError)
 	FakeRam ram;
 	vc::CoreLayout layout;
 	layout.ram = {range(0x100000, 64)};
-	char name[] = "/tmp/vtice-vmcore-test-XXXXXX";
-	int fd = ::mkstemp(name);
 	unsigned calls = 0;
-	auto r = vc::write_core(fd, layout, ram.reader(), [&](std::uint64_t, std::uint64_t) { return ++calls < 3; },
-				8 * kPage);
-	::close(fd);
-	::unlink(name);
+	auto r = write_to_scratch(layout, ram.reader(), [&](std::uint64_t, std::uint64_t) { return ++calls < 3; },
+				  8 * kPage);
 	ASSERT_FALSE(r);
 	EXPECT_NE(r.error().message.find("interrupted"), std::string::npos);
 	EXPECT_EQ(ram.reads, 2u);
@@ -375,8 +384,6 @@ TEST(VmcoreWriter, ALostTargetEndsTheDumpInsteadOfLeavingEveryPageOut)
 	FakeRam ram;
 	vc::CoreLayout layout;
 	layout.ram = {range(0x100000, 64)};
-	char name[] = "/tmp/vtice-vmcore-test-XXXXXX";
-	int fd = ::mkstemp(name);
 	bool connected = true;
 	auto good = ram.reader();
 	auto reader = [&](std::uint64_t paddr, std::size_t n) -> vtice::Result<std::vector<std::uint8_t>> {
@@ -386,9 +393,7 @@ TEST(VmcoreWriter, ALostTargetEndsTheDumpInsteadOfLeavingEveryPageOut)
 			return vtice::make_error("connection to tcp:127.0.0.1:1 is closed");
 		return good(paddr, n);
 	};
-	auto r = vc::write_core(fd, layout, reader, nullptr, 4 * kPage, [&] { return connected; });
-	::close(fd);
-	::unlink(name);
+	auto r = write_to_scratch(layout, reader, nullptr, 4 * kPage, [&] { return connected; });
 	ASSERT_FALSE(r);
 	EXPECT_NE(r.error().message.find("lost the target at physical 0x110000: connection"), std::string::npos)
 		<< r.error().message;
