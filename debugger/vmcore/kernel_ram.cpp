@@ -53,14 +53,13 @@ std::uint64_t field(const std::vector<std::uint8_t> &bytes, const btf::Member &m
 	return v;
 }
 
-// Reads a short NUL-terminated name; "" when unreadable.
-std::string read_name(Session &session, std::uint64_t address)
+// Whether the entry's name is "System RAM": exactly its bytes and the NUL,
+// so a name at the end of a mapped page still reads.
+bool named_system_ram(Session &session, std::uint64_t address)
 {
-	auto bytes = session.read_memory(address, 16);
-	if (!bytes)
-		return {};
-	std::string s(bytes->begin(), bytes->end());
-	return s.substr(0, s.find('\0'));
+	static constexpr char kName[] = "System RAM";
+	auto bytes = session.read_memory(address, sizeof kName);
+	return bytes && std::memcmp(bytes->data(), kName, sizeof kName) == 0;
 }
 
 }  // namespace
@@ -88,7 +87,7 @@ Result<std::vector<PhysicalRange>> system_ram(Session &session, const btf::Types
 			return make_error("reading struct resource at " + hex(node) + ": " + bytes.error().message);
 		std::uint64_t start = field(*bytes, layout->start), end = field(*bytes, layout->end);
 		node = field(*bytes, layout->sibling);
-		if (read_name(session, field(*bytes, layout->name)) != "System RAM")
+		if (!named_system_ram(session, field(*bytes, layout->name)))
 			continue;
 		if (end < start || end >= kPhysicalLimit)
 			return make_error("System RAM " + hex(start) + "-" + hex(end) + " is not a physical range");

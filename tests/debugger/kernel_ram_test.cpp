@@ -139,3 +139,14 @@ TEST_F(KernelRam, NoRamOrAnUnreadableEntryIsAnErrorThatSaysSo)
 	ASSERT_FALSE(unreadable);
 	EXPECT_NE(unreadable.error().message.find("reading struct resource at 0xffff888000900000"), std::string::npos);
 }
+
+TEST_F(KernelRam, ANameRightAtTheEndOfMappedMemoryStillReads)
+{
+	constexpr std::uint64_t kTight = 0xffffffff82000ff5ull;  // 11 bytes before an unmapped page
+	memory->map(kTight, {'S', 'y', 's', 't', 'e', 'm', ' ', 'R', 'A', 'M', 0});
+	memory->map(kRoot, resource(0, ~0ull, 0, 0, kNodes));
+	memory->map(kNodes, resource(0x1000, 0x1fff, kTight, 0, 0));
+	auto ram = vmcore::system_ram(*session, *types);
+	ASSERT_TRUE(ram) << ram.error().to_string();
+	EXPECT_EQ(ram->size(), 1u);
+}
