@@ -11,6 +11,7 @@
 #include "subcommands.hpp"
 #include "vmcore/vmcore_dump.hpp"
 #include "vtice/interrupts.hpp"
+#include "vtice/write_output.hpp"
 
 namespace vtice::console {
 
@@ -51,10 +52,13 @@ const char kHelp[] =
 
 int fail(const Error &error, int status) { return fail_command("vtice dump", error, status); }
 
-// The output's directory must exist; the file itself may not be anything
-// but a regular file. Checked before the target is touched.
+// The output's directory must exist; the file itself may not be an input
+// of this run nor anything but a regular file. Checked before the target is
+// touched.
 Result<void> check_output(const std::string &path)
 {
+	if (auto ok = check_output_path(path); !ok)
+		return make_error("--output: " + ok.error().message);
 	struct stat info;
 	if (::stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode))
 		return make_error("--output: " + path + " exists and is not a regular file");
@@ -81,8 +85,6 @@ int cmd_dump(int argc, char **argv)
 	dump.path = args->get("--output").value_or("");
 	if (dump.path.empty())
 		return fail(make_error("-o FILE is required (see --help)"), kExitUsage);
-	if (auto r = check_output(dump.path); !r)
-		return fail(r.error(), kExitUsage);
 	if (auto f = args->get("--filter"))
 		if (auto r = dbg::vmcore::parse_filter(*f, dump); !r)
 			return fail(r.error(), kExitUsage);
@@ -90,6 +92,9 @@ int cmd_dump(int argc, char **argv)
 	auto options = check_attach_options(*args, -1);
 	if (!options)
 		return fail(options.error(), kExitUsage);
+	// After the options: --symbols and --btf are inputs it must not be.
+	if (auto r = check_output(dump.path); !r)
+		return fail(r.error(), kExitUsage);
 	StdOutput out;
 	interrupts::begin_command(-1);
 	auto attached = attach_target(args->positional[0], *options, out);

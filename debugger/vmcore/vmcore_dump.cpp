@@ -16,6 +16,7 @@
 #include "kernel_state.hpp"
 #include "notes.hpp"
 #include "vtice/interrupts.hpp"
+#include "vtice/write_output.hpp"
 
 namespace vtice::dbg::vmcore {
 
@@ -87,10 +88,13 @@ CoreProgress progress_line(Output &out, std::chrono::steady_clock::time_point st
 	};
 }
 
-// A new regular file, or an existing one to replace; never a directory,
-// a device or a FIFO.
+// A new regular file, or an existing one to replace; never an input of this
+// run (the --symbols image, say: docs/hardening.md), a directory, a device
+// or a FIFO (the writer seeks).
 Result<int> create_part_file(const std::string &path, std::string &part)
 {
+	if (auto ok = check_output_path(path); !ok)
+		return ok.error();
 	struct stat info;
 	if (::stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode))
 		return make_error(path + " exists and is not a regular file");
