@@ -11,7 +11,7 @@ CTEST_ARGS ?=
 # Keep the nested CMake-generated makes quiet about directories.
 MAKEFLAGS += --no-print-directory
 
-.PHONY: all deps configure kernel module install-module sign test unit-test test-matrix test-transparency fuzz-build fuzz-test fuzz bench demo clean help
+.PHONY: all deps configure kernel kernel-debug module install-module sign test unit-test test-matrix test-transparency fuzz-build fuzz-test fuzz bench demo clean help
 
 all: deps configure
 	cmake --build $(BUILD) -j $(JOBS)
@@ -27,6 +27,7 @@ help:
 	@echo "make test-transparency  the transparency fuzzer on Skylake-X and Sapphire Rapids in Bochs, a fresh seed (~20 min)"
 	@echo "make bench      run the benchmarks, write figures to $(BUILD)/bench/"
 	@echo "make demo       run the main job on the bundled default target"
+	@echo "make kernel-debug  the rig kernel's vmlinux with debug info, for crash and drgn (~860 MB)"
 	@echo "make fuzz       run each fuzzer for FUZZ_SECONDS ($(FUZZ_SECONDS)) seconds"
 	@echo "make clean      remove the build directories"
 
@@ -39,8 +40,13 @@ configure: deps
 # The Debian kernel the rigs boot, and 6.12 (bookworm-backports) with its
 # headers for the build and install tests on a newer kernel.
 kernel: deps
-	@tools/kernel.sh --debug $(KERNEL_DIR) >/dev/null
+	@tools/kernel.sh $(KERNEL_DIR) >/dev/null
 	@tools/kernel.sh --suite bookworm-backports --headers $(KERNEL_DIR) >/dev/null
+
+# The rig kernel's vmlinux with debug info (linux-image-VERSION-dbg, ~860 MB
+# download): crash and drgn need it to open vtice's vmcores (qemu.vmcore).
+kernel-debug: kernel
+	@tools/kernel.sh --debug $(KERNEL_DIR) >/dev/null
 
 # vtice.ko for the running kernel, or else the newest Debian headers
 # (pass KDIR=/path/to/headers for another kernel). Needs only the kernel's
@@ -59,7 +65,7 @@ fuzz-build: deps
 		-DVTICE_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
 	cmake --build $(FUZZ_BUILD) -j $(JOBS)
 
-unit-test: all kernel
+unit-test: all kernel kernel-debug
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
 # Each fuzzer runs for a fixed time, one per core at a time.

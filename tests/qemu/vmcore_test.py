@@ -154,7 +154,7 @@ def main():
     vmlinux = os.path.join(os.path.dirname(os.environ["VTICE_QEMU_VMLINUX"]), "vmlinux-dbg")
     drgn = shutil.which("drgn")
     if not os.path.isfile(vmlinux):
-        print("SKIP: no %s (make kernel fetches it: tools/kernel.sh --debug)" % vmlinux)
+        print("SKIP: no %s (make kernel-debug fetches it: tools/kernel.sh --debug)" % vmlinux)
         return 77
     if not shutil.which("crash") or not drgn or not shutil.which("readelf"):
         print("SKIP: crash, drgn or readelf missing (make deps installs them)")
