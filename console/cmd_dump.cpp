@@ -43,8 +43,9 @@ const char kHelp[] =
 	"                     the kernel's own struct pages with the layout its\n"
 	"                     VMCOREINFO gives (makedumpfile -d 16); readers report\n"
 	"                     them missing. zero,free does both\n"
-	"  --symbols, --btf, --no-orc, --no-image-search, --no-cache, --timeout,\n"
-	"  --baud             as for vtice attach (see vtice attach --help)\n"
+	"  --symbols, --btf, --no-image-search, --no-cache, --timeout, --baud\n"
+	"                     as for vtice attach (see vtice attach --help); the\n"
+	"                     ORC tables are never read (--no-orc is implied)\n"
 	"\n"
 	"Progress (MiB, rate, time left) goes to standard error; Ctrl-C stops the\n"
 	"dump, removes the partial file and detaches. Exit status: 0 when the\n"
@@ -92,6 +93,8 @@ int cmd_dump(int argc, char **argv)
 	auto options = check_attach_options(*args, -1);
 	if (!options)
 		return fail(options.error(), kExitUsage);
+	// The dump unwinds nothing: no ORC tables over what may be a slow line.
+	options->setup.load_orc = false;
 	// After the options: --symbols and --btf are inputs it must not be.
 	if (auto r = check_output(dump.path); !r)
 		return fail(r.error(), kExitUsage);
