@@ -36,14 +36,15 @@ const char kHelp[] =
 	"\n"
 	"options:\n"
 	"  -o, --output FILE  where to write (required); an existing regular file\n"
-	"                     is replaced, anything else is refused\n"
+	"                     is replaced, anything else (or an input of the run,\n"
+	"                     such as the --symbols image) is refused\n"
 	"  --filter zero      all-zero pages take no room in the file (ELF zero\n"
 	"                     fill, as makedumpfile -d 1); readers see zeros\n"
 	"  --filter free      leave out the buddy allocator's free pages, found in\n"
 	"                     the kernel's own struct pages with the layout its\n"
 	"                     VMCOREINFO gives (makedumpfile -d 16); readers report\n"
 	"                     them missing. zero,free does both\n"
-	"  --symbols, --btf, --no-image-search, --no-cache, --timeout, --baud\n"
+	"  --symbols, --btf, --no-image-search, --no-cache, --baud\n"
 	"                     as for vtice attach (see vtice attach --help); the\n"
 	"                     ORC tables are never read (--no-orc is implied)\n"
 	"\n"
@@ -82,6 +83,8 @@ int cmd_dump(int argc, char **argv)
 					 {{"--output", true}, {"--filter", true}}, kHelp, status);
 	if (!args)
 		return status;
+	if (args->has("--timeout"))
+		return fail(make_error("--timeout: a dump has no time limit; Ctrl-C stops it"), kExitUsage);
 	dbg::vmcore::DumpOptions dump;
 	dump.path = args->get("--output").value_or("");
 	if (dump.path.empty())
