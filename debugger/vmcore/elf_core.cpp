@@ -9,18 +9,13 @@
 #include <elf.h>
 #include <unistd.h>
 
+#include "../hex.hpp"
+
 namespace vtice::dbg::vmcore {
 
 namespace {
 
 constexpr std::uint64_t kPage = 4096;
-
-std::string hex(std::uint64_t v)
-{
-	char buf[24];
-	std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-	return buf;
-}
 
 Result<void> write_all(int fd, const void *data, std::size_t length)
 {

@@ -4,9 +4,10 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 
+#include "kernel_state.hpp"
 #include "notes.hpp"
+#include "symbols/bytes.hpp"
 #include "vtice/interrupts.hpp"
 
 namespace vtice::dbg::vmcore {
@@ -32,13 +33,6 @@ Result<std::int64_t> number(std::string_view info, const char *key)
 	return v;
 }
 
-template <typename T> T load(const std::uint8_t *p)
-{
-	T v;
-	std::memcpy(&v, p, sizeof v);
-	return v;
-}
-
 }  // namespace
 
 Result<PageLayout> page_layout(Session &session, std::string_view vmcoreinfo)
@@ -58,11 +52,11 @@ Result<PageLayout> page_layout(Session &session, std::string_view vmcoreinfo)
 	l.order = static_cast<std::uint64_t>(*order);
 	l.buddy_mark = *mark;
 	l.vmemmap = kDefaultVmemmap;
-	if (auto symbol = session.resolve_location("vmemmap_base")) {
-		auto bytes = session.read_memory(*symbol, 8);
-		if (!bytes)
-			return make_error("reading vmemmap_base: " + bytes.error().message);
-		l.vmemmap = load<std::uint64_t>(bytes->data());
+	if (session.resolve_location("vmemmap_base")) {
+		auto base = read_symbol_u64(session, "vmemmap_base");
+		if (!base)
+			return base.error();
+		l.vmemmap = *base;
 	}
 	return l;
 }
@@ -96,11 +90,11 @@ Result<std::vector<PhysicalRange>> free_blocks(Session &session, const PageLayou
 			std::uint64_t next = base + n;
 			for (std::uint64_t pfn = base; bytes && pfn < base + n;) {
 				const std::uint8_t *page = bytes->data() + (pfn - base) * layout.size;
-				if (!is_buddy(load<std::int32_t>(page + layout.mapcount), layout.buddy_mark)) {
+				if (!is_buddy(symbols::load_le<std::int32_t>(page + layout.mapcount), layout.buddy_mark)) {
 					++pfn;
 					continue;
 				}
-				std::uint64_t order = load<std::uint64_t>(page + layout.order);
+				std::uint64_t order = symbols::load_le<std::uint64_t>(page + layout.order);
 				std::uint64_t count = order <= kMaxOrder ? 1ull << order : 1;
 				std::uint64_t stop = std::min(pfn + count, end);
 				if (!blocks.empty() && blocks.back().start + blocks.back().size == pfn * kPage)

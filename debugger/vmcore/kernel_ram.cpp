@@ -2,6 +2,9 @@
 
 #include <cstring>
 
+#include "../hex.hpp"
+#include "symbols/bytes.hpp"
+
 namespace vtice::dbg::vmcore {
 
 namespace {
@@ -11,13 +14,6 @@ constexpr std::uint64_t kPhysicalLimit = 1ull << 52;
 // /proc/iomem of a large server has a few hundred top-level entries.
 constexpr unsigned kMaxResources = 65536;
 constexpr std::uint64_t kPage = 4096;
-
-std::string hex(std::uint64_t v)
-{
-	char buf[24];
-	std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-	return buf;
-}
 
 struct ResourceLayout {
 	btf::Member start, end, name, sibling, child;
@@ -46,11 +42,10 @@ Result<ResourceLayout> resource_layout(const btf::Types &types)
 	return l;
 }
 
+// resource_layout() checked each member is 8 bytes inside the struct.
 std::uint64_t field(const std::vector<std::uint8_t> &bytes, const btf::Member &m)
 {
-	std::uint64_t v = 0;
-	std::memcpy(&v, bytes.data() + m.bit_offset / 8, 8);
-	return v;
+	return symbols::load_le<std::uint64_t>(bytes.data() + m.bit_offset / 8);
 }
 
 // Whether the entry's name is "System RAM": exactly its bytes and the NUL,

@@ -1,8 +1,7 @@
 #include "kernel_state.hpp"
 
-#include <cstring>
-
 #include "notes.hpp"
+#include "symbols/bytes.hpp"
 
 namespace vtice::dbg::vmcore {
 
@@ -17,9 +16,7 @@ Result<std::uint64_t> read_u64(Session &session, std::uint64_t address)
 	auto bytes = session.read_memory(address, 8);
 	if (!bytes)
 		return bytes.error();
-	std::uint64_t v;
-	std::memcpy(&v, bytes->data(), 8);
-	return v;
+	return symbols::load_le<std::uint64_t>(bytes->data());
 }
 
 // The pid of the task running on CPU `cpu`: its per-CPU current_task (in
@@ -56,9 +53,7 @@ std::optional<std::int32_t> current_pid(Session &session, const btf::Types &type
 	auto bytes = task ? session.read_memory(*task + pid->bit_offset / 8, 4) : Result<std::vector<std::uint8_t>>(task.error());
 	if (!bytes)
 		return std::nullopt;
-	std::int32_t value;
-	std::memcpy(&value, bytes->data(), 4);
-	return value;
+	return symbols::load_le<std::int32_t>(bytes->data());
 }
 
 }  // namespace
