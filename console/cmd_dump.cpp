@@ -2,16 +2,12 @@
 // an ELF vmcore for crash and drgn, detach.
 #include <cstdio>
 
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include "args.hpp"
 #include "attach_session.hpp"
 #include "messages.hpp"
 #include "subcommands.hpp"
 #include "vmcore/vmcore_dump.hpp"
 #include "vtice/interrupts.hpp"
-#include "vtice/write_output.hpp"
 
 namespace vtice::console {
 
@@ -54,25 +50,6 @@ const char kHelp[] =
 
 int fail(const Error &error, int status) { return fail_command("vtice dump", error, status); }
 
-// The output's directory must exist; the file itself may not be an input
-// of this run nor anything but a regular file. Checked before the target is
-// touched.
-Result<void> check_output(const std::string &path)
-{
-	if (auto ok = check_output_path(path); !ok)
-		return make_error("--output: " + ok.error().message);
-	struct stat info;
-	if (::stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode))
-		return make_error("--output: " + path + " exists and is not a regular file");
-	auto slash = path.rfind('/');
-	std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-	if (::stat(dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode))
-		return make_error("--output: no directory " + dir);
-	if (::access(dir.c_str(), W_OK) != 0)
-		return make_error("--output: cannot write in " + dir);
-	return {};
-}
-
 }  // namespace
 
 int cmd_dump(int argc, char **argv)
@@ -99,8 +76,8 @@ int cmd_dump(int argc, char **argv)
 	// The dump unwinds nothing: no ORC tables over what may be a slow line.
 	options->setup.load_orc = false;
 	// After the options: --symbols and --btf are inputs it must not be.
-	if (auto r = check_output(dump.path); !r)
-		return fail(r.error(), kExitUsage);
+	if (auto r = dbg::vmcore::check_dump_output(dump.path); !r)
+		return fail(make_error("--output: " + r.error().message), kExitUsage);
 	StdOutput out;
 	interrupts::begin_command(-1);
 	auto attached = attach_target(args->positional[0], *options, out);

@@ -88,16 +88,15 @@ CoreProgress progress_line(Output &out, std::chrono::steady_clock::time_point st
 	};
 }
 
-// A new regular file, or an existing one to replace; never an input of this
-// run (the --symbols image, say: docs/hardening.md), a directory, a device
-// or a FIFO (the writer seeks).
+std::string directory_of(const std::string &path)
+{
+	auto slash = path.rfind('/');
+	return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// PATH.part, for a path check_dump_output() accepted.
 Result<int> create_part_file(const std::string &path, std::string &part)
 {
-	if (auto ok = check_output_path(path); !ok)
-		return ok.error();
-	struct stat info;
-	if (::stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode))
-		return make_error(path + " exists and is not a regular file");
 	part = path + ".part";
 	int fd = ::open(part.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
@@ -109,8 +108,7 @@ Result<int> create_part_file(const std::string &path, std::string &part)
 // shrink it (then a full disk ends the dump with a clear write error).
 Result<void> check_room(const std::string &path, std::uint64_t needed, bool may_shrink, Output &out)
 {
-	auto slash = path.rfind('/');
-	std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+	std::string dir = directory_of(path);
 	struct statvfs fs;
 	if (::statvfs(dir.c_str(), &fs) != 0)
 		return {};
@@ -226,6 +224,21 @@ Result<CoreStats> write_file(Session &session, const CoreLayout &layout, const D
 
 }  // namespace
 
+Result<void> check_dump_output(const std::string &path)
+{
+	if (auto ok = check_output_path(path); !ok)
+		return ok.error();
+	struct stat info;
+	if (::stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode))
+		return make_error(path + " exists and is not a regular file");
+	std::string dir = directory_of(path);
+	if (::stat(dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode))
+		return make_error("no directory " + dir);
+	if (::access(dir.c_str(), W_OK) != 0)
+		return make_error("cannot write in " + dir);
+	return {};
+}
+
 Result<void> parse_filter(const std::string &text, DumpOptions &options)
 {
 	std::size_t at = 0;
@@ -247,6 +260,9 @@ Result<DumpSummary> dump_vmcore(Session &session, const DumpOptions &options, Ou
 {
 	if (session.state() != SessionState::Stopped)
 		return make_error("the target is running: stop it first (interrupt, or a breakpoint)");
+	// Before any of the kernel is read: over a serial line that takes minutes.
+	if (auto ok = check_dump_output(options.path); !ok)
+		return ok.error();
 	auto started = std::chrono::steady_clock::now();
 	auto page_offset = read_symbol_u64(session, "page_offset_base");
 	std::uint64_t direct_map = page_offset ? *page_offset : kDefaultPageOffset;

@@ -21,6 +21,11 @@ struct DumpOptions {
 	bool skip_free_pages = false;  // --filter free
 };
 
+// Where the file may go: never an input of this run (the --symbols image,
+// say: docs/hardening.md), a directory, a device or a FIFO (the writer
+// seeks); its directory exists and is writable.
+Result<void> check_dump_output(const std::string &path);
+
 // "--filter zero", "free" or "zero,free" into options; an error names the
 // word it does not know.
 Result<void> parse_filter(const std::string &text, DumpOptions &options);
