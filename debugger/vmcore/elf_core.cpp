@@ -163,6 +163,84 @@ Result<void> write_at(int fd, const void *data, std::size_t length, std::uint64_
 	return write_all(fd, data, length);
 }
 
+// The pages of one chunk into the file and the segments: runs of kept
+// pages in one write each.
+Result<void> store_chunk(int fd, const Chunk &c, std::uint64_t paddr, const CoreLayout &layout,
+			 Segments &segments, CoreStats &stats)
+{
+	const auto &k = layout.kernel_image;
+	auto in_image = [&k](std::uint64_t at) { return k && at >= k->paddr && at < k->paddr + k->size; };
+	std::size_t run_start = 0, run_bytes = 0;
+	auto flush = [&]() -> Result<void> {
+		if (!run_bytes)
+			return {};
+		auto w = write_all(fd, c.bytes.data() + run_start, run_bytes);
+		run_bytes = 0;
+		return w;
+	};
+	for (std::size_t at = 0; at < c.bytes.size(); at += kPage) {
+		bool readable = c.readable[at / kPage];
+		bool zero = readable && layout.skip_zero_pages && !in_image(paddr + at) &&
+			    all_zero(c.bytes.data() + at, kPage);
+		auto kind = !readable ? Segments::Kind::Refused : zero ? Segments::Kind::Zero : Segments::Kind::Data;
+		if (!readable && !stats.unreadable_pages++)
+			stats.first_unreadable = paddr + at;
+		if (!segments.add(paddr + at, kind)) {
+			if (auto w = flush(); !w)
+				return w;
+			stats.zero_pages += zero;
+			continue;
+		}
+		stats.unreadable_as_zeros += !readable;
+		if (!run_bytes)
+			run_start = at;
+		run_bytes += kPage;
+		stats.written_bytes += kPage;
+	}
+	return flush();
+}
+
+// The ELF header, the program headers (notes, the image's alias, the
+// segments) and the notes, at the start of the file.
+Result<void> write_headers(int fd, const CoreLayout &layout, const Segments &segments, std::uint64_t notes_at,
+			   std::uint64_t ram_at, CoreStats &stats)
+{
+	std::vector<Elf64_Phdr> phdrs(1);
+	phdrs[0].p_type = PT_NOTE;
+	phdrs[0].p_offset = notes_at;
+	phdrs[0].p_filesz = layout.notes.size();
+	if (const auto &k = layout.kernel_image) {
+		for (const auto &s : segments.list())
+			if (k->paddr >= s.paddr && k->paddr + k->size <= s.paddr + s.filesz) {
+				phdrs.push_back(load_header(k->paddr, k->vaddr, k->size, k->size, s.offset + (k->paddr - s.paddr)));
+				stats.kernel_image_header = true;
+			}
+	}
+	for (const auto &s : segments.list())
+		phdrs.push_back(load_header(s.paddr, s.vaddr, s.filesz, s.memsz, s.offset));
+
+	Elf64_Ehdr e{};
+	std::memcpy(e.e_ident, ELFMAG, SELFMAG);
+	e.e_ident[EI_CLASS] = ELFCLASS64;
+	e.e_ident[EI_DATA] = ELFDATA2LSB;
+	e.e_ident[EI_VERSION] = EV_CURRENT;
+	e.e_ident[EI_OSABI] = ELFOSABI_NONE;
+	e.e_type = ET_CORE;
+	e.e_machine = EM_X86_64;
+	e.e_version = EV_CURRENT;
+	e.e_phoff = sizeof(Elf64_Ehdr);
+	e.e_ehsize = sizeof(Elf64_Ehdr);
+	e.e_phentsize = sizeof(Elf64_Phdr);
+	e.e_phnum = static_cast<std::uint16_t>(phdrs.size());
+	std::vector<std::uint8_t> head(ram_at, 0);
+	std::memcpy(head.data(), &e, sizeof e);
+	std::memcpy(head.data() + sizeof e, phdrs.data(), phdrs.size() * sizeof(Elf64_Phdr));
+	if (!layout.notes.empty())
+		std::memcpy(head.data() + notes_at, layout.notes.data(), layout.notes.size());
+	stats.load_segments = static_cast<unsigned>(phdrs.size() - 1);
+	return write_at(fd, head.data(), head.size(), 0);
+}
+
 }  // namespace
 
 Result<void> check_layout(const CoreLayout &layout)
@@ -227,10 +305,6 @@ Result<CoreStats> write_core(int fd, const CoreLayout &layout, const PhysicalRea
 	if (::lseek(fd, static_cast<off_t>(ram_at), SEEK_SET) < 0)
 		return make_error(std::string("the core file must be seekable: ") + std::strerror(errno));
 
-	auto in_image = [&layout](std::uint64_t paddr) {
-		const auto &k = layout.kernel_image;
-		return k && paddr >= k->paddr && paddr < k->paddr + k->size;
-	};
 	CoreStats stats;
 	Segments segments(ram_at, splits);
 	std::uint64_t total = 0;
@@ -249,46 +323,15 @@ Result<CoreStats> write_core(int fd, const CoreLayout &layout, const PhysicalRea
 			std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk, r.size - done));
 			std::uint64_t paddr = r.paddr + done;
 			auto asked = std::chrono::steady_clock::now();
-			auto read_result = read_chunk(read, alive, paddr, n);
-			if (!read_result)
-				return read_result.error();
-			Chunk &c = *read_result;
+			auto c = read_chunk(read, alive, paddr, n);
+			if (!c)
+				return c.error();
 			double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count();
 			if (took < 0.25 && n == chunk)
 				chunk = std::min(max_chunk, chunk * 2);
 			else if (took > 2 && chunk > kPage)
 				chunk /= 2;
-			// Runs of kept pages go to the file in one write.
-			std::size_t run_start = 0, run_bytes = 0;
-			auto flush = [&]() -> Result<void> {
-				if (!run_bytes)
-					return {};
-				auto w = write_all(fd, c.bytes.data() + run_start, run_bytes);
-				run_bytes = 0;
-				return w;
-			};
-			for (std::size_t at = 0; at < n; at += kPage) {
-				bool readable = c.readable[at / kPage];
-				bool zero = readable && layout.skip_zero_pages && !in_image(paddr + at) &&
-					    all_zero(c.bytes.data() + at, kPage);
-				auto kind = !readable ? Segments::Kind::Refused
-					    : zero    ? Segments::Kind::Zero
-						      : Segments::Kind::Data;
-				if (!readable && !stats.unreadable_pages++)
-					stats.first_unreadable = paddr + at;
-				if (!segments.add(paddr + at, kind)) {
-					if (auto w = flush(); !w)
-						return w.error();
-					stats.zero_pages += zero;
-					continue;
-				}
-				stats.unreadable_as_zeros += !readable;
-				if (!run_bytes)
-					run_start = at;
-				run_bytes += kPage;
-				stats.written_bytes += kPage;
-			}
-			if (auto w = flush(); !w)
+			if (auto w = store_chunk(fd, *c, paddr, layout, segments, stats); !w)
 				return w.error();
 			done += n;
 			stats.ram_bytes += n;
@@ -296,42 +339,8 @@ Result<CoreStats> write_core(int fd, const CoreLayout &layout, const PhysicalRea
 	}
 	if (progress)
 		progress(stats.ram_bytes, total);
-
-	std::vector<Elf64_Phdr> phdrs(1);
-	phdrs[0].p_type = PT_NOTE;
-	phdrs[0].p_offset = notes_at;
-	phdrs[0].p_filesz = layout.notes.size();
-	if (const auto &k = layout.kernel_image) {
-		for (const auto &s : segments.list())
-			if (k->paddr >= s.paddr && k->paddr + k->size <= s.paddr + s.filesz) {
-				phdrs.push_back(load_header(k->paddr, k->vaddr, k->size, k->size, s.offset + (k->paddr - s.paddr)));
-				stats.kernel_image_header = true;
-			}
-	}
-	for (const auto &s : segments.list())
-		phdrs.push_back(load_header(s.paddr, s.vaddr, s.filesz, s.memsz, s.offset));
-
-	Elf64_Ehdr e{};
-	std::memcpy(e.e_ident, ELFMAG, SELFMAG);
-	e.e_ident[EI_CLASS] = ELFCLASS64;
-	e.e_ident[EI_DATA] = ELFDATA2LSB;
-	e.e_ident[EI_VERSION] = EV_CURRENT;
-	e.e_ident[EI_OSABI] = ELFOSABI_NONE;
-	e.e_type = ET_CORE;
-	e.e_machine = EM_X86_64;
-	e.e_version = EV_CURRENT;
-	e.e_phoff = sizeof(Elf64_Ehdr);
-	e.e_ehsize = sizeof(Elf64_Ehdr);
-	e.e_phentsize = sizeof(Elf64_Phdr);
-	e.e_phnum = static_cast<std::uint16_t>(phdrs.size());
-	std::vector<std::uint8_t> head(ram_at, 0);
-	std::memcpy(head.data(), &e, sizeof e);
-	std::memcpy(head.data() + sizeof e, phdrs.data(), phdrs.size() * sizeof(Elf64_Phdr));
-	if (!layout.notes.empty())
-		std::memcpy(head.data() + notes_at, layout.notes.data(), layout.notes.size());
-	if (auto w = write_at(fd, head.data(), head.size(), 0); !w)
+	if (auto w = write_headers(fd, layout, segments, notes_at, ram_at, stats); !w)
 		return w.error();
-	stats.load_segments = static_cast<unsigned>(phdrs.size() - 1);
 	stats.file_bytes = segments.end_offset();
 	return stats;
 }
