@@ -1,0 +1,327 @@
+// vtice probe 'PROGRAM': bpftrace-style probes run from under the kernel
+// (docs/probes.md). This version fires on the hypervisor's syscall events
+// (VTICE_IOC_SYSCALLS, the per-CPU rings) and runs the program in the
+// console; the kernel sees no kprobe, tracepoint or changed byte.
+#include <fcntl.h>
+#include <sys/ioctl.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "args.hpp"
+#include "checker.hpp"
+#include "device.hpp"
+#include "diagnostic.hpp"
+#include "messages.hpp"
+#include "output.hpp"
+#include "probe_feed.hpp"
+#include "record_rings.hpp"
+#include "runtime.hpp"
+#include "subcommands.hpp"
+#include "syscall_events.hpp"
+#include "trace_common.hpp"
+#include "tsc_clock.hpp"
+#include "vtice/read_input.hpp"
+#include "vtice/write_output.hpp"
+
+namespace vtice::console {
+namespace {
+
+const char kHelp[] =
+	"usage: vtice probe 'PROGRAM' [--duration S] [-o FILE] [--max-entries N]\n"
+	"                             [--check] [--device PATH]\n"
+	"       vtice probe --file PATH ...\n"
+	"\n"
+	"Runs a probe program in the spirit of bpftrace on this machine, from the\n"
+	"hypervisor: the kernel runs no kprobe, tracepoint or eBPF and no byte of it\n"
+	"changes. Root only; needs the vtice module (not --check).\n"
+	"\n"
+	"  vtice probe 'syscall:read { @[comm] = count(); }'\n"
+	"  vtice probe 'syscall:openat:return /comm == \"bash\"/ { printf(\"%d\\n\", retval); }'\n"
+	"  vtice probe 'syscall:nanosleep { @s[tid] = nsecs; }\n"
+	"               syscall:nanosleep:return /@s[tid]/ {\n"
+	"                 @us = hist((nsecs - @s[tid]) / 1000); delete(@s[tid]); }'\n"
+	"\n"
+	"Probe points: syscall:NAME, syscall:NAME:return, syscall:*, interval:s:N,\n"
+	"interval:ms:N, BEGIN, END. Values: pid tid comm cpu nsecs retval probe\n"
+	"arg0..arg5, @maps. Maps: count() sum() min() max() avg() hist() lhist().\n"
+	"Actions: printf, print(@m), clear(@m), delete(@m[k]), exit(). The maps are\n"
+	"printed at the end (Ctrl-C, --duration, exit()). docs/probes.md has it all.\n"
+	"\n"
+	"options:\n"
+	"  --file PATH        read the program from PATH ('-' for stdin)\n"
+	"  --duration S       stop after S seconds (default: Ctrl-C or exit())\n"
+	"  -o, --output FILE  JSON lines to FILE (printf text, maps, a summary)\n"
+	"  --max-entries N    keys one map may hold (default 65536); updates past it\n"
+	"                     are counted and reported, never silently dropped\n"
+	"  --check            check the program and say what it would arm; run nothing\n"
+	"  --device PATH      the vtice device (default /dev/vtice)\n";
+
+constexpr std::size_t kMaxProgramFile = 1 << 20;	// the language takes 64 KiB; a bigger file is refused by it
+
+struct Options {
+	std::string source;
+	std::string source_name = "program";
+	double duration = 0;
+	std::string output;
+	std::size_t max_entries = probes::kDefaultMaxMapEntries;
+	bool check_only = false;
+	std::string device = "/dev/" VTICE_DEVICE_NAME;
+};
+
+Result<Options> parse_options(const ParsedArgs &args)
+{
+	Options o;
+	if (auto file = args.get("--file")) {
+		if (!args.positional.empty())
+			return make_error("give the program as an argument or with --file, not both");
+		auto bytes = read_input(*file, kMaxProgramFile);
+		if (!bytes)
+			return bytes.error();
+		o.source.assign(bytes->begin(), bytes->end());
+		o.source_name = *file;
+	} else if (args.positional.size() == 1) {
+		o.source = args.positional[0];
+	} else {
+		return make_error("expected one program (quote it), or --file PATH");
+	}
+	if (auto d = args.get("--duration")) {
+		auto seconds = parse_seconds("--duration", *d, 1e7);
+		if (!seconds)
+			return seconds.error();
+		o.duration = *seconds;
+	}
+	if (auto n = args.get("--max-entries")) {
+		auto count = parse_count("--max-entries", *n, 1, 100'000'000);
+		if (!count)
+			return count.error();
+		o.max_entries = *count;
+	}
+	o.check_only = args.has("--check");
+	o.device = args.get("--device").value_or(o.device);
+	RunInputs::get().note_path(o.device);
+	o.output = args.get("--output").value_or("");
+	if (!o.output.empty())
+		if (auto ok = check_output_path(o.output); !ok)
+			return make_error("--output: " + ok.error().message);
+	return o;
+}
+
+std::string describe_program(const probes::CheckedProgram &p)
+{
+	std::size_t points = 0;
+	for (const auto &probe : p.program.probes)
+		points += probe.points.size();
+	std::string text = std::to_string(p.program.probes.size()) + " probe" +
+			   (p.program.probes.size() == 1 ? "" : "s") + ", " + std::to_string(points) + " point" +
+			   (points == 1 ? "" : "s") + ", " + std::to_string(p.maps.size()) + " map" +
+			   (p.maps.size() == 1 ? "" : "s");
+	if (!p.has_syscall_probes)
+		return text + "; no syscall probes: nothing is armed";
+	TaskFilter filter{p.root_filter.comm, p.root_filter.pid};
+	return text + "; the hypervisor records the syscalls of " + describe_filter(filter);
+}
+
+int fail(const Error &e)
+{
+	eprintf("vtice probe: %s\n", e.to_string().c_str());
+	return kExitFailure;
+}
+
+// The syscall trap, armed for the run and disarmed however it ends.
+class SyscallSource {
+public:
+	static Result<SyscallSource> open(const Options &o)
+	{
+		auto dev = open_device(o.device, O_RDWR);
+		if (!dev)
+			return dev.error();
+		auto status = request<vtice_status>();
+		if (ioctl(dev->get(), VTICE_IOC_STATUS, &status) < 0)
+			return ioctl_error(o.device, "VTICE_IOC_STATUS", errno);
+		auto rings = map_record_rings(*dev, o.device, status);
+		if (!rings)
+			return rings.error();
+		return SyscallSource(std::move(*dev), std::move(*rings), o.device);
+	}
+
+	Result<vtice_syscalls> arm(const probes::RootFilter &filter)
+	{
+		for (auto &r : rings_)
+			r->skip();
+		auto req = request<vtice_syscalls>();
+		req.op = VTICE_SYSCALLS_ARM;
+		req.pid = filter.pid;
+		std::memcpy(req.comm, filter.comm.data(), std::min(filter.comm.size(), sizeof(req.comm) - 1));
+		if (ioctl(dev_.get(), VTICE_IOC_SYSCALLS, &req) < 0)
+			return trap_error(path_, "VTICE_IOC_SYSCALLS", errno);
+		armed_ = true;
+		return req;
+	}
+
+	Result<vtice_syscalls> disarm()
+	{
+		auto req = request<vtice_syscalls>();
+		req.op = VTICE_SYSCALLS_DISARM;
+		armed_ = false;
+		if (ioctl(dev_.get(), VTICE_IOC_SYSCALLS, &req) < 0)
+			return trap_error(path_, "VTICE_IOC_SYSCALLS", errno);
+		return req;
+	}
+
+	std::vector<std::vector<vtice_record>> drain() { return drain_rings(rings_); }
+	bool armed() const { return armed_; }
+
+private:
+	SyscallSource(DeviceFd dev, std::vector<std::unique_ptr<RecordRing>> rings, std::string path)
+		: dev_(std::move(dev)), rings_(std::move(rings)), path_(std::move(path))
+	{
+	}
+
+	DeviceFd dev_;
+	std::vector<std::unique_ptr<RecordRing>> rings_;
+	std::string path_;
+	bool armed_ = false;
+};
+
+struct RunTotals {
+	std::uint64_t seen = 0, recorded = 0;	// SYSCALL/SYSRET the trap executed, and kept
+};
+
+void report_summary(const Options &o, const probes::Runtime &rt, const ProbeFeed &feed, const RunTotals &totals,
+		    bool armed, probes::Output &out)
+{
+	std::string line = std::to_string(feed.stats().events) + " syscall events; probes fired " +
+			   std::to_string(rt.stats().fired) + " times; " +
+			   std::to_string(feed.decode_stats().lost) + " records lost in the rings";
+	if (feed.decode_stats().malformed)
+		line += ", " + std::to_string(feed.decode_stats().malformed) + " malformed groups skipped";
+	if (rt.map_updates_refused())
+		line += "; " + std::to_string(rt.map_updates_refused()) + " map updates refused (a map held " +
+			std::to_string(o.max_entries) + " keys: --max-entries)";
+	if (rt.stats().division_by_zero)
+		line += "; " + std::to_string(rt.stats().division_by_zero) + " divisions by zero (they gave 0)";
+	if (feed.stats().returns_unpaired)
+		line += "; " + std::to_string(feed.stats().returns_unpaired) +
+			" returns whose entry came before the run (no :return probe fired for them)";
+	if (armed)
+		line += "; the hypervisor executed " + std::to_string(totals.seen) + " SYSCALL/SYSRET, " +
+			std::to_string(totals.recorded) + " passed its filter";
+	eprintf("vtice probe: %s\n", line.c_str());
+	out.summary("\"events\":" + std::to_string(feed.stats().events) +
+		    ",\"fired\":" + std::to_string(rt.stats().fired) +
+		    ",\"lost\":" + std::to_string(feed.decode_stats().lost) +
+		    ",\"map_updates_refused\":" + std::to_string(rt.map_updates_refused()) +
+		    ",\"division_by_zero\":" + std::to_string(rt.stats().division_by_zero) +
+		    ",\"returns_unpaired\":" + std::to_string(feed.stats().returns_unpaired) +
+		    ",\"trap_seen\":" + std::to_string(totals.seen) + ",\"trap_recorded\":" + std::to_string(totals.recorded));
+}
+
+constexpr long kPollMs = 20;
+
+int run(const Options &o, const probes::CheckedProgram &program)
+{
+	std::optional<SyscallSource> source;
+	if (program.has_syscall_probes) {
+		auto opened = SyscallSource::open(o);
+		if (!opened)
+			return fail(opened.error());
+		source.emplace(std::move(*opened));
+	}
+	std::optional<OutputFile> file;
+	if (!o.output.empty()) {
+		auto opened = OutputFile::open(o.output);
+		if (!opened)
+			return fail(opened.error());
+		file.emplace(std::move(*opened));
+	}
+	probes::TextOutput text(stdout);
+	std::optional<probes::JsonOutput> json;
+	if (file)
+		json.emplace(file->stream());
+	probes::Output &out = json ? static_cast<probes::Output &>(*json) : text;
+
+	TscClock clock;
+	probes::Runtime runtime(program, out, o.max_entries);
+	ProbeFeed feed(runtime, [&clock](std::uint64_t tsc) { return clock.to_ns(tsc); });
+	catch_stop_signals();
+	RunTotals totals;
+	if (source) {
+		auto armed = source->arm(program.root_filter);
+		if (!armed)
+			return fail(armed.error());
+		totals.seen = armed->seen;	// the counts run on: take them from here
+		totals.recorded = armed->recorded;
+		eprintf("vtice probe: armed on %u CPUs%s; %s; %s\n", armed->cpus_armed,
+			armed->cpus_failed ? (" (" + std::to_string(armed->cpus_failed) + " could not)").c_str() : "",
+			describe_program(program).c_str(),
+			o.duration ? "until the duration ends" : "Ctrl-C stops");
+	}
+	std::uint64_t start = TscClock::now_ns();
+	runtime.begin(start);
+	while (!stop_requested() && !runtime.exited()) {
+		if (o.duration && TscClock::now_ns() - start >= static_cast<std::uint64_t>(o.duration * 1e9))
+			break;
+		sleep_ms(kPollMs);
+		if (source)
+			feed.feed(source->drain());
+		runtime.tick(TscClock::now_ns());
+		std::fflush(stdout);
+	}
+	if (source) {
+		auto disarmed = source->disarm();
+		feed.feed(source->drain());
+		if (!disarmed)
+			return fail(disarmed.error());
+		totals.seen = disarmed->seen - totals.seen;
+		totals.recorded = disarmed->recorded - totals.recorded;
+	}
+	runtime.finish(TscClock::now_ns());
+	report_summary(o, runtime, feed, totals, source.has_value(), out);
+	std::fflush(stdout);
+	if (file)
+		if (auto written = file->commit(); !written)
+			return fail(written.error());
+	return kExitOk;
+}
+
+}  // namespace
+
+int cmd_probe(int argc, char **argv)
+{
+	std::vector<char *> expanded = expand_output_option(argc, argv);
+	auto args = parse_args(static_cast<int>(expanded.size()), expanded.data(),
+			       {{"--file", true}, {"--duration", true}, {"--output", true}, {"--max-entries", true},
+				{"--check", false}, {"--device", true}});
+	if (!args) {
+		eprintf("vtice probe: %s\n", args.error().to_string().c_str());
+		return kExitUsage;
+	}
+	if (args->help) {
+		std::fputs(kHelp, stdout);
+		return kExitOk;
+	}
+	auto opts = parse_options(*args);
+	if (!opts) {
+		eprintf("vtice probe: %s (vtice probe --help)\n", opts.error().to_string().c_str());
+		return kExitUsage;
+	}
+	auto program = probes::compile_program(opts->source, [](std::string_view name) {
+		return trace::syscall_number(name);
+	});
+	if (!program) {
+		eprintf("%s", probes::format_diagnostic(opts->source, program.error(), opts->source_name).c_str());
+		return kExitUsage;
+	}
+	if (opts->check_only) {
+		std::printf("%s: OK: %s\n", opts->source_name.c_str(), describe_program(*program).c_str());
+		return kExitOk;
+	}
+	return exit_status(run(*opts, *program));
+}
+
+}  // namespace vtice::console

@@ -1,0 +1,89 @@
+// The probe language's syntax tree (docs/probes.md): what the parser builds
+// and the checker annotates with types and resolved probe points.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace vtice::probes {
+
+// Where in the program text a node starts: errors point there.
+struct Pos {
+	std::uint32_t offset = 0;
+	std::uint32_t line = 1;
+	std::uint32_t column = 1;
+};
+
+enum class Type { Int, String };
+
+// The values a probe reads from its event (checker.cpp says where each is
+// available).
+enum class Builtin { Pid, Tid, Comm, Cpu, Nsecs, Retval, Arg, Probe };
+
+enum class ExprKind {
+	Int,		// number
+	String,		// text
+	Builtin,	// builtin (arg: number = N)
+	MapRead,	// @text[kids...]
+	Unary,		// text = "!", "-", "~"; kids[0]
+	Binary,		// text = the operator; kids[0], kids[1]
+	Call,		// text(kids...): only an aggregation, as a map assignment's value
+};
+
+struct Expr {
+	ExprKind kind = ExprKind::Int;
+	Pos pos;
+	std::int64_t number = 0;
+	std::string text;
+	Builtin builtin = Builtin::Pid;
+	std::vector<std::unique_ptr<Expr>> kids;
+	Type type = Type::Int;	// set by the checker
+	unsigned height = 1;	// levels of this tree (bounded by the parser)
+};
+using ExprPtr = std::unique_ptr<Expr>;
+
+enum class StmtKind {
+	Assign,	// @map[keys] = value (value may be an aggregation Call)
+	Delete,	// delete(@map[keys])
+	Printf,	// printf(format, args)
+	Print,	// print(@map)
+	Clear,	// clear(@map)
+	Exit,	// exit()
+};
+
+struct Stmt {
+	StmtKind kind = StmtKind::Exit;
+	Pos pos;
+	std::string map;		// "@" or "@name"
+	std::vector<ExprPtr> keys;
+	ExprPtr value;
+	std::string format;		// printf's, escapes already applied
+	std::vector<ExprPtr> args;	// printf's
+};
+
+// Where a probe fires; the checker fills in what the text means.
+enum class PointKind { Begin, End, SyscallEnter, SyscallReturn, Interval };
+
+struct ProbePoint {
+	Pos pos;
+	std::string text;	// as written: "syscall:openat:return"
+	PointKind kind = PointKind::Begin;
+	bool any_syscall = false;	// syscall:*
+	std::uint64_t syscall_nr = 0;
+	std::uint64_t interval_ns = 0;
+};
+
+struct Probe {
+	Pos pos;
+	std::vector<ProbePoint> points;
+	ExprPtr predicate;	// null: always
+	std::vector<Stmt> body;
+};
+
+struct Program {
+	std::vector<Probe> probes;
+};
+
+}  // namespace vtice::probes

@@ -1,0 +1,538 @@
+#include "checker.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <map>
+
+#include "diagnostic.hpp"
+#include "parser.hpp"
+
+namespace vtice::probes {
+
+const MapInfo *CheckedProgram::map(std::string_view name) const
+{
+	for (const MapInfo &m : maps)
+		if (m.name == name)
+			return &m;
+	return nullptr;
+}
+
+std::size_t CheckedProgram::map_index(std::string_view name) const
+{
+	return static_cast<std::size_t>(map(name) - maps.data());
+}
+
+namespace {
+
+const char kBuiltProbes[] = "this vtice runs syscall:NAME, syscall:NAME:return, syscall:*, interval:s:N, "
+			    "interval:ms:N, BEGIN and END (docs/probes.md)";
+
+const std::map<std::string, MapKind, std::less<>> kAggregations = {
+	{"count", MapKind::Count}, {"sum", MapKind::Sum}, {"min", MapKind::Min}, {"max", MapKind::Max},
+	{"avg", MapKind::Avg},	   {"hist", MapKind::Hist}, {"lhist", MapKind::Lhist},
+};
+
+const char *type_name(Type t) { return t == Type::Int ? "a number" : "a string"; }
+
+std::vector<std::string> split(const std::string &text)
+{
+	std::vector<std::string> parts;
+	std::size_t start = 0;
+	for (;;) {
+		std::size_t colon = text.find(':', start);
+		parts.push_back(text.substr(start, colon - start));
+		if (colon == std::string::npos)
+			return parts;
+		start = colon + 1;
+	}
+}
+
+Result<void> resolve_syscall(ProbePoint &p, const std::vector<std::string> &parts, const SyscallLookup &lookup)
+{
+	if (parts.size() < 2 || parts.size() > 3 || (parts.size() == 3 && parts[2] != "return"))
+		return error_at(p.pos, "write syscall:NAME or syscall:NAME:return");
+	p.kind = parts.size() == 3 ? PointKind::SyscallReturn : PointKind::SyscallEnter;
+	if (parts[1] == "*") {
+		p.any_syscall = true;
+		return {};
+	}
+	auto nr = lookup(parts[1]);
+	if (!nr)
+		return error_at(p.pos, "'" + parts[1] + "' is not an x86-64 syscall name (openat, read, ...)");
+	p.syscall_nr = *nr;
+	return {};
+}
+
+Result<void> resolve_interval(ProbePoint &p, const std::vector<std::string> &parts)
+{
+	p.kind = PointKind::Interval;
+	std::uint64_t unit = parts.size() == 3 && parts[1] == "s" ? 1'000'000'000 : parts.size() == 3 && parts[1] == "ms" ? 1'000'000 : 0;
+	bool digits = parts.size() == 3 && !parts[2].empty() && parts[2].size() <= 9 &&
+		      std::all_of(parts[2].begin(), parts[2].end(), [](char c) { return c >= '0' && c <= '9'; });
+	if (!unit || !digits)
+		return error_at(p.pos, "write interval:s:N or interval:ms:N (N a whole number up to 999999999)");
+	p.interval_ns = std::stoull(parts[2]) * unit;
+	if (p.interval_ns < kMinIntervalNs)
+		return error_at(p.pos, "intervals are at least 10 ms");
+	return {};
+}
+
+Result<void> resolve_point(ProbePoint &p, const SyscallLookup &lookup)
+{
+	std::vector<std::string> parts = split(p.text);
+	const std::string &kind = parts[0];
+	if (kind == "BEGIN" || kind == "END") {
+		if (parts.size() != 1)
+			return error_at(p.pos, kind + " takes nothing after it");
+		p.kind = kind == "BEGIN" ? PointKind::Begin : PointKind::End;
+		return {};
+	}
+	if (kind == "syscall")
+		return resolve_syscall(p, parts, lookup);
+	if (kind == "interval")
+		return resolve_interval(p, parts);
+	if (kind == "fn" || kind == "addr" || kind == "watch" || kind == "profile")
+		return error_at(p.pos, kind + ": probes are not built yet; " + kBuiltProbes);
+	return error_at(p.pos, "unknown probe point '" + p.text + "'; " + kBuiltProbes);
+}
+
+// What one probe's points all provide.
+struct Context {
+	bool task = true;	// pid, tid, comm, cpu, argN
+	bool retval = true;
+};
+
+Context context_of(const Probe &probe)
+{
+	Context c;
+	for (const ProbePoint &p : probe.points) {
+		bool syscall = p.kind == PointKind::SyscallEnter || p.kind == PointKind::SyscallReturn;
+		c.task &= syscall;
+		c.retval &= p.kind == PointKind::SyscallReturn;
+	}
+	return c;
+}
+
+class Checker {
+public:
+	Checker(CheckedProgram &out) : out_(out) {}
+
+	Result<void> run()
+	{
+		// The maps first, so a read may come before the assignment in the
+		// text (and a string map's reads type as strings everywhere).
+		for (Probe &probe : out_.program.probes) {
+			ctx_ = context_of(probe);
+			for (Stmt &s : probe.body)
+				if (s.kind == StmtKind::Assign)
+					if (auto shape = assigned_shape(s); shape && !out_.map(s.map))
+						out_.maps.push_back(std::move(*shape));
+		}
+		pending_reads_.clear();
+		for (Probe &probe : out_.program.probes) {
+			ctx_ = context_of(probe);
+			if (probe.predicate) {
+				if (auto t = type_of(*probe.predicate); !t)
+					return t.error();
+				else if (*t != Type::Int)
+					return error_at(probe.predicate->pos, "a predicate is a number (true when not 0), "
+									      "not a string: compare it, e.g. comm == \"bash\"");
+			}
+			for (Stmt &s : probe.body)
+				if (auto ok = check_stmt(s); !ok)
+					return ok;
+		}
+		return check_reads();
+	}
+
+private:
+	Result<void> check_stmt(Stmt &s)
+	{
+		switch (s.kind) {
+		case StmtKind::Assign:
+			return check_assign(s);
+		case StmtKind::Printf:
+			return check_printf(s);
+		case StmtKind::Delete:
+		case StmtKind::Print:
+		case StmtKind::Clear:
+			pending_reads_.push_back({s.map, s.pos, s.keys.size(), s.kind == StmtKind::Delete});
+			return check_keys(s.keys);
+		case StmtKind::Exit:
+			return {};
+		}
+		return {};
+	}
+
+	Result<void> check_keys(std::vector<ExprPtr> &keys)
+	{
+		for (ExprPtr &k : keys)
+			if (auto t = type_of(*k); !t)
+				return t.error();
+		return {};
+	}
+
+	Result<MapInfo> assigned_shape(Stmt &s)
+	{
+		MapInfo info;
+		info.name = s.map;
+		for (ExprPtr &k : s.keys) {
+			auto t = type_of(*k);
+			if (!t)
+				return t.error();
+			info.keys.push_back(*t);
+		}
+		Expr &v = *s.value;
+		if (v.kind != ExprKind::Call) {
+			auto t = type_of(v);
+			if (!t)
+				return t.error();
+			info.kind = *t == Type::Int ? MapKind::Int : MapKind::String;
+			return info;
+		}
+		auto agg = kAggregations.find(v.text);
+		if (agg == kAggregations.end())
+			return error_at(v.pos, unknown_function(v.text));
+		info.kind = agg->second;
+		if (auto ok = check_aggregation_args(v, info); !ok)
+			return ok.error();
+		return info;
+	}
+
+	static std::string unknown_function(const std::string &name)
+	{
+		if (name == "str" || name == "ksym" || name == "kstack")
+			return name + "() needs fn: probes, which this vtice does not run yet (docs/probes.md)";
+		return "unknown function '" + name + "': a map takes count(), sum(x), min(x), max(x), avg(x), "
+		       "hist(x) or lhist(x, min, max, step)";
+	}
+
+	Result<void> check_aggregation_args(Expr &call, MapInfo &info)
+	{
+		std::size_t want = info.kind == MapKind::Count ? 0 : info.kind == MapKind::Lhist ? 4 : 1;
+		if (call.kids.size() != want)
+			return error_at(call.pos, call.text + "() takes " + std::to_string(want) + " argument" +
+							  (want == 1 ? "" : "s"));
+		for (std::size_t i = 0; i < call.kids.size(); i++) {
+			auto t = type_of(*call.kids[i]);
+			if (!t)
+				return t.error();
+			if (*t != Type::Int)
+				return error_at(call.kids[i]->pos, call.text + "() counts numbers, not strings");
+			if (i > 0 && call.kids[i]->kind != ExprKind::Int &&
+			    !(call.kids[i]->kind == ExprKind::Unary && call.kids[i]->text == "-" &&
+			      call.kids[i]->kids[0]->kind == ExprKind::Int))
+				return error_at(call.kids[i]->pos, "lhist's min, max and step are numbers written out");
+		}
+		if (info.kind == MapKind::Lhist)
+			return check_lhist_bounds(call, info);
+		return {};
+	}
+
+	static std::int64_t literal(const Expr &e)
+	{
+		return e.kind == ExprKind::Int ? e.number : -e.kids[0]->number;
+	}
+
+	Result<void> check_lhist_bounds(Expr &call, MapInfo &info)
+	{
+		info.lhist_min = literal(*call.kids[1]);
+		info.lhist_max = literal(*call.kids[2]);
+		info.lhist_step = literal(*call.kids[3]);
+		if (info.lhist_step <= 0 || info.lhist_max <= info.lhist_min)
+			return error_at(call.pos, "lhist needs min < max and a step above 0");
+		// In unsigned arithmetic: max - min may not fit in 63 bits.
+		std::uint64_t span = static_cast<std::uint64_t>(info.lhist_max) - static_cast<std::uint64_t>(info.lhist_min);
+		if (span / static_cast<std::uint64_t>(info.lhist_step) > kMaxLhistBuckets)
+			return error_at(call.pos, "lhist makes at most " + std::to_string(kMaxLhistBuckets) + " buckets");
+		return {};
+	}
+
+	Result<void> check_assign(Stmt &s)
+	{
+		auto shape = assigned_shape(s);
+		if (!shape)
+			return shape.error();
+		const MapInfo *known = out_.map(s.map);
+		if (!known)	// the first pass could not type it: it will not now either
+			return error_at(s.pos, "internal: " + s.map + " was not collected");
+		if (known->keys != shape->keys)
+			return error_at(s.pos, s.map + " was first used with other keys (" + describe_keys(known->keys) +
+						       "); here: " + describe_keys(shape->keys));
+		bool same = known->kind == shape->kind &&
+			    (known->kind != MapKind::Lhist || (known->lhist_min == shape->lhist_min &&
+							       known->lhist_max == shape->lhist_max &&
+							       known->lhist_step == shape->lhist_step));
+		if (!same)
+			return error_at(s.value->pos, s.map + " was first assigned " + describe_kind(*known) +
+							      "; one map holds one kind of value");
+		return {};
+	}
+
+	static std::string describe_keys(const std::vector<Type> &keys)
+	{
+		if (keys.empty())
+			return "no key";
+		std::string out;
+		for (Type t : keys)
+			out += std::string(out.empty() ? "" : ", ") + type_name(t);
+		return out;
+	}
+
+	static std::string describe_kind(const MapInfo &m)
+	{
+		switch (m.kind) {
+		case MapKind::Int: return "a number";
+		case MapKind::String: return "a string";
+		case MapKind::Lhist: return "lhist() with other bounds or another kind";
+		default: break;
+		}
+		for (const auto &[name, kind] : kAggregations)
+			if (kind == m.kind)
+				return name + "()";
+		return "?";
+	}
+
+	Result<void> check_printf(Stmt &s)
+	{
+		auto pieces = parse_format(s.format);
+		if (!pieces)
+			return error_at(s.pos, "printf: " + pieces.error().message);
+		std::vector<Type> want = format_types(*pieces);
+		if (want.size() != s.args.size())
+			return error_at(s.pos, "printf's format takes " + std::to_string(want.size()) + " value" +
+						       (want.size() == 1 ? "" : "s") + ", and " +
+						       std::to_string(s.args.size()) + (s.args.size() == 1 ? " is" : " are") +
+						       " given");
+		for (std::size_t i = 0; i < want.size(); i++) {
+			auto t = type_of(*s.args[i]);
+			if (!t)
+				return t.error();
+			if (*t != want[i])
+				return error_at(s.args[i]->pos, "printf's conversion " + std::to_string(i + 1) + " takes " +
+									type_name(want[i]) + ", this is " + type_name(*t));
+		}
+		out_.formats.push_back(std::move(*pieces));
+		return {};
+	}
+
+	Result<Type> type_of(Expr &e)
+	{
+		auto t = compute_type(e);
+		if (t)
+			e.type = *t;
+		return t;
+	}
+
+	Result<Type> compute_type(Expr &e)
+	{
+		switch (e.kind) {
+		case ExprKind::Int:
+			return Type::Int;
+		case ExprKind::String:
+			return Type::String;
+		case ExprKind::Builtin:
+			return builtin_type(e);
+		case ExprKind::MapRead:
+			if (auto ok = check_keys(e.kids); !ok)
+				return ok.error();
+			pending_reads_.push_back({e.text, e.pos, e.kids.size(), false, &e});
+			if (const MapInfo *m = out_.map(e.text); m && m->kind == MapKind::String)
+				return Type::String;
+			return Type::Int;
+		case ExprKind::Unary:
+			return unary_type(e);
+		case ExprKind::Binary:
+			return binary_type(e);
+		case ExprKind::Call:
+			if (kAggregations.count(e.text))
+				return error_at(e.pos, e.text + "() is a map's value: write @name = " + e.text + "(...)");
+			return error_at(e.pos, unknown_function(e.text));
+		}
+		return Type::Int;
+	}
+
+	Result<Type> builtin_type(const Expr &e)
+	{
+		switch (e.builtin) {
+		case Builtin::Retval:
+			if (!ctx_.retval)
+				return error_at(e.pos, "retval exists only in syscall:NAME:return probes");
+			return Type::Int;
+		case Builtin::Pid:
+		case Builtin::Tid:
+		case Builtin::Cpu:
+		case Builtin::Arg:
+			if (!ctx_.task)
+				return error_at(e.pos, "'" + e.text + "' exists only in syscall probes (not in BEGIN, END, "
+									"interval)");
+			return Type::Int;
+		case Builtin::Comm:
+			if (!ctx_.task)
+				return error_at(e.pos, "'comm' exists only in syscall probes (not in BEGIN, END, interval)");
+			return Type::String;
+		case Builtin::Probe:
+			return Type::String;
+		case Builtin::Nsecs:
+			return Type::Int;
+		}
+		return Type::Int;
+	}
+
+	Result<Type> unary_type(Expr &e)
+	{
+		auto t = type_of(*e.kids[0]);
+		if (!t)
+			return t;
+		if (*t != Type::Int)
+			return error_at(e.pos, "'" + e.text + "' takes a number, not a string");
+		return Type::Int;
+	}
+
+	Result<Type> binary_type(Expr &e)
+	{
+		auto l = type_of(*e.kids[0]);
+		if (!l)
+			return l;
+		auto r = type_of(*e.kids[1]);
+		if (!r)
+			return r;
+		bool equality = e.text == "==" || e.text == "!=";
+		if (equality && *l != *r)
+			return error_at(e.pos, "'" + e.text + "' compares " + type_name(*l) + " with " + type_name(*r));
+		if (!equality && (*l != Type::Int || *r != Type::Int))
+			return error_at(e.pos, "'" + e.text + "' takes numbers; strings are compared with == and !=");
+		return Type::Int;
+	}
+
+	// Map reads, deletes, prints and clears are checked once every
+	// assignment is known: a map may be read in a probe written before the
+	// one that assigns it.
+	struct MapUse {
+		std::string name;
+		Pos pos;
+		std::size_t keys;
+		bool needs_keys_match;
+		Expr *read = nullptr;
+	};
+
+	Result<void> check_reads()
+	{
+		for (MapUse &use : pending_reads_) {
+			const MapInfo *m = out_.map(use.name);
+			if (!m)
+				return error_at(use.pos, use.name + " is never assigned");
+			if ((use.read || use.needs_keys_match) && use.keys != m->keys.size())
+				return error_at(use.pos, use.name + " has " + std::to_string(m->keys.size()) + " key" +
+								 (m->keys.size() == 1 ? "" : "s") + ", not " +
+								 std::to_string(use.keys));
+			if (use.read && (m->kind == MapKind::Hist || m->kind == MapKind::Lhist))
+				return error_at(use.pos, use.name + " holds a histogram: it can be printed, not read");
+			if (use.read && auto_keys_mismatch(*use.read, *m))
+				return error_at(use.pos, use.name + "'s keys are " + describe_keys(m->keys));
+		}
+		return {};
+	}
+
+	static bool auto_keys_mismatch(const Expr &read, const MapInfo &m)
+	{
+		for (std::size_t i = 0; i < read.kids.size(); i++)
+			if (read.kids[i]->type != m.keys[i])
+				return true;
+		return false;
+	}
+
+	CheckedProgram &out_;
+	Context ctx_;
+	std::vector<MapUse> pending_reads_;
+};
+
+// A top-level conjunct of the predicate that is `comm == "X"`, `pid == N`
+// or `tid == N` (either way round) narrows what root must record.
+struct Narrowing {
+	std::optional<std::string> comm;
+	std::optional<std::uint32_t> pid;
+};
+
+void find_narrowing(const Expr &e, Narrowing &out)
+{
+	if (e.kind != ExprKind::Binary)
+		return;
+	if (e.text == "&&") {
+		find_narrowing(*e.kids[0], out);
+		find_narrowing(*e.kids[1], out);
+		return;
+	}
+	if (e.text != "==")
+		return;
+	for (int side = 0; side < 2; side++) {
+		const Expr &name = *e.kids[side], &value = *e.kids[1 - side];
+		if (name.kind != ExprKind::Builtin)
+			continue;
+		if (name.builtin == Builtin::Comm && value.kind == ExprKind::String && value.text.size() < 16)
+			out.comm = value.text;
+		if ((name.builtin == Builtin::Pid || name.builtin == Builtin::Tid) && value.kind == ExprKind::Int &&
+		    value.number > 0 && value.number <= UINT32_MAX)
+			out.pid = static_cast<std::uint32_t>(value.number);
+	}
+}
+
+// The filter every syscall probe shares; none when one probe has none.
+RootFilter common_root_filter(const Program &program)
+{
+	std::optional<Narrowing> common;
+	for (const Probe &probe : program.probes) {
+		bool syscall = std::any_of(probe.points.begin(), probe.points.end(), [](const ProbePoint &p) {
+			return p.kind == PointKind::SyscallEnter || p.kind == PointKind::SyscallReturn;
+		});
+		if (!syscall)
+			continue;
+		Narrowing n;
+		if (probe.predicate)
+			find_narrowing(*probe.predicate, n);
+		if (!common) {
+			common = n;
+			continue;
+		}
+		if (common->comm != n.comm)
+			common->comm.reset();
+		if (common->pid != n.pid)
+			common->pid.reset();
+	}
+	RootFilter f;
+	if (common) {
+		f.comm = common->comm.value_or("");
+		f.pid = common->pid.value_or(0);
+	}
+	return f;
+}
+
+}  // namespace
+
+Result<CheckedProgram> check_program(Program program, const SyscallLookup &lookup)
+{
+	CheckedProgram out;
+	out.program = std::move(program);
+	for (Probe &probe : out.program.probes)
+		for (ProbePoint &p : probe.points)
+			if (auto ok = resolve_point(p, lookup); !ok)
+				return ok.error();
+	if (auto ok = Checker(out).run(); !ok)
+		return ok.error();
+	for (const Probe &probe : out.program.probes)
+		for (const ProbePoint &p : probe.points)
+			out.has_syscall_probes |= p.kind == PointKind::SyscallEnter || p.kind == PointKind::SyscallReturn;
+	out.root_filter = common_root_filter(out.program);
+	return out;
+}
+
+Result<CheckedProgram> compile_program(std::string_view source, const SyscallLookup &lookup)
+{
+	auto program = parse_program(source);
+	if (!program)
+		return program.error();
+	return check_program(std::move(*program), lookup);
+}
+
+}  // namespace vtice::probes

@@ -1,0 +1,261 @@
+#include "runtime.hpp"
+
+namespace vtice::probes {
+
+struct Runtime::Fired {
+	const ProbePoint *point = nullptr;
+	const SyscallEvent *event = nullptr;	// null in BEGIN, END, interval
+	std::uint64_t nsecs = 0;
+};
+
+Runtime::Runtime(const CheckedProgram &program, Output &out, std::size_t max_map_entries)
+	: program_(program), out_(out), maps_(program.maps, max_map_entries)
+{
+	std::size_t next_format = 0;
+	for (const Probe &probe : program.program.probes)
+		for (const Stmt &s : probe.body)
+			if (s.kind == StmtKind::Printf)
+				formats_[&s] = &program.formats[next_format++];
+}
+
+void Runtime::begin(std::uint64_t nsecs)
+{
+	start_ = nsecs;
+	for (const Probe &probe : program_.program.probes)
+		for (const ProbePoint &p : probe.points)
+			next_interval_.push_back(p.kind == PointKind::Interval ? nsecs + p.interval_ns : UINT64_MAX);
+	fire_points(PointKind::Begin, Fired{nullptr, nullptr, nsecs});
+}
+
+void Runtime::on_syscall(const SyscallEvent &ev)
+{
+	PointKind kind = ev.is_return ? PointKind::SyscallReturn : PointKind::SyscallEnter;
+	for (const Probe &probe : program_.program.probes) {
+		if (exited_)
+			return;
+		for (const ProbePoint &p : probe.points)
+			if (p.kind == kind && (p.any_syscall || p.syscall_nr == ev.nr)) {
+				run_probe(probe, Fired{&p, &ev, ev.nsecs});
+				break;	// once per probe, whichever of its points matched
+			}
+	}
+}
+
+void Runtime::tick(std::uint64_t now)
+{
+	std::size_t i = 0;
+	for (const Probe &probe : program_.program.probes)
+		for (const ProbePoint &p : probe.points) {
+			std::uint64_t &due = next_interval_[i++];
+			if (exited_ || p.kind != PointKind::Interval || now < due)
+				continue;
+			// A late poll fires once, not once per period it missed.
+			while (due <= now)
+				due += p.interval_ns;
+			run_probe(probe, Fired{&p, nullptr, now});
+		}
+}
+
+void Runtime::finish(std::uint64_t nsecs)
+{
+	exited_ = false;	// END runs after exit() too
+	fire_points(PointKind::End, Fired{nullptr, nullptr, nsecs});
+	for (std::size_t m = 0; m < program_.maps.size(); m++)
+		if (!maps_.entries(m).empty())
+			out_.map(program_.maps[m], maps_.entries(m));
+}
+
+void Runtime::fire_points(PointKind kind, const Fired &base)
+{
+	for (const Probe &probe : program_.program.probes)
+		for (const ProbePoint &p : probe.points)
+			if (p.kind == kind && !exited_) {
+				Fired f = base;
+				f.point = &p;
+				run_probe(probe, f);
+			}
+}
+
+void Runtime::run_probe(const Probe &probe, const Fired &fired)
+{
+	if (probe.predicate && eval_int(*probe.predicate, fired) == 0)
+		return;
+	stats_.fired++;
+	for (const Stmt &s : probe.body) {
+		run_stmt(s, fired);
+		if (exited_)
+			return;
+	}
+}
+
+void Runtime::run_stmt(const Stmt &s, const Fired &fired)
+{
+	switch (s.kind) {
+	case StmtKind::Assign:
+		assign(s, fired);
+		return;
+	case StmtKind::Printf: {
+		std::vector<Value> values;
+		for (const ExprPtr &a : s.args)
+			values.push_back(eval(*a, fired));
+		out_.text(apply_format(*formats_.at(&s), values));
+		return;
+	}
+	case StmtKind::Delete: {
+		std::size_t m = program_.map_index(s.map);
+		if (s.keys.empty())
+			maps_.clear(m);
+		else
+			maps_.erase(m, key_of(s.keys, fired));
+		return;
+	}
+	case StmtKind::Print:
+		out_.map(*program_.map(s.map), maps_.entries(program_.map_index(s.map)));
+		return;
+	case StmtKind::Clear:
+		maps_.clear(program_.map_index(s.map));
+		return;
+	case StmtKind::Exit:
+		exited_ = true;
+		return;
+	}
+}
+
+void Runtime::assign(const Stmt &s, const Fired &fired)
+{
+	std::size_t index = program_.map_index(s.map);
+	const MapInfo &info = program_.maps[index];
+	const Expr &v = *s.value;
+	// The value first: a map full of other keys still refuses this one.
+	Value value = v.kind == ExprKind::Call ? Value{std::int64_t{0}} : eval(v, fired);
+	std::int64_t sample = v.kind == ExprKind::Call && !v.kids.empty() ? eval_int(*v.kids[0], fired) : 0;
+	Cell *cell = maps_.update(index, key_of(s.keys, fired));
+	if (!cell)
+		return;
+	if (v.kind == ExprKind::Call)
+		aggregate(info, *cell, sample);
+	else
+		cell->scalar = std::move(value);
+}
+
+Key Runtime::key_of(const std::vector<ExprPtr> &keys, const Fired &fired)
+{
+	Key key;
+	for (const ExprPtr &k : keys)
+		key.push_back(eval(*k, fired));
+	return key;
+}
+
+Value Runtime::eval(const Expr &e, const Fired &fired)
+{
+	switch (e.kind) {
+	case ExprKind::String:
+		return e.text;
+	case ExprKind::Builtin:
+		return builtin(e, fired);
+	case ExprKind::MapRead:
+		return map_read(e, fired);
+	case ExprKind::Binary:
+		if (e.kids[0]->type == Type::String) {
+			bool equal = eval(*e.kids[0], fired) == eval(*e.kids[1], fired);
+			return std::int64_t{e.text == "==" ? equal : !equal};
+		}
+		return binary(e, fired);
+	default:
+		return eval_int(e, fired);
+	}
+}
+
+std::int64_t Runtime::eval_int(const Expr &e, const Fired &fired)
+{
+	switch (e.kind) {
+	case ExprKind::Int:
+		return e.number;
+	case ExprKind::Unary: {
+		std::uint64_t v = static_cast<std::uint64_t>(eval_int(*e.kids[0], fired));
+		if (e.text == "!")
+			return v == 0;
+		return static_cast<std::int64_t>(e.text == "-" ? 0 - v : ~v);
+	}
+	default: {
+		Value v = eval(e, fired);
+		const std::int64_t *i = std::get_if<std::int64_t>(&v);
+		return i ? *i : 0;
+	}
+	}
+}
+
+// 64-bit two's complement throughout: + - * wrap, >> is logical, a shift
+// by 64 or more gives 0, and x / 0 and x % 0 give 0 (counted).
+std::int64_t Runtime::binary(const Expr &e, const Fired &fired)
+{
+	const std::string &op = e.text;
+	std::int64_t a = eval_int(*e.kids[0], fired);
+	if (op == "&&" || op == "||") {	// short-circuit, as in C
+		if ((op == "&&") == (a == 0))
+			return op == "||";
+		return eval_int(*e.kids[1], fired) != 0;
+	}
+	std::int64_t b = eval_int(*e.kids[1], fired);
+	std::uint64_t ua = static_cast<std::uint64_t>(a), ub = static_cast<std::uint64_t>(b);
+	auto wrap = [](std::uint64_t v) { return static_cast<std::int64_t>(v); };
+	if (op == "+") return wrap(ua + ub);
+	if (op == "-") return wrap(ua - ub);
+	if (op == "*") return wrap(ua * ub);
+	if (op == "/" || op == "%") {
+		if (b == 0) {
+			stats_.division_by_zero++;
+			return 0;
+		}
+		if (b == -1)	// INT64_MIN / -1 overflows in C: wrap instead
+			return op == "/" ? wrap(0 - ua) : 0;
+		return op == "/" ? a / b : a % b;
+	}
+	if (op == "&") return a & b;
+	if (op == "|") return a | b;
+	if (op == "^") return a ^ b;
+	if (op == "<<") return ub >= 64 ? 0 : wrap(ua << ub);
+	if (op == ">>") return ub >= 64 ? 0 : wrap(ua >> ub);
+	if (op == "==") return a == b;
+	if (op == "!=") return a != b;
+	if (op == "<") return a < b;
+	if (op == "<=") return a <= b;
+	if (op == ">") return a > b;
+	return a >= b;
+}
+
+Value Runtime::builtin(const Expr &e, const Fired &fired) const
+{
+	const SyscallEvent *ev = fired.event;
+	switch (e.builtin) {
+	case Builtin::Nsecs:
+		return static_cast<std::int64_t>(fired.nsecs);
+	case Builtin::Probe:
+		return fired.point ? fired.point->text : std::string();
+	default:
+		break;
+	}
+	if (!ev)	// the checker keeps task values out of BEGIN, END, interval
+		return e.type == Type::String ? Value{std::string()} : Value{std::int64_t{0}};
+	switch (e.builtin) {
+	case Builtin::Pid: return std::int64_t{ev->pid};
+	case Builtin::Tid: return std::int64_t{ev->tid};
+	case Builtin::Cpu: return std::int64_t{ev->cpu};
+	case Builtin::Comm: return ev->comm;
+	case Builtin::Retval: return ev->retval;
+	case Builtin::Arg: return static_cast<std::int64_t>(ev->args[static_cast<std::size_t>(e.number)]);
+	default: return std::int64_t{0};
+	}
+}
+
+Value Runtime::map_read(const Expr &e, const Fired &fired)
+{
+	std::size_t index = program_.map_index(e.text);
+	const MapInfo &info = program_.maps[index];
+	const Cell *cell = maps_.find(index, key_of(e.kids, fired));
+	if (info.kind == MapKind::String)
+		return cell ? cell->scalar : Value{std::string()};
+	return cell ? aggregate_value(info, *cell) : 0;
+}
+
+}  // namespace vtice::probes

@@ -1,0 +1,78 @@
+// Runs a checked probe program over events: the predicate, then each
+// statement, into the maps and the output. One Runtime per run; it keeps
+// the maps until the end, when finish() prints them.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "checker.hpp"
+#include "maps.hpp"
+#include "output.hpp"
+
+namespace vtice::probes {
+
+// One syscall entry or return, with what its probes may read.
+struct SyscallEvent {
+	bool is_return = false;
+	std::uint64_t nr = 0;
+	std::array<std::uint64_t, 6> args{};	// a return carries its entry's
+	std::int64_t retval = 0;
+	std::string comm;
+	std::uint32_t pid = 0;		// the process (the kernel's tgid)
+	std::uint32_t tid = 0;		// the thread (the kernel's pid)
+	std::uint32_t cpu = 0;
+	std::uint64_t nsecs = 0;
+};
+
+struct RuntimeStats {
+	std::uint64_t fired = 0;		// probe bodies run
+	std::uint64_t division_by_zero = 0;	// x / 0 and x % 0, which gave 0
+};
+
+inline constexpr std::size_t kDefaultMaxMapEntries = 65536;
+
+class Runtime {
+public:
+	Runtime(const CheckedProgram &program, Output &out, std::size_t max_map_entries = kDefaultMaxMapEntries);
+
+	void begin(std::uint64_t nsecs);
+	void on_syscall(const SyscallEvent &ev);
+	// Fires the interval probes that are due at now (since begin()).
+	void tick(std::uint64_t now_nsecs);
+	// END probes, then every map that holds something.
+	void finish(std::uint64_t nsecs);
+
+	bool exited() const { return exited_; }	// exit() ran
+	const RuntimeStats &stats() const { return stats_; }
+	std::uint64_t map_updates_refused() const { return maps_.refused(); }
+	const MapStore &maps() const { return maps_; }
+
+private:
+	struct Fired;	// the event and the point a probe body runs for
+
+	void fire_points(PointKind kind, const Fired &base);
+	void run_probe(const Probe &probe, const Fired &fired);
+	void run_stmt(const Stmt &s, const Fired &fired);
+	void assign(const Stmt &s, const Fired &fired);
+	Key key_of(const std::vector<ExprPtr> &keys, const Fired &fired);
+	Value eval(const Expr &e, const Fired &fired);
+	std::int64_t eval_int(const Expr &e, const Fired &fired);
+	std::int64_t binary(const Expr &e, const Fired &fired);
+	Value builtin(const Expr &e, const Fired &fired) const;
+	Value map_read(const Expr &e, const Fired &fired);
+
+	const CheckedProgram &program_;
+	Output &out_;
+	MapStore maps_;
+	std::map<const Stmt *, const std::vector<FormatPiece> *> formats_;
+	std::vector<std::uint64_t> next_interval_;	// per probe point, in program order
+	std::uint64_t start_ = 0;
+	bool exited_ = false;
+	RuntimeStats stats_;
+};
+
+}  // namespace vtice::probes

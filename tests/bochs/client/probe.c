@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * `vtice probe` against the guest kernel's own syscall tracepoints, in the
+ * same run: a child named vtprobe makes a fixed mix of openat, read and
+ * close calls while both vtice (from the hypervisor) and ftrace (events
+ * syscalls/sys_exit_openat, sys_enter_read, sys_exit_close, for the
+ * child's pid alone) watch it. The program's printf of each openat's
+ * retval must list exactly ftrace's sys_openat return values, in order;
+ * its count() and sum(arg2) of reads and count() of closes must equal
+ * the tracepoint counts and the sum of their count: fields.
+ *
+ * NAME-filter: the program's comm predicate reached the hypervisor's
+ * filter (the line "records the syscalls of comm vtprobe"); NAME-lost: no
+ * record was lost.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "report.h"
+#include "spawn.h"
+
+#define TRACEFS		"/sys/kernel/tracing"
+#define PROBE_OUT	"/tmp/vtprobe.json"
+#define PROBE_ERR	"/tmp/vtprobe.err"
+#define MAX_OPENS	16
+
+static const char kProgram[] =
+	"syscall:openat:return /comm == \"vtprobe\"/ { printf(\"ret %d\\n\", retval); }\n"
+	"syscall:read /comm == \"vtprobe\"/ { @reads = count(); @bytes = sum(arg2); }\n"
+	"syscall:close:return /comm == \"vtprobe\"/ { @closes = count(); }\n";
+
+static const char *const kEvents[] = { "sys_exit_openat", "sys_enter_read", "sys_exit_close" };
+
+struct shared {
+	volatile int go;
+};
+
+/* What one tracer saw of the child. */
+struct seen {
+	long opens[MAX_OPENS];
+	int nopens;
+	long reads, bytes, closes;
+};
+
+static int tracefs_write(const char *file, const char *value)
+{
+	char path[160];
+	int fd, ok;
+
+	snprintf(path, sizeof(path), TRACEFS "/%s", file);
+	fd = open(path, O_WRONLY | O_TRUNC);
+	if (fd < 0)
+		return -1;
+	ok = write(fd, value, strlen(value)) == (ssize_t)strlen(value);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+static int set_events(const char *value)
+{
+	char file[96];
+	size_t i;
+
+	for (i = 0; i < sizeof(kEvents) / sizeof(kEvents[0]); i++) {
+		snprintf(file, sizeof(file), "events/syscalls/%s/enable", kEvents[i]);
+		if (tracefs_write(file, value))
+			return -1;
+	}
+	return 0;
+}
+
+/* The child: waits (no syscall) for go, then the mix, then exits. */
+static void vtprobe(struct shared *s)
+{
+	static const char *const paths[] = { "/proc/version", "/vtice-no-such-file", "/dev/zero",
+					     "/proc/self/stat", "/vtice/none/either", "/dev/null" };
+	static const long sizes[] = { 1, 10, 100, 1000, 4096, 7 };
+	char buf[4096];
+	int i, fd;
+
+	prctl(PR_SET_NAME, "vtprobe");
+	while (!s->go)
+		;
+	for (i = 0; i < 6; i++) {
+		fd = (int)syscall(SYS_openat, AT_FDCWD, paths[i], O_RDONLY, 0);
+		if (fd >= 0) {
+			syscall(SYS_read, fd, buf, sizes[i]);
+			syscall(SYS_read, fd, buf, sizes[5 - i]);
+			syscall(SYS_close, fd);
+		}
+	}
+	syscall(SYS_close, 1000);	/* EBADF: a close with an error return */
+	_exit(0);
+}
+
+/* "sys_openat -> 0x3", "sys_read(fd: 3, buf: ..., count: 64)", "sys_close -> 0x0" */
+static void parse_ftrace_line(const char *line, struct seen *o)
+{
+	const char *p;
+
+	if ((p = strstr(line, "sys_openat -> ")) && o->nopens < MAX_OPENS)
+		o->opens[o->nopens++] = (long)strtoull(p + 14, NULL, 16);
+	else if ((p = strstr(line, "sys_read(")) && (p = strstr(p, "count: ")))
+		o->reads++, o->bytes += (long)strtoull(p + 7, NULL, 16);
+	else if (strstr(line, "sys_close -> "))
+		o->closes++;
+}
+
+static int read_ftrace(struct seen *o)
+{
+	char line[512];
+	FILE *f = fopen(TRACEFS "/trace", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (line[0] == '#')
+			continue;
+		printf("VTICE-FTRACE probe %s", line);
+		parse_ftrace_line(line, o);
+	}
+	fclose(f);
+	return 0;
+}
+
+/* The value after `key` in a JSON line, or -1 when absent. */
+static long json_number(const char *line, const char *key)
+{
+	const char *p = strstr(line, key);
+
+	return p ? strtol(p + strlen(key), NULL, 10) : -1;
+}
+
+/* {"type":"printf","text":"ret 3\u000a"} and {"type":"map","name":"@reads",...,"value":N}. */
+static int read_probe_output(struct seen *v, long *lost)
+{
+	char line[1024];
+	FILE *f = fopen(PROBE_OUT, "r");
+
+	if (!f)
+		return -1;
+	*lost = -1;
+	while (fgets(line, sizeof(line), f)) {
+		printf("probe: %s", line);
+		if (strstr(line, "\"text\":\"ret ") && v->nopens < MAX_OPENS)
+			v->opens[v->nopens++] = json_number(line, "\"text\":\"ret ");
+		else if (strstr(line, "\"name\":\"@reads\""))
+			v->reads = json_number(line, "\"value\":");
+		else if (strstr(line, "\"name\":\"@bytes\""))
+			v->bytes = json_number(line, "\"value\":");
+		else if (strstr(line, "\"name\":\"@closes\""))
+			v->closes = json_number(line, "\"value\":");
+		else if (strstr(line, "\"type\":\"summary\""))
+			*lost = json_number(line, "\"lost\":");
+	}
+	fclose(f);
+	return 0;
+}
+
+static int compare(const char *name, const struct seen *ft, const struct seen *vt)
+{
+	int i;
+
+	if (ft->nopens < 4 || ft->reads < 4 || ft->closes < 4)
+		return report(name, FAIL, "the oracle saw too little (%d openat, %ld read, %ld close): ftrace off?",
+			      ft->nopens, ft->reads, ft->closes);
+	if (vt->nopens != ft->nopens)
+		return report(name, FAIL, "%d openat returns printed, ftrace saw %d", vt->nopens, ft->nopens);
+	for (i = 0; i < ft->nopens; i++)
+		if (vt->opens[i] != ft->opens[i])
+			return report(name, FAIL, "openat %d: vtice printed %ld, ftrace %ld", i, vt->opens[i],
+				      ft->opens[i]);
+	if (vt->reads != ft->reads || vt->bytes != ft->bytes || vt->closes != ft->closes)
+		return report(name, FAIL, "vtice @reads %ld @bytes %ld @closes %ld; ftrace %ld reads of %ld bytes, "
+			      "%ld closes", vt->reads, vt->bytes, vt->closes, ft->reads, ft->bytes, ft->closes);
+	return report(name, PASS, "%d openat return values in order, %ld reads of %ld bytes, %ld closes: "
+		      "exactly what the kernel's syscall tracepoints saw", ft->nopens, ft->reads, ft->bytes,
+		      ft->closes);
+}
+
+static void check_side_results(const char *name, long lost)
+{
+	char test[128], text[2048];
+
+	read_text(PROBE_ERR, text, sizeof(text));
+	printf("%s", text);
+	snprintf(test, sizeof(test), "%s-filter", name);
+	if (strstr(text, "records the syscalls of comm vtprobe"))
+		report(test, PASS, "the predicate's comm == \"vtprobe\" became the hypervisor's filter");
+	else
+		report(test, FAIL, "no 'records the syscalls of comm vtprobe' on stderr");
+	snprintf(test, sizeof(test), "%s-lost", name);
+	if (lost == 0)
+		report(test, PASS, "the summary says 0 records lost");
+	else
+		report(test, FAIL, "the summary says %ld records lost (-1: no summary)", lost);
+}
+
+int cmd_probe(int argc, char **argv)
+{
+	const char *name = argv[0];
+	const char *const args[] = { "vtice", "probe", kProgram, "-o", PROBE_OUT, NULL };
+	struct seen ft = { 0 }, vt = { 0 };
+	struct shared *s;
+	char pid[16];
+	pid_t probe, child;
+	int status;
+	long lost;
+
+	(void)argc;
+	if (access(VTICE_BIN, X_OK))
+		return report(name, SKIP, "%s not in the initramfs", VTICE_BIN);
+	if (access(TRACEFS "/events/syscalls/sys_exit_openat/enable", W_OK))
+		mount("tracefs", TRACEFS, "tracefs", 0, NULL);
+	if (access(TRACEFS "/events/syscalls/sys_exit_openat/enable", W_OK))
+		return report(name, FAIL, "no syscall tracepoints in tracefs (CONFIG_FTRACE_SYSCALLS): no oracle");
+	s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (s == MAP_FAILED)
+		return report(name, FAIL, "mmap: %s", strerror(errno));
+	probe = spawn_vtice(PROBE_ERR, args);
+	if (probe < 0 || !wait_armed(probe, PROBE_ERR, 120))
+		return report(name, FAIL, "vtice probe did not arm (see %s)", PROBE_ERR);
+	child = fork();
+	if (child == 0)
+		vtprobe(s);
+	snprintf(pid, sizeof(pid), "%d", child);
+	tracefs_write("trace", "");
+	if (tracefs_write("set_event_pid", pid) || set_events("1") || tracefs_write("tracing_on", "1"))
+		return report(name, FAIL, "cannot enable the syscall tracepoints");
+	s->go = 1;
+	waitpid(child, &status, 0);
+	tracefs_write("tracing_on", "0");
+	set_events("0");
+	tracefs_write("set_event_pid", "");
+	sleep(1);	/* the console polls every 20 ms */
+	kill(probe, SIGINT);
+	waitpid(probe, &status, 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		return report(name, FAIL, "vtice probe exited with status %#x (see %s)", status, PROBE_ERR);
+	if (read_ftrace(&ft) || read_probe_output(&vt, &lost))
+		return report(name, FAIL, "cannot read the trace or %s", PROBE_OUT);
+	check_side_results(name, lost);
+	return compare(name, &ft, &vt);
+}

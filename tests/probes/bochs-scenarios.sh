@@ -1,0 +1,9 @@
+# vtice probe in the Bochs rig (docs/probes.md): a probe program's
+# printf of openat return values, and its count() and sum() of reads,
+# against the guest kernel's own syscall tracepoints in the same run, with
+# the module's default parameters.
+scenario_hvprobe() {
+	[ "$loaded" = 1 ] || insmod_vtice || { result hv.probe FAIL "insmod failed"; return; }
+	$T probe hv.probe
+	rmmod_vtice
+}

@@ -1,0 +1,187 @@
+// The probe language: what parses and checks, and that every refusal names
+// the place in the program (line and column) with a reason.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "checker.hpp"
+#include "diagnostic.hpp"
+#include "probe_lookup.hpp"
+
+using namespace vtice::probes;
+
+namespace {
+
+// The diagnostic for a program that must be refused.
+std::string refusal(const std::string &source)
+{
+	auto checked = compile_program(source, test_syscalls());
+	EXPECT_FALSE(checked.ok()) << source;
+	if (checked.ok())
+		return "";
+	return format_diagnostic(source, checked.error());
+}
+
+CheckedProgram accepted(const std::string &source)
+{
+	auto checked = compile_program(source, test_syscalls());
+	EXPECT_TRUE(checked.ok()) << (checked.ok() ? "" : format_diagnostic(source, checked.error()));
+	return checked.ok() ? std::move(*checked) : CheckedProgram{};
+}
+
+}  // namespace
+
+TEST(ProbeLanguage, AcceptsTheDocumentedOneLiners)
+{
+	accepted("syscall:read { @[comm] = count(); }");
+	accepted("syscall:openat:return /comm == \"bash\" && pid != 1 && retval >= 0/ { printf(\"%d\\n\", retval); }");
+	accepted("syscall:nanosleep { @start[tid] = nsecs; }\n"
+		 "syscall:nanosleep:return /@start[tid]/ { @lat = hist(nsecs - @start[tid]); delete(@start[tid]); }");
+	accepted("syscall:read, syscall:write { @bytes[probe, comm] = sum(arg2); }");
+	accepted("syscall:* { @n[cpu] = count(); } interval:s:1 { print(@n); clear(@n); }");
+	accepted("BEGIN { printf(\"go\\n\"); } END { printf(\"%s\\n\", \"done\"); } syscall:getpid { exit(); }");
+	accepted("syscall:read { @r = lhist(arg2, 0, 4096, 512); @mx = max(arg2); @mn = min(arg2); @a = avg(arg2); }");
+	accepted("// a comment\nsyscall:read /* another */ { @x = 1; }");
+}
+
+TEST(ProbeLanguage, ErrorsPointAtTheLineAndColumn)
+{
+	std::string d = refusal("syscall:read {\n  @[comm] = cnt();\n}");
+	EXPECT_NE(d.find("program:2:13: error: unknown function 'cnt'"), std::string::npos) << d;
+	// The line, and a caret under column 13.
+	EXPECT_NE(d.find("\n    @[comm] = cnt();\n              ^\n"), std::string::npos) << d;
+}
+
+TEST(ProbeLanguage, RefusesTypeErrors)
+{
+	EXPECT_NE(refusal("syscall:read /comm == 1/ { @x = 1; }").find(":1:20: error: '==' compares a string with a number"),
+		  std::string::npos);
+	EXPECT_NE(refusal("syscall:read { @x = comm + 1; }").find("'+' takes numbers"), std::string::npos);
+	EXPECT_NE(refusal("syscall:read /comm/ { @x = 1; }").find("a predicate is a number"), std::string::npos);
+	EXPECT_NE(refusal("syscall:read { @x = sum(comm); }").find("counts numbers, not strings"), std::string::npos);
+	EXPECT_NE(refusal("syscall:read { printf(\"%d\\n\", comm); }").find(":1:31: error: printf's conversion 1 takes a number"),
+		  std::string::npos);
+	EXPECT_NE(refusal("syscall:read { printf(\"%s %s\\n\", comm); }").find("takes 2 values, and 1 is given"),
+		  std::string::npos);
+	EXPECT_NE(refusal("syscall:read { printf(\"%q\", 1); }").find("unknown conversion '%q'"), std::string::npos);
+}
+
+TEST(ProbeLanguage, RefusesValuesWhereTheProbeHasNone)
+{
+	EXPECT_NE(refusal("syscall:read { @x = retval; }").find(":1:21: error: retval exists only in syscall:NAME:return"),
+		  std::string::npos);
+	EXPECT_NE(refusal("BEGIN { @x[comm] = 1; }").find("'comm' exists only in syscall probes"), std::string::npos);
+	EXPECT_NE(refusal("interval:s:1 { @x = arg0; }").find("'arg0' exists only in syscall probes"), std::string::npos);
+	EXPECT_NE(refusal("syscall:read:return, syscall:read { @x = retval; }").find("retval exists only"),
+		  std::string::npos);
+	EXPECT_NE(refusal("syscall:read { @x = arg6; }").find("unknown name 'arg6'"), std::string::npos);
+}
+
+TEST(ProbeLanguage, RefusesMapsUsedTwoWays)
+{
+	EXPECT_NE(refusal("syscall:read { @x = count(); } syscall:write { @x = sum(arg2); }")
+			  .find(":1:53: error: @x was first assigned count()"),
+		  std::string::npos);
+	EXPECT_NE(refusal("syscall:read { @x[pid] = count(); } syscall:write { @x[comm] = count(); }")
+			  .find("@x was first used with other keys (a number); here: a string"),
+		  std::string::npos);
+	EXPECT_NE(refusal("syscall:read { @x = 1; printf(\"%d\\n\", @y); }").find("@y is never assigned"),
+		  std::string::npos);
+	EXPECT_NE(refusal("syscall:read { @h = hist(arg2); @y = @h + 1; }").find("holds a histogram"),
+		  std::string::npos);
+	EXPECT_NE(refusal("syscall:read { @x[pid] = 1; @y = @x; }").find("@x has 1 key, not 0"), std::string::npos);
+	EXPECT_NE(refusal("syscall:read { @x = count() + 1; }").find("count() is a map's value"), std::string::npos);
+}
+
+TEST(ProbeLanguage, AStringMapReadsAsAStringBeforeItsAssignment)
+{
+	// The read comes first in the text; the checker knows every map before typing.
+	accepted("syscall:write { printf(\"%s\\n\", @last[tid]); } syscall:read { @last[tid] = comm; }");
+}
+
+TEST(ProbeLanguage, RefusesProbePointsThatDoNotExistOrAreNotBuilt)
+{
+	EXPECT_NE(refusal("syscall:no_such_call { @x = 1; }").find("'no_such_call' is not an x86-64 syscall name"),
+		  std::string::npos);
+	EXPECT_NE(refusal("fn:vfs_read { @x = count(); }").find("fn: probes are not built yet"), std::string::npos);
+	EXPECT_NE(refusal("kprobe:vfs_read { @x = 1; }").find("unknown probe point 'kprobe:vfs_read'"),
+		  std::string::npos);
+	EXPECT_NE(refusal("interval:s:0 { exit(); }").find("intervals are at least 10 ms"), std::string::npos);
+	EXPECT_NE(refusal("interval:us:5 { exit(); }").find("write interval:s:N or interval:ms:N"), std::string::npos);
+	EXPECT_NE(refusal("syscall:read:entry { exit(); }").find("syscall:NAME:return"), std::string::npos);
+	EXPECT_NE(refusal("syscall:read { printf(\"%s\", str(arg1)); }").find("str() needs fn: probes"),
+		  std::string::npos);
+	EXPECT_NE(refusal("syscall:read { @[kstack] = count(); }").find("'kstack' needs fn: probes"),
+		  std::string::npos);
+	EXPECT_NE(refusal("syscall:openat { printf(\"%s\", args->filename); }").find("typed access"),
+		  std::string::npos);
+}
+
+TEST(ProbeLanguage, RefusesSyntaxErrorsWithTheirPlace)
+{
+	EXPECT_NE(refusal("syscall:read { @x = 1 @y = 2; }").find(":1:23: error: expected ';' or '}'"),
+		  std::string::npos);
+	EXPECT_NE(refusal("syscall:read { @x = \"open").find("this string is never closed"), std::string::npos);
+	EXPECT_NE(refusal("syscall:read { @x = 1; ").find("expected '}'"), std::string::npos);
+	EXPECT_NE(refusal("syscall:read /* { }").find("this comment is never closed"), std::string::npos);
+	EXPECT_NE(refusal("syscall:read { @x = 99999999999999999999; }").find("does not fit in 64 bits"),
+		  std::string::npos);
+	EXPECT_NE(refusal("syscall:read { @x = 1 $ 2; }").find("unexpected '$'"), std::string::npos);
+	EXPECT_NE(refusal("syscall:read { @x = \"\\q\"; }").find("unknown escape"), std::string::npos);
+	EXPECT_NE(refusal("").find("no probes"), std::string::npos);
+	EXPECT_NE(refusal("syscall:read /pid == 1 { @x = 1; }").find("expected '/' to end the predicate"),
+		  std::string::npos);
+}
+
+TEST(ProbeLanguage, DivisionInsideAPredicateNeedsParentheses)
+{
+	accepted("syscall:read /(arg2 / 2) > 10/ { @x = count(); }");
+	// A bare '/' ends the predicate, so what follows is not a block.
+	EXPECT_NE(refusal("syscall:read /arg2 / 2 > 10/ { @x = count(); }").find("expected '{'"), std::string::npos);
+}
+
+TEST(ProbeLanguage, RefusesHostileSizes)
+{
+	std::string many;
+	for (int i = 0; i < 10000; i++)
+		many += "syscall:read { @x = count(); }\n";
+	EXPECT_NE(refusal(many).find("the program is"), std::string::npos);	// over 64 KiB
+	std::string probes;
+	for (int i = 0; i < 300; i++)
+		probes += "syscall:read{@x=count();}";
+	EXPECT_NE(refusal(probes).find("more than 256 probes"), std::string::npos);
+	std::string deep = "syscall:read { @x = " + std::string(200, '(') + "1" + std::string(200, ')') + "; }";
+	EXPECT_NE(refusal(deep).find("nest at most 64 deep"), std::string::npos);
+	std::string chain = "syscall:read { @x = 1";
+	for (int i = 0; i < 1000; i++)
+		chain += "+1";
+	EXPECT_NE(refusal(chain + "; }").find("more than 256 levels deep"), std::string::npos);
+	EXPECT_NE(refusal("syscall:read { @x = \"" + std::string(300, 'a') + "\"; }").find("at most 256 bytes"),
+		  std::string::npos);
+	EXPECT_NE(refusal("syscall:read { @x = lhist(arg2, 0, 1000000, 1); }").find("at most 1000 buckets"),
+		  std::string::npos);
+	EXPECT_NE(refusal("syscall:read { @x = lhist(arg2, -9223372036854775807, 9223372036854775807, 1); }")
+			  .find("at most 1000 buckets"),
+		  std::string::npos);
+	EXPECT_NE(refusal("syscall:read { printf(\"%1000d\", 1); }").find("more than three digits"), std::string::npos);
+}
+
+TEST(ProbeLanguage, FindsTheFilterRootCanApply)
+{
+	CheckedProgram both = accepted("syscall:read /comm == \"vtprobe\" && arg2 > 0/ { @x = count(); }"
+				       "syscall:openat:return /\"vtprobe\" == comm/ { @y = count(); }"
+				       "interval:s:1 { print(@x); }");
+	EXPECT_EQ(both.root_filter.comm, "vtprobe");
+	EXPECT_EQ(both.root_filter.pid, 0u);
+	CheckedProgram differ = accepted("syscall:read /comm == \"a\"/ { @x = count(); }"
+					 "syscall:write /comm == \"b\"/ { @y = count(); }");
+	EXPECT_EQ(differ.root_filter.comm, "");
+	// An || is no narrowing: either side may match.
+	CheckedProgram either = accepted("syscall:read /comm == \"a\" || pid == 5/ { @x = count(); }");
+	EXPECT_EQ(either.root_filter.comm, "");
+	EXPECT_EQ(either.root_filter.pid, 0u);
+	CheckedProgram pid = accepted("syscall:read /pid == 42/ { @x = count(); }");
+	EXPECT_EQ(pid.root_filter.pid, 42u);
+	EXPECT_TRUE(pid.has_syscall_probes);
+	EXPECT_FALSE(accepted("BEGIN { exit(); }").has_syscall_probes);
+}

@@ -1,0 +1,263 @@
+// The runtime over synthetic syscall events: each expectation is worked out
+// by hand from the events the test feeds, not read back from the code.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "diagnostic.hpp"
+#include "output.hpp"
+#include "probe_lookup.hpp"
+#include "runtime.hpp"
+
+using namespace vtice::probes;
+
+namespace {
+
+// Output kept as strings: printf text, and each map as TextOutput prints it.
+class Captured : public Output {
+public:
+	void text(std::string_view printed) override { printed_ += printed; }
+	void map(const MapInfo &info, const MapEntries &entries) override { maps_ += format_map_text(info, entries); }
+	std::string printed_, maps_;
+};
+
+SyscallEvent enter(std::uint64_t nr, const std::string &comm, std::uint32_t tid, std::uint64_t nsecs,
+		   std::array<std::uint64_t, 6> args = {})
+{
+	SyscallEvent ev;
+	ev.nr = nr;
+	ev.comm = comm;
+	ev.pid = ev.tid = tid;
+	ev.nsecs = nsecs;
+	ev.args = args;
+	return ev;
+}
+
+SyscallEvent leave(std::uint64_t nr, const std::string &comm, std::uint32_t tid, std::uint64_t nsecs, std::int64_t ret)
+{
+	SyscallEvent ev = enter(nr, comm, tid, nsecs);
+	ev.is_return = true;
+	ev.retval = ret;
+	return ev;
+}
+
+struct ProgramRun {
+	explicit ProgramRun(const std::string &source, std::size_t max_entries = kDefaultMaxMapEntries)
+	{
+		auto c = compile_program(source, test_syscalls());
+		EXPECT_TRUE(c.ok()) << (c.ok() ? "" : format_diagnostic(source, c.error()));
+		if (c.ok())
+			checked = std::move(*c);
+		runtime = std::make_unique<Runtime>(checked, out, max_entries);
+		runtime->begin(0);
+	}
+	std::string finish()
+	{
+		runtime->finish(1);
+		return out.maps_;
+	}
+	CheckedProgram checked;
+	Captured out;
+	std::unique_ptr<Runtime> runtime;
+};
+
+constexpr std::uint64_t kRead = 0, kOpenat = 257, kNanosleep = 35;
+
+}  // namespace
+
+TEST(ProbeRuntime, CountsByCommSortedByCount)
+{
+	ProgramRun r("syscall:read { @[comm] = count(); }");
+	for (const char *comm : {"bash", "cat", "bash", "cat", "bash", "sshd"})
+		r.runtime->on_syscall(enter(kRead, comm, 10, 0));
+	r.runtime->on_syscall(enter(kOpenat, "bash", 10, 0));	// another syscall: no probe
+	EXPECT_EQ(r.finish(), "@[sshd]: 1\n@[cat]: 2\n@[bash]: 3\n");
+}
+
+TEST(ProbeRuntime, PredicateFiltersAndSumsArguments)
+{
+	ProgramRun r("syscall:read /comm == \"cat\" && arg2 > 100/ { @bytes = sum(arg2); @n = count(); @lo = min(arg2); "
+	      "@hi = max(arg2); @mean = avg(arg2); }");
+	r.runtime->on_syscall(enter(kRead, "cat", 1, 0, {3, 0, 4096}));
+	r.runtime->on_syscall(enter(kRead, "cat", 1, 0, {3, 0, 50}));	// arg2 too small
+	r.runtime->on_syscall(enter(kRead, "dog", 1, 0, {3, 0, 9999}));	// not cat
+	r.runtime->on_syscall(enter(kRead, "cat", 1, 0, {3, 0, 512}));
+	r.runtime->on_syscall(enter(kRead, "cat", 1, 0, {3, 0, 1000}));
+	// 4096 + 512 + 1000 = 5608; 3 reads; avg 5608 / 3 = 1869 (integer division)
+	EXPECT_EQ(r.finish(), "@bytes: 5608\n@n: 3\n@lo: 512\n@hi: 4096\n@mean: 1869\n");
+}
+
+TEST(ProbeRuntime, ReturnProbesSeeRetvalAndPrintf)
+{
+	ProgramRun r("syscall:openat:return { printf(\"%s(%d) = %d [%x] %5d|%-4s|%u\\n\", comm, tid, retval, retval, 42, "
+	      "\"ab\", retval); }");
+	r.runtime->on_syscall(leave(kOpenat, "cat", 7, 0, 3));
+	r.runtime->on_syscall(leave(kOpenat, "cat", 7, 0, -2));
+	r.runtime->on_syscall(enter(kOpenat, "cat", 7, 0));	// an entry: not a return probe
+	EXPECT_EQ(r.out.printed_, "cat(7) = 3 [3]    42|ab  |3\n"
+				  "cat(7) = -2 [fffffffffffffffe]    42|ab  |18446744073709551614\n");
+}
+
+TEST(ProbeRuntime, LatencyHistogramFromStartTimes)
+{
+	ProgramRun r("syscall:nanosleep { @start[tid] = nsecs; }\n"
+	      "syscall:nanosleep:return /@start[tid]/ { @us = hist((nsecs - @start[tid]) / 1000); delete(@start[tid]); }");
+	// tid 1: 1000 -> 6000 ns (5 us); tid 2: 100 -> 1100 (1 us); tid 1 again 10000 -> 74000 (64 us);
+	// a return whose entry was not seen (tid 3) adds nothing. (A start at
+	// nsecs 0 would read as false in the predicate, as in bpftrace.)
+	r.runtime->on_syscall(enter(kNanosleep, "a", 1, 1000));
+	r.runtime->on_syscall(enter(kNanosleep, "b", 2, 100));
+	r.runtime->on_syscall(leave(kNanosleep, "b", 2, 1100, 0));
+	r.runtime->on_syscall(leave(kNanosleep, "a", 1, 6000, 0));
+	r.runtime->on_syscall(leave(kNanosleep, "c", 3, 6000, 0));
+	r.runtime->on_syscall(enter(kNanosleep, "a", 1, 10000));
+	r.runtime->on_syscall(leave(kNanosleep, "a", 1, 74000, 0));
+	std::string out = r.finish();
+	// 1 -> [1]; 5 -> [4, 8); 64 -> [64, 128); empty buckets between are shown.
+	std::string bar(52, '@'), none(52, ' ');
+	std::string expected = "@us:\n"
+			       "[1]                         1 |" + bar + "|\n"
+			       "[2, 4)                      0 |" + none + "|\n"
+			       "[4, 8)                      1 |" + bar + "|\n"
+			       "[8, 16)                     0 |" + none + "|\n"
+			       "[16, 32)                    0 |" + none + "|\n"
+			       "[32, 64)                    0 |" + none + "|\n"
+			       "[64, 128)                   1 |" + bar + "|\n\n";
+	EXPECT_EQ(out, expected);
+	// Every start was deleted once its return was seen.
+	EXPECT_TRUE(r.runtime->maps().entries(r.checked.map_index("@start")).empty());
+}
+
+TEST(ProbeRuntime, HistogramBucketsFollowPowersOfTwo)
+{
+	EXPECT_EQ(hist_bucket(-5), -1);
+	EXPECT_EQ(hist_bucket(0), 0);
+	EXPECT_EQ(hist_bucket(1), 1);
+	EXPECT_EQ(hist_bucket(2), 2);
+	EXPECT_EQ(hist_bucket(3), 2);
+	EXPECT_EQ(hist_bucket(4), 3);
+	EXPECT_EQ(hist_bucket(1023), 10);
+	EXPECT_EQ(hist_bucket(1024), 11);
+	EXPECT_EQ(hist_bucket(INT64_MAX), 63);
+	MapInfo h;
+	h.kind = MapKind::Hist;
+	EXPECT_EQ(bucket_label(h, -1), "(..., 0)");
+	EXPECT_EQ(bucket_label(h, 11), "[1K, 2K)");
+	EXPECT_EQ(bucket_label(h, 21), "[1M, 2M)");
+	EXPECT_EQ(bucket_label(h, 63), "[4E, 8E)");
+}
+
+TEST(ProbeRuntime, LinearHistogramBuckets)
+{
+	ProgramRun r("syscall:read { @sizes = lhist(arg2, 0, 1000, 300); }");
+	for (std::uint64_t v : {0ull, 299ull, 300ull, 950ull, 1000ull, 5000ull, ~2ull})
+		r.runtime->on_syscall(enter(kRead, "x", 1, 0, {0, 0, v}));
+	const MapInfo &m = *r.checked.map("@sizes");
+	// Steps [0,300) [300,600) [600,900) [900,1000), then 1000 and above, and below 0.
+	EXPECT_EQ(lhist_buckets(m), 4);
+	EXPECT_EQ(bucket_label(m, -1), "(..., 0)");
+	EXPECT_EQ(bucket_label(m, 3), "[900, 1000)");
+	EXPECT_EQ(bucket_label(m, 4), "[1000, ...)");
+	const Cell *cell = r.runtime->maps().find(r.checked.map_index("@sizes"), {});
+	ASSERT_NE(cell, nullptr);
+	std::map<std::int64_t, std::uint64_t> expected = {{-1, 1}, {0, 2}, {1, 1}, {3, 1}, {4, 2}};
+	EXPECT_EQ(cell->buckets, expected);
+}
+
+TEST(ProbeRuntime, IntegerArithmeticWrapsAndDivisionByZeroGivesZero)
+{
+	ProgramRun r("syscall:read { @a = arg0 / arg1; @b = arg0 % arg1; @c = -9223372036854775807 - 2; @d = 1 << 64; "
+	      "@e = -1 >> 60; @f = arg2 / -1; }");
+	r.runtime->on_syscall(enter(kRead, "x", 1, 0, {7, 0, static_cast<std::uint64_t>(INT64_MIN)}));
+	EXPECT_EQ(r.runtime->stats().division_by_zero, 2u);
+	const MapStore &maps = r.runtime->maps();
+	auto value = [&](const char *name) {
+		return aggregate_value(*r.checked.map(name), *maps.find(r.checked.map_index(name), {}));
+	};
+	EXPECT_EQ(value("@a"), 0);
+	EXPECT_EQ(value("@b"), 0);
+	EXPECT_EQ(value("@c"), INT64_MAX);	// INT64_MIN - 1 wraps
+	EXPECT_EQ(value("@d"), 0);
+	EXPECT_EQ(value("@e"), 15);		// logical shift of all ones
+	EXPECT_EQ(value("@f"), INT64_MIN);	// INT64_MIN / -1 wraps
+}
+
+TEST(ProbeRuntime, ShortCircuitSkipsTheRightSide)
+{
+	// With && false on the left, the right side's division never runs.
+	ProgramRun r("syscall:read /arg0 != 0 && (10 / arg0) > 1/ { @x = count(); }");
+	r.runtime->on_syscall(enter(kRead, "x", 1, 0, {0}));
+	r.runtime->on_syscall(enter(kRead, "x", 1, 0, {2}));
+	EXPECT_EQ(r.runtime->stats().division_by_zero, 0u);
+	EXPECT_EQ(r.finish(), "@x: 1\n");
+}
+
+TEST(ProbeRuntime, ExitStopsFiringAndEndStillRuns)
+{
+	ProgramRun r("syscall:read { @n = count(); exit(); @after = 1; } END { printf(\"end\\n\"); }");
+	r.runtime->on_syscall(enter(kRead, "x", 1, 0));
+	EXPECT_TRUE(r.runtime->exited());
+	r.runtime->on_syscall(enter(kRead, "x", 1, 0));
+	EXPECT_EQ(r.finish(), "@n: 1\n");
+	EXPECT_EQ(r.out.printed_, "end\n");
+}
+
+TEST(ProbeRuntime, IntervalFiresOncePerPeriodAndPrintClear)
+{
+	ProgramRun r("syscall:read { @n = count(); } interval:ms:100 { print(@n); clear(@n); }");
+	r.runtime->on_syscall(enter(kRead, "x", 1, 0));
+	r.runtime->tick(50'000'000);	// not yet due
+	EXPECT_EQ(r.out.maps_, "");
+	r.runtime->tick(100'000'000);
+	EXPECT_EQ(r.out.maps_, "@n: 1\n");
+	r.runtime->on_syscall(enter(kRead, "x", 1, 0));
+	r.runtime->on_syscall(enter(kRead, "x", 1, 0));
+	r.runtime->tick(450'000'000);	// late: fires once, next due at 500 ms
+	EXPECT_EQ(r.out.maps_, "@n: 1\n@n: 2\n");
+	r.runtime->tick(480'000'000);
+	EXPECT_EQ(r.out.maps_, "@n: 1\n@n: 2\n");
+	EXPECT_EQ(r.finish(), "@n: 1\n@n: 2\n");	// cleared: nothing left to print at the end
+}
+
+TEST(ProbeRuntime, AFullMapRefusesNewKeysAndCountsThem)
+{
+	ProgramRun r("syscall:read { @[tid] = count(); }", 2);
+	for (std::uint32_t tid : {1u, 2u, 3u, 1u, 4u})
+		r.runtime->on_syscall(enter(kRead, "x", tid, 0));
+	EXPECT_EQ(r.runtime->map_updates_refused(), 2u);	// tids 3 and 4
+	EXPECT_EQ(r.finish(), "@[2]: 1\n@[1]: 2\n");
+}
+
+TEST(ProbeRuntime, ProbeNamesThePointThatFired)
+{
+	ProgramRun r("syscall:read, syscall:write { @[probe] = count(); }");
+	r.runtime->on_syscall(enter(kRead, "x", 1, 0));
+	r.runtime->on_syscall(enter(1, "x", 1, 0));
+	r.runtime->on_syscall(enter(1, "x", 1, 0));
+	EXPECT_EQ(r.finish(), "@[syscall:read]: 1\n@[syscall:write]: 2\n");
+}
+
+TEST(ProbeRuntime, JsonOutputIsOneObjectPerLine)
+{
+	auto c = compile_program("syscall:read { @[comm, tid] = count(); @h = hist(arg2); }", test_syscalls());
+	ASSERT_TRUE(c.ok());
+	char *buf = nullptr;
+	std::size_t len = 0;
+	std::FILE *f = open_memstream(&buf, &len);
+	{
+		JsonOutput out(f);
+		Runtime rt(*c, out);
+		rt.begin(0);
+		rt.on_syscall(enter(kRead, "a\"b", 5, 0, {0, 0, 3}));
+		rt.finish(0);
+		out.summary("\"events\":1");
+	}
+	std::fclose(f);
+	std::string text(buf, len);
+	std::free(buf);
+	EXPECT_EQ(text, "{\"type\":\"map\",\"name\":\"@\",\"kind\":\"count\",\"entries\":[{\"key\":[\"a\\\"b\",5],\"value\":1}]}\n"
+			"{\"type\":\"map\",\"name\":\"@h\",\"kind\":\"hist\",\"entries\":[{\"key\":[],\"buckets\":"
+			"[{\"bucket\":\"[2, 4)\",\"count\":1}]}]}\n"
+			"{\"type\":\"summary\",\"events\":1}\n");
+}
