@@ -13,14 +13,14 @@ bool apply_data(SyscallEvent &ev, const vtice_record &rec)
 	case VTICE_SYSCALL_DATA_ARGS12:
 		ev.args[1] = rec.u.raw[0];
 		ev.args[2] = rec.u.raw[1];
-		return ev.enter;
+		return ev.enter || ev.probe_hit;
 	case VTICE_SYSCALL_DATA_ARGS34:
 		ev.args[3] = rec.u.raw[0];
 		ev.args[4] = rec.u.raw[1];
-		return ev.enter;
+		return ev.enter || ev.probe_hit;
 	case VTICE_SYSCALL_DATA_ARG5:
 		ev.args[5] = rec.u.raw[0];
-		return ev.enter;
+		return ev.enter || ev.probe_hit;
 	case VTICE_SYSCALL_DATA_TASK:
 		ev.has_task = true;
 		ev.pid = static_cast<uint32_t>(rec.u.raw[0]);
@@ -42,10 +42,11 @@ SyscallEvent head_event(const vtice_record &rec)
 {
 	SyscallEvent ev;
 	ev.enter = rec.type == VTICE_REC_SYSCALL_ENTER;
+	ev.probe_hit = rec.type == VTICE_REC_PROBE_HIT;
 	ev.cpu = rec.cpu;
 	ev.tsc = rec.tsc;
 	ev.nr = rec.u.syscall.nr;
-	if (ev.enter)
+	if (ev.enter || ev.probe_hit)
 		ev.args[0] = rec.u.syscall.arg;
 	else
 		ev.ret = rec.u.syscall.arg;
@@ -65,7 +66,8 @@ std::vector<SyscallEvent> decode_syscall_records(std::span<const vtice_record> r
 			stats.lost += rec.u.lost.count;
 			continue;
 		}
-		if (rec.type != VTICE_REC_SYSCALL_ENTER && rec.type != VTICE_REC_SYSCALL_EXIT)
+		if (rec.type != VTICE_REC_SYSCALL_ENTER && rec.type != VTICE_REC_SYSCALL_EXIT &&
+		    rec.type != VTICE_REC_PROBE_HIT)
 			continue;
 		SyscallEvent ev = head_event(rec);
 		bool ok = rec.flags < VTICE_SYSCALL_GROUP_MAX;

@@ -1,5 +1,6 @@
 // Syscall events as the hypervisor records them (include/uapi/vtice/records.h:
-// an ENTER or EXIT record, then the SYSCALL_DATA records its flags count),
+// an ENTER or EXIT record, then the SYSCALL_DATA records its flags count;
+// probe hits come in the same shape, as a PROBE_HIT record and its DATA),
 // decoded, paired into calls, and written one line per call like strace -f.
 #pragma once
 
@@ -20,6 +21,7 @@ namespace vtice::trace {
 
 struct SyscallEvent {
 	bool enter = false;
+	bool probe_hit = false;			// a PROBE_HIT group: nr is the probe's address
 	uint16_t cpu = 0;
 	uint64_t tsc = 0;
 	uint64_t nr = VTICE_SYSCALL_NR_UNKNOWN;	// exits do not know it

@@ -19,6 +19,7 @@
 #include "messages.hpp"
 #include "output.hpp"
 #include "probe_feed.hpp"
+#include "probe_functions.hpp"
 #include "record_rings.hpp"
 #include "runtime.hpp"
 #include "subcommands.hpp"
@@ -33,7 +34,8 @@ namespace {
 
 const char kHelp[] =
 	"usage: vtice probe 'PROGRAM' [--duration S] [-o FILE] [--max-entries N]\n"
-	"                             [--check] [--device PATH]\n"
+	"                             [--check] [--device PATH] [--kallsyms PATH]\n"
+	"                             [--kcore PATH]\n"
 	"       vtice probe --file PATH ...\n"
 	"\n"
 	"Runs a probe program in the spirit of bpftrace on this machine, from the\n"
@@ -41,12 +43,14 @@ const char kHelp[] =
 	"changes. Root only; needs the vtice module (not --check).\n"
 	"\n"
 	"  vtice probe 'syscall:read { @[comm] = count(); }'\n"
+	"  vtice probe 'fn:vfs_read /comm == \"cat\"/ { @bytes = sum(arg2); }'\n"
 	"  vtice probe 'syscall:openat:return /comm == \"bash\"/ { printf(\"%d\\n\", retval); }'\n"
 	"  vtice probe 'syscall:nanosleep { @s[tid] = nsecs; }\n"
 	"               syscall:nanosleep:return /@s[tid]/ {\n"
 	"                 @us = hist((nsecs - @s[tid]) / 1000); delete(@s[tid]); }'\n"
 	"\n"
-	"Probe points: syscall:NAME, syscall:NAME:return, syscall:*, interval:s:N,\n"
+	"Probe points: fn:NAME (a kernel function's entry, through a hidden\n"
+	"breakpoint), syscall:NAME, syscall:NAME:return, syscall:*, interval:s:N,\n"
 	"interval:ms:N, BEGIN, END. Values: pid tid comm cpu nsecs retval probe\n"
 	"arg0..arg5, @maps. Maps: count() sum() min() max() avg() hist() lhist().\n"
 	"Actions: printf, print(@m), clear(@m), delete(@m[k]), exit(). The maps are\n"
@@ -59,7 +63,9 @@ const char kHelp[] =
 	"  --max-entries N    keys one map may hold (default 65536); updates past it\n"
 	"                     are counted and reported, never silently dropped\n"
 	"  --check            check the program and say what it would arm; run nothing\n"
-	"  --device PATH      the vtice device (default /dev/vtice)\n";
+	"  --device PATH      the vtice device (default /dev/vtice)\n"
+	"  --kallsyms PATH    kernel symbols for fn: (default /proc/kallsyms)\n"
+	"  --kcore PATH       kernel memory for fn: (default /proc/kcore)\n";
 
 constexpr std::size_t kMaxProgramFile = 1 << 20;	// the language takes 64 KiB; a bigger file is refused by it
 
@@ -71,6 +77,8 @@ struct Options {
 	std::size_t max_entries = probes::kDefaultMaxMapEntries;
 	bool check_only = false;
 	std::string device = "/dev/" VTICE_DEVICE_NAME;
+	std::string kallsyms = "/proc/kallsyms";
+	std::string kcore = "/proc/kcore";
 };
 
 Result<Options> parse_options(const ParsedArgs &args)
@@ -103,7 +111,10 @@ Result<Options> parse_options(const ParsedArgs &args)
 	}
 	o.check_only = args.has("--check");
 	o.device = args.get("--device").value_or(o.device);
-	RunInputs::get().note_path(o.device);
+	o.kallsyms = args.get("--kallsyms").value_or(o.kallsyms);
+	o.kcore = args.get("--kcore").value_or(o.kcore);
+	for (const std::string *input : {&o.device, &o.kallsyms, &o.kcore})
+		RunInputs::get().note_path(*input);
 	o.output = args.get("--output").value_or("");
 	if (!o.output.empty())
 		if (auto ok = check_output_path(o.output); !ok)
@@ -120,10 +131,13 @@ std::string describe_program(const probes::CheckedProgram &p)
 			   (p.program.probes.size() == 1 ? "" : "s") + ", " + std::to_string(points) + " point" +
 			   (points == 1 ? "" : "s") + ", " + std::to_string(p.maps.size()) + " map" +
 			   (p.maps.size() == 1 ? "" : "s");
-	if (!p.has_syscall_probes)
-		return text + "; no syscall probes: nothing is armed";
+	if (!p.has_syscall_probes && !p.has_fn_probes)
+		return text + "; no syscall or fn probes: nothing is armed";
 	TaskFilter filter{p.root_filter.comm, p.root_filter.pid};
-	return text + "; the hypervisor records the syscalls of " + describe_filter(filter);
+	std::string what = p.has_syscall_probes && p.has_fn_probes ? "the syscalls and probe hits"
+			   : p.has_syscall_probes			  ? "the syscalls"
+									  : "the probe hits";
+	return text + "; the hypervisor records " + what + " of " + describe_filter(filter);
 }
 
 int fail(const Error &e)
@@ -132,10 +146,11 @@ int fail(const Error &e)
 	return kExitFailure;
 }
 
-// The syscall trap, armed for the run and disarmed however it ends.
-class SyscallSource {
+// The device and its rings, for the syscall trap and the function probes,
+// which closing the device disarms however the run ends.
+class EventSource {
 public:
-	static Result<SyscallSource> open(const Options &o)
+	static Result<EventSource> open(const Options &o)
 	{
 		auto dev = open_device(o.device, O_RDWR);
 		if (!dev)
@@ -146,13 +161,17 @@ public:
 		auto rings = map_record_rings(*dev, o.device, status);
 		if (!rings)
 			return rings.error();
-		return SyscallSource(std::move(*dev), std::move(*rings), o.device);
+		return EventSource(std::move(*dev), std::move(*rings), o.device);
 	}
 
-	Result<vtice_syscalls> arm(const probes::RootFilter &filter)
+	void skip_old_records()
 	{
 		for (auto &r : rings_)
 			r->skip();
+	}
+
+	Result<vtice_syscalls> arm_syscalls(const probes::RootFilter &filter)
+	{
 		auto req = request<vtice_syscalls>();
 		req.op = VTICE_SYSCALLS_ARM;
 		req.pid = filter.pid;
@@ -163,7 +182,7 @@ public:
 		return req;
 	}
 
-	Result<vtice_syscalls> disarm()
+	Result<vtice_syscalls> disarm_syscalls()
 	{
 		auto req = request<vtice_syscalls>();
 		req.op = VTICE_SYSCALLS_DISARM;
@@ -175,27 +194,32 @@ public:
 
 	std::vector<std::vector<vtice_record>> drain() { return drain_rings(rings_); }
 	bool armed() const { return armed_; }
+	FunctionProbes &functions() { return functions_; }
 
 private:
-	SyscallSource(DeviceFd dev, std::vector<std::unique_ptr<RecordRing>> rings, std::string path)
-		: dev_(std::move(dev)), rings_(std::move(rings)), path_(std::move(path))
+	EventSource(DeviceFd dev, std::vector<std::unique_ptr<RecordRing>> rings, std::string path)
+		: dev_(std::move(dev)), rings_(std::move(rings)), path_(std::move(path)), functions_(dev_, path_)
 	{
 	}
 
 	DeviceFd dev_;
 	std::vector<std::unique_ptr<RecordRing>> rings_;
 	std::string path_;
+	FunctionProbes functions_;
 	bool armed_ = false;
 };
 
 struct RunTotals {
+	bool syscalls = false, functions = false;	// what was armed
 	std::uint64_t seen = 0, recorded = 0;	// SYSCALL/SYSRET the trap executed, and kept
+	std::uint32_t probes = 0;		// function probes armed
+	std::uint64_t hits = 0;			// their hits the hypervisor recorded
 };
 
 void report_summary(const Options &o, const probes::Runtime &rt, const ProbeFeed &feed, const RunTotals &totals,
-		    bool armed, probes::Output &out)
+		    probes::Output &out)
 {
-	std::string line = std::to_string(feed.stats().events) + " syscall events; probes fired " +
+	std::string line = std::to_string(feed.stats().events) + " events; probes fired " +
 			   std::to_string(rt.stats().fired) + " times; " +
 			   std::to_string(feed.decode_stats().lost) + " records lost in the rings";
 	if (feed.decode_stats().malformed)
@@ -208,9 +232,12 @@ void report_summary(const Options &o, const probes::Runtime &rt, const ProbeFeed
 	if (feed.stats().returns_unpaired)
 		line += "; " + std::to_string(feed.stats().returns_unpaired) +
 			" returns whose entry came before the run (no :return probe fired for them)";
-	if (armed)
+	if (totals.syscalls)
 		line += "; the hypervisor executed " + std::to_string(totals.seen) + " SYSCALL/SYSRET, " +
 			std::to_string(totals.recorded) + " passed its filter";
+	if (totals.functions)
+		line += "; " + std::to_string(totals.probes) + " function probes recorded " +
+			std::to_string(totals.hits) + " hits";
 	eprintf("vtice probe: %s\n", line.c_str());
 	out.summary("\"events\":" + std::to_string(feed.stats().events) +
 		    ",\"fired\":" + std::to_string(rt.stats().fired) +
@@ -218,16 +245,62 @@ void report_summary(const Options &o, const probes::Runtime &rt, const ProbeFeed
 		    ",\"map_updates_refused\":" + std::to_string(rt.map_updates_refused()) +
 		    ",\"division_by_zero\":" + std::to_string(rt.stats().division_by_zero) +
 		    ",\"returns_unpaired\":" + std::to_string(feed.stats().returns_unpaired) +
-		    ",\"trap_seen\":" + std::to_string(totals.seen) + ",\"trap_recorded\":" + std::to_string(totals.recorded));
+		    ",\"trap_seen\":" + std::to_string(totals.seen) + ",\"trap_recorded\":" + std::to_string(totals.recorded) +
+		    ",\"fn_probes\":" + std::to_string(totals.probes) + ",\"fn_hits\":" + std::to_string(totals.hits));
+}
+
+// The syscall trap and the function probes, as the program asks.
+Result<void> arm(EventSource &source, const probes::CheckedProgram &program, RunTotals &totals)
+{
+	source.skip_old_records();
+	if (program.has_syscall_probes) {
+		auto armed = source.arm_syscalls(program.root_filter);
+		if (!armed)
+			return armed.error();
+		totals.syscalls = true;
+		totals.seen = armed->seen;	// the counts run on: the run's are the difference
+		totals.recorded = armed->recorded;
+		eprintf("vtice probe: syscall trap armed on %u CPUs%s\n", armed->cpus_armed,
+			armed->cpus_failed ? (" (" + std::to_string(armed->cpus_failed) + " could not)").c_str() : "");
+	}
+	if (program.has_fn_probes) {
+		auto hits = source.functions().hits_so_far();
+		totals.hits = hits ? *hits : 0;
+		auto probes = source.functions().arm(program);
+		if (!probes)
+			return probes.error();
+		totals.functions = true;
+		totals.probes = *probes;
+		eprintf("vtice probe: %u kernel functions probed through hidden breakpoints\n", *probes);
+	}
+	return {};
+}
+
+Result<void> disarm(EventSource &source, RunTotals &totals)
+{
+	if (totals.functions) {
+		auto hits = source.functions().disarm();
+		if (!hits)
+			return hits.error();
+		totals.hits = *hits - totals.hits;
+	}
+	if (totals.syscalls) {
+		auto disarmed = source.disarm_syscalls();
+		if (!disarmed)
+			return disarmed.error();
+		totals.seen = disarmed->seen - totals.seen;
+		totals.recorded = disarmed->recorded - totals.recorded;
+	}
+	return {};
 }
 
 constexpr long kPollMs = 20;
 
 int run(const Options &o, const probes::CheckedProgram &program)
 {
-	std::optional<SyscallSource> source;
-	if (program.has_syscall_probes) {
-		auto opened = SyscallSource::open(o);
+	std::optional<EventSource> source;
+	if (program.has_syscall_probes || program.has_fn_probes) {
+		auto opened = EventSource::open(o);
 		if (!opened)
 			return fail(opened.error());
 		source.emplace(std::move(*opened));
@@ -251,16 +324,13 @@ int run(const Options &o, const probes::CheckedProgram &program)
 	catch_stop_signals();
 	RunTotals totals;
 	if (source) {
-		auto armed = source->arm(program.root_filter);
-		if (!armed)
+		if (auto armed = arm(*source, program, totals); !armed) {
+			(void)disarm(*source, totals);	// what did arm; the error to report is arm's
 			return fail(armed.error());
-		totals.seen = armed->seen;	// the counts run on: take them from here
-		totals.recorded = armed->recorded;
-		eprintf("vtice probe: armed on %u CPUs%s; %s; %s\n", armed->cpus_armed,
-			armed->cpus_failed ? (" (" + std::to_string(armed->cpus_failed) + " could not)").c_str() : "",
-			describe_program(program).c_str(),
-			o.duration ? "until the duration ends" : "Ctrl-C stops");
+		}
 	}
+	eprintf("vtice probe: armed: %s; %s\n", describe_program(program).c_str(),
+		o.duration ? "until the duration ends" : "Ctrl-C stops");
 	std::uint64_t start = TscClock::now_ns();
 	runtime.begin(start);
 	while (!stop_requested() && !runtime.exited()) {
@@ -273,15 +343,13 @@ int run(const Options &o, const probes::CheckedProgram &program)
 		std::fflush(stdout);
 	}
 	if (source) {
-		auto disarmed = source->disarm();
+		auto disarmed = disarm(*source, totals);
 		feed.feed(source->drain());
 		if (!disarmed)
 			return fail(disarmed.error());
-		totals.seen = disarmed->seen - totals.seen;
-		totals.recorded = disarmed->recorded - totals.recorded;
 	}
 	runtime.finish(TscClock::now_ns());
-	report_summary(o, runtime, feed, totals, source.has_value(), out);
+	report_summary(o, runtime, feed, totals, out);
 	std::fflush(stdout);
 	if (file)
 		if (auto written = file->commit(); !written)
@@ -296,7 +364,7 @@ int cmd_probe(int argc, char **argv)
 	std::vector<char *> expanded = expand_output_option(argc, argv);
 	auto args = parse_args(static_cast<int>(expanded.size()), expanded.data(),
 			       {{"--file", true}, {"--duration", true}, {"--output", true}, {"--max-entries", true},
-				{"--check", false}, {"--device", true}});
+				{"--check", false}, {"--device", true}, {"--kallsyms", true}, {"--kcore", true}});
 	if (!args) {
 		eprintf("vtice probe: %s\n", args.error().to_string().c_str());
 		return kExitUsage;
@@ -320,6 +388,13 @@ int cmd_probe(int argc, char **argv)
 	if (opts->check_only) {
 		std::printf("%s: OK: %s\n", opts->source_name.c_str(), describe_program(*program).c_str());
 		return kExitOk;
+	}
+	if (auto found = resolve_function_points(*program, opts->kallsyms, opts->kcore); !found) {
+		if (found.error().offset)	// about one probe point: show it
+			eprintf("%s", probes::format_diagnostic(opts->source, found.error(), opts->source_name).c_str());
+		else
+			eprintf("vtice probe: %s\n", found.error().to_string().c_str());
+		return kExitFailure;
 	}
 	return exit_status(run(*opts, *program));
 }

@@ -93,7 +93,9 @@ public:
 		std::vector<trace::SyscallEvent> events;
 		for (auto &recs : per_cpu) {
 			auto evs = trace::decode_syscall_records(recs, stats_);
-			events.insert(events.end(), evs.begin(), evs.end());
+			for (auto &ev : evs)
+				if (!ev.probe_hit)	// another tool's probes
+					events.push_back(std::move(ev));
 		}
 		std::stable_sort(events.begin(), events.end(),
 				 [](auto &a, auto &b) { return a.tsc < b.tsc; });

@@ -21,8 +21,15 @@ void ProbeFeed::feed_events(std::vector<trace::SyscallEvent> events)
 		if (runtime_.exited())
 			return;
 		stats_.events++;
+		if (ev.probe_hit) {
+			probes::ProbeEvent hit = convert(ev);
+			hit.kind = probes::PointKind::FnEntry;
+			hit.address = ev.nr;
+			runtime_.on_event(hit);
+			continue;	// no syscall: nothing to pair
+		}
 		if (ev.enter)
-			runtime_.on_syscall(convert(ev));
+			runtime_.on_event(convert(ev));
 		for (const trace::SyscallCall &call : pairer_.add(ev)) {
 			if (!call.exit)
 				continue;	// an entry that never returned: nothing to fire
@@ -30,19 +37,19 @@ void ProbeFeed::feed_events(std::vector<trace::SyscallEvent> events)
 				stats_.returns_unpaired++;
 				continue;
 			}
-			probes::SyscallEvent ret = convert(*call.exit);
-			ret.is_return = true;
+			probes::ProbeEvent ret = convert(*call.exit);
+			ret.kind = probes::PointKind::SyscallReturn;
 			ret.nr = call.enter->nr;
 			ret.args = call.enter->args;
 			ret.retval = static_cast<std::int64_t>(call.exit->ret);
-			runtime_.on_syscall(ret);
+			runtime_.on_event(ret);
 		}
 	}
 }
 
-probes::SyscallEvent ProbeFeed::convert(const trace::SyscallEvent &ev) const
+probes::ProbeEvent ProbeFeed::convert(const trace::SyscallEvent &ev) const
 {
-	probes::SyscallEvent out;
+	probes::ProbeEvent out;
 	out.nr = ev.nr;
 	out.args = ev.args;
 	out.comm = ev.comm;

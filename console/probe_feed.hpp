@@ -32,7 +32,7 @@ public:
 	const trace::SyscallDecodeStats &decode_stats() const { return decode_; }
 
 private:
-	probes::SyscallEvent convert(const trace::SyscallEvent &ev) const;
+	probes::ProbeEvent convert(const trace::SyscallEvent &ev) const;
 
 	probes::Runtime &runtime_;
 	ToNs to_ns_;

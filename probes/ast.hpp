@@ -64,7 +64,7 @@ struct Stmt {
 };
 
 // Where a probe fires; the checker fills in what the text means.
-enum class PointKind { Begin, End, SyscallEnter, SyscallReturn, Interval };
+enum class PointKind { Begin, End, SyscallEnter, SyscallReturn, FnEntry, Interval };
 
 struct ProbePoint {
 	Pos pos;
@@ -73,6 +73,8 @@ struct ProbePoint {
 	bool any_syscall = false;	// syscall:*
 	std::uint64_t syscall_nr = 0;
 	std::uint64_t interval_ns = 0;
+	std::string function;		// fn:NAME
+	std::uint64_t address = 0;	// fn:NAME: where its probe sits (the caller resolves it)
 };
 
 struct Probe {

@@ -25,8 +25,8 @@ std::size_t CheckedProgram::map_index(std::string_view name) const
 
 namespace {
 
-const char kBuiltProbes[] = "this vtice runs syscall:NAME, syscall:NAME:return, syscall:*, interval:s:N, "
-			    "interval:ms:N, BEGIN and END (docs/probes.md)";
+const char kBuiltProbes[] = "this vtice runs fn:NAME, syscall:NAME, syscall:NAME:return, syscall:*, "
+			    "interval:s:N, interval:ms:N, BEGIN and END (docs/probes.md)";
 
 const std::map<std::string, MapKind, std::less<>> kAggregations = {
 	{"count", MapKind::Count}, {"sum", MapKind::Sum}, {"min", MapKind::Min}, {"max", MapKind::Max},
@@ -78,6 +78,18 @@ Result<void> resolve_interval(ProbePoint &p, const std::vector<std::string> &par
 	return {};
 }
 
+// fn:NAME; the address is the caller's to find (in the running kernel).
+Result<void> resolve_function(ProbePoint &p, const std::vector<std::string> &parts)
+{
+	if (parts.size() == 3 && parts[2] == "return")
+		return error_at(p.pos, "fn:NAME:return probes are not built yet; " + std::string(kBuiltProbes));
+	if (parts.size() != 2 || parts[1].empty() || parts[1] == "*")
+		return error_at(p.pos, "write fn:NAME, NAME a kernel function (fn:vfs_read)");
+	p.kind = PointKind::FnEntry;
+	p.function = parts[1];
+	return {};
+}
+
 Result<void> resolve_point(ProbePoint &p, const SyscallLookup &lookup)
 {
 	std::vector<std::string> parts = split(p.text);
@@ -92,9 +104,18 @@ Result<void> resolve_point(ProbePoint &p, const SyscallLookup &lookup)
 		return resolve_syscall(p, parts, lookup);
 	if (kind == "interval")
 		return resolve_interval(p, parts);
-	if (kind == "fn" || kind == "addr" || kind == "watch" || kind == "profile")
+	if (kind == "fn")
+		return resolve_function(p, parts);
+	if (kind == "addr" || kind == "watch" || kind == "profile")
 		return error_at(p.pos, kind + ": probes are not built yet; " + kBuiltProbes);
 	return error_at(p.pos, "unknown probe point '" + p.text + "'; " + kBuiltProbes);
+}
+
+// Points that fire on a task's event (a syscall, a function entry).
+bool is_event_point(const ProbePoint &p)
+{
+	return p.kind == PointKind::SyscallEnter || p.kind == PointKind::SyscallReturn ||
+	       p.kind == PointKind::FnEntry;
 }
 
 // What one probe's points all provide.
@@ -107,8 +128,7 @@ Context context_of(const Probe &probe)
 {
 	Context c;
 	for (const ProbePoint &p : probe.points) {
-		bool syscall = p.kind == PointKind::SyscallEnter || p.kind == PointKind::SyscallReturn;
-		c.task &= syscall;
+		c.task &= is_event_point(p);
 		c.retval &= p.kind == PointKind::SyscallReturn;
 	}
 	return c;
@@ -358,19 +378,21 @@ private:
 		switch (e.builtin) {
 		case Builtin::Retval:
 			if (!ctx_.retval)
-				return error_at(e.pos, "retval exists only in syscall:NAME:return probes");
+				return error_at(e.pos, "retval exists only in syscall:NAME:return probes (fn:NAME:return "
+						       "is not built yet)");
 			return Type::Int;
 		case Builtin::Pid:
 		case Builtin::Tid:
 		case Builtin::Cpu:
 		case Builtin::Arg:
 			if (!ctx_.task)
-				return error_at(e.pos, "'" + e.text + "' exists only in syscall probes (not in BEGIN, END, "
-									"interval)");
+				return error_at(e.pos, "'" + e.text + "' exists only in syscall and fn probes (not in "
+									"BEGIN, END, interval)");
 			return Type::Int;
 		case Builtin::Comm:
 			if (!ctx_.task)
-				return error_at(e.pos, "'comm' exists only in syscall probes (not in BEGIN, END, interval)");
+				return error_at(e.pos, "'comm' exists only in syscall and fn probes (not in BEGIN, END, "
+						       "interval)");
 			return Type::String;
 		case Builtin::Probe:
 			return Type::String;
@@ -478,15 +500,12 @@ void find_narrowing(const Expr &e, Narrowing &out)
 	}
 }
 
-// The filter every syscall probe shares; none when one probe has none.
+// The filter every syscall and fn probe shares; none when one has none.
 RootFilter common_root_filter(const Program &program)
 {
 	std::optional<Narrowing> common;
 	for (const Probe &probe : program.probes) {
-		bool syscall = std::any_of(probe.points.begin(), probe.points.end(), [](const ProbePoint &p) {
-			return p.kind == PointKind::SyscallEnter || p.kind == PointKind::SyscallReturn;
-		});
-		if (!syscall)
+		if (!std::any_of(probe.points.begin(), probe.points.end(), is_event_point))
 			continue;
 		Narrowing n;
 		if (probe.predicate)
@@ -521,8 +540,10 @@ Result<CheckedProgram> check_program(Program program, const SyscallLookup &looku
 	if (auto ok = Checker(out).run(); !ok)
 		return ok.error();
 	for (const Probe &probe : out.program.probes)
-		for (const ProbePoint &p : probe.points)
+		for (const ProbePoint &p : probe.points) {
 			out.has_syscall_probes |= p.kind == PointKind::SyscallEnter || p.kind == PointKind::SyscallReturn;
+			out.has_fn_probes |= p.kind == PointKind::FnEntry;
+		}
 	out.root_filter = common_root_filter(out.program);
 	return out;
 }

@@ -27,8 +27,8 @@ struct MapInfo {
 	std::int64_t lhist_min = 0, lhist_max = 0, lhist_step = 1;
 };
 
-// What the hypervisor's syscall trap can match in VMX root for every
-// syscall probe (its predicate still runs in the console on each event).
+// What the hypervisor can match in VMX root for every syscall and fn probe
+// (the predicate still runs in the console on each event).
 struct RootFilter {
 	std::string comm;	// "" = any
 	std::uint32_t pid = 0;	// 0 = any; matches a task's pid or tgid
@@ -40,6 +40,7 @@ struct CheckedProgram {
 	std::vector<std::vector<FormatPiece>> formats;	// printf statements in program order
 	RootFilter root_filter;
 	bool has_syscall_probes = false;
+	bool has_fn_probes = false;	// their addresses are the caller's to fill in
 
 	const MapInfo *map(std::string_view name) const;
 	std::size_t map_index(std::string_view name) const;

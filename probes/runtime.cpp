@@ -4,7 +4,7 @@ namespace vtice::probes {
 
 struct Runtime::Fired {
 	const ProbePoint *point = nullptr;
-	const SyscallEvent *event = nullptr;	// null in BEGIN, END, interval
+	const ProbeEvent *event = nullptr;	// null in BEGIN, END, interval
 	std::uint64_t nsecs = 0;
 };
 
@@ -27,18 +27,24 @@ void Runtime::begin(std::uint64_t nsecs)
 	fire_points(PointKind::Begin, Fired{nullptr, nullptr, nsecs});
 }
 
-void Runtime::on_syscall(const SyscallEvent &ev)
+void Runtime::on_event(const ProbeEvent &ev)
 {
-	PointKind kind = ev.is_return ? PointKind::SyscallReturn : PointKind::SyscallEnter;
 	for (const Probe &probe : program_.program.probes) {
 		if (exited_)
 			return;
 		for (const ProbePoint &p : probe.points)
-			if (p.kind == kind && (p.any_syscall || p.syscall_nr == ev.nr)) {
+			if (p.kind == ev.kind && matches(p, ev)) {
 				run_probe(probe, Fired{&p, &ev, ev.nsecs});
 				break;	// once per probe, whichever of its points matched
 			}
 	}
+}
+
+bool Runtime::matches(const ProbePoint &p, const ProbeEvent &ev)
+{
+	if (p.kind == PointKind::FnEntry)
+		return p.address == ev.address;
+	return p.any_syscall || p.syscall_nr == ev.nr;
 }
 
 void Runtime::tick(std::uint64_t now)
@@ -226,7 +232,7 @@ std::int64_t Runtime::binary(const Expr &e, const Fired &fired)
 
 Value Runtime::builtin(const Expr &e, const Fired &fired) const
 {
-	const SyscallEvent *ev = fired.event;
+	const ProbeEvent *ev = fired.event;
 	switch (e.builtin) {
 	case Builtin::Nsecs:
 		return static_cast<std::int64_t>(fired.nsecs);

@@ -15,10 +15,12 @@
 
 namespace vtice::probes {
 
-// One syscall entry or return, with what its probes may read.
-struct SyscallEvent {
-	bool is_return = false;
-	std::uint64_t nr = 0;
+// A syscall's entry or return, or a fn: probe's hit, with what its probes
+// may read.
+struct ProbeEvent {
+	PointKind kind = PointKind::SyscallEnter;	// SyscallEnter, SyscallReturn or FnEntry
+	std::uint64_t nr = 0;			// the syscall's number
+	std::uint64_t address = 0;		// FnEntry: the probe's address
 	std::array<std::uint64_t, 6> args{};	// a return carries its entry's
 	std::int64_t retval = 0;
 	std::string comm;
@@ -40,7 +42,7 @@ public:
 	Runtime(const CheckedProgram &program, Output &out, std::size_t max_map_entries = kDefaultMaxMapEntries);
 
 	void begin(std::uint64_t nsecs);
-	void on_syscall(const SyscallEvent &ev);
+	void on_event(const ProbeEvent &ev);
 	// Fires the interval probes that are due at now (since begin()).
 	void tick(std::uint64_t now_nsecs);
 	// END probes, then every map that holds something.
@@ -54,6 +56,7 @@ public:
 private:
 	struct Fired;	// the event and the point a probe body runs for
 
+	static bool matches(const ProbePoint &p, const ProbeEvent &ev);
 	void fire_points(PointKind kind, const Fired &base);
 	void run_probe(const Probe &probe, const Fired &fired);
 	void run_stmt(const Stmt &s, const Fired &fired);

@@ -285,6 +285,8 @@ u64 vt_vcpu_vmcall(struct vt_vcpu *vcpu, u64 func, u64 arg, u64 *out);
 u64 vt_vcpu_syscalls(struct vt_vcpu *vcpu, bool on, bool quiet, u32 pid, const char comm[16]);
 /* The syscall-path tracer's VMCALL (vmcall.h): RAX, *traced = RDX. */
 u64 vt_vcpu_path_trace(struct vt_vcpu *vcpu, u32 op, u32 nr, u64 max_insns, u32 calls, u64 *traced);
+/* The probes' VMCALL (vmcall.h): RAX, *hits = RDX. */
+u64 vt_vcpu_probes(struct vt_vcpu *vcpu, u32 op, u64 a, u64 b, u64 c, u64 *hits);
 
 /* control.c: for debugger callbacks, in VMX root on the current vCPU */
 int vt_set_exception_intercept(u32 vector, bool on);

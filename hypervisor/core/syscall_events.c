@@ -80,13 +80,30 @@ static void vt_put_data(struct vtice_record *rec, const struct vtice_record *hea
 	rec->u.raw[1] = b;
 }
 
+/* TASK and COMM behind the head; n is the group's size so far. */
+static u32 vt_put_task(struct vtice_record *recs, u32 n, const struct vt_sys_task *t)
+{
+	u64 comm[2];
+
+	vt_memcpy(comm, t->comm, sizeof(comm));
+	vt_put_data(&recs[n++], &recs[0], VTICE_SYSCALL_DATA_TASK, t->pid | (u64)t->tgid << 32, t->task);
+	vt_put_data(&recs[n++], &recs[0], VTICE_SYSCALL_DATA_COMM, comm[0], comm[1]);
+	return n;
+}
+
+/* The head's flags count the DATA records; they were copied before it was set. */
+static bool vt_push_event(struct vt_vcpu *vcpu, struct vtice_record *recs, u32 n)
+{
+	recs[0].flags = n - 1;
+	return vt_ring_push_group(&vcpu->ring, recs, n);
+}
+
 void vt_syscall_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *r, enum vt_sys_edge edge)
 {
 	struct vtice_record recs[VTICE_SYSCALL_GROUP_MAX];
 	struct vt_sys_task t = { 0 };
 	bool known = vt_read_task(vcpu, &t);
 	u32 n = 1;
-	u64 comm[2];
 
 	if (!vcpu->ring.hdr || !vt_filter_match(&vcpu->hv->sys_filter, &t, known))
 		return;
@@ -105,14 +122,33 @@ void vt_syscall_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *r, enum 
 		recs[0].u.syscall.nr = VTICE_SYSCALL_NR_UNKNOWN;
 		recs[0].u.syscall.arg = r->rax;
 	}
-	if (known) {
-		vt_memcpy(comm, t.comm, sizeof(comm));
-		vt_put_data(&recs[n++], &recs[0], VTICE_SYSCALL_DATA_TASK,
-			    t.pid | (u64)t.tgid << 32, t.task);
-		vt_put_data(&recs[n++], &recs[0], VTICE_SYSCALL_DATA_COMM, comm[0], comm[1]);
-	}
-	/* The head record was copied into each DATA record before its flags were set. */
-	recs[0].flags = n - 1;
-	if (vt_ring_push_group(&vcpu->ring, recs, n))
+	if (known)
+		n = vt_put_task(recs, n, &t);
+	if (vt_push_event(vcpu, recs, n))
 		vcpu->counts->syscalls_recorded++;
+}
+
+bool vt_probe_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 addr,
+		    const struct vt_sys_filter *filter)
+{
+	struct vtice_record recs[VTICE_SYSCALL_GROUP_MAX];
+	struct vt_sys_task t = { 0 };
+	bool known = vt_read_task(vcpu, &t);
+	u32 n = 1;
+
+	if (!vcpu->ring.hdr || !vt_filter_match(filter, &t, known))
+		return false;
+	vt_memset(recs, 0, sizeof(recs));
+	recs[0].type = VTICE_REC_PROBE_HIT;
+	recs[0].cpu = (u16)vcpu->cpu;
+	recs[0].tsc = vt_rdtsc();
+	recs[0].u.syscall.nr = addr;
+	recs[0].u.syscall.arg = r->rdi;
+	/* A function's arguments: RDI, RSI, RDX, RCX, R8, R9 (the System V ABI). */
+	vt_put_data(&recs[n++], &recs[0], VTICE_SYSCALL_DATA_ARGS12, r->rsi, r->rdx);
+	vt_put_data(&recs[n++], &recs[0], VTICE_SYSCALL_DATA_ARGS34, r->rcx, r->r8);
+	vt_put_data(&recs[n++], &recs[0], VTICE_SYSCALL_DATA_ARG5, r->r9, 0);
+	if (known)
+		n = vt_put_task(recs, n, &t);
+	return vt_push_event(vcpu, recs, n);
 }

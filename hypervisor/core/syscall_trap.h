@@ -99,6 +99,13 @@ void vt_syscall_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *regs,
 		      enum vt_sys_edge edge);
 /* The task current on the vCPU (*task) passes the armed filter. */
 bool vt_syscall_task_passes(const struct vt_vcpu *vcpu, u64 *task);
+/*
+ * A probe at addr fired (debug/probe_points.h): one PROBE_HIT group
+ * (records.h) with the function's six arguments if the task passes
+ * filter. True when it was recorded.
+ */
+bool vt_probe_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *regs, u64 addr,
+		    const struct vt_sys_filter *filter);
 
 #ifdef __cplusplus
 }

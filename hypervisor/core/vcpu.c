@@ -284,6 +284,11 @@ u64 vt_vcpu_path_trace(struct vt_vcpu *vcpu, u32 op, u32 nr, u64 max_insns, u32 
 	return vt_vmcall(VTICE_VMCALL_PATH_TRACE, vcpu->hv->key, op, nr, max_insns, calls, traced);
 }
 
+u64 vt_vcpu_probes(struct vt_vcpu *vcpu, u32 op, u64 a, u64 b, u64 c, u64 *hits)
+{
+	return vt_vmcall(VTICE_VMCALL_PROBES, vcpu->hv->key, op, a, b, c, hits);
+}
+
 /* Guest state that VM exits changed and the kernel expects back. */
 struct vt_leave_state {
 	struct vt_desc_ptr gdt, idt;

@@ -20,6 +20,7 @@
  * mappings used to translate that address (SDM 3C 29.4.3.1).
  */
 #include "hooks_priv.h"
+#include "probe_points.h"
 #include "../core/intrin.h"
 #include <vtice/ioctl.h>
 
@@ -95,16 +96,22 @@ struct vt_split_page *vt_bp_find_page(u64 gpa)
 	return NULL;
 }
 
-/* The debugger's breakpoint at gva, or (guard) the crash guard there. */
-static struct vt_sw_bp *vt_bp_find(u64 gva, bool guard)
+/* The breakpoint of this kind at gva. */
+static struct vt_sw_bp *vt_bp_find(u64 gva, enum vt_bp_kind kind)
 {
 	u32 i;
 
 	for (i = 0; i < vt_hooks.nr_bp; i++)
 		if (vt_hooks.bp[i].used && vt_hooks.bp[i].gva == gva &&
-		    vt_hooks.bp[i].guard == guard)
+		    vt_hooks.bp[i].kind == kind)
 			return &vt_hooks.bp[i];
 	return NULL;
+}
+
+static u32 *vt_bp_counter(enum vt_bp_kind kind)
+{
+	return kind == VT_BP_GUARD ? &vt_hooks.guards_used :
+	       kind == VT_BP_PROBE ? &vt_hooks.probes_used : &vt_hooks.bps_used;
 }
 
 bool vt_bp_page_only_guards(const struct vt_split_page *p)
@@ -112,7 +119,7 @@ bool vt_bp_page_only_guards(const struct vt_split_page *p)
 	u32 i;
 
 	for (i = 0; i < vt_hooks.nr_bp; i++)
-		if (vt_hooks.bp[i].used && !vt_hooks.bp[i].guard &&
+		if (vt_hooks.bp[i].used && vt_hooks.bp[i].kind != VT_BP_GUARD &&
 		    (vt_hooks.bp[i].gpa & ~(VT_PAGE_SIZE - 1)) == p->gpa)
 			return false;
 	return true;
@@ -207,7 +214,7 @@ static struct vt_sw_bp *vt_bp_free_record(void)
 	return NULL;
 }
 
-static int vt_bp_insert_locked(u64 gva, u64 gpa, bool guard)
+static int vt_bp_insert_locked(u64 gva, u64 gpa, enum vt_bp_kind kind)
 {
 	u64 base = gpa & ~(VT_PAGE_SIZE - 1);
 	u32 off = gpa & (VT_PAGE_SIZE - 1);
@@ -216,7 +223,7 @@ static int vt_bp_insert_locked(u64 gva, u64 gpa, bool guard)
 	int ret;
 
 	/* gdb: Z/z should be idempotent (a packet may arrive twice). */
-	if (vt_bp_find(gva, guard))
+	if (vt_bp_find(gva, kind))
 		return 0;
 	b = vt_bp_free_record();
 	if (!b)
@@ -228,14 +235,11 @@ static int vt_bp_insert_locked(u64 gva, u64 gpa, bool guard)
 			return ret;
 	}
 	b->used = true;
-	b->guard = guard;
+	b->kind = kind;
 	b->gva = gva;
 	b->gpa = gpa;
 	p->bps++;
-	if (guard)
-		vt_hooks.guards_used++;
-	else
-		vt_hooks.bps_used++;
+	(*vt_bp_counter(kind))++;
 	p->offs[off / 64] |= VT_BIT(off % 64);
 	vt_bp_sync_shadow(p);
 	vt_bp_exec_view(p);
@@ -243,7 +247,7 @@ static int vt_bp_insert_locked(u64 gva, u64 gpa, bool guard)
 	return 0;
 }
 
-static int vt_bp_insert_kind(u64 gva, u64 gpa, bool guard)
+static int vt_bp_insert_kind(u64 gva, u64 gpa, enum vt_bp_kind kind)
 {
 	int ret;
 
@@ -252,19 +256,24 @@ static int vt_bp_insert_kind(u64 gva, u64 gpa, bool guard)
 	if (!(vt_hooks.hv->caps.flags & VTICE_CAP_EPT_EXEC_ONLY))
 		return -VT_EOPNOTSUPP;	/* X=1 R=0 would be a misconfiguration */
 	vt_hooks_lock();
-	ret = vt_bp_insert_locked(gva, gpa, guard);
+	ret = vt_bp_insert_locked(gva, gpa, kind);
 	vt_hooks_unlock();
 	return ret;
 }
 
 int vt_bp_insert(u64 gva, u64 gpa)
 {
-	return vt_bp_insert_kind(gva, gpa, false);
+	return vt_bp_insert_kind(gva, gpa, VT_BP_USER);
 }
 
 int vt_bp_guard(u64 gva, u64 gpa)
 {
-	return vt_bp_insert_kind(gva, gpa, true);
+	return vt_bp_insert_kind(gva, gpa, VT_BP_GUARD);
+}
+
+int vt_bp_probe_insert(u64 gva, u64 gpa)
+{
+	return vt_bp_insert_kind(gva, gpa, VT_BP_PROBE);
 }
 
 static bool vt_bp_gpa_shared(const struct vt_sw_bp *self)
@@ -288,10 +297,7 @@ static void vt_bp_remove_locked(struct vt_sw_bp *b)
 		p->shadow[off] = vt_bp_original(p)[off];
 	}
 	b->used = false;
-	if (b->guard)
-		vt_hooks.guards_used--;
-	else
-		vt_hooks.bps_used--;
+	(*vt_bp_counter(b->kind))--;
 	if (p && --p->bps == 0) {
 		VT_STORE_RELEASE(*p->leaf, p->identity);
 		p->used = false;
@@ -304,21 +310,34 @@ int vt_bp_remove(u64 gva)
 	struct vt_sw_bp *b;
 
 	vt_hooks_lock();
-	b = vt_bp_find(gva, false);
+	b = vt_bp_find(gva, VT_BP_USER);
 	if (b)
 		vt_bp_remove_locked(b);
 	vt_hooks_unlock();
 	return 0;
 }
 
-/* Detach: the debugger's breakpoints go, the crash guards stay. */
-void vt_bp_clear_all(void)
+/* Every breakpoint of one kind goes (called with the lock held). */
+void vt_bp_clear_kind(enum vt_bp_kind kind)
 {
 	u32 i;
 
 	for (i = 0; i < vt_hooks.nr_bp; i++)
-		if (vt_hooks.bp[i].used && !vt_hooks.bp[i].guard)
+		if (vt_hooks.bp[i].used && vt_hooks.bp[i].kind == kind)
 			vt_bp_remove_locked(&vt_hooks.bp[i]);
+}
+
+void vt_bp_probe_clear(void)
+{
+	vt_hooks_lock();
+	vt_bp_clear_kind(VT_BP_PROBE);
+	vt_hooks_unlock();
+}
+
+/* Detach: the debugger's breakpoints go; crash guards and probes stay. */
+void vt_bp_clear_all(void)
+{
+	vt_bp_clear_kind(VT_BP_USER);
 }
 
 void vt_hooks_text_written(u64 gpa, u32 len)
@@ -429,24 +448,100 @@ static bool vt_bp_int3_is_stale(struct vt_vcpu *vcpu, u64 rip)
 	return *(const u8 *)vt_os_phys_to_virt(gpa) != VT_INT3;
 }
 
+/*
+ * The length of a NOP that a probe may skip in root instead of stepping:
+ * what a kernel function holds right past its ENDBR64 (ftrace's 5-byte
+ * NOP, alternatives' NOPs), or ENDBR64 itself, which does nothing once no
+ * indirect branch is pending (the int3 ran first). SDM Vol. 2B NOP: 0F 1F
+ * /0 with any ModRM/SIB/disp8/disp32 form; 0 for anything else.
+ */
+static u32 vt_bp_nop_length(const u8 *b, u32 avail)
+{
+	u32 pre = 0, modrm_len;
+
+	if (avail >= 4 && b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa)
+		return 4;
+	if (avail >= 1 && b[0] == 0x90)
+		return 1;
+	if (avail >= 2 && b[0] == 0x66 && b[1] == 0x90)
+		return 2;
+	if (avail >= 1 && b[0] == 0x66)
+		pre = 1;
+	if (avail < pre + 3 || b[pre] != 0x0f || b[pre + 1] != 0x1f || (b[pre + 2] & 0x38))
+		return 0;
+	switch (b[pre + 2] & 0xc7) {
+	case 0x00: modrm_len = 1; break;		/* [rax] */
+	case 0x40: modrm_len = 2; break;		/* [rax+disp8] */
+	case 0x80: modrm_len = 5; break;		/* [rax+disp32] */
+	case 0x04: modrm_len = 2; break;		/* [SIB] (no disp: base != 5 assumed below) */
+	case 0x44: modrm_len = 3; break;		/* [SIB+disp8] */
+	case 0x84: modrm_len = 6; break;		/* [SIB+disp32] */
+	default: return 0;
+	}
+	if ((b[pre + 2] & 0xc7) == 0x04 && avail > pre + 3 && (b[pre + 3] & 7) == 5)
+		return 0;	/* SIB with base 5 and mod 0 has a disp32: not worth the case */
+	if (pre + 2 + modrm_len > avail)
+		return 0;
+	return pre + 2 + modrm_len;
+}
+
+/*
+ * A probe fired on this CPU: its record is written (probe_points.c), and
+ * the CPU goes on without stopping. A NOP under the probe is skipped in
+ * root (one exit per hit); any other instruction runs once on the original
+ * frame under MTF, as a fetch+read one does (two exits; while it runs,
+ * another CPU may run that page unprobed). TF set by the guest, or a step
+ * already running here, also take the stepped way, so the #DB the guest
+ * expects comes from the CPU.
+ */
+static enum vt_hook_result vt_bp_probe_continue(struct vt_vcpu *vcpu, u64 rip, u64 gpa)
+{
+	struct vt_hooks_cpu *c = vt_hooks_cpu(vcpu);
+	struct vt_split_page *p = vt_bp_find_page(gpa);
+	u32 off = gpa & (VT_PAGE_SIZE - 1), len;
+	u64 intr;
+
+	if (!c || !p)
+		return VT_HOOK_HANDLED;	/* removed meanwhile: the int3 is retried */
+	len = vt_bp_nop_length(vt_bp_original(p) + off, VT_PAGE_SIZE - off);
+	if (len && !(vt_vmread_or0(GUEST_RFLAGS) & X86_EFLAGS_TF) && !c->step.active && !c->tf.active) {
+		vt_vmwrite(GUEST_RIP, rip + len);
+		/* The NOP ends an STI or MOV SS shadow, as it would on the CPU. */
+		intr = vt_vmread_or0(GUEST_INTERRUPTIBILITY_INFO);
+		vt_vmwrite(GUEST_INTERRUPTIBILITY_INFO,
+			   intr & ~(u64)(GUEST_INTR_STATE_STI | GUEST_INTR_STATE_MOV_SS));
+		vt_hooks.stats.probe_skips++;
+		return VT_HOOK_HANDLED;
+	}
+	vt_hooks.stats.probe_steps++;
+	return vt_bp_step_original(vcpu, c, p);
+}
+
 enum vt_hook_result vt_hooks_on_breakpoint(struct vt_vcpu *vcpu, struct vt_exit *exit,
 					   struct vt_dbg_stop *stop)
 {
 	/* INT3 is a software exception: GUEST_RIP is the INT3 itself (SDM 3C 27.1). */
 	u64 rip = vt_vmread_or0(GUEST_RIP);
-	struct vt_sw_bp *guard;
+	struct vt_sw_bp *guard, *probe = NULL;
+	enum vt_hook_result r = VT_HOOK_NOT_MINE;
 	bool ours;
 
-	(void)exit;
 	vt_hooks_lock();
-	ours = vt_bp_find(rip, false) != NULL;
-	guard = ours ? NULL : vt_bp_find(rip, true);
+	ours = vt_bp_find(rip, VT_BP_USER) != NULL;
+	guard = ours ? NULL : vt_bp_find(rip, VT_BP_GUARD);
 	if (ours)
 		vt_hooks.stats.bp_hits++;
 	if (guard) {
 		/* One-shot: the machine resumes through the original byte. */
 		vt_hooks.stats.guard_hits++;
 		vt_bp_remove_locked(guard);
+	}
+	if (!ours && !guard)
+		probe = vt_bp_find(rip, VT_BP_PROBE);
+	if (probe) {
+		vt_hooks.stats.probe_hits++;
+		vt_probe_on_hit(vcpu, exit, rip);
+		r = vt_bp_probe_continue(vcpu, rip, probe->gpa);
 	}
 	vt_hooks_unlock();
 	if (ours || guard) {
@@ -455,7 +550,9 @@ enum vt_hook_result vt_hooks_on_breakpoint(struct vt_vcpu *vcpu, struct vt_exit 
 		stop->data_addr = guard ? rip : 0;	/* which crash path */
 		return VT_HOOK_STOP;
 	}
-	if (vt_bp_int3_is_stale(vcpu, rip)) {
+	if (probe)
+		return r;
+	if (vt_probe_recent(rip) || vt_bp_int3_is_stale(vcpu, rip)) {
 		vt_hooks.stats.stale_int3++;
 		vt_hooks_invept_local();
 		return VT_HOOK_HANDLED;

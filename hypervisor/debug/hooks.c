@@ -141,6 +141,7 @@ void vt_hooks_fini(void)
 {
 	if (vt_hooks.hv && vt_hooks.hv->ept.pml4) {
 		vt_bp_clear_all();
+		vt_bp_clear_kind(VT_BP_PROBE);
 		vt_watch_clear_all();
 	}
 	vt_bp_free();
@@ -156,7 +157,8 @@ void vt_hooks_fini(void)
  */
 static void vt_hooks_sync_bp_intercept(struct vt_hooks_cpu *c)
 {
-	bool want = VT_READ_ONCE(vt_hooks.bps_used) + VT_READ_ONCE(vt_hooks.guards_used) != 0;
+	bool want = VT_READ_ONCE(vt_hooks.bps_used) + VT_READ_ONCE(vt_hooks.guards_used) != 0 ||
+		    VT_READ_ONCE(vt_hooks.probe_intercept);
 
 	if (want == c->bp_intercept)
 		return;
@@ -167,7 +169,12 @@ static void vt_hooks_sync_bp_intercept(struct vt_hooks_cpu *c)
 		c->bp_intercept = want;
 }
 
-void vt_hooks_on_resume(struct vt_vcpu *vcpu)
+void vt_hooks_probe_intercept(bool on)
+{
+	VT_STORE_RELEASE(vt_hooks.probe_intercept, on);
+}
+
+void vt_hooks_sync_views(struct vt_vcpu *vcpu)
 {
 	struct vt_hooks_cpu *c = vt_hooks_cpu(vcpu);
 	u64 gen;
@@ -180,6 +187,16 @@ void vt_hooks_on_resume(struct vt_vcpu *vcpu)
 		c->ept_seen = gen;
 	}
 	vt_hooks_sync_bp_intercept(c);
+}
+
+void vt_hooks_on_resume(struct vt_vcpu *vcpu)
+{
+	struct vt_hooks_cpu *c = vt_hooks_cpu(vcpu);
+	u64 gen;
+
+	if (!c)
+		return;
+	vt_hooks_sync_views(vcpu);
 	gen = VT_LOAD_ACQUIRE(vt_hooks.dr_gen);
 	if (c->dr_seen != gen) {
 		vt_dr_sync(vcpu, c);

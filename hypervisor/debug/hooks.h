@@ -61,6 +61,12 @@ void vt_hooks_fini(void);
  * intercept and its debug registers are not loaded yet).
  */
 void vt_hooks_on_resume(struct vt_vcpu *vcpu);
+/*
+ * Its EPT half alone (the INVEPT and the #BP intercept, no debug
+ * registers): every VM entry runs it while a stub is loaded, so probes
+ * armed while the machine runs reach each CPU at its next entry.
+ */
+void vt_hooks_sync_views(struct vt_vcpu *vcpu);
 
 enum vt_hook_result {
 	VT_HOOK_NOT_MINE,	/* the guest's own event: the core re-injects it */
@@ -94,6 +100,14 @@ int vt_watch_remove(enum vt_dbg_point type, u64 gva, u64 len);
  * virtualized; detach leaves it; it disarms itself when hit.
  */
 int vt_bp_guard(u64 gva, u64 gpa);
+/*
+ * A probe (probe_points.h): a hit records and goes on, never stops. Unlike
+ * Z0 it may be inserted while other CPUs run: the caller first makes every
+ * CPU take #BP exits (vt_hooks_probe_intercept), then INVEPTs on each CPU.
+ */
+int vt_bp_probe_insert(u64 gva, u64 gpa);
+void vt_bp_probe_clear(void);
+void vt_hooks_probe_intercept(bool on);
 int vt_hwbp_insert(u64 gva);
 int vt_hwbp_remove(u64 gva);
 void vt_hooks_remove_all(void);
@@ -138,6 +152,9 @@ struct vt_hooks_stats {
 	u64 hw_hits;
 	u64 dr_emulated;	/* MOV DR exits */
 	u64 guard_hits;		/* crash guards that stopped the machine */
+	u64 probe_hits;		/* int3 exits at a probe (probe_points.h) */
+	u64 probe_skips;	/* ...that skipped a NOP in root: one exit */
+	u64 probe_steps;	/* ...that stepped the original under MTF: two exits */
 	u64 tf_steps;		/* single steps done with TF (no MTF, or step_tf=1) */
 	u64 tf_events;		/* guest events a TF step delivered with a clean frame */
 	u64 tf_unhidden;	/* ...of which no debug register was free to stop at the handler */

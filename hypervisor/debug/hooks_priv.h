@@ -46,9 +46,15 @@ struct vt_split_page {
 	u64 offs[VT_PAGE_SIZE / 64];	/* bitmap: offsets holding 0xCC */
 };
 
+enum vt_bp_kind {
+	VT_BP_USER,		/* the debugger's Z0: a hit stops the machine */
+	VT_BP_GUARD,		/* a crash guard: outlives detach, one-shot */
+	VT_BP_PROBE,		/* a probe: a hit is recorded, the CPU goes on */
+};
+
 struct vt_sw_bp {
 	bool used;
-	bool guard;		/* a crash guard: outlives detach, one-shot */
+	enum vt_bp_kind kind;
 	u64 gva, gpa;
 };
 
@@ -143,7 +149,8 @@ struct vt_hooks {
 	struct vt_split_page *split;
 	u32 nr_split;
 	struct vt_sw_bp *bp;
-	u32 nr_bp, bps_used, guards_used;
+	u32 nr_bp, bps_used, guards_used, probes_used;
+	bool probe_intercept;		/* #BP exits on every CPU while probes may exist */
 	/* ept_watch.c */
 	struct vt_watch watch[VT_WATCH_MAX];
 	struct vt_watch_page wpage[VT_WATCH_PAGES_MAX];
@@ -177,6 +184,7 @@ struct vt_split_page *vt_bp_find_page(u64 gpa);
 bool vt_bp_page_only_guards(const struct vt_split_page *p);
 void vt_bp_rearm(u64 gpa);
 void vt_bp_clear_all(void);
+void vt_bp_clear_kind(enum vt_bp_kind kind);
 enum vt_hook_result vt_bp_on_violation(struct vt_vcpu *vcpu, struct vt_split_page *p,
 				       u64 qual);
 

@@ -13,6 +13,7 @@
  * running out on another cannot both end the call.
  */
 #include "path_trace.h"
+#include "probe_points.h"
 #include "dbg_os.h"
 #include "hooks.h"
 #include "single_step.h"
@@ -170,6 +171,8 @@ bool vt_path_on_vmcall(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 func)
 	struct vt_guest_regs *r = exit->regs;
 	u64 status = VTICE_VMCALL_OK;
 
+	if (vt_probe_on_vmcall(vcpu, exit, func))
+		return true;
 	if (func != VTICE_VMCALL_PATH_TRACE)
 		return false;
 	if (!vt_path.hv || !vt_tracer_supported())
@@ -186,10 +189,25 @@ bool vt_path_on_vmcall(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 func)
 	return true;
 }
 
-/* Without a debugger's table: the tracer's exits and the path tracer's. */
+/*
+ * Without a debugger's table: the tracer's exits, the path tracer's, and
+ * the probes' (probe_points.h), whose hidden breakpoints need the hooks'
+ * #BP, EPT-violation and MTF handling. Without a stub nothing stops the
+ * machine: no Z0 or crash guard exists, so a hook never asks for a stop.
+ */
 static bool vt_path_mtf(struct vt_vcpu *vcpu, struct vt_exit *exit)
 {
-	return vt_tracer_on_mtf(vcpu, exit);
+	struct vt_dbg_stop stop = { .cpu = vcpu->cpu };
+	bool traced = vt_tracer_on_mtf(vcpu, exit);
+
+	return vt_hooks_on_mtf(vcpu, exit, &stop) != VT_HOOK_NOT_MINE || traced;
+}
+
+static bool vt_path_ept_violation(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 gpa, u64 qual)
+{
+	struct vt_dbg_stop stop = { .cpu = vcpu->cpu };
+
+	return vt_hooks_on_ept_violation(vcpu, exit, gpa, qual, &stop) != VT_HOOK_NOT_MINE;
 }
 
 /*
@@ -203,6 +221,9 @@ static bool vt_path_exception(struct vt_vcpu *vcpu, struct vt_exit *exit, u32 in
 	struct vt_dbg_stop stop = { .cpu = vcpu->cpu };
 	u64 other_dr6;
 
+	if ((intr_info & INTR_INFO_VECTOR_MASK) == X86_TRAP_BP &&
+	    vt_hooks_on_breakpoint(vcpu, exit, &stop) != VT_HOOK_NOT_MINE)
+		return true;
 	if ((intr_info & INTR_INFO_VECTOR_MASK) == X86_TRAP_DB) {
 		if (vt_single_step_on_debug(vcpu, exit, &other_dr6) == VT_TF_DONE) {
 			if (other_dr6) {
@@ -224,11 +245,13 @@ static bool vt_path_nmi(struct vt_vcpu *vcpu, struct vt_exit *exit)
 
 static void vt_path_pre_entry(struct vt_vcpu *vcpu, struct vt_exit *exit)
 {
+	vt_hooks_on_resume(vcpu);
 	vt_tracer_pre_entry(vcpu);
 }
 
 static const struct vt_callbacks vt_path_callbacks = {
 	.exception = vt_path_exception,
+	.ept_violation = vt_path_ept_violation,
 	.mtf = vt_path_mtf,
 	.nmi = vt_path_nmi,
 	.vmcall = vt_path_on_vmcall,
@@ -247,9 +270,12 @@ int vt_path_init(struct vt_hv *hv, const struct vt_tracer_config *cfg)
 			return ret;
 		vt_path.owns_tracer = true;
 	}
-	/* TF steps keep their state in the hooks' per-CPU tables; no stub set them up. */
-	if (vt_tracer_uses_tf() && !vt_hooks_ready()) {
-		ret = vt_hooks_init(hv, 0, NULL);
+	/*
+	 * No stub set the hooks up: TF steps keep their state in their per-CPU
+	 * tables, and probes need their split views.
+	 */
+	if (!vt_hooks_ready()) {
+		ret = vt_hooks_init(hv, VT_PATH_PROBE_SHADOWS, NULL);
 		if (ret) {
 			vt_path_fini();
 			return ret;
@@ -267,6 +293,8 @@ int vt_path_shield(void)
 {
 	int ret = vt_path.owns_tracer ? vt_tracer_shield() : 0;
 
+	if (!ret)
+		ret = vt_probe_shield();
 	if (!ret && vt_path.owns_hooks)
 		ret = vt_hooks_shield();
 	return ret ? ret : vt_os_shield_image(&vt_path, sizeof(vt_path));

@@ -26,6 +26,9 @@ struct vt_hv;
 struct vt_vcpu;
 struct vt_exit;
 
+/* Without a stub: pages that may hold probes at once (probe_points.h). */
+#define VT_PATH_PROBE_SHADOWS	64
+
 /*
  * At load, after the stub (if any) is set up: initializes the tracer for
  * rings only unless the stub already did, and registers the path tracer's

@@ -361,6 +361,7 @@ static bool vt_stub_mtf(struct vt_vcpu *vcpu, struct vt_exit *exit)
 /* Parks the CPU while the machine is stopped; then the tracer arms its step. */
 static void vt_stub_pre_entry(struct vt_vcpu *vcpu, struct vt_exit *exit)
 {
+	vt_hooks_sync_views(vcpu);
 	vt_lbr_pre_entry(vcpu);
 	vt_stop_pre_entry(vcpu, exit);
 	vt_tracer_pre_entry(vcpu);

@@ -31,17 +31,17 @@ public:
 	void map(const probes::MapInfo &, const probes::MapEntries &) override {}
 };
 
-std::vector<probes::SyscallEvent> make_events(std::size_t n)
+std::vector<probes::ProbeEvent> make_events(std::size_t n)
 {
 	static const char *const comms[] = {"bash", "sshd", "cat", "systemd", "vtprobe", "kworker/0:1"};
-	std::vector<probes::SyscallEvent> out(n);
+	std::vector<probes::ProbeEvent> out(n);
 	for (std::size_t i = 0; i < n; i++) {
 		out[i].nr = 0;	// read
 		out[i].comm = comms[i % 6];
 		out[i].tid = out[i].pid = static_cast<std::uint32_t>(100 + i % 50);
 		out[i].args = {3, 0x7ffd0000, (i * 37) % 65536, 0, 0, 0};
 		out[i].nsecs = i * 1000;
-		out[i].is_return = i % 2;
+		out[i].kind = i % 2 ? probes::PointKind::SyscallReturn : probes::PointKind::SyscallEnter;
 	}
 	return out;
 }
@@ -52,10 +52,10 @@ void run_program(benchmark::State &state, const char *source)
 	NoOutput out;
 	probes::Runtime rt(program, out);
 	rt.begin(0);
-	std::vector<probes::SyscallEvent> events = make_events(4096);
+	std::vector<probes::ProbeEvent> events = make_events(4096);
 	for (auto _ : state)
 		for (const auto &ev : events)
-			rt.on_syscall(ev);
+			rt.on_event(ev);
 	state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * events.size()));
 }
 

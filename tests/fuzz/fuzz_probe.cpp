@@ -38,9 +38,12 @@ void run_events(pr::Runtime &rt, const std::uint8_t *data, std::size_t size)
 	static const char *const comms[] = {"a", "bash", "", "vtprobe"};
 	std::uint64_t now = 0;
 	for (std::size_t at = 0; at + 24 <= size && !rt.exited(); at += 24) {
-		pr::SyscallEvent ev;
-		ev.is_return = data[at] & 1;
-		ev.nr = data[at] & 2 ? 257 : data[at + 1] % 3;
+		pr::ProbeEvent ev;
+		static const pr::PointKind kinds[] = {pr::PointKind::SyscallEnter, pr::PointKind::SyscallReturn,
+						      pr::PointKind::FnEntry, pr::PointKind::FnEntry};
+		ev.kind = kinds[data[at] & 3];
+		ev.address = 0xffffffff81000000ull + (data[at + 1] & 3);
+		ev.nr = data[at] & 4 ? 257 : data[at + 1] % 3;
 		std::memcpy(&ev.args[data[at + 2] % 6], data + at + 3, 8);
 		ev.retval = static_cast<std::int8_t>(data[at + 11]) * 1000003LL;
 		ev.comm = comms[data[at + 12] % 4];
@@ -51,7 +54,7 @@ void run_events(pr::Runtime &rt, const std::uint8_t *data, std::size_t size)
 		std::memcpy(&step, data + at + 16, 8);
 		now += step >> 20;
 		ev.nsecs = now;
-		rt.on_syscall(ev);
+		rt.on_event(ev);
 		if (data[at + 1] & 0x80)
 			rt.tick(now);
 	}
@@ -73,6 +76,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
 			std::abort();
 		return 0;
 	}
+	// The console resolves fn:NAME in the running kernel; here each gets one of four addresses.
+	for (auto &probe : program->program.probes)
+		for (auto &point : probe.points)
+			if (point.kind == pr::PointKind::FnEntry)
+				point.address = 0xffffffff81000000ull + point.function.size() % 4;
 	char *buf = nullptr;
 	std::size_t len = 0;
 	std::FILE *sink = open_memstream(&buf, &len);

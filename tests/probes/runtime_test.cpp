@@ -22,10 +22,10 @@ public:
 	std::string printed_, maps_;
 };
 
-SyscallEvent enter(std::uint64_t nr, const std::string &comm, std::uint32_t tid, std::uint64_t nsecs,
+ProbeEvent enter(std::uint64_t nr, const std::string &comm, std::uint32_t tid, std::uint64_t nsecs,
 		   std::array<std::uint64_t, 6> args = {})
 {
-	SyscallEvent ev;
+	ProbeEvent ev;
 	ev.nr = nr;
 	ev.comm = comm;
 	ev.pid = ev.tid = tid;
@@ -34,10 +34,10 @@ SyscallEvent enter(std::uint64_t nr, const std::string &comm, std::uint32_t tid,
 	return ev;
 }
 
-SyscallEvent leave(std::uint64_t nr, const std::string &comm, std::uint32_t tid, std::uint64_t nsecs, std::int64_t ret)
+ProbeEvent leave(std::uint64_t nr, const std::string &comm, std::uint32_t tid, std::uint64_t nsecs, std::int64_t ret)
 {
-	SyscallEvent ev = enter(nr, comm, tid, nsecs);
-	ev.is_return = true;
+	ProbeEvent ev = enter(nr, comm, tid, nsecs);
+	ev.kind = PointKind::SyscallReturn;
 	ev.retval = ret;
 	return ev;
 }
@@ -70,8 +70,8 @@ TEST(ProbeRuntime, CountsByCommSortedByCount)
 {
 	ProgramRun r("syscall:read { @[comm] = count(); }");
 	for (const char *comm : {"bash", "cat", "bash", "cat", "bash", "sshd"})
-		r.runtime->on_syscall(enter(kRead, comm, 10, 0));
-	r.runtime->on_syscall(enter(kOpenat, "bash", 10, 0));	// another syscall: no probe
+		r.runtime->on_event(enter(kRead, comm, 10, 0));
+	r.runtime->on_event(enter(kOpenat, "bash", 10, 0));	// another syscall: no probe
 	EXPECT_EQ(r.finish(), "@[sshd]: 1\n@[cat]: 2\n@[bash]: 3\n");
 }
 
@@ -79,11 +79,11 @@ TEST(ProbeRuntime, PredicateFiltersAndSumsArguments)
 {
 	ProgramRun r("syscall:read /comm == \"cat\" && arg2 > 100/ { @bytes = sum(arg2); @n = count(); @lo = min(arg2); "
 	      "@hi = max(arg2); @mean = avg(arg2); }");
-	r.runtime->on_syscall(enter(kRead, "cat", 1, 0, {3, 0, 4096}));
-	r.runtime->on_syscall(enter(kRead, "cat", 1, 0, {3, 0, 50}));	// arg2 too small
-	r.runtime->on_syscall(enter(kRead, "dog", 1, 0, {3, 0, 9999}));	// not cat
-	r.runtime->on_syscall(enter(kRead, "cat", 1, 0, {3, 0, 512}));
-	r.runtime->on_syscall(enter(kRead, "cat", 1, 0, {3, 0, 1000}));
+	r.runtime->on_event(enter(kRead, "cat", 1, 0, {3, 0, 4096}));
+	r.runtime->on_event(enter(kRead, "cat", 1, 0, {3, 0, 50}));	// arg2 too small
+	r.runtime->on_event(enter(kRead, "dog", 1, 0, {3, 0, 9999}));	// not cat
+	r.runtime->on_event(enter(kRead, "cat", 1, 0, {3, 0, 512}));
+	r.runtime->on_event(enter(kRead, "cat", 1, 0, {3, 0, 1000}));
 	// 4096 + 512 + 1000 = 5608; 3 reads; avg 5608 / 3 = 1869 (integer division)
 	EXPECT_EQ(r.finish(), "@bytes: 5608\n@n: 3\n@lo: 512\n@hi: 4096\n@mean: 1869\n");
 }
@@ -92,9 +92,9 @@ TEST(ProbeRuntime, ReturnProbesSeeRetvalAndPrintf)
 {
 	ProgramRun r("syscall:openat:return { printf(\"%s(%d) = %d [%x] %5d|%-4s|%u\\n\", comm, tid, retval, retval, 42, "
 	      "\"ab\", retval); }");
-	r.runtime->on_syscall(leave(kOpenat, "cat", 7, 0, 3));
-	r.runtime->on_syscall(leave(kOpenat, "cat", 7, 0, -2));
-	r.runtime->on_syscall(enter(kOpenat, "cat", 7, 0));	// an entry: not a return probe
+	r.runtime->on_event(leave(kOpenat, "cat", 7, 0, 3));
+	r.runtime->on_event(leave(kOpenat, "cat", 7, 0, -2));
+	r.runtime->on_event(enter(kOpenat, "cat", 7, 0));	// an entry: not a return probe
 	EXPECT_EQ(r.out.printed_, "cat(7) = 3 [3]    42|ab  |3\n"
 				  "cat(7) = -2 [fffffffffffffffe]    42|ab  |18446744073709551614\n");
 }
@@ -106,13 +106,13 @@ TEST(ProbeRuntime, LatencyHistogramFromStartTimes)
 	// tid 1: 1000 -> 6000 ns (5 us); tid 2: 100 -> 1100 (1 us); tid 1 again 10000 -> 74000 (64 us);
 	// a return whose entry was not seen (tid 3) adds nothing. (A start at
 	// nsecs 0 would read as false in the predicate, as in bpftrace.)
-	r.runtime->on_syscall(enter(kNanosleep, "a", 1, 1000));
-	r.runtime->on_syscall(enter(kNanosleep, "b", 2, 100));
-	r.runtime->on_syscall(leave(kNanosleep, "b", 2, 1100, 0));
-	r.runtime->on_syscall(leave(kNanosleep, "a", 1, 6000, 0));
-	r.runtime->on_syscall(leave(kNanosleep, "c", 3, 6000, 0));
-	r.runtime->on_syscall(enter(kNanosleep, "a", 1, 10000));
-	r.runtime->on_syscall(leave(kNanosleep, "a", 1, 74000, 0));
+	r.runtime->on_event(enter(kNanosleep, "a", 1, 1000));
+	r.runtime->on_event(enter(kNanosleep, "b", 2, 100));
+	r.runtime->on_event(leave(kNanosleep, "b", 2, 1100, 0));
+	r.runtime->on_event(leave(kNanosleep, "a", 1, 6000, 0));
+	r.runtime->on_event(leave(kNanosleep, "c", 3, 6000, 0));
+	r.runtime->on_event(enter(kNanosleep, "a", 1, 10000));
+	r.runtime->on_event(leave(kNanosleep, "a", 1, 74000, 0));
 	std::string out = r.finish();
 	// 1 -> [1]; 5 -> [4, 8); 64 -> [64, 128); empty buckets between are shown.
 	std::string bar(52, '@'), none(52, ' ');
@@ -152,7 +152,7 @@ TEST(ProbeRuntime, LinearHistogramBuckets)
 {
 	ProgramRun r("syscall:read { @sizes = lhist(arg2, 0, 1000, 300); }");
 	for (std::uint64_t v : {0ull, 299ull, 300ull, 950ull, 1000ull, 5000ull, ~2ull})
-		r.runtime->on_syscall(enter(kRead, "x", 1, 0, {0, 0, v}));
+		r.runtime->on_event(enter(kRead, "x", 1, 0, {0, 0, v}));
 	const MapInfo &m = *r.checked.map("@sizes");
 	// Steps [0,300) [300,600) [600,900) [900,1000), then 1000 and above, and below 0.
 	EXPECT_EQ(lhist_buckets(m), 4);
@@ -169,7 +169,7 @@ TEST(ProbeRuntime, IntegerArithmeticWrapsAndDivisionByZeroGivesZero)
 {
 	ProgramRun r("syscall:read { @a = arg0 / arg1; @b = arg0 % arg1; @c = -9223372036854775807 - 2; @d = 1 << 64; "
 	      "@e = -1 >> 60; @f = arg2 / -1; }");
-	r.runtime->on_syscall(enter(kRead, "x", 1, 0, {7, 0, static_cast<std::uint64_t>(INT64_MIN)}));
+	r.runtime->on_event(enter(kRead, "x", 1, 0, {7, 0, static_cast<std::uint64_t>(INT64_MIN)}));
 	EXPECT_EQ(r.runtime->stats().division_by_zero, 2u);
 	const MapStore &maps = r.runtime->maps();
 	auto value = [&](const char *name) {
@@ -187,8 +187,8 @@ TEST(ProbeRuntime, ShortCircuitSkipsTheRightSide)
 {
 	// With && false on the left, the right side's division never runs.
 	ProgramRun r("syscall:read /arg0 != 0 && (10 / arg0) > 1/ { @x = count(); }");
-	r.runtime->on_syscall(enter(kRead, "x", 1, 0, {0}));
-	r.runtime->on_syscall(enter(kRead, "x", 1, 0, {2}));
+	r.runtime->on_event(enter(kRead, "x", 1, 0, {0}));
+	r.runtime->on_event(enter(kRead, "x", 1, 0, {2}));
 	EXPECT_EQ(r.runtime->stats().division_by_zero, 0u);
 	EXPECT_EQ(r.finish(), "@x: 1\n");
 }
@@ -196,9 +196,9 @@ TEST(ProbeRuntime, ShortCircuitSkipsTheRightSide)
 TEST(ProbeRuntime, ExitStopsFiringAndEndStillRuns)
 {
 	ProgramRun r("syscall:read { @n = count(); exit(); @after = 1; } END { printf(\"end\\n\"); }");
-	r.runtime->on_syscall(enter(kRead, "x", 1, 0));
+	r.runtime->on_event(enter(kRead, "x", 1, 0));
 	EXPECT_TRUE(r.runtime->exited());
-	r.runtime->on_syscall(enter(kRead, "x", 1, 0));
+	r.runtime->on_event(enter(kRead, "x", 1, 0));
 	EXPECT_EQ(r.finish(), "@n: 1\n");
 	EXPECT_EQ(r.out.printed_, "end\n");
 }
@@ -206,13 +206,13 @@ TEST(ProbeRuntime, ExitStopsFiringAndEndStillRuns)
 TEST(ProbeRuntime, IntervalFiresOncePerPeriodAndPrintClear)
 {
 	ProgramRun r("syscall:read { @n = count(); } interval:ms:100 { print(@n); clear(@n); }");
-	r.runtime->on_syscall(enter(kRead, "x", 1, 0));
+	r.runtime->on_event(enter(kRead, "x", 1, 0));
 	r.runtime->tick(50'000'000);	// not yet due
 	EXPECT_EQ(r.out.maps_, "");
 	r.runtime->tick(100'000'000);
 	EXPECT_EQ(r.out.maps_, "@n: 1\n");
-	r.runtime->on_syscall(enter(kRead, "x", 1, 0));
-	r.runtime->on_syscall(enter(kRead, "x", 1, 0));
+	r.runtime->on_event(enter(kRead, "x", 1, 0));
+	r.runtime->on_event(enter(kRead, "x", 1, 0));
 	r.runtime->tick(450'000'000);	// late: fires once, next due at 500 ms
 	EXPECT_EQ(r.out.maps_, "@n: 1\n@n: 2\n");
 	r.runtime->tick(480'000'000);
@@ -224,7 +224,7 @@ TEST(ProbeRuntime, AFullMapRefusesNewKeysAndCountsThem)
 {
 	ProgramRun r("syscall:read { @[tid] = count(); }", 2);
 	for (std::uint32_t tid : {1u, 2u, 3u, 1u, 4u})
-		r.runtime->on_syscall(enter(kRead, "x", tid, 0));
+		r.runtime->on_event(enter(kRead, "x", tid, 0));
 	EXPECT_EQ(r.runtime->map_updates_refused(), 2u);	// tids 3 and 4
 	EXPECT_EQ(r.finish(), "@[2]: 1\n@[1]: 2\n");
 }
@@ -232,9 +232,9 @@ TEST(ProbeRuntime, AFullMapRefusesNewKeysAndCountsThem)
 TEST(ProbeRuntime, ProbeNamesThePointThatFired)
 {
 	ProgramRun r("syscall:read, syscall:write { @[probe] = count(); }");
-	r.runtime->on_syscall(enter(kRead, "x", 1, 0));
-	r.runtime->on_syscall(enter(1, "x", 1, 0));
-	r.runtime->on_syscall(enter(1, "x", 1, 0));
+	r.runtime->on_event(enter(kRead, "x", 1, 0));
+	r.runtime->on_event(enter(1, "x", 1, 0));
+	r.runtime->on_event(enter(1, "x", 1, 0));
 	EXPECT_EQ(r.finish(), "@[syscall:read]: 1\n@[syscall:write]: 2\n");
 }
 
@@ -249,7 +249,7 @@ TEST(ProbeRuntime, JsonOutputIsOneObjectPerLine)
 		JsonOutput out(f);
 		Runtime rt(*c, out);
 		rt.begin(0);
-		rt.on_syscall(enter(kRead, "a\"b", 5, 0, {0, 0, 3}));
+		rt.on_event(enter(kRead, "a\"b", 5, 0, {0, 0, 3}));
 		rt.finish(0);
 		out.summary("\"events\":1");
 	}

@@ -204,6 +204,8 @@ static long vt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return vt_ioc_lbr(uarg);
 	case VTICE_IOC_PATH_TRACE:
 		return vt_ioc_path_trace(file, uarg);
+	case VTICE_IOC_PROBES:
+		return vt_ioc_probes(file, uarg);
 	default:
 		return -ENOTTY;
 	}
@@ -231,6 +233,7 @@ static int vt_open(struct inode *inode, struct file *file)
 
 static int vt_release(struct inode *inode, struct file *file)
 {
+	vt_probes_release(file);
 	vt_syscalls_release(file);
 	return 0;
 }

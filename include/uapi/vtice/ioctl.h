@@ -265,6 +265,36 @@ struct vtice_lbr {
 	struct vtice_lbr_entry br[VTICE_LBR_MAX];
 };
 
+/*
+ * Probes at kernel function entries (docs/probes.md, `vtice probe`): each
+ * address gets a hidden breakpoint (an EPT split view, the kernel's bytes
+ * unchanged); a hit by a task that passes the filter writes a
+ * VTICE_REC_PROBE_HIT group (records.h) to the CPU's ring and the CPU goes
+ * on, never stopped. An address must be in the kernel's core text, at a
+ * symbol's start or 4 bytes in (past an ENDBR64). One open file owns the
+ * probes (-EBUSY for another); its close removes them. -EOPNOTSUPP: no
+ * execute-only EPT. ARM replaces whatever the owner armed before.
+ */
+#define VTICE_PROBES_MAX	64
+
+enum vtice_probes_op {
+	VTICE_PROBES_QUERY = 0,		/* counters only */
+	VTICE_PROBES_ARM = 1,
+	VTICE_PROBES_DISARM = 2,
+};
+
+struct vtice_probes {
+	__u32 size;			/* in */
+	__u32 version;			/* in */
+	__u32 op;			/* in: enum vtice_probes_op */
+	__u32 count;			/* in (ARM): addresses used, 1..VTICE_PROBES_MAX */
+	__u32 pid;			/* in (ARM): a task's pid or tgid; 0 = any */
+	char comm[16];			/* in (ARM): the task's comm, NUL-padded; "" = any */
+	__u32 armed;			/* out: probes armed */
+	__u64 addrs[VTICE_PROBES_MAX];	/* in (ARM) */
+	__u64 hits;			/* out: hits recorded since load */
+};
+
 #define VTICE_IOC_STATUS	_IOWR(VTICE_IOC_MAGIC, 1, struct vtice_status)
 #define VTICE_IOC_CPU_STATS	_IOWR(VTICE_IOC_MAGIC, 2, struct vtice_cpu_stats)
 #define VTICE_IOC_CAPS		_IOWR(VTICE_IOC_MAGIC, 3, struct vtice_caps)
@@ -273,6 +303,7 @@ struct vtice_lbr {
 #define VTICE_IOC_SYSCALLS	_IOWR(VTICE_IOC_MAGIC, 6, struct vtice_syscalls)
 #define VTICE_IOC_PATH_TRACE	_IOWR(VTICE_IOC_MAGIC, 7, struct vtice_path_trace)
 #define VTICE_IOC_LBR		_IOWR(VTICE_IOC_MAGIC, 8, struct vtice_lbr)
+#define VTICE_IOC_PROBES	_IOWR(VTICE_IOC_MAGIC, 9, struct vtice_probes)
 
 #ifdef __cplusplus
 #define VTICE_UAPI_ASSERT(c, m) static_assert(c, m)
@@ -289,5 +320,6 @@ VTICE_UAPI_ASSERT(sizeof(struct vtice_break) == 16, "vtice_break layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_path_trace) == 64, "vtice_path_trace layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_lbr_entry) == 24, "vtice_lbr_entry layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_lbr) == 72 + 24 * VTICE_LBR_MAX, "vtice_lbr layout");
+VTICE_UAPI_ASSERT(sizeof(struct vtice_probes) == 48 + 8 * VTICE_PROBES_MAX, "vtice_probes layout");
 
 #endif /* VTICE_UAPI_IOCTL_H */

@@ -25,6 +25,7 @@ enum vtice_record_type {
 	VTICE_REC_TEST = 7,		/* emitted on request through VMCALL */
 	VTICE_REC_SYSCALL_DATA = 8,	/* more of the SYSCALL_ENTER/EXIT before it: see below */
 	VTICE_REC_TRACE_STOP = 9,	/* a syscall-path trace ended: see below */
+	VTICE_REC_PROBE_HIT = 10,	/* a fn: probe fired: see below */
 	VTICE_REC_TYPE_COUNT
 };
 
@@ -55,6 +56,14 @@ enum vtice_record_type {
 #define VTICE_SYSCALL_DATA_COMM		5
 #define VTICE_SYSCALL_GROUP_MAX		6	/* records in the largest group */
 #define VTICE_SYSCALL_NR_UNKNOWN	(~0ull)
+
+/*
+ * A probe hit (VTICE_IOC_PROBES) is a group like a syscall entry's: the
+ * PROBE_HIT record (u.syscall.nr = the probe's address, u.syscall.arg =
+ * RDI), then SYSCALL_DATA records ARGS12 (RSI, RDX), ARGS34 (RCX, R8),
+ * ARG5 (R9), TASK and COMM: the six arguments of a function call in the
+ * x86-64 System V order, and the running task.
+ */
 
 /*
  * A syscall-path trace (VTICE_IOC_PATH_TRACE) ends with one TRACE_STOP

@@ -48,6 +48,23 @@ enum vtice_vmcall {
 	 * RDX out = the word. EINVAL: no such CPU or item.
 	 */
 	VTICE_VMCALL_LBR = VTICE_VMCALL_USER_BASE + 2,
+	/*
+	 * Probes (debug/probe_points.h), global state, from any CPU: RDX = op
+	 * (enum vtice_vmcall_probe_op). INTERCEPT: R8 = 1 to take #BP exits
+	 * on every CPU from its next VM entry (before any probe exists), 0 to
+	 * stop; ADD: R8 = the address, R9 = its guest-physical address;
+	 * CLEAR: every probe goes; FILTER: R8 = pid, R9 and R10 = comm, as for
+	 * VTICE_VMCALL_SYSCALLS. RDX out = hits recorded since load. ENOSYS:
+	 * no hooks; EINVAL: bad op; other negative values: the insert's error.
+	 */
+	VTICE_VMCALL_PROBES = VTICE_VMCALL_USER_BASE + 3,
+};
+
+enum vtice_vmcall_probe_op {
+	VTICE_VMCALL_PROBE_INTERCEPT = 1,
+	VTICE_VMCALL_PROBE_ADD = 2,
+	VTICE_VMCALL_PROBE_CLEAR = 3,
+	VTICE_VMCALL_PROBE_FILTER = 4,
 };
 
 enum vtice_vmcall_path_op {

@@ -9,6 +9,9 @@
  * its count() and sum(arg2) of reads and count() of closes must equal
  * the tracepoint counts and the sum of their count: fields.
  *
+ * NAME-fn: a fn:vfs_read probe (a hidden breakpoint) in the same program
+ * counts the same reads with the same sizes.
+ *
  * NAME-filter: the program's comm predicate reached the hypervisor's
  * filter (the line "records the syscalls of comm vtprobe"); NAME-lost: no
  * record was lost.
@@ -38,7 +41,8 @@
 static const char kProgram[] =
 	"syscall:openat:return /comm == \"vtprobe\"/ { printf(\"ret %d\\n\", retval); }\n"
 	"syscall:read /comm == \"vtprobe\"/ { @reads = count(); @bytes = sum(arg2); }\n"
-	"syscall:close:return /comm == \"vtprobe\"/ { @closes = count(); }\n";
+	"syscall:close:return /comm == \"vtprobe\"/ { @closes = count(); }\n"
+	"fn:vfs_read /comm == \"vtprobe\"/ { @fnreads = count(); @fnbytes = sum(arg2); }\n";
 
 static const char *const kEvents[] = { "sys_exit_openat", "sys_enter_read", "sys_exit_close" };
 
@@ -51,6 +55,7 @@ struct seen {
 	long opens[MAX_OPENS];
 	int nopens;
 	long reads, bytes, closes;
+	long fn_reads, fn_bytes;	/* vtice's fn:vfs_read */
 };
 
 static int tracefs_write(const char *file, const char *value)
@@ -161,6 +166,10 @@ static int read_probe_output(struct seen *v, long *lost)
 			v->bytes = json_number(line, "\"value\":");
 		else if (strstr(line, "\"name\":\"@closes\""))
 			v->closes = json_number(line, "\"value\":");
+		else if (strstr(line, "\"name\":\"@fnreads\""))
+			v->fn_reads = json_number(line, "\"value\":");
+		else if (strstr(line, "\"name\":\"@fnbytes\""))
+			v->fn_bytes = json_number(line, "\"value\":");
 		else if (strstr(line, "\"type\":\"summary\""))
 			*lost = json_number(line, "\"lost\":");
 	}
@@ -196,15 +205,34 @@ static void check_side_results(const char *name, long lost)
 	read_text(PROBE_ERR, text, sizeof(text));
 	printf("%s", text);
 	snprintf(test, sizeof(test), "%s-filter", name);
-	if (strstr(text, "records the syscalls of comm vtprobe"))
+	if (strstr(text, "of comm vtprobe"))
 		report(test, PASS, "the predicate's comm == \"vtprobe\" became the hypervisor's filter");
 	else
-		report(test, FAIL, "no 'records the syscalls of comm vtprobe' on stderr");
+		report(test, FAIL, "no 'records ... of comm vtprobe' on stderr");
 	snprintf(test, sizeof(test), "%s-lost", name);
 	if (lost == 0)
 		report(test, PASS, "the summary says 0 records lost");
 	else
 		report(test, FAIL, "the summary says %ld records lost (-1: no summary)", lost);
+}
+
+/*
+ * Every read(2) of a file calls vfs_read() once with the same count
+ * (ksys_read), so the hidden breakpoint at vfs_read's entry must count
+ * ftrace's sys_enter_read lines and sum their count: fields, without a
+ * byte of vfs_read changed.
+ */
+static void compare_function(const char *name, const struct seen *ft, const struct seen *vt)
+{
+	char test[128];
+
+	snprintf(test, sizeof(test), "%s-fn", name);
+	if (ft->reads && vt->fn_reads == ft->reads && vt->fn_bytes == ft->bytes)
+		report(test, PASS, "fn:vfs_read fired %ld times with arg2 summing to %ld: ftrace's %ld reads of "
+		       "%ld bytes", vt->fn_reads, vt->fn_bytes, ft->reads, ft->bytes);
+	else
+		report(test, FAIL, "fn:vfs_read @fnreads %ld @fnbytes %ld; ftrace %ld reads of %ld bytes",
+		       vt->fn_reads, vt->fn_bytes, ft->reads, ft->bytes);
 }
 
 int cmd_probe(int argc, char **argv)
@@ -251,5 +279,6 @@ int cmd_probe(int argc, char **argv)
 	if (read_ftrace(&ft) || read_probe_output(&vt, &lost))
 		return report(name, FAIL, "cannot read the trace or %s", PROBE_OUT);
 	check_side_results(name, lost);
+	compare_function(name, &ft, &vt);
 	return compare(name, &ft, &vt);
 }

@@ -1,0 +1,121 @@
+#include "probe_functions.hpp"
+
+#include <sys/ioctl.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+#include "diagnostic.hpp"
+#include "symbol_source.hpp"
+#include "trace/kcore.hpp"
+#include "vtice/read_input.hpp"
+
+namespace vtice::console {
+namespace {
+
+constexpr std::size_t kMaxKallsyms = 64u << 20;	// /proc/kallsyms is ~10 MB with modules
+
+bool starts_with_endbr(const std::vector<std::uint8_t> &b)
+{
+	static const std::uint8_t endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
+	static const std::uint8_t sealed[4] = {0x0f, 0x1f, 0x40, 0xd6};	// IBT's poison NOP
+	return b.size() >= 4 && (std::memcmp(b.data(), endbr64, 4) == 0 || std::memcmp(b.data(), sealed, 4) == 0);
+}
+
+Result<std::unique_ptr<dbg::SymbolList>> read_kallsyms(const std::string &path)
+{
+	auto bytes = read_input(path, kMaxKallsyms);
+	if (!bytes)
+		return bytes.error();
+	std::string_view text(reinterpret_cast<const char *>(bytes->data()), bytes->size());
+	auto symbols = dbg::parse_kallsyms_text(text, path);
+	if (!symbols)
+		return make_error(path + ": " + symbols.error().to_string());
+	if ((*symbols)->size() == 0 || !(*symbols)->lookup("_text").value_or(0))
+		return make_error(path + ": no kernel addresses (kptr_restrict? run as root)");
+	return symbols;
+}
+
+}  // namespace
+
+Result<void> resolve_function_points(probes::CheckedProgram &program, const std::string &kallsyms,
+				     const std::string &kcore_path)
+{
+	if (!program.has_fn_probes)
+		return {};
+	auto symbols = read_kallsyms(kallsyms);
+	if (!symbols)
+		return symbols.error();
+	auto kcore = dbg::Kcore::open(kcore_path);
+	if (!kcore)
+		return kcore.error();
+	for (auto &probe : program.program.probes)
+		for (auto &point : probe.points) {
+			if (point.kind != probes::PointKind::FnEntry)
+				continue;
+			auto address = (*symbols)->lookup(point.function);
+			if (!address || !*address)
+				return probes::error_at(point.pos, "no kernel function '" + point.function + "' in " + kallsyms);
+			auto head = kcore->read(*address, 4);
+			if (!head)
+				return probes::error_at(point.pos, "cannot read " + point.function + " in " + kcore_path +
+									   ": " + head.error().message);
+			point.address = *address + (starts_with_endbr(*head) ? 4 : 0);
+		}
+	return {};
+}
+
+Result<std::uint32_t> FunctionProbes::arm(const probes::CheckedProgram &program)
+{
+	auto req = request<vtice_probes>();
+	req.op = VTICE_PROBES_ARM;
+	req.pid = program.root_filter.pid;
+	std::memcpy(req.comm, program.root_filter.comm.data(),
+		    std::min(program.root_filter.comm.size(), sizeof(req.comm) - 1));
+	for (const auto &probe : program.program.probes)
+		for (const auto &point : probe.points) {
+			if (point.kind != probes::PointKind::FnEntry)
+				continue;
+			if (std::find(req.addrs, req.addrs + req.count, point.address) != req.addrs + req.count)
+				continue;
+			if (req.count == VTICE_PROBES_MAX)
+				return probes::error_at(point.pos, "more than " + std::to_string(VTICE_PROBES_MAX) +
+									   " kernel functions probed at once");
+			req.addrs[req.count++] = point.address;
+		}
+	if (ioctl(dev_.get(), VTICE_IOC_PROBES, &req) < 0) {
+		int err = errno;
+		if (err == EBUSY)
+			return make_error("another 'vtice probe' owns the function probes");
+		if (err == EOPNOTSUPP)
+			return make_error(path_ + ": this CPU cannot hide breakpoints (no execute-only EPT): fn: probes "
+						  "need it");
+		if (err == EINVAL)
+			return make_error(path_ + ": the module refused a probe address (dmesg names it): only the "
+						  "kernel's own text, at a function's start");
+		return ioctl_error(path_, "VTICE_IOC_PROBES", err);
+	}
+	return req.armed;
+}
+
+Result<std::uint64_t> FunctionProbes::hits_so_far()
+{
+	auto req = request<vtice_probes>();
+	req.op = VTICE_PROBES_QUERY;
+	if (ioctl(dev_.get(), VTICE_IOC_PROBES, &req) < 0)
+		return ioctl_error(path_, "VTICE_IOC_PROBES", errno);
+	return req.hits;
+}
+
+Result<std::uint64_t> FunctionProbes::disarm()
+{
+	auto req = request<vtice_probes>();
+	req.op = VTICE_PROBES_DISARM;
+	if (ioctl(dev_.get(), VTICE_IOC_PROBES, &req) < 0)
+		return ioctl_error(path_, "VTICE_IOC_PROBES", errno);
+	return req.hits;
+}
+
+}  // namespace vtice::console

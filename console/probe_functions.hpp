@@ -1,0 +1,37 @@
+// fn:NAME probe points found in the running kernel: the function's address
+// from /proc/kallsyms, moved 4 bytes in past an ENDBR64 read from
+// /proc/kcore (on a kernel with IBT an int3 in place of the ENDBR64 would
+// raise #CP at the next indirect call, so kprobes move past it too), and
+// armed as hidden breakpoints through /dev/vtice (VTICE_IOC_PROBES).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "checker.hpp"
+#include "device.hpp"
+#include "vtice/result.hpp"
+
+namespace vtice::console {
+
+// Fills in every fn: point's address; an error carries the point's
+// position (probes::format_diagnostic shows it).
+Result<void> resolve_function_points(probes::CheckedProgram &program, const std::string &kallsyms,
+				     const std::string &kcore);
+
+// The probes of one run: armed by arm(), removed by disarm() or when the
+// device closes.
+class FunctionProbes {
+public:
+	FunctionProbes(const DeviceFd &dev, std::string path) : dev_(dev), path_(std::move(path)) {}
+	Result<std::uint32_t> arm(const probes::CheckedProgram &program);	// probes armed
+	Result<std::uint64_t> disarm();	// hits the hypervisor recorded, since load
+	Result<std::uint64_t> hits_so_far();	// the same, armed or not
+
+private:
+	const DeviceFd &dev_;
+	std::string path_;
+};
+
+}  // namespace vtice::console

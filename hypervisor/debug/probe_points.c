@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Probes (probe_points.h): the VMCALL that arms them and the record of a
+ * hit. The breakpoints themselves are ept_bp.c's, of kind VT_BP_PROBE.
+ */
+#include "probe_points.h"
+#include "hooks_priv.h"
+#include "../core/exit.h"
+#include "../core/intrin.h"
+#include "../core/syscall_trap.h"
+#include "dbg_os.h"
+#include <vtice/vmcall.h>
+
+#define VT_PROBE_RECENT	256	/* addresses remembered while #BP exits are on */
+
+struct vt_probes_state {
+	struct vt_sys_filter filter;	/* whose hits are recorded */
+	u64 hits;			/* recorded since load */
+	/*
+	 * Every address probed since INTERCEPT went on: a CPU that still
+	 * caches a removed probe's execute view runs its int3 until its
+	 * INVEPT, and that int3 must be retried, never given to the kernel.
+	 */
+	u64 recent[VT_PROBE_RECENT];
+	u32 nr_recent;
+} VT_ROOT_STATE_TYPE;
+
+static struct vt_probes_state vt_probes VT_ROOT_STATE;
+
+bool vt_probe_recent(u64 rip)
+{
+	u32 i, n = VT_READ_ONCE(vt_probes.nr_recent);
+
+	for (i = 0; i < n && i < VT_PROBE_RECENT; i++)
+		if (VT_READ_ONCE(vt_probes.recent[i]) == rip)
+			return true;
+	return false;
+}
+
+/* Remembered before the breakpoint exists, so no stale int3 can precede it. */
+static bool vt_probe_remember(u64 gva)
+{
+	if (vt_probe_recent(gva))
+		return true;
+	if (vt_probes.nr_recent == VT_PROBE_RECENT)
+		return false;
+	__atomic_store_n(&vt_probes.recent[vt_probes.nr_recent], gva, __ATOMIC_RELAXED);
+	VT_STORE_RELEASE(vt_probes.nr_recent, vt_probes.nr_recent + 1);
+	return true;
+}
+
+void vt_probe_on_hit(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 rip)
+{
+	if (vt_probe_event(vcpu, exit->regs, rip, &vt_probes.filter))
+		__atomic_fetch_add(&vt_probes.hits, 1, __ATOMIC_RELAXED);
+}
+
+static u64 vt_probe_filter(const struct vt_guest_regs *r)
+{
+	struct vt_sys_filter f = { .pid = (u32)r->r8 };
+
+	vt_memcpy(f.comm, &r->r9, 8);
+	vt_memcpy(f.comm + 8, &r->r10, 8);
+	if (f.comm[15])
+		return (u64)VTICE_VMCALL_EINVAL;
+	vt_hooks_lock();
+	vt_probes.filter = f;
+	vt_hooks_unlock();
+	return VTICE_VMCALL_OK;
+}
+
+static u64 vt_probe_op(const struct vt_guest_regs *r)
+{
+	int ret;
+
+	switch (r->rdx) {
+	case VTICE_VMCALL_PROBE_INTERCEPT:
+		vt_hooks_probe_intercept(r->r8 != 0);
+		if (!r->r8)	/* every CPU flushed the removed views before this */
+			VT_STORE_RELEASE(vt_probes.nr_recent, 0);
+		return VTICE_VMCALL_OK;
+	case VTICE_VMCALL_PROBE_ADD:
+		if (!VT_READ_ONCE(vt_hooks.probe_intercept))
+			return (u64)VTICE_VMCALL_EINVAL;	/* an int3 could reach the kernel */
+		if (!vt_probe_remember(r->r8))
+			return (u64)(s64)-VT_ENOSPC;
+		ret = vt_bp_probe_insert(r->r8, r->r9);
+		return ret ? (u64)(s64)ret : VTICE_VMCALL_OK;
+	case VTICE_VMCALL_PROBE_CLEAR:
+		vt_bp_probe_clear();
+		return VTICE_VMCALL_OK;
+	case VTICE_VMCALL_PROBE_FILTER:
+		return vt_probe_filter(r);
+	default:
+		return (u64)VTICE_VMCALL_EINVAL;
+	}
+}
+
+bool vt_probe_on_vmcall(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 func)
+{
+	struct vt_guest_regs *r = exit->regs;
+
+	(void)vcpu;
+	if (func != VTICE_VMCALL_PROBES)
+		return false;
+	r->rax = vt_hooks_ready() ? vt_probe_op(r) : (u64)VTICE_VMCALL_ENOSYS;
+	r->rdx = VT_READ_ONCE(vt_probes.hits);
+	vt_advance_rip(exit);
+	return true;
+}
+
+int vt_probe_shield(void)
+{
+	return vt_os_shield_image(&vt_probes, sizeof(vt_probes));
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Probes at kernel addresses for `vtice probe` (docs/probes.md): hidden
+ * breakpoints of their own kind (ept_bp.c) whose hits write a PROBE_HIT
+ * group to the CPU's ring (records.h) and let the CPU go on. Armed from
+ * the module's kernel side with VTICE_VMCALL_PROBES (vmcall.h), while the
+ * other CPUs run: the order that keeps an int3 from ever reaching the
+ * kernel is INTERCEPT on, a VM entry on every CPU (each then takes #BP
+ * exits), ADD, and an INVEPT on every CPU; CLEAR, an INVEPT on every
+ * CPU, then INTERCEPT off.
+ */
+#ifndef VT_DEBUG_PROBE_POINTS_H
+#define VT_DEBUG_PROBE_POINTS_H
+
+#include "../core/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct vt_vcpu;
+struct vt_exit;
+
+/* VTICE_VMCALL_PROBES: true when func was it (RAX, RDX and RIP set). */
+bool vt_probe_on_vmcall(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 func);
+/* A probe at rip fired on this CPU (VMX root, the hooks' lock held): record it. */
+void vt_probe_on_hit(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 rip);
+/* An int3 at rip may come from a probe's execute view cached after its removal. */
+bool vt_probe_recent(u64 rip);
+/* Hide this file's state from the guest; at load. */
+int vt_probe_shield(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VT_DEBUG_PROBE_POINTS_H */

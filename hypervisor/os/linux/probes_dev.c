@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * VTICE_IOC_PROBES: probes at kernel function entries (debug/probe_points.h)
+ * for `vtice probe`. One open file of /dev/vtice owns them; its close
+ * removes them. The VMCALLs run on whichever CPU this runs; the order that
+ * keeps an int3 from reaching the kernel (every CPU takes #BP exits before
+ * any probe exists, and flushes the removed views before they stop) is
+ * probe_points.h's.
+ */
+#define pr_fmt(fmt) "vtice: " fmt
+
+#include <linux/cpu.h>
+#include <linux/fs.h>
+#include <linux/kallsyms.h>
+#include <linux/mutex.h>
+#include <linux/smp.h>
+#include <linux/string.h>
+#include <asm/page.h>
+#include <asm/pgtable_types.h>
+
+#include <vtice/ioctl.h>
+#include <vtice/vmcall.h>
+#include "vtice_linux.h"
+
+static DEFINE_MUTEX(vt_probes_lock);
+static struct file *vt_probes_owner;	/* under vt_probes_lock */
+static u32 vt_probes_armed;		/* under vt_probes_lock */
+
+/* One VMCALL on this CPU: the status as an errno, *hits = RDX. */
+static int vt_probes_vmcall(u32 op, u64 a, u64 b, u64 c, u64 *hits)
+{
+	struct vt_vcpu *vcpu;
+	u64 status = VTICE_VMCALL_ENOSYS, out = 0;
+	int cpu = get_cpu();
+
+	vcpu = READ_ONCE(vt_mod.vcpus[cpu]);
+	if (vcpu && READ_ONCE(vcpu->launched))
+		status = vt_vcpu_probes(vcpu, op, a, b, c, &out);
+	put_cpu();
+	if (hits)
+		*hits = out;
+	if (status == VTICE_VMCALL_OK)
+		return 0;
+	if (status == (u64)VTICE_VMCALL_ENOSYS)
+		return -EOPNOTSUPP;
+	return (s64)status < 0 && (s64)status >= -4095 ? (int)(s64)status : -EIO;
+}
+
+/* On each CPU: a VM exit and entry, where the hooks sync this CPU's views. */
+static void vt_probes_sync_cpu(void *unused)
+{
+	struct vt_vcpu *vcpu = READ_ONCE(vt_mod.vcpus[smp_processor_id()]);
+	u64 out;
+
+	if (vcpu && READ_ONCE(vcpu->launched))
+		vt_vcpu_vmcall(vcpu, VTICE_VMCALL_INVEPT, 0, &out);
+}
+
+static void vt_probes_sync_everywhere(void)
+{
+	cpus_read_lock();
+	on_each_cpu(vt_probes_sync_cpu, NULL, 1);
+	cpus_read_unlock();
+}
+
+static void vt_probes_disarm_locked(void)
+{
+	vt_probes_vmcall(VTICE_VMCALL_PROBE_CLEAR, 0, 0, 0, NULL);
+	vt_probes_sync_everywhere();
+	vt_probes_vmcall(VTICE_VMCALL_PROBE_INTERCEPT, 0, 0, 0, NULL);
+	vt_probes_sync_everywhere();
+	vt_probes_owner = NULL;
+	vt_probes_armed = 0;
+}
+
+static bool vt_endbr_at(unsigned long addr)
+{
+	static const u8 endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	static const u8 sealed[4] = { 0x0f, 0x1f, 0x40, 0xd6 };	/* IBT's poison NOP */
+
+	return !memcmp((const void *)addr, endbr64, 4) || !memcmp((const void *)addr, sealed, 4);
+}
+
+/*
+ * Only the kernel image's own text, at a symbol's start or 4 bytes in past
+ * an ENDBR64: an instruction boundary the int3 may replace.
+ */
+static int vt_probe_addr_check(unsigned long addr)
+{
+	char sym[KSYM_SYMBOL_LEN];
+	const char *plus;
+	unsigned long off;
+
+	if (addr < __START_KERNEL_map || addr >= MODULES_VADDR)
+		return -EINVAL;
+	sprint_symbol(sym, addr);
+	plus = strchr(sym, '+');
+	if (!plus || strchr(sym, '[') || sscanf(plus, "+%lx/", &off) != 1)
+		return -EINVAL;
+	if (off == 0 || (off == 4 && vt_endbr_at(addr - 4)))
+		return 0;
+	return -EINVAL;
+}
+
+static int vt_probes_check(const struct vtice_probes *req)
+{
+	u32 i;
+	int ret;
+
+	if (req->op > VTICE_PROBES_DISARM)
+		return -EINVAL;
+	if (req->op != VTICE_PROBES_ARM)
+		return 0;
+	if (!req->count || req->count > VTICE_PROBES_MAX || memchr_inv(req->comm + 15, 0, 1))
+		return -EINVAL;
+	for (i = 0; i < req->count; i++) {
+		ret = vt_probe_addr_check(req->addrs[i]);
+		if (ret) {
+			pr_info("probe %u at %llx refused: not the start of a kernel text symbol\n", i,
+				req->addrs[i]);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static int vt_probes_arm_locked(struct file *file, const struct vtice_probes *req)
+{
+	u64 c[2];
+	u32 i;
+	int ret;
+
+	if (vt_probes_owner && vt_probes_owner != file)
+		return -EBUSY;
+	if (vt_probes_owner)
+		vt_probes_disarm_locked();
+	memcpy(c, req->comm, sizeof(c));
+	ret = vt_probes_vmcall(VTICE_VMCALL_PROBE_FILTER, req->pid, c[0], c[1], NULL);
+	if (ret)
+		return ret;
+	vt_probes_owner = file;
+	ret = vt_probes_vmcall(VTICE_VMCALL_PROBE_INTERCEPT, 1, 0, 0, NULL);
+	vt_probes_sync_everywhere();
+	for (i = 0; !ret && i < req->count; i++)
+		ret = vt_probes_vmcall(VTICE_VMCALL_PROBE_ADD, req->addrs[i], __pa_symbol(req->addrs[i]), 0,
+				       NULL);
+	if (ret) {
+		vt_probes_disarm_locked();
+		return ret;
+	}
+	vt_probes_sync_everywhere();
+	vt_probes_armed = req->count;
+	return 0;
+}
+
+long vt_ioc_probes(struct file *file, void __user *uarg)
+{
+	struct vtice_probes req;
+	u64 hits = 0;
+	int ret = vt_get_arg(&req, sizeof(req), uarg);
+
+	if (!ret)
+		ret = vt_probes_check(&req);
+	if (ret)
+		return ret;
+	mutex_lock(&vt_probes_lock);
+	if (req.op == VTICE_PROBES_ARM)
+		ret = vt_probes_arm_locked(file, &req);
+	else if (req.op == VTICE_PROBES_DISARM && vt_probes_owner)
+		ret = vt_probes_owner != file ? -EBUSY : (vt_probes_disarm_locked(), 0);
+	req.armed = vt_probes_armed;
+	mutex_unlock(&vt_probes_lock);
+	if (ret)
+		return ret;
+	vt_probes_vmcall(0, 0, 0, 0, &hits);	/* op 0: EINVAL, but RDX holds the count */
+	req.hits = hits;
+	return vt_put_arg(uarg, &req, sizeof(req));
+}
+
+void vt_probes_release(struct file *file)
+{
+	mutex_lock(&vt_probes_lock);
+	if (vt_probes_owner == file)
+		vt_probes_disarm_locked();
+	mutex_unlock(&vt_probes_lock);
+}
