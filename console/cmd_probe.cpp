@@ -194,18 +194,18 @@ public:
 
 	std::vector<std::vector<vtice_record>> drain() { return drain_rings(rings_); }
 	bool armed() const { return armed_; }
-	FunctionProbes &functions() { return functions_; }
+	// Made on each use: it refers to this object's device, which moves with it.
+	FunctionProbes functions() const { return FunctionProbes(dev_, path_); }
 
 private:
 	EventSource(DeviceFd dev, std::vector<std::unique_ptr<RecordRing>> rings, std::string path)
-		: dev_(std::move(dev)), rings_(std::move(rings)), path_(std::move(path)), functions_(dev_, path_)
+		: dev_(std::move(dev)), rings_(std::move(rings)), path_(std::move(path))
 	{
 	}
 
 	DeviceFd dev_;
 	std::vector<std::unique_ptr<RecordRing>> rings_;
 	std::string path_;
-	FunctionProbes functions_;
 	bool armed_ = false;
 };
 

@@ -257,8 +257,10 @@ int cmd_probe(int argc, char **argv)
 	if (s == MAP_FAILED)
 		return report(name, FAIL, "mmap: %s", strerror(errno));
 	probe = spawn_vtice(PROBE_ERR, args);
-	if (probe < 0 || !wait_armed(probe, PROBE_ERR, 120))
-		return report(name, FAIL, "vtice probe did not arm (see %s)", PROBE_ERR);
+	if (probe < 0 || !wait_armed(probe, PROBE_ERR, 120)) {
+		system("cat " PROBE_ERR);
+		return report(name, FAIL, "vtice probe did not arm (its stderr is above)");
+	}
 	child = fork();
 	if (child == 0)
 		vtprobe(s);
@@ -274,8 +276,10 @@ int cmd_probe(int argc, char **argv)
 	sleep(1);	/* the console polls every 20 ms */
 	kill(probe, SIGINT);
 	waitpid(probe, &status, 0);
-	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		return report(name, FAIL, "vtice probe exited with status %#x (see %s)", status, PROBE_ERR);
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		system("cat " PROBE_ERR);
+		return report(name, FAIL, "vtice probe exited with status %#x (its stderr is above)", status);
+	}
 	if (read_ftrace(&ft) || read_probe_output(&vt, &lost))
 		return report(name, FAIL, "cannot read the trace or %s", PROBE_OUT);
 	check_side_results(name, lost);
