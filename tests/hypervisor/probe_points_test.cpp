@@ -1,0 +1,209 @@
+// Probes (hypervisor/debug/probe_points.c, ept_bp.c): hidden breakpoints
+// whose hit is recorded and lets the CPU go on. The instruction lengths
+// are the SDM's (Vol. 2B NOP: 0F 1F /0; ENDBR64 F3 0F 1E FA), the argument
+// registers the System V ABI's.
+#include "hooks_fixture.hpp"
+
+extern "C" {
+#include "probe_points.h"
+#include <vtice/records.h>
+#include <vtice/vmcall.h>
+}
+
+using namespace vtice::fake;
+
+namespace {
+
+constexpr uint64_t kBpExit = 3 | (6u << 8) | (1u << 31);	// #BP, software exception, valid
+
+class ProbePoints : public HooksFixture {
+protected:
+	const uint64_t fn = kKernelBase + 9 * kPage + 0x124;
+
+	void put_code(uint64_t gva, std::vector<uint8_t> bytes)
+	{
+		std::memcpy(&ram[gva - kKernelBase], bytes.data(), bytes.size());
+	}
+
+	// VTICE_VMCALL_PROBES as the module's kernel side issues it: RAX status.
+	uint64_t vmcall(uint64_t op, uint64_t a = 0, uint64_t b = 0, uint64_t c = 0)
+	{
+		regs.rdx = op;
+		regs.r8 = a;
+		regs.r9 = b;
+		regs.r10 = c;
+		EXPECT_TRUE(vt_probe_on_vmcall(&vcpu, &exit, VTICE_VMCALL_PROBES));
+		return regs.rax;
+	}
+
+	void arm(uint64_t gva)
+	{
+		ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_INTERCEPT, 1), VTICE_VMCALL_OK);
+		ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_ADD, gva, gpa_of(gva)), VTICE_VMCALL_OK);
+	}
+
+	vt_hook_result hit(uint64_t rip)
+	{
+		cpu().vmcs[GUEST_RIP] = rip;
+		cpu().vmcs[VM_EXIT_INTR_INFO] = kBpExit;
+		return vt_hooks_on_breakpoint(&vcpu, &exit, &stop);
+	}
+
+	std::vector<vtice_record> records()
+	{
+		std::vector<vtice_record> out;
+		for (uint64_t i = 0; i < vcpu.ring.hdr->head; i++)
+			out.push_back(vcpu.ring.records[i & (vcpu.ring.nr_records - 1)]);
+		return out;
+	}
+
+	void TearDown() override
+	{
+		if (hooks_up) {
+			vmcall(VTICE_VMCALL_PROBE_CLEAR);
+			vmcall(VTICE_VMCALL_PROBE_INTERCEPT, 0);
+		}
+		HooksFixture::TearDown();
+	}
+};
+
+TEST_F(ProbePoints, ANopUnderTheProbeIsSkippedInRootWithItsArgumentsRecorded)
+{
+	start();
+	put_code(fn, {0x0f, 0x1f, 0x44, 0x00, 0x00});	// ftrace's 5-byte NOP
+	arm(fn);
+	EXPECT_EQ(mapped_frame(gpa_of(fn))[0x124], 0xcc) << "the execute view holds the int3";
+	EXPECT_EQ(ram[fn - kKernelBase], 0x0f) << "the kernel's own byte is unchanged";
+	regs.rdi = 11, regs.rsi = 22, regs.rdx = 33, regs.rcx = 44, regs.r8 = 55, regs.r9 = 66;
+	cpu().vmcs[GUEST_INTERRUPTIBILITY_INFO] = GUEST_INTR_STATE_STI;
+	EXPECT_EQ(hit(fn), VT_HOOK_HANDLED);
+	EXPECT_EQ(cpu().vmcs[GUEST_RIP], fn + 5) << "past the NOP: one exit for the hit";
+	EXPECT_EQ(cpu().vmcs[GUEST_INTERRUPTIBILITY_INFO], 0u) << "the NOP ends the STI shadow";
+	EXPECT_FALSE(mtf_armed());
+	auto recs = records();
+	ASSERT_EQ(recs.size(), 4u) << "PROBE_HIT and three argument records (the task is unknown here)";
+	EXPECT_EQ(recs[0].type, VTICE_REC_PROBE_HIT);
+	EXPECT_EQ(recs[0].flags, 3u);
+	EXPECT_EQ(recs[0].u.syscall.nr, fn);
+	EXPECT_EQ(recs[0].u.syscall.arg, 11u);
+	EXPECT_EQ(recs[1].flags, VTICE_SYSCALL_DATA_ARGS12);
+	EXPECT_EQ(recs[1].u.raw[0], 22u);
+	EXPECT_EQ(recs[1].u.raw[1], 33u);
+	EXPECT_EQ(recs[2].flags, VTICE_SYSCALL_DATA_ARGS34);
+	EXPECT_EQ(recs[2].u.raw[0], 44u) << "RCX, the fourth argument of a call (not R10)";
+	EXPECT_EQ(recs[2].u.raw[1], 55u);
+	EXPECT_EQ(recs[3].u.raw[0], 66u);
+	struct vt_hooks_stats s;
+	vt_hooks_get_stats(&s);
+	EXPECT_EQ(s.probe_hits, 1u);
+	EXPECT_EQ(s.probe_skips, 1u);
+	EXPECT_EQ(s.bp_hits, 0u) << "not the debugger's breakpoint";
+}
+
+TEST_F(ProbePoints, SkipsEveryNopFormAndEndbr)
+{
+	start();
+	const std::vector<std::vector<uint8_t>> nops = {
+		{0x90}, {0x66, 0x90}, {0x0f, 0x1f, 0x00}, {0x0f, 0x1f, 0x40, 0x00}, {0x0f, 0x1f, 0x44, 0x00, 0x00},
+		{0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00}, {0x0f, 0x1f, 0x80, 0, 0, 0, 0},
+		{0x0f, 0x1f, 0x84, 0, 0, 0, 0, 0}, {0x66, 0x0f, 0x1f, 0x84, 0, 0, 0, 0, 0}, {0xf3, 0x0f, 0x1e, 0xfa}};
+	uint64_t at = fn;
+	for (const auto &nop : nops) {
+		put_code(at, nop);
+		arm(at);
+		ASSERT_EQ(hit(at), VT_HOOK_HANDLED);
+		EXPECT_EQ(cpu().vmcs[GUEST_RIP], at + nop.size()) << "NOP of " << nop.size() << " bytes";
+		at += 16;
+	}
+}
+
+TEST_F(ProbePoints, AnyOtherInstructionRunsOnceOnTheOriginalUnderMtf)
+{
+	start();
+	put_code(fn, {0x55});	// push rbp
+	arm(fn);
+	EXPECT_EQ(hit(fn), VT_HOOK_HANDLED);
+	EXPECT_EQ(cpu().vmcs[GUEST_RIP], fn) << "the CPU runs the kernel's own instruction";
+	EXPECT_TRUE(mtf_armed());
+	EXPECT_EQ(leaf(gpa_of(fn)), identity(gpa_of(fn))) << "the original frame, for one instruction";
+	EXPECT_EQ(mtf(), VT_HOOK_HANDLED);
+	EXPECT_FALSE(mtf_armed());
+	EXPECT_EQ(mapped_frame(gpa_of(fn))[0x124], 0xcc) << "the probe is back";
+	struct vt_hooks_stats s;
+	vt_hooks_get_stats(&s);
+	EXPECT_EQ(s.probe_steps, 1u);
+}
+
+TEST_F(ProbePoints, GuestTfTakesTheSteppedWaySoItsDebugTrapComesFromTheCpu)
+{
+	start();
+	put_code(fn, {0x0f, 0x1f, 0x44, 0x00, 0x00});
+	arm(fn);
+	cpu().vmcs[GUEST_RFLAGS] = 0x302;	// IF | TF
+	EXPECT_EQ(hit(fn), VT_HOOK_HANDLED);
+	EXPECT_EQ(cpu().vmcs[GUEST_RIP], fn);
+	EXPECT_TRUE(mtf_armed());
+}
+
+TEST_F(ProbePoints, NoProbeBeforeEveryCpuTakesBreakpointExits)
+{
+	start();
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_ADD, fn, gpa_of(fn)), static_cast<uint64_t>(VTICE_VMCALL_EINVAL));
+	EXPECT_EQ(leaf_level(gpa_of(fn)), 2) << "nothing split: the 2 MiB identity page stays";
+	EXPECT_FALSE(cpu().vmcs[EXCEPTION_BITMAP] & (1u << 3));
+	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_INTERCEPT, 1), VTICE_VMCALL_OK);
+	vt_hooks_on_resume(&vcpu);
+	EXPECT_TRUE(cpu().vmcs[EXCEPTION_BITMAP] & (1u << 3)) << "#BP exits before any probe exists";
+}
+
+TEST_F(ProbePoints, AnInt3FromARemovedProbesCachedViewIsRetried)
+{
+	start();
+	put_code(fn, {0x0f, 0x1f, 0x44, 0x00, 0x00});
+	arm(fn);
+	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_CLEAR), VTICE_VMCALL_OK);
+	EXPECT_EQ(leaf(gpa_of(fn)), identity(gpa_of(fn)));
+	// Another CPU still ran the old execute view: never give its int3 to the kernel.
+	EXPECT_EQ(hit(fn), VT_HOOK_HANDLED);
+	EXPECT_EQ(cpu().vmcs[GUEST_RIP], fn) << "retried at the same instruction";
+	EXPECT_TRUE(records().empty());
+	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_INTERCEPT, 0), VTICE_VMCALL_OK);
+	// With the intercept off every CPU has flushed: a kernel int3 there is the kernel's.
+	ram[fn - kKernelBase] = 0xcc;
+	EXPECT_EQ(hit(fn), VT_HOOK_NOT_MINE);
+}
+
+TEST_F(ProbePoints, TheFilterKeepsOtherTasksOut)
+{
+	start();
+	put_code(fn, {0x90});
+	// comm "vtprobe": this fake vCPU has no readable task, so nothing passes.
+	uint64_t comm[2] = {};
+	std::memcpy(comm, "vtprobe", 7);
+	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_FILTER, 0, comm[0], comm[1]), VTICE_VMCALL_OK);
+	arm(fn);
+	EXPECT_EQ(hit(fn), VT_HOOK_HANDLED);
+	EXPECT_EQ(cpu().vmcs[GUEST_RIP], fn + 1) << "the CPU goes on either way";
+	EXPECT_TRUE(records().empty());
+	// An unterminated comm is refused.
+	uint64_t long_comm[2] = {~0ull, ~0ull};
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_FILTER, 0, long_comm[0], long_comm[1]),
+		  static_cast<uint64_t>(VTICE_VMCALL_EINVAL));
+	vmcall(VTICE_VMCALL_PROBE_FILTER, 0, 0, 0);
+}
+
+TEST_F(ProbePoints, TheDebuggersBreakpointAtTheSameAddressStopsFirst)
+{
+	start();
+	put_code(fn, {0x90});
+	arm(fn);
+	ASSERT_EQ(vt_bp_insert(fn, gpa_of(fn)), 0);
+	EXPECT_EQ(hit(fn), VT_HOOK_STOP);
+	EXPECT_EQ(stop.reason, VT_STOP_SWBREAK);
+	// Detach removes the debugger's; the probe stays.
+	vt_hooks_remove_all();
+	EXPECT_EQ(mapped_frame(gpa_of(fn))[0x124], 0xcc);
+	EXPECT_EQ(hit(fn), VT_HOOK_HANDLED);
+}
+
+}  // namespace
