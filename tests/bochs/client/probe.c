@@ -25,11 +25,13 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "device.h"
 #include "report.h"
 #include "spawn.h"
 
@@ -37,6 +39,9 @@
 #define PROBE_OUT	"/tmp/vtprobe.json"
 #define PROBE_ERR	"/tmp/vtprobe.err"
 #define MAX_OPENS	16
+#define COST_OUT	"/tmp/vtcost.json"
+#define COST_ERR	"/tmp/vtcost.err"
+#define COST_READS	2000
 
 static const char kProgram[] =
 	"syscall:openat:return /comm == \"vtprobe\"/ { printf(\"ret %d\\n\", retval); }\n"
@@ -235,6 +240,182 @@ static void compare_function(const char *name, const struct seen *ft, const stru
 		       vt->fn_reads, vt->fn_bytes, ft->reads, ft->bytes);
 }
 
+/* `vtice probe` said it armed everything, within max_s seconds. */
+static int wait_probe_armed(pid_t probe, const char *err_path, int max_s)
+{
+	char text[2048];
+	int i;
+
+	for (i = 0; i < max_s * 10; i++) {
+		read_text(err_path, text, sizeof(text));
+		if (strstr(text, "vtice probe: armed"))
+			return 1;
+		if (waitpid(probe, NULL, WNOHANG) == probe)
+			return 0;
+		usleep(100000);
+	}
+	return 0;
+}
+
+struct read_cost {
+	double exits, tsc;	/* CPU 0's VM exits and TSC cycles per read */
+};
+
+/* COST_READS one-byte reads of /dev/zero on CPU 0, by this process named vtcost. */
+static int measure_reads(struct read_cost *c)
+{
+	struct vtice_cpu_stats before, after;
+	char name[16] = "", buf[1];
+	int fd = open_vtice(), zero = open("/dev/zero", O_RDONLY), i, ok;
+	uint64_t t0, t1;
+
+	prctl(PR_GET_NAME, name);
+	prctl(PR_SET_NAME, "vtcost");
+	pin_to_cpu(0);
+	ok = fd >= 0 && zero >= 0 && !vtice_cpu_stats(fd, 0, &before);
+	t0 = rdtsc();
+	for (i = 0; ok && i < COST_READS; i++)
+		syscall(SYS_read, zero, buf, 1);
+	t1 = rdtsc();
+	ok = ok && !vtice_cpu_stats(fd, 0, &after);
+	prctl(PR_SET_NAME, name);
+	if (fd >= 0)
+		close(fd);
+	if (zero >= 0)
+		close(zero);
+	if (!ok)
+		return -1;
+	c->exits = (double)(after.exits_total - before.exits_total) / COST_READS;
+	c->tsc = (double)(t1 - t0) / COST_READS;
+	return 0;
+}
+
+/*
+ * NAME-cost: what a probe hit costs. The same read loop with nothing
+ * armed and with fn:vfs_read armed for its comm; the probe must count
+ * every read (exactly COST_READS), and the exits per read it adds are the
+ * exits per hit (issue 24's goal: at most 2; a NOP under the probe is
+ * skipped in root, so 1 is expected).
+ */
+static void probe_cost(const char *name)
+{
+	const char *const args[] = { "vtice", "probe", "fn:vfs_read /comm == \"vtcost\"/ { @n = count(); }",
+				     "-o", COST_OUT, NULL };
+	struct read_cost bare, armed;
+	char test[128], line[1024];
+	long counted = -1;
+	pid_t probe;
+	FILE *f;
+
+	snprintf(test, sizeof(test), "%s-cost", name);
+	if (measure_reads(&bare)) {
+		report(test, FAIL, "no VM-exit counts from /dev/vtice");
+		return;
+	}
+	probe = spawn_vtice_on(COST_ERR, args, 1);
+	if (probe < 0 || !wait_probe_armed(probe, COST_ERR, 120)) {
+		system("cat " COST_ERR);
+		report(test, FAIL, "vtice probe did not arm (its stderr is above)");
+		return;
+	}
+	if (measure_reads(&armed))
+		armed.exits = armed.tsc = -1;
+	sleep(1);
+	kill(probe, SIGINT);
+	waitpid(probe, NULL, 0);
+	f = fopen(COST_OUT, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "\"name\":\"@n\""))
+			counted = json_number(line, "\"value\":");
+	if (f)
+		fclose(f);
+	system("cat " COST_ERR);
+	figure_named(test, "exits_per_read_bare", "%.3f", bare.exits);
+	figure_named(test, "exits_per_read_probed", "%.3f", armed.exits);
+	figure_named(test, "exits_per_hit", "%.3f", armed.exits - bare.exits);
+	figure_named(test, "tsc_per_read_bare", "%.0f", bare.tsc);
+	figure_named(test, "tsc_per_read_probed", "%.0f", armed.tsc);
+	if (counted != COST_READS)
+		report(test, FAIL, "the probe counted %ld of %d reads", counted, COST_READS);
+	else if (armed.exits - bare.exits > 2.05)
+		report(test, FAIL, "%.3f VM exits per probe hit (goal: at most 2)", armed.exits - bare.exits);
+	else
+		report(test, PASS, "%d of %d reads counted; %.3f VM exits per hit (%.3f per read bare, %.3f probed)",
+		       COST_READS, COST_READS, armed.exits - bare.exits, bare.exits, armed.exits);
+}
+
+/* A kernel text symbol's address from /proc/kallsyms, 0 when absent. */
+static unsigned long kallsyms_address(const char *want)
+{
+	char line[256], type, name[200];
+	unsigned long addr, found = 0;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	while (f && !found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx %c %199s", &addr, &type, name) == 3 && !strcmp(name, want) &&
+		    (type == 't' || type == 'T'))
+			found = addr;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* VTICE_IOC_PROBES with req as given: 0 or -errno. */
+static int probes_ioctl(int fd, struct vtice_probes *req)
+{
+	return ioctl(fd, VTICE_IOC_PROBES, req) ? -errno : 0;
+}
+
+/*
+ * NAME-refused: arguments the module must refuse with EINVAL, the machine
+ * running on: no address, too many, a user address, the middle of a
+ * function (an int3 there would cut an instruction), a comm without its
+ * NUL, another ABI version.
+ */
+static void probe_refusals(const char *name)
+{
+	unsigned long fn = kallsyms_address("vfs_read");
+	struct vtice_probes base = { .size = sizeof(base), .version = VTICE_ABI_VERSION,
+				     .op = VTICE_PROBES_ARM, .count = 1 }, req;
+	const char *what[6] = { "no address", "65 addresses", "a user address", "vfs_read+1",
+				"a comm without NUL", "ABI version 99" };
+	int fd = open_vtice(), i, bad = -1, err = 0;
+	char test[128];
+
+	snprintf(test, sizeof(test), "%s-refused", name);
+	if (fd < 0 || !fn) {
+		report(test, FAIL, "no /dev/vtice or no vfs_read in /proc/kallsyms");
+		return;
+	}
+	for (i = 0; i < 6 && bad < 0; i++) {
+		req = base;
+		req.addrs[0] = fn + 1;
+		if (i == 0)
+			req.count = 0;
+		if (i == 1)
+			req.count = VTICE_PROBES_MAX + 1;
+		if (i == 2)
+			req.addrs[0] = 0x400000;
+		if (i == 4) {
+			req.addrs[0] = fn;
+			memset(req.comm, 'a', sizeof(req.comm));
+		}
+		if (i == 5) {
+			req.addrs[0] = fn;
+			req.version = 99;
+		}
+		err = probes_ioctl(fd, &req);
+		if (err != -EINVAL)
+			bad = i;
+	}
+	close(fd);
+	if (bad >= 0)
+		report(test, FAIL, "%s: %s instead of EINVAL", what[bad], strerror(-err));
+	else
+		report(test, PASS, "EINVAL for each of: no address, 65, a user address, vfs_read+1, an "
+		       "unterminated comm, another ABI version");
+}
+
 int cmd_probe(int argc, char **argv)
 {
 	const char *name = argv[0];
@@ -284,5 +465,7 @@ int cmd_probe(int argc, char **argv)
 		return report(name, FAIL, "cannot read the trace or %s", PROBE_OUT);
 	check_side_results(name, lost);
 	compare_function(name, &ft, &vt);
+	probe_cost(name);
+	probe_refusals(name);
 	return compare(name, &ft, &vt);
 }
