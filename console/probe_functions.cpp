@@ -100,22 +100,18 @@ Result<std::uint32_t> FunctionProbes::arm(const probes::CheckedProgram &program)
 	return req.armed;
 }
 
-Result<std::uint64_t> FunctionProbes::hits_so_far()
+// QUERY or DISARM: the hits the hypervisor recorded since load.
+Result<std::uint64_t> FunctionProbes::hits_after(std::uint32_t op)
 {
 	auto req = request<vtice_probes>();
-	req.op = VTICE_PROBES_QUERY;
+	req.op = op;
 	if (ioctl(dev_.get(), VTICE_IOC_PROBES, &req) < 0)
 		return ioctl_error(path_, "VTICE_IOC_PROBES", errno);
 	return req.hits;
 }
 
-Result<std::uint64_t> FunctionProbes::disarm()
-{
-	auto req = request<vtice_probes>();
-	req.op = VTICE_PROBES_DISARM;
-	if (ioctl(dev_.get(), VTICE_IOC_PROBES, &req) < 0)
-		return ioctl_error(path_, "VTICE_IOC_PROBES", errno);
-	return req.hits;
-}
+Result<std::uint64_t> FunctionProbes::hits_so_far() { return hits_after(VTICE_PROBES_QUERY); }
+
+Result<std::uint64_t> FunctionProbes::disarm() { return hits_after(VTICE_PROBES_DISARM); }
 
 }  // namespace vtice::console

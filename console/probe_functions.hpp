@@ -30,6 +30,8 @@ public:
 	Result<std::uint64_t> hits_so_far();	// the same, armed or not
 
 private:
+	Result<std::uint64_t> hits_after(std::uint32_t op);
+
 	const DeviceFd &dev_;
 	std::string path_;
 };

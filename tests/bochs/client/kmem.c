@@ -18,7 +18,7 @@
 
 #define KMEM_MAX	256
 
-static int ksym_lookup(const char *name, uint64_t *addr)
+int ksym_lookup(const char *name, uint64_t *addr)
 {
 	FILE *f = fopen("/proc/kallsyms", "r");
 	char line[512], sym[256], type;
@@ -37,8 +37,7 @@ static int ksym_lookup(const char *name, uint64_t *addr)
 	return -1;
 }
 
-/* Read len bytes at kernel virtual address addr through /proc/kcore. */
-static int kcore_read(uint64_t addr, uint8_t *buf, size_t len)
+int kcore_read(uint64_t addr, uint8_t *buf, size_t len)
 {
 	int fd = open("/proc/kcore", O_RDONLY);
 	Elf64_Ehdr eh;

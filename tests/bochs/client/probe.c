@@ -63,20 +63,6 @@ struct seen {
 	long fn_reads, fn_bytes;	/* vtice's fn:vfs_read */
 };
 
-static int tracefs_write(const char *file, const char *value)
-{
-	char path[160];
-	int fd, ok;
-
-	snprintf(path, sizeof(path), TRACEFS "/%s", file);
-	fd = open(path, O_WRONLY | O_TRUNC);
-	if (fd < 0)
-		return -1;
-	ok = write(fd, value, strlen(value)) == (ssize_t)strlen(value);
-	close(fd);
-	return ok ? 0 : -1;
-}
-
 static int set_events(const char *value)
 {
 	char file[96];
@@ -344,20 +330,46 @@ static void probe_cost(const char *name)
 		       COST_READS, COST_READS, armed.exits - bare.exits, bare.exits, armed.exits);
 }
 
-/* A kernel text symbol's address from /proc/kallsyms, 0 when absent. */
-static unsigned long kallsyms_address(const char *want)
+/* The first bytes of vfs_read as the kernel reads its own memory. */
+static int vfs_read_bytes(uint8_t *out, size_t len)
 {
-	char line[256], type, name[200];
-	unsigned long addr, found = 0;
-	FILE *f = fopen("/proc/kallsyms", "r");
+	uint64_t fn;
 
-	while (f && !found && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%lx %c %199s", &addr, &type, name) == 3 && !strcmp(name, want) &&
-		    (type == 't' || type == 'T'))
-			found = addr;
-	if (f)
-		fclose(f);
-	return found;
+	return ksym_lookup("vfs_read", &fn) ? -1 : kcore_read(fn, out, len);
+}
+
+/* A tracefs file exists and holds no line (ftrace's and kprobes' own lists). */
+static int tracefs_empty(const char *file)
+{
+	char path[160], text[256];
+
+	snprintf(path, sizeof(path), TRACEFS "/%s", file);
+	if (access(path, R_OK))
+		return 0;
+	read_text(path, text, sizeof(text));
+	return text[0] == 0;
+}
+
+/*
+ * NAME-stealth: while fn:vfs_read is armed, the kernel sees vfs_read's own
+ * bytes through /proc/kcore (the same as before arming, no 0xCC), and
+ * neither ftrace (enabled_functions) nor kprobes (kprobe_events) lists it.
+ */
+static void check_stealth(const char *name, const uint8_t *before, size_t len)
+{
+	uint8_t now[16];
+	char test[128];
+
+	snprintf(test, sizeof(test), "%s-stealth", name);
+	if (vfs_read_bytes(now, len))
+		report(test, FAIL, "cannot read vfs_read through /proc/kcore");
+	else if (memcmp(now, before, len) || memchr(now, 0xcc, len))
+		report(test, FAIL, "vfs_read's bytes changed while probed");
+	else if (!tracefs_empty("enabled_functions") || !tracefs_empty("kprobe_events"))
+		report(test, FAIL, "ftrace or kprobes lists something while vtice probes");
+	else
+		report(test, PASS, "while probed, /proc/kcore shows vfs_read's own %zu bytes; enabled_functions "
+		       "and kprobe_events are empty", len);
 }
 
 /* VTICE_IOC_PROBES with req as given: 0 or -errno. */
@@ -374,7 +386,7 @@ static int probes_ioctl(int fd, struct vtice_probes *req)
  */
 static void probe_refusals(const char *name)
 {
-	unsigned long fn = kallsyms_address("vfs_read");
+	uint64_t fn = 0;
 	struct vtice_probes base = { .size = sizeof(base), .version = VTICE_ABI_VERSION,
 				     .op = VTICE_PROBES_ARM, .count = 1 }, req;
 	const char *what[6] = { "no address", "65 addresses", "a user address", "vfs_read+1",
@@ -383,7 +395,7 @@ static void probe_refusals(const char *name)
 	char test[128];
 
 	snprintf(test, sizeof(test), "%s-refused", name);
-	if (fd < 0 || !fn) {
+	if (fd < 0 || ksym_lookup("vfs_read", &fn)) {
 		report(test, FAIL, "no /dev/vtice or no vfs_read in /proc/kallsyms");
 		return;
 	}
@@ -421,6 +433,7 @@ int cmd_probe(int argc, char **argv)
 	const char *name = argv[0];
 	const char *const args[] = { "vtice", "probe", kProgram, "-o", PROBE_OUT, NULL };
 	struct seen ft = { 0 }, vt = { 0 };
+	uint8_t bare[16];
 	struct shared *s;
 	char pid[16];
 	pid_t probe, child;
@@ -437,8 +450,10 @@ int cmd_probe(int argc, char **argv)
 	s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (s == MAP_FAILED)
 		return report(name, FAIL, "mmap: %s", strerror(errno));
+	if (vfs_read_bytes(bare, sizeof(bare)))
+		return report(name, FAIL, "cannot read vfs_read through /proc/kcore");
 	probe = spawn_vtice(PROBE_ERR, args);
-	if (probe < 0 || !wait_armed(probe, PROBE_ERR, 120)) {
+	if (probe < 0 || !wait_probe_armed(probe, PROBE_ERR, 120)) {
 		system("cat " PROBE_ERR);
 		return report(name, FAIL, "vtice probe did not arm (its stderr is above)");
 	}
@@ -454,6 +469,7 @@ int cmd_probe(int argc, char **argv)
 	tracefs_write("tracing_on", "0");
 	set_events("0");
 	tracefs_write("set_event_pid", "");
+	check_stealth(name, bare, sizeof(bare));
 	sleep(1);	/* the console polls every 20 ms */
 	kill(probe, SIGINT);
 	waitpid(probe, &status, 0);

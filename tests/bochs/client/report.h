@@ -20,6 +20,12 @@ void figure_named(const char *test, const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 int online_cpus(void);
+/* kmem.c: a symbol's address from /proc/kallsyms; len bytes at addr read
+ * through /proc/kcore. 0 or -1. */
+int ksym_lookup(const char *name, uint64_t *addr);
+int kcore_read(uint64_t addr, uint8_t *buf, size_t len);
+/* trace.c: value written to /sys/kernel/tracing/FILE; 0 or -1. */
+int tracefs_write(const char *file, const char *value);
 int pin_to_cpu(int cpu);
 uint64_t now_ns(void);
 uint64_t rdtsc(void);

@@ -32,7 +32,7 @@
 
 #define TRACEFS "/sys/kernel/tracing"
 
-static int tracefs_write(const char *file, const char *value)
+int tracefs_write(const char *file, const char *value)
 {
 	char path[128];
 	int fd, ok;
