@@ -86,7 +86,11 @@ MachineFacts read_machine_facts()
 	f.family = base_family == 0xf ? base_family + ((leaf1.a >> 20) & 0xff) : base_family;
 	f.model = base_family == 0x6 || base_family == 0xf ? base_model | (((leaf1.a >> 16) & 0xf) << 4) : base_model;
 	f.stepping = leaf1.a & 0xf;
-	if (cpuid(0x80000000).a >= 0x80000004) {
+	// The name the kernel gave the CPU at boot, as users know it: a VM's
+	// brand string may change under it later (a parent hypervisor that
+	// migrated it). CPUID's own, without /proc.
+	f.cpu = escape_text(cpuinfo_value("model name"), Layout::Field);
+	if (f.cpu.empty() && cpuid(0x80000000).a >= 0x80000004) {
 		Regs b[3] = {cpuid(0x80000002), cpuid(0x80000003), cpuid(0x80000004)};
 		f.cpu = trim(chars({b[0].a, b[0].b, b[0].c, b[0].d, b[1].a, b[1].b, b[1].c, b[1].d, b[2].a, b[2].b,
 				    b[2].c, b[2].d}));

@@ -42,6 +42,13 @@ TEST(ProbeLanguage, AcceptsTheDocumentedOneLiners)
 	accepted("BEGIN { printf(\"go\\n\"); } END { printf(\"%s\\n\", \"done\"); } syscall:getpid { exit(); }");
 	accepted("syscall:read { @r = lhist(arg2, 0, 4096, 512); @mx = max(arg2); @mn = min(arg2); @a = avg(arg2); }");
 	accepted("// a comment\nsyscall:read /* another */ { @x = 1; }");
+	CheckedProgram fn = accepted("fn:vfs_read /comm == \"cat\"/ { @[comm, cpu] = sum(arg2); }");
+	ASSERT_EQ(fn.program.probes.size(), 1u);
+	EXPECT_EQ(fn.program.probes[0].points[0].kind, PointKind::FnEntry);
+	EXPECT_EQ(fn.program.probes[0].points[0].function, "vfs_read");
+	EXPECT_TRUE(fn.has_fn_probes);
+	EXPECT_FALSE(fn.has_syscall_probes);
+	EXPECT_EQ(fn.root_filter.comm, "cat") << "fn probes narrow root's filter too";
 }
 
 TEST(ProbeLanguage, ErrorsPointAtTheLineAndColumn)
@@ -70,8 +77,12 @@ TEST(ProbeLanguage, RefusesValuesWhereTheProbeHasNone)
 {
 	EXPECT_NE(refusal("syscall:read { @x = retval; }").find(":1:21: error: retval exists only in syscall:NAME:return"),
 		  std::string::npos);
-	EXPECT_NE(refusal("BEGIN { @x[comm] = 1; }").find("'comm' exists only in syscall probes"), std::string::npos);
-	EXPECT_NE(refusal("interval:s:1 { @x = arg0; }").find("'arg0' exists only in syscall probes"), std::string::npos);
+	EXPECT_NE(refusal("BEGIN { @x[comm] = 1; }").find("'comm' exists only in syscall and fn probes"),
+		  std::string::npos);
+	EXPECT_NE(refusal("interval:s:1 { @x = arg0; }").find("'arg0' exists only in syscall and fn probes"),
+		  std::string::npos);
+	EXPECT_NE(refusal("fn:vfs_read { @x = retval; }").find("retval exists only in syscall:NAME:return"),
+		  std::string::npos);
 	EXPECT_NE(refusal("syscall:read:return, syscall:read { @x = retval; }").find("retval exists only"),
 		  std::string::npos);
 	EXPECT_NE(refusal("syscall:read { @x = arg6; }").find("unknown name 'arg6'"), std::string::npos);
@@ -103,7 +114,11 @@ TEST(ProbeLanguage, RefusesProbePointsThatDoNotExistOrAreNotBuilt)
 {
 	EXPECT_NE(refusal("syscall:no_such_call { @x = 1; }").find("'no_such_call' is not an x86-64 syscall name"),
 		  std::string::npos);
-	EXPECT_NE(refusal("fn:vfs_read { @x = count(); }").find("fn: probes are not built yet"), std::string::npos);
+	EXPECT_NE(refusal("fn:vfs_read:return { @x = count(); }").find("fn:NAME:return probes are not built yet"),
+		  std::string::npos);
+	EXPECT_NE(refusal("fn:* { @x = count(); }").find("write fn:NAME"), std::string::npos);
+	EXPECT_NE(refusal("addr:0xffffffff81000000 { @x = count(); }").find("addr: probes are not built yet"),
+		  std::string::npos);
 	EXPECT_NE(refusal("kprobe:vfs_read { @x = 1; }").find("unknown probe point 'kprobe:vfs_read'"),
 		  std::string::npos);
 	EXPECT_NE(refusal("interval:s:0 { exit(); }").find("intervals are at least 10 ms"), std::string::npos);
