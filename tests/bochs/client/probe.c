@@ -18,6 +18,8 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
+#include <time.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -42,6 +44,9 @@
 #define COST_OUT	"/tmp/vtcost.json"
 #define COST_ERR	"/tmp/vtcost.err"
 #define COST_READS	2000
+#define MIG_OUT		"/tmp/vtmig.json"
+#define MIG_ERR		"/tmp/vtmig.err"
+#define MIG_SLEEP_MS	300
 
 static const char kProgram[] =
 	"syscall:openat:return /comm == \"vtprobe\"/ { printf(\"ret %d\\n\", retval); }\n"
@@ -428,6 +433,90 @@ static void probe_refusals(const char *name)
 		       "unterminated comm, another ABI version");
 }
 
+/* The child of probe_migration: one nanosleep on CPU 0, its own clock around it. */
+static void vtmig(volatile long *own_ms, volatile int *asleep)
+{
+	struct timespec nap = { 0, MIG_SLEEP_MS * 1000000L }, t0, t1;
+
+	prctl(PR_SET_NAME, "vtmig");
+	pin_to_cpu(0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	*asleep = 1;
+	syscall(SYS_nanosleep, &nap, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	*own_ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	_exit(0);
+}
+
+/*
+ * NAME-latency: a start time kept per tid in a map holds across a CPU
+ * migration. The child enters nanosleep on CPU 0; while it sleeps it may
+ * run only on CPU 1, so it returns there. The program must print CPU 0 for
+ * the entry, CPU 1 for the return, and a latency within 25% of what the
+ * child's own clock measured.
+ */
+static void probe_migration(const char *name)
+{
+	const char *const args[] = { "vtice", "probe",
+		"syscall:nanosleep /comm == \"vtmig\"/ { @start[tid] = nsecs; @from[tid] = cpu; }\n"
+		"syscall:nanosleep:return /comm == \"vtmig\" && @start[tid]/ {\n"
+		"  printf(\"mig %d %d %d\\n\", @from[tid], cpu, (nsecs - @start[tid]) / 1000000);\n"
+		"  delete(@start[tid]); }", "-o", MIG_OUT, NULL };
+	struct { long own_ms; int asleep; } *shared;
+	long from = -1, to = -1, ms = -1;
+	char test[128], line[512];
+	cpu_set_t one;
+	pid_t probe, child;
+	FILE *f;
+
+	snprintf(test, sizeof(test), "%s-latency", name);
+	shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (shared == MAP_FAILED || online_cpus() < 2) {
+		report(test, FAIL, "no shared page, or fewer than 2 CPUs");
+		return;
+	}
+	shared->own_ms = -1;
+	probe = spawn_vtice_on(MIG_ERR, args, 1);
+	if (probe < 0 || !wait_probe_armed(probe, MIG_ERR, 120)) {
+		system("cat " MIG_ERR);
+		report(test, FAIL, "vtice probe did not arm (its stderr is above)");
+		return;
+	}
+	child = fork();
+	if (child == 0)
+		vtmig(&shared->own_ms, &shared->asleep);
+	while (!shared->asleep)
+		usleep(1000);
+	usleep(50000);	/* in nanosleep by now: it makes no other syscall */
+	CPU_ZERO(&one);
+	CPU_SET(1, &one);
+	sched_setaffinity(child, sizeof(one), &one);
+	waitpid(child, NULL, 0);
+	sleep(1);
+	kill(probe, SIGINT);
+	waitpid(probe, NULL, 0);
+	f = fopen(MIG_OUT, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		static const char key[] = "\"text\":\"mig ";
+		const char *p = strstr(line, key);
+
+		if (p)
+			sscanf(p + strlen(key), "%ld %ld %ld", &from, &to, &ms);
+	}
+	if (f)
+		fclose(f);
+	figure_named(test, "vtice_ms", "%ld", ms);
+	figure_named(test, "own_ms", "%ld", shared->own_ms);
+	if (from != 0 || to != 1)
+		report(test, FAIL, "entry on CPU %ld, return on CPU %ld: expected 0 then 1", from, to);
+	else if (shared->own_ms <= 0 || ms * 4 < shared->own_ms * 3 || ms * 4 > shared->own_ms * 5)
+		report(test, FAIL, "vtice measured %ld ms, the child's own clock %ld ms", ms, shared->own_ms);
+	else
+		report(test, PASS, "entered on CPU 0, returned on CPU 1; %ld ms by vtice's @start[tid], %ld ms by "
+		       "the child's clock", ms, shared->own_ms);
+	munmap(shared, sizeof(*shared));
+}
+
 int cmd_probe(int argc, char **argv)
 {
 	const char *name = argv[0];
@@ -482,6 +571,7 @@ int cmd_probe(int argc, char **argv)
 	check_side_results(name, lost);
 	compare_function(name, &ft, &vt);
 	probe_cost(name);
+	probe_migration(name);
 	probe_refusals(name);
 	return compare(name, &ft, &vt);
 }
