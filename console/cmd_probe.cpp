@@ -87,11 +87,12 @@ Result<Options> parse_options(const ParsedArgs &args)
 	if (auto file = args.get("--file")) {
 		if (!args.positional.empty())
 			return make_error("give the program as an argument or with --file, not both");
-		auto bytes = read_input(*file, kMaxProgramFile);
+		bool stdin_ = *file == "-";
+		auto bytes = read_input(stdin_ ? "/dev/stdin" : *file, kMaxProgramFile);
 		if (!bytes)
 			return bytes.error();
 		o.source.assign(bytes->begin(), bytes->end());
-		o.source_name = *file;
+		o.source_name = stdin_ ? "standard input" : *file;
 	} else if (args.positional.size() == 1) {
 		o.source = args.positional[0];
 	} else {
@@ -132,7 +133,7 @@ std::string describe_program(const probes::CheckedProgram &p)
 			   (points == 1 ? "" : "s") + ", " + std::to_string(p.maps.size()) + " map" +
 			   (p.maps.size() == 1 ? "" : "s");
 	if (!p.has_syscall_probes && !p.has_fn_probes)
-		return text + "; no syscall or fn probes: nothing is armed";
+		return text + "; no syscall or fn probes: nothing to arm";
 	TaskFilter filter{p.root_filter.comm, p.root_filter.pid};
 	std::string what = p.has_syscall_probes && p.has_fn_probes ? "the syscalls and probe hits"
 			   : p.has_syscall_probes			  ? "the syscalls"
@@ -329,7 +330,7 @@ int run(const Options &o, const probes::CheckedProgram &program)
 			return fail(armed.error());
 		}
 	}
-	eprintf("vtice probe: armed: %s; %s\n", describe_program(program).c_str(),
+	eprintf("vtice probe: %s: %s; %s\n", source ? "armed" : "running", describe_program(program).c_str(),
 		o.duration ? "until the duration ends" : "Ctrl-C stops");
 	std::uint64_t start = TscClock::now_ns();
 	runtime.begin(start);
