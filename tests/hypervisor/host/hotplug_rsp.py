@@ -2,7 +2,7 @@
 """Host driver of the hvhotplug Bochs scenario's last part: a debugger stays
 attached to the hypervisor's stub, the machine running, while the guest
 takes CPU 1 offline and online 20 times. Then a break-in (0x03) must stop
-both CPUs, each with a kernel RIP in its registers, and detach must let the
+both CPUs, each with a canonical RIP in its registers, and detach must let the
 guest go on. The cues go through the kernel's domain name, written with M
 (the same handshake as crash_rsp.py). Exit status: the number of failures."""
 
@@ -48,8 +48,11 @@ def main():
     threads = rsp.reply()
     check("hotplug-threads", threads == "m1,2", "both CPUs are threads again: %s" % threads)
     rips = [stopped_rip(rsp, t) for t in (1, 2)]
-    check("hotplug-registers", all(r is not None and r >= 0xffff800000000000 for r in rips),
-          "each CPU stopped with a kernel RIP: %s" % ", ".join("%#x" % r if r else "?" for r in rips))
+    # A CPU may stop in user mode: the guest's shell polls its hostname
+    # then. What matters is that both CPUs' registers read back after the
+    # cycles: a non-zero canonical RIP (kernel half or user half).
+    check("hotplug-registers", all(r and (r < 0x0000800000000000 or r >= 0xffff800000000000) for r in rips),
+          "each CPU stopped with a canonical RIP: %s" % ", ".join("%#x" % r if r else "?" for r in rips))
     write_domainname(rsp, int(fig["hv.hotplug-uts.addr"], 16), b"vtice-hotplug-end")
     rsp.packet("D")
     detached = rsp.reply()
