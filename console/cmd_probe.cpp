@@ -173,28 +173,12 @@ public:
 
 	Result<vtice_syscalls> arm_syscalls(const probes::RootFilter &filter)
 	{
-		auto req = request<vtice_syscalls>();
-		req.op = VTICE_SYSCALLS_ARM;
-		req.pid = filter.pid;
-		std::memcpy(req.comm, filter.comm.data(), std::min(filter.comm.size(), sizeof(req.comm) - 1));
-		if (ioctl(dev_.get(), VTICE_IOC_SYSCALLS, &req) < 0)
-			return trap_error(path_, "VTICE_IOC_SYSCALLS", errno);
-		armed_ = true;
-		return req;
+		return syscalls_ioctl(dev_, path_, VTICE_SYSCALLS_ARM, TaskFilter{filter.comm, filter.pid});
 	}
 
-	Result<vtice_syscalls> disarm_syscalls()
-	{
-		auto req = request<vtice_syscalls>();
-		req.op = VTICE_SYSCALLS_DISARM;
-		armed_ = false;
-		if (ioctl(dev_.get(), VTICE_IOC_SYSCALLS, &req) < 0)
-			return trap_error(path_, "VTICE_IOC_SYSCALLS", errno);
-		return req;
-	}
+	Result<vtice_syscalls> disarm_syscalls() { return syscalls_ioctl(dev_, path_, VTICE_SYSCALLS_DISARM); }
 
 	std::vector<std::vector<vtice_record>> drain() { return drain_rings(rings_); }
-	bool armed() const { return armed_; }
 	// Made on each use: it refers to this object's device, which moves with it.
 	FunctionProbes functions() const { return FunctionProbes(dev_, path_); }
 
@@ -207,7 +191,6 @@ private:
 	DeviceFd dev_;
 	std::vector<std::unique_ptr<RecordRing>> rings_;
 	std::string path_;
-	bool armed_ = false;
 };
 
 struct RunTotals {

@@ -157,12 +157,10 @@ int run_syscalls(const Options &o)
 		r->skip();
 	catch_stop_signals();
 
-	auto req = request<vtice_syscalls>();
-	req.op = VTICE_SYSCALLS_ARM;
-	req.pid = o.filter.pid;
-	std::memcpy(req.comm, o.filter.comm.data(), o.filter.comm.size());
-	if (ioctl(dev->get(), VTICE_IOC_SYSCALLS, &req) < 0)
-		return fail(trap_error(o.device, "VTICE_IOC_SYSCALLS", errno));
+	auto armed = syscalls_ioctl(*dev, o.device, VTICE_SYSCALLS_ARM, o.filter);
+	if (!armed)
+		return fail(armed.error());
+	const vtice_syscalls &req = *armed;
 	eprintf("vtice trace syscalls: armed on %u CPUs%s; tracing %s; %s\n", req.cpus_armed,
 		     req.cpus_failed ? (" (" + std::to_string(req.cpus_failed) + " could not)").c_str() : "",
 		     describe_filter(o.filter).c_str(), o.duration ? "until the duration ends" : "Ctrl-C stops");
@@ -177,17 +175,14 @@ int run_syscalls(const Options &o)
 		if (o.duration && elapsed.count() >= o.duration)
 			break;
 	}
-	req = request<vtice_syscalls>();
-	req.op = VTICE_SYSCALLS_DISARM;
-	int disarm = ioctl(dev->get(), VTICE_IOC_SYSCALLS, &req);
+	auto disarmed = syscalls_ioctl(*dev, o.device, VTICE_SYSCALLS_DISARM);
 	printer.feed(drain_rings(*rings));
 	printer.finish();
-	int disarm_errno = errno;
 	if (file)
 		if (auto written = file->commit(); !written)
 			return fail(written.error());
-	if (disarm < 0)
-		return fail(trap_error(o.device, "VTICE_IOC_SYSCALLS", disarm_errno));
+	if (!disarmed)
+		return fail(disarmed.error());
 	std::fprintf(stderr,
 		     "vtice trace syscalls: %llu calls printed from %llu events; %llu records lost in the rings%s;"
 		     " the hypervisor executed %llu SYSCALL/SYSRET, %llu passed the filter\n",
@@ -195,8 +190,8 @@ int run_syscalls(const Options &o)
 		     (unsigned long long)printer.stats().lost,
 		     printer.stats().malformed ? (", " + std::to_string(printer.stats().malformed) +
 						 " malformed groups skipped").c_str() : "",
-		     (unsigned long long)(req.seen - seen_before),
-		     (unsigned long long)(req.recorded - recorded_before));
+		     (unsigned long long)(disarmed->seen - seen_before),
+		     (unsigned long long)(disarmed->recorded - recorded_before));
 	return kExitOk;
 }
 

@@ -78,7 +78,6 @@ const char kHelp[] =
 
 constexpr std::uint64_t kDefaultMaxInsns = 1'000'000;
 constexpr long kPollMs = 2;
-constexpr std::size_t kMaxKallsyms = 64u << 20;	// /proc/kallsyms is ~10 MB with modules
 
 struct Options {
 	std::string name;
@@ -154,15 +153,9 @@ struct LocalKernel {
 
 Result<LocalKernel> open_local_kernel(const Options &o)
 {
-	auto bytes = read_input(o.kallsyms, kMaxKallsyms);
-	if (!bytes)
-		return bytes.error();
-	std::string_view text(reinterpret_cast<const char *>(bytes->data()), bytes->size());
-	auto symbols = dbg::parse_kallsyms_text(text, o.kallsyms);
+	auto symbols = read_running_kallsyms(o.kallsyms, "entry_SYSCALL_64");
 	if (!symbols)
-		return make_error(o.kallsyms + ": " + symbols.error().to_string());
-	if ((*symbols)->size() == 0 || !(*symbols)->lookup("entry_SYSCALL_64").value_or(0))
-		return make_error(o.kallsyms + ": no kernel addresses (kptr_restrict? run as root)");
+		return symbols.error();
 	auto kcore = dbg::Kcore::open(o.kcore);
 	if (!kcore)
 		return kcore.error();

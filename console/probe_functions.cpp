@@ -10,32 +10,16 @@
 #include "diagnostic.hpp"
 #include "symbol_source.hpp"
 #include "trace/kcore.hpp"
-#include "vtice/read_input.hpp"
+#include "trace_common.hpp"
 
 namespace vtice::console {
 namespace {
-
-constexpr std::size_t kMaxKallsyms = 64u << 20;	// /proc/kallsyms is ~10 MB with modules
 
 bool starts_with_endbr(const std::vector<std::uint8_t> &b)
 {
 	static const std::uint8_t endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
 	static const std::uint8_t sealed[4] = {0x0f, 0x1f, 0x40, 0xd6};	// IBT's poison NOP
 	return b.size() >= 4 && (std::memcmp(b.data(), endbr64, 4) == 0 || std::memcmp(b.data(), sealed, 4) == 0);
-}
-
-Result<std::unique_ptr<dbg::SymbolList>> read_kallsyms(const std::string &path)
-{
-	auto bytes = read_input(path, kMaxKallsyms);
-	if (!bytes)
-		return bytes.error();
-	std::string_view text(reinterpret_cast<const char *>(bytes->data()), bytes->size());
-	auto symbols = dbg::parse_kallsyms_text(text, path);
-	if (!symbols)
-		return make_error(path + ": " + symbols.error().to_string());
-	if ((*symbols)->size() == 0 || !(*symbols)->lookup("_text").value_or(0))
-		return make_error(path + ": no kernel addresses (kptr_restrict? run as root)");
-	return symbols;
 }
 
 }  // namespace
@@ -45,7 +29,7 @@ Result<void> resolve_function_points(probes::CheckedProgram &program, const std:
 {
 	if (!program.has_fn_probes)
 		return {};
-	auto symbols = read_kallsyms(kallsyms);
+	auto symbols = read_running_kallsyms(kallsyms, "_text");
 	if (!symbols)
 		return symbols.error();
 	auto kcore = dbg::Kcore::open(kcore_path);

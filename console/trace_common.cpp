@@ -2,10 +2,15 @@
 
 #include <time.h>
 
+#include <sys/ioctl.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 
 #include "device.hpp"
+#include "vtice/read_input.hpp"
 #include "vtice/interrupts.hpp"
 
 namespace vtice::console {
@@ -81,6 +86,33 @@ Error trap_error(const std::string &path, const char *ioctl_name, int err)
 					 "needs the VM-entry control \"load IA32_EFER\", CR4.CET clear, and for "
 					 "'trace syscall' the monitor trap flag or TF steps (docs/tracing.md)");
 	return ioctl_error(path, ioctl_name, err);
+}
+
+Result<vtice_syscalls> syscalls_ioctl(const DeviceFd &dev, const std::string &path, std::uint32_t op,
+				      const TaskFilter &filter)
+{
+	auto req = request<vtice_syscalls>();
+	req.op = op;
+	req.pid = filter.pid;
+	std::memcpy(req.comm, filter.comm.data(), std::min(filter.comm.size(), sizeof(req.comm) - 1));
+	if (ioctl(dev.get(), VTICE_IOC_SYSCALLS, &req) < 0)
+		return trap_error(path, "VTICE_IOC_SYSCALLS", errno);
+	return req;
+}
+
+Result<std::unique_ptr<dbg::SymbolList>> read_running_kallsyms(const std::string &path, const char *anchor)
+{
+	constexpr std::size_t kMaxKallsyms = 64u << 20;	// /proc/kallsyms is ~10 MB with modules
+	auto bytes = read_input(path, kMaxKallsyms);
+	if (!bytes)
+		return bytes.error();
+	std::string_view text(reinterpret_cast<const char *>(bytes->data()), bytes->size());
+	auto symbols = dbg::parse_kallsyms_text(text, path);
+	if (!symbols)
+		return make_error(path + ": " + symbols.error().to_string());
+	if ((*symbols)->size() == 0 || !(*symbols)->lookup(anchor).value_or(0))
+		return make_error(path + ": no kernel addresses (kptr_restrict? run as root)");
+	return symbols;
 }
 
 }  // namespace vtice::console

@@ -4,9 +4,15 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "args.hpp"
+#include "symbol_source.hpp"
+
+extern "C" {
+#include <vtice/ioctl.h>
+}
 #include "vtice/result.hpp"
 
 namespace vtice::console {
@@ -31,6 +37,18 @@ bool stop_requested();
 // SIGHUP (Ctrl-C is the normal way to stop a trace: its status stands).
 int exit_status(int status);
 void sleep_ms(long ms);
+
+class DeviceFd;
+
+// The running kernel's /proc/kallsyms (or path), with addresses: an error
+// when they read as zero (kptr_restrict, not root), judged by `anchor`,
+// a symbol every kernel has.
+Result<std::unique_ptr<dbg::SymbolList>> read_running_kallsyms(const std::string &path, const char *anchor);
+
+// VTICE_IOC_SYSCALLS: VTICE_SYSCALLS_ARM with the filter, or
+// VTICE_SYSCALLS_DISARM; the trap's counters come back in the request.
+Result<vtice_syscalls> syscalls_ioctl(const DeviceFd &dev, const std::string &path, std::uint32_t op,
+				      const TaskFilter &filter = {});
 
 // An ioctl on the syscall trap (VTICE_IOC_SYSCALLS, VTICE_IOC_PATH_TRACE)
 // failed with err: what it means for the user.
