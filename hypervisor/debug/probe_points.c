@@ -74,6 +74,8 @@ static u64 vt_probe_op(const struct vt_guest_regs *r)
 	int ret;
 
 	switch (r->rdx) {
+	case VTICE_VMCALL_PROBE_QUERY:
+		return VTICE_VMCALL_OK;
 	case VTICE_VMCALL_PROBE_INTERCEPT:
 		vt_hooks_probe_intercept(r->r8 != 0);
 		if (!r->r8)	/* every CPU flushed the removed views before this */

@@ -172,7 +172,7 @@ long vt_ioc_probes(struct file *file, void __user *uarg)
 	mutex_unlock(&vt_probes_lock);
 	if (ret)
 		return ret;
-	vt_probes_vmcall(0, 0, 0, 0, &hits);	/* op 0: EINVAL, but RDX holds the count */
+	vt_probes_vmcall(VTICE_VMCALL_PROBE_QUERY, 0, 0, 0, &hits);
 	req.hits = hits;
 	return vt_put_arg(uarg, &req, sizeof(req));
 }

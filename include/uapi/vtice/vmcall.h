@@ -61,6 +61,7 @@ enum vtice_vmcall {
 };
 
 enum vtice_vmcall_probe_op {
+	VTICE_VMCALL_PROBE_QUERY = 0,	/* the hit count (RDX) alone */
 	VTICE_VMCALL_PROBE_INTERCEPT = 1,
 	VTICE_VMCALL_PROBE_ADD = 2,
 	VTICE_VMCALL_PROBE_CLEAR = 3,
