@@ -127,7 +127,7 @@ check_vtice_hv() {
 # Bare Bochs: what the kernel and a program see without the hypervisor.
 scenario_baseline() {
 	# Which CET features the kernel turned on (it clears the flags it does
-	# not use): ibt on an IBT kernel on a CET CPU model (run.sh --cet).
+	# not use): ibt on an IBT kernel on a CET CPU model (run.sh --cpu tigerlake).
 	echo "VTICE-FIGURE baseline.cet=$(grep -m1 '^flags' /proc/cpuinfo | grep -owE 'ibt|user_shstk' | tr '\n' ' ')"
 	$T cpuid baseline.cpuid vmx
 	$T vmcall baseline.vmcall

@@ -4,10 +4,11 @@
 # last full one).
 #
 # Usage: tests/bochs/matrix.sh [--quick] [--cells "CELL ..."] [--out DIR] [--vtice BIN]
+#                              [--bochs-cache DIR]
 #
 #   cells (default: all three)
 #     skylake-6.1     corei7_skylake_x, no CET; Debian 12's kernel
-#     tigerlake-6.12  tigerlake with CET (a Bochs built --enable-cet);
+#     tigerlake-6.12  tigerlake with CET;
 #                     bookworm-backports' 6.12, IBT on
 #     penryn-6.1      core2_penryn_t9600: VMX without EPT, must be refused
 #   --quick           the short core per cell (blue pill, one syscall path
@@ -18,9 +19,10 @@
 #                     default cell)
 #   --out DIR         default build/matrix; each cell in DIR/CELL, the
 #                     table in DIR/matrix.md
+#   --bochs-cache DIR where the Bochs 3.0 build is kept (run.sh's default
+#                     build/bochs3)
 #
-# Cells run one after the other: run.sh queues Bochs runs anyway, since
-# two would share this machine's cores with the rig's timing figures.
+# Cells run one after the other, each Bochs on a core of its own.
 # Exit: 0 every cell passed, 1 a cell failed.
 set -uo pipefail
 
@@ -30,8 +32,9 @@ out=$root/build/matrix
 cells="skylake-6.1 tigerlake-6.12 penryn-6.1"
 quick=0
 vtice_bin=$root/build/vtice
+cache_args=
 
-usage() { sed -n '2,20s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '2,26s/^# \{0,1\}//p' "$0"; }
 
 while (($#)); do
 	case $1 in
@@ -39,6 +42,7 @@ while (($#)); do
 	--cells) cells=$2; shift ;;
 	--out) out=$2; shift ;;
 	--vtice) vtice_bin=$2; shift ;;
+	--bochs-cache) cache_args="--bochs-cache $(printf %q "$2")"; shift ;;
 	-h | --help) usage; exit 0 ;;
 	*) echo "matrix.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
@@ -51,7 +55,7 @@ cell_args() {
 	((quick)) && core="load hvpath hvdoctor"
 	case $1 in
 	skylake-6.1) echo "--cpu corei7_skylake_x --scenarios '$core'" ;;
-	tigerlake-6.12) echo "--cet --cpu tigerlake --kernel bookworm-backports --scenarios '$core'" ;;
+	tigerlake-6.12) echo "--cpu tigerlake --kernel bookworm-backports --scenarios '$core'" ;;
 	penryn-6.1) echo "--cpu core2_penryn_t9600 --scenarios 'hvrefused hvdoctorrefused'" ;;
 	*) return 1 ;;
 	esac
@@ -63,7 +67,7 @@ run_cell() {
 	mkdir -p "$out/$cell"
 	start=$(date +%s)
 	echo "matrix: $cell: tests/bochs/run.sh $args" >&2
-	eval "\"$here/run.sh\" --out \"$out/$cell\" --vtice \"$vtice_bin\" --timeout 2400 $args" \
+	eval "\"$here/run.sh\" --out \"$out/$cell\" --vtice \"$vtice_bin\" --timeout 2400 $cache_args $args" \
 		>"$out/$cell/run.log" 2>&1
 	rc=$?
 	echo "$rc $(($(date +%s) - start))" >"$out/$cell/result"

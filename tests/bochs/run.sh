@@ -22,7 +22,6 @@ bochs_version=3.0
 bochs_cache=
 kernel_suite=
 cpu_model=corei7_skylake_x
-cet=0
 guest_env=
 kernel_args=
 
@@ -62,9 +61,9 @@ options:
                      --suite: bookworm-backports is 6.12), with the module
                      built against its headers (implies --stock-kernel)
   --cpu MODEL        Bochs CPU model (default corei7_skylake_x); tigerlake,
-                     sapphire_rapids and arrow_lake have CET (need --cet),
-                     core2_penryn_t9600 has VMX without EPT
-  --cet              a Bochs 3.0 built with --enable-cet (its own cache)
+                     sapphire_rapids and arrow_lake have CET (the
+                     Bochs 3.0 build has it), core2_penryn_t9600 has VMX
+                     without EPT
   --kernel-args ARGS more kernel command line (e.g. no5lvl: Bochs 3.0's
                      sapphire_rapids fails its SMM restore with LA57 on)
   --guest-env "VAR=VALUE ..."
@@ -104,9 +103,7 @@ select_bochs() {
 	3.0)
 		BOCHS_BIN=${VTICE_BOCHS_BIN:-}
 		if [[ -z "$BOCHS_BIN" ]]; then
-			local flavour=() cache=${bochs_cache:-$root/build/bochs3}
-			((cet)) && flavour=(--cet) && cache=${cache}-cet
-			BOCHS_BIN=$("$here/lib/bochs3.sh" "$cache" "${flavour[@]}") ||
+			BOCHS_BIN=$("$here/lib/bochs3.sh" "${bochs_cache:-$root/build/bochs3}") ||
 				die "building Bochs 3.0 failed (tools/deps.sh installs what it needs)"
 		fi
 		BOCHS_EXTRA_ARGS=()	# built without the internal debugger: no -rc
@@ -137,7 +134,6 @@ main() {
 		--stock-kernel) stock_kernel=1 ;;
 		--kernel) kernel_suite=$2; stock_kernel=1; shift ;;
 		--cpu) cpu_model=$2; shift ;;
-		--cet) cet=1 ;;
 		--guest-env) guest_env=$2; shift ;;
 		--kernel-args) kernel_args=$2; shift ;;
 		--no-check) check=0 ;;

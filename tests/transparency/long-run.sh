@@ -47,7 +47,7 @@ echo "long-run.sh: seed $seed, $count observations per state"
 failed=0
 # Sapphire Rapids boots with no5lvl: with LA57 on, Bochs 3.0 panics in its
 # SMM restore ("CR4 consistency check failed", 2026-11-27).
-for cell in "skylake-6.1" "sapphire_rapids-6.12 --cet --cpu sapphire_rapids --kernel bookworm-backports --kernel-args no5lvl"; do
+for cell in "skylake-6.1" "sapphire_rapids-6.12 --cpu sapphire_rapids --kernel bookworm-backports --kernel-args no5lvl"; do
 	name=${cell%% *}
 	args=()
 	[[ "$cell" == *" "* ]] && read -r -a args <<<"${cell#* }"

@@ -10,18 +10,20 @@ set -euo pipefail
 # shellcheck source=../../../tools/lib/apt-archive.sh
 . "$(dirname "$0")/../../../tools/lib/apt-archive.sh"
 
-out=${1:?usage: bochs3.sh OUTDIR [--cet]}
-# --cet: CET (shadow stacks, IBT) in the CPU models that have it (tigerlake,
-# sapphire_rapids, arrow_lake): a separate build, cached in its own OUTDIR.
-cet_flag=
-[[ ${2:-} == --cet ]] && cet_flag=--enable-cet
+out=${1:?usage: bochs3.sh OUTDIR}
+# One build serves every CPU model: --enable-cet gives CET (shadow stacks,
+# IBT) to the models that have it (tigerlake, sapphire_rapids, arrow_lake)
+# and nothing to the others, whose CPUID does not list it.
+configure_flags=(--enable-x86-64 --enable-smp --enable-vmx=2 --enable-cpu-level=6 --enable-avx
+	--enable-evex --enable-all-optimizations --enable-pci --enable-configurable-msrs --with-nogui
+	--disable-plugins --enable-cdrom --enable-cet)
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 apt_dir=$out/apt
 src_dir=$out/src
 patch_dir=$(cd "$(dirname "$0")" && pwd)/bochs3-patches
-# A build with other patches is another binary: the key names them.
-patch_key=$( (cat "$patch_dir"/*.patch; echo "${2:-}") | sha256sum | cut -c1-12)
+# A build with other patches or flags is another binary: the key names them.
+patch_key=$( (cat "$patch_dir"/*.patch; echo "${configure_flags[*]}") | sha256sum | cut -c1-12)
 
 # Two builds of one tree (ctest and a manual run.sh) would clobber each
 # other: the second waits, then finds the first one's binary.
@@ -60,10 +62,7 @@ build() {
 		patch -p1 -s -d "$tree" <"$p" || { echo "bochs3: error: $p does not apply" >&2; exit 1; }
 	done
 	echo "bochs3: configuring Bochs $version" >&2
-	(cd "$tree" && ./configure --enable-x86-64 --enable-smp --enable-vmx=2 \
-		--enable-cpu-level=6 --enable-avx --enable-evex --enable-all-optimizations \
-		--enable-pci --enable-configurable-msrs --with-nogui --disable-plugins \
-		--enable-cdrom $cet_flag >"$out/configure.log" 2>&1) ||
+	(cd "$tree" && ./configure "${configure_flags[@]}" >"$out/configure.log" 2>&1) ||
 		{ tail -20 "$out/configure.log" >&2; echo "bochs3: error: configure failed" >&2; exit 1; }
 	echo "bochs3: building (about 90 s on 2 cores)" >&2
 	(cd "$tree" && make -j"$(nproc)" >"$out/make.log" 2>&1) ||

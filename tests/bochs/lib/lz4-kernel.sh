@@ -26,6 +26,10 @@ mkdir -p "$2"
 cache=$(cd "$2" && pwd)
 version=$(<"$kdir/version")
 out=$cache/$version
+# Two rigs starting side by side would build into one directory: the second
+# waits for the first, then finds its bzImage.
+exec 8>"$cache/.lock"
+flock 8
 if [[ -f "$out/bzImage" && "$out/bzImage" -nt "$kdir/vmlinux" ]]; then
 	echo "$out/bzImage"
 	exit 0

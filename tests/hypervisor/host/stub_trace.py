@@ -77,10 +77,12 @@ def load_symbols():
         raise RuntimeError("no build/vtice or build/kernel/*/vmlinux under VTICE_ROOT")
     listing = subprocess.run([vtice, "syms", vmlinux, "--list"], check=True, capture_output=True,
                              text=True).stdout
-    with open("/tmp/hvtrace-symbols.map", "w") as f:
+    # In the driver's own work directory: two rigs may run side by side.
+    system_map, elf = os.path.abspath("hvtrace-symbols.map"), os.path.abspath("hvtrace-symbols.elf")
+    with open(system_map, "w") as f:
         f.write(listing)
-    symbol_elf("/tmp/hvtrace-symbols.map", "/tmp/hvtrace-symbols.elf")
-    sg.run("file /tmp/hvtrace-symbols.elf")
+    symbol_elf(system_map, elf)
+    sg.run("file " + elf)
 
 
 def check_monitor():
@@ -119,7 +121,7 @@ def check_gdb_btrace():
 
 
 def check_vtice_trace():
-    cmds = "trace syscall openat --comm vtopen -o /tmp/hvtrace-openat.vtrace\ndetach\n"
+    cmds = "trace syscall openat --comm vtopen -o %s\ndetach\n" % os.path.abspath("hvtrace-openat.vtrace")
     ran = sg.vtice_batch("trace-vtice", cmds, 900)
     if not ran:
         return
