@@ -50,13 +50,15 @@ u16 vt_io_port(const struct vt_exit *exit)
 	return (u16)(exit->qual >> VT_IO_PORT_SHIFT);
 }
 
-/* Re-armed on every expiry: with "save timer value" it reads 0 now (25.7.1). */
+/* Re-armed on every expiry (timer.c): with "save timer value" it reads 0 now (25.7.1). */
 enum vt_exit_action vt_handle_preempt_timer(struct vt_exit *exit)
 {
 	const struct vt_callbacks *cb = exit->vcpu->hv->cb;
+	u32 due = vt_timer_expired(exit->vcpu);
 
-	vt_vmwrite(VMX_PREEMPTION_TIMER_VALUE, exit->vcpu->hv->preempt_ticks);
-	if (cb && cb->preempt_timer)
+	if (due & VT_TIMER_SAMPLE)
+		vt_profile_sample(exit->vcpu);
+	if ((due & VT_TIMER_POLL) && cb && cb->preempt_timer)
 		cb->preempt_timer(exit->vcpu, exit);
 	return VT_EXIT_RESUME;
 }

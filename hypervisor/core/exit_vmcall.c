@@ -79,6 +79,9 @@ enum vt_exit_action vt_handle_vmcall(struct vt_exit *exit)
 	case VTICE_VMCALL_SYSCALLS:
 		status = vt_syscalls_vmcall(vcpu, r);
 		break;
+	case VTICE_VMCALL_PROFILE:
+		status = vt_profile_vmcall(vcpu, r->rdx, r->r8, &out);
+		break;
 	default:
 		if (r->rax >= VTICE_VMCALL_USER_BASE && cb && cb->vmcall &&
 		    cb->vmcall(vcpu, exit, r->rax))

@@ -123,7 +123,7 @@ void vt_hv_set_callbacks(struct vt_hv *hv, const struct vt_callbacks *cb)
 }
 
 /* A control the capability MSR allows to be 1 (SDM Vol. 3D A.3-A.5). */
-static bool vt_may_set(u64 cap_msr, u32 bits)
+bool vt_may_set(u64 cap_msr, u32 bits)
 {
 	return ((u32)(cap_msr >> 32) & bits) == bits;
 }

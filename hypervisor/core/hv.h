@@ -10,6 +10,7 @@
 #include "ept.h"
 #include "guest_mem.h"
 #include "lbr_view.h"
+#include "profile.h"
 #include "ring.h"
 #include "root_log.h"
 #include "shield.h"
@@ -163,6 +164,7 @@ struct vt_exit_counts {
 	u64 syscalls_seen;	/* SYSCALL/SYSRET executed for the guest while armed */
 	u64 syscalls_recorded;	/* ...whose task passed the filter and that fit the ring */
 	u64 root_nmis;		/* NMIs that arrived in VMX root (root_idt.c) */
+	u64 profile_samples;	/* samples the profiler recorded (profile.c) */
 	struct vt_root_log log;	/* what root has to report (root_log.h) */
 };
 VT_STATIC_ASSERT(sizeof(struct vt_exit_counts) <= VT_PAGE_SIZE, "exit counts fit their page");
@@ -197,6 +199,8 @@ struct vt_vcpu {
 	u32 apic_id;		/* this CPU's local APIC ID (apic.c), read when virtualized */
 	bool x2apic;		/* ...and its APIC is in x2APIC mode */
 	struct vt_guest_regs *regs;	/* the GPRs of the exit being handled, in VMX root */
+	struct vt_timer timer;	/* the VMX-preemption timer's users (profile.h) */
+	struct vt_profile_vcpu profile;
 };
 
 /*
@@ -232,6 +236,8 @@ int vt_hv_copy(struct vt_hv *hv, const void *p, u32 pages);
 int vt_hv_set_ram(struct vt_hv *hv, const struct vt_ram_range *ram, u32 n);
 int vt_hv_intercept_ports(struct vt_hv *hv, u16 first, u16 count);
 int vt_hv_enable_preempt_timer(struct vt_hv *hv, u64 period_tsc);
+/* A control the capability MSR allows to be 1 (SDM Vol. 3D A.3-A.5). */
+bool vt_may_set(u64 cap_msr, u32 bits);
 void vt_hv_intercept_exceptions(struct vt_hv *hv, u32 mask);
 
 /* host_window.c: map pa at this CPU's window slot; VMX root only. */
@@ -287,6 +293,8 @@ u64 vt_vcpu_syscalls(struct vt_vcpu *vcpu, bool on, bool quiet, u32 pid, const c
 u64 vt_vcpu_path_trace(struct vt_vcpu *vcpu, u32 op, u32 nr, u64 max_insns, u32 calls, u64 *traced);
 /* The probes' VMCALL (vmcall.h): RAX, *hits = RDX. */
 u64 vt_vcpu_probes(struct vt_vcpu *vcpu, u32 op, u64 a, u64 b, u64 c, u64 *hits);
+/* The profiler's VMCALL on this CPU (vmcall.h): RAX, *samples = RDX. */
+u64 vt_vcpu_profile(struct vt_vcpu *vcpu, u64 period_tsc, u32 stack_bytes, u64 *samples);
 
 /* control.c: for debugger callbacks, in VMX root on the current vCPU */
 int vt_set_exception_intercept(u32 vector, bool on);

@@ -70,8 +70,7 @@ bool vt_syscall_task_passes(const struct vt_vcpu *vcpu, u64 *task)
 	return known && t.task && vt_filter_match(&vcpu->hv->sys_filter, &t, known);
 }
 
-static void vt_put_data(struct vtice_record *rec, const struct vtice_record *head, u32 kind,
-			u64 a, u64 b)
+void vt_put_data(struct vtice_record *rec, const struct vtice_record *head, u32 kind, u64 a, u64 b)
 {
 	*rec = *head;
 	rec->type = VTICE_REC_SYSCALL_DATA;
@@ -89,6 +88,13 @@ static u32 vt_put_task(struct vtice_record *recs, u32 n, const struct vt_sys_tas
 	vt_put_data(&recs[n++], &recs[0], VTICE_SYSCALL_DATA_TASK, t->pid | (u64)t->tgid << 32, t->task);
 	vt_put_data(&recs[n++], &recs[0], VTICE_SYSCALL_DATA_COMM, comm[0], comm[1]);
 	return n;
+}
+
+u32 vt_put_current_task(const struct vt_vcpu *vcpu, struct vtice_record *recs, u32 n)
+{
+	struct vt_sys_task t = { 0 };
+
+	return vt_read_task(vcpu, &t) ? vt_put_task(recs, n, &t) : n;
 }
 
 /* The head's flags count the DATA records; they were copied before it was set. */

@@ -28,6 +28,7 @@ extern "C" {
 struct vt_exit;
 struct vt_vcpu;
 struct vt_guest_regs;
+struct vtice_record;
 
 /* ---- syscall_emul.c ---- */
 enum vt_sys_kind {
@@ -106,6 +107,10 @@ bool vt_syscall_task_passes(const struct vt_vcpu *vcpu, u64 *task);
  */
 bool vt_probe_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *regs, u64 addr,
 		    const struct vt_sys_filter *filter);
+/* A group's DATA record of kind with a and b, stamped as its head. */
+void vt_put_data(struct vtice_record *rec, const struct vtice_record *head, u32 kind, u64 a, u64 b);
+/* TASK and COMM of the task current on the vCPU at recs[n], when it can be read: the new n. */
+u32 vt_put_current_task(const struct vt_vcpu *vcpu, struct vtice_record *recs, u32 n);
 
 #ifdef __cplusplus
 }

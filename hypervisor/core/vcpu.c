@@ -289,6 +289,11 @@ u64 vt_vcpu_probes(struct vt_vcpu *vcpu, u32 op, u64 a, u64 b, u64 c, u64 *hits)
 	return vt_vmcall(VTICE_VMCALL_PROBES, vcpu->hv->key, op, a, b, c, hits);
 }
 
+u64 vt_vcpu_profile(struct vt_vcpu *vcpu, u64 period_tsc, u32 stack_bytes, u64 *samples)
+{
+	return vt_vmcall(VTICE_VMCALL_PROFILE, vcpu->hv->key, period_tsc, stack_bytes, 0, 0, samples);
+}
+
 /* Guest state that VM exits changed and the kernel expects back. */
 struct vt_leave_state {
 	struct vt_desc_ptr gdt, idt;

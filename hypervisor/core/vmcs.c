@@ -189,6 +189,7 @@ static void vt_vmcs_controls(struct vt_vmcs_writer *w, struct vt_vcpu *vcpu)
 	}
 	if (c->pin & PIN_BASED_VMX_PREEMPTION_TIMER)
 		vt_w(w, VMX_PREEMPTION_TIMER_VALUE, hv->preempt_ticks);
+	vt_timer_init(vcpu);
 	if (c->proc2 & SECONDARY_EXEC_ENABLE_VPID)
 		vt_w(w, VIRTUAL_PROCESSOR_ID, vcpu->vpid);
 	if (c->proc2 & SECONDARY_EXEC_XSAVES)

@@ -206,6 +206,8 @@ static long vt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return vt_ioc_path_trace(file, uarg);
 	case VTICE_IOC_PROBES:
 		return vt_ioc_probes(file, uarg);
+	case VTICE_IOC_PROFILE:
+		return vt_ioc_profile(file, uarg);
 	default:
 		return -ENOTTY;
 	}
@@ -233,6 +235,7 @@ static int vt_open(struct inode *inode, struct file *file)
 
 static int vt_release(struct inode *inode, struct file *file)
 {
+	vt_profile_release(file);
 	vt_probes_release(file);
 	vt_syscalls_release(file);
 	return 0;

@@ -70,6 +70,9 @@ void vt_syscalls_release(struct file *file);
 /* probes_dev.c: VTICE_IOC_PROBES, and the owner's close. */
 long vt_ioc_probes(struct file *file, void __user *uarg);
 void vt_probes_release(struct file *file);
+/* profile_dev.c: VTICE_IOC_PROFILE, and the owner's close. */
+long vt_ioc_profile(struct file *file, void __user *uarg);
+void vt_profile_release(struct file *file);
 int vt_linux_path_init(const struct vt_linux_trace_params *trace);
 
 #endif /* VT_OS_LINUX_H */

@@ -21,6 +21,8 @@
  *    taken at a crash (see struct vtice_lbr).
  *  - VTICE_IOC_PATH_TRACE: trace the branches of the next calls of one
  *    syscall (see struct vtice_path_trace).
+ *  - VTICE_IOC_PROBES, VTICE_IOC_PROFILE: probes at kernel functions and
+ *    the sampling profiler (see their structs).
  *  - mmap(): CPU n's ring is at offset n * status.ring_mmap_size, length
  *    status.ring_mmap_size, read-only; see ring.h for the layout.
  *
@@ -295,6 +297,38 @@ struct vtice_probes {
 	__u64 hits;			/* out: hits recorded since load */
 };
 
+/*
+ * The sampling profiler (docs/profile.md, `vtice profile`): on each armed
+ * CPU the VMX-preemption timer expires hz times per second of the CPU's
+ * time in the guest, and each expiry writes a VTICE_REC_PROFILE_SAMPLE
+ * group (records.h) to that CPU's ring; the CPU goes on. A halted CPU is
+ * sampled as long as its timer counts (C0-C2: SDM 3C 26.5.1). One open
+ * file owns the profiler (-EBUSY for another); its close stops it. ARM
+ * replaces what the owner armed before. -EOPNOTSUPP: no VMX-preemption
+ * timer.
+ */
+#define VTICE_PROFILE_HZ_MAX	10000
+#define VTICE_PROFILE_STACK_MAX	2048
+#define VTICE_PROFILE_ALL_CPUS	(-1)
+
+enum vtice_profile_op {
+	VTICE_PROFILE_QUERY = 0,	/* counters only */
+	VTICE_PROFILE_ARM = 1,
+	VTICE_PROFILE_DISARM = 2,
+};
+
+struct vtice_profile {
+	__u32 size;			/* in */
+	__u32 version;			/* in */
+	__u32 op;			/* in: enum vtice_profile_op */
+	__u32 hz;			/* in (ARM): 1..VTICE_PROFILE_HZ_MAX samples per second */
+	__u32 stack_bytes;		/* in (ARM): kernel stack per sample, a multiple of 16, <= STACK_MAX */
+	__s32 cpu;			/* in (ARM): the one CPU to sample, or VTICE_PROFILE_ALL_CPUS */
+	__u32 armed;			/* out: CPUs sampling */
+	__u32 reserved;			/* 0 */
+	__u64 samples;			/* out: samples recorded since load, all CPUs */
+};
+
 #define VTICE_IOC_STATUS	_IOWR(VTICE_IOC_MAGIC, 1, struct vtice_status)
 #define VTICE_IOC_CPU_STATS	_IOWR(VTICE_IOC_MAGIC, 2, struct vtice_cpu_stats)
 #define VTICE_IOC_CAPS		_IOWR(VTICE_IOC_MAGIC, 3, struct vtice_caps)
@@ -304,6 +338,7 @@ struct vtice_probes {
 #define VTICE_IOC_PATH_TRACE	_IOWR(VTICE_IOC_MAGIC, 7, struct vtice_path_trace)
 #define VTICE_IOC_LBR		_IOWR(VTICE_IOC_MAGIC, 8, struct vtice_lbr)
 #define VTICE_IOC_PROBES	_IOWR(VTICE_IOC_MAGIC, 9, struct vtice_probes)
+#define VTICE_IOC_PROFILE	_IOWR(VTICE_IOC_MAGIC, 10, struct vtice_profile)
 
 #ifdef __cplusplus
 #define VTICE_UAPI_ASSERT(c, m) static_assert(c, m)
@@ -321,5 +356,6 @@ VTICE_UAPI_ASSERT(sizeof(struct vtice_path_trace) == 64, "vtice_path_trace layou
 VTICE_UAPI_ASSERT(sizeof(struct vtice_lbr_entry) == 24, "vtice_lbr_entry layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_lbr) == 72 + 24 * VTICE_LBR_MAX, "vtice_lbr layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_probes) == 48 + 8 * VTICE_PROBES_MAX, "vtice_probes layout");
+VTICE_UAPI_ASSERT(sizeof(struct vtice_profile) == 40, "vtice_profile layout");
 
 #endif /* VTICE_UAPI_IOCTL_H */

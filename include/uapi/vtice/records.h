@@ -26,6 +26,7 @@ enum vtice_record_type {
 	VTICE_REC_SYSCALL_DATA = 8,	/* more of the SYSCALL_ENTER/EXIT before it: see below */
 	VTICE_REC_TRACE_STOP = 9,	/* a syscall-path trace ended: see below */
 	VTICE_REC_PROBE_HIT = 10,	/* a fn: probe fired: see below */
+	VTICE_REC_PROFILE_SAMPLE = 11,	/* the profiler's sample of a CPU: see below */
 	VTICE_REC_TYPE_COUNT
 };
 
@@ -64,6 +65,21 @@ enum vtice_record_type {
  * ARG5 (R9), TASK and COMM: the six arguments of a function call in the
  * x86-64 System V order, and the running task.
  */
+
+/*
+ * A profile sample (VTICE_IOC_PROFILE) is a group too: the PROFILE_SAMPLE
+ * record (u.raw[0] = the guest's RIP, u.raw[1] = its RSP; flags = the
+ * number of SYSCALL_DATA records behind it, VTICE_PROFILE_COUNT_MASK, with
+ * the VTICE_PROFILE_* bits), then SYSCALL_DATA records: REGS (u.raw[0] =
+ * RBP, u.raw[1] = 0), TASK and COMM as above, and for a sample in the
+ * kernel the STACK records: the stack from RSP up, two words each, as much
+ * of the request's stack_bytes as the stack's mapped pages hold.
+ */
+#define VTICE_SYSCALL_DATA_REGS		6
+#define VTICE_SYSCALL_DATA_STACK	7
+#define VTICE_PROFILE_COUNT_MASK	0xffffu
+#define VTICE_PROFILE_USER		(1u << 16)	/* the CPU ran at CPL 3 */
+#define VTICE_PROFILE_HALTED		(1u << 17)	/* ...or was halted (HLT, activity state) */
 
 /*
  * A syscall-path trace (VTICE_IOC_PATH_TRACE) ends with one TRACE_STOP

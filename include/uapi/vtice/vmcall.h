@@ -29,6 +29,14 @@ enum vtice_vmcall {
 	 * load control, or CET on).
 	 */
 	VTICE_VMCALL_SYSCALLS = 5,
+	/*
+	 * The profiler on this CPU: RDX = TSC cycles between samples (0 =
+	 * stop), R8 = bytes of kernel stack copied per sample (a multiple of
+	 * 16, at most VTICE_PROFILE_STACK_MAX). RDX out = samples recorded on
+	 * this CPU since load. ENOSYS: no VMX-preemption timer; EINVAL: a
+	 * period the timer cannot count, or a bad stack size.
+	 */
+	VTICE_VMCALL_PROFILE = 6,
 	VTICE_VMCALL_USER_BASE = 0x100,	/* forwarded to the debugger callback */
 	/* Stop every CPU for the debug stub; RDX out = TSC cycles stopped. */
 	VTICE_VMCALL_DEBUG_BREAK = VTICE_VMCALL_USER_BASE,

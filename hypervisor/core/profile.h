@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The VMX-preemption timer and the sampling profiler that uses it.
+ *
+ * The timer counts down while the CPU runs the guest, one tick each time
+ * TSC bit N changes (N = IA32_VMX_MISC[4:0]), and exits at zero (SDM 3C
+ * 26.5.1). Two users share a CPU's timer: the stub's poll, every
+ * hv->preempt_ticks on every CPU from load, and the profiler, every
+ * sample_ticks on the CPUs it is armed on. Each keeps its own countdown;
+ * the timer is loaded with the nearer one, and an expiry serves whichever
+ * came due (timer.c). profile.c writes the samples (records.h).
+ */
+#ifndef VT_CORE_PROFILE_H
+#define VT_CORE_PROFILE_H
+
+#include "types.h"
+#include <vtice/ioctl.h>
+#include <vtice/records.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct vt_exit;
+struct vt_vcpu;
+
+/* The records of one sample: head, REGS, TASK, COMM, then the stack's. */
+#define VT_PROFILE_GROUP_MAX	(4 + VTICE_PROFILE_STACK_MAX / 16)
+
+struct vt_timer {
+	u64 loaded;		/* ticks the timer was last loaded with; 0 = not running */
+	u64 poll_left;		/* ticks to the stub's next poll */
+	u64 sample_ticks;	/* the profiler's period; 0 = not sampling */
+	u64 sample_left;	/* ticks to the next sample */
+};
+
+/* A sample is built here in VMX root: too big for root's stack. */
+struct vt_profile_vcpu {
+	u32 stack_bytes;	/* kernel stack copied per sample */
+	struct vtice_record recs[VT_PROFILE_GROUP_MAX];
+	u64 stack[VTICE_PROFILE_STACK_MAX / 8];
+};
+
+#define VT_TIMER_POLL		VT_BIT(0)	/* the stub's poll came due */
+#define VT_TIMER_SAMPLE		VT_BIT(1)	/* ...a sample */
+
+/* ---- timer.c, in VMX root on the current vCPU ---- */
+/* At VMCS setup: the stub's poll, if any, counts from its first period. */
+void vt_timer_init(struct vt_vcpu *vcpu);
+/* At the timer's exit: which users came due (VT_TIMER_*); reloads it. */
+u32 vt_timer_expired(struct vt_vcpu *vcpu);
+/* Start (ticks > 0) or stop sampling on this CPU; -VT_* on failure. */
+int vt_timer_set_sampling(struct vt_vcpu *vcpu, u64 ticks);
+
+/* ---- profile.c ---- */
+/* The VMCALL (vmcall.h VTICE_VMCALL_PROFILE): a status; *samples = this CPU's count. */
+u64 vt_profile_vmcall(struct vt_vcpu *vcpu, u64 period_tsc, u64 stack_bytes, u64 *samples);
+/* One sample of where the guest is, into the CPU's ring. */
+void vt_profile_sample(struct vt_vcpu *vcpu);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VT_CORE_PROFILE_H */
