@@ -14,6 +14,7 @@ int cmd_attach(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
+int cmd_profile(int argc, char **argv);
 
 static const std::array kSubcommands = {
 	Subcommand{"attach", "debug a kernel over the GDB remote protocol (QEMU, kgdb)", cmd_attach},
@@ -23,6 +24,8 @@ static const std::array kSubcommands = {
 	Subcommand{"hv", "hypervisor status (CPUs, VM exits) and VMX capabilities", cmd_hv},
 	Subcommand{"trace", "syscall events, or the branches of one syscall, from the hypervisor", cmd_trace},
 	Subcommand{"probe", "bpftrace-style probes on syscalls, run from the hypervisor (root)", cmd_probe},
+	Subcommand{"profile", "sample every CPU's kernel stack from the hypervisor: top functions, flame graphs (root)",
+		   cmd_profile},
 	Subcommand{"doctor", "check on this machine that each hypervisor mechanism works (root)", cmd_doctor},
 	Subcommand{"version", "print the vtice version and record format", cmd_version},
 };

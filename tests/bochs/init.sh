@@ -28,6 +28,22 @@ result() { echo "VTICE-TEST $1 $2 $3"; }
 # guest over COM2 (/dev/ttyS1) and may start a little after this line.
 start_host_driver() { echo "VTICE-HOST $1 START"; }
 
+# Runs "$@" and, while it runs, says on the console every 30 s of guest
+# time that the guest is alive: run.sh's stall watch counts wall time, and
+# on a loaded machine a command that prints nothing for a minute of guest
+# time stays silent for several. "$@" keeps the redirections its caller gave.
+with_heartbeat() {
+	local pid n=0
+	"$@" &
+	pid=$!
+	while kill -0 $pid 2>/dev/null; do
+		sleep 1
+		n=$((n + 1))
+		[ $((n % 30)) = 0 ] && echo "VTICE-ALIVE ${n}s into: $1 $2" >/dev/console
+	done
+	wait $pid
+}
+
 # Kernel lines since the last call, so the host can judge what each scenario
 # added (the stock boot already carries an fpu/xstate WARNING).
 dmesg_delta() {

@@ -201,7 +201,8 @@ doctor_na_expected="hidden-breakpoint ept-watch lbr trace-mtf"
 scenario_hvdoctor() {
 	local rc name verdict details
 	[ "$loaded" = 0 ] || rmmod_vtice
-	vtice doctor --module "$KO" --json /tmp/doctor.json --work-dir /tmp/doctor >/tmp/doctor.out 2>/tmp/doctor.err
+	with_heartbeat vtice doctor --module "$KO" --json /tmp/doctor.json --work-dir /tmp/doctor \
+		>/tmp/doctor.out 2>/tmp/doctor.err
 	rc=$?
 	sed 's/^/doctor: /' /tmp/doctor.out
 	sed -n '/^vmx /,/^unload /p' /tmp/doctor.out >/tmp/doctor.rows
