@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,7 @@
 #include "subcommands.hpp"
 #include "trace_common.hpp"
 #include "tsc_clock.hpp"
+#include "vtice/read_input.hpp"
 #include "vtice/write_output.hpp"
 
 namespace vtice::console {
@@ -199,14 +201,21 @@ Result<Sampler> arm(const Options &o)
 // The run's consumers of samples: the counts, and the timeline when asked for.
 class SampleSink {
 public:
-	SampleSink(const Options &o, const dbg::SymbolSource &symbols, const symbols::OrcTable *orc,
+	SampleSink(const Options &o, std::unique_ptr<dbg::SymbolList> symbols, const symbols::OrcTable *orc,
 		   const TscClock &clock, std::FILE *timeline_file)
-		: orc_(orc),
-		  namer_([&symbols](std::uint64_t a) { return symbols.symbolize(a); }),
-		  period_tsc_(static_cast<std::uint64_t>(clock.ticks_per_ns() * 1e9 / o.hz)), report_(period_tsc_)
+		: orc_(orc), period_tsc_(static_cast<std::uint64_t>(clock.ticks_per_ns() * 1e9 / o.hz)),
+		  report_(period_tsc_)
 	{
+		use_symbols(std::move(symbols));
 		if (timeline_file)
 			timeline_.emplace(timeline_file, clock.ticks_per_ns() * 1000, period_tsc_);
+	}
+
+	// Names from now on come from these (a module came or went).
+	void use_symbols(std::unique_ptr<dbg::SymbolList> symbols)
+	{
+		symbols_ = std::move(symbols);
+		namer_.emplace([list = symbols_.get()](std::uint64_t a) { return list->symbolize(a); });
 	}
 
 	void feed(const std::vector<std::vector<vtice_record>> &per_cpu)
@@ -214,7 +223,7 @@ public:
 		for (const auto &recs : per_cpu)
 			for (const auto &sample : trace::decode_profile_records(recs, stats_)) {
 				SampleStack stack = unwind_sample(orc_, sample, kMaxFrames);
-				std::vector<std::string> names = namer_.names(sample, stack);
+				std::vector<std::string> names = namer_->names(sample, stack);
 				report_.add(sample, names, stack.truncated);
 				if (timeline_)
 					timeline_->add(sample, names);
@@ -231,7 +240,8 @@ public:
 
 private:
 	const symbols::OrcTable *orc_;
-	FrameNamer namer_;
+	std::unique_ptr<dbg::SymbolList> symbols_;
+	std::optional<FrameNamer> namer_;
 	std::uint64_t period_tsc_;
 	ProfileReport report_;
 	std::optional<ProfileTimeline> timeline_;
@@ -248,6 +258,11 @@ void report_summary(const SampleSink &sink, std::uint64_t recorded, double secon
 {
 	if (isatty(STDERR_FILENO))
 		eprintf("\n");
+	if (sink.stats().lost)
+		eprintf("vtice profile: warning: the rings filled before the console read them and %llu records "
+			"were lost (counted in 'unsampled'): --stack-bytes copies less per sample, the module's "
+			"ring_records parameter gives each CPU more room\n",
+			static_cast<unsigned long long>(sink.stats().lost));
 	std::printf("%llu samples in %.1f s; the hypervisor recorded %llu; %llu records lost in the rings%s\n\n",
 		    static_cast<unsigned long long>(sink.report().samples()), seconds,
 		    static_cast<unsigned long long>(recorded), static_cast<unsigned long long>(sink.stats().lost),
@@ -267,8 +282,37 @@ Result<std::unique_ptr<symbols::OrcTable>> load_orc(const Options &o, const dbg:
 	return orc ? std::move(*orc) : std::unique_ptr<symbols::OrcTable>();
 }
 
+// The modules loaded, by name and address: when one comes or goes,
+// kallsyms is read again to name its text (looked at once a second, so a
+// module loaded mid-run is named from then on). /proc/modules' other
+// fields (use counts, state) change without any text moving.
+class ModuleWatch {
+public:
+	bool changed()
+	{
+		auto bytes = read_input("/proc/modules", 1 << 20);
+		std::string now;
+		if (bytes) {
+			std::istringstream lines(std::string(bytes->begin(), bytes->end()));
+			for (std::string line; std::getline(lines, line);) {
+				auto name_end = line.find(' ');
+				auto address = line.rfind(' ');
+				now += line.substr(0, name_end) + line.substr(address) + "\n";
+			}
+		}
+		bool differs = now != last_;
+		last_ = std::move(now);
+		return differs;
+	}
+
+private:
+	std::string last_;
+};
+
 int run(const Options &o)
 {
+	ModuleWatch modules;
+	modules.changed();
 	auto symbols = read_running_kallsyms(o.kallsyms, "entry_SYSCALL_64");
 	if (!symbols)
 		return fail(symbols.error());
@@ -281,13 +325,13 @@ int run(const Options &o)
 		file.emplace(std::move(*opened));
 	}
 	TscClock clock;
-	SampleSink sink(o, **symbols, orc->get(), clock,
+	SampleSink sink(o, std::move(*symbols), orc->get(), clock,
 			file && o.format == Format::perfetto ? file->stream() : nullptr);
 	catch_stop_signals();
 	auto sampler = arm(o);
 	if (!sampler)
 		return fail(sampler.error());
-	std::uint64_t start = TscClock::now_ns(), last_progress = start;
+	std::uint64_t start = TscClock::now_ns(), last_progress = start, last_module_look = start;
 	auto elapsed = [&start] { return static_cast<double>(TscClock::now_ns() - start) / 1e9; };
 	while (!stop_requested() && !(o.duration && elapsed() >= o.duration)) {
 		sleep_ms(kPollMs);
@@ -295,6 +339,14 @@ int run(const Options &o)
 		if (TscClock::now_ns() - last_progress >= kProgressSeconds * 1e9) {
 			show_progress(elapsed(), sink.report().samples());
 			last_progress = TscClock::now_ns();
+		}
+		if (TscClock::now_ns() - last_module_look >= 1e9) {
+			if (modules.changed())
+				if (auto fresh = read_running_kallsyms(o.kallsyms, "entry_SYSCALL_64")) {
+					sink.use_symbols(std::move(*fresh));
+					eprintf("vtice profile: a module came or went: %s read again\n", o.kallsyms.c_str());
+				}
+			last_module_look = TscClock::now_ns();
 		}
 	}
 	auto req = request<vtice_profile>();

@@ -19,18 +19,53 @@ kernel_headers() {
 	echo "$dir"
 }
 
+# The sources a module build reads, and the headers it builds against: a
+# build of the same key is the same module.
+module_key() {
+	local root=$1 headers=$2
+	{
+		echo "$headers $(cat "$headers/include/config/kernel.release" 2>/dev/null)"
+		(cd "$root" && find hypervisor include -type f \( -name '*.[chS]' -o -name Kbuild -o -name Makefile \
+			-o -name '*.lds' -o -name '*.conf' \) | LC_ALL=C sort | xargs sha256sum)
+	} | sha256sum | cut -c1-16
+}
+
+# Keeps the newest four builds; one another run holds is left alone.
+prune_module_cache() {
+	local old
+	for old in $(ls -dt "$1"/*/ 2>/dev/null | tail -n +5); do
+		old=${old%/}
+		(flock -n 9 && rm -rf "$old" "$old.lock") 9>"$old.lock"
+	done
+}
+
 # Builds a private copy of hypervisor/ so a rig run never races with a build
-# in the source tree (its kbuild objects live next to the sources).
+# in the source tree (its kbuild objects live next to the sources). Runs of
+# the same sources and headers share one build (build/module-cache), which
+# the first of them makes while the others wait.
 build_module() {
-	local root=$1 headers=$2 dir=$3
+	local root=$1 headers=$2 dir=$3 key cache ko
 	[[ -f "$root/hypervisor/Makefile" ]] ||
 		{ echo "run.sh: error: $root/hypervisor/Makefile not found (use --module none to boot without it)" >&2; exit 1; }
-	rm -rf "$dir" && mkdir -p "$dir/src"
-	cp -a "$root/hypervisor" "$root/include" "$dir/src/"
-	echo "run.sh: building the module against $headers" >&2
-	make -s -C "$dir/src/hypervisor" KDIR="$headers" -j2 >"$dir/build.log" 2>&1 ||
-		{ cat "$dir/build.log" >&2; echo "run.sh: error: module build failed" >&2; exit 1; }
-	local ko
+	key=$(module_key "$root" "$headers")
+	cache=$root/build/module-cache/$key
+	mkdir -p "$cache"
+	exec 7>"$cache.lock"
+	flock 7
+	if [[ ! -f "$cache/done" ]]; then
+		rm -rf "$cache" && mkdir -p "$cache/src"
+		cp -a "$root/hypervisor" "$root/include" "$cache/src/"
+		echo "run.sh: building the module against $headers" >&2
+		make -s -C "$cache/src/hypervisor" KDIR="$headers" -j2 >"$cache/build.log" 2>&1 ||
+			{ cat "$cache/build.log" >&2; echo "run.sh: error: module build failed" >&2; exit 1; }
+		touch "$cache/done"
+		prune_module_cache "$root/build/module-cache"
+	else
+		echo "run.sh: the module of these sources and headers is built already ($cache)" >&2
+	fi
+	exec 7>&-
+	rm -rf "$dir" && mkdir -p "$dir"
+	cp -a "$cache/src" "$cache/build.log" "$dir/"
 	ko=$(find "$dir/src/hypervisor" -name vtice.ko | head -n1)
 	[[ -n "$ko" ]] || { echo "run.sh: error: the module build produced no vtice.ko" >&2; exit 1; }
 	echo "$ko"

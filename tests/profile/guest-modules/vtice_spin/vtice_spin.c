@@ -2,10 +2,12 @@
 /*
  * Test module for the Bochs rig's hvprofile scenario: a known function to
  * find in the profiler's samples. A kernel thread bound to the last CPU
- * spins in vtice_spin_loop() for secs seconds with interrupts on, then
- * logs how long it spun and ends; the CPU spends that time in that one
- * function, apart from its interrupts. Short enough for the soft-lockup
- * watchdog (20 s) and RCU (21 s) to stay quiet.
+ * waits until 1 is written to /sys/module/vtice_spin/parameters/go (so the
+ * module is in /proc/kallsyms before the profiler reads it), then spins in
+ * vtice_spin_loop() for secs seconds with interrupts on, logs how long it
+ * spun and ends; the CPU spends that time in that one function, apart from
+ * its interrupts. Short enough for the soft-lockup watchdog (20 s) and
+ * RCU (21 s) to stay quiet.
  */
 #include <linux/completion.h>
 #include <linux/delay.h>
@@ -16,6 +18,10 @@
 static uint secs = 6;
 module_param(secs, uint, 0444);
 MODULE_PARM_DESC(secs, "seconds to spin, 1 to 10");
+
+static bool go;
+module_param(go, bool, 0644);
+MODULE_PARM_DESC(go, "write 1 to start spinning");
 
 static DECLARE_COMPLETION(vtice_spin_done);
 
@@ -28,7 +34,11 @@ static noinline void vtice_spin_loop(ktime_t end)
 
 static int vtice_spin_thread(void *unused)
 {
-	ktime_t start = ktime_get();
+	ktime_t start;
+
+	while (!READ_ONCE(go))
+		msleep(20);
+	start = ktime_get();
 
 	vtice_spin_loop(ktime_add_ms(start, secs * MSEC_PER_SEC));
 	pr_info("vtice_spin: spun %lld ms in vtice_spin_loop on CPU %d\n",
