@@ -3,6 +3,8 @@
 
 #include <cstring>
 
+#include "record_groups.hpp"
+
 namespace vtice::trace {
 
 namespace {
@@ -66,15 +68,7 @@ std::vector<ProfileSample> decode_profile_records(std::span<const vtice_record> 
 			continue;
 		ProfileSample s = head_sample(rec);
 		size_t n = rec.flags & VTICE_PROFILE_COUNT_MASK;
-		bool ok = true;
-		for (size_t k = 0; ok && k < n; k++) {
-			// A record that is not DATA starts the next group: leave it there.
-			if (i >= recs.size() || recs[i].type != VTICE_REC_SYSCALL_DATA)
-				ok = false;
-			else
-				ok = apply_data(s, recs[i++]);
-		}
-		if (!ok) {
+		if (!read_group_data(recs, i, n, [&s](const vtice_record &d) { return apply_data(s, d); })) {
 			stats.malformed++;
 			continue;
 		}

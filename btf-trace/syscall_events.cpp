@@ -3,6 +3,8 @@
 
 #include <cstring>
 
+#include "record_groups.hpp"
+
 namespace vtice::trace {
 
 namespace {
@@ -70,15 +72,8 @@ std::vector<SyscallEvent> decode_syscall_records(std::span<const vtice_record> r
 		    rec.type != VTICE_REC_PROBE_HIT)
 			continue;
 		SyscallEvent ev = head_event(rec);
-		bool ok = rec.flags < VTICE_SYSCALL_GROUP_MAX;
-		size_t n = ok ? rec.flags : 0;
-		for (size_t k = 0; ok && k < n; k++) {
-			// A record that is not DATA starts the next group: leave it there.
-			if (i >= recs.size() || recs[i].type != VTICE_REC_SYSCALL_DATA)
-				ok = false;
-			else
-				ok = apply_data(ev, recs[i++]);
-		}
+		bool ok = rec.flags < VTICE_SYSCALL_GROUP_MAX &&
+			  read_group_data(recs, i, rec.flags, [&ev](const vtice_record &d) { return apply_data(ev, d); });
 		if (!ok) {
 			stats.malformed++;
 			continue;

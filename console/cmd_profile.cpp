@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
+#include <future>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -282,10 +284,10 @@ Result<std::unique_ptr<symbols::OrcTable>> load_orc(const Options &o, const dbg:
 	return orc ? std::move(*orc) : std::unique_ptr<symbols::OrcTable>();
 }
 
-// The modules loaded, by name and address: when one comes or goes,
-// kallsyms is read again to name its text (looked at once a second, so a
-// module loaded mid-run is named from then on). /proc/modules' other
-// fields (use counts, state) change without any text moving.
+// The modules loaded, by name: when one comes or goes, kallsyms is read
+// again to name its text (looked at once a second, so a module loaded
+// mid-run is named from then on). /proc/modules' other fields (use counts,
+// state) change without any text moving.
 class ModuleWatch {
 public:
 	bool changed()
@@ -294,11 +296,8 @@ public:
 		std::string now;
 		if (bytes) {
 			std::istringstream lines(std::string(bytes->begin(), bytes->end()));
-			for (std::string line; std::getline(lines, line);) {
-				auto name_end = line.find(' ');
-				auto address = line.rfind(' ');
-				now += line.substr(0, name_end) + line.substr(address) + "\n";
-			}
+			for (std::string line; std::getline(lines, line);)
+				now += line.substr(0, line.find(' ')) + "\n";
 		}
 		bool differs = now != last_;
 		last_ = std::move(now);
@@ -332,6 +331,7 @@ int run(const Options &o)
 	if (!sampler)
 		return fail(sampler.error());
 	std::uint64_t start = TscClock::now_ns(), last_progress = start, last_module_look = start;
+	std::future<Result<std::unique_ptr<dbg::SymbolList>>> reload;
 	auto elapsed = [&start] { return static_cast<double>(TscClock::now_ns() - start) / 1e9; };
 	while (!stop_requested() && !(o.duration && elapsed() >= o.duration)) {
 		sleep_ms(kPollMs);
@@ -340,14 +340,17 @@ int run(const Options &o)
 			show_progress(elapsed(), sink.report().samples());
 			last_progress = TscClock::now_ns();
 		}
+		// Reading kallsyms takes the kernel a while: the rings are drained meanwhile.
 		if (TscClock::now_ns() - last_module_look >= 1e9) {
-			if (modules.changed())
-				if (auto fresh = read_running_kallsyms(o.kallsyms, "entry_SYSCALL_64")) {
-					sink.use_symbols(std::move(*fresh));
-					eprintf("vtice profile: a module came or went: %s read again\n", o.kallsyms.c_str());
-				}
+			if (!reload.valid() && modules.changed())
+				reload = std::async(std::launch::async, read_running_kallsyms, o.kallsyms, "entry_SYSCALL_64");
 			last_module_look = TscClock::now_ns();
 		}
+		if (reload.valid() && reload.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
+			if (auto fresh = reload.get()) {
+				sink.use_symbols(std::move(*fresh));
+				eprintf("vtice profile: a module came or went: %s read again\n", o.kallsyms.c_str());
+			}
 	}
 	auto req = request<vtice_profile>();
 	req.op = VTICE_PROFILE_DISARM;
