@@ -34,11 +34,14 @@ static void vt_profile_cpu(void *arg)
 {
 	struct vt_profile_call *call = arg;
 	struct vt_vcpu *vcpu = READ_ONCE(vt_mod.vcpus[smp_processor_id()]);
-	u64 status = VTICE_VMCALL_ENOSYS, samples;
+	u64 status, samples;
 	int err = -EOPNOTSUPP;
 
-	if (vcpu && READ_ONCE(vcpu->launched))
-		status = vt_vcpu_profile(vcpu, call->period_tsc, call->stack_bytes, &samples);
+	if (!vcpu || !READ_ONCE(vcpu->launched)) {
+		atomic_cmpxchg(&call->failed, 0, -ENODEV);
+		return;
+	}
+	status = vt_vcpu_profile(vcpu, call->period_tsc, call->stack_bytes, &samples);
 	if (status == VTICE_VMCALL_OK)
 		return;
 	if (status == (u64)VTICE_VMCALL_EINVAL)

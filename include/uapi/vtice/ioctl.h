@@ -305,7 +305,7 @@ struct vtice_probes {
  * sampled as long as its timer counts (C0-C2: SDM 3C 26.5.1). One open
  * file owns the profiler (-EBUSY for another); its close stops it. ARM
  * replaces what the owner armed before. -EOPNOTSUPP: no VMX-preemption
- * timer.
+ * timer; -ENODEV: a CPU to sample is not virtualized.
  */
 #define VTICE_PROFILE_HZ_MAX	10000
 #define VTICE_PROFILE_STACK_MAX	2048
