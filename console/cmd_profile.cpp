@@ -276,15 +276,18 @@ void report_summary(const SampleSink &sink, std::uint64_t recorded, double secon
 			    : "");
 }
 
-Result<std::unique_ptr<symbols::OrcTable>> load_orc(const Options &o, const dbg::SymbolSource &symbols)
+// The ORC tables, or none (with a warning): each sample then names its function alone.
+std::unique_ptr<symbols::OrcTable> load_orc(const Options &o, const dbg::SymbolSource &symbols)
 {
 	if (o.stack_bytes == 0)
-		return std::unique_ptr<symbols::OrcTable>();
+		return nullptr;
 	auto orc = load_running_orc(symbols, o.kcore);
-	if (!orc)
+	if (!orc) {
 		eprintf("vtice profile: warning: %s; each sample names its function alone\n",
 			orc.error().to_string().c_str());
-	return orc ? std::move(*orc) : std::unique_ptr<symbols::OrcTable>();
+		return nullptr;
+	}
+	return std::move(*orc);
 }
 
 // The modules loaded, by name: when one comes or goes, kallsyms is read
@@ -327,7 +330,7 @@ int run(const Options &o)
 		file.emplace(std::move(*opened));
 	}
 	TscClock clock;
-	SampleSink sink(o, std::move(*symbols), orc->get(), clock,
+	SampleSink sink(o, std::move(*symbols), orc.get(), clock,
 			file && o.format == Format::perfetto ? file->stream() : nullptr);
 	catch_stop_signals();
 	auto sampler = arm(o);
