@@ -71,6 +71,12 @@ void write_graph(const CallTree &tree, const RenderOptions &options, TextSink &s
 void write_folded(const CallTree &tree, const RenderOptions &options, TextSink &sink);
 void write_perfetto(const CallTree &tree, const RenderOptions &options, TextSink &sink);
 
+// A name as one frame of a FlameGraph folded line: printable (escape_text),
+// and with ';' and ' ' as \x3b and \x20, since FlameGraph splits frames at
+// ';' and the weight at the last space. Names come from guest memory and
+// files: a hostile one must not forge a frame, a weight or a line.
+std::string folded_frame(std::string_view name);
+
 // The same, as a string.
 std::string render_graph(const CallTree &tree, const RenderOptions &options);
 std::string render_folded(const CallTree &tree, const RenderOptions &options);

@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "render.hpp"
+#include "vtice/escape.hpp"
 
 namespace vtice::trace {
 
@@ -20,22 +21,6 @@ namespace {
 
 constexpr std::size_t kMaxFrames = 127;
 constexpr const char *kDeeper = "[deeper_frames]";
-
-// FlameGraph splits a line at ';' and its last space: a name holding either
-// would forge frames or a weight.
-std::string folded_frame(const std::string &name)
-{
-	std::string out;
-	for (char c : name) {
-		if (c == ';')
-			out += "\\x3b";
-		else if (c == ' ')
-			out += "\\x20";
-		else
-			out.push_back(c);
-	}
-	return out;
-}
 
 class StackTrie {
 public:
@@ -113,6 +98,20 @@ void write_folded(const CallTree &tree, const RenderOptions &options, TextSink &
 	}
 	SinkBuffer out(sink);
 	trie.write(out);
+}
+
+std::string folded_frame(std::string_view name)
+{
+	std::string out;
+	for (char c : escape_text(name, Layout::Field)) {
+		if (c == ';')
+			out += "\\x3b";
+		else if (c == ' ')
+			out += "\\x20";
+		else
+			out.push_back(c);
+	}
+	return out;
 }
 
 }  // namespace vtice::trace

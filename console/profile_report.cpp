@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <set>
 
+#include "render.hpp"
+
 namespace vtice::console {
 
 SampleKind classify(const trace::ProfileSample &s)
@@ -22,7 +24,7 @@ const std::string &FrameNamer::name_of(std::uint64_t address)
 		return it->second;
 	std::string name;
 	if (auto hit = symbolize_ ? symbolize_(address) : std::nullopt)
-		name = hit->name;
+		name = printable_symbol(hit->name);	// reaches the terminal in the text report
 	if (name.empty()) {
 		char hex[24];
 		std::snprintf(hex, sizeof(hex), "0x%llx", static_cast<unsigned long long>(address));
@@ -43,15 +45,6 @@ std::vector<std::string> FrameNamer::names(const trace::ProfileSample &s, const 
 }
 
 namespace {
-
-// FlameGraph splits frames at ';' and the count at the last space.
-std::string folded_frame(std::string name)
-{
-	std::replace(name.begin(), name.end(), ';', ':');
-	std::replace(name.begin(), name.end(), ' ', '_');
-	std::replace(name.begin(), name.end(), '\n', '_');
-	return name;
-}
 
 std::string task_name(const trace::ProfileSample &s)
 {
@@ -88,9 +81,9 @@ void ProfileReport::add(const trace::ProfileSample &s, const std::vector<std::st
 	for (const std::string &n : names)
 		if (seen.insert(n).second)
 			total_[n]++;
-	std::string key = folded_frame(task_name(s));
+	std::string key = trace::folded_frame(task_name(s));
 	for (const std::string &n : names)
-		key += ";" + folded_frame(n);
+		key += ";" + trace::folded_frame(n);
 	folded_[key]++;
 }
 

@@ -184,13 +184,13 @@ TEST(ProfileReport, CountsKindsGapsAndFunctions)
 TEST(ProfileReport, FoldedFramesCannotSplitALine)
 {
 	ProfileReport r(1000);
-	r.add(sample(0, 1000, false, 7, "a b;c"), {"x;y", "z w"}, false);
+	r.add(sample(0, 1000, false, 7, "a b;c\n9"), {"x;y", "z w\x1b[2J"}, false);
 	char *text = nullptr;
 	size_t len = 0;
 	std::FILE *f = open_memstream(&text, &len);
 	r.write_folded(f);
 	std::fclose(f);
-	EXPECT_STREQ(text, "a_b:c;x:y;z_w 1\n");
+	EXPECT_STREQ(text, "a\\x20b\\x3bc\\x0a9;x\\x3by;z\\x20w\\x1b[2J 1\n");
 	std::free(text);
 }
 

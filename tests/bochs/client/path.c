@@ -80,6 +80,19 @@ static double exit_rate(void)
 	return before < 0 || after < 0 ? 0 : (double)(after - before) * 1e9 / (double)(now_ns() - t0);
 }
 
+/* Why path-kill saw no stepping, with the last of what vtice printed. */
+static int report_no_stepping(const char *name, const char *what, double highest)
+{
+	char err[4096], *tail;
+
+	read_text(PATH_ERR, err, sizeof(err));
+	tail = strlen(err) > 300 ? err + strlen(err) - 300 : err;
+	for (char *c = tail; *c; c++)
+		*c = *c == '\n' ? '|' : *c;	/* one report line */
+	return report(name, FAIL, "%s (vtopen running?): at most %.0f exits/s; vtice said: %s", what,
+		      highest, tail);
+}
+
 int cmd_path_kill(int argc, char **argv)
 {
 	struct getpid_cost after;
@@ -94,12 +107,14 @@ int cmd_path_kill(int argc, char **argv)
 		stop(trace);
 		return report(argv[0], FAIL, "vtice trace syscall did not arm (see %s)", PATH_ERR);
 	}
-	for (i = 0; i < 600 && (rate = exit_rate()) < STEPPING_RATE; i++)
+	for (i = 0; i < 600 && (rate = exit_rate()) < STEPPING_RATE; i++) {
 		highest = rate > highest ? rate : highest;
+		if (waitpid(trace, NULL, WNOHANG) == trace)
+			return report_no_stepping(argv[0], "vtice trace ended first", highest);
+	}
 	stop(trace);
 	if (rate < STEPPING_RATE)
-		return report(argv[0], FAIL, "no call was traced in 60 s (vtopen running?): at most %.0f exits/s",
-			      highest);
+		return report_no_stepping(argv[0], "no call was stepped in 60 s", highest);
 	if (measure_getpid(&after))
 		return report(argv[0], FAIL, "no VM-exit counts from /dev/vtice");
 	figure_named(argv[0], "exits_per_s_when_killed", "%.0f", rate);
