@@ -12,6 +12,7 @@ module=auto
 vtice_bin=auto
 rig_scenarios="load hostile ring overhead cycles"
 scenarios=
+exclude=
 timeout_s=900
 stall_s=240
 cpus=2
@@ -43,6 +44,8 @@ options:
   --scenarios LIST   space or comma separated, in the order given
                      (default: "$rig_scenarios", then those of
                      tests/*/bochs-scenarios.sh, see docs/bochs-rig.md)
+  --exclude LIST     leave these out of the list (ctest splits the default
+                     list between two runs side by side this way)
   --timeout SEC      wall-clock limit for the Bochs run (default: $timeout_s)
   --stall SEC        stop as hung when the guest sends nothing, on its
                      console or on COM2 (the debug stub's line), for SEC
@@ -81,6 +84,15 @@ EOF
 }
 
 die() { echo "run.sh: error: $*" >&2; exit 1; }
+
+# The words of list $1 that list $2 does not name, in $1's order.
+without() {
+	local word out=
+	for word in $1; do
+		[[ " $2 " == *" $word "* ]] || out+="$word "
+	done
+	echo "$out"
+}
 skip() {
 	echo "run.sh: SKIP: $*" >&2
 	echo "$*" > "$out/skipped"
@@ -125,6 +137,7 @@ main() {
 		--module) module=$2; shift ;;
 		--vtice) vtice_bin=$2; shift ;;
 		--scenarios) scenarios=${2//,/ }; shift ;;
+		--exclude) exclude=${2//,/ }; shift ;;
 		--timeout) timeout_s=$2; shift ;;
 		--stall) stall_s=$2; shift ;;
 		--cpus) cpus=$2; shift ;;
@@ -163,6 +176,8 @@ main() {
 	if [[ -z "$scenarios" ]]; then
 		scenarios="$rig_scenarios $(extra_scenario_names $extra_files)"
 	fi
+	scenarios=$(without "$scenarios" "$exclude")
+	[[ -n "${scenarios// /}" ]] || die "--exclude left no scenario to run"
 
 	if [[ -n "$kernel_suite" ]]; then
 		kdir=$("$root/tools/kernel.sh" --suite "$kernel_suite" --headers "$root/build/kernel")

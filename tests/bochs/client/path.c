@@ -38,6 +38,8 @@ static pid_t start_path_trace(const char *comm, int reader_cpu)
 
 static void stop(pid_t pid)
 {
+	if (pid <= 0)
+		return;		/* kill(-1) would kill every process */
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 }
@@ -53,7 +55,8 @@ int cmd_path_cost(int argc, char **argv)
 	trace = start_path_trace("nobody", 1);
 	if (trace < 0 || !wait_armed(trace, PATH_ERR, 120)) {
 		stop(trace);
-		return report(argv[0], FAIL, "vtice trace syscall did not arm (see %s)", PATH_ERR);
+		system("cat " PATH_ERR);
+		return report(argv[0], FAIL, "vtice trace syscall did not arm (its stderr is above)");
 	}
 	measure_getpid(&armed);
 	stop(trace);
@@ -105,7 +108,8 @@ int cmd_path_kill(int argc, char **argv)
 	trace = start_path_trace("vtopen", argc > 1 ? atoi(argv[1]) : 1);
 	if (trace < 0 || !wait_armed(trace, PATH_ERR, 120)) {
 		stop(trace);
-		return report(argv[0], FAIL, "vtice trace syscall did not arm (see %s)", PATH_ERR);
+		system("cat " PATH_ERR);
+		return report(argv[0], FAIL, "vtice trace syscall did not arm (its stderr is above)");
 	}
 	for (i = 0; i < 600 && (rate = exit_rate()) < STEPPING_RATE; i++) {
 		highest = rate > highest ? rate : highest;

@@ -11,19 +11,28 @@
 #include "report.h"
 #include "spawn.h"
 
+/*
+ * err_path is emptied before the fork: emptied in the child, a wait_armed()
+ * that ran first could read an earlier vtice's "armed on" from it (CI's
+ * hvpathtf of 2026-11-28: path-kill read hvpath's, and its 60 s of
+ * watching began long before the new trace armed).
+ */
 pid_t spawn_vtice_on(const char *err_path, const char *const args[], int cpu)
 {
-	pid_t pid = fork();
+	int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	pid_t pid;
 
+	if (err < 0)
+		return -1;
+	pid = fork();
 	if (pid == 0) {
-		int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
 		if (online_cpus() > cpu)
 			pin_to_cpu(cpu);
 		dup2(err, 2);
 		execv(VTICE_BIN, (char *const *)args);
 		_exit(127);
 	}
+	close(err);
 	return pid;
 }
 

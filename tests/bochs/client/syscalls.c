@@ -217,7 +217,7 @@ static void killed_owner(const char *name)
 	pid_t trace = start_trace("nobody", TRACE_OUT2, TRACE_ERR2);
 
 	snprintf(test, sizeof(test), "%s-killed", name);
-	if (!wait_armed(trace, TRACE_ERR2, 120)) {
+	if (trace < 0 || !wait_armed(trace, TRACE_ERR2, 120)) {
 		report(test, FAIL, "the tracer did not arm");
 		return;
 	}
