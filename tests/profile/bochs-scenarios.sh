@@ -97,6 +97,53 @@ profile_busy() {
 	wait $first
 }
 
+# /proc/interrupts line $1 (NMI, LOC, PMI), summed over the CPUs (0 without it).
+interrupts_total() {
+	awk -v line="$1:" '$1 == line { for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) s += $i; exit } END { print s + 0 }' \
+		/proc/interrupts
+}
+
+# The kernel's own interrupt counts NMI, LOC, PMI over $1 seconds, as one
+# line "nmi loc pmi", while whatever runs.
+interrupts_over() {
+	local nmi loc pmi
+	nmi=$(interrupts_total NMI) loc=$(interrupts_total LOC) pmi=$(interrupts_total PMI)
+	sleep "$1"
+	echo "$(($(interrupts_total NMI) - nmi)) $(($(interrupts_total LOC) - loc)) $(($(interrupts_total PMI) - pmi))"
+}
+
+# The samples come from the VMX-preemption timer, in root: the kernel's own
+# interrupt counts (its NMI watchdog's NMIs, its perf PMIs, its local timer)
+# must not see them. Over the same idle seconds with the profiler at 999 Hz
+# on every CPU and without: no NMI or PMI more, and not a tenth of the
+# samples as local-timer interrupts more (an APIC-timer sampler would add
+# one per sample).
+profile_unseen() {
+	local secs=4 hz=999 profiler quiet busy watchdog samples
+	watchdog=$(cat /proc/sys/kernel/nmi_watchdog 2>/dev/null || echo absent)
+	quiet=$(interrupts_over $secs)
+	vtice profile --hz $hz --duration 600 >/dev/null 2>/tmp/profile-unseen.err &
+	profiler=$!
+	if ! profile_wait_armed /tmp/profile-unseen.err; then
+		kill $profiler
+		result hv.profile-unseen FAIL "never armed: $(tail -n 1 /tmp/profile-unseen.err)"
+		return
+	fi
+	busy=$(interrupts_over $secs)
+	kill -INT $profiler
+	wait $profiler
+	samples=$((hz * secs * $(nproc)))
+	set -- $quiet $busy
+	echo "VTICE-FIGURE hv.profile-unseen.nmi_watchdog=$watchdog"
+	echo "VTICE-FIGURE hv.profile-unseen.loc_quiet=$2"
+	echo "VTICE-FIGURE hv.profile-unseen.loc_sampled=$5"
+	if [ "$4" -le "$1" ] && [ "$6" -le "$3" ] && [ $(($5 - $2)) -lt $((samples / 10)) ]; then
+		result hv.profile-unseen PASS "over ${secs} s, without and with ~$samples samples: NMI $1 and $4, PMI $3 and $6, LOC $2 and $5 (nmi_watchdog=$watchdog)"
+	else
+		result hv.profile-unseen FAIL "over ${secs} s, without and with ~$samples samples: NMI $1 and $4, PMI $3 and $6, LOC $2 and $5: the kernel counted the sampling"
+	fi
+}
+
 # getpid's ns per call (the client's figure) of a run named $1.
 profile_getpid_ns() {
 	$T getpid "$1" 300000 | tee /dev/console | sed -n "s/.*VTICE-FIGURE $1.ns_per_call=\([0-9.]*\).*/\1/p"
@@ -143,6 +190,7 @@ scenario_hvprofile() {
 	profile_spin $cpu
 	profile_read_path
 	profile_busy
+	profile_unseen
 	profile_cost
 	rmmod_vtice
 	result hv.profile PASS "the module unloaded after the profiles"
