@@ -1,7 +1,9 @@
 // vtice probe 'PROGRAM': bpftrace-style probes run from under the kernel
 // (docs/probes.md). This version fires on the hypervisor's syscall events
-// (VTICE_IOC_SYSCALLS, the per-CPU rings) and runs the program in the
-// console; the kernel sees no kprobe, tracepoint or changed byte.
+// (VTICE_IOC_SYSCALLS), its hidden function breakpoints and its profile
+// samples (VTICE_IOC_PROFILE), all through the per-CPU rings, and runs the
+// program in the console; the kernel sees no kprobe, tracepoint, perf event
+// or changed byte.
 #include <fcntl.h>
 #include <sys/ioctl.h>
 
@@ -19,7 +21,11 @@
 #include "messages.hpp"
 #include "output.hpp"
 #include "probe_feed.hpp"
+#include "probe_folded.hpp"
 #include "probe_functions.hpp"
+#include "profile_ioctl.hpp"
+#include "profile_report.hpp"
+#include "profile_stacks.hpp"
 #include "record_rings.hpp"
 #include "runtime.hpp"
 #include "subcommands.hpp"
@@ -33,9 +39,9 @@ namespace vtice::console {
 namespace {
 
 const char kHelp[] =
-	"usage: vtice probe 'PROGRAM' [--duration S] [-o FILE] [--max-entries N]\n"
-	"                             [--check] [--device PATH] [--kallsyms PATH]\n"
-	"                             [--kcore PATH]\n"
+	"usage: vtice probe 'PROGRAM' [--duration S] [-o FILE] [--folded FILE]\n"
+	"                             [--max-entries N] [--check] [--device PATH]\n"
+	"                             [--kallsyms PATH] [--kcore PATH]\n"
 	"       vtice probe --file PATH ...\n"
 	"\n"
 	"Runs a probe program in the spirit of bpftrace on this machine, from the\n"
@@ -48,11 +54,13 @@ const char kHelp[] =
 	"  vtice probe 'syscall:nanosleep { @s[tid] = nsecs; }\n"
 	"               syscall:nanosleep:return /@s[tid]/ {\n"
 	"                 @us = hist((nsecs - @s[tid]) / 1000); delete(@s[tid]); }'\n"
+	"  vtice probe 'profile:hz:99 { @[kstack] = count(); }' --duration 10 --folded out.folded\n"
 	"\n"
 	"Probe points: fn:NAME (a kernel function's entry, through a hidden\n"
-	"breakpoint), syscall:NAME, syscall:NAME:return, syscall:*, interval:s:N,\n"
-	"interval:ms:N, BEGIN, END. Values: pid tid comm cpu nsecs retval probe\n"
-	"arg0..arg5, @maps. Maps: count() sum() min() max() avg() hist() lhist().\n"
+	"breakpoint), syscall:NAME, syscall:NAME:return, syscall:*, profile:hz:N\n"
+	"(every CPU sampled N times a second), interval:s:N, interval:ms:N, BEGIN,\n"
+	"END. Values: pid tid comm cpu nsecs retval probe arg0..arg5, kstack (in\n"
+	"profile probes), @maps. Maps: count() sum() min() max() avg() hist() lhist().\n"
 	"Actions: printf, print(@m), clear(@m), delete(@m[k]), exit(). The maps are\n"
 	"printed at the end (Ctrl-C, --duration, exit()). docs/probes.md has it all.\n"
 	"\n"
@@ -60,20 +68,25 @@ const char kHelp[] =
 	"  --file PATH        read the program from PATH ('-' for stdin)\n"
 	"  --duration S       stop after S seconds (default: Ctrl-C or exit())\n"
 	"  -o, --output FILE  JSON lines to FILE (printf text, maps, a summary)\n"
+	"  --folded FILE      the maps keyed by kstack as FlameGraph folded lines\n"
 	"  --max-entries N    keys one map may hold (default 65536); updates past it\n"
 	"                     are counted and reported, never silently dropped\n"
 	"  --check            check the program and say what it would arm; run nothing\n"
 	"  --device PATH      the vtice device (default /dev/vtice)\n"
-	"  --kallsyms PATH    kernel symbols for fn: (default /proc/kallsyms)\n"
-	"  --kcore PATH       kernel memory for fn: (default /proc/kcore)\n";
+	"  --kallsyms PATH    kernel symbols for fn: and kstack (default /proc/kallsyms)\n"
+	"  --kcore PATH       kernel memory for fn: and kstack's ORC tables\n"
+	"                     (default /proc/kcore)\n";
 
 constexpr std::size_t kMaxProgramFile = 1 << 20;	// the language takes 64 KiB; a bigger file is refused by it
+constexpr std::uint32_t kStackBytes = 1024;	// kernel stack per sample for kstack: vtice profile's default
+static_assert(probes::kMaxProfileHz == VTICE_PROFILE_HZ_MAX);
 
 struct Options {
 	std::string source;
 	std::string source_name = "program";
 	double duration = 0;
 	std::string output;
+	std::string folded;
 	std::size_t max_entries = probes::kDefaultMaxMapEntries;
 	bool check_only = false;
 	std::string device = "/dev/" VTICE_DEVICE_NAME;
@@ -120,6 +133,12 @@ Result<Options> parse_options(const ParsedArgs &args)
 	if (!o.output.empty())
 		if (auto ok = check_output_path(o.output); !ok)
 			return make_error("--output: " + ok.error().message);
+	o.folded = args.get("--folded").value_or("");
+	if (!o.folded.empty())
+		if (auto ok = check_output_path(o.folded); !ok)
+			return make_error("--folded: " + ok.error().message);
+	if (!o.folded.empty() && o.folded == o.output)
+		return make_error("--folded and -o name the same file");
 	return o;
 }
 
@@ -132,8 +151,11 @@ std::string describe_program(const probes::CheckedProgram &p)
 			   (p.program.probes.size() == 1 ? "" : "s") + ", " + std::to_string(points) + " point" +
 			   (points == 1 ? "" : "s") + ", " + std::to_string(p.maps.size()) + " map" +
 			   (p.maps.size() == 1 ? "" : "s");
+	if (p.profile_hz)
+		text += "; every CPU sampled " + std::to_string(p.profile_hz) + " times a second" +
+			(p.uses_kstack ? ", with its kernel stack" : "");
 	if (!p.has_syscall_probes && !p.has_fn_probes)
-		return text + "; no syscall or fn probes: nothing to arm";
+		return text + (p.profile_hz ? "" : "; no syscall, fn or profile probes: nothing to arm");
 	TaskFilter filter{p.root_filter.comm, p.root_filter.pid};
 	std::string what = p.has_syscall_probes && p.has_fn_probes ? "the syscalls and probe hits"
 			   : p.has_syscall_probes			  ? "the syscalls"
@@ -178,6 +200,24 @@ public:
 
 	Result<vtice_syscalls> disarm_syscalls() { return syscalls_ioctl(dev_, path_, VTICE_SYSCALLS_DISARM); }
 
+	// Every online CPU, hz a second, each sample with stack_bytes of its kernel stack.
+	Result<vtice_profile> arm_profile(std::uint32_t hz, std::uint32_t stack_bytes)
+	{
+		auto req = request<vtice_profile>();
+		req.op = VTICE_PROFILE_ARM;
+		req.hz = hz;
+		req.stack_bytes = stack_bytes;
+		req.cpu = VTICE_PROFILE_ALL_CPUS;
+		return profile_ioctl(dev_, path_, req);
+	}
+
+	Result<vtice_profile> disarm_profile()
+	{
+		auto req = request<vtice_profile>();
+		req.op = VTICE_PROFILE_DISARM;
+		return profile_ioctl(dev_, path_, req);
+	}
+
 	std::vector<std::vector<vtice_record>> drain() { return drain_rings(rings_); }
 	// Made on each use: it refers to this object's device, which moves with it.
 	FunctionProbes functions() const { return FunctionProbes(dev_, path_); }
@@ -194,10 +234,11 @@ private:
 };
 
 struct RunTotals {
-	bool syscalls = false, functions = false;	// what was armed
+	bool syscalls = false, functions = false, profile = false;	// what was armed
 	std::uint64_t seen = 0, recorded = 0;	// SYSCALL/SYSRET the trap executed, and kept
 	std::uint32_t probes = 0;		// function probes armed
 	std::uint64_t hits = 0;			// their hits the hypervisor recorded
+	std::uint64_t samples = 0;		// profile samples the hypervisor recorded
 };
 
 void report_summary(const Options &o, const probes::Runtime &rt, const ProbeFeed &feed, const RunTotals &totals,
@@ -206,8 +247,9 @@ void report_summary(const Options &o, const probes::Runtime &rt, const ProbeFeed
 	std::string line = std::to_string(feed.stats().events) + " events; probes fired " +
 			   std::to_string(rt.stats().fired) + " times; " +
 			   std::to_string(feed.decode_stats().lost) + " records lost in the rings";
-	if (feed.decode_stats().malformed)
-		line += ", " + std::to_string(feed.decode_stats().malformed) + " malformed groups skipped";
+	if (feed.decode_stats().malformed + feed.sample_stats().malformed)
+		line += ", " + std::to_string(feed.decode_stats().malformed + feed.sample_stats().malformed) +
+			" malformed groups skipped";
 	if (rt.map_updates_refused())
 		line += "; " + std::to_string(rt.map_updates_refused()) + " map updates refused (a map held " +
 			std::to_string(o.max_entries) + " keys: --max-entries)";
@@ -222,6 +264,8 @@ void report_summary(const Options &o, const probes::Runtime &rt, const ProbeFeed
 	if (totals.functions)
 		line += "; " + std::to_string(totals.probes) + " function probes recorded " +
 			std::to_string(totals.hits) + " hits";
+	if (totals.profile)
+		line += "; the hypervisor took " + std::to_string(totals.samples) + " samples";
 	eprintf("vtice probe: %s\n", line.c_str());
 	out.summary("\"events\":" + std::to_string(feed.stats().events) +
 		    ",\"fired\":" + std::to_string(rt.stats().fired) +
@@ -230,7 +274,8 @@ void report_summary(const Options &o, const probes::Runtime &rt, const ProbeFeed
 		    ",\"division_by_zero\":" + std::to_string(rt.stats().division_by_zero) +
 		    ",\"returns_unpaired\":" + std::to_string(feed.stats().returns_unpaired) +
 		    ",\"trap_seen\":" + std::to_string(totals.seen) + ",\"trap_recorded\":" + std::to_string(totals.recorded) +
-		    ",\"fn_probes\":" + std::to_string(totals.probes) + ",\"fn_hits\":" + std::to_string(totals.hits));
+		    ",\"fn_probes\":" + std::to_string(totals.probes) + ",\"fn_hits\":" + std::to_string(totals.hits) +
+		    ",\"samples\":" + std::to_string(totals.samples));
 }
 
 // The syscall trap and the function probes, as the program asks.
@@ -257,11 +302,26 @@ Result<void> arm(EventSource &source, const probes::CheckedProgram &program, Run
 		totals.probes = *probes;
 		eprintf("vtice probe: %u kernel functions probed through hidden breakpoints\n", *probes);
 	}
+	if (program.profile_hz) {
+		auto armed = source.arm_profile(program.profile_hz, program.uses_kstack ? kStackBytes : 0);
+		if (!armed)
+			return armed.error();
+		totals.profile = true;
+		totals.samples = armed->samples;
+		eprintf("vtice probe: sampling %u CPU%s at %u Hz\n", armed->armed, armed->armed == 1 ? "" : "s",
+			program.profile_hz);
+	}
 	return {};
 }
 
 Result<void> disarm(EventSource &source, RunTotals &totals)
 {
+	if (totals.profile) {
+		auto disarmed = source.disarm_profile();
+		if (!disarmed)
+			return disarmed.error();
+		totals.samples = disarmed->samples - totals.samples;
+	}
 	if (totals.functions) {
 		auto hits = source.functions().disarm();
 		if (!hits)
@@ -280,10 +340,71 @@ Result<void> disarm(EventSource &source, RunTotals &totals)
 
 constexpr long kPollMs = 20;
 
+// kstack's text for each sample: the copied stack unwound with the running
+// kernel's ORC tables, each frame named from kallsyms, as vtice profile
+// does (without ORC tables, the sampled function alone, with a warning).
+class KernelStacks {
+public:
+	static Result<std::unique_ptr<KernelStacks>> load(const Options &o)
+	{
+		auto symbols = read_running_kallsyms(o.kallsyms, "entry_SYSCALL_64");
+		if (!symbols)
+			return symbols.error();
+		auto orc = load_running_orc(**symbols, o.kcore);
+		if (!orc)
+			eprintf("vtice probe: warning: %s; each kstack is its sampled function alone\n",
+				orc.error().to_string().c_str());
+		return std::unique_ptr<KernelStacks>(
+			new KernelStacks(std::move(*symbols), orc ? std::move(*orc) : nullptr));
+	}
+
+	// Leaf first, a frame a line.
+	std::string text(const trace::ProfileSample &s)
+	{
+		std::vector<std::string> names = namer_.names(s, unwind_sample(orc_.get(), s, kMaxFrames));
+		std::string out;
+		for (auto n = names.rbegin(); n != names.rend(); ++n)
+			out += (out.empty() ? "" : "\n") + *n;
+		return out;
+	}
+
+private:
+	static constexpr std::size_t kMaxFrames = 128;
+
+	KernelStacks(std::unique_ptr<dbg::SymbolList> symbols, std::unique_ptr<symbols::OrcTable> orc)
+		: symbols_(std::move(symbols)), orc_(std::move(orc)),
+		  namer_([list = symbols_.get()](std::uint64_t a) { return list->symbolize(a); })
+	{
+	}
+
+	std::unique_ptr<dbg::SymbolList> symbols_;
+	std::unique_ptr<symbols::OrcTable> orc_;
+	FrameNamer namer_;
+};
+
+// The maps that --folded takes, into FILE.
+Result<void> write_folded(const std::string &path, const probes::CheckedProgram &program,
+			  const probes::Runtime &runtime)
+{
+	auto file = OutputFile::open(path);
+	if (!file)
+		return file.error();
+	std::size_t written = 0;
+	for (std::size_t m = 0; m < program.maps.size(); m++)
+		if (foldable(program.maps[m])) {
+			write_folded_map(file->stream(), program.maps[m], runtime.maps().entries(m));
+			written++;
+		}
+	if (!written)
+		eprintf("vtice probe: warning: --folded: no map is keyed by a kstack with a number as its value; "
+			"%s is empty\n", path.c_str());
+	return file->commit();
+}
+
 int run(const Options &o, const probes::CheckedProgram &program)
 {
 	std::optional<EventSource> source;
-	if (program.has_syscall_probes || program.has_fn_probes) {
+	if (program.has_syscall_probes || program.has_fn_probes || program.profile_hz) {
 		auto opened = EventSource::open(o);
 		if (!opened)
 			return fail(opened.error());
@@ -302,9 +423,19 @@ int run(const Options &o, const probes::CheckedProgram &program)
 		json.emplace(file->stream());
 	probes::Output &out = json ? static_cast<probes::Output &>(*json) : text;
 
+	std::unique_ptr<KernelStacks> stacks;
+	if (program.uses_kstack) {
+		auto loaded = KernelStacks::load(o);
+		if (!loaded)
+			return fail(loaded.error());
+		stacks = std::move(*loaded);
+	}
 	TscClock clock;
 	probes::Runtime runtime(program, out, o.max_entries);
-	ProbeFeed feed(runtime, [&clock](std::uint64_t tsc) { return clock.to_ns(tsc); });
+	ProbeFeed::StackText stack_text;
+	if (stacks)
+		stack_text = [&stacks](const trace::ProfileSample &s) { return stacks->text(s); };
+	ProbeFeed feed(runtime, [&clock](std::uint64_t tsc) { return clock.to_ns(tsc); }, stack_text);
 	catch_stop_signals();
 	RunTotals totals;
 	if (source) {
@@ -335,6 +466,9 @@ int run(const Options &o, const probes::CheckedProgram &program)
 	runtime.finish(TscClock::now_ns());
 	report_summary(o, runtime, feed, totals, out);
 	std::fflush(stdout);
+	if (!o.folded.empty())
+		if (auto written = write_folded(o.folded, program, runtime); !written)
+			return fail(written.error());
 	if (file)
 		if (auto written = file->commit(); !written)
 			return fail(written.error());
@@ -347,7 +481,8 @@ int cmd_probe(int argc, char **argv)
 {
 	std::vector<char *> expanded = expand_output_option(argc, argv);
 	auto args = parse_args(static_cast<int>(expanded.size()), expanded.data(),
-			       {{"--file", true}, {"--duration", true}, {"--output", true}, {"--max-entries", true},
+			       {{"--file", true}, {"--duration", true}, {"--output", true}, {"--folded", true},
+				{"--max-entries", true},
 				{"--check", false}, {"--device", true}, {"--kallsyms", true}, {"--kcore", true}});
 	if (!args) {
 		eprintf("vtice probe: %s\n", args.error().to_string().c_str());

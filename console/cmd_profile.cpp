@@ -19,6 +19,7 @@
 #include "args.hpp"
 #include "device.hpp"
 #include "messages.hpp"
+#include "profile_ioctl.hpp"
 #include "profile_report.hpp"
 #include "profile_samples.hpp"
 #include "profile_stacks.hpp"
@@ -149,25 +150,6 @@ int fail(const Error &e)
 {
 	eprintf("vtice profile: %s\n", e.to_string().c_str());
 	return kExitFailure;
-}
-
-// The profiler's ioctl; an error says what it means for the user.
-Result<vtice_profile> profile_ioctl(const DeviceFd &dev, const std::string &path, vtice_profile req)
-{
-	if (ioctl(dev.get(), VTICE_IOC_PROFILE, &req) == 0)
-		return req;
-	int err = errno;
-	if (err == EBUSY)
-		return make_error("another 'vtice profile' owns the profiler");
-	if (err == EOPNOTSUPP)
-		return make_error(path + ": this CPU has no VMX-preemption timer, which the profiler samples with");
-	if (err == ENODEV)
-		return make_error(path + ": a CPU to sample is not virtualized (the module loaded with virtualize=0? "
-					 "'vtice hv' lists the CPUs)");
-	if (err == EINVAL && req.op == VTICE_PROFILE_ARM)
-		return make_error(path + ": the module refused the request (is CPU " + std::to_string(req.cpu) +
-				  " online? --hz and --stack-bytes within their limits?)");
-	return ioctl_error(path, "VTICE_IOC_PROFILE", err);
 }
 
 // The device, its rings and the profiler it arms; closing it disarms.

@@ -16,11 +16,13 @@ struct Pos {
 	std::uint32_t column = 1;
 };
 
-enum class Type { Int, String };
+// Stack: kstack's frames, leaf first, one per line; a map key or printf's
+// %s, nothing else.
+enum class Type { Int, String, Stack };
 
 // The values a probe reads from its event (checker.cpp says where each is
 // available).
-enum class Builtin { Pid, Tid, Comm, Cpu, Nsecs, Retval, Arg, Probe };
+enum class Builtin { Pid, Tid, Comm, Cpu, Nsecs, Retval, Arg, Probe, Kstack };
 
 enum class ExprKind {
 	Int,		// number
@@ -64,7 +66,7 @@ struct Stmt {
 };
 
 // Where a probe fires; the checker fills in what the text means.
-enum class PointKind { Begin, End, SyscallEnter, SyscallReturn, FnEntry, Interval };
+enum class PointKind { Begin, End, SyscallEnter, SyscallReturn, FnEntry, Interval, Profile };
 
 struct ProbePoint {
 	Pos pos;
@@ -73,6 +75,7 @@ struct ProbePoint {
 	bool any_syscall = false;	// syscall:*
 	std::uint64_t syscall_nr = 0;
 	std::uint64_t interval_ns = 0;
+	std::uint32_t profile_hz = 0;	// profile:hz:N
 	std::string function;		// fn:NAME
 	std::uint64_t address = 0;	// fn:NAME: where its probe sits (the caller resolves it)
 };

@@ -26,14 +26,19 @@ std::size_t CheckedProgram::map_index(std::string_view name) const
 namespace {
 
 const char kBuiltProbes[] = "this vtice runs fn:NAME, syscall:NAME, syscall:NAME:return, syscall:*, "
-			    "interval:s:N, interval:ms:N, BEGIN and END (docs/probes.md)";
+			    "profile:hz:N, interval:s:N, interval:ms:N, BEGIN and END (docs/probes.md)";
+
+const char kStackUse[] = "a stack (kstack) is a map key or printed with printf's %s, nothing else";
 
 const std::map<std::string, MapKind, std::less<>> kAggregations = {
 	{"count", MapKind::Count}, {"sum", MapKind::Sum}, {"min", MapKind::Min}, {"max", MapKind::Max},
 	{"avg", MapKind::Avg},	   {"hist", MapKind::Hist}, {"lhist", MapKind::Lhist},
 };
 
-const char *type_name(Type t) { return t == Type::Int ? "a number" : "a string"; }
+const char *type_name(Type t)
+{
+	return t == Type::Int ? "a number" : t == Type::String ? "a string" : "a stack";
+}
 
 std::vector<std::string> split(const std::string &text)
 {
@@ -78,6 +83,19 @@ Result<void> resolve_interval(ProbePoint &p, const std::vector<std::string> &par
 	return {};
 }
 
+// profile:hz:N: every CPU sampled N times a second (vtice profile's sampler).
+Result<void> resolve_profile(ProbePoint &p, const std::vector<std::string> &parts)
+{
+	p.kind = PointKind::Profile;
+	bool digits = parts.size() == 3 && parts[1] == "hz" && !parts[2].empty() && parts[2].size() <= 5 &&
+		      std::all_of(parts[2].begin(), parts[2].end(), [](char c) { return c >= '0' && c <= '9'; });
+	if (!digits || std::stoul(parts[2]) < 1 || std::stoul(parts[2]) > kMaxProfileHz)
+		return error_at(p.pos, "write profile:hz:N, N from 1 to " + std::to_string(kMaxProfileHz) +
+					       " samples a second on each CPU");
+	p.profile_hz = static_cast<std::uint32_t>(std::stoul(parts[2]));
+	return {};
+}
+
 // fn:NAME; the address is the caller's to find (in the running kernel).
 Result<void> resolve_function(ProbePoint &p, const std::vector<std::string> &parts)
 {
@@ -106,7 +124,9 @@ Result<void> resolve_point(ProbePoint &p, const SyscallLookup &lookup)
 		return resolve_interval(p, parts);
 	if (kind == "fn")
 		return resolve_function(p, parts);
-	if (kind == "addr" || kind == "watch" || kind == "profile")
+	if (kind == "profile")
+		return resolve_profile(p, parts);
+	if (kind == "addr" || kind == "watch")
 		return error_at(p.pos, kind + ": probes are not built yet; " + kBuiltProbes);
 	return error_at(p.pos, "unknown probe point '" + p.text + "'; " + kBuiltProbes);
 }
@@ -120,16 +140,20 @@ bool is_event_point(const ProbePoint &p)
 
 // What one probe's points all provide.
 struct Context {
-	bool task = true;	// pid, tid, comm, cpu, argN
+	bool task = true;	// pid, tid, comm, cpu
+	bool args = true;	// argN
 	bool retval = true;
+	bool kstack = true;
 };
 
 Context context_of(const Probe &probe)
 {
 	Context c;
 	for (const ProbePoint &p : probe.points) {
-		c.task &= is_event_point(p);
+		c.task &= is_event_point(p) || p.kind == PointKind::Profile;
+		c.args &= is_event_point(p);
 		c.retval &= p.kind == PointKind::SyscallReturn;
+		c.kstack &= p.kind == PointKind::Profile;
 	}
 	return c;
 }
@@ -208,6 +232,8 @@ private:
 			auto t = type_of(v);
 			if (!t)
 				return t.error();
+			if (*t == Type::Stack)
+				return error_at(v.pos, kStackUse);
 			info.kind = *t == Type::Int ? MapKind::Int : MapKind::String;
 			return info;
 		}
@@ -222,8 +248,11 @@ private:
 
 	static std::string unknown_function(const std::string &name)
 	{
-		if (name == "str" || name == "ksym" || name == "kstack")
-			return name + "() needs fn: probes, which this vtice does not run yet (docs/probes.md)";
+		if (name == "kstack")
+			return "kstack is a value: write kstack, without ()";
+		if (name == "str" || name == "ksym")
+			return name + "() reads kernel memory at the probe, which this vtice does not do yet "
+				      "(docs/probes.md)";
 		return "unknown function '" + name + "': a map takes count(), sum(x), min(x), max(x), avg(x), "
 		       "hist(x) or lhist(x, min, max, step)";
 	}
@@ -329,7 +358,7 @@ private:
 			auto t = type_of(*s.args[i]);
 			if (!t)
 				return t.error();
-			if (*t != want[i])
+			if (*t != want[i] && !(*t == Type::Stack && want[i] == Type::String))
 				return error_at(s.args[i]->pos, "printf's conversion " + std::to_string(i + 1) + " takes " +
 									type_name(want[i]) + ", this is " + type_name(*t));
 		}
@@ -384,16 +413,26 @@ private:
 		case Builtin::Pid:
 		case Builtin::Tid:
 		case Builtin::Cpu:
-		case Builtin::Arg:
 			if (!ctx_.task)
+				return error_at(e.pos, "'" + e.text + "' exists only in syscall, fn and profile probes (not "
+									"in BEGIN, END, interval)");
+			return Type::Int;
+		case Builtin::Arg:
+			if (!ctx_.args)
 				return error_at(e.pos, "'" + e.text + "' exists only in syscall and fn probes (not in "
-									"BEGIN, END, interval)");
+									"profile, BEGIN, END, interval)");
 			return Type::Int;
 		case Builtin::Comm:
 			if (!ctx_.task)
-				return error_at(e.pos, "'comm' exists only in syscall and fn probes (not in BEGIN, END, "
-						       "interval)");
+				return error_at(e.pos, "'comm' exists only in syscall, fn and profile probes (not in BEGIN, "
+						       "END, interval)");
 			return Type::String;
+		case Builtin::Kstack:
+			if (!ctx_.kstack)
+				return error_at(e.pos, "kstack exists only in profile:hz:N probes (a fn: probe's stack is "
+						       "not built yet)");
+			out_.uses_kstack = true;
+			return Type::Stack;
 		case Builtin::Probe:
 			return Type::String;
 		case Builtin::Nsecs:
@@ -408,7 +447,7 @@ private:
 		if (!t)
 			return t;
 		if (*t != Type::Int)
-			return error_at(e.pos, "'" + e.text + "' takes a number, not a string");
+			return error_at(e.pos, "'" + e.text + "' takes a number, not " + type_name(*t));
 		return Type::Int;
 	}
 
@@ -421,6 +460,8 @@ private:
 		if (!r)
 			return r;
 		bool equality = e.text == "==" || e.text == "!=";
+		if (*l == Type::Stack || *r == Type::Stack)
+			return error_at(e.pos, kStackUse);
 		if (equality && *l != *r)
 			return error_at(e.pos, "'" + e.text + "' compares " + type_name(*l) + " with " + type_name(*r));
 		if (!equality && (*l != Type::Int || *r != Type::Int))
@@ -543,6 +584,13 @@ Result<CheckedProgram> check_program(Program program, const SyscallLookup &looku
 		for (const ProbePoint &p : probe.points) {
 			out.has_syscall_probes |= p.kind == PointKind::SyscallEnter || p.kind == PointKind::SyscallReturn;
 			out.has_fn_probes |= p.kind == PointKind::FnEntry;
+			if (p.kind != PointKind::Profile)
+				continue;
+			// Each CPU has one sampling timer: one rate for the program.
+			if (out.profile_hz && out.profile_hz != p.profile_hz)
+				return error_at(p.pos, "one profile rate per program: profile:hz:" +
+							       std::to_string(out.profile_hz) + " came first");
+			out.profile_hz = p.profile_hz;
 		}
 	out.root_filter = common_root_filter(out.program);
 	return out;

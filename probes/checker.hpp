@@ -41,6 +41,8 @@ struct CheckedProgram {
 	RootFilter root_filter;
 	bool has_syscall_probes = false;
 	bool has_fn_probes = false;	// their addresses are the caller's to fill in
+	std::uint32_t profile_hz = 0;	// profile:hz:N's N; 0: no profile probes
+	bool uses_kstack = false;	// some probe reads kstack: the samples need stacks
 
 	const MapInfo *map(std::string_view name) const;
 	std::size_t map_index(std::string_view name) const;
@@ -50,6 +52,7 @@ struct CheckedProgram {
 using SyscallLookup = std::function<std::optional<std::uint64_t>(std::string_view)>;
 
 inline constexpr std::int64_t kMaxLhistBuckets = 1000;
+inline constexpr unsigned long kMaxProfileHz = 10000;	// VTICE_PROFILE_HZ_MAX
 inline constexpr std::uint64_t kMinIntervalNs = 10'000'000;	// 10 ms: the console polls
 
 Result<CheckedProgram> check_program(Program program, const SyscallLookup &lookup);

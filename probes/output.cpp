@@ -12,14 +12,27 @@ namespace {
 
 constexpr int kBarWidth = 52;
 
-std::string key_text(const Key &key)
+// A stack key, as bpftrace prints one: a frame a line, indented, the
+// bracket after it on a line of its own.
+std::string stack_text(const std::string &frames)
+{
+	std::string out = "\n";
+	for (const std::string &f : stack_frames(frames))
+		out += "\t" + f + "\n";
+	return out;
+}
+
+std::string key_text(const MapInfo &info, const Key &key)
 {
 	std::string out;
-	for (const Value &v : key) {
-		if (!out.empty())
+	for (std::size_t k = 0; k < key.size(); k++) {
+		const Value &v = key[k];
+		if (k)
 			out += ", ";
 		if (const std::int64_t *i = std::get_if<std::int64_t>(&v))
 			out += std::to_string(*i);
+		else if (info.keys[k] == Type::Stack)
+			out += stack_text(std::get<std::string>(v));
 		else
 			out += std::get<std::string>(v);
 	}
@@ -28,14 +41,19 @@ std::string key_text(const Key &key)
 
 std::string map_label(const MapInfo &info, const Key &key)
 {
-	return key.empty() ? info.name : info.name + "[" + key_text(key) + "]";
+	return key.empty() ? info.name : info.name + "[" + key_text(info, key) + "]";
 }
 
-std::string value_json(const Value &v)
+std::string value_json(const Value &v, Type type = Type::Int)
 {
 	if (const std::int64_t *i = std::get_if<std::int64_t>(&v))
 		return std::to_string(*i);
-	return json_string(std::get<std::string>(v));
+	if (type != Type::Stack)
+		return json_string(std::get<std::string>(v));
+	std::string out = "[";
+	for (const std::string &f : stack_frames(std::get<std::string>(v)))
+		out += (out.size() > 1 ? "," : "") + json_string(f);
+	return out + "]";
 }
 
 bool is_histogram(const MapInfo &info) { return info.kind == MapKind::Hist || info.kind == MapKind::Lhist; }
@@ -94,6 +112,20 @@ std::string histogram_rows(const MapInfo &info, const Cell &cell)
 
 }  // namespace
 
+std::vector<std::string> stack_frames(const std::string &frames)
+{
+	std::vector<std::string> out;
+	std::size_t start = 0;
+	while (start < frames.size()) {
+		std::size_t end = frames.find('\n', start);
+		if (end == std::string::npos)
+			end = frames.size();
+		out.push_back(frames.substr(start, end - start));
+		start = end + 1;
+	}
+	return out;
+}
+
 std::string bucket_label(const MapInfo &info, std::int64_t bucket)
 {
 	if (info.kind == MapKind::Hist) {
@@ -140,7 +172,7 @@ std::string format_map_json(const MapInfo &info, const MapEntries &entries)
 		first = false;
 		out += "{\"key\":[";
 		for (std::size_t i = 0; i < e->first.size(); i++)
-			out += (i ? "," : "") + value_json(e->first[i]);
+			out += (i ? "," : "") + value_json(e->first[i], info.keys[i]);
 		out += "],";
 		if (is_histogram(info)) {
 			out += "\"buckets\":[";

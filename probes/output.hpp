@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "maps.hpp"
 
@@ -48,6 +49,8 @@ private:
 // The text of one map, as TextOutput writes it (for tests and print()).
 std::string format_map_text(const MapInfo &info, const MapEntries &entries);
 std::string format_map_json(const MapInfo &info, const MapEntries &entries);
+// A kstack value's frames, leaf first (the value holds them a line each).
+std::vector<std::string> stack_frames(const std::string &frames);
 // A histogram bucket's range as text: "[4, 8)", "[1K, 2K)", "(..., 0)".
 std::string bucket_label(const MapInfo &info, std::int64_t bucket);
 

@@ -416,15 +416,19 @@ private:
 			   name[3] < static_cast<char>('0' + kArgs)) {
 			e->builtin = Builtin::Arg;
 			e->number = name[3] - '0';
-		} else if (name == "kstack" || name == "ustack") {
-			return error_at(e->pos, "'" + name + "' needs fn: probes, which this vtice does not run yet "
-							"(docs/probes.md)");
+		} else if (name == "kstack") {
+			e->builtin = Builtin::Kstack;
+		} else if (name == "ustack") {
+			return error_at(e->pos, "'ustack' (user stacks) is not built: vtice reads kernel stacks "
+						"(kstack, in profile:hz:N probes; docs/probes.md)");
 		} else {
 			return error_at(e->pos, "unknown name '" + name + "': values are pid, tid, comm, cpu, nsecs, "
-							"retval, probe, arg0..arg5, @maps, numbers and strings");
+							"retval, probe, kstack, arg0..arg5, @maps, numbers and strings");
 		}
 		if (e->builtin == Builtin::Comm || e->builtin == Builtin::Probe)
 			e->type = Type::String;
+		if (e->builtin == Builtin::Kstack)
+			e->type = Type::Stack;
 		return e;
 	}
 

@@ -44,6 +44,8 @@ bool Runtime::matches(const ProbePoint &p, const ProbeEvent &ev)
 {
 	if (p.kind == PointKind::FnEntry)
 		return p.address == ev.address;
+	if (p.kind == PointKind::Profile)
+		return true;	// one rate per program: every sample is every profile point's
 	return p.any_syscall || p.syscall_nr == ev.nr;
 }
 
@@ -242,12 +244,13 @@ Value Runtime::builtin(const Expr &e, const Fired &fired) const
 		break;
 	}
 	if (!ev)	// the checker keeps task values out of BEGIN, END, interval
-		return e.type == Type::String ? Value{std::string()} : Value{std::int64_t{0}};
+		return e.type == Type::Int ? Value{std::int64_t{0}} : Value{std::string()};
 	switch (e.builtin) {
 	case Builtin::Pid: return std::int64_t{ev->pid};
 	case Builtin::Tid: return std::int64_t{ev->tid};
 	case Builtin::Cpu: return std::int64_t{ev->cpu};
 	case Builtin::Comm: return ev->comm;
+	case Builtin::Kstack: return ev->kstack;
 	case Builtin::Retval: return ev->retval;
 	case Builtin::Arg: return static_cast<std::int64_t>(ev->args[static_cast<std::size_t>(e.number)]);
 	default: return std::int64_t{0};

@@ -15,10 +15,10 @@
 
 namespace vtice::probes {
 
-// A syscall's entry or return, or a fn: probe's hit, with what its probes
-// may read.
+// A syscall's entry or return, a fn: probe's hit or a profile sample, with
+// what its probes may read.
 struct ProbeEvent {
-	PointKind kind = PointKind::SyscallEnter;	// SyscallEnter, SyscallReturn or FnEntry
+	PointKind kind = PointKind::SyscallEnter;	// SyscallEnter, SyscallReturn, FnEntry or Profile
 	std::uint64_t nr = 0;			// the syscall's number
 	std::uint64_t address = 0;		// FnEntry: the probe's address
 	std::array<std::uint64_t, 6> args{};	// a return carries its entry's
@@ -28,6 +28,7 @@ struct ProbeEvent {
 	std::uint32_t tid = 0;		// the thread (the kernel's pid)
 	std::uint32_t cpu = 0;
 	std::uint64_t nsecs = 0;
+	std::string kstack;	// Profile: the frames, leaf first, one per line ("" in user mode)
 };
 
 struct RuntimeStats {

@@ -100,3 +100,48 @@ TEST(ProbeFeed, StopsFeedingOnceTheProgramExits)
 	rt.finish(0);
 	EXPECT_EQ(out.maps_, "@n: 1\n");
 }
+
+// A task chooses its own comm (prctl PR_SET_NAME): its bytes must not reach
+// the terminal raw through printf or a map key.
+TEST(ProbeFeed, ATasksNameCannotDriveTheTerminal)
+{
+	auto program = probes::compile_program("syscall:* { printf(\"%s|\", comm); @[comm] = count(); }",
+					       [](std::string_view) { return std::optional<std::uint64_t>(0); });
+	ASSERT_TRUE(program.ok());
+	Captured out;
+	probes::Runtime rt(*program, out);
+	rt.begin(0);
+	console::ProbeFeed feed(rt, [](std::uint64_t tsc) { return tsc; });
+	trace::SyscallEvent ev = event(true, 1, 1, 0);
+	ev.comm = "\x1b]0;owned\x07\nx";
+	feed.feed_events({ev});
+	rt.finish(0);
+	EXPECT_EQ(out.printed_, "\\x1b]0;owned\\x07\\x0ax|");
+	EXPECT_EQ(out.maps_, "@[\\x1b]0;owned\\x07\\x0ax]: 1\n");
+}
+
+// Samples and syscall events of one poll fire in TSC order, each sample
+// with the stack text its callback gives, its task's name escaped.
+TEST(ProbeFeed, SamplesFireBetweenEventsInTimeOrderWithTheirStacks)
+{
+	auto program = probes::compile_program(
+		"syscall:* { printf(\"sys %d|\", nsecs); } profile:hz:99 { printf(\"%s %d %d %s|\", comm, pid, tid, kstack); }",
+		[](std::string_view) { return std::optional<std::uint64_t>(0); });
+	ASSERT_TRUE(program.ok());
+	Captured out;
+	probes::Runtime rt(*program, out);
+	rt.begin(0);
+	std::vector<std::uint64_t> unwound;
+	console::ProbeFeed feed(rt, [](std::uint64_t tsc) { return tsc; },
+				[&unwound](const trace::ProfileSample &s) {
+					unwound.push_back(s.rip);
+					return "leaf@" + std::to_string(s.rip) + "\nroot";
+				});
+	trace::ProfileSample a, b;
+	a.tsc = 15, a.rip = 100, a.has_task = true, a.pid = 3, a.tgid = 2, a.comm = "dd\x1b";
+	b.tsc = 5, b.rip = 200, b.user = true;
+	feed.feed_events({event(true, 20, 1, 0), event(true, 10, 2, 0)}, {a, b});
+	EXPECT_EQ(out.printed_, " 0 0 leaf@200\nroot|sys 10|dd\\x1b 2 3 leaf@100\nroot|sys 20|");
+	EXPECT_EQ(unwound, (std::vector<std::uint64_t>{200, 100}));
+	EXPECT_EQ(feed.stats().events, 4u);
+}

@@ -40,8 +40,10 @@ void run_events(pr::Runtime &rt, const std::uint8_t *data, std::size_t size)
 	for (std::size_t at = 0; at + 24 <= size && !rt.exited(); at += 24) {
 		pr::ProbeEvent ev;
 		static const pr::PointKind kinds[] = {pr::PointKind::SyscallEnter, pr::PointKind::SyscallReturn,
-						      pr::PointKind::FnEntry, pr::PointKind::FnEntry};
+						      pr::PointKind::FnEntry, pr::PointKind::Profile};
+		static const char *const stacks[] = {"", "[user]", "leaf", "read_zero\nvfs_read\nksys_read"};
 		ev.kind = kinds[data[at] & 3];
+		ev.kstack = stacks[data[at + 1] >> 5 & 3];
 		ev.address = 0xffffffff81000000ull + (data[at + 1] & 3);
 		ev.nr = data[at] & 4 ? 257 : data[at + 1] % 3;
 		std::memcpy(&ev.args[data[at + 2] % 6], data + at + 3, 8);

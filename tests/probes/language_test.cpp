@@ -77,7 +77,7 @@ TEST(ProbeLanguage, RefusesValuesWhereTheProbeHasNone)
 {
 	EXPECT_NE(refusal("syscall:read { @x = retval; }").find(":1:21: error: retval exists only in syscall:NAME:return"),
 		  std::string::npos);
-	EXPECT_NE(refusal("BEGIN { @x[comm] = 1; }").find("'comm' exists only in syscall and fn probes"),
+	EXPECT_NE(refusal("BEGIN { @x[comm] = 1; }").find("'comm' exists only in syscall, fn and profile probes"),
 		  std::string::npos);
 	EXPECT_NE(refusal("interval:s:1 { @x = arg0; }").find("'arg0' exists only in syscall and fn probes"),
 		  std::string::npos);
@@ -124,9 +124,13 @@ TEST(ProbeLanguage, RefusesProbePointsThatDoNotExistOrAreNotBuilt)
 	EXPECT_NE(refusal("interval:s:0 { exit(); }").find("intervals are at least 10 ms"), std::string::npos);
 	EXPECT_NE(refusal("interval:us:5 { exit(); }").find("write interval:s:N or interval:ms:N"), std::string::npos);
 	EXPECT_NE(refusal("syscall:read:entry { exit(); }").find("syscall:NAME:return"), std::string::npos);
-	EXPECT_NE(refusal("syscall:read { printf(\"%s\", str(arg1)); }").find("str() needs fn: probes"),
+	EXPECT_NE(refusal("syscall:read { printf(\"%s\", str(arg1)); }").find("str() reads kernel memory at the probe"),
 		  std::string::npos);
-	EXPECT_NE(refusal("syscall:read { @[kstack] = count(); }").find("'kstack' needs fn: probes"),
+	EXPECT_NE(refusal("syscall:read { @[kstack] = count(); }").find("kstack exists only in profile:hz:N probes"),
+		  std::string::npos);
+	EXPECT_NE(refusal("fn:vfs_read { @[kstack] = count(); }").find("kstack exists only in profile:hz:N probes"),
+		  std::string::npos);
+	EXPECT_NE(refusal("profile:hz:99 { @[ustack] = count(); }").find("'ustack' (user stacks) is not built"),
 		  std::string::npos);
 	EXPECT_NE(refusal("syscall:openat { printf(\"%s\", args->filename); }").find("typed access"),
 		  std::string::npos);
@@ -199,4 +203,52 @@ TEST(ProbeLanguage, FindsTheFilterRootCanApply)
 	EXPECT_EQ(pid.root_filter.pid, 42u);
 	EXPECT_TRUE(pid.has_syscall_probes);
 	EXPECT_FALSE(accepted("BEGIN { exit(); }").has_syscall_probes);
+}
+
+TEST(ProbeLanguage, ProfileProbesSampleAtOneRateWithTheirStacks)
+{
+	CheckedProgram p = accepted("profile:hz:99 /comm == \"dd\"/ { @[kstack] = count(); @c[cpu, comm, kstack] = count(); "
+				    "printf(\"%d %d %s\\n%s\\n\", pid, tid, comm, kstack); }");
+	EXPECT_EQ(p.profile_hz, 99u);
+	EXPECT_TRUE(p.uses_kstack);
+	EXPECT_FALSE(p.has_syscall_probes);
+	EXPECT_FALSE(p.has_fn_probes);
+	EXPECT_EQ(p.root_filter.comm, "") << "samples are not filtered in root";
+	ASSERT_EQ(p.maps.size(), 2u);
+	EXPECT_EQ(p.maps[0].keys, std::vector<Type>{Type::Stack});
+	EXPECT_EQ(accepted("profile:hz:10000 { @[cpu] = count(); } profile:hz:10000 { @n = count(); }").profile_hz,
+		  10000u);
+	EXPECT_FALSE(accepted("profile:hz:1 { @[comm] = count(); }").uses_kstack);
+}
+
+TEST(ProbeLanguage, RefusesWhatAProfileProbeCannotDo)
+{
+	EXPECT_NE(refusal("profile:hz:0 { exit(); }").find("1:1: error: write profile:hz:N, N from 1 to 10000"),
+		  std::string::npos);
+	EXPECT_NE(refusal("profile:hz:10001 { exit(); }").find("N from 1 to 10000"), std::string::npos);
+	EXPECT_NE(refusal("profile:ms:5 { exit(); }").find("write profile:hz:N"), std::string::npos);
+	EXPECT_NE(refusal("profile:hz:99999999999999999999 { exit(); }").find("1:12: error: this number does not fit"),
+		  std::string::npos);
+	EXPECT_NE(refusal("profile:hz:123456 { exit(); }").find("N from 1 to 10000"), std::string::npos);
+	EXPECT_NE(refusal("profile:hz:99 { @a = count(); }\nprofile:hz:49 { @b = count(); }")
+			  .find("2:1: error: one profile rate per program: profile:hz:99 came first"),
+		  std::string::npos);
+	EXPECT_NE(refusal("profile:hz:99 { @[arg0] = count(); }").find("'arg0' exists only in syscall and fn probes"),
+		  std::string::npos);
+	EXPECT_NE(refusal("profile:hz:99 { @[retval] = count(); }").find("retval exists only"), std::string::npos);
+	EXPECT_NE(refusal("profile:hz:99, syscall:read { @[kstack] = count(); }")
+			  .find("kstack exists only in profile:hz:N probes"),
+		  std::string::npos);
+	// A stack is a key or printed, nothing else.
+	std::string use = "a stack (kstack) is a map key or printed with printf's %s, nothing else";
+	EXPECT_NE(refusal("profile:hz:99 { @s = kstack; }").find(use), std::string::npos);
+	EXPECT_NE(refusal("profile:hz:99 /kstack == \"x\"/ { exit(); }").find(use), std::string::npos);
+	EXPECT_NE(refusal("profile:hz:99 { @n = sum(kstack); }").find("sum() counts numbers, not"), std::string::npos);
+	EXPECT_NE(refusal("profile:hz:99 { @n = -kstack; }").find("'-' takes a number, not a stack"), std::string::npos);
+	EXPECT_NE(refusal("profile:hz:99 { printf(\"%d\", kstack); }").find("takes a number, this is a stack"),
+		  std::string::npos);
+	EXPECT_NE(refusal("profile:hz:99 { @[kstack()] = count(); }").find("write kstack, without ()"),
+		  std::string::npos);
+	EXPECT_NE(refusal("interval:s:1 { printf(\"%s\", comm); }").find("'comm' exists only in syscall, fn and profile"),
+		  std::string::npos);
 }

@@ -261,3 +261,46 @@ TEST(ProbeRuntime, JsonOutputIsOneObjectPerLine)
 			"[{\"bucket\":\"[2, 4)\",\"count\":1}]}]}\n"
 			"{\"type\":\"summary\",\"events\":1}\n");
 }
+
+namespace {
+
+ProbeEvent sample(const std::string &comm, std::uint32_t cpu, const std::string &kstack)
+{
+	ProbeEvent ev;
+	ev.kind = PointKind::Profile;
+	ev.comm = comm;
+	ev.pid = ev.tid = 7;
+	ev.cpu = cpu;
+	ev.kstack = kstack;
+	return ev;
+}
+
+}  // namespace
+
+// bpftrace prints a stack key a frame a line, indented, the bracket on a
+// line of its own; JSON gives the frames as an array, leaf first.
+TEST(ProbeRuntime, ProfileSamplesCountByKernelStack)
+{
+	ProgramRun r("profile:hz:99 /comm == \"dd\"/ { @[kstack] = count(); @c[cpu, kstack] = count(); }");
+	r.runtime->on_event(sample("dd", 1, "read_zero\nvfs_read\nksys_read"));
+	r.runtime->on_event(sample("dd", 1, "read_zero\nvfs_read\nksys_read"));
+	r.runtime->on_event(sample("dd", 0, "[user]"));
+	r.runtime->on_event(sample("sh", 0, "do_idle"));	// the predicate keeps it out
+	r.runtime->on_event(enter(kRead, "dd", 7, 0));		// not a sample: no profile probe fires
+	EXPECT_EQ(r.finish(),
+		  "@[\n\t[user]\n]: 1\n"
+		  "@[\n\tread_zero\n\tvfs_read\n\tksys_read\n]: 2\n"
+		  "@c[0, \n\t[user]\n]: 1\n"
+		  "@c[1, \n\tread_zero\n\tvfs_read\n\tksys_read\n]: 2\n");
+	EXPECT_EQ(format_map_json(r.checked.maps[1], r.runtime->maps().entries(1)),
+		  "{\"type\":\"map\",\"name\":\"@c\",\"kind\":\"count\",\"entries\":["
+		  "{\"key\":[0,[\"[user]\"]],\"value\":1},"
+		  "{\"key\":[1,[\"read_zero\",\"vfs_read\",\"ksys_read\"]],\"value\":2}]}");
+}
+
+TEST(ProbeRuntime, PrintfPrintsAStackALineAFrame)
+{
+	ProgramRun r("profile:hz:99 { printf(\"%s on %d:\\n%s\\n\", comm, cpu, kstack); }");
+	r.runtime->on_event(sample("dd", 1, "read_zero\nvfs_read"));
+	EXPECT_EQ(r.out.printed_, "dd on 1:\nread_zero\nvfs_read\n");
+}

@@ -26,16 +26,19 @@ profile_wait_armed() {
 
 # While the spinner's thread runs (its comm, vtice-spin), its CPU must be
 # in vtice_spin_loop or what it calls (ktime_get) but for its interrupts.
+# $1: the CPU, $2: the test, $3: the files' base; the rest: the profiler,
+# which writes "comm;root;...;leaf count" lines to $3.folded.
 profile_spin() {
-	local cpu=$1 out=/tmp/profile-spin profiler total spun idle
-	insmod /lib/vtice/vtice_spin.ko secs=5 || { result hv.profile-spin FAIL "insmod vtice_spin failed"; return; }
-	vtice profile --hz 99 --duration 120 -o $out.folded >$out.txt 2>$out.err &
+	local cpu=$1 test=$2 out=$3 profiler total spun
+	shift 3
+	insmod /lib/vtice/vtice_spin.ko secs=5 || { result $test FAIL "insmod vtice_spin failed"; return; }
+	"$@" >$out.txt 2>$out.err &
 	profiler=$!
 	if ! profile_wait_armed $out.err; then
 		echo 1 >/sys/module/vtice_spin/parameters/go
 		rmmod vtice_spin
 		kill $profiler
-		result hv.profile-spin FAIL "never armed: $(tail -n 1 $out.err)"
+		result $test FAIL "never armed: $(tail -n 1 $out.err)"
 		return
 	fi
 	echo 1 >/sys/module/vtice_spin/parameters/go
@@ -43,18 +46,22 @@ profile_spin() {
 	kill -INT $profiler
 	wait $profiler
 	echo "VTICE-PROFILE exit $? $(dmesg | grep -o 'vtice_spin: .*' | tail -n 1)"
-	sed 's/^/VTICE-PROFILE spin: /' $out.err $out.txt | head -n 24
+	sed "s/^/VTICE-PROFILE $test: /" $out.err $out.txt | head -n 24
 	total=$(profile_samples_matching $out.folded '^vtice-spin;')
 	spun=$(profile_samples_matching $out.folded '^vtice-spin;.*vtice_spin_loop(;|$)')
-	echo "VTICE-FIGURE hv.profile.spin_samples=$spun"
-	echo "VTICE-FIGURE hv.profile.spinner_samples=$total"
+	echo "VTICE-FIGURE $test.spin_samples=$spun"
+	echo "VTICE-FIGURE $test.spinner_samples=$total"
 	if [ "$total" -ge 300 ] && [ $((spun * 10)) -ge $((total * 9)) ]; then
-		result hv.profile-spin PASS "$spun of the spinner's $total samples on CPU $cpu in vtice_spin_loop"
+		result $test PASS "$spun of the spinner's $total samples on CPU $cpu in vtice_spin_loop"
 	else
-		result hv.profile-spin FAIL "$spun of the spinner's $total samples on CPU $cpu in vtice_spin_loop (want >= 90% of >= 300)"
+		result $test FAIL "$spun of the spinner's $total samples on CPU $cpu in vtice_spin_loop (want >= 90% of >= 300)"
 	fi
-	# CPU 0 meanwhile ran this shell and the profiler's reads: mostly idle.
-	idle=$(profile_cpu_column $out.txt 5 0)
+}
+
+# CPU 0 ran the shell and the profiler's reads meanwhile: mostly idle.
+profile_idle() {
+	local idle
+	idle=$(profile_cpu_column /tmp/profile-spin.txt 5 0)
 	if [ "${idle%.*}" -ge 50 ]; then
 		result hv.profile-idle PASS "CPU 0 idle in $idle% of its samples"
 	else
@@ -187,7 +194,12 @@ profile_cost() {
 scenario_hvprofile() {
 	local cpu=$(($(nproc) - 1))
 	[ "$loaded" = 1 ] || insmod_vtice || { result hv.profile FAIL "insmod failed"; return; }
-	profile_spin $cpu
+	profile_spin $cpu hv.profile-spin /tmp/profile-spin vtice profile --hz 99 --duration 120 -o /tmp/profile-spin.folded
+	profile_idle
+	# The same through a probe program: profile:hz:N keyed by comm and
+	# kstack folds to the lines vtice profile writes.
+	profile_spin $cpu hv.profile-probe /tmp/profile-probe \
+		vtice probe 'profile:hz:99 { @[comm, kstack] = count(); }' --duration 120 --folded /tmp/profile-probe.folded
 	profile_read_path
 	profile_busy
 	profile_unseen
