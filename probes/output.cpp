@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "vtice/json_string.hpp"
+#include "vtice/split_lines.hpp"
 
 namespace vtice::probes {
 namespace {
@@ -114,16 +115,7 @@ std::string histogram_rows(const MapInfo &info, const Cell &cell)
 
 std::vector<std::string> stack_frames(const std::string &frames)
 {
-	std::vector<std::string> out;
-	std::size_t start = 0;
-	while (start < frames.size()) {
-		std::size_t end = frames.find('\n', start);
-		if (end == std::string::npos)
-			end = frames.size();
-		out.push_back(frames.substr(start, end - start));
-		start = end + 1;
-	}
-	return out;
+	return split_lines(frames);
 }
 
 std::string bucket_label(const MapInfo &info, std::int64_t bucket)

@@ -7,23 +7,10 @@
 #include "session_model.hpp"
 #include "vtice/escape.hpp"
 #include "vtice/interrupts.hpp"
+#include "vtice/split_lines.hpp"
 
 namespace vtice::tui {
 namespace {
-
-std::vector<std::string> split_output(const std::string &text)
-{
-	std::vector<std::string> lines;
-	std::size_t start = 0;
-	while (start < text.size()) {
-		std::size_t end = text.find('\n', start);
-		if (end == std::string::npos)
-			end = text.size();
-		lines.push_back(text.substr(start, end - start));
-		start = end + 1;
-	}
-	return lines;
-}
 
 bool exited(const dbg::StopInfo &stop)
 {
@@ -143,7 +130,7 @@ CommandOutput SessionModel::execute(const std::string &line)
 		dbg::CommandContext context{session_, out};
 		auto ran = dbg::execute_line(context, line);
 		JobResult result;
-		result.output = split_output(out.text());
+		result.output = split_lines(out.text());
 		if (!ran)
 			result.error = ran.error();
 		return result;
@@ -176,7 +163,7 @@ int run_interactive(dbg::Session &session, const dbg::StopInfo &attached, const 
 	{
 		// The model's destructor stops a running job before we detach.
 		SessionModel model(session, attached);
-		status = run_tui(model, split_output(intro));
+		status = run_tui(model, split_lines(intro));
 	}
 	if (interrupts::end_signal())
 		interrupts::begin_cleanup();

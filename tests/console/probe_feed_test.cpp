@@ -3,6 +3,7 @@
 // number and arguments (exit records carry neither).
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,25 @@ trace::SyscallEvent event(bool enter, std::uint64_t tsc, std::uint32_t pid, std:
 	return ev;
 }
 
+// Every syscall is number 0 to this lookup.
+std::optional<std::uint64_t> any_syscall(std::string_view) { return 0; }
+
+// A program and its runtime, begun at time 0, with its output captured.
+struct FeedRun {
+	explicit FeedRun(const std::string &source)
+	{
+		auto c = probes::compile_program(source, any_syscall);
+		EXPECT_TRUE(c.ok()) << source;
+		if (c.ok())
+			program = std::move(*c);
+		runtime = std::make_unique<probes::Runtime>(program, out);
+		runtime->begin(0);
+	}
+	probes::CheckedProgram program;
+	Captured out;
+	std::unique_ptr<probes::Runtime> runtime;
+};
+
 }  // namespace
 
 TEST(ProbeFeed, ReturnsFireWithTheirEntrysNumberAndArguments)
@@ -75,64 +95,43 @@ TEST(ProbeFeed, ReturnsFireWithTheirEntrysNumberAndArguments)
 
 TEST(ProbeFeed, EventsFireInTimeOrderWithTheirTime)
 {
-	auto program = probes::compile_program("syscall:* { printf(\"%d \", nsecs); }",
-					       [](std::string_view) { return std::optional<std::uint64_t>(0); });
-	ASSERT_TRUE(program.ok());
-	Captured out;
-	probes::Runtime rt(*program, out);
-	rt.begin(0);
-	console::ProbeFeed feed(rt, [](std::uint64_t tsc) { return tsc * 10; });
+	FeedRun r("syscall:* { printf(\"%d \", nsecs); }");
+	console::ProbeFeed feed(*r.runtime, [](std::uint64_t tsc) { return tsc * 10; });
 	feed.feed_events({event(true, 3, 1, 0), event(true, 1, 2, 0), event(true, 2, 3, 0)});
-	EXPECT_EQ(out.printed_, "10 20 30 ");
+	EXPECT_EQ(r.out.printed_, "10 20 30 ");
 }
 
 TEST(ProbeFeed, StopsFeedingOnceTheProgramExits)
 {
-	auto program = probes::compile_program("syscall:* { @n = count(); exit(); }",
-					       [](std::string_view) { return std::optional<std::uint64_t>(0); });
-	ASSERT_TRUE(program.ok());
-	Captured out;
-	probes::Runtime rt(*program, out);
-	rt.begin(0);
-	console::ProbeFeed feed(rt, [](std::uint64_t tsc) { return tsc; });
+	FeedRun r("syscall:* { @n = count(); exit(); }");
+	console::ProbeFeed feed(*r.runtime, [](std::uint64_t tsc) { return tsc; });
 	feed.feed_events({event(true, 1, 1, 0), event(true, 2, 2, 0), event(true, 3, 3, 0)});
 	EXPECT_EQ(feed.stats().events, 1u);
-	rt.finish(0);
-	EXPECT_EQ(out.maps_, "@n: 1\n");
+	r.runtime->finish(0);
+	EXPECT_EQ(r.out.maps_, "@n: 1\n");
 }
 
 // A task chooses its own comm (prctl PR_SET_NAME): its bytes must not reach
 // the terminal raw through printf or a map key.
 TEST(ProbeFeed, ATasksNameCannotDriveTheTerminal)
 {
-	auto program = probes::compile_program("syscall:* { printf(\"%s|\", comm); @[comm] = count(); }",
-					       [](std::string_view) { return std::optional<std::uint64_t>(0); });
-	ASSERT_TRUE(program.ok());
-	Captured out;
-	probes::Runtime rt(*program, out);
-	rt.begin(0);
-	console::ProbeFeed feed(rt, [](std::uint64_t tsc) { return tsc; });
+	FeedRun r("syscall:* { printf(\"%s|\", comm); @[comm] = count(); }");
+	console::ProbeFeed feed(*r.runtime, [](std::uint64_t tsc) { return tsc; });
 	trace::SyscallEvent ev = event(true, 1, 1, 0);
 	ev.comm = "\x1b]0;owned\x07\nx";
 	feed.feed_events({ev});
-	rt.finish(0);
-	EXPECT_EQ(out.printed_, "\\x1b]0;owned\\x07\\x0ax|");
-	EXPECT_EQ(out.maps_, "@[\\x1b]0;owned\\x07\\x0ax]: 1\n");
+	r.runtime->finish(0);
+	EXPECT_EQ(r.out.printed_, "\\x1b]0;owned\\x07\\x0ax|");
+	EXPECT_EQ(r.out.maps_, "@[\\x1b]0;owned\\x07\\x0ax]: 1\n");
 }
 
 // Samples and syscall events of one poll fire in TSC order, each sample
 // with the stack text its callback gives, its task's name escaped.
 TEST(ProbeFeed, SamplesFireBetweenEventsInTimeOrderWithTheirStacks)
 {
-	auto program = probes::compile_program(
-		"syscall:* { printf(\"sys %d|\", nsecs); } profile:hz:99 { printf(\"%s %d %d %s|\", comm, pid, tid, kstack); }",
-		[](std::string_view) { return std::optional<std::uint64_t>(0); });
-	ASSERT_TRUE(program.ok());
-	Captured out;
-	probes::Runtime rt(*program, out);
-	rt.begin(0);
+	FeedRun r("syscall:* { printf(\"sys %d|\", nsecs); } profile:hz:99 { printf(\"%s %d %d %s|\", comm, pid, tid, kstack); }");
 	std::vector<std::uint64_t> unwound;
-	console::ProbeFeed feed(rt, [](std::uint64_t tsc) { return tsc; },
+	console::ProbeFeed feed(*r.runtime, [](std::uint64_t tsc) { return tsc; },
 				[&unwound](const trace::ProfileSample &s) {
 					unwound.push_back(s.rip);
 					return "leaf@" + std::to_string(s.rip) + "\nroot";
@@ -141,7 +140,7 @@ TEST(ProbeFeed, SamplesFireBetweenEventsInTimeOrderWithTheirStacks)
 	a.tsc = 15, a.rip = 100, a.has_task = true, a.pid = 3, a.tgid = 2, a.comm = "dd\x1b";
 	b.tsc = 5, b.rip = 200, b.user = true;
 	feed.feed_events({event(true, 20, 1, 0), event(true, 10, 2, 0)}, {a, b});
-	EXPECT_EQ(out.printed_, " 0 0 leaf@200\nroot|sys 10|dd\\x1b 2 3 leaf@100\nroot|sys 20|");
+	EXPECT_EQ(r.out.printed_, " 0 0 leaf@200\nroot|sys 10|dd\\x1b 2 3 leaf@100\nroot|sys 20|");
 	EXPECT_EQ(unwound, (std::vector<std::uint64_t>{200, 100}));
 	EXPECT_EQ(feed.stats().events, 4u);
 }

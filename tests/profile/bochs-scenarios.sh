@@ -119,6 +119,18 @@ interrupts_over() {
 	echo "$(($(interrupts_total NMI) - nmi)) $(($(interrupts_total LOC) - loc)) $(($(interrupts_total PMI) - pmi))"
 }
 
+# Starts vtice profile at $1 Hz in the background (its pid in the caller's
+# $profiler), its stderr to $2; when it never arms, fails test $3 and
+# returns 1.
+profile_start() {
+	vtice profile --hz $1 --duration 600 >/dev/null 2>$2 &
+	profiler=$!
+	profile_wait_armed $2 && return 0
+	kill $profiler
+	result $3 FAIL "never armed at $1 Hz: $(tail -n 1 $2)"
+	return 1
+}
+
 # The samples come from the VMX-preemption timer, in root: the kernel's own
 # interrupt counts (its NMI watchdog's NMIs, its perf PMIs, its local timer)
 # must not see them. Over the same idle seconds with the profiler at 999 Hz
@@ -129,13 +141,7 @@ profile_unseen() {
 	local secs=4 hz=999 profiler quiet busy watchdog samples
 	watchdog=$(cat /proc/sys/kernel/nmi_watchdog 2>/dev/null || echo absent)
 	quiet=$(interrupts_over $secs)
-	vtice profile --hz $hz --duration 600 >/dev/null 2>/tmp/profile-unseen.err &
-	profiler=$!
-	if ! profile_wait_armed /tmp/profile-unseen.err; then
-		kill $profiler
-		result hv.profile-unseen FAIL "never armed: $(tail -n 1 /tmp/profile-unseen.err)"
-		return
-	fi
+	profile_start $hz /tmp/profile-unseen.err hv.profile-unseen || return
 	busy=$(interrupts_over $secs)
 	kill -INT $profiler
 	wait $profiler
@@ -165,13 +171,7 @@ profile_cost() {
 	local base again hz with profiler ratio ratio_99= ratio_999=
 	base=$(profile_getpid_ns hv.profile-cost-none)
 	for hz in 99 999; do
-		vtice profile --hz $hz --duration 600 >/dev/null 2>/tmp/profile-cost.err &
-		profiler=$!
-		if ! profile_wait_armed /tmp/profile-cost.err; then
-			kill $profiler
-			result hv.profile-cost FAIL "never armed at $hz Hz: $(tail -n 1 /tmp/profile-cost.err)"
-			return
-		fi
+		profile_start $hz /tmp/profile-cost.err hv.profile-cost || return
 		eval "with_$hz=\$(profile_getpid_ns hv.profile-cost-${hz}hz)"
 		kill -INT $profiler
 		wait $profiler
