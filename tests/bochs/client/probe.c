@@ -282,6 +282,35 @@ static int measure_reads(struct read_cost *c)
 }
 
 /*
+ * The same loop under the kernel's own function profiler counting
+ * vfs_read (set_ftrace_filter, function_profile_enabled): the in-kernel
+ * peer's cost per hit. Its count of vfs_read on CPU 0 goes to *hits (the
+ * loop's reads and whatever else read there); -1 when the kernel has no
+ * function profiler.
+ */
+static int measure_reads_ftrace(struct read_cost *c, long *hits)
+{
+	char line[256], fn[64];
+	long n;
+	FILE *f;
+	int err;
+
+	*hits = -1;
+	if (tracefs_write("set_ftrace_filter", "vfs_read") || tracefs_write("function_profile_enabled", "1"))
+		return -1;
+	err = measure_reads(c);
+	tracefs_write("function_profile_enabled", "0");
+	f = fopen("/sys/kernel/tracing/trace_stat/function0", "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, " %63s %ld", fn, &n) == 2 && !strcmp(fn, "vfs_read"))
+			*hits = n;
+	if (f)
+		fclose(f);
+	tracefs_write("set_ftrace_filter", "");
+	return err;
+}
+
+/*
  * NAME-cost: what a probe hit costs. The same read loop with nothing
  * armed and with fn:vfs_read armed for its comm; the probe must count
  * every read (exactly COST_READS), and the exits per read it adds are the
@@ -292,9 +321,9 @@ static void probe_cost(const char *name)
 {
 	const char *const args[] = { "vtice", "probe", "fn:vfs_read /comm == \"vtcost\"/ { @n = count(); }",
 				     "-o", COST_OUT, NULL };
-	struct read_cost bare, armed;
+	struct read_cost bare, armed, ftrace;
 	char test[128], line[1024];
-	long counted = -1;
+	long counted = -1, ftrace_hits;
 	pid_t probe;
 	FILE *f;
 
@@ -303,6 +332,8 @@ static void probe_cost(const char *name)
 		report(test, FAIL, "no VM-exit counts from /dev/vtice");
 		return;
 	}
+	if (measure_reads_ftrace(&ftrace, &ftrace_hits))
+		ftrace.tsc = -1;
 	probe = spawn_vtice_on(COST_ERR, args, 1);
 	if (probe < 0 || !wait_probe_armed(probe, COST_ERR, 120)) {
 		system("cat " COST_ERR);
@@ -326,6 +357,10 @@ static void probe_cost(const char *name)
 	figure_named(test, "exits_per_hit", "%.3f", armed.exits - bare.exits);
 	figure_named(test, "tsc_per_read_bare", "%.0f", bare.tsc);
 	figure_named(test, "tsc_per_read_probed", "%.0f", armed.tsc);
+	figure_named(test, "tsc_per_read_ftrace_profiled", "%.0f", ftrace.tsc);
+	figure_named(test, "ftrace_profiler_hits", "%ld", ftrace_hits);
+	if (ftrace.tsc > bare.tsc && ftrace_hits >= COST_READS)
+		figure_named(test, "added_tsc_ratio_to_ftrace", "%.2f", (armed.tsc - bare.tsc) / (ftrace.tsc - bare.tsc));
 	if (counted != COST_READS)
 		report(test, FAIL, "the probe counted %ld of %d reads", counted, COST_READS);
 	else if (armed.exits - bare.exits > 2.05)
