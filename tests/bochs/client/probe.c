@@ -282,31 +282,31 @@ static int measure_reads(struct read_cost *c)
 }
 
 /*
- * The same loop under the kernel's own function profiler counting
- * vfs_read (set_ftrace_filter, function_profile_enabled): the in-kernel
- * peer's cost per hit. Its count of vfs_read on CPU 0 goes to *hits (the
- * loop's reads and whatever else read there); -1 when the kernel has no
- * function profiler.
+ * The same loop under the kernel's own kprobe on vfs_read (a kprobe event,
+ * counted in kprobe_profile; Debian's kernels have no ftrace function
+ * profiler): the in-kernel peer's cost per hit. Its hits go to *hits (the
+ * loop's reads and whatever else read meanwhile); -1 without kprobe events.
  */
-static int measure_reads_ftrace(struct read_cost *c, long *hits)
+static int measure_reads_kprobe(struct read_cost *c, long *hits)
 {
-	char line[256], fn[64];
+	char line[256], event[64];
 	long n;
 	FILE *f;
 	int err;
 
 	*hits = -1;
-	if (tracefs_write("set_ftrace_filter", "vfs_read") || tracefs_write("function_profile_enabled", "1"))
+	if (tracefs_write("kprobe_events", "p:vtcost vfs_read") ||
+	    tracefs_write("events/kprobes/vtcost/enable", "1"))
 		return -1;
 	err = measure_reads(c);
-	tracefs_write("function_profile_enabled", "0");
-	f = fopen("/sys/kernel/tracing/trace_stat/function0", "r");
+	tracefs_write("events/kprobes/vtcost/enable", "0");
+	f = fopen("/sys/kernel/tracing/kprobe_profile", "r");
 	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, " %63s %ld", fn, &n) == 2 && !strcmp(fn, "vfs_read"))
+		if (sscanf(line, " %63s %ld", event, &n) == 2 && !strcmp(event, "vtcost"))
 			*hits = n;
 	if (f)
 		fclose(f);
-	tracefs_write("set_ftrace_filter", "");
+	tracefs_write("kprobe_events", "");	/* O_TRUNC: the event is gone */
 	return err;
 }
 
@@ -321,9 +321,9 @@ static void probe_cost(const char *name)
 {
 	const char *const args[] = { "vtice", "probe", "fn:vfs_read /comm == \"vtcost\"/ { @n = count(); }",
 				     "-o", COST_OUT, NULL };
-	struct read_cost bare, armed, ftrace;
+	struct read_cost bare, armed, kprobe;
 	char test[128], line[1024];
-	long counted = -1, ftrace_hits;
+	long counted = -1, kprobe_hits;
 	pid_t probe;
 	FILE *f;
 
@@ -332,8 +332,8 @@ static void probe_cost(const char *name)
 		report(test, FAIL, "no VM-exit counts from /dev/vtice");
 		return;
 	}
-	if (measure_reads_ftrace(&ftrace, &ftrace_hits))
-		ftrace.tsc = -1;
+	if (measure_reads_kprobe(&kprobe, &kprobe_hits))
+		kprobe.tsc = -1;
 	probe = spawn_vtice_on(COST_ERR, args, 1);
 	if (probe < 0 || !wait_probe_armed(probe, COST_ERR, 120)) {
 		system("cat " COST_ERR);
@@ -357,10 +357,10 @@ static void probe_cost(const char *name)
 	figure_named(test, "exits_per_hit", "%.3f", armed.exits - bare.exits);
 	figure_named(test, "tsc_per_read_bare", "%.0f", bare.tsc);
 	figure_named(test, "tsc_per_read_probed", "%.0f", armed.tsc);
-	figure_named(test, "tsc_per_read_ftrace_profiled", "%.0f", ftrace.tsc);
-	figure_named(test, "ftrace_profiler_hits", "%ld", ftrace_hits);
-	if (ftrace.tsc > bare.tsc && ftrace_hits >= COST_READS)
-		figure_named(test, "added_tsc_ratio_to_ftrace", "%.2f", (armed.tsc - bare.tsc) / (ftrace.tsc - bare.tsc));
+	figure_named(test, "tsc_per_read_kprobe", "%.0f", kprobe.tsc);
+	figure_named(test, "kprobe_hits", "%ld", kprobe_hits);
+	if (kprobe.tsc > bare.tsc && kprobe_hits >= COST_READS)
+		figure_named(test, "added_tsc_ratio_to_kprobe", "%.2f", (armed.tsc - bare.tsc) / (kprobe.tsc - bare.tsc));
 	if (counted != COST_READS)
 		report(test, FAIL, "the probe counted %ld of %d reads", counted, COST_READS);
 	else if (armed.exits - bare.exits > 2.05)
