@@ -52,9 +52,7 @@ done
 # The run.sh options and scenarios of a cell.
 cell_args() {
 	local core="load hvstub hvpath hvdoctor"
-	# vtice doctor traces an openat against ftrace in both step modes and
-	# measures the trap's cost: the short core needs no hvpath besides.
-	((quick)) && core="load hvdoctor"
+	((quick)) && core="load hvpath hvdoctor"
 	case $1 in
 	skylake-6.1) echo "--cpu corei7_skylake_x --scenarios '$core'" ;;
 	tigerlake-6.12) echo "--cpu tigerlake --kernel bookworm-backports --scenarios '$core'" ;;
