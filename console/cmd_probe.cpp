@@ -361,7 +361,7 @@ public:
 	// Leaf first, a frame a line.
 	std::string text(const trace::ProfileSample &s)
 	{
-		std::vector<std::string> names = namer_.names(s, unwind_sample(orc_.get(), s, kMaxFrames));
+		std::vector<std::string> names = namer_.names(s, unwind_sample(orc_.get(), s, kMaxSampleFrames));
 		std::string out;
 		for (auto n = names.rbegin(); n != names.rend(); ++n)
 			out += (out.empty() ? "" : "\n") + *n;
@@ -369,8 +369,6 @@ public:
 	}
 
 private:
-	static constexpr std::size_t kMaxFrames = 128;
-
 	KernelStacks(std::unique_ptr<dbg::SymbolList> symbols, std::unique_ptr<symbols::OrcTable> orc)
 		: symbols_(std::move(symbols)), orc_(std::move(orc)),
 		  namer_([list = symbols_.get()](std::uint64_t a) { return list->symbolize(a); })

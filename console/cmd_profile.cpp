@@ -79,7 +79,6 @@ struct Options {
 	std::string kcore = "/proc/kcore";
 };
 
-constexpr std::size_t kMaxFrames = 128;
 constexpr long kPollMs = 10;
 constexpr double kProgressSeconds = 2;
 
@@ -209,7 +208,7 @@ public:
 	{
 		for (const auto &recs : per_cpu)
 			for (const auto &sample : trace::decode_profile_records(recs, stats_)) {
-				SampleStack stack = unwind_sample(orc_, sample, kMaxFrames);
+				SampleStack stack = unwind_sample(orc_, sample, kMaxSampleFrames);
 				std::vector<std::string> names = namer_->names(sample, stack);
 				report_.add(sample, names, stack.truncated);
 				if (timeline_)

@@ -21,6 +21,9 @@ struct SampleStack {
 	bool truncated = false;	// the walk left the copied bytes (or ORC gave up) before the stack's end
 };
 
+// How deep vtice profile and kstack walk a sample's stack.
+inline constexpr std::size_t kMaxSampleFrames = 128;
+
 // Walks at most max_frames frames. Without tables (orc null), the leaf alone.
 SampleStack unwind_sample(const symbols::OrcTable *orc, const trace::ProfileSample &sample, std::size_t max_frames);
 
