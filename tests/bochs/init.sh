@@ -32,16 +32,22 @@ start_host_driver() { echo "VTICE-HOST $1 START"; }
 # time that the guest is alive: run.sh's stall watch counts wall time, and
 # on a loaded machine a command that prints nothing for a minute of guest
 # time stays silent for several. "$@" keeps the redirections its caller gave.
+# The beat runs on CPU 0 alone: vtice's tracers step a task on the last CPU
+# (vtice doctor's choice, and the scenarios'), and a task queued behind a
+# stepped syscall there waits for minutes in Bochs, so an unpinned beat
+# went silent while the guest was well.
 with_heartbeat() {
-	local pid n=0
+	local pid beat rc
 	"$@" &
 	pid=$!
-	while kill -0 $pid 2>/dev/null; do
-		sleep 1
-		n=$((n + 1))
-		[ $((n % 30)) = 0 ] && echo "VTICE-ALIVE ${n}s into: $1 $2" >/dev/console
-	done
+	taskset 1 sh -c 'n=0; while sleep 1; do n=$((n + 1));
+		[ $((n % 30)) = 0 ] && echo "VTICE-ALIVE ${n}s into: $0"; done' "$1 $2" >/dev/console &
+	beat=$!
 	wait $pid
+	rc=$?
+	kill $beat 2>/dev/null
+	wait $beat 2>/dev/null
+	return $rc
 }
 
 # Kernel lines since the last call, so the host can judge what each scenario

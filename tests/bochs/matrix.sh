@@ -11,12 +11,13 @@
 #     tigerlake-6.12  tigerlake with CET;
 #                     bookworm-backports' 6.12, IBT on
 #     penryn-6.1      core2_penryn_t9600: VMX without EPT, must be refused
-#   --quick           the short core per cell (blue pill, one syscall path
-#                     traced against ftrace, vtice doctor) instead of the
-#                     full core (the stub driven by stock gdb as well; the
-#                     panic stop ends the machine, so it needs a run of its
-#                     own and is not in a cell: bochs.crash runs it on the
-#                     default cell)
+#   --quick           the short core per cell (blue pill, then vtice
+#                     doctor, whose trace checks hold one openat path, MTF
+#                     and TF, against the kernel's ftrace) instead of the
+#                     full core (hvpath's stress and the stub driven by
+#                     stock gdb as well; the panic stop ends the machine,
+#                     so it needs a run of its own and is not in a cell:
+#                     bochs.crash runs it on the default cell)
 #   --out DIR         default build/matrix; each cell in DIR/CELL, the
 #                     table in DIR/matrix.md
 #   --bochs-cache DIR where the Bochs 3.0 build is kept (run.sh's default
@@ -34,7 +35,7 @@ quick=0
 vtice_bin=$root/build/vtice
 cache_args=
 
-usage() { sed -n '2,26s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '2,/^# Exit:/s/^# \{0,1\}//p' "$0"; }
 
 while (($#)); do
 	case $1 in
@@ -52,7 +53,7 @@ done
 # The run.sh options and scenarios of a cell.
 cell_args() {
 	local core="load hvstub hvpath hvdoctor"
-	((quick)) && core="load hvpath hvdoctor"
+	((quick)) && core="load hvdoctor"
 	case $1 in
 	skylake-6.1) echo "--cpu corei7_skylake_x --scenarios '$core'" ;;
 	tigerlake-6.12) echo "--cpu tigerlake --kernel bookworm-backports --scenarios '$core'" ;;
