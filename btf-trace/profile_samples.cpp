@@ -9,12 +9,6 @@ namespace vtice::trace {
 
 namespace {
 
-void append_words(std::vector<uint8_t> &out, const vtice_record &rec)
-{
-	const auto *bytes = reinterpret_cast<const uint8_t *>(rec.u.raw);
-	out.insert(out.end(), bytes, bytes + sizeof(rec.u.raw));
-}
-
 bool apply_data(ProfileSample &s, const vtice_record &rec)
 {
 	switch (rec.flags) {
@@ -33,7 +27,7 @@ bool apply_data(ProfileSample &s, const vtice_record &rec)
 		return true;
 	}
 	case VTICE_SYSCALL_DATA_STACK:
-		append_words(s.stack, rec);
+		append_stack_words(s.stack, rec);
 		return !s.user;
 	default:
 		return false;

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
+#include <vector>
 
 extern "C" {
 #include <vtice/records.h>
@@ -25,6 +27,13 @@ bool read_group_data(std::span<const vtice_record> recs, std::size_t &i, std::si
 			return false;
 	}
 	return true;
+}
+
+// A STACK record's two words, appended to the stack copied so far.
+inline void append_stack_words(std::vector<std::uint8_t> &stack, const vtice_record &rec)
+{
+	const auto *bytes = reinterpret_cast<const std::uint8_t *>(rec.u.raw);
+	stack.insert(stack.end(), bytes, bytes + sizeof(rec.u.raw));
 }
 
 }  // namespace vtice::trace

@@ -35,6 +35,13 @@ bool apply_data(SyscallEvent &ev, const vtice_record &rec)
 		ev.comm = comm;
 		return true;
 	}
+	case VTICE_SYSCALL_DATA_REGS:
+		ev.rbp = rec.u.raw[0];
+		ev.rsp = rec.u.raw[1];
+		return ev.probe_hit;
+	case VTICE_SYSCALL_DATA_STACK:
+		append_stack_words(ev.stack, rec);
+		return ev.probe_hit;
 	default:
 		return false;
 	}
@@ -72,7 +79,8 @@ std::vector<SyscallEvent> decode_syscall_records(std::span<const vtice_record> r
 		    rec.type != VTICE_REC_PROBE_HIT)
 			continue;
 		SyscallEvent ev = head_event(rec);
-		bool ok = rec.flags < VTICE_SYSCALL_GROUP_MAX &&
+		std::size_t max = ev.probe_hit ? VTICE_PROBE_GROUP_MAX : VTICE_SYSCALL_GROUP_MAX;
+		bool ok = rec.flags < max &&
 			  read_group_data(recs, i, rec.flags, [&ev](const vtice_record &d) { return apply_data(ev, d); });
 		if (!ok) {
 			stats.malformed++;

@@ -31,6 +31,10 @@ struct SyscallEvent {
 	uint32_t pid = 0, tgid = 0;
 	uint64_t task = 0;			// task_struct address: pairs exit with entry
 	std::string comm;
+	// A probe hit armed with a stack: RSP and RBP at the entry, and the
+	// stack from RSP up as copied (empty otherwise).
+	uint64_t rsp = 0, rbp = 0;
+	std::vector<uint8_t> stack;
 };
 
 struct SyscallDecodeStats {

@@ -78,7 +78,8 @@ const char kHelp[] =
 	"                     (default /proc/kcore)\n";
 
 constexpr std::size_t kMaxProgramFile = 1 << 20;	// the language takes 64 KiB; a bigger file is refused by it
-constexpr std::uint32_t kStackBytes = 1024;	// kernel stack per sample for kstack: vtice profile's default
+// Kernel stack per sample or fn: hit for kstack: vtice profile's default.
+constexpr std::uint32_t kStackBytes = 1024;
 static_assert(probes::kMaxProfileHz == VTICE_PROFILE_HZ_MAX);
 
 struct Options {
@@ -153,7 +154,7 @@ std::string describe_program(const probes::CheckedProgram &p)
 			   (p.maps.size() == 1 ? "" : "s");
 	if (p.profile_hz)
 		text += "; every CPU sampled " + std::to_string(p.profile_hz) + " times a second" +
-			(p.uses_kstack ? ", with its kernel stack" : "");
+			(p.profile_kstack ? ", with its kernel stack" : "");
 	if (!p.has_syscall_probes && !p.has_fn_probes)
 		return text + (p.profile_hz ? "" : "; no syscall, fn or profile probes: nothing to arm");
 	TaskFilter filter{p.root_filter.comm, p.root_filter.pid};
@@ -295,7 +296,7 @@ Result<void> arm(EventSource &source, const probes::CheckedProgram &program, Run
 	if (program.has_fn_probes) {
 		auto hits = source.functions().hits_so_far();
 		totals.hits = hits ? *hits : 0;
-		auto probes = source.functions().arm(program);
+		auto probes = source.functions().arm(program, program.fn_kstack ? kStackBytes : 0);
 		if (!probes)
 			return probes.error();
 		totals.functions = true;
@@ -303,7 +304,7 @@ Result<void> arm(EventSource &source, const probes::CheckedProgram &program, Run
 		eprintf("vtice probe: %u kernel functions probed through hidden breakpoints\n", *probes);
 	}
 	if (program.profile_hz) {
-		auto armed = source.arm_profile(program.profile_hz, program.uses_kstack ? kStackBytes : 0);
+		auto armed = source.arm_profile(program.profile_hz, program.profile_kstack ? kStackBytes : 0);
 		if (!armed)
 			return armed.error();
 		totals.profile = true;
@@ -422,7 +423,7 @@ int run(const Options &o, const probes::CheckedProgram &program)
 	probes::Output &out = json ? static_cast<probes::Output &>(*json) : text;
 
 	std::unique_ptr<KernelStacks> stacks;
-	if (program.uses_kstack) {
+	if (program.uses_kstack()) {
 		auto loaded = KernelStacks::load(o);
 		if (!loaded)
 			return fail(loaded.error());

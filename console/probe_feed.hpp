@@ -23,7 +23,8 @@ struct ProbeFeedStats {
 class ProbeFeed {
 public:
 	using ToNs = std::function<std::uint64_t(std::uint64_t tsc)>;
-	// A sample's kernel stack as kstack holds it: frames leaf first, one a line.
+	// A sample's kernel stack as kstack holds it: frames leaf first, one a
+	// line. A fn: hit's comes the same way, its entry as the sample's RIP.
 	using StackText = std::function<std::string(const trace::ProfileSample &)>;
 	ProbeFeed(probes::Runtime &runtime, ToNs to_ns, StackText stack_text = {})
 		: runtime_(runtime), to_ns_(std::move(to_ns)), stack_text_(std::move(stack_text))

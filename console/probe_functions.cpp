@@ -51,10 +51,11 @@ Result<void> resolve_function_points(probes::CheckedProgram &program, const std:
 	return {};
 }
 
-Result<std::uint32_t> FunctionProbes::arm(const probes::CheckedProgram &program)
+Result<std::uint32_t> FunctionProbes::arm(const probes::CheckedProgram &program, std::uint32_t stack_bytes)
 {
 	auto req = request<vtice_probes>();
 	req.op = VTICE_PROBES_ARM;
+	req.stack_bytes = stack_bytes;
 	req.pid = program.root_filter.pid;
 	std::memcpy(req.comm, program.root_filter.comm.data(),
 		    std::min(program.root_filter.comm.size(), sizeof(req.comm) - 1));

@@ -25,7 +25,8 @@ Result<void> resolve_function_points(probes::CheckedProgram &program, const std:
 class FunctionProbes {
 public:
 	FunctionProbes(const DeviceFd &dev, std::string path) : dev_(dev), path_(std::move(path)) {}
-	Result<std::uint32_t> arm(const probes::CheckedProgram &program);	// probes armed
+	// Probes armed; each hit copies stack_bytes of the kernel stack (0: none).
+	Result<std::uint32_t> arm(const probes::CheckedProgram &program, std::uint32_t stack_bytes);
 	Result<std::uint64_t> disarm();	// hits the hypervisor recorded, since load
 	Result<std::uint64_t> hits_so_far();	// the same, armed or not
 

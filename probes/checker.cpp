@@ -144,6 +144,8 @@ struct Context {
 	bool args = true;	// argN
 	bool retval = true;
 	bool kstack = true;
+	bool fn = false;	// some point is a fn: probe's
+	bool profile = false;	// ...or a profile probe's
 };
 
 Context context_of(const Probe &probe)
@@ -153,7 +155,9 @@ Context context_of(const Probe &probe)
 		c.task &= is_event_point(p) || p.kind == PointKind::Profile;
 		c.args &= is_event_point(p);
 		c.retval &= p.kind == PointKind::SyscallReturn;
-		c.kstack &= p.kind == PointKind::Profile;
+		c.kstack &= p.kind == PointKind::Profile || p.kind == PointKind::FnEntry;
+		c.fn |= p.kind == PointKind::FnEntry;
+		c.profile |= p.kind == PointKind::Profile;
 	}
 	return c;
 }
@@ -429,9 +433,10 @@ private:
 			return Type::String;
 		case Builtin::Kstack:
 			if (!ctx_.kstack)
-				return error_at(e.pos, "kstack exists only in profile:hz:N probes (a fn: probe's stack is "
-						       "not built yet)");
-			out_.uses_kstack = true;
+				return error_at(e.pos, "kstack exists only in fn: and profile:hz:N probes (the kernel "
+						       "stack at a function's entry or a sample)");
+			out_.fn_kstack |= ctx_.fn;
+			out_.profile_kstack |= ctx_.profile;
 			return Type::Stack;
 		case Builtin::Probe:
 			return Type::String;

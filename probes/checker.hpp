@@ -42,7 +42,10 @@ struct CheckedProgram {
 	bool has_syscall_probes = false;
 	bool has_fn_probes = false;	// their addresses are the caller's to fill in
 	std::uint32_t profile_hz = 0;	// profile:hz:N's N; 0: no profile probes
-	bool uses_kstack = false;	// some probe reads kstack: the samples need stacks
+	bool fn_kstack = false;		// some fn: probe reads kstack: its hits copy the stack
+	bool profile_kstack = false;	// ...a profile probe: the samples copy it
+
+	bool uses_kstack() const { return fn_kstack || profile_kstack; }
 
 	const MapInfo *map(std::string_view name) const;
 	std::size_t map_index(std::string_view name) const;

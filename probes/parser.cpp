@@ -420,7 +420,7 @@ private:
 			e->builtin = Builtin::Kstack;
 		} else if (name == "ustack") {
 			return error_at(e->pos, "'ustack' (user stacks) is not built: vtice reads kernel stacks "
-						"(kstack, in profile:hz:N probes; docs/probes.md)");
+						"(kstack, in fn: and profile:hz:N probes; docs/probes.md)");
 		} else {
 			return error_at(e->pos, "unknown name '" + name + "': values are pid, tid, comm, cpu, nsecs, "
 							"retval, probe, kstack, arg0..arg5, @maps, numbers and strings");

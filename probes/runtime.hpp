@@ -28,7 +28,7 @@ struct ProbeEvent {
 	std::uint32_t tid = 0;		// the thread (the kernel's pid)
 	std::uint32_t cpu = 0;
 	std::uint64_t nsecs = 0;
-	std::string kstack;	// Profile: the frames, leaf first, one per line ("" in user mode)
+	std::string kstack;	// Profile and FnEntry: the frames, leaf first, one per line ("" in user mode)
 };
 
 struct RuntimeStats {

@@ -30,11 +30,11 @@ u64 vt_profile_vmcall(struct vt_vcpu *vcpu, u64 period_tsc, u64 stack_bytes, u64
 	return ret ? (u64)VTICE_VMCALL_EINVAL : VTICE_VMCALL_OK;
 }
 
-/* The kernel stack from rsp up, two words per record, from recs[n]: the new n. */
-static u32 vt_profile_put_stack(struct vt_vcpu *vcpu, u64 rsp, u32 n)
+/* Two words per record. */
+u32 vt_put_stack(struct vt_vcpu *vcpu, u64 rsp, u32 bytes, u32 n)
 {
 	struct vt_profile_vcpu *p = &vcpu->profile;
-	int got = p->stack_bytes ? vt_own_mem(vcpu, rsp, p->stack, p->stack_bytes, false) : 0;
+	int got = bytes && bytes <= sizeof(p->stack) ? vt_own_mem(vcpu, rsp, p->stack, bytes, false) : 0;
 	u32 i;
 
 	for (i = 0; got > 0 && i + 2 <= (u32)got / 8; i += 2)
@@ -65,7 +65,7 @@ void vt_profile_sample(struct vt_vcpu *vcpu)
 	vt_put_data(&recs[n++], &recs[0], VTICE_SYSCALL_DATA_REGS, vcpu->regs->rbp, 0);
 	n = vt_put_current_task(vcpu, recs, n);
 	if (!user)
-		n = vt_profile_put_stack(vcpu, rsp, n);
+		n = vt_put_stack(vcpu, rsp, vcpu->profile.stack_bytes, n);
 	recs[0].flags = (n - 1) | flags;
 	if (vt_ring_push_group(&vcpu->ring, recs, n))
 		vcpu->counts->profile_samples++;

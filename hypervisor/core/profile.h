@@ -24,8 +24,13 @@ extern "C" {
 struct vt_exit;
 struct vt_vcpu;
 
-/* The records of one sample: head, REGS, TASK, COMM, then the stack's. */
-#define VT_PROFILE_GROUP_MAX	(4 + VTICE_PROFILE_STACK_MAX / 16)
+/*
+ * The records of the largest group built with a stack: a probe hit's head,
+ * ARGS12, ARGS34, ARG5, TASK, COMM and REGS, then the stack's (a sample has
+ * no ARGS).
+ */
+#define VT_CAPTURE_GROUP_MAX	VTICE_PROBE_GROUP_MAX
+VT_STATIC_ASSERT(VTICE_STACK_RECORDS_MAX == VTICE_PROFILE_STACK_MAX / 16, "records.h and ioctl.h agree");
 
 struct vt_timer {
 	u64 loaded;		/* ticks the timer was last loaded with; 0 = not running */
@@ -34,10 +39,13 @@ struct vt_timer {
 	u64 sample_left;	/* ticks to the next sample */
 };
 
-/* A sample is built here in VMX root: too big for root's stack. */
+/*
+ * A sample, or a probe hit with its stack, is built here in VMX root: too
+ * big for root's stack. One exit builds one group at a time.
+ */
 struct vt_profile_vcpu {
 	u32 stack_bytes;	/* kernel stack copied per sample */
-	struct vtice_record recs[VT_PROFILE_GROUP_MAX];
+	struct vtice_record recs[VT_CAPTURE_GROUP_MAX];
 	u64 stack[VTICE_PROFILE_STACK_MAX / 8];
 };
 
@@ -57,6 +65,12 @@ int vt_timer_set_sampling(struct vt_vcpu *vcpu, u64 ticks);
 u64 vt_profile_vmcall(struct vt_vcpu *vcpu, u64 period_tsc, u64 stack_bytes, u64 *samples);
 /* One sample of where the guest is, into the CPU's ring. */
 void vt_profile_sample(struct vt_vcpu *vcpu);
+/*
+ * bytes of the guest's stack from rsp up as STACK records, from
+ * vcpu->profile.recs[n] on: the new n. A stack the guest left unmapped
+ * gives fewer.
+ */
+u32 vt_put_stack(struct vt_vcpu *vcpu, u64 rsp, u32 bytes, u32 n);
 
 #ifdef __cplusplus
 }

@@ -134,17 +134,19 @@ void vt_syscall_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *r, enum 
 		vcpu->counts->syscalls_recorded++;
 }
 
+/* Built in the vCPU's capture space: with its stack, too big for root's stack. */
 bool vt_probe_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 addr,
-		    const struct vt_sys_filter *filter)
+		    const struct vt_sys_filter *filter, u32 stack_bytes)
 {
-	struct vtice_record recs[VTICE_SYSCALL_GROUP_MAX];
+	struct vtice_record *recs = vcpu->profile.recs;
 	struct vt_sys_task t = { 0 };
 	bool known = vt_read_task(vcpu, &t);
+	u64 rsp;
 	u32 n = 1;
 
 	if (!vcpu->ring.hdr || !vt_filter_match(filter, &t, known))
 		return false;
-	vt_memset(recs, 0, sizeof(recs));
+	vt_memset(recs, 0, sizeof(recs[0]) * VTICE_SYSCALL_GROUP_MAX);
 	recs[0].type = VTICE_REC_PROBE_HIT;
 	recs[0].cpu = (u16)vcpu->cpu;
 	recs[0].tsc = vt_rdtsc();
@@ -156,5 +158,11 @@ bool vt_probe_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 add
 	vt_put_data(&recs[n++], &recs[0], VTICE_SYSCALL_DATA_ARG5, r->r9, 0);
 	if (known)
 		n = vt_put_task(recs, n, &t);
+	if (stack_bytes) {
+		/* At the entry, before the function's first instruction moved RSP. */
+		rsp = vt_vmread_or0(GUEST_RSP);
+		vt_put_data(&recs[n++], &recs[0], VTICE_SYSCALL_DATA_REGS, r->rbp, rsp);
+		n = vt_put_stack(vcpu, rsp, stack_bytes, n);
+	}
 	return vt_push_event(vcpu, recs, n);
 }

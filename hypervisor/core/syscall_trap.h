@@ -102,11 +102,11 @@ void vt_syscall_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *regs,
 bool vt_syscall_task_passes(const struct vt_vcpu *vcpu, u64 *task);
 /*
  * A probe at addr fired (debug/probe_points.h): one PROBE_HIT group
- * (records.h) with the function's six arguments if the task passes
- * filter. True when it was recorded.
+ * (records.h) with the function's six arguments, and stack_bytes of its
+ * stack (0: none), if the task passes filter. True when it was recorded.
  */
 bool vt_probe_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *regs, u64 addr,
-		    const struct vt_sys_filter *filter);
+		    const struct vt_sys_filter *filter, u32 stack_bytes);
 /* A group's DATA record of kind with a and b, stamped as its head. */
 void vt_put_data(struct vtice_record *rec, const struct vtice_record *head, u32 kind, u64 a, u64 b);
 /* TASK and COMM of the task current on the vCPU at recs[n], when it can be read: the new n. */

@@ -15,6 +15,7 @@
 
 struct vt_probes_state {
 	struct vt_sys_filter filter;	/* whose hits are recorded */
+	u32 stack_bytes;		/* of the stack copied at each hit; 0 = none */
 	u64 hits;			/* recorded since load */
 	/*
 	 * Every address probed since INTERCEPT went on: a CPU that still
@@ -51,7 +52,7 @@ static bool vt_probe_remember(u64 gva)
 
 void vt_probe_on_hit(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 rip)
 {
-	if (vt_probe_event(vcpu, exit->regs, rip, &vt_probes.filter))
+	if (vt_probe_event(vcpu, exit->regs, rip, &vt_probes.filter, vt_probes.stack_bytes))
 		__atomic_fetch_add(&vt_probes.hits, 1, __ATOMIC_RELAXED);
 }
 
@@ -65,6 +66,17 @@ static u64 vt_probe_filter(const struct vt_guest_regs *r)
 		return (u64)VTICE_VMCALL_EINVAL;
 	vt_hooks_lock();
 	vt_probes.filter = f;
+	vt_hooks_unlock();
+	return VTICE_VMCALL_OK;
+}
+
+/* Whole records' worth, no more than a sample's (records.h). */
+static u64 vt_probe_stack(u64 bytes)
+{
+	if (bytes > VTICE_PROFILE_STACK_MAX || bytes % 16)
+		return (u64)VTICE_VMCALL_EINVAL;
+	vt_hooks_lock();
+	vt_probes.stack_bytes = (u32)bytes;
 	vt_hooks_unlock();
 	return VTICE_VMCALL_OK;
 }
@@ -93,6 +105,8 @@ static u64 vt_probe_op(const struct vt_guest_regs *r)
 		return VTICE_VMCALL_OK;
 	case VTICE_VMCALL_PROBE_FILTER:
 		return vt_probe_filter(r);
+	case VTICE_VMCALL_PROBE_STACK:
+		return vt_probe_stack(r->r8);
 	default:
 		return (u64)VTICE_VMCALL_EINVAL;
 	}

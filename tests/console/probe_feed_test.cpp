@@ -144,3 +144,36 @@ TEST(ProbeFeed, SamplesFireBetweenEventsInTimeOrderWithTheirStacks)
 	EXPECT_EQ(unwound, (std::vector<std::uint64_t>{200, 100}));
 	EXPECT_EQ(feed.stats().events, 4u);
 }
+
+// A fn: hit armed with a stack reaches kstack through the same callback as
+// a sample, its entry as the RIP to unwind from; a hit without one has none.
+TEST(ProbeFeed, AFnHitsStackIsUnwoundFromItsEntry)
+{
+	FeedRun r("fn:vfs_read { printf(\"%s|\", kstack); }");
+	r.program.program.probes[0].points[0].address = 0xffffffff81234564ull;	// resolve_function_points' part
+	std::vector<trace::ProfileSample> asked;
+	console::ProbeFeed feed(*r.runtime, [](std::uint64_t tsc) { return tsc; },
+				[&asked](const trace::ProfileSample &s) {
+					asked.push_back(s);
+					return std::string("vfs_read\nksys_read");
+				});
+	trace::SyscallEvent hit = event(true, 10, 7, 0);
+	hit.enter = false;
+	hit.probe_hit = true;
+	hit.nr = 0xffffffff81234564ull;
+	hit.rsp = 0xffffc90000107e00ull;
+	hit.rbp = 0xbbbb;
+	hit.stack.assign(64, 0x5a);
+	trace::SyscallEvent bare = hit;
+	bare.tsc = 11;
+	bare.rsp = 0;
+	bare.stack.clear();
+	feed.feed_events({hit, bare});
+	EXPECT_EQ(r.out.printed_, "vfs_read\nksys_read||");
+	ASSERT_EQ(asked.size(), 1u) << "no stack, nothing to unwind";
+	EXPECT_EQ(asked[0].rip, hit.nr);
+	EXPECT_EQ(asked[0].rsp, hit.rsp);
+	EXPECT_EQ(asked[0].rbp, hit.rbp);
+	EXPECT_EQ(asked[0].stack, hit.stack);
+	EXPECT_FALSE(asked[0].user);
+}

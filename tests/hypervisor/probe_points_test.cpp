@@ -2,6 +2,7 @@
 // whose hit is recorded and lets the CPU go on. The instruction lengths
 // are the SDM's (Vol. 2B NOP: 0F 1F /0; ENDBR64 F3 0F 1E FA), the argument
 // registers the System V ABI's.
+#include "guest_pages.hpp"
 #include "hooks_fixture.hpp"
 
 extern "C" {
@@ -60,6 +61,7 @@ protected:
 	void TearDown() override
 	{
 		if (hooks_up) {
+			vmcall(VTICE_VMCALL_PROBE_STACK, 0);	// global state, as the filter
 			vmcall(VTICE_VMCALL_PROBE_CLEAR);
 			vmcall(VTICE_VMCALL_PROBE_INTERCEPT, 0);
 		}
@@ -98,6 +100,53 @@ TEST_F(ProbePoints, ANopUnderTheProbeIsSkippedInRootWithItsArgumentsRecorded)
 	EXPECT_EQ(s.probe_hits, 1u);
 	EXPECT_EQ(s.probe_skips, 1u);
 	EXPECT_EQ(s.bp_hits, 0u) << "not the debugger's breakpoint";
+}
+
+// Armed with a stack (kstack in a fn: probe), a hit copies the stack from
+// RSP up as a profile sample does (profile_test), RBP and RSP beside it.
+TEST_F(ProbePoints, AHitArmedWithAStackCopiesItFromRspUp)
+{
+	constexpr uint64_t kStack = 0xffffc90000104000ull, kStackPa = 0x400000;
+	start();
+	GuestPages pages;
+	vt_ram_range guest_ram{0, 64ull << 20};
+	hv.mem.ram = &guest_ram;
+	hv.mem.nr_ram = 1;
+	hv.mem.map = GuestPages::map_fn;
+	hv.mem.ctx = &pages;
+	uint64_t root = pages.new_table();
+	cpu().vmcs[GUEST_CR3] = root;
+	pages.map(root, 4, kStack, kStackPa);	// the page above it is unmapped
+	for (uint64_t i = 0; i < 512; i++) {
+		uint64_t word = 0x5100000000000000ull | i;
+		pages.put(kStackPa + i * 8, &word, 8);
+	}
+	put_code(fn, {0x0f, 0x1f, 0x44, 0x00, 0x00});
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_STACK, 100), (uint64_t)VTICE_VMCALL_EINVAL) << "not whole records";
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_STACK, VTICE_PROFILE_STACK_MAX + 16), (uint64_t)VTICE_VMCALL_EINVAL);
+	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_STACK, 1024), VTICE_VMCALL_OK);
+	arm(fn);
+	regs.rbp = 0xbbbb;
+	cpu().vmcs[GUEST_RSP] = kStack + 0xe00;	// 512 bytes below the unmapped page
+	EXPECT_EQ(hit(fn), VT_HOOK_HANDLED);
+	EXPECT_EQ(cpu().vmcs[GUEST_RIP], fn + 5) << "the stack does not change how the hit goes on";
+	auto recs = records();
+	ASSERT_EQ(recs.size(), 1u + 3 + 1 + 512 / 16) << "head, arguments, REGS, the mapped 512 bytes";
+	EXPECT_EQ(recs[0].flags, recs.size() - 1);
+	EXPECT_EQ(recs[4].type, VTICE_REC_SYSCALL_DATA);
+	EXPECT_EQ(recs[4].flags, VTICE_SYSCALL_DATA_REGS);
+	EXPECT_EQ(recs[4].u.raw[0], 0xbbbbu);
+	EXPECT_EQ(recs[4].u.raw[1], kStack + 0xe00) << "RSP at the entry";
+	for (size_t i = 0; i < 512 / 16; i++) {
+		const vtice_record &r = recs[5 + i];
+		EXPECT_EQ(r.flags, VTICE_SYSCALL_DATA_STACK) << i;
+		EXPECT_EQ(r.u.raw[0], 0x5100000000000000ull | (0xe00 / 8 + 2 * i)) << i;
+		EXPECT_EQ(r.u.raw[1], 0x5100000000000000ull | (0xe00 / 8 + 2 * i + 1)) << i;
+		EXPECT_EQ(r.tsc, recs[0].tsc) << "stamped as its head";
+	}
+	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_STACK, 0), VTICE_VMCALL_OK);
+	EXPECT_EQ(hit(fn), VT_HOOK_HANDLED);	// the page is still mapped
+	EXPECT_EQ(records().size(), recs.size() + 4) << "without a stack: head and arguments only";
 }
 
 TEST_F(ProbePoints, SkipsEveryNopFormAndEndbr)

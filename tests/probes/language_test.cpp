@@ -126,9 +126,8 @@ TEST(ProbeLanguage, RefusesProbePointsThatDoNotExistOrAreNotBuilt)
 	EXPECT_NE(refusal("syscall:read:entry { exit(); }").find("syscall:NAME:return"), std::string::npos);
 	EXPECT_NE(refusal("syscall:read { printf(\"%s\", str(arg1)); }").find("str() reads kernel memory at the probe"),
 		  std::string::npos);
-	EXPECT_NE(refusal("syscall:read { @[kstack] = count(); }").find("kstack exists only in profile:hz:N probes"),
-		  std::string::npos);
-	EXPECT_NE(refusal("fn:vfs_read { @[kstack] = count(); }").find("kstack exists only in profile:hz:N probes"),
+	EXPECT_NE(refusal("syscall:read { @[kstack] = count(); }")
+			  .find("kstack exists only in fn: and profile:hz:N probes"),
 		  std::string::npos);
 	EXPECT_NE(refusal("profile:hz:99 { @[ustack] = count(); }").find("'ustack' (user stacks) is not built"),
 		  std::string::npos);
@@ -210,7 +209,8 @@ TEST(ProbeLanguage, ProfileProbesSampleAtOneRateWithTheirStacks)
 	CheckedProgram p = accepted("profile:hz:99 /comm == \"dd\"/ { @[kstack] = count(); @c[cpu, comm, kstack] = count(); "
 				    "printf(\"%d %d %s\\n%s\\n\", pid, tid, comm, kstack); }");
 	EXPECT_EQ(p.profile_hz, 99u);
-	EXPECT_TRUE(p.uses_kstack);
+	EXPECT_TRUE(p.profile_kstack);
+	EXPECT_FALSE(p.fn_kstack) << "no fn: probe: no hit copies a stack";
 	EXPECT_FALSE(p.has_syscall_probes);
 	EXPECT_FALSE(p.has_fn_probes);
 	EXPECT_EQ(p.root_filter.comm, "") << "samples are not filtered in root";
@@ -218,7 +218,25 @@ TEST(ProbeLanguage, ProfileProbesSampleAtOneRateWithTheirStacks)
 	EXPECT_EQ(p.maps[0].keys, std::vector<Type>{Type::Stack});
 	EXPECT_EQ(accepted("profile:hz:10000 { @[cpu] = count(); } profile:hz:10000 { @n = count(); }").profile_hz,
 		  10000u);
-	EXPECT_FALSE(accepted("profile:hz:1 { @[comm] = count(); }").uses_kstack);
+	EXPECT_FALSE(accepted("profile:hz:1 { @[comm] = count(); }").uses_kstack());
+}
+
+TEST(ProbeLanguage, FnProbesReadTheStackOfTheirEntry)
+{
+	CheckedProgram p = accepted("fn:vfs_read /comm == \"dd\"/ { @[kstack] = count(); printf(\"%s\\n\", kstack); }");
+	EXPECT_TRUE(p.fn_kstack);
+	EXPECT_FALSE(p.profile_kstack) << "no profile probe: samples need no stack";
+	EXPECT_EQ(p.root_filter.comm, "dd") << "a fn: probe's hits are still filtered in root";
+	CheckedProgram mixed = accepted("fn:vfs_read { @a[kstack] = count(); } profile:hz:9 { @b = count(); }");
+	EXPECT_TRUE(mixed.fn_kstack);
+	EXPECT_FALSE(mixed.profile_kstack);
+	CheckedProgram both = accepted("fn:vfs_read, profile:hz:9 { @[kstack] = count(); }");
+	EXPECT_TRUE(both.fn_kstack);
+	EXPECT_TRUE(both.profile_kstack);
+	EXPECT_FALSE(accepted("fn:vfs_read { @[comm] = count(); }").uses_kstack()) << "no kstack: no stack copied";
+	EXPECT_NE(refusal("fn:vfs_read, syscall:read { @[kstack] = count(); }")
+			  .find("kstack exists only in fn: and profile:hz:N probes"),
+		  std::string::npos);
 }
 
 TEST(ProbeLanguage, RefusesWhatAProfileProbeCannotDo)
@@ -237,7 +255,7 @@ TEST(ProbeLanguage, RefusesWhatAProfileProbeCannotDo)
 		  std::string::npos);
 	EXPECT_NE(refusal("profile:hz:99 { @[retval] = count(); }").find("retval exists only"), std::string::npos);
 	EXPECT_NE(refusal("profile:hz:99, syscall:read { @[kstack] = count(); }")
-			  .find("kstack exists only in profile:hz:N probes"),
+			  .find("kstack exists only in fn: and profile:hz:N probes"),
 		  std::string::npos);
 	// A stack is a key or printed, nothing else.
 	std::string use = "a stack (kstack) is a map key or printed with printf's %s, nothing else";

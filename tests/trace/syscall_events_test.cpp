@@ -151,6 +151,41 @@ TEST(SyscallEvents, LostRecordsAreCountedAndMalformedGroupsDropped)
 	EXPECT_FALSE(events[0].enter);
 }
 
+// records.h: a PROBE_HIT armed with a stack carries REGS (RBP, RSP) and
+// up to VTICE_STACK_RECORDS_MAX STACK records; a syscall's group carries neither.
+TEST(SyscallEvents, AProbeHitCarriesItsStackASyscallDoesNot)
+{
+	std::vector<vtice_record> hit{head(VTICE_REC_PROBE_HIT, 0, 0xffffffff81234564ull, 7),
+				      data(VTICE_SYSCALL_DATA_ARGS12, 1, 2), data(VTICE_SYSCALL_DATA_ARGS34, 3, 4),
+				      data(VTICE_SYSCALL_DATA_ARG5, 5, 0)};
+	add_task(hit, 9, 0xa000, "dd");
+	hit.push_back(data(VTICE_SYSCALL_DATA_REGS, 0xbbbb, 0xffffc90000107e00ull));
+	for (uint64_t i = 0; i < VTICE_STACK_RECORDS_MAX; i++)
+		hit.push_back(data(VTICE_SYSCALL_DATA_STACK, 2 * i, 2 * i + 1));
+	hit[0].flags = static_cast<uint32_t>(hit.size() - 1);
+	ASSERT_EQ(hit.size(), static_cast<size_t>(VTICE_PROBE_GROUP_MAX)) << "the largest group there is";
+	SyscallDecodeStats st;
+	auto events = decode_syscall_records(hit, st);
+	ASSERT_EQ(events.size(), 1u);
+	EXPECT_EQ(st.malformed, 0u);
+	EXPECT_TRUE(events[0].probe_hit);
+	EXPECT_EQ(events[0].rbp, 0xbbbbu);
+	EXPECT_EQ(events[0].rsp, 0xffffc90000107e00ull);
+	ASSERT_EQ(events[0].stack.size(), VTICE_STACK_RECORDS_MAX * 16u);
+	uint64_t word = 0;
+	std::memcpy(&word, events[0].stack.data() + 8 * 201, 8);
+	EXPECT_EQ(word, 201u) << "the words in the order the records hold them";
+
+	auto one_more = hit;
+	one_more.push_back(data(VTICE_SYSCALL_DATA_STACK, 0, 0));
+	one_more[0].flags++;
+	auto syscall_with_stack = cat({{head(VTICE_REC_SYSCALL_ENTER, 1, 39, 0), data(VTICE_SYSCALL_DATA_STACK, 0, 0)}});
+	auto exit_with_regs = cat({{head(VTICE_REC_SYSCALL_EXIT, 1, 0, 0), data(VTICE_SYSCALL_DATA_REGS, 0, 0)}});
+	SyscallDecodeStats bad;
+	EXPECT_TRUE(decode_syscall_records(cat({one_more, syscall_with_stack, exit_with_regs}), bad).empty());
+	EXPECT_EQ(bad.malformed, 3u);
+}
+
 TEST(SyscallEvents, EventsWithoutTaskPairOnTheirCpu)
 {
 	SyscallDecodeStats st;

@@ -113,6 +113,8 @@ static int vt_probes_check(const struct vtice_probes *req)
 		return 0;
 	if (!req->count || req->count > VTICE_PROBES_MAX || memchr_inv(req->comm + 15, 0, 1))
 		return -EINVAL;
+	if (req->stack_bytes > VTICE_PROFILE_STACK_MAX || req->stack_bytes % 16 || req->reserved)
+		return -EINVAL;
 	for (i = 0; i < req->count; i++) {
 		ret = vt_probe_addr_check(req->addrs[i]);
 		if (ret) {
@@ -136,6 +138,8 @@ static int vt_probes_arm_locked(struct file *file, const struct vtice_probes *re
 		vt_probes_disarm_locked();
 	memcpy(c, req->comm, sizeof(c));
 	ret = vt_probes_vmcall(VTICE_VMCALL_PROBE_FILTER, req->pid, c[0], c[1], NULL);
+	if (!ret)
+		ret = vt_probes_vmcall(VTICE_VMCALL_PROBE_STACK, req->stack_bytes, 0, 0, NULL);
 	if (ret)
 		return ret;
 	vt_probes_owner = file;

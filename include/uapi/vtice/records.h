@@ -63,8 +63,12 @@ enum vtice_record_type {
  * PROBE_HIT record (u.syscall.nr = the probe's address, u.syscall.arg =
  * RDI), then SYSCALL_DATA records ARGS12 (RSI, RDX), ARGS34 (RCX, R8),
  * ARG5 (R9), TASK and COMM: the six arguments of a function call in the
- * x86-64 System V order, and the running task.
+ * x86-64 System V order, and the running task. Probes armed with
+ * stack_bytes add REGS (u.raw[0] = RBP, u.raw[1] = RSP at the entry) and
+ * the STACK records of a profile sample (below). A PROBE_HIT's flags are
+ * the number of DATA records behind it, at most VTICE_PROBE_GROUP_MAX - 1.
  */
+#define VTICE_PROBE_GROUP_MAX	(VTICE_SYSCALL_GROUP_MAX + 1 + VTICE_STACK_RECORDS_MAX)
 
 /*
  * A profile sample (VTICE_IOC_PROFILE) is a group too: the PROFILE_SAMPLE
@@ -73,8 +77,10 @@ enum vtice_record_type {
  * the VTICE_PROFILE_* bits), then SYSCALL_DATA records: REGS (u.raw[0] =
  * RBP, u.raw[1] = 0), TASK and COMM as above, and for a sample in the
  * kernel the STACK records: the stack from RSP up, two words each, as much
- * of the request's stack_bytes as the stack's mapped pages hold.
+ * of the request's stack_bytes as the stack's mapped pages hold: at most
+ * VTICE_STACK_RECORDS_MAX (VTICE_PROFILE_STACK_MAX / 16, ioctl.h).
  */
+#define VTICE_STACK_RECORDS_MAX		128
 #define VTICE_SYSCALL_DATA_REGS		6
 #define VTICE_SYSCALL_DATA_STACK	7
 #define VTICE_PROFILE_COUNT_MASK	0xffffu

@@ -62,8 +62,10 @@ enum vtice_vmcall {
 	 * on every CPU from its next VM entry (before any probe exists), 0 to
 	 * stop; ADD: R8 = the address, R9 = its guest-physical address;
 	 * CLEAR: every probe goes; FILTER: R8 = pid, R9 and R10 = comm, as for
-	 * VTICE_VMCALL_SYSCALLS. RDX out = hits recorded since load. ENOSYS:
-	 * no hooks; EINVAL: bad op; other negative values: the insert's error.
+	 * VTICE_VMCALL_SYSCALLS; STACK: R8 = bytes of the stack each hit
+	 * copies (a multiple of 16, at most VTICE_PROFILE_STACK_MAX; 0 =
+	 * none). RDX out = hits recorded since load. ENOSYS: no hooks;
+	 * EINVAL: bad op or size; other negative values: the insert's error.
 	 */
 	VTICE_VMCALL_PROBES = VTICE_VMCALL_USER_BASE + 3,
 };
@@ -74,6 +76,7 @@ enum vtice_vmcall_probe_op {
 	VTICE_VMCALL_PROBE_ADD = 2,
 	VTICE_VMCALL_PROBE_CLEAR = 3,
 	VTICE_VMCALL_PROBE_FILTER = 4,
+	VTICE_VMCALL_PROBE_STACK = 5,
 };
 
 enum vtice_vmcall_path_op {
