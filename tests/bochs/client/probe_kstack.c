@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kstack in a fn: probe against the kernel's own unwinder: a child named
+ * vtkst makes KSTACK_READS one-byte reads of /dev/zero twice, once under a
+ * kprobe event on vfs_read with the kernel's stacktrace trigger (the
+ * kernel's ORC unwinder, for the child's pid alone) and once under
+ *   vtice probe 'fn:vfs_read /comm == "vtkst"/ { @[kstack] = count(); }'
+ * with --folded. The same syscall from the same call site has one stack:
+ * vtice must fold every read into one line, count KSTACK_READS, and its
+ * callers of vfs_read must be the kernel's, in order, named alike.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "report.h"
+#include "spawn.h"
+
+#define TRACEFS		"/sys/kernel/tracing"
+#define KSTACK_READS	20
+#define KSTACK_FOLDED	"/tmp/vtkst.folded"
+#define KSTACK_ERR	"/tmp/vtkst.err"
+#define MAX_FRAMES	64
+#define FRAME_LEN	128
+
+struct frames {
+	char name[MAX_FRAMES][FRAME_LEN];	/* leaf first */
+	int n;
+};
+
+/*
+ * The child: KSTACK_READS reads as vtkst once *go is set, and no other
+ * read: it waits on shared memory, not on a pipe.
+ */
+static pid_t spawn_reader(volatile int **go)
+{
+	volatile int *flag = mmap(NULL, sizeof(*flag), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	pid_t child;
+	char buf[1];
+	int i, zero;
+
+	if (flag == MAP_FAILED)
+		return -1;
+	*flag = 0;
+	child = fork();
+	if (child == 0) {
+		prctl(PR_SET_NAME, "vtkst");
+		zero = open("/dev/zero", O_RDONLY);
+		while (!*flag)
+			;
+		for (i = 0; i < KSTACK_READS; i++)
+			syscall(SYS_read, zero, buf, 1);
+		_exit(0);
+	}
+	*go = flag;
+	return child;
+}
+
+static void run_reader(pid_t child, volatile int *go)
+{
+	*go = 1;
+	waitpid(child, NULL, 0);
+	munmap((void *)go, sizeof(*go));
+}
+
+/* " => ksys_read+0x6b/0xf0" -> "ksys_read" */
+static int frame_name(const char *line, char *out)
+{
+	const char *p = strstr(line, "=> ");
+	size_t len;
+
+	if (!p)
+		return 0;
+	p += 3;
+	len = strcspn(p, "+ \n");
+	if (!len || len >= FRAME_LEN)
+		return 0;
+	memcpy(out, p, len);
+	out[len] = '\0';
+	return 1;
+}
+
+/* The first stack the trigger printed, and how many hits the event had. */
+static int read_kernel_stack(struct frames *k, int *hits)
+{
+	char line[512];
+	int in_stack = 0, done = 0;
+	FILE *f = fopen(TRACEFS "/trace", "r");
+
+	if (!f)
+		return -1;
+	*hits = 0;
+	k->n = 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (line[0] == '#')
+			continue;
+		if (strstr(line, " vtkst: ("))
+			(*hits)++;
+		if (strstr(line, "<stack trace>")) {
+			in_stack = !done;
+			continue;
+		}
+		if (in_stack && k->n < MAX_FRAMES && frame_name(line, k->name[k->n]))
+			k->n++;
+		else if (in_stack)
+			in_stack = 0, done = 1;
+	}
+	fclose(f);
+	return 0;
+}
+
+/* The kernel's stacks of the child's reads: a kprobe event and its stacktrace trigger. */
+static int kernel_oracle(struct frames *k, int *hits)
+{
+	char pid[16];
+	volatile int *go;
+	int ok;
+	pid_t child = spawn_reader(&go);
+
+	if (child < 0)
+		return -1;
+	snprintf(pid, sizeof(pid), "%d", child);
+	ok = !tracefs_write("kprobe_events", "p:vtkst vfs_read") &&
+	     !tracefs_write("events/kprobes/vtkst/trigger", "stacktrace") &&
+	     !tracefs_write("set_event_pid", pid) && !tracefs_write("trace", "") &&
+	     !tracefs_write("events/kprobes/vtkst/enable", "1") && !tracefs_write("tracing_on", "1");
+	run_reader(child, go);
+	tracefs_write("tracing_on", "0");
+	tracefs_write("events/kprobes/vtkst/enable", "0");
+	ok = ok && !read_kernel_stack(k, hits);
+	tracefs_write("events/kprobes/vtkst/trigger", "!stacktrace");
+	tracefs_write("set_event_pid", "");
+	tracefs_write("kprobe_events", "");	/* O_TRUNC: the event is gone */
+	return ok ? 0 : -1;
+}
+
+/* "a;b;vfs_read 20": frames leaf first into v, the count into *count; lines read. */
+static int read_folded(struct frames *v, long *count)
+{
+	char line[8192], *frame, *space, *save;
+	int lines = 0;
+	FILE *f = fopen(KSTACK_FOLDED, "r");
+	struct frames root_first = { .n = 0 };
+	int i;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		printf("VTICE-FOLDED %s", line);
+		if (lines++)
+			continue;
+		space = strrchr(line, ' ');
+		if (!space)
+			continue;
+		*space = '\0';
+		*count = strtol(space + 1, NULL, 10);
+		for (frame = strtok_r(line, ";", &save); frame && root_first.n < MAX_FRAMES;
+		     frame = strtok_r(NULL, ";", &save))
+			snprintf(root_first.name[root_first.n++], FRAME_LEN, "%s", frame);
+	}
+	fclose(f);
+	v->n = root_first.n;
+	for (i = 0; i < v->n; i++)
+		memcpy(v->name[i], root_first.name[v->n - 1 - i], FRAME_LEN);
+	return lines;
+}
+
+static int vtice_stacks(struct frames *v, long *count, int *lines)
+{
+	const char *const args[] = { "vtice", "probe", "fn:vfs_read /comm == \"vtkst\"/ { @[kstack] = count(); "
+				     "printf(\"vtkst hit on CPU %d:\\n%s\\n\", cpu, kstack); }",
+				     "--folded", KSTACK_FOLDED, NULL };
+	char text[2048];
+	volatile int *go = NULL;
+	pid_t probe, child;
+	int status, i;
+
+	unlink(KSTACK_FOLDED);
+	probe = spawn_vtice(KSTACK_ERR, args);
+	for (i = 0; probe > 0 && i < 1200; i++) {
+		read_text(KSTACK_ERR, text, sizeof(text));
+		if (strstr(text, "vtice probe: armed"))
+			break;
+		if (waitpid(probe, NULL, WNOHANG) == probe)
+			return -1;
+		usleep(100000);
+	}
+	if (probe <= 0 || i == 1200)
+		return -1;
+	child = spawn_reader(&go);
+	if (child > 0)
+		run_reader(child, go);
+	sleep(1);	/* the console polls every 20 ms */
+	kill(probe, SIGINT);
+	waitpid(probe, &status, 0);
+	read_text(KSTACK_ERR, text, sizeof(text));
+	printf("%s", text);
+	if (child <= 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+		return -1;
+	*lines = read_folded(v, count);
+	return *lines < 0 ? -1 : 0;
+}
+
+static void join(const struct frames *f, int from, char *out, size_t size)
+{
+	size_t used = 0;
+	int i;
+
+	out[0] = '\0';
+	for (i = from; i < f->n && used < size; i++)
+		used += (size_t)snprintf(out + used, size - used, "%s%s", i > from ? " < " : "", f->name[i]);
+}
+
+/* Where vfs_read is in f (its callers follow), or -1. */
+static int leaf_index(const struct frames *f)
+{
+	int i;
+
+	for (i = 0; i < f->n; i++)
+		if (!strcmp(f->name[i], "vfs_read"))
+			return i;
+	return -1;
+}
+
+int cmd_probe_kstack(int argc, char **argv)
+{
+	const char *name = argv[0];
+	struct frames kernel, vt = { .n = 0 };
+	char kernel_text[2048], vt_text[2048];
+	int hits = 0, lines = 0, k, v, i;
+	long count = 0;
+
+	(void)argc;
+	if (access(VTICE_BIN, X_OK))
+		return report(name, SKIP, "%s not in the initramfs", VTICE_BIN);
+	if (access(TRACEFS "/kprobe_events", W_OK))
+		mount("tracefs", TRACEFS, "tracefs", 0, NULL);
+	if (kernel_oracle(&kernel, &hits) || kernel.n == 0)
+		return report(name, FAIL, "the kernel's kprobe stacktrace gave no stack (%d hits): no oracle", hits);
+	if (vtice_stacks(&vt, &count, &lines))
+		return report(name, FAIL, "vtice probe failed (its stderr is above)");
+	k = leaf_index(&kernel);
+	v = leaf_index(&vt);
+	join(&kernel, k + 1, kernel_text, sizeof(kernel_text));
+	join(&vt, v + 1, vt_text, sizeof(vt_text));
+	figure_named(name, "frames", "%d", vt.n);
+	if (lines != 1 || count != KSTACK_READS)
+		return report(name, FAIL, "%d folded lines, the first counting %ld: expected one stack counted %d times",
+			      lines, count, KSTACK_READS);
+	if (v != 0)
+		return report(name, FAIL, "vtice's leaf frame is %s, not vfs_read", vt.n ? vt.name[0] : "(none)");
+	for (i = 0; k + 1 + i < kernel.n || v + 1 + i < vt.n; i++)
+		if (k + 1 + i >= kernel.n || v + 1 + i >= vt.n || strcmp(kernel.name[k + 1 + i], vt.name[v + 1 + i]))
+			return report(name, FAIL, "vfs_read's callers differ at frame %d: vtice %s; the kernel %s", i + 1,
+				      vt_text, kernel_text);
+	return report(name, PASS, "%d reads, one stack: vfs_read < %s, the callers the kernel's own unwinder "
+		      "gave its kprobe (%d hits)", KSTACK_READS, vt_text, hits);
+}
