@@ -72,4 +72,20 @@ std::vector<ProfileSample> decode_profile_records(std::span<const vtice_record> 
 	return out;
 }
 
+ProfileSample probe_hit_sample(const SyscallEvent &hit)
+{
+	ProfileSample s;
+	s.cpu = hit.cpu;
+	s.tsc = hit.tsc;
+	s.rip = hit.nr;
+	s.rsp = hit.rsp;
+	s.rbp = hit.rbp;
+	s.stack = hit.stack;
+	s.has_task = hit.has_task;
+	s.pid = hit.pid;
+	s.tgid = hit.tgid;
+	s.comm = hit.comm;
+	return s;
+}
+
 }  // namespace vtice::trace

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "syscall_events.hpp"
+
 extern "C" {
 #include <vtice/records.h>
 }
@@ -36,5 +38,9 @@ struct ProfileDecodeStats {
 // other types are skipped; a group whose DATA records are missing or
 // unknown is counted as malformed and dropped.
 std::vector<ProfileSample> decode_profile_records(std::span<const vtice_record> recs, ProfileDecodeStats &stats);
+
+// A probe hit's copied stack as a sample's, to unwind the same way: the
+// function's entry is where the CPU was.
+ProfileSample probe_hit_sample(const SyscallEvent &hit);
 
 }  // namespace vtice::trace

@@ -6,26 +6,6 @@
 
 namespace vtice::console {
 
-namespace {
-
-// A probe hit's stack as a sample's: the function's entry is where it was.
-trace::ProfileSample entry_sample(const trace::SyscallEvent &hit)
-{
-	trace::ProfileSample s;
-	s.cpu = hit.cpu;
-	s.tsc = hit.tsc;
-	s.rip = hit.nr;
-	s.rsp = hit.rsp;
-	s.rbp = hit.rbp;
-	s.stack = hit.stack;
-	s.has_task = hit.has_task;
-	s.pid = hit.pid;
-	s.tgid = hit.tgid;
-	return s;
-}
-
-}  // namespace
-
 void ProbeFeed::feed(const std::vector<std::vector<vtice_record>> &per_cpu)
 {
 	std::vector<trace::SyscallEvent> events;
@@ -64,7 +44,7 @@ void ProbeFeed::on_syscall_event(const trace::SyscallEvent &ev)
 		hit.kind = probes::PointKind::FnEntry;
 		hit.address = ev.nr;
 		if (stack_text_ && ev.rsp)
-			hit.kstack = stack_text_(entry_sample(ev));
+			hit.kstack = stack_text_(trace::probe_hit_sample(ev));
 		runtime_.on_event(hit);
 		return;	// no syscall: nothing to pair
 	}

@@ -1,7 +1,8 @@
 // libFuzzer target for vtice profile's console half: hostile sample records
 // (any group shape, any stack bytes) decoded, unwound with ORC tables the
 // fuzzer also writes, named by a symbolizer with hostile names, counted,
-// folded and written as a timeline. Layout of the input: [u16 ip-table
+// folded and written as a timeline; probe hits with stacks decoded from the
+// same records and unwound alike. Layout of the input: [u16 ip-table
 // bytes][ip table][entries], then records.
 #include <cstddef>
 #include <cstdint>
@@ -82,6 +83,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
 	}
 	std::fclose(timeline_file);
 	std::free(timeline_text);
+	// The same records as probe hits, whose stacks unwind as samples do.
+	trace::SyscallDecodeStats hit_stats;
+	for (const auto &ev : trace::decode_syscall_records(records, hit_stats))
+		if (ev.probe_hit && ev.rsp) {
+			trace::ProfileSample s = trace::probe_hit_sample(ev);
+			report.add(s, namer.names(s, console::unwind_sample(orc ? &*orc : nullptr, s, 64)), false);
+		}
 	std::FILE *sink = std::fopen("/dev/null", "w");
 	report.write_text(sink, 10);
 	report.write_folded(sink);
