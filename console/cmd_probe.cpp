@@ -166,7 +166,8 @@ std::string describe_program(const probes::CheckedProgram &p)
 	std::string what = p.has_syscall_probes && p.has_fn_probes ? "the syscalls and probe hits"
 			   : p.has_syscall_probes			  ? "the syscalls"
 									  : "the probe hits";
-	return text + "; the hypervisor records " + what + " of " + describe_filter(filter);
+	return text + "; the hypervisor records " + what + " of " + describe_filter(filter) +
+	       (p.fn_kstack ? ", each fn: hit with its kernel stack" : "");
 }
 
 int fail(const Error &e)
