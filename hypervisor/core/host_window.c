@@ -119,17 +119,38 @@ static void *vt_window_map_own(void *ctx, u64 pa)
 	return vt_window_map(&vcpu->hv->window, vcpu->cpu, pa);
 }
 
+/* The guest's memory as the guest sees it: through the shield (shield.h). */
+struct vt_seen_mem {
+	struct vt_guest_mem mem;	/* how root maps a frame */
+	const struct vt_ept *ept;
+};
+
+static void *vt_map_as_seen(void *ctx, u64 pa)
+{
+	const struct vt_seen_mem *seen = ctx;
+
+	return seen->mem.map(seen->mem.ctx, vt_shield_seen_pa(seen->ept, pa));
+}
+
+/*
+ * The page tables walked and the bytes copied are those the guest itself
+ * would reach: a guest pointer (a stack, a string, a task) aimed at a
+ * hidden frame reads its decoy, never root's state.
+ */
 int vt_own_mem(const struct vt_vcpu *vcpu, u64 gva, void *buf, u32 len, bool write)
 {
+	struct vt_seen_mem seen = { .mem = vcpu->hv->mem, .ept = &vcpu->hv->ept };
 	struct vt_guest_mem mem = vcpu->hv->mem;
 	struct vt_paging pg = {
 		.cr3 = vt_vmread_or0(GUEST_CR3),
 		.la57 = vt_vmread_or0(GUEST_CR4) & X86_CR4_LA57,
 	};
 
-	if (!mem.map) {		/* the module's case; unit tests bring their own */
-		mem.map = vt_window_map_own;
-		mem.ctx = (void *)vcpu;
+	if (!seen.mem.map) {	/* the module's case; unit tests bring their own */
+		seen.mem.map = vt_window_map_own;
+		seen.mem.ctx = (void *)vcpu;
 	}
+	mem.map = vt_map_as_seen;
+	mem.ctx = &seen;
 	return write ? vt_guest_write(&mem, &pg, gva, buf, len) : vt_guest_read(&mem, &pg, gva, buf, len);
 }

@@ -62,6 +62,17 @@ static void vt_shield_redirect(u64 *leaf, u64 frame)
 	*leaf = frame | (*leaf & ~VMX_EPT_ADDR_MASK) | VT_EPT_SHIELDED;
 }
 
+u64 vt_shield_seen_pa(const struct vt_ept *ept, u64 gpa)
+{
+	int level;
+	const u64 *leaf = ept->pml4 ? vt_ept_leaf(ept, gpa, &level) : NULL;
+	u64 entry = leaf ? VT_READ_ONCE(*leaf) : 0;
+
+	if (!(entry & VT_EPT_SHIELDED))
+		return gpa;
+	return (entry & VMX_EPT_ADDR_MASK) | (gpa & (VT_PAGE_SIZE - 1));
+}
+
 int vt_shield_hide(struct vt_shield *s, struct vt_ept *ept, u64 pa, u32 pages)
 {
 	u32 i;

@@ -40,6 +40,13 @@ int vt_shield_hide(struct vt_shield *s, struct vt_ept *ept, u64 pa, u32 pages);
 /* Show the guest a copy of the frame at pa, as it is now. */
 int vt_shield_copy(struct vt_shield *s, struct vt_ept *ept, u64 pa);
 /*
+ * Where the guest's accesses to gpa land: in a shielded frame, the decoy
+ * or the copy; anywhere else gpa itself. Reads root makes on the guest's
+ * behalf (vt_own_mem) go there, so a pointer the guest chose never shows
+ * it a byte of a hidden frame.
+ */
+u64 vt_shield_seen_pa(const struct vt_ept *ept, u64 gpa);
+/*
  * Hide every EPT table and pool page, including those that hiding them
  * splits off, until a pass finds nothing new. Call after all other hiding.
  */

@@ -137,6 +137,26 @@ TEST_F(Profile, TheStackEndsWhereItsPagesDo)
 	EXPECT_EQ(heads, 2u);
 }
 
+// A guest can aim RSP at a frame the shield hides (vtice's own state): the
+// copy must hold what the guest would read there, the decoy, and no byte
+// of root's frame (shield.h, vt_shield_seen_pa).
+TEST_F(Profile, AStackAimedAtAHiddenFrameCopiesTheDecoy)
+{
+	ASSERT_EQ(vt_shield_hide(&hv.shield, &hv.ept, kStackPage, 1), 0);
+	for (uint64_t i = 0; i < 512; i++) {
+		uint64_t word = 0xdec0000000000000ull | i;
+		put(hv.shield.decoy_pa + i * 8, &word, 8);	// the decoy as GuestPages holds it
+	}
+	ASSERT_EQ(profile_vmcall(1'000'000, 256), (uint64_t)VTICE_VMCALL_OK);
+	expire_in_kernel(kStackTop - 0x800);
+	auto stack = data_of(records(), VTICE_SYSCALL_DATA_STACK);
+	ASSERT_EQ(stack.size(), 256u / 16);
+	for (size_t i = 0; i < stack.size(); i++) {
+		EXPECT_EQ(stack[i].u.raw[0], 0xdec0000000000000ull | (0x800 / 8 + 2 * i)) << i;
+		EXPECT_EQ(stack[i].u.raw[1] >> 48, 0xdec0u) << i;
+	}
+}
+
 TEST_F(Profile, UserAndHaltedSamplesAreMarked)
 {
 	ASSERT_EQ(profile_vmcall(1'000'000, 256), (uint64_t)VTICE_VMCALL_OK);

@@ -131,6 +131,25 @@ TEST_F(ShieldTest, EptTablesEndHiddenIncludingTheOnesHidingSplitOff)
 	EXPECT_EQ(ept.pool_left, uint32_t(VT_EPT_POOL_PAGES)) << "the pool is full again";
 }
 
+// vt_own_mem goes where the guest's own accesses land: the decoy for a
+// hidden frame, the copy for a copied one, the frame itself elsewhere.
+TEST_F(ShieldTest, SeenAddressIsWhereTheGuestsAccessLands)
+{
+	auto *hidden = static_cast<uint8_t *>(vt_os_alloc_pages(1));
+	auto *copied = static_cast<uint8_t *>(vt_os_alloc_pages(1));
+	auto *open = static_cast<uint8_t *>(vt_os_alloc_pages(1));
+	uint64_t h = vt_os_virt_to_phys(hidden), c = vt_os_virt_to_phys(copied), o = vt_os_virt_to_phys(open);
+	ASSERT_EQ(vt_shield_hide(&shield, &ept, h, 1), 0);
+	ASSERT_EQ(vt_shield_copy(&shield, &ept, c), 0);
+	EXPECT_EQ(vt_shield_seen_pa(&ept, h + 0x123), shield.decoy_pa + 0x123);
+	EXPECT_EQ(vt_shield_seen_pa(&ept, c + 0x10), frame_of(entry(c)) + 0x10);
+	EXPECT_NE(frame_of(entry(c)), c) << "the copy is a frame of its own";
+	EXPECT_EQ(vt_shield_seen_pa(&ept, o + 0x10), o + 0x10);
+	vt_os_free_pages(hidden, 1);
+	vt_os_free_pages(copied, 1);
+	vt_os_free_pages(open, 1);
+}
+
 TEST_F(ShieldTest, OutOfMemoryIsAnErrorNotACrash)
 {
 	fail_allocation_after(0);
