@@ -134,9 +134,39 @@ void vt_syscall_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *r, enum 
 		vcpu->counts->syscalls_recorded++;
 }
 
+/* A function's argument i (0..5) in the System V order: RDI, RSI, RDX, RCX, R8, R9. */
+static u64 vt_call_arg(const struct vt_guest_regs *r, u32 i)
+{
+	const u64 args[6] = { r->rdi, r->rsi, r->rdx, r->rcx, r->r8, r->r9 };
+
+	return i < 6 ? args[i] : 0;
+}
+
+/*
+ * The string at gva as STRING records from recs[n]: up to and with its
+ * NUL, or VTICE_PROBE_STR_MAX bytes, as far as it is mapped. The new n.
+ */
+static u32 vt_put_string(const struct vt_vcpu *vcpu, u64 gva, struct vtice_record *recs, u32 n)
+{
+	u64 words[VTICE_PROBE_STR_MAX / 8] = { 0 };
+	const char *bytes = (const char *)words;
+	int got = vt_own_mem(vcpu, gva, words, sizeof(words), false);
+	u32 len, i;
+
+	if (got <= 0)
+		return n;
+	for (len = 0; len < (u32)got && bytes[len]; len++)
+		;
+	if (len < (u32)got)
+		len++;	/* the NUL, so the console knows the string ended */
+	for (i = 0; i < len; i += 16)
+		vt_put_data(&recs[n++], &recs[0], VTICE_SYSCALL_DATA_STRING, words[i / 8], words[i / 8 + 1]);
+	return n;
+}
+
 /* Built in the vCPU's capture space: with its stack, too big for root's stack. */
 bool vt_probe_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 addr,
-		    const struct vt_sys_filter *filter, u32 stack_bytes)
+		    const struct vt_sys_filter *filter, const struct vt_probe_capture *cap)
 {
 	struct vtice_record *recs = vcpu->profile.recs;
 	struct vt_sys_task t = { 0 };
@@ -158,11 +188,13 @@ bool vt_probe_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 add
 	vt_put_data(&recs[n++], &recs[0], VTICE_SYSCALL_DATA_ARG5, r->r9, 0);
 	if (known)
 		n = vt_put_task(recs, n, &t);
-	if (stack_bytes) {
+	if (cap->str_arg)
+		n = vt_put_string(vcpu, vt_call_arg(r, cap->str_arg - 1), recs, n);
+	if (cap->stack_bytes) {
 		/* At the entry, before the function's first instruction moved RSP. */
 		rsp = vt_vmread_or0(GUEST_RSP);
 		vt_put_data(&recs[n++], &recs[0], VTICE_SYSCALL_DATA_REGS, r->rbp, rsp);
-		n = vt_put_stack(vcpu, rsp, stack_bytes, n);
+		n = vt_put_stack(vcpu, rsp, cap->stack_bytes, n);
 	}
 	return vt_push_event(vcpu, recs, n);
 }

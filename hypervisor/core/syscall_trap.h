@@ -100,13 +100,19 @@ void vt_syscall_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *regs,
 		      enum vt_sys_edge edge);
 /* The task current on the vCPU (*task) passes the armed filter. */
 bool vt_syscall_task_passes(const struct vt_vcpu *vcpu, u64 *task);
+/* What a probe's hit copies besides the arguments and the task. */
+struct vt_probe_capture {
+	u32 stack_bytes;	/* of the stack from RSP up; 0 = none */
+	u32 str_arg;		/* 0, or N: the string at argument N - 1 (1..6) */
+};
+
 /*
  * A probe at addr fired (debug/probe_points.h): one PROBE_HIT group
- * (records.h) with the function's six arguments, and stack_bytes of its
- * stack (0: none), if the task passes filter. True when it was recorded.
+ * (records.h) with the function's six arguments and what cap asks for,
+ * if the task passes filter. True when it was recorded.
  */
 bool vt_probe_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *regs, u64 addr,
-		    const struct vt_sys_filter *filter, u32 stack_bytes);
+		    const struct vt_sys_filter *filter, const struct vt_probe_capture *cap);
 /* A group's DATA record of kind with a and b, stamped as its head. */
 void vt_put_data(struct vtice_record *rec, const struct vtice_record *head, u32 kind, u64 a, u64 b);
 /* TASK and COMM of the task current on the vCPU at recs[n], when it can be read: the new n. */

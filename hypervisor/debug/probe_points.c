@@ -13,9 +13,17 @@
 
 #define VT_PROBE_RECENT	256	/* addresses remembered while #BP exits are on */
 
+/* What a probe at addr copies at a hit beyond the arguments and the task. */
+struct vt_probe_point {
+	u64 addr;
+	u32 str_arg;	/* 0, or N: the string at argument N - 1 */
+};
+
 struct vt_probes_state {
 	struct vt_sys_filter filter;	/* whose hits are recorded */
 	u32 stack_bytes;		/* of the stack copied at each hit; 0 = none */
+	struct vt_probe_point points[VTICE_PROBES_MAX];	/* under the hooks' lock */
+	u32 nr_points;
 	u64 hits;			/* recorded since load */
 	/*
 	 * Every address probed since INTERCEPT went on: a CPU that still
@@ -52,7 +60,13 @@ static bool vt_probe_remember(u64 gva)
 
 void vt_probe_on_hit(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 rip)
 {
-	if (vt_probe_event(vcpu, exit->regs, rip, &vt_probes.filter, vt_probes.stack_bytes))
+	struct vt_probe_capture cap = { .stack_bytes = vt_probes.stack_bytes };
+	u32 i;
+
+	for (i = 0; i < vt_probes.nr_points; i++)
+		if (vt_probes.points[i].addr == rip)
+			cap.str_arg = vt_probes.points[i].str_arg;
+	if (vt_probe_event(vcpu, exit->regs, rip, &vt_probes.filter, &cap))
 		__atomic_fetch_add(&vt_probes.hits, 1, __ATOMIC_RELAXED);
 }
 
@@ -81,10 +95,38 @@ static u64 vt_probe_stack(u64 bytes)
 	return VTICE_VMCALL_OK;
 }
 
-static u64 vt_probe_op(const struct vt_guest_regs *r)
+/* Known before its breakpoint exists: a hit always finds what to copy. */
+static u64 vt_probe_add(u64 gva, u64 gpa, u64 str_arg)
 {
 	int ret;
 
+	if (!VT_READ_ONCE(vt_hooks.probe_intercept))
+		return (u64)VTICE_VMCALL_EINVAL;	/* an int3 could reach the kernel */
+	if (str_arg > 6)
+		return (u64)VTICE_VMCALL_EINVAL;
+	if (!vt_probe_remember(gva))
+		return (u64)(s64)-VT_ENOSPC;
+	vt_hooks_lock();
+	if (vt_probes.nr_points == VTICE_PROBES_MAX) {
+		vt_hooks_unlock();
+		return (u64)(s64)-VT_ENOSPC;
+	}
+	vt_probes.points[vt_probes.nr_points++] = (struct vt_probe_point){ gva, (u32)str_arg };
+	vt_hooks_unlock();
+	ret = vt_bp_probe_insert(gva, gpa);
+	return ret ? (u64)(s64)ret : VTICE_VMCALL_OK;
+}
+
+static void vt_probe_clear(void)
+{
+	vt_bp_probe_clear();
+	vt_hooks_lock();
+	vt_probes.nr_points = 0;
+	vt_hooks_unlock();
+}
+
+static u64 vt_probe_op(const struct vt_guest_regs *r)
+{
 	switch (r->rdx) {
 	case VTICE_VMCALL_PROBE_QUERY:
 		return VTICE_VMCALL_OK;
@@ -94,14 +136,9 @@ static u64 vt_probe_op(const struct vt_guest_regs *r)
 			VT_STORE_RELEASE(vt_probes.nr_recent, 0);
 		return VTICE_VMCALL_OK;
 	case VTICE_VMCALL_PROBE_ADD:
-		if (!VT_READ_ONCE(vt_hooks.probe_intercept))
-			return (u64)VTICE_VMCALL_EINVAL;	/* an int3 could reach the kernel */
-		if (!vt_probe_remember(r->r8))
-			return (u64)(s64)-VT_ENOSPC;
-		ret = vt_bp_probe_insert(r->r8, r->r9);
-		return ret ? (u64)(s64)ret : VTICE_VMCALL_OK;
+		return vt_probe_add(r->r8, r->r9, r->r10);
 	case VTICE_VMCALL_PROBE_CLEAR:
-		vt_bp_probe_clear();
+		vt_probe_clear();
 		return VTICE_VMCALL_OK;
 	case VTICE_VMCALL_PROBE_FILTER:
 		return vt_probe_filter(r);

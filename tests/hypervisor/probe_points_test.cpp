@@ -20,6 +20,21 @@ constexpr uint64_t kBpExit = 3 | (6u << 8) | (1u << 31);	// #BP, software except
 class ProbePoints : public HooksFixture {
 protected:
 	const uint64_t fn = kKernelBase + 9 * kPage + 0x124;
+	GuestPages pages;	// what root reads through the guest's page tables
+	vt_ram_range guest_ram{0, 64ull << 20};
+
+	// Guest page tables for vt_own_mem: gva -> pa, one 4 KiB page.
+	void map_page(uint64_t gva, uint64_t pa)
+	{
+		if (!hv.mem.map) {
+			hv.mem.ram = &guest_ram;
+			hv.mem.nr_ram = 1;
+			hv.mem.map = GuestPages::map_fn;
+			hv.mem.ctx = &pages;
+			cpu().vmcs[GUEST_CR3] = pages.new_table();
+		}
+		pages.map(cpu().vmcs[GUEST_CR3], 4, gva, pa);
+	}
 
 	void put_code(uint64_t gva, std::vector<uint8_t> bytes)
 	{
@@ -37,10 +52,11 @@ protected:
 		return regs.rax;
 	}
 
-	void arm(uint64_t gva)
+	// str_arg: 0, or N to copy the string at argument N - 1 at each hit.
+	void arm(uint64_t gva, uint64_t str_arg = 0)
 	{
 		ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_INTERCEPT, 1), VTICE_VMCALL_OK);
-		ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_ADD, gva, gpa_of(gva)), VTICE_VMCALL_OK);
+		ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_ADD, gva, gpa_of(gva), str_arg), VTICE_VMCALL_OK);
 	}
 
 	vt_hook_result hit(uint64_t rip)
@@ -108,15 +124,7 @@ TEST_F(ProbePoints, AHitArmedWithAStackCopiesItFromRspUp)
 {
 	constexpr uint64_t kStack = 0xffffc90000104000ull, kStackPa = 0x400000;
 	start();
-	GuestPages pages;
-	vt_ram_range guest_ram{0, 64ull << 20};
-	hv.mem.ram = &guest_ram;
-	hv.mem.nr_ram = 1;
-	hv.mem.map = GuestPages::map_fn;
-	hv.mem.ctx = &pages;
-	uint64_t root = pages.new_table();
-	cpu().vmcs[GUEST_CR3] = root;
-	pages.map(root, 4, kStack, kStackPa);	// the page above it is unmapped
+	map_page(kStack, kStackPa);	// the page above it is unmapped
 	for (uint64_t i = 0; i < 512; i++) {
 		uint64_t word = 0x5100000000000000ull | i;
 		pages.put(kStackPa + i * 8, &word, 8);
@@ -147,6 +155,49 @@ TEST_F(ProbePoints, AHitArmedWithAStackCopiesItFromRspUp)
 	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_STACK, 0), VTICE_VMCALL_OK);
 	EXPECT_EQ(hit(fn), VT_HOOK_HANDLED);	// the page is still mapped
 	EXPECT_EQ(records().size(), recs.size() + 4) << "without a stack: head and arguments only";
+}
+
+// Armed to copy a string (str(arg1) in a fn: probe), a hit copies the bytes
+// its argument points to, up to and with the NUL, 16 a record; a string
+// that runs into an unmapped page ends there; an unmapped one gives none.
+TEST_F(ProbePoints, AHitArmedWithAStringCopiesItUpToItsNul)
+{
+	constexpr uint64_t kUser = 0x7ffd00001000ull, kUserPa = 0x500000;
+	start();
+	map_page(kUser, kUserPa);	// the page above it is unmapped
+	const char path[] = "/proc/version";
+	pages.put(kUserPa + 0x100, path, sizeof(path));
+	const char tail[] = "0123456789abcdefghij";	// the page's last 20 bytes, no NUL
+	pages.put(kUserPa + 0x1000 - 20, tail, 20);
+	put_code(fn, {0x0f, 0x1f, 0x44, 0x00, 0x00});
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_INTERCEPT, 1), VTICE_VMCALL_OK);
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_ADD, fn, gpa_of(fn), 7), (uint64_t)VTICE_VMCALL_EINVAL) << "arguments 1..6";
+	arm(fn, 2);
+	auto strings_of = [](const std::vector<vtice_record> &recs, size_t from) {
+		std::string bytes;
+		for (size_t i = from; i < recs.size(); i++)
+			if (recs[i].flags == VTICE_SYSCALL_DATA_STRING)
+				bytes.append(reinterpret_cast<const char *>(recs[i].u.raw), 16);
+		return bytes;
+	};
+	regs.rsi = kUser + 0x100;
+	EXPECT_EQ(hit(fn), VT_HOOK_HANDLED);
+	auto recs = records();
+	ASSERT_EQ(recs.size(), 4u + 1) << "head, arguments, one STRING record (14 bytes with the NUL)";
+	EXPECT_EQ(recs[0].flags, 4u);
+	EXPECT_EQ(recs[4].type, VTICE_REC_SYSCALL_DATA);
+	EXPECT_EQ(std::string(strings_of(recs, 0).c_str()), path);
+	EXPECT_EQ(strings_of(recs, 0).size(), 16u);
+
+	regs.rsi = kUser + 0x1000 - 20;
+	EXPECT_EQ(hit(fn), VT_HOOK_HANDLED);
+	auto cut = records();
+	ASSERT_EQ(cut.size(), recs.size() + 4 + 2) << "20 mapped bytes: two records, no NUL";
+	EXPECT_EQ(strings_of(cut, recs.size()).substr(0, 20), tail);
+
+	regs.rsi = 0x7ffd00005000ull;	// nothing mapped there
+	EXPECT_EQ(hit(fn), VT_HOOK_HANDLED);
+	EXPECT_EQ(records().size(), cut.size() + 4) << "an unmapped string: no STRING record, the hit still counts";
 }
 
 TEST_F(ProbePoints, SkipsEveryNopFormAndEndbr)

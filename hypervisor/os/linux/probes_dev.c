@@ -116,6 +116,8 @@ static int vt_probes_check(const struct vtice_probes *req)
 	if (req->stack_bytes > VTICE_PROFILE_STACK_MAX || req->stack_bytes % 16 || req->reserved)
 		return -EINVAL;
 	for (i = 0; i < req->count; i++) {
+		if (req->str_arg[i] > 6)
+			return -EINVAL;
 		ret = vt_probe_addr_check(req->addrs[i]);
 		if (ret) {
 			pr_info("probe %u at %llx refused: not the start of a kernel text symbol\n", i,
@@ -146,8 +148,8 @@ static int vt_probes_arm_locked(struct file *file, const struct vtice_probes *re
 	ret = vt_probes_vmcall(VTICE_VMCALL_PROBE_INTERCEPT, 1, 0, 0, NULL);
 	vt_probes_sync_everywhere();
 	for (i = 0; !ret && i < req->count; i++)
-		ret = vt_probes_vmcall(VTICE_VMCALL_PROBE_ADD, req->addrs[i], __pa_symbol(req->addrs[i]), 0,
-				       NULL);
+		ret = vt_probes_vmcall(VTICE_VMCALL_PROBE_ADD, req->addrs[i], __pa_symbol(req->addrs[i]),
+				       req->str_arg[i], NULL);
 	if (ret) {
 		vt_probes_disarm_locked();
 		return ret;

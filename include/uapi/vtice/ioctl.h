@@ -297,6 +297,7 @@ struct vtice_probes {
 	__u64 hits;			/* out: hits recorded since load */
 	__u32 stack_bytes;		/* in (ARM): kernel stack per hit, as vtice_profile's */
 	__u32 reserved;			/* 0 */
+	__u8 str_arg[VTICE_PROBES_MAX];	/* in (ARM): per address, 0 or N: copy the string at argument N - 1 */
 };
 
 /*
@@ -357,7 +358,7 @@ VTICE_UAPI_ASSERT(sizeof(struct vtice_break) == 16, "vtice_break layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_path_trace) == 64, "vtice_path_trace layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_lbr_entry) == 24, "vtice_lbr_entry layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_lbr) == 72 + 24 * VTICE_LBR_MAX, "vtice_lbr layout");
-VTICE_UAPI_ASSERT(sizeof(struct vtice_probes) == 56 + 8 * VTICE_PROBES_MAX, "vtice_probes layout");
+VTICE_UAPI_ASSERT(sizeof(struct vtice_probes) == 56 + 9 * VTICE_PROBES_MAX, "vtice_probes layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_profile) == 40, "vtice_profile layout");
 
 #endif /* VTICE_UAPI_IOCTL_H */

@@ -63,12 +63,18 @@ enum vtice_record_type {
  * PROBE_HIT record (u.syscall.nr = the probe's address, u.syscall.arg =
  * RDI), then SYSCALL_DATA records ARGS12 (RSI, RDX), ARGS34 (RCX, R8),
  * ARG5 (R9), TASK and COMM: the six arguments of a function call in the
- * x86-64 System V order, and the running task. Probes armed with
- * stack_bytes add REGS (u.raw[0] = RBP, u.raw[1] = RSP at the entry) and
- * the STACK records of a profile sample (below). A PROBE_HIT's flags are
- * the number of DATA records behind it, at most VTICE_PROBE_GROUP_MAX - 1.
+ * x86-64 System V order, and the running task. A probe armed to copy a
+ * string (vtice_probes.str_arg) adds STRING records: the bytes its
+ * argument points to, 16 a record, up to and with the first NUL or
+ * VTICE_PROBE_STR_MAX bytes, as much as is mapped (none if nothing is).
+ * Probes armed with stack_bytes add REGS (u.raw[0] = RBP, u.raw[1] = RSP
+ * at the entry) and the STACK records of a profile sample (below). A
+ * PROBE_HIT's flags are the number of DATA records behind it, at most
+ * VTICE_PROBE_GROUP_MAX - 1.
  */
-#define VTICE_PROBE_GROUP_MAX	(VTICE_SYSCALL_GROUP_MAX + 1 + VTICE_STACK_RECORDS_MAX)
+#define VTICE_SYSCALL_DATA_STRING	8
+#define VTICE_PROBE_STR_MAX		128
+#define VTICE_PROBE_GROUP_MAX	(VTICE_SYSCALL_GROUP_MAX + VTICE_PROBE_STR_MAX / 16 + 1 + VTICE_STACK_RECORDS_MAX)
 
 /*
  * A profile sample (VTICE_IOC_PROFILE) is a group too: the PROFILE_SAMPLE

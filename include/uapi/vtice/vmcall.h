@@ -60,7 +60,8 @@ enum vtice_vmcall {
 	 * Probes (debug/probe_points.h), global state, from any CPU: RDX = op
 	 * (enum vtice_vmcall_probe_op). INTERCEPT: R8 = 1 to take #BP exits
 	 * on every CPU from its next VM entry (before any probe exists), 0 to
-	 * stop; ADD: R8 = the address, R9 = its guest-physical address;
+	 * stop; ADD: R8 = the address, R9 = its guest-physical address, R10
+	 * = 0 or N to copy the string at argument N - 1 (1..6) at each hit;
 	 * CLEAR: every probe goes; FILTER: R8 = pid, R9 and R10 = comm, as for
 	 * VTICE_VMCALL_SYSCALLS; STACK: R8 = bytes of the stack each hit
 	 * copies (a multiple of 16, at most VTICE_PROFILE_STACK_MAX; 0 =
