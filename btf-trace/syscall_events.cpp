@@ -42,6 +42,9 @@ bool apply_data(SyscallEvent &ev, const vtice_record &rec)
 	case VTICE_SYSCALL_DATA_STACK:
 		append_stack_words(ev.stack, rec);
 		return ev.probe_hit;
+	case VTICE_SYSCALL_DATA_STRING:
+		ev.str.append(reinterpret_cast<const char *>(rec.u.raw), sizeof(rec.u.raw));
+		return ev.probe_hit && ev.str.size() <= VTICE_PROBE_STR_MAX;
 	default:
 		return false;
 	}
@@ -86,6 +89,7 @@ std::vector<SyscallEvent> decode_syscall_records(std::span<const vtice_record> r
 			stats.malformed++;
 			continue;
 		}
+		ev.str.resize(std::strlen(ev.str.c_str()));	// to the NUL root copied, if any
 		stats.events++;
 		out.push_back(std::move(ev));
 	}

@@ -35,6 +35,9 @@ struct SyscallEvent {
 	// stack from RSP up as copied (empty otherwise).
 	uint64_t rsp = 0, rbp = 0;
 	std::vector<uint8_t> stack;
+	// A probe hit armed to copy a string: its bytes as root copied them, to
+	// the NUL (at most VTICE_PROBE_STR_MAX).
+	std::string str;
 };
 
 struct SyscallDecodeStats {

@@ -63,11 +63,16 @@ Result<std::uint32_t> FunctionProbes::arm(const probes::CheckedProgram &program,
 		for (const auto &point : probe.points) {
 			if (point.kind != probes::PointKind::FnEntry)
 				continue;
-			if (std::find(req.addrs, req.addrs + req.count, point.address) != req.addrs + req.count)
+			auto *seen = std::find(req.addrs, req.addrs + req.count, point.address);
+			if (seen != req.addrs + req.count) {
+				if (probe.str_arg >= 0)	// the checker made them agree
+					req.str_arg[seen - req.addrs] = static_cast<std::uint8_t>(probe.str_arg + 1);
 				continue;
+			}
 			if (req.count == VTICE_PROBES_MAX)
 				return probes::error_at(point.pos, "more than " + std::to_string(VTICE_PROBES_MAX) +
 									   " kernel functions probed at once");
+			req.str_arg[req.count] = static_cast<std::uint8_t>(probe.str_arg + 1);	// 0: none
 			req.addrs[req.count++] = point.address;
 		}
 	if (ioctl(dev_.get(), VTICE_IOC_PROBES, &req) < 0) {

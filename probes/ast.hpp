@@ -46,6 +46,10 @@ struct Expr {
 };
 using ExprPtr = std::unique_ptr<Expr>;
 
+// A map's value that aggregates (count(), hist(x), ...); str(argN) is a call
+// that is a value.
+inline bool is_aggregation(const Expr &e) { return e.kind == ExprKind::Call && e.text != "str"; }
+
 enum class StmtKind {
 	Assign,	// @map[keys] = value (value may be an aggregation Call)
 	Delete,	// delete(@map[keys])
@@ -85,6 +89,7 @@ struct Probe {
 	std::vector<ProbePoint> points;
 	ExprPtr predicate;	// null: always
 	std::vector<Stmt> body;
+	int str_arg = -1;	// the argument whose string str() reads (set by the checker); -1: none
 };
 
 struct Program {

@@ -146,6 +146,7 @@ struct Context {
 	bool kstack = true;
 	bool fn = false;	// some point is a fn: probe's
 	bool profile = false;	// ...or a profile probe's
+	bool fn_only = true;	// every point is a fn: probe's (str() then works)
 };
 
 Context context_of(const Probe &probe)
@@ -158,6 +159,7 @@ Context context_of(const Probe &probe)
 		c.kstack &= p.kind == PointKind::Profile || p.kind == PointKind::FnEntry;
 		c.fn |= p.kind == PointKind::FnEntry;
 		c.profile |= p.kind == PointKind::Profile;
+		c.fn_only &= p.kind == PointKind::FnEntry;
 	}
 	return c;
 }
@@ -172,6 +174,7 @@ public:
 		// text (and a string map's reads type as strings everywhere).
 		for (Probe &probe : out_.program.probes) {
 			ctx_ = context_of(probe);
+			probe_ = &probe;
 			for (Stmt &s : probe.body)
 				if (s.kind == StmtKind::Assign)
 					if (auto shape = assigned_shape(s); shape && !out_.map(s.map))
@@ -180,6 +183,7 @@ public:
 		pending_reads_.clear();
 		for (Probe &probe : out_.program.probes) {
 			ctx_ = context_of(probe);
+			probe_ = &probe;
 			if (probe.predicate) {
 				if (auto t = type_of(*probe.predicate); !t)
 					return t.error();
@@ -191,6 +195,8 @@ public:
 				if (auto ok = check_stmt(s); !ok)
 					return ok;
 		}
+		if (auto ok = check_strings_per_function(); !ok)
+			return ok;
 		return check_reads();
 	}
 
@@ -232,7 +238,7 @@ private:
 			info.keys.push_back(*t);
 		}
 		Expr &v = *s.value;
-		if (v.kind != ExprKind::Call) {
+		if (!is_aggregation(v)) {
 			auto t = type_of(v);
 			if (!t)
 				return t.error();
@@ -250,11 +256,49 @@ private:
 		return info;
 	}
 
+	// str(argN): root copies, at the hit, the string argument N points to
+	// (records.h); one argument per probe, whose hits all copy it.
+	Result<Type> str_type(Expr &e)
+	{
+		if (!ctx_.fn_only)
+			return error_at(e.pos, "str() reads a string in fn: probes only: root copies it at the hit "
+					       "(not yet for syscall arguments)");
+		const Expr *arg = e.kids.size() == 1 ? e.kids[0].get() : nullptr;
+		if (!arg || arg->kind != ExprKind::Builtin || arg->builtin != Builtin::Arg)
+			return error_at(e.pos, "str() takes an argument itself, as in str(arg1): root copies, at the "
+					       "hit, the string that argument points to");
+		int n = static_cast<int>(arg->number);
+		if (probe_->str_arg >= 0 && probe_->str_arg != n)
+			return error_at(e.pos, "one str() argument per probe: this probe reads str(arg" +
+						       std::to_string(probe_->str_arg) + ") already");
+		probe_->str_arg = n;
+		e.kids[0]->type = Type::Int;
+		return Type::String;
+	}
+
+	// Root copies one string per probed function: two probes of one
+	// function must read the same argument's.
+	Result<void> check_strings_per_function()
+	{
+		std::map<std::string, int> arg_of;
+		for (const Probe &probe : out_.program.probes)
+			for (const ProbePoint &p : probe.points) {
+				if (p.kind != PointKind::FnEntry || probe.str_arg < 0)
+					continue;
+				auto [it, fresh] = arg_of.emplace(p.function, probe.str_arg);
+				if (!fresh && it->second != probe.str_arg)
+					return error_at(p.pos, "fn:" + p.function + " reads str(arg" +
+								       std::to_string(it->second) + ") in another probe: one "
+								       "string per function");
+			}
+		return {};
+	}
+
 	static std::string unknown_function(const std::string &name)
 	{
 		if (name == "kstack")
 			return "kstack is a value: write kstack, without ()";
-		if (name == "str" || name == "ksym")
+		if (name == "ksym")
 			return name + "() reads kernel memory at the probe, which this vtice does not do yet "
 				      "(docs/probes.md)";
 		return "unknown function '" + name + "': a map takes count(), sum(x), min(x), max(x), avg(x), "
@@ -399,6 +443,8 @@ private:
 		case ExprKind::Binary:
 			return binary_type(e);
 		case ExprKind::Call:
+			if (e.text == "str")
+				return str_type(e);
 			if (kAggregations.count(e.text))
 				return error_at(e.pos, e.text + "() is a map's value: write @name = " + e.text + "(...)");
 			return error_at(e.pos, unknown_function(e.text));
@@ -513,6 +559,7 @@ private:
 
 	CheckedProgram &out_;
 	Context ctx_;
+	Probe *probe_ = nullptr;	// the probe being checked
 	std::vector<MapUse> pending_reads_;
 };
 

@@ -135,12 +135,13 @@ void Runtime::assign(const Stmt &s, const Fired &fired)
 	const MapInfo &info = program_.maps[index];
 	const Expr &v = *s.value;
 	// The value first: a map full of other keys still refuses this one.
-	Value value = v.kind == ExprKind::Call ? Value{std::int64_t{0}} : eval(v, fired);
-	std::int64_t sample = v.kind == ExprKind::Call && !v.kids.empty() ? eval_int(*v.kids[0], fired) : 0;
+	bool aggregates = is_aggregation(v);
+	Value value = aggregates ? Value{std::int64_t{0}} : eval(v, fired);
+	std::int64_t sample = aggregates && !v.kids.empty() ? eval_int(*v.kids[0], fired) : 0;
 	Cell *cell = maps_.update(index, key_of(s.keys, fired));
 	if (!cell)
 		return;
-	if (v.kind == ExprKind::Call)
+	if (aggregates)
 		aggregate(info, *cell, sample);
 	else
 		cell->scalar = std::move(value);
@@ -163,6 +164,8 @@ Value Runtime::eval(const Expr &e, const Fired &fired)
 		return builtin(e, fired);
 	case ExprKind::MapRead:
 		return map_read(e, fired);
+	case ExprKind::Call:	// str(argN), the checker's only call outside a map's value
+		return fired.event ? fired.event->str : std::string();
 	case ExprKind::Binary:
 		if (e.kids[0]->type == Type::String) {
 			bool equal = eval(*e.kids[0], fired) == eval(*e.kids[1], fired);

@@ -29,6 +29,7 @@ struct ProbeEvent {
 	std::uint32_t cpu = 0;
 	std::uint64_t nsecs = 0;
 	std::string kstack;	// Profile and FnEntry: the frames, leaf first, one per line ("" in user mode)
+	std::string str;	// FnEntry: the string root copied for str() ("" if none or unmapped)
 };
 
 struct RuntimeStats {

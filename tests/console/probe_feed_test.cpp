@@ -177,3 +177,22 @@ TEST(ProbeFeed, AFnHitsStackIsUnwoundFromItsEntry)
 	EXPECT_EQ(asked[0].stack, hit.stack);
 	EXPECT_FALSE(asked[0].user);
 }
+
+// The string root copied for str() reaches the program escaped: a guest's
+// bytes never reach the terminal raw.
+TEST(ProbeFeed, AFnHitsStringReachesStrEscaped)
+{
+	FeedRun r("fn:do_sys_openat2 { printf(\"%s|\", str(arg1)); }");
+	r.program.program.probes[0].points[0].address = 0xffffffff81234564ull;
+	console::ProbeFeed feed(*r.runtime, [](std::uint64_t tsc) { return tsc; });
+	trace::SyscallEvent hit = event(true, 10, 7, 0);
+	hit.enter = false;
+	hit.probe_hit = true;
+	hit.nr = 0xffffffff81234564ull;
+	hit.str = "/etc/passwd";
+	trace::SyscallEvent hostile = hit;
+	hostile.tsc = 11;
+	hostile.str = "\x1b[2J/x";
+	feed.feed_events({hit, hostile});
+	EXPECT_EQ(r.out.printed_, "/etc/passwd|\\x1b[2J/x|");
+}

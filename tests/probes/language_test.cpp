@@ -124,7 +124,8 @@ TEST(ProbeLanguage, RefusesProbePointsThatDoNotExistOrAreNotBuilt)
 	EXPECT_NE(refusal("interval:s:0 { exit(); }").find("intervals are at least 10 ms"), std::string::npos);
 	EXPECT_NE(refusal("interval:us:5 { exit(); }").find("write interval:s:N or interval:ms:N"), std::string::npos);
 	EXPECT_NE(refusal("syscall:read:entry { exit(); }").find("syscall:NAME:return"), std::string::npos);
-	EXPECT_NE(refusal("syscall:read { printf(\"%s\", str(arg1)); }").find("str() reads kernel memory at the probe"),
+	EXPECT_NE(refusal("syscall:read { printf(\"%s\", str(arg1)); }").find("1:31: error: str() reads a string in fn: "
+										  "probes only"),
 		  std::string::npos);
 	EXPECT_NE(refusal("syscall:read { @[kstack] = count(); }")
 			  .find("kstack exists only in fn: and profile:hz:N probes"),
@@ -269,4 +270,27 @@ TEST(ProbeLanguage, RefusesWhatAProfileProbeCannotDo)
 		  std::string::npos);
 	EXPECT_NE(refusal("interval:s:1 { printf(\"%s\", comm); }").find("'comm' exists only in syscall, fn and profile"),
 		  std::string::npos);
+}
+
+TEST(ProbeLanguage, StrReadsOneArgumentsStringPerFunction)
+{
+	CheckedProgram p = accepted("fn:do_sys_openat2 /comm == \"cat\"/ { printf(\"%s\\n\", str(arg1)); "
+				    "@[str(arg1)] = count(); } fn:vfs_read { @n = count(); }");
+	EXPECT_EQ(p.program.probes[0].str_arg, 1);
+	EXPECT_EQ(p.program.probes[1].str_arg, -1) << "no str(): nothing copied";
+	EXPECT_EQ(p.maps[0].keys, std::vector<Type>{Type::String});
+	EXPECT_EQ(accepted("fn:a, fn:b { @s = str(arg0); }").program.probes[0].str_arg, 0);
+	EXPECT_NE(refusal("fn:a { printf(\"%s\", str(arg1 + 8)); }").find("str() takes an argument itself"),
+		  std::string::npos);
+	EXPECT_NE(refusal("fn:a { printf(\"%s\", str(\"x\")); }").find("str() takes an argument itself"),
+		  std::string::npos);
+	EXPECT_NE(refusal("fn:a { printf(\"%s %s\", str(arg1), str(arg2)); }")
+			  .find("1:30: error: one str() argument per probe: this probe reads str(arg1) already"),
+		  std::string::npos);
+	EXPECT_NE(refusal("fn:a { @x = str(arg1); }\nfn:a { @y = str(arg2); }")
+			  .find("2:1: error: fn:a reads str(arg1) in another probe"),
+		  std::string::npos);
+	EXPECT_NE(refusal("profile:hz:9 { @[str(arg0)] = count(); }").find("str() reads a string in fn: probes only"),
+		  std::string::npos);
+	EXPECT_NE(refusal("fn:a { @n = sum(str(arg0)); }").find("counts numbers, not"), std::string::npos);
 }

@@ -159,6 +159,8 @@ TEST(SyscallEvents, AProbeHitCarriesItsStackASyscallDoesNot)
 				      data(VTICE_SYSCALL_DATA_ARGS12, 1, 2), data(VTICE_SYSCALL_DATA_ARGS34, 3, 4),
 				      data(VTICE_SYSCALL_DATA_ARG5, 5, 0)};
 	add_task(hit, 9, 0xa000, "dd");
+	for (int i = 0; i < VTICE_PROBE_STR_MAX / 16; i++)	// a string with no NUL in reach
+		hit.push_back(data(VTICE_SYSCALL_DATA_STRING, 0x4242424242424242ull, 0x4242424242424242ull));
 	hit.push_back(data(VTICE_SYSCALL_DATA_REGS, 0xbbbb, 0xffffc90000107e00ull));
 	for (uint64_t i = 0; i < VTICE_STACK_RECORDS_MAX; i++)
 		hit.push_back(data(VTICE_SYSCALL_DATA_STACK, 2 * i, 2 * i + 1));
@@ -184,6 +186,36 @@ TEST(SyscallEvents, AProbeHitCarriesItsStackASyscallDoesNot)
 	SyscallDecodeStats bad;
 	EXPECT_TRUE(decode_syscall_records(cat({one_more, syscall_with_stack, exit_with_regs}), bad).empty());
 	EXPECT_EQ(bad.malformed, 3u);
+}
+
+// STRING records: the bytes up to the NUL root copied; without a NUL, all
+// of them; more than VTICE_PROBE_STR_MAX bytes is a malformed group.
+TEST(SyscallEvents, AProbeHitCarriesItsStringToItsNul)
+{
+	const char path[32] = "/proc/self/status";	// 17 bytes and a NUL: two records, as root makes them
+	uint64_t w[4] = {};
+	std::memcpy(w, path, sizeof(w));
+	std::vector<vtice_record> hit{head(VTICE_REC_PROBE_HIT, 5, 0xffffffff81234564ull, 7),
+				      data(VTICE_SYSCALL_DATA_ARGS12, 1, 2), data(VTICE_SYSCALL_DATA_ARGS34, 3, 4),
+				      data(VTICE_SYSCALL_DATA_ARG5, 5, 0), data(VTICE_SYSCALL_DATA_STRING, w[0], w[1]),
+				      data(VTICE_SYSCALL_DATA_STRING, w[2], w[3])};
+	SyscallDecodeStats st;
+	auto events = decode_syscall_records(hit, st);
+	ASSERT_EQ(events.size(), 1u);
+	EXPECT_EQ(events[0].str, "/proc/self/status");
+
+	std::vector<vtice_record> full{head(VTICE_REC_PROBE_HIT, VTICE_PROBE_STR_MAX / 16, 1, 0)};
+	for (int i = 0; i < VTICE_PROBE_STR_MAX / 16; i++)
+		full.push_back(data(VTICE_SYSCALL_DATA_STRING, 0x4141414141414141ull, 0x4141414141414141ull));
+	events = decode_syscall_records(full, st);
+	ASSERT_EQ(events.size(), 1u);
+	EXPECT_EQ(events[0].str, std::string(VTICE_PROBE_STR_MAX, 'A')) << "no NUL: every byte copied";
+
+	full.push_back(data(VTICE_SYSCALL_DATA_STRING, 0, 0));
+	full[0].flags++;
+	SyscallDecodeStats bad;
+	EXPECT_TRUE(decode_syscall_records(full, bad).empty());
+	EXPECT_EQ(bad.malformed, 1u);
 }
 
 TEST(SyscallEvents, EventsWithoutTaskPairOnTheirCpu)
