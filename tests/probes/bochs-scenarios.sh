@@ -7,5 +7,6 @@ scenario_hvprobe() {
 	[ "$loaded" = 1 ] || insmod_vtice || { result hv.probe FAIL "insmod failed"; return; }
 	$T probe hv.probe
 	$T probe-kstack hv.probe-kstack
+	$T probe-str hv.probe-str
 	rmmod_vtice
 }

@@ -124,7 +124,7 @@ TEST(ProbeLanguage, RefusesProbePointsThatDoNotExistOrAreNotBuilt)
 	EXPECT_NE(refusal("interval:s:0 { exit(); }").find("intervals are at least 10 ms"), std::string::npos);
 	EXPECT_NE(refusal("interval:us:5 { exit(); }").find("write interval:s:N or interval:ms:N"), std::string::npos);
 	EXPECT_NE(refusal("syscall:read:entry { exit(); }").find("syscall:NAME:return"), std::string::npos);
-	EXPECT_NE(refusal("syscall:read { printf(\"%s\", str(arg1)); }").find("1:31: error: str() reads a string in fn: "
+	EXPECT_NE(refusal("syscall:read { printf(\"%s\", str(arg1)); }").find("1:29: error: str() reads a string in fn: "
 										  "probes only"),
 		  std::string::npos);
 	EXPECT_NE(refusal("syscall:read { @[kstack] = count(); }")
@@ -285,7 +285,7 @@ TEST(ProbeLanguage, StrReadsOneArgumentsStringPerFunction)
 	EXPECT_NE(refusal("fn:a { printf(\"%s\", str(\"x\")); }").find("str() takes an argument itself"),
 		  std::string::npos);
 	EXPECT_NE(refusal("fn:a { printf(\"%s %s\", str(arg1), str(arg2)); }")
-			  .find("1:30: error: one str() argument per probe: this probe reads str(arg1) already"),
+			  .find("1:35: error: one str() argument per probe: this probe reads str(arg1) already"),
 		  std::string::npos);
 	EXPECT_NE(refusal("fn:a { @x = str(arg1); }\nfn:a { @y = str(arg2); }")
 			  .find("2:1: error: fn:a reads str(arg1) in another probe"),

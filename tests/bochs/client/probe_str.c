@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * str() in a fn: probe against the kernel's own string fetch: a child
+ * named vtstr opens a fixed list of paths (one longer than the 128 bytes
+ * root copies) twice, once under a kprobe event on do_sys_openat2 that
+ * fetches its filename argument as a user string (the kernel's
+ * +0(%si):ustring), once under
+ *   vtice probe 'fn:do_sys_openat2 /comm == "vtstr"/ { printf("%s\n", str(arg1)); }'
+ * vtice's strings must be the kernel's, in order, each cut to 128 bytes.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "report.h"
+#include "spawn.h"
+
+#define TRACEFS		"/sys/kernel/tracing"
+#define STR_OUT		"/tmp/vtstr.json"
+#define STR_ERR		"/tmp/vtstr.err"
+#define STR_MAX		128	/* VTICE_PROBE_STR_MAX */
+#define MAX_PATHS	8
+#define PATH_LEN	512
+
+struct paths {
+	char p[MAX_PATHS][PATH_LEN];
+	int n;
+};
+
+static void long_path(char *out)
+{
+	int i;
+
+	strcpy(out, "/vtice");
+	for (i = 0; i < 20; i++)
+		strcat(out, "/abcdefghij");	/* 6 + 220 bytes: longer than STR_MAX */
+}
+
+/* The child: the paths, once *go is set; no other openat. */
+static pid_t spawn_opener(volatile int **go)
+{
+	static const char *const fixed[] = { "/proc/version", "/vtice-no-such-file", "/dev/null" };
+	volatile int *flag = mmap(NULL, sizeof(*flag), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	char longer[PATH_LEN];
+	pid_t child;
+	size_t i;
+
+	if (flag == MAP_FAILED)
+		return -1;
+	*flag = 0;
+	long_path(longer);
+	child = fork();
+	if (child == 0) {
+		prctl(PR_SET_NAME, "vtstr");
+		while (!*flag)
+			;
+		for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+			close((int)syscall(SYS_openat, AT_FDCWD, fixed[i], O_RDONLY, 0));
+		close((int)syscall(SYS_openat, AT_FDCWD, longer, O_RDONLY, 0));
+		_exit(0);
+	}
+	*go = flag;
+	return child;
+}
+
+static void run_opener(pid_t child, volatile int *go)
+{
+	*go = 1;
+	waitpid(child, NULL, 0);
+	munmap((void *)go, sizeof(*go));
+}
+
+/* ... vtstr: (do_sys_openat2+0x0/0x...) name="/proc/version" */
+static int kernel_strings(struct paths *k)
+{
+	char pid[16], line[1024], *p, *end;
+	volatile int *go;
+	pid_t child = spawn_opener(&go);
+	FILE *f;
+	int ok;
+
+	if (child < 0)
+		return -1;
+	snprintf(pid, sizeof(pid), "%d", child);
+	ok = !tracefs_write("kprobe_events", "p:vtstr do_sys_openat2 name=+0(%si):ustring") &&
+	     !tracefs_write("set_event_pid", pid) && !tracefs_write("trace", "") &&
+	     !tracefs_write("events/kprobes/vtstr/enable", "1") && !tracefs_write("tracing_on", "1");
+	run_opener(child, go);
+	tracefs_write("tracing_on", "0");
+	tracefs_write("events/kprobes/vtstr/enable", "0");
+	f = ok ? fopen(TRACEFS "/trace", "r") : NULL;
+	k->n = 0;
+	while (f && fgets(line, sizeof(line), f)) {
+		if (line[0] == '#' || !(p = strstr(line, "name=\"")) || k->n == MAX_PATHS)
+			continue;
+		p += 6;
+		end = strrchr(p, '"');
+		if (end)
+			*end = '\0';
+		snprintf(k->p[k->n++], PATH_LEN, "%s", p);
+	}
+	if (f)
+		fclose(f);
+	tracefs_write("set_event_pid", "");
+	tracefs_write("kprobe_events", "");
+	return ok ? 0 : -1;
+}
+
+/* {"type":"printf","text":"/proc/version\u000a"} */
+static int vtice_strings(struct paths *v)
+{
+	const char *const args[] = { "vtice", "probe",
+				     "fn:do_sys_openat2 /comm == \"vtstr\"/ { printf(\"%s\\n\", str(arg1)); }", "-o",
+				     STR_OUT, NULL };
+	char text[2048], line[2048], *p, *end;
+	volatile int *go = NULL;
+	pid_t probe, child;
+	int status, i;
+	FILE *f;
+
+	probe = spawn_vtice(STR_ERR, args);
+	for (i = 0; probe > 0 && i < 1200; i++) {
+		read_text(STR_ERR, text, sizeof(text));
+		if (strstr(text, "vtice probe: armed"))
+			break;
+		if (waitpid(probe, NULL, WNOHANG) == probe)
+			return -1;
+		usleep(100000);
+	}
+	if (probe <= 0 || i == 1200)
+		return -1;
+	child = spawn_opener(&go);
+	if (child > 0)
+		run_opener(child, go);
+	sleep(1);	/* the console polls every 20 ms */
+	kill(probe, SIGINT);
+	waitpid(probe, &status, 0);
+	read_text(STR_ERR, text, sizeof(text));
+	printf("%s", text);
+	if (child <= 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+		return -1;
+	f = fopen(STR_OUT, "r");
+	v->n = 0;
+	while (f && fgets(line, sizeof(line), f)) {
+		printf("probe-str: %s", line);
+		if (!strstr(line, "\"type\":\"printf\"") || !(p = strstr(line, "\"text\":\"")) || v->n == MAX_PATHS)
+			continue;
+		p += 8;
+		end = strstr(p, "\\u000a");
+		if (end)
+			*end = '\0';
+		snprintf(v->p[v->n++], PATH_LEN, "%s", p);
+	}
+	if (f)
+		fclose(f);
+	return f ? 0 : -1;
+}
+
+int cmd_probe_str(int argc, char **argv)
+{
+	const char *name = argv[0];
+	struct paths kernel, vt;
+	char want[PATH_LEN];
+	int i;
+
+	(void)argc;
+	if (access(VTICE_BIN, X_OK))
+		return report(name, SKIP, "%s not in the initramfs", VTICE_BIN);
+	if (kernel_strings(&kernel) || kernel.n != 4)
+		return report(name, FAIL, "the kernel's kprobe ustring fetch gave %d of 4 paths: no oracle", kernel.n);
+	if (vtice_strings(&vt))
+		return report(name, FAIL, "vtice probe failed (its stderr is above)");
+	if (vt.n != kernel.n)
+		return report(name, FAIL, "vtice printed %d strings, the kernel fetched %d", vt.n, kernel.n);
+	for (i = 0; i < kernel.n; i++) {
+		snprintf(want, sizeof(want), "%.*s", STR_MAX, kernel.p[i]);
+		if (strcmp(vt.p[i], want))
+			return report(name, FAIL, "open %d: vtice '%s', the kernel '%s'", i, vt.p[i], want);
+	}
+	return report(name, PASS, "%d paths in order, as the kernel's own kprobe fetched them (the %zu-byte one cut "
+		      "to %d bytes)", kernel.n, strlen(kernel.p[3]), STR_MAX);
+}
