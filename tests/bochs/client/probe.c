@@ -231,23 +231,6 @@ static void compare_function(const char *name, const struct seen *ft, const stru
 		       vt->fn_reads, vt->fn_bytes, ft->reads, ft->bytes);
 }
 
-/* `vtice probe` said it armed everything, within max_s seconds. */
-static int wait_probe_armed(pid_t probe, const char *err_path, int max_s)
-{
-	char text[2048];
-	int i;
-
-	for (i = 0; i < max_s * 10; i++) {
-		read_text(err_path, text, sizeof(text));
-		if (strstr(text, "vtice probe: armed"))
-			return 1;
-		if (waitpid(probe, NULL, WNOHANG) == probe)
-			return 0;
-		usleep(100000);
-	}
-	return 0;
-}
-
 struct read_cost {
 	double exits, tsc;	/* CPU 0's VM exits and TSC cycles per read */
 };

@@ -180,32 +180,17 @@ static int vtice_stacks(struct frames *v, long *count, int *lines)
 	const char *const args[] = { "vtice", "probe", "fn:vfs_read /comm == \"vtkst\"/ { @[kstack] = count(); "
 				     "printf(\"vtkst hit on CPU %d:\\n%s\\n\", cpu, kstack); }",
 				     "--folded", KSTACK_FOLDED, NULL };
-	char text[2048];
 	volatile int *go = NULL;
 	pid_t probe, child;
-	int status, i;
 
 	unlink(KSTACK_FOLDED);
 	probe = spawn_vtice(KSTACK_ERR, args);
-	for (i = 0; probe > 0 && i < 1200; i++) {
-		read_text(KSTACK_ERR, text, sizeof(text));
-		if (strstr(text, "vtice probe: armed"))
-			break;
-		if (waitpid(probe, NULL, WNOHANG) == probe)
-			return -1;
-		usleep(100000);
-	}
-	if (probe <= 0 || i == 1200)
+	if (probe <= 0 || !wait_probe_armed(probe, KSTACK_ERR, 120))
 		return -1;
 	child = spawn_reader(&go);
 	if (child > 0)
 		run_reader(child, go);
-	sleep(1);	/* the console polls every 20 ms */
-	kill(probe, SIGINT);
-	waitpid(probe, &status, 0);
-	read_text(KSTACK_ERR, text, sizeof(text));
-	printf("%s", text);
-	if (child <= 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+	if (stop_probe(probe, KSTACK_ERR) || child <= 0)
 		return -1;
 	*lines = read_folded(v, count);
 	return *lines < 0 ? -1 : 0;

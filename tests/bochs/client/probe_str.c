@@ -120,32 +120,18 @@ static int vtice_strings(struct paths *v)
 	const char *const args[] = { "vtice", "probe",
 				     "fn:do_sys_openat2 /comm == \"vtstr\"/ { printf(\"%s\\n\", str(arg1)); }", "-o",
 				     STR_OUT, NULL };
-	char text[2048], line[2048], *p, *end;
+	char line[2048], *p, *end;
 	volatile int *go = NULL;
 	pid_t probe, child;
-	int status, i;
 	FILE *f;
 
 	probe = spawn_vtice(STR_ERR, args);
-	for (i = 0; probe > 0 && i < 1200; i++) {
-		read_text(STR_ERR, text, sizeof(text));
-		if (strstr(text, "vtice probe: armed"))
-			break;
-		if (waitpid(probe, NULL, WNOHANG) == probe)
-			return -1;
-		usleep(100000);
-	}
-	if (probe <= 0 || i == 1200)
+	if (probe <= 0 || !wait_probe_armed(probe, STR_ERR, 120))
 		return -1;
 	child = spawn_opener(&go);
 	if (child > 0)
 		run_opener(child, go);
-	sleep(1);	/* the console polls every 20 ms */
-	kill(probe, SIGINT);
-	waitpid(probe, &status, 0);
-	read_text(STR_ERR, text, sizeof(text));
-	printf("%s", text);
-	if (child <= 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+	if (stop_probe(probe, STR_ERR) || child <= 0)
 		return -1;
 	f = fopen(STR_OUT, "r");
 	v->n = 0;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Running `vtice` from the guest client, and what an armed trap costs (spawn.h). */
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -100,4 +101,35 @@ int measure_getpid(struct getpid_cost *c)
 	c->exits = (double)(after - before) / UNTRACED_CALLS;
 	c->tsc = (double)(t1 - t0) / UNTRACED_CALLS;
 	return 0;
+}
+
+/* `vtice probe` said it armed everything, within max_s seconds. */
+int wait_probe_armed(pid_t probe, const char *err_path, int max_s)
+{
+	char text[2048];
+	int i;
+
+	for (i = 0; i < max_s * 10; i++) {
+		read_text(err_path, text, sizeof(text));
+		if (strstr(text, "vtice probe: armed"))
+			return 1;
+		if (waitpid(probe, NULL, WNOHANG) == probe)
+			return 0;
+		usleep(100000);
+	}
+	return 0;
+}
+
+/* After the console's next polls: SIGINT, its stderr printed; 0 when it exited 0. */
+int stop_probe(pid_t probe, const char *err_path)
+{
+	char text[4096];
+	int status;
+
+	sleep(1);	/* the console polls every 20 ms */
+	kill(probe, SIGINT);
+	waitpid(probe, &status, 0);
+	read_text(err_path, text, sizeof(text));
+	printf("%s", text);
+	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -1;
 }

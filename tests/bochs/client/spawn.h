@@ -19,6 +19,10 @@ pid_t spawn_vtice_on(const char *err_path, const char *const args[], int cpu);
 void read_text(const char *path, char *out, size_t len);
 /* vtice said "armed on N CPUs" within max_s seconds, and still runs. */
 int wait_armed(pid_t trace, const char *err_path, int max_s);
+/* `vtice probe` said it armed everything, within max_s seconds. */
+int wait_probe_armed(pid_t probe, const char *err_path, int max_s);
+/* After the console's next polls: SIGINT, its stderr printed; 0 when it exited 0. */
+int stop_probe(pid_t probe, const char *err_path);
 
 struct getpid_cost {
 	double exits, tsc;	/* per getpid */
