@@ -181,11 +181,10 @@ bool vt_probe_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 add
 	recs[0].cpu = (u16)vcpu->cpu;
 	recs[0].tsc = vt_rdtsc();
 	recs[0].u.syscall.nr = addr;
-	recs[0].u.syscall.arg = r->rdi;
-	/* A function's arguments: RDI, RSI, RDX, RCX, R8, R9 (the System V ABI). */
-	vt_put_data(&recs[n++], &recs[0], VTICE_SYSCALL_DATA_ARGS12, r->rsi, r->rdx);
-	vt_put_data(&recs[n++], &recs[0], VTICE_SYSCALL_DATA_ARGS34, r->rcx, r->r8);
-	vt_put_data(&recs[n++], &recs[0], VTICE_SYSCALL_DATA_ARG5, r->r9, 0);
+	recs[0].u.syscall.arg = vt_call_arg(r, 0);
+	vt_put_data(&recs[n++], &recs[0], VTICE_SYSCALL_DATA_ARGS12, vt_call_arg(r, 1), vt_call_arg(r, 2));
+	vt_put_data(&recs[n++], &recs[0], VTICE_SYSCALL_DATA_ARGS34, vt_call_arg(r, 3), vt_call_arg(r, 4));
+	vt_put_data(&recs[n++], &recs[0], VTICE_SYSCALL_DATA_ARG5, vt_call_arg(r, 5), 0);
 	if (known)
 		n = vt_put_task(recs, n, &t);
 	if (cap->str_arg)
