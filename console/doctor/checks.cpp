@@ -135,6 +135,16 @@ CheckResult Run::vmx()
 	if (!facts_.vmx_at_boot)
 		return fail("the kernel saw no VMX at boot: VT-x off in the firmware, or a parent hypervisor "
 			    "without nested VMX (KVM: kvm_intel nested=1 and a host-passthrough CPU)");
+	// Refused here rather than at the load: the oracle would take minutes
+	// first (ftrace patches every function) for a load that cannot succeed.
+	std::vector<std::string> missing = missing_vmx_features(facts_.vmx_flags);
+	if (!missing.empty()) {
+		std::string names;
+		for (const std::string &m : missing)
+			names += (names.empty() ? "" : ", ") + m;
+		return fail("this CPU's VT-x lacks " + names + ", which vtice needs (the kernel's \"vmx flags\" in "
+			    "/proc/cpuinfo); the module refuses to load here");
+	}
 	return pass(facts_.parent == "none (bare metal)" ? "VT-x present, bare metal"
 							 : "VT-x present, nested under " + facts_.parent);
 }

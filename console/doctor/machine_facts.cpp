@@ -109,6 +109,7 @@ MachineFacts read_machine_facts()
 	f.microcode = escape_text(cpuinfo_value("microcode"), Layout::Field);
 	std::string flags = cpuinfo_value("flags");
 	f.vmx_at_boot = has_word(flags, "vmx");
+	f.vmx_flags = cpuinfo_value("vmx flags");
 	for (const char *cet : {"ibt", "user_shstk"})
 		if (has_word(flags, cet))
 			f.cet.emplace_back(cet);
@@ -121,6 +122,23 @@ MachineFacts read_machine_facts()
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
 	f.online_cpus = online > 0 ? static_cast<unsigned>(online) : 0;
 	return f;
+}
+
+std::vector<std::string> missing_vmx_features(const std::string &vmx_flags)
+{
+	// The kernel's names (arch/x86/include/asm/vmxfeatures.h), the module's.
+	static const std::pair<const char *, const char *> needed[] = {
+		{"ept", "EPT (extended page tables)"},
+		{"unrestricted_guest", "unrestricted guest"},
+		{"vnmi", "virtual NMIs"},
+	};
+	std::vector<std::string> missing;
+	if (vmx_flags.empty())
+		return missing;
+	for (const auto &[flag, name] : needed)
+		if (!has_word(vmx_flags, flag))
+			missing.emplace_back(name);
+	return missing;
 }
 
 std::vector<std::pair<std::string, std::string>> MachineFacts::rows() const

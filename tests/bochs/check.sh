@@ -54,7 +54,7 @@ expected() {
 		hv.transparency-user-loaded hv.transparency-user-path-armed hv.transparency-user-syscalls-armed \
 		hv.transparency-user-unloaded ;;
 	hvrefused) echo hv.refused-insmod hv.refused-named hv.refused-bare ;;
-	hvdoctorrefused) echo hv.doctorrefused-load hv.doctorrefused-rest hv.doctor ;;
+	hvdoctorrefused) echo hv.doctorrefused-vmx hv.doctorrefused-rest hv.doctor ;;
 	hvsyscalls) echo hv.syscalls hv.syscalls-cost hv.syscalls-busy hv.syscalls-killed ;;
 	hvprofile) echo hv.profile hv.profile-spin hv.profile-idle hv.profile-probe hv.profile-stack hv.profile-busy hv.profile-unseen hv.profile-cost ;;
 	hvprobe) echo hv.probe hv.probe-fn hv.probe-stealth hv.probe-filter hv.probe-lost hv.probe-cost hv.probe-latency hv.probe-refused hv.probe-kstack hv.probe-str ;;

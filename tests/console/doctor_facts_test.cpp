@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "doctor/machine_facts.hpp"
 
@@ -51,6 +52,30 @@ TEST(DoctorFacts, KernelAndCpusAreTheOnesTheToolsSee)
 	EXPECT_EQ(f.vmx_at_boot, vmx);
 	bool hypervisor = command_output("grep -qw hypervisor /proc/cpuinfo && echo yes") == "yes";
 	EXPECT_EQ(f.parent != "none (bare metal)", hypervisor);
+}
+
+// Lines in the kernel's format (show_cpuinfo: the names of
+// arch/x86/include/asm/vmxfeatures.h, space-separated).
+TEST(DoctorFacts, AVmxFlagsLineWithoutEptNamesWhatIsMissing)
+{
+	// Core 2 (Penryn): VT-x without secondary controls, so no EPT and no
+	// unrestricted guest; it has virtual NMIs.
+	std::vector<std::string> missing = missing_vmx_features("vnmi flexpriority tsc_offset");
+	EXPECT_EQ(missing, (std::vector<std::string>{"EPT (extended page tables)", "unrestricted guest"}));
+	// A word that starts like a needed one is not it.
+	missing = missing_vmx_features("vnmi preemption_timer ept_x_only ept_ad ept_1gb unrestricted_guest");
+	EXPECT_EQ(missing, (std::vector<std::string>{"EPT (extended page tables)"}));
+}
+
+TEST(DoctorFacts, AFullLineOrNoLineRefusesNothing)
+{
+	EXPECT_TRUE(missing_vmx_features("vnmi preemption_timer posted_intr invvpid ept_x_only ept_ad ept_1gb "
+					 "flexpriority apicv tsc_offset vtpr mtf vapic ept vpid unrestricted_guest "
+					 "vapic_reg vid ple shadow_vmcs pml ept_mode_based_exec")
+			    .empty());
+	// A kernel without CONFIG_X86_VMX_FEATURE_NAMES shows no line: unknown,
+	// so the load decides.
+	EXPECT_TRUE(missing_vmx_features("").empty());
 }
 
 }  // namespace
