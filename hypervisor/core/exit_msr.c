@@ -11,6 +11,9 @@
  *    act on the copy the kernel would find on the bare CPU (lbr_view.h).
  *  - IA32_EFER exits only while the syscall trap is armed, which hides
  *    the cleared SCE bit (syscall_trap.c).
+ *  - IA32_TSC and IA32_TSC_DEADLINE exit once a stop's time is hidden
+ *    from the guest's TSC (tsc_offset=1): root adds what the CPU does not
+ *    offset (tsc_hide.h).
  *  - IA32_PERF_GLOBAL_CTRL is the guest's in the guest and 0 in root
  *    (vmx_caps.c); it exits only where the CPU cannot save the guest's
  *    value at VM exit, so that a write reaches the guest-state field.
@@ -38,21 +41,32 @@ static u64 vt_read_debugctl(struct vt_vcpu *vcpu)
 	return (live & ~vcpu->debugctl_owned) | (vcpu->debugctl_shadow & vcpu->debugctl_owned);
 }
 
+/* What RDMSR of msr gives the guest; false: it takes a #GP. */
+static bool vt_read_guest_msr(struct vt_vcpu *vcpu, u32 msr, u64 *value)
+{
+	u64 *lbr;
+
+	if (vt_tsc_hide_rdmsr(vcpu, msr, value))
+		return true;
+	if (msr == MSR_IA32_DEBUGCTLMSR)
+		*value = vt_read_debugctl(vcpu);
+	else if ((lbr = vt_lbr_view_slot(vcpu, msr)))
+		*value = *lbr;
+	else if (msr == MSR_EFER && vcpu->sys.armed)
+		*value = vt_syscall_read_efer(vcpu);
+	else if (msr == MSR_CORE_PERF_GLOBAL_CTRL && vt_perf_global_switched(vcpu))
+		*value = vt_vmread_or0(GUEST_IA32_PERF_GLOBAL_CTRL);
+	else
+		return vt_rdmsr_safe(msr, value) == 0;
+	return true;
+}
+
 enum vt_exit_action vt_handle_rdmsr(struct vt_exit *exit)
 {
 	struct vt_guest_regs *r = exit->regs;
-	u32 msr = (u32)r->rcx;
-	u64 value = 0, *lbr;
+	u64 value = 0;
 
-	if (msr == MSR_IA32_DEBUGCTLMSR)
-		value = vt_read_debugctl(exit->vcpu);
-	else if ((lbr = vt_lbr_view_slot(exit->vcpu, msr)))
-		value = *lbr;
-	else if (msr == MSR_EFER && exit->vcpu->sys.armed)
-		value = vt_syscall_read_efer(exit->vcpu);
-	else if (msr == MSR_CORE_PERF_GLOBAL_CTRL && vt_perf_global_switched(exit->vcpu))
-		value = vt_vmread_or0(GUEST_IA32_PERF_GLOBAL_CTRL);
-	else if (vt_rdmsr_safe(msr, &value))
+	if (!vt_read_guest_msr(exit->vcpu, (u32)r->rcx, &value))
 		return vt_complete(exit, true);
 	r->rax = (u32)value;
 	r->rdx = value >> 32;
@@ -129,11 +143,14 @@ enum vt_exit_action vt_handle_wrmsr(struct vt_exit *exit)
 	struct vt_guest_regs *r = exit->regs;
 	u32 msr = (u32)r->rcx;
 	u64 value = (r->rdx << 32) | (u32)r->rax, *lbr;
+	bool fault;
 
 	if ((lbr = vt_lbr_view_slot(exit->vcpu, msr)))
 		return vt_complete(exit, !vt_lbr_view_write(msr, lbr, value));
 	if (msr == MSR_IA32_DEBUGCTLMSR)
 		return vt_complete(exit, !vt_write_debugctl(exit->vcpu, value));
+	if (vt_tsc_hide_wrmsr(exit->vcpu, msr, value, &fault))
+		return vt_complete(exit, fault);
 	if (msr == MSR_EFER && exit->vcpu->sys.armed)
 		return vt_complete(exit, !vt_syscall_write_efer(exit->vcpu, value));
 	if (msr == MSR_CORE_PERF_GLOBAL_CTRL && vt_perf_global_switched(exit->vcpu))

@@ -15,6 +15,7 @@
 #include "root_log.h"
 #include "shield.h"
 #include "syscall_trap.h"
+#include "tsc_hide.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -148,6 +149,7 @@ struct vt_hv {
 	struct vt_sys_filter sys_filter;	/* syscall events (syscall_trap.h) */
 	struct vt_task_layout task_layout;
 	struct vt_lbr_msrs lbr_msrs;	/* the LBR stack's MSRs, for lbr_view.h */
+	struct vt_tsc_hide tsc;		/* tsc_offset=1 (tsc_hide.h) */
 };
 
 #define VT_HOST_STACK_PAGES	8
@@ -201,6 +203,7 @@ struct vt_vcpu {
 	struct vt_guest_regs *regs;	/* the GPRs of the exit being handled, in VMX root */
 	struct vt_timer timer;	/* the VMX-preemption timer's users (profile.h) */
 	struct vt_profile_vcpu profile;
+	u64 tsc_applied;	/* the hidden TSC cycles this CPU's offset takes out (tsc_hide.h) */
 };
 
 /*

@@ -226,6 +226,8 @@ int vt_vcpu_virtualize(struct vt_vcpu *vcpu)
 	ret = vt_vmcs_setup(vcpu);
 	if (ret)
 		goto err_vmx;
+	/* A CPU that comes online after a stop takes the others' offset. */
+	vt_tsc_hide_apply(vcpu);
 	vt_invalidate_all(vcpu);
 	/*
 	 * Set on both sides of the launch: before it, still bare, in the
@@ -258,7 +260,10 @@ int vt_vcpu_devirtualize(struct vt_vcpu *vcpu)
 	if (!vcpu->launched)
 		return 0;
 	status = vt_vmcall(VTICE_VMCALL_DEVIRTUALIZE, vcpu->hv->key, 0, 0, 0, 0, NULL);
-	return status == VTICE_VMCALL_OK ? 0 : -VT_EIO;
+	if (status != VTICE_VMCALL_OK)
+		return -VT_EIO;
+	vt_tsc_hide_release(vcpu);
+	return 0;
 }
 
 u64 vt_vcpu_emit_test(struct vt_vcpu *vcpu, u32 count, u64 value, u64 *stored)

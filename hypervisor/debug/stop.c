@@ -168,6 +168,7 @@ static void vt_stop_wait_release(struct vt_stop_cpu *c, u32 gen)
 static void vt_stop_leave(struct vt_stop_cpu *c, struct vt_vcpu *vcpu)
 {
 	vt_stop_writeback(c);
+	vt_tsc_hide_apply(vcpu);
 	vt_hooks_on_resume(vcpu);
 	c->stepping = c->run == VT_RUN_STEP;
 	if (c->stepping || c->step_suspended)
@@ -201,10 +202,12 @@ static void vt_stop_park(struct vt_vcpu *vcpu, struct vt_exit *exit)
  * NMI every CPU not parked yet (a parked CPU would take it in VMX root,
  * through the kernel's handler), then wait for each, with a deadline: a
  * CPU that does not come (NMIs masked by firmware, stuck in SMM) is
- * reported missing rather than hanging the debugger.
+ * reported missing rather than hanging the debugger. True if every CPU
+ * parked.
  */
-static void vt_stop_gather(struct vt_vcpu *vcpu)
+static bool vt_stop_gather(struct vt_vcpu *vcpu)
 {
+	bool all = true;
 	u64 deadline = vt_rdtsc() + st.tsc_khz * VT_GATHER_TIMEOUT_MS;
 	u32 i, me = vcpu->cpu;
 
@@ -224,7 +227,9 @@ static void vt_stop_gather(struct vt_vcpu *vcpu)
 		while (!VT_LOAD_ACQUIRE(c->parked) && vt_rdtsc() < deadline)
 			vt_pause();
 		c->missing = !VT_LOAD_ACQUIRE(c->parked);
+		all &= !c->missing;
 	}
+	return all;
 }
 
 /* Released CPUs that run again must be gone before another stop begins. */
@@ -273,7 +278,8 @@ static bool vt_stop_elect(struct vt_vcpu *vcpu, struct vt_exit *exit)
 void vt_stop_machine(struct vt_vcpu *vcpu, struct vt_exit *exit, const struct vt_dbg_stop *why)
 {
 	struct vt_stop_cpu *c;
-	u64 start;
+	u64 start, all_parked, end;
+	bool all;
 	u32 gen;
 
 	if (vcpu->cpu >= st.nr || !st.serve || !vt_stop_elect(vcpu, exit))
@@ -284,9 +290,19 @@ void vt_stop_machine(struct vt_vcpu *vcpu, struct vt_exit *exit, const struct vt
 	vt_stop_snapshot(c, vcpu, exit);
 	c->missing = false;
 	VT_STORE_RELEASE(c->parked, 1);
-	vt_stop_gather(vcpu);
+	all = vt_stop_gather(vcpu);
+	all_parked = vt_rdtsc();
 	st.serve(vcpu->cpu, why);
-	st.last_tsc = vt_rdtsc() - start;
+	end = vt_rdtsc();
+	st.last_tsc = end - start;
+	/*
+	 * Only the span in which no CPU ran is hidden: every CPU's last guest
+	 * TSC read came before all_parked, and its first after end, so each
+	 * one's TSC still only goes forward. A CPU that never parked kept
+	 * running: hiding the stop from the others would split the TSCs.
+	 */
+	if (all)
+		vt_tsc_hide_add(vcpu->hv, end - all_parked);
 	gen = st.release + 1;
 	vt_stop_release(vcpu->cpu);
 	if (c->run == VT_RUN_STAY)

@@ -278,3 +278,69 @@ TEST_F(Stop, StayKeepsACpuParkedAcrossResumes)
 }
 
 }  // namespace
+
+// tsc_offset=1 (core/tsc_hide.c): the span in which every CPU was parked
+// comes out of every CPU's TSC, by the same amount, each CPU writing its
+// own VMCS as it leaves; a CPU that never parked leaves the TSC alone.
+class StopHidingTime : public Stop {
+protected:
+	uint8_t bitmaps[kCpus][4096] = {};
+
+	void SetUp() override
+	{
+		Stop::SetUp();
+		g_hv.tsc.on = true;
+		for (int i = 0; i < kCpus; i++)
+			g_vcpu[i].msr_bitmap = bitmaps[i];
+	}
+};
+
+TEST_F(StopHidingTime, EveryCpuLosesTheSameStoppedSpan)
+{
+	std::atomic<uint64_t> counter{0};
+	vt_guest_regs regs1{};
+	uint64_t offset1 = 0;
+	std::thread cpu1([&] {
+		become_guest(1, 0xffffffff81000100ull);
+		while (!g_nmi[1])
+			counter++;
+		vt_exit exit{&g_vcpu[1], &regs1, EXIT_REASON_EXCEPTION_NMI, EXIT_REASON_EXCEPTION_NMI};
+		vt_stop_on_nmi(&g_vcpu[1], &exit);
+		offset1 = vtice::fake::cpu().vmcs[TSC_OFFSET];
+	});
+	become_guest(0, 0xffffffff81000000ull);
+	vt_guest_regs regs0{};
+	vt_exit exit0{&g_vcpu[0], &regs0, EXIT_REASON_EXCEPTION_NMI, EXIT_REASON_EXCEPTION_NMI};
+	vt_dbg_stop why{0, VT_STOP_SIGINT, 0};
+	uint64_t served_from = 0, served_to = 0;
+	g_serve = [&](u32, const vt_dbg_stop *) {
+		served_from = vt_rdtsc();
+		for (int i = 0; i < 50; i++)
+			vt_rdtsc();	// the user looks: 5,000 fake cycles
+		served_to = vt_rdtsc();
+	};
+	vt_stop_machine(&g_vcpu[0], &exit0, &why);
+	cpu1.join();
+	uint64_t hidden = g_hv.tsc.hidden;
+	EXPECT_GE(hidden, served_to - served_from) << "at least the debugger's session";
+	EXPECT_LE(hidden, vt_stop_last_tsc()) << "never more than the whole stop";
+	EXPECT_EQ(vtice::fake::cpu().vmcs[TSC_OFFSET], (uint64_t)-(int64_t)hidden);
+	EXPECT_EQ(offset1, (uint64_t)-(int64_t)hidden) << "CPU 1 took the same offset";
+	EXPECT_EQ(g_vcpu[0].tsc_applied, hidden);
+	EXPECT_EQ(g_vcpu[1].tsc_applied, hidden);
+}
+
+TEST_F(StopHidingTime, ACpuThatNeverParkedKeepsTheTscAsItIs)
+{
+	become_guest(0, 0x1000);
+	tsc_khz() = 1;	// the 1 s wait for CPU 1 is 1,000 fake cycles
+	vt_guest_regs regs{};
+	vt_exit exit{&g_vcpu[0], &regs, 0, 0};
+	vt_dbg_stop why{0, VT_STOP_SIGINT, 0};
+	bool missing = false;
+	g_serve = [&](u32, const vt_dbg_stop *) { missing = vt_stop_cpu(1) == nullptr; };
+	vt_stop_machine(&g_vcpu[0], &exit, &why);
+	EXPECT_TRUE(missing) << "CPU 1 never took its NMI";
+	EXPECT_EQ(g_hv.tsc.hidden, 0u);
+	EXPECT_EQ(vtice::fake::cpu().vmcs[TSC_OFFSET], 0u);
+}

@@ -89,6 +89,12 @@ module_param(shield, bool, 0444);
 MODULE_PARM_DESC(shield, "hide the hypervisor's memory from the kernel through EPT (0: leave it reachable, "
 		 "for comparisons only)");
 
+static bool tsc_offset;
+module_param(tsc_offset, bool, 0444);
+MODULE_PARM_DESC(tsc_offset, "with debug_port: take the time every CPU spends stopped in the stub out of the "
+		 "kernel's TSC (TSC offsetting; its clocks then lag the wall clock by that time: "
+		 "docs/transparency.md)");
+
 static int fail_on_cpu = -1;
 module_param(fail_on_cpu, int, 0444);
 MODULE_PARM_DESC(fail_on_cpu, "test hook: bring-up fails on this CPU, to exercise the rollback");
@@ -331,6 +337,16 @@ static int __init vt_init(void)
 	if (ret) {
 		pr_err("more RAM ranges than the hypervisor can track (%d); not loading\n", ret);
 		goto err_hv;
+	}
+	if (tsc_offset) {
+		ret = vt_hv_enable_tsc_hiding(vt_mod.hv);
+		if (ret) {
+			pr_err("tsc_offset=1: this CPU's VMX cannot offset the TSC (%d); not loading\n", ret);
+			goto err_hv;
+		}
+		if (!debug_port)
+			pr_info("tsc_offset=1 hides the stub's stops, and there is no stub (debug_port=0): "
+				"the TSC stays as it is\n");
 	}
 	vt_log_caps(&vt_mod.hv->caps);
 	vt_probe_caps();

@@ -58,5 +58,6 @@ int cmd_stealth(int argc, char **argv);
 int cmd_path_cost(int argc, char **argv);
 int cmd_path_kill(int argc, char **argv);
 int cmd_timer_load(int argc, char **argv);
+int cmd_tscgap(int argc, char **argv);
 
 #endif
