@@ -77,6 +77,19 @@ protected:
 
 	uint64_t entry_event() { return cpu().vmcs[VM_ENTRY_INTR_INFO_FIELD]; }
 
+	// A RDMSR or WRMSR exit of the guest's (ECX = msr, EDX:EAX = value);
+	// returns the registers after it.
+	vt_guest_regs msr_access(uint32_t reason, uint32_t msr, uint64_t value = 0)
+	{
+		vt_guest_regs r{};
+		r.rcx = msr;
+		r.rax = value & 0xffffffffu;
+		r.rdx = value >> 32;
+		cpu().vmcs[VM_ENTRY_INTR_INFO_FIELD] = 0;
+		EXPECT_TRUE(vm_exit(reason, 0, r));
+		return r;
+	}
+
 	// Whether the MSR bitmap makes RDMSR and WRMSR of msr exit (SDM 3C
 	// 25.6.9); vtice always intercepts both or neither.
 	bool msr_exits(uint32_t msr)

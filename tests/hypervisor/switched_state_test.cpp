@@ -33,17 +33,6 @@ protected:
 		virtualize();
 		guest_kernel_mode();
 	}
-
-	vt_guest_regs msr_access(uint32_t reason, uint32_t msr, uint64_t value = 0)
-	{
-		vt_guest_regs r{};
-		r.rcx = msr;
-		r.rax = value & 0xffffffffu;
-		r.rdx = value >> 32;
-		cpu().vmcs[VM_ENTRY_INTR_INFO_FIELD] = 0;
-		EXPECT_TRUE(vm_exit(reason, 0, r));
-		return r;
-	}
 };
 
 TEST_F(SwitchedState, PerfGlobalCtrlIsTheKernelsInTheGuestAndZeroInRoot)

@@ -29,17 +29,6 @@ protected:
 		vt_tsc_hide_apply(&vcpu);
 	}
 
-	vt_guest_regs msr_access(uint32_t reason, uint32_t msr, uint64_t value = 0)
-	{
-		vt_guest_regs r{};
-		r.rcx = msr;
-		r.rax = value & 0xffffffffu;
-		r.rdx = value >> 32;
-		cpu().vmcs[VM_ENTRY_INTR_INFO_FIELD] = 0;
-		EXPECT_TRUE(vm_exit(reason, 0, r));
-		return r;
-	}
-
 	uint64_t guest_rdmsr(uint32_t msr)
 	{
 		vt_guest_regs r = msr_access(EXIT_REASON_MSR_READ, msr);

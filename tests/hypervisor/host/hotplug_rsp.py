@@ -6,9 +6,8 @@ both CPUs, each with a canonical RIP in its registers, and detach must let the
 guest go on. The cues go through the kernel's domain name, written with M
 (the same handshake as crash_rsp.py). Exit status: the number of failures."""
 
-import sys
 
-from rig_host import FAILURES, Rsp, check, figures, wait_for_guest_line, write_domainname
+from rig_host import Rsp, check, figures, run_driver, wait_for_guest_line, write_domainname
 
 CYCLES = 20
 RIP_OFFSET = 16 * 16  # 'g': sixteen 8-byte GPRs, then RIP (target.xml order)
@@ -63,9 +62,4 @@ def main():
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except (OSError, EOFError) as e:
-        check("hotplug-line", False, "the line to the stub failed: %s" % e)
-    print("hotplug_rsp: %d failures" % FAILURES[0], flush=True)
-    sys.exit(min(FAILURES[0], 100))
+    run_driver("hotplug_rsp", main, "hotplug-line")

@@ -6,6 +6,7 @@ Environment: tests/bochs/lib/host.sh."""
 import os
 import re
 import socket
+import sys
 import time
 
 FAILURES = [0]
@@ -16,6 +17,20 @@ def check(name, ok, details=""):
     if not ok:
         FAILURES[0] += 1
     return ok
+
+
+def run_driver(name, main, line_check=None):
+    """Runs a driver's main; a line to the stub that fails or closes is the
+    check LINE_CHECK's failure (uncaught without one). Exits with the
+    number of failures, at most 100."""
+    try:
+        main()
+    except (OSError, EOFError) as e:
+        if not line_check:
+            raise
+        check(line_check, False, "the line to the stub failed: %s" % e)
+    print("%s: %d failures" % (name, FAILURES[0]), flush=True)
+    sys.exit(min(FAILURES[0], 100))
 
 
 def figures():

@@ -7,10 +7,9 @@ into the kernel's domain name, detach. The guest judges the RDTSC steps it
 saw; here each stop must be a real stop and each detach a resume.
 Exit status: the number of failures."""
 
-import sys
 import time
 
-from rig_host import FAILURES, Rsp, check, figures, wait_for_guest_line, write_domainname
+from rig_host import Rsp, check, figures, run_driver, wait_for_guest_line, write_domainname
 
 STOP_S = 3
 
@@ -43,9 +42,4 @@ def main():
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except (OSError, EOFError) as e:
-        check("tsc-line", False, "the line to the stub failed: %s" % e)
-    print("tsc_stop: %d failures" % FAILURES[0], flush=True)
-    sys.exit(min(FAILURES[0], 100))
+    run_driver("tsc_stop", main, "tsc-line")
