@@ -49,8 +49,9 @@ void vt_tsc_hide_add(struct vt_hv *hv, u64 cycles);
  */
 void vt_tsc_hide_apply(struct vt_vcpu *vcpu);
 /*
- * On the CPU after it left VMX (unload, CPU offline): its TSC reads real
- * again, a jump forward by what was hidden; the armed deadline moves back.
+ * In VMX root as the CPU leaves VMX (unload, CPU offline): its TSC reads
+ * real again, a jump forward by what was hidden; the armed deadline moves
+ * back.
  */
 void vt_tsc_hide_release(struct vt_vcpu *vcpu);
 /* RDMSR/WRMSR exits of IA32_TSC and IA32_TSC_DEADLINE; false: not one of them. */

@@ -260,10 +260,7 @@ int vt_vcpu_devirtualize(struct vt_vcpu *vcpu)
 	if (!vcpu->launched)
 		return 0;
 	status = vt_vmcall(VTICE_VMCALL_DEVIRTUALIZE, vcpu->hv->key, 0, 0, 0, 0, NULL);
-	if (status != VTICE_VMCALL_OK)
-		return -VT_EIO;
-	vt_tsc_hide_release(vcpu);
-	return 0;
+	return status == VTICE_VMCALL_OK ? 0 : -VT_EIO;
 }
 
 u64 vt_vcpu_emit_test(struct vt_vcpu *vcpu, u32 count, u64 value, u64 *stored)
@@ -411,6 +408,8 @@ void vt_vcpu_leave_vmx(struct vt_vcpu *vcpu, struct vt_guest_regs *regs)
 	struct vt_leave_state s;
 
 	vt_lbr_view_release(vcpu);
+	/* Here, not after the VMCALL: the kernel's copy of vcpu is not root's. */
+	vt_tsc_hide_release(vcpu);
 	vt_leave_read(vcpu, &s, regs);
 	/*
 	 * The kernel's tables first: root's NMI handler writes the VMCS, which
