@@ -59,10 +59,32 @@ dmesg_delta() {
 	dmesg_mark=$total
 }
 
+# The module's parameters as /sys/module/vtice/parameters shows them.
+vtice_params() {
+	grep -r . /sys/module/vtice/parameters 2>/dev/null | sort
+}
+
+# Loads vtice at its defaults; the first such load keeps what they read as.
 insmod_vtice() {
-	insmod "$KO" 2>/tmp/insmod.err && { loaded=1; return 0; }
+	if insmod "$KO" 2>/tmp/insmod.err; then
+		loaded=1
+		[ -s /tmp/vtice-defaults ] || vtice_params >/tmp/vtice-defaults
+		return 0
+	fi
 	echo "insmod: $(cat /tmp/insmod.err)"
 	return 1
+}
+
+# vtice loaded at its defaults: the one loaded now if it is, else a fresh
+# load. A scenario that tests the defaults must not inherit the parameters
+# the one before it loaded with (hvpathsmall's ring_records=64 once made
+# hvprobe lose records).
+vtice_at_defaults() {
+	if [ "$loaded" = 1 ] && [ -s /tmp/vtice-defaults ] && vtice_params | cmp -s - /tmp/vtice-defaults; then
+		return 0
+	fi
+	[ "$loaded" = 0 ] || rmmod_vtice
+	insmod_vtice
 }
 
 rmmod_vtice() {
@@ -192,7 +214,7 @@ scenario_load() {
 }
 
 scenario_hostile() {
-	[ "$loaded" = 1 ] || insmod_vtice || { result hostile.insmod FAIL "insmod failed"; return; }
+	vtice_at_defaults || { result hostile.insmod FAIL "insmod failed"; return; }
 	$T vmcall hostile.vmcall
 	$T devnode hostile.devnode
 	$T msr hostile.msr as-bare
@@ -201,12 +223,12 @@ scenario_hostile() {
 }
 
 scenario_ring() {
-	[ "$loaded" = 1 ] || insmod_vtice || { result ring.insmod FAIL "insmod failed"; return; }
+	vtice_at_defaults || { result ring.insmod FAIL "insmod failed"; return; }
 	$T ring ring
 }
 
 scenario_overhead() {
-	[ "$loaded" = 1 ] || insmod_vtice || { result overhead.insmod FAIL "insmod failed"; return; }
+	vtice_at_defaults || { result overhead.insmod FAIL "insmod failed"; return; }
 	if [ -z "$base_path_ns" ]; then
 		result overhead.getpid FAIL "no baseline measurement"
 		return

@@ -963,7 +963,7 @@ report_path_trace() {
 # a child makes a known list of syscalls; the trace must be exactly that
 # list. The figures say what the armed trap costs tasks it does not trace.
 scenario_hvsyscalls() {
-	[ "$loaded" = 1 ] || insmod_vtice || { result hv.syscalls FAIL "insmod failed"; return; }
+	vtice_at_defaults || { result hv.syscalls FAIL "insmod failed"; return; }
 	$T syscalls hv.syscalls
 	rmmod_vtice
 }
@@ -974,7 +974,7 @@ scenario_hvsyscalls() {
 scenario_hvhotplug() {
 	local cpu1=/sys/devices/system/cpu/cpu1/online i
 	[ -w $cpu1 ] || { result hv.hotplug SKIP "cpu1 cannot go offline"; return; }
-	[ "$loaded" = 1 ] || insmod_vtice || { result hv.hotplug FAIL "insmod failed"; return; }
+	vtice_at_defaults || { result hv.hotplug FAIL "insmod failed"; return; }
 	echo 0 > $cpu1 && $T status hv.hotplug-offline	# 1 of 1 online CPUs virtualized
 	echo 1 > $cpu1 && $T status hv.hotplug-online	# the new CPU was virtualized
 	for i in 1 2 3; do echo 0 > $cpu1; echo 1 > $cpu1; done

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # vtice.ko installed like any kernel module (issue 21 §5): through DKMS for
-# two kernels (the Debian 6.1 the rigs boot, and 6.12 from
+# two kernels, each built with zero warnings (the Debian 6.1 the rigs boot, and 6.12 from
 # bookworm-backports, whose headers tools/kernel.sh unpacks), and signed
 # for Secure Boot with the kernel's own sign-file and a throwaway key.
 # The oracles are dkms's own status, modinfo's vermagic and signer.
@@ -44,9 +44,17 @@ if [[ ! -e /lib/modules/$v612 ]]; then
 	mkdir -p "/lib/modules/$v612" && ln -s "$kdir612" "/lib/modules/$v612/build" && made_612_tree=1
 fi
 
+# Zero warnings, objtool's included (issue 21 §1): any line of DKMS's kbuild
+# log that says "warning" or "error" fails the kernel's build.
+build_complaints() {
+	grep -iE "warning|error" "$dkms_log" 2>/dev/null | grep -v "pahole version differs"
+}
+dkms_version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$root/hypervisor/dkms.conf")
 for v in "$v61" "$v612"; do
 	make -s -C "$root/hypervisor" dkms-install KVER="$v" >"$work/dkms-$v.log" 2>&1
 	check "dkms-install-$v" '[[ $? == 0 ]] || { tail -5 "$work/dkms-$v.log"; false; }'
+	dkms_log=/var/lib/dkms/vtice/$dkms_version/$v/x86_64/log/make.log
+	check "dkms-no-warning-$v" '[[ -s $dkms_log ]] && ! build_complaints || { build_complaints | head -20; false; }'
 	ko=$(ls /lib/modules/"$v"/updates/dkms/vtice.ko* 2>/dev/null | head -1)
 	check "dkms-status-$v" 'dkms status -m vtice -k "$v" | grep -q "installed"'
 	check "dkms-vermagic-$v" '[[ -n "$ko" ]] && modinfo -F vermagic "$ko" | grep -q "^$v "'

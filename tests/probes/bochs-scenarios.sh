@@ -4,7 +4,7 @@
 # the module's default parameters. hv.probe-kstack: a fn: probe's kstack
 # against the kernel's own kprobe stacktrace of the same reads.
 scenario_hvprobe() {
-	[ "$loaded" = 1 ] || insmod_vtice || { result hv.probe FAIL "insmod failed"; return; }
+	vtice_at_defaults || { result hv.probe FAIL "insmod failed"; return; }
 	$T probe hv.probe
 	$T probe-kstack hv.probe-kstack
 	$T probe-str hv.probe-str

@@ -193,7 +193,7 @@ profile_cost() {
 
 scenario_hvprofile() {
 	local cpu=$(($(nproc) - 1))
-	[ "$loaded" = 1 ] || insmod_vtice || { result hv.profile FAIL "insmod failed"; return; }
+	vtice_at_defaults || { result hv.profile FAIL "insmod failed"; return; }
 	profile_spin $cpu hv.profile-spin /tmp/profile-spin vtice profile --hz 99 --duration 120 -o /tmp/profile-spin.folded
 	profile_idle
 	# The same through a probe program: profile:hz:N keyed by comm and
