@@ -137,9 +137,9 @@ void vt_syscall_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *r, enum 
 /* A function's argument i (0..5) in the System V order: RDI, RSI, RDX, RCX, R8, R9. */
 static u64 vt_call_arg(const struct vt_guest_regs *r, u32 i)
 {
-	const u64 args[6] = { r->rdi, r->rsi, r->rdx, r->rcx, r->r8, r->r9 };
+	const u64 args[VTICE_PROBE_ARGS] = { r->rdi, r->rsi, r->rdx, r->rcx, r->r8, r->r9 };
 
-	return i < 6 ? args[i] : 0;
+	return i < VTICE_PROBE_ARGS ? args[i] : 0;
 }
 
 /*

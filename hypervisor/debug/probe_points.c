@@ -64,8 +64,10 @@ void vt_probe_on_hit(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 rip)
 	u32 i;
 
 	for (i = 0; i < vt_probes.nr_points; i++)
-		if (vt_probes.points[i].addr == rip)
+		if (vt_probes.points[i].addr == rip) {
 			cap.str_arg = vt_probes.points[i].str_arg;
+			break;
+		}
 	if (vt_probe_event(vcpu, exit->regs, rip, &vt_probes.filter, &cap))
 		__atomic_fetch_add(&vt_probes.hits, 1, __ATOMIC_RELAXED);
 }
@@ -102,7 +104,7 @@ static u64 vt_probe_add(u64 gva, u64 gpa, u64 str_arg)
 
 	if (!VT_READ_ONCE(vt_hooks.probe_intercept))
 		return (u64)VTICE_VMCALL_EINVAL;	/* an int3 could reach the kernel */
-	if (str_arg > 6)
+	if (str_arg > VTICE_PROBE_ARGS)
 		return (u64)VTICE_VMCALL_EINVAL;
 	if (!vt_probe_remember(gva))
 		return (u64)(s64)-VT_ENOSPC;

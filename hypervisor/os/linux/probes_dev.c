@@ -116,7 +116,7 @@ static int vt_probes_check(const struct vtice_probes *req)
 	if (req->stack_bytes > VTICE_PROFILE_STACK_MAX || req->stack_bytes % 16 || req->reserved)
 		return -EINVAL;
 	for (i = 0; i < req->count; i++) {
-		if (req->str_arg[i] > 6)
+		if (req->str_arg[i] > VTICE_PROBE_ARGS)
 			return -EINVAL;
 		ret = vt_probe_addr_check(req->addrs[i]);
 		if (ret) {

@@ -278,6 +278,8 @@ struct vtice_lbr {
  * execute-only EPT. ARM replaces whatever the owner armed before.
  */
 #define VTICE_PROBES_MAX	64
+/* A probed function's arguments: the System V registers RDI, RSI, RDX, RCX, R8, R9. */
+#define VTICE_PROBE_ARGS	6
 
 enum vtice_probes_op {
 	VTICE_PROBES_QUERY = 0,		/* counters only */
@@ -297,7 +299,7 @@ struct vtice_probes {
 	__u64 hits;			/* out: hits recorded since load */
 	__u32 stack_bytes;		/* in (ARM): kernel stack per hit, as vtice_profile's */
 	__u32 reserved;			/* 0 */
-	__u8 str_arg[VTICE_PROBES_MAX];	/* in (ARM): per address, 0 or N: copy the string at argument N - 1 */
+	__u8 str_arg[VTICE_PROBES_MAX];	/* in (ARM): per address, 0 or N (1..VTICE_PROBE_ARGS): copy the string at argument N - 1 */
 };
 
 /*
