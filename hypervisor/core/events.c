@@ -145,7 +145,8 @@ bool vt_deliver_held_event(struct vt_vcpu *vcpu)
 	s32 vector;
 
 	if (vcpu->holding_events || (vt_vmread_or0(VM_ENTRY_INTR_INFO_FIELD) & INTR_INFO_VALID_MASK) ||
-	    (intr & (GUEST_INTR_STATE_STI | GUEST_INTR_STATE_MOV_SS)))
+	    (intr & (GUEST_INTR_STATE_STI | GUEST_INTR_STATE_MOV_SS)) ||
+	    vt_vmread_or0(GUEST_ACTIVITY_STATE) == GUEST_ACTIVITY_WAIT_SIPI)
 		return false;
 	if (vcpu->nmi_pending && !(intr & GUEST_INTR_STATE_NMI)) {
 		vcpu->nmi_pending = false;
@@ -158,6 +159,13 @@ bool vt_deliver_held_event(struct vt_vcpu *vcpu)
 	vcpu->held_irqs[vector / 64] &= ~VT_BIT(vector % 64);
 	vt_queue_event((u32)vector | INTR_TYPE_EXT_INTR);
 	return true;
+}
+
+void vt_events_reset(struct vt_vcpu *vcpu)
+{
+	vcpu->held_irqs[0] = vcpu->held_irqs[1] = vcpu->held_irqs[2] = vcpu->held_irqs[3] = 0;
+	vcpu->nmi_pending = false;
+	vt_set_proc(CPU_BASED_INTR_WINDOW_EXITING | CPU_BASED_NMI_WINDOW_EXITING, false);
 }
 
 /*

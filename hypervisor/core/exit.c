@@ -16,6 +16,7 @@ static const vt_exit_fn vt_exit_table[VT_EXIT_REASON_COUNT] = {
 	[EXIT_REASON_EXTERNAL_INTERRUPT] = vt_handle_external_interrupt,
 	[EXIT_REASON_TRIPLE_FAULT]	= vt_handle_triple_fault,
 	[EXIT_REASON_INIT_SIGNAL]	= vt_handle_init_signal,
+	[EXIT_REASON_SIPI_SIGNAL]	= vt_handle_sipi_signal,
 	[EXIT_REASON_INTERRUPT_WINDOW]	= vt_handle_interrupt_window,
 	[EXIT_REASON_NMI_WINDOW]	= vt_handle_nmi_window,
 	[EXIT_REASON_CPUID]		= vt_handle_cpuid,

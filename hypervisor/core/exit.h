@@ -97,6 +97,7 @@ enum vt_exit_action vt_handle_interrupt_window(struct vt_exit *exit);
 enum vt_exit_action vt_handle_vmx_instruction(struct vt_exit *exit);
 enum vt_exit_action vt_handle_triple_fault(struct vt_exit *exit);
 enum vt_exit_action vt_handle_init_signal(struct vt_exit *exit);
+enum vt_exit_action vt_handle_sipi_signal(struct vt_exit *exit);
 enum vt_exit_action vt_handle_fatal(struct vt_exit *exit);
 enum vt_exit_action vt_handle_vmcall(struct vt_exit *exit);
 enum vt_exit_action vt_handle_io(struct vt_exit *exit);

@@ -24,17 +24,6 @@ enum vt_exit_action vt_handle_triple_fault(struct vt_exit *exit)
 	return VT_EXIT_LEAVE_VMX;
 }
 
-/*
- * INIT is only sent to a running CPU on reset/kexec paths; the module
- * devirtualizes CPUs before they go offline, so ignore it (a virtualized
- * CPU cannot enter wait-for-SIPI without help: SDM 3C 25.2).
- */
-enum vt_exit_action vt_handle_init_signal(struct vt_exit *exit)
-{
-	vt_root_report(exit->vcpu, VT_RE_INIT_IGNORED, 0, 0, 0, 0);
-	return VT_EXIT_RESUME;
-}
-
 enum vt_exit_action vt_handle_fatal(struct vt_exit *exit)
 {
 	vt_root_report(exit->vcpu, VT_RE_UNEXPECTED_EXIT, exit->reason, exit->qual,

@@ -48,7 +48,8 @@ struct vt_vmx_caps {
 /*
  * exit_cr.c: the CR0 bits vtice owns, those IA32_VMX_CR0_FIXED0 sets but
  * the kernel may clear on the bare CPU, NE on every CPU so far. PE and PG
- * are free under unrestricted guest (SDM Vol. 3D A.7), which vtice requires.
+ * are free under unrestricted guest (SDM Vol. 3D A.7), which vtice requires
+ * and turns on: a CPU that takes an INIT runs in real mode (exit_init.c).
  */
 u64 vt_cr0_owned(const struct vt_vmx_caps *c);
 
@@ -324,6 +325,12 @@ bool vt_can_hold_events(const struct vt_hv *hv);
  */
 int vt_gate_events(struct vt_vcpu *vcpu, bool on);
 bool vt_deliver_held_event(struct vt_vcpu *vcpu);
+/*
+ * An INIT resets the local APIC: the interrupts and the NMI root took from
+ * it for the guest go too, and no window waits for them. A hold or a gate
+ * stays as it was (the debugger's, not the guest's).
+ */
+void vt_events_reset(struct vt_vcpu *vcpu);
 
 /* vmcs.c */
 int vt_vmcs_setup(struct vt_vcpu *vcpu);

@@ -229,7 +229,8 @@ int vt_compute_controls(const struct vt_vmx_caps *caps, struct vt_controls *ctls
 	ret = vt_adjust_controls(caps->proc, req, 0, &ctls->proc);
 	if (vt_report(ret, "primary processor-based", caps->proc, req))
 		return ret;
-	req = SECONDARY_EXEC_ENABLE_EPT;
+	/* Unrestricted guest: after an INIT the guest runs in real mode (exit_init.c). */
+	req = SECONDARY_EXEC_ENABLE_EPT | SECONDARY_EXEC_UNRESTRICTED_GUEST;
 	ret = vt_adjust_controls(caps->proc2, req,
 				 VT_PROC2_KEEP_NATIVE | VT_PROC2_STEALTH |
 				 ((caps->flags & VTICE_CAP_VPID) ? SECONDARY_EXEC_ENABLE_VPID : 0),

@@ -128,9 +128,11 @@
 #define VMX_BASIC_TRUE_CTLS		VT_BIT(55)
 /* IA32_VMX_MISC, SDM Vol. 3D A.6 */
 #define VMX_MISC_PREEMPTION_TIMER_RATE_MASK 0x1full
+#define VMX_MISC_WAIT_FOR_SIPI		VT_BIT(8)
 
 /* ---- Control registers, RFLAGS, exceptions (SDM Vol. 3A 2.5, 6.3) ---- */
 #define X86_CR0_PE		VT_BIT(0)
+#define X86_CR0_ET		VT_BIT(4)
 #define X86_CR0_NE		VT_BIT(5)
 #define X86_CR0_WP		VT_BIT(16)
 #define X86_CR0_NW		VT_BIT(29)
@@ -465,6 +467,7 @@ enum vmx_exit_reason {
 /* Guest activity state, SDM Vol. 3C 24.4.2 */
 #define GUEST_ACTIVITY_ACTIVE		0u
 #define GUEST_ACTIVITY_HLT		1u
+#define GUEST_ACTIVITY_WAIT_SIPI	3u
 
 /* CR-access exit qualification, SDM Vol. 3C Table 28-3 */
 #define CONTROL_REG_ACCESS_NUM		0x0full

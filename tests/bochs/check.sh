@@ -48,6 +48,7 @@ expected() {
 		hv.shield-tables hv.shield-tables-status hv.shield-tables-ring.order hv.shield-tables-ring.overflow \
 		hv.shield-tables-stress-cpu@CPU@ hv.shield-tables-unload ;;
 	hvdetect) echo hv.detect-state hv.detect-cpuid-timing ;;
+	hvinit) echo hv.init-bare hv.init-loaded hv.init ;;
 	hvtsc) echo hv.tsc-uts hv.tsc-off hv.tsc-off-timers hv.tsc-on hv.tsc-on-timers hv.tsc-hidden ;;
 	# tests/transparency/bochs-scenarios.sh
 	hvtransparency) echo hv.transparency-bare hv.transparency-loaded hv.transparency-path-armed \

@@ -63,9 +63,11 @@ TEST(Controls, BochsSkylakeX)
 	EXPECT_EQ(c.ctls.proc, 0x04006172u | CPU_BASED_USE_MSR_BITMAPS |
 				       CPU_BASED_ACTIVATE_SECONDARY_CONTROLS);
 	EXPECT_FALSE(c.ctls.proc & (CPU_BASED_CR3_LOAD_EXITING | CPU_BASED_CR3_STORE_EXITING));
-	// secondary: EPT, VPID, and the #UD-avoiding RDTSCP, INVPCID, XSAVES;
-	// Bochs's allowed-1 (0x02177fff) lacks user-wait-pause (bit 26)
-	EXPECT_EQ(c.ctls.proc2, SECONDARY_EXEC_ENABLE_EPT | SECONDARY_EXEC_ENABLE_VPID |
+	// secondary: EPT, unrestricted guest (real mode after an INIT), VPID,
+	// and the #UD-avoiding RDTSCP, INVPCID, XSAVES; Bochs's allowed-1
+	// (0x02177fff) lacks user-wait-pause (bit 26)
+	EXPECT_EQ(c.ctls.proc2, SECONDARY_EXEC_ENABLE_EPT | SECONDARY_EXEC_UNRESTRICTED_GUEST |
+					SECONDARY_EXEC_ENABLE_VPID |
 					SECONDARY_EXEC_ENABLE_RDTSCP | SECONDARY_EXEC_ENABLE_INVPCID |
 					SECONDARY_EXEC_XSAVES);
 	// TRUE exit/entry MSRs leave the debug-controls bits (2) optional: we want them
@@ -107,7 +109,8 @@ TEST(Controls, SkylakeHost)
 	EXPECT_EQ(c.ctls.proc, 0x04006172u | CPU_BASED_USE_MSR_BITMAPS |
 				       CPU_BASED_ACTIVATE_SECONDARY_CONTROLS);
 	// allowed-1 0x005ffcff has no user-wait-pause either, but conceals VMX from PT
-	EXPECT_EQ(c.ctls.proc2, SECONDARY_EXEC_ENABLE_EPT | SECONDARY_EXEC_ENABLE_VPID |
+	EXPECT_EQ(c.ctls.proc2, SECONDARY_EXEC_ENABLE_EPT | SECONDARY_EXEC_UNRESTRICTED_GUEST |
+					SECONDARY_EXEC_ENABLE_VPID |
 					SECONDARY_EXEC_ENABLE_RDTSCP | SECONDARY_EXEC_ENABLE_INVPCID |
 					SECONDARY_EXEC_XSAVES | SECONDARY_EXEC_PT_CONCEAL_VMX);
 	// exit allowed-1 0x01ffffff has bit 24, entry allowed-1 0x0003ffff bit 17
