@@ -81,6 +81,19 @@ static void vt_init_efer(struct vt_vcpu *vcpu)
 	vt_vmwrite(VM_ENTRY_CONTROLS, vt_vmread_or0(VM_ENTRY_CONTROLS) & ~(u64)VM_ENTRY_IA32E_MODE);
 }
 
+/*
+ * The CET state the VMCS loads is 0 after an INIT, as the MSRs are on the
+ * bare CPU (sandpile.org's INIT column: S_CET, SSP, the SSP table).
+ */
+static void vt_init_cet(const struct vt_vcpu *vcpu)
+{
+	if (!(vcpu->hv->ctls.entry & VM_ENTRY_LOAD_CET_STATE))
+		return;
+	vt_vmwrite(GUEST_S_CET, 0);
+	vt_vmwrite(GUEST_SSP, 0);
+	vt_vmwrite(GUEST_INTR_SSP_TABLE, 0);
+}
+
 /* EDX holds the processor signature, CPUID.1:EAX; every other GPR is 0. */
 static void vt_init_gprs(struct vt_guest_regs *regs)
 {
@@ -105,6 +118,7 @@ enum vt_exit_action vt_handle_init_signal(struct vt_exit *exit)
 	vt_init_segments();
 	vt_init_control_registers(&vcpu->hv->caps);
 	vt_init_efer(vcpu);
+	vt_init_cet(vcpu);
 	vt_init_gprs(exit->regs);
 	/* No event survives an INIT; wait-for-SIPI takes none (26.3.1.5). */
 	vt_events_reset(vcpu);

@@ -134,6 +134,15 @@ void seed_ctl(uint32_t plain, uint32_t true_msr, uint64_t value, uint32_t defaul
 }
 }  // namespace
 
+VmxProfile with_cet(VmxProfile p)
+{
+	p.exit |= (uint64_t)VM_EXIT_LOAD_CET_STATE << 32;
+	p.entry |= (uint64_t)VM_ENTRY_LOAD_CET_STATE << 32;
+	p.cr4_fixed1 |= X86_CR4_CET;
+	p.cet = true;
+	return p;
+}
+
 void seed_vmx(const VmxProfile &p)
 {
 	auto &c = g_cpu;

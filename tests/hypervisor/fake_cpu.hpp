@@ -86,6 +86,8 @@ struct VmxProfile {
 extern const VmxProfile bochs_skylake_x;	// read from vtice.ko's log in Bochs
 extern const VmxProfile skylake;		// a Skylake host (VirtualBox log)
 void seed_vmx(const VmxProfile &p);
+// p with CET (the CET-state VM-entry/exit controls, CR4.CET, the MSRs).
+VmxProfile with_cet(VmxProfile p);
 
 // Linux-like GDT (kernel CS/DS, 64-bit TSS) at a real buffer; sets gdt/idt.
 void seed_linux_descriptors();

@@ -16,9 +16,12 @@ class InitSipi : public HvFixture {
 protected:
 	vt_guest_regs regs{};
 
+	virtual VmxProfile profile() { return bochs_skylake_x; }
+
 	void SetUp() override
 	{
 		HvFixture::SetUp();
+		seed_vmx(profile());
 		virtualize();
 		guest_kernel_mode();
 		auto &c = cpu();
@@ -87,6 +90,22 @@ TEST_F(InitSipi, InitKeepsCacheDisableBits)
 	cpu().vmcs[GUEST_CR0] = 0xe0000031;
 	init();
 	EXPECT_EQ(vmcs(CR0_READ_SHADOW), 0x60000010u);
+}
+
+class InitSipiCet : public InitSipi {
+protected:
+	VmxProfile profile() override { return with_cet(skylake); }
+};
+
+TEST_F(InitSipiCet, InitClearsTheCetState)
+{
+	ASSERT_TRUE(hv.ctls.entry & VM_ENTRY_LOAD_CET_STATE);
+	ASSERT_NE(vmcs(GUEST_S_CET), 0u) << "the kernel's IBT";
+	init();
+	EXPECT_EQ(vmcs(GUEST_S_CET), 0u);
+	EXPECT_EQ(vmcs(GUEST_SSP), 0u);
+	EXPECT_EQ(vmcs(GUEST_INTR_SSP_TABLE), 0u);
+	EXPECT_EQ(vmcs(GUEST_CR4), (uint64_t)X86_CR4_VMXE) << "CR4.CET clear";
 }
 
 TEST_F(InitSipi, InitGivesRealModeSegments)

@@ -13,17 +13,6 @@ namespace {
 
 constexpr uint64_t kKernelPerfGlobal = 0x70000000full;	// fake_cpu.cpp's seed
 
-VmxProfile cet_cpu()
-{
-	VmxProfile p = skylake;
-	p.name = "skylake_with_cet";
-	p.exit |= (uint64_t)VM_EXIT_LOAD_CET_STATE << 32;
-	p.entry |= (uint64_t)VM_ENTRY_LOAD_CET_STATE << 32;
-	p.cr4_fixed1 |= X86_CR4_CET;
-	p.cet = true;
-	return p;
-}
-
 class SwitchedState : public HvFixture {
 protected:
 	void start(const VmxProfile &p)
@@ -106,7 +95,7 @@ TEST_F(SwitchedState, HalfAPerfGlobalPairIsNotUsed)
 
 TEST_F(SwitchedState, HalfACetPairIsNotUsed)
 {
-	VmxProfile p = cet_cpu();
+	VmxProfile p = with_cet(skylake);
 	p.entry &= ~((uint64_t)VM_ENTRY_LOAD_CET_STATE << 32);
 	start(p);
 	EXPECT_FALSE(hv.ctls.exit & VM_EXIT_LOAD_CET_STATE);
@@ -114,7 +103,7 @@ TEST_F(SwitchedState, HalfACetPairIsNotUsed)
 
 TEST_F(SwitchedState, RootRunsWithoutCetAndTheKernelKeepsItsOwn)
 {
-	start(cet_cpu());
+	start(with_cet(skylake));
 	EXPECT_TRUE(hv.caps.flags & VTICE_CAP_CET);
 	ASSERT_TRUE(hv.ctls.exit & VM_EXIT_LOAD_CET_STATE);
 	ASSERT_TRUE(hv.ctls.entry & VM_ENTRY_LOAD_CET_STATE);
@@ -132,7 +121,7 @@ TEST_F(SwitchedState, RootRunsWithoutCetAndTheKernelKeepsItsOwn)
 // same held for PERF_GLOBAL_CTRL (the kernel's counters off).
 TEST_F(SwitchedState, LeavingVmxGivesTheKernelItsOwnBack)
 {
-	start(cet_cpu());
+	start(with_cet(skylake));
 	ASSERT_TRUE(hv.ctls.entry & VM_ENTRY_LOAD_IA32_PERF_GLOBAL_CTRL);
 	auto &c = cpu();
 	c.vmcs[GUEST_INTR_SSP_TABLE] = 0xffff888001234000ull;
@@ -152,7 +141,7 @@ TEST_F(SwitchedState, LeavingVmxGivesTheKernelItsOwnBack)
 
 TEST_F(SwitchedState, CetControlsWithoutTheMsrsAreNotUsed)
 {
-	VmxProfile p = cet_cpu();
+	VmxProfile p = with_cet(skylake);
 	p.cet = false;
 	start(p);
 	EXPECT_FALSE(hv.caps.flags & VTICE_CAP_CET);
