@@ -53,7 +53,7 @@ for cell in "skylake-6.1" "sapphire_rapids-6.12 --cpu sapphire_rapids --kernel b
 	[[ "$cell" == *" "* ]] && read -r -a args <<<"${cell#* }"
 	echo "long-run.sh: $name"
 	if "$root/tests/bochs/run.sh" --out "$out/$name" --vtice "$vtice" --scenarios hvtransparency \
-		--timeout 3600 --guest-env "TRANSPARENCY_SEED=$seed TRANSPARENCY_COUNT=$count" "${args[@]}" \
+		--timeout 3600 --guest-env "TRANSPARENCY_SEED=$seed TRANSPARENCY_COUNT=$count TRANSPARENCY_SELF_CHECKS=1" "${args[@]}" \
 		>"$out/$name.log" 2>&1; then
 		echo "long-run.sh: $name passed"
 	else
