@@ -18,6 +18,7 @@
 #include "exit.h"
 #include "intrin.h"
 #include "os.h"
+#include "segment.h"
 
 /* Real-mode segment access rights (VMX format, SDM 3C 24.4.1). */
 #define VT_AR_REAL_CODE	0x9bu	/* present, S, execute/read, accessed */
@@ -31,7 +32,7 @@
 #define VT_REAL_LIMIT	0xffffu
 #define VT_INIT_DR7	0x400u
 
-/* Segment i's four fields are at these strides (SDM 3D B.1-B.4). */
+/* Segment i (VT_SEG_*, segment.h) of the guest-state area. */
 static void vt_write_real_segment(int i, u16 sel, u64 base, u32 ar)
 {
 	vt_vmwrite(GUEST_ES_SELECTOR + 2 * i, sel);
@@ -40,17 +41,15 @@ static void vt_write_real_segment(int i, u16 sel, u64 base, u32 ar)
 	vt_vmwrite(GUEST_ES_AR_BYTES + 2 * i, ar);
 }
 
-enum { VT_I_ES, VT_I_CS, VT_I_SS, VT_I_DS, VT_I_FS, VT_I_GS, VT_I_LDTR, VT_I_TR };
-
 static void vt_init_segments(void)
 {
 	int i;
 
-	for (i = VT_I_ES; i <= VT_I_GS; i++)
+	for (i = VT_SEG_ES; i <= VT_SEG_GS; i++)
 		vt_write_real_segment(i, 0, 0, VT_AR_REAL_DATA);
-	vt_write_real_segment(VT_I_CS, VT_INIT_CS, VT_INIT_CS_BASE, VT_AR_REAL_CODE);
-	vt_write_real_segment(VT_I_LDTR, 0, 0, VT_AR_REAL_LDTR);
-	vt_write_real_segment(VT_I_TR, 0, 0, VT_AR_REAL_TR);
+	vt_write_real_segment(VT_SEG_CS, VT_INIT_CS, VT_INIT_CS_BASE, VT_AR_REAL_CODE);
+	vt_write_real_segment(VT_SEG_LDTR, 0, 0, VT_AR_REAL_LDTR);
+	vt_write_real_segment(VT_SEG_TR, 0, 0, VT_AR_REAL_TR);
 	vt_vmwrite(GUEST_GDTR_BASE, 0);
 	vt_vmwrite(GUEST_GDTR_LIMIT, VT_REAL_LIMIT);
 	vt_vmwrite(GUEST_IDTR_BASE, 0);
@@ -134,7 +133,7 @@ enum vt_exit_action vt_handle_sipi_signal(struct vt_exit *exit)
 {
 	u64 vector = exit->qual & 0xffu;
 
-	vt_write_real_segment(VT_I_CS, (u16)(vector << 8), vector << 12, VT_AR_REAL_CODE);
+	vt_write_real_segment(VT_SEG_CS, (u16)(vector << 8), vector << 12, VT_AR_REAL_CODE);
 	vt_vmwrite(GUEST_RIP, 0);
 	vt_vmwrite(GUEST_ACTIVITY_STATE, GUEST_ACTIVITY_ACTIVE);
 	return VT_EXIT_RESUME;

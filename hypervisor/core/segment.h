@@ -10,6 +10,13 @@
 extern "C" {
 #endif
 
+/*
+ * ES, CS, SS, DS, FS, GS, LDTR, TR: their selector, limit, access-rights and
+ * base fields are consecutive encodings in this order (SDM Vol. 3D B.1-B.4).
+ */
+enum { VT_SEG_ES, VT_SEG_CS, VT_SEG_SS, VT_SEG_DS, VT_SEG_FS, VT_SEG_GS, VT_SEG_LDTR,
+	VT_SEG_TR, VT_SEG_COUNT };
+
 struct vt_segment {
 	u16 sel;
 	u64 base;

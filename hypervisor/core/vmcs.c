@@ -27,13 +27,6 @@ static void vt_w(struct vt_vmcs_writer *w, u64 field, u64 value)
 	}
 }
 
-/*
- * ES, CS, SS, DS, FS, GS, LDTR, TR: their selector, limit, access-rights and
- * base fields are consecutive encodings in this order (SDM Vol. 3D B.1-B.4).
- */
-enum { VT_SEG_ES, VT_SEG_CS, VT_SEG_SS, VT_SEG_DS, VT_SEG_FS, VT_SEG_GS, VT_SEG_LDTR,
-	VT_SEG_TR, VT_SEG_COUNT };
-
 static void vt_vmcs_guest_segment(struct vt_vmcs_writer *w, const struct vt_desc_ptr *gdt,
 				  int idx, u16 sel)
 {
