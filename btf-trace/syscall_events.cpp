@@ -22,6 +22,8 @@ bool apply_data(SyscallEvent &ev, const vtice_record &rec)
 		return ev.enter || ev.probe_hit;
 	case VTICE_SYSCALL_DATA_ARG5:
 		ev.args[5] = rec.u.raw[0];
+		if (ev.probe_hit)
+			ev.ret = rec.u.raw[1];	// RAX at the hit (records.h)
 		return ev.enter || ev.probe_hit;
 	case VTICE_SYSCALL_DATA_TASK:
 		ev.has_task = true;

@@ -58,7 +58,8 @@ const char kHelp[] =
 	"  vtice probe 'fn:kmem_cache_alloc { @[kstack] = count(); }' --duration 5\n"
 	"\n"
 	"Probe points: fn:NAME (a kernel function's entry, through a hidden\n"
-	"breakpoint), syscall:NAME, syscall:NAME:return, syscall:*, profile:hz:N\n"
+	"breakpoint), fn:NAME:return (its RETs), syscall:NAME, syscall:NAME:return,\n"
+	"syscall:*, profile:hz:N\n"
 	"(every CPU sampled N times a second), interval:s:N, interval:ms:N, BEGIN,\n"
 	"END. Values: pid tid comm cpu nsecs retval probe arg0..arg5, kstack (in fn:\n"
 	"and profile probes), @maps. Maps: count() sum() min() max() avg() hist() lhist().\n"
@@ -513,13 +514,16 @@ int cmd_probe(int argc, char **argv)
 		std::printf("%s: OK: %s\n", opts->source_name.c_str(), describe_program(*program).c_str());
 		return kExitOk;
 	}
-	if (auto found = resolve_function_points(*program, opts->kallsyms, opts->kcore); !found) {
+	auto found = resolve_function_points(*program, opts->kallsyms, opts->kcore);
+	if (!found) {
 		if (found.error().offset)	// about one probe point: show it
 			eprintf("%s", probes::format_diagnostic(opts->source, found.error(), opts->source_name).c_str());
 		else
 			eprintf("vtice probe: %s\n", found.error().to_string().c_str());
 		return kExitFailure;
 	}
+	for (const std::string &note : *found)
+		eprintf("vtice probe: note: %s\n", note.c_str());
 	return exit_status(run(*opts, *program));
 }
 

@@ -43,6 +43,7 @@ void ProbeFeed::on_syscall_event(const trace::SyscallEvent &ev)
 		probes::ProbeEvent hit = convert(ev);
 		hit.kind = probes::PointKind::FnEntry;
 		hit.address = ev.nr;
+		hit.retval = static_cast<std::int64_t>(ev.ret);	// RAX: the return value at a fn:NAME:return
 		hit.str = escape_text(ev.str, Layout::Field);	// guest bytes: never raw to the terminal
 		if (stack_text_ && ev.rsp)
 			hit.kstack = stack_text_(trace::probe_hit_sample(ev));

@@ -8,6 +8,8 @@
 #include <memory>
 
 #include "diagnostic.hpp"
+#include "hex.hpp"
+#include "return_sites.hpp"
 #include "symbol_source.hpp"
 #include "trace/kcore.hpp"
 #include "trace_common.hpp"
@@ -22,13 +24,51 @@ bool starts_with_endbr(const std::vector<std::uint8_t> &b)
 	return b.size() >= 4 && (std::memcmp(b.data(), endbr64, 4) == 0 || std::memcmp(b.data(), sealed, 4) == 0);
 }
 
+// Longer than any kernel function: a symbol that runs on this far is not one.
+constexpr std::uint64_t kMaxFunctionBytes = 1 << 20;
+
+bool is_return_thunk(const dbg::SymbolList &symbols, std::uint64_t target)
+{
+	auto hit = symbols.symbolize(target);
+	return hit && hit->offset == 0 && hit->name.find("return_thunk") != std::string::npos;
+}
+
+// fn:NAME:return: the RETs in the function's live text (what the kernel
+// patched them into at boot, read from kcore).
+Result<void> find_returns(probes::ProbePoint &point, std::uint64_t start, const dbg::SymbolList &symbols,
+			  dbg::Kcore &kcore, std::vector<std::string> &notes)
+{
+	auto end = symbols.next_start(start);
+	if (!end || *end - start > kMaxFunctionBytes)
+		return probes::error_at(point.pos, "cannot tell where " + point.function + " ends (no symbol after it)");
+	auto text = kcore.read(start, *end - start);
+	if (!text)
+		return probes::error_at(point.pos, "cannot read " + point.function + ": " + text.error().message);
+	Disassembler disasm;
+	auto found = find_return_sites(*text, start, disasm,
+				       [&](std::uint64_t target) { return is_return_thunk(symbols, target); });
+	if (!found)
+		return probes::error_at(point.pos, point.function + ": " + found.error().message);
+	if (found->sites.empty())
+		return probes::error_at(point.pos, point.function + " has no RET of its own (it leaves only by tail "
+								    "calls or never returns)");
+	if (!found->tail_calls.empty())
+		notes.push_back(point.text + ": " + point.function + " also leaves through " +
+				std::to_string(found->tail_calls.size()) + " jump(s) to other code (the first at +" +
+				dbg::hex(found->tail_calls.front() - start) +
+				"): the callee returns for it there, unseen");
+	point.return_sites = std::move(found->sites);
+	return {};
+}
+
 }  // namespace
 
-Result<void> resolve_function_points(probes::CheckedProgram &program, const std::string &kallsyms,
-				     const std::string &kcore_path)
+Result<std::vector<std::string>> resolve_function_points(probes::CheckedProgram &program,
+							 const std::string &kallsyms, const std::string &kcore_path)
 {
+	std::vector<std::string> notes;
 	if (!program.has_fn_probes)
-		return {};
+		return notes;
 	auto symbols = read_running_kallsyms(kallsyms, "_text");
 	if (!symbols)
 		return symbols.error();
@@ -37,19 +77,42 @@ Result<void> resolve_function_points(probes::CheckedProgram &program, const std:
 		return kcore.error();
 	for (auto &probe : program.program.probes)
 		for (auto &point : probe.points) {
-			if (point.kind != probes::PointKind::FnEntry)
+			if (point.kind != probes::PointKind::FnEntry && point.kind != probes::PointKind::FnReturn)
 				continue;
 			auto address = (*symbols)->lookup(point.function);
 			if (!address || !*address)
 				return probes::error_at(point.pos, "no kernel function '" + point.function + "' in " + kallsyms);
+			if (point.kind == probes::PointKind::FnReturn) {
+				if (auto ok = find_returns(point, *address, **symbols, *kcore, notes); !ok)
+					return ok.error();
+				continue;
+			}
 			auto head = kcore->read(*address, 4);
 			if (!head)
 				return probes::error_at(point.pos, "cannot read " + point.function + " in " + kcore_path +
 									   ": " + head.error().message);
 			point.address = *address + (starts_with_endbr(*head) ? 4 : 0);
 		}
+	return notes;
+}
+
+namespace {
+
+// One more address to arm (str_arg: 0, or the argument's number + 1); one
+// a return site shares with another probe is armed once.
+Result<void> add_address(vtice_probes &req, const probes::ProbePoint &point, std::uint64_t address, int str_arg)
+{
+	if (std::find(req.addrs, req.addrs + req.count, address) != req.addrs + req.count)
+		return {};
+	if (req.count == VTICE_PROBES_MAX)
+		return probes::error_at(point.pos, "more than " + std::to_string(VTICE_PROBES_MAX) +
+							   " probe addresses at once (each fn:NAME:return takes one per RET)");
+	req.str_arg[req.count] = static_cast<std::uint8_t>(str_arg);
+	req.addrs[req.count++] = address;
 	return {};
 }
+
+}  // namespace
 
 Result<std::uint32_t> FunctionProbes::arm(const probes::CheckedProgram &program, std::uint32_t stack_bytes)
 {
@@ -61,6 +124,12 @@ Result<std::uint32_t> FunctionProbes::arm(const probes::CheckedProgram &program,
 		    std::min(program.root_filter.comm.size(), sizeof(req.comm) - 1));
 	for (const auto &probe : program.program.probes)
 		for (const auto &point : probe.points) {
+			if (point.kind == probes::PointKind::FnReturn) {
+				for (std::uint64_t site : point.return_sites)
+					if (auto ok = add_address(req, point, site, 0); !ok)
+						return ok.error();
+				continue;
+			}
 			if (point.kind != probes::PointKind::FnEntry)
 				continue;
 			auto *seen = std::find(req.addrs, req.addrs + req.count, point.address);
@@ -69,11 +138,8 @@ Result<std::uint32_t> FunctionProbes::arm(const probes::CheckedProgram &program,
 					req.str_arg[seen - req.addrs] = static_cast<std::uint8_t>(probe.str_arg + 1);
 				continue;
 			}
-			if (req.count == VTICE_PROBES_MAX)
-				return probes::error_at(point.pos, "more than " + std::to_string(VTICE_PROBES_MAX) +
-									   " kernel functions probed at once");
-			req.str_arg[req.count] = static_cast<std::uint8_t>(probe.str_arg + 1);	// 0: none
-			req.addrs[req.count++] = point.address;
+			if (auto ok = add_address(req, point, point.address, probe.str_arg + 1); !ok)
+				return ok.error();
 		}
 	if (ioctl(dev_.get(), VTICE_IOC_PROBES, &req) < 0) {
 		int err = errno;

@@ -1,4 +1,4 @@
-// fn:NAME probe points found in the running kernel: the function's address
+// fn:NAME and fn:NAME:return probe points found in the running kernel: the function's address
 // from /proc/kallsyms, moved 4 bytes in past an ENDBR64 read from
 // /proc/kcore (on a kernel with IBT an int3 in place of the ENDBR64 would
 // raise #CP at the next indirect call, so kprobes move past it too), and
@@ -15,10 +15,12 @@
 
 namespace vtice::console {
 
-// Fills in every fn: point's address; an error carries the point's
-// position (probes::format_diagnostic shows it).
-Result<void> resolve_function_points(probes::CheckedProgram &program, const std::string &kallsyms,
-				     const std::string &kcore);
+// Fills in every fn:NAME point's address and every fn:NAME:return point's
+// return sites (return_sites.hpp); an error carries the point's position
+// (probes::format_diagnostic shows it). Returns notes for the user: what a
+// probe will not see (a function's tail calls).
+Result<std::vector<std::string>> resolve_function_points(probes::CheckedProgram &program,
+							 const std::string &kallsyms, const std::string &kcore);
 
 // The probes of one run: armed by arm(), removed by disarm() or when the
 // device closes.

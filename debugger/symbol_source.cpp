@@ -57,6 +57,15 @@ std::vector<std::uint64_t> SymbolList::lookup_all(std::string_view name) const
 	return text;
 }
 
+std::optional<std::uint64_t> SymbolList::next_start(std::uint64_t address) const
+{
+	auto it = std::upper_bound(entries_.begin(), entries_.end(), address,
+				   [](std::uint64_t a, const Entry &e) { return a < e.address; });
+	if (it == entries_.end())
+		return std::nullopt;
+	return it->address;
+}
+
 std::optional<SymbolHit> SymbolList::symbolize(std::uint64_t address) const
 {
 	auto it = std::upper_bound(entries_.begin(), entries_.end(), address,

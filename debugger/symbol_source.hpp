@@ -47,6 +47,9 @@ public:
 	std::optional<std::uint64_t> lookup(std::string_view name) const override;
 	std::vector<std::uint64_t> lookup_all(std::string_view name) const override;
 	std::optional<SymbolHit> symbolize(std::uint64_t address) const override;
+	// The first symbol's address above address: where the code at address
+	// ends at the latest (kallsyms gives no sizes).
+	std::optional<std::uint64_t> next_start(std::uint64_t address) const;
 	std::size_t size() const override { return entries_.size(); }
 	std::string origin() const override { return origin_; }
 	// The same table with a KASLR slide added to every kernel address.

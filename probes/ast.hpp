@@ -70,7 +70,7 @@ struct Stmt {
 };
 
 // Where a probe fires; the checker fills in what the text means.
-enum class PointKind { Begin, End, SyscallEnter, SyscallReturn, FnEntry, Interval, Profile };
+enum class PointKind { Begin, End, SyscallEnter, SyscallReturn, FnEntry, FnReturn, Interval, Profile };
 
 struct ProbePoint {
 	Pos pos;
@@ -82,6 +82,7 @@ struct ProbePoint {
 	std::uint32_t profile_hz = 0;	// profile:hz:N
 	std::string function;		// fn:NAME
 	std::uint64_t address = 0;	// fn:NAME: where its probe sits (the caller resolves it)
+	std::vector<std::uint64_t> return_sites;	// fn:NAME:return: its RETs (the caller finds them)
 };
 
 struct Probe {

@@ -25,7 +25,7 @@ std::size_t CheckedProgram::map_index(std::string_view name) const
 
 namespace {
 
-const char kBuiltProbes[] = "this vtice runs fn:NAME, syscall:NAME, syscall:NAME:return, syscall:*, "
+const char kBuiltProbes[] = "this vtice runs fn:NAME, fn:NAME:return, syscall:NAME, syscall:NAME:return, syscall:*, "
 			    "profile:hz:N, interval:s:N, interval:ms:N, BEGIN and END (docs/probes.md)";
 
 const char kStackUse[] = "a stack (kstack) is a map key or printed with printf's %s, nothing else";
@@ -96,14 +96,14 @@ Result<void> resolve_profile(ProbePoint &p, const std::vector<std::string> &part
 	return {};
 }
 
-// fn:NAME; the address is the caller's to find (in the running kernel).
+// fn:NAME and fn:NAME:return; the addresses are the caller's to find (in
+// the running kernel).
 Result<void> resolve_function(ProbePoint &p, const std::vector<std::string> &parts)
 {
-	if (parts.size() == 3 && parts[2] == "return")
-		return error_at(p.pos, "fn:NAME:return probes are not built yet; " + std::string(kBuiltProbes));
-	if (parts.size() != 2 || parts[1].empty() || parts[1] == "*")
-		return error_at(p.pos, "write fn:NAME, NAME a kernel function (fn:vfs_read)");
-	p.kind = PointKind::FnEntry;
+	bool ret = parts.size() == 3 && parts[2] == "return";
+	if ((parts.size() != 2 && !ret) || parts[1].empty() || parts[1] == "*")
+		return error_at(p.pos, "write fn:NAME or fn:NAME:return, NAME a kernel function (fn:vfs_read)");
+	p.kind = ret ? PointKind::FnReturn : PointKind::FnEntry;
 	p.function = parts[1];
 	return {};
 }
@@ -135,13 +135,14 @@ Result<void> resolve_point(ProbePoint &p, const SyscallLookup &lookup)
 bool is_event_point(const ProbePoint &p)
 {
 	return p.kind == PointKind::SyscallEnter || p.kind == PointKind::SyscallReturn ||
-	       p.kind == PointKind::FnEntry;
+	       p.kind == PointKind::FnEntry || p.kind == PointKind::FnReturn;
 }
 
 // What one probe's points all provide.
 struct Context {
 	bool task = true;	// pid, tid, comm, cpu
 	bool args = true;	// argN
+	bool fn_return = false;	// some point is a fn:NAME:return (argN is gone there)
 	bool retval = true;
 	bool kstack = true;
 	bool fn = false;	// some point is a fn: probe's
@@ -154,8 +155,9 @@ Context context_of(const Probe &probe)
 	Context c;
 	for (const ProbePoint &p : probe.points) {
 		c.task &= is_event_point(p) || p.kind == PointKind::Profile;
-		c.args &= is_event_point(p);
-		c.retval &= p.kind == PointKind::SyscallReturn;
+		c.args &= is_event_point(p) && p.kind != PointKind::FnReturn;
+		c.fn_return |= p.kind == PointKind::FnReturn;
+		c.retval &= p.kind == PointKind::SyscallReturn || p.kind == PointKind::FnReturn;
 		c.kstack &= p.kind == PointKind::Profile || p.kind == PointKind::FnEntry;
 		c.fn |= p.kind == PointKind::FnEntry;
 		c.profile |= p.kind == PointKind::Profile;
@@ -261,7 +263,7 @@ private:
 	Result<Type> str_type(Expr &e)
 	{
 		if (!ctx_.fn_only)
-			return error_at(e.pos, "str() reads a string in fn: probes only: root copies it at the hit "
+			return error_at(e.pos, "str() reads a string in fn:NAME probes only: root copies it at the entry "
 					       "(not yet for syscall arguments)");
 		const Expr *arg = e.kids.size() == 1 ? e.kids[0].get() : nullptr;
 		if (!arg || arg->kind != ExprKind::Builtin || arg->builtin != Builtin::Arg)
@@ -457,8 +459,7 @@ private:
 		switch (e.builtin) {
 		case Builtin::Retval:
 			if (!ctx_.retval)
-				return error_at(e.pos, "retval exists only in syscall:NAME:return probes (fn:NAME:return "
-						       "is not built yet)");
+				return error_at(e.pos, "retval exists only in syscall:NAME:return and fn:NAME:return probes");
 			return Type::Int;
 		case Builtin::Pid:
 		case Builtin::Tid:
@@ -468,6 +469,9 @@ private:
 									"in BEGIN, END, interval)");
 			return Type::Int;
 		case Builtin::Arg:
+			if (ctx_.fn_return)
+				return error_at(e.pos, "'" + e.text + "' is gone at a function's return (its registers hold "
+									"what the function left): read it in fn:NAME");
 			if (!ctx_.args)
 				return error_at(e.pos, "'" + e.text + "' exists only in syscall and fn probes (not in "
 									"profile, BEGIN, END, interval)");
@@ -635,7 +639,7 @@ Result<CheckedProgram> check_program(Program program, const SyscallLookup &looku
 	for (const Probe &probe : out.program.probes)
 		for (const ProbePoint &p : probe.points) {
 			out.has_syscall_probes |= p.kind == PointKind::SyscallEnter || p.kind == PointKind::SyscallReturn;
-			out.has_fn_probes |= p.kind == PointKind::FnEntry;
+			out.has_fn_probes |= p.kind == PointKind::FnEntry || p.kind == PointKind::FnReturn;
 			if (p.kind != PointKind::Profile)
 				continue;
 			// Each CPU has one sampling timer: one rate for the program.

@@ -1,5 +1,7 @@
 #include "runtime.hpp"
 
+#include <algorithm>
+
 namespace vtice::probes {
 
 struct Runtime::Fired {
@@ -33,15 +35,22 @@ void Runtime::on_event(const ProbeEvent &ev)
 		if (exited_)
 			return;
 		for (const ProbePoint &p : probe.points)
-			if (p.kind == ev.kind && matches(p, ev)) {
+			if (matches(p, ev)) {
 				run_probe(probe, Fired{&p, &ev, ev.nsecs});
 				break;	// once per probe, whichever of its points matched
 			}
 	}
 }
 
+// A function probe's hit carries only its address (ev.kind FnEntry):
+// whether that is the entry or one of the function's returns, the point's
+// addresses say.
 bool Runtime::matches(const ProbePoint &p, const ProbeEvent &ev)
 {
+	if (ev.kind == PointKind::FnEntry && p.kind == PointKind::FnReturn)
+		return std::find(p.return_sites.begin(), p.return_sites.end(), ev.address) != p.return_sites.end();
+	if (p.kind != ev.kind)
+		return false;
 	if (p.kind == PointKind::FnEntry)
 		return p.address == ev.address;
 	if (p.kind == PointKind::Profile)

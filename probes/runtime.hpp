@@ -20,9 +20,9 @@ namespace vtice::probes {
 struct ProbeEvent {
 	PointKind kind = PointKind::SyscallEnter;	// SyscallEnter, SyscallReturn, FnEntry or Profile
 	std::uint64_t nr = 0;			// the syscall's number
-	std::uint64_t address = 0;		// FnEntry: the probe's address
-	std::array<std::uint64_t, 6> args{};	// a return carries its entry's
-	std::int64_t retval = 0;
+	std::uint64_t address = 0;		// FnEntry: the hit's address (an entry's or a return's)
+	std::array<std::uint64_t, 6> args{};	// a syscall's return carries its entry's
+	std::int64_t retval = 0;		// a syscall's return value; RAX at a function probe's hit
 	std::string comm;
 	std::uint32_t pid = 0;		// the process (the kernel's tgid)
 	std::uint32_t tid = 0;		// the thread (the kernel's pid)

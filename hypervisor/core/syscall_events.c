@@ -184,7 +184,7 @@ bool vt_probe_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 add
 	recs[0].u.syscall.arg = vt_call_arg(r, 0);
 	vt_put_data(&recs[n++], &recs[0], VTICE_SYSCALL_DATA_ARGS12, vt_call_arg(r, 1), vt_call_arg(r, 2));
 	vt_put_data(&recs[n++], &recs[0], VTICE_SYSCALL_DATA_ARGS34, vt_call_arg(r, 3), vt_call_arg(r, 4));
-	vt_put_data(&recs[n++], &recs[0], VTICE_SYSCALL_DATA_ARG5, vt_call_arg(r, 5), 0);
+	vt_put_data(&recs[n++], &recs[0], VTICE_SYSCALL_DATA_ARG5, vt_call_arg(r, 5), r->rax);
 	if (known)
 		n = vt_put_task(recs, n, &t);
 	if (cap->str_arg)

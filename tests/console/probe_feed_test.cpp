@@ -196,3 +196,27 @@ TEST(ProbeFeed, AFnHitsStringReachesStrEscaped)
 	feed.feed_events({hit, hostile});
 	EXPECT_EQ(r.out.printed_, "/etc/passwd|\\x1b[2J/x|");
 }
+
+// fn:NAME:return: a hit at one of the function's return sites fires the
+// return probe with RAX as retval; a hit at its entry fires the entry probe
+// only, and a hit at another address neither.
+TEST(ProbeFeed, AHitAtAReturnSiteFiresTheReturnProbeWithRax)
+{
+	FeedRun r("fn:vfs_read { printf(\"in|\"); } fn:vfs_read:return { printf(\"%s=%d|\", probe, retval); }");
+	r.program.program.probes[0].points[0].address = 0xffffffff81234564ull;
+	r.program.program.probes[1].points[0].return_sites = {0xffffffff812345f0ull, 0xffffffff81234622ull};
+	console::ProbeFeed feed(*r.runtime, [](std::uint64_t tsc) { return tsc; });
+	trace::SyscallEvent entry = event(true, 10, 7, 0);
+	entry.enter = false;
+	entry.probe_hit = true;
+	entry.nr = 0xffffffff81234564ull;
+	trace::SyscallEvent ret = entry;
+	ret.tsc = 11;
+	ret.nr = 0xffffffff81234622ull;
+	ret.ret = static_cast<std::uint64_t>(-14);	// -EFAULT in RAX
+	trace::SyscallEvent elsewhere = ret;
+	elsewhere.tsc = 12;
+	elsewhere.nr = 0xffffffff81234600ull;
+	feed.feed_events({entry, ret, elsewhere});
+	EXPECT_EQ(r.out.printed_, "in|fn:vfs_read:return=-14|");
+}

@@ -151,6 +151,22 @@ TEST(SyscallEvents, LostRecordsAreCountedAndMalformedGroupsDropped)
 	EXPECT_FALSE(events[0].enter);
 }
 
+// records.h: a PROBE_HIT's ARG5 carries R9 and RAX (the return value at a
+// fn:NAME:return site); a syscall entry's second word is 0 and means nothing.
+TEST(SyscallEvents, AProbeHitCarriesRaxBesideR9)
+{
+	std::vector<vtice_record> hit{head(VTICE_REC_PROBE_HIT, 0, 0xffffffff81234622ull, 7),
+				      data(VTICE_SYSCALL_DATA_ARGS12, 1, 2), data(VTICE_SYSCALL_DATA_ARGS34, 3, 4),
+				      data(VTICE_SYSCALL_DATA_ARG5, 5, 0xfffffffffffffff2ull)};
+	hit[0].flags = 3;
+	SyscallDecodeStats st;
+	auto events = decode_syscall_records(hit, st);
+	ASSERT_EQ(events.size(), 1u);
+	EXPECT_EQ(events[0].args[5], 5u);
+	EXPECT_EQ(events[0].ret, 0xfffffffffffffff2ull);
+	EXPECT_EQ(events[0].args[0], 7u) << "RDI stays arg0";
+}
+
 // records.h: a PROBE_HIT armed with a stack carries REGS (RBP, RSP) and
 // up to VTICE_STACK_RECORDS_MAX STACK records; a syscall's group carries neither.
 TEST(SyscallEvents, AProbeHitCarriesItsStackASyscallDoesNot)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * VTICE_IOC_PROBES: probes at kernel function entries (debug/probe_points.h)
+ * VTICE_IOC_PROBES: probes at kernel function entries and returns
+ * (debug/probe_points.h)
  * for `vtice probe`. One open file of /dev/vtice owns them; its close
  * removes them. The VMCALLs run on whichever CPU this runs; the order that
  * keeps an int3 from reaching the kernel (every CPU takes #BP exits before
@@ -21,6 +22,7 @@
 #include <vtice/ioctl.h>
 #include <vtice/vmcall.h>
 #include "vtice_linux.h"
+#include "../../debug/insn.h"
 
 static DEFINE_MUTEX(vt_probes_lock);
 static struct file *vt_probes_owner;	/* under vt_probes_lock */
@@ -81,23 +83,54 @@ static bool vt_endbr_at(unsigned long addr)
 	return !memcmp((const void *)addr, endbr64, 4) || !memcmp((const void *)addr, sealed, 4);
 }
 
+/* A RET's stand-in on a kernel with return thunks: a JMP to one of them. */
+static bool vt_jmp_to_return_thunk(unsigned long target)
+{
+	char sym[KSYM_SYMBOL_LEN];
+
+	sprint_symbol_no_offset(sym, target);
+	return strstr(sym, "return_thunk") != NULL;
+}
+
 /*
- * Only the kernel image's own text, at a symbol's start or 4 bytes in past
- * an ENDBR64: an instruction boundary the int3 may replace.
+ * A return site of the symbol at addr - off: an instruction boundary found
+ * by decoding the symbol's text from its start (the int3 may replace that
+ * instruction and no other), holding a RET or a JMP to a return thunk.
+ */
+static bool vt_return_site(unsigned long addr, unsigned long off)
+{
+	const u8 *p = (const u8 *)(addr - off);
+	struct vt_insn insn;
+
+	while (p < (const u8 *)addr) {
+		if (vt_insn_decode(p, 15, &insn))
+			return false;
+		p += insn.len;
+	}
+	if (p != (const u8 *)addr || vt_insn_decode(p, 15, &insn))
+		return false;
+	if (insn.kind == VT_INSN_RET)
+		return true;
+	return insn.kind == VT_INSN_JMP && vt_jmp_to_return_thunk(addr + insn.len + insn.rel);
+}
+
+/*
+ * Only the kernel image's own text: a symbol's start or 4 bytes in past
+ * an ENDBR64 (fn:NAME), or one of its return sites (fn:NAME:return).
  */
 static int vt_probe_addr_check(unsigned long addr)
 {
 	char sym[KSYM_SYMBOL_LEN];
 	const char *plus;
-	unsigned long off;
+	unsigned long off, size;
 
 	if (addr < __START_KERNEL_map || addr >= MODULES_VADDR)
 		return -EINVAL;
 	sprint_symbol(sym, addr);
 	plus = strchr(sym, '+');
-	if (!plus || strchr(sym, '[') || sscanf(plus, "+%lx/", &off) != 1)
+	if (!plus || strchr(sym, '[') || sscanf(plus, "+%lx/%lx", &off, &size) != 2 || off >= size)
 		return -EINVAL;
-	if (off == 0 || (off == 4 && vt_endbr_at(addr - 4)))
+	if (off == 0 || (off == 4 && vt_endbr_at(addr - 4)) || vt_return_site(addr, off))
 		return 0;
 	return -EINVAL;
 }
@@ -120,7 +153,7 @@ static int vt_probes_check(const struct vtice_probes *req)
 			return -EINVAL;
 		ret = vt_probe_addr_check(req->addrs[i]);
 		if (ret) {
-			pr_info("probe %u at %llx refused: not the start of a kernel text symbol\n", i,
+			pr_info("probe %u at %llx refused: not a kernel text symbol's start or return\n", i,
 				req->addrs[i]);
 			return ret;
 		}

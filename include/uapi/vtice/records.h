@@ -62,8 +62,9 @@ enum vtice_record_type {
  * A probe hit (VTICE_IOC_PROBES) is a group like a syscall entry's: the
  * PROBE_HIT record (u.syscall.nr = the probe's address, u.syscall.arg =
  * RDI), then SYSCALL_DATA records ARGS12 (RSI, RDX), ARGS34 (RCX, R8),
- * ARG5 (R9), TASK and COMM: the six arguments of a function call in the
- * x86-64 System V order, and the running task. A probe armed to copy a
+ * ARG5 (R9, RAX), TASK and COMM: the six arguments of a function call in
+ * the x86-64 System V order, RAX (the return value, at a probe on a
+ * function's RET), and the running task. A probe armed to copy a
  * string (vtice_probes.str_arg) adds STRING records: the bytes its
  * argument points to, 16 a record, up to and with the first NUL or
  * VTICE_PROBE_STR_MAX bytes, as much as is mapped (none if nothing is).
