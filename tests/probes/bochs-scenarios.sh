@@ -3,10 +3,13 @@
 # against the guest kernel's own syscall tracepoints in the same run, with
 # the module's default parameters. hv.probe-kstack: a fn: probe's kstack
 # against the kernel's own kprobe stacktrace of the same reads.
+# hv.probe-str, hv.probe-ret: str(arg1) in fn:do_sys_openat2 and retval in
+# fn:do_sys_openat2:return against the kernel's kprobe and kretprobe events.
 scenario_hvprobe() {
 	vtice_at_defaults || { result hv.probe FAIL "insmod failed"; return; }
 	$T probe hv.probe
 	$T probe-kstack hv.probe-kstack
 	$T probe-str hv.probe-str
+	$T probe-ret hv.probe-ret
 	rmmod_vtice
 }

@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * str() in a fn: probe against the kernel's own string fetch: a child
- * named vtstr opens a fixed list of paths (one longer than the 128 bytes
- * root copies) twice, once under a kprobe event on do_sys_openat2 that
- * fetches its filename argument as a user string (the kernel's
- * +0(%si):ustring), once under
- *   vtice probe 'fn:do_sys_openat2 /comm == "vtstr"/ { printf("%s\n", str(arg1)); }'
- * vtice's strings must be the kernel's, in order, each cut to 128 bytes.
+ * A child opens a fixed list of paths (one longer than the 128 bytes root
+ * copies, two that do not exist) twice, once under the kernel's own probe
+ * on do_sys_openat2, once under vtice probe's:
+ *
+ * probe-str: str() in a fn: probe against a kprobe event that fetches the
+ *   filename argument as a user string (+0(%si):ustring), child vtstr:
+ *     vtice probe 'fn:do_sys_openat2 /comm == "vtstr"/ { printf("%s\n", str(arg1)); }'
+ *   vtice's strings must be the kernel's, in order, each cut to 128 bytes.
+ * probe-ret: retval in fn:NAME:return against a kretprobe event's
+ *   $retval, child vtret:
+ *     vtice probe 'fn:do_sys_openat2:return /comm == "vtret"/ { printf("%d\n", retval); }'
+ *   vtice's return values must be the kernel's, in order.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -44,8 +49,8 @@ static void long_path(char *out)
 		strcat(out, "/abcdefghij");	/* 6 + 220 bytes: longer than STR_MAX */
 }
 
-/* The child: the paths, once *go is set; no other openat. */
-static pid_t spawn_opener(volatile int **go)
+/* The child (named comm): the paths, once *go is set; no other openat. */
+static pid_t spawn_opener(volatile int **go, const char *comm)
 {
 	static const char *const fixed[] = { "/proc/version", "/vtice-no-such-file", "/dev/null" };
 	volatile int *flag = mmap(NULL, sizeof(*flag), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -59,7 +64,7 @@ static pid_t spawn_opener(volatile int **go)
 	long_path(longer);
 	child = fork();
 	if (child == 0) {
-		prctl(PR_SET_NAME, "vtstr");
+		prctl(PR_SET_NAME, comm);
 		while (!*flag)
 			;
 		for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
@@ -83,7 +88,7 @@ static int kernel_strings(struct paths *k)
 {
 	char pid[16], line[1024], *p, *end;
 	volatile int *go;
-	pid_t child = spawn_opener(&go);
+	pid_t child = spawn_opener(&go, "vtstr");
 	FILE *f;
 	int ok;
 
@@ -128,7 +133,7 @@ static int vtice_strings(struct paths *v)
 	probe = spawn_vtice(STR_ERR, args);
 	if (probe <= 0 || !wait_probe_armed(probe, STR_ERR, 120))
 		return -1;
-	child = spawn_opener(&go);
+	child = spawn_opener(&go, "vtstr");
 	if (child > 0)
 		run_opener(child, go);
 	if (stop_probe(probe, STR_ERR) || child <= 0)
@@ -173,4 +178,87 @@ int cmd_probe_str(int argc, char **argv)
 	}
 	return report(name, PASS, "%d paths in order, as the kernel's own kprobe fetched them (the %zu-byte one cut "
 		      "to %d bytes)", kernel.n, strlen(kernel.p[3]), STR_MAX);
+}
+
+/* What the kernel's kretprobe on do_sys_openat2 saw return, in order. */
+static int kernel_returns(long *ret, int *n)
+{
+	char pid[16], line[1024], *p;
+	volatile int *go;
+	pid_t child = spawn_opener(&go, "vtret");
+	FILE *f;
+	int ok;
+
+	if (child < 0)
+		return -1;
+	snprintf(pid, sizeof(pid), "%d", child);
+	ok = !tracefs_write("kprobe_events", "r:vtret do_sys_openat2 ret=$retval:s64") &&
+	     !tracefs_write("set_event_pid", pid) && !tracefs_write("trace", "") &&
+	     !tracefs_write("events/kprobes/vtret/enable", "1") && !tracefs_write("tracing_on", "1");
+	run_opener(child, go);
+	tracefs_write("tracing_on", "0");
+	tracefs_write("events/kprobes/vtret/enable", "0");
+	f = ok ? fopen(TRACEFS "/trace", "r") : NULL;
+	*n = 0;
+	while (f && fgets(line, sizeof(line), f))
+		if (line[0] != '#' && (p = strstr(line, " ret=")) && *n < MAX_PATHS)
+			ret[(*n)++] = strtol(p + 5, NULL, 10);
+	if (f)
+		fclose(f);
+	tracefs_write("set_event_pid", "");
+	tracefs_write("kprobe_events", "");
+	return ok ? 0 : -1;
+}
+
+/* {"type":"printf","text":"-2\u000a"} */
+static int vtice_returns(long *ret, int *n)
+{
+	const char *const args[] = { "vtice", "probe",
+				     "fn:do_sys_openat2:return /comm == \"vtret\"/ { printf(\"%d\\n\", retval); }", "-o",
+				     STR_OUT, NULL };
+	char line[2048], *p;
+	volatile int *go = NULL;
+	pid_t probe, child;
+	FILE *f;
+
+	probe = spawn_vtice(STR_ERR, args);
+	if (probe <= 0 || !wait_probe_armed(probe, STR_ERR, 120))
+		return -1;
+	child = spawn_opener(&go, "vtret");
+	if (child > 0)
+		run_opener(child, go);
+	if (stop_probe(probe, STR_ERR) || child <= 0)
+		return -1;
+	f = fopen(STR_OUT, "r");
+	*n = 0;
+	while (f && fgets(line, sizeof(line), f)) {
+		printf("probe-ret: %s", line);
+		if (strstr(line, "\"type\":\"printf\"") && (p = strstr(line, "\"text\":\"")) && *n < MAX_PATHS)
+			ret[(*n)++] = strtol(p + 8, NULL, 10);
+	}
+	if (f)
+		fclose(f);
+	return f ? 0 : -1;
+}
+
+int cmd_probe_ret(int argc, char **argv)
+{
+	const char *name = argv[0];
+	long kernel[MAX_PATHS], vt[MAX_PATHS];
+	int nk, nv, i;
+
+	(void)argc;
+	if (access(VTICE_BIN, X_OK))
+		return report(name, SKIP, "%s not in the initramfs", VTICE_BIN);
+	if (kernel_returns(kernel, &nk) || nk != 4)
+		return report(name, FAIL, "the kernel's kretprobe gave %d of 4 returns: no oracle", nk);
+	if (vtice_returns(vt, &nv))
+		return report(name, FAIL, "vtice probe failed (its stderr is above)");
+	if (nv != nk)
+		return report(name, FAIL, "vtice printed %d return values, the kernel's kretprobe saw %d", nv, nk);
+	for (i = 0; i < nk; i++)
+		if (vt[i] != kernel[i])
+			return report(name, FAIL, "open %d: vtice %ld, the kernel %ld", i, vt[i], kernel[i]);
+	return report(name, PASS, "%d returns in order, as the kernel's own kretprobe saw them: %ld %ld %ld %ld", nk,
+		      kernel[0], kernel[1], kernel[2], kernel[3]);
 }
