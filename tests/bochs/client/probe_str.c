@@ -83,25 +83,46 @@ static void run_opener(pid_t child, volatile int *go)
 	munmap((void *)go, sizeof(*go));
 }
 
-/* ... vtstr: (do_sys_openat2+0x0/0x...) name="/proc/version" */
-static int kernel_strings(struct paths *k)
+/*
+ * The child, named comm, under the kernel's own probe: kprobe event comm
+ * defined by def ("p:comm ..." or "r:comm ..."), for the child's pid only.
+ * The trace as a file to read (NULL if the event could not be set), for
+ * kernel_event_end().
+ */
+static FILE *kernel_event_run(const char *comm, const char *def)
 {
-	char pid[16], line[1024], *p, *end;
+	char pid[16], enable[96];
 	volatile int *go;
-	pid_t child = spawn_opener(&go, "vtstr");
-	FILE *f;
+	pid_t child = spawn_opener(&go, comm);
 	int ok;
 
 	if (child < 0)
-		return -1;
+		return NULL;
 	snprintf(pid, sizeof(pid), "%d", child);
-	ok = !tracefs_write("kprobe_events", "p:vtstr do_sys_openat2 name=+0(%si):ustring") &&
-	     !tracefs_write("set_event_pid", pid) && !tracefs_write("trace", "") &&
-	     !tracefs_write("events/kprobes/vtstr/enable", "1") && !tracefs_write("tracing_on", "1");
+	snprintf(enable, sizeof(enable), "events/kprobes/%s/enable", comm);
+	ok = !tracefs_write("kprobe_events", def) && !tracefs_write("set_event_pid", pid) &&
+	     !tracefs_write("trace", "") && !tracefs_write(enable, "1") && !tracefs_write("tracing_on", "1");
 	run_opener(child, go);
 	tracefs_write("tracing_on", "0");
-	tracefs_write("events/kprobes/vtstr/enable", "0");
-	f = ok ? fopen(TRACEFS "/trace", "r") : NULL;
+	tracefs_write(enable, "0");
+	return ok ? fopen(TRACEFS "/trace", "r") : NULL;
+}
+
+static int kernel_event_end(FILE *f)
+{
+	if (f)
+		fclose(f);
+	tracefs_write("set_event_pid", "");
+	tracefs_write("kprobe_events", "");
+	return f ? 0 : -1;
+}
+
+/* ... vtstr: (do_sys_openat2+0x0/0x...) name="/proc/version" */
+static int kernel_strings(struct paths *k)
+{
+	FILE *f = kernel_event_run("vtstr", "p:vtstr do_sys_openat2 name=+0(%si):ustring");
+	char line[1024], *p, *end;
+
 	k->n = 0;
 	while (f && fgets(line, sizeof(line), f)) {
 		if (line[0] == '#' || !(p = strstr(line, "name=\"")) || k->n == MAX_PATHS)
@@ -112,33 +133,37 @@ static int kernel_strings(struct paths *k)
 			*end = '\0';
 		snprintf(k->p[k->n++], PATH_LEN, "%s", p);
 	}
-	if (f)
-		fclose(f);
-	tracefs_write("set_event_pid", "");
-	tracefs_write("kprobe_events", "");
-	return ok ? 0 : -1;
+	return kernel_event_end(f);
+}
+
+/*
+ * The child, named comm, under vtice probe running program (its JSON
+ * output to STR_OUT): that output as a file to read, or NULL.
+ */
+static FILE *vtice_probe_run(const char *comm, const char *program)
+{
+	const char *const args[] = { "vtice", "probe", program, "-o", STR_OUT, NULL };
+	volatile int *go = NULL;
+	pid_t probe, child;
+
+	probe = spawn_vtice(STR_ERR, args);
+	if (probe <= 0 || !wait_probe_armed(probe, STR_ERR, 120))
+		return NULL;
+	child = spawn_opener(&go, comm);
+	if (child > 0)
+		run_opener(child, go);
+	if (stop_probe(probe, STR_ERR) || child <= 0)
+		return NULL;
+	return fopen(STR_OUT, "r");
 }
 
 /* {"type":"printf","text":"/proc/version\u000a"} */
 static int vtice_strings(struct paths *v)
 {
-	const char *const args[] = { "vtice", "probe",
-				     "fn:do_sys_openat2 /comm == \"vtstr\"/ { printf(\"%s\\n\", str(arg1)); }", "-o",
-				     STR_OUT, NULL };
+	FILE *f = vtice_probe_run("vtstr",
+				  "fn:do_sys_openat2 /comm == \"vtstr\"/ { printf(\"%s\\n\", str(arg1)); }");
 	char line[2048], *p, *end;
-	volatile int *go = NULL;
-	pid_t probe, child;
-	FILE *f;
 
-	probe = spawn_vtice(STR_ERR, args);
-	if (probe <= 0 || !wait_probe_armed(probe, STR_ERR, 120))
-		return -1;
-	child = spawn_opener(&go, "vtstr");
-	if (child > 0)
-		run_opener(child, go);
-	if (stop_probe(probe, STR_ERR) || child <= 0)
-		return -1;
-	f = fopen(STR_OUT, "r");
 	v->n = 0;
 	while (f && fgets(line, sizeof(line), f)) {
 		printf("probe-str: %s", line);
@@ -183,53 +208,23 @@ int cmd_probe_str(int argc, char **argv)
 /* What the kernel's kretprobe on do_sys_openat2 saw return, in order. */
 static int kernel_returns(long *ret, int *n)
 {
-	char pid[16], line[1024], *p;
-	volatile int *go;
-	pid_t child = spawn_opener(&go, "vtret");
-	FILE *f;
-	int ok;
+	FILE *f = kernel_event_run("vtret", "r:vtret do_sys_openat2 ret=$retval:s64");
+	char line[1024], *p;
 
-	if (child < 0)
-		return -1;
-	snprintf(pid, sizeof(pid), "%d", child);
-	ok = !tracefs_write("kprobe_events", "r:vtret do_sys_openat2 ret=$retval:s64") &&
-	     !tracefs_write("set_event_pid", pid) && !tracefs_write("trace", "") &&
-	     !tracefs_write("events/kprobes/vtret/enable", "1") && !tracefs_write("tracing_on", "1");
-	run_opener(child, go);
-	tracefs_write("tracing_on", "0");
-	tracefs_write("events/kprobes/vtret/enable", "0");
-	f = ok ? fopen(TRACEFS "/trace", "r") : NULL;
 	*n = 0;
 	while (f && fgets(line, sizeof(line), f))
 		if (line[0] != '#' && (p = strstr(line, " ret=")) && *n < MAX_PATHS)
 			ret[(*n)++] = strtol(p + 5, NULL, 10);
-	if (f)
-		fclose(f);
-	tracefs_write("set_event_pid", "");
-	tracefs_write("kprobe_events", "");
-	return ok ? 0 : -1;
+	return kernel_event_end(f);
 }
 
 /* {"type":"printf","text":"-2\u000a"} */
 static int vtice_returns(long *ret, int *n)
 {
-	const char *const args[] = { "vtice", "probe",
-				     "fn:do_sys_openat2:return /comm == \"vtret\"/ { printf(\"%d\\n\", retval); }", "-o",
-				     STR_OUT, NULL };
+	FILE *f = vtice_probe_run("vtret",
+				  "fn:do_sys_openat2:return /comm == \"vtret\"/ { printf(\"%d\\n\", retval); }");
 	char line[2048], *p;
-	volatile int *go = NULL;
-	pid_t probe, child;
-	FILE *f;
 
-	probe = spawn_vtice(STR_ERR, args);
-	if (probe <= 0 || !wait_probe_armed(probe, STR_ERR, 120))
-		return -1;
-	child = spawn_opener(&go, "vtret");
-	if (child > 0)
-		run_opener(child, go);
-	if (stop_probe(probe, STR_ERR) || child <= 0)
-		return -1;
-	f = fopen(STR_OUT, "r");
 	*n = 0;
 	while (f && fgets(line, sizeof(line), f)) {
 		printf("probe-ret: %s", line);
