@@ -69,7 +69,10 @@ fuzz-build: deps
 		-DCMAKE_C_FLAGS_RELWITHDEBINFO="$(FUZZ_FLAGS)" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$(FUZZ_FLAGS)"
 	cmake --build $(FUZZ_BUILD) -j $(JOBS)
 
-unit-test: all kernel kernel-debug
+# The kernels' downloads (~1 GB, network-bound) go on beside the build
+# (CPU-bound) instead of after it.
+unit-test: deps
+	@$(MAKE) -j3 all kernel kernel-debug
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
 # Each fuzzer runs for a fixed time, one per core at a time.
