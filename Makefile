@@ -73,7 +73,8 @@ fuzz-build: deps
 # (CPU-bound) instead of after it.
 unit-test: deps
 	@$(MAKE) -j3 all kernel kernel-debug
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS) || \
+		{ cd $(CURDIR) && sh tests/failure-digest.sh $(BUILD); exit 1; }
 
 # Each fuzzer runs for a fixed time, one per core at a time.
 fuzz-test: fuzz-build

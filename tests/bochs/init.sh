@@ -35,13 +35,13 @@ start_host_driver() { echo "VTICE-HOST $1 START"; }
 # The beat runs on CPU 0 alone: vtice's tracers step a task on the last CPU
 # (vtice doctor's choice, and the scenarios'), and a task queued behind a
 # stepped syscall there waits for minutes in Bochs, so an unpinned beat
-# went silent while the guest was well.
+# went silent while the guest was well. One process (the client's
+# heartbeat), not a shell loop of sleeps: see tests/bochs/client/heartbeat.c.
 with_heartbeat() {
 	local pid beat rc
 	"$@" &
 	pid=$!
-	taskset 1 sh -c 'n=0; while sleep 1; do n=$((n + 1));
-		[ $((n % 30)) = 0 ] && echo "VTICE-ALIVE ${n}s into: $0"; done' "$1 $2" >/dev/console &
+	taskset 1 $T heartbeat "$1 $2" >/dev/console &
 	beat=$!
 	wait $pid
 	rc=$?

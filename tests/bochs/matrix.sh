@@ -73,6 +73,10 @@ run_cell() {
 	rc=$?
 	echo "$rc $(($(date +%s) - start))" >"$out/$cell/result"
 	echo "matrix: $cell: exit $rc after $(($(date +%s) - start)) s" >&2
+	((rc == 0)) && return
+	# Why, where the test's log shows it: the failed checks and run.sh's end.
+	grep -h '^VTICE-TEST .* FAIL' "$out/$cell/serial.log" 2>/dev/null | sed "s/^/matrix: $cell: /" >&2
+	tail -n 12 "$out/$cell/run.log" | sed "s/^/matrix: $cell: run.sh: /" >&2
 }
 
 figure() { sed -n "s/^VTICE-FIGURE $2=//p" "$1" | tail -n 1; }

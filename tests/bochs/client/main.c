@@ -96,6 +96,7 @@ static const struct command commands[] = {
 	{ "status", cmd_status, "NAME  every CPU virtualized, exits counted; prints the table" },
 	{ "devnode", cmd_devnode, "NAME  /dev/vtice is 0600 root and refuses non-root" },
 	{ "fuzz", cmd_fuzz, "NAME N SEED  N random ioctls on /dev/vtice" },
+	{ "heartbeat", cmd_heartbeat, "WHAT  'VTICE-ALIVE Ns into: WHAT' every 30 s of the guest's clock until killed" },
 	{ "drain", cmd_drain, "NAME  wait until the console has sent all output (max 120 s)" },
 	{ "kcore", cmd_kcore, "NAME SYMBOL LEN [HEX]  SYMBOL's bytes via /proc/kcore (as expected)" },
 	{ "kwatch", cmd_kwatch, "NAME SYMBOL LEN DONE MAX_S  SYMBOL's bytes never change until hostname is DONE" },

@@ -49,6 +49,8 @@ int cmd_ftrace_openat(int argc, char **argv);
 int cmd_openat_loop(int argc, char **argv);
 int cmd_move_loop(int argc, char **argv);
 int cmd_nap(int argc, char **argv);
+int cmd_heartbeat(int argc, char **argv);
+int cmd_probe_addr(int argc, char **argv);
 int cmd_openat_cost(int argc, char **argv);
 int cmd_syscalls(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
