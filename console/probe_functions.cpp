@@ -9,6 +9,7 @@
 
 #include "diagnostic.hpp"
 #include "hex.hpp"
+#include "insn_boundary.hpp"
 #include "return_sites.hpp"
 #include "symbol_source.hpp"
 #include "trace/kcore.hpp"
@@ -61,6 +62,35 @@ Result<void> find_returns(probes::ProbePoint &point, std::uint64_t start, const 
 	return {};
 }
 
+// addr:: NAME+OFFSET found in kallsyms (0xADDRESS as given), and an
+// instruction must start there: decoded from the start of its symbol.
+Result<void> resolve_addr(probes::ProbePoint &point, const dbg::SymbolList &symbols, dbg::Kcore &kcore,
+			  const std::string &kallsyms)
+{
+	if (!point.function.empty()) {
+		auto base = symbols.lookup(point.function);
+		if (!base || !*base)
+			return probes::error_at(point.pos, "no kernel symbol '" + point.function + "' in " + kallsyms);
+		point.address = *base + point.offset;
+	}
+	auto hit = symbols.symbolize(point.address);
+	if (!hit)
+		return probes::error_at(point.pos, dbg::hex(point.address) + " is in no symbol of the running kernel");
+	auto text = kcore.read(hit->start, hit->offset + 16);
+	if (!text)
+		return probes::error_at(point.pos, "cannot read " + hit->name + ": " + text.error().message);
+	Disassembler disasm;
+	if (auto ok = check_instruction_start(*text, hit->start, point.address, disasm); !ok)
+		return probes::error_at(point.pos, point.text + ": in " + hit->name + ", " + ok.error().message);
+	return {};
+}
+
+bool is_function_point(const probes::ProbePoint &point)
+{
+	return point.kind == probes::PointKind::FnEntry || point.kind == probes::PointKind::FnReturn ||
+	       point.kind == probes::PointKind::Addr;
+}
+
 }  // namespace
 
 Result<std::vector<std::string>> resolve_function_points(probes::CheckedProgram &program,
@@ -77,8 +107,13 @@ Result<std::vector<std::string>> resolve_function_points(probes::CheckedProgram 
 		return kcore.error();
 	for (auto &probe : program.program.probes)
 		for (auto &point : probe.points) {
-			if (point.kind != probes::PointKind::FnEntry && point.kind != probes::PointKind::FnReturn)
+			if (!is_function_point(point))
 				continue;
+			if (point.kind == probes::PointKind::Addr) {
+				if (auto ok = resolve_addr(point, **symbols, *kcore, kallsyms); !ok)
+					return ok.error();
+				continue;
+			}
 			auto address = (*symbols)->lookup(point.function);
 			if (!address || !*address)
 				return probes::error_at(point.pos, "no kernel function '" + point.function + "' in " + kallsyms);
@@ -98,18 +133,20 @@ Result<std::vector<std::string>> resolve_function_points(probes::CheckedProgram 
 
 namespace {
 
-// One more address to arm (str_arg: 0, or the argument's number + 1); one
-// a return site shares with another probe is armed once.
-Result<void> add_address(vtice_probes &req, const probes::ProbePoint &point, std::uint64_t address, int str_arg)
+// The slot of an address to arm: the one it has already (a return site
+// two probes share, a function two probes enter), or a new one whose
+// str_arg is 0 (none) until the caller sets it.
+Result<std::uint32_t> slot_for(vtice_probes &req, const probes::ProbePoint &point, std::uint64_t address)
 {
-	if (std::find(req.addrs, req.addrs + req.count, address) != req.addrs + req.count)
-		return {};
+	auto *seen = std::find(req.addrs, req.addrs + req.count, address);
+	if (seen != req.addrs + req.count)
+		return static_cast<std::uint32_t>(seen - req.addrs);
 	if (req.count == VTICE_PROBES_MAX)
 		return probes::error_at(point.pos, "more than " + std::to_string(VTICE_PROBES_MAX) +
 							   " probe addresses at once (each fn:NAME:return takes one per RET)");
-	req.str_arg[req.count] = static_cast<std::uint8_t>(str_arg);
-	req.addrs[req.count++] = address;
-	return {};
+	req.str_arg[req.count] = 0;
+	req.addrs[req.count] = address;
+	return req.count++;
 }
 
 }  // namespace
@@ -126,20 +163,17 @@ Result<std::uint32_t> FunctionProbes::arm(const probes::CheckedProgram &program,
 		for (const auto &point : probe.points) {
 			if (point.kind == probes::PointKind::FnReturn) {
 				for (std::uint64_t site : point.return_sites)
-					if (auto ok = add_address(req, point, site, 0); !ok)
-						return ok.error();
+					if (auto slot = slot_for(req, point, site); !slot)
+						return slot.error();
 				continue;
 			}
-			if (point.kind != probes::PointKind::FnEntry)
+			if (point.kind != probes::PointKind::FnEntry && point.kind != probes::PointKind::Addr)
 				continue;
-			auto *seen = std::find(req.addrs, req.addrs + req.count, point.address);
-			if (seen != req.addrs + req.count) {
-				if (probe.str_arg >= 0)	// the checker made them agree
-					req.str_arg[seen - req.addrs] = static_cast<std::uint8_t>(probe.str_arg + 1);
-				continue;
-			}
-			if (auto ok = add_address(req, point, point.address, probe.str_arg + 1); !ok)
-				return ok.error();
+			auto slot = slot_for(req, point, point.address);
+			if (!slot)
+				return slot.error();
+			if (probe.str_arg >= 0)	// probes sharing an entry agree on it (the checker)
+				req.str_arg[*slot] = static_cast<std::uint8_t>(probe.str_arg + 1);
 		}
 	if (ioctl(dev_.get(), VTICE_IOC_PROBES, &req) < 0) {
 		int err = errno;
@@ -150,7 +184,7 @@ Result<std::uint32_t> FunctionProbes::arm(const probes::CheckedProgram &program,
 						  "need it");
 		if (err == EINVAL)
 			return make_error(path_ + ": the module refused a probe address (dmesg names it): only the "
-						  "kernel's own text, at a function's start");
+						  "kernel's own text, at an instruction's start");
 		return ioctl_error(path_, "VTICE_IOC_PROBES", err);
 	}
 	return req.armed;

@@ -57,10 +57,15 @@ std::vector<std::uint64_t> SymbolList::lookup_all(std::string_view name) const
 	return text;
 }
 
+std::vector<SymbolList::Entry>::const_iterator SymbolList::first_after(std::uint64_t address) const
+{
+	return std::upper_bound(entries_.begin(), entries_.end(), address,
+				[](std::uint64_t a, const Entry &e) { return a < e.address; });
+}
+
 std::optional<std::uint64_t> SymbolList::next_start(std::uint64_t address) const
 {
-	auto it = std::upper_bound(entries_.begin(), entries_.end(), address,
-				   [](std::uint64_t a, const Entry &e) { return a < e.address; });
+	auto it = first_after(address);
 	if (it == entries_.end())
 		return std::nullopt;
 	return it->address;
@@ -68,8 +73,7 @@ std::optional<std::uint64_t> SymbolList::next_start(std::uint64_t address) const
 
 std::optional<SymbolHit> SymbolList::symbolize(std::uint64_t address) const
 {
-	auto it = std::upper_bound(entries_.begin(), entries_.end(), address,
-				   [](std::uint64_t a, const Entry &e) { return a < e.address; });
+	auto it = first_after(address);
 	if (it == entries_.begin())
 		return std::nullopt;
 	--it;

@@ -61,6 +61,9 @@ public:
 	void set_image_banner(std::string banner) { image_banner_ = std::move(banner); }
 
 private:
+	// The first entry whose address is above address (or the end).
+	std::vector<Entry>::const_iterator first_after(std::uint64_t address) const;
+
 	std::vector<Entry> entries_;  // sorted by address, slide applied
 	std::vector<std::size_t> by_name_;
 	std::string origin_;

@@ -70,7 +70,7 @@ struct Stmt {
 };
 
 // Where a probe fires; the checker fills in what the text means.
-enum class PointKind { Begin, End, SyscallEnter, SyscallReturn, FnEntry, FnReturn, Interval, Profile };
+enum class PointKind { Begin, End, SyscallEnter, SyscallReturn, FnEntry, FnReturn, Addr, Interval, Profile };
 
 struct ProbePoint {
 	Pos pos;
@@ -80,8 +80,9 @@ struct ProbePoint {
 	std::uint64_t syscall_nr = 0;
 	std::uint64_t interval_ns = 0;
 	std::uint32_t profile_hz = 0;	// profile:hz:N
-	std::string function;		// fn:NAME
-	std::uint64_t address = 0;	// fn:NAME: where its probe sits (the caller resolves it)
+	std::string function;		// fn:NAME, addr:NAME+OFFSET
+	std::uint64_t offset = 0;	// addr:NAME+OFFSET
+	std::uint64_t address = 0;	// fn:NAME, addr:NAME+OFFSET: where its probe sits (the caller resolves it); addr:0xADDRESS
 	std::vector<std::uint64_t> return_sites;	// fn:NAME:return: its RETs (the caller finds them)
 };
 

@@ -1,8 +1,11 @@
 #include "checker.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <climits>
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 
 #include "diagnostic.hpp"
@@ -25,8 +28,8 @@ std::size_t CheckedProgram::map_index(std::string_view name) const
 
 namespace {
 
-const char kBuiltProbes[] = "this vtice runs fn:NAME, fn:NAME:return, syscall:NAME, syscall:NAME:return, syscall:*, "
-			    "profile:hz:N, interval:s:N, interval:ms:N, BEGIN and END (docs/probes.md)";
+const char kBuiltProbes[] = "this vtice runs fn:NAME, fn:NAME:return, addr:ADDRESS, syscall:NAME, syscall:NAME:return, "
+			    "syscall:*, profile:hz:N, interval:s:N, interval:ms:N, BEGIN and END (docs/probes.md)";
 
 const char kStackUse[] = "a stack (kstack) is a map key or printed with printf's %s, nothing else";
 
@@ -108,6 +111,49 @@ Result<void> resolve_function(ProbePoint &p, const std::vector<std::string> &par
 	return {};
 }
 
+// A number as the lexer spelled it (decimal or 0x hex), whole, in 64 bits.
+std::optional<std::uint64_t> parse_number(const std::string &text)
+{
+	bool hex = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+	std::size_t digits = text.size() - (hex ? 2 : 0);
+	if (text.empty() || digits > (hex ? 16u : 20u))
+		return std::nullopt;
+	errno = 0;
+	char *end = nullptr;
+	unsigned long long v = std::strtoull(text.c_str(), &end, hex ? 16 : 10);
+	if (errno || *end || !std::isdigit(static_cast<unsigned char>(text[0])))
+		return std::nullopt;
+	return v;
+}
+
+// addr:0xADDRESS or addr:NAME+OFFSET (NAME alone: +0); the caller finds
+// NAME's address and makes sure an instruction starts there.
+Result<void> resolve_addr(ProbePoint &p, const std::vector<std::string> &parts)
+{
+	const char *usage = "write addr:0xADDRESS or addr:NAME+OFFSET, an instruction in the kernel's text "
+			    "(addr:do_sys_openat2+0x1c)";
+	if (parts.size() != 2 || parts[1].empty())
+		return error_at(p.pos, usage);
+	p.kind = PointKind::Addr;
+	const std::string &where = parts[1];
+	if (std::isdigit(static_cast<unsigned char>(where[0]))) {
+		auto address = parse_number(where);
+		if (!address || !*address)
+			return error_at(p.pos, usage);
+		p.address = *address;
+		return {};
+	}
+	auto plus = where.find('+');
+	p.function = where.substr(0, plus);
+	if (plus != std::string::npos) {
+		auto offset = parse_number(where.substr(plus + 1));
+		if (!offset)
+			return error_at(p.pos, usage);
+		p.offset = *offset;
+	}
+	return {};
+}
+
 Result<void> resolve_point(ProbePoint &p, const SyscallLookup &lookup)
 {
 	std::vector<std::string> parts = split(p.text);
@@ -126,16 +172,19 @@ Result<void> resolve_point(ProbePoint &p, const SyscallLookup &lookup)
 		return resolve_function(p, parts);
 	if (kind == "profile")
 		return resolve_profile(p, parts);
-	if (kind == "addr" || kind == "watch")
-		return error_at(p.pos, kind + ": probes are not built yet; " + kBuiltProbes);
+	if (kind == "addr")
+		return resolve_addr(p, parts);
+	if (kind == "watch")
+		return error_at(p.pos, "watch: probes are not built yet; " + std::string(kBuiltProbes));
 	return error_at(p.pos, "unknown probe point '" + p.text + "'; " + kBuiltProbes);
 }
 
-// Points that fire on a task's event (a syscall, a function entry).
+// Points that fire on a task's event (a syscall, a function entry, an
+// instruction).
 bool is_event_point(const ProbePoint &p)
 {
 	return p.kind == PointKind::SyscallEnter || p.kind == PointKind::SyscallReturn ||
-	       p.kind == PointKind::FnEntry || p.kind == PointKind::FnReturn;
+	       p.kind == PointKind::FnEntry || p.kind == PointKind::FnReturn || p.kind == PointKind::Addr;
 }
 
 // What one probe's points all provide.
@@ -143,6 +192,7 @@ struct Context {
 	bool task = true;	// pid, tid, comm, cpu
 	bool args = true;	// argN
 	bool fn_return = false;	// some point is a fn:NAME:return (argN is gone there)
+	bool addr = false;	// ...or an addr: (no arguments there)
 	bool retval = true;
 	bool kstack = true;
 	bool fn = false;	// some point is a fn: probe's
@@ -155,11 +205,12 @@ Context context_of(const Probe &probe)
 	Context c;
 	for (const ProbePoint &p : probe.points) {
 		c.task &= is_event_point(p) || p.kind == PointKind::Profile;
-		c.args &= is_event_point(p) && p.kind != PointKind::FnReturn;
+		c.args &= is_event_point(p) && p.kind != PointKind::FnReturn && p.kind != PointKind::Addr;
 		c.fn_return |= p.kind == PointKind::FnReturn;
+		c.addr |= p.kind == PointKind::Addr;
 		c.retval &= p.kind == PointKind::SyscallReturn || p.kind == PointKind::FnReturn;
-		c.kstack &= p.kind == PointKind::Profile || p.kind == PointKind::FnEntry;
-		c.fn |= p.kind == PointKind::FnEntry;
+		c.kstack &= p.kind == PointKind::Profile || p.kind == PointKind::FnEntry || p.kind == PointKind::Addr;
+		c.fn |= p.kind == PointKind::FnEntry || p.kind == PointKind::Addr;
 		c.profile |= p.kind == PointKind::Profile;
 		c.fn_only &= p.kind == PointKind::FnEntry;
 	}
@@ -472,6 +523,9 @@ private:
 			if (ctx_.fn_return)
 				return error_at(e.pos, "'" + e.text + "' is gone at a function's return (its registers hold "
 									"what the function left): read it in fn:NAME");
+			if (ctx_.addr)
+				return error_at(e.pos, "'" + e.text + "' is a function's argument at its entry; at an addr: "
+									"the registers hold what the code put there: read it in fn:NAME");
 			if (!ctx_.args)
 				return error_at(e.pos, "'" + e.text + "' exists only in syscall and fn probes (not in "
 									"profile, BEGIN, END, interval)");
@@ -483,8 +537,8 @@ private:
 			return Type::String;
 		case Builtin::Kstack:
 			if (!ctx_.kstack)
-				return error_at(e.pos, "kstack exists only in fn: and profile:hz:N probes (the kernel "
-						       "stack at a function's entry or a sample)");
+				return error_at(e.pos, "kstack exists only in fn:NAME, addr: and profile:hz:N probes (the "
+						       "kernel stack at a function's entry, an instruction or a sample)");
 			out_.fn_kstack |= ctx_.fn;
 			out_.profile_kstack |= ctx_.profile;
 			return Type::Stack;
@@ -639,7 +693,8 @@ Result<CheckedProgram> check_program(Program program, const SyscallLookup &looku
 	for (const Probe &probe : out.program.probes)
 		for (const ProbePoint &p : probe.points) {
 			out.has_syscall_probes |= p.kind == PointKind::SyscallEnter || p.kind == PointKind::SyscallReturn;
-			out.has_fn_probes |= p.kind == PointKind::FnEntry || p.kind == PointKind::FnReturn;
+			out.has_fn_probes |= p.kind == PointKind::FnEntry || p.kind == PointKind::FnReturn ||
+					     p.kind == PointKind::Addr;
 			if (p.kind != PointKind::Profile)
 				continue;
 			// Each CPU has one sampling timer: one rate for the program.

@@ -97,6 +97,7 @@ private:
 	Result<Token> number(Token t)
 	{
 		t.kind = TokenKind::Number;
+		std::size_t start = at_;
 		unsigned base = 10;
 		if (peek() == '0' && (peek(1) == 'x' || peek(1) == 'X')) {
 			base = 16;
@@ -123,6 +124,7 @@ private:
 		if (!any || is_name_char(peek()))
 			return error_at(t.pos, "not a number: digits run into letters");
 		t.number = static_cast<std::int64_t>(value);
+		t.text = std::string(src_.substr(start, at_ - start));	// as written: 0x1c stays 0x1c
 		return t;
 	}
 

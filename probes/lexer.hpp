@@ -18,7 +18,7 @@ enum class TokenKind { Name, Number, String, Map, Punct, End };
 struct Token {
 	TokenKind kind = TokenKind::End;
 	Pos pos;
-	std::string text;		// the name, the operator, "@x", a string's bytes (escapes applied)
+	std::string text;		// the name, the operator, "@x", a string's bytes (escapes applied), a number as written
 	std::int64_t number = 0;
 };
 

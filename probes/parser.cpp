@@ -119,7 +119,8 @@ private:
 		return probe;
 	}
 
-	// NAME(:PART)*, where a part is a name, a number or '*'.
+	// NAME(:PART)*, where a part is a name, a number (as written) or '*',
+	// and a name may take "+NUMBER" (addr:do_sys_openat2+0x1c).
 	Result<ProbePoint> parse_point()
 	{
 		ProbePoint point;
@@ -130,15 +131,19 @@ private:
 		point.text = take().text;
 		while (accept(":")) {
 			const Token &part = peek();
-			if (part.kind == TokenKind::Name)
+			if (part.kind == TokenKind::Name || part.kind == TokenKind::Number)
 				point.text += ":" + part.text;
-			else if (part.kind == TokenKind::Number)
-				point.text += ":" + std::to_string(part.number);
 			else if (is("*"))
 				point.text += ":*";
 			else
 				return error_at(part.pos, "expected a name, a number or '*' after ':', found " + describe(part));
+			bool name = part.kind == TokenKind::Name;
 			take();
+			if (name && accept("+")) {
+				if (peek().kind != TokenKind::Number)
+					return error_at(peek().pos, "expected an offset after '+', found " + describe(peek()));
+				point.text += "+" + take().text;
+			}
 		}
 		return point;
 	}

@@ -43,16 +43,16 @@ void Runtime::on_event(const ProbeEvent &ev)
 }
 
 // A function probe's hit carries only its address (ev.kind FnEntry):
-// whether that is the entry or one of the function's returns, the point's
-// addresses say.
+// whether that is an entry, one of a function's returns or an addr:, the
+// point's addresses say.
 bool Runtime::matches(const ProbePoint &p, const ProbeEvent &ev)
 {
 	if (ev.kind == PointKind::FnEntry && p.kind == PointKind::FnReturn)
 		return std::find(p.return_sites.begin(), p.return_sites.end(), ev.address) != p.return_sites.end();
+	if (ev.kind == PointKind::FnEntry && (p.kind == PointKind::FnEntry || p.kind == PointKind::Addr))
+		return p.address == ev.address;
 	if (p.kind != ev.kind)
 		return false;
-	if (p.kind == PointKind::FnEntry)
-		return p.address == ev.address;
 	if (p.kind == PointKind::Profile)
 		return true;	// one rate per program: every sample is every profile point's
 	return p.any_syscall || p.syscall_nr == ev.nr;

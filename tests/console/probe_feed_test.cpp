@@ -220,3 +220,30 @@ TEST(ProbeFeed, AHitAtAReturnSiteFiresTheReturnProbeWithRax)
 	feed.feed_events({entry, ret, elsewhere});
 	EXPECT_EQ(r.out.printed_, "in|fn:vfs_read:return=-14|");
 }
+
+// addr:: a hit at the point's address fires it, with its stack unwound
+// from there; a hit at the function's entry fires the fn: probe only.
+TEST(ProbeFeed, AHitAtAnAddrFiresTheAddrProbeAlone)
+{
+	FeedRun r("fn:vfs_read { printf(\"in|\"); } addr:vfs_read+0x1c { printf(\"%s %s|\", probe, kstack); }");
+	r.program.program.probes[0].points[0].address = 0xffffffff81234564ull;
+	r.program.program.probes[1].points[0].address = 0xffffffff8123457cull;	// resolve_function_points' part
+	std::vector<std::uint64_t> unwound;
+	console::ProbeFeed feed(*r.runtime, [](std::uint64_t tsc) { return tsc; },
+				[&unwound](const trace::ProfileSample &s) {
+					unwound.push_back(s.rip);
+					return std::string("vfs_read+0x1c");
+				});
+	trace::SyscallEvent entry = event(true, 10, 7, 0);
+	entry.enter = false;
+	entry.probe_hit = true;
+	entry.nr = 0xffffffff81234564ull;
+	trace::SyscallEvent inside = entry;
+	inside.tsc = 11;
+	inside.nr = 0xffffffff8123457cull;
+	inside.rsp = 0xffffc90000107e00ull;
+	inside.stack.assign(32, 0);
+	feed.feed_events({entry, inside});
+	EXPECT_EQ(r.out.printed_, "in|addr:vfs_read+0x1c vfs_read+0x1c|");
+	EXPECT_EQ(unwound, (std::vector<std::uint64_t>{0xffffffff8123457cull}));
+}

@@ -4,12 +4,15 @@
 # the module's default parameters. hv.probe-kstack: a fn: probe's kstack
 # against the kernel's own kprobe stacktrace of the same reads.
 # hv.probe-str, hv.probe-ret: str(arg1) in fn:do_sys_openat2 and retval in
-# fn:do_sys_openat2:return against the kernel's kprobe and kretprobe events.
+# fn:do_sys_openat2:return against the kernel's kprobe and kretprobe events;
+# hv.probe-addr: an addr: probe inside do_sys_openat2 against a kprobe at
+# the same offset, and the offsets the kernel's kprobes refuse.
 scenario_hvprobe() {
 	vtice_at_defaults || { result hv.probe FAIL "insmod failed"; return; }
 	$T probe hv.probe
 	$T probe-kstack hv.probe-kstack
 	$T probe-str hv.probe-str
 	$T probe-ret hv.probe-ret
+	$T probe-addr hv.probe-addr
 	rmmod_vtice
 }

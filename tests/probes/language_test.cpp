@@ -114,12 +114,44 @@ TEST(ProbeLanguage, FunctionReturnsGiveRetvalOnly)
 		  std::string::npos);
 	EXPECT_NE(refusal("fn:vfs_read:return { printf(\"%s\", str(arg0)); }").find("fn:NAME probes only"),
 		  std::string::npos);
-	EXPECT_NE(refusal("fn:vfs_read:return { @[kstack] = count(); }").find("kstack exists only in fn: and"),
+	EXPECT_NE(refusal("fn:vfs_read:return { @[kstack] = count(); }").find("kstack exists only in fn:NAME, addr: and"),
 		  std::string::npos);
 	EXPECT_NE(refusal("fn:vfs_read { @x = sum(retval); }").find("retval exists only in syscall:NAME:return and "
 								    "fn:NAME:return"),
 		  std::string::npos);
 	EXPECT_NE(refusal("fn:vfs_read:exit { exit(); }").find("write fn:NAME or fn:NAME:return"), std::string::npos);
+}
+
+TEST(ProbeLanguage, AnAddrProbeSitsAtAnAddressOrASymbolsOffsetAndHasNoArguments)
+{
+	auto raw = accepted("addr:0xffffffff81234567 { @[comm, kstack] = count(); }");
+	ASSERT_EQ(raw.program.probes.size(), 1u);
+	const ProbePoint &at = raw.program.probes[0].points[0];
+	EXPECT_EQ(at.kind, PointKind::Addr);
+	EXPECT_EQ(at.address, 0xffffffff81234567ull);
+	EXPECT_EQ(at.text, "addr:0xffffffff81234567");	// as written, not in decimal
+	EXPECT_TRUE(raw.has_fn_probes);	// armed as the function probes are
+	EXPECT_TRUE(raw.fn_kstack);
+
+	auto named = accepted("addr:do_sys_openat2+0x1c /comm == \"cat\"/ { @[pid] = count(); }");
+	const ProbePoint &off = named.program.probes[0].points[0];
+	EXPECT_EQ(off.function, "do_sys_openat2");
+	EXPECT_EQ(off.offset, 0x1cu);
+	EXPECT_EQ(off.address, 0u);	// the caller finds it in the running kernel
+	EXPECT_EQ(named.root_filter.comm, "cat");	// narrowed in root like fn: probes
+	EXPECT_EQ(accepted("addr:vfs_read { exit(); }").program.probes[0].points[0].offset, 0u);
+	EXPECT_EQ(accepted("addr:vfs_read+28 { exit(); }").program.probes[0].points[0].offset, 28u);
+
+	EXPECT_NE(refusal("addr:vfs_read+0x10 { @x = sum(arg1); }").find("'arg1' is a function's argument at its entry"),
+		  std::string::npos);
+	EXPECT_NE(refusal("addr:vfs_read { @x = sum(retval); }").find("retval exists only in"), std::string::npos);
+	EXPECT_NE(refusal("addr:vfs_read { printf(\"%s\", str(arg1)); }").find("fn:NAME probes only"),
+		  std::string::npos);
+	EXPECT_NE(refusal("addr:0 { exit(); }").find("write addr:0xADDRESS or addr:NAME+OFFSET"), std::string::npos);
+	EXPECT_NE(refusal("addr:0x1ffffffffffffffff { exit(); }").find("does not fit in 64 bits"), std::string::npos);
+	EXPECT_NE(refusal("addr:vfs_read:return { exit(); }").find("write addr:0xADDRESS"), std::string::npos);
+	EXPECT_NE(refusal("addr:vfs_read+x { exit(); }").find("1:15: error: expected an offset after '+'"),
+		  std::string::npos);
 }
 
 TEST(ProbeLanguage, AStringMapReadsAsAStringBeforeItsAssignment)
@@ -133,7 +165,7 @@ TEST(ProbeLanguage, RefusesProbePointsThatDoNotExistOrAreNotBuilt)
 	EXPECT_NE(refusal("syscall:no_such_call { @x = 1; }").find("'no_such_call' is not an x86-64 syscall name"),
 		  std::string::npos);
 	EXPECT_NE(refusal("fn:* { @x = count(); }").find("write fn:NAME"), std::string::npos);
-	EXPECT_NE(refusal("addr:0xffffffff81000000 { @x = count(); }").find("addr: probes are not built yet"),
+	EXPECT_NE(refusal("watch:w:jiffies:8 { @x = count(); }").find("watch: probes are not built yet"),
 		  std::string::npos);
 	EXPECT_NE(refusal("kprobe:vfs_read { @x = 1; }").find("unknown probe point 'kprobe:vfs_read'"),
 		  std::string::npos);
@@ -144,7 +176,7 @@ TEST(ProbeLanguage, RefusesProbePointsThatDoNotExistOrAreNotBuilt)
 										  "probes only"),
 		  std::string::npos);
 	EXPECT_NE(refusal("syscall:read { @[kstack] = count(); }")
-			  .find("kstack exists only in fn: and profile:hz:N probes"),
+			  .find("kstack exists only in fn:NAME, addr: and profile:hz:N probes"),
 		  std::string::npos);
 	EXPECT_NE(refusal("profile:hz:99 { @[ustack] = count(); }").find("'ustack' (user stacks) is not built"),
 		  std::string::npos);
@@ -252,7 +284,7 @@ TEST(ProbeLanguage, FnProbesReadTheStackOfTheirEntry)
 	EXPECT_TRUE(both.profile_kstack);
 	EXPECT_FALSE(accepted("fn:vfs_read { @[comm] = count(); }").uses_kstack()) << "no kstack: no stack copied";
 	EXPECT_NE(refusal("fn:vfs_read, syscall:read { @[kstack] = count(); }")
-			  .find("kstack exists only in fn: and profile:hz:N probes"),
+			  .find("kstack exists only in fn:NAME, addr: and profile:hz:N probes"),
 		  std::string::npos);
 }
 
@@ -272,7 +304,7 @@ TEST(ProbeLanguage, RefusesWhatAProfileProbeCannotDo)
 		  std::string::npos);
 	EXPECT_NE(refusal("profile:hz:99 { @[retval] = count(); }").find("retval exists only"), std::string::npos);
 	EXPECT_NE(refusal("profile:hz:99, syscall:read { @[kstack] = count(); }")
-			  .find("kstack exists only in fn: and profile:hz:N probes"),
+			  .find("kstack exists only in fn:NAME, addr: and profile:hz:N probes"),
 		  std::string::npos);
 	// A stack is a key or printed, nothing else.
 	std::string use = "a stack (kstack) is a map key or printed with printf's %s, nothing else";

@@ -17,6 +17,7 @@
 #include <linux/smp.h>
 #include <linux/string.h>
 #include <asm/page.h>
+#include <asm/pgtable.h>
 #include <asm/pgtable_types.h>
 
 #include <vtice/ioctl.h>
@@ -75,29 +76,40 @@ static void vt_probes_disarm_locked(void)
 	vt_probes_armed = 0;
 }
 
-static bool vt_endbr_at(unsigned long addr)
-{
-	static const u8 endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
-	static const u8 sealed[4] = { 0x0f, 0x1f, 0x40, 0xd6 };	/* IBT's poison NOP */
-
-	return !memcmp((const void *)addr, endbr64, 4) || !memcmp((const void *)addr, sealed, 4);
-}
-
-/* A RET's stand-in on a kernel with return thunks: a JMP to one of them. */
-static bool vt_jmp_to_return_thunk(unsigned long target)
+/*
+ * The kernel image's symbol holding addr, and addr's offset in it
+ * (sprint_symbol's "name+0xoff/0xsize"); false for a module's symbol
+ * ("[mod]") or an address outside every symbol.
+ */
+static bool vt_image_symbol(unsigned long addr, unsigned long *off)
 {
 	char sym[KSYM_SYMBOL_LEN];
+	const char *plus;
+	unsigned long size;
 
-	sprint_symbol_no_offset(sym, target);
-	return strstr(sym, "return_thunk") != NULL;
+	sprint_symbol(sym, addr);
+	plus = strchr(sym, '+');
+	return plus && !strchr(sym, '[') && sscanf(plus, "+%lx/%lx", off, &size) == 2 && *off < size;
 }
 
 /*
- * A return site of the symbol at addr - off: an instruction boundary found
- * by decoding the symbol's text from its start (the int3 may replace that
- * instruction and no other), holding a RET or a JMP to a return thunk.
+ * Code, not data: the kernel's own page tables map addr present and
+ * executable (the image's text; its data and rodata are NX).
  */
-static bool vt_return_site(unsigned long addr, unsigned long off)
+static bool vt_executable(unsigned long addr)
+{
+	unsigned int level;
+	pte_t *pte = lookup_address(addr, &level);
+
+	return pte && pte_present(*pte) && !(pte_flags(*pte) & _PAGE_NX);
+}
+
+/*
+ * An instruction's first byte: decoding the symbol's text from its start
+ * (at addr - off) lands on addr. The int3 then replaces that instruction's
+ * first byte and no other instruction's.
+ */
+static bool vt_insn_boundary(unsigned long addr, unsigned long off)
 {
 	const u8 *p = (const u8 *)(addr - off);
 	struct vt_insn insn;
@@ -107,32 +119,22 @@ static bool vt_return_site(unsigned long addr, unsigned long off)
 			return false;
 		p += insn.len;
 	}
-	if (p != (const u8 *)addr || vt_insn_decode(p, 15, &insn))
-		return false;
-	if (insn.kind == VT_INSN_RET)
-		return true;
-	return insn.kind == VT_INSN_JMP && vt_jmp_to_return_thunk(addr + insn.len + insn.rel);
+	return p == (const u8 *)addr;
 }
 
 /*
- * Only the kernel image's own text: a symbol's start or 4 bytes in past
- * an ENDBR64 (fn:NAME), or one of its return sites (fn:NAME:return).
+ * Only an instruction of the kernel image's own text (fn:NAME's entry,
+ * fn:NAME:return's RETs, addr:): which instruction is the console's to
+ * choose, that it is one is the module's to make sure.
  */
 static int vt_probe_addr_check(unsigned long addr)
 {
-	char sym[KSYM_SYMBOL_LEN];
-	const char *plus;
-	unsigned long off, size;
+	unsigned long off;
 
-	if (addr < __START_KERNEL_map || addr >= MODULES_VADDR)
+	if (addr < __START_KERNEL_map || addr >= MODULES_VADDR || !vt_image_symbol(addr, &off) ||
+	    !vt_executable(addr) || !vt_insn_boundary(addr, off))
 		return -EINVAL;
-	sprint_symbol(sym, addr);
-	plus = strchr(sym, '+');
-	if (!plus || strchr(sym, '[') || sscanf(plus, "+%lx/%lx", &off, &size) != 2 || off >= size)
-		return -EINVAL;
-	if (off == 0 || (off == 4 && vt_endbr_at(addr - 4)) || vt_return_site(addr, off))
-		return 0;
-	return -EINVAL;
+	return 0;
 }
 
 static int vt_probes_check(const struct vtice_probes *req)
@@ -153,7 +155,7 @@ static int vt_probes_check(const struct vtice_probes *req)
 			return -EINVAL;
 		ret = vt_probe_addr_check(req->addrs[i]);
 		if (ret) {
-			pr_info("probe %u at %llx refused: not a kernel text symbol's start or return\n", i,
+			pr_info("probe %u at %llx refused: not an instruction of the kernel's own text\n", i,
 				req->addrs[i]);
 			return ret;
 		}

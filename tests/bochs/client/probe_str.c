@@ -12,6 +12,13 @@
  *   $retval, child vtret:
  *     vtice probe 'fn:do_sys_openat2:return /comm == "vtret"/ { printf("%d\n", retval); }'
  *   vtice's return values must be the kernel's, in order.
+ * probe-addr: an addr: probe inside do_sys_openat2 against a kprobe event
+ *   at the same offset, child vtaddr. The offset is the kernel's pick: the
+ *   first past the ENDBR and the fentry call (+9) that its kprobes accept,
+ *   which they do at an instruction's start only (-EILSEQ inside one):
+ *     vtice probe 'addr:do_sys_openat2+OFF /comm == "vtaddr"/ { printf("hit\n"); }'
+ *   vtice's hits must be the kernel's; and an offset the kernel refused as
+ *   inside an instruction, and a data symbol, vtice must refuse too.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -256,4 +263,102 @@ int cmd_probe_ret(int argc, char **argv)
 			return report(name, FAIL, "open %d: vtice %ld, the kernel %ld", i, vt[i], kernel[i]);
 	return report(name, PASS, "%d returns in order, as the kernel's own kretprobe saw them: %ld %ld %ld %ld", nk,
 		      kernel[0], kernel[1], kernel[2], kernel[3]);
+}
+
+/* Lines of f holding needle (f closed). */
+static int count_lines(FILE *f, const char *needle, const char *echo)
+{
+	char line[2048];
+	int n = 0;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (echo)
+			printf("%s: %s", echo, line);
+		n += line[0] != '#' && strstr(line, needle) != NULL;
+	}
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/*
+ * The first offset from +9 up that the kernel's kprobes take in
+ * do_sys_openat2 (*at), and the first they refuse past it (*inside): the
+ * kernel's own decoder says where instructions start.
+ */
+static int kernel_offsets(int *at, int *inside)
+{
+	char def[64];
+	int off;
+
+	*at = *inside = -1;
+	for (off = 9; off < 64 && (*at < 0 || *inside < 0); off++) {
+		snprintf(def, sizeof(def), "p:vtaddr do_sys_openat2+%d", off);
+		if (!tracefs_write("kprobe_events", def)) {
+			tracefs_write("kprobe_events", "");
+			if (*at < 0)
+				*at = off;
+		} else if (*at >= 0) {
+			*inside = off;
+		}
+	}
+	return *at >= 0 && *inside >= 0 ? 0 : -1;
+}
+
+/* Whether vtice probe refused program (a failed exit); why: its first error line. */
+static int vtice_refuses(const char *program, char *why, size_t len)
+{
+	const char *const args[] = { "vtice", "probe", program, "--duration", "1", NULL };
+	char line[512];
+	int status = -1;
+	pid_t probe = spawn_vtice(STR_ERR, args);
+	FILE *err;
+
+	if (probe > 0)
+		waitpid(probe, &status, 0);
+	snprintf(why, len, "no error line");
+	err = fopen(STR_ERR, "r");
+	while (err && fgets(line, sizeof(line), err))
+		if (strstr(line, "error") || !strncmp(line, "vtice probe: ", 13)) {
+			line[strcspn(line, "\n")] = '\0';
+			snprintf(why, len, "%s", line);
+			break;
+		}
+	if (err)
+		fclose(err);
+	return probe > 0 && status != 0;
+}
+
+int cmd_probe_addr(int argc, char **argv)
+{
+	const char *name = argv[0];
+	char def[64], program[160], inside_why[512], data_why[512];
+	int at, inside, nk, nv;
+
+	(void)argc;
+	if (access(VTICE_BIN, X_OK))
+		return report(name, SKIP, "%s not in the initramfs", VTICE_BIN);
+	if (kernel_offsets(&at, &inside))
+		return report(name, FAIL, "the kernel's kprobes took no offset in do_sys_openat2+9..63: no oracle");
+	snprintf(def, sizeof(def), "p:vtaddr do_sys_openat2+%d", at);
+	nk = count_lines(kernel_event_run("vtaddr", def), "vtaddr:", NULL);
+	kernel_event_end(NULL);
+	if (nk < 4)
+		return report(name, FAIL, "the kernel's kprobe at +%d saw %d of the child's 4 opens: no oracle", at, nk);
+	snprintf(program, sizeof(program),
+		 "addr:do_sys_openat2+%d /comm == \"vtaddr\"/ { printf(\"hit\\n\"); }", at);
+	nv = count_lines(vtice_probe_run("vtaddr", program), "\"type\":\"printf\"", "probe-addr");
+	if (nv != nk)
+		return report(name, FAIL, "addr:do_sys_openat2+%d: vtice saw %d hits, the kernel's kprobe %d", at, nv,
+			      nk);
+	snprintf(program, sizeof(program), "addr:do_sys_openat2+%d { exit(); }", inside);
+	if (!vtice_refuses(program, inside_why, sizeof(inside_why)) || !strstr(inside_why, "is inside an instruction"))
+		return report(name, FAIL, "+%d, inside an instruction by the kernel's kprobes: vtice said '%s'", inside,
+			      inside_why);
+	/* The console finds an "instruction" at a symbol's start; the module sees NX data. */
+	if (!vtice_refuses("addr:jiffies { exit(); }", data_why, sizeof(data_why)) ||
+	    !strstr(data_why, "the module refused"))
+		return report(name, FAIL, "addr:jiffies (data): vtice said '%s'", data_why);
+	return report(name, PASS, "addr:do_sys_openat2+%d: %d hits, as the kernel's kprobe there; +%d refused as the "
+		      "kernel refused it (%s); addr:jiffies refused (%s)", at, nv, inside, inside_why, data_why);
 }
