@@ -120,20 +120,30 @@ hang_hint() {
 
 # A machine stopped by the hypervisor's debugger for longer than ~20 s makes
 # the kernel's soft-lockup and RCU-stall detectors report the stopped time
-# when it resumes (docs/hypervisor-debugging.md, "Limits"). In a run where
-# the stub was loaded those report headers are listed as notes, and the
-# stack dumps they print ("Call Trace:") are not trouble by themselves;
-# every other kind of trouble (BUG, WARNING, Oops, panic...) still fails.
+# when it resumes (docs/hypervisor-debugging.md, "Limits"). So does a path
+# trace, which steps every CPU while the call runs (docs/tracing.md,
+# "Limits"): in Bochs a stepped instruction costs thousands of cycles, and
+# a CPU's interrupts wait up to trace_event_gap steps, so a runnable kthread
+# can wait 20 s of guest time for the tick that would switch to it (an
+# hvpathtf run of 2026-12-02: "rcu_preempt kthread starved for 2998
+# jiffies" while CPU 0 stepped vtice's own reader). In a run where the stub
+# was loaded or a path trace ran, those report headers are listed as notes,
+# and the stack dumps they print ("Call Trace:") are not trouble by
+# themselves; every other kind of trouble (BUG, WARNING, Oops, panic...)
+# still fails.
 DEBUG_STOP_REPORT='watchdog: BUG: soft lockup|rcu: INFO: rcu_[a-z]+ (self-)?detected stall'
 
 # The stub's own scenarios say it loaded (hvstub; hvtfstep's line names the port).
 stub_was_loaded() { grep -qE 'debug stub on port|VTICE-TEST hv\.stub-load PASS' <<<"$LOG_TEXT"; }
 
+# A local path trace stepped every CPU (vtice trace syscall's scenarios, and doctor's traces).
+every_cpu_was_stepped() { grep -qE '^VTICE-SCENARIO (hvpath[a-z]*|hvdoctor) BEGIN' <<<"$LOG_TEXT"; }
+
 check_kernel_lines() {
 	local where=$1 block=$2 trouble notes pattern=$KERNEL_TROUBLE
-	if stub_was_loaded; then
+	if stub_was_loaded || every_cpu_was_stepped; then
 		notes=$(grep -E "$DEBUG_STOP_REPORT" <<<"$block" | sed 's/^VTICE-DMESG //' | sort -u | head -n 5)
-		[[ -n "$notes" ]] && echo "  NOTE reports of the time the debugger held the machine stopped:" &&
+		[[ -n "$notes" ]] && echo "  NOTE reports of the time the machine lost to a debugger's stop or to stepping:" &&
 			sed 's/^/      /' <<<"$notes"
 		block=$(grep -vE "$DEBUG_STOP_REPORT" <<<"$block")
 		pattern=${pattern//|Call Trace:/}

@@ -40,6 +40,10 @@ expect stub-stop.log newstub 0
 expect stub-stop.log kernel 0
 expect stub-stop-oops.log newstub 1
 expect stub-absent-lockup.log newstub 1
+expect stepped-rcu.log hvpathcase 0     # every CPU stepped: the RCU stall report is a note
+expect stepped-rcu.log kernel 0
+expect stepped-warning.log hvpathcase 1 # ...and a WARNING still fails
+expect unstepped-rcu.log newscenario 1  # no path trace, no stub: the stall is trouble
 expect extra.log hvrollback 0
 expect extra.log newthing 0
 expect extra.log hvreboot 0
