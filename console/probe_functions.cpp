@@ -76,6 +76,9 @@ Result<void> resolve_addr(probes::ProbePoint &point, const dbg::SymbolList &symb
 	auto hit = symbols.symbolize(point.address);
 	if (!hit)
 		return probes::error_at(point.pos, dbg::hex(point.address) + " is in no symbol of the running kernel");
+	if (!symbols.text_at(point.address))
+		return probes::error_at(point.pos, point.text + ": " + hit->name + " is not code (not a 't' or 'T' "
+								     "symbol in " + kallsyms + ")");
 	auto text = kcore.read(hit->start, hit->offset + 16);
 	if (!text)
 		return probes::error_at(point.pos, "cannot read " + hit->name + ": " + text.error().message);
@@ -117,6 +120,9 @@ Result<std::vector<std::string>> resolve_function_points(probes::CheckedProgram 
 			auto address = (*symbols)->lookup(point.function);
 			if (!address || !*address)
 				return probes::error_at(point.pos, "no kernel function '" + point.function + "' in " + kallsyms);
+			if (!(*symbols)->text_at(*address))
+				return probes::error_at(point.pos, point.function + " is not a function (not a 't' or 'T' "
+										    "symbol in " + kallsyms + ")");
 			if (point.kind == probes::PointKind::FnReturn) {
 				if (auto ok = find_returns(point, *address, **symbols, *kcore, notes); !ok)
 					return ok.error();

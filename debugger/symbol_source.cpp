@@ -71,16 +71,16 @@ std::optional<std::uint64_t> SymbolList::next_start(std::uint64_t address) const
 	return it->address;
 }
 
-std::optional<SymbolHit> SymbolList::symbolize(std::uint64_t address) const
+const SymbolList::Entry *SymbolList::covering(std::uint64_t address) const
 {
 	auto it = first_after(address);
 	if (it == entries_.begin())
-		return std::nullopt;
+		return nullptr;
 	--it;
 	// Kernel symbols name kernel addresses only: per-cpu offsets and
 	// absolute values (small numbers) must not "cover" user space.
 	if (!is_kernel_address(it->address) || !is_kernel_address(address))
-		return std::nullopt;
+		return nullptr;
 	// Among aliases at the same address, take the first text symbol.
 	auto first = it;
 	while (first != entries_.begin() && std::prev(first)->address == it->address)
@@ -91,8 +91,22 @@ std::optional<SymbolHit> SymbolList::symbolize(std::uint64_t address) const
 			break;
 		}
 	if (address - it->address > (1u << 24))
-		return std::nullopt;  // past the end of the last symbol
-	return SymbolHit{it->name, it->address, address - it->address};
+		return nullptr;	 // past the end of the last symbol
+	return &*it;
+}
+
+std::optional<SymbolHit> SymbolList::symbolize(std::uint64_t address) const
+{
+	const Entry *e = covering(address);
+	if (!e)
+		return std::nullopt;
+	return SymbolHit{e->name, e->address, address - e->address};
+}
+
+bool SymbolList::text_at(std::uint64_t address) const
+{
+	const Entry *e = covering(address);
+	return e && is_kernel_text(e->type);
 }
 
 std::unique_ptr<SymbolList> SymbolList::slid(std::int64_t slide) const

@@ -50,6 +50,8 @@ public:
 	// The first symbol's address above address: where the code at address
 	// ends at the latest (kallsyms gives no sizes).
 	std::optional<std::uint64_t> next_start(std::uint64_t address) const;
+	// Whether the symbol symbolize() names for address is code ('t'/'T').
+	bool text_at(std::uint64_t address) const;
 	std::size_t size() const override { return entries_.size(); }
 	std::string origin() const override { return origin_; }
 	// The same table with a KASLR slide added to every kernel address.
@@ -63,6 +65,8 @@ public:
 private:
 	// The first entry whose address is above address (or the end).
 	std::vector<Entry>::const_iterator first_after(std::uint64_t address) const;
+	// The entry symbolize() names address by (a text alias first), or null.
+	const Entry *covering(std::uint64_t address) const;
 
 	std::vector<Entry> entries_;  // sorted by address, slide applied
 	std::vector<std::size_t> by_name_;

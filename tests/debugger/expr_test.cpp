@@ -149,6 +149,27 @@ TEST(KallsymsText, ParsesAndSymbolizes)
 	EXPECT_EQ(*slid->lookup("fixed_percpu_data"), 0u);  // per-cpu offsets do not slide
 }
 
+// addr: and fn: probes go on code only: the type letter of the symbol
+// that covers the address says (a text alias at the same address counts).
+TEST(KallsymsText, TellsCodeFromData)
+{
+	auto t = parse_kallsyms_text("ffffffff81363fa0 t do_sys_openat2\n"
+				     "ffffffff81364630 T __x64_sys_openat\n"
+				     "ffffffff82a079c0 D jiffies\n"
+				     "ffffffff82a079c0 D jiffies_64\n"
+				     "ffffffff82a07a00 d other_data\n"
+				     "ffffffff82c00000 D alias_data\n"
+				     "ffffffff82c00000 T alias_code\n",
+				     "test");
+	ASSERT_TRUE(t.ok()) << t.error().message;
+	EXPECT_TRUE((*t)->text_at(0xffffffff81363fa0));
+	EXPECT_TRUE((*t)->text_at(0xffffffff81363fbc));	// inside it
+	EXPECT_FALSE((*t)->text_at(0xffffffff82a079c0));
+	EXPECT_FALSE((*t)->text_at(0xffffffff82a079c8));
+	EXPECT_TRUE((*t)->text_at(0xffffffff82c00004));
+	EXPECT_FALSE((*t)->text_at(0x401000));	// nothing covers user space
+}
+
 TEST(KallsymsText, ErrorsNameTheLine)
 {
 	auto bad = parse_kallsyms_text("ffffffff81000000 T _text\nnot a symbol line\n", "f");
