@@ -22,7 +22,7 @@ enum class Type { Int, String, Stack };
 
 // The values a probe reads from its event (checker.cpp says where each is
 // available).
-enum class Builtin { Pid, Tid, Comm, Cpu, Nsecs, Retval, Arg, Probe, Kstack };
+enum class Builtin { Pid, Tid, Comm, Cpu, Nsecs, Retval, Arg, Reg, Probe, Kstack };
 
 enum class ExprKind {
 	Int,		// number

@@ -198,6 +198,7 @@ struct Context {
 	bool fn = false;	// some point is a fn: probe's
 	bool profile = false;	// ...or a profile probe's
 	bool fn_only = true;	// every point is a fn: probe's (str() then works)
+	bool hit = true;	// every point is a function probe's hit (reg() then works)
 };
 
 Context context_of(const Probe &probe)
@@ -213,6 +214,7 @@ Context context_of(const Probe &probe)
 		c.fn |= p.kind == PointKind::FnEntry || p.kind == PointKind::Addr;
 		c.profile |= p.kind == PointKind::Profile;
 		c.fn_only &= p.kind == PointKind::FnEntry;
+		c.hit &= p.kind == PointKind::FnEntry || p.kind == PointKind::FnReturn || p.kind == PointKind::Addr;
 	}
 	return c;
 }
@@ -525,10 +527,16 @@ private:
 									"what the function left): read it in fn:NAME");
 			if (ctx_.addr)
 				return error_at(e.pos, "'" + e.text + "' is a function's argument at its entry; at an addr: "
-									"the registers hold what the code put there: read it in fn:NAME");
+									"read the registers themselves (reg(\"rdi\")), or the "
+									"argument in fn:NAME");
 			if (!ctx_.args)
 				return error_at(e.pos, "'" + e.text + "' exists only in syscall and fn probes (not in "
 									"profile, BEGIN, END, interval)");
+			return Type::Int;
+		case Builtin::Reg:
+			if (!ctx_.hit)
+				return error_at(e.pos, e.text + " is a register at a hidden breakpoint's hit: in fn:NAME, "
+								"fn:NAME:return and addr: probes only (a syscall probe has argN)");
 			return Type::Int;
 		case Builtin::Comm:
 			if (!ctx_.task)

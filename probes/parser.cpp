@@ -16,6 +16,13 @@ const std::map<std::string, Builtin, std::less<>> kBuiltins = {
 };
 constexpr unsigned kArgs = 6;
 
+// reg("NAME"): the registers a function probe's hit carries (records.h),
+// numbered as the runtime reads them: arg0..arg5's, then RAX, then RIP.
+const std::map<std::string, int, std::less<>> kRegisters = {
+	{"rdi", 0}, {"rsi", 1}, {"rdx", 2}, {"rcx", 3}, {"r8", 4}, {"r9", 5}, {"rax", 6}, {"rip", 7},
+};
+const char kRegisterNames[] = "rdi, rsi, rdx, rcx, r8, r9, rax or rip";
+
 // Binary operators by precedence, lowest first.
 const std::vector<std::vector<std::string>> kLevels = {
 	{"||"}, {"&&"}, {"|"}, {"^"}, {"&"}, {"==", "!="}, {"<", "<=", ">", ">="}, {"<<", ">>"}, {"+", "-"}, {"*", "/", "%"},
@@ -397,9 +404,30 @@ private:
 		return bounded(std::move(e));
 	}
 
+	// reg("rax"): one of the registers a hit carries, a number.
+	Result<ExprPtr> parse_register(ExprPtr e)
+	{
+		take();	// (
+		if (peek().kind != TokenKind::String)
+			return error_at(peek().pos, std::string("reg() takes a register's name in quotes: ") + kRegisterNames);
+		const Token &name = take();
+		auto it = kRegisters.find(name.text);
+		if (it == kRegisters.end())
+			return error_at(name.pos, "reg(\"" + name.text + "\"): a hit carries " + kRegisterNames);
+		if (!accept(")"))
+			return error_at(peek().pos, "expected ')' after reg()'s register, found " + describe(peek()));
+		e->kind = ExprKind::Builtin;
+		e->builtin = Builtin::Reg;
+		e->text = "reg(\"" + name.text + "\")";
+		e->number = it->second;
+		return e;
+	}
+
 	Result<ExprPtr> parse_name(ExprPtr e)
 	{
 		std::string name = take().text;
+		if (name == "reg" && is("("))
+			return parse_register(std::move(e));
 		if (is("(")) {
 			take();
 			e->kind = ExprKind::Call;
@@ -428,7 +456,7 @@ private:
 						"(kstack, in fn: and profile:hz:N probes; docs/probes.md)");
 		} else {
 			return error_at(e->pos, "unknown name '" + name + "': values are pid, tid, comm, cpu, nsecs, "
-							"retval, probe, kstack, arg0..arg5, @maps, numbers and strings");
+							"retval, probe, kstack, arg0..arg5, reg(\"NAME\"), @maps, numbers and strings");
 		}
 		if (e->builtin == Builtin::Comm || e->builtin == Builtin::Probe)
 			e->type = Type::String;

@@ -244,6 +244,18 @@ std::int64_t Runtime::binary(const Expr &e, const Fired &fired)
 	return a >= b;
 }
 
+namespace {
+
+// reg("NAME") as the parser numbered it: arg0..arg5's registers, RAX, RIP.
+std::int64_t reg_value(const ProbeEvent &ev, std::int64_t n)
+{
+	if (n >= 0 && n < static_cast<std::int64_t>(ev.args.size()))
+		return static_cast<std::int64_t>(ev.args[static_cast<std::size_t>(n)]);
+	return n == 6 ? ev.retval : static_cast<std::int64_t>(ev.address);
+}
+
+}  // namespace
+
 Value Runtime::builtin(const Expr &e, const Fired &fired) const
 {
 	const ProbeEvent *ev = fired.event;
@@ -265,6 +277,7 @@ Value Runtime::builtin(const Expr &e, const Fired &fired) const
 	case Builtin::Kstack: return ev->kstack;
 	case Builtin::Retval: return ev->retval;
 	case Builtin::Arg: return static_cast<std::int64_t>(ev->args[static_cast<std::size_t>(e.number)]);
+	case Builtin::Reg: return reg_value(*ev, e.number);
 	default: return std::int64_t{0};
 	}
 }

@@ -225,7 +225,8 @@ TEST(ProbeFeed, AHitAtAReturnSiteFiresTheReturnProbeWithRax)
 // from there; a hit at the function's entry fires the fn: probe only.
 TEST(ProbeFeed, AHitAtAnAddrFiresTheAddrProbeAlone)
 {
-	FeedRun r("fn:vfs_read { printf(\"in|\"); } addr:vfs_read+0x1c { printf(\"%s %s|\", probe, kstack); }");
+	FeedRun r("fn:vfs_read { printf(\"in|\"); } "
+		  "addr:vfs_read+0x1c { printf(\"%s %s %d %d %x|\", probe, kstack, reg(\"rsi\"), reg(\"rax\"), reg(\"rip\")); }");
 	r.program.program.probes[0].points[0].address = 0xffffffff81234564ull;
 	r.program.program.probes[1].points[0].address = 0xffffffff8123457cull;	// resolve_function_points' part
 	std::vector<std::uint64_t> unwound;
@@ -243,7 +244,9 @@ TEST(ProbeFeed, AHitAtAnAddrFiresTheAddrProbeAlone)
 	inside.nr = 0xffffffff8123457cull;
 	inside.rsp = 0xffffc90000107e00ull;
 	inside.stack.assign(32, 0);
+	inside.args[1] = 42;	// RSI at the hit
+	inside.ret = static_cast<std::uint64_t>(-2);	// RAX at the hit
 	feed.feed_events({entry, inside});
-	EXPECT_EQ(r.out.printed_, "in|addr:vfs_read+0x1c vfs_read+0x1c|");
+	EXPECT_EQ(r.out.printed_, "in|addr:vfs_read+0x1c vfs_read+0x1c 42 -2 ffffffff8123457c|");
 	EXPECT_EQ(unwound, (std::vector<std::uint64_t>{0xffffffff8123457cull}));
 }

@@ -891,8 +891,12 @@ scenario_hvpathtf() {
 	# kill -9 mid-call: no CPU left stepping or holding interrupts. Its
 	# reader on CPU 0, as the trace above: path-kill pins it to CPU 1 by
 	# default, where vtopen's traced call runs here; a reader queued behind
-	# it cannot drain (two CI runs failed so: docs/tracing.md).
-	$T path-kill hv.pathtf-kill 0
+	# it cannot drain (two CI runs failed so: docs/tracing.md). The poller
+	# that watches for the stepping is pinned there too: on CPU 1 it waits
+	# behind the very call it watches for, and sees the stepping only
+	# after the trace ended (CI of 2026-12-02: "vtice trace ended first",
+	# 3,373 exits/s at most).
+	taskset 1 $T path-kill hv.pathtf-kill 0
 	echo vtpathtf-done >/proc/sys/kernel/hostname
 	wait "$loop" "$timers"
 	report_path_trace hvpathtf hv.pathtf VTICE-PATHTF /tmp/pathtf "$rc"

@@ -154,6 +154,29 @@ TEST(ProbeLanguage, AnAddrProbeSitsAtAnAddressOrASymbolsOffsetAndHasNoArguments)
 		  std::string::npos);
 }
 
+TEST(ProbeLanguage, RegReadsTheRegistersAHitCarriesInFunctionProbesOnly)
+{
+	auto p = accepted("addr:vfs_read+0x10 { printf(\"%d %d %d\\n\", reg(\"rdi\"), reg(\"rax\"), reg(\"rip\")); }");
+	ASSERT_EQ(p.program.probes[0].body.size(), 1u);
+	const auto &args = p.program.probes[0].body[0].args;
+	ASSERT_EQ(args.size(), 3u);
+	EXPECT_EQ(args[0]->builtin, Builtin::Reg);
+	EXPECT_EQ(args[0]->number, 0);	// rdi: arg0's register
+	EXPECT_EQ(args[1]->number, 6);	// rax
+	EXPECT_EQ(args[2]->number, 7);	// rip
+	accepted("fn:vfs_read:return { @[reg(\"rdi\")] = count(); }");
+	accepted("fn:vfs_read { @x = sum(reg(\"r9\")); }");
+	EXPECT_NE(refusal("syscall:read { @x = sum(reg(\"rdi\")); }").find("is a register at a hidden breakpoint's hit"),
+		  std::string::npos);
+	EXPECT_NE(refusal("addr:vfs_read { @x = sum(reg(\"rsp\")); }")
+			  .find("1:30: error: reg(\"rsp\"): a hit carries rdi, rsi, rdx, rcx, r8, r9, rax or rip"),
+		  std::string::npos);
+	EXPECT_NE(refusal("addr:vfs_read { @x = sum(reg(rdi)); }").find("reg() takes a register's name in quotes"),
+		  std::string::npos);
+	EXPECT_NE(refusal("addr:vfs_read { @x = sum(reg(\"rdi\" 1)); }").find("expected ')' after reg()'s register"),
+		  std::string::npos);
+}
+
 TEST(ProbeLanguage, AStringMapReadsAsAStringBeforeItsAssignment)
 {
 	// The read comes first in the text; the checker knows every map before typing.

@@ -96,35 +96,63 @@ static int report_no_stepping(const char *name, const char *what, double highest
 		      highest, tail);
 }
 
+/*
+ * One try: arm a trace of vtopen's next call (its reader on reader_cpu)
+ * and kill -9 it once the call is being stepped. 1: killed mid-call
+ * (*rate: the exit rate then); 0: the traced call ended first, no kill;
+ * -1: it did not arm, or no call was stepped in 60 s (*why says which).
+ */
+static int kill_mid_call(int reader_cpu, double *rate, double *highest, const char **why)
+{
+	pid_t trace = start_path_trace("vtopen", reader_cpu);
+	int i;
+
+	*rate = 0;
+	if (trace < 0 || !wait_armed(trace, PATH_ERR, 120)) {
+		stop(trace);
+		system("cat " PATH_ERR);
+		*why = "vtice trace syscall did not arm (its stderr is above)";
+		return -1;
+	}
+	for (i = 0; i < 600 && (*rate = exit_rate()) < STEPPING_RATE; i++) {
+		*highest = *rate > *highest ? *rate : *highest;
+		if (waitpid(trace, NULL, WNOHANG) == trace)
+			return 0;
+	}
+	stop(trace);
+	if (*rate < STEPPING_RATE) {
+		*why = "no call was stepped in 60 s";
+		return -1;
+	}
+	return 1;
+}
+
 int cmd_path_kill(int argc, char **argv)
 {
 	struct getpid_cost after;
 	double rate = 0, highest = 0;
-	pid_t trace;
-	int i;
+	const char *why = "";
+	int tries, killed = 0;
 
 	/* argv[1]: the reader's CPU (default 1), away from the traced task's:
-	 * a reader queued behind the traced call cannot drain its ring. */
-	trace = start_path_trace("vtopen", argc > 1 ? atoi(argv[1]) : 1);
-	if (trace < 0 || !wait_armed(trace, PATH_ERR, 120)) {
-		stop(trace);
-		system("cat " PATH_ERR);
-		return report(argv[0], FAIL, "vtice trace syscall did not arm (its stderr is above)");
+	 * a reader queued behind the traced call cannot drain its ring. A call
+	 * that ends between two 100 ms looks at the exit rate was not caught
+	 * mid-way: that is the poll's timing, not what is checked; try the
+	 * next call, three at most. */
+	for (tries = 1; tries <= 3 && !killed; tries++) {
+		killed = kill_mid_call(argc > 1 ? atoi(argv[1]) : 1, &rate, &highest, &why);
+		if (killed < 0)
+			return report_no_stepping(argv[0], why, highest);
 	}
-	for (i = 0; i < 600 && (rate = exit_rate()) < STEPPING_RATE; i++) {
-		highest = rate > highest ? rate : highest;
-		if (waitpid(trace, NULL, WNOHANG) == trace)
-			return report_no_stepping(argv[0], "vtice trace ended first", highest);
-	}
-	stop(trace);
-	if (rate < STEPPING_RATE)
-		return report_no_stepping(argv[0], "no call was stepped in 60 s", highest);
+	if (!killed)
+		return report_no_stepping(argv[0], "vtice trace ended first, three calls in a row", highest);
 	if (measure_getpid(&after))
 		return report(argv[0], FAIL, "no VM-exit counts from /dev/vtice");
 	figure_named(argv[0], "exits_per_s_when_killed", "%.0f", rate);
 	figure_named(argv[0], "exits_per_call_after", "%.3f", after.exits);
+	figure_named(argv[0], "tries", "%d", tries - 1);
 	if (after.exits >= 0.01)
 		return report(argv[0], FAIL, "after kill -9 mid-call, still %.3f exits per getpid", after.exits);
-	return report(argv[0], PASS, "killed mid-call (%.0f exits/s: stepping); then %.3f exits per getpid",
-		      rate, after.exits);
+	return report(argv[0], PASS, "killed mid-call (%.0f exits/s: stepping; call %d); then %.3f exits per getpid",
+		      rate, tries - 1, after.exits);
 }

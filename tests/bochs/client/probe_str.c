@@ -16,9 +16,10 @@
  *   at the same offset, child vtaddr. The offset is the kernel's pick: the
  *   first past the ENDBR and the fentry call (+9) that its kprobes accept,
  *   which they do at an instruction's start only (-EILSEQ inside one):
- *     vtice probe 'addr:do_sys_openat2+OFF /comm == "vtaddr"/ { printf("hit\n"); }'
- *   vtice's hits must be the kernel's; and an offset the kernel refused as
- *   inside an instruction, and a data symbol, vtice must refuse too.
+ *     vtice probe 'addr:do_sys_openat2+OFF /comm == "vtaddr"/ { printf("%d\n", reg("rdi")); }'
+ *   vtice's hits and their RDI must be the kernel's (its kprobe fetches
+ *   %di); and an offset the kernel refused as inside an instruction, and a
+ *   data symbol, vtice must refuse too.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -212,31 +213,30 @@ int cmd_probe_str(int argc, char **argv)
 		      "to %d bytes)", kernel.n, strlen(kernel.p[3]), STR_MAX);
 }
 
-/* What the kernel's kretprobe on do_sys_openat2 saw return, in order. */
-static int kernel_returns(long *ret, int *n)
+/* The numbers after key ("ret=") in the kernel's trace of event comm defined by def, in order. */
+static int kernel_numbers(const char *comm, const char *def, const char *key, long *out, int *n)
 {
-	FILE *f = kernel_event_run("vtret", "r:vtret do_sys_openat2 ret=$retval:s64");
+	FILE *f = kernel_event_run(comm, def);
 	char line[1024], *p;
 
 	*n = 0;
 	while (f && fgets(line, sizeof(line), f))
-		if (line[0] != '#' && (p = strstr(line, " ret=")) && *n < MAX_PATHS)
-			ret[(*n)++] = strtol(p + 5, NULL, 10);
+		if (line[0] != '#' && (p = strstr(line, key)) && *n < MAX_PATHS)
+			out[(*n)++] = strtol(p + strlen(key), NULL, 10);
 	return kernel_event_end(f);
 }
 
-/* {"type":"printf","text":"-2\u000a"} */
-static int vtice_returns(long *ret, int *n)
+/* The numbers program printed, one per printf ({"type":"printf","text":"-2\u000a"}), in order. */
+static int vtice_numbers(const char *comm, const char *program, const char *echo, long *out, int *n)
 {
-	FILE *f = vtice_probe_run("vtret",
-				  "fn:do_sys_openat2:return /comm == \"vtret\"/ { printf(\"%d\\n\", retval); }");
+	FILE *f = vtice_probe_run(comm, program);
 	char line[2048], *p;
 
 	*n = 0;
 	while (f && fgets(line, sizeof(line), f)) {
-		printf("probe-ret: %s", line);
+		printf("%s: %s", echo, line);
 		if (strstr(line, "\"type\":\"printf\"") && (p = strstr(line, "\"text\":\"")) && *n < MAX_PATHS)
-			ret[(*n)++] = strtol(p + 8, NULL, 10);
+			out[(*n)++] = strtol(p + 8, NULL, 10);
 	}
 	if (f)
 		fclose(f);
@@ -252,9 +252,10 @@ int cmd_probe_ret(int argc, char **argv)
 	(void)argc;
 	if (access(VTICE_BIN, X_OK))
 		return report(name, SKIP, "%s not in the initramfs", VTICE_BIN);
-	if (kernel_returns(kernel, &nk) || nk != 4)
+	if (kernel_numbers("vtret", "r:vtret do_sys_openat2 ret=$retval:s64", " ret=", kernel, &nk) || nk != 4)
 		return report(name, FAIL, "the kernel's kretprobe gave %d of 4 returns: no oracle", nk);
-	if (vtice_returns(vt, &nv))
+	if (vtice_numbers("vtret", "fn:do_sys_openat2:return /comm == \"vtret\"/ { printf(\"%d\\n\", retval); }",
+			  "probe-ret", vt, &nv))
 		return report(name, FAIL, "vtice probe failed (its stderr is above)");
 	if (nv != nk)
 		return report(name, FAIL, "vtice printed %d return values, the kernel's kretprobe saw %d", nv, nk);
@@ -263,22 +264,6 @@ int cmd_probe_ret(int argc, char **argv)
 			return report(name, FAIL, "open %d: vtice %ld, the kernel %ld", i, vt[i], kernel[i]);
 	return report(name, PASS, "%d returns in order, as the kernel's own kretprobe saw them: %ld %ld %ld %ld", nk,
 		      kernel[0], kernel[1], kernel[2], kernel[3]);
-}
-
-/* Lines of f holding needle (f closed). */
-static int count_lines(FILE *f, const char *needle, const char *echo)
-{
-	char line[2048];
-	int n = 0;
-
-	while (f && fgets(line, sizeof(line), f)) {
-		if (echo)
-			printf("%s: %s", echo, line);
-		n += line[0] != '#' && strstr(line, needle) != NULL;
-	}
-	if (f)
-		fclose(f);
-	return n;
 }
 
 /*
@@ -332,25 +317,29 @@ static int vtice_refuses(const char *program, char *why, size_t len)
 int cmd_probe_addr(int argc, char **argv)
 {
 	const char *name = argv[0];
-	char def[64], program[160], inside_why[512], data_why[512];
-	int at, inside, nk, nv;
+	char def[96], program[192], inside_why[512], data_why[512];
+	long kernel[MAX_PATHS], vt[MAX_PATHS];
+	int at, inside, nk, nv, i;
 
 	(void)argc;
 	if (access(VTICE_BIN, X_OK))
 		return report(name, SKIP, "%s not in the initramfs", VTICE_BIN);
 	if (kernel_offsets(&at, &inside))
 		return report(name, FAIL, "the kernel's kprobes took no offset in do_sys_openat2+9..63: no oracle");
-	snprintf(def, sizeof(def), "p:vtaddr do_sys_openat2+%d", at);
-	nk = count_lines(kernel_event_run("vtaddr", def), "vtaddr:", NULL);
-	kernel_event_end(NULL);
-	if (nk < 4)
+	snprintf(def, sizeof(def), "p:vtaddr do_sys_openat2+%d di=%%di:s64", at);
+	if (kernel_numbers("vtaddr", def, " di=", kernel, &nk) || nk != 4)
 		return report(name, FAIL, "the kernel's kprobe at +%d saw %d of the child's 4 opens: no oracle", at, nk);
 	snprintf(program, sizeof(program),
-		 "addr:do_sys_openat2+%d /comm == \"vtaddr\"/ { printf(\"hit\\n\"); }", at);
-	nv = count_lines(vtice_probe_run("vtaddr", program), "\"type\":\"printf\"", "probe-addr");
+		 "addr:do_sys_openat2+%d /comm == \"vtaddr\"/ { printf(\"%%d\\n\", reg(\"rdi\")); }", at);
+	if (vtice_numbers("vtaddr", program, "probe-addr", vt, &nv))
+		return report(name, FAIL, "vtice probe failed (its stderr is above)");
 	if (nv != nk)
 		return report(name, FAIL, "addr:do_sys_openat2+%d: vtice saw %d hits, the kernel's kprobe %d", at, nv,
 			      nk);
+	for (i = 0; i < nk; i++)
+		if (vt[i] != kernel[i])
+			return report(name, FAIL, "hit %d: vtice's reg(\"rdi\") %ld, the kernel's %%di %ld", i, vt[i],
+				      kernel[i]);
 	snprintf(program, sizeof(program), "addr:do_sys_openat2+%d { exit(); }", inside);
 	if (!vtice_refuses(program, inside_why, sizeof(inside_why)) || !strstr(inside_why, "is inside an instruction"))
 		return report(name, FAIL, "+%d, inside an instruction by the kernel's kprobes: vtice said '%s'", inside,
@@ -360,6 +349,7 @@ int cmd_probe_addr(int argc, char **argv)
 	if (!vtice_refuses("addr:jiffies { exit(); }", data_why, sizeof(data_why)) ||
 	    !strstr(data_why, "is not code"))
 		return report(name, FAIL, "addr:jiffies (data): vtice said '%s'", data_why);
-	return report(name, PASS, "addr:do_sys_openat2+%d: %d hits, as the kernel's kprobe there; +%d refused as the "
-		      "kernel refused it (%s); addr:jiffies refused (%s)", at, nv, inside, inside_why, data_why);
+	return report(name, PASS, "addr:do_sys_openat2+%d: %d hits, reg(\"rdi\") %ld ... as the kernel's kprobe "
+		      "there fetched %%di; +%d refused as the kernel refused it (%s); addr:jiffies refused (%s)", at, nv,
+		      vt[0], inside, inside_why, data_why);
 }
