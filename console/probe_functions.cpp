@@ -88,12 +88,6 @@ Result<void> resolve_addr(probes::ProbePoint &point, const dbg::SymbolList &symb
 	return {};
 }
 
-bool is_function_point(const probes::ProbePoint &point)
-{
-	return point.kind == probes::PointKind::FnEntry || point.kind == probes::PointKind::FnReturn ||
-	       point.kind == probes::PointKind::Addr;
-}
-
 }  // namespace
 
 Result<std::vector<std::string>> resolve_function_points(probes::CheckedProgram &program,
@@ -110,7 +104,7 @@ Result<std::vector<std::string>> resolve_function_points(probes::CheckedProgram 
 		return kcore.error();
 	for (auto &probe : program.program.probes)
 		for (auto &point : probe.points) {
-			if (!is_function_point(point))
+			if (!probes::is_hidden_breakpoint(point))
 				continue;
 			if (point.kind == probes::PointKind::Addr) {
 				if (auto ok = resolve_addr(point, **symbols, *kcore, kallsyms); !ok)

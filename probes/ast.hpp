@@ -86,6 +86,14 @@ struct ProbePoint {
 	std::vector<std::uint64_t> return_sites;	// fn:NAME:return: its RETs (the caller finds them)
 };
 
+// fn:NAME, fn:NAME:return and addr: points: armed as hidden breakpoints,
+// their hits carry the registers (reg()) and come through the function
+// probes' ioctl.
+inline bool is_hidden_breakpoint(const ProbePoint &p)
+{
+	return p.kind == PointKind::FnEntry || p.kind == PointKind::FnReturn || p.kind == PointKind::Addr;
+}
+
 struct Probe {
 	Pos pos;
 	std::vector<ProbePoint> points;

@@ -184,7 +184,7 @@ Result<void> resolve_point(ProbePoint &p, const SyscallLookup &lookup)
 bool is_event_point(const ProbePoint &p)
 {
 	return p.kind == PointKind::SyscallEnter || p.kind == PointKind::SyscallReturn ||
-	       p.kind == PointKind::FnEntry || p.kind == PointKind::FnReturn || p.kind == PointKind::Addr;
+	       is_hidden_breakpoint(p);
 }
 
 // What one probe's points all provide.
@@ -214,7 +214,7 @@ Context context_of(const Probe &probe)
 		c.fn |= p.kind == PointKind::FnEntry || p.kind == PointKind::Addr;
 		c.profile |= p.kind == PointKind::Profile;
 		c.fn_only &= p.kind == PointKind::FnEntry;
-		c.hit &= p.kind == PointKind::FnEntry || p.kind == PointKind::FnReturn || p.kind == PointKind::Addr;
+		c.hit &= is_hidden_breakpoint(p);
 	}
 	return c;
 }
@@ -701,8 +701,7 @@ Result<CheckedProgram> check_program(Program program, const SyscallLookup &looku
 	for (const Probe &probe : out.program.probes)
 		for (const ProbePoint &p : probe.points) {
 			out.has_syscall_probes |= p.kind == PointKind::SyscallEnter || p.kind == PointKind::SyscallReturn;
-			out.has_fn_probes |= p.kind == PointKind::FnEntry || p.kind == PointKind::FnReturn ||
-					     p.kind == PointKind::Addr;
+			out.has_fn_probes |= is_hidden_breakpoint(p);
 			if (p.kind != PointKind::Profile)
 				continue;
 			// Each CPU has one sampling timer: one rate for the program.

@@ -47,6 +47,16 @@ trace::SyscallEvent event(bool enter, std::uint64_t tsc, std::uint32_t pid, std:
 	return ev;
 }
 
+// A hidden breakpoint's hit at address (a fn: entry, a return site, an addr:).
+trace::SyscallEvent probe_hit(std::uint64_t address)
+{
+	trace::SyscallEvent hit = event(true, 10, 7, 0);
+	hit.enter = false;
+	hit.probe_hit = true;
+	hit.nr = address;
+	return hit;
+}
+
 // Every syscall is number 0 to this lookup.
 std::optional<std::uint64_t> any_syscall(std::string_view) { return 0; }
 
@@ -157,10 +167,7 @@ TEST(ProbeFeed, AFnHitsStackIsUnwoundFromItsEntry)
 					asked.push_back(s);
 					return std::string("vfs_read\nksys_read");
 				});
-	trace::SyscallEvent hit = event(true, 10, 7, 0);
-	hit.enter = false;
-	hit.probe_hit = true;
-	hit.nr = 0xffffffff81234564ull;
+	trace::SyscallEvent hit = probe_hit(0xffffffff81234564ull);
 	hit.rsp = 0xffffc90000107e00ull;
 	hit.rbp = 0xbbbb;
 	hit.stack.assign(64, 0x5a);
@@ -185,10 +192,7 @@ TEST(ProbeFeed, AFnHitsStringReachesStrEscaped)
 	FeedRun r("fn:do_sys_openat2 { printf(\"%s|\", str(arg1)); }");
 	r.program.program.probes[0].points[0].address = 0xffffffff81234564ull;
 	console::ProbeFeed feed(*r.runtime, [](std::uint64_t tsc) { return tsc; });
-	trace::SyscallEvent hit = event(true, 10, 7, 0);
-	hit.enter = false;
-	hit.probe_hit = true;
-	hit.nr = 0xffffffff81234564ull;
+	trace::SyscallEvent hit = probe_hit(0xffffffff81234564ull);
 	hit.str = "/etc/passwd";
 	trace::SyscallEvent hostile = hit;
 	hostile.tsc = 11;
@@ -206,10 +210,7 @@ TEST(ProbeFeed, AHitAtAReturnSiteFiresTheReturnProbeWithRax)
 	r.program.program.probes[0].points[0].address = 0xffffffff81234564ull;
 	r.program.program.probes[1].points[0].return_sites = {0xffffffff812345f0ull, 0xffffffff81234622ull};
 	console::ProbeFeed feed(*r.runtime, [](std::uint64_t tsc) { return tsc; });
-	trace::SyscallEvent entry = event(true, 10, 7, 0);
-	entry.enter = false;
-	entry.probe_hit = true;
-	entry.nr = 0xffffffff81234564ull;
+	trace::SyscallEvent entry = probe_hit(0xffffffff81234564ull);
 	trace::SyscallEvent ret = entry;
 	ret.tsc = 11;
 	ret.nr = 0xffffffff81234622ull;
@@ -235,10 +236,7 @@ TEST(ProbeFeed, AHitAtAnAddrFiresTheAddrProbeAlone)
 					unwound.push_back(s.rip);
 					return std::string("vfs_read+0x1c");
 				});
-	trace::SyscallEvent entry = event(true, 10, 7, 0);
-	entry.enter = false;
-	entry.probe_hit = true;
-	entry.nr = 0xffffffff81234564ull;
+	trace::SyscallEvent entry = probe_hit(0xffffffff81234564ull);
 	trace::SyscallEvent inside = entry;
 	inside.tsc = 11;
 	inside.nr = 0xffffffff8123457cull;
