@@ -44,9 +44,15 @@ bool apply_data(SyscallEvent &ev, const vtice_record &rec)
 	case VTICE_SYSCALL_DATA_STACK:
 		append_stack_words(ev.stack, rec);
 		return ev.probe_hit;
+	case VTICE_SYSCALL_DATA_GPRS:
+		if (!ev.probe_hit || ev.more_regs_seen == VTICE_GPRS_RECORDS)
+			return false;
+		ev.more_regs[2 * ev.more_regs_seen] = rec.u.raw[0];
+		ev.more_regs[2 * ev.more_regs_seen++ + 1] = rec.u.raw[1];
+		return true;
 	case VTICE_SYSCALL_DATA_STRING:
 		ev.str.append(reinterpret_cast<const char *>(rec.u.raw), sizeof(rec.u.raw));
-		return ev.probe_hit && ev.str.size() <= VTICE_PROBE_STR_MAX;
+		return (ev.probe_hit || ev.enter) && ev.str.size() <= VTICE_PROBE_STR_MAX;
 	default:
 		return false;
 	}

@@ -35,9 +35,12 @@ struct SyscallEvent {
 	// stack from RSP up as copied (empty otherwise).
 	uint64_t rsp = 0, rbp = 0;
 	std::vector<uint8_t> stack;
-	// A probe hit armed to copy a string: its bytes as root copied them, to
-	// the NUL (at most VTICE_PROBE_STR_MAX).
+	// A probe hit or syscall entry armed to copy a string: its bytes as
+	// root copied them, to the NUL (at most VTICE_PROBE_STR_MAX).
 	std::string str;
+	// A probe hit armed for them (GPRS): RBX, RSP, RBP, R10-R15, RFLAGS.
+	std::array<uint64_t, 2 * VTICE_GPRS_RECORDS> more_regs{};
+	uint32_t more_regs_seen = 0;	// GPRS records read
 };
 
 struct SyscallDecodeStats {

@@ -18,11 +18,13 @@
 #include "checker.hpp"
 #include "device.hpp"
 #include "diagnostic.hpp"
+#include "kallsyms_refresh.hpp"
 #include "messages.hpp"
 #include "output.hpp"
 #include "probe_feed.hpp"
 #include "probe_folded.hpp"
 #include "probe_functions.hpp"
+#include "probe_params.hpp"
 #include "profile_ioctl.hpp"
 #include "profile_report.hpp"
 #include "profile_stacks.hpp"
@@ -41,7 +43,7 @@ namespace {
 const char kHelp[] =
 	"usage: vtice probe 'PROGRAM' [--duration S] [-o FILE] [--folded FILE]\n"
 	"                             [--max-entries N] [--check] [--device PATH]\n"
-	"                             [--kallsyms PATH] [--kcore PATH]\n"
+	"                             [--kallsyms PATH] [--kcore PATH] [--btf PATH]\n"
 	"       vtice probe --file PATH ...\n"
 	"\n"
 	"Runs a probe program in the spirit of bpftrace on this machine, from the\n"
@@ -50,6 +52,7 @@ const char kHelp[] =
 	"\n"
 	"  vtice probe 'syscall:read { @[comm] = count(); }'\n"
 	"  vtice probe 'fn:vfs_read /comm == \"cat\"/ { @bytes = sum(arg2); }'\n"
+	"  vtice probe 'fn:do_sys_openat2 { printf(\"%s\\n\", str(args->filename)); }'\n"
 	"  vtice probe 'syscall:openat:return /comm == \"bash\"/ { printf(\"%d\\n\", retval); }'\n"
 	"  vtice probe 'syscall:nanosleep { @s[tid] = nsecs; }\n"
 	"               syscall:nanosleep:return /@s[tid]/ {\n"
@@ -62,7 +65,8 @@ const char kHelp[] =
 	"(an instruction of the kernel's text), syscall:NAME, syscall:NAME:return,\n"
 	"syscall:*, profile:hz:N\n"
 	"(every CPU sampled N times a second), interval:s:N, interval:ms:N, BEGIN,\n"
-	"END. Values: pid tid comm cpu nsecs retval probe arg0..arg5, kstack (in fn:,\n"
+	"END. Values: pid tid comm cpu nsecs retval probe arg0..arg5, args->NAME (a\n"
+	"function's argument by its BTF name, in fn: probes), kstack (in fn:,\n"
 	"addr: and profile probes), reg(\"rdi\") (rdi rsi rdx rcx r8 r9 rax rip, in fn:\n"
 	"and addr: probes), @maps. Maps: count() sum() min() max() avg() hist() lhist().\n"
 	"Actions: printf, print(@m), clear(@m), delete(@m[k]), exit(). The maps are\n"
@@ -79,7 +83,9 @@ const char kHelp[] =
 	"  --device PATH      the vtice device (default /dev/vtice)\n"
 	"  --kallsyms PATH    kernel symbols for fn: and kstack (default /proc/kallsyms)\n"
 	"  --kcore PATH       kernel memory for fn: and kstack's ORC tables\n"
-	"                     (default /proc/kcore)\n";
+	"                     (default /proc/kcore)\n"
+	"  --btf PATH         kernel types for args->NAME (default /sys/kernel/btf/vmlinux;\n"
+	"                     a vmlinux or raw BTF)\n";
 
 constexpr std::size_t kMaxProgramFile = 1 << 20;	// the language takes 64 KiB; a bigger file is refused by it
 // Kernel stack per sample or fn: hit for kstack: as much as the module
@@ -89,6 +95,7 @@ constexpr std::size_t kMaxProgramFile = 1 << 20;	// the language takes 64 KiB; a
 // copy ends at the stack's top anyway.
 constexpr std::uint32_t kStackBytes = VTICE_PROFILE_STACK_MAX;
 static_assert(probes::kMaxProfileHz == VTICE_PROFILE_HZ_MAX);
+static_assert(probes::kMaxSyscallStrings == VTICE_SYSCALL_STRINGS_MAX);
 
 struct Options {
 	std::string source;
@@ -101,6 +108,7 @@ struct Options {
 	std::string device = "/dev/" VTICE_DEVICE_NAME;
 	std::string kallsyms = "/proc/kallsyms";
 	std::string kcore = "/proc/kcore";
+	std::string btf = "/sys/kernel/btf/vmlinux";
 };
 
 Result<Options> parse_options(const ParsedArgs &args)
@@ -136,7 +144,8 @@ Result<Options> parse_options(const ParsedArgs &args)
 	o.device = args.get("--device").value_or(o.device);
 	o.kallsyms = args.get("--kallsyms").value_or(o.kallsyms);
 	o.kcore = args.get("--kcore").value_or(o.kcore);
-	for (const std::string *input : {&o.device, &o.kallsyms, &o.kcore})
+	o.btf = args.get("--btf").value_or(o.btf);
+	for (const std::string *input : {&o.device, &o.kallsyms, &o.kcore, &o.btf})
 		RunInputs::get().note_path(*input);
 	o.output = args.get("--output").value_or("");
 	if (!o.output.empty())
@@ -203,9 +212,9 @@ public:
 			r->skip();
 	}
 
-	Result<vtice_syscalls> arm_syscalls(const probes::RootFilter &filter)
+	Result<vtice_syscalls> arm_syscalls(const probes::RootFilter &filter, const SyscallStrings &strings)
 	{
-		return syscalls_ioctl(dev_, path_, VTICE_SYSCALLS_ARM, TaskFilter{filter.comm, filter.pid});
+		return syscalls_ioctl(dev_, path_, VTICE_SYSCALLS_ARM, TaskFilter{filter.comm, filter.pid}, strings);
 	}
 
 	Result<vtice_syscalls> disarm_syscalls() { return syscalls_ioctl(dev_, path_, VTICE_SYSCALLS_DISARM); }
@@ -293,7 +302,7 @@ Result<void> arm(EventSource &source, const probes::CheckedProgram &program, Run
 {
 	source.skip_old_records();
 	if (program.has_syscall_probes) {
-		auto armed = source.arm_syscalls(program.root_filter);
+		auto armed = source.arm_syscalls(program.root_filter, program.syscall_strings);
 		if (!armed)
 			return armed.error();
 		totals.syscalls = true;
@@ -378,11 +387,23 @@ public:
 		return out;
 	}
 
+	// kallsyms read again (a module came or went): frames are named from
+	// these from now on. The ORC tables are the kernel image's: they stay.
+	void use_symbols(std::unique_ptr<dbg::SymbolList> symbols)
+	{
+		symbols_ = std::move(symbols);
+		namer_ = namer_of(symbols_.get());
+	}
+
 private:
 	KernelStacks(std::unique_ptr<dbg::SymbolList> symbols, std::unique_ptr<symbols::OrcTable> orc)
-		: symbols_(std::move(symbols)), orc_(std::move(orc)),
-		  namer_([list = symbols_.get()](std::uint64_t a) { return list->symbolize(a); })
+		: symbols_(std::move(symbols)), orc_(std::move(orc)), namer_(namer_of(symbols_.get()))
 	{
+	}
+
+	static FrameNamer namer_of(const dbg::SymbolList *list)
+	{
+		return FrameNamer([list](std::uint64_t a) { return list->symbolize(a); });
 	}
 
 	std::unique_ptr<dbg::SymbolList> symbols_;
@@ -431,6 +452,7 @@ int run(const Options &o, const probes::CheckedProgram &program)
 		json.emplace(file->stream());
 	probes::Output &out = json ? static_cast<probes::Output &>(*json) : text;
 
+	KallsymsRefresh kallsyms(o.kallsyms);	// the module list, before the symbols are read
 	std::unique_ptr<KernelStacks> stacks;
 	if (program.uses_kstack()) {
 		auto loaded = KernelStacks::load(o);
@@ -462,6 +484,11 @@ int run(const Options &o, const probes::CheckedProgram &program)
 		sleep_ms(kPollMs);
 		if (source)
 			feed.feed(source->drain());
+		if (stacks)
+			if (auto fresh = kallsyms.poll(TscClock::now_ns())) {
+				stacks->use_symbols(std::move(fresh));
+				eprintf("vtice probe: a module came or went: %s read again\n", o.kallsyms.c_str());
+			}
 		runtime.tick(TscClock::now_ns());
 		std::fflush(stdout);
 	}
@@ -491,7 +518,8 @@ int cmd_probe(int argc, char **argv)
 	auto args = parse_args(static_cast<int>(expanded.size()), expanded.data(),
 			       {{"--file", true}, {"--duration", true}, {"--output", true}, {"--folded", true},
 				{"--max-entries", true},
-				{"--check", false}, {"--device", true}, {"--kallsyms", true}, {"--kcore", true}});
+				{"--check", false}, {"--device", true}, {"--kallsyms", true}, {"--kcore", true},
+				{"--btf", true}});
 	if (!args) {
 		eprintf("vtice probe: %s\n", args.error().to_string().c_str());
 		return kExitUsage;
@@ -505,9 +533,9 @@ int cmd_probe(int argc, char **argv)
 		eprintf("vtice probe: %s (vtice probe --help)\n", opts.error().to_string().c_str());
 		return kExitUsage;
 	}
-	auto program = probes::compile_program(opts->source, [](std::string_view name) {
-		return trace::syscall_number(name);
-	});
+	auto program = probes::compile_program(
+		opts->source, [](std::string_view name) { return trace::syscall_number(name); },
+		kernel_params(opts->btf));
 	if (!program) {
 		eprintf("%s", probes::format_diagnostic(opts->source, program.error(), opts->source_name).c_str());
 		return kExitUsage;

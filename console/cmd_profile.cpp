@@ -8,16 +8,14 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
-#include <future>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "args.hpp"
 #include "device.hpp"
+#include "kallsyms_refresh.hpp"
 #include "messages.hpp"
 #include "profile_ioctl.hpp"
 #include "profile_report.hpp"
@@ -271,34 +269,9 @@ std::unique_ptr<symbols::OrcTable> load_orc(const Options &o, const dbg::SymbolS
 	return std::move(*orc);
 }
 
-// The modules loaded, by name: when one comes or goes, kallsyms is read
-// again to name its text (looked at once a second, so a module loaded
-// mid-run is named from then on). /proc/modules' other fields (use counts,
-// state) change without any text moving.
-class ModuleWatch {
-public:
-	bool changed()
-	{
-		auto bytes = read_input("/proc/modules", 1 << 20);
-		std::string now;
-		if (bytes) {
-			std::istringstream lines(std::string(bytes->begin(), bytes->end()));
-			for (std::string line; std::getline(lines, line);)
-				now += line.substr(0, line.find(' ')) + "\n";
-		}
-		bool differs = now != last_;
-		last_ = std::move(now);
-		return differs;
-	}
-
-private:
-	std::string last_;
-};
-
 int run(const Options &o)
 {
-	ModuleWatch modules;
-	modules.changed();
+	KallsymsRefresh kallsyms(o.kallsyms);
 	auto symbols = read_running_kallsyms(o.kallsyms, "entry_SYSCALL_64");
 	if (!symbols)
 		return fail(symbols.error());
@@ -317,8 +290,7 @@ int run(const Options &o)
 	auto sampler = arm(o);
 	if (!sampler)
 		return fail(sampler.error());
-	std::uint64_t start = TscClock::now_ns(), last_progress = start, last_module_look = start;
-	std::future<Result<std::unique_ptr<dbg::SymbolList>>> reload;
+	std::uint64_t start = TscClock::now_ns(), last_progress = start;
 	auto elapsed = [&start] { return static_cast<double>(TscClock::now_ns() - start) / 1e9; };
 	while (!stop_requested() && !(o.duration && elapsed() >= o.duration)) {
 		sleep_ms(kPollMs);
@@ -327,17 +299,10 @@ int run(const Options &o)
 			show_progress(elapsed(), sink.report().samples());
 			last_progress = TscClock::now_ns();
 		}
-		// Reading kallsyms takes the kernel a while: the rings are drained meanwhile.
-		if (TscClock::now_ns() - last_module_look >= 1e9) {
-			if (!reload.valid() && modules.changed())
-				reload = std::async(std::launch::async, read_running_kallsyms, o.kallsyms, "entry_SYSCALL_64");
-			last_module_look = TscClock::now_ns();
+		if (auto fresh = kallsyms.poll(TscClock::now_ns())) {
+			sink.use_symbols(std::move(fresh));
+			eprintf("vtice profile: a module came or went: %s read again\n", o.kallsyms.c_str());
 		}
-		if (reload.valid() && reload.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
-			if (auto fresh = reload.get()) {
-				sink.use_symbols(std::move(*fresh));
-				eprintf("vtice profile: a module came or went: %s read again\n", o.kallsyms.c_str());
-			}
 	}
 	auto req = request<vtice_profile>();
 	req.op = VTICE_PROFILE_DISARM;

@@ -42,8 +42,8 @@ namespace {
 const char kHelp[] =
 	"usage: vtice trace syscall NAME [--comm NAME|--pid PID] [--count N]\n"
 	"                            [--max-insns N] [--timeout SECONDS] [-o FILE]\n"
-	"                            [--quiet] [--device PATH] [--kcore PATH]\n"
-	"                            [--kallsyms PATH]\n"
+	"                            [--step all|task] [--quiet] [--device PATH]\n"
+	"                            [--kcore PATH] [--kallsyms PATH]\n"
 	"\n"
 	"Waits for the next call of syscall NAME (openat, read, ...) by a task that\n"
 	"matches the filter, has the hypervisor record every branch that task takes\n"
@@ -64,13 +64,18 @@ const char kHelp[] =
 	"                     (default 1000000)\n"
 	"  --timeout S        give up after S seconds (default: wait until Ctrl-C)\n"
 	"  -o, --output FILE  also write the trace file ('vtice report FILE')\n"
+	"  --step all|task    which CPUs a traced call steps: all (the default), or\n"
+	"                     only the one its task runs on, followed across CPUs by\n"
+	"                     a hidden breakpoint in __switch_to (experimental: see\n"
+	"                     docs/tracing.md, \"The switch trigger\")\n"
 	"  --quiet            print the summary lines, not the graph\n"
 	"  --device PATH      the vtice device (default /dev/vtice)\n"
 	"  --kcore PATH       kernel memory (default /proc/kcore)\n"
 	"  --kallsyms PATH    kernel symbols (default /proc/kallsyms)\n"
 	"\n"
 	"Cost: while waiting, two VM exits per syscall of any task; while the call\n"
-	"is traced, one VM exit per instruction (or branch) on every CPU. Records\n"
+	"is traced, one VM exit per instruction (or branch) on every CPU (--step\n"
+	"task: on the CPU that runs the task; one exit per context switch). Records\n"
 	"a full ring cannot take wait in the hypervisor (up to the module's\n"
 	"trace_records, default 32768 a CPU), then the traced CPU waits for this\n"
 	"reader (up to " VTICE_WAIT_MS_TEXT " ms; the other CPUs run unstepped meanwhile);\n"
@@ -88,6 +93,7 @@ struct Options {
 	double timeout = 0;	// 0: until a signal
 	std::string output;
 	bool quiet = false;
+	bool step_task_only = false;	// --step task
 	std::string device = "/dev/" VTICE_DEVICE_NAME;
 	std::string kcore = "/proc/kcore";
 	std::string kallsyms = "/proc/kallsyms";
@@ -134,6 +140,11 @@ Result<Options> parse_options(const ParsedArgs &args)
 	}
 	o.output = args.get("--output").value_or("");
 	o.quiet = args.has("--quiet");
+	if (auto step = args.get("--step")) {
+		if (*step != "all" && *step != "task")
+			return make_error("--step " + *step + ": all or task");
+		o.step_task_only = *step == "task";
+	}
 	o.device = args.get("--device").value_or(o.device);
 	o.kcore = args.get("--kcore").value_or(o.kcore);
 	o.kallsyms = args.get("--kallsyms").value_or(o.kallsyms);
@@ -309,10 +320,15 @@ Result<vtice_path_trace> path_ioctl(const DeviceFd &dev, const std::string &path
 	return req;
 }
 
-Result<vtice_path_trace> arm(const DeviceFd &dev, const Options &o)
+// --step task: __switch_to names where the module plants its switch
+// trigger, so only the CPU that runs the traced task is stepped
+// (docs/tracing.md, "The switch trigger").
+Result<vtice_path_trace> arm(const DeviceFd &dev, const Options &o, const LocalKernel &kernel)
 {
 	auto req = request<vtice_path_trace>();
 	req.op = VTICE_PATH_ARM;
+	if (o.step_task_only)
+		req.switch_to = kernel.symbols->lookup("__switch_to").value_or(0);
 	req.pid = o.filter.pid;
 	std::memcpy(req.comm, o.filter.comm.data(), o.filter.comm.size());
 	req.nr = o.nr;
@@ -322,7 +338,8 @@ Result<vtice_path_trace> arm(const DeviceFd &dev, const Options &o)
 }
 
 // Until every call asked for is reported, the timeout, or Ctrl-C.
-// A call that takes long to trace (every CPU is stepped) says how far it got.
+// A call that takes long to trace (stepped, about a thousand times slower)
+// says how far it got.
 class Progress {
 public:
 	void tick(const PathCallCollector &collector, std::size_t calls_done)
@@ -383,15 +400,21 @@ int run(const Options &o)
 	PathCallCollector collector;
 	CallReporter reporter(o, *kernel, *rings);
 	catch_stop_signals();
-	auto armed = arm(*dev, o);
+	auto armed = arm(*dev, o, *kernel);
 	if (!armed)
 		return fail(armed.error());
 	std::fprintf(stderr,
-		     "vtice trace syscall: armed on %u CPUs%s (%s); waiting for %s by %s; %s\n",
+		     "vtice trace syscall: armed on %u CPUs%s (%s, %s); waiting for %s by %s; %s\n",
 		     armed->cpus_armed,
 		     armed->cpus_failed ? (", " + std::to_string(armed->cpus_failed) + " could not").c_str() : "",
-		     describe_mechanism(armed->mechanism), o.name.c_str(), describe_filter(o.filter).c_str(),
+		     describe_mechanism(armed->mechanism), describe_stepping(armed->stepping),
+		     o.name.c_str(), describe_filter(o.filter).c_str(),
 		     o.timeout ? "until the timeout" : "Ctrl-C stops");
+	if (o.step_task_only && armed->stepping != VTICE_PATH_STEP_TASK)
+		eprintf("vtice trace syscall: --step task: %s; every CPU is stepped instead\n",
+			kernel->symbols->lookup("__switch_to")
+				? "the module did not plant its switch trigger (why: dmesg | grep vtice)"
+				: "no __switch_to in the kernel's symbols");
 	wait_for_calls(o, *rings, collector, reporter);
 	auto disarm = request<vtice_path_trace>();
 	disarm.op = VTICE_PATH_DISARM;
@@ -423,6 +446,7 @@ int cmd_trace_syscall(int argc, char **argv)
 	auto args = parse_args(static_cast<int>(expanded.size()), expanded.data(),
 			       {{"--device", true}, {"--comm", true}, {"--pid", true}, {"--count", true},
 				{"--max-insns", true}, {"--timeout", true}, {"--output", true}, {"--quiet", false},
+				{"--step", true},
 				{"--kcore", true}, {"--kallsyms", true}});
 	if (!args) {
 		eprintf("vtice trace syscall: %s\n", args.error().to_string().c_str());

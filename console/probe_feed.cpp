@@ -44,7 +44,7 @@ void ProbeFeed::on_syscall_event(const trace::SyscallEvent &ev)
 		hit.kind = probes::PointKind::FnEntry;
 		hit.address = ev.nr;
 		hit.retval = static_cast<std::int64_t>(ev.ret);	// RAX: the return value at a fn:NAME:return
-		hit.str = escape_text(ev.str, Layout::Field);	// guest bytes: never raw to the terminal
+		hit.more_regs = ev.more_regs;
 		if (stack_text_ && ev.rsp)
 			hit.kstack = stack_text_(trace::probe_hit_sample(ev));
 		runtime_.on_event(hit);
@@ -63,6 +63,7 @@ void ProbeFeed::on_syscall_event(const trace::SyscallEvent &ev)
 		ret.kind = probes::PointKind::SyscallReturn;
 		ret.nr = call.enter->nr;
 		ret.args = call.enter->args;
+		ret.str = escape_text(call.enter->str, Layout::Field);	// as the entry copied it
 		ret.retval = static_cast<std::int64_t>(call.exit->ret);
 		runtime_.on_event(ret);
 	}
@@ -94,6 +95,7 @@ probes::ProbeEvent ProbeFeed::convert(const trace::SyscallEvent &ev) const
 	out.tid = ev.pid;	// its tid the kernel's pid
 	out.cpu = ev.cpu;
 	out.nsecs = to_ns_(ev.tsc);
+	out.str = escape_text(ev.str, Layout::Field);	// guest bytes: never raw to the terminal
 	return out;
 }
 

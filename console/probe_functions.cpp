@@ -156,6 +156,7 @@ Result<std::uint32_t> FunctionProbes::arm(const probes::CheckedProgram &program,
 	auto req = request<vtice_probes>();
 	req.op = VTICE_PROBES_ARM;
 	req.stack_bytes = stack_bytes;
+	req.flags = program.more_regs ? VTICE_PROBES_MORE_REGS : 0;
 	req.pid = program.root_filter.pid;
 	std::memcpy(req.comm, program.root_filter.comm.data(),
 		    std::min(program.root_filter.comm.size(), sizeof(req.comm) - 1));

@@ -55,6 +55,13 @@ const char *describe_mechanism(std::uint32_t mechanism)
 	}
 }
 
+const char *describe_stepping(std::uint32_t stepping)
+{
+	if (stepping == VTICE_PATH_STEP_TASK)
+		return "stepping only the CPU the traced task runs on";
+	return "stepping every CPU while a call is traced";
+}
+
 void catch_stop_signals()
 {
 	interrupts::install();
@@ -89,12 +96,20 @@ Error trap_error(const std::string &path, const char *ioctl_name, int err)
 }
 
 Result<vtice_syscalls> syscalls_ioctl(const DeviceFd &dev, const std::string &path, std::uint32_t op,
-				      const TaskFilter &filter)
+				      const TaskFilter &filter, const SyscallStrings &strings)
 {
 	auto req = request<vtice_syscalls>();
 	req.op = op;
 	req.pid = filter.pid;
 	std::memcpy(req.comm, filter.comm.data(), std::min(filter.comm.size(), sizeof(req.comm) - 1));
+	if (strings.size() > VTICE_SYSCALL_STRINGS_MAX)
+		return make_error("str() in " + std::to_string(strings.size()) + " syscalls: the hypervisor copies "
+				  "strings for " + std::to_string(VTICE_SYSCALL_STRINGS_MAX) + " at most");
+	std::size_t slot = 0;
+	for (const auto &[nr, arg] : strings) {
+		req.str_nr[slot] = static_cast<std::uint16_t>(nr);
+		req.str_arg[slot++] = static_cast<std::uint8_t>(arg + 1);
+	}
 	if (ioctl(dev.get(), VTICE_IOC_SYSCALLS, &req) < 0)
 		return trap_error(path, "VTICE_IOC_SYSCALLS", errno);
 	return req;

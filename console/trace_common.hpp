@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -28,6 +29,8 @@ Result<TaskFilter> parse_task_filter(const ParsedArgs &args);
 std::string describe_filter(const TaskFilter &filter);
 // vtice_path_trace.mechanism (VTICE_TRACE_*) as the user reads it.
 const char *describe_mechanism(std::uint32_t mechanism);
+// vtice_path_trace.stepping (VTICE_PATH_STEP_*) as the user reads it.
+const char *describe_stepping(std::uint32_t stepping);
 
 // SIGINT, SIGTERM and SIGHUP set a flag (no SA_RESTART: a sleep ends at
 // once); the trace stops, cleans up and reports.
@@ -45,10 +48,14 @@ class DeviceFd;
 // a symbol every kernel has.
 Result<std::unique_ptr<dbg::SymbolList>> read_running_kallsyms(const std::string &path, const char *anchor);
 
-// VTICE_IOC_SYSCALLS: VTICE_SYSCALLS_ARM with the filter, or
-// VTICE_SYSCALLS_DISARM; the trap's counters come back in the request.
+// Syscalls whose entry events copy a string: number -> the argument
+// (0..5) that points to it; at most VTICE_SYSCALL_STRINGS_MAX.
+using SyscallStrings = std::map<std::uint64_t, int>;
+
+// VTICE_IOC_SYSCALLS: VTICE_SYSCALLS_ARM with the filter (and strings),
+// or VTICE_SYSCALLS_DISARM; the trap's counters come back in the request.
 Result<vtice_syscalls> syscalls_ioctl(const DeviceFd &dev, const std::string &path, std::uint32_t op,
-				      const TaskFilter &filter = {});
+				      const TaskFilter &filter = {}, const SyscallStrings &strings = {});
 
 // An ioctl on the syscall trap (VTICE_IOC_SYSCALLS, VTICE_IOC_PATH_TRACE)
 // failed with err: what it means for the user.

@@ -20,6 +20,10 @@ struct Pos {
 // %s, nothing else.
 enum class Type { Int, String, Stack };
 
+// The System V AMD64 ABI passes a function's arguments 0-5 in registers
+// (argN, args->NAME), as the syscall ABI does a syscall's.
+inline constexpr unsigned kArgRegisters = 6;
+
 // The values a probe reads from its event (checker.cpp says where each is
 // available).
 enum class Builtin { Pid, Tid, Comm, Cpu, Nsecs, Retval, Arg, Reg, Probe, Kstack };
@@ -40,6 +44,11 @@ struct Expr {
 	std::int64_t number = 0;
 	std::string text;
 	Builtin builtin = Builtin::Pid;
+	// args->NAME: the parameter's name; the checker sets number (its
+	// register) and how much of the register is the value, from the BTF.
+	std::string member;
+	std::uint8_t bytes = 8;		// an argument's width: 1, 2, 4 or 8
+	bool is_signed = false;		// ...and whether it is sign-extended
 	std::vector<std::unique_ptr<Expr>> kids;
 	Type type = Type::Int;	// set by the checker
 	unsigned height = 1;	// levels of this tree (bounded by the parser)

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <map>
+#include <optional>
 
 #include "diagnostic.hpp"
 #include "parser.hpp"
@@ -179,12 +180,16 @@ Result<void> resolve_point(ProbePoint &p, const SyscallLookup &lookup)
 	return error_at(p.pos, "unknown probe point '" + p.text + "'; " + kBuiltProbes);
 }
 
+bool is_syscall_point(const ProbePoint &p)
+{
+	return p.kind == PointKind::SyscallEnter || p.kind == PointKind::SyscallReturn;
+}
+
 // Points that fire on a task's event (a syscall, a function entry, an
 // instruction).
 bool is_event_point(const ProbePoint &p)
 {
-	return p.kind == PointKind::SyscallEnter || p.kind == PointKind::SyscallReturn ||
-	       is_hidden_breakpoint(p);
+	return is_syscall_point(p) || is_hidden_breakpoint(p);
 }
 
 // What one probe's points all provide.
@@ -198,6 +203,7 @@ struct Context {
 	bool fn = false;	// some point is a fn: probe's
 	bool profile = false;	// ...or a profile probe's
 	bool fn_only = true;	// every point is a fn: probe's (str() then works)
+	bool one_syscall_each = true;	// every point is a named syscall's (str() works there too)
 	bool hit = true;	// every point is a function probe's hit (reg() then works)
 };
 
@@ -214,6 +220,7 @@ Context context_of(const Probe &probe)
 		c.fn |= p.kind == PointKind::FnEntry || p.kind == PointKind::Addr;
 		c.profile |= p.kind == PointKind::Profile;
 		c.fn_only &= p.kind == PointKind::FnEntry;
+		c.one_syscall_each &= is_syscall_point(p) && !p.any_syscall;
 		c.hit &= is_hidden_breakpoint(p);
 	}
 	return c;
@@ -221,7 +228,7 @@ Context context_of(const Probe &probe)
 
 class Checker {
 public:
-	Checker(CheckedProgram &out) : out_(out) {}
+	Checker(CheckedProgram &out, const ParamLookup &params) : out_(out), params_(params) {}
 
 	Result<void> run()
 	{
@@ -311,17 +318,21 @@ private:
 		return info;
 	}
 
-	// str(argN): root copies, at the hit, the string argument N points to
-	// (records.h); one argument per probe, whose hits all copy it.
+	// str(argN): root copies, at the hit or the syscall's entry, the
+	// string argument N points to (records.h); one argument per probe,
+	// whose hits all copy it.
 	Result<Type> str_type(Expr &e)
 	{
-		if (!ctx_.fn_only)
-			return error_at(e.pos, "str() reads a string in fn:NAME probes only: root copies it at the entry "
-					       "(not yet for syscall arguments)");
-		const Expr *arg = e.kids.size() == 1 ? e.kids[0].get() : nullptr;
+		if (!ctx_.fn_only && !ctx_.one_syscall_each)
+			return error_at(e.pos, "str() reads a string in fn:NAME and syscall:NAME probes only: root "
+					       "copies it at the entry (not in syscall:*, addr:, profile:)");
+		Expr *arg = e.kids.size() == 1 ? e.kids[0].get() : nullptr;
 		if (!arg || arg->kind != ExprKind::Builtin || arg->builtin != Builtin::Arg)
-			return error_at(e.pos, "str() takes an argument itself, as in str(arg1): root copies, at the "
-					       "hit, the string that argument points to");
+			return error_at(e.pos, "str() takes an argument itself, as in str(arg1) or "
+					       "str(args->filename): root copies, at the hit, the string that argument "
+					       "points to");
+		if (auto ok = resolve_typed_arg(*arg); !ok)
+			return ok.error();
 		int n = static_cast<int>(arg->number);
 		if (probe_->str_arg >= 0 && probe_->str_arg != n)
 			return error_at(e.pos, "one str() argument per probe: this probe reads str(arg" +
@@ -331,23 +342,34 @@ private:
 		return Type::String;
 	}
 
-	// Root copies one string per probed function: two probes of one
-	// function must read the same argument's.
+	// Root copies one string per probed function or syscall: two probes
+	// of one must read the same argument's; and it has
+	// kMaxSyscallStrings syscall slots.
 	Result<void> check_strings_per_function()
 	{
 		std::map<std::string, int> arg_of;
 		for (const Probe &probe : out_.program.probes)
 			for (const ProbePoint &p : probe.points) {
-				if (p.kind != PointKind::FnEntry || probe.str_arg < 0)
+				if (probe.str_arg < 0 || (p.kind != PointKind::FnEntry && !is_syscall_point(p)))
 					continue;
-				auto [it, fresh] = arg_of.emplace(p.function, probe.str_arg);
+				std::string key = p.kind == PointKind::FnEntry ? "fn:" + p.function : syscall_name(p);
+				auto [it, fresh] = arg_of.emplace(key, probe.str_arg);
 				if (!fresh && it->second != probe.str_arg)
-					return error_at(p.pos, "fn:" + p.function + " reads str(arg" +
-								       std::to_string(it->second) + ") in another probe: one "
-								       "string per function");
+					return error_at(p.pos, key + " reads str(arg" + std::to_string(it->second) +
+								       ") in another probe: one string per " +
+								       (p.kind == PointKind::FnEntry ? "function" : "syscall"));
+				if (p.kind == PointKind::FnEntry || !fresh)
+					continue;
+				if (out_.syscall_strings.size() == kMaxSyscallStrings)
+					return error_at(p.pos, "str() in at most " + std::to_string(kMaxSyscallStrings) +
+								       " syscalls per program: the hypervisor has that many slots");
+				out_.syscall_strings[p.syscall_nr] = probe.str_arg;
 			}
 		return {};
 	}
+
+	// "syscall:openat", for an entry and a return alike (one string each).
+	static std::string syscall_name(const ProbePoint &p) { return "syscall:" + split(p.text)[1]; }
 
 	static std::string unknown_function(const std::string &name)
 	{
@@ -485,6 +507,8 @@ private:
 		case ExprKind::String:
 			return Type::String;
 		case ExprKind::Builtin:
+			if (auto ok = resolve_typed_arg(e); !ok)
+				return ok.error();
 			return builtin_type(e);
 		case ExprKind::MapRead:
 			if (auto ok = check_keys(e.kids); !ok)
@@ -505,6 +529,65 @@ private:
 			return error_at(e.pos, unknown_function(e.text));
 		}
 		return Type::Int;
+	}
+
+	// args->NAME: its register and width, from the BTF of each function the
+	// probe fires in; every one must have NAME at the same place.
+	Result<void> resolve_typed_arg(Expr &e)
+	{
+		if (e.builtin != Builtin::Arg || e.member.empty() || e.number >= 0)
+			return {};
+		if (!ctx_.fn_only)
+			return error_at(e.pos, e.text + " names a function's argument in fn:NAME probes (from the "
+							"kernel's BTF); elsewhere read argN");
+		if (!params_)
+			return error_at(e.pos, e.text + ": no kernel BTF here to name arguments by; read argN");
+		// All or nothing: a half-resolved name would pass the second pass.
+		std::optional<Placed> first;
+		for (const ProbePoint &p : probe_->points) {
+			auto placed = place_of(e, p.function);
+			if (!placed)
+				return placed.error();
+			if (first && (placed->index != first->index || placed->param.bytes != first->param.bytes ||
+				      placed->param.is_signed != first->param.is_signed))
+				return error_at(e.pos, e.text + " differs between the functions of this probe (fn:" +
+								p.function + "): one probe, one place");
+			first = *placed;
+		}
+		if (first) {
+			e.number = first->index;
+			e.bytes = static_cast<std::uint8_t>(first->param.bytes);
+			e.is_signed = first->param.is_signed;
+		}
+		return {};
+	}
+
+	struct Placed {
+		Param param;
+		int index;
+	};
+
+	Result<Placed> place_of(const Expr &e, const std::string &function)
+	{
+		auto params = params_(function);
+		if (!params)
+			return error_at(e.pos, e.text + ": " + params.error().message);
+		std::string names;
+		for (std::size_t i = 0; i < params->size(); i++) {
+			const Param &param = (*params)[i];
+			names += (names.empty() ? "" : ", ") + param.name;
+			if (param.name != e.member)
+				continue;
+			if (i >= kArgRegisters)
+				return error_at(e.pos, e.text + " is argument " + std::to_string(i) + " of " + function +
+							       ": only arguments 0-5 come in registers");
+			if (param.bytes == 0)
+				return error_at(e.pos, e.text + " (" + param.type + ") is passed by value, not in "
+								"one register");
+			return Placed{param, static_cast<int>(i)};
+		}
+		return error_at(e.pos, function + " has no argument '" + e.member + "'" +
+					       (names.empty() ? std::string(": it takes none") : ": it takes " + names));
 	}
 
 	Result<Type> builtin_type(const Expr &e)
@@ -537,6 +620,7 @@ private:
 			if (!ctx_.hit)
 				return error_at(e.pos, e.text + " is a register at a hidden breakpoint's hit: in fn:NAME, "
 								"fn:NAME:return and addr: probes only (a syscall probe has argN)");
+			out_.more_regs |= e.number >= kFirstMoreReg;	// the hits copy them then
 			return Type::Int;
 		case Builtin::Comm:
 			if (!ctx_.task)
@@ -624,6 +708,7 @@ private:
 	}
 
 	CheckedProgram &out_;
+	const ParamLookup &params_;
 	Context ctx_;
 	Probe *probe_ = nullptr;	// the probe being checked
 	std::vector<MapUse> pending_reads_;
@@ -688,7 +773,7 @@ RootFilter common_root_filter(const Program &program)
 
 }  // namespace
 
-Result<CheckedProgram> check_program(Program program, const SyscallLookup &lookup)
+Result<CheckedProgram> check_program(Program program, const SyscallLookup &lookup, const ParamLookup &params)
 {
 	CheckedProgram out;
 	out.program = std::move(program);
@@ -696,11 +781,11 @@ Result<CheckedProgram> check_program(Program program, const SyscallLookup &looku
 		for (ProbePoint &p : probe.points)
 			if (auto ok = resolve_point(p, lookup); !ok)
 				return ok.error();
-	if (auto ok = Checker(out).run(); !ok)
+	if (auto ok = Checker(out, params).run(); !ok)
 		return ok.error();
 	for (const Probe &probe : out.program.probes)
 		for (const ProbePoint &p : probe.points) {
-			out.has_syscall_probes |= p.kind == PointKind::SyscallEnter || p.kind == PointKind::SyscallReturn;
+			out.has_syscall_probes |= is_syscall_point(p);
 			out.has_fn_probes |= is_hidden_breakpoint(p);
 			if (p.kind != PointKind::Profile)
 				continue;
@@ -714,12 +799,13 @@ Result<CheckedProgram> check_program(Program program, const SyscallLookup &looku
 	return out;
 }
 
-Result<CheckedProgram> compile_program(std::string_view source, const SyscallLookup &lookup)
+Result<CheckedProgram> compile_program(std::string_view source, const SyscallLookup &lookup,
+				       const ParamLookup &params)
 {
 	auto program = parse_program(source);
 	if (!program)
 		return program.error();
-	return check_program(std::move(*program), lookup);
+	return check_program(std::move(*program), lookup, params);
 }
 
 }  // namespace vtice::probes

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -43,6 +44,9 @@ struct CheckedProgram {
 	bool has_fn_probes = false;	// their addresses are the caller's to fill in
 	std::uint32_t profile_hz = 0;	// profile:hz:N's N; 0: no profile probes
 	bool fn_kstack = false;		// some fn: probe reads kstack: its hits copy the stack
+	bool more_regs = false;		// ...reads a register past the eight every hit carries (reg("rbx"))
+	// syscall:NAME probes' str(argN): the syscall's number -> N, copied at its entry
+	std::map<std::uint64_t, int> syscall_strings;
 	bool profile_kstack = false;	// ...a profile probe: the samples copy it
 
 	bool uses_kstack() const { return fn_kstack || profile_kstack; }
@@ -54,13 +58,31 @@ struct CheckedProgram {
 // A syscall's number by its name; nothing for an unknown name.
 using SyscallLookup = std::function<std::optional<std::uint64_t>(std::string_view)>;
 
+// A kernel function's parameter, as the kernel's BTF declares it.
+struct Param {
+	std::string name;
+	std::uint32_t bytes = 8;	// 1, 2, 4 or 8 of its register; 0: not in one register (a struct)
+	bool is_signed = false;
+	std::string type;		// as C spells it, for messages: "const char *"
+};
+// A function's parameters in order, or why they are unknown (args->NAME).
+using ParamLookup = std::function<Result<std::vector<Param>>(std::string_view function)>;
+
 inline constexpr std::int64_t kMaxLhistBuckets = 1000;
+inline constexpr std::size_t kMaxSyscallStrings = 8;	// VTICE_SYSCALL_STRINGS_MAX
+// reg()'s numbers (parser.cpp): 0-7 every hit carries (arg0..arg5's, RAX,
+// RIP); from here, the ten a hit copies when asked (records.h, GPRS).
+inline constexpr std::int64_t kFirstMoreReg = 8;
 inline constexpr unsigned long kMaxProfileHz = 10000;	// VTICE_PROFILE_HZ_MAX
 inline constexpr std::uint64_t kMinIntervalNs = 10'000'000;	// 10 ms: the console polls
 
-Result<CheckedProgram> check_program(Program program, const SyscallLookup &lookup);
+// params: where args->NAME finds a function's parameters; without it
+// args->NAME is refused.
+Result<CheckedProgram> check_program(Program program, const SyscallLookup &lookup,
+				     const ParamLookup &params = {});
 
 // parse_program, then check_program.
-Result<CheckedProgram> compile_program(std::string_view source, const SyscallLookup &lookup);
+Result<CheckedProgram> compile_program(std::string_view source, const SyscallLookup &lookup,
+				       const ParamLookup &params = {});
 
 }  // namespace vtice::probes

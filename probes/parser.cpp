@@ -14,14 +14,16 @@ const std::map<std::string, Builtin, std::less<>> kBuiltins = {
 	{"pid", Builtin::Pid},	   {"tid", Builtin::Tid},	{"comm", Builtin::Comm}, {"cpu", Builtin::Cpu},
 	{"nsecs", Builtin::Nsecs}, {"retval", Builtin::Retval}, {"probe", Builtin::Probe},
 };
-constexpr unsigned kArgs = 6;
 
 // reg("NAME"): the registers a function probe's hit carries (records.h),
-// numbered as the runtime reads them: arg0..arg5's, then RAX, then RIP.
+// numbered as the runtime reads them: arg0..arg5's, then RAX, then RIP;
+// then, from kFirstMoreReg, the GPRS records' in their order.
 const std::map<std::string, int, std::less<>> kRegisters = {
-	{"rdi", 0}, {"rsi", 1}, {"rdx", 2}, {"rcx", 3}, {"r8", 4}, {"r9", 5}, {"rax", 6}, {"rip", 7},
+	{"rdi", 0},  {"rsi", 1},  {"rdx", 2},  {"rcx", 3},  {"r8", 4},	 {"r9", 5},   {"rax", 6},
+	{"rip", 7},  {"rbx", 8},  {"rsp", 9},  {"rbp", 10}, {"r10", 11}, {"r11", 12}, {"r12", 13},
+	{"r13", 14}, {"r14", 15}, {"r15", 16}, {"rflags", 17},
 };
-const char kRegisterNames[] = "rdi, rsi, rdx, rcx, r8, r9, rax or rip";
+const char kRegisterNames[] = "rax, rbx, rcx, rdx, rsi, rdi, rbp, rsp, r8-r15, rip or rflags";
 
 // Binary operators by precedence, lowest first.
 const std::vector<std::vector<std::string>> kLevels = {
@@ -423,6 +425,26 @@ private:
 		return e;
 	}
 
+	// args->NAME: an argument of the probed function by its BTF name; the
+	// checker finds which.
+	Result<ExprPtr> parse_typed_argument(ExprPtr e)
+	{
+		take();	// ->
+		if (peek().kind != TokenKind::Name)
+			return error_at(peek().pos, "expected an argument's name after 'args->', found " + describe(peek()));
+		e->member = take().text;
+		if (is("->") || is("."))
+			return error_at(peek().pos, "args->" + e->member + peek().text + "...: reading through an "
+						    "argument (a struct's field) is not built yet; args->" + e->member +
+						    " is the argument itself, and str(args->" + e->member +
+						    ") the string it points to");
+		e->kind = ExprKind::Builtin;
+		e->builtin = Builtin::Arg;
+		e->text = "args->" + e->member;
+		e->number = -1;
+		return e;
+	}
+
 	Result<ExprPtr> parse_name(ExprPtr e)
 	{
 		std::string name = take().text;
@@ -438,15 +460,17 @@ private:
 			e->kids = std::move(*args);
 			return bounded(std::move(e));
 		}
+		if (name == "args" && is("->"))
+			return parse_typed_argument(std::move(e));
 		if (is("->"))
-			return error_at(e->pos, "typed access ('" + name + "->') needs fn: probes and the kernel's BTF, "
-							"which this vtice does not run yet (docs/probes.md)");
+			return error_at(e->pos, "'->' follows only 'args' (args->NAME: a function's argument by its "
+						"name in the kernel's BTF)");
 		e->kind = ExprKind::Builtin;
 		e->text = name;
 		if (auto it = kBuiltins.find(name); it != kBuiltins.end()) {
 			e->builtin = it->second;
 		} else if (name.size() == 4 && name.compare(0, 3, "arg") == 0 && name[3] >= '0' &&
-			   name[3] < static_cast<char>('0' + kArgs)) {
+			   name[3] < static_cast<char>('0' + kArgRegisters)) {
 			e->builtin = Builtin::Arg;
 			e->number = name[3] - '0';
 		} else if (name == "kstack") {

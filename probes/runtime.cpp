@@ -246,11 +246,27 @@ std::int64_t Runtime::binary(const Expr &e, const Fired &fired)
 
 namespace {
 
+// An argument as its type has it: the low bytes of its register, sign- or
+// zero-extended (an int -100 in RDI reads -100, not 4294967196).
+std::int64_t argument_value(const Expr &e, std::uint64_t reg)
+{
+	if (e.bytes >= 8)
+		return static_cast<std::int64_t>(reg);
+	unsigned bits = 8u * e.bytes;
+	std::uint64_t low = reg & ((std::uint64_t{1} << bits) - 1);
+	std::uint64_t sign = std::uint64_t{1} << (bits - 1);
+	if (e.is_signed && (low & sign))
+		low |= ~((std::uint64_t{1} << bits) - 1);
+	return static_cast<std::int64_t>(low);
+}
+
 // reg("NAME") as the parser numbered it: arg0..arg5's registers, RAX, RIP.
 std::int64_t reg_value(const ProbeEvent &ev, std::int64_t n)
 {
 	if (n >= 0 && n < static_cast<std::int64_t>(ev.args.size()))
 		return static_cast<std::int64_t>(ev.args[static_cast<std::size_t>(n)]);
+	if (n >= kFirstMoreReg && n - kFirstMoreReg < static_cast<std::int64_t>(ev.more_regs.size()))
+		return static_cast<std::int64_t>(ev.more_regs[static_cast<std::size_t>(n - kFirstMoreReg)]);
 	return n == 6 ? ev.retval : static_cast<std::int64_t>(ev.address);
 }
 
@@ -276,7 +292,7 @@ Value Runtime::builtin(const Expr &e, const Fired &fired) const
 	case Builtin::Comm: return ev->comm;
 	case Builtin::Kstack: return ev->kstack;
 	case Builtin::Retval: return ev->retval;
-	case Builtin::Arg: return static_cast<std::int64_t>(ev->args[static_cast<std::size_t>(e.number)]);
+	case Builtin::Arg: return argument_value(e, ev->args[static_cast<std::size_t>(e.number)]);
 	case Builtin::Reg: return reg_value(*ev, e.number);
 	default: return std::int64_t{0};
 	}

@@ -29,7 +29,9 @@ struct ProbeEvent {
 	std::uint32_t cpu = 0;
 	std::uint64_t nsecs = 0;
 	std::string kstack;	// Profile and FnEntry: the frames, leaf first, one per line ("" in user mode)
-	std::string str;	// FnEntry: the string root copied for str() ("" if none or unmapped)
+	std::string str;	// FnEntry, syscalls: the string root copied for str() ("" if none or unmapped)
+	// A hit armed for them: RBX, RSP, RBP, R10-R15, RFLAGS (reg() from kFirstMoreReg)
+	std::array<std::uint64_t, 10> more_regs{};
 };
 
 struct RuntimeStats {

@@ -66,7 +66,7 @@ Result<void> wait_armed(const Spawned &s)
 unsigned mechanism_named_in(const std::string &err)
 {
 	for (unsigned m : {VTICE_TRACE_MTF, VTICE_TRACE_TF, VTICE_TRACE_BTF})
-		if (err.find(std::string("(") + describe_mechanism(m) + ")") != std::string::npos)
+		if (err.find(std::string("(") + describe_mechanism(m)) != std::string::npos)
 			return m;
 	return 0;
 }

@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "vtice/result.hpp"
 
@@ -57,6 +58,13 @@ public:
 	};
 	std::optional<Scalar> scalar(std::uint32_t type_id) const;
 	bool is_composite(std::uint32_t type_id) const;
+	// A function's parameters as its prototype names them (BTF FUNC, then
+	// FUNC_PROTO), in order; a variadic function's "..." is left out.
+	struct Param {
+		std::string name;
+		std::uint32_t type_id;
+	};
+	Result<std::vector<Param>> function_params(std::string_view function) const;
 	// A C declaration of name with this type: "char comm[16]", "struct file *f".
 	std::string declaration(std::uint32_t type_id, std::string_view name) const;
 	// The type's name as C spells it ("struct task_struct", "u64").

@@ -30,7 +30,6 @@
 #define VT_INIT_CS	0xf000u
 #define VT_INIT_CS_BASE	0xffff0000ull
 #define VT_REAL_LIMIT	0xffffu
-#define VT_INIT_DR7	0x400u
 
 /* Segment i (VT_SEG_*, segment.h) of the guest-state area. */
 static void vt_write_real_segment(int i, u16 sel, u64 base, u32 ar)
@@ -93,6 +92,27 @@ static void vt_init_cet(const struct vt_vcpu *vcpu)
 	vt_vmwrite(GUEST_INTR_SSP_TABLE, 0);
 }
 
+/*
+ * DR0-DR3 are 0, DR6 FFFF0FF0H and DR7 400H after an INIT (Table 10-1).
+ * Only DR7 is guest state in the VMCS; DR0-DR3 and DR6 are the CPU's own
+ * registers in VMX non-root (SDM 3C 27.3.1, 28.5.1), written here. A debug
+ * stub that holds the debug registers for hardware breakpoints (debug/dr.c)
+ * keeps the guest's values in its shadows: it resets those instead, and its
+ * own breakpoints stay armed.
+ */
+static void vt_init_debug_registers(struct vt_vcpu *vcpu)
+{
+	const struct vt_callbacks *cb = vcpu->hv->cb;
+	u32 n;
+
+	if (cb && cb->init_debug_registers && cb->init_debug_registers(vcpu))
+		return;
+	for (n = 0; n < 4; n++)
+		vt_write_dr(n, 0);
+	vt_write_dr(6, DR6_INIT);
+	vt_vmwrite(GUEST_DR7, DR7_FIXED_1);
+}
+
 /* EDX holds the processor signature, CPUID.1:EAX; every other GPR is 0. */
 static void vt_init_gprs(struct vt_guest_regs *regs)
 {
@@ -103,7 +123,6 @@ static void vt_init_gprs(struct vt_guest_regs *regs)
 	vt_vmwrite(GUEST_RSP, 0);
 	vt_vmwrite(GUEST_RIP, VT_INIT_RIP);
 	vt_vmwrite(GUEST_RFLAGS, X86_EFLAGS_FIXED);
-	vt_vmwrite(GUEST_DR7, VT_INIT_DR7);
 }
 
 enum vt_exit_action vt_handle_init_signal(struct vt_exit *exit)
@@ -119,6 +138,7 @@ enum vt_exit_action vt_handle_init_signal(struct vt_exit *exit)
 	vt_init_efer(vcpu);
 	vt_init_cet(vcpu);
 	vt_init_gprs(exit->regs);
+	vt_init_debug_registers(vcpu);
 	/* No event survives an INIT; wait-for-SIPI takes none (26.3.1.5). */
 	vt_events_reset(vcpu);
 	vt_vmwrite(VM_ENTRY_INTR_INFO_FIELD, 0);

@@ -79,6 +79,9 @@ enum vt_exit_action vt_handle_vmcall(struct vt_exit *exit)
 	case VTICE_VMCALL_SYSCALLS:
 		status = vt_syscalls_vmcall(vcpu, r);
 		break;
+	case VTICE_VMCALL_SYSCALL_STRINGS:
+		status = vt_syscall_strings_set(vcpu->hv, r->rdx, r->r8);
+		break;
 	case VTICE_VMCALL_PROFILE:
 		status = vt_profile_vmcall(vcpu, r->rdx, r->r8, &out);
 		break;

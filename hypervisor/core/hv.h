@@ -96,6 +96,12 @@ struct vt_callbacks {
 	/* MOV to/from DRn while the debugger owns the debug registers. */
 	bool (*dr_access)(struct vt_vcpu *vcpu, struct vt_exit *exit);
 	/*
+	 * The guest took an INIT: true when the debugger owns the debug
+	 * registers and has given its shadows their INIT values; false leaves
+	 * the core to write them into the registers.
+	 */
+	bool (*init_debug_registers)(struct vt_vcpu *vcpu);
+	/*
 	 * Last thing before every VM entry, whatever the exit was: a CPU that
 	 * was asked to stop while it was in VMX root (its NMI went to the
 	 * host) parks here instead of running the guest.
@@ -148,6 +154,7 @@ struct vt_hv {
 	struct vt_ram_range ram[VT_MAX_RAM];
 	struct vt_guest_mem mem;
 	struct vt_sys_filter sys_filter;	/* syscall events (syscall_trap.h) */
+	u16 sys_strings[VT_SYS_STRING_SLOTS];	/* ...and the strings they copy */
 	struct vt_task_layout task_layout;
 	struct vt_lbr_msrs lbr_msrs;	/* the LBR stack's MSRs, for lbr_view.h */
 	struct vt_tsc_hide tsc;		/* tsc_offset=1 (tsc_hide.h) */
@@ -293,8 +300,10 @@ u64 vt_vcpu_emit_test(struct vt_vcpu *vcpu, u32 count, u64 value, u64 *stored);
 u64 vt_vcpu_vmcall(struct vt_vcpu *vcpu, u64 func, u64 arg, u64 *out);
 /* Arm (with a filter, syscall_trap.h) or disarm this CPU's syscall trap: RAX. */
 u64 vt_vcpu_syscalls(struct vt_vcpu *vcpu, bool on, bool quiet, u32 pid, const char comm[16]);
-/* The syscall-path tracer's VMCALL (vmcall.h): RAX, *traced = RDX. */
-u64 vt_vcpu_path_trace(struct vt_vcpu *vcpu, u32 op, u32 nr, u64 max_insns, u32 calls, u64 *traced);
+/* Which syscalls' entries copy a string (vmcall.h's slots, RDX and R8): RAX. */
+u64 vt_vcpu_syscall_strings(struct vt_vcpu *vcpu, u64 slots_lo, u64 slots_hi);
+/* The syscall-path tracer's VMCALL (vmcall.h, R8-R10 per op): RAX, *traced = RDX. */
+u64 vt_vcpu_path_trace(struct vt_vcpu *vcpu, u32 op, u64 a, u64 b, u64 c, u64 *traced);
 /* The probes' VMCALL (vmcall.h): RAX, *hits = RDX. */
 u64 vt_vcpu_probes(struct vt_vcpu *vcpu, u32 op, u64 a, u64 b, u64 c, u64 *hits);
 /* The profiler's VMCALL on this CPU (vmcall.h): RAX, *samples = RDX. */

@@ -50,6 +50,7 @@ void vt_os_log(int level, const char *fmt, ...) __attribute__((format(printf, 2,
 #define vt_dbg(...)	vt_os_log(VT_LOG_DEBUG, __VA_ARGS__)
 
 /* Errors the core returns: negative, with Linux's errno values. */
+#define VT_ENOENT	2
 #define VT_EIO		5
 #define VT_EAGAIN	11
 #define VT_EACCES	13

@@ -9,6 +9,7 @@
  */
 #include "exit.h"
 #include "intrin.h"
+#include <vtice/vmcall.h>
 
 struct vt_sys_task {
 	u64 task;
@@ -104,6 +105,82 @@ static bool vt_push_event(struct vt_vcpu *vcpu, struct vtice_record *recs, u32 n
 	return vt_ring_push_group(&vcpu->ring, recs, n);
 }
 
+/*
+ * The string at gva as STRING records from recs[n]: up to and with its
+ * NUL, or VTICE_PROBE_STR_MAX bytes, as far as it is mapped. The new n.
+ */
+static u32 vt_put_string(const struct vt_vcpu *vcpu, u64 gva, struct vtice_record *recs, u32 n)
+{
+	u64 words[VTICE_PROBE_STR_MAX / 8] = { 0 };
+	const char *bytes = (const char *)words;
+	int got = vt_own_mem(vcpu, gva, words, sizeof(words), false);
+	u32 len, i;
+
+	if (got <= 0)
+		return n;
+	for (len = 0; len < (u32)got && bytes[len]; len++)
+		;
+	if (len < (u32)got)
+		len++;	/* the NUL, so the console knows the string ended */
+	for (i = 0; i < len; i += 16)
+		vt_put_data(&recs[n++], &recs[0], VTICE_SYSCALL_DATA_STRING, words[i / 8], words[i / 8 + 1]);
+	return n;
+}
+
+/*
+ * VTICE_VMCALL_SYSCALL_STRINGS (vmcall.h): RDX and R8 hold four 16-bit
+ * slots each, number | N << 12.
+ */
+u64 vt_syscall_strings_set(struct vt_hv *hv, u64 rdx, u64 r8)
+{
+	u16 slots[VT_SYS_STRING_SLOTS];
+	u32 i;
+
+	for (i = 0; i < VT_SYS_STRING_SLOTS; i++) {
+		slots[i] = (u16)((i < 4 ? rdx : r8) >> (16 * (i % 4)));
+		if ((slots[i] >> 12) > VTICE_PROBE_ARGS)
+			return (u64)VTICE_VMCALL_EINVAL;
+	}
+	vt_memcpy(hv->sys_strings, slots, sizeof(slots));
+	return VTICE_VMCALL_OK;
+}
+
+/* 0, or N: syscall nr's entry copies the string at argument N - 1. */
+static u32 vt_syscall_string_arg(const struct vt_hv *hv, u64 nr)
+{
+	u32 i;
+
+	for (i = 0; i < VT_SYS_STRING_SLOTS; i++)
+		if ((hv->sys_strings[i] >> 12) && (hv->sys_strings[i] & 0xfff) == nr)
+			return hv->sys_strings[i] >> 12;
+	return 0;
+}
+
+/* A syscall's argument i (0..5): RDI, RSI, RDX, R10, R8, R9 (R10 for RCX, which SYSCALL takes). */
+static u64 vt_syscall_arg(const struct vt_guest_regs *r, u32 i)
+{
+	const u64 args[VTICE_PROBE_ARGS] = { r->rdi, r->rsi, r->rdx, r->r10, r->r8, r->r9 };
+
+	return i < VTICE_PROBE_ARGS ? args[i] : 0;
+}
+
+/*
+ * The string a syscall's argument names, if it was asked for and the
+ * pointer is a user one (the lower half: a syscall's string argument is
+ * the caller's memory; a kernel address there is never copied).
+ */
+static u32 vt_put_syscall_string(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r,
+				 struct vtice_record *recs, u32 n)
+{
+	u32 arg = vt_syscall_string_arg(vcpu->hv, r->rax);
+	u64 gva;
+
+	if (!arg)
+		return n;
+	gva = vt_syscall_arg(r, arg - 1);
+	return (s64)gva >= 0 ? vt_put_string(vcpu, gva, recs, n) : n;
+}
+
 void vt_syscall_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *r, enum vt_sys_edge edge)
 {
 	struct vtice_record recs[VTICE_SYSCALL_GROUP_MAX];
@@ -130,6 +207,8 @@ void vt_syscall_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *r, enum 
 	}
 	if (known)
 		n = vt_put_task(recs, n, &t);
+	if (edge == VT_SYS_ENTER)
+		n = vt_put_syscall_string(vcpu, r, recs, n);
 	if (vt_push_event(vcpu, recs, n))
 		vcpu->counts->syscalls_recorded++;
 }
@@ -142,25 +221,17 @@ static u64 vt_call_arg(const struct vt_guest_regs *r, u32 i)
 	return i < VTICE_PROBE_ARGS ? args[i] : 0;
 }
 
-/*
- * The string at gva as STRING records from recs[n]: up to and with its
- * NUL, or VTICE_PROBE_STR_MAX bytes, as far as it is mapped. The new n.
- */
-static u32 vt_put_string(const struct vt_vcpu *vcpu, u64 gva, struct vtice_record *recs, u32 n)
+/* The GPRS records (records.h): the registers a hit's other records leave out. */
+static u32 vt_put_more_regs(const struct vt_guest_regs *r, struct vtice_record *recs, u32 n)
 {
-	u64 words[VTICE_PROBE_STR_MAX / 8] = { 0 };
-	const char *bytes = (const char *)words;
-	int got = vt_own_mem(vcpu, gva, words, sizeof(words), false);
-	u32 len, i;
+	const u64 regs[2 * VTICE_GPRS_RECORDS] = {
+		r->rbx, vt_vmread_or0(GUEST_RSP), r->rbp, r->r10, r->r11,
+		r->r12, r->r13, r->r14, r->r15, vt_vmread_or0(GUEST_RFLAGS),
+	};
+	u32 i;
 
-	if (got <= 0)
-		return n;
-	for (len = 0; len < (u32)got && bytes[len]; len++)
-		;
-	if (len < (u32)got)
-		len++;	/* the NUL, so the console knows the string ended */
-	for (i = 0; i < len; i += 16)
-		vt_put_data(&recs[n++], &recs[0], VTICE_SYSCALL_DATA_STRING, words[i / 8], words[i / 8 + 1]);
+	for (i = 0; i < VTICE_GPRS_RECORDS; i++)
+		vt_put_data(&recs[n++], &recs[0], VTICE_SYSCALL_DATA_GPRS, regs[2 * i], regs[2 * i + 1]);
 	return n;
 }
 
@@ -189,6 +260,8 @@ bool vt_probe_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 add
 		n = vt_put_task(recs, n, &t);
 	if (cap->str_arg)
 		n = vt_put_string(vcpu, vt_call_arg(r, cap->str_arg - 1), recs, n);
+	if (cap->more_regs)
+		n = vt_put_more_regs(r, recs, n);
 	if (cap->stack_bytes) {
 		/* At the entry, before the function's first instruction moved RSP. */
 		rsp = vt_vmread_or0(GUEST_RSP);

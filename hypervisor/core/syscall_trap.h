@@ -26,6 +26,7 @@ extern "C" {
 #endif
 
 struct vt_exit;
+struct vt_hv;
 struct vt_vcpu;
 struct vt_guest_regs;
 struct vtice_record;
@@ -55,6 +56,9 @@ void vt_emulate_syscall(struct vt_exit *exit, u32 len);
 bool vt_emulate_sysret(struct vt_exit *exit, bool rex_w);
 
 /* ---- syscall_trap.c ---- */
+/* VTICE_VMCALL_SYSCALL_STRINGS's slots: RDX and R8, four 16-bit ones each. */
+#define VT_SYS_STRING_SLOTS	8
+
 /* The filter an arming VMCALL carries (include/uapi/vtice/vmcall.h). */
 struct vt_sys_filter {
 	u32 pid;		/* matches a task's pid or tgid; 0 = any */
@@ -95,6 +99,8 @@ enum vt_sys_edge {
 	VT_SYS_EXIT,
 };
 
+/* VTICE_VMCALL_SYSCALL_STRINGS: which entries copy a string, for every CPU. */
+u64 vt_syscall_strings_set(struct vt_hv *hv, u64 rdx, u64 r8);
 /* Record one event on the vCPU's ring if its task passes the filter. */
 void vt_syscall_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *regs,
 		      enum vt_sys_edge edge);
@@ -104,6 +110,7 @@ bool vt_syscall_task_passes(const struct vt_vcpu *vcpu, u64 *task);
 struct vt_probe_capture {
 	u32 stack_bytes;	/* of the stack from RSP up; 0 = none */
 	u32 str_arg;		/* 0, or N: the string at argument N - 1 (1..6) */
+	bool more_regs;		/* the GPRS records: RBX, RSP, RBP, R10-R15, RFLAGS */
 };
 
 /*

@@ -281,9 +281,14 @@ u64 vt_vcpu_syscalls(struct vt_vcpu *vcpu, bool on, bool quiet, u32 pid, const c
 	return vt_vmcall(VTICE_VMCALL_SYSCALLS, vcpu->hv->key, mode, pid, c[0], c[1], NULL);
 }
 
-u64 vt_vcpu_path_trace(struct vt_vcpu *vcpu, u32 op, u32 nr, u64 max_insns, u32 calls, u64 *traced)
+u64 vt_vcpu_syscall_strings(struct vt_vcpu *vcpu, u64 slots_lo, u64 slots_hi)
 {
-	return vt_vmcall(VTICE_VMCALL_PATH_TRACE, vcpu->hv->key, op, nr, max_insns, calls, traced);
+	return vt_vmcall(VTICE_VMCALL_SYSCALL_STRINGS, vcpu->hv->key, slots_lo, slots_hi, 0, 0, NULL);
+}
+
+u64 vt_vcpu_path_trace(struct vt_vcpu *vcpu, u32 op, u64 a, u64 b, u64 c, u64 *traced)
+{
+	return vt_vmcall(VTICE_VMCALL_PATH_TRACE, vcpu->hv->key, op, a, b, c, traced);
 }
 
 u64 vt_vcpu_probes(struct vt_vcpu *vcpu, u32 op, u64 a, u64 b, u64 c, u64 *hits)

@@ -202,6 +202,22 @@ enum vt_hook_result vt_hooks_on_debug(struct vt_vcpu *vcpu, struct vt_exit *exit
 	return VT_HOOK_NOT_MINE;
 }
 
+/* DR0-DR3 0, DR6 FFFF0FF0H, DR7 400H after an INIT (SDM 3A Table 10-1). */
+bool vt_hooks_on_init_signal(struct vt_vcpu *vcpu)
+{
+	struct vt_hooks_cpu *c = vt_hooks_cpu(vcpu);
+	u32 i;
+
+	if (!c || !c->dr_owned)
+		return false;
+	for (i = 0; i < 4; i++)
+		c->guest_dr[i] = 0;
+	c->guest_dr6 = DR6_INIT;
+	c->guest_dr7 = DR7_FIXED_1;
+	vt_dr_load(c);
+	return true;
+}
+
 static u64 vt_dr_get(const struct vt_hooks_cpu *c, u32 n)
 {
 	if (!c->dr_owned)

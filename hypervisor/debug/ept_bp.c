@@ -21,6 +21,8 @@
  */
 #include "hooks_priv.h"
 #include "probe_points.h"
+#include "switch_trigger.h"
+#include "insn.h"
 #include "../core/intrin.h"
 #include <vtice/ioctl.h>
 
@@ -110,8 +112,16 @@ static struct vt_sw_bp *vt_bp_find(u64 gva, enum vt_bp_kind kind)
 
 static u32 *vt_bp_counter(enum vt_bp_kind kind)
 {
-	return kind == VT_BP_GUARD ? &vt_hooks.guards_used :
-	       kind == VT_BP_PROBE ? &vt_hooks.probes_used : &vt_hooks.bps_used;
+	switch (kind) {
+	case VT_BP_GUARD:
+		return &vt_hooks.guards_used;
+	case VT_BP_PROBE:
+		return &vt_hooks.probes_used;
+	case VT_BP_SWITCH:
+		return &vt_hooks.switches_used;
+	default:
+		return &vt_hooks.bps_used;
+	}
 }
 
 bool vt_bp_page_only_guards(const struct vt_split_page *p)
@@ -276,6 +286,16 @@ int vt_bp_probe_insert(u64 gva, u64 gpa)
 	return vt_bp_insert_kind(gva, gpa, VT_BP_PROBE);
 }
 
+int vt_bp_switch_insert(u64 gva, u64 gpa)
+{
+	return vt_bp_insert_kind(gva, gpa, VT_BP_SWITCH);
+}
+
+bool vt_bp_switch_planted(void)
+{
+	return VT_READ_ONCE(vt_hooks.switches_used) != 0;
+}
+
 static bool vt_bp_gpa_shared(const struct vt_sw_bp *self)
 {
 	u32 i;
@@ -331,6 +351,13 @@ void vt_bp_probe_clear(void)
 {
 	vt_hooks_lock();
 	vt_bp_clear_kind(VT_BP_PROBE);
+	vt_hooks_unlock();
+}
+
+void vt_bp_switch_clear(void)
+{
+	vt_hooks_lock();
+	vt_bp_clear_kind(VT_BP_SWITCH);
 	vt_hooks_unlock();
 }
 
@@ -486,6 +513,17 @@ static u32 vt_bp_nop_length(const u8 *b, u32 avail)
 }
 
 /*
+ * An instruction root did in the guest's place (a probe's NOP, the switch
+ * trigger's store) ends an STI or MOV SS shadow, as it would on the CPU.
+ */
+static void vt_bp_end_shadow(void)
+{
+	u64 intr = vt_vmread_or0(GUEST_INTERRUPTIBILITY_INFO);
+
+	vt_vmwrite(GUEST_INTERRUPTIBILITY_INFO, intr & ~(u64)(GUEST_INTR_STATE_STI | GUEST_INTR_STATE_MOV_SS));
+}
+
+/*
  * A probe fired on this CPU: its record is written (probe_points.c), and
  * the CPU goes on without stopping. A NOP under the probe is skipped in
  * root (one exit per hit); any other instruction runs once on the original
@@ -499,22 +537,78 @@ static enum vt_hook_result vt_bp_probe_continue(struct vt_vcpu *vcpu, u64 rip, u
 	struct vt_hooks_cpu *c = vt_hooks_cpu(vcpu);
 	struct vt_split_page *p = vt_bp_find_page(gpa);
 	u32 off = gpa & (VT_PAGE_SIZE - 1), len;
-	u64 intr;
 
 	if (!c || !p)
 		return VT_HOOK_HANDLED;	/* removed meanwhile: the int3 is retried */
 	len = vt_bp_nop_length(vt_bp_original(p) + off, VT_PAGE_SIZE - off);
 	if (len && !(vt_vmread_or0(GUEST_RFLAGS) & X86_EFLAGS_TF) && !c->step.active && !c->tf.active) {
 		vt_vmwrite(GUEST_RIP, rip + len);
-		/* The NOP ends an STI or MOV SS shadow, as it would on the CPU. */
-		intr = vt_vmread_or0(GUEST_INTERRUPTIBILITY_INFO);
-		vt_vmwrite(GUEST_INTERRUPTIBILITY_INFO,
-			   intr & ~(u64)(GUEST_INTR_STATE_STI | GUEST_INTR_STATE_MOV_SS));
+		vt_bp_end_shadow();
 		vt_hooks.stats.probe_skips++;
 		return VT_HOOK_HANDLED;
 	}
 	vt_hooks.stats.probe_steps++;
 	return vt_bp_step_original(vcpu, c, p);
+}
+
+/*
+ * The store the switch trigger sits on (switch_trigger.h), done in root:
+ * the register's value into GS base + the operand's address, through the
+ * guest's own page tables, RIP past it. False when it is not that store
+ * or the write fails; the caller then steps the original.
+ */
+static bool vt_bp_emulate_gs_store(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 rip,
+				   const u8 *b, u32 avail)
+{
+	struct vt_gs_store st;
+	struct vt_insn insn;
+	u64 value, *gpr;
+
+	if (!vt_hooks.own_mem || vt_insn_decode(b, avail, &insn) ||
+	    !vt_insn_gs_store(b, insn.len, rip, &st))
+		return false;
+	gpr = vt_gpr(exit->regs, st.reg);
+	value = gpr ? *gpr : vt_vmread_or0(GUEST_RSP);
+	if (vt_hooks.own_mem(vcpu, vt_vmread_or0(GUEST_GS_BASE) + st.gs_offset, &value, sizeof(value),
+			     true) != (int)sizeof(value))
+		return false;
+	vt_vmwrite(GUEST_RIP, rip + insn.len);
+	return true;
+}
+
+/* The guest's own RFLAGS.TF, under a TF step's (single_step.h) if one is armed. */
+static bool vt_bp_guest_tf(const struct vt_hooks_cpu *c)
+{
+	if (c->tf.active)
+		return c->tf.guest_tf;
+	return vt_vmread_or0(GUEST_RFLAGS) & X86_EFLAGS_TF;
+}
+
+/*
+ * The switch trigger fired: the store is emulated (one exit, and no window
+ * in which the page runs without its int3 on another CPU). A tracer's TF
+ * step armed here has run nothing yet (the int3 faulted first): it now
+ * steps from past the store. TF set by the guest, or a hooks step already
+ * running here, take the probes' stepped way, so the #DB the guest
+ * expects comes from the CPU.
+ */
+static enum vt_hook_result vt_bp_switch_continue(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 rip,
+						 u64 gpa)
+{
+	struct vt_hooks_cpu *c = vt_hooks_cpu(vcpu);
+	struct vt_split_page *p = vt_bp_find_page(gpa);
+	u32 off = gpa & (VT_PAGE_SIZE - 1);
+
+	if (!c || !p)
+		return VT_HOOK_HANDLED;	/* removed meanwhile: the int3 is retried */
+	if (vt_bp_guest_tf(c) || c->step.active ||
+	    !vt_bp_emulate_gs_store(vcpu, exit, rip, vt_bp_original(p) + off, VT_PAGE_SIZE - off)) {
+		vt_hooks.stats.probe_steps++;
+		return vt_bp_step_original(vcpu, c, p);
+	}
+	vt_bp_end_shadow();
+	vt_hooks.stats.switch_emulated++;
+	return VT_HOOK_HANDLED;
 }
 
 enum vt_hook_result vt_hooks_on_breakpoint(struct vt_vcpu *vcpu, struct vt_exit *exit,
@@ -542,6 +636,13 @@ enum vt_hook_result vt_hooks_on_breakpoint(struct vt_vcpu *vcpu, struct vt_exit 
 		vt_hooks.stats.probe_hits++;
 		vt_probe_on_hit(vcpu, exit, rip);
 		r = vt_bp_probe_continue(vcpu, rip, probe->gpa);
+	} else if (!ours && !guard) {
+		/* No record: the tracer sees the CPU's new task at its entry. */
+		probe = vt_bp_find(rip, VT_BP_SWITCH);
+		if (probe) {
+			vt_hooks.stats.switch_hits++;
+			r = vt_bp_switch_continue(vcpu, exit, rip, probe->gpa);
+		}
 	}
 	vt_hooks_unlock();
 	if (ours || guard) {

@@ -142,6 +142,7 @@ void vt_hooks_fini(void)
 	if (vt_hooks.hv && vt_hooks.hv->ept.pml4) {
 		vt_bp_clear_all();
 		vt_bp_clear_kind(VT_BP_PROBE);
+		vt_bp_clear_kind(VT_BP_SWITCH);
 		vt_watch_clear_all();
 	}
 	vt_bp_free();
@@ -158,7 +159,7 @@ void vt_hooks_fini(void)
 static void vt_hooks_sync_bp_intercept(struct vt_hooks_cpu *c)
 {
 	bool want = VT_READ_ONCE(vt_hooks.bps_used) + VT_READ_ONCE(vt_hooks.guards_used) != 0 ||
-		    VT_READ_ONCE(vt_hooks.probe_intercept);
+		    VT_READ_ONCE(vt_hooks.intercept_holders);
 
 	if (want == c->bp_intercept)
 		return;
@@ -169,9 +170,16 @@ static void vt_hooks_sync_bp_intercept(struct vt_hooks_cpu *c)
 		c->bp_intercept = want;
 }
 
-void vt_hooks_probe_intercept(bool on)
+u32 vt_hooks_intercept(enum vt_intercept_holder holder, bool on)
 {
-	VT_STORE_RELEASE(vt_hooks.probe_intercept, on);
+	if (on)
+		return __atomic_or_fetch(&vt_hooks.intercept_holders, (u32)holder, __ATOMIC_RELEASE);
+	return __atomic_and_fetch(&vt_hooks.intercept_holders, ~(u32)holder, __ATOMIC_RELEASE);
+}
+
+bool vt_hooks_intercepting(enum vt_intercept_holder holder)
+{
+	return VT_READ_ONCE(vt_hooks.intercept_holders) & (u32)holder;
 }
 
 void vt_hooks_sync_views(struct vt_vcpu *vcpu)

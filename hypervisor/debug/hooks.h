@@ -103,11 +103,24 @@ int vt_bp_guard(u64 gva, u64 gpa);
 /*
  * A probe (probe_points.h): a hit records and goes on, never stops. Unlike
  * Z0 it may be inserted while other CPUs run: the caller first makes every
- * CPU take #BP exits (vt_hooks_probe_intercept), then INVEPTs on each CPU.
+ * CPU take #BP exits (vt_hooks_intercept), then INVEPTs on each CPU. A
+ * switch trigger (path_trace.h) is planted the same way, on the store
+ * that makes a task current; its hit does that store in root (records
+ * nothing), and the tracer looks at which task the CPU runs at its entry.
  */
 int vt_bp_probe_insert(u64 gva, u64 gpa);
 void vt_bp_probe_clear(void);
-void vt_hooks_probe_intercept(bool on);
+int vt_bp_switch_insert(u64 gva, u64 gpa);
+void vt_bp_switch_clear(void);
+bool vt_bp_switch_planted(void);
+/* Who wants #BP exits on every CPU: probes, the switch trigger, or both. */
+enum vt_intercept_holder {
+	VT_INTERCEPT_PROBES = 1,
+	VT_INTERCEPT_SWITCH = 2,
+};
+/* The holders left after this one's change. */
+u32 vt_hooks_intercept(enum vt_intercept_holder holder, bool on);
+bool vt_hooks_intercepting(enum vt_intercept_holder holder);
 int vt_hwbp_insert(u64 gva);
 int vt_hwbp_remove(u64 gva);
 void vt_hooks_remove_all(void);
@@ -138,6 +151,12 @@ enum vt_hook_result vt_hooks_on_mtf(struct vt_vcpu *vcpu, struct vt_exit *exit,
 				    struct vt_dbg_stop *stop);
 /* MOV DR exit: emulate against the guest's shadow DRs. */
 enum vt_hook_result vt_hooks_on_dr_access(struct vt_vcpu *vcpu, struct vt_exit *exit);
+/*
+ * The guest took an INIT: while the debug registers are ours, its shadows
+ * take their INIT values and our slots stay (true); false when they are
+ * the guest's own, for the core to reset.
+ */
+bool vt_hooks_on_init_signal(struct vt_vcpu *vcpu);
 
 /* Counters and table use, for `monitor` (added by the hooks, not the seam). */
 struct vt_hooks_stats {
@@ -155,6 +174,8 @@ struct vt_hooks_stats {
 	u64 probe_hits;		/* int3 exits at a probe (probe_points.h) */
 	u64 probe_skips;	/* ...that skipped a NOP in root: one exit */
 	u64 probe_steps;	/* ...that stepped the original under MTF: two exits */
+	u64 switch_hits;	/* int3 exits at the path tracer's switch trigger */
+	u64 switch_emulated;	/* ...whose store root did: one exit */
 	u64 tf_steps;		/* single steps done with TF (no MTF, or step_tf=1) */
 	u64 tf_events;		/* guest events a TF step delivered with a clean frame */
 	u64 tf_unhidden;	/* ...of which no debug register was free to stop at the handler */

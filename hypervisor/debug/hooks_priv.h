@@ -50,6 +50,7 @@ enum vt_bp_kind {
 	VT_BP_USER,		/* the debugger's Z0: a hit stops the machine */
 	VT_BP_GUARD,		/* a crash guard: outlives detach, one-shot */
 	VT_BP_PROBE,		/* a probe: a hit is recorded, the CPU goes on */
+	VT_BP_SWITCH,		/* the path tracer's switch-in trigger: a hit is an exit, no more */
 };
 
 struct vt_sw_bp {
@@ -149,8 +150,8 @@ struct vt_hooks {
 	struct vt_split_page *split;
 	u32 nr_split;
 	struct vt_sw_bp *bp;
-	u32 nr_bp, bps_used, guards_used, probes_used;
-	bool probe_intercept;		/* #BP exits on every CPU while probes may exist */
+	u32 nr_bp, bps_used, guards_used, probes_used, switches_used;
+	u32 intercept_holders;		/* VT_INTERCEPT_*: #BP exits on every CPU while any holds */
 	/* ept_watch.c */
 	struct vt_watch watch[VT_WATCH_MAX];
 	struct vt_watch_page wpage[VT_WATCH_PAGES_MAX];

@@ -2,9 +2,10 @@
 /*
  * The syscall-path tracer (path_trace.h). While armed and idle it costs
  * what the quiet syscall trap costs: two exits per syscall (one for a call
- * that returns through IRET), of any task. The call it traces costs one
- * exit per instruction on every CPU (the tracer's MTF steps) until it
- * returns.
+ * that returns through IRET), of any task, and with the switch trigger one
+ * per context switch. The call it traces costs one exit per
+ * instruction (the tracer's MTF steps) of the CPU that runs it until it
+ * returns; without the trigger, of every CPU.
  *
  * One call at a time: `task` is 0 when idle, the traced task_struct while
  * a call is traced, and VT_PATH_ENDING while the CPU that ends it writes
@@ -166,24 +167,63 @@ static void vt_path_disarm(struct vt_vcpu *vcpu)
 	vt_path_end(vcpu, VT_READ_ONCE(vt_path.task), VTICE_TRACE_STOP_DISARMED);
 }
 
+/*
+ * The switch trigger (path_trace.h): a breakpoint of its own kind, planted
+ * in the probes' order (probe_points.h) by the module's kernel side.
+ */
+static u64 vt_path_switch_op(const struct vt_guest_regs *r)
+{
+	int ret;
+
+	if (!vt_hooks_ready())
+		return (u64)VTICE_VMCALL_ENOSYS;
+	switch (r->rdx) {
+	case VTICE_VMCALL_PATH_SWITCH_INTERCEPT:
+		vt_probe_intercept(VT_INTERCEPT_SWITCH, r->r8 != 0);
+		return VTICE_VMCALL_OK;
+	case VTICE_VMCALL_PATH_SWITCH_ADD:
+		if (!vt_hooks_intercepting(VT_INTERCEPT_SWITCH) || vt_bp_switch_planted())
+			return (u64)VTICE_VMCALL_EINVAL;	/* an int3 could reach the kernel */
+		if (!vt_probe_remember(r->r8))
+			return (u64)(s64)-VT_ENOSPC;
+		ret = vt_bp_switch_insert(r->r8, r->r9);
+		return ret ? (u64)(s64)ret : VTICE_VMCALL_OK;
+	default:
+		vt_bp_switch_clear();
+		return VTICE_VMCALL_OK;
+	}
+}
+
+static u64 vt_path_op(struct vt_vcpu *vcpu, const struct vt_guest_regs *r)
+{
+	if (!vt_path.hv || !vt_tracer_supported())
+		return (u64)VTICE_VMCALL_ENOSYS;
+	switch (r->rdx) {
+	case VTICE_VMCALL_PATH_ARM:
+		return vt_path_arm(r);
+	case VTICE_VMCALL_PATH_DISARM:
+		vt_path_disarm(vcpu);
+		return VTICE_VMCALL_OK;
+	case VTICE_VMCALL_PATH_QUERY:
+		return VTICE_VMCALL_OK;
+	case VTICE_VMCALL_PATH_SWITCH_INTERCEPT:
+	case VTICE_VMCALL_PATH_SWITCH_ADD:
+	case VTICE_VMCALL_PATH_SWITCH_CLEAR:
+		return vt_path_switch_op(r);
+	default:
+		return (u64)VTICE_VMCALL_EINVAL;
+	}
+}
+
 bool vt_path_on_vmcall(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 func)
 {
 	struct vt_guest_regs *r = exit->regs;
-	u64 status = VTICE_VMCALL_OK;
 
 	if (vt_probe_on_vmcall(vcpu, exit, func))
 		return true;
 	if (func != VTICE_VMCALL_PATH_TRACE)
 		return false;
-	if (!vt_path.hv || !vt_tracer_supported())
-		status = (u64)VTICE_VMCALL_ENOSYS;
-	else if (r->rdx == VTICE_VMCALL_PATH_ARM)
-		status = vt_path_arm(r);
-	else if (r->rdx == VTICE_VMCALL_PATH_DISARM)
-		vt_path_disarm(vcpu);
-	else if (r->rdx != VTICE_VMCALL_PATH_QUERY)
-		status = (u64)VTICE_VMCALL_EINVAL;
-	r->rax = status;
+	r->rax = vt_path_op(vcpu, r);
 	r->rdx = VT_LOAD_ACQUIRE(vt_path.traced);
 	vt_advance_rip(exit);
 	return true;

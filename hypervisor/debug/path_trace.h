@@ -11,6 +11,15 @@
  * SYSCALL_ENTER group; a BRANCH from the SYSCALL to the kernel's entry;
  * the branches the task ran in the kernel, on whichever CPUs it ran; for a
  * SYSRET, its BRANCH and the SYSCALL_EXIT group; then TRACE_STOP.
+ *
+ * The switch trigger: a hidden breakpoint the module plants (when the
+ * console names __switch_to) on the kernel's write of the CPU's
+ * current-task pointer (switch_trigger.h), which root then does itself.
+ * With it, a traced call's CPUs step only while its task is current on
+ * them: any CPU that switches to the task exits there and steps on from
+ * the next instruction, the first one the tracer's task filter would
+ * record. Without it, every CPU is stepped and the filter drops what other
+ * tasks run (docs/tracing.md, "The switch trigger").
  */
 #ifndef VT_DEBUG_PATH_TRACE_H
 #define VT_DEBUG_PATH_TRACE_H

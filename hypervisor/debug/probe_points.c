@@ -22,6 +22,7 @@ struct vt_probe_point {
 struct vt_probes_state {
 	struct vt_sys_filter filter;	/* whose hits are recorded */
 	u32 stack_bytes;		/* of the stack copied at each hit; 0 = none */
+	bool more_regs;			/* each hit copies the GPRS records too */
 	struct vt_probe_point points[VTICE_PROBES_MAX];	/* under the hooks' lock */
 	u32 nr_points;
 	u64 hits;			/* recorded since load */
@@ -46,8 +47,7 @@ bool vt_probe_recent(u64 rip)
 	return false;
 }
 
-/* Remembered before the breakpoint exists, so no stale int3 can precede it. */
-static bool vt_probe_remember(u64 gva)
+bool vt_probe_remember(u64 gva)
 {
 	if (vt_probe_recent(gva))
 		return true;
@@ -60,7 +60,7 @@ static bool vt_probe_remember(u64 gva)
 
 void vt_probe_on_hit(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 rip)
 {
-	struct vt_probe_capture cap = { .stack_bytes = vt_probes.stack_bytes };
+	struct vt_probe_capture cap = { .stack_bytes = vt_probes.stack_bytes, .more_regs = vt_probes.more_regs };
 	u32 i;
 
 	for (i = 0; i < vt_probes.nr_points; i++)
@@ -70,6 +70,13 @@ void vt_probe_on_hit(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 rip)
 		}
 	if (vt_probe_event(vcpu, exit->regs, rip, &vt_probes.filter, &cap))
 		__atomic_fetch_add(&vt_probes.hits, 1, __ATOMIC_RELAXED);
+}
+
+void vt_probe_intercept(enum vt_intercept_holder holder, bool on)
+{
+	/* The last holder gone: every CPU flushed the removed views before this. */
+	if (!vt_hooks_intercept(holder, on))
+		VT_STORE_RELEASE(vt_probes.nr_recent, 0);
 }
 
 static u64 vt_probe_filter(const struct vt_guest_regs *r)
@@ -86,13 +93,14 @@ static u64 vt_probe_filter(const struct vt_guest_regs *r)
 	return VTICE_VMCALL_OK;
 }
 
-/* Whole records' worth, no more than a sample's (records.h). */
-static u64 vt_probe_stack(u64 bytes)
+/* Whole records' worth, no more than a sample's (records.h); more_regs 0 or 1. */
+static u64 vt_probe_stack(u64 bytes, u64 more_regs)
 {
-	if (bytes > VTICE_PROFILE_STACK_MAX || bytes % 16)
+	if (bytes > VTICE_PROFILE_STACK_MAX || bytes % 16 || more_regs > 1)
 		return (u64)VTICE_VMCALL_EINVAL;
 	vt_hooks_lock();
 	vt_probes.stack_bytes = (u32)bytes;
+	vt_probes.more_regs = more_regs;
 	vt_hooks_unlock();
 	return VTICE_VMCALL_OK;
 }
@@ -102,7 +110,7 @@ static u64 vt_probe_add(u64 gva, u64 gpa, u64 str_arg)
 {
 	int ret;
 
-	if (!VT_READ_ONCE(vt_hooks.probe_intercept))
+	if (!vt_hooks_intercepting(VT_INTERCEPT_PROBES))
 		return (u64)VTICE_VMCALL_EINVAL;	/* an int3 could reach the kernel */
 	if (str_arg > VTICE_PROBE_ARGS)
 		return (u64)VTICE_VMCALL_EINVAL;
@@ -133,9 +141,7 @@ static u64 vt_probe_op(const struct vt_guest_regs *r)
 	case VTICE_VMCALL_PROBE_QUERY:
 		return VTICE_VMCALL_OK;
 	case VTICE_VMCALL_PROBE_INTERCEPT:
-		vt_hooks_probe_intercept(r->r8 != 0);
-		if (!r->r8)	/* every CPU flushed the removed views before this */
-			VT_STORE_RELEASE(vt_probes.nr_recent, 0);
+		vt_probe_intercept(VT_INTERCEPT_PROBES, r->r8 != 0);
 		return VTICE_VMCALL_OK;
 	case VTICE_VMCALL_PROBE_ADD:
 		return vt_probe_add(r->r8, r->r9, r->r10);
@@ -145,7 +151,7 @@ static u64 vt_probe_op(const struct vt_guest_regs *r)
 	case VTICE_VMCALL_PROBE_FILTER:
 		return vt_probe_filter(r);
 	case VTICE_VMCALL_PROBE_STACK:
-		return vt_probe_stack(r->r8);
+		return vt_probe_stack(r->r8, r->r9);
 	default:
 		return (u64)VTICE_VMCALL_EINVAL;
 	}

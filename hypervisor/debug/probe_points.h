@@ -13,6 +13,7 @@
 #define VT_DEBUG_PROBE_POINTS_H
 
 #include "../core/types.h"
+#include "hooks.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -27,6 +28,13 @@ bool vt_probe_on_vmcall(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 func);
 void vt_probe_on_hit(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 rip);
 /* An int3 at rip may come from a probe's execute view cached after its removal. */
 bool vt_probe_recent(u64 rip);
+/*
+ * Remember gva before its breakpoint exists (a probe's, or the switch
+ * trigger's), so no stale int3 can precede it; false when the list is full.
+ */
+bool vt_probe_remember(u64 gva);
+/* #BP exits on every CPU for this holder; the list forgets when none holds. */
+void vt_probe_intercept(enum vt_intercept_holder holder, bool on);
 /* Hide this file's state from the guest; at load. */
 int vt_probe_shield(void);
 

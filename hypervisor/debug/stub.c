@@ -422,6 +422,7 @@ static const struct vt_callbacks vt_stub_callbacks = {
 	.preempt_timer = vt_stub_poll,
 	.triple_fault = vt_stub_triple_fault,
 	.dr_access = vt_stub_dr_access,
+	.init_debug_registers = vt_hooks_on_init_signal,
 	.pre_entry = vt_stub_pre_entry,
 	.syscall = vt_path_on_syscall,
 };

@@ -248,14 +248,25 @@ void vt_tracer_span(u32 cpu, u64 *first_ip, u64 *last_ip)
 	*last_ip = c ? c->last_ip : 0;
 }
 
-/* The task the vCPU runs now, by the kernel's per-CPU pointer; 0 if unknown. */
+/*
+ * The task the vCPU runs now, by the kernel's per-CPU pointer; false when
+ * it cannot be read through the CPU's page tables now (with page-table
+ * isolation, user CR3 maps no per-CPU data: SYSCALL's first instructions).
+ */
+static bool vt_trace_read_current(struct vt_vcpu *vcpu, u64 *task)
+{
+	u64 ptr = vt_tracer.task_ptr[vcpu->cpu];
+
+	*task = 0;
+	return ptr && vt_tracer.mem(vcpu, ptr, task, sizeof(*task), false) == sizeof(*task);
+}
+
+/* The task the vCPU runs now; 0 if unknown. */
 static u64 vt_trace_current(struct vt_vcpu *vcpu)
 {
-	u64 task = 0, ptr = vt_tracer.task_ptr[vcpu->cpu];
+	u64 task;
 
-	if (ptr && vt_tracer.mem(vcpu, ptr, &task, sizeof(task), false) != sizeof(task))
-		return 0;
-	return task;
+	return vt_trace_read_current(vcpu, &task) ? task : 0;
 }
 
 /* Gate offsets: bytes 0-1, 6-7 and 8-11 (SDM 3A 6.14.1, 64-bit IDT gate). */
@@ -477,10 +488,13 @@ static void vt_trace_follow_ring(struct vt_trace_cpu *c, struct vt_vcpu *vcpu)
 	c->ring_gen = gen;
 	if (c->to_ring)
 		vt_trace_spill_end(c, vcpu);
-	if (VT_READ_ONCE(vt_tracer.ring.active))
+	if (VT_READ_ONCE(vt_tracer.ring.active)) {
 		vt_trace_reset(c, VT_READ_ONCE(vt_tracer.ring.task), true);
-	else if (c->to_ring)
+		/* The task is current where its SYSCALL started the trace. */
+		c->task_here = vcpu->cpu == VT_READ_ONCE(vt_tracer.ring.start_cpu);
+	} else if (c->to_ring) {
 		c->on = c->to_ring = false;
+	}
 }
 
 /*
@@ -529,9 +543,9 @@ static void vt_trace_cancel_step(struct vt_trace_cpu *c, struct vt_vcpu *vcpu)
 }
 
 /*
- * The traced CPU holds for its reader (tracer_ring.c), so the
- * task runs nowhere else: this CPU runs unstepped, its interrupts go in as
- * they come, until the kick that ends the hold; then it starts afresh.
+ * The traced task runs nowhere this CPU would see (vt_trace_task_elsewhere):
+ * this CPU runs unstepped, its interrupts go in as they come, until the
+ * task may run here again; then it starts afresh.
  */
 static void vt_trace_pause_cpu(struct vt_trace_cpu *c, struct vt_vcpu *vcpu)
 {
@@ -565,6 +579,31 @@ static int vt_trace_arm(struct vt_trace_cpu *c, struct vt_vcpu *vcpu)
 	return vt_single_step_arm_trace(vcpu, vt_tracer.mechanism == VTICE_TRACE_BTF && !c->no_btf);
 }
 
+/*
+ * A ring trace's task runs nowhere this CPU would see: the CPU holds for
+ * its reader (the task runs nowhere else meanwhile), or, with the switch
+ * trigger, the task is not this CPU's current. The trigger makes the CPU
+ * that switches to the task exit at the store that makes it current (root
+ * does the store), where this CPU starts stepping again at the instruction
+ * the filter would have recorded first (path_trace.h).
+ */
+static bool vt_trace_task_elsewhere(struct vt_trace_cpu *c, struct vt_vcpu *vcpu)
+{
+	u64 current;
+
+	if (VT_LOAD_ACQUIRE(vt_tracer.ring.holding))
+		return true;
+	if (!VT_READ_ONCE(vt_tracer.ring.task_only))
+		return false;
+	/*
+	 * Unreadable, it has not changed: switches happen with the kernel's
+	 * page tables, and the trigger's exit reads it there.
+	 */
+	if (vt_trace_read_current(vcpu, &current))
+		c->task_here = current == c->task;
+	return !c->task_here;
+}
+
 void vt_tracer_pre_entry(struct vt_vcpu *vcpu)
 {
 	struct vt_trace_cpu *c = vt_trace_cpu(vcpu->cpu);
@@ -578,7 +617,7 @@ void vt_tracer_pre_entry(struct vt_vcpu *vcpu)
 		vt_trace_stop_cpu(c, vcpu);
 		return;
 	}
-	if (c->to_ring && VT_LOAD_ACQUIRE(vt_tracer.ring.holding)) {
+	if (c->to_ring && vt_trace_task_elsewhere(c, vcpu)) {
 		vt_trace_pause_cpu(c, vcpu);
 		return;
 	}
@@ -603,6 +642,8 @@ int vt_tracer_ring_start(struct vt_vcpu *vcpu, u64 task, u64 max_insns, vt_trace
 		if (vt_tracer.cpu[i].on && !vt_tracer.cpu[i].to_ring)
 			return -VT_EBUSY;	/* the debugger's trace */
 	ring->task = task;
+	ring->task_only = vt_bp_switch_planted();
+	ring->start_cpu = vcpu->cpu;
 	ring->max_insns = max_insns;
 	ring->ended = ended;
 	__atomic_store_n(&ring->insns, 0, __ATOMIC_RELAXED);

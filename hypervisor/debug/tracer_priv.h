@@ -34,6 +34,7 @@ struct vt_trace_cpu {
 	u8 entry_cpl;
 	u64 entry_rip;		/* RIP at the last VM entry while armed */
 	u64 task;		/* the filter: 0 = any task */
+	bool task_here;		/* ring, switch trigger: the task was current when last known */
 	u64 first_ip, last_ip;	/* where the trace began, where it is now */
 	u64 *handlers;		/* sorted IDT handler addresses */
 	u32 nr_handlers;
@@ -52,6 +53,12 @@ struct vt_ring_trace {
 	u32 gen;		/* bumped (release) by every start and stop */
 	bool active;
 	bool holding;		/* the traced CPU waits in root for its reader */
+	/*
+	 * A switch trigger is planted (path_trace.h): a CPU steps only while
+	 * the task is current on it, and one that switches to it exits there.
+	 */
+	bool task_only;
+	u32 start_cpu;		/* where the task was current when the trace started */
 	u64 task;
 	u64 max_insns;
 	u64 insns;		/* the task's instructions stepped, all CPUs */

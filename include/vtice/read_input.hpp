@@ -195,7 +195,9 @@ private:
 }  // namespace detail
 
 // A regular file is mapped, not copied (a 66 MB vmlinux); a stream is read
-// from the one descriptor opened (a FIFO's writer is gone by a second open).
+// from the one descriptor opened (a FIFO's writer is gone by a second open),
+// and so is a file that cannot be mapped: sysfs's /sys/kernel/btf/vmlinux
+// refuses mmap with ENODEV before Linux 6.16.
 inline Result<std::shared_ptr<const InputBytes>> map_input(const std::string &path, std::size_t max_stream)
 {
 	std::unique_ptr<FILE, int (*)(FILE *)> file(std::fopen(path.c_str(), "rb"), std::fclose);
@@ -208,10 +210,11 @@ inline Result<std::shared_ptr<const InputBytes>> map_input(const std::string &pa
 	if (fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_size > 0) {
 		auto size = static_cast<std::size_t>(info.st_size);
 		void *mapped = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (mapped == MAP_FAILED)
+		if (mapped != MAP_FAILED)
+			return std::shared_ptr<const InputBytes>(std::make_shared<detail::MappedInput>(mapped, size));
+		if (errno != ENODEV)
 			return make_error(path + ": cannot map its " + std::to_string(size >> 20) +
 					  " MiB: " + std::strerror(errno));
-		return std::shared_ptr<const InputBytes>(std::make_shared<detail::MappedInput>(mapped, size));
 	}
 	auto bytes = read_open_input(file.get(), path, max_stream);
 	if (!bytes)

@@ -56,7 +56,7 @@ expected() {
 		hv.transparency-user-loaded hv.transparency-user-path-armed hv.transparency-user-syscalls-armed ;;
 	hvrefused) echo hv.refused-insmod hv.refused-named hv.refused-bare ;;
 	hvdoctorrefused) echo hv.doctorrefused-vmx hv.doctorrefused-rest hv.doctor ;;
-	hvsyscalls) echo hv.syscalls hv.syscalls-cost hv.syscalls-busy hv.syscalls-killed ;;
+	hvsyscalls) echo hv.syscalls hv.syscalls-cost hv.syscalls-busy hv.syscalls-killed hv.syscalls-bad-strings ;;
 	hvprofile) echo hv.profile hv.profile-spin hv.profile-idle hv.profile-probe hv.profile-stack hv.profile-busy hv.profile-unseen hv.profile-cost ;;
 	hvprobe) echo hv.probe hv.probe-fn hv.probe-stealth hv.probe-filter hv.probe-lost hv.probe-cost hv.probe-latency hv.probe-refused hv.probe-kstack hv.probe-str hv.probe-ret hv.probe-addr ;;
 	hvpath) echo hv.path-ftrace hv.path-loop hv.path hv.path-report hv.path-after ;;
@@ -82,6 +82,7 @@ scenario_marker() {
 expected_log() {
 	case "$1" in
 	hvreboot) echo "vtice: devirtualized all CPUs for reboot" ;;
+	hvinit) echo "vtice: cpu 1 did not answer within 1000 ms" ;;
 	esac
 }
 
@@ -139,13 +140,26 @@ stub_was_loaded() { grep -qE 'debug stub on port|VTICE-TEST hv\.stub-load PASS' 
 # A local path trace stepped every CPU (vtice trace syscall's scenarios, and doctor's traces).
 every_cpu_was_stepped() { grep -qE '^VTICE-SCENARIO (hvpath[a-z]*|hvdoctor) BEGIN' <<<"$LOG_TEXT"; }
 
+# hvinit gives CPU 1 to real-mode code while the kernel still counts it
+# online: timers queued on CPU 1 never fire, so RCU's grace-period kthread
+# starves and the kernel reports a stall (in a run of 2026-12-02, 17 s of
+# guest time into the poweroff that follows). A soft lockup stays trouble:
+# vtice's reboot notifier once waited there for CPU 1 forever.
+CPU_LOST_REPORT='rcu: INFO: rcu_[a-z]+ (self-)?detected stall'
+
+a_cpu_was_lost() { grep -qE '^VTICE-SCENARIO hvinit BEGIN' <<<"$LOG_TEXT"; }
+
 check_kernel_lines() {
-	local where=$1 block=$2 trouble notes pattern=$KERNEL_TROUBLE
+	local where=$1 block=$2 trouble notes pattern=$KERNEL_TROUBLE excused= why=
 	if stub_was_loaded || every_cpu_was_stepped; then
-		notes=$(grep -E "$DEBUG_STOP_REPORT" <<<"$block" | sed 's/^VTICE-DMESG //' | sort -u | head -n 5)
-		[[ -n "$notes" ]] && echo "  NOTE reports of the time the machine lost to a debugger's stop or to stepping:" &&
-			sed 's/^/      /' <<<"$notes"
-		block=$(grep -vE "$DEBUG_STOP_REPORT" <<<"$block")
+		excused=$DEBUG_STOP_REPORT why="the time the machine lost to a debugger's stop or to stepping"
+	elif a_cpu_was_lost; then
+		excused=$CPU_LOST_REPORT why="the CPU the kernel lost to the INIT test"
+	fi
+	if [[ -n "$excused" ]]; then
+		notes=$(grep -E "$excused" <<<"$block" | sed 's/^VTICE-DMESG //' | sort -u | head -n 5)
+		[[ -n "$notes" ]] && echo "  NOTE reports of $why:" && sed 's/^/      /' <<<"$notes"
+		block=$(grep -vE "$excused" <<<"$block")
 		pattern=${pattern//|Call Trace:/}
 	fi
 	trouble=$(grep -E "$pattern" <<<"$block" | head -n 5)

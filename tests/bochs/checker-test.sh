@@ -53,6 +53,11 @@ expect extra-bad.log newthing 1
 expect extra-bad.log hvreboot 1
 expect reboot-echo.log hvreboot 1   # the line quoted by a marker is not the kernel's
 expect extra.log nosuch 1     # never started
+# hvinit loses CPU 1: RCU's stall at poweroff is a note, the reboot notifier must say it went on
+expect init-lost-cpu.log hvinit 0
+expect init-lost-cpu.log kernel 0
+expect init-lockup.log kernel 1       # a soft lockup is still trouble
+expect init-notifier-hung.log hvinit 1 # no "did not answer" line: the notifier waited
 # host drivers (host/drivers and host/<scenario>.rc next to the log)
 expect host-ok/serial.log com2 0
 expect host-ok/serial.log all 0

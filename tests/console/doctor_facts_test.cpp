@@ -8,20 +8,16 @@
 #include <string>
 #include <vector>
 
+#include "command_output.hpp"
 #include "doctor/machine_facts.hpp"
 
 namespace vtice::console::doctor {
 namespace {
 
+// The command's output without its last newlines.
 std::string command_output(const char *command)
 {
-	std::string out;
-	if (FILE *p = popen(command, "r")) {
-		char buf[256];
-		while (fgets(buf, sizeof(buf), p))
-			out += buf;
-		pclose(p);
-	}
+	std::string out = test::command_output(command);
 	while (!out.empty() && out.back() == '\n')
 		out.pop_back();
 	return out;

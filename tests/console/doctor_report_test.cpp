@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "command_output.hpp"
 #include "doctor/report.hpp"
 
 namespace vtice::console::doctor {
@@ -17,13 +18,7 @@ std::string python_reads(const std::string &json, const std::string &expression)
 	std::ofstream(path) << json;
 	std::string command = "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); "
 			      "sys.stdout.write(" + expression + ")' " + path;
-	std::string out;
-	if (FILE *p = popen(command.c_str(), "r")) {
-		char buf[4096];
-		for (std::size_t n; (n = fread(buf, 1, sizeof(buf), p)) > 0;)
-			out.append(buf, n);
-		pclose(p);
-	}
+	std::string out = test::command_output(command);
 	std::remove(path.c_str());
 	return out;
 }

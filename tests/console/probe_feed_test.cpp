@@ -201,6 +201,31 @@ TEST(ProbeFeed, AFnHitsStringReachesStrEscaped)
 	EXPECT_EQ(r.out.printed_, "/etc/passwd|\\x1b[2J/x|");
 }
 
+// reg() past the eight every hit carries reads the GPRS records' values.
+TEST(ProbeFeed, AHitsOtherRegistersReachReg)
+{
+	FeedRun r("addr:vfs_read+0x1c { printf(\"%x %x %d %x|\", reg(\"rbx\"), reg(\"rsp\"), reg(\"r12\"), reg(\"rflags\")); }");
+	r.program.program.probes[0].points[0].address = 0xffffffff8123457cull;
+	console::ProbeFeed feed(*r.runtime, [](std::uint64_t tsc) { return tsc; });
+	trace::SyscallEvent hit = probe_hit(0xffffffff8123457cull);
+	hit.more_regs = {0xb0b0, 0xffffc90000107e00ull, 0xbebe, 10, 11, 12, 13, 14, 15, 0x246};
+	feed.feed_events({hit});
+	EXPECT_EQ(r.out.printed_, "b0b0 ffffc90000107e00 12 246|");
+}
+
+// A syscall's string (str(arg1) in syscall:NAME, copied at its entry)
+// reaches the entry's probe and its return's, escaped as a fn: hit's is.
+TEST(ProbeFeed, ASyscallsStringReachesItsEntryAndItsReturnEscaped)
+{
+	FeedRun r("syscall:read { printf(\"in %s|\", str(arg1)); }\n"
+		  "syscall:read:return { printf(\"out %s %d|\", str(arg1), retval); }");
+	console::ProbeFeed feed(*r.runtime, [](std::uint64_t tsc) { return tsc; });
+	trace::SyscallEvent enter = event(true, 10, 7, 0);
+	enter.str = "\x1b[2J/etc";
+	feed.feed_events({enter, event(false, 20, 7, 5)});
+	EXPECT_EQ(r.out.printed_, "in \\x1b[2J/etc|out \\x1b[2J/etc 5|");
+}
+
 // fn:NAME:return: a hit at one of the function's return sites fires the
 // return probe with RAX as retval; a hit at its entry fires the entry probe
 // only, and a hit at another address neither.

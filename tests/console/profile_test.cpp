@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 
+#include "command_output.hpp"
 #include "profile_report.hpp"
 #include "profile_samples.hpp"
 #include "profile_stacks.hpp"
@@ -210,14 +211,7 @@ std::string python_checks_timeline(const std::string &path)
 		"assert all(v == 0 for v in depth.values()), depth\n"
 		"print(sum(1 for e in d[\"traceEvents\"] if e[\"ph\"] == \"B\"))' " +
 		path + " 2>&1";
-	std::FILE *p = popen(command.c_str(), "r");
-	std::string out;
-	char buf[256];
-	while (p && std::fgets(buf, sizeof(buf), p))
-		out += buf;
-	if (p)
-		pclose(p);
-	return out;
+	return test::command_output(command);
 }
 
 TEST(ProfileTimeline, SlicesNestBalanceAndMergeAcrossSamples)

@@ -11,6 +11,7 @@
 #include <string>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "checker.hpp"
 #include "diagnostic.hpp"
@@ -30,6 +31,16 @@ std::optional<std::uint64_t> lookup(std::string_view name)
 	if (name == "openat")
 		return 257;
 	return std::nullopt;
+}
+
+// Every function takes the same made-up parameters: each width, signed and
+// not, and a struct by value (refused).
+vtice::Result<std::vector<pr::Param>> params(std::string_view function)
+{
+	if (function.empty())
+		return vtice::make_error("no function");
+	return std::vector<pr::Param>{{"a", 4, true, "int"}, {"b", 8, false, "char *"}, {"c", 2, false, "u16"},
+				      {"d", 1, true, "s8"}, {"e", 0, false, "struct timespec64"}};
 }
 
 // Events from bytes: each takes 24 of them.
@@ -69,7 +80,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
 	const void *nul = std::memchr(data, 0, size);
 	std::size_t text_len = nul ? static_cast<std::size_t>(static_cast<const std::uint8_t *>(nul) - data) : size;
 	std::string_view source(reinterpret_cast<const char *>(data), text_len);
-	auto program = pr::compile_program(source, lookup);
+	auto program = pr::compile_program(source, lookup, params);
 	if (!program) {
 		if (program.error().offset && *program.error().offset > source.size())
 			std::abort();	// an error must point inside the program

@@ -569,6 +569,9 @@ def class_cases(vtice, ws, stubs):
     cases.append(Case("trace syscall --max-insns 2^64", "numbers",
                       [vtice, "trace", "syscall", "openat", "--max-insns", "18446744073709551616"], rc=2,
                       text="--max-insns"))
+    for value in ("", "cpu", "TASK", "all,task"):
+        cases.append(Case("trace syscall --step %r" % value, "numbers",
+                          [vtice, "trace", "syscall", "openat", "--step", value], rc=2, text="--step"))
     cases.append(Case("syms --slide 0x7fffffffffff", "numbers",
                       [vtice, "syms", ws.map, "--slide", "0x7fffffffffff"], rc=2, text="--slide"))
     cases.append(Case("attach --baud 12345", "numbers", [vtice, "attach", "/dev/null", "--baud", "12345"], rc=2,

@@ -226,4 +226,35 @@ TEST_F(DebugRegs, TheCoreDispatchesMovDrExits)
 		<< "nobody to emulate against: the CPU leaves VMX";
 }
 
+// An INIT while the stub holds the debug registers: the guest's shadows take
+// the INIT values of SDM Vol. 3A Table 10-1 (DR0-DR3 0, DR6 FFFF0FF0H, DR7
+// 400H), as the bare CPU's registers would, and the debugger's slot stays.
+TEST_F(DebugRegs, AnInitResetsTheGuestsShadowsAndKeepsOurSlot)
+{
+	own();
+	guest_writes(6, 0xffff4ff1);	// BS and B0 left over from a #DB
+	vt_callbacks cb{};
+	cb.dr_access = dr_access_cb;
+	cb.init_debug_registers = vt_hooks_on_init_signal;
+	vt_hv_set_callbacks(&hv, &cb);
+	hv.caps.misc |= VMX_MISC_WAIT_FOR_SIPI;
+	vt_guest_regs r{};
+	ASSERT_TRUE(vm_exit(EXIT_REASON_INIT_SIGNAL, 0, r));
+	guest_kernel_mode();	// the guest's next MOV DR (CPL 0 in real mode too)
+	for (uint64_t n = 0; n < 4; n++)
+		EXPECT_EQ(guest_reads(n), 0u) << "DR" << n;
+	EXPECT_EQ(guest_reads(6), 0xffff0ff0u);
+	EXPECT_EQ(guest_reads(7), 0x400u);
+	auto &c = cpu();
+	EXPECT_EQ(c.dr[0], kOurBp) << "the debugger's breakpoint survives the guest's INIT";
+	EXPECT_EQ(c.vmcs[GUEST_DR7], 0x400u | (1u << 1)) << "G0 only: the kernel's L0 went with the INIT";
+	vt_hv_set_callbacks(&hv, nullptr);
+}
+
+TEST_F(DebugRegs, WithoutOwnershipTheCoreResetsTheRegistersItself)
+{
+	EXPECT_FALSE(vt_hooks_on_init_signal(&vcpu));
+	EXPECT_EQ(cpu().dr[0], guest_dr0) << "nothing written when the registers are the guest's";
+}
+
 }  // namespace

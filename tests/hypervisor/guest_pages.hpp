@@ -69,6 +69,12 @@ public:
 		std::memcpy(frame(pa & ~0xfffull) + (pa & 0xfff), data, len);
 	}
 
+	// ...and out of it.
+	void get(uint64_t pa, void *data, size_t len)
+	{
+		std::memcpy(data, frame(pa & ~0xfffull) + (pa & 0xfff), len);
+	}
+
 private:
 	std::map<uint64_t, std::unique_ptr<uint8_t[]>> frames_;
 };

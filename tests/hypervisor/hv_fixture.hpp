@@ -77,6 +77,23 @@ protected:
 
 	uint64_t entry_event() { return cpu().vmcs[VM_ENTRY_INTR_INFO_FIELD]; }
 
+	// The kernel's VMCALL func with the key and RDX, R8-R10 (vmcall.h):
+	// the registers after it (RAX the status, RDX what it returned).
+	vt_guest_regs keyed_vmcall(uint64_t func, uint64_t rdx = 0, uint64_t r8 = 0, uint64_t r9 = 0, uint64_t r10 = 0)
+	{
+		guest_kernel_mode();
+		cpu().vmcs[VM_EXIT_INSTRUCTION_LEN] = 3;
+		vt_guest_regs r{};
+		r.rax = func;
+		r.rcx = hv.key;
+		r.rdx = rdx;
+		r.r8 = r8;
+		r.r9 = r9;
+		r.r10 = r10;
+		EXPECT_TRUE(vm_exit(EXIT_REASON_VMCALL, 0, r));
+		return r;
+	}
+
 	// A RDMSR or WRMSR exit of the guest's (ECX = msr, EDX:EAX = value);
 	// returns the registers after it.
 	vt_guest_regs msr_access(uint32_t reason, uint32_t msr, uint64_t value = 0)

@@ -84,6 +84,19 @@ TEST_F(InitSipi, InitLeavesLongModeAndPaging)
 	EXPECT_EQ(vmcs(GUEST_DR7), 0x400u);
 }
 
+TEST_F(InitSipi, InitResetsTheDebugRegisters)
+{
+	auto &c = cpu();
+	for (uint64_t &dr : c.dr)
+		dr = 0xffffffff81000000ull;	// the kernel's breakpoints, before the INIT
+	c.dr6 = 0xffff4ff1;		// BS and B0 left over from a #DB
+	init();
+	for (int n = 0; n < 4; n++)
+		EXPECT_EQ(c.dr[n], 0u) << "DR" << n;
+	EXPECT_EQ(c.dr6, 0xffff0ff0u);
+	EXPECT_EQ(vmcs(GUEST_DR7), 0x400u);
+}
+
 TEST_F(InitSipi, InitKeepsCacheDisableBits)
 {
 	cpu().vmcs[CR0_READ_SHADOW] = 0xe0000031;	// CD and NW set

@@ -63,17 +63,7 @@ protected:
 
 	vt_guest_regs path_vmcall(uint32_t op, uint64_t nr = 0, uint64_t max_insns = 0, uint64_t calls = 0)
 	{
-		guest_kernel_mode();
-		cpu().vmcs[VM_EXIT_INSTRUCTION_LEN] = 3;
-		vt_guest_regs r{};
-		r.rax = VTICE_VMCALL_PATH_TRACE;
-		r.rcx = hv.key;
-		r.rdx = op;
-		r.r8 = nr;
-		r.r9 = max_insns;
-		r.r10 = calls;
-		EXPECT_TRUE(vm_exit(EXIT_REASON_VMCALL, 0, r));
-		return r;
+		return keyed_vmcall(VTICE_VMCALL_PATH_TRACE, op, nr, max_insns, calls);
 	}
 
 	// As the module arms: the path tracer, then the quiet trap.
@@ -106,6 +96,23 @@ protected:
 	}
 
 	bool mtf_armed() { return cpu().vmcs[CPU_BASED_VM_EXEC_CONTROL] & CPU_BASED_MONITOR_TRAP_FLAG; }
+
+	struct Entry {
+		bool mtf, gated;
+	};
+
+	// CPU 1's entry, on the one fake VMCS: whether it runs stepped, and
+	// whether the tracer gates its interrupts (vcpu state, core/events.c).
+	Entry other_enters()
+	{
+		auto saved = cpu().vmcs;
+		cpu().vmcs[CPU_BASED_VM_EXEC_CONTROL] &= ~(uint64_t)CPU_BASED_MONITOR_TRAP_FLAG;
+		vt_tracer_pre_entry(&other);
+		Entry e{(cpu().vmcs[CPU_BASED_VM_EXEC_CONTROL] & CPU_BASED_MONITOR_TRAP_FLAG) != 0,
+			other.gating_events};
+		cpu().vmcs = saved;
+		return e;
+	}
 
 	std::vector<vtice_record> of_type(uint16_t type)
 	{
@@ -237,6 +244,131 @@ TEST_F(PathTrace, TheOtherCpusAreKickedAndFollow)
 	EXPECT_TRUE(vt_tracer_on_nmi(&other)) << "the kick is the tracer's";
 	EXPECT_FALSE(vt_tracer_on_nmi(&other)) << "a second NMI is the guest's own";
 	EXPECT_FALSE(vt_tracer_on_nmi(&vcpu));
+}
+
+TEST_F(PathTrace, WithoutTheSwitchTriggerEveryCpuIsStepped)
+{
+	task_ptr[1] = kPerCpuTask + 8;	// CPU 1 runs another task
+	vt_path_fini();
+	init_path();
+	arm_path();
+	syscall(kOpenat);
+	EXPECT_TRUE(other_enters().mtf) << "the filter, not the trigger, keeps its steps out";
+}
+
+// The switch trigger (path_trace.h): planted, a CPU is stepped only while
+// the traced task is its current, as its per-CPU pointer says.
+class PathTraceSwitch : public PathTrace {
+protected:
+	static constexpr uint64_t kOtherCurrent = kPerCpuTask + 8, kOtherTask = 0xffff888000030000ull;
+	static constexpr uint64_t kTrigger = kSysretRip + 0x20, kTriggerGpa = kKernelCode + 0xe0;
+	std::vector<uint8_t> text = std::vector<uint8_t>(4096, 0x90);	// the page as root reads it
+
+	void SetUp() override
+	{
+		task_ptr[1] = kOtherCurrent;
+		PathTrace::SetUp();
+		put(kPerCpuPage + (kOtherCurrent & 0xfff), &kOtherTask, 8);
+		hv.caps.flags |= VTICE_CAP_EPT_EXEC_ONLY;
+		map_guest_ram(kKernelCode, text.data(), text.size());
+	}
+
+	void TearDown() override
+	{
+		path_vmcall(VTICE_VMCALL_PATH_SWITCH_CLEAR);
+		path_vmcall(VTICE_VMCALL_PATH_SWITCH_INTERCEPT, 0);
+		PathTrace::TearDown();
+	}
+
+	uint64_t plant()
+	{
+		if (uint64_t r = path_vmcall(VTICE_VMCALL_PATH_SWITCH_INTERCEPT, 1).rax)
+			return r;
+		return path_vmcall(VTICE_VMCALL_PATH_SWITCH_ADD, kTrigger, kTriggerGpa).rax;
+	}
+
+	void switch_other_to(uint64_t task) { put(kPerCpuPage + (kOtherCurrent & 0xfff), &task, 8); }
+};
+
+TEST_F(PathTraceSwitch, OnlyTheCpuWhereTheTaskIsCurrentIsStepped)
+{
+	ASSERT_EQ(plant(), (uint64_t)VTICE_VMCALL_OK);
+	arm_path();
+	syscall(kOpenat);
+	EXPECT_TRUE(mtf_armed()) << "CPU 0 runs the task: stepped";
+	Entry elsewhere = other_enters();
+	EXPECT_FALSE(elsewhere.mtf) << "CPU 1 runs another task: not stepped";
+	EXPECT_FALSE(elsewhere.gated) << "...and its interrupts go in as they come";
+	switch_other_to(kTask);	// the task moved: CPU 1 exits at the trigger
+	Entry there = other_enters();
+	EXPECT_TRUE(there.mtf) << "CPU 1 runs the task now: stepped";
+	EXPECT_TRUE(there.gated);
+	switch_other_to(kOtherTask);
+	EXPECT_FALSE(other_enters().mtf) << "switched out again: not stepped";
+	mtf_to(kCallee);
+	mtf_to(kAfterCall);
+	mtf_to(kSysretRip);
+	sysret();
+	EXPECT_EQ(path_vmcall(VTICE_VMCALL_PATH_QUERY).rdx, 1u) << "the call traced to its end";
+}
+
+// With page-table isolation the user CR3 maps no per-CPU data (SYSCALL's
+// first instructions, the return to user mode): a current-task pointer the
+// CPU cannot read now has not changed since it last could.
+TEST_F(PathTraceSwitch, AnUnreadableCurrentTaskKeepsTheLastWord)
+{
+	ASSERT_EQ(plant(), (uint64_t)VTICE_VMCALL_OK);
+	arm_path();
+	syscall(kOpenat);
+	const uint64_t kernel_cr3 = cpu().vmcs[GUEST_CR3], user_cr3 = new_table();
+	cpu().vmcs[GUEST_CR3] = user_cr3;
+	EXPECT_FALSE(other_enters().mtf) << "another task, as last read";
+	cpu().vmcs[GUEST_CR3] = kernel_cr3;
+	switch_other_to(kTask);
+	EXPECT_TRUE(other_enters().mtf);
+	cpu().vmcs[GUEST_CR3] = user_cr3;
+	EXPECT_TRUE(other_enters().mtf) << "the task, as last read";
+	cpu().vmcs[GUEST_CR3] = kernel_cr3;
+}
+
+TEST_F(PathTraceSwitch, TheTriggerNeedsTheInterceptFirstAndIsOne)
+{
+	EXPECT_EQ(path_vmcall(VTICE_VMCALL_PATH_SWITCH_ADD, kTrigger, kTriggerGpa).rax,
+		  (uint64_t)VTICE_VMCALL_EINVAL) << "an int3 could reach the kernel";
+	ASSERT_EQ(plant(), (uint64_t)VTICE_VMCALL_OK);
+	EXPECT_EQ(path_vmcall(VTICE_VMCALL_PATH_SWITCH_ADD, kTrigger + 1, kTriggerGpa + 1).rax,
+		  (uint64_t)VTICE_VMCALL_EINVAL) << "one trigger at a time";
+}
+
+// The hit does the store in root (ept_bp.c): stepping the original would
+// give the page's original frame to every CPU for a step, and a switch on
+// another CPU meanwhile would go unseen.
+TEST_F(PathTraceSwitch, AHitDoesTheStoreInRootAndRecordsNothing)
+{
+	// mov %rbx,%gs:0x8 (SDM 2B MOV 89 /r; ModRM 1C: RBX, SIB 25: disp32 alone).
+	const uint8_t store[] = {0x65, 0x48, 0x89, 0x1c, 0x25, 0x08, 0x00, 0x00, 0x00};
+	std::memcpy(&text[kTriggerGpa & 0xfff], store, sizeof(store));
+	ASSERT_EQ(plant(), (uint64_t)VTICE_VMCALL_OK);
+	guest_kernel_mode();
+	cpu().vmcs[GUEST_GS_BASE] = kPerCpuTask - 8;	// so %gs:8 is CPU 0's current-task pointer
+	cpu().vmcs[GUEST_RIP] = kTrigger;
+	cpu().vmcs[GUEST_INTERRUPTIBILITY_INFO] = GUEST_INTR_STATE_STI;
+	cpu().vmcs[VM_EXIT_INTR_INFO] = 3 | (6u << 8) | (1u << 31);	// #BP
+	vt_guest_regs r{};
+	r.rbx = kOtherTask;
+	EXPECT_TRUE(vm_exit(EXIT_REASON_EXCEPTION_NMI, 0, r)) << "the hypervisor's int3, never the kernel's";
+	EXPECT_EQ(cpu().vmcs[GUEST_RIP], kTrigger + sizeof(store)) << "past the store: one exit";
+	EXPECT_EQ(cpu().vmcs[GUEST_INTERRUPTIBILITY_INFO], 0u) << "the store ends the STI shadow";
+	EXPECT_FALSE(mtf_armed()) << "nothing stepped";
+	uint64_t current = 0;
+	get(kPerCpuPage + (kPerCpuTask & 0xfff), &current, 8);
+	EXPECT_EQ(current, kOtherTask) << "the store done, into the guest's memory";
+	EXPECT_TRUE(records().empty()) << "no record";
+	struct vt_hooks_stats st;
+	vt_hooks_get_stats(&st);
+	EXPECT_EQ(st.switch_hits, 1u);
+	EXPECT_EQ(st.switch_emulated, 1u);
+	EXPECT_EQ(st.probe_hits, 0u);
 }
 
 TEST_F(PathTrace, TheDebuggersTraceAndARingTraceExcludeEachOther)
@@ -390,6 +522,46 @@ TEST_F(PathTraceBtf, ACpuThatTrapsAfterOneInstructionIsSteppedPlainFromThen)
 	vt_tracer_stats s;
 	vt_tracer_get_stats(&s);
 	EXPECT_EQ(s.btf_ignored, 1u);
+}
+
+// The traced CPU switches the task out inside a branch step: the trigger's
+// int3 faults before the store, root does the store, and the step armed
+// (which ran no taken branch) is taken back: the CPU runs on unstepped,
+// RFLAGS.TF as the kernel had it. Switched back in, it steps again.
+TEST_F(PathTraceBtf, ASwitchAtTheTriggerInsideAStepPausesAndResumesTheCpu)
+{
+	constexpr uint64_t kTrigger = kSysretRip + 0x20, kOtherTask = 0xffff888000030000ull;
+	std::vector<uint8_t> text(4096, 0x90);	// the page as root reads it
+	// mov %rbx,%gs:0x8: CPU 0's current-task pointer with GS base below.
+	const uint8_t store[] = {0x65, 0x48, 0x89, 0x1c, 0x25, 0x08, 0x00, 0x00, 0x00};
+	std::memcpy(&text[kTrigger & 0xfff], store, sizeof(store));
+	map_guest_ram(kKernelCode, text.data(), text.size());
+	hv.caps.flags |= VTICE_CAP_EPT_EXEC_ONLY;
+	ASSERT_EQ(path_vmcall(VTICE_VMCALL_PATH_SWITCH_INTERCEPT, 1).rax, (uint64_t)VTICE_VMCALL_OK);
+	ASSERT_EQ(path_vmcall(VTICE_VMCALL_PATH_SWITCH_ADD, kTrigger, kKernelCode + (kTrigger & 0xfff)).rax,
+		  (uint64_t)VTICE_VMCALL_OK);
+	arm_path();
+	syscall(kOpenat);
+	ASSERT_TRUE(tf()) << "a TF step armed";
+	auto switch_at_trigger = [&](uint64_t next) {
+		cpu().vmcs[GUEST_GS_BASE] = kPerCpuTask - 8;
+		cpu().vmcs[GUEST_RIP] = kTrigger;
+		cpu().vmcs[VM_EXIT_INTR_INFO] = 3 | (6u << 8) | (1u << 31);	// #BP
+		vt_guest_regs r{};
+		r.rbx = next;
+		EXPECT_TRUE(vm_exit(EXIT_REASON_EXCEPTION_NMI, 0, r));
+	};
+	size_t before = records().size();
+	switch_at_trigger(kOtherTask);
+	EXPECT_EQ(cpu().vmcs[GUEST_RIP], kTrigger + sizeof(store));
+	EXPECT_FALSE(tf()) << "switched out: the step taken back";
+	EXPECT_FALSE(btf());
+	EXPECT_EQ(records().size(), before) << "nothing recorded for the store";
+	switch_at_trigger(kTask);
+	EXPECT_TRUE(tf()) << "switched back in: stepped again";
+	path_vmcall(VTICE_VMCALL_PATH_DISARM);
+	path_vmcall(VTICE_VMCALL_PATH_SWITCH_CLEAR);
+	path_vmcall(VTICE_VMCALL_PATH_SWITCH_INTERCEPT, 0);
 }
 
 TEST_F(PathTraceBtf, TheDebugctlTheKernelReadsHasNoBtf)
@@ -712,25 +884,7 @@ TEST_F(PathTraceSmallRing, AReaderThatNeverComesCostsRecordsNotTheMachine)
 // drain in time, and the trace lost its end; seen in Bochs at
 // ring_records=64). When the hold ends they are kicked, and stepped again
 // before the task runs on.
-class PathTraceHold : public PathTraceNoSpill {
-protected:
-	struct Entry {
-		bool mtf, gated;
-	};
-
-	// CPU 1's entry, on the one fake VMCS: whether it runs stepped, and
-	// whether the tracer gates its interrupts (vcpu state, core/events.c).
-	Entry other_enters()
-	{
-		auto saved = cpu().vmcs;
-		cpu().vmcs[CPU_BASED_VM_EXEC_CONTROL] &= ~(uint64_t)CPU_BASED_MONITOR_TRAP_FLAG;
-		vt_tracer_pre_entry(&other);
-		Entry e{(cpu().vmcs[CPU_BASED_VM_EXEC_CONTROL] & CPU_BASED_MONITOR_TRAP_FLAG) != 0,
-			other.gating_events};
-		cpu().vmcs = saved;
-		return e;
-	}
-};
+class PathTraceHold : public PathTraceNoSpill {};
 
 TEST_F(PathTraceHold, TheOtherCpusRunUnsteppedWhileTheTracedOneHolds)
 {

@@ -200,6 +200,35 @@ TEST_F(ProbePoints, AHitArmedWithAStringCopiesItUpToItsNul)
 	EXPECT_EQ(records().size(), cut.size() + 4) << "an unmapped string: no STRING record, the hit still counts";
 }
 
+// Armed with more registers (STACK's R9 = 1, VTICE_PROBES_MORE_REGS), a
+// hit adds the GPRS records: RBX, RSP, RBP, R10-R15, RFLAGS, two a record,
+// as they were at the hit (RSP and RFLAGS from the VMCS guest state).
+TEST_F(ProbePoints, AHitArmedForMoreRegistersCopiesTheRest)
+{
+	start();
+	put_code(fn, {0x0f, 0x1f, 0x44, 0x00, 0x00});
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_STACK, 0, 2), (uint64_t)VTICE_VMCALL_EINVAL) << "R9 is 0 or 1";
+	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_STACK, 0, 1), VTICE_VMCALL_OK);
+	arm(fn);
+	regs.rbx = 0xb0b0;
+	regs.rbp = 0xbebe;
+	regs.r10 = 10, regs.r11 = 11, regs.r12 = 12, regs.r13 = 13, regs.r14 = 14, regs.r15 = 15;
+	cpu().vmcs[GUEST_RSP] = 0xffffc90000107e00ull;
+	cpu().vmcs[GUEST_RFLAGS] = 0x246;
+	EXPECT_EQ(hit(fn), VT_HOOK_HANDLED);
+	std::vector<uint64_t> got;
+	for (const vtice_record &rec : records())
+		if (rec.type == VTICE_REC_SYSCALL_DATA && rec.flags == VTICE_SYSCALL_DATA_GPRS) {
+			got.push_back(rec.u.raw[0]);
+			got.push_back(rec.u.raw[1]);
+		}
+	EXPECT_EQ(got, (std::vector<uint64_t>{0xb0b0, 0xffffc90000107e00ull, 0xbebe, 10, 11, 12, 13, 14, 15, 0x246}));
+	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_STACK, 0, 0), VTICE_VMCALL_OK);
+	size_t before = records().size();
+	EXPECT_EQ(hit(fn), VT_HOOK_HANDLED);
+	EXPECT_EQ(records().size() - before, 4u) << "not armed for them: the head and the arguments alone";
+}
+
 TEST_F(ProbePoints, SkipsEveryNopFormAndEndbr)
 {
 	start();

@@ -32,14 +32,7 @@ protected:
 
 	uint64_t profile_vmcall(uint64_t period_tsc, uint64_t stack_bytes, uint64_t *samples = nullptr)
 	{
-		guest_kernel_mode();
-		cpu().vmcs[VM_EXIT_INSTRUCTION_LEN] = 3;
-		vt_guest_regs r{};
-		r.rax = VTICE_VMCALL_PROFILE;
-		r.rcx = hv.key;
-		r.rdx = period_tsc;
-		r.r8 = stack_bytes;
-		EXPECT_TRUE(vm_exit(EXIT_REASON_VMCALL, 0, r));
+		vt_guest_regs r = keyed_vmcall(VTICE_VMCALL_PROFILE, period_tsc, stack_bytes);
 		if (samples)
 			*samples = r.rdx;
 		return r.rax;

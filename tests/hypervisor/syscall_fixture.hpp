@@ -80,18 +80,12 @@ protected:
 	uint64_t arm(bool on, uint32_t pid = 0, const char *comm = "", bool quiet = false)
 	{
 		char name[16] = {};
+		uint64_t comm_lo, comm_hi;
 		std::strncpy(name, comm, sizeof(name) - 1);
-		guest_kernel_mode();
-		cpu().vmcs[VM_EXIT_INSTRUCTION_LEN] = 3;
-		vt_guest_regs r{};
-		r.rax = VTICE_VMCALL_SYSCALLS;
-		r.rcx = hv.key;
-		r.rdx = on ? VTICE_VMCALL_SYSCALLS_ON | (quiet ? VTICE_VMCALL_SYSCALLS_QUIET : 0) : 0;
-		r.r8 = pid;
-		std::memcpy(&r.r9, name, 8);
-		std::memcpy(&r.r10, name + 8, 8);
-		EXPECT_TRUE(vm_exit(EXIT_REASON_VMCALL, 0, r));
-		return r.rax;
+		std::memcpy(&comm_lo, name, 8);
+		std::memcpy(&comm_hi, name + 8, 8);
+		uint64_t mode = on ? VTICE_VMCALL_SYSCALLS_ON | (quiet ? VTICE_VMCALL_SYSCALLS_QUIET : 0) : 0;
+		return keyed_vmcall(VTICE_VMCALL_SYSCALLS, mode, pid, comm_lo, comm_hi).rax;
 	}
 
 	// A user task at kUserRip executing SYSCALL: openat(AT_FDCWD, path, flags, mode).

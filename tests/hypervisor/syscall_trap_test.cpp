@@ -162,6 +162,73 @@ TEST_F(SyscallTrap, EntryRecordCarriesNumberArgumentsAndTask)
 	EXPECT_EQ(vcpu.counts->syscalls_recorded, 1u);
 }
 
+// str() of a syscall's argument (vmcall.h, VTICE_VMCALL_SYSCALL_STRINGS):
+// the entry of a syscall named in a slot copies the user string its
+// argument points to, to the NUL, as STRING records (records.h); other
+// syscalls copy nothing, and a kernel address is never read.
+class SyscallStrings : public SyscallTrap {
+protected:
+	static constexpr uint64_t kPath = 0x7ffd1000, kPathPa = 0x400000;	// user_syscall()'s RSI
+
+	uint64_t set_strings(uint64_t slots_lo, uint64_t slots_hi = 0)
+	{
+		return keyed_vmcall(VTICE_VMCALL_SYSCALL_STRINGS, slots_lo, slots_hi).rax;
+	}
+
+	// The records one syscall added, from entering it.
+	std::vector<vtice_record> one_entry(vt_guest_regs r)
+	{
+		size_t before = records().size();
+		EXPECT_TRUE(ud_exit(r));
+		auto all = records();
+		return {all.begin() + static_cast<long>(before), all.end()};
+	}
+
+	static std::string string_of(const std::vector<vtice_record> &recs)
+	{
+		std::string bytes;
+		for (const vtice_record &rec : recs)
+			if (rec.type == VTICE_REC_SYSCALL_DATA && rec.flags == VTICE_SYSCALL_DATA_STRING)
+				bytes.append(reinterpret_cast<const char *>(rec.u.raw), 16);
+		return bytes;
+	}
+};
+
+TEST_F(SyscallStrings, TheNamedSyscallsEntryCopiesItsArgumentsString)
+{
+	map(cpu().vmcs[GUEST_CR3], 4, kPath, kPathPa);
+	const char path[] = "/proc/version";
+	put(kPathPa, path, sizeof(path));
+	ASSERT_EQ(set_strings(257 | (2u << 12)), (uint64_t)VTICE_VMCALL_OK) << "openat's argument 1 (N = 2)";
+	ASSERT_EQ(arm(true), (uint64_t)VTICE_VMCALL_OK);
+	auto recs = one_entry(user_syscall());
+	ASSERT_EQ(recs.size(), 7u) << "the six records of an entry, then one STRING (14 bytes with the NUL)";
+	EXPECT_EQ(recs[0].flags, 6u);
+	EXPECT_EQ(std::string(string_of(recs).c_str()), path);
+
+	vt_guest_regs other = user_syscall();
+	other.rax = 2;	// open: not named
+	EXPECT_EQ(one_entry(other).size(), 6u);
+	vt_guest_regs kernel_pointer = user_syscall();
+	kernel_pointer.rsi = kTask;	// mapped, but the kernel's
+	EXPECT_EQ(one_entry(kernel_pointer).size(), 6u) << "a kernel address is never copied";
+	vt_guest_regs unmapped = user_syscall();
+	unmapped.rsi = 0x7ffd5000;
+	EXPECT_EQ(one_entry(unmapped).size(), 6u) << "nothing mapped: no STRING, the event still counts";
+}
+
+TEST_F(SyscallStrings, SlotsFillBothRegistersAndRefuseABadArgument)
+{
+	map(cpu().vmcs[GUEST_CR3], 4, kPath, kPathPa);
+	put(kPathPa, "x", 2);
+	// Slot 7 (R8's top 16 bits): openat with argument 1; slots 0-6 unused.
+	ASSERT_EQ(set_strings(0, (257ull | (2u << 12)) << 48), (uint64_t)VTICE_VMCALL_OK);
+	ASSERT_EQ(arm(true), (uint64_t)VTICE_VMCALL_OK);
+	EXPECT_EQ(string_of(one_entry(user_syscall())).substr(0, 2), std::string("x", 2));
+	EXPECT_EQ(set_strings(257 | (7u << 12)), (uint64_t)VTICE_VMCALL_EINVAL) << "arguments 1..6";
+	EXPECT_EQ(string_of(one_entry(user_syscall())).substr(0, 1), "x") << "a refused table leaves the old one";
+}
+
 TEST_F(SyscallTrap, SysretqReturnsToUserModeAsTheSdmSays)
 {
 	ASSERT_EQ(arm(true), (uint64_t)VTICE_VMCALL_OK);

@@ -3,7 +3,8 @@
 # against the guest kernel's own syscall tracepoints in the same run, with
 # the module's default parameters. hv.probe-kstack: a fn: probe's kstack
 # against the kernel's own kprobe stacktrace of the same reads.
-# hv.probe-str, hv.probe-ret: str(arg1) in fn:do_sys_openat2 and retval in
+# hv.probe-str, hv.probe-ret: str(args->filename) (the argument by its BTF
+# name) in fn:do_sys_openat2 and retval in
 # fn:do_sys_openat2:return against the kernel's kprobe and kretprobe events;
 # hv.probe-addr: an addr: probe inside do_sys_openat2 against a kprobe at
 # the same offset, and the offsets the kernel's kprobes refuse.

@@ -2,6 +2,7 @@
 // the place in the program (line and column) with a reason.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 
 #include "checker.hpp"
@@ -112,7 +113,7 @@ TEST(ProbeLanguage, FunctionReturnsGiveRetvalOnly)
 	accepted("fn:vfs_read:return, syscall:read:return { @ret = sum(retval); }");
 	EXPECT_NE(refusal("fn:vfs_read:return { @x = sum(arg2); }").find("'arg2' is gone at a function's return"),
 		  std::string::npos);
-	EXPECT_NE(refusal("fn:vfs_read:return { printf(\"%s\", str(arg0)); }").find("fn:NAME probes only"),
+	EXPECT_NE(refusal("fn:vfs_read:return { printf(\"%s\", str(arg0)); }").find("fn:NAME and syscall:NAME probes only"),
 		  std::string::npos);
 	EXPECT_NE(refusal("fn:vfs_read:return { @[kstack] = count(); }").find("kstack exists only in fn:NAME, addr: and"),
 		  std::string::npos);
@@ -145,7 +146,7 @@ TEST(ProbeLanguage, AnAddrProbeSitsAtAnAddressOrASymbolsOffsetAndHasNoArguments)
 	EXPECT_NE(refusal("addr:vfs_read+0x10 { @x = sum(arg1); }").find("'arg1' is a function's argument at its entry"),
 		  std::string::npos);
 	EXPECT_NE(refusal("addr:vfs_read { @x = sum(retval); }").find("retval exists only in"), std::string::npos);
-	EXPECT_NE(refusal("addr:vfs_read { printf(\"%s\", str(arg1)); }").find("fn:NAME probes only"),
+	EXPECT_NE(refusal("addr:vfs_read { printf(\"%s\", str(arg1)); }").find("fn:NAME and syscall:NAME probes only"),
 		  std::string::npos);
 	EXPECT_NE(refusal("addr:0 { exit(); }").find("write addr:0xADDRESS or addr:NAME+OFFSET"), std::string::npos);
 	EXPECT_NE(refusal("addr:0x1ffffffffffffffff { exit(); }").find("does not fit in 64 bits"), std::string::npos);
@@ -168,8 +169,14 @@ TEST(ProbeLanguage, RegReadsTheRegistersAHitCarriesInFunctionProbesOnly)
 	accepted("fn:vfs_read { @x = sum(reg(\"r9\")); }");
 	EXPECT_NE(refusal("syscall:read { @x = sum(reg(\"rdi\")); }").find("is a register at a hidden breakpoint's hit"),
 		  std::string::npos);
-	EXPECT_NE(refusal("addr:vfs_read { @x = sum(reg(\"rsp\")); }")
-			  .find("1:30: error: reg(\"rsp\"): a hit carries rdi, rsi, rdx, rcx, r8, r9, rax or rip"),
+	EXPECT_FALSE(p.more_regs) << "the eight every hit carries";
+	auto more = accepted("addr:vfs_read+0x10 { printf(\"%d %d %d\\n\", reg(\"rbx\"), reg(\"r15\"), reg(\"rflags\")); }");
+	EXPECT_TRUE(more.more_regs) << "a register past the eight: the hits copy the GPRS records";
+	EXPECT_EQ(more.program.probes[0].body[0].args[0]->number, kFirstMoreReg);	// RBX, the first GPRS register
+	EXPECT_EQ(more.program.probes[0].body[0].args[2]->number, kFirstMoreReg + 9);	// RFLAGS, the last
+	EXPECT_NE(refusal("addr:vfs_read { @x = sum(reg(\"r16\")); }")
+			  .find("1:30: error: reg(\"r16\"): a hit carries rax, rbx, rcx, rdx, rsi, rdi, rbp, rsp, r8-r15, "
+				"rip or rflags"),
 		  std::string::npos);
 	EXPECT_NE(refusal("addr:vfs_read { @x = sum(reg(rdi)); }").find("reg() takes a register's name in quotes"),
 		  std::string::npos);
@@ -195,15 +202,16 @@ TEST(ProbeLanguage, RefusesProbePointsThatDoNotExistOrAreNotBuilt)
 	EXPECT_NE(refusal("interval:s:0 { exit(); }").find("intervals are at least 10 ms"), std::string::npos);
 	EXPECT_NE(refusal("interval:us:5 { exit(); }").find("write interval:s:N or interval:ms:N"), std::string::npos);
 	EXPECT_NE(refusal("syscall:read:entry { exit(); }").find("syscall:NAME:return"), std::string::npos);
-	EXPECT_NE(refusal("syscall:read { printf(\"%s\", str(arg1)); }").find("1:29: error: str() reads a string in fn:NAME "
-										  "probes only"),
+	EXPECT_NE(refusal("syscall:* { printf(\"%s\", str(arg1)); }").find("1:26: error: str() reads a string in fn:NAME "
+									       "and syscall:NAME probes only"),
 		  std::string::npos);
 	EXPECT_NE(refusal("syscall:read { @[kstack] = count(); }")
 			  .find("kstack exists only in fn:NAME, addr: and profile:hz:N probes"),
 		  std::string::npos);
 	EXPECT_NE(refusal("profile:hz:99 { @[ustack] = count(); }").find("'ustack' (user stacks) is not built"),
 		  std::string::npos);
-	EXPECT_NE(refusal("syscall:openat { printf(\"%s\", args->filename); }").find("typed access"),
+	EXPECT_NE(refusal("syscall:openat { printf(\"%s\", args->filename); }")
+			  .find("args->filename names a function's argument in fn:NAME probes"),
 		  std::string::npos);
 }
 
@@ -361,7 +369,89 @@ TEST(ProbeLanguage, StrReadsOneArgumentsStringPerFunction)
 	EXPECT_NE(refusal("fn:a { @x = str(arg1); }\nfn:a { @y = str(arg2); }")
 			  .find("2:1: error: fn:a reads str(arg1) in another probe"),
 		  std::string::npos);
-	EXPECT_NE(refusal("profile:hz:9 { @[str(arg0)] = count(); }").find("str() reads a string in fn:NAME probes only"),
+	EXPECT_NE(refusal("profile:hz:9 { @[str(arg0)] = count(); }").find("str() reads a string in fn:NAME and"),
 		  std::string::npos);
 	EXPECT_NE(refusal("fn:a { @n = sum(str(arg0)); }").find("counts numbers, not"), std::string::npos);
+}
+
+// str() of a syscall's argument: root copies it at the syscall's entry
+// (the number and the argument go to the hypervisor, syscall_strings); the
+// return sees what the entry copied. One string per syscall, eight
+// syscalls at most (the hypervisor's slots), never syscall:*.
+TEST(ProbeLanguage, StrReadsASyscallsStringAtItsEntry)
+{
+	CheckedProgram p = accepted("syscall:openat { printf(\"%s\\n\", str(arg1)); }\n"
+				    "syscall:openat:return { @[str(arg1)] = count(); }");
+	EXPECT_EQ(p.syscall_strings, (std::map<std::uint64_t, int>{{257, 1}}));
+	EXPECT_EQ(accepted("syscall:openat, syscall:execve { @s = str(arg0); }").syscall_strings,
+		  (std::map<std::uint64_t, int>{{257, 0}, {59, 0}}))
+		<< "two syscalls in one probe: a slot each";
+	EXPECT_NE(refusal("syscall:openat { @x = str(arg1); }\nsyscall:openat:return { @y = str(arg0); }")
+			  .find("2:1: error: syscall:openat reads str(arg1) in another probe: one string per syscall"),
+		  std::string::npos);
+	EXPECT_NE(refusal("syscall:openat, fn:do_sys_openat2 { @s = str(arg1); }").find("str() reads a string in fn:NAME"),
+		  std::string::npos)
+		<< "one probe, one kind of copy";
+	std::string nine;
+	for (const char *name : {"read", "write", "open", "close", "stat", "fstat", "lstat", "poll", "lseek"})
+		nine += std::string("syscall:") + name + " { @[str(arg0)] = count(); }\n";
+	EXPECT_NE(refusal(nine).find("9:1: error: str() in at most 8 syscalls per program"), std::string::npos);
+	EXPECT_EQ(p.program.probes[0].str_arg, 1);
+}
+
+namespace {
+
+vtice::Result<CheckedProgram> with_params(const std::string &source)
+{
+	return compile_program(source, test_syscalls(), test_params());
+}
+
+std::string params_refusal(const std::string &source)
+{
+	auto checked = with_params(source);
+	EXPECT_FALSE(checked.ok()) << source;
+	return checked.ok() ? "" : format_diagnostic(source, checked.error());
+}
+
+}  // namespace
+
+TEST(ProbeLanguage, ArgsByNameBecomeTheirRegistersWithTheirWidth)
+{
+	auto checked = with_params("fn:do_sys_openat2 { printf(\"%s %d\\n\", str(args->filename), args->dfd); }");
+	ASSERT_TRUE(checked.ok()) << format_diagnostic("", checked.error());
+	const Probe &probe = checked->program.probes[0];
+	EXPECT_EQ(probe.str_arg, 1) << "filename is do_sys_openat2's second argument";
+	const Expr &dfd = *probe.body[0].args[1];
+	EXPECT_EQ(dfd.number, 0);
+	EXPECT_EQ(dfd.bytes, 4u);
+	EXPECT_TRUE(dfd.is_signed);
+	// The same name at the same place in two functions is one argument.
+	ASSERT_TRUE(with_params("fn:vfs_read, fn:vfs_write { @[probe] = sum(args->count); }").ok());
+}
+
+TEST(ProbeLanguage, ArgsByNameRefusalsSayWhy)
+{
+	EXPECT_NE(params_refusal("fn:do_sys_openat2 { @[args->flags] = count(); }")
+			  .find("1:23: error: do_sys_openat2 has no argument 'flags': it takes dfd, filename, how"),
+		  std::string::npos);
+	EXPECT_NE(params_refusal("fn:vfs_read, fn:do_sys_openat2 { @[args->file] = count(); }")
+			  .find("error: do_sys_openat2 has no argument 'file'"),
+		  std::string::npos)
+		<< "every function of the probe must have it";
+	EXPECT_NE(params_refusal("fn:do_sys_openat2, fn:getname_flags { printf(\"%s\\n\", str(args->filename)); }")
+			  .find("differs between the functions of this probe (fn:getname_flags): one probe, one place"),
+		  std::string::npos)
+		<< "filename is argument 1 of do_sys_openat2 but 0 of getname_flags";
+	EXPECT_NE(params_refusal("fn:seven { @ = sum(args->g); }").find("only arguments 0-5 come in registers"),
+		  std::string::npos);
+	EXPECT_NE(params_refusal("fn:by_value { @ = sum(args->ts); }").find("passed by value"), std::string::npos);
+	EXPECT_NE(params_refusal("syscall:openat { @ = sum(args->dfd); }").find("in fn:NAME probes"), std::string::npos);
+	EXPECT_NE(params_refusal("fn:vfs_read:return { @ = sum(args->count); }").find("in fn:NAME probes"),
+		  std::string::npos);
+	EXPECT_NE(params_refusal("fn:nosuch { @ = sum(args->x); }").find("no function nosuch in the test table"),
+		  std::string::npos);
+	EXPECT_NE(params_refusal("fn:do_sys_openat2 { @ = sum(args->how->flags); }").find("1:38: error: args->how->..."),
+		  std::string::npos);
+	// Without a BTF to ask, args->NAME is refused, argN still works.
+	EXPECT_NE(refusal("fn:vfs_read { @ = sum(args->count); }").find("no kernel BTF here"), std::string::npos);
 }

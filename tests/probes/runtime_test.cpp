@@ -304,3 +304,23 @@ TEST(ProbeRuntime, PrintfPrintsAStackALineAFrame)
 	r.runtime->on_event(sample("dd", 1, "read_zero\nvfs_read"));
 	EXPECT_EQ(r.out.printed_, "dd on 1:\nread_zero\nvfs_read\n");
 }
+
+// args->NAME reads its register as the BTF types it: an int's low 32 bits,
+// sign-extended; a size_t's whole 64.
+TEST(ProbeRuntime, ArgsByNameTakeTheirTypesWidth)
+{
+	auto c = compile_program("fn:do_sys_openat2 { printf(\"%d %d\\n\", args->dfd, arg0); }", test_syscalls(),
+				 test_params());
+	ASSERT_TRUE(c.ok()) << format_diagnostic("", c.error());
+	c->program.probes[0].points[0].address = 0xffffffff81234560ull;	// the caller resolves fn: points
+	Captured out;
+	Runtime runtime(*c, out, kDefaultMaxMapEntries);
+	runtime.begin(0);
+	ProbeEvent ev = enter(0, "cat", 7, 1);
+	ev.kind = PointKind::FnEntry;
+	ev.address = 0xffffffff81234560ull;
+	ev.args[0] = 0xdeadbeefffffff9cull;	// AT_FDCWD (-100) in EDI, garbage above it
+	runtime.on_event(ev);
+	runtime.finish(2);
+	EXPECT_EQ(out.printed_, "-100 " + std::to_string(static_cast<std::int64_t>(0xdeadbeefffffff9cull)) + "\n");
+}

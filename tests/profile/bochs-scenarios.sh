@@ -15,10 +15,13 @@ profile_cpu_column() {
 }
 
 # Waits until the profiler writing stderr to $1 has armed (at most 120 s).
-profile_wait_armed() {
+profile_wait_armed() { profile_wait_line sampling "$1"; }
+
+# Waits up to 120 s for a line with $1 in the file $2.
+profile_wait_line() {
 	local i
 	for i in $(seq 120); do
-		grep -q "sampling" "$1" 2>/dev/null && return 0
+		grep -q "$1" "$2" 2>/dev/null && return 0
 		sleep 1
 	done
 	return 1
@@ -26,20 +29,34 @@ profile_wait_armed() {
 
 # While the spinner's thread runs (its comm, vtice-spin), its CPU must be
 # in vtice_spin_loop or what it calls (ktime_get) but for its interrupts.
-# $1: the CPU, $2: the test, $3: the files' base; the rest: the profiler,
-# which writes "comm;root;...;leaf count" lines to $3.folded.
+# $1: when vtice_spin loads: "before" the profiler starts, or "after" it
+# armed (its text is then named only once the profiler has read kallsyms
+# again, which it does when the module list changes); $2: the CPU, $3: the
+# test, $4: the files' base; the rest: the profiler, which writes
+# "comm;root;...;leaf count" lines to $4.folded.
 profile_spin() {
-	local cpu=$1 test=$2 out=$3 profiler total spun
-	shift 3
-	insmod /lib/vtice/vtice_spin.ko secs=5 || { result $test FAIL "insmod vtice_spin failed"; return; }
+	local load=$1 cpu=$2 test=$3 out=$4 profiler total spun
+	shift 4
+	if [ "$load" = before ]; then
+		insmod /lib/vtice/vtice_spin.ko secs=5 || { result $test FAIL "insmod vtice_spin failed"; return; }
+	fi
 	"$@" >$out.txt 2>$out.err &
 	profiler=$!
 	if ! profile_wait_armed $out.err; then
-		echo 1 >/sys/module/vtice_spin/parameters/go
-		rmmod vtice_spin
+		[ "$load" = before ] && echo 1 >/sys/module/vtice_spin/parameters/go && rmmod vtice_spin
 		kill $profiler
 		result $test FAIL "never armed: $(tail -n 1 $out.err)"
 		return
+	fi
+	if [ "$load" = after ]; then
+		insmod /lib/vtice/vtice_spin.ko secs=5 || { kill $profiler; result $test FAIL "insmod vtice_spin failed"; return; }
+		if ! profile_wait_line "read again" $out.err; then
+			echo 1 >/sys/module/vtice_spin/parameters/go
+			rmmod vtice_spin
+			kill $profiler
+			result $test FAIL "kallsyms not read again after vtice_spin loaded: $(tail -n 1 $out.err)"
+			return
+		fi
 	fi
 	echo 1 >/sys/module/vtice_spin/parameters/go
 	rmmod vtice_spin	# waits for the spinner to end
@@ -194,11 +211,13 @@ profile_cost() {
 scenario_hvprofile() {
 	local cpu=$(($(nproc) - 1))
 	vtice_at_defaults || { result hv.profile FAIL "insmod failed"; return; }
-	profile_spin $cpu hv.profile-spin /tmp/profile-spin vtice profile --hz 99 --duration 120 -o /tmp/profile-spin.folded
+	profile_spin before $cpu hv.profile-spin /tmp/profile-spin \
+		vtice profile --hz 99 --duration 120 -o /tmp/profile-spin.folded
 	profile_idle
 	# The same through a probe program: profile:hz:N keyed by comm and
-	# kstack folds to the lines vtice profile writes.
-	profile_spin $cpu hv.profile-probe /tmp/profile-probe \
+	# kstack folds to the lines vtice profile writes; the spinner loads
+	# after it armed, so kstack must read kallsyms again to name it.
+	profile_spin after $cpu hv.profile-probe /tmp/profile-probe \
 		vtice probe 'profile:hz:99 { @[comm, kstack] = count(); }' --duration 120 --folded /tmp/profile-probe.folded
 	profile_read_path
 	profile_busy

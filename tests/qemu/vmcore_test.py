@@ -12,8 +12,10 @@ kernel's -dbg vmlinux. Every expected value comes from the guest itself
   pid 1 (running on its CPU: read from its PRSTATUS) in sysrq_handle_crash;
 - the same with --filter zero,free, in a smaller file;
   the free pages vtice leaves out (found in the kernel's struct pages) are
-  as many as crash's `kmem -f` counts by walking the buddy allocator's free
-  lists in the full dump.
+  as many as crash's `kmem -f` counts in that same dump (its struct pages
+  and counters are kept). Not the full dump's count: the panicked kernel
+  still takes timer interrupts between the two dumps, and its free pages
+  moved by 4 between them once (CI, 2026-12-02).
 """
 import os
 import re
@@ -168,7 +170,6 @@ def main():
         f.write(DRGN_SCRIPT)
 
     results = []
-    crash_free = None
     # Zero fill alone is covered by the unit tests (libelf) and inside zero,free here.
     for name, extra in (("vmcore", ()), ("vmcore.free", ("--filter", "zero,free"))):
         path = os.path.join(rig, name)
@@ -176,14 +177,12 @@ def main():
         left_out = re.search(r"^(\d+) free pages left out, (\d+) more kept", text, re.M)
         # Free pages are missing from the file: only the full dump's RAM is all of /proc/iomem.
         loads = check_elf(path, ram if not left_out else None, int(summary.group(2)))
-        panic_cpu, free = run_crash(vmlinux, path, guest)
-        if crash_free is None:
-            crash_free = free
+        panic_cpu, crash_free = run_crash(vmlinux, path, guest)
         tasks = run_drgn(drgn, vmlinux, path, script, guest)
         if "free" in name:
             found = int(left_out.group(1)) + int(left_out.group(2)) if left_out else None
             if found is None or found != crash_free or int(left_out.group(1)) == 0:
-                fail("vtice found %s free pages; crash's kmem -f counts %s in the full dump" % (found, crash_free),
+                fail("vtice found %s free pages; crash's kmem -f counts %s in the same dump" % (found, crash_free),
                      text)
             free_found = (int(left_out.group(1)), int(left_out.group(2)))
         results.append((name, summary, loads, panic_cpu, tasks, os.path.getsize(path)))
@@ -196,7 +195,7 @@ def main():
               "on CPU %d in sysrq_handle_crash, log and %d tasks as /proc; drgn: the same tasks"
               % (name, s.group(1), s.group(2), s.group(4), loads, size / 2**20, s.group(7), panic_cpu, tasks))
     print("PASS: --filter free found %d free pages (%d left out, %d in the kernel image kept) = crash's kmem -f "
-          "nr_free_pages of the full dump" % (crash_free, free_found[0], free_found[1]))
+          "nr_free_pages of the same dump" % (sum(free_found), free_found[0], free_found[1]))
     return 0
 
 

@@ -177,6 +177,8 @@ TEST(SyscallEvents, AProbeHitCarriesItsStackASyscallDoesNot)
 	add_task(hit, 9, 0xa000, "dd");
 	for (int i = 0; i < VTICE_PROBE_STR_MAX / 16; i++)	// a string with no NUL in reach
 		hit.push_back(data(VTICE_SYSCALL_DATA_STRING, 0x4242424242424242ull, 0x4242424242424242ull));
+	for (int i = 0; i < VTICE_GPRS_RECORDS; i++)
+		hit.push_back(data(VTICE_SYSCALL_DATA_GPRS, 0, 0));
 	hit.push_back(data(VTICE_SYSCALL_DATA_REGS, 0xbbbb, 0xffffc90000107e00ull));
 	for (uint64_t i = 0; i < VTICE_STACK_RECORDS_MAX; i++)
 		hit.push_back(data(VTICE_SYSCALL_DATA_STACK, 2 * i, 2 * i + 1));
@@ -202,6 +204,55 @@ TEST(SyscallEvents, AProbeHitCarriesItsStackASyscallDoesNot)
 	SyscallDecodeStats bad;
 	EXPECT_TRUE(decode_syscall_records(cat({one_more, syscall_with_stack, exit_with_regs}), bad).empty());
 	EXPECT_EQ(bad.malformed, 3u);
+}
+
+// A syscall's entry armed for a string (vtice_syscalls.str_nr) carries it
+// after its task, up to the largest syscall group; an exit never does.
+TEST(SyscallEvents, AnEntryCarriesItsStringAnExitDoesNot)
+{
+	std::vector<vtice_record> enter{head(VTICE_REC_SYSCALL_ENTER, 0, 257, static_cast<uint64_t>(-100)),
+					data(VTICE_SYSCALL_DATA_ARGS12, 0x7ffd1000, 0), data(VTICE_SYSCALL_DATA_ARGS34, 0, 0),
+					data(VTICE_SYSCALL_DATA_ARG5, 0, 0)};
+	add_task(enter, 9, 0xa000, "cat");
+	for (int i = 0; i < VTICE_PROBE_STR_MAX / 16; i++)	// 128 bytes, no NUL: every record root makes
+		enter.push_back(data(VTICE_SYSCALL_DATA_STRING, 0x2f2f2f2f2f2f2f2full, 0x2f2f2f2f2f2f2f2full));
+	enter[0].flags = static_cast<uint32_t>(enter.size() - 1);
+	ASSERT_EQ(enter.size(), static_cast<size_t>(VTICE_SYSCALL_GROUP_MAX)) << "the largest syscall group";
+	SyscallDecodeStats st;
+	auto events = decode_syscall_records(enter, st);
+	ASSERT_EQ(events.size(), 1u);
+	EXPECT_EQ(events[0].str, std::string(VTICE_PROBE_STR_MAX, '/'));
+	EXPECT_EQ(events[0].comm, "cat");
+
+	auto exit_with_string = cat({{head(VTICE_REC_SYSCALL_EXIT, 1, 0, 0), data(VTICE_SYSCALL_DATA_STRING, 0, 0)}});
+	SyscallDecodeStats bad;
+	EXPECT_TRUE(decode_syscall_records(exit_with_string, bad).empty());
+	EXPECT_EQ(bad.malformed, 1u);
+}
+
+// GPRS records (VTICE_PROBES_MORE_REGS): RBX, RSP, RBP, R10-R15, RFLAGS in
+// that order, two a record; a sixth is malformed, and a syscall has none.
+TEST(SyscallEvents, AProbeHitCarriesItsOtherRegisters)
+{
+	std::vector<vtice_record> hit{head(VTICE_REC_PROBE_HIT, 0, 0xffffffff81234564ull, 7),
+				      data(VTICE_SYSCALL_DATA_ARGS12, 1, 2), data(VTICE_SYSCALL_DATA_ARGS34, 3, 4),
+				      data(VTICE_SYSCALL_DATA_ARG5, 5, 0)};
+	for (uint64_t i = 0; i < VTICE_GPRS_RECORDS; i++)
+		hit.push_back(data(VTICE_SYSCALL_DATA_GPRS, 100 + 2 * i, 101 + 2 * i));
+	hit[0].flags = static_cast<uint32_t>(hit.size() - 1);
+	SyscallDecodeStats st;
+	auto events = decode_syscall_records(hit, st);
+	ASSERT_EQ(events.size(), 1u);
+	EXPECT_EQ(events[0].more_regs[0], 100u) << "RBX";
+	EXPECT_EQ(events[0].more_regs[9], 109u) << "RFLAGS";
+
+	auto sixth = hit;
+	sixth.push_back(data(VTICE_SYSCALL_DATA_GPRS, 0, 0));
+	sixth[0].flags++;
+	auto syscall_with_regs = cat({{head(VTICE_REC_SYSCALL_ENTER, 1, 39, 0), data(VTICE_SYSCALL_DATA_GPRS, 0, 0)}});
+	SyscallDecodeStats bad;
+	EXPECT_TRUE(decode_syscall_records(cat({sixth, syscall_with_regs}), bad).empty());
+	EXPECT_EQ(bad.malformed, 2u);
 }
 
 // STRING records: the bytes up to the NUL root copied; without a NUL, all

@@ -38,6 +38,15 @@ int vt_put_arg(void __user *uarg, const void *arg, size_t size)
 	return copy_to_user(uarg, arg, size) ? -EFAULT : 0;
 }
 
+int vt_vmcall_errno(u64 status)
+{
+	if (status == VTICE_VMCALL_OK)
+		return 0;
+	if (status == (u64)VTICE_VMCALL_ENOSYS)
+		return -EOPNOTSUPP;
+	return (s64)status < 0 && (s64)status >= -4095 ? (int)(s64)status : -EIO;
+}
+
 /* Zero everything after the input fields (size, version, cpu). */
 static void vt_clear_out(struct vtice_cpu_stats *cs, size_t size)
 {

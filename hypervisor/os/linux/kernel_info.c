@@ -8,9 +8,11 @@
 #define pr_fmt(fmt) "vtice: " fmt
 
 #include <linux/ioport.h>
+#include <linux/kallsyms.h>
 #include <linux/mm.h>
 #include <linux/sched.h>
 #include <linux/stddef.h>
+#include <linux/string.h>
 #include <asm/current.h>
 
 #include "compat.h"
@@ -74,4 +76,21 @@ int vt_linux_describe_kernel(struct vt_hv *hv)
 	hv->task_layout.comm = offsetof(struct task_struct, comm);
 	hv->task_layout.known = true;
 	return vt_hv_set_ram(hv, vt_ram, vt_nr_ram);
+}
+
+bool vt_linux_image_symbol(unsigned long addr, const char *name, unsigned long *off,
+			   unsigned long *size)
+{
+	char sym[KSYM_SYMBOL_LEN];
+	unsigned long len;
+	char *plus;
+
+	sprint_symbol(sym, addr);
+	plus = strchr(sym, '+');
+	if (!plus || strchr(sym, '[') || sscanf(plus, "+%lx/%lx", off, &len) != 2 || *off >= len)
+		return false;
+	*plus = '\0';
+	if (size)
+		*size = len;
+	return !name || !strcmp(sym, name);
 }

@@ -10,7 +10,11 @@
  */
 #define pr_fmt(fmt) "vtice: " fmt
 
+#include <linux/cpumask.h>
+#include <linux/delay.h>
+#include <linux/jiffies.h>
 #include <linux/notifier.h>
+#include <linux/percpu.h>
 #include <linux/reboot.h>
 #include <linux/smp.h>
 #include <linux/syscore_ops.h>
@@ -25,7 +29,7 @@ static struct vt_vcpu *vt_this_vcpu(void)
 	return READ_ONCE(vt_mod.vcpus[smp_processor_id()]);
 }
 
-static void vt_devirtualize_this_cpu(void *unused)
+static void vt_devirtualize_this_cpu(void)
 {
 	struct vt_vcpu *vcpu = vt_this_vcpu();
 
@@ -33,10 +37,57 @@ static void vt_devirtualize_this_cpu(void *unused)
 		pr_err("cpu %u: could not leave VMX\n", smp_processor_id());
 }
 
+/*
+ * The reboot notifier must not wait forever for a CPU that takes no
+ * interrupts (a wedged kernel with interrupts off; a CPU an INIT gave to
+ * other code): the reboot would hang on us. Each other CPU gets its own
+ * asynchronous call and a second to answer, as the kernel's own
+ * stop_other_cpus() gives its REBOOT_VECTOR; one that does not answer stays
+ * in VMX non-root, and the log says which.
+ */
+#define VT_REBOOT_ANSWER_MS	1000
+
+static DEFINE_PER_CPU(call_single_data_t, vt_reboot_call);
+static struct cpumask vt_reboot_pending;
+
+static void vt_reboot_answer(void *unused)
+{
+	vt_devirtualize_this_cpu();
+	cpumask_clear_cpu(smp_processor_id(), &vt_reboot_pending);
+}
+
+static void vt_reboot_call_others(void)
+{
+	unsigned int cpu, self = get_cpu();
+
+	cpumask_copy(&vt_reboot_pending, cpu_online_mask);
+	cpumask_clear_cpu(self, &vt_reboot_pending);
+	for_each_cpu(cpu, &vt_reboot_pending) {
+		/* -EBUSY: the call of an earlier reboot attempt is still queued. */
+		if (smp_call_function_single_async(cpu, per_cpu_ptr(&vt_reboot_call, cpu)))
+			pr_err("cpu %u: could not be asked to leave VMX\n", cpu);
+	}
+	local_irq_disable();
+	vt_devirtualize_this_cpu();
+	local_irq_enable();
+	put_cpu();
+}
+
 static int vt_reboot(struct notifier_block *nb, unsigned long action, void *data)
 {
-	on_each_cpu(vt_devirtualize_this_cpu, NULL, 1);
-	pr_info("devirtualized all CPUs for reboot\n");
+	unsigned long deadline = jiffies + msecs_to_jiffies(VT_REBOOT_ANSWER_MS);
+	unsigned int cpu;
+
+	vt_reboot_call_others();
+	while (!cpumask_empty(&vt_reboot_pending) && time_before(jiffies, deadline))
+		msleep(1);
+	if (cpumask_empty(&vt_reboot_pending)) {
+		pr_info("devirtualized all CPUs for reboot\n");
+		return NOTIFY_DONE;
+	}
+	for_each_cpu(cpu, &vt_reboot_pending)
+		pr_err("cpu %u did not answer within %u ms: it stays in VMX non-root for the reboot\n",
+		       cpu, VT_REBOOT_ANSWER_MS);
 	return NOTIFY_DONE;
 }
 
@@ -88,8 +139,13 @@ static struct syscore_ops vt_syscore = {
 
 int vt_power_register(void)
 {
-	int ret = register_reboot_notifier(&vt_reboot_nb);
+	unsigned int cpu;
+	int ret;
 
+	/* Once: a call a CPU never took must keep its lock (see vt_reboot). */
+	for_each_possible_cpu(cpu)
+		INIT_CSD(per_cpu_ptr(&vt_reboot_call, cpu), vt_reboot_answer, NULL);
+	ret = register_reboot_notifier(&vt_reboot_nb);
 	if (ret)
 		return ret;
 	vt_register_syscore();

@@ -12,7 +12,6 @@
 
 #include <linux/cpu.h>
 #include <linux/fs.h>
-#include <linux/kallsyms.h>
 #include <linux/mutex.h>
 #include <linux/smp.h>
 #include <linux/string.h>
@@ -42,11 +41,7 @@ static int vt_probes_vmcall(u32 op, u64 a, u64 b, u64 c, u64 *hits)
 	put_cpu();
 	if (hits)
 		*hits = out;
-	if (status == VTICE_VMCALL_OK)
-		return 0;
-	if (status == (u64)VTICE_VMCALL_ENOSYS)
-		return -EOPNOTSUPP;
-	return (s64)status < 0 && (s64)status >= -4095 ? (int)(s64)status : -EIO;
+	return vt_vmcall_errno(status);
 }
 
 /* On each CPU: a VM exit and entry, where the hooks sync this CPU's views. */
@@ -59,7 +54,7 @@ static void vt_probes_sync_cpu(void *unused)
 		vt_vcpu_vmcall(vcpu, VTICE_VMCALL_INVEPT, 0, &out);
 }
 
-static void vt_probes_sync_everywhere(void)
+void vt_linux_sync_views(void)
 {
 	cpus_read_lock();
 	on_each_cpu(vt_probes_sync_cpu, NULL, 1);
@@ -69,27 +64,11 @@ static void vt_probes_sync_everywhere(void)
 static void vt_probes_disarm_locked(void)
 {
 	vt_probes_vmcall(VTICE_VMCALL_PROBE_CLEAR, 0, 0, 0, NULL);
-	vt_probes_sync_everywhere();
+	vt_linux_sync_views();
 	vt_probes_vmcall(VTICE_VMCALL_PROBE_INTERCEPT, 0, 0, 0, NULL);
-	vt_probes_sync_everywhere();
+	vt_linux_sync_views();
 	vt_probes_owner = NULL;
 	vt_probes_armed = 0;
-}
-
-/*
- * The kernel image's symbol holding addr, and addr's offset in it
- * (sprint_symbol's "name+0xoff/0xsize"); false for a module's symbol
- * ("[mod]") or an address outside every symbol.
- */
-static bool vt_image_symbol(unsigned long addr, unsigned long *off)
-{
-	char sym[KSYM_SYMBOL_LEN];
-	const char *plus;
-	unsigned long size;
-
-	sprint_symbol(sym, addr);
-	plus = strchr(sym, '+');
-	return plus && !strchr(sym, '[') && sscanf(plus, "+%lx/%lx", off, &size) == 2 && *off < size;
 }
 
 /*
@@ -131,7 +110,7 @@ static int vt_probe_addr_check(unsigned long addr)
 {
 	unsigned long off;
 
-	if (addr < __START_KERNEL_map || addr >= MODULES_VADDR || !vt_image_symbol(addr, &off) ||
+	if (addr < __START_KERNEL_map || addr >= MODULES_VADDR || !vt_linux_image_symbol(addr, NULL, &off, NULL) ||
 	    !vt_executable(addr) || !vt_insn_boundary(addr, off))
 		return -EINVAL;
 	return 0;
@@ -148,7 +127,8 @@ static int vt_probes_check(const struct vtice_probes *req)
 		return 0;
 	if (!req->count || req->count > VTICE_PROBES_MAX || memchr_inv(req->comm + 15, 0, 1))
 		return -EINVAL;
-	if (req->stack_bytes > VTICE_PROFILE_STACK_MAX || req->stack_bytes % 16 || req->reserved)
+	if (req->stack_bytes > VTICE_PROFILE_STACK_MAX || req->stack_bytes % 16 ||
+	    (req->flags & ~VTICE_PROBES_MORE_REGS))
 		return -EINVAL;
 	for (i = 0; i < req->count; i++) {
 		if (req->str_arg[i] > VTICE_PROBE_ARGS)
@@ -176,12 +156,13 @@ static int vt_probes_arm_locked(struct file *file, const struct vtice_probes *re
 	memcpy(c, req->comm, sizeof(c));
 	ret = vt_probes_vmcall(VTICE_VMCALL_PROBE_FILTER, req->pid, c[0], c[1], NULL);
 	if (!ret)
-		ret = vt_probes_vmcall(VTICE_VMCALL_PROBE_STACK, req->stack_bytes, 0, 0, NULL);
+		ret = vt_probes_vmcall(VTICE_VMCALL_PROBE_STACK, req->stack_bytes,
+				       !!(req->flags & VTICE_PROBES_MORE_REGS), 0, NULL);
 	if (ret)
 		return ret;
 	vt_probes_owner = file;
 	ret = vt_probes_vmcall(VTICE_VMCALL_PROBE_INTERCEPT, 1, 0, 0, NULL);
-	vt_probes_sync_everywhere();
+	vt_linux_sync_views();
 	for (i = 0; !ret && i < req->count; i++)
 		ret = vt_probes_vmcall(VTICE_VMCALL_PROBE_ADD, req->addrs[i], __pa_symbol(req->addrs[i]),
 				       req->str_arg[i], NULL);
@@ -189,7 +170,7 @@ static int vt_probes_arm_locked(struct file *file, const struct vtice_probes *re
 		vt_probes_disarm_locked();
 		return ret;
 	}
-	vt_probes_sync_everywhere();
+	vt_linux_sync_views();
 	vt_probes_armed = req->count;
 	return 0;
 }

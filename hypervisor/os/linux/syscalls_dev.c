@@ -82,18 +82,62 @@ static void vt_syscalls_disarm_locked(void)
 	vt_syscalls_everywhere(&c);
 	if (vt_sys_path)
 		vt_path_vmcall(VTICE_VMCALL_PATH_DISARM, NULL, NULL);
+	vt_switch_trigger_remove();	/* no call is traced any more */
 	vt_sys_owner = NULL;
 	vt_sys_cpus = 0;
 	vt_sys_path = false;
 }
 
+/*
+ * The request's string slots as VTICE_VMCALL_SYSCALL_STRINGS takes them
+ * (vmcall.h): four 16-bit slots a word, number | N << 12.
+ */
+static int vt_syscall_strings_pack(const struct vtice_syscalls *req, u64 slots[2])
+{
+	u32 i, j;
+
+	BUILD_BUG_ON(VTICE_SYSCALL_STRINGS_MAX != VT_SYS_STRING_SLOTS);
+	BUILD_BUG_ON(VTICE_SYSCALL_STRING_NR_LIMIT != 1 << 12);
+	slots[0] = slots[1] = 0;
+	for (i = 0; i < VTICE_SYSCALL_STRINGS_MAX; i++) {
+		if (!req->str_arg[i])
+			continue;
+		if (req->str_arg[i] > VTICE_PROBE_ARGS || req->str_nr[i] >= VTICE_SYSCALL_STRING_NR_LIMIT)
+			return -EINVAL;
+		for (j = 0; j < i; j++)
+			if (req->str_arg[j] && req->str_nr[j] == req->str_nr[i])
+				return -EINVAL;
+		slots[i / 4] |= (u64)(req->str_nr[i] | req->str_arg[i] << 12) << (16 * (i % 4));
+	}
+	return 0;
+}
+
+/* Root's table is shared by every CPU: one VMCALL, on this one. */
+static int vt_syscall_strings_vmcall(const u64 slots[2])
+{
+	struct vt_vcpu *vcpu;
+	u64 status = VTICE_VMCALL_ENOSYS;
+	int cpu = get_cpu();
+
+	vcpu = READ_ONCE(vt_mod.vcpus[cpu]);
+	if (vcpu && READ_ONCE(vcpu->launched))
+		status = vt_vcpu_syscall_strings(vcpu, slots[0], slots[1]);
+	put_cpu();
+	return vt_vmcall_errno(status);
+}
+
+/* strings: the slots (vt_syscall_strings_pack), given root while no CPU is armed. */
 static int vt_syscalls_arm_locked(struct file *file, u32 pid, const char comm[16], bool quiet,
-				  u32 *failed)
+				  const u64 strings[2], u32 *failed)
 {
 	struct vt_sys_call c = { .on = true, .quiet = quiet, .pid = pid };
+	int ret;
 
 	if (vt_sys_owner)
 		return -EBUSY;
+	ret = vt_syscall_strings_vmcall(strings);
+	if (ret)
+		return ret;
 	memcpy(c.comm, comm, sizeof(c.comm));
 	vt_syscalls_everywhere(&c);
 	*failed = atomic_read(&c.failed);
@@ -124,16 +168,17 @@ static void vt_syscalls_counters(struct vtice_syscalls *out)
 long vt_ioc_syscalls(struct file *file, void __user *uarg)
 {
 	struct vtice_syscalls req;
+	u64 strings[2];
 	u32 failed = 0;
 	int ret = vt_get_arg(&req, sizeof(req), uarg);
 
 	if (ret)
 		return ret;
-	if (req.op > VTICE_SYSCALLS_DISARM)
+	if (req.op > VTICE_SYSCALLS_DISARM || vt_syscall_strings_pack(&req, strings))
 		return -EINVAL;
 	mutex_lock(&vt_sys_lock);
 	if (req.op == VTICE_SYSCALLS_ARM)
-		ret = vt_syscalls_arm_locked(file, req.pid, req.comm, false, &failed);
+		ret = vt_syscalls_arm_locked(file, req.pid, req.comm, false, strings, &failed);
 	else if (req.op == VTICE_SYSCALLS_DISARM)
 		ret = vt_sys_owner && vt_sys_owner != file ? -EBUSY : (vt_syscalls_disarm_locked(), 0);
 	req.cpus_armed = vt_sys_cpus;
@@ -157,19 +202,29 @@ void vt_syscalls_release(struct file *file)
 /* The path tracer first, then the trap that feeds it. */
 static int vt_path_arm_locked(struct file *file, struct vtice_path_trace *req)
 {
+	static const u64 no_strings[2];
 	u32 failed = 0;
 	u64 traced = 0;
 	int ret;
 
 	if (vt_sys_owner)
 		return -EBUSY;
+	/*
+	 * Before the first call starts: each call's trace looks for it then.
+	 * Without it (logged why) every CPU is stepped: slower, as complete.
+	 */
+	if (req->switch_to)
+		vt_switch_trigger_plant(req->switch_to);
 	ret = vt_path_vmcall(VTICE_VMCALL_PATH_ARM, req, &traced);
-	if (ret)
+	if (ret) {
+		vt_switch_trigger_remove();
 		return ret;
+	}
 	vt_sys_path = true;
-	ret = vt_syscalls_arm_locked(file, req->pid, req->comm, true, &failed);
+	ret = vt_syscalls_arm_locked(file, req->pid, req->comm, true, no_strings, &failed);
 	if (ret) {
 		vt_path_vmcall(VTICE_VMCALL_PATH_DISARM, NULL, NULL);
+		vt_switch_trigger_remove();
 		vt_sys_path = false;
 		return ret;
 	}
@@ -179,7 +234,7 @@ static int vt_path_arm_locked(struct file *file, struct vtice_path_trace *req)
 
 static int vt_path_check(const struct vtice_path_trace *req)
 {
-	if (req->op > VTICE_PATH_DISARM)
+	if (req->op > VTICE_PATH_DISARM || req->reserved)
 		return -EINVAL;
 	if (req->op == VTICE_PATH_ARM &&
 	    (!req->calls || req->calls > VTICE_PATH_MAX_CALLS || !req->max_insns ||
@@ -207,6 +262,8 @@ long vt_ioc_path_trace(struct file *file, void __user *uarg)
 	if (!ret && vt_sys_path)
 		ret = vt_path_vmcall(VTICE_VMCALL_PATH_QUERY, NULL, &traced);
 	req.cpus_armed = vt_sys_path ? vt_sys_cpus : 0;
+	req.stepping = vt_sys_path && vt_switch_trigger_planted() ? VTICE_PATH_STEP_TASK :
+								    VTICE_PATH_STEP_ALL_CPUS;
 	mutex_unlock(&vt_sys_lock);
 	if (ret)
 		return ret;

@@ -57,9 +57,19 @@ u64 vt_linux_ram_top(void);	/* the end of the highest RAM range, after the above
 u64 vt_linux_task_pointer(u32 cpu);
 #define VT_LINUX_TASK_CPUS	256	/* VT_STOP_MAX_CPUS, VT_TRACE_MAX_CPUS */
 const u64 *vt_linux_task_pointers(void);
+/*
+ * The kernel image's symbol holding addr (sprint_symbol's
+ * "name+0xoff/0xsize"): addr's offset in it and its size (size may be
+ * NULL); false for a module's symbol ("[mod]"), an address outside every
+ * symbol, or, when name is given, a symbol of another name.
+ */
+bool vt_linux_image_symbol(unsigned long addr, const char *name, unsigned long *off,
+			   unsigned long *size);
 /* dev.c: ioctl arguments that start with size and version. */
 int vt_get_arg(void *arg, size_t size, const void __user *uarg);
 int vt_put_arg(void __user *uarg, const void *arg, size_t size);
+/* A VMCALL's status as an errno: ENOSYS (no such service) -EOPNOTSUPP, a -errno itself, else -EIO. */
+int vt_vmcall_errno(u64 status);
 /* lbr_dev.c: VTICE_IOC_LBR. */
 long vt_ioc_lbr(void __user *uarg);
 /* syscalls_dev.c: VTICE_IOC_SYSCALLS, and the owner's close. */
@@ -70,6 +80,12 @@ void vt_syscalls_release(struct file *file);
 /* probes_dev.c: VTICE_IOC_PROBES, and the owner's close. */
 long vt_ioc_probes(struct file *file, void __user *uarg);
 void vt_probes_release(struct file *file);
+/* ...and a VM exit and entry on every CPU, where each syncs its views (INVEPT). */
+void vt_linux_sync_views(void);
+/* switch_trigger_dev.c: the path tracer's switch trigger (debug/path_trace.h). */
+int vt_switch_trigger_plant(unsigned long switch_to);
+void vt_switch_trigger_remove(void);
+bool vt_switch_trigger_planted(void);
 /* profile_dev.c: VTICE_IOC_PROFILE, and the owner's close. */
 long vt_ioc_profile(struct file *file, void __user *uarg);
 void vt_profile_release(struct file *file);

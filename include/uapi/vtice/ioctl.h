@@ -140,6 +140,9 @@ struct vtice_break {
  * -EOPNOTSUPP when no CPU could arm (no "load IA32_EFER" VM-entry control,
  * or CET enabled in CR4); CPUs that come online later are not armed.
  */
+#define VTICE_SYSCALL_STRINGS_MAX	8
+#define VTICE_SYSCALL_STRING_NR_LIMIT	4096
+
 enum vtice_syscalls_op {
 	VTICE_SYSCALLS_QUERY = 0,	/* counters only */
 	VTICE_SYSCALLS_ARM = 1,
@@ -156,6 +159,14 @@ struct vtice_syscalls {
 	__u32 cpus_failed;		/* out (ARM): online CPUs that could not arm */
 	__u64 seen;			/* out: SYSCALL/SYSRET the hypervisor executed, all CPUs, since load */
 	__u64 recorded;			/* out: events that passed the filter and fit in a ring */
+	/*
+	 * in (ARM): syscalls whose entry events copy a user string (records.h,
+	 * STRING): per slot, the number (below VTICE_SYSCALL_STRING_NR_LIMIT)
+	 * and 0 (slot unused) or N (1..VTICE_PROBE_ARGS): the string argument
+	 * N - 1 points to. A number in two slots, or a bad one, is -EINVAL.
+	 */
+	__u16 str_nr[VTICE_SYSCALL_STRINGS_MAX];
+	__u8 str_arg[VTICE_SYSCALL_STRINGS_MAX];
 };
 
 /*
@@ -198,6 +209,20 @@ struct vtice_path_trace {
 	__u32 cpus_failed;		/* out (ARM): online CPUs that could not arm */
 	__u32 mechanism;		/* out: VTICE_TRACE_* */
 	__u32 traced;			/* out: calls traced to their end since ARM */
+	/*
+	 * in (ARM): __switch_to's address (/proc/kallsyms), or 0. With it the
+	 * module plants the switch trigger, and a call's CPUs are stepped only
+	 * while its task runs on them; without it, or where the module does not
+	 * recognize the function, every CPU is stepped while a call is traced.
+	 */
+	__u64 switch_to;
+	__u32 stepping;			/* out (ARM): enum vtice_path_stepping */
+	__u32 reserved;			/* in: 0 */
+};
+
+enum vtice_path_stepping {
+	VTICE_PATH_STEP_ALL_CPUS = 0,	/* no switch trigger: every CPU, the filter drops the rest */
+	VTICE_PATH_STEP_TASK = 1,	/* only where the traced task is current */
 };
 
 /*
@@ -281,6 +306,9 @@ struct vtice_lbr {
 /* A probed function's arguments: the System V registers RDI, RSI, RDX, RCX, R8, R9. */
 #define VTICE_PROBE_ARGS	6
 
+/* Each hit also copies RBX, RSP, RBP, R10-R15 and RFLAGS (records.h, GPRS). */
+#define VTICE_PROBES_MORE_REGS	(1u << 0)
+
 enum vtice_probes_op {
 	VTICE_PROBES_QUERY = 0,		/* counters only */
 	VTICE_PROBES_ARM = 1,
@@ -298,7 +326,7 @@ struct vtice_probes {
 	__u64 addrs[VTICE_PROBES_MAX];	/* in (ARM) */
 	__u64 hits;			/* out: hits recorded since load */
 	__u32 stack_bytes;		/* in (ARM): kernel stack per hit, as vtice_profile's */
-	__u32 reserved;			/* 0 */
+	__u32 flags;			/* in (ARM): VTICE_PROBES_* below; other bits 0 */
 	__u8 str_arg[VTICE_PROBES_MAX];	/* in (ARM): per address, 0 or N (1..VTICE_PROBE_ARGS): copy the string at argument N - 1 */
 };
 
@@ -355,9 +383,9 @@ VTICE_UAPI_ASSERT(sizeof(struct vtice_cpu_stats) == 32 + 8 * VTICE_EXIT_REASON_S
 		  "vtice_cpu_stats layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_caps) == 88, "vtice_caps layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_emit_test) == 40, "vtice_emit_test layout");
-VTICE_UAPI_ASSERT(sizeof(struct vtice_syscalls) == 56, "vtice_syscalls layout");
+VTICE_UAPI_ASSERT(sizeof(struct vtice_syscalls) == 80, "vtice_syscalls layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_break) == 16, "vtice_break layout");
-VTICE_UAPI_ASSERT(sizeof(struct vtice_path_trace) == 64, "vtice_path_trace layout");
+VTICE_UAPI_ASSERT(sizeof(struct vtice_path_trace) == 80, "vtice_path_trace layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_lbr_entry) == 24, "vtice_lbr_entry layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_lbr) == 72 + 24 * VTICE_LBR_MAX, "vtice_lbr layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_probes) == 56 + 9 * VTICE_PROBES_MAX, "vtice_probes layout");

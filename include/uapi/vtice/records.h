@@ -43,7 +43,9 @@ enum vtice_record_type {
  * SYSCALL_DATA records right behind it, then those, each naming its
  * payload in flags:
  *   ENTER: ARGS12 (u.raw = arg1, arg2), ARGS34 (arg3, arg4), ARG5 (arg5, 0),
- *          TASK, COMM
+ *          TASK, COMM, and for a syscall armed to copy a string
+ *          (vtice_syscalls.str_nr) its STRING records (below), when the
+ *          argument points into user space
  *   EXIT:  TASK, COMM
  * TASK: u.raw[0] = pid | tgid << 32, u.raw[1] = the task_struct's address
  * (pairs an exit with its entry); COMM: the task's 16-byte comm, NUL-padded.
@@ -55,7 +57,7 @@ enum vtice_record_type {
 #define VTICE_SYSCALL_DATA_ARG5		3
 #define VTICE_SYSCALL_DATA_TASK		4
 #define VTICE_SYSCALL_DATA_COMM		5
-#define VTICE_SYSCALL_GROUP_MAX		6	/* records in the largest group */
+#define VTICE_SYSCALL_BASE_MAX		6	/* the head, ARGS12, ARGS34, ARG5, TASK, COMM */
 #define VTICE_SYSCALL_NR_UNKNOWN	(~0ull)
 
 /*
@@ -69,13 +71,22 @@ enum vtice_record_type {
  * argument points to, 16 a record, up to and with the first NUL or
  * VTICE_PROBE_STR_MAX bytes, as much as is mapped (none if nothing is).
  * Probes armed with stack_bytes add REGS (u.raw[0] = RBP, u.raw[1] = RSP
- * at the entry) and the STACK records of a profile sample (below). A
+ * at the entry) and the STACK records of a profile sample (below). Probes
+ * armed with VTICE_PROBES_MORE_REGS add VTICE_GPRS_RECORDS GPRS records,
+ * two registers each in this order: RBX, RSP, RBP, R10, R11, R12, R13,
+ * R14, R15, RFLAGS (as they were at the hit). A
  * PROBE_HIT's flags are the number of DATA records behind it, at most
  * VTICE_PROBE_GROUP_MAX - 1.
  */
 #define VTICE_SYSCALL_DATA_STRING	8
 #define VTICE_PROBE_STR_MAX		128
-#define VTICE_PROBE_GROUP_MAX	(VTICE_SYSCALL_GROUP_MAX + VTICE_PROBE_STR_MAX / 16 + 1 + VTICE_STACK_RECORDS_MAX)
+#define VTICE_STRING_RECORDS_MAX	(VTICE_PROBE_STR_MAX / 16)
+/* Records in the largest syscall event: the base and a string. */
+#define VTICE_SYSCALL_GROUP_MAX	(VTICE_SYSCALL_BASE_MAX + VTICE_STRING_RECORDS_MAX)
+#define VTICE_SYSCALL_DATA_GPRS		9
+#define VTICE_GPRS_RECORDS		5
+#define VTICE_PROBE_GROUP_MAX	(VTICE_SYSCALL_BASE_MAX + VTICE_STRING_RECORDS_MAX + VTICE_GPRS_RECORDS + 1 + \
+				 VTICE_STACK_RECORDS_MAX)
 
 /*
  * A profile sample (VTICE_IOC_PROFILE) is a group too: the PROFILE_SAMPLE

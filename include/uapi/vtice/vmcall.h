@@ -37,6 +37,13 @@ enum vtice_vmcall {
 	 * period the timer cannot count, or a bad stack size.
 	 */
 	VTICE_VMCALL_PROFILE = 6,
+	/*
+	 * Which syscalls' entry events copy a user string, for every CPU:
+	 * RDX and R8 hold four 16-bit slots each, a slot = the syscall's
+	 * number | N << 12, N = 1..6 for the string at argument N - 1 (0: an
+	 * unused slot). EINVAL: an N above 6. Taken while no CPU is armed.
+	 */
+	VTICE_VMCALL_SYSCALL_STRINGS = 7,
 	VTICE_VMCALL_USER_BASE = 0x100,	/* forwarded to the debugger callback */
 	/* Stop every CPU for the debug stub; RDX out = TSC cycles stopped. */
 	VTICE_VMCALL_DEBUG_BREAK = VTICE_VMCALL_USER_BASE,
@@ -46,7 +53,10 @@ enum vtice_vmcall {
 	 * number, R9 = instruction budget per call, R10 = calls to trace.
 	 * RDX out = calls traced to their end since the last ARM. ENOSYS:
 	 * no tracer (no MTF); EINVAL: bad arguments; EBUSY (ARM): a debugger
-	 * traces through the stub.
+	 * traces through the stub. The switch trigger (debug/path_trace.h),
+	 * planted in probes' order (PROBES below): SWITCH_INTERCEPT takes R8 =
+	 * 1 or 0; SWITCH_ADD R8 = the address, R9 = its guest-physical address
+	 * (EINVAL without the intercept); SWITCH_CLEAR removes it.
 	 */
 	VTICE_VMCALL_PATH_TRACE = VTICE_VMCALL_USER_BASE + 1,
 	/*
@@ -65,7 +75,8 @@ enum vtice_vmcall {
 	 * CLEAR: every probe goes; FILTER: R8 = pid, R9 and R10 = comm, as for
 	 * VTICE_VMCALL_SYSCALLS; STACK: R8 = bytes of the stack each hit
 	 * copies (a multiple of 16, at most VTICE_PROFILE_STACK_MAX; 0 =
-	 * none). RDX out = hits recorded since load. ENOSYS: no hooks;
+	 * none), R9 = 1 for each hit to copy the other registers too (GPRS
+	 * records), 0 not to. RDX out = hits recorded since load. ENOSYS: no hooks;
 	 * EINVAL: bad op or size; other negative values: the insert's error.
 	 */
 	VTICE_VMCALL_PROBES = VTICE_VMCALL_USER_BASE + 3,
@@ -84,6 +95,9 @@ enum vtice_vmcall_path_op {
 	VTICE_VMCALL_PATH_QUERY = 0,
 	VTICE_VMCALL_PATH_ARM = 1,
 	VTICE_VMCALL_PATH_DISARM = 2,
+	VTICE_VMCALL_PATH_SWITCH_INTERCEPT = 3,
+	VTICE_VMCALL_PATH_SWITCH_ADD = 4,
+	VTICE_VMCALL_PATH_SWITCH_CLEAR = 5,
 };
 
 enum vtice_vmcall_lbr_item {

@@ -405,15 +405,15 @@ static int probes_ioctl(int fd, struct vtice_probes *req)
  * NAME-refused: arguments the module must refuse with EINVAL, the machine
  * running on: no address, too many, a user address, the middle of a
  * function (an int3 there would cut an instruction), a comm without its
- * NUL, another ABI version.
+ * NUL, another ABI version, a flag the module does not know.
  */
 static void probe_refusals(const char *name)
 {
 	uint64_t fn = 0;
 	struct vtice_probes base = { .size = sizeof(base), .version = VTICE_ABI_VERSION,
 				     .op = VTICE_PROBES_ARM, .count = 1 }, req;
-	const char *what[6] = { "no address", "65 addresses", "a user address", "vfs_read+1",
-				"a comm without NUL", "ABI version 99" };
+	const char *what[7] = { "no address", "65 addresses", "a user address", "vfs_read+1",
+				"a comm without NUL", "ABI version 99", "an unknown flag" };
 	int fd = open_vtice(), i, bad = -1, err = 0;
 	char test[128];
 
@@ -422,7 +422,7 @@ static void probe_refusals(const char *name)
 		report(test, FAIL, "no /dev/vtice or no vfs_read in /proc/kallsyms");
 		return;
 	}
-	for (i = 0; i < 6 && bad < 0; i++) {
+	for (i = 0; i < 7 && bad < 0; i++) {
 		req = base;
 		req.addrs[0] = fn + 1;
 		if (i == 0)
@@ -439,6 +439,10 @@ static void probe_refusals(const char *name)
 			req.addrs[0] = fn;
 			req.version = 99;
 		}
+		if (i == 6) {
+			req.addrs[0] = fn;
+			req.flags = VTICE_PROBES_MORE_REGS << 1;
+		}
 		err = probes_ioctl(fd, &req);
 		if (err != -EINVAL)
 			bad = i;
@@ -448,7 +452,7 @@ static void probe_refusals(const char *name)
 		report(test, FAIL, "%s: %s instead of EINVAL", what[bad], strerror(-err));
 	else
 		report(test, PASS, "EINVAL for each of: no address, 65, a user address, vfs_read+1, an "
-		       "unterminated comm, another ABI version");
+		       "unterminated comm, another ABI version, an unknown flag");
 }
 
 /* The child of probe_migration: one nanosleep on CPU 0, its own clock around it. */

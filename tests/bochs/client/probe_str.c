@@ -5,9 +5,15 @@
  * on do_sys_openat2, once under vtice probe's:
  *
  * probe-str: str() in a fn: probe against a kprobe event that fetches the
- *   filename argument as a user string (+0(%si):ustring), child vtstr:
- *     vtice probe 'fn:do_sys_openat2 /comm == "vtstr"/ { printf("%s\n", str(arg1)); }'
- *   vtice's strings must be the kernel's, in order, each cut to 128 bytes.
+ *   filename argument as a user string (+0(%si):ustring) and dfd as a
+ *   signed 32-bit number (%di:s32), child vtstr; the arguments named as the
+ *   kernel's BTF names them (issue 24's own check):
+ *     vtice probe 'fn:do_sys_openat2 /comm == "vtstr"/ { printf("%d %s\n", args->dfd, str(args->filename)); }'
+ *   vtice's strings must be the kernel's, in order, each cut to 128 bytes,
+ *   and each dfd the kernel's (AT_FDCWD, -100: an int, sign-extended).
+ *   Then str() of the syscall's own argument, copied at its entry, child
+ *   vtsys, against the same paths:
+ *     vtice probe 'syscall:openat /comm == "vtsys"/ { printf("%s\n", str(arg1)); }'
  * probe-ret: retval in fn:NAME:return against a kretprobe event's
  *   $retval, child vtret:
  *     vtice probe 'fn:do_sys_openat2:return /comm == "vtret"/ { printf("%d\n", retval); }'
@@ -16,10 +22,14 @@
  *   at the same offset, child vtaddr. The offset is the kernel's pick: the
  *   first past the ENDBR and the fentry call (+9) that its kprobes accept,
  *   which they do at an instruction's start only (-EILSEQ inside one):
- *     vtice probe 'addr:do_sys_openat2+OFF /comm == "vtaddr"/ { printf("%d\n", reg("rdi")); }'
+ *     vtice probe 'addr:do_sys_openat2+OFF /comm == "vtaddr"/ { printf("%d %d %d\n", reg("rdi"), reg("rsp"), reg("rflags")); }'
  *   vtice's hits and their RDI must be the kernel's (its kprobe fetches
- *   %di); and an offset the kernel refused as inside an instruction, and a
- *   data symbol, vtice must refuse too.
+ *   %di); RSP (copied only when asked, VTICE_PROBES_MORE_REGS) at the
+ *   kernel's %sp's depth in the child's kernel stack (another child's
+ *   stack: the same path, the same depth, but for the kernel's own
+ *   randomize_kstack_offset, up to 0x3ff bytes), RFLAGS with the kernel's
+ *   %flags' IF; and an offset the kernel refused as inside an instruction,
+ *   and a data symbol, vtice must refuse too.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -40,11 +50,15 @@
 #define STR_OUT		"/tmp/vtstr.json"
 #define STR_ERR		"/tmp/vtstr.err"
 #define STR_MAX		128	/* VTICE_PROBE_STR_MAX */
+#define STACK_SIZE	16384	/* x86-64 THREAD_SIZE without KASAN: each task's kernel stack, aligned to it */
+#define KSTACK_OFFSET_MAX 0x3ff	/* the kernel's randomize_kstack_offset: each syscall's stack moves this much at most */
+#define IF_FLAG		0x200	/* RFLAGS.IF */
 #define MAX_PATHS	8
 #define PATH_LEN	512
 
 struct paths {
 	char p[MAX_PATHS][PATH_LEN];
+	long dfd[MAX_PATHS];
 	int n;
 };
 
@@ -125,16 +139,44 @@ static int kernel_event_end(FILE *f)
 	return f ? 0 : -1;
 }
 
-/* ... vtstr: (do_sys_openat2+0x0/0x...) name="/proc/version" */
+/*
+ * The numbers after keys[0..k) (" di=", " sp=") on each line of the
+ * kernel's trace of event comm defined by def, in order: out[k * line + i]
+ * (0x-prefixed ones as hex); *n lines.
+ */
+static int kernel_columns(const char *comm, const char *def, const char *const *keys, int k, long *out, int *n)
+{
+	FILE *f = kernel_event_run(comm, def);
+	char line[1024], *p;
+	int i, found;
+
+	*n = 0;
+	while (f && fgets(line, sizeof(line), f)) {
+		if (line[0] == '#' || *n == MAX_PATHS)
+			continue;
+		for (i = 0, found = 0; i < k; i++)
+			if ((p = strstr(line, keys[i]))) {
+				out[k * *n + i] = (long)strtoull(p + strlen(keys[i]), NULL, 0);
+				found++;
+			}
+		if (found == k)
+			(*n)++;
+	}
+	return kernel_event_end(f);
+}
+
+/* ... vtstr: (do_sys_openat2+0x0/0x...) dfd=-100 name="/proc/version" */
 static int kernel_strings(struct paths *k)
 {
-	FILE *f = kernel_event_run("vtstr", "p:vtstr do_sys_openat2 name=+0(%si):ustring");
-	char line[1024], *p, *end;
+	FILE *f = kernel_event_run("vtstr", "p:vtstr do_sys_openat2 dfd=%di:s32 name=+0(%si):ustring");
+	char line[1024], *p, *end, *dfd;
 
 	k->n = 0;
 	while (f && fgets(line, sizeof(line), f)) {
-		if (line[0] == '#' || !(p = strstr(line, "name=\"")) || k->n == MAX_PATHS)
+		if (line[0] == '#' || !(p = strstr(line, "name=\"")) || !(dfd = strstr(line, "dfd=")) ||
+		    k->n == MAX_PATHS)
 			continue;
+		k->dfd[k->n] = strtol(dfd + 4, NULL, 10);
 		p += 6;
 		end = strrchr(p, '"');
 		if (end)
@@ -165,34 +207,58 @@ static FILE *vtice_probe_run(const char *comm, const char *program)
 	return fopen(STR_OUT, "r");
 }
 
-/* {"type":"printf","text":"/proc/version\u000a"} */
-static int vtice_strings(struct paths *v)
+/*
+ * What program printed for the child comm, a line each: "DFD PATH"
+ * ({"type":"printf","text":"-100 /proc/version\u000a"}), or the path alone
+ * when with_dfd is 0.
+ */
+static int vtice_strings(const char *comm, const char *program, int with_dfd, struct paths *v)
 {
-	FILE *f = vtice_probe_run("vtstr",
-				  "fn:do_sys_openat2 /comm == \"vtstr\"/ { printf(\"%s\\n\", str(arg1)); }");
+	FILE *f = vtice_probe_run(comm, program);
 	char line[2048], *p, *end;
 
 	v->n = 0;
 	while (f && fgets(line, sizeof(line), f)) {
-		printf("probe-str: %s", line);
+		printf("probe-str %s: %s", comm, line);
 		if (!strstr(line, "\"type\":\"printf\"") || !(p = strstr(line, "\"text\":\"")) || v->n == MAX_PATHS)
 			continue;
 		p += 8;
 		end = strstr(p, "\\u000a");
 		if (end)
 			*end = '\0';
-		snprintf(v->p[v->n++], PATH_LEN, "%s", p);
+		v->dfd[v->n] = with_dfd ? strtol(p, &p, 10) : 0;
+		snprintf(v->p[v->n++], PATH_LEN, "%s", with_dfd && *p == ' ' ? p + 1 : p);
 	}
 	if (f)
 		fclose(f);
 	return f ? 0 : -1;
 }
 
+/* The paths vt printed are the kernel's, in order, each cut to STR_MAX bytes; why not in why. */
+static int same_paths(const struct paths *kernel, const struct paths *vt, char *why, size_t len)
+{
+	char want[PATH_LEN];
+	int i;
+
+	if (vt->n != kernel->n) {
+		snprintf(why, len, "vtice printed %d strings, the kernel fetched %d", vt->n, kernel->n);
+		return 0;
+	}
+	for (i = 0; i < kernel->n; i++) {
+		snprintf(want, sizeof(want), "%.*s", STR_MAX, kernel->p[i]);
+		if (strcmp(vt->p[i], want)) {
+			snprintf(why, len, "open %d: vtice '%s', the kernel '%s'", i, vt->p[i], want);
+			return 0;
+		}
+	}
+	return 1;
+}
+
 int cmd_probe_str(int argc, char **argv)
 {
 	const char *name = argv[0];
-	struct paths kernel, vt;
-	char want[PATH_LEN];
+	struct paths kernel, vt, sys;
+	char why[1024];
 	int i;
 
 	(void)argc;
@@ -200,47 +266,61 @@ int cmd_probe_str(int argc, char **argv)
 		return report(name, SKIP, "%s not in the initramfs", VTICE_BIN);
 	if (kernel_strings(&kernel) || kernel.n != 4)
 		return report(name, FAIL, "the kernel's kprobe ustring fetch gave %d of 4 paths: no oracle", kernel.n);
-	if (vtice_strings(&vt))
+	if (vtice_strings("vtstr", "fn:do_sys_openat2 /comm == \"vtstr\"/ { "
+				   "printf(\"%d %s\\n\", args->dfd, str(args->filename)); }", 1, &vt))
 		return report(name, FAIL, "vtice probe failed (its stderr is above)");
-	if (vt.n != kernel.n)
-		return report(name, FAIL, "vtice printed %d strings, the kernel fetched %d", vt.n, kernel.n);
-	for (i = 0; i < kernel.n; i++) {
-		snprintf(want, sizeof(want), "%.*s", STR_MAX, kernel.p[i]);
-		if (strcmp(vt.p[i], want))
-			return report(name, FAIL, "open %d: vtice '%s', the kernel '%s'", i, vt.p[i], want);
-	}
+	if (!same_paths(&kernel, &vt, why, sizeof(why)))
+		return report(name, FAIL, "fn:do_sys_openat2: %s", why);
+	for (i = 0; i < kernel.n; i++)
+		if (vt.dfd[i] != kernel.dfd[i])
+			return report(name, FAIL, "open %d: vtice's args->dfd %ld, the kernel's %%di:s32 %ld", i,
+				      vt.dfd[i], kernel.dfd[i]);
+	/* The same paths from the syscall's entry, read in user memory (argument 1 of openat). */
+	if (vtice_strings("vtsys", "syscall:openat /comm == \"vtsys\"/ { printf(\"%s\\n\", str(arg1)); }", 0, &sys))
+		return report(name, FAIL, "vtice probe (syscall:openat) failed (its stderr is above)");
+	if (!same_paths(&kernel, &sys, why, sizeof(why)))
+		return report(name, FAIL, "syscall:openat: %s", why);
 	return report(name, PASS, "%d paths in order, as the kernel's own kprobe fetched them (the %zu-byte one cut "
-		      "to %d bytes)", kernel.n, strlen(kernel.p[3]), STR_MAX);
+		      "to %d bytes), each with args->dfd %ld as its %%di:s32; syscall:openat's str(arg1) the same",
+		      kernel.n, strlen(kernel.p[3]), STR_MAX, kernel.dfd[0]);
 }
 
 /* The numbers after key ("ret=") in the kernel's trace of event comm defined by def, in order. */
 static int kernel_numbers(const char *comm, const char *def, const char *key, long *out, int *n)
 {
-	FILE *f = kernel_event_run(comm, def);
-	char line[1024], *p;
+	const char *const keys[] = { key };
 
-	*n = 0;
-	while (f && fgets(line, sizeof(line), f))
-		if (line[0] != '#' && (p = strstr(line, key)) && *n < MAX_PATHS)
-			out[(*n)++] = strtol(p + strlen(key), NULL, 10);
-	return kernel_event_end(f);
+	return kernel_columns(comm, def, keys, 1, out, n);
 }
 
-/* The numbers program printed, one per printf ({"type":"printf","text":"-2\u000a"}), in order. */
-static int vtice_numbers(const char *comm, const char *program, const char *echo, long *out, int *n)
+/*
+ * The k numbers each printf of program printed, in order
+ * ({"type":"printf","text":"-2 140 582\u000a"}): out[k * line + i]; *n lines.
+ */
+static int vtice_columns(const char *comm, const char *program, const char *echo, int k, long *out, int *n)
 {
 	FILE *f = vtice_probe_run(comm, program);
 	char line[2048], *p;
+	int i;
 
 	*n = 0;
 	while (f && fgets(line, sizeof(line), f)) {
 		printf("%s: %s", echo, line);
-		if (strstr(line, "\"type\":\"printf\"") && (p = strstr(line, "\"text\":\"")) && *n < MAX_PATHS)
-			out[(*n)++] = strtol(p + 8, NULL, 10);
+		if (!strstr(line, "\"type\":\"printf\"") || !(p = strstr(line, "\"text\":\"")) || *n == MAX_PATHS)
+			continue;
+		for (p += 8, i = 0; i < k; i++)
+			out[k * *n + i] = strtol(p, &p, 10);
+		(*n)++;
 	}
 	if (f)
 		fclose(f);
 	return f ? 0 : -1;
+}
+
+/* The numbers program printed, one per printf, in order. */
+static int vtice_numbers(const char *comm, const char *program, const char *echo, long *out, int *n)
+{
+	return vtice_columns(comm, program, echo, 1, out, n);
 }
 
 int cmd_probe_ret(int argc, char **argv)
@@ -317,29 +397,47 @@ static int vtice_refuses(const char *program, char *why, size_t len)
 int cmd_probe_addr(int argc, char **argv)
 {
 	const char *name = argv[0];
-	char def[96], program[192], inside_why[512], data_why[512];
-	long kernel[MAX_PATHS], vt[MAX_PATHS];
+	static const char *const keys[] = { " di=", " sp=", " fl=" };
+	char def[128], program[256], inside_why[512], data_why[512];
+	long kernel[3 * MAX_PATHS], vt[3 * MAX_PATHS];
 	int at, inside, nk, nv, i;
+	long depth;
 
 	(void)argc;
 	if (access(VTICE_BIN, X_OK))
 		return report(name, SKIP, "%s not in the initramfs", VTICE_BIN);
 	if (kernel_offsets(&at, &inside))
 		return report(name, FAIL, "the kernel's kprobes took no offset in do_sys_openat2+9..63: no oracle");
-	snprintf(def, sizeof(def), "p:vtaddr do_sys_openat2+%d di=%%di:s64", at);
-	if (kernel_numbers("vtaddr", def, " di=", kernel, &nk) || nk != 4)
+	snprintf(def, sizeof(def), "p:vtaddr do_sys_openat2+%d di=%%di:s64 sp=%%sp:x64 fl=%%flags:x64", at);
+	if (kernel_columns("vtaddr", def, keys, 3, kernel, &nk) || nk != 4)
 		return report(name, FAIL, "the kernel's kprobe at +%d saw %d of the child's 4 opens: no oracle", at, nk);
 	snprintf(program, sizeof(program),
-		 "addr:do_sys_openat2+%d /comm == \"vtaddr\"/ { printf(\"%%d\\n\", reg(\"rdi\")); }", at);
-	if (vtice_numbers("vtaddr", program, "probe-addr", vt, &nv))
+		 "addr:do_sys_openat2+%d /comm == \"vtaddr\"/ { "
+		 "printf(\"%%d %%d %%d\\n\", reg(\"rdi\"), reg(\"rsp\"), reg(\"rflags\")); }", at);
+	if (vtice_columns("vtaddr", program, "probe-addr", 3, vt, &nv))
 		return report(name, FAIL, "vtice probe failed (its stderr is above)");
 	if (nv != nk)
 		return report(name, FAIL, "addr:do_sys_openat2+%d: vtice saw %d hits, the kernel's kprobe %d", at, nv,
 			      nk);
-	for (i = 0; i < nk; i++)
-		if (vt[i] != kernel[i])
-			return report(name, FAIL, "hit %d: vtice's reg(\"rdi\") %ld, the kernel's %%di %ld", i, vt[i],
-				      kernel[i]);
+	for (i = 0; i < nk; i++) {
+		if (vt[3 * i] != kernel[3 * i])
+			return report(name, FAIL, "hit %d: vtice's reg(\"rdi\") %ld, the kernel's %%di %ld", i, vt[3 * i],
+				      kernel[3 * i]);
+		/*
+		 * Another child, another kernel stack (16 KiB, THREAD_SIZE-aligned):
+		 * the same path puts RSP at the same depth in it, give or take the
+		 * kernel's randomize_kstack_offset, which moves each syscall's
+		 * stack by up to KSTACK_OFFSET_MAX (0x3ff) bytes.
+		 */
+		depth = labs((vt[3 * i + 1] & (STACK_SIZE - 1)) - (kernel[3 * i + 1] & (STACK_SIZE - 1)));
+		if (depth > KSTACK_OFFSET_MAX)
+			return report(name, FAIL, "hit %d: vtice's reg(\"rsp\") %#lx, the kernel's %%sp %#lx: %#lx apart in "
+				      "their stacks, more than randomize_kstack_offset's %#x", i, vt[3 * i + 1],
+				      kernel[3 * i + 1], depth, KSTACK_OFFSET_MAX);
+		if ((vt[3 * i + 2] & IF_FLAG) != (kernel[3 * i + 2] & IF_FLAG))
+			return report(name, FAIL, "hit %d: vtice's reg(\"rflags\") %#lx, the kernel's %%flags %#lx: "
+				      "IF differs", i, vt[3 * i + 2], kernel[3 * i + 2]);
+	}
 	snprintf(program, sizeof(program), "addr:do_sys_openat2+%d { exit(); }", inside);
 	if (!vtice_refuses(program, inside_why, sizeof(inside_why)) || !strstr(inside_why, "is inside an instruction"))
 		return report(name, FAIL, "+%d, inside an instruction by the kernel's kprobes: vtice said '%s'", inside,
@@ -350,6 +448,8 @@ int cmd_probe_addr(int argc, char **argv)
 	    !strstr(data_why, "is not code"))
 		return report(name, FAIL, "addr:jiffies (data): vtice said '%s'", data_why);
 	return report(name, PASS, "addr:do_sys_openat2+%d: %d hits, reg(\"rdi\") %ld ... as the kernel's kprobe "
-		      "there fetched %%di; +%d refused as the kernel refused it (%s); addr:jiffies refused (%s)", at, nv,
-		      vt[0], inside, inside_why, data_why);
+		      "there fetched %%di, reg(\"rsp\") %#lx in its stack (the kernel's %%sp %#lx), reg(\"rflags\") "
+		      "%#lx (the kernel's %#lx); +%d refused as the kernel refused it (%s); addr:jiffies refused (%s)",
+		      at, nv, vt[0], vt[1] & (STACK_SIZE - 1), kernel[1] & (STACK_SIZE - 1), vt[2], kernel[2], inside,
+		      inside_why, data_why);
 }

@@ -103,7 +103,10 @@ int measure_getpid(struct getpid_cost *c)
 	return 0;
 }
 
-/* `vtice probe` said it armed everything, within max_s seconds. */
+/*
+ * `vtice probe` said it armed everything, within max_s seconds; else its
+ * stderr is printed (why it ended, or how far it got).
+ */
 int wait_probe_armed(pid_t probe, const char *err_path, int max_s)
 {
 	char text[2048];
@@ -114,9 +117,11 @@ int wait_probe_armed(pid_t probe, const char *err_path, int max_s)
 		if (strstr(text, "vtice probe: armed"))
 			return 1;
 		if (waitpid(probe, NULL, WNOHANG) == probe)
-			return 0;
+			break;
 		usleep(100000);
 	}
+	read_text(err_path, text, sizeof(text));
+	printf("%s", text);
 	return 0;
 }
 

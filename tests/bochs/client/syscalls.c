@@ -10,7 +10,8 @@
  * getpid calls of this process, before the trace and while it is armed
  * (a task the filter does not match), measure what the trap costs
  * (NAME-cost). NAME-busy: a second tracer is refused. NAME-killed: a
- * tracer killed with SIGKILL leaves no CPU trapping.
+ * tracer killed with SIGKILL leaves no CPU trapping. NAME-bad-strings:
+ * string slots the hypervisor cannot take are refused with EINVAL.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -234,6 +236,60 @@ static void killed_owner(const char *name)
 		report(test, FAIL, "after kill -9 of the tracer, still %.3f exits per getpid", after.exits);
 }
 
+/* errno of an ARM whose string slots are set by fill (0: it armed, and is disarmed again). */
+static int arm_with_strings(int fd, void (*fill)(struct vtice_syscalls *))
+{
+	struct vtice_syscalls req = { .size = sizeof(req), .version = VTICE_ABI_VERSION, .op = VTICE_SYSCALLS_ARM };
+	int err;
+
+	fill(&req);
+	err = ioctl(fd, VTICE_IOC_SYSCALLS, &req) ? errno : 0;
+	if (!err) {
+		req.op = VTICE_SYSCALLS_DISARM;
+		ioctl(fd, VTICE_IOC_SYSCALLS, &req);
+	}
+	return err;
+}
+
+static void argument_seven(struct vtice_syscalls *r) { r->str_nr[0] = 257, r->str_arg[0] = 7; }
+static void number_too_big(struct vtice_syscalls *r) { r->str_nr[0] = VTICE_SYSCALL_STRING_NR_LIMIT, r->str_arg[0] = 2; }
+static void same_syscall_twice(struct vtice_syscalls *r)
+{
+	r->str_nr[0] = r->str_nr[5] = 257;
+	r->str_arg[0] = r->str_arg[5] = 2;
+}
+static void eight_good_slots(struct vtice_syscalls *r)
+{
+	int i;
+
+	for (i = 0; i < VTICE_SYSCALL_STRINGS_MAX; i++)
+		r->str_nr[i] = (uint16_t)(i == 7 ? VTICE_SYSCALL_STRING_NR_LIMIT - 1 : i), r->str_arg[i] = (uint8_t)(1 + i % 6);
+}
+
+/* The string slots of VTICE_IOC_SYSCALLS: what root cannot take is -EINVAL, before anything arms. */
+static void bad_strings(const char *name)
+{
+	char test[128];
+	int fd = open_vtice(), seven, big, twice, good;
+
+	snprintf(test, sizeof(test), "%s-bad-strings", name);
+	if (fd < 0) {
+		report(test, FAIL, "open %s: %s", VTICE_DEV, strerror(-fd));
+		return;
+	}
+	seven = arm_with_strings(fd, argument_seven);
+	big = arm_with_strings(fd, number_too_big);
+	twice = arm_with_strings(fd, same_syscall_twice);
+	good = arm_with_strings(fd, eight_good_slots);
+	close(fd);
+	if (seven == EINVAL && big == EINVAL && twice == EINVAL && good == 0)
+		report(test, PASS, "argument 7, syscall %d and one syscall in two slots: EINVAL; eight good slots arm",
+		       VTICE_SYSCALL_STRING_NR_LIMIT);
+	else
+		report(test, FAIL, "argument 7: %s, syscall %d: %s, twice: %s, eight good slots: %s", strerror(seven),
+		       VTICE_SYSCALL_STRING_NR_LIMIT, strerror(big), strerror(twice), strerror(good));
+}
+
 int cmd_syscalls(int argc, char **argv)
 {
 	const char *name = argv[0];
@@ -270,6 +326,7 @@ int cmd_syscalls(int argc, char **argv)
 		return report(name, FAIL, "vtice trace syscalls exited with status %#x", status);
 	report_cost(cost_name, &unarmed, &armed);
 	killed_owner(name);
+	bad_strings(name);
 	n = read_vtsys_lines(lines, MAX_CALLS + 8);
 	if (n < 0)
 		return report(name, FAIL, "no %s", TRACE_OUT);

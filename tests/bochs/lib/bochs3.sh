@@ -17,13 +17,17 @@ out=${1:?usage: bochs3.sh OUTDIR}
 configure_flags=(--enable-x86-64 --enable-smp --enable-vmx=2 --enable-cpu-level=6 --enable-avx
 	--enable-evex --enable-all-optimizations --enable-pci --enable-configurable-msrs --with-nogui
 	--disable-plugins --enable-cdrom --enable-cet)
+# No -g (Bochs's default): debug info made the build 145 s instead of 104 s
+# on 2 cores, and the boots wait for it. -O3 -march=native: the binary
+# runs on the machine that built it, and ran the rig's scenarios 3 % faster.
+compile_flags="-O3 -march=native"
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 apt_dir=$out/apt
 src_dir=$out/src
 patch_dir=$(cd "$(dirname "$0")" && pwd)/bochs3-patches
 # A build with other patches or flags is another binary: the key names them.
-patch_key=$( (cat "$patch_dir"/*.patch; echo "${configure_flags[*]}") | sha256sum | cut -c1-12)
+patch_key=$( (cat "$patch_dir"/*.patch; echo "${configure_flags[*]} $compile_flags") | sha256sum | cut -c1-12)
 
 # Two builds of one tree (ctest and a manual run.sh) would clobber each
 # other: the second waits, then finds the first one's binary.
@@ -62,9 +66,10 @@ build() {
 		patch -p1 -s -d "$tree" <"$p" || { echo "bochs3: error: $p does not apply" >&2; exit 1; }
 	done
 	echo "bochs3: configuring Bochs $version" >&2
-	(cd "$tree" && ./configure "${configure_flags[@]}" >"$out/configure.log" 2>&1) ||
+	(cd "$tree" && CFLAGS=$compile_flags CXXFLAGS=$compile_flags ./configure "${configure_flags[@]}" \
+		>"$out/configure.log" 2>&1) ||
 		{ tail -20 "$out/configure.log" >&2; echo "bochs3: error: configure failed" >&2; exit 1; }
-	echo "bochs3: building (about 90 s on 2 cores)" >&2
+	echo "bochs3: building (about 105 s on 2 cores)" >&2
 	(cd "$tree" && make -j"$(nproc)" >"$out/make.log" 2>&1) ||
 		{ tail -20 "$out/make.log" >&2; echo "bochs3: error: build failed" >&2; exit 1; }
 	mkdir -p "$out/bochs-$version-$patch_key"

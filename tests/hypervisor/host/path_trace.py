@@ -63,7 +63,7 @@ def check_slowdown(text):
     ratio = int(traced.group(1)) / untraced if ok else 0
     if ok:
         print("VTICE-FIGURE %s.slowdown=%.0f" % ("hv.pathtf" if TF else "hv.path", ratio), flush=True)
-    check("path-slowdown", ok, "traced %s TSC cycles, untraced %s: %.0fx slower (Bochs, both CPUs stepped)" %
+    check("path-slowdown", ok, "traced %s TSC cycles, untraced %s: %.0fx slower (Bochs, stepped)" %
           (traced.group(1) if traced else "?", untraced or "?", ratio))
 
 

@@ -4,7 +4,9 @@
  * SIPI to another CPU, as a kernel starting a CPU sends them (SDM Vol. 3A
  * 10.4.4), with a SIPI vector whose page holds a few real-mode instructions.
  * They store what the CPU holds at the start of real mode (EDX, CR0, CR4,
- * EFLAGS, ESP: the INIT state) and a mark, then halt. The module prints
+ * EFLAGS, ESP, DR0-DR3, DR6, DR7: the INIT state) and a mark, then halt.
+ * A running target first gets breakpoint addresses in DR0-DR3 and status
+ * bits in DR6, which the INIT must clear. The module prints
  * them, so a run on the bare CPU and one under vtice can be compared:
  *
  *   target=offline  the CPU is offline (the kernel's own INIT/SIPI brings
@@ -22,6 +24,7 @@
 #include <linux/module.h>
 #include <linux/smp.h>
 #include <asm/apic.h>
+#include <asm/debugreg.h>
 #include <asm/msr.h>
 #include <asm/smp.h>
 
@@ -40,6 +43,7 @@ MODULE_PARM_DESC(page, "physical page below 1 MiB for the real-mode code");
 
 struct init_state {
 	u32 mark, edx, cr0, cr4, eflags, esp;
+	u32 dr[4], dr6, dr7;
 };
 
 /*
@@ -58,6 +62,18 @@ static const u8 real_mode_code[] = {
 	0x66, 0x58,				/* pop eax */
 	0x66, 0xa3, 0x10, 0x08,			/* mov [0x810], eax */
 	0x66, 0x89, 0x26, 0x14, 0x08,		/* mov [0x814], esp */
+	0x0f, 0x21, 0xc0,			/* mov eax, dr0 */
+	0x66, 0xa3, 0x18, 0x08,			/* mov [0x818], eax */
+	0x0f, 0x21, 0xc8,			/* mov eax, dr1 */
+	0x66, 0xa3, 0x1c, 0x08,			/* mov [0x81c], eax */
+	0x0f, 0x21, 0xd0,			/* mov eax, dr2 */
+	0x66, 0xa3, 0x20, 0x08,			/* mov [0x820], eax */
+	0x0f, 0x21, 0xd8,			/* mov eax, dr3 */
+	0x66, 0xa3, 0x24, 0x08,			/* mov [0x824], eax */
+	0x0f, 0x21, 0xf0,			/* mov eax, dr6 */
+	0x66, 0xa3, 0x28, 0x08,			/* mov [0x828], eax */
+	0x0f, 0x21, 0xf8,			/* mov eax, dr7 */
+	0x66, 0xa3, 0x2c, 0x08,			/* mov [0x82c], eax */
 	0x66, 0xc7, 0x06, 0x00, 0x08,		/* mov dword [0x800], MARK */
 	0xad, 0xde, 0xb1, 0x51,
 	0xfa,					/* cli */
@@ -67,9 +83,20 @@ static const u8 real_mode_code[] = {
 
 static atomic_t parked = ATOMIC_INIT(0);
 
+/* What an INIT must clear (SDM Vol. 3A Table 10-1): not armed in DR7. */
+static void dirty_debug_registers(void)
+{
+	set_debugreg(0xffffffff81000000ul, 0);
+	set_debugreg(0xffffffff81000010ul, 1);
+	set_debugreg(0xffffffff81000020ul, 2);
+	set_debugreg(0xffffffff81000030ul, 3);
+	set_debugreg(0xffff4ff1ul, 6);	/* BS and B0, as a #DB leaves them */
+}
+
 static void park(void *unused)
 {
 	local_irq_disable();
+	dirty_debug_registers();
 	atomic_set(&parked, 1);
 	for (;;)
 		cpu_relax();
@@ -115,8 +142,9 @@ static int reset_cpu(void)
 		       cpu, apicid, page);
 		return -ETIMEDOUT;
 	}
-	pr_info("vtice_initme: cpu %d %s: started at 0x%lx: edx 0x%x cr0 0x%x cr4 0x%x eflags 0x%x esp 0x%x\n",
-		cpu, target, page, st->edx, st->cr0, st->cr4, st->eflags, st->esp);
+	pr_info("vtice_initme: cpu %d %s: started at 0x%lx: edx 0x%x cr0 0x%x cr4 0x%x eflags 0x%x esp 0x%x dr0 0x%x dr1 0x%x dr2 0x%x dr3 0x%x dr6 0x%x dr7 0x%x\n",
+		cpu, target, page, st->edx, st->cr0, st->cr4, st->eflags, st->esp,
+		st->dr[0], st->dr[1], st->dr[2], st->dr[3], st->dr6, st->dr7);
 	return 0;
 }
 
