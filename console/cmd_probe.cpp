@@ -452,9 +452,10 @@ int run(const Options &o, const probes::CheckedProgram &program)
 		json.emplace(file->stream());
 	probes::Output &out = json ? static_cast<probes::Output &>(*json) : text;
 
-	KallsymsRefresh kallsyms(o.kallsyms);	// the module list, before the symbols are read
 	std::unique_ptr<KernelStacks> stacks;
+	std::optional<KallsymsRefresh> kallsyms;
 	if (program.uses_kstack()) {
+		kallsyms.emplace(o.kallsyms);	// the module list, before the symbols are read
 		auto loaded = KernelStacks::load(o);
 		if (!loaded)
 			return fail(loaded.error());
@@ -485,7 +486,7 @@ int run(const Options &o, const probes::CheckedProgram &program)
 		if (source)
 			feed.feed(source->drain());
 		if (stacks)
-			if (auto fresh = kallsyms.poll(TscClock::now_ns())) {
+			if (auto fresh = kallsyms->poll(TscClock::now_ns())) {
 				stacks->use_symbols(std::move(fresh));
 				eprintf("vtice probe: a module came or went: %s read again\n", o.kallsyms.c_str());
 			}

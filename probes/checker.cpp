@@ -257,7 +257,7 @@ public:
 				if (auto ok = check_stmt(s); !ok)
 					return ok;
 		}
-		if (auto ok = check_strings_per_function(); !ok)
+		if (auto ok = check_one_string_per_point(); !ok)
 			return ok;
 		return check_reads();
 	}
@@ -345,7 +345,7 @@ private:
 	// Root copies one string per probed function or syscall: two probes
 	// of one must read the same argument's; and it has
 	// kMaxSyscallStrings syscall slots.
-	Result<void> check_strings_per_function()
+	Result<void> check_one_string_per_point()
 	{
 		std::map<std::string, int> arg_of;
 		for (const Probe &probe : out_.program.probes)

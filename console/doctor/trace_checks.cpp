@@ -171,6 +171,8 @@ Result<TraceOutcome> trace_one_openat(const DoctorOptions &o, const std::string 
 		d << "; records are lost when a wait for the reader runs out, a known bug (docs/tracing.md): a "
 		     "larger trace_records or ring_records avoids the waits";
 	t.details = d.str();
+	t.lost_records = !lost.empty() && lost != "0";
+	t.size = lost + " records lost, " + insns + " instructions, trace " + file;
 	t.ok = lost == "0" && match.total > 0 && match.score() >= kMinScore;
 	return t;
 }

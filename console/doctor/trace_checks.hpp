@@ -17,6 +17,8 @@ Result<std::string> check_syscall_trap(const DoctorOptions &options);
 
 struct TraceOutcome {
 	bool ok = false;
+	bool lost_records = false;	// a wait for the reader ran out (docs/tracing.md)
+	std::string size;		// "N records lost, M instructions, trace FILE"
 	unsigned mechanism = 0;		// VTICE_TRACE_*, from the 'armed on' line
 	std::string details;
 };

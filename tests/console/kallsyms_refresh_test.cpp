@@ -23,8 +23,15 @@ const char *kSpinModule = "ffffffffc0001000 t vtice_spin_loop\t[vtice_spin]\n";
 
 class KallsymsRefreshTest : public ::testing::Test {
 protected:
-	std::string kallsyms = ::testing::TempDir() + "/refresh-kallsyms";
-	std::string modules = ::testing::TempDir() + "/refresh-modules";
+	// ctest runs each test as its own process, side by side: one pair of
+	// files per test.
+	std::string kallsyms = scratch("kallsyms"), modules = scratch("modules");
+
+	static std::string scratch(const std::string &what)
+	{
+		return ::testing::TempDir() + "/refresh-" +
+		       ::testing::UnitTest::GetInstance()->current_test_info()->name() + "-" + what;
+	}
 
 	void SetUp() override
 	{

@@ -571,10 +571,10 @@ detect_under_stub() {
 # happened: exits counted on every CPU, the ring's VMCALLs, a clean unload.
 scenario_hvshield() {
 	[ "$loaded" = 0 ] || rmmod_vtice
-	local atk=/lib/vtice/vtice_attack.ko line visible hidden off on
+	local atk=/lib/vtice/vtice_attack.ko line visible hidden off on calls=200000
 	[ -f $atk ] || { result hv.shield-load FAIL "no $atk in the initramfs"; return; }
 	insmod "$KO" shield=0 || { result hv.shield-load FAIL "insmod shield=0 failed"; return; }
-	off=$($T getpid hv.shield-off-getpid 200000 | tee /dev/console)
+	off=$($T getpid hv.shield-off-getpid $calls | tee /dev/console)
 	attack_probe $atk
 	visible=$(dmesg | grep -c 'vtice_attack: probe .*: visible')
 	rmmod vtice
@@ -590,8 +590,8 @@ scenario_hvshield() {
 	*" pages hidden,"*) result hv.shield-load PASS "$line" ;;
 	*) result hv.shield-load FAIL "no shield line: $(dmesg | tail -n 3 | tr '\n' ' ')" ;;
 	esac
-	on=$($T getpid hv.shield-getpid 200000 | tee /dev/console)
-	shield_cost "$off" "$on"
+	on=$($T getpid hv.shield-getpid $calls | tee /dev/console)
+	shield_cost "$off" "$on" $calls
 	attack_probe $atk
 	dmesg | grep 'vtice_attack: probe' | sed 's/^/shield: /'
 	visible=$(dmesg | grep 'vtice_attack: probe .*: visible' | sed 's/.*probe //' | tr '\n' ';')
@@ -698,17 +698,22 @@ shield_debugger_state() {
 	fi
 }
 
-# What the shield costs a getpid loop, from the two runs' figures: the
-# same VM exits (the goal is none added) and at most 5 % more time per call.
+# What the shield costs a getpid loop of CALLS calls, from the two runs'
+# figures: at most 5 % more time per call, and no VM exits added by the
+# path. The count is every CPU's over the loop's ~2 s, so the other CPU's
+# odd exit (a CPUID, an MSR write of a kernel thread) lands in either run:
+# CI's stop 38 saw 1 with the shield and 0 without. The bound is one exit
+# per 10,000 calls above the run without; an exit the shield added to the
+# path would come with every call.
 shield_cost() {
-	local off_ns on_ns off_exits on_exits
+	local calls=$3 off_ns on_ns off_exits on_exits
 	off_ns=$(echo "$1" | sed -n 's/.*getpid.ns_per_call=//p')
 	on_ns=$(echo "$2" | sed -n 's/.*getpid.ns_per_call=//p')
 	off_exits=$(echo "$1" | sed -n 's/.*getpid.vm_exits=//p')
 	on_exits=$(echo "$2" | sed -n 's/.*getpid.vm_exits=//p')
 	if [ -z "$off_ns" ] || [ -z "$on_ns" ] || [ -z "$on_exits" ]; then
 		result hv.shield-cost FAIL "no getpid figures"
-	elif [ "$on_exits" -gt "${off_exits:-0}" ] ||
+	elif [ "$on_exits" -gt $((${off_exits:-0} + calls / 10000)) ] ||
 		! awk -v a="$on_ns" -v b="$off_ns" 'BEGIN { exit !(a <= 1.05 * b) }'; then
 		result hv.shield-cost FAIL "getpid: $on_ns ns/call and $on_exits exits with the shield, $off_ns and $off_exits without"
 	else

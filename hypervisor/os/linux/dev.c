@@ -74,9 +74,9 @@ static long vt_ioc_status(void __user *uarg)
 	st.ring_mmap_size = vt_mod.ring_bytes;
 	st.key_loaded = vt_mod.hv->key != 0;
 	for_each_possible_cpu(cpu) {
-		struct vt_vcpu *vcpu = READ_ONCE(vt_mod.vcpus[cpu]);
+		struct vt_vcpu *vcpu = vt_linux_launched_vcpu(cpu);
 
-		if (!vcpu || !READ_ONCE(vcpu->launched) || cpu >= VTICE_MAX_CPUS)
+		if (!vcpu || cpu >= VTICE_MAX_CPUS)
 			continue;
 		st.nr_virtualized++;
 		st.total_exits += READ_ONCE(vcpu->counts->total);
@@ -143,9 +143,9 @@ struct vt_emit_args {
 static void vt_emit_on_cpu(void *data)
 {
 	struct vt_emit_args *a = data;
-	struct vt_vcpu *vcpu = READ_ONCE(vt_mod.vcpus[smp_processor_id()]);
+	struct vt_vcpu *vcpu = vt_linux_launched_vcpu(smp_processor_id());
 
-	if (!vcpu || !vcpu->launched) {
+	if (!vcpu) {
 		a->ret = -ENODEV;
 		return;
 	}

@@ -84,8 +84,8 @@ static int vt_lbr_read_snapshot(struct vtice_lbr *l)
 	int i, ret = -EAGAIN;
 
 	for (i = 0; i < VT_LBR_TRIES && ret == -EAGAIN; i++) {
-		vcpu = READ_ONCE(vt_mod.vcpus[get_cpu()]);
-		if (!vcpu || !READ_ONCE(vcpu->launched)) {
+		vcpu = vt_linux_launched_vcpu(get_cpu());
+		if (!vcpu) {
 			ret = -ENODEV;
 		} else {
 			ret = vt_lbr_read_once(vcpu, l, &seq);
@@ -113,13 +113,13 @@ static void vt_lbr_fill_model(struct vtice_lbr *l)
 
 static int vt_lbr_fill(struct vtice_lbr *l)
 {
-	struct vt_vcpu *vcpu = READ_ONCE(vt_mod.vcpus[l->cpu]);
+	struct vt_vcpu *vcpu = vt_linux_launched_vcpu(l->cpu);
 	int ret;
 
 	vt_lbr_fill_model(l);
 	if (l->status != VTICE_LBR_OK)
 		return 0;
-	if (!vcpu || !READ_ONCE(vcpu->launched)) {
+	if (!vcpu) {
 		l->status = VTICE_LBR_OFFLINE;
 		return 0;
 	}

@@ -239,6 +239,18 @@ static void vt_probe_caps(void)
 	local_irq_restore(flags);
 }
 
+/* The ioctls and notifiers read vcpus[] while a CPU may be going offline
+ * (NULL) or not yet launched; launched is set by that CPU's VMLAUNCH. */
+struct vt_vcpu *vt_linux_launched_vcpu(unsigned int cpu)
+{
+	struct vt_vcpu *vcpu;
+
+	if (cpu >= nr_cpu_ids)
+		return NULL;
+	vcpu = READ_ONCE(vt_mod.vcpus[cpu]);
+	return vcpu && READ_ONCE(vcpu->launched) ? vcpu : NULL;
+}
+
 static unsigned int vt_count_virtualized(void)
 {
 	unsigned int cpu, n = 0;

@@ -24,16 +24,11 @@
 
 static bool vt_resume_cpu_pending;
 
-static struct vt_vcpu *vt_this_vcpu(void)
-{
-	return READ_ONCE(vt_mod.vcpus[smp_processor_id()]);
-}
-
 static void vt_devirtualize_this_cpu(void)
 {
-	struct vt_vcpu *vcpu = vt_this_vcpu();
+	struct vt_vcpu *vcpu = vt_linux_launched_vcpu(smp_processor_id());
 
-	if (vcpu && vcpu->launched && vt_vcpu_devirtualize(vcpu))
+	if (vcpu && vt_vcpu_devirtualize(vcpu))
 		pr_err("cpu %u: could not leave VMX\n", smp_processor_id());
 }
 
@@ -98,10 +93,10 @@ static struct notifier_block vt_reboot_nb = {
 /* syscore callbacks run on the last online CPU with interrupts off. */
 static int vt_syscore_suspend(VT_SYSCORE_ARG)
 {
-	struct vt_vcpu *vcpu = vt_this_vcpu();
+	struct vt_vcpu *vcpu = vt_linux_launched_vcpu(smp_processor_id());
 
 	vt_resume_cpu_pending = false;
-	if (!vcpu || !vcpu->launched)
+	if (!vcpu)
 		return 0;
 	if (vt_vcpu_devirtualize(vcpu))
 		return -EIO;
@@ -109,9 +104,10 @@ static int vt_syscore_suspend(VT_SYSCORE_ARG)
 	return 0;
 }
 
+/* This CPU left VMX at the suspend, so its vCPU is not launched now. */
 static void vt_syscore_resume(VT_SYSCORE_ARG)
 {
-	struct vt_vcpu *vcpu = vt_this_vcpu();
+	struct vt_vcpu *vcpu = READ_ONCE(vt_mod.vcpus[smp_processor_id()]);
 
 	if (!vt_resume_cpu_pending || !vcpu)
 		return;

@@ -35,8 +35,8 @@ static int vt_probes_vmcall(u32 op, u64 a, u64 b, u64 c, u64 *hits)
 	u64 status = VTICE_VMCALL_ENOSYS, out = 0;
 	int cpu = get_cpu();
 
-	vcpu = READ_ONCE(vt_mod.vcpus[cpu]);
-	if (vcpu && READ_ONCE(vcpu->launched))
+	vcpu = vt_linux_launched_vcpu(cpu);
+	if (vcpu)
 		status = vt_vcpu_probes(vcpu, op, a, b, c, &out);
 	put_cpu();
 	if (hits)
@@ -47,10 +47,10 @@ static int vt_probes_vmcall(u32 op, u64 a, u64 b, u64 c, u64 *hits)
 /* On each CPU: a VM exit and entry, where the hooks sync this CPU's views. */
 static void vt_probes_sync_cpu(void *unused)
 {
-	struct vt_vcpu *vcpu = READ_ONCE(vt_mod.vcpus[smp_processor_id()]);
+	struct vt_vcpu *vcpu = vt_linux_launched_vcpu(smp_processor_id());
 	u64 out;
 
-	if (vcpu && READ_ONCE(vcpu->launched))
+	if (vcpu)
 		vt_vcpu_vmcall(vcpu, VTICE_VMCALL_INVEPT, 0, &out);
 }
 

@@ -33,11 +33,11 @@ struct vt_profile_call {
 static void vt_profile_cpu(void *arg)
 {
 	struct vt_profile_call *call = arg;
-	struct vt_vcpu *vcpu = READ_ONCE(vt_mod.vcpus[smp_processor_id()]);
+	struct vt_vcpu *vcpu = vt_linux_launched_vcpu(smp_processor_id());
 	u64 status, samples;
 	int err = -EOPNOTSUPP;
 
-	if (!vcpu || !READ_ONCE(vcpu->launched)) {
+	if (!vcpu) {
 		atomic_cmpxchg(&call->failed, 0, -ENODEV);
 		return;
 	}

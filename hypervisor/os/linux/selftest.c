@@ -187,9 +187,9 @@ static void vt_selftest_instructions(struct vt_selftest *st)
 static void vt_selftest_cpu(void *data)
 {
 	struct vt_selftest *st = data;
-	struct vt_vcpu *vcpu = READ_ONCE(vt_mod.vcpus[smp_processor_id()]);
+	struct vt_vcpu *vcpu = vt_linux_launched_vcpu(smp_processor_id());
 
-	if (!vcpu || !vcpu->launched)
+	if (!vcpu)
 		return;
 	atomic_inc(&st->cpus);
 	vt_selftest_vmcall(st);

@@ -29,8 +29,8 @@ static int vt_switch_vmcall(u32 op, u64 a, u64 b)
 	u64 status = VTICE_VMCALL_ENOSYS;
 	int cpu = get_cpu();
 
-	vcpu = READ_ONCE(vt_mod.vcpus[cpu]);
-	if (vcpu && READ_ONCE(vcpu->launched))
+	vcpu = vt_linux_launched_vcpu(cpu);
+	if (vcpu)
 		status = vt_vcpu_path_trace(vcpu, op, a, b, 0, NULL);
 	put_cpu();
 	return vt_vmcall_errno(status);

@@ -35,10 +35,9 @@ struct vt_sys_call {
 static void vt_syscalls_on_cpu(void *data)
 {
 	struct vt_sys_call *c = data;
-	struct vt_vcpu *vcpu = READ_ONCE(vt_mod.vcpus[smp_processor_id()]);
+	struct vt_vcpu *vcpu = vt_linux_launched_vcpu(smp_processor_id());
 
-	if (vcpu && READ_ONCE(vcpu->launched) &&
-	    vt_vcpu_syscalls(vcpu, c->on, c->quiet, c->pid, c->comm) == VTICE_VMCALL_OK)
+	if (vcpu && vt_vcpu_syscalls(vcpu, c->on, c->quiet, c->pid, c->comm) == VTICE_VMCALL_OK)
 		atomic_inc(&c->done);
 	else
 		atomic_inc(&c->failed);
@@ -63,8 +62,8 @@ static int vt_path_vmcall(u32 op, const struct vtice_path_trace *req, u64 *trace
 	u64 status = VTICE_VMCALL_ENOSYS;
 	int cpu = get_cpu();
 
-	vcpu = READ_ONCE(vt_mod.vcpus[cpu]);
-	if (vcpu && READ_ONCE(vcpu->launched))
+	vcpu = vt_linux_launched_vcpu(cpu);
+	if (vcpu)
 		status = vt_vcpu_path_trace(vcpu, op, req ? req->nr : 0, req ? req->max_insns : 0,
 					    req ? req->calls : 0, traced);
 	put_cpu();
@@ -119,8 +118,8 @@ static int vt_syscall_strings_vmcall(const u64 slots[2])
 	u64 status = VTICE_VMCALL_ENOSYS;
 	int cpu = get_cpu();
 
-	vcpu = READ_ONCE(vt_mod.vcpus[cpu]);
-	if (vcpu && READ_ONCE(vcpu->launched))
+	vcpu = vt_linux_launched_vcpu(cpu);
+	if (vcpu)
 		status = vt_vcpu_syscall_strings(vcpu, slots[0], slots[1]);
 	put_cpu();
 	return vt_vmcall_errno(status);

@@ -17,6 +17,9 @@ struct vt_module {
 
 extern struct vt_module vt_mod;
 
+/* CPU's vCPU when it runs in VMX non-root now, else NULL (module.c). */
+struct vt_vcpu *vt_linux_launched_vcpu(unsigned int cpu);
+
 int vt_dev_register(void);
 void vt_dev_unregister(void);
 int vt_power_register(void);
