@@ -29,7 +29,7 @@ static u64 vt_emit_test(struct vt_vcpu *vcpu, u64 count, u64 value, u64 *stored)
 	if (!vcpu->ring.hdr || count == 0 || count > VTICE_VMCALL_EMIT_MAX)
 		return (u64)VTICE_VMCALL_EINVAL;
 	for (i = 0; i < count; i++) {
-		rec.tsc = vt_rdtsc();
+		rec.tsc = vt_guest_tsc(vcpu);
 		rec.u.test.value = value;
 		rec.u.test.sequence = i;
 		if (vt_ring_push(&vcpu->ring, &rec))

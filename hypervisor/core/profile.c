@@ -59,7 +59,7 @@ void vt_profile_sample(struct vt_vcpu *vcpu)
 	vt_memset(&recs[0], 0, sizeof(recs[0]));
 	recs[0].type = VTICE_REC_PROFILE_SAMPLE;
 	recs[0].cpu = (u16)vcpu->cpu;
-	recs[0].tsc = vt_rdtsc();
+	recs[0].tsc = vt_guest_tsc(vcpu);
 	recs[0].u.raw[0] = vt_vmread_or0(GUEST_RIP);
 	recs[0].u.raw[1] = rsp;
 	vt_put_data(&recs[n++], &recs[0], VTICE_SYSCALL_DATA_REGS, vcpu->regs->rbp, 0);

@@ -192,7 +192,7 @@ void vt_syscall_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *r, enum 
 		return;
 	vt_memset(recs, 0, sizeof(recs));
 	recs[0].cpu = (u16)vcpu->cpu;
-	recs[0].tsc = vt_rdtsc();
+	recs[0].tsc = vt_guest_tsc(vcpu);
 	if (edge == VT_SYS_ENTER) {
 		recs[0].type = VTICE_REC_SYSCALL_ENTER;
 		recs[0].u.syscall.nr = r->rax;
@@ -250,7 +250,7 @@ bool vt_probe_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 add
 	vt_memset(recs, 0, sizeof(recs[0]) * VTICE_SYSCALL_GROUP_MAX);
 	recs[0].type = VTICE_REC_PROBE_HIT;
 	recs[0].cpu = (u16)vcpu->cpu;
-	recs[0].tsc = vt_rdtsc();
+	recs[0].tsc = vt_guest_tsc(vcpu);
 	recs[0].u.syscall.nr = addr;
 	recs[0].u.syscall.arg = vt_call_arg(r, 0);
 	vt_put_data(&recs[n++], &recs[0], VTICE_SYSCALL_DATA_ARGS12, vt_call_arg(r, 1), vt_call_arg(r, 2));

@@ -59,6 +59,11 @@ void vt_tsc_hide_release(struct vt_vcpu *vcpu)
 	vcpu->tsc_applied = 0;
 }
 
+u64 vt_guest_tsc(const struct vt_vcpu *vcpu)
+{
+	return vt_rdtsc() - vcpu->tsc_applied;	/* 0 applied without tsc_offset=1 */
+}
+
 bool vt_tsc_hide_rdmsr(struct vt_vcpu *vcpu, u32 msr, u64 *value)
 {
 	u64 real;
@@ -66,7 +71,7 @@ bool vt_tsc_hide_rdmsr(struct vt_vcpu *vcpu, u32 msr, u64 *value)
 	if (!vcpu->hv->tsc.on || (msr != VT_MSR_TSC && msr != VT_MSR_TSC_DEADLINE))
 		return false;
 	if (msr == VT_MSR_TSC) {
-		*value = vt_rdtsc() - vcpu->tsc_applied;
+		*value = vt_guest_tsc(vcpu);
 		return true;
 	}
 	if (vt_rdmsr_safe(msr, &real))

@@ -54,6 +54,12 @@ void vt_tsc_hide_apply(struct vt_vcpu *vcpu);
  * back.
  */
 void vt_tsc_hide_release(struct vt_vcpu *vcpu);
+/*
+ * The TSC as this CPU's guest reads it now: what root stamps on records,
+ * so the console, which maps stamps to time by the guest's own TSC, puts
+ * an event after a stop where the guest's clock put it.
+ */
+u64 vt_guest_tsc(const struct vt_vcpu *vcpu);
 /* RDMSR/WRMSR exits of IA32_TSC and IA32_TSC_DEADLINE; false: not one of them. */
 bool vt_tsc_hide_rdmsr(struct vt_vcpu *vcpu, u32 msr, u64 *value);
 bool vt_tsc_hide_wrmsr(struct vt_vcpu *vcpu, u32 msr, u64 value, bool *fault);

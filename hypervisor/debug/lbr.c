@@ -322,7 +322,7 @@ static void vt_lbr_save(struct vt_vcpu *vcpu, u32 event)
 	s->flags = vt_lbr_flags(vcpu, &select);
 	s->lbr_select = select;
 	s->event = event;
-	s->tsc = vt_rdtsc();
+	s->tsc = vt_guest_tsc(vcpu);
 	s->rip = vt_vmread_or0(GUEST_RIP);
 	s->snapshots++;
 	VT_STORE_RELEASE(s->seq, s->seq + 1);

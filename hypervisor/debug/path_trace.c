@@ -44,7 +44,7 @@ static struct vtice_record vt_path_record(const struct vt_vcpu *vcpu, u16 type, 
 					 u64 a, u64 b)
 {
 	struct vtice_record rec = {
-		.type = type, .cpu = (u16)vcpu->cpu, .flags = flags, .tsc = vt_tracer_stamp(),
+		.type = type, .cpu = (u16)vcpu->cpu, .flags = flags, .tsc = vt_tracer_stamp(vcpu),
 		.u.raw = { a, b },
 	};
 

@@ -348,9 +348,9 @@ bool vt_trace_branched(const struct vt_trace_cpu *c, const struct vt_insn *insn,
  * between CPUs (Bochs's do) would put a task's wakeup on one CPU before its
  * sleep on the other. Where TSCs agree this is the TSC.
  */
-static u64 vt_trace_stamp(void)
+static u64 vt_trace_stamp(const struct vt_vcpu *vcpu)
 {
-	u64 last = __atomic_load_n(&vt_tracer.last_stamp, __ATOMIC_RELAXED), now = vt_rdtsc();
+	u64 last = __atomic_load_n(&vt_tracer.last_stamp, __ATOMIC_RELAXED), now = vt_guest_tsc(vcpu);
 
 	for (;;) {
 		u64 stamp = now > last ? now : last + 1;
@@ -361,9 +361,9 @@ static u64 vt_trace_stamp(void)
 	}
 }
 
-u64 vt_tracer_stamp(void)
+u64 vt_tracer_stamp(const struct vt_vcpu *vcpu)
 {
-	return vt_trace_stamp();
+	return vt_trace_stamp(vcpu);
 }
 
 /*
@@ -375,7 +375,7 @@ void vt_trace_store(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u16 type, u32 
 {
 	struct vtice_record rec = {
 		.type = type, .cpu = (u16)vcpu->cpu, .flags = flags,
-		.tsc = vt_trace_stamp(), .u.raw = { a, b },
+		.tsc = vt_trace_stamp(vcpu), .u.raw = { a, b },
 	};
 
 	if (c->to_ring) {

@@ -165,7 +165,7 @@ u64 vt_tracer_ring_insns(void);
 /* An NMI exit: true when it was a ring trace's kick (consumed). */
 bool vt_tracer_on_nmi(struct vt_vcpu *vcpu);
 /* A time stamp on the trace records' clock (never behind one already given). */
-u64 vt_tracer_stamp(void);
+u64 vt_tracer_stamp(const struct vt_vcpu *vcpu);
 
 /* VMX root, on the vCPU's own CPU. */
 /*

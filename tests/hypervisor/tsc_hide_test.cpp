@@ -134,6 +134,21 @@ TEST_F(TscHide, ReadingTheTscThroughTheExitIsOffsetLikeRdtsc)
 	EXPECT_LT(read, after - 1000000);
 }
 
+// Root's records are stamped on the guest's clock: the console maps a
+// stamp to time by the TSC it reads itself, in the guest.
+TEST_F(TscHide, RecordsAreStampedWithTheTscTheGuestReads)
+{
+	start();
+	stop_hides(1000000);
+	uint64_t before = vt_rdtsc();
+	vt_guest_regs r = keyed_vmcall(VTICE_VMCALL_EMIT_TEST, 1, 0xabc);
+	uint64_t after = vt_rdtsc();
+	ASSERT_EQ(r.rax, (uint64_t)VTICE_VMCALL_OK);
+	ASSERT_EQ(vcpu.ring.hdr->head, 1u);
+	EXPECT_GT(vcpu.ring.records[0].tsc, before - 1000000);
+	EXPECT_LT(vcpu.ring.records[0].tsc, after - 1000000) << "the real counter's reading, 1,000,000 ahead";
+}
+
 TEST_F(TscHide, UnloadGivesTheDeadlineBackToTheRealCounter)
 {
 	cpu().msrs[kDeadline] = 50000;
