@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <sys/ioctl.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -169,9 +170,12 @@ std::string describe_program(const probes::CheckedProgram &p)
 			   (p.program.probes.size() == 1 ? "" : "s") + ", " + std::to_string(points) + " point" +
 			   (points == 1 ? "" : "s") + ", " + std::to_string(p.maps.size()) + " map" +
 			   (p.maps.size() == 1 ? "" : "s");
-	if (p.profile_hz)
+	if (p.profile_hz) {
+		TaskFilter sampled{p.profile_filter.comm, p.profile_filter.pid};
 		text += "; every CPU sampled " + std::to_string(p.profile_hz) + " times a second" +
-			(p.profile_kstack ? ", with its kernel stack" : "");
+			(p.profile_kstack ? ", with its kernel stack" : "") +
+			(sampled.comm.empty() && !sampled.pid ? "" : ", recorded for " + describe_filter(sampled) + " only");
+	}
 	if (!p.has_syscall_probes && !p.has_fn_probes)
 		return text + (p.profile_hz ? "" : "; no syscall, fn or profile probes: nothing to arm");
 	TaskFilter filter{p.root_filter.comm, p.root_filter.pid};
@@ -219,14 +223,17 @@ public:
 
 	Result<vtice_syscalls> disarm_syscalls() { return syscalls_ioctl(dev_, path_, VTICE_SYSCALLS_DISARM); }
 
-	// Every online CPU, hz a second, each sample with stack_bytes of its kernel stack.
-	Result<vtice_profile> arm_profile(std::uint32_t hz, std::uint32_t stack_bytes)
+	// Every online CPU, hz a second, each sample with stack_bytes of its
+	// kernel stack; only the samples of the filter's task are recorded.
+	Result<vtice_profile> arm_profile(std::uint32_t hz, std::uint32_t stack_bytes, const probes::RootFilter &filter)
 	{
 		auto req = request<vtice_profile>();
 		req.op = VTICE_PROFILE_ARM;
 		req.hz = hz;
 		req.stack_bytes = stack_bytes;
 		req.cpu = VTICE_PROFILE_ALL_CPUS;
+		req.pid = filter.pid;
+		std::memcpy(req.comm, filter.comm.data(), std::min(filter.comm.size(), sizeof(req.comm) - 1));
 		return profile_ioctl(dev_, path_, req);
 	}
 
@@ -284,7 +291,7 @@ void report_summary(const Options &o, const probes::Runtime &rt, const ProbeFeed
 		line += "; " + std::to_string(totals.probes) + " function probes recorded " +
 			std::to_string(totals.hits) + " hits";
 	if (totals.profile)
-		line += "; the hypervisor took " + std::to_string(totals.samples) + " samples";
+		line += "; the hypervisor recorded " + std::to_string(totals.samples) + " samples";
 	eprintf("vtice probe: %s\n", line.c_str());
 	out.summary("\"events\":" + std::to_string(feed.stats().events) +
 		    ",\"fired\":" + std::to_string(rt.stats().fired) +
@@ -322,7 +329,8 @@ Result<void> arm(EventSource &source, const probes::CheckedProgram &program, Run
 		eprintf("vtice probe: %u kernel functions probed through hidden breakpoints\n", *probes);
 	}
 	if (program.profile_hz) {
-		auto armed = source.arm_profile(program.profile_hz, program.profile_kstack ? kStackBytes : 0);
+		auto armed = source.arm_profile(program.profile_hz, program.profile_kstack ? kStackBytes : 0,
+						program.profile_filter);
 		if (!armed)
 			return armed.error();
 		totals.profile = true;

@@ -744,12 +744,16 @@ void find_narrowing(const Expr &e, Narrowing &out)
 	}
 }
 
-// The filter every syscall and fn probe shares; none when one has none.
-RootFilter common_root_filter(const Program &program)
+bool is_profile_point(const ProbePoint &p) { return p.kind == PointKind::Profile; }
+
+// The filter every probe with a point of that kind shares; none when one
+// has none. Root records only what passes it, and the predicate still runs
+// on what it records, so the filter only has to let through a superset.
+RootFilter common_root_filter(const Program &program, bool (*of_kind)(const ProbePoint &))
 {
 	std::optional<Narrowing> common;
 	for (const Probe &probe : program.probes) {
-		if (!std::any_of(probe.points.begin(), probe.points.end(), is_event_point))
+		if (!std::any_of(probe.points.begin(), probe.points.end(), of_kind))
 			continue;
 		Narrowing n;
 		if (probe.predicate)
@@ -795,7 +799,8 @@ Result<CheckedProgram> check_program(Program program, const SyscallLookup &looku
 							       std::to_string(out.profile_hz) + " came first");
 			out.profile_hz = p.profile_hz;
 		}
-	out.root_filter = common_root_filter(out.program);
+	out.root_filter = common_root_filter(out.program, is_event_point);
+	out.profile_filter = common_root_filter(out.program, is_profile_point);
 	return out;
 }
 

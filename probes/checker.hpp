@@ -39,7 +39,8 @@ struct CheckedProgram {
 	Program program;
 	std::vector<MapInfo> maps;	// in the order the program first assigns them
 	std::vector<std::vector<FormatPiece>> formats;	// printf statements in program order
-	RootFilter root_filter;
+	RootFilter root_filter;		// the syscall and fn probes'
+	RootFilter profile_filter;	// the profile probes'
 	bool has_syscall_probes = false;
 	bool has_fn_probes = false;	// their addresses are the caller's to fill in
 	std::uint32_t profile_hz = 0;	// profile:hz:N's N; 0: no profile probes

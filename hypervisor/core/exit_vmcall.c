@@ -83,7 +83,7 @@ enum vt_exit_action vt_handle_vmcall(struct vt_exit *exit)
 		status = vt_syscall_strings_set(vcpu->hv, r->rdx, r->r8);
 		break;
 	case VTICE_VMCALL_PROFILE:
-		status = vt_profile_vmcall(vcpu, r->rdx, r->r8, &out);
+		status = vt_profile_vmcall(vcpu, r, &out);
 		break;
 	default:
 		if (r->rax >= VTICE_VMCALL_USER_BASE && cb && cb->vmcall &&

@@ -307,7 +307,8 @@ u64 vt_vcpu_path_trace(struct vt_vcpu *vcpu, u32 op, u64 a, u64 b, u64 c, u64 *t
 /* The probes' VMCALL (vmcall.h): RAX, *hits = RDX. */
 u64 vt_vcpu_probes(struct vt_vcpu *vcpu, u32 op, u64 a, u64 b, u64 c, u64 *hits);
 /* The profiler's VMCALL on this CPU (vmcall.h): RAX, *samples = RDX. */
-u64 vt_vcpu_profile(struct vt_vcpu *vcpu, u64 period_tsc, u32 stack_bytes, u64 *samples);
+u64 vt_vcpu_profile(struct vt_vcpu *vcpu, u64 period_tsc, u32 stack_bytes, u32 pid, const char comm[16],
+		    u64 *samples);
 
 /* control.c: for debugger callbacks, in VMX root on the current vCPU */
 int vt_set_exception_intercept(u32 vector, bool on);

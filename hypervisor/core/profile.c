@@ -13,17 +13,22 @@
 
 #define VT_ACTIVITY_HLT	1	/* guest activity state, SDM 3C 25.4.2 */
 
-u64 vt_profile_vmcall(struct vt_vcpu *vcpu, u64 period_tsc, u64 stack_bytes, u64 *samples)
+u64 vt_profile_vmcall(struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 *samples)
 {
+	u64 period_tsc = r->rdx, stack_bytes = (u32)r->r8;
 	u64 ticks = period_tsc >> vcpu->hv->caps.preempt_timer_shift;
+	struct vt_sys_filter filter = { .pid = (u32)(r->r8 >> 32) };
 	int ret;
 
 	*samples = vcpu->counts->profile_samples;
-	if (stack_bytes > VTICE_PROFILE_STACK_MAX || stack_bytes % 16)
+	vt_memcpy(filter.comm, &r->r9, 8);
+	vt_memcpy(filter.comm + 8, &r->r10, 8);
+	if (stack_bytes > VTICE_PROFILE_STACK_MAX || stack_bytes % 16 || filter.comm[15])
 		return (u64)VTICE_VMCALL_EINVAL;
 	if (period_tsc && (ticks == 0 || ticks > 0xffffffffull))
 		return (u64)VTICE_VMCALL_EINVAL;
 	vcpu->profile.stack_bytes = (u32)stack_bytes;
+	vcpu->profile.filter = filter;
 	ret = vt_timer_set_sampling(vcpu, ticks);
 	if (ret == -VT_EOPNOTSUPP)
 		return (u64)VTICE_VMCALL_ENOSYS;
@@ -63,7 +68,9 @@ void vt_profile_sample(struct vt_vcpu *vcpu)
 	recs[0].u.raw[0] = vt_vmread_or0(GUEST_RIP);
 	recs[0].u.raw[1] = rsp;
 	vt_put_data(&recs[n++], &recs[0], VTICE_SYSCALL_DATA_REGS, vcpu->regs->rbp, 0);
-	n = vt_put_current_task(vcpu, recs, n);
+	n = vt_put_current_task(vcpu, &vcpu->profile.filter, recs, n);
+	if (!n)
+		return;		/* another task's: not asked for */
 	if (!user)
 		n = vt_put_stack(vcpu, rsp, vcpu->profile.stack_bytes, n);
 	recs[0].flags = (n - 1) | flags;

@@ -14,6 +14,7 @@
 #define VT_CORE_PROFILE_H
 
 #include "types.h"
+#include "syscall_trap.h"	/* struct vt_sys_filter */
 #include <vtice/ioctl.h>
 #include <vtice/records.h>
 
@@ -22,6 +23,7 @@ extern "C" {
 #endif
 
 struct vt_exit;
+struct vt_guest_regs;
 struct vt_vcpu;
 
 /*
@@ -45,6 +47,7 @@ struct vt_timer {
  */
 struct vt_profile_vcpu {
 	u32 stack_bytes;	/* kernel stack copied per sample */
+	struct vt_sys_filter filter;	/* the task sampled; empty: any */
 	struct vtice_record recs[VT_CAPTURE_GROUP_MAX];
 	u64 stack[VTICE_PROFILE_STACK_MAX / 8];
 };
@@ -62,7 +65,7 @@ int vt_timer_set_sampling(struct vt_vcpu *vcpu, u64 ticks);
 
 /* ---- profile.c ---- */
 /* The VMCALL (vmcall.h VTICE_VMCALL_PROFILE): a status; *samples = this CPU's count. */
-u64 vt_profile_vmcall(struct vt_vcpu *vcpu, u64 period_tsc, u64 stack_bytes, u64 *samples);
+u64 vt_profile_vmcall(struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 *samples);
 /* One sample of where the guest is, into the CPU's ring. */
 void vt_profile_sample(struct vt_vcpu *vcpu);
 /*

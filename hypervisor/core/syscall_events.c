@@ -91,11 +91,15 @@ static u32 vt_put_task(struct vtice_record *recs, u32 n, const struct vt_sys_tas
 	return n;
 }
 
-u32 vt_put_current_task(const struct vt_vcpu *vcpu, struct vtice_record *recs, u32 n)
+u32 vt_put_current_task(const struct vt_vcpu *vcpu, const struct vt_sys_filter *filter,
+			struct vtice_record *recs, u32 n)
 {
 	struct vt_sys_task t = { 0 };
+	bool known = vt_read_task(vcpu, &t);
 
-	return vt_read_task(vcpu, &t) ? vt_put_task(recs, n, &t) : n;
+	if (!vt_filter_match(filter, &t, known))
+		return 0;
+	return known ? vt_put_task(recs, n, &t) : n;
 }
 
 /* The head's flags count the DATA records; they were copied before it was set. */

@@ -122,8 +122,13 @@ bool vt_probe_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *regs, u64 
 		    const struct vt_sys_filter *filter, const struct vt_probe_capture *cap);
 /* A group's DATA record of kind with a and b, stamped as its head. */
 void vt_put_data(struct vtice_record *rec, const struct vtice_record *head, u32 kind, u64 a, u64 b);
-/* TASK and COMM of the task current on the vCPU at recs[n], when it can be read: the new n. */
-u32 vt_put_current_task(const struct vt_vcpu *vcpu, struct vtice_record *recs, u32 n);
+/*
+ * TASK and COMM of the task current on the vCPU at recs[n], when it can be
+ * read: the new n; 0 when the task does not pass filter (a task that
+ * cannot be read passes only an empty one).
+ */
+u32 vt_put_current_task(const struct vt_vcpu *vcpu, const struct vt_sys_filter *filter,
+			struct vtice_record *recs, u32 n);
 
 #ifdef __cplusplus
 }

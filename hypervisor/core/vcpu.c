@@ -296,9 +296,14 @@ u64 vt_vcpu_probes(struct vt_vcpu *vcpu, u32 op, u64 a, u64 b, u64 c, u64 *hits)
 	return vt_vmcall(VTICE_VMCALL_PROBES, vcpu->hv->key, op, a, b, c, hits);
 }
 
-u64 vt_vcpu_profile(struct vt_vcpu *vcpu, u64 period_tsc, u32 stack_bytes, u64 *samples)
+u64 vt_vcpu_profile(struct vt_vcpu *vcpu, u64 period_tsc, u32 stack_bytes, u32 pid, const char comm[16],
+		    u64 *samples)
 {
-	return vt_vmcall(VTICE_VMCALL_PROFILE, vcpu->hv->key, period_tsc, stack_bytes, 0, 0, samples);
+	u64 c[2];
+
+	vt_memcpy(c, comm, sizeof(c));
+	return vt_vmcall(VTICE_VMCALL_PROFILE, vcpu->hv->key, period_tsc, stack_bytes | (u64)pid << 32, c[0],
+			 c[1], samples);
 }
 
 /* Guest state that VM exits changed and the kernel expects back. */

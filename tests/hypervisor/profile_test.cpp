@@ -38,6 +38,15 @@ protected:
 		return r.rax;
 	}
 
+	// Armed for one task: pid (its pid or tgid) and comm, as
+	// VTICE_VMCALL_PROFILE packs them (vmcall.h).
+	uint64_t profile_vmcall_for(uint32_t pid, const char *comm, uint64_t stack_bytes = 0)
+	{
+		uint64_t c[2] = {};
+		std::memcpy(c, comm, std::min(std::strlen(comm), sizeof(c)));
+		return keyed_vmcall(VTICE_VMCALL_PROFILE, 1'000'000, stack_bytes | (uint64_t)pid << 32, c[0], c[1]).rax;
+	}
+
 	// The timer runs out with the guest in the kernel at kKernelRip, RSP = rsp.
 	void expire_in_kernel(uint64_t rsp, uint64_t rbp = 0xbbbb)
 	{
@@ -114,6 +123,36 @@ TEST_F(Profile, AKernelSampleCarriesRipTaskAndTheStack)
 	uint64_t samples = 0;
 	profile_vmcall(0, 0, &samples);
 	EXPECT_EQ(samples, 1u);
+}
+
+// The task in guest memory is pid 4242, tgid 4240, comm "vtsys"
+// (syscall_fixture.hpp): root records its samples only when it passes.
+TEST_F(Profile, WithAFilterOnlyThatTasksSamplesAreRecorded)
+{
+	struct Case {
+		uint32_t pid;
+		const char *comm;
+		bool recorded;
+	} cases[] = {
+		{0, "vtsys", true},	{0, "bash", false},	{4242, "", true},  {4240, "", true},
+		{999, "", false},	{4240, "vtsys", true},	{4240, "bash", false},
+	};
+	for (const Case &c : cases) {
+		vcpu.ring.hdr->head = vcpu.ring.hdr->tail = 0;
+		ASSERT_EQ(profile_vmcall_for(c.pid, c.comm), (uint64_t)VTICE_VMCALL_OK);
+		expire_in_kernel(kStackTop - 0x800);
+		auto recs = records();
+		ASSERT_EQ(!recs.empty(), c.recorded) << "pid " << c.pid << " comm '" << c.comm << "'";
+		EXPECT_TRUE(recs.empty() || recs[0].type == VTICE_REC_PROFILE_SAMPLE);
+	}
+	uint64_t samples = 0;
+	profile_vmcall(0, 0, &samples);
+	EXPECT_EQ(samples, 4u) << "only the recorded samples count";
+}
+
+TEST_F(Profile, AFilterCommWithoutItsNulIsRefused)
+{
+	EXPECT_EQ(profile_vmcall_for(0, "sixteen-bytes-xx"), (uint64_t)VTICE_VMCALL_EINVAL);
 }
 
 TEST_F(Profile, TheStackEndsWhereItsPagesDo)

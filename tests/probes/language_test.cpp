@@ -293,12 +293,30 @@ TEST(ProbeLanguage, ProfileProbesSampleAtOneRateWithTheirStacks)
 	EXPECT_FALSE(p.fn_kstack) << "no fn: probe: no hit copies a stack";
 	EXPECT_FALSE(p.has_syscall_probes);
 	EXPECT_FALSE(p.has_fn_probes);
-	EXPECT_EQ(p.root_filter.comm, "") << "samples are not filtered in root";
+	EXPECT_EQ(p.root_filter.comm, "") << "no syscall or fn: probe to filter";
+	EXPECT_EQ(p.profile_filter.comm, "dd") << "root records only dd's samples";
 	ASSERT_EQ(p.maps.size(), 2u);
 	EXPECT_EQ(p.maps[0].keys, std::vector<Type>{Type::Stack});
 	EXPECT_EQ(accepted("profile:hz:10000 { @[cpu] = count(); } profile:hz:10000 { @n = count(); }").profile_hz,
 		  10000u);
 	EXPECT_FALSE(accepted("profile:hz:1 { @[comm] = count(); }").uses_kstack());
+}
+
+// Root samples for the profile probes together: a filter only when all of
+// them narrow to the same task, and independent of the other probes'.
+TEST(ProbeLanguage, FindsTheFilterRootCanApplyToSamples)
+{
+	CheckedProgram pid = accepted("profile:hz:99 /pid == 42 && cpu == 1/ { @ = count(); }"
+				      "syscall:read /comm == \"cat\"/ { @r = count(); }");
+	EXPECT_EQ(pid.profile_filter.pid, 42u);
+	EXPECT_EQ(pid.profile_filter.comm, "");
+	EXPECT_EQ(pid.root_filter.comm, "cat");
+	EXPECT_EQ(pid.root_filter.pid, 0u);
+	CheckedProgram one_open = accepted("profile:hz:99 /comm == \"dd\"/ { @a = count(); }"
+					   "profile:hz:99 { @b = count(); }");
+	EXPECT_EQ(one_open.profile_filter.comm, "") << "the second probe wants every sample";
+	CheckedProgram either = accepted("profile:hz:99 /comm == \"dd\" || comm == \"cat\"/ { @ = count(); }");
+	EXPECT_EQ(either.profile_filter.comm, "");
 }
 
 TEST(ProbeLanguage, FnProbesReadTheStackOfTheirEntry)

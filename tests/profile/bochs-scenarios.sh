@@ -75,6 +75,40 @@ profile_spin() {
 	fi
 }
 
+# A profile probe whose predicate names one comm: root records only that
+# task's samples (docs/probes.md), so every sample the console gets is the
+# spinner's, none of the other CPU's (idle, the shell), while the spinner
+# still gets its >= 300 of 5 s at 99 Hz. $1: the test.
+profile_filtered() {
+	local test=$1 out=/tmp/profile-filter probe events spin
+	insmod /lib/vtice/vtice_spin.ko secs=5 || { result $test FAIL "insmod vtice_spin failed"; return; }
+	vtice probe 'profile:hz:99 /comm == "vtice-spin"/ { @spin = count(); }' --duration 120 \
+		-o $out.json 2>$out.err &
+	probe=$!
+	if ! profile_wait_armed $out.err; then
+		echo 1 >/sys/module/vtice_spin/parameters/go
+		rmmod vtice_spin
+		kill $probe
+		result $test FAIL "never armed: $(tail -n 1 $out.err)"
+		return
+	fi
+	echo 1 >/sys/module/vtice_spin/parameters/go
+	rmmod vtice_spin
+	kill -INT $probe
+	wait $probe
+	sed "s/^/VTICE-PROFILE $test: /" $out.err | head -n 8
+	spin=$(grep '"name":"@spin"' $out.json | sed -n 's/.*"value":\([0-9]*\).*/\1/p')
+	events=$(grep '"type":"summary"' $out.json | sed -n 's/.*"events":\([0-9]*\).*/\1/p')
+	echo "VTICE-FIGURE $test.spinner_samples=${spin:-0}"
+	echo "VTICE-FIGURE $test.samples_recorded=${events:-0}"
+	if [ "${spin:-0}" -ge 300 ] && [ "${events:-0}" = "$spin" ] &&
+		grep -q 'recorded for comm vtice-spin only' $out.err; then
+		result $test PASS "root recorded $events samples, all the spinner's (comm vtice-spin)"
+	else
+		result $test FAIL "root recorded ${events:-no} samples, ${spin:-no} of them the spinner's (want all, >= 300)"
+	fi
+}
+
 # CPU 0 ran the shell and the profiler's reads meanwhile: mostly idle.
 profile_idle() {
 	local idle
@@ -219,6 +253,7 @@ scenario_hvprofile() {
 	# after it armed, so kstack must read kallsyms again to name it.
 	profile_spin after $cpu hv.profile-probe /tmp/profile-probe \
 		vtice probe 'profile:hz:99 { @[comm, kstack] = count(); }' --duration 120 --folded /tmp/profile-probe.folded
+	profile_filtered hv.profile-filter
 	profile_read_path
 	profile_busy
 	profile_unseen

@@ -13,6 +13,7 @@
 #include <linux/math64.h>
 #include <linux/mutex.h>
 #include <linux/smp.h>
+#include <linux/string.h>
 
 #include <vtice/ioctl.h>
 #include <vtice/vmcall.h>
@@ -26,6 +27,8 @@ static struct cpumask vt_profile_cpus;	/* CPUs sampling, under vt_profile_lock *
 struct vt_profile_call {
 	u64 period_tsc;		/* 0: stop */
 	u32 stack_bytes;
+	u32 pid;		/* the task to sample, 0 = any */
+	char comm[16];		/* ...its comm, "" = any */
 	atomic_t failed;	/* the first CPU's error, 0 = none */
 };
 
@@ -41,7 +44,7 @@ static void vt_profile_cpu(void *arg)
 		atomic_cmpxchg(&call->failed, 0, -ENODEV);
 		return;
 	}
-	status = vt_vcpu_profile(vcpu, call->period_tsc, call->stack_bytes, &samples);
+	status = vt_vcpu_profile(vcpu, call->period_tsc, call->stack_bytes, call->pid, call->comm, &samples);
 	if (status == VTICE_VMCALL_OK)
 		return;
 	if (status == (u64)VTICE_VMCALL_EINVAL)
@@ -67,7 +70,7 @@ static int vt_profile_check(const struct vtice_profile *req)
 	if (req->op != VTICE_PROFILE_ARM)
 		return 0;
 	if (!req->hz || req->hz > VTICE_PROFILE_HZ_MAX || req->stack_bytes > VTICE_PROFILE_STACK_MAX ||
-	    req->stack_bytes % 16 || req->reserved)
+	    req->stack_bytes % 16 || memchr(req->comm, 0, sizeof(req->comm)) == NULL)
 		return -EINVAL;
 	if (req->cpu != VTICE_PROFILE_ALL_CPUS &&
 	    (req->cpu < 0 || req->cpu >= nr_cpu_ids || !cpu_online(req->cpu)))
@@ -80,9 +83,11 @@ static int vt_profile_arm_locked(struct file *file, const struct vtice_profile *
 	struct vt_profile_call call = {
 		.period_tsc = div_u64(vt_os_tsc_khz() * 1000, req->hz),
 		.stack_bytes = req->stack_bytes,
+		.pid = req->pid,
 	};
 	int ret;
 
+	strscpy_pad(call.comm, req->comm, sizeof(call.comm));
 	if (vt_profile_owner && vt_profile_owner != file)
 		return -EBUSY;
 	if (vt_profile_owner)

@@ -335,7 +335,9 @@ struct vtice_probes {
  * CPU the VMX-preemption timer expires hz times per second of the CPU's
  * time in the guest, and each expiry writes a VTICE_REC_PROFILE_SAMPLE
  * group (records.h) to that CPU's ring; the CPU goes on. A halted CPU is
- * sampled as long as its timer counts (C0-C2: SDM 3C 26.5.1). One open
+ * sampled as long as its timer counts (C0-C2: SDM 3C 26.5.1). With a pid
+ * or comm, root writes only the samples of that task (`vtice probe
+ * 'profile:hz:99 /comm == "dd"/ ...'`): the others cost their exit only. One open
  * file owns the profiler (-EBUSY for another); its close stops it. ARM
  * replaces what the owner armed before. -EOPNOTSUPP: no VMX-preemption
  * timer; -ENODEV: a CPU to sample is not virtualized.
@@ -358,8 +360,9 @@ struct vtice_profile {
 	__u32 stack_bytes;		/* in (ARM): kernel stack per sample, a multiple of 16, <= STACK_MAX */
 	__s32 cpu;			/* in (ARM): the one CPU to sample, or VTICE_PROFILE_ALL_CPUS */
 	__u32 armed;			/* out: CPUs sampling */
-	__u32 reserved;			/* 0 */
+	__u32 pid;			/* in (ARM): only this task's samples (its pid or tgid); 0 = any */
 	__u64 samples;			/* out: samples recorded since load, all CPUs */
+	char comm[16];			/* in (ARM): only this comm's samples, NUL-padded; "" = any */
 };
 
 #define VTICE_IOC_STATUS	_IOWR(VTICE_IOC_MAGIC, 1, struct vtice_status)
@@ -389,6 +392,6 @@ VTICE_UAPI_ASSERT(sizeof(struct vtice_path_trace) == 80, "vtice_path_trace layou
 VTICE_UAPI_ASSERT(sizeof(struct vtice_lbr_entry) == 24, "vtice_lbr_entry layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_lbr) == 72 + 24 * VTICE_LBR_MAX, "vtice_lbr layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_probes) == 56 + 9 * VTICE_PROBES_MAX, "vtice_probes layout");
-VTICE_UAPI_ASSERT(sizeof(struct vtice_profile) == 40, "vtice_profile layout");
+VTICE_UAPI_ASSERT(sizeof(struct vtice_profile) == 56, "vtice_profile layout");
 
 #endif /* VTICE_UAPI_IOCTL_H */

@@ -31,10 +31,13 @@ enum vtice_vmcall {
 	VTICE_VMCALL_SYSCALLS = 5,
 	/*
 	 * The profiler on this CPU: RDX = TSC cycles between samples (0 =
-	 * stop), R8 = bytes of kernel stack copied per sample (a multiple of
-	 * 16, at most VTICE_PROFILE_STACK_MAX). RDX out = samples recorded on
-	 * this CPU since load. ENOSYS: no VMX-preemption timer; EINVAL: a
-	 * period the timer cannot count, or a bad stack size.
+	 * stop), R8 bits 31:0 = bytes of kernel stack copied per sample (a
+	 * multiple of 16, at most VTICE_PROFILE_STACK_MAX), bits 63:32 = pid
+	 * filter (a task's pid or tgid; 0 = any), R9 and R10 = comm filter
+	 * (as VTICE_VMCALL_SYSCALLS's): a sample of another task is not
+	 * recorded. RDX out = samples recorded on this CPU since load.
+	 * ENOSYS: no VMX-preemption timer; EINVAL: a period the timer cannot
+	 * count, a bad stack size, or a comm without its NUL.
 	 */
 	VTICE_VMCALL_PROFILE = 6,
 	/*
