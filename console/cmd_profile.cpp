@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,8 +33,8 @@ namespace vtice::console {
 namespace {
 
 const char kHelp[] =
-	"usage: vtice profile [--hz N] [--duration S] [--cpu N] [-o FILE]\n"
-	"                     [--format folded|perfetto] [--top N] [--stack-bytes N]\n"
+	"usage: vtice profile [--hz N] [--duration S] [--cpu N] [--comm NAME] [--pid PID]\n"
+	"                     [-o FILE] [--format folded|perfetto] [--top N] [--stack-bytes N]\n"
 	"                     [--device PATH] [--kallsyms PATH] [--kcore PATH]\n"
 	"\n"
 	"Samples where every CPU is, N times a second, from the hypervisor: the\n"
@@ -46,11 +47,15 @@ const char kHelp[] =
 	"  vtice profile --duration 10\n"
 	"  vtice profile --hz 999 --duration 5 -o out.folded && flamegraph.pl out.folded > out.svg\n"
 	"  vtice profile --cpu 1 --format perfetto -o trace.json   (ui.perfetto.dev opens it)\n"
+	"  vtice profile --comm dd --duration 5      (dd's CPU time alone)\n"
 	"\n"
 	"options:\n"
 	"  --hz N             samples per second on each CPU (default 99, at most 10000)\n"
 	"  --duration S       stop after S seconds (default: Ctrl-C)\n"
 	"  --cpu N            sample only CPU N (default: every online CPU)\n"
+	"  --comm NAME        record only the samples of tasks named NAME; the\n"
+	"                     hypervisor drops the others (no idle time is then shown)\n"
+	"  --pid PID          ...of the task or process PID (its pid or tgid)\n"
 	"  -o, --output FILE  the stacks: folded lines (\"comm;root;...;leaf count\", as\n"
 	"                     flamegraph.pl reads them) or, with --format perfetto, a\n"
 	"                     trace-event JSON timeline\n"
@@ -68,6 +73,7 @@ struct Options {
 	std::uint32_t hz = 99;
 	double duration = 0;
 	std::int32_t cpu = VTICE_PROFILE_ALL_CPUS;
+	TaskFilter filter;	// the samples root records; empty: all
 	std::string output;
 	Format format = Format::folded;
 	std::size_t top = 20;
@@ -124,6 +130,10 @@ Result<Options> parse_options(const ParsedArgs &args)
 	auto o = parse_numbers(args, Options{});
 	if (!o)
 		return o.error();
+	auto filter = parse_task_filter(args);
+	if (!filter)
+		return filter.error();
+	o->filter = *filter;
 	if (auto f = args.get("--format")) {
 		if (*f != "folded" && *f != "perfetto")
 			return make_error("--format: expected folded or perfetto, not '" + *f + "'");
@@ -174,10 +184,13 @@ Result<Sampler> arm(const Options &o)
 	req.hz = o.hz;
 	req.stack_bytes = o.stack_bytes;
 	req.cpu = o.cpu;
+	req.pid = o.filter.pid;
+	std::memcpy(req.comm, o.filter.comm.data(), o.filter.comm.size());	// at most 15: parse_task_filter
 	auto armed = profile_ioctl(*dev, o.device, req);
 	if (!armed)
 		return armed.error();
-	eprintf("vtice profile: sampling %u CPU%s at %u Hz; %s\n", armed->armed, armed->armed == 1 ? "" : "s", o.hz,
+	eprintf("vtice profile: sampling %u CPU%s at %u Hz, recording %s; %s\n", armed->armed,
+		armed->armed == 1 ? "" : "s", o.hz, describe_filter(o.filter).c_str(),
 		o.duration ? "until the duration ends" : "Ctrl-C stops");
 	return Sampler{std::move(*dev), std::move(*rings), armed->samples};
 }
@@ -330,7 +343,7 @@ int cmd_profile(int argc, char **argv)
 	auto args = parse_args(static_cast<int>(expanded.size()), expanded.data(),
 			       {{"--hz", true}, {"--duration", true}, {"--cpu", true}, {"--output", true},
 				{"--format", true}, {"--top", true}, {"--stack-bytes", true}, {"--device", true},
-				{"--kallsyms", true}, {"--kcore", true}});
+				{"--kallsyms", true}, {"--kcore", true}, {"--comm", true}, {"--pid", true}});
 	if (!args) {
 		eprintf("vtice profile: %s\n", args.error().to_string().c_str());
 		return kExitUsage;

@@ -572,6 +572,9 @@ def class_cases(vtice, ws, stubs):
     for value in ("", "cpu", "TASK", "all,task"):
         cases.append(Case("trace syscall --step %r" % value, "numbers",
                           [vtice, "trace", "syscall", "openat", "--step", value], rc=2, text="--step"))
+    for flag, value in (("--comm", "sixteen-chars-xx"), ("--pid", "0"), ("--pid", "1073741824"), ("--pid", "-5")):
+        cases.append(Case("profile %s %r" % (flag, value), "numbers", [vtice, "profile", flag, value], rc=2,
+                          text=flag))
     cases.append(Case("syms --slide 0x7fffffffffff", "numbers",
                       [vtice, "syms", ws.map, "--slide", "0x7fffffffffff"], rc=2, text="--slide"))
     cases.append(Case("attach --baud 12345", "numbers", [vtice, "attach", "/dev/null", "--baud", "12345"], rc=2,

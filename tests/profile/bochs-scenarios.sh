@@ -75,37 +75,58 @@ profile_spin() {
 	fi
 }
 
-# A profile probe whose predicate names one comm: root records only that
-# task's samples (docs/probes.md), so every sample the console gets is the
-# spinner's, none of the other CPU's (idle, the shell), while the spinner
-# still gets its >= 300 of 5 s at 99 Hz. $1: the test.
-profile_filtered() {
-	local test=$1 out=/tmp/profile-filter probe events spin
-	insmod /lib/vtice/vtice_spin.ko secs=5 || { result $test FAIL "insmod vtice_spin failed"; return; }
-	vtice probe 'profile:hz:99 /comm == "vtice-spin"/ { @spin = count(); }' --duration 120 \
-		-o $out.json 2>$out.err &
-	probe=$!
+# Runs the rest of the line (a profiler writing stderr to $1.err) while
+# vtice_spin spins 5 s on the last CPU; $2: the test, failed if it never
+# armed. False then.
+spin_under() {
+	local out=$1 test=$2 profiler
+	shift 2
+	insmod /lib/vtice/vtice_spin.ko secs=5 || { result $test FAIL "insmod vtice_spin failed"; return 1; }
+	"$@" 2>$out.err &
+	profiler=$!
 	if ! profile_wait_armed $out.err; then
 		echo 1 >/sys/module/vtice_spin/parameters/go
 		rmmod vtice_spin
-		kill $probe
+		kill $profiler
 		result $test FAIL "never armed: $(tail -n 1 $out.err)"
-		return
+		return 1
 	fi
 	echo 1 >/sys/module/vtice_spin/parameters/go
 	rmmod vtice_spin
-	kill -INT $probe
-	wait $probe
+	kill -INT $profiler
+	wait $profiler
 	sed "s/^/VTICE-PROFILE $test: /" $out.err | head -n 8
-	spin=$(grep '"name":"@spin"' $out.json | sed -n 's/.*"value":\([0-9]*\).*/\1/p')
-	events=$(grep '"type":"summary"' $out.json | sed -n 's/.*"events":\([0-9]*\).*/\1/p')
-	echo "VTICE-FIGURE $test.spinner_samples=${spin:-0}"
-	echo "VTICE-FIGURE $test.samples_recorded=${events:-0}"
-	if [ "${spin:-0}" -ge 300 ] && [ "${events:-0}" = "$spin" ] &&
-		grep -q 'recorded for comm vtice-spin only' $out.err; then
-		result $test PASS "root recorded $events samples, all the spinner's (comm vtice-spin)"
+}
+
+# Profiles narrowed to one comm: root records only that task's samples
+# (docs/probes.md, docs/profile.md), so every sample the console gets is
+# the spinner's, none of the other CPU's (idle, the shell), and the
+# spinner still gets its >= 300 of 5 s at 99 Hz. A probe whose predicate
+# names the comm, then vtice profile --comm.
+profile_filtered() {
+	local out=/tmp/profile-filter events spin all
+	if spin_under $out hv.profile-filter \
+		vtice probe 'profile:hz:99 /comm == "vtice-spin"/ { @spin = count(); }' --duration 120 -o $out.json; then
+		spin=$(grep '"name":"@spin"' $out.json | sed -n 's/.*"value":\([0-9]*\).*/\1/p')
+		events=$(grep '"type":"summary"' $out.json | sed -n 's/.*"events":\([0-9]*\).*/\1/p')
+		echo "VTICE-FIGURE hv.profile-filter.spinner_samples=${spin:-0}"
+		echo "VTICE-FIGURE hv.profile-filter.samples_recorded=${events:-0}"
+		if [ "${spin:-0}" -ge 300 ] && [ "${events:-0}" = "$spin" ] &&
+			grep -q 'recorded for comm vtice-spin only' $out.err; then
+			result hv.profile-filter PASS "root recorded $events samples, all the spinner's (comm vtice-spin)"
+		else
+			result hv.profile-filter FAIL "root recorded ${events:-no} samples, ${spin:-no} of them the spinner's (want all, >= 300)"
+		fi
+	fi
+	out=/tmp/profile-comm
+	spin_under $out hv.profile-comm vtice profile --comm vtice-spin --duration 120 -o $out.folded || return
+	all=$(profile_samples_matching $out.folded '.')
+	spin=$(profile_samples_matching $out.folded '^vtice-spin;')
+	echo "VTICE-FIGURE hv.profile-comm.samples=$all"
+	if [ "$spin" -ge 300 ] && [ "$all" = "$spin" ] && grep -q 'recording comm vtice-spin;' $out.err; then
+		result hv.profile-comm PASS "vtice profile --comm vtice-spin: $all samples, all the spinner's"
 	else
-		result $test FAIL "root recorded ${events:-no} samples, ${spin:-no} of them the spinner's (want all, >= 300)"
+		result hv.profile-comm FAIL "vtice profile --comm vtice-spin: $all samples, $spin of them the spinner's (want all, >= 300)"
 	fi
 }
 
@@ -253,7 +274,7 @@ scenario_hvprofile() {
 	# after it armed, so kstack must read kallsyms again to name it.
 	profile_spin after $cpu hv.profile-probe /tmp/profile-probe \
 		vtice probe 'profile:hz:99 { @[comm, kstack] = count(); }' --duration 120 --folded /tmp/profile-probe.folded
-	profile_filtered hv.profile-filter
+	profile_filtered
 	profile_read_path
 	profile_busy
 	profile_unseen
