@@ -46,8 +46,11 @@ bool vt_insn_gs_store(const u8 *b, u32 len, u64 ip, struct vt_gs_store *out)
 		out->gs_offset = ip + len + (u64)vt_disp32(b + i);
 		return true;
 	}
-	if ((modrm & 7) == 4 && i + 5 == len && (b[i] & 0x3f) == 0x25) {
-		/* SIB, any scale, no index (100b), no base (101b at mod 00): disp32 alone. */
+	if ((modrm & 7) == 4 && i + 5 == len && (b[i] & 0x3f) == 0x25 && !(rex & 2)) {
+		/*
+		 * SIB, any scale, no index (100b, and REX.X clear: with it 100b
+		 * is R12), no base (101b at mod 00): disp32 alone (SDM 2A 2.2.1.2).
+		 */
 		out->gs_offset = (u64)vt_disp32(b + i + 1);
 		return true;
 	}
