@@ -46,7 +46,9 @@ echo "VTICE-READY pid $workload"
 if grep -q vtice.panic /proc/cmdline; then
 	sleep 1
 	echo "VTICE-TASKS-BEGIN"
-	for d in /proc/[0-9]*; do read -r c < "$d/comm" && echo "${d#/proc/} $c"; done
+	# A task that exits between the glob and the read is left out quietly:
+	# the shell's "can't open" would land in the list (CI, 2026-12-02).
+	for d in /proc/[0-9]*; do { read -r c < "$d/comm"; } 2>/dev/null && echo "${d#/proc/} $c"; done
 	echo "VTICE-TASKS-END"
 	echo "VTICE-IOMEM-BEGIN"
 	grep "System RAM" /proc/iomem
