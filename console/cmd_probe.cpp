@@ -377,10 +377,13 @@ public:
 		auto symbols = read_running_kallsyms(o.kallsyms, "entry_SYSCALL_64");
 		if (!symbols)
 			return symbols.error();
-		auto orc = load_running_orc(**symbols, o.kcore);
+		auto orc = RunningOrc::load(**symbols, o.kcore, o.btf);
 		if (!orc)
 			eprintf("vtice probe: warning: %s; each kstack is its sampled function alone\n",
 				orc.error().to_string().c_str());
+		else
+			for (const std::string &w : (*orc)->warnings())
+				eprintf("vtice probe: warning: %s\n", w.c_str());
 		return std::unique_ptr<KernelStacks>(
 			new KernelStacks(std::move(*symbols), orc ? std::move(*orc) : nullptr));
 	}
@@ -388,7 +391,8 @@ public:
 	// Leaf first, a frame a line.
 	std::string text(const trace::ProfileSample &s)
 	{
-		std::vector<std::string> names = namer_.names(s, unwind_sample(orc_.get(), s, kMaxSampleFrames));
+		std::vector<std::string> names =
+			namer_.names(s, unwind_sample(orc_ ? &orc_->tables() : nullptr, s, kMaxSampleFrames));
 		std::string out;
 		for (auto n = names.rbegin(); n != names.rend(); ++n)
 			out += (out.empty() ? "" : "\n") + *n;
@@ -396,15 +400,17 @@ public:
 	}
 
 	// kallsyms read again (a module came or went): frames are named from
-	// these from now on. The ORC tables are the kernel image's: they stay.
+	// these from now on, and unwound with the modules' tables as they are now.
 	void use_symbols(std::unique_ptr<dbg::SymbolList> symbols)
 	{
 		symbols_ = std::move(symbols);
 		namer_ = namer_of(symbols_.get());
+		if (orc_)
+			orc_->reload_modules();
 	}
 
 private:
-	KernelStacks(std::unique_ptr<dbg::SymbolList> symbols, std::unique_ptr<symbols::OrcTable> orc)
+	KernelStacks(std::unique_ptr<dbg::SymbolList> symbols, std::unique_ptr<RunningOrc> orc)
 		: symbols_(std::move(symbols)), orc_(std::move(orc)), namer_(namer_of(symbols_.get()))
 	{
 	}
@@ -415,7 +421,7 @@ private:
 	}
 
 	std::unique_ptr<dbg::SymbolList> symbols_;
-	std::unique_ptr<symbols::OrcTable> orc_;
+	std::unique_ptr<RunningOrc> orc_;
 	FrameNamer namer_;
 };
 

@@ -84,6 +84,8 @@ struct Options {
 };
 
 constexpr long kPollMs = 10;
+// Where struct module keeps its ORC tables comes from the kernel's BTF.
+constexpr const char *kKernelBtf = "/sys/kernel/btf/vmlinux";
 constexpr double kProgressSeconds = 2;
 
 Result<Options> parse_numbers(const ParsedArgs &args, Options o)
@@ -198,7 +200,7 @@ Result<Sampler> arm(const Options &o)
 // The run's consumers of samples: the counts, and the timeline when asked for.
 class SampleSink {
 public:
-	SampleSink(const Options &o, std::unique_ptr<dbg::SymbolList> symbols, const symbols::OrcTable *orc,
+	SampleSink(const Options &o, std::unique_ptr<dbg::SymbolList> symbols, const symbols::OrcTables *orc,
 		   const TscClock &clock, std::FILE *timeline_file)
 		: orc_(orc), period_tsc_(static_cast<std::uint64_t>(clock.ticks_per_ns() * 1e9 / o.hz)),
 		  report_(period_tsc_)
@@ -236,7 +238,7 @@ public:
 	const trace::ProfileDecodeStats &stats() const { return stats_; }
 
 private:
-	const symbols::OrcTable *orc_;
+	const symbols::OrcTables *orc_;
 	std::unique_ptr<dbg::SymbolList> symbols_;
 	std::optional<FrameNamer> namer_;
 	std::uint64_t period_tsc_;
@@ -269,16 +271,18 @@ void report_summary(const SampleSink &sink, std::uint64_t recorded, double secon
 }
 
 // The ORC tables, or none (with a warning): each sample then names its function alone.
-std::unique_ptr<symbols::OrcTable> load_orc(const Options &o, const dbg::SymbolSource &symbols)
+std::unique_ptr<RunningOrc> load_orc(const Options &o, const dbg::SymbolSource &symbols)
 {
 	if (o.stack_bytes == 0)
 		return nullptr;
-	auto orc = load_running_orc(symbols, o.kcore);
+	auto orc = RunningOrc::load(symbols, o.kcore, kKernelBtf);
 	if (!orc) {
 		eprintf("vtice profile: warning: %s; each sample names its function alone\n",
 			orc.error().to_string().c_str());
 		return nullptr;
 	}
+	for (const std::string &w : (*orc)->warnings())
+		eprintf("vtice profile: warning: %s\n", w.c_str());
 	return std::move(*orc);
 }
 
@@ -297,7 +301,7 @@ int run(const Options &o)
 		file.emplace(std::move(*opened));
 	}
 	TscClock clock;
-	SampleSink sink(o, std::move(*symbols), orc.get(), clock,
+	SampleSink sink(o, std::move(*symbols), orc ? &orc->tables() : nullptr, clock,
 			file && o.format == Format::perfetto ? file->stream() : nullptr);
 	catch_stop_signals();
 	auto sampler = arm(o);
@@ -314,6 +318,8 @@ int run(const Options &o)
 		}
 		if (auto fresh = kallsyms.poll(TscClock::now_ns())) {
 			sink.use_symbols(std::move(fresh));
+			if (orc)
+				orc->reload_modules();
 			eprintf("vtice profile: a module came or went: %s read again\n", o.kallsyms.c_str());
 		}
 	}

@@ -4,11 +4,22 @@
 #include <cstring>
 
 #include "kernel_address.hpp"
-#include "trace/kcore.hpp"
+#include "btf/btf_source.hpp"
 
 namespace vtice::console {
 
 namespace {
+
+symbols::MemoryReader kcore_reader(const dbg::Kcore &kcore)
+{
+	return [&kcore](std::uint64_t address, std::span<std::uint8_t> out) {
+		auto bytes = kcore.read(address, out.size());
+		if (!bytes)
+			return false;
+		std::memcpy(out.data(), bytes->data(), out.size());
+		return true;
+	};
+}
 
 // Reads only what the hypervisor copied: [rsp, rsp + stack.size()).
 symbols::MemoryReader copied_stack(const trace::ProfileSample &s)
@@ -24,7 +35,7 @@ symbols::MemoryReader copied_stack(const trace::ProfileSample &s)
 
 }  // namespace
 
-SampleStack unwind_sample(const symbols::OrcTable *orc, const trace::ProfileSample &sample, std::size_t max_frames)
+SampleStack unwind_sample(const symbols::OrcTables *orc, const trace::ProfileSample &sample, std::size_t max_frames)
 {
 	SampleStack out;
 	out.frames.push_back(sample.rip);
@@ -33,7 +44,8 @@ SampleStack unwind_sample(const symbols::OrcTable *orc, const trace::ProfileSamp
 	symbols::MemoryReader read = copied_stack(sample);
 	symbols::UnwindRegs regs{sample.rip, sample.rsp, sample.rbp, true};
 	while (out.frames.size() < max_frames) {
-		auto step = symbols::unwind_step(*orc, regs, read);
+		const symbols::OrcTable *table = orc->for_ip(regs.exact_ip ? regs.rip : regs.rip - 1);
+		auto step = table ? symbols::unwind_step(*table, regs, read) : Result<symbols::UnwindStep>(make_error(""));
 		if (!step) {
 			out.truncated = true;
 			return out;
@@ -53,8 +65,8 @@ SampleStack unwind_sample(const symbols::OrcTable *orc, const trace::ProfileSamp
 	return out;
 }
 
-Result<std::unique_ptr<symbols::OrcTable>> load_running_orc(const dbg::SymbolSource &symbols,
-							     const std::string &kcore_path)
+Result<std::unique_ptr<RunningOrc>> RunningOrc::load(const dbg::SymbolSource &symbols, const std::string &kcore_path,
+						     const std::string &btf_path)
 {
 	symbols::SymbolTable names;
 	for (const char *name : {"__start_orc_unwind_ip", "__stop_orc_unwind_ip", "__start_orc_unwind"}) {
@@ -67,17 +79,31 @@ Result<std::unique_ptr<symbols::OrcTable>> load_running_orc(const dbg::SymbolSou
 	auto kcore = dbg::Kcore::open(kcore_path);
 	if (!kcore)
 		return kcore.error();
-	symbols::MemoryReader read = [&kcore](std::uint64_t address, std::span<std::uint8_t> out) {
-		auto bytes = kcore->read(address, out.size());
-		if (!bytes)
-			return false;
-		std::memcpy(out.data(), bytes->data(), out.size());
-		return true;
-	};
-	auto table = symbols::OrcTable::load(names, read);
-	if (!table)
-		return table.error();
-	return std::make_unique<symbols::OrcTable>(std::move(*table));
+	auto kernel = symbols::OrcTable::load(names, kcore_reader(*kcore));
+	if (!kernel)
+		return kernel.error();
+	std::unique_ptr<RunningOrc> orc(new RunningOrc(std::move(*kcore), std::move(*kernel)));
+	auto types = dbg::btf::load_file(btf_path);
+	auto layout = types ? module_orc_layout(*types) : Result<ModuleOrcLayout>(types.error());
+	if (layout)
+		orc->layout_ = *layout;
+	else
+		orc->warnings_.push_back("modules' stacks end at their first frame: " + layout.error().to_string());
+	orc->reload_modules();
+	return orc;
+}
+
+symbols::MemoryReader RunningOrc::reader() const
+{
+	return kcore_reader(kcore_);
+}
+
+void RunningOrc::reload_modules()
+{
+	if (!layout_)
+		return;
+	ModuleOrcs modules = load_module_orcs(*layout_, reader(), tables_.kernel());
+	tables_.set_modules(std::move(modules.tables));
 }
 
 }  // namespace vtice::console

@@ -1,16 +1,20 @@
 // A profile sample's kernel call stack: the RIP the CPU was at, then the
 // return addresses the kernel's ORC tables find in the stack bytes the
 // hypervisor copied. The tables are the running kernel's, read from
-// /proc/kcore where /proc/kallsyms places them.
+// /proc/kcore where /proc/kallsyms places them, and its modules'
+// (module_orc.hpp).
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "module_orc.hpp"
 #include "profile_samples.hpp"
 #include "symbol_source.hpp"
+#include "trace/kcore.hpp"
 #include "symbols/orc.hpp"
 #include "vtice/result.hpp"
 
@@ -24,11 +28,33 @@ struct SampleStack {
 // How deep vtice profile and kstack walk a sample's stack.
 inline constexpr std::size_t kMaxSampleFrames = 128;
 
-// Walks at most max_frames frames. Without tables (orc null), the leaf alone.
-SampleStack unwind_sample(const symbols::OrcTable *orc, const trace::ProfileSample &sample, std::size_t max_frames);
+// Walks at most max_frames frames. Without tables (orc null), the leaf alone;
+// a frame in text no table covers ends the walk (truncated).
+SampleStack unwind_sample(const symbols::OrcTables *orc, const trace::ProfileSample &sample, std::size_t max_frames);
 
-// The running kernel's ORC tables: their bounds from symbols, their bytes from kcore_path.
-Result<std::unique_ptr<symbols::OrcTable>> load_running_orc(const dbg::SymbolSource &symbols,
-							     const std::string &kcore_path);
+// The running kernel's ORC tables and its modules'.
+class RunningOrc {
+public:
+	// The kernel's: their bounds from symbols, their bytes from kcore_path.
+	// The modules' need the kernel's BTF (btf_path); without it, or without
+	// a module's tables, that module's frames end their stacks, and
+	// warnings() says why.
+	static Result<std::unique_ptr<RunningOrc>> load(const dbg::SymbolSource &symbols, const std::string &kcore_path,
+							const std::string &btf_path);
+
+	const symbols::OrcTables &tables() const { return tables_; }
+	// A module came or went: the modules' tables are read again.
+	void reload_modules();
+	const std::vector<std::string> &warnings() const { return warnings_; }
+
+private:
+	RunningOrc(dbg::Kcore kcore, symbols::OrcTable kernel) : kcore_(std::move(kcore)), tables_(std::move(kernel)) {}
+	symbols::MemoryReader reader() const;
+
+	dbg::Kcore kcore_;
+	symbols::OrcTables tables_;
+	std::optional<ModuleOrcLayout> layout_;
+	std::vector<std::string> warnings_;
+};
 
 }  // namespace vtice::console

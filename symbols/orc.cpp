@@ -50,23 +50,47 @@ Result<OrcTable> OrcTable::load(const SymbolTable &symbols, const MemoryReader &
 	for (const auto *found : {&ip_start, &ip_stop, &entries})
 		if (!found->ok())
 			return found->error();
-	if (*ip_stop < *ip_start || (*ip_stop - *ip_start) % 4 || (*ip_stop - *ip_start) / 4 > kMaxEntries)
+	if (*ip_stop < *ip_start || (*ip_stop - *ip_start) % 4)
 		return make_error("ORC ip table bounds make no sense: " + hex(*ip_start) + ".." + hex(*ip_stop));
-	std::size_t count = (*ip_stop - *ip_start) / 4;
+	return load(*ip_start, (*ip_stop - *ip_start) / 4, *entries, read);
+}
+
+Result<OrcTable> OrcTable::load(std::uint64_t ip_table, std::uint64_t count, std::uint64_t entries,
+				const MemoryReader &read, const OrcTable *format_of)
+{
 	if (count == 0)
-		return make_error("ORC ip table at " + hex(*ip_start) + " is empty");
+		return make_error("ORC ip table at " + hex(ip_table) + " is empty");
+	if (count > kMaxEntries)
+		return make_error("ORC ip table at " + hex(ip_table) + " claims " + std::to_string(count) + " entries");
 	OrcTable table;
-	table.ip_table_ = *ip_start;
+	table.ip_table_ = ip_table;
 	table.ip_offsets_.resize(count);
 	table.entries_.resize(count * kEntrySize);
 	std::span<std::uint8_t> ips(reinterpret_cast<std::uint8_t *>(table.ip_offsets_.data()), count * 4);
-	if (!read(*ip_start, ips))
-		return make_error("cannot read the ORC ip table at " + hex(*ip_start));
-	if (!read(*entries, table.entries_))
-		return make_error("cannot read the ORC entries at " + hex(*entries));
+	if (!read(ip_table, ips))
+		return make_error("cannot read the ORC ip table at " + hex(ip_table));
+	if (!read(entries, table.entries_))
+		return make_error("cannot read the ORC entries at " + hex(entries));
+	if (format_of) {
+		table.new_format_ = format_of->new_format_;
+		return table;
+	}
 	if (!table.detect_format())
-		return make_error("ORC tables at " + hex(*ip_start) + " hold no recognisable entries");
+		return make_error("ORC tables at " + hex(ip_table) + " hold no recognisable entries");
 	return table;
+}
+
+bool OrcTable::covers(std::uint64_t ip) const
+{
+	return size() && ip_at(0) <= ip && ip <= ip_at(size() - 1);
+}
+
+const OrcTable *OrcTables::for_ip(std::uint64_t ip) const
+{
+	for (const OrcTable &m : modules_)
+		if (m.covers(ip))
+			return &m;
+	return kernel_.covers(ip) ? &kernel_ : nullptr;
 }
 
 Result<OrcTable> OrcTable::load(const SymbolTable &symbols, const ElfImage &image)

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "symbols/elf_image.hpp"
@@ -48,6 +49,12 @@ public:
 	// a live guest (pass a table with the slide set).
 	static Result<OrcTable> load(const SymbolTable &symbols, const MemoryReader &read);
 	static Result<OrcTable> load(const SymbolTable &symbols, const ElfImage &image);
+	// count entries at ip_table and entries, as a module's struct module
+	// names them (arch.orc_unwind_ip, arch.orc_unwind, arch.num_orcs).
+	// format_of: a table of the same kernel, whose flags encoding this one
+	// shares (a small module may have no plain entries to tell it by).
+	static Result<OrcTable> load(std::uint64_t ip_table, std::uint64_t count, std::uint64_t entries,
+				     const MemoryReader &read, const OrcTable *format_of = nullptr);
 
 	std::size_t size() const { return ip_offsets_.size(); }
 	// Moves a table read from an image to where a KASLR slide put the
@@ -56,6 +63,8 @@ public:
 	bool new_format() const { return new_format_; }
 	// The entry covering ip (the last one starting at or below it).
 	std::optional<OrcEntry> find(std::uint64_t ip) const;
+	// ip lies between the first and the last entry: this table's text.
+	bool covers(std::uint64_t ip) const;
 
 private:
 	std::uint64_t ip_at(std::size_t index) const;
@@ -66,6 +75,23 @@ private:
 	std::vector<std::int32_t> ip_offsets_;
 	std::vector<std::uint8_t> entries_;
 	bool new_format_ = false;
+};
+
+// The running kernel's tables and its modules' (each module has its own,
+// sorted at load: arch/x86/kernel/unwind_orc.c), looked up by address.
+class OrcTables {
+public:
+	explicit OrcTables(OrcTable kernel) : kernel_(std::move(kernel)) {}
+
+	const OrcTable &kernel() const { return kernel_; }
+	std::size_t modules() const { return modules_.size(); }
+	void set_modules(std::vector<OrcTable> modules) { modules_ = std::move(modules); }
+	// The table whose text holds ip; null outside every table.
+	const OrcTable *for_ip(std::uint64_t ip) const;
+
+private:
+	OrcTable kernel_;
+	std::vector<OrcTable> modules_;
 };
 
 struct UnwindRegs {

@@ -57,7 +57,7 @@ expected() {
 	hvrefused) echo hv.refused-insmod hv.refused-named hv.refused-bare ;;
 	hvdoctorrefused) echo hv.doctorrefused-vmx hv.doctorrefused-rest hv.doctor ;;
 	hvsyscalls) echo hv.syscalls hv.syscalls-cost hv.syscalls-busy hv.syscalls-killed hv.syscalls-bad-strings ;;
-	hvprofile) echo hv.profile hv.profile-spin hv.profile-idle hv.profile-probe hv.profile-filter hv.profile-comm hv.profile-stack hv.profile-busy hv.profile-unseen hv.profile-cost ;;
+	hvprofile) echo hv.profile hv.profile-spin hv.profile-module-stack hv.profile-idle hv.profile-probe hv.profile-filter hv.profile-comm hv.profile-stack hv.profile-busy hv.profile-unseen hv.profile-cost ;;
 	hvprobe) echo hv.probe hv.probe-fn hv.probe-stealth hv.probe-filter hv.probe-lost hv.probe-cost hv.probe-latency hv.probe-refused hv.probe-kstack hv.probe-str hv.probe-ret hv.probe-addr ;;
 	hvpath) echo hv.path-ftrace hv.path-loop hv.path hv.path-report hv.path-after ;;
 	hvpathtf) echo hv.pathtf-ftrace hv.pathtf-openat hv.pathtf-mechanism hv.pathtf-timers hv.pathtf-stealth \

@@ -126,7 +126,8 @@ TEST(ProfileStacks, TheReturnAddressAtAnEntryIsTheCaller)
 	uint64_t ret = ksys_read + 0x40;
 	s.stack.resize(16);
 	std::memcpy(s.stack.data(), &ret, 8);
-	SampleStack stack = unwind_sample(&*orc, s, 16);
+	symbols::OrcTables tables(std::move(*orc));
+	SampleStack stack = unwind_sample(&tables, s, 16);
 	ASSERT_GE(stack.frames.size(), 2u);
 	EXPECT_EQ(stack.frames[0], vfs_read);
 	EXPECT_EQ(stack.frames[1], ret);

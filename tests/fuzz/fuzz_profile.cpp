@@ -22,7 +22,7 @@ namespace {
 
 constexpr std::uint64_t kText = 0xffffffff81000000ull, kOrc = 0xffffffff82000000ull;
 
-std::optional<symbols::OrcTable> fuzzed_orc(const std::uint8_t *data, std::size_t size)
+std::optional<symbols::OrcTables> fuzzed_orc(const std::uint8_t *data, std::size_t size)
 {
 	std::size_t ip_bytes = size < 2 ? 0 : (data[0] | (data[1] << 8)) & ~std::size_t{3};
 	std::size_t table = size < 2 ? 0 : std::min(size - 2, ip_bytes + ip_bytes / 4 * 6);
@@ -43,7 +43,7 @@ std::optional<symbols::OrcTable> fuzzed_orc(const std::uint8_t *data, std::size_
 	auto orc = symbols::OrcTable::load(names, read);
 	if (!orc)
 		return std::nullopt;
-	return std::move(*orc);
+	return symbols::OrcTables(std::move(*orc));
 }
 
 }  // namespace

@@ -130,6 +130,22 @@ profile_filtered() {
 	fi
 }
 
+# The spinner's stacks unwound through the module's own text with its ORC
+# tables (console/module_orc.hpp) to the kthread that runs it, as the
+# module's source calls: kthread -> vtice_spin_thread -> vtice_spin_loop.
+profile_module_stack() {
+	local folded=/tmp/profile-spin.folded spun whole
+	spun=$(profile_samples_matching $folded '^vtice-spin;.*vtice_spin_loop(;|$)')
+	whole=$(profile_samples_matching $folded '^vtice-spin;.*;kthread;vtice_spin_thread;vtice_spin_loop(;|$)')
+	grep '^vtice-spin;' $folded | sort -t' ' -k2 -n -r | head -n 2 | sed 's/^/VTICE-PROFILE module: /'
+	echo "VTICE-FIGURE hv.profile-module-stack.whole=$whole"
+	if [ "$spun" -ge 300 ] && [ $((whole * 10)) -ge $((spun * 9)) ]; then
+		result hv.profile-module-stack PASS "$whole of the $spun samples in vtice_spin_loop unwound through vtice_spin_thread to kthread"
+	else
+		result hv.profile-module-stack FAIL "$whole of the $spun samples in vtice_spin_loop unwound through vtice_spin_thread to kthread (want >= 90% of >= 300)"
+	fi
+}
+
 # CPU 0 ran the shell and the profiler's reads meanwhile: mostly idle.
 profile_idle() {
 	local idle
@@ -268,6 +284,7 @@ scenario_hvprofile() {
 	vtice_at_defaults || { result hv.profile FAIL "insmod failed"; return; }
 	profile_spin before $cpu hv.profile-spin /tmp/profile-spin \
 		vtice profile --hz 99 --duration 120 -o /tmp/profile-spin.folded
+	profile_module_stack
 	profile_idle
 	# The same through a probe program: profile:hz:N keyed by comm and
 	# kstack folds to the lines vtice profile writes; the spinner loads

@@ -1,0 +1,179 @@
+// The modules' ORC tables (console/module_orc.hpp): struct module's field
+// offsets from the kernel's BTF, checked against pahole reading the same
+// BTF; the tables found through a /proc/modules and sysfs laid out as the
+// kernel lays them out, in memory built here; and the lookup that picks a
+// module's table for its text and the kernel's for the kernel's.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+
+#include "btf/btf_source.hpp"
+#include "command_output.hpp"
+#include "module_orc.hpp"
+
+using namespace vtice;
+using namespace vtice::console;
+
+namespace {
+
+constexpr const char *kHostBtf = "/sys/kernel/btf/vmlinux";
+
+// pahole's offset of member in struct type ("int * orc_unwind_ip; /* 8 8 */").
+long pahole_offset(const std::string &type, const std::string &member)
+{
+	std::string out = test::command_output("pahole -F btf -C " + type + " " + kHostBtf + " 2>/dev/null");
+	std::smatch m;
+	std::regex line("[ *]" + member + ";\\s*/\\*\\s*(\\d+)\\s");
+	return std::regex_search(out, m, line) ? std::stol(m[1]) : -1;
+}
+
+TEST(ModuleOrc, StructModulesFieldsAreWherePaholeSaysTheyAre)
+{
+	if (!std::filesystem::exists(kHostBtf) || test::command_output("command -v pahole").empty())
+		GTEST_SKIP() << "needs " << kHostBtf << " and pahole (dwarves)";
+	long arch = pahole_offset("module", "arch");
+	long ips = pahole_offset("mod_arch_specific", "orc_unwind_ip");
+	long entries = pahole_offset("mod_arch_specific", "orc_unwind");
+	long count = pahole_offset("mod_arch_specific", "num_orcs");
+	if (arch < 0 || ips < 0)
+		GTEST_SKIP() << "this kernel's struct module has no ORC fields (no CONFIG_UNWINDER_ORC)";
+	auto types = dbg::btf::load_file(kHostBtf);
+	ASSERT_TRUE(types) << types.error().to_string();
+	auto layout = module_orc_layout(*types);
+	ASSERT_TRUE(layout) << layout.error().to_string();
+	EXPECT_EQ(layout->ip_table, static_cast<uint64_t>(arch + ips));
+	EXPECT_EQ(layout->entries, static_cast<uint64_t>(arch + entries));
+	EXPECT_EQ(layout->count, static_cast<uint64_t>(arch + count));
+}
+
+// Guest memory as a map of 8-byte-aligned words' bytes.
+class Memory {
+public:
+	void put(uint64_t address, const void *data, size_t len)
+	{
+		const auto *b = static_cast<const uint8_t *>(data);
+		for (size_t i = 0; i < len; i++)
+			bytes_[address + i] = b[i];
+	}
+
+	symbols::MemoryReader reader() const
+	{
+		return [this](uint64_t address, std::span<uint8_t> out) {
+			for (size_t i = 0; i < out.size(); i++) {
+				auto it = bytes_.find(address + i);
+				if (it == bytes_.end())
+					return false;
+				out[i] = it->second;
+			}
+			return true;
+		};
+	}
+
+private:
+	std::map<uint64_t, uint8_t> bytes_;
+};
+
+// A sorted ORC table of entries at ips (each s32 relative to its slot), all
+// plain CALL frames in the 6.3+ encoding (sp = SP + 8; type 2).
+void put_table(Memory &mem, uint64_t ip_table, uint64_t entries, const std::vector<uint64_t> &ips)
+{
+	for (size_t i = 0; i < ips.size(); i++) {
+		int32_t rel = static_cast<int32_t>(ips[i] - (ip_table + 4 * i));
+		mem.put(ip_table + 4 * i, &rel, 4);
+		uint8_t e[6] = {8, 0, 0, 0, 5, 2};	// sp_offset 8, bp_offset 0, sp_reg SP, type CALL
+		mem.put(entries + 6 * i, e, 6);
+	}
+}
+
+constexpr ModuleOrcLayout kLayout{.ip_table = 440, .entries = 448, .count = 432};
+constexpr uint64_t kKernelText = 0xffffffff81000000ull, kModuleText = 0xffffffffc0a00000ull;
+
+class ModuleOrcFiles : public ::testing::Test {
+protected:
+	std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) /
+				    (std::string("module-orc-") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+	Memory mem;
+
+	void SetUp() override
+	{
+		std::filesystem::remove_all(dir);
+		std::filesystem::create_directories(dir);
+	}
+	void TearDown() override { std::filesystem::remove_all(dir); }
+
+	void module(const std::string &name, const std::string &this_module)
+	{
+		std::ofstream(dir / "modules", std::ios::app) << name << " 16384 0 - Live 0xffffffffc0a00000\n";
+		std::filesystem::create_directories(dir / "sys" / name / "sections");
+		std::ofstream(dir / "sys" / name / "sections" / ".gnu.linkonce.this_module") << this_module << "\n";
+	}
+
+	// struct module at address, its tables at ips and entries.
+	void struct_module(uint64_t address, uint64_t ips, uint64_t entries, uint32_t count)
+	{
+		mem.put(address + kLayout.ip_table, &ips, 8);
+		mem.put(address + kLayout.entries, &entries, 8);
+		mem.put(address + kLayout.count, &count, 4);
+	}
+
+	symbols::OrcTable kernel_table()
+	{
+		put_table(mem, 0xffffffff82000000ull, 0xffffffff82100000ull, {kKernelText, kKernelText + 0x100000});
+		auto t = symbols::OrcTable::load(0xffffffff82000000ull, 2, 0xffffffff82100000ull, mem.reader());
+		EXPECT_TRUE(t);
+		return std::move(*t);
+	}
+
+	ModuleOrcs load(const symbols::OrcTable &kernel)
+	{
+		return load_module_orcs(kLayout, mem.reader(), kernel, (dir / "modules").string(), (dir / "sys").string());
+	}
+};
+
+TEST_F(ModuleOrcFiles, EachModulesTablesComeFromItsStructModule)
+{
+	symbols::OrcTable kernel = kernel_table();
+	module("vtice_spin", "0xffffffffc0a05000");
+	struct_module(0xffffffffc0a05000ull, 0xffffffffc0a03000ull, 0xffffffffc0a04000ull, 3);
+	put_table(mem, 0xffffffffc0a03000ull, 0xffffffffc0a04000ull,
+		  {kModuleText, kModuleText + 0x40, kModuleText + 0x80});
+	ModuleOrcs orcs = load(kernel);
+	ASSERT_EQ(orcs.tables.size(), 1u) << (orcs.skipped.empty() ? "" : orcs.skipped[0]);
+	EXPECT_TRUE(orcs.skipped.empty());
+	auto entry = orcs.tables[0].find(kModuleText + 0x44);
+	ASSERT_TRUE(entry);
+	EXPECT_EQ(entry->ip, kModuleText + 0x40);
+	EXPECT_EQ(entry->type, symbols::OrcType::call) << "the kernel's encoding (6.3+)";
+
+	symbols::OrcTables tables(std::move(kernel));
+	tables.set_modules(std::move(orcs.tables));
+	ASSERT_NE(tables.for_ip(kModuleText + 0x44), nullptr);
+	EXPECT_NE(tables.for_ip(kModuleText + 0x44), &tables.kernel());
+	EXPECT_EQ(tables.for_ip(kKernelText + 0x10), &tables.kernel());
+	EXPECT_EQ(tables.for_ip(kModuleText + 0x1000), nullptr) << "past the module's last entry: no table";
+}
+
+TEST_F(ModuleOrcFiles, AModuleWithoutUsableTablesIsSkippedWithItsReason)
+{
+	symbols::OrcTable kernel = kernel_table();
+	module("hidden", "0x0000000000000000");	// kptr_restrict's zeros
+	module("no_orc", "0xffffffffc0b00000");
+	struct_module(0xffffffffc0b00000ull, 0, 0, 0);
+	module("liar", "0xffffffffc0c00000");
+	struct_module(0xffffffffc0c00000ull, 0xffffffffc0c01000ull, 0xffffffffc0c02000ull, 50000000);
+	module("unmapped", "0xffffffffc0d00000");	// its struct module cannot be read
+	ModuleOrcs orcs = load(kernel);
+	EXPECT_TRUE(orcs.tables.empty());
+	ASSERT_EQ(orcs.skipped.size(), 4u);
+	EXPECT_NE(orcs.skipped[0].find("hidden: "), std::string::npos);
+	EXPECT_NE(orcs.skipped[0].find("kptr_restrict"), std::string::npos);
+	EXPECT_NE(orcs.skipped[1].find("no_orc: no ORC tables"), std::string::npos);
+	EXPECT_NE(orcs.skipped[2].find("not believable"), std::string::npos);
+	EXPECT_NE(orcs.skipped[3].find("cannot read"), std::string::npos);
+}
+
+}  // namespace
