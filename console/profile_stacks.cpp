@@ -45,7 +45,11 @@ SampleStack unwind_sample(const symbols::OrcTables *orc, const trace::ProfileSam
 	symbols::UnwindRegs regs{sample.rip, sample.rsp, sample.rbp, true};
 	while (out.frames.size() < max_frames) {
 		const symbols::OrcTable *table = orc->for_ip(regs.exact_ip ? regs.rip : regs.rip - 1);
-		auto step = table ? symbols::unwind_step(*table, regs, read) : Result<symbols::UnwindStep>(make_error(""));
+		if (!table) {
+			out.truncated = true;	// text no table covers: a module whose tables were not read
+			return out;
+		}
+		auto step = symbols::unwind_step(*table, regs, read);
 		if (!step) {
 			out.truncated = true;
 			return out;
@@ -90,6 +94,11 @@ Result<std::unique_ptr<RunningOrc>> RunningOrc::load(const dbg::SymbolSource &sy
 	else
 		orc->warnings_.push_back("modules' stacks end at their first frame: " + layout.error().to_string());
 	orc->reload_modules();
+	if (!orc->skipped_.empty())
+		orc->warnings_.push_back(std::to_string(orc->skipped_.size()) + " module" +
+					 (orc->skipped_.size() == 1 ? "'s" : "s'") +
+					 " stacks end at their first frame: " + orc->skipped_[0] +
+					 (orc->skipped_.size() > 1 ? " (and others)" : ""));
 	return orc;
 }
 
@@ -104,6 +113,7 @@ void RunningOrc::reload_modules()
 		return;
 	ModuleOrcs modules = load_module_orcs(*layout_, reader(), tables_.kernel());
 	tables_.set_modules(std::move(modules.tables));
+	skipped_ = std::move(modules.skipped);
 }
 
 }  // namespace vtice::console

@@ -54,6 +54,7 @@ private:
 	dbg::Kcore kcore_;
 	symbols::OrcTables tables_;
 	std::optional<ModuleOrcLayout> layout_;
+	std::vector<std::string> skipped_;	// the last reload's modules without tables, with why
 	std::vector<std::string> warnings_;
 };
 
