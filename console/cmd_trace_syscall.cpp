@@ -32,10 +32,11 @@
 
 namespace vtice::console {
 
-// VTICE_RING_WAIT_MS as text, for the help.
+// VTICE_RING_WAIT_MS and VTICE_RING_END_WAIT_MS as text, for the help.
 #define VTICE_TEXT_OF(x) #x
 #define VTICE_TEXT(x) VTICE_TEXT_OF(x)
 #define VTICE_WAIT_MS_TEXT VTICE_TEXT(VTICE_RING_WAIT_MS)
+#define VTICE_END_WAIT_MS_TEXT VTICE_TEXT(VTICE_RING_END_WAIT_MS)
 
 namespace {
 
@@ -78,7 +79,8 @@ const char kHelp[] =
 	"task: on the CPU that runs the task; one exit per context switch). Records\n"
 	"a full ring cannot take wait in the hypervisor (up to the module's\n"
 	"trace_records, default 32768 a CPU), then the traced CPU waits for this\n"
-	"reader (up to " VTICE_WAIT_MS_TEXT " ms; the other CPUs run unstepped meanwhile);\n"
+	"reader (up to " VTICE_WAIT_MS_TEXT " ms in the call, " VTICE_END_WAIT_MS_TEXT " ms at its SYSCALL or\n"
+	"SYSRET; the other CPUs run unstepped meanwhile);\n"
 	"what is lost anyway is counted and shown (docs/tracing.md).\n";
 
 constexpr std::uint64_t kDefaultMaxInsns = 1'000'000;
@@ -211,6 +213,16 @@ public:
 	{
 	}
 
+	// At each read of the rings. A traced CPU waits VTICE_RING_WAIT_MS for the
+	// reader, so a gap longer than that, shown with the call's waits, is
+	// where records went.
+	void note_drain()
+	{
+		auto now = std::chrono::steady_clock::now();
+		longest_gap_ = std::max<std::chrono::duration<double, std::milli>>(longest_gap_, now - last_drain_);
+		last_drain_ = now;
+	}
+
 	void report(const PathCall &call)
 	{
 		RingCounts since = counts_since_last_call();
@@ -244,9 +256,11 @@ public:
 			    static_cast<unsigned long long>(rendering.btf_exits));
 		if (since.waits)
 			std::printf("trace: call %zu: a traced CPU found its ring full %llu times and waited "
-				    "for this reader; %llu of the waits ran out\n",
+				    "for this reader; %llu of the waits ran out; the reader's longest gap "
+				    "between two reads of the rings was %.0f ms\n",
 				    calls_, static_cast<unsigned long long>(since.waits),
-				    static_cast<unsigned long long>(since.run_out));
+				    static_cast<unsigned long long>(since.run_out), longest_gap_.count());
+		longest_gap_ = {};
 		std::fflush(stdout);
 		lost_ += lost;
 		merge(std::move(t));
@@ -305,6 +319,8 @@ private:
 	dbg::TraceResult all_;
 	std::size_t calls_ = 0;
 	std::uint64_t lost_ = 0;
+	std::chrono::steady_clock::time_point last_drain_ = std::chrono::steady_clock::now();
+	std::chrono::duration<double, std::milli> longest_gap_{};	// since the last call's report
 };
 
 int fail(const Error &e)
@@ -369,6 +385,7 @@ void wait_for_calls(const Options &o, std::vector<std::unique_ptr<RecordRing>> &
 	Progress progress;
 	while (!stop_requested() && reporter.calls() < o.count) {
 		sleep_ms(kPollMs);
+		reporter.note_drain();
 		for (const PathCall &call : collector.feed(drain_rings(rings)))
 			reporter.report(call);
 		progress.tick(collector, reporter.calls());
@@ -431,10 +448,12 @@ int run(const Options &o)
 		eprintf("vtice trace syscall: wrote %s (vtice report %s)\n", o.output.c_str(),
 			     o.output.c_str());
 	if (reporter.lost())
-		eprintf("vtice trace syscall: %llu records lost: a traced CPU waited %d ms for this "
-			"reader to drain its full ring and went on (see docs/tracing.md); a larger "
-			"trace_records or ring_records (module parameters) gives the reader more time\n",
-			static_cast<unsigned long long>(reporter.lost()), VTICE_RING_WAIT_MS);
+		eprintf("vtice trace syscall: %llu records lost: a traced CPU waited %d ms (%d ms at the "
+			"call's end) for this reader to drain its full ring and went on (see "
+			"docs/tracing.md); a larger trace_records or ring_records (module parameters) "
+			"gives the reader more time\n",
+			static_cast<unsigned long long>(reporter.lost()), VTICE_RING_WAIT_MS,
+			VTICE_RING_END_WAIT_MS);
 	return reporter.calls() >= o.count ? kExitOk : kExitFailure;
 }
 

@@ -70,6 +70,7 @@ int vt_tracer_init(struct vt_hv *hv, const struct vt_tracer_config *cfg)
 	vt_lbr_hide_stack(hv, &vt_tracer.lbr);
 	vt_tracer.event_gap = cfg->event_gap ? cfg->event_gap : VT_TRACE_EVENT_GAP;
 	vt_tracer.hold_ticks = vt_os_tsc_khz() * VT_TRACE_RING_HOLD_MS;
+	vt_tracer.boundary_ticks = vt_os_tsc_khz() * VT_TRACE_RING_BOUNDARY_MS;
 	vt_tracer.nr_cpus = cfg->nr_cpus < VT_TRACE_MAX_CPUS ? cfg->nr_cpus : VT_TRACE_MAX_CPUS;
 	vt_tracer.capacity = cfg->records_per_cpu / per_page * per_page;
 	vt_tracer.pages = 1 + vt_tracer.capacity / per_page;

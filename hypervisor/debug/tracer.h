@@ -85,6 +85,17 @@ struct vt_tracer_config {
  * again, and what fits nowhere meanwhile is dropped (counted).
  */
 #define VT_TRACE_RING_HOLD_MS	VTICE_RING_WAIT_MS	/* 150 ms, uapi/vtice/ring.h */
+/*
+ * The same wait at a call's boundary, its SYSCALL or SYSRET, where the
+ * traced CPU holds no kernel lock, so a longer wait costs no other CPU:
+ * the wait that puts the spill through the ring before the call's end.
+ * While every CPU is stepped the reader hardly runs (in Bochs its longest
+ * gap between two reads was 16.7 s of guest time in one call), so at the
+ * SYSRET it may have most of the call to drain, from a CPU whose timers
+ * the stepping put off; 150 ms was too short there once in CI (1,847
+ * records lost at the end of a traced clock_nanosleep).
+ */
+#define VT_TRACE_RING_BOUNDARY_MS	VTICE_RING_END_WAIT_MS	/* 1 s, uapi/vtice/ring.h */
 
 /*
  * Records each CPU's trace holds (module parameter trace_records): the
@@ -101,8 +112,9 @@ struct vt_tracer_config {
 int vt_tracer_init(struct vt_hv *hv, const struct vt_tracer_config *cfg);
 /*
  * A ring trace on this CPU is about to store n records into its ring at
- * once (a syscall's group): its spill goes first, then wait (bounded, see
- * VT_TRACE_RING_HOLD_MS) until the ring has room. False when it did not come.
+ * once (a syscall's group, at the call's SYSCALL or SYSRET): its spill goes
+ * first, then wait (bounded, see VT_TRACE_RING_BOUNDARY_MS) until the ring
+ * has room. False when it did not come.
  */
 bool vt_tracer_wait_for_room(struct vt_vcpu *vcpu, u32 n);
 /* One record of the ring trace on this CPU (tracer_ring.c: the ring or its spill). */

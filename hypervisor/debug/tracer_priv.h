@@ -77,7 +77,8 @@ struct vt_tracer {
 	u32 capacity;		/* records per CPU */
 	u32 pages;		/* per CPU: one page of handlers, then the records */
 	u64 filter;		/* the task the next enable traces, 0 = any */
-	u64 hold_ticks;		/* the longest a ring trace waits for room (TSC) */
+	u64 hold_ticks;		/* the longest a ring trace waits for room in a call (TSC) */
+	u64 boundary_ticks;	/* ...and at the call's SYSCALL or SYSRET */
 	u64 last_stamp;		/* the newest record's time stamp, on any CPU */
 	u64 task_ptr[VT_TRACE_MAX_CPUS];
 	struct vt_trace_cpu cpu[VT_TRACE_MAX_CPUS];

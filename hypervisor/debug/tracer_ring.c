@@ -18,7 +18,10 @@
  * wakeup on the traced CPU holds its runqueue lock while the reader's CPU,
  * going idle, wants it to pull work). Every wait is bounded (hold_ticks):
  * a reader that is gone or stuck costs records, counted, never the
- * machine.
+ * machine. The bound is short in a call (VT_TRACE_RING_HOLD_MS: the CPU may
+ * hold a lock) and longer at its boundaries, its SYSCALL and its SYSRET
+ * (VT_TRACE_RING_BOUNDARY_MS), where it holds none and a reader that was
+ * starved while every CPU was stepped may need long to come back.
  */
 #include "tracer_priv.h"
 #include "../core/hv.h"
@@ -98,11 +101,12 @@ static void vt_trace_end_hold(struct vt_vcpu *me)
 }
 
 /*
- * Wait in root, bounded, until the ring has room for n (the other CPUs
- * paused: vt_trace_pause_cpu). A wait that runs out means the reader is
- * gone or cannot run: the trace waits no more until it makes room again.
+ * Wait in root, at most bound TSC ticks, until the ring has room for n (the
+ * other CPUs paused: vt_trace_pause_cpu). A wait that runs out means the
+ * reader is gone or cannot run: the trace waits no more until it makes
+ * room again.
  */
-static bool vt_trace_hold(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u32 n)
+static bool vt_trace_hold(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u32 n, u64 bound)
 {
 	u64 start, now;
 	bool room;
@@ -117,7 +121,7 @@ static bool vt_trace_hold(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u32 n)
 		vt_pause();
 		now = vt_rdtsc();
 		room = vt_ring_has_room(&vcpu->ring, n);
-	} while (!room && now - start < vt_tracer.hold_ticks);
+	} while (!room && now - start < bound);
 	c->hold_gave_up = !room;
 	vt_ring_count_wait(&vcpu->ring, room);
 	vt_trace_end_hold(vcpu);
@@ -138,7 +142,7 @@ void vt_trace_ring_store(struct vt_trace_cpu *c, struct vt_vcpu *vcpu,
 			vt_spill_append(c, rec);
 			return;
 		}
-	} while (vt_trace_hold(c, vcpu, 1));
+	} while (vt_trace_hold(c, vcpu, 1, vt_tracer.hold_ticks));
 	c->dropped++;
 	vt_ring_lose(&vcpu->ring, 1);
 }
@@ -168,7 +172,7 @@ bool vt_tracer_wait_for_room(struct vt_vcpu *vcpu, u32 n)
 		vt_trace_spill_flush(c, vcpu);
 		if (!vt_spilled(c) && vt_ring_has_room(&vcpu->ring, n))
 			return true;
-	} while (vt_trace_hold(c, vcpu, vt_spilled(c) ? 1 : n));
+	} while (vt_trace_hold(c, vcpu, vt_spilled(c) ? 1 : n, vt_tracer.boundary_ticks));
 	return false;
 }
 
@@ -202,6 +206,6 @@ void vt_tracer_ring_settle(struct vt_vcpu *me)
 	u64 start = vt_rdtsc();
 
 	vt_tracer_wait_for_room(me, 0);
-	while (vt_trace_others_spilled(me) && vt_rdtsc() - start < vt_tracer.hold_ticks)
+	while (vt_trace_others_spilled(me) && vt_rdtsc() - start < vt_tracer.boundary_ticks)
 		vt_pause();
 }

@@ -40,6 +40,8 @@
  * without room in `waits_run_out`).
  */
 #define VTICE_RING_WAIT_MS	150
+/* ...and at a traced call's SYSCALL or SYSRET, where it holds no kernel lock. */
+#define VTICE_RING_END_WAIT_MS	1000
 
 struct vtice_ring_header {
 	__u32 size;		/* sizeof(struct vtice_ring_header) */
