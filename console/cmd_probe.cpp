@@ -7,10 +7,8 @@
 #include <fcntl.h>
 #include <sys/ioctl.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -227,14 +225,9 @@ public:
 	// kernel stack; only the samples of the filter's task are recorded.
 	Result<vtice_profile> arm_profile(std::uint32_t hz, std::uint32_t stack_bytes, const probes::RootFilter &filter)
 	{
-		auto req = request<vtice_profile>();
-		req.op = VTICE_PROFILE_ARM;
-		req.hz = hz;
-		req.stack_bytes = stack_bytes;
-		req.cpu = VTICE_PROFILE_ALL_CPUS;
-		req.pid = filter.pid;
-		std::memcpy(req.comm, filter.comm.data(), std::min(filter.comm.size(), sizeof(req.comm) - 1));
-		return profile_ioctl(dev_, path_, req);
+		return profile_ioctl(dev_, path_,
+				     profile_arm_request(hz, stack_bytes, VTICE_PROFILE_ALL_CPUS,
+							 TaskFilter{filter.comm, filter.pid}));
 	}
 
 	Result<vtice_profile> disarm_profile()
@@ -372,12 +365,12 @@ constexpr long kPollMs = 20;
 // does (without ORC tables, the sampled function alone, with a warning).
 class KernelStacks {
 public:
-	static Result<std::unique_ptr<KernelStacks>> load(const Options &o)
+	static Result<std::unique_ptr<KernelStacks>> load(const Options &o, KernelBtf &btf)
 	{
 		auto symbols = read_running_kallsyms(o.kallsyms, "entry_SYSCALL_64");
 		if (!symbols)
 			return symbols.error();
-		auto orc = RunningOrc::load(**symbols, o.kcore, o.btf);
+		auto orc = RunningOrc::load(**symbols, o.kcore, btf);
 		if (!orc)
 			eprintf("vtice probe: warning: %s; each kstack is its sampled function alone\n",
 				orc.error().to_string().c_str());
@@ -444,7 +437,7 @@ Result<void> write_folded(const std::string &path, const probes::CheckedProgram 
 	return file->commit();
 }
 
-int run(const Options &o, const probes::CheckedProgram &program)
+int run(const Options &o, const probes::CheckedProgram &program, KernelBtf &btf)
 {
 	std::optional<EventSource> source;
 	if (program.has_syscall_probes || program.has_fn_probes || program.profile_hz) {
@@ -470,7 +463,7 @@ int run(const Options &o, const probes::CheckedProgram &program)
 	std::optional<KallsymsRefresh> kallsyms;
 	if (program.uses_kstack()) {
 		kallsyms.emplace(o.kallsyms);	// the module list, before the symbols are read
-		auto loaded = KernelStacks::load(o);
+		auto loaded = KernelStacks::load(o, btf);
 		if (!loaded)
 			return fail(loaded.error());
 		stacks = std::move(*loaded);
@@ -548,9 +541,9 @@ int cmd_probe(int argc, char **argv)
 		eprintf("vtice probe: %s (vtice probe --help)\n", opts.error().to_string().c_str());
 		return kExitUsage;
 	}
+	auto btf = std::make_shared<KernelBtf>(opts->btf);	// args->NAME and kstack's module frames
 	auto program = probes::compile_program(
-		opts->source, [](std::string_view name) { return trace::syscall_number(name); },
-		kernel_params(opts->btf));
+		opts->source, [](std::string_view name) { return trace::syscall_number(name); }, kernel_params(btf));
 	if (!program) {
 		eprintf("%s", probes::format_diagnostic(opts->source, program.error(), opts->source_name).c_str());
 		return kExitUsage;
@@ -569,7 +562,7 @@ int cmd_probe(int argc, char **argv)
 	}
 	for (const std::string &note : *found)
 		eprintf("vtice probe: note: %s\n", note.c_str());
-	return exit_status(run(*opts, *program));
+	return exit_status(run(*opts, *program, *btf));
 }
 
 }  // namespace vtice::console

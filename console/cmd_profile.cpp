@@ -9,7 +9,6 @@
 
 #include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -181,14 +180,7 @@ Result<Sampler> arm(const Options &o)
 		return rings.error();
 	for (auto &r : *rings)
 		r->skip();
-	auto req = request<vtice_profile>();
-	req.op = VTICE_PROFILE_ARM;
-	req.hz = o.hz;
-	req.stack_bytes = o.stack_bytes;
-	req.cpu = o.cpu;
-	req.pid = o.filter.pid;
-	std::memcpy(req.comm, o.filter.comm.data(), o.filter.comm.size());	// at most 15: parse_task_filter
-	auto armed = profile_ioctl(*dev, o.device, req);
+	auto armed = profile_ioctl(*dev, o.device, profile_arm_request(o.hz, o.stack_bytes, o.cpu, o.filter));
 	if (!armed)
 		return armed.error();
 	eprintf("vtice profile: sampling %u CPU%s at %u Hz, recording %s; %s\n", armed->armed,
@@ -275,7 +267,8 @@ std::unique_ptr<RunningOrc> load_orc(const Options &o, const dbg::SymbolSource &
 {
 	if (o.stack_bytes == 0)
 		return nullptr;
-	auto orc = RunningOrc::load(symbols, o.kcore, kKernelBtf);
+	KernelBtf btf(kKernelBtf);
+	auto orc = RunningOrc::load(symbols, o.kcore, btf);
 	if (!orc) {
 		eprintf("vtice profile: warning: %s; each sample names its function alone\n",
 			orc.error().to_string().c_str());

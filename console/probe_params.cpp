@@ -2,9 +2,6 @@
 #include "probe_params.hpp"
 
 #include <memory>
-#include <optional>
-
-#include "btf/btf_source.hpp"
 
 namespace vtice::console {
 namespace {
@@ -27,31 +24,15 @@ probes::Param describe(const dbg::btf::Types &types, const dbg::btf::Types::Para
 	return out;
 }
 
-struct LoadedTypes {
-	std::string path;
-	std::optional<Result<dbg::btf::Types>> types;
-
-	Result<const dbg::btf::Types *> get()
-	{
-		if (!types)
-			types.emplace(dbg::btf::load_file(path));
-		if (!*types)
-			return make_error("no kernel BTF to name arguments by (" + types->error().to_string() +
-					  "); read argN, or give --btf FILE");
-		return &**types;
-	}
-};
-
 }  // namespace
 
-probes::ParamLookup kernel_params(std::string btf_path)
+probes::ParamLookup kernel_params(std::shared_ptr<KernelBtf> btf)
 {
-	auto loaded = std::make_shared<LoadedTypes>();
-	loaded->path = std::move(btf_path);
-	return [loaded](std::string_view function) -> Result<std::vector<probes::Param>> {
-		auto types = loaded->get();
+	return [btf](std::string_view function) -> Result<std::vector<probes::Param>> {
+		auto types = btf->types();
 		if (!types)
-			return types.error();
+			return make_error("no kernel BTF to name arguments by (" + types.error().to_string() +
+					  "); read argN, or give --btf FILE");
 		auto params = (*types)->function_params(function);
 		if (!params)
 			return params.error();

@@ -3,14 +3,15 @@
 // asks for them.
 #pragma once
 
-#include <string>
+#include <memory>
 
 #include "checker.hpp"
+#include "kernel_btf.hpp"
 
 namespace vtice::console {
 
-// Loads the BTF at btf_path on the first question, once; every answer
+// Loads the BTF on the first question (KernelBtf: once); every answer
 // after a failed load repeats why it failed.
-probes::ParamLookup kernel_params(std::string btf_path);
+probes::ParamLookup kernel_params(std::shared_ptr<KernelBtf> btf);
 
 }  // namespace vtice::console

@@ -3,7 +3,9 @@
 
 #include <sys/ioctl.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstring>
 
 #include "messages.hpp"
 
@@ -25,6 +27,19 @@ Result<vtice_profile> profile_ioctl(const DeviceFd &dev, const std::string &path
 		return make_error(path + ": the module refused the request (is CPU " + std::to_string(req.cpu) +
 				  " online? --hz and --stack-bytes within their limits?)");
 	return ioctl_error(path, "VTICE_IOC_PROFILE", err);
+}
+
+vtice_profile profile_arm_request(std::uint32_t hz, std::uint32_t stack_bytes, std::uint32_t cpu,
+				  const TaskFilter &filter)
+{
+	auto req = request<vtice_profile>();
+	req.op = VTICE_PROFILE_ARM;
+	req.hz = hz;
+	req.stack_bytes = stack_bytes;
+	req.cpu = cpu;
+	req.pid = filter.pid;
+	std::memcpy(req.comm, filter.comm.data(), std::min(filter.comm.size(), sizeof(req.comm) - 1));
+	return req;
 }
 
 }  // namespace vtice::console

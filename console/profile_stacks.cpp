@@ -4,7 +4,6 @@
 #include <cstring>
 
 #include "kernel_address.hpp"
-#include "btf/btf_source.hpp"
 
 namespace vtice::console {
 
@@ -70,7 +69,7 @@ SampleStack unwind_sample(const symbols::OrcTables *orc, const trace::ProfileSam
 }
 
 Result<std::unique_ptr<RunningOrc>> RunningOrc::load(const dbg::SymbolSource &symbols, const std::string &kcore_path,
-						     const std::string &btf_path)
+						     KernelBtf &btf)
 {
 	symbols::SymbolTable names;
 	for (const char *name : {"__start_orc_unwind_ip", "__stop_orc_unwind_ip", "__start_orc_unwind"}) {
@@ -87,8 +86,8 @@ Result<std::unique_ptr<RunningOrc>> RunningOrc::load(const dbg::SymbolSource &sy
 	if (!kernel)
 		return kernel.error();
 	std::unique_ptr<RunningOrc> orc(new RunningOrc(std::move(*kcore), std::move(*kernel)));
-	auto types = dbg::btf::load_file(btf_path);
-	auto layout = types ? module_orc_layout(*types) : Result<ModuleOrcLayout>(types.error());
+	auto types = btf.types();
+	auto layout = types ? module_orc_layout(**types) : Result<ModuleOrcLayout>(types.error());
 	if (layout)
 		orc->layout_ = *layout;
 	else

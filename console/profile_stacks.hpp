@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kernel_btf.hpp"
 #include "module_orc.hpp"
 #include "profile_samples.hpp"
 #include "symbol_source.hpp"
@@ -36,11 +37,10 @@ SampleStack unwind_sample(const symbols::OrcTables *orc, const trace::ProfileSam
 class RunningOrc {
 public:
 	// The kernel's: their bounds from symbols, their bytes from kcore_path.
-	// The modules' need the kernel's BTF (btf_path); without it, or without
-	// a module's tables, that module's frames end their stacks, and
-	// warnings() says why.
+	// The modules' need the kernel's BTF; without it, or without a module's
+	// tables, that module's frames end their stacks, and warnings() says why.
 	static Result<std::unique_ptr<RunningOrc>> load(const dbg::SymbolSource &symbols, const std::string &kcore_path,
-							const std::string &btf_path);
+							KernelBtf &btf);
 
 	const symbols::OrcTables &tables() const { return tables_; }
 	// A module came or went: the modules' tables are read again.

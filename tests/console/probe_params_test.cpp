@@ -59,7 +59,7 @@ TEST(ProbeParams, NamesAndWidthsMatchPfunct)
 	for (const auto &dir : dirs) {
 		std::string image = (dir / "vmlinux").string();
 		SCOPED_TRACE(image);
-		auto lookup = vtice::console::kernel_params(image);
+		auto lookup = vtice::console::kernel_params(std::make_shared<vtice::console::KernelBtf>(image));
 		unsigned widths_checked = 0;
 		// getname_flags lost its third argument in 6.8: each kernel's own BTF counts.
 		for (const char *function : {"do_sys_openat2", "vfs_read", "ksys_write", "getname_flags",
@@ -93,7 +93,7 @@ TEST(ProbeParams, NamesAndWidthsMatchPfunct)
 
 TEST(ProbeParams, AMissingBtfSaysSoAtEveryQuestion)
 {
-	auto lookup = vtice::console::kernel_params("/nonexistent/btf");
+	auto lookup = vtice::console::kernel_params(std::make_shared<vtice::console::KernelBtf>("/nonexistent/btf"));
 	for (int i = 0; i < 2; i++) {
 		auto params = lookup("vfs_read");
 		ASSERT_FALSE(params);

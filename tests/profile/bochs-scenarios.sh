@@ -27,18 +27,17 @@ profile_wait_line() {
 	return 1
 }
 
-# While the spinner's thread runs (its comm, vtice-spin), its CPU must be
-# in vtice_spin_loop or what it calls (ktime_get) but for its interrupts.
-# $1: when vtice_spin loads: "before" the profiler starts, or "after" it
-# armed (its text is then named only once the profiler has read kallsyms
-# again, which it does when the module list changes); $2: the CPU, $3: the
-# test, $4: the files' base; the rest: the profiler, which writes
-# "comm;root;...;leaf count" lines to $4.folded.
-profile_spin() {
-	local load=$1 cpu=$2 test=$3 out=$4 profiler total spun
-	shift 4
+# Runs the rest of the line (a profiler writing stdout to $3.txt and
+# stderr to $3.err) while vtice_spin spins 5 s on the last CPU. $1: when
+# vtice_spin loads: "before" the profiler starts, or "after" it armed (its
+# text is then named only once the profiler has read kallsyms again, which
+# it does when the module list changes); $2: the test, failed if the
+# profiler never armed or never read kallsyms again. False then.
+spin_under() {
+	local load=$1 test=$2 out=$3 profiler
+	shift 3
 	if [ "$load" = before ]; then
-		insmod /lib/vtice/vtice_spin.ko secs=5 || { result $test FAIL "insmod vtice_spin failed"; return; }
+		insmod /lib/vtice/vtice_spin.ko secs=5 || { result $test FAIL "insmod vtice_spin failed"; return 1; }
 	fi
 	"$@" >$out.txt 2>$out.err &
 	profiler=$!
@@ -46,16 +45,16 @@ profile_spin() {
 		[ "$load" = before ] && echo 1 >/sys/module/vtice_spin/parameters/go && rmmod vtice_spin
 		kill $profiler
 		result $test FAIL "never armed: $(tail -n 1 $out.err)"
-		return
+		return 1
 	fi
 	if [ "$load" = after ]; then
-		insmod /lib/vtice/vtice_spin.ko secs=5 || { kill $profiler; result $test FAIL "insmod vtice_spin failed"; return; }
+		insmod /lib/vtice/vtice_spin.ko secs=5 || { kill $profiler; result $test FAIL "insmod vtice_spin failed"; return 1; }
 		if ! profile_wait_line "read again" $out.err; then
 			echo 1 >/sys/module/vtice_spin/parameters/go
 			rmmod vtice_spin
 			kill $profiler
 			result $test FAIL "kallsyms not read again after vtice_spin loaded: $(tail -n 1 $out.err)"
-			return
+			return 1
 		fi
 	fi
 	echo 1 >/sys/module/vtice_spin/parameters/go
@@ -64,6 +63,17 @@ profile_spin() {
 	wait $profiler
 	echo "VTICE-PROFILE exit $? $(dmesg | grep -o 'vtice_spin: .*' | tail -n 1)"
 	sed "s/^/VTICE-PROFILE $test: /" $out.err $out.txt | head -n 24
+}
+
+# While the spinner's thread runs (its comm, vtice-spin), its CPU must be
+# in vtice_spin_loop or what it calls (ktime_get) but for its interrupts.
+# $1: when vtice_spin loads (spin_under); $2: the CPU, $3: the test, $4:
+# the files' base; the rest: the profiler, which writes
+# "comm;root;...;leaf count" lines to $4.folded.
+profile_spin() {
+	local load=$1 cpu=$2 test=$3 out=$4 total spun
+	shift 4
+	spin_under $load $test $out "$@" || return
 	total=$(profile_samples_matching $out.folded '^vtice-spin;')
 	spun=$(profile_samples_matching $out.folded '^vtice-spin;.*vtice_spin_loop(;|$)')
 	echo "VTICE-FIGURE $test.spin_samples=$spun"
@@ -75,29 +85,6 @@ profile_spin() {
 	fi
 }
 
-# Runs the rest of the line (a profiler writing stderr to $1.err) while
-# vtice_spin spins 5 s on the last CPU; $2: the test, failed if it never
-# armed. False then.
-spin_under() {
-	local out=$1 test=$2 profiler
-	shift 2
-	insmod /lib/vtice/vtice_spin.ko secs=5 || { result $test FAIL "insmod vtice_spin failed"; return 1; }
-	"$@" 2>$out.err &
-	profiler=$!
-	if ! profile_wait_armed $out.err; then
-		echo 1 >/sys/module/vtice_spin/parameters/go
-		rmmod vtice_spin
-		kill $profiler
-		result $test FAIL "never armed: $(tail -n 1 $out.err)"
-		return 1
-	fi
-	echo 1 >/sys/module/vtice_spin/parameters/go
-	rmmod vtice_spin
-	kill -INT $profiler
-	wait $profiler
-	sed "s/^/VTICE-PROFILE $test: /" $out.err | head -n 8
-}
-
 # Profiles narrowed to one comm: root records only that task's samples
 # (docs/probes.md, docs/profile.md), so every sample the console gets is
 # the spinner's, none of the other CPU's (idle, the shell), and the
@@ -105,7 +92,7 @@ spin_under() {
 # names the comm, then vtice profile --comm.
 profile_filtered() {
 	local out=/tmp/profile-filter events spin all
-	if spin_under $out hv.profile-filter \
+	if spin_under before hv.profile-filter $out \
 		vtice probe 'profile:hz:99 /comm == "vtice-spin"/ { @spin = count(); }' --duration 120 -o $out.json; then
 		spin=$(grep '"name":"@spin"' $out.json | sed -n 's/.*"value":\([0-9]*\).*/\1/p')
 		events=$(grep '"type":"summary"' $out.json | sed -n 's/.*"events":\([0-9]*\).*/\1/p')
@@ -119,7 +106,7 @@ profile_filtered() {
 		fi
 	fi
 	out=/tmp/profile-comm
-	spin_under $out hv.profile-comm vtice profile --comm vtice-spin --duration 120 -o $out.folded || return
+	spin_under before hv.profile-comm $out vtice profile --comm vtice-spin --duration 120 -o $out.folded || return
 	all=$(profile_samples_matching $out.folded '.')
 	spin=$(profile_samples_matching $out.folded '^vtice-spin;')
 	echo "VTICE-FIGURE hv.profile-comm.samples=$all"
