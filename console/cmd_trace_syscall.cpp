@@ -214,8 +214,8 @@ public:
 	}
 
 	// At each read of the rings. A traced CPU waits VTICE_RING_WAIT_MS for the
-	// reader, so a gap longer than that, shown with the call's waits, is
-	// where records went.
+	// reader (VTICE_RING_END_WAIT_MS at the call's end), so a gap longer than
+	// that, shown with the call's waits, is where records went.
 	void note_drain()
 	{
 		auto now = std::chrono::steady_clock::now();
