@@ -15,8 +15,12 @@
 namespace vtice::trace {
 
 inline constexpr std::uint8_t kTraceMagic[8] = {'V', 'T', 'I', 'C', 'E', 'T', 'R', 'C'};
+// Version 1: branch records, code, symbols. Version 2 adds the REPLAY_*
+// chunks of a step recording; a plain trace is still written as version 1,
+// so readers older than replay keep reading it.
 inline constexpr std::uint16_t kTraceFormatVersion = 1;
-inline constexpr std::size_t kHeaderSize = 128;       // of format version 1
+inline constexpr std::uint16_t kReplayFormatVersion = 2;
+inline constexpr std::size_t kHeaderSize = 128;       // of format versions 1 and 2
 inline constexpr std::size_t kChunkHeaderSize = 16;   // type, crc, length
 inline constexpr std::size_t kMaxRelease = 52;        // release string field, NUL padded
 inline constexpr std::size_t kMaxBuildId = 32;
@@ -26,7 +30,17 @@ enum class ChunkType : std::uint32_t {
 	Code = 2,     // u64 address, then the bytes of kernel text found there
 	Symbols = 3,  // entries: u64 address, u32 size, u16 name length, name
 	End = 4,      // u64 number of records in the file; nothing may follow
+	// Version 2: a step recording (replay/recording.hpp has the payloads).
+	ReplayRegisters = 5,  // the register layout and the values at step 0
+	ReplaySteps = 6,      // per step: the registers it changed, the memory it read and wrote
+	ReplayMemory = 7,     // u64 address, then memory as it was at step 0
 };
+
+inline bool is_replay_chunk(std::uint32_t type)
+{
+	return type >= static_cast<std::uint32_t>(ChunkType::ReplayRegisters) &&
+	       type <= static_cast<std::uint32_t>(ChunkType::ReplayMemory);
+}
 
 const char *chunk_type_name(std::uint32_t type);
 
@@ -58,6 +72,13 @@ struct TraceSymbol {
 	std::string name;
 };
 
+// A REPLAY_* chunk as stored; replay/recording.cpp parses the payload.
+struct ReplayChunk {
+	ChunkType type = ChunkType::ReplaySteps;
+	std::size_t offset = 0;  // of the payload in the file, for error messages
+	std::vector<std::uint8_t> payload;
+};
+
 // What a reader recovered. A damaged file still yields every good chunk
 // before the damage; error says what was wrong and at which offset.
 struct TraceData {
@@ -65,6 +86,7 @@ struct TraceData {
 	std::vector<vtice_record> records;
 	std::vector<CodeBlob> code;
 	std::vector<TraceSymbol> symbols;
+	std::vector<ReplayChunk> replay;  // in file order (version 2)
 	std::size_t chunks = 0;          // good chunks read, END included
 	std::size_t skipped_chunks = 0;  // unknown types from newer writers
 	bool complete = false;           // END seen and consistent
@@ -83,6 +105,8 @@ public:
 	void add_records(std::span<const vtice_record> records);
 	void add_code(std::uint64_t address, std::span<const std::uint8_t> bytes);
 	void add_symbols(std::span<const TraceSymbol> symbols);
+	// A REPLAY_* chunk; the file becomes format version 2.
+	void add_replay(ChunkType type, std::span<const std::uint8_t> payload);
 	// Appends END and returns the whole file; the writer is spent afterwards.
 	std::vector<std::uint8_t> finish();
 

@@ -35,9 +35,9 @@ Result<TraceHeader> parse_header(std::span<const std::uint8_t> file)
 	std::uint16_t header_size = load_le<std::uint16_t>(&file[10]);
 	header.record_version = load_le<std::uint16_t>(&file[12]);
 	std::uint16_t record_size = load_le<std::uint16_t>(&file[14]);
-	if (header.format_version != kTraceFormatVersion)
+	if (header.format_version != kTraceFormatVersion && header.format_version != kReplayFormatVersion)
 		return make_error("unsupported trace format version " + std::to_string(header.format_version) +
-				  " (this vtice reads version 1)", 8);
+				  " (this vtice reads versions 1 and 2)", 8);
 	if (header_size < kHeaderSize)
 		return make_error("header size " + std::to_string(header_size) + " is below 128", 10);
 	if (file.size() < header_size)
@@ -181,6 +181,17 @@ bool ChunkReader::apply(std::uint32_t type, std::span<const std::uint8_t> payloa
 		data_.symbols.insert(data_.symbols.end(), symbols.begin(), symbols.end());
 		return true;
 	}
+	case ChunkType::ReplayRegisters:
+	case ChunkType::ReplaySteps:
+	case ChunkType::ReplayMemory:
+		if (data_.header.format_version < kReplayFormatVersion) {
+			fail(std::string(chunk_type_name(type)) + " chunk in a version 1 file",
+			     payload_at - kChunkHeaderSize);
+			return false;
+		}
+		data_.replay.push_back({static_cast<ChunkType>(type), payload_at,
+					std::vector<std::uint8_t>(payload.begin(), payload.end())});
+		return true;
 	case ChunkType::End:
 		if (payload.size() != 8 || load_le<std::uint64_t>(payload.data()) != data_.records.size()) {
 			fail("END chunk does not match the " + std::to_string(data_.records.size()) +
@@ -203,6 +214,9 @@ const char *chunk_type_name(std::uint32_t type)
 	case ChunkType::Code: return "CODE";
 	case ChunkType::Symbols: return "SYMBOLS";
 	case ChunkType::End: return "END";
+	case ChunkType::ReplayRegisters: return "REPLAY_REGISTERS";
+	case ChunkType::ReplaySteps: return "REPLAY_STEPS";
+	case ChunkType::ReplayMemory: return "REPLAY_MEMORY";
 	}
 	return "unknown";
 }

@@ -86,6 +86,15 @@ void TraceWriter::add_symbols(std::span<const TraceSymbol> symbols)
 	add_chunk(ChunkType::Symbols, payload);
 }
 
+void TraceWriter::add_replay(ChunkType type, std::span<const std::uint8_t> payload)
+{
+	if (load_le<std::uint16_t>(&out_[8]) != kReplayFormatVersion) {
+		store_le<std::uint16_t>(&out_[8], kReplayFormatVersion);
+		store_le<std::uint32_t>(&out_[124], crc32(std::span(out_.data(), 124)));
+	}
+	add_chunk(type, payload);
+}
+
 std::vector<std::uint8_t> TraceWriter::finish()
 {
 	std::vector<std::uint8_t> payload;

@@ -12,7 +12,7 @@ namespace {
 
 struct TraceArgs {
 	std::string syscall, comm, output;
-	bool step = false, block = false, quiet = false;
+	bool step = false, block = false, quiet = false, record = false;
 };
 
 Result<TraceArgs> parse(const std::vector<std::string> &args)
@@ -42,6 +42,9 @@ Result<TraceArgs> parse(const std::vector<std::string> &args)
 			t.output = *v;
 		} else if (a == "--step") {
 			t.step = true;
+		} else if (a == "--record") {
+			t.record = true;
+			t.step = true;
 		} else if (a == "--block") {
 			t.block = true;
 		} else if (a == "--quiet") {
@@ -50,6 +53,10 @@ Result<TraceArgs> parse(const std::vector<std::string> &args)
 			return make_error("unknown trace argument '" + a + "'");
 		}
 	}
+	if (t.record && t.block)
+		return make_error("--record steps every instruction; it does not go with --block");
+	if (t.record && t.output.empty())
+		return make_error("--record needs -o FILE: the recording is for vtice replay and serve-replay");
 	// Before any tracing: never over an input (the symbols, the commands).
 	if (!t.output.empty())
 		if (auto ok = check_output_path(t.output); !ok)
@@ -97,6 +104,17 @@ Result<void> run_to_syscall(CommandContext &ctx, const TraceArgs &t)
 	}
 	(void)s.delete_breakpoint(*id);
 	return out;
+}
+
+// The figures a user of --record weighs: how big, how much slower.
+void report_recording(CommandContext &ctx, const TraceResult &traced)
+{
+	std::size_t steps = traced.recording->steps.size();
+	ctx.out.print("record: %zu steps, %llu bytes of registers and memory (%.1f bytes per step)%s\n", steps,
+		      static_cast<unsigned long long>(traced.recorded_bytes),
+		      steps ? static_cast<double>(traced.recorded_bytes) / static_cast<double>(steps) : 0.0,
+		      traced.unrecorded ? (", " + std::to_string(traced.unrecorded) +
+					   " accesses the stub would not show (unknown in the replay)").c_str() : "");
 }
 
 Result<void> write_output(CommandContext &ctx, const TraceArgs &t, const TraceResult &traced)
@@ -148,9 +166,11 @@ static Result<void> run(CommandContext &ctx, const std::vector<std::string> &arg
 	ctx.out.print("Tracing from %s until it returns (%s)\n",
 		      format_address(*start, ctx.session.symbolizer()).c_str(),
 		      by_stub ? "the hypervisor records every branch" :
+		      t->record ? "single-stepping every instruction, recording registers and memory" :
 		      t->step ? "single-stepping every instruction" : "block stepping");
 	TraceOptions options;
 	options.single_step = t->step;
+	options.record = t->record;
 	// Every CPU is stepped while the hypervisor traces: the run to the
 	// return may take as long as any other run.
 	if (by_stub)
@@ -185,6 +205,8 @@ static Result<void> run(CommandContext &ctx, const std::vector<std::string> &arg
 		      static_cast<unsigned long long>(traced->branches), traced->records.size(),
 		      static_cast<unsigned long long>(traced->steps), static_cast<unsigned long long>(traced->continues),
 		      static_cast<unsigned long long>(traced->interruptions), traced->seconds);
+	if (traced->recording)
+		report_recording(ctx, *traced);
 	if (auto r = write_output(ctx, *t, *traced); !r)
 		return r;
 	print_pc_line(ctx);
@@ -192,7 +214,7 @@ static Result<void> run(CommandContext &ctx, const std::vector<std::string> &arg
 }
 
 const Command kCmdTrace = {
-	"trace", {}, "trace [syscall NAME [--comm COMM]] [--step|--block] [-o FILE] [--quiet]",
+	"trace", {}, "trace [syscall NAME [--comm COMM]] [--step|--block|--record] [-o FILE] [--quiet]",
 	"branch-trace until the current function (or one syscall) returns",
 	"Records the branch trace of the current task from here until the running\n"
 	"function returns, and prints it as a function graph. With 'syscall NAME'\n"
@@ -206,7 +228,11 @@ const Command kCmdTrace = {
 	"straight-line code is never single-stepped. Interrupts and other tasks\n"
 	"that stop on the way are skipped and counted. --step single-steps every\n"
 	"instruction instead (slower; the reference count). -o writes a vtice trace\n"
-	"file for 'vtice report'.\n",
+	"file for 'vtice report'.\n"
+	"--record (needs -o) single-steps and also keeps, per step, the registers\n"
+	"it changed and the memory it read and wrote, before and after: the file\n"
+	"then opens in 'vtice replay' and 'vtice serve-replay' (stock gdb's\n"
+	"reverse-stepi, reverse-continue, reverse-finish over the path).\n",
 	run,
 };
 

@@ -1,4 +1,5 @@
 #include "block_tracer.hpp"
+#include "step_recorder.hpp"
 
 #include <chrono>
 #include <cstdio>
@@ -338,6 +339,15 @@ Result<TraceResult> BlockTracer::trace_single_steps()
 	auto pc = read_reg(rip_);
 	if (!pc)
 		return pc.error();
+	std::optional<StepRecorder> recorder;
+	if (options_.record) {
+		recorder.emplace(target_);
+		auto sp = read_reg(rsp_);
+		if (!sp)
+			return sp.error();
+		if (auto r = recorder->begin(*sp, stack_base_ + kThreadSize); !r)
+			return r.error();
+	}
 	while (result_.instructions < options_.max_instructions) {
 		auto code = code_at(*pc);
 		if (!code)
@@ -345,8 +355,14 @@ Result<TraceResult> BlockTracer::trace_single_steps()
 		auto insn = session_.disassembler().decode(*code, *pc);
 		if (!insn)
 			return make_error("trace: cannot decode at " + format_address(*pc, session_.symbolizer()));
+		if (recorder)
+			if (auto r = recorder->before_step(*insn); !r)
+				return r.error();
 		if (auto r = resume_and_wait(ResumeAction::Step); !r)
 			return r.error();
+		if (recorder)
+			if (auto r = recorder->after_step(*insn); !r)
+				return r.error();
 		auto next = read_reg(rip_);
 		if (!next)
 			return next.error();
@@ -355,6 +371,8 @@ Result<TraceResult> BlockTracer::trace_single_steps()
 		if (*next == *pc)
 			continue;
 		result_.instructions++;
+		if (options_.progress && result_.instructions % 1024 == 0)
+			options_.progress(result_.instructions, result_.branches);
 		if (insn->is_branch())
 			result_.branches++;
 		if (*next != insn->next())
@@ -369,6 +387,11 @@ Result<TraceResult> BlockTracer::trace_single_steps()
 		}
 	}
 	result_.end_pc = *pc;
+	if (recorder) {
+		result_.recorded_bytes = recorder->bytes();
+		result_.unrecorded = recorder->unreadable();
+		result_.recording = recorder->take();
+	}
 	return result_;
 }
 

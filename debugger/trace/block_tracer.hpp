@@ -20,12 +20,14 @@
 #include <vector>
 
 #include "../session.hpp"
+#include "recording.hpp"
 #include "vtice/records.h"
 
 namespace vtice::dbg {
 
 struct TraceOptions {
 	bool single_step = false;        // the floor: step every instruction (for comparison)
+	bool record = false;             // with single_step: keep what each step changed (replay)
 	std::uint64_t max_instructions = 5'000'000;
 	int stop_timeout_ms = 10000;
 	std::function<void(std::uint64_t instructions, std::uint64_t branches)> progress;
@@ -45,6 +47,9 @@ struct TraceResult {
 	bool returned = false;               // the traced function returned
 	bool tsc_clock = false;              // record tsc is the TSC, not instructions retired
 	std::uint64_t migrations = 0;        // the task moved to another CPU (stub tracer)
+	std::optional<replay::Recording> recording;  // TraceOptions::record
+	std::uint64_t recorded_bytes = 0;    // registers and memory the recording keeps
+	std::uint64_t unrecorded = 0;        // accesses whose bytes the stub would not show
 };
 
 // Where the call that returns to return_address starts: the 2 to 7 bytes

@@ -49,6 +49,8 @@ Result<void> write_trace_file(const std::string &path, const TraceResult &t, con
 		writer.add_code(blob.address, blob.bytes);
 	if (!data.symbols.empty())
 		writer.add_symbols(data.symbols);
+	if (t.recording)
+		replay::add_recording(writer, *t.recording);
 	auto bytes = writer.finish();
 	return trace::write_file(path, bytes);
 }

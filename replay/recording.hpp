@@ -1,0 +1,80 @@
+// A step recording: the machine state a replay needs to show any point of a
+// traced kernel path without running it again. Registers at step 0, then
+// per step the registers it changed and the memory it read and wrote, with
+// the bytes before and after (docs/replay.md; chunks REPLAY_REGISTERS,
+// REPLAY_STEPS, REPLAY_MEMORY of trace format version 2).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "trace_file.hpp"
+#include "vtice/result.hpp"
+
+namespace vtice::replay {
+
+struct RegisterSpec {
+	std::string name;   // "rax", "eflags", "fs_base", "xmm0"
+	unsigned bits = 0;  // a multiple of 8
+	std::string type;   // the target description's type ("int64", "code_ptr", "i387_ext")
+	std::string group;  // "general", "system", "float", "vector" or ""
+	unsigned bytes() const { return bits / 8; }
+};
+
+struct RegisterChange {
+	std::uint16_t index = 0;           // into Recording::registers
+	std::vector<std::uint8_t> value;   // the register's new contents, little endian
+};
+
+enum class AccessKind : std::uint8_t {
+	Read = 1,             // before: the bytes read
+	Write = 2,            // before and after
+	WriteUnknownOld = 3,  // after only: the recorder could not read them before (an exception frame)
+};
+
+struct MemoryEvent {
+	AccessKind kind = AccessKind::Read;
+	std::uint64_t address = 0;
+	std::vector<std::uint8_t> before;  // Read, Write
+	std::vector<std::uint8_t> after;   // Write, WriteUnknownOld
+	std::size_t length() const { return kind == AccessKind::WriteUnknownOld ? after.size() : before.size(); }
+	bool writes() const { return kind != AccessKind::Read; }
+};
+
+// One stop of the stepped target: the instruction at the state's rip ran
+// (a REP string instruction one iteration).
+struct Step {
+	std::vector<RegisterChange> registers;
+	std::vector<MemoryEvent> memory;
+};
+
+struct MemoryBlob {
+	std::uint64_t address = 0;
+	std::vector<std::uint8_t> bytes;
+};
+
+struct Recording {
+	std::vector<RegisterSpec> registers;   // in the stub's 'g' order
+	std::vector<std::uint8_t> initial;     // every register back to back, at step 0
+	std::vector<Step> steps;
+	std::vector<MemoryBlob> memory;        // as it was at step 0 (the task's stack)
+	std::vector<MemoryBlob> code;          // kernel text the steps ran
+};
+
+// Limits that keep a damaged or hostile file from asking for absurd memory.
+inline constexpr std::size_t kMaxRegisters = 1024;
+inline constexpr unsigned kMaxRegisterBits = 1024;
+inline constexpr std::size_t kMaxAccessBytes = std::size_t(1) << 20;
+
+// Adds the recording's chunks (code included) to a trace file being written.
+void add_recording(trace::TraceWriter &writer, const Recording &recording);
+// The recording a trace file carries; an error names the chunk and its
+// offset when a payload does not parse, or says the file has none.
+Result<Recording> load_recording(const trace::TraceData &data);
+
+// Bytes a step takes in the file (for the size-per-instruction figure).
+std::size_t encoded_size(const Step &step);
+
+}  // namespace vtice::replay

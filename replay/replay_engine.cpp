@@ -1,0 +1,189 @@
+// Registers come from a checkpoint every kCheckpointEvery steps plus the
+// changes after it, so any seek applies at most that many steps. Memory is
+// indexed per byte: each byte's reads and writes in step order; the value at
+// position k is the last write before k, or failing that what the first
+// access at or after k saw before it ran.
+#include "replay_engine.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace vtice::replay {
+
+Replay::Replay(Recording recording) : recording_(std::move(recording))
+{
+	std::size_t offset = 0;
+	for (const RegisterSpec &spec : recording_.registers) {
+		offsets_.push_back(offset);
+		offset += spec.bytes();
+	}
+	recording_.initial.resize(offset);
+	std::sort(recording_.code.begin(), recording_.code.end(),
+		  [](const MemoryBlob &a, const MemoryBlob &b) { return a.address < b.address; });
+	int rip = register_index("rip");
+	std::vector<std::uint8_t> regs = recording_.initial;
+	auto pc = [&] {
+		std::uint64_t value = 0;
+		if (rip >= 0)
+			std::memcpy(&value, &regs[offsets_[rip]], std::min<std::size_t>(8, recording_.registers[rip].bytes()));
+		return value;
+	};
+	pcs_.reserve(steps() + 1);
+	for (std::size_t j = 0; j <= steps(); j++) {
+		if (j % kCheckpointEvery == 0)
+			checkpoints_.push_back(regs);
+		pcs_.push_back(pc());
+		if (j < steps())
+			apply(j, regs);
+	}
+	index_memory();
+	registers_ = recording_.initial;
+}
+
+int Replay::register_index(std::string_view name) const
+{
+	for (std::size_t i = 0; i < recording_.registers.size(); i++)
+		if (recording_.registers[i].name == name)
+			return static_cast<int>(i);
+	return -1;
+}
+
+void Replay::apply(std::size_t j, std::vector<std::uint8_t> &regs) const
+{
+	for (const RegisterChange &change : recording_.steps[j].registers)
+		std::copy(change.value.begin(), change.value.end(), regs.begin() + offsets_[change.index]);
+}
+
+void Replay::index_memory()
+{
+	for (const MemoryBlob &blob : recording_.memory)
+		for (std::size_t i = 0; i < blob.bytes.size(); i++)
+			bytes_[blob.address + i].push_back({0, false, true, blob.bytes[i], blob.bytes[i]});
+	for (std::size_t j = 0; j < steps(); j++) {
+		auto step = static_cast<std::uint32_t>(j);
+		// Reads first: an instruction reads a location before it writes it.
+		for (bool writes : {false, true}) {
+			for (const MemoryEvent &event : recording_.steps[j].memory) {
+				if (event.writes() != writes)
+					continue;
+				for (std::size_t i = 0; i < event.length(); i++) {
+					bool known = event.kind != AccessKind::WriteUnknownOld;
+					std::uint8_t before = known ? event.before[i] : 0;
+					std::uint8_t after = writes ? event.after[i] : before;
+					bytes_[event.address + i].push_back({step, writes, known, before, after});
+				}
+			}
+		}
+	}
+}
+
+void Replay::seek(std::size_t k)
+{
+	k = std::min(k, steps());
+	if (k < position_ || k - position_ > kCheckpointEvery) {
+		std::size_t base = k / kCheckpointEvery;
+		registers_ = checkpoints_[base];
+		position_ = base * kCheckpointEvery;
+	}
+	for (; position_ < k; position_++)
+		apply(position_, registers_);
+}
+
+std::optional<std::uint64_t> Replay::reg(std::string_view name) const
+{
+	int index = register_index(name);
+	if (index < 0)
+		return std::nullopt;
+	std::uint64_t value = 0;
+	std::memcpy(&value, &registers_[offsets_[index]], std::min<std::size_t>(8, recording_.registers[index].bytes()));
+	return value;
+}
+
+std::optional<std::uint8_t> Replay::code_byte(std::uint64_t address) const
+{
+	// The blob that starts last at or before the address wins (as in CODE chunks).
+	auto it = std::upper_bound(recording_.code.begin(), recording_.code.end(), address,
+				   [](std::uint64_t a, const MemoryBlob &blob) { return a < blob.address; });
+	while (it != recording_.code.begin()) {
+		--it;
+		if (address - it->address < it->bytes.size())
+			return it->bytes[address - it->address];
+		if (address - it->address > (std::uint64_t(1) << 20))
+			break;
+	}
+	return std::nullopt;
+}
+
+std::optional<std::uint8_t> Replay::byte_at(std::uint64_t address, std::size_t k) const
+{
+	auto found = bytes_.find(address);
+	if (found == bytes_.end())
+		return code_byte(address);
+	const std::vector<ByteEvent> &events = found->second;
+	auto next = std::lower_bound(events.begin(), events.end(), k,
+				     [](const ByteEvent &e, std::size_t pos) { return e.step < pos; });
+	if (next != events.begin()) {
+		const ByteEvent &last = *(next - 1);
+		return last.write ? last.after : last.before;
+	}
+	if (next->before_known)
+		return next->before;
+	return code_byte(address);
+}
+
+std::vector<std::uint8_t> Replay::read_at(std::uint64_t address, std::size_t length, std::size_t k) const
+{
+	std::vector<std::uint8_t> out;
+	for (std::size_t i = 0; i < length; i++) {
+		auto byte = byte_at(address + i, k);
+		if (!byte)
+			break;
+		out.push_back(*byte);
+	}
+	return out;
+}
+
+std::optional<std::size_t> Replay::last_write(std::uint64_t address, std::size_t length, std::size_t before) const
+{
+	std::optional<std::size_t> found;
+	for (std::size_t i = 0; i < length; i++) {
+		auto it = bytes_.find(address + i);
+		if (it == bytes_.end())
+			continue;
+		for (auto e = it->second.rbegin(); e != it->second.rend(); ++e) {
+			if (!e->write || e->step >= before)
+				continue;
+			if (!found || e->step > *found)
+				found = e->step;
+			break;
+		}
+	}
+	return found;
+}
+
+namespace {
+
+bool overlaps(const MemoryEvent &event, std::uint64_t address, std::size_t length)
+{
+	return event.address < address + length && address < event.address + event.length();
+}
+
+}  // namespace
+
+bool Replay::step_writes(std::size_t j, std::uint64_t address, std::size_t length) const
+{
+	for (const MemoryEvent &event : recording_.steps[j].memory)
+		if (event.writes() && overlaps(event, address, length))
+			return true;
+	return false;
+}
+
+bool Replay::step_reads(std::size_t j, std::uint64_t address, std::size_t length) const
+{
+	for (const MemoryEvent &event : recording_.steps[j].memory)
+		if (event.kind == AccessKind::Read && overlaps(event, address, length))
+			return true;
+	return false;
+}
+
+}  // namespace vtice::replay
