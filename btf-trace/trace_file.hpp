@@ -36,11 +36,6 @@ enum class ChunkType : std::uint32_t {
 	ReplayMemory = 7,     // u64 address, then memory as it was at step 0
 };
 
-inline bool is_replay_chunk(std::uint32_t type)
-{
-	return type >= static_cast<std::uint32_t>(ChunkType::ReplayRegisters) &&
-	       type <= static_cast<std::uint32_t>(ChunkType::ReplayMemory);
-}
 
 const char *chunk_type_name(std::uint32_t type);
 

@@ -204,6 +204,7 @@ Result<Recording> load_recording(const trace::TraceData &data)
 {
 	Recording out;
 	bool have_registers = false;
+	std::size_t memory_bytes = 0;
 	for (const trace::ReplayChunk &chunk : data.replay) {
 		PayloadReader in(chunk);
 		if (chunk.type == ChunkType::ReplayRegisters) {
@@ -218,6 +219,8 @@ Result<Recording> load_recording(const trace::TraceData &data)
 			while (!in.done()) {
 				out.steps.emplace_back();
 				parse_step(in, out, out.steps.back());
+				for (const MemoryEvent &event : out.steps.back().memory)
+					memory_bytes += event.length();
 			}
 		} else {
 			std::uint64_t address = in.number<std::uint64_t>("address");
@@ -225,7 +228,11 @@ Result<Recording> load_recording(const trace::TraceData &data)
 							       ? std::vector<std::uint8_t>(chunk.payload.begin() + 8,
 											   chunk.payload.end())
 							       : std::vector<std::uint8_t>()});
+			memory_bytes += out.memory.back().bytes.size();
 		}
+		if (memory_bytes > kMaxMemoryBytes)
+			in.fail("the recording holds more than " + std::to_string(kMaxMemoryBytes >> 20) +
+				" MiB of memory bytes, more than a replay indexes");
 		if (in.failed())
 			return in.error();
 	}

@@ -67,6 +67,9 @@ struct Recording {
 inline constexpr std::size_t kMaxRegisters = 1024;
 inline constexpr unsigned kMaxRegisterBits = 1024;
 inline constexpr std::size_t kMaxAccessBytes = std::size_t(1) << 20;
+// The replay indexes memory per byte; past this many recorded bytes a file
+// is refused rather than filling the machine's memory.
+inline constexpr std::size_t kMaxMemoryBytes = std::size_t(256) << 20;
 
 // Adds the recording's chunks (code included) to a trace file being written.
 void add_recording(trace::TraceWriter &writer, const Recording &recording);

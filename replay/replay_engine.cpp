@@ -29,12 +29,18 @@ Replay::Replay(Recording recording) : recording_(std::move(recording))
 		return value;
 	};
 	pcs_.reserve(steps() + 1);
+	undo_.resize(steps());
 	for (std::size_t j = 0; j <= steps(); j++) {
 		if (j % kCheckpointEvery == 0)
 			checkpoints_.push_back(regs);
 		pcs_.push_back(pc());
-		if (j < steps())
-			apply(j, regs);
+		if (j == steps())
+			break;
+		for (const RegisterChange &change : recording_.steps[j].registers) {
+			auto old = regs.begin() + offsets_[change.index];
+			undo_[j].push_back({change.index, std::vector<std::uint8_t>(old, old + change.value.size())});
+		}
+		apply(j, regs);
 	}
 	index_memory();
 	registers_ = recording_.initial;
@@ -52,6 +58,13 @@ void Replay::apply(std::size_t j, std::vector<std::uint8_t> &regs) const
 {
 	for (const RegisterChange &change : recording_.steps[j].registers)
 		std::copy(change.value.begin(), change.value.end(), regs.begin() + offsets_[change.index]);
+}
+
+void Replay::undo(std::size_t j, std::vector<std::uint8_t> &regs) const
+{
+	// Backwards, so a register changed twice in one step gets its first old value.
+	for (auto change = undo_[j].rbegin(); change != undo_[j].rend(); ++change)
+		std::copy(change->value.begin(), change->value.end(), regs.begin() + offsets_[change->index]);
 }
 
 void Replay::index_memory()
@@ -80,6 +93,13 @@ void Replay::index_memory()
 void Replay::seek(std::size_t k)
 {
 	k = std::min(k, steps());
+	// A short way back is undone step by step (reverse-stepi, reverse-continue);
+	// anything farther starts from the checkpoint at or before k.
+	if (k < position_ && position_ - k <= kCheckpointEvery) {
+		for (; position_ > k; position_--)
+			undo(position_ - 1, registers_);
+		return;
+	}
 	if (k < position_ || k - position_ > kCheckpointEvery) {
 		std::size_t base = k / kCheckpointEvery;
 		registers_ = checkpoints_[base];

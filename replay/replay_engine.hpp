@@ -61,6 +61,7 @@ private:
 	};
 	void index_memory();
 	void apply(std::size_t j, std::vector<std::uint8_t> &regs) const;
+	void undo(std::size_t j, std::vector<std::uint8_t> &regs) const;
 	std::optional<std::uint8_t> byte_at(std::uint64_t address, std::size_t k) const;
 	std::optional<std::uint8_t> code_byte(std::uint64_t address) const;
 
@@ -69,6 +70,7 @@ private:
 	Recording recording_;
 	std::vector<std::size_t> offsets_;
 	std::vector<std::vector<std::uint8_t>> checkpoints_;
+	std::vector<std::vector<RegisterChange>> undo_;  // per step: the values its changes replaced
 	std::vector<std::uint64_t> pcs_;
 	std::unordered_map<std::uint64_t, std::vector<ByteEvent>> bytes_;
 	std::vector<std::uint8_t> registers_;

@@ -1,0 +1,141 @@
+// memory_accesses: the bytes each instruction reads and writes. Bytes come
+// from GNU as; the expected addresses are worked out here from the SDM's
+// definitions (base + index * scale + displacement + segment base; PUSH and
+// CALL store below RSP; POP and RET load at RSP; string instructions use
+// RSI/RDI and count down when RFLAGS.DF is set).
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "assemble.hpp"
+#include "memory_access.hpp"
+
+namespace vtice {
+namespace {
+
+constexpr std::uint64_t kBase = 0xffffffff81000000ull;
+
+std::map<std::string, std::uint64_t> g_regs;
+
+RegisterSource regs()
+{
+	return [](std::string_view name) -> std::optional<std::uint64_t> {
+		auto it = g_regs.find(std::string(name));
+		if (it == g_regs.end())
+			return std::nullopt;
+		return it->second;
+	};
+}
+
+Instruction assembled(const std::string &insn)
+{
+	std::string error;
+	auto object = test::assemble("\t.text\n\t.globl f\nf:\t" + insn + "\n", kBase, error);
+	EXPECT_TRUE(object) << error;
+	if (!object)
+		return {};
+	Disassembler disassembler;
+	auto decoded = disassembler.decode(object->text, kBase);
+	EXPECT_TRUE(decoded);
+	return decoded ? *decoded : Instruction{};
+}
+
+class MemoryAccessTest : public ::testing::Test {
+protected:
+	void SetUp() override
+	{
+		g_regs = {{"rax", 0x100}, {"rbx", 0x3},  {"rcx", 0x5},    {"rdx", 0},
+			  {"rsi", 0x5000}, {"rdi", 0x6000}, {"rsp", 0x1000}, {"rbp", 0x2000},
+			  {"eflags", 0x2},  {"fs_base", 0},  {"gs_base", 0xffff888000000000ull}};
+	}
+};
+
+void expect_one(const std::vector<MemoryAccess> &got, std::uint64_t address, std::uint32_t size, bool read,
+		bool write)
+{
+	ASSERT_EQ(got.size(), 1u);
+	EXPECT_EQ(got[0].address, address);
+	EXPECT_EQ(got[0].size, size);
+	EXPECT_EQ(got[0].read, read);
+	EXPECT_EQ(got[0].write, write);
+}
+
+TEST_F(MemoryAccessTest, PushAndCallStoreBelowTheStackPointer)
+{
+	expect_one(memory_accesses(assembled("push %rax"), regs()), 0xff8, 8, false, true);
+	expect_one(memory_accesses(assembled("call f"), regs()), 0xff8, 8, false, true);
+	expect_one(memory_accesses(assembled("pushfq"), regs()), 0xff8, 8, false, true);
+}
+
+TEST_F(MemoryAccessTest, PopAndRetLoadAtTheStackPointer)
+{
+	expect_one(memory_accesses(assembled("pop %rbx"), regs()), 0x1000, 8, true, false);
+	expect_one(memory_accesses(assembled("ret"), regs()), 0x1000, 8, true, false);
+	expect_one(memory_accesses(assembled("leave"), regs()), 0x2000, 8, true, false);
+}
+
+TEST_F(MemoryAccessTest, BaseIndexScaleDisplacement)
+{
+	expect_one(memory_accesses(assembled("mov 0x10(%rax,%rbx,4), %edx"), regs()), 0x100 + 3 * 4 + 0x10, 4, true,
+		   false);
+	expect_one(memory_accesses(assembled("movb $1, -8(%rbp)"), regs()), 0x2000 - 8, 1, false, true);
+	expect_one(memory_accesses(assembled("add %eax, (%rdi)"), regs()), 0x6000, 4, true, true);
+}
+
+TEST_F(MemoryAccessTest, GsAndFsAddTheirBases)
+{
+	expect_one(memory_accesses(assembled("mov %rcx, %gs:8(%rax)"), regs()), 0xffff888000000108ull, 8, false, true);
+	g_regs["fs_base"] = 0x7f0000000000ull;
+	expect_one(memory_accesses(assembled("mov %fs:0x28, %rax"), regs()), 0x7f0000000028ull, 8, true, false);
+}
+
+TEST_F(MemoryAccessTest, RipRelativeCountsFromTheNextInstruction)
+{
+	Instruction insn = assembled("mov 0x10(%rip), %rax");
+	expect_one(memory_accesses(insn, regs()), kBase + insn.length + 0x10, 8, true, false);
+}
+
+TEST_F(MemoryAccessTest, StringInstructionsUseRsiAndRdiAndTheDirectionFlag)
+{
+	auto movs = memory_accesses(assembled("movsq"), regs());
+	ASSERT_EQ(movs.size(), 2u);
+	bool saw_read = false, saw_write = false;
+	for (const MemoryAccess &a : movs) {
+		EXPECT_FALSE(a.repeated);
+		if (a.write) {
+			saw_write = true;
+			EXPECT_EQ(a.address, 0x6000u);
+		} else {
+			saw_read = true;
+			EXPECT_EQ(a.address, 0x5000u);
+		}
+		EXPECT_EQ(a.size, 8u);
+	}
+	EXPECT_TRUE(saw_read && saw_write);
+	auto stos = memory_accesses(assembled("rep stosb"), regs());
+	ASSERT_EQ(stos.size(), 1u);
+	EXPECT_TRUE(stos[0].repeated);
+	EXPECT_FALSE(stos[0].downwards);
+	EXPECT_EQ(stos[0].address, 0x6000u);
+	EXPECT_EQ(stos[0].size, 1u);
+	g_regs["eflags"] = 0x2 | (1u << 10);  // DF
+	EXPECT_TRUE(memory_accesses(assembled("rep stosb"), regs())[0].downwards);
+}
+
+TEST_F(MemoryAccessTest, InstructionsThatTouchNoMemoryHaveNone)
+{
+	EXPECT_TRUE(memory_accesses(assembled("lea 8(%rbx), %rax"), regs()).empty());
+	EXPECT_TRUE(memory_accesses(assembled("nopl (%rax)"), regs()).empty());
+	EXPECT_TRUE(memory_accesses(assembled("prefetcht0 (%rax)"), regs()).empty());
+	EXPECT_TRUE(memory_accesses(assembled("clflush (%rax)"), regs()).empty());
+	EXPECT_TRUE(memory_accesses(assembled("add %rbx, %rax"), regs()).empty());
+}
+
+TEST_F(MemoryAccessTest, AnOperandNeedingAnUnknownRegisterIsLeftOut)
+{
+	g_regs.erase("gs_base");
+	EXPECT_TRUE(memory_accesses(assembled("mov %rcx, %gs:8(%rax)"), regs()).empty());
+}
+
+}  // namespace
+}  // namespace vtice
