@@ -125,6 +125,7 @@ bool ReplayShell::move(const std::vector<std::string> &words)
 	}
 	std::size_t at = replay_.position();
 	for (std::uint64_t i = 0; i < n; i++) {
+		std::size_t was = at;
 		if (verb == "stepi" || verb == "si")
 			at = std::min(at + 1, replay_.steps());
 		else if (verb == "reverse-stepi" || verb == "rsi")
@@ -137,6 +138,8 @@ bool ReplayShell::move(const std::vector<std::string> &words)
 			at = navigator_.finish(at);
 		else
 			at = navigator_.reverse_finish(at);
+		if (at == was)
+			break;  // an end of the recording: a huge count stops there
 	}
 	replay_.seek(at);
 	if (at == replay_.steps() || at == 0)
@@ -186,6 +189,8 @@ bool ReplayShell::examine(const std::vector<std::string> &words)
 {
 	if (words.size() < 2)
 		return fail("x ADDR [LEN]");
+	if (words[1][0] == '$' && replay_.register_index(words[1].substr(1, words[1].find('+') - 1)) < 0)
+		return fail("no register '" + words[1].substr(1) + "' in the recording");
 	auto address = address_of(words[1]);
 	auto length = words.size() > 2 ? count_of(words[2]) : std::optional<std::uint64_t>(16);
 	if (!address || !length || *length == 0 || *length > 4096)

@@ -90,5 +90,21 @@ else
 	echo "SKIP syms-vmlinux-bad-then-good: no vmlinux (make kernel)"
 fi
 
+# vtice replay and serve-replay: a step recording (the fuzzer's seed, a
+# call and its return), files that are not one, and commands out of range.
+recording=$(dirname "$0")/../fuzz/corpus/fuzz_replay_reader/call-return.vtrace
+expect replay-directory 1 "is a directory" -- "$vtice" replay "$work" --batch /dev/null
+expect replay-dev-zero 1 "and still going" -- "$vtice" replay /dev/zero --batch /dev/null
+expect replay-plain-trace 1 "holds no step recording" -- "$vtice" replay "$fixture" --batch /dev/null
+head -c 400 "$recording" > "$work/cut-recording.vtrace"
+expect replay-cut-file 1 "replaying what comes before" -- "$vtice" replay "$work/cut-recording.vtrace" --batch /dev/null
+printf 'stepi 999999999999\nreverse-stepi 999999999999\n' > "$work/huge.cmds"
+expect replay-huge-count 0 "(start of the recording)" -- "$vtice" replay "$recording" --batch "$work/huge.cmds"
+printf 'frobnicate\nwhere\n' > "$work/bad.cmds"
+expect replay-unknown-command 1 "unknown command 'frobnicate'" -- "$vtice" replay "$recording" --batch "$work/bad.cmds"
+expect replay-batch-dev-zero 1 "" -- "$vtice" replay "$recording" --batch /dev/zero
+expect serve-replay-port 2 "a whole number from 0 to 65535" -- "$vtice" serve-replay "$recording" --port 70000
+expect serve-replay-plain-trace 1 "holds no step recording" -- "$vtice" serve-replay "$fixture"
+
 echo "hardening: $cases cases, $failures failed"
 ((failures == 0))
