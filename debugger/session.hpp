@@ -156,6 +156,10 @@ public:
 	Result<StopInfo> step_instruction();  // stepi / t
 	Result<StopInfo> step_over();         // next / p: calls run to their return
 	Result<StopInfo> step_out(int timeout_ms = -1);  // finish: to the caller
+	// Backwards, on a target that can (TargetFeatures::reverse: serve-replay).
+	Result<StopInfo> reverse_step();
+	Result<StopInfo> reverse_cont(int timeout_ms = -1);
+	Result<StopInfo> reverse_finish(int timeout_ms = -1);  // back onto the call that entered this function
 	// Non-blocking run control for interactive views.
 	Result<void> resume();
 	Result<std::optional<StopInfo>> poll(int timeout_ms);
@@ -190,7 +194,8 @@ private:
 	Result<Breakpoint *> find_breakpoint(int id);
 	Result<void> check_condition(const std::string &condition);
 	Result<StopInfo> run_to(std::uint64_t address, std::uint64_t frame_sp, int timeout_ms);
-	Result<StopInfo> continue_once(int timeout_ms);
+	Result<StopInfo> continue_once(int timeout_ms, ResumeAction action);
+	Result<StopInfo> run_until_stop(int timeout_ms, ResumeAction action);
 	Result<void> insert(Breakpoint &bp);
 	Result<std::vector<std::uint8_t>> read_via_page_walk(std::uint64_t address, std::size_t length);
 	ExprContext expr_context();

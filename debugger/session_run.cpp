@@ -16,6 +16,8 @@ std::string StopInfo::describe(const Symbolizer &symbolize) const
 {
 	std::string where = format_address(pc, symbolize);
 	std::string at = hex(pc) + (where.rfind("0x", 0) == 0 ? "" : " <" + where + ">");
+	if (!event.replay_log.empty())  // gdb's words for it
+		return "No more reverse-execution history (the recording's " + event.replay_log + ") at " + at;
 	switch (event.reason) {
 	case StopReason::Breakpoint:
 		if (breakpoint)
@@ -261,11 +263,15 @@ Result<bool> Session::should_stop(StopInfo &info)
 	return true;
 }
 
-Result<StopInfo> Session::continue_once(int timeout_ms)
+// Backwards the stub moves off the current instruction itself (a replay
+// checks breakpoints only after undoing a step), so only a forward run steps
+// off the breakpoint it stands on.
+Result<StopInfo> Session::continue_once(int timeout_ms, ResumeAction action)
 {
-	if (auto r = step_off_breakpoint(); !r)
-		return r.error();
-	if (auto r = target_->resume(ResumeAction::Continue); !r)
+	if (action == ResumeAction::Continue)
+		if (auto r = step_off_breakpoint(); !r)
+			return r.error();
+	if (auto r = target_->resume(action); !r)
 		return r.error();
 	state_ = SessionState::Running;
 	return wait_and_finish(timeout_ms);
@@ -273,11 +279,81 @@ Result<StopInfo> Session::continue_once(int timeout_ms)
 
 Result<StopInfo> Session::cont(int timeout_ms)
 {
+	return run_until_stop(timeout_ms, ResumeAction::Continue);
+}
+
+Result<StopInfo> Session::reverse_cont(int timeout_ms)
+{
+	return run_until_stop(timeout_ms, ResumeAction::ReverseContinue);
+}
+
+Result<StopInfo> Session::reverse_step()
+{
+	if (state_ != SessionState::Stopped)
+		return make_error("the target is not stopped");
+	if (auto r = target_->resume(ResumeAction::ReverseStep); !r)
+		return r.error();
+	state_ = SessionState::Running;
+	return wait_and_finish(kStepTimeoutMs);
+}
+
+// gdb's way: back to this function's entry in this frame (a breakpoint
+// there, the stack pointer it had on entry), then one step back onto the
+// call. A recursive call of the same function reaches the entry with a
+// lower stack pointer and is passed.
+Result<StopInfo> Session::reverse_finish(int timeout_ms)
+{
+	if (state_ != SessionState::Stopped)
+		return make_error("the target is not stopped");
+	auto here = pc();
+	if (!here)
+		return here.error();
+	auto function = symbols_ ? symbols_->symbolize(*here) : std::nullopt;
+	if (!function)
+		return make_error("reverse-finish: no symbol for " + hex(*here) + ", so the function's start is unknown");
+	auto frames = backtrace(2);
+	if (!frames)
+		return frames.error();
+	if (frames->size() < 2 || !(*frames)[1].reliable)
+		return make_error("reverse-finish: cannot find the caller's frame reliably (no unwind data here)");
+	std::uint64_t entry = function->start, entry_sp = (*frames)[1].sp - 8;
+	bool own = *here != entry && breakpoint_at(entry) == nullptr;
+	if (own)
+		if (auto r = target_->insert_breakpoint(BreakKind::Software, entry, 1); !r)
+			return r.error();
+	Result<StopInfo> result = make_error("");
+	bool reached = *here == entry;
+	while (!reached) {
+		result = continue_once(timeout_ms, ResumeAction::ReverseContinue);
+		if (!result || ended_by_user(*result) || !result->event.replay_log.empty())
+			break;
+		auto sp = register_value("rsp");
+		reached = result->pc == entry && sp && *sp == entry_sp;
+		if (result->pc == entry)
+			continue;  // this frame's entry, or a deeper call of the same function
+		auto keep = should_stop(*result);
+		if (!keep)
+			result = keep.error();
+		if (!keep || *keep)
+			break;
+	}
+	if (own)
+		(void)target_->remove_breakpoint(BreakKind::Software, entry, 1);
+	if (reached)
+		result = reverse_step();
+	if (result)
+		for (auto &l : listeners_)
+			l(*result);
+	return result;
+}
+
+Result<StopInfo> Session::run_until_stop(int timeout_ms, ResumeAction action)
+{
 	if (state_ != SessionState::Stopped)
 		return make_error("the target is not stopped");
 	auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0));
 	for (std::uint64_t rounds = 0;; rounds++) {
-		auto stop = continue_once(timeout_ms);
+		auto stop = continue_once(timeout_ms, action);
 		if (!stop)
 			return stop;
 		auto keep = should_stop(*stop);
@@ -316,7 +392,7 @@ Result<StopInfo> Session::run_to(std::uint64_t address, std::uint64_t frame_sp, 
 	Result<StopInfo> result = make_error("");
 	auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0));
 	for (std::uint64_t rounds = 0;; rounds++) {
-		result = continue_once(timeout_ms);
+		result = continue_once(timeout_ms, ResumeAction::Continue);
 		if (!result || ended_by_user(*result))
 			break;
 		if (result->pc == address) {

@@ -45,20 +45,24 @@ Result<std::vector<Frame>> Session::backtrace(std::size_t max_frames)
 	// Stack words come in page-sized reads: one round trip per page, not per word.
 	std::uint64_t cached_page = ~0ull;
 	std::vector<std::uint8_t> page;
+	auto read_word = [this](std::uint64_t address) -> Result<std::uint64_t> {
+		auto bytes = read_memory(address, 8);
+		if (!bytes)
+			return bytes.error();
+		std::uint64_t v;
+		std::memcpy(&v, bytes->data(), 8);
+		return v;
+	};
 	MemoryReader read = [&](std::uint64_t address) -> Result<std::uint64_t> {
 		std::uint64_t base = address & ~4095ull;
-		if ((address & 4095) > 4088) {
-			auto bytes = read_memory(address, 8);
-			if (!bytes)
-				return bytes.error();
-			std::uint64_t v;
-			std::memcpy(&v, bytes->data(), 8);
-			return v;
-		}
+		if ((address & 4095) > 4088)
+			return read_word(address);
 		if (base != cached_page) {
+			// A stub that knows only parts of the page (a replay: what the
+			// recording saw) refuses the whole; the word alone may do.
 			auto bytes = read_memory(base, 4096);
-			if (!bytes)
-				return bytes.error();
+			if (!bytes || bytes->size() != 4096)
+				return read_word(address);
 			page = std::move(*bytes);
 			cached_page = base;
 		}

@@ -74,10 +74,13 @@ struct StopEvent {
 	std::optional<BreakKind> watch_kind;   // for Watchpoint
 	std::optional<std::uint64_t> watch_address;
 	bool swbreak = false, hwbreak = false; // the stub said so
+	std::string replay_log;                // "begin" / "end": a replay ran off its history (replaylog)
 	std::string raw;                       // the stop reply as received
 };
 
-enum class ResumeAction : std::uint8_t { Continue, Step };
+// The reverse actions need a stub that runs backwards (ReverseStep+ and
+// ReverseContinue+ in qSupported: vtice serve-replay, gdb's own record).
+enum class ResumeAction : std::uint8_t { Continue, Step, ReverseContinue, ReverseStep };
 
 // Options a target may offer; Session adapts to what is missing.
 struct TargetFeatures {
@@ -92,6 +95,7 @@ struct TargetFeatures {
 	bool target_description = false;  // target.xml read; else gdb's default amd64 core layout
 	bool pipelined_reads = false;   // several memory reads in flight (QEMU's gdbstub)
 	bool branch_trace = false;      // the stub records branches itself (Qbtrace, qXfer:vtice-trace)
+	bool reverse = false;           // bs and bc (ReverseStep+, ReverseContinue+)
 	std::string stub;               // "QEMU gdbstub", "vtice hypervisor stub", "kgdb", "" unknown
 	std::vector<std::string> warnings;  // what connecting found wrong and repaired
 };

@@ -163,7 +163,7 @@ void parse_step(PayloadReader &in, const Recording &recording, Step &step)
 		std::uint32_t len = in.number<std::uint32_t>("access length");
 		if (in.failed())
 			return;
-		if (kind < 1 || kind > 3)
+		if (kind < 1 || kind > 4)
 			return in.fail("unknown access kind " + std::to_string(kind));
 		if (len == 0 || len > kMaxAccessBytes)
 			return in.fail("access length " + std::to_string(len));

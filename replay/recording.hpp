@@ -32,6 +32,7 @@ enum class AccessKind : std::uint8_t {
 	Read = 1,             // before: the bytes read
 	Write = 2,            // before and after
 	WriteUnknownOld = 3,  // after only: the recorder could not read them before (an exception frame)
+	ReadWrite = 4,        // before and after: an operand read and then written (add [m], 1; xchg)
 };
 
 struct MemoryEvent {
@@ -41,6 +42,7 @@ struct MemoryEvent {
 	std::vector<std::uint8_t> after;   // Write, WriteUnknownOld
 	std::size_t length() const { return kind == AccessKind::WriteUnknownOld ? after.size() : before.size(); }
 	bool writes() const { return kind != AccessKind::Read; }
+	bool reads() const { return kind == AccessKind::Read || kind == AccessKind::ReadWrite; }
 };
 
 // One stop of the stepped target: the instruction at the state's rip ran

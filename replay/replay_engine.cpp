@@ -201,7 +201,7 @@ bool Replay::step_writes(std::size_t j, std::uint64_t address, std::size_t lengt
 bool Replay::step_reads(std::size_t j, std::uint64_t address, std::size_t length) const
 {
 	for (const MemoryEvent &event : recording_.steps[j].memory)
-		if (event.kind == AccessKind::Read && overlaps(event, address, length))
+		if (event.reads() && overlaps(event, address, length))
 			return true;
 	return false;
 }

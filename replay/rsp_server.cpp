@@ -323,6 +323,7 @@ Result<bool> serve_client(Replay &replay, int fd)
 {
 	rsp::FdTransport link(fd, "gdb client");
 	rsp::FrameReader frames;
+	replay.seek(0);  // every client starts where the recording starts
 	ReplayStub stub(replay);
 	for (;;) {
 		auto got = link.read_some(4096, 60'000);

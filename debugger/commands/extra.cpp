@@ -7,8 +7,9 @@ namespace vtice::dbg {
 
 std::span<const Command *const> extra_commands()
 {
-	static const std::array<const Command *, 8> kExtra = {&kCmdTrace, &kCmdInfoTask, &kCmdInfoThreads, &kCmdThread,
-							       &kCmdPtype, &kCmdOffsetof, &kCmdDmesg, &kCmdVmcore};
+	static const std::array<const Command *, 11> kExtra = {&kCmdTrace, &kCmdInfoTask, &kCmdInfoThreads, &kCmdThread,
+								&kCmdPtype, &kCmdOffsetof, &kCmdDmesg, &kCmdVmcore,
+								&kCmdReverseStepi, &kCmdReverseContinue, &kCmdReverseFinish};
 	return kExtra;
 }
 

@@ -53,6 +53,8 @@ Result<void> apply_stop_field(StopEvent &event, std::string_view name, std::stri
 		return watch(BreakKind::ReadWatch);
 	} else if (name == "awatch") {
 		return watch(BreakKind::AccessWatch);
+	} else if (name == "replaylog") {
+		event.replay_log = std::string(value);
 	} else if (name == "swbreak" || name == "hwbreak") {
 		event.reason = StopReason::Breakpoint;
 		(name == "swbreak" ? event.swbreak : event.hwbreak) = true;

@@ -87,6 +87,7 @@ Result<void> RspTarget::negotiate()
 	}
 	features_.target_description = has("qXfer:features:read");
 	features_.branch_trace = has("Qbtrace:bts") && has("qXfer:vtice-trace:read");
+	features_.reverse = has("ReverseStep") && has("ReverseContinue");
 	auto layout = features_.target_description
 			      ? parse_target_description("target.xml",
 							 [this](const std::string &annex) {
@@ -423,6 +424,11 @@ std::string RspTarget::thread_text(int thread) const
 
 std::string RspTarget::resume_packet(ResumeAction action) const
 {
+	// vCont has no reverse actions (GDB manual, "Packets": bc, bs).
+	if (action == ResumeAction::ReverseContinue)
+		return "bc";
+	if (action == ResumeAction::ReverseStep)
+		return "bs";
 	if (features_.vcont)
 		return action == ResumeAction::Continue ? "vCont;c" : "vCont;s:" + thread_text(thread_ > 0 ? thread_ : 1);
 	return action == ResumeAction::Continue ? "c" : "s";
@@ -430,6 +436,10 @@ std::string RspTarget::resume_packet(ResumeAction action) const
 
 Result<void> RspTarget::resume(ResumeAction action)
 {
+	bool backwards = action == ResumeAction::ReverseContinue || action == ResumeAction::ReverseStep;
+	if (backwards && !features_.reverse)
+		return make_error("this target cannot run backwards (its stub offers no ReverseStep/ReverseContinue); "
+				  "record the path with 'trace --record -o FILE' and open it with vtice serve-replay");
 	if (auto r = client_.send(resume_packet(action)); !r)
 		return r;
 	running_ = true;

@@ -142,7 +142,7 @@ Result<void> StepRecorder::after_step(const Instruction &insn)
 				unreadable_++;
 				continue;
 			}
-			event.kind = replay::AccessKind::Write;
+			event.kind = p.access.read ? replay::AccessKind::ReadWrite : replay::AccessKind::Write;
 			event.after = std::move(*after);
 		}
 		step.memory.push_back(std::move(event));

@@ -14,7 +14,10 @@ so the test holds every answer QEMU gave on the wire. Then:
      of getname lands on the call in do_sys_openat2; a watchpoint on the
      bytes of the struct filename's name, reverse-continue, stops at the write
      in strncpy_from_user; reverse-stepi at step 0 says "No more
-     reverse-execution history".
+     reverse-execution history";
+  3. vtice attach on serve-replay: its ORC backtrace reaches do_sys_openat2,
+     its reverse-finish lands on the call of getname, its reverse-continue
+     stops at the start of the recording.
 Exit 77 (skip) when gdb or the -dbg vmlinux is missing.
 """
 import json
@@ -229,6 +232,24 @@ def check_reverse(port, work, vmlinux):
     return rf, ws, rev.get("position", ""), rev.get("name", "")
 
 
+def check_attach_reverse(binary, port, vmlinux):
+    """vtice attach itself on serve-replay: its reverse commands and ORC backtrace."""
+    cmds = ["break *getname", "continue", "delete", "stepi 2", "bt 3", "reverse-finish", "reverse-continue",
+            "disconnect"]
+    run = subprocess.run([binary, "attach", "127.0.0.1:%d" % port, "--batch", "-", "--symbols", vmlinux,
+                          "--no-cache"], input="\n".join(cmds) + "\n", capture_output=True, text=True, timeout=300)
+    out = run.stdout
+    if run.returncode != 0:
+        fail("vtice attach on serve-replay exited with %d" % run.returncode, out, run.stderr)
+    if not re.search(r"#1\s+0x[0-9a-f]+ in do_sys_openat2\+", out):
+        fail("attach's ORC backtrace over the replay does not reach do_sys_openat2", out)
+    back = out[out.find("Run back to the call"):]
+    if not re.search(r"=> 0x[0-9a-f]+ <do_sys_openat2\+0x[0-9a-f]+>:\s+call getname", back):
+        fail("attach's reverse-finish did not land on the call of getname", out)
+    if "No more reverse-execution history (the recording's begin)" not in out:
+        fail("attach's reverse-continue did not stop at the start of the recording", out)
+
+
 def main():
     binary = sys.argv[1]
     port = qemu_port()
@@ -265,12 +286,14 @@ def main():
     try:
         visited, mem_checked, seconds = check_against_live(binary, sport, work, truth_regs, truth_mem)
         rf, ws, position, name = check_reverse(sport, work, vmlinux)
+        check_attach_reverse(binary, sport, vmlinux)
     finally:
         server.kill()
         server.wait()
     print("PASS: openat recorded in %d steps, %s bytes per step; %d points replayed through stock gdb "
           "(stepi/reverse-stepi) equal QEMU's own registers, %d memory reads equal QEMU's, %.1f s; "
-          "reverse-finish -> %s; watch on the name %s -> %s (%s)" % (
+          "reverse-finish -> %s; watch on the name %s -> %s (%s); vtice attach's own reverse-finish, "
+          "reverse-continue and ORC bt over the replay" % (
               steps, rec.group(3), visited, mem_checked, seconds, rf, name, ws.split("|")[0].strip(), position))
     return 0
 

@@ -278,6 +278,26 @@ TEST(ReplayStub, WatchpointsStopAtTheWriterInBothDirections)
 	EXPECT_EQ(replay.position(), 2u);
 }
 
+// add [0x3000], 1 reads and writes: a read watchpoint and a write
+// watchpoint both see it; the value before and after are both kept.
+TEST(ReplayStub, AReadModifyWriteSetsOffReadAndWriteWatchpoints)
+{
+	Recording r = three_steps();
+	r.steps[0].memory[0].kind = AccessKind::ReadWrite;
+	Replay replay(std::move(r));
+	EXPECT_TRUE(replay.step_reads(0, 0x3000, 4));
+	EXPECT_TRUE(replay.step_writes(0, 0x3000, 4));
+	replay.seek(0);
+	EXPECT_EQ(replay.read(0x3000, 4), std::vector<std::uint8_t>(4, 0xaa));
+	replay.seek(1);
+	EXPECT_EQ(replay.read(0x3000, 4), std::vector<std::uint8_t>(4, 0xbb));
+	ReplayStub stub(replay);
+	replay.seek(0);
+	EXPECT_EQ(handle(stub, "Z3,3000,4"), "OK");
+	EXPECT_EQ(handle(stub, "c"), "T05rwatch:3000;thread:1;");
+	EXPECT_EQ(replay.position(), 1u);
+}
+
 TEST(ReplayStub, BreakpointsRegistersAndMemory)
 {
 	Replay replay(three_steps());
