@@ -3,6 +3,7 @@
 // give a clear error and leave the client (or target) usable.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <fcntl.h>
@@ -223,6 +224,41 @@ TEST(RspTargetFake, MemoryErrorsAndUnsupportedPackets)
 	auto regs = (*target)->read_registers();
 	ASSERT_FALSE(regs.ok());
 	EXPECT_NE(regs.error().message.find("malformed 'g' reply"), std::string::npos);
+}
+
+// A stub that does not offer ReverseStep+/ReverseContinue+ is never sent
+// bs or bc; the error says how to get a target that runs backwards.
+TEST(RspTargetFake, ReverseActionsNeedAStubThatOffersThem)
+{
+	FakeStub stub(minimal_stub([](const std::string &) -> std::string { return "+" + FakeStub::packet(""); }));
+	auto target = RspTarget::connect(stub.client_transport(), quick());
+	ASSERT_TRUE(target.ok()) << target.error().message;
+	EXPECT_FALSE((*target)->features().reverse);
+	auto back = (*target)->resume(ResumeAction::ReverseStep);
+	ASSERT_FALSE(back.ok());
+	EXPECT_NE(back.error().message.find("cannot run backwards"), std::string::npos);
+	for (const std::string &p : stub.received())
+		EXPECT_TRUE(p != "bs" && p != "bc") << p;
+}
+
+TEST(RspTargetFake, ReverseActionsAreBsAndBc)
+{
+	FakeStub stub([](const std::string &p) -> std::string {
+		if (p.rfind("qSupported", 0) == 0)
+			return "+" + FakeStub::packet("PacketSize=100;ReverseStep+;ReverseContinue+");
+		if (p == "bs" || p == "bc")
+			return "+" + FakeStub::packet("T05replaylog:begin;");
+		return "+" + FakeStub::packet("");
+	});
+	auto target = RspTarget::connect(stub.client_transport(), quick());
+	ASSERT_TRUE(target.ok()) << target.error().message;
+	EXPECT_TRUE((*target)->features().reverse);
+	ASSERT_TRUE((*target)->resume(ResumeAction::ReverseContinue).ok());
+	auto stop = (*target)->wait_stop(2000);
+	ASSERT_TRUE(stop.ok() && stop->has_value());
+	EXPECT_EQ((**stop).replay_log, "begin");
+	auto received = stub.received();
+	EXPECT_NE(std::find(received.begin(), received.end(), "bc"), received.end());
 }
 
 TEST(RspTransport, BadTargetsAreClearErrors)

@@ -46,6 +46,17 @@ TEST(RspStopReply, Watchpoints)
 	EXPECT_FALSE(parse_stop_reply("T05watch:zz;").ok());
 }
 
+// GDB manual, "Stop Reply Packets": replaylog:begin / replaylog:end.
+TEST(RspStopReply, ReplayLogEdges)
+{
+	auto e = parse_stop_reply("T05replaylog:begin;thread:1;");
+	ASSERT_TRUE(e.ok());
+	EXPECT_EQ(e->replay_log, "begin");
+	EXPECT_EQ(e->reason, StopReason::Signal);
+	EXPECT_EQ(parse_stop_reply("T05replaylog:end;")->replay_log, "end");
+	EXPECT_EQ(parse_stop_reply("T05thread:1;")->replay_log, "");
+}
+
 TEST(RspStopReply, ExitAndRegistersIgnored)
 {
 	EXPECT_EQ(parse_stop_reply("W00")->reason, StopReason::Exited);
