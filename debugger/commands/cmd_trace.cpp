@@ -110,9 +110,11 @@ Result<void> run_to_syscall(CommandContext &ctx, const TraceArgs &t)
 void report_recording(CommandContext &ctx, const TraceResult &traced)
 {
 	std::size_t steps = traced.recording->steps.size();
-	ctx.out.print("record: %zu steps, %llu bytes of registers and memory (%.1f bytes per step)%s\n", steps,
-		      static_cast<unsigned long long>(traced.recorded_bytes),
-		      steps ? static_cast<double>(traced.recorded_bytes) / static_cast<double>(steps) : 0.0,
+	double per_step = steps ? 1.0 / static_cast<double>(steps) : 0.0;
+	ctx.out.print("record: %zu steps, %llu bytes of registers and memory (%.1f bytes per step), %.0f us per step "
+		      "with its reads%s\n",
+		      steps, static_cast<unsigned long long>(traced.recorded_bytes),
+		      static_cast<double>(traced.recorded_bytes) * per_step, traced.seconds * 1e6 * per_step,
 		      traced.unrecorded ? (", " + std::to_string(traced.unrecorded) +
 					   " accesses the stub would not show (unknown in the replay)").c_str() : "");
 }
