@@ -448,6 +448,20 @@ scenario_hvtrace() {
 	trace_scenario hvtrace
 }
 
+# Time travel through the hypervisor's stub (docs/replay.md): the host
+# records build_open_flags of the guest's openat loop with `trace --record`
+# over COM2 through a logging relay, then sets stock gdb's reading of
+# `vtice serve-replay` at every step against what the stub itself answered
+# (host/stub-record.sh, checks in host/stub_record.py). Manual: each step
+# moves its register block over the 115,200-baud line, and make test's
+# Bochs runs are at their time budget; QEMU's qemu.replay runs the same
+# oracle on a whole openat in make test.
+# bochs-manual-scenario: hvrecord
+# bochs-host-driver: hvrecord host/stub-record.sh
+scenario_hvrecord() {
+	trace_scenario hvrecord
+}
+
 # The same tracer read by real gdb (record btrace, host/stub-btrace.sh).
 # gdb reads the trace once per stop (qXfer:btrace:read:new): ~1 minute on
 # the 115200-baud line while the guest is parked and silent.

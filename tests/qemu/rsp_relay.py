@@ -28,8 +28,10 @@ class Relay:
             except OSError:
                 data = b""
             if not data:
+                # The client leaving ends the stub's connection too, so the
+                # next client (a new gdb, the rig's finish) can connect.
                 try:
-                    dst.shutdown(socket.SHUT_WR)
+                    dst.shutdown(socket.SHUT_RDWR if side == "c" else socket.SHUT_WR)
                 except OSError:
                     pass
                 return
@@ -47,6 +49,8 @@ class Relay:
         up.start()
         self._pump(stub, client, "s")
         up.join(5)
+        client.close()
+        stub.close()
 
     def packets(self):
         """Each side's byte stream split into packet payloads ($...#cs); acks,
