@@ -452,11 +452,10 @@ scenario_hvtrace() {
 # records build_open_flags of the guest's openat loop with `trace --record`
 # over COM2 through a logging relay, then sets stock gdb's reading of
 # `vtice serve-replay` at every step against what the stub itself answered
-# (host/stub-record.sh, checks in host/stub_record.py). Manual: each step
-# moves its register block over the 115,200-baud line, and make test's
-# Bochs runs are at their time budget; QEMU's qemu.replay runs the same
-# oracle on a whole openat in make test.
-# bochs-manual-scenario: hvrecord
+# (host/stub-record.sh, checks in host/stub_record.py). A small function:
+# each step moves its register block over the 115,200-baud line (about 40
+# ms a step here; 86 steps, 4 s); qemu.replay runs the same oracle on a
+# whole openat.
 # bochs-host-driver: hvrecord host/stub-record.sh
 scenario_hvrecord() {
 	trace_scenario hvrecord

@@ -81,6 +81,10 @@ def truth_from_wire(packets):
                 # later states: the first read after the step's stop reply.
                 if k == 0 or g is None:
                     g = r
+                # State 0's reads: the recorder's only (after its register
+                # read), not what the debugger read at the stop before.
+                if k == 0:
+                    reads = []
                 i = j
             elif side == "c" and re.fullmatch(r"m[0-9a-f]+,[0-9a-f]+", p):
                 j, r = reply_to(i)
