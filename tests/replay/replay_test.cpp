@@ -7,6 +7,7 @@
 
 #include "navigation.hpp"
 #include "recording.hpp"
+#include "rsp/packet.hpp"
 #include "replay_engine.hpp"
 #include "rsp_server.hpp"
 #include "trace_file.hpp"
@@ -329,15 +330,7 @@ TEST(ReplayStub, MonitorCommandsTellAndMoveThePosition)
 {
 	Replay replay(three_steps());
 	ReplayStub stub(replay);
-	auto hex = [](const std::string &text) {
-		std::string out;
-		char b[3];
-		for (unsigned char c : text) {
-			std::snprintf(b, sizeof(b), "%02x", c);
-			out += b;
-		}
-		return out;
-	};
+	auto hex = [](const std::string &text) { return dbg::rsp::to_hex(std::string_view(text)); };
 	EXPECT_EQ(handle(stub, "qRcmd," + hex("goto 2")), hex("step 2\n"));
 	EXPECT_EQ(replay.position(), 2u);
 	EXPECT_EQ(handle(stub, "qRcmd," + hex("position")), hex("step 2 of 3\n"));
