@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "args.hpp"
+#include "rsp/packet.hpp"
 
 namespace vtice::console {
 
@@ -248,13 +249,7 @@ bool ReplayShell::last_write(const std::vector<std::string> &words, bool all)
 			continue;
 		auto before = replay_.read_at(*address, *length, j), after = replay_.read_at(*address, *length, j + 1);
 		auto hex = [](const std::vector<std::uint8_t> &bytes) {
-			std::string s;
-			char b[4];
-			for (std::uint8_t x : bytes) {
-				std::snprintf(b, sizeof(b), "%02x", x);
-				s += b;
-			}
-			return s.empty() ? std::string("??") : s;
+			return bytes.empty() ? std::string("??") : dbg::rsp::to_hex(bytes);
 		};
 		std::fprintf(out_, "%s\n    %s -> %s\n", where_text(j).c_str(), hex(before).c_str(), hex(after).c_str());
 		shown++;

@@ -3,6 +3,8 @@
 // offset in the file; it never reads past a payload (fuzz_replay_reader).
 #include "recording.hpp"
 
+#include <cstring>
+
 #include "byte_io.hpp"
 
 namespace vtice::replay {
@@ -179,6 +181,33 @@ void parse_step(PayloadReader &in, const Recording &recording, Step &step)
 }
 
 }  // namespace
+
+std::vector<std::size_t> register_offsets(const std::vector<RegisterSpec> &registers)
+{
+	std::vector<std::size_t> offsets;
+	std::size_t offset = 0;
+	for (const RegisterSpec &spec : registers) {
+		offsets.push_back(offset);
+		offset += spec.bytes();
+	}
+	return offsets;
+}
+
+int register_index(const std::vector<RegisterSpec> &registers, std::string_view name)
+{
+	for (std::size_t i = 0; i < registers.size(); i++)
+		if (registers[i].name == name)
+			return static_cast<int>(i);
+	return -1;
+}
+
+std::uint64_t register_low64(const std::vector<RegisterSpec> &registers, const std::vector<std::size_t> &offsets,
+			     const std::vector<std::uint8_t> &block, std::size_t index)
+{
+	std::uint64_t value = 0;
+	std::memcpy(&value, &block[offsets[index]], std::min<std::size_t>(8, registers[index].bytes()));
+	return value;
+}
 
 void add_recording(trace::TraceWriter &writer, const Recording &recording)
 {

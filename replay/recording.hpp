@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "trace_file.hpp"
@@ -72,6 +73,13 @@ inline constexpr std::size_t kMaxAccessBytes = std::size_t(1) << 20;
 // The replay indexes memory per byte; past this many recorded bytes a file
 // is refused rather than filling the machine's memory.
 inline constexpr std::size_t kMaxMemoryBytes = std::size_t(256) << 20;
+
+// A block of registers laid out like Recording::initial: where each one
+// starts, which one has a name (-1: none), and a register's low 64 bits.
+std::vector<std::size_t> register_offsets(const std::vector<RegisterSpec> &registers);
+int register_index(const std::vector<RegisterSpec> &registers, std::string_view name);
+std::uint64_t register_low64(const std::vector<RegisterSpec> &registers, const std::vector<std::size_t> &offsets,
+			     const std::vector<std::uint8_t> &block, std::size_t index);
 
 // Adds the recording's chunks (code included) to a trace file being written.
 void add_recording(trace::TraceWriter &writer, const Recording &recording);

@@ -6,28 +6,21 @@
 #include "replay_engine.hpp"
 
 #include <algorithm>
-#include <cstring>
 
 namespace vtice::replay {
 
 Replay::Replay(Recording recording) : recording_(std::move(recording))
 {
-	std::size_t offset = 0;
-	for (const RegisterSpec &spec : recording_.registers) {
-		offsets_.push_back(offset);
-		offset += spec.bytes();
-	}
-	recording_.initial.resize(offset);
+	offsets_ = register_offsets(recording_.registers);
+	std::size_t size = 0;
+	for (const RegisterSpec &spec : recording_.registers)
+		size += spec.bytes();
+	recording_.initial.resize(size);
 	std::sort(recording_.code.begin(), recording_.code.end(),
 		  [](const MemoryBlob &a, const MemoryBlob &b) { return a.address < b.address; });
 	int rip = register_index("rip");
 	std::vector<std::uint8_t> regs = recording_.initial;
-	auto pc = [&] {
-		std::uint64_t value = 0;
-		if (rip >= 0)
-			std::memcpy(&value, &regs[offsets_[rip]], std::min<std::size_t>(8, recording_.registers[rip].bytes()));
-		return value;
-	};
+	auto pc = [&] { return rip >= 0 ? register_low64(recording_.registers, offsets_, regs, rip) : 0; };
 	pcs_.reserve(steps() + 1);
 	undo_.resize(steps());
 	for (std::size_t j = 0; j <= steps(); j++) {
@@ -48,10 +41,7 @@ Replay::Replay(Recording recording) : recording_(std::move(recording))
 
 int Replay::register_index(std::string_view name) const
 {
-	for (std::size_t i = 0; i < recording_.registers.size(); i++)
-		if (recording_.registers[i].name == name)
-			return static_cast<int>(i);
-	return -1;
+	return replay::register_index(recording_.registers, name);
 }
 
 void Replay::apply(std::size_t j, std::vector<std::uint8_t> &regs) const
@@ -114,9 +104,7 @@ std::optional<std::uint64_t> Replay::reg(std::string_view name) const
 	int index = register_index(name);
 	if (index < 0)
 		return std::nullopt;
-	std::uint64_t value = 0;
-	std::memcpy(&value, &registers_[offsets_[index]], std::min<std::size_t>(8, recording_.registers[index].bytes()));
-	return value;
+	return register_low64(recording_.registers, offsets_, registers_, index);
 }
 
 std::optional<std::uint8_t> Replay::code_byte(std::uint64_t address) const

@@ -363,7 +363,8 @@ Result<TraceResult> BlockTracer::trace_single_steps()
 		if (recorder)
 			if (auto r = recorder->after_step(*insn); !r)
 				return r.error();
-		auto next = read_reg(rip_);
+		// The recorder read every register after the step already.
+		auto next = recorder ? Result<std::uint64_t>(recorder->pc()) : read_reg(rip_);
 		if (!next)
 			return next.error();
 		// A rep-prefixed string instruction steps once per iteration: it

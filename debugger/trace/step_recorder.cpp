@@ -28,28 +28,21 @@ std::vector<std::uint8_t> pack(const RegisterLayout &layout, const RegisterValue
 
 std::optional<std::uint64_t> StepRecorder::value(const std::vector<std::uint8_t> &regs, std::string_view name) const
 {
-	const auto &specs = recording_.registers;
-	for (std::size_t i = 0; i < specs.size(); i++) {
-		if (specs[i].name != name)
-			continue;
-		std::uint64_t v = 0;
-		std::memcpy(&v, &regs[offsets_[i]], std::min<std::size_t>(8, specs[i].bytes()));
-		return v;
-	}
-	return std::nullopt;
+	int index = replay::register_index(recording_.registers, name);
+	if (index < 0)
+		return std::nullopt;
+	return replay::register_low64(recording_.registers, offsets_, regs, index);
 }
 
 Result<void> StepRecorder::begin(std::uint64_t stack_low, std::uint64_t stack_high)
 {
 	const RegisterLayout &layout = target_.layout();
-	std::size_t offset = 0;
 	for (const RegisterInfo &reg : layout.registers) {
 		if (reg.bits == 0 || reg.bits % 8 || reg.bits > replay::kMaxRegisterBits)
 			return make_error("record: register " + reg.name + " is " + std::to_string(reg.bits) + " bits wide");
 		recording_.registers.push_back({reg.name, reg.bits, reg.type, reg.group});
-		offsets_.push_back(offset);
-		offset += reg.bits / 8;
 	}
+	offsets_ = replay::register_offsets(recording_.registers);
 	if (recording_.registers.empty() || recording_.registers.size() > replay::kMaxRegisters)
 		return make_error("record: the target describes " + std::to_string(layout.registers.size()) + " registers");
 	auto values = target_.read_registers();

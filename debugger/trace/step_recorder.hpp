@@ -33,6 +33,9 @@ public:
 	// After the step: the registers it changed, the bytes it wrote.
 	Result<void> after_step(const Instruction &insn);
 
+	// rip after the last step, from the registers after_step read.
+	std::uint64_t pc() const { return value(regs_, "rip").value_or(0); }
+
 	replay::Recording take() { return std::move(recording_); }
 	std::size_t steps() const { return recording_.steps.size(); }
 	std::uint64_t bytes() const { return bytes_; }
