@@ -50,6 +50,13 @@ bool apply_data(SyscallEvent &ev, const vtice_record &rec)
 		ev.more_regs[2 * ev.more_regs_seen] = rec.u.raw[0];
 		ev.more_regs[2 * ev.more_regs_seen++ + 1] = rec.u.raw[1];
 		return true;
+	case VTICE_SYSCALL_DATA_WATCH:
+		if (!ev.watch_access || ev.watch_seen)
+			return false;
+		ev.watch_seen = true;
+		ev.watch_ip = rec.u.raw[0];
+		ev.watch_addr = rec.u.raw[1];
+		return true;
 	case VTICE_SYSCALL_DATA_STRING:
 		ev.str.append(reinterpret_cast<const char *>(rec.u.raw), sizeof(rec.u.raw));
 		return (ev.probe_hit || ev.enter) && ev.str.size() <= VTICE_PROBE_STR_MAX;
@@ -66,6 +73,8 @@ SyscallEvent head_event(const vtice_record &rec)
 	ev.cpu = rec.cpu;
 	ev.tsc = rec.tsc;
 	ev.nr = rec.u.syscall.nr;
+	if (ev.probe_hit)
+		ev.watch_access = rec.flags & (VTICE_PROBE_HIT_READ | VTICE_PROBE_HIT_WRITE);
 	if (ev.enter || ev.probe_hit)
 		ev.args[0] = rec.u.syscall.arg;
 	else
@@ -91,8 +100,11 @@ std::vector<SyscallEvent> decode_syscall_records(std::span<const vtice_record> r
 			continue;
 		SyscallEvent ev = head_event(rec);
 		std::size_t max = ev.probe_hit ? VTICE_PROBE_GROUP_MAX : VTICE_SYSCALL_GROUP_MAX;
-		bool ok = rec.flags < max &&
-			  read_group_data(recs, i, rec.flags, [&ev](const vtice_record &d) { return apply_data(ev, d); });
+		// A probe hit's flags: its DATA count, and a watch hit's access bits.
+		uint32_t count = rec.flags & ~(ev.probe_hit ? VTICE_PROBE_HIT_READ | VTICE_PROBE_HIT_WRITE : 0u);
+		bool ok = count < max &&
+			  read_group_data(recs, i, count, [&ev](const vtice_record &d) { return apply_data(ev, d); }) &&
+			  ev.watch_seen == (ev.watch_access != 0);
 		if (!ok) {
 			stats.malformed++;
 			continue;

@@ -41,6 +41,11 @@ struct SyscallEvent {
 	// A probe hit armed for them (GPRS): RBX, RSP, RBP, R10-R15, RFLAGS.
 	std::array<uint64_t, 2 * VTICE_GPRS_RECORDS> more_regs{};
 	uint32_t more_regs_seen = 0;	// GPRS records read
+	// A watch probe's hit (records.h): nr is RIP after the access.
+	uint32_t watch_access = 0;	// VTICE_PROBE_HIT_READ/WRITE; 0: not a watch hit
+	bool watch_seen = false;	// its WATCH record was read
+	uint64_t watch_ip = 0;		// the accessing instruction
+	uint64_t watch_addr = 0;	// the first watched byte it touched
 };
 
 struct SyscallDecodeStats {

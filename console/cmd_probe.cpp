@@ -58,16 +58,20 @@ const char kHelp[] =
 	"                 @us = hist((nsecs - @s[tid]) / 1000); delete(@s[tid]); }'\n"
 	"  vtice probe 'profile:hz:99 { @[kstack] = count(); }' --duration 10 --folded out.folded\n"
 	"  vtice probe 'fn:kmem_cache_alloc { @[kstack] = count(); }' --duration 5\n"
+	"  vtice probe 'watch:w:jiffies_64:8 { @[func] = count(); }' --duration 1\n"
 	"\n"
 	"Probe points: fn:NAME (a kernel function's entry, through a hidden\n"
 	"breakpoint), fn:NAME:return (its RETs), addr:NAME+OFFSET or addr:0xADDRESS\n"
-	"(an instruction of the kernel's text), syscall:NAME, syscall:NAME:return,\n"
-	"syscall:*, profile:hz:N\n"
+	"(an instruction of the kernel's text), watch:w|r|rw:SYMBOL[+OFFSET]:LEN or\n"
+	"watch:w:0xADDRESS:LEN (writes, reads or both of kernel memory, through EPT),\n"
+	"syscall:NAME, syscall:NAME:return, syscall:*, profile:hz:N\n"
 	"(every CPU sampled N times a second), interval:s:N, interval:ms:N, BEGIN,\n"
 	"END. Values: pid tid comm cpu nsecs retval probe arg0..arg5, args->NAME (a\n"
 	"function's argument by its BTF name, in fn: probes), kstack (in fn:,\n"
-	"addr: and profile probes), reg(\"rdi\") (rdi rsi rdx rcx r8 r9 rax rip, in fn:\n"
-	"and addr: probes), @maps. Maps: count() sum() min() max() avg() hist() lhist().\n"
+	"addr:, watch: and profile probes), reg(\"rdi\") (rdi rsi rdx rcx r8 r9 rax rip\n"
+	"and more, in fn:, addr: and watch: probes), func (the function a hit is in),\n"
+	"addr (the watched byte an access touched, in watch:),\n"
+	"@maps. Maps: count() sum() min() max() avg() hist() lhist().\n"
 	"Actions: printf, print(@m), clear(@m), delete(@m[k]), exit(). The maps are\n"
 	"printed at the end (Ctrl-C, --duration, exit()). docs/probes.md has it all.\n"
 	"\n"
@@ -319,7 +323,7 @@ Result<void> arm(EventSource &source, const probes::CheckedProgram &program, Run
 			return probes.error();
 		totals.functions = true;
 		totals.probes = *probes;
-		eprintf("vtice probe: %u kernel functions probed through hidden breakpoints\n", *probes);
+		eprintf("vtice probe: %u probe points armed (hidden breakpoints and watched ranges)\n", *probes);
 	}
 	if (program.profile_hz) {
 		auto armed = source.arm_profile(program.profile_hz, program.profile_kstack ? kStackBytes : 0,
@@ -468,12 +472,24 @@ int run(const Options &o, const probes::CheckedProgram &program, KernelBtf &btf)
 			return fail(loaded.error());
 		stacks = std::move(*loaded);
 	}
+	std::unique_ptr<dbg::SymbolList> func_symbols;
+	ProbeFeed::FunctionName function_name;
+	if (program.uses_func) {
+		auto symbols = read_running_kallsyms(o.kallsyms, "_text");
+		if (!symbols)
+			return fail(symbols.error());
+		func_symbols = std::move(*symbols);
+		function_name = [&func_symbols](std::uint64_t a) {
+			auto hit = func_symbols->symbolize(a);
+			return hit ? hit->name : std::string();
+		};
+	}
 	TscClock clock;
 	probes::Runtime runtime(program, out, o.max_entries);
 	ProbeFeed::StackText stack_text;
 	if (stacks)
 		stack_text = [&stacks](const trace::ProfileSample &s) { return stacks->text(s); };
-	ProbeFeed feed(runtime, [&clock](std::uint64_t tsc) { return clock.to_ns(tsc); }, stack_text);
+	ProbeFeed feed(runtime, [&clock](std::uint64_t tsc) { return clock.to_ns(tsc); }, stack_text, function_name);
 	catch_stop_signals();
 	RunTotals totals;
 	if (source) {

@@ -37,17 +37,29 @@ void ProbeFeed::feed_events(std::vector<trace::SyscallEvent> events, std::vector
 	}
 }
 
+// A fn:/addr: hit at its address, or a watch: hit after its access (records.h).
+void ProbeFeed::on_probe_hit(const trace::SyscallEvent &ev)
+{
+	probes::ProbeEvent hit = convert(ev);
+	bool watch = ev.watch_access != 0;
+	hit.kind = watch ? probes::PointKind::Watch : probes::PointKind::FnEntry;
+	hit.address = ev.nr;
+	hit.retval = static_cast<std::int64_t>(ev.ret);	// RAX: the return value at a fn:NAME:return
+	hit.more_regs = ev.more_regs;
+	hit.watch_addr = ev.watch_addr;
+	hit.watch_access = (ev.watch_access & VTICE_PROBE_HIT_WRITE ? probes::kWatchWrite : 0) |
+			   (ev.watch_access & VTICE_PROBE_HIT_READ ? probes::kWatchRead : 0);
+	if (function_name_)
+		hit.func = function_name_(watch ? ev.watch_ip : ev.nr);
+	if (stack_text_ && ev.rsp)
+		hit.kstack = stack_text_(trace::probe_hit_sample(ev));
+	runtime_.on_event(hit);
+}
+
 void ProbeFeed::on_syscall_event(const trace::SyscallEvent &ev)
 {
 	if (ev.probe_hit) {
-		probes::ProbeEvent hit = convert(ev);
-		hit.kind = probes::PointKind::FnEntry;
-		hit.address = ev.nr;
-		hit.retval = static_cast<std::int64_t>(ev.ret);	// RAX: the return value at a fn:NAME:return
-		hit.more_regs = ev.more_regs;
-		if (stack_text_ && ev.rsp)
-			hit.kstack = stack_text_(trace::probe_hit_sample(ev));
-		runtime_.on_event(hit);
+		on_probe_hit(ev);
 		return;	// no syscall: nothing to pair
 	}
 	if (ev.enter)

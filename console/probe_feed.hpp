@@ -1,5 +1,5 @@
-// The hypervisor's records into a probe program: one poll's syscall events
-// and profile samples of every CPU in time order; entries and samples fired
+// The hypervisor's records into a probe program: one poll's syscall events,
+// probe hits and profile samples of every CPU in time order; entries and samples fired
 // as they come, returns fired once paired with their entry (exits carry no
 // syscall number), with the entry's arguments.
 #pragma once
@@ -26,8 +26,11 @@ public:
 	// A sample's kernel stack as kstack holds it: frames leaf first, one a
 	// line. A fn: hit's comes the same way, its entry as the sample's RIP.
 	using StackText = std::function<std::string(const trace::ProfileSample &)>;
-	ProbeFeed(probes::Runtime &runtime, ToNs to_ns, StackText stack_text = {})
-		: runtime_(runtime), to_ns_(std::move(to_ns)), stack_text_(std::move(stack_text))
+	// The name of the function a kernel address is in (func), "" if none.
+	using FunctionName = std::function<std::string(std::uint64_t)>;
+	ProbeFeed(probes::Runtime &runtime, ToNs to_ns, StackText stack_text = {}, FunctionName function_name = {})
+		: runtime_(runtime), to_ns_(std::move(to_ns)), stack_text_(std::move(stack_text)),
+		  function_name_(std::move(function_name))
 	{
 	}
 
@@ -42,12 +45,14 @@ public:
 
 private:
 	void on_syscall_event(const trace::SyscallEvent &ev);
+	void on_probe_hit(const trace::SyscallEvent &ev);
 	void on_sample(const trace::ProfileSample &s);
 	probes::ProbeEvent convert(const trace::SyscallEvent &ev) const;
 
 	probes::Runtime &runtime_;
 	ToNs to_ns_;
 	StackText stack_text_;
+	FunctionName function_name_;
 	trace::SyscallPairer pairer_;
 	trace::SyscallDecodeStats decode_;
 	trace::ProfileDecodeStats samples_;	// its lost count is decode_'s (the same rings)

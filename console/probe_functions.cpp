@@ -88,6 +88,26 @@ Result<void> resolve_addr(probes::ProbePoint &point, const dbg::SymbolList &symb
 	return {};
 }
 
+// Kernel addresses are the upper half (x86-64's canonical form, 48 or 57 bits).
+constexpr std::uint64_t kKernelHalf = 0xffff800000000000ull;
+
+// watch:: NAME+OFFSET found in kallsyms (any symbol: data is what is
+// watched), 0xADDRESS as given; the range must be kernel memory (the
+// module checks that it is mapped).
+Result<void> resolve_watch(probes::ProbePoint &point, const dbg::SymbolList &symbols, const std::string &kallsyms)
+{
+	if (!point.function.empty()) {
+		auto base = symbols.lookup(point.function);
+		if (!base || !*base)
+			return probes::error_at(point.pos, "no kernel symbol '" + point.function + "' in " + kallsyms);
+		point.address = *base + point.offset;
+	}
+	if (point.address < kKernelHalf || point.address + point.watch_len < point.address)
+		return probes::error_at(point.pos, point.text + ": " + dbg::hex(point.address) +
+							   " is not kernel memory (watch: takes the kernel's own addresses)");
+	return {};
+}
+
 }  // namespace
 
 Result<std::vector<std::string>> resolve_function_points(probes::CheckedProgram &program,
@@ -104,6 +124,11 @@ Result<std::vector<std::string>> resolve_function_points(probes::CheckedProgram 
 		return kcore.error();
 	for (auto &probe : program.program.probes)
 		for (auto &point : probe.points) {
+			if (point.kind == probes::PointKind::Watch) {
+				if (auto ok = resolve_watch(point, **symbols, kallsyms); !ok)
+					return ok.error();
+				continue;
+			}
 			if (!probes::is_hidden_breakpoint(point))
 				continue;
 			if (point.kind == probes::PointKind::Addr) {
@@ -149,6 +174,23 @@ Result<std::uint32_t> slot_for(vtice_probes &req, const probes::ProbePoint &poin
 	return req.count++;
 }
 
+// A watch: point's range, once however many probes name it.
+Result<void> add_watch(vtice_probes &req, const probes::ProbePoint &point)
+{
+	vtice_probe_watch w{};
+	w.addr = point.address;
+	w.len = point.watch_len;
+	w.type = point.watch_access;	// kWatchWrite/kWatchRead are VTICE_PROBE_WATCH_WRITE/READ
+	for (std::uint32_t i = 0; i < req.nr_watches; i++)
+		if (req.watch[i].addr == w.addr && req.watch[i].len == w.len && req.watch[i].type == w.type)
+			return {};
+	if (req.nr_watches == VTICE_PROBE_WATCHES_MAX)
+		return probes::error_at(point.pos, "more than " + std::to_string(VTICE_PROBE_WATCHES_MAX) +
+							   " watched ranges at once");
+	req.watch[req.nr_watches++] = w;
+	return {};
+}
+
 }  // namespace
 
 Result<std::uint32_t> FunctionProbes::arm(const probes::CheckedProgram &program, std::uint32_t stack_bytes)
@@ -162,6 +204,11 @@ Result<std::uint32_t> FunctionProbes::arm(const probes::CheckedProgram &program,
 		    std::min(program.root_filter.comm.size(), sizeof(req.comm) - 1));
 	for (const auto &probe : program.program.probes)
 		for (const auto &point : probe.points) {
+			if (point.kind == probes::PointKind::Watch) {
+				if (auto ok = add_watch(req, point); !ok)
+					return ok.error();
+				continue;
+			}
 			if (point.kind == probes::PointKind::FnReturn) {
 				for (std::uint64_t site : point.return_sites)
 					if (auto slot = slot_for(req, point, site); !slot)
@@ -179,13 +226,17 @@ Result<std::uint32_t> FunctionProbes::arm(const probes::CheckedProgram &program,
 	if (ioctl(dev_.get(), VTICE_IOC_PROBES, &req) < 0) {
 		int err = errno;
 		if (err == EBUSY)
-			return make_error("another 'vtice probe' owns the function probes");
+			return make_error("another 'vtice probe' owns the function probes, or a watch: range shares a "
+					  "page with a hidden breakpoint (a page is watched or split, not both)");
 		if (err == EOPNOTSUPP)
 			return make_error(path_ + ": this CPU cannot hide breakpoints (no execute-only EPT): fn: probes "
 						  "need it");
 		if (err == EINVAL)
 			return make_error(path_ + ": the module refused a probe address (dmesg names it): only the "
-						  "kernel's own text, at an instruction's start");
+						  "kernel's own text, at an instruction's start; a watch: only mapped "
+						  "kernel memory");
+		if (err == EACCES)
+			return make_error(path_ + ": a watch: range is in the hypervisor's own memory, which it hides");
 		return ioctl_error(path_, "VTICE_IOC_PROBES", err);
 	}
 	return req.armed;

@@ -2,7 +2,8 @@
 // from /proc/kallsyms, moved 4 bytes in past an ENDBR64 read from
 // /proc/kcore (on a kernel with IBT an int3 in place of the ENDBR64 would
 // raise #CP at the next indirect call, so kprobes move past it too), and
-// armed as hidden breakpoints through /dev/vtice (VTICE_IOC_PROBES).
+// armed as hidden breakpoints through /dev/vtice (VTICE_IOC_PROBES); and
+// watch: ranges, armed through the same request.
 #pragma once
 
 #include <cstdint>
@@ -15,8 +16,8 @@
 
 namespace vtice::console {
 
-// Fills in every fn:NAME point's address and every fn:NAME:return point's
-// return sites (return_sites.hpp); an error carries the point's position
+// Fills in every fn:NAME point's address, every fn:NAME:return point's
+// return sites (return_sites.hpp) and every watch: point's address; an error carries the point's position
 // (probes::format_diagnostic shows it). Returns notes for the user: what a
 // probe will not see (a function's tail calls).
 Result<std::vector<std::string>> resolve_function_points(probes::CheckedProgram &program,

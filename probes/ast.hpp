@@ -26,7 +26,7 @@ inline constexpr unsigned kArgRegisters = 6;
 
 // The values a probe reads from its event (checker.cpp says where each is
 // available).
-enum class Builtin { Pid, Tid, Comm, Cpu, Nsecs, Retval, Arg, Reg, Probe, Kstack };
+enum class Builtin { Pid, Tid, Comm, Cpu, Nsecs, Retval, Arg, Reg, Probe, Kstack, Func, WatchAddr };
 
 enum class ExprKind {
 	Int,		// number
@@ -79,7 +79,10 @@ struct Stmt {
 };
 
 // Where a probe fires; the checker fills in what the text means.
-enum class PointKind { Begin, End, SyscallEnter, SyscallReturn, FnEntry, FnReturn, Addr, Interval, Profile };
+enum class PointKind { Begin, End, SyscallEnter, SyscallReturn, FnEntry, FnReturn, Addr, Interval, Profile, Watch };
+
+// watch:w|r|rw: what an access must do to hit (the ioctl's VTICE_PROBE_WATCH_* values).
+inline constexpr unsigned kWatchWrite = 1, kWatchRead = 2;
 
 struct ProbePoint {
 	Pos pos;
@@ -89,9 +92,11 @@ struct ProbePoint {
 	std::uint64_t syscall_nr = 0;
 	std::uint64_t interval_ns = 0;
 	std::uint32_t profile_hz = 0;	// profile:hz:N
-	std::string function;		// fn:NAME, addr:NAME+OFFSET
-	std::uint64_t offset = 0;	// addr:NAME+OFFSET
-	std::uint64_t address = 0;	// fn:NAME, addr:NAME+OFFSET: where its probe sits (the caller resolves it); addr:0xADDRESS
+	std::string function;		// fn:NAME, addr:NAME+OFFSET, watch:..:NAME+OFFSET:LEN
+	std::uint64_t offset = 0;	// addr:NAME+OFFSET, watch:..:NAME+OFFSET:LEN
+	unsigned watch_access = 0;	// watch: kWatchWrite, kWatchRead or both
+	std::uint32_t watch_len = 0;	// watch: the bytes watched from address
+	std::uint64_t address = 0;	// fn:NAME, addr:NAME+OFFSET, watch:: where its probe sits (the caller resolves a NAME); 0xADDRESS as written
 	std::vector<std::uint64_t> return_sites;	// fn:NAME:return: its RETs (the caller finds them)
 };
 
@@ -101,6 +106,13 @@ struct ProbePoint {
 inline bool is_hidden_breakpoint(const ProbePoint &p)
 {
 	return p.kind == PointKind::FnEntry || p.kind == PointKind::FnReturn || p.kind == PointKind::Addr;
+}
+
+// ...and watch: points: armed through the probes' ioctl, their hits come
+// as PROBE_HIT groups carrying the registers and the task.
+inline bool is_probe_hit_point(const ProbePoint &p)
+{
+	return is_hidden_breakpoint(p) || p.kind == PointKind::Watch;
 }
 
 struct Probe {

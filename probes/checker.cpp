@@ -29,8 +29,9 @@ std::size_t CheckedProgram::map_index(std::string_view name) const
 
 namespace {
 
-const char kBuiltProbes[] = "this vtice runs fn:NAME, fn:NAME:return, addr:ADDRESS, syscall:NAME, syscall:NAME:return, "
-			    "syscall:*, profile:hz:N, interval:s:N, interval:ms:N, BEGIN and END (docs/probes.md)";
+const char kBuiltProbes[] = "this vtice runs fn:NAME, fn:NAME:return, addr:ADDRESS, watch:w|r|rw:ADDRESS:LEN, "
+			    "syscall:NAME, syscall:NAME:return, syscall:*, profile:hz:N, interval:s:N, interval:ms:N, "
+			    "BEGIN and END (docs/probes.md)";
 
 const char kStackUse[] = "a stack (kstack) is a map key or printed with printf's %s, nothing else";
 
@@ -127,16 +128,11 @@ std::optional<std::uint64_t> parse_number(const std::string &text)
 	return v;
 }
 
-// addr:0xADDRESS or addr:NAME+OFFSET (NAME alone: +0); the caller finds
-// NAME's address and makes sure an instruction starts there.
-Result<void> resolve_addr(ProbePoint &p, const std::vector<std::string> &parts)
+// NAME+OFFSET or NAME (the caller finds NAME), or a number: into p.
+Result<void> resolve_place(ProbePoint &p, const std::string &where, const char *usage)
 {
-	const char *usage = "write addr:0xADDRESS or addr:NAME+OFFSET, an instruction in the kernel's text "
-			    "(addr:do_sys_openat2+0x1c)";
-	if (parts.size() != 2 || parts[1].empty())
+	if (where.empty())
 		return error_at(p.pos, usage);
-	p.kind = PointKind::Addr;
-	const std::string &where = parts[1];
 	if (std::isdigit(static_cast<unsigned char>(where[0]))) {
 		auto address = parse_number(where);
 		if (!address || !*address)
@@ -153,6 +149,36 @@ Result<void> resolve_addr(ProbePoint &p, const std::vector<std::string> &parts)
 		p.offset = *offset;
 	}
 	return {};
+}
+
+// addr:0xADDRESS or addr:NAME+OFFSET (NAME alone: +0); the caller finds
+// NAME's address and makes sure an instruction starts there.
+Result<void> resolve_addr(ProbePoint &p, const std::vector<std::string> &parts)
+{
+	const char *usage = "write addr:0xADDRESS or addr:NAME+OFFSET, an instruction in the kernel's text "
+			    "(addr:do_sys_openat2+0x1c)";
+	if (parts.size() != 2 || parts[1].empty())
+		return error_at(p.pos, usage);
+	p.kind = PointKind::Addr;
+	return resolve_place(p, parts[1], usage);
+}
+
+// watch:w|r|rw:ADDRESS:LEN, ADDRESS a number or NAME[+OFFSET] (kernel data).
+Result<void> resolve_watch(ProbePoint &p, const std::vector<std::string> &parts)
+{
+	const char *usage = "write watch:w|r|rw:ADDRESS:LEN, ADDRESS 0x... or a kernel symbol with an optional "
+			    "+OFFSET, LEN 1 to 4096 bytes (watch:w:jiffies_64:8)";
+	if (parts.size() != 4)
+		return error_at(p.pos, usage);
+	p.kind = PointKind::Watch;
+	p.watch_access = parts[1] == "w" ? kWatchWrite : parts[1] == "r" ? kWatchRead
+			 : parts[1] == "rw"				 ? kWatchWrite | kWatchRead
+									 : 0;
+	auto len = parse_number(parts[3]);
+	if (!p.watch_access || !len || !*len || *len > kMaxWatchBytes)
+		return error_at(p.pos, usage);
+	p.watch_len = static_cast<std::uint32_t>(*len);
+	return resolve_place(p, parts[2], usage);
 }
 
 Result<void> resolve_point(ProbePoint &p, const SyscallLookup &lookup)
@@ -176,7 +202,7 @@ Result<void> resolve_point(ProbePoint &p, const SyscallLookup &lookup)
 	if (kind == "addr")
 		return resolve_addr(p, parts);
 	if (kind == "watch")
-		return error_at(p.pos, "watch: probes are not built yet; " + std::string(kBuiltProbes));
+		return resolve_watch(p, parts);
 	return error_at(p.pos, "unknown probe point '" + p.text + "'; " + kBuiltProbes);
 }
 
@@ -189,7 +215,7 @@ bool is_syscall_point(const ProbePoint &p)
 // instruction).
 bool is_event_point(const ProbePoint &p)
 {
-	return is_syscall_point(p) || is_hidden_breakpoint(p);
+	return is_syscall_point(p) || is_probe_hit_point(p);
 }
 
 // What one probe's points all provide.
@@ -204,7 +230,10 @@ struct Context {
 	bool profile = false;	// ...or a profile probe's
 	bool fn_only = true;	// every point is a fn: probe's (str() then works)
 	bool one_syscall_each = true;	// every point is a named syscall's (str() works there too)
-	bool hit = true;	// every point is a function probe's hit (reg() then works)
+	bool hit = true;	// every point is a probe hit's (reg() then works)
+	bool watch = false;	// some point is a watch: (no arguments there)
+	bool watch_only = true;	// every point is a watch: (addr then works)
+	bool at_code = true;	// every point is a probe hit's (func then works)
 };
 
 Context context_of(const Probe &probe)
@@ -212,16 +241,21 @@ Context context_of(const Probe &probe)
 	Context c;
 	for (const ProbePoint &p : probe.points) {
 		c.task &= is_event_point(p) || p.kind == PointKind::Profile;
-		c.args &= is_event_point(p) && p.kind != PointKind::FnReturn && p.kind != PointKind::Addr;
+		c.args &= is_event_point(p) && p.kind != PointKind::FnReturn && p.kind != PointKind::Addr &&
+			  p.kind != PointKind::Watch;
 		c.fn_return |= p.kind == PointKind::FnReturn;
 		c.addr |= p.kind == PointKind::Addr;
+		c.watch |= p.kind == PointKind::Watch;
+		c.watch_only &= p.kind == PointKind::Watch;
 		c.retval &= p.kind == PointKind::SyscallReturn || p.kind == PointKind::FnReturn;
-		c.kstack &= p.kind == PointKind::Profile || p.kind == PointKind::FnEntry || p.kind == PointKind::Addr;
-		c.fn |= p.kind == PointKind::FnEntry || p.kind == PointKind::Addr;
+		c.kstack &= p.kind == PointKind::Profile || p.kind == PointKind::FnEntry || p.kind == PointKind::Addr ||
+			    p.kind == PointKind::Watch;
+		c.fn |= p.kind == PointKind::FnEntry || p.kind == PointKind::Addr || p.kind == PointKind::Watch;
 		c.profile |= p.kind == PointKind::Profile;
 		c.fn_only &= p.kind == PointKind::FnEntry;
 		c.one_syscall_each &= is_syscall_point(p) && !p.any_syscall;
-		c.hit &= is_hidden_breakpoint(p);
+		c.hit &= is_probe_hit_point(p);
+		c.at_code &= is_probe_hit_point(p);
 	}
 	return c;
 }
@@ -601,41 +635,52 @@ private:
 		case Builtin::Tid:
 		case Builtin::Cpu:
 			if (!ctx_.task)
-				return error_at(e.pos, "'" + e.text + "' exists only in syscall, fn and profile probes (not "
+				return error_at(e.pos, "'" + e.text + "' exists only in syscall, fn, addr, watch and profile probes (not "
 									"in BEGIN, END, interval)");
 			return Type::Int;
 		case Builtin::Arg:
 			if (ctx_.fn_return)
 				return error_at(e.pos, "'" + e.text + "' is gone at a function's return (its registers hold "
 									"what the function left): read it in fn:NAME");
-			if (ctx_.addr)
+			if (ctx_.addr || ctx_.watch)
 				return error_at(e.pos, "'" + e.text + "' is a function's argument at its entry; at an addr: "
-									"read the registers themselves (reg(\"rdi\")), or the "
-									"argument in fn:NAME");
+									"or a watch: read the registers themselves (reg(\"rdi\")), "
+									"or the argument in fn:NAME");
 			if (!ctx_.args)
 				return error_at(e.pos, "'" + e.text + "' exists only in syscall and fn probes (not in "
 									"profile, BEGIN, END, interval)");
 			return Type::Int;
 		case Builtin::Reg:
 			if (!ctx_.hit)
-				return error_at(e.pos, e.text + " is a register at a hidden breakpoint's hit: in fn:NAME, "
-								"fn:NAME:return and addr: probes only (a syscall probe has argN)");
+				return error_at(e.pos, e.text + " is a register at a probe's hit: in fn:NAME, fn:NAME:return, "
+								"addr: and watch: probes only (a syscall probe has argN)");
 			out_.more_regs |= e.number >= kFirstMoreReg;	// the hits copy them then
 			return Type::Int;
 		case Builtin::Comm:
 			if (!ctx_.task)
-				return error_at(e.pos, "'comm' exists only in syscall, fn and profile probes (not in BEGIN, "
+				return error_at(e.pos, "'comm' exists only in syscall, fn, addr, watch and profile probes (not in BEGIN, "
 						       "END, interval)");
 			return Type::String;
 		case Builtin::Kstack:
 			if (!ctx_.kstack)
-				return error_at(e.pos, "kstack exists only in fn:NAME, addr: and profile:hz:N probes (the "
-						       "kernel stack at a function's entry, an instruction or a sample)");
+				return error_at(e.pos, "kstack exists only in fn:NAME, addr:, watch: and profile:hz:N probes "
+						       "(the kernel stack at a function's entry, an instruction, an "
+						       "access or a sample)");
 			out_.fn_kstack |= ctx_.fn;
 			out_.profile_kstack |= ctx_.profile;
 			return Type::Stack;
 		case Builtin::Probe:
 			return Type::String;
+		case Builtin::Func:
+			if (!ctx_.at_code)
+				return error_at(e.pos, "func is the function a probe hit is in: in fn:NAME, fn:NAME:return, "
+						       "addr: and watch: probes only");
+			out_.uses_func = true;
+			return Type::String;
+		case Builtin::WatchAddr:
+			if (!ctx_.watch_only)
+				return error_at(e.pos, "addr is the watched byte an access touched: in watch: probes only");
+			return Type::Int;
 		case Builtin::Nsecs:
 			return Type::Int;
 		}
@@ -790,7 +835,7 @@ Result<CheckedProgram> check_program(Program program, const SyscallLookup &looku
 	for (const Probe &probe : out.program.probes)
 		for (const ProbePoint &p : probe.points) {
 			out.has_syscall_probes |= is_syscall_point(p);
-			out.has_fn_probes |= is_hidden_breakpoint(p);
+			out.has_fn_probes |= is_probe_hit_point(p);
 			if (p.kind != PointKind::Profile)
 				continue;
 			// Each CPU has one sampling timer: one rate for the program.

@@ -42,13 +42,14 @@ struct CheckedProgram {
 	RootFilter root_filter;		// the syscall and fn probes'
 	RootFilter profile_filter;	// the profile probes'
 	bool has_syscall_probes = false;
-	bool has_fn_probes = false;	// their addresses are the caller's to fill in
+	bool has_fn_probes = false;	// fn:, addr: or watch:: their addresses are the caller's to fill in
 	std::uint32_t profile_hz = 0;	// profile:hz:N's N; 0: no profile probes
-	bool fn_kstack = false;		// some fn: probe reads kstack: its hits copy the stack
+	bool fn_kstack = false;		// some fn:, addr: or watch: probe reads kstack: the hits copy the stack
 	bool more_regs = false;		// ...reads a register past the eight every hit carries (reg("rbx"))
 	// syscall:NAME probes' str(argN): the syscall's number -> N, copied at its entry
 	std::map<std::uint64_t, int> syscall_strings;
 	bool profile_kstack = false;	// ...a profile probe: the samples copy it
+	bool uses_func = false;		// some probe reads func: the console names its hits' functions
 
 	bool uses_kstack() const { return fn_kstack || profile_kstack; }
 
@@ -70,6 +71,7 @@ struct Param {
 using ParamLookup = std::function<Result<std::vector<Param>>(std::string_view function)>;
 
 inline constexpr std::int64_t kMaxLhistBuckets = 1000;
+inline constexpr std::uint64_t kMaxWatchBytes = 4096;	// VTICE_PROBE_WATCH_LEN_MAX
 inline constexpr std::size_t kMaxSyscallStrings = 8;	// VTICE_SYSCALL_STRINGS_MAX
 // reg()'s numbers (parser.cpp): 0-7 every hit carries (arg0..arg5's, RAX,
 // RIP); from here, the ten a hit copies when asked (records.h, GPRS).

@@ -13,6 +13,7 @@ namespace {
 const std::map<std::string, Builtin, std::less<>> kBuiltins = {
 	{"pid", Builtin::Pid},	   {"tid", Builtin::Tid},	{"comm", Builtin::Comm}, {"cpu", Builtin::Cpu},
 	{"nsecs", Builtin::Nsecs}, {"retval", Builtin::Retval}, {"probe", Builtin::Probe},
+	{"func", Builtin::Func},   {"addr", Builtin::WatchAddr},
 };
 
 // reg("NAME"): the registers a function probe's hit carries (records.h),
@@ -480,9 +481,10 @@ private:
 						"(kstack, in fn: and profile:hz:N probes; docs/probes.md)");
 		} else {
 			return error_at(e->pos, "unknown name '" + name + "': values are pid, tid, comm, cpu, nsecs, "
-							"retval, probe, kstack, arg0..arg5, reg(\"NAME\"), @maps, numbers and strings");
+							"retval, probe, func, addr, kstack, arg0..arg5, reg(\"NAME\"), @maps, "
+							"numbers and strings");
 		}
-		if (e->builtin == Builtin::Comm || e->builtin == Builtin::Probe)
+		if (e->builtin == Builtin::Comm || e->builtin == Builtin::Probe || e->builtin == Builtin::Func)
 			e->type = Type::String;
 		if (e->builtin == Builtin::Kstack)
 			e->type = Type::Stack;

@@ -44,13 +44,16 @@ void Runtime::on_event(const ProbeEvent &ev)
 
 // A function probe's hit carries only its address (ev.kind FnEntry):
 // whether that is an entry, one of a function's returns or an addr:, the
-// point's addresses say.
+// point's addresses say. A watch probe's, the byte and what was done to it.
 bool Runtime::matches(const ProbePoint &p, const ProbeEvent &ev)
 {
 	if (ev.kind == PointKind::FnEntry && p.kind == PointKind::FnReturn)
 		return std::find(p.return_sites.begin(), p.return_sites.end(), ev.address) != p.return_sites.end();
 	if (ev.kind == PointKind::FnEntry && (p.kind == PointKind::FnEntry || p.kind == PointKind::Addr))
 		return p.address == ev.address;
+	if (ev.kind == PointKind::Watch && p.kind == PointKind::Watch)
+		return (ev.watch_access & p.watch_access) && ev.watch_addr >= p.address &&
+		       ev.watch_addr - p.address < p.watch_len;
 	if (p.kind != ev.kind)
 		return false;
 	if (p.kind == PointKind::Profile)
@@ -294,6 +297,8 @@ Value Runtime::builtin(const Expr &e, const Fired &fired) const
 	case Builtin::Retval: return ev->retval;
 	case Builtin::Arg: return argument_value(e, ev->args[static_cast<std::size_t>(e.number)]);
 	case Builtin::Reg: return reg_value(*ev, e.number);
+	case Builtin::Func: return ev->func;
+	case Builtin::WatchAddr: return static_cast<std::int64_t>(ev->watch_addr);
 	default: return std::int64_t{0};
 	}
 }

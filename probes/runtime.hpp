@@ -18,9 +18,12 @@ namespace vtice::probes {
 // A syscall's entry or return, a fn: probe's hit or a profile sample, with
 // what its probes may read.
 struct ProbeEvent {
-	PointKind kind = PointKind::SyscallEnter;	// SyscallEnter, SyscallReturn, FnEntry or Profile
+	PointKind kind = PointKind::SyscallEnter;	// SyscallEnter, SyscallReturn, FnEntry, Watch or Profile
 	std::uint64_t nr = 0;			// the syscall's number
-	std::uint64_t address = 0;		// FnEntry: the hit's address (an entry's or a return's)
+	std::uint64_t address = 0;		// FnEntry: the hit's address (an entry's or a return's); Watch: RIP after the access
+	std::uint64_t watch_addr = 0;		// Watch: the first watched byte the access touched
+	unsigned watch_access = 0;		// Watch: kWatchWrite and/or kWatchRead, what it did
+	std::string func;			// FnEntry, Watch: the function the hit is in (its instruction's)
 	std::array<std::uint64_t, 6> args{};	// a syscall's return carries its entry's
 	std::int64_t retval = 0;		// a syscall's return value; RAX at a function probe's hit
 	std::string comm;

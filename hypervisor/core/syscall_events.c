@@ -105,7 +105,7 @@ u32 vt_put_current_task(const struct vt_vcpu *vcpu, const struct vt_sys_filter *
 /* The head's flags count the DATA records; they were copied before it was set. */
 static bool vt_push_event(struct vt_vcpu *vcpu, struct vtice_record *recs, u32 n)
 {
-	recs[0].flags = n - 1;
+	recs[0].flags |= n - 1;	/* beside what the head says of itself (records.h) */
 	return vt_ring_push_group(&vcpu->ring, recs, n);
 }
 
@@ -262,12 +262,16 @@ bool vt_probe_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 add
 	vt_put_data(&recs[n++], &recs[0], VTICE_SYSCALL_DATA_ARG5, vt_call_arg(r, 5), r->rax);
 	if (known)
 		n = vt_put_task(recs, n, &t);
+	if (cap->watch_access) {
+		recs[0].flags = cap->watch_access;
+		vt_put_data(&recs[n++], &recs[0], VTICE_SYSCALL_DATA_WATCH, cap->watch_ip, cap->watch_addr);
+	}
 	if (cap->str_arg)
 		n = vt_put_string(vcpu, vt_call_arg(r, cap->str_arg - 1), recs, n);
 	if (cap->more_regs)
 		n = vt_put_more_regs(r, recs, n);
 	if (cap->stack_bytes) {
-		/* At the entry, before the function's first instruction moved RSP. */
+		/* At the hit: a fn: probe's entry, before its first instruction moved RSP. */
 		rsp = vt_vmread_or0(GUEST_RSP);
 		vt_put_data(&recs[n++], &recs[0], VTICE_SYSCALL_DATA_REGS, r->rbp, rsp);
 		n = vt_put_stack(vcpu, rsp, cap->stack_bytes, n);

@@ -111,6 +111,9 @@ struct vt_probe_capture {
 	u32 stack_bytes;	/* of the stack from RSP up; 0 = none */
 	u32 str_arg;		/* 0, or N: the string at argument N - 1 (1..6) */
 	bool more_regs;		/* the GPRS records: RBX, RSP, RBP, R10-R15, RFLAGS */
+	/* A watch probe's hit (records.h): VTICE_PROBE_HIT_READ/WRITE; 0 = not one */
+	u32 watch_access;
+	u64 watch_ip, watch_addr;	/* the accessing instruction, the watched byte */
 };
 
 /*

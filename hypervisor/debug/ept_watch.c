@@ -11,6 +11,10 @@
  * judged, so a hit reports RIP after the instruction, as an x86 data
  * breakpoint does. Accesses to the other bytes complete silently.
  *
+ * A range is the debugger's (Z2-Z4: a hit stops the machine) or a watch
+ * probe's (probe_points.h: a hit is recorded, the CPU goes on); both
+ * protect pages alike.
+ *
  * Pages are kept per (guest-physical, guest-linear) pair: the EPT knows
  * physical pages, the ranges are linear, and two linear pages may alias
  * one frame. All records of one frame share its leaf.
@@ -21,6 +25,7 @@
 #include <vtice/ioctl.h>
 
 #define VT_PAGE_MASK	(~(VT_PAGE_SIZE - 1))
+#define VT_WATCH_TRANSLATE	(~0ull)	/* no frame given: translate each page */
 
 struct vt_watch_page *vt_watch_find_page(u64 gpa)
 {
@@ -164,41 +169,53 @@ static int vt_watch_add_page(u64 gva_page, u64 gpa)
 	return 0;
 }
 
-static struct vt_watch *vt_watch_find(enum vt_dbg_point type, u64 gva, u64 len)
+static struct vt_watch *vt_watch_find(const struct vt_watch *want)
 {
 	u32 i;
 
 	for (i = 0; i < VT_WATCH_MAX; i++) {
 		struct vt_watch *w = &vt_hooks.watch[i];
 
-		if (w->used && w->type == type && w->gva == gva && w->len == len)
+		if (w->used && w->probe == want->probe && w->type == want->type && w->gva == want->gva &&
+		    w->len == want->len)
 			return w;
 	}
 	return NULL;
 }
 
-static int vt_watch_insert_locked(enum vt_dbg_point type, u64 gva, u64 len, u32 cpu)
+/* The frame of each linear page the range covers: the one given, or translated through cpu. */
+static int vt_watch_page_gpa(u64 page, u32 cpu, u64 given, u64 *gpa)
+{
+	if (given != VT_WATCH_TRANSLATE) {
+		*gpa = given;
+		return 0;
+	}
+	if (vt_hooks.translate(cpu, page, gpa))
+		return -VT_EINVAL;
+	*gpa &= VT_PAGE_MASK;
+	return 0;
+}
+
+static int vt_watch_insert_locked(const struct vt_watch *want, u32 cpu, u64 gpa_given)
 {
 	struct vt_watch *w = NULL;
 	u64 page, gpa;
 	int ret = 0;
 	u32 i;
 
-	if (vt_watch_find(type, gva, len))
+	if (vt_watch_find(want))
 		return 0;	/* gdb: Z packets are idempotent */
 	for (i = 0; i < VT_WATCH_MAX && !w; i++)
 		if (!vt_hooks.watch[i].used)
 			w = &vt_hooks.watch[i];
 	if (!w)
 		return -VT_ENOSPC;
-	w->type = type;
-	w->gva = gva;
-	w->len = len;
+	*w = *want;
 	w->used = true;
-	for (page = gva & VT_PAGE_MASK; page < gva + len && !ret; page += VT_PAGE_SIZE) {
-		ret = vt_hooks.translate(cpu, page, &gpa) ? -VT_EINVAL : 0;
+	for (page = want->gva & VT_PAGE_MASK; page < want->gva + want->len && !ret; page += VT_PAGE_SIZE) {
+		ret = vt_watch_page_gpa(page, cpu, gpa_given, &gpa);
 		if (!ret)
-			ret = vt_watch_add_page(page, gpa & VT_PAGE_MASK);
+			ret = vt_watch_add_page(page, gpa);
 	}
 	if (ret)
 		w->used = false;
@@ -207,31 +224,50 @@ static int vt_watch_insert_locked(enum vt_dbg_point type, u64 gva, u64 len, u32 
 	return ret;
 }
 
-int vt_watch_insert(enum vt_dbg_point type, u64 gva, u64 len, u32 cpu)
+static int vt_watch_insert_checked(const struct vt_watch *want, u32 cpu, u64 gpa_given)
 {
 	int ret;
 
-	if (type != VT_POINT_WRITE && type != VT_POINT_READ && type != VT_POINT_ACCESS)
+	if (want->type != VT_POINT_WRITE && want->type != VT_POINT_READ && want->type != VT_POINT_ACCESS)
 		return -VT_EINVAL;
 	if (!vt_hooks.hv)
 		return -VT_ENODEV;
-	if (!len || gva + len < gva || !vt_hooks.translate)
+	if (!want->len || want->gva + want->len < want->gva)
+		return -VT_EINVAL;
+	if (gpa_given == VT_WATCH_TRANSLATE && !vt_hooks.translate)
 		return -VT_EINVAL;
 	/* The access is completed by a single step (single_step.h). */
 	if (!vt_single_step_supported(vt_hooks.hv))
 		return -VT_EOPNOTSUPP;
 	vt_hooks_lock();
-	ret = vt_watch_insert_locked(type, gva, len, cpu);
+	ret = vt_watch_insert_locked(want, cpu, gpa_given);
 	vt_hooks_unlock();
 	return ret;
 }
 
+int vt_watch_insert(enum vt_dbg_point type, u64 gva, u64 len, u32 cpu)
+{
+	const struct vt_watch want = { .type = type, .gva = gva, .len = len };
+
+	return vt_watch_insert_checked(&want, cpu, VT_WATCH_TRANSLATE);
+}
+
+int vt_watch_insert_probe(enum vt_dbg_point type, u64 gva, u64 len, u64 gpa)
+{
+	const struct vt_watch want = { .probe = true, .type = type, .gva = gva, .len = len };
+
+	if (!len || (gva & VT_PAGE_MASK) != ((gva + len - 1) & VT_PAGE_MASK) || (gpa & ~VT_PAGE_MASK))
+		return -VT_EINVAL;	/* one page, whose frame the caller found */
+	return vt_watch_insert_checked(&want, 0, gpa);
+}
+
 int vt_watch_remove(enum vt_dbg_point type, u64 gva, u64 len)
 {
+	const struct vt_watch want = { .type = type, .gva = gva, .len = len };
 	struct vt_watch *w;
 
 	vt_hooks_lock();
-	w = vt_watch_find(type, gva, len);
+	w = vt_watch_find(&want);
 	if (w) {
 		w->used = false;
 		vt_watch_gc();
@@ -239,6 +275,17 @@ int vt_watch_remove(enum vt_dbg_point type, u64 gva, u64 len)
 	}
 	vt_hooks_unlock();
 	return 0;
+}
+
+/* The debugger's ranges (probe false) or the watch probes'; the hooks' lock held. */
+void vt_watch_clear_owner(bool probe)
+{
+	u32 i;
+
+	for (i = 0; i < VT_WATCH_MAX; i++)
+		if (vt_hooks.watch[i].probe == probe)
+			vt_hooks.watch[i].used = false;
+	vt_watch_gc();
 }
 
 void vt_watch_clear_all(void)
@@ -250,8 +297,8 @@ void vt_watch_clear_all(void)
 	vt_watch_gc();
 }
 
-/* Does one linear access starting at la hit a range of this type? */
-static bool vt_watch_hit(enum vt_dbg_point type, u64 la, struct vt_dbg_stop *stop)
+/* Does one linear access starting at la hit a range of this type and owner? */
+static bool vt_watch_hit(enum vt_dbg_point type, bool probe, u64 la, struct vt_dbg_stop *stop)
 {
 	static const enum vt_dbg_stop_reason reason[] = {
 		[VT_POINT_WRITE] = VT_STOP_WATCH,
@@ -263,7 +310,7 @@ static bool vt_watch_hit(enum vt_dbg_point type, u64 la, struct vt_dbg_stop *sto
 	for (i = 0; i < VT_WATCH_MAX; i++) {
 		const struct vt_watch *w = &vt_hooks.watch[i];
 
-		if (!w->used || w->type != type)
+		if (!w->used || w->type != type || w->probe != probe)
 			continue;
 		if (la < w->gva ? w->gva - la > VT_WATCH_ACCESS_MAX - 1 : la - w->gva >= w->len)
 			continue;
@@ -274,13 +321,13 @@ static bool vt_watch_hit(enum vt_dbg_point type, u64 la, struct vt_dbg_stop *sto
 	return false;
 }
 
-static bool vt_watch_hit_any(const struct vt_access *a, u64 la, struct vt_dbg_stop *stop)
+static bool vt_watch_hit_any(const struct vt_access *a, bool probe, u64 la, struct vt_dbg_stop *stop)
 {
-	if (a->write && (vt_watch_hit(VT_POINT_WRITE, la, stop) ||
-			 vt_watch_hit(VT_POINT_ACCESS, la, stop)))
+	if (a->write && (vt_watch_hit(VT_POINT_WRITE, probe, la, stop) ||
+			 vt_watch_hit(VT_POINT_ACCESS, probe, la, stop)))
 		return true;
-	return a->read && (vt_watch_hit(VT_POINT_READ, la, stop) ||
-			   vt_watch_hit(VT_POINT_ACCESS, la, stop));
+	return a->read && (vt_watch_hit(VT_POINT_READ, probe, la, stop) ||
+			   vt_watch_hit(VT_POINT_ACCESS, probe, la, stop));
 }
 
 /*
@@ -288,7 +335,7 @@ static bool vt_watch_hit_any(const struct vt_access *a, u64 la, struct vt_dbg_st
  * the exit's when the CPU reported it (qualification bits 7 and 8);
  * otherwise each linear page the frame was watched through is a candidate.
  */
-bool vt_watch_match(const struct vt_access *a, struct vt_dbg_stop *stop)
+bool vt_watch_match(const struct vt_access *a, bool probe, struct vt_dbg_stop *stop)
 {
 	u64 off = a->gpa & (VT_PAGE_SIZE - 1);
 	u32 i;
@@ -296,12 +343,12 @@ bool vt_watch_match(const struct vt_access *a, struct vt_dbg_stop *stop)
 	if (a->paging)
 		return false;	/* the CPU walking guest page tables, not the program */
 	if (a->gla_valid)
-		return vt_watch_hit_any(a, a->gla, stop);
+		return vt_watch_hit_any(a, probe, a->gla, stop);
 	for (i = 0; i < VT_WATCH_PAGES_MAX; i++) {
 		const struct vt_watch_page *wp = &vt_hooks.wpage[i];
 
 		if (wp->used && wp->gpa == (a->gpa & VT_PAGE_MASK) &&
-		    vt_watch_hit_any(a, wp->gva + off, stop))
+		    vt_watch_hit_any(a, probe, wp->gva + off, stop))
 			return true;
 	}
 	return false;
@@ -337,6 +384,8 @@ enum vt_hook_result vt_watch_on_violation(struct vt_vcpu *vcpu, u64 gpa, u64 qua
 		vt_root_report(vcpu, VT_RE_TOO_MANY_PAGES, VT_STEP_PAGES, 0, 0, 0);
 		return VT_HOOK_NOT_MINE;
 	}
+	if (!c->step.active)
+		c->step.rip = vt_vmread_or0(GUEST_RIP);
 	vt_watch_record(c, gpa, qual);
 	VT_STORE_RELEASE(*wp->leaf, wp->identity);
 	vt_hooks.stats.watch_steps++;

@@ -217,10 +217,36 @@ void vt_hooks_remove_all(void)
 {
 	vt_hooks_lock();
 	vt_bp_clear_all();
-	vt_watch_clear_all();
+	vt_watch_clear_owner(false);	/* watch probes are the probes' owner's */
 	vt_dr_clear_all();
 	vt_hooks_ept_changed();
 	vt_hooks_unlock();
+}
+
+/*
+ * A violation the current entry allows: this CPU still cached the rights a
+ * hook had taken away and another CPU has given back while it ran (watch
+ * probes are removed with the machine running; INVEPT acts on the
+ * executing CPU only, SDM Vol. 3C 29.4.3). Flushing and retrying is all
+ * it needs.
+ */
+static bool vt_hooks_stale_violation(u64 gpa, u64 qual)
+{
+	static const u64 rights[3] = { VMX_EPT_READABLE_MASK, VMX_EPT_WRITABLE_MASK, VMX_EPT_EXECUTABLE_MASK };
+	u64 *leaf, need = 0;
+	int level;
+	u32 i;
+
+	if (!vt_hooks.hv)
+		return false;
+	leaf = vt_ept_leaf(&vt_hooks.hv->ept, gpa, &level);
+	for (i = 0; i < 3; i++)
+		if (qual & VT_BIT(i))	/* SDM Table 28-7: bits 0-2, the access that faulted */
+			need |= rights[i];
+	if (!leaf || !need || (VT_READ_ONCE(*leaf) & need) != need)
+		return false;
+	vt_hooks_invept_local();
+	return true;
 }
 
 enum vt_hook_result vt_hooks_on_ept_violation(struct vt_vcpu *vcpu, struct vt_exit *exit,
@@ -237,6 +263,8 @@ enum vt_hook_result vt_hooks_on_ept_violation(struct vt_vcpu *vcpu, struct vt_ex
 		r = vt_bp_on_violation(vcpu, p, qual);
 	else
 		r = vt_watch_on_violation(vcpu, gpa, qual);
+	if (r == VT_HOOK_NOT_MINE && vt_hooks_stale_violation(gpa, qual))
+		r = VT_HOOK_HANDLED;
 	vt_hooks_unlock();
 	return r;
 }

@@ -88,6 +88,12 @@ int vt_bp_remove(u64 gva);
 int vt_watch_insert(enum vt_dbg_point type, u64 gva, u64 len, u32 cpu);
 int vt_watch_remove(enum vt_dbg_point type, u64 gva, u64 len);
 /*
+ * A watch probe's range (probe_points.h), inside the one page at gpa: a
+ * hit is recorded and the CPU goes on. The same errors; removed by
+ * vt_watch_clear_owner(true).
+ */
+int vt_watch_insert_probe(enum vt_dbg_point type, u64 gva, u64 len, u64 gpa);
+/*
  * While a Z1 exists the hooks own MOV-DR exiting and exception-bitmap bit 1
  * (#DB) on every CPU: a stepper that also intercepts #DB must not clear
  * that bit then. Leaving VMX while they own the debug registers would hand

@@ -61,6 +61,7 @@ struct vt_sw_bp {
 
 struct vt_watch {
 	bool used;
+	bool probe;		/* a watch probe's (records, never stops), else the debugger's */
 	enum vt_dbg_point type;
 	u64 gva, len;
 };
@@ -91,6 +92,7 @@ struct vt_access {
 /* The instruction this CPU is completing under MTF with protections lifted. */
 struct vt_step {
 	bool active;
+	u64 rip;		/* the instruction being completed */
 	u32 pages;
 	u64 gpa[VT_STEP_PAGES];
 	enum vt_step_kind kind[VT_STEP_PAGES];
@@ -193,8 +195,9 @@ enum vt_hook_result vt_bp_on_violation(struct vt_vcpu *vcpu, struct vt_split_pag
 struct vt_watch_page *vt_watch_find_page(u64 gpa);
 void vt_watch_reapply(u64 gpa);
 void vt_watch_clear_all(void);
+void vt_watch_clear_owner(bool probe);
 enum vt_hook_result vt_watch_on_violation(struct vt_vcpu *vcpu, u64 gpa, u64 qual);
-bool vt_watch_match(const struct vt_access *a, struct vt_dbg_stop *stop);
+bool vt_watch_match(const struct vt_access *a, bool probe, struct vt_dbg_stop *stop);
 
 /* step.c */
 enum vt_hook_result vt_step_begin(struct vt_vcpu *vcpu, struct vt_hooks_cpu *c);

@@ -9,6 +9,7 @@
 #include "../core/intrin.h"
 #include "../core/syscall_trap.h"
 #include "dbg_os.h"
+#include <vtice/ioctl.h>
 #include <vtice/vmcall.h>
 
 #define VT_PROBE_RECENT	256	/* addresses remembered while #BP exits are on */
@@ -72,6 +73,18 @@ void vt_probe_on_hit(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 rip)
 		__atomic_fetch_add(&vt_probes.hits, 1, __ATOMIC_RELAXED);
 }
 
+void vt_probe_on_watch(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 ip, u64 addr, u32 access)
+{
+	struct vt_probe_capture cap = {
+		.stack_bytes = vt_probes.stack_bytes, .more_regs = vt_probes.more_regs,
+		.watch_access = access, .watch_ip = ip, .watch_addr = addr,
+	};
+
+	/* RIP now, past the access: where the registers and the stack are from. */
+	if (vt_probe_event(vcpu, exit->regs, vt_vmread_or0(GUEST_RIP), &vt_probes.filter, &cap))
+		__atomic_fetch_add(&vt_probes.hits, 1, __ATOMIC_RELAXED);
+}
+
 void vt_probe_intercept(enum vt_intercept_holder holder, bool on)
 {
 	/* The last holder gone: every CPU flushed the removed views before this. */
@@ -127,11 +140,31 @@ static u64 vt_probe_add(u64 gva, u64 gpa, u64 str_arg)
 	return ret ? (u64)(s64)ret : VTICE_VMCALL_OK;
 }
 
+/* R10 = len | type << 32 (vmcall.h); the range inside the page at gpa. */
+static u64 vt_probe_watch(u64 gva, u64 gpa, u64 len_type)
+{
+	static const enum vt_dbg_point types[] = {
+		[VTICE_PROBE_WATCH_WRITE] = VT_POINT_WRITE,
+		[VTICE_PROBE_WATCH_READ] = VT_POINT_READ,
+		[VTICE_PROBE_WATCH_ACCESS] = VT_POINT_ACCESS,
+	};
+	u64 type = len_type >> 32, len = (u32)len_type;
+	int ret;
+
+	if (type < VTICE_PROBE_WATCH_WRITE || type > VTICE_PROBE_WATCH_ACCESS || !len ||
+	    len > VTICE_PROBE_WATCH_LEN_MAX)
+		return (u64)VTICE_VMCALL_EINVAL;
+	ret = vt_watch_insert_probe(types[type], gva, len, gpa);
+	return ret ? (u64)(s64)ret : VTICE_VMCALL_OK;
+}
+
 static void vt_probe_clear(void)
 {
 	vt_bp_probe_clear();
 	vt_hooks_lock();
 	vt_probes.nr_points = 0;
+	vt_watch_clear_owner(true);
+	vt_hooks_ept_changed();
 	vt_hooks_unlock();
 }
 
@@ -152,6 +185,8 @@ static u64 vt_probe_op(const struct vt_guest_regs *r)
 		return vt_probe_filter(r);
 	case VTICE_VMCALL_PROBE_STACK:
 		return vt_probe_stack(r->r8, r->r9);
+	case VTICE_VMCALL_PROBE_WATCH:
+		return vt_probe_watch(r->r8, r->r9, r->r10);
 	default:
 		return (u64)VTICE_VMCALL_EINVAL;
 	}

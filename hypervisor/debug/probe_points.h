@@ -2,7 +2,9 @@
 /*
  * Probes at kernel addresses for `vtice probe` (docs/probes.md): hidden
  * breakpoints of their own kind (ept_bp.c) whose hits write a PROBE_HIT
- * group to the CPU's ring (records.h) and let the CPU go on. Armed from
+ * group to the CPU's ring (records.h) and let the CPU go on; and watch
+ * probes, EPT-watched ranges of their own owner (ept_watch.c) whose
+ * accesses are recorded the same way once they completed. Armed from
  * the module's kernel side with VTICE_VMCALL_PROBES (vmcall.h), while the
  * other CPUs run: the order that keeps an int3 from ever reaching the
  * kernel is INTERCEPT on, a VM entry on every CPU (each then takes #BP
@@ -26,6 +28,12 @@ struct vt_exit;
 bool vt_probe_on_vmcall(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 func);
 /* A probe at rip fired on this CPU (VMX root, the hooks' lock held): record it. */
 void vt_probe_on_hit(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 rip);
+/*
+ * A watch probe's range was accessed (step.c, the hooks' lock held): ip
+ * the instruction, now completed, addr the watched byte, access
+ * VTICE_PROBE_HIT_READ/WRITE (records.h). Recorded as a hit.
+ */
+void vt_probe_on_watch(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 ip, u64 addr, u32 access);
 /* An int3 at rip may come from a probe's execute view cached after its removal. */
 bool vt_probe_recent(u64 rip);
 /*

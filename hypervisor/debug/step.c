@@ -10,6 +10,8 @@
 #include "hooks_priv.h"
 #include "single_step.h"
 #include "../core/intrin.h"
+#include "probe_points.h"
+#include <vtice/records.h>
 
 bool vt_step_add(struct vt_hooks_cpu *c, u64 gpa, enum vt_step_kind kind)
 {
@@ -69,6 +71,21 @@ enum vt_hook_result vt_step_begin(struct vt_vcpu *vcpu, struct vt_hooks_cpu *c)
 	return VT_HOOK_HANDLED;
 }
 
+/* The first access of the step a watch probe covers, recorded once. */
+static void vt_step_record_probe(struct vt_vcpu *vcpu, struct vt_exit *exit, const struct vt_step *s)
+{
+	struct vt_dbg_stop where = { 0 };
+	u32 i;
+
+	for (i = 0; i < s->accesses; i++)
+		if (vt_watch_match(&s->access[i], true, &where)) {
+			vt_probe_on_watch(vcpu, exit, s->rip, where.data_addr,
+					  (s->access[i].read ? VTICE_PROBE_HIT_READ : 0) |
+					  (s->access[i].write ? VTICE_PROBE_HIT_WRITE : 0));
+			return;
+		}
+}
+
 enum vt_hook_result vt_hooks_on_mtf(struct vt_vcpu *vcpu, struct vt_exit *exit,
 				    struct vt_dbg_stop *stop)
 {
@@ -77,7 +94,6 @@ enum vt_hook_result vt_hooks_on_mtf(struct vt_vcpu *vcpu, struct vt_exit *exit,
 	bool hit = false;
 	u32 i;
 
-	(void)exit;
 	if (!c || !c->step.active)
 		return VT_HOOK_NOT_MINE;
 	s = &c->step;
@@ -86,8 +102,9 @@ enum vt_hook_result vt_hooks_on_mtf(struct vt_vcpu *vcpu, struct vt_exit *exit,
 	vt_step_restore(s);
 	/* This CPU cached the lifted rights while it ran the instruction. */
 	vt_hooks_invept_local();
+	vt_step_record_probe(vcpu, exit, s);
 	for (i = 0; i < s->accesses && !hit; i++)
-		hit = vt_watch_match(&s->access[i], stop);
+		hit = vt_watch_match(&s->access[i], false, stop);
 	if (hit)
 		vt_hooks.stats.watch_hits++;
 	s->pages = s->accesses = 0;

@@ -335,4 +335,127 @@ TEST_F(ProbePoints, TheDebuggersBreakpointAtTheSameAddressStopsFirst)
 	EXPECT_EQ(hit(fn), VT_HOOK_HANDLED);
 }
 
+
+// Watch probes: EPT-watched ranges of the probes' own (ept_watch.c) whose
+// accesses are recorded once the instruction completed (records.h: the
+// PROBE_HIT group with a WATCH record), never a stop.
+class WatchProbes : public ProbePoints {
+protected:
+	const uint64_t var = kKernelBase + 20 * kPage + 0x80;	// a kernel variable
+
+	uint64_t watch(uint64_t gva, uint64_t len, uint64_t type, uint64_t gpa_page)
+	{
+		return vmcall(VTICE_VMCALL_PROBE_WATCH, gva, gpa_page, len | type << 32);
+	}
+
+	uint64_t watch(uint64_t gva, uint64_t len, uint64_t type = VTICE_PROBE_WATCH_WRITE)
+	{
+		return watch(gva, len, type, gpa_of(gva) & ~(kPage - 1));
+	}
+
+	// The instruction at rip accesses gva (the CPU reported the linear address).
+	vt_hook_result access(uint64_t rip, uint64_t gva, uint64_t kind)
+	{
+		cpu().vmcs[GUEST_RIP] = rip;
+		uint64_t was = leaf(gpa_of(gva)) & kEptRWX;
+		return violation(gpa_of(gva), kind | (was << 3) | kQualGlaValid | kQualGlaTranslated, gva);
+	}
+
+	// ...and completes, ending at next.
+	vt_hook_result complete(uint64_t next)
+	{
+		cpu().vmcs[GUEST_RIP] = next;
+		return mtf();
+	}
+};
+
+TEST_F(WatchProbes, AWriteIsRecordedAfterItsInstructionAndTheCpuGoesOn)
+{
+	start();
+	ASSERT_EQ(watch(var, 8), VTICE_VMCALL_OK);
+	EXPECT_EQ(leaf(gpa_of(var)) & kEptRWX, kEptR | kEptX) << "the page lost write, nothing else";
+	const uint64_t insn = kKernelBase + 3 * kPage + 0x10;
+	regs.rdi = 7;
+	EXPECT_EQ(access(insn, var + 4, kQualWrite), VT_HOOK_HANDLED);
+	EXPECT_TRUE(mtf_armed()) << "the write completes under MTF";
+	EXPECT_EQ(complete(insn + 4), VT_HOOK_HANDLED) << "a probe never stops the machine";
+	EXPECT_FALSE(mtf_armed());
+	EXPECT_EQ(leaf(gpa_of(var)) & kEptRWX, kEptR | kEptX) << "protected again";
+	auto recs = records();
+	ASSERT_EQ(recs.size(), 5u) << "PROBE_HIT, three argument records, WATCH";
+	EXPECT_EQ(recs[0].type, VTICE_REC_PROBE_HIT);
+	EXPECT_EQ(recs[0].flags, 4u | VTICE_PROBE_HIT_WRITE);
+	EXPECT_EQ(recs[0].u.syscall.nr, insn + 4) << "RIP after the access, as a data breakpoint's";
+	EXPECT_EQ(recs[0].u.syscall.arg, 7u);
+	EXPECT_EQ(recs[4].flags, VTICE_SYSCALL_DATA_WATCH);
+	EXPECT_EQ(recs[4].u.raw[0], insn) << "the accessing instruction";
+	EXPECT_EQ(recs[4].u.raw[1], var + 4);
+}
+
+TEST_F(WatchProbes, OtherBytesOfThePageAndReadsOfAWriteWatchAreNotRecorded)
+{
+	start();
+	ASSERT_EQ(watch(var, 8), VTICE_VMCALL_OK);
+	const uint64_t insn = kKernelBase + 3 * kPage;
+	EXPECT_EQ(access(insn, var + 0x100, kQualWrite), VT_HOOK_HANDLED);
+	EXPECT_EQ(complete(insn + 2), VT_HOOK_HANDLED);
+	EXPECT_TRUE(records().empty()) << "the page's other bytes complete silently";
+	ASSERT_EQ(watch(var + 0x200, 4, VTICE_PROBE_WATCH_READ), VTICE_VMCALL_OK);
+	EXPECT_EQ(leaf(gpa_of(var)) & (kEptR | kEptW), 0u) << "a read watch takes read (and write) away";
+	EXPECT_EQ(access(insn, var, kQualRead), VT_HOOK_HANDLED);
+	EXPECT_EQ(complete(insn + 2), VT_HOOK_HANDLED);
+	EXPECT_TRUE(records().empty()) << "a read of the write-watched bytes";
+	EXPECT_EQ(access(insn, var + 0x1fe, kQualRead), VT_HOOK_HANDLED);
+	EXPECT_EQ(complete(insn + 2), VT_HOOK_HANDLED);
+	auto recs = records();
+	ASSERT_EQ(recs.size(), 5u) << "an 8-byte read from 2 bytes below touches the read watch";
+	EXPECT_EQ(recs[0].flags, 4u | VTICE_PROBE_HIT_READ);
+	EXPECT_EQ(recs[4].u.raw[1], var + 0x200) << "the first watched byte touched";
+}
+
+TEST_F(WatchProbes, TheDebuggersWatchOnTheSameBytesStillStopsAndDetachLeavesTheProbe)
+{
+	start();
+	ASSERT_EQ(watch(var, 8), VTICE_VMCALL_OK);
+	ASSERT_EQ(vt_watch_insert(VT_POINT_WRITE, var, 8, 0), 0);
+	const uint64_t insn = kKernelBase + 3 * kPage;
+	EXPECT_EQ(access(insn, var, kQualWrite), VT_HOOK_HANDLED);
+	EXPECT_EQ(complete(insn + 3), VT_HOOK_STOP);
+	EXPECT_EQ(stop.reason, VT_STOP_WATCH);
+	EXPECT_EQ(records().size(), 5u) << "and the probe recorded it";
+	vt_hooks_remove_all();	// the debugger detaches
+	EXPECT_EQ(leaf(gpa_of(var)) & kEptRWX, kEptR | kEptX) << "the probe's protection stays";
+	EXPECT_EQ(access(insn, var, kQualWrite), VT_HOOK_HANDLED);
+	EXPECT_EQ(complete(insn + 3), VT_HOOK_HANDLED);
+	EXPECT_EQ(records().size(), 10u);
+}
+
+TEST_F(WatchProbes, ClearGivesThePagesBackAndAStaleViolationIsRetried)
+{
+	start();
+	ASSERT_EQ(watch(var, 8), VTICE_VMCALL_OK);
+	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_CLEAR), VTICE_VMCALL_OK);
+	EXPECT_EQ(leaf(gpa_of(var)), identity(gpa_of(var)));
+	// Another CPU still caching the write-protected entry faults once more.
+	size_t before = invepts();
+	EXPECT_EQ(access(kKernelBase, var, kQualWrite), VT_HOOK_HANDLED) << "never handed to the exit's fallback";
+	EXPECT_EQ(invepts(), before + 1) << "the stale entry is flushed, the write retried";
+	EXPECT_FALSE(mtf_armed());
+	EXPECT_TRUE(records().empty());
+}
+
+TEST_F(WatchProbes, RefusesWhatRootCannotWatch)
+{
+	start();
+	const uint64_t einval = VTICE_VMCALL_EINVAL;
+	EXPECT_EQ(watch(var, 0), einval) << "no bytes";
+	EXPECT_EQ(watch(var, VTICE_PROBE_WATCH_LEN_MAX + 1), einval);
+	EXPECT_EQ(watch(var, 8, 0), einval) << "type 0";
+	EXPECT_EQ(watch(var, 8, 4), einval) << "type 4";
+	const uint64_t page_end = (var & ~(kPage - 1)) + kPage;
+	EXPECT_EQ(watch(page_end - 4, 8), einval) << "the range must stay in the page given";
+	EXPECT_EQ(watch(var, 8, VTICE_PROBE_WATCH_WRITE, gpa_of(var)), einval) << "a frame, not a byte";
+	EXPECT_EQ(leaf(gpa_of(var)) & kEptRWX, kEptRWX) << "nothing left behind";
+}
+
 }  // namespace

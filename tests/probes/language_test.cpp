@@ -78,7 +78,7 @@ TEST(ProbeLanguage, RefusesValuesWhereTheProbeHasNone)
 {
 	EXPECT_NE(refusal("syscall:read { @x = retval; }").find(":1:21: error: retval exists only in syscall:NAME:return"),
 		  std::string::npos);
-	EXPECT_NE(refusal("BEGIN { @x[comm] = 1; }").find("'comm' exists only in syscall, fn and profile probes"),
+	EXPECT_NE(refusal("BEGIN { @x[comm] = 1; }").find("'comm' exists only in syscall, fn, addr, watch and profile probes"),
 		  std::string::npos);
 	EXPECT_NE(refusal("interval:s:1 { @x = arg0; }").find("'arg0' exists only in syscall and fn probes"),
 		  std::string::npos);
@@ -115,7 +115,7 @@ TEST(ProbeLanguage, FunctionReturnsGiveRetvalOnly)
 		  std::string::npos);
 	EXPECT_NE(refusal("fn:vfs_read:return { printf(\"%s\", str(arg0)); }").find("fn:NAME and syscall:NAME probes only"),
 		  std::string::npos);
-	EXPECT_NE(refusal("fn:vfs_read:return { @[kstack] = count(); }").find("kstack exists only in fn:NAME, addr: and"),
+	EXPECT_NE(refusal("fn:vfs_read:return { @[kstack] = count(); }").find("kstack exists only in fn:NAME, addr:, watch: and"),
 		  std::string::npos);
 	EXPECT_NE(refusal("fn:vfs_read { @x = sum(retval); }").find("retval exists only in syscall:NAME:return and "
 								    "fn:NAME:return"),
@@ -155,6 +155,39 @@ TEST(ProbeLanguage, AnAddrProbeSitsAtAnAddressOrASymbolsOffsetAndHasNoArguments)
 		  std::string::npos);
 }
 
+TEST(ProbeLanguage, AWatchProbeNamesARangeAndWhatAnAccessDoes)
+{
+	auto p = accepted("watch:w:jiffies_64:8 /comm != \"swapper\"/ { @[func, kstack] = count(); "
+			  "printf(\"%x %d\\n\", addr, reg(\"rip\")); }");
+	const ProbePoint &w = p.program.probes[0].points[0];
+	EXPECT_EQ(w.kind, PointKind::Watch);
+	EXPECT_EQ(w.watch_access, kWatchWrite);
+	EXPECT_EQ(w.watch_len, 8u);
+	EXPECT_EQ(w.function, "jiffies_64");
+	EXPECT_EQ(w.address, 0u) << "the caller finds the symbol in the running kernel";
+	EXPECT_TRUE(p.has_fn_probes) << "armed through the probes' ioctl";
+	EXPECT_TRUE(p.fn_kstack) << "its hits copy the stack";
+	EXPECT_TRUE(p.uses_func);
+	EXPECT_EQ(accepted("watch:r:0xffff888001234000:4096 { exit(); }").program.probes[0].points[0].address,
+		  0xffff888001234000ull);
+	EXPECT_EQ(accepted("watch:rw:init_task+0x10:1 { exit(); }").program.probes[0].points[0].watch_access,
+		  kWatchWrite | kWatchRead);
+	EXPECT_EQ(accepted("watch:rw:init_task+0x10:1 { exit(); }").program.probes[0].points[0].offset, 0x10u);
+
+	const std::string usage = "write watch:w|r|rw:ADDRESS:LEN";
+	EXPECT_NE(refusal("watch:x:jiffies:8 { exit(); }").find(usage), std::string::npos) << "access x";
+	EXPECT_NE(refusal("watch:w:jiffies:0 { exit(); }").find(usage), std::string::npos) << "no bytes";
+	EXPECT_NE(refusal("watch:w:jiffies:4097 { exit(); }").find(usage), std::string::npos) << "over a page";
+	EXPECT_NE(refusal("watch:w:jiffies { exit(); }").find(usage), std::string::npos) << "no length";
+	EXPECT_NE(refusal("watch:w:0:8 { exit(); }").find(usage), std::string::npos) << "address 0";
+	EXPECT_NE(refusal("watch:w:jiffies:8 { @x = sum(arg0); }").find("at an addr: or a watch:"), std::string::npos);
+	EXPECT_NE(refusal("watch:w:jiffies:8 { @x = sum(retval); }").find("retval exists only in"), std::string::npos);
+	EXPECT_NE(refusal("fn:vfs_read { @x = sum(addr); }").find("addr is the watched byte"), std::string::npos);
+	EXPECT_NE(refusal("syscall:read { @[func] = count(); }").find("func is the function a probe hit is in"),
+		  std::string::npos);
+	accepted("fn:vfs_read { @[func] = count(); }");
+}
+
 TEST(ProbeLanguage, RegReadsTheRegistersAHitCarriesInFunctionProbesOnly)
 {
 	auto p = accepted("addr:vfs_read+0x10 { printf(\"%d %d %d\\n\", reg(\"rdi\"), reg(\"rax\"), reg(\"rip\")); }");
@@ -167,7 +200,7 @@ TEST(ProbeLanguage, RegReadsTheRegistersAHitCarriesInFunctionProbesOnly)
 	EXPECT_EQ(args[2]->number, 7);	// rip
 	accepted("fn:vfs_read:return { @[reg(\"rdi\")] = count(); }");
 	accepted("fn:vfs_read { @x = sum(reg(\"r9\")); }");
-	EXPECT_NE(refusal("syscall:read { @x = sum(reg(\"rdi\")); }").find("is a register at a hidden breakpoint's hit"),
+	EXPECT_NE(refusal("syscall:read { @x = sum(reg(\"rdi\")); }").find("is a register at a probe's hit"),
 		  std::string::npos);
 	EXPECT_FALSE(p.more_regs) << "the eight every hit carries";
 	auto more = accepted("addr:vfs_read+0x10 { printf(\"%d %d %d\\n\", reg(\"rbx\"), reg(\"r15\"), reg(\"rflags\")); }");
@@ -195,8 +228,6 @@ TEST(ProbeLanguage, RefusesProbePointsThatDoNotExistOrAreNotBuilt)
 	EXPECT_NE(refusal("syscall:no_such_call { @x = 1; }").find("'no_such_call' is not an x86-64 syscall name"),
 		  std::string::npos);
 	EXPECT_NE(refusal("fn:* { @x = count(); }").find("write fn:NAME"), std::string::npos);
-	EXPECT_NE(refusal("watch:w:jiffies:8 { @x = count(); }").find("watch: probes are not built yet"),
-		  std::string::npos);
 	EXPECT_NE(refusal("kprobe:vfs_read { @x = 1; }").find("unknown probe point 'kprobe:vfs_read'"),
 		  std::string::npos);
 	EXPECT_NE(refusal("interval:s:0 { exit(); }").find("intervals are at least 10 ms"), std::string::npos);
@@ -206,7 +237,7 @@ TEST(ProbeLanguage, RefusesProbePointsThatDoNotExistOrAreNotBuilt)
 									       "and syscall:NAME probes only"),
 		  std::string::npos);
 	EXPECT_NE(refusal("syscall:read { @[kstack] = count(); }")
-			  .find("kstack exists only in fn:NAME, addr: and profile:hz:N probes"),
+			  .find("kstack exists only in fn:NAME, addr:, watch: and profile:hz:N probes"),
 		  std::string::npos);
 	EXPECT_NE(refusal("profile:hz:99 { @[ustack] = count(); }").find("'ustack' (user stacks) is not built"),
 		  std::string::npos);
@@ -333,7 +364,7 @@ TEST(ProbeLanguage, FnProbesReadTheStackOfTheirEntry)
 	EXPECT_TRUE(both.profile_kstack);
 	EXPECT_FALSE(accepted("fn:vfs_read { @[comm] = count(); }").uses_kstack()) << "no kstack: no stack copied";
 	EXPECT_NE(refusal("fn:vfs_read, syscall:read { @[kstack] = count(); }")
-			  .find("kstack exists only in fn:NAME, addr: and profile:hz:N probes"),
+			  .find("kstack exists only in fn:NAME, addr:, watch: and profile:hz:N probes"),
 		  std::string::npos);
 }
 
@@ -353,7 +384,7 @@ TEST(ProbeLanguage, RefusesWhatAProfileProbeCannotDo)
 		  std::string::npos);
 	EXPECT_NE(refusal("profile:hz:99 { @[retval] = count(); }").find("retval exists only"), std::string::npos);
 	EXPECT_NE(refusal("profile:hz:99, syscall:read { @[kstack] = count(); }")
-			  .find("kstack exists only in fn:NAME, addr: and profile:hz:N probes"),
+			  .find("kstack exists only in fn:NAME, addr:, watch: and profile:hz:N probes"),
 		  std::string::npos);
 	// A stack is a key or printed, nothing else.
 	std::string use = "a stack (kstack) is a map key or printed with printf's %s, nothing else";
@@ -365,7 +396,7 @@ TEST(ProbeLanguage, RefusesWhatAProfileProbeCannotDo)
 		  std::string::npos);
 	EXPECT_NE(refusal("profile:hz:99 { @[kstack()] = count(); }").find("write kstack, without ()"),
 		  std::string::npos);
-	EXPECT_NE(refusal("interval:s:1 { printf(\"%s\", comm); }").find("'comm' exists only in syscall, fn and profile"),
+	EXPECT_NE(refusal("interval:s:1 { printf(\"%s\", comm); }").find("'comm' exists only in syscall, fn, addr, watch and profile"),
 		  std::string::npos);
 }
 

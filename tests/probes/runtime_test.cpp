@@ -324,3 +324,33 @@ TEST(ProbeRuntime, ArgsByNameTakeTheirTypesWidth)
 	runtime.finish(2);
 	EXPECT_EQ(out.printed_, "-100 " + std::to_string(static_cast<std::int64_t>(0xdeadbeefffffff9cull)) + "\n");
 }
+
+// A watch hit fires the watch points whose range holds the byte it touched
+// and whose access matches what it did; func and addr are the hit's.
+TEST(ProbeRuntime, WatchHitsFireThePointsTheirByteAndAccessMatch)
+{
+	ProgramRun r("watch:w:0xffff888000001000:8 { @w[func] = count(); }"
+		     "watch:r:0xffff888000001004:2 { @r[addr] = count(); }"
+		     "watch:rw:0xffff888000002000:1 { printf(\"%s %x\\n\", probe, addr); }");
+	auto hit = [](std::uint64_t addr, unsigned access, const std::string &func) {
+		ProbeEvent ev;
+		ev.kind = PointKind::Watch;
+		ev.watch_addr = addr;
+		ev.watch_access = access;
+		ev.func = func;
+		return ev;
+	};
+	r.runtime->on_event(hit(0xffff888000001000, kWatchWrite, "do_timer"));
+	r.runtime->on_event(hit(0xffff888000001007, kWatchWrite, "do_timer"));	// the last byte
+	r.runtime->on_event(hit(0xffff888000001008, kWatchWrite, "do_timer"));	// one past: no point
+	r.runtime->on_event(hit(0xffff888000001004, kWatchRead, "ktime_get"));	// the read watch, not the write one
+	r.runtime->on_event(hit(0xffff888000001005, kWatchWrite | kWatchRead, "inc"));	// both
+	r.runtime->on_event(hit(0xffff888000002000, kWatchRead, "x"));
+	ProbeEvent fn = hit(0xffff888000001000, kWatchWrite, "vfs_read");
+	fn.kind = PointKind::FnEntry;	// a function probe's hit is never a watch's
+	r.runtime->on_event(fn);
+	EXPECT_EQ(r.out.printed_, "watch:rw:0xffff888000002000:1 ffff888000002000\n");
+	EXPECT_EQ(r.finish(), "@w[inc]: 1\n@w[do_timer]: 2\n"
+			      // keys are signed 64-bit: 0xffff888000001004 - 2^64 (python3)
+			      "@r[-131391639515132]: 1\n@r[-131391639515131]: 1\n");
+}

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * VTICE_IOC_PROBES: probes at kernel function entries and returns
- * (debug/probe_points.h)
+ * VTICE_IOC_PROBES: probes at kernel function entries and returns, and
+ * watch probes on kernel memory (debug/probe_points.h)
  * for `vtice probe`. One open file of /dev/vtice owns them; its close
  * removes them. The VMCALLs run on whichever CPU this runs; the order that
  * keeps an int3 from reaching the kernel (every CPU takes #BP exits before
@@ -116,6 +116,45 @@ static int vt_probe_addr_check(unsigned long addr)
 	return 0;
 }
 
+/*
+ * The frame behind a kernel linear address, from the kernel's own page
+ * tables (a watch probe's page: the image, the direct map, vmalloc or a
+ * module); false when nothing is mapped there.
+ */
+static bool vt_kernel_frame(unsigned long addr, u64 *pa)
+{
+	unsigned int level;
+	pte_t *pte = lookup_address(addr, &level);
+	unsigned long pfn;
+
+	if (!pte || !pte_present(*pte))
+		return false;
+	if (level == PG_LEVEL_1G)
+		pfn = pud_pfn(*(pud_t *)pte);
+	else if (level == PG_LEVEL_2M)
+		pfn = pmd_pfn(*(pmd_t *)pte);
+	else
+		pfn = pte_pfn(*pte);
+	*pa = ((u64)pfn << PAGE_SHIFT) | (addr & ~page_level_mask(level));
+	*pa &= PAGE_MASK;
+	return true;
+}
+
+/* A watch probe's range: the kernel half, mapped page by page, a known type. */
+static int vt_probe_watch_check(const struct vtice_probe_watch *w)
+{
+	unsigned long page;
+	u64 pa;
+
+	if (w->type < VTICE_PROBE_WATCH_WRITE || w->type > VTICE_PROBE_WATCH_ACCESS || !w->len ||
+	    w->len > VTICE_PROBE_WATCH_LEN_MAX || w->addr < PAGE_OFFSET || w->addr + w->len < w->addr)
+		return -EINVAL;
+	for (page = w->addr & PAGE_MASK; page < w->addr + w->len; page += PAGE_SIZE)
+		if (!vt_kernel_frame(page, &pa))
+			return -EINVAL;
+	return 0;
+}
+
 static int vt_probes_check(const struct vtice_probes *req)
 {
 	u32 i;
@@ -125,8 +164,17 @@ static int vt_probes_check(const struct vtice_probes *req)
 		return -EINVAL;
 	if (req->op != VTICE_PROBES_ARM)
 		return 0;
-	if (!req->count || req->count > VTICE_PROBES_MAX || memchr_inv(req->comm + 15, 0, 1))
+	if ((!req->count && !req->nr_watches) || req->count > VTICE_PROBES_MAX ||
+	    req->nr_watches > VTICE_PROBE_WATCHES_MAX || req->reserved || memchr_inv(req->comm + 15, 0, 1))
 		return -EINVAL;
+	for (i = 0; i < req->nr_watches; i++) {
+		ret = vt_probe_watch_check(&req->watch[i]);
+		if (ret) {
+			pr_info("watch probe %u at %llx refused: not mapped kernel memory, or a bad length or type\n",
+				i, req->watch[i].addr);
+			return ret;
+		}
+	}
 	if (req->stack_bytes > VTICE_PROFILE_STACK_MAX || req->stack_bytes % 16 ||
 	    (req->flags & ~VTICE_PROBES_MORE_REGS))
 		return -EINVAL;
@@ -141,6 +189,22 @@ static int vt_probes_check(const struct vtice_probes *req)
 		}
 	}
 	return 0;
+}
+
+/* One VMCALL per page the range covers (root takes a page's frame at a time). */
+static int vt_probes_watch_add(const struct vtice_probe_watch *w)
+{
+	u64 start = w->addr, end = w->addr + w->len, next, pa;
+	int ret = 0;
+
+	for (; start < end && !ret; start = next) {
+		next = min_t(u64, (start & PAGE_MASK) + PAGE_SIZE, end);
+		if (!vt_kernel_frame(start, &pa))
+			return -EINVAL;	/* unmapped since the check */
+		ret = vt_probes_vmcall(VTICE_VMCALL_PROBE_WATCH, start, pa, (next - start) | (u64)w->type << 32,
+				       NULL);
+	}
+	return ret;
 }
 
 static int vt_probes_arm_locked(struct file *file, const struct vtice_probes *req)
@@ -166,12 +230,14 @@ static int vt_probes_arm_locked(struct file *file, const struct vtice_probes *re
 	for (i = 0; !ret && i < req->count; i++)
 		ret = vt_probes_vmcall(VTICE_VMCALL_PROBE_ADD, req->addrs[i], __pa_symbol(req->addrs[i]),
 				       req->str_arg[i], NULL);
+	for (i = 0; !ret && i < req->nr_watches; i++)
+		ret = vt_probes_watch_add(&req->watch[i]);
 	if (ret) {
 		vt_probes_disarm_locked();
 		return ret;
 	}
 	vt_linux_sync_views();
-	vt_probes_armed = req->count;
+	vt_probes_armed = req->count + req->nr_watches;
 	return 0;
 }
 

@@ -309,6 +309,31 @@ struct vtice_lbr {
 /* Each hit also copies RBX, RSP, RBP, R10-R15 and RFLAGS (records.h, GPRS). */
 #define VTICE_PROBES_MORE_REGS	(1u << 0)
 
+/*
+ * Watch probes (`watch:w:ADDR:LEN`): the pages a range covers lose write
+ * (or read and write) in the EPT; an access to the range is completed
+ * under MTF and recorded as a PROBE_HIT group (records.h), and the CPU goes
+ * on. Accesses to the pages' other bytes cost the same exits unrecorded.
+ * The range is kernel memory mapped now (-EINVAL otherwise), never the
+ * hypervisor's own (-EACCES), nor a page holding a hidden breakpoint
+ * (-EBUSY). -EOPNOTSUPP: no MTF. A CPU caching the old rights may miss
+ * hits until ARM returns (every CPU flushes before it does).
+ */
+#define VTICE_PROBE_WATCHES_MAX	4
+#define VTICE_PROBE_WATCH_LEN_MAX	4096
+
+enum vtice_probe_watch_type {
+	VTICE_PROBE_WATCH_WRITE = 1,
+	VTICE_PROBE_WATCH_READ = 2,
+	VTICE_PROBE_WATCH_ACCESS = 3,	/* read or write */
+};
+
+struct vtice_probe_watch {
+	__u64 addr;	/* kernel linear address */
+	__u32 len;	/* 1..VTICE_PROBE_WATCH_LEN_MAX */
+	__u32 type;	/* enum vtice_probe_watch_type */
+};
+
 enum vtice_probes_op {
 	VTICE_PROBES_QUERY = 0,		/* counters only */
 	VTICE_PROBES_ARM = 1,
@@ -322,12 +347,15 @@ struct vtice_probes {
 	__u32 count;			/* in (ARM): addresses used, 1..VTICE_PROBES_MAX */
 	__u32 pid;			/* in (ARM): a task's pid or tgid; 0 = any */
 	char comm[16];			/* in (ARM): the task's comm, NUL-padded; "" = any */
-	__u32 armed;			/* out: probes armed */
+	__u32 armed;			/* out: probe addresses and watch ranges armed */
 	__u64 addrs[VTICE_PROBES_MAX];	/* in (ARM) */
 	__u64 hits;			/* out: hits recorded since load */
 	__u32 stack_bytes;		/* in (ARM): kernel stack per hit, as vtice_profile's */
 	__u32 flags;			/* in (ARM): VTICE_PROBES_* below; other bits 0 */
 	__u8 str_arg[VTICE_PROBES_MAX];	/* in (ARM): per address, 0 or N (1..VTICE_PROBE_ARGS): copy the string at argument N - 1 */
+	__u32 nr_watches;		/* in (ARM): watch[] used, 0..VTICE_PROBE_WATCHES_MAX */
+	__u32 reserved;			/* in: 0 */
+	struct vtice_probe_watch watch[VTICE_PROBE_WATCHES_MAX];	/* in (ARM) */
 };
 
 /*
@@ -391,7 +419,8 @@ VTICE_UAPI_ASSERT(sizeof(struct vtice_break) == 16, "vtice_break layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_path_trace) == 80, "vtice_path_trace layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_lbr_entry) == 24, "vtice_lbr_entry layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_lbr) == 72 + 24 * VTICE_LBR_MAX, "vtice_lbr layout");
-VTICE_UAPI_ASSERT(sizeof(struct vtice_probes) == 56 + 9 * VTICE_PROBES_MAX, "vtice_probes layout");
+VTICE_UAPI_ASSERT(sizeof(struct vtice_probes) == 64 + 9 * VTICE_PROBES_MAX + 16 * VTICE_PROBE_WATCHES_MAX,
+		  "vtice_probes layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_profile) == 56, "vtice_profile layout");
 
 #endif /* VTICE_UAPI_IOCTL_H */

@@ -25,7 +25,7 @@ enum vtice_record_type {
 	VTICE_REC_TEST = 7,		/* emitted on request through VMCALL */
 	VTICE_REC_SYSCALL_DATA = 8,	/* more of the SYSCALL_ENTER/EXIT before it: see below */
 	VTICE_REC_TRACE_STOP = 9,	/* a syscall-path trace ended: see below */
-	VTICE_REC_PROBE_HIT = 10,	/* a fn: probe fired: see below */
+	VTICE_REC_PROBE_HIT = 10,	/* a fn:, addr: or watch: probe fired: see below */
 	VTICE_REC_PROFILE_SAMPLE = 11,	/* the profiler's sample of a CPU: see below */
 	VTICE_REC_TYPE_COUNT
 };
@@ -76,8 +76,19 @@ enum vtice_record_type {
  * two registers each in this order: RBX, RSP, RBP, R10, R11, R12, R13,
  * R14, R15, RFLAGS (as they were at the hit). A
  * PROBE_HIT's flags are the number of DATA records behind it, at most
- * VTICE_PROBE_GROUP_MAX - 1.
+ * VTICE_PROBE_GROUP_MAX - 1 (flags & VTICE_PROFILE_COUNT_MASK).
+ *
+ * A watch probe's hit (vtice_probes.watch) is the same group taken after
+ * the accessing instruction completed: u.syscall.nr = RIP then (where the
+ * CPU goes on; REGS and the stack are from then too), the registers as
+ * that instruction left them, and one WATCH record: u.raw[0] = the
+ * accessing instruction's address, u.raw[1] = the first watched byte the
+ * access touched. Its flags also carry VTICE_PROBE_HIT_READ and/or
+ * VTICE_PROBE_HIT_WRITE: what the access did.
  */
+#define VTICE_SYSCALL_DATA_WATCH	10
+#define VTICE_PROBE_HIT_READ		(1u << 16)
+#define VTICE_PROBE_HIT_WRITE		(1u << 17)
 #define VTICE_SYSCALL_DATA_STRING	8
 #define VTICE_PROBE_STR_MAX		128
 #define VTICE_STRING_RECORDS_MAX	(VTICE_PROBE_STR_MAX / 16)
@@ -85,6 +96,7 @@ enum vtice_record_type {
 #define VTICE_SYSCALL_GROUP_MAX	(VTICE_SYSCALL_BASE_MAX + VTICE_STRING_RECORDS_MAX)
 #define VTICE_SYSCALL_DATA_GPRS		9
 #define VTICE_GPRS_RECORDS		5
+/* A watch probe's hit copies no string: its WATCH record fits in that room. */
 #define VTICE_PROBE_GROUP_MAX	(VTICE_SYSCALL_BASE_MAX + VTICE_STRING_RECORDS_MAX + VTICE_GPRS_RECORDS + 1 + \
 				 VTICE_STACK_RECORDS_MAX)
 

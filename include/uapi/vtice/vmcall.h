@@ -92,6 +92,12 @@ enum vtice_vmcall_probe_op {
 	VTICE_VMCALL_PROBE_CLEAR = 3,
 	VTICE_VMCALL_PROBE_FILTER = 4,
 	VTICE_VMCALL_PROBE_STACK = 5,
+	/*
+	 * R8 = a linear address, R9 = the guest-physical address of its page,
+	 * R10 = len | type << 32 (enum vtice_probe_watch_type): the range,
+	 * inside that one page, becomes a watch probe's. CLEAR removes it.
+	 */
+	VTICE_VMCALL_PROBE_WATCH = 6,
 };
 
 enum vtice_vmcall_path_op {
