@@ -7,7 +7,9 @@
 # name) in fn:do_sys_openat2 and retval in
 # fn:do_sys_openat2:return against the kernel's kprobe and kretprobe events;
 # hv.probe-addr: an addr: probe inside do_sys_openat2 against a kprobe at
-# the same offset, and the offsets the kernel's kprobes refuse.
+# the same offset, and the offsets the kernel's kprobes refuse;
+# hv.probe-watch: a watch: probe's hits on vm_swappiness against the
+# kernel's kprobe on the function that stores it.
 scenario_hvprobe() {
 	vtice_at_defaults || { result hv.probe FAIL "insmod failed"; return; }
 	$T probe hv.probe
@@ -15,5 +17,6 @@ scenario_hvprobe() {
 	$T probe-str hv.probe-str
 	$T probe-ret hv.probe-ret
 	$T probe-addr hv.probe-addr
+	$T probe-watch hv.probe-watch
 	rmmod_vtice
 }
