@@ -185,7 +185,7 @@ std::string describe_program(const probes::CheckedProgram &p)
 			   : p.has_syscall_probes			  ? "the syscalls"
 									  : "the probe hits";
 	return text + "; the hypervisor records " + what + " of " + describe_filter(filter) +
-	       (p.fn_kstack ? ", each fn: hit with its kernel stack" : "");
+	       (p.fn_kstack ? ", each probe hit with its kernel stack" : "");
 }
 
 int fail(const Error &e)

@@ -206,6 +206,37 @@ TEST(SyscallEvents, AProbeHitCarriesItsStackASyscallDoesNot)
 	EXPECT_EQ(bad.malformed, 3u);
 }
 
+// records.h: a watch probe's hit is a PROBE_HIT whose flags carry the
+// access beside the count, with one WATCH record (the instruction, the byte).
+TEST(SyscallEvents, AWatchHitCarriesItsAccessInstructionAndByte)
+{
+	std::vector<vtice_record> hit{head(VTICE_REC_PROBE_HIT, 0, 0xffffffff81300004ull, 1),
+				      data(VTICE_SYSCALL_DATA_ARGS12, 2, 3), data(VTICE_SYSCALL_DATA_ARGS34, 4, 5),
+				      data(VTICE_SYSCALL_DATA_ARG5, 6, 7),
+				      data(VTICE_SYSCALL_DATA_WATCH, 0xffffffff81300000ull, 0xffffffff82b4b8a0ull)};
+	hit[0].flags = 4 | VTICE_PROBE_HIT_WRITE;
+	SyscallDecodeStats st;
+	auto events = decode_syscall_records(hit, st);
+	ASSERT_EQ(events.size(), 1u);
+	EXPECT_EQ(events[0].watch_access, VTICE_PROBE_HIT_WRITE);
+	EXPECT_EQ(events[0].nr, 0xffffffff81300004ull) << "RIP after the access";
+	EXPECT_EQ(events[0].watch_ip, 0xffffffff81300000ull);
+	EXPECT_EQ(events[0].watch_addr, 0xffffffff82b4b8a0ull);
+
+	auto no_watch_record = hit;	// the access bits promise a WATCH record
+	no_watch_record.pop_back();
+	no_watch_record[0].flags = 3 | VTICE_PROBE_HIT_READ;
+	auto no_access = hit;		// ...and a WATCH record needs them
+	no_access[0].flags = 4;
+	auto two = hit;
+	two.push_back(data(VTICE_SYSCALL_DATA_WATCH, 0, 0));
+	two[0].flags++;
+	auto on_a_syscall = cat({{head(VTICE_REC_SYSCALL_ENTER, 1, 0, 0), data(VTICE_SYSCALL_DATA_WATCH, 0, 0)}});
+	SyscallDecodeStats bad;
+	EXPECT_TRUE(decode_syscall_records(cat({no_watch_record, no_access, two, on_a_syscall}), bad).empty());
+	EXPECT_EQ(bad.malformed, 4u);
+}
+
 // A syscall's entry armed for a string (vtice_syscalls.str_nr) carries it
 // after its task, up to the largest syscall group; an exit never does.
 TEST(SyscallEvents, AnEntryCarriesItsStringAnExitDoesNot)
