@@ -51,9 +51,12 @@ void run_events(pr::Runtime &rt, const std::uint8_t *data, std::size_t size)
 	for (std::size_t at = 0; at + 24 <= size && !rt.exited(); at += 24) {
 		pr::ProbeEvent ev;
 		static const pr::PointKind kinds[] = {pr::PointKind::SyscallEnter, pr::PointKind::SyscallReturn,
-						      pr::PointKind::FnEntry, pr::PointKind::Profile};
+						      pr::PointKind::FnEntry, pr::PointKind::Profile, pr::PointKind::Watch};
 		static const char *const stacks[] = {"", "[user]", "leaf", "read_zero\nvfs_read\nksys_read"};
-		ev.kind = kinds[data[at] & 3];
+		ev.kind = kinds[data[at] % 5];
+		ev.watch_addr = 0xffff888000001000ull + (data[at + 2] & 15);
+		ev.watch_access = data[at + 2] >> 4 & 3;
+		ev.func = comms[data[at + 2] >> 6 & 3];
 		ev.kstack = stacks[data[at + 1] >> 5 & 3];
 		ev.address = 0xffffffff81000000ull + (data[at + 1] & 3);
 		ev.nr = data[at] & 4 ? 257 : data[at + 1] % 3;
@@ -89,11 +92,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
 			std::abort();
 		return 0;
 	}
-	// The console resolves fn:NAME in the running kernel; here each gets one of four addresses.
+	// The console resolves fn:NAME and watch: symbols in the running kernel; here each gets one of a few addresses.
 	for (auto &probe : program->program.probes)
 		for (auto &point : probe.points)
 			if (point.kind == pr::PointKind::FnEntry)
 				point.address = 0xffffffff81000000ull + point.function.size() % 4;
+			else if (point.kind == pr::PointKind::Watch && !point.function.empty())
+				point.address = 0xffff888000001000ull + point.function.size() % 8;
 	char *buf = nullptr;
 	std::size_t len = 0;
 	std::FILE *sink = open_memstream(&buf, &len);
