@@ -2,8 +2,9 @@
 /*
  * EPT violations and misconfigurations (SDM Vol. 3C 29.3.3). With the
  * identity map every access is allowed, so a violation means either a
- * debugger hook (its callback handles it) or an access above the mapped
- * top. An unhandled one, like any misconfiguration, is a hypervisor bug:
+ * debugger hook (its callback handles it, and also flushes and retries a
+ * translation this CPU cached before a hook gave the rights back) or an
+ * access above the mapped top. An unhandled one, like any misconfiguration, is a hypervisor bug:
  * log it and give this CPU back to the kernel unvirtualized, which then
  * performs the access natively instead of looping on the exit.
  */
