@@ -364,6 +364,13 @@ Result<void> disarm(EventSource &source, RunTotals &totals)
 
 constexpr long kPollMs = 20;
 
+// The name of the symbol address is in; "" outside every symbol.
+std::string function_name_of(const dbg::SymbolList &symbols, std::uint64_t address)
+{
+	auto hit = symbols.symbolize(address);
+	return hit ? hit->name : std::string();
+}
+
 // kstack's text for each sample: the copied stack unwound with the running
 // kernel's ORC tables, each frame named from kallsyms, as vtice profile
 // does (without ORC tables, the sampled function alone, with a warning).
@@ -395,6 +402,9 @@ public:
 			out += (out.empty() ? "" : "\n") + *n;
 		return out;
 	}
+
+	// The function address is in (func), named as the frames are.
+	std::string function_of(std::uint64_t address) const { return function_name_of(*symbols_, address); }
 
 	// kallsyms read again (a module came or went): frames are named from
 	// these from now on, and unwound with the modules' tables as they are now.
@@ -472,17 +482,17 @@ int run(const Options &o, const probes::CheckedProgram &program, KernelBtf &btf)
 			return fail(loaded.error());
 		stacks = std::move(*loaded);
 	}
+	// func: named from kstack's symbols when it has them, else from its own read of kallsyms.
 	std::unique_ptr<dbg::SymbolList> func_symbols;
 	ProbeFeed::FunctionName function_name;
-	if (program.uses_func) {
+	if (program.uses_func && stacks) {
+		function_name = [&stacks](std::uint64_t a) { return stacks->function_of(a); };
+	} else if (program.uses_func) {
 		auto symbols = read_running_kallsyms(o.kallsyms, "_text");
 		if (!symbols)
 			return fail(symbols.error());
 		func_symbols = std::move(*symbols);
-		function_name = [&func_symbols](std::uint64_t a) {
-			auto hit = func_symbols->symbolize(a);
-			return hit ? hit->name : std::string();
-		};
+		function_name = [&func_symbols](std::uint64_t a) { return function_name_of(*func_symbols, a); };
 	}
 	TscClock clock;
 	probes::Runtime runtime(program, out, o.max_entries);

@@ -62,17 +62,26 @@ Result<void> find_returns(probes::ProbePoint &point, std::uint64_t start, const 
 	return {};
 }
 
+// addr: and watch: NAME+OFFSET: the address from kallsyms (a point written
+// as 0xADDRESS has it already).
+Result<void> place_at_symbol(probes::ProbePoint &point, const dbg::SymbolList &symbols, const std::string &kallsyms)
+{
+	if (point.function.empty())
+		return {};
+	auto base = symbols.lookup(point.function);
+	if (!base || !*base)
+		return probes::error_at(point.pos, "no kernel symbol '" + point.function + "' in " + kallsyms);
+	point.address = *base + point.offset;
+	return {};
+}
+
 // addr:: NAME+OFFSET found in kallsyms (0xADDRESS as given), and an
 // instruction must start there: decoded from the start of its symbol.
 Result<void> resolve_addr(probes::ProbePoint &point, const dbg::SymbolList &symbols, dbg::Kcore &kcore,
 			  const std::string &kallsyms)
 {
-	if (!point.function.empty()) {
-		auto base = symbols.lookup(point.function);
-		if (!base || !*base)
-			return probes::error_at(point.pos, "no kernel symbol '" + point.function + "' in " + kallsyms);
-		point.address = *base + point.offset;
-	}
+	if (auto ok = place_at_symbol(point, symbols, kallsyms); !ok)
+		return ok;
 	auto hit = symbols.symbolize(point.address);
 	if (!hit)
 		return probes::error_at(point.pos, dbg::hex(point.address) + " is in no symbol of the running kernel");
@@ -96,12 +105,8 @@ constexpr std::uint64_t kKernelHalf = 0xffff800000000000ull;
 // module checks that it is mapped).
 Result<void> resolve_watch(probes::ProbePoint &point, const dbg::SymbolList &symbols, const std::string &kallsyms)
 {
-	if (!point.function.empty()) {
-		auto base = symbols.lookup(point.function);
-		if (!base || !*base)
-			return probes::error_at(point.pos, "no kernel symbol '" + point.function + "' in " + kallsyms);
-		point.address = *base + point.offset;
-	}
+	if (auto ok = place_at_symbol(point, symbols, kallsyms); !ok)
+		return ok;
 	if (point.address < kKernelHalf || point.address + point.watch_len < point.address)
 		return probes::error_at(point.pos, point.text + ": " + dbg::hex(point.address) +
 							   " is not kernel memory (watch: takes the kernel's own addresses)");

@@ -230,10 +230,9 @@ struct Context {
 	bool profile = false;	// ...or a profile probe's
 	bool fn_only = true;	// every point is a fn: probe's (str() then works)
 	bool one_syscall_each = true;	// every point is a named syscall's (str() works there too)
-	bool hit = true;	// every point is a probe hit's (reg() then works)
+	bool hit = true;	// every point is a probe hit's (reg() and func then work)
 	bool watch = false;	// some point is a watch: (no arguments there)
 	bool watch_only = true;	// every point is a watch: (addr then works)
-	bool at_code = true;	// every point is a probe hit's (func then works)
 };
 
 Context context_of(const Probe &probe)
@@ -255,7 +254,6 @@ Context context_of(const Probe &probe)
 		c.fn_only &= p.kind == PointKind::FnEntry;
 		c.one_syscall_each &= is_syscall_point(p) && !p.any_syscall;
 		c.hit &= is_probe_hit_point(p);
-		c.at_code &= is_probe_hit_point(p);
 	}
 	return c;
 }
@@ -672,7 +670,7 @@ private:
 		case Builtin::Probe:
 			return Type::String;
 		case Builtin::Func:
-			if (!ctx_.at_code)
+			if (!ctx_.hit)
 				return error_at(e.pos, "func is the function a probe hit is in: in fn:NAME, fn:NAME:return, "
 						       "addr: and watch: probes only");
 			out_.uses_func = true;
