@@ -9,6 +9,19 @@ namespace vtice::trace {
 
 namespace {
 
+// A fetch program's VALUE record: each slot at most once, no unknown bits.
+bool apply_value(SyscallEvent &ev, const vtice_record &rec)
+{
+	uint64_t slot = rec.u.raw[1] & ~uint64_t{VTICE_PROBE_VALUE_UNREADABLE};
+	if (slot >= VTICE_PROBE_VALUES_MAX || (ev.values_seen & (1u << slot)))
+		return false;
+	ev.values_seen |= 1u << slot;
+	ev.values[slot] = rec.u.raw[0];
+	if (rec.u.raw[1] & VTICE_PROBE_VALUE_UNREADABLE)
+		ev.values_unreadable |= 1u << slot;
+	return true;
+}
+
 bool apply_data(SyscallEvent &ev, const vtice_record &rec)
 {
 	switch (rec.flags) {
@@ -57,6 +70,8 @@ bool apply_data(SyscallEvent &ev, const vtice_record &rec)
 		ev.watch_ip = rec.u.raw[0];
 		ev.watch_addr = rec.u.raw[1];
 		return true;
+	case VTICE_SYSCALL_DATA_VALUE:
+		return ev.probe_hit && apply_value(ev, rec);
 	case VTICE_SYSCALL_DATA_STRING:
 		ev.str.append(reinterpret_cast<const char *>(rec.u.raw), sizeof(rec.u.raw));
 		return (ev.probe_hit || ev.enter) && ev.str.size() <= VTICE_PROBE_STR_MAX;

@@ -46,6 +46,10 @@ struct SyscallEvent {
 	bool watch_seen = false;	// its WATCH record was read
 	uint64_t watch_ip = 0;		// the accessing instruction
 	uint64_t watch_addr = 0;	// the first watched byte it touched
+	// A probe hit armed with a fetch program: its VALUE records by slot.
+	std::array<uint64_t, VTICE_PROBE_VALUES_MAX> values{};
+	uint32_t values_seen = 0;	// bit N: slot N's record was read
+	uint32_t values_unreadable = 0;	// bit N: slot N's read faulted (its value is 0)
 };
 
 struct SyscallDecodeStats {

@@ -163,6 +163,25 @@ Result<Options> parse_options(const ParsedArgs &args)
 	return o;
 }
 
+// What root reads of guest memory at the hits (the fetch programs).
+std::string describe_fetch(const probes::CheckedProgram &p)
+{
+	std::string text;
+	for (const auto &probe : p.program.probes) {
+		if (probe.fetch.empty())
+			continue;
+		std::size_t values = 0, strings = 0;
+		for (const auto &op : probe.fetch) {
+			values += op.code == probes::FetchCode::Value;
+			strings += op.code == probes::FetchCode::String;
+		}
+		text += "; at " + probe.points[0].text + (probe.points.size() > 1 ? " and the rest of its probe" : "") +
+			" root reads " + std::to_string(values) + " value" + (values == 1 ? "" : "s") +
+			(strings ? " and a string" : "") + " (" + std::to_string(probe.fetch.size()) + " fetch ops)";
+	}
+	return text;
+}
+
 std::string describe_program(const probes::CheckedProgram &p)
 {
 	std::size_t points = 0;
@@ -185,7 +204,7 @@ std::string describe_program(const probes::CheckedProgram &p)
 			   : p.has_syscall_probes			  ? "the syscalls"
 									  : "the probe hits";
 	return text + "; the hypervisor records " + what + " of " + describe_filter(filter) +
-	       (p.fn_kstack ? ", each probe hit with its kernel stack" : "");
+	       (p.fn_kstack ? ", each probe hit with its kernel stack" : "") + describe_fetch(p);
 }
 
 int fail(const Error &e)
@@ -567,9 +586,11 @@ int cmd_probe(int argc, char **argv)
 		eprintf("vtice probe: %s (vtice probe --help)\n", opts.error().to_string().c_str());
 		return kExitUsage;
 	}
-	auto btf = std::make_shared<KernelBtf>(opts->btf);	// args->NAME and kstack's module frames
+	auto btf = std::make_shared<KernelBtf>(opts->btf);	// args->NAME, fields and kstack's module frames
+	auto types = kernel_types(btf);
 	auto program = probes::compile_program(
-		opts->source, [](std::string_view name) { return trace::syscall_number(name); }, kernel_params(btf));
+		opts->source, [](std::string_view name) { return trace::syscall_number(name); }, kernel_params(btf),
+		types.get());
 	if (!program) {
 		eprintf("%s", probes::format_diagnostic(opts->source, program.error(), opts->source_name).c_str());
 		return kExitUsage;

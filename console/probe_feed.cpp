@@ -46,6 +46,8 @@ void ProbeFeed::on_probe_hit(const trace::SyscallEvent &ev)
 	hit.address = ev.nr;
 	hit.retval = static_cast<std::int64_t>(ev.ret);	// RAX: the return value at a fn:NAME:return
 	hit.more_regs = ev.more_regs;
+	std::copy(ev.values.begin(), ev.values.end(), hit.values.begin());
+	hit.values_unreadable = ev.values_unreadable;
 	hit.watch_addr = ev.watch_addr;
 	hit.watch_access = (ev.watch_access & VTICE_PROBE_HIT_WRITE ? probes::kWatchWrite : 0) |
 			   (ev.watch_access & VTICE_PROBE_HIT_READ ? probes::kWatchRead : 0);

@@ -165,7 +165,7 @@ namespace {
 
 // The slot of an address to arm: the one it has already (a return site
 // two probes share, a function two probes enter), or a new one whose
-// str_arg is 0 (none) until the caller sets it.
+// program is 0 (none) until the caller sets it.
 Result<std::uint32_t> slot_for(vtice_probes &req, const probes::ProbePoint &point, std::uint64_t address)
 {
 	auto *seen = std::find(req.addrs, req.addrs + req.count, address);
@@ -174,7 +174,7 @@ Result<std::uint32_t> slot_for(vtice_probes &req, const probes::ProbePoint &poin
 	if (req.count == VTICE_PROBES_MAX)
 		return probes::error_at(point.pos, "more than " + std::to_string(VTICE_PROBES_MAX) +
 							   " probe addresses at once (each fn:NAME:return takes one per RET)");
-	req.str_arg[req.count] = 0;
+	req.program[req.count] = 0;
 	req.addrs[req.count] = address;
 	return req.count++;
 }
@@ -196,6 +196,33 @@ Result<void> add_watch(vtice_probes &req, const probes::ProbePoint &point)
 	return {};
 }
 
+static_assert(probes::kMaxFetchOps == VTICE_FETCH_OPS_MAX && probes::kMaxFetchValues == VTICE_FETCH_VALUES_MAX);
+static_assert(static_cast<int>(probes::FetchCode::String) == VTICE_FETCH_STRING &&
+	      static_cast<int>(probes::FetchCode::Value) == VTICE_FETCH_VALUE &&
+	      static_cast<int>(probes::FetchCode::Load) == VTICE_FETCH_LOAD &&
+	      static_cast<int>(probes::FetchCode::Add) == VTICE_FETCH_ADD &&
+	      static_cast<int>(probes::FetchCode::Arg) == VTICE_FETCH_ARG);
+
+// A probe's fetch program's number + 1 in req (the same program once
+// however many probes run it), or 0 for a probe that reads nothing.
+Result<std::uint8_t> program_for(vtice_probes &req, const probes::Probe &probe)
+{
+	if (probe.fetch.empty())
+		return std::uint8_t{0};
+	vtice_fetch_op ops[VTICE_FETCH_OPS_MAX] = {};
+	for (std::size_t i = 0; i < probe.fetch.size(); i++)
+		ops[i] = {static_cast<std::uint8_t>(probe.fetch[i].code), probe.fetch[i].arg, 0, probe.fetch[i].imm};
+	for (std::uint32_t n = 0; n < req.nr_programs; n++)
+		if (std::memcmp(req.fetch[n], ops, sizeof(ops)) == 0)
+			return static_cast<std::uint8_t>(n + 1);
+	if (req.nr_programs == VTICE_FETCH_PROGRAMS_MAX)
+		return probes::error_at(probe.pos, "more than " + std::to_string(VTICE_FETCH_PROGRAMS_MAX) +
+							   " probes read through arguments or with str(): root holds that "
+							   "many fetch programs");
+	std::memcpy(req.fetch[req.nr_programs], ops, sizeof(ops));
+	return static_cast<std::uint8_t>(++req.nr_programs);
+}
+
 }  // namespace
 
 Result<std::uint32_t> FunctionProbes::arm(const probes::CheckedProgram &program, std::uint32_t stack_bytes)
@@ -207,7 +234,10 @@ Result<std::uint32_t> FunctionProbes::arm(const probes::CheckedProgram &program,
 	req.pid = program.root_filter.pid;
 	std::memcpy(req.comm, program.root_filter.comm.data(),
 		    std::min(program.root_filter.comm.size(), sizeof(req.comm) - 1));
-	for (const auto &probe : program.program.probes)
+	for (const auto &probe : program.program.probes) {
+		auto fetch = program_for(req, probe);
+		if (!fetch)
+			return fetch.error();
 		for (const auto &point : probe.points) {
 			if (point.kind == probes::PointKind::Watch) {
 				if (auto ok = add_watch(req, point); !ok)
@@ -225,9 +255,10 @@ Result<std::uint32_t> FunctionProbes::arm(const probes::CheckedProgram &program,
 			auto slot = slot_for(req, point, point.address);
 			if (!slot)
 				return slot.error();
-			if (probe.str_arg >= 0)	// probes sharing an entry agree on it (the checker)
-				req.str_arg[*slot] = static_cast<std::uint8_t>(probe.str_arg + 1);
+			if (*fetch)	// probes sharing an entry agree on it (the checker)
+				req.program[*slot] = *fetch;
 		}
+	}
 	if (ioctl(dev_.get(), VTICE_IOC_PROBES, &req) < 0) {
 		int err = errno;
 		if (err == EBUSY)

@@ -1,4 +1,4 @@
-// args->NAME: parameters from the kernel's BTF (probe_params.hpp).
+// args->NAME and reads through arguments: the kernel's BTF (probe_params.hpp).
 #include "probe_params.hpp"
 
 #include <memory>
@@ -13,6 +13,7 @@ probes::Param describe(const dbg::btf::Types &types, const dbg::btf::Types::Para
 	probes::Param out;
 	out.name = p.name;
 	out.type = types.name_of(p.type_id);
+	out.type_id = p.type_id;
 	if (types.is_pointer(p.type_id)) {
 		out.bytes = 8;
 	} else if (auto scalar = types.scalar(p.type_id); scalar && scalar->bytes <= 8) {
@@ -24,7 +25,89 @@ probes::Param describe(const dbg::btf::Types &types, const dbg::btf::Types::Para
 	return out;
 }
 
+// Every answer after a failed load is "none": the checker asks for
+// parameters or a struct first, and those say why.
+class BtfTypes final : public probes::KernelTypes {
+public:
+	explicit BtfTypes(std::shared_ptr<KernelBtf> btf) : btf_(std::move(btf)) {}
+
+	Result<std::uint32_t> find(std::string_view name) const override
+	{
+		auto types = btf_->types();
+		if (!types)
+			return make_error("no kernel BTF to find " + std::string(name) + " in (" +
+					  types.error().to_string() + "); give --btf FILE");
+		return (*types)->find(name);
+	}
+
+	std::optional<std::uint32_t> pointee(std::uint32_t type_id) const override
+	{
+		const auto *t = loaded();
+		auto to = t ? t->pointee(type_id) : Result<std::uint32_t>(make_error(""));
+		return to ? std::optional<std::uint32_t>(*to) : std::nullopt;
+	}
+
+	Result<Field> field(std::uint32_t type_id, std::string_view name) const override
+	{
+		const auto *t = loaded();
+		if (!t)
+			return make_error("no kernel BTF");
+		auto m = t->member(type_id, name);
+		if (!m)
+			return m.error();
+		if (m->bitfield_bits || m->bit_offset % 8)
+			return make_error(t->name_of(type_id) + "'s " + std::string(name) +
+					  " is a bitfield: reading bitfields through arguments is not built");
+		return Field{m->bit_offset / 8, m->type_id};
+	}
+
+	std::optional<Scalar> scalar(std::uint32_t type_id) const override
+	{
+		const auto *t = loaded();
+		if (!t)
+			return std::nullopt;
+		if (t->is_pointer(type_id))
+			return Scalar{8, false};
+		auto s = t->scalar(type_id);
+		if (!s || (s->bytes != 1 && s->bytes != 2 && s->bytes != 4 && s->bytes != 8))
+			return std::nullopt;
+		return Scalar{s->bytes, s->is_signed};
+	}
+
+	bool is_char_array(std::uint32_t type_id) const override
+	{
+		const auto *t = loaded();
+		return t && t->is_char_array(type_id);
+	}
+
+	bool is_struct(std::uint32_t type_id) const override
+	{
+		const auto *t = loaded();
+		return t && t->is_composite(type_id);
+	}
+
+	std::string name(std::uint32_t type_id) const override
+	{
+		const auto *t = loaded();
+		return t ? t->name_of(type_id) : "type " + std::to_string(type_id);
+	}
+
+private:
+	const dbg::btf::Types *loaded() const
+	{
+		auto types = btf_->types();
+		return types ? *types : nullptr;
+	}
+
+	std::shared_ptr<KernelBtf> btf_;
+};
+
 }  // namespace
+
+std::unique_ptr<probes::KernelTypes> kernel_types(std::shared_ptr<KernelBtf> btf)
+{
+	return std::make_unique<BtfTypes>(std::move(btf));
+}
 
 probes::ParamLookup kernel_params(std::shared_ptr<KernelBtf> btf)
 {

@@ -36,6 +36,8 @@ enum class ExprKind {
 	Unary,		// text = "!", "-", "~"; kids[0]
 	Binary,		// text = the operator; kids[0], kids[1]
 	Call,		// text(kids...): only an aggregation, as a map assignment's value
+	Member,		// kids[0]->member (text "->") or kids[0].member (text ".")
+	Cast,		// (member *)kids[0]: member is "struct NAME" or "union NAME"
 };
 
 struct Expr {
@@ -46,8 +48,10 @@ struct Expr {
 	Builtin builtin = Builtin::Pid;
 	// args->NAME: the parameter's name; the checker sets number (its
 	// register) and how much of the register is the value, from the BTF.
+	// A Member read as a number: the checker sets number (its VALUE slot
+	// in the probe's fetch program), bytes and is_signed.
 	std::string member;
-	std::uint8_t bytes = 8;		// an argument's width: 1, 2, 4 or 8
+	std::uint8_t bytes = 8;		// an argument's or a field's width: 1, 2, 4 or 8
 	bool is_signed = false;		// ...and whether it is sign-extended
 	std::vector<std::unique_ptr<Expr>> kids;
 	Type type = Type::Int;	// set by the checker
@@ -115,12 +119,28 @@ inline bool is_probe_hit_point(const ProbePoint &p)
 	return is_hidden_breakpoint(p) || p.kind == PointKind::Watch;
 }
 
+// One op of a fetch program: what root reads at a fn: probe's hit (the
+// ioctl's struct vtice_fetch_op; docs/probes.md).
+enum class FetchCode : std::uint8_t { End = 0, Arg = 1, Add = 2, Load = 3, Value = 4, String = 5 };
+inline constexpr std::size_t kMaxFetchOps = 32;	// VTICE_FETCH_OPS_MAX
+inline constexpr std::size_t kMaxFetchValues = 4;	// VTICE_FETCH_VALUES_MAX
+
+struct FetchOp {
+	FetchCode code = FetchCode::End;
+	std::uint8_t arg = 0;	// Arg: the argument; Load: bytes; Value: slot
+	std::int32_t imm = 0;	// Add's
+	bool operator==(const FetchOp &) const = default;
+};
+
 struct Probe {
 	Pos pos;
 	std::vector<ProbePoint> points;
 	ExprPtr predicate;	// null: always
 	std::vector<Stmt> body;
-	int str_arg = -1;	// the argument whose string str() reads (set by the checker); -1: none
+	int str_arg = -1;	// syscall probes: the argument whose string str() reads (the checker's); -1: none
+	// fn: probes: what root reads at each hit for str() and reads through
+	// arguments (the checker's); empty: nothing
+	std::vector<FetchOp> fetch;
 };
 
 struct Program {

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "diagnostic.hpp"
+#include "fetch_compile.hpp"
 #include "parser.hpp"
 
 namespace vtice::probes {
@@ -260,15 +261,17 @@ Context context_of(const Probe &probe)
 
 class Checker {
 public:
-	Checker(CheckedProgram &out, const ParamLookup &params) : out_(out), params_(params) {}
+	Checker(CheckedProgram &out, const ParamLookup &params, const KernelTypes *types)
+		: out_(out), params_(params), types_(types)
+	{
+	}
 
 	Result<void> run()
 	{
 		// The maps first, so a read may come before the assignment in the
 		// text (and a string map's reads type as strings everywhere).
 		for (Probe &probe : out_.program.probes) {
-			ctx_ = context_of(probe);
-			probe_ = &probe;
+			start_probe(probe);
 			for (Stmt &s : probe.body)
 				if (s.kind == StmtKind::Assign)
 					if (auto shape = assigned_shape(s); shape && !out_.map(s.map))
@@ -276,8 +279,7 @@ public:
 		}
 		pending_reads_.clear();
 		for (Probe &probe : out_.program.probes) {
-			ctx_ = context_of(probe);
-			probe_ = &probe;
+			start_probe(probe);
 			if (probe.predicate) {
 				if (auto t = type_of(*probe.predicate); !t)
 					return t.error();
@@ -291,10 +293,22 @@ public:
 		}
 		if (auto ok = check_one_string_per_point(); !ok)
 			return ok;
+		if (auto ok = check_one_program_per_function(); !ok)
+			return ok;
 		return check_reads();
 	}
 
 private:
+	// Each pass builds the probe's fetch program anew.
+	void start_probe(Probe &probe)
+	{
+		ctx_ = context_of(probe);
+		probe_ = &probe;
+		probe.fetch.clear();
+		reads_.clear();
+		string_read_.reset();
+	}
+
 	Result<void> check_stmt(Stmt &s)
 	{
 		switch (s.kind) {
@@ -351,46 +365,159 @@ private:
 	}
 
 	// str(argN): root copies, at the hit or the syscall's entry, the
-	// string argument N points to (records.h); one argument per probe,
-	// whose hits all copy it.
+	// string argument N points to (records.h); in a fn: probe also the
+	// string a read through an argument finds (its fetch program's
+	// STRING). One string per probe, whose hits all copy it.
 	Result<Type> str_type(Expr &e)
 	{
 		if (!ctx_.fn_only && !ctx_.one_syscall_each)
 			return error_at(e.pos, "str() reads a string in fn:NAME and syscall:NAME probes only: root "
 					       "copies it at the entry (not in syscall:*, addr:, profile:)");
 		Expr *arg = e.kids.size() == 1 ? e.kids[0].get() : nullptr;
-		if (!arg || arg->kind != ExprKind::Builtin || arg->builtin != Builtin::Arg)
-			return error_at(e.pos, "str() takes an argument itself, as in str(arg1) or "
-					       "str(args->filename): root copies, at the hit, the string that argument "
-					       "points to");
-		if (auto ok = resolve_typed_arg(*arg); !ok)
-			return ok.error();
-		int n = static_cast<int>(arg->number);
-		if (probe_->str_arg >= 0 && probe_->str_arg != n)
-			return error_at(e.pos, "one str() argument per probe: this probe reads str(arg" +
-						       std::to_string(probe_->str_arg) + ") already");
-		probe_->str_arg = n;
+		bool through = arg && (arg->kind == ExprKind::Member || arg->kind == ExprKind::Cast);
+		if (!arg || (!through && (arg->kind != ExprKind::Builtin || arg->builtin != Builtin::Arg)))
+			return error_at(e.pos, "str() takes an argument, as in str(arg1) or str(args->filename), or a "
+					       "read through one, as in str(args->file->f_path.dentry->d_name.name)");
+		if (through && !ctx_.fn_only)
+			return error_at(arg->pos, "reading through an argument works in fn:NAME probes only (at the "
+						  "function's entry, where its arguments are)");
+		if (through) {
+			if (auto ok = add_read(*arg, ReadAs::String); !ok)
+				return ok.error();
+		} else {
+			if (auto ok = resolve_typed_arg(*arg); !ok)
+				return ok.error();
+			if (ctx_.fn_only) {
+				FetchOp from{FetchCode::Arg, static_cast<std::uint8_t>(arg->number), 0};
+				if (auto ok = add_string(e, {from}); !ok)
+					return ok.error();
+			} else if (auto ok = set_syscall_string(e, static_cast<int>(arg->number)); !ok) {
+				return ok.error();
+			}
+		}
 		e.kids[0]->type = Type::Int;
 		return Type::String;
 	}
 
-	// Root copies one string per probed function or syscall: two probes
-	// of one must read the same argument's; and it has
+	Result<void> set_syscall_string(const Expr &e, int n)
+	{
+		if (probe_->str_arg >= 0 && probe_->str_arg != n)
+			return error_at(e.pos, "one str() argument per probe: this probe reads str(arg" +
+						       std::to_string(probe_->str_arg) + ") already");
+		probe_->str_arg = n;
+		return {};
+	}
+
+	// A read through an argument as a number: root loads it into a VALUE
+	// slot of the probe's fetch program at each hit.
+	Result<Type> typed_read_type(Expr &e)
+	{
+		if (!ctx_.fn_only)
+			return error_at(e.pos, "reading through an argument works in fn:NAME probes only (at the "
+					       "function's entry, where its arguments are)");
+		if (auto ok = add_read(e, ReadAs::Number); !ok)
+			return ok.error();
+		return Type::Int;
+	}
+
+	// The read compiled for each function of the probe: all must agree.
+	Result<CompiledRead> compile_for_points(const Expr &e, ReadAs as)
+	{
+		std::optional<CompiledRead> first;
+		for (const ProbePoint &p : probe_->points) {
+			auto read = compile_read(e, as, p.function, params_, types_);
+			if (!read)
+				return read.error();
+			if (first && (read->ops != first->ops || read->scalar.bytes != first->scalar.bytes ||
+				      read->scalar.is_signed != first->scalar.is_signed))
+				return error_at(e.pos, "this read differs between the functions of this probe (fn:" +
+							       p.function + "): one probe, one place");
+			first = std::move(*read);
+		}
+		return std::move(*first);
+	}
+
+	Result<void> add_read(Expr &e, ReadAs as)
+	{
+		auto read = compile_for_points(e, as);
+		if (!read)
+			return read.error();
+		if (as == ReadAs::String)
+			return add_string(e, read->ops);
+		e.bytes = static_cast<std::uint8_t>(read->scalar.bytes);
+		e.is_signed = read->scalar.is_signed;
+		for (std::size_t slot = 0; slot < reads_.size(); slot++)
+			if (reads_[slot] == read->ops) {
+				e.number = static_cast<std::int64_t>(slot);
+				return {};
+			}
+		if (reads_.size() == kMaxFetchValues)
+			return error_at(e.pos, "a probe reads at most " + std::to_string(kMaxFetchValues) +
+					       " values through its arguments (root's VALUE slots)");
+		read->ops.push_back({FetchCode::Value, static_cast<std::uint8_t>(reads_.size()), 0});
+		if (auto ok = append_ops(e, read->ops); !ok)
+			return ok;
+		read->ops.pop_back();
+		e.number = static_cast<std::int64_t>(reads_.size());
+		reads_.push_back(std::move(read->ops));
+		return {};
+	}
+
+	Result<void> add_string(const Expr &e, std::vector<FetchOp> ops)
+	{
+		if (string_read_)
+			return *string_read_ == ops ? Result<void>{}
+						    : error_at(e.pos, "one str() per probe: this probe reads another string "
+								      "already");
+		string_read_ = ops;
+		ops.push_back({FetchCode::String, 0, 0});
+		return append_ops(e, ops);
+	}
+
+	Result<void> append_ops(const Expr &e, const std::vector<FetchOp> &ops)
+	{
+		if (probe_->fetch.size() + ops.size() > kMaxFetchOps)
+			return error_at(e.pos, "this probe reads too much through its arguments: root runs at most " +
+					       std::to_string(kMaxFetchOps) + " fetch ops a hit, this read would make " +
+					       std::to_string(probe_->fetch.size() + ops.size()));
+		probe_->fetch.insert(probe_->fetch.end(), ops.begin(), ops.end());
+		return {};
+	}
+
+	// Root runs one fetch program per probed function: probes of one
+	// function that read through its arguments must read the same.
+	Result<void> check_one_program_per_function()
+	{
+		std::map<std::string, const Probe *> reader_of;
+		for (const Probe &probe : out_.program.probes)
+			for (const ProbePoint &p : probe.points) {
+				if (probe.fetch.empty() || p.kind != PointKind::FnEntry)
+					continue;
+				auto [it, fresh] = reader_of.emplace(p.function, &probe);
+				if (!fresh && it->second->fetch != probe.fetch)
+					return error_at(p.pos, "fn:" + p.function + " reads other memory (str() or "
+								       "fields) in another probe: one set of reads per "
+								       "function; put them in one probe");
+			}
+		return {};
+	}
+
+	// Root copies one string per syscall: two probes of one must read
+	// the same argument's; and it has
 	// kMaxSyscallStrings syscall slots.
 	Result<void> check_one_string_per_point()
 	{
 		std::map<std::string, int> arg_of;
 		for (const Probe &probe : out_.program.probes)
 			for (const ProbePoint &p : probe.points) {
-				if (probe.str_arg < 0 || (p.kind != PointKind::FnEntry && !is_syscall_point(p)))
+				if (probe.str_arg < 0 || !is_syscall_point(p))
 					continue;
-				std::string key = p.kind == PointKind::FnEntry ? "fn:" + p.function : syscall_name(p);
+				std::string key = syscall_name(p);
 				auto [it, fresh] = arg_of.emplace(key, probe.str_arg);
 				if (!fresh && it->second != probe.str_arg)
 					return error_at(p.pos, key + " reads str(arg" + std::to_string(it->second) +
-								       ") in another probe: one string per " +
-								       (p.kind == PointKind::FnEntry ? "function" : "syscall"));
-				if (p.kind == PointKind::FnEntry || !fresh)
+								       ") in another probe: one string per syscall");
+				if (!fresh)
 					continue;
 				if (out_.syscall_strings.size() == kMaxSyscallStrings)
 					return error_at(p.pos, "str() in at most " + std::to_string(kMaxSyscallStrings) +
@@ -553,6 +680,9 @@ private:
 			return unary_type(e);
 		case ExprKind::Binary:
 			return binary_type(e);
+		case ExprKind::Member:
+		case ExprKind::Cast:
+			return typed_read_type(e);
 		case ExprKind::Call:
 			if (e.text == "str")
 				return str_type(e);
@@ -752,8 +882,11 @@ private:
 
 	CheckedProgram &out_;
 	const ParamLookup &params_;
+	const KernelTypes *types_;
 	Context ctx_;
 	Probe *probe_ = nullptr;	// the probe being checked
+	std::vector<std::vector<FetchOp>> reads_;	// its VALUE slots' reads, by slot
+	std::optional<std::vector<FetchOp>> string_read_;	// ...its str()'s
 	std::vector<MapUse> pending_reads_;
 };
 
@@ -820,7 +953,8 @@ RootFilter common_root_filter(const Program &program, bool (*of_kind)(const Prob
 
 }  // namespace
 
-Result<CheckedProgram> check_program(Program program, const SyscallLookup &lookup, const ParamLookup &params)
+Result<CheckedProgram> check_program(Program program, const SyscallLookup &lookup, const ParamLookup &params,
+				     const KernelTypes *types)
 {
 	CheckedProgram out;
 	out.program = std::move(program);
@@ -828,7 +962,7 @@ Result<CheckedProgram> check_program(Program program, const SyscallLookup &looku
 		for (ProbePoint &p : probe.points)
 			if (auto ok = resolve_point(p, lookup); !ok)
 				return ok.error();
-	if (auto ok = Checker(out, params).run(); !ok)
+	if (auto ok = Checker(out, params, types).run(); !ok)
 		return ok.error();
 	for (const Probe &probe : out.program.probes)
 		for (const ProbePoint &p : probe.points) {
@@ -848,12 +982,12 @@ Result<CheckedProgram> check_program(Program program, const SyscallLookup &looku
 }
 
 Result<CheckedProgram> compile_program(std::string_view source, const SyscallLookup &lookup,
-				       const ParamLookup &params)
+				       const ParamLookup &params, const KernelTypes *types)
 {
 	auto program = parse_program(source);
 	if (!program)
 		return program.error();
-	return check_program(std::move(*program), lookup, params);
+	return check_program(std::move(*program), lookup, params, types);
 }
 
 }  // namespace vtice::probes

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ast.hpp"
+#include "kernel_types.hpp"
 #include "printf_format.hpp"
 #include "vtice/result.hpp"
 
@@ -66,6 +67,7 @@ struct Param {
 	std::uint32_t bytes = 8;	// 1, 2, 4 or 8 of its register; 0: not in one register (a struct)
 	bool is_signed = false;
 	std::string type;		// as C spells it, for messages: "const char *"
+	std::uint32_t type_id = 0;	// its BTF type (KernelTypes), when reads go through it
 };
 // A function's parameters in order, or why they are unknown (args->NAME).
 using ParamLookup = std::function<Result<std::vector<Param>>(std::string_view function)>;
@@ -80,12 +82,13 @@ inline constexpr unsigned long kMaxProfileHz = 10000;	// VTICE_PROFILE_HZ_MAX
 inline constexpr std::uint64_t kMinIntervalNs = 10'000'000;	// 10 ms: the console polls
 
 // params: where args->NAME finds a function's parameters; without it
-// args->NAME is refused.
+// args->NAME is refused. types: the kernel's types, for reads through an
+// argument (args->how->flags); without them those are refused.
 Result<CheckedProgram> check_program(Program program, const SyscallLookup &lookup,
-				     const ParamLookup &params = {});
+				     const ParamLookup &params = {}, const KernelTypes *types = nullptr);
 
 // parse_program, then check_program.
 Result<CheckedProgram> compile_program(std::string_view source, const SyscallLookup &lookup,
-				       const ParamLookup &params = {});
+				       const ParamLookup &params = {}, const KernelTypes *types = nullptr);
 
 }  // namespace vtice::probes

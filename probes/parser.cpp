@@ -356,7 +356,49 @@ private:
 		return out;
 	}
 
+	// A value, then the fields read through it: args->how->flags,
+	// ((struct file *)arg0)->f_path.dentry.
 	Result<ExprPtr> parse_primary()
+	{
+		auto base = parse_operand();
+		while (base && (is("->") || is("."))) {
+			auto e = std::make_unique<Expr>();
+			e->kind = ExprKind::Member;
+			e->pos = peek().pos;
+			e->text = take().text;
+			if (peek().kind != TokenKind::Name)
+				return error_at(peek().pos, "expected a field's name after '" + e->text + "', found " +
+							    describe(peek()));
+			e->member = take().text;
+			e->kids.push_back(std::move(*base));
+			base = bounded(std::move(e));
+		}
+		return base;
+	}
+
+	// (struct NAME *)VALUE: as in C, the cast binds looser than '->', so
+	// its operand runs to the end of the value: ((struct file *)arg0)->f_mode.
+	Result<ExprPtr> parse_cast(ExprPtr e)
+	{
+		take();	// (
+		e->kind = ExprKind::Cast;
+		e->member = take().text;	// struct or union
+		if (peek().kind != TokenKind::Name)
+			return error_at(peek().pos, "expected the " + e->member + "'s name, found " + describe(peek()));
+		e->member += " " + take().text;
+		if (!accept("*"))
+			return error_at(peek().pos, "a cast names a pointer: (" + e->member + " *)");
+		if (auto ok = expect(")", "to close the cast"); !ok)
+			return ok.error();
+		e->text = "(" + e->member + " *)";
+		auto operand = parse_unary();
+		if (!operand)
+			return operand;
+		e->kids.push_back(std::move(*operand));
+		return bounded(std::move(e));
+	}
+
+	Result<ExprPtr> parse_operand()
 	{
 		auto e = std::make_unique<Expr>();
 		const Token &t = peek();
@@ -378,6 +420,8 @@ private:
 		default:
 			break;
 		}
+		if (is("(") && peek(1).kind == TokenKind::Name && (peek(1).text == "struct" || peek(1).text == "union"))
+			return parse_cast(std::move(e));
 		if (accept("(")) {
 			bool was_in_predicate = in_predicate_;
 			in_predicate_ = false;
@@ -434,11 +478,6 @@ private:
 		if (peek().kind != TokenKind::Name)
 			return error_at(peek().pos, "expected an argument's name after 'args->', found " + describe(peek()));
 		e->member = take().text;
-		if (is("->") || is("."))
-			return error_at(peek().pos, "args->" + e->member + peek().text + "...: reading through an "
-						    "argument (a struct's field) is not built yet; args->" + e->member +
-						    " is the argument itself, and str(args->" + e->member +
-						    ") the string it points to");
 		e->kind = ExprKind::Builtin;
 		e->builtin = Builtin::Arg;
 		e->text = "args->" + e->member;
@@ -464,8 +503,8 @@ private:
 		if (name == "args" && is("->"))
 			return parse_typed_argument(std::move(e));
 		if (is("->"))
-			return error_at(e->pos, "'->' follows only 'args' (args->NAME: a function's argument by its "
-						"name in the kernel's BTF)");
+			return error_at(e->pos, "'" + name + "' is not a struct pointer: read through an argument as "
+						"args->NAME->FIELD, or cast it first: ((struct file *)arg0)->f_mode");
 		e->kind = ExprKind::Builtin;
 		e->text = name;
 		if (auto it = kBuiltins.find(name); it != kBuiltins.end()) {

@@ -167,6 +167,24 @@ Key Runtime::key_of(const std::vector<ExprPtr> &keys, const Fired &fired)
 	return key;
 }
 
+namespace {
+
+// An argument as its type has it: the low bytes of its register, sign- or
+// zero-extended (an int -100 in RDI reads -100, not 4294967196).
+std::int64_t argument_value(const Expr &e, std::uint64_t reg)
+{
+	if (e.bytes >= 8)
+		return static_cast<std::int64_t>(reg);
+	unsigned bits = 8u * e.bytes;
+	std::uint64_t low = reg & ((std::uint64_t{1} << bits) - 1);
+	std::uint64_t sign = std::uint64_t{1} << (bits - 1);
+	if (e.is_signed && (low & sign))
+		low |= ~((std::uint64_t{1} << bits) - 1);
+	return static_cast<std::int64_t>(low);
+}
+
+}  // namespace
+
 Value Runtime::eval(const Expr &e, const Fired &fired)
 {
 	switch (e.kind) {
@@ -178,6 +196,10 @@ Value Runtime::eval(const Expr &e, const Fired &fired)
 		return map_read(e, fired);
 	case ExprKind::Call:	// str(argN), the checker's only call outside a map's value
 		return fired.event ? fired.event->str : std::string();
+	case ExprKind::Member:	// a read through an argument: its VALUE slot
+	case ExprKind::Cast:
+		return fired.event ? argument_value(e, fired.event->values[static_cast<std::size_t>(e.number)])
+				   : std::int64_t{0};
 	case ExprKind::Binary:
 		if (e.kids[0]->type == Type::String) {
 			bool equal = eval(*e.kids[0], fired) == eval(*e.kids[1], fired);
@@ -248,20 +270,6 @@ std::int64_t Runtime::binary(const Expr &e, const Fired &fired)
 }
 
 namespace {
-
-// An argument as its type has it: the low bytes of its register, sign- or
-// zero-extended (an int -100 in RDI reads -100, not 4294967196).
-std::int64_t argument_value(const Expr &e, std::uint64_t reg)
-{
-	if (e.bytes >= 8)
-		return static_cast<std::int64_t>(reg);
-	unsigned bits = 8u * e.bytes;
-	std::uint64_t low = reg & ((std::uint64_t{1} << bits) - 1);
-	std::uint64_t sign = std::uint64_t{1} << (bits - 1);
-	if (e.is_signed && (low & sign))
-		low |= ~((std::uint64_t{1} << bits) - 1);
-	return static_cast<std::int64_t>(low);
-}
 
 // reg("NAME") as the parser numbered it: arg0..arg5's registers, RAX, RIP.
 std::int64_t reg_value(const ProbeEvent &ev, std::int64_t n)

@@ -33,6 +33,9 @@ struct ProbeEvent {
 	std::uint64_t nsecs = 0;
 	std::string kstack;	// Profile and FnEntry: the frames, leaf first, one per line ("" in user mode)
 	std::string str;	// FnEntry, syscalls: the string root copied for str() ("" if none or unmapped)
+	// FnEntry: what root read through the arguments, by VALUE slot (0 if unreadable)
+	std::array<std::uint64_t, kMaxFetchValues> values{};
+	unsigned values_unreadable = 0;	// ...the slots whose read faulted (bit N: slot N)
 	// A hit armed for them: RBX, RSP, RBP, R10-R15, RFLAGS (reg() from kFirstMoreReg)
 	std::array<std::uint64_t, 10> more_regs{};
 };

@@ -9,6 +9,7 @@
  */
 #include "exit.h"
 #include "intrin.h"
+#include "probe_fetch.h"
 #include <vtice/vmcall.h>
 
 struct vt_sys_task {
@@ -113,7 +114,7 @@ static bool vt_push_event(struct vt_vcpu *vcpu, struct vtice_record *recs, u32 n
  * The string at gva as STRING records from recs[n]: up to and with its
  * NUL, or VTICE_PROBE_STR_MAX bytes, as far as it is mapped. The new n.
  */
-static u32 vt_put_string(const struct vt_vcpu *vcpu, u64 gva, struct vtice_record *recs, u32 n)
+u32 vt_put_string(const struct vt_vcpu *vcpu, u64 gva, struct vtice_record *recs, u32 n)
 {
 	u64 words[VTICE_PROBE_STR_MAX / 8] = { 0 };
 	const char *bytes = (const char *)words;
@@ -217,8 +218,7 @@ void vt_syscall_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *r, enum 
 		vcpu->counts->syscalls_recorded++;
 }
 
-/* A function's argument i (0..5) in the System V order: RDI, RSI, RDX, RCX, R8, R9. */
-static u64 vt_call_arg(const struct vt_guest_regs *r, u32 i)
+u64 vt_call_arg(const struct vt_guest_regs *r, u32 i)
 {
 	const u64 args[VTICE_PROBE_ARGS] = { r->rdi, r->rsi, r->rdx, r->rcx, r->r8, r->r9 };
 
@@ -266,8 +266,8 @@ bool vt_probe_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 add
 		recs[0].flags = cap->watch_access;
 		vt_put_data(&recs[n++], &recs[0], VTICE_SYSCALL_DATA_WATCH, cap->watch_ip, cap->watch_addr);
 	}
-	if (cap->str_arg)
-		n = vt_put_string(vcpu, vt_call_arg(r, cap->str_arg - 1), recs, n);
+	if (cap->fetch)
+		n = vt_fetch_run(vcpu, r, cap->fetch, recs, n);
 	if (cap->more_regs)
 		n = vt_put_more_regs(r, recs, n);
 	if (cap->stack_bytes) {

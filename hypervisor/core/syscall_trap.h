@@ -26,6 +26,7 @@ extern "C" {
 #endif
 
 struct vt_exit;
+struct vt_fetch_program;
 struct vt_hv;
 struct vt_vcpu;
 struct vt_guest_regs;
@@ -109,7 +110,7 @@ bool vt_syscall_task_passes(const struct vt_vcpu *vcpu, u64 *task);
 /* What a probe's hit copies besides the arguments and the task. */
 struct vt_probe_capture {
 	u32 stack_bytes;	/* of the stack from RSP up; 0 = none */
-	u32 str_arg;		/* 0, or N: the string at argument N - 1 (1..6) */
+	const struct vt_fetch_program *fetch;	/* run at the hit (probe_fetch.h); NULL = none */
 	bool more_regs;		/* the GPRS records: RBX, RSP, RBP, R10-R15, RFLAGS */
 	/* A watch probe's hit (records.h): VTICE_PROBE_HIT_READ/WRITE; 0 = not one */
 	u32 watch_access;
@@ -125,6 +126,10 @@ bool vt_probe_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *regs, u64 
 		    const struct vt_sys_filter *filter, const struct vt_probe_capture *cap);
 /* A group's DATA record of kind with a and b, stamped as its head. */
 void vt_put_data(struct vtice_record *rec, const struct vtice_record *head, u32 kind, u64 a, u64 b);
+/* A function's argument i (0..5) in the System V order: RDI, RSI, RDX, RCX, R8, R9. */
+u64 vt_call_arg(const struct vt_guest_regs *r, u32 i);
+/* The STRING records (records.h) of the string at gva, as far as it is mapped: the new n. */
+u32 vt_put_string(const struct vt_vcpu *vcpu, u64 gva, struct vtice_record *recs, u32 n);
 /*
  * TASK and COMM of the task current on the vCPU at recs[n], when it can be
  * read: the new n; 0 when the task does not pass filter (a task that

@@ -7,6 +7,7 @@
 #include "hooks_priv.h"
 #include "../core/exit.h"
 #include "../core/intrin.h"
+#include "../core/probe_fetch.h"
 #include "../core/syscall_trap.h"
 #include "dbg_os.h"
 #include <vtice/ioctl.h>
@@ -17,7 +18,7 @@
 /* What a probe at addr copies at a hit beyond the arguments and the task. */
 struct vt_probe_point {
 	u64 addr;
-	u32 str_arg;	/* 0, or N: the string at argument N - 1 */
+	u32 program;	/* 0, or N: its hits run programs[N - 1] */
 };
 
 struct vt_probes_state {
@@ -26,6 +27,8 @@ struct vt_probes_state {
 	bool more_regs;			/* each hit copies the GPRS records too */
 	struct vt_probe_point points[VTICE_PROBES_MAX];	/* under the hooks' lock */
 	u32 nr_points;
+	/* Written by PROBE_FETCH before the ADD that checks and uses each. */
+	struct vt_fetch_program programs[VTICE_FETCH_PROGRAMS_MAX];
 	u64 hits;			/* recorded since load */
 	/*
 	 * Every address probed since INTERCEPT went on: a CPU that still
@@ -66,7 +69,8 @@ void vt_probe_on_hit(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 rip)
 
 	for (i = 0; i < vt_probes.nr_points; i++)
 		if (vt_probes.points[i].addr == rip) {
-			cap.str_arg = vt_probes.points[i].str_arg;
+			if (vt_probes.points[i].program)
+				cap.fetch = &vt_probes.programs[vt_probes.points[i].program - 1];
 			break;
 		}
 	if (vt_probe_event(vcpu, exit->regs, rip, &vt_probes.filter, &cap))
@@ -118,14 +122,33 @@ static u64 vt_probe_stack(u64 bytes, u64 more_regs)
 	return VTICE_VMCALL_OK;
 }
 
+/* One op of a program no armed probe runs yet (ADD checks it whole). */
+static u64 vt_probe_fetch(u64 program, u64 index, u64 op)
+{
+	u32 i;
+
+	if (program >= VTICE_FETCH_PROGRAMS_MAX || index >= VTICE_FETCH_OPS_MAX)
+		return (u64)VTICE_VMCALL_EINVAL;
+	vt_hooks_lock();
+	for (i = 0; i < vt_probes.nr_points; i++)
+		if (vt_probes.points[i].program == program + 1) {
+			vt_hooks_unlock();
+			return (u64)VTICE_VMCALL_EINVAL;	/* a hit may be running it */
+		}
+	vt_probes.programs[program].ops[index] = op;
+	vt_hooks_unlock();
+	return VTICE_VMCALL_OK;
+}
+
 /* Known before its breakpoint exists: a hit always finds what to copy. */
-static u64 vt_probe_add(u64 gva, u64 gpa, u64 str_arg)
+static u64 vt_probe_add(u64 gva, u64 gpa, u64 program)
 {
 	int ret;
 
 	if (!vt_hooks_intercepting(VT_INTERCEPT_PROBES))
 		return (u64)VTICE_VMCALL_EINVAL;	/* an int3 could reach the kernel */
-	if (str_arg > VTICE_PROBE_ARGS)
+	if (program > VTICE_FETCH_PROGRAMS_MAX ||
+	    (program && !vt_fetch_valid(&vt_probes.programs[program - 1])))
 		return (u64)VTICE_VMCALL_EINVAL;
 	if (!vt_probe_remember(gva))
 		return (u64)(s64)-VT_ENOSPC;
@@ -134,7 +157,7 @@ static u64 vt_probe_add(u64 gva, u64 gpa, u64 str_arg)
 		vt_hooks_unlock();
 		return (u64)(s64)-VT_ENOSPC;
 	}
-	vt_probes.points[vt_probes.nr_points++] = (struct vt_probe_point){ gva, (u32)str_arg };
+	vt_probes.points[vt_probes.nr_points++] = (struct vt_probe_point){ gva, (u32)program };
 	vt_hooks_unlock();
 	ret = vt_bp_probe_insert(gva, gpa);
 	return ret ? (u64)(s64)ret : VTICE_VMCALL_OK;
@@ -163,6 +186,7 @@ static void vt_probe_clear(void)
 	vt_bp_probe_clear();
 	vt_hooks_lock();
 	vt_probes.nr_points = 0;
+	vt_memset(vt_probes.programs, 0, sizeof(vt_probes.programs));
 	vt_watch_clear_owner(true);
 	vt_hooks_ept_changed();
 	vt_hooks_unlock();
@@ -187,6 +211,8 @@ static u64 vt_probe_op(const struct vt_guest_regs *r)
 		return vt_probe_stack(r->r8, r->r9);
 	case VTICE_VMCALL_PROBE_WATCH:
 		return vt_probe_watch(r->r8, r->r9, r->r10);
+	case VTICE_VMCALL_PROBE_FETCH:
+		return vt_probe_fetch(r->r8, r->r9, r->r10);
 	default:
 		return (u64)VTICE_VMCALL_EINVAL;
 	}

@@ -1,19 +1,23 @@
 // args->NAME's parameters from the Debian kernel's own BTF (kernel_params),
 // against pfunct (dwarves' reader of the same BTF) on the same vmlinux:
 // the names in order, and the width and sign of each C base type and
-// pointer pfunct prints.
+// pointer pfunct prints. Reads through arguments (kernel_types) against
+// pahole's offsets and sizes of the same fields.
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "../symbols/kernel_dir.hpp"
 #include "command_output.hpp"
 #include "probe_params.hpp"
+#include "probes/checker.hpp"
+#include "probes/diagnostic.hpp"
 
 namespace {
 
@@ -47,7 +51,121 @@ const std::map<std::string, std::pair<std::uint32_t, bool>> kBaseTypes = {
 	{"char ", {1, true}}, {"unsigned char ", {1, false}}, {"_Bool ", {1, false}},
 };
 
+// pahole -C: "\tstruct path                f_path;               /*    16    16 */":
+// the member's offset and size, or nothing.
+std::optional<std::pair<std::int32_t, std::uint32_t>> pahole_member(const std::string &image, const std::string &type,
+								    const std::string &member)
+{
+	std::string text = vtice::test::command_output("pahole -F btf -C " + type + " " + image);
+	std::string key = " " + member + ";";
+	auto at = text.find(key);
+	if (at == std::string::npos)
+		return std::nullopt;
+	int offset = 0;
+	unsigned size = 0;
+	if (std::sscanf(text.c_str() + at + key.size(), " /* %d %u */", &offset, &size) != 2)
+		return std::nullopt;
+	return std::make_pair(offset, size);
+}
+
+using vtice::probes::FetchCode;
+using vtice::probes::FetchOp;
+
 }  // namespace
+
+// The fetch ops root runs for a read through an argument are the loads
+// pahole's layout asks for: each field's offset (fields of embedded structs
+// added up, one load per pointer), the final field's size. struct file's
+// layout moved between 6.1 and 6.12 (f_path at 16, then 64): each kernel's
+// own BTF counts.
+TEST(ProbeTypedReads, OffsetsAndSizesMatchPahole)
+{
+	auto dirs = vtice::symbols::testing::debian_kernel_dirs();
+	if (dirs.empty())
+		GTEST_SKIP() << "no " VTICE_KERNEL_DIR "/*/vmlinux (make kernel)";
+	if (std::system("pahole --version >/dev/null 2>&1") != 0)
+		GTEST_SKIP() << "pahole (Debian's pahole package) is not installed";
+	for (const auto &dir : dirs) {
+		std::string image = (dir / "vmlinux").string();
+		SCOPED_TRACE(image);
+		auto btf = std::make_shared<vtice::console::KernelBtf>(image);
+		auto types = vtice::console::kernel_types(btf);
+		auto compile = [&](const std::string &source) {
+			auto p = vtice::probes::compile_program(
+				source, [](std::string_view) { return std::nullopt; }, vtice::console::kernel_params(btf),
+				types.get());
+			EXPECT_TRUE(p) << source << ": " << (p ? "" : p.error().message);
+			return p ? p->program.probes[0].fetch : std::vector<FetchOp>{};
+		};
+		auto f_path = pahole_member(image, "file", "f_path"), dentry = pahole_member(image, "path", "dentry");
+		auto d_name = pahole_member(image, "dentry", "d_name"), name = pahole_member(image, "qstr", "name");
+		auto f_flags = pahole_member(image, "file", "f_flags"), flags = pahole_member(image, "open_how", "flags");
+		ASSERT_TRUE(f_path && dentry && d_name && name && f_flags && flags) << "pahole shows the fields";
+		EXPECT_EQ(compile("fn:vfs_read { @[str(((struct file *)arg0)->f_path.dentry->d_name.name)] = count(); }"),
+			  (std::vector<FetchOp>{{FetchCode::Arg, 0, 0},
+						{FetchCode::Add, 0, f_path->first + dentry->first},
+						{FetchCode::Load, 8, 0},
+						{FetchCode::Add, 0, d_name->first + name->first},
+						{FetchCode::Load, 8, 0},
+						{FetchCode::String, 0, 0}}));
+		EXPECT_EQ(compile("fn:vfs_read { @[args->file->f_flags] = count(); }"),
+			  (std::vector<FetchOp>{{FetchCode::Arg, 0, 0},
+						{FetchCode::Add, 0, f_flags->first},
+						{FetchCode::Load, static_cast<std::uint8_t>(f_flags->second), 0},
+						{FetchCode::Value, 0, 0}}));
+		ASSERT_EQ(flags->first, 0) << "open_how's flags come first: no ADD";
+		EXPECT_EQ(compile("fn:do_sys_openat2 { printf(\"%x %s\\n\", args->how->flags, str(args->filename)); }"),
+			  (std::vector<FetchOp>{{FetchCode::Arg, 2, 0},
+						{FetchCode::Load, static_cast<std::uint8_t>(flags->second), 0},
+						{FetchCode::Value, 0, 0},
+						{FetchCode::Arg, 1, 0},
+						{FetchCode::String, 0, 0}}));
+	}
+}
+
+// What root cannot read, or what reads no value, is refused before anything
+// is armed, with the position: a struct as a number, a field that is not
+// there, '.' through a pointer, str() of a number, '->' through an untyped
+// argument, a read where the arguments are gone, a fifth value, a chain
+// longer than root runs.
+TEST(ProbeTypedReads, RefusalsNameThePlace)
+{
+	auto dirs = vtice::symbols::testing::debian_kernel_dirs();
+	if (dirs.empty())
+		GTEST_SKIP() << "no " VTICE_KERNEL_DIR "/*/vmlinux (make kernel)";
+	auto btf = std::make_shared<vtice::console::KernelBtf>((dirs[0] / "vmlinux").string());
+	auto types = vtice::console::kernel_types(btf);
+	auto refusal = [&](const std::string &source) {
+		auto p = vtice::probes::compile_program(
+			source, [](std::string_view name) { return name == "read" ? std::optional<std::uint64_t>(0) : std::nullopt; },
+			vtice::console::kernel_params(btf), types.get());
+		EXPECT_FALSE(p) << source;
+		return p ? std::string() : vtice::probes::format_diagnostic(source, p.error());
+	};
+	auto says = [&](const std::string &source, const std::string &what) {
+		std::string why = refusal(source);
+		EXPECT_NE(why.find(what), std::string::npos) << source << "\n" << why;
+	};
+	says("fn:vfs_read { @ = args->file->f_path; }", "1:29: error: this is struct path: read one of its fields");
+	says("fn:vfs_read { @ = args->file->nosuch; }", "1:29: error: struct file has no member 'nosuch'");
+	says("fn:vfs_read { @ = args->file.f_pos; }", "'.' reads a field of a struct; this is struct file *: write '->'");
+	says("fn:vfs_read { @ = ((struct nosuch *)arg0)->x; }", "no struct nosuch");
+	says("fn:vfs_read { @ = arg0->f_pos; }", "cast it first: ((struct file *)arg0)->f_mode");
+	says("fn:vfs_read { @[str(args->file->f_flags)] = count(); }",
+	     "str() reads a char array or a char pointer; this is unsigned int");
+	says("fn:vfs_read { @ = args->file->f_path.dentry->d_name; }", "read one of its fields");
+	says("fn:vfs_read:return { @ = args->file->f_flags; }", "fn:NAME probes only");
+	says("syscall:read { @ = ((struct file *)arg0)->f_flags; }", "fn:NAME probes only");
+	says("fn:vfs_read { printf(\"%d %d %d %d %d\\n\", args->file->f_flags, args->file->f_pos, "
+	     "args->file->f_mode, args->file->f_inode, args->file->f_path.mnt); }",
+	     "a probe reads at most 4 values through its arguments");
+	std::string deep = "args->file->f_path.dentry";
+	for (int i = 0; i < 15; i++)
+		deep += "->d_parent";
+	says("fn:vfs_read { @[str(" + deep + "->d_name.name)] = count(); }", "root runs at most 32 fetch ops a hit");
+	says("fn:vfs_read { @ = args->file->f_flags; }\nfn:vfs_read { @ = args->file->f_mode; }",
+	     "2:1: error: fn:vfs_read reads other memory (str() or fields) in another probe");
+}
 
 TEST(ProbeParams, NamesAndWidthsMatchPfunct)
 {

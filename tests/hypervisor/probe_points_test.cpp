@@ -52,11 +52,28 @@ protected:
 		return regs.rax;
 	}
 
-	// str_arg: 0, or N to copy the string at argument N - 1 at each hit.
-	void arm(uint64_t gva, uint64_t str_arg = 0)
+	// program: 0, or N to run fetch program N - 1 (load_program) at each hit.
+	void arm(uint64_t gva, uint64_t program = 0)
 	{
 		ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_INTERCEPT, 1), VTICE_VMCALL_OK);
-		ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_ADD, gva, gpa_of(gva), str_arg), VTICE_VMCALL_OK);
+		ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_ADD, gva, gpa_of(gva), program), VTICE_VMCALL_OK);
+	}
+
+	// A fetch op as PROBE_FETCH carries it (ioctl.h, struct vtice_fetch_op).
+	static uint64_t op(uint8_t code, uint8_t arg = 0, int32_t imm = 0)
+	{
+		vtice_fetch_op o{code, arg, 0, imm};
+		uint64_t raw;
+		std::memcpy(&raw, &o, sizeof(raw));
+		return raw;
+	}
+
+	// Every op of program number, the rest END, as the module sends them.
+	void load_program(uint64_t number, const std::vector<uint64_t> &ops)
+	{
+		for (uint64_t i = 0; i < VTICE_FETCH_OPS_MAX; i++)
+			ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_FETCH, number, i, i < ops.size() ? ops[i] : 0),
+				  VTICE_VMCALL_OK);
 	}
 
 	vt_hook_result hit(uint64_t rip)
@@ -157,7 +174,8 @@ TEST_F(ProbePoints, AHitArmedWithAStackCopiesItFromRspUp)
 	EXPECT_EQ(records().size(), recs.size() + 4) << "without a stack: head and arguments only";
 }
 
-// Armed to copy a string (str(arg1) in a fn: probe), a hit copies the bytes
+// Armed to copy a string (str(arg1) in a fn: probe: the fetch program
+// ARG 1, STRING), a hit copies the bytes
 // its argument points to, up to and with the NUL, 16 a record; a string
 // that runs into an unmapped page ends there; an unmapped one gives none.
 TEST_F(ProbePoints, AHitArmedWithAStringCopiesItUpToItsNul)
@@ -171,8 +189,10 @@ TEST_F(ProbePoints, AHitArmedWithAStringCopiesItUpToItsNul)
 	pages.put(kUserPa + 0x1000 - 20, tail, 20);
 	put_code(fn, {0x0f, 0x1f, 0x44, 0x00, 0x00});
 	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_INTERCEPT, 1), VTICE_VMCALL_OK);
-	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_ADD, fn, gpa_of(fn), 7), (uint64_t)VTICE_VMCALL_EINVAL) << "arguments 1..6";
-	arm(fn, 2);
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_ADD, fn, gpa_of(fn), VTICE_FETCH_PROGRAMS_MAX + 1),
+		  (uint64_t)VTICE_VMCALL_EINVAL) << "programs 1..8";
+	load_program(0, {op(VTICE_FETCH_ARG, 1), op(VTICE_FETCH_STRING)});	// str(arg1)
+	arm(fn, 1);
 	auto strings_of = [](const std::vector<vtice_record> &recs, size_t from) {
 		std::string bytes;
 		for (size_t i = from; i < recs.size(); i++)
@@ -198,6 +218,91 @@ TEST_F(ProbePoints, AHitArmedWithAStringCopiesItUpToItsNul)
 	regs.rsi = 0x7ffd00005000ull;	// nothing mapped there
 	EXPECT_EQ(hit(fn), VT_HOOK_HANDLED);
 	EXPECT_EQ(records().size(), cut.size() + 4) << "an unmapped string: no STRING record, the hit still counts";
+}
+
+// A fetch program reads through pointers as the guest's page tables map
+// them (args->how->flags, ((struct file *)arg0)->f_path.dentry->d_name.name):
+// each VALUE record carries its slot; a chain whose read faults gives 0
+// marked unreadable, and the next ARG starts a readable chain again.
+TEST_F(ProbePoints, AFetchProgramReadsThroughPointersAndMarksAFaultedRead)
+{
+	constexpr uint64_t kData = 0xffff888000200000ull, kDataPa = 0x600000;
+	start();
+	map_page(kData, kDataPa);
+	const uint64_t inner = kData + 0x800;
+	const uint32_t flags = 0x8241;
+	const char name[] = "hostname";
+	pages.put(kDataPa + 0x10, &inner, 8);		// outer->next at +0x10
+	pages.put(kDataPa + 0x800 + 0x8, &flags, 4);	// next->flags at +8
+	const uint64_t name_at = kData + 0x900;
+	pages.put(kDataPa + 0x800 + 0x20, &name_at, 8);	// next->name at +0x20
+	pages.put(kDataPa + 0x900, name, sizeof(name));
+	put_code(fn, {0x0f, 0x1f, 0x44, 0x00, 0x00});
+	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_INTERCEPT, 1), VTICE_VMCALL_OK);
+	load_program(3, {
+		op(VTICE_FETCH_ARG, 0), op(VTICE_FETCH_ADD, 0, 0x10), op(VTICE_FETCH_LOAD, 8),
+		op(VTICE_FETCH_ADD, 0, 8), op(VTICE_FETCH_LOAD, 4), op(VTICE_FETCH_VALUE, 2),
+		op(VTICE_FETCH_ARG, 1), op(VTICE_FETCH_LOAD, 8), op(VTICE_FETCH_VALUE, 0),
+		op(VTICE_FETCH_ARG, 0), op(VTICE_FETCH_ADD, 0, 0x10), op(VTICE_FETCH_LOAD, 8),
+		op(VTICE_FETCH_ADD, 0, 0x20), op(VTICE_FETCH_LOAD, 8), op(VTICE_FETCH_STRING),
+	});
+	arm(fn, 4);
+	regs.rdi = kData;
+	regs.rsi = 0xffff888000400000ull;	// unmapped
+	EXPECT_EQ(hit(fn), VT_HOOK_HANDLED);
+	auto recs = records();
+	ASSERT_EQ(recs.size(), 4u + 2 + 1) << "head, arguments, two VALUE records, one STRING record";
+	EXPECT_EQ(recs[0].flags, 6u);
+	EXPECT_EQ(recs[4].flags, VTICE_SYSCALL_DATA_VALUE);
+	EXPECT_EQ(recs[4].u.raw[0], flags) << "four bytes, zero-extended";
+	EXPECT_EQ(recs[4].u.raw[1], 2u) << "slot 2, readable";
+	EXPECT_EQ(recs[5].u.raw[0], 0u);
+	EXPECT_EQ(recs[5].u.raw[1], 0u | VTICE_PROBE_VALUE_UNREADABLE) << "slot 0, its read faulted";
+	EXPECT_EQ(recs[6].flags, VTICE_SYSCALL_DATA_STRING);
+	EXPECT_STREQ(reinterpret_cast<const char *>(recs[6].u.raw), name);
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_FETCH, 3, 0, op(VTICE_FETCH_ARG, 2)), (uint64_t)VTICE_VMCALL_EINVAL)
+		<< "an armed probe's program does not change under its hits";
+}
+
+// Root runs only what it checked: a program is refused at ADD unless it
+// starts with ARG and every op's argument, size and slot is in range, no
+// slot is written twice and there is at most one string.
+TEST_F(ProbePoints, RootRefusesAFetchProgramItCannotBound)
+{
+	start();
+	put_code(fn, {0x0f, 0x1f, 0x44, 0x00, 0x00});
+	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_INTERCEPT, 1), VTICE_VMCALL_OK);
+	const uint64_t arg0 = op(VTICE_FETCH_ARG, 0);
+	const std::vector<std::pair<const char *, std::vector<uint64_t>>> bad = {
+		{"empty", {}},
+		{"not ARG first", {op(VTICE_FETCH_LOAD, 8), op(VTICE_FETCH_VALUE, 0)}},
+		{"argument 6", {op(VTICE_FETCH_ARG, 6)}},
+		{"a 3-byte load", {arg0, op(VTICE_FETCH_LOAD, 3)}},
+		{"a 16-byte load", {arg0, op(VTICE_FETCH_LOAD, 16)}},
+		{"slot 4", {arg0, op(VTICE_FETCH_VALUE, 4)}},
+		{"slot 1 twice", {arg0, op(VTICE_FETCH_VALUE, 1), op(VTICE_FETCH_VALUE, 1)}},
+		{"two strings", {arg0, op(VTICE_FETCH_STRING), arg0, op(VTICE_FETCH_STRING)}},
+		{"an unknown op", {arg0, op(9)}},
+		{"imm on a load", {arg0, op(VTICE_FETCH_LOAD, 8, 4)}},
+		{"reserved bits", {arg0, op(VTICE_FETCH_VALUE, 0) | 1ull << 16}},
+		{"bits after END", {arg0, op(VTICE_FETCH_END, 1)}},
+	};
+	for (const auto &[why, ops] : bad) {
+		load_program(0, ops);
+		EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_ADD, fn, gpa_of(fn), 1), (uint64_t)VTICE_VMCALL_EINVAL) << why;
+	}
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_FETCH, VTICE_FETCH_PROGRAMS_MAX, 0, arg0), (uint64_t)VTICE_VMCALL_EINVAL);
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_FETCH, 0, VTICE_FETCH_OPS_MAX, arg0), (uint64_t)VTICE_VMCALL_EINVAL);
+	std::vector<uint64_t> full(VTICE_FETCH_OPS_MAX, op(VTICE_FETCH_ADD, 0, 1));
+	full[0] = arg0;
+	full.back() = op(VTICE_FETCH_VALUE, 3);
+	load_program(0, full);
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_ADD, fn, gpa_of(fn), 1), VTICE_VMCALL_OK) << "every op used, no END: whole";
+	regs.rdi = 100;
+	EXPECT_EQ(hit(fn), VT_HOOK_HANDLED);
+	auto recs = records();
+	ASSERT_EQ(recs.size(), 5u);
+	EXPECT_EQ(recs[4].u.raw[0], 100u + VTICE_FETCH_OPS_MAX - 2);
 }
 
 // Armed with more registers (STACK's R9 = 1, VTICE_PROBES_MORE_REGS), a

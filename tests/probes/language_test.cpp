@@ -404,19 +404,24 @@ TEST(ProbeLanguage, StrReadsOneArgumentsStringPerFunction)
 {
 	CheckedProgram p = accepted("fn:do_sys_openat2 /comm == \"cat\"/ { printf(\"%s\\n\", str(arg1)); "
 				    "@[str(arg1)] = count(); } fn:vfs_read { @n = count(); }");
-	EXPECT_EQ(p.program.probes[0].str_arg, 1);
-	EXPECT_EQ(p.program.probes[1].str_arg, -1) << "no str(): nothing copied";
+	using vtice::probes::FetchCode;
+	using Ops = std::vector<vtice::probes::FetchOp>;
+	const Ops copy_arg1{{FetchCode::Arg, 1, 0}, {FetchCode::String, 0, 0}};
+	EXPECT_EQ(p.program.probes[0].fetch, copy_arg1) << "root's fetch program: the string at RSI, once";
+	EXPECT_TRUE(p.program.probes[1].fetch.empty()) << "no str(): nothing copied";
+	EXPECT_EQ(p.program.probes[0].str_arg, -1) << "str_arg is the syscall probes'";
 	EXPECT_EQ(p.maps[0].keys, std::vector<Type>{Type::String});
-	EXPECT_EQ(accepted("fn:a, fn:b { @s = str(arg0); }").program.probes[0].str_arg, 0);
-	EXPECT_NE(refusal("fn:a { printf(\"%s\", str(arg1 + 8)); }").find("str() takes an argument itself"),
+	EXPECT_EQ(accepted("fn:a, fn:b { @s = str(arg0); }").program.probes[0].fetch,
+		  (Ops{{FetchCode::Arg, 0, 0}, {FetchCode::String, 0, 0}}));
+	EXPECT_NE(refusal("fn:a { printf(\"%s\", str(arg1 + 8)); }").find("str() takes an argument, as in"),
 		  std::string::npos);
-	EXPECT_NE(refusal("fn:a { printf(\"%s\", str(\"x\")); }").find("str() takes an argument itself"),
+	EXPECT_NE(refusal("fn:a { printf(\"%s\", str(\"x\")); }").find("str() takes an argument, as in"),
 		  std::string::npos);
 	EXPECT_NE(refusal("fn:a { printf(\"%s %s\", str(arg1), str(arg2)); }")
-			  .find("1:35: error: one str() argument per probe: this probe reads str(arg1) already"),
+			  .find("1:35: error: one str() per probe: this probe reads another string already"),
 		  std::string::npos);
 	EXPECT_NE(refusal("fn:a { @x = str(arg1); }\nfn:a { @y = str(arg2); }")
-			  .find("2:1: error: fn:a reads str(arg1) in another probe"),
+			  .find("2:1: error: fn:a reads other memory (str() or fields) in another probe"),
 		  std::string::npos);
 	EXPECT_NE(refusal("profile:hz:9 { @[str(arg0)] = count(); }").find("str() reads a string in fn:NAME and"),
 		  std::string::npos);
@@ -469,7 +474,9 @@ TEST(ProbeLanguage, ArgsByNameBecomeTheirRegistersWithTheirWidth)
 	auto checked = with_params("fn:do_sys_openat2 { printf(\"%s %d\\n\", str(args->filename), args->dfd); }");
 	ASSERT_TRUE(checked.ok()) << format_diagnostic("", checked.error());
 	const Probe &probe = checked->program.probes[0];
-	EXPECT_EQ(probe.str_arg, 1) << "filename is do_sys_openat2's second argument";
+	EXPECT_EQ(probe.fetch, (std::vector<vtice::probes::FetchOp>{{vtice::probes::FetchCode::Arg, 1, 0},
+								     {vtice::probes::FetchCode::String, 0, 0}}))
+		<< "filename is do_sys_openat2's second argument";
 	const Expr &dfd = *probe.body[0].args[1];
 	EXPECT_EQ(dfd.number, 0);
 	EXPECT_EQ(dfd.bytes, 4u);
@@ -499,8 +506,10 @@ TEST(ProbeLanguage, ArgsByNameRefusalsSayWhy)
 		  std::string::npos);
 	EXPECT_NE(params_refusal("fn:nosuch { @ = sum(args->x); }").find("no function nosuch in the test table"),
 		  std::string::npos);
-	EXPECT_NE(params_refusal("fn:do_sys_openat2 { @ = sum(args->how->flags); }").find("1:38: error: args->how->..."),
-		  std::string::npos);
+	EXPECT_NE(params_refusal("fn:do_sys_openat2 { @ = sum(args->how->flags); }")
+			  .find("1:38: error: no kernel BTF here to read through arguments with"),
+		  std::string::npos)
+		<< "names without types: reads through them need the BTF's structs";
 	// Without a BTF to ask, args->NAME is refused, argN still works.
 	EXPECT_NE(refusal("fn:vfs_read { @ = sum(args->count); }").find("no kernel BTF here"), std::string::npos);
 }

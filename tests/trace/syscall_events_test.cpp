@@ -175,6 +175,8 @@ TEST(SyscallEvents, AProbeHitCarriesItsStackASyscallDoesNot)
 				      data(VTICE_SYSCALL_DATA_ARGS12, 1, 2), data(VTICE_SYSCALL_DATA_ARGS34, 3, 4),
 				      data(VTICE_SYSCALL_DATA_ARG5, 5, 0)};
 	add_task(hit, 9, 0xa000, "dd");
+	for (uint64_t slot = 0; slot < VTICE_PROBE_VALUES_MAX; slot++)	// a fetch program's values
+		hit.push_back(data(VTICE_SYSCALL_DATA_VALUE, 100 + slot, slot | (slot == 2 ? VTICE_PROBE_VALUE_UNREADABLE : 0)));
 	for (int i = 0; i < VTICE_PROBE_STR_MAX / 16; i++)	// a string with no NUL in reach
 		hit.push_back(data(VTICE_SYSCALL_DATA_STRING, 0x4242424242424242ull, 0x4242424242424242ull));
 	for (int i = 0; i < VTICE_GPRS_RECORDS; i++)
@@ -195,6 +197,8 @@ TEST(SyscallEvents, AProbeHitCarriesItsStackASyscallDoesNot)
 	uint64_t word = 0;
 	std::memcpy(&word, events[0].stack.data() + 8 * 201, 8);
 	EXPECT_EQ(word, 201u) << "the words in the order the records hold them";
+	EXPECT_EQ(events[0].values, (std::array<uint64_t, VTICE_PROBE_VALUES_MAX>{100, 101, 102, 103}));
+	EXPECT_EQ(events[0].values_unreadable, 1u << 2) << "slot 2's read faulted";
 
 	auto one_more = hit;
 	one_more.push_back(data(VTICE_SYSCALL_DATA_STACK, 0, 0));
@@ -204,6 +208,33 @@ TEST(SyscallEvents, AProbeHitCarriesItsStackASyscallDoesNot)
 	SyscallDecodeStats bad;
 	EXPECT_TRUE(decode_syscall_records(cat({one_more, syscall_with_stack, exit_with_regs}), bad).empty());
 	EXPECT_EQ(bad.malformed, 3u);
+}
+
+// records.h: a VALUE record names its slot; a slot out of range, given
+// twice, in a syscall's group or with unknown bits makes the group malformed.
+TEST(SyscallEvents, ValueRecordsAreCheckedSlotBySlot)
+{
+	auto hit_with = [](std::vector<vtice_record> values) {
+		std::vector<vtice_record> g{head(VTICE_REC_PROBE_HIT, 0, 0xffffffff81234564ull, 0)};
+		g.insert(g.end(), values.begin(), values.end());
+		g[0].flags = static_cast<uint32_t>(g.size() - 1);
+		return g;
+	};
+	SyscallDecodeStats st;
+	auto good = decode_syscall_records(hit_with({data(VTICE_SYSCALL_DATA_VALUE, 7, 3)}), st);
+	ASSERT_EQ(good.size(), 1u);
+	EXPECT_EQ(good[0].values[3], 7u);
+	EXPECT_EQ(good[0].values_unreadable, 0u);
+	SyscallDecodeStats bad;
+	auto syscall_with_value =
+		cat({{head(VTICE_REC_SYSCALL_ENTER, 1, 39, 1), data(VTICE_SYSCALL_DATA_VALUE, 1, 0)}});
+	EXPECT_TRUE(decode_syscall_records(
+			    cat({hit_with({data(VTICE_SYSCALL_DATA_VALUE, 1, VTICE_PROBE_VALUES_MAX)}),
+				 hit_with({data(VTICE_SYSCALL_DATA_VALUE, 1, 0), data(VTICE_SYSCALL_DATA_VALUE, 2, 0)}),
+				 hit_with({data(VTICE_SYSCALL_DATA_VALUE, 1, 1u << 9)}), syscall_with_value}),
+			    bad)
+			    .empty());
+	EXPECT_EQ(bad.malformed, 4u);
 }
 
 // records.h: a watch probe's hit is a PROBE_HIT whose flags carry the

@@ -13,6 +13,7 @@
 #include <linux/cpu.h>
 #include <linux/fs.h>
 #include <linux/mutex.h>
+#include <linux/slab.h>
 #include <linux/smp.h>
 #include <linux/string.h>
 #include <asm/page.h>
@@ -165,7 +166,8 @@ static int vt_probes_check(const struct vtice_probes *req)
 	if (req->op != VTICE_PROBES_ARM)
 		return 0;
 	if ((!req->count && !req->nr_watches) || req->count > VTICE_PROBES_MAX ||
-	    req->nr_watches > VTICE_PROBE_WATCHES_MAX || req->reserved || memchr_inv(req->comm + 15, 0, 1))
+	    req->nr_watches > VTICE_PROBE_WATCHES_MAX || req->nr_programs > VTICE_FETCH_PROGRAMS_MAX ||
+	    memchr_inv(req->comm + 15, 0, 1))
 		return -EINVAL;
 	for (i = 0; i < req->nr_watches; i++) {
 		ret = vt_probe_watch_check(&req->watch[i]);
@@ -179,8 +181,8 @@ static int vt_probes_check(const struct vtice_probes *req)
 	    (req->flags & ~VTICE_PROBES_MORE_REGS))
 		return -EINVAL;
 	for (i = 0; i < req->count; i++) {
-		if (req->str_arg[i] > VTICE_PROBE_ARGS)
-			return -EINVAL;
+		if (req->program[i] > req->nr_programs)
+			return -EINVAL;	/* root checks each program's ops (vmcall.h) */
 		ret = vt_probe_addr_check(req->addrs[i]);
 		if (ret) {
 			pr_info("probe %u at %llx refused: not an instruction of the kernel's own text\n", i,
@@ -207,6 +209,21 @@ static int vt_probes_watch_add(const struct vtice_probe_watch *w)
 	return ret;
 }
 
+/* Every op, END included: a program shorter than before leaves no old op behind. */
+static int vt_probes_fetch_load(const struct vtice_probes *req)
+{
+	u32 p, i;
+	u64 op;
+	int ret = 0;
+
+	for (p = 0; p < req->nr_programs && !ret; p++)
+		for (i = 0; i < VTICE_FETCH_OPS_MAX && !ret; i++) {
+			memcpy(&op, &req->fetch[p][i], sizeof(op));
+			ret = vt_probes_vmcall(VTICE_VMCALL_PROBE_FETCH, p, i, op, NULL);
+		}
+	return ret;
+}
+
 static int vt_probes_arm_locked(struct file *file, const struct vtice_probes *req)
 {
 	u64 c[2];
@@ -227,9 +244,11 @@ static int vt_probes_arm_locked(struct file *file, const struct vtice_probes *re
 	vt_probes_owner = file;
 	ret = vt_probes_vmcall(VTICE_VMCALL_PROBE_INTERCEPT, 1, 0, 0, NULL);
 	vt_linux_sync_views();
+	if (!ret)
+		ret = vt_probes_fetch_load(req);
 	for (i = 0; !ret && i < req->count; i++)
 		ret = vt_probes_vmcall(VTICE_VMCALL_PROBE_ADD, req->addrs[i], __pa_symbol(req->addrs[i]),
-				       req->str_arg[i], NULL);
+				       req->program[i], NULL);
 	for (i = 0; !ret && i < req->nr_watches; i++)
 		ret = vt_probes_watch_add(&req->watch[i]);
 	if (ret) {
@@ -241,28 +260,40 @@ static int vt_probes_arm_locked(struct file *file, const struct vtice_probes *re
 	return 0;
 }
 
-long vt_ioc_probes(struct file *file, void __user *uarg)
+static long vt_probes_ioctl(struct file *file, struct vtice_probes *req, void __user *uarg)
 {
-	struct vtice_probes req;
 	u64 hits = 0;
-	int ret = vt_get_arg(&req, sizeof(req), uarg);
+	int ret = vt_get_arg(req, sizeof(*req), uarg);
 
 	if (!ret)
-		ret = vt_probes_check(&req);
+		ret = vt_probes_check(req);
 	if (ret)
 		return ret;
 	mutex_lock(&vt_probes_lock);
-	if (req.op == VTICE_PROBES_ARM)
-		ret = vt_probes_arm_locked(file, &req);
-	else if (req.op == VTICE_PROBES_DISARM && vt_probes_owner)
+	if (req->op == VTICE_PROBES_ARM)
+		ret = vt_probes_arm_locked(file, req);
+	else if (req->op == VTICE_PROBES_DISARM && vt_probes_owner)
 		ret = vt_probes_owner != file ? -EBUSY : (vt_probes_disarm_locked(), 0);
-	req.armed = vt_probes_armed;
+	req->armed = vt_probes_armed;
 	mutex_unlock(&vt_probes_lock);
 	if (ret)
 		return ret;
 	vt_probes_vmcall(VTICE_VMCALL_PROBE_QUERY, 0, 0, 0, &hits);
-	req.hits = hits;
-	return vt_put_arg(uarg, &req, sizeof(req));
+	req->hits = hits;
+	return vt_put_arg(uarg, req, sizeof(*req));
+}
+
+/* The request is over 2 KiB with its fetch programs: too big for the stack. */
+long vt_ioc_probes(struct file *file, void __user *uarg)
+{
+	struct vtice_probes *req = kzalloc(sizeof(*req), GFP_KERNEL);
+	long ret;
+
+	if (!req)
+		return -ENOMEM;
+	ret = vt_probes_ioctl(file, req, uarg);
+	kfree(req);
+	return ret;
 }
 
 void vt_probes_release(struct file *file)

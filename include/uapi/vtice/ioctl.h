@@ -334,6 +334,42 @@ struct vtice_probe_watch {
 	__u32 type;	/* enum vtice_probe_watch_type */
 };
 
+/*
+ * A fetch program (docs/probes.md, "Reading through an argument"): what a
+ * probe's hit reads of guest memory beyond its registers, for
+ * `args->how->flags`, `((struct file *)arg0)->f_path.dentry` and str().
+ * Straight-line code, no jumps: at most VTICE_FETCH_OPS_MAX ops run, each
+ * once, on one 64-bit accumulator. ARG sets it to an argument (the System V
+ * order, vtice_probes), ADD adds imm, LOAD replaces it with the 1, 2, 4 or
+ * 8 bytes at it (zero-extended; read as the guest would, through its page
+ * tables, never the hypervisor's own memory), VALUE writes it as the hit's
+ * VALUE record of slot arg (records.h), STRING writes the string at it
+ * (STRING records). A LOAD that faults leaves 0 and marks the VALUE records
+ * until the next ARG unreadable, and a STRING then copies nothing. Root
+ * refuses (EINVAL) a program that does not start with ARG, names an
+ * argument, size or slot out of range, writes a slot twice or more than one
+ * string, or has reserved bits set; END (0) or the last op ends it.
+ */
+#define VTICE_FETCH_OPS_MAX	32
+#define VTICE_FETCH_PROGRAMS_MAX	8
+#define VTICE_FETCH_VALUES_MAX	4
+
+enum vtice_fetch_code {
+	VTICE_FETCH_END = 0,
+	VTICE_FETCH_ARG = 1,	/* arg: 0..VTICE_PROBE_ARGS - 1 */
+	VTICE_FETCH_ADD = 2,	/* imm */
+	VTICE_FETCH_LOAD = 3,	/* arg: bytes, 1, 2, 4 or 8 */
+	VTICE_FETCH_VALUE = 4,	/* arg: slot, 0..VTICE_FETCH_VALUES_MAX - 1 */
+	VTICE_FETCH_STRING = 5,
+};
+
+struct vtice_fetch_op {
+	__u8 code;	/* enum vtice_fetch_code */
+	__u8 arg;
+	__u16 reserved;	/* 0 */
+	__s32 imm;	/* ADD's; 0 for the others */
+};
+
 enum vtice_probes_op {
 	VTICE_PROBES_QUERY = 0,		/* counters only */
 	VTICE_PROBES_ARM = 1,
@@ -352,10 +388,11 @@ struct vtice_probes {
 	__u64 hits;			/* out: hits recorded since load */
 	__u32 stack_bytes;		/* in (ARM): kernel stack per hit, as vtice_profile's */
 	__u32 flags;			/* in (ARM): VTICE_PROBES_* below; other bits 0 */
-	__u8 str_arg[VTICE_PROBES_MAX];	/* in (ARM): per address, 0 or N (1..VTICE_PROBE_ARGS): copy the string at argument N - 1 */
+	__u8 program[VTICE_PROBES_MAX];	/* in (ARM): per address, 0 or N (1..nr_programs): its hits run fetch[N - 1] */
 	__u32 nr_watches;		/* in (ARM): watch[] used, 0..VTICE_PROBE_WATCHES_MAX */
-	__u32 reserved;			/* in: 0 */
+	__u32 nr_programs;		/* in (ARM): fetch[] used, 0..VTICE_FETCH_PROGRAMS_MAX */
 	struct vtice_probe_watch watch[VTICE_PROBE_WATCHES_MAX];	/* in (ARM) */
+	struct vtice_fetch_op fetch[VTICE_FETCH_PROGRAMS_MAX][VTICE_FETCH_OPS_MAX];	/* in (ARM) */
 };
 
 /*
@@ -419,7 +456,9 @@ VTICE_UAPI_ASSERT(sizeof(struct vtice_break) == 16, "vtice_break layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_path_trace) == 80, "vtice_path_trace layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_lbr_entry) == 24, "vtice_lbr_entry layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_lbr) == 72 + 24 * VTICE_LBR_MAX, "vtice_lbr layout");
-VTICE_UAPI_ASSERT(sizeof(struct vtice_probes) == 64 + 9 * VTICE_PROBES_MAX + 16 * VTICE_PROBE_WATCHES_MAX,
+VTICE_UAPI_ASSERT(sizeof(struct vtice_fetch_op) == 8, "vtice_fetch_op layout");
+VTICE_UAPI_ASSERT(sizeof(struct vtice_probes) == 64 + 9 * VTICE_PROBES_MAX + 16 * VTICE_PROBE_WATCHES_MAX +
+			  8 * VTICE_FETCH_PROGRAMS_MAX * VTICE_FETCH_OPS_MAX,
 		  "vtice_probes layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_profile) == 56, "vtice_profile layout");
 

@@ -66,10 +66,13 @@ enum vtice_record_type {
  * RDI), then SYSCALL_DATA records ARGS12 (RSI, RDX), ARGS34 (RCX, R8),
  * ARG5 (R9, RAX), TASK and COMM: the six arguments of a function call in
  * the x86-64 System V order, RAX (the return value, at a probe on a
- * function's RET), and the running task. A probe armed to copy a
- * string (vtice_probes.str_arg) adds STRING records: the bytes its
- * argument points to, 16 a record, up to and with the first NUL or
- * VTICE_PROBE_STR_MAX bytes, as much as is mapped (none if nothing is).
+ * function's RET), and the running task. A probe armed with a fetch
+ * program (vtice_probes.program, ioctl.h) adds its VALUE records (u.raw[0]
+ * = the value, u.raw[1] = its slot | VTICE_PROBE_VALUE_UNREADABLE when a
+ * read before it faulted), in the program's order, and its STRING records:
+ * the bytes the string op's address points to, 16 a record, up to and with
+ * the first NUL or VTICE_PROBE_STR_MAX bytes, as much as is mapped (none if
+ * nothing is).
  * Probes armed with stack_bytes add REGS (u.raw[0] = RBP, u.raw[1] = RSP
  * at the entry) and the STACK records of a profile sample (below). Probes
  * armed with VTICE_PROBES_MORE_REGS add VTICE_GPRS_RECORDS GPRS records,
@@ -87,6 +90,9 @@ enum vtice_record_type {
  * VTICE_PROBE_HIT_WRITE: what the access did.
  */
 #define VTICE_SYSCALL_DATA_WATCH	10
+#define VTICE_SYSCALL_DATA_VALUE	11
+#define VTICE_PROBE_VALUE_UNREADABLE	(1u << 8)
+#define VTICE_PROBE_VALUES_MAX		4	/* slots 0..3: ioctl.h's VTICE_FETCH_VALUES_MAX */
 #define VTICE_PROBE_HIT_READ		(1u << 16)
 #define VTICE_PROBE_HIT_WRITE		(1u << 17)
 #define VTICE_SYSCALL_DATA_STRING	8
@@ -96,9 +102,9 @@ enum vtice_record_type {
 #define VTICE_SYSCALL_GROUP_MAX	(VTICE_SYSCALL_BASE_MAX + VTICE_STRING_RECORDS_MAX)
 #define VTICE_SYSCALL_DATA_GPRS		9
 #define VTICE_GPRS_RECORDS		5
-/* A watch probe's hit copies no string: its WATCH record fits in that room. */
-#define VTICE_PROBE_GROUP_MAX	(VTICE_SYSCALL_BASE_MAX + VTICE_STRING_RECORDS_MAX + VTICE_GPRS_RECORDS + 1 + \
-				 VTICE_STACK_RECORDS_MAX)
+/* A watch probe's hit runs no fetch program: its WATCH record fits in that room. */
+#define VTICE_PROBE_GROUP_MAX	(VTICE_SYSCALL_BASE_MAX + VTICE_STRING_RECORDS_MAX + VTICE_PROBE_VALUES_MAX + \
+				 VTICE_GPRS_RECORDS + 1 + VTICE_STACK_RECORDS_MAX)
 
 /*
  * A profile sample (VTICE_IOC_PROFILE) is a group too: the PROFILE_SAMPLE

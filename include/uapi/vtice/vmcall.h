@@ -98,6 +98,14 @@ enum vtice_vmcall_probe_op {
 	 * inside that one page, becomes a watch probe's. CLEAR removes it.
 	 */
 	VTICE_VMCALL_PROBE_WATCH = 6,
+	/*
+	 * R8 = a fetch program's number (0..VTICE_FETCH_PROGRAMS_MAX - 1), R9
+	 * = an op's place in it, R10 = the op (struct vtice_fetch_op, ioctl.h,
+	 * as a little-endian u64): one op of the program. ADD's R10 = N + 1
+	 * runs program N at the address's hits (0: none); root checks the
+	 * program then (EINVAL).
+	 */
+	VTICE_VMCALL_PROBE_FETCH = 7,
 };
 
 enum vtice_vmcall_path_op {

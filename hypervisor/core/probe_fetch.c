@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Fetch programs (probe_fetch.h). Nothing a program holds is trusted at a
+ * hit beyond what vt_fetch_valid checked when it was armed: the op codes,
+ * the argument, size and slot numbers. The addresses it reads are the
+ * guest's own, read through the guest's page tables and EPT view.
+ */
+#include "probe_fetch.h"
+#include "exit.h"
+#include "intrin.h"
+#include "syscall_trap.h"
+#include <vtice/records.h>
+
+VT_STATIC_ASSERT(VTICE_FETCH_VALUES_MAX == VTICE_PROBE_VALUES_MAX, "records.h's group counts every slot");
+
+static struct vtice_fetch_op vt_fetch_op(u64 raw)
+{
+	struct vtice_fetch_op op;
+
+	vt_memcpy(&op, &raw, sizeof(op));
+	return op;
+}
+
+static bool vt_fetch_op_valid(struct vtice_fetch_op op, u32 *slots, u32 *strings)
+{
+	if (op.reserved || (op.code != VTICE_FETCH_ADD && op.imm))
+		return false;
+	switch (op.code) {
+	case VTICE_FETCH_ARG:
+		return op.arg < VTICE_PROBE_ARGS;
+	case VTICE_FETCH_ADD:
+		return !op.arg;
+	case VTICE_FETCH_LOAD:
+		return op.arg == 1 || op.arg == 2 || op.arg == 4 || op.arg == 8;
+	case VTICE_FETCH_VALUE:
+		if (op.arg >= VTICE_FETCH_VALUES_MAX || (*slots & (1u << op.arg)))
+			return false;
+		*slots |= 1u << op.arg;
+		return true;
+	case VTICE_FETCH_STRING:
+		return !op.arg && ++*strings == 1;
+	default:
+		return false;
+	}
+}
+
+bool vt_fetch_valid(const struct vt_fetch_program *prog)
+{
+	u32 slots = 0, strings = 0, i;
+
+	if (vt_fetch_op(prog->ops[0]).code != VTICE_FETCH_ARG)
+		return false;	/* the accumulator is never read before it is set */
+	for (i = 0; i < VTICE_FETCH_OPS_MAX; i++) {
+		struct vtice_fetch_op op = vt_fetch_op(prog->ops[i]);
+
+		if (op.code == VTICE_FETCH_END)
+			return !prog->ops[i];
+		if (!vt_fetch_op_valid(op, &slots, &strings))
+			return false;
+	}
+	return true;
+}
+
+/* The bytes at gva, zero-extended; false when any of them is unmapped. */
+static bool vt_fetch_load(const struct vt_vcpu *vcpu, u64 gva, u32 bytes, u64 *out)
+{
+	u64 v = 0;
+
+	if (vt_own_mem(vcpu, gva, &v, bytes, false) != (int)bytes)
+		return false;
+	*out = v;
+	return true;
+}
+
+u32 vt_fetch_run(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r, const struct vt_fetch_program *prog,
+		 struct vtice_record *recs, u32 n)
+{
+	u64 acc = 0;
+	bool readable = true;
+	u32 i;
+
+	for (i = 0; i < VTICE_FETCH_OPS_MAX; i++) {
+		struct vtice_fetch_op op = vt_fetch_op(prog->ops[i]);
+
+		switch (op.code) {
+		case VTICE_FETCH_ARG:
+			acc = vt_call_arg(r, op.arg);
+			readable = true;
+			break;
+		case VTICE_FETCH_ADD:
+			acc += (u64)(s64)op.imm;
+			break;
+		case VTICE_FETCH_LOAD:
+			if (readable)
+				readable = vt_fetch_load(vcpu, acc, op.arg, &acc);
+			if (!readable)
+				acc = 0;
+			break;
+		case VTICE_FETCH_VALUE:
+			vt_put_data(&recs[n++], &recs[0], VTICE_SYSCALL_DATA_VALUE, acc,
+				    op.arg | (readable ? 0 : VTICE_PROBE_VALUE_UNREADABLE));
+			break;
+		case VTICE_FETCH_STRING:
+			if (readable)
+				n = vt_put_string(vcpu, acc, recs, n);
+			break;
+		default:
+			return n;	/* END */
+		}
+	}
+	return n;
+}

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Fetch programs (ioctl.h, struct vtice_fetch_op): what a probe's hit reads
+ * of guest memory through its arguments, run in VMX root at the hit. The
+ * program is checked whole before any hit can run it, and has no jumps: it
+ * runs each of its at most VTICE_FETCH_OPS_MAX ops once, reads at most 8
+ * bytes an op as the guest itself would (vt_own_mem), and writes at most
+ * VTICE_FETCH_VALUES_MAX VALUE records and one string.
+ */
+#ifndef VT_CORE_PROBE_FETCH_H
+#define VT_CORE_PROBE_FETCH_H
+
+#include "types.h"
+#include <vtice/ioctl.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct vt_guest_regs;
+struct vt_vcpu;
+struct vtice_record;
+
+/* The program's ops as the VMCALL carries them (vmcall.h, PROBE_FETCH). */
+struct vt_fetch_program {
+	u64 ops[VTICE_FETCH_OPS_MAX];
+};
+
+/* The rules of ioctl.h: true when every hit may run it. */
+bool vt_fetch_valid(const struct vt_fetch_program *prog);
+
+/*
+ * Run prog at a hit with the function's registers r: its VALUE and STRING
+ * records into recs[n] on (recs[0] the group's head); the new n.
+ */
+u32 vt_fetch_run(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r, const struct vt_fetch_program *prog,
+		 struct vtice_record *recs, u32 n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VT_CORE_PROBE_FETCH_H */

@@ -1,0 +1,205 @@
+// Reads through arguments into fetch ops (fetch_compile.hpp). The value being
+// read is tracked as a place: either in root's accumulator, or an object in
+// guest memory at the accumulator plus an offset (a field not yet loaded, so
+// that `a->b.c.d` costs one load, not three).
+#include "fetch_compile.hpp"
+
+#include <limits>
+
+#include "diagnostic.hpp"
+
+namespace vtice::probes {
+namespace {
+
+struct Place {
+	bool in_memory = false;		// the object is at the accumulator + offset
+	std::int64_t offset = 0;
+	std::uint32_t type_id = 0;	// 0: an argument BTF does not type (argN)
+	std::uint32_t cast_pointee = 0;	// the accumulator is a pointer to this (a cast)
+};
+
+class ReadCompiler {
+public:
+	ReadCompiler(const std::string &function, const ParamLookup &params, const KernelTypes &types)
+		: function_(function), params_(params), types_(types)
+	{
+	}
+
+	Result<Place> place(const Expr &e)
+	{
+		switch (e.kind) {
+		case ExprKind::Builtin:
+			if (e.builtin == Builtin::Arg)
+				return argument(e);
+			break;
+		case ExprKind::Cast:
+			return cast(e);
+		case ExprKind::Member:
+			return e.text == "->" ? arrow(e) : dot(e);
+		default:
+			break;
+		}
+		return error_at(e.pos, "a read through memory starts at an argument: args->NAME->FIELD, or "
+				       "((struct T *)argN)->FIELD");
+	}
+
+	// The accumulator holds the place's value: a field is loaded.
+	Result<void> load(Place &p, const Pos &pos)
+	{
+		if (!p.in_memory)
+			return {};
+		auto s = types_.scalar(p.type_id);
+		if (!s)
+			return error_at(pos, "this is " + types_.name(p.type_id) + ", not a number or a pointer: "
+					     "read one of its fields");
+		if (auto ok = add(p.offset, pos); !ok)
+			return ok;
+		ops_.push_back({FetchCode::Load, static_cast<std::uint8_t>(s->bytes), 0});
+		p = Place{false, 0, p.type_id, 0};
+		return {};
+	}
+
+	Result<void> add(std::int64_t offset, const Pos &pos)
+	{
+		if (offset == 0)
+			return {};
+		if (offset > std::numeric_limits<std::int32_t>::max())
+			return error_at(pos, "a field " + std::to_string(offset) + " bytes into its struct: root adds "
+					     "at most 2 GiB");
+		ops_.push_back({FetchCode::Add, 0, static_cast<std::int32_t>(offset)});
+		return {};
+	}
+
+	std::string describe(const Place &p) const
+	{
+		if (p.cast_pointee)
+			return types_.name(p.cast_pointee) + " *";
+		return p.type_id ? types_.name(p.type_id) : std::string("an untyped argument");
+	}
+
+	const KernelTypes &types() const { return types_; }
+	std::vector<FetchOp> take_ops() { return std::move(ops_); }
+
+private:
+	Result<Place> argument(const Expr &e)
+	{
+		if (e.member.empty()) {
+			ops_.push_back({FetchCode::Arg, static_cast<std::uint8_t>(e.number), 0});
+			return Place{};
+		}
+		auto params = params_ ? params_(function_) : Result<std::vector<Param>>(make_error("no kernel BTF"));
+		if (!params)
+			return error_at(e.pos, e.text + ": " + params.error().message);
+		for (std::size_t i = 0; i < params->size() && i < kArgRegisters; i++)
+			if ((*params)[i].name == e.member) {
+				ops_.push_back({FetchCode::Arg, static_cast<std::uint8_t>(i), 0});
+				return Place{false, 0, (*params)[i].type_id, 0};
+			}
+		return error_at(e.pos, function_ + " has no argument '" + e.member + "' in a register");
+	}
+
+	Result<Place> cast(const Expr &e)
+	{
+		auto type = types_.find(e.member);
+		if (!type)
+			return error_at(e.pos, e.text + ": " + type.error().message);
+		if (!types_.is_struct(*type))
+			return error_at(e.pos, e.member + " is not a struct or a union");
+		auto inner = place(*e.kids[0]);
+		if (!inner)
+			return inner;
+		if (auto ok = load(*inner, e.kids[0]->pos); !ok)
+			return ok.error();
+		return Place{false, 0, 0, *type};
+	}
+
+	Result<Place> arrow(const Expr &e)
+	{
+		auto base = place(*e.kids[0]);
+		if (!base)
+			return base;
+		std::uint32_t target = base->cast_pointee;
+		if (!target && base->type_id)
+			target = types_.pointee(base->type_id).value_or(0);
+		if (!target && !base->type_id)
+			return error_at(e.pos, "'->' through an argument BTF does not type: cast it first, as in "
+					       "((struct file *)arg0)->" + e.member);
+		if (!target || !types_.is_struct(target))
+			return error_at(e.pos, "'->' reads through a pointer to a struct; this is " + describe(*base));
+		if (auto ok = load(*base, e.pos); !ok)
+			return ok.error();
+		return member(e, target, 0);
+	}
+
+	Result<Place> dot(const Expr &e)
+	{
+		auto base = place(*e.kids[0]);
+		if (!base)
+			return base;
+		if (!base->in_memory || !types_.is_struct(base->type_id))
+			return error_at(e.pos, "'.' reads a field of a struct; this is " + describe(*base) +
+					       (base->cast_pointee || types_.pointee(base->type_id) ? ": write '->'" : ""));
+		return member(e, base->type_id, base->offset);
+	}
+
+	Result<Place> member(const Expr &e, std::uint32_t in, std::int64_t base)
+	{
+		auto f = types_.field(in, e.member);
+		if (!f)
+			return error_at(e.pos, f.error().message);
+		return Place{true, base + static_cast<std::int64_t>(f->offset), f->type_id, 0};
+	}
+
+	const std::string &function_;
+	const ParamLookup &params_;
+	const KernelTypes &types_;
+	std::vector<FetchOp> ops_;
+};
+
+bool is_char_pointer(const KernelTypes &types, std::uint32_t type_id)
+{
+	auto to = types.pointee(type_id);
+	auto s = to ? types.scalar(*to) : std::nullopt;
+	return s && s->bytes == 1;
+}
+
+}  // namespace
+
+Result<CompiledRead> compile_read(const Expr &e, ReadAs as, const std::string &function, const ParamLookup &params,
+				  const KernelTypes *types)
+{
+	if (!types)
+		return error_at(e.pos, "no kernel BTF here to read through arguments with (give --btf FILE)");
+	ReadCompiler c(function, params, *types);
+	auto p = c.place(e);
+	if (!p)
+		return p.error();
+	CompiledRead out;
+	if (as == ReadAs::String) {
+		if (p->in_memory && types->is_char_array(p->type_id)) {
+			if (auto ok = c.add(p->offset, e.pos); !ok)
+				return ok.error();
+		} else if (!p->type_id || is_char_pointer(*types, p->type_id)) {
+			if (auto ok = c.load(*p, e.pos); !ok)
+				return ok.error();
+		} else {
+			return error_at(e.pos, "str() reads a char array or a char pointer; this is " + c.describe(*p));
+		}
+		out.ops = c.take_ops();
+		return out;
+	}
+	if (p->cast_pointee) {
+		out.scalar = {8, false};
+	} else if (auto s = types->scalar(p->type_id)) {
+		out.scalar = *s;
+	} else {
+		return error_at(e.pos, "this is " + c.describe(*p) + (types->is_char_array(p->type_id) ?
+								      ": read it with str()" : ": read one of its fields"));
+	}
+	if (auto ok = c.load(*p, e.pos); !ok)
+		return ok.error();
+	out.ops = c.take_ops();
+	return out;
+}
+
+}  // namespace vtice::probes
