@@ -9,7 +9,10 @@
 # hv.probe-addr: an addr: probe inside do_sys_openat2 against a kprobe at
 # the same offset, and the offsets the kernel's kprobes refuse;
 # hv.probe-watch: a watch: probe's hits on vm_swappiness against the
-# kernel's kprobe on the function that stores it.
+# kernel's kprobe on the function that stores it. hv.probe-fetch: reads
+# through arguments (args->how->flags against the kernel's kprobe fetch of
+# the same field; str(((struct file *)arg0)->f_path.dentry->d_name.name)
+# against the names of the files the child read).
 scenario_hvprobe() {
 	vtice_at_defaults || { result hv.probe FAIL "insmod failed"; return; }
 	$T probe hv.probe
@@ -18,5 +21,6 @@ scenario_hvprobe() {
 	$T probe-ret hv.probe-ret
 	$T probe-addr hv.probe-addr
 	$T probe-watch hv.probe-watch
+	$T probe-fetch hv.probe-fetch
 	rmmod_vtice
 }

@@ -112,6 +112,7 @@ static const struct command commands[] = {
 	{ "probe-ret", cmd_probe_ret, "NAME  a fn:NAME:return probe's retval is what the kernel's kretprobe $retval gives" },
 	{ "probe-addr", cmd_probe_addr, "NAME  an addr: probe's hits are the kernel's kprobe's at the same offset; the offsets it refuses, refused" },
 	{ "probe-str", cmd_probe_str, "NAME  a fn: probe's str(args->filename) prints the paths the kernel's kprobe ustring fetch gives" },
+	{ "probe-fetch", cmd_probe_fetch, "NAME  reads through arguments (args->how->flags, a file's name) are what the kernel's kprobe and the files read give" },
 	{ "probe-watch", cmd_probe_watch, "NAME  a watch: probe's writes are the stores the kernel's kprobe sees, in the function that makes them" },
 	{ "probe-kstack", cmd_probe_kstack, "NAME  a fn: probe's kstack names the callers the kernel's kprobe stacktrace names" },
 	{ "path-cost", cmd_path_cost, "NAME  getpid exits unarmed, while trace syscall is armed, after kill -9" },

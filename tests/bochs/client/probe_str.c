@@ -71,31 +71,63 @@ static void long_path(char *out)
 		strcat(out, "/abcdefghij");	/* 6 + 220 bytes: longer than STR_MAX */
 }
 
-/* The child (named comm): the paths, once *go is set; no other openat. */
-static pid_t spawn_opener(volatile int **go, const char *comm)
+/* What a child does once told to: the fixed paths opened, or read. */
+typedef void (*child_work)(void);
+
+static void open_paths(void)
 {
 	static const char *const fixed[] = { "/proc/version", "/vtice-no-such-file", "/dev/null" };
-	volatile int *flag = mmap(NULL, sizeof(*flag), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	char longer[PATH_LEN];
-	pid_t child;
 	size_t i;
+
+	long_path(longer);
+	for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		close((int)syscall(SYS_openat, AT_FDCWD, fixed[i], O_RDONLY, 0));
+	close((int)syscall(SYS_openat, AT_FDCWD, longer, O_RDONLY, 0));
+}
+
+/* READ_NAMES's files, one read() each, in this order (probe-fetch). */
+static const char *const read_paths[] = { "/proc/version", "/dev/null", "/proc/self/stat" };
+#define READ_NAMES	"version null stat"
+
+static void read_paths_once(void)
+{
+	char buf[64];
+	size_t i;
+	int fd;
+
+	for (i = 0; i < sizeof(read_paths) / sizeof(read_paths[0]); i++) {
+		fd = open(read_paths[i], O_RDONLY);
+		if (fd >= 0 && read(fd, buf, sizeof(buf)) < 0)
+			buf[0] = 0;
+		close(fd);
+	}
+}
+
+/* The child (named comm): work, once *go is set; no other syscall of note. */
+static pid_t spawn_child(volatile int **go, const char *comm, child_work work)
+{
+	volatile int *flag = mmap(NULL, sizeof(*flag), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	pid_t child;
 
 	if (flag == MAP_FAILED)
 		return -1;
 	*flag = 0;
-	long_path(longer);
 	child = fork();
 	if (child == 0) {
 		prctl(PR_SET_NAME, comm);
 		while (!*flag)
 			;
-		for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
-			close((int)syscall(SYS_openat, AT_FDCWD, fixed[i], O_RDONLY, 0));
-		close((int)syscall(SYS_openat, AT_FDCWD, longer, O_RDONLY, 0));
+		work();
 		_exit(0);
 	}
 	*go = flag;
 	return child;
+}
+
+static pid_t spawn_opener(volatile int **go, const char *comm)
+{
+	return spawn_child(go, comm, open_paths);
 }
 
 static void run_opener(pid_t child, volatile int *go)
@@ -190,7 +222,7 @@ static int kernel_strings(struct paths *k)
  * The child, named comm, under vtice probe running program (its JSON
  * output to STR_OUT): that output as a file to read, or NULL.
  */
-static FILE *vtice_probe_run(const char *comm, const char *program)
+static FILE *vtice_probe_run_child(const char *comm, const char *program, child_work work)
 {
 	const char *const args[] = { "vtice", "probe", program, "-o", STR_OUT, NULL };
 	volatile int *go = NULL;
@@ -199,7 +231,7 @@ static FILE *vtice_probe_run(const char *comm, const char *program)
 	probe = spawn_vtice(STR_ERR, args);
 	if (probe <= 0 || !wait_probe_armed(probe, STR_ERR, 120))
 		return NULL;
-	child = spawn_opener(&go, comm);
+	child = spawn_child(&go, comm, work);
 	if (child > 0)
 		run_opener(child, go);
 	if (stop_probe(probe, STR_ERR) || child <= 0)
@@ -207,14 +239,19 @@ static FILE *vtice_probe_run(const char *comm, const char *program)
 	return fopen(STR_OUT, "r");
 }
 
+static FILE *vtice_probe_run(const char *comm, const char *program)
+{
+	return vtice_probe_run_child(comm, program, open_paths);
+}
+
 /*
  * What program printed for the child comm, a line each: "DFD PATH"
  * ({"type":"printf","text":"-100 /proc/version\u000a"}), or the path alone
  * when with_dfd is 0.
  */
-static int vtice_strings(const char *comm, const char *program, int with_dfd, struct paths *v)
+static int vtice_strings_of(const char *comm, const char *program, int with_dfd, child_work work, struct paths *v)
 {
-	FILE *f = vtice_probe_run(comm, program);
+	FILE *f = vtice_probe_run_child(comm, program, work);
 	char line[2048], *p, *end;
 
 	v->n = 0;
@@ -232,6 +269,11 @@ static int vtice_strings(const char *comm, const char *program, int with_dfd, st
 	if (f)
 		fclose(f);
 	return f ? 0 : -1;
+}
+
+static int vtice_strings(const char *comm, const char *program, int with_dfd, struct paths *v)
+{
+	return vtice_strings_of(comm, program, with_dfd, open_paths, v);
 }
 
 /* The paths vt printed are the kernel's, in order, each cut to STR_MAX bytes; why not in why. */
@@ -452,4 +494,52 @@ int cmd_probe_addr(int argc, char **argv)
 		      "%#lx (the kernel's %#lx); +%d refused as the kernel refused it (%s); addr:jiffies refused (%s)",
 		      at, nv, vt[0], vt[1] & (STACK_SIZE - 1), kernel[1] & (STACK_SIZE - 1), vt[2], kernel[2], inside,
 		      inside_why, data_why);
+}
+
+/*
+ * probe-fetch: reads through arguments, run by root at each hit (fetch
+ * programs). do_sys_openat2's how->flags and how->mode against the
+ * kernel's own kprobe fetching the same u64s (+0(%dx) and +8(%dx): struct
+ * open_how is uapi, flags then mode), child vtfetch:
+ *   vtice probe 'fn:do_sys_openat2 /comm == "vtfetch"/ { printf("%d %d\n", args->how->flags, args->how->mode); }'
+ * Then a chain of two pointers and two embedded structs, child vtread,
+ * which reads READ_NAMES's files once each: the names vfs_read's file has
+ * in the dentry cache are the files' own names, in order:
+ *   vtice probe 'fn:vfs_read /comm == "vtread"/ { printf("%s\n", str(((struct file *)arg0)->f_path.dentry->d_name.name)); }'
+ */
+int cmd_probe_fetch(int argc, char **argv)
+{
+	static const char *const keys[] = { " flags=", " mode=" };
+	const char *name = argv[0];
+	long kernel[2 * MAX_PATHS], vt[2 * MAX_PATHS];
+	char names[256] = "";
+	struct paths read;
+	int nk, nv, i;
+
+	(void)argc;
+	if (access(VTICE_BIN, X_OK))
+		return report(name, SKIP, "%s not in the initramfs", VTICE_BIN);
+	if (kernel_columns("vtfetch", "p:vtfetch do_sys_openat2 flags=+0(%dx):x64 mode=+8(%dx):x64", keys, 2,
+			   kernel, &nk) || nk != 4)
+		return report(name, FAIL, "the kernel's kprobe fetch of how gave %d of 4 opens: no oracle", nk);
+	if (vtice_columns("vtfetch", "fn:do_sys_openat2 /comm == \"vtfetch\"/ { printf(\"%d %d\\n\", "
+				     "args->how->flags, args->how->mode); }", "probe-fetch vtfetch", 2, vt, &nv))
+		return report(name, FAIL, "vtice probe failed (its stderr is above)");
+	if (nv != nk)
+		return report(name, FAIL, "vtice printed %d opens, the kernel fetched %d", nv, nk);
+	for (i = 0; i < 2 * nk; i++)
+		if (vt[i] != kernel[i])
+			return report(name, FAIL, "open %d: vtice's how->%s %ld, the kernel's %ld", i / 2,
+				      i % 2 ? "mode" : "flags", vt[i], kernel[i]);
+	if (vtice_strings_of("vtread", "fn:vfs_read /comm == \"vtread\"/ { printf(\"%s\\n\", "
+				       "str(((struct file *)arg0)->f_path.dentry->d_name.name)); }", 0, read_paths_once,
+			     &read))
+		return report(name, FAIL, "vtice probe (fn:vfs_read) failed (its stderr is above)");
+	for (i = 0; i < read.n; i++)
+		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", i ? " " : "", read.p[i]);
+	if (strcmp(names, READ_NAMES))
+		return report(name, FAIL, "fn:vfs_read's file names: vtice '%s', the files read '%s'", names, READ_NAMES);
+	return report(name, PASS, "%d opens' how->flags and how->mode as the kernel's kprobe fetched them (flags "
+		      "%#lx); %d reads' file names through file->f_path.dentry->d_name.name: %s", nk, kernel[0],
+		      read.n, names);
 }
