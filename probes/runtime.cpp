@@ -196,10 +196,9 @@ Value Runtime::eval(const Expr &e, const Fired &fired)
 		return map_read(e, fired);
 	case ExprKind::Call:	// str(argN), the checker's only call outside a map's value
 		return fired.event ? fired.event->str : std::string();
-	case ExprKind::Member:	// a read through an argument: its VALUE slot
+	case ExprKind::Member:
 	case ExprKind::Cast:
-		return fired.event ? argument_value(e, fired.event->values[static_cast<std::size_t>(e.number)])
-				   : std::int64_t{0};
+		return read_through(e, fired);
 	case ExprKind::Binary:
 		if (e.kids[0]->type == Type::String) {
 			bool equal = eval(*e.kids[0], fired) == eval(*e.kids[1], fired);
@@ -209,6 +208,17 @@ Value Runtime::eval(const Expr &e, const Fired &fired)
 	default:
 		return eval_int(e, fired);
 	}
+}
+
+// A read through an argument: its VALUE slot, widened by its type.
+std::int64_t Runtime::read_through(const Expr &e, const Fired &fired)
+{
+	if (!fired.event)
+		return 0;
+	auto slot = static_cast<std::size_t>(e.number);
+	if (fired.event->values_unreadable & (1u << slot))
+		stats_.unreadable_reads++;
+	return argument_value(e, fired.event->values[slot]);
 }
 
 std::int64_t Runtime::eval_int(const Expr &e, const Fired &fired)

@@ -43,6 +43,7 @@ struct ProbeEvent {
 struct RuntimeStats {
 	std::uint64_t fired = 0;		// probe bodies run
 	std::uint64_t division_by_zero = 0;	// x / 0 and x % 0, which gave 0
+	std::uint64_t unreadable_reads = 0;	// reads through arguments whose memory root could not read (0)
 };
 
 inline constexpr std::size_t kDefaultMaxMapEntries = 65536;
@@ -77,6 +78,7 @@ private:
 	std::int64_t binary(const Expr &e, const Fired &fired);
 	Value builtin(const Expr &e, const Fired &fired) const;
 	Value map_read(const Expr &e, const Fired &fired);
+	std::int64_t read_through(const Expr &e, const Fired &fired);
 
 	const CheckedProgram &program_;
 	Output &out_;

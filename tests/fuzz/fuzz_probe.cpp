@@ -1,6 +1,8 @@
 // libFuzzer target: the probe language. The input is a program, then (after
 // a NUL byte) events to run it over. Any text must be parsed and checked
-// or refused with an error inside the text; a program that checks must run
+// or refused with an error inside the text; a program that checks must have
+// fetch programs root accepts (reads through arguments, over made-up types
+// with a cycle and a union), and must run
 // over any events (any numbers, comms, times) to the end and print its maps
 // as text and JSON, within its map bound, without a fault.
 #include <cstddef>
@@ -33,14 +35,91 @@ std::optional<std::uint64_t> lookup(std::string_view name)
 	return std::nullopt;
 }
 
+// Made-up types for reads through arguments: 1 struct s { int i at 0;
+// struct s *next at 8; char name[16] at 16; char *str at 32; union u u at
+// 40 } (a cycle through next), 2 int, 3 struct s *, 4 char[16], 5 char *,
+// 6 char, 7 union u { u16 w at 0; struct s *back at 0 }, 8 u16.
+class FuzzTypes final : public pr::KernelTypes {
+public:
+	vtice::Result<std::uint32_t> find(std::string_view name) const override
+	{
+		if (name == "struct s")
+			return 1u;
+		if (name == "union u")
+			return 7u;
+		return vtice::make_error("no " + std::string(name));
+	}
+	std::optional<std::uint32_t> pointee(std::uint32_t id) const override
+	{
+		if (id == 3)
+			return 1u;
+		if (id == 5)
+			return 6u;
+		return std::nullopt;
+	}
+	vtice::Result<Field> field(std::uint32_t id, std::string_view name) const override
+	{
+		static const struct {
+			std::uint32_t in;
+			const char *name;
+			Field f;
+		} fields[] = {{1, "i", {0, 2}},	 {1, "next", {8, 3}}, {1, "name", {16, 4}}, {1, "str", {32, 5}},
+			      {1, "u", {40, 7}}, {7, "w", {0, 8}},    {7, "back", {0, 3}}};
+		for (const auto &f : fields)
+			if (f.in == id && name == f.name)
+				return f.f;
+		return vtice::make_error("no field");
+	}
+	std::optional<Scalar> scalar(std::uint32_t id) const override
+	{
+		switch (id) {
+		case 2: return Scalar{4, true};
+		case 3:
+		case 5: return Scalar{8, false};
+		case 6: return Scalar{1, true};
+		case 8: return Scalar{2, false};
+		default: return std::nullopt;
+		}
+	}
+	bool is_char_array(std::uint32_t id) const override { return id == 4; }
+	bool is_struct(std::uint32_t id) const override { return id == 1 || id == 7; }
+	std::string name(std::uint32_t id) const override { return "type " + std::to_string(id); }
+};
+
 // Every function takes the same made-up parameters: each width, signed and
-// not, and a struct by value (refused).
+// not, a struct by value (refused), and a struct s *.
 vtice::Result<std::vector<pr::Param>> params(std::string_view function)
 {
 	if (function.empty())
 		return vtice::make_error("no function");
-	return std::vector<pr::Param>{{"a", 4, true, "int"}, {"b", 8, false, "char *"}, {"c", 2, false, "u16"},
-				      {"d", 1, true, "s8"}, {"e", 0, false, "struct timespec64"}};
+	return std::vector<pr::Param>{{"a", 4, true, "int", 2},	     {"b", 8, false, "char *", 5},
+				      {"c", 2, false, "u16", 8},     {"d", 1, true, "s8", 6},
+				      {"e", 0, false, "struct timespec64", 0}, {"f", 8, false, "struct s *", 3}};
+}
+
+// The rules root checks a fetch program by (ioctl.h): what the checker
+// builds must pass them, or arming it would fail.
+void check_fetch(const std::vector<pr::FetchOp> &ops)
+{
+	unsigned slots = 0, strings = 0;
+	if (ops.size() > pr::kMaxFetchOps || (!ops.empty() && ops[0].code != pr::FetchCode::Arg))
+		std::abort();
+	for (const pr::FetchOp &op : ops) {
+		bool ok = false;
+		switch (op.code) {
+		case pr::FetchCode::Arg: ok = op.arg < 6 && !op.imm; break;
+		case pr::FetchCode::Add: ok = !op.arg; break;
+		case pr::FetchCode::Load: ok = (op.arg == 1 || op.arg == 2 || op.arg == 4 || op.arg == 8) && !op.imm; break;
+		case pr::FetchCode::Value:
+			ok = op.arg < pr::kMaxFetchValues && !(slots & (1u << op.arg)) && !op.imm;
+			slots |= 1u << (op.arg & 31);
+			break;
+		case pr::FetchCode::String: ok = ++strings == 1 && !op.arg && !op.imm; break;
+		case pr::FetchCode::End: break;
+		}
+		if (!ok)
+			std::abort();
+	}
 }
 
 // Events from bytes: each takes 24 of them.
@@ -61,6 +140,8 @@ void run_events(pr::Runtime &rt, const std::uint8_t *data, std::size_t size)
 		ev.address = 0xffffffff81000000ull + (data[at + 1] & 3);
 		ev.nr = data[at] & 4 ? 257 : data[at + 1] % 3;
 		std::memcpy(&ev.args[data[at + 2] % 6], data + at + 3, 8);
+		std::memcpy(&ev.values[data[at + 2] % pr::kMaxFetchValues], data + at + 3, 8);
+		ev.values_unreadable = data[at + 12] >> 4;
 		ev.retval = static_cast<std::int8_t>(data[at + 11]) * 1000003LL;
 		ev.comm = comms[data[at + 12] % 4];
 		ev.pid = data[at + 13] % 8;
@@ -83,7 +164,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
 	const void *nul = std::memchr(data, 0, size);
 	std::size_t text_len = nul ? static_cast<std::size_t>(static_cast<const std::uint8_t *>(nul) - data) : size;
 	std::string_view source(reinterpret_cast<const char *>(data), text_len);
-	auto program = pr::compile_program(source, lookup, params);
+	static const FuzzTypes types;
+	auto program = pr::compile_program(source, lookup, params, &types);
 	if (!program) {
 		if (program.error().offset && *program.error().offset > source.size())
 			std::abort();	// an error must point inside the program
@@ -92,6 +174,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
 			std::abort();
 		return 0;
 	}
+	for (const auto &probe : program->program.probes)
+		check_fetch(probe.fetch);
 	// The console resolves fn:NAME and watch: symbols in the running kernel; here each gets one of a few addresses.
 	for (auto &probe : program->program.probes)
 		for (auto &point : probe.points)

@@ -325,6 +325,81 @@ TEST(ProbeRuntime, ArgsByNameTakeTheirTypesWidth)
 	EXPECT_EQ(out.printed_, "-100 " + std::to_string(static_cast<std::int64_t>(0xdeadbeefffffff9cull)) + "\n");
 }
 
+namespace {
+
+// struct s { ...; int a at 8; struct s *p at 16; unsigned short b at 24; }:
+// the few types the next test reads through (the console's KernelTypes
+// answers from the kernel's BTF; tests/console/probe_params_test.cpp
+// checks those answers against pahole).
+class TinyTypes final : public vtice::probes::KernelTypes {
+public:
+	vtice::Result<std::uint32_t> find(std::string_view name) const override
+	{
+		return name == "struct s" ? vtice::Result<std::uint32_t>(1u) : vtice::make_error("no " + std::string(name));
+	}
+	std::optional<std::uint32_t> pointee(std::uint32_t id) const override
+	{
+		return id == 3 ? std::optional<std::uint32_t>(1) : std::nullopt;
+	}
+	vtice::Result<Field> field(std::uint32_t id, std::string_view name) const override
+	{
+		if (id == 1 && name == "a")
+			return Field{8, 2};
+		if (id == 1 && name == "p")
+			return Field{16, 3};
+		if (id == 1 && name == "b")
+			return Field{24, 4};
+		return vtice::make_error("no field " + std::string(name));
+	}
+	std::optional<Scalar> scalar(std::uint32_t id) const override
+	{
+		if (id == 2)
+			return Scalar{4, true};
+		if (id == 3)
+			return Scalar{8, false};
+		if (id == 4)
+			return Scalar{2, false};
+		return std::nullopt;
+	}
+	bool is_char_array(std::uint32_t) const override { return false; }
+	bool is_struct(std::uint32_t id) const override { return id == 1; }
+	std::string name(std::uint32_t id) const override { return "type " + std::to_string(id); }
+};
+
+}  // namespace
+
+// A read through an argument is its VALUE slot as root loaded it (the
+// field's bytes, zero-extended), widened as the field's type says: an int's
+// 0xfffffffe is -2, an unsigned short's 0xffff 65535. The same read twice
+// is one slot.
+TEST(ProbeRuntime, ReadsThroughArgumentsAreTheirSlotsWidenedByType)
+{
+	TinyTypes types;
+	const std::string source = "fn:f { printf(\"%d %d %d\\n\", ((struct s *)arg0)->a, ((struct s *)arg0)->p->b, "
+				   "((struct s *)arg0)->a + 1); }";
+	auto c = compile_program(source, test_syscalls(), {}, &types);
+	ASSERT_TRUE(c.ok()) << format_diagnostic(source, c.error());
+	using vtice::probes::FetchCode;
+	EXPECT_EQ(c->program.probes[0].fetch,
+		  (std::vector<vtice::probes::FetchOp>{{FetchCode::Arg, 0, 0}, {FetchCode::Add, 0, 8}, {FetchCode::Load, 4, 0},
+						       {FetchCode::Value, 0, 0}, {FetchCode::Arg, 0, 0}, {FetchCode::Add, 0, 16},
+						       {FetchCode::Load, 8, 0}, {FetchCode::Add, 0, 24}, {FetchCode::Load, 2, 0},
+						       {FetchCode::Value, 1, 0}}));
+	Captured out;
+	Runtime runtime(*c, out);
+	runtime.begin(0);
+	ProbeEvent ev;
+	ev.kind = PointKind::FnEntry;
+	ev.values[0] = 0xfffffffeu;
+	ev.values[1] = 0xffffu;
+	runtime.on_event(ev);
+	ev.values = {};
+	ev.values_unreadable = 3;	// root gave 0 for both
+	runtime.on_event(ev);
+	EXPECT_EQ(out.printed_, "-2 65535 -1\n0 0 1\n");
+	EXPECT_EQ(runtime.stats().unreadable_reads, 3u) << "the second hit's three reads, each counted";
+}
+
 // A watch hit fires the watch points whose range holds the byte it touched
 // and whose access matches what it did; func and addr are the hit's.
 TEST(ProbeRuntime, WatchHitsFireThePointsTheirByteAndAccessMatch)
