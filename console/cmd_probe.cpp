@@ -52,6 +52,8 @@ const char kHelp[] =
 	"  vtice probe 'syscall:read { @[comm] = count(); }'\n"
 	"  vtice probe 'fn:vfs_read /comm == \"cat\"/ { @bytes = sum(arg2); }'\n"
 	"  vtice probe 'fn:do_sys_openat2 { printf(\"%s\\n\", str(args->filename)); }'\n"
+	"  vtice probe 'fn:do_sys_openat2 { printf(\"%x\\n\", args->how->flags); }'\n"
+	"  vtice probe 'fn:vfs_read { @[str(((struct file *)arg0)->f_path.dentry->d_name.name)] = count(); }'\n"
 	"  vtice probe 'syscall:openat:return /comm == \"bash\"/ { printf(\"%d\\n\", retval); }'\n"
 	"  vtice probe 'syscall:nanosleep { @s[tid] = nsecs; }\n"
 	"               syscall:nanosleep:return /@s[tid]/ {\n"
@@ -67,7 +69,9 @@ const char kHelp[] =
 	"syscall:NAME, syscall:NAME:return, syscall:*, profile:hz:N\n"
 	"(every CPU sampled N times a second), interval:s:N, interval:ms:N, BEGIN,\n"
 	"END. Values: pid tid comm cpu nsecs retval probe arg0..arg5, args->NAME (a\n"
-	"function's argument by its BTF name, in fn: probes), kstack (in fn:,\n"
+	"function's argument by its BTF name, in fn: probes), args->NAME->FIELD and\n"
+	"((struct T *)argN)->FIELD (fields read through an argument by root at a fn:\n"
+	"probe's hit, as the BTF lays them out), kstack (in fn:,\n"
 	"addr:, watch: and profile probes), reg(\"rdi\") (rdi rsi rdx rcx r8 r9 rax rip\n"
 	"and more, in fn:, addr: and watch: probes), func (the function a hit is in),\n"
 	"addr (the watched byte an access touched, in watch:),\n"
@@ -87,7 +91,7 @@ const char kHelp[] =
 	"  --kallsyms PATH    kernel symbols for fn: and kstack (default /proc/kallsyms)\n"
 	"  --kcore PATH       kernel memory for fn: and kstack's ORC tables\n"
 	"                     (default /proc/kcore)\n"
-	"  --btf PATH         kernel types for args->NAME (default /sys/kernel/btf/vmlinux;\n"
+	"  --btf PATH         kernel types for args->NAME and fields (default /sys/kernel/btf/vmlinux;\n"
 	"                     a vmlinux or raw BTF)\n";
 
 constexpr std::size_t kMaxProgramFile = 1 << 20;	// the language takes 64 KiB; a bigger file is refused by it
