@@ -72,12 +72,17 @@ static bool vt_fetch_load(const struct vt_vcpu *vcpu, u64 gva, u32 bytes, u64 *o
 	return true;
 }
 
+/*
+ * The record budget is enforced here too, not only by vt_fetch_valid: the
+ * group's buffer holds VTICE_FETCH_VALUES_MAX values and one string, and
+ * nothing a program holds may write past it.
+ */
 u32 vt_fetch_run(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r, const struct vt_fetch_program *prog,
 		 struct vtice_record *recs, u32 n)
 {
 	u64 acc = 0;
-	bool readable = true;
-	u32 i;
+	bool readable = true, string_done = false;
+	u32 i, values = 0;
 
 	for (i = 0; i < VTICE_FETCH_OPS_MAX; i++) {
 		struct vtice_fetch_op op = vt_fetch_op(prog->ops[i]);
@@ -92,15 +97,20 @@ u32 vt_fetch_run(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r, cons
 			break;
 		case VTICE_FETCH_LOAD:
 			if (readable)
-				readable = vt_fetch_load(vcpu, acc, op.arg, &acc);
+				readable = op.arg <= sizeof(acc) && vt_fetch_load(vcpu, acc, op.arg, &acc);
 			if (!readable)
 				acc = 0;
 			break;
 		case VTICE_FETCH_VALUE:
+			if (values++ == VTICE_FETCH_VALUES_MAX)
+				return n;
 			vt_put_data(&recs[n++], &recs[0], VTICE_SYSCALL_DATA_VALUE, acc,
 				    op.arg | (readable ? 0 : VTICE_PROBE_VALUE_UNREADABLE));
 			break;
 		case VTICE_FETCH_STRING:
+			if (string_done)
+				return n;
+			string_done = true;
 			if (readable)
 				n = vt_put_string(vcpu, acc, recs, n);
 			break;

@@ -147,12 +147,16 @@ static u64 vt_probe_add(u64 gva, u64 gpa, u64 program)
 
 	if (!vt_hooks_intercepting(VT_INTERCEPT_PROBES))
 		return (u64)VTICE_VMCALL_EINVAL;	/* an int3 could reach the kernel */
-	if (program > VTICE_FETCH_PROGRAMS_MAX ||
-	    (program && !vt_fetch_valid(&vt_probes.programs[program - 1])))
+	if (program > VTICE_FETCH_PROGRAMS_MAX)
 		return (u64)VTICE_VMCALL_EINVAL;
 	if (!vt_probe_remember(gva))
 		return (u64)(s64)-VT_ENOSPC;
 	vt_hooks_lock();
+	/* Under the lock PROBE_FETCH takes: the program checked is the one run. */
+	if (program && !vt_fetch_valid(&vt_probes.programs[program - 1])) {
+		vt_hooks_unlock();
+		return (u64)VTICE_VMCALL_EINVAL;
+	}
 	if (vt_probes.nr_points == VTICE_PROBES_MAX) {
 		vt_hooks_unlock();
 		return (u64)(s64)-VT_ENOSPC;

@@ -6,6 +6,7 @@
 #include "hooks_fixture.hpp"
 
 extern "C" {
+#include "probe_fetch.h"
 #include "probe_points.h"
 #include <vtice/records.h>
 #include <vtice/vmcall.h>
@@ -303,6 +304,32 @@ TEST_F(ProbePoints, RootRefusesAFetchProgramItCannotBound)
 	auto recs = records();
 	ASSERT_EQ(recs.size(), 5u);
 	EXPECT_EQ(recs[4].u.raw[0], 100u + VTICE_FETCH_OPS_MAX - 2);
+}
+
+// The runner bounds what it writes by itself too, so a program that never
+// went through the check (31 VALUE ops, 31 strings, a 16-byte load) still
+// writes no more than a group's room: 4 values and one string.
+TEST_F(ProbePoints, TheRunnerWritesNoMoreThanAGroupsRoomWhateverItIsGiven)
+{
+	start();
+	struct vt_fetch_program prog;
+	for (auto &o : prog.ops)
+		o = op(VTICE_FETCH_VALUE, 0);
+	prog.ops[0] = op(VTICE_FETCH_ARG, 0);
+	std::vector<vtice_record> recs(VTICE_PROBE_GROUP_MAX + VTICE_FETCH_OPS_MAX);
+	EXPECT_EQ(vt_fetch_run(&vcpu, &regs, &prog, recs.data(), 1), 1u + VTICE_FETCH_VALUES_MAX);
+	constexpr uint64_t kData = 0xffff888000200000ull, kDataPa = 0x600000;
+	map_page(kData, kDataPa);
+	const std::string long_name(200, 'x');	// no NUL within 128 bytes: a full string's 8 records
+	pages.put(kDataPa, long_name.data(), long_name.size());
+	for (auto &o : prog.ops)
+		o = op(VTICE_FETCH_STRING);
+	prog.ops[0] = op(VTICE_FETCH_ARG, 0);
+	regs.rdi = kData;
+	EXPECT_EQ(vt_fetch_run(&vcpu, &regs, &prog, recs.data(), 1), 1u + VTICE_STRING_RECORDS_MAX)
+		<< "one string of 31";
+	prog.ops[1] = op(VTICE_FETCH_LOAD, 16);
+	EXPECT_EQ(vt_fetch_run(&vcpu, &regs, &prog, recs.data(), 1), 1u) << "a 16-byte load reads nothing";
 }
 
 // Armed with more registers (STACK's R9 = 1, VTICE_PROBES_MORE_REGS), a
