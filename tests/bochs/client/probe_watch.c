@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "device.h"
 #include "report.h"
 #include "spawn.h"
 
@@ -58,28 +59,41 @@ static void write_swappiness(int v)
 	close(fd);
 }
 
-/* The child vtwatch: WRITES values, base + 0 / base + 1 in turn, once *go is set; the last written. */
-static int run_writer(int base)
+/*
+ * The child vtwatch, on CPU 0: WRITES values, base + 0 / base + 1 in turn,
+ * once *go is set; the last written. *exits: CPU 0's VM exits while it ran
+ * (-1 if unreadable).
+ */
+static int run_writer(int base, int64_t *exits)
 {
 	volatile int *go = mmap(NULL, sizeof(*go), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	int fd = open_vtice(), i;
+	int64_t before;
 	pid_t child;
-	int i;
 
+	*exits = -1;
 	if (go == MAP_FAILED)
 		return -1;
 	*go = 0;
 	child = fork();
 	if (child == 0) {
 		prctl(PR_SET_NAME, "vtwatch");
-		while (!*go)
+		pin_to_cpu(0);
+		while (*go != 1)
 			;
 		for (i = 0; i < WRITES; i++)
 			write_swappiness(base + i % 2);
 		_exit(0);
 	}
+	pin_to_cpu(1);	/* off the writer's CPU, whose exits are counted */
+	before = fd >= 0 ? cpu_exits(fd, 0) : -1;
 	*go = 1;
 	if (child > 0)
 		waitpid(child, NULL, 0);
+	if (before >= 0 && cpu_exits(fd, 0) >= before)
+		*exits = cpu_exits(fd, 0) - before;
+	if (fd >= 0)
+		close(fd);
 	munmap((void *)go, sizeof(*go));
 	return child > 0 ? base + (WRITES - 1) % 2 : -1;
 }
@@ -87,6 +101,7 @@ static int run_writer(int base)
 /* The kernel's kprobe: stores to addr by vtwatch. -1 when the event could not be set. */
 static int kernel_stores(uint64_t addr, int base)
 {
+	int64_t unused;
 	char line[1024], *valp, *write;
 	int stores = 0, ok;
 	FILE *f;
@@ -95,7 +110,7 @@ static int kernel_stores(uint64_t addr, int base)
 	     !tracefs_write("trace", "") && !tracefs_write("events/kprobes/vtwatch/enable", "1") &&
 	     !tracefs_write("tracing_on", "1");
 	if (ok)
-		run_writer(base);
+		run_writer(base, &unused);
 	tracefs_write("tracing_on", "0");
 	tracefs_write("events/kprobes/vtwatch/enable", "0");
 	f = ok ? fopen("/sys/kernel/tracing/trace", "r") : NULL;
@@ -111,8 +126,11 @@ static int kernel_stores(uint64_t addr, int base)
 	return f ? stores : -1;
 }
 
-/* vtice's hits: how many, how many in STORER at addr; the value written last. -1 when it failed. */
-static int vtice_hits(uint64_t addr, int base, int *in_storer, int *last)
+/*
+ * vtice's hits: how many, how many in STORER at addr; the value written
+ * last; CPU 0's exits meanwhile. -1 when it failed.
+ */
+static int vtice_hits(uint64_t addr, int base, int *in_storer, int *last, int64_t *exits)
 {
 	const char *const args[] = { "vtice", "probe",
 		"watch:w:vm_swappiness:4 /comm == \"vtwatch\"/ { printf(\"%s %d\\n\", func, addr); }",
@@ -124,7 +142,7 @@ static int vtice_hits(uint64_t addr, int base, int *in_storer, int *last)
 
 	if (probe <= 0 || !wait_probe_armed(probe, WATCH_ERR, 120))
 		return -1;
-	*last = run_writer(base);
+	*last = run_writer(base, exits);
 	if (stop_probe(probe, WATCH_ERR) || !(f = fopen(WATCH_OUT, "r")))
 		return -1;
 	snprintf(want, sizeof(want), "\"text\":\"%s %lld\\u000a\"", STORER, (long long)addr);
@@ -145,6 +163,7 @@ int cmd_probe_watch(int argc, char **argv)
 {
 	const char *name = argv[0];
 	int original = read_swappiness(), kernel, vt, in_storer = 0, last = -1, now;
+	int64_t bare_exits = -1, watched_exits = -1;
 	uint64_t addr;
 
 	(void)argc;
@@ -156,7 +175,8 @@ int cmd_probe_watch(int argc, char **argv)
 	if (kernel != WRITES)
 		return report(name, FAIL, "the kernel's kprobe on %s saw %d stores to vm_swappiness of %d writes: no oracle",
 			      STORER, kernel, WRITES);
-	vt = vtice_hits(addr, original < 100 ? original + 1 : original - 2, &in_storer, &last);
+	run_writer(original < 100 ? original + 1 : original - 2, &bare_exits);
+	vt = vtice_hits(addr, original < 100 ? original + 1 : original - 2, &in_storer, &last, &watched_exits);
 	now = read_swappiness();
 	write_swappiness(original);
 	if (vt < 0)
@@ -166,6 +186,12 @@ int cmd_probe_watch(int argc, char **argv)
 			      vt, in_storer, STORER, (unsigned long long)addr, kernel);
 	if (now != last)
 		return report(name, FAIL, "vm_swappiness is %d after the watched writes, %d was written last", now, last);
+	if (bare_exits >= 0 && watched_exits >= 0) {
+		figure_named(name, "exits_per_write_bare", "%.1f", (double)bare_exits / WRITES);
+		figure_named(name, "exits_per_write_watched", "%.1f", (double)watched_exits / WRITES);
+	}
 	return report(name, PASS, "%d writes to vm_swappiness (%llx), each in %s as the kernel's kprobe saw, "
-		      "the value written kept (%d)", vt, (unsigned long long)addr, STORER, now);
+		      "the value written kept (%d); CPU 0's VM exits per write %.1f bare, %.1f watched",
+		      vt, (unsigned long long)addr, STORER, now, (double)bare_exits / WRITES,
+		      (double)watched_exits / WRITES);
 }
