@@ -305,8 +305,7 @@ private:
 		ctx_ = context_of(probe);
 		probe_ = &probe;
 		probe.fetch.clear();
-		reads_.clear();
-		string_read_.reset();
+		fetch_ = FetchProgram();
 	}
 
 	Result<void> check_stmt(Stmt &s)
@@ -443,44 +442,22 @@ private:
 		if (!read)
 			return read.error();
 		if (as == ReadAs::String)
-			return add_string(e, read->ops);
+			return add_string(e, std::move(read->ops));
+		auto slot = fetch_.add_value(e.pos, std::move(read->ops));
+		if (!slot)
+			return slot.error();
+		probe_->fetch = fetch_.ops();
+		e.number = *slot;
 		e.bytes = static_cast<std::uint8_t>(read->scalar.bytes);
 		e.is_signed = read->scalar.is_signed;
-		for (std::size_t slot = 0; slot < reads_.size(); slot++)
-			if (reads_[slot] == read->ops) {
-				e.number = static_cast<std::int64_t>(slot);
-				return {};
-			}
-		if (reads_.size() == kMaxFetchValues)
-			return error_at(e.pos, "a probe reads at most " + std::to_string(kMaxFetchValues) +
-					       " values through its arguments (root's VALUE slots)");
-		read->ops.push_back({FetchCode::Value, static_cast<std::uint8_t>(reads_.size()), 0});
-		if (auto ok = append_ops(e, read->ops); !ok)
-			return ok;
-		read->ops.pop_back();
-		e.number = static_cast<std::int64_t>(reads_.size());
-		reads_.push_back(std::move(read->ops));
 		return {};
 	}
 
 	Result<void> add_string(const Expr &e, std::vector<FetchOp> ops)
 	{
-		if (string_read_)
-			return *string_read_ == ops ? Result<void>{}
-						    : error_at(e.pos, "one str() per probe: this probe reads another string "
-								      "already");
-		string_read_ = ops;
-		ops.push_back({FetchCode::String, 0, 0});
-		return append_ops(e, ops);
-	}
-
-	Result<void> append_ops(const Expr &e, const std::vector<FetchOp> &ops)
-	{
-		if (probe_->fetch.size() + ops.size() > kMaxFetchOps)
-			return error_at(e.pos, "this probe reads too much through its arguments: root runs at most " +
-					       std::to_string(kMaxFetchOps) + " fetch ops a hit, this read would make " +
-					       std::to_string(probe_->fetch.size() + ops.size()));
-		probe_->fetch.insert(probe_->fetch.end(), ops.begin(), ops.end());
+		if (auto ok = fetch_.add_string(e.pos, std::move(ops)); !ok)
+			return ok;
+		probe_->fetch = fetch_.ops();
 		return {};
 	}
 
@@ -885,8 +862,7 @@ private:
 	const KernelTypes *types_;
 	Context ctx_;
 	Probe *probe_ = nullptr;	// the probe being checked
-	std::vector<std::vector<FetchOp>> reads_;	// its VALUE slots' reads, by slot
-	std::optional<std::vector<FetchOp>> string_read_;	// ...its str()'s
+	FetchProgram fetch_;	// its reads through arguments and str()
 	std::vector<MapUse> pending_reads_;
 };
 

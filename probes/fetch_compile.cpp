@@ -202,4 +202,40 @@ Result<CompiledRead> compile_read(const Expr &e, ReadAs as, const std::string &f
 	return out;
 }
 
+Result<std::uint8_t> FetchProgram::add_value(const Pos &pos, std::vector<FetchOp> ops)
+{
+	for (std::size_t slot = 0; slot < values_.size(); slot++)
+		if (values_[slot] == ops)
+			return static_cast<std::uint8_t>(slot);
+	if (values_.size() == kMaxFetchValues)
+		return error_at(pos, "a probe reads at most " + std::to_string(kMaxFetchValues) +
+				     " values through its arguments (root's VALUE slots)");
+	auto slot = static_cast<std::uint8_t>(values_.size());
+	values_.push_back(ops);
+	ops.push_back({FetchCode::Value, slot, 0});
+	if (auto ok = append(pos, ops); !ok)
+		return ok.error();
+	return slot;
+}
+
+Result<void> FetchProgram::add_string(const Pos &pos, std::vector<FetchOp> ops)
+{
+	if (string_)
+		return *string_ == ops ? Result<void>{}
+				       : error_at(pos, "one str() per probe: this probe reads another string already");
+	string_ = ops;
+	ops.push_back({FetchCode::String, 0, 0});
+	return append(pos, ops);
+}
+
+Result<void> FetchProgram::append(const Pos &pos, const std::vector<FetchOp> &ops)
+{
+	if (ops_.size() + ops.size() > kMaxFetchOps)
+		return error_at(pos, "this probe reads too much through its arguments: root runs at most " +
+				     std::to_string(kMaxFetchOps) + " fetch ops a hit, this read would make " +
+				     std::to_string(ops_.size() + ops.size()));
+	ops_.insert(ops_.end(), ops.begin(), ops.end());
+	return {};
+}
+
 }  // namespace vtice::probes

@@ -3,6 +3,7 @@
 // ((struct file *)arg0)->f_path.dentry->d_name.name, str(arg1).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,5 +26,23 @@ struct CompiledRead {
 // on function. Errors name e's position, or the field's.
 Result<CompiledRead> compile_read(const Expr &e, ReadAs as, const std::string &function, const ParamLookup &params,
 				  const KernelTypes *types);
+
+// One probe's fetch program, read by read, within root's bounds: a read
+// made twice is one VALUE slot; one string.
+class FetchProgram {
+public:
+	// The read's VALUE slot (ops: from its ARG to its value).
+	Result<std::uint8_t> add_value(const Pos &pos, std::vector<FetchOp> ops);
+	// ops: from its ARG to the string's address.
+	Result<void> add_string(const Pos &pos, std::vector<FetchOp> ops);
+	const std::vector<FetchOp> &ops() const { return ops_; }
+
+private:
+	Result<void> append(const Pos &pos, const std::vector<FetchOp> &ops);
+
+	std::vector<FetchOp> ops_;
+	std::vector<std::vector<FetchOp>> values_;	// each slot's read
+	std::optional<std::vector<FetchOp>> string_;
+};
 
 }  // namespace vtice::probes
