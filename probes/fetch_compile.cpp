@@ -179,7 +179,7 @@ Result<CompiledRead> compile_read(const Expr &e, ReadAs as, const std::string &f
 		if (p->in_memory && types->is_char_array(p->type_id)) {
 			if (auto ok = c.add(p->offset, e.pos); !ok)
 				return ok.error();
-		} else if (!p->type_id || is_char_pointer(*types, p->type_id)) {
+		} else if ((!p->type_id && !p->cast_pointee) || is_char_pointer(*types, p->type_id)) {
 			if (auto ok = c.load(*p, e.pos); !ok)
 				return ok.error();
 		} else {

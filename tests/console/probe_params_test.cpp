@@ -154,6 +154,8 @@ TEST(ProbeTypedReads, RefusalsNameThePlace)
 	says("fn:vfs_read { @[str(args->file->f_flags)] = count(); }",
 	     "str() reads a char array or a char pointer; this is unsigned int");
 	says("fn:vfs_read { @ = args->file->f_path.dentry->d_name; }", "read one of its fields");
+	says("fn:vfs_read { @[str((struct file *)arg0)] = count(); }",
+	     "str() reads a char array or a char pointer; this is struct file *");
 	says("fn:vfs_read:return { @ = args->file->f_flags; }", "fn:NAME probes only");
 	says("syscall:read { @ = ((struct file *)arg0)->f_flags; }", "fn:NAME probes only");
 	says("fn:vfs_read { printf(\"%d %d %d %d %d\\n\", args->file->f_flags, args->file->f_pos, "
