@@ -259,6 +259,10 @@ Context context_of(const Probe &probe)
 	return c;
 }
 
+constexpr const char *kReadsInFnOnly =
+	"reading through an argument works in fn:NAME probes only (at the function's entry, where its arguments "
+	"are)";
+
 class Checker {
 public:
 	Checker(CheckedProgram &out, const ParamLookup &params, const KernelTypes *types)
@@ -290,6 +294,7 @@ public:
 			for (Stmt &s : probe.body)
 				if (auto ok = check_stmt(s); !ok)
 					return ok;
+			probe.fetch = fetch_.ops();
 		}
 		if (auto ok = check_one_string_per_point(); !ok)
 			return ok;
@@ -299,12 +304,11 @@ public:
 	}
 
 private:
-	// Each pass builds the probe's fetch program anew.
+	// Each pass builds the probe's fetch program anew; the second's is kept.
 	void start_probe(Probe &probe)
 	{
 		ctx_ = context_of(probe);
 		probe_ = &probe;
-		probe.fetch.clear();
 		fetch_ = FetchProgram();
 	}
 
@@ -378,8 +382,7 @@ private:
 			return error_at(e.pos, "str() takes an argument, as in str(arg1) or str(args->filename), or a "
 					       "read through one, as in str(args->file->f_path.dentry->d_name.name)");
 		if (through && !ctx_.fn_only)
-			return error_at(arg->pos, "reading through an argument works in fn:NAME probes only (at the "
-						  "function's entry, where its arguments are)");
+			return error_at(arg->pos, kReadsInFnOnly);
 		if (through) {
 			if (auto ok = add_read(*arg, ReadAs::String); !ok)
 				return ok.error();
@@ -388,7 +391,7 @@ private:
 				return ok.error();
 			if (ctx_.fn_only) {
 				FetchOp from{FetchCode::Arg, static_cast<std::uint8_t>(arg->number), 0};
-				if (auto ok = add_string(e, {from}); !ok)
+				if (auto ok = fetch_.add_string(e.pos, {from}); !ok)
 					return ok.error();
 			} else if (auto ok = set_syscall_string(e, static_cast<int>(arg->number)); !ok) {
 				return ok.error();
@@ -412,8 +415,7 @@ private:
 	Result<Type> typed_read_type(Expr &e)
 	{
 		if (!ctx_.fn_only)
-			return error_at(e.pos, "reading through an argument works in fn:NAME probes only (at the "
-					       "function's entry, where its arguments are)");
+			return error_at(e.pos, kReadsInFnOnly);
 		if (auto ok = add_read(e, ReadAs::Number); !ok)
 			return ok.error();
 		return Type::Int;
@@ -442,22 +444,13 @@ private:
 		if (!read)
 			return read.error();
 		if (as == ReadAs::String)
-			return add_string(e, std::move(read->ops));
+			return fetch_.add_string(e.pos, std::move(read->ops));
 		auto slot = fetch_.add_value(e.pos, std::move(read->ops));
 		if (!slot)
 			return slot.error();
-		probe_->fetch = fetch_.ops();
 		e.number = *slot;
 		e.bytes = static_cast<std::uint8_t>(read->scalar.bytes);
 		e.is_signed = read->scalar.is_signed;
-		return {};
-	}
-
-	Result<void> add_string(const Expr &e, std::vector<FetchOp> ops)
-	{
-		if (auto ok = fetch_.add_string(e.pos, std::move(ops)); !ok)
-			return ok;
-		probe_->fetch = fetch_.ops();
 		return {};
 	}
 
