@@ -201,7 +201,8 @@ static_assert(static_cast<int>(probes::FetchCode::String) == VTICE_FETCH_STRING 
 	      static_cast<int>(probes::FetchCode::Value) == VTICE_FETCH_VALUE &&
 	      static_cast<int>(probes::FetchCode::Load) == VTICE_FETCH_LOAD &&
 	      static_cast<int>(probes::FetchCode::Add) == VTICE_FETCH_ADD &&
-	      static_cast<int>(probes::FetchCode::Arg) == VTICE_FETCH_ARG);
+	      static_cast<int>(probes::FetchCode::Arg) == VTICE_FETCH_ARG &&
+	      static_cast<int>(probes::FetchCode::Retval) == VTICE_FETCH_RETVAL);
 
 // A probe's fetch program's number + 1 in req (the same program once
 // however many probes run it), or 0 for a probe that reads nothing.
@@ -245,9 +246,13 @@ Result<std::uint32_t> FunctionProbes::arm(const probes::CheckedProgram &program,
 				continue;
 			}
 			if (point.kind == probes::PointKind::FnReturn) {
-				for (std::uint64_t site : point.return_sites)
-					if (auto slot = slot_for(req, point, site); !slot)
+				for (std::uint64_t site : point.return_sites) {
+					auto slot = slot_for(req, point, site);
+					if (!slot)
 						return slot.error();
+					if (*fetch)	// probes of one function's returns agree (the checker)
+						req.program[*slot] = *fetch;
+				}
 				continue;
 			}
 			if (point.kind != probes::PointKind::FnEntry && point.kind != probes::PointKind::Addr)

@@ -92,6 +92,13 @@ public:
 		return t ? t->name_of(type_id) : "type " + std::to_string(type_id);
 	}
 
+	std::optional<std::uint32_t> return_type(std::string_view function) const override
+	{
+		const auto *t = loaded();
+		auto type = t ? t->function_return(function) : Result<std::uint32_t>(make_error(""));
+		return type && *type ? std::optional<std::uint32_t>(*type) : std::nullopt;
+	}
+
 private:
 	const dbg::btf::Types *loaded() const
 	{

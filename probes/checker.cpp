@@ -230,6 +230,7 @@ struct Context {
 	bool fn = false;	// some point is a fn: probe's
 	bool profile = false;	// ...or a profile probe's
 	bool fn_only = true;	// every point is a fn: probe's (str() then works)
+	bool fn_return_only = true;	// every point is a fn:NAME:return (reads through retval work)
 	bool one_syscall_each = true;	// every point is a named syscall's (str() works there too)
 	bool hit = true;	// every point is a probe hit's (reg() and func then work)
 	bool watch = false;	// some point is a watch: (no arguments there)
@@ -253,6 +254,7 @@ Context context_of(const Probe &probe)
 		c.fn |= p.kind == PointKind::FnEntry || p.kind == PointKind::Addr || p.kind == PointKind::Watch;
 		c.profile |= p.kind == PointKind::Profile;
 		c.fn_only &= p.kind == PointKind::FnEntry;
+		c.fn_return_only &= p.kind == PointKind::FnReturn;
 		c.one_syscall_each &= is_syscall_point(p) && !p.any_syscall;
 		c.hit &= is_probe_hit_point(p);
 	}
@@ -260,8 +262,8 @@ Context context_of(const Probe &probe)
 }
 
 constexpr const char *kReadsInFnOnly =
-	"reading through an argument works in fn:NAME probes only (at the function's entry, where its arguments "
-	"are)";
+	"reading through memory works in fn:NAME probes (through the arguments, at the function's entry) and "
+	"fn:NAME:return probes (through retval) only";
 
 class Checker {
 public:
@@ -369,20 +371,26 @@ private:
 
 	// str(argN): root copies, at the hit or the syscall's entry, the
 	// string argument N points to (records.h); in a fn: probe also the
-	// string a read through an argument finds (its fetch program's
-	// STRING). One string per probe, whose hits all copy it.
+	// string a read through an argument finds, and at a fn:NAME:return the
+	// one retval is or points to (its fetch program's STRING). One string
+	// per probe, whose hits all copy it.
 	Result<Type> str_type(Expr &e)
 	{
-		if (!ctx_.fn_only && !ctx_.one_syscall_each)
-			return error_at(e.pos, "str() reads a string in fn:NAME and syscall:NAME probes only: root "
-					       "copies it at the entry (not in syscall:*, addr:, profile:)");
+		if (!ctx_.fn_only && !ctx_.one_syscall_each && !ctx_.fn_return_only)
+			return error_at(e.pos, "str() reads a string in fn:NAME, fn:NAME:return and syscall:NAME probes "
+					       "only (not in syscall:*, addr:, profile:)");
 		Expr *arg = e.kids.size() == 1 ? e.kids[0].get() : nullptr;
-		bool through = arg && (arg->kind == ExprKind::Member || arg->kind == ExprKind::Cast);
+		bool through = arg && (arg->kind == ExprKind::Member || arg->kind == ExprKind::Cast ||
+				       (arg->kind == ExprKind::Builtin && arg->builtin == Builtin::Retval));
 		if (!arg || (!through && (arg->kind != ExprKind::Builtin || arg->builtin != Builtin::Arg)))
-			return error_at(e.pos, "str() takes an argument, as in str(arg1) or str(args->filename), or a "
-					       "read through one, as in str(args->file->f_path.dentry->d_name.name)");
-		if (through && !ctx_.fn_only)
+			return error_at(e.pos, "str() takes an argument, as in str(arg1) or str(args->filename), a "
+					       "read through one, as in str(args->file->f_path.dentry->d_name.name), or "
+					       "at a return str(retval) or str(retval->name)");
+		if (through && !reads_memory())
 			return error_at(arg->pos, kReadsInFnOnly);
+		if (!through && ctx_.fn_return_only)
+			return error_at(arg->pos, "'" + arg->text + "' is gone at a function's return: str() of "
+							  "retval, or of a read through it, here");
 		if (through) {
 			if (auto ok = add_read(*arg, ReadAs::String); !ok)
 				return ok.error();
@@ -414,19 +422,23 @@ private:
 	// slot of the probe's fetch program at each hit.
 	Result<Type> typed_read_type(Expr &e)
 	{
-		if (!ctx_.fn_only)
+		if (!reads_memory())
 			return error_at(e.pos, kReadsInFnOnly);
 		if (auto ok = add_read(e, ReadAs::Number); !ok)
 			return ok.error();
 		return Type::Int;
 	}
 
+	// Root runs a fetch program at a fn: probe's hits: at the entries, or
+	// at the returns (not both: a probe's one program starts at one).
+	bool reads_memory() const { return ctx_.fn_only || ctx_.fn_return_only; }
+
 	// The read compiled for each function of the probe: all must agree.
 	Result<CompiledRead> compile_for_points(const Expr &e, ReadAs as)
 	{
 		std::optional<CompiledRead> first;
 		for (const ProbePoint &p : probe_->points) {
-			auto read = compile_read(e, as, p.function, params_, types_);
+			auto read = compile_read(e, as, p, params_, types_);
 			if (!read)
 				return read.error();
 			if (first && (read->ops != first->ops || read->scalar.bytes != first->scalar.bytes ||
@@ -454,20 +466,22 @@ private:
 		return {};
 	}
 
-	// Root runs one fetch program per probed function: probes of one
-	// function that read through its arguments must read the same.
+	// Root runs one fetch program per probed address: probes of one
+	// function's entry (or of its returns) that read memory must read the
+	// same.
 	Result<void> check_one_program_per_function()
 	{
 		std::map<std::string, const Probe *> reader_of;
 		for (const Probe &probe : out_.program.probes)
 			for (const ProbePoint &p : probe.points) {
-				if (probe.fetch.empty() || p.kind != PointKind::FnEntry)
+				if (probe.fetch.empty() || (p.kind != PointKind::FnEntry && p.kind != PointKind::FnReturn))
 					continue;
-				auto [it, fresh] = reader_of.emplace(p.function, &probe);
+				std::string where = "fn:" + p.function + (p.kind == PointKind::FnReturn ? ":return" : "");
+				auto [it, fresh] = reader_of.emplace(where, &probe);
 				if (!fresh && it->second->fetch != probe.fetch)
-					return error_at(p.pos, "fn:" + p.function + " reads other memory (str() or "
-								       "fields) in another probe: one set of reads per "
-								       "function; put them in one probe");
+					return error_at(p.pos, where + " reads other memory (str() or fields) in another "
+								   "probe: one set of reads per function; put them in "
+								   "one probe");
 			}
 		return {};
 	}

@@ -14,14 +14,15 @@ namespace {
 struct Place {
 	bool in_memory = false;		// the object is at the accumulator + offset
 	std::int64_t offset = 0;
-	std::uint32_t type_id = 0;	// 0: an argument BTF does not type (argN)
+	std::uint32_t type_id = 0;	// 0: a value BTF does not type (argN, retval of an unknown function)
 	std::uint32_t cast_pointee = 0;	// the accumulator is a pointer to this (a cast)
 };
 
 class ReadCompiler {
 public:
-	ReadCompiler(const std::string &function, const ParamLookup &params, const KernelTypes &types)
-		: function_(function), params_(params), types_(types)
+	ReadCompiler(const ProbePoint &point, const ParamLookup &params, const KernelTypes &types)
+		: function_(point.function), at_return_(point.kind == PointKind::FnReturn), params_(params),
+		  types_(types)
 	{
 	}
 
@@ -31,6 +32,8 @@ public:
 		case ExprKind::Builtin:
 			if (e.builtin == Builtin::Arg)
 				return argument(e);
+			if (e.builtin == Builtin::Retval)
+				return return_value(e);
 			break;
 		case ExprKind::Cast:
 			return cast(e);
@@ -39,8 +42,10 @@ public:
 		default:
 			break;
 		}
-		return error_at(e.pos, "a read through memory starts at an argument: args->NAME->FIELD, or "
-				       "((struct T *)argN)->FIELD");
+		return error_at(e.pos, at_return_ ? "a read through memory at a return starts at retval: retval->FIELD, "
+						    "or ((struct T *)retval)->FIELD"
+						  : "a read through memory starts at an argument: args->NAME->FIELD, or "
+						    "((struct T *)argN)->FIELD");
 	}
 
 	// The accumulator holds the place's value: a field is loaded.
@@ -74,7 +79,8 @@ public:
 	{
 		if (p.cast_pointee)
 			return types_.name(p.cast_pointee) + " *";
-		return p.type_id ? types_.name(p.type_id) : std::string("an untyped argument");
+		return p.type_id ? types_.name(p.type_id)
+				 : std::string(at_return_ ? "an untyped retval" : "an untyped argument");
 	}
 
 	const KernelTypes &types() const { return types_; }
@@ -83,6 +89,10 @@ public:
 private:
 	Result<Place> argument(const Expr &e)
 	{
+		if (at_return_)
+			return error_at(e.pos, "'" + e.text + "' is gone at a function's return (its registers hold what "
+							      "the function left): read through retval here, or through "
+							      "the argument in fn:" + function_);
 		if (e.member.empty()) {
 			ops_.push_back({FetchCode::Arg, static_cast<std::uint8_t>(e.number), 0});
 			return Place{};
@@ -96,6 +106,16 @@ private:
 				return Place{false, 0, (*params)[i].type_id, 0};
 			}
 		return error_at(e.pos, function_ + " has no argument '" + e.member + "' in a register");
+	}
+
+	// RAX at a RET, typed by the function's BTF prototype when it has one.
+	Result<Place> return_value(const Expr &e)
+	{
+		if (!at_return_)
+			return error_at(e.pos, "retval exists only at a return: read through it in fn:" + function_ +
+						       ":return");
+		ops_.push_back({FetchCode::Retval, 0, 0});
+		return Place{false, 0, types_.return_type(function_).value_or(0), 0};
 	}
 
 	Result<Place> cast(const Expr &e)
@@ -122,8 +142,10 @@ private:
 		if (!target && base->type_id)
 			target = types_.pointee(base->type_id).value_or(0);
 		if (!target && !base->type_id)
-			return error_at(e.pos, "'->' through an argument BTF does not type: cast it first, as in "
-					       "((struct file *)arg0)->" + e.member);
+			return error_at(e.pos, at_return_ ? "'->' through a retval BTF does not type: cast it first, as in "
+							    "((struct filename *)retval)->" + e.member
+							  : "'->' through an argument BTF does not type: cast it first, "
+							    "as in ((struct file *)arg0)->" + e.member);
 		if (!target || !types_.is_struct(target))
 			return error_at(e.pos, "'->' reads through a pointer to a struct; this is " + describe(*base));
 		if (auto ok = load(*base, e.pos); !ok)
@@ -151,6 +173,7 @@ private:
 	}
 
 	const std::string &function_;
+	bool at_return_;
 	const ParamLookup &params_;
 	const KernelTypes &types_;
 	std::vector<FetchOp> ops_;
@@ -165,12 +188,12 @@ bool is_char_pointer(const KernelTypes &types, std::uint32_t type_id)
 
 }  // namespace
 
-Result<CompiledRead> compile_read(const Expr &e, ReadAs as, const std::string &function, const ParamLookup &params,
+Result<CompiledRead> compile_read(const Expr &e, ReadAs as, const ProbePoint &point, const ParamLookup &params,
 				  const KernelTypes *types)
 {
 	if (!types)
-		return error_at(e.pos, "no kernel BTF here to read through arguments with (give --btf FILE)");
-	ReadCompiler c(function, params, *types);
+		return error_at(e.pos, "no kernel BTF here to read through memory with (give --btf FILE)");
+	ReadCompiler c(point, params, *types);
 	auto p = c.place(e);
 	if (!p)
 		return p.error();

@@ -1,6 +1,7 @@
-// Reads through a fn: probe's arguments, compiled to the ops of its fetch
-// program (ast.hpp, FetchOp), which root runs at each hit: args->how->flags,
-// ((struct file *)arg0)->f_path.dentry->d_name.name, str(arg1).
+// Reads through a fn: probe's arguments, or a fn:NAME:return probe's return
+// value, compiled to the ops of its fetch program (ast.hpp, FetchOp), which
+// root runs at each hit: args->how->flags, str(arg1),
+// ((struct file *)arg0)->f_path.dentry->d_name.name, str(retval->name).
 #pragma once
 
 #include <optional>
@@ -16,24 +17,25 @@ namespace vtice::probes {
 enum class ReadAs { Number, String };
 
 struct CompiledRead {
-	// From its ARG to the value (Number) or to the string's address
-	// (String); the caller adds the VALUE or STRING op.
+	// From its ARG or RETVAL to the value (Number) or to the string's
+	// address (String); the caller adds the VALUE or STRING op.
 	std::vector<FetchOp> ops;
 	KernelTypes::Scalar scalar;	// Number: how the console extends the value
 };
 
-// e: a Member or a Cast, or for String also an argument itself, in a probe
-// on function. Errors name e's position, or the field's.
-Result<CompiledRead> compile_read(const Expr &e, ReadAs as, const std::string &function, const ParamLookup &params,
+// e: a Member or a Cast, or for String also an argument or retval itself,
+// at point (fn:NAME: from the arguments; fn:NAME:return: from retval).
+// Errors name e's position, or the field's.
+Result<CompiledRead> compile_read(const Expr &e, ReadAs as, const ProbePoint &point, const ParamLookup &params,
 				  const KernelTypes *types);
 
 // One probe's fetch program, read by read, within root's bounds: a read
 // made twice is one VALUE slot; one string.
 class FetchProgram {
 public:
-	// The read's VALUE slot (ops: from its ARG to its value).
+	// The read's VALUE slot (ops: from its ARG or RETVAL to its value).
 	Result<std::uint8_t> add_value(const Pos &pos, std::vector<FetchOp> ops);
-	// ops: from its ARG to the string's address.
+	// ops: from its ARG or RETVAL to the string's address.
 	Result<void> add_string(const Pos &pos, std::vector<FetchOp> ops);
 	const std::vector<FetchOp> &ops() const { return ops_; }
 

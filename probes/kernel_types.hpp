@@ -1,5 +1,6 @@
 // The kernel's types, as the probe checker asks for them when a program
-// reads through an argument (args->how->flags, ((struct file *)arg0)->f_mode).
+// reads through an argument or a return value (args->how->flags,
+// ((struct file *)arg0)->f_mode, retval->name).
 // The console answers from the running kernel's BTF; tests from a file.
 #pragma once
 
@@ -37,6 +38,9 @@ public:
 	virtual bool is_char_array(std::uint32_t type_id) const = 0;	// char comm[16]
 	virtual bool is_struct(std::uint32_t type_id) const = 0;	// or a union
 	virtual std::string name(std::uint32_t type_id) const = 0;	// as C spells it
+	// What a kernel function returns (retval's type at fn:NAME:return);
+	// nothing for void or a function BTF does not have.
+	virtual std::optional<std::uint32_t> return_type(std::string_view function) const = 0;
 };
 
 }  // namespace vtice::probes

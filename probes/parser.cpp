@@ -502,7 +502,7 @@ private:
 		}
 		if (name == "args" && is("->"))
 			return parse_typed_argument(std::move(e));
-		if (is("->"))
+		if (is("->") && name != "retval")	// the function's BTF may type retval (the checker)
 			return error_at(e->pos, "'" + name + "' is not a struct pointer: read through an argument as "
 						"args->NAME->FIELD, or cast it first: ((struct file *)arg0)->f_mode");
 		e->kind = ExprKind::Builtin;

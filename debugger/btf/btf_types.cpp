@@ -172,19 +172,39 @@ std::optional<Types::Scalar> Types::scalar(std::uint32_t type_id) const
 	return std::nullopt;
 }
 
-Result<std::vector<Types::Param>> Types::function_params(std::string_view function) const
+namespace {
+
+Result<const btf_type *> function_proto(const struct ::btf *btf, std::string_view function, const std::string &origin)
 {
 	std::string name(function);
-	int id = btf__find_by_name_kind(btf_, name.c_str(), BTF_KIND_FUNC);
+	int id = btf__find_by_name_kind(btf, name.c_str(), BTF_KIND_FUNC);
 	if (id <= 0)
-		return make_error("no function " + name + " in " + origin_);
-	const btf_type *func = btf__type_by_id(btf_, static_cast<std::uint32_t>(id));
-	const btf_type *proto = func ? btf__type_by_id(btf_, func->type) : nullptr;
+		return make_error("no function " + name + " in " + origin);
+	const btf_type *func = btf__type_by_id(btf, static_cast<std::uint32_t>(id));
+	const btf_type *proto = func ? btf__type_by_id(btf, func->type) : nullptr;
 	if (!proto || !btf_is_func_proto(proto))
-		return make_error("function " + name + " has no prototype in " + origin_);
+		return make_error("function " + name + " has no prototype in " + origin);
+	return proto;
+}
+
+}  // namespace
+
+Result<std::uint32_t> Types::function_return(std::string_view function) const
+{
+	auto proto = function_proto(btf_, function, origin_);
+	if (!proto)
+		return proto.error();
+	return (*proto)->type;
+}
+
+Result<std::vector<Types::Param>> Types::function_params(std::string_view function) const
+{
+	auto proto = function_proto(btf_, function, origin_);
+	if (!proto)
+		return proto.error();
 	std::vector<Param> params;
-	const btf_param *p = btf_params(proto);
-	for (std::uint16_t i = 0; i < btf_vlen(proto); i++) {
+	const btf_param *p = btf_params(*proto);
+	for (std::uint16_t i = 0; i < btf_vlen(*proto); i++) {
 		if (p[i].type == 0)
 			break;	// "...": BTF's variadic marker
 		const char *param_name = btf__name_by_offset(btf_, p[i].name_off);

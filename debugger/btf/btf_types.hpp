@@ -65,6 +65,8 @@ public:
 		std::uint32_t type_id;
 	};
 	Result<std::vector<Param>> function_params(std::string_view function) const;
+	// What the function returns (its prototype's type; 0 for void).
+	Result<std::uint32_t> function_return(std::string_view function) const;
 	// A C declaration of name with this type: "char comm[16]", "struct file *f".
 	std::string declaration(std::uint32_t type_id, std::string_view name) const;
 	// The type's name as C spells it ("struct task_struct", "u64").

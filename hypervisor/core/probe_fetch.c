@@ -21,6 +21,11 @@ static struct vtice_fetch_op vt_fetch_op(u64 raw)
 	return op;
 }
 
+static bool vt_fetch_is_start(struct vtice_fetch_op op)
+{
+	return op.code == VTICE_FETCH_ARG || op.code == VTICE_FETCH_RETVAL;
+}
+
 static bool vt_fetch_op_valid(struct vtice_fetch_op op, u32 *slots, u32 *strings)
 {
 	if (op.reserved || (op.code != VTICE_FETCH_ADD && op.imm))
@@ -39,6 +44,8 @@ static bool vt_fetch_op_valid(struct vtice_fetch_op op, u32 *slots, u32 *strings
 		return true;
 	case VTICE_FETCH_STRING:
 		return !op.arg && ++*strings == 1;
+	case VTICE_FETCH_RETVAL:
+		return !op.arg;
 	default:
 		return false;
 	}
@@ -48,7 +55,7 @@ bool vt_fetch_valid(const struct vt_fetch_program *prog)
 {
 	u32 slots = 0, strings = 0, i;
 
-	if (vt_fetch_op(prog->ops[0]).code != VTICE_FETCH_ARG)
+	if (!vt_fetch_is_start(vt_fetch_op(prog->ops[0])))
 		return false;	/* the accumulator is never read before it is set */
 	for (i = 0; i < VTICE_FETCH_OPS_MAX; i++) {
 		struct vtice_fetch_op op = vt_fetch_op(prog->ops[i]);
@@ -89,7 +96,8 @@ u32 vt_fetch_run(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r, cons
 
 		switch (op.code) {
 		case VTICE_FETCH_ARG:
-			acc = vt_call_arg(r, op.arg);
+		case VTICE_FETCH_RETVAL:
+			acc = op.code == VTICE_FETCH_ARG ? vt_call_arg(r, op.arg) : r->rax;
 			readable = true;
 			break;
 		case VTICE_FETCH_ADD:

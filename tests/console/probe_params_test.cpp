@@ -120,14 +120,28 @@ TEST(ProbeTypedReads, OffsetsAndSizesMatchPahole)
 						{FetchCode::Value, 0, 0},
 						{FetchCode::Arg, 1, 0},
 						{FetchCode::String, 0, 0}}));
+		// At a return, the chain starts at RAX typed as BTF's prototype
+		// says getname_flags returns (struct filename *).
+		auto refcnt = pahole_member(image, "filename", "refcnt"), fname = pahole_member(image, "filename", "name");
+		ASSERT_TRUE(refcnt && fname) << "pahole shows struct filename's fields";
+		ASSERT_EQ(fname->first, 0) << "filename's name comes first: no ADD";
+		EXPECT_EQ(compile("fn:getname_flags:return { printf(\"%d %s\\n\", retval->refcnt.counter, "
+				  "str(retval->name)); }"),
+			  (std::vector<FetchOp>{{FetchCode::Retval, 0, 0},
+						{FetchCode::Add, 0, refcnt->first},
+						{FetchCode::Load, static_cast<std::uint8_t>(refcnt->second), 0},
+						{FetchCode::Value, 0, 0},
+						{FetchCode::Retval, 0, 0},
+						{FetchCode::Load, 8, 0},
+						{FetchCode::String, 0, 0}}));
 	}
 }
 
 // What root cannot read, or what reads no value, is refused before anything
 // is armed, with the position: a struct as a number, a field that is not
 // there, '.' through a pointer, str() of a number, '->' through an untyped
-// argument, a read where the arguments are gone, a fifth value, a chain
-// longer than root runs.
+// argument, a read where the arguments are gone or retval is not yet, a
+// fifth value, a chain longer than root runs.
 TEST(ProbeTypedReads, RefusalsNameThePlace)
 {
 	auto dirs = vtice::symbols::testing::debian_kernel_dirs();
@@ -156,8 +170,19 @@ TEST(ProbeTypedReads, RefusalsNameThePlace)
 	says("fn:vfs_read { @ = args->file->f_path.dentry->d_name; }", "read one of its fields");
 	says("fn:vfs_read { @[str((struct file *)arg0)] = count(); }",
 	     "str() reads a char array or a char pointer; this is struct file *");
-	says("fn:vfs_read:return { @ = args->file->f_flags; }", "fn:NAME probes only");
-	says("syscall:read { @ = ((struct file *)arg0)->f_flags; }", "fn:NAME probes only");
+	says("fn:vfs_read:return { @ = args->file->f_flags; }", "is gone at a function's return");
+	says("fn:vfs_read { @ = retval->f_flags; }", "retval exists only at a return: read through it in "
+						     "fn:vfs_read:return");
+	says("fn:vfs_read:return { @ = retval->f_flags; }", "'->' reads through a pointer to a struct; this is ssize_t");
+	says("fn:getname_flags:return { @[str(retval)] = count(); }",
+	     "str() reads a char array or a char pointer; this is struct filename *");
+	says("fn:vfs_read:return { @[str(arg1)] = count(); }", "'arg1' is gone at a function's return");
+	says("fn:getname_flags, fn:getname_flags:return { @ = retval->refcnt.counter; }",
+	     "reading through memory works in fn:NAME probes");
+	says("fn:getname_flags:return { @[str(retval->name)] = count(); }\n"
+	     "fn:getname_flags:return { @[str(retval->uptr)] = count(); }",
+	     "2:1: error: fn:getname_flags:return reads other memory");
+	says("syscall:read { @ = ((struct file *)arg0)->f_flags; }", "reading through memory works in fn:NAME probes");
 	says("fn:vfs_read { printf(\"%d %d %d %d %d\\n\", args->file->f_flags, args->file->f_pos, "
 	     "args->file->f_mode, args->file->f_inode, args->file->f_path.mnt); }",
 	     "a probe reads at most 4 values through its arguments");

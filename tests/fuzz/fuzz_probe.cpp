@@ -84,6 +84,17 @@ public:
 	bool is_char_array(std::uint32_t id) const override { return id == 4; }
 	bool is_struct(std::uint32_t id) const override { return id == 1 || id == 7; }
 	std::string name(std::uint32_t id) const override { return "type " + std::to_string(id); }
+	// A function whose name starts with 's' returns a struct s *, with 'c' a
+	// char *, with 'v' nothing; the others an int.
+	std::optional<std::uint32_t> return_type(std::string_view function) const override
+	{
+		switch (function.empty() ? 0 : function[0]) {
+		case 's': return 3u;
+		case 'c': return 5u;
+		case 'v': return std::nullopt;
+		default: return 2u;
+		}
+	}
 };
 
 // Every function takes the same made-up parameters: each width, signed and
@@ -102,7 +113,8 @@ vtice::Result<std::vector<pr::Param>> params(std::string_view function)
 void check_fetch(const std::vector<pr::FetchOp> &ops)
 {
 	unsigned slots = 0, strings = 0;
-	if (ops.size() > pr::kMaxFetchOps || (!ops.empty() && ops[0].code != pr::FetchCode::Arg))
+	if (ops.size() > pr::kMaxFetchOps ||
+	    (!ops.empty() && ops[0].code != pr::FetchCode::Arg && ops[0].code != pr::FetchCode::Retval))
 		std::abort();
 	for (const pr::FetchOp &op : ops) {
 		bool ok = false;
@@ -115,6 +127,7 @@ void check_fetch(const std::vector<pr::FetchOp> &ops)
 			slots |= 1u << (op.arg & 31);
 			break;
 		case pr::FetchCode::String: ok = ++strings == 1 && !op.arg && !op.imm; break;
+		case pr::FetchCode::Retval: ok = !op.arg && !op.imm; break;
 		case pr::FetchCode::End: break;
 		}
 		if (!ok)

@@ -265,8 +265,46 @@ TEST_F(ProbePoints, AFetchProgramReadsThroughPointersAndMarksAFaultedRead)
 		<< "an armed probe's program does not change under its hits";
 }
 
+// At a probe on a function's RET, RETVAL starts a chain at RAX, the value
+// the function returns (fn:getname_flags:return { str(retval->name) }).
+TEST_F(ProbePoints, AFetchProgramReadsThroughTheReturnValue)
+{
+	constexpr uint64_t kData = 0xffff888000200000ull, kDataPa = 0x600000;
+	start();
+	map_page(kData, kDataPa);
+	const uint64_t name_at = kData + 0x40;
+	const char name[] = "/proc/version";
+	const uint32_t refcnt = 1;
+	pages.put(kDataPa, &name_at, 8);	// filename->name at 0
+	pages.put(kDataPa + 0x10, &refcnt, 4);	// filename->refcnt at 16
+	pages.put(kDataPa + 0x40, name, sizeof(name));
+	put_code(fn, {0xc3});	// ret
+	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_INTERCEPT, 1), VTICE_VMCALL_OK);
+	load_program(0, {
+		op(VTICE_FETCH_RETVAL), op(VTICE_FETCH_ADD, 0, 0x10), op(VTICE_FETCH_LOAD, 4), op(VTICE_FETCH_VALUE, 0),
+		op(VTICE_FETCH_RETVAL), op(VTICE_FETCH_LOAD, 8), op(VTICE_FETCH_STRING),
+	});
+	arm(fn, 1);
+	regs.rax = kData;
+	regs.rdi = 0xffff888000400000ull;	// unmapped: the chain starts at RAX, not at an argument
+	EXPECT_EQ(hit(fn), VT_HOOK_HANDLED);
+	auto recs = records();
+	ASSERT_EQ(recs.size(), 4u + 1 + 1) << "head, arguments, one VALUE record, one STRING record";
+	EXPECT_EQ(recs[4].flags, VTICE_SYSCALL_DATA_VALUE);
+	EXPECT_EQ(recs[4].u.raw[0], refcnt);
+	EXPECT_EQ(recs[4].u.raw[1], 0u) << "slot 0, readable";
+	EXPECT_EQ(recs[5].flags, VTICE_SYSCALL_DATA_STRING);
+	EXPECT_STREQ(reinterpret_cast<const char *>(recs[5].u.raw), name);
+
+	regs.rax = static_cast<uint64_t>(-2);	// ERR_PTR(-ENOENT): nothing there
+	EXPECT_EQ(hit(fn), VT_HOOK_HANDLED);
+	auto err = records();
+	ASSERT_EQ(err.size(), recs.size() + 4 + 1) << "the value marked unreadable, no string";
+	EXPECT_EQ(err.back().u.raw[1], 0u | VTICE_PROBE_VALUE_UNREADABLE);
+}
+
 // Root runs only what it checked: a program is refused at ADD unless it
-// starts with ARG and every op's argument, size and slot is in range, no
+// starts with ARG or RETVAL and every op's argument, size and slot is in range, no
 // slot is written twice and there is at most one string.
 TEST_F(ProbePoints, RootRefusesAFetchProgramItCannotBound)
 {
@@ -278,6 +316,7 @@ TEST_F(ProbePoints, RootRefusesAFetchProgramItCannotBound)
 		{"empty", {}},
 		{"not ARG first", {op(VTICE_FETCH_LOAD, 8), op(VTICE_FETCH_VALUE, 0)}},
 		{"argument 6", {op(VTICE_FETCH_ARG, 6)}},
+		{"RETVAL with an argument", {op(VTICE_FETCH_RETVAL, 1)}},
 		{"a 3-byte load", {arg0, op(VTICE_FETCH_LOAD, 3)}},
 		{"a 16-byte load", {arg0, op(VTICE_FETCH_LOAD, 16)}},
 		{"slot 4", {arg0, op(VTICE_FETCH_VALUE, 4)}},

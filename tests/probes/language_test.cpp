@@ -106,14 +106,14 @@ TEST(ProbeLanguage, RefusesMapsUsedTwoWays)
 }
 
 // fn:NAME:return: retval is RAX there; the argument registers hold
-// whatever the function left, so argN, str() and kstack are refused.
+// whatever the function left, so argN, str(argN) and kstack are refused.
 TEST(ProbeLanguage, FunctionReturnsGiveRetvalOnly)
 {
 	accepted("fn:vfs_read:return { @[retval] = count(); }");
 	accepted("fn:vfs_read:return, syscall:read:return { @ret = sum(retval); }");
 	EXPECT_NE(refusal("fn:vfs_read:return { @x = sum(arg2); }").find("'arg2' is gone at a function's return"),
 		  std::string::npos);
-	EXPECT_NE(refusal("fn:vfs_read:return { printf(\"%s\", str(arg0)); }").find("fn:NAME and syscall:NAME probes only"),
+	EXPECT_NE(refusal("fn:vfs_read:return { printf(\"%s\", str(arg0)); }").find("'arg0' is gone at a function's return"),
 		  std::string::npos);
 	EXPECT_NE(refusal("fn:vfs_read:return { @[kstack] = count(); }").find("kstack exists only in fn:NAME, addr:, watch: and"),
 		  std::string::npos);
@@ -146,7 +146,7 @@ TEST(ProbeLanguage, AnAddrProbeSitsAtAnAddressOrASymbolsOffsetAndHasNoArguments)
 	EXPECT_NE(refusal("addr:vfs_read+0x10 { @x = sum(arg1); }").find("'arg1' is a function's argument at its entry"),
 		  std::string::npos);
 	EXPECT_NE(refusal("addr:vfs_read { @x = sum(retval); }").find("retval exists only in"), std::string::npos);
-	EXPECT_NE(refusal("addr:vfs_read { printf(\"%s\", str(arg1)); }").find("fn:NAME and syscall:NAME probes only"),
+	EXPECT_NE(refusal("addr:vfs_read { printf(\"%s\", str(arg1)); }").find("fn:NAME, fn:NAME:return and syscall:NAME probes only"),
 		  std::string::npos);
 	EXPECT_NE(refusal("addr:0 { exit(); }").find("write addr:0xADDRESS or addr:NAME+OFFSET"), std::string::npos);
 	EXPECT_NE(refusal("addr:0x1ffffffffffffffff { exit(); }").find("does not fit in 64 bits"), std::string::npos);
@@ -233,8 +233,8 @@ TEST(ProbeLanguage, RefusesProbePointsThatDoNotExistOrAreNotBuilt)
 	EXPECT_NE(refusal("interval:s:0 { exit(); }").find("intervals are at least 10 ms"), std::string::npos);
 	EXPECT_NE(refusal("interval:us:5 { exit(); }").find("write interval:s:N or interval:ms:N"), std::string::npos);
 	EXPECT_NE(refusal("syscall:read:entry { exit(); }").find("syscall:NAME:return"), std::string::npos);
-	EXPECT_NE(refusal("syscall:* { printf(\"%s\", str(arg1)); }").find("1:26: error: str() reads a string in fn:NAME "
-									       "and syscall:NAME probes only"),
+	EXPECT_NE(refusal("syscall:* { printf(\"%s\", str(arg1)); }").find("1:26: error: str() reads a string in fn:NAME, "
+									       "fn:NAME:return and syscall:NAME probes only"),
 		  std::string::npos);
 	EXPECT_NE(refusal("syscall:read { @[kstack] = count(); }")
 			  .find("kstack exists only in fn:NAME, addr:, watch: and profile:hz:N probes"),
@@ -423,7 +423,7 @@ TEST(ProbeLanguage, StrReadsOneArgumentsStringPerFunction)
 	EXPECT_NE(refusal("fn:a { @x = str(arg1); }\nfn:a { @y = str(arg2); }")
 			  .find("2:1: error: fn:a reads other memory (str() or fields) in another probe"),
 		  std::string::npos);
-	EXPECT_NE(refusal("profile:hz:9 { @[str(arg0)] = count(); }").find("str() reads a string in fn:NAME and"),
+	EXPECT_NE(refusal("profile:hz:9 { @[str(arg0)] = count(); }").find("str() reads a string in fn:NAME, fn:NAME:return and"),
 		  std::string::npos);
 	EXPECT_NE(refusal("fn:a { @n = sum(str(arg0)); }").find("counts numbers, not"), std::string::npos);
 }
@@ -507,7 +507,7 @@ TEST(ProbeLanguage, ArgsByNameRefusalsSayWhy)
 	EXPECT_NE(params_refusal("fn:nosuch { @ = sum(args->x); }").find("no function nosuch in the test table"),
 		  std::string::npos);
 	EXPECT_NE(params_refusal("fn:do_sys_openat2 { @ = sum(args->how->flags); }")
-			  .find("1:38: error: no kernel BTF here to read through arguments with"),
+			  .find("1:38: error: no kernel BTF here to read through memory with"),
 		  std::string::npos)
 		<< "names without types: reads through them need the BTF's structs";
 	// Without a BTF to ask, args->NAME is refused, argN still works.

@@ -364,6 +364,10 @@ public:
 	bool is_char_array(std::uint32_t) const override { return false; }
 	bool is_struct(std::uint32_t id) const override { return id == 1; }
 	std::string name(std::uint32_t id) const override { return "type " + std::to_string(id); }
+	std::optional<std::uint32_t> return_type(std::string_view function) const override
+	{
+		return function == "make_s" ? std::optional<std::uint32_t>(3) : std::nullopt;	// struct s *
+	}
 };
 
 }  // namespace
@@ -398,6 +402,36 @@ TEST(ProbeRuntime, ReadsThroughArgumentsAreTheirSlotsWidenedByType)
 	runtime.on_event(ev);
 	EXPECT_EQ(out.printed_, "-2 65535 -1\n0 0 1\n");
 	EXPECT_EQ(runtime.stats().unreadable_reads, 3u) << "the second hit's three reads, each counted";
+}
+
+// At a function's return the reads start at retval, typed by what the
+// function returns (make_s: a struct s *): a return site's hit prints its
+// VALUE slot widened as the field's type says.
+TEST(ProbeRuntime, ReadsThroughRetvalAtAReturnSite)
+{
+	TinyTypes types;
+	const std::string source = "fn:make_s:return { printf(\"%d %x\\n\", retval->a, retval); }";
+	auto c = compile_program(source, test_syscalls(), {}, &types);
+	ASSERT_TRUE(c.ok()) << format_diagnostic(source, c.error());
+	using vtice::probes::FetchCode;
+	EXPECT_EQ(c->program.probes[0].fetch,
+		  (std::vector<vtice::probes::FetchOp>{{FetchCode::Retval, 0, 0}, {FetchCode::Add, 0, 8},
+						       {FetchCode::Load, 4, 0}, {FetchCode::Value, 0, 0}}));
+	c->program.probes[0].points[0].return_sites = {0xffffffff81000123ull};
+	Captured out;
+	Runtime runtime(*c, out);
+	runtime.begin(0);
+	ProbeEvent ev;
+	ev.kind = PointKind::FnEntry;	// a hit at an address: the return site's
+	ev.address = 0xffffffff81000123ull;
+	ev.retval = static_cast<std::int64_t>(0xffff888000001000ull);
+	ev.values[0] = 0xfffffffbu;
+	runtime.on_event(ev);
+	EXPECT_EQ(out.printed_, "-5 ffff888000001000\n");
+	auto untyped = compile_program("fn:other:return { @ = retval->a; }", test_syscalls(), {}, &types);
+	ASSERT_FALSE(untyped.ok());
+	EXPECT_NE(untyped.error().message.find("cast it first, as in ((struct filename *)retval)->a"), std::string::npos)
+		<< untyped.error().message;
 }
 
 // A watch hit fires the watch points whose range holds the byte it touched

@@ -340,13 +340,15 @@ struct vtice_probe_watch {
  * `args->how->flags`, `((struct file *)arg0)->f_path.dentry` and str().
  * Straight-line code, no jumps: at most VTICE_FETCH_OPS_MAX ops run, each
  * once, on one 64-bit accumulator. ARG sets it to an argument (the System V
- * order, vtice_probes), ADD adds imm, LOAD replaces it with the 1, 2, 4 or
+ * order, vtice_probes), RETVAL to RAX (a function's return value, at a
+ * probe on its RET), ADD adds imm, LOAD replaces it with the 1, 2, 4 or
  * 8 bytes at it (zero-extended; read as the guest would, through its page
  * tables, never the hypervisor's own memory), VALUE writes it as the hit's
  * VALUE record of slot arg (records.h), STRING writes the string at it
  * (STRING records). A LOAD that faults leaves 0 and marks the VALUE records
- * until the next ARG unreadable, and a STRING then copies nothing. Root
- * refuses (EINVAL) a program that does not start with ARG, names an
+ * until the next ARG or RETVAL unreadable, and a STRING then copies
+ * nothing. Root refuses (EINVAL) a program that does not start with ARG or
+ * RETVAL, names an
  * argument, size or slot out of range, writes a slot twice or more than one
  * string, or has reserved bits set; END (0) or the last op ends it.
  */
@@ -361,6 +363,7 @@ enum vtice_fetch_code {
 	VTICE_FETCH_LOAD = 3,	/* arg: bytes, 1, 2, 4 or 8 */
 	VTICE_FETCH_VALUE = 4,	/* arg: slot, 0..VTICE_FETCH_VALUES_MAX - 1 */
 	VTICE_FETCH_STRING = 5,
+	VTICE_FETCH_RETVAL = 6,
 };
 
 struct vtice_fetch_op {
