@@ -54,7 +54,7 @@ const char kHelp[] =
 	"  vtice probe 'fn:do_sys_openat2 { printf(\"%s\\n\", str(args->filename)); }'\n"
 	"  vtice probe 'fn:do_sys_openat2 { printf(\"%x\\n\", args->how->flags); }'\n"
 	"  vtice probe 'fn:vfs_read { @[str(((struct file *)arg0)->f_path.dentry->d_name.name)] = count(); }'\n"
-	"  vtice probe 'fn:getname_flags:return { printf(\"%s\\n\", str(retval->name)); }'\n"
+	"  vtice probe 'fn:do_filp_open:return { printf(\"%s\\n\", str(retval->f_path.dentry->d_name.name)); }'\n"
 	"  vtice probe 'syscall:openat:return /comm == \"bash\"/ { printf(\"%d\\n\", retval); }'\n"
 	"  vtice probe 'syscall:nanosleep { @s[tid] = nsecs; }\n"
 	"               syscall:nanosleep:return /@s[tid]/ {\n"

@@ -55,10 +55,23 @@ public:
 		auto m = t->member(type_id, name);
 		if (!m)
 			return m.error();
-		if (m->bitfield_bits || m->bit_offset % 8)
-			return make_error(t->name_of(type_id) + "'s " + std::string(name) +
-					  " is a bitfield: reading bitfields through arguments is not built");
-		return Field{m->bit_offset / 8, m->type_id};
+		return Field{m->bit_offset / 8, m->type_id, static_cast<std::uint32_t>(m->bit_offset % 8),
+			     m->bitfield_bits};
+	}
+
+	std::optional<Array> array(std::uint32_t type_id) const override
+	{
+		const auto *t = loaded();
+		std::uint64_t count = 0;
+		auto element = t ? t->element(type_id, &count) : Result<std::uint32_t>(make_error(""));
+		return element ? std::optional<Array>(Array{*element, count}) : std::nullopt;
+	}
+
+	std::optional<std::uint64_t> size(std::uint32_t type_id) const override
+	{
+		const auto *t = loaded();
+		auto bytes = t ? t->size_of(type_id) : Result<std::uint64_t>(make_error(""));
+		return bytes && *bytes ? std::optional<std::uint64_t>(*bytes) : std::nullopt;
 	}
 
 	std::optional<Scalar> scalar(std::uint32_t type_id) const override

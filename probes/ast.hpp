@@ -38,6 +38,7 @@ enum class ExprKind {
 	Call,		// text(kids...): only an aggregation, as a map assignment's value
 	Member,		// kids[0]->member (text "->") or kids[0].member (text ".")
 	Cast,		// (member *)kids[0]: member is "struct NAME" or "union NAME"
+	Index,		// kids[0][kids[1]]: an array's element, or one a pointer points to (kids[1] an Int)
 };
 
 struct Expr {
@@ -49,10 +50,13 @@ struct Expr {
 	// args->NAME: the parameter's name; the checker sets number (its
 	// register) and how much of the register is the value, from the BTF.
 	// A Member read as a number: the checker sets number (its VALUE slot
-	// in the probe's fetch program), bytes and is_signed.
+	// in the probe's fetch program), bytes and is_signed, and for a
+	// bitfield bit_shift and bits.
 	std::string member;
 	std::uint8_t bytes = 8;		// an argument's or a field's width: 1, 2, 4 or 8
 	bool is_signed = false;		// ...and whether it is sign-extended
+	std::uint8_t bit_shift = 0;	// a bitfield: its lowest bit in the bytes read
+	std::uint8_t bits = 0;		// ...and its width (0: not a bitfield)
 	std::vector<std::unique_ptr<Expr>> kids;
 	Type type = Type::Int;	// set by the checker
 	unsigned height = 1;	// levels of this tree (bounded by the parser)

@@ -381,6 +381,7 @@ private:
 					       "only (not in syscall:*, addr:, profile:)");
 		Expr *arg = e.kids.size() == 1 ? e.kids[0].get() : nullptr;
 		bool through = arg && (arg->kind == ExprKind::Member || arg->kind == ExprKind::Cast ||
+				       arg->kind == ExprKind::Index ||
 				       (arg->kind == ExprKind::Builtin && arg->builtin == Builtin::Retval));
 		if (!arg || (!through && (arg->kind != ExprKind::Builtin || arg->builtin != Builtin::Arg)))
 			return error_at(e.pos, "str() takes an argument, as in str(arg1) or str(args->filename), a "
@@ -441,8 +442,7 @@ private:
 			auto read = compile_read(e, as, p, params_, types_);
 			if (!read)
 				return read.error();
-			if (first && (read->ops != first->ops || read->scalar.bytes != first->scalar.bytes ||
-				      read->scalar.is_signed != first->scalar.is_signed))
+			if (first && !(*read == *first))
 				return error_at(e.pos, "this read differs between the functions of this probe (fn:" +
 							       p.function + "): one probe, one place");
 			first = std::move(*read);
@@ -463,6 +463,8 @@ private:
 		e.number = *slot;
 		e.bytes = static_cast<std::uint8_t>(read->scalar.bytes);
 		e.is_signed = read->scalar.is_signed;
+		e.bit_shift = read->bit_shift;
+		e.bits = read->bits;
 		return {};
 	}
 
@@ -666,6 +668,7 @@ private:
 			return binary_type(e);
 		case ExprKind::Member:
 		case ExprKind::Cast:
+		case ExprKind::Index:
 			return typed_read_type(e);
 		case ExprKind::Call:
 			if (e.text == "str")

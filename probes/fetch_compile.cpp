@@ -1,9 +1,10 @@
 // Reads through arguments into fetch ops (fetch_compile.hpp). The value being
 // read is tracked as a place: either in root's accumulator, or an object in
-// guest memory at the accumulator plus an offset (a field not yet loaded, so
-// that `a->b.c.d` costs one load, not three).
+// guest memory at the accumulator plus an offset (a field or an element not
+// yet loaded, so that `a->b.c[2].d` costs one load, not three).
 #include "fetch_compile.hpp"
 
+#include <bit>
 #include <limits>
 
 #include "diagnostic.hpp"
@@ -16,7 +17,17 @@ struct Place {
 	std::int64_t offset = 0;
 	std::uint32_t type_id = 0;	// 0: a value BTF does not type (argN, retval of an unknown function)
 	std::uint32_t cast_pointee = 0;	// the accumulator is a pointer to this (a cast)
+	std::uint32_t bit_shift = 0;	// a bitfield (in memory): its lowest bit past offset's byte
+	std::uint32_t bits = 0;		// ...and its width
 };
+
+// The bytes root loads for a bitfield bits wide bit_shift into its first
+// byte: the fewest of 1, 2, 4, 8 that hold it, 0 when 8 cannot.
+std::uint32_t bitfield_bytes(std::uint32_t bit_shift, std::uint32_t bits)
+{
+	std::uint32_t need = (bit_shift + bits + 7) / 8;
+	return need > 8 ? 0 : std::bit_ceil(need);
+}
 
 class ReadCompiler {
 public:
@@ -39,6 +50,8 @@ public:
 			return cast(e);
 		case ExprKind::Member:
 			return e.text == "->" ? arrow(e) : dot(e);
+		case ExprKind::Index:
+			return index(e);
 		default:
 			break;
 		}
@@ -48,7 +61,8 @@ public:
 						    "((struct T *)argN)->FIELD");
 	}
 
-	// The accumulator holds the place's value: a field is loaded.
+	// The accumulator holds the place's value: a field is loaded (a
+	// bitfield's bytes: the caller keeps p's bits to cut it out).
 	Result<void> load(Place &p, const Pos &pos)
 	{
 		if (!p.in_memory)
@@ -57,10 +71,13 @@ public:
 		if (!s)
 			return error_at(pos, "this is " + types_.name(p.type_id) + ", not a number or a pointer: "
 					     "read one of its fields");
+		std::uint32_t bytes = p.bits ? bitfield_bytes(p.bit_shift, p.bits) : s->bytes;
+		if (!bytes)
+			return error_at(pos, "a bitfield spread over more than 8 bytes: root loads at most 8");
 		if (auto ok = add(p.offset, pos); !ok)
 			return ok;
-		ops_.push_back({FetchCode::Load, static_cast<std::uint8_t>(s->bytes), 0});
-		p = Place{false, 0, p.type_id, 0};
+		ops_.push_back({FetchCode::Load, static_cast<std::uint8_t>(bytes), 0});
+		p = Place{false, 0, p.type_id, 0, p.bit_shift, p.bits};
 		return {};
 	}
 
@@ -153,6 +170,44 @@ private:
 		return member(e, target, 0);
 	}
 
+	// a[i]: an element of an array field, in place; or p[i]: the i-th
+	// object from where the pointer p points.
+	Result<Place> index(const Expr &e)
+	{
+		auto base = place(*e.kids[0]);
+		if (!base)
+			return base;
+		auto i = static_cast<std::uint64_t>(e.kids[1]->number);
+		if (base->in_memory) {
+			if (auto a = types_.array(base->type_id)) {
+				if (a->count && i >= a->count)
+					return error_at(e.pos, "index " + std::to_string(i) + " is past the end of " +
+							       types_.name(base->type_id));
+				return element(e, base->offset, a->element, i);
+			}
+		}
+		std::uint32_t target = base->cast_pointee;
+		if (!target && base->type_id)
+			target = types_.pointee(base->type_id).value_or(0);
+		if (!target)
+			return error_at(e.pos, "'[' indexes an array or a pointer; this is " + describe(*base) +
+					       (base->type_id || base->cast_pointee ? "" : ": cast it first"));
+		if (auto ok = load(*base, e.pos); !ok)
+			return ok.error();
+		return element(e, 0, target, i);
+	}
+
+	Result<Place> element(const Expr &e, std::int64_t base, std::uint32_t type, std::uint64_t i)
+	{
+		auto size = types_.size(type);
+		if (!size)
+			return error_at(e.pos, "elements of " + types_.name(type) + " have no size to index by");
+		if (i > static_cast<std::uint64_t>(std::numeric_limits<std::int32_t>::max()) / *size)
+			return error_at(e.pos, "index " + std::to_string(i) + " is more than 2 GiB away: root adds at "
+					       "most 2 GiB");
+		return Place{true, base + static_cast<std::int64_t>(i * *size), type, 0};
+	}
+
 	Result<Place> dot(const Expr &e)
 	{
 		auto base = place(*e.kids[0]);
@@ -169,7 +224,7 @@ private:
 		auto f = types_.field(in, e.member);
 		if (!f)
 			return error_at(e.pos, f.error().message);
-		return Place{true, base + static_cast<std::int64_t>(f->offset), f->type_id, 0};
+		return Place{true, base + static_cast<std::int64_t>(f->offset), f->type_id, 0, f->bit_shift, f->bits};
 	}
 
 	const std::string &function_;
@@ -221,8 +276,19 @@ Result<CompiledRead> compile_read(const Expr &e, ReadAs as, const ProbePoint &po
 	}
 	if (auto ok = c.load(*p, e.pos); !ok)
 		return ok.error();
+	if (p->bits) {
+		out.scalar.bytes = bitfield_bytes(p->bit_shift, p->bits);
+		out.bit_shift = static_cast<std::uint8_t>(p->bit_shift);
+		out.bits = static_cast<std::uint8_t>(p->bits);
+	}
 	out.ops = c.take_ops();
 	return out;
+}
+
+bool CompiledRead::operator==(const CompiledRead &o) const
+{
+	return ops == o.ops && scalar.bytes == o.scalar.bytes && scalar.is_signed == o.scalar.is_signed &&
+	       bit_shift == o.bit_shift && bits == o.bits;
 }
 
 Result<std::uint8_t> FetchProgram::add_value(const Pos &pos, std::vector<FetchOp> ops)

@@ -20,10 +20,13 @@ struct CompiledRead {
 	// From its ARG or RETVAL to the value (Number) or to the string's
 	// address (String); the caller adds the VALUE or STRING op.
 	std::vector<FetchOp> ops;
-	KernelTypes::Scalar scalar;	// Number: how the console extends the value
+	KernelTypes::Scalar scalar;	// Number: the bytes loaded, and how the console extends them
+	std::uint8_t bit_shift = 0;	// a bitfield: its lowest bit in those bytes
+	std::uint8_t bits = 0;		// ...and its width; 0 for a whole field
+	bool operator==(const CompiledRead &) const;
 };
 
-// e: a Member or a Cast, or for String also an argument or retval itself,
+// e: a Member, an Index or a Cast, or for String also an argument or retval itself,
 // at point (fn:NAME: from the arguments; fn:NAME:return: from retval).
 // Errors name e's position, or the field's.
 Result<CompiledRead> compile_read(const Expr &e, ReadAs as, const ProbePoint &point, const ParamLookup &params,

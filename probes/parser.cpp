@@ -356,12 +356,16 @@ private:
 		return out;
 	}
 
-	// A value, then the fields read through it: args->how->flags,
-	// ((struct file *)arg0)->f_path.dentry.
+	// A value, then the fields and elements read through it:
+	// args->how->flags, ((struct file *)arg0)->f_path.dentry, p->fds[2].
 	Result<ExprPtr> parse_primary()
 	{
 		auto base = parse_operand();
-		while (base && (is("->") || is("."))) {
+		while (base && (is("->") || is(".") || is("["))) {
+			if (is("[")) {
+				base = parse_index(std::move(*base));
+				continue;
+			}
 			auto e = std::make_unique<Expr>();
 			e->kind = ExprKind::Member;
 			e->pos = peek().pos;
@@ -374,6 +378,28 @@ private:
 			base = bounded(std::move(e));
 		}
 		return base;
+	}
+
+	// BASE[N]: N a number as written (root adds a constant offset).
+	Result<ExprPtr> parse_index(ExprPtr base)
+	{
+		auto e = std::make_unique<Expr>();
+		e->kind = ExprKind::Index;
+		e->pos = peek().pos;
+		e->text = take().text;	// [
+		if (peek().kind != TokenKind::Number)
+			return error_at(peek().pos, "an index is a number as written, as in [2]; found " + describe(peek()));
+		auto index = std::make_unique<Expr>();
+		index->pos = peek().pos;
+		index->number = take().number;
+		if (index->number < 0)
+			return error_at(index->pos, "index " + std::to_string(static_cast<std::uint64_t>(index->number)) +
+						    " is more than 2 GiB away: root adds at most 2 GiB");
+		if (auto ok = expect("]", "to close the index"); !ok)
+			return ok.error();
+		e->kids.push_back(std::move(base));
+		e->kids.push_back(std::move(index));
+		return bounded(std::move(e));
 	}
 
 	// (struct NAME *)VALUE: as in C, the cast binds looser than '->', so

@@ -171,16 +171,21 @@ namespace {
 
 // An argument as its type has it: the low bytes of its register, sign- or
 // zero-extended (an int -100 in RDI reads -100, not 4294967196).
-std::int64_t argument_value(const Expr &e, std::uint64_t reg)
+// The low bits of v, sign-extended when is_signed.
+std::int64_t widen(std::uint64_t v, unsigned bits, bool is_signed)
 {
-	if (e.bytes >= 8)
-		return static_cast<std::int64_t>(reg);
-	unsigned bits = 8u * e.bytes;
-	std::uint64_t low = reg & ((std::uint64_t{1} << bits) - 1);
+	if (bits >= 64)
+		return static_cast<std::int64_t>(v);
+	std::uint64_t low = v & ((std::uint64_t{1} << bits) - 1);
 	std::uint64_t sign = std::uint64_t{1} << (bits - 1);
-	if (e.is_signed && (low & sign))
+	if (is_signed && (low & sign))
 		low |= ~((std::uint64_t{1} << bits) - 1);
 	return static_cast<std::int64_t>(low);
+}
+
+std::int64_t argument_value(const Expr &e, std::uint64_t reg)
+{
+	return widen(reg, 8u * e.bytes, e.is_signed);
 }
 
 }  // namespace
@@ -198,6 +203,7 @@ Value Runtime::eval(const Expr &e, const Fired &fired)
 		return fired.event ? fired.event->str : std::string();
 	case ExprKind::Member:
 	case ExprKind::Cast:
+	case ExprKind::Index:
 		return read_through(e, fired);
 	case ExprKind::Binary:
 		if (e.kids[0]->type == Type::String) {
@@ -218,7 +224,10 @@ std::int64_t Runtime::read_through(const Expr &e, const Fired &fired)
 	auto slot = static_cast<std::size_t>(e.number);
 	if (fired.event->values_unreadable & (1u << slot))
 		stats_.unreadable_reads++;
-	return argument_value(e, fired.event->values[slot]);
+	std::uint64_t v = fired.event->values[slot];
+	if (e.bits)	// a bitfield: its bits of the bytes root loaded
+		return widen(v >> e.bit_shift, e.bits, e.is_signed);
+	return argument_value(e, v);
 }
 
 std::int64_t Runtime::eval_int(const Expr &e, const Fired &fired)

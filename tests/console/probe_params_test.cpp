@@ -68,6 +68,44 @@ std::optional<std::pair<std::int32_t, std::uint32_t>> pahole_member(const std::s
 	return std::make_pair(offset, size);
 }
 
+// pahole -C for an array member ("\tunsigned char d_iname[32]; /* 56 32 */",
+// its length differs between kernels): the offset, or nothing.
+std::optional<std::int32_t> pahole_array(const std::string &image, const std::string &type, const std::string &member)
+{
+	std::string text = vtice::test::command_output("pahole -F btf -C " + type + " " + image);
+	auto at = text.find(" " + member + "[");
+	auto comment = at == std::string::npos ? at : text.find("/*", at);
+	int offset = 0;
+	if (comment == std::string::npos || std::sscanf(text.c_str() + comment, "/* %d", &offset) != 1)
+		return std::nullopt;
+	return offset;
+}
+
+// pahole -C for a bitfield ("\tu8 sk_txtime_unused:6; /* 621: 2  1 */"):
+// the bit it starts at, from the start of the struct.
+std::optional<std::uint64_t> pahole_bitfield(const std::string &image, const std::string &type,
+					     const std::string &member_and_width)
+{
+	std::string text = vtice::test::command_output("pahole -F btf -C " + type + " " + image);
+	std::string key = " " + member_and_width + ";";
+	auto at = text.find(key);
+	int byte = 0, bit = 0;
+	if (at == std::string::npos || std::sscanf(text.c_str() + at + key.size(), " /* %d: %d", &byte, &bit) != 2)
+		return std::nullopt;
+	return std::uint64_t(byte) * 8 + bit;
+}
+
+// pahole -C's "/* size: 232, ..." line: the struct's size.
+std::optional<std::int32_t> pahole_size(const std::string &image, const std::string &type)
+{
+	std::string text = vtice::test::command_output("pahole -F btf -C " + type + " " + image);
+	auto at = text.find("/* size: ");
+	int size = 0;
+	if (at == std::string::npos || std::sscanf(text.c_str() + at, "/* size: %d", &size) != 1)
+		return std::nullopt;
+	return size;
+}
+
 using vtice::probes::FetchCode;
 using vtice::probes::FetchOp;
 
@@ -137,6 +175,67 @@ TEST(ProbeTypedReads, OffsetsAndSizesMatchPahole)
 	}
 }
 
+// An element of an array field is one more offset in the same load; an
+// index through a pointer steps by the pointed-to struct's size; a
+// bitfield loads the byte that holds it and the console cuts out its bits
+// (sk_txtime_unused: 6 bits from bit 2 of its byte). Offsets and sizes:
+// pahole's, for each kernel.
+TEST(ProbeTypedReads, ElementsAndBitfieldsMatchPahole)
+{
+	auto dirs = vtice::symbols::testing::debian_kernel_dirs();
+	if (dirs.empty())
+		GTEST_SKIP() << "no " VTICE_KERNEL_DIR "/*/vmlinux (make kernel)";
+	if (std::system("pahole --version >/dev/null 2>&1") != 0)
+		GTEST_SKIP() << "pahole (Debian's pahole package) is not installed";
+	for (const auto &dir : dirs) {
+		std::string image = (dir / "vmlinux").string();
+		SCOPED_TRACE(image);
+		auto btf = std::make_shared<vtice::console::KernelBtf>(image);
+		auto types = vtice::console::kernel_types(btf);
+		auto compile = [&](const std::string &source) {
+			auto p = vtice::probes::compile_program(
+				source, [](std::string_view) { return std::nullopt; }, vtice::console::kernel_params(btf),
+				types.get());
+			EXPECT_TRUE(p) << source << ": " << (p ? "" : p.error().message);
+			return p ? std::move(*p) : vtice::probes::CheckedProgram{};
+		};
+		auto f_path = pahole_member(image, "file", "f_path"), dentry = pahole_member(image, "path", "dentry");
+		auto f_flags = pahole_member(image, "file", "f_flags");
+		auto d_iname = pahole_array(image, "dentry", "d_iname");
+		auto file_size = pahole_size(image, "file");
+		auto txtime = pahole_bitfield(image, "sock", "sk_txtime_unused:6");
+		ASSERT_TRUE(f_path && dentry && f_flags && d_iname && file_size && txtime) << "pahole shows them";
+
+		auto element = compile("fn:vfs_read { @ = args->file->f_path.dentry->d_iname[3]; }");
+		EXPECT_EQ(element.program.probes.at(0).fetch,
+			  (std::vector<FetchOp>{{FetchCode::Arg, 0, 0},
+						{FetchCode::Add, 0, f_path->first + dentry->first},
+						{FetchCode::Load, 8, 0},
+						{FetchCode::Add, 0, *d_iname + 3},
+						{FetchCode::Load, 1, 0},
+						{FetchCode::Value, 0, 0}}));
+
+		auto stepped = compile("fn:vfs_read { @ = ((struct file *)arg0)[2].f_flags; }");
+		EXPECT_EQ(stepped.program.probes.at(0).fetch,
+			  (std::vector<FetchOp>{{FetchCode::Arg, 0, 0},
+						{FetchCode::Add, 0, 2 * *file_size + f_flags->first},
+						{FetchCode::Load, static_cast<std::uint8_t>(f_flags->second), 0},
+						{FetchCode::Value, 0, 0}}));
+
+		auto bits = compile("fn:tcp_sendmsg { @ = ((struct sock *)arg0)->sk_txtime_unused; }");
+		ASSERT_EQ(bits.program.probes.size(), 1u);
+		EXPECT_EQ(bits.program.probes[0].fetch,
+			  (std::vector<FetchOp>{{FetchCode::Arg, 0, 0},
+						{FetchCode::Add, 0, static_cast<std::int32_t>(*txtime / 8)},
+						{FetchCode::Load, 1, 0},
+						{FetchCode::Value, 0, 0}}));
+		const auto &read = *bits.program.probes[0].body.at(0).value;
+		EXPECT_EQ(read.bit_shift, *txtime % 8);
+		EXPECT_EQ(read.bits, 6);
+		EXPECT_FALSE(read.is_signed) << "a u8 bitfield";
+	}
+}
+
 // What root cannot read, or what reads no value, is refused before anything
 // is armed, with the position: a struct as a number, a field that is not
 // there, '.' through a pointer, str() of a number, '->' through an untyped
@@ -168,6 +267,11 @@ TEST(ProbeTypedReads, RefusalsNameThePlace)
 	says("fn:vfs_read { @[str(args->file->f_flags)] = count(); }",
 	     "str() reads a char array or a char pointer; this is unsigned int");
 	says("fn:vfs_read { @ = args->file->f_path.dentry->d_name; }", "read one of its fields");
+	says("fn:vfs_read { @ = args->file->f_path.dentry->d_iname[4096]; }", "index 4096 is past the end of");
+	says("fn:vfs_read { @ = args->file->f_flags[1]; }", "'[' indexes an array or a pointer; this is unsigned int");
+	says("fn:vfs_read { @ = arg0[1]; }", "cast it first");
+	says("fn:vfs_read { @ = args->file[arg2].f_flags; }", "an index is a number as written");
+	says("fn:vfs_read { @ = ((struct file *)arg0)[100000000].f_flags; }", "root adds at most 2 GiB");
 	says("fn:vfs_read { @[str((struct file *)arg0)] = count(); }",
 	     "str() reads a char array or a char pointer; this is struct file *");
 	says("fn:vfs_read:return { @ = args->file->f_flags; }", "is gone at a function's return");

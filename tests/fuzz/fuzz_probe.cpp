@@ -37,8 +37,10 @@ std::optional<std::uint64_t> lookup(std::string_view name)
 
 // Made-up types for reads through arguments: 1 struct s { int i at 0;
 // struct s *next at 8; char name[16] at 16; char *str at 32; union u u at
-// 40 } (a cycle through next), 2 int, 3 struct s *, 4 char[16], 5 char *,
-// 6 char, 7 union u { u16 w at 0; struct s *back at 0 }, 8 u16.
+// 40; int lo:5 at bit 3 of 44; a 62-bit u64 wide at bit 7 of 44 (more than
+// 8 bytes: refused); int nums[] at 48 } (a cycle through next), 2 int,
+// 3 struct s *, 4 char[16], 5 char *, 6 char, 7 union u { u16 w at 0;
+// struct s *back at 0 }, 8 u16, 9 int[].
 class FuzzTypes final : public pr::KernelTypes {
 public:
 	vtice::Result<std::uint32_t> find(std::string_view name) const override
@@ -64,7 +66,8 @@ public:
 			const char *name;
 			Field f;
 		} fields[] = {{1, "i", {0, 2}},	 {1, "next", {8, 3}}, {1, "name", {16, 4}}, {1, "str", {32, 5}},
-			      {1, "u", {40, 7}}, {7, "w", {0, 8}},    {7, "back", {0, 3}}};
+			      {1, "u", {40, 7}}, {7, "w", {0, 8}},    {7, "back", {0, 3}},
+			      {1, "lo", {44, 2, 3, 5}}, {1, "wide", {44, 8, 7, 62}}, {1, "nums", {48, 9}}};
 		for (const auto &f : fields)
 			if (f.in == id && name == f.name)
 				return f.f;
@@ -82,6 +85,19 @@ public:
 		}
 	}
 	bool is_char_array(std::uint32_t id) const override { return id == 4; }
+	std::optional<Array> array(std::uint32_t id) const override
+	{
+		if (id == 4)
+			return Array{6, 16};
+		if (id == 9)
+			return Array{2, 0};	// a flexible array of int
+		return std::nullopt;
+	}
+	std::optional<std::uint64_t> size(std::uint32_t id) const override
+	{
+		static const std::uint64_t sizes[] = {0, 48, 4, 8, 16, 8, 1, 8, 2, 0};
+		return id < std::size(sizes) && sizes[id] ? std::optional<std::uint64_t>(sizes[id]) : std::nullopt;
+	}
 	bool is_struct(std::uint32_t id) const override { return id == 1 || id == 7; }
 	std::string name(std::uint32_t id) const override { return "type " + std::to_string(id); }
 	// A function whose name starts with 's' returns a struct s *, with 'c' a

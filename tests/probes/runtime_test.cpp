@@ -327,7 +327,8 @@ TEST(ProbeRuntime, ArgsByNameTakeTheirTypesWidth)
 
 namespace {
 
-// struct s { ...; int a at 8; struct s *p at 16; unsigned short b at 24; }:
+// struct s { ...; int a at 8; struct s *p at 16; unsigned short b at 24;
+// int bf:5 at bit 6 of 26; } of 32 bytes:
 // the few types the next test reads through (the console's KernelTypes
 // answers from the kernel's BTF; tests/console/probe_params_test.cpp
 // checks those answers against pahole).
@@ -349,6 +350,8 @@ public:
 			return Field{16, 3};
 		if (id == 1 && name == "b")
 			return Field{24, 4};
+		if (id == 1 && name == "bf")
+			return Field{26, 2, 6, 5};	// int bf:5, from bit 6 of byte 26: two bytes hold it
 		return vtice::make_error("no field " + std::string(name));
 	}
 	std::optional<Scalar> scalar(std::uint32_t id) const override
@@ -362,6 +365,11 @@ public:
 		return std::nullopt;
 	}
 	bool is_char_array(std::uint32_t) const override { return false; }
+	std::optional<Array> array(std::uint32_t) const override { return std::nullopt; }
+	std::optional<std::uint64_t> size(std::uint32_t id) const override
+	{
+		return id == 1 ? std::optional<std::uint64_t>(32) : std::nullopt;	// struct s
+	}
 	bool is_struct(std::uint32_t id) const override { return id == 1; }
 	std::string name(std::uint32_t id) const override { return "type " + std::to_string(id); }
 	std::optional<std::uint32_t> return_type(std::string_view function) const override
@@ -432,6 +440,33 @@ TEST(ProbeRuntime, ReadsThroughRetvalAtAReturnSite)
 	ASSERT_FALSE(untyped.ok());
 	EXPECT_NE(untyped.error().message.find("cast it first, as in ((struct filename *)retval)->a"), std::string::npos)
 		<< untyped.error().message;
+}
+
+// A bitfield is cut out of the bytes root loaded (here two: its 5 bits
+// start at bit 6) and sign-extended from its own width; an index through a
+// pointer steps by the struct's size.
+TEST(ProbeRuntime, BitfieldsAreCutFromTheirBytesAndIndexesStepByTheSize)
+{
+	TinyTypes types;
+	const std::string source = "fn:f { printf(\"%d %d\\n\", ((struct s *)arg0)->bf, ((struct s *)arg0)[1].a); }";
+	auto c = compile_program(source, test_syscalls(), {}, &types);
+	ASSERT_TRUE(c.ok()) << format_diagnostic(source, c.error());
+	using vtice::probes::FetchCode;
+	EXPECT_EQ(c->program.probes[0].fetch,
+		  (std::vector<vtice::probes::FetchOp>{{FetchCode::Arg, 0, 0}, {FetchCode::Add, 0, 26}, {FetchCode::Load, 2, 0},
+						       {FetchCode::Value, 0, 0}, {FetchCode::Arg, 0, 0}, {FetchCode::Add, 0, 32 + 8},
+						       {FetchCode::Load, 4, 0}, {FetchCode::Value, 1, 0}}));
+	Captured out;
+	Runtime runtime(*c, out);
+	runtime.begin(0);
+	ProbeEvent ev;
+	ev.kind = PointKind::FnEntry;
+	ev.values[0] = 0x3f | 0b10110u << 6 | 0xf800u;	// -10 in bits 6..10, ones around it
+	ev.values[1] = 7;
+	runtime.on_event(ev);
+	ev.values[0] = 0b01001u << 6;	// 9
+	runtime.on_event(ev);
+	EXPECT_EQ(out.printed_, "-10 7\n9 7\n");
 }
 
 // A watch hit fires the watch points whose range holds the byte it touched
