@@ -187,11 +187,13 @@ private:
 			}
 		}
 		std::uint32_t target = base->cast_pointee;
-		if (!target && base->type_id)
-			target = types_.pointee(base->type_id).value_or(0);
+		auto pointee = base->type_id ? types_.pointee(base->type_id) : std::nullopt;
+		if (!target && pointee)
+			target = *pointee;
 		if (!target)
-			return error_at(e.pos, "'[' indexes an array or a pointer; this is " + describe(*base) +
-					       (base->type_id || base->cast_pointee ? "" : ": cast it first"));
+			return error_at(e.pos, "'[' indexes an array or a pointer" +
+					       std::string(pointee ? " to a sized type" : "") + "; this is " +
+					       describe(*base) + (base->type_id && !pointee ? "" : ": cast it first"));
 		if (auto ok = load(*base, e.pos); !ok)
 			return ok.error();
 		return element(e, 0, target, i);

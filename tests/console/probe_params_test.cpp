@@ -270,6 +270,7 @@ TEST(ProbeTypedReads, RefusalsNameThePlace)
 	says("fn:vfs_read { @ = args->file->f_path.dentry->d_iname[4096]; }", "index 4096 is past the end of");
 	says("fn:vfs_read { @ = args->file->f_flags[1]; }", "'[' indexes an array or a pointer; this is unsigned int");
 	says("fn:vfs_read { @ = arg0[1]; }", "cast it first");
+	says("fn:memremap:return { @ = retval[1]; }", "a pointer to a sized type; this is void *: cast it first");
 	says("fn:vfs_read { @ = args->file[arg2].f_flags; }", "an index is a number as written");
 	says("fn:vfs_read { @ = ((struct file *)arg0)[100000000].f_flags; }", "root adds at most 2 GiB");
 	says("fn:vfs_read { @[str((struct file *)arg0)] = count(); }",
