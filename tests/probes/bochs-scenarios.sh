@@ -12,7 +12,8 @@
 # kernel's kprobe on the function that stores it. hv.probe-fetch: reads
 # through arguments (args->how->flags against the kernel's kprobe fetch of
 # the same field; str(((struct file *)arg0)->f_path.dentry->d_name.name)
-# against the names of the files the child read).
+# against the names of the files the child read; the same names through
+# retval at do_filp_open's returns).
 scenario_hvprobe() {
 	vtice_at_defaults || { result hv.probe FAIL "insmod failed"; return; }
 	$T probe hv.probe

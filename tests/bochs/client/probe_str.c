@@ -137,6 +137,19 @@ static void run_opener(pid_t child, volatile int *go)
 	munmap((void *)go, sizeof(*go));
 }
 
+/* Why the kernel refused an event definition, on the console (its own words). */
+static void show_tracing_errors(const char *def)
+{
+	FILE *f = fopen(TRACEFS "/error_log", "r");
+	char line[512];
+
+	printf("kernel event '%s' refused or unused; tracefs error_log:\n", def);
+	while (f && fgets(line, sizeof(line), f))
+		printf("  %s", line);
+	if (f)
+		fclose(f);
+}
+
 /*
  * The child, named comm, under the kernel's own probe: kprobe event comm
  * defined by def ("p:comm ..." or "r:comm ..."), for the child's pid only.
@@ -159,6 +172,8 @@ static FILE *kernel_event_run(const char *comm, const char *def)
 	run_opener(child, go);
 	tracefs_write("tracing_on", "0");
 	tracefs_write(enable, "0");
+	if (!ok)
+		show_tracing_errors(def);
 	return ok ? fopen(TRACEFS "/trace", "r") : NULL;
 }
 
@@ -197,18 +212,24 @@ static int kernel_columns(const char *comm, const char *def, const char *const *
 	return kernel_event_end(f);
 }
 
-/* ... vtstr: (do_sys_openat2+0x0/0x...) dfd=-100 name="/proc/version" */
-static int kernel_strings(struct paths *k)
+/*
+ * The name="..." string of each line of the kernel's trace of event comm
+ * defined by def, in order, and its dfd=N if it has one:
+ * ... vtstr: (do_sys_openat2+0x0/0x...) dfd=-100 name="/proc/version"
+ */
+static int kernel_strings_of(const char *comm, const char *def, struct paths *k)
 {
-	FILE *f = kernel_event_run("vtstr", "p:vtstr do_sys_openat2 dfd=%di:s32 name=+0(%si):ustring");
+	FILE *f = kernel_event_run(comm, def);
 	char line[1024], *p, *end, *dfd;
 
 	k->n = 0;
 	while (f && fgets(line, sizeof(line), f)) {
-		if (line[0] == '#' || !(p = strstr(line, "name=\"")) || !(dfd = strstr(line, "dfd=")) ||
-		    k->n == MAX_PATHS)
+		if (line[0] != '#' && !strstr(line, "name=\""))
+			printf("kernel event %s, no name=\"...\": %s", comm, line);
+		if (line[0] == '#' || !(p = strstr(line, "name=\"")) || k->n == MAX_PATHS)
 			continue;
-		k->dfd[k->n] = strtol(dfd + 4, NULL, 10);
+		dfd = strstr(line, "dfd=");
+		k->dfd[k->n] = dfd ? strtol(dfd + 4, NULL, 10) : 0;
 		p += 6;
 		end = strrchr(p, '"');
 		if (end)
@@ -306,7 +327,8 @@ int cmd_probe_str(int argc, char **argv)
 	(void)argc;
 	if (access(VTICE_BIN, X_OK))
 		return report(name, SKIP, "%s not in the initramfs", VTICE_BIN);
-	if (kernel_strings(&kernel) || kernel.n != 4)
+	if (kernel_strings_of("vtstr", "p:vtstr do_sys_openat2 dfd=%di:s32 name=+0(%si):ustring", &kernel) ||
+	    kernel.n != 4)
 		return report(name, FAIL, "the kernel's kprobe ustring fetch gave %d of 4 paths: no oracle", kernel.n);
 	if (vtice_strings("vtstr", "fn:do_sys_openat2 /comm == \"vtstr\"/ { "
 				   "printf(\"%d %s\\n\", args->dfd, str(args->filename)); }", 1, &vt))
@@ -504,16 +526,26 @@ int cmd_probe_addr(int argc, char **argv)
  *   vtice probe 'fn:do_sys_openat2 /comm == "vtfetch"/ { printf("%d %d\n", args->how->flags, args->how->mode); }'
  * Then a chain of two pointers and two embedded structs, child vtread,
  * which reads READ_NAMES's files once each: the names vfs_read's file has
- * in the dentry cache are the files' own names, in order:
- *   vtice probe 'fn:vfs_read /comm == "vtread"/ { printf("%s\n", str(((struct file *)arg0)->f_path.dentry->d_name.name)); }'
+ * in the dentry cache are the files' own names, in order, and the first
+ * element of the dentry's inline name array is each name's first byte:
+ *   vtice probe 'fn:vfs_read /comm == "vtread"/ { printf("%d %s\n", ((struct file *)arg0)->f_path.dentry->d_iname[0],
+ *                str(((struct file *)arg0)->f_path.dentry->d_name.name)); }'
+ * Then through a return value, typed by the function's BTF (struct file
+ * *), child vtfilp, which opens the same files: the names of the files
+ * do_filp_open returns are theirs, in order:
+ *   vtice probe 'fn:do_filp_open:return /comm == "vtfilp"/ {
+ *                printf("%s\n", str(retval->f_path.dentry->d_name.name)); }'
+ * (Not getname_flags: on Debian's 6.1 getname reaches it by a tail call to
+ * a split-off part, which neither the kernel's kretprobe on getname_flags
+ * nor a probe on its RETs sees.)
  */
 int cmd_probe_fetch(int argc, char **argv)
 {
 	static const char *const keys[] = { " flags=", " mode=" };
 	const char *name = argv[0];
 	long kernel[2 * MAX_PATHS], vt[2 * MAX_PATHS];
-	char names[256] = "";
-	struct paths read;
+	char names[256] = "", opened_names[256] = "";
+	struct paths read, opened;
 	int nk, nv, i;
 
 	(void)argc;
@@ -531,15 +563,31 @@ int cmd_probe_fetch(int argc, char **argv)
 		if (vt[i] != kernel[i])
 			return report(name, FAIL, "open %d: vtice's how->%s %ld, the kernel's %ld", i / 2,
 				      i % 2 ? "mode" : "flags", vt[i], kernel[i]);
-	if (vtice_strings_of("vtread", "fn:vfs_read /comm == \"vtread\"/ { printf(\"%s\\n\", "
-				       "str(((struct file *)arg0)->f_path.dentry->d_name.name)); }", 0, read_paths_once,
+	if (vtice_strings_of("vtread", "fn:vfs_read /comm == \"vtread\"/ { printf(\"%d %s\\n\", "
+				       "((struct file *)arg0)->f_path.dentry->d_iname[0], "
+				       "str(((struct file *)arg0)->f_path.dentry->d_name.name)); }", 1, read_paths_once,
 			     &read))
 		return report(name, FAIL, "vtice probe (fn:vfs_read) failed (its stderr is above)");
 	for (i = 0; i < read.n; i++)
 		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", i ? " " : "", read.p[i]);
 	if (strcmp(names, READ_NAMES))
 		return report(name, FAIL, "fn:vfs_read's file names: vtice '%s', the files read '%s'", names, READ_NAMES);
+	/* A short name lives in the dentry's own d_iname: its first byte is the name's. */
+	for (i = 0; i < read.n; i++)
+		if (read.dfd[i] != read.p[i][0])
+			return report(name, FAIL, "read %d: vtice's d_iname[0] %ld, the name '%s' starts with %d", i,
+				      read.dfd[i], read.p[i], read.p[i][0]);
+	if (vtice_strings_of("vtfilp", "fn:do_filp_open:return /comm == \"vtfilp\"/ { printf(\"%s\\n\", "
+				       "str(retval->f_path.dentry->d_name.name)); }", 0, read_paths_once, &opened))
+		return report(name, FAIL, "vtice probe (fn:do_filp_open:return) failed (its stderr is above)");
+	for (i = 0; i < opened.n; i++)
+		snprintf(opened_names + strlen(opened_names), sizeof(opened_names) - strlen(opened_names), "%s%s",
+			 i ? " " : "", opened.p[i]);
+	if (strcmp(opened_names, READ_NAMES))
+		return report(name, FAIL, "fn:do_filp_open:return's file names: vtice '%s', the files opened '%s'",
+			      opened_names, READ_NAMES);
 	return report(name, PASS, "%d opens' how->flags and how->mode as the kernel's kprobe fetched them (flags "
-		      "%#lx); %d reads' file names through file->f_path.dentry->d_name.name: %s", nk, kernel[0],
-		      read.n, names);
+		      "%#lx); %d reads' file names through file->f_path.dentry->d_name.name: %s (d_iname[0] their "
+		      "first bytes); at do_filp_open's returns, retval->f_path.dentry->d_name.name: %s", nk, kernel[0],
+		      read.n, names, opened_names);
 }
