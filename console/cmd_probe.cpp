@@ -73,7 +73,7 @@ const char kHelp[] =
 	"function's argument by its BTF name, in fn: probes), args->NAME->FIELD and\n"
 	"((struct T *)argN)->FIELD, ->FIELD[N] (fields and elements read through an\n"
 	"argument by root at a fn: probe's hit, as the BTF lays them out; bitfields\n"
-	"too), retval->FIELD (at fn:NAME:return,\n"
+	"too), curtask->FIELD (the running task), retval->FIELD (at fn:NAME:return,\n"
 	"through what the function returns), kstack (in fn:,\n"
 	"addr:, watch: and profile probes), reg(\"rdi\") (rdi rsi rdx rcx r8 r9 rax rip\n"
 	"and more, in fn:, addr: and watch: probes), func (the function a hit is in),\n"

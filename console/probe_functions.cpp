@@ -202,7 +202,8 @@ static_assert(static_cast<int>(probes::FetchCode::String) == VTICE_FETCH_STRING 
 	      static_cast<int>(probes::FetchCode::Load) == VTICE_FETCH_LOAD &&
 	      static_cast<int>(probes::FetchCode::Add) == VTICE_FETCH_ADD &&
 	      static_cast<int>(probes::FetchCode::Arg) == VTICE_FETCH_ARG &&
-	      static_cast<int>(probes::FetchCode::Retval) == VTICE_FETCH_RETVAL);
+	      static_cast<int>(probes::FetchCode::Retval) == VTICE_FETCH_RETVAL &&
+	      static_cast<int>(probes::FetchCode::Curtask) == VTICE_FETCH_CURTASK);
 
 // A probe's fetch program's number + 1 in req (the same program once
 // however many probes run it), or 0 for a probe that reads nothing.

@@ -262,8 +262,8 @@ Context context_of(const Probe &probe)
 }
 
 constexpr const char *kReadsInFnOnly =
-	"reading through memory works in fn:NAME probes (through the arguments, at the function's entry) and "
-	"fn:NAME:return probes (through retval) only";
+	"reading through memory works in fn:NAME probes (through the arguments, at the function's entry, or "
+	"curtask) and fn:NAME:return probes (through retval or curtask) only";
 
 class Checker {
 public:
@@ -382,7 +382,8 @@ private:
 		Expr *arg = e.kids.size() == 1 ? e.kids[0].get() : nullptr;
 		bool through = arg && (arg->kind == ExprKind::Member || arg->kind == ExprKind::Cast ||
 				       arg->kind == ExprKind::Index ||
-				       (arg->kind == ExprKind::Builtin && arg->builtin == Builtin::Retval));
+				       (arg->kind == ExprKind::Builtin &&
+					(arg->builtin == Builtin::Retval || arg->builtin == Builtin::Curtask)));
 		if (!arg || (!through && (arg->kind != ExprKind::Builtin || arg->builtin != Builtin::Arg)))
 			return error_at(e.pos, "str() takes an argument, as in str(arg1) or str(args->filename), a "
 					       "read through one, as in str(args->file->f_path.dentry->d_name.name), or "
@@ -652,6 +653,8 @@ private:
 		case ExprKind::String:
 			return Type::String;
 		case ExprKind::Builtin:
+			if (e.builtin == Builtin::Curtask)	// a read: root finds the task at the hit
+				return typed_read_type(e);
 			if (auto ok = resolve_typed_arg(e); !ok)
 				return ok.error();
 			return builtin_type(e);
@@ -797,6 +800,7 @@ private:
 				return error_at(e.pos, "addr is the watched byte an access touched: in watch: probes only");
 			return Type::Int;
 		case Builtin::Nsecs:
+		case Builtin::Curtask:
 			return Type::Int;
 		}
 		return Type::Int;

@@ -45,6 +45,8 @@ public:
 				return argument(e);
 			if (e.builtin == Builtin::Retval)
 				return return_value(e);
+			if (e.builtin == Builtin::Curtask)
+				return current_task(e);
 			break;
 		case ExprKind::Cast:
 			return cast(e);
@@ -133,6 +135,16 @@ private:
 						       ":return");
 		ops_.push_back({FetchCode::Retval, 0, 0});
 		return Place{false, 0, types_.return_type(function_).value_or(0), 0};
+	}
+
+	// The task the CPU runs: a struct task_struct *, at entries and returns.
+	Result<Place> current_task(const Expr &e)
+	{
+		auto task = types_.find("struct task_struct");
+		if (!task)
+			return error_at(e.pos, "curtask: " + task.error().message);
+		ops_.push_back({FetchCode::Curtask, 0, 0});
+		return Place{false, 0, 0, *task};
 	}
 
 	Result<Place> cast(const Expr &e)

@@ -13,7 +13,7 @@ namespace {
 const std::map<std::string, Builtin, std::less<>> kBuiltins = {
 	{"pid", Builtin::Pid},	   {"tid", Builtin::Tid},	{"comm", Builtin::Comm}, {"cpu", Builtin::Cpu},
 	{"nsecs", Builtin::Nsecs}, {"retval", Builtin::Retval}, {"probe", Builtin::Probe},
-	{"func", Builtin::Func},   {"addr", Builtin::WatchAddr},
+	{"func", Builtin::Func},   {"addr", Builtin::WatchAddr}, {"curtask", Builtin::Curtask},
 };
 
 // reg("NAME"): the registers a function probe's hit carries (records.h),
@@ -528,7 +528,7 @@ private:
 		}
 		if (name == "args" && is("->"))
 			return parse_typed_argument(std::move(e));
-		if (is("->") && name != "retval")	// the function's BTF may type retval (the checker)
+		if (is("->") && name != "retval" && name != "curtask")	// BTF types these (the checker)
 			return error_at(e->pos, "'" + name + "' is not a struct pointer: read through an argument as "
 						"args->NAME->FIELD, or cast it first: ((struct file *)arg0)->f_mode");
 		e->kind = ExprKind::Builtin;
@@ -546,7 +546,7 @@ private:
 						"(kstack, in fn: and profile:hz:N probes; docs/probes.md)");
 		} else {
 			return error_at(e->pos, "unknown name '" + name + "': values are pid, tid, comm, cpu, nsecs, "
-							"retval, probe, func, addr, kstack, arg0..arg5, reg(\"NAME\"), @maps, "
+							"retval, probe, func, addr, kstack, curtask, arg0..arg5, reg(\"NAME\"), @maps, "
 							"numbers and strings");
 		}
 		if (e->builtin == Builtin::Comm || e->builtin == Builtin::Probe || e->builtin == Builtin::Func)

@@ -195,8 +195,8 @@ Value Runtime::eval(const Expr &e, const Fired &fired)
 	switch (e.kind) {
 	case ExprKind::String:
 		return e.text;
-	case ExprKind::Builtin:
-		return builtin(e, fired);
+	case ExprKind::Builtin:	// curtask is a read root made at the hit
+		return e.builtin == Builtin::Curtask ? Value{read_through(e, fired)} : builtin(e, fired);
 	case ExprKind::MapRead:
 		return map_read(e, fired);
 	case ExprKind::Call:	// str(argN), the checker's only call outside a map's value

@@ -23,7 +23,7 @@ static struct vtice_fetch_op vt_fetch_op(u64 raw)
 
 static bool vt_fetch_is_start(struct vtice_fetch_op op)
 {
-	return op.code == VTICE_FETCH_ARG || op.code == VTICE_FETCH_RETVAL;
+	return op.code == VTICE_FETCH_ARG || op.code == VTICE_FETCH_RETVAL || op.code == VTICE_FETCH_CURTASK;
 }
 
 static bool vt_fetch_op_valid(struct vtice_fetch_op op, u32 *slots, u32 *strings)
@@ -45,6 +45,7 @@ static bool vt_fetch_op_valid(struct vtice_fetch_op op, u32 *slots, u32 *strings
 	case VTICE_FETCH_STRING:
 		return !op.arg && ++*strings == 1;
 	case VTICE_FETCH_RETVAL:
+	case VTICE_FETCH_CURTASK:
 		return !op.arg;
 	default:
 		return false;
@@ -84,8 +85,8 @@ static bool vt_fetch_load(const struct vt_vcpu *vcpu, u64 gva, u32 bytes, u64 *o
  * group's buffer holds VTICE_FETCH_VALUES_MAX values and one string, and
  * nothing a program holds may write past it.
  */
-u32 vt_fetch_run(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r, const struct vt_fetch_program *prog,
-		 struct vtice_record *recs, u32 n)
+u32 vt_fetch_run(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 task,
+		 const struct vt_fetch_program *prog, struct vtice_record *recs, u32 n)
 {
 	u64 acc = 0;
 	bool readable = true, string_done = false;
@@ -96,9 +97,16 @@ u32 vt_fetch_run(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r, cons
 
 		switch (op.code) {
 		case VTICE_FETCH_ARG:
-		case VTICE_FETCH_RETVAL:
-			acc = op.code == VTICE_FETCH_ARG ? vt_call_arg(r, op.arg) : r->rax;
+			acc = vt_call_arg(r, op.arg);
 			readable = true;
+			break;
+		case VTICE_FETCH_RETVAL:
+			acc = r->rax;
+			readable = true;
+			break;
+		case VTICE_FETCH_CURTASK:
+			acc = task;
+			readable = task != 0;
 			break;
 		case VTICE_FETCH_ADD:
 			acc += (u64)(s64)op.imm;

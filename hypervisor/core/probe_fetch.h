@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Fetch programs (ioctl.h, struct vtice_fetch_op): what a probe's hit reads
- * of guest memory through its arguments, run in VMX root at the hit. The
+ * of guest memory through its arguments, its return value or the current
+ * task, run in VMX root at the hit. The
  * program is checked whole before any hit can run it, and has no jumps: it
  * runs each of its at most VTICE_FETCH_OPS_MAX ops once, reads at most 8
  * bytes an op as the guest itself would (vt_own_mem), and writes at most
@@ -30,11 +31,12 @@ struct vt_fetch_program {
 bool vt_fetch_valid(const struct vt_fetch_program *prog);
 
 /*
- * Run prog at a hit with the function's registers r: its VALUE and STRING
- * records into recs[n] on (recs[0] the group's head); the new n.
+ * Run prog at a hit with the function's registers r and the current
+ * task's address (0: unknown): its VALUE and STRING records into recs[n]
+ * on (recs[0] the group's head); the new n.
  */
-u32 vt_fetch_run(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r, const struct vt_fetch_program *prog,
-		 struct vtice_record *recs, u32 n);
+u32 vt_fetch_run(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 task,
+		 const struct vt_fetch_program *prog, struct vtice_record *recs, u32 n);
 
 #ifdef __cplusplus
 }

@@ -178,9 +178,10 @@ TEST(ProbeTypedReads, OffsetsAndSizesMatchPahole)
 // An element of an array field is one more offset in the same load; an
 // index through a pointer steps by the pointed-to struct's size; a
 // bitfield loads the byte that holds it and the console cuts out its bits
-// (sk_txtime_unused: 6 bits from bit 2 of its byte). Offsets and sizes:
-// pahole's, for each kernel.
-TEST(ProbeTypedReads, ElementsAndBitfieldsMatchPahole)
+// (sk_txtime_unused: 6 bits from bit 2 of its byte); curtask starts a
+// chain at the current task_struct. Offsets and sizes: pahole's, for each
+// kernel.
+TEST(ProbeTypedReads, ElementsBitfieldsAndCurtaskMatchPahole)
 {
 	auto dirs = vtice::symbols::testing::debian_kernel_dirs();
 	if (dirs.empty())
@@ -233,6 +234,19 @@ TEST(ProbeTypedReads, ElementsAndBitfieldsMatchPahole)
 		EXPECT_EQ(read.bit_shift, *txtime % 8);
 		EXPECT_EQ(read.bits, 6);
 		EXPECT_FALSE(read.is_signed) << "a u8 bitfield";
+
+		// curtask: the task root found at the hit, a struct task_struct *.
+		auto real_parent = pahole_member(image, "task_struct", "real_parent");
+		auto tgid = pahole_member(image, "task_struct", "tgid");
+		ASSERT_TRUE(real_parent && tgid) << "pahole shows task_struct's real_parent and tgid";
+		auto parent = compile("fn:do_filp_open:return { @ = curtask->real_parent->tgid; }");
+		EXPECT_EQ(parent.program.probes.at(0).fetch,
+			  (std::vector<FetchOp>{{FetchCode::Curtask, 0, 0},
+						{FetchCode::Add, 0, real_parent->first},
+						{FetchCode::Load, 8, 0},
+						{FetchCode::Add, 0, tgid->first},
+						{FetchCode::Load, static_cast<std::uint8_t>(tgid->second), 0},
+						{FetchCode::Value, 0, 0}}));
 	}
 }
 
@@ -271,6 +285,10 @@ TEST(ProbeTypedReads, RefusalsNameThePlace)
 	says("fn:vfs_read { @ = args->file->f_flags[1]; }", "'[' indexes an array or a pointer; this is unsigned int");
 	says("fn:vfs_read { @ = arg0[1]; }", "cast it first");
 	says("fn:memremap:return { @ = retval[1]; }", "a pointer to a sized type; this is void *: cast it first");
+	says("syscall:read { @ = curtask->pid; }", "reading through memory works in fn:NAME probes");
+	says("fn:vfs_read { @[str(curtask)] = count(); }",
+	     "str() reads a char array or a char pointer; this is struct task_struct *");
+	says("fn:vfs_read { @ = curtask->nosuch; }", "struct task_struct has no member 'nosuch'");
 	says("fn:vfs_read { @ = args->file[arg2].f_flags; }", "an index is a number as written");
 	says("fn:vfs_read { @ = ((struct file *)arg0)[100000000].f_flags; }", "root adds at most 2 GiB");
 	says("fn:vfs_read { @[str((struct file *)arg0)] = count(); }",

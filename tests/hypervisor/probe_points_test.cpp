@@ -2,6 +2,8 @@
 // whose hit is recorded and lets the CPU go on. The instruction lengths
 // are the SDM's (Vol. 2B NOP: 0F 1F /0; ENDBR64 F3 0F 1E FA), the argument
 // registers the System V ABI's.
+#include <map>
+
 #include "guest_pages.hpp"
 #include "hooks_fixture.hpp"
 
@@ -303,8 +305,53 @@ TEST_F(ProbePoints, AFetchProgramReadsThroughTheReturnValue)
 	EXPECT_EQ(err.back().u.raw[1], 0u | VTICE_PROBE_VALUE_UNREADABLE);
 }
 
+// CURTASK starts a chain at the task the filter read (curtask->pid,
+// curtask->real_parent->tgid): the task root found through the per-CPU
+// current pointer at the hit; unreadable when root could not find one.
+TEST_F(ProbePoints, AFetchProgramReadsThroughTheCurrentTask)
+{
+	constexpr uint64_t kPerCpu = 0xffff888000010008ull, kTask = 0xffff888000020000ull;
+	constexpr uint64_t kParent = 0xffff888000020800ull;
+	constexpr uint32_t kPid = 0x10, kTgid = 0x14, kComm = 0x20, kParentOff = 0x40;
+	start();
+	map_page(kPerCpu & ~0xfffull, 0x700000);
+	map_page(kTask, 0x701000);	// the task and its parent share the page
+	pages.put(0x700000 + (kPerCpu & 0xfff), &kTask, 8);
+	const uint32_t pid = 4242, tgid = 4240, parent_tgid = 77;
+	pages.put(0x701000 + kPid, &pid, 4);
+	pages.put(0x701000 + kTgid, &tgid, 4);
+	pages.put(0x701000 + kComm, "vtcur", 6);
+	pages.put(0x701000 + kParentOff, &kParent, 8);
+	pages.put(0x701800 + kTgid, &parent_tgid, 4);
+	hv.task_layout = {kPid, kTgid, kComm, true};
+	vcpu.sys.current_task = kPerCpu;
+	put_code(fn, {0x0f, 0x1f, 0x44, 0x00, 0x00});
+	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_INTERCEPT, 1), VTICE_VMCALL_OK);
+	load_program(0, {
+		op(VTICE_FETCH_CURTASK), op(VTICE_FETCH_ADD, 0, kPid), op(VTICE_FETCH_LOAD, 4), op(VTICE_FETCH_VALUE, 0),
+		op(VTICE_FETCH_CURTASK), op(VTICE_FETCH_ADD, 0, kParentOff), op(VTICE_FETCH_LOAD, 8),
+		op(VTICE_FETCH_ADD, 0, kTgid), op(VTICE_FETCH_LOAD, 4), op(VTICE_FETCH_VALUE, 1),
+	});
+	arm(fn, 1);
+	EXPECT_EQ(hit(fn), VT_HOOK_HANDLED);
+	std::map<uint64_t, uint64_t> values;	// slot -> value, readable ones
+	for (const auto &r : records())
+		if (r.type == VTICE_REC_SYSCALL_DATA && r.flags == VTICE_SYSCALL_DATA_VALUE &&
+		    !(r.u.raw[1] & VTICE_PROBE_VALUE_UNREADABLE))
+			values[r.u.raw[1]] = r.u.raw[0];
+	EXPECT_EQ(values, (std::map<uint64_t, uint64_t>{{0, pid}, {1, parent_tgid}}));
+
+	struct vt_fetch_program prog = {};
+	prog.ops[0] = op(VTICE_FETCH_CURTASK);
+	prog.ops[1] = op(VTICE_FETCH_LOAD, 8);
+	prog.ops[2] = op(VTICE_FETCH_VALUE, 0);
+	std::vector<vtice_record> recs(VTICE_PROBE_GROUP_MAX);
+	ASSERT_EQ(vt_fetch_run(&vcpu, &regs, 0, &prog, recs.data(), 1), 2u);
+	EXPECT_EQ(recs[1].u.raw[1], 0u | VTICE_PROBE_VALUE_UNREADABLE) << "no task known: nothing read";
+}
+
 // Root runs only what it checked: a program is refused at ADD unless it
-// starts with ARG or RETVAL and every op's argument, size and slot is in range, no
+// starts with ARG, RETVAL or CURTASK and every op's argument, size and slot is in range, no
 // slot is written twice and there is at most one string.
 TEST_F(ProbePoints, RootRefusesAFetchProgramItCannotBound)
 {
@@ -317,6 +364,7 @@ TEST_F(ProbePoints, RootRefusesAFetchProgramItCannotBound)
 		{"not ARG first", {op(VTICE_FETCH_LOAD, 8), op(VTICE_FETCH_VALUE, 0)}},
 		{"argument 6", {op(VTICE_FETCH_ARG, 6)}},
 		{"RETVAL with an argument", {op(VTICE_FETCH_RETVAL, 1)}},
+		{"CURTASK with an argument", {op(VTICE_FETCH_CURTASK, 2)}},
 		{"a 3-byte load", {arg0, op(VTICE_FETCH_LOAD, 3)}},
 		{"a 16-byte load", {arg0, op(VTICE_FETCH_LOAD, 16)}},
 		{"slot 4", {arg0, op(VTICE_FETCH_VALUE, 4)}},
@@ -356,7 +404,7 @@ TEST_F(ProbePoints, TheRunnerWritesNoMoreThanAGroupsRoomWhateverItIsGiven)
 		o = op(VTICE_FETCH_VALUE, 0);
 	prog.ops[0] = op(VTICE_FETCH_ARG, 0);
 	std::vector<vtice_record> recs(VTICE_PROBE_GROUP_MAX + VTICE_FETCH_OPS_MAX);
-	EXPECT_EQ(vt_fetch_run(&vcpu, &regs, &prog, recs.data(), 1), 1u + VTICE_FETCH_VALUES_MAX);
+	EXPECT_EQ(vt_fetch_run(&vcpu, &regs, 0, &prog, recs.data(), 1), 1u + VTICE_FETCH_VALUES_MAX);
 	constexpr uint64_t kData = 0xffff888000200000ull, kDataPa = 0x600000;
 	map_page(kData, kDataPa);
 	const std::string long_name(200, 'x');	// no NUL within 128 bytes: a full string's 8 records
@@ -365,10 +413,10 @@ TEST_F(ProbePoints, TheRunnerWritesNoMoreThanAGroupsRoomWhateverItIsGiven)
 		o = op(VTICE_FETCH_STRING);
 	prog.ops[0] = op(VTICE_FETCH_ARG, 0);
 	regs.rdi = kData;
-	EXPECT_EQ(vt_fetch_run(&vcpu, &regs, &prog, recs.data(), 1), 1u + VTICE_STRING_RECORDS_MAX)
+	EXPECT_EQ(vt_fetch_run(&vcpu, &regs, 0, &prog, recs.data(), 1), 1u + VTICE_STRING_RECORDS_MAX)
 		<< "one string of 31";
 	prog.ops[1] = op(VTICE_FETCH_LOAD, 16);
-	EXPECT_EQ(vt_fetch_run(&vcpu, &regs, &prog, recs.data(), 1), 1u) << "a 16-byte load reads nothing";
+	EXPECT_EQ(vt_fetch_run(&vcpu, &regs, 0, &prog, recs.data(), 1), 1u) << "a 16-byte load reads nothing";
 }
 
 // Armed with more registers (STACK's R9 = 1, VTICE_PROBES_MORE_REGS), a

@@ -341,14 +341,16 @@ struct vtice_probe_watch {
  * Straight-line code, no jumps: at most VTICE_FETCH_OPS_MAX ops run, each
  * once, on one 64-bit accumulator. ARG sets it to an argument (the System V
  * order, vtice_probes), RETVAL to RAX (a function's return value, at a
- * probe on its RET), ADD adds imm, LOAD replaces it with the 1, 2, 4 or
+ * probe on its RET), CURTASK to the address of the task_struct the CPU
+ * runs (the one the comm/pid filter reads; 0 and unreadable when root
+ * could not read it), ADD adds imm, LOAD replaces it with the 1, 2, 4 or
  * 8 bytes at it (zero-extended; read as the guest would, through its page
  * tables, never the hypervisor's own memory), VALUE writes it as the hit's
  * VALUE record of slot arg (records.h), STRING writes the string at it
  * (STRING records). A LOAD that faults leaves 0 and marks the VALUE records
- * until the next ARG or RETVAL unreadable, and a STRING then copies
- * nothing. Root refuses (EINVAL) a program that does not start with ARG or
- * RETVAL, names an
+ * until the next ARG, RETVAL or CURTASK unreadable, and a STRING then
+ * copies nothing. Root refuses (EINVAL) a program that does not start with
+ * ARG, RETVAL or CURTASK, names an
  * argument, size or slot out of range, writes a slot twice or more than one
  * string, or has reserved bits set; END (0) or the last op ends it.
  */
@@ -364,6 +366,7 @@ enum vtice_fetch_code {
 	VTICE_FETCH_VALUE = 4,	/* arg: slot, 0..VTICE_FETCH_VALUES_MAX - 1 */
 	VTICE_FETCH_STRING = 5,
 	VTICE_FETCH_RETVAL = 6,
+	VTICE_FETCH_CURTASK = 7,
 };
 
 struct vtice_fetch_op {
