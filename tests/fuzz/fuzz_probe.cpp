@@ -45,7 +45,7 @@ class FuzzTypes final : public pr::KernelTypes {
 public:
 	vtice::Result<std::uint32_t> find(std::string_view name) const override
 	{
-		if (name == "struct s")
+		if (name == "struct s" || name == "struct task_struct")	// curtask reads a struct s
 			return 1u;
 		if (name == "union u")
 			return 7u;
@@ -130,7 +130,8 @@ void check_fetch(const std::vector<pr::FetchOp> &ops)
 {
 	unsigned slots = 0, strings = 0;
 	if (ops.size() > pr::kMaxFetchOps ||
-	    (!ops.empty() && ops[0].code != pr::FetchCode::Arg && ops[0].code != pr::FetchCode::Retval))
+	    (!ops.empty() && ops[0].code != pr::FetchCode::Arg && ops[0].code != pr::FetchCode::Retval &&
+	     ops[0].code != pr::FetchCode::Curtask))
 		std::abort();
 	for (const pr::FetchOp &op : ops) {
 		bool ok = false;
@@ -143,7 +144,8 @@ void check_fetch(const std::vector<pr::FetchOp> &ops)
 			slots |= 1u << (op.arg & 31);
 			break;
 		case pr::FetchCode::String: ok = ++strings == 1 && !op.arg && !op.imm; break;
-		case pr::FetchCode::Retval: ok = !op.arg && !op.imm; break;
+		case pr::FetchCode::Retval:
+		case pr::FetchCode::Curtask: ok = !op.arg && !op.imm; break;
 		case pr::FetchCode::End: break;
 		}
 		if (!ok)
