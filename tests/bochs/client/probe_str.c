@@ -538,6 +538,10 @@ int cmd_probe_addr(int argc, char **argv)
  * (Not getname_flags: on Debian's 6.1 getname reaches it by a tail call to
  * a split-off part, which neither the kernel's kretprobe on getname_flags
  * nor a probe on its RETs sees.)
+ * And the current task, child vtcur reading the same files: its tgid is
+ * pid, its parent is this process and its comm its own:
+ *   vtice probe 'fn:vfs_read /comm == "vtcur" && curtask->tgid == pid/ {
+ *                printf("%d %s\n", curtask->real_parent->tgid, str(curtask->comm)); }'
  */
 int cmd_probe_fetch(int argc, char **argv)
 {
@@ -545,7 +549,7 @@ int cmd_probe_fetch(int argc, char **argv)
 	const char *name = argv[0];
 	long kernel[2 * MAX_PATHS], vt[2 * MAX_PATHS];
 	char names[256] = "", opened_names[256] = "";
-	struct paths read, opened;
+	struct paths read, opened, task;
 	int nk, nv, i;
 
 	(void)argc;
@@ -586,8 +590,20 @@ int cmd_probe_fetch(int argc, char **argv)
 	if (strcmp(opened_names, READ_NAMES))
 		return report(name, FAIL, "fn:do_filp_open:return's file names: vtice '%s', the files opened '%s'",
 			      opened_names, READ_NAMES);
+	if (vtice_strings_of("vtcur", "fn:vfs_read /comm == \"vtcur\" && curtask->tgid == pid/ { "
+				      "printf(\"%d %s\\n\", curtask->real_parent->tgid, str(curtask->comm)); }", 1,
+			     read_paths_once, &task))
+		return report(name, FAIL, "vtice probe (curtask) failed (its stderr is above)");
+	if (task.n != read.n)
+		return report(name, FAIL, "curtask: %d of the child's %d reads printed (curtask->tgid == pid held for "
+			      "those)", task.n, read.n);
+	for (i = 0; i < task.n; i++)
+		if (task.dfd[i] != getpid() || strcmp(task.p[i], "vtcur"))
+			return report(name, FAIL, "curtask at read %d: real_parent->tgid %ld and comm '%s'; the child's "
+				      "parent is %d and its comm vtcur", i, task.dfd[i], task.p[i], (int)getpid());
 	return report(name, PASS, "%d opens' how->flags and how->mode as the kernel's kprobe fetched them (flags "
 		      "%#lx); %d reads' file names through file->f_path.dentry->d_name.name: %s (d_iname[0] their "
-		      "first bytes); at do_filp_open's returns, retval->f_path.dentry->d_name.name: %s", nk, kernel[0],
-		      read.n, names, opened_names);
+		      "first bytes); at do_filp_open's returns, retval->f_path.dentry->d_name.name: %s; curtask's "
+		      "tgid, real_parent->tgid (%d) and comm: the child's", nk, kernel[0], read.n, names,
+		      opened_names, (int)getpid());
 }
