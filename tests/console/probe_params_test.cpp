@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -109,6 +110,50 @@ std::optional<std::int32_t> pahole_size(const std::string &image, const std::str
 using vtice::probes::FetchCode;
 using vtice::probes::FetchOp;
 
+// A Debian kernel the rig unpacked, with the console's view of its BTF.
+struct KernelUnderTest {
+	std::string image;
+	std::shared_ptr<vtice::console::KernelBtf> btf;
+	std::unique_ptr<vtice::probes::KernelTypes> types;
+
+	vtice::probes::CheckedProgram compile(const std::string &source) const
+	{
+		auto p = vtice::probes::compile_program(
+			source, [](std::string_view) { return std::nullopt; }, vtice::console::kernel_params(btf), types.get());
+		EXPECT_TRUE(p) << source << ": " << (p ? "" : p.error().message);
+		return p ? std::move(*p) : vtice::probes::CheckedProgram{};
+	}
+
+	std::vector<FetchOp> fetch(const std::string &source) const
+	{
+		auto p = compile(source);
+		return p.program.probes.empty() ? std::vector<FetchOp>{} : p.program.probes[0].fetch;
+	}
+};
+
+// Every kernel to check against pahole; none, and why, when either is missing.
+std::vector<KernelUnderTest> pahole_kernels(std::string *why)
+{
+	std::vector<KernelUnderTest> out;
+	auto dirs = vtice::symbols::testing::debian_kernel_dirs();
+	if (dirs.empty()) {
+		*why = "no " VTICE_KERNEL_DIR "/*/vmlinux (make kernel)";
+		return out;
+	}
+	if (std::system("pahole --version >/dev/null 2>&1") != 0) {
+		*why = "pahole (Debian's pahole package) is not installed";
+		return out;
+	}
+	for (const auto &dir : dirs) {
+		KernelUnderTest k;
+		k.image = (dir / "vmlinux").string();
+		k.btf = std::make_shared<vtice::console::KernelBtf>(k.image);
+		k.types = vtice::console::kernel_types(k.btf);
+		out.push_back(std::move(k));
+	}
+	return out;
+}
+
 }  // namespace
 
 // The fetch ops root runs for a read through an argument are the loads
@@ -118,23 +163,14 @@ using vtice::probes::FetchOp;
 // own BTF counts.
 TEST(ProbeTypedReads, OffsetsAndSizesMatchPahole)
 {
-	auto dirs = vtice::symbols::testing::debian_kernel_dirs();
-	if (dirs.empty())
-		GTEST_SKIP() << "no " VTICE_KERNEL_DIR "/*/vmlinux (make kernel)";
-	if (std::system("pahole --version >/dev/null 2>&1") != 0)
-		GTEST_SKIP() << "pahole (Debian's pahole package) is not installed";
-	for (const auto &dir : dirs) {
-		std::string image = (dir / "vmlinux").string();
+	std::string why;
+	auto kernels = pahole_kernels(&why);
+	if (kernels.empty())
+		GTEST_SKIP() << why;
+	for (const auto &k : kernels) {
+		const std::string &image = k.image;
 		SCOPED_TRACE(image);
-		auto btf = std::make_shared<vtice::console::KernelBtf>(image);
-		auto types = vtice::console::kernel_types(btf);
-		auto compile = [&](const std::string &source) {
-			auto p = vtice::probes::compile_program(
-				source, [](std::string_view) { return std::nullopt; }, vtice::console::kernel_params(btf),
-				types.get());
-			EXPECT_TRUE(p) << source << ": " << (p ? "" : p.error().message);
-			return p ? p->program.probes[0].fetch : std::vector<FetchOp>{};
-		};
+		auto compile = [&](const std::string &source) { return k.fetch(source); };
 		auto f_path = pahole_member(image, "file", "f_path"), dentry = pahole_member(image, "path", "dentry");
 		auto d_name = pahole_member(image, "dentry", "d_name"), name = pahole_member(image, "qstr", "name");
 		auto f_flags = pahole_member(image, "file", "f_flags"), flags = pahole_member(image, "open_how", "flags");
@@ -183,23 +219,14 @@ TEST(ProbeTypedReads, OffsetsAndSizesMatchPahole)
 // kernel.
 TEST(ProbeTypedReads, ElementsBitfieldsAndCurtaskMatchPahole)
 {
-	auto dirs = vtice::symbols::testing::debian_kernel_dirs();
-	if (dirs.empty())
-		GTEST_SKIP() << "no " VTICE_KERNEL_DIR "/*/vmlinux (make kernel)";
-	if (std::system("pahole --version >/dev/null 2>&1") != 0)
-		GTEST_SKIP() << "pahole (Debian's pahole package) is not installed";
-	for (const auto &dir : dirs) {
-		std::string image = (dir / "vmlinux").string();
+	std::string why;
+	auto kernels = pahole_kernels(&why);
+	if (kernels.empty())
+		GTEST_SKIP() << why;
+	for (const auto &k : kernels) {
+		const std::string &image = k.image;
 		SCOPED_TRACE(image);
-		auto btf = std::make_shared<vtice::console::KernelBtf>(image);
-		auto types = vtice::console::kernel_types(btf);
-		auto compile = [&](const std::string &source) {
-			auto p = vtice::probes::compile_program(
-				source, [](std::string_view) { return std::nullopt; }, vtice::console::kernel_params(btf),
-				types.get());
-			EXPECT_TRUE(p) << source << ": " << (p ? "" : p.error().message);
-			return p ? std::move(*p) : vtice::probes::CheckedProgram{};
-		};
+		auto compile = [&](const std::string &source) { return k.compile(source); };
 		auto f_path = pahole_member(image, "file", "f_path"), dentry = pahole_member(image, "path", "dentry");
 		auto f_flags = pahole_member(image, "file", "f_flags");
 		auto d_iname = pahole_array(image, "dentry", "d_iname");
