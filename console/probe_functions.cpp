@@ -203,7 +203,12 @@ static_assert(static_cast<int>(probes::FetchCode::String) == VTICE_FETCH_STRING 
 	      static_cast<int>(probes::FetchCode::Add) == VTICE_FETCH_ADD &&
 	      static_cast<int>(probes::FetchCode::Arg) == VTICE_FETCH_ARG &&
 	      static_cast<int>(probes::FetchCode::Retval) == VTICE_FETCH_RETVAL &&
-	      static_cast<int>(probes::FetchCode::Curtask) == VTICE_FETCH_CURTASK);
+	      static_cast<int>(probes::FetchCode::Curtask) == VTICE_FETCH_CURTASK &&
+	      static_cast<int>(probes::FetchCode::Reg) == VTICE_FETCH_REG);
+// fetch_compile's root_register: reg()'s first six (the arguments'), RAX,
+// then RBX..R15 in the order of the GPRS records.
+static_assert(VTICE_FETCH_RDI == 0 && VTICE_FETCH_R9 == 5 && VTICE_FETCH_RAX == 6 && VTICE_FETCH_RBX == 7 &&
+	      VTICE_FETCH_RSP == 8 && VTICE_FETCH_RBP == 9 && VTICE_FETCH_R10 == 10 && VTICE_FETCH_R15 == 15);
 
 // A probe's fetch program's number + 1 in req (the same program once
 // however many probes run it), or 0 for a probe that reads nothing.

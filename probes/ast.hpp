@@ -125,7 +125,8 @@ inline bool is_probe_hit_point(const ProbePoint &p)
 
 // One op of a fetch program: what root reads at a fn: probe's hit (the
 // ioctl's struct vtice_fetch_op; docs/probes.md).
-enum class FetchCode : std::uint8_t { End = 0, Arg = 1, Add = 2, Load = 3, Value = 4, String = 5, Retval = 6, Curtask = 7 };
+enum class FetchCode : std::uint8_t { End = 0, Arg = 1, Add = 2, Load = 3, Value = 4, String = 5, Retval = 6, Curtask = 7,
+				    Reg = 8 };
 inline constexpr std::size_t kMaxFetchOps = 32;	// VTICE_FETCH_OPS_MAX
 inline constexpr std::size_t kMaxFetchValues = 4;	// VTICE_FETCH_VALUES_MAX
 

@@ -231,6 +231,7 @@ struct Context {
 	bool profile = false;	// ...or a profile probe's
 	bool fn_only = true;	// every point is a fn: probe's (str() then works)
 	bool fn_return_only = true;	// every point is a fn:NAME:return (reads through retval work)
+	bool addr_only = true;		// every point is an addr: (reads through reg() work)
 	bool one_syscall_each = true;	// every point is a named syscall's (str() works there too)
 	bool hit = true;	// every point is a probe hit's (reg() and func then work)
 	bool watch = false;	// some point is a watch: (no arguments there)
@@ -255,6 +256,7 @@ Context context_of(const Probe &probe)
 		c.profile |= p.kind == PointKind::Profile;
 		c.fn_only &= p.kind == PointKind::FnEntry;
 		c.fn_return_only &= p.kind == PointKind::FnReturn;
+		c.addr_only &= p.kind == PointKind::Addr;
 		c.one_syscall_each &= is_syscall_point(p) && !p.any_syscall;
 		c.hit &= is_probe_hit_point(p);
 	}
@@ -262,8 +264,8 @@ Context context_of(const Probe &probe)
 }
 
 constexpr const char *kReadsInFnOnly =
-	"reading through memory works in fn:NAME probes (through the arguments, at the function's entry, or "
-	"curtask) and fn:NAME:return probes (through retval or curtask) only";
+	"reading through memory works in a probe whose points are all fn:NAME (through the arguments), all "
+	"fn:NAME:return (through retval) or all addr: (through reg()); curtask and reg() work in each";
 
 class Checker {
 public:
@@ -376,23 +378,28 @@ private:
 	// per probe, whose hits all copy it.
 	Result<Type> str_type(Expr &e)
 	{
-		if (!ctx_.fn_only && !ctx_.one_syscall_each && !ctx_.fn_return_only)
-			return error_at(e.pos, "str() reads a string in fn:NAME, fn:NAME:return and syscall:NAME probes "
-					       "only (not in syscall:*, addr:, profile:)");
+		if (!ctx_.fn_only && !ctx_.one_syscall_each && !ctx_.fn_return_only && !ctx_.addr_only)
+			return error_at(e.pos, "str() reads a string in fn:NAME, fn:NAME:return, addr: and syscall:NAME "
+					       "probes only (not in syscall:*, profile:, watch:, or a probe mixing them)");
 		Expr *arg = e.kids.size() == 1 ? e.kids[0].get() : nullptr;
 		bool through = arg && (arg->kind == ExprKind::Member || arg->kind == ExprKind::Cast ||
 				       arg->kind == ExprKind::Index ||
 				       (arg->kind == ExprKind::Builtin &&
-					(arg->builtin == Builtin::Retval || arg->builtin == Builtin::Curtask)));
+					(arg->builtin == Builtin::Retval || arg->builtin == Builtin::Curtask ||
+					 arg->builtin == Builtin::Reg)));
 		if (!arg || (!through && (arg->kind != ExprKind::Builtin || arg->builtin != Builtin::Arg)))
 			return error_at(e.pos, "str() takes an argument, as in str(arg1) or str(args->filename), a "
 					       "read through one, as in str(args->file->f_path.dentry->d_name.name), or "
-					       "at a return str(retval) or str(retval->name)");
+					       "at a return str(retval) or str(retval->name), or str(reg(\"rsi\"))");
 		if (through && !reads_memory())
 			return error_at(arg->pos, kReadsInFnOnly);
 		if (!through && ctx_.fn_return_only)
 			return error_at(arg->pos, "'" + arg->text + "' is gone at a function's return: str() of "
 							  "retval, or of a read through it, here");
+		if (!through && ctx_.addr_only)
+			return error_at(arg->pos, "'" + arg->text + "' is a function's argument at its entry: at an "
+							  "addr:, str() of the register that holds it now, as in "
+							  "str(reg(\"rsi\"))");
 		if (through) {
 			if (auto ok = add_read(*arg, ReadAs::String); !ok)
 				return ok.error();
@@ -431,9 +438,10 @@ private:
 		return Type::Int;
 	}
 
-	// Root runs a fetch program at a fn: probe's hits: at the entries, or
-	// at the returns (not both: a probe's one program starts at one).
-	bool reads_memory() const { return ctx_.fn_only || ctx_.fn_return_only; }
+	// Root runs a fetch program at a fn: or addr: probe's hits: at the
+	// entries, at the returns or at addresses (one kind a probe: its one
+	// program starts at one).
+	bool reads_memory() const { return ctx_.fn_only || ctx_.fn_return_only || ctx_.addr_only; }
 
 	// The read compiled for each function of the probe: all must agree.
 	Result<CompiledRead> compile_for_points(const Expr &e, ReadAs as)
@@ -477,9 +485,11 @@ private:
 		std::map<std::string, const Probe *> reader_of;
 		for (const Probe &probe : out_.program.probes)
 			for (const ProbePoint &p : probe.points) {
-				if (probe.fetch.empty() || (p.kind != PointKind::FnEntry && p.kind != PointKind::FnReturn))
+				if (probe.fetch.empty() || (p.kind != PointKind::FnEntry && p.kind != PointKind::FnReturn &&
+							    p.kind != PointKind::Addr))
 					continue;
-				std::string where = "fn:" + p.function + (p.kind == PointKind::FnReturn ? ":return" : "");
+				std::string where = p.kind == PointKind::Addr ? p.text
+						    : "fn:" + p.function + (p.kind == PointKind::FnReturn ? ":return" : "");
 				auto [it, fresh] = reader_of.emplace(where, &probe);
 				if (!fresh && it->second->fetch != probe.fetch)
 					return error_at(p.pos, where + " reads other memory (str() or fields) in another "

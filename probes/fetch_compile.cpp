@@ -32,8 +32,8 @@ std::uint32_t bitfield_bytes(std::uint32_t bit_shift, std::uint32_t bits)
 class ReadCompiler {
 public:
 	ReadCompiler(const ProbePoint &point, const ParamLookup &params, const KernelTypes &types)
-		: function_(point.function), at_return_(point.kind == PointKind::FnReturn), params_(params),
-		  types_(types)
+		: function_(point.function), at_return_(point.kind == PointKind::FnReturn),
+		  at_addr_(point.kind == PointKind::Addr), params_(params), types_(types)
 	{
 	}
 
@@ -47,6 +47,8 @@ public:
 				return return_value(e);
 			if (e.builtin == Builtin::Curtask)
 				return current_task(e);
+			if (e.builtin == Builtin::Reg)
+				return register_value(e);
 			break;
 		case ExprKind::Cast:
 			return cast(e);
@@ -59,8 +61,8 @@ public:
 		}
 		return error_at(e.pos, at_return_ ? "a read through memory at a return starts at retval: retval->FIELD, "
 						    "or ((struct T *)retval)->FIELD"
-						  : "a read through memory starts at an argument: args->NAME->FIELD, or "
-						    "((struct T *)argN)->FIELD");
+						  : "a read through memory starts at an argument: args->NAME->FIELD, "
+						    "((struct T *)argN)->FIELD or ((struct T *)reg(\"rdi\"))->FIELD");
 	}
 
 	// The accumulator holds the place's value: a field is loaded (a
@@ -112,6 +114,10 @@ private:
 			return error_at(e.pos, "'" + e.text + "' is gone at a function's return (its registers hold what "
 							      "the function left): read through retval here, or through "
 							      "the argument in fn:" + function_);
+		if (at_addr_)
+			return error_at(e.pos, "'" + e.text + "' is a function's argument at its entry; at an addr: read "
+							      "through the register that holds it now, as in "
+							      "((struct T *)reg(\"rdi\"))->FIELD");
 		if (e.member.empty()) {
 			ops_.push_back({FetchCode::Arg, static_cast<std::uint8_t>(e.number), 0});
 			return Place{};
@@ -135,6 +141,19 @@ private:
 						       ":return");
 		ops_.push_back({FetchCode::Retval, 0, 0});
 		return Place{false, 0, types_.return_type(function_).value_or(0), 0};
+	}
+
+	// reg("NAME") at the hit, untyped: a cast gives it a type. Root numbers
+	// the general registers as reg() does (parser.cpp) without RIP and
+	// RFLAGS (ioctl.h, enum vtice_fetch_reg).
+	Result<Place> register_value(const Expr &e)
+	{
+		constexpr std::int64_t kRip = 7, kRflags = 17;
+		if (e.number == kRip || e.number >= kRflags || e.number < 0)
+			return error_at(e.pos, "a read through memory starts at a general register, not " + e.text);
+		auto root_register = static_cast<std::uint8_t>(e.number < kRip ? e.number : e.number - 1);
+		ops_.push_back({FetchCode::Reg, root_register, 0});
+		return Place{};
 	}
 
 	// The task the CPU runs: a struct task_struct *, at entries and returns.
@@ -171,10 +190,8 @@ private:
 		if (!target && base->type_id)
 			target = types_.pointee(base->type_id).value_or(0);
 		if (!target && !base->type_id)
-			return error_at(e.pos, at_return_ ? "'->' through a retval BTF does not type: cast it first, as in "
-							    "((struct filename *)retval)->" + e.member
-							  : "'->' through an argument BTF does not type: cast it first, "
-							    "as in ((struct file *)arg0)->" + e.member);
+			return error_at(e.pos, "'->' through " + e.kids[0]->text + ", which BTF does not type: cast it "
+					       "first, as in ((struct T *)" + e.kids[0]->text + ")->" + e.member);
 		if (!target || !types_.is_struct(target))
 			return error_at(e.pos, "'->' reads through a pointer to a struct; this is " + describe(*base));
 		if (auto ok = load(*base, e.pos); !ok)
@@ -243,6 +260,7 @@ private:
 
 	const std::string &function_;
 	bool at_return_;
+	bool at_addr_;
 	const ParamLookup &params_;
 	const KernelTypes &types_;
 	std::vector<FetchOp> ops_;

@@ -23,7 +23,8 @@ static struct vtice_fetch_op vt_fetch_op(u64 raw)
 
 static bool vt_fetch_is_start(struct vtice_fetch_op op)
 {
-	return op.code == VTICE_FETCH_ARG || op.code == VTICE_FETCH_RETVAL || op.code == VTICE_FETCH_CURTASK;
+	return op.code == VTICE_FETCH_ARG || op.code == VTICE_FETCH_RETVAL || op.code == VTICE_FETCH_CURTASK ||
+	       op.code == VTICE_FETCH_REG;
 }
 
 static bool vt_fetch_op_valid(struct vtice_fetch_op op, u32 *slots, u32 *strings)
@@ -47,6 +48,8 @@ static bool vt_fetch_op_valid(struct vtice_fetch_op op, u32 *slots, u32 *strings
 	case VTICE_FETCH_RETVAL:
 	case VTICE_FETCH_CURTASK:
 		return !op.arg;
+	case VTICE_FETCH_REG:
+		return op.arg < VTICE_FETCH_REGS;
 	default:
 		return false;
 	}
@@ -67,6 +70,19 @@ bool vt_fetch_valid(const struct vt_fetch_program *prog)
 			return false;
 	}
 	return true;
+}
+
+/* A general register at the hit, by enum vtice_fetch_reg (checked: below VTICE_FETCH_REGS). */
+static u64 vt_fetch_reg(const struct vt_guest_regs *r, u32 n)
+{
+	const u64 regs[VTICE_FETCH_REGS] = {
+		r->rdi, r->rsi, r->rdx, r->rcx, r->r8, r->r9, r->rax, r->rbx,
+		0, r->rbp, r->r10, r->r11, r->r12, r->r13, r->r14, r->r15,
+	};
+
+	if (n == VTICE_FETCH_RSP)
+		return vt_vmread_or0(GUEST_RSP);	/* the VMCS holds the guest's RSP, not the saved GPRs */
+	return n < VTICE_FETCH_REGS ? regs[n] : 0;
 }
 
 /* The bytes at gva, zero-extended; false when any of them is unmapped. */
@@ -107,6 +123,10 @@ u32 vt_fetch_run(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 
 		case VTICE_FETCH_CURTASK:
 			acc = task;
 			readable = task != 0;
+			break;
+		case VTICE_FETCH_REG:
+			acc = vt_fetch_reg(r, op.arg);
+			readable = true;
 			break;
 		case VTICE_FETCH_ADD:
 			acc += (u64)(s64)op.imm;

@@ -274,6 +274,19 @@ TEST(ProbeTypedReads, ElementsBitfieldsAndCurtaskMatchPahole)
 						{FetchCode::Add, 0, tgid->first},
 						{FetchCode::Load, static_cast<std::uint8_t>(tgid->second), 0},
 						{FetchCode::Value, 0, 0}}));
+
+		// reg() at an addr: inside a function, where its arguments moved.
+		auto flags = pahole_member(image, "open_how", "flags"), mode = pahole_member(image, "open_how", "mode");
+		ASSERT_TRUE(flags && mode) << "pahole shows open_how's flags and mode";
+		auto at_addr = compile("addr:do_sys_openat2+10 { printf(\"%d %s\\n\", ((struct open_how *)reg(\"rbx\"))->mode, "
+				       "str(reg(\"r12\"))); }");
+		EXPECT_EQ(at_addr.program.probes.at(0).fetch,
+			  (std::vector<FetchOp>{{FetchCode::Reg, 7, 0},	// VTICE_FETCH_RBX
+						{FetchCode::Add, 0, mode->first},
+						{FetchCode::Load, static_cast<std::uint8_t>(mode->second), 0},
+						{FetchCode::Value, 0, 0},
+						{FetchCode::Reg, 12, 0},	// VTICE_FETCH_R12
+						{FetchCode::String, 0, 0}}));
 	}
 }
 
@@ -312,10 +325,15 @@ TEST(ProbeTypedReads, RefusalsNameThePlace)
 	says("fn:vfs_read { @ = args->file->f_flags[1]; }", "'[' indexes an array or a pointer; this is unsigned int");
 	says("fn:vfs_read { @ = arg0[1]; }", "cast it first");
 	says("fn:memremap:return { @ = retval[1]; }", "a pointer to a sized type; this is void *: cast it first");
-	says("syscall:read { @ = curtask->pid; }", "reading through memory works in fn:NAME probes");
+	says("syscall:read { @ = curtask->pid; }", "reading through memory works in a probe whose points are all fn:NAME");
 	says("fn:vfs_read { @[str(curtask)] = count(); }",
 	     "str() reads a char array or a char pointer; this is struct task_struct *");
 	says("fn:vfs_read { @ = curtask->nosuch; }", "struct task_struct has no member 'nosuch'");
+	says("addr:vfs_read+4 { @ = args->file->f_flags; }", "at an addr: read through the register that holds it now");
+	says("addr:vfs_read+4 { @ = ((struct file *)reg(\"rip\"))->f_flags; }",
+	     "starts at a general register, not reg(\"rip\")");
+	says("addr:vfs_read+4 { @ = reg(\"rdi\")->f_flags; }", "through reg(\"rdi\"), which BTF does not type: cast it");
+	says("addr:vfs_read+4, fn:vfs_read { @ = curtask->pid; }", "all addr: (through reg())");
 	says("fn:vfs_read { @ = args->file[arg2].f_flags; }", "an index is a number as written");
 	says("fn:vfs_read { @ = ((struct file *)arg0)[100000000].f_flags; }", "root adds at most 2 GiB");
 	says("fn:vfs_read { @[str((struct file *)arg0)] = count(); }",
@@ -328,11 +346,11 @@ TEST(ProbeTypedReads, RefusalsNameThePlace)
 	     "str() reads a char array or a char pointer; this is struct filename *");
 	says("fn:vfs_read:return { @[str(arg1)] = count(); }", "'arg1' is gone at a function's return");
 	says("fn:getname_flags, fn:getname_flags:return { @ = retval->refcnt.counter; }",
-	     "reading through memory works in fn:NAME probes");
+	     "reading through memory works in a probe whose points are all fn:NAME");
 	says("fn:getname_flags:return { @[str(retval->name)] = count(); }\n"
 	     "fn:getname_flags:return { @[str(retval->uptr)] = count(); }",
 	     "2:1: error: fn:getname_flags:return reads other memory");
-	says("syscall:read { @ = ((struct file *)arg0)->f_flags; }", "reading through memory works in fn:NAME probes");
+	says("syscall:read { @ = ((struct file *)arg0)->f_flags; }", "reading through memory works in a probe whose points are all fn:NAME");
 	says("fn:vfs_read { printf(\"%d %d %d %d %d\\n\", args->file->f_flags, args->file->f_pos, "
 	     "args->file->f_mode, args->file->f_inode, args->file->f_path.mnt); }",
 	     "a probe reads at most 4 values through its arguments");

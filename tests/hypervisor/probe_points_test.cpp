@@ -350,8 +350,38 @@ TEST_F(ProbePoints, AFetchProgramReadsThroughTheCurrentTask)
 	EXPECT_EQ(recs[1].u.raw[1], 0u | VTICE_PROBE_VALUE_UNREADABLE) << "no task known: nothing read";
 }
 
+// REG starts a chain at a general register as the hit found it (an addr:
+// probe inside a function, where the arguments have moved): RSP is the
+// guest's, from the VMCS.
+TEST_F(ProbePoints, AFetchProgramReadsThroughARegister)
+{
+	constexpr uint64_t kData = 0xffff888000200000ull, kDataPa = 0x600000;
+	start();
+	map_page(kData, kDataPa);
+	const uint64_t flags = 0x8241, below = 0x1234;
+	pages.put(kDataPa + 0x100, &flags, 8);
+	pages.put(kDataPa + 0x800 + 0x18, &below, 8);
+	put_code(fn, {0x0f, 0x1f, 0x44, 0x00, 0x00});
+	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_INTERCEPT, 1), VTICE_VMCALL_OK);
+	load_program(0, {
+		op(VTICE_FETCH_REG, VTICE_FETCH_R12), op(VTICE_FETCH_LOAD, 8), op(VTICE_FETCH_VALUE, 0),
+		op(VTICE_FETCH_REG, VTICE_FETCH_RSP), op(VTICE_FETCH_ADD, 0, 0x18), op(VTICE_FETCH_LOAD, 8),
+		op(VTICE_FETCH_VALUE, 1),
+	});
+	arm(fn, 1);
+	regs.r12 = kData + 0x100;
+	regs.rsp = 0xdead;	// root_entry.S's slot, not the guest's RSP
+	cpu().vmcs[GUEST_RSP] = kData + 0x800;
+	EXPECT_EQ(hit(fn), VT_HOOK_HANDLED);
+	auto recs = records();
+	ASSERT_EQ(recs.size(), 4u + 2);
+	EXPECT_EQ(recs[4].u.raw[0], flags);
+	EXPECT_EQ(recs[5].u.raw[0], below) << "through the guest's RSP";
+	EXPECT_EQ(recs[5].u.raw[1], 1u);
+}
+
 // Root runs only what it checked: a program is refused at ADD unless it
-// starts with ARG, RETVAL or CURTASK and every op's argument, size and slot is in range, no
+// starts with ARG, RETVAL, CURTASK or REG and every op's argument, size and slot is in range, no
 // slot is written twice and there is at most one string.
 TEST_F(ProbePoints, RootRefusesAFetchProgramItCannotBound)
 {
@@ -365,6 +395,7 @@ TEST_F(ProbePoints, RootRefusesAFetchProgramItCannotBound)
 		{"argument 6", {op(VTICE_FETCH_ARG, 6)}},
 		{"RETVAL with an argument", {op(VTICE_FETCH_RETVAL, 1)}},
 		{"CURTASK with an argument", {op(VTICE_FETCH_CURTASK, 2)}},
+		{"register 16", {op(VTICE_FETCH_REG, VTICE_FETCH_REGS)}},
 		{"a 3-byte load", {arg0, op(VTICE_FETCH_LOAD, 3)}},
 		{"a 16-byte load", {arg0, op(VTICE_FETCH_LOAD, 16)}},
 		{"slot 4", {arg0, op(VTICE_FETCH_VALUE, 4)}},

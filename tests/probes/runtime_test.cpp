@@ -438,7 +438,7 @@ TEST(ProbeRuntime, ReadsThroughRetvalAtAReturnSite)
 	EXPECT_EQ(out.printed_, "-5 ffff888000001000\n");
 	auto untyped = compile_program("fn:other:return { @ = retval->a; }", test_syscalls(), {}, &types);
 	ASSERT_FALSE(untyped.ok());
-	EXPECT_NE(untyped.error().message.find("cast it first, as in ((struct filename *)retval)->a"), std::string::npos)
+	EXPECT_NE(untyped.error().message.find("through retval, which BTF does not type: cast it first, as in ((struct T *)retval)->a"), std::string::npos)
 		<< untyped.error().message;
 }
 

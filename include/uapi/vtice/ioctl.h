@@ -343,14 +343,15 @@ struct vtice_probe_watch {
  * order, vtice_probes), RETVAL to RAX (a function's return value, at a
  * probe on its RET), CURTASK to the address of the task_struct the CPU
  * runs (the one the comm/pid filter reads; 0 and unreadable when root
- * could not read it), ADD adds imm, LOAD replaces it with the 1, 2, 4 or
+ * could not read it), REG to a general register (arg: enum
+ * vtice_fetch_reg; RSP as it is at the hit), ADD adds imm, LOAD replaces it with the 1, 2, 4 or
  * 8 bytes at it (zero-extended; read as the guest would, through its page
  * tables, never the hypervisor's own memory), VALUE writes it as the hit's
  * VALUE record of slot arg (records.h), STRING writes the string at it
  * (STRING records). A LOAD that faults leaves 0 and marks the VALUE records
- * until the next ARG, RETVAL or CURTASK unreadable, and a STRING then
+ * until the next ARG, RETVAL, CURTASK or REG unreadable, and a STRING then
  * copies nothing. Root refuses (EINVAL) a program that does not start with
- * ARG, RETVAL or CURTASK, names an
+ * ARG, RETVAL, CURTASK or REG, names an
  * argument, size or slot out of range, writes a slot twice or more than one
  * string, or has reserved bits set; END (0) or the last op ends it.
  */
@@ -367,6 +368,14 @@ enum vtice_fetch_code {
 	VTICE_FETCH_STRING = 5,
 	VTICE_FETCH_RETVAL = 6,
 	VTICE_FETCH_CURTASK = 7,
+	VTICE_FETCH_REG = 8,	/* arg: enum vtice_fetch_reg */
+};
+
+enum vtice_fetch_reg {
+	VTICE_FETCH_RDI, VTICE_FETCH_RSI, VTICE_FETCH_RDX, VTICE_FETCH_RCX, VTICE_FETCH_R8, VTICE_FETCH_R9,
+	VTICE_FETCH_RAX, VTICE_FETCH_RBX, VTICE_FETCH_RSP, VTICE_FETCH_RBP, VTICE_FETCH_R10, VTICE_FETCH_R11,
+	VTICE_FETCH_R12, VTICE_FETCH_R13, VTICE_FETCH_R14, VTICE_FETCH_R15,
+	VTICE_FETCH_REGS
 };
 
 struct vtice_fetch_op {
