@@ -131,7 +131,7 @@ void check_fetch(const std::vector<pr::FetchOp> &ops)
 	unsigned slots = 0, strings = 0;
 	if (ops.size() > pr::kMaxFetchOps ||
 	    (!ops.empty() && ops[0].code != pr::FetchCode::Arg && ops[0].code != pr::FetchCode::Retval &&
-	     ops[0].code != pr::FetchCode::Curtask))
+	     ops[0].code != pr::FetchCode::Curtask && ops[0].code != pr::FetchCode::Reg))
 		std::abort();
 	for (const pr::FetchOp &op : ops) {
 		bool ok = false;
@@ -146,6 +146,7 @@ void check_fetch(const std::vector<pr::FetchOp> &ops)
 		case pr::FetchCode::String: ok = ++strings == 1 && !op.arg && !op.imm; break;
 		case pr::FetchCode::Retval:
 		case pr::FetchCode::Curtask: ok = !op.arg && !op.imm; break;
+		case pr::FetchCode::Reg: ok = op.arg < 16 && !op.imm; break;	// VTICE_FETCH_REGS
 		case pr::FetchCode::End: break;
 		}
 		if (!ok)

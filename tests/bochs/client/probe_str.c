@@ -28,8 +28,11 @@
  *   kernel's %sp's depth in the child's kernel stack (another child's
  *   stack: the same path, the same depth, but for the kernel's own
  *   randomize_kstack_offset, up to 0x3ff bytes), RFLAGS with the kernel's
- *   %flags' IF; and an offset the kernel refused as inside an instruction,
- *   and a data symbol, vtice must refuse too.
+ *   %flags' IF. Then a read through a register there, against the
+ *   kernel's kprobe at the offset fetching +0(%dx):x64:
+ *     vtice probe 'addr:do_sys_openat2+OFF /comm == "vtaddr"/ { printf("%d\n", ((struct open_how *)reg("rdx"))->flags); }'
+ *   And an offset the kernel refused as inside an instruction, and a data
+ *   symbol, vtice must refuse too.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -465,7 +468,7 @@ int cmd_probe_addr(int argc, char **argv)
 	char def[128], program[256], inside_why[512], data_why[512];
 	long kernel[3 * MAX_PATHS], vt[3 * MAX_PATHS];
 	int at, inside, nk, nv, i;
-	long depth;
+	long depth, how_flags, rdi, rsp, rflags, kernel_rsp, kernel_rflags;
 
 	(void)argc;
 	if (access(VTICE_BIN, X_OK))
@@ -502,6 +505,26 @@ int cmd_probe_addr(int argc, char **argv)
 			return report(name, FAIL, "hit %d: vtice's reg(\"rflags\") %#lx, the kernel's %%flags %#lx: "
 				      "IF differs", i, vt[3 * i + 2], kernel[3 * i + 2]);
 	}
+	rdi = vt[0];
+	rsp = vt[1];
+	rflags = vt[2];
+	kernel_rsp = kernel[1];
+	kernel_rflags = kernel[2];
+	/* A read through a register there, against the kernel's fetch through the same one. */
+	snprintf(def, sizeof(def), "p:vtaddr do_sys_openat2+%d hf=+0(%%dx):x64", at);
+	if (kernel_numbers("vtaddr", def, " hf=", kernel, &nk) || nk != 4)
+		return report(name, FAIL, "the kernel's kprobe fetch through %%dx at +%d saw %d of 4 opens: no oracle",
+			      at, nk);
+	snprintf(program, sizeof(program), "addr:do_sys_openat2+%d /comm == \"vtaddr\"/ { "
+		 "printf(\"%%d\\n\", ((struct open_how *)reg(\"rdx\"))->flags); }", at);
+	if (vtice_columns("vtaddr", program, "probe-addr", 1, vt, &nv) || nv != nk)
+		return report(name, FAIL, "addr:do_sys_openat2+%d with a read through reg(\"rdx\"): vtice printed %d "
+			      "of the kernel's %d hits", at, nv, nk);
+	for (i = 0; i < nk; i++)
+		if (vt[i] != kernel[i])
+			return report(name, FAIL, "hit %d: vtice's ((struct open_how *)reg(\"rdx\"))->flags %ld, the "
+				      "kernel's +0(%%dx) %ld", i, vt[i], kernel[i]);
+	how_flags = kernel[0];
 	snprintf(program, sizeof(program), "addr:do_sys_openat2+%d { exit(); }", inside);
 	if (!vtice_refuses(program, inside_why, sizeof(inside_why)) || !strstr(inside_why, "is inside an instruction"))
 		return report(name, FAIL, "+%d, inside an instruction by the kernel's kprobes: vtice said '%s'", inside,
@@ -513,9 +536,10 @@ int cmd_probe_addr(int argc, char **argv)
 		return report(name, FAIL, "addr:jiffies (data): vtice said '%s'", data_why);
 	return report(name, PASS, "addr:do_sys_openat2+%d: %d hits, reg(\"rdi\") %ld ... as the kernel's kprobe "
 		      "there fetched %%di, reg(\"rsp\") %#lx in its stack (the kernel's %%sp %#lx), reg(\"rflags\") "
-		      "%#lx (the kernel's %#lx); +%d refused as the kernel refused it (%s); addr:jiffies refused (%s)",
-		      at, nv, vt[0], vt[1] & (STACK_SIZE - 1), kernel[1] & (STACK_SIZE - 1), vt[2], kernel[2], inside,
-		      inside_why, data_why);
+		      "%#lx (the kernel's %#lx); ((struct open_how *)reg(\"rdx\"))->flags %#lx as its +0(%%dx); +%d "
+		      "refused as the kernel refused it (%s); addr:jiffies refused (%s)",
+		      at, nv, rdi, rsp & (STACK_SIZE - 1), kernel_rsp & (STACK_SIZE - 1), rflags, kernel_rflags, how_flags,
+		      inside, inside_why, data_why);
 }
 
 /*
