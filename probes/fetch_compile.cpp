@@ -100,8 +100,7 @@ public:
 	{
 		if (p.cast_pointee)
 			return types_.name(p.cast_pointee) + " *";
-		return p.type_id ? types_.name(p.type_id)
-				 : std::string(at_return_ ? "an untyped retval" : "an untyped argument");
+		return p.type_id ? types_.name(p.type_id) : std::string("a value BTF does not type");
 	}
 
 	const KernelTypes &types() const { return types_; }

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Fetch programs (ioctl.h, struct vtice_fetch_op): what a probe's hit reads
- * of guest memory through its arguments, its return value or the current
- * task, run in VMX root at the hit. The
- * program is checked whole before any hit can run it, and has no jumps: it
+ * of guest memory through its arguments, its return value, its registers
+ * or the current task, run in VMX root at the hit. The program is checked
+ * whole before any hit can run it, and has no jumps: it
  * runs each of its at most VTICE_FETCH_OPS_MAX ops once, reads at most 8
  * bytes an op as the guest itself would (vt_own_mem), and writes at most
  * VTICE_FETCH_VALUES_MAX VALUE records and one string.

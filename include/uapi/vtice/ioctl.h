@@ -344,16 +344,17 @@ struct vtice_probe_watch {
  * probe on its RET), CURTASK to the address of the task_struct the CPU
  * runs (the one the comm/pid filter reads; 0 and unreadable when root
  * could not read it), REG to a general register (arg: enum
- * vtice_fetch_reg; RSP as it is at the hit), ADD adds imm, LOAD replaces it with the 1, 2, 4 or
- * 8 bytes at it (zero-extended; read as the guest would, through its page
- * tables, never the hypervisor's own memory), VALUE writes it as the hit's
- * VALUE record of slot arg (records.h), STRING writes the string at it
- * (STRING records). A LOAD that faults leaves 0 and marks the VALUE records
- * until the next ARG, RETVAL, CURTASK or REG unreadable, and a STRING then
- * copies nothing. Root refuses (EINVAL) a program that does not start with
- * ARG, RETVAL, CURTASK or REG, names an
- * argument, size or slot out of range, writes a slot twice or more than one
- * string, or has reserved bits set; END (0) or the last op ends it.
+ * vtice_fetch_reg; RSP as it is at the hit). ADD adds imm, LOAD replaces
+ * it with the 1, 2, 4 or 8 bytes at it (zero-extended; read as the guest
+ * would, through its page tables, never the hypervisor's own memory),
+ * VALUE writes it as the hit's VALUE record of slot arg (records.h),
+ * STRING writes the string at it (STRING records). A LOAD that faults
+ * leaves 0 and marks the VALUE records until the next ARG, RETVAL, CURTASK
+ * or REG unreadable, and a STRING then copies nothing. Root refuses
+ * (EINVAL) a program that does not start with ARG, RETVAL, CURTASK or REG,
+ * names an argument, register, size or slot out of range, writes a slot
+ * twice or more than one string, or has reserved bits set; END (0) or the
+ * last op ends it.
  */
 #define VTICE_FETCH_OPS_MAX	32
 #define VTICE_FETCH_PROGRAMS_MAX	8
