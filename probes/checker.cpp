@@ -227,7 +227,7 @@ struct Context {
 	bool addr = false;	// ...or an addr: (no arguments there)
 	bool retval = true;
 	bool kstack = true;
-	bool fn = false;	// some point is a fn: probe's
+	bool fn = false;	// some point is a hidden breakpoint's or a watch's (its hits copy the stack)
 	bool profile = false;	// ...or a profile probe's
 	bool fn_only = true;	// every point is a fn: probe's (str() then works)
 	bool fn_return_only = true;	// every point is a fn:NAME:return (reads through retval work)
@@ -250,9 +250,8 @@ Context context_of(const Probe &probe)
 		c.watch |= p.kind == PointKind::Watch;
 		c.watch_only &= p.kind == PointKind::Watch;
 		c.retval &= p.kind == PointKind::SyscallReturn || p.kind == PointKind::FnReturn;
-		c.kstack &= p.kind == PointKind::Profile || p.kind == PointKind::FnEntry || p.kind == PointKind::Addr ||
-			    p.kind == PointKind::Watch;
-		c.fn |= p.kind == PointKind::FnEntry || p.kind == PointKind::Addr || p.kind == PointKind::Watch;
+		c.kstack &= p.kind == PointKind::Profile || is_probe_hit_point(p);
+		c.fn |= is_probe_hit_point(p);
 		c.profile |= p.kind == PointKind::Profile;
 		c.fn_only &= p.kind == PointKind::FnEntry;
 		c.fn_return_only &= p.kind == PointKind::FnReturn;
@@ -791,9 +790,9 @@ private:
 			return Type::String;
 		case Builtin::Kstack:
 			if (!ctx_.kstack)
-				return error_at(e.pos, "kstack exists only in fn:NAME, addr:, watch: and profile:hz:N probes "
-						       "(the kernel stack at a function's entry, an instruction, an "
-						       "access or a sample)");
+				return error_at(e.pos, "kstack exists only in fn:NAME, fn:NAME:return, addr:, watch: and "
+						       "profile:hz:N probes (the kernel stack at a function's entry or "
+						       "return, an instruction, an access or a sample)");
 			out_.fn_kstack |= ctx_.fn;
 			out_.profile_kstack |= ctx_.profile;
 			return Type::Stack;
