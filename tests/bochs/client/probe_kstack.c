@@ -7,7 +7,10 @@
  *   vtice probe 'fn:vfs_read /comm == "vtkst"/ { @[kstack] = count(); }'
  * with --folded. The same syscall from the same call site has one stack:
  * vtice must fold every read into one line, count KSTACK_READS, and its
- * callers of vfs_read must be the kernel's, in order, named alike.
+ * callers of vfs_read must be the kernel's, in order, named alike. Then the
+ * same at vfs_read's returns, where vfs_read is still the leaf and its
+ * callers are the ones it was entered from:
+ *   vtice probe 'fn:vfs_read:return /comm == "vtkst"/ { @[kstack] = count(); }'
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -175,14 +178,16 @@ static int read_folded(struct frames *v, long *count)
 	return lines;
 }
 
-static int vtice_stacks(struct frames *v, long *count, int *lines)
+/* point: "fn:vfs_read" or "fn:vfs_read:return". */
+static int vtice_stacks(const char *point, struct frames *v, long *count, int *lines)
 {
-	const char *const args[] = { "vtice", "probe", "fn:vfs_read /comm == \"vtkst\"/ { @[kstack] = count(); "
-				     "printf(\"vtkst hit on CPU %d:\\n%s\\n\", cpu, kstack); }",
-				     "--folded", KSTACK_FOLDED, NULL };
+	char program[256];
+	const char *const args[] = { "vtice", "probe", program, "--folded", KSTACK_FOLDED, NULL };
 	volatile int *go = NULL;
 	pid_t probe, child;
 
+	snprintf(program, sizeof(program), "%s /comm == \"vtkst\"/ { @[kstack] = count(); "
+		 "printf(\"vtkst hit on CPU %%d:\\n%%s\\n\", cpu, kstack); }", point);
 	unlink(KSTACK_FOLDED);
 	probe = spawn_vtice(KSTACK_ERR, args);
 	if (probe <= 0 || !wait_probe_armed(probe, KSTACK_ERR, 120))
@@ -217,13 +222,44 @@ static int leaf_index(const struct frames *f)
 	return -1;
 }
 
+/* vtice's stack at point against the kernel's callers of vfs_read; why it differs in why. */
+static int same_callers(const char *point, const struct frames *kernel, char *vt_text, size_t text_len, char *why,
+			size_t why_len)
+{
+	struct frames vt = { .n = 0 };
+	long count = 0;
+	int lines = 0, k = leaf_index(kernel), v, i;
+
+	if (vtice_stacks(point, &vt, &count, &lines)) {
+		snprintf(why, why_len, "vtice probe at %s failed (its stderr is above)", point);
+		return 0;
+	}
+	v = leaf_index(&vt);
+	join(&vt, v + 1, vt_text, text_len);
+	if (lines != 1 || count != KSTACK_READS) {
+		snprintf(why, why_len, "%s: %d folded lines, the first counting %ld: expected one stack counted %d times",
+			 point, lines, count, KSTACK_READS);
+		return 0;
+	}
+	if (v != 0) {
+		snprintf(why, why_len, "%s: vtice's leaf frame is %s, not vfs_read", point, vt.n ? vt.name[0] : "(none)");
+		return 0;
+	}
+	for (i = 0; k + 1 + i < kernel->n || v + 1 + i < vt.n; i++)
+		if (k + 1 + i >= kernel->n || v + 1 + i >= vt.n || strcmp(kernel->name[k + 1 + i], vt.name[v + 1 + i])) {
+			snprintf(why, why_len, "%s: vfs_read's callers differ at frame %d: vtice %s", point, i + 1,
+				 vt_text);
+			return 0;
+		}
+	return vt.n;
+}
+
 int cmd_probe_kstack(int argc, char **argv)
 {
 	const char *name = argv[0];
-	struct frames kernel, vt = { .n = 0 };
-	char kernel_text[2048], vt_text[2048];
-	int hits = 0, lines = 0, k, v, i;
-	long count = 0;
+	struct frames kernel;
+	char kernel_text[2048], vt_text[2048], why[4096];
+	int hits = 0, frames;
 
 	(void)argc;
 	if (access(VTICE_BIN, X_OK))
@@ -232,22 +268,13 @@ int cmd_probe_kstack(int argc, char **argv)
 		mount("tracefs", TRACEFS, "tracefs", 0, NULL);
 	if (kernel_oracle(&kernel, &hits) || kernel.n == 0)
 		return report(name, FAIL, "the kernel's kprobe stacktrace gave no stack (%d hits): no oracle", hits);
-	if (vtice_stacks(&vt, &count, &lines))
-		return report(name, FAIL, "vtice probe failed (its stderr is above)");
-	k = leaf_index(&kernel);
-	v = leaf_index(&vt);
-	join(&kernel, k + 1, kernel_text, sizeof(kernel_text));
-	join(&vt, v + 1, vt_text, sizeof(vt_text));
-	figure_named(name, "frames", "%d", vt.n);
-	if (lines != 1 || count != KSTACK_READS)
-		return report(name, FAIL, "%d folded lines, the first counting %ld: expected one stack counted %d times",
-			      lines, count, KSTACK_READS);
-	if (v != 0)
-		return report(name, FAIL, "vtice's leaf frame is %s, not vfs_read", vt.n ? vt.name[0] : "(none)");
-	for (i = 0; k + 1 + i < kernel.n || v + 1 + i < vt.n; i++)
-		if (k + 1 + i >= kernel.n || v + 1 + i >= vt.n || strcmp(kernel.name[k + 1 + i], vt.name[v + 1 + i]))
-			return report(name, FAIL, "vfs_read's callers differ at frame %d: vtice %s; the kernel %s", i + 1,
-				      vt_text, kernel_text);
+	join(&kernel, leaf_index(&kernel) + 1, kernel_text, sizeof(kernel_text));
+	frames = same_callers("fn:vfs_read", &kernel, vt_text, sizeof(vt_text), why, sizeof(why));
+	if (!frames)
+		return report(name, FAIL, "%s; the kernel %s", why, kernel_text);
+	figure_named(name, "frames", "%d", frames);
+	if (!same_callers("fn:vfs_read:return", &kernel, vt_text, sizeof(vt_text), why, sizeof(why)))
+		return report(name, FAIL, "%s; the kernel %s", why, kernel_text);
 	return report(name, PASS, "%d reads, one stack: vfs_read < %s, the callers the kernel's own unwinder "
-		      "gave its kprobe (%d hits)", KSTACK_READS, vt_text, hits);
+		      "gave its kprobe (%d hits); the same at vfs_read's returns", KSTACK_READS, vt_text, hits);
 }
