@@ -76,8 +76,11 @@ inline constexpr std::int64_t kMaxLhistBuckets = 1000;
 inline constexpr std::uint64_t kMaxWatchBytes = 4096;	// VTICE_PROBE_WATCH_LEN_MAX
 inline constexpr std::size_t kMaxSyscallStrings = 8;	// VTICE_SYSCALL_STRINGS_MAX
 // reg()'s numbers (parser.cpp): 0-7 every hit carries (arg0..arg5's, RAX,
-// RIP); from here, the ten a hit copies when asked (records.h, GPRS).
+// RIP); from kFirstMoreReg, the ten a hit copies when asked (records.h,
+// GPRS), RFLAGS last.
+inline constexpr std::int64_t kRegRax = 6, kRegRip = 7;
 inline constexpr std::int64_t kFirstMoreReg = 8;
+inline constexpr std::int64_t kRegRflags = 17;
 inline constexpr unsigned long kMaxProfileHz = 10000;	// VTICE_PROFILE_HZ_MAX
 inline constexpr std::uint64_t kMinIntervalNs = 10'000'000;	// 10 ms: the console polls
 

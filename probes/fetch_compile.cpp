@@ -147,10 +147,9 @@ private:
 	// RFLAGS (ioctl.h, enum vtice_fetch_reg).
 	Result<Place> register_value(const Expr &e)
 	{
-		constexpr std::int64_t kRip = 7, kRflags = 17;
-		if (e.number == kRip || e.number >= kRflags || e.number < 0)
+		if (e.number == kRegRip || e.number >= kRegRflags || e.number < 0)
 			return error_at(e.pos, "a read through memory starts at a general register, not " + e.text);
-		auto root_register = static_cast<std::uint8_t>(e.number < kRip ? e.number : e.number - 1);
+		auto root_register = static_cast<std::uint8_t>(e.number < kRegRip ? e.number : e.number - 1);
 		ops_.push_back({FetchCode::Reg, root_register, 0});
 		return Place{};
 	}

@@ -18,7 +18,8 @@ const std::map<std::string, Builtin, std::less<>> kBuiltins = {
 
 // reg("NAME"): the registers a function probe's hit carries (records.h),
 // numbered as the runtime reads them: arg0..arg5's, then RAX, then RIP;
-// then, from kFirstMoreReg, the GPRS records' in their order.
+// then, from kFirstMoreReg, the GPRS records' in their order (checker.hpp
+// names the numbers others depend on: kRegRax, kRegRip, kRegRflags).
 const std::map<std::string, int, std::less<>> kRegisters = {
 	{"rdi", 0},  {"rsi", 1},  {"rdx", 2},  {"rcx", 3},  {"r8", 4},	 {"r9", 5},   {"rax", 6},
 	{"rip", 7},  {"rbx", 8},  {"rsp", 9},  {"rbp", 10}, {"r10", 11}, {"r11", 12}, {"r12", 13},

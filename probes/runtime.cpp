@@ -297,7 +297,7 @@ std::int64_t reg_value(const ProbeEvent &ev, std::int64_t n)
 		return static_cast<std::int64_t>(ev.args[static_cast<std::size_t>(n)]);
 	if (n >= kFirstMoreReg && n - kFirstMoreReg < static_cast<std::int64_t>(ev.more_regs.size()))
 		return static_cast<std::int64_t>(ev.more_regs[static_cast<std::size_t>(n - kFirstMoreReg)]);
-	return n == 6 ? ev.retval : static_cast<std::int64_t>(ev.address);
+	return n == kRegRax ? ev.retval : static_cast<std::int64_t>(ev.address);
 }
 
 }  // namespace
