@@ -179,6 +179,26 @@ Result<std::uint32_t> slot_for(vtice_probes &req, const probes::ProbePoint &poin
 	return req.count++;
 }
 
+// A hidden breakpoint at address for point, running fetch (0: none) on its
+// hits. Root runs one fetch program per address: two probes there (fn:F
+// and addr:F+4 on a kernel with IBT; one address by name and by number)
+// must read the same, or one would get the other's values.
+Result<void> add_breakpoint(vtice_probes &req, const probes::ProbePoint &point, std::uint64_t address,
+			    std::uint8_t fetch)
+{
+	auto slot = slot_for(req, point, address);
+	if (!slot)
+		return slot.error();
+	std::uint8_t &runs = req.program[*slot];
+	if (fetch && runs && runs != fetch)
+		return probes::error_at(point.pos, point.text + " is " + dbg::hex(address) +
+							   ", where another probe reads other memory (str() or fields): "
+							   "root runs one set of reads per address; put them in one probe");
+	if (fetch)
+		runs = fetch;
+	return {};
+}
+
 // A watch: point's range, once however many probes name it.
 Result<void> add_watch(vtice_probes &req, const probes::ProbePoint &point)
 {
@@ -232,7 +252,7 @@ Result<std::uint8_t> program_for(vtice_probes &req, const probes::Probe &probe)
 
 }  // namespace
 
-Result<std::uint32_t> FunctionProbes::arm(const probes::CheckedProgram &program, std::uint32_t stack_bytes)
+Result<vtice_probes> arm_request(const probes::CheckedProgram &program, std::uint32_t stack_bytes)
 {
 	auto req = request<vtice_probes>();
 	req.op = VTICE_PROBES_ARM;
@@ -251,25 +271,29 @@ Result<std::uint32_t> FunctionProbes::arm(const probes::CheckedProgram &program,
 					return ok.error();
 				continue;
 			}
-			if (point.kind == probes::PointKind::FnReturn) {
-				for (std::uint64_t site : point.return_sites) {
-					auto slot = slot_for(req, point, site);
-					if (!slot)
-						return slot.error();
-					if (*fetch)	// probes of one function's returns agree (the checker)
-						req.program[*slot] = *fetch;
-				}
-				continue;
-			}
-			if (point.kind != probes::PointKind::FnEntry && point.kind != probes::PointKind::Addr)
-				continue;
-			auto slot = slot_for(req, point, point.address);
-			if (!slot)
-				return slot.error();
-			if (*fetch)	// probes sharing an entry agree on it (the checker)
-				req.program[*slot] = *fetch;
+			std::vector<std::uint64_t> addresses;
+			if (point.kind == probes::PointKind::FnReturn)
+				addresses = point.return_sites;
+			else if (point.kind == probes::PointKind::FnEntry || point.kind == probes::PointKind::Addr)
+				addresses = {point.address};
+			for (std::uint64_t address : addresses)
+				if (auto ok = add_breakpoint(req, point, address, *fetch); !ok)
+					return ok.error();
 		}
 	}
+	return req;
+}
+
+Result<std::uint32_t> FunctionProbes::arm(const probes::CheckedProgram &program, std::uint32_t stack_bytes)
+{
+	auto req = arm_request(program, stack_bytes);
+	if (!req)
+		return req.error();
+	return arm(*req);
+}
+
+Result<std::uint32_t> FunctionProbes::arm(vtice_probes &req)
+{
 	if (ioctl(dev_.get(), VTICE_IOC_PROBES, &req) < 0) {
 		int err = errno;
 		if (err == EBUSY)

@@ -23,6 +23,12 @@ namespace vtice::console {
 Result<std::vector<std::string>> resolve_function_points(probes::CheckedProgram &program,
 							 const std::string &kallsyms, const std::string &kcore);
 
+// The ARM request for program's resolved points, without the ioctl: each
+// address once with its fetch program, the watches. An error carries the
+// point's position: too many addresses or programs, two probes at one
+// address that read different memory.
+Result<vtice_probes> arm_request(const probes::CheckedProgram &program, std::uint32_t stack_bytes);
+
 // The probes of one run: armed by arm(), removed by disarm() or when the
 // device closes.
 class FunctionProbes {
@@ -34,6 +40,7 @@ public:
 	Result<std::uint64_t> hits_so_far();	// the same, armed or not
 
 private:
+	Result<std::uint32_t> arm(vtice_probes &req);
 	Result<std::uint64_t> hits_after(std::uint32_t op);
 
 	const DeviceFd &dev_;

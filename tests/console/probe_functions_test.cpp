@@ -1,0 +1,92 @@
+// vtice probe's ARM request: each probed address once with the fetch
+// program its hits run, and a refusal where two probes written differently
+// land on one address but read different memory (root runs one program per
+// address, so one of them would print the other's values).
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "../symbols/kernel_dir.hpp"
+#include "checker.hpp"
+#include "diagnostic.hpp"
+#include "probe_functions.hpp"
+#include "probe_params.hpp"
+
+using namespace vtice;
+
+namespace {
+
+std::optional<std::uint64_t> no_syscalls(std::string_view) { return std::nullopt; }
+
+// fn:vfs_read's entry past its ENDBR64 on a kernel with IBT, where
+// addr:vfs_read+4 lands too: resolve_function_points' part, done by hand.
+constexpr std::uint64_t kVfsReadBody = 0xffffffff81234564ull;
+
+// source checked against a Debian kernel's BTF (reads through reg() need
+// its types), every point placed at kVfsReadBody.
+class ProbeArmRequest : public ::testing::Test {
+protected:
+	void SetUp() override
+	{
+		auto dirs = symbols::testing::debian_kernel_dirs();
+		if (dirs.empty())
+			GTEST_SKIP() << "no " VTICE_KERNEL_DIR "/*/vmlinux (make kernel)";
+		btf_ = std::make_shared<console::KernelBtf>((dirs[0] / "vmlinux").string());
+		types_ = console::kernel_types(btf_);
+	}
+
+	probes::CheckedProgram resolved(const std::string &source)
+	{
+		auto program = probes::compile_program(source, no_syscalls, console::kernel_params(btf_), types_.get());
+		EXPECT_TRUE(program.ok()) << source << ": " << (program.ok() ? "" : program.error().message);
+		if (!program.ok())
+			return {};
+		for (auto &probe : program->program.probes)
+			for (auto &point : probe.points)
+				point.address = kVfsReadBody;
+		return std::move(*program);
+	}
+
+	std::shared_ptr<console::KernelBtf> btf_;
+	std::unique_ptr<probes::KernelTypes> types_;
+};
+
+}  // namespace
+
+TEST_F(ProbeArmRequest, TwoProbesAtOneAddressReadingTheSameShareItsSlotAndProgram)
+{
+	// One address by name and by number.
+	auto program = resolved("addr:vfs_read+4 { printf(\"%s\\n\", str(reg(\"rsi\"))); }\n"
+				"addr:0xffffffff81234564 { printf(\"%s|\\n\", str(reg(\"rsi\"))); }");
+	auto req = console::arm_request(program, 0);
+	ASSERT_TRUE(req.ok()) << req.error().message;
+	EXPECT_EQ(req->count, 1u);
+	EXPECT_EQ(req->addrs[0], kVfsReadBody);
+	EXPECT_EQ(req->nr_programs, 1u);
+	EXPECT_EQ(req->program[0], 1u);
+}
+
+TEST_F(ProbeArmRequest, TwoProbesAtOneAddressReadingDifferentMemoryAreRefusedAtTheSecond)
+{
+	std::string source = "fn:vfs_read { printf(\"%s\\n\", str(arg1)); }\n"
+			     "addr:vfs_read+4 { printf(\"%s\\n\", str(reg(\"rdi\"))); }";
+	auto program = resolved(source);
+	auto req = console::arm_request(program, 0);
+	ASSERT_FALSE(req.ok());
+	EXPECT_NE(req.error().message.find("addr:vfs_read+4 is 0xffffffff81234564, where another probe reads "
+					   "other memory"), std::string::npos)
+		<< req.error().message;
+	EXPECT_NE(probes::format_diagnostic(source, req.error()).find("program:2:1: error"), std::string::npos)
+		<< probes::format_diagnostic(source, req.error());
+}
+
+TEST_F(ProbeArmRequest, AProbeThatReadsNothingLeavesTheOthersProgramInPlace)
+{
+	auto program = resolved("fn:vfs_read { printf(\"%s\\n\", str(arg1)); }\n"
+				"addr:vfs_read+4 { @n = count(); }");
+	auto req = console::arm_request(program, 0);
+	ASSERT_TRUE(req.ok()) << req.error().message;
+	EXPECT_EQ(req->count, 1u);
+	EXPECT_EQ(req->program[0], 1u);
+}
