@@ -38,7 +38,8 @@ enum class ExprKind {
 	Call,		// text(kids...): only an aggregation, as a map assignment's value
 	Member,		// kids[0]->member (text "->") or kids[0].member (text ".")
 	Cast,		// (member *)kids[0]: member is "struct NAME" or "union NAME"
-	Index,		// kids[0][kids[1]]: an array's element, or one a pointer points to (kids[1] an Int)
+	Index,		// kids[0][kids[1]]: an array's element, or one a pointer points to (kids[1] an Int,
+			// or an argument, a register or retval: an index root computes at the hit)
 };
 
 struct Expr {
@@ -126,14 +127,17 @@ inline bool is_probe_hit_point(const ProbePoint &p)
 // One op of a fetch program: what root reads at a fn: probe's hit (the
 // ioctl's struct vtice_fetch_op; docs/probes.md).
 enum class FetchCode : std::uint8_t { End = 0, Arg = 1, Add = 2, Load = 3, Value = 4, String = 5, Retval = 6, Curtask = 7,
-				    Reg = 8 };
+				    Reg = 8, Index = 9 };
+// Index's arg: root's register number | how much of it is the index << 4
+// (VTICE_FETCH_INDEX_ARG: a 32-bit int's register has junk above it).
+enum class IndexWidth : std::uint8_t { Full = 0, S32, U32, S16, U16, S8, U8 };
 inline constexpr std::size_t kMaxFetchOps = 32;	// VTICE_FETCH_OPS_MAX
 inline constexpr std::size_t kMaxFetchValues = 4;	// VTICE_FETCH_VALUES_MAX
 
 struct FetchOp {
 	FetchCode code = FetchCode::End;
-	std::uint8_t arg = 0;	// Arg: the argument; Load: bytes; Value: slot
-	std::int32_t imm = 0;	// Add's
+	std::uint8_t arg = 0;	// Arg: the argument; Load: bytes; Value: slot; Reg, Index: the register
+	std::int32_t imm = 0;	// Add's; Index's element size
 	bool operator==(const FetchOp &) const = default;
 };
 

@@ -29,6 +29,9 @@ std::uint32_t bitfield_bytes(std::uint32_t bit_shift, std::uint32_t bits)
 	return need > 8 ? 0 : std::bit_ceil(need);
 }
 
+// RAX in root's numbering (ioctl.h, enum vtice_fetch_reg): RETVAL's register.
+constexpr std::uint8_t kRootRax = 6;
+
 class ReadCompiler {
 public:
 	ReadCompiler(const ProbePoint &point, const ParamLookup &params, const KernelTypes &types)
@@ -150,6 +153,7 @@ private:
 		if (e.number == kRegRip || e.number >= kRegRflags || e.number < 0)
 			return error_at(e.pos, "a read through memory starts at a general register, not " + e.text);
 		auto root_register = static_cast<std::uint8_t>(e.number < kRegRip ? e.number : e.number - 1);
+		static_assert(kRegRax < kRegRip && kRegRax == kRootRax, "reg(\"rax\") is root's RAX");
 		ops_.push_back({FetchCode::Reg, root_register, 0});
 		return Place{};
 	}
@@ -198,15 +202,26 @@ private:
 	}
 
 	// a[i]: an element of an array field, in place; or p[i]: the i-th
-	// object from where the pointer p points.
+	// object from where the pointer p points. i a number as written, or
+	// one root reads at the hit (a[arg2]).
 	Result<Place> index(const Expr &e)
 	{
 		auto base = place(*e.kids[0]);
 		if (!base)
 			return base;
-		auto i = static_cast<std::uint64_t>(e.kids[1]->number);
+		const Expr &at = *e.kids[1];
+		std::optional<std::uint8_t> computed;
+		if (at.kind != ExprKind::Int) {
+			auto source = index_source(at);
+			if (!source)
+				return source.error();
+			computed = *source;
+		}
+		auto i = static_cast<std::uint64_t>(at.number);
 		if (base->in_memory) {
 			if (auto a = types_.array(base->type_id)) {
+				if (computed)
+					return computed_element(e, base->offset, a->element, *computed);
 				if (a->count && i >= a->count)
 					return error_at(e.pos, "index " + std::to_string(i) + " is past the end of " +
 							       types_.name(base->type_id));
@@ -223,7 +238,70 @@ private:
 					       describe(*base) + (base->type_id && !pointee ? "" : ": cast it first"));
 		if (auto ok = load(*base, e.pos); !ok)
 			return ok.error();
-		return element(e, 0, target, i);
+		return computed ? computed_element(e, 0, target, *computed) : element(e, 0, target, i);
+	}
+
+	// An index root reads at the hit: INDEX's arg, the register that holds
+	// it and how much of that register the index's type is.
+	Result<std::uint8_t> index_source(const Expr &i)
+	{
+		auto mark = ops_.size();
+		auto p = i.kind == ExprKind::Builtin && (i.builtin == Builtin::Arg || i.builtin == Builtin::Reg ||
+							  i.builtin == Builtin::Retval)
+				 ? place(i)
+				 : Result<Place>(error_at(i.pos, "an index root computes at the hit is an argument, a "
+								 "register or retval, as in [arg2], [args->n] or "
+								 "[reg(\"rcx\")]; root does no arithmetic on it"));
+		if (!p)
+			return p.error();
+		FetchOp start = ops_.back();	// the Arg, Reg or Retval place() put there
+		ops_.resize(mark);
+		auto width = index_width(*p, i);
+		if (!width)
+			return width.error();
+		std::uint8_t reg = start.code == FetchCode::Retval ? kRootRax : start.arg;	// ARG N is register N
+		return static_cast<std::uint8_t>(reg | static_cast<std::uint8_t>(*width) << 4);
+	}
+
+	// argN is untyped as a base (cast it), but as an index its register
+	// is cut to the parameter's width when BTF has the prototype.
+	Result<IndexWidth> index_width(const Place &p, const Expr &i)
+	{
+		std::uint32_t type = p.type_id;
+		if (!type && i.builtin == Builtin::Arg && params_) {
+			auto params = params_(function_);
+			if (params && static_cast<std::size_t>(i.number) < params->size())
+				type = (*params)[static_cast<std::size_t>(i.number)].type_id;
+		}
+		if (!type)
+			return IndexWidth::Full;
+		auto s = types_.scalar(type);
+		if (!s || types_.pointee(type))
+			return error_at(i.pos, i.text + " is " + types_.name(type) + ", not an integer to index by");
+		switch (s->bytes) {
+		case 4:
+			return s->is_signed ? IndexWidth::S32 : IndexWidth::U32;
+		case 2:
+			return s->is_signed ? IndexWidth::S16 : IndexWidth::U16;
+		case 1:
+			return s->is_signed ? IndexWidth::S8 : IndexWidth::U8;
+		default:
+			return IndexWidth::Full;
+		}
+	}
+
+	Result<Place> computed_element(const Expr &e, std::int64_t base, std::uint32_t type, std::uint8_t source)
+	{
+		auto size = types_.size(type);
+		if (!size)
+			return error_at(e.pos, "elements of " + types_.name(type) + " have no size to index by");
+		if (*size > static_cast<std::uint64_t>(std::numeric_limits<std::int32_t>::max()))
+			return error_at(e.pos, "elements of " + types_.name(type) + " are over 2 GiB: root multiplies "
+					       "by at most 2 GiB");
+		if (auto ok = add(base, e.pos); !ok)
+			return ok.error();
+		ops_.push_back({FetchCode::Index, source, static_cast<std::int32_t>(*size)});
+		return Place{true, 0, type, 0};
 	}
 
 	Result<Place> element(const Expr &e, std::int64_t base, std::uint32_t type, std::uint64_t i)

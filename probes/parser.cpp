@@ -381,26 +381,34 @@ private:
 		return base;
 	}
 
-	// BASE[N]: N a number as written (root adds a constant offset).
+	// BASE[N]: N a number as written (root adds a constant offset), or a
+	// value the read compiler checks: root computes an index from an
+	// argument, a register or retval (a[arg2]).
 	Result<ExprPtr> parse_index(ExprPtr base)
 	{
 		auto e = std::make_unique<Expr>();
 		e->kind = ExprKind::Index;
 		e->pos = peek().pos;
 		e->text = take().text;	// [
-		if (peek().kind != TokenKind::Number)
-			return error_at(peek().pos, "an index is a number as written, as in [2]; found " + describe(peek()));
+		Result<ExprPtr> index = peek().kind == TokenKind::Number ? constant_index() : parse_expr();
+		if (!index)
+			return index;
+		if (auto ok = expect("]", "to close the index"); !ok)
+			return ok.error();
+		e->kids.push_back(std::move(base));
+		e->kids.push_back(std::move(*index));
+		return bounded(std::move(e));
+	}
+
+	Result<ExprPtr> constant_index()
+	{
 		auto index = std::make_unique<Expr>();
 		index->pos = peek().pos;
 		index->number = take().number;
 		if (index->number < 0)
 			return error_at(index->pos, "index " + std::to_string(static_cast<std::uint64_t>(index->number)) +
 						    " is more than 2 GiB away: root adds at most 2 GiB");
-		if (auto ok = expect("]", "to close the index"); !ok)
-			return ok.error();
-		e->kids.push_back(std::move(base));
-		e->kids.push_back(std::move(index));
-		return bounded(std::move(e));
+		return index;
 	}
 
 	// (struct NAME *)VALUE: as in C, the cast binds looser than '->', so

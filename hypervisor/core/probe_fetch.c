@@ -29,7 +29,7 @@ static bool vt_fetch_is_start(struct vtice_fetch_op op)
 
 static bool vt_fetch_op_valid(struct vtice_fetch_op op, u32 *slots, u32 *strings)
 {
-	if (op.reserved || (op.code != VTICE_FETCH_ADD && op.imm))
+	if (op.reserved || (op.code != VTICE_FETCH_ADD && op.code != VTICE_FETCH_INDEX && op.imm))
 		return false;
 	switch (op.code) {
 	case VTICE_FETCH_ARG:
@@ -50,6 +50,8 @@ static bool vt_fetch_op_valid(struct vtice_fetch_op op, u32 *slots, u32 *strings
 		return !op.arg;
 	case VTICE_FETCH_REG:
 		return op.arg < VTICE_FETCH_REGS;
+	case VTICE_FETCH_INDEX:
+		return (op.arg >> 4) < VTICE_FETCH_INDEX_WIDTHS && op.imm > 0;
 	default:
 		return false;
 	}
@@ -83,6 +85,29 @@ static u64 vt_fetch_reg(const struct vt_guest_regs *r, u32 n)
 	if (n == VTICE_FETCH_RSP)
 		return vt_vmread_or0(GUEST_RSP);	/* the VMCS holds the guest's RSP, not the saved GPRs */
 	return n < VTICE_FETCH_REGS ? regs[n] : 0;
+}
+
+/* INDEX's index: its register (arg's bits 0-3), cut to its width and extended (bits 4-6, checked). */
+static u64 vt_fetch_index(const struct vt_guest_regs *r, u8 arg)
+{
+	u64 v = vt_fetch_reg(r, arg & 0xf);
+
+	switch (arg >> 4) {
+	case VTICE_FETCH_INDEX_S32:
+		return (u64)(s64)(s32)v;
+	case VTICE_FETCH_INDEX_U32:
+		return (u32)v;
+	case VTICE_FETCH_INDEX_S16:
+		return (u64)(s64)(s16)v;
+	case VTICE_FETCH_INDEX_U16:
+		return (u16)v;
+	case VTICE_FETCH_INDEX_S8:
+		return (u64)(s64)(s8)v;
+	case VTICE_FETCH_INDEX_U8:
+		return (u8)v;
+	default:
+		return v;
+	}
 }
 
 /* The bytes at gva, zero-extended; false when any of them is unmapped. */
@@ -130,6 +155,9 @@ u32 vt_fetch_run(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 
 			break;
 		case VTICE_FETCH_ADD:
 			acc += (u64)(s64)op.imm;
+			break;
+		case VTICE_FETCH_INDEX:	/* wraps as the guest's own a[i] would: only guest reads follow */
+			acc += vt_fetch_index(r, op.arg) * (u64)(s64)op.imm;
 			break;
 		case VTICE_FETCH_LOAD:
 			if (readable)

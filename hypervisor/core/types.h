@@ -22,6 +22,8 @@ typedef unsigned char u8;
 typedef unsigned short u16;
 typedef unsigned int u32;
 typedef unsigned long long u64;
+typedef signed char s8;
+typedef signed short s16;
 typedef signed int s32;
 typedef signed long long s64;
 

@@ -290,6 +290,67 @@ TEST(ProbeTypedReads, ElementsBitfieldsAndCurtaskMatchPahole)
 	}
 }
 
+// An index root computes at the hit (fd[arg0], p[args->dfd], p[retval]):
+// INDEX by the register that holds it, cut to the width pfunct gives its
+// type (an int's register has junk above it), times the element's size
+// pahole gives; the loads around it are pahole's offsets.
+TEST(ProbeTypedReads, AComputedIndexIsItsRegisterCutToItsTypeTimesTheElementSize)
+{
+	std::string why;
+	auto kernels = pahole_kernels(&why);
+	if (kernels.empty())
+		GTEST_SKIP() << why;
+	using vtice::probes::IndexWidth;
+	auto index_arg = [](std::uint8_t reg, IndexWidth w) { return static_cast<std::uint8_t>(reg | std::uint8_t(w) << 4); };
+	auto width_of = [](const Declared &d) {
+		auto base = kBaseTypes.find(d.type);
+		if (base == kBaseTypes.end() || base->second.first == 8)
+			return IndexWidth::Full;
+		const std::pair<std::uint32_t, bool> w = base->second;
+		if (w.first == 4)
+			return w.second ? IndexWidth::S32 : IndexWidth::U32;
+		if (w.first == 2)
+			return w.second ? IndexWidth::S16 : IndexWidth::U16;
+		return w.second ? IndexWidth::S8 : IndexWidth::U8;
+	};
+	for (const auto &k : kernels) {
+		const std::string &image = k.image;
+		SCOPED_TRACE(image);
+		auto files = pahole_member(image, "task_struct", "files"), fdt = pahole_member(image, "files_struct", "fdt");
+		auto fd = pahole_member(image, "fdtable", "fd"), f_flags = pahole_member(image, "file", "f_flags");
+		auto file_size = pahole_size(image, "file");
+		auto close_fd = pfunct_params(image, "close_fd"), openat2 = pfunct_params(image, "do_sys_openat2");
+		ASSERT_TRUE(files && fdt && fd && f_flags && file_size) << "pahole shows them";
+		ASSERT_FALSE(close_fd.empty() || openat2.empty()) << "pfunct shows close_fd and do_sys_openat2";
+		auto flags_load = FetchOp{FetchCode::Load, static_cast<std::uint8_t>(f_flags->second), 0};
+
+		auto by_fd = k.compile("fn:close_fd { @ = curtask->files->fdt->fd[arg0]->f_flags; }");
+		EXPECT_EQ(by_fd.program.probes.at(0).fetch,
+			  (std::vector<FetchOp>{{FetchCode::Curtask, 0, 0}, {FetchCode::Add, 0, files->first},
+						{FetchCode::Load, 8, 0}, {FetchCode::Add, 0, fdt->first},
+						{FetchCode::Load, 8, 0}, {FetchCode::Add, 0, fd->first},
+						{FetchCode::Load, 8, 0},
+						{FetchCode::Index, index_arg(0, width_of(close_fd[0])), 8},	// RDI
+						{FetchCode::Load, 8, 0}, {FetchCode::Add, 0, f_flags->first}, flags_load,
+						{FetchCode::Value, 0, 0}}));
+		EXPECT_EQ(width_of(close_fd[0]), IndexWidth::U32) << "pfunct: " << close_fd[0].type;
+
+		auto by_dfd = k.compile("fn:do_sys_openat2 { @ = ((struct file *)reg(\"rbx\"))[args->dfd].f_flags; }");
+		EXPECT_EQ(by_dfd.program.probes.at(0).fetch,
+			  (std::vector<FetchOp>{{FetchCode::Reg, 7, 0},	// VTICE_FETCH_RBX
+						{FetchCode::Index, index_arg(0, width_of(openat2[0])), *file_size},
+						{FetchCode::Add, 0, f_flags->first}, flags_load, {FetchCode::Value, 0, 0}}));
+		EXPECT_EQ(width_of(openat2[0]), IndexWidth::S32) << "pfunct: " << openat2[0].type;
+
+		// vfs_read returns ssize_t: the whole of RAX.
+		auto by_retval = k.compile("fn:vfs_read:return { @ = ((struct file *)reg(\"rbx\"))[retval].f_flags; }");
+		EXPECT_EQ(by_retval.program.probes.at(0).fetch,
+			  (std::vector<FetchOp>{{FetchCode::Reg, 7, 0},
+						{FetchCode::Index, index_arg(6, IndexWidth::Full), *file_size},	// RAX
+						{FetchCode::Add, 0, f_flags->first}, flags_load, {FetchCode::Value, 0, 0}}));
+	}
+}
+
 // What root cannot read, or what reads no value, is refused before anything
 // is armed, with the position: a struct as a number, a field that is not
 // there, '.' through a pointer, str() of a number, '->' through an untyped
@@ -334,7 +395,12 @@ TEST(ProbeTypedReads, RefusalsNameThePlace)
 	     "starts at a general register, not reg(\"rip\")");
 	says("addr:vfs_read+4 { @ = reg(\"rdi\")->f_flags; }", "through reg(\"rdi\"), which BTF does not type: cast it");
 	says("addr:vfs_read+4, fn:vfs_read { @ = curtask->pid; }", "all addr: (through reg())");
-	says("fn:vfs_read { @ = args->file[arg2].f_flags; }", "an index is a number as written");
+	says("fn:vfs_read { @ = args->file[arg2 + 1].f_flags; }",
+	     "1:35: error: an index root computes at the hit is an argument, a register or retval");
+	says("fn:vfs_read { @ = args->file[args->buf].f_flags; }", "args->buf is char *, not an integer to index by");
+	says("fn:vfs_read { @ = args->file[retval].f_flags; }", "retval exists only at a return");
+	says("addr:vfs_read+4 { @ = ((struct file *)reg(\"rdi\"))[arg2].f_flags; }",
+	     "at an addr: read through the register that holds it now");
 	says("fn:vfs_read { @ = ((struct file *)arg0)[100000000].f_flags; }", "root adds at most 2 GiB");
 	says("fn:vfs_read { @[str((struct file *)arg0)] = count(); }",
 	     "str() reads a char array or a char pointer; this is struct file *");

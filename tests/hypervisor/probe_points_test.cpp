@@ -380,6 +380,48 @@ TEST_F(ProbePoints, AFetchProgramReadsThroughARegister)
 	EXPECT_EQ(recs[5].u.raw[1], 1u);
 }
 
+// INDEX adds a register times an element's size (a[arg2], p[reg("rcx")]),
+// the register cut to the index's width first: a 32-bit int argument's
+// upper half is whatever the caller left there.
+TEST_F(ProbePoints, AFetchProgramIndexesByARegisterCutToItsWidth)
+{
+	constexpr uint64_t kData = 0xffff888000200000ull, kDataPa = 0x600000;
+	start();
+	map_page(kData, kDataPa);
+	for (uint64_t i = 0; i < 8; i++) {
+		const uint64_t element = 0x1000 + i;
+		pages.put(kDataPa + 0x400 + i * 16 + 8, &element, 8);	// a[i].second of a 16-byte struct
+	}
+	put_code(fn, {0x0f, 0x1f, 0x44, 0x00, 0x00});
+	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_INTERCEPT, 1), VTICE_VMCALL_OK);
+	const uint64_t base = op(VTICE_FETCH_ARG, 0), at_second = op(VTICE_FETCH_ADD, 0, 0x400 + 8);
+	load_program(0, {
+		base, op(VTICE_FETCH_INDEX, VTICE_FETCH_INDEX_ARG(VTICE_FETCH_RDX, VTICE_FETCH_INDEX_S32), 16), at_second,
+		op(VTICE_FETCH_LOAD, 8), op(VTICE_FETCH_VALUE, 0),
+		base, op(VTICE_FETCH_INDEX, VTICE_FETCH_INDEX_ARG(VTICE_FETCH_R12, VTICE_FETCH_INDEX_64), 16), at_second,
+		op(VTICE_FETCH_LOAD, 8), op(VTICE_FETCH_VALUE, 1),
+		base, op(VTICE_FETCH_INDEX, VTICE_FETCH_INDEX_ARG(VTICE_FETCH_RCX, VTICE_FETCH_INDEX_U8), 16), at_second,
+		op(VTICE_FETCH_LOAD, 8), op(VTICE_FETCH_VALUE, 2),
+		base, op(VTICE_FETCH_INDEX, VTICE_FETCH_INDEX_ARG(VTICE_FETCH_RSI, VTICE_FETCH_INDEX_S32), 16), at_second,
+		op(VTICE_FETCH_LOAD, 8), op(VTICE_FETCH_VALUE, 3),
+	});
+	arm(fn, 1);
+	regs.rdi = kData;
+	regs.rdx = 0xdeadbeef00000005ull;	// int 5, garbage above
+	regs.r12 = 7;
+	regs.rcx = 0x302;			// unsigned char 2
+	regs.rsi = 0xffffffffull;		// int -1: a[-1] is 16 bytes before a[0]
+	const uint64_t before = 0xbef0e0ull;
+	pages.put(kDataPa + 0x400 - 16 + 8, &before, 8);
+	EXPECT_EQ(hit(fn), VT_HOOK_HANDLED);
+	auto recs = records();
+	ASSERT_EQ(recs.size(), 4u + 4);
+	EXPECT_EQ(recs[4].u.raw[0], 0x1005u) << "bits 32-63 of RDX cut off";
+	EXPECT_EQ(recs[5].u.raw[0], 0x1007u);
+	EXPECT_EQ(recs[6].u.raw[0], 0x1002u) << "the low byte of RCX";
+	EXPECT_EQ(recs[7].u.raw[0], before) << "a negative int index counts back";
+}
+
 // Root runs only what it checked: a program is refused at ADD unless it
 // starts with ARG, RETVAL, CURTASK or REG and every op's argument, size and slot is in range, no
 // slot is written twice and there is at most one string.
@@ -401,7 +443,11 @@ TEST_F(ProbePoints, RootRefusesAFetchProgramItCannotBound)
 		{"slot 4", {arg0, op(VTICE_FETCH_VALUE, 4)}},
 		{"slot 1 twice", {arg0, op(VTICE_FETCH_VALUE, 1), op(VTICE_FETCH_VALUE, 1)}},
 		{"two strings", {arg0, op(VTICE_FETCH_STRING), arg0, op(VTICE_FETCH_STRING)}},
-		{"an unknown op", {arg0, op(9)}},
+		{"an unknown op", {arg0, op(10)}},
+		{"INDEX first", {op(VTICE_FETCH_INDEX, VTICE_FETCH_RDI, 8)}},
+		{"INDEX width 7", {arg0, op(VTICE_FETCH_INDEX, VTICE_FETCH_INDEX_ARG(VTICE_FETCH_RDI, 7), 8)}},
+		{"INDEX by 0 bytes", {arg0, op(VTICE_FETCH_INDEX, VTICE_FETCH_RDI, 0)}},
+		{"INDEX by -8 bytes", {arg0, op(VTICE_FETCH_INDEX, VTICE_FETCH_RDI, -8)}},
 		{"imm on a load", {arg0, op(VTICE_FETCH_LOAD, 8, 4)}},
 		{"reserved bits", {arg0, op(VTICE_FETCH_VALUE, 0) | 1ull << 16}},
 		{"bits after END", {arg0, op(VTICE_FETCH_END, 1)}},

@@ -347,7 +347,9 @@ struct vtice_probe_watch {
  * vtice_fetch_reg; RSP as it is at the hit). ADD adds imm, LOAD replaces
  * it with the 1, 2, 4 or 8 bytes at it (zero-extended; read as the guest
  * would, through its page tables, never the hypervisor's own memory),
- * VALUE writes it as the hit's VALUE record of slot arg (records.h),
+ * INDEX adds a register times imm (an element's size, 1..2^31 - 1: a
+ * computed index, a[arg2]; arg below), VALUE writes it as the hit's VALUE
+ * record of slot arg (records.h),
  * STRING writes the string at it (STRING records). A LOAD that faults
  * leaves 0 and marks the VALUE records until the next ARG, RETVAL, CURTASK
  * or REG unreadable, and a STRING then copies nothing. Root refuses
@@ -370,7 +372,23 @@ enum vtice_fetch_code {
 	VTICE_FETCH_RETVAL = 6,
 	VTICE_FETCH_CURTASK = 7,
 	VTICE_FETCH_REG = 8,	/* arg: enum vtice_fetch_reg */
+	VTICE_FETCH_INDEX = 9,	/* arg: VTICE_FETCH_INDEX_ARG(reg, width); imm: the element's size */
 };
+
+/*
+ * INDEX's arg: the register that holds the index (enum vtice_fetch_reg) in
+ * bits 0-3, and in bits 4-6 how much of it the index is: a 32-bit int
+ * argument leaves bits 32-63 of its register undefined (System V ABI
+ * 3.2.3), so they are cut off and the rest sign- or zero-extended first.
+ */
+enum vtice_fetch_index_width {
+	VTICE_FETCH_INDEX_64 = 0,
+	VTICE_FETCH_INDEX_S32, VTICE_FETCH_INDEX_U32,
+	VTICE_FETCH_INDEX_S16, VTICE_FETCH_INDEX_U16,
+	VTICE_FETCH_INDEX_S8, VTICE_FETCH_INDEX_U8,
+	VTICE_FETCH_INDEX_WIDTHS
+};
+#define VTICE_FETCH_INDEX_ARG(reg, width)	((__u8)((reg) | (width) << 4))
 
 enum vtice_fetch_reg {
 	VTICE_FETCH_RDI, VTICE_FETCH_RSI, VTICE_FETCH_RDX, VTICE_FETCH_RCX, VTICE_FETCH_R8, VTICE_FETCH_R9,
@@ -383,7 +401,7 @@ struct vtice_fetch_op {
 	__u8 code;	/* enum vtice_fetch_code */
 	__u8 arg;
 	__u16 reserved;	/* 0 */
-	__s32 imm;	/* ADD's; 0 for the others */
+	__s32 imm;	/* ADD's and INDEX's; 0 for the others */
 };
 
 enum vtice_probes_op {

@@ -566,14 +566,19 @@ int cmd_probe_addr(int argc, char **argv)
  * pid, its parent is this process and its comm its own:
  *   vtice probe 'fn:vfs_read /comm == "vtcur" && curtask->tgid == pid/ {
  *                printf("%d %s\n", curtask->real_parent->tgid, str(curtask->comm)); }'
+ * And an index root computes at the hit, child vtfd reading the same files:
+ * the file behind ksys_read's fd in the task's own fd table is named as
+ * the file the child read:
+ *   vtice probe 'fn:ksys_read /comm == "vtfd"/ {
+ *                printf("%d %s\n", arg0, str(curtask->files->fdt->fd[arg0]->f_path.dentry->d_name.name)); }'
  */
 int cmd_probe_fetch(int argc, char **argv)
 {
 	static const char *const keys[] = { " flags=", " mode=" };
 	const char *name = argv[0];
 	long kernel[2 * MAX_PATHS], vt[2 * MAX_PATHS];
-	char names[256] = "", opened_names[256] = "";
-	struct paths read, opened, task;
+	char names[256] = "", opened_names[256] = "", fd_names[256] = "";
+	struct paths read, opened, task, by_fd;
 	int nk, nv, i;
 
 	(void)argc;
@@ -625,9 +630,20 @@ int cmd_probe_fetch(int argc, char **argv)
 		if (task.dfd[i] != getpid() || strcmp(task.p[i], "vtcur"))
 			return report(name, FAIL, "curtask at read %d: real_parent->tgid %ld and comm '%s'; the child's "
 				      "parent is %d and its comm vtcur", i, task.dfd[i], task.p[i], (int)getpid());
+	if (vtice_strings_of("vtfd", "fn:ksys_read /comm == \"vtfd\"/ { printf(\"%d %s\\n\", arg0, "
+				     "str(curtask->files->fdt->fd[arg0]->f_path.dentry->d_name.name)); }", 1,
+			     read_paths_once, &by_fd))
+		return report(name, FAIL, "vtice probe (fd[arg0]) failed (its stderr is above)");
+	for (i = 0; i < by_fd.n; i++)
+		snprintf(fd_names + strlen(fd_names), sizeof(fd_names) - strlen(fd_names), "%s%s", i ? " " : "",
+			 by_fd.p[i]);
+	if (strcmp(fd_names, READ_NAMES))
+		return report(name, FAIL, "curtask->files->fdt->fd[arg0] at ksys_read: vtice '%s', the files read '%s'",
+			      fd_names, READ_NAMES);
 	return report(name, PASS, "%d opens' how->flags and how->mode as the kernel's kprobe fetched them (flags "
 		      "%#lx); %d reads' file names through file->f_path.dentry->d_name.name: %s (d_iname[0] their "
 		      "first bytes); at do_filp_open's returns, retval->f_path.dentry->d_name.name: %s; curtask's "
-		      "tgid, real_parent->tgid (%d) and comm: the child's", nk, kernel[0], read.n, names,
-		      opened_names, (int)getpid());
+		      "tgid, real_parent->tgid (%d) and comm: the child's; the fd table's fd[arg0] at ksys_read "
+		      "(fds %ld..%ld): %s", nk, kernel[0], read.n, names, opened_names, (int)getpid(), by_fd.dfd[0],
+		      by_fd.dfd[by_fd.n - 1], fd_names);
 }
