@@ -179,12 +179,15 @@ std::string describe_fetch(const probes::CheckedProgram &p)
 	for (const auto &probe : p.program.probes) {
 		if (probe.fetch.empty())
 			continue;
-		std::size_t values = 0, strings = 0;
+		std::size_t values = 0, strings = 0, tests = 0;
 		for (const auto &op : probe.fetch) {
 			values += op.code == probes::FetchCode::Value;
 			strings += op.code == probes::FetchCode::String;
+			tests += op.code == probes::FetchCode::Keep;
 		}
 		text += "; at " + probe.points[0].text + (probe.points.size() > 1 ? " and the rest of its probe" : "") +
+			(tests ? " root tests " + std::to_string(tests) + " of the predicate's comparisons (a hit failing "
+				 "one is not recorded) and" : "") +
 			" root reads " + std::to_string(values) + " value" + (values == 1 ? "" : "s") +
 			(strings ? " and a string" : "") + " (" + std::to_string(probe.fetch.size()) + " fetch ops)";
 	}

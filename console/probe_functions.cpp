@@ -11,6 +11,7 @@
 #include "hex.hpp"
 #include "insn_boundary.hpp"
 #include "return_sites.hpp"
+#include "root_predicate.hpp"
 #include "symbol_source.hpp"
 #include "trace/kcore.hpp"
 #include "trace_common.hpp"
@@ -179,26 +180,6 @@ Result<std::uint32_t> slot_for(vtice_probes &req, const probes::ProbePoint &poin
 	return req.count++;
 }
 
-// A hidden breakpoint at address for point, running fetch (0: none) on its
-// hits. Root runs one fetch program per address: two probes there (fn:F
-// and addr:F+4 on a kernel with IBT; one address by name and by number)
-// must read the same, or one would get the other's values.
-Result<void> add_breakpoint(vtice_probes &req, const probes::ProbePoint &point, std::uint64_t address,
-			    std::uint8_t fetch)
-{
-	auto slot = slot_for(req, point, address);
-	if (!slot)
-		return slot.error();
-	std::uint8_t &runs = req.program[*slot];
-	if (fetch && runs && runs != fetch)
-		return probes::error_at(point.pos, point.text + " is " + dbg::hex(address) +
-							   ", where another probe reads other memory (str() or fields): "
-							   "root runs one set of reads per address; put them in one probe");
-	if (fetch)
-		runs = fetch;
-	return {};
-}
-
 // A watch: point's range, once however many probes name it.
 Result<void> add_watch(vtice_probes &req, const probes::ProbePoint &point)
 {
@@ -224,30 +205,96 @@ static_assert(static_cast<int>(probes::FetchCode::String) == VTICE_FETCH_STRING 
 	      static_cast<int>(probes::FetchCode::Arg) == VTICE_FETCH_ARG &&
 	      static_cast<int>(probes::FetchCode::Retval) == VTICE_FETCH_RETVAL &&
 	      static_cast<int>(probes::FetchCode::Curtask) == VTICE_FETCH_CURTASK &&
-	      static_cast<int>(probes::FetchCode::Reg) == VTICE_FETCH_REG);
+	      static_cast<int>(probes::FetchCode::Reg) == VTICE_FETCH_REG &&
+	      static_cast<int>(probes::FetchCode::Index) == VTICE_FETCH_INDEX &&
+	      static_cast<int>(probes::FetchCode::Keep) == VTICE_FETCH_KEEP);
+static_assert(static_cast<int>(probes::IndexWidth::S32) == VTICE_FETCH_INDEX_S32 &&
+	      static_cast<int>(probes::IndexWidth::U8) == VTICE_FETCH_INDEX_U8 &&
+	      static_cast<int>(probes::KeepCmp::Eq) == VTICE_FETCH_EQ &&
+	      static_cast<int>(probes::KeepCmp::Ge) == VTICE_FETCH_GE);
 // fetch_compile's root_register: reg()'s first six (the arguments'), RAX,
 // then RBX..R15 in the order of the GPRS records.
 static_assert(VTICE_FETCH_RDI == 0 && VTICE_FETCH_R9 == 5 && VTICE_FETCH_RAX == 6 && VTICE_FETCH_RBX == 7 &&
 	      VTICE_FETCH_RSP == 8 && VTICE_FETCH_RBP == 9 && VTICE_FETCH_R10 == 10 && VTICE_FETCH_R15 == 15);
 
-// A probe's fetch program's number + 1 in req (the same program once
-// however many probes run it), or 0 for a probe that reads nothing.
-Result<std::uint8_t> program_for(vtice_probes &req, const probes::Probe &probe)
+// The ops a probe's hits run: its root tests (root_predicate.hpp: the
+// chains up to the last KEEP, first in the program) and its reads.
+std::vector<probes::FetchOp> without_root_tests(const std::vector<probes::FetchOp> &ops)
 {
-	if (probe.fetch.empty())
-		return std::uint8_t{0};
+	auto last_keep = std::find_if(ops.rbegin(), ops.rend(),
+				      [](const probes::FetchOp &op) { return op.code == probes::FetchCode::Keep; });
+	return {last_keep.base(), ops.end()};
+}
+
+// ops as root takes them, its number + 1 in req (the same program once
+// however many probes run it), or 0 when req holds as many as root does.
+std::uint8_t add_program(vtice_probes &req, const std::vector<probes::FetchOp> &fetch)
+{
 	vtice_fetch_op ops[VTICE_FETCH_OPS_MAX] = {};
-	for (std::size_t i = 0; i < probe.fetch.size(); i++)
-		ops[i] = {static_cast<std::uint8_t>(probe.fetch[i].code), probe.fetch[i].arg, 0, probe.fetch[i].imm};
+	for (std::size_t i = 0; i < fetch.size(); i++)
+		ops[i] = {static_cast<std::uint8_t>(fetch[i].code), fetch[i].arg, 0, fetch[i].imm};
 	for (std::uint32_t n = 0; n < req.nr_programs; n++)
 		if (std::memcmp(req.fetch[n], ops, sizeof(ops)) == 0)
 			return static_cast<std::uint8_t>(n + 1);
 	if (req.nr_programs == VTICE_FETCH_PROGRAMS_MAX)
-		return probes::error_at(probe.pos, "more than " + std::to_string(VTICE_FETCH_PROGRAMS_MAX) +
-							   " probes read through arguments or with str(): root holds that "
-							   "many fetch programs");
+		return 0;
 	std::memcpy(req.fetch[req.nr_programs], ops, sizeof(ops));
 	return static_cast<std::uint8_t>(++req.nr_programs);
+}
+
+// A probe's fetch program's number + 1 in req, or 0 for a probe that
+// reads nothing. With root's programs all taken, a probe keeps its reads
+// and leaves its predicate to the console (which tests it whole anyway).
+Result<std::uint8_t> program_for(vtice_probes &req, const probes::Probe &probe)
+{
+	if (probe.fetch.empty())
+		return std::uint8_t{0};
+	if (auto n = add_program(req, probe.fetch))
+		return n;
+	auto reads = without_root_tests(probe.fetch);
+	if (reads.empty())
+		return std::uint8_t{0};
+	if (auto n = add_program(req, reads))
+		return n;
+	return probes::error_at(probe.pos, "more than " + std::to_string(VTICE_FETCH_PROGRAMS_MAX) +
+						   " probes read through arguments or with str(): root holds that "
+						   "many fetch programs");
+}
+
+// Whether req's program n + 1 tests a predicate (KEEP): hits it drops are
+// gone for every probe at its address.
+bool tests_in_root(const vtice_probes &req, std::uint8_t program)
+{
+	if (!program)
+		return false;
+	const auto &ops = req.fetch[program - 1];
+	return std::any_of(ops, ops + VTICE_FETCH_OPS_MAX,
+			   [](const vtice_fetch_op &op) { return op.code == VTICE_FETCH_KEEP; });
+}
+
+// A hidden breakpoint at address for point, running fetch (0: none) on its
+// hits. Root runs one fetch program per address: two probes there (fn:F
+// and addr:F+4 on a kernel with IBT; one address by name and by number)
+// must read the same, or one would get the other's values.
+Result<void> add_breakpoint(vtice_probes &req, const probes::ProbePoint &point, std::uint64_t address,
+			    std::uint8_t fetch)
+{
+	bool shared = std::find(req.addrs, req.addrs + req.count, address) != req.addrs + req.count;
+	auto slot = slot_for(req, point, address);
+	if (!slot)
+		return slot.error();
+	std::uint8_t &runs = req.program[*slot];
+	if (shared && runs != fetch && (tests_in_root(req, runs) || tests_in_root(req, fetch)))
+		return probes::error_at(point.pos, point.text + " is " + dbg::hex(address) +
+							   ", where another probe's predicate is tested in root: the hits "
+							   "it drops would be gone for both; put them in one probe");
+	if (fetch && runs && runs != fetch)
+		return probes::error_at(point.pos, point.text + " is " + dbg::hex(address) +
+							   ", where another probe reads other memory (str() or fields): "
+							   "root runs one set of reads per address; put them in one probe");
+	if (fetch)
+		runs = fetch;
+	return {};
 }
 
 }  // namespace

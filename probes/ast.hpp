@@ -127,17 +127,21 @@ inline bool is_probe_hit_point(const ProbePoint &p)
 // One op of a fetch program: what root reads at a fn: probe's hit (the
 // ioctl's struct vtice_fetch_op; docs/probes.md).
 enum class FetchCode : std::uint8_t { End = 0, Arg = 1, Add = 2, Load = 3, Value = 4, String = 5, Retval = 6, Curtask = 7,
-				    Reg = 8, Index = 9 };
+				    Reg = 8, Index = 9, Keep = 10 };
 // Index's arg: root's register number | how much of it is the index << 4
 // (VTICE_FETCH_INDEX_ARG: a 32-bit int's register has junk above it).
 enum class IndexWidth : std::uint8_t { Full = 0, S32, U32, S16, U16, S8, U8 };
+// Keep's comparison (enum vtice_fetch_cmp), signed: the hit is recorded
+// when "value CMP imm" holds.
+enum class KeepCmp : std::uint8_t { Eq, Ne, Lt, Le, Gt, Ge };
 inline constexpr std::size_t kMaxFetchOps = 32;	// VTICE_FETCH_OPS_MAX
 inline constexpr std::size_t kMaxFetchValues = 4;	// VTICE_FETCH_VALUES_MAX
 
 struct FetchOp {
 	FetchCode code = FetchCode::End;
-	std::uint8_t arg = 0;	// Arg: the argument; Load: bytes; Value: slot; Reg, Index: the register
-	std::int32_t imm = 0;	// Add's; Index's element size
+	std::uint8_t arg = 0;	// Arg: the argument; Load: bytes; Value: slot; Reg, Index: the register;
+				// Keep: KeepCmp | IndexWidth << 4
+	std::int32_t imm = 0;	// Add's; Index's element size; Keep's constant
 	bool operator==(const FetchOp &) const = default;
 };
 

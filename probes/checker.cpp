@@ -12,6 +12,7 @@
 #include "diagnostic.hpp"
 #include "fetch_compile.hpp"
 #include "parser.hpp"
+#include "root_predicate.hpp"
 
 namespace vtice::probes {
 
@@ -298,6 +299,7 @@ public:
 				if (auto ok = check_stmt(s); !ok)
 					return ok;
 			probe.fetch = fetch_.ops();
+			add_root_tests(probe);
 		}
 		if (auto ok = check_one_string_per_point(); !ok)
 			return ok;
@@ -476,6 +478,61 @@ private:
 		return {};
 	}
 
+	// A hidden breakpoint's point as the program names it: fn:NAME,
+	// fn:NAME:return, addr:... ("" for the other kinds).
+	static std::string breakpoint_key(const ProbePoint &p)
+	{
+		if (p.kind == PointKind::Addr)
+			return p.text;
+		if (p.kind == PointKind::FnEntry || p.kind == PointKind::FnReturn)
+			return "fn:" + p.function + (p.kind == PointKind::FnReturn ? ":return" : "");
+		return "";
+	}
+
+	// No other probe of the program has a point where probe has one.
+	bool alone_at_its_points(const Probe &probe) const
+	{
+		for (const Probe &other : out_.program.probes)
+			for (const ProbePoint &p : other.points)
+				for (const ProbePoint &mine : probe.points)
+					if (&other != &probe && breakpoint_key(p) == breakpoint_key(mine))
+						return false;
+		return true;
+	}
+
+	// The predicate's comparisons root can test at the hit, ahead of the
+	// reads, so that a hit failing them is not recorded: only for a probe
+	// alone at its points (root runs one program an address, and another
+	// probe there may want the hits this one's predicate drops).
+	void add_root_tests(Probe &probe)
+	{
+		if (!probe.predicate || !reads_memory() || !alone_at_its_points(probe))
+			return;
+		auto tests = root_tests(*probe.predicate, [this](const Expr &e) { return root_operand(e); },
+					kMaxFetchOps - probe.fetch.size());
+		probe.fetch.insert(probe.fetch.begin(), tests.begin(), tests.end());
+	}
+
+	// An operand root computes exactly as the console will: an argument
+	// (its BTF width), a register, a read through one (not a bitfield).
+	std::optional<RootOperand> root_operand(const Expr &e)
+	{
+		if (e.kind == ExprKind::Builtin && e.builtin == Builtin::Arg && e.number >= 0)
+			return RootOperand{{{FetchCode::Arg, static_cast<std::uint8_t>(e.number), 0}},
+					   width_of(e.bytes, e.is_signed)};
+		if (e.kind == ExprKind::Builtin && e.builtin == Builtin::Reg) {
+			auto reg = root_register(e.number);
+			return reg ? std::optional<RootOperand>(RootOperand{{{FetchCode::Reg, *reg, 0}}, IndexWidth::Full})
+				   : std::nullopt;
+		}
+		if (e.kind != ExprKind::Member && e.kind != ExprKind::Cast && e.kind != ExprKind::Index)
+			return std::nullopt;
+		auto read = compile_for_points(e, ReadAs::Number);
+		if (!read || read->bits)
+			return std::nullopt;
+		return RootOperand{read->ops, width_of(read->scalar.bytes, read->scalar.is_signed)};
+	}
+
 	// Root runs one fetch program per probed address: probes of one
 	// function's entry (or of its returns) that read memory must read the
 	// same.
@@ -484,11 +541,9 @@ private:
 		std::map<std::string, const Probe *> reader_of;
 		for (const Probe &probe : out_.program.probes)
 			for (const ProbePoint &p : probe.points) {
-				if (probe.fetch.empty() || (p.kind != PointKind::FnEntry && p.kind != PointKind::FnReturn &&
-							    p.kind != PointKind::Addr))
+				std::string where = breakpoint_key(p);
+				if (probe.fetch.empty() || where.empty())
 					continue;
-				std::string where = p.kind == PointKind::Addr ? p.text
-						    : "fn:" + p.function + (p.kind == PointKind::FnReturn ? ":return" : "");
 				auto [it, fresh] = reader_of.emplace(where, &probe);
 				if (!fresh && it->second->fetch != probe.fetch)
 					return error_at(p.pos, where + " reads other memory (str() or fields) in another "

@@ -150,11 +150,10 @@ private:
 	// RFLAGS (ioctl.h, enum vtice_fetch_reg).
 	Result<Place> register_value(const Expr &e)
 	{
-		if (e.number == kRegRip || e.number >= kRegRflags || e.number < 0)
-			return error_at(e.pos, "a read through memory starts at a general register, not " + e.text);
-		auto root_register = static_cast<std::uint8_t>(e.number < kRegRip ? e.number : e.number - 1);
-		static_assert(kRegRax < kRegRip && kRegRax == kRootRax, "reg(\"rax\") is root's RAX");
-		ops_.push_back({FetchCode::Reg, root_register, 0});
+		auto root = root_register(e.number);
+		if (!root)
+			return error_at(e.pos, "root reads the general registers at a hit, not " + e.text);
+		ops_.push_back({FetchCode::Reg, *root, 0});
 		return Place{};
 	}
 
@@ -278,16 +277,7 @@ private:
 		auto s = types_.scalar(type);
 		if (!s || types_.pointee(type))
 			return error_at(i.pos, i.text + " is " + types_.name(type) + ", not an integer to index by");
-		switch (s->bytes) {
-		case 4:
-			return s->is_signed ? IndexWidth::S32 : IndexWidth::U32;
-		case 2:
-			return s->is_signed ? IndexWidth::S16 : IndexWidth::U16;
-		case 1:
-			return s->is_signed ? IndexWidth::S8 : IndexWidth::U8;
-		default:
-			return IndexWidth::Full;
-		}
+		return width_of(s->bytes, s->is_signed);
 	}
 
 	Result<Place> computed_element(const Expr &e, std::int64_t base, std::uint32_t type, std::uint8_t source)
@@ -391,6 +381,28 @@ Result<CompiledRead> compile_read(const Expr &e, ReadAs as, const ProbePoint &po
 	}
 	out.ops = c.take_ops();
 	return out;
+}
+
+std::optional<std::uint8_t> root_register(std::int64_t reg)
+{
+	static_assert(kRegRax < kRegRip && kRegRax == kRootRax, "reg(\"rax\") is root's RAX");
+	if (reg == kRegRip || reg >= kRegRflags || reg < 0)
+		return std::nullopt;
+	return static_cast<std::uint8_t>(reg < kRegRip ? reg : reg - 1);
+}
+
+IndexWidth width_of(std::uint32_t bytes, bool is_signed)
+{
+	switch (bytes) {
+	case 4:
+		return is_signed ? IndexWidth::S32 : IndexWidth::U32;
+	case 2:
+		return is_signed ? IndexWidth::S16 : IndexWidth::U16;
+	case 1:
+		return is_signed ? IndexWidth::S8 : IndexWidth::U8;
+	default:
+		return IndexWidth::Full;
+	}
 }
 
 bool CompiledRead::operator==(const CompiledRead &o) const

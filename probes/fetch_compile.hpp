@@ -32,6 +32,14 @@ struct CompiledRead {
 Result<CompiledRead> compile_read(const Expr &e, ReadAs as, const ProbePoint &point, const ParamLookup &params,
 				  const KernelTypes *types);
 
+// reg()'s number (parser.cpp) as root numbers the general registers
+// (enum vtice_fetch_reg: no RIP, no RFLAGS), or nothing for those two.
+std::optional<std::uint8_t> root_register(std::int64_t reg);
+
+// How much of root's accumulator a value of bytes (1, 2, 4, 8) and sign is
+// (INDEX's and KEEP's cut): as the console widens it.
+IndexWidth width_of(std::uint32_t bytes, bool is_signed);
+
 // One probe's fetch program, read by read, within root's bounds: a read
 // made twice is one VALUE slot; one string.
 class FetchProgram {

@@ -29,7 +29,8 @@ static bool vt_fetch_is_start(struct vtice_fetch_op op)
 
 static bool vt_fetch_op_valid(struct vtice_fetch_op op, u32 *slots, u32 *strings)
 {
-	if (op.reserved || (op.code != VTICE_FETCH_ADD && op.code != VTICE_FETCH_INDEX && op.imm))
+	if (op.reserved || (op.code != VTICE_FETCH_ADD && op.code != VTICE_FETCH_INDEX && op.code != VTICE_FETCH_KEEP &&
+			    op.imm))
 		return false;
 	switch (op.code) {
 	case VTICE_FETCH_ARG:
@@ -52,6 +53,8 @@ static bool vt_fetch_op_valid(struct vtice_fetch_op op, u32 *slots, u32 *strings
 		return op.arg < VTICE_FETCH_REGS;
 	case VTICE_FETCH_INDEX:
 		return (op.arg >> 4) < VTICE_FETCH_INDEX_WIDTHS && op.imm > 0;
+	case VTICE_FETCH_KEEP:
+		return (op.arg & 0xf) < VTICE_FETCH_CMPS && (op.arg >> 4) < VTICE_FETCH_INDEX_WIDTHS;
 	default:
 		return false;
 	}
@@ -87,12 +90,10 @@ static u64 vt_fetch_reg(const struct vt_guest_regs *r, u32 n)
 	return n < VTICE_FETCH_REGS ? regs[n] : 0;
 }
 
-/* INDEX's index: its register (arg's bits 0-3), cut to its width and extended (bits 4-6, checked). */
-static u64 vt_fetch_index(const struct vt_guest_regs *r, u8 arg)
+/* v cut to an enum vtice_fetch_index_width (checked) and extended. */
+static u64 vt_fetch_cut(u64 v, u32 width)
 {
-	u64 v = vt_fetch_reg(r, arg & 0xf);
-
-	switch (arg >> 4) {
+	switch (width) {
 	case VTICE_FETCH_INDEX_S32:
 		return (u64)(s64)(s32)v;
 	case VTICE_FETCH_INDEX_U32:
@@ -107,6 +108,33 @@ static u64 vt_fetch_index(const struct vt_guest_regs *r, u8 arg)
 		return (u8)v;
 	default:
 		return v;
+	}
+}
+
+/* INDEX's index: its register (arg's bits 0-3), cut to its width (bits 4-6). */
+static u64 vt_fetch_index(const struct vt_guest_regs *r, u8 arg)
+{
+	return vt_fetch_cut(vt_fetch_reg(r, arg & 0xf), arg >> 4);
+}
+
+/* KEEP: whether acc, cut to its width (arg's bits 4-6), compares to imm as bits 0-3 say. */
+static bool vt_fetch_holds(u64 acc, struct vtice_fetch_op op)
+{
+	s64 v = (s64)vt_fetch_cut(acc, op.arg >> 4), c = op.imm;
+
+	switch (op.arg & 0xf) {
+	case VTICE_FETCH_EQ:
+		return v == c;
+	case VTICE_FETCH_NE:
+		return v != c;
+	case VTICE_FETCH_LT:
+		return v < c;
+	case VTICE_FETCH_LE:
+		return v <= c;
+	case VTICE_FETCH_GT:
+		return v > c;
+	default:
+		return v >= c;	/* GE: the last of the checked comparisons */
 	}
 }
 
@@ -158,6 +186,10 @@ u32 vt_fetch_run(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 
 			break;
 		case VTICE_FETCH_INDEX:	/* wraps as the guest's own a[i] would: only guest reads follow */
 			acc += vt_fetch_index(r, op.arg) * (u64)(s64)op.imm;
+			break;
+		case VTICE_FETCH_KEEP:
+			if (!vt_fetch_holds(acc, op))
+				return 0;
 			break;
 		case VTICE_FETCH_LOAD:
 			if (readable)

@@ -266,8 +266,11 @@ bool vt_probe_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 add
 		recs[0].flags = cap->watch_access;
 		vt_put_data(&recs[n++], &recs[0], VTICE_SYSCALL_DATA_WATCH, cap->watch_ip, cap->watch_addr);
 	}
-	if (cap->fetch)
+	if (cap->fetch) {
 		n = vt_fetch_run(vcpu, r, known ? t.task : 0, cap->fetch, recs, n);
+		if (!n)
+			return false;	/* the program's predicate: like the filter's, not counted */
+	}
 	if (cap->more_regs)
 		n = vt_put_more_regs(r, recs, n);
 	if (cap->stack_bytes) {

@@ -90,3 +90,40 @@ TEST_F(ProbeArmRequest, AProbeThatReadsNothingLeavesTheOthersProgramInPlace)
 	EXPECT_EQ(req->count, 1u);
 	EXPECT_EQ(req->program[0], 1u);
 }
+
+// A probe whose predicate root tests drops hits for every probe at its
+// address: one written differently that lands there is refused.
+TEST_F(ProbeArmRequest, AProbeTestedInRootSharesItsAddressWithNoOther)
+{
+	std::string source = "fn:vfs_read /arg2 > 4096/ { @big = count(); }\n"
+			     "addr:vfs_read+4 { @all = count(); }";
+	auto program = resolved(source);
+	auto req = console::arm_request(program, 0);
+	ASSERT_FALSE(req.ok());
+	EXPECT_NE(probes::format_diagnostic(source, req.error())
+			  .find("program:2:1: error: addr:vfs_read+4 is 0xffffffff81234564, where another probe's "
+				"predicate is tested in root"),
+		  std::string::npos)
+		<< probes::format_diagnostic(source, req.error());
+}
+
+// Root holds 8 fetch programs: past them, a probe whose program only
+// tests its predicate leaves the test to the console instead of failing.
+TEST_F(ProbeArmRequest, PastRootsProgramsAPredicateIsLeftToTheConsole)
+{
+	std::string source;
+	for (int i = 0; i < 10; i++)
+		source += "addr:0x" + std::to_string(81000000 + i) + " /reg(\"rdx\") > " + std::to_string(i) +
+			  "/ { @n" + std::to_string(i) + " = count(); }\n";
+	auto program = probes::compile_program(source, no_syscalls, console::kernel_params(btf_), types_.get());
+	ASSERT_TRUE(program.ok()) << program.error().message;
+	std::uint64_t address = 0xffffffff81000000ull;
+	for (auto &probe : program->program.probes)
+		probe.points[0].address = address += 16;
+	auto req = console::arm_request(*program, 0);
+	ASSERT_TRUE(req.ok()) << req.error().message;
+	EXPECT_EQ(req->count, 10u);
+	EXPECT_EQ(req->nr_programs, 8u);
+	EXPECT_EQ(req->program[8], 0u) << "the ninth probe's test stays with the console";
+	EXPECT_EQ(req->program[7], 8u);
+}

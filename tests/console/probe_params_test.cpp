@@ -351,6 +351,40 @@ TEST(ProbeTypedReads, AComputedIndexIsItsRegisterCutToItsTypeTimesTheElementSize
 	}
 }
 
+// A predicate's comparisons root tests at the hit (KEEP) are cut to the
+// width the console gives the value: args->dfd as pfunct types it (an int:
+// -100 is the low 32 bits of RDI), args->how->flags at pahole's offset.
+TEST(ProbeTypedReads, RootTestsTypedComparisonsAtTheConsolesWidth)
+{
+	std::string why;
+	auto kernels = pahole_kernels(&why);
+	if (kernels.empty())
+		GTEST_SKIP() << why;
+	for (const auto &k : kernels) {
+		SCOPED_TRACE(k.image);
+		auto openat2 = pfunct_params(k.image, "do_sys_openat2");
+		auto flags = pahole_member(k.image, "open_how", "flags");
+		ASSERT_TRUE(openat2.size() == 3 && flags) << "pfunct and pahole show do_sys_openat2 and open_how";
+		auto dfd = kBaseTypes.at(openat2[0].type);
+		ASSERT_EQ(dfd, (std::pair<std::uint32_t, bool>{4, true})) << "pfunct: " << openat2[0].type;
+		auto p = k.compile("fn:do_sys_openat2 /args->dfd == -100 && args->how->flags != 0/ { @ = count(); }");
+		const auto &fetch = p.program.probes.at(0).fetch;
+		auto cut = [](vtice::probes::KeepCmp how, vtice::probes::IndexWidth w) {
+			return static_cast<std::uint8_t>(static_cast<std::uint8_t>(how) | static_cast<std::uint8_t>(w) << 4);
+		};
+		std::vector<FetchOp> want = {{FetchCode::Arg, 0, 0},
+					     {FetchCode::Keep, cut(vtice::probes::KeepCmp::Eq, vtice::probes::IndexWidth::S32), -100},
+					     {FetchCode::Arg, 2, 0}};
+		if (flags->first)
+			want.push_back({FetchCode::Add, 0, flags->first});
+		want.push_back({FetchCode::Load, static_cast<std::uint8_t>(flags->second), 0});
+		want.push_back({FetchCode::Keep, cut(vtice::probes::KeepCmp::Ne, vtice::probes::IndexWidth::Full), 0});
+		ASSERT_GE(fetch.size(), want.size());
+		EXPECT_EQ(std::vector<FetchOp>(fetch.begin(), fetch.begin() + static_cast<std::ptrdiff_t>(want.size())), want)
+			<< "the tests first; the read of flags the console's predicate uses follows";
+	}
+}
+
 // What root cannot read, or what reads no value, is refused before anything
 // is armed, with the position: a struct as a number, a field that is not
 // there, '.' through a pointer, str() of a number, '->' through an untyped
@@ -392,7 +426,7 @@ TEST(ProbeTypedReads, RefusalsNameThePlace)
 	says("fn:vfs_read { @ = curtask->nosuch; }", "struct task_struct has no member 'nosuch'");
 	says("addr:vfs_read+4 { @ = args->file->f_flags; }", "at an addr: read through the register that holds it now");
 	says("addr:vfs_read+4 { @ = ((struct file *)reg(\"rip\"))->f_flags; }",
-	     "starts at a general register, not reg(\"rip\")");
+	     "root reads the general registers at a hit, not reg(\"rip\")");
 	says("addr:vfs_read+4 { @ = reg(\"rdi\")->f_flags; }", "through reg(\"rdi\"), which BTF does not type: cast it");
 	says("addr:vfs_read+4, fn:vfs_read { @ = curtask->pid; }", "all addr: (through reg())");
 	says("fn:vfs_read { @ = args->file[arg2 + 1].f_flags; }",

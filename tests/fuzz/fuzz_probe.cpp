@@ -148,6 +148,7 @@ void check_fetch(const std::vector<pr::FetchOp> &ops)
 		case pr::FetchCode::Curtask: ok = !op.arg && !op.imm; break;
 		case pr::FetchCode::Reg: ok = op.arg < 16 && !op.imm; break;	// VTICE_FETCH_REGS
 		case pr::FetchCode::Index: ok = (op.arg >> 4) < 7 && op.imm > 0; break;	// VTICE_FETCH_INDEX_WIDTHS
+		case pr::FetchCode::Keep: ok = (op.arg & 0xf) < 6 && (op.arg >> 4) < 7; break;	// VTICE_FETCH_CMPS
 		case pr::FetchCode::End: break;
 		}
 		if (!ok)

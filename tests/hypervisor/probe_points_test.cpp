@@ -422,6 +422,45 @@ TEST_F(ProbePoints, AFetchProgramIndexesByARegisterCutToItsWidth)
 	EXPECT_EQ(recs[7].u.raw[0], before) << "a negative int index counts back";
 }
 
+// KEEP records the hit only when the accumulator, cut to its width,
+// compares to the constant: a predicate root evaluates (/arg2 > 4096/,
+// /args->dfd == -100/), so a hit that fails it costs no record.
+TEST_F(ProbePoints, AFetchProgramsKeepDropsTheHitsItsComparisonRefuses)
+{
+	start();
+	put_code(fn, {0x0f, 0x1f, 0x44, 0x00, 0x00});
+	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_INTERCEPT, 1), VTICE_VMCALL_OK);
+	load_program(0, {
+		op(VTICE_FETCH_ARG, 2), op(VTICE_FETCH_KEEP, VTICE_FETCH_INDEX_ARG(VTICE_FETCH_GT, VTICE_FETCH_INDEX_64), 4096),
+		op(VTICE_FETCH_ARG, 0), op(VTICE_FETCH_KEEP, VTICE_FETCH_INDEX_ARG(VTICE_FETCH_EQ, VTICE_FETCH_INDEX_S32), -100),
+		op(VTICE_FETCH_ARG, 2), op(VTICE_FETCH_VALUE, 0),
+	});
+	arm(fn, 1);
+	struct Case {
+		uint64_t rdi, rdx;
+		bool recorded;
+	} cases[] = {
+		{0xffffff9cull, 8192, true},		// int -100 in EDI, count 8192
+		{0x12345678ffffff9cull, 8192, true},	// junk above EDI: cut off
+		{0xffffff9cull, 4096, false},		// 4096 > 4096 fails
+		{0xffffff9cull, ~0ull, false},		// -1 as a signed count
+		{3, 8192, false},			// dfd 3
+	};
+	for (const auto &c : cases) {
+		regs.rdi = c.rdi;
+		regs.rdx = c.rdx;
+		auto before = records().size();
+		EXPECT_EQ(hit(fn), VT_HOOK_HANDLED) << "recorded or not, the CPU goes on";
+		auto recs = records();
+		if (c.recorded) {
+			ASSERT_EQ(recs.size(), before + 4 + 1) << c.rdi << " " << c.rdx;
+			EXPECT_EQ(recs.back().u.raw[0], c.rdx) << "the reads after the KEEPs ran";
+		} else {
+			EXPECT_EQ(recs.size(), before) << c.rdi << " " << c.rdx;
+		}
+	}
+}
+
 // Root runs only what it checked: a program is refused at ADD unless it
 // starts with ARG, RETVAL, CURTASK or REG and every op's argument, size and slot is in range, no
 // slot is written twice and there is at most one string.
@@ -443,11 +482,13 @@ TEST_F(ProbePoints, RootRefusesAFetchProgramItCannotBound)
 		{"slot 4", {arg0, op(VTICE_FETCH_VALUE, 4)}},
 		{"slot 1 twice", {arg0, op(VTICE_FETCH_VALUE, 1), op(VTICE_FETCH_VALUE, 1)}},
 		{"two strings", {arg0, op(VTICE_FETCH_STRING), arg0, op(VTICE_FETCH_STRING)}},
-		{"an unknown op", {arg0, op(10)}},
+		{"an unknown op", {arg0, op(11)}},
 		{"INDEX first", {op(VTICE_FETCH_INDEX, VTICE_FETCH_RDI, 8)}},
 		{"INDEX width 7", {arg0, op(VTICE_FETCH_INDEX, VTICE_FETCH_INDEX_ARG(VTICE_FETCH_RDI, 7), 8)}},
 		{"INDEX by 0 bytes", {arg0, op(VTICE_FETCH_INDEX, VTICE_FETCH_RDI, 0)}},
 		{"INDEX by -8 bytes", {arg0, op(VTICE_FETCH_INDEX, VTICE_FETCH_RDI, -8)}},
+		{"KEEP comparison 6", {arg0, op(VTICE_FETCH_KEEP, VTICE_FETCH_CMPS)}},
+		{"KEEP width 7", {arg0, op(VTICE_FETCH_KEEP, VTICE_FETCH_INDEX_ARG(VTICE_FETCH_EQ, 7))}},
 		{"imm on a load", {arg0, op(VTICE_FETCH_LOAD, 8, 4)}},
 		{"reserved bits", {arg0, op(VTICE_FETCH_VALUE, 0) | 1ull << 16}},
 		{"bits after END", {arg0, op(VTICE_FETCH_END, 1)}},

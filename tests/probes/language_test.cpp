@@ -513,3 +513,36 @@ TEST(ProbeLanguage, ArgsByNameRefusalsSayWhy)
 	// Without a BTF to ask, args->NAME is refused, argN still works.
 	EXPECT_NE(refusal("fn:vfs_read { @ = sum(args->count); }").find("no kernel BTF here"), std::string::npos);
 }
+
+// A predicate's comparisons of an argument or a register with a 32-bit
+// constant become KEEP tests root runs ahead of the reads (a hit failing
+// one is not recorded); anything else stays with the console, which tests
+// the whole predicate anyway.
+TEST(ProbeLanguage, RootTestsThePredicatesComparisonsItComputesExactly)
+{
+	auto tests_of = [](const std::string &source) {
+		auto p = accepted(source);
+		return p.program.probes.empty() ? std::vector<FetchOp>{} : p.program.probes[0].fetch;
+	};
+	auto keep = [](KeepCmp how, std::int32_t imm) {
+		return FetchOp{FetchCode::Keep, static_cast<std::uint8_t>(how), imm};	// the whole register
+	};
+	const std::vector<FetchOp> above_4k = {{FetchCode::Arg, 2, 0}, keep(KeepCmp::Gt, 4096)};
+	EXPECT_EQ(tests_of("fn:vfs_read /arg2 > 4096 && comm == \"dd\"/ { @ = count(); }"), above_4k);
+	EXPECT_EQ(tests_of("fn:vfs_read /4096 < arg2/ { @ = count(); }"), above_4k) << "the constant first, turned round";
+	EXPECT_EQ(tests_of("addr:vfs_read+4 /reg(\"rsi\") != -1 && reg(\"r12\") <= 7/ { @ = count(); }"),
+		  (std::vector<FetchOp>{{FetchCode::Reg, 1, 0}, keep(KeepCmp::Ne, -1),
+					{FetchCode::Reg, 12, 0}, keep(KeepCmp::Le, 7)}));	// RSI, R12
+	EXPECT_EQ(tests_of("fn:vfs_read:return /reg(\"rax\") < 0/ { @ = count(); }"),
+		  (std::vector<FetchOp>{{FetchCode::Reg, 6, 0}, keep(KeepCmp::Lt, 0)}));
+	for (const char *console_only : {
+		     "fn:vfs_read /arg2 > 4096 || pid == 1/ { @ = count(); }",	// not a chain of &&
+		     "fn:vfs_read /arg2 > 0x100000000/ { @ = count(); }",	// past 32 bits
+		     "fn:vfs_read /arg2 + 1 > 2/ { @ = count(); }",		// arithmetic
+		     "fn:vfs_read /arg2 > arg1/ { @ = count(); }",		// no constant
+		     "addr:vfs_read+4 /reg(\"rip\") == 5/ { @ = count(); }",	// not a general register
+		     "syscall:read /arg2 > 10/ { @ = count(); }",		// no fetch program there
+		     "fn:vfs_read /arg2 > 4096/ { @ = count(); } fn:vfs_read { @all = count(); }",	// not alone
+	     })
+		EXPECT_EQ(tests_of(console_only), std::vector<FetchOp>{}) << console_only;
+}

@@ -348,8 +348,10 @@ struct vtice_probe_watch {
  * it with the 1, 2, 4 or 8 bytes at it (zero-extended; read as the guest
  * would, through its page tables, never the hypervisor's own memory),
  * INDEX adds a register times imm (an element's size, 1..2^31 - 1: a
- * computed index, a[arg2]; arg below), VALUE writes it as the hit's VALUE
- * record of slot arg (records.h),
+ * computed index, a[arg2]; arg below), KEEP ends the hit unrecorded
+ * unless the accumulator, cut to a width as INDEX's register is, compares
+ * to imm (sign-extended) as arg says (a predicate, /arg2 > 4096/, in
+ * root), VALUE writes it as the hit's VALUE record of slot arg (records.h),
  * STRING writes the string at it (STRING records). A LOAD that faults
  * leaves 0 and marks the VALUE records until the next ARG, RETVAL, CURTASK
  * or REG unreadable, and a STRING then copies nothing. Root refuses
@@ -373,6 +375,13 @@ enum vtice_fetch_code {
 	VTICE_FETCH_CURTASK = 7,
 	VTICE_FETCH_REG = 8,	/* arg: enum vtice_fetch_reg */
 	VTICE_FETCH_INDEX = 9,	/* arg: VTICE_FETCH_INDEX_ARG(reg, width); imm: the element's size */
+	VTICE_FETCH_KEEP = 10,	/* arg: VTICE_FETCH_INDEX_ARG(cmp, width); imm: what to compare with */
+};
+
+/* KEEP's comparison, signed: the hit is recorded when "acc CMP imm" holds. */
+enum vtice_fetch_cmp {
+	VTICE_FETCH_EQ, VTICE_FETCH_NE, VTICE_FETCH_LT, VTICE_FETCH_LE, VTICE_FETCH_GT, VTICE_FETCH_GE,
+	VTICE_FETCH_CMPS
 };
 
 /*
@@ -401,7 +410,7 @@ struct vtice_fetch_op {
 	__u8 code;	/* enum vtice_fetch_code */
 	__u8 arg;
 	__u16 reserved;	/* 0 */
-	__s32 imm;	/* ADD's and INDEX's; 0 for the others */
+	__s32 imm;	/* ADD's, INDEX's and KEEP's; 0 for the others */
 };
 
 enum vtice_probes_op {

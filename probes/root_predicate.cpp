@@ -1,0 +1,74 @@
+// A predicate's conjuncts as KEEP tests (root_predicate.hpp).
+#include "root_predicate.hpp"
+
+#include <limits>
+#include <map>
+#include <string>
+
+namespace vtice::probes {
+namespace {
+
+// "a CMP b" read the other way round: "b CMP' a".
+const std::map<std::string, std::pair<KeepCmp, KeepCmp>> kComparisons = {
+	{"==", {KeepCmp::Eq, KeepCmp::Eq}}, {"!=", {KeepCmp::Ne, KeepCmp::Ne}}, {"<", {KeepCmp::Lt, KeepCmp::Gt}},
+	{"<=", {KeepCmp::Le, KeepCmp::Ge}}, {">", {KeepCmp::Gt, KeepCmp::Lt}}, {">=", {KeepCmp::Ge, KeepCmp::Le}},
+};
+
+// A constant KEEP can hold: a number, or a negated one (-100), within
+// 32 bits signed.
+std::optional<std::int32_t> imm_of(const Expr &e)
+{
+	std::int64_t v = 0;
+	if (e.kind == ExprKind::Int)
+		v = e.number;
+	else if (e.kind == ExprKind::Unary && e.text == "-" && e.kids[0]->kind == ExprKind::Int)
+		v = static_cast<std::int64_t>(0 - static_cast<std::uint64_t>(e.kids[0]->number));	// wraps as the console's
+	else
+		return std::nullopt;
+	if (v < std::numeric_limits<std::int32_t>::min() || v > std::numeric_limits<std::int32_t>::max())
+		return std::nullopt;
+	return static_cast<std::int32_t>(v);
+}
+
+// One comparison's ops, or none when root cannot test it exactly.
+std::vector<FetchOp> test_of(const Expr &e, const RootOperandOf &operand_of)
+{
+	auto cmp = kComparisons.find(e.text);
+	if (e.kind != ExprKind::Binary || cmp == kComparisons.end())
+		return {};
+	bool constant_first = imm_of(*e.kids[0]).has_value();
+	const Expr &operand = constant_first ? *e.kids[1] : *e.kids[0];
+	auto constant = imm_of(constant_first ? *e.kids[0] : *e.kids[1]);
+	if (!constant)
+		return {};
+	auto root = operand_of(operand);
+	if (!root)
+		return {};
+	KeepCmp how = constant_first ? cmp->second.second : cmp->second.first;
+	auto arg = static_cast<std::uint8_t>(static_cast<std::uint8_t>(how) | static_cast<std::uint8_t>(root->width) << 4);
+	root->ops.push_back({FetchCode::Keep, arg, *constant});
+	return root->ops;
+}
+
+void collect(const Expr &e, const RootOperandOf &operand_of, std::size_t room, std::vector<FetchOp> &out)
+{
+	if (e.kind == ExprKind::Binary && e.text == "&&") {
+		collect(*e.kids[0], operand_of, room, out);
+		collect(*e.kids[1], operand_of, room, out);
+		return;
+	}
+	auto ops = test_of(e, operand_of);
+	if (!ops.empty() && out.size() + ops.size() <= room)
+		out.insert(out.end(), ops.begin(), ops.end());
+}
+
+}  // namespace
+
+std::vector<FetchOp> root_tests(const Expr &predicate, const RootOperandOf &operand_of, std::size_t room)
+{
+	std::vector<FetchOp> out;
+	collect(predicate, operand_of, room, out);
+	return out;
+}
+
+}  // namespace vtice::probes
