@@ -295,17 +295,18 @@ static int measure_reads_kprobe(struct read_cost *c, long *hits)
 
 /*
  * The read loop under `vtice probe program` (its JSON output to COST_OUT):
- * *c its cost, *counted the value of its map @n (-1 if none); -1 when the
- * probe did not arm.
+ * *c its cost, *counted the value of its map @n (-1 if none), *recorded
+ * the hits root recorded (the summary's fn_hits); -1 when the probe did
+ * not arm.
  */
-static int measure_reads_probed(const char *program, struct read_cost *c, long *counted)
+static int measure_reads_probed(const char *program, struct read_cost *c, long *counted, long *recorded)
 {
 	const char *const args[] = { "vtice", "probe", program, "-o", COST_OUT, NULL };
 	char line[1024];
 	pid_t probe;
 	FILE *f;
 
-	*counted = -1;
+	*counted = *recorded = -1;
 	probe = spawn_vtice_on(COST_ERR, args, 1);
 	if (probe < 0 || !wait_probe_armed(probe, COST_ERR, 120)) {
 		system("cat " COST_ERR);
@@ -320,6 +321,8 @@ static int measure_reads_probed(const char *program, struct read_cost *c, long *
 	while (f && fgets(line, sizeof(line), f))
 		if (strstr(line, "\"name\":\"@n\""))
 			*counted = json_number(line, "\"value\":");
+		else if (strstr(line, "\"fn_hits\":"))
+			*recorded = json_number(line, "\"fn_hits\":");
 	if (f)
 		fclose(f);
 	system("cat " COST_ERR);
@@ -332,12 +335,14 @@ static int measure_reads_probed(const char *program, struct read_cost *c, long *
  * (the file's name read through two pointers at each hit); each probe must
  * count every read (exactly COST_READS), and the exits per read it adds are
  * the exits per hit (issue 24's goal: at most 2; a NOP under the probe is
- * skipped in root, so 1 is expected; a fetch program adds none).
+ * skipped in root, so 1 is expected; a fetch program adds none). Then with
+ * a predicate root tests (arg2 > 4096, of one-byte reads): every read still
+ * exits, none is recorded.
  */
 static void probe_cost(const char *name)
 {
-	struct read_cost bare, armed, fetch, kprobe;
-	long counted, fetch_counted, kprobe_hits;
+	struct read_cost bare, armed, fetch, kprobe, dropped;
+	long counted, fetch_counted, kprobe_hits, recorded, dropped_counted, dropped_recorded;
 	char test[128];
 
 	snprintf(test, sizeof(test), "%s-cost", name);
@@ -347,10 +352,12 @@ static void probe_cost(const char *name)
 	}
 	if (measure_reads_kprobe(&kprobe, &kprobe_hits))
 		kprobe.tsc = -1;
-	if (measure_reads_probed("fn:vfs_read /comm == \"vtcost\"/ { @n = count(); }", &armed, &counted) ||
+	if (measure_reads_probed("fn:vfs_read /comm == \"vtcost\"/ { @n = count(); }", &armed, &counted, &recorded) ||
 	    measure_reads_probed("fn:vfs_read /comm == \"vtcost\"/ { @n = count(); "
 				 "@names[str(((struct file *)arg0)->f_path.dentry->d_name.name)] = count(); }",
-				 &fetch, &fetch_counted)) {
+				 &fetch, &fetch_counted, &recorded) ||
+	    measure_reads_probed("fn:vfs_read /comm == \"vtcost\" && arg2 > 4096/ { @n = count(); }", &dropped,
+				 &dropped_counted, &dropped_recorded)) {
 		report(test, FAIL, "vtice probe did not arm (its stderr is above)");
 		return;
 	}
@@ -362,6 +369,9 @@ static void probe_cost(const char *name)
 	figure_named(test, "tsc_per_read_probed", "%.0f", armed.tsc);
 	figure_named(test, "tsc_per_read_probed_with_fetch", "%.0f", fetch.tsc);
 	figure_named(test, "tsc_per_read_kprobe", "%.0f", kprobe.tsc);
+	figure_named(test, "exits_per_hit_tested_in_root", "%.3f", dropped.exits - bare.exits);
+	figure_named(test, "tsc_per_read_tested_in_root", "%.0f", dropped.tsc);
+	figure_named(test, "hits_recorded_tested_in_root", "%ld", dropped_recorded);
 	figure_named(test, "kprobe_hits", "%ld", kprobe_hits);
 	if (kprobe.tsc > bare.tsc && kprobe_hits >= COST_READS)
 		figure_named(test, "added_tsc_ratio_to_kprobe", "%.2f", (armed.tsc - bare.tsc) / (kprobe.tsc - bare.tsc));
@@ -371,10 +381,16 @@ static void probe_cost(const char *name)
 	else if (armed.exits - bare.exits > 2.05 || fetch.exits - bare.exits > 2.05)
 		report(test, FAIL, "%.3f and %.3f (with a fetch program) VM exits per probe hit (goal: at most 2)",
 		       armed.exits - bare.exits, fetch.exits - bare.exits);
+	else if (dropped_counted > 0 || dropped_recorded != 0 || dropped.exits - bare.exits < 0.95)
+		report(test, FAIL, "/arg2 > 4096/ over one-byte reads: @n %ld, %ld hits recorded, %.3f exits a read "
+		       "(none recorded, each read still a hit, expected)", dropped_counted, dropped_recorded,
+		       dropped.exits - bare.exits);
 	else
 		report(test, PASS, "%d of %d reads counted; %.3f VM exits per hit (%.3f per read bare, %.3f probed), "
-		       "%.3f with a fetch program (%.0f TSC cycles a read, %.0f without)", COST_READS, COST_READS,
-		       armed.exits - bare.exits, bare.exits, armed.exits, fetch.exits - bare.exits, fetch.tsc, armed.tsc);
+		       "%.3f with a fetch program (%.0f TSC cycles a read, %.0f without); /arg2 > 4096/ tested in "
+		       "root: %.3f exits a read, 0 of %d hits recorded (%.0f TSC cycles a read)", COST_READS,
+		       COST_READS, armed.exits - bare.exits, bare.exits, armed.exits, fetch.exits - bare.exits,
+		       fetch.tsc, armed.tsc, dropped.exits - bare.exits, COST_READS, dropped.tsc);
 }
 
 /* The first bytes of vfs_read as the kernel reads its own memory. */
