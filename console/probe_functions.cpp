@@ -11,7 +11,6 @@
 #include "hex.hpp"
 #include "insn_boundary.hpp"
 #include "return_sites.hpp"
-#include "root_predicate.hpp"
 #include "symbol_source.hpp"
 #include "trace/kcore.hpp"
 #include "trace_common.hpp"
@@ -217,8 +216,8 @@ static_assert(static_cast<int>(probes::IndexWidth::S32) == VTICE_FETCH_INDEX_S32
 static_assert(VTICE_FETCH_RDI == 0 && VTICE_FETCH_R9 == 5 && VTICE_FETCH_RAX == 6 && VTICE_FETCH_RBX == 7 &&
 	      VTICE_FETCH_RSP == 8 && VTICE_FETCH_RBP == 9 && VTICE_FETCH_R10 == 10 && VTICE_FETCH_R15 == 15);
 
-// The ops a probe's hits run: its root tests (root_predicate.hpp: the
-// chains up to the last KEEP, first in the program) and its reads.
+// A probe's fetch ops without its predicate's tests (the checker puts
+// them first, each chain ending in a KEEP): its reads alone.
 std::vector<probes::FetchOp> without_root_tests(const std::vector<probes::FetchOp> &ops)
 {
 	auto last_keep = std::find_if(ops.rbegin(), ops.rend(),
