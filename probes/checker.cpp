@@ -514,12 +514,15 @@ private:
 	}
 
 	// An operand root computes exactly as the console will: an argument
-	// (its BTF width), a register, a read through one (not a bitfield).
+	// or a return value (its BTF width), a register, a read through one
+	// (not a bitfield).
 	std::optional<RootOperand> root_operand(const Expr &e)
 	{
 		if (e.kind == ExprKind::Builtin && e.builtin == Builtin::Arg && e.number >= 0)
 			return RootOperand{{{FetchCode::Arg, static_cast<std::uint8_t>(e.number), 0}},
 					   width_of(e.bytes, e.is_signed)};
+		if (e.kind == ExprKind::Builtin && e.builtin == Builtin::Retval && ctx_.fn_return_only)
+			return RootOperand{{{FetchCode::Retval, 0, 0}}, width_of(e.bytes, e.is_signed)};
 		if (e.kind == ExprKind::Builtin && e.builtin == Builtin::Reg) {
 			auto reg = root_register(e.number);
 			return reg ? std::optional<RootOperand>(RootOperand{{{FetchCode::Reg, *reg, 0}}, IndexWidth::Full})
@@ -721,6 +724,7 @@ private:
 				return typed_read_type(e);
 			if (auto ok = resolve_typed_arg(e); !ok)
 				return ok.error();
+			resolve_return_width(e);
 			return builtin_type(e);
 		case ExprKind::MapRead:
 			if (auto ok = check_keys(e.kids); !ok)
@@ -776,6 +780,28 @@ private:
 			e.is_signed = first->param.is_signed;
 		}
 		return {};
+	}
+
+	// retval at fn:NAME:return is RAX, of which a function returning int
+	// sets only EAX (mov $-9,%eax leaves RAX 0xfffffff7): the width and
+	// sign of the BTF return type, when every function of the probe has
+	// the same; RAX whole otherwise (and at syscall returns).
+	void resolve_return_width(Expr &e)
+	{
+		if (e.builtin != Builtin::Retval || !ctx_.fn_return_only || !types_)
+			return;
+		std::optional<KernelTypes::Scalar> width;
+		for (const ProbePoint &p : probe_->points) {
+			auto type = types_->return_type(p.function);
+			auto s = type ? types_->scalar(*type) : std::nullopt;
+			if (!s || (width && (s->bytes != width->bytes || s->is_signed != width->is_signed)))
+				return;
+			width = s;
+		}
+		if (width) {
+			e.bytes = static_cast<std::uint8_t>(width->bytes);
+			e.is_signed = width->is_signed;
+		}
 	}
 
 	struct Placed {

@@ -321,7 +321,7 @@ Value Runtime::builtin(const Expr &e, const Fired &fired) const
 	case Builtin::Cpu: return std::int64_t{ev->cpu};
 	case Builtin::Comm: return ev->comm;
 	case Builtin::Kstack: return ev->kstack;
-	case Builtin::Retval: return ev->retval;
+	case Builtin::Retval: return argument_value(e, static_cast<std::uint64_t>(ev->retval));	// the return type's width
 	case Builtin::Arg: return argument_value(e, ev->args[static_cast<std::size_t>(e.number)]);
 	case Builtin::Reg: return reg_value(*ev, e.number);
 	case Builtin::Func: return ev->func;

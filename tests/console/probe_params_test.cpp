@@ -382,6 +382,15 @@ TEST(ProbeTypedReads, RootTestsTypedComparisonsAtTheConsolesWidth)
 		ASSERT_GE(fetch.size(), want.size());
 		EXPECT_EQ(std::vector<FetchOp>(fetch.begin(), fetch.begin() + static_cast<std::ptrdiff_t>(want.size())), want)
 			<< "the tests first; the read of flags the console's predicate uses follows";
+
+		// retval at a return: RAX cut to what the function returns ("int close_fd(...)" to pfunct).
+		std::string proto = vtice::test::command_output("pfunct -F btf -P -f close_fd " + k.image);
+		ASSERT_EQ(proto.rfind("int close_fd(", 0), 0u) << proto;
+		auto negative = k.compile("fn:close_fd:return /retval < 0/ { @ = count(); }");
+		EXPECT_EQ(negative.program.probes.at(0).fetch,
+			  (std::vector<FetchOp>{{FetchCode::Retval, 0, 0},
+						{FetchCode::Keep, cut(vtice::probes::KeepCmp::Lt, vtice::probes::IndexWidth::S32),
+						 0}}));
 	}
 }
 

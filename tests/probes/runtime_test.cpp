@@ -374,6 +374,8 @@ public:
 	std::string name(std::uint32_t id) const override { return "type " + std::to_string(id); }
 	std::optional<std::uint32_t> return_type(std::string_view function) const override
 	{
+		if (function.starts_with("close"))
+			return 2u;	// int
 		return function == "make_s" ? std::optional<std::uint32_t>(3) : std::nullopt;	// struct s *
 	}
 };
@@ -440,6 +442,37 @@ TEST(ProbeRuntime, ReadsThroughRetvalAtAReturnSite)
 	ASSERT_FALSE(untyped.ok());
 	EXPECT_NE(untyped.error().message.find("through retval, which BTF does not type: cast it first, as in ((struct T *)retval)->a"), std::string::npos)
 		<< untyped.error().message;
+}
+
+// A function returning int sets only EAX (mov $-9,%eax leaves RAX
+// 0xfffffff7): retval at its return is cut to its BTF return type, and
+// a predicate on it is tested in root at that width. Functions that
+// return different widths in one probe see RAX whole.
+TEST(ProbeRuntime, RetvalAtAReturnIsAsWideAsTheFunctionReturns)
+{
+	TinyTypes types;
+	const std::string source = "fn:close_fd:return /retval < 0/ { printf(\"%d\\n\", retval); }\n"
+				   "fn:close_range:return, fn:make_s:return { printf(\"%x|\", retval); }";
+	auto c = compile_program(source, test_syscalls(), {}, &types);
+	ASSERT_TRUE(c.ok()) << format_diagnostic(source, c.error());
+	using vtice::probes::FetchCode;
+	EXPECT_EQ(c->program.probes[0].fetch,
+		  (std::vector<vtice::probes::FetchOp>{
+			  {FetchCode::Retval, 0, 0},
+			  {FetchCode::Keep, static_cast<std::uint8_t>(static_cast<int>(vtice::probes::KeepCmp::Lt) |
+								      static_cast<int>(vtice::probes::IndexWidth::S32) << 4), 0}}));
+	c->program.probes[0].points[0].return_sites = {0xffffffff81000123ull};
+	Captured out;
+	Runtime runtime(*c, out);
+	runtime.begin(0);
+	ProbeEvent ev;
+	ev.kind = PointKind::FnEntry;	// a hit at an address: the return site's
+	ev.address = 0xffffffff81000123ull;
+	ev.retval = 0xfffffff7;
+	runtime.on_event(ev);
+	EXPECT_EQ(out.printed_, "-9\n");
+	const auto &mixed = *c->program.probes[1].body.at(0).args.at(0);
+	EXPECT_EQ(mixed.bytes, 8u) << "close_range's int and make_s's pointer: RAX whole";
 }
 
 // A bitfield is cut out of the bytes root loaded (here two: its 5 bits
