@@ -84,8 +84,13 @@ static void open_paths(void)
 	size_t i;
 
 	long_path(longer);
-	for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
-		close((int)syscall(SYS_openat, AT_FDCWD, fixed[i], O_RDONLY, 0));
+	for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+		int fd = (int)syscall(SYS_openat, AT_FDCWD, fixed[i], O_RDONLY, 0);
+
+		if (fd >= 0 && !strcmp(fixed[i], "/dev/null"))
+			fsync(fd);	/* vfs_fsync_range's -EINVAL, an int in EAX (probe-ret) */
+		close(fd);
+	}
 	close((int)syscall(SYS_openat, AT_FDCWD, longer, O_RDONLY, 0));
 }
 
@@ -390,6 +395,33 @@ static int vtice_numbers(const char *comm, const char *program, const char *echo
 	return vtice_columns(comm, program, echo, 1, out, n);
 }
 
+/*
+ * An int return: vfs_fsync_range of /dev/null (no fsync op) returns
+ * -EINVAL in EAX. vtice's retval, cut to the BTF return type, must be the
+ * kernel kretprobe's $retval:s32, also when root tests "retval < 0".
+ * opened: the four do_sys_openat2 returns, for the report.
+ */
+static int probe_ret_int(const char *name, const long *opened)
+{
+	long kernel[MAX_PATHS], vt[MAX_PATHS], tested[MAX_PATHS];	/* the readers fill up to MAX_PATHS */
+	int nk, nv, nt;
+
+	if (kernel_numbers("vtfsync", "r:vtfsync vfs_fsync_range ret=$retval:s32", " ret=", kernel, &nk) || nk != 1)
+		return report(name, FAIL, "the kernel's kretprobe on vfs_fsync_range gave %d of 1 return: no oracle", nk);
+	if (vtice_numbers("vtfsync", "fn:vfs_fsync_range:return /comm == \"vtfsync\"/ { printf(\"%d\\n\", retval); }",
+			  "probe-ret vfs_fsync_range", vt, &nv) ||
+	    vtice_numbers("vtfsync", "fn:vfs_fsync_range:return /comm == \"vtfsync\" && retval < 0/ { "
+				     "printf(\"%d\\n\", retval); }", "probe-ret retval < 0", tested, &nt))
+		return report(name, FAIL, "vtice probe (vfs_fsync_range) failed (its stderr is above)");
+	if (nv != 1 || vt[0] != kernel[0] || nt != 1 || tested[0] != kernel[0])
+		return report(name, FAIL, "vfs_fsync_range's int return: the kernel %ld; vtice %ld (%d lines), with "
+			      "retval < 0 tested in root %ld (%d lines)", kernel[0], nv ? vt[0] : 0, nv,
+			      nt ? tested[0] : 0, nt);
+	return report(name, PASS, "4 returns in order, as the kernel's own kretprobe saw them: %ld %ld %ld %ld; "
+		      "vfs_fsync_range's int %ld as its $retval:s32, also through retval < 0 tested in root",
+		      opened[0], opened[1], opened[2], opened[3], kernel[0]);
+}
+
 int cmd_probe_ret(int argc, char **argv)
 {
 	const char *name = argv[0];
@@ -409,8 +441,7 @@ int cmd_probe_ret(int argc, char **argv)
 	for (i = 0; i < nk; i++)
 		if (vt[i] != kernel[i])
 			return report(name, FAIL, "open %d: vtice %ld, the kernel %ld", i, vt[i], kernel[i]);
-	return report(name, PASS, "%d returns in order, as the kernel's own kretprobe saw them: %ld %ld %ld %ld", nk,
-		      kernel[0], kernel[1], kernel[2], kernel[3]);
+	return probe_ret_int(name, kernel);
 }
 
 /*
