@@ -390,25 +390,17 @@ private:
 		e->kind = ExprKind::Index;
 		e->pos = peek().pos;
 		e->text = take().text;	// [
-		Result<ExprPtr> index = peek().kind == TokenKind::Number ? constant_index() : parse_expr();
+		auto index = parse_expr();
 		if (!index)
 			return index;
+		if ((*index)->kind == ExprKind::Int && (*index)->number < 0)
+			return error_at((*index)->pos, "index " + std::to_string(static_cast<std::uint64_t>((*index)->number)) +
+							       " is more than 2 GiB away: root adds at most 2 GiB");
 		if (auto ok = expect("]", "to close the index"); !ok)
 			return ok.error();
 		e->kids.push_back(std::move(base));
 		e->kids.push_back(std::move(*index));
 		return bounded(std::move(e));
-	}
-
-	Result<ExprPtr> constant_index()
-	{
-		auto index = std::make_unique<Expr>();
-		index->pos = peek().pos;
-		index->number = take().number;
-		if (index->number < 0)
-			return error_at(index->pos, "index " + std::to_string(static_cast<std::uint64_t>(index->number)) +
-						    " is more than 2 GiB away: root adds at most 2 GiB");
-		return index;
 	}
 
 	// (struct NAME *)VALUE: as in C, the cast binds looser than '->', so
