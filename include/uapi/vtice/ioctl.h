@@ -356,9 +356,10 @@ struct vtice_probe_watch {
  * leaves 0 and marks the VALUE records until the next ARG, RETVAL, CURTASK
  * or REG unreadable, and a STRING then copies nothing. Root refuses
  * (EINVAL) a program that does not start with ARG, RETVAL, CURTASK or REG,
- * names an argument, register, size or slot out of range, writes a slot
- * twice or more than one string, or has reserved bits set; END (0) or the
- * last op ends it.
+ * names an argument, register, size, slot, width or comparison out of
+ * range, indexes by an element size below 1, writes a slot twice or more
+ * than one string, or has reserved bits set; END (0) or the last op ends
+ * it.
  */
 #define VTICE_FETCH_OPS_MAX	32
 #define VTICE_FETCH_PROGRAMS_MAX	8
