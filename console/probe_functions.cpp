@@ -278,10 +278,11 @@ bool tests_in_root(const vtice_probes &req, std::uint8_t program)
 Result<void> add_breakpoint(vtice_probes &req, const probes::ProbePoint &point, std::uint64_t address,
 			    std::uint8_t fetch)
 {
-	bool shared = std::find(req.addrs, req.addrs + req.count, address) != req.addrs + req.count;
+	std::uint32_t used = req.count;
 	auto slot = slot_for(req, point, address);
 	if (!slot)
 		return slot.error();
+	bool shared = *slot < used;	// slot_for appends a new address
 	std::uint8_t &runs = req.program[*slot];
 	if (shared && runs != fetch && (tests_in_root(req, runs) || tests_in_root(req, fetch)))
 		return probes::error_at(point.pos, point.text + " is " + dbg::hex(address) +

@@ -482,11 +482,11 @@ private:
 	// fn:NAME:return, addr:... ("" for the other kinds).
 	static std::string breakpoint_key(const ProbePoint &p)
 	{
+		if (!is_hidden_breakpoint(p))
+			return "";
 		if (p.kind == PointKind::Addr)
 			return p.text;
-		if (p.kind == PointKind::FnEntry || p.kind == PointKind::FnReturn)
-			return "fn:" + p.function + (p.kind == PointKind::FnReturn ? ":return" : "");
-		return "";
+		return "fn:" + p.function + (p.kind == PointKind::FnReturn ? ":return" : "");
 	}
 
 	// No other probe of the program has a point where probe has one.
