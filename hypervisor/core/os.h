@@ -60,6 +60,7 @@ void vt_os_log(int level, const char *fmt, ...) __attribute__((format(printf, 2,
 #define VT_ENODEV	19
 #define VT_EINVAL	22
 #define VT_ENOSPC	28
+#define VT_ENOSYS	38
 #define VT_EOPNOTSUPP	95
 
 #endif /* VT_CORE_OS_H */

@@ -110,3 +110,34 @@ bool vt_ring_push_final(struct vt_ring *ring, const struct vtice_record *rec)
 {
 	return vt_ring_store_group(ring, rec, 1, 0);
 }
+
+/* head - tail, or 0 when the shared tail is not one a sane consumer wrote. */
+static u64 vt_ring_used(const struct vt_ring *ring, u64 tail)
+{
+	u64 used = ring->head - tail;
+
+	return tail > ring->head || used > ring->nr_records ? 0 : used;
+}
+
+u64 vt_ring_unread(const struct vt_ring *ring)
+{
+	return vt_ring_used(ring, VT_LOAD_ACQUIRE(ring->hdr->tail));
+}
+
+const struct vtice_record *vt_ring_peek(const struct vt_ring *ring, u64 index)
+{
+	u64 tail = VT_LOAD_ACQUIRE(ring->hdr->tail);
+
+	if (index >= vt_ring_used(ring, tail))
+		return NULL;
+	return &ring->records[(tail + index) & (ring->nr_records - 1)];
+}
+
+void vt_ring_consume(struct vt_ring *ring, u64 count)
+{
+	u64 tail = VT_LOAD_ACQUIRE(ring->hdr->tail), used = vt_ring_used(ring, tail);
+
+	if (!used)
+		tail = ring->head;	/* nothing unread, or a tail out of range */
+	VT_STORE_RELEASE(ring->hdr->tail, tail + (count < used ? count : used));
+}

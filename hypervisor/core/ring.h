@@ -52,6 +52,17 @@ void vt_ring_count_wait(struct vt_ring *ring, bool room);
 /* Whether an ordinary push of n records (and a LOST record owed before them) fits now. */
 bool vt_ring_has_room(const struct vt_ring *ring, u32 n);
 
+/*
+ * The consumer's side, for a reader in VMX root while the producer is
+ * parked (the stub draining the rings for the debugger): records written
+ * and not read, the index-th of them (0 = the oldest), and taking count of
+ * them. A tail the consumer in user space left out of range reads as an
+ * empty ring, and consuming then starts again at head.
+ */
+u64 vt_ring_unread(const struct vt_ring *ring);
+const struct vtice_record *vt_ring_peek(const struct vt_ring *ring, u64 index);
+void vt_ring_consume(struct vt_ring *ring, u64 count);
+
 #ifdef __cplusplus
 }
 #endif

@@ -21,7 +21,15 @@ struct vt_probe_point {
 	u32 program;	/* 0, or N: its hits run programs[N - 1] */
 };
 
+/* Who armed the probes: one owner at a time, the other is refused (-EBUSY). */
+enum vt_probes_owner {
+	VT_PROBES_FREE,
+	VT_PROBES_KERNEL,	/* the module's kernel side, VTICE_IOC_PROBES */
+	VT_PROBES_STUB,		/* the debugger, through the stub (rsp_probes.c) */
+};
+
 struct vt_probes_state {
+	enum vt_probes_owner owner;	/* set by INTERCEPT on, cleared by INTERCEPT off */
 	struct vt_sys_filter filter;	/* whose hits are recorded */
 	u32 stack_bytes;		/* of the stack copied at each hit; 0 = none */
 	bool more_regs;			/* each hit copies the GPRS records too */
@@ -96,12 +104,13 @@ void vt_probe_intercept(enum vt_intercept_holder holder, bool on)
 		VT_STORE_RELEASE(vt_probes.nr_recent, 0);
 }
 
-static u64 vt_probe_filter(const struct vt_guest_regs *r)
+/* comm's 16 bytes in two registers, little-endian (vmcall.h). */
+static u64 vt_probe_filter(u64 pid, u64 comm_lo, u64 comm_hi)
 {
-	struct vt_sys_filter f = { .pid = (u32)r->r8 };
+	struct vt_sys_filter f = { .pid = (u32)pid };
 
-	vt_memcpy(f.comm, &r->r9, 8);
-	vt_memcpy(f.comm + 8, &r->r10, 8);
+	vt_memcpy(f.comm, &comm_lo, 8);
+	vt_memcpy(f.comm + 8, &comm_hi, 8);
 	if (f.comm[15])
 		return (u64)VTICE_VMCALL_EINVAL;
 	vt_hooks_lock();
@@ -196,27 +205,39 @@ static void vt_probe_clear(void)
 	vt_hooks_unlock();
 }
 
-static u64 vt_probe_op(const struct vt_guest_regs *r)
+/* INTERCEPT on makes who the owner; off frees the probes for either. */
+static void vt_probe_intercept_for(enum vt_probes_owner who, bool on)
 {
-	switch (r->rdx) {
+	vt_probe_intercept(VT_INTERCEPT_PROBES, on);
+	VT_STORE_RELEASE(vt_probes.owner, on ? who : VT_PROBES_FREE);
+}
+
+/* op with its arguments (R8, R9, R10 of the VMCALL): a VMCALL status. */
+static u64 vt_probe_op(enum vt_probes_owner who, u64 op, u64 a, u64 b, u64 c)
+{
+	enum vt_probes_owner owner = VT_READ_ONCE(vt_probes.owner);
+
+	if (op != VTICE_VMCALL_PROBE_QUERY && owner != VT_PROBES_FREE && owner != who)
+		return (u64)VTICE_VMCALL_EBUSY;
+	switch (op) {
 	case VTICE_VMCALL_PROBE_QUERY:
 		return VTICE_VMCALL_OK;
 	case VTICE_VMCALL_PROBE_INTERCEPT:
-		vt_probe_intercept(VT_INTERCEPT_PROBES, r->r8 != 0);
+		vt_probe_intercept_for(who, a != 0);
 		return VTICE_VMCALL_OK;
 	case VTICE_VMCALL_PROBE_ADD:
-		return vt_probe_add(r->r8, r->r9, r->r10);
+		return vt_probe_add(a, b, c);
 	case VTICE_VMCALL_PROBE_CLEAR:
 		vt_probe_clear();
 		return VTICE_VMCALL_OK;
 	case VTICE_VMCALL_PROBE_FILTER:
-		return vt_probe_filter(r);
+		return vt_probe_filter(a, b, c);
 	case VTICE_VMCALL_PROBE_STACK:
-		return vt_probe_stack(r->r8, r->r9);
+		return vt_probe_stack(a, b);
 	case VTICE_VMCALL_PROBE_WATCH:
-		return vt_probe_watch(r->r8, r->r9, r->r10);
+		return vt_probe_watch(a, b, c);
 	case VTICE_VMCALL_PROBE_FETCH:
-		return vt_probe_fetch(r->r8, r->r9, r->r10);
+		return vt_probe_fetch(a, b, c);
 	default:
 		return (u64)VTICE_VMCALL_EINVAL;
 	}
@@ -229,10 +250,31 @@ bool vt_probe_on_vmcall(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 func)
 	(void)vcpu;
 	if (func != VTICE_VMCALL_PROBES)
 		return false;
-	r->rax = vt_hooks_ready() ? vt_probe_op(r) : (u64)VTICE_VMCALL_ENOSYS;
+	r->rax = vt_hooks_ready() ? vt_probe_op(VT_PROBES_KERNEL, r->rdx, r->r8, r->r9, r->r10)
+				  : (u64)VTICE_VMCALL_ENOSYS;
 	r->rdx = VT_READ_ONCE(vt_probes.hits);
 	vt_advance_rip(exit);
 	return true;
+}
+
+int vt_probe_stub_op(u32 op, u64 a, u64 b, u64 c)
+{
+	if (!vt_hooks_ready())
+		return -VT_ENOSYS;
+	return (int)(s64)vt_probe_op(VT_PROBES_STUB, op, a, b, c);
+}
+
+void vt_probe_stub_release(void)
+{
+	if (VT_READ_ONCE(vt_probes.owner) != VT_PROBES_STUB)
+		return;
+	vt_probe_clear();
+	vt_probe_intercept_for(VT_PROBES_STUB, false);
+}
+
+u64 vt_probe_hits(void)
+{
+	return VT_READ_ONCE(vt_probes.hits);
 }
 
 int vt_probe_shield(void)

@@ -229,23 +229,6 @@ static void vt_btrace_conf(struct vt_rsp *r, struct vt_rsp_cursor *c)
 		vt_rsp_put_raw(r, doc + off, (u32)len);
 }
 
-/* Binary data in a reply: '#', '$', '}' and '*' go as '}' then the byte ^ 0x20. */
-static void vt_put_escaped(struct vt_rsp *r, const u8 *p, u32 len)
-{
-	u8 esc[2];
-	u32 i;
-
-	for (i = 0; i < len; i++) {
-		if (p[i] == '#' || p[i] == '$' || p[i] == '}' || p[i] == '*') {
-			esc[0] = '}';
-			esc[1] = p[i] ^ 0x20;
-			vt_rsp_put_raw(r, esc, 2);
-		} else {
-			vt_rsp_put_raw(r, p + i, 1);
-		}
-	}
-}
-
 /* qXfer:vtice-trace:read:CPU:OFF,LEN: the records themselves, oldest first. */
 static void vt_vtice_trace_read(struct vt_rsp *r, struct vt_rsp_cursor *c)
 {
@@ -272,7 +255,7 @@ static void vt_vtice_trace_read(struct vt_rsp *r, struct vt_rsp_cursor *c)
 			vt_rsp_error(r, 0x0e);
 			return;
 		}
-		vt_put_escaped(r, (const u8 *)&rec + in, (u32)n);
+		vt_rsp_put_escaped(r, (const u8 *)&rec + in, (u32)n);
 		at += n;
 	}
 }

@@ -27,6 +27,8 @@ void vt_rsp_put_hex(struct vt_rsp *r, u64 value);		/* minimal digits */
 void vt_rsp_put_le(struct vt_rsp *r, u64 value, u32 bytes);	/* target order */
 void vt_rsp_put_unavailable(struct vt_rsp *r, u32 bytes);	/* "xx" per byte */
 void vt_rsp_error(struct vt_rsp *r, u32 code);			/* "Enn" */
+/* Binary data in a reply (qXfer): '#', '$', '}' and '*' escaped. */
+void vt_rsp_put_escaped(struct vt_rsp *r, const u8 *p, u32 len);
 
 /* Thread ids are CPU + 1; 0 and -1 mean "any"/"all" (-1 returned). */
 bool vt_rsp_parse_thread(struct vt_rsp_cursor *c, s32 *cpu);
@@ -55,6 +57,9 @@ bool vt_rsp_xfer_begin(struct vt_rsp *r, u64 size, u64 off, u64 *len);
 
 /* rsp_btrace.c: Qbtrace and the qXfer objects of the branch trace; false: not one. */
 bool vt_rsp_btrace(struct vt_rsp *r, struct vt_rsp_cursor *c);
+
+/* rsp_probes.c: the probes' packets and the rings' (QVtice, qVtice); false: not one. */
+bool vt_rsp_probes(struct vt_rsp *r, struct vt_rsp_cursor *c);
 
 /* rsp_xml.c */
 const char *vt_rsp_target_xml(u32 *len);

@@ -14,6 +14,8 @@ static void vt_supported(struct vt_rsp *r)
 	if (r->ops->btrace_enable)
 		vt_rsp_put(r, ";Qbtrace:bts+;Qbtrace:off+;qXfer:btrace:read+;qXfer:btrace-conf:read+;"
 			      "qXfer:vtice-trace:read+");
+	if (r->ops->probe_op)
+		vt_rsp_put(r, ";QVtice:probes+");
 }
 
 bool vt_rsp_xfer_window(struct vt_rsp *r, struct vt_rsp_cursor *c, u64 *off, u64 *len)
@@ -122,7 +124,7 @@ static void vt_monitor(struct vt_rsp *r, struct vt_rsp_cursor *c)
 
 enum vt_rsp_action vt_rsp_query(struct vt_rsp *r, struct vt_rsp_cursor *c)
 {
-	if (vt_rsp_btrace(r, c))
+	if (vt_rsp_btrace(r, c) || vt_rsp_probes(r, c))
 		return VT_RSP_STAY;
 	if (vt_rsp_prefix(c, "qSupported"))
 		vt_supported(r);

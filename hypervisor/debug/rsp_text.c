@@ -192,3 +192,20 @@ bool vt_rsp_parse_thread(struct vt_rsp_cursor *c, s32 *cpu)
 	*cpu = tid ? (s32)tid - 1 : -1;
 	return true;
 }
+
+/* Binary data in a reply: '#', '$', '}' and '*' go as '}' then the byte ^ 0x20. */
+void vt_rsp_put_escaped(struct vt_rsp *r, const u8 *p, u32 len)
+{
+	u8 esc[2];
+	u32 i;
+
+	for (i = 0; i < len; i++) {
+		if (p[i] == '#' || p[i] == '$' || p[i] == '}' || p[i] == '*') {
+			esc[0] = '}';
+			esc[1] = p[i] ^ 0x20;
+			vt_rsp_put_raw(r, esc, 2);
+		} else {
+			vt_rsp_put_raw(r, p + i, 1);
+		}
+	}
+}

@@ -7,10 +7,13 @@
  */
 #include "stub.h"
 #include "hooks.h"
+#include "probe_points.h"
 #include "stop.h"
 #include "target.h"
 #include "tracer.h"
+#include "../core/hv.h"
 #include "../core/os.h"
+#include <vtice/vmcall.h>
 
 static u32 vt_target_cpu_count(void *ctx)
 {
@@ -114,10 +117,11 @@ static int vt_target_remove(void *ctx, u32 cpu, enum vt_dbg_point type, u64 addr
 	}
 }
 
-/* Detach: no breakpoint, watchpoint or trace outlives the debugger. */
+/* Detach: no breakpoint, watchpoint, probe or trace outlives the debugger. */
 static void vt_target_remove_all(void *ctx)
 {
 	vt_hooks_remove_all();
+	vt_probe_stub_release();
 	vt_tracer_disable_all();
 }
 
@@ -162,6 +166,62 @@ static u32 vt_target_btrace_size(void *ctx, u32 cpu)
 	return s.capacity;
 }
 
+/* ADD and WATCH get the frame of their gva through cpu's page tables (R9). */
+static int vt_target_probe_op(void *ctx, u32 cpu, u32 op, u64 a, u64 b, u64 c)
+{
+	struct vt_stop_cpu *sc = vt_stop_cpu(cpu);
+	u64 gpa;
+
+	if (op == VTICE_VMCALL_PROBE_ADD || op == VTICE_VMCALL_PROBE_WATCH) {
+		if (!sc || vt_guest_translate(vt_stub_guest_mem(), &sc->paging, a, &gpa))
+			return -VT_EFAULT;
+		/* PROBE_WATCH takes the page's frame, as the kernel side passes it. */
+		b = op == VTICE_VMCALL_PROBE_ADD ? gpa : gpa & ~(u64)(VT_PAGE_SIZE - 1);
+	}
+	return vt_probe_stub_op(op, a, b, c);
+}
+
+static u64 vt_target_probe_hits(void *ctx)
+{
+	return vt_probe_hits();
+}
+
+static struct vt_ring *vt_target_ring(u32 cpu)
+{
+	struct vt_stop_cpu *c = vt_stop_cpu(cpu);
+
+	return c && c->vcpu && c->vcpu->ring.hdr ? &c->vcpu->ring : NULL;
+}
+
+static bool vt_target_ring_unread(void *ctx, u32 cpu, u64 *unread, u64 *lost)
+{
+	struct vt_ring *ring = vt_target_ring(cpu);
+
+	if (!ring)
+		return false;
+	*unread = vt_ring_unread(ring);
+	*lost = VT_READ_ONCE(ring->hdr->lost);
+	return true;
+}
+
+static bool vt_target_ring_record(void *ctx, u32 cpu, u64 index, struct vtice_record *out)
+{
+	struct vt_ring *ring = vt_target_ring(cpu);
+	const struct vtice_record *r = ring ? vt_ring_peek(ring, index) : NULL;
+
+	if (r)
+		*out = *r;
+	return r != NULL;
+}
+
+static void vt_target_ring_consume(void *ctx, u32 cpu, u64 count)
+{
+	struct vt_ring *ring = vt_target_ring(cpu);
+
+	if (ring)
+		vt_ring_consume(ring, count);
+}
+
 const struct vt_dbg_target_ops vt_stub_target_ops = {
 	.cpu_count = vt_target_cpu_count,
 	.cpu_online = vt_target_cpu_online,
@@ -179,4 +239,9 @@ const struct vt_dbg_target_ops vt_stub_target_ops = {
 	.btrace_record = vt_target_btrace_record,
 	.btrace_span = vt_target_btrace_span,
 	.btrace_size = vt_target_btrace_size,
+	.probe_op = vt_target_probe_op,
+	.probe_hits = vt_target_probe_hits,
+	.ring_unread = vt_target_ring_unread,
+	.ring_record = vt_target_ring_record,
+	.ring_consume = vt_target_ring_consume,
 };

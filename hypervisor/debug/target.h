@@ -108,6 +108,22 @@ struct vt_dbg_target_ops {
 	void (*btrace_span)(void *ctx, u32 cpu, u64 *first_ip, u64 *last_ip);
 	/* Records cpu's trace holds while it is on; 0 while it is off. */
 	u32 (*btrace_size)(void *ctx, u32 cpu);
+	/*
+	 * Probes armed by the debugger (`probe` in vtice attach, rsp_probes.c);
+	 * NULL where the target has none. op is a VTICE_VMCALL_PROBE_* with
+	 * the VMCALL's arguments, except that ADD and WATCH take no frame: the
+	 * target finds it through cpu's page tables. 0 or a negative errno.
+	 */
+	int (*probe_op)(void *ctx, u32 cpu, u32 op, u64 a, u64 b, u64 c);
+	u64 (*probe_hits)(void *ctx);	/* recorded since load */
+	/*
+	 * cpu's record ring, where the probes' hits go: records not yet read,
+	 * and how many were lost since load; the index-th unread (0 = oldest);
+	 * taking count of them. False / NULL: cpu has no ring.
+	 */
+	bool (*ring_unread)(void *ctx, u32 cpu, u64 *unread, u64 *lost);
+	bool (*ring_record)(void *ctx, u32 cpu, u64 index, struct vtice_record *out);
+	void (*ring_consume)(void *ctx, u32 cpu, u64 count);
 };
 
 #ifdef __cplusplus

@@ -796,3 +796,25 @@ TEST_F(WatchProbes, RefusesWhatRootCannotWatch)
 }
 
 }  // namespace
+
+// One owner at a time (probe_points.h): the debugger's probes through the
+// stub and the kernel side's through VTICE_IOC_PROBES never mix.
+TEST_F(ProbePoints, TheStubAndTheKernelSideNeverArmOverEachOther)
+{
+	start();
+	put_code(fn, {0x0f, 0x1f, 0x44, 0x00, 0x00});
+	ASSERT_EQ(vt_probe_stub_op(VTICE_VMCALL_PROBE_INTERCEPT, 1, 0, 0), 0);
+	ASSERT_EQ(vt_probe_stub_op(VTICE_VMCALL_PROBE_ADD, fn, gpa_of(fn), 0), 0);
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_CLEAR), (uint64_t)VTICE_VMCALL_EBUSY) << "the stub's";
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_INTERCEPT, 1), (uint64_t)VTICE_VMCALL_EBUSY);
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_QUERY), VTICE_VMCALL_OK) << "counting is anyone's";
+	EXPECT_EQ(hit(fn), VT_HOOK_HANDLED) << "the stub's probe records";
+	EXPECT_EQ(records().size(), 4u);
+	vt_probe_stub_release();	// the debugger detached
+	EXPECT_EQ(mapped_frame(gpa_of(fn))[0x124], 0x0f) << "its breakpoint is gone with it";
+	EXPECT_FALSE(vt_hooks_intercepting(VT_INTERCEPT_PROBES));
+	arm(fn);	// the kernel side may now
+	EXPECT_EQ(vt_probe_stub_op(VTICE_VMCALL_PROBE_CLEAR, 0, 0, 0), -VT_EBUSY);
+	vt_probe_stub_release();
+	EXPECT_EQ(mapped_frame(gpa_of(fn))[0x124], 0xcc) << "a detach leaves the kernel side's probes";
+}

@@ -155,3 +155,35 @@ TEST(Ring, CorruptHeaderCannotMoveTheProducerOutOfTheRing)
 	EXPECT_EQ(r.ring.records[0].u.lost.count, 20u);
 	EXPECT_EQ(r.ring.records[1].u.test.sequence, 7u);
 }
+
+// The consumer in root (the stub draining for the debugger): oldest first,
+// across the wrap, and taking frees room for the producer.
+TEST(Ring, ARootReaderPeeksOldestFirstAndConsumingFreesRoom)
+{
+	Ring r(8);
+	for (uint64_t i = 0; i < kFill; i++)
+		ASSERT_TRUE(r.push(i));
+	vt_ring_consume(&r.ring, 4);
+	EXPECT_EQ(r.ring.hdr->tail, 4u);
+	for (uint64_t i = kFill; i < kFill + 4; i++)
+		ASSERT_TRUE(r.push(i)) << "room the reader made";
+	ASSERT_EQ(vt_ring_unread(&r.ring), kFill);
+	for (uint64_t i = 0; i < kFill; i++)
+		EXPECT_EQ(vt_ring_peek(&r.ring, i)->u.test.sequence, 4 + i) << "across the wrap";
+	EXPECT_EQ(vt_ring_peek(&r.ring, kFill), nullptr);
+	vt_ring_consume(&r.ring, 100);
+	EXPECT_EQ(vt_ring_unread(&r.ring), 0u) << "more than there is takes all";
+	EXPECT_EQ(r.ring.hdr->tail, r.ring.hdr->head);
+}
+
+TEST(Ring, ATailOutOfRangeReadsEmptyAndConsumingStartsAgainAtHead)
+{
+	Ring r(8);
+	for (uint64_t i = 0; i < 3; i++)
+		ASSERT_TRUE(r.push(i));
+	r.ring.hdr->tail = 1000;	// a confused (or hostile) consumer in user space
+	EXPECT_EQ(vt_ring_unread(&r.ring), 0u);
+	EXPECT_EQ(vt_ring_peek(&r.ring, 0), nullptr);
+	vt_ring_consume(&r.ring, 1);
+	EXPECT_EQ(r.ring.hdr->tail, 3u);
+}

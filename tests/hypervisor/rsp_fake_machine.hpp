@@ -5,8 +5,10 @@
 // of data; everything else is unmapped.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <set>
 #include <string>
@@ -41,6 +43,13 @@ public:
 	bool no_tracer = false;
 	std::vector<vtice_record> trace[kCpus];
 	uint64_t first_ip[kCpus]{}, last_ip[kCpus]{};
+	// The probes: each op the engine asked for (cpu, op, a, b, c), what the
+	// next ones answer, the hit count, and each CPU's ring of unread records.
+	std::vector<std::tuple<uint32_t, uint32_t, uint64_t, uint64_t, uint64_t>> probe_ops;
+	int probe_error = 0;
+	uint64_t probe_hits = 0;
+	std::deque<vtice_record> ring[kCpus];
+	uint64_t ring_lost[kCpus]{};
 
 	void add_branch(uint32_t cpu, uint64_t from, uint64_t to, uint32_t flags = 0)
 	{
@@ -170,6 +179,29 @@ inline const vt_dbg_target_ops FakeMachine::ops = {
 		*last = cpu < kCpus ? self(ctx)->last_ip[cpu] : 0;
 	},
 	.btrace_size = [](void *ctx, u32 cpu) -> u32 { return cpu < kCpus && self(ctx)->tracing[cpu] ? 4096 : 0; },
+	.probe_op = [](void *ctx, u32 cpu, u32 op, u64 a, u64 b, u64 c) {
+		self(ctx)->probe_ops.emplace_back(cpu, op, a, b, c);
+		return self(ctx)->probe_error;
+	},
+	.probe_hits = [](void *ctx) -> u64 { return self(ctx)->probe_hits; },
+	.ring_unread = [](void *ctx, u32 cpu, u64 *unread, u64 *lost) {
+		if (cpu >= kCpus)
+			return false;
+		*unread = self(ctx)->ring[cpu].size();
+		*lost = self(ctx)->ring_lost[cpu];
+		return true;
+	},
+	.ring_record = [](void *ctx, u32 cpu, u64 index, vtice_record *out) {
+		auto *m = self(ctx);
+		if (cpu >= kCpus || index >= m->ring[cpu].size())
+			return false;
+		*out = m->ring[cpu][index];
+		return true;
+	},
+	.ring_consume = [](void *ctx, u32 cpu, u64 count) {
+		auto &r = self(ctx)->ring[cpu];
+		r.erase(r.begin(), r.begin() + static_cast<long>(std::min<u64>(count, r.size())));
+	},
 };
 
 }  // namespace vtice::fake

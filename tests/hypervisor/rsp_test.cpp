@@ -8,6 +8,8 @@
 #include <string>
 
 #include "rsp_fake_machine.hpp"
+#include "vtice/ioctl.h"
+#include "vtice/vmcall.h"
 
 using vtice::fake::FakeMachine;
 
@@ -551,4 +553,139 @@ TEST_F(RspBtrace, NewIsKeptPerCpu)
 	EXPECT_EQ(read_object("btrace:read:new", 0x1000), empty);
 	EXPECT_EQ(ask("Hg1"), "+" + frame("OK"));
 	EXPECT_EQ(read_object("btrace:read:new", 0x1000), empty) << "CPU 0's is as read before";
+}
+
+// Probes through the stub (rsp_probes.c's packet list): each arming packet
+// becomes the kernel side's VMCALL steps in probes_dev.c's order, and the
+// rings are read apart from being taken.
+class RspProbes : public RspBtrace {
+protected:
+	using Op = std::tuple<uint32_t, uint32_t, uint64_t, uint64_t, uint64_t>;
+
+	void put_record(uint32_t cpu, uint64_t tsc, uint64_t payload)
+	{
+		vtice_record r{};
+		r.type = VTICE_REC_PROBE_HIT;
+		r.cpu = (u16)cpu;
+		r.tsc = tsc;
+		std::memcpy(reinterpret_cast<char *>(&r) + 16, &payload, sizeof(payload));
+		m.ring[cpu].push_back(r);
+	}
+
+	static std::string unescape(const std::string &body)
+	{
+		std::string plain;
+		for (size_t i = 0; i < body.size(); i++)
+			plain += body[i] == '}' && i + 1 < body.size() ? (char)(body[++i] ^ 0x20) : body[i];
+		return plain;
+	}
+};
+
+TEST_F(RspProbes, SupportedNamesThem)
+{
+	EXPECT_NE(ask("qSupported").find("QVtice:probes+"), std::string::npos);
+}
+
+TEST_F(RspProbes, ArmClearsThenSetsTheFilterTheStackAndTheIntercept)
+{
+	EXPECT_EQ(ask("Hg2"), "+" + frame("OK"));
+	// comm "bash", NUL-padded to 16 bytes; pid 0x7b; 64 bytes of stack; GPRS
+	EXPECT_EQ(ask("QVtice:probes:arm:7b,40,1,62617368000000000000000000000000"), "+" + frame("OK"));
+	const uint64_t bash = 0x68736162;
+	EXPECT_EQ(m.probe_ops, (std::vector<Op>{{1, VTICE_VMCALL_PROBE_CLEAR, 0, 0, 0},
+						{1, VTICE_VMCALL_PROBE_FILTER, 0x7b, bash, 0},
+						{1, VTICE_VMCALL_PROBE_STACK, 0x40, 1, 0},
+						{1, VTICE_VMCALL_PROBE_INTERCEPT, 1, 0, 0}}));
+}
+
+TEST_F(RspProbes, AFetchProgramIsEveryOpWithEndAfterThoseSent)
+{
+	EXPECT_EQ(ask("QVtice:probes:fetch:2:0100000000000000"	// ARG 0
+		      "0308000000000000"),			// LOAD 8
+		  "+" + frame("OK"));
+	ASSERT_EQ(m.probe_ops.size(), (size_t)VTICE_FETCH_OPS_MAX);
+	EXPECT_EQ(m.probe_ops[0], (Op{0, VTICE_VMCALL_PROBE_FETCH, 2, 0, 0x01}));
+	EXPECT_EQ(m.probe_ops[1], (Op{0, VTICE_VMCALL_PROBE_FETCH, 2, 1, 0x0803}));
+	EXPECT_EQ(m.probe_ops[31], (Op{0, VTICE_VMCALL_PROBE_FETCH, 2, 31, 0})) << "END";
+	EXPECT_EQ(ask("QVtice:probes:fetch:2:01000000000000"), "+" + frame("E16")) << "not whole ops";
+}
+
+TEST_F(RspProbes, AddAndWatchGoPageByPage)
+{
+	EXPECT_EQ(ask("QVtice:probes:add:ffffffff81000004,1"), "+" + frame("OK"));
+	EXPECT_EQ(ask("QVtice:probes:watch:ffff888000100ff0,20,1"), "+" + frame("OK"));
+	EXPECT_EQ(m.probe_ops,
+		  (std::vector<Op>{{0, VTICE_VMCALL_PROBE_ADD, 0xffffffff81000004, 0, 1},
+				   {0, VTICE_VMCALL_PROBE_WATCH, 0xffff888000100ff0, 0, 0x10 | 1ull << 32},
+				   {0, VTICE_VMCALL_PROBE_WATCH, 0xffff888000101000, 0, 0x10 | 1ull << 32}}));
+	EXPECT_EQ(ask("QVtice:probes:watch:ffff888000100ff0,0,1"), "+" + frame("E16")) << "empty";
+	EXPECT_EQ(ask("QVtice:probes:watch:ffff888000100000,1001,1"), "+" + frame("E16")) << "over 4 KiB";
+	EXPECT_EQ(ask("QVtice:probes:watch:ffffffffffffffff,2,1"), "+" + frame("E16")) << "wraps";
+}
+
+TEST_F(RspProbes, TheTargetsErrnoComesBack)
+{
+	m.probe_error = -16;
+	EXPECT_EQ(ask("QVtice:probes:add:ffffffff81000004,0"), "+" + frame("E10"));
+	EXPECT_EQ(ask("QVtice:probes:arm:0,0,0,00000000000000000000000000000000"), "+" + frame("E10"));
+	EXPECT_EQ(m.probe_ops.size(), 2u) << "arm stops at its first refused step (CLEAR)";
+}
+
+TEST_F(RspProbes, OffClearsThenDropsTheIntercept)
+{
+	m.probe_hits = 0x1234;
+	EXPECT_EQ(ask("QVtice:probes:off"), "+" + frame("OK"));
+	EXPECT_EQ(m.probe_ops, (std::vector<Op>{{0, VTICE_VMCALL_PROBE_CLEAR, 0, 0, 0},
+						{0, VTICE_VMCALL_PROBE_INTERCEPT, 0, 0, 0}}));
+	EXPECT_EQ(ask("qVtice:probes"), "+" + frame("1234"));
+}
+
+TEST_F(RspProbes, MalformedArmingIsRefusedAndReachesNothing)
+{
+	for (const char *bad : {"QVtice:probes:arm:1,0,0,6261", "QVtice:probes:arm:100000000,0,0,"
+			       "00000000000000000000000000000000", "QVtice:probes:add:1", "QVtice:probes:add:1,2,3",
+			       "QVtice:probes:bogus", "QVtice:probes:offx", "QVtice:probes:fetch:1:zz"})
+		EXPECT_EQ(ask(bad), "+" + frame("E16")) << bad;
+	EXPECT_TRUE(m.probe_ops.empty());
+}
+
+TEST_F(RspProbes, ARingIsReadWholeAgainUntilItIsTaken)
+{
+	put_record(1, 0x2324247d2a2a2323ull, 0x7d7d7d7d7d7d7d7dull);	// bytes that travel escaped
+	put_record(1, 2, 3);
+	m.ring_lost[1] = 5;
+	EXPECT_EQ(ask("qVtice:ring:1"), "+" + frame("2,5"));
+	for (int pass = 0; pass < 2; pass++) {
+		std::string doc;
+		for (unsigned off = 0; off < 4096;) {
+			char q[64];
+			std::snprintf(q, sizeof(q), "qXfer:vtice-ring:read:1:%x,%x", off, 7u);
+			std::string r = ask(q);
+			ASSERT_GE(r.size(), 5u) << r;
+			std::string plain = unescape(r.substr(3, r.size() - 6));
+			doc += plain;
+			off += plain.size();
+			if (r[2] == 'l')
+				break;
+		}
+		ASSERT_EQ(doc.size(), 2 * sizeof(vtice_record)) << "pass " << pass;
+		EXPECT_EQ(std::memcmp(doc.data(), &m.ring[1][0], sizeof(vtice_record)), 0);
+		EXPECT_EQ(std::memcmp(doc.data() + sizeof(vtice_record), &m.ring[1][1], sizeof(vtice_record)), 0);
+	}
+	EXPECT_EQ(ask("QVtice:ring:consume:1,1"), "+" + frame("OK"));
+	EXPECT_EQ(ask("qVtice:ring:1"), "+" + frame("1,5"));
+	EXPECT_EQ(ask("QVtice:ring:consume:1,10"), "+" + frame("OK")) << "taking more than there is takes all";
+	EXPECT_EQ(ask("qXfer:vtice-ring:read:1:0,100"), "+" + frame("l"));
+	EXPECT_EQ(ask("qVtice:ring:2"), "+" + frame("E16")) << "no CPU 2";
+	EXPECT_EQ(ask("QVtice:ring:consume:0"), "+" + frame("E16"));
+}
+
+TEST_F(RspProbes, AStubWithoutProbesDoesNotKnowThePackets)
+{
+	vt_dbg_target_ops none = FakeMachine::ops;
+	none.probe_op = nullptr;
+	vt_rsp_init(&rsp, &none, &m, [](void *, u8 b) { g_out += (char)b; });
+	EXPECT_EQ(ask("qSupported").find("QVtice"), std::string::npos);
+	EXPECT_EQ(ask("QVtice:probes:off"), "+" + frame(""));
+	EXPECT_EQ(ask("qVtice:ring:0"), "+" + frame(""));
 }

@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Probes through the stub (`probe` in vtice attach; docs/probes.md,
+ * "Through the debug stub"): vtice's own packets that arm the probes the
+ * module's VTICE_IOC_PROBES arms, and that drain each CPU's record ring,
+ * where their hits go, while the machine is stopped. Each arming packet is
+ * one of the kernel side's VMCALL steps (vmcall.h), in the same order:
+ *
+ *   QVtice:probes:arm:PID,STACK,MORE,COMM  clear, filter, stack, #BP exits on
+ *   QVtice:probes:fetch:N:OPS              fetch program N (hex, 8 bytes an op)
+ *   QVtice:probes:add:ADDR,PROGRAM         a hidden breakpoint probe
+ *   QVtice:probes:watch:ADDR,LEN,TYPE      a watch probe (enum vtice_probe_watch_type)
+ *   QVtice:probes:off                      every probe removed
+ *   qVtice:probes                          -> HITS (recorded since load)
+ *   qVtice:ring:CPU                        -> UNREAD,LOST (records)
+ *   qXfer:vtice-ring:read:CPU:OFF,LEN      the unread records, oldest first
+ *   QVtice:ring:consume:CPU,COUNT          those records taken
+ *
+ * Numbers are hex; COMM is the 16 NUL-padded bytes in hex. Reading is kept
+ * apart from taking, so a reply lost on the line is read again. Errors:
+ * Enn with the errno (E10 busy: the kernel side owns the probes).
+ */
+#include "rsp_priv.h"
+#include "../core/os.h"
+#include <vtice/ioctl.h>
+#include <vtice/vmcall.h>
+
+#define VT_RSP_REC_SIZE	((u32)sizeof(struct vtice_record))
+
+static bool vt_probes_supported(struct vt_rsp *r)
+{
+	return r->ops->probe_op && r->ops->probe_hits && r->ops->ring_unread && r->ops->ring_record &&
+	       r->ops->ring_consume;
+}
+
+static void vt_probes_status(struct vt_rsp *r, int err)
+{
+	if (err)
+		vt_rsp_error(r, (u32)-err & 0xff);
+	else
+		vt_rsp_put(r, "OK");
+}
+
+static int vt_probes_op(struct vt_rsp *r, u32 op, u64 a, u64 b, u64 c)
+{
+	s32 cpu = vt_rsp_general_cpu(r);	/* whose page tables ADD and WATCH walk */
+
+	return cpu < 0 ? -VT_EINVAL : r->ops->probe_op(r->ctx, (u32)cpu, op, a, b, c);
+}
+
+/* Hex numbers separated by commas, then the end of the packet. */
+static bool vt_probes_numbers(struct vt_rsp_cursor *c, u64 *v, u32 n)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		if ((i && !vt_rsp_expect(c, ',')) || !vt_rsp_parse_hex(c, &v[i]))
+			return false;
+	return vt_rsp_at_end(c);
+}
+
+/* PID,STACK,MORE,COMM: whatever the stub armed before goes first. */
+static int vt_probes_arm(struct vt_rsp *r, struct vt_rsp_cursor *c)
+{
+	u64 v[3], comm[2] = { 0, 0 };
+	u32 len = 0, i;
+	int err;
+
+	for (i = 0; i < 3; i++)
+		if (!vt_rsp_parse_hex(c, &v[i]) || !vt_rsp_expect(c, ','))
+			return -VT_EINVAL;
+	if (!vt_rsp_unhex(c, (u8 *)comm, sizeof(comm), &len) || len != sizeof(comm) || v[0] > 0xffffffffu)
+		return -VT_EINVAL;
+	err = vt_probes_op(r, VTICE_VMCALL_PROBE_CLEAR, 0, 0, 0);
+	if (!err)
+		err = vt_probes_op(r, VTICE_VMCALL_PROBE_FILTER, v[0], comm[0], comm[1]);
+	if (!err)
+		err = vt_probes_op(r, VTICE_VMCALL_PROBE_STACK, v[1], v[2], 0);
+	if (!err)
+		err = vt_probes_op(r, VTICE_VMCALL_PROBE_INTERCEPT, 1, 0, 0);
+	return err;
+}
+
+/* N:OPS, every op of the program: those the packet leaves out are END. */
+static int vt_probes_fetch(struct vt_rsp *r, struct vt_rsp_cursor *c)
+{
+	u64 program, op;
+	u32 len = 0, i;
+	int err = 0;
+
+	if (!vt_rsp_parse_hex(c, &program) || !vt_rsp_expect(c, ':') ||
+	    !vt_rsp_unhex(c, r->scratch, VTICE_FETCH_OPS_MAX * 8, &len) || len % 8 || !vt_rsp_at_end(c))
+		return -VT_EINVAL;
+	for (i = 0; i < VTICE_FETCH_OPS_MAX && !err; i++) {
+		op = 0;
+		if (i * 8 < len)
+			vt_memcpy(&op, r->scratch + i * 8, 8);
+		err = vt_probes_op(r, VTICE_VMCALL_PROBE_FETCH, program, i, op);
+	}
+	return err;
+}
+
+/* ADDR,LEN,TYPE: one watch per page the range covers, as root takes them. */
+static int vt_probes_watch(struct vt_rsp *r, struct vt_rsp_cursor *c)
+{
+	u64 v[3], at, next, end;
+	int err = 0;
+
+	if (!vt_probes_numbers(c, v, 3) || !v[1] || v[1] > VTICE_PROBE_WATCH_LEN_MAX || v[0] + v[1] < v[0])
+		return -VT_EINVAL;
+	end = v[0] + v[1];
+	for (at = v[0]; at < end && !err; at = next) {
+		next = (at & ~(u64)(VT_PAGE_SIZE - 1)) + VT_PAGE_SIZE;
+		if (next > end)
+			next = end;
+		err = vt_probes_op(r, VTICE_VMCALL_PROBE_WATCH, at, 0, (next - at) | v[2] << 32);
+	}
+	return err;
+}
+
+static int vt_probes_arming(struct vt_rsp *r, struct vt_rsp_cursor *c)
+{
+	u64 v[2];
+
+	if (vt_rsp_prefix(c, "arm:"))
+		return vt_probes_arm(r, c);
+	if (vt_rsp_prefix(c, "fetch:"))
+		return vt_probes_fetch(r, c);
+	if (vt_rsp_prefix(c, "add:"))
+		return vt_probes_numbers(c, v, 2) ? vt_probes_op(r, VTICE_VMCALL_PROBE_ADD, v[0], 0, v[1])
+						  : -VT_EINVAL;
+	if (vt_rsp_prefix(c, "watch:"))
+		return vt_probes_watch(r, c);
+	if (vt_rsp_prefix(c, "off") && vt_rsp_at_end(c)) {
+		int err = vt_probes_op(r, VTICE_VMCALL_PROBE_CLEAR, 0, 0, 0);
+
+		return err ? err : vt_probes_op(r, VTICE_VMCALL_PROBE_INTERCEPT, 0, 0, 0);
+	}
+	return -VT_EINVAL;
+}
+
+/* CPU, for the ring packets: a CPU the target has, else E16. */
+static bool vt_ring_cpu(struct vt_rsp *r, struct vt_rsp_cursor *c, u64 *cpu)
+{
+	if (!vt_rsp_parse_hex(c, cpu) || *cpu >= vt_rsp_cpus(r)) {
+		vt_rsp_error(r, 0x16);
+		return false;
+	}
+	return true;
+}
+
+static void vt_ring_state(struct vt_rsp *r, struct vt_rsp_cursor *c)
+{
+	u64 cpu, unread, lost;
+
+	if (!vt_ring_cpu(r, c, &cpu))
+		return;
+	if (!vt_rsp_at_end(c) || !r->ops->ring_unread(r->ctx, (u32)cpu, &unread, &lost)) {
+		vt_rsp_error(r, 0x16);
+		return;
+	}
+	vt_rsp_put_hex(r, unread);
+	vt_rsp_put(r, ",");
+	vt_rsp_put_hex(r, lost);
+}
+
+/* qXfer:vtice-ring:read:CPU:OFF,LEN: the unread records as one object. */
+static void vt_ring_read(struct vt_rsp *r, struct vt_rsp_cursor *c)
+{
+	u64 cpu, off, len, unread, lost, at;
+	struct vtice_record rec;
+
+	if (!vt_ring_cpu(r, c, &cpu) || !vt_rsp_expect(c, ':') || !vt_rsp_xfer_window(r, c, &off, &len))
+		return;
+	if (!r->ops->ring_unread(r->ctx, (u32)cpu, &unread, &lost)) {
+		vt_rsp_error(r, 0x16);
+		return;
+	}
+	len /= 2;	/* escaping may double each byte */
+	if (!vt_rsp_xfer_begin(r, unread * VT_RSP_REC_SIZE, off, &len))
+		return;
+	for (at = off; at < off + len;) {
+		u64 in = at % VT_RSP_REC_SIZE, n = VT_RSP_REC_SIZE - in;
+
+		if (n > off + len - at)
+			n = off + len - at;
+		if (!r->ops->ring_record(r->ctx, (u32)cpu, at / VT_RSP_REC_SIZE, &rec)) {
+			vt_rsp_reply_reset(r);
+			vt_rsp_error(r, 0x0e);
+			return;
+		}
+		vt_rsp_put_escaped(r, (const u8 *)&rec + in, (u32)n);
+		at += n;
+	}
+}
+
+static void vt_ring_consume(struct vt_rsp *r, struct vt_rsp_cursor *c)
+{
+	u64 cpu, count;
+
+	if (!vt_ring_cpu(r, c, &cpu))
+		return;
+	if (!vt_rsp_expect(c, ',') || !vt_rsp_parse_hex(c, &count) || !vt_rsp_at_end(c)) {
+		vt_rsp_error(r, 0x16);
+		return;
+	}
+	r->ops->ring_consume(r->ctx, (u32)cpu, count);
+	vt_rsp_put(r, "OK");
+}
+
+bool vt_rsp_probes(struct vt_rsp *r, struct vt_rsp_cursor *c)
+{
+	if (!vt_probes_supported(r))
+		return false;	/* unknown here: the empty reply */
+	if (vt_rsp_prefix(c, "QVtice:probes:"))
+		vt_probes_status(r, vt_probes_arming(r, c));
+	else if (vt_rsp_prefix(c, "QVtice:ring:consume:"))
+		vt_ring_consume(r, c);
+	else if (vt_rsp_prefix(c, "qVtice:ring:"))
+		vt_ring_state(r, c);
+	else if (vt_rsp_prefix(c, "qXfer:vtice-ring:read:"))
+		vt_ring_read(r, c);
+	else if (vt_rsp_prefix(c, "qVtice:probes"))
+		vt_rsp_at_end(c) ? vt_rsp_put_hex(r, r->ops->probe_hits(r->ctx)) : vt_rsp_error(r, 0x16);
+	else
+		return false;
+	return true;
+}
