@@ -24,6 +24,7 @@
 #include "probe_folded.hpp"
 #include "probe_functions.hpp"
 #include "probe_params.hpp"
+#include "probe_run.hpp"
 #include "profile_ioctl.hpp"
 #include "profile_report.hpp"
 #include "profile_stacks.hpp"
@@ -99,7 +100,6 @@ const char kHelp[] =
 	"  --btf PATH         kernel types for args->NAME and fields (default /sys/kernel/btf/vmlinux;\n"
 	"                     a vmlinux or raw BTF)\n";
 
-constexpr std::size_t kMaxProgramFile = 1 << 20;	// the language takes 64 KiB; a bigger file is refused by it
 // Kernel stack per sample or fn: hit for kstack: as much as the module
 // copies. The kernel moves each syscall's frames down by up to 1 KiB
 // (randomize_kstack_offset, on in Debian's kernels): with 1 KiB, 2 of the
@@ -109,127 +109,11 @@ constexpr std::uint32_t kStackBytes = VTICE_PROFILE_STACK_MAX;
 static_assert(probes::kMaxProfileHz == VTICE_PROFILE_HZ_MAX);
 static_assert(probes::kMaxSyscallStrings == VTICE_SYSCALL_STRINGS_MAX);
 
-struct Options {
-	std::string source;
-	std::string source_name = "program";
-	double duration = 0;
-	std::string output;
-	std::string folded;
-	std::size_t max_entries = probes::kDefaultMaxMapEntries;
-	bool check_only = false;
-	std::string device = "/dev/" VTICE_DEVICE_NAME;
-	std::string kallsyms = "/proc/kallsyms";
-	std::string kcore = "/proc/kcore";
-	std::string btf = "/sys/kernel/btf/vmlinux";
-};
-
-Result<Options> parse_options(const ParsedArgs &args)
-{
-	Options o;
-	if (auto file = args.get("--file")) {
-		if (!args.positional.empty())
-			return make_error("give the program as an argument or with --file, not both");
-		bool stdin_ = *file == "-";
-		auto bytes = read_input(stdin_ ? "/dev/stdin" : *file, kMaxProgramFile);
-		if (!bytes)
-			return bytes.error();
-		o.source.assign(bytes->begin(), bytes->end());
-		o.source_name = stdin_ ? "standard input" : *file;
-	} else if (args.positional.size() == 1) {
-		o.source = args.positional[0];
-	} else {
-		return make_error("expected one program (quote it), or --file PATH");
-	}
-	if (auto d = args.get("--duration")) {
-		auto seconds = parse_seconds("--duration", *d, 1e7);
-		if (!seconds)
-			return seconds.error();
-		o.duration = *seconds;
-	}
-	if (auto n = args.get("--max-entries")) {
-		auto count = parse_count("--max-entries", *n, 1, 100'000'000);
-		if (!count)
-			return count.error();
-		o.max_entries = *count;
-	}
-	o.check_only = args.has("--check");
-	o.device = args.get("--device").value_or(o.device);
-	o.kallsyms = args.get("--kallsyms").value_or(o.kallsyms);
-	o.kcore = args.get("--kcore").value_or(o.kcore);
-	o.btf = args.get("--btf").value_or(o.btf);
-	for (const std::string *input : {&o.device, &o.kallsyms, &o.kcore, &o.btf})
-		RunInputs::get().note_path(*input);
-	o.output = args.get("--output").value_or("");
-	if (!o.output.empty())
-		if (auto ok = check_output_path(o.output); !ok)
-			return make_error("--output: " + ok.error().message);
-	o.folded = args.get("--folded").value_or("");
-	if (!o.folded.empty())
-		if (auto ok = check_output_path(o.folded); !ok)
-			return make_error("--folded: " + ok.error().message);
-	if (!o.folded.empty() && o.folded == o.output)
-		return make_error("--folded and -o name the same file");
-	return o;
-}
-
-// What root reads of guest memory at the hits (the fetch programs).
-std::string describe_fetch(const probes::CheckedProgram &p)
-{
-	std::string text;
-	for (const auto &probe : p.program.probes) {
-		if (probe.fetch.empty())
-			continue;
-		std::size_t values = 0, strings = 0, tests = 0;
-		for (const auto &op : probe.fetch) {
-			values += op.code == probes::FetchCode::Value;
-			strings += op.code == probes::FetchCode::String;
-			tests += op.code == probes::FetchCode::Keep;
-		}
-		text += "; at " + probe.points[0].text + (probe.points.size() > 1 ? " and the rest of its probe" : "") +
-			(tests ? " root tests " + std::to_string(tests) + " of the predicate's comparisons (a hit failing "
-				 "one is not recorded) and" : "") +
-			" root reads " + std::to_string(values) + " value" + (values == 1 ? "" : "s") +
-			(strings ? " and a string" : "") + " (" + std::to_string(probe.fetch.size()) + " fetch ops)";
-	}
-	return text;
-}
-
-std::string describe_program(const probes::CheckedProgram &p)
-{
-	std::size_t points = 0;
-	for (const auto &probe : p.program.probes)
-		points += probe.points.size();
-	std::string text = std::to_string(p.program.probes.size()) + " probe" +
-			   (p.program.probes.size() == 1 ? "" : "s") + ", " + std::to_string(points) + " point" +
-			   (points == 1 ? "" : "s") + ", " + std::to_string(p.maps.size()) + " map" +
-			   (p.maps.size() == 1 ? "" : "s");
-	if (p.profile_hz) {
-		TaskFilter sampled{p.profile_filter.comm, p.profile_filter.pid};
-		text += "; every CPU sampled " + std::to_string(p.profile_hz) + " times a second" +
-			(p.profile_kstack ? ", with its kernel stack" : "") +
-			(sampled.comm.empty() && !sampled.pid ? "" : ", recorded for " + describe_filter(sampled) + " only");
-	}
-	if (!p.has_syscall_probes && !p.has_fn_probes)
-		return text + (p.profile_hz ? "" : "; no syscall, fn or profile probes: nothing to arm");
-	TaskFilter filter{p.root_filter.comm, p.root_filter.pid};
-	std::string what = p.has_syscall_probes && p.has_fn_probes ? "the syscalls and probe hits"
-			   : p.has_syscall_probes			  ? "the syscalls"
-									  : "the probe hits";
-	return text + "; the hypervisor records " + what + " of " + describe_filter(filter) +
-	       (p.fn_kstack ? ", each probe hit with its kernel stack" : "") + describe_fetch(p);
-}
-
-int fail(const Error &e)
-{
-	eprintf("vtice probe: %s\n", e.to_string().c_str());
-	return kExitFailure;
-}
-
 // The device and its rings, for the syscall trap and the function probes,
 // which closing the device disarms however the run ends.
-class EventSource {
+class LocalSource final : public ProbeSource {
 public:
-	static Result<EventSource> open(const Options &o)
+	static Result<std::unique_ptr<LocalSource>> open(const ProbeOptions &o)
 	{
 		auto dev = open_device(o.device, O_RDWR);
 		if (!dev)
@@ -240,108 +124,81 @@ public:
 		auto rings = map_record_rings(*dev, o.device, status);
 		if (!rings)
 			return rings.error();
-		return EventSource(std::move(*dev), std::move(*rings), o.device);
+		return std::unique_ptr<LocalSource>(new LocalSource(std::move(*dev), std::move(*rings), o.device));
 	}
 
-	void skip_old_records()
+	// The syscall trap, the function probes and the profiler, as the program asks.
+	Result<void> arm(const probes::CheckedProgram &program, RunTotals &totals) override
 	{
 		for (auto &r : rings_)
 			r->skip();
+		if (program.has_syscall_probes)
+			if (auto ok = arm_syscalls(program, totals); !ok)
+				return ok;
+		if (program.has_fn_probes) {
+			auto hits = functions().hits_so_far();
+			totals.hits = hits ? *hits : 0;
+			auto probes = functions().arm(program, program.fn_kstack ? kStackBytes : 0);
+			if (!probes)
+				return probes.error();
+			totals.functions = true;
+			totals.probes = *probes;
+			eprintf("vtice probe: %u probe points armed (hidden breakpoints and watched ranges)\n", *probes);
+		}
+		if (program.profile_hz)
+			return arm_profile(program, totals);
+		return {};
 	}
 
-	Result<vtice_syscalls> arm_syscalls(const probes::RootFilter &filter, const SyscallStrings &strings)
+	Result<void> disarm(RunTotals &totals) override
 	{
-		return syscalls_ioctl(dev_, path_, VTICE_SYSCALLS_ARM, TaskFilter{filter.comm, filter.pid}, strings);
+		if (totals.profile) {
+			auto req = request<vtice_profile>();
+			req.op = VTICE_PROFILE_DISARM;
+			auto disarmed = profile_ioctl(dev_, path_, req);
+			if (!disarmed)
+				return disarmed.error();
+			totals.samples = disarmed->samples - totals.samples;
+		}
+		if (totals.functions) {
+			auto hits = functions().disarm();
+			if (!hits)
+				return hits.error();
+			totals.hits = *hits - totals.hits;
+		}
+		if (totals.syscalls) {
+			auto disarmed = syscalls_ioctl(dev_, path_, VTICE_SYSCALLS_DISARM);
+			if (!disarmed)
+				return disarmed.error();
+			totals.seen = disarmed->seen - totals.seen;
+			totals.recorded = disarmed->recorded - totals.recorded;
+		}
+		return {};
 	}
 
-	Result<vtice_syscalls> disarm_syscalls() { return syscalls_ioctl(dev_, path_, VTICE_SYSCALLS_DISARM); }
-
-	// Every online CPU, hz a second, each sample with stack_bytes of its
-	// kernel stack; only the samples of the filter's task are recorded.
-	Result<vtice_profile> arm_profile(std::uint32_t hz, std::uint32_t stack_bytes, const probes::RootFilter &filter)
+	Result<std::vector<std::vector<vtice_record>>> drain() override { return drain_rings(rings_); }
+	long poll_ms() const override { return 20; }
+	bool stop_requested() const override { return console::stop_requested(); }
+	void after_drain() override
 	{
-		return profile_ioctl(dev_, path_,
-				     profile_arm_request(hz, stack_bytes, VTICE_PROFILE_ALL_CPUS,
-							 TaskFilter{filter.comm, filter.pid}));
+		if (after_drain_)
+			after_drain_();
 	}
-
-	Result<vtice_profile> disarm_profile()
-	{
-		auto req = request<vtice_profile>();
-		req.op = VTICE_PROFILE_DISARM;
-		return profile_ioctl(dev_, path_, req);
-	}
-
-	std::vector<std::vector<vtice_record>> drain() { return drain_rings(rings_); }
-	// Made on each use: it refers to this object's device, which moves with it.
-	FunctionProbes functions() const { return FunctionProbes(dev_, path_); }
+	void set_after_drain(std::function<void()> fn) { after_drain_ = std::move(fn); }
 
 private:
-	EventSource(DeviceFd dev, std::vector<std::unique_ptr<RecordRing>> rings, std::string path)
+	LocalSource(DeviceFd dev, std::vector<std::unique_ptr<RecordRing>> rings, std::string path)
 		: dev_(std::move(dev)), rings_(std::move(rings)), path_(std::move(path))
 	{
 	}
 
-	DeviceFd dev_;
-	std::vector<std::unique_ptr<RecordRing>> rings_;
-	std::string path_;
-};
+	FunctionProbes functions() const { return FunctionProbes(dev_, path_); }
 
-struct RunTotals {
-	bool syscalls = false, functions = false, profile = false;	// what was armed
-	std::uint64_t seen = 0, recorded = 0;	// SYSCALL/SYSRET the trap executed, and kept
-	std::uint32_t probes = 0;		// function probes armed
-	std::uint64_t hits = 0;			// their hits the hypervisor recorded
-	std::uint64_t samples = 0;		// profile samples the hypervisor recorded
-};
-
-void report_summary(const Options &o, const probes::Runtime &rt, const ProbeFeed &feed, const RunTotals &totals,
-		    probes::Output &out)
-{
-	std::string line = std::to_string(feed.stats().events) + " events; probes fired " +
-			   std::to_string(rt.stats().fired) + " times; " +
-			   std::to_string(feed.decode_stats().lost) + " records lost in the rings";
-	if (feed.decode_stats().malformed + feed.sample_stats().malformed)
-		line += ", " + std::to_string(feed.decode_stats().malformed + feed.sample_stats().malformed) +
-			" malformed groups skipped";
-	if (rt.map_updates_refused())
-		line += "; " + std::to_string(rt.map_updates_refused()) + " map updates refused (a map held " +
-			std::to_string(o.max_entries) + " keys: --max-entries)";
-	if (rt.stats().division_by_zero)
-		line += "; " + std::to_string(rt.stats().division_by_zero) + " divisions by zero (they gave 0)";
-	if (rt.stats().unreadable_reads)
-		line += "; " + std::to_string(rt.stats().unreadable_reads) +
-			" reads through arguments found their memory unmapped (they gave 0)";
-	if (feed.stats().returns_unpaired)
-		line += "; " + std::to_string(feed.stats().returns_unpaired) +
-			" returns whose entry came before the run (no :return probe fired for them)";
-	if (totals.syscalls)
-		line += "; the hypervisor executed " + std::to_string(totals.seen) + " SYSCALL/SYSRET, " +
-			std::to_string(totals.recorded) + " passed its filter";
-	if (totals.functions)
-		line += "; " + std::to_string(totals.probes) + " function probes recorded " +
-			std::to_string(totals.hits) + " hits";
-	if (totals.profile)
-		line += "; the hypervisor recorded " + std::to_string(totals.samples) + " samples";
-	eprintf("vtice probe: %s\n", line.c_str());
-	out.summary("\"events\":" + std::to_string(feed.stats().events) +
-		    ",\"fired\":" + std::to_string(rt.stats().fired) +
-		    ",\"lost\":" + std::to_string(feed.decode_stats().lost) +
-		    ",\"map_updates_refused\":" + std::to_string(rt.map_updates_refused()) +
-		    ",\"division_by_zero\":" + std::to_string(rt.stats().division_by_zero) +
-		    ",\"unreadable_reads\":" + std::to_string(rt.stats().unreadable_reads) +
-		    ",\"returns_unpaired\":" + std::to_string(feed.stats().returns_unpaired) +
-		    ",\"trap_seen\":" + std::to_string(totals.seen) + ",\"trap_recorded\":" + std::to_string(totals.recorded) +
-		    ",\"fn_probes\":" + std::to_string(totals.probes) + ",\"fn_hits\":" + std::to_string(totals.hits) +
-		    ",\"samples\":" + std::to_string(totals.samples));
-}
-
-// The syscall trap and the function probes, as the program asks.
-Result<void> arm(EventSource &source, const probes::CheckedProgram &program, RunTotals &totals)
-{
-	source.skip_old_records();
-	if (program.has_syscall_probes) {
-		auto armed = source.arm_syscalls(program.root_filter, program.syscall_strings);
+	Result<void> arm_syscalls(const probes::CheckedProgram &program, RunTotals &totals)
+	{
+		auto armed = syscalls_ioctl(dev_, path_, VTICE_SYSCALLS_ARM,
+					    TaskFilter{program.root_filter.comm, program.root_filter.pid},
+					    program.syscall_strings);
 		if (!armed)
 			return armed.error();
 		totals.syscalls = true;
@@ -349,55 +206,33 @@ Result<void> arm(EventSource &source, const probes::CheckedProgram &program, Run
 		totals.recorded = armed->recorded;
 		eprintf("vtice probe: syscall trap armed on %u CPUs%s\n", armed->cpus_armed,
 			armed->cpus_failed ? (" (" + std::to_string(armed->cpus_failed) + " could not)").c_str() : "");
+		return {};
 	}
-	if (program.has_fn_probes) {
-		auto hits = source.functions().hits_so_far();
-		totals.hits = hits ? *hits : 0;
-		auto probes = source.functions().arm(program, program.fn_kstack ? kStackBytes : 0);
-		if (!probes)
-			return probes.error();
-		totals.functions = true;
-		totals.probes = *probes;
-		eprintf("vtice probe: %u probe points armed (hidden breakpoints and watched ranges)\n", *probes);
-	}
-	if (program.profile_hz) {
-		auto armed = source.arm_profile(program.profile_hz, program.profile_kstack ? kStackBytes : 0,
-						program.profile_filter);
+
+	// Every online CPU, hz a second, each sample with its kernel stack if
+	// kstack asks; only the samples of the filter's task are recorded.
+	Result<void> arm_profile(const probes::CheckedProgram &program, RunTotals &totals)
+	{
+		auto armed = profile_ioctl(dev_, path_,
+					   profile_arm_request(program.profile_hz, program.profile_kstack ? kStackBytes : 0,
+							       VTICE_PROFILE_ALL_CPUS,
+							       TaskFilter{program.profile_filter.comm,
+									  program.profile_filter.pid}));
 		if (!armed)
 			return armed.error();
 		totals.profile = true;
 		totals.samples = armed->samples;
 		eprintf("vtice probe: sampling %u CPU%s at %u Hz\n", armed->armed, armed->armed == 1 ? "" : "s",
 			program.profile_hz);
+		return {};
 	}
-	return {};
-}
 
-Result<void> disarm(EventSource &source, RunTotals &totals)
-{
-	if (totals.profile) {
-		auto disarmed = source.disarm_profile();
-		if (!disarmed)
-			return disarmed.error();
-		totals.samples = disarmed->samples - totals.samples;
-	}
-	if (totals.functions) {
-		auto hits = source.functions().disarm();
-		if (!hits)
-			return hits.error();
-		totals.hits = *hits - totals.hits;
-	}
-	if (totals.syscalls) {
-		auto disarmed = source.disarm_syscalls();
-		if (!disarmed)
-			return disarmed.error();
-		totals.seen = disarmed->seen - totals.seen;
-		totals.recorded = disarmed->recorded - totals.recorded;
-	}
-	return {};
-}
+	DeviceFd dev_;
+	std::vector<std::unique_ptr<RecordRing>> rings_;
+	std::string path_;
+	std::function<void()> after_drain_;
+};
 
-constexpr long kPollMs = 20;
 
 // The name of the symbol address is in; "" outside every symbol.
 std::string function_name_of(const dbg::SymbolList &symbols, std::uint64_t address)
@@ -411,7 +246,7 @@ std::string function_name_of(const dbg::SymbolList &symbols, std::uint64_t addre
 // does (without ORC tables, the sampled function alone, with a warning).
 class KernelStacks {
 public:
-	static Result<std::unique_ptr<KernelStacks>> load(const Options &o, KernelBtf &btf)
+	static Result<std::unique_ptr<KernelStacks>> load(const ProbeOptions &o, KernelBtf &btf)
 	{
 		auto symbols = read_running_kallsyms(o.kallsyms, "entry_SYSCALL_64");
 		if (!symbols)
@@ -467,47 +302,23 @@ private:
 	FrameNamer namer_;
 };
 
-// The maps that --folded takes, into FILE.
-Result<void> write_folded(const std::string &path, const probes::CheckedProgram &program,
-			  const probes::Runtime &runtime)
+int fail(const Error &e)
 {
-	auto file = OutputFile::open(path);
-	if (!file)
-		return file.error();
-	std::size_t written = 0;
-	for (std::size_t m = 0; m < program.maps.size(); m++)
-		if (foldable(program.maps[m])) {
-			write_folded_map(file->stream(), program.maps[m], runtime.maps().entries(m));
-			written++;
-		}
-	if (!written)
-		eprintf("vtice probe: warning: --folded: no map is keyed by a kstack with a number as its value; "
-			"%s is empty\n", path.c_str());
-	return file->commit();
+	eprintf("vtice probe: %s\n", e.to_string().c_str());
+	return kExitFailure;
 }
 
-int run(const Options &o, const probes::CheckedProgram &program, KernelBtf &btf)
+// On this machine: the device's rings; kstack unwound with the running
+// kernel's ORC tables and func named from its kallsyms.
+int run_local(const ProbeOptions &o, const probes::CheckedProgram &program, KernelBtf &btf)
 {
-	std::optional<EventSource> source;
+	std::unique_ptr<LocalSource> source;
 	if (program.has_syscall_probes || program.has_fn_probes || program.profile_hz) {
-		auto opened = EventSource::open(o);
+		auto opened = LocalSource::open(o);
 		if (!opened)
 			return fail(opened.error());
-		source.emplace(std::move(*opened));
+		source = std::move(*opened);
 	}
-	std::optional<OutputFile> file;
-	if (!o.output.empty()) {
-		auto opened = OutputFile::open(o.output);
-		if (!opened)
-			return fail(opened.error());
-		file.emplace(std::move(*opened));
-	}
-	probes::TextOutput text(stdout);
-	std::optional<probes::JsonOutput> json;
-	if (file)
-		json.emplace(file->stream());
-	probes::Output &out = json ? static_cast<probes::Output &>(*json) : text;
-
 	std::unique_ptr<KernelStacks> stacks;
 	std::optional<KallsymsRefresh> kallsyms;
 	if (program.uses_kstack()) {
@@ -519,64 +330,30 @@ int run(const Options &o, const probes::CheckedProgram &program, KernelBtf &btf)
 	}
 	// func: named from kstack's symbols when it has them, else from its own read of kallsyms.
 	std::unique_ptr<dbg::SymbolList> func_symbols;
-	ProbeFeed::FunctionName function_name;
+	RecordNaming naming;
 	if (program.uses_func && stacks) {
-		function_name = [&stacks](std::uint64_t a) { return stacks->function_of(a); };
+		naming.function_name = [&stacks](std::uint64_t a) { return stacks->function_of(a); };
 	} else if (program.uses_func) {
 		auto symbols = read_running_kallsyms(o.kallsyms, "_text");
 		if (!symbols)
 			return fail(symbols.error());
 		func_symbols = std::move(*symbols);
-		function_name = [&func_symbols](std::uint64_t a) { return function_name_of(*func_symbols, a); };
+		naming.function_name = [&func_symbols](std::uint64_t a) { return function_name_of(*func_symbols, a); };
+	}
+	if (stacks) {
+		naming.stack_text = [&stacks](const trace::ProfileSample &s) { return stacks->text(s); };
+		if (source)
+			source->set_after_drain([&] {
+				if (auto fresh = kallsyms->poll(TscClock::now_ns())) {
+					stacks->use_symbols(std::move(fresh));
+					eprintf("vtice probe: a module came or went: %s read again\n", o.kallsyms.c_str());
+				}
+			});
 	}
 	TscClock clock;
-	probes::Runtime runtime(program, out, o.max_entries);
-	ProbeFeed::StackText stack_text;
-	if (stacks)
-		stack_text = [&stacks](const trace::ProfileSample &s) { return stacks->text(s); };
-	ProbeFeed feed(runtime, [&clock](std::uint64_t tsc) { return clock.to_ns(tsc); }, stack_text, function_name);
+	naming.to_ns = [&clock](std::uint64_t tsc) { return clock.to_ns(tsc); };
 	catch_stop_signals();
-	RunTotals totals;
-	if (source) {
-		if (auto armed = arm(*source, program, totals); !armed) {
-			(void)disarm(*source, totals);	// what did arm; the error to report is arm's
-			return fail(armed.error());
-		}
-	}
-	eprintf("vtice probe: %s: %s; %s\n", source ? "armed" : "running", describe_program(program).c_str(),
-		o.duration ? "until the duration ends" : "Ctrl-C stops");
-	std::uint64_t start = TscClock::now_ns();
-	runtime.begin(start);
-	while (!stop_requested() && !runtime.exited()) {
-		if (o.duration && TscClock::now_ns() - start >= static_cast<std::uint64_t>(o.duration * 1e9))
-			break;
-		sleep_ms(kPollMs);
-		if (source)
-			feed.feed(source->drain());
-		if (stacks)
-			if (auto fresh = kallsyms->poll(TscClock::now_ns())) {
-				stacks->use_symbols(std::move(fresh));
-				eprintf("vtice probe: a module came or went: %s read again\n", o.kallsyms.c_str());
-			}
-		runtime.tick(TscClock::now_ns());
-		std::fflush(stdout);
-	}
-	if (source) {
-		auto disarmed = disarm(*source, totals);
-		feed.feed(source->drain());
-		if (!disarmed)
-			return fail(disarmed.error());
-	}
-	runtime.finish(TscClock::now_ns());
-	report_summary(o, runtime, feed, totals, out);
-	std::fflush(stdout);
-	if (!o.folded.empty())
-		if (auto written = write_folded(o.folded, program, runtime); !written)
-			return fail(written.error());
-	if (file)
-		if (auto written = file->commit(); !written)
-			return fail(written.error());
-	return kExitOk;
+	return run_probe_program(o, program, source.get(), naming);
 }
 
 }  // namespace
@@ -584,11 +361,7 @@ int run(const Options &o, const probes::CheckedProgram &program, KernelBtf &btf)
 int cmd_probe(int argc, char **argv)
 {
 	std::vector<char *> expanded = expand_output_option(argc, argv);
-	auto args = parse_args(static_cast<int>(expanded.size()), expanded.data(),
-			       {{"--file", true}, {"--duration", true}, {"--output", true}, {"--folded", true},
-				{"--max-entries", true},
-				{"--check", false}, {"--device", true}, {"--kallsyms", true}, {"--kcore", true},
-				{"--btf", true}});
+	auto args = parse_args(static_cast<int>(expanded.size()), expanded.data(), kProbeOptionSpecs);
 	if (!args) {
 		eprintf("vtice probe: %s\n", args.error().to_string().c_str());
 		return kExitUsage;
@@ -597,7 +370,7 @@ int cmd_probe(int argc, char **argv)
 		std::fputs(kHelp, stdout);
 		return kExitOk;
 	}
-	auto opts = parse_options(*args);
+	auto opts = parse_probe_options(*args);
 	if (!opts) {
 		eprintf("vtice probe: %s (vtice probe --help)\n", opts.error().to_string().c_str());
 		return kExitUsage;
@@ -625,7 +398,7 @@ int cmd_probe(int argc, char **argv)
 	}
 	for (const std::string &note : *found)
 		eprintf("vtice probe: note: %s\n", note.c_str());
-	return exit_status(run(*opts, *program, *btf));
+	return exit_status(run_local(*opts, *program, *btf));
 }
 
 }  // namespace vtice::console

@@ -61,6 +61,19 @@ Result<std::vector<vtice_record>> Target::read_branch_trace(int)
 	return make_error(describe() + " records no branch trace itself");
 }
 
+namespace {
+Error no_probes(const Target &t)
+{
+	return make_error(t.describe() + " arms no vtice probes (only the vtice hypervisor's stub does)");
+}
+}  // namespace
+
+Result<void> Target::arm_probes(const vtice_probes &) { return no_probes(*this); }
+Result<std::uint64_t> Target::disarm_probes() { return no_probes(*this); }
+Result<std::uint64_t> Target::probe_hits() { return no_probes(*this); }
+Result<std::vector<vtice_record>> Target::take_ring(int) { return no_probes(*this); }
+Result<std::uint64_t> Target::tsc_khz() { return no_probes(*this); }
+
 Result<void> Target::resume_with(std::span<const BreakpointChange> changes, ResumeAction action)
 {
 	for (const BreakpointChange &c : changes) {

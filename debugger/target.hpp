@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "vtice/ioctl.h"
 #include "vtice/records.h"
 #include "vtice/result.hpp"
 
@@ -95,6 +96,7 @@ struct TargetFeatures {
 	bool target_description = false;  // target.xml read; else gdb's default amd64 core layout
 	bool pipelined_reads = false;   // several memory reads in flight (QEMU's gdbstub)
 	bool branch_trace = false;      // the stub records branches itself (Qbtrace, qXfer:vtice-trace)
+	bool probes = false;            // the stub arms vtice's probes and drains their rings (QVtice:probes)
 	bool reverse = false;           // bs and bc (ReverseStep+, ReverseContinue+)
 	std::string stub;               // "QEMU gdbstub", "vtice hypervisor stub", "kgdb", "" unknown
 	std::vector<std::string> warnings;  // what connecting found wrong and repaired
@@ -160,6 +162,17 @@ public:
 	// first, while the target is stopped.
 	virtual Result<void> set_branch_trace(int thread, bool on);
 	virtual Result<std::vector<vtice_record>> read_branch_trace(int thread);
+
+	// The vtice stub's probes (features().probes), while the target is
+	// stopped: armed from the request VTICE_IOC_PROBES takes (replacing
+	// what this debugger armed before), removed (the hits recorded since
+	// load come back), counted; a CPU's (thread - 1) unread records taken
+	// from its ring, oldest first; the rate of the TSC the records carry.
+	virtual Result<void> arm_probes(const vtice_probes &req);
+	virtual Result<std::uint64_t> disarm_probes();
+	virtual Result<std::uint64_t> probe_hits();
+	virtual Result<std::vector<vtice_record>> take_ring(int thread);
+	virtual Result<std::uint64_t> tsc_khz();
 	virtual Result<void> detach() = 0;
 };
 

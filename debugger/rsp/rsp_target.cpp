@@ -87,6 +87,7 @@ Result<void> RspTarget::negotiate()
 	}
 	features_.target_description = has("qXfer:features:read");
 	features_.branch_trace = has("Qbtrace:bts") && has("qXfer:vtice-trace:read");
+	features_.probes = has("QVtice:probes");
 	features_.reverse = has("ReverseStep") && has("ReverseContinue");
 	auto layout = features_.target_description
 			      ? parse_target_description("target.xml",
@@ -568,6 +569,87 @@ Result<std::vector<vtice_record>> RspTarget::read_branch_trace(int thread)
 				  std::to_string(data->size()) + " bytes is not a whole number of records");
 	std::vector<vtice_record> records(data->size() / sizeof(vtice_record));
 	std::memcpy(records.data(), data->data(), data->size());
+	return records;
+}
+
+// QVtice:probes (hypervisor/debug/rsp_probes.c): the kernel side's steps,
+// one packet each; the module removes what is armed when one is refused.
+Result<void> RspTarget::arm_probes(const vtice_probes &req)
+{
+	if (!features_.probes)
+		return Target::arm_probes(req);
+	std::string comm = to_hex(std::string(req.comm, sizeof(req.comm)));
+	std::vector<std::string> packets = {"QVtice:probes:arm:" + hex_number(req.pid) + "," +
+					    hex_number(req.stack_bytes) + "," +
+					    hex_number((req.flags & VTICE_PROBES_MORE_REGS) ? 1 : 0) + "," + comm};
+	for (std::uint32_t p = 0; p < req.nr_programs && p < VTICE_FETCH_PROGRAMS_MAX; p++)
+		packets.push_back("QVtice:probes:fetch:" + hex_number(p) + ":" +
+				  to_hex(std::string(reinterpret_cast<const char *>(req.fetch[p]), sizeof(req.fetch[p]))));
+	for (std::uint32_t i = 0; i < req.count && i < VTICE_PROBES_MAX; i++)
+		packets.push_back("QVtice:probes:add:" + hex_number(req.addrs[i]) + "," + hex_number(req.program[i]));
+	for (std::uint32_t i = 0; i < req.nr_watches && i < VTICE_PROBE_WATCHES_MAX; i++)
+		packets.push_back("QVtice:probes:watch:" + hex_number(req.watch[i].addr) + "," +
+				  hex_number(req.watch[i].len) + "," + hex_number(req.watch[i].type));
+	for (const std::string &packet : packets)
+		if (auto ok = expect_ok(packet, packet.substr(0, packet.find(':', 14)).c_str()); !ok) {
+			(void)expect_ok("QVtice:probes:off", "probes off");
+			return ok.error();
+		}
+	return {};
+}
+
+Result<std::uint64_t> RspTarget::disarm_probes()
+{
+	if (!features_.probes)
+		return Target::disarm_probes();
+	if (auto ok = expect_ok("QVtice:probes:off", "probes off"); !ok)
+		return ok.error();
+	return probe_hits();
+}
+
+Result<std::uint64_t> RspTarget::probe_hits()
+{
+	if (!features_.probes)
+		return Target::probe_hits();
+	return query_number("qVtice:probes");
+}
+
+Result<std::uint64_t> RspTarget::tsc_khz()
+{
+	if (!features_.probes)
+		return Target::tsc_khz();
+	return query_number("qVtice:tsc");
+}
+
+Result<std::uint64_t> RspTarget::query_number(const std::string &packet)
+{
+	auto reply = client_.request(packet);
+	if (!reply)
+		return make_error(packet + ": " + reply.error().message);
+	auto value = parse_hex_u64(*reply);
+	if (!value)
+		return reply_error(packet.c_str(), *reply);
+	return *value;
+}
+
+// Read whole, then taken: a reply the line lost is read again, never lost.
+Result<std::vector<vtice_record>> RspTarget::take_ring(int thread)
+{
+	if (!features_.probes)
+		return Target::take_ring(thread);
+	std::string cpu = hex_number(static_cast<unsigned>(thread - 1));
+	auto data = read_xfer("vtice-ring", cpu);
+	if (!data)
+		return data.error();
+	if (data->size() % sizeof(vtice_record))
+		return make_error("ring of thread " + std::to_string(thread) + ": " + std::to_string(data->size()) +
+				  " bytes is not a whole number of records");
+	std::vector<vtice_record> records(data->size() / sizeof(vtice_record));
+	std::memcpy(records.data(), data->data(), data->size());
+	if (!records.empty())
+		if (auto ok = expect_ok("QVtice:ring:consume:" + cpu + "," + hex_number(records.size()), "ring consume");
+		    !ok)
+			return ok.error();
 	return records;
 }
 

@@ -42,6 +42,11 @@ public:
 	Result<std::string> monitor(const std::string &command) override;
 	Result<void> set_branch_trace(int thread, bool on) override;
 	Result<std::vector<vtice_record>> read_branch_trace(int thread) override;
+	Result<void> arm_probes(const vtice_probes &req) override;
+	Result<std::uint64_t> disarm_probes() override;
+	Result<std::uint64_t> probe_hits() override;
+	Result<std::vector<vtice_record>> take_ring(int thread) override;
+	Result<std::uint64_t> tsc_khz() override;
 	Result<void> detach() override;
 
 	Client &client() { return client_; }
@@ -53,6 +58,7 @@ private:
 	void repair_task_priority();
 	bool names_shadow_cpu_threads();
 	Result<std::string> read_xfer(const std::string &object, const std::string &annex);
+	Result<std::uint64_t> query_number(const std::string &packet);	// a reply of one hex number
 	Result<std::string> expect_ok(std::string_view packet, const char *what);
 	Result<std::vector<std::uint8_t>> read_chunk(std::uint64_t address, std::size_t length);
 	std::string read_request(std::uint64_t address, std::size_t length) const;

@@ -12,6 +12,7 @@
  *   QVtice:probes:watch:ADDR,LEN,TYPE      a watch probe (enum vtice_probe_watch_type)
  *   QVtice:probes:off                      every probe removed
  *   qVtice:probes                          -> HITS (recorded since load)
+ *   qVtice:tsc                             -> KHZ (the TSC the records carry)
  *   qVtice:ring:CPU                        -> UNREAD,LOST (records)
  *   qXfer:vtice-ring:read:CPU:OFF,LEN      the unread records, oldest first
  *   QVtice:ring:consume:CPU,COUNT          those records taken
@@ -29,7 +30,7 @@
 
 static bool vt_probes_supported(struct vt_rsp *r)
 {
-	return r->ops->probe_op && r->ops->probe_hits && r->ops->ring_unread && r->ops->ring_record &&
+	return r->ops->probe_op && r->ops->probe_hits && r->ops->tsc_khz && r->ops->ring_unread && r->ops->ring_record &&
 	       r->ops->ring_consume;
 }
 
@@ -220,6 +221,8 @@ bool vt_rsp_probes(struct vt_rsp *r, struct vt_rsp_cursor *c)
 		vt_ring_state(r, c);
 	else if (vt_rsp_prefix(c, "qXfer:vtice-ring:read:"))
 		vt_ring_read(r, c);
+	else if (vt_rsp_prefix(c, "qVtice:tsc"))
+		vt_rsp_at_end(c) ? vt_rsp_put_hex(r, r->ops->tsc_khz(r->ctx)) : vt_rsp_error(r, 0x16);
 	else if (vt_rsp_prefix(c, "qVtice:probes"))
 		vt_rsp_at_end(c) ? vt_rsp_put_hex(r, r->ops->probe_hits(r->ctx)) : vt_rsp_error(r, 0x16);
 	else

@@ -186,6 +186,11 @@ static u64 vt_target_probe_hits(void *ctx)
 	return vt_probe_hits();
 }
 
+static u64 vt_target_tsc_khz(void *ctx)
+{
+	return vt_stop_tsc_khz();
+}
+
 static struct vt_ring *vt_target_ring(u32 cpu)
 {
 	struct vt_stop_cpu *c = vt_stop_cpu(cpu);
@@ -241,6 +246,7 @@ const struct vt_dbg_target_ops vt_stub_target_ops = {
 	.btrace_size = vt_target_btrace_size,
 	.probe_op = vt_target_probe_op,
 	.probe_hits = vt_target_probe_hits,
+	.tsc_khz = vt_target_tsc_khz,
 	.ring_unread = vt_target_ring_unread,
 	.ring_record = vt_target_ring_record,
 	.ring_consume = vt_target_ring_consume,

@@ -184,6 +184,7 @@ inline const vt_dbg_target_ops FakeMachine::ops = {
 		return self(ctx)->probe_error;
 	},
 	.probe_hits = [](void *ctx) -> u64 { return self(ctx)->probe_hits; },
+	.tsc_khz = [](void *) -> u64 { return 2400000; },
 	.ring_unread = [](void *ctx, u32 cpu, u64 *unread, u64 *lost) {
 		if (cpu >= kCpus)
 			return false;

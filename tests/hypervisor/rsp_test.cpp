@@ -638,6 +638,7 @@ TEST_F(RspProbes, OffClearsThenDropsTheIntercept)
 	EXPECT_EQ(m.probe_ops, (std::vector<Op>{{0, VTICE_VMCALL_PROBE_CLEAR, 0, 0, 0},
 						{0, VTICE_VMCALL_PROBE_INTERCEPT, 0, 0, 0}}));
 	EXPECT_EQ(ask("qVtice:probes"), "+" + frame("1234"));
+	EXPECT_EQ(ask("qVtice:tsc"), "+" + frame("249f00")) << "2.4 GHz in kHz";
 }
 
 TEST_F(RspProbes, MalformedArmingIsRefusedAndReachesNothing)

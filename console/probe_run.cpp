@@ -1,0 +1,264 @@
+#include "probe_run.hpp"
+
+#include <cstdio>
+#include <optional>
+
+#include "messages.hpp"
+#include "output.hpp"
+#include "probe_folded.hpp"
+#include "runtime.hpp"
+#include "subcommands.hpp"
+#include "syscall_events.hpp"
+#include "trace_common.hpp"
+#include "tsc_clock.hpp"
+#include "vtice/read_input.hpp"
+#include "vtice/write_output.hpp"
+
+namespace vtice::console {
+
+const std::vector<OptionSpec> kProbeOptionSpecs = {
+	{"--file", true}, {"--duration", true}, {"--output", true}, {"--folded", true}, {"--max-entries", true},
+	{"--check", false}, {"--device", true}, {"--kallsyms", true}, {"--kcore", true}, {"--btf", true}};
+
+namespace {
+
+constexpr long kPollMs = 20;	// a run that arms nothing ticks its intervals this often
+constexpr std::size_t kMaxProgramFile = 1 << 20;	// the language takes 64 KiB; a bigger file is refused by it
+
+int fail(const Error &e)
+{
+	eprintf("vtice probe: %s\n", e.to_string().c_str());
+	return kExitFailure;
+}
+
+void report_summary(const ProbeOptions &o, const probes::Runtime &rt, const ProbeFeed &feed, const RunTotals &totals,
+		    probes::Output &out)
+{
+	std::string line = std::to_string(feed.stats().events) + " events; probes fired " +
+			   std::to_string(rt.stats().fired) + " times; " +
+			   std::to_string(feed.decode_stats().lost) + " records lost in the rings";
+	if (feed.decode_stats().malformed + feed.sample_stats().malformed)
+		line += ", " + std::to_string(feed.decode_stats().malformed + feed.sample_stats().malformed) +
+			" malformed groups skipped";
+	if (rt.map_updates_refused())
+		line += "; " + std::to_string(rt.map_updates_refused()) + " map updates refused (a map held " +
+			std::to_string(o.max_entries) + " keys: --max-entries)";
+	if (rt.stats().division_by_zero)
+		line += "; " + std::to_string(rt.stats().division_by_zero) + " divisions by zero (they gave 0)";
+	if (rt.stats().unreadable_reads)
+		line += "; " + std::to_string(rt.stats().unreadable_reads) +
+			" reads through arguments found their memory unmapped (they gave 0)";
+	if (feed.stats().returns_unpaired)
+		line += "; " + std::to_string(feed.stats().returns_unpaired) +
+			" returns whose entry came before the run (no :return probe fired for them)";
+	if (totals.syscalls)
+		line += "; the hypervisor executed " + std::to_string(totals.seen) + " SYSCALL/SYSRET, " +
+			std::to_string(totals.recorded) + " passed its filter";
+	if (totals.functions)
+		line += "; " + std::to_string(totals.probes) + " function probes recorded " +
+			std::to_string(totals.hits) + " hits";
+	if (totals.profile)
+		line += "; the hypervisor recorded " + std::to_string(totals.samples) + " samples";
+	eprintf("vtice probe: %s\n", line.c_str());
+	out.summary("\"events\":" + std::to_string(feed.stats().events) +
+		    ",\"fired\":" + std::to_string(rt.stats().fired) +
+		    ",\"lost\":" + std::to_string(feed.decode_stats().lost) +
+		    ",\"map_updates_refused\":" + std::to_string(rt.map_updates_refused()) +
+		    ",\"division_by_zero\":" + std::to_string(rt.stats().division_by_zero) +
+		    ",\"unreadable_reads\":" + std::to_string(rt.stats().unreadable_reads) +
+		    ",\"returns_unpaired\":" + std::to_string(feed.stats().returns_unpaired) +
+		    ",\"trap_seen\":" + std::to_string(totals.seen) + ",\"trap_recorded\":" + std::to_string(totals.recorded) +
+		    ",\"fn_probes\":" + std::to_string(totals.probes) + ",\"fn_hits\":" + std::to_string(totals.hits) +
+		    ",\"samples\":" + std::to_string(totals.samples));
+}
+
+// The maps that --folded takes, into FILE.
+Result<void> write_folded(const std::string &path, const probes::CheckedProgram &program,
+			  const probes::Runtime &runtime)
+{
+	auto file = OutputFile::open(path);
+	if (!file)
+		return file.error();
+	std::size_t written = 0;
+	for (std::size_t m = 0; m < program.maps.size(); m++)
+		if (foldable(program.maps[m])) {
+			write_folded_map(file->stream(), program.maps[m], runtime.maps().entries(m));
+			written++;
+		}
+	if (!written)
+		eprintf("vtice probe: warning: --folded: no map is keyed by a kstack with a number as its value; "
+			"%s is empty\n", path.c_str());
+	return file->commit();
+}
+
+}  // namespace
+
+Result<ProbeOptions> parse_probe_options(const ParsedArgs &args)
+{
+	ProbeOptions o;
+	if (auto file = args.get("--file")) {
+		if (!args.positional.empty())
+			return make_error("give the program as an argument or with --file, not both");
+		bool stdin_ = *file == "-";
+		auto bytes = read_input(stdin_ ? "/dev/stdin" : *file, kMaxProgramFile);
+		if (!bytes)
+			return bytes.error();
+		o.source.assign(bytes->begin(), bytes->end());
+		o.source_name = stdin_ ? "standard input" : *file;
+	} else if (args.positional.size() == 1) {
+		o.source = args.positional[0];
+	} else {
+		return make_error("expected one program (quote it), or --file PATH");
+	}
+	if (auto d = args.get("--duration")) {
+		auto seconds = parse_seconds("--duration", *d, 1e7);
+		if (!seconds)
+			return seconds.error();
+		o.duration = *seconds;
+	}
+	if (auto n = args.get("--max-entries")) {
+		auto count = parse_count("--max-entries", *n, 1, 100'000'000);
+		if (!count)
+			return count.error();
+		o.max_entries = *count;
+	}
+	o.check_only = args.has("--check");
+	o.device = args.get("--device").value_or(o.device);
+	o.kallsyms = args.get("--kallsyms").value_or(o.kallsyms);
+	o.kcore = args.get("--kcore").value_or(o.kcore);
+	o.btf = args.get("--btf").value_or(o.btf);
+	for (const std::string *input : {&o.device, &o.kallsyms, &o.kcore, &o.btf})
+		RunInputs::get().note_path(*input);
+	o.output = args.get("--output").value_or("");
+	if (!o.output.empty())
+		if (auto ok = check_output_path(o.output); !ok)
+			return make_error("--output: " + ok.error().message);
+	o.folded = args.get("--folded").value_or("");
+	if (!o.folded.empty())
+		if (auto ok = check_output_path(o.folded); !ok)
+			return make_error("--folded: " + ok.error().message);
+	if (!o.folded.empty() && o.folded == o.output)
+		return make_error("--folded and -o name the same file");
+	return o;
+}
+
+// What root reads of guest memory at the hits (the fetch programs).
+namespace {
+
+std::string describe_fetch(const probes::CheckedProgram &p)
+{
+	std::string text;
+	for (const auto &probe : p.program.probes) {
+		if (probe.fetch.empty())
+			continue;
+		std::size_t values = 0, strings = 0, tests = 0;
+		for (const auto &op : probe.fetch) {
+			values += op.code == probes::FetchCode::Value;
+			strings += op.code == probes::FetchCode::String;
+			tests += op.code == probes::FetchCode::Keep;
+		}
+		text += "; at " + probe.points[0].text + (probe.points.size() > 1 ? " and the rest of its probe" : "") +
+			(tests ? " root tests " + std::to_string(tests) + " of the predicate's comparisons (a hit failing "
+				 "one is not recorded) and" : "") +
+			" root reads " + std::to_string(values) + " value" + (values == 1 ? "" : "s") +
+			(strings ? " and a string" : "") + " (" + std::to_string(probe.fetch.size()) + " fetch ops)";
+	}
+	return text;
+}
+
+}  // namespace
+
+std::string describe_program(const probes::CheckedProgram &p)
+{
+	std::size_t points = 0;
+	for (const auto &probe : p.program.probes)
+		points += probe.points.size();
+	std::string text = std::to_string(p.program.probes.size()) + " probe" +
+			   (p.program.probes.size() == 1 ? "" : "s") + ", " + std::to_string(points) + " point" +
+			   (points == 1 ? "" : "s") + ", " + std::to_string(p.maps.size()) + " map" +
+			   (p.maps.size() == 1 ? "" : "s");
+	if (p.profile_hz) {
+		TaskFilter sampled{p.profile_filter.comm, p.profile_filter.pid};
+		text += "; every CPU sampled " + std::to_string(p.profile_hz) + " times a second" +
+			(p.profile_kstack ? ", with its kernel stack" : "") +
+			(sampled.comm.empty() && !sampled.pid ? "" : ", recorded for " + describe_filter(sampled) + " only");
+	}
+	if (!p.has_syscall_probes && !p.has_fn_probes)
+		return text + (p.profile_hz ? "" : "; no syscall, fn or profile probes: nothing to arm");
+	TaskFilter filter{p.root_filter.comm, p.root_filter.pid};
+	std::string what = p.has_syscall_probes && p.has_fn_probes ? "the syscalls and probe hits"
+			   : p.has_syscall_probes			  ? "the syscalls"
+									  : "the probe hits";
+	return text + "; the hypervisor records " + what + " of " + describe_filter(filter) +
+	       (p.fn_kstack ? ", each probe hit with its kernel stack" : "") + describe_fetch(p);
+}
+
+
+int run_probe_program(const ProbeOptions &o, const probes::CheckedProgram &program, ProbeSource *source,
+		      const RecordNaming &naming)
+{
+	std::optional<OutputFile> file;
+	if (!o.output.empty()) {
+		auto opened = OutputFile::open(o.output);
+		if (!opened)
+			return fail(opened.error());
+		file.emplace(std::move(*opened));
+	}
+	probes::TextOutput text(stdout);
+	std::optional<probes::JsonOutput> json;
+	if (file)
+		json.emplace(file->stream());
+	probes::Output &out = json ? static_cast<probes::Output &>(*json) : text;
+	probes::Runtime runtime(program, out, o.max_entries);
+	ProbeFeed feed(runtime, naming.to_ns, naming.stack_text, naming.function_name);
+	RunTotals totals;
+	if (source) {
+		if (auto armed = source->arm(program, totals); !armed) {
+			(void)source->disarm(totals);	// what did arm; the error to report is arm's
+			return fail(armed.error());
+		}
+	}
+	eprintf("vtice probe: %s: %s; %s\n", source ? "armed" : "running", describe_program(program).c_str(),
+		o.duration ? "until the duration ends" : "Ctrl-C stops");
+	std::uint64_t start = TscClock::now_ns();
+	runtime.begin(start);
+	auto stopping = [&] { return source ? source->stop_requested() : stop_requested(); };
+	std::optional<Error> drain_error;
+	while (!stopping() && !runtime.exited()) {
+		if (o.duration && TscClock::now_ns() - start >= static_cast<std::uint64_t>(o.duration * 1e9))
+			break;
+		sleep_ms(source ? source->poll_ms() : kPollMs);
+		if (source) {
+			auto records = source->drain();
+			if (!records) {
+				drain_error = records.error();
+				break;
+			}
+			feed.feed(*records);
+			source->after_drain();
+		}
+		runtime.tick(TscClock::now_ns());
+		std::fflush(stdout);
+	}
+	if (source) {
+		auto disarmed = source->disarm(totals);
+		if (auto records = source->drain())
+			feed.feed(*records);
+		if (drain_error)
+			return fail(*drain_error);
+		if (!disarmed)
+			return fail(disarmed.error());
+	}
+	runtime.finish(TscClock::now_ns());
+	report_summary(o, runtime, feed, totals, out);
+	std::fflush(stdout);
+	if (!o.folded.empty())
+		if (auto written = write_folded(o.folded, program, runtime); !written)
+			return fail(written.error());
+	if (file)
+		if (auto written = file->commit(); !written)
+			return fail(written.error());
+	return kExitOk;
+}
+
+}  // namespace vtice::console

@@ -1,0 +1,83 @@
+// A `vtice probe` run wherever its probes are armed: its options, the
+// source of its records (the local /dev/vtice and rings, or a vtice debug
+// stub through `vtice attach`), and the loop that feeds the records to the
+// program and prints what it says (docs/probes.md).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "args.hpp"
+#include "checker.hpp"
+#include "probe_feed.hpp"
+#include "vtice/ioctl.h"
+#include "vtice/records.h"
+#include "vtice/result.hpp"
+
+namespace vtice::console {
+
+struct ProbeOptions {
+	std::string source;
+	std::string source_name = "program";
+	double duration = 0;
+	std::string output;
+	std::string folded;
+	std::size_t max_entries = probes::kDefaultMaxMapEntries;
+	bool check_only = false;
+	std::string device = "/dev/" VTICE_DEVICE_NAME;
+	std::string kallsyms = "/proc/kallsyms";
+	std::string kcore = "/proc/kcore";
+	std::string btf = "/sys/kernel/btf/vmlinux";
+};
+
+// The options vtice probe takes (kProbeOptionSpecs), checked.
+extern const std::vector<OptionSpec> kProbeOptionSpecs;
+Result<ProbeOptions> parse_probe_options(const ParsedArgs &args);
+
+// One line on what the program arms and what root does at its hits.
+std::string describe_program(const probes::CheckedProgram &p);
+
+// What a run armed and the hypervisor's counts over it.
+struct RunTotals {
+	bool syscalls = false, functions = false, profile = false;	// what was armed
+	std::uint64_t seen = 0, recorded = 0;	// SYSCALL/SYSRET the trap executed, and kept
+	std::uint32_t probes = 0;		// function probes armed
+	std::uint64_t hits = 0;			// their hits the hypervisor recorded
+	std::uint64_t samples = 0;		// profile samples the hypervisor recorded
+};
+
+// Where the probes are armed and their records come from.
+class ProbeSource {
+public:
+	virtual ~ProbeSource() = default;
+	// Arms what the program needs; totals learns what and the counts before.
+	virtual Result<void> arm(const probes::CheckedProgram &program, RunTotals &totals) = 0;
+	// Removes what arm() armed; totals become the run's counts.
+	virtual Result<void> disarm(RunTotals &totals) = 0;
+	// The records written since the last drain, one list per CPU.
+	virtual Result<std::vector<std::vector<vtice_record>>> drain() = 0;
+	// How often the loop drains.
+	virtual long poll_ms() const = 0;
+	// Whether the user asked the run to stop (Ctrl-C).
+	virtual bool stop_requested() const = 0;
+	// Called by the loop after each drain (a module came or went, say).
+	virtual void after_drain() {}
+};
+
+// How the run names what its records hold: kstack's text, func's name,
+// and the records' TSC as nanoseconds (nsecs).
+struct RecordNaming {
+	ProbeFeed::StackText stack_text;
+	ProbeFeed::FunctionName function_name;
+	ProbeFeed::ToNs to_ns;
+};
+
+// Arms, feeds the records to the program until Ctrl-C, --duration or
+// exit(), disarms, prints the maps and a summary (stderr); an exit status.
+// source null: the program arms nothing (BEGIN, interval and END only).
+int run_probe_program(const ProbeOptions &o, const probes::CheckedProgram &program, ProbeSource *source,
+		      const RecordNaming &naming);
+
+}  // namespace vtice::console
