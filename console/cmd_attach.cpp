@@ -8,6 +8,7 @@
 
 #include "args.hpp"
 #include "attach_session.hpp"
+#include "cmd_attach_probe.hpp"
 #include "commands/command.hpp"
 #include "line_input.hpp"
 #include "messages.hpp"
@@ -149,6 +150,7 @@ int cmd_attach(int argc, char **argv)
 		return status;
 	// From here on no signal kills vtice: each ends what it interrupts.
 	interrupts::install();
+	dbg::register_command(&kCmdProbe);
 	bool batch = args->has("--batch");
 	auto options = check_attach_options(*args, batch ? 60000 : -1);
 	if (!options)

@@ -5,6 +5,8 @@ namespace vtice::console {
 
 Result<const dbg::btf::Types *> KernelBtf::types()
 {
+	if (borrowed_)
+		return *borrowed_;
 	if (!loaded_)
 		loaded_.emplace(dbg::btf::load_file(path_));
 	if (!*loaded_)

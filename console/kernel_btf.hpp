@@ -15,6 +15,8 @@ namespace vtice::console {
 class KernelBtf {
 public:
 	explicit KernelBtf(std::string path) : path_(std::move(path)) {}
+	// Types someone else keeps (a debug session's), or why there are none.
+	explicit KernelBtf(Result<const dbg::btf::Types *> borrowed) : borrowed_(std::move(borrowed)) {}
 
 	// The types, or why the file gave none (the same answer every time).
 	Result<const dbg::btf::Types *> types();
@@ -22,6 +24,7 @@ public:
 private:
 	std::string path_;
 	std::optional<Result<dbg::btf::Types>> loaded_;
+	std::optional<Result<const dbg::btf::Types *>> borrowed_;
 };
 
 }  // namespace vtice::console

@@ -37,12 +37,12 @@ bool is_return_thunk(const dbg::SymbolList &symbols, std::uint64_t target)
 // fn:NAME:return: the RETs in the function's live text (what the kernel
 // patched them into at boot, read from kcore).
 Result<void> find_returns(probes::ProbePoint &point, std::uint64_t start, const dbg::SymbolList &symbols,
-			  dbg::Kcore &kcore, std::vector<std::string> &notes)
+			  const KernelTextReader &read, std::vector<std::string> &notes)
 {
 	auto end = symbols.next_start(start);
 	if (!end || *end - start > kMaxFunctionBytes)
 		return probes::error_at(point.pos, "cannot tell where " + point.function + " ends (no symbol after it)");
-	auto text = kcore.read(start, *end - start);
+	auto text = read(start, *end - start);
 	if (!text)
 		return probes::error_at(point.pos, "cannot read " + point.function + ": " + text.error().message);
 	Disassembler disasm;
@@ -77,7 +77,7 @@ Result<void> place_at_symbol(probes::ProbePoint &point, const dbg::SymbolList &s
 
 // addr:: NAME+OFFSET found in kallsyms (0xADDRESS as given), and an
 // instruction must start there: decoded from the start of its symbol.
-Result<void> resolve_addr(probes::ProbePoint &point, const dbg::SymbolList &symbols, dbg::Kcore &kcore,
+Result<void> resolve_addr(probes::ProbePoint &point, const dbg::SymbolList &symbols, const KernelTextReader &read,
 			  const std::string &kallsyms)
 {
 	if (auto ok = place_at_symbol(point, symbols, kallsyms); !ok)
@@ -88,7 +88,7 @@ Result<void> resolve_addr(probes::ProbePoint &point, const dbg::SymbolList &symb
 	if (!symbols.text_at(point.address))
 		return probes::error_at(point.pos, point.text + ": " + hit->name + " is not code (not a 't' or 'T' "
 								     "symbol in " + kallsyms + ")");
-	auto text = kcore.read(hit->start, hit->offset + 16);
+	auto text = read(hit->start, hit->offset + 16);
 	if (!text)
 		return probes::error_at(point.pos, "cannot read " + hit->name + ": " + text.error().message);
 	Disassembler disasm;
@@ -116,49 +116,62 @@ Result<void> resolve_watch(probes::ProbePoint &point, const dbg::SymbolList &sym
 }  // namespace
 
 Result<std::vector<std::string>> resolve_function_points(probes::CheckedProgram &program,
-							 const std::string &kallsyms, const std::string &kcore_path)
+							 const dbg::SymbolList &symbols, const std::string &symbols_name,
+							 const KernelTextReader &read)
 {
 	std::vector<std::string> notes;
-	if (!program.has_fn_probes)
-		return notes;
-	auto symbols = read_running_kallsyms(kallsyms, "_text");
-	if (!symbols)
-		return symbols.error();
-	auto kcore = dbg::Kcore::open(kcore_path);
-	if (!kcore)
-		return kcore.error();
 	for (auto &probe : program.program.probes)
 		for (auto &point : probe.points) {
 			if (point.kind == probes::PointKind::Watch) {
-				if (auto ok = resolve_watch(point, **symbols, kallsyms); !ok)
+				if (auto ok = resolve_watch(point, symbols, symbols_name); !ok)
 					return ok.error();
 				continue;
 			}
 			if (!probes::is_hidden_breakpoint(point))
 				continue;
 			if (point.kind == probes::PointKind::Addr) {
-				if (auto ok = resolve_addr(point, **symbols, *kcore, kallsyms); !ok)
+				if (auto ok = resolve_addr(point, symbols, read, symbols_name); !ok)
 					return ok.error();
 				continue;
 			}
-			auto address = (*symbols)->lookup(point.function);
+			auto address = symbols.lookup(point.function);
 			if (!address || !*address)
-				return probes::error_at(point.pos, "no kernel function '" + point.function + "' in " + kallsyms);
-			if (!(*symbols)->text_at(*address))
+				return probes::error_at(point.pos,
+							"no kernel function '" + point.function + "' in " + symbols_name);
+			if (!symbols.text_at(*address))
 				return probes::error_at(point.pos, point.function + " is not a function (not a 't' or 'T' "
-										    "symbol in " + kallsyms + ")");
+										    "symbol in " + symbols_name + ")");
 			if (point.kind == probes::PointKind::FnReturn) {
-				if (auto ok = find_returns(point, *address, **symbols, *kcore, notes); !ok)
+				if (auto ok = find_returns(point, *address, symbols, read, notes); !ok)
 					return ok.error();
 				continue;
 			}
-			auto head = kcore->read(*address, 4);
+			auto head = read(*address, 4);
 			if (!head)
-				return probes::error_at(point.pos, "cannot read " + point.function + " in " + kcore_path +
-									   ": " + head.error().message);
+				return probes::error_at(point.pos, "cannot read " + point.function + ": " + head.error().message);
 			point.address = *address + (starts_with_endbr(*head) ? 4 : 0);
 		}
 	return notes;
+}
+
+Result<std::vector<std::string>> resolve_function_points(probes::CheckedProgram &program,
+							 const std::string &kallsyms, const std::string &kcore_path)
+{
+	if (!program.has_fn_probes)
+		return std::vector<std::string>();
+	auto symbols = read_running_kallsyms(kallsyms, "_text");
+	if (!symbols)
+		return symbols.error();
+	auto kcore = dbg::Kcore::open(kcore_path);
+	if (!kcore)
+		return kcore.error();
+	auto read = [&](std::uint64_t address, std::size_t length) -> Result<std::vector<std::uint8_t>> {
+		auto bytes = kcore->read(address, length);
+		if (!bytes)
+			return make_error(kcore_path + ": " + bytes.error().message);
+		return bytes;
+	};
+	return resolve_function_points(program, **symbols, kallsyms, read);
 }
 
 namespace {

@@ -7,11 +7,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "checker.hpp"
 #include "device.hpp"
+#include "symbol_source.hpp"
 #include "vtice/result.hpp"
 
 namespace vtice::console {
@@ -22,6 +24,14 @@ namespace vtice::console {
 // probe will not see (a function's tail calls).
 Result<std::vector<std::string>> resolve_function_points(probes::CheckedProgram &program,
 							 const std::string &kallsyms, const std::string &kcore);
+
+// The kernel's live text, length bytes at address.
+using KernelTextReader = std::function<Result<std::vector<std::uint8_t>>(std::uint64_t address, std::size_t length)>;
+// The same with the kernel's symbols and text from elsewhere (a debug
+// stub's target); symbols_name names the symbols in errors.
+Result<std::vector<std::string>> resolve_function_points(probes::CheckedProgram &program,
+							 const dbg::SymbolList &symbols, const std::string &symbols_name,
+							 const KernelTextReader &read);
 
 // The ARM request for program's resolved points, without the ioctl: each
 // address once with its fetch program, the watches. An error carries the

@@ -43,6 +43,10 @@ struct Command {
 
 std::span<const Command> command_table();
 
+// A command from outside the debugger library (the console's `probe`),
+// added before the table is first used.
+void register_command(const Command *command);
+
 // Finds a command by name or alias; multi-word names ("info registers") match
 // the longest prefix of words. consumed = how many words named the command.
 const Command *find_command(const std::vector<std::string> &words, std::size_t &consumed);

@@ -1,5 +1,6 @@
 // The one table of console commands; each entry is defined in its own file.
 #include <array>
+#include <cstdint>
 #include <cstring>
 
 #include "command.hpp"
@@ -18,12 +19,20 @@ const std::array<const Command *, 28> kTable = {
 	&kCmdTranslate, &kCmdMonitor, &kCmdDetach, &kCmdDisconnect, &kCmdHelp,
 };
 
+std::vector<const Command *> &registered()
+{
+	static std::vector<const Command *> commands;
+	return commands;
+}
+
 std::vector<Command> build()
 {
 	std::vector<Command> out;
 	for (const Command *c : kTable)
 		out.push_back(*c);
 	for (const Command *c : extra_commands())
+		out.push_back(*c);
+	for (const Command *c : registered())
 		out.push_back(*c);
 	return out;
 }
@@ -52,8 +61,21 @@ bool matches(const char *name, const std::vector<std::string> &words)
 
 std::span<const Command> command_table()
 {
-	static const std::vector<Command> table = build();
+	static std::vector<Command> table;
+	static std::size_t built_with = SIZE_MAX;
+	if (built_with != registered().size()) {
+		table = build();
+		built_with = registered().size();
+	}
 	return table;
+}
+
+void register_command(const Command *command)
+{
+	for (const Command *c : registered())
+		if (c == command)
+			return;
+	registered().push_back(command);
 }
 
 const Command *find_command(const std::vector<std::string> &words, std::size_t &consumed)

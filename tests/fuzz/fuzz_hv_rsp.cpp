@@ -45,6 +45,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static vt_rsp rsp;
 	delete m;
 	m = new vtice::fake::FakeMachine();
+	m->ring[0].resize(2);	// records for qXfer:vtice-ring to read and QVtice:ring:consume to take
 	g_out.clear();
 	vt_rsp_init(&rsp, &vtice::fake::FakeMachine::ops, m, [](void *, u8 b) { g_out += (char)b; });
 	bool stopped = size && (data[0] & 1);

@@ -616,7 +616,8 @@ def main():
         check("detach", True, "gdb detached")
     except gdb.error as e:
         check("detach", False, str(e))
-    run_checks((vtice_phase, lambda: raw_phase(fig), lambda: check_resync_and_finish(fig)), "raw")
+    run_checks((vtice_phase, lambda: vtice_probe_phase(fig), lambda: raw_phase(fig),
+                lambda: check_resync_and_finish(fig)), "raw")
     quit_with_failures("stub_gdb")
 
 
@@ -678,6 +679,38 @@ def vtice_phase():
     check("vtice-finish", finish >= 0 and "__x64_sys_openat" in text[finish:],
           "finish returns into __x64_sys_openat")
     check("vtice-attach", rc == 0, "exit %d after %.0f s wall" % (rc, wall))
+
+
+def vtice_probe_phase(fig):
+    """`probe` in vtice attach, armed and drained through the stub (issue
+    24): the batch asks the guest for its workload by writing "vt-probe"
+    into the kernel's domain name, then runs a program whose exit() is the
+    workload's last read. The oracles are the guest's: the count of its
+    syscall tracepoint sys_enter_read for the same comm (hv.stub-probe.reads),
+    and the 20 opens of /proc/version its script makes."""
+    domain = int(fig["hv.stub-uts.addr"], 16) + 5 * 65
+    program = ('fn:vfs_read /comm == "vtstubprobe"/ { @reads = count(); } '
+               'fn:do_sys_openat2 /comm == "vtstubprobe"/ { printf("open %s\\n", str(args->filename)); } '
+               'fn:vfs_read /comm == "vtstubdone"/ { exit(); }')
+    cmds = ("set *(u64*)0x%x = 0x%x\nset *(u8*)0x%x = 0\nprobe '%s'\ndetach\n"
+            % (domain, int.from_bytes(b"vt-probe", "little"), domain + 8, program))
+    ran = vtice_batch("vtice-probe", cmds, 900)
+    if not ran:
+        return
+    rc, text, wall = ran
+    check("vtice-probe", rc == 0, "exit %d after %.0f s wall" % (rc, wall))
+    deadline = time.time() + 120
+    while "hv.stub-probe.reads" not in figures() and time.time() < deadline:
+        time.sleep(1)
+    want = figures().get("hv.stub-probe.reads")
+    got = re.search(r"^@reads: (\d+)$", text, re.M)
+    check("vtice-probe-count", want is not None and got is not None and int(got.group(1)) == int(want),
+          "fn:vfs_read counted %s reads of comm vtstubprobe through the stub; the guest's sys_enter_read "
+          "tracepoint counted %s" % (got.group(1) if got else "no", want))
+    opens = re.findall(r"^open (.*)$", text, re.M)
+    check("vtice-probe-args", opens == ["/proc/version"] * 20,
+          "str(args->filename) of do_sys_openat2: %d lines, %d of them /proc/version (the script opens it 20 "
+          "times)" % (len(opens), opens.count("/proc/version")))
 
 
 def raw_phase(fig):

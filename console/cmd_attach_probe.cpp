@@ -1,0 +1,159 @@
+// `probe` in vtice attach: vtice probe's programs on the machine a vtice
+// debug stub serves, armed and drained through the stub (probe_stub_source.hpp).
+#include "cmd_attach_probe.hpp"
+
+#include <algorithm>
+
+#include "attach_session.hpp"
+#include "diagnostic.hpp"
+#include "messages.hpp"
+#include "probe_functions.hpp"
+#include "probe_params.hpp"
+#include "probe_stub_source.hpp"
+#include "subcommands.hpp"
+#include "syscall_events.hpp"
+#include "vtice/interrupts.hpp"
+
+namespace vtice::console {
+namespace {
+
+// How long the machine runs between two drains of its rings.
+constexpr long kDrainMs = 1000;
+// What the end of a run takes at most (disarm, the last drain), kept
+// within the command's --timeout.
+constexpr double kDisarmSeconds = 5;
+
+const char kProbeHelp[] =
+	"Runs a vtice probe program on the machine the vtice hypervisor's stub serves\n"
+	"(the same language as `vtice probe`, docs/probes.md): the stub arms the\n"
+	"probes from VMX root, the machine runs, and every second the console breaks\n"
+	"in, takes each CPU's records and lets it run on. The maps are printed when\n"
+	"the run ends (Ctrl-C, --duration, exit(), or the command's --timeout in\n"
+	"batch mode); the machine is then stopped, with the probes removed.\n"
+	"Probe points: fn:NAME, fn:NAME:return, addr:, watch: (syscall:, profile: and\n"
+	"kstack need vtice probe on the traced machine). Symbols and text come from\n"
+	"this session (--symbols), types from its BTF (--btf, the image's .BTF, or\n"
+	"the kernel's memory).\n"
+	"  probe 'fn:vfs_read { @[comm] = count(); }' --duration 10\n"
+	"  probe 'fn:do_sys_openat2 /comm == \"cat\"/ { printf(\"%s\\n\", str(args->filename)); }'\n"
+	"Options: --duration S, -o FILE (JSON lines), --max-entries N, --check, --file PATH.";
+
+// The command's words as vtice probe's argv.
+Result<ProbeOptions> parse(const std::vector<std::string> &args)
+{
+	std::vector<std::string> words = {"probe"};
+	words.insert(words.end(), args.begin(), args.end());
+	std::vector<char *> argv;
+	for (std::string &w : words)
+		argv.push_back(w.data());
+	std::vector<char *> expanded = expand_output_option(static_cast<int>(argv.size()), argv.data());
+	auto parsed = parse_args(static_cast<int>(expanded.size()), expanded.data(), kProbeOptionSpecs);
+	if (!parsed)
+		return parsed.error();
+	if (parsed->help)
+		return make_error("see 'help probe'");
+	for (const char *local : {"--device", "--kallsyms", "--kcore", "--folded"})
+		if (parsed->has(local))
+			return make_error(std::string(local) + " is vtice probe's on the traced machine; here the symbols and "
+							       "memory are the session's");
+	auto o = parse_probe_options(*parsed);
+	if (o && !parsed->has("--btf"))
+		o->btf.clear();	// the session's types, not this machine's
+	return o;
+}
+
+// What the stub cannot do yet, said before anything is armed.
+Result<void> check_stub_can_run(const probes::CheckedProgram &program)
+{
+	if (program.has_syscall_probes)
+		return make_error("syscall: probes need the syscall trap of /dev/vtice: run vtice probe on the traced "
+				  "machine");
+	if (program.profile_hz)
+		return make_error("profile: probes need /dev/vtice: run vtice probe on the traced machine");
+	if (program.uses_kstack())
+		return make_error("kstack through the stub is not there yet: run vtice probe on the traced machine");
+	if (!program.has_fn_probes)
+		return make_error("the program has no fn:, addr: or watch: probe: nothing to arm through the stub");
+	return {};
+}
+
+// Resolves the program's points with the session's symbols and the
+// kernel's live text read through the stub.
+Result<std::vector<std::string>> resolve_points(dbg::Session &session, probes::CheckedProgram &program)
+{
+	const auto *symbols = dynamic_cast<const dbg::SymbolList *>(session.symbols());
+	if (!symbols)
+		return make_error("probe needs the kernel's symbol table: attach with --symbols vmlinux (or System.map)");
+	return resolve_function_points(
+		program, *symbols, symbols->origin(),
+		[&session](std::uint64_t address, std::size_t length) { return session.read_memory(address, length); });
+}
+
+void report(const Error &e, const ProbeOptions &o)
+{
+	if (e.offset)
+		eprintf("%s", probes::format_diagnostic(o.source, e, o.source_name).c_str());
+}
+
+Result<void> run_probe(dbg::CommandContext &ctx, const std::vector<std::string> &args)
+{
+	if (!dynamic_cast<StdOutput *>(&ctx.out))
+		return make_error("probe prints as it runs: use it at vtice attach's prompt or in --batch, not the screen");
+	auto o = parse(args);
+	if (!o)
+		return o.error();
+	dbg::Session &session = ctx.session;
+	auto btf = std::make_shared<KernelBtf>(!o->btf.empty() ? KernelBtf(o->btf)
+							       : KernelBtf(session.kernel_types().get(session, ctx.out)));
+	auto types = kernel_types(btf);
+	auto program = probes::compile_program(
+		o->source, [](std::string_view name) { return trace::syscall_number(name); }, kernel_params(btf),
+		types.get());
+	if (!program) {
+		report(program.error(), *o);
+		return make_error("the program was refused");
+	}
+	if (o->check_only) {
+		ctx.out.print("%s: OK: %s\n", o->source_name.c_str(), describe_program(*program).c_str());
+		return {};
+	}
+	if (auto ok = check_stub_can_run(*program); !ok)
+		return ok;
+	if (!session.target().features().probes)
+		return make_error(session.target().describe() + " arms no probes: probe needs the vtice hypervisor's stub");
+	if (session.state() != dbg::SessionState::Stopped)
+		return make_error("the target is not stopped");
+	auto notes = resolve_points(session, *program);
+	if (!notes) {
+		report(notes.error(), *o);
+		return notes.error();
+	}
+	for (const std::string &note : *notes)
+		eprintf("vtice probe: note: %s\n", note.c_str());
+	// The run ends itself within the command's deadline; its waits have none.
+	if (ctx.run_timeout_ms > 0) {
+		double budget = std::max(1.0, ctx.run_timeout_ms / 1000.0 - kDisarmSeconds);
+		o->duration = o->duration ? std::min(o->duration, budget) : budget;
+	}
+	interrupts::begin_command(-1);
+	StubProbeSource source(session, kDrainMs);
+	RecordNaming naming;
+	naming.to_ns = [&source](std::uint64_t tsc) { return source.to_ns(tsc); };
+	if (program->uses_func)
+		naming.function_name = [&session](std::uint64_t a) {
+			auto hit = session.symbols()->symbolize(a);
+			return hit ? hit->name : std::string();
+		};
+	if (run_probe_program(*o, *program, &source, naming) != kExitOk)
+		return make_error("the probe run failed");
+	session.invalidate_registers();	// the machine ran behind the session's back
+	return {};
+}
+
+}  // namespace
+
+const dbg::Command kCmdProbe = {
+	"probe", {}, "probe 'PROGRAM' [--duration S] [-o FILE] [--max-entries N] [--check]",
+	"run a vtice probe program through the stub", kProbeHelp, run_probe};
+
+}  // namespace vtice::console

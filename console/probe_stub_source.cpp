@@ -1,0 +1,127 @@
+#include "probe_stub_source.hpp"
+
+#include <csignal>
+
+#include "hex.hpp"
+#include "messages.hpp"
+#include "probe_functions.hpp"
+#include "vtice/interrupts.hpp"
+
+namespace vtice::console {
+namespace {
+
+// How long a break-in may take to stop the machine (the stub polls its
+// line every 50 ms of guest time; an emulator runs slower than that).
+constexpr int kBreakInTimeoutMs = 30000;
+
+}  // namespace
+
+Result<void> StubProbeSource::arm(const probes::CheckedProgram &program, RunTotals &totals)
+{
+	dbg::Target &target = session_.target();
+	auto khz = target.tsc_khz();
+	if (!khz)
+		return khz.error();
+	if (!*khz)
+		return make_error("the stub does not know its TSC's rate");
+	tsc_khz_ = *khz;
+	auto req = arm_request(program, 0);
+	if (!req)
+		return req.error();
+	auto before = target.probe_hits();
+	if (!before)
+		return before.error();
+	if (auto ok = target.arm_probes(*req); !ok)
+		return ok;
+	armed_ = true;
+	totals.functions = true;
+	totals.probes = req->count + req->nr_watches;
+	totals.hits = *before;
+	eprintf("vtice probe: %u probe points armed through the stub (hidden breakpoints and watched ranges); "
+		"the machine is stopped to drain the rings every %ld ms\n",
+		totals.probes, drain_ms_);
+	return session_.resume();
+}
+
+Result<void> StubProbeSource::disarm(RunTotals &totals)
+{
+	if (auto ok = stop_machine(); !ok)
+		return ok;
+	if (!armed_)
+		return {};
+	auto hits = session_.target().disarm_probes();
+	if (!hits)
+		return hits.error();
+	armed_ = false;
+	totals.hits = *hits - totals.hits;
+	eprintf("vtice probe: %llu break-ins drained the rings; the machine is stopped\n",
+		static_cast<unsigned long long>(drains_));
+	return {};
+}
+
+bool StubProbeSource::stop_requested() const
+{
+	return stopped_elsewhere_ || interrupts::command_interrupted() || interrupts::end_signal();
+}
+
+// A break-in, unless the machine is stopped already; a stop that is not
+// the break-in's (a breakpoint of the user's, a crash guard) ends the run.
+Result<void> StubProbeSource::stop_machine()
+{
+	if (session_.state() != dbg::SessionState::Running)
+		return {};
+	if (auto ok = session_.interrupt(); !ok)
+		return ok;
+	for (int waited = 0; waited < kBreakInTimeoutMs; waited += interrupts::kWaitSliceMs) {
+		auto stop = session_.poll(interrupts::kWaitSliceMs);
+		if (!stop)
+			return stop.error();
+		if (!*stop)
+			continue;
+		if ((*stop)->event.signal != SIGINT) {
+			stopped_elsewhere_ = true;
+			eprintf("vtice probe: the machine stopped on its own (signal %d at %s): the run ends there\n",
+				(*stop)->event.signal, dbg::hex((*stop)->pc).c_str());
+		}
+		return {};
+	}
+	return make_error("the stub did not stop the machine within " + std::to_string(kBreakInTimeoutMs / 1000) +
+			  " s of a break-in");
+}
+
+Result<std::vector<std::vector<vtice_record>>> StubProbeSource::take_rings()
+{
+	auto threads = session_.target().threads();
+	if (!threads)
+		return threads.error();
+	std::vector<std::vector<vtice_record>> rings;
+	for (int thread : *threads) {
+		auto records = session_.target().take_ring(thread);
+		if (!records)
+			return records.error();
+		rings.push_back(std::move(*records));
+	}
+	return rings;
+}
+
+Result<std::vector<std::vector<vtice_record>>> StubProbeSource::drain()
+{
+	if (auto ok = stop_machine(); !ok)
+		return ok.error();
+	auto rings = take_rings();
+	if (!rings)
+		return rings.error();
+	drains_++;
+	if (armed_ && !stop_requested())
+		if (auto ok = session_.resume(); !ok)
+			return ok.error();
+	return rings;
+}
+
+std::uint64_t StubProbeSource::to_ns(std::uint64_t tsc) const
+{
+	// khz ticks a millisecond: tsc / khz ms, in two parts so nothing overflows.
+	return tsc / tsc_khz_ * 1000000 + tsc % tsc_khz_ * 1000000 / tsc_khz_;
+}
+
+}  // namespace vtice::console
