@@ -590,11 +590,19 @@ Result<void> RspTarget::arm_probes(const vtice_probes &req)
 	for (std::uint32_t i = 0; i < req.nr_watches && i < VTICE_PROBE_WATCHES_MAX; i++)
 		packets.push_back("QVtice:probes:watch:" + hex_number(req.watch[i].addr) + "," +
 				  hex_number(req.watch[i].len) + "," + hex_number(req.watch[i].type));
-	for (const std::string &packet : packets)
-		if (auto ok = expect_ok(packet, packet.substr(0, packet.find(':', 14)).c_str()); !ok) {
-			(void)expect_ok("QVtice:probes:off", "probes off");
-			return ok.error();
-		}
+	for (const std::string &packet : packets) {
+		auto reply = client_.request(packet);
+		if (reply && *reply == "OK")
+			continue;
+		(void)expect_ok("QVtice:probes:off", "probes off");
+		std::string step = packet.substr(0, packet.find(':', 14));
+		if (!reply)
+			return make_error(step + ": " + reply.error().message);
+		if (*reply == "E10")
+			return make_error(step + ": the probes are taken (E10, EBUSY): a vtice probe runs on the traced "
+					  "machine itself");
+		return reply_error(step.c_str(), *reply);
+	}
 	return {};
 }
 

@@ -508,11 +508,11 @@ stub_bench_if_asked() {
 
 # The workload of `probe` in vtice attach (host/stub_gdb.py, vtice_probe_phase),
 # asked for through the domain name while the host's probes are armed: a
-# subshell named vtstubprobe (its /proc/self/comm) opens /proc/version 20
-# times with builtins alone, reading a line each time, while the kernel's own
-# syscall tracepoint (sys_enter_read, filtered by that comm) counts its
-# reads; then a subshell named vtstubdone reads once, which the host's
-# program takes as its exit().
+# subshell named vtstubprobe (its /proc/self/comm) opens
+# /proc/sys/kernel/ostype 20 times with builtins alone, reading its line
+# (ash's read takes a byte a call), while the kernel's own syscall
+# tracepoint (sys_enter_read, filtered by that comm) counts its reads; its
+# last act is a write, which the host's program takes as its exit().
 stub_probe_workload() {
 	local tr=/sys/kernel/tracing ev i line
 	ev=$tr/events/syscalls/sys_enter_read
@@ -524,13 +524,13 @@ stub_probe_workload() {
 	(
 		printf vtstubprobe >/proc/self/comm
 		for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
-			read -r line </proc/version
+			read -r line </proc/sys/kernel/ostype
 		done
+		echo done >/dev/null
 	)
 	echo 0 >$ev/enable
 	echo "VTICE-FIGURE hv.stub-probe.reads=$(grep -c 'sys_read(' $tr/trace)"
 	echo 0 >$ev/filter
-	(printf vtstubdone >/proc/self/comm; read -r line </proc/version)
 }
 
 # The transparency detector with the debugger at work (docs/transparency.md).

@@ -691,7 +691,7 @@ def vtice_probe_phase(fig):
     domain = int(fig["hv.stub-uts.addr"], 16) + 5 * 65
     program = ('fn:vfs_read /comm == "vtstubprobe"/ { @reads = count(); } '
                'fn:do_sys_openat2 /comm == "vtstubprobe"/ { printf("open %s\\n", str(args->filename)); } '
-               'fn:vfs_read /comm == "vtstubdone"/ { exit(); }')
+               'fn:vfs_write /comm == "vtstubprobe"/ { exit(); }')
     cmds = ("set *(u64*)0x%x = 0x%x\nset *(u8*)0x%x = 0\nprobe '%s'\ndetach\n"
             % (domain, int.from_bytes(b"vt-probe", "little"), domain + 8, program))
     ran = vtice_batch("vtice-probe", cmds, 900)
@@ -708,9 +708,13 @@ def vtice_probe_phase(fig):
           "fn:vfs_read counted %s reads of comm vtstubprobe through the stub; the guest's sys_enter_read "
           "tracepoint counted %s" % (got.group(1) if got else "no", want))
     opens = re.findall(r"^open (.*)$", text, re.M)
-    check("vtice-probe-args", opens == ["/proc/version"] * 20,
-          "str(args->filename) of do_sys_openat2: %d lines, %d of them /proc/version (the script opens it 20 "
-          "times)" % (len(opens), opens.count("/proc/version")))
+    ostype = "/proc/sys/kernel/ostype"
+    check("vtice-probe-args", opens == [ostype] * 20,
+          "str(args->filename) of do_sys_openat2: %d lines, %d of them %s (the script opens it 20 times)"
+          % (len(opens), opens.count(ostype), ostype))
+    lost = re.search(r"; (\d+) records lost in the rings", text)
+    check("vtice-probe-lost", lost is not None and lost.group(1) == "0",
+          "%s records lost in the rings" % (lost.group(1) if lost else "no summary:"))
 
 
 def raw_phase(fig):
