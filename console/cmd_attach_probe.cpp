@@ -103,8 +103,12 @@ Result<void> run_probe(dbg::CommandContext &ctx, const std::vector<std::string> 
 	if (!o)
 		return o.error();
 	dbg::Session &session = ctx.session;
-	auto btf = std::make_shared<KernelBtf>(!o->btf.empty() ? KernelBtf(o->btf)
-							       : KernelBtf(session.kernel_types().get(session, ctx.out)));
+	if (!o->check_only && !session.target().features().probes)
+		return make_error(session.target().describe() + " arms no probes: probe needs the vtice hypervisor's stub");
+	auto btf = !o->btf.empty() ? std::make_shared<KernelBtf>(o->btf)
+				   : std::make_shared<KernelBtf>(KernelBtf::Borrow([&session, &ctx] {
+					     return session.kernel_types().get(session, ctx.out);
+				     }));
 	auto types = kernel_types(btf);
 	auto program = probes::compile_program(
 		o->source, [](std::string_view name) { return trace::syscall_number(name); }, kernel_params(btf),
@@ -119,8 +123,6 @@ Result<void> run_probe(dbg::CommandContext &ctx, const std::vector<std::string> 
 	}
 	if (auto ok = check_stub_can_run(*program); !ok)
 		return ok;
-	if (!session.target().features().probes)
-		return make_error(session.target().describe() + " arms no probes: probe needs the vtice hypervisor's stub");
 	if (session.state() != dbg::SessionState::Stopped)
 		return make_error("the target is not stopped");
 	auto notes = resolve_points(session, *program);

@@ -2,8 +2,9 @@
 // (docs/probes.md). This version fires on the hypervisor's syscall events
 // (VTICE_IOC_SYSCALLS), its hidden function breakpoints and its profile
 // samples (VTICE_IOC_PROFILE), all through the per-CPU rings, and runs the
-// program in the console; the kernel sees no kprobe, tracepoint, perf event
-// or changed byte.
+// program in the console (probe_run.cpp); the kernel sees no kprobe,
+// tracepoint, perf event or changed byte. `probe` in vtice attach runs the
+// same programs through a debug stub (cmd_attach_probe.cpp).
 #include <fcntl.h>
 #include <sys/ioctl.h>
 
@@ -19,9 +20,7 @@
 #include "diagnostic.hpp"
 #include "kallsyms_refresh.hpp"
 #include "messages.hpp"
-#include "output.hpp"
 #include "probe_feed.hpp"
-#include "probe_folded.hpp"
 #include "probe_functions.hpp"
 #include "probe_params.hpp"
 #include "probe_run.hpp"
@@ -29,13 +28,10 @@
 #include "profile_report.hpp"
 #include "profile_stacks.hpp"
 #include "record_rings.hpp"
-#include "runtime.hpp"
 #include "subcommands.hpp"
 #include "syscall_events.hpp"
 #include "trace_common.hpp"
 #include "tsc_clock.hpp"
-#include "vtice/read_input.hpp"
-#include "vtice/write_output.hpp"
 
 namespace vtice::console {
 namespace {
@@ -83,7 +79,9 @@ const char kHelp[] =
 	"addr (the watched byte an access touched, in watch:),\n"
 	"@maps. Maps: count() sum() min() max() avg() hist() lhist().\n"
 	"Actions: printf, print(@m), clear(@m), delete(@m[k]), exit(). The maps are\n"
-	"printed at the end (Ctrl-C, --duration, exit()). docs/probes.md has it all.\n"
+	"printed at the end (Ctrl-C, --duration, exit()). From another machine, the\n"
+	"fn:, addr: and watch: probes run through the hypervisor's debug stub:\n"
+	"`probe 'PROGRAM'` at vtice attach's prompt. docs/probes.md has it all.\n"
 	"\n"
 	"options:\n"
 	"  --file PATH        read the program from PATH ('-' for stdin)\n"

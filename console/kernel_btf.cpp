@@ -5,8 +5,11 @@ namespace vtice::console {
 
 Result<const dbg::btf::Types *> KernelBtf::types()
 {
-	if (borrowed_)
+	if (borrow_) {
+		if (!borrowed_)
+			borrowed_.emplace(borrow_());
 		return *borrowed_;
+	}
 	if (!loaded_)
 		loaded_.emplace(dbg::btf::load_file(path_));
 	if (!*loaded_)

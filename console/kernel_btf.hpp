@@ -4,6 +4,7 @@
 // megabytes to parse.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -15,8 +16,9 @@ namespace vtice::console {
 class KernelBtf {
 public:
 	explicit KernelBtf(std::string path) : path_(std::move(path)) {}
-	// Types someone else keeps (a debug session's), or why there are none.
-	explicit KernelBtf(Result<const dbg::btf::Types *> borrowed) : borrowed_(std::move(borrowed)) {}
+	// Types someone else keeps (a debug session's), asked for on first use.
+	using Borrow = std::function<Result<const dbg::btf::Types *>()>;
+	explicit KernelBtf(Borrow borrow) : borrow_(std::move(borrow)) {}
 
 	// The types, or why the file gave none (the same answer every time).
 	Result<const dbg::btf::Types *> types();
@@ -24,6 +26,7 @@ public:
 private:
 	std::string path_;
 	std::optional<Result<dbg::btf::Types>> loaded_;
+	Borrow borrow_;
 	std::optional<Result<const dbg::btf::Types *>> borrowed_;
 };
 

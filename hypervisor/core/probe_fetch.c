@@ -55,6 +55,8 @@ static bool vt_fetch_op_valid(struct vtice_fetch_op op, u32 *slots, u32 *strings
 		return (op.arg >> 4) < VTICE_FETCH_INDEX_WIDTHS && op.imm > 0;
 	case VTICE_FETCH_KEEP:
 		return (op.arg & 0xf) < VTICE_FETCH_CMPS && (op.arg >> 4) < VTICE_FETCH_INDEX_WIDTHS;
+	case VTICE_FETCH_COUNT:
+		return !op.arg;
 	default:
 		return false;
 	}
@@ -64,7 +66,9 @@ bool vt_fetch_valid(const struct vt_fetch_program *prog)
 {
 	u32 slots = 0, strings = 0, i;
 
-	if (!vt_fetch_is_start(vt_fetch_op(prog->ops[0])))
+	struct vtice_fetch_op first = vt_fetch_op(prog->ops[0]);
+
+	if (!vt_fetch_is_start(first) && first.code != VTICE_FETCH_COUNT)
 		return false;	/* the accumulator is never read before it is set */
 	for (i = 0; i < VTICE_FETCH_OPS_MAX; i++) {
 		struct vtice_fetch_op op = vt_fetch_op(prog->ops[i]);
@@ -73,6 +77,8 @@ bool vt_fetch_valid(const struct vt_fetch_program *prog)
 			return !prog->ops[i];
 		if (!vt_fetch_op_valid(op, &slots, &strings))
 			return false;
+		if (op.code == VTICE_FETCH_COUNT)	/* the last: nothing after it runs */
+			return i + 1 == VTICE_FETCH_OPS_MAX || !prog->ops[i + 1];
 	}
 	return true;
 }
@@ -191,6 +197,8 @@ u32 vt_fetch_run(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 
 			if (!vt_fetch_holds(acc, op))
 				return 0;
 			break;
+		case VTICE_FETCH_COUNT:
+			return VT_FETCH_COUNTED;
 		case VTICE_FETCH_LOAD:
 			if (readable)
 				readable = op.arg <= sizeof(acc) && vt_fetch_load(vcpu, acc, op.arg, &acc);

@@ -268,8 +268,10 @@ bool vt_probe_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 add
 	}
 	if (cap->fetch) {
 		n = vt_fetch_run(vcpu, r, known ? t.task : 0, cap->fetch, recs, n);
-		if (!n)
-			return false;	/* the program's predicate: like the filter's, not counted */
+		if (n == VT_FETCH_COUNTED && cap->counted)
+			__atomic_fetch_add(cap->counted, 1, __ATOMIC_RELAXED);
+		if (!n || n == VT_FETCH_COUNTED)
+			return false;	/* the program's predicate, like the filter's, or counted in root */
 	}
 	if (cap->more_regs)
 		n = vt_put_more_regs(r, recs, n);

@@ -19,6 +19,7 @@
 struct vt_probe_point {
 	u64 addr;
 	u32 program;	/* 0, or N: its hits run programs[N - 1] */
+	u64 counted;	/* hits its program's COUNT counted */
 };
 
 /* Who armed the probes: one owner at a time, the other is refused (-EBUSY). */
@@ -79,6 +80,7 @@ void vt_probe_on_hit(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 rip)
 		if (vt_probes.points[i].addr == rip) {
 			if (vt_probes.points[i].program)
 				cap.fetch = &vt_probes.programs[vt_probes.points[i].program - 1];
+			cap.counted = &vt_probes.points[i].counted;
 			break;
 		}
 	if (vt_probe_event(vcpu, exit->regs, rip, &vt_probes.filter, &cap))
@@ -170,7 +172,7 @@ static u64 vt_probe_add(u64 gva, u64 gpa, u64 program)
 		vt_hooks_unlock();
 		return (u64)(s64)-VT_ENOSPC;
 	}
-	vt_probes.points[vt_probes.nr_points++] = (struct vt_probe_point){ gva, (u32)program };
+	vt_probes.points[vt_probes.nr_points++] = (struct vt_probe_point){ gva, (u32)program, 0 };
 	vt_hooks_unlock();
 	ret = vt_bp_probe_insert(gva, gpa);
 	return ret ? (u64)(s64)ret : VTICE_VMCALL_OK;
@@ -212,11 +214,30 @@ static void vt_probe_intercept_for(enum vt_probes_owner who, bool on)
 	VT_STORE_RELEASE(vt_probes.owner, on ? who : VT_PROBES_FREE);
 }
 
-/* op with its arguments (R8, R9, R10 of the VMCALL): a VMCALL status. */
-static u64 vt_probe_op(enum vt_probes_owner who, u64 op, u64 a, u64 b, u64 c)
+/* The hits point index's COUNT counted (an index in ADD's order). */
+static u64 vt_probe_count(u64 index, u64 *out)
+{
+	u64 n;
+
+	vt_hooks_lock();
+	n = vt_probes.nr_points;
+	if (index < n)
+		*out = VT_READ_ONCE(vt_probes.points[index].counted);
+	vt_hooks_unlock();
+	return index < n ? VTICE_VMCALL_OK : (u64)VTICE_VMCALL_EINVAL;
+}
+
+/*
+ * op with its arguments (R8, R9, R10 of the VMCALL): a VMCALL status, and
+ * in *out what RDX returns (the hits recorded, or COUNT's count).
+ */
+static u64 vt_probe_op(enum vt_probes_owner who, u64 op, u64 a, u64 b, u64 c, u64 *out)
 {
 	enum vt_probes_owner owner = VT_READ_ONCE(vt_probes.owner);
 
+	*out = VT_READ_ONCE(vt_probes.hits);
+	if (op == VTICE_VMCALL_PROBE_COUNT)
+		return vt_probe_count(a, out);	/* reading, anyone's */
 	if (op != VTICE_VMCALL_PROBE_QUERY && owner != VT_PROBES_FREE && owner != who)
 		return (u64)VTICE_VMCALL_EBUSY;
 	switch (op) {
@@ -246,22 +267,25 @@ static u64 vt_probe_op(enum vt_probes_owner who, u64 op, u64 a, u64 b, u64 c)
 bool vt_probe_on_vmcall(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 func)
 {
 	struct vt_guest_regs *r = exit->regs;
+	u64 out = VT_READ_ONCE(vt_probes.hits);
 
 	(void)vcpu;
 	if (func != VTICE_VMCALL_PROBES)
 		return false;
-	r->rax = vt_hooks_ready() ? vt_probe_op(VT_PROBES_KERNEL, r->rdx, r->r8, r->r9, r->r10)
+	r->rax = vt_hooks_ready() ? vt_probe_op(VT_PROBES_KERNEL, r->rdx, r->r8, r->r9, r->r10, &out)
 				  : (u64)VTICE_VMCALL_ENOSYS;
-	r->rdx = VT_READ_ONCE(vt_probes.hits);
+	r->rdx = out;
 	vt_advance_rip(exit);
 	return true;
 }
 
-int vt_probe_stub_op(u32 op, u64 a, u64 b, u64 c)
+int vt_probe_stub_op(u32 op, u64 a, u64 b, u64 c, u64 *out)
 {
+	u64 ignored;
+
 	if (!vt_hooks_ready())
 		return -VT_ENOSYS;
-	return (int)(s64)vt_probe_op(VT_PROBES_STUB, op, a, b, c);
+	return (int)(s64)vt_probe_op(VT_PROBES_STUB, op, a, b, c, out ? out : &ignored);
 }
 
 void vt_probe_stub_release(void)

@@ -46,13 +46,14 @@ void vt_probe_intercept(enum vt_intercept_holder holder, bool on);
 /*
  * The debugger's probes, through the stub (rsp_probes.c), every CPU
  * parked: op is a VTICE_VMCALL_PROBE_* with its R8-R10, gpas included
+ * (*out: RDX's answer, e.g. PROBE_COUNT's; out may be NULL)
  * (the caller walks the page tables). No INVEPT round is needed: each CPU
  * syncs its #BP intercept and flushes its views at its next VM entry
  * (hooks.c), before it runs a guest instruction. 0 or a negative errno;
  * -VT_EBUSY while the kernel side owns the probes, as the kernel side gets
  * while the stub does.
  */
-int vt_probe_stub_op(u32 op, u64 a, u64 b, u64 c);
+int vt_probe_stub_op(u32 op, u64 a, u64 b, u64 c, u64 *out);
 /* Detach: the stub's probes go with its debugger; the kernel side's stay. */
 void vt_probe_stub_release(void);
 /* Hits recorded since load, by whichever owner. */

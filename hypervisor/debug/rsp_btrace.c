@@ -232,8 +232,7 @@ static void vt_btrace_conf(struct vt_rsp *r, struct vt_rsp_cursor *c)
 /* qXfer:vtice-trace:read:CPU:OFF,LEN: the records themselves, oldest first. */
 static void vt_vtice_trace_read(struct vt_rsp *r, struct vt_rsp_cursor *c)
 {
-	u64 cpu, off, len, size, at;
-	struct vtice_record rec;
+	u64 cpu, off, len;
 
 	if (!vt_rsp_parse_hex(c, &cpu) || !vt_rsp_expect(c, ':') || !vt_rsp_xfer_window(r, c, &off, &len))
 		return;
@@ -241,23 +240,7 @@ static void vt_vtice_trace_read(struct vt_rsp *r, struct vt_rsp_cursor *c)
 		vt_rsp_error(r, 0x16);
 		return;
 	}
-	size = r->ops->btrace_count(r->ctx, (u32)cpu) * VT_REC_SIZE;
-	len /= 2;	/* escaping may double each byte */
-	if (!vt_rsp_xfer_begin(r, size, off, &len))
-		return;
-	for (at = off; at < off + len;) {
-		u64 in = at % VT_REC_SIZE, n = VT_REC_SIZE - in;
-
-		if (n > off + len - at)
-			n = off + len - at;
-		if (!r->ops->btrace_record(r->ctx, (u32)cpu, at / VT_REC_SIZE, &rec)) {
-			vt_rsp_reply_reset(r);
-			vt_rsp_error(r, 0x0e);
-			return;
-		}
-		vt_rsp_put_escaped(r, (const u8 *)&rec + in, (u32)n);
-		at += n;
-	}
+	vt_rsp_xfer_records(r, (u32)cpu, r->ops->btrace_count(r->ctx, (u32)cpu), r->ops->btrace_record, off, len);
 }
 
 bool vt_rsp_btrace(struct vt_rsp *r, struct vt_rsp_cursor *c)

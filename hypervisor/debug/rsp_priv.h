@@ -54,6 +54,12 @@ void vt_rsp_stop_reply(struct vt_rsp *r, const struct vt_dbg_stop *stop);
  */
 bool vt_rsp_xfer_window(struct vt_rsp *r, struct vt_rsp_cursor *c, u64 *off, u64 *len);
 bool vt_rsp_xfer_begin(struct vt_rsp *r, u64 size, u64 off, u64 *len);
+/*
+ * The reply to a qXfer read of count records (vtice_record, escaped),
+ * fetched one by one with read (E0e when one cannot be).
+ */
+typedef bool (*vt_rsp_record_fn)(void *ctx, u32 cpu, u64 index, struct vtice_record *out);
+void vt_rsp_xfer_records(struct vt_rsp *r, u32 cpu, u64 count, vt_rsp_record_fn read, u64 off, u64 len);
 
 /* rsp_btrace.c: Qbtrace and the qXfer objects of the branch trace; false: not one. */
 bool vt_rsp_btrace(struct vt_rsp *r, struct vt_rsp_cursor *c);

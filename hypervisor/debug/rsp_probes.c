@@ -12,6 +12,7 @@
  *   QVtice:probes:watch:ADDR,LEN,TYPE      a watch probe (enum vtice_probe_watch_type)
  *   QVtice:probes:off                      every probe removed
  *   qVtice:probes                          -> HITS (recorded since load)
+ *   qVtice:probes:counts                   -> N0,N1,... (COUNT's, per address, in ADD's order)
  *   qVtice:tsc                             -> KHZ (the TSC the records carry)
  *   qVtice:ring:CPU                        -> UNREAD,LOST (records)
  *   qXfer:vtice-ring:read:CPU:OFF,LEN      the unread records, oldest first
@@ -26,11 +27,9 @@
 #include <vtice/ioctl.h>
 #include <vtice/vmcall.h>
 
-#define VT_RSP_REC_SIZE	((u32)sizeof(struct vtice_record))
-
 static bool vt_probes_supported(struct vt_rsp *r)
 {
-	return r->ops->probe_op && r->ops->probe_hits && r->ops->tsc_khz && r->ops->ring_unread && r->ops->ring_record &&
+	return r->ops->probe_op && r->ops->probe_hits && r->ops->probe_count && r->ops->tsc_khz && r->ops->ring_unread && r->ops->ring_record &&
 	       r->ops->ring_consume;
 }
 
@@ -140,6 +139,19 @@ static int vt_probes_arming(struct vt_rsp *r, struct vt_rsp_cursor *c)
 	return -VT_EINVAL;
 }
 
+/* Each address's count, in ADD's order: at most VTICE_PROBES_MAX of 16 digits fit a reply. */
+static void vt_probes_counts(struct vt_rsp *r)
+{
+	u64 count;
+	u32 i;
+
+	for (i = 0; i < VTICE_PROBES_MAX && r->ops->probe_count(r->ctx, i, &count); i++) {
+		if (i)
+			vt_rsp_put(r, ",");
+		vt_rsp_put_hex(r, count);
+	}
+}
+
 /* CPU, for the ring packets: a CPU the target has, else E16. */
 static bool vt_ring_cpu(struct vt_rsp *r, struct vt_rsp_cursor *c, u64 *cpu)
 {
@@ -168,8 +180,7 @@ static void vt_ring_state(struct vt_rsp *r, struct vt_rsp_cursor *c)
 /* qXfer:vtice-ring:read:CPU:OFF,LEN: the unread records as one object. */
 static void vt_ring_read(struct vt_rsp *r, struct vt_rsp_cursor *c)
 {
-	u64 cpu, off, len, unread, lost, at;
-	struct vtice_record rec;
+	u64 cpu, off, len, unread, lost;
 
 	if (!vt_ring_cpu(r, c, &cpu) || !vt_rsp_expect(c, ':') || !vt_rsp_xfer_window(r, c, &off, &len))
 		return;
@@ -177,22 +188,7 @@ static void vt_ring_read(struct vt_rsp *r, struct vt_rsp_cursor *c)
 		vt_rsp_error(r, 0x16);
 		return;
 	}
-	len /= 2;	/* escaping may double each byte */
-	if (!vt_rsp_xfer_begin(r, unread * VT_RSP_REC_SIZE, off, &len))
-		return;
-	for (at = off; at < off + len;) {
-		u64 in = at % VT_RSP_REC_SIZE, n = VT_RSP_REC_SIZE - in;
-
-		if (n > off + len - at)
-			n = off + len - at;
-		if (!r->ops->ring_record(r->ctx, (u32)cpu, at / VT_RSP_REC_SIZE, &rec)) {
-			vt_rsp_reply_reset(r);
-			vt_rsp_error(r, 0x0e);
-			return;
-		}
-		vt_rsp_put_escaped(r, (const u8 *)&rec + in, (u32)n);
-		at += n;
-	}
+	vt_rsp_xfer_records(r, (u32)cpu, unread, r->ops->ring_record, off, len);
 }
 
 static void vt_ring_consume(struct vt_rsp *r, struct vt_rsp_cursor *c)
@@ -221,6 +217,8 @@ bool vt_rsp_probes(struct vt_rsp *r, struct vt_rsp_cursor *c)
 		vt_ring_state(r, c);
 	else if (vt_rsp_prefix(c, "qXfer:vtice-ring:read:"))
 		vt_ring_read(r, c);
+	else if (vt_rsp_prefix(c, "qVtice:probes:counts"))
+		vt_rsp_at_end(c) ? vt_probes_counts(r) : vt_rsp_error(r, 0x16);
 	else if (vt_rsp_prefix(c, "qVtice:tsc"))
 		vt_rsp_at_end(c) ? vt_rsp_put_hex(r, r->ops->tsc_khz(r->ctx)) : vt_rsp_error(r, 0x16);
 	else if (vt_rsp_prefix(c, "qVtice:probes"))

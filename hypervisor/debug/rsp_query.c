@@ -42,6 +42,30 @@ bool vt_rsp_xfer_begin(struct vt_rsp *r, u64 size, u64 off, u64 *len)
 	return true;
 }
 
+void vt_rsp_xfer_records(struct vt_rsp *r, u32 cpu, u64 count, vt_rsp_record_fn read, u64 off, u64 len)
+{
+	const u64 size = sizeof(struct vtice_record);
+	struct vtice_record rec;
+	u64 at;
+
+	len /= 2;	/* escaping may double each byte */
+	if (!vt_rsp_xfer_begin(r, count * size, off, &len))
+		return;
+	for (at = off; at < off + len;) {
+		u64 in = at % size, n = size - in;
+
+		if (n > off + len - at)
+			n = off + len - at;
+		if (!read(r->ctx, cpu, at / size, &rec)) {
+			vt_rsp_reply_reset(r);
+			vt_rsp_error(r, 0x0e);
+			return;
+		}
+		vt_rsp_put_escaped(r, (const u8 *)&rec + in, (u32)n);
+		at += n;
+	}
+}
+
 /* qXfer:features:read:ANNEX:OFFSET,LENGTH -> 'm' DATA (more) or 'l' DATA (last). */
 static void vt_xfer_features(struct vt_rsp *r, struct vt_rsp_cursor *c)
 {

@@ -178,12 +178,17 @@ static int vt_target_probe_op(void *ctx, u32 cpu, u32 op, u64 a, u64 b, u64 c)
 		/* PROBE_WATCH takes the page's frame, as the kernel side passes it. */
 		b = op == VTICE_VMCALL_PROBE_ADD ? gpa : gpa & ~(u64)(VT_PAGE_SIZE - 1);
 	}
-	return vt_probe_stub_op(op, a, b, c);
+	return vt_probe_stub_op(op, a, b, c, NULL);
 }
 
 static u64 vt_target_probe_hits(void *ctx)
 {
 	return vt_probe_hits();
+}
+
+static bool vt_target_probe_count(void *ctx, u32 index, u64 *count)
+{
+	return vt_probe_stub_op(VTICE_VMCALL_PROBE_COUNT, index, 0, 0, count) == 0;
 }
 
 static u64 vt_target_tsc_khz(void *ctx)
@@ -246,6 +251,7 @@ const struct vt_dbg_target_ops vt_stub_target_ops = {
 	.btrace_size = vt_target_btrace_size,
 	.probe_op = vt_target_probe_op,
 	.probe_hits = vt_target_probe_hits,
+	.probe_count = vt_target_probe_count,
 	.tsc_khz = vt_target_tsc_khz,
 	.ring_unread = vt_target_ring_unread,
 	.ring_record = vt_target_ring_record,

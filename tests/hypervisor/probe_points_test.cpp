@@ -461,6 +461,39 @@ TEST_F(ProbePoints, AFetchProgramsKeepDropsTheHitsItsComparisonRefuses)
 	}
 }
 
+// COUNT (ioctl.h): the hits that get that far are counted at their
+// address, in ADD's order, and nothing reaches the ring; KEEP still drops
+// those whose comparison fails, and they are not counted.
+TEST_F(ProbePoints, CountCountsTheHitsThatPassAtTheirAddressAndRecordsNone)
+{
+	start();
+	const uint64_t other = fn + 0x40;
+	put_code(fn, {0x0f, 0x1f, 0x44, 0x00, 0x00});
+	put_code(other, {0x0f, 0x1f, 0x44, 0x00, 0x00});
+	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_INTERCEPT, 1), VTICE_VMCALL_OK);
+	load_program(0, {op(VTICE_FETCH_COUNT)});	// COUNT alone: no accumulator needed
+	load_program(1, {op(VTICE_FETCH_ARG, 2),
+			 op(VTICE_FETCH_KEEP, VTICE_FETCH_INDEX_ARG(VTICE_FETCH_GT, VTICE_FETCH_INDEX_64), 4096),
+			 op(VTICE_FETCH_COUNT)});
+	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_ADD, fn, gpa_of(fn), 1), VTICE_VMCALL_OK);
+	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_ADD, other, gpa_of(other), 2), VTICE_VMCALL_OK);
+	vmcall(VTICE_VMCALL_PROBE_QUERY);
+	const uint64_t recorded_before = regs.rdx;	// since load: the other tests' too
+	for (uint64_t rdx : {10u, 5000u, 8192u}) {
+		regs.rdx = rdx;
+		EXPECT_EQ(hit(fn), VT_HOOK_HANDLED);
+		EXPECT_EQ(hit(other), VT_HOOK_HANDLED);
+	}
+	EXPECT_TRUE(records().empty()) << "counted, not recorded";
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_COUNT, 0), VTICE_VMCALL_OK);
+	EXPECT_EQ(regs.rdx, 3u) << "fn's three hits";
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_COUNT, 1), VTICE_VMCALL_OK);
+	EXPECT_EQ(regs.rdx, 2u) << "the two above 4096";
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_COUNT, 2), (uint64_t)VTICE_VMCALL_EINVAL) << "no third address";
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_QUERY), VTICE_VMCALL_OK);
+	EXPECT_EQ(regs.rdx, recorded_before) << "none recorded";
+}
+
 // Root runs only what it checked: a program is refused at ADD unless it
 // starts with ARG, RETVAL, CURTASK or REG and every op's argument, size and slot is in range, no
 // slot is written twice and there is at most one string.
@@ -482,7 +515,9 @@ TEST_F(ProbePoints, RootRefusesAFetchProgramItCannotBound)
 		{"slot 4", {arg0, op(VTICE_FETCH_VALUE, 4)}},
 		{"slot 1 twice", {arg0, op(VTICE_FETCH_VALUE, 1), op(VTICE_FETCH_VALUE, 1)}},
 		{"two strings", {arg0, op(VTICE_FETCH_STRING), arg0, op(VTICE_FETCH_STRING)}},
-		{"an unknown op", {arg0, op(11)}},
+		{"an unknown op", {arg0, op(12)}},
+		{"COUNT with an argument", {op(VTICE_FETCH_COUNT, 1)}},
+		{"an op after COUNT", {arg0, op(VTICE_FETCH_COUNT), op(VTICE_FETCH_VALUE, 0)}},
 		{"INDEX first", {op(VTICE_FETCH_INDEX, VTICE_FETCH_RDI, 8)}},
 		{"INDEX width 7", {arg0, op(VTICE_FETCH_INDEX, VTICE_FETCH_INDEX_ARG(VTICE_FETCH_RDI, 7), 8)}},
 		{"INDEX by 0 bytes", {arg0, op(VTICE_FETCH_INDEX, VTICE_FETCH_RDI, 0)}},
@@ -803,8 +838,8 @@ TEST_F(ProbePoints, TheStubAndTheKernelSideNeverArmOverEachOther)
 {
 	start();
 	put_code(fn, {0x0f, 0x1f, 0x44, 0x00, 0x00});
-	ASSERT_EQ(vt_probe_stub_op(VTICE_VMCALL_PROBE_INTERCEPT, 1, 0, 0), 0);
-	ASSERT_EQ(vt_probe_stub_op(VTICE_VMCALL_PROBE_ADD, fn, gpa_of(fn), 0), 0);
+	ASSERT_EQ(vt_probe_stub_op(VTICE_VMCALL_PROBE_INTERCEPT, 1, 0, 0, nullptr), 0);
+	ASSERT_EQ(vt_probe_stub_op(VTICE_VMCALL_PROBE_ADD, fn, gpa_of(fn), 0, nullptr), 0);
 	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_CLEAR), (uint64_t)VTICE_VMCALL_EBUSY) << "the stub's";
 	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_INTERCEPT, 1), (uint64_t)VTICE_VMCALL_EBUSY);
 	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_QUERY), VTICE_VMCALL_OK) << "counting is anyone's";
@@ -814,7 +849,7 @@ TEST_F(ProbePoints, TheStubAndTheKernelSideNeverArmOverEachOther)
 	EXPECT_EQ(mapped_frame(gpa_of(fn))[0x124], 0x0f) << "its breakpoint is gone with it";
 	EXPECT_FALSE(vt_hooks_intercepting(VT_INTERCEPT_PROBES));
 	arm(fn);	// the kernel side may now
-	EXPECT_EQ(vt_probe_stub_op(VTICE_VMCALL_PROBE_CLEAR, 0, 0, 0), -VT_EBUSY);
+	EXPECT_EQ(vt_probe_stub_op(VTICE_VMCALL_PROBE_CLEAR, 0, 0, 0, nullptr), -VT_EBUSY);
 	vt_probe_stub_release();
 	EXPECT_EQ(mapped_frame(gpa_of(fn))[0x124], 0xcc) << "a detach leaves the kernel side's probes";
 }

@@ -48,6 +48,7 @@ public:
 	std::vector<std::tuple<uint32_t, uint32_t, uint64_t, uint64_t, uint64_t>> probe_ops;
 	int probe_error = 0;
 	uint64_t probe_hits = 0;
+	std::vector<uint64_t> probe_counts;	// per address, COUNT's
 	std::deque<vtice_record> ring[kCpus];
 	uint64_t ring_lost[kCpus]{};
 
@@ -184,6 +185,12 @@ inline const vt_dbg_target_ops FakeMachine::ops = {
 		return self(ctx)->probe_error;
 	},
 	.probe_hits = [](void *ctx) -> u64 { return self(ctx)->probe_hits; },
+	.probe_count = [](void *ctx, u32 index, u64 *count) {
+		if (index >= self(ctx)->probe_counts.size())
+			return false;
+		*count = self(ctx)->probe_counts[index];
+		return true;
+	},
 	.tsc_khz = [](void *) -> u64 { return 2400000; },
 	.ring_unread = [](void *ctx, u32 cpu, u64 *unread, u64 *lost) {
 		if (cpu >= kCpus)

@@ -4,6 +4,7 @@
 // engine's own output.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -639,6 +640,17 @@ TEST_F(RspProbes, OffClearsThenDropsTheIntercept)
 						{0, VTICE_VMCALL_PROBE_INTERCEPT, 0, 0, 0}}));
 	EXPECT_EQ(ask("qVtice:probes"), "+" + frame("1234"));
 	EXPECT_EQ(ask("qVtice:tsc"), "+" + frame("249f00")) << "2.4 GHz in kHz";
+}
+
+TEST_F(RspProbes, CountsComeBackPerAddressInAddsOrder)
+{
+	EXPECT_EQ(ask("qVtice:probes:counts"), "+" + frame("")) << "no address armed";
+	m.probe_counts = {3, 0, 0x1234};
+	EXPECT_EQ(ask("qVtice:probes:counts"), "+" + frame("3,0,1234"));
+	m.probe_counts.assign(VTICE_PROBES_MAX, ~0ull);	// the longest reply there can be
+	std::string r = ask("qVtice:probes:counts");
+	EXPECT_EQ(std::count(r.begin(), r.end(), ','), VTICE_PROBES_MAX - 1) << r.size();
+	EXPECT_EQ(ask("qVtice:probes:countsx"), "+" + frame("E16"));
 }
 
 TEST_F(RspProbes, MalformedArmingIsRefusedAndReachesNothing)

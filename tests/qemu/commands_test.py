@@ -17,6 +17,9 @@ gdbstub, each checked against something vtice did not compute itself.
                 the guest stops ("Interrupted at", signal 2 from QEMU)
   set           $rax at a function's entry (dead there) and 8 bytes of the
                 unused padding after jiffies_64 read back as written
+  probe         refused on QEMU's stub, which arms no vtice probes, before
+                anything runs; --check still checks the program; the session
+                goes on (its registers read after it)
 """
 import os
 import re
@@ -133,8 +136,17 @@ def main():
         fail("SIGINT did not stop the target")
     if proc.returncode != 0 or "Interrupted at" not in out3:
         fail("SIGINT during continue: exit %d" % proc.returncode, out3, err3)
+    # probe needs the vtice hypervisor's stub: refused here, the session goes on.
+    run = subprocess.run([binary, "attach", "127.0.0.1:" + port, "--batch", "-", "--timeout", "60", "--no-cache",
+                          "--keep-going", "--symbols", syms_path],
+                         input="probe 'fn:vfs_read { @c = count(); }'\nprobe --check 'fn:vfs_read { @c = count(); }'\n"
+                               "info registers rip\ndetach\n", capture_output=True, text=True, timeout=120)
+    said = run.stdout + run.stderr
+    if ("arms no probes: probe needs the vtice hypervisor's stub" not in said or "program: OK: 1 probe" not in said
+            or not re.search(r"^rip\s+0x", run.stdout, re.M)):
+        fail("probe on QEMU's stub: want a refusal, a --check that passes, then the session", said)
     print("PASS: hbreak, conditional break (false passes, true stops), finish (rax=3), watch jiffies_64, "
-          "set $rax, memory write, vtop vs monitor xp, nexti over call %#x -> %#x, Ctrl-C interrupt" % (call_at, after))
+          "set $rax, memory write, vtop vs monitor xp, nexti over call %#x -> %#x, Ctrl-C interrupt, probe refused on QEMU's stub" % (call_at, after))
     return 0
 
 

@@ -260,6 +260,23 @@ static int vt_probes_arm_locked(struct file *file, const struct vtice_probes *re
 	return 0;
 }
 
+/*
+ * What each armed address's COUNT op counted (ADD's order: the request's).
+ * DISARM takes the counts away with the probes, so it answers with those
+ * read just before.
+ */
+static void vt_probes_counts(struct vtice_probes *req)
+{
+	u32 i;
+
+	memset(req->counted, 0, sizeof(req->counted));
+	if (req->op == VTICE_PROBES_ARM)
+		return;
+	for (i = 0; i < VTICE_PROBES_MAX; i++)
+		if (vt_probes_vmcall(VTICE_VMCALL_PROBE_COUNT, i, 0, 0, &req->counted[i]))
+			break;
+}
+
 static long vt_probes_ioctl(struct file *file, struct vtice_probes *req, void __user *uarg)
 {
 	u64 hits = 0;
@@ -270,6 +287,7 @@ static long vt_probes_ioctl(struct file *file, struct vtice_probes *req, void __
 	if (ret)
 		return ret;
 	mutex_lock(&vt_probes_lock);
+	vt_probes_counts(req);	/* before DISARM takes them away; ARM's are 0 */
 	if (req->op == VTICE_PROBES_ARM)
 		ret = vt_probes_arm_locked(file, req);
 	else if (req->op == VTICE_PROBES_DISARM && vt_probes_owner)

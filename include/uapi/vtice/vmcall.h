@@ -106,6 +106,8 @@ enum vtice_vmcall_probe_op {
 	 * program then (EINVAL).
 	 */
 	VTICE_VMCALL_PROBE_FETCH = 7,
+	/* R8 = an address's place in ADD's order: RDX = the hits its COUNT op counted. */
+	VTICE_VMCALL_PROBE_COUNT = 8,
 };
 
 enum vtice_vmcall_path_op {
