@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <sys/ioctl.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <optional>
@@ -141,6 +142,9 @@ public:
 				return probes.error();
 			totals.functions = true;
 			totals.probes = *probes;
+			if (auto req = arm_request(program, 0); req && count_in_root(program))
+				addrs_.assign(req->addrs, req->addrs + req->count);	// ADD's order: the counts'
+			counted_.assign(addrs_.size(), 0);
 			eprintf("vtice probe: %u probe points armed (hidden breakpoints and watched ranges)\n", *probes);
 		}
 		if (program.profile_hz)
@@ -159,10 +163,11 @@ public:
 			totals.samples = disarmed->samples - totals.samples;
 		}
 		if (totals.functions) {
-			auto hits = functions().disarm();
-			if (!hits)
-				return hits.error();
-			totals.hits = *hits - totals.hits;
+			auto disarmed = functions().disarm();
+			if (!disarmed)
+				return disarmed.error();
+			totals.hits = disarmed->hits - totals.hits;
+			keep_counts(*disarmed);
 		}
 		if (totals.syscalls) {
 			auto disarmed = syscalls_ioctl(dev_, path_, VTICE_SYSCALLS_DISARM);
@@ -174,7 +179,21 @@ public:
 		return {};
 	}
 
-	Result<std::vector<std::vector<vtice_record>>> drain() override { return drain_rings(rings_); }
+	Result<std::vector<std::vector<vtice_record>>> drain() override
+	{
+		if (!addrs_.empty())
+			if (auto now = functions().query())
+				keep_counts(*now);
+		return drain_rings(rings_);
+	}
+
+	std::vector<std::pair<std::uint64_t, std::uint64_t>> root_counts() const override
+	{
+		std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
+		for (std::size_t i = 0; i < addrs_.size(); i++)
+			out.emplace_back(addrs_[i], counted_[i]);
+		return out;
+	}
 	long poll_ms() const override { return 20; }
 	bool stop_requested() const override { return console::stop_requested(); }
 	void after_drain() override
@@ -191,6 +210,19 @@ private:
 	}
 
 	FunctionProbes functions() const { return FunctionProbes(dev_, path_); }
+
+	static bool count_in_root(const probes::CheckedProgram &program)
+	{
+		return std::any_of(program.program.probes.begin(), program.program.probes.end(),
+				   [](const probes::Probe &p) { return p.count_in_root; });
+	}
+
+	// A QUERY's or DISARM's counts of the addresses armed (none once disarmed: kept).
+	void keep_counts(const vtice_probes &answer)
+	{
+		for (std::size_t i = 0; i < addrs_.size() && i < VTICE_PROBES_MAX; i++)
+			counted_[i] = std::max(counted_[i], static_cast<std::uint64_t>(answer.counted[i]));
+	}
 
 	Result<void> arm_syscalls(const probes::CheckedProgram &program, RunTotals &totals)
 	{
@@ -229,6 +261,8 @@ private:
 	std::vector<std::unique_ptr<RecordRing>> rings_;
 	std::string path_;
 	std::function<void()> after_drain_;
+	std::vector<std::uint64_t> addrs_;	// armed, when some probe counts in root
+	std::vector<std::uint64_t> counted_;	// what root counted at each, as last asked
 };
 
 

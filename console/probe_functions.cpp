@@ -219,7 +219,8 @@ static_assert(static_cast<int>(probes::FetchCode::String) == VTICE_FETCH_STRING 
 	      static_cast<int>(probes::FetchCode::Curtask) == VTICE_FETCH_CURTASK &&
 	      static_cast<int>(probes::FetchCode::Reg) == VTICE_FETCH_REG &&
 	      static_cast<int>(probes::FetchCode::Index) == VTICE_FETCH_INDEX &&
-	      static_cast<int>(probes::FetchCode::Keep) == VTICE_FETCH_KEEP);
+	      static_cast<int>(probes::FetchCode::Keep) == VTICE_FETCH_KEEP &&
+	      static_cast<int>(probes::FetchCode::Count) == VTICE_FETCH_COUNT);
 static_assert(static_cast<int>(probes::IndexWidth::S32) == VTICE_FETCH_INDEX_S32 &&
 	      static_cast<int>(probes::IndexWidth::U8) == VTICE_FETCH_INDEX_U8 &&
 	      static_cast<int>(probes::KeepCmp::Eq) == VTICE_FETCH_EQ &&
@@ -263,6 +264,10 @@ Result<std::uint8_t> program_for(vtice_probes &req, const probes::Probe &probe)
 		return std::uint8_t{0};
 	if (auto n = add_program(req, probe.fetch))
 		return n;
+	if (probe.count_in_root)	// its tests cannot be dropped: its hits are never recorded
+		return probes::error_at(probe.pos, "more than " + std::to_string(VTICE_FETCH_PROGRAMS_MAX) +
+							   " fetch programs, this probe's count in root among them: root "
+							   "holds that many");
 	auto reads = without_root_tests(probe.fetch);
 	if (reads.empty())
 		return std::uint8_t{0};
@@ -357,8 +362,9 @@ Result<std::uint32_t> FunctionProbes::arm(vtice_probes &req)
 	if (ioctl(dev_.get(), VTICE_IOC_PROBES, &req) < 0) {
 		int err = errno;
 		if (err == EBUSY)
-			return make_error("another 'vtice probe' owns the function probes, or a watch: range shares a "
-					  "page with a hidden breakpoint (a page is watched or split, not both)");
+			return make_error("another 'vtice probe' owns the function probes (here, or through the debug "
+					  "stub: probe in vtice attach), or a watch: range shares a page with a hidden "
+					  "breakpoint (a page is watched or split, not both)");
 		if (err == EOPNOTSUPP)
 			return make_error(path_ + ": this CPU cannot hide breakpoints (no execute-only EPT): fn: probes "
 						  "need it");
@@ -373,18 +379,26 @@ Result<std::uint32_t> FunctionProbes::arm(vtice_probes &req)
 	return req.armed;
 }
 
-// QUERY or DISARM: the hits the hypervisor recorded since load.
-Result<std::uint64_t> FunctionProbes::hits_after(std::uint32_t op)
+// QUERY or DISARM: the hits recorded since load, what root counted.
+Result<vtice_probes> FunctionProbes::ask(std::uint32_t op)
 {
 	auto req = request<vtice_probes>();
 	req.op = op;
 	if (ioctl(dev_.get(), VTICE_IOC_PROBES, &req) < 0)
 		return ioctl_error(path_, "VTICE_IOC_PROBES", errno);
-	return req.hits;
+	return req;
 }
 
-Result<std::uint64_t> FunctionProbes::hits_so_far() { return hits_after(VTICE_PROBES_QUERY); }
+Result<std::uint64_t> FunctionProbes::hits_so_far()
+{
+	auto req = ask(VTICE_PROBES_QUERY);
+	if (!req)
+		return req.error();
+	return req->hits;
+}
 
-Result<std::uint64_t> FunctionProbes::disarm() { return hits_after(VTICE_PROBES_DISARM); }
+Result<vtice_probes> FunctionProbes::query() { return ask(VTICE_PROBES_QUERY); }
+
+Result<vtice_probes> FunctionProbes::disarm() { return ask(VTICE_PROBES_DISARM); }
 
 }  // namespace vtice::console

@@ -46,12 +46,14 @@ public:
 	FunctionProbes(const DeviceFd &dev, std::string path) : dev_(dev), path_(std::move(path)) {}
 	// Probes armed; each hit copies stack_bytes of the kernel stack (0: none).
 	Result<std::uint32_t> arm(const probes::CheckedProgram &program, std::uint32_t stack_bytes);
-	Result<std::uint64_t> disarm();	// hits the hypervisor recorded, since load
-	Result<std::uint64_t> hits_so_far();	// the same, armed or not
+	// hits: recorded since load; counted: per address, what root's COUNT counted.
+	Result<vtice_probes> disarm();
+	Result<vtice_probes> query();
+	Result<std::uint64_t> hits_so_far();	// recorded since load, armed or not
 
 private:
 	Result<std::uint32_t> arm(vtice_probes &req);
-	Result<std::uint64_t> hits_after(std::uint32_t op);
+	Result<vtice_probes> ask(std::uint32_t op);
 
 	const DeviceFd &dev_;
 	std::string path_;

@@ -56,7 +56,8 @@ void report_summary(const ProbeOptions &o, const probes::Runtime &rt, const Prob
 			std::to_string(totals.recorded) + " passed its filter";
 	if (totals.functions)
 		line += "; " + std::to_string(totals.probes) + " function probes recorded " +
-			std::to_string(totals.hits) + " hits";
+			std::to_string(totals.hits) + " hits" +
+			(totals.root_counted ? " and counted " + std::to_string(totals.root_counted) + " in root" : "");
 	if (totals.profile)
 		line += "; the hypervisor recorded " + std::to_string(totals.samples) + " samples";
 	eprintf("vtice probe: %s\n", line.c_str());
@@ -69,6 +70,7 @@ void report_summary(const ProbeOptions &o, const probes::Runtime &rt, const Prob
 		    ",\"returns_unpaired\":" + std::to_string(feed.stats().returns_unpaired) +
 		    ",\"trap_seen\":" + std::to_string(totals.seen) + ",\"trap_recorded\":" + std::to_string(totals.recorded) +
 		    ",\"fn_probes\":" + std::to_string(totals.probes) + ",\"fn_hits\":" + std::to_string(totals.hits) +
+		    ",\"root_counted\":" + std::to_string(totals.root_counted) +
 		    ",\"samples\":" + std::to_string(totals.samples));
 }
 
@@ -92,6 +94,34 @@ Result<void> write_folded(const std::string &path, const probes::CheckedProgram 
 }
 
 }  // namespace
+
+RootCountFeed::RootCountFeed(const probes::CheckedProgram &program)
+{
+	for (const probes::Probe &probe : program.program.probes) {
+		if (!probe.count_in_root)
+			continue;
+		for (const probes::ProbePoint &p : probe.points) {
+			if (p.kind == probes::PointKind::FnReturn)
+				for (std::uint64_t site : p.return_sites)
+					owner_[site] = &probe;
+			else
+				owner_[p.address] = &probe;
+		}
+	}
+}
+
+void RootCountFeed::feed(probes::Runtime &runtime, const std::vector<std::pair<std::uint64_t, std::uint64_t>> &counts)
+{
+	for (const auto &[address, count] : counts) {
+		auto probe = owner_.find(address);
+		std::uint64_t &seen = seen_[address];
+		if (probe == owner_.end() || count <= seen)
+			continue;
+		runtime.add_root_count(*probe->second, count - seen);
+		total_ += count - seen;
+		seen = count;
+	}
+}
 
 Result<ProbeOptions> parse_probe_options(const ParsedArgs &args)
 {
@@ -157,7 +187,14 @@ std::string describe_fetch(const probes::CheckedProgram &p)
 			strings += op.code == probes::FetchCode::String;
 			tests += op.code == probes::FetchCode::Keep;
 		}
-		text += "; at " + probe.points[0].text + (probe.points.size() > 1 ? " and the rest of its probe" : "") +
+		std::string where = "; at " + probe.points[0].text + (probe.points.size() > 1 ? " and the rest of its probe" : "");
+		if (probe.count_in_root) {
+			text += where + " root counts the hits" +
+				(tests ? " that pass " + std::to_string(tests) + " comparison" + (tests == 1 ? "" : "s") : "") +
+				" and records none (the map's count() is root's)";
+			continue;
+		}
+		text += where +
 			(tests ? " root tests " + std::to_string(tests) + " of the predicate's comparisons (a hit failing "
 				 "one is not recorded) and" : "") +
 			" root reads " + std::to_string(values) + " value" + (values == 1 ? "" : "s") +
@@ -211,6 +248,7 @@ int run_probe_program(const ProbeOptions &o, const probes::CheckedProgram &progr
 	probes::Output &out = json ? static_cast<probes::Output &>(*json) : text;
 	probes::Runtime runtime(program, out, o.max_entries);
 	ProbeFeed feed(runtime, naming.to_ns, naming.stack_text, naming.function_name);
+	RootCountFeed root_counts(program);
 	RunTotals totals;
 	if (source) {
 		if (auto armed = source->arm(program, totals); !armed) {
@@ -235,6 +273,7 @@ int run_probe_program(const ProbeOptions &o, const probes::CheckedProgram &progr
 				break;
 			}
 			feed.feed(*records);
+			root_counts.feed(runtime, source->root_counts());
 			source->after_drain();
 		}
 		runtime.tick(TscClock::now_ns());
@@ -244,6 +283,8 @@ int run_probe_program(const ProbeOptions &o, const probes::CheckedProgram &progr
 		auto disarmed = source->disarm(totals);
 		if (auto records = source->drain())
 			feed.feed(*records);
+		root_counts.feed(runtime, source->root_counts());
+		totals.root_counted = root_counts.total();
 		if (drain_error)
 			return fail(*drain_error);
 		if (!disarmed)

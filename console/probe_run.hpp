@@ -6,12 +6,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "args.hpp"
 #include "checker.hpp"
 #include "probe_feed.hpp"
+#include "runtime.hpp"
 #include "vtice/ioctl.h"
 #include "vtice/records.h"
 #include "vtice/result.hpp"
@@ -45,6 +47,7 @@ struct RunTotals {
 	std::uint64_t seen = 0, recorded = 0;	// SYSCALL/SYSRET the trap executed, and kept
 	std::uint32_t probes = 0;		// function probes armed
 	std::uint64_t hits = 0;			// their hits the hypervisor recorded
+	std::uint64_t root_counted = 0;		// their hits root counted instead (count_in_root)
 	std::uint64_t samples = 0;		// profile samples the hypervisor recorded
 };
 
@@ -64,6 +67,25 @@ public:
 	virtual bool stop_requested() const = 0;
 	// Called by the loop after each drain (a module came or went, say).
 	virtual void after_drain() {}
+	// What root counted for the probes that count there (count_in_root),
+	// per armed address, since arm(): as of the last drain, or of disarm().
+	virtual std::vector<std::pair<std::uint64_t, std::uint64_t>> root_counts() const { return {}; }
+};
+
+// The counts of a source's root_counts() as the program's maps take them:
+// each probe that counts in root gets what its addresses counted since the
+// last time.
+class RootCountFeed {
+public:
+	explicit RootCountFeed(const probes::CheckedProgram &program);
+	void feed(probes::Runtime &runtime, const std::vector<std::pair<std::uint64_t, std::uint64_t>> &counts);
+	bool any() const { return !owner_.empty(); }	// the program has such probes
+	std::uint64_t total() const { return total_; }	// hits counted in root so far
+
+private:
+	std::map<std::uint64_t, const probes::Probe *> owner_;	// address -> its probe
+	std::map<std::uint64_t, std::uint64_t> seen_;		// address -> its count fed so far
+	std::uint64_t total_ = 0;
 };
 
 // How the run names what its records hold: kstack's text, func's name,

@@ -1,5 +1,6 @@
 #include "probe_stub_source.hpp"
 
+#include <algorithm>
 #include <csignal>
 
 #include "hex.hpp"
@@ -34,6 +35,10 @@ Result<void> StubProbeSource::arm(const probes::CheckedProgram &program, RunTota
 	if (auto ok = target.arm_probes(*req); !ok)
 		return ok;
 	armed_ = true;
+	if (std::any_of(program.program.probes.begin(), program.program.probes.end(),
+			[](const probes::Probe &p) { return p.count_in_root; }))
+		addrs_.assign(req->addrs, req->addrs + req->count);
+	counted_.assign(addrs_.size(), 0);
 	totals.functions = true;
 	totals.probes = req->count + req->nr_watches;
 	totals.hits = *before;
@@ -49,6 +54,8 @@ Result<void> StubProbeSource::disarm(RunTotals &totals)
 		return ok;
 	if (!armed_)
 		return {};
+	if (auto ok = read_counts(); !ok)
+		return ok;
 	auto hits = session_.target().disarm_probes();
 	if (!hits)
 		return hits.error();
@@ -111,11 +118,34 @@ Result<std::vector<std::vector<vtice_record>>> StubProbeSource::drain()
 	auto rings = take_rings();
 	if (!rings)
 		return rings.error();
+	if (armed_)
+		if (auto ok = read_counts(); !ok)
+			return ok.error();
 	drains_++;
 	if (armed_ && !stop_requested())
 		if (auto ok = session_.resume(); !ok)
 			return ok.error();
 	return rings;
+}
+
+Result<void> StubProbeSource::read_counts()
+{
+	if (addrs_.empty())
+		return {};
+	auto counts = session_.target().probe_counts();
+	if (!counts)
+		return counts.error();
+	for (std::size_t i = 0; i < counted_.size() && i < counts->size(); i++)
+		counted_[i] = (*counts)[i];
+	return {};
+}
+
+std::vector<std::pair<std::uint64_t, std::uint64_t>> StubProbeSource::root_counts() const
+{
+	std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
+	for (std::size_t i = 0; i < addrs_.size(); i++)
+		out.emplace_back(addrs_[i], counted_[i]);
+	return out;
 }
 
 std::uint64_t StubProbeSource::to_ns(std::uint64_t tsc) const

@@ -23,6 +23,7 @@ public:
 	Result<void> arm(const probes::CheckedProgram &program, RunTotals &totals) override;
 	Result<void> disarm(RunTotals &totals) override;
 	Result<std::vector<std::vector<vtice_record>>> drain() override;
+	std::vector<std::pair<std::uint64_t, std::uint64_t>> root_counts() const override;
 	long poll_ms() const override { return drain_ms_; }
 	bool stop_requested() const override;
 
@@ -34,6 +35,7 @@ public:
 private:
 	Result<void> stop_machine();
 	Result<std::vector<std::vector<vtice_record>>> take_rings();
+	Result<void> read_counts();	// while stopped and armed
 
 	dbg::Session &session_;
 	long drain_ms_;
@@ -41,6 +43,8 @@ private:
 	bool stopped_elsewhere_ = false;	// a stop not of the run's making ended it
 	std::uint64_t tsc_khz_ = 0;
 	std::uint64_t drains_ = 0;
+	std::vector<std::uint64_t> addrs_;	// armed, when some probe counts in root
+	std::vector<std::uint64_t> counted_;	// what root counted at each, as last read
 };
 
 }  // namespace vtice::console

@@ -127,7 +127,7 @@ inline bool is_probe_hit_point(const ProbePoint &p)
 // One op of a fetch program: what root reads at a fn: probe's hit (the
 // ioctl's struct vtice_fetch_op; docs/probes.md).
 enum class FetchCode : std::uint8_t { End = 0, Arg = 1, Add = 2, Load = 3, Value = 4, String = 5, Retval = 6, Curtask = 7,
-				    Reg = 8, Index = 9, Keep = 10 };
+				    Reg = 8, Index = 9, Keep = 10, Count = 11 };
 // Index's arg: root's register number | how much of it is the index << 4
 // (VTICE_FETCH_INDEX_ARG: a 32-bit int's register has junk above it).
 enum class IndexWidth : std::uint8_t { Full = 0, S32, U32, S16, U16, S8, U8 };
@@ -154,6 +154,10 @@ struct Probe {
 	// fn: probes: what root reads at each hit for str() and reads through
 	// arguments (the checker's); empty: nothing
 	std::vector<FetchOp> fetch;
+	// Its body is one `@m = count()` and root tests all of its predicate:
+	// its fetch program ends in Count, and root counts its hits at their
+	// addresses instead of recording them (the checker's).
+	bool count_in_root = false;
 };
 
 struct Program {

@@ -506,11 +506,40 @@ private:
 	// probe there may want the hits this one's predicate drops).
 	void add_root_tests(Probe &probe)
 	{
-		if (!probe.predicate || !reads_memory() || !alone_at_its_points(probe))
+		if (!reads_memory() || !alone_at_its_points(probe))
 			return;
-		auto tests = root_tests(*probe.predicate, [this](const Expr &e) { return root_operand(e); },
-					kMaxFetchOps - probe.fetch.size());
-		probe.fetch.insert(probe.fetch.begin(), tests.begin(), tests.end());
+		std::size_t tested = 0;
+		if (probe.predicate) {
+			auto tests = root_tests(*probe.predicate, [this](const Expr &e) { return root_operand(e); },
+						kMaxFetchOps - probe.fetch.size(), &tested);
+			probe.fetch.insert(probe.fetch.begin(), tests.begin(), tests.end());
+		}
+		add_root_count(probe, tested);
+	}
+
+	// A probe alone at its points whose body is `@m = count()` (no key)
+	// and whose predicate root tests whole (its comparisons, tested conjuncts
+	// of them, and `comm == "NAME"` terms root's filter holds): root counts
+	// its hits and records none (docs/probes.md, "Where the work is done").
+	void add_root_count(Probe &probe, std::size_t tested)
+	{
+		if (probe.body.size() != 1 || !is_plain_count(probe.body[0]) || probe.fetch.size() >= kMaxFetchOps ||
+		    std::any_of(probe.fetch.begin(), probe.fetch.end(), [](const FetchOp &op) {
+			    return op.code == FetchCode::Value || op.code == FetchCode::String;
+		    }))
+			return;
+		std::size_t terms = probe.predicate ? conjunct_count(*probe.predicate) : 0;
+		std::size_t filtered = probe.predicate ? comm_conjuncts(*probe.predicate, out_.root_filter.comm) : 0;
+		if (tested + filtered != terms)
+			return;
+		probe.fetch.push_back({FetchCode::Count, 0, 0});
+		probe.count_in_root = true;
+	}
+
+	static bool is_plain_count(const Stmt &s)
+	{
+		return s.kind == StmtKind::Assign && s.keys.empty() && s.value && s.value->kind == ExprKind::Call &&
+		       s.value->text == "count" && s.value->kids.empty();
 	}
 
 	// An operand root computes exactly as the console will: an argument
@@ -1042,6 +1071,8 @@ Result<CheckedProgram> check_program(Program program, const SyscallLookup &looku
 		for (ProbePoint &p : probe.points)
 			if (auto ok = resolve_point(p, lookup); !ok)
 				return ok.error();
+	// First: a probe whose whole predicate root tests counts in root (add_root_count).
+	out.root_filter = common_root_filter(out.program, is_event_point);
 	if (auto ok = Checker(out, params, types).run(); !ok)
 		return ok.error();
 	for (const Probe &probe : out.program.probes)
@@ -1056,7 +1087,6 @@ Result<CheckedProgram> check_program(Program program, const SyscallLookup &looku
 							       std::to_string(out.profile_hz) + " came first");
 			out.profile_hz = p.profile_hz;
 		}
-	out.root_filter = common_root_filter(out.program, is_event_point);
 	out.profile_filter = common_root_filter(out.program, is_profile_point);
 	return out;
 }

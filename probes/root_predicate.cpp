@@ -50,25 +50,59 @@ std::vector<FetchOp> test_of(const Expr &e, const RootOperandOf &operand_of)
 	return root->ops;
 }
 
-void collect(const Expr &e, const RootOperandOf &operand_of, std::size_t room, std::vector<FetchOp> &out)
+// Calls fn on each term of e's top-level chain of &&, in order.
+void for_each_conjunct(const Expr &e, const std::function<void(const Expr &)> &fn)
 {
 	if (e.kind == ExprKind::Binary && e.text == "&&") {
-		collect(*e.kids[0], operand_of, room, out);
-		collect(*e.kids[1], operand_of, room, out);
+		for_each_conjunct(*e.kids[0], fn);
+		for_each_conjunct(*e.kids[1], fn);
 		return;
 	}
-	auto ops = test_of(e, operand_of);
-	if (!ops.empty() && out.size() + ops.size() <= room)
-		out.insert(out.end(), ops.begin(), ops.end());
+	fn(e);
+}
+
+bool is_comm_test(const Expr &e, const std::string &comm)
+{
+	if (e.kind != ExprKind::Binary || e.text != "==" || comm.empty())
+		return false;
+	for (int side = 0; side < 2; side++)
+		if (e.kids[side]->kind == ExprKind::Builtin && e.kids[side]->builtin == Builtin::Comm &&
+		    e.kids[1 - side]->kind == ExprKind::String && e.kids[1 - side]->text == comm)
+			return true;
+	return false;
 }
 
 }  // namespace
 
-std::vector<FetchOp> root_tests(const Expr &predicate, const RootOperandOf &operand_of, std::size_t room)
+std::vector<FetchOp> root_tests(const Expr &predicate, const RootOperandOf &operand_of, std::size_t room,
+				std::size_t *tested)
 {
 	std::vector<FetchOp> out;
-	collect(predicate, operand_of, room, out);
+	std::size_t n = 0;
+	for_each_conjunct(predicate, [&](const Expr &e) {
+		auto ops = test_of(e, operand_of);
+		if (ops.empty() || out.size() + ops.size() > room)
+			return;
+		out.insert(out.end(), ops.begin(), ops.end());
+		n++;
+	});
+	if (tested)
+		*tested = n;
 	return out;
+}
+
+std::size_t conjunct_count(const Expr &predicate)
+{
+	std::size_t n = 0;
+	for_each_conjunct(predicate, [&](const Expr &) { n++; });
+	return n;
+}
+
+std::size_t comm_conjuncts(const Expr &predicate, const std::string &comm)
+{
+	std::size_t n = 0;
+	for_each_conjunct(predicate, [&](const Expr &e) { n += is_comm_test(e, comm); });
+	return n;
 }
 
 }  // namespace vtice::probes

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "ast.hpp"
@@ -27,6 +28,14 @@ using RootOperandOf = std::function<std::optional<RootOperand>(const Expr &)>;
 
 // Each testable conjunct's ops then its KEEP, in the predicate's order, as
 // long as they fit in room ops; the others are left to the console.
-std::vector<FetchOp> root_tests(const Expr &predicate, const RootOperandOf &operand_of, std::size_t room);
+// *tested (if given): how many conjuncts those ops test.
+std::vector<FetchOp> root_tests(const Expr &predicate, const RootOperandOf &operand_of, std::size_t room,
+				std::size_t *tested = nullptr);
+
+// The terms of the predicate's top-level chain of &&.
+std::size_t conjunct_count(const Expr &predicate);
+// Those of them that are `comm == "NAME"` (either way round): what root's
+// comm filter tests exactly when its comm is NAME.
+std::size_t comm_conjuncts(const Expr &predicate, const std::string &comm);
 
 }  // namespace vtice::probes

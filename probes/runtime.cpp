@@ -96,6 +96,18 @@ void Runtime::fire_points(PointKind kind, const Fired &base)
 			}
 }
 
+void Runtime::add_root_count(const Probe &probe, std::uint64_t n)
+{
+	if (exited_ || !n || !probe.count_in_root)
+		return;
+	const Stmt &s = probe.body[0];
+	Cell *cell = maps_.update(program_.map_index(s.map), Key{});
+	if (!cell)
+		return;
+	cell->count += static_cast<std::int64_t>(n);
+	stats_.fired += n;
+}
+
 void Runtime::run_probe(const Probe &probe, const Fired &fired)
 {
 	if (probe.predicate && eval_int(*probe.predicate, fired) == 0)

@@ -622,6 +622,26 @@ Result<std::uint64_t> RspTarget::probe_hits()
 	return query_number("qVtice:probes");
 }
 
+Result<std::vector<std::uint64_t>> RspTarget::probe_counts()
+{
+	if (!features_.probes)
+		return Target::probe_counts();
+	auto reply = client_.request("qVtice:probes:counts");
+	if (!reply)
+		return make_error("qVtice:probes:counts: " + reply.error().message);
+	std::vector<std::uint64_t> counts;
+	std::string_view rest = *reply;
+	while (!rest.empty()) {
+		std::size_t comma = rest.find(',');
+		auto value = parse_hex_u64(rest.substr(0, comma));
+		if (!value)
+			return reply_error("qVtice:probes:counts", *reply);
+		counts.push_back(*value);
+		rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+	}
+	return counts;
+}
+
 Result<std::uint64_t> RspTarget::tsc_khz()
 {
 	if (!features_.probes)

@@ -403,7 +403,7 @@ TEST(ProbeLanguage, RefusesWhatAProfileProbeCannotDo)
 TEST(ProbeLanguage, StrReadsOneArgumentsStringPerFunction)
 {
 	CheckedProgram p = accepted("fn:do_sys_openat2 /comm == \"cat\"/ { printf(\"%s\\n\", str(arg1)); "
-				    "@[str(arg1)] = count(); } fn:vfs_read { @n = count(); }");
+				    "@[str(arg1)] = count(); } fn:vfs_read { @n = sum(arg2); }");
 	using vtice::probes::FetchCode;
 	using Ops = std::vector<vtice::probes::FetchOp>;
 	const Ops copy_arg1{{FetchCode::Arg, 1, 0}, {FetchCode::String, 0, 0}};
@@ -528,21 +528,58 @@ TEST(ProbeLanguage, RootTestsThePredicatesComparisonsItComputesExactly)
 		return FetchOp{FetchCode::Keep, static_cast<std::uint8_t>(how), imm};	// the whole register
 	};
 	const std::vector<FetchOp> above_4k = {{FetchCode::Arg, 2, 0}, keep(KeepCmp::Gt, 4096)};
-	EXPECT_EQ(tests_of("fn:vfs_read /arg2 > 4096 && comm == \"dd\"/ { @ = count(); }"), above_4k);
-	EXPECT_EQ(tests_of("fn:vfs_read /4096 < arg2/ { @ = count(); }"), above_4k) << "the constant first, turned round";
-	EXPECT_EQ(tests_of("addr:vfs_read+4 /reg(\"rsi\") != -1 && reg(\"r12\") <= 7/ { @ = count(); }"),
+	EXPECT_EQ(tests_of("fn:vfs_read /arg2 > 4096 && comm == \"dd\"/ { @ = sum(cpu); }"), above_4k);
+	EXPECT_EQ(tests_of("fn:vfs_read /4096 < arg2/ { @ = sum(cpu); }"), above_4k) << "the constant first, turned round";
+	EXPECT_EQ(tests_of("addr:vfs_read+4 /reg(\"rsi\") != -1 && reg(\"r12\") <= 7/ { @ = sum(cpu); }"),
 		  (std::vector<FetchOp>{{FetchCode::Reg, 1, 0}, keep(KeepCmp::Ne, -1),
 					{FetchCode::Reg, 12, 0}, keep(KeepCmp::Le, 7)}));	// RSI, R12
-	EXPECT_EQ(tests_of("fn:vfs_read:return /reg(\"rax\") < 0/ { @ = count(); }"),
+	EXPECT_EQ(tests_of("fn:vfs_read:return /reg(\"rax\") < 0/ { @ = sum(cpu); }"),
 		  (std::vector<FetchOp>{{FetchCode::Reg, 6, 0}, keep(KeepCmp::Lt, 0)}));
 	for (const char *console_only : {
-		     "fn:vfs_read /arg2 > 4096 || pid == 1/ { @ = count(); }",	// not a chain of &&
-		     "fn:vfs_read /arg2 > 0x100000000/ { @ = count(); }",	// past 32 bits
-		     "fn:vfs_read /arg2 + 1 > 2/ { @ = count(); }",		// arithmetic
-		     "fn:vfs_read /arg2 > arg1/ { @ = count(); }",		// no constant
-		     "addr:vfs_read+4 /reg(\"rip\") == 5/ { @ = count(); }",	// not a general register
-		     "syscall:read /arg2 > 10/ { @ = count(); }",		// no fetch program there
-		     "fn:vfs_read /arg2 > 4096/ { @ = count(); } fn:vfs_read { @all = count(); }",	// not alone
+		     "fn:vfs_read /arg2 > 4096 || pid == 1/ { @ = sum(cpu); }",	// not a chain of &&
+		     "fn:vfs_read /arg2 > 0x100000000/ { @ = sum(cpu); }",	// past 32 bits
+		     "fn:vfs_read /arg2 + 1 > 2/ { @ = sum(cpu); }",		// arithmetic
+		     "fn:vfs_read /arg2 > arg1/ { @ = sum(cpu); }",		// no constant
+		     "addr:vfs_read+4 /reg(\"rip\") == 5/ { @ = sum(cpu); }",	// not a general register
+		     "syscall:read /arg2 > 10/ { @ = sum(cpu); }",		// no fetch program there
+		     "fn:vfs_read /arg2 > 4096/ { @ = sum(cpu); } fn:vfs_read { @all = sum(cpu); }",	// not alone
 	     })
 		EXPECT_EQ(tests_of(console_only), std::vector<FetchOp>{}) << console_only;
+}
+
+// Where root tests a probe's whole predicate and its body is `@m = count()`
+// (no key), root counts its hits and records none: its program ends in
+// COUNT. Anything root cannot decide exactly keeps the hits coming.
+TEST(ProbeLanguage, RootCountsAProbeWhosePredicateItTestsWhole)
+{
+	auto counted = [](const std::string &source) {
+		auto p = accepted(source);
+		const Probe &probe = p.program.probes.at(0);
+		EXPECT_EQ(probe.count_in_root, !probe.fetch.empty() && probe.fetch.back().code == FetchCode::Count)
+			<< source;
+		return probe.count_in_root;
+	};
+	for (const char *root : {
+		     "fn:vfs_read { @ = count(); }",
+		     "fn:vfs_read /comm == \"dd\"/ { @reads = count(); }",	// root's comm filter is exact
+		     "fn:vfs_read /\"dd\" == comm && arg2 > 4096/ { @ = count(); }",
+		     "fn:vfs_fsync_range:return /retval < 0/ { @fails = count(); }",
+		     "addr:vfs_read+4 /reg(\"rsi\") != 0/ { @ = count(); }",
+	     })
+		EXPECT_TRUE(counted(root)) << root;
+	for (const char *console : {
+		     "fn:vfs_read { @[comm] = count(); }",				// a key
+		     "fn:vfs_read { @ = sum(cpu); }",					// not count()
+		     "fn:vfs_read { @ = count(); printf(\"x\\n\"); }",			// more than the count
+		     "fn:vfs_read /pid == 4/ { @ = count(); }",				// root's pid filter takes tgids too
+		     "fn:vfs_read /arg2 > 4096 || arg2 < 3/ { @ = count(); }",		// not a chain of &&
+		     "fn:vfs_read /comm == \"dd\"/ { @ = count(); } syscall:read { @s = count(); }",	// no filter for it
+		     "fn:vfs_read { @ = count(); } fn:vfs_read { @b = count(); }",	// not alone
+		     "watch:w:jiffies_64:8 { @ = count(); }",				// no program at a watch
+	     })
+		EXPECT_FALSE(counted(console)) << console;
+	auto p = accepted("fn:vfs_read /comm == \"dd\" && arg2 > 4096/ { @ = count(); }");
+	EXPECT_EQ(p.program.probes[0].fetch,
+		  (std::vector<FetchOp>{{FetchCode::Arg, 2, 0}, {FetchCode::Keep, static_cast<std::uint8_t>(KeepCmp::Gt), 4096},
+					{FetchCode::Count, 0, 0}}));
 }
