@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <memory>
+#include <set>
 
 #include "diagnostic.hpp"
 #include "hex.hpp"
@@ -264,10 +266,8 @@ Result<std::uint8_t> program_for(vtice_probes &req, const probes::Probe &probe)
 		return std::uint8_t{0};
 	if (auto n = add_program(req, probe.fetch))
 		return n;
-	if (probe.count_in_root)	// its tests cannot be dropped: its hits are never recorded
-		return probes::error_at(probe.pos, "more than " + std::to_string(VTICE_FETCH_PROGRAMS_MAX) +
-							   " fetch programs, this probe's count in root among them: root "
-							   "holds that many");
+	if (probe.count_in_root)	// recorded instead: the console counts them (RootCountFeed sees 0 here)
+		return std::uint8_t{0};
 	auto reads = without_root_tests(probe.fetch);
 	if (reads.empty())
 		return std::uint8_t{0};
@@ -317,6 +317,35 @@ Result<void> add_breakpoint(vtice_probes &req, const probes::ProbePoint &point, 
 
 }  // namespace
 
+namespace {
+
+// Where a hidden breakpoint point is armed: a fn:NAME:return's RETs, else its address.
+std::vector<std::uint64_t> breakpoint_addresses(const probes::ProbePoint &point)
+{
+	if (point.kind == probes::PointKind::FnReturn)
+		return point.return_sites;
+	if (point.kind == probes::PointKind::FnEntry || point.kind == probes::PointKind::Addr)
+		return {point.address};
+	return {};
+}
+
+// Addresses more than one probe is armed at (fn:F and addr:F+4 on a kernel
+// with IBT). A probe counted in root records its hits there instead, for
+// the console to count: root's COUNT would take the other probe's hits too.
+std::set<std::uint64_t> shared_addresses(const probes::CheckedProgram &program)
+{
+	std::map<std::uint64_t, const probes::Probe *> first;
+	std::set<std::uint64_t> shared;
+	for (const auto &probe : program.program.probes)
+		for (const auto &point : probe.points)
+			for (std::uint64_t address : breakpoint_addresses(point))
+				if (!first.emplace(address, &probe).second && first[address] != &probe)
+					shared.insert(address);
+	return shared;
+}
+
+}  // namespace
+
 Result<vtice_probes> arm_request(const probes::CheckedProgram &program, std::uint32_t stack_bytes)
 {
 	auto req = request<vtice_probes>();
@@ -326,6 +355,7 @@ Result<vtice_probes> arm_request(const probes::CheckedProgram &program, std::uin
 	req.pid = program.root_filter.pid;
 	std::memcpy(req.comm, program.root_filter.comm.data(),
 		    std::min(program.root_filter.comm.size(), sizeof(req.comm) - 1));
+	std::set<std::uint64_t> shared = shared_addresses(program);
 	for (const auto &probe : program.program.probes) {
 		auto fetch = program_for(req, probe);
 		if (!fetch)
@@ -336,14 +366,11 @@ Result<vtice_probes> arm_request(const probes::CheckedProgram &program, std::uin
 					return ok.error();
 				continue;
 			}
-			std::vector<std::uint64_t> addresses;
-			if (point.kind == probes::PointKind::FnReturn)
-				addresses = point.return_sites;
-			else if (point.kind == probes::PointKind::FnEntry || point.kind == probes::PointKind::Addr)
-				addresses = {point.address};
-			for (std::uint64_t address : addresses)
-				if (auto ok = add_breakpoint(req, point, address, *fetch); !ok)
+			for (std::uint64_t address : breakpoint_addresses(point)) {
+				std::uint8_t runs = probe.count_in_root && shared.count(address) ? 0 : *fetch;
+				if (auto ok = add_breakpoint(req, point, address, runs); !ok)
 					return ok.error();
+			}
 		}
 	}
 	return req;

@@ -12,6 +12,7 @@
 #include "diagnostic.hpp"
 #include "probe_functions.hpp"
 #include "probe_params.hpp"
+#include "probe_run.hpp"
 
 using namespace vtice;
 
@@ -98,12 +99,30 @@ TEST_F(ProbeArmRequest, AProbeThatReadsNothingLeavesTheOthersProgramInPlace)
 // address: one written differently that lands there is refused.
 TEST_F(ProbeArmRequest, AProbeTestedInRootSharesItsAddressWithNoOther)
 {
-	auto why = refusal("fn:vfs_read /arg2 > 4096/ { @big = count(); }\n"
-			   "addr:vfs_read+4 { @all = count(); }");
+	auto why = refusal("fn:vfs_read /arg2 > 4096/ { @big = sum(arg2); }\n"
+			   "addr:vfs_read+4 { @all = sum(cpu); }");
 	EXPECT_NE(why.find("program:2:1: error: addr:vfs_read+4 is 0xffffffff81234564, where another probe's "
 			   "predicate is tested in root"),
 		  std::string::npos)
 		<< why;
+}
+
+// Two probes counted in root (@n = count()) that land on one address: root
+// would count the one's hits for both, so both are recorded there and the
+// console counts them.
+TEST_F(ProbeArmRequest, ProbesCountedInRootAtOneAddressAreRecordedThere)
+{
+	auto program = resolved("fn:vfs_read /arg2 > 4096/ { @big = count(); }\n"
+				"addr:vfs_read+4 { @all = count(); }");
+	ASSERT_TRUE(program.program.probes[0].count_in_root && program.program.probes[1].count_in_root);
+	auto req = console::arm_request(program, 0);
+	ASSERT_TRUE(req.ok()) << req.error().message;
+	EXPECT_EQ(req->count, 1u);
+	EXPECT_EQ(req->program[0], 0u) << "no COUNT, no test: every hit recorded";
+	auto alone = console::arm_request(resolved("fn:vfs_read /arg2 > 4096/ { @big = count(); }"), 0);
+	ASSERT_TRUE(alone.ok());
+	EXPECT_EQ(alone->program[0], 1u);
+	EXPECT_EQ(alone->fetch[0][2].code, VTICE_FETCH_COUNT) << "alone, root counts it";
 }
 
 // Root holds 8 fetch programs: past them, a probe whose program only
@@ -125,4 +144,38 @@ TEST_F(ProbeArmRequest, PastRootsProgramsAPredicateIsLeftToTheConsole)
 	EXPECT_EQ(req->nr_programs, 8u);
 	EXPECT_EQ(req->program[8], 0u) << "the ninth probe's test stays with the console";
 	EXPECT_EQ(req->program[7], 8u);
+}
+
+namespace {
+
+class NoOutput : public probes::Output {
+public:
+	void text(std::string_view) override {}
+	void map(const probes::MapInfo &info, const probes::MapEntries &entries) override
+	{
+		maps += probes::format_map_text(info, entries);
+	}
+	std::string maps;
+};
+
+}  // namespace
+
+// Root's counts are running totals per address: the run adds what each
+// address counted since the last look to the probe armed there, and
+// ignores addresses no probe counting in root owns.
+TEST_F(ProbeArmRequest, RootCountsFeedTheirProbesMapByTheirGrowth)
+{
+	auto program = resolved("fn:vfs_read { @n = count(); }");
+	ASSERT_TRUE(program.program.probes[0].count_in_root);
+	NoOutput out;
+	probes::Runtime runtime(program, out);
+	runtime.begin(0);
+	console::RootCountFeed feed(program);
+	EXPECT_TRUE(feed.any());
+	feed.feed(runtime, {{kVfsReadBody, 3}});
+	feed.feed(runtime, {{kVfsReadBody, 5}, {kVfsReadBody + 0x100, 9}});
+	feed.feed(runtime, {{kVfsReadBody, 5}});
+	EXPECT_EQ(feed.total(), 5u);
+	runtime.finish(1);
+	EXPECT_EQ(out.maps, "@n: 5\n");
 }

@@ -390,7 +390,9 @@ TEST(ProbeTypedReads, RootTestsTypedComparisonsAtTheConsolesWidth)
 		EXPECT_EQ(negative.program.probes.at(0).fetch,
 			  (std::vector<FetchOp>{{FetchCode::Retval, 0, 0},
 						{FetchCode::Keep, cut(vtice::probes::KeepCmp::Lt, vtice::probes::IndexWidth::S32),
-						 0}}));
+						 0},
+						{FetchCode::Count, 0, 0}}))
+			<< "its whole predicate tested, the count is root's";
 	}
 }
 

@@ -531,3 +531,28 @@ TEST(ProbeRuntime, WatchHitsFireThePointsTheirByteAndAccessMatch)
 			      // keys are signed 64-bit: 0xffff888000001004 - 2^64 (python3)
 			      "@r[-131391639515132]: 1\n@r[-131391639515131]: 1\n");
 }
+
+// A probe counted in root: root's counts add to its map as that many
+// hits would, a record that comes anyway (an address root records at)
+// counts once more, and nothing is added after exit().
+TEST(ProbeRuntime, RootCountsAddToTheMapAsThatManyHits)
+{
+	auto c = compile_program("fn:vfs_read { @reads = count(); } syscall:getpid { exit(); }", test_syscalls());
+	ASSERT_TRUE(c.ok()) << format_diagnostic("", c.error());
+	const Probe &counted = c->program.probes[0];
+	ASSERT_TRUE(counted.count_in_root);
+	c->program.probes[0].points[0].address = 0xffffffff81234560ull;
+	Captured out;
+	Runtime runtime(*c, out, kDefaultMaxMapEntries);
+	runtime.begin(0);
+	runtime.add_root_count(counted, 5);
+	ProbeEvent ev = enter(0, "cat", 7, 1);
+	ev.kind = PointKind::FnEntry;
+	ev.address = 0xffffffff81234560ull;
+	runtime.on_event(ev);
+	EXPECT_EQ(runtime.stats().fired, 6u);
+	runtime.on_event(enter(39, "cat", 7, 2));	// getpid: exit()
+	runtime.add_root_count(counted, 100);
+	runtime.finish(3);
+	EXPECT_EQ(out.maps_, "@reads: 6\n");
+}

@@ -707,6 +707,10 @@ def vtice_probe_phase(fig):
     check("vtice-probe-count", want is not None and got is not None and int(got.group(1)) == int(want),
           "fn:vfs_read counted %s reads of comm vtstubprobe through the stub; the guest's sys_enter_read "
           "tracepoint counted %s" % (got.group(1) if got else "no", want))
+    in_root = re.search(r"and counted (\d+) in root", text)
+    check("vtice-probe-root-count", want is not None and in_root is not None and in_root.group(1) == want,
+          "root counted %s of the reads itself (COUNT: none of them crossed the line as a record)"
+          % (in_root.group(1) if in_root else "none"))
     opens = re.findall(r"^open (.*)$", text, re.M)
     ostype = "/proc/sys/kernel/ostype"
     check("vtice-probe-args", opens == [ostype] * 20 + ["/dev/null"],
