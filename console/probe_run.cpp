@@ -272,8 +272,10 @@ int run_probe_program(const ProbeOptions &o, const probes::CheckedProgram &progr
 				drain_error = records.error();
 				break;
 			}
-			feed.feed(*records);
+			// Root's counts first: they run up to this drain, and an exit() among
+			// the records must not leave out the hits root counted before it.
 			root_counts.feed(runtime, source->root_counts());
+			feed.feed(*records);
 			source->after_drain();
 		}
 		runtime.tick(TscClock::now_ns());
@@ -281,9 +283,10 @@ int run_probe_program(const ProbeOptions &o, const probes::CheckedProgram &progr
 	}
 	if (source) {
 		auto disarmed = source->disarm(totals);
-		if (auto records = source->drain())
-			feed.feed(*records);
+		auto records = source->drain();
 		root_counts.feed(runtime, source->root_counts());
+		if (records)
+			feed.feed(*records);
 		totals.root_counted = root_counts.total();
 		if (drain_error)
 			return fail(*drain_error);
