@@ -145,6 +145,7 @@ public:
 			if (auto req = arm_request(program, 0); req && count_in_root(program))
 				addrs_.assign(req->addrs, req->addrs + req->count);	// ADD's order: the counts'
 			counted_.assign(addrs_.size(), 0);
+			counting_ = !addrs_.empty();
 			eprintf("vtice probe: %u probe points armed (hidden breakpoints and watched ranges)\n", *probes);
 		}
 		if (program.profile_hz)
@@ -168,6 +169,7 @@ public:
 				return disarmed.error();
 			totals.hits = disarmed->hits - totals.hits;
 			keep_counts(*disarmed);
+			counting_ = false;	// the counts went with the probes: these are the last
 		}
 		if (totals.syscalls) {
 			auto disarmed = syscalls_ioctl(dev_, path_, VTICE_SYSCALLS_DISARM);
@@ -181,19 +183,13 @@ public:
 
 	Result<std::vector<std::vector<vtice_record>>> drain() override
 	{
-		if (!addrs_.empty())
+		if (counting_)
 			if (auto now = functions().query())
 				keep_counts(*now);
 		return drain_rings(rings_);
 	}
 
-	std::vector<std::pair<std::uint64_t, std::uint64_t>> root_counts() const override
-	{
-		std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
-		for (std::size_t i = 0; i < addrs_.size(); i++)
-			out.emplace_back(addrs_[i], counted_[i]);
-		return out;
-	}
+	RootCounts root_counts() const override { return pair_counts(addrs_, counted_); }
 	long poll_ms() const override { return 20; }
 	bool stop_requested() const override { return console::stop_requested(); }
 	void after_drain() override
@@ -217,11 +213,11 @@ private:
 				   [](const probes::Probe &p) { return p.count_in_root; });
 	}
 
-	// A QUERY's or DISARM's counts of the addresses armed (none once disarmed: kept).
+	// A QUERY's or DISARM's counts of the addresses armed (running totals).
 	void keep_counts(const vtice_probes &answer)
 	{
 		for (std::size_t i = 0; i < addrs_.size() && i < VTICE_PROBES_MAX; i++)
-			counted_[i] = std::max(counted_[i], static_cast<std::uint64_t>(answer.counted[i]));
+			counted_[i] = answer.counted[i];
 	}
 
 	Result<void> arm_syscalls(const probes::CheckedProgram &program, RunTotals &totals)
@@ -263,6 +259,7 @@ private:
 	std::function<void()> after_drain_;
 	std::vector<std::uint64_t> addrs_;	// armed, when some probe counts in root
 	std::vector<std::uint64_t> counted_;	// what root counted at each, as last asked
+	bool counting_ = false;			// armed, with addresses that count
 };
 
 

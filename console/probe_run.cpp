@@ -95,6 +95,14 @@ Result<void> write_folded(const std::string &path, const probes::CheckedProgram 
 
 }  // namespace
 
+RootCounts pair_counts(const std::vector<std::uint64_t> &addresses, const std::vector<std::uint64_t> &counts)
+{
+	RootCounts out;
+	for (std::size_t i = 0; i < addresses.size() && i < counts.size(); i++)
+		out.emplace_back(addresses[i], counts[i]);
+	return out;
+}
+
 RootCountFeed::RootCountFeed(const probes::CheckedProgram &program)
 {
 	for (const probes::Probe &probe : program.program.probes) {
@@ -110,7 +118,7 @@ RootCountFeed::RootCountFeed(const probes::CheckedProgram &program)
 	}
 }
 
-void RootCountFeed::feed(probes::Runtime &runtime, const std::vector<std::pair<std::uint64_t, std::uint64_t>> &counts)
+void RootCountFeed::feed(probes::Runtime &runtime, const RootCounts &counts)
 {
 	for (const auto &[address, count] : counts) {
 		auto probe = owner_.find(address);

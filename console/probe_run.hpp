@@ -51,6 +51,9 @@ struct RunTotals {
 	std::uint64_t samples = 0;		// profile samples the hypervisor recorded
 };
 
+// What root counted itself (probes::Probe::count_in_root): (address, running total) pairs.
+using RootCounts = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
+
 // Where the probes are armed and their records come from.
 class ProbeSource {
 public:
@@ -69,8 +72,11 @@ public:
 	virtual void after_drain() {}
 	// What root counted for the probes that count there (count_in_root),
 	// per armed address, since arm(): as of the last drain, or of disarm().
-	virtual std::vector<std::pair<std::uint64_t, std::uint64_t>> root_counts() const { return {}; }
+	virtual RootCounts root_counts() const { return {}; }
 };
+
+// Addresses and their counts, side by side.
+RootCounts pair_counts(const std::vector<std::uint64_t> &addresses, const std::vector<std::uint64_t> &counts);
 
 // The counts of a source's root_counts() as the program's maps take them:
 // each probe that counts in root gets what its addresses counted since the
@@ -78,7 +84,7 @@ public:
 class RootCountFeed {
 public:
 	explicit RootCountFeed(const probes::CheckedProgram &program);
-	void feed(probes::Runtime &runtime, const std::vector<std::pair<std::uint64_t, std::uint64_t>> &counts);
+	void feed(probes::Runtime &runtime, const RootCounts &counts);
 	bool any() const { return !owner_.empty(); }	// the program has such probes
 	std::uint64_t total() const { return total_; }	// hits counted in root so far
 

@@ -140,13 +140,7 @@ Result<void> StubProbeSource::read_counts()
 	return {};
 }
 
-std::vector<std::pair<std::uint64_t, std::uint64_t>> StubProbeSource::root_counts() const
-{
-	std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
-	for (std::size_t i = 0; i < addrs_.size(); i++)
-		out.emplace_back(addrs_[i], counted_[i]);
-	return out;
-}
+RootCounts StubProbeSource::root_counts() const { return pair_counts(addrs_, counted_); }
 
 std::uint64_t StubProbeSource::to_ns(std::uint64_t tsc) const
 {

@@ -23,7 +23,7 @@ public:
 	Result<void> arm(const probes::CheckedProgram &program, RunTotals &totals) override;
 	Result<void> disarm(RunTotals &totals) override;
 	Result<std::vector<std::vector<vtice_record>>> drain() override;
-	std::vector<std::pair<std::uint64_t, std::uint64_t>> root_counts() const override;
+	RootCounts root_counts() const override;
 	long poll_ms() const override { return drain_ms_; }
 	bool stop_requested() const override;
 

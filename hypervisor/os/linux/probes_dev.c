@@ -268,13 +268,16 @@ static int vt_probes_arm_locked(struct file *file, const struct vtice_probes *re
 static void vt_probes_counts(struct vtice_probes *req)
 {
 	u32 i;
+	u64 count;
 
 	memset(req->counted, 0, sizeof(req->counted));
 	if (req->op == VTICE_PROBES_ARM)
 		return;
-	for (i = 0; i < VTICE_PROBES_MAX; i++)
-		if (vt_probes_vmcall(VTICE_VMCALL_PROBE_COUNT, i, 0, 0, &req->counted[i]))
-			break;
+	for (i = 0; i < VTICE_PROBES_MAX; i++) {
+		if (vt_probes_vmcall(VTICE_VMCALL_PROBE_COUNT, i, 0, 0, &count))
+			break;	/* past the last address: RDX is not a count */
+		req->counted[i] = count;
+	}
 }
 
 static long vt_probes_ioctl(struct file *file, struct vtice_probes *req, void __user *uarg)
