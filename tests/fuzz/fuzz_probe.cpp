@@ -131,9 +131,11 @@ void check_fetch(const std::vector<pr::FetchOp> &ops)
 	unsigned slots = 0, strings = 0;
 	if (ops.size() > pr::kMaxFetchOps ||
 	    (!ops.empty() && ops[0].code != pr::FetchCode::Arg && ops[0].code != pr::FetchCode::Retval &&
-	     ops[0].code != pr::FetchCode::Curtask && ops[0].code != pr::FetchCode::Reg))
+	     ops[0].code != pr::FetchCode::Curtask && ops[0].code != pr::FetchCode::Reg &&
+	     ops[0].code != pr::FetchCode::Count))
 		std::abort();
-	for (const pr::FetchOp &op : ops) {
+	for (std::size_t i = 0; i < ops.size(); i++) {
+		const pr::FetchOp &op = ops[i];
 		bool ok = false;
 		switch (op.code) {
 		case pr::FetchCode::Arg: ok = op.arg < 6 && !op.imm; break;
@@ -149,6 +151,7 @@ void check_fetch(const std::vector<pr::FetchOp> &ops)
 		case pr::FetchCode::Reg: ok = op.arg < 16 && !op.imm; break;	// VTICE_FETCH_REGS
 		case pr::FetchCode::Index: ok = (op.arg >> 4) < 7 && op.imm > 0; break;	// VTICE_FETCH_INDEX_WIDTHS
 		case pr::FetchCode::Keep: ok = (op.arg & 0xf) < 6 && (op.arg >> 4) < 7; break;	// VTICE_FETCH_CMPS
+		case pr::FetchCode::Count: ok = !op.arg && !op.imm && i + 1 == ops.size(); break;	// the last op
 		case pr::FetchCode::End: break;
 		}
 		if (!ok)
@@ -208,8 +211,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
 			std::abort();
 		return 0;
 	}
-	for (const auto &probe : program->program.probes)
+	for (const auto &probe : program->program.probes) {
 		check_fetch(probe.fetch);
+		bool ends_in_count = !probe.fetch.empty() && probe.fetch.back().code == pr::FetchCode::Count;
+		if (probe.count_in_root != ends_in_count || (probe.count_in_root && probe.body.size() != 1))
+			std::abort();	// root counts exactly the probes whose program ends in COUNT
+	}
 	// The console resolves fn:NAME and watch: symbols in the running kernel; here each gets one of a few addresses.
 	for (auto &probe : program->program.probes)
 		for (auto &point : probe.points)
