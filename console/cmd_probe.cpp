@@ -137,15 +137,16 @@ public:
 		if (program.has_fn_probes) {
 			auto hits = functions().hits_so_far();
 			totals.hits = hits ? *hits : 0;
-			auto probes = functions().arm(program, program.fn_kstack ? kStackBytes : 0);
+			auto req = arm_request(program, program.fn_kstack ? kStackBytes : 0);
+			if (!req)
+				return req.error();
+			auto probes = functions().arm(*req);
 			if (!probes)
 				return probes.error();
 			totals.functions = true;
 			totals.probes = *probes;
-			if (auto req = arm_request(program, 0); req && count_in_root(program))
-				addrs_.assign(req->addrs, req->addrs + req->count);	// ADD's order: the counts'
-			counted_.assign(addrs_.size(), 0);
-			counting_ = !addrs_.empty();
+			counts_ = RootCountTable(program, *req);
+			counting_ = !counts_.empty();
 			eprintf("vtice probe: %u probe points armed (hidden breakpoints and watched ranges)\n", *probes);
 		}
 		if (program.profile_hz)
@@ -189,7 +190,7 @@ public:
 		return drain_rings(rings_);
 	}
 
-	RootCounts root_counts() const override { return pair_counts(addrs_, counted_); }
+	RootCounts root_counts() const override { return counts_.pairs(); }
 	long poll_ms() const override { return 20; }
 	bool stop_requested() const override { return console::stop_requested(); }
 	void after_drain() override
@@ -207,17 +208,11 @@ private:
 
 	FunctionProbes functions() const { return FunctionProbes(dev_, path_); }
 
-	static bool count_in_root(const probes::CheckedProgram &program)
-	{
-		return std::any_of(program.program.probes.begin(), program.program.probes.end(),
-				   [](const probes::Probe &p) { return p.count_in_root; });
-	}
-
 	// A QUERY's or DISARM's counts of the addresses armed (running totals).
 	void keep_counts(const vtice_probes &answer)
 	{
-		for (std::size_t i = 0; i < addrs_.size() && i < VTICE_PROBES_MAX; i++)
-			counted_[i] = answer.counted[i];
+		const std::vector<std::uint64_t> counted(answer.counted, answer.counted + VTICE_PROBES_MAX);
+		counts_.update(counted.data(), counted.size());
 	}
 
 	Result<void> arm_syscalls(const probes::CheckedProgram &program, RunTotals &totals)
@@ -257,9 +252,8 @@ private:
 	std::vector<std::unique_ptr<RecordRing>> rings_;
 	std::string path_;
 	std::function<void()> after_drain_;
-	std::vector<std::uint64_t> addrs_;	// armed, when some probe counts in root
-	std::vector<std::uint64_t> counted_;	// what root counted at each, as last asked
-	bool counting_ = false;			// armed, with addresses that count
+	RootCountTable counts_;		// what root counted, as last asked
+	bool counting_ = false;		// armed, with addresses that count
 };
 
 

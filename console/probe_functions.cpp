@@ -339,7 +339,7 @@ std::set<std::uint64_t> shared_addresses(const probes::CheckedProgram &program)
 	for (const auto &probe : program.program.probes)
 		for (const auto &point : probe.points)
 			for (std::uint64_t address : breakpoint_addresses(point))
-				if (!first.emplace(address, &probe).second && first[address] != &probe)
+				if (auto [at, fresh] = first.emplace(address, &probe); !fresh && at->second != &probe)
 					shared.insert(address);
 	return shared;
 }
@@ -374,14 +374,6 @@ Result<vtice_probes> arm_request(const probes::CheckedProgram &program, std::uin
 		}
 	}
 	return req;
-}
-
-Result<std::uint32_t> FunctionProbes::arm(const probes::CheckedProgram &program, std::uint32_t stack_bytes)
-{
-	auto req = arm_request(program, stack_bytes);
-	if (!req)
-		return req.error();
-	return arm(*req);
 }
 
 Result<std::uint32_t> FunctionProbes::arm(vtice_probes &req)

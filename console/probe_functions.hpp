@@ -44,15 +44,14 @@ Result<vtice_probes> arm_request(const probes::CheckedProgram &program, std::uin
 class FunctionProbes {
 public:
 	FunctionProbes(const DeviceFd &dev, std::string path) : dev_(dev), path_(std::move(path)) {}
-	// Probes armed; each hit copies stack_bytes of the kernel stack (0: none).
-	Result<std::uint32_t> arm(const probes::CheckedProgram &program, std::uint32_t stack_bytes);
+	// Arms an arm_request()'s probes (it takes the module's answer): how many.
+	Result<std::uint32_t> arm(vtice_probes &req);
 	// hits: recorded since load; counted: per address, what root's COUNT counted.
 	Result<vtice_probes> disarm();
 	Result<vtice_probes> query();
 	Result<std::uint64_t> hits_so_far();	// recorded since load, armed or not
 
 private:
-	Result<std::uint32_t> arm(vtice_probes &req);
 	Result<vtice_probes> ask(std::uint32_t op);
 
 	const DeviceFd &dev_;

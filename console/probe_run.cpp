@@ -1,5 +1,6 @@
 #include "probe_run.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 
@@ -95,11 +96,26 @@ Result<void> write_folded(const std::string &path, const probes::CheckedProgram 
 
 }  // namespace
 
-RootCounts pair_counts(const std::vector<std::uint64_t> &addresses, const std::vector<std::uint64_t> &counts)
+RootCountTable::RootCountTable(const probes::CheckedProgram &program, const vtice_probes &req)
+{
+	if (std::none_of(program.program.probes.begin(), program.program.probes.end(),
+			 [](const probes::Probe &p) { return p.count_in_root; }))
+		return;
+	addresses_.assign(req.addrs, req.addrs + std::min<std::uint32_t>(req.count, VTICE_PROBES_MAX));
+	counts_.assign(addresses_.size(), 0);
+}
+
+void RootCountTable::update(const std::uint64_t *counts, std::size_t n)
+{
+	for (std::size_t i = 0; i < counts_.size() && i < n; i++)
+		counts_[i] = counts[i];
+}
+
+RootCounts RootCountTable::pairs() const
 {
 	RootCounts out;
-	for (std::size_t i = 0; i < addresses.size() && i < counts.size(); i++)
-		out.emplace_back(addresses[i], counts[i]);
+	for (std::size_t i = 0; i < addresses_.size(); i++)
+		out.emplace_back(addresses_[i], counts_[i]);
 	return out;
 }
 

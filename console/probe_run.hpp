@@ -75,8 +75,21 @@ public:
 	virtual RootCounts root_counts() const { return {}; }
 };
 
-// Addresses and their counts, side by side.
-RootCounts pair_counts(const std::vector<std::uint64_t> &addresses, const std::vector<std::uint64_t> &counts);
+// What root counted at each address of an ARM request, as last read: the
+// state behind a source's root_counts(). Empty when no probe of the
+// program counts in root (nothing to read then).
+class RootCountTable {
+public:
+	RootCountTable() = default;
+	RootCountTable(const probes::CheckedProgram &program, const vtice_probes &req);
+	bool empty() const { return addresses_.empty(); }
+	// Running totals in the request's address order, as root answers them.
+	void update(const std::uint64_t *counts, std::size_t n);
+	RootCounts pairs() const;
+
+private:
+	std::vector<std::uint64_t> addresses_, counts_;
+};
 
 // The counts of a source's root_counts() as the program's maps take them:
 // each probe that counts in root gets what its addresses counted since the

@@ -1,6 +1,5 @@
 #include "probe_stub_source.hpp"
 
-#include <algorithm>
 #include <csignal>
 
 #include "hex.hpp"
@@ -35,10 +34,7 @@ Result<void> StubProbeSource::arm(const probes::CheckedProgram &program, RunTota
 	if (auto ok = target.arm_probes(*req); !ok)
 		return ok;
 	armed_ = true;
-	if (std::any_of(program.program.probes.begin(), program.program.probes.end(),
-			[](const probes::Probe &p) { return p.count_in_root; }))
-		addrs_.assign(req->addrs, req->addrs + req->count);
-	counted_.assign(addrs_.size(), 0);
+	counts_ = RootCountTable(program, *req);
 	totals.functions = true;
 	totals.probes = req->count + req->nr_watches;
 	totals.hits = *before;
@@ -130,17 +126,16 @@ Result<std::vector<std::vector<vtice_record>>> StubProbeSource::drain()
 
 Result<void> StubProbeSource::read_counts()
 {
-	if (addrs_.empty())
+	if (counts_.empty())
 		return {};
 	auto counts = session_.target().probe_counts();
 	if (!counts)
 		return counts.error();
-	for (std::size_t i = 0; i < counted_.size() && i < counts->size(); i++)
-		counted_[i] = (*counts)[i];
+	counts_.update(counts->data(), counts->size());
 	return {};
 }
 
-RootCounts StubProbeSource::root_counts() const { return pair_counts(addrs_, counted_); }
+RootCounts StubProbeSource::root_counts() const { return counts_.pairs(); }
 
 std::uint64_t StubProbeSource::to_ns(std::uint64_t tsc) const
 {

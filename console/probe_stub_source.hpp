@@ -43,8 +43,7 @@ private:
 	bool stopped_elsewhere_ = false;	// a stop not of the run's making ended it
 	std::uint64_t tsc_khz_ = 0;
 	std::uint64_t drains_ = 0;
-	std::vector<std::uint64_t> addrs_;	// armed, when some probe counts in root
-	std::vector<std::uint64_t> counted_;	// what root counted at each, as last read
+	RootCountTable counts_;	// what root counted, as last read
 };
 
 }  // namespace vtice::console

@@ -29,8 +29,8 @@
 
 static bool vt_probes_supported(struct vt_rsp *r)
 {
-	return r->ops->probe_op && r->ops->probe_hits && r->ops->probe_count && r->ops->tsc_khz && r->ops->ring_unread && r->ops->ring_record &&
-	       r->ops->ring_consume;
+	return r->ops->probe_op && r->ops->probe_hits && r->ops->probe_count && r->ops->tsc_khz &&
+	       r->ops->ring_unread && r->ops->ring_record && r->ops->ring_consume;
 }
 
 static void vt_probes_status(struct vt_rsp *r, int err)
