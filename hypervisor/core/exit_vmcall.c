@@ -15,9 +15,39 @@ static bool vt_vmcall_authentic(struct vt_exit *exit)
 {
 	u64 cs_ar = vt_vmread_or0(GUEST_CS_AR_BYTES);
 
+	if (VT_LOAD_ACQUIRE(exit->vcpu->hv->sealed))
+		return false;	/* a stealth load: nothing in the guest may talk to vtice */
 	if (vt_guest_cpl() != 0 || !(cs_ar & VMX_AR_L_MASK))
 		return false;
 	return exit->regs->rcx == exit->vcpu->hv->key;
+}
+
+/*
+ * VTICE_VMCALL_STEALTH. The first CPU retires the shield's copies while
+ * the others wait for it, so none flushes its translations before the
+ * EPT has changed; the last of `cpus` seals.
+ */
+static u64 vt_stealth_vmcall(struct vt_vcpu *vcpu, u64 cpus, u64 *sealed_now)
+{
+	struct vt_hv *hv = vcpu->hv;
+	u32 idle = 0;
+
+	*sealed_now = 0;
+	if (cpus == 0)
+		return (u64)VTICE_VMCALL_EINVAL;
+	if (__atomic_compare_exchange_n(&hv->stealth_stage, &idle, 1, false, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE)) {
+		vt_shield_retire_copies(&hv->shield, &hv->ept);
+		VT_STORE_RELEASE(hv->stealth_stage, 2);
+	}
+	while (VT_LOAD_ACQUIRE(hv->stealth_stage) != 2)
+		vt_pause();
+	vt_invept(VMX_EPT_EXTENT_CONTEXT, hv->ept.eptp);
+	if (__atomic_add_fetch(&hv->stealth_calls, 1, __ATOMIC_ACQ_REL) == cpus) {
+		VT_STORE_RELEASE(hv->sealed, true);
+		*sealed_now = 1;
+	}
+	return VTICE_VMCALL_OK;
 }
 
 static u64 vt_emit_test(struct vt_vcpu *vcpu, u64 count, u64 value, u64 *stored)
@@ -84,6 +114,9 @@ enum vt_exit_action vt_handle_vmcall(struct vt_exit *exit)
 		break;
 	case VTICE_VMCALL_PROFILE:
 		status = vt_profile_vmcall(vcpu, r, &out);
+		break;
+	case VTICE_VMCALL_STEALTH:
+		status = vt_stealth_vmcall(vcpu, r->rdx, &out);
 		break;
 	default:
 		if (r->rax >= VTICE_VMCALL_USER_BASE && cb && cb->vmcall &&

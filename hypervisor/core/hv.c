@@ -102,6 +102,11 @@ int vt_hv_shield_own_pages(struct vt_hv *hv)
 		ret = vt_hv_hide(hv, hv->root_idt, 1);
 	if (!ret && hv->io_bitmap)
 		ret = vt_hv_hide(hv, hv->io_bitmap, 2);
+	/* which frames are copies, and where: nothing the guest needs to read */
+	if (!ret)
+		ret = vt_hv_hide(hv, hv->shield.copies, VT_SHIELD_COPY_TABLE_PAGES);
+	if (!ret)
+		ret = vt_hv_hide(hv, hv->shield.copied_gpa, VT_SHIELD_COPY_TABLE_PAGES);
 	if (!ret)
 		ret = vt_hv_copy(hv, hv, VT_HV_PAGES);
 	return ret;

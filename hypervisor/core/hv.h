@@ -158,6 +158,10 @@ struct vt_hv {
 	struct vt_task_layout task_layout;
 	struct vt_lbr_msrs lbr_msrs;	/* the LBR stack's MSRs, for lbr_view.h */
 	struct vt_tsc_hide tsc;		/* tsc_offset=1 (tsc_hide.h) */
+	/* stealth=1 (VTICE_VMCALL_STEALTH): 0, 1 while the copies are retired, 2 after */
+	u32 stealth_stage;
+	u32 stealth_calls;	/* CPUs that have made the call */
+	bool sealed;		/* every CPU has: no VMCALL is honoured any more */
 };
 
 #define VT_HOST_STACK_PAGES	8

@@ -15,14 +15,13 @@
 #include "os.h"
 #include "vmx_defs.h"
 
-#define VT_SHIELD_COPY_TABLE_PAGES	VT_PAGES_FOR(VT_SHIELD_MAX_COPIES * sizeof(void *))
-
 int vt_shield_init(struct vt_shield *s)
 {
 	vt_memset(s, 0, sizeof(*s));
 	s->decoy = vt_os_alloc_pages(1);
 	s->copies = vt_os_alloc_pages(VT_SHIELD_COPY_TABLE_PAGES);
-	if (!s->decoy || !s->copies) {
+	s->copied_gpa = vt_os_alloc_pages(VT_SHIELD_COPY_TABLE_PAGES);
+	if (!s->decoy || !s->copies || !s->copied_gpa) {
 		vt_shield_fini(s);
 		return -VT_ENOMEM;
 	}
@@ -38,6 +37,8 @@ void vt_shield_fini(struct vt_shield *s)
 		vt_os_free_pages(s->copies[i], 1);
 	if (s->copies)
 		vt_os_free_pages(s->copies, VT_SHIELD_COPY_TABLE_PAGES);
+	if (s->copied_gpa)
+		vt_os_free_pages(s->copied_gpa, VT_SHIELD_COPY_TABLE_PAGES);
 	if (s->decoy)
 		vt_os_free_pages(s->decoy, 1);
 	vt_memset(s, 0, sizeof(*s));
@@ -112,9 +113,26 @@ int vt_shield_copy(struct vt_shield *s, struct vt_ept *ept, u64 pa)
 	if (!copy)
 		return -VT_ENOMEM;
 	vt_memcpy(copy, vt_os_phys_to_virt(pa), VT_PAGE_SIZE);
+	s->copied_gpa[s->nr_copies] = pa;
 	s->copies[s->nr_copies++] = copy;
 	vt_shield_redirect(leaf, vt_os_virt_to_phys(copy));
 	return 0;
+}
+
+void vt_shield_retire_copies(struct vt_shield *s, struct vt_ept *ept)
+{
+	u32 i;
+
+	for (i = 0; i < s->nr_copies; i++) {
+		int level;
+		u64 *leaf = vt_ept_leaf(ept, s->copied_gpa[i], &level);
+
+		if (leaf && (*leaf & VT_EPT_SHIELDED) && (*leaf & VMX_EPT_ADDR_MASK) != s->decoy_pa) {
+			vt_shield_redirect(leaf, s->decoy_pa);
+			s->hidden++;
+		}
+		vt_memset(s->copies[i], 0, VT_PAGE_SIZE);
+	}
 }
 
 /* The EPT's table pages as one pass found them. */

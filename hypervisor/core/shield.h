@@ -22,11 +22,14 @@ extern "C" {
 #endif
 
 #define VT_SHIELD_MAX_COPIES	1024
+/* Pages of each of the tables below (copies, copied_gpa) */
+#define VT_SHIELD_COPY_TABLE_PAGES	VT_PAGES_FOR(VT_SHIELD_MAX_COPIES * sizeof(u64))
 
 struct vt_shield {
 	void *decoy;		/* what hidden frames show the guest */
 	u64 decoy_pa;
 	void **copies;		/* the guest's copies, freed by vt_shield_fini */
+	u64 *copied_gpa;	/* the frame each copy stands for */
 	u32 nr_copies;
 	u32 hidden;		/* frames showing the decoy */
 };
@@ -39,6 +42,13 @@ void vt_shield_fini(struct vt_shield *s);
 int vt_shield_hide(struct vt_shield *s, struct vt_ept *ept, u64 pa, u32 pages);
 /* Show the guest a copy of the frame at pa, as it is now. */
 int vt_shield_copy(struct vt_shield *s, struct vt_ept *ept, u64 pa);
+/*
+ * A stealth load (VTICE_VMCALL_STEALTH): every copied frame shows the
+ * decoy from now on and its copy is cleared, so the guest keeps nothing
+ * of what the copies held (the module's code, the key). In VMX root;
+ * the caller flushes the CPUs' EPT translations.
+ */
+void vt_shield_retire_copies(struct vt_shield *s, struct vt_ept *ept);
 /*
  * Where the guest's accesses to gpa land: in a shielded frame, the decoy
  * or the copy; anywhere else gpa itself. Reads root makes on the guest's

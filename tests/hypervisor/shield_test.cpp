@@ -114,6 +114,33 @@ TEST_F(ShieldTest, CopiedFrameShowsTheBytesOfShieldTimeAndNotLaterOnes)
 	vt_os_free_pages(orig, 1);
 }
 
+// A stealth load (VTICE_VMCALL_STEALTH): what the copies showed is gone
+// from the guest's view, the copies' bytes included.
+TEST_F(ShieldTest, RetiredCopiesShowTheDecoyAndKeepNothing)
+{
+	auto *orig = static_cast<uint8_t *>(vt_os_alloc_pages(1));
+	std::memset(orig, 0x90, kPage);
+	const uint64_t pa = vt_os_virt_to_phys(orig);
+	const uint64_t hidden_pa = 5ull << 30;
+	ASSERT_EQ(vt_shield_copy(&shield, &ept, pa), 0);
+	ASSERT_EQ(vt_shield_hide(&shield, &ept, hidden_pa, 1), 0);
+	auto *copy = static_cast<const uint8_t *>(vt_os_phys_to_virt(frame_of(entry(pa))));
+	const uint32_t hidden_before = shield.hidden;
+
+	vt_shield_retire_copies(&shield, &ept);
+	EXPECT_EQ(frame_of(entry(pa)), shield.decoy_pa);
+	EXPECT_TRUE(entry(pa) & VT_EPT_SHIELDED);
+	EXPECT_EQ(vt_shield_seen_pa(&ept, pa + 8), shield.decoy_pa + 8) << "root's reads for the guest follow";
+	EXPECT_EQ(shield.hidden, hidden_before + 1);
+	for (uint64_t i = 0; i < kPage; i++)
+		ASSERT_EQ(copy[i], 0) << "the copy keeps no byte of the original, at " << i;
+	EXPECT_EQ(orig[0], 0x90) << "VMX root's original is untouched";
+	EXPECT_EQ(frame_of(entry(hidden_pa)), shield.decoy_pa) << "a hidden frame stays hidden";
+	vt_shield_retire_copies(&shield, &ept);
+	EXPECT_EQ(shield.hidden, hidden_before + 1) << "retiring twice changes nothing";
+	vt_os_free_pages(orig, 1);
+}
+
 TEST_F(ShieldTest, EptTablesEndHiddenIncludingTheOnesHidingSplitOff)
 {
 	ASSERT_EQ(vt_shield_hide(&shield, &ept, 3ull << 30, 1), 0);

@@ -87,6 +87,32 @@ TEST_F(Vmcall, UnknownFunction)
 	EXPECT_EQ((int64_t)r.rax, VTICE_VMCALL_ENOSYS);
 }
 
+// stealth=1's last step: the call on every CPU seals, and after it the
+// right key opens nothing (a CPU without VMX: #UD).
+TEST_F(Vmcall, StealthSealsOnTheLastCpuAndThenTheKeyGetsUd)
+{
+	vt_guest_regs r = call(VTICE_VMCALL_STEALTH, hv.key, 0);
+	EXPECT_EQ((int64_t)r.rax, VTICE_VMCALL_EINVAL) << "no CPU count";
+	EXPECT_EQ(hv.stealth_stage, 0u) << "a refused call changes nothing";
+
+	r = call(VTICE_VMCALL_STEALTH, hv.key, 2);
+	EXPECT_EQ(r.rax, (uint64_t)VTICE_VMCALL_OK);
+	EXPECT_EQ(r.rdx, 0u) << "one of two CPUs: not sealed yet";
+	EXPECT_EQ(hv.stealth_stage, 2u) << "the copies are retired by the first call";
+	r = call(VTICE_VMCALL_PING, hv.key);
+	EXPECT_EQ(r.rdx, VTICE_VMCALL_PONG) << "the second CPU can still make its call";
+
+	r = call(VTICE_VMCALL_STEALTH, hv.key, 2);
+	EXPECT_EQ(r.rax, (uint64_t)VTICE_VMCALL_OK);
+	EXPECT_EQ(r.rdx, 1u) << "the last CPU seals";
+	EXPECT_TRUE(hv.sealed);
+	for (uint64_t func : {VTICE_VMCALL_PING, VTICE_VMCALL_DEVIRTUALIZE, VTICE_VMCALL_STEALTH}) {
+		cpu().vmcs[GUEST_RIP] = 0x1000;
+		r = call(func, hv.key);
+		expect_refused(r, func, hv.key);
+	}
+}
+
 TEST_F(Vmcall, EmitTestRecords)
 {
 	vt_guest_regs r = call(VTICE_VMCALL_EMIT_TEST, hv.key, 10, 0xabc);

@@ -31,7 +31,8 @@ static int vt_collect_ram(struct resource *res, void *arg)
 		return 0;
 	vt_ram_top = max(vt_ram_top, end);
 	if (vt_nr_ram == VT_MAX_RAM) {
-		pr_warn_once("more than %u RAM ranges: the hypervisor will not read the rest\n", VT_MAX_RAM);
+		if (!vt_stealth)
+			pr_warn_once("more than %u RAM ranges: the hypervisor will not read the rest\n", VT_MAX_RAM);
 		return 0;	/* the walk goes on for vt_ram_top */
 	}
 	vt_ram[vt_nr_ram].start = start;

@@ -95,6 +95,12 @@ MODULE_PARM_DESC(tsc_offset, "with debug_port: take the time every CPU spends st
 		 "kernel's TSC (TSC offsetting; its clocks then lag the wall clock by that time: "
 		 "docs/transparency.md)");
 
+bool vt_stealth;
+module_param_named(stealth, vt_stealth, bool, 0444);
+MODULE_PARM_DESC(stealth, "with debug_port: once every CPU is virtualized, leave the kernel nothing of vtice "
+		 "(no module list entry, /sys/module, kallsyms names, /dev/vtice or kernel log lines; its code and "
+		 "key show as the decoy; no VMCALL answered): the stub is the only way in, and it cannot be unloaded");
+
 static int fail_on_cpu = -1;
 module_param(fail_on_cpu, int, 0444);
 MODULE_PARM_DESC(fail_on_cpu, "test hook: bring-up fails on this CPU, to exercise the rollback");
@@ -223,9 +229,9 @@ static int vt_alloc_rings(void)
 
 static void vt_log_caps(const struct vt_vmx_caps *c)
 {
-	pr_info("VMX basic 0x%llx pin 0x%llx proc 0x%llx proc2 0x%llx exit 0x%llx entry 0x%llx\n",
+	vt_note("VMX basic 0x%llx pin 0x%llx proc 0x%llx proc2 0x%llx exit 0x%llx entry 0x%llx\n",
 		c->basic, c->pin, c->proc, c->proc2, c->exit, c->entry);
-	pr_info("VMX misc 0x%llx ept_vpid 0x%llx cr0 fixed 0x%llx/0x%llx cr4 fixed 0x%llx/0x%llx\n",
+	vt_note("VMX misc 0x%llx ept_vpid 0x%llx cr0 fixed 0x%llx/0x%llx cr4 fixed 0x%llx/0x%llx\n",
 		c->misc, c->ept_vpid, c->cr0_fixed0, c->cr0_fixed1, c->cr4_fixed0,
 		c->cr4_fixed1);
 }
@@ -267,16 +273,16 @@ static void vt_debug_wait(void)
 	int ret;
 
 	if (!debug_port) {
-		pr_warn("debug_wait needs debug_port; not waiting\n");
+		vt_note_warn("debug_wait needs debug_port; not waiting\n");
 		return;
 	}
-	pr_info("debug_wait: every CPU stopped, waiting for a debugger on port 0x%x\n",
+	vt_note("debug_wait: every CPU stopped, waiting for a debugger on port 0x%x\n",
 		debug_port);
 	ret = vt_linux_debug_break(&ns);
 	if (ret)
 		pr_err("debug_wait: could not stop the machine (%d)\n", ret);
 	else
-		pr_info("debug_wait: resumed after %llu ms\n", ns / 1000000);
+		vt_note("debug_wait: resumed after %llu ms\n", ns / 1000000);
 }
 
 /* trace_mode= as enum vt_trace_mode (debug/tracer.h), and trace_event_gap=. */
@@ -311,16 +317,16 @@ static void vt_log_tracer(void)
 {
 	switch (vt_tracer_mechanism()) {
 	case VTICE_TRACE_BTF:
-		pr_info("branch tracer: TF + DEBUGCTL.BTF, one VM exit per taken branch\n");
+		vt_note("branch tracer: TF + DEBUGCTL.BTF, one VM exit per taken branch\n");
 		break;
 	case VTICE_TRACE_TF:
-		pr_info("branch tracer: TF, one VM exit per instruction (DEBUGCTL.BTF not honoured)\n");
+		vt_note("branch tracer: TF, one VM exit per instruction (DEBUGCTL.BTF not honoured)\n");
 		break;
 	case VTICE_TRACE_MTF:
-		pr_info("branch tracer: monitor trap flag, one VM exit per instruction\n");
+		vt_note("branch tracer: monitor trap flag, one VM exit per instruction\n");
 		break;
 	default:
-		pr_info("branch tracer: none (no monitor trap flag, and no interrupt exiting for TF)\n");
+		vt_note("branch tracer: none (no monitor trap flag, and no interrupt exiting for TF)\n");
 	}
 }
 
@@ -332,6 +338,11 @@ static int __init vt_init(void)
 	ret = vt_parse_trace_params(&trace);
 	if (ret)
 		return ret;
+	if (vt_stealth && (!debug_port || !virtualize)) {
+		pr_err("stealth=1 needs debug_port= and virtualize=1: the debug stub is the only way to reach "
+		       "a hidden vtice\n");
+		return -EINVAL;
+	}
 	vt_linux_set_memory_map(PAGE_OFFSET, phys_base);
 	if (ring_records < 64 || ring_records > (1u << 20) || !is_power_of_2(ring_records)) {
 		pr_err("ring_records=%u: must be a power of two in 64..1048576\n", ring_records);
@@ -357,12 +368,12 @@ static int __init vt_init(void)
 			goto err_hv;
 		}
 		if (!debug_port)
-			pr_info("tsc_offset=1 hides the stub's stops, and there is no stub (debug_port=0): "
+			vt_note("tsc_offset=1 hides the stub's stops, and there is no stub (debug_port=0): "
 				"the TSC stays as it is\n");
 	}
 	vt_log_caps(&vt_mod.hv->caps);
 	vt_probe_caps();
-	pr_info("EPT identity map up to 0x%llx with %u tables (%s pages)\n",
+	vt_note("EPT identity map up to 0x%llx with %u tables (%s pages)\n",
 		vt_mod.hv->ept.top, vt_mod.hv->ept.tables, vt_mod.hv->ept.use_1g ? "1 GiB" : "2 MiB");
 	ret = -ENOMEM;
 	vt_mod.vcpus = kcalloc(nr_cpu_ids, sizeof(*vt_mod.vcpus), GFP_KERNEL);
@@ -404,7 +415,8 @@ static int __init vt_init(void)
 			goto err_stub;
 		}
 	}
-	ret = vt_root_log_start();
+	/* A stealth load prints nothing, root's events included (the stub shows them). */
+	ret = vt_stealth ? 0 : vt_root_log_start();
 	if (ret)
 		goto err_stub;
 	if (virtualize) {
@@ -416,18 +428,21 @@ static int __init vt_init(void)
 		}
 		vt_hp_state = ret;
 	}
-	ret = vt_power_register();
+	/* Neither exists in a stealth load: both run the module's code in the kernel. */
+	ret = vt_stealth ? 0 : vt_power_register();
 	if (ret)
 		goto err_hp;
-	ret = vt_dev_register();
+	ret = vt_stealth ? 0 : vt_dev_register();
 	if (ret)
 		goto err_power;
-	pr_info("virtualized %u of %u CPUs; NMIs between them by the %s ICR\n", vt_count_virtualized(),
+	vt_note("virtualized %u of %u CPUs; NMIs between them by the %s ICR\n", vt_count_virtualized(),
 		num_online_cpus(), x2apic_enabled() ? "x2APIC" : "xAPIC");
 	if (selftest)
 		vt_selftest();
 	if (debug_wait)
 		vt_debug_wait();
+	if (vt_stealth)
+		vt_linux_stealth(vt_hp_state);
 	return 0;
 err_power:
 	vt_power_unregister();

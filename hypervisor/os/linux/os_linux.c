@@ -55,13 +55,16 @@ void vt_os_log(int level, const char *fmt, ...)
 		pr_err("%pV", &vaf);
 		break;
 	case VT_LOG_WARN:
-		pr_warn("%pV", &vaf);
+		vt_note_warn("%pV", &vaf);
 		break;
 	case VT_LOG_INFO:
-		pr_info("%pV", &vaf);
+		vt_note("%pV", &vaf);
 		break;
 	default:
-		pr_debug("%pV", &vaf);
+		/*
+		 * Nothing: pr_debug would list the module's call site in
+		 * the kernel's dynamic_debug/control, even in a stealth load.
+		 */
 		break;
 	}
 	va_end(args);

@@ -203,7 +203,7 @@ int vt_selftest(void)
 	struct vt_selftest st = { ATOMIC_INIT(0), ATOMIC_INIT(0) };
 
 	on_each_cpu(vt_selftest_cpu, &st, 1);
-	pr_info("selftest: %d CPUs, %d failures\n", atomic_read(&st.cpus),
+	vt_note("selftest: %d CPUs, %d failures\n", atomic_read(&st.cpus),
 		atomic_read(&st.failures));
 	return atomic_read(&st.failures) ? -EIO : 0;
 }

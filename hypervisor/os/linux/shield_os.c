@@ -95,7 +95,7 @@ int vt_linux_shield(void)
 	if (!ret)
 		ret = vt_shield_hide_ept(s, &vt_mod.hv->ept);
 	if (!ret)
-		pr_info("shield: %u pages hidden, %u pages copied (module image and state), %u EPT tables\n",
+		vt_note("shield: %u pages hidden, %u pages copied (module image and state), %u EPT tables\n",
 			s->hidden, s->nr_copies, vt_mod.hv->ept.tables);
 	return ret;
 }

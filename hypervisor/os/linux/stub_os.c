@@ -104,7 +104,7 @@ static u32 vt_collect_guards(struct vt_crash_guard *guards)
 
 		/* __pa_symbol() holds only for the kernel image's own mapping. */
 		if (addr < __START_KERNEL_map || addr >= MODULES_VADDR) {
-			pr_warn("crash guard: %s not found in the kernel's text; not guarded\n", names[i]);
+			vt_note_warn("crash guard: %s not found in the kernel's text; not guarded\n", names[i]);
 			continue;
 		}
 		guards[n].name = names[i];
@@ -130,12 +130,13 @@ int vt_linux_stub_init(const struct vt_linux_stub_params *params)
 
 	BUILD_BUG_ON(VT_STOP_MAX_CPUS > VT_LINUX_TASK_CPUS);
 	if (nr_cpu_ids > VT_STOP_MAX_CPUS)
-		pr_warn("only CPUs below %u can be debugged\n", VT_STOP_MAX_CPUS);
+		vt_note_warn("only CPUs below %u can be debugged\n", VT_STOP_MAX_CPUS);
 	if (params->crash_stop)
 		cfg.nr_guards = vt_collect_guards(guards);
 	ret = vt_stub_init(vt_mod.hv, &cfg);
 	vt_stub_on = !ret;
-	if (vt_stub_on)
+	/* not in a stealth load: the kernel's latency limit would show it */
+	if (vt_stub_on && !vt_stealth)
 		cpu_latency_qos_add_request(&vt_stub_idle_qos, VT_STUB_IDLE_LATENCY_US);
 	return ret;
 }

@@ -3,6 +3,8 @@
 #ifndef VT_OS_LINUX_H
 #define VT_OS_LINUX_H
 
+#include <linux/cpuhotplug.h>
+#include <linux/printk.h>
 #include <linux/types.h>
 #include "../../core/hv.h"
 
@@ -42,6 +44,16 @@ struct vt_linux_stub_params {
 	struct vt_linux_trace_params trace;
 };
 int vt_linux_stub_init(const struct vt_linux_stub_params *params);
+/*
+ * module.c: stealth=1. Set before the first line a load would print: the
+ * load's notes and warnings stay out of the kernel log (errors, which
+ * come with a refused load, do not).
+ */
+extern bool vt_stealth;
+#define vt_note(fmt, ...)	do { if (!vt_stealth) pr_info(fmt, ##__VA_ARGS__); } while (0)
+#define vt_note_warn(fmt, ...)	do { if (!vt_stealth) pr_warn(fmt, ##__VA_ARGS__); } while (0)
+/* stealth.c: the last step of a stealth load (never fails; __init). */
+void vt_linux_stealth(enum cpuhp_state hp_state);
 /* root_log_print.c: VMX root's events in the kernel log (core/root_log.h). */
 int vt_root_log_start(void);
 void vt_root_log_stop(void);

@@ -47,6 +47,17 @@ enum vtice_vmcall {
 	 * unused slot). EINVAL: an N above 6. Taken while no CPU is armed.
 	 */
 	VTICE_VMCALL_SYSCALL_STRINGS = 7,
+	/*
+	 * A stealth load (stealth=1), on every CPU once all run under the
+	 * hypervisor: the first call shows the guest the decoy wherever the
+	 * shield showed it a copy (the module's code and read-only data, the
+	 * hypervisor's state, the key with it) and clears the copies; every
+	 * call flushes its CPU's EPT translations. RDX = how many CPUs will
+	 * call; the last of them seals: from then on no VMCALL is vtice's
+	 * (#UD, or up to a parent hypervisor), whatever its key. RDX out = 1
+	 * on the call that sealed. EINVAL: RDX = 0.
+	 */
+	VTICE_VMCALL_STEALTH = 8,
 	VTICE_VMCALL_USER_BASE = 0x100,	/* forwarded to the debugger callback */
 	/* Stop every CPU for the debug stub; RDX out = TSC cycles stopped. */
 	VTICE_VMCALL_DEBUG_BREAK = VTICE_VMCALL_USER_BASE,

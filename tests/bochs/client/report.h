@@ -32,6 +32,8 @@ uint64_t rdtsc(void);
 
 /* Subcommands: argv[0] is the test name the markers carry. */
 int cmd_cpuid(int argc, char **argv);
+int cmd_modallocs(int argc, char **argv);
+int cmd_modtext(int argc, char **argv);
 int cmd_user_probe(int argc, char **argv);
 int cmd_vmcall(int argc, char **argv);
 int cmd_msr(int argc, char **argv);

@@ -6,22 +6,9 @@ both CPUs, each with a canonical RIP in its registers, and detach must let the
 guest go on. The cues go through the kernel's domain name, written with M
 (the same handshake as crash_rsp.py). Exit status: the number of failures."""
 
-
-from rig_host import Rsp, check, figures, run_driver, wait_for_guest_line, write_domainname
+from rig_host import Rsp, check, figures, run_driver, stopped_rip, wait_for_guest_line, write_domainname
 
 CYCLES = 20
-RIP_OFFSET = 16 * 16  # 'g': sixteen 8-byte GPRs, then RIP (target.xml order)
-
-
-def stopped_rip(rsp, thread):
-    rsp.packet("Hg%x" % thread)
-    if rsp.reply() != "OK":
-        return None
-    rsp.packet("g")
-    regs = rsp.reply()
-    if len(regs) < RIP_OFFSET + 16 or regs.startswith("E"):
-        return None
-    return int.from_bytes(bytes.fromhex(regs[RIP_OFFSET:RIP_OFFSET + 16]), "little")
 
 
 def main():

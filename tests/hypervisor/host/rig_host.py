@@ -121,6 +121,21 @@ def stop_thread(stop):
     return int(m.group(1), 16) if m else None
 
 
+RIP_OFFSET = 16 * 16  # 'g': sixteen 8-byte GPRs, then RIP (target.xml order)
+
+
+def stopped_rip(rsp, thread):
+    """RIP of THREAD (CPU + 1) of the stopped machine, or None."""
+    rsp.packet("Hg%x" % thread)
+    if rsp.reply() != "OK":
+        return None
+    rsp.packet("g")
+    regs = rsp.reply()
+    if len(regs) < RIP_OFFSET + 16 or regs.startswith("E"):
+        return None
+    return int.from_bytes(bytes.fromhex(regs[RIP_OFFSET:RIP_OFFSET + 16]), "little")
+
+
 def monitor(rsp, command):
     """qRcmd: the output comes as O packets then OK, or as one hex reply."""
     rsp.packet("qRcmd," + command.encode().hex())

@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""Host driver of the hvstealth Bochs scenario (stealth=1): the stub of a
+hypervisor the kernel no longer knows of still answers, and still stops the
+machine at a hidden breakpoint. Break in (0x03); `monitor vtice`; a
+breakpoint (Z0) on do_sys_openat2, where the guest's loop opens
+/proc/version every second; continue to it; remove it; write the loop's cue
+into the kernel's host name; detach. Exit status: the number of failures."""
+
+from rig_host import Rsp, check, figures, monitor, run_driver, stop_thread, stopped_rip, wait_for_guest_line
+
+NODENAME = 65  # init_uts_ns.name.nodename: the second 65-byte field
+
+
+def main():
+    if not wait_for_guest_line("VTICE-STEALTH ready", 1200):
+        check("stealth-attach", False, "the guest never said it was ready")
+        return
+    fig = figures()
+    openat = int(fig["hv.stealth-openat.addr"], 16)
+    uts = int(fig["hv.stealth-uts.addr"], 16)
+    rsp = Rsp()
+    rsp.send(b"\x03")
+    rsp.sock.settimeout(60)
+    stop = rsp.reply()
+    check("stealth-break-in", stop.startswith("T"), "0x03 stopped the machine: %s" % stop[:24])
+    hello = monitor(rsp, "vtice")
+    check("stealth-monitor", "vtice hypervisor stub" in hello, "monitor vtice: %s" % hello.strip())
+    rsp.packet("Z0,%x,1" % openat)
+    planted = rsp.reply()
+    rsp.packet("c")
+    rsp.sock.settimeout(120)
+    hit = rsp.reply()
+    rip = stopped_rip(rsp, stop_thread(hit)) if hit.startswith("T") else None
+    check("stealth-breakpoint", planted == "OK" and rip == openat,
+          "Z0 at do_sys_openat2 %#x: %s; the machine stopped at %s" %
+          (openat, planted, "%#x" % rip if rip else hit[:24]))
+    rsp.packet("z0,%x,1" % openat)
+    removed = rsp.reply()
+    cue = b"vtice-stealth-done"
+    rsp.packet("M%x,%x:%s" % (uts + NODENAME, len(cue) + 1, (cue + b"\0").hex()))
+    wrote = rsp.reply()
+    rsp.packet("D")
+    detached = rsp.reply()
+    rsp.close()
+    check("stealth-detach", removed == "OK" and wrote == "OK" and detached == "OK",
+          "z0 %s, cue written %s, D %s" % (removed, wrote, detached))
+    check("stealth-resumed", wait_for_guest_line("VTICE-TEST hv.stealth-loop PASS", 600),
+          "the guest's loop saw the cue and ended")
+
+
+if __name__ == "__main__":
+    run_driver("stealth_rsp", main, "stealth-line")
