@@ -1239,6 +1239,7 @@ scenario_hvstealth() {
 	stealth_absent hv.stealth-dmesg "the kernel log since insmod" "$(dmesg | tail -n +$((lines + 1)))"
 	check_idle_latency hv.stealth-idle-qos 2000000000	# the stub's latency request is not made
 	$T modtext hv.stealth-text "$KO" $allocs absent
+	start_host_driver hvstealth
 	echo "VTICE-STEALTH ready"
 	$T openat-loop hv.stealth-loop /proc/version vtice-stealth-done 900
 	out=$(dmesg | tail -n +$((lines + 1)))

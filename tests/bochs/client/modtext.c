@@ -32,15 +32,37 @@ struct region {
 	uint64_t start, end;
 };
 
+/*
+ * kernel.kptr_restrict as it is, after setting it to v: /proc/vmallocinfo
+ * prints %pK, hashed at 0 and real for root at 1.
+ */
+static int set_kptr_restrict(int v)
+{
+	FILE *f = fopen("/proc/sys/kernel/kptr_restrict", "r+");
+	int was = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &was) == 1 && v >= 0) {
+		rewind(f);
+		fprintf(f, "%d\n", v);
+	}
+	fclose(f);
+	return was;
+}
+
 /* The module area's allocations listed in /proc/vmallocinfo. */
 static int module_allocations(struct region *r, int max)
 {
+	int was = set_kptr_restrict(1);
 	FILE *f = fopen("/proc/vmallocinfo", "r");
 	char line[512];
 	int n = 0;
 
-	if (!f)
+	if (!f) {
+		set_kptr_restrict(was);
 		return -1;
+	}
 	while (n < max && fgets(line, sizeof(line), f)) {
 		unsigned long long s, e;
 
@@ -48,6 +70,7 @@ static int module_allocations(struct region *r, int max)
 			r[n++] = (struct region){ s, e };
 	}
 	fclose(f);
+	set_kptr_restrict(was);
 	return n;
 }
 
