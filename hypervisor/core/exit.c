@@ -211,6 +211,31 @@ static void vt_keep_root_nmi_window(struct vt_vcpu *vcpu)
 		vt_update_control(CPU_BASED_VM_EXEC_CONTROL, CPU_BASED_NMI_WINDOW_EXITING, true);
 }
 
+/*
+ * Whether the kernel can take this CPU back here, without VMX (hv->unloading):
+ * nothing VM entry would deliver or hold (an event to inject, a window
+ * asked for, blocking by STI, MOV SS or NMI, pending debug exceptions, an
+ * NMI root took), running or halted, and at CPL 0 in the kernel's own code
+ * segment with its GS base, which vt_vcpu_leave_vmx goes back to (not the
+ * instant of a system call's entry before SWAPGS, nor user mode).
+ */
+static bool vt_kernel_may_take_over(const struct vt_vcpu *vcpu)
+{
+	u64 activity = vt_vmread_or0(GUEST_ACTIVITY_STATE);
+	u64 windows = CPU_BASED_INTR_WINDOW_EXITING | CPU_BASED_NMI_WINDOW_EXITING | CPU_BASED_MONITOR_TRAP_FLAG;
+
+	if (activity != GUEST_ACTIVITY_ACTIVE && activity != GUEST_ACTIVITY_HLT)
+		return false;
+	if ((vt_vmread_or0(VM_ENTRY_INTR_INFO_FIELD) & INTR_INFO_VALID_MASK) ||
+	    (vt_vmread_or0(CPU_BASED_VM_EXEC_CONTROL) & windows) ||
+	    vt_vmread_or0(GUEST_INTERRUPTIBILITY_INFO) || vt_vmread_or0(GUEST_PENDING_DBG_EXCEPTIONS) ||
+	    __atomic_load_n(&vcpu->root_nmi, __ATOMIC_ACQUIRE))
+		return false;
+	return vt_guest_cpl() == 0 && vt_vmread_or0(GUEST_CS_SELECTOR) == vt_vmread_or0(HOST_CS_SELECTOR) &&
+	       (vt_vmread_or0(GUEST_CS_AR_BYTES) & VMX_AR_L_MASK) &&
+	       (vt_vmread_or0(GUEST_GS_BASE) >> 63);	/* the upper half, 4- or 5-level */
+}
+
 bool vt_exit_handler(struct vt_guest_regs *regs)
 {
 	struct vt_vcpu *vcpu = *(struct vt_vcpu **)(regs + 1);
@@ -235,6 +260,10 @@ bool vt_exit_handler(struct vt_guest_regs *regs)
 	if (vcpu->hv->cb && vcpu->hv->cb->pre_entry)
 		vcpu->hv->cb->pre_entry(vcpu, &exit);
 	vt_keep_root_nmi_window(vcpu);
+	if (VT_LOAD_ACQUIRE(vcpu->hv->unloading) && vt_kernel_may_take_over(vcpu)) {
+		vt_vcpu_leave_vmx(vcpu, regs);
+		return false;
+	}
 	return true;
 }
 

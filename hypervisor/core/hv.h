@@ -162,6 +162,11 @@ struct vt_hv {
 	u32 stealth_stage;
 	u32 stealth_calls;	/* CPUs that have made the call */
 	bool sealed;		/* every CPU has: no VMCALL is honoured any more */
+	/*
+	 * The stub's "monitor unload" and then a detach: each CPU leaves VMX
+	 * at its next exit where the kernel can take over (exit.c).
+	 */
+	bool unloading;
 };
 
 #define VT_HOST_STACK_PAGES	8

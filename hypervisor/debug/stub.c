@@ -39,6 +39,7 @@ static struct {
 	struct vt_stub_cause_info cause[VT_STOP_MAX_CPUS];	/* noted before a CPU stops */
 	u64 trap_tsc[VT_STOP_MAX_CPUS];	/* when a CPU began to stop the machine */
 	struct vt_stub_why why;	/* the stop being served ("monitor why") */
+	bool unload_asked;	/* "monitor unload": the next detach unloads */
 } VT_ROOT_STATE_TYPE stub VT_ROOT_STATE;
 
 static void vt_stub_put_byte(void *ctx, u8 byte)
@@ -80,6 +81,20 @@ static void vt_stub_note_breakin(void)
 void vt_stub_get_breakin(struct vt_breakin_stats *out)
 {
 	*out = stub.breakin;
+}
+
+int vt_stub_ask_unload(void)
+{
+	if (!VT_LOAD_ACQUIRE(stub.hv->sealed))
+		return -VT_EACCES;
+	stub.unload_asked = true;
+	return 0;
+}
+
+void vt_stub_detached(void)
+{
+	if (stub.unload_asked)
+		VT_STORE_RELEASE(stub.hv->unloading, true);
 }
 
 void vt_stub_get_why(struct vt_stub_why *out)
@@ -177,6 +192,9 @@ static void vt_stub_stop_machine(struct vt_vcpu *vcpu, struct vt_exit *exit,
 {
 	u32 event = vt_stub_lbr_event(why);
 
+	/* Unloading: CPUs that have left VMX can no longer be stopped. */
+	if (VT_LOAD_ACQUIRE(stub.hv->unloading))
+		return;
 	if (vcpu->cpu < VT_STOP_MAX_CPUS)
 		stub.trap_tsc[vcpu->cpu] = vt_rdtsc();
 	if (event)
@@ -250,6 +268,8 @@ static bool vt_stub_poll(struct vt_vcpu *vcpu, struct vt_exit *exit)
 {
 	u8 c;
 
+	if (VT_LOAD_ACQUIRE(stub.hv->unloading))
+		return true;	/* the debugger has gone for good */
 	if (vt_single_step_on_poll(vcpu, exit)) {
 		vt_stub_mtf(vcpu, exit);
 		return true;

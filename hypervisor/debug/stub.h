@@ -94,6 +94,14 @@ struct vt_stub_why {
 	u64 reply_ticks;
 };
 void vt_stub_get_why(struct vt_stub_why *out);
+/*
+ * "monitor unload": the next detach makes every CPU leave VMX (hv->unloading).
+ * Only a stealth load (hv->sealed), which has no kernel side to unload it:
+ * -VT_EACCES otherwise (rmmod does it then).
+ */
+int vt_stub_ask_unload(void);
+/* The debugger detached, with nothing of its own left armed. */
+void vt_stub_detached(void);
 
 /* stub_monitor.c: qRcmd ("monitor exits", "monitor caps", ...). */
 int vt_stub_monitor(void *ctx, const char *cmd, char *out, u32 out_len);

@@ -494,6 +494,19 @@ static void vt_monitor_why(struct vt_text *t)
 	}
 }
 
+static void vt_monitor_unload(struct vt_text *t)
+{
+	if (vt_stub_ask_unload()) {
+		vt_put(t, "unload: only a stealth load (stealth=1) leaves through the stub; this one leaves "
+			  "with rmmod vtice on the machine\n");
+		return;
+	}
+	vt_put(t, "unload: at the debugger's detach every breakpoint, watchpoint, probe and trace goes, "
+		  "and each CPU leaves VMX at its next VM exit in the kernel with nothing pending; the stub "
+		  "then answers no more. The module's memory stays allocated until reboot (the kernel no "
+		  "longer knows the module) and is ordinary memory again, its code readable.\n");
+}
+
 int vt_stub_monitor(void *ctx, const char *cmd, char *out, u32 out_len)
 {
 	struct vt_text t = { out, 0, out_len };
@@ -521,6 +534,8 @@ int vt_stub_monitor(void *ctx, const char *cmd, char *out, u32 out_len)
 		vt_monitor_lbr(&t, "");
 	else if (vt_starts_with(cmd, "lbr "))
 		vt_monitor_lbr(&t, cmd + 4);
+	else if (vt_streq(cmd, "unload"))
+		vt_monitor_unload(&t);
 	else if (vt_streq(cmd, "help") || !*cmd)
 		vt_put(&t, "monitor commands: exits (VM exits per CPU and reason), "
 			   "caps (VMX features), hooks (breakpoints, watchpoints and the EPT's state), "
@@ -528,6 +543,7 @@ int vt_stub_monitor(void *ctx, const char *cmd, char *out, u32 out_len)
 			   "btrace [task ADDRESS|current|any] (the branch tracer; whose branches it records), "
 			   "lbr [CPU] (the last branches each CPU took before a crash), "
 			   "why (why the machine stopped: a triple fault's event, a lockup's cause), "
+			   "unload (a stealth load leaves VMX at the detach), "
 			   "vtice (identify the stub)\n");
 	else
 		vt_put(&t, "unknown monitor command; try \"monitor help\"\n");

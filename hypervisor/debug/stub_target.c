@@ -123,6 +123,7 @@ static void vt_target_remove_all(void *ctx)
 	vt_hooks_remove_all();
 	vt_probe_stub_release();
 	vt_tracer_disable_all();
+	vt_stub_detached();
 }
 
 static int vt_target_resume(void *ctx, const enum vt_dbg_run *run, u32 count)

@@ -1210,8 +1210,9 @@ wait_for_domainname() {
 # the module area /proc/kcore shows, and its stub still stops the machine
 # at a hidden breakpoint (host/stealth_rsp.py). The oracle for the code
 # search is an ordinary load of the same file just before, where the same
-# search must find it. A stealth load cannot be unloaded: a run of its own
-# (ctest bochs.stealth), whose poweroff goes on under the hypervisor.
+# search must find it. Then "monitor unload" and the detach take it off
+# every CPU, which a fresh load must find free again. The stealth load's
+# memory stays: a run of its own (ctest bochs.stealth).
 scenario_hvstealth() {
 	local allocs=/tmp/vt-modallocs lines out
 	[ "$loaded" = 0 ] || rmmod_vtice
@@ -1244,6 +1245,25 @@ scenario_hvstealth() {
 	$T openat-loop hv.stealth-loop /proc/version vtice-stealth-done 900
 	out=$(dmesg | tail -n +$((lines + 1)))
 	stealth_absent hv.stealth-dmesg-after "the kernel log after the debugger's visit" "$out"
+	stealth_unloaded
+}
+
+# The debugger asked "monitor unload" before it detached: every CPU has
+# left VMX once a fresh load takes VMX on each of them again (VMXON on a
+# CPU still under vtice fails, and the load with it).
+stealth_unloaded() {
+	local i
+	for i in 1 2 3 4 5; do
+		sleep 1
+		insmod "$KO" 2>/dev/null && break
+	done
+	if [ "$(cat /sys/module/vtice/initstate 2>/dev/null)" != live ]; then
+		result hv.stealth-reloaded FAIL "no fresh load in 5 tries: $(dmesg | grep 'vtice:' | tail -n 1)"
+		return
+	fi
+	loaded=1
+	$T status hv.stealth-reloaded
+	rmmod_vtice && result hv.stealth-unloaded PASS "after monitor unload and the detach, a fresh load (try $i) virtualized every CPU, and unloaded"
 }
 
 # PASS when $3 (what the kernel showed of vtice in $2) is empty.

@@ -36,6 +36,8 @@ def main():
           (openat, planted, "%#x" % rip if rip else hit[:24]))
     rsp.packet("z0,%x,1" % openat)
     removed = rsp.reply()
+    unload = monitor(rsp, "unload")
+    check("stealth-unload", "each CPU leaves VMX" in unload, "monitor unload: %s" % unload.strip())
     cue = b"vtice-stealth-done"
     rsp.packet("M%x,%x:%s" % (uts + NODENAME, len(cue) + 1, (cue + b"\0").hex()))
     wrote = rsp.reply()
@@ -46,6 +48,15 @@ def main():
           "z0 %s, cue written %s, D %s" % (removed, wrote, detached))
     check("stealth-resumed", wait_for_guest_line("VTICE-TEST hv.stealth-loop PASS", 600),
           "the guest's loop saw the cue and ended")
+    rsp = Rsp()
+    rsp.send(b"\x03")
+    rsp.sock.settimeout(10)
+    try:
+        answer = rsp.reply()
+    except (OSError, EOFError):
+        answer = "nothing"
+    rsp.close()
+    check("stealth-gone", answer == "nothing", "after the unload a break-in gets %s" % answer[:24])
 
 
 if __name__ == "__main__":

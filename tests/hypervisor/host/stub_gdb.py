@@ -477,6 +477,12 @@ def report_root_nmis(rsp):
     print("FIGURE hv.stub.nmis_in_root=%d (%s)" % (n, text.strip().replace("\n", "; ")), flush=True)
 
 
+def check_unload_refused(rsp):
+    """monitor unload is for a stealth load only: this one stays."""
+    text = monitor(rsp, "unload")
+    check("unload-refused", "only a stealth load" in text and "rmmod vtice" in text, text.strip())
+
+
 def check_bad_input(rsp):
     rsp.send(b"garbage with no packet in it\r\n")
     rsp.send(b"$g#00")
@@ -730,6 +736,7 @@ def raw_phase(fig):
     check_exit_costs(rsp, fig)
     check_detect_under_debugger(rsp, fig)
     report_root_nmis(rsp)
+    check_unload_refused(rsp)
     check_bad_input(rsp)
 
 
