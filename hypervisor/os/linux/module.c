@@ -99,7 +99,8 @@ bool vt_stealth;
 module_param_named(stealth, vt_stealth, bool, 0444);
 MODULE_PARM_DESC(stealth, "with debug_port: once every CPU is virtualized, leave the kernel nothing of vtice "
 		 "(no module list entry, /sys/module, kallsyms names, /dev/vtice or kernel log lines; its code and "
-		 "key show as the decoy; no VMCALL answered): the stub is the only way in, and it cannot be unloaded");
+		 "key show as the decoy; no VMCALL answered): the stub is the only way in, and its \"monitor unload\" "
+		 "the only way out (docs/transparency.md)");
 
 static int fail_on_cpu = -1;
 module_param(fail_on_cpu, int, 0444);
@@ -415,7 +416,7 @@ static int __init vt_init(void)
 			goto err_stub;
 		}
 	}
-	/* A stealth load prints nothing, root's events included (the stub shows them). */
+	/* A stealth load prints nothing, root's events included: they stay unread in root. */
 	ret = vt_stealth ? 0 : vt_root_log_start();
 	if (ret)
 		goto err_stub;
