@@ -1212,12 +1212,18 @@ wait_for_domainname() {
 # search is an ordinary load of the same file just before, where the same
 # search must find it. Then "monitor unload" and the detach take it off
 # every CPU, which a fresh load must find free again. The stealth load's
-# memory stays: a run of its own (ctest bochs.stealth).
+# memory stays: a run of its own (ctest bochs.stealth). The differential
+# fuzzer (tests/transparency) runs 200,000 observations in it too, against
+# the bare CPU in the same boot.
 scenario_hvstealth() {
 	local allocs=/tmp/vt-modallocs lines out
 	[ "$loaded" = 0 ] || rmmod_vtice
 	$T kcore hv.stealth-uts init_uts_ns 8
 	$T kcore hv.stealth-openat do_sys_openat2 16
+	# the differential fuzzer's bare runs, for its "stealth" state below
+	insmod /lib/vtice/vtice_probe.ko count=200000 seed=$TRANSPARENCY_SEED invd=1 &&
+		transparency_run bare && transparency_run bare-again ||
+		result hv.transparency-stealth FAIL "the prober's bare runs failed"
 	$T modallocs $allocs
 	insmod_stub hv.stealth-control || return
 	$T modtext hv.stealth-control "$KO" $allocs present
@@ -1240,6 +1246,7 @@ scenario_hvstealth() {
 	stealth_absent hv.stealth-dmesg "the kernel log since insmod" "$(dmesg | tail -n +$((lines + 1)))"
 	check_idle_latency hv.stealth-idle-qos 2000000000	# the stub's latency request is not made
 	$T modtext hv.stealth-text "$KO" $allocs absent
+	[ -e /proc/vtice_probe ] && transparency_state stealth && rmmod vtice_probe
 	start_host_driver hvstealth
 	echo "VTICE-STEALTH ready"
 	$T openat-loop hv.stealth-loop /proc/version vtice-stealth-done 900
