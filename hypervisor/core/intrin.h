@@ -16,11 +16,8 @@
 
 #include "types.h"
 #include "vmx_defs.h"
+#include "vmx_status.h"
 #include "os.h"
-
-#define VT_VMX_OK		0
-#define VT_VMX_FAIL_INVALID	1	/* CF=1: no current VMCS / bad operand */
-#define VT_VMX_FAIL_VALID	2	/* ZF=1: reason in VM_INSTRUCTION_ERROR */
 
 struct vt_cpuid_regs {
 	u32 eax, ebx, ecx, edx;
@@ -114,7 +111,6 @@ void vt_pause(void);
 
 #else /* !VT_FAKE_CPU: real instructions */
 
-#define VT_VMX_STATUS(cf, zf) ((cf) ? VT_VMX_FAIL_INVALID : (zf) ? VT_VMX_FAIL_VALID : VT_VMX_OK)
 
 static inline void vt_cpuid(u32 leaf, u32 subleaf, struct vt_cpuid_regs *out)
 {
@@ -315,7 +311,12 @@ static inline int name(u64 pa)						\
 		     : "=qm"(cf), "=qm"(zf) : "m"(pa) : "cc", "memory");\
 	return VT_VMX_STATUS(cf, zf);					\
 }
-VT_DEFINE_VMX_PA(vt_vmxon, "vmxon")
+/*
+ * VMXON runs only in the OS's context, at bring-up, where a fault must come
+ * back as VT_VMX_FAULT rather than as the kernel's oops: the OS layer
+ * provides it, with its exception fixup (os/linux/os_linux.c).
+ */
+int vt_vmxon(u64 pa);
 VT_DEFINE_VMX_PA(vt_vmclear, "vmclear")
 VT_DEFINE_VMX_PA(vt_vmptrld, "vmptrld")
 

@@ -166,8 +166,9 @@ static int vt_enter_vmx(struct vt_vcpu *vcpu)
 	if (status != VT_VMX_OK) {
 		/* VMfailInvalid here usually means someone else is in VMX operation. */
 		vt_err("cpu %u: VMXON failed (%s)\n", vcpu->cpu,
-		       status == VT_VMX_FAIL_INVALID ? "VMfailInvalid: VMX busy or bad region" :
-						       "VMfailValid");
+		       status == VT_VMX_FAULT ? "it faulted: a hypervisor below the kernel holds VMX, another "
+						"VMM or a vtice loaded with stealth=1" :
+		       status == VT_VMX_FAIL_INVALID ? "VMfailInvalid: VMX busy or bad region" : "VMfailValid");
 		return -VT_EBUSY;
 	}
 	vcpu->vmxon_done = true;

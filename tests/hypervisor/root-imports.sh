@@ -29,6 +29,7 @@ declare -A outside_root=(
 	[vt_os_shield_image]="setting the shield up, at load"
 	[vt_os_tsc_khz]="read at load (the stub's poll period, the all-stop's TSC rate)"
 	[vt_os_reload_tr]="after VMXOFF, with the kernel's GDT back"
+	[vt_vmxon]="bring-up, in the kernel's context (its fixup turns a fault into a refused load)"
 )
 
 # Kernel symbols an object may use where the kernel, not VMX root, runs it.

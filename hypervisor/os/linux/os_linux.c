@@ -7,10 +7,12 @@
 #include <linux/mm.h>
 #include <linux/printk.h>
 #include <linux/random.h>
+#include <asm/asm.h>
 #include <asm/desc.h>
 #include <asm/msr.h>
 
 #include "../../core/os.h"
+#include "../../core/vmx_status.h"
 #include "../../debug/dbg_os.h"
 #include "vtice_linux.h"
 
@@ -68,4 +70,29 @@ void vt_os_log(int level, const char *fmt, ...)
 		break;
 	}
 	va_end(args);
+}
+
+/*
+ * core/intrin.h. A hypervisor already below the kernel makes VMXON fault:
+ * another VMM that hides VMX, or a vtice loaded with stealth=1, whose
+ * persona holds VMX (#GP). The fixup turns that into VT_VMX_FAULT and the
+ * load is refused, where the fault would otherwise be an oops with
+ * interrupts off in the CPU hotplug thread (found by the hvstealth rig).
+ */
+int vt_vmxon(u64 pa);	/* core/intrin.h, which the kernel's headers clash with */
+int vt_vmxon(u64 pa)
+{
+	int faulted = 1;
+	u8 cf = 0, zf = 0;
+
+	asm volatile("1: vmxon %[pa]\n\t"
+		     "setc %[cf]\n\t"
+		     "setz %[zf]\n\t"
+		     "xor %k[f], %k[f]\n"
+		     "2:\n"
+		     _ASM_EXTABLE(1b, 2b)
+		     : [f] "+r"(faulted), [cf] "+qm"(cf), [zf] "+qm"(zf)
+		     : [pa] "m"(pa)
+		     : "memory", "cc");
+	return faulted ? VT_VMX_FAULT : VT_VMX_STATUS(cf, zf);
 }
