@@ -53,6 +53,8 @@ def main():
     rsp.sock.settimeout(10)
     try:
         answer = rsp.reply()
+        rsp.packet("D")  # the stub is still there: let the machine run on
+        rsp.reply()
     except (OSError, EOFError):
         answer = "nothing"
     rsp.close()
