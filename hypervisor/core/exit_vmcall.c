@@ -42,7 +42,7 @@ static u64 vt_stealth_vmcall(struct vt_vcpu *vcpu, u64 cpus, u64 *sealed_now)
 	}
 	while (VT_LOAD_ACQUIRE(hv->stealth_stage) != 2)
 		vt_pause();
-	vt_invept(VMX_EPT_EXTENT_CONTEXT, hv->ept.eptp);
+	vt_hv_invept_local(hv);
 	if (__atomic_add_fetch(&hv->stealth_calls, 1, __ATOMIC_ACQ_REL) == cpus) {
 		VT_STORE_RELEASE(hv->sealed, true);
 		*sealed_now = 1;
@@ -104,7 +104,7 @@ enum vt_exit_action vt_handle_vmcall(struct vt_exit *exit)
 		status = vt_emit_test(vcpu, r->rdx, r->r8, &out);
 		break;
 	case VTICE_VMCALL_INVEPT:
-		vt_invept(VMX_EPT_EXTENT_CONTEXT, vcpu->hv->ept.eptp);
+		vt_hv_invept_local(vcpu->hv);
 		break;
 	case VTICE_VMCALL_SYSCALLS:
 		status = vt_syscalls_vmcall(vcpu, r);

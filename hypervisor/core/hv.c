@@ -127,6 +127,21 @@ void vt_hv_set_callbacks(struct vt_hv *hv, const struct vt_callbacks *cb)
 	__atomic_store_n(&hv->cb, cb, __ATOMIC_RELEASE);
 }
 
+/*
+ * Drop this CPU's cached translations of our EPT after a change to it.
+ * Single-context where the CPU has it, else all-context: a CPU may offer
+ * either type alone (IA32_VMX_EPT_VPID_CAP bits 25 and 26, SDM Vol. 3D
+ * A.10), and an unsupported type fails with VMfailValid (SDM Vol. 3C 31.3,
+ * INVEPT), which would leave the stale entry in place.
+ */
+void vt_hv_invept_local(const struct vt_hv *hv)
+{
+	if (hv->caps.flags & VTICE_CAP_INVEPT_SINGLE)
+		vt_invept(VMX_EPT_EXTENT_CONTEXT, hv->ept.eptp);
+	else
+		vt_invept(VMX_EPT_EXTENT_GLOBAL, 0);
+}
+
 /* A control the capability MSR allows to be 1 (SDM Vol. 3D A.3-A.5). */
 bool vt_may_set(u64 cap_msr, u32 bits)
 {

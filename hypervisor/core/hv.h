@@ -258,6 +258,8 @@ int vt_hv_intercept_ports(struct vt_hv *hv, u16 first, u16 count);
 int vt_hv_enable_preempt_timer(struct vt_hv *hv, u64 period_tsc);
 /* A control the capability MSR allows to be 1 (SDM Vol. 3D A.3-A.5). */
 bool vt_may_set(u64 cap_msr, u32 bits);
+/* INVEPT of our EPT on this CPU, of a type the CPU supports (VMX root only). */
+void vt_hv_invept_local(const struct vt_hv *hv);
 void vt_hv_intercept_exceptions(struct vt_hv *hv, u32 mask);
 
 /* host_window.c: map pa at this CPU's window slot; VMX root only. */

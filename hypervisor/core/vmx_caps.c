@@ -203,6 +203,13 @@ static int vt_check_required(const struct vt_vmx_caps *caps)
 		vt_err("this CPU's VMX lacks %s, which vtice needs: %s\n", f->name, f->why);
 		return -VT_EOPNOTSUPP;
 	}
+	/* Read only with secondary controls (checked first): SDM Vol. 3D A.10. */
+	if (!(caps->ept_vpid & VMX_EPT_INVEPT_BIT) ||
+	    !(caps->ept_vpid & (VMX_EPT_EXTENT_CONTEXT_BIT | VMX_EPT_EXTENT_GLOBAL_BIT))) {
+		vt_err("this CPU's VMX lacks INVEPT, which vtice needs: "
+		       "a changed EPT view must be flushed from the TLB\n");
+		return -VT_EOPNOTSUPP;
+	}
 	return 0;
 }
 

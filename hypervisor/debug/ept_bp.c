@@ -435,7 +435,7 @@ enum vt_hook_result vt_bp_on_violation(struct vt_vcpu *vcpu, struct vt_split_pag
 		return VT_HOOK_NOT_MINE;
 	if (vt_bp_entry_allows(VT_READ_ONCE(*p->leaf), qual)) {
 		vt_hooks.stats.stale_invepts++;
-		vt_hooks_invept_local();
+		vt_hv_invept_local(vt_hooks.hv);
 		return VT_HOOK_HANDLED;
 	}
 	rip = vt_vmread_or0(GUEST_RIP);
@@ -655,7 +655,7 @@ enum vt_hook_result vt_hooks_on_breakpoint(struct vt_vcpu *vcpu, struct vt_exit 
 		return r;
 	if (vt_probe_recent(rip) || vt_bp_int3_is_stale(vcpu, rip)) {
 		vt_hooks.stats.stale_int3++;
-		vt_hooks_invept_local();
+		vt_hv_invept_local(vt_hooks.hv);
 		return VT_HOOK_HANDLED;
 	}
 	return VT_HOOK_NOT_MINE;

@@ -49,17 +49,6 @@ struct vt_hooks_cpu *vt_hooks_cpu(const struct vt_vcpu *vcpu)
 	return &vt_hooks.cpu[n];
 }
 
-/* Drop this CPU's cached guest-physical translations of our EPT. */
-void vt_hooks_invept_local(void)
-{
-	const struct vt_hv *hv = vt_hooks.hv;
-
-	if (hv->caps.flags & VTICE_CAP_INVEPT_SINGLE)
-		vt_invept(VMX_EPT_EXTENT_CONTEXT, hv->ept.eptp);
-	else
-		vt_invept(VMX_EPT_EXTENT_GLOBAL, 0);
-}
-
 /* Called with the machine stopped after any change a CPU may have cached. */
 void vt_hooks_ept_changed(void)
 {
@@ -191,7 +180,7 @@ void vt_hooks_sync_views(struct vt_vcpu *vcpu)
 		return;
 	gen = VT_LOAD_ACQUIRE(vt_hooks.ept_gen);
 	if (c->ept_seen != gen) {
-		vt_hooks_invept_local();
+		vt_hv_invept_local(vt_hooks.hv);
 		c->ept_seen = gen;
 	}
 	vt_hooks_sync_bp_intercept(c);
@@ -245,7 +234,7 @@ static bool vt_hooks_stale_violation(u64 gpa, u64 qual)
 			need |= rights[i];
 	if (!leaf || !need || (VT_READ_ONCE(*leaf) & need) != need)
 		return false;
-	vt_hooks_invept_local();
+	vt_hv_invept_local(vt_hooks.hv);
 	return true;
 }
 

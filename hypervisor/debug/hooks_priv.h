@@ -174,7 +174,6 @@ extern struct vt_hooks vt_hooks;
 void vt_hooks_lock(void);
 void vt_hooks_unlock(void);
 struct vt_hooks_cpu *vt_hooks_cpu(const struct vt_vcpu *vcpu);
-void vt_hooks_invept_local(void);
 void vt_hooks_ept_changed(void);
 bool vt_hooks_lifted_elsewhere(u64 gpa, const struct vt_hooks_cpu *self);
 void *vt_hooks_alloc(u32 bytes, u32 *pages);

@@ -101,7 +101,7 @@ enum vt_hook_result vt_hooks_on_mtf(struct vt_vcpu *vcpu, struct vt_exit *exit,
 	s->active = false;
 	vt_step_restore(s);
 	/* This CPU cached the lifted rights while it ran the instruction. */
-	vt_hooks_invept_local();
+	vt_hv_invept_local(vt_hooks.hv);
 	vt_step_record_probe(vcpu, exit, s);
 	for (i = 0; i < s->accesses && !hit; i++)
 		hit = vt_watch_match(&s->access[i], false, stop);

@@ -162,6 +162,24 @@ TEST(Controls, NoUnrestrictedGuestIsRefusedByName)
 	EXPECT_TRUE(logged("lacks unrestricted guest"));
 }
 
+// Every change to a hidden breakpoint's view is flushed with INVEPT: a CPU
+// whose EPT offers no INVEPT type (IA32_VMX_EPT_VPID_CAP bits 20, 25, 26)
+// would run on stale views, so it is refused; one type of the two suffices.
+TEST(Controls, NoInveptIsRefusedByName)
+{
+	VmxProfile p = bochs_skylake_x;
+	p.ept_vpid &= ~(uint64_t)VMX_EPT_INVEPT_BIT;
+	EXPECT_EQ(compute(p).ret, -VT_EOPNOTSUPP);
+	EXPECT_TRUE(logged("lacks INVEPT"));
+	p = bochs_skylake_x;
+	p.ept_vpid &= ~(uint64_t)(VMX_EPT_EXTENT_CONTEXT_BIT | VMX_EPT_EXTENT_GLOBAL_BIT);
+	EXPECT_EQ(compute(p).ret, -VT_EOPNOTSUPP);
+	p.ept_vpid |= VMX_EPT_EXTENT_GLOBAL_BIT;
+	Computed c = compute(p);
+	EXPECT_EQ(c.ret, 0) << "all-context INVEPT alone serves";
+	EXPECT_FALSE(c.caps.flags & VTICE_CAP_INVEPT_SINGLE);
+}
+
 // An NMI that arrives in VMX root reaches the guest through an NMI window,
 // which needs virtual NMIs (SDM 3C 26.2.1.1): a CPU without either is refused.
 TEST(Controls, NoVirtualNmisIsRefused)

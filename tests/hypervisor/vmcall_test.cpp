@@ -113,6 +113,26 @@ TEST_F(Vmcall, StealthSealsOnTheLastCpuAndThenTheKeyGetsUd)
 	}
 }
 
+// Both VMCALLs that flush the EPT use a type the CPU has: single-context
+// where offered, else all-context (an unsupported type would fail, SDM 3C
+// 31.3, and leave stale views behind).
+TEST_F(Vmcall, InveptUsesATypeTheCpuHas)
+{
+	for (bool single : {true, false}) {
+		if (!single)
+			hv.caps.flags &= ~VTICE_CAP_INVEPT_SINGLE;
+		cpu().invepts.clear();
+		call(VTICE_VMCALL_INVEPT, hv.key);
+		call(VTICE_VMCALL_STEALTH, hv.key, 2);
+		ASSERT_EQ(cpu().invepts.size(), 2u);
+		for (const auto &[type, eptp] : cpu().invepts) {
+			EXPECT_EQ(type, single ? (uint64_t)VMX_EPT_EXTENT_CONTEXT
+					      : (uint64_t)VMX_EPT_EXTENT_GLOBAL);
+			EXPECT_EQ(eptp, single ? hv.ept.eptp : 0u);
+		}
+	}
+}
+
 TEST_F(Vmcall, EmitTestRecords)
 {
 	vt_guest_regs r = call(VTICE_VMCALL_EMIT_TEST, hv.key, 10, 0xabc);
