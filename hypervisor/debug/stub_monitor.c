@@ -507,6 +507,19 @@ static void vt_monitor_unload(struct vt_text *t)
 		  "longer knows the module) and is ordinary memory again, its code readable.\n");
 }
 
+/*
+ * The VMCALL key, for whoever checks that the kernel cannot find it (a
+ * stealth load's memory scan, docs/transparency.md). The debugger can
+ * already do anything the key allows.
+ */
+static void vt_monitor_key(struct vt_text *t)
+{
+	vt_put(t, "key: 0x");
+	vt_put_hex(t, vt_stub_hv()->key);
+	vt_put(t, VT_LOAD_ACQUIRE(vt_stub_hv()->sealed) ? " (sealed: no VMCALL is vtice's any more)\n" :
+			 " (opens vtice's VMCALLs from ring 0)\n");
+}
+
 int vt_stub_monitor(void *ctx, const char *cmd, char *out, u32 out_len)
 {
 	struct vt_text t = { out, 0, out_len };
@@ -536,6 +549,8 @@ int vt_stub_monitor(void *ctx, const char *cmd, char *out, u32 out_len)
 		vt_monitor_lbr(&t, cmd + 4);
 	else if (vt_streq(cmd, "unload"))
 		vt_monitor_unload(&t);
+	else if (vt_streq(cmd, "key"))
+		vt_monitor_key(&t);
 	else if (vt_streq(cmd, "help") || !*cmd)
 		vt_put(&t, "monitor commands: exits (VM exits per CPU and reason), "
 			   "caps (VMX features), hooks (breakpoints, watchpoints and the EPT's state), "
@@ -544,6 +559,7 @@ int vt_stub_monitor(void *ctx, const char *cmd, char *out, u32 out_len)
 			   "lbr [CPU] (the last branches each CPU took before a crash), "
 			   "why (why the machine stopped: a triple fault's event, a lockup's cause), "
 			   "unload (a stealth load leaves VMX at the detach), "
+			   "key (the VMCALL key, to search memory for), "
 			   "vtice (identify the stub)\n");
 	else
 		vt_put(&t, "unknown monitor command; try \"monitor help\"\n");

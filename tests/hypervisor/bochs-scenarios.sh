@@ -1227,6 +1227,8 @@ scenario_hvstealth() {
 	$T modallocs $allocs
 	insmod_stub hv.stealth-control || return
 	$T modtext hv.stealth-control "$KO" $allocs present
+	start_host_driver hvstealth
+	stealth_keyscan hv.stealth-key-control control present
 	rmmod_vtice
 	$T modallocs $allocs
 	lines=$(dmesg | wc -l)
@@ -1246,8 +1248,8 @@ scenario_hvstealth() {
 	stealth_absent hv.stealth-dmesg "the kernel log since insmod" "$(dmesg | tail -n +$((lines + 1)))"
 	check_idle_latency hv.stealth-idle-qos 2000000000	# the stub's latency request is not made
 	$T modtext hv.stealth-text "$KO" $allocs absent
+	stealth_keyscan hv.stealth-key stealth absent
 	[ -e /proc/vtice_probe ] && transparency_state stealth && rmmod vtice_probe
-	start_host_driver hvstealth
 	echo "VTICE-STEALTH ready"
 	$T openat-loop hv.stealth-loop /proc/version vtice-stealth-done 900
 	out=$(dmesg | tail -n +$((lines + 1)) | grep -v '^\[[ 0-9.]*\] vtice_probe: ')	# the fuzzer's own progress
@@ -1271,6 +1273,25 @@ stealth_unloaded() {
 	loaded=1
 	$T status hv.stealth-reloaded
 	rmmod_vtice && result hv.stealth-unloaded PASS "after monitor unload and the detach, a fresh load (try $i) virtualized every CPU, and unloaded"
+}
+
+# The VMCALL key searched for in all RAM (vtice-test keyscan, $3: present
+# or absent). The host driver reads it through the stub and writes into
+# the kernel's domain name "key-$2-HASH-FIRSTBYTE", a hash of it, never the
+# key: the guest must hold no copy of its own for the scan to find.
+stealth_keyscan() {
+	local cue i
+	echo "VTICE-STEALTH key $2"
+	for i in $(seq 1200); do
+		cue=$(cat /proc/sys/kernel/domainname)
+		case $cue in key-$2-*) break ;; esac
+		sleep 0.5
+	done
+	case $cue in
+	key-$2-*) cue=${cue#key-$2-}
+		$T keyscan "$1" "${cue%-*}" "${cue#*-}" "$3" ;;
+	*) result "$1" FAIL "the host driver gave no key hash in 600 s" ;;
+	esac
 }
 
 # PASS when $3 (what the kernel showed of vtice in $2) is empty.

@@ -101,6 +101,7 @@ static const struct command commands[] = {
 	{ "kcore", cmd_kcore, "NAME SYMBOL LEN [HEX]  SYMBOL's bytes via /proc/kcore (as expected)" },
 	{ "modallocs", cmd_modallocs, "FILE  the module area's allocations now (/proc/vmallocinfo), for modtext" },
 	{ "modtext", cmd_modtext, "NAME KO FILE present|absent  KO's code in what the module area gained since FILE (/proc/kcore)" },
+	{ "keyscan", cmd_keyscan, "NAME HASH FIRST_BYTE present|absent  the VMCALL key (given as a hash) in all RAM (/proc/kcore)" },
 	{ "kwatch", cmd_kwatch, "NAME SYMBOL LEN DONE MAX_S  SYMBOL's bytes never change until hostname is DONE" },
 	{ "com2", cmd_com2, "NAME DEVICE  serve tests/bochs/host/com2-check.py on a 115200 raw line" },
 	{ "gdbwire", cmd_gdbwire, "NAME DEVICE  first RSP steps with gdb on the host (host/gdb-wire.py)" },

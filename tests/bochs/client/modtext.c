@@ -90,17 +90,27 @@ int cmd_modallocs(int argc, char **argv)
 	return PASS;
 }
 
-static bool in_snapshot(const char *file, const struct region *r)
+/* The regions modallocs saved in file, or -1 when it cannot be read. */
+static int read_snapshot(const char *file, struct region *r, int max)
 {
 	FILE *f = fopen(file, "r");
 	unsigned long long s, e;
-	bool found = false;
+	int n = 0;
 
-	while (f && !found && fscanf(f, "%llx-%llx", &s, &e) == 2)
-		found = s == r->start && e == r->end;
-	if (f)
-		fclose(f);
-	return found;
+	if (!f)
+		return -1;
+	while (n < max && fscanf(f, "%llx-%llx", &s, &e) == 2)
+		r[n++] = (struct region){ s, e };
+	fclose(f);
+	return n;
+}
+
+static bool in_snapshot(const struct region *snap, int n, const struct region *r)
+{
+	for (int i = 0; i < n; i++)
+		if (snap[i].start == r->start && snap[i].end == r->end)
+			return true;
+	return false;
 }
 
 static uint8_t *read_file(const char *path, size_t *len)
@@ -205,13 +215,13 @@ static int pick_runs(const struct ko_text *t, size_t *runs)
 int cmd_modtext(int argc, char **argv)
 {
 	const char *name = argc ? argv[0] : "modtext";
-	struct region r[MAX_REGIONS];
+	struct region r[MAX_REGIONS], snap[MAX_REGIONS];
 	struct ko_text t = { 0 };
 	size_t ko_len = 0, runs[MAX_RUNS], searched = 0, found = 0;
 	bool hit[MAX_RUNS] = { false };
 	uint8_t *ko, *mem;
 	bool want_present;
-	int nruns, nr;
+	int nruns, nr, nsnap;
 
 	if (argc != 4 || (strcmp(argv[3], "present") && strcmp(argv[3], "absent")))
 		return report(name, FAIL, "usage: modtext NAME KO SNAPSHOT present|absent");
@@ -223,10 +233,13 @@ int cmd_modtext(int argc, char **argv)
 	nr = module_allocations(r, MAX_REGIONS);
 	if (nr < 0)
 		return report(name, FAIL, "cannot read /proc/vmallocinfo");
+	nsnap = read_snapshot(argv[2], snap, MAX_REGIONS);
+	if (nsnap < 0)
+		return report(name, FAIL, "cannot read the snapshot %s (modallocs)", argv[2]);
 	for (int i = 0; i < nr; i++) {
 		size_t size = r[i].end - r[i].start;
 
-		if (in_snapshot(argv[2], &r[i]) || !(mem = malloc(size)))
+		if (in_snapshot(snap, nsnap, &r[i]) || !(mem = malloc(size)))
 			continue;
 		if (kcore_read(r[i].start, mem, size)) {
 			free(mem);

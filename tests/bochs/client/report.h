@@ -34,6 +34,7 @@ uint64_t rdtsc(void);
 int cmd_cpuid(int argc, char **argv);
 int cmd_modallocs(int argc, char **argv);
 int cmd_modtext(int argc, char **argv);
+int cmd_keyscan(int argc, char **argv);
 int cmd_user_probe(int argc, char **argv);
 int cmd_vmcall(int argc, char **argv);
 int cmd_msr(int argc, char **argv);

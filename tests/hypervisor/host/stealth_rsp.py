@@ -1,17 +1,66 @@
 #!/usr/bin/env python3
 """Host driver of the hvstealth Bochs scenario (stealth=1): the stub of a
 hypervisor the kernel no longer knows of still answers, and still stops the
-machine at a hidden breakpoint. Break in (0x03); `monitor vtice`; a
+machine at a hidden breakpoint.
+
+First, twice (an ordinary load, then the stealth load): break in, read the
+VMCALL key (`monitor key`), write a hash of it into the kernel's domain
+name for the guest's memory scan (keyscan.c), detach. Then: break in
+(0x03); `monitor vtice`; a
 breakpoint (Z0) on do_sys_openat2, where the guest's loop opens
 /proc/version every second; continue to it; remove it; write the loop's cue
 into the kernel's host name; detach. Exit status: the number of failures."""
 
+import re
+
 from rig_host import Rsp, check, figures, monitor, run_driver, stop_thread, stopped_rip, wait_for_guest_line
 
 NODENAME = 65  # init_uts_ns.name.nodename: the second 65-byte field
+DOMAINNAME = 5 * 65  # the sixth
+MASK64 = (1 << 64) - 1
+
+
+def mix64(z):
+    """splitmix64's finalizer, as keyscan.c computes it."""
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+    return z ^ (z >> 31)
+
+
+def write_string(rsp, addr, text):
+    rsp.packet("M%x,%x:%s" % (addr, len(text) + 1, (text + b"\0").hex()))
+    return rsp.reply()
+
+
+def hand_over_key(when):
+    """Break in, read the key, write key-WHEN-HASH-FIRSTBYTE into the
+    domain name, detach."""
+    if not wait_for_guest_line("VTICE-STEALTH key %s" % when, 1200):
+        check("stealth-key-" + when, False, "the guest never asked for the key")
+        return
+    uts = int(figures()["hv.stealth-uts.addr"], 16)
+    rsp = Rsp()
+    rsp.send(b"\x03")
+    rsp.sock.settimeout(60)
+    stop = rsp.reply()
+    answer = monitor(rsp, "key")
+    m = re.search(r"key: 0x([0-9a-f]+)", answer)
+    wrote = detached = None
+    if m:
+        key = int(m.group(1), 16)
+        cue = "key-%s-%x-%02x" % (when, mix64(key), key & 0xFF)
+        wrote = write_string(rsp, uts + DOMAINNAME, cue.encode())
+    rsp.packet("D")
+    detached = rsp.reply()
+    rsp.close()
+    check("stealth-key-" + when, stop.startswith("T") and m and wrote == "OK" and detached == "OK",
+          "break-in %s; monitor key: %s; its hash written %s; D %s" %
+          (stop[:24], answer.strip().replace(m.group(1), "<key>") if m else answer.strip(), wrote, detached))
 
 
 def main():
+    hand_over_key("control")
+    hand_over_key("stealth")
     if not wait_for_guest_line("VTICE-STEALTH ready", 1200):
         check("stealth-attach", False, "the guest never said it was ready")
         return
@@ -38,9 +87,7 @@ def main():
     removed = rsp.reply()
     unload = monitor(rsp, "unload")
     check("stealth-unload", "each CPU leaves VMX" in unload, "monitor unload: %s" % unload.strip())
-    cue = b"vtice-stealth-done"
-    rsp.packet("M%x,%x:%s" % (uts + NODENAME, len(cue) + 1, (cue + b"\0").hex()))
-    wrote = rsp.reply()
+    wrote = write_string(rsp, uts + NODENAME, b"vtice-stealth-done")
     rsp.packet("D")
     detached = rsp.reply()
     rsp.close()
