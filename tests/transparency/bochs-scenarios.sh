@@ -182,3 +182,54 @@ scenario_hvtransparency() {
 	fi
 	rmmod vtice_probe
 }
+
+# bochs-solo-scenario: hvstepped
+# The fifth state of issue 23: a trace running on another CPU. A task on
+# CPU 1 (busybox dd reading /dev/urandom, each read a long path of ChaCha
+# blocks) is traced call after call with `vtice trace syscall read --step
+# task`, so CPU 1 is stepped (MTF, or TF where the CPU has no MTF) while
+# the prober's program runs on both CPUs: CPU 0's chunks beside a stepped
+# CPU, CPU 1's interrupting the stepped task (the tracer steps them too).
+# A program of its own, smaller (a stepped instruction costs an exit), with
+# its own bare runs in the same boot. A run of its own (ctest
+# bochs.stepped): ~N s of Bochs.
+TRANSPARENCY_STEPPED_COUNT=${TRANSPARENCY_STEPPED_COUNT:-20000}
+scenario_hvstepped() {
+	local probe=/lib/vtice/vtice_probe.ko run dd steps
+	[ "$loaded" = 0 ] || rmmod_vtice
+	insmod $probe count=$TRANSPARENCY_STEPPED_COUNT seed=$TRANSPARENCY_SEED invd=1 ||
+		{ result hv.transparency-stepped FAIL "insmod vtice_probe failed"; return; }
+	for run in bare bare-again; do
+		transparency_run $run ||
+			{ result hv.transparency-stepped FAIL "$run failed"; rmmod vtice_probe; return; }
+	done
+	insmod_vtice || { result hv.transparency-stepped FAIL "insmod vtice failed"; rmmod vtice_probe; return; }
+	taskset -c 1 dd if=/dev/urandom of=/dev/null bs=4k 2>/dev/null &
+	dd=$!
+	: >/tmp/transparency-trace.err
+	vtice trace syscall read --comm dd --step task --count 1000000 --quiet --timeout 3600 \
+		>/tmp/transparency-trace.out 2>/tmp/transparency-trace.err &
+	tp_trace=$!
+	wait_trace_armed /tmp/transparency-trace.err 120 ||
+		echo "VTICE-TRANSPARENCY never armed: $(tail -n 2 /tmp/transparency-trace.err)"
+	grep -m 1 'armed on' /tmp/transparency-trace.err
+	# The prober's writer on CPU 0: its calls to CPU 1 must interrupt dd
+	taskset -p 1 $$ >/dev/null
+	transparency_state stepped
+	taskset -p 3 $$ >/dev/null
+	transparency_disarm
+	kill $dd
+	wait $dd 2>/dev/null
+	steps=$(sed -n 's/.*call [0-9]*: \([0-9]*\) instructions stepped.*/\1/p' \
+		/tmp/transparency-trace.out /tmp/transparency-trace.err | awk '{ n += $1 } END { print n + 0 }')
+	echo "VTICE-FIGURE hv.transparency.stepped.steps=$steps"
+	tail -n 3 /tmp/transparency-trace.err /tmp/transparency-trace.out
+	if grep -q 'stepping only the CPU the traced task runs on' /tmp/transparency-trace.err /tmp/transparency-trace.out &&
+		[ "$steps" -gt 0 ]; then
+		result hv.transparency-stepped-trace PASS "CPU 1 stepped $steps instructions of dd's reads meanwhile"
+	else
+		result hv.transparency-stepped-trace FAIL "the trace did not step dd's reads on CPU 1 alone ($steps steps)"
+	fi
+	rmmod_vtice
+	rmmod vtice_probe
+}
