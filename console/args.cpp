@@ -138,6 +138,20 @@ Result<double> parse_seconds(const std::string &option, const std::string &text,
 	return value;
 }
 
+Result<std::uint64_t> count_option(const ParsedArgs &args, const std::string &option, std::uint64_t fallback,
+				   std::uint64_t min, std::uint64_t max)
+{
+	auto text = args.get(option);
+	return text ? parse_count(option, *text, min, max) : Result<std::uint64_t>(fallback);
+}
+
+Result<double> seconds_option(const ParsedArgs &args, const std::string &option, double fallback,
+			      double max_seconds)
+{
+	auto text = args.get(option);
+	return text ? parse_seconds(option, *text, max_seconds) : Result<double>(fallback);
+}
+
 Result<int> parse_timeout_ms(const std::string &option, const std::string &text)
 {
 	// A week: any longer is a typo, and it keeps milliseconds inside an int.

@@ -46,6 +46,12 @@ Result<std::uint64_t> parse_count(const std::string &option, const std::string &
 				  std::uint64_t max);
 // A finite decimal number of seconds, above 0 and at most max_seconds.
 Result<double> parse_seconds(const std::string &option, const std::string &text, double max_seconds);
+// An option's value through parse_count / parse_seconds, or fallback when
+// the option is absent.
+Result<std::uint64_t> count_option(const ParsedArgs &args, const std::string &option, std::uint64_t fallback,
+				   std::uint64_t min, std::uint64_t max);
+Result<double> seconds_option(const ParsedArgs &args, const std::string &option, double fallback,
+			      double max_seconds);
 // Seconds as whole milliseconds (what waits take), with the same checks.
 Result<int> parse_timeout_ms(const std::string &option, const std::string &text);
 

@@ -95,12 +95,10 @@ Result<Options> parse_numbers(const ParsedArgs &args, Options o)
 			return hz.error();
 		o.hz = static_cast<std::uint32_t>(*hz);
 	}
-	if (auto v = args.get("--duration")) {
-		auto seconds = parse_seconds("--duration", *v, 1e7);
-		if (!seconds)
-			return seconds.error();
-		o.duration = *seconds;
-	}
+	auto duration = seconds_option(args, "--duration", o.duration, 1e7);
+	if (!duration)
+		return duration.error();
+	o.duration = *duration;
 	if (auto v = args.get("--cpu")) {
 		auto cpu = parse_count("--cpu", *v, 0, VTICE_MAX_CPUS - 1);
 		if (!cpu)

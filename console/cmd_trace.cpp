@@ -74,12 +74,10 @@ Result<Options> parse_options(const ParsedArgs &args)
 	if (!filter)
 		return filter.error();
 	o.filter = *filter;
-	if (auto d = args.get("--duration")) {
-		char *end = nullptr;
-		o.duration = std::strtod(d->c_str(), &end);
-		if (d->empty() || *end || !(o.duration > 0) || o.duration > 1e7)
-			return make_error("--duration " + *d + ": a number of seconds above 0");
-	}
+	auto duration = seconds_option(args, "--duration", o.duration, 1e7);
+	if (!duration)
+		return duration.error();
+	o.duration = *duration;
 	return o;
 }
 

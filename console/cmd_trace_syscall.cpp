@@ -101,21 +101,6 @@ struct Options {
 	std::string kallsyms = "/proc/kallsyms";
 };
 
-Result<std::uint64_t> parse_count(const ParsedArgs &args, const char *name, std::uint64_t fallback,
-				  std::uint64_t max)
-{
-	auto text = args.get(name);
-	if (!text)
-		return fallback;
-	char *end = nullptr;
-	errno = 0;
-	unsigned long long v = std::strtoull(text->c_str(), &end, 10);
-	if (text->empty() || *end || errno || v == 0 || v > max || (*text)[0] == '-')
-		return make_error(std::string(name) + " " + *text + ": a whole number from 1 to " +
-				  std::to_string(max));
-	return v;
-}
-
 Result<Options> parse_options(const ParsedArgs &args)
 {
 	Options o;
@@ -128,18 +113,16 @@ Result<Options> parse_options(const ParsedArgs &args)
 	if (!filter)
 		return filter.error();
 	o.filter = *filter;
-	auto count = parse_count(args, "--count", 1, VTICE_PATH_MAX_CALLS);
-	auto max_insns = parse_count(args, "--max-insns", kDefaultMaxInsns, VTICE_PATH_MAX_INSNS);
+	auto count = count_option(args, "--count", 1, 1, VTICE_PATH_MAX_CALLS);
+	auto max_insns = count_option(args, "--max-insns", kDefaultMaxInsns, 1, VTICE_PATH_MAX_INSNS);
 	if (!count || !max_insns)
 		return !count ? count.error() : max_insns.error();
 	o.count = static_cast<std::uint32_t>(*count);
 	o.max_insns = *max_insns;
-	if (auto t = args.get("--timeout")) {
-		char *end = nullptr;
-		o.timeout = std::strtod(t->c_str(), &end);
-		if (t->empty() || *end || !(o.timeout > 0) || o.timeout > 1e7)
-			return make_error("--timeout " + *t + ": a number of seconds above 0");
-	}
+	auto timeout = seconds_option(args, "--timeout", o.timeout, 1e7);
+	if (!timeout)
+		return timeout.error();
+	o.timeout = *timeout;
 	o.output = args.get("--output").value_or("");
 	o.quiet = args.has("--quiet");
 	if (auto step = args.get("--step")) {

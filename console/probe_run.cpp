@@ -164,18 +164,14 @@ Result<ProbeOptions> parse_probe_options(const ParsedArgs &args)
 	} else {
 		return make_error("expected one program (quote it), or --file PATH");
 	}
-	if (auto d = args.get("--duration")) {
-		auto seconds = parse_seconds("--duration", *d, 1e7);
-		if (!seconds)
-			return seconds.error();
-		o.duration = *seconds;
-	}
-	if (auto n = args.get("--max-entries")) {
-		auto count = parse_count("--max-entries", *n, 1, 100'000'000);
-		if (!count)
-			return count.error();
-		o.max_entries = *count;
-	}
+	auto duration = seconds_option(args, "--duration", o.duration, 1e7);
+	if (!duration)
+		return duration.error();
+	o.duration = *duration;
+	auto max_entries = count_option(args, "--max-entries", o.max_entries, 1, 100'000'000);
+	if (!max_entries)
+		return max_entries.error();
+	o.max_entries = *max_entries;
 	o.check_only = args.has("--check");
 	o.device = args.get("--device").value_or(o.device);
 	o.kallsyms = args.get("--kallsyms").value_or(o.kallsyms);

@@ -73,3 +73,27 @@ TEST(ParseHex, AcceptsPrefixAndSign)
 	EXPECT_FALSE(parse_hex("12g").ok());
 	EXPECT_FALSE(parse_hex("1ffffffffffffffff").ok());
 }
+
+// Every command's counts and seconds go through one parser: what one
+// command refuses, all refuse (trace syscall once took "1e3" and "0x10").
+TEST(OptionNumbers, AbsentGivesTheFallbackAndBadTextIsRefusedByName)
+{
+	const std::vector<OptionSpec> specs = {{"--timeout", true}, {"--count", true}};
+	auto none = parse_ok({"x"}, specs);
+	EXPECT_EQ(*seconds_option(none, "--timeout", 2.5, 1e7), 2.5);
+	EXPECT_EQ(*count_option(none, "--count", 7, 1, 100), 7u);
+	auto good = parse_ok({"x", "--timeout", "0.5", "--count", "100"}, specs);
+	EXPECT_EQ(*seconds_option(good, "--timeout", 0, 1e7), 0.5);
+	EXPECT_EQ(*count_option(good, "--count", 1, 1, 100), 100u);
+	for (const char *bad : {"1e3", "0x10", "inf", "nan", "-1", "0", "", "1.2.3"}) {
+		auto args = parse_ok({"x", "--timeout", bad, "--count", bad}, specs);
+		auto seconds = seconds_option(args, "--timeout", 0, 1e7);
+		auto count = count_option(args, "--count", 1, 1, 100);
+		ASSERT_FALSE(seconds.ok()) << bad;
+		ASSERT_FALSE(count.ok()) << bad;
+		EXPECT_NE(seconds.error().message.find("--timeout '" + std::string(bad) + "'"), std::string::npos);
+		EXPECT_NE(count.error().message.find("--count '" + std::string(bad) + "'"), std::string::npos);
+	}
+	auto big = parse_ok({"x", "--count", "101"}, specs);
+	EXPECT_FALSE(count_option(big, "--count", 1, 1, 100).ok());
+}
