@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -23,7 +24,7 @@
 #define MSR_IA32_TSC		0x10
 #define MSR_IA32_APICBASE	0x1b
 #define MSR_IA32_VMX_BASIC	0x480
-#define MSR_IA32_VMX_VMFUNC	0x491		/* last of the VMX capability MSRs */
+#define MSR_IA32_VMX_EXIT_CTLS2	0x493	/* last of the VMX capability MSRs (SDM Vol. 4 2.1) */
 
 static void cpuid(uint32_t leaf, uint32_t regs[4])
 {
@@ -142,12 +143,22 @@ static int vmx_msrs_bare(int cpu, uint32_t msr, uint64_t *value)
 	while (!found && fscanf(f, "%u %x %llx", &c, &m, &v) == 3)
 		found = (int)c == cpu && m == msr;
 	fclose(f);
-	*value = v;
+	if (found)
+		*value = v;
 	return found;
 }
 
+/* Read (or refused) as in the bare run: 0x492 and 0x493 exist only on newer models. */
+static bool same_as_bare(int cpu, uint32_t msr, int err, uint64_t value)
+{
+	uint64_t bare;
+	bool had = vmx_msrs_bare(cpu, msr, &bare);
+
+	return err ? !had : had && bare == value;
+}
+
 /*
- * "readable": bare Bochs, every VMX capability MSR reads (msr.ko turns a
+ * "readable": bare Bochs, the VMX capability MSRs read (msr.ko turns a
  * #GP into EIO), and the values are kept; "as-bare": under vtice they read
  * the same values (the kernel's CPU has VMX, exit_vmx.c).
  */
@@ -156,12 +167,12 @@ int cmd_msr(int argc, char **argv)
 	const char *name = argv[0];
 	int as_bare = argc > 1 && !strcmp(argv[1], "as-bare");
 	int cpus = online_cpus(), refused = 0, readable = 0, changed = 0;
-	uint64_t value, bare;
+	uint64_t value;
 	FILE *keep = as_bare ? NULL : fopen(VMX_MSRS_BARE, "w");
 	int err;
 
 	for (int cpu = 0; cpu < cpus; cpu++) {
-		for (uint32_t msr = MSR_IA32_VMX_BASIC; msr <= MSR_IA32_VMX_VMFUNC; msr++) {
+		for (uint32_t msr = MSR_IA32_VMX_BASIC; msr <= MSR_IA32_VMX_EXIT_CTLS2; msr++) {
 			err = read_msr(cpu, msr, &value);
 			if (err == -EIO)
 				refused++;
@@ -171,7 +182,7 @@ int cmd_msr(int argc, char **argv)
 				return report(name, FAIL, "cpu %d msr %#x: %s", cpu, msr, strerror(-err));
 			if (!err && keep)
 				fprintf(keep, "%d %x %llx\n", cpu, msr, (unsigned long long)value);
-			if (as_bare && (err || !vmx_msrs_bare(cpu, msr, &bare) || bare != value))
+			if (as_bare && !same_as_bare(cpu, msr, err, value))
 				changed++;
 		}
 		err = read_msr(cpu, MSR_IA32_TSC, &value);

@@ -33,6 +33,9 @@ MODULE_PARM_DESC(count, "observations per state (default 1000000)");
 static bool invd;
 module_param(invd, bool, 0444);
 MODULE_PARM_DESC(invd, "observe INVD too: it loses the CPU's dirty cache lines, so only in an emulator (default off)");
+static uint cpus;
+module_param(cpus, uint, 0444);
+MODULE_PARM_DESC(cpus, "the program runs on CPUs 0..cpus-1 (default 0: every online CPU)");
 static unsigned long peek[8];
 static int nr_peek;
 module_param_array(peek, ulong, &nr_peek, 0444);
@@ -272,9 +275,9 @@ static int __init vtice_probe_init(void)
 	for (cpu = 0; cpu < nr; cpu++)
 		if (!cpu_online(cpu))
 			return -EBUSY;	/* the program names CPUs 0..n-1 */
-	if (!count || nr > 64)
+	if (!count || nr > 64 || cpus > nr)
 		return -EINVAL;
-	obs_program_init(&program, seed, nr, nr_peek, invd);
+	obs_program_init(&program, seed, cpus ? cpus : nr, nr_peek, invd);
 	bare = vmalloc(array_size(count, sizeof(*bare)));
 	report = vzalloc(REPORT_BYTES);
 	err = bare && report ? obs_prepare(nr) : -ENOMEM;
@@ -286,8 +289,8 @@ static int __init vtice_probe_init(void)
 		vfree(bare);
 		return err;
 	}
-	pr_info("vtice_probe: seed %lu, %lu observations per state, %u per CPU in the sweep\n",
-		seed, count, program.sweep_len);
+	pr_info("vtice_probe: seed %lu, %lu observations per state on %u CPUs, %u per CPU in the sweep\n",
+		seed, count, program.nr_cpus, program.sweep_len);
 	return 0;
 }
 
