@@ -83,7 +83,11 @@ void vt_inject_exception(struct vt_exit *exit, u8 vector, bool has_error, u32 er
 {
 	u32 info = vector | INTR_TYPE_HARD_EXCEPTION | INTR_INFO_VALID_MASK;
 
-	if (has_error) {
+	/*
+	 * Real mode pushes no error code, and VM entry fails if one is asked
+	 * for with CR0.PE clear under unrestricted guest (SDM 3C 27.2.1.3).
+	 */
+	if (has_error && (vt_vmread_or0(GUEST_CR0) & X86_CR0_PE)) {
 		info |= INTR_INFO_DELIVER_CODE_MASK;
 		vt_vmwrite(VM_ENTRY_EXCEPTION_ERROR_CODE, error);
 	}

@@ -34,33 +34,84 @@ u64 vt_guest_cr4(void)
 	return vt_cr_view(GUEST_CR4, CR4_READ_SHADOW, CR4_GUEST_HOST_MASK);
 }
 
+/* The guest's IA32_EFER: in the VMCS where VM entry loads it, else the live MSR. */
+static u64 vt_guest_efer(const struct vt_vcpu *vcpu)
+{
+	if (vcpu->hv->ctls.entry & VM_ENTRY_LOAD_IA32_EFER)
+		return vt_vmread_or0(GUEST_IA32_EFER);
+	return vt_rdmsr(MSR_EFER);
+}
+
+/* IA-32e mode (the VM-entry control tracks EFER.LMA) in a 64-bit code segment. */
+static bool vt_guest_64bit(void)
+{
+	return (vt_vmread_or0(VM_ENTRY_CONTROLS) & VM_ENTRY_IA32E_MODE) &&
+	       (vt_vmread_or0(GUEST_CS_AR_BYTES) & VMX_AR_L_MASK);
+}
+
 /*
  * The #GP(0) checks of MOV to CR0 (SDM Vol. 2B, MOV—Move to/from Control
- * Registers). Only a write that changes an owned bit exits; one that also
- * turns paging or protection on or off is refused (#GP) rather than
- * emulated: no kernel does that, and a mode switch from root is not worth
- * its risk.
+ * Registers). PAE paging outside IA-32e mode stays refused: turning it on
+ * loads the four PDPTEs, which with EPT would have to be read from the
+ * guest into the VMCS (SDM Vol. 3C 28.3.2.4), and no 64-bit kernel goes
+ * through that mode.
  */
-static bool vt_cr0_write_faults(u64 value, u64 old, u64 cr4)
+static bool vt_cr0_write_faults(u64 value, u64 old, u64 cr4, u64 efer)
 {
+	bool paging_on = (value & X86_CR0_PG) && !(old & X86_CR0_PG);
+
 	if ((value >> 32) || ((value & X86_CR0_NW) && !(value & X86_CR0_CD)) ||
 	    ((value & X86_CR0_PG) && !(value & X86_CR0_PE)))
 		return true;
 	if (!(value & X86_CR0_WP) && (cr4 & X86_CR4_CET))
 		return true;
-	return ((value ^ old) & (X86_CR0_PE | X86_CR0_PG)) != 0;
+	if (paging_on && (cr4 & X86_CR4_PAE) != ((efer & EFER_LME) ? X86_CR4_PAE : 0))
+		return true;	/* LME without PAE faults; PAE without LME: above */
+	return !(value & X86_CR0_PG) && (old & X86_CR0_PG) && vt_guest_64bit();
 }
 
+/*
+ * Paging turned on with EFER.LME set activates IA-32e mode, turned off it
+ * leaves it (SDM Vol. 3A 10.8.5); at VM entry the "IA-32e mode guest"
+ * control says which (SDM Vol. 3C 27.3.2.1).
+ */
+static void vt_cr0_paging_changed(const struct vt_vcpu *vcpu, bool paging)
+{
+	u64 entry = vt_vmread_or0(VM_ENTRY_CONTROLS);
+	u64 efer = vt_guest_efer(vcpu);
+	bool ia32e = paging && (efer & EFER_LME);
+
+	if (vcpu->hv->ctls.entry & VM_ENTRY_LOAD_IA32_EFER)
+		vt_vmwrite(GUEST_IA32_EFER, ia32e ? efer | EFER_LMA : efer & ~(u64)EFER_LMA);
+	vt_vmwrite(VM_ENTRY_CONTROLS, ia32e ? entry | VM_ENTRY_IA32E_MODE : entry & ~(u64)VM_ENTRY_IA32E_MODE);
+}
+
+/*
+ * Only a write that changes an owned bit exits. The kernel's own writes
+ * that also turn protection or paging on or off come from a CPU that INIT
+ * and SIPI brought up under vtice (exit_init.c): its real-mode trampoline
+ * enters protected mode, then IA-32e mode, each write setting CR0.NE too.
+ * They are carried out as the CPU would, which unrestricted guest allows
+ * in every one of those modes (SDM Vol. 3C 26.6). Outside 64-bit mode the
+ * operand is 32 bits.
+ */
 static enum vt_exit_action vt_mov_to_cr0(struct vt_exit *exit, u64 value)
 {
 	const struct vt_vmx_caps *c = &exit->vcpu->hv->caps;
-	u64 owned = vt_cr0_owned(c), real = value | owned;
+	u64 owned = vt_cr0_owned(c), old = vt_guest_cr0(), real;
 
-	if (vt_cr0_write_faults(value, vt_guest_cr0(), vt_guest_cr4()) ||
+	if (!vt_guest_64bit())
+		value = (u32)value;
+	real = value | owned;
+	if (vt_cr0_write_faults(value, old, vt_guest_cr4(), vt_guest_efer(exit->vcpu)) ||
 	    !vt_cr_fixed_ok(real, owned, c->cr0_fixed1))
 		return vt_complete(exit, true);
+	if ((value ^ old) & X86_CR0_PG)
+		vt_cr0_paging_changed(exit->vcpu, value & X86_CR0_PG);
 	vt_vmwrite(GUEST_CR0, real);
 	vt_vmwrite(CR0_READ_SHADOW, value);
+	if ((value ^ old) & (X86_CR0_PG | X86_CR0_PE | X86_CR0_WP))
+		vt_flush_guest_tlb(exit->vcpu);	/* as the CPU's own mode change does */
 	return vt_complete(exit, false);
 }
 

@@ -140,6 +140,7 @@
 #define X86_CR0_PG		VT_BIT(31)
 #define X86_CR3_PCID_NOFLUSH	VT_BIT(63)
 #define X86_CR4_DE		VT_BIT(3)
+#define X86_CR4_PAE		VT_BIT(5)
 #define X86_CR4_PGE		VT_BIT(7)
 #define X86_CR4_LA57		VT_BIT(12)
 #define X86_CR4_VMXE		VT_BIT(13)

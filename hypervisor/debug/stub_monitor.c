@@ -76,6 +76,8 @@ static bool vt_streq(const char *a, const char *b)
 static const char *const vt_exit_names[VT_EXIT_SLOTS] = {
 	[EXIT_REASON_EXCEPTION_NMI] = "exception/nmi",
 	[EXIT_REASON_EXTERNAL_INTERRUPT] = "interrupt",
+	[EXIT_REASON_INIT_SIGNAL] = "init",
+	[EXIT_REASON_SIPI_SIGNAL] = "sipi",
 	[EXIT_REASON_INTERRUPT_WINDOW] = "interrupt-window",
 	[EXIT_REASON_NMI_WINDOW] = "nmi-window",
 	[EXIT_REASON_CPUID] = "cpuid",

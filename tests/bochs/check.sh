@@ -51,7 +51,7 @@ expected() {
 	hvinit) echo hv.init-bare hv.init-loaded hv.init ;;
 	hvstealth) echo hv.stealth-uts hv.stealth-openat hv.stealth-control hv.stealth-load hv.stealth-modules \
 		hv.stealth-kallsyms hv.stealth-sysfs hv.stealth-dev hv.stealth-hotplug hv.stealth-iomem \
-		hv.stealth-dyndbg hv.stealth-dmesg hv.stealth-idle-qos hv.stealth-text hv.stealth-key-control hv.stealth-key hv.stealth-loop \
+		hv.stealth-dyndbg hv.stealth-dmesg hv.stealth-idle-qos hv.stealth-text hv.stealth-key-control hv.stealth-key hv.stealth-refused hv.stealth-cpu-hotplug hv.stealth-loop \
 		hv.stealth-dmesg-after hv.stealth-reloaded hv.stealth-unloaded hv.transparency-stealth ;;
 	hvtsc) echo hv.tsc-uts hv.tsc-off hv.tsc-off-timers hv.tsc-on hv.tsc-on-timers hv.tsc-hidden ;;
 	# tests/transparency/bochs-scenarios.sh

@@ -1224,6 +1224,7 @@ scenario_hvstealth() {
 	insmod /lib/vtice/vtice_probe.ko count=200000 seed=$TRANSPARENCY_SEED invd=1 &&
 		transparency_run bare && transparency_run bare-again ||
 		result hv.transparency-stealth FAIL "the prober's bare runs failed"
+	stealth_refusals
 	$T modallocs $allocs
 	insmod_stub hv.stealth-control || return
 	$T modtext hv.stealth-control "$KO" $allocs present
@@ -1249,6 +1250,7 @@ scenario_hvstealth() {
 	check_idle_latency hv.stealth-idle-qos 2000000000	# the stub's latency request is not made
 	$T modtext hv.stealth-text "$KO" $allocs absent
 	stealth_keyscan hv.stealth-key stealth absent
+	stealth_hotplug
 	[ -e /proc/vtice_probe ] && transparency_state stealth && rmmod vtice_probe
 	echo "VTICE-STEALTH ready"
 	$T openat-loop hv.stealth-loop /proc/version vtice-stealth-done 900
@@ -1273,6 +1275,40 @@ stealth_unloaded() {
 	loaded=1
 	$T status hv.stealth-reloaded
 	rmmod_vtice && result hv.stealth-unloaded PASS "after monitor unload and the detach, a fresh load (try $i) virtualized every CPU, and unloaded"
+}
+
+# stealth=1 needs the stub and the hypervisor: without debug_port= or with
+# virtualize=0 nothing could reach or unload it, so the load is refused.
+stealth_refusals() {
+	local args bad=
+	for args in "stealth=1" "stealth=1 debug_port=0x2f8 virtualize=0"; do
+		if insmod "$KO" $args 2>/dev/null; then
+			bad="$bad [$args loaded]"
+			rmmod vtice
+		elif ! dmesg | tail -n 3 | grep -q 'stealth=1 needs debug_port= and virtualize=1'; then
+			bad="$bad [$args: no reason logged]"
+		fi
+	done
+	if [ -z "$bad" ]; then
+		result hv.stealth-refused PASS "insmod stealth=1 without debug_port=, or with virtualize=0: refused, the reason logged"
+	else
+		result hv.stealth-refused FAIL "$bad"
+	fi
+}
+
+# CPU 1 offline and online again under a stealth load: no hotplug callback
+# of vtice's runs (the state was removed), so the CPU stays virtualized and
+# comes back through the kernel's own INIT and SIPI, which vtice handles
+# (core/exit_init.c). The stub's break-in later parks both CPUs.
+stealth_hotplug() {
+	local cpu1=/sys/devices/system/cpu/cpu1/online
+	[ -w $cpu1 ] || { result hv.stealth-cpu-hotplug SKIP "cpu1 cannot go offline"; return; }
+	if echo 0 >$cpu1 && sleep 1 && echo 1 >$cpu1 && [ "$(cat $cpu1)" = 1 ] &&
+		$T cpuid hv.stealth-cpu-hotplug-cpuid vmx >/dev/null; then
+		result hv.stealth-cpu-hotplug PASS "CPU 1 went offline and came back online; CPUID runs there and shows VMX as at boot"
+	else
+		result hv.stealth-cpu-hotplug FAIL "CPU 1 online=$(cat $cpu1) after going offline and back"
+	fi
 }
 
 # The VMCALL key searched for in all RAM (vtice-test keyscan, $3: present

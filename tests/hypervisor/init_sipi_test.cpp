@@ -179,6 +179,51 @@ TEST_F(InitSipi, SipiStartsRealModeAtItsVector)
 	EXPECT_EQ(regs.rdx, 0x50654u) << "a SIPI changes no other register";
 }
 
+// A CPU the kernel brings (back) online under vtice runs its real-mode
+// trampoline (arch/x86/realmode/rm/trampoline_64.S): MOV to CR0 of
+// CR0_STATE without PG (protection on, and NE, which vtice owns, so it
+// exits), CR4.PAE and EFER.LME set natively, then CR0_STATE (paging on:
+// IA-32e mode, SDM Vol. 3A 10.8.5). vtice refused both writes with #GP,
+// and with an error code that real mode cannot take the VM entry failed
+// (Bochs, a stealth load's CPU hotplug, 2026-12-03).
+TEST_F(InitSipi, TheKernelsTrampolineEntersProtectedThenLongMode)
+{
+	constexpr uint64_t kCr0State = X86_CR0_PE | 0x2 | X86_CR0_ET | X86_CR0_NE | X86_CR0_WP |
+				       (1ull << 18) | X86_CR0_PG;	// MP, AM
+	init();
+	ASSERT_TRUE(vm_exit(EXIT_REASON_SIPI_SIGNAL, 0x9a, regs));
+	regs.rax = 0xdead000000000000ull | (kCr0State & ~X86_CR0_PG);	// upper half: not a 32-bit operand's
+	ASSERT_TRUE(vm_exit(EXIT_REASON_CR_ACCESS, 0, regs));	// MOV CR0, EAX
+	EXPECT_EQ(entry_event(), 0u);
+	EXPECT_EQ(vt_guest_cr0(), kCr0State & ~X86_CR0_PG);
+	EXPECT_TRUE(vmcs(GUEST_CR0) & X86_CR0_PE);
+	EXPECT_FALSE(vmcs(VM_ENTRY_CONTROLS) & VM_ENTRY_IA32E_MODE);
+
+	cpu().vmcs[GUEST_CR4] |= X86_CR4_PAE;	// MOV CR4 and WRMSR EFER: no exit
+	cpu().vmcs[GUEST_IA32_EFER] = EFER_LME;
+	regs.rax = kCr0State;
+	ASSERT_TRUE(vm_exit(EXIT_REASON_CR_ACCESS, 0, regs));
+	EXPECT_EQ(entry_event(), 0u);
+	EXPECT_EQ(vt_guest_cr0(), kCr0State);
+	EXPECT_EQ(vmcs(GUEST_IA32_EFER), (uint64_t)(EFER_LME | EFER_LMA)) << "IA-32e mode active";
+	EXPECT_TRUE(vmcs(VM_ENTRY_CONTROLS) & VM_ENTRY_IA32E_MODE);
+}
+
+// Paging on with EFER.LME but without CR4.PAE is #GP on the bare CPU; in
+// real mode the #GP carries no error code (VM entry refuses one there,
+// SDM Vol. 3C 27.2.1.3).
+TEST_F(InitSipi, LongModeWithoutPaeIsRefusedWithARealModeGp)
+{
+	init();
+	ASSERT_TRUE(vm_exit(EXIT_REASON_SIPI_SIGNAL, 0x9a, regs));
+	cpu().vmcs[GUEST_IA32_EFER] = EFER_LME;
+	regs.rax = X86_CR0_PE | X86_CR0_NE | X86_CR0_PG;
+	ASSERT_TRUE(vm_exit(EXIT_REASON_CR_ACCESS, 0, regs));
+	EXPECT_EQ(entry_event(), kInjectGP & ~(1u << 11)) << "#GP, no error code in real mode";
+	EXPECT_FALSE(vmcs(GUEST_CR0) & X86_CR0_PE);
+	EXPECT_FALSE(vmcs(VM_ENTRY_CONTROLS) & VM_ENTRY_IA32E_MODE);
+}
+
 TEST_F(InitSipi, WithoutWaitForSipiTheInitIsIgnoredAndReported)
 {
 	cpu().msrs[MSR_IA32_VMX_MISC] &= ~(uint64_t)VMX_MISC_WAIT_FOR_SIPI;

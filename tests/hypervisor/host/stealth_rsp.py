@@ -6,7 +6,8 @@ machine at a hidden breakpoint.
 First, twice (an ordinary load, then the stealth load): break in, read the
 VMCALL key (`monitor key`), write a hash of it into the kernel's domain
 name for the guest's memory scan (keyscan.c), detach. Then: break in
-(0x03); `monitor vtice`; a
+(0x03); `monitor vtice`; `monitor exits` (CPU 1, taken offline and back
+by the guest, took the kernel's INIT and SIPI under vtice); a
 breakpoint (Z0) on do_sys_openat2, where the guest's loop opens
 /proc/version every second; continue to it; remove it; write the loop's cue
 into the kernel's host name; detach. Exit status: the number of failures."""
@@ -74,6 +75,11 @@ def main():
     check("stealth-break-in", stop.startswith("T"), "0x03 stopped the machine: %s" % stop[:24])
     hello = monitor(rsp, "vtice")
     check("stealth-monitor", "vtice hypervisor stub" in hello, "monitor vtice: %s" % hello.strip())
+    # The guest took CPU 1 offline and back (stealth_hotplug): the kernel's
+    # INIT and SIPI reached vtice, which kept the CPU.
+    cpu1 = [l for l in monitor(rsp, "exits").splitlines() if l.startswith("cpu 1:")]
+    check("stealth-hotplug-exits", cpu1 and ", init " in cpu1[0] and ", sipi " in cpu1[0],
+          "monitor exits: %s" % (cpu1[0][:160] if cpu1 else "no cpu 1 line"))
     rsp.packet("Z0,%x,1" % openat)
     planted = rsp.reply()
     rsp.packet("c")
