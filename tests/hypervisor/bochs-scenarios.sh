@@ -26,17 +26,28 @@ scenario_hvrollback() {
 	bad_params_refused
 }
 
+# insmod "$KO" $1 (parameters), which must be refused with a kernel line
+# matching $2: prints "loaded" (then unloaded), "silent" (refused without
+# that line) or nothing.
+insmod_refused() {
+	local before
+	before=$(dmesg | wc -l)
+	if insmod "$KO" $1 2>/dev/null; then
+		rmmod vtice
+		echo loaded
+	elif ! dmesg | tail -n +$((before + 1)) | grep -q "$2"; then
+		echo silent
+	fi
+}
+
 # Out-of-range sizes are refused at insmod, each with its own error line.
 bad_params_refused() {
 	local p accepted="" silent=""
 	for p in ring_records=100 trace_records=0 trace_records=2097152; do
-		dmesg -c >/dev/null
-		if insmod "$KO" "$p" 2>/dev/null; then
-			rmmod vtice
-			accepted="$accepted $p"
-		elif ! dmesg | grep -q "vtice: ${p}: must be"; then
-			silent="$silent $p"
-		fi
+		case $(insmod_refused "$p" "vtice: ${p}: must be") in
+		loaded) accepted="$accepted $p" ;;
+		silent) silent="$silent $p" ;;
+		esac
 	done
 	if [ -n "$accepted$silent" ]; then
 		result hv.bad-param FAIL "accepted:${accepted:- none}; refused without saying why:${silent:- none}"
@@ -1283,14 +1294,10 @@ stealth_unloaded() {
 # stealth=1 needs the stub and the hypervisor: without debug_port= or with
 # virtualize=0 nothing could reach or unload it, so the load is refused.
 stealth_refusals() {
-	local args bad=
+	local args outcome bad=
 	for args in "stealth=1" "stealth=1 debug_port=0x2f8 virtualize=0"; do
-		if insmod "$KO" $args 2>/dev/null; then
-			bad="$bad [$args loaded]"
-			rmmod vtice
-		elif ! dmesg | tail -n 3 | grep -q 'stealth=1 needs debug_port= and virtualize=1'; then
-			bad="$bad [$args: no reason logged]"
-		fi
+		outcome=$(insmod_refused "$args" 'stealth=1 needs debug_port= and virtualize=1')
+		[ -z "$outcome" ] || bad="$bad [$args: $outcome]"
 	done
 	if [ -z "$bad" ]; then
 		result hv.stealth-refused PASS "insmod stealth=1 without debug_port=, or with virtualize=0: refused, the reason logged"

@@ -33,7 +33,7 @@
 
 struct scan {
 	uint64_t hash;
-	uint8_t first;
+	uint8_t first, *buf;	/* buf: CHUNK bytes */
 	uint64_t scanned, found, hits[MAX_HITS];	/* hits: physical addresses */
 };
 
@@ -62,8 +62,9 @@ static void scan_chunk(struct scan *s, const uint8_t *buf, size_t len, uint64_t 
 }
 
 /* One RAM segment, in chunks that overlap by KEY_LEN - 1 bytes. */
-static int scan_segment(struct scan *s, int fd, const Elf64_Phdr *ph, uint8_t *buf)
+static int scan_segment(struct scan *s, int fd, const Elf64_Phdr *ph)
 {
+	uint8_t *buf = s->buf;
 	uint64_t done = 0;
 
 	while (done < ph->p_memsz) {
@@ -73,7 +74,7 @@ static int scan_segment(struct scan *s, int fd, const Elf64_Phdr *ph, uint8_t *b
 		if (got != (ssize_t)want)
 			return -1;
 		scan_chunk(s, buf, want, ph->p_paddr + done);
-		s->scanned += want;
+		s->scanned += done ? want - (KEY_LEN - 1) : want;	/* the overlap once */
 		if (want < KEY_LEN || done + want == ph->p_memsz)
 			break;
 		done += want - (KEY_LEN - 1);
@@ -81,31 +82,24 @@ static int scan_segment(struct scan *s, int fd, const Elf64_Phdr *ph, uint8_t *b
 	return 0;
 }
 
+/* A RAM segment: a physical address (the others carry -1), in the direct map. */
+static int scan_if_ram(int fd, const Elf64_Phdr *ph, void *ctx)
+{
+	struct scan *s = ctx;
+
+	if (ph->p_paddr == (Elf64_Addr)-1 || ph->p_vaddr >= KERNEL_IMAGE)
+		return 0;
+	return scan_segment(s, fd, ph);
+}
+
 static int scan_ram(struct scan *s)
 {
-	int fd = open("/proc/kcore", O_RDONLY);
-	uint8_t *buf = malloc(CHUNK);
-	Elf64_Ehdr eh;
-	int ret = -1;
+	int fd = open("/proc/kcore", O_RDONLY), ret = -1;
 
-	if (fd < 0 || !buf)
-		goto out;
-	if (pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) || memcmp(eh.e_ident, ELFMAG, SELFMAG))
-		goto out;
-	for (unsigned i = 0; i < eh.e_phnum; i++) {
-		Elf64_Phdr ph;
-
-		if (pread(fd, &ph, sizeof(ph), eh.e_phoff + (off_t)i * eh.e_phentsize) != sizeof(ph))
-			goto out;
-		/* RAM: a physical address (the others carry -1) in the direct map */
-		if (ph.p_type != PT_LOAD || ph.p_paddr == (Elf64_Addr)-1 || ph.p_vaddr >= KERNEL_IMAGE)
-			continue;
-		if (scan_segment(s, fd, &ph, buf))
-			goto out;
-	}
-	ret = 0;
-out:
-	free(buf);
+	s->buf = malloc(CHUNK);
+	if (fd >= 0 && s->buf)
+		ret = kcore_each_segment(fd, scan_if_ram, s);
+	free(s->buf);
 	if (fd >= 0)
 		close(fd);
 	return ret;

@@ -37,30 +37,50 @@ int ksym_lookup(const char *name, uint64_t *addr)
 	return -1;
 }
 
-int kcore_read(uint64_t addr, uint8_t *buf, size_t len)
+int kcore_each_segment(int fd, int (*each)(int fd, const Elf64_Phdr *ph, void *ctx), void *ctx)
 {
-	int fd = open("/proc/kcore", O_RDONLY);
 	Elf64_Ehdr eh;
-	int ret = -1;
+	int ret = 0;
 
-	if (fd < 0)
-		return -1;
 	if (pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) || memcmp(eh.e_ident, ELFMAG, SELFMAG))
-		goto out;
-	for (unsigned i = 0; i < eh.e_phnum; i++) {
+		return -1;
+	for (unsigned i = 0; i < eh.e_phnum && !ret; i++) {
 		Elf64_Phdr ph;
 
 		if (pread(fd, &ph, sizeof(ph), eh.e_phoff + (off_t)i * eh.e_phentsize) != sizeof(ph))
-			goto out;
-		if (ph.p_type != PT_LOAD || addr < ph.p_vaddr || addr + len > ph.p_vaddr + ph.p_memsz)
-			continue;
-		if (pread(fd, buf, len, (off_t)(ph.p_offset + (addr - ph.p_vaddr))) == (ssize_t)len)
-			ret = 0;
-		goto out;
+			return -1;
+		if (ph.p_type == PT_LOAD)
+			ret = each(fd, &ph, ctx);
 	}
-out:
-	close(fd);
 	return ret;
+}
+
+struct kcore_request {
+	uint64_t addr;
+	uint8_t *buf;
+	size_t len;
+};
+
+/* The segment that holds the whole request: 1 once read, -1 if that failed. */
+static int read_if_inside(int fd, const Elf64_Phdr *ph, void *ctx)
+{
+	const struct kcore_request *r = ctx;
+
+	if (r->addr < ph->p_vaddr || r->addr + r->len > ph->p_vaddr + ph->p_memsz)
+		return 0;
+	return pread(fd, r->buf, r->len, (off_t)(ph->p_offset + (r->addr - ph->p_vaddr))) == (ssize_t)r->len ? 1 : -1;
+}
+
+int kcore_read(uint64_t addr, uint8_t *buf, size_t len)
+{
+	struct kcore_request r = { addr, buf, len };
+	int fd = open("/proc/kcore", O_RDONLY), ret;
+
+	if (fd < 0)
+		return -1;
+	ret = kcore_each_segment(fd, read_if_inside, &r);
+	close(fd);
+	return ret == 1 ? 0 : -1;
 }
 
 static void to_hex(const uint8_t *b, size_t n, char *out)

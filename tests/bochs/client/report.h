@@ -8,6 +8,7 @@
 #ifndef VTICE_BOCHS_REPORT_H
 #define VTICE_BOCHS_REPORT_H
 
+#include <elf.h>
 #include <stdint.h>
 
 enum outcome { PASS = 0, FAIL = 1, SKIP = 77 };
@@ -24,6 +25,9 @@ int online_cpus(void);
  * through /proc/kcore. 0 or -1. */
 int ksym_lookup(const char *name, uint64_t *addr);
 int kcore_read(uint64_t addr, uint8_t *buf, size_t len);
+/* Calls each(fd, ph, ctx) for the PT_LOAD segments of /proc/kcore open on
+ * fd until one returns nonzero: that value; -1 if kcore cannot be read. */
+int kcore_each_segment(int fd, int (*each)(int fd, const Elf64_Phdr *ph, void *ctx), void *ctx);
 /* trace.c: value written to /sys/kernel/tracing/FILE; 0 or -1. */
 int tracefs_write(const char *file, const char *value);
 int pin_to_cpu(int cpu);
