@@ -53,7 +53,7 @@ static bool vt_guest_64bit(void)
  * The #GP(0) checks of MOV to CR0 (SDM Vol. 2B, MOV—Move to/from Control
  * Registers). PAE paging outside IA-32e mode stays refused: turning it on
  * loads the four PDPTEs, which with EPT would have to be read from the
- * guest into the VMCS (SDM Vol. 3C 28.3.2.4), and no 64-bit kernel goes
+ * guest into the VMCS (SDM Vol. 3C 27.3.2.4), and no 64-bit kernel goes
  * through that mode.
  */
 static bool vt_cr0_write_faults(u64 value, u64 old, u64 cr4, u64 efer)
