@@ -89,36 +89,30 @@ constexpr double kProgressSeconds = 2;
 
 Result<Options> parse_numbers(const ParsedArgs &args, Options o)
 {
-	if (auto v = args.get("--hz")) {
-		auto hz = parse_count("--hz", *v, 1, VTICE_PROFILE_HZ_MAX);
-		if (!hz)
-			return hz.error();
-		o.hz = static_cast<std::uint32_t>(*hz);
-	}
+	auto hz = count_option(args, "--hz", o.hz, 1, VTICE_PROFILE_HZ_MAX);
+	if (!hz)
+		return hz.error();
+	o.hz = static_cast<std::uint32_t>(*hz);
 	auto duration = seconds_option(args, "--duration", o.duration, 1e7);
 	if (!duration)
 		return duration.error();
 	o.duration = *duration;
-	if (auto v = args.get("--cpu")) {
-		auto cpu = parse_count("--cpu", *v, 0, VTICE_MAX_CPUS - 1);
+	if (args.get("--cpu")) {	// absent: every CPU
+		auto cpu = count_option(args, "--cpu", 0, 0, VTICE_MAX_CPUS - 1);
 		if (!cpu)
 			return cpu.error();
 		o.cpu = static_cast<std::int32_t>(*cpu);
 	}
-	if (auto v = args.get("--top")) {
-		auto top = parse_count("--top", *v, 1, 100'000);
-		if (!top)
-			return top.error();
-		o.top = *top;
-	}
-	if (auto v = args.get("--stack-bytes")) {
-		auto bytes = parse_count("--stack-bytes", *v, 0, VTICE_PROFILE_STACK_MAX);
-		if (!bytes)
-			return bytes.error();
-		if (*bytes % 16)
-			return make_error("--stack-bytes: " + *v + " is not a multiple of 16");
-		o.stack_bytes = static_cast<std::uint32_t>(*bytes);
-	}
+	auto top = count_option(args, "--top", o.top, 1, 100'000);
+	if (!top)
+		return top.error();
+	o.top = *top;
+	auto bytes = count_option(args, "--stack-bytes", o.stack_bytes, 0, VTICE_PROFILE_STACK_MAX);
+	if (!bytes)
+		return bytes.error();
+	if (*bytes % 16)
+		return make_error("--stack-bytes: " + std::to_string(*bytes) + " is not a multiple of 16");
+	o.stack_bytes = static_cast<std::uint32_t>(*bytes);
 	return o;
 }
 

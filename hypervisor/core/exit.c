@@ -64,6 +64,17 @@ u64 vt_vmread_or0(u64 field)
 	return v;
 }
 
+/*
+ * IA-32e mode in a 64-bit code segment. Every VM exit stores EFER.LMA into
+ * the "IA-32e mode guest" entry control (SDM Vol. 3C 28.2, VM exits), so the
+ * control is right whether or not VM entry loads IA32_EFER.
+ */
+bool vt_guest_in_64bit_mode(void)
+{
+	return (vt_vmread_or0(VM_ENTRY_CONTROLS) & VM_ENTRY_IA32E_MODE) &&
+	       (vt_vmread_or0(GUEST_CS_AR_BYTES) & VMX_AR_L_MASK);
+}
+
 void vt_advance_rip(struct vt_exit *exit)
 {
 	u64 rip = vt_vmread_or0(GUEST_RIP);

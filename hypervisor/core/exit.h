@@ -35,6 +35,8 @@ vt_exit_fn vt_exit_lookup(u32 basic);
 
 /* exit.c helpers for handlers */
 u64 vt_vmread_or0(u64 field);
+/* The guest runs in 64-bit mode (IA-32e mode, CS.L set). */
+bool vt_guest_in_64bit_mode(void);
 void vt_advance_rip(struct vt_exit *exit);
 void vt_inject_exception(struct vt_exit *exit, u8 vector, bool has_error, u32 error);
 void vt_inject_ud(struct vt_exit *exit);

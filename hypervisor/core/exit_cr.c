@@ -42,13 +42,6 @@ static u64 vt_guest_efer(const struct vt_vcpu *vcpu)
 	return vt_rdmsr(MSR_EFER);
 }
 
-/* IA-32e mode (the VM-entry control tracks EFER.LMA) in a 64-bit code segment. */
-static bool vt_guest_64bit(void)
-{
-	return (vt_vmread_or0(VM_ENTRY_CONTROLS) & VM_ENTRY_IA32E_MODE) &&
-	       (vt_vmread_or0(GUEST_CS_AR_BYTES) & VMX_AR_L_MASK);
-}
-
 /*
  * The #GP(0) checks of MOV to CR0 (SDM Vol. 2B, MOV—Move to/from Control
  * Registers). PAE paging outside IA-32e mode stays refused: turning it on
@@ -67,7 +60,7 @@ static bool vt_cr0_write_faults(u64 value, u64 old, u64 cr4, u64 efer)
 		return true;
 	if (paging_on && (cr4 & X86_CR4_PAE) != ((efer & EFER_LME) ? X86_CR4_PAE : 0))
 		return true;	/* LME without PAE faults; PAE without LME: above */
-	return !(value & X86_CR0_PG) && (old & X86_CR0_PG) && vt_guest_64bit();
+	return !(value & X86_CR0_PG) && (old & X86_CR0_PG) && vt_guest_in_64bit_mode();
 }
 
 /*
@@ -100,7 +93,7 @@ static enum vt_exit_action vt_mov_to_cr0(struct vt_exit *exit, u64 value)
 	const struct vt_vmx_caps *c = &exit->vcpu->hv->caps;
 	u64 owned = vt_cr0_owned(c), old = vt_guest_cr0(), real;
 
-	if (!vt_guest_64bit())
+	if (!vt_guest_in_64bit_mode())
 		value = (u32)value;
 	real = value | owned;
 	if (vt_cr0_write_faults(value, old, vt_guest_cr4(), vt_guest_efer(exit->vcpu)) ||

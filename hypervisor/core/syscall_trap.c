@@ -89,13 +89,6 @@ bool vt_syscall_write_efer(struct vt_vcpu *vcpu, u64 value)
 	return true;
 }
 
-/* IA-32e mode and a 64-bit code segment: where SYSCALL/SYSRET exist on Intel. */
-static bool vt_guest_in_64bit_mode(void)
-{
-	return (vt_vmread_or0(GUEST_IA32_EFER) & EFER_LMA) &&
-	       (vt_vmread_or0(GUEST_CS_AR_BYTES) & VMX_AR_L_MASK);
-}
-
 /* A SYSCALL or SYSRET the trap executed: the event, then the callback. */
 static void vt_syscall_executed(struct vt_exit *exit, enum vt_sys_edge edge, u64 from_rip)
 {
@@ -117,7 +110,10 @@ bool vt_syscall_trap_on_ud(struct vt_exit *exit)
 	u8 bytes[15];
 	int n;
 
-	/* With SCE clear in its own view, the guest gets the #UD it asked for. */
+	/*
+	 * With SCE clear in its own view, the guest gets the #UD it asked for;
+	 * outside 64-bit mode SYSCALL/SYSRET are #UD on Intel anyway.
+	 */
 	if (!vcpu->sys.guest_sce || !vt_guest_in_64bit_mode())
 		return false;
 	n = vt_own_mem(vcpu, rip, bytes, sizeof(bytes), false);

@@ -575,6 +575,10 @@ def class_cases(vtice, ws, stubs):
     for flag, value in (("--comm", "sixteen-chars-xx"), ("--pid", "0"), ("--pid", "1073741824"), ("--pid", "-5")):
         cases.append(Case("profile %s %r" % (flag, value), "numbers", [vtice, "profile", flag, value], rc=2,
                           text=flag))
+    for flag, value in (("--hz", "0"), ("--hz", "10001"), ("--cpu", "1024"), ("--cpu", "-1"), ("--top", "0"),
+                        ("--top", "1e3"), ("--stack-bytes", "24"), ("--stack-bytes", "4096"), ("--duration", "nan")):
+        cases.append(Case("profile %s %r" % (flag, value), "numbers", [vtice, "profile", flag, value], rc=2,
+                          text=flag))
     cases.append(Case("syms --slide 0x7fffffffffff", "numbers",
                       [vtice, "syms", ws.map, "--slide", "0x7fffffffffff"], rc=2, text="--slide"))
     cases.append(Case("attach --baud 12345", "numbers", [vtice, "attach", "/dev/null", "--baud", "12345"], rc=2,
