@@ -128,10 +128,13 @@ transparency_bare_for_stub() {
 	done
 }
 
-# A trace in the background until the next transparency_state: its pid in tp_trace.
+# A trace of task $1's calls (vtice trace ${@:2}) in the background until
+# the next transparency_state: its pid in tp_trace.
 transparency_arm() {
+	local comm=$1
+	shift
 	: >/tmp/transparency-trace.err
-	vtice trace "$@" --comm vtnobody >/tmp/transparency-trace.out 2>/tmp/transparency-trace.err &
+	vtice trace "$@" --comm "$comm" >/tmp/transparency-trace.out 2>/tmp/transparency-trace.err &
 	tp_trace=$!
 	wait_trace_armed /tmp/transparency-trace.err 120 ||
 		echo "VTICE-TRANSPARENCY never armed: $(tail -n 2 /tmp/transparency-trace.err)"
@@ -164,11 +167,11 @@ scenario_hvtransparency() {
 	if insmod_vtice; then
 		transparency_state loaded
 		transparency_user_state loaded
-		transparency_arm syscall openat --timeout 3600 -o /tmp/transparency.vtrace
+		transparency_arm vtnobody syscall openat --timeout 3600 -o /tmp/transparency.vtrace
 		transparency_state path-armed
 		transparency_user_state path-armed
 		transparency_disarm
-		transparency_arm syscalls --duration 3600
+		transparency_arm vtnobody syscalls --duration 3600
 		transparency_state syscalls-armed
 		transparency_user_state syscalls-armed
 		transparency_disarm
@@ -208,12 +211,7 @@ scenario_hvstepped() {
 	insmod_vtice || { result hv.transparency-stepped FAIL "insmod vtice failed"; rmmod vtice_probe; return; }
 	taskset -c 1 dd if=/dev/urandom of=/dev/null bs=4k 2>/dev/null &
 	dd=$!
-	: >/tmp/transparency-trace.err
-	vtice trace syscall read --comm dd --step task --count 1000000 --quiet --timeout 3600 \
-		>/tmp/transparency-trace.out 2>/tmp/transparency-trace.err &
-	tp_trace=$!
-	wait_trace_armed /tmp/transparency-trace.err 120 ||
-		echo "VTICE-TRANSPARENCY never armed: $(tail -n 2 /tmp/transparency-trace.err)"
+	transparency_arm dd syscall read --step task --count 1000000 --quiet --timeout 3600
 	grep -m 1 'armed on' /tmp/transparency-trace.err
 	taskset -p 1 $$ >/dev/null	# the prober's caller too stays off dd's CPU
 	transparency_state stepped
