@@ -39,7 +39,7 @@ expected() {
 	hvstub) echo hv.stub-text hv.stub-jiffies hv.stub-uts hv.stub-load hv.stub-hidden \
 		hv.stub-detached hv.stub-hvbreak hv.stub-nostub hv.stub-noport hv.stub-wait \
 		hv.bench-none hv.bench-bp1 hv.bench-bp100 hv.bench-watch1 hv.bench-watch100 \
-		hv.bench-detached hv.stub-detect hv.stub-detect-kcore hv.transparency-stub hv.stub-idle-qos \
+		hv.bench-detached hv.stub-detect hv.stub-detect-kcore hv.transparency-alias hv.transparency-stub hv.stub-idle-qos \
 		hv.stub-idle-qos-gone ;;
 	hvshield) echo hv.shield-off-getpid hv.shield-probe-control hv.shield-load hv.shield-getpid hv.shield-cost \
 		hv.shield-probe hv.shield-after-attack hv.shield-ring.order hv.shield-ring.overflow hv.shield-ring-trap \
@@ -57,8 +57,8 @@ expected() {
 	# tests/transparency/bochs-scenarios.sh
 	hvstepped) echo hv.transparency-stepped hv.transparency-stepped-trace ;;
 	# The states "bare" and "unloaded" only with TRANSPARENCY_SELF_CHECKS=1 (the long run).
-	hvtransparency) echo hv.transparency-loaded hv.transparency-path-armed hv.transparency-syscalls-armed \
-		hv.transparency-user-loaded hv.transparency-user-path-armed hv.transparency-user-syscalls-armed ;;
+	hvtransparency) echo hv.transparency-debug-events hv.transparency-loaded hv.transparency-path-armed \
+		hv.transparency-syscalls-armed hv.transparency-user-loaded hv.transparency-user-path-armed hv.transparency-user-syscalls-armed ;;
 	hvrefused) echo hv.refused-insmod hv.refused-named hv.refused-bare ;;
 	hvdoctorrefused) echo hv.doctorrefused-vmx hv.doctorrefused-rest hv.doctor ;;
 	hvsyscalls) echo hv.syscalls hv.syscalls-cost hv.syscalls-busy hv.syscalls-killed hv.syscalls-bad-strings ;;

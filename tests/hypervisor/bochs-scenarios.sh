@@ -555,8 +555,11 @@ detect_bare_for_stub() {
 	[ -f $det ] || return 0
 	detect_bp_sym=$(awk '$2 ~ /^[tT]$/ && $3 ~ /^(kexec|crash_)/ { print $3; exit }' /proc/kallsyms)
 	detect_bp=$(awk -v s="$detect_bp_sym" '$3 == s { print $1; exit }' /proc/kallsyms)
+	# A second cold function for a debug-register breakpoint: while it is
+	# set vtice owns DR0-DR7 on every CPU and emulates the kernel's own.
+	detect_hbp=$(awk -v s="$detect_bp_sym" '$2 ~ /^[tT]$/ && $3 ~ /^(kexec|crash_)/ && $3 != s { print $1; exit }' /proc/kallsyms)
 	uts=$(awk '$3 == "init_uts_ns" { print $1; exit }' /proc/kallsyms)
-	[ -n "$detect_bp" ] && [ -n "$uts" ] || return 0
+	[ -n "$detect_bp" ] && [ -n "$detect_hbp" ] && [ -n "$uts" ] || return 0
 	detect_watch=$(printf '%x' $((0x$uts + 130)))
 	detect_peek=0x$detect_bp,0x$detect_watch
 	dmesg -c >/dev/null
@@ -565,11 +568,12 @@ detect_bare_for_stub() {
 	transparency_bare_for_stub "$detect_peek"
 	echo "VTICE-FIGURE hv.detect.bp=$detect_bp"
 	echo "VTICE-FIGURE hv.detect.bp_sym=$detect_bp_sym"
+	echo "VTICE-FIGURE hv.detect.hbp=$detect_hbp"
 	echo "VTICE-FIGURE hv.detect.watch=$detect_watch"
 }
 
-# Asked by the host ("vtice-detect") with the breakpoint and the watchpoint
-# set: the guest arms a syscall-path trace for a task that never runs, then
+# Asked by the host ("vtice-detect") with the breakpoint, the debug-register
+# breakpoint and the watchpoint set: the guest arms a syscall-path trace for a task that never runs, then
 # reruns the detector. Every probe must read as on the bare machine, the
 # breakpoint's bytes through /proc/kcore too.
 detect_under_stub() {
@@ -605,7 +609,7 @@ detect_under_stub() {
 	if [ "$armed" = 0 ]; then
 		result hv.stub-detect FAIL "the trace never armed: $(tail -n 2 /tmp/detect-trace.out | tr '\n' ' ')"
 	elif [ -z "$changed" ] && [ "$(echo "$under" | grep -c peek)" = 2 ]; then
-		result hv.stub-detect PASS "$(echo "$under" | grep -vc timing) values as on the bare machine, with a breakpoint on $detect_bp_sym, a write watchpoint on the kernel release string and a syscall-path trace armed"
+		result hv.stub-detect PASS "$(echo "$under" | grep -vc timing) values as on the bare machine, with a breakpoint on $detect_bp_sym, a debug-register breakpoint on another cold function, a write watchpoint on the kernel release string and a syscall-path trace armed"
 	else
 		result hv.stub-detect FAIL "changed: ${changed:-no probe lines}"
 	fi

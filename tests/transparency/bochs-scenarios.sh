@@ -122,10 +122,35 @@ transparency_user_state() {
 transparency_bare_for_stub() {
 	local probe=/lib/vtice/vtice_probe.ko run
 	[ -f $probe ] || return 0
+	dmesg -c >/dev/null
 	insmod $probe count=200000 seed=$TRANSPARENCY_SEED invd=1 peek=$1 || return 0
 	for run in bare bare-again; do
 		transparency_run $run || { rmmod vtice_probe; return 0; }
 	done
+	transparency_alias_check "$1"
+}
+
+# The prober's read-only aliases of the peek pages in its bare run, held
+# against the oracle: the bytes the detector read through the kernel's own
+# address (/tmp/detect.bare, detect_bare_for_stub), and the SDM's #PF for a
+# write through a read-only PTE, CR2 the byte's address.
+transparency_alias_check() {
+	local addr want got bad=0
+	for addr in ${1//,/ }; do
+		addr=${addr#0x}
+		want=$(sed -n "s/^all peek\.$addr=//p" /tmp/detect.bare)
+		got=$(dmesg | sed -n "s/.*vtice_probe: bare alias $addr read //p")
+		[ -n "$want" ] && [ "$got" = "$want" ] ||
+			{ bad=$((bad + 1)); echo "VTICE-TRANSPARENCY alias $addr read '$got', its own address '$want'"; }
+		got=$(dmesg | sed -n "s/.*vtice_probe: bare alias $addr write //p")
+		[ "$got" = "fault 14 cr2 +0" ] ||
+			{ bad=$((bad + 1)); echo "VTICE-TRANSPARENCY alias $addr write '$got', want 'fault 14 cr2 +0'"; }
+	done
+	if [ "$bad" = 0 ]; then
+		result hv.transparency-alias PASS "each peek page read through a read-only alias as through its address; a write there: #PF, CR2 the byte"
+	else
+		result hv.transparency-alias FAIL "$bad alias answers not as the kernel's own address and the SDM say"
+	fi
 }
 
 # A trace of task $1's calls (vtice trace ${@:2}) in the background until
@@ -145,6 +170,37 @@ transparency_disarm() {
 	wait "$tp_trace"
 }
 
+# The prober's debug events in its bare run, held against what the SDM and
+# the kernel's #DB/#BP handlers say a CPU without vtice shows: DR6 as the
+# handler passes it (positive polarity), whether the die chain ran, and RIP
+# (a trap reports the next instruction, a fault its own; SDM Vol. 3B 18.2-
+# 18.3). ICEBP and INT 1 leave DR6 clear, so the kernel's handler returns
+# before the chain; the data breakpoint's DR6 keeps the BD the probe set
+# before it (debug_events.c). This makes the bare run an oracle for these rows too,
+# not only the same answer twice.
+transparency_debug_events_check() {
+	local want line bad=0 seen
+	seen=$(dmesg | grep -c 'vtice_probe: bare debug ')
+	for want in \
+		"tf: dr6 0x4000 calls 1 event debug rip +0" \
+		"gd: dr6 0x2000 calls 1 event debug rip +0" \
+		"data-write: dr6 0x2001 calls 1 event debug rip +0" \
+		"icebp: dr6 0x0 calls 0 event none rip +0" \
+		"int3: dr6 0x0 calls 1 event int3 rip +0" \
+		"int-1: dr6 0x0 calls 0 event none rip +0"; do
+		line=$(dmesg | grep -m 1 "vtice_probe: bare debug ${want%%:*}:")
+		case "$line" in
+		*"bare debug $want") ;;
+		*) bad=$((bad + 1)); echo "VTICE-TRANSPARENCY debug event: want '$want', got '${line#*bare debug }'" ;;
+		esac
+	done
+	if [ "$bad" = 0 ] && [ "$seen" -ge 6 ]; then
+		result hv.transparency-debug-events PASS "TF, GD, a data breakpoint, ICEBP, INT3 and INT 1 arrive bare as the SDM says"
+	else
+		result hv.transparency-debug-events FAIL "$bad of 6 debug events not as the SDM says ($seen logged)"
+	fi
+}
+
 scenario_hvtransparency() {
 	local probe=/lib/vtice/vtice_probe.ko run
 	[ "$loaded" = 0 ] || rmmod_vtice
@@ -157,6 +213,7 @@ scenario_hvtransparency() {
 		transparency_run $run ||
 			{ result hv.transparency-bare FAIL "$run failed"; rmmod vtice_probe; return; }
 	done
+	transparency_debug_events_check
 	$T user-probe hv.transparency-user-run-bare "$TRANSPARENCY_SEED" "$TRANSPARENCY_USER_COUNT" \
 		/tmp/user-probe.bare
 	if [ "$TRANSPARENCY_SELF_CHECKS" = 1 ]; then

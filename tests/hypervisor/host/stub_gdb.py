@@ -414,17 +414,20 @@ def bench_phase(rsp, fig, name, hooks):
 
 def check_detect_under_debugger(rsp, fig):
     """The transparency detector with the debugger at work (issue 9): a
-    hidden breakpoint on the cold function the guest chose and a write
-    watchpoint on the kernel's release string while the guest arms a
-    syscall-path trace and reruns the detector; the guest compares it with
-    its bare run (hv.stub-detect). Here: the phase ran with both hooks in
+    hidden breakpoint on the cold function the guest chose, a debug-register
+    breakpoint on another (vtice then owns DR0-DR7 and emulates the
+    kernel's), and a write watchpoint on the kernel's release string while
+    the guest arms a syscall-path trace and reruns the detector and the
+    prober; the guest compares them with its bare runs (hv.stub-detect,
+    hv.transparency-stub). Here: the phase ran with the three hooks in
     place and nothing stopped the machine."""
     if "hv.detect.bp" not in fig:
         check("detect-phase", False, "the guest printed no hv.detect.bp figure (no bare detector run)")
         return
-    hooks = ["Z0,%s,1" % fig["hv.detect.bp"], "Z2,%s,8" % fig["hv.detect.watch"]]
+    hooks = ["Z0,%s,1" % fig["hv.detect.bp"], "Z1,%s,1" % fig["hv.detect.hbp"], "Z2,%s,8" % fig["hv.detect.watch"]]
     ok, why, planted = guest_phase(rsp, fig, "vtice-detect", "hv.stub-detect.done", hooks)
-    check("detect-phase", ok and "1 breakpoints" in planted and "1 watchpoints" in planted,
+    check("detect-phase", ok and "1 breakpoints" in planted and "1 watchpoints" in planted and
+          "1 debug-register breakpoints" in planted,
           "%s; hooks while the detector ran: %s" % ("ran" if ok else why, planted))
 
 

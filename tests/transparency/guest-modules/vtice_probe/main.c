@@ -36,7 +36,7 @@ MODULE_PARM_DESC(invd, "observe INVD too: it loses the CPU's dirty cache lines, 
 static uint cpus;
 module_param(cpus, uint, 0444);
 MODULE_PARM_DESC(cpus, "the program runs on CPUs 0..cpus-1 (default 0: every online CPU)");
-static unsigned long peek[8];
+static unsigned long peek[OBS_MAX_PEEK];
 static int nr_peek;
 module_param_array(peek, ulong, &nr_peek, 0444);
 MODULE_PARM_DESC(peek, "kernel addresses whose first 16 bytes are observed at CPL 0");
@@ -140,6 +140,10 @@ static void take_chunk(enum run_mode mode, const struct chunk *c, struct obs_dif
 		u64 i = c->start + k;
 
 		if (mode == RUN_BARE) {
+			if (o->kind == OBS_DEBUG && i < program.sweep_len)	/* CPU 0's sweep */
+				obs_debug_log(o->arg, &c->res[k]);
+			if (o->kind == OBS_ALIAS && i < program.sweep_len)
+				obs_alias_log(peek[o->arg], o->sub, &c->res[k]);
 			bare[i] = c->res[k];
 			bare_cycles[o->kind] += c->cycles[k];
 			bare_runs[o->kind]++;
@@ -280,7 +284,7 @@ static int __init vtice_probe_init(void)
 	obs_program_init(&program, seed, cpus ? cpus : nr, nr_peek, invd);
 	bare = vmalloc(array_size(count, sizeof(*bare)));
 	report = vzalloc(REPORT_BYTES);
-	err = bare && report ? obs_prepare(nr) : -ENOMEM;
+	err = bare && report ? obs_prepare(nr, peek, nr_peek) : -ENOMEM;
 	if (!err && !proc_create("vtice_probe", 0600, NULL, &probe_ops))
 		err = -ENOMEM;
 	if (err) {

@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * One observation of the CPU at CPL 0 (probe.h), on the CPU it names,
- * interrupts off. Every instruction that may fault runs under the kernel's
- * exception fixup: EX_TYPE_FAULT resumes after it with the vector in RAX,
- * so RAX is an operand of each, and `done` says whether it completed.
- * What an observation changes (a control register bit, an MSR written with
+ * interrupts off. Every instruction that may fault runs under TRY
+ * (probe.h). What an observation changes (a control register bit, an MSR written with
  * a value the CPU takes) it puts back before it returns.
  */
 #include <linux/io.h>
@@ -19,9 +17,6 @@
 #include <asm/special_insns.h>
 #include <asm/tsc.h>
 #include "probe.h"
-
-#define TRY(insn) "1: " insn "\n\tmovl $1, %[done]\n2:\n" _ASM_EXTABLE_FAULT(1b, 2b)
-#define FAULT(ax, done) ((done) ? 0 : (u32)(ax) + 1)
 
 static u32 try_rdmsr(u32 msr, u64 *out)
 {
@@ -391,6 +386,8 @@ u64 obs_run(const struct obs *o, struct obs_result *r, const unsigned long *peek
 	case OBS_RDTSCP: r->fault = try_rdtscp(&r->v[0]); break;
 	case OBS_INVD: obs_invd(r); break;
 	case OBS_PEEK: obs_peek(peek[o->arg], r); break;
+	case OBS_DEBUG: obs_debug(o->arg, r); break;
+	case OBS_ALIAS: obs_alias(peek[o->arg], o->arg, o->sub, r); break;
 	}
 	return rdtsc_ordered() - t0;
 }
@@ -420,11 +417,16 @@ bool obs_is_volatile(const struct obs *o)
 	}
 }
 
-int obs_prepare(unsigned int nr_cpus)
+int obs_prepare(unsigned int nr_cpus, const unsigned long *peek, unsigned int nr_peek)
 {
-	u64 basic = 0;
 	unsigned int cpu;
+	u64 basic = 0;
+	int err = obs_debug_prepare();
 
+	if (!err)
+		err = obs_alias_prepare(peek, nr_peek);
+	if (err)
+		return err;
 	try_rdmsr(MSR_IA32_VMX_BASIC, &basic);
 	vmcs_revision = (u32)basic & 0x7fffffff;
 	for (cpu = 0; cpu < nr_cpus; cpu++) {
@@ -440,6 +442,8 @@ void obs_release(void)
 {
 	unsigned int cpu;
 
+	obs_debug_release();
+	obs_alias_release();
 	for (cpu = 0; cpu < NR_CPUS; cpu++) {
 		free_page((unsigned long)vmxon_region[cpu]);
 		vmxon_region[cpu] = NULL;
@@ -452,6 +456,7 @@ static const char *const kind_names[OBS_KINDS] = {
 	[OBS_TOGGLE_CR] = "toggle-cr", [OBS_READ_DR] = "read-dr", [OBS_WRITE_DR] = "write-dr",
 	[OBS_XGETBV] = "xgetbv", [OBS_XSETBV] = "xsetbv", [OBS_VMX] = "vmx", [OBS_UD2] = "ud2",
 	[OBS_RDPMC] = "rdpmc", [OBS_RDTSCP] = "rdtscp", [OBS_INVD] = "invd", [OBS_PEEK] = "peek",
+	[OBS_DEBUG] = "debug", [OBS_ALIAS] = "alias",
 };
 
 const char *obs_kind_name(u8 kind)
@@ -467,4 +472,13 @@ static const char *const vmx_names[VMX_KINDS] = {
 const char *obs_vmx_name(u32 which)
 {
 	return which < VMX_KINDS ? vmx_names[which] : "?";
+}
+
+static const char *const debug_names[DEBUG_KINDS] = {
+	"tf", "gd", "data-write", "icebp", "int3", "int-1",
+};
+
+const char *obs_debug_name(u32 which)
+{
+	return which < DEBUG_KINDS ? debug_names[which] : "?";
 }

@@ -10,6 +10,15 @@
 #define VTICE_PROBE_H
 
 #include <linux/types.h>
+#include <asm/asm.h>
+
+/*
+ * An instruction that may fault, under the kernel's exception fixup:
+ * EX_TYPE_FAULT resumes after it with the vector in RAX, so RAX is an
+ * operand of each, and `done` says whether it completed.
+ */
+#define TRY(insn) "1: " insn "\n\tmovl $1, %[done]\n2:\n" _ASM_EXTABLE_FAULT(1b, 2b)
+#define FAULT(ax, done) ((done) ? 0 : (u32)(ax) + 1)
 
 /* What one observation does (observe.c). */
 enum obs_kind {
@@ -30,6 +39,8 @@ enum obs_kind {
 	OBS_RDTSCP,
 	OBS_INVD,		/* a store, INVD, the load: only with invd=1 */
 	OBS_PEEK,		/* arg index into peek=: 16 bytes read at CPL 0 */
+	OBS_DEBUG,		/* arg enum obs_debug: a #DB or #BP raised and caught */
+	OBS_ALIAS,		/* arg index into peek=, sub 0 read, 1 write: through a read-only alias */
 	OBS_KINDS
 };
 
@@ -37,6 +48,10 @@ enum obs_vmx {
 	VMX_VMXON, VMX_VMXON_VMXE, VMX_VMCALL, VMX_VMFUNC, VMX_INVEPT, VMX_INVVPID,
 	VMX_VMREAD, VMX_VMWRITE, VMX_VMPTRST, VMX_VMPTRLD, VMX_VMCLEAR, VMX_VMLAUNCH,
 	VMX_VMRESUME, VMX_VMXOFF, VMX_GETSEC, VMX_KINDS
+};
+
+enum obs_debug {
+	DEBUG_TF, DEBUG_GD, DEBUG_DATA, DEBUG_ICEBP, DEBUG_INT3, DEBUG_INT_1, DEBUG_KINDS
 };
 
 struct obs {
@@ -54,6 +69,9 @@ struct obs_result {
 	u32 pad;
 };
 
+/* Addresses peek= takes. */
+#define OBS_MAX_PEEK	8
+
 /* Observations run in chunks this long, each chunk on one CPU. */
 #define OBS_CHUNK	256
 
@@ -70,11 +88,25 @@ void obs_at(const struct obs_program *p, u64 i, struct obs *o);
 u32 obs_bad_writes(void);	/* entries of the bad-write table */
 
 /* observe.c: on this CPU, interrupts off. Returns the TSC cycles it took. */
-int obs_prepare(unsigned int nr_cpus);	/* VMXON regions, IA32_VMX_BASIC (bare) */
+/* VMXON regions, IA32_VMX_BASIC (bare), the die notifier, the peek aliases. */
+int obs_prepare(unsigned int nr_cpus, const unsigned long *peek, unsigned int nr_peek);
 void obs_release(void);
 u64 obs_run(const struct obs *o, struct obs_result *r, const unsigned long *peek);
 const char *obs_kind_name(u8 kind);
 const char *obs_vmx_name(u32 which);
+const char *obs_debug_name(u32 which);
+
+/* debug_events.c: the die notifier that sees them, and one event raised. */
+int obs_debug_prepare(void);
+void obs_debug_release(void);
+void obs_debug(u32 which, struct obs_result *r);
+void obs_debug_log(u32 which, const struct obs_result *r);
+
+/* alias.c: each peek= page mapped again, read-only. */
+int obs_alias_prepare(const unsigned long *peek, unsigned int nr);
+void obs_alias_release(void);
+void obs_alias(unsigned long addr, u32 which, u32 sub, struct obs_result *r);
+void obs_alias_log(unsigned long addr, u32 sub, const struct obs_result *r);
 /* Its value is the moment's, not the CPU's: only its faults are compared. */
 bool obs_is_volatile(const struct obs *o);
 

@@ -131,6 +131,8 @@ static u32 groups_of(const struct obs_program *p, struct group *g)
 	g[n++] = (struct group){ OBS_RDTSCP, 1 };
 	g[n++] = (struct group){ OBS_INVD, p->invd ? 1 : 0 };
 	g[n++] = (struct group){ OBS_PEEK, p->nr_peek };
+	g[n++] = (struct group){ OBS_DEBUG, DEBUG_KINDS };
+	g[n++] = (struct group){ OBS_ALIAS, 2 * p->nr_peek };
 	return n;
 }
 
@@ -162,6 +164,11 @@ static void obs_of_kind(const struct obs_program *p, u8 kind, u32 j, u64 r, stru
 	case OBS_VMX: o->arg = j % VMX_KINDS; break;
 	case OBS_RDPMC: o->arg = pmcs[j % ARRAY_SIZE(pmcs)]; break;
 	case OBS_PEEK: o->arg = p->nr_peek ? j % p->nr_peek : 0; break;
+	case OBS_DEBUG: o->arg = j % DEBUG_KINDS; break;
+	case OBS_ALIAS:
+		o->arg = p->nr_peek ? j / 2 % p->nr_peek : 0;
+		o->sub = j % 2;
+		break;
 	}
 }
 
@@ -184,10 +191,11 @@ static void sweep_at(const struct obs_program *p, u32 j, u64 r, struct obs *o)
 
 /* Weights per kind, out of 100. */
 static const u8 weights[OBS_KINDS] = {
-	[OBS_CPUID] = 20, [OBS_RDMSR] = 24, [OBS_WRMSR_SAME] = 10, [OBS_WRMSR_BAD] = 5,
+	[OBS_CPUID] = 20, [OBS_RDMSR] = 21, [OBS_WRMSR_SAME] = 10, [OBS_WRMSR_BAD] = 5,
 	[OBS_READ_CR] = 4, [OBS_WRITE_CR] = 4, [OBS_TOGGLE_CR] = 5, [OBS_READ_DR] = 4,
 	[OBS_WRITE_DR] = 4, [OBS_XGETBV] = 3, [OBS_XSETBV] = 3, [OBS_VMX] = 6, [OBS_UD2] = 2,
-	[OBS_RDPMC] = 2, [OBS_RDTSCP] = 2, [OBS_INVD] = 1, [OBS_PEEK] = 1,
+	[OBS_RDPMC] = 2, [OBS_RDTSCP] = 2, [OBS_INVD] = 1, [OBS_PEEK] = 1, [OBS_DEBUG] = 2,
+	[OBS_ALIAS] = 1,
 };
 
 static u8 random_kind(const struct obs_program *p, u64 r)
@@ -199,7 +207,9 @@ static u8 random_kind(const struct obs_program *p, u64 r)
 			break;
 		pick -= weights[k];
 	}
-	if (k >= OBS_KINDS || (k == OBS_INVD && !p->invd) || (k == OBS_PEEK && !p->nr_peek))
+	if (k >= OBS_KINDS || (k == OBS_INVD && !p->invd))
+		return OBS_CPUID;
+	if ((k == OBS_PEEK || k == OBS_ALIAS) && !p->nr_peek)
 		return OBS_CPUID;
 	return k;
 }
