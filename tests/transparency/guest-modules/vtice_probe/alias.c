@@ -5,8 +5,9 @@
  * known by. A hypervisor that hides a breakpoint or watches a page in EPT
  * does so per physical page, so the alias must read the same bytes as the
  * address itself, and a write through it must take the guest's own #PF
- * (a read-only PTE faults before EPT is consulted: SDM Vol. 3C 29.3.3),
- * leaving its address in CR2 as on a CPU without VMX.
+ * (the guest's paging refuses the write before its guest-physical access
+ * goes through EPT: SDM Vol. 3C 29.3), leaving its address in CR2 as on a
+ * CPU without VMX.
  */
 #include <linux/mm.h>
 #include <linux/uaccess.h>
@@ -59,12 +60,12 @@ void obs_alias_release(void)
 void obs_alias(unsigned long addr, u32 which, u32 sub, struct obs_result *r)
 {
 	unsigned long off = offset_in_page(addr);
-	char *at = (char *)alias[which] + off;
 	size_t len = min_t(size_t, sizeof(r->v), PAGE_SIZE - off);
-	char byte;
+	char byte, *at;
 
 	if (which >= nr_alias)
 		return;
+	at = (char *)alias[which] + off;
 	if (sub == 0) {
 		if (copy_from_kernel_nofault(r->v, at, len))
 			r->fault = 14 + 1;
