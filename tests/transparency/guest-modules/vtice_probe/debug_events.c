@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Debug events a kernel can raise on itself and watch arrive: a TF single
- * step, a general-detect #DB from DR7.GD, a data breakpoint in DR0/DR7,
- * ICEBP (INT1), INT3, and INT 1 as a software interrupt. (Not INT 3 in
+ * step after POPF and after IRETQ, a general-detect #DB from DR7.GD, a
+ * data breakpoint in DR0/DR7, ICEBP (INT1), INT3, and INT 1 as a software
+ * interrupt. (Not INT 3 in
  * its two-byte form: the kernel's kprobes handler takes a #BP whose byte
  * before RIP is not 0xCC for a removed probe and backs RIP onto it.) A
  * hypervisor that intercepts #DB or #BP has to deliver each of them back
@@ -97,6 +98,23 @@ static unsigned long raise_tf(void)
 	return expect;
 }
 
+/*
+ * IRETQ to the next instruction with TF in the frame it pops, the way
+ * sync_core() returns to itself (objtool knows that IRET): the trap comes
+ * after the first instruction at the target, as after POPF.
+ */
+static unsigned long raise_iret_tf(void)
+{
+	unsigned long tmp, expect;
+
+	asm volatile("lea 2f(%%rip), %[e]\n\t"
+		     "mov %%ss, %k[t]\n\tpushq %[t]\n\tpushq %%rsp\n\taddq $8, (%%rsp)\n\t"
+		     "pushfq\n\torq $0x100, (%%rsp)\n\tmov %%cs, %k[t]\n\tpushq %[t]\n\t"
+		     "pushq $1f\n\tiretq\n1:\tnop\n2:\n"
+		     : [e] "=&r"(expect), [t] "=&r"(tmp), ASM_CALL_CONSTRAINT : : "cc", "memory");
+	return expect;
+}
+
 /* The MOV to DR7 faults before it runs; the handler's return runs it with GD clear. */
 static unsigned long raise_gd(void)
 {
@@ -166,6 +184,7 @@ void obs_debug(u32 which, struct obs_result *r)
 	case DEBUG_TF: expect = raise_tf(); break;
 	case DEBUG_GD: expect = raise_gd(); break;
 	case DEBUG_DATA: expect = raise_data(); break;
+	case DEBUG_IRET_TF: expect = raise_iret_tf(); break;
 	default: expect = raise_int(which); break;
 	}
 	barrier();

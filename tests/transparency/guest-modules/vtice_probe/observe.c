@@ -475,7 +475,7 @@ const char *obs_vmx_name(u32 which)
 }
 
 static const char *const debug_names[DEBUG_KINDS] = {
-	"tf", "gd", "data-write", "icebp", "int3", "int-1",
+	"tf", "gd", "data-write", "icebp", "int3", "int-1", "iret-tf",
 };
 
 const char *obs_debug_name(u32 which)
