@@ -97,8 +97,8 @@ Result<Options> parse_numbers(const ParsedArgs &args, Options o)
 	if (!duration)
 		return duration.error();
 	o.duration = *duration;
-	if (args.get("--cpu")) {	// absent: every CPU
-		auto cpu = count_option(args, "--cpu", 0, 0, VTICE_MAX_CPUS - 1);
+	if (auto v = args.get("--cpu")) {	// absent: every CPU
+		auto cpu = parse_count("--cpu", *v, 0, VTICE_MAX_CPUS - 1);
 		if (!cpu)
 			return cpu.error();
 		o.cpu = static_cast<std::int32_t>(*cpu);

@@ -573,9 +573,9 @@ detect_bare_for_stub() {
 }
 
 # Asked by the host ("vtice-detect") with the breakpoint, the debug-register
-# breakpoint and the watchpoint set: the guest arms a syscall-path trace for a task that never runs, then
-# reruns the detector. Every probe must read as on the bare machine, the
-# breakpoint's bytes through /proc/kcore too.
+# breakpoint and the watchpoint set: the guest arms a syscall-path trace for
+# a task that never runs, then reruns the detector. Every probe must read
+# as on the bare machine, the breakpoint's bytes through /proc/kcore too.
 detect_under_stub() {
 	local tpid under changed armed
 	if [ -z "$detect_peek" ]; then
