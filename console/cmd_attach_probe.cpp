@@ -3,13 +3,16 @@
 #include "cmd_attach_probe.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "attach_session.hpp"
 #include "diagnostic.hpp"
 #include "messages.hpp"
+#include "orc_unwinder.hpp"
 #include "probe_functions.hpp"
 #include "probe_params.hpp"
 #include "probe_stub_source.hpp"
+#include "profile_report.hpp"
 #include "subcommands.hpp"
 #include "syscall_events.hpp"
 #include "vtice/interrupts.hpp"
@@ -30,13 +33,16 @@ const char kProbeHelp[] =
 	"in, takes each CPU's records and lets it run on. The maps are printed when\n"
 	"the run ends (Ctrl-C, --duration, exit(), or the command's --timeout in\n"
 	"batch mode); the machine is then stopped, with the probes removed.\n"
-	"Probe points: fn:NAME, fn:NAME:return, addr:, watch: (syscall:, profile: and\n"
-	"kstack need vtice probe on the traced machine). Symbols and text come from\n"
-	"this session (--symbols), types from its BTF (--btf, the image's .BTF, or\n"
-	"the kernel's memory).\n"
+	"Probe points: fn:NAME, fn:NAME:return, addr:, watch: (syscall: and profile:\n"
+	"need vtice probe on the traced machine). Symbols and text come from this\n"
+	"session (--symbols), types from its BTF (--btf, the image's .BTF, or the\n"
+	"kernel's memory), and kstack is unwound with its ORC tables (the kernel's:\n"
+	"a frame in a module ends the stack).\n"
 	"  probe 'fn:vfs_read { @[comm] = count(); }' --duration 10\n"
 	"  probe 'fn:do_sys_openat2 /comm == \"cat\"/ { printf(\"%s\\n\", str(args->filename)); }'\n"
-	"Options: --duration S, -o FILE (JSON lines), --max-entries N, --check, --file PATH.";
+	"  probe 'fn:vfs_fsync { @[kstack] = count(); }' --folded fsync.folded\n"
+	"Options: --duration S, -o FILE (JSON lines), --folded FILE (kstack maps for\n"
+	"FlameGraph), --max-entries N, --check, --file PATH.";
 
 // The command's words as vtice probe's argv.
 Result<ProbeOptions> parse(const std::vector<std::string> &args)
@@ -52,7 +58,7 @@ Result<ProbeOptions> parse(const std::vector<std::string> &args)
 		return parsed.error();
 	if (parsed->help)
 		return make_error("see 'help probe'");
-	for (const char *local : {"--device", "--kallsyms", "--kcore", "--folded"})
+	for (const char *local : {"--device", "--kallsyms", "--kcore"})
 		if (parsed->has(local))
 			return make_error(std::string(local) + " is vtice probe's on the traced machine; here the symbols and "
 							       "memory are the session's");
@@ -70,8 +76,6 @@ Result<void> check_stub_can_run(const probes::CheckedProgram &program)
 				  "machine");
 	if (program.profile_hz)
 		return make_error("profile: probes need /dev/vtice: run vtice probe on the traced machine");
-	if (program.uses_kstack())
-		return make_error("kstack through the stub is not there yet: run vtice probe on the traced machine");
 	if (!program.has_fn_probes)
 		return make_error("the program has no fn:, addr: or watch: probe: nothing to arm through the stub");
 	return {};
@@ -88,6 +92,28 @@ Result<std::vector<std::string>> resolve_points(dbg::Session &session, probes::C
 		program, *symbols, symbols->origin(),
 		[&session](std::uint64_t address, std::size_t length) { return session.read_memory(address, length); });
 }
+
+// kstack's text through the stub: each hit's copied stack unwound with the
+// session's ORC tables (the kernel's, as `bt` uses them: a frame in a
+// module's text ends the stack) and named with the session's symbols.
+class SessionStacks {
+public:
+	explicit SessionStacks(dbg::Session &session)
+		: namer_([&session](std::uint64_t a) { return session.symbols()->symbolize(a); })
+	{
+		if (const auto *orc = dynamic_cast<const dbg::OrcUnwinder *>(session.unwinder()))
+			tables_.emplace(orc->table());
+		else
+			eprintf("vtice probe: warning: the session has no ORC tables (attached with --no-orc, or they "
+				"could not be read); each kstack is its hit's function alone\n");
+	}
+
+	std::string text(const trace::ProfileSample &s) { return kstack_text(namer_, tables_ ? &*tables_ : nullptr, s); }
+
+private:
+	FrameNamer namer_;
+	std::optional<symbols::OrcTables> tables_;
+};
 
 void report(const Error &e, const ProbeOptions &o)
 {
@@ -146,6 +172,11 @@ Result<void> run_probe(dbg::CommandContext &ctx, const std::vector<std::string> 
 			auto hit = session.symbols()->symbolize(a);
 			return hit ? hit->name : std::string();
 		};
+	std::optional<SessionStacks> stacks;
+	if (program->uses_kstack()) {
+		stacks.emplace(session);
+		naming.stack_text = [&stacks](const trace::ProfileSample &s) { return stacks->text(s); };
+	}
 	if (run_probe_program(*o, *program, &source, naming) != kExitOk)
 		return make_error("the probe run failed");
 	session.invalidate_registers();	// the machine ran behind the session's back

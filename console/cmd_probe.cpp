@@ -99,12 +99,6 @@ const char kHelp[] =
 	"  --btf PATH         kernel types for args->NAME and fields (default /sys/kernel/btf/vmlinux;\n"
 	"                     a vmlinux or raw BTF)\n";
 
-// Kernel stack per sample or fn: hit for kstack: as much as the module
-// copies. The kernel moves each syscall's frames down by up to 1 KiB
-// (randomize_kstack_offset, on in Debian's kernels): with 1 KiB, 2 of the
-// 20 vfs_read hits of hv.probe-kstack lost the syscall's entry frame. The
-// copy ends at the stack's top anyway.
-constexpr std::uint32_t kStackBytes = VTICE_PROFILE_STACK_MAX;
 static_assert(probes::kMaxProfileHz == VTICE_PROFILE_HZ_MAX);
 static_assert(probes::kMaxSyscallStrings == VTICE_SYSCALL_STRINGS_MAX);
 
@@ -137,7 +131,7 @@ public:
 		if (program.has_fn_probes) {
 			auto hits = functions().hits_so_far();
 			totals.hits = hits ? *hits : 0;
-			auto req = arm_request(program, program.fn_kstack ? kStackBytes : 0);
+			auto req = arm_request(program, program.fn_kstack ? kKstackBytes : 0);
 			if (!req)
 				return req.error();
 			auto probes = functions().arm(*req);
@@ -190,7 +184,7 @@ public:
 		return drain_rings(rings_);
 	}
 
-	RootCounts root_counts() const override { return counts_.pairs(); }
+	RootCounts root_counts() const override { return counts_.totals(); }
 	long poll_ms() const override { return 20; }
 	bool stop_requested() const override { return console::stop_requested(); }
 	void after_drain() override
@@ -211,8 +205,8 @@ private:
 	// A QUERY's or DISARM's counts of the addresses armed (running totals).
 	void keep_counts(const vtice_probes &answer)
 	{
-		const std::vector<std::uint64_t> counted(answer.counted, answer.counted + VTICE_PROBES_MAX);
-		counts_.update(counted.data(), counted.size());
+		counts_.update(std::vector<std::uint64_t>(answer.counted, answer.counted + VTICE_PROBES_MAX),
+			       std::vector<std::uint64_t>(answer.summed, answer.summed + VTICE_PROBES_MAX));
 	}
 
 	Result<void> arm_syscalls(const probes::CheckedProgram &program, RunTotals &totals)
@@ -235,7 +229,7 @@ private:
 	Result<void> arm_profile(const probes::CheckedProgram &program, RunTotals &totals)
 	{
 		auto armed = profile_ioctl(dev_, path_,
-					   profile_arm_request(program.profile_hz, program.profile_kstack ? kStackBytes : 0,
+					   profile_arm_request(program.profile_hz, program.profile_kstack ? kKstackBytes : 0,
 							       VTICE_PROFILE_ALL_CPUS,
 							       TaskFilter{program.profile_filter.comm,
 									  program.profile_filter.pid}));
@@ -288,12 +282,7 @@ public:
 	// Leaf first, a frame a line.
 	std::string text(const trace::ProfileSample &s)
 	{
-		std::vector<std::string> names =
-			namer_.names(s, unwind_sample(orc_ ? &orc_->tables() : nullptr, s, kMaxSampleFrames));
-		std::string out;
-		for (auto n = names.rbegin(); n != names.rend(); ++n)
-			out += (out.empty() ? "" : "\n") + *n;
-		return out;
+		return kstack_text(namer_, orc_ ? &orc_->tables() : nullptr, s);
 	}
 
 	// The function address is in (func), named as the frames are.

@@ -33,6 +33,13 @@ Result<std::vector<std::string>> resolve_function_points(probes::CheckedProgram 
 							 const dbg::SymbolList &symbols, const std::string &symbols_name,
 							 const KernelTextReader &read);
 
+// Kernel stack per sample or fn: hit for kstack: as much as the module
+// copies. The kernel moves each syscall's frames down by up to 1 KiB
+// (randomize_kstack_offset, on in Debian's kernels): with 1 KiB, 2 of the
+// 20 vfs_read hits of hv.probe-kstack lost the syscall's entry frame. The
+// copy ends at the stack's top anyway.
+inline constexpr std::uint32_t kKstackBytes = VTICE_PROFILE_STACK_MAX;
+
 // The ARM request for program's resolved points, without the ioctl: each
 // address once with its fetch program, the watches. An error carries the
 // point's position: too many addresses or programs, two probes at one

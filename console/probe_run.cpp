@@ -98,26 +98,25 @@ Result<void> write_folded(const std::string &path, const probes::CheckedProgram 
 
 RootCountTable::RootCountTable(const probes::CheckedProgram &program, const vtice_probes &req)
 {
-	if (std::none_of(program.program.probes.begin(), program.program.probes.end(),
-			 [](const probes::Probe &p) { return p.count_in_root; }))
+	const auto &probes = program.program.probes;
+	if (std::none_of(probes.begin(), probes.end(), [](const probes::Probe &p) { return p.count_in_root; }))
 		return;
-	addresses_.assign(req.addrs, req.addrs + std::min<std::uint32_t>(req.count, VTICE_PROBES_MAX));
-	counts_.assign(addresses_.size(), 0);
+	sums_ = std::any_of(probes.begin(), probes.end(), [](const probes::Probe &p) { return p.sum_in_root; });
+	for (std::uint32_t i = 0; i < req.count && i < VTICE_PROBES_MAX; i++)
+		totals_.push_back({req.addrs[i], 0, 0});
 }
 
-void RootCountTable::update(const std::uint64_t *counts, std::size_t n)
+void RootCountTable::update(const std::vector<std::uint64_t> &counts, const std::vector<std::uint64_t> &sums)
 {
-	for (std::size_t i = 0; i < counts_.size() && i < n; i++)
-		counts_[i] = counts[i];
+	for (std::size_t i = 0; i < totals_.size(); i++) {
+		if (i < counts.size())
+			totals_[i].hits = counts[i];
+		if (i < sums.size())
+			totals_[i].sum = sums[i];
+	}
 }
 
-RootCounts RootCountTable::pairs() const
-{
-	RootCounts out;
-	for (std::size_t i = 0; i < addresses_.size(); i++)
-		out.emplace_back(addresses_[i], counts_[i]);
-	return out;
-}
+RootCounts RootCountTable::totals() const { return totals_; }
 
 RootCountFeed::RootCountFeed(const probes::CheckedProgram &program)
 {
@@ -136,14 +135,14 @@ RootCountFeed::RootCountFeed(const probes::CheckedProgram &program)
 
 void RootCountFeed::feed(probes::Runtime &runtime, const RootCounts &counts)
 {
-	for (const auto &[address, count] : counts) {
-		auto probe = owner_.find(address);
-		std::uint64_t &seen = seen_[address];
-		if (probe == owner_.end() || count <= seen)
+	for (const RootCount &now : counts) {
+		auto probe = owner_.find(now.address);
+		RootCount &seen = seen_[now.address];
+		if (probe == owner_.end() || now.hits <= seen.hits)
 			continue;
-		runtime.add_root_count(*probe->second, count - seen);
-		total_ += count - seen;
-		seen = count;
+		runtime.add_root_count(*probe->second, now.hits - seen.hits, static_cast<std::int64_t>(now.sum - seen.sum));
+		total_ += now.hits - seen.hits;
+		seen = now;
 	}
 }
 
@@ -211,7 +210,8 @@ std::string describe_fetch(const probes::CheckedProgram &p)
 		if (probe.count_in_root) {
 			text += where + " root counts the hits" +
 				(tests ? " that pass " + std::to_string(tests) + " comparison" + (tests == 1 ? "" : "s") : "") +
-				" and records none (the map's count() is root's)";
+				(probe.sum_in_root ? ", adds up their sum() value" : "") + " and records none (the map's " +
+				(probe.sum_in_root ? "sum" : "count") + "() is root's)";
 			continue;
 		}
 		text += where +

@@ -51,8 +51,13 @@ struct RunTotals {
 	std::uint64_t samples = 0;		// profile samples the hypervisor recorded
 };
 
-// What root counted itself (probes::Probe::count_in_root): (address, running total) pairs.
-using RootCounts = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
+// What root counted itself at one armed address (probes::Probe::
+// count_in_root): running totals of the hits and of what a SUM added up.
+struct RootCount {
+	std::uint64_t address = 0, hits = 0;
+	std::uint64_t sum = 0;	// two's complement, wrapping
+};
+using RootCounts = std::vector<RootCount>;
 
 // Where the probes are armed and their records come from.
 class ProbeSource {
@@ -82,13 +87,16 @@ class RootCountTable {
 public:
 	RootCountTable() = default;
 	RootCountTable(const probes::CheckedProgram &program, const vtice_probes &req);
-	bool empty() const { return addresses_.empty(); }
-	// Running totals in the request's address order, as root answers them.
-	void update(const std::uint64_t *counts, std::size_t n);
-	RootCounts pairs() const;
+	bool empty() const { return totals_.empty(); }
+	bool sums() const { return sums_; }	// a probe sums in root: its sums are to be read
+	// Running totals in the request's address order, as root answers them
+	// (sums: empty when none is read).
+	void update(const std::vector<std::uint64_t> &counts, const std::vector<std::uint64_t> &sums);
+	RootCounts totals() const;
 
 private:
-	std::vector<std::uint64_t> addresses_, counts_;
+	std::vector<RootCount> totals_;
+	bool sums_ = false;
 };
 
 // The counts of a source's root_counts() as the program's maps take them:
@@ -103,7 +111,7 @@ public:
 
 private:
 	std::map<std::uint64_t, const probes::Probe *> owner_;	// address -> its probe
-	std::map<std::uint64_t, std::uint64_t> seen_;		// address -> its count fed so far
+	std::map<std::uint64_t, RootCount> seen_;		// address -> its totals fed so far
 	std::uint64_t total_ = 0;
 };
 

@@ -25,7 +25,7 @@ Result<void> StubProbeSource::arm(const probes::CheckedProgram &program, RunTota
 	if (!*khz)
 		return make_error("the stub does not know its TSC's rate");
 	tsc_khz_ = *khz;
-	auto req = arm_request(program, 0);
+	auto req = arm_request(program, program.fn_kstack ? kKstackBytes : 0);
 	if (!req)
 		return req.error();
 	auto before = target.probe_hits();
@@ -128,14 +128,21 @@ Result<void> StubProbeSource::read_counts()
 {
 	if (counts_.empty())
 		return {};
-	auto counts = session_.target().probe_counts();
+	auto counts = session_.target().probe_counts(false);
 	if (!counts)
 		return counts.error();
-	counts_.update(counts->data(), counts->size());
+	std::vector<std::uint64_t> sums;
+	if (counts_.sums()) {
+		auto read = session_.target().probe_counts(true);
+		if (!read)
+			return read.error();
+		sums = std::move(*read);
+	}
+	counts_.update(*counts, sums);
 	return {};
 }
 
-RootCounts StubProbeSource::root_counts() const { return counts_.pairs(); }
+RootCounts StubProbeSource::root_counts() const { return counts_.totals(); }
 
 std::uint64_t StubProbeSource::to_ns(std::uint64_t tsc) const
 {

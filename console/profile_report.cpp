@@ -44,6 +44,15 @@ std::vector<std::string> FrameNamer::names(const trace::ProfileSample &s, const 
 	return out;
 }
 
+std::string kstack_text(FrameNamer &namer, const symbols::OrcTables *orc, const trace::ProfileSample &s)
+{
+	std::vector<std::string> names = namer.names(s, unwind_sample(orc, s, kMaxSampleFrames));
+	std::string out;
+	for (auto n = names.rbegin(); n != names.rend(); ++n)
+		out += (out.empty() ? "" : "\n") + *n;
+	return out;
+}
+
 namespace {
 
 std::string task_name(const trace::ProfileSample &s)

@@ -36,6 +36,10 @@ private:
 	std::unordered_map<std::uint64_t, std::string> cache_;
 };
 
+// A probe hit's kstack as its text: the copied stack unwound with orc (null:
+// the hit's function alone) and named by namer, leaf first, a frame a line.
+std::string kstack_text(FrameNamer &namer, const symbols::OrcTables *orc, const trace::ProfileSample &s);
+
 struct CpuCounts {
 	std::uint64_t samples = 0, kernel = 0, user = 0, idle = 0;
 	std::uint64_t unsampled = 0;	// periods that passed with no sample

@@ -171,8 +171,9 @@ public:
 	virtual Result<void> arm_probes(const vtice_probes &req);
 	virtual Result<std::uint64_t> disarm_probes();
 	virtual Result<std::uint64_t> probe_hits();
-	// Per armed address (the request's order): hits root counted there (COUNT).
-	virtual Result<std::vector<std::uint64_t>> probe_counts();
+	// Per armed address (the request's order): hits root counted there
+	// (COUNT, SUM) or, with sums, what SUM added up there (two's complement).
+	virtual Result<std::vector<std::uint64_t>> probe_counts(bool sums);
 	virtual Result<std::vector<vtice_record>> take_ring(int thread);
 	virtual Result<std::uint64_t> tsc_khz();
 	virtual Result<void> detach() = 0;

@@ -127,7 +127,7 @@ inline bool is_probe_hit_point(const ProbePoint &p)
 // One op of a fetch program: what root reads at a fn: probe's hit (the
 // ioctl's struct vtice_fetch_op; docs/probes.md).
 enum class FetchCode : std::uint8_t { End = 0, Arg = 1, Add = 2, Load = 3, Value = 4, String = 5, Retval = 6, Curtask = 7,
-				    Reg = 8, Index = 9, Keep = 10, Count = 11 };
+				    Reg = 8, Index = 9, Keep = 10, Count = 11, Sum = 12 };
 // Index's arg: root's register number | how much of it is the index << 4
 // (VTICE_FETCH_INDEX_ARG: a 32-bit int's register has junk above it).
 enum class IndexWidth : std::uint8_t { Full = 0, S32, U32, S16, U16, S8, U8 };
@@ -140,7 +140,7 @@ inline constexpr std::size_t kMaxFetchValues = 4;	// VTICE_FETCH_VALUES_MAX
 struct FetchOp {
 	FetchCode code = FetchCode::End;
 	std::uint8_t arg = 0;	// Arg: the argument; Load: bytes; Value: slot; Reg, Index: the register;
-				// Keep: KeepCmp | IndexWidth << 4
+				// Keep: KeepCmp | IndexWidth << 4; Sum: IndexWidth << 4
 	std::int32_t imm = 0;	// Add's; Index's element size; Keep's constant
 	bool operator==(const FetchOp &) const = default;
 };
@@ -154,10 +154,12 @@ struct Probe {
 	// fn: probes: what root reads at each hit for str() and reads through
 	// arguments (the checker's); empty: nothing
 	std::vector<FetchOp> fetch;
-	// Its body is one `@m = count()` and root tests all of its predicate:
-	// its fetch program ends in Count, and root counts its hits at their
-	// addresses instead of recording them (the checker's).
+	// Its body is one `@m = count()` or `@m = sum(OPERAND)` and root tests
+	// all of its predicate: its fetch program ends in Count or Sum, and root
+	// counts (and sums) its hits at their addresses instead of recording
+	// them (the checker's).
 	bool count_in_root = false;
+	bool sum_in_root = false;	// the body is a sum(): root sums it too
 };
 
 struct Program {

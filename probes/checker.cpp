@@ -517,13 +517,15 @@ private:
 		add_root_count(probe, tested);
 	}
 
-	// A probe alone at its points whose body is `@m = count()` (no key)
-	// and whose predicate root tests whole (its comparisons, tested conjuncts
+	// A probe alone at its points whose body is `@m = count()` or
+	// `@m = sum(OPERAND)` (no key; OPERAND one root computes exactly) and
+	// whose predicate root tests whole (its comparisons, tested conjuncts
 	// of them, and `comm == "NAME"` terms root's filter holds): root counts
-	// its hits and records none (docs/probes.md, "Where the work is done").
+	// (and sums) its hits and records none (docs/probes.md, "Where the work
+	// is done").
 	void add_root_count(Probe &probe, std::size_t tested)
 	{
-		if (probe.body.size() != 1 || !is_plain_count(probe.body[0]) || probe.fetch.size() >= kMaxFetchOps ||
+		if (probe.body.size() != 1 || !is_unkeyed_call(probe.body[0]) ||
 		    std::any_of(probe.fetch.begin(), probe.fetch.end(), [](const FetchOp &op) {
 			    return op.code == FetchCode::Value || op.code == FetchCode::String;
 		    }))
@@ -532,14 +534,31 @@ private:
 		std::size_t filtered = probe.predicate ? comm_conjuncts(*probe.predicate, out_.root_filter.comm) : 0;
 		if (tested + filtered != terms)
 			return;
-		probe.fetch.push_back({FetchCode::Count, 0, 0});
+		const Expr &call = *probe.body[0].value;
+		std::vector<FetchOp> ending;
+		if (call.text == "count" && call.kids.empty()) {
+			ending.push_back({FetchCode::Count, 0, 0});
+		} else if (call.text == "sum" && call.kids.size() == 1) {
+			auto operand = root_operand(*call.kids[0]);
+			if (!operand)
+				return;
+			ending = operand->ops;
+			ending.push_back({FetchCode::Sum, static_cast<std::uint8_t>(static_cast<int>(operand->width) << 4), 0});
+			probe.sum_in_root = true;
+		} else {
+			return;
+		}
+		if (probe.fetch.size() + ending.size() > kMaxFetchOps) {
+			probe.sum_in_root = false;
+			return;
+		}
+		probe.fetch.insert(probe.fetch.end(), ending.begin(), ending.end());
 		probe.count_in_root = true;
 	}
 
-	static bool is_plain_count(const Stmt &s)
+	static bool is_unkeyed_call(const Stmt &s)
 	{
-		return s.kind == StmtKind::Assign && s.keys.empty() && s.value && s.value->kind == ExprKind::Call &&
-		       s.value->text == "count" && s.value->kids.empty();
+		return s.kind == StmtKind::Assign && s.keys.empty() && s.value && s.value->kind == ExprKind::Call;
 	}
 
 	// An operand root computes exactly as the console will: an argument

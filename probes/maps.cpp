@@ -29,14 +29,10 @@ std::int64_t lhist_bucket(const MapInfo &m, std::int64_t v)
 	return static_cast<std::int64_t>(offset / static_cast<std::uint64_t>(m.lhist_step));
 }
 
-namespace {
-
 std::int64_t wrapping_add(std::int64_t a, std::int64_t b)
 {
 	return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
 }
-
-}  // namespace
 
 void aggregate(const MapInfo &m, Cell &cell, std::int64_t v)
 {

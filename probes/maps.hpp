@@ -32,6 +32,8 @@ std::int64_t hist_bucket(std::int64_t v);
 std::int64_t lhist_bucket(const MapInfo &m, std::int64_t v);
 std::int64_t lhist_buckets(const MapInfo &m);	// steps between min and max, rounded up
 
+// a + b modulo 2^64: sums wrap, in the console as in root.
+std::int64_t wrapping_add(std::int64_t a, std::int64_t b);
 // One event's value into a cell of an aggregating map.
 void aggregate(const MapInfo &m, Cell &cell, std::int64_t v);
 // What reading a count/sum/min/max/avg map gives (avg: sum / count).

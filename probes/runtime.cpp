@@ -96,7 +96,7 @@ void Runtime::fire_points(PointKind kind, const Fired &base)
 			}
 }
 
-void Runtime::add_root_count(const Probe &probe, std::uint64_t n)
+void Runtime::add_root_count(const Probe &probe, std::uint64_t n, std::int64_t sum)
 {
 	if (exited_ || !n || !probe.count_in_root)
 		return;
@@ -105,6 +105,8 @@ void Runtime::add_root_count(const Probe &probe, std::uint64_t n)
 	if (!cell)
 		return;
 	cell->count += static_cast<std::int64_t>(n);
+	if (probe.sum_in_root)
+		cell->sum = wrapping_add(cell->sum, sum);
 	stats_.fired += n;
 }
 

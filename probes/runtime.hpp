@@ -58,9 +58,10 @@ public:
 	void tick(std::uint64_t now_nsecs);
 	// END probes, then every map that holds something.
 	void finish(std::uint64_t nsecs);
-	// n hits root counted for a probe that counts in root (count_in_root):
-	// its body run n times, as it would have for n records. Nothing after exit().
-	void add_root_count(const Probe &probe, std::uint64_t n);
+	// n hits root counted for a probe that counts in root (count_in_root),
+	// and what they added up to (sum_in_root): its body run n times, as it
+	// would have for n records. Nothing after exit().
+	void add_root_count(const Probe &probe, std::uint64_t n, std::int64_t sum = 0);
 
 	bool exited() const { return exited_; }	// exit() ran
 	const RuntimeStats &stats() const { return stats_; }

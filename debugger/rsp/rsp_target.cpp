@@ -622,20 +622,21 @@ Result<std::uint64_t> RspTarget::probe_hits()
 	return query_number("qVtice:probes");
 }
 
-Result<std::vector<std::uint64_t>> RspTarget::probe_counts()
+Result<std::vector<std::uint64_t>> RspTarget::probe_counts(bool sums)
 {
 	if (!features_.probes)
-		return Target::probe_counts();
-	auto reply = client_.request("qVtice:probes:counts");
+		return Target::probe_counts(sums);
+	const char *packet = sums ? "qVtice:probes:sums" : "qVtice:probes:counts";
+	auto reply = client_.request(packet);
 	if (!reply)
-		return make_error("qVtice:probes:counts: " + reply.error().message);
+		return make_error(std::string(packet) + ": " + reply.error().message);
 	std::vector<std::uint64_t> counts;
 	std::string_view rest = *reply;
 	while (!rest.empty()) {
 		std::size_t comma = rest.find(',');
 		auto value = parse_hex_u64(rest.substr(0, comma));
 		if (!value)
-			return reply_error("qVtice:probes:counts", *reply);
+			return reply_error(packet, *reply);
 		counts.push_back(*value);
 		rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
 	}

@@ -21,6 +21,12 @@ static struct vtice_fetch_op vt_fetch_op(u64 raw)
 	return op;
 }
 
+/* COUNT and SUM end a program: the hit is counted in root, not recorded. */
+static bool vt_fetch_is_end(struct vtice_fetch_op op)
+{
+	return op.code == VTICE_FETCH_COUNT || op.code == VTICE_FETCH_SUM;
+}
+
 static bool vt_fetch_is_start(struct vtice_fetch_op op)
 {
 	return op.code == VTICE_FETCH_ARG || op.code == VTICE_FETCH_RETVAL || op.code == VTICE_FETCH_CURTASK ||
@@ -57,6 +63,8 @@ static bool vt_fetch_op_valid(struct vtice_fetch_op op, u32 *slots, u32 *strings
 		return (op.arg & 0xf) < VTICE_FETCH_CMPS && (op.arg >> 4) < VTICE_FETCH_INDEX_WIDTHS;
 	case VTICE_FETCH_COUNT:
 		return !op.arg;
+	case VTICE_FETCH_SUM:
+		return !(op.arg & 0xf) && (op.arg >> 4) < VTICE_FETCH_INDEX_WIDTHS;
 	default:
 		return false;
 	}
@@ -77,7 +85,7 @@ bool vt_fetch_valid(const struct vt_fetch_program *prog)
 			return !prog->ops[i];
 		if (!vt_fetch_op_valid(op, &slots, &strings))
 			return false;
-		if (op.code == VTICE_FETCH_COUNT)	/* the last: nothing after it runs */
+		if (vt_fetch_is_end(op))	/* the last: nothing after it runs */
 			return i + 1 == VTICE_FETCH_OPS_MAX || !prog->ops[i + 1];
 	}
 	return true;
@@ -161,7 +169,7 @@ static bool vt_fetch_load(const struct vt_vcpu *vcpu, u64 gva, u32 bytes, u64 *o
  * nothing a program holds may write past it.
  */
 u32 vt_fetch_run(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 task,
-		 const struct vt_fetch_program *prog, struct vtice_record *recs, u32 n)
+		 const struct vt_fetch_program *prog, struct vtice_record *recs, u32 n, u64 *amount)
 {
 	u64 acc = 0;
 	bool readable = true, string_done = false;
@@ -198,6 +206,10 @@ u32 vt_fetch_run(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 
 				return 0;
 			break;
 		case VTICE_FETCH_COUNT:
+			*amount = 0;
+			return VT_FETCH_COUNTED;
+		case VTICE_FETCH_SUM:	/* a LOAD that faulted left 0: it adds nothing */
+			*amount = vt_fetch_cut(acc, op.arg >> 4);
 			return VT_FETCH_COUNTED;
 		case VTICE_FETCH_LOAD:
 			if (readable)

@@ -34,12 +34,13 @@ bool vt_fetch_valid(const struct vt_fetch_program *prog);
  * Run prog at a hit with the function's registers r and the current
  * task's address (0: unknown): its VALUE and STRING records into recs[n]
  * on (recs[0] the group's head); the new n, or 0 when a KEEP did not hold
- * (the hit is not recorded), or VT_FETCH_COUNTED when COUNT ended it (the
- * hit is counted, not recorded).
+ * (the hit is not recorded), or VT_FETCH_COUNTED when COUNT or SUM ended
+ * it (the hit is counted, not recorded; *amount is what SUM adds to its
+ * address's sum, 0 for COUNT).
  */
 #define VT_FETCH_COUNTED	0xffffffffu
 u32 vt_fetch_run(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 task,
-		 const struct vt_fetch_program *prog, struct vtice_record *recs, u32 n);
+		 const struct vt_fetch_program *prog, struct vtice_record *recs, u32 n, u64 *amount);
 
 #ifdef __cplusplus
 }

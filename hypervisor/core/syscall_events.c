@@ -246,7 +246,7 @@ bool vt_probe_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 add
 	struct vtice_record *recs = vcpu->profile.recs;
 	struct vt_sys_task t = { 0 };
 	bool known = vt_read_task(vcpu, &t);
-	u64 rsp;
+	u64 rsp, amount;
 	u32 n = 1;
 
 	if (!vcpu->ring.hdr || !vt_filter_match(filter, &t, known))
@@ -267,9 +267,11 @@ bool vt_probe_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 add
 		vt_put_data(&recs[n++], &recs[0], VTICE_SYSCALL_DATA_WATCH, cap->watch_ip, cap->watch_addr);
 	}
 	if (cap->fetch) {
-		n = vt_fetch_run(vcpu, r, known ? t.task : 0, cap->fetch, recs, n);
-		if (n == VT_FETCH_COUNTED && cap->counted)
+		n = vt_fetch_run(vcpu, r, known ? t.task : 0, cap->fetch, recs, n, &amount);
+		if (n == VT_FETCH_COUNTED && cap->counted) {
 			__atomic_fetch_add(cap->counted, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_add(cap->summed, amount, __ATOMIC_RELAXED);
+		}
 		if (!n || n == VT_FETCH_COUNTED)
 			return false;	/* the program's predicate, like the filter's, or counted in root */
 	}

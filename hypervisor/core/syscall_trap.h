@@ -111,7 +111,8 @@ bool vt_syscall_task_passes(const struct vt_vcpu *vcpu, u64 *task);
 struct vt_probe_capture {
 	u32 stack_bytes;	/* of the stack from RSP up; 0 = none */
 	const struct vt_fetch_program *fetch;	/* run at the hit (probe_fetch.h); NULL = none */
-	u64 *counted;		/* what the program's COUNT adds to; NULL = none */
+	u64 *counted;		/* what the program's COUNT or SUM adds 1 to; NULL = none */
+	u64 *summed;		/* what its SUM adds to; set with counted */
 	bool more_regs;		/* the GPRS records: RBX, RSP, RBP, R10-R15, RFLAGS */
 	/* A watch probe's hit (records.h): VTICE_PROBE_HIT_READ/WRITE; 0 = not one */
 	u32 watch_access;

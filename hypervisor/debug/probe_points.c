@@ -19,7 +19,8 @@
 struct vt_probe_point {
 	u64 addr;
 	u32 program;	/* 0, or N: its hits run programs[N - 1] */
-	u64 counted;	/* hits its program's COUNT counted */
+	u64 counted;	/* hits its program's COUNT or SUM counted */
+	u64 summed;	/* what its SUM added up */
 };
 
 /* Who armed the probes: one owner at a time, the other is refused (-EBUSY). */
@@ -81,6 +82,7 @@ void vt_probe_on_hit(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 rip)
 			if (vt_probes.points[i].program)
 				cap.fetch = &vt_probes.programs[vt_probes.points[i].program - 1];
 			cap.counted = &vt_probes.points[i].counted;
+			cap.summed = &vt_probes.points[i].summed;
 			break;
 		}
 	if (vt_probe_event(vcpu, exit->regs, rip, &vt_probes.filter, &cap))
@@ -214,15 +216,19 @@ static void vt_probe_intercept_for(enum vt_probes_owner who, bool on)
 	VT_STORE_RELEASE(vt_probes.owner, on ? who : VT_PROBES_FREE);
 }
 
-/* The hits point index's COUNT counted (an index in ADD's order). */
-static u64 vt_probe_count(u64 index, u64 *out)
+/*
+ * What point index (in ADD's order) counted in root: its hits (COUNT, SUM)
+ * or, with sum, what its SUM added up.
+ */
+static u64 vt_probe_count(u64 index, bool sum, u64 *out)
 {
+	const struct vt_probe_point *p = &vt_probes.points[0];
 	u64 n;
 
 	vt_hooks_lock();
 	n = vt_probes.nr_points;
 	if (index < n)
-		*out = VT_READ_ONCE(vt_probes.points[index].counted);
+		*out = sum ? VT_READ_ONCE(p[index].summed) : VT_READ_ONCE(p[index].counted);
 	vt_hooks_unlock();
 	return index < n ? VTICE_VMCALL_OK : (u64)VTICE_VMCALL_EINVAL;
 }
@@ -236,8 +242,8 @@ static u64 vt_probe_op(enum vt_probes_owner who, u64 op, u64 a, u64 b, u64 c, u6
 	enum vt_probes_owner owner = VT_READ_ONCE(vt_probes.owner);
 
 	*out = VT_READ_ONCE(vt_probes.hits);
-	if (op == VTICE_VMCALL_PROBE_COUNT)
-		return vt_probe_count(a, out);	/* reading, anyone's */
+	if (op == VTICE_VMCALL_PROBE_COUNT || op == VTICE_VMCALL_PROBE_SUM)
+		return vt_probe_count(a, op == VTICE_VMCALL_PROBE_SUM, out);	/* reading, anyone's */
 	if (op != VTICE_VMCALL_PROBE_QUERY && owner != VT_PROBES_FREE && owner != who)
 		return (u64)VTICE_VMCALL_EBUSY;
 	switch (op) {

@@ -12,7 +12,8 @@
  *   QVtice:probes:watch:ADDR,LEN,TYPE      a watch probe (enum vtice_probe_watch_type)
  *   QVtice:probes:off                      every probe removed
  *   qVtice:probes                          -> HITS (recorded since load)
- *   qVtice:probes:counts                   -> N0,N1,... (COUNT's, per address, in ADD's order)
+ *   qVtice:probes:counts                   -> N0,N1,... (COUNT's and SUM's hits, per address, in ADD's order)
+ *   qVtice:probes:sums                     -> S0,S1,... (SUM's sums, the same way)
  *   qVtice:tsc                             -> KHZ (the TSC the records carry)
  *   qVtice:ring:CPU                        -> UNREAD,LOST (records)
  *   qXfer:vtice-ring:read:CPU:OFF,LEN      the unread records, oldest first
@@ -139,13 +140,13 @@ static int vt_probes_arming(struct vt_rsp *r, struct vt_rsp_cursor *c)
 	return -VT_EINVAL;
 }
 
-/* Each address's count, in ADD's order: at most VTICE_PROBES_MAX of 16 digits fit a reply. */
-static void vt_probes_counts(struct vt_rsp *r)
+/* Each address's count or sum, in ADD's order: at most VTICE_PROBES_MAX of 16 digits fit a reply. */
+static void vt_probes_counts(struct vt_rsp *r, bool sums)
 {
 	u64 count;
 	u32 i;
 
-	for (i = 0; i < VTICE_PROBES_MAX && r->ops->probe_count(r->ctx, i, &count); i++) {
+	for (i = 0; i < VTICE_PROBES_MAX && r->ops->probe_count(r->ctx, i, sums, &count); i++) {
 		if (i)
 			vt_rsp_put(r, ",");
 		vt_rsp_put_hex(r, count);
@@ -218,7 +219,9 @@ bool vt_rsp_probes(struct vt_rsp *r, struct vt_rsp_cursor *c)
 	else if (vt_rsp_prefix(c, "qXfer:vtice-ring:read:"))
 		vt_ring_read(r, c);
 	else if (vt_rsp_prefix(c, "qVtice:probes:counts"))
-		vt_rsp_at_end(c) ? vt_probes_counts(r) : vt_rsp_error(r, 0x16);
+		vt_rsp_at_end(c) ? vt_probes_counts(r, false) : vt_rsp_error(r, 0x16);
+	else if (vt_rsp_prefix(c, "qVtice:probes:sums"))
+		vt_rsp_at_end(c) ? vt_probes_counts(r, true) : vt_rsp_error(r, 0x16);
 	else if (vt_rsp_prefix(c, "qVtice:tsc"))
 		vt_rsp_at_end(c) ? vt_rsp_put_hex(r, r->ops->tsc_khz(r->ctx)) : vt_rsp_error(r, 0x16);
 	else if (vt_rsp_prefix(c, "qVtice:probes"))

@@ -116,8 +116,12 @@ struct vt_dbg_target_ops {
 	 */
 	int (*probe_op)(void *ctx, u32 cpu, u32 op, u64 a, u64 b, u64 c);
 	u64 (*probe_hits)(void *ctx);	/* recorded since load */
-	/* Hits the COUNT op counted at probe address index (ADD's order); false past the last. */
-	bool (*probe_count)(void *ctx, u32 index, u64 *count);
+	/*
+	 * What probe address index (ADD's order) counted in root: the hits its
+	 * COUNT or SUM op counted or, with sum, what its SUM added up; false
+	 * past the last.
+	 */
+	bool (*probe_count)(void *ctx, u32 index, bool sum, u64 *count);
 	u64 (*tsc_khz)(void *ctx);	/* the rate of the TSC the records carry */
 	/*
 	 * cpu's record ring, where the probes' hits go: records not yet read,

@@ -99,7 +99,7 @@ TEST_F(ProbeArmRequest, AProbeThatReadsNothingLeavesTheOthersProgramInPlace)
 // address: one written differently that lands there is refused.
 TEST_F(ProbeArmRequest, AProbeTestedInRootSharesItsAddressWithNoOther)
 {
-	auto why = refusal("fn:vfs_read /arg2 > 4096/ { @big = sum(arg2); }\n"
+	auto why = refusal("fn:vfs_read /arg2 > 4096/ { @big = sum(cpu); }\n"
 			   "addr:vfs_read+4 { @all = sum(cpu); }");
 	EXPECT_NE(why.find("program:2:1: error: addr:vfs_read+4 is 0xffffffff81234564, where another probe's "
 			   "predicate is tested in root"),
@@ -178,4 +178,29 @@ TEST_F(ProbeArmRequest, RootCountsFeedTheirProbesMapByTheirGrowth)
 	EXPECT_EQ(feed.total(), 5u);
 	runtime.finish(1);
 	EXPECT_EQ(out.maps, "@n: 5\n");
+}
+
+// A probe summed in root: the table keeps each address's hits and sum as
+// root answers them (ADD's order), and the feed adds what both grew by,
+// a sum that went down (negative values) included.
+TEST_F(ProbeArmRequest, RootSumsFeedTheirProbesMapByTheirGrowth)
+{
+	auto program = resolved("fn:vfs_read { @bytes = sum(arg2); }");
+	ASSERT_TRUE(program.program.probes[0].sum_in_root);
+	auto req = console::arm_request(program, 0);
+	ASSERT_TRUE(req.ok()) << req.error().message;
+	EXPECT_EQ(req->fetch[0][1].code, VTICE_FETCH_SUM);
+	console::RootCountTable table(program, *req);
+	ASSERT_TRUE(table.sums()) << "the sums are to be read";
+	NoOutput out;
+	probes::Runtime runtime(program, out);
+	runtime.begin(0);
+	console::RootCountFeed feed(program);
+	table.update({2}, {4096});
+	feed.feed(runtime, table.totals());
+	table.update({3, 7}, {4096 - 100, 55});	// one more hit, of -100; a second address no probe owns
+	feed.feed(runtime, table.totals());
+	EXPECT_EQ(feed.total(), 3u);
+	runtime.finish(1);
+	EXPECT_EQ(out.maps, "@bytes: 3996\n");
 }

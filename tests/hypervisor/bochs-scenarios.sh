@@ -350,6 +350,7 @@ scenario_hvstub() {
 	local out watcher
 	stub_guest_figures || return
 	detect_bare_for_stub
+	stub_kstack_oracle
 	# functions an idle kernel and a getpid loop never run, for breakpoints
 	# the benchmark sets and must never see hit
 	echo "VTICE-FIGURE hv.stub-cold.addrs=$(awk '$2 ~ /^[tT]$/ &&
@@ -517,6 +518,44 @@ stub_bench_if_asked() {
 	esac
 }
 
+# What the workload below runs as vtstubprobe: 20 opens and reads of
+# /proc/sys/kernel/ostype with builtins alone (ash's read takes a byte a
+# call), then one write.
+stub_probe_reads() {
+	(
+		printf vtstubprobe >/proc/self/comm
+		for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+			read -r line </proc/sys/kernel/ostype
+		done
+		echo done >/dev/null
+	)
+}
+
+# The oracle of kstack through the stub, before the module loads (a kprobe
+# must not patch text vtice hides breakpoints in): the kernel's own
+# unwinder at the same workload's vfs_write, a kprobe event with the
+# stacktrace trigger. hv.stub-probe.write-callers: vfs_write's callers,
+# innermost first, "<"-separated.
+stub_kstack_oracle() {
+	local tr=/sys/kernel/tracing ev=/sys/kernel/tracing/events/kprobes/vtstubwr
+	[ -d $tr/events ] || mount -t tracefs tracefs $tr
+	echo 'p:vtstubwr vfs_write' >$tr/kprobe_events || return 0
+	echo 'comm == "vtstubprobe"' >$ev/filter
+	echo stacktrace >$ev/trigger
+	echo >$tr/trace
+	echo 1 >$ev/enable
+	stub_probe_reads
+	echo 0 >$ev/enable
+	echo "VTICE-FIGURE hv.stub-probe.write-callers=$(awk '
+		/<stack trace>/ { if (stacks++) exit; next }
+		stacks && / => / { sub(/.*=> /, ""); sub(/[+ ].*/, "")
+				   if (seen) out = out (out == "" ? "" : "<") $0
+				   if ($0 == "vfs_write") seen = 1 }
+		END { print out }' $tr/trace)"
+	echo '!stacktrace' >$ev/trigger
+	echo >$tr/kprobe_events
+}
+
 # The workload of `probe` in vtice attach (host/stub_gdb.py, vtice_probe_phase),
 # asked for through the domain name while the host's probes are armed: a
 # subshell named vtstubprobe (its /proc/self/comm) opens
@@ -525,22 +564,22 @@ stub_bench_if_asked() {
 # tracepoint (sys_enter_read, filtered by that comm) counts its reads; its
 # last act is a write, which the host's program takes as its exit().
 stub_probe_workload() {
-	local tr=/sys/kernel/tracing ev i line
+	local tr=/sys/kernel/tracing ev i line buf bufs
 	ev=$tr/events/syscalls/sys_enter_read
 	[ -d $tr/events ] || mount -t tracefs tracefs $tr
 	echo vt-probe-taken >/proc/sys/kernel/domainname
 	echo 'comm == "vtstubprobe"' >$ev/filter
 	echo >$tr/trace
 	echo 1 >$ev/enable
-	(
-		printf vtstubprobe >/proc/self/comm
-		for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
-			read -r line </proc/sys/kernel/ostype
-		done
-		echo done >/dev/null
-	)
+	stub_probe_reads
 	echo 0 >$ev/enable
 	echo "VTICE-FIGURE hv.stub-probe.reads=$(grep -c 'sys_read(' $tr/trace)"
+	# the reads' buffer addresses (hex) added up: what sum(arg1) must give
+	bufs=0
+	for buf in $(sed -n 's/.*sys_read(.* buf: \([0-9a-f]*\),.*/\1/p' $tr/trace); do
+		bufs=$((bufs + 0x$buf))
+	done
+	echo "VTICE-FIGURE hv.stub-probe.bufs=$bufs"
 	echo 0 >$ev/filter
 }
 

@@ -346,7 +346,8 @@ TEST_F(ProbePoints, AFetchProgramReadsThroughTheCurrentTask)
 	prog.ops[1] = op(VTICE_FETCH_LOAD, 8);
 	prog.ops[2] = op(VTICE_FETCH_VALUE, 0);
 	std::vector<vtice_record> recs(VTICE_PROBE_GROUP_MAX);
-	ASSERT_EQ(vt_fetch_run(&vcpu, &regs, 0, &prog, recs.data(), 1), 2u);
+	u64 amount = 0;
+	ASSERT_EQ(vt_fetch_run(&vcpu, &regs, 0, &prog, recs.data(), 1, &amount), 2u);
 	EXPECT_EQ(recs[1].u.raw[1], 0u | VTICE_PROBE_VALUE_UNREADABLE) << "no task known: nothing read";
 }
 
@@ -494,6 +495,50 @@ TEST_F(ProbePoints, CountCountsTheHitsThatPassAtTheirAddressAndRecordsNone)
 	EXPECT_EQ(regs.rdx, recorded_before) << "none recorded";
 }
 
+// SUM (ioctl.h): like COUNT, the hits are counted at their address and
+// none recorded, and the accumulator, cut to SUM's width, is added to the
+// address's sum; a faulting read adds 0 but the hit still counts.
+TEST_F(ProbePoints, SumAddsTheCutValueAtItsAddressAndCountsTheHits)
+{
+	start();
+	const uint64_t other = fn + 0x40;
+	put_code(fn, {0x0f, 0x1f, 0x44, 0x00, 0x00});
+	put_code(other, {0x0f, 0x1f, 0x44, 0x00, 0x00});
+	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_INTERCEPT, 1), VTICE_VMCALL_OK);
+	load_program(0, {op(VTICE_FETCH_ARG, 2), op(VTICE_FETCH_SUM)});
+	// an int in ESI (junk above it), summed as a signed 32-bit value
+	load_program(1, {op(VTICE_FETCH_ARG, 1), op(VTICE_FETCH_SUM, VTICE_FETCH_INDEX_ARG(0, VTICE_FETCH_INDEX_S32))});
+	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_ADD, fn, gpa_of(fn), 1), VTICE_VMCALL_OK);
+	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_ADD, other, gpa_of(other), 2), VTICE_VMCALL_OK);
+	const struct { uint64_t rdx, rsi; } hits[] = {{10, 0xdead0000fffffff6ull}, {5000, 7}, {~0ull, 3}};
+	for (const auto &h : hits) {
+		regs.rdx = h.rdx;
+		regs.rsi = h.rsi;
+		EXPECT_EQ(hit(fn), VT_HOOK_HANDLED);
+		EXPECT_EQ(hit(other), VT_HOOK_HANDLED);
+	}
+	EXPECT_TRUE(records().empty()) << "summed, not recorded";
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_COUNT, 0), VTICE_VMCALL_OK);
+	EXPECT_EQ(regs.rdx, 3u);
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_SUM, 0), VTICE_VMCALL_OK);
+	EXPECT_EQ(regs.rdx, 10u + 5000u - 1u) << "64 bits wide: ~0 is -1";
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_COUNT, 1), VTICE_VMCALL_OK);
+	EXPECT_EQ(regs.rdx, 3u);
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_SUM, 1), VTICE_VMCALL_OK);
+	EXPECT_EQ(regs.rdx, 0ull) << "-10 + 7 + 3: the junk above ESI cut off";
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_SUM, 2), (uint64_t)VTICE_VMCALL_EINVAL) << "no third address";
+
+	struct vt_fetch_program prog = {};
+	prog.ops[0] = op(VTICE_FETCH_ARG, 0);
+	prog.ops[1] = op(VTICE_FETCH_LOAD, 8);
+	prog.ops[2] = op(VTICE_FETCH_SUM);
+	regs.rdi = 0x1000;	// unmapped
+	std::vector<vtice_record> recs(VTICE_PROBE_GROUP_MAX);
+	u64 amount = 99;
+	EXPECT_EQ(vt_fetch_run(&vcpu, &regs, 0, &prog, recs.data(), 1, &amount), VT_FETCH_COUNTED);
+	EXPECT_EQ(amount, 0u) << "a read that faulted adds nothing";
+}
+
 // Root runs only what it checked: a program is refused at ADD unless it
 // starts with ARG, RETVAL, CURTASK or REG and every op's argument, size and slot is in range, no
 // slot is written twice and there is at most one string.
@@ -515,9 +560,14 @@ TEST_F(ProbePoints, RootRefusesAFetchProgramItCannotBound)
 		{"slot 4", {arg0, op(VTICE_FETCH_VALUE, 4)}},
 		{"slot 1 twice", {arg0, op(VTICE_FETCH_VALUE, 1), op(VTICE_FETCH_VALUE, 1)}},
 		{"two strings", {arg0, op(VTICE_FETCH_STRING), arg0, op(VTICE_FETCH_STRING)}},
-		{"an unknown op", {arg0, op(12)}},
+		{"an unknown op", {arg0, op(13)}},
 		{"COUNT with an argument", {op(VTICE_FETCH_COUNT, 1)}},
 		{"an op after COUNT", {arg0, op(VTICE_FETCH_COUNT), op(VTICE_FETCH_VALUE, 0)}},
+		{"SUM first", {op(VTICE_FETCH_SUM)}},
+		{"SUM with a comparison", {arg0, op(VTICE_FETCH_SUM, VTICE_FETCH_INDEX_ARG(VTICE_FETCH_NE, 0))}},
+		{"SUM width 7", {arg0, op(VTICE_FETCH_SUM, VTICE_FETCH_INDEX_ARG(0, 7))}},
+		{"SUM with an imm", {arg0, op(VTICE_FETCH_SUM, 0, 1)}},
+		{"an op after SUM", {arg0, op(VTICE_FETCH_SUM), op(VTICE_FETCH_VALUE, 0)}},
 		{"INDEX first", {op(VTICE_FETCH_INDEX, VTICE_FETCH_RDI, 8)}},
 		{"INDEX width 7", {arg0, op(VTICE_FETCH_INDEX, VTICE_FETCH_INDEX_ARG(VTICE_FETCH_RDI, 7), 8)}},
 		{"INDEX by 0 bytes", {arg0, op(VTICE_FETCH_INDEX, VTICE_FETCH_RDI, 0)}},
@@ -557,7 +607,8 @@ TEST_F(ProbePoints, TheRunnerWritesNoMoreThanAGroupsRoomWhateverItIsGiven)
 		o = op(VTICE_FETCH_VALUE, 0);
 	prog.ops[0] = op(VTICE_FETCH_ARG, 0);
 	std::vector<vtice_record> recs(VTICE_PROBE_GROUP_MAX + VTICE_FETCH_OPS_MAX);
-	EXPECT_EQ(vt_fetch_run(&vcpu, &regs, 0, &prog, recs.data(), 1), 1u + VTICE_FETCH_VALUES_MAX);
+	u64 amount = 0;
+	EXPECT_EQ(vt_fetch_run(&vcpu, &regs, 0, &prog, recs.data(), 1, &amount), 1u + VTICE_FETCH_VALUES_MAX);
 	constexpr uint64_t kData = 0xffff888000200000ull, kDataPa = 0x600000;
 	map_page(kData, kDataPa);
 	const std::string long_name(200, 'x');	// no NUL within 128 bytes: a full string's 8 records
@@ -566,10 +617,10 @@ TEST_F(ProbePoints, TheRunnerWritesNoMoreThanAGroupsRoomWhateverItIsGiven)
 		o = op(VTICE_FETCH_STRING);
 	prog.ops[0] = op(VTICE_FETCH_ARG, 0);
 	regs.rdi = kData;
-	EXPECT_EQ(vt_fetch_run(&vcpu, &regs, 0, &prog, recs.data(), 1), 1u + VTICE_STRING_RECORDS_MAX)
+	EXPECT_EQ(vt_fetch_run(&vcpu, &regs, 0, &prog, recs.data(), 1, &amount), 1u + VTICE_STRING_RECORDS_MAX)
 		<< "one string of 31";
 	prog.ops[1] = op(VTICE_FETCH_LOAD, 16);
-	EXPECT_EQ(vt_fetch_run(&vcpu, &regs, 0, &prog, recs.data(), 1), 1u) << "a 16-byte load reads nothing";
+	EXPECT_EQ(vt_fetch_run(&vcpu, &regs, 0, &prog, recs.data(), 1, &amount), 1u) << "a 16-byte load reads nothing";
 }
 
 // Armed with more registers (STACK's R9 = 1, VTICE_PROBES_MORE_REGS), a

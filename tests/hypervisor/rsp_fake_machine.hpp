@@ -48,7 +48,8 @@ public:
 	std::vector<std::tuple<uint32_t, uint32_t, uint64_t, uint64_t, uint64_t>> probe_ops;
 	int probe_error = 0;
 	uint64_t probe_hits = 0;
-	std::vector<uint64_t> probe_counts;	// per address, COUNT's
+	std::vector<uint64_t> probe_counts;	// per address, COUNT's hits
+	std::vector<uint64_t> probe_sums;	// per address, SUM's sums (as many as probe_counts)
 	std::deque<vtice_record> ring[kCpus];
 	uint64_t ring_lost[kCpus]{};
 
@@ -185,10 +186,11 @@ inline const vt_dbg_target_ops FakeMachine::ops = {
 		return self(ctx)->probe_error;
 	},
 	.probe_hits = [](void *ctx) -> u64 { return self(ctx)->probe_hits; },
-	.probe_count = [](void *ctx, u32 index, u64 *count) {
-		if (index >= self(ctx)->probe_counts.size())
+	.probe_count = [](void *ctx, u32 index, bool sum, u64 *count) {
+		const std::vector<uint64_t> &from = sum ? self(ctx)->probe_sums : self(ctx)->probe_counts;
+		if (index >= from.size())
 			return false;
-		*count = self(ctx)->probe_counts[index];
+		*count = from[index];
 		return true;
 	},
 	.tsc_khz = [](void *) -> u64 { return 2400000; },

@@ -653,6 +653,15 @@ TEST_F(RspProbes, CountsComeBackPerAddressInAddsOrder)
 	EXPECT_EQ(ask("qVtice:probes:countsx"), "+" + frame("E16"));
 }
 
+TEST_F(RspProbes, SumsComeBackPerAddressApartFromTheCounts)
+{
+	m.probe_counts = {3, 4};
+	m.probe_sums = {0, 0xfffffffffffffff6ull};	// -10: sums wrap as two's complement
+	EXPECT_EQ(ask("qVtice:probes:sums"), "+" + frame("0,fffffffffffffff6"));
+	EXPECT_EQ(ask("qVtice:probes:counts"), "+" + frame("3,4"));
+	EXPECT_EQ(ask("qVtice:probes:sums:1"), "+" + frame("E16"));
+}
+
 TEST_F(RspProbes, MalformedArmingIsRefusedAndReachesNothing)
 {
 	for (const char *bad : {"QVtice:probes:arm:1,0,0,6261", "QVtice:probes:arm:100000000,0,0,"

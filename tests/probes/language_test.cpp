@@ -403,7 +403,7 @@ TEST(ProbeLanguage, RefusesWhatAProfileProbeCannotDo)
 TEST(ProbeLanguage, StrReadsOneArgumentsStringPerFunction)
 {
 	CheckedProgram p = accepted("fn:do_sys_openat2 /comm == \"cat\"/ { printf(\"%s\\n\", str(arg1)); "
-				    "@[str(arg1)] = count(); } fn:vfs_read { @n = sum(arg2); }");
+				    "@[str(arg1)] = count(); } fn:vfs_read { @n[comm] = sum(arg2); }");
 	using vtice::probes::FetchCode;
 	using Ops = std::vector<vtice::probes::FetchOp>;
 	const Ops copy_arg1{{FetchCode::Arg, 1, 0}, {FetchCode::String, 0, 0}};
@@ -582,4 +582,38 @@ TEST(ProbeLanguage, RootCountsAProbeWhosePredicateItTestsWhole)
 	EXPECT_EQ(p.program.probes[0].fetch,
 		  (std::vector<FetchOp>{{FetchCode::Arg, 2, 0}, {FetchCode::Keep, static_cast<std::uint8_t>(KeepCmp::Gt), 4096},
 					{FetchCode::Count, 0, 0}}));
+}
+
+// `@m = sum(OPERAND)` under the same rules, with an operand root computes
+// exactly as the console would (an argument or retval at its BTF width, a
+// general register): root sums it, its program ends in SUM with that width.
+TEST(ProbeLanguage, RootSumsAnOperandItComputesAsTheConsoleWould)
+{
+	auto summed = [](const std::string &source) {
+		auto p = accepted(source);
+		const Probe &probe = p.program.probes.at(0);
+		EXPECT_EQ(probe.sum_in_root, !probe.fetch.empty() && probe.fetch.back().code == FetchCode::Sum)
+			<< source;
+		EXPECT_TRUE(!probe.sum_in_root || probe.count_in_root) << source;
+		return probe.sum_in_root;
+	};
+	for (const char *root : {
+		     "fn:vfs_read { @bytes = sum(arg2); }",
+		     "fn:vfs_read /comm == \"dd\" && arg2 > 4096/ { @ = sum(arg2); }",
+		     "fn:vfs_read:return { @ = sum(retval); }",
+		     "addr:vfs_read+4 /reg(\"rsi\") != 0/ { @ = sum(reg(\"rdx\")); }",
+	     })
+		EXPECT_TRUE(summed(root)) << root;
+	for (const char *console : {
+		     "fn:vfs_read { @ = sum(cpu); }",				// not an operand root has
+		     "fn:vfs_read { @ = sum(arg2 * 2); }",			// arithmetic
+		     "fn:vfs_read { @[comm] = sum(arg2); }",			// a key
+		     "fn:vfs_read { @ = sum(arg2); @n = count(); }",		// more than the sum
+		     "fn:vfs_read { @ = avg(arg2); }",				// not sum()
+		     "fn:vfs_read /pid == 4/ { @ = sum(arg2); }",			// a predicate root does not test
+		     "fn:vfs_read { @ = sum(arg2); } fn:vfs_read { @b = count(); }",	// not alone
+	     })
+		EXPECT_FALSE(summed(console)) << console;
+	EXPECT_EQ(accepted("fn:vfs_read { @ = sum(arg2); }").program.probes[0].fetch,
+		  (std::vector<FetchOp>{{FetchCode::Arg, 2, 0}, {FetchCode::Sum, 0, 0}}));
 }

@@ -532,6 +532,24 @@ TEST(ProbeRuntime, WatchHitsFireThePointsTheirByteAndAccessMatch)
 			      "@r[-131391639515132]: 1\n@r[-131391639515131]: 1\n");
 }
 
+// A probe summed in root: root's hits and sum add to its map as that many
+// hits of those values would (sum() wraps as root's does).
+TEST(ProbeRuntime, RootSumsAddToTheMapAsThoseHitsWould)
+{
+	auto c = compile_program("fn:vfs_read { @bytes = sum(arg2); }", test_syscalls());
+	ASSERT_TRUE(c.ok()) << format_diagnostic("", c.error());
+	const Probe &summed = c->program.probes[0];
+	ASSERT_TRUE(summed.sum_in_root);
+	Captured out;
+	Runtime runtime(*c, out, kDefaultMaxMapEntries);
+	runtime.begin(0);
+	runtime.add_root_count(summed, 3, 4096 + 10 + 1);
+	runtime.add_root_count(summed, 1, -12);
+	EXPECT_EQ(runtime.stats().fired, 4u);
+	runtime.finish(3);
+	EXPECT_EQ(out.maps_, "@bytes: 4095\n");
+}
+
 // A probe counted in root: root's counts add to its map as that many
 // hits would, a record that comes anyway (an address root records at)
 // counts once more, and nothing is added after exit().

@@ -261,22 +261,25 @@ static int vt_probes_arm_locked(struct file *file, const struct vtice_probes *re
 }
 
 /*
- * What each armed address's COUNT op counted (ADD's order: the request's).
- * DISARM takes the counts away with the probes, so it answers with those
- * read just before.
+ * What each armed address's COUNT or SUM op counted and summed (ADD's
+ * order: the request's). DISARM takes them away with the probes, so it
+ * answers with those read just before.
  */
 static void vt_probes_counts(struct vtice_probes *req)
 {
 	u32 i;
-	u64 count;
+	u64 count, sum;
 
 	memset(req->counted, 0, sizeof(req->counted));
+	memset(req->summed, 0, sizeof(req->summed));
 	if (req->op == VTICE_PROBES_ARM)
 		return;
 	for (i = 0; i < VTICE_PROBES_MAX; i++) {
-		if (vt_probes_vmcall(VTICE_VMCALL_PROBE_COUNT, i, 0, 0, &count))
+		if (vt_probes_vmcall(VTICE_VMCALL_PROBE_COUNT, i, 0, 0, &count) ||
+		    vt_probes_vmcall(VTICE_VMCALL_PROBE_SUM, i, 0, 0, &sum))
 			break;	/* past the last address: RDX is not a count */
 		req->counted[i] = count;
+		req->summed[i] = (s64)sum;
 	}
 }
 

@@ -354,14 +354,17 @@ struct vtice_probe_watch {
  * root), VALUE writes it as the hit's VALUE record of slot arg (records.h),
  * STRING writes the string at it (STRING records), COUNT ends the hit
  * counted at its address (vtice_probes.counted) and unrecorded: an
- * aggregation done in root, for `@n = count()`. A LOAD that faults
+ * aggregation done in root, for `@n = count()`; SUM does the same and
+ * adds the accumulator, cut to a width as KEEP's is (arg's bits 4-6; bits
+ * 0-3 are 0), to the address's sum (vtice_probes.summed), for
+ * `@b = sum(arg2)`. A LOAD that faults
  * leaves 0 and marks the VALUE records until the next ARG, RETVAL, CURTASK
  * or REG unreadable, and a STRING then copies nothing. Root refuses
  * (EINVAL) a program that does not start with ARG, RETVAL, CURTASK or REG,
  * names an argument, register, size, slot, width or comparison out of
  * range, indexes by an element size below 1, writes a slot twice or more
- * than one string, has ops after COUNT, or has reserved bits set; END (0)
- * or the last op ends it. A program may be COUNT alone.
+ * than one string, has ops after COUNT or SUM, or has reserved bits set;
+ * END (0) or the last op ends it. A program may be COUNT alone.
  */
 #define VTICE_FETCH_OPS_MAX	32
 #define VTICE_FETCH_PROGRAMS_MAX	8
@@ -380,6 +383,7 @@ enum vtice_fetch_code {
 	VTICE_FETCH_INDEX = 9,	/* arg: VTICE_FETCH_INDEX_ARG(reg, width); imm: the element's size */
 	VTICE_FETCH_KEEP = 10,	/* arg: VTICE_FETCH_INDEX_ARG(cmp, width); imm: what to compare with */
 	VTICE_FETCH_COUNT = 11,	/* the last op: the hit is counted, not recorded */
+	VTICE_FETCH_SUM = 12,	/* arg: VTICE_FETCH_INDEX_ARG(0, width); the last op: counted and summed */
 };
 
 /* KEEP's comparison, signed: the hit is recorded when "acc CMP imm" holds. */
@@ -440,7 +444,8 @@ struct vtice_probes {
 	__u32 nr_programs;		/* in (ARM): fetch[] used, 0..VTICE_FETCH_PROGRAMS_MAX */
 	struct vtice_probe_watch watch[VTICE_PROBE_WATCHES_MAX];	/* in (ARM) */
 	struct vtice_fetch_op fetch[VTICE_FETCH_PROGRAMS_MAX][VTICE_FETCH_OPS_MAX];	/* in (ARM) */
-	__u64 counted[VTICE_PROBES_MAX];	/* out (QUERY, DISARM): per address, hits COUNT counted since ARM */
+	__u64 counted[VTICE_PROBES_MAX];	/* out (QUERY, DISARM): per address, hits COUNT or SUM counted since ARM */
+	__s64 summed[VTICE_PROBES_MAX];	/* out (QUERY, DISARM): per address, what SUM added since ARM (wrapping) */
 };
 
 /*
@@ -505,7 +510,7 @@ VTICE_UAPI_ASSERT(sizeof(struct vtice_path_trace) == 80, "vtice_path_trace layou
 VTICE_UAPI_ASSERT(sizeof(struct vtice_lbr_entry) == 24, "vtice_lbr_entry layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_lbr) == 72 + 24 * VTICE_LBR_MAX, "vtice_lbr layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_fetch_op) == 8, "vtice_fetch_op layout");
-VTICE_UAPI_ASSERT(sizeof(struct vtice_probes) == 64 + 17 * VTICE_PROBES_MAX + 16 * VTICE_PROBE_WATCHES_MAX +
+VTICE_UAPI_ASSERT(sizeof(struct vtice_probes) == 64 + 25 * VTICE_PROBES_MAX + 16 * VTICE_PROBE_WATCHES_MAX +
 			  8 * VTICE_FETCH_PROGRAMS_MAX * VTICE_FETCH_OPS_MAX,
 		  "vtice_probes layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_profile) == 56, "vtice_profile layout");

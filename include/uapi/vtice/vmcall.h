@@ -117,8 +117,10 @@ enum vtice_vmcall_probe_op {
 	 * program then (EINVAL).
 	 */
 	VTICE_VMCALL_PROBE_FETCH = 7,
-	/* R8 = an address's place in ADD's order: RDX = the hits its COUNT op counted. */
+	/* R8 = an address's place in ADD's order: RDX = the hits its COUNT or SUM op counted. */
 	VTICE_VMCALL_PROBE_COUNT = 8,
+	/* R8 = the same: RDX = what its SUM op added up (wrapping, two's complement). */
+	VTICE_VMCALL_PROBE_SUM = 9,
 };
 
 enum vtice_vmcall_path_op {

@@ -694,32 +694,40 @@ def vtice_probe_phase(fig):
     """`probe` in vtice attach, armed and drained through the stub (issue
     24): the batch asks the guest for its workload by writing "vt-probe"
     into the kernel's domain name, then runs a program whose exit() is the
-    workload's last read. The oracles are the guest's: the count of its
-    syscall tracepoint sys_enter_read for the same comm (hv.stub-probe.reads),
-    and the 20 opens of /proc/version its script makes."""
+    workload's last write. The oracles are the guest's: the count of its
+    syscall tracepoint sys_enter_read for the same comm (hv.stub-probe.reads)
+    and the sum of those reads' buffer addresses (hv.stub-probe.bufs), both
+    of which root keeps itself (a sum() alone), the 20 opens of /proc/sys/kernel/ostype its script makes, and the stack
+    its own unwinder gave a kprobe at the same write before the module
+    loaded (hv.stub-probe.write-callers)."""
+    import tempfile
     domain = int(fig["hv.stub-uts.addr"], 16) + 5 * 65
-    program = ('fn:vfs_read /comm == "vtstubprobe"/ { @reads = count(); } '
+    program = ('fn:vfs_read /comm == "vtstubprobe"/ { @bufs = sum(arg1); } '
                'fn:do_sys_openat2 /comm == "vtstubprobe"/ { printf("open %s\\n", str(args->filename)); } '
-               'fn:vfs_write /comm == "vtstubprobe"/ { exit(); }')
-    cmds = ("set *(u64*)0x%x = 0x%x\nset *(u8*)0x%x = 0\nprobe '%s'\ndetach\n"
-            % (domain, int.from_bytes(b"vt-probe", "little"), domain + 8, program))
+               'fn:vfs_write /comm == "vtstubprobe"/ { @[kstack] = count(); exit(); }')
+    folded = os.path.join(tempfile.mkdtemp(prefix="vtstub"), "write.folded")
+    cmds = ("set *(u64*)0x%x = 0x%x\nset *(u8*)0x%x = 0\nprobe '%s' --folded %s\ndetach\n"
+            % (domain, int.from_bytes(b"vt-probe", "little"), domain + 8, program, folded))
     ran = vtice_batch("vtice-probe", cmds, 900)
     if not ran:
         return
+    check_stub_kstack(folded, fig.get("hv.stub-probe.write-callers"))
     rc, text, wall = ran
     check("vtice-probe", rc == 0, "exit %d after %.0f s wall" % (rc, wall))
     deadline = time.time() + 120
     while "hv.stub-probe.reads" not in figures() and time.time() < deadline:
         time.sleep(1)
     want = figures().get("hv.stub-probe.reads")
-    got = re.search(r"^@reads: (\d+)$", text, re.M)
-    check("vtice-probe-count", want is not None and got is not None and int(got.group(1)) == int(want),
-          "fn:vfs_read counted %s reads of comm vtstubprobe through the stub; the guest's sys_enter_read "
-          "tracepoint counted %s" % (got.group(1) if got else "no", want))
-    in_root = re.search(r"and counted (\d+) in root", text)
-    check("vtice-probe-root-count", want is not None and in_root is not None and in_root.group(1) == want,
-          "root counted %s of the reads itself (COUNT: none of them crossed the line as a record)"
-          % (in_root.group(1) if in_root else "none"))
+    in_root = re.search(r"recorded (\d+) hits and counted (\d+) in root", text)
+    check("vtice-probe-root-count", want is not None and in_root is not None and in_root.group(2) == want,
+          "root counted %s reads of comm vtstubprobe itself (the guest's sys_enter_read tracepoint: %s)"
+          % (in_root.group(2) if in_root else "none", want))
+    bufs = figures().get("hv.stub-probe.bufs")
+    got = re.search(r"^@bufs: (-?\d+)$", text, re.M)
+    check("vtice-probe-sum", bufs is not None and got is not None and got.group(1) == bufs and
+          "adds up their sum() value" in text,
+          "fn:vfs_read's sum(arg1) through the stub: %s, added up in root (qVtice:probes:sums); the guest's "
+          "tracepoint's buf: fields add up to %s" % (got.group(1) if got else "no @bufs", bufs))
     opens = re.findall(r"^open (.*)$", text, re.M)
     ostype = "/proc/sys/kernel/ostype"
     check("vtice-probe-args", opens == [ostype] * 20 + ["/dev/null"],
@@ -729,6 +737,23 @@ def vtice_probe_phase(fig):
     lost = re.search(r"; (\d+) records lost in the rings", text)
     check("vtice-probe-lost", lost is not None and lost.group(1) == "0",
           "%s records lost in the rings" % (lost.group(1) if lost else "no summary:"))
+
+
+def check_stub_kstack(folded, kernel_callers):
+    """kstack through the stub, unwound with the session's ORC tables: one
+    folded stack, counted once (exit() at the first write), vfs_write its
+    leaf and its callers the kernel's own unwinder named."""
+    try:
+        lines = open(folded).read().splitlines()
+    except OSError as e:
+        lines = ["(no --folded file: %s)" % e]
+    stack, _, count = lines[0].rpartition(" ") if lines else ("", "", "")
+    frames = stack.split(";")[::-1]  # leaf first
+    callers = "<".join(frames[1:])
+    check("vtice-probe-kstack", kernel_callers is not None and len(lines) == 1 and count == "1" and
+          frames[0] == "vfs_write" and callers == kernel_callers,
+          "the write's kstack through the stub: %s (%d folded lines); the kernel's kprobe stacktrace before "
+          "the module loaded: vfs_write<%s" % (" < ".join(frames), len(lines), kernel_callers))
 
 
 def raw_phase(fig):
