@@ -208,10 +208,11 @@ std::string describe_fetch(const probes::CheckedProgram &p)
 		}
 		std::string where = "; at " + probe.points[0].text + (probe.points.size() > 1 ? " and the rest of its probe" : "");
 		if (probe.count_in_root) {
+			const std::string &aggregation = probe.body[0].value->text;	// count, sum or avg
 			text += where + " root counts the hits" +
 				(tests ? " that pass " + std::to_string(tests) + " comparison" + (tests == 1 ? "" : "s") : "") +
-				(probe.sum_in_root ? ", adds up their sum() value" : "") + " and records none (the map's " +
-				(probe.sum_in_root ? "sum" : "count") + "() is root's)";
+				(probe.sum_in_root ? ", adds up their " + aggregation + "() value" : "") +
+				" and records none (the map's " + aggregation + "() is root's)";
 			continue;
 		}
 		text += where +

@@ -517,8 +517,9 @@ private:
 		add_root_count(probe, tested);
 	}
 
-	// A probe alone at its points whose body is `@m = count()` or
-	// `@m = sum(OPERAND)` (no key; OPERAND one root computes exactly) and
+	// A probe alone at its points whose body is `@m = count()`,
+	// `@m = sum(OPERAND)` or `@m = avg(OPERAND)` (no key; OPERAND one root
+	// computes exactly; an average is the sum over the count) and
 	// whose predicate root tests whole (its comparisons, tested conjuncts
 	// of them, and `comm == "NAME"` terms root's filter holds): root counts
 	// (and sums) its hits and records none (docs/probes.md, "Where the work
@@ -538,7 +539,7 @@ private:
 		std::vector<FetchOp> ending;
 		if (call.text == "count" && call.kids.empty()) {
 			ending.push_back({FetchCode::Count, 0, 0});
-		} else if (call.text == "sum" && call.kids.size() == 1) {
+		} else if ((call.text == "sum" || call.text == "avg") && call.kids.size() == 1) {
 			auto operand = root_operand(*call.kids[0]);
 			if (!operand)
 				return;

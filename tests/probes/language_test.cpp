@@ -601,6 +601,7 @@ TEST(ProbeLanguage, RootSumsAnOperandItComputesAsTheConsoleWould)
 		     "fn:vfs_read { @bytes = sum(arg2); }",
 		     "fn:vfs_read /comm == \"dd\" && arg2 > 4096/ { @ = sum(arg2); }",
 		     "fn:vfs_read:return { @ = sum(retval); }",
+		     "fn:vfs_read { @ = avg(arg2); }",				// the sum over the count
 		     "addr:vfs_read+4 /reg(\"rsi\") != 0/ { @ = sum(reg(\"rdx\")); }",
 	     })
 		EXPECT_TRUE(summed(root)) << root;
@@ -609,7 +610,7 @@ TEST(ProbeLanguage, RootSumsAnOperandItComputesAsTheConsoleWould)
 		     "fn:vfs_read { @ = sum(arg2 * 2); }",			// arithmetic
 		     "fn:vfs_read { @[comm] = sum(arg2); }",			// a key
 		     "fn:vfs_read { @ = sum(arg2); @n = count(); }",		// more than the sum
-		     "fn:vfs_read { @ = avg(arg2); }",				// not sum()
+		     "fn:vfs_read { @ = max(arg2); }",				// neither sum() nor avg()
 		     "fn:vfs_read /pid == 4/ { @ = sum(arg2); }",			// a predicate root does not test
 		     "fn:vfs_read { @ = sum(arg2); } fn:vfs_read { @b = count(); }",	// not alone
 	     })

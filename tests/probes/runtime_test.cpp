@@ -548,6 +548,15 @@ TEST(ProbeRuntime, RootSumsAddToTheMapAsThoseHitsWould)
 	EXPECT_EQ(runtime.stats().fired, 4u);
 	runtime.finish(3);
 	EXPECT_EQ(out.maps_, "@bytes: 4095\n");
+
+	auto a = compile_program("fn:vfs_read { @mean = avg(arg2); }", test_syscalls());
+	ASSERT_TRUE(a.ok() && a->program.probes[0].sum_in_root);
+	Captured averaged;
+	Runtime avg(*a, averaged, kDefaultMaxMapEntries);
+	avg.begin(0);
+	avg.add_root_count(a->program.probes[0], 4, 4096 + 4096 + 10 + 2);
+	avg.finish(3);
+	EXPECT_EQ(averaged.maps_, "@mean: 2051\n") << "root's sum over root's count";
 }
 
 // A probe counted in root: root's counts add to its map as that many
