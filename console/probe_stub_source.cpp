@@ -136,6 +136,10 @@ Result<void> StubProbeSource::read_counts()
 		auto read = session_.target().probe_counts(true);
 		if (!read)
 			return read.error();
+		if (read->size() != counts->size())	// an empty reply: a stub without the packet
+			return make_error("qVtice:probes:sums answered " + std::to_string(read->size()) + " sums for " +
+					  std::to_string(counts->size()) + " addresses: the module's stub is older "
+					  "than this console");
 		sums = std::move(*read);
 	}
 	counts_.update(*counts, sums);
