@@ -129,8 +129,9 @@ public:
 			if (auto ok = arm_syscalls(program, totals); !ok)
 				return ok;
 		if (program.has_fn_probes) {
-			auto hits = functions().hits_so_far();
-			totals.hits = hits ? *hits : 0;
+			auto before = functions().query();	// the counts since load, to subtract
+			totals.hits = before ? before->hits : 0;
+			totals.passed_over = before ? before->passed_over : 0;
 			auto req = arm_request(program, program.fn_kstack ? kKstackBytes : 0);
 			if (!req)
 				return req.error();
@@ -163,6 +164,7 @@ public:
 			if (!disarmed)
 				return disarmed.error();
 			totals.hits = disarmed->hits - totals.hits;
+			totals.passed_over = disarmed->passed_over - totals.passed_over;
 			keep_counts(*disarmed);
 			counting_ = false;	// the counts went with the probes: these are the last
 		}

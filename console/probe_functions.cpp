@@ -409,14 +409,6 @@ Result<vtice_probes> FunctionProbes::ask(std::uint32_t op)
 	return req;
 }
 
-Result<std::uint64_t> FunctionProbes::hits_so_far()
-{
-	auto req = ask(VTICE_PROBES_QUERY);
-	if (!req)
-		return req.error();
-	return req->hits;
-}
-
 Result<vtice_probes> FunctionProbes::query() { return ask(VTICE_PROBES_QUERY); }
 
 Result<vtice_probes> FunctionProbes::disarm() { return ask(VTICE_PROBES_DISARM); }

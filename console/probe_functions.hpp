@@ -56,7 +56,6 @@ public:
 	// hits: recorded since load; counted: per address, what root's COUNT counted.
 	Result<vtice_probes> disarm();
 	Result<vtice_probes> query();
-	Result<std::uint64_t> hits_so_far();	// recorded since load, armed or not
 
 private:
 	Result<vtice_probes> ask(std::uint32_t op);

@@ -58,7 +58,10 @@ void report_summary(const ProbeOptions &o, const probes::Runtime &rt, const Prob
 	if (totals.functions)
 		line += "; " + std::to_string(totals.probes) + " function probes recorded " +
 			std::to_string(totals.hits) + " hits" +
-			(totals.root_counted ? " and counted " + std::to_string(totals.root_counted) + " in root" : "");
+			(totals.root_counted ? " and counted " + std::to_string(totals.root_counted) + " in root" : "") +
+			(totals.passed_over ? "; root passed over " + std::to_string(totals.passed_over) +
+						      " (other tasks' and those failing its tests)"
+					    : "");
 	if (totals.profile)
 		line += "; the hypervisor recorded " + std::to_string(totals.samples) + " samples";
 	eprintf("vtice probe: %s\n", line.c_str());
@@ -72,6 +75,7 @@ void report_summary(const ProbeOptions &o, const probes::Runtime &rt, const Prob
 		    ",\"trap_seen\":" + std::to_string(totals.seen) + ",\"trap_recorded\":" + std::to_string(totals.recorded) +
 		    ",\"fn_probes\":" + std::to_string(totals.probes) + ",\"fn_hits\":" + std::to_string(totals.hits) +
 		    ",\"root_counted\":" + std::to_string(totals.root_counted) +
+		    ",\"passed_over\":" + std::to_string(totals.passed_over) +
 		    ",\"samples\":" + std::to_string(totals.samples));
 }
 

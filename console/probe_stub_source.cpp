@@ -31,6 +31,9 @@ Result<void> StubProbeSource::arm(const probes::CheckedProgram &program, RunTota
 	auto before = target.probe_hits();
 	if (!before)
 		return before.error();
+	auto passed_before = target.probe_passed_over();
+	if (!passed_before)
+		return passed_before.error();
 	if (auto ok = target.arm_probes(*req); !ok)
 		return ok;
 	armed_ = true;
@@ -38,6 +41,7 @@ Result<void> StubProbeSource::arm(const probes::CheckedProgram &program, RunTota
 	totals.functions = true;
 	totals.probes = req->count + req->nr_watches;
 	totals.hits = *before;
+	totals.passed_over = *passed_before;
 	eprintf("vtice probe: %u probe points armed through the stub (hidden breakpoints and watched ranges); "
 		"the machine is stopped to drain the rings every %ld ms\n",
 		totals.probes, drain_ms_);
@@ -52,11 +56,15 @@ Result<void> StubProbeSource::disarm(RunTotals &totals)
 		return {};
 	if (auto ok = read_counts(); !ok)
 		return ok;
+	auto passed = session_.target().probe_passed_over();
+	if (!passed)
+		return passed.error();
 	auto hits = session_.target().disarm_probes();
 	if (!hits)
 		return hits.error();
 	armed_ = false;
 	totals.hits = *hits - totals.hits;
+	totals.passed_over = *passed - totals.passed_over;
 	eprintf("vtice probe: %llu break-ins drained the rings; the machine is stopped\n",
 		static_cast<unsigned long long>(drains_));
 	return {};

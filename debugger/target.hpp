@@ -171,6 +171,8 @@ public:
 	virtual Result<void> arm_probes(const vtice_probes &req);
 	virtual Result<std::uint64_t> disarm_probes();
 	virtual Result<std::uint64_t> probe_hits();
+	// Hits root's filter or a predicate's test chose not to record, since load.
+	virtual Result<std::uint64_t> probe_passed_over();
 	// Per armed address (the request's order): hits root counted there
 	// (COUNT, SUM) or, with sums, what SUM added up there (two's complement).
 	virtual Result<std::vector<std::uint64_t>> probe_counts(bool sums);

@@ -622,6 +622,13 @@ Result<std::uint64_t> RspTarget::probe_hits()
 	return query_number("qVtice:probes");
 }
 
+Result<std::uint64_t> RspTarget::probe_passed_over()
+{
+	if (!features_.probes)
+		return Target::probe_passed_over();
+	return query_number("qVtice:probes:passed");
+}
+
 Result<std::vector<std::uint64_t>> RspTarget::probe_counts(bool sums)
 {
 	if (!features_.probes)

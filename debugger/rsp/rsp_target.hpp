@@ -46,6 +46,7 @@ public:
 	Result<std::uint64_t> disarm_probes() override;
 	Result<std::uint64_t> probe_hits() override;
 	Result<std::vector<std::uint64_t>> probe_counts(bool sums) override;
+	Result<std::uint64_t> probe_passed_over() override;
 	Result<std::vector<vtice_record>> take_ring(int thread) override;
 	Result<std::uint64_t> tsc_khz() override;
 	Result<void> detach() override;

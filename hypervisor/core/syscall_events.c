@@ -249,8 +249,10 @@ bool vt_probe_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 add
 	u64 rsp, amount;
 	u32 n = 1;
 
-	if (!vcpu->ring.hdr || !vt_filter_match(filter, &t, known))
+	if (!vcpu->ring.hdr)
 		return false;
+	if (!vt_filter_match(filter, &t, known))
+		goto passed_over;
 	vt_memset(recs, 0, sizeof(recs[0]) * VTICE_SYSCALL_GROUP_MAX);
 	recs[0].type = VTICE_REC_PROBE_HIT;
 	recs[0].cpu = (u16)vcpu->cpu;
@@ -272,8 +274,10 @@ bool vt_probe_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 add
 			__atomic_fetch_add(cap->counted, 1, __ATOMIC_RELAXED);
 			__atomic_fetch_add(cap->summed, amount, __ATOMIC_RELAXED);
 		}
-		if (!n || n == VT_FETCH_COUNTED)
-			return false;	/* the program's predicate, like the filter's, or counted in root */
+		if (!n)
+			goto passed_over;	/* the program's predicate, like the filter's */
+		if (n == VT_FETCH_COUNTED)
+			return false;	/* counted in root */
 	}
 	if (cap->more_regs)
 		n = vt_put_more_regs(r, recs, n);
@@ -284,4 +288,8 @@ bool vt_probe_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 add
 		n = vt_put_stack(vcpu, rsp, cap->stack_bytes, n);
 	}
 	return vt_push_event(vcpu, recs, n);
+passed_over:
+	if (cap->passed_over)
+		__atomic_fetch_add(cap->passed_over, 1, __ATOMIC_RELAXED);
+	return false;
 }

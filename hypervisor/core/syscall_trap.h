@@ -113,6 +113,7 @@ struct vt_probe_capture {
 	const struct vt_fetch_program *fetch;	/* run at the hit (probe_fetch.h); NULL = none */
 	u64 *counted;		/* what the program's COUNT or SUM adds 1 to; NULL = none */
 	u64 *summed;		/* what its SUM adds to; set with counted */
+	u64 *passed_over;	/* what a hit the filter or a KEEP passes over adds 1 to; NULL = none */
 	bool more_regs;		/* the GPRS records: RBX, RSP, RBP, R10-R15, RFLAGS */
 	/* A watch probe's hit (records.h): VTICE_PROBE_HIT_READ/WRITE; 0 = not one */
 	u32 watch_access;

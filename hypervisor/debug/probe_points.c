@@ -40,6 +40,7 @@ struct vt_probes_state {
 	/* Written by PROBE_FETCH before the ADD that checks and uses each. */
 	struct vt_fetch_program programs[VTICE_FETCH_PROGRAMS_MAX];
 	u64 hits;			/* recorded since load */
+	u64 passed_over;		/* not recorded by the filter's or a KEEP's choice, since load */
 	/*
 	 * Every address probed since INTERCEPT went on: a CPU that still
 	 * caches a removed probe's execute view runs its int3 until its
@@ -74,7 +75,10 @@ bool vt_probe_remember(u64 gva)
 
 void vt_probe_on_hit(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 rip)
 {
-	struct vt_probe_capture cap = { .stack_bytes = vt_probes.stack_bytes, .more_regs = vt_probes.more_regs };
+	struct vt_probe_capture cap = {
+		.stack_bytes = vt_probes.stack_bytes, .more_regs = vt_probes.more_regs,
+		.passed_over = &vt_probes.passed_over,
+	};
 	u32 i;
 
 	for (i = 0; i < vt_probes.nr_points; i++)
@@ -93,7 +97,7 @@ void vt_probe_on_watch(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 ip, u64 a
 {
 	struct vt_probe_capture cap = {
 		.stack_bytes = vt_probes.stack_bytes, .more_regs = vt_probes.more_regs,
-		.watch_access = access, .watch_ip = ip, .watch_addr = addr,
+		.watch_access = access, .watch_ip = ip, .watch_addr = addr, .passed_over = &vt_probes.passed_over,
 	};
 
 	/* RIP now, past the access: where the registers and the stack are from. */
@@ -241,9 +245,11 @@ static u64 vt_probe_op(enum vt_probes_owner who, u64 op, u64 a, u64 b, u64 c, u6
 {
 	enum vt_probes_owner owner = VT_READ_ONCE(vt_probes.owner);
 
-	*out = VT_READ_ONCE(vt_probes.hits);
+	*out = vt_probe_hits(op == VTICE_VMCALL_PROBE_PASSED);
 	if (op == VTICE_VMCALL_PROBE_COUNT || op == VTICE_VMCALL_PROBE_SUM)
 		return vt_probe_count(a, op == VTICE_VMCALL_PROBE_SUM, out);	/* reading, anyone's */
+	if (op == VTICE_VMCALL_PROBE_PASSED)
+		return VTICE_VMCALL_OK;
 	if (op != VTICE_VMCALL_PROBE_QUERY && owner != VT_PROBES_FREE && owner != who)
 		return (u64)VTICE_VMCALL_EBUSY;
 	switch (op) {
@@ -302,9 +308,9 @@ void vt_probe_stub_release(void)
 	vt_probe_intercept_for(VT_PROBES_STUB, false);
 }
 
-u64 vt_probe_hits(void)
+u64 vt_probe_hits(bool passed_over)
 {
-	return VT_READ_ONCE(vt_probes.hits);
+	return passed_over ? VT_READ_ONCE(vt_probes.passed_over) : VT_READ_ONCE(vt_probes.hits);
 }
 
 int vt_probe_shield(void)

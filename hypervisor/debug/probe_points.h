@@ -56,8 +56,11 @@ void vt_probe_intercept(enum vt_intercept_holder holder, bool on);
 int vt_probe_stub_op(u32 op, u64 a, u64 b, u64 c, u64 *out);
 /* Detach: the stub's probes go with its debugger; the kernel side's stay. */
 void vt_probe_stub_release(void);
-/* Hits recorded since load, by whichever owner. */
-u64 vt_probe_hits(void);
+/*
+ * Hits recorded since load, by whichever owner; with passed_over, those
+ * the filter or a KEEP chose not to record.
+ */
+u64 vt_probe_hits(bool passed_over);
 /* Hide this file's state from the guest; at load. */
 int vt_probe_shield(void);
 

@@ -12,6 +12,7 @@
  *   QVtice:probes:watch:ADDR,LEN,TYPE      a watch probe (enum vtice_probe_watch_type)
  *   QVtice:probes:off                      every probe removed
  *   qVtice:probes                          -> HITS (recorded since load)
+ *   qVtice:probes:passed                   -> N (hits the filter or a KEEP did not record, since load)
  *   qVtice:probes:counts                   -> N0,N1,... (COUNT's and SUM's hits, per address, in ADD's order)
  *   qVtice:probes:sums                     -> S0,S1,... (SUM's sums, the same way)
  *   qVtice:tsc                             -> KHZ (the TSC the records carry)
@@ -222,10 +223,12 @@ bool vt_rsp_probes(struct vt_rsp *r, struct vt_rsp_cursor *c)
 		vt_rsp_at_end(c) ? vt_probes_counts(r, false) : vt_rsp_error(r, 0x16);
 	else if (vt_rsp_prefix(c, "qVtice:probes:sums"))
 		vt_rsp_at_end(c) ? vt_probes_counts(r, true) : vt_rsp_error(r, 0x16);
+	else if (vt_rsp_prefix(c, "qVtice:probes:passed"))
+		vt_rsp_at_end(c) ? vt_rsp_put_hex(r, r->ops->probe_hits(r->ctx, true)) : vt_rsp_error(r, 0x16);
 	else if (vt_rsp_prefix(c, "qVtice:tsc"))
 		vt_rsp_at_end(c) ? vt_rsp_put_hex(r, r->ops->tsc_khz(r->ctx)) : vt_rsp_error(r, 0x16);
 	else if (vt_rsp_prefix(c, "qVtice:probes"))
-		vt_rsp_at_end(c) ? vt_rsp_put_hex(r, r->ops->probe_hits(r->ctx)) : vt_rsp_error(r, 0x16);
+		vt_rsp_at_end(c) ? vt_rsp_put_hex(r, r->ops->probe_hits(r->ctx, false)) : vt_rsp_error(r, 0x16);
 	else
 		return false;
 	return true;

@@ -182,9 +182,9 @@ static int vt_target_probe_op(void *ctx, u32 cpu, u32 op, u64 a, u64 b, u64 c)
 	return vt_probe_stub_op(op, a, b, c, NULL);
 }
 
-static u64 vt_target_probe_hits(void *ctx)
+static u64 vt_target_probe_hits(void *ctx, bool passed_over)
 {
-	return vt_probe_hits();
+	return vt_probe_hits(passed_over);
 }
 
 static bool vt_target_probe_count(void *ctx, u32 index, bool sum, u64 *count)

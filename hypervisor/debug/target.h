@@ -115,7 +115,8 @@ struct vt_dbg_target_ops {
 	 * target finds it through cpu's page tables. 0 or a negative errno.
 	 */
 	int (*probe_op)(void *ctx, u32 cpu, u32 op, u64 a, u64 b, u64 c);
-	u64 (*probe_hits)(void *ctx);	/* recorded since load */
+	/* Hits recorded since load; with passed_over, those the filter or a KEEP did not record. */
+	u64 (*probe_hits)(void *ctx, bool passed_over);
 	/*
 	 * What probe address index (ADD's order) counted in root: the hits its
 	 * COUNT or SUM op counted or, with sum, what its SUM added up; false

@@ -464,7 +464,8 @@ TEST_F(ProbePoints, AFetchProgramsKeepDropsTheHitsItsComparisonRefuses)
 
 // COUNT (ioctl.h): the hits that get that far are counted at their
 // address, in ADD's order, and nothing reaches the ring; KEEP still drops
-// those whose comparison fails, and they are not counted.
+// those whose comparison fails: not counted there, but passed over
+// (PROBE_PASSED, since load).
 TEST_F(ProbePoints, CountCountsTheHitsThatPassAtTheirAddressAndRecordsNone)
 {
 	start();
@@ -480,6 +481,8 @@ TEST_F(ProbePoints, CountCountsTheHitsThatPassAtTheirAddressAndRecordsNone)
 	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_ADD, other, gpa_of(other), 2), VTICE_VMCALL_OK);
 	vmcall(VTICE_VMCALL_PROBE_QUERY);
 	const uint64_t recorded_before = regs.rdx;	// since load: the other tests' too
+	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_PASSED), VTICE_VMCALL_OK);
+	const uint64_t passed_before = regs.rdx;
 	for (uint64_t rdx : {10u, 5000u, 8192u}) {
 		regs.rdx = rdx;
 		EXPECT_EQ(hit(fn), VT_HOOK_HANDLED);
@@ -493,6 +496,8 @@ TEST_F(ProbePoints, CountCountsTheHitsThatPassAtTheirAddressAndRecordsNone)
 	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_COUNT, 2), (uint64_t)VTICE_VMCALL_EINVAL) << "no third address";
 	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_QUERY), VTICE_VMCALL_OK);
 	EXPECT_EQ(regs.rdx, recorded_before) << "none recorded";
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_PASSED), VTICE_VMCALL_OK);
+	EXPECT_EQ(regs.rdx, passed_before + 1) << "the one hit at or below 4096 that KEEP dropped";
 }
 
 // SUM (ioctl.h): like COUNT, the hits are counted at their address and
@@ -734,9 +739,13 @@ TEST_F(ProbePoints, TheFilterKeepsOtherTasksOut)
 	std::memcpy(comm, "vtprobe", 7);
 	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_FILTER, 0, comm[0], comm[1]), VTICE_VMCALL_OK);
 	arm(fn);
+	vmcall(VTICE_VMCALL_PROBE_PASSED);
+	const uint64_t passed_before = regs.rdx;
 	EXPECT_EQ(hit(fn), VT_HOOK_HANDLED);
 	EXPECT_EQ(cpu().vmcs[GUEST_RIP], fn + 1) << "the CPU goes on either way";
 	EXPECT_TRUE(records().empty());
+	vmcall(VTICE_VMCALL_PROBE_PASSED);
+	EXPECT_EQ(regs.rdx, passed_before + 1) << "passed over, and counted so";
 	// An unterminated comm is refused.
 	uint64_t long_comm[2] = {~0ull, ~0ull};
 	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_FILTER, 0, long_comm[0], long_comm[1]),

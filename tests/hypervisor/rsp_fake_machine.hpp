@@ -47,7 +47,7 @@ public:
 	// next ones answer, the hit count, and each CPU's ring of unread records.
 	std::vector<std::tuple<uint32_t, uint32_t, uint64_t, uint64_t, uint64_t>> probe_ops;
 	int probe_error = 0;
-	uint64_t probe_hits = 0;
+	uint64_t probe_hits = 0, probe_passed_over = 0;
 	std::vector<uint64_t> probe_counts;	// per address, COUNT's hits
 	std::vector<uint64_t> probe_sums;	// per address, SUM's sums (as many as probe_counts)
 	std::deque<vtice_record> ring[kCpus];
@@ -185,7 +185,9 @@ inline const vt_dbg_target_ops FakeMachine::ops = {
 		self(ctx)->probe_ops.emplace_back(cpu, op, a, b, c);
 		return self(ctx)->probe_error;
 	},
-	.probe_hits = [](void *ctx) -> u64 { return self(ctx)->probe_hits; },
+	.probe_hits = [](void *ctx, bool passed_over) -> u64 {
+		return passed_over ? self(ctx)->probe_passed_over : self(ctx)->probe_hits;
+	},
 	.probe_count = [](void *ctx, u32 index, bool sum, u64 *count) {
 		const std::vector<uint64_t> &from = sum ? self(ctx)->probe_sums : self(ctx)->probe_counts;
 		if (index >= from.size())

@@ -639,6 +639,9 @@ TEST_F(RspProbes, OffClearsThenDropsTheIntercept)
 	EXPECT_EQ(m.probe_ops, (std::vector<Op>{{0, VTICE_VMCALL_PROBE_CLEAR, 0, 0, 0},
 						{0, VTICE_VMCALL_PROBE_INTERCEPT, 0, 0, 0}}));
 	EXPECT_EQ(ask("qVtice:probes"), "+" + frame("1234"));
+	m.probe_passed_over = 0x56;
+	EXPECT_EQ(ask("qVtice:probes:passed"), "+" + frame("56"));
+	EXPECT_EQ(ask("qVtice:probes:passed:1"), "+" + frame("E16"));
 	EXPECT_EQ(ask("qVtice:tsc"), "+" + frame("249f00")) << "2.4 GHz in kHz";
 }
 

@@ -304,6 +304,8 @@ static long vt_probes_ioctl(struct file *file, struct vtice_probes *req, void __
 		return ret;
 	vt_probes_vmcall(VTICE_VMCALL_PROBE_QUERY, 0, 0, 0, &hits);
 	req->hits = hits;
+	vt_probes_vmcall(VTICE_VMCALL_PROBE_PASSED, 0, 0, 0, &hits);
+	req->passed_over = hits;
 	return vt_put_arg(uarg, req, sizeof(*req));
 }
 

@@ -446,6 +446,7 @@ struct vtice_probes {
 	struct vtice_fetch_op fetch[VTICE_FETCH_PROGRAMS_MAX][VTICE_FETCH_OPS_MAX];	/* in (ARM) */
 	__u64 counted[VTICE_PROBES_MAX];	/* out (QUERY, DISARM): per address, hits COUNT or SUM counted since ARM */
 	__s64 summed[VTICE_PROBES_MAX];	/* out (QUERY, DISARM): per address, what SUM added since ARM (wrapping) */
+	__u64 passed_over;		/* out: hits the comm/pid filter or a KEEP did not record, since load */
 };
 
 /*
@@ -510,7 +511,7 @@ VTICE_UAPI_ASSERT(sizeof(struct vtice_path_trace) == 80, "vtice_path_trace layou
 VTICE_UAPI_ASSERT(sizeof(struct vtice_lbr_entry) == 24, "vtice_lbr_entry layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_lbr) == 72 + 24 * VTICE_LBR_MAX, "vtice_lbr layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_fetch_op) == 8, "vtice_fetch_op layout");
-VTICE_UAPI_ASSERT(sizeof(struct vtice_probes) == 64 + 25 * VTICE_PROBES_MAX + 16 * VTICE_PROBE_WATCHES_MAX +
+VTICE_UAPI_ASSERT(sizeof(struct vtice_probes) == 72 + 25 * VTICE_PROBES_MAX + 16 * VTICE_PROBE_WATCHES_MAX +
 			  8 * VTICE_FETCH_PROGRAMS_MAX * VTICE_FETCH_OPS_MAX,
 		  "vtice_probes layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_profile) == 56, "vtice_profile layout");

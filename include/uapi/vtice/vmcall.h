@@ -121,6 +121,8 @@ enum vtice_vmcall_probe_op {
 	VTICE_VMCALL_PROBE_COUNT = 8,
 	/* R8 = the same: RDX = what its SUM op added up (wrapping, two's complement). */
 	VTICE_VMCALL_PROBE_SUM = 9,
+	/* RDX = the hits root's filter or a fetch program's KEEP passed over since load. */
+	VTICE_VMCALL_PROBE_PASSED = 10,
 };
 
 enum vtice_vmcall_path_op {
