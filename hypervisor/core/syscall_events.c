@@ -246,7 +246,7 @@ bool vt_probe_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 add
 	struct vtice_record *recs = vcpu->profile.recs;
 	struct vt_sys_task t = { 0 };
 	bool known = vt_read_task(vcpu, &t);
-	u64 rsp, amount;
+	u64 rsp, amount = 0;
 	u32 n = 1;
 
 	if (!vcpu->ring.hdr)
