@@ -154,11 +154,10 @@ struct Probe {
 	// fn: probes: what root reads at each hit for str() and reads through
 	// arguments (the checker's); empty: nothing
 	std::vector<FetchOp> fetch;
-	// Its body is one `@m = count()`, `@m = sum(OPERAND)` or `@m =
-	// avg(OPERAND)` and root tests
-	// all of its predicate: its fetch program ends in Count or Sum, and root
-	// counts (and sums) its hits at their addresses instead of recording
-	// them (the checker's).
+	// Its body is one `@m = count()`, `@m = sum(OPERAND)` or
+	// `@m = avg(OPERAND)` and root tests all of its predicate: its fetch
+	// program ends in Count or Sum, and root counts (and sums) its hits at
+	// their addresses instead of recording them (the checker's).
 	bool count_in_root = false;
 	bool sum_in_root = false;	// the body is a sum() or avg(): root adds OPERAND up too
 };

@@ -535,26 +535,29 @@ private:
 		std::size_t filtered = probe.predicate ? comm_conjuncts(*probe.predicate, out_.root_filter.comm) : 0;
 		if (tested + filtered != terms)
 			return;
-		const Expr &call = *probe.body[0].value;
-		std::vector<FetchOp> ending;
-		if (call.text == "count" && call.kids.empty()) {
-			ending.push_back({FetchCode::Count, 0, 0});
-		} else if ((call.text == "sum" || call.text == "avg") && call.kids.size() == 1) {
-			auto operand = root_operand(*call.kids[0]);
-			if (!operand)
-				return;
-			ending = operand->ops;
-			ending.push_back({FetchCode::Sum, static_cast<std::uint8_t>(static_cast<int>(operand->width) << 4), 0});
-			probe.sum_in_root = true;
-		} else {
+		auto ending = root_aggregation(*probe.body[0].value);
+		if (!ending || probe.fetch.size() + ending->size() > kMaxFetchOps)
 			return;
-		}
-		if (probe.fetch.size() + ending.size() > kMaxFetchOps) {
-			probe.sum_in_root = false;
-			return;
-		}
-		probe.fetch.insert(probe.fetch.end(), ending.begin(), ending.end());
+		probe.fetch.insert(probe.fetch.end(), ending->begin(), ending->end());
 		probe.count_in_root = true;
+		probe.sum_in_root = ending->back().code == FetchCode::Sum;
+	}
+
+	// The ops that end a program root aggregates for call: COUNT for
+	// count(), the operand then SUM (at the console's width) for sum() and
+	// avg(); nothing for a call root cannot do exactly.
+	std::optional<std::vector<FetchOp>> root_aggregation(const Expr &call)
+	{
+		if (call.text == "count" && call.kids.empty())
+			return std::vector<FetchOp>{{FetchCode::Count, 0, 0}};
+		if ((call.text != "sum" && call.text != "avg") || call.kids.size() != 1)
+			return std::nullopt;
+		auto operand = root_operand(*call.kids[0]);
+		if (!operand)
+			return std::nullopt;
+		std::vector<FetchOp> ops = operand->ops;
+		ops.push_back({FetchCode::Sum, static_cast<std::uint8_t>(static_cast<int>(operand->width) << 4), 0});
+		return ops;
 	}
 
 	static bool is_unkeyed_call(const Stmt &s)
