@@ -715,7 +715,8 @@ def vtice_probe_phase(fig):
     rc, text, wall = ran
     check("vtice-probe", rc == 0, "exit %d after %.0f s wall" % (rc, wall))
     deadline = time.time() + 120
-    while "hv.stub-probe.reads" not in figures() and time.time() < deadline:
+    # the guest prints its read count, then adds the buffers up: wait for the last
+    while "hv.stub-probe.bufs" not in figures() and time.time() < deadline:
         time.sleep(1)
     want = figures().get("hv.stub-probe.reads")
     in_root = re.search(r"recorded (\d+) hits and counted (\d+) in root", text)
