@@ -33,12 +33,13 @@ const char kProbeHelp[] =
 	"in, takes each CPU's records and lets it run on. The maps are printed when\n"
 	"the run ends (Ctrl-C, --duration, exit(), or the command's --timeout in\n"
 	"batch mode); the machine is then stopped, with the probes removed.\n"
-	"Probe points: fn:NAME, fn:NAME:return, addr:, watch: (syscall: and profile:\n"
-	"need vtice probe on the traced machine). Symbols and text come from this\n"
-	"session (--symbols), types from its BTF (--btf, the image's .BTF, or the\n"
-	"kernel's memory), and kstack is unwound with its ORC tables (the kernel's:\n"
-	"a frame in a module ends the stack).\n"
+	"Probe points: fn:NAME, fn:NAME:return, addr:, watch:, syscall:NAME,\n"
+	"syscall:NAME:return (profile: needs vtice probe on the traced machine).\n"
+	"Symbols and text come from this session (--symbols), types from its BTF\n"
+	"(--btf, the image's .BTF, or the kernel's memory), and kstack is unwound\n"
+	"with its ORC tables (the kernel's: a frame in a module ends the stack).\n"
 	"  probe 'fn:vfs_read { @[comm] = count(); }' --duration 10\n"
+	"  probe 'syscall:openat /comm == \"cat\"/ { printf(\"%s\\n\", str(arg1)); }'\n"
 	"  probe 'fn:do_sys_openat2 /comm == \"cat\"/ { printf(\"%s\\n\", str(args->filename)); }'\n"
 	"  probe 'fn:vfs_fsync { @[kstack] = count(); }' --folded fsync.folded\n"
 	"Options: --duration S, -o FILE (JSON lines), --folded FILE (kstack maps for\n"
@@ -71,13 +72,11 @@ Result<ProbeOptions> parse(const std::vector<std::string> &args)
 // What the stub cannot do yet, said before anything is armed.
 Result<void> check_stub_can_run(const probes::CheckedProgram &program)
 {
-	if (program.has_syscall_probes)
-		return make_error("syscall: probes need the syscall trap of /dev/vtice: run vtice probe on the traced "
-				  "machine");
 	if (program.profile_hz)
 		return make_error("profile: probes need /dev/vtice: run vtice probe on the traced machine");
-	if (!program.has_fn_probes)
-		return make_error("the program has no fn:, addr: or watch: probe: nothing to arm through the stub");
+	if (!program.has_fn_probes && !program.has_syscall_probes)
+		return make_error("the program has no fn:, addr:, watch: or syscall: probe: nothing to arm through the "
+				  "stub");
 	return {};
 }
 
@@ -151,13 +150,15 @@ Result<void> run_probe(dbg::CommandContext &ctx, const std::vector<std::string> 
 		return ok;
 	if (session.state() != dbg::SessionState::Stopped)
 		return make_error("the target is not stopped");
-	auto notes = resolve_points(session, *program);
-	if (!notes) {
-		report(notes.error(), *o);
-		return notes.error();
+	if (program->has_fn_probes) {
+		auto notes = resolve_points(session, *program);
+		if (!notes) {
+			report(notes.error(), *o);
+			return notes.error();
+		}
+		for (const std::string &note : *notes)
+			eprintf("vtice probe: note: %s\n", note.c_str());
 	}
-	for (const std::string &note : *notes)
-		eprintf("vtice probe: note: %s\n", note.c_str());
 	// The run ends itself within the command's deadline; its waits have none.
 	if (ctx.run_timeout_ms > 0) {
 		double budget = std::max(1.0, ctx.run_timeout_ms / 1000.0 - kDisarmSeconds);

@@ -81,7 +81,7 @@ const char kHelp[] =
 	"@maps. Maps: count() sum() min() max() avg() hist() lhist().\n"
 	"Actions: printf, print(@m), clear(@m), delete(@m[k]), exit(). The maps are\n"
 	"printed at the end (Ctrl-C, --duration, exit()). From another machine, the\n"
-	"fn:, addr: and watch: probes run through the hypervisor's debug stub:\n"
+	"fn:, addr:, watch: and syscall: probes run through the hypervisor's debug stub:\n"
 	"`probe 'PROGRAM'` at vtice attach's prompt. docs/probes.md has it all.\n"
 	"\n"
 	"options:\n"

@@ -5,6 +5,7 @@
 #include "hex.hpp"
 #include "messages.hpp"
 #include "probe_functions.hpp"
+#include "trace_common.hpp"
 #include "vtice/interrupts.hpp"
 
 namespace vtice::console {
@@ -25,6 +26,21 @@ Result<void> StubProbeSource::arm(const probes::CheckedProgram &program, RunTota
 	if (!*khz)
 		return make_error("the stub does not know its TSC's rate");
 	tsc_khz_ = *khz;
+	if (program.has_fn_probes)
+		if (auto ok = arm_functions(program, totals); !ok)
+			return ok;
+	if (program.has_syscall_probes)
+		if (auto ok = arm_syscalls(program, totals); !ok) {
+			(void)disarm(totals);	// the function probes just armed go too
+			return ok;
+		}
+	eprintf("vtice probe: the machine is stopped to drain the rings every %ld ms\n", drain_ms_);
+	return session_.resume();
+}
+
+Result<void> StubProbeSource::arm_functions(const probes::CheckedProgram &program, RunTotals &totals)
+{
+	dbg::Target &target = session_.target();
 	auto req = arm_request(program, program.fn_kstack ? kKstackBytes : 0);
 	if (!req)
 		return req.error();
@@ -42,16 +58,59 @@ Result<void> StubProbeSource::arm(const probes::CheckedProgram &program, RunTota
 	totals.probes = req->count + req->nr_watches;
 	totals.hits = *before;
 	totals.passed_over = *passed_before;
-	eprintf("vtice probe: %u probe points armed through the stub (hidden breakpoints and watched ranges); "
-		"the machine is stopped to drain the rings every %ld ms\n",
-		totals.probes, drain_ms_);
-	return session_.resume();
+	eprintf("vtice probe: %u probe points armed through the stub (hidden breakpoints and watched ranges)\n",
+		totals.probes);
+	return {};
+}
+
+// Every CPU arms the trap as it leaves this stop (the stub writes each
+// CPU's VMCS only from that CPU); the counts run on since load.
+Result<void> StubProbeSource::arm_syscalls(const probes::CheckedProgram &program, RunTotals &totals)
+{
+	auto req = syscalls_request(VTICE_SYSCALLS_ARM, TaskFilter{program.root_filter.comm, program.root_filter.pid},
+				    program.syscall_strings);
+	if (!req)
+		return req.error();
+	auto before = session_.target().syscall_counts();
+	if (!before)
+		return before.error();
+	if (auto ok = session_.target().arm_syscalls(*req); !ok)
+		return ok;
+	syscalls_armed_ = true;
+	totals.syscalls = true;
+	totals.seen = before->seen;
+	totals.recorded = before->recorded;
+	eprintf("vtice probe: syscall trap armed through the stub: each CPU traps as it runs on\n");
+	return {};
+}
+
+// While stopped: the trap's counts over the run, then the trap off (each
+// CPU disarms as it leaves the stop, before it runs a guest instruction).
+Result<void> StubProbeSource::disarm_syscalls(RunTotals &totals)
+{
+	auto after = session_.target().syscall_counts();
+	if (!after)
+		return after.error();
+	if (auto ok = session_.target().disarm_syscalls(); !ok)
+		return ok;
+	syscalls_armed_ = false;
+	totals.seen = after->seen - totals.seen;
+	totals.recorded = after->recorded - totals.recorded;
+	auto cpus = session_.target().threads();
+	if (cpus && after->armed < cpus->size())
+		eprintf("vtice probe: warning: the syscall trap was armed on %llu of %zu CPUs (the others did not "
+			"stop for the stub since it was armed)\n",
+			static_cast<unsigned long long>(after->armed), cpus->size());
+	return {};
 }
 
 Result<void> StubProbeSource::disarm(RunTotals &totals)
 {
 	if (auto ok = stop_machine(); !ok)
 		return ok;
+	if (syscalls_armed_)
+		if (auto ok = disarm_syscalls(totals); !ok)
+			return ok;
 	if (!armed_)
 		return {};
 	if (auto ok = read_counts(); !ok)
@@ -126,7 +185,7 @@ Result<std::vector<std::vector<vtice_record>>> StubProbeSource::drain()
 		if (auto ok = read_counts(); !ok)
 			return ok.error();
 	drains_++;
-	if (armed_ && !stop_requested())
+	if ((armed_ || syscalls_armed_) && !stop_requested())
 		if (auto ok = session_.resume(); !ok)
 			return ok.error();
 	return rings;

@@ -33,13 +33,17 @@ public:
 	std::uint64_t drains() const { return drains_; }
 
 private:
+	Result<void> arm_functions(const probes::CheckedProgram &program, RunTotals &totals);
+	Result<void> arm_syscalls(const probes::CheckedProgram &program, RunTotals &totals);
+	Result<void> disarm_syscalls(RunTotals &totals);
 	Result<void> stop_machine();
 	Result<std::vector<std::vector<vtice_record>>> take_rings();
 	Result<void> read_counts();	// while stopped and armed
 
 	dbg::Session &session_;
 	long drain_ms_;
-	bool armed_ = false;
+	bool armed_ = false;		// the function probes
+	bool syscalls_armed_ = false;	// the syscall trap
 	bool stopped_elsewhere_ = false;	// a stop not of the run's making ended it
 	std::uint64_t tsc_khz_ = 0;
 	std::uint64_t drains_ = 0;

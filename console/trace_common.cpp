@@ -86,8 +86,8 @@ void sleep_ms(long ms)
 Error trap_error(const std::string &path, const char *ioctl_name, int err)
 {
 	if (err == EBUSY)
-		return make_error(path + ": another 'vtice trace syscalls' or 'vtice trace syscall' owns the "
-					 "syscall events");
+		return make_error(path + ": another 'vtice trace syscalls', 'vtice trace syscall' or 'vtice probe', "
+					 "or a debugger's probe through the stub, owns the syscall events");
 	if (err == EOPNOTSUPP)
 		return make_error(path + ": no CPU can trap syscalls, or there is no tracer: the hypervisor "
 					 "needs the VM-entry control \"load IA32_EFER\", CR4.CET clear, and for "
@@ -95,8 +95,7 @@ Error trap_error(const std::string &path, const char *ioctl_name, int err)
 	return ioctl_error(path, ioctl_name, err);
 }
 
-Result<vtice_syscalls> syscalls_ioctl(const DeviceFd &dev, const std::string &path, std::uint32_t op,
-				      const TaskFilter &filter, const SyscallStrings &strings)
+Result<vtice_syscalls> syscalls_request(std::uint32_t op, const TaskFilter &filter, const SyscallStrings &strings)
 {
 	auto req = request<vtice_syscalls>();
 	req.op = op;
@@ -110,6 +109,16 @@ Result<vtice_syscalls> syscalls_ioctl(const DeviceFd &dev, const std::string &pa
 		req.str_nr[slot] = static_cast<std::uint16_t>(nr);
 		req.str_arg[slot++] = static_cast<std::uint8_t>(arg + 1);
 	}
+	return req;
+}
+
+Result<vtice_syscalls> syscalls_ioctl(const DeviceFd &dev, const std::string &path, std::uint32_t op,
+				      const TaskFilter &filter, const SyscallStrings &strings)
+{
+	auto made = syscalls_request(op, filter, strings);
+	if (!made)
+		return made.error();
+	vtice_syscalls req = *made;
 	if (ioctl(dev.get(), VTICE_IOC_SYSCALLS, &req) < 0)
 		return trap_error(path, "VTICE_IOC_SYSCALLS", errno);
 	return req;

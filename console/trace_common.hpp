@@ -52,6 +52,10 @@ Result<std::unique_ptr<dbg::SymbolList>> read_running_kallsyms(const std::string
 // (0..5) that points to it; at most VTICE_SYSCALL_STRINGS_MAX.
 using SyscallStrings = std::map<std::uint64_t, int>;
 
+// The request VTICE_IOC_SYSCALLS takes (op, the filter, the string slots):
+// an error for more strings than the hypervisor copies.
+Result<vtice_syscalls> syscalls_request(std::uint32_t op, const TaskFilter &filter, const SyscallStrings &strings);
+
 // VTICE_IOC_SYSCALLS: VTICE_SYSCALLS_ARM with the filter (and strings),
 // or VTICE_SYSCALLS_DISARM; the trap's counters come back in the request.
 Result<vtice_syscalls> syscalls_ioctl(const DeviceFd &dev, const std::string &path, std::uint32_t op,

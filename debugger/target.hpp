@@ -109,6 +109,12 @@ struct BreakpointChange {
 	unsigned kind = 1;
 };
 
+// The vtice stub's syscall trap: CPUs armed now; SYSCALL/SYSRET executed
+// for the kernel while armed, and those recorded, since the module loaded.
+struct SyscallTrapCounts {
+	std::uint64_t armed = 0, seen = 0, recorded = 0;
+};
+
 class Target {
 public:
 	virtual ~Target() = default;
@@ -176,6 +182,12 @@ public:
 	// Per armed address (the request's order): hits root counted there
 	// (COUNT, SUM) or, with sums, what SUM added up there (two's complement).
 	virtual Result<std::vector<std::uint64_t>> probe_counts(bool sums);
+	// The stub's syscall trap (syscall: probes): armed with the filter and
+	// string slots of a VTICE_IOC_SYSCALLS request, each CPU arming as it
+	// leaves this stop; removed the same way; its counts.
+	virtual Result<void> arm_syscalls(const vtice_syscalls &req);
+	virtual Result<void> disarm_syscalls();
+	virtual Result<SyscallTrapCounts> syscall_counts();
 	virtual Result<std::vector<vtice_record>> take_ring(int thread);
 	virtual Result<std::uint64_t> tsc_khz();
 	virtual Result<void> detach() = 0;

@@ -633,21 +633,64 @@ Result<std::vector<std::uint64_t>> RspTarget::probe_counts(bool sums)
 {
 	if (!features_.probes)
 		return Target::probe_counts(sums);
-	const char *packet = sums ? "qVtice:probes:sums" : "qVtice:probes:counts";
+	return query_numbers(sums ? "qVtice:probes:sums" : "qVtice:probes:counts");
+}
+
+// QVtice:syscalls:arm (hypervisor/debug/rsp_probes.c): the request's
+// string slots packed as VTICE_VMCALL_SYSCALL_STRINGS takes them, four
+// 16-bit ones a word, number | N << 12.
+Result<void> RspTarget::arm_syscalls(const vtice_syscalls &req)
+{
+	if (!features_.probes)
+		return Target::arm_syscalls(req);
+	std::uint64_t slots[2] = {0, 0};
+	for (unsigned i = 0; i < VTICE_SYSCALL_STRINGS_MAX; i++) {
+		if (!req.str_arg[i])
+			continue;
+		if (req.str_arg[i] > VTICE_PROBE_ARGS || req.str_nr[i] >= VTICE_SYSCALL_STRING_NR_LIMIT)
+			return make_error("syscall trap: string slot " + std::to_string(i) + " (syscall " +
+					  std::to_string(req.str_nr[i]) + ", argument " + std::to_string(req.str_arg[i]) +
+					  ") is not one the hypervisor takes");
+		slots[i / 4] |= static_cast<std::uint64_t>(req.str_nr[i] | req.str_arg[i] << 12) << (16 * (i % 4));
+	}
+	char comm[sizeof(req.comm)] = {};
+	std::memcpy(comm, req.comm, sizeof(comm) - 1);
+	std::string packet = "QVtice:syscalls:arm:" + hex_number(req.pid) + "," + hex_number(slots[0]) + "," +
+			     hex_number(slots[1]) + "," + to_hex(std::string(comm, sizeof(comm)));
 	auto reply = client_.request(packet);
 	if (!reply)
-		return make_error(std::string(packet) + ": " + reply.error().message);
-	std::vector<std::uint64_t> counts;
-	std::string_view rest = *reply;
-	while (!rest.empty()) {
-		std::size_t comma = rest.find(',');
-		auto value = parse_hex_u64(rest.substr(0, comma));
-		if (!value)
-			return reply_error(packet, *reply);
-		counts.push_back(*value);
-		rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-	}
-	return counts;
+		return make_error("syscall trap: " + reply.error().message);
+	if (*reply == "E10")
+		return make_error("syscall trap: taken (E10, EBUSY): a vtice trace or probe on the traced machine "
+				  "itself owns it");
+	if (*reply == "E5f")
+		return make_error("syscall trap: a CPU cannot trap syscalls (E5f, EOPNOTSUPP): the hypervisor needs "
+				  "the VM-entry control \"load IA32_EFER\", and with CET on \"load CET state\"");
+	if (*reply != "OK")
+		return reply_error("syscall trap", *reply);
+	return {};
+}
+
+Result<void> RspTarget::disarm_syscalls()
+{
+	if (!features_.probes)
+		return Target::disarm_syscalls();
+	if (auto ok = expect_ok("QVtice:syscalls:off", "syscall trap off"); !ok)
+		return ok.error();
+	return {};
+}
+
+Result<dbg::SyscallTrapCounts> RspTarget::syscall_counts()
+{
+	if (!features_.probes)
+		return Target::syscall_counts();
+	auto numbers = query_numbers("qVtice:syscalls");
+	if (!numbers)
+		return numbers.error();
+	if (numbers->size() != 3)
+		return make_error("qVtice:syscalls answered " + std::to_string(numbers->size()) +
+				  " numbers, not 3: the module's stub is older than this console");
+	return dbg::SyscallTrapCounts{(*numbers)[0], (*numbers)[1], (*numbers)[2]};
 }
 
 Result<std::uint64_t> RspTarget::tsc_khz()
@@ -655,6 +698,25 @@ Result<std::uint64_t> RspTarget::tsc_khz()
 	if (!features_.probes)
 		return Target::tsc_khz();
 	return query_number("qVtice:tsc");
+}
+
+// Hex numbers separated by commas; none for an empty reply.
+Result<std::vector<std::uint64_t>> RspTarget::query_numbers(const std::string &packet)
+{
+	auto reply = client_.request(packet);
+	if (!reply)
+		return make_error(packet + ": " + reply.error().message);
+	std::vector<std::uint64_t> numbers;
+	std::string_view rest = *reply;
+	while (!rest.empty()) {
+		std::size_t comma = rest.find(',');
+		auto value = parse_hex_u64(rest.substr(0, comma));
+		if (!value)
+			return reply_error(packet.c_str(), *reply);
+		numbers.push_back(*value);
+		rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+	}
+	return numbers;
 }
 
 Result<std::uint64_t> RspTarget::query_number(const std::string &packet)

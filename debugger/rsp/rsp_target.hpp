@@ -47,6 +47,9 @@ public:
 	Result<std::uint64_t> probe_hits() override;
 	Result<std::vector<std::uint64_t>> probe_counts(bool sums) override;
 	Result<std::uint64_t> probe_passed_over() override;
+	Result<void> arm_syscalls(const vtice_syscalls &req) override;
+	Result<void> disarm_syscalls() override;
+	Result<dbg::SyscallTrapCounts> syscall_counts() override;
 	Result<std::vector<vtice_record>> take_ring(int thread) override;
 	Result<std::uint64_t> tsc_khz() override;
 	Result<void> detach() override;
@@ -61,6 +64,7 @@ private:
 	bool names_shadow_cpu_threads();
 	Result<std::string> read_xfer(const std::string &object, const std::string &annex);
 	Result<std::uint64_t> query_number(const std::string &packet);	// a reply of one hex number
+	Result<std::vector<std::uint64_t>> query_numbers(const std::string &packet);	// N,N,...: hex
 	Result<std::string> expect_ok(std::string_view packet, const char *what);
 	Result<std::vector<std::uint8_t>> read_chunk(std::uint64_t address, std::size_t length);
 	std::string read_request(std::uint64_t address, std::size_t length) const;

@@ -107,10 +107,12 @@ enum vt_exit_action vt_handle_vmcall(struct vt_exit *exit)
 		vt_hv_invept_local(vcpu->hv);
 		break;
 	case VTICE_VMCALL_SYSCALLS:
-		status = vt_syscalls_vmcall(vcpu, r);
+		/* The debug stub's trap is armed: the kernel side neither changes nor removes it. */
+		status = vcpu->hv->sys_stub.on ? (u64)VTICE_VMCALL_EBUSY : vt_syscalls_vmcall(vcpu, r);
 		break;
 	case VTICE_VMCALL_SYSCALL_STRINGS:
-		status = vt_syscall_strings_set(vcpu->hv, r->rdx, r->r8);
+		status = vcpu->hv->sys_stub.on ? (u64)VTICE_VMCALL_EBUSY
+					       : vt_syscall_strings_set(vcpu->hv, r->rdx, r->r8);
 		break;
 	case VTICE_VMCALL_PROFILE:
 		status = vt_profile_vmcall(vcpu, r, &out);

@@ -7,22 +7,28 @@
  */
 #include "exit.h"
 #include "intrin.h"
+#include <vtice/vmcall.h>
 
 /* EFER bits an Intel CPU implements (SDM Vol. 4 Table 2-2, IA32_EFER). */
 #define VT_EFER_INTEL	(EFER_SCE | EFER_LME | EFER_LMA | EFER_NX)
 
-static int vt_syscall_arm(struct vt_vcpu *vcpu)
+bool vt_syscall_trap_can_arm(const struct vt_hv *hv, u64 guest_cr4)
 {
-	u64 efer = vt_vmread_or0(GUEST_IA32_EFER);
-
-	if (!(vcpu->hv->ctls.entry & VM_ENTRY_LOAD_IA32_EFER))
-		return -VT_EOPNOTSUPP;
+	if (!(hv->ctls.entry & VM_ENTRY_LOAD_IA32_EFER))
+		return false;
 	/*
 	 * With CET on, emulating SYSCALL and SYSRET moves the guest's SSP and
 	 * its ENDBRANCH tracker (syscall_emul.c): both live in the VMCS only
 	 * when the CPU switches CET state at VM entry and exit.
 	 */
-	if ((vt_vmread_or0(GUEST_CR4) & X86_CR4_CET) && !(vcpu->hv->ctls.entry & VM_ENTRY_LOAD_CET_STATE))
+	return !(guest_cr4 & X86_CR4_CET) || (hv->ctls.entry & VM_ENTRY_LOAD_CET_STATE);
+}
+
+static int vt_syscall_arm(struct vt_vcpu *vcpu)
+{
+	u64 efer = vt_vmread_or0(GUEST_IA32_EFER);
+
+	if (!vt_syscall_trap_can_arm(vcpu->hv, vt_vmread_or0(GUEST_CR4)))
 		return -VT_EOPNOTSUPP;
 	vcpu->sys.guest_sce = efer & EFER_SCE;
 	vt_set_msr_intercept(vcpu, MSR_EFER, true);
@@ -57,6 +63,41 @@ int vt_syscall_trap_set(struct vt_vcpu *vcpu, bool on, bool quiet,
 	vcpu->hv->sys_filter = *filter;
 	vcpu->sys.quiet = quiet;
 	return vt_syscall_arm(vcpu);
+}
+
+int vt_syscall_trap_stub_set(struct vt_hv *hv, bool on, const struct vt_sys_filter *filter, u64 strings_lo,
+			     u64 strings_hi)
+{
+	if (!on && !hv->sys_stub.on)
+		return 0;	/* never the kernel side's trap */
+	if (on && vt_syscall_strings_set(hv, strings_lo, strings_hi) != VTICE_VMCALL_OK)
+		return -VT_EINVAL;
+	if (on)
+		hv->sys_filter = *filter;	/* no CPU runs: none reads it torn */
+	hv->sys_stub.on = on;
+	VT_STORE_RELEASE(hv->sys_stub.gen, hv->sys_stub.gen + 1);
+	return 0;
+}
+
+void vt_syscall_trap_stub_sync(struct vt_vcpu *vcpu)
+{
+	const struct vt_sys_stub *want = &vcpu->hv->sys_stub;
+	u32 gen = VT_LOAD_ACQUIRE(want->gen);
+
+	if (vcpu->sys.stub_seen == gen)
+		return;
+	vcpu->sys.stub_seen = gen;
+	/*
+	 * Armed already: a new run of the stub's, whose filter is in place.
+	 * The stub checked that every CPU can arm (vt_syscall_trap_can_arm).
+	 */
+	if (want->on == vcpu->sys.armed)
+		return;
+	vcpu->sys.quiet = false;
+	if (want->on)
+		vt_syscall_arm(vcpu);
+	else
+		vt_syscall_disarm(vcpu);
 }
 
 u64 vt_syscall_guest_efer(const struct vt_vcpu *vcpu, u64 vmcs_efer)

@@ -78,6 +78,18 @@ struct vt_sys_vcpu {
 	bool guest_sce;		/* the SCE the guest believes it set */
 	bool quiet;		/* armed for a callback only: no event recorded */
 	u64 current_task;	/* gva of this CPU's current-task pointer, 0 = unknown */
+	u32 stub_seen;		/* the stub's arming (struct vt_sys_stub) this CPU applied */
+};
+
+/*
+ * The trap the debug stub arms (syscall: probes through it,
+ * debug/rsp_probes.c): set while every CPU is parked, applied by each CPU
+ * at its next VM entry from the stop, since only the CPU that owns a VMCS
+ * can write it. While on, the kernel side's VMCALLs are refused (busy).
+ */
+struct vt_sys_stub {
+	u32 gen;		/* bumped by each change */
+	bool on;
 };
 
 /*
@@ -86,6 +98,17 @@ struct vt_sys_vcpu {
  */
 int vt_syscall_trap_set(struct vt_vcpu *vcpu, bool on, bool quiet,
 			const struct vt_sys_filter *filter);
+/* The trap can be armed on a CPU whose guest runs with guest_cr4 (entry controls, CET). */
+bool vt_syscall_trap_can_arm(const struct vt_hv *hv, u64 guest_cr4);
+/*
+ * The stub's trap, with every CPU parked: on (with the filter and
+ * VTICE_VMCALL_SYSCALL_STRINGS's two words of string slots) or off. The
+ * caller has checked that the kernel side's trap is not armed on any CPU.
+ */
+int vt_syscall_trap_stub_set(struct vt_hv *hv, bool on, const struct vt_sys_filter *filter, u64 strings_lo,
+			     u64 strings_hi);
+/* On leaving a stop: arm or disarm this CPU as the stub last asked. */
+void vt_syscall_trap_stub_sync(struct vt_vcpu *vcpu);
 /* A #UD exit while armed: true when it was SYSCALL or SYSRET and was executed. */
 bool vt_syscall_trap_on_ud(struct vt_exit *exit);
 /* EFER as the guest sees it, from the value in the VMCS. */

@@ -15,6 +15,11 @@
  *   qVtice:probes:passed                   -> N (hits the filter or a KEEP did not record, since load)
  *   qVtice:probes:counts                   -> N0,N1,... (COUNT's and SUM's hits, per address, in ADD's order)
  *   qVtice:probes:sums                     -> S0,S1,... (SUM's sums, the same way)
+ *   QVtice:syscalls:arm:PID,LO,HI,COMM     the syscall trap on every CPU, as it leaves the stop
+ *                                          (LO, HI: VTICE_VMCALL_SYSCALL_STRINGS's string slots)
+ *   QVtice:syscalls:off                    ...and off
+ *   qVtice:syscalls                        -> ARMED,SEEN,RECORDED (CPUs armed now; SYSCALL/SYSRET
+ *                                             executed while armed, and recorded, since load)
  *   qVtice:tsc                             -> KHZ (the TSC the records carry)
  *   qVtice:ring:CPU                        -> UNREAD,LOST (records)
  *   qXfer:vtice-ring:read:CPU:OFF,LEN      the unread records, oldest first
@@ -32,7 +37,8 @@
 static bool vt_probes_supported(struct vt_rsp *r)
 {
 	return r->ops->probe_op && r->ops->probe_hits && r->ops->probe_count && r->ops->tsc_khz &&
-	       r->ops->ring_unread && r->ops->ring_record && r->ops->ring_consume;
+	       r->ops->syscall_trap && r->ops->syscall_counts && r->ops->ring_unread && r->ops->ring_record &&
+	       r->ops->ring_consume;
 }
 
 static void vt_probes_status(struct vt_rsp *r, int err)
@@ -141,6 +147,38 @@ static int vt_probes_arming(struct vt_rsp *r, struct vt_rsp_cursor *c)
 	return -VT_EINVAL;
 }
 
+/* ARM:PID,LO,HI,COMM or OFF. */
+static int vt_syscalls_arming(struct vt_rsp *r, struct vt_rsp_cursor *c)
+{
+	u64 v[3];
+	char comm[16];
+	u32 len = 0, i;
+
+	if (vt_rsp_prefix(c, "off") && vt_rsp_at_end(c))
+		return r->ops->syscall_trap(r->ctx, false, 0, "", 0, 0);
+	if (!vt_rsp_prefix(c, "arm:"))
+		return -VT_EINVAL;
+	for (i = 0; i < 3; i++)
+		if (!vt_rsp_parse_hex(c, &v[i]) || !vt_rsp_expect(c, ','))
+			return -VT_EINVAL;
+	if (!vt_rsp_unhex(c, (u8 *)comm, sizeof(comm), &len) || len != sizeof(comm) || !vt_rsp_at_end(c) ||
+	    comm[15] || v[0] > 0xffffffffu)
+		return -VT_EINVAL;
+	return r->ops->syscall_trap(r->ctx, true, (u32)v[0], comm, v[1], v[2]);
+}
+
+static void vt_syscalls_counts(struct vt_rsp *r)
+{
+	u64 armed, seen, recorded;
+
+	r->ops->syscall_counts(r->ctx, &armed, &seen, &recorded);
+	vt_rsp_put_hex(r, armed);
+	vt_rsp_put(r, ",");
+	vt_rsp_put_hex(r, seen);
+	vt_rsp_put(r, ",");
+	vt_rsp_put_hex(r, recorded);
+}
+
 /* Each address's count or sum, in ADD's order: at most VTICE_PROBES_MAX of 16 digits fit a reply. */
 static void vt_probes_counts(struct vt_rsp *r, bool sums)
 {
@@ -213,6 +251,10 @@ bool vt_rsp_probes(struct vt_rsp *r, struct vt_rsp_cursor *c)
 		return false;	/* unknown here: the empty reply */
 	if (vt_rsp_prefix(c, "QVtice:probes:"))
 		vt_probes_status(r, vt_probes_arming(r, c));
+	else if (vt_rsp_prefix(c, "QVtice:syscalls:"))
+		vt_probes_status(r, vt_syscalls_arming(r, c));
+	else if (vt_rsp_prefix(c, "qVtice:syscalls"))
+		vt_rsp_at_end(c) ? vt_syscalls_counts(r) : vt_rsp_error(r, 0x16);
 	else if (vt_rsp_prefix(c, "QVtice:ring:consume:"))
 		vt_ring_consume(r, c);
 	else if (vt_rsp_prefix(c, "qVtice:ring:"))

@@ -122,6 +122,7 @@ static void vt_target_remove_all(void *ctx)
 {
 	vt_hooks_remove_all();
 	vt_probe_stub_release();
+	vt_syscall_trap_stub_set(vt_stub_hv(), false, NULL, 0, 0);
 	vt_tracer_disable_all();
 	vt_stub_detached();
 }
@@ -197,6 +198,56 @@ static u64 vt_target_tsc_khz(void *ctx)
 	return vt_stop_tsc_khz();
 }
 
+/*
+ * The kernel side's trap (VTICE_IOC_SYSCALLS, the path tracer) is armed on
+ * some CPU, or some CPU cannot arm one: the stub leaves it alone.
+ */
+static int vt_target_syscall_check(const struct vt_hv *hv)
+{
+	struct vt_stop_cpu *sc;
+	u32 cpu;
+
+	for (cpu = 0; cpu < vt_stop_cpu_count(); cpu++) {
+		sc = vt_stop_cpu(cpu);
+		if (!sc || !sc->vcpu)
+			continue;
+		if (sc->vcpu->sys.armed && !hv->sys_stub.on)
+			return -VT_EBUSY;
+		if (!vt_syscall_trap_can_arm(hv, sc->regs.cr4))
+			return -VT_EOPNOTSUPP;
+	}
+	return 0;
+}
+
+static int vt_target_syscall_trap(void *ctx, bool on, u32 pid, const char comm[16], u64 strings_lo,
+				  u64 strings_hi)
+{
+	struct vt_hv *hv = vt_stub_hv();
+	struct vt_sys_filter filter = { .pid = pid };
+	int err = on ? vt_target_syscall_check(hv) : 0;
+
+	if (err)
+		return err;
+	vt_memcpy(filter.comm, comm, sizeof(filter.comm));
+	return vt_syscall_trap_stub_set(hv, on, &filter, strings_lo, strings_hi);
+}
+
+static void vt_target_syscall_counts(void *ctx, u64 *armed, u64 *seen, u64 *recorded)
+{
+	struct vt_stop_cpu *sc;
+	u32 cpu;
+
+	*armed = *seen = *recorded = 0;
+	for (cpu = 0; cpu < vt_stop_cpu_count(); cpu++) {
+		sc = vt_stop_cpu(cpu);
+		if (!sc || !sc->vcpu)
+			continue;
+		*armed += sc->vcpu->sys.armed;
+		*seen += VT_READ_ONCE(sc->vcpu->counts->syscalls_seen);
+		*recorded += VT_READ_ONCE(sc->vcpu->counts->syscalls_recorded);
+	}
+}
+
 static struct vt_ring *vt_target_ring(u32 cpu)
 {
 	struct vt_stop_cpu *c = vt_stop_cpu(cpu);
@@ -254,6 +305,8 @@ const struct vt_dbg_target_ops vt_stub_target_ops = {
 	.probe_hits = vt_target_probe_hits,
 	.probe_count = vt_target_probe_count,
 	.tsc_khz = vt_target_tsc_khz,
+	.syscall_trap = vt_target_syscall_trap,
+	.syscall_counts = vt_target_syscall_counts,
 	.ring_unread = vt_target_ring_unread,
 	.ring_record = vt_target_ring_record,
 	.ring_consume = vt_target_ring_consume,

@@ -125,6 +125,20 @@ struct vt_dbg_target_ops {
 	bool (*probe_count)(void *ctx, u32 index, bool sum, u64 *count);
 	u64 (*tsc_khz)(void *ctx);	/* the rate of the TSC the records carry */
 	/*
+	 * The syscall trap armed by the debugger (syscall: probes through the
+	 * stub, rsp_probes.c); NULL where the target has none. on: with the
+	 * task filter (pid, NUL-padded comm; 0 and "" = any) and the string
+	 * slots VTICE_VMCALL_SYSCALL_STRINGS takes; each CPU arms or disarms
+	 * as it leaves the stop. 0, -VT_EBUSY (the kernel side's trap is
+	 * armed), -VT_EOPNOTSUPP (a CPU cannot arm it), -VT_EINVAL.
+	 */
+	int (*syscall_trap)(void *ctx, bool on, u32 pid, const char comm[16], u64 strings_lo, u64 strings_hi);
+	/*
+	 * CPUs with the trap armed now; SYSCALL/SYSRET executed for the guest
+	 * while armed, and those recorded, since load.
+	 */
+	void (*syscall_counts)(void *ctx, u64 *armed, u64 *seen, u64 *recorded);
+	/*
 	 * cpu's record ring, where the probes' hits go: records not yet read,
 	 * and how many were lost since load; the index-th unread (0 = oldest);
 	 * taking count of them. False / NULL: cpu has no ring.

@@ -150,4 +150,56 @@ TEST_F(RspProbesEngine, DisarmTurnsThemOffAndCountsTheHits)
 						{0, VTICE_VMCALL_PROBE_INTERCEPT, 0, 0, 0}}));
 }
 
+// vmcall.h's slot layout, by hand: number | N << 12, N the argument + 1.
+TEST_F(RspProbesEngine, TheSyscallTrapGetsItsFilterAndStringSlots)
+{
+	vtice_syscalls req{};
+	req.pid = 42;
+	std::memcpy(req.comm, "cat", 3);
+	req.str_nr[0] = 257;	// openat: the path is argument 1
+	req.str_arg[0] = 2;
+	req.str_nr[5] = 2;	// open: argument 0, in slot 5 (the second word's second)
+	req.str_arg[5] = 1;
+	ASSERT_TRUE(target->arm_syscalls(req));
+	EXPECT_TRUE(m.syscall_trap.on);
+	EXPECT_EQ(m.syscall_trap.pid, 42u);
+	EXPECT_EQ(m.syscall_trap.comm, "cat");
+	EXPECT_EQ(m.syscall_trap.strings_lo, 0x2101u);
+	EXPECT_EQ(m.syscall_trap.strings_hi, 0x10020000u);
+	m.syscalls_seen = 90;
+	m.syscalls_recorded = 12;
+	auto counts = target->syscall_counts();
+	ASSERT_TRUE(counts) << counts.error().to_string();
+	EXPECT_EQ(counts->armed, FakeMachine::kCpus);
+	EXPECT_EQ(counts->seen, 90u);
+	EXPECT_EQ(counts->recorded, 12u);
+	ASSERT_TRUE(target->disarm_syscalls());
+	EXPECT_FALSE(m.syscall_trap.on);
+	EXPECT_TRUE(m.probe_ops.empty());
+}
+
+TEST_F(RspProbesEngine, ATakenTrapIsRefusedSayingWhoHasIt)
+{
+	m.syscall_error = -16;
+	auto armed = target->arm_syscalls(vtice_syscalls{});
+	ASSERT_FALSE(armed);
+	EXPECT_NE(armed.error().to_string().find("EBUSY"), std::string::npos) << armed.error().to_string();
+	m.syscall_error = -95;
+	armed = target->arm_syscalls(vtice_syscalls{});
+	ASSERT_FALSE(armed);
+	EXPECT_NE(armed.error().to_string().find("load IA32_EFER"), std::string::npos) << armed.error().to_string();
+}
+
+TEST_F(RspProbesEngine, AStringSlotTheHypervisorCannotTakeIsNotSent)
+{
+	vtice_syscalls req{};
+	req.str_nr[0] = VTICE_SYSCALL_STRING_NR_LIMIT;
+	req.str_arg[0] = 1;
+	EXPECT_FALSE(target->arm_syscalls(req));
+	req.str_nr[0] = 1;
+	req.str_arg[0] = VTICE_PROBE_ARGS + 1;
+	EXPECT_FALSE(target->arm_syscalls(req));
+	EXPECT_TRUE(m.syscall_trap.comm.empty() && !m.syscall_trap.on) << "nothing reached the stub";
+}
+
 }  // namespace

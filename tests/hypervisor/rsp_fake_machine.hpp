@@ -52,6 +52,15 @@ public:
 	std::vector<uint64_t> probe_sums;	// per address, SUM's sums (as many as probe_counts)
 	std::deque<vtice_record> ring[kCpus];
 	uint64_t ring_lost[kCpus]{};
+	// The syscall trap: what the last QVtice:syscalls asked for, what it answers.
+	struct SyscallTrap {
+		bool on = false;
+		uint32_t pid = 0;
+		std::string comm;
+		uint64_t strings_lo = 0, strings_hi = 0;
+	} syscall_trap;
+	int syscall_error = 0;
+	uint64_t syscalls_seen = 0, syscalls_recorded = 0;
 
 	void add_branch(uint32_t cpu, uint64_t from, uint64_t to, uint32_t flags = 0)
 	{
@@ -196,6 +205,17 @@ inline const vt_dbg_target_ops FakeMachine::ops = {
 		return true;
 	},
 	.tsc_khz = [](void *) -> u64 { return 2400000; },
+	.syscall_trap = [](void *ctx, bool on, u32 pid, const char comm[16], u64 lo, u64 hi) {
+		auto *m = self(ctx);
+		if (!m->syscall_error)
+			m->syscall_trap = {on, pid, std::string(comm, strnlen(comm, 16)), lo, hi};
+		return m->syscall_error;
+	},
+	.syscall_counts = [](void *ctx, u64 *armed, u64 *seen, u64 *recorded) {
+		*armed = self(ctx)->syscall_trap.on ? kCpus : 0;
+		*seen = self(ctx)->syscalls_seen;
+		*recorded = self(ctx)->syscalls_recorded;
+	},
 	.ring_unread = [](void *ctx, u32 cpu, u64 *unread, u64 *lost) {
 		if (cpu >= kCpus)
 			return false;

@@ -665,6 +665,44 @@ TEST_F(RspProbes, SumsComeBackPerAddressApartFromTheCounts)
 	EXPECT_EQ(ask("qVtice:probes:sums:1"), "+" + frame("E16"));
 }
 
+TEST_F(RspProbes, TheSyscallTrapTakesItsFilterAndStringSlots)
+{
+	// pid 0x7b, comm "cat", slots: openat (257) copies argument 1's string (N = 2)
+	EXPECT_EQ(ask("QVtice:syscalls:arm:7b,2101,0,63617400000000000000000000000000"), "+" + frame("OK"));
+	EXPECT_TRUE(m.syscall_trap.on);
+	EXPECT_EQ(m.syscall_trap.pid, 0x7bu);
+	EXPECT_EQ(m.syscall_trap.comm, "cat");
+	EXPECT_EQ(m.syscall_trap.strings_lo, 0x2101u);
+	EXPECT_EQ(m.syscall_trap.strings_hi, 0u);
+	m.syscalls_seen = 0x10;
+	m.syscalls_recorded = 4;
+	EXPECT_EQ(ask("qVtice:syscalls"), "+" + frame("2,10,4")) << "both CPUs armed";
+	EXPECT_EQ(ask("QVtice:syscalls:off"), "+" + frame("OK"));
+	EXPECT_FALSE(m.syscall_trap.on);
+	EXPECT_EQ(ask("qVtice:syscalls"), "+" + frame("0,10,4"));
+	EXPECT_TRUE(m.probe_ops.empty()) << "the trap is not the probes'";
+}
+
+TEST_F(RspProbes, ATrapTheKernelSideOwnsIsBusy)
+{
+	m.syscall_error = -16;
+	EXPECT_EQ(ask("QVtice:syscalls:arm:0,0,0,00000000000000000000000000000000"), "+" + frame("E10"));
+	EXPECT_FALSE(m.syscall_trap.on);
+}
+
+TEST_F(RspProbes, MalformedSyscallPacketsAreRefusedAndReachNothing)
+{
+	for (const char *bad :
+	     {"QVtice:syscalls:arm:0,0,0,6261", "QVtice:syscalls:arm:100000000,0,0,00000000000000000000000000000000",
+	      "QVtice:syscalls:arm:0,0,00000000000000000000000000000000",
+	      "QVtice:syscalls:arm:0,0,0,61616161616161616161616161616161",	// comm without its NUL
+	      "QVtice:syscalls:arm:0,0,0,0000000000000000000000000000000000", "QVtice:syscalls:offx",
+	      "QVtice:syscalls:on", "qVtice:syscalls:1"})
+		EXPECT_EQ(ask(bad), "+" + frame("E16")) << bad;
+	EXPECT_FALSE(m.syscall_trap.on);
+	EXPECT_TRUE(m.syscall_trap.comm.empty());
+}
+
 TEST_F(RspProbes, MalformedArmingIsRefusedAndReachesNothing)
 {
 	for (const char *bad : {"QVtice:probes:arm:1,0,0,6261", "QVtice:probes:arm:100000000,0,0,"
@@ -713,4 +751,6 @@ TEST_F(RspProbes, AStubWithoutProbesDoesNotKnowThePackets)
 	EXPECT_EQ(ask("qSupported").find("QVtice"), std::string::npos);
 	EXPECT_EQ(ask("QVtice:probes:off"), "+" + frame(""));
 	EXPECT_EQ(ask("qVtice:ring:0"), "+" + frame(""));
+	EXPECT_EQ(ask("QVtice:syscalls:off"), "+" + frame(""));
+	EXPECT_EQ(ask("qVtice:syscalls"), "+" + frame(""));
 }

@@ -229,6 +229,79 @@ TEST_F(SyscallStrings, SlotsFillBothRegistersAndRefuseABadArgument)
 	EXPECT_EQ(string_of(one_entry(user_syscall())).substr(0, 1), "x") << "a refused table leaves the old one";
 }
 
+// The debug stub's trap (syscall_trap.h, struct vt_sys_stub): set while
+// every CPU is parked, each CPU arms or disarms at its own sync; while it
+// is on, the kernel side's VMCALLs are refused, and its off never touches
+// a trap the kernel side armed.
+class SyscallStubTrap : public SyscallStrings {
+protected:
+	int stub_set(bool on, const char *comm = "", uint64_t strings_lo = 0)
+	{
+		vt_sys_filter f{};
+		std::strncpy(f.comm, comm, sizeof(f.comm) - 1);
+		return vt_syscall_trap_stub_set(&hv, on, &f, strings_lo, 0);
+	}
+};
+
+TEST_F(SyscallStubTrap, EachCpuArmsAtItsSyncWithTheStubsFilterAndStrings)
+{
+	map(cpu().vmcs[GUEST_CR3], 4, kPath, kPathPa);
+	put(kPathPa, "/etc/hosts", 11);
+	ASSERT_EQ(stub_set(true, "other", 257 | (2u << 12)), 0);
+	EXPECT_FALSE(ud_exits()) << "nothing until the CPU itself syncs";
+	vt_syscall_trap_stub_sync(&vcpu);
+	EXPECT_EQ(cpu().vmcs[GUEST_IA32_EFER], kEferGuest & ~1ull);
+	EXPECT_TRUE(ud_exits());
+	EXPECT_TRUE(one_entry(user_syscall()).empty()) << "vtsys is not 'other'";
+	ASSERT_EQ(stub_set(true, "vtsys", 257 | (2u << 12)), 0);	// a new run, the CPU still armed
+	vt_syscall_trap_stub_sync(&vcpu);
+	EXPECT_EQ(std::string(string_of(one_entry(user_syscall())).c_str()), "/etc/hosts");
+	ASSERT_EQ(stub_set(false), 0);
+	vt_syscall_trap_stub_sync(&vcpu);
+	EXPECT_EQ(cpu().vmcs[GUEST_IA32_EFER], kEferGuest);
+	EXPECT_FALSE(ud_exits());
+	EXPECT_FALSE(msr_exits(MSR_EFER));
+}
+
+TEST_F(SyscallStubTrap, TheKernelSideIsRefusedWhileTheStubsTrapIsOn)
+{
+	ASSERT_EQ(stub_set(true), 0);
+	vt_syscall_trap_stub_sync(&vcpu);
+	EXPECT_EQ(arm(false), (uint64_t)VTICE_VMCALL_EBUSY);
+	EXPECT_EQ(arm(true, 0, "bash"), (uint64_t)VTICE_VMCALL_EBUSY);
+	EXPECT_EQ(set_strings(2 | (1u << 12)), (uint64_t)VTICE_VMCALL_EBUSY);
+	EXPECT_TRUE(ud_exits()) << "still the stub's";
+	ASSERT_EQ(stub_set(false), 0);
+	vt_syscall_trap_stub_sync(&vcpu);
+	EXPECT_EQ(arm(true), (uint64_t)VTICE_VMCALL_OK) << "free again";
+}
+
+TEST_F(SyscallStubTrap, TheStubsOffLeavesTheKernelSidesTrapAlone)
+{
+	ASSERT_EQ(arm(true, 0, "bash"), (uint64_t)VTICE_VMCALL_OK);
+	ASSERT_EQ(stub_set(false), 0);	// a detach with nothing of the stub's armed
+	vt_syscall_trap_stub_sync(&vcpu);
+	EXPECT_TRUE(ud_exits());
+	EXPECT_EQ(cpu().vmcs[GUEST_IA32_EFER], kEferGuest & ~1ull);
+}
+
+TEST_F(SyscallStubTrap, ABadStringSlotIsRefusedAndArmsNothing)
+{
+	EXPECT_EQ(stub_set(true, "", 257 | (7u << 12)), -VT_EINVAL) << "arguments 1..6";
+	vt_syscall_trap_stub_sync(&vcpu);
+	EXPECT_FALSE(ud_exits());
+}
+
+TEST_F(SyscallStubTrap, WhetherACpuCanArmFollowsTheEntryControlsAndCet)
+{
+	EXPECT_TRUE(vt_syscall_trap_can_arm(&hv, 0));
+	EXPECT_FALSE(vt_syscall_trap_can_arm(&hv, X86_CR4_CET)) << "no CET state switched at entry";
+	hv.ctls.entry |= VM_ENTRY_LOAD_CET_STATE;
+	EXPECT_TRUE(vt_syscall_trap_can_arm(&hv, X86_CR4_CET));
+	hv.ctls.entry &= ~VM_ENTRY_LOAD_IA32_EFER;
+	EXPECT_FALSE(vt_syscall_trap_can_arm(&hv, 0));
+}
+
 TEST_F(SyscallTrap, SysretqReturnsToUserModeAsTheSdmSays)
 {
 	ASSERT_EQ(arm(true), (uint64_t)VTICE_VMCALL_OK);

@@ -26,7 +26,8 @@ enum vtice_vmcall {
 	 * R8 = pid filter (a task's pid or tgid; 0 = any), R9 and R10 = comm
 	 * filter (bytes 0-7 and 8-15, NUL-padded; 0 = any). The filter is
 	 * taken only by an arming call. ENOSYS: this CPU cannot (no EFER
-	 * load control, or CET on).
+	 * load control, or CET on). EBUSY: the debug stub's trap is armed
+	 * (syscall: probes through it).
 	 */
 	VTICE_VMCALL_SYSCALLS = 5,
 	/*
@@ -45,6 +46,7 @@ enum vtice_vmcall {
 	 * RDX and R8 hold four 16-bit slots each, a slot = the syscall's
 	 * number | N << 12, N = 1..6 for the string at argument N - 1 (0: an
 	 * unused slot). EINVAL: an N above 6. Taken while no CPU is armed.
+	 * EBUSY: the debug stub's trap is armed.
 	 */
 	VTICE_VMCALL_SYSCALL_STRINGS = 7,
 	/*

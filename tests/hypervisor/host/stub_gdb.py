@@ -694,7 +694,8 @@ def vtice_probe_phase(fig):
     """`probe` in vtice attach, armed and drained through the stub (issue
     24): the batch asks the guest for its workload by writing "vt-probe"
     into the kernel's domain name, then runs a program whose exit() is the
-    workload's last write. The oracles are the guest's: the count of its
+    workload's last write; then the same with "vt-probe2" and the syscall:
+    probes (the stub's syscall trap). The oracles are the guest's: the count of its
     syscall tracepoint sys_enter_read for the same comm (hv.stub-probe.reads)
     and the sum of those reads' buffer addresses (hv.stub-probe.bufs), both
     of which root keeps itself (a sum() alone), the 20 opens of /proc/sys/kernel/ostype its script makes, and the stack
@@ -705,9 +706,18 @@ def vtice_probe_phase(fig):
     program = ('fn:vfs_read /comm == "vtstubprobe"/ { @bufs = sum(arg1); } '
                'fn:do_sys_openat2 /comm == "vtstubprobe"/ { printf("open %s\\n", str(args->filename)); } '
                'fn:vfs_write /comm == "vtstubprobe"/ { @[kstack] = count(); exit(); }')
+    # A run of its own, with a workload of its own (hv.stub-probe2.*): the
+    # first program's kstack copies 2 KiB at every hit of its fn: probes,
+    # which with every syscall of the comm recorded would overflow a ring
+    # between two drains (counted as lost, and failed below).
+    syscalls = ('syscall:read /comm == "vtstubprobe"/ { @sysreads = count(); } '
+                'syscall:openat /comm == "vtstubprobe"/ { printf("sysopen %s\\n", str(arg1)); } '
+                'syscall:write /comm == "vtstubprobe"/ { exit(); }')
     folded = os.path.join(tempfile.mkdtemp(prefix="vtstub"), "write.folded")
-    cmds = ("set *(u64*)0x%x = 0x%x\nset *(u8*)0x%x = 0\nprobe '%s' --folded %s\ndetach\n"
-            % (domain, int.from_bytes(b"vt-probe", "little"), domain + 8, program, folded))
+    ask = "set *(u64*)0x%x = 0x%x\nset *(u8*)0x%x = %%d\nset *(u8*)0x%x = 0\n" % (
+        domain, int.from_bytes(b"vt-probe", "little"), domain + 8, domain + 9)
+    cmds = (ask % 0 + "probe '%s' --folded %s\n" % (program, folded) +
+            ask % ord("2") + "probe '%s'\ndetach\n" % syscalls)
     ran = vtice_batch("vtice-probe", cmds, 900)
     if not ran:
         return
@@ -729,15 +739,35 @@ def vtice_probe_phase(fig):
           "adds up their sum() value" in text,
           "fn:vfs_read's sum(arg1) through the stub: %s, added up in root (qVtice:probes:sums); the guest's "
           "tracepoint's buf: fields add up to %s" % (got.group(1) if got else "no @bufs", bufs))
-    opens = re.findall(r"^open (.*)$", text, re.M)
+    opens = re.findall(r"^open (.*)$", text, re.M)  # the first run's
     ostype = "/proc/sys/kernel/ostype"
     check("vtice-probe-args", opens == [ostype] * 20 + ["/dev/null"],
           "str(args->filename) of do_sys_openat2: %d lines, %d of them %s, then %s (the script opens it 20 "
           "times, then /dev/null for its last write)" % (len(opens), opens.count(ostype), ostype,
                                                         opens[-1] if opens else "nothing"))
-    lost = re.search(r"; (\d+) records lost in the rings", text)
-    check("vtice-probe-lost", lost is not None and lost.group(1) == "0",
-          "%s records lost in the rings" % (lost.group(1) if lost else "no summary:"))
+    while "hv.stub-probe2.reads" not in figures() and time.time() < deadline:
+        time.sleep(1)
+    check_stub_syscalls(text, figures().get("hv.stub-probe2.reads"), ostype)
+    lost = re.findall(r"; (\d+) records lost in the rings", text)
+    check("vtice-probe-lost", lost == ["0", "0"],
+          "records lost in the rings by each run: %s" % (", ".join(lost) or "no summary"))
+
+
+def check_stub_syscalls(text, reads, ostype):
+    """syscall: probes through the stub (the trap each CPU arms as it leaves
+    the stop): the read syscalls counted against the guest's own
+    sys_enter_read tracepoint, the paths openat's entry copied against the
+    opens the guest's script makes."""
+    got = re.search(r"^@sysreads: (\d+)$", text, re.M)
+    check("vtice-probe-syscall-count", reads is not None and got is not None and got.group(1) == reads,
+          "syscall:read through the stub counted %s (the guest's sys_enter_read tracepoint: %s)"
+          % (got.group(1) if got else "nothing", reads))
+    opens = re.findall(r"^sysopen (.*)$", text, re.M)
+    trap = re.search(r"the hypervisor executed (\d+) SYSCALL/SYSRET, (\d+) passed its filter", text)
+    check("vtice-probe-syscall-str", opens == [ostype] * 20 + ["/dev/null"] and trap is not None,
+          "str(arg1) of syscall:openat through the stub: %d lines, %d of them %s, then %s; the trap: %s"
+          % (len(opens), opens.count(ostype), ostype, opens[-1] if opens else "nothing",
+             "%s SYSCALL/SYSRET executed, %s recorded" % trap.groups() if trap else "no summary"))
 
 
 def check_stub_kstack(folded, kernel_callers):
