@@ -26,14 +26,23 @@ Result<void> StubProbeSource::arm(const probes::CheckedProgram &program, RunTota
 	if (!*khz)
 		return make_error("the stub does not know its TSC's rate");
 	tsc_khz_ = *khz;
-	if (program.has_fn_probes)
+	// What a run cut off before its end left armed goes (arming replaces
+	// it; what this program does not arm is turned off, and a refusal,
+	// the kernel side's probes or a stub without the trap, is no error).
+	if (program.has_fn_probes) {
 		if (auto ok = arm_functions(program, totals); !ok)
 			return ok;
-	if (program.has_syscall_probes)
+	} else {
+		(void)target.disarm_probes();
+	}
+	if (program.has_syscall_probes) {
 		if (auto ok = arm_syscalls(program, totals); !ok) {
 			(void)disarm(totals);	// the function probes just armed go too
 			return ok;
 		}
+	} else {
+		(void)target.disarm_syscalls();
+	}
 	eprintf("vtice probe: the machine is stopped to drain the rings every %ld ms\n", drain_ms_);
 	return session_.resume();
 }

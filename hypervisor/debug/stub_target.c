@@ -232,27 +232,35 @@ static int vt_target_syscall_trap(void *ctx, bool on, u32 pid, const char comm[1
 	return vt_syscall_trap_stub_set(hv, on, &filter, strings_lo, strings_hi);
 }
 
+/* cpu's vCPU while it is parked, else NULL. */
+static struct vt_vcpu *vt_target_vcpu(u32 cpu)
+{
+	struct vt_stop_cpu *c = vt_stop_cpu(cpu);
+
+	return c ? c->vcpu : NULL;
+}
+
 static void vt_target_syscall_counts(void *ctx, u64 *armed, u64 *seen, u64 *recorded)
 {
-	struct vt_stop_cpu *sc;
+	struct vt_vcpu *vcpu;
 	u32 cpu;
 
 	*armed = *seen = *recorded = 0;
 	for (cpu = 0; cpu < vt_stop_cpu_count(); cpu++) {
-		sc = vt_stop_cpu(cpu);
-		if (!sc || !sc->vcpu)
-			continue;
-		*armed += sc->vcpu->sys.armed;
-		*seen += VT_READ_ONCE(sc->vcpu->counts->syscalls_seen);
-		*recorded += VT_READ_ONCE(sc->vcpu->counts->syscalls_recorded);
+		vcpu = vt_target_vcpu(cpu);
+		if (vcpu) {
+			*armed += vcpu->sys.armed;
+			*seen += VT_READ_ONCE(vcpu->counts->syscalls_seen);
+			*recorded += VT_READ_ONCE(vcpu->counts->syscalls_recorded);
+		}
 	}
 }
 
 static struct vt_ring *vt_target_ring(u32 cpu)
 {
-	struct vt_stop_cpu *c = vt_stop_cpu(cpu);
+	struct vt_vcpu *vcpu = vt_target_vcpu(cpu);
 
-	return c && c->vcpu && c->vcpu->ring.hdr ? &c->vcpu->ring : NULL;
+	return vcpu && vcpu->ring.hdr ? &vcpu->ring : NULL;
 }
 
 static bool vt_target_ring_unread(void *ctx, u32 cpu, u64 *unread, u64 *lost)

@@ -161,11 +161,7 @@ TEST_F(RspProbesEngine, TheSyscallTrapGetsItsFilterAndStringSlots)
 	req.str_nr[5] = 2;	// open: argument 0, in slot 5 (the second word's second)
 	req.str_arg[5] = 1;
 	ASSERT_TRUE(target->arm_syscalls(req));
-	EXPECT_TRUE(m.syscall_trap.on);
-	EXPECT_EQ(m.syscall_trap.pid, 42u);
-	EXPECT_EQ(m.syscall_trap.comm, "cat");
-	EXPECT_EQ(m.syscall_trap.strings_lo, 0x2101u);
-	EXPECT_EQ(m.syscall_trap.strings_hi, 0x10020000u);
+	EXPECT_TRUE(m.syscall_trap == (FakeMachine::SyscallTrap{true, 42, "cat", 0x2101, 0x10020000}));
 	m.syscalls_seen = 90;
 	m.syscalls_recorded = 12;
 	auto counts = target->syscall_counts();

@@ -58,6 +58,7 @@ public:
 		uint32_t pid = 0;
 		std::string comm;
 		uint64_t strings_lo = 0, strings_hi = 0;
+		bool operator==(const SyscallTrap &) const = default;
 	} syscall_trap;
 	int syscall_error = 0;
 	uint64_t syscalls_seen = 0, syscalls_recorded = 0;

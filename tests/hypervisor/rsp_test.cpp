@@ -669,11 +669,7 @@ TEST_F(RspProbes, TheSyscallTrapTakesItsFilterAndStringSlots)
 {
 	// pid 0x7b, comm "cat", slots: openat (257) copies argument 1's string (N = 2)
 	EXPECT_EQ(ask("QVtice:syscalls:arm:7b,2101,0,63617400000000000000000000000000"), "+" + frame("OK"));
-	EXPECT_TRUE(m.syscall_trap.on);
-	EXPECT_EQ(m.syscall_trap.pid, 0x7bu);
-	EXPECT_EQ(m.syscall_trap.comm, "cat");
-	EXPECT_EQ(m.syscall_trap.strings_lo, 0x2101u);
-	EXPECT_EQ(m.syscall_trap.strings_hi, 0u);
+	EXPECT_TRUE(m.syscall_trap == (FakeMachine::SyscallTrap{true, 0x7b, "cat", 0x2101, 0}));
 	m.syscalls_seen = 0x10;
 	m.syscalls_recorded = 4;
 	EXPECT_EQ(ask("qVtice:syscalls"), "+" + frame("2,10,4")) << "both CPUs armed";
