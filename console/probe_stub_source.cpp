@@ -103,8 +103,9 @@ Result<void> StubProbeSource::disarm_syscalls(RunTotals &totals)
 	if (auto ok = session_.target().disarm_syscalls(); !ok)
 		return ok;
 	syscalls_armed_ = false;
-	totals.seen = after->seen - totals.seen;
-	totals.recorded = after->recorded - totals.recorded;
+	// Summed over the CPUs that stopped: one missing from either read must not wrap the difference.
+	totals.seen = after->seen > totals.seen ? after->seen - totals.seen : 0;
+	totals.recorded = after->recorded > totals.recorded ? after->recorded - totals.recorded : 0;
 	auto cpus = session_.target().threads();
 	if (cpus && after->armed < cpus->size())
 		eprintf("vtice probe: warning: the syscall trap was armed on %llu of %zu CPUs (the others did not "

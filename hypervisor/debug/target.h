@@ -126,7 +126,7 @@ struct vt_dbg_target_ops {
 	u64 (*tsc_khz)(void *ctx);	/* the rate of the TSC the records carry */
 	/*
 	 * The syscall trap armed by the debugger (syscall: probes through the
-	 * stub, rsp_probes.c); NULL where the target has none. on: with the
+	 * stub, rsp_probes.c), part of the probes' ops. on: with the
 	 * task filter (pid, NUL-padded comm; 0 and "" = any) and the string
 	 * slots VTICE_VMCALL_SYSCALL_STRINGS takes; each CPU arms or disarms
 	 * as it leaves the stop. 0, -VT_EBUSY (the kernel side's trap is
