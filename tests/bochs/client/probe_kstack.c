@@ -15,6 +15,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,39 +42,51 @@ struct frames {
 	int n;
 };
 
+/* Shared with the reader: the start signal, and where and how its reads went. */
+struct reader {
+	volatile int go;
+	int cpu_first, cpu_last;	/* the CPU of its first and last read */
+	int whole;			/* reads that returned their byte */
+};
+
 /*
- * The child: KSTACK_READS reads as vtkst once *go is set, and no other
+ * The child: KSTACK_READS reads as vtkst once go is set, and no other
  * read: it waits on shared memory, not on a pipe.
  */
-static pid_t spawn_reader(volatile int **go)
+static pid_t spawn_reader(struct reader **out)
 {
-	volatile int *flag = mmap(NULL, sizeof(*flag), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct reader *r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	pid_t child;
 	char buf[1];
 	int i, zero;
 
-	if (flag == MAP_FAILED)
+	if (r == MAP_FAILED)
 		return -1;
-	*flag = 0;
+	memset(r, 0, sizeof(*r));
 	child = fork();
 	if (child == 0) {
 		prctl(PR_SET_NAME, "vtkst");
 		zero = open("/dev/zero", O_RDONLY);
-		while (!*flag)
+		while (!r->go)
 			;
+		r->cpu_first = sched_getcpu();
 		for (i = 0; i < KSTACK_READS; i++)
-			syscall(SYS_read, zero, buf, 1);
+			r->whole += syscall(SYS_read, zero, buf, 1) == 1;
+		r->cpu_last = sched_getcpu();
 		_exit(0);
 	}
-	*go = flag;
+	*out = r;
 	return child;
 }
 
-static void run_reader(pid_t child, volatile int *go)
+/* Where the reads ran, for a failure's record (an intermittent 0 hits at the RETs, 2026-12-04). */
+static void run_reader(pid_t child, struct reader *r, const char *point)
 {
-	*go = 1;
+	r->go = 1;
 	waitpid(child, NULL, 0);
-	munmap((void *)go, sizeof(*go));
+	printf("probe-kstack %s: the reader ran on CPU %d, then %d; %d of %d reads returned their byte\n", point,
+	       r->cpu_first, r->cpu_last, r->whole, KSTACK_READS);
+	munmap(r, sizeof(*r));
 }
 
 /* " => ksys_read+0x6b/0xf0" -> "ksys_read" */
@@ -126,9 +139,9 @@ static int read_kernel_stack(struct frames *k, int *hits)
 static int kernel_oracle(struct frames *k, int *hits)
 {
 	char pid[16];
-	volatile int *go;
+	struct reader *reader;
 	int ok;
-	pid_t child = spawn_reader(&go);
+	pid_t child = spawn_reader(&reader);
 
 	if (child < 0)
 		return -1;
@@ -137,7 +150,7 @@ static int kernel_oracle(struct frames *k, int *hits)
 	     !tracefs_write("events/kprobes/vtkst/trigger", "stacktrace") &&
 	     !tracefs_write("set_event_pid", pid) && !tracefs_write("trace", "") &&
 	     !tracefs_write("events/kprobes/vtkst/enable", "1") && !tracefs_write("tracing_on", "1");
-	run_reader(child, go);
+	run_reader(child, reader, "the kernel's kprobe");
 	tracefs_write("tracing_on", "0");
 	tracefs_write("events/kprobes/vtkst/enable", "0");
 	ok = ok && !read_kernel_stack(k, hits);
@@ -183,7 +196,7 @@ static int vtice_stacks(const char *point, struct frames *v, long *count, int *l
 {
 	char program[256];
 	const char *const args[] = { "vtice", "probe", program, "--folded", KSTACK_FOLDED, NULL };
-	volatile int *go = NULL;
+	struct reader *reader = NULL;
 	pid_t probe, child;
 
 	snprintf(program, sizeof(program), "%s /comm == \"vtkst\"/ { @[kstack] = count(); "
@@ -192,9 +205,9 @@ static int vtice_stacks(const char *point, struct frames *v, long *count, int *l
 	probe = spawn_vtice(KSTACK_ERR, args);
 	if (probe <= 0 || !wait_probe_armed(probe, KSTACK_ERR, 120))
 		return -1;
-	child = spawn_reader(&go);
+	child = spawn_reader(&reader);
 	if (child > 0)
-		run_reader(child, go);
+		run_reader(child, reader, point);
 	if (stop_probe(probe, KSTACK_ERR) || child <= 0)
 		return -1;
 	*lines = read_folded(v, count);
