@@ -118,11 +118,22 @@ Result<void> StubProbeSource::disarm(RunTotals &totals)
 {
 	if (auto ok = stop_machine(); !ok)
 		return ok;
+	if (!armed_ && !syscalls_armed_)
+		return {};
 	if (syscalls_armed_)
 		if (auto ok = disarm_syscalls(totals); !ok)
 			return ok;
-	if (!armed_)
-		return {};
+	if (armed_)
+		if (auto ok = disarm_functions(totals); !ok)
+			return ok;
+	eprintf("vtice probe: %llu break-ins drained the rings; the machine is stopped\n",
+		static_cast<unsigned long long>(drains_));
+	return {};
+}
+
+// While stopped: root's last counts, then the probes off with their hits over the run.
+Result<void> StubProbeSource::disarm_functions(RunTotals &totals)
+{
 	if (auto ok = read_counts(); !ok)
 		return ok;
 	auto passed = session_.target().probe_passed_over();
@@ -134,8 +145,6 @@ Result<void> StubProbeSource::disarm(RunTotals &totals)
 	armed_ = false;
 	totals.hits = *hits - totals.hits;
 	totals.passed_over = *passed - totals.passed_over;
-	eprintf("vtice probe: %llu break-ins drained the rings; the machine is stopped\n",
-		static_cast<unsigned long long>(drains_));
 	return {};
 }
 

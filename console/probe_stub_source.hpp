@@ -35,6 +35,7 @@ public:
 private:
 	Result<void> arm_functions(const probes::CheckedProgram &program, RunTotals &totals);
 	Result<void> arm_syscalls(const probes::CheckedProgram &program, RunTotals &totals);
+	Result<void> disarm_functions(RunTotals &totals);
 	Result<void> disarm_syscalls(RunTotals &totals);
 	Result<void> stop_machine();
 	Result<std::vector<std::vector<vtice_record>>> take_rings();
