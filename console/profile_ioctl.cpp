@@ -17,7 +17,8 @@ Result<vtice_profile> profile_ioctl(const DeviceFd &dev, const std::string &path
 		return req;
 	int err = errno;
 	if (err == EBUSY)
-		return make_error("another 'vtice profile', or a probe program's profile:hz, owns the profiler");
+		return make_error("another 'vtice profile', a probe program's profile:hz, or one run through the debug "
+				  "stub (probe at vtice attach), owns the profiler");
 	if (err == EOPNOTSUPP)
 		return make_error(path + ": this CPU has no VMX-preemption timer, which the profiler samples with");
 	if (err == ENODEV)

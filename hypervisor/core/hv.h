@@ -156,6 +156,7 @@ struct vt_hv {
 	struct vt_sys_filter sys_filter;	/* syscall events (syscall_trap.h) */
 	u16 sys_strings[VT_SYS_STRING_SLOTS];	/* ...and the strings they copy */
 	struct vt_sys_stub sys_stub;	/* the trap the debug stub armed (syscall_trap.h) */
+	struct vt_profile_stub profile_stub;	/* the profiler the debug stub armed (profile.h) */
 	struct vt_task_layout task_layout;
 	struct vt_lbr_msrs lbr_msrs;	/* the LBR stack's MSRs, for lbr_view.h */
 	struct vt_tsc_hide tsc;		/* tsc_offset=1 (tsc_hide.h) */

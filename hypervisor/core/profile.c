@@ -13,26 +13,86 @@
 
 #define VT_ACTIVITY_HLT	1	/* guest activity state, SDM 3C 25.4.2 */
 
+/* What both owners pass: a stack the ring's records carry, a NUL-ended comm. */
+static bool vt_profile_valid(u32 stack_bytes, const struct vt_sys_filter *filter)
+{
+	return stack_bytes <= VTICE_PROFILE_STACK_MAX && stack_bytes % 16 == 0 && !filter->comm[15];
+}
+
+/* A period the timer can count: at least a tick, at most its 32 bits. */
+static bool vt_profile_period_valid(const struct vt_hv *hv, u64 period_tsc)
+{
+	u64 ticks = period_tsc >> hv->caps.preempt_timer_shift;
+
+	return ticks && ticks <= 0xffffffffull;
+}
+
+/* Samples every period_tsc on this CPU (0: stops); -VT_* on failure. */
+static int vt_profile_set(struct vt_vcpu *vcpu, u64 period_tsc, u32 stack_bytes,
+			  const struct vt_sys_filter *filter)
+{
+	u64 ticks = period_tsc >> vcpu->hv->caps.preempt_timer_shift;
+
+	if (period_tsc && !vt_profile_period_valid(vcpu->hv, period_tsc))
+		return -VT_EINVAL;
+	vcpu->profile.stack_bytes = stack_bytes;
+	vcpu->profile.filter = *filter;
+	return vt_timer_set_sampling(vcpu, ticks);
+}
+
 u64 vt_profile_vmcall(struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 *samples)
 {
-	u64 period_tsc = r->rdx, stack_bytes = (u32)r->r8;
-	u64 ticks = period_tsc >> vcpu->hv->caps.preempt_timer_shift;
 	struct vt_sys_filter filter = { .pid = (u32)(r->r8 >> 32) };
 	int ret;
 
 	*samples = vcpu->counts->profile_samples;
+	if (vcpu->hv->profile_stub.on)
+		return (u64)VTICE_VMCALL_EBUSY;	/* the debug stub's: neither changed nor stopped */
 	vt_memcpy(filter.comm, &r->r9, 8);
 	vt_memcpy(filter.comm + 8, &r->r10, 8);
-	if (stack_bytes > VTICE_PROFILE_STACK_MAX || stack_bytes % 16 || filter.comm[15])
+	if (!vt_profile_valid((u32)r->r8, &filter))
 		return (u64)VTICE_VMCALL_EINVAL;
-	if (period_tsc && (ticks == 0 || ticks > 0xffffffffull))
-		return (u64)VTICE_VMCALL_EINVAL;
-	vcpu->profile.stack_bytes = (u32)stack_bytes;
-	vcpu->profile.filter = filter;
-	ret = vt_timer_set_sampling(vcpu, ticks);
+	ret = vt_profile_set(vcpu, r->rdx, (u32)r->r8, &filter);
 	if (ret == -VT_EOPNOTSUPP)
 		return (u64)VTICE_VMCALL_ENOSYS;
 	return ret ? (u64)VTICE_VMCALL_EINVAL : VTICE_VMCALL_OK;
+}
+
+int vt_profile_stub_set(struct vt_hv *hv, bool on, u64 period_tsc, u32 stack_bytes,
+			const struct vt_sys_filter *filter)
+{
+	struct vt_profile_stub *want = &hv->profile_stub;
+
+	if (!on && !want->on)
+		return 0;	/* never the kernel side's profiler */
+	if (on && !vt_may_set(hv->caps.pin, PIN_BASED_VMX_PREEMPTION_TIMER))
+		return -VT_EOPNOTSUPP;
+	if (on && (!vt_profile_period_valid(hv, period_tsc) || !vt_profile_valid(stack_bytes, filter)))
+		return -VT_EINVAL;
+	if (on) {
+		want->period_tsc = period_tsc;
+		want->stack_bytes = stack_bytes;
+		want->filter = *filter;
+	}
+	want->on = on;
+	VT_STORE_RELEASE(want->gen, want->gen + 1);
+	return 0;
+}
+
+void vt_profile_stub_sync(struct vt_vcpu *vcpu)
+{
+	const struct vt_profile_stub *want = &vcpu->hv->profile_stub;
+	static const struct vt_sys_filter any;
+	u32 gen = VT_LOAD_ACQUIRE(want->gen);
+
+	if (vcpu->profile.stub_seen == gen)
+		return;
+	vcpu->profile.stub_seen = gen;
+	/* The stub checked that no CPU samples for the kernel side. */
+	if (want->on)
+		vt_profile_set(vcpu, want->period_tsc, want->stack_bytes, &want->filter);
+	else
+		vt_profile_set(vcpu, 0, 0, &any);
 }
 
 /* Two words per record. */

@@ -24,6 +24,7 @@ extern "C" {
 
 struct vt_exit;
 struct vt_guest_regs;
+struct vt_hv;
 struct vt_vcpu;
 
 /*
@@ -47,9 +48,24 @@ struct vt_timer {
  */
 struct vt_profile_vcpu {
 	u32 stack_bytes;	/* kernel stack copied per sample */
+	u32 stub_seen;		/* the stub's profiler (struct vt_profile_stub) this CPU applied */
 	struct vt_sys_filter filter;	/* the task sampled; empty: any */
 	struct vtice_record recs[VT_CAPTURE_GROUP_MAX];
 	u64 stack[VTICE_PROFILE_STACK_MAX / 8];
+};
+
+/*
+ * The profiler the debug stub arms (profile: probes through it,
+ * debug/rsp_probes.c): set while every CPU is parked, applied by each CPU
+ * as it leaves the stop (a CPU's timer is its own VMCS's). While on, the
+ * kernel side's VMCALL is refused (busy).
+ */
+struct vt_profile_stub {
+	u32 gen;		/* bumped by each change */
+	bool on;
+	u64 period_tsc;		/* TSC ticks between two samples */
+	u32 stack_bytes;
+	struct vt_sys_filter filter;
 };
 
 #define VT_TIMER_POLL		VT_BIT(0)	/* the stub's poll came due */
@@ -66,6 +82,15 @@ int vt_timer_set_sampling(struct vt_vcpu *vcpu, u64 ticks);
 /* ---- profile.c ---- */
 /* The VMCALL (vmcall.h VTICE_VMCALL_PROFILE): a status; *samples = this CPU's count. */
 u64 vt_profile_vmcall(struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 *samples);
+/*
+ * The stub's profiler, with every CPU parked: on (every period_tsc, with
+ * stack_bytes of stack, the filter's task only) or off. The caller has
+ * checked that the kernel side samples on no CPU. 0 or -VT_EINVAL.
+ */
+int vt_profile_stub_set(struct vt_hv *hv, bool on, u64 period_tsc, u32 stack_bytes,
+			const struct vt_sys_filter *filter);
+/* On leaving a stop: sample or stop on this CPU as the stub last asked. */
+void vt_profile_stub_sync(struct vt_vcpu *vcpu);
 /* One sample of where the guest is, into the CPU's ring. */
 void vt_profile_sample(struct vt_vcpu *vcpu);
 /*

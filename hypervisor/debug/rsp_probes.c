@@ -20,6 +20,10 @@
  *   QVtice:syscalls:off                    ...and off
  *   qVtice:syscalls                        -> ARMED,SEEN,RECORDED (CPUs armed now; SYSCALL/SYSRET
  *                                             executed while armed, and recorded, since load)
+ *   QVtice:profile:arm:HZ,STACK,PID,COMM   every CPU sampled HZ times a second, as it leaves the stop
+ *                                          (STACK: bytes of kernel stack per sample)
+ *   QVtice:profile:off                     ...and no longer
+ *   qVtice:profile                         -> ARMED,SAMPLES (CPUs sampling now; samples recorded since load)
  *   qVtice:tsc                             -> KHZ (the TSC the records carry)
  *   qVtice:ring:CPU                        -> UNREAD,LOST (records)
  *   qXfer:vtice-ring:read:CPU:OFF,LEN      the unread records, oldest first
@@ -37,7 +41,8 @@
 static bool vt_probes_supported(struct vt_rsp *r)
 {
 	return r->ops->probe_op && r->ops->probe_hits && r->ops->probe_count && r->ops->tsc_khz &&
-	       r->ops->syscall_trap && r->ops->syscall_counts && r->ops->ring_unread && r->ops->ring_record &&
+	       r->ops->syscall_trap && r->ops->syscall_counts && r->ops->profile && r->ops->profile_counts &&
+	       r->ops->ring_unread && r->ops->ring_record &&
 	       r->ops->ring_consume;
 }
 
@@ -147,24 +152,52 @@ static int vt_probes_arming(struct vt_rsp *r, struct vt_rsp_cursor *c)
 	return -VT_EINVAL;
 }
 
+/* N hex numbers, each followed by a comma, then the 16 bytes of a NUL-ended COMM in hex. */
+static bool vt_numbers_then_comm(struct vt_rsp_cursor *c, u64 *v, u32 n, char comm[16])
+{
+	u32 len = 0, i;
+
+	for (i = 0; i < n; i++)
+		if (!vt_rsp_parse_hex(c, &v[i]) || !vt_rsp_expect(c, ','))
+			return false;
+	return vt_rsp_unhex(c, (u8 *)comm, 16, &len) && len == 16 && vt_rsp_at_end(c) && !comm[15];
+}
+
 /* ARM:PID,LO,HI,COMM or OFF. */
 static int vt_syscalls_arming(struct vt_rsp *r, struct vt_rsp_cursor *c)
 {
 	u64 v[3];
 	char comm[16];
-	u32 len = 0, i;
 
 	if (vt_rsp_prefix(c, "off") && vt_rsp_at_end(c))
 		return r->ops->syscall_trap(r->ctx, false, 0, "", 0, 0);
-	if (!vt_rsp_prefix(c, "arm:"))
-		return -VT_EINVAL;
-	for (i = 0; i < 3; i++)
-		if (!vt_rsp_parse_hex(c, &v[i]) || !vt_rsp_expect(c, ','))
-			return -VT_EINVAL;
-	if (!vt_rsp_unhex(c, (u8 *)comm, sizeof(comm), &len) || len != sizeof(comm) || !vt_rsp_at_end(c) ||
-	    comm[15] || v[0] > 0xffffffffu)
+	if (!vt_rsp_prefix(c, "arm:") || !vt_numbers_then_comm(c, v, 3, comm) || v[0] > 0xffffffffu)
 		return -VT_EINVAL;
 	return r->ops->syscall_trap(r->ctx, true, (u32)v[0], comm, v[1], v[2]);
+}
+
+/* ARM:HZ,STACK,PID,COMM or OFF. */
+static int vt_profile_arming(struct vt_rsp *r, struct vt_rsp_cursor *c)
+{
+	u64 v[3];
+	char comm[16];
+
+	if (vt_rsp_prefix(c, "off") && vt_rsp_at_end(c))
+		return r->ops->profile(r->ctx, false, 0, 0, 0, "");
+	if (!vt_rsp_prefix(c, "arm:") || !vt_numbers_then_comm(c, v, 3, comm) || v[0] > 0xffffffffu ||
+	    v[1] > 0xffffffffu || v[2] > 0xffffffffu)
+		return -VT_EINVAL;
+	return r->ops->profile(r->ctx, true, (u32)v[0], (u32)v[1], (u32)v[2], comm);
+}
+
+static void vt_profile_counts(struct vt_rsp *r)
+{
+	u64 armed, samples;
+
+	r->ops->profile_counts(r->ctx, &armed, &samples);
+	vt_rsp_put_hex(r, armed);
+	vt_rsp_put(r, ",");
+	vt_rsp_put_hex(r, samples);
 }
 
 static void vt_syscalls_counts(struct vt_rsp *r)
@@ -255,6 +288,10 @@ bool vt_rsp_probes(struct vt_rsp *r, struct vt_rsp_cursor *c)
 		vt_probes_status(r, vt_syscalls_arming(r, c));
 	else if (vt_rsp_prefix(c, "qVtice:syscalls"))
 		vt_rsp_at_end(c) ? vt_syscalls_counts(r) : vt_rsp_error(r, 0x16);
+	else if (vt_rsp_prefix(c, "QVtice:profile:"))
+		vt_probes_status(r, vt_profile_arming(r, c));
+	else if (vt_rsp_prefix(c, "qVtice:profile"))
+		vt_rsp_at_end(c) ? vt_profile_counts(r) : vt_rsp_error(r, 0x16);
 	else if (vt_rsp_prefix(c, "QVtice:ring:consume:"))
 		vt_ring_consume(r, c);
 	else if (vt_rsp_prefix(c, "qVtice:ring:"))

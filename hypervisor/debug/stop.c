@@ -171,6 +171,7 @@ static void vt_stop_leave(struct vt_stop_cpu *c, struct vt_vcpu *vcpu)
 	vt_tsc_hide_apply(vcpu);
 	vt_hooks_on_resume(vcpu);
 	vt_syscall_trap_stub_sync(vcpu);
+	vt_profile_stub_sync(vcpu);
 	c->stepping = c->run == VT_RUN_STEP;
 	if (c->stepping || c->step_suspended)
 		vt_single_step_arm(vcpu);

@@ -123,6 +123,7 @@ static void vt_target_remove_all(void *ctx)
 	vt_hooks_remove_all();
 	vt_probe_stub_release();
 	vt_syscall_trap_stub_set(vt_stub_hv(), false, NULL, 0, 0);
+	vt_profile_stub_set(vt_stub_hv(), false, 0, 0, NULL);
 	vt_tracer_disable_all();
 	vt_stub_detached();
 }
@@ -256,6 +257,48 @@ static void vt_target_syscall_counts(void *ctx, u64 *armed, u64 *seen, u64 *reco
 	}
 }
 
+/* The kernel side's profiler (VTICE_IOC_PROFILE) samples on some CPU: the stub leaves it alone. */
+static bool vt_target_profile_busy(const struct vt_hv *hv)
+{
+	struct vt_vcpu *vcpu;
+	u32 cpu;
+
+	for (cpu = 0; cpu < vt_stop_cpu_count(); cpu++) {
+		vcpu = vt_target_vcpu(cpu);
+		if (vcpu && vcpu->timer.sample_ticks && !hv->profile_stub.on)
+			return true;
+	}
+	return false;
+}
+
+static int vt_target_profile(void *ctx, bool on, u32 hz, u32 stack_bytes, u32 pid, const char comm[16])
+{
+	struct vt_hv *hv = vt_stub_hv();
+	struct vt_sys_filter filter = { .pid = pid };
+
+	if (on && vt_target_profile_busy(hv))
+		return -VT_EBUSY;
+	if (on && (!hz || hz > VTICE_PROFILE_HZ_MAX))
+		return -VT_EINVAL;
+	vt_memcpy(filter.comm, comm, sizeof(filter.comm));
+	return vt_profile_stub_set(hv, on, on ? vt_stop_tsc_khz() * 1000 / hz : 0, stack_bytes, &filter);
+}
+
+static void vt_target_profile_counts(void *ctx, u64 *armed, u64 *samples)
+{
+	struct vt_vcpu *vcpu;
+	u32 cpu;
+
+	*armed = *samples = 0;
+	for (cpu = 0; cpu < vt_stop_cpu_count(); cpu++) {
+		vcpu = vt_target_vcpu(cpu);
+		if (vcpu) {
+			*armed += vcpu->timer.sample_ticks != 0;
+			*samples += VT_READ_ONCE(vcpu->counts->profile_samples);
+		}
+	}
+}
+
 static struct vt_ring *vt_target_ring(u32 cpu)
 {
 	struct vt_vcpu *vcpu = vt_target_vcpu(cpu);
@@ -315,6 +358,8 @@ const struct vt_dbg_target_ops vt_stub_target_ops = {
 	.tsc_khz = vt_target_tsc_khz,
 	.syscall_trap = vt_target_syscall_trap,
 	.syscall_counts = vt_target_syscall_counts,
+	.profile = vt_target_profile,
+	.profile_counts = vt_target_profile_counts,
 	.ring_unread = vt_target_ring_unread,
 	.ring_record = vt_target_ring_record,
 	.ring_consume = vt_target_ring_consume,

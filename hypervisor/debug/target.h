@@ -139,6 +139,17 @@ struct vt_dbg_target_ops {
 	 */
 	void (*syscall_counts)(void *ctx, u64 *armed, u64 *seen, u64 *recorded);
 	/*
+	 * The profiler armed by the debugger (profile: probes), part of the
+	 * probes' ops. on: every CPU samples hz times a second, with
+	 * stack_bytes of its kernel stack, the filter's task only; each CPU
+	 * starts or stops as it leaves the stop. 0, -VT_EBUSY (the kernel
+	 * side's profiler runs), -VT_EOPNOTSUPP (no VMX-preemption timer),
+	 * -VT_EINVAL.
+	 */
+	int (*profile)(void *ctx, bool on, u32 hz, u32 stack_bytes, u32 pid, const char comm[16]);
+	/* CPUs sampling now; samples recorded since load. */
+	void (*profile_counts)(void *ctx, u64 *armed, u64 *samples);
+	/*
 	 * cpu's record ring, where the probes' hits go: records not yet read,
 	 * and how many were lost since load; the index-th unread (0 = oldest);
 	 * taking count of them. False / NULL: cpu has no ring.

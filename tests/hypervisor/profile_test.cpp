@@ -238,6 +238,74 @@ TEST_F(Profile, AFullRingLosesWholeSamples)
 	EXPECT_EQ(samples, whole) << "only samples stored are counted";
 }
 
+// The debug stub's profiler (profile.h, struct vt_profile_stub): set while
+// every CPU is parked, each CPU starts or stops at its own sync; while it
+// is on, the kernel side's VMCALL is refused, and its off never stops a
+// profiler the kernel side armed.
+class ProfileStub : public Profile {
+protected:
+	int stub_set(bool on, uint64_t period_tsc = 1'000'000, uint32_t stack_bytes = 0, const char *comm = "")
+	{
+		vt_sys_filter f{};
+		std::strncpy(f.comm, comm, sizeof(f.comm) - 1);
+		return vt_profile_stub_set(&hv, on, period_tsc, stack_bytes, &f);
+	}
+	bool timer_on() { return pin() & PIN_BASED_VMX_PREEMPTION_TIMER; }
+};
+
+TEST_F(ProfileStub, EachCpuStartsAtItsSyncWithTheStubsPeriodStackAndFilter)
+{
+	uint32_t shift = cpu().msrs[MSR_IA32_VMX_MISC] & 0x1f;
+	ASSERT_EQ(stub_set(true, 3'000'000, 256, "nobody"), 0);
+	EXPECT_FALSE(timer_on()) << "nothing until the CPU itself syncs";
+	vt_profile_stub_sync(&vcpu);
+	EXPECT_TRUE(timer_on());
+	EXPECT_EQ(cpu().vmcs[VMX_PREEMPTION_TIMER_VALUE], 3'000'000ull >> shift);
+	expire_in_kernel(kStackTop - 0x800);
+	EXPECT_TRUE(records().empty()) << "the task is not 'nobody'";
+	ASSERT_EQ(stub_set(true, 3'000'000, 256), 0);	// a new run, the CPU still sampling
+	vt_profile_stub_sync(&vcpu);
+	expire_in_kernel(kStackTop - 0x800);
+	auto recs = records();
+	ASSERT_FALSE(recs.empty());
+	EXPECT_EQ(recs[0].type, VTICE_REC_PROFILE_SAMPLE);
+	EXPECT_EQ(data_of(recs, VTICE_SYSCALL_DATA_STACK).size(), 256u / 16) << "the stub's stack bytes";
+	ASSERT_EQ(stub_set(false), 0);
+	vt_profile_stub_sync(&vcpu);
+	EXPECT_FALSE(timer_on());
+	EXPECT_EQ(exit_ctls() & VM_EXIT_SAVE_VMX_PREEMPTION_TIMER, 0u);
+}
+
+TEST_F(ProfileStub, TheKernelSideIsRefusedWhileTheStubsProfilerIsOn)
+{
+	ASSERT_EQ(stub_set(true), 0);
+	vt_profile_stub_sync(&vcpu);
+	EXPECT_EQ(profile_vmcall(2'000'000, 0), (uint64_t)VTICE_VMCALL_EBUSY);
+	EXPECT_EQ(profile_vmcall(0, 0), (uint64_t)VTICE_VMCALL_EBUSY) << "nor stopped by it";
+	EXPECT_TRUE(timer_on());
+	ASSERT_EQ(stub_set(false), 0);
+	vt_profile_stub_sync(&vcpu);
+	EXPECT_EQ(profile_vmcall(2'000'000, 0), (uint64_t)VTICE_VMCALL_OK) << "free again";
+}
+
+TEST_F(ProfileStub, TheStubsOffLeavesTheKernelSidesProfilerAlone)
+{
+	ASSERT_EQ(profile_vmcall(2'000'000, 0), (uint64_t)VTICE_VMCALL_OK);
+	ASSERT_EQ(stub_set(false), 0);	// a detach with nothing of the stub's sampling
+	vt_profile_stub_sync(&vcpu);
+	EXPECT_TRUE(timer_on());
+}
+
+TEST_F(ProfileStub, BadRequestsAreRefusedAndStartNothing)
+{
+	EXPECT_EQ(stub_set(true, 1'000'000, 17), -VT_EINVAL);
+	EXPECT_EQ(stub_set(true, 1'000'000, VTICE_PROFILE_STACK_MAX + 16), -VT_EINVAL);
+	EXPECT_EQ(stub_set(true, 1ull << 40), -VT_EINVAL) << "more than 32 bits of ticks";
+	EXPECT_EQ(stub_set(true, 0), -VT_EINVAL);
+	vt_profile_stub_sync(&vcpu);
+	EXPECT_FALSE(timer_on());
+}
+
 // The stub polls every 50 M TSC cycles from load; the profiler samples every
 // 20 M. Over 1,000 M cycles of guest time, both keep their own period.
 int g_polls;

@@ -62,6 +62,15 @@ public:
 	} syscall_trap;
 	int syscall_error = 0;
 	uint64_t syscalls_seen = 0, syscalls_recorded = 0;
+	// The profiler: what the last QVtice:profile asked for, what it answers.
+	struct Profiler {
+		bool on = false;
+		uint32_t hz = 0, stack_bytes = 0, pid = 0;
+		std::string comm;
+		bool operator==(const Profiler &) const = default;
+	} profiler;
+	int profile_error = 0;
+	uint64_t profile_samples = 0;
 
 	void add_branch(uint32_t cpu, uint64_t from, uint64_t to, uint32_t flags = 0)
 	{
@@ -216,6 +225,16 @@ inline const vt_dbg_target_ops FakeMachine::ops = {
 		*armed = self(ctx)->syscall_trap.on ? kCpus : 0;
 		*seen = self(ctx)->syscalls_seen;
 		*recorded = self(ctx)->syscalls_recorded;
+	},
+	.profile = [](void *ctx, bool on, u32 hz, u32 stack_bytes, u32 pid, const char comm[16]) {
+		auto *m = self(ctx);
+		if (!m->profile_error)
+			m->profiler = {on, hz, stack_bytes, pid, std::string(comm, strnlen(comm, 16))};
+		return m->profile_error;
+	},
+	.profile_counts = [](void *ctx, u64 *armed, u64 *samples) {
+		*armed = self(ctx)->profiler.on ? kCpus : 0;
+		*samples = self(ctx)->profile_samples;
 	},
 	.ring_unread = [](void *ctx, u32 cpu, u64 *unread, u64 *lost) {
 		if (cpu >= kCpus)

@@ -699,6 +699,40 @@ TEST_F(RspProbes, MalformedSyscallPacketsAreRefusedAndReachNothing)
 	EXPECT_TRUE(m.syscall_trap.comm.empty());
 }
 
+TEST_F(RspProbes, TheProfilerTakesItsRateStackAndFilter)
+{
+	// 99 Hz, 2 KiB of stack, pid 0x7b, comm "cat"
+	EXPECT_EQ(ask("QVtice:profile:arm:63,800,7b,63617400000000000000000000000000"), "+" + frame("OK"));
+	EXPECT_TRUE(m.profiler == (FakeMachine::Profiler{true, 99, 0x800, 0x7b, "cat"}));
+	m.profile_samples = 0x1f;
+	EXPECT_EQ(ask("qVtice:profile"), "+" + frame("2,1f")) << "both CPUs sampling";
+	EXPECT_EQ(ask("QVtice:profile:off"), "+" + frame("OK"));
+	EXPECT_FALSE(m.profiler.on);
+	EXPECT_EQ(ask("qVtice:profile"), "+" + frame("0,1f"));
+	EXPECT_TRUE(m.probe_ops.empty() && !m.syscall_trap.on) << "the profiler is neither the probes' nor the trap's";
+}
+
+TEST_F(RspProbes, AProfilerTheKernelSideRunsIsBusy)
+{
+	m.profile_error = -16;
+	EXPECT_EQ(ask("QVtice:profile:arm:63,0,0,00000000000000000000000000000000"), "+" + frame("E10"));
+	EXPECT_FALSE(m.profiler.on);
+}
+
+TEST_F(RspProbes, MalformedProfilePacketsAreRefusedAndReachNothing)
+{
+	for (const char *bad :
+	     {"QVtice:profile:arm:63,0,0,6261", "QVtice:profile:arm:100000000,0,0,00000000000000000000000000000000",
+	      "QVtice:profile:arm:63,100000000,0,00000000000000000000000000000000",
+	      "QVtice:profile:arm:63,0,100000000,00000000000000000000000000000000",
+	      "QVtice:profile:arm:63,0,00000000000000000000000000000000",
+	      "QVtice:profile:arm:63,0,0,61616161616161616161616161616161",	// comm without its NUL
+	      "QVtice:profile:offx", "QVtice:profile:on", "qVtice:profile:1", "qVtice:profilex"})
+		EXPECT_EQ(ask(bad), "+" + frame("E16")) << bad;
+	EXPECT_FALSE(m.profiler.on);
+	EXPECT_TRUE(m.profiler.comm.empty());
+}
+
 TEST_F(RspProbes, MalformedArmingIsRefusedAndReachesNothing)
 {
 	for (const char *bad : {"QVtice:probes:arm:1,0,0,6261", "QVtice:probes:arm:100000000,0,0,"

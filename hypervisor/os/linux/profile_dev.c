@@ -49,6 +49,8 @@ static void vt_profile_cpu(void *arg)
 		return;
 	if (status == (u64)VTICE_VMCALL_EINVAL)
 		err = -EINVAL;
+	else if (status == (u64)VTICE_VMCALL_EBUSY)
+		err = -EBUSY;	/* the debug stub's profiler (profile: probes through it) */
 	atomic_cmpxchg(&call->failed, 0, err);
 }
 
