@@ -20,8 +20,14 @@
 namespace vtice::console {
 namespace {
 
-// How long the machine runs between two drains of its rings.
+// How long the machine runs between two drains of its rings, at most and
+// at least (a profile's samples fill them faster: drain_ms_for).
 constexpr long kDrainMs = 1000;
+constexpr long kMinDrainMs = 50;
+// The module's default ring (its ring_records parameter), and the records
+// of a profile sample without its stack (head, REGS, TASK, COMM).
+constexpr std::uint64_t kDefaultRingRecords = 4096;
+constexpr std::uint64_t kSampleRecords = 4;
 // What the end of a run takes at most (disarm, the last drain), kept
 // within the command's --timeout.
 constexpr double kDisarmSeconds = 5;
@@ -34,7 +40,8 @@ const char kProbeHelp[] =
 	"the run ends (Ctrl-C, --duration, exit(), or the command's --timeout in\n"
 	"batch mode); the machine is then stopped, with the probes removed.\n"
 	"Probe points: fn:NAME, fn:NAME:return, addr:, watch:, syscall:NAME,\n"
-	"syscall:NAME:return (profile: needs vtice probe on the traced machine).\n"
+	"syscall:NAME:return, profile:hz:N (a profile with kstack is drained more\n"
+	"often, and each sample carries 2 KiB of stack over the line).\n"
 	"Symbols and text come from this session (--symbols), types from its BTF\n"
 	"(--btf, the image's .BTF, or the kernel's memory), and kstack is unwound\n"
 	"with its ORC tables (the kernel's: a frame in a module ends the stack).\n"
@@ -42,6 +49,7 @@ const char kProbeHelp[] =
 	"  probe 'syscall:openat /comm == \"cat\"/ { printf(\"%s\\n\", str(arg1)); }'\n"
 	"  probe 'fn:do_sys_openat2 /comm == \"cat\"/ { printf(\"%s\\n\", str(args->filename)); }'\n"
 	"  probe 'fn:vfs_fsync { @[kstack] = count(); }' --folded fsync.folded\n"
+	"  probe 'profile:hz:99 /comm == \"dd\"/ { @[kstack] = count(); }' --folded dd.folded\n"
 	"Options: --duration S, -o FILE (JSON lines), --folded FILE (kstack maps for\n"
 	"FlameGraph), --max-entries N, --check, --file PATH.";
 
@@ -69,15 +77,25 @@ Result<ProbeOptions> parse(const std::vector<std::string> &args)
 	return o;
 }
 
-// What the stub cannot do yet, said before anything is armed.
+// What the stub cannot do, said before anything is armed.
 Result<void> check_stub_can_run(const probes::CheckedProgram &program)
 {
-	if (program.profile_hz)
-		return make_error("profile: probes need /dev/vtice: run vtice probe on the traced machine");
-	if (!program.has_fn_probes && !program.has_syscall_probes)
-		return make_error("the program has no fn:, addr:, watch: or syscall: probe: nothing to arm through the "
-				  "stub");
+	if (!program.has_fn_probes && !program.has_syscall_probes && !program.profile_hz)
+		return make_error("the program has no fn:, addr:, watch:, syscall: or profile: probe: nothing to arm "
+				  "through the stub");
 	return {};
+}
+
+// Half the time a profile's samples take to fill a CPU's ring of the
+// module's default size: a sample with kstack is 132 records, and 31 of
+// them fill 4,096, a third of a second at 99 Hz.
+long drain_ms_for(const probes::CheckedProgram &program)
+{
+	if (!program.profile_hz)
+		return kDrainMs;
+	std::uint64_t per_sample = kSampleRecords + (program.profile_kstack ? kKstackBytes / 16 : 0);
+	std::uint64_t fill_ms = 1000 * kDefaultRingRecords / (program.profile_hz * per_sample);
+	return std::clamp(static_cast<long>(fill_ms / 2), kMinDrainMs, kDrainMs);
 }
 
 // Resolves the program's points with the session's symbols and the
@@ -165,7 +183,7 @@ Result<void> run_probe(dbg::CommandContext &ctx, const std::vector<std::string> 
 		o->duration = o->duration ? std::min(o->duration, budget) : budget;
 	}
 	interrupts::begin_command(-1);
-	StubProbeSource source(session, kDrainMs);
+	StubProbeSource source(session, drain_ms_for(*program));
 	RecordNaming naming;
 	naming.to_ns = [&source](std::uint64_t tsc) { return source.to_ns(tsc); };
 	if (program->uses_func)

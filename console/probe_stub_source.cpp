@@ -5,6 +5,7 @@
 #include "hex.hpp"
 #include "messages.hpp"
 #include "probe_functions.hpp"
+#include "profile_ioctl.hpp"
 #include "trace_common.hpp"
 #include "vtice/interrupts.hpp"
 
@@ -42,6 +43,14 @@ Result<void> StubProbeSource::arm(const probes::CheckedProgram &program, RunTota
 		}
 	} else {
 		(void)target.disarm_syscalls();
+	}
+	if (program.profile_hz) {
+		if (auto ok = arm_profile(program, totals); !ok) {
+			(void)disarm(totals);	// the probes and the trap just armed go too
+			return ok;
+		}
+	} else {
+		(void)target.disarm_profile();
 	}
 	eprintf("vtice probe: the machine is stopped to drain the rings every %ld ms\n", drain_ms_);
 	return session_.resume();
@@ -114,12 +123,54 @@ Result<void> StubProbeSource::disarm_syscalls(RunTotals &totals)
 	return {};
 }
 
+// Every CPU starts sampling as it leaves this stop (its timer is its own
+// VMCS's); the sample count runs on since load.
+Result<void> StubProbeSource::arm_profile(const probes::CheckedProgram &program, RunTotals &totals)
+{
+	auto before = session_.target().profiler_counts();
+	if (!before)
+		return before.error();
+	auto req = profile_arm_request(program.profile_hz, program.profile_kstack ? kKstackBytes : 0,
+				       VTICE_PROFILE_ALL_CPUS,
+				       TaskFilter{program.profile_filter.comm, program.profile_filter.pid});
+	if (auto ok = session_.target().arm_profile(req); !ok)
+		return ok;
+	profile_armed_ = true;
+	totals.profile = true;
+	totals.samples = before->samples;
+	eprintf("vtice probe: profiler armed through the stub: each CPU samples %u times a second as it runs on\n",
+		program.profile_hz);
+	return {};
+}
+
+// While stopped: the samples over the run, then the profiler off (each CPU
+// stops as it leaves the stop).
+Result<void> StubProbeSource::disarm_profile(RunTotals &totals)
+{
+	auto after = session_.target().profiler_counts();
+	if (!after)
+		return after.error();
+	if (auto ok = session_.target().disarm_profile(); !ok)
+		return ok;
+	profile_armed_ = false;
+	totals.samples = after->samples > totals.samples ? after->samples - totals.samples : 0;
+	auto cpus = session_.target().threads();
+	if (cpus && after->armed < cpus->size())
+		eprintf("vtice probe: warning: %llu of %zu CPUs were sampled (the others did not stop for the stub "
+			"since the profiler was armed)\n",
+			static_cast<unsigned long long>(after->armed), cpus->size());
+	return {};
+}
+
 Result<void> StubProbeSource::disarm(RunTotals &totals)
 {
 	if (auto ok = stop_machine(); !ok)
 		return ok;
-	if (!armed_ && !syscalls_armed_)
+	if (!anything_armed())
 		return {};
+	if (profile_armed_)
+		if (auto ok = disarm_profile(totals); !ok)
+			return ok;
 	if (syscalls_armed_)
 		if (auto ok = disarm_syscalls(totals); !ok)
 			return ok;
@@ -204,7 +255,7 @@ Result<std::vector<std::vector<vtice_record>>> StubProbeSource::drain()
 		if (auto ok = read_counts(); !ok)
 			return ok.error();
 	drains_++;
-	if ((armed_ || syscalls_armed_) && !stop_requested())
+	if (anything_armed() && !stop_requested())
 		if (auto ok = session_.resume(); !ok)
 			return ok.error();
 	return rings;

@@ -37,6 +37,9 @@ private:
 	Result<void> arm_syscalls(const probes::CheckedProgram &program, RunTotals &totals);
 	Result<void> disarm_functions(RunTotals &totals);
 	Result<void> disarm_syscalls(RunTotals &totals);
+	Result<void> arm_profile(const probes::CheckedProgram &program, RunTotals &totals);
+	Result<void> disarm_profile(RunTotals &totals);
+	bool anything_armed() const { return armed_ || syscalls_armed_ || profile_armed_; }
 	Result<void> stop_machine();
 	Result<std::vector<std::vector<vtice_record>>> take_rings();
 	Result<void> read_counts();	// while stopped and armed
@@ -45,6 +48,7 @@ private:
 	long drain_ms_;
 	bool armed_ = false;		// the function probes
 	bool syscalls_armed_ = false;	// the syscall trap
+	bool profile_armed_ = false;	// the profiler
 	bool stopped_elsewhere_ = false;	// a stop not of the run's making ended it
 	std::uint64_t tsc_khz_ = 0;
 	std::uint64_t drains_ = 0;

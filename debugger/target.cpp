@@ -76,6 +76,9 @@ Result<std::uint64_t> Target::probe_passed_over() { return no_probes(*this); }
 Result<void> Target::arm_syscalls(const vtice_syscalls &) { return no_probes(*this); }
 Result<void> Target::disarm_syscalls() { return no_probes(*this); }
 Result<SyscallTrapCounts> Target::syscall_counts() { return no_probes(*this); }
+Result<void> Target::arm_profile(const vtice_profile &) { return no_probes(*this); }
+Result<void> Target::disarm_profile() { return no_probes(*this); }
+Result<ProfilerCounts> Target::profiler_counts() { return no_probes(*this); }
 Result<std::vector<vtice_record>> Target::take_ring(int) { return no_probes(*this); }
 Result<std::uint64_t> Target::tsc_khz() { return no_probes(*this); }
 

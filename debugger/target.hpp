@@ -115,6 +115,12 @@ struct SyscallTrapCounts {
 	std::uint64_t armed = 0, seen = 0, recorded = 0;
 };
 
+// The vtice stub's profiler: CPUs sampling now; samples recorded since the
+// module loaded.
+struct ProfilerCounts {
+	std::uint64_t armed = 0, samples = 0;
+};
+
 class Target {
 public:
 	virtual ~Target() = default;
@@ -188,6 +194,13 @@ public:
 	virtual Result<void> arm_syscalls(const vtice_syscalls &req);
 	virtual Result<void> disarm_syscalls();
 	virtual Result<SyscallTrapCounts> syscall_counts();
+	// The stub's profiler (profile: probes): every CPU sampled req.hz times
+	// a second with req.stack_bytes of its stack, req's task only (pid,
+	// comm; its op and cpu are not used), each CPU starting as it leaves
+	// this stop; stopped the same way; its counts.
+	virtual Result<void> arm_profile(const vtice_profile &req);
+	virtual Result<void> disarm_profile();
+	virtual Result<ProfilerCounts> profiler_counts();
 	virtual Result<std::vector<vtice_record>> take_ring(int thread);
 	virtual Result<std::uint64_t> tsc_khz();
 	virtual Result<void> detach() = 0;

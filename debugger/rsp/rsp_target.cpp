@@ -693,6 +693,54 @@ Result<dbg::SyscallTrapCounts> RspTarget::syscall_counts()
 	return dbg::SyscallTrapCounts{(*numbers)[0], (*numbers)[1], (*numbers)[2]};
 }
 
+// QVtice:profile:arm:HZ,STACK,PID,COMM (hypervisor/debug/rsp_probes.c).
+Result<void> RspTarget::arm_profile(const vtice_profile &req)
+{
+	if (!features_.probes)
+		return Target::arm_profile(req);
+	char comm[sizeof(req.comm)] = {};
+	std::memcpy(comm, req.comm, sizeof(comm) - 1);
+	std::string packet = "QVtice:profile:arm:" + hex_number(req.hz) + "," + hex_number(req.stack_bytes) + "," +
+			     hex_number(req.pid) + "," + to_hex(std::string(comm, sizeof(comm)));
+	auto reply = client_.request(packet);
+	if (!reply)
+		return make_error("profiler: " + reply.error().message);
+	if (*reply == "E10")
+		return make_error("profiler: taken (E10, EBUSY): a vtice profile or probe on the traced machine itself "
+				  "owns it");
+	if (*reply == "E5f")
+		return make_error("profiler: this CPU has no VMX-preemption timer (E5f, EOPNOTSUPP), which the "
+				  "profiler samples with");
+	if (*reply == "E16")
+		return make_error("profiler: the stub refused " + std::to_string(req.hz) + " Hz with " +
+				  std::to_string(req.stack_bytes) + " bytes of stack (E16, EINVAL)");
+	if (*reply != "OK")
+		return reply_error("profiler", *reply);
+	return {};
+}
+
+Result<void> RspTarget::disarm_profile()
+{
+	if (!features_.probes)
+		return Target::disarm_profile();
+	if (auto ok = expect_ok("QVtice:profile:off", "profiler off"); !ok)
+		return ok.error();
+	return {};
+}
+
+Result<dbg::ProfilerCounts> RspTarget::profiler_counts()
+{
+	if (!features_.probes)
+		return Target::profiler_counts();
+	auto numbers = query_numbers("qVtice:profile");
+	if (!numbers)
+		return numbers.error();
+	if (numbers->size() != 2)
+		return make_error("qVtice:profile answered " + std::to_string(numbers->size()) +
+				  " numbers, not 2: the module's stub is older than this console");
+	return dbg::ProfilerCounts{(*numbers)[0], (*numbers)[1]};
+}
+
 Result<std::uint64_t> RspTarget::tsc_khz()
 {
 	if (!features_.probes)

@@ -50,6 +50,9 @@ public:
 	Result<void> arm_syscalls(const vtice_syscalls &req) override;
 	Result<void> disarm_syscalls() override;
 	Result<dbg::SyscallTrapCounts> syscall_counts() override;
+	Result<void> arm_profile(const vtice_profile &req) override;
+	Result<void> disarm_profile() override;
+	Result<dbg::ProfilerCounts> profiler_counts() override;
 	Result<std::vector<vtice_record>> take_ring(int thread) override;
 	Result<std::uint64_t> tsc_khz() override;
 	Result<void> detach() override;

@@ -198,4 +198,43 @@ TEST_F(RspProbesEngine, AStringSlotTheHypervisorCannotTakeIsNotSent)
 	EXPECT_TRUE(m.syscall_trap.comm.empty() && !m.syscall_trap.on) << "nothing reached the stub";
 }
 
+TEST_F(RspProbesEngine, TheProfilerGetsItsRateStackAndFilter)
+{
+	vtice_profile req{};
+	req.hz = 99;
+	req.stack_bytes = 2048;
+	req.pid = 7;
+	std::memcpy(req.comm, "dd", 2);
+	ASSERT_TRUE(target->arm_profile(req));
+	EXPECT_TRUE(m.profiler == (FakeMachine::Profiler{true, 99, 2048, 7, "dd"}));
+	m.profile_samples = 500;
+	auto counts = target->profiler_counts();
+	ASSERT_TRUE(counts) << counts.error().to_string();
+	EXPECT_EQ(counts->armed, FakeMachine::kCpus);
+	EXPECT_EQ(counts->samples, 500u);
+	ASSERT_TRUE(target->disarm_profile());
+	EXPECT_FALSE(m.profiler.on);
+	EXPECT_TRUE(m.probe_ops.empty() && !m.syscall_trap.on);
+}
+
+TEST_F(RspProbesEngine, ATakenOrMissingProfilerIsRefusedSayingWhy)
+{
+	vtice_profile req{};
+	req.hz = 99;
+	m.profile_error = -16;
+	auto armed = target->arm_profile(req);
+	ASSERT_FALSE(armed);
+	EXPECT_NE(armed.error().to_string().find("EBUSY"), std::string::npos) << armed.error().to_string();
+	m.profile_error = -95;
+	armed = target->arm_profile(req);
+	ASSERT_FALSE(armed);
+	EXPECT_NE(armed.error().to_string().find("VMX-preemption timer"), std::string::npos)
+		<< armed.error().to_string();
+	m.profile_error = -22;
+	armed = target->arm_profile(req);
+	ASSERT_FALSE(armed);
+	EXPECT_NE(armed.error().to_string().find("99 Hz"), std::string::npos) << armed.error().to_string();
+	EXPECT_FALSE(m.profiler.on);
+}
+
 }  // namespace
