@@ -16,6 +16,20 @@ namespace {
 // line every 50 ms of guest time; an emulator runs slower than that).
 constexpr int kBreakInTimeoutMs = 30000;
 
+// A count over the run, from two reads summed over the CPUs that stopped:
+// one missing from either read must not wrap the difference.
+std::uint64_t over_run(std::uint64_t after, std::uint64_t before) { return after > before ? after - before : 0; }
+
+// A CPU that did not stop for the stub since the arming never applied it.
+void warn_if_cpus_missed(dbg::Target &target, std::uint64_t applied, const char *what)
+{
+	auto cpus = target.threads();
+	if (cpus && applied < cpus->size())
+		eprintf("vtice probe: warning: %s %llu of %zu CPUs (the others did not stop for the stub since it was "
+			"armed)\n",
+			what, static_cast<unsigned long long>(applied), cpus->size());
+}
+
 }  // namespace
 
 Result<void> StubProbeSource::arm(const probes::CheckedProgram &program, RunTotals &totals)
@@ -112,14 +126,9 @@ Result<void> StubProbeSource::disarm_syscalls(RunTotals &totals)
 	if (auto ok = session_.target().disarm_syscalls(); !ok)
 		return ok;
 	syscalls_armed_ = false;
-	// Summed over the CPUs that stopped: one missing from either read must not wrap the difference.
-	totals.seen = after->seen > totals.seen ? after->seen - totals.seen : 0;
-	totals.recorded = after->recorded > totals.recorded ? after->recorded - totals.recorded : 0;
-	auto cpus = session_.target().threads();
-	if (cpus && after->armed < cpus->size())
-		eprintf("vtice probe: warning: the syscall trap was armed on %llu of %zu CPUs (the others did not "
-			"stop for the stub since it was armed)\n",
-			static_cast<unsigned long long>(after->armed), cpus->size());
+	totals.seen = over_run(after->seen, totals.seen);
+	totals.recorded = over_run(after->recorded, totals.recorded);
+	warn_if_cpus_missed(session_.target(), after->armed, "the syscall trap was armed on");
 	return {};
 }
 
@@ -153,12 +162,8 @@ Result<void> StubProbeSource::disarm_profile(RunTotals &totals)
 	if (auto ok = session_.target().disarm_profile(); !ok)
 		return ok;
 	profile_armed_ = false;
-	totals.samples = after->samples > totals.samples ? after->samples - totals.samples : 0;
-	auto cpus = session_.target().threads();
-	if (cpus && after->armed < cpus->size())
-		eprintf("vtice probe: warning: %llu of %zu CPUs were sampled (the others did not stop for the stub "
-			"since the profiler was armed)\n",
-			static_cast<unsigned long long>(after->armed), cpus->size());
+	totals.samples = over_run(after->samples, totals.samples);
+	warn_if_cpus_missed(session_.target(), after->armed, "the profiler sampled");
 	return {};
 }
 

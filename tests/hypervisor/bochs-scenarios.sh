@@ -320,7 +320,7 @@ stub_guest_loop() {
 		# not over a probe workload the host asked for while the machine
 		# was stopped at the end of the last one (a workload marks itself taken)
 		case $(cat /proc/sys/kernel/domainname) in
-		vt-probe | vt-probe2) ;;
+		vt-probe | vt-probe2 | vt-spin) ;;
 		*) echo "vt$n" >/proc/sys/kernel/domainname ;;
 		esac
 		sleep 3
@@ -520,6 +520,7 @@ stub_bench_if_asked() {
 	vtice-bench-*) $T getpid "hv.${want#vtice-}" 200000 ;;
 	vtice-detect) detect_under_stub ;;
 	vt-probe | vt-probe2) stub_probe_workload "${want#vt-}" ;;
+	vt-spin) stub_spin_workload ;;
 	esac
 }
 
@@ -588,6 +589,31 @@ stub_probe_workload() {
 	done
 	echo "VTICE-FIGURE hv.stub-$run.bufs=$bufs"
 	echo 0 >$ev/filter
+}
+
+# The workload of the stub's profile run ("vt-spin", host/stub_gdb.py):
+# the test module vtice_spin spins 5 s in vtice_spin_loop on the last CPU
+# as the thread vtice-spin. hv.stub-spin.lo and .hi, read while it spins:
+# where the function's text begins and the next of the module's symbols
+# does, from /proc/kallsyms; then a subshell named vtstubspin waits in rmmod for the
+# spinner's end and writes, the host's exit().
+stub_spin_workload() {
+	local ko=/lib/vtice/vtice_spin.ko lo
+	echo vt-probe-taken >/proc/sys/kernel/domainname
+	insmod $ko secs=5 || { echo "VTICE-FIGURE hv.stub-spin.lo=none"; return; }
+	# at once: until then the spinner wakes every 20 ms, sampled in the scheduler
+	echo 1 >/sys/module/vtice_spin/parameters/go
+	lo=$(awk '$3 == "vtice_spin_loop" { print $1; exit }' /proc/kallsyms)
+	echo "VTICE-FIGURE hv.stub-spin.lo=$lo"
+	echo "VTICE-FIGURE hv.stub-spin.hi=$(awk -v lo="$lo" '$4 == "[vtice_spin]" && $1 > lo { print $1 }' \
+		/proc/kallsyms | sort | head -n 1)"
+	(
+		printf vtstubspin >/proc/self/comm
+		rmmod vtice_spin
+		echo done >/dev/null
+	)
+	echo "VTICE-FIGURE hv.stub-spin.cpus=$(nproc)"
+	echo "VTICE-FIGURE hv.stub-spin.spun=$(dmesg | sed -n 's/.*vtice_spin: spun \([0-9]*\) ms.*/\1/p' | tail -n 1)"
 }
 
 # The transparency detector with the debugger at work (docs/transparency.md).

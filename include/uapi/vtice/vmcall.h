@@ -38,7 +38,9 @@ enum vtice_vmcall {
 	 * (as VTICE_VMCALL_SYSCALLS's): a sample of another task is not
 	 * recorded. RDX out = samples recorded on this CPU since load.
 	 * ENOSYS: no VMX-preemption timer; EINVAL: a period the timer cannot
-	 * count, a bad stack size, or a comm without its NUL.
+	 * count, a bad stack size, or a comm without its NUL. EBUSY: the
+	 * debug stub's profiler runs (profile: probes through it), which
+	 * this call neither changes nor stops.
 	 */
 	VTICE_VMCALL_PROFILE = 6,
 	/*

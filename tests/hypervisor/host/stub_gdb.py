@@ -713,12 +713,20 @@ def vtice_probe_phase(fig):
     syscalls = ('syscall:read /comm == "vtstubprobe"/ { @sysreads = count(); } '
                 'syscall:openat /comm == "vtstubprobe"/ { printf("sysopen %s\\n", str(arg1)); } '
                 'syscall:write /comm == "vtstubprobe"/ { exit(); }')
-    folded = os.path.join(tempfile.mkdtemp(prefix="vtstub"), "write.folded")
+    # A third run (hv.stub-spin.*): the profiler through the stub, the
+    # spinner's samples alone (root's comm filter) with their stacks.
+    spin = ('profile:hz:99 /comm == "vtice-spin"/ { @spincpu[cpu] = count(); @[kstack] = count(); } '
+            'fn:vfs_write /comm == "vtstubspin"/ { exit(); }')
+    scratch = tempfile.mkdtemp(prefix="vtstub")
+    folded = os.path.join(scratch, "write.folded")
+    spin_folded = os.path.join(scratch, "spin.folded")
     ask = "set *(u64*)0x%x = 0x%x\nset *(u8*)0x%x = %%d\nset *(u8*)0x%x = 0\n" % (
         domain, int.from_bytes(b"vt-probe", "little"), domain + 8, domain + 9)
+    ask_spin = "set *(u64*)0x%x = 0x%x\n" % (domain, int.from_bytes(b"vt-spin\0", "little"))
     cmds = (ask % 0 + "probe '%s' --folded %s\n" % (program, folded) +
-            ask % ord("2") + "probe '%s'\ndetach\n" % syscalls)
-    ran = vtice_batch("vtice-probe", cmds, 900)
+            ask % ord("2") + "probe '%s'\n" % syscalls +
+            ask_spin + "probe '%s' --folded %s\ndetach\n" % (spin, spin_folded))
+    ran = vtice_batch("vtice-probe", cmds, 1200)
     if not ran:
         return
     check_stub_kstack(folded, fig.get("hv.stub-probe.write-callers"))
@@ -748,8 +756,11 @@ def vtice_probe_phase(fig):
     while "hv.stub-probe2.reads" not in figures() and time.time() < deadline:
         time.sleep(1)
     check_stub_syscalls(text, figures().get("hv.stub-probe2.reads"), ostype)
+    while "hv.stub-spin.spun" not in figures() and time.time() < deadline:
+        time.sleep(1)
+    check_stub_profile(text, spin_folded, figures())
     lost = re.findall(r"; (\d+) records lost in the rings", text)
-    check("vtice-probe-lost", lost == ["0", "0"],
+    check("vtice-probe-lost", lost == ["0", "0", "0"],
           "records lost in the rings by each run: %s" % (", ".join(lost) or "no summary"))
 
 
@@ -768,6 +779,49 @@ def check_stub_syscalls(text, reads, ostype):
           "str(arg1) of syscall:openat through the stub: %d lines, %d of them %s, then %s; the trap: %s"
           % (len(opens), opens.count(ostype), ostype, opens[-1] if opens else "nothing",
              "%s SYSCALL/SYSRET executed, %s recorded" % trap.groups() if trap else "no summary"))
+
+
+def check_stub_profile(text, folded, fig):
+    """profile: through the stub (each CPU's timer armed as it leaves the
+    stop): root records the spinner's samples alone, all on the CPU its
+    module binds it to (the last); and >= 90 % of them in vtice_spin_loop
+    or what it calls: a frame of the unwound stack within the function's
+    text as the guest's /proc/kallsyms gives it (the session's symbols are
+    the vmlinux's, so a module frame is an address). Not 99 a second of its
+    5 s: the spinner's clock (the TSC, tsc_offset=0 by default) runs on
+    while the drains stop the machine, about a hundred times in those 5 s,
+    and the timer counts only while the guest runs; >= 50 (half a second
+    of running) is asked."""
+    lo, hi, cpus = fig.get("hv.stub-spin.lo"), fig.get("hv.stub-spin.hi"), fig.get("hv.stub-spin.cpus")
+    per_cpu = dict(re.findall(r"^@spincpu\[(\d+)\]: (\d+)$", text, re.M))
+    spinner = per_cpu.get(str(int(cpus) - 1)) if cpus else None
+    drains = re.findall(r"vtice probe: (\d+) break-ins drained the rings", text)
+    check("vtice-probe-profile-filter", spinner is not None and len(per_cpu) == 1 and int(spinner) >= 50,
+          "profile:hz:99 /comm == \"vtice-spin\"/ through the stub: samples per CPU %s (the spinner is bound "
+          "to CPU %s; want it alone, >= 50; it spun %s ms by its clock, %s break-ins drained the rings)"
+          % (per_cpu or "none", int(cpus) - 1 if cpus else "?", fig.get("hv.stub-spin.spun"),
+             drains[-1] if drains else "no"))
+    try:
+        lines = open(folded).read().splitlines()
+    except OSError as e:
+        lines = []
+        print("no --folded file: %s" % e, flush=True)
+    if not lo or not hi or lo == "none":
+        check("vtice-probe-profile-stack", False, "the guest gave no vtice_spin_loop range (lo %s, hi %s)" % (lo, hi))
+        return
+    begin, end = int(lo, 16), int(hi, 16)
+
+    def in_loop(frame):
+        return frame.startswith("0x") and begin <= int(frame, 16) < end
+
+    total = inside = 0
+    for line in lines:
+        stack, _, count = line.rpartition(" ")
+        total += int(count)
+        inside += int(count) if any(in_loop(f) for f in stack.split(";")) else 0
+    check("vtice-probe-profile-stack", total >= 50 and inside * 10 >= total * 9,
+          "%d of the spinner's %d samples through the stub in vtice_spin_loop [0x%x, 0x%x) or what it calls "
+          "(want >= 90%% of >= 50)" % (inside, total, begin, end))
 
 
 def check_stub_kstack(folded, kernel_callers):
