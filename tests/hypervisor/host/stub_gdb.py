@@ -695,7 +695,8 @@ def vtice_probe_phase(fig):
     24): the batch asks the guest for its workload by writing "vt-probe"
     into the kernel's domain name, then runs a program whose exit() is the
     workload's last write; then the same with "vt-probe2" and the syscall:
-    probes (the stub's syscall trap). The oracles are the guest's: the count of its
+    probes (the stub's syscall trap), and with "vt-spin" and a profile:
+    probe (check_stub_profile). The oracles are the guest's: the count of its
     syscall tracepoint sys_enter_read for the same comm (hv.stub-probe.reads)
     and the sum of those reads' buffer addresses (hv.stub-probe.bufs), both
     of which root keeps itself (a sum() alone), the 20 opens of /proc/sys/kernel/ostype its script makes, and the stack
