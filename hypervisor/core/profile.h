@@ -72,7 +72,7 @@ struct vt_profile_stub {
 #define VT_TIMER_SAMPLE		VT_BIT(1)	/* ...a sample */
 
 /* ---- timer.c, in VMX root on the current vCPU ---- */
-/* At VMCS setup: the stub's poll, if any, counts from its first period. */
+/* At VMCS setup: the stub's poll, if any, counts from its first period; no sampling. */
 void vt_timer_init(struct vt_vcpu *vcpu);
 /* At the timer's exit: which users came due (VT_TIMER_*); reloads it. */
 u32 vt_timer_expired(struct vt_vcpu *vcpu);

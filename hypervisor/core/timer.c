@@ -59,6 +59,7 @@ void vt_timer_init(struct vt_vcpu *vcpu)
 {
 	vcpu->timer.loaded = vcpu->hv->preempt_ticks;
 	vcpu->timer.poll_left = vcpu->hv->preempt_ticks;
+	vcpu->timer.sample_ticks = 0;	/* sampling armed before a hotplug or suspend is over */
 }
 
 u32 vt_timer_expired(struct vt_vcpu *vcpu)

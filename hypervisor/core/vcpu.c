@@ -213,8 +213,14 @@ int vt_vcpu_virtualize(struct vt_vcpu *vcpu)
 		return ret;
 	vcpu->debugctl_shadow = vt_rdmsr(MSR_IA32_DEBUGCTLMSR);
 	vt_apic_read_id(vcpu);
-	/* A fresh VMCS is not armed (a trap armed before a hotplug or suspend). */
+	/*
+	 * A fresh VMCS is not armed (a trap armed before a hotplug or suspend)
+	 * and does not sample (timer.c); what the debug stub armed is applied
+	 * again as this CPU leaves its next stop.
+	 */
 	vcpu->sys.armed = false;
+	vcpu->sys.stub_seen = 0;
+	vcpu->profile.stub_seen = 0;
 	vt_set_msr_intercept(vcpu, MSR_EFER, false);
 	/* Without "save IA32_PERF_GLOBAL_CTRL", its writes must reach the VMCS. */
 	vt_set_msr_intercept(vcpu, MSR_CORE_PERF_GLOBAL_CTRL,

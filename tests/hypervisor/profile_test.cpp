@@ -296,6 +296,24 @@ TEST_F(ProfileStub, TheStubsOffLeavesTheKernelSidesProfilerAlone)
 	EXPECT_TRUE(timer_on());
 }
 
+// A CPU taken offline and back keeps its vCPU state (made at load); its
+// fresh VMCS does not sample, and the stub's profiler starts again as the
+// CPU leaves its next stop.
+TEST_F(ProfileStub, ACpuBackOnlineSamplesAgainAtItsNextSync)
+{
+	ASSERT_EQ(stub_set(true, 3'000'000), 0);
+	vt_profile_stub_sync(&vcpu);
+	ASSERT_TRUE(timer_on());
+	ASSERT_EQ(vt_vcpu_devirtualize(&vcpu), 0);
+	ASSERT_EQ(vt_vcpu_virtualize(&vcpu), 0);
+	EXPECT_FALSE(timer_on()) << "no stub poll here: a fresh VMCS runs no timer";
+	EXPECT_EQ(vcpu.timer.sample_ticks, 0u);
+	vt_profile_stub_sync(&vcpu);
+	EXPECT_TRUE(timer_on());
+	expire_in_kernel(kStackTop - 0x800);
+	EXPECT_FALSE(records().empty());
+}
+
 TEST_F(ProfileStub, BadRequestsAreRefusedAndStartNothing)
 {
 	EXPECT_EQ(stub_set(true, 1'000'000, 17), -VT_EINVAL);

@@ -285,6 +285,22 @@ TEST_F(SyscallStubTrap, TheStubsOffLeavesTheKernelSidesTrapAlone)
 	EXPECT_EQ(cpu().vmcs[GUEST_IA32_EFER], kEferGuest & ~1ull);
 }
 
+// A CPU taken offline and back keeps its vCPU state; its fresh VMCS is not
+// armed, and the stub's trap arms again as the CPU leaves its next stop.
+TEST_F(SyscallStubTrap, ACpuBackOnlineArmsAgainAtItsNextSync)
+{
+	ASSERT_EQ(stub_set(true), 0);
+	vt_syscall_trap_stub_sync(&vcpu);
+	ASSERT_TRUE(ud_exits());
+	ASSERT_EQ(vt_vcpu_devirtualize(&vcpu), 0);
+	ASSERT_EQ(vt_vcpu_virtualize(&vcpu), 0);
+	EXPECT_FALSE(vcpu.sys.armed);
+	vt_syscall_trap_stub_sync(&vcpu);
+	EXPECT_TRUE(vcpu.sys.armed);
+	EXPECT_TRUE(ud_exits());
+	EXPECT_EQ(cpu().vmcs[GUEST_IA32_EFER], kEferGuest & ~1ull);
+}
+
 TEST_F(SyscallStubTrap, ABadStringSlotIsRefusedAndArmsNothing)
 {
 	EXPECT_EQ(stub_set(true, "", 257 | (7u << 12)), -VT_EINVAL) << "arguments 1..6";
