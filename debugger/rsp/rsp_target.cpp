@@ -16,6 +16,15 @@ std::string hex_number(std::uint64_t value)
 	return text;
 }
 
+// A request's comm as the trap's and the profiler's arming packets carry
+// it: its 16 bytes in hex, the last always the NUL the stub requires.
+std::string comm_hex(const char (&comm)[16])
+{
+	std::string bytes(comm, sizeof(comm));
+	bytes.back() = '\0';
+	return to_hex(bytes);
+}
+
 Error reply_error(const std::string &what, const std::string &reply)
 {
 	if (reply.empty())
@@ -653,10 +662,8 @@ Result<void> RspTarget::arm_syscalls(const vtice_syscalls &req)
 					  ") is not one the hypervisor takes");
 		slots[i / 4] |= static_cast<std::uint64_t>(req.str_nr[i] | req.str_arg[i] << 12) << (16 * (i % 4));
 	}
-	char comm[sizeof(req.comm)] = {};
-	std::memcpy(comm, req.comm, sizeof(comm) - 1);
 	std::string packet = "QVtice:syscalls:arm:" + hex_number(req.pid) + "," + hex_number(slots[0]) + "," +
-			     hex_number(slots[1]) + "," + to_hex(std::string(comm, sizeof(comm)));
+			     hex_number(slots[1]) + "," + comm_hex(req.comm);
 	auto reply = client_.request(packet);
 	if (!reply)
 		return make_error("syscall trap: " + reply.error().message);
@@ -698,10 +705,8 @@ Result<void> RspTarget::arm_profile(const vtice_profile &req)
 {
 	if (!features_.probes)
 		return Target::arm_profile(req);
-	char comm[sizeof(req.comm)] = {};
-	std::memcpy(comm, req.comm, sizeof(comm) - 1);
 	std::string packet = "QVtice:profile:arm:" + hex_number(req.hz) + "," + hex_number(req.stack_bytes) + "," +
-			     hex_number(req.pid) + "," + to_hex(std::string(comm, sizeof(comm)));
+			     hex_number(req.pid) + "," + comm_hex(req.comm);
 	auto reply = client_.request(packet);
 	if (!reply)
 		return make_error("profiler: " + reply.error().message);

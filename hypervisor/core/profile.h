@@ -85,7 +85,8 @@ u64 vt_profile_vmcall(struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 *
 /*
  * The stub's profiler, with every CPU parked: on (every period_tsc, with
  * stack_bytes of stack, the filter's task only) or off. The caller has
- * checked that the kernel side samples on no CPU. 0 or -VT_EINVAL.
+ * checked that the kernel side samples on no CPU. 0, -VT_EOPNOTSUPP (no
+ * VMX-preemption timer) or -VT_EINVAL.
  */
 int vt_profile_stub_set(struct vt_hv *hv, bool on, u64 period_tsc, u32 stack_bytes,
 			const struct vt_sys_filter *filter);

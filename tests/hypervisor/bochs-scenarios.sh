@@ -595,8 +595,8 @@ stub_probe_workload() {
 # the test module vtice_spin spins 5 s in vtice_spin_loop on the last CPU
 # as the thread vtice-spin. hv.stub-spin.lo and .hi, read while it spins:
 # where the function's text begins and the next of the module's symbols
-# does, from /proc/kallsyms; then a subshell named vtstubspin waits in rmmod for the
-# spinner's end and writes, the host's exit().
+# does, from /proc/kallsyms; then a subshell named vtstubspin waits in
+# rmmod for the spinner's end and writes, the host's exit().
 stub_spin_workload() {
 	local ko=/lib/vtice/vtice_spin.ko lo
 	echo vt-probe-taken >/proc/sys/kernel/domainname
