@@ -11,6 +11,7 @@ void ProbeFeed::feed(const std::vector<std::vector<vtice_record>> &per_cpu)
 	std::vector<trace::SyscallEvent> events;
 	std::vector<trace::ProfileSample> samples;
 	for (const auto &recs : per_cpu) {
+		stats_.records += recs.size();
 		auto evs = trace::decode_syscall_records(recs, decode_);
 		events.insert(events.end(), evs.begin(), evs.end());
 		trace::ProfileDecodeStats these;	// their LOST count is decode_'s: the same records

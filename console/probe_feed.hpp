@@ -16,6 +16,7 @@
 namespace vtice::console {
 
 struct ProbeFeedStats {
+	std::uint64_t records = 0;	// read from the rings, each 32 bytes (what the program cost them)
 	std::uint64_t events = 0;
 	std::uint64_t returns_unpaired = 0;	// the entry was before the run (or lost)
 };

@@ -194,20 +194,25 @@ Result<std::uint32_t> slot_for(vtice_probes &req, const probes::ProbePoint &poin
 	return req.count++;
 }
 
-// A watch: point's range, once however many probes name it.
-Result<void> add_watch(vtice_probes &req, const probes::ProbePoint &point)
+// A watch: point's range, once however many probes name it; its hits
+// copy the stack when one of those probes reads kstack.
+Result<void> add_watch(vtice_probes &req, const probes::ProbePoint &point, bool copies_stack)
 {
 	vtice_probe_watch w{};
 	w.addr = point.address;
 	w.len = point.watch_len;
 	w.type = point.watch_access;	// kWatchWrite/kWatchRead are VTICE_PROBE_WATCH_WRITE/READ
-	for (std::uint32_t i = 0; i < req.nr_watches; i++)
-		if (req.watch[i].addr == w.addr && req.watch[i].len == w.len && req.watch[i].type == w.type)
-			return {};
-	if (req.nr_watches == VTICE_PROBE_WATCHES_MAX)
+	std::uint32_t i = 0;
+	while (i < req.nr_watches &&
+	       !(req.watch[i].addr == w.addr && req.watch[i].len == w.len && req.watch[i].type == w.type))
+		i++;
+	if (i == VTICE_PROBE_WATCHES_MAX)
 		return probes::error_at(point.pos, "more than " + std::to_string(VTICE_PROBE_WATCHES_MAX) +
 							   " watched ranges at once");
-	req.watch[req.nr_watches++] = w;
+	if (i == req.nr_watches)
+		req.watch[req.nr_watches++] = w;
+	if (copies_stack)
+		req.stack_watches |= 1u << i;
 	return {};
 }
 
@@ -293,9 +298,10 @@ bool tests_in_root(const vtice_probes &req, std::uint8_t program)
 // A hidden breakpoint at address for point, running fetch (0: none) on its
 // hits. Root runs one fetch program per address: two probes there (fn:F
 // and addr:F+4 on a kernel with IBT; one address by name and by number)
-// must read the same, or one would get the other's values.
+// must read the same, or one would get the other's values. The stack is
+// copied there when one of them reads kstack.
 Result<void> add_breakpoint(vtice_probes &req, const probes::ProbePoint &point, std::uint64_t address,
-			    std::uint8_t fetch)
+			    std::uint8_t fetch, bool copies_stack)
 {
 	std::uint32_t used = req.count;
 	auto slot = slot_for(req, point, address);
@@ -313,6 +319,8 @@ Result<void> add_breakpoint(vtice_probes &req, const probes::ProbePoint &point, 
 							   "root runs one set of reads per address; put them in one probe");
 	if (fetch)
 		runs = fetch;
+	if (copies_stack)
+		req.stack_points |= std::uint64_t{1} << *slot;
 	return {};
 }
 
@@ -363,13 +371,13 @@ Result<vtice_probes> arm_request(const probes::CheckedProgram &program, std::uin
 			return fetch.error();
 		for (const auto &point : probe.points) {
 			if (point.kind == probes::PointKind::Watch) {
-				if (auto ok = add_watch(req, point); !ok)
+				if (auto ok = add_watch(req, point, probe.copies_kstack); !ok)
 					return ok.error();
 				continue;
 			}
 			for (std::uint64_t address : breakpoint_addresses(point)) {
 				std::uint8_t runs = probe.count_in_root && shared.count(address) ? 0 : *fetch;
-				if (auto ok = add_breakpoint(req, point, address, runs); !ok)
+				if (auto ok = add_breakpoint(req, point, address, runs, probe.copies_kstack); !ok)
 					return ok.error();
 			}
 		}

@@ -36,8 +36,8 @@ void report_summary(const ProbeOptions &o, const probes::Runtime &rt, const Prob
 		    probes::Output &out)
 {
 	std::string line = std::to_string(feed.stats().events) + " events; probes fired " +
-			   std::to_string(rt.stats().fired) + " times; " +
-			   std::to_string(feed.decode_stats().lost) + " records lost in the rings";
+			   std::to_string(rt.stats().fired) + " times; " + std::to_string(feed.stats().records) +
+			   " records read; " + std::to_string(feed.decode_stats().lost) + " records lost in the rings";
 	if (feed.decode_stats().malformed + feed.sample_stats().malformed)
 		line += ", " + std::to_string(feed.decode_stats().malformed + feed.sample_stats().malformed) +
 			" malformed groups skipped";
@@ -65,7 +65,8 @@ void report_summary(const ProbeOptions &o, const probes::Runtime &rt, const Prob
 	if (totals.profile)
 		line += "; the hypervisor recorded " + std::to_string(totals.samples) + " samples";
 	eprintf("vtice probe: %s\n", line.c_str());
-	out.summary("\"events\":" + std::to_string(feed.stats().events) +
+	out.summary("\"records\":" + std::to_string(feed.stats().records) +
+		    ",\"events\":" + std::to_string(feed.stats().events) +
 		    ",\"fired\":" + std::to_string(rt.stats().fired) +
 		    ",\"lost\":" + std::to_string(feed.decode_stats().lost) +
 		    ",\"map_updates_refused\":" + std::to_string(rt.map_updates_refused()) +
@@ -252,7 +253,7 @@ std::string describe_program(const probes::CheckedProgram &p)
 			   : p.has_syscall_probes			  ? "the syscalls"
 									  : "the probe hits";
 	return text + "; the hypervisor records " + what + " of " + describe_filter(filter) +
-	       (p.fn_kstack ? ", each probe hit with its kernel stack" : "") + describe_fetch(p);
+	       (p.fn_kstack ? ", the hits of the probes that read kstack with their kernel stack" : "") + describe_fetch(p);
 }
 
 

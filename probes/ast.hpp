@@ -160,6 +160,9 @@ struct Probe {
 	// their addresses instead of recording them (the checker's).
 	bool count_in_root = false;
 	bool sum_in_root = false;	// the body is a sum() or avg(): root adds OPERAND up too
+	// A fn:, addr: or watch: probe that reads kstack: root copies the stack
+	// at its points' hits, and at no other probe's (the checker's)
+	bool copies_kstack = false;
 };
 
 struct Program {

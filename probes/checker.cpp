@@ -927,6 +927,7 @@ private:
 						       "profile:hz:N probes (the kernel stack at a function's entry or "
 						       "return, an instruction, an access or a sample)");
 			out_.fn_kstack |= ctx_.fn;
+			probe_->copies_kstack |= ctx_.fn;
 			out_.profile_kstack |= ctx_.profile;
 			return Type::Stack;
 		case Builtin::Probe:

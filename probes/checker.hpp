@@ -45,7 +45,7 @@ struct CheckedProgram {
 	bool has_syscall_probes = false;
 	bool has_fn_probes = false;	// fn:, addr: or watch:: their addresses are the caller's to fill in
 	std::uint32_t profile_hz = 0;	// profile:hz:N's N; 0: no profile probes
-	bool fn_kstack = false;		// some fn:, addr: or watch: probe reads kstack: the hits copy the stack
+	bool fn_kstack = false;		// some fn:, addr: or watch: probe reads kstack (Probe::copies_kstack)
 	bool more_regs = false;		// ...reads a register past the eight every hit carries (reg("rbx"))
 	// syscall:NAME probes' str(argN): the syscall's number -> N, copied at its entry
 	std::map<std::uint64_t, int> syscall_strings;

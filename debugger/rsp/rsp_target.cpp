@@ -595,10 +595,12 @@ Result<void> RspTarget::arm_probes(const vtice_probes &req)
 		packets.push_back("QVtice:probes:fetch:" + hex_number(p) + ":" +
 				  to_hex(std::string(reinterpret_cast<const char *>(req.fetch[p]), sizeof(req.fetch[p]))));
 	for (std::uint32_t i = 0; i < req.count && i < VTICE_PROBES_MAX; i++)
-		packets.push_back("QVtice:probes:add:" + hex_number(req.addrs[i]) + "," + hex_number(req.program[i]));
+		packets.push_back("QVtice:probes:add:" + hex_number(req.addrs[i]) + "," + hex_number(req.program[i]) +
+				  "," + hex_number(req.stack_points >> i & 1));
 	for (std::uint32_t i = 0; i < req.nr_watches && i < VTICE_PROBE_WATCHES_MAX; i++)
 		packets.push_back("QVtice:probes:watch:" + hex_number(req.watch[i].addr) + "," +
-				  hex_number(req.watch[i].len) + "," + hex_number(req.watch[i].type));
+				  hex_number(req.watch[i].len) + "," + hex_number(req.watch[i].type) + "," +
+				  hex_number(req.stack_watches >> i & 1));
 	for (const std::string &packet : packets) {
 		auto reply = client_.request(packet);
 		if (reply && *reply == "OK")

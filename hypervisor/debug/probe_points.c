@@ -14,11 +14,19 @@
 #include <vtice/vmcall.h>
 
 #define VT_PROBE_RECENT	256	/* addresses remembered while #BP exits are on */
+/* A watch probe's range is at most 4 KiB: two pages, a WATCH each. */
+#define VT_PROBE_STACK_WATCHES	(2 * VTICE_PROBE_WATCHES_MAX)
+
+/* A watch probe's range, one page's part of it at most. */
+struct vt_probe_range {
+	u64 gva, len;
+};
 
 /* What a probe at addr copies at a hit beyond the arguments and the task. */
 struct vt_probe_point {
 	u64 addr;
 	u32 program;	/* 0, or N: its hits run programs[N - 1] */
+	bool copies_stack;	/* its hits copy stack_bytes of the stack */
 	u64 counted;	/* hits its program's COUNT or SUM counted */
 	u64 summed;	/* what its SUM added up */
 };
@@ -33,10 +41,13 @@ enum vt_probes_owner {
 struct vt_probes_state {
 	enum vt_probes_owner owner;	/* set by INTERCEPT on, cleared by INTERCEPT off */
 	struct vt_sys_filter filter;	/* whose hits are recorded */
-	u32 stack_bytes;		/* of the stack copied at each hit; 0 = none */
+	u32 stack_bytes;		/* of the stack a probe that copies it copies at a hit */
 	bool more_regs;			/* each hit copies the GPRS records too */
 	struct vt_probe_point points[VTICE_PROBES_MAX];	/* under the hooks' lock */
 	u32 nr_points;
+	/* The watch probes' ranges (one page each) whose hits copy the stack. */
+	struct vt_probe_range stack_watches[VT_PROBE_STACK_WATCHES];
+	u32 nr_stack_watches;
 	/* Written by PROBE_FETCH before the ADD that checks and uses each. */
 	struct vt_fetch_program programs[VTICE_FETCH_PROGRAMS_MAX];
 	u64 hits;			/* recorded since load */
@@ -76,8 +87,7 @@ bool vt_probe_remember(u64 gva)
 void vt_probe_on_hit(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 rip)
 {
 	struct vt_probe_capture cap = {
-		.stack_bytes = vt_probes.stack_bytes, .more_regs = vt_probes.more_regs,
-		.passed_over = &vt_probes.passed_over,
+		.more_regs = vt_probes.more_regs, .passed_over = &vt_probes.passed_over,
 	};
 	u32 i;
 
@@ -85,6 +95,8 @@ void vt_probe_on_hit(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 rip)
 		if (vt_probes.points[i].addr == rip) {
 			if (vt_probes.points[i].program)
 				cap.fetch = &vt_probes.programs[vt_probes.points[i].program - 1];
+			if (vt_probes.points[i].copies_stack)
+				cap.stack_bytes = vt_probes.stack_bytes;
 			cap.counted = &vt_probes.points[i].counted;
 			cap.summed = &vt_probes.points[i].summed;
 			break;
@@ -93,11 +105,23 @@ void vt_probe_on_hit(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 rip)
 		__atomic_fetch_add(&vt_probes.hits, 1, __ATOMIC_RELAXED);
 }
 
+/* Does a watch probe whose hits copy the stack cover addr (the byte a hit names)? */
+static bool vt_probe_watch_copies_stack(u64 addr)
+{
+	u32 i, n = VT_READ_ONCE(vt_probes.nr_stack_watches);
+
+	for (i = 0; i < n && i < VT_PROBE_STACK_WATCHES; i++)
+		if (addr - vt_probes.stack_watches[i].gva < vt_probes.stack_watches[i].len)
+			return true;
+	return false;
+}
+
 void vt_probe_on_watch(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 ip, u64 addr, u32 access)
 {
 	struct vt_probe_capture cap = {
-		.stack_bytes = vt_probes.stack_bytes, .more_regs = vt_probes.more_regs,
-		.watch_access = access, .watch_ip = ip, .watch_addr = addr, .passed_over = &vt_probes.passed_over,
+		.stack_bytes = vt_probe_watch_copies_stack(addr) ? vt_probes.stack_bytes : 0,
+		.more_regs = vt_probes.more_regs, .watch_access = access, .watch_ip = ip, .watch_addr = addr,
+		.passed_over = &vt_probes.passed_over,
 	};
 
 	/* RIP now, past the access: where the registers and the stack are from. */
@@ -158,8 +182,10 @@ static u64 vt_probe_fetch(u64 program, u64 index, u64 op)
 }
 
 /* Known before its breakpoint exists: a hit always finds what to copy. */
-static u64 vt_probe_add(u64 gva, u64 gpa, u64 program)
+static u64 vt_probe_add(u64 gva, u64 gpa, u64 program_stack)
 {
+	bool copies_stack = program_stack & VTICE_VMCALL_PROBE_COPIES_STACK;
+	u64 program = program_stack & ~VTICE_VMCALL_PROBE_COPIES_STACK;
 	int ret;
 
 	if (!vt_hooks_intercepting(VT_INTERCEPT_PROBES))
@@ -178,13 +204,24 @@ static u64 vt_probe_add(u64 gva, u64 gpa, u64 program)
 		vt_hooks_unlock();
 		return (u64)(s64)-VT_ENOSPC;
 	}
-	vt_probes.points[vt_probes.nr_points++] = (struct vt_probe_point){ gva, (u32)program, 0 };
+	vt_probes.points[vt_probes.nr_points++] = (struct vt_probe_point){
+		.addr = gva, .program = (u32)program, .copies_stack = copies_stack,
+	};
 	vt_hooks_unlock();
 	ret = vt_bp_probe_insert(gva, gpa);
 	return ret ? (u64)(s64)ret : VTICE_VMCALL_OK;
 }
 
-/* R10 = len | type << 32 (vmcall.h); the range inside the page at gpa. */
+/* Its hits copy the stack from now on; the hooks' lock held. */
+static void vt_probe_watch_stack(u64 gva, u64 len)
+{
+	u32 n = vt_probes.nr_stack_watches;
+
+	vt_probes.stack_watches[n] = (struct vt_probe_range){ gva, len };
+	VT_STORE_RELEASE(vt_probes.nr_stack_watches, n + 1);
+}
+
+/* R10 = len | type << 32, maybe COPIES_STACK (vmcall.h); the range inside the page at gpa. */
 static u64 vt_probe_watch(u64 gva, u64 gpa, u64 len_type)
 {
 	static const enum vt_dbg_point types[] = {
@@ -192,14 +229,24 @@ static u64 vt_probe_watch(u64 gva, u64 gpa, u64 len_type)
 		[VTICE_PROBE_WATCH_READ] = VT_POINT_READ,
 		[VTICE_PROBE_WATCH_ACCESS] = VT_POINT_ACCESS,
 	};
-	u64 type = len_type >> 32, len = (u32)len_type;
+	bool copies_stack = len_type & VTICE_VMCALL_PROBE_COPIES_STACK;
+	u64 type = (len_type & ~VTICE_VMCALL_PROBE_COPIES_STACK) >> 32, len = (u32)len_type;
 	int ret;
 
 	if (type < VTICE_PROBE_WATCH_WRITE || type > VTICE_PROBE_WATCH_ACCESS || !len ||
 	    len > VTICE_PROBE_WATCH_LEN_MAX)
 		return (u64)VTICE_VMCALL_EINVAL;
+	if (copies_stack && vt_probes.nr_stack_watches == VT_PROBE_STACK_WATCHES)
+		return (u64)(s64)-VT_ENOSPC;	/* only WATCH fills it, and its owner is one caller */
 	ret = vt_watch_insert_probe(types[type], gva, len, gpa);
-	return ret ? (u64)(s64)ret : VTICE_VMCALL_OK;
+	if (ret)
+		return (u64)(s64)ret;
+	if (copies_stack) {
+		vt_hooks_lock();
+		vt_probe_watch_stack(gva, len);
+		vt_hooks_unlock();
+	}
+	return VTICE_VMCALL_OK;
 }
 
 static void vt_probe_clear(void)
@@ -207,6 +254,7 @@ static void vt_probe_clear(void)
 	vt_bp_probe_clear();
 	vt_hooks_lock();
 	vt_probes.nr_points = 0;
+	VT_STORE_RELEASE(vt_probes.nr_stack_watches, 0);
 	vt_memset(vt_probes.programs, 0, sizeof(vt_probes.programs));
 	vt_watch_clear_owner(true);
 	vt_hooks_ept_changed();

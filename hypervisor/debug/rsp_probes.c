@@ -8,8 +8,8 @@
  *
  *   QVtice:probes:arm:PID,STACK,MORE,COMM  clear, filter, stack, #BP exits on
  *   QVtice:probes:fetch:N:OPS              fetch program N (hex, 8 bytes an op)
- *   QVtice:probes:add:ADDR,PROGRAM         a hidden breakpoint probe
- *   QVtice:probes:watch:ADDR,LEN,TYPE      a watch probe (enum vtice_probe_watch_type)
+ *   QVtice:probes:add:ADDR,PROGRAM,STACK   a hidden breakpoint probe (STACK 1: its hits copy the stack)
+ *   QVtice:probes:watch:ADDR,LEN,TYPE,STACK  a watch probe (enum vtice_probe_watch_type)
  *   QVtice:probes:off                      every probe removed
  *   qVtice:probes                          -> HITS (recorded since load)
  *   qVtice:probes:passed                   -> N (hits the filter or a KEEP did not record, since load)
@@ -113,35 +113,50 @@ static int vt_probes_fetch(struct vt_rsp *r, struct vt_rsp_cursor *c)
 	return err;
 }
 
-/* ADDR,LEN,TYPE: one watch per page the range covers, as root takes them. */
+/* STACK as ADD's and WATCH's R10 carry it: 0 or 1, else nothing valid. */
+static bool vt_probes_stack_flag(u64 stack, u64 *flag)
+{
+	*flag = stack ? VTICE_VMCALL_PROBE_COPIES_STACK : 0;
+	return stack <= 1;
+}
+
+/* ADDR,PROGRAM,STACK */
+static int vt_probes_add(struct vt_rsp *r, struct vt_rsp_cursor *c)
+{
+	u64 v[3], stack;
+
+	if (!vt_probes_numbers(c, v, 3) || v[1] > VTICE_FETCH_PROGRAMS_MAX || !vt_probes_stack_flag(v[2], &stack))
+		return -VT_EINVAL;
+	return vt_probes_op(r, VTICE_VMCALL_PROBE_ADD, v[0], 0, v[1] | stack);
+}
+
+/* ADDR,LEN,TYPE,STACK: one watch per page the range covers, as root takes them. */
 static int vt_probes_watch(struct vt_rsp *r, struct vt_rsp_cursor *c)
 {
-	u64 v[3], at, next, end;
+	u64 v[4], at, next, end, stack;
 	int err = 0;
 
-	if (!vt_probes_numbers(c, v, 3) || !v[1] || v[1] > VTICE_PROBE_WATCH_LEN_MAX || v[0] + v[1] < v[0])
+	if (!vt_probes_numbers(c, v, 4) || !v[1] || v[1] > VTICE_PROBE_WATCH_LEN_MAX || v[0] + v[1] < v[0] ||
+	    v[2] > VTICE_PROBE_WATCH_ACCESS || !vt_probes_stack_flag(v[3], &stack))
 		return -VT_EINVAL;
 	end = v[0] + v[1];
 	for (at = v[0]; at < end && !err; at = next) {
 		next = (at & ~(u64)(VT_PAGE_SIZE - 1)) + VT_PAGE_SIZE;
 		if (next > end)
 			next = end;
-		err = vt_probes_op(r, VTICE_VMCALL_PROBE_WATCH, at, 0, (next - at) | v[2] << 32);
+		err = vt_probes_op(r, VTICE_VMCALL_PROBE_WATCH, at, 0, (next - at) | v[2] << 32 | stack);
 	}
 	return err;
 }
 
 static int vt_probes_arming(struct vt_rsp *r, struct vt_rsp_cursor *c)
 {
-	u64 v[2];
-
 	if (vt_rsp_prefix(c, "arm:"))
 		return vt_probes_arm(r, c);
 	if (vt_rsp_prefix(c, "fetch:"))
 		return vt_probes_fetch(r, c);
 	if (vt_rsp_prefix(c, "add:"))
-		return vt_probes_numbers(c, v, 2) ? vt_probes_op(r, VTICE_VMCALL_PROBE_ADD, v[0], 0, v[1])
-						  : -VT_EINVAL;
+		return vt_probes_add(r, c);
 	if (vt_rsp_prefix(c, "watch:"))
 		return vt_probes_watch(r, c);
 	if (vt_rsp_prefix(c, "off") && vt_rsp_at_end(c)) {

@@ -146,6 +146,37 @@ TEST_F(ProbeArmRequest, PastRootsProgramsAPredicateIsLeftToTheConsole)
 	EXPECT_EQ(req->program[7], 8u);
 }
 
+// kstack read by some probes only: root copies the stack at their
+// addresses and ranges alone, and at an address two probes share when
+// either reads it.
+TEST_F(ProbeArmRequest, OnlyTheProbesThatReadKstackCopyTheStack)
+{
+	const std::string source = "fn:vfs_read { @[kstack] = count(); }\n"
+				   "fn:vfs_write { @w = count(); }\n"
+				   "watch:w:0xffff888000100000:8 { @s[kstack] = count(); }\n"
+				   "watch:w:0xffff888000100100:8 { @x = count(); }\n"
+				   "fn:vfs_open { @o = count(); }\n"
+				   "fn:vfs_open { printf(\"%s\", kstack); }\n";
+	auto program = probes::compile_program(source, no_syscalls, console::kernel_params(btf_), types_.get());
+	ASSERT_TRUE(program.ok()) << program.error().message;
+	std::uint64_t address = 0xffffffff81000000ull;
+	for (auto &probe : program->program.probes)
+		if (probe.points[0].kind != probes::PointKind::Watch)
+			probe.points[0].address = address += 16;
+	program->program.probes[5].points[0].address = program->program.probes[4].points[0].address;	// one vfs_open
+	std::vector<bool> reads;
+	for (const auto &probe : program->program.probes)
+		reads.push_back(probe.copies_kstack);
+	EXPECT_EQ(reads, (std::vector<bool>{true, false, true, false, false, true}));
+	auto req = console::arm_request(*program, 2048);
+	ASSERT_TRUE(req.ok()) << req.error().message;
+	ASSERT_EQ(req->count, 3u);
+	ASSERT_EQ(req->nr_watches, 2u);
+	EXPECT_EQ(req->stack_bytes, 2048u);
+	EXPECT_EQ(req->stack_points, 0b101u) << "vfs_read's and vfs_open's, not vfs_write's";
+	EXPECT_EQ(req->stack_watches, 0b01u) << "the first range's";
+}
+
 namespace {
 
 class NoOutput : public probes::Output {

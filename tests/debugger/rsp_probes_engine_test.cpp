@@ -85,8 +85,11 @@ TEST_F(RspProbesEngine, ARequestArmsAsTheKernelSideWould)
 	req.nr_programs = 1;
 	req.fetch[0][0] = {VTICE_FETCH_ARG, 0, 0, 0};
 	req.fetch[0][1] = {VTICE_FETCH_ADD, 0, 0, -8};
-	req.nr_watches = 1;
+	req.stack_points = 2;	// the second address's hits copy the stack
+	req.nr_watches = 2;
 	req.watch[0] = {FakeMachine::kDataBase + 0x10, 8, VTICE_PROBE_WATCH_WRITE};
+	req.watch[1] = {FakeMachine::kDataBase + 0x40, 4, VTICE_PROBE_WATCH_ACCESS};
+	req.stack_watches = 2;	// ...and the second range's
 	ASSERT_TRUE(target->arm_probes(req));
 
 	uint64_t bash = 0x68736162, add_minus_8;
@@ -100,9 +103,11 @@ TEST_F(RspProbesEngine, ARequestArmsAsTheKernelSideWould)
 				{0, VTICE_VMCALL_PROBE_FETCH, 0, 1, add_minus_8}};
 	for (uint64_t i = 2; i < VTICE_FETCH_OPS_MAX; i++)
 		want.emplace_back(0, VTICE_VMCALL_PROBE_FETCH, 0, i, 0);
+	const uint64_t stack = 1ull << 63;	// vmcall.h's COPIES_STACK, written out
 	want.emplace_back(0, VTICE_VMCALL_PROBE_ADD, req.addrs[0], 0, 1);
-	want.emplace_back(0, VTICE_VMCALL_PROBE_ADD, req.addrs[1], 0, 0);
+	want.emplace_back(0, VTICE_VMCALL_PROBE_ADD, req.addrs[1], 0, stack);
 	want.emplace_back(0, VTICE_VMCALL_PROBE_WATCH, req.watch[0].addr, 0, 8 | 1ull << 32);
+	want.emplace_back(0, VTICE_VMCALL_PROBE_WATCH, req.watch[1].addr, 0, 4 | 3ull << 32 | stack);
 	EXPECT_EQ(m.probe_ops, want);
 }
 

@@ -138,8 +138,9 @@ TEST_F(ProbePoints, ANopUnderTheProbeIsSkippedInRootWithItsArgumentsRecorded)
 	EXPECT_EQ(s.bp_hits, 0u) << "not the debugger's breakpoint";
 }
 
-// Armed with a stack (kstack in a fn: probe), a hit copies the stack from
-// RSP up as a profile sample does (profile_test), RBP and RSP beside it.
+// A probe added to copy the stack (kstack in its fn: probe), a hit copies
+// it from RSP up as a profile sample does (profile_test), RBP and RSP
+// beside it; a probe added without the flag copies none beside it.
 TEST_F(ProbePoints, AHitArmedWithAStackCopiesItFromRspUp)
 {
 	constexpr uint64_t kStack = 0xffffc90000104000ull, kStackPa = 0x400000;
@@ -153,7 +154,10 @@ TEST_F(ProbePoints, AHitArmedWithAStackCopiesItFromRspUp)
 	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_STACK, 100), (uint64_t)VTICE_VMCALL_EINVAL) << "not whole records";
 	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_STACK, VTICE_PROFILE_STACK_MAX + 16), (uint64_t)VTICE_VMCALL_EINVAL);
 	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_STACK, 1024), VTICE_VMCALL_OK);
-	arm(fn);
+	const uint64_t other = fn + 0x40;
+	put_code(other, {0x0f, 0x1f, 0x44, 0x00, 0x00});
+	arm(fn, VTICE_VMCALL_PROBE_COPIES_STACK);
+	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_ADD, other, gpa_of(other), 0), VTICE_VMCALL_OK);
 	regs.rbp = 0xbbbb;
 	cpu().vmcs[GUEST_RSP] = kStack + 0xe00;	// 512 bytes below the unmapped page
 	EXPECT_EQ(hit(fn), VT_HOOK_HANDLED);
@@ -172,9 +176,11 @@ TEST_F(ProbePoints, AHitArmedWithAStackCopiesItFromRspUp)
 		EXPECT_EQ(r.u.raw[1], 0x5100000000000000ull | (0xe00 / 8 + 2 * i + 1)) << i;
 		EXPECT_EQ(r.tsc, recs[0].tsc) << "stamped as its head";
 	}
+	EXPECT_EQ(hit(other), VT_HOOK_HANDLED);
+	EXPECT_EQ(records().size(), recs.size() + 4) << "the other probe: head and arguments only";
 	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_STACK, 0), VTICE_VMCALL_OK);
 	EXPECT_EQ(hit(fn), VT_HOOK_HANDLED);	// the page is still mapped
-	EXPECT_EQ(records().size(), recs.size() + 4) << "without a stack: head and arguments only";
+	EXPECT_EQ(records().size(), recs.size() + 8) << "STACK 0: no stack, whatever ADD said";
 }
 
 // Armed to copy a string (str(arg1) in a fn: probe: the fetch program
@@ -822,6 +828,34 @@ TEST_F(WatchProbes, AWriteIsRecordedAfterItsInstructionAndTheCpuGoesOn)
 	EXPECT_EQ(recs[4].flags, VTICE_SYSCALL_DATA_WATCH);
 	EXPECT_EQ(recs[4].u.raw[0], insn) << "the accessing instruction";
 	EXPECT_EQ(recs[4].u.raw[1], var + 4);
+}
+
+// A range added to copy the stack (kstack in its watch: probe): its hits
+// carry REGS and the stack; a range beside it added without the flag, none.
+TEST_F(WatchProbes, OnlyARangeAddedToCopyTheStackCopiesIt)
+{
+	constexpr uint64_t kStack = 0xffffc90000104000ull, kStackPa = 0x400000;
+	start();
+	map_page(kStack, kStackPa);
+	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_STACK, 64), VTICE_VMCALL_OK);
+	ASSERT_EQ(watch(var, 8, VTICE_PROBE_WATCH_WRITE | VTICE_VMCALL_PROBE_COPIES_STACK >> 32), VTICE_VMCALL_OK);
+	ASSERT_EQ(watch(var + 0x100, 8), VTICE_VMCALL_OK);
+	cpu().vmcs[GUEST_RSP] = kStack + 0x800;
+	const uint64_t insn = kKernelBase + 3 * kPage + 0x10;
+	ASSERT_EQ(access(insn, var, kQualWrite), VT_HOOK_HANDLED);
+	ASSERT_EQ(complete(insn + 4), VT_HOOK_HANDLED);
+	auto recs = records();
+	ASSERT_EQ(recs.size(), 5u + 1 + 64 / 16) << "PROBE_HIT, arguments, WATCH, REGS, 64 bytes of stack";
+	EXPECT_EQ(recs[5].flags, VTICE_SYSCALL_DATA_REGS);
+	EXPECT_EQ(recs[6].flags, VTICE_SYSCALL_DATA_STACK);
+	ASSERT_EQ(access(insn, var + 0x100, kQualWrite), VT_HOOK_HANDLED);
+	ASSERT_EQ(complete(insn + 4), VT_HOOK_HANDLED);
+	EXPECT_EQ(records().size(), recs.size() + 5) << "the other range: no stack";
+	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_CLEAR), VTICE_VMCALL_OK);
+	ASSERT_EQ(watch(var, 8), VTICE_VMCALL_OK);
+	ASSERT_EQ(access(insn, var, kQualWrite), VT_HOOK_HANDLED);
+	ASSERT_EQ(complete(insn + 4), VT_HOOK_HANDLED);
+	EXPECT_EQ(records().size(), recs.size() + 10) << "CLEAR forgot which range copied it";
 }
 
 TEST_F(WatchProbes, OtherBytesOfThePageAndReadsOfAWriteWatchAreNotRecorded)

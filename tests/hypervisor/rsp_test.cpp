@@ -613,21 +613,40 @@ TEST_F(RspProbes, AFetchProgramIsEveryOpWithEndAfterThoseSent)
 
 TEST_F(RspProbes, AddAndWatchGoPageByPage)
 {
-	EXPECT_EQ(ask("QVtice:probes:add:ffffffff81000004,1"), "+" + frame("OK"));
-	EXPECT_EQ(ask("QVtice:probes:watch:ffff888000100ff0,20,1"), "+" + frame("OK"));
+	EXPECT_EQ(ask("QVtice:probes:add:ffffffff81000004,1,0"), "+" + frame("OK"));
+	EXPECT_EQ(ask("QVtice:probes:watch:ffff888000100ff0,20,1,0"), "+" + frame("OK"));
 	EXPECT_EQ(m.probe_ops,
 		  (std::vector<Op>{{0, VTICE_VMCALL_PROBE_ADD, 0xffffffff81000004, 0, 1},
 				   {0, VTICE_VMCALL_PROBE_WATCH, 0xffff888000100ff0, 0, 0x10 | 1ull << 32},
 				   {0, VTICE_VMCALL_PROBE_WATCH, 0xffff888000101000, 0, 0x10 | 1ull << 32}}));
-	EXPECT_EQ(ask("QVtice:probes:watch:ffff888000100ff0,0,1"), "+" + frame("E16")) << "empty";
-	EXPECT_EQ(ask("QVtice:probes:watch:ffff888000100000,1001,1"), "+" + frame("E16")) << "over 4 KiB";
-	EXPECT_EQ(ask("QVtice:probes:watch:ffffffffffffffff,2,1"), "+" + frame("E16")) << "wraps";
+	EXPECT_EQ(ask("QVtice:probes:watch:ffff888000100ff0,0,1,0"), "+" + frame("E16")) << "empty";
+	EXPECT_EQ(ask("QVtice:probes:watch:ffff888000100000,1001,1,0"), "+" + frame("E16")) << "over 4 KiB";
+	EXPECT_EQ(ask("QVtice:probes:watch:ffffffffffffffff,2,1,0"), "+" + frame("E16")) << "wraps";
+}
+
+// kstack read in one probe only: its points carry the flag, the others'
+// hits copy no stack (vmcall.h, VTICE_VMCALL_PROBE_COPIES_STACK).
+TEST_F(RspProbes, AStackOfOneOrZeroBecomesTheCopiesStackFlag)
+{
+	EXPECT_EQ(ask("QVtice:probes:add:ffffffff81000004,2,1"), "+" + frame("OK"));
+	EXPECT_EQ(ask("QVtice:probes:watch:ffff888000100ff0,20,3,1"), "+" + frame("OK"));
+	const uint64_t flag = VTICE_VMCALL_PROBE_COPIES_STACK;
+	EXPECT_EQ(m.probe_ops,
+		  (std::vector<Op>{{0, VTICE_VMCALL_PROBE_ADD, 0xffffffff81000004, 0, 2 | flag},
+				   {0, VTICE_VMCALL_PROBE_WATCH, 0xffff888000100ff0, 0, 0x10 | 3ull << 32 | flag},
+				   {0, VTICE_VMCALL_PROBE_WATCH, 0xffff888000101000, 0, 0x10 | 3ull << 32 | flag}}));
+	m.probe_ops.clear();
+	for (const char *bad : {"QVtice:probes:add:ffffffff81000004,0,2", "QVtice:probes:watch:ffff888000100ff0,8,1,2",
+				"QVtice:probes:add:ffffffff81000004,8000000000000000,0",
+				"QVtice:probes:watch:ffff888000100ff0,8,80000000,0"})
+		EXPECT_EQ(ask(bad), "+" + frame("E16")) << bad << ": no other bit reaches R10's flag";
+	EXPECT_TRUE(m.probe_ops.empty());
 }
 
 TEST_F(RspProbes, TheTargetsErrnoComesBack)
 {
 	m.probe_error = -16;
-	EXPECT_EQ(ask("QVtice:probes:add:ffffffff81000004,0"), "+" + frame("E10"));
+	EXPECT_EQ(ask("QVtice:probes:add:ffffffff81000004,0,0"), "+" + frame("E10"));
 	EXPECT_EQ(ask("QVtice:probes:arm:0,0,0,00000000000000000000000000000000"), "+" + frame("E10"));
 	EXPECT_EQ(m.probe_ops.size(), 2u) << "arm stops at its first refused step (CLEAR)";
 }
@@ -736,7 +755,7 @@ TEST_F(RspProbes, MalformedProfilePacketsAreRefusedAndReachNothing)
 TEST_F(RspProbes, MalformedArmingIsRefusedAndReachesNothing)
 {
 	for (const char *bad : {"QVtice:probes:arm:1,0,0,6261", "QVtice:probes:arm:100000000,0,0,"
-			       "00000000000000000000000000000000", "QVtice:probes:add:1", "QVtice:probes:add:1,2,3",
+			       "00000000000000000000000000000000", "QVtice:probes:add:1,2", "QVtice:probes:add:1,2,0,3",
 			       "QVtice:probes:bogus", "QVtice:probes:offx", "QVtice:probes:fetch:1:zz"})
 		EXPECT_EQ(ask(bad), "+" + frame("E16")) << bad;
 	EXPECT_TRUE(m.probe_ops.empty());

@@ -178,8 +178,9 @@ static int vt_probes_check(const struct vtice_probes *req)
 		}
 	}
 	if (req->stack_bytes > VTICE_PROFILE_STACK_MAX || req->stack_bytes % 16 ||
-	    (req->flags & ~VTICE_PROBES_MORE_REGS))
-		return -EINVAL;
+	    (req->flags & ~VTICE_PROBES_MORE_REGS) || req->reserved ||
+	    (req->count < VTICE_PROBES_MAX && req->stack_points >> req->count) || req->stack_watches >> req->nr_watches)
+		return -EINVAL;	/* a stack bit names an address or range the request has */
 	for (i = 0; i < req->count; i++) {
 		if (req->program[i] > req->nr_programs)
 			return -EINVAL;	/* root checks each program's ops (vmcall.h) */
@@ -193,8 +194,14 @@ static int vt_probes_check(const struct vtice_probes *req)
 	return 0;
 }
 
-/* One VMCALL per page the range covers (root takes a page's frame at a time). */
-static int vt_probes_watch_add(const struct vtice_probe_watch *w)
+/* What ADD's or WATCH's R10 adds for probe i of a request's stack_points or stack_watches. */
+static u64 vt_probes_stack_flag(u64 bits, u32 i)
+{
+	return bits >> i & 1 ? VTICE_VMCALL_PROBE_COPIES_STACK : 0;
+}
+
+/* One VMCALL per page the range covers (root takes a page's frame at a time); stack: the flag above. */
+static int vt_probes_watch_add(const struct vtice_probe_watch *w, u64 stack)
 {
 	u64 start = w->addr, end = w->addr + w->len, next, pa;
 	int ret = 0;
@@ -203,8 +210,8 @@ static int vt_probes_watch_add(const struct vtice_probe_watch *w)
 		next = min_t(u64, (start & PAGE_MASK) + PAGE_SIZE, end);
 		if (!vt_kernel_frame(start, &pa))
 			return -EINVAL;	/* unmapped since the check */
-		ret = vt_probes_vmcall(VTICE_VMCALL_PROBE_WATCH, start, pa, (next - start) | (u64)w->type << 32,
-				       NULL);
+		ret = vt_probes_vmcall(VTICE_VMCALL_PROBE_WATCH, start, pa,
+				       (next - start) | (u64)w->type << 32 | stack, NULL);
 	}
 	return ret;
 }
@@ -248,9 +255,9 @@ static int vt_probes_arm_locked(struct file *file, const struct vtice_probes *re
 		ret = vt_probes_fetch_load(req);
 	for (i = 0; !ret && i < req->count; i++)
 		ret = vt_probes_vmcall(VTICE_VMCALL_PROBE_ADD, req->addrs[i], __pa_symbol(req->addrs[i]),
-				       req->program[i], NULL);
+				       req->program[i] | vt_probes_stack_flag(req->stack_points, i), NULL);
 	for (i = 0; !ret && i < req->nr_watches; i++)
-		ret = vt_probes_watch_add(&req->watch[i]);
+		ret = vt_probes_watch_add(&req->watch[i], vt_probes_stack_flag(req->stack_watches, i));
 	if (ret) {
 		vt_probes_disarm_locked();
 		return ret;

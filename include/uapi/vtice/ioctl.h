@@ -437,7 +437,7 @@ struct vtice_probes {
 	__u32 armed;			/* out: probe addresses and watch ranges armed */
 	__u64 addrs[VTICE_PROBES_MAX];	/* in (ARM) */
 	__u64 hits;			/* out: hits recorded since load */
-	__u32 stack_bytes;		/* in (ARM): kernel stack per hit, as vtice_profile's */
+	__u32 stack_bytes;		/* in (ARM): kernel stack per hit, as vtice_profile's (stack_points) */
 	__u32 flags;			/* in (ARM): VTICE_PROBES_* below; other bits 0 */
 	__u8 program[VTICE_PROBES_MAX];	/* in (ARM): per address, 0 or N (1..nr_programs): its hits run fetch[N - 1] */
 	__u32 nr_watches;		/* in (ARM): watch[] used, 0..VTICE_PROBE_WATCHES_MAX */
@@ -447,6 +447,9 @@ struct vtice_probes {
 	__u64 counted[VTICE_PROBES_MAX];	/* out (QUERY, DISARM): per address, hits COUNT or SUM counted since ARM */
 	__s64 summed[VTICE_PROBES_MAX];	/* out (QUERY, DISARM): per address, what SUM added since ARM (wrapping) */
 	__u64 passed_over;		/* out: hits the comm/pid filter or a KEEP did not record, since load */
+	__u64 stack_points;		/* in (ARM): bit i: addrs[i]'s hits copy stack_bytes of stack */
+	__u32 stack_watches;		/* in (ARM): bit i: watch[i]'s hits do; other bits 0 */
+	__u32 reserved;			/* 0 */
 };
 
 /*
@@ -511,7 +514,7 @@ VTICE_UAPI_ASSERT(sizeof(struct vtice_path_trace) == 80, "vtice_path_trace layou
 VTICE_UAPI_ASSERT(sizeof(struct vtice_lbr_entry) == 24, "vtice_lbr_entry layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_lbr) == 72 + 24 * VTICE_LBR_MAX, "vtice_lbr layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_fetch_op) == 8, "vtice_fetch_op layout");
-VTICE_UAPI_ASSERT(sizeof(struct vtice_probes) == 72 + 25 * VTICE_PROBES_MAX + 16 * VTICE_PROBE_WATCHES_MAX +
+VTICE_UAPI_ASSERT(sizeof(struct vtice_probes) == 88 + 25 * VTICE_PROBES_MAX + 16 * VTICE_PROBE_WATCHES_MAX +
 			  8 * VTICE_FETCH_PROGRAMS_MAX * VTICE_FETCH_OPS_MAX,
 		  "vtice_probes layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_profile) == 56, "vtice_profile layout");

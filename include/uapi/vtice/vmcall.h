@@ -89,12 +89,14 @@ enum vtice_vmcall {
 	 * (enum vtice_vmcall_probe_op). INTERCEPT: R8 = 1 to take #BP exits
 	 * on every CPU from its next VM entry (before any probe exists), 0 to
 	 * stop; ADD: R8 = the address, R9 = its guest-physical address, R10
-	 * = 0 or N to copy the string at argument N - 1 (1..6) at each hit;
+	 * = the fetch program its hits run (PROBE_FETCH below), with
+	 * VTICE_VMCALL_PROBE_COPIES_STACK for its hits to copy the stack;
 	 * CLEAR: every probe goes; FILTER: R8 = pid, R9 and R10 = comm, as for
-	 * VTICE_VMCALL_SYSCALLS; STACK: R8 = bytes of the stack each hit
-	 * copies (a multiple of 16, at most VTICE_PROFILE_STACK_MAX; 0 =
-	 * none), R9 = 1 for each hit to copy the other registers too (GPRS
-	 * records), 0 not to. RDX out = hits recorded since load. ENOSYS: no hooks;
+	 * VTICE_VMCALL_SYSCALLS; STACK: R8 = bytes of the stack a hit of a
+	 * probe added with VTICE_VMCALL_PROBE_COPIES_STACK copies (a multiple
+	 * of 16, at most VTICE_PROFILE_STACK_MAX; 0 = none), R9 = 1 for each
+	 * hit to copy the other registers too (GPRS records), 0 not to. RDX
+	 * out = hits recorded since load. ENOSYS: no hooks;
 	 * EINVAL: bad op or size; other negative values: the insert's error.
 	 */
 	VTICE_VMCALL_PROBES = VTICE_VMCALL_USER_BASE + 3,
@@ -109,8 +111,10 @@ enum vtice_vmcall_probe_op {
 	VTICE_VMCALL_PROBE_STACK = 5,
 	/*
 	 * R8 = a linear address, R9 = the guest-physical address of its page,
-	 * R10 = len | type << 32 (enum vtice_probe_watch_type): the range,
-	 * inside that one page, becomes a watch probe's. CLEAR removes it.
+	 * R10 = len | type << 32 (enum vtice_probe_watch_type), with
+	 * VTICE_VMCALL_PROBE_COPIES_STACK for its hits to copy the stack: the
+	 * range, inside that one page, becomes a watch probe's. CLEAR removes
+	 * it.
 	 */
 	VTICE_VMCALL_PROBE_WATCH = 6,
 	/*
@@ -128,6 +132,13 @@ enum vtice_vmcall_probe_op {
 	/* RDX = the hits root's filter or a fetch program's KEEP passed over since load. */
 	VTICE_VMCALL_PROBE_PASSED = 10,
 };
+
+/*
+ * In ADD's and WATCH's R10: the probe's hits copy STACK's bytes of the
+ * stack (a program's kstack); the others copy none, so a probe that does
+ * not read the stack costs no ring space for it.
+ */
+#define VTICE_VMCALL_PROBE_COPIES_STACK	(1ull << 63)
 
 enum vtice_vmcall_path_op {
 	VTICE_VMCALL_PATH_QUERY = 0,

@@ -138,14 +138,6 @@ static int read_ftrace(struct seen *o)
 	return 0;
 }
 
-/* The value after `key` in a JSON line, or -1 when absent. */
-static long json_number(const char *line, const char *key)
-{
-	const char *p = strstr(line, key);
-
-	return p ? strtol(p + strlen(key), NULL, 10) : -1;
-}
-
 /* {"type":"printf","text":"ret 3\u000a"} and {"type":"map","name":"@reads",...,"value":N}. */
 static int read_probe_output(struct seen *v, long *lost)
 {

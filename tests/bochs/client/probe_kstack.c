@@ -11,6 +11,10 @@
  * same at vfs_read's returns, where vfs_read is still the leaf and its
  * callers are the ones it was entered from:
  *   vtice probe 'fn:vfs_read:return /comm == "vtkst"/ { @[kstack] = count(); }'
+ * Last, the stack is copied only where a probe reads it: with kstack read
+ * at vfs_write alone (which the reader never calls), the 20 vfs_read hits
+ * must come with no stack: at most the six records records.h gives a
+ * fn: hit without one (PROBE_HIT, ARGS12, ARGS34, ARG5, TASK, COMM).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -34,6 +38,8 @@
 #define KSTACK_READS	20
 #define KSTACK_FOLDED	"/tmp/vtkst.folded"
 #define KSTACK_ERR	"/tmp/vtkst.err"
+#define KSTACK_JSON	"/tmp/vtkst.json"
+#define HIT_RECORDS_MAX	6	/* a fn: hit's group without reads or a stack (records.h) */
 #define MAX_FRAMES	64
 #define FRAME_LEN	128
 
@@ -267,12 +273,57 @@ static int same_callers(const char *point, const struct frames *kernel, char *vt
 	return vt.n;
 }
 
+/* The run's summary from -o JSON: records read, fn: hits recorded, records lost. */
+static int read_summary(long *records, long *hits, long *lost)
+{
+	char line[2048];
+	FILE *f = fopen(KSTACK_JSON, "r");
+
+	if (!f)
+		return -1;
+	*records = *hits = *lost = -1;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "\"type\":\"summary\"")) {
+			printf("probe-kstack: %s", line);
+			*records = json_number(line, "\"records\":");
+			*hits = json_number(line, "\"fn_hits\":");
+			*lost = json_number(line, "\"lost\":");
+		}
+	fclose(f);
+	return 0;
+}
+
+/* kstack read at vfs_write only: the reader's vfs_read hits copy no stack. Why not, in why. */
+static int stack_only_where_read(char *why, size_t why_len)
+{
+	const char *program = "fn:vfs_read /comm == \"vtkst\"/ { @reads[tid] = count(); } "
+			      "fn:vfs_write /comm == \"vtkst\"/ { @[kstack] = count(); }";
+	const char *const args[] = { "vtice", "probe", program, "-o", KSTACK_JSON, NULL };
+	struct reader *reader = NULL;
+	long records, hits, lost;
+	pid_t probe, child;
+
+	unlink(KSTACK_JSON);
+	probe = spawn_vtice(KSTACK_ERR, args);
+	if (probe <= 0 || !wait_probe_armed(probe, KSTACK_ERR, 120))
+		return snprintf(why, why_len, "vtice probe did not arm (its stderr is above)"), 0;
+	child = spawn_reader(&reader);
+	if (child > 0)
+		run_reader(child, reader, "vfs_read beside a kstack probe at vfs_write");
+	if (stop_probe(probe, KSTACK_ERR) || child <= 0 || read_summary(&records, &hits, &lost))
+		return snprintf(why, why_len, "vtice probe failed (its stderr is above)"), 0;
+	if (hits != KSTACK_READS || lost != 0 || records < 0 || records > hits * HIT_RECORDS_MAX)
+		return snprintf(why, why_len, "%ld hits recorded, %ld records read, %ld lost: expected %d hits of at "
+				"most %d records each, none lost", hits, records, lost, KSTACK_READS, HIT_RECORDS_MAX), 0;
+	return (int)records;
+}
+
 int cmd_probe_kstack(int argc, char **argv)
 {
 	const char *name = argv[0];
 	struct frames kernel;
 	char kernel_text[2048], vt_text[2048], why[4096];
-	int hits = 0, frames;
+	int hits = 0, frames, records;
 
 	(void)argc;
 	if (access(VTICE_BIN, X_OK))
@@ -288,6 +339,12 @@ int cmd_probe_kstack(int argc, char **argv)
 	figure_named(name, "frames", "%d", frames);
 	if (!same_callers("fn:vfs_read:return", &kernel, vt_text, sizeof(vt_text), why, sizeof(why)))
 		return report(name, FAIL, "%s; the kernel %s", why, kernel_text);
+	records = stack_only_where_read(why, sizeof(why));
+	if (!records)
+		return report(name, FAIL, "kstack at vfs_write only: %s", why);
+	figure_named(name, "records-without-stack", "%d", records);
 	return report(name, PASS, "%d reads, one stack: vfs_read < %s, the callers the kernel's own unwinder "
-		      "gave its kprobe (%d hits); the same at vfs_read's returns", KSTACK_READS, vt_text, hits);
+		      "gave its kprobe (%d hits); the same at vfs_read's returns; with kstack read at vfs_write "
+		      "only, the %d vfs_read hits took %d records, no stack", KSTACK_READS, vt_text, hits,
+		      KSTACK_READS, records);
 }

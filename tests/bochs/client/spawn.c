@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -137,4 +138,11 @@ int stop_probe(pid_t probe, const char *err_path)
 	read_text(err_path, text, sizeof(text));
 	printf("%s", text);
 	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -1;
+}
+
+long json_number(const char *line, const char *key)
+{
+	const char *p = strstr(line, key);
+
+	return p ? strtol(p + strlen(key), NULL, 10) : -1;
 }

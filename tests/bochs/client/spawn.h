@@ -23,6 +23,8 @@ int wait_armed(pid_t trace, const char *err_path, int max_s);
 int wait_probe_armed(pid_t probe, const char *err_path, int max_s);
 /* After the console's next polls: SIGINT, its stderr printed; 0 when it exited 0. */
 int stop_probe(pid_t probe, const char *err_path);
+/* The number after key ("\"lost\":") in a line of `vtice probe -o`'s JSON, or -1 when absent. */
+long json_number(const char *line, const char *key);
 
 struct getpid_cost {
 	double exits, tsc;	/* per getpid */
