@@ -215,7 +215,7 @@ private:
 	{
 		auto armed = syscalls_ioctl(dev_, path_, VTICE_SYSCALLS_ARM,
 					    TaskFilter{program.root_filter.comm, program.root_filter.pid},
-					    program.syscall_strings);
+					    program.syscall_strings, program.syscall_numbers);
 		if (!armed)
 			return armed.error();
 		totals.syscalls = true;

@@ -252,6 +252,10 @@ std::string describe_program(const probes::CheckedProgram &p)
 	std::string what = p.has_syscall_probes && p.has_fn_probes ? "the syscalls and probe hits"
 			   : p.has_syscall_probes			  ? "the syscalls"
 									  : "the probe hits";
+	if (p.has_syscall_probes && !p.syscall_numbers.empty())
+		what += p.syscall_numbers.size() == 1 ? " (the one syscall the probes name)"
+						      : " (the " + std::to_string(p.syscall_numbers.size()) +
+								" syscalls the probes name)";
 	return text + "; the hypervisor records " + what + " of " + describe_filter(filter) +
 	       (p.fn_kstack ? ", the hits of the probes that read kstack with their kernel stack" : "") + describe_fetch(p);
 }

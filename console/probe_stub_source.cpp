@@ -100,7 +100,7 @@ Result<void> StubProbeSource::arm_functions(const probes::CheckedProgram &progra
 Result<void> StubProbeSource::arm_syscalls(const probes::CheckedProgram &program, RunTotals &totals)
 {
 	auto req = syscalls_request(VTICE_SYSCALLS_ARM, TaskFilter{program.root_filter.comm, program.root_filter.pid},
-				    program.syscall_strings);
+				    program.syscall_strings, program.syscall_numbers);
 	if (!req)
 		return req.error();
 	auto before = session_.target().syscall_counts();

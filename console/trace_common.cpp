@@ -95,7 +95,8 @@ Error trap_error(const std::string &path, const char *ioctl_name, int err)
 	return ioctl_error(path, ioctl_name, err);
 }
 
-Result<vtice_syscalls> syscalls_request(std::uint32_t op, const TaskFilter &filter, const SyscallStrings &strings)
+Result<vtice_syscalls> syscalls_request(std::uint32_t op, const TaskFilter &filter, const SyscallStrings &strings,
+					const SyscallNumbers &numbers)
 {
 	auto req = request<vtice_syscalls>();
 	req.op = op;
@@ -109,13 +110,20 @@ Result<vtice_syscalls> syscalls_request(std::uint32_t op, const TaskFilter &filt
 		req.str_nr[slot] = static_cast<std::uint16_t>(nr);
 		req.str_arg[slot++] = static_cast<std::uint8_t>(arg + 1);
 	}
+	constexpr std::uint64_t kSetSize = 64 * VTICE_SYSCALL_NR_WORDS;
+	if (numbers.empty() || *numbers.rbegin() >= kSetSize)
+		return req;
+	req.flags |= VTICE_SYSCALLS_CHOSEN;
+	for (std::uint64_t nr : numbers)
+		req.nrs[nr / 64] |= std::uint64_t{1} << (nr % 64);
 	return req;
 }
 
 Result<vtice_syscalls> syscalls_ioctl(const DeviceFd &dev, const std::string &path, std::uint32_t op,
-				      const TaskFilter &filter, const SyscallStrings &strings)
+				      const TaskFilter &filter, const SyscallStrings &strings,
+				      const SyscallNumbers &numbers)
 {
-	auto made = syscalls_request(op, filter, strings);
+	auto made = syscalls_request(op, filter, strings, numbers);
 	if (!made)
 		return made.error();
 	vtice_syscalls req = *made;

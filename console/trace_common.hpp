@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "args.hpp"
@@ -51,15 +52,20 @@ Result<std::unique_ptr<dbg::SymbolList>> read_running_kallsyms(const std::string
 // Syscalls whose entry events copy a string: number -> the argument
 // (0..5) that points to it; at most VTICE_SYSCALL_STRINGS_MAX.
 using SyscallStrings = std::map<std::uint64_t, int>;
+// The syscalls whose events are recorded; empty: every one.
+using SyscallNumbers = std::set<std::uint64_t>;
 
-// The request VTICE_IOC_SYSCALLS takes (op, the filter, the string slots):
-// an error for more strings than the hypervisor copies.
-Result<vtice_syscalls> syscalls_request(std::uint32_t op, const TaskFilter &filter, const SyscallStrings &strings);
+// The request VTICE_IOC_SYSCALLS takes (op, the filter, the string slots,
+// the syscalls recorded): an error for more strings than the hypervisor
+// copies. A number past the hypervisor's set (512) records every syscall.
+Result<vtice_syscalls> syscalls_request(std::uint32_t op, const TaskFilter &filter, const SyscallStrings &strings,
+					const SyscallNumbers &numbers = {});
 
-// VTICE_IOC_SYSCALLS: VTICE_SYSCALLS_ARM with the filter (and strings),
-// or VTICE_SYSCALLS_DISARM; the trap's counters come back in the request.
+// VTICE_IOC_SYSCALLS: VTICE_SYSCALLS_ARM with the filter (and strings and
+// numbers), or VTICE_SYSCALLS_DISARM; the trap's counters come back in the request.
 Result<vtice_syscalls> syscalls_ioctl(const DeviceFd &dev, const std::string &path, std::uint32_t op,
-				      const TaskFilter &filter = {}, const SyscallStrings &strings = {});
+				      const TaskFilter &filter = {}, const SyscallStrings &strings = {},
+				      const SyscallNumbers &numbers = {});
 
 // An ioctl on the syscall trap (VTICE_IOC_SYSCALLS, VTICE_IOC_PATH_TRACE)
 // failed with err: what it means for the user.

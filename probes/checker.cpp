@@ -1103,6 +1103,8 @@ Result<CheckedProgram> check_program(Program program, const SyscallLookup &looku
 		for (const ProbePoint &p : probe.points) {
 			out.has_syscall_probes |= is_syscall_point(p);
 			out.has_fn_probes |= is_probe_hit_point(p);
+			if (is_syscall_point(p))
+				out.syscall_numbers.insert(p.any_syscall ? kEverySyscall : p.syscall_nr);
 			if (p.kind != PointKind::Profile)
 				continue;
 			// Each CPU has one sampling timer: one rate for the program.
@@ -1112,6 +1114,8 @@ Result<CheckedProgram> check_program(Program program, const SyscallLookup &looku
 			out.profile_hz = p.profile_hz;
 		}
 	out.profile_filter = common_root_filter(out.program, is_profile_point);
+	if (out.syscall_numbers.count(kEverySyscall))
+		out.syscall_numbers.clear();	// syscall:* records them all
 	return out;
 }
 

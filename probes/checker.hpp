@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,6 +50,10 @@ struct CheckedProgram {
 	bool more_regs = false;		// ...reads a register past the eight every hit carries (reg("rbx"))
 	// syscall:NAME probes' str(argN): the syscall's number -> N, copied at its entry
 	std::map<std::uint64_t, int> syscall_strings;
+	// The syscalls the syscall: probes name, whose events root records
+	// (both edges: a return pairs with its entry); empty: every one
+	// (syscall:*, or no syscall: probe)
+	std::set<std::uint64_t> syscall_numbers;
 	bool profile_kstack = false;	// ...a profile probe: the samples copy it
 	bool uses_func = false;		// some probe reads func: the console names its hits' functions
 
@@ -73,6 +78,7 @@ struct Param {
 using ParamLookup = std::function<Result<std::vector<Param>>(std::string_view function)>;
 
 inline constexpr std::int64_t kMaxLhistBuckets = 1000;
+inline constexpr std::uint64_t kEverySyscall = ~std::uint64_t{0};	// syscall:*, in syscall_numbers while checking
 inline constexpr std::uint64_t kMaxWatchBytes = 4096;	// VTICE_PROBE_WATCH_LEN_MAX
 inline constexpr std::size_t kMaxSyscallStrings = 8;	// VTICE_SYSCALL_STRINGS_MAX
 // reg()'s numbers (parser.cpp): 0-7 every hit carries (arg0..arg5's, RAX,

@@ -649,7 +649,8 @@ Result<std::vector<std::uint64_t>> RspTarget::probe_counts(bool sums)
 
 // QVtice:syscalls:arm (hypervisor/debug/rsp_probes.c): the request's
 // string slots packed as VTICE_VMCALL_SYSCALL_STRINGS takes them, four
-// 16-bit ones a word, number | N << 12.
+// 16-bit ones a word, number | N << 12, then its set of syscalls
+// recorded, when it chose them, as 64 bytes.
 Result<void> RspTarget::arm_syscalls(const vtice_syscalls &req)
 {
 	if (!features_.probes)
@@ -666,6 +667,8 @@ Result<void> RspTarget::arm_syscalls(const vtice_syscalls &req)
 	}
 	std::string packet = "QVtice:syscalls:arm:" + hex_number(req.pid) + "," + hex_number(slots[0]) + "," +
 			     hex_number(slots[1]) + "," + comm_hex(req.comm);
+	if (req.flags & VTICE_SYSCALLS_CHOSEN)
+		packet += "," + to_hex(std::string(reinterpret_cast<const char *>(req.nrs), sizeof(req.nrs)));
 	auto reply = client_.request(packet);
 	if (!reply)
 		return make_error("syscall trap: " + reply.error().message);

@@ -114,6 +114,10 @@ enum vt_exit_action vt_handle_vmcall(struct vt_exit *exit)
 		status = vcpu->hv->sys_stub.on ? (u64)VTICE_VMCALL_EBUSY
 					       : vt_syscall_strings_set(vcpu->hv, r->rdx, r->r8);
 		break;
+	case VTICE_VMCALL_SYSCALL_NUMBERS:
+		status = vcpu->hv->sys_stub.on ? (u64)VTICE_VMCALL_EBUSY
+					       : vt_syscall_numbers_set(vcpu->hv, r->rdx, r->r8);
+		break;
 	case VTICE_VMCALL_PROFILE:
 		status = vt_profile_vmcall(vcpu, r, &out);
 		break;

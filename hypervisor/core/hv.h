@@ -155,6 +155,7 @@ struct vt_hv {
 	struct vt_guest_mem mem;
 	struct vt_sys_filter sys_filter;	/* syscall events (syscall_trap.h) */
 	u16 sys_strings[VT_SYS_STRING_SLOTS];	/* ...and the strings they copy */
+	struct vt_sys_numbers sys_numbers;	/* ...and the syscalls recorded */
 	struct vt_sys_stub sys_stub;	/* the trap the debug stub armed (syscall_trap.h) */
 	struct vt_profile_stub profile_stub;	/* the profiler the debug stub armed (profile.h) */
 	struct vt_task_layout task_layout;
@@ -315,6 +316,8 @@ u64 vt_vcpu_vmcall(struct vt_vcpu *vcpu, u64 func, u64 arg, u64 *out);
 u64 vt_vcpu_syscalls(struct vt_vcpu *vcpu, bool on, bool quiet, u32 pid, const char comm[16]);
 /* Which syscalls' entries copy a string (vmcall.h's slots, RDX and R8): RAX. */
 u64 vt_vcpu_syscall_strings(struct vt_vcpu *vcpu, u64 slots_lo, u64 slots_hi);
+/* VTICE_VMCALL_SYSCALL_NUMBERS: one word of the set of syscalls recorded, or all of them. */
+u64 vt_vcpu_syscall_numbers(struct vt_vcpu *vcpu, u64 word, u64 bits);
 /* The syscall-path tracer's VMCALL (vmcall.h, R8-R10 per op): RAX, *traced = RDX. */
 u64 vt_vcpu_path_trace(struct vt_vcpu *vcpu, u32 op, u64 a, u64 b, u64 c, u64 *traced);
 /* The probes' VMCALL (vmcall.h): RAX, *hits = RDX. */

@@ -150,6 +150,63 @@ u64 vt_syscall_strings_set(struct vt_hv *hv, u64 rdx, u64 r8)
 	return VTICE_VMCALL_OK;
 }
 
+/*
+ * VTICE_VMCALL_SYSCALL_NUMBERS (vmcall.h): one word of the set, or every
+ * syscall. Like the strings, taken while no CPU is armed (the OS layer and
+ * the stub arm after it), so no event reads it half-written.
+ */
+u64 vt_syscall_numbers_set(struct vt_hv *hv, u64 word, u64 bits)
+{
+	struct vt_sys_numbers *set = &hv->sys_numbers;
+
+	if (word == VTICE_VMCALL_SYSCALL_NUMBERS_ALL) {
+		set->chosen = false;
+		vt_memset(set->bits, 0, sizeof(set->bits));
+		return VTICE_VMCALL_OK;
+	}
+	if (word >= VT_SYS_NR_WORDS)
+		return (u64)VTICE_VMCALL_EINVAL;
+	set->bits[word] = bits;
+	set->chosen = true;
+	return VTICE_VMCALL_OK;
+}
+
+/*
+ * The number of the syscall a SYSRET ends: what the entry code saved in
+ * the task's pt_regs (orig_ax; RAX holds the return value by now), read
+ * through the task's stack pointer. ~0 when it cannot be read.
+ */
+static u64 vt_syscall_exit_nr(const struct vt_vcpu *vcpu, const struct vt_sys_task *t)
+{
+	const struct vt_task_layout *l = &vcpu->hv->task_layout;
+	u64 stack, nr;
+
+	if (vt_own_mem(vcpu, t->task + l->stack, &stack, sizeof(stack), false) != (int)sizeof(stack) ||
+	    vt_own_mem(vcpu, stack + l->orig_ax, &nr, sizeof(nr), false) != (int)sizeof(nr))
+		return ~0ull;
+	return nr;
+}
+
+/*
+ * Whether the set chose this event's syscall. An exit whose number cannot
+ * be read (or that seccomp or ptrace made -1) is kept: the console pairs
+ * it with its entry, or counts it unpaired, but never loses one it asked for.
+ */
+static bool vt_syscall_chosen(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r,
+			      enum vt_sys_edge edge, const struct vt_sys_task *t, bool known)
+{
+	const struct vt_sys_numbers *set = &vcpu->hv->sys_numbers;
+	u64 nr;
+
+	if (!set->chosen)
+		return true;
+	if (edge == VT_SYS_ENTER)
+		nr = r->rax;
+	else if (!known || (nr = vt_syscall_exit_nr(vcpu, t)) == ~0ull)
+		return true;
+	return nr < 64 * VT_SYS_NR_WORDS && (set->bits[nr / 64] >> (nr % 64) & 1);
+}
+
 /* 0, or N: syscall nr's entry copies the string at argument N - 1. */
 static u32 vt_syscall_string_arg(const struct vt_hv *hv, u64 nr)
 {
@@ -193,7 +250,8 @@ void vt_syscall_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *r, enum 
 	bool known = vt_read_task(vcpu, &t);
 	u32 n = 1;
 
-	if (!vcpu->ring.hdr || !vt_filter_match(&vcpu->hv->sys_filter, &t, known))
+	if (!vcpu->ring.hdr || !vt_filter_match(&vcpu->hv->sys_filter, &t, known) ||
+	    !vt_syscall_chosen(vcpu, r, edge, &t, known))
 		return;
 	vt_memset(recs, 0, sizeof(recs));
 	recs[0].cpu = (u16)vcpu->cpu;

@@ -65,16 +65,18 @@ int vt_syscall_trap_set(struct vt_vcpu *vcpu, bool on, bool quiet,
 	return vt_syscall_arm(vcpu);
 }
 
-int vt_syscall_trap_stub_set(struct vt_hv *hv, bool on, const struct vt_sys_filter *filter, u64 strings_lo,
-			     u64 strings_hi)
+int vt_syscall_trap_stub_set(struct vt_hv *hv, const struct vt_sys_stub_arm *arm)
 {
-	if (!on && !hv->sys_stub.on)
+	if (!arm && !hv->sys_stub.on)
 		return 0;	/* never the kernel side's trap */
-	if (on && vt_syscall_strings_set(hv, strings_lo, strings_hi) != VTICE_VMCALL_OK)
+	if (arm && vt_syscall_strings_set(hv, arm->strings[0], arm->strings[1]) != VTICE_VMCALL_OK)
 		return -VT_EINVAL;
-	if (on)
-		hv->sys_filter = *filter;	/* no CPU runs: none reads it torn */
-	hv->sys_stub.on = on;
+	if (arm) {
+		/* No CPU runs: none reads them torn. */
+		hv->sys_filter = arm->filter;
+		hv->sys_numbers = arm->numbers;
+	}
+	hv->sys_stub.on = arm != NULL;
 	VT_STORE_RELEASE(hv->sys_stub.gen, hv->sys_stub.gen + 1);
 	return 0;
 }

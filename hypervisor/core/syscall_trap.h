@@ -69,7 +69,18 @@ struct vt_sys_filter {
 /* Where task_struct keeps what the records carry (offsets, from the OS layer). */
 struct vt_task_layout {
 	u32 pid, tgid, comm;
+	u32 stack;	/* of the pointer to the task's kernel stack */
+	u32 orig_ax;	/* from that stack's base: its pt_regs' orig_ax, the syscall's number */
 	bool known;
+};
+
+/* VTICE_VMCALL_SYSCALL_NUMBERS's set: syscalls 0..511, a bit each. */
+#define VT_SYS_NR_WORDS	8
+
+/* Which syscalls' events are recorded: every one, or those in bits. */
+struct vt_sys_numbers {
+	u64 bits[VT_SYS_NR_WORDS];
+	bool chosen;	/* false: every syscall */
 };
 
 /* Per vCPU. */
@@ -92,6 +103,13 @@ struct vt_sys_stub {
 	bool on;
 };
 
+/* What the stub arms its trap with (QVtice:syscalls:arm). */
+struct vt_sys_stub_arm {
+	struct vt_sys_filter filter;
+	u64 strings[2];			/* VTICE_VMCALL_SYSCALL_STRINGS's RDX and R8 */
+	struct vt_sys_numbers numbers;	/* the syscalls recorded (chosen false: all) */
+};
+
 /*
  * The VMCALL: arm (with the filter) or disarm this CPU. A quiet trap
  * records nothing itself; the syscall callback (hv.h) sees every call.
@@ -101,12 +119,10 @@ int vt_syscall_trap_set(struct vt_vcpu *vcpu, bool on, bool quiet,
 /* The trap can be armed on a CPU whose guest runs with guest_cr4 (entry controls, CET). */
 bool vt_syscall_trap_can_arm(const struct vt_hv *hv, u64 guest_cr4);
 /*
- * The stub's trap, with every CPU parked: on (with the filter and
- * VTICE_VMCALL_SYSCALL_STRINGS's two words of string slots) or off. The
- * caller has checked that the kernel side's trap is not armed on any CPU.
+ * The stub's trap, with every CPU parked: on as arm says, or off (NULL).
+ * The caller has checked that the kernel side's trap is not armed on any CPU.
  */
-int vt_syscall_trap_stub_set(struct vt_hv *hv, bool on, const struct vt_sys_filter *filter, u64 strings_lo,
-			     u64 strings_hi);
+int vt_syscall_trap_stub_set(struct vt_hv *hv, const struct vt_sys_stub_arm *arm);
 /* On leaving a stop: arm or disarm this CPU as the stub last asked. */
 void vt_syscall_trap_stub_sync(struct vt_vcpu *vcpu);
 /* A #UD exit while armed: true when it was SYSCALL or SYSRET and was executed. */
@@ -125,6 +141,8 @@ enum vt_sys_edge {
 
 /* VTICE_VMCALL_SYSCALL_STRINGS: which entries copy a string, for every CPU. */
 u64 vt_syscall_strings_set(struct vt_hv *hv, u64 rdx, u64 r8);
+/* VTICE_VMCALL_SYSCALL_NUMBERS: which syscalls are recorded, for every CPU. */
+u64 vt_syscall_numbers_set(struct vt_hv *hv, u64 word, u64 bits);
 /* Record one event on the vCPU's ring if its task passes the filter. */
 void vt_syscall_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *regs,
 		      enum vt_sys_edge edge);

@@ -293,6 +293,11 @@ u64 vt_vcpu_syscall_strings(struct vt_vcpu *vcpu, u64 slots_lo, u64 slots_hi)
 	return vt_vmcall(VTICE_VMCALL_SYSCALL_STRINGS, vcpu->hv->key, slots_lo, slots_hi, 0, 0, NULL);
 }
 
+u64 vt_vcpu_syscall_numbers(struct vt_vcpu *vcpu, u64 word, u64 bits)
+{
+	return vt_vmcall(VTICE_VMCALL_SYSCALL_NUMBERS, vcpu->hv->key, word, bits, 0, 0, NULL);
+}
+
 u64 vt_vcpu_path_trace(struct vt_vcpu *vcpu, u32 op, u64 a, u64 b, u64 c, u64 *traced)
 {
 	return vt_vmcall(VTICE_VMCALL_PATH_TRACE, vcpu->hv->key, op, a, b, c, traced);

@@ -18,6 +18,8 @@ bool vt_rsp_prefix(struct vt_rsp_cursor *c, const char *s);	/* consumes it */
 bool vt_rsp_at_end(const struct vt_rsp_cursor *c);
 /* Decodes pairs of hex digits into out; false on odd length or bad digits. */
 bool vt_rsp_unhex(struct vt_rsp_cursor *c, u8 *out, u32 max, u32 *len);
+/* Exactly n bytes (2n hex digits) at the cursor, past them; what follows is the caller's. */
+bool vt_rsp_unhex_exact(struct vt_rsp_cursor *c, u8 *out, u32 n);
 
 void vt_rsp_reply_reset(struct vt_rsp *r);
 void vt_rsp_put(struct vt_rsp *r, const char *s);

@@ -15,8 +15,10 @@
  *   qVtice:probes:passed                   -> N (hits the filter or a KEEP did not record, since load)
  *   qVtice:probes:counts                   -> N0,N1,... (COUNT's and SUM's hits, per address, in ADD's order)
  *   qVtice:probes:sums                     -> S0,S1,... (SUM's sums, the same way)
- *   QVtice:syscalls:arm:PID,LO,HI,COMM     the syscall trap on every CPU, as it leaves the stop
- *                                          (LO, HI: VTICE_VMCALL_SYSCALL_STRINGS's string slots)
+ *   QVtice:syscalls:arm:PID,LO,HI,COMM[,NRS]  the syscall trap on every CPU, as it leaves the stop
+ *                                          (LO, HI: VTICE_VMCALL_SYSCALL_STRINGS's string slots;
+ *                                          NRS: the syscalls recorded, VTICE_VMCALL_SYSCALL_NUMBERS's
+ *                                          eight words in 64 bytes; without it, all)
  *   QVtice:syscalls:off                    ...and off
  *   qVtice:syscalls                        -> ARMED,SEEN,RECORDED (CPUs armed now; SYSCALL/SYSRET
  *                                             executed while armed, and recorded, since load)
@@ -168,27 +170,41 @@ static int vt_probes_arming(struct vt_rsp *r, struct vt_rsp_cursor *c)
 }
 
 /* N hex numbers, each followed by a comma, then the 16 bytes of a NUL-ended COMM in hex. */
-static bool vt_numbers_then_comm(struct vt_rsp_cursor *c, u64 *v, u32 n, char comm[16])
+static bool vt_numbers_and_comm(struct vt_rsp_cursor *c, u64 *v, u32 n, char comm[16])
 {
-	u32 len = 0, i;
+	u32 i;
 
 	for (i = 0; i < n; i++)
 		if (!vt_rsp_parse_hex(c, &v[i]) || !vt_rsp_expect(c, ','))
 			return false;
-	return vt_rsp_unhex(c, (u8 *)comm, 16, &len) && len == 16 && vt_rsp_at_end(c) && !comm[15];
+	return vt_rsp_unhex_exact(c, (u8 *)comm, 16) && !comm[15];
 }
 
-/* ARM:PID,LO,HI,COMM or OFF. */
+/* The end of the packet, or ",NRS": the set of syscalls recorded, whole. */
+static bool vt_syscall_numbers(struct vt_rsp_cursor *c, struct vt_sys_numbers *set)
+{
+	set->chosen = !vt_rsp_at_end(c);
+	if (!set->chosen)
+		return true;
+	return vt_rsp_expect(c, ',') && vt_rsp_unhex_exact(c, (u8 *)set->bits, sizeof(set->bits)) &&
+	       vt_rsp_at_end(c);
+}
+
+/* ARM:PID,LO,HI,COMM[,NRS] or OFF. */
 static int vt_syscalls_arming(struct vt_rsp *r, struct vt_rsp_cursor *c)
 {
+	struct vt_sys_stub_arm arm = { 0 };
 	u64 v[3];
-	char comm[16];
 
 	if (vt_rsp_prefix(c, "off") && vt_rsp_at_end(c))
-		return r->ops->syscall_trap(r->ctx, false, 0, "", 0, 0);
-	if (!vt_rsp_prefix(c, "arm:") || !vt_numbers_then_comm(c, v, 3, comm) || v[0] > 0xffffffffu)
+		return r->ops->syscall_trap(r->ctx, NULL);
+	if (!vt_rsp_prefix(c, "arm:") || !vt_numbers_and_comm(c, v, 3, arm.filter.comm) ||
+	    !vt_syscall_numbers(c, &arm.numbers) || v[0] > 0xffffffffu)
 		return -VT_EINVAL;
-	return r->ops->syscall_trap(r->ctx, true, (u32)v[0], comm, v[1], v[2]);
+	arm.filter.pid = (u32)v[0];
+	arm.strings[0] = v[1];
+	arm.strings[1] = v[2];
+	return r->ops->syscall_trap(r->ctx, &arm);
 }
 
 /* ARM:HZ,STACK,PID,COMM or OFF. */
@@ -199,7 +215,7 @@ static int vt_profile_arming(struct vt_rsp *r, struct vt_rsp_cursor *c)
 
 	if (vt_rsp_prefix(c, "off") && vt_rsp_at_end(c))
 		return r->ops->profile(r->ctx, false, 0, 0, 0, "");
-	if (!vt_rsp_prefix(c, "arm:") || !vt_numbers_then_comm(c, v, 3, comm) || v[0] > 0xffffffffu ||
+	if (!vt_rsp_prefix(c, "arm:") || !vt_numbers_and_comm(c, v, 3, comm) || !vt_rsp_at_end(c) || v[0] > 0xffffffffu ||
 	    v[1] > 0xffffffffu || v[2] > 0xffffffffu)
 		return -VT_EINVAL;
 	return r->ops->profile(r->ctx, true, (u32)v[0], (u32)v[1], (u32)v[2], comm);

@@ -80,6 +80,17 @@ bool vt_rsp_unhex(struct vt_rsp_cursor *c, u8 *out, u32 max, u32 *len)
 	return true;
 }
 
+bool vt_rsp_unhex_exact(struct vt_rsp_cursor *c, u8 *out, u32 n)
+{
+	struct vt_rsp_cursor field = { .p = c->p, .end = c->p + 2 * n };
+	u32 len = 0;
+
+	if (c->end - c->p < 2 * n || !vt_rsp_unhex(&field, out, n, &len) || len != n)
+		return false;
+	c->p = field.end;
+	return true;
+}
+
 void vt_rsp_reply_reset(struct vt_rsp *r)
 {
 	r->out_len = 0;

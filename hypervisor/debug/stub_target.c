@@ -122,7 +122,7 @@ static void vt_target_remove_all(void *ctx)
 {
 	vt_hooks_remove_all();
 	vt_probe_stub_release();
-	vt_syscall_trap_stub_set(vt_stub_hv(), false, NULL, 0, 0);
+	vt_syscall_trap_stub_set(vt_stub_hv(), NULL);
 	vt_profile_stub_set(vt_stub_hv(), false, 0, 0, NULL);
 	vt_tracer_disable_all();
 	vt_stub_detached();
@@ -220,17 +220,12 @@ static int vt_target_syscall_check(const struct vt_hv *hv)
 	return 0;
 }
 
-static int vt_target_syscall_trap(void *ctx, bool on, u32 pid, const char comm[16], u64 strings_lo,
-				  u64 strings_hi)
+static int vt_target_syscall_trap(void *ctx, const struct vt_sys_stub_arm *arm)
 {
 	struct vt_hv *hv = vt_stub_hv();
-	struct vt_sys_filter filter = { .pid = pid };
-	int err = on ? vt_target_syscall_check(hv) : 0;
+	int err = arm ? vt_target_syscall_check(hv) : 0;
 
-	if (err)
-		return err;
-	vt_memcpy(filter.comm, comm, sizeof(filter.comm));
-	return vt_syscall_trap_stub_set(hv, on, &filter, strings_lo, strings_hi);
+	return err ? err : vt_syscall_trap_stub_set(hv, arm);
 }
 
 /* cpu's vCPU while it is parked, else NULL. */

@@ -11,6 +11,7 @@
 #ifndef VT_DEBUG_TARGET_H
 #define VT_DEBUG_TARGET_H
 
+#include "../core/syscall_trap.h"
 #include "../core/types.h"
 #include <vtice/records.h>
 
@@ -126,13 +127,13 @@ struct vt_dbg_target_ops {
 	u64 (*tsc_khz)(void *ctx);	/* the rate of the TSC the records carry */
 	/*
 	 * The syscall trap armed by the debugger (syscall: probes through the
-	 * stub, rsp_probes.c), part of the probes' ops. on: with the
-	 * task filter (pid, NUL-padded comm; 0 and "" = any) and the string
-	 * slots VTICE_VMCALL_SYSCALL_STRINGS takes; each CPU arms or disarms
+	 * stub, rsp_probes.c), part of the probes' ops: as arm says (the
+	 * task filter, the string slots VTICE_VMCALL_SYSCALL_STRINGS takes,
+	 * the syscalls recorded), or off (NULL); each CPU arms or disarms
 	 * as it leaves the stop. 0, -VT_EBUSY (the kernel side's trap is
 	 * armed), -VT_EOPNOTSUPP (a CPU cannot arm it), -VT_EINVAL.
 	 */
-	int (*syscall_trap)(void *ctx, bool on, u32 pid, const char comm[16], u64 strings_lo, u64 strings_hi);
+	int (*syscall_trap)(void *ctx, const struct vt_sys_stub_arm *arm);
 	/*
 	 * CPUs with the trap armed now; SYSCALL/SYSRET executed for the guest
 	 * while armed, and those recorded, since load.

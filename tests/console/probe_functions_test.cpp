@@ -13,6 +13,7 @@
 #include "probe_functions.hpp"
 #include "probe_params.hpp"
 #include "probe_run.hpp"
+#include "trace_common.hpp"
 
 using namespace vtice;
 
@@ -175,6 +176,25 @@ TEST_F(ProbeArmRequest, OnlyTheProbesThatReadKstackCopyTheStack)
 	EXPECT_EQ(req->stack_bytes, 2048u);
 	EXPECT_EQ(req->stack_points, 0b101u) << "vfs_read's and vfs_open's, not vfs_write's";
 	EXPECT_EQ(req->stack_watches, 0b01u) << "the first range's";
+}
+
+// The set of syscalls root records, bit 64w + b in word w; a number past
+// the set (512) cannot be chosen, so every syscall is recorded then.
+TEST(SyscallsRequest, TheSyscallsNamedAreBitsOfTheSet)
+{
+	auto req = console::syscalls_request(VTICE_SYSCALLS_ARM, {}, {}, {0, 3, 257, 511});
+	ASSERT_TRUE(req.ok());
+	EXPECT_EQ(req->flags, (std::uint32_t)VTICE_SYSCALLS_CHOSEN);
+	EXPECT_EQ(req->nrs[0], 0b1001u);
+	EXPECT_EQ(req->nrs[4], 2u);
+	EXPECT_EQ(req->nrs[7], 1ull << 63);
+	auto all = console::syscalls_request(VTICE_SYSCALLS_ARM, {}, {});
+	ASSERT_TRUE(all.ok());
+	EXPECT_EQ(all->flags, 0u);
+	auto past = console::syscalls_request(VTICE_SYSCALLS_ARM, {}, {}, {257, 512});
+	ASSERT_TRUE(past.ok());
+	EXPECT_EQ(past->flags, 0u) << "512 is past the set: every syscall";
+	EXPECT_EQ(past->nrs[4], 0u);
 }
 
 namespace {

@@ -166,7 +166,12 @@ TEST_F(RspProbesEngine, TheSyscallTrapGetsItsFilterAndStringSlots)
 	req.str_nr[5] = 2;	// open: argument 0, in slot 5 (the second word's second)
 	req.str_arg[5] = 1;
 	ASSERT_TRUE(target->arm_syscalls(req));
-	EXPECT_TRUE(m.syscall_trap == (FakeMachine::SyscallTrap{true, 42, "cat", 0x2101, 0x10020000}));
+	EXPECT_TRUE(m.syscall_trap == (FakeMachine::SyscallTrap{true, 42, "cat", 0x2101, 0x10020000, {}}));
+	req.flags = VTICE_SYSCALLS_CHOSEN;	// only read (0) and openat (257): bits by hand
+	req.nrs[0] = 1;
+	req.nrs[4] = 2;
+	ASSERT_TRUE(target->arm_syscalls(req));
+	EXPECT_EQ(m.syscall_trap.numbers, (std::vector<uint64_t>{1, 0, 0, 0, 2, 0, 0, 0}));
 	m.syscalls_seen = 90;
 	m.syscalls_recorded = 12;
 	auto counts = target->syscall_counts();

@@ -329,7 +329,7 @@ TEST_F(ProbePoints, AFetchProgramReadsThroughTheCurrentTask)
 	pages.put(0x701000 + kComm, "vtcur", 6);
 	pages.put(0x701000 + kParentOff, &kParent, 8);
 	pages.put(0x701800 + kTgid, &parent_tgid, 4);
-	hv.task_layout = {kPid, kTgid, kComm, true};
+	hv.task_layout = {kPid, kTgid, kComm, 0, 0, true};
 	vcpu.sys.current_task = kPerCpu;
 	put_code(fn, {0x0f, 0x1f, 0x44, 0x00, 0x00});
 	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_INTERCEPT, 1), VTICE_VMCALL_OK);

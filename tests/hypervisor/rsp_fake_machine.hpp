@@ -58,6 +58,7 @@ public:
 		uint32_t pid = 0;
 		std::string comm;
 		uint64_t strings_lo = 0, strings_hi = 0;
+		std::vector<uint64_t> numbers;	// the set's words, when it chose syscalls; empty: all
 		bool operator==(const SyscallTrap &) const = default;
 	} syscall_trap;
 	int syscall_error = 0;
@@ -215,10 +216,15 @@ inline const vt_dbg_target_ops FakeMachine::ops = {
 		return true;
 	},
 	.tsc_khz = [](void *) -> u64 { return 2400000; },
-	.syscall_trap = [](void *ctx, bool on, u32 pid, const char comm[16], u64 lo, u64 hi) {
+	.syscall_trap = [](void *ctx, const vt_sys_stub_arm *arm) {
 		auto *m = self(ctx);
-		if (!m->syscall_error)
-			m->syscall_trap = {on, pid, std::string(comm, strnlen(comm, 16)), lo, hi};
+		if (!m->syscall_error && !arm)
+			m->syscall_trap = {};
+		else if (!m->syscall_error)
+			m->syscall_trap = {true, arm->filter.pid, std::string(arm->filter.comm, strnlen(arm->filter.comm, 16)),
+					   arm->strings[0], arm->strings[1],
+					   arm->numbers.chosen ? std::vector<uint64_t>(arm->numbers.bits, arm->numbers.bits + 8)
+							       : std::vector<uint64_t>{}};
 		return m->syscall_error;
 	},
 	.syscall_counts = [](void *ctx, u64 *armed, u64 *seen, u64 *recorded) {

@@ -698,6 +698,26 @@ TEST_F(RspProbes, TheSyscallTrapTakesItsFilterAndStringSlots)
 	EXPECT_TRUE(m.probe_ops.empty()) << "the trap is not the probes'";
 }
 
+// NRS: the 64 bytes of the set, eight little-endian words; read (0) and
+// openat (257) chosen.
+TEST_F(RspProbes, TheSyscallTrapTakesTheSyscallsItRecords)
+{
+	std::string nrs(128, '0');
+	nrs[1] = '1';		// byte 0 = 0x01: syscall 0
+	nrs[4 * 16 + 1] = '2';	// word 4's byte 0 = 0x02: syscall 4 * 64 + 1 = 257
+	EXPECT_EQ(ask("QVtice:syscalls:arm:0,0,0,00000000000000000000000000000000," + nrs), "+" + frame("OK"));
+	EXPECT_EQ(m.syscall_trap.numbers, (std::vector<uint64_t>{1, 0, 0, 0, 2, 0, 0, 0}));
+	EXPECT_EQ(ask("QVtice:syscalls:arm:0,0,0,00000000000000000000000000000000"), "+" + frame("OK"));
+	EXPECT_TRUE(m.syscall_trap.on);
+	EXPECT_TRUE(m.syscall_trap.numbers.empty()) << "without NRS: every syscall";
+	for (const std::string &bad : std::vector<std::string>{
+		     "QVtice:syscalls:arm:0,0,0,00000000000000000000000000000000," + nrs + "00",
+		     "QVtice:syscalls:arm:0,0,0,00000000000000000000000000000000," + nrs.substr(2),
+		     "QVtice:syscalls:arm:0,0,0,00000000000000000000000000000000,",
+		     "QVtice:syscalls:arm:0,0,0,00000000000000000000000000000000;" + nrs})
+		EXPECT_EQ(ask(bad), "+" + frame("E16")) << bad;
+}
+
 TEST_F(RspProbes, ATrapTheKernelSideOwnsIsBusy)
 {
 	m.syscall_error = -16;

@@ -26,7 +26,10 @@ constexpr uint64_t kUserRip = 0x401000, kUserCode = 0x200000;
 constexpr uint64_t kSysretRip = 0xffffffff81e000c0ull, kKernelCode = 0x210000;
 constexpr uint64_t kPerCpuTask = 0xffff888000010008ull, kPerCpuPage = 0x300000;
 constexpr uint64_t kTask = 0xffff888000020000ull, kTaskPage = 0x301000;
-constexpr uint32_t kPidOff = 0x10, kTgidOff = 0x14, kCommOff = 0x20;
+constexpr uint32_t kPidOff = 0x10, kTgidOff = 0x14, kCommOff = 0x20, kStackOff = 0x30;
+// The task's 16 KiB kernel stack: its pt_regs (168 bytes) at the top, orig_ax 120 bytes in.
+constexpr uint64_t kKernelStack = 0xffffc90000200000ull, kStackTopPage = 0x302000;
+constexpr uint32_t kOrigAxOff = 0x4000 - 168 + 120;
 constexpr uint64_t kUdExit = 6 | (3u << 8) | (1u << 31);	// #UD, hardware exception, valid
 constexpr uint64_t kEferGuest = 0xd01;				// SCE | LME | LMA | NX
 
@@ -42,7 +45,7 @@ protected:
 		hv.mem.nr_ram = 1;
 		hv.mem.map = GuestPages::map_fn;
 		hv.mem.ctx = static_cast<GuestPages *>(this);
-		hv.task_layout = {kPidOff, kTgidOff, kCommOff, true};
+		hv.task_layout = {kPidOff, kTgidOff, kCommOff, kStackOff, kOrigAxOff, true};
 		vcpu.sys.current_task = kPerCpuTask;
 		auto &c = cpu();
 		c.msrs[MSR_STAR] = kStar;
@@ -61,6 +64,8 @@ protected:
 		map(root, 4, kPerCpuTask & ~0xfffull, kPerCpuPage);
 		map(root, 4, kTask, kTaskPage);
 		put(kPerCpuPage + (kPerCpuTask & 0xfff), &kTask, 8);
+		map(root, 4, kKernelStack + 0x3000, kStackTopPage);
+		put(kTaskPage + kStackOff, &kKernelStack, 8);
 		set_task(4242, 4240, "vtsys");
 		code_at(kUserCode, {0x0f, 0x05});			// syscall
 		code_at(kKernelCode + (kSysretRip & 0xfff), {0x48, 0x0f, 0x07});	// sysretq
@@ -108,6 +113,9 @@ protected:
 		r.r11 = 0xd0d0;
 		return r;
 	}
+
+	// The number the entry code saved for the syscall the task is in (pt_regs->orig_ax).
+	void set_orig_ax(uint64_t nr) { put(kStackTopPage + (kOrigAxOff & 0xfff), &nr, 8); }
 
 	vt_guest_regs kernel_sysret(uint64_t rax = 3)
 	{

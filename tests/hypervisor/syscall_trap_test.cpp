@@ -237,9 +237,10 @@ class SyscallStubTrap : public SyscallStrings {
 protected:
 	int stub_set(bool on, const char *comm = "", uint64_t strings_lo = 0)
 	{
-		vt_sys_filter f{};
-		std::strncpy(f.comm, comm, sizeof(f.comm) - 1);
-		return vt_syscall_trap_stub_set(&hv, on, &f, strings_lo, 0);
+		vt_sys_stub_arm arm{};
+		std::strncpy(arm.filter.comm, comm, sizeof(arm.filter.comm) - 1);
+		arm.strings[0] = strings_lo;
+		return vt_syscall_trap_stub_set(&hv, on ? &arm : nullptr);
 	}
 };
 
@@ -270,10 +271,31 @@ TEST_F(SyscallStubTrap, TheKernelSideIsRefusedWhileTheStubsTrapIsOn)
 	EXPECT_EQ(arm(false), (uint64_t)VTICE_VMCALL_EBUSY);
 	EXPECT_EQ(arm(true, 0, "bash"), (uint64_t)VTICE_VMCALL_EBUSY);
 	EXPECT_EQ(set_strings(2 | (1u << 12)), (uint64_t)VTICE_VMCALL_EBUSY);
+	EXPECT_EQ(keyed_vmcall(VTICE_VMCALL_SYSCALL_NUMBERS, 0, 1).rax, (uint64_t)VTICE_VMCALL_EBUSY);
+	EXPECT_FALSE(hv.sys_numbers.chosen) << "the stub's set (every syscall) stays";
 	EXPECT_TRUE(ud_exits()) << "still the stub's";
 	ASSERT_EQ(stub_set(false), 0);
 	vt_syscall_trap_stub_sync(&vcpu);
 	EXPECT_EQ(arm(true), (uint64_t)VTICE_VMCALL_OK) << "free again";
+}
+
+// The stub's set of syscalls goes with its arming, whole.
+TEST_F(SyscallStubTrap, TheStubsSetOfSyscallsRecordsOnlyThem)
+{
+	vt_sys_stub_arm want{};
+	want.numbers.chosen = true;
+	want.numbers.bits[4] = 2;	// openat
+	ASSERT_EQ(vt_syscall_trap_stub_set(&hv, &want), 0);
+	vt_syscall_trap_stub_sync(&vcpu);
+	vt_guest_regs r = user_syscall();
+	ASSERT_TRUE(ud_exit(r));
+	EXPECT_EQ(records().size(), 6u) << "openat";
+	r = user_syscall();
+	r.rax = 0;	// read
+	ASSERT_TRUE(ud_exit(r));
+	EXPECT_EQ(records().size(), 6u) << "not read";
+	ASSERT_EQ(stub_set(true), 0);	// a run without a set
+	EXPECT_FALSE(hv.sys_numbers.chosen);
 }
 
 TEST_F(SyscallStubTrap, TheStubsOffLeavesTheKernelSidesTrapAlone)
@@ -469,6 +491,53 @@ TEST_F(SyscallTrap, FilterByCommOrPidRecordsOnlyThatTask)
 	r = user_syscall();
 	ASSERT_TRUE(ud_exit(r));
 	EXPECT_EQ(records().size(), 12u);
+}
+
+// VTICE_VMCALL_SYSCALL_NUMBERS: with a set, only its syscalls are
+// recorded; an entry by RAX, an exit by the number the entry code saved in
+// the task's pt_regs (RAX is the return value by then), and an exit whose
+// number cannot be read is kept. Every syscall is executed all the same.
+TEST_F(SyscallTrap, ASetOfNumbersRecordsOnlyItsSyscallsBothWays)
+{
+	auto numbers = [&](uint64_t word, uint64_t bits) {
+		return keyed_vmcall(VTICE_VMCALL_SYSCALL_NUMBERS, word, bits).rax;
+	};
+	EXPECT_EQ(numbers(VTICE_VMCALL_SYSCALL_NUMBERS_ALL + 1, 0), (uint64_t)VTICE_VMCALL_EINVAL);
+	ASSERT_EQ(numbers(0, 1), (uint64_t)VTICE_VMCALL_OK);	// read (0) alone
+	ASSERT_EQ(arm(true), (uint64_t)VTICE_VMCALL_OK);
+	vt_guest_regs r = user_syscall();	// openat (257)
+	ASSERT_TRUE(ud_exit(r));
+	EXPECT_EQ(cpu().vmcs[GUEST_RIP], kLstar) << "executed, unrecorded";
+	EXPECT_EQ(records().size(), 0u);
+	set_orig_ax(257);
+	r = kernel_sysret(3);
+	ASSERT_TRUE(ud_exit(r));
+	EXPECT_EQ(records().size(), 0u) << "openat's exit: orig_ax is not in the set";
+	ASSERT_EQ(numbers(4, 2), (uint64_t)VTICE_VMCALL_OK);	// and openat: 4 * 64 + 1
+	r = user_syscall();
+	ASSERT_TRUE(ud_exit(r));
+	ASSERT_EQ(records().size(), 6u) << "openat's entry now";
+	r = kernel_sysret(3);
+	ASSERT_TRUE(ud_exit(r));
+	auto recs = records();
+	ASSERT_EQ(recs.size(), 9u) << "...and its exit";
+	EXPECT_EQ(recs[6].type, VTICE_REC_SYSCALL_EXIT);
+	set_orig_ax(~0ull);	// a syscall seccomp or ptrace skipped
+	r = kernel_sysret(3);
+	ASSERT_TRUE(ud_exit(r));
+	EXPECT_EQ(records().size(), 12u) << "an exit without a number is kept";
+	put(kTaskPage + kStackOff, &kTask, 8);	// a stack pointer whose top is unmapped
+	r = kernel_sysret(3);
+	ASSERT_TRUE(ud_exit(r));
+	EXPECT_EQ(records().size(), 15u) << "so is one whose number cannot be read";
+	EXPECT_EQ(vcpu.counts->syscalls_seen, 6u);
+	ASSERT_EQ(numbers(VTICE_VMCALL_SYSCALL_NUMBERS_ALL, 0), (uint64_t)VTICE_VMCALL_OK);
+	set_orig_ax(257);
+	put(kTaskPage + kStackOff, &kKernelStack, 8);
+	r = user_syscall();
+	ASSERT_TRUE(ud_exit(r));
+	EXPECT_EQ(records().size(), 21u) << "ALL: every syscall again";
+	EXPECT_FALSE(hv.sys_numbers.chosen);
 }
 
 TEST_F(SyscallTrap, UnreadableTaskIsLeftOutAndMatchesNoFilter)

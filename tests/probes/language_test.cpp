@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 #include <string>
 
 #include "checker.hpp"
@@ -426,6 +427,18 @@ TEST(ProbeLanguage, StrReadsOneArgumentsStringPerFunction)
 	EXPECT_NE(refusal("profile:hz:9 { @[str(arg0)] = count(); }").find("str() reads a string in fn:NAME, fn:NAME:return, addr: and"),
 		  std::string::npos);
 	EXPECT_NE(refusal("fn:a { @n = sum(str(arg0)); }").find("counts numbers, not"), std::string::npos);
+}
+
+// Root records only the syscalls the syscall: probes name (their numbers
+// from the kernel's own table); syscall:* or no syscall: probe, all.
+TEST(ProbeLanguage, TheSyscallsTheProbesNameAreTheOnesRootRecords)
+{
+	EXPECT_EQ(accepted("syscall:openat:return { @o = count(); }\nsyscall:read, syscall:close { @n = count(); }")
+			  .syscall_numbers,
+		  (std::set<std::uint64_t>{257, 0, 3}));
+	EXPECT_TRUE(accepted("syscall:openat { @o = count(); }\nsyscall:* { @n = count(); }").syscall_numbers.empty())
+		<< "syscall:* records every syscall";
+	EXPECT_TRUE(accepted("fn:vfs_read { @n = count(); }").syscall_numbers.empty());
 }
 
 // str() of a syscall's argument: root copies it at the syscall's entry

@@ -11,6 +11,7 @@
 #include <linux/kallsyms.h>
 #include <linux/mm.h>
 #include <linux/sched.h>
+#include <linux/sched/task_stack.h>
 #include <linux/stddef.h>
 #include <linux/string.h>
 #include <asm/current.h>
@@ -75,6 +76,10 @@ int vt_linux_describe_kernel(struct vt_hv *hv)
 	hv->task_layout.pid = offsetof(struct task_struct, pid);
 	hv->task_layout.tgid = offsetof(struct task_struct, tgid);
 	hv->task_layout.comm = offsetof(struct task_struct, comm);
+	hv->task_layout.stack = offsetof(struct task_struct, stack);
+	/* Where the entry code saved the syscall's number, past THREAD_SIZE's padding (FRED's too). */
+	hv->task_layout.orig_ax = (unsigned long)task_pt_regs(current) - (unsigned long)task_stack_page(current) +
+				  offsetof(struct pt_regs, orig_ax);
 	hv->task_layout.known = true;
 	return vt_hv_set_ram(hv, vt_ram, vt_nr_ram);
 }

@@ -111,8 +111,22 @@ static int vt_syscall_strings_pack(const struct vtice_syscalls *req, u64 slots[2
 	return 0;
 }
 
-/* Root's table is shared by every CPU: one VMCALL, on this one. */
-static int vt_syscall_strings_vmcall(const u64 slots[2])
+/* The set's words, or (numbers NULL) every syscall: VTICE_VMCALL_SYSCALL_NUMBERS's calls. */
+static u64 vt_syscall_numbers_vmcall(struct vt_vcpu *vcpu, const u64 *numbers)
+{
+	u64 status = VTICE_VMCALL_OK;
+	u32 w;
+
+	BUILD_BUG_ON(VTICE_SYSCALL_NR_WORDS != VT_SYS_NR_WORDS);
+	if (!numbers)
+		return vt_vcpu_syscall_numbers(vcpu, VTICE_VMCALL_SYSCALL_NUMBERS_ALL, 0);
+	for (w = 0; w < VTICE_SYSCALL_NR_WORDS && status == VTICE_VMCALL_OK; w++)
+		status = vt_vcpu_syscall_numbers(vcpu, w, numbers[w]);
+	return status;
+}
+
+/* Root's tables are shared by every CPU: their VMCALLs, on this one. */
+static int vt_syscall_tables_vmcall(const u64 slots[2], const u64 *numbers)
 {
 	struct vt_vcpu *vcpu;
 	u64 status = VTICE_VMCALL_ENOSYS;
@@ -121,20 +135,25 @@ static int vt_syscall_strings_vmcall(const u64 slots[2])
 	vcpu = vt_linux_launched_vcpu(cpu);
 	if (vcpu)
 		status = vt_vcpu_syscall_strings(vcpu, slots[0], slots[1]);
+	if (vcpu && status == VTICE_VMCALL_OK)
+		status = vt_syscall_numbers_vmcall(vcpu, numbers);
 	put_cpu();
 	return vt_vmcall_errno(status);
 }
 
-/* strings: the slots (vt_syscall_strings_pack), given root while no CPU is armed. */
+/*
+ * strings: the slots (vt_syscall_strings_pack); numbers: the set of
+ * syscalls recorded, NULL for all. Given root while no CPU is armed.
+ */
 static int vt_syscalls_arm_locked(struct file *file, u32 pid, const char comm[16], bool quiet,
-				  const u64 strings[2], u32 *failed)
+				  const u64 strings[2], const u64 *numbers, u32 *failed)
 {
 	struct vt_sys_call c = { .on = true, .quiet = quiet, .pid = pid };
 	int ret;
 
 	if (vt_sys_owner)
 		return -EBUSY;
-	ret = vt_syscall_strings_vmcall(strings);
+	ret = vt_syscall_tables_vmcall(strings, numbers);
 	if (ret)
 		return ret;
 	memcpy(c.comm, comm, sizeof(c.comm));
@@ -173,11 +192,13 @@ long vt_ioc_syscalls(struct file *file, void __user *uarg)
 
 	if (ret)
 		return ret;
-	if (req.op > VTICE_SYSCALLS_DISARM || vt_syscall_strings_pack(&req, strings))
+	if (req.op > VTICE_SYSCALLS_DISARM || vt_syscall_strings_pack(&req, strings) ||
+	    (req.flags & ~VTICE_SYSCALLS_CHOSEN) || req.reserved)
 		return -EINVAL;
 	mutex_lock(&vt_sys_lock);
 	if (req.op == VTICE_SYSCALLS_ARM)
-		ret = vt_syscalls_arm_locked(file, req.pid, req.comm, false, strings, &failed);
+		ret = vt_syscalls_arm_locked(file, req.pid, req.comm, false, strings,
+					     req.flags & VTICE_SYSCALLS_CHOSEN ? req.nrs : NULL, &failed);
 	else if (req.op == VTICE_SYSCALLS_DISARM)
 		ret = vt_sys_owner && vt_sys_owner != file ? -EBUSY : (vt_syscalls_disarm_locked(), 0);
 	req.cpus_armed = vt_sys_cpus;
@@ -220,7 +241,7 @@ static int vt_path_arm_locked(struct file *file, struct vtice_path_trace *req)
 		return ret;
 	}
 	vt_sys_path = true;
-	ret = vt_syscalls_arm_locked(file, req->pid, req->comm, true, no_strings, &failed);
+	ret = vt_syscalls_arm_locked(file, req->pid, req->comm, true, no_strings, NULL, &failed);
 	if (ret) {
 		vt_path_vmcall(VTICE_VMCALL_PATH_DISARM, NULL, NULL);
 		vt_switch_trigger_remove();

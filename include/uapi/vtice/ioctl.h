@@ -142,6 +142,9 @@ struct vtice_break {
  */
 #define VTICE_SYSCALL_STRINGS_MAX	8
 #define VTICE_SYSCALL_STRING_NR_LIMIT	4096
+#define VTICE_SYSCALL_NR_WORDS		8	/* nrs[]: syscalls 0..511 */
+/* Only nrs[]'s syscalls are recorded (else every one). */
+#define VTICE_SYSCALLS_CHOSEN		(1u << 0)
 
 enum vtice_syscalls_op {
 	VTICE_SYSCALLS_QUERY = 0,	/* counters only */
@@ -167,6 +170,15 @@ struct vtice_syscalls {
 	 */
 	__u16 str_nr[VTICE_SYSCALL_STRINGS_MAX];
 	__u8 str_arg[VTICE_SYSCALL_STRINGS_MAX];
+	__u32 flags;			/* in (ARM): VTICE_SYSCALLS_* below; other bits 0 */
+	__u32 reserved;			/* 0 */
+	/*
+	 * in (ARM, with VTICE_SYSCALLS_CHOSEN): the syscalls whose events are
+	 * recorded, bit b of word w for syscall 64w + b; the others' cost
+	 * their exits only. An exit is judged by the number its entry saved
+	 * (pt_regs->orig_ax); one whose number cannot be read is recorded.
+	 */
+	__u64 nrs[VTICE_SYSCALL_NR_WORDS];
 };
 
 /*
@@ -508,7 +520,7 @@ VTICE_UAPI_ASSERT(sizeof(struct vtice_cpu_stats) == 32 + 8 * VTICE_EXIT_REASON_S
 		  "vtice_cpu_stats layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_caps) == 88, "vtice_caps layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_emit_test) == 40, "vtice_emit_test layout");
-VTICE_UAPI_ASSERT(sizeof(struct vtice_syscalls) == 80, "vtice_syscalls layout");
+VTICE_UAPI_ASSERT(sizeof(struct vtice_syscalls) == 88 + 8 * VTICE_SYSCALL_NR_WORDS, "vtice_syscalls layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_break) == 16, "vtice_break layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_path_trace) == 80, "vtice_path_trace layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_lbr_entry) == 24, "vtice_lbr_entry layout");

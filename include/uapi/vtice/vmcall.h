@@ -62,6 +62,15 @@ enum vtice_vmcall {
 	 * on the call that sealed. EINVAL: RDX = 0.
 	 */
 	VTICE_VMCALL_STEALTH = 8,
+	/*
+	 * Which syscalls' events are recorded, for every CPU: RDX = a word's
+	 * index w (0..7) in a set of syscalls 0..511, R8 = its bits (bit b:
+	 * syscall 64w + b); from then on only the set's are recorded, their
+	 * exits judged by the number the entry code saved (pt_regs->orig_ax).
+	 * RDX = VTICE_VMCALL_SYSCALL_NUMBERS_ALL: every syscall again, the set
+	 * emptied. EINVAL: another RDX. EBUSY: the debug stub's trap is armed.
+	 */
+	VTICE_VMCALL_SYSCALL_NUMBERS = 9,
 	VTICE_VMCALL_USER_BASE = 0x100,	/* forwarded to the debugger callback */
 	/* Stop every CPU for the debug stub; RDX out = TSC cycles stopped. */
 	VTICE_VMCALL_DEBUG_BREAK = VTICE_VMCALL_USER_BASE,
@@ -160,6 +169,7 @@ enum vtice_vmcall_lbr_item {
 
 #define VTICE_VMCALL_EMIT_MAX	(1u << 20)	/* records per EMIT_TEST call */
 #define VTICE_VMCALL_PONG	0x766963657479ull	/* "vticey" */
+#define VTICE_VMCALL_SYSCALL_NUMBERS_ALL	8
 #define VTICE_VMCALL_SYSCALLS_ON	1
 /* With ON: trap, but record no event; the path tracer records its own call. */
 #define VTICE_VMCALL_SYSCALLS_QUIET	2

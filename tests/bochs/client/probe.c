@@ -17,6 +17,11 @@
  * NAME-filter: the program's comm predicate reached the hypervisor's
  * filter (the line "records the syscalls of comm vtprobe"); NAME-lost: no
  * record was lost.
+ *
+ * NAME-chosen: root records only the syscalls the probes name: the events
+ * are exactly an entry and an exit of each openat, read and close ftrace
+ * saw, none of the child's prctl (whose return comes after the comm
+ * changed) or exit_group, and no return is left unpaired.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -69,6 +74,7 @@ struct seen {
 	long reads, bytes, closes;
 	long fn_reads, fn_bytes;	/* vtice's fn:vfs_read: root's count and sum */
 	long fn_recorded;		/* its hits that crossed as records */
+	long events, unpaired;		/* vtice's syscall events; returns without their entry */
 };
 
 static int set_events(const char *value)
@@ -163,6 +169,8 @@ static int read_probe_output(struct seen *v, long *lost)
 			*lost = json_number(line, "\"lost\":");
 			v->fn_reads = json_number(line, "\"root_counted\":");
 			v->fn_recorded = json_number(line, "\"fn_hits\":");
+			v->events = json_number(line, "\"events\":");
+			v->unpaired = json_number(line, "\"returns_unpaired\":");
 		}
 	}
 	fclose(f);
@@ -225,6 +233,21 @@ static void compare_function(const char *name, const struct seen *ft, const stru
 	else
 		report(test, FAIL, "fn:vfs_read root counted %ld and summed %ld, %ld hits recorded; ftrace %ld reads "
 		       "of %ld bytes", vt->fn_reads, vt->fn_bytes, vt->fn_recorded, ft->reads, ft->bytes);
+}
+
+/* The syscalls root recorded: the named ones' two edges, no other. */
+static void compare_chosen(const char *name, const struct seen *ft, const struct seen *vt)
+{
+	long want = 2 * (ft->nopens + ft->reads + ft->closes);
+	char test[128];
+
+	snprintf(test, sizeof(test), "%s-chosen", name);
+	if (ft->nopens && vt->events == want && vt->unpaired == 0)
+		report(test, PASS, "%ld syscall events, the entry and exit of ftrace's %d openat, %ld read and %ld close "
+		       "alone; 0 returns unpaired", vt->events, ft->nopens, ft->reads, ft->closes);
+	else
+		report(test, FAIL, "%ld syscall events, %ld returns unpaired; ftrace's %d openat, %ld read and %ld "
+		       "close make %ld", vt->events, vt->unpaired, ft->nopens, ft->reads, ft->closes, want);
 }
 
 struct read_cost {
@@ -650,6 +673,7 @@ int cmd_probe(int argc, char **argv)
 		return report(name, FAIL, "cannot read the trace or %s", PROBE_OUT);
 	check_side_results(name, lost);
 	compare_function(name, &ft, &vt);
+	compare_chosen(name, &ft, &vt);
 	probe_cost(name);
 	probe_migration(name);
 	probe_refusals(name);
