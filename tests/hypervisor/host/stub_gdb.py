@@ -707,10 +707,11 @@ def vtice_probe_phase(fig):
     program = ('fn:vfs_read /comm == "vtstubprobe"/ { @bufs = sum(arg1); } '
                'fn:do_sys_openat2 /comm == "vtstubprobe"/ { printf("open %s\\n", str(args->filename)); } '
                'fn:vfs_write /comm == "vtstubprobe"/ { @[kstack] = count(); exit(); }')
-    # A run of its own, with a workload of its own (hv.stub-probe2.*): the
-    # first program's kstack copies 2 KiB at every hit of its fn: probes,
-    # which with every syscall of the comm recorded would overflow a ring
-    # between two drains (counted as lost, and failed below).
+    # A run of its own, with a workload of its own (hv.stub-probe2.*), so
+    # each program's counts meet their own oracle. (In one program they once
+    # overflowed a ring between two drains, when every fn: hit copied 2 KiB
+    # of stack and every syscall of the comm was recorded; root now copies
+    # the stack at vfs_write's hits alone and records the three syscalls.)
     syscalls = ('syscall:read /comm == "vtstubprobe"/ { @sysreads = count(); } '
                 'syscall:openat /comm == "vtstubprobe"/ { printf("sysopen %s\\n", str(arg1)); } '
                 'syscall:write /comm == "vtstubprobe"/ { exit(); }')
