@@ -31,8 +31,8 @@ int cmd_trace_syscall(int argc, char **argv);	// cmd_trace_syscall.cpp
 namespace {
 
 const char kHelp[] =
-	"usage: vtice trace syscalls [--comm NAME] [--pid PID] [--duration SECONDS]\n"
-	"                            [-o FILE] [--device PATH]\n"
+	"usage: vtice trace syscalls [--comm NAME] [--pid PID] [--syscalls NAME,...]\n"
+	"                            [--duration SECONDS] [-o FILE] [--device PATH]\n"
 	"       vtice trace syscall NAME ...   (the branches of one call: see\n"
 	"                                      'vtice trace syscall --help')\n"
 	"\n"
@@ -47,6 +47,8 @@ const char kHelp[] =
 	"options:\n"
 	"  --comm NAME        only tasks with this comm (at most 15 characters)\n"
 	"  --pid PID          only this task, or the threads of this process\n"
+	"  --syscalls LIST    only these syscalls, by name (openat,read,close): the\n"
+	"                     hypervisor records no other; the rest still trap\n"
 	"  --duration S       stop after S seconds (default: until Ctrl-C)\n"
 	"  -o, --output FILE  write the calls to FILE instead of stdout\n"
 	"  --device PATH      the vtice device (default /dev/vtice)\n"
@@ -57,9 +59,27 @@ const char kHelp[] =
 struct Options {
 	std::string device = "/dev/" VTICE_DEVICE_NAME;
 	TaskFilter filter;
+	SyscallNumbers syscalls;	// empty: every one
 	double duration = 0;	// 0: until a signal
 	std::string output;
 };
+
+// --syscalls openat,read: their numbers, each a name the x86-64 table has.
+Result<SyscallNumbers> parse_syscall_names(const std::string &list)
+{
+	SyscallNumbers numbers;
+	std::size_t start = 0;
+	while (start <= list.size()) {
+		std::size_t comma = std::min(list.find(',', start), list.size());
+		std::string name = list.substr(start, comma - start);
+		auto nr = trace::syscall_number(name);
+		if (!nr)
+			return make_error("--syscalls: '" + name + "' is not an x86-64 syscall name (openat, read, ...)");
+		numbers.insert(*nr);
+		start = comma + 1;
+	}
+	return numbers;
+}
 
 Result<Options> parse_options(const ParsedArgs &args)
 {
@@ -74,6 +94,12 @@ Result<Options> parse_options(const ParsedArgs &args)
 	if (!filter)
 		return filter.error();
 	o.filter = *filter;
+	if (auto list = args.get("--syscalls")) {
+		auto numbers = parse_syscall_names(*list);
+		if (!numbers)
+			return numbers.error();
+		o.syscalls = *numbers;
+	}
 	auto duration = seconds_option(args, "--duration", o.duration, 1e7);
 	if (!duration)
 		return duration.error();
@@ -126,6 +152,16 @@ private:
 	uint64_t calls_ = 0;
 };
 
+// ", openat and close only" for the armed line; "" for every syscall.
+std::string describe_syscalls(const SyscallNumbers &numbers)
+{
+	std::string text;
+	std::size_t i = 0;
+	for (std::uint64_t nr : numbers)
+		text += (i++ == 0 ? ", " : i == numbers.size() ? " and " : ", ") + trace::syscall_name(nr);
+	return text.empty() ? text : text + " only";
+}
+
 int fail(const Error &e)
 {
 	eprintf("vtice trace syscalls: %s\n", e.to_string().c_str());
@@ -155,13 +191,14 @@ int run_syscalls(const Options &o)
 		r->skip();
 	catch_stop_signals();
 
-	auto armed = syscalls_ioctl(*dev, o.device, VTICE_SYSCALLS_ARM, o.filter);
+	auto armed = syscalls_ioctl(*dev, o.device, VTICE_SYSCALLS_ARM, o.filter, {}, o.syscalls);
 	if (!armed)
 		return fail(armed.error());
 	const vtice_syscalls &req = *armed;
-	eprintf("vtice trace syscalls: armed on %u CPUs%s; tracing %s; %s\n", req.cpus_armed,
+	eprintf("vtice trace syscalls: armed on %u CPUs%s; tracing %s%s; %s\n", req.cpus_armed,
 		     req.cpus_failed ? (" (" + std::to_string(req.cpus_failed) + " could not)").c_str() : "",
-		     describe_filter(o.filter).c_str(), o.duration ? "until the duration ends" : "Ctrl-C stops");
+		     describe_filter(o.filter).c_str(), describe_syscalls(o.syscalls).c_str(),
+		     o.duration ? "until the duration ends" : "Ctrl-C stops");
 	uint64_t seen_before = req.seen, recorded_before = req.recorded;
 
 	SyscallPrinter printer(out);
@@ -201,8 +238,8 @@ int cmd_trace(int argc, char **argv)
 		return cmd_trace_syscall(argc - 1, argv + 1);
 	std::vector<char *> expanded = expand_output_option(argc, argv);
 	auto args = parse_args(static_cast<int>(expanded.size()), expanded.data(),
-			       {{"--device", true}, {"--comm", true}, {"--pid", true}, {"--duration", true},
-				{"--output", true}});
+			       {{"--device", true}, {"--comm", true}, {"--pid", true}, {"--syscalls", true},
+				{"--duration", true}, {"--output", true}});
 	if (!args) {
 		eprintf("vtice trace: %s\n", args.error().to_string().c_str());
 		return kExitUsage;

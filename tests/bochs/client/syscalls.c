@@ -12,6 +12,8 @@
  * (NAME-cost). NAME-busy: a second tracer is refused. NAME-killed: a
  * tracer killed with SIGKILL leaves no CPU trapping. NAME-bad-strings:
  * string slots the hypervisor cannot take are refused with EINVAL.
+ * NAME-chosen: the child again under --syscalls openat,close: the trace is
+ * exactly its openat and close calls, nothing of prctl or exit_group.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -121,19 +123,24 @@ static int return_matches(const char *text, long ret)
 	return ret < 0 ? !strncmp(text, want, strlen(want)) : !strcmp(text, want);
 }
 
-/* vtice trace syscalls --comm COMM -o out_path, its stderr to err_path. */
-static pid_t start_trace(const char *comm, const char *out_path, const char *err_path)
+/* vtice trace syscalls --comm COMM [--syscalls LIST] -o out_path, its stderr to err_path. */
+static pid_t start_trace_of(const char *comm, const char *syscalls, const char *out_path, const char *err_path)
 {
 	const char *const args[] = { "vtice", "trace", "syscalls", "--comm", comm, "-o", out_path,
-				     "--duration", "3000", NULL };
+				     "--duration", "3000", syscalls ? "--syscalls" : NULL, syscalls, NULL };
 
 	return spawn_vtice(err_path, args);
 }
 
-/* The vtsys lines of the trace, with their line numbers dropped. */
-static int read_vtsys_lines(char lines[][256], int max)
+static pid_t start_trace(const char *comm, const char *out_path, const char *err_path)
 {
-	FILE *f = fopen(TRACE_OUT, "r");
+	return start_trace_of(comm, NULL, out_path, err_path);
+}
+
+/* The vtsys lines of the trace at path, with their line numbers dropped. */
+static int read_vtsys_lines(const char *path, char lines[][256], int max)
+{
+	FILE *f = fopen(path, "r");
 	char line[256];
 	int n = 0;
 
@@ -290,6 +297,58 @@ static void bad_strings(const char *name)
 		       VTICE_SYSCALL_STRING_NR_LIMIT, strerror(big), strerror(twice), strerror(good));
 }
 
+/*
+ * The child again under --syscalls openat,close: the hypervisor records
+ * only those, so the trace is exactly the child's openat and close calls,
+ * in order, each whole (entry and exit paired).
+ */
+static void chosen_syscalls(const char *name)
+{
+	char test[128], lines[MAX_CALLS + 8][256], want[256];
+	struct oracle *o = mmap(NULL, sizeof(*o), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	pid_t trace, child;
+	int n, i, k = 0;
+
+	snprintf(test, sizeof(test), "%s-chosen", name);
+	if (o == MAP_FAILED) {
+		report(test, FAIL, "mmap: %s", strerror(errno));
+		return;
+	}
+	trace = start_trace_of("vtsys", "openat,close", TRACE_OUT2, TRACE_ERR2);
+	if (trace < 0 || !wait_armed(trace, TRACE_ERR2, 120)) {
+		report(test, FAIL, "vtice trace syscalls --syscalls did not arm (see %s)", TRACE_ERR2);
+		return;
+	}
+	child = fork();
+	if (child == 0)
+		vtsys(o);
+	waitpid(child, NULL, 0);
+	sleep(1);	/* the tracer polls every 20 ms */
+	kill(trace, SIGINT);
+	waitpid(trace, NULL, 0);
+	system("cat " TRACE_ERR2);
+	n = read_vtsys_lines(TRACE_OUT2, lines, MAX_CALLS + 8);
+	for (i = 0; i < o->n && n >= 0; i++) {
+		if (strcmp(o->calls[i].name, "openat") && strcmp(o->calls[i].name, "close"))
+			continue;
+		expected_line(o, &o->calls[i], want, sizeof(want));
+		if (k >= n || strncmp(lines[k], want, strlen(want)) ||
+		    !return_matches(lines[k] + strlen(want), o->calls[i].ret)) {
+			report(test, FAIL, "line %d: got '%s', expected '%s%ld'", k, k < n ? lines[k] : "(none)", want,
+			       o->calls[i].ret);
+			munmap(o, sizeof(*o));
+			return;
+		}
+		k++;
+	}
+	if (n == k && k == 6)
+		report(test, PASS, "--syscalls openat,close: the child's %d openat and close calls alone, in order, "
+		       "with their return values", k);
+	else
+		report(test, FAIL, "%d vtsys lines under --syscalls openat,close, expected the child's %d (6)", n, k);
+	munmap(o, sizeof(*o));
+}
+
 int cmd_syscalls(int argc, char **argv)
 {
 	const char *name = argv[0];
@@ -327,7 +386,8 @@ int cmd_syscalls(int argc, char **argv)
 	report_cost(cost_name, &unarmed, &armed);
 	killed_owner(name);
 	bad_strings(name);
-	n = read_vtsys_lines(lines, MAX_CALLS + 8);
+	chosen_syscalls(name);
+	n = read_vtsys_lines(TRACE_OUT, lines, MAX_CALLS + 8);
 	if (n < 0)
 		return report(name, FAIL, "no %s", TRACE_OUT);
 	return compare(name, o, lines, n);
