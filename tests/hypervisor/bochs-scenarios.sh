@@ -318,8 +318,8 @@ stub_guest_loop() {
 		n=$((n + 1))
 		stub_bench_if_asked
 		# Not over a request the host made while the machine was stopped
-		# at the end of the last workload (each workload marks itself
-		# taken as it starts): that request would be lost, and the host
+		# at the end of the last workload (stub_bench_if_asked marks each
+		# taken as it starts it): that request would be lost, and the host
 		# would wait for its figure until the run is cut off.
 		case $(cat /proc/sys/kernel/domainname) in
 		vt-probe | vt-probe2 | vt-spin | vtice-bench-* | vtice-detect) ;;
@@ -518,8 +518,10 @@ trace_scenario() {
 stub_bench_if_asked() {
 	local want
 	want=$(cat /proc/sys/kernel/domainname)
+	# taken before it runs: the loop never writes over a request (stub_guest_loop)
 	case "$want" in
-	vtice-bench-* | vtice-detect) echo vt-probe-taken >/proc/sys/kernel/domainname ;;
+	vtice-bench-* | vtice-detect | vt-probe | vt-probe2 | vt-spin)
+		echo vt-probe-taken >/proc/sys/kernel/domainname ;;
 	esac
 	case "$want" in
 	vtice-bench-*) $T getpid "hv.${want#vtice-}" 200000 ;;
@@ -580,7 +582,6 @@ stub_probe_workload() {
 	local tr=/sys/kernel/tracing ev i line buf bufs run=$1
 	ev=$tr/events/syscalls/sys_enter_read
 	[ -d $tr/events ] || mount -t tracefs tracefs $tr
-	echo vt-probe-taken >/proc/sys/kernel/domainname
 	echo 'comm == "vtstubprobe"' >$ev/filter
 	echo >$tr/trace
 	echo 1 >$ev/enable
@@ -604,7 +605,6 @@ stub_probe_workload() {
 # rmmod for the spinner's end and writes, the host's exit().
 stub_spin_workload() {
 	local ko=/lib/vtice/vtice_spin.ko lo
-	echo vt-probe-taken >/proc/sys/kernel/domainname
 	insmod $ko secs=5 || { echo "VTICE-FIGURE hv.stub-spin.lo=none"; return; }
 	# at once: until then the spinner wakes every 20 ms, sampled in the scheduler
 	echo 1 >/sys/module/vtice_spin/parameters/go
