@@ -26,7 +26,10 @@ void App::draw_status()
 	if (!reason.empty())
 		state += ": " + reason;
 	std::string text = " vtice  " + model_.target_name() + "  [" + state + "]";
-	const std::string keys = "F1 help  F5 go  F8 into  F10 over  F12 out  F9 bp  F2 zoom  Tab pane ";
+	// A target that runs backwards (serve-replay) gets its Shift keys named too.
+	const std::string keys = model_.runs_backwards()
+		? "F1 help  F5 go  F8 into  F10 over  F12 out  Shift: back  F9 bp  F2 zoom  Tab pane "
+		: "F1 help  F5 go  F8 into  F10 over  F12 out  F9 bp  F2 zoom  Tab pane ";
 	int room = status.cols() - static_cast<int>(text.size()) - 2;
 	status.line(0, text, Style::Status);
 	if (room >= static_cast<int>(keys.size()))

@@ -26,7 +26,6 @@ static const char *special_key_name(Key key)
 	case kKeyDelete: return "Delete";
 	case kKeyBackTab: return "Shift-Tab";
 	case kKeyResize: return "Resize";
-	case kKeyShiftF11: return "Shift-F11";
 	default: return nullptr;
 	}
 }
@@ -39,7 +38,10 @@ std::string key_name(Key key)
 		return "Space";
 	if (is_printable(key))
 		return std::string(1, static_cast<char>(key));
-	if (key > kKeyFunction && key <= kKeyFunction + 24)
+	// xterm sends F13..F24 for Shift-F1..Shift-F12 (terminfo kf13..kf24).
+	if (key > kKeyFunction + 12 && key <= kKeyFunction + 24)
+		return "Shift-F" + std::to_string(key - kKeyFunction - 12);
+	if (key > kKeyFunction && key <= kKeyFunction + 12)
 		return "F" + std::to_string(key - kKeyFunction);
 	return "key " + std::to_string(key);
 }

@@ -36,10 +36,11 @@ enum : Key {
 	kKeyBackTab,
 	kKeyResize,
 	kKeyFunction = 0x10100,  // kKeyFunction + n is Fn
-	kKeyShiftF11 = kKeyFunction + 23,  // xterm's F23; terminfo kf23
 };
 
 constexpr Key key_f(int n) { return kKeyFunction + n; }
+// xterm's F13..F24, terminfo kf13..kf24: what Shift-F1..Shift-F12 send.
+constexpr Key key_shift_f(int n) { return key_f(n + 12); }
 
 inline bool is_printable(Key key) { return key >= 0x20 && key < 0x7f; }
 

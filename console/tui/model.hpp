@@ -18,7 +18,9 @@ namespace vtice::tui {
 
 enum class RunState { Stopped, Running, Exited, Disconnected };
 
-enum class Resume { Continue, StepInto, StepOver, StepOut };
+// The Reverse ones need a target that runs backwards (Model::runs_backwards).
+enum class Resume { Continue, StepInto, StepOver, StepOut, ReverseContinue, ReverseStepInto, ReverseStepOut };
+inline bool is_reverse(Resume how) { return how >= Resume::ReverseContinue; }
 
 struct RegisterRow {
 	std::string name;   // "rip"
@@ -76,6 +78,8 @@ public:
 	virtual ~Model() = default;
 
 	virtual std::string target_name() const = 0;
+	// The target can move backwards (a recording served by serve-replay).
+	virtual bool runs_backwards() const = 0;
 	virtual RunState state() const = 0;
 	virtual std::string stop_reason() const = 0;
 	// Counts stops; a command that stopped the target anew (step typed on the

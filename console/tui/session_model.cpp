@@ -73,6 +73,11 @@ std::string SessionModel::target_name() const
 	return session_.target().describe();
 }
 
+bool SessionModel::runs_backwards() const
+{
+	return session_.target().features().reverse;
+}
+
 std::vector<RegisterRow> SessionModel::registers()
 {
 	std::vector<RegisterRow> rows;

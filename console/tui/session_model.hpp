@@ -27,6 +27,7 @@ public:
 	~SessionModel() override;
 
 	std::string target_name() const override;
+	bool runs_backwards() const override;
 	RunState state() const override { return state_; }
 	std::string stop_reason() const override { return reason_; }
 	std::uint64_t stop_generation() const override { return generation_; }

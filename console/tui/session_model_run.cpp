@@ -78,6 +78,9 @@ Result<void> SessionModel::resume(Resume how)
 {
 	if (busy())
 		return make_error("the target is running: Ctrl-C interrupts it");
+	if (is_reverse(how) && !runs_backwards())
+		return make_error("this target cannot run backwards: a recording can (trace --record -o FILE, "
+				  "then vtice serve-replay FILE; docs/replay.md)");
 	start([this, how] {
 		interrupts::begin_command(-1);
 		Result<dbg::StopInfo> stop = make_error("no run");
@@ -86,6 +89,9 @@ Result<void> SessionModel::resume(Resume how)
 		case Resume::StepInto: stop = session_.step_instruction(); break;
 		case Resume::StepOver: stop = session_.step_over(); break;
 		case Resume::StepOut: stop = session_.step_out(); break;
+		case Resume::ReverseContinue: stop = session_.reverse_cont(); break;
+		case Resume::ReverseStepInto: stop = session_.reverse_step(); break;
+		case Resume::ReverseStepOut: stop = session_.reverse_finish(); break;
 		}
 		JobResult result;
 		if (stop)

@@ -54,13 +54,43 @@ TEST_F(TuiApp, FunctionKeysDriveTheTarget)
 	press(key_f(8));
 	press(key_f(10));
 	press(key_f(12));
-	press(kKeyShiftF11);
+	press(key_shift_f(11));
 	EXPECT_EQ(model.log, (std::vector<std::string>{"step-into", "registers", "step-over", "registers",
 						       "step-out", "registers", "step-out", "registers"}));
 	// Each synchronous step moved RIP by one instruction, and the views followed.
 	EXPECT_EQ(model.pc_value, at(14));
 	EXPECT_EQ(app->disasm().cursor_address(), at(14));
 	EXPECT_TRUE(terminal.shows(">ffffffff81001038")) << terminal.screen();
+}
+
+TEST_F(TuiApp, ShiftKeysRunBackwardsOnATargetThatCan)
+{
+	model.backwards = true;
+	FakeTerminal wide(30, 160);  // the status bar names the keys where they fit
+	App status_only(wide, model);
+	status_only.render();
+	EXPECT_TRUE(wide.shows("F12 out  Shift: back  F9 bp")) << wide.screen();
+	model.log.clear();
+	press(key_f(8));
+	press(key_shift_f(8));
+	press(key_shift_f(5));
+	press(key_shift_f(12));
+	EXPECT_EQ(model.log, (std::vector<std::string>{"step-into", "registers", "reverse-step-into", "registers",
+						       "reverse-continue", "registers", "reverse-step-out", "registers"}));
+	EXPECT_EQ(model.pc_value, at(8));  // one step on, three back
+	EXPECT_EQ(app->disasm().cursor_address(), at(8));
+}
+
+TEST_F(TuiApp, ShiftKeysOnATargetThatCannotRunBackwardsSayWhy)
+{
+	FakeTerminal wide(30, 160);
+	App status_only(wide, model);
+	status_only.render();
+	EXPECT_TRUE(wide.shows("F12 out  F9 bp")) << wide.screen();
+	model.log.clear();
+	press(key_shift_f(8));
+	EXPECT_EQ(model.pc_value, at(10));
+	EXPECT_TRUE(terminal.shows("the target cannot run backwards")) << terminal.screen();
 }
 
 TEST_F(TuiApp, ContinueRunsUntilThePollReportsTheBreakpoint)

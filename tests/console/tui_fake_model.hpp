@@ -29,9 +29,11 @@ public:
 					  "stepi", "trace", "x"};
 	TraceTree tree;
 	bool has_trace = false;
+	bool backwards = false;  // runs_backwards()
 	std::string trace_source;  // file the fake `trace` command copies to -o
 
 	std::string target_name() const override { return "fake:1234"; }
+	bool runs_backwards() const override { return backwards; }
 	RunState state() const override { return run_state; }
 	std::string stop_reason() const override { return reason; }
 	std::uint64_t stop_generation() const override { return generation; }
@@ -94,8 +96,15 @@ public:
 	}
 	Result<void> resume(Resume how) override
 	{
-		static const char *names[] = {"continue", "step-into", "step-over", "step-out"};
+		static const char *names[] = {"continue", "step-into", "step-over", "step-out",
+					      "reverse-continue", "reverse-step-into", "reverse-step-out"};
 		log.push_back(names[static_cast<int>(how)]);
+		if (is_reverse(how) && !backwards)
+			return make_error("the target cannot run backwards");
+		if (is_reverse(how)) {
+			stop_at(pc_value - 4, "step back");
+			return {};
+		}
 		if (how == Resume::Continue) {
 			run_state = RunState::Running;
 			return {};

@@ -13,6 +13,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	vtice::tui::testing::FakeModel model;
+	model.backwards = true;  // so the Shift keys reach the model as reverse actions
 	int status = vtice::tui::run_tui(model);
 	FILE *log = std::fopen(argv[1], "w");
 	if (!log)

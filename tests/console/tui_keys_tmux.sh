@@ -26,6 +26,9 @@ tmux_keys Escape
 wait_for '^ registers'
 # Run control by function key; Shift-F11 as xterm sends it (S-F11).
 tmux_keys F8;  wait_for 'stopped: step'
+# Backwards as xterm sends Shift-F8, Shift-F5, Shift-F12 (F20, F17, F24).
+tmux_keys S-F8; wait_for 'stopped: step back'
+tmux_keys S-F5 S-F12
 tmux_keys F10
 tmux_keys F12
 tmux_keys S-F11
@@ -48,7 +51,7 @@ wait_for '\| backtrace'
 tmux_keys q
 wait_exit
 
-expected="step-into step-over step-out step-out toggle continue continue interrupt"
+expected="step-into reverse-step-into reverse-continue reverse-step-out step-over step-out step-out toggle continue continue interrupt"
 actual=$(grep -v '^registers$' "$log" | sed 's/ 0x.*//' | tr '\n' ' ' | sed 's/ $//')
 if [[ "$actual" != "$expected" ]]; then
 	echo "FAIL: engine calls were '$actual', expected '$expected'"

@@ -73,6 +73,10 @@ tmux_keys F8
 wait_for "\[stopped: Stopped at 0x$a2 <do_sys_openat2\+0x" 15
 [[ "$(register rip)" == "$a2" ]] || fail "after F8 rip is $(register rip), objdump says $a2"
 grep -q " >$a2  <do_sys_openat2+0x" <(capture) || fail "disassembly does not follow RIP to $a2"
+# QEMU's gdbstub cannot run backwards: Shift-F8 says so and moves nothing.
+tmux_keys S-F8
+wait_for 'this target cannot run backwards' 15
+[[ "$(register rip)" == "$a2" ]] || fail "after a refused Shift-F8 rip is $(register rip), not $a2"
 if [[ "$op1" == push* ]]; then
 	# A push lowers rsp by 8: the register pane must show it, highlighted.
 	want=$(printf '%016x' $((0x$rsp_before - 8)))

@@ -77,6 +77,20 @@ TEST_F(SessionModelTest, AStepFinishesBeforeResumeReturns)
 	EXPECT_NE(model->stop_reason().find("0xffffffff81000011"), std::string::npos) << model->stop_reason();
 }
 
+TEST_F(SessionModelTest, BackwardsOnATargetThatCannotIsRefusedWithTheWay)
+{
+	EXPECT_FALSE(model->runs_backwards());
+	auto generation = model->stop_generation();
+	for (Resume how : {Resume::ReverseContinue, Resume::ReverseStepInto, Resume::ReverseStepOut}) {
+		auto back = model->resume(how);
+		ASSERT_FALSE(back.ok());
+		EXPECT_NE(back.error().to_string().find("serve-replay"), std::string::npos) << back.error().to_string();
+	}
+	EXPECT_EQ(model->state(), RunState::Stopped);
+	EXPECT_EQ(model->stop_generation(), generation);
+	EXPECT_EQ(model->pc(), kStart);
+}
+
 TEST_F(SessionModelTest, ContinueRunsOnTheWorkerAndCtrlCStopsIt)
 {
 	ASSERT_TRUE(model->resume(Resume::Continue).ok());
