@@ -13,7 +13,7 @@
 namespace vtice::console {
 
 static const char kReplayHelp[] =
-	"usage: vtice replay TRACE [--batch FILE|-] [--keep-going]\n"
+	"usage: vtice replay TRACE [--symbols VMLINUX] [--batch FILE|-] [--keep-going]\n"
 	"\n"
 	"Moves through a recorded kernel path (vtice attach: trace --record -o TRACE)\n"
 	"forwards and backwards, and shows the registers and memory as they were at\n"
@@ -23,6 +23,9 @@ static const char kReplayHelp[] =
 	"  --batch FILE   read commands from FILE (- = standard input); without it,\n"
 	"                 standard input, with a prompt when it is a terminal\n"
 	"  --keep-going   run the remaining commands after one fails (exit status 1)\n"
+	"  --symbols VMLINUX  the recorded kernel's vmlinux (Debian: linux-image-*-dbg):\n"
+	"                 bt then unwinds with its ORC tables, past the recording's\n"
+	"                 start, as far as the recording saw the stack\n"
 	"\n"
 	"Commands:\n"
 	"  stepi [N], si          forward N instructions (a REP iteration is one)\n"
@@ -32,7 +35,7 @@ static const char kReplayHelp[] =
 	"  goto N | FUNC[+OFF] | ADDR    step N, or the first step whose pc is there\n"
 	"  registers [R...], regs  the registers at this step\n"
 	"  x ADDR [LEN]           memory as it was at this step\n"
-	"  bt                     the calls that enclose this step\n"
+	"  bt                     the calls that enclose this step (ORC with --symbols)\n"
 	"  last-write ADDR [LEN]  the step that last wrote any of those bytes before here\n"
 	"  writes ADDR [LEN]      every step that wrote them, old and new bytes\n"
 	"  when REG==VALUE / reverse-when REG==VALUE   the next / previous step where REG becomes VALUE\n"
@@ -42,7 +45,7 @@ static const char kReplayHelp[] =
 
 int cmd_replay(int argc, char **argv)
 {
-	auto args = parse_args(argc, argv, {{"--batch", true}, {"--keep-going", false}});
+	auto args = parse_args(argc, argv, {{"--batch", true}, {"--keep-going", false}, {"--symbols", true}});
 	if (!args) {
 		eprintf("vtice replay: %s\n", args.error().to_string().c_str());
 		return kExitUsage;
@@ -69,6 +72,16 @@ int cmd_replay(int argc, char **argv)
 		eprintf("vtice replay: the file is damaged; replaying what comes before: %s\n",
 			file->damage->to_string().c_str());
 	ReplayShell shell(*file, stdout);
+	if (auto vmlinux = args->get("--symbols")) {
+		auto orc = load_replay_orc(*vmlinux, file->data.symbols);
+		if (!orc) {
+			eprintf("vtice replay: --symbols: %s\n", orc.error().to_string().c_str());
+			return kExitFailure;
+		}
+		std::printf("ORC tables of %s, slid by %+lld (%zu of the recording's %zu functions agree)\n",
+			    vmlinux->c_str(), static_cast<long long>(orc->slide), orc->agreeing, file->data.symbols.size());
+		shell.use_orc(std::move(*orc));
+	}
 	shell.print_summary();
 	bool prompt = !args->has("--batch") && isatty(STDIN_FILENO);
 	bool keep_going = args->has("--keep-going");

@@ -37,7 +37,7 @@ const char kShellHelp[] =
 	"  goto N | FUNC[+OFF] | ADDR    step N, or the next time pc is there (from the start)\n"
 	"  registers [R...], regs  the registers at this step\n"
 	"  x ADDR [LEN]           memory as it was at this step (?? = the recording never saw it)\n"
-	"  bt                     the calls that enclose this step\n"
+	"  bt                     the calls that enclose this step (ORC with --symbols)\n"
 	"  last-write ADDR [LEN]  the step that last wrote any of those bytes before here\n"
 	"  writes ADDR [LEN]      every step that wrote them, with old and new bytes (a watch over the whole path)\n"
 	"  when REG==VALUE / reverse-when REG==VALUE   the next / previous step where REG becomes VALUE\n"
@@ -210,15 +210,48 @@ bool ReplayShell::examine(const std::vector<std::string> &words)
 	return true;
 }
 
+// Which recorded call a frame returns to: the call instruction just before
+// its return address.
+std::string ReplayShell::call_note(std::uint64_t return_address, const std::vector<std::size_t> &calls) const
+{
+	constexpr std::uint64_t kLongestInstruction = 15;
+	for (std::size_t call : calls) {
+		std::uint64_t pc = replay_.pc_at(call);
+		if (return_address > pc && return_address - pc <= kLongestInstruction)
+			return "  (the call at step " + std::to_string(call) + ")";
+	}
+	return "  (called before the recording)";
+}
+
+bool ReplayShell::orc_backtrace()
+{
+	constexpr std::size_t kMaxFrames = 64;
+	auto frames = unwind_replay(*orc_, replay_, kMaxFrames);
+	if (!frames)
+		return fail("bt: " + frames.error().message);
+	std::vector<std::size_t> calls = navigator_.call_stack(replay_.position());
+	for (std::size_t i = 0; i < frames->size(); i++) {
+		const dbg::Frame &frame = (*frames)[i];
+		std::string note = i == 0 ? "" : call_note(frame.pc, calls);
+		if (frame.note.find("unwind stopped") != std::string::npos)
+			note += "  (" + frame.note.substr(frame.note.find("unwind stopped"));
+		std::fprintf(out_, "#%zu  0x%016" PRIx64 " in %s%s\n", i, frame.pc,
+			     format_address(frame.pc, orc_->symbolizer).c_str(), note.c_str());
+	}
+	return true;
+}
+
 bool ReplayShell::backtrace()
 {
+	if (orc_)
+		return orc_backtrace();
 	std::size_t at = replay_.position();
 	std::fprintf(out_, "#0  %s\n", format_address(replay_.pc_at(at), symbols_.symbolizer()).c_str());
 	int frame = 1;
 	for (std::size_t call : navigator_.call_stack(at))
 		std::fprintf(out_, "#%d  %s  (the call at step %zu)\n", frame++,
 			     format_address(replay_.pc_at(call), symbols_.symbolizer()).c_str(), call);
-	std::fprintf(out_, "    (the frames above began before the recording; in gdb over serve-replay, bt unwinds them)\n");
+	std::fprintf(out_, "    (the frames above began before the recording: --symbols VMLINUX unwinds them with ORC)\n");
 	return true;
 }
 

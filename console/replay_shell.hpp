@@ -11,6 +11,7 @@
 
 #include "navigation.hpp"
 #include "replay_file.hpp"
+#include "replay_orc.hpp"
 #include "symbol_table.hpp"
 
 namespace vtice::console {
@@ -19,6 +20,8 @@ class ReplayShell {
 public:
 	ReplayShell(replay::ReplayFile &file, std::FILE *out);
 
+	// bt then unwinds with ORC, past the recording's start (--symbols).
+	void use_orc(ReplayOrc orc) { orc_ = std::move(orc); }
 	// Runs one command line; false when it failed (the message is printed).
 	bool run(const std::string &line);
 	void print_where();
@@ -30,6 +33,8 @@ private:
 	bool registers(const std::vector<std::string> &names);
 	bool examine(const std::vector<std::string> &words);
 	bool backtrace();
+	bool orc_backtrace();
+	std::string call_note(std::uint64_t return_address, const std::vector<std::size_t> &calls) const;
 	bool last_write(const std::vector<std::string> &words, bool all);
 	bool when(const std::vector<std::string> &words, bool forward);
 	bool fail(const std::string &message);
@@ -41,6 +46,7 @@ private:
 	Disassembler disassembler_;
 	replay::Navigator navigator_;
 	trace::SymbolTable symbols_;
+	std::optional<ReplayOrc> orc_;
 	std::FILE *out_;
 };
 

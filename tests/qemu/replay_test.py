@@ -17,7 +17,10 @@ so the test holds every answer QEMU gave on the wire. Then:
      reverse-execution history";
   3. vtice attach on serve-replay: its ORC backtrace reaches do_sys_openat2,
      its reverse-finish lands on the call of getname, its reverse-continue
-     stops at the start of the recording.
+     stops at the start of the recording;
+  4. vtice replay --symbols: bt in strncpy_from_user unwinds with ORC to the
+     same return addresses as gdb's DWARF unwinding at that step, and past
+     the recording's start.
 Exit 77 (skip) when gdb or the -dbg vmlinux is missing.
 """
 import os
@@ -96,6 +99,59 @@ def check_reverse(port, work, vmlinux):
     return rf, ws, rev.get("position", ""), rev.get("name", "")
 
 
+GDB_FRAMES = r'''
+import gdb
+def say(*a):
+    print("FRAMES " + " ".join(str(x) for x in a))
+gdb.execute("monitor goto 0")
+gdb.execute("flushregs")
+gdb.execute("break *strncpy_from_user")
+gdb.execute("continue", to_string=True)
+say("position", gdb.execute("monitor position", to_string=True).split()[1])
+# DWARF's frames (CFI, not ORC). Not on the stack, so left out: inlined
+# frames (they share their caller's pc) and the tail-call frames gdb makes
+# up from DWARF call sites (getname jumps to getname_flags.part.0; gdb then
+# shows a "caller" at the address after that jmp).
+f = gdb.newest_frame()
+while f is not None:
+    if f.type() not in (gdb.INLINE_FRAME, gdb.TAILCALL_FRAME):
+        say("pc", hex(f.pc()))
+    try:
+        f = f.older()
+    except gdb.error:
+        break
+'''
+
+
+def check_replay_orc_bt(binary, trace, port, work, vmlinux):
+    """vtice replay --symbols: its ORC backtrace in strncpy_from_user lists the
+    same return addresses, frame by frame, as stock gdb's DWARF unwinding over
+    serve-replay at the same step, and goes on past the recording's start."""
+    script = os.path.join(work, "frames.py")
+    with open(script, "w") as f:
+        f.write(GDB_FRAMES)
+    g = run_gdb(port, script, [vmlinux], timeout=600)
+    said = [line.split()[1:] for line in g.stdout.splitlines() if line.startswith("FRAMES ")]
+    position = [w[1] for w in said if w[0] == "position"]
+    gdb_pcs = [int(w[1], 16) for w in said if w[0] == "pc"]
+    if not position or len(gdb_pcs) < 4:
+        fail("gdb found no strncpy_from_user frames over the replay", g.stdout, g.stderr)
+    run = subprocess.run([binary, "replay", trace, "--symbols", vmlinux, "--batch", "-"],
+                         input="goto %s\nbt\n" % position[0], capture_output=True, text=True, timeout=300)
+    if run.returncode != 0:
+        fail("vtice replay --symbols exited with %d" % run.returncode, run.stdout, run.stderr)
+    frames = re.findall(r"^#\d+\s+0x([0-9a-f]+) in (\S+)(.*)$", run.stdout, re.M)
+    orc_pcs = [int(pc, 16) for pc, _, _ in frames]
+    common = min(len(orc_pcs), len(gdb_pcs))
+    if common < 4 or orc_pcs[:common] != gdb_pcs[:common]:
+        fail("vtice replay's ORC frames differ from gdb's: %s vs %s" %
+             ([hex(p) for p in orc_pcs], [hex(p) for p in gdb_pcs]), run.stdout)
+    before = [name for _, name, note in frames if "called before the recording" in note]
+    if not before:
+        fail("vtice replay's ORC bt stops inside the recording", run.stdout)
+    return len(orc_pcs), common, before[0]
+
+
 def check_attach_reverse(binary, port, vmlinux):
     """vtice attach itself on serve-replay: its reverse commands and ORC backtrace."""
     cmds = ["break *getname", "continue", "delete", "stepi 2", "bt 3", "reverse-finish", "reverse-continue",
@@ -160,14 +216,18 @@ def main():
             fail(str(e))
         rf, ws, position, name = check_reverse(sport, work, vmlinux)
         check_attach_reverse(binary, sport, vmlinux)
+        orc_frames, same_as_gdb, first_before = check_replay_orc_bt(binary, trace, sport, work, vmlinux)
     finally:
         server.kill()
         server.wait()
     print("PASS: openat recorded in %d steps, %s bytes per step; %d points replayed through stock gdb "
           "(stepi/reverse-stepi) equal QEMU's own registers, %d memory reads equal QEMU's, %.1f s; "
           "reverse-finish -> %s; watch on the name %s -> %s (%s); vtice attach's own reverse-finish, "
-          "reverse-continue and ORC bt over the replay" % (
-              steps, rec.group(3), visited, mem_checked, seconds, rf, name, ws.split("|")[0].strip(), position))
+          "reverse-continue and ORC bt over the replay; vtice replay --symbols: %d ORC frames in "
+          "strncpy_from_user, the %d gdb also unwinds at the same return addresses, from %s on before the "
+          "recording" % (
+              steps, rec.group(3), visited, mem_checked, seconds, rf, name, ws.split("|")[0].strip(), position,
+              orc_frames, same_as_gdb, first_before))
     return 0
 
 
