@@ -211,16 +211,20 @@ bool ReplayShell::examine(const std::vector<std::string> &words)
 }
 
 // Which recorded call a frame returns to: the call instruction just before
-// its return address.
-std::string ReplayShell::call_note(std::uint64_t return_address, const std::vector<std::size_t> &calls) const
+// its return address. Once every recorded call has had its frame, the
+// frames further out were called before the recording began.
+std::string ReplayShell::call_note(std::uint64_t return_address, const std::vector<std::size_t> &calls,
+				   std::size_t &matched) const
 {
 	constexpr std::uint64_t kLongestInstruction = 15;
 	for (std::size_t call : calls) {
 		std::uint64_t pc = replay_.pc_at(call);
-		if (return_address > pc && return_address - pc <= kLongestInstruction)
+		if (return_address > pc && return_address - pc <= kLongestInstruction) {
+			++matched;
 			return "  (the call at step " + std::to_string(call) + ")";
+		}
 	}
-	return "  (called before the recording)";
+	return matched == calls.size() ? "  (called before the recording)" : "";
 }
 
 bool ReplayShell::orc_backtrace()
@@ -230,9 +234,10 @@ bool ReplayShell::orc_backtrace()
 	if (!frames)
 		return fail("bt: " + frames.error().message);
 	std::vector<std::size_t> calls = navigator_.call_stack(replay_.position());
+	std::size_t matched = 0;
 	for (std::size_t i = 0; i < frames->size(); i++) {
 		const dbg::Frame &frame = (*frames)[i];
-		std::string note = i == 0 ? "" : call_note(frame.pc, calls);
+		std::string note = i == 0 ? "" : call_note(frame.pc, calls, matched);
 		if (frame.note.find("unwind stopped") != std::string::npos)
 			note += "  (" + frame.note.substr(frame.note.find("unwind stopped"));
 		std::fprintf(out_, "#%zu  0x%016" PRIx64 " in %s%s\n", i, frame.pc,

@@ -34,7 +34,8 @@ private:
 	bool examine(const std::vector<std::string> &words);
 	bool backtrace();
 	bool orc_backtrace();
-	std::string call_note(std::uint64_t return_address, const std::vector<std::size_t> &calls) const;
+	std::string call_note(std::uint64_t return_address, const std::vector<std::size_t> &calls,
+			      std::size_t &matched) const;
 	bool last_write(const std::vector<std::string> &words, bool all);
 	bool when(const std::vector<std::string> &words, bool forward);
 	bool fail(const std::string &message);
