@@ -160,6 +160,7 @@ public:
 	Result<StopInfo> reverse_step();
 	Result<StopInfo> reverse_cont(int timeout_ms = -1);
 	Result<StopInfo> reverse_finish(int timeout_ms = -1);  // back onto the call that entered this function
+	Result<StopInfo> reverse_next(int timeout_ms = -1);    // one instruction back, a call undone whole
 	// Non-blocking run control for interactive views.
 	Result<void> resume();
 	Result<std::optional<StopInfo>> poll(int timeout_ms);
@@ -178,6 +179,8 @@ public:
 	Result<RegisterValues> &cached_registers();
 	void invalidate_registers();  // after running the target behind the Session's back
 	Result<StopInfo> raw_step();  // one instruction, breakpoints not considered
+	Result<StopInfo> run_back_to_call(int timeout_ms);
+	Result<StopInfo> reverse_step_to_call(StopInfo at, std::uint64_t returned_to, std::uint64_t ret_sp);
 	bool step_ran_nothing(const StopInfo &stop) const;
 	// Kernel text range for heuristics (stack scan); from symbols when known.
 	bool is_kernel_text(std::uint64_t address) const;

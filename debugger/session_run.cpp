@@ -297,11 +297,20 @@ Result<StopInfo> Session::reverse_step()
 	return wait_and_finish(kStepTimeoutMs);
 }
 
+Result<StopInfo> Session::reverse_finish(int timeout_ms)
+{
+	auto result = run_back_to_call(timeout_ms);
+	if (result)
+		for (auto &l : listeners_)
+			l(*result);
+	return result;
+}
+
 // gdb's way: back to this function's entry in this frame (a breakpoint
 // there, the stack pointer it had on entry), then one step back onto the
 // call. A recursive call of the same function reaches the entry with a
 // lower stack pointer and is passed.
-Result<StopInfo> Session::reverse_finish(int timeout_ms)
+Result<StopInfo> Session::run_back_to_call(int timeout_ms)
 {
 	if (state_ != SessionState::Stopped)
 		return make_error("the target is not stopped");
@@ -341,10 +350,67 @@ Result<StopInfo> Session::reverse_finish(int timeout_ms)
 		(void)target_->remove_breakpoint(BreakKind::Software, entry, 1);
 	if (reached)
 		result = reverse_step();
-	if (result)
-		for (auto &l : listeners_)
-			l(*result);
 	return result;
+}
+
+// gdb's reverse-nexti: one instruction back, but a call is undone whole.
+// Stepping back from the instruction after a call lands on the callee's
+// RET; from there, back onto the call: reverse-finish where symbols give
+// the callee's start, else step by step until the call that returns here
+// (its next instruction is where we began, its stack pointer 8 above the
+// RET's, which had the return address on top).
+Result<StopInfo> Session::reverse_next(int timeout_ms)
+{
+	if (state_ != SessionState::Stopped)
+		return make_error("the target is not stopped");
+	auto began = pc();
+	if (!began)
+		return began.error();
+	auto back = reverse_step();
+	if (back && back->event.replay_log.empty() && back->event.reason == StopReason::Signal) {
+		auto insns = disassemble(back->pc, 1);
+		if (insns && insns->front().branch == BranchKind::Ret) {
+			auto ret_sp = register_value("rsp");
+			if (!ret_sp)
+				return ret_sp.error();
+			// With symbols the callee's body goes back in one run; a tail
+			// call (getname jumps to getname_flags.part.0) leaves the
+			// jumping function's steps to the call.
+			if (symbols_ && symbols_->symbolize(back->pc))
+				back = run_back_to_call(timeout_ms);
+			if (back)
+				back = reverse_step_to_call(*back, *began, *ret_sp);
+		}
+	}
+	if (back)
+		for (auto &l : listeners_)
+			l(*back);
+	return back;
+}
+
+// Back from `at`, one step at a time, to the call that returned to
+// `returned_to`: a call instruction just before it, run with the stack
+// pointer 8 above the RET's (which had the return address on top). Ctrl-C
+// ends it where it is.
+Result<StopInfo> Session::reverse_step_to_call(StopInfo at, std::uint64_t returned_to, std::uint64_t ret_sp)
+{
+	for (;;) {
+		if (!at.event.replay_log.empty() || at.event.reason != StopReason::Signal ||
+		    interrupts::command_interrupted())
+			return at;
+		auto sp = register_value("rsp");
+		if (!sp)
+			return sp.error();
+		if (*sp == ret_sp + 8) {
+			auto call = disassemble(at.pc, 1);
+			if (call && call->front().branch == BranchKind::Call && call->front().next() == returned_to)
+				return at;
+		}
+		auto back = reverse_step();
+		if (!back)
+			return back;
+		at = std::move(*back);
+	}
 }
 
 Result<StopInfo> Session::run_until_stop(int timeout_ms, ResumeAction action)

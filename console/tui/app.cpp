@@ -142,6 +142,7 @@ KeyFlags App::global_key(Key key)
 	case key_f(12): case key_shift_f(11): resume(Resume::StepOut); return kConsumed;
 	case key_shift_f(5): resume(Resume::ReverseContinue); return kConsumed;
 	case key_shift_f(8): resume(Resume::ReverseStepInto); return kConsumed;
+	case key_shift_f(10): resume(Resume::ReverseStepOver); return kConsumed;
 	case key_shift_f(12): resume(Resume::ReverseStepOut); return kConsumed;
 	case key_f(9): toggle_breakpoint(); return kConsumed;
 	case kKeyCtrlC: interrupt(); return kConsumed;

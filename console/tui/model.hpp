@@ -19,7 +19,10 @@ namespace vtice::tui {
 enum class RunState { Stopped, Running, Exited, Disconnected };
 
 // The Reverse ones need a target that runs backwards (Model::runs_backwards).
-enum class Resume { Continue, StepInto, StepOver, StepOut, ReverseContinue, ReverseStepInto, ReverseStepOut };
+enum class Resume {
+	Continue, StepInto, StepOver, StepOut,
+	ReverseContinue, ReverseStepInto, ReverseStepOver, ReverseStepOut,
+};
 inline bool is_reverse(Resume how) { return how >= Resume::ReverseContinue; }
 
 struct RegisterRow {

@@ -91,6 +91,7 @@ Result<void> SessionModel::resume(Resume how)
 		case Resume::StepOut: stop = session_.step_out(); break;
 		case Resume::ReverseContinue: stop = session_.reverse_cont(); break;
 		case Resume::ReverseStepInto: stop = session_.reverse_step(); break;
+		case Resume::ReverseStepOver: stop = session_.reverse_next(); break;
 		case Resume::ReverseStepOut: stop = session_.reverse_finish(); break;
 		}
 		JobResult result;

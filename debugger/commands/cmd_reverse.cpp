@@ -22,6 +22,24 @@ static Result<void> reverse_stepi(CommandContext &ctx, const std::vector<std::st
 	return {};
 }
 
+static Result<void> reverse_nexti(CommandContext &ctx, const std::vector<std::string> &args)
+{
+	auto count = optional_count(args, kCmdReverseNexti);
+	if (!count)
+		return count.error();
+	for (std::uint64_t i = 0; i < *count; i++) {
+		auto stop = ctx.session.reverse_next(ctx.run_timeout_ms);
+		if (!stop)
+			return stop.error();
+		if (stop->breakpoint || stop->event.reason != StopReason::Signal || !stop->event.replay_log.empty()) {
+			print_stop(ctx, *stop);
+			return {};
+		}
+	}
+	print_pc_line(ctx);
+	return {};
+}
+
 static Result<void> reverse_continue(CommandContext &ctx, const std::vector<std::string> &args)
 {
 	if (!args.empty())
@@ -56,6 +74,14 @@ const Command kCmdReverseStepi = {
 	"serve-replay over a recording made with 'trace --record -o FILE'. At the\n"
 	"start of the recording it stops with \"No more reverse-execution history\".\n",
 	reverse_stepi,
+};
+
+const Command kCmdReverseNexti = {
+	"reverse-nexti", {"rni"}, "reverse-nexti [N]", "go back N instructions, calls undone whole (a replay)",
+	"Like reverse-stepi, but where the instruction before is a call that has\n"
+	"returned, goes back onto that call in one move instead of into the\n"
+	"callee's last instruction (through tail calls too). In the TUI: Shift-F10.\n",
+	reverse_nexti,
 };
 
 const Command kCmdReverseContinue = {

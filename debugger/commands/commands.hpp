@@ -16,7 +16,7 @@ extern const Command kCmdContinue, kCmdStep, kCmdNext, kCmdFinish, kCmdInfoRegis
 extern const Command kCmdExamine, kCmdDump, kCmdDisas, kCmdBacktrace, kCmdPrint, kCmdInfoSymbol;
 extern const Command kCmdTranslate, kCmdMonitor, kCmdDetach, kCmdDisconnect, kCmdHelp, kCmdTrace, kCmdInfoTask, kCmdInfoThreads, kCmdThread;
 extern const Command kCmdPtype, kCmdOffsetof, kCmdDmesg, kCmdVmcore;
-extern const Command kCmdReverseStepi, kCmdReverseContinue, kCmdReverseFinish;
+extern const Command kCmdReverseStepi, kCmdReverseNexti, kCmdReverseContinue, kCmdReverseFinish;
 
 // Commands living outside this directory's fixed list (trace), added by
 // their own files so the table has one line per command.

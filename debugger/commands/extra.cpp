@@ -7,9 +7,9 @@ namespace vtice::dbg {
 
 std::span<const Command *const> extra_commands()
 {
-	static const std::array<const Command *, 11> kExtra = {&kCmdTrace, &kCmdInfoTask, &kCmdInfoThreads, &kCmdThread,
+	static const std::array<const Command *, 12> kExtra = {&kCmdTrace, &kCmdInfoTask, &kCmdInfoThreads, &kCmdThread,
 								&kCmdPtype, &kCmdOffsetof, &kCmdDmesg, &kCmdVmcore,
-								&kCmdReverseStepi, &kCmdReverseContinue, &kCmdReverseFinish};
+								&kCmdReverseStepi, &kCmdReverseNexti, &kCmdReverseContinue, &kCmdReverseFinish};
 	return kExtra;
 }
 

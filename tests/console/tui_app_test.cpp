@@ -73,12 +73,14 @@ TEST_F(TuiApp, ShiftKeysRunBackwardsOnATargetThatCan)
 	model.log.clear();
 	press(key_f(8));
 	press(key_shift_f(8));
+	press(key_shift_f(10));
 	press(key_shift_f(5));
 	press(key_shift_f(12));
 	EXPECT_EQ(model.log, (std::vector<std::string>{"step-into", "registers", "reverse-step-into", "registers",
-						       "reverse-continue", "registers", "reverse-step-out", "registers"}));
-	EXPECT_EQ(model.pc_value, at(8));  // one step on, three back
-	EXPECT_EQ(app->disasm().cursor_address(), at(8));
+						       "reverse-step-over", "registers", "reverse-continue", "registers",
+						       "reverse-step-out", "registers"}));
+	EXPECT_EQ(model.pc_value, at(7));  // one step on, four back
+	EXPECT_EQ(app->disasm().cursor_address(), at(7));
 }
 
 TEST_F(TuiApp, ShiftKeysOnATargetThatCannotRunBackwardsSayWhy)

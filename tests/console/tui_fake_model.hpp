@@ -96,8 +96,10 @@ public:
 	}
 	Result<void> resume(Resume how) override
 	{
-		static const char *names[] = {"continue", "step-into", "step-over", "step-out",
-					      "reverse-continue", "reverse-step-into", "reverse-step-out"};
+		static const char *names[] = {
+			"continue",	    "step-into",	"step-over",	    "step-out",
+			"reverse-continue", "reverse-step-into", "reverse-step-over", "reverse-step-out",
+		};
 		log.push_back(names[static_cast<int>(how)]);
 		if (is_reverse(how) && !backwards)
 			return make_error("the target cannot run backwards");

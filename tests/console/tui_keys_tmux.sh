@@ -26,9 +26,10 @@ tmux_keys Escape
 wait_for '^ registers'
 # Run control by function key; Shift-F11 as xterm sends it (S-F11).
 tmux_keys F8;  wait_for 'stopped: step'
-# Backwards as xterm sends Shift-F8, Shift-F5, Shift-F12 (F20, F17, F24).
+# Backwards as xterm sends Shift-F8, Shift-F10, Shift-F5, Shift-F12 (F20,
+# F22, F17, F24).
 tmux_keys S-F8; wait_for 'stopped: step back'
-tmux_keys S-F5 S-F12
+tmux_keys S-F10 S-F5 S-F12
 tmux_keys F10
 tmux_keys F12
 tmux_keys S-F11
@@ -51,7 +52,7 @@ wait_for '\| backtrace'
 tmux_keys q
 wait_exit
 
-expected="step-into reverse-step-into reverse-continue reverse-step-out step-over step-out step-out toggle continue continue interrupt"
+expected="step-into reverse-step-into reverse-step-over reverse-continue reverse-step-out step-over step-out step-out toggle continue continue interrupt"
 actual=$(grep -v '^registers$' "$log" | sed 's/ 0x.*//' | tr '\n' ' ' | sed 's/ $//')
 if [[ "$actual" != "$expected" ]]; then
 	echo "FAIL: engine calls were '$actual', expected '$expected'"

@@ -18,7 +18,7 @@ namespace {
 const Key kKeys[] = {
 	kKeyUp, kKeyDown, kKeyLeft, kKeyRight, kKeyPageUp, kKeyPageDown, kKeyHome, kKeyEnd, kKeyBackspace,
 	kKeyDelete, kKeyTab, kKeyBackTab, kKeyEnter, kKeyEscape, kKeyCtrlC, kKeyCtrlU, kKeyCtrlL, key_shift_f(11),
-	key_shift_f(5), key_shift_f(8), key_shift_f(12), key_f(1), key_f(2), key_f(5), key_f(6), key_f(8), key_f(9), key_f(10), key_f(12), ' ', '+', '-',
+	key_shift_f(5), key_shift_f(8), key_shift_f(10), key_shift_f(12), key_f(1), key_f(2), key_f(5), key_f(6), key_f(8), key_f(9), key_f(10), key_f(12), ' ', '+', '-',
 	'b', 'r', 'e', 'a', 'k', 'x', 's', 't', 'p', 'i', '0', 'm', 'z', 'o', 'c', 'd', 'f',
 };
 

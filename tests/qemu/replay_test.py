@@ -154,8 +154,8 @@ def check_replay_orc_bt(binary, trace, port, work, vmlinux):
 
 def check_attach_reverse(binary, port, vmlinux):
     """vtice attach itself on serve-replay: its reverse commands and ORC backtrace."""
-    cmds = ["break *getname", "continue", "delete", "stepi 2", "bt 3", "reverse-finish", "reverse-continue",
-            "disconnect"]
+    cmds = ["break *getname", "continue", "delete", "stepi 2", "bt 3", "reverse-finish", "nexti", "reverse-nexti",
+            "reverse-continue", "disconnect"]
     run = subprocess.run([binary, "attach", "127.0.0.1:%d" % port, "--batch", "-", "--symbols", vmlinux,
                           "--no-cache"], input="\n".join(cmds) + "\n", capture_output=True, text=True, timeout=300)
     out = run.stdout
@@ -166,6 +166,12 @@ def check_attach_reverse(binary, port, vmlinux):
     back = out[out.find("Run back to the call"):]
     if not re.search(r"=> 0x[0-9a-f]+ <do_sys_openat2\+0x[0-9a-f]+>:\s+call getname", back):
         fail("attach's reverse-finish did not land on the call of getname", out)
+    # nexti over the call, then reverse-nexti back onto it in one move
+    # (getname ends in a jump to getname_flags.part.0: a tail call to undo too).
+    over = re.search(r"call getname\n=> (0x[0-9a-f]+) <do_sys_openat2\+0x[0-9a-f]+>:[^\n]*\n"
+                     r"=> (0x[0-9a-f]+) <do_sys_openat2\+0x[0-9a-f]+>:\s+call getname", back)
+    if not over:
+        fail("attach's nexti then reverse-nexti did not go over getname and back onto its call", out)
     if "No more reverse-execution history (the recording's begin)" not in out:
         fail("attach's reverse-continue did not stop at the start of the recording", out)
 
