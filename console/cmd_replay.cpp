@@ -3,17 +3,22 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <future>
+#include <thread>
 
 #include "args.hpp"
 #include "line_input.hpp"
 #include "messages.hpp"
 #include "replay_shell.hpp"
+#include "rsp/transport.hpp"
+#include "rsp_server.hpp"
 #include "subcommands.hpp"
 
 namespace vtice::console {
 
 static const char kReplayHelp[] =
 	"usage: vtice replay TRACE [--symbols VMLINUX] [--batch FILE|-] [--keep-going]\n"
+	"       vtice replay TRACE --tui [--symbols VMLINUX]\n"
 	"\n"
 	"Moves through a recorded kernel path (vtice attach: trace --record -o TRACE)\n"
 	"forwards and backwards, and shows the registers and memory as they were at\n"
@@ -26,6 +31,9 @@ static const char kReplayHelp[] =
 	"  --symbols VMLINUX  the recorded kernel's vmlinux (Debian: linux-image-*-dbg):\n"
 	"                 bt then unwinds with its ORC tables, past the recording's\n"
 	"                 start, as far as the recording saw the stack\n"
+	"  --tui          the debugger screen of vtice attach on the recording instead\n"
+	"                 of these commands: F8/F10/F5/F12 forwards, Shift-F8/F10/F5/F12\n"
+	"                 backwards (docs/console.md)\n"
 	"\n"
 	"Commands:\n"
 	"  stepi [N], si          forward N instructions (a REP iteration is one)\n"
@@ -43,9 +51,52 @@ static const char kReplayHelp[] =
 	"\n"
 	"A damaged file is replayed up to the damage, which is reported.\n";
 
+int cmd_attach(int argc, char **argv);
+
+// The recording served on a loopback port for the length of one vtice
+// attach session on it: the TUI then drives it as it drives any target.
+static int replay_in_tui(replay::ReplayFile &file, const std::optional<std::string> &vmlinux)
+{
+	std::promise<std::string> where;
+	auto announced = where.get_future();
+	bool listening = false;  // set and read on the server's thread only
+	replay::ServeOptions options;
+	options.once = true;
+	options.announce = [&](const std::string &address) {
+		listening = true;
+		where.set_value(address);
+	};
+	std::thread server([&] {
+		if (auto served = replay::serve_replay(*file.replay, options); !served) {
+			eprintf("vtice replay: %s\n", served.error().to_string().c_str());
+			if (!listening)
+				where.set_value("");  // nothing to attach to
+		}
+	});
+	std::string address = announced.get();
+	int status = kExitFailure;
+	if (!address.empty()) {
+		std::vector<std::string> words = {"attach", address, "--no-cache"};
+		if (vmlinux)
+			words.insert(words.end(), {"--symbols", *vmlinux});
+		std::vector<char *> argv;
+		for (std::string &word : words)
+			argv.push_back(word.data());
+		argv.push_back(nullptr);
+		status = cmd_attach(static_cast<int>(words.size()), argv.data());
+		// An attach that never connected (a bad --symbols, say) leaves the
+		// server waiting for its one client: a connection that leaves at
+		// once ends it. After a session it finds the port closed.
+		(void)dbg::rsp::connect_transport(address);
+	}
+	server.join();
+	return status;
+}
+
 int cmd_replay(int argc, char **argv)
 {
-	auto args = parse_args(argc, argv, {{"--batch", true}, {"--keep-going", false}, {"--symbols", true}});
+	auto args = parse_args(argc, argv,
+			       {{"--batch", true}, {"--keep-going", false}, {"--symbols", true}, {"--tui", false}});
 	if (!args) {
 		eprintf("vtice replay: %s\n", args.error().to_string().c_str());
 		return kExitUsage;
@@ -71,6 +122,13 @@ int cmd_replay(int argc, char **argv)
 	if (file->damage)
 		eprintf("vtice replay: the file is damaged; replaying what comes before: %s\n",
 			file->damage->to_string().c_str());
+	if (args->has("--tui")) {
+		if (args->has("--batch") || !isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+			eprintf("vtice replay: --tui needs a terminal and no --batch (without one, give the commands)\n");
+			return kExitUsage;
+		}
+		return replay_in_tui(*file, args->get("--symbols"));
+	}
 	ReplayShell shell(*file, stdout);
 	if (auto vmlinux = args->get("--symbols")) {
 		auto orc = load_replay_orc(*vmlinux, file->data.symbols);

@@ -20,7 +20,9 @@ so the test holds every answer QEMU gave on the wire. Then:
      stops at the start of the recording;
   4. vtice replay --symbols: bt in strncpy_from_user unwinds with ORC to the
      same return addresses as gdb's DWARF unwinding at that step, and past
-     the recording's start.
+     the recording's start;
+  5. vtice replay --tui in tmux: F8, Shift-F8 and Shift-F5 move the status
+     bar's rip to QEMU's rip at each step.
 Exit 77 (skip) when gdb or the -dbg vmlinux is missing.
 """
 import os
@@ -31,7 +33,7 @@ import sys
 import tempfile
 import time
 
-from replay_oracle import Mismatch, check_against_live, run_gdb, start_server, truth_from_wire
+from replay_oracle import Mismatch, check_against_live, decode_g, run_gdb, start_server, truth_from_wire
 from rig import fail, qemu_port
 from rsp_relay import Relay
 
@@ -152,6 +154,58 @@ def check_replay_orc_bt(binary, trace, port, work, vmlinux):
     return len(orc_pcs), common, before[0]
 
 
+def check_replay_tui(binary, trace, vmlinux, truth_regs, work):
+    """vtice replay --tui in a real terminal (tmux): F8 three times, Shift-F8,
+    Shift-F5; the status bar's rip after each must be QEMU's rip at that
+    step (the wire's), back to step 0 at the end. Returns what it checked."""
+    if not shutil.which("tmux"):
+        return "skipped (no tmux)"
+    sock = "vtice-replay-%d" % os.getpid()
+    tmux = ["tmux", "-L", sock]
+    exit_file = os.path.join(work, "tui-exit")
+    subprocess.run(tmux + ["-f", "/dev/null", "new-session", "-d", "-s", "r", "-x", "200", "-y", "40", "-e",
+                           "TERM=tmux-256color", "%s replay %s --tui --symbols %s; echo $? > %s; sleep 30" %
+                           (binary, trace, vmlinux, exit_file)], check=True)
+
+    def status_rip(after, seconds=30):
+        deadline = time.time() + seconds
+        while time.time() < deadline:
+            screen = subprocess.run(tmux + ["capture-pane", "-p", "-t", "r"], capture_output=True,
+                                    text=True).stdout
+            m = re.search(r"\[stopped: [^\]]*?(0x[0-9a-f]+)", screen)
+            if m and int(m.group(1), 16) != after:
+                return int(m.group(1), 16), screen
+            time.sleep(0.1)
+        return after, screen
+
+    try:
+        rip, screen = status_rip(-1)
+        if "Shift: back" not in screen:
+            fail("vtice replay --tui's status bar does not name the Shift keys", screen)
+        want = [(k, decode_g(truth_regs[k])["rip"]) for k in (0, 1, 2, 3, 2, 0)]
+        keys = [None, "F8", "F8", "F8", "S-F8", "S-F5"]
+        for (k, live), key in zip(want, keys):
+            if key:
+                subprocess.run(tmux + ["send-keys", "-t", "r", key], check=True)
+                rip, screen = status_rip(rip)
+            if rip != live:
+                fail("vtice replay --tui after %s shows rip %#x, QEMU had %#x at step %d" % (key, rip, live, k),
+                     screen)
+        subprocess.run(tmux + ["send-keys", "-t", "r", "-l", "quit"], check=True)
+        subprocess.run(tmux + ["send-keys", "-t", "r", "Enter"], check=True)
+        for _ in range(100):
+            if os.path.exists(exit_file):
+                break
+            time.sleep(0.1)
+        with open(exit_file) as f:
+            code = f.read().strip()
+        if code != "0":
+            fail("vtice replay --tui exited with %s" % code)
+    finally:
+        subprocess.run(tmux + ["kill-server"], capture_output=True)
+    return "steps 0-1-2-3-2-0 equal QEMU's rip"
+
+
 def check_attach_reverse(binary, port, vmlinux):
     """vtice attach itself on serve-replay: its reverse commands and ORC backtrace."""
     cmds = ["break *getname", "continue", "delete", "stepi 2", "bt 3", "reverse-finish", "nexti", "reverse-nexti",
@@ -223,6 +277,7 @@ def main():
         rf, ws, position, name = check_reverse(sport, work, vmlinux)
         check_attach_reverse(binary, sport, vmlinux)
         orc_frames, same_as_gdb, first_before = check_replay_orc_bt(binary, trace, sport, work, vmlinux)
+        tui = check_replay_tui(binary, trace, vmlinux, truth_regs, work)
     finally:
         server.kill()
         server.wait()
@@ -231,9 +286,9 @@ def main():
           "reverse-finish -> %s; watch on the name %s -> %s (%s); vtice attach's own reverse-finish, "
           "reverse-continue and ORC bt over the replay; vtice replay --symbols: %d ORC frames in "
           "strncpy_from_user, the %d gdb also unwinds at the same return addresses, from %s on before the "
-          "recording" % (
+          "recording; vtice replay --tui (F8 x3, Shift-F8, Shift-F5): %s" % (
               steps, rec.group(3), visited, mem_checked, seconds, rf, name, ws.split("|")[0].strip(), position,
-              orc_frames, same_as_gdb, first_before))
+              orc_frames, same_as_gdb, first_before, tui))
     return 0
 
 
