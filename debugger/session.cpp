@@ -52,6 +52,18 @@ void Session::on_stop(std::function<void(const StopInfo &)> listener)
 	listeners_.push_back(std::move(listener));
 }
 
+void Session::announce(const StopInfo &stop)
+{
+	for (auto &listener : listeners_)
+		listener(stop);
+}
+
+void Session::announce(const Result<StopInfo> &stop)
+{
+	if (stop)
+		announce(*stop);
+}
+
 bool Session::is_kernel_text(std::uint64_t address) const
 {
 	if (symbols_) {

@@ -180,6 +180,9 @@ public:
 	void invalidate_registers();  // after running the target behind the Session's back
 	Result<StopInfo> raw_step();  // one instruction, breakpoints not considered
 	Result<StopInfo> run_back_to_call(int timeout_ms);
+	// Tells every on_stop listener of a stop (of none when the run failed).
+	void announce(const StopInfo &stop);
+	void announce(const Result<StopInfo> &stop);
 	Result<StopInfo> reverse_step_to_call(StopInfo at, std::uint64_t returned_to, std::uint64_t ret_sp);
 	bool step_ran_nothing(const StopInfo &stop) const;
 	// Kernel text range for heuristics (stack scan); from symbols when known.

@@ -300,9 +300,7 @@ Result<StopInfo> Session::reverse_step()
 Result<StopInfo> Session::reverse_finish(int timeout_ms)
 {
 	auto result = run_back_to_call(timeout_ms);
-	if (result)
-		for (auto &l : listeners_)
-			l(*result);
+	announce(result);
 	return result;
 }
 
@@ -382,9 +380,7 @@ Result<StopInfo> Session::reverse_next(int timeout_ms)
 				back = reverse_step_to_call(*back, *began, *ret_sp);
 		}
 	}
-	if (back)
-		for (auto &l : listeners_)
-			l(*back);
+	announce(back);
 	return back;
 }
 
@@ -429,8 +425,7 @@ Result<StopInfo> Session::run_until_stop(int timeout_ms, ResumeAction action)
 			if (auto end = chain_must_end(*stop, deadline, timeout_ms, rounds))
 				return *end;
 		if (*keep || ended_by_user(*stop)) {
-			for (auto &l : listeners_)
-				l(*stop);
+			announce(*stop);
 			return stop;
 		}
 	}
@@ -441,9 +436,7 @@ Result<StopInfo> Session::step_instruction()
 	if (state_ != SessionState::Stopped)
 		return make_error("the target is not stopped");
 	auto stop = step_lifting_breakpoint();
-	if (stop)
-		for (auto &l : listeners_)
-			l(*stop);
+	announce(stop);
 	return stop;
 }
 
@@ -497,9 +490,7 @@ Result<StopInfo> Session::run_to(std::uint64_t address, std::uint64_t frame_sp, 
 	}
 	if (own)
 		(void)target_->remove_breakpoint(BreakKind::Software, address, 1);
-	if (result)
-		for (auto &l : listeners_)
-			l(*result);
+	announce(result);
 	return result;
 }
 
@@ -568,8 +559,7 @@ Result<std::optional<StopInfo>> Session::poll(int timeout_ms)
 			return r.error();
 		return std::optional<StopInfo>();
 	}
-	for (auto &l : listeners_)
-		l(*stop);
+	announce(*stop);
 	return std::optional<StopInfo>(std::move(*stop));
 }
 
