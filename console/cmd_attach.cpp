@@ -57,6 +57,9 @@ const char kHelp[] =
 	"                     chains of automatic continues included (default: no\n"
 	"                     limit interactively, 60 in batch mode)\n"
 	"  --baud N           a serial line's speed (default 115200)\n"
+	"  --graph FILE       on the debugger screen, show FILE's call tree (a vtice\n"
+	"                     trace file) in the trace pane from the start; on a\n"
+	"                     recording's replay the pane follows the replay position\n"
 	"  --echo             print each batch command before its output\n"
 	"  --keep-going       in batch mode, run the remaining commands after an error\n"
 	"\n"
@@ -145,7 +148,8 @@ int cmd_attach(int argc, char **argv)
 {
 	int status = kExitOk;
 	auto args = parse_target_command("vtice attach", argc, argv,
-					 {{"--batch", true}, {"--echo", false}, {"--keep-going", false}}, kHelp, status);
+					 {{"--batch", true}, {"--echo", false}, {"--keep-going", false}, {"--graph", true}},
+					 kHelp, status);
 	if (!args)
 		return status;
 	// From here on no signal kills vtice: each ends what it interrupts.
@@ -171,7 +175,8 @@ int cmd_attach(int argc, char **argv)
 	dbg::Session &session = *attached->session;
 	print_attached("vtice attach", session, attached->info, out);
 	if (interactive)
-		return tui::run_interactive(session, attached->stop, screen_output.text());
+		return tui::run_interactive(session, attached->stop, screen_output.text(),
+					    args->get("--graph").value_or(""));
 	dbg::CommandContext ctx{session, out, options->timeout_ms};
 	dbg::print_stop(ctx, attached->stop);
 	status = run_commands(ctx, *in, batch, args->has("--echo"), args->has("--keep-going"));

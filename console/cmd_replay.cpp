@@ -33,7 +33,9 @@ static const char kReplayHelp[] =
 	"                 start, as far as the recording saw the stack\n"
 	"  --tui          the debugger screen of vtice attach on the recording instead\n"
 	"                 of these commands: F8/F10/F5/F12 forwards, Shift-F8/F10/F5/F12\n"
-	"                 backwards (docs/console.md)\n"
+	"                 backwards (docs/console.md); the trace pane shows the\n"
+	"                 recording's call tree, its cursor on the call the replay\n"
+	"                 stands in\n"
 	"\n"
 	"Commands:\n"
 	"  stepi [N], si          forward N instructions (a REP iteration is one)\n"
@@ -55,7 +57,7 @@ int cmd_attach(int argc, char **argv);
 
 // The recording served on a loopback port for the length of one vtice
 // attach session on it: the TUI then drives it as it drives any target.
-static int replay_in_tui(replay::ReplayFile &file, const std::optional<std::string> &vmlinux)
+static int replay_in_tui(const std::string &path, replay::ReplayFile &file, const std::optional<std::string> &vmlinux)
 {
 	std::promise<std::string> where;
 	auto announced = where.get_future();
@@ -76,7 +78,8 @@ static int replay_in_tui(replay::ReplayFile &file, const std::optional<std::stri
 	std::string address = announced.get();
 	int status = kExitFailure;
 	if (!address.empty()) {
-		std::vector<std::string> words = {"attach", address, "--no-cache"};
+		// The trace pane shows the recording's call tree and follows the replay.
+		std::vector<std::string> words = {"attach", address, "--no-cache", "--graph", path};
 		if (vmlinux)
 			words.insert(words.end(), {"--symbols", *vmlinux});
 		std::vector<char *> argv;
@@ -127,7 +130,7 @@ int cmd_replay(int argc, char **argv)
 			eprintf("vtice replay: --tui needs a terminal and no --batch (without one, give the commands)\n");
 			return kExitUsage;
 		}
-		return replay_in_tui(*file, args->get("--symbols"));
+		return replay_in_tui(args->positional[0], *file, args->get("--symbols"));
 	}
 	ReplayShell shell(*file, stdout);
 	if (auto vmlinux = args->get("--symbols")) {

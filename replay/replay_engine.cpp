@@ -22,11 +22,13 @@ Replay::Replay(Recording recording) : recording_(std::move(recording))
 	std::vector<std::uint8_t> regs = recording_.initial;
 	auto pc = [&] { return rip >= 0 ? register_low64(recording_.registers, offsets_, regs, rip) : 0; };
 	pcs_.reserve(steps() + 1);
+	retired_.reserve(steps() + 1);
 	undo_.resize(steps());
 	for (std::size_t j = 0; j <= steps(); j++) {
 		if (j % kCheckpointEvery == 0)
 			checkpoints_.push_back(regs);
 		pcs_.push_back(pc());
+		retired_.push_back(j == 0 ? 0 : retired_.back() + (pcs_[j] != pcs_[j - 1]));
 		if (j == steps())
 			break;
 		for (const RegisterChange &change : recording_.steps[j].registers) {

@@ -35,6 +35,10 @@ public:
 	std::size_t register_offset(std::size_t index) const { return offsets_[index]; }
 	// The instruction pointer at any position, without seeking.
 	std::uint64_t pc_at(std::size_t k) const { return pcs_[k]; }
+	// Instructions retired in the steps before position k: the trace's
+	// instruction clock (a REP string instruction's iterations are steps of
+	// one instruction, which retires when the pc moves on).
+	std::uint64_t instructions_at(std::size_t k) const { return retired_[k]; }
 
 	// Memory at the current position: the known bytes from address on, up
 	// to length, stopping at the first unknown byte.
@@ -72,6 +76,7 @@ private:
 	std::vector<std::vector<std::uint8_t>> checkpoints_;
 	std::vector<std::vector<RegisterChange>> undo_;  // per step: the values its changes replaced
 	std::vector<std::uint64_t> pcs_;
+	std::vector<std::uint64_t> retired_;  // per position: instructions_at
 	std::unordered_map<std::uint64_t, std::vector<ByteEvent>> bytes_;
 	std::vector<std::uint8_t> registers_;
 	std::size_t position_ = 0;

@@ -213,7 +213,8 @@ std::string ReplayStub::set_point(std::string_view args, bool insert)
 	return "OK";
 }
 
-// monitor position | monitor goto N: where the replay stands, and a jump.
+// monitor position | monitor goto N: where the replay stands (the step, and
+// the instruction of the trace it is at), and a jump.
 std::string ReplayStub::monitor(std::string_view hex)
 {
 	auto bytes = rsp::from_hex(hex);
@@ -222,7 +223,9 @@ std::string ReplayStub::monitor(std::string_view hex)
 	std::string command(bytes->begin(), bytes->end());
 	std::string out;
 	if (command == "position" || command.empty()) {
-		out = "step " + std::to_string(replay_.position()) + " of " + std::to_string(replay_.steps()) + "\n";
+		std::size_t at = replay_.position();
+		out = "step " + std::to_string(at) + " of " + std::to_string(replay_.steps()) + ", instruction " +
+		      std::to_string(replay_.instructions_at(at)) + "\n";
 	} else if (starts_with(command, "goto ")) {
 		char *end = nullptr;
 		unsigned long long k = std::strtoull(command.c_str() + 5, &end, 0);

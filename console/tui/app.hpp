@@ -55,6 +55,8 @@ public:
 
 	// Commands the TUI itself answers (completion offers them too).
 	static std::vector<std::string> local_command_names();
+	// `graph FILE`: FILE's call tree in the trace pane ("" the engine's latest).
+	void open_graph(const std::string &path);
 
 private:
 	KeyFlags global_key(Key key);
@@ -62,7 +64,6 @@ private:
 	KeyFlags quit();
 	void run_command(const std::string &line);
 	bool local_command(const std::string &verb, const std::string &argument);
-	void open_graph(const std::string &path);
 	std::string with_trace_file(const std::string &line);
 	void open_pending_graph();
 	void after_command(std::uint64_t generation_before);
@@ -102,6 +103,7 @@ private:
 
 // Opens the curses terminal and runs the screen on model; intro lines (what
 // attaching printed) start the output pane.
-int run_tui(Model &model, const std::vector<std::string> &intro = {});
+// graph: a trace file the trace pane shows from the start ("" none).
+int run_tui(Model &model, const std::vector<std::string> &intro = {}, const std::string &graph = "");
 
 }  // namespace vtice::tui

@@ -83,7 +83,7 @@ void App::render()
 	terminal_.flush();
 }
 
-int run_tui(Model &model, const std::vector<std::string> &intro)
+int run_tui(Model &model, const std::vector<std::string> &intro, const std::string &graph)
 {
 	auto terminal = open_curses_terminal();
 	if (!terminal) {
@@ -91,6 +91,8 @@ int run_tui(Model &model, const std::vector<std::string> &intro)
 		return 1;
 	}
 	App app(**terminal, model, intro);
+	if (!graph.empty())
+		app.open_graph(graph);
 	return app.run();
 }
 

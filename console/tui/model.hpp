@@ -99,6 +99,9 @@ public:
 	virtual std::vector<BreakpointRow> breakpoints() = 0;
 	// The latest call tree (from the trace command), or null.
 	virtual const TraceTree *trace() = 0;
+	// On a recording's replay: the instruction of its trace the replay stands
+	// at (the trace pane follows it); nothing on a live target.
+	virtual std::optional<std::uint64_t> replay_instruction() = 0;
 	// The address the memory pane starts at when the user picked none (e.g. rsp).
 	virtual std::optional<std::uint64_t> default_memory_address() = 0;
 	// Evaluates an address expression ("rsp", "do_sys_openat2", "0x1000").

@@ -24,8 +24,29 @@ void TracePane::show_tree(const TraceTree *tree)
 void TracePane::on_stop()
 {
 	view_.set_tree(shown_ ? shown_ : model_.trace());
+	follow_replay();
 	int count = static_cast<int>(view_.rows().size());
 	move_cursor(cursor_, top_, count, height_, 0);
+}
+
+// On a recording's replay the cursor goes to the call the replay stands in,
+// unfolding what hides it, at every stop (a step either way included).
+void TracePane::follow_replay()
+{
+	replay_call_ = nullptr;
+	const TraceTree *tree = view_.tree();
+	if (!tree || !tree->instruction_clock)
+		return;
+	auto instruction = model_.replay_instruction();
+	if (!instruction)
+		return;
+	auto path = calls_at_instruction(*tree, *instruction);
+	std::size_t row = view_.reveal(path);
+	if (row == TraceView::npos)
+		return;
+	replay_call_ = path.back();
+	cursor_ = static_cast<int>(row);
+	recenter_ = true;
 }
 
 // function_graph's shape: duration column, then the call nested by depth;
@@ -38,7 +59,8 @@ std::string TracePane::render_row(const TraceView::Row &row) const
 			      static_cast<unsigned long long>(row.node->duration), view_.tree()->unit.c_str());
 	else
 		std::snprintf(duration, sizeof(duration), "%14s | ", "");
-	std::string line = duration;
+	std::string line = replay_call_ ? (row.node == replay_call_ ? "=> " : "   ") : "";
+	line += duration;
 	line.append(static_cast<std::size_t>(row.depth) * 2, ' ');
 	line += row.node->name + "()";
 	if (row.node->children.empty())
@@ -60,6 +82,11 @@ void TracePane::draw(Canvas &body)
 		return;
 	}
 	const auto &rows = view_.rows();
+	if (recenter_) {
+		// A third of the pane above the replay's call shows who called it.
+		top_ = std::max(0, cursor_ - height_ / 3);
+		recenter_ = false;
+	}
 	for (int i = 0; i < height_ && top_ + i < static_cast<int>(rows.size()); ++i)
 		body.line(i, render_row(rows[top_ + i]), cursor_style(top_ + i == cursor_));
 }

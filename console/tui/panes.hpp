@@ -131,14 +131,19 @@ public:
 	int cursor() const { return cursor_; }
 	// Shows tree instead of the engine's latest trace; null goes back to it.
 	void show_tree(const TraceTree *tree);
+	// The call a replay stands in, marked "=>" (null: no replay in the tree).
+	const TraceNode *replay_call() const { return replay_call_; }
 
 private:
 	KeyFlags fold_key(Key key);
+	void follow_replay();
 	std::string render_row(const TraceView::Row &row) const;
 
 	Model &model_;
 	TraceView view_;
 	const TraceTree *shown_ = nullptr;
+	const TraceNode *replay_call_ = nullptr;
+	bool recenter_ = false;  // the replay moved the cursor: scroll to it at the next draw
 	int cursor_ = 0, top_ = 0, height_ = 1;
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 
 
 namespace vtice::tui {
@@ -76,6 +77,29 @@ std::string SessionModel::target_name() const
 bool SessionModel::runs_backwards() const
 {
 	return session_.target().features().reverse;
+}
+
+// serve-replay's `monitor position` says "step S of N, instruction I"; a
+// target that runs backwards some other way says nothing we follow.
+std::optional<std::uint64_t> SessionModel::replay_instruction()
+{
+	if (busy() || !runs_backwards())
+		return std::nullopt;
+	if (replay_asked_ == generation_)
+		return replay_instruction_;
+	replay_asked_ = generation_;
+	replay_instruction_.reset();
+	auto said = session_.target().monitor("position");
+	static constexpr std::string_view kWord = "instruction ";
+	std::size_t at = said ? said->find(kWord) : std::string::npos;
+	if (at != std::string::npos) {
+		const char *digits = said->c_str() + at + kWord.size();
+		char *end = nullptr;
+		unsigned long long value = std::strtoull(digits, &end, 10);
+		if (end != digits)
+			replay_instruction_ = value;
+	}
+	return replay_instruction_;
 }
 
 std::vector<RegisterRow> SessionModel::registers()

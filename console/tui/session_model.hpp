@@ -39,6 +39,7 @@ public:
 	Result<std::vector<std::uint8_t>> read_memory(std::uint64_t address, std::size_t length) override;
 	std::vector<BreakpointRow> breakpoints() override;
 	const TraceTree *trace() override { return trace_.root.children.empty() ? nullptr : &trace_; }
+	std::optional<std::uint64_t> replay_instruction() override;
 	std::optional<std::uint64_t> default_memory_address() override;
 	Result<std::uint64_t> evaluate(const std::string &expression) override;
 
@@ -85,10 +86,14 @@ private:
 	std::uint64_t stops_seen_ = 0;
 	std::optional<std::uint64_t> pc_;
 	TraceTree trace_;
+	// replay_instruction() asked at this stop generation, and its answer.
+	std::uint64_t replay_asked_ = 0;
+	std::optional<std::uint64_t> replay_instruction_;
 };
 
 // Interactive `vtice attach`: the screen over an attached session until the
 // user quits. intro is what attaching printed (symbols, KASLR slide).
-int run_interactive(dbg::Session &session, const dbg::StopInfo &attached, const std::string &intro);
+int run_interactive(dbg::Session &session, const dbg::StopInfo &attached, const std::string &intro,
+		    const std::string &graph = "");
 
 }  // namespace vtice::tui

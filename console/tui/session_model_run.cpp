@@ -164,13 +164,14 @@ std::vector<std::string> SessionModel::command_names() const
 	return names;
 }
 
-int run_interactive(dbg::Session &session, const dbg::StopInfo &attached, const std::string &intro)
+int run_interactive(dbg::Session &session, const dbg::StopInfo &attached, const std::string &intro,
+		    const std::string &graph)
 {
 	int status;
 	{
 		// The model's destructor stops a running job before we detach.
 		SessionModel model(session, attached);
-		status = run_tui(model, split_lines(intro));
+		status = run_tui(model, split_lines(intro), graph);
 	}
 	if (interrupts::end_signal())
 		interrupts::begin_cleanup();

@@ -25,6 +25,11 @@ std::string node_note(const trace::CallNode &node)
 TraceNode make_node(const trace::CallNode &node, std::uint64_t tsc_khz, const Symbolizer &symbolize)
 {
 	TraceNode out;
+	out.clock_start = node.kind == trace::NodeKind::Partial ? 0 : node.start_tsc;
+	if (node.kind == trace::NodeKind::Lost)
+		out.clock_end = out.clock_start;  // a marker: it ran nothing
+	else if (node.end != trace::NodeEnd::Open)
+		out.clock_end = node.end_tsc;
 	if (node.kind == trace::NodeKind::Lost) {
 		out.name = "[lost]";
 		out.note = "lost " + std::to_string(node.lost) + " records";
@@ -88,6 +93,7 @@ TraceTree convert_call_tree(const trace::CallTree &tree, std::uint64_t tsc_khz, 
 {
 	TraceTree out;
 	out.unit = tsc_khz ? "ns" : "insn";
+	out.instruction_clock = !tsc_khz;
 	out.root.timed = false;
 	bool one_cpu = tree.roots.size() == 1;
 	for (std::uint32_t root : tree.roots) {

@@ -89,4 +89,37 @@ void TraceView::collapse_all()
 	rebuild();
 }
 
+std::size_t TraceView::reveal(const std::vector<const TraceNode *> &path)
+{
+	if (path.empty())
+		return npos;
+	for (std::size_t i = 0; i + 1 < path.size(); ++i)
+		folded_.erase(path[i]);
+	rebuild();
+	for (std::size_t row = 0; row < rows_.size(); ++row)
+		if (rows_[row].node == path.back())
+			return row;
+	return npos;
+}
+
+// Children run one after another: the last one that began by `instruction`
+// and had not returned yet is the one running it.
+std::vector<const TraceNode *> calls_at_instruction(const TraceTree &tree, std::uint64_t instruction)
+{
+	std::vector<const TraceNode *> path;
+	if (!tree.instruction_clock)
+		return path;
+	const TraceNode *at = &tree.root;
+	for (;;) {
+		const TraceNode *inner = nullptr;
+		for (const TraceNode &child : at->children)
+			if (child.clock_start <= instruction && instruction < child.clock_end)
+				inner = &child;
+		if (!inner)
+			return path;
+		path.push_back(inner);
+		at = inner;
+	}
+}
+
 }  // namespace vtice::tui

@@ -38,6 +38,9 @@ public:
 	void unfold(std::size_t row);
 	void expand_all();
 	void collapse_all();
+	// Unfolds the calls of path (outermost first) so that its last shows;
+	// that one's row, or npos.
+	std::size_t reveal(const std::vector<const TraceNode *> &path);
 
 private:
 	void fold_deep(const TraceNode &node, int depth, int open_depth);

@@ -30,6 +30,7 @@ public:
 	TraceTree tree;
 	bool has_trace = false;
 	bool backwards = false;  // runs_backwards()
+	std::optional<std::uint64_t> replay_at;  // replay_instruction()
 	std::string trace_source;  // file the fake `trace` command copies to -o
 
 	std::string target_name() const override { return "fake:1234"; }
@@ -77,6 +78,7 @@ public:
 		return rows;
 	}
 	const TraceTree *trace() override { return has_trace ? &tree : nullptr; }
+	std::optional<std::uint64_t> replay_instruction() override { return replay_at; }
 	std::optional<std::uint64_t> default_memory_address() override { return 0xffffc90000010000ull; }
 	Result<std::uint64_t> evaluate(const std::string &expression) override
 	{

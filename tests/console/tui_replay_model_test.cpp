@@ -12,6 +12,7 @@
 
 #include "replay_engine.hpp"
 #include "rsp/rsp_target.hpp"
+#include "panes.hpp"
 #include "rsp_server.hpp"
 #include "session_model.hpp"
 
@@ -165,4 +166,39 @@ TEST_F(TuiReplayCall, BackOverACallLandsOnTheCallBackIntoItOnItsRet)
 	ASSERT_TRUE(model->resume(Resume::ReverseStepOver).ok());
 	EXPECT_EQ(model->pc(), kStart + 5);
 	EXPECT_EQ(replay->position(), 3u);
+}
+
+// The trace pane over the same replay: the recording's call tree (by hand
+// here: the call at instruction 0 enters the callee at 1, its ret is
+// instruction 2) and the position the stub says at each stop.
+TEST_F(TuiReplayCall, TracePaneFollowsTheReplayInAndOutOfTheCallee)
+{
+	TraceTree tree;
+	tree.instruction_clock = true;
+	TraceNode callee;
+	callee.name = "callee";
+	callee.clock_start = 1;
+	callee.clock_end = 3;
+	tree.root.children.push_back(callee);
+	TracePane pane(*model);
+	pane.show_tree(&tree);
+	EXPECT_EQ(model->replay_instruction(), 0u);
+	EXPECT_EQ(pane.replay_call(), nullptr) << "at the call, in no call of the tree";
+	const std::optional<std::uint64_t> in_callee[] = {1, 2};
+	for (auto want : in_callee) {
+		ASSERT_TRUE(model->resume(Resume::StepInto).ok());
+		pane.on_stop();
+		EXPECT_EQ(model->replay_instruction(), want);
+		ASSERT_NE(pane.replay_call(), nullptr) << "instruction " << *want;
+		EXPECT_EQ(pane.replay_call()->name, "callee");
+	}
+	ASSERT_TRUE(model->resume(Resume::StepInto).ok());
+	pane.on_stop();
+	EXPECT_EQ(model->replay_instruction(), 3u);
+	EXPECT_EQ(pane.replay_call(), nullptr) << "returned";
+	ASSERT_TRUE(model->resume(Resume::ReverseStepInto).ok());
+	pane.on_stop();
+	EXPECT_EQ(model->replay_instruction(), 2u);
+	ASSERT_NE(pane.replay_call(), nullptr);
+	EXPECT_EQ(pane.replay_call()->name, "callee");
 }

@@ -152,6 +152,44 @@ TEST(TuiTraceLoad, DeepNestingIsCutWithANote)
 	EXPECT_EQ(view.rows().size(), static_cast<std::size_t>(kMaxTraceDepth));
 }
 
+// On an instruction clock each call keeps where it ran, for a replay to be
+// found in: a call already running at the trace's start ran from 0, one
+// whose return never came runs on, a lost-records marker ran nothing.
+TEST(TuiTraceLoad, InstructionClockedCallsKeepWhereTheyRan)
+{
+	trace::CallTree tree;
+	tree.nodes.resize(5);
+	tree.nodes[0].kind = trace::NodeKind::Root;
+	tree.roots.push_back(0);
+	auto link = [&tree](std::uint32_t parent, std::uint32_t child) {
+		trace::CallNode &p = tree.nodes[parent];
+		tree.nodes[child].parent = parent;
+		if (p.last_child == trace::kNoNode)
+			p.first_child = child;
+		else
+			tree.nodes[p.last_child].next_sibling = child;
+		p.last_child = child;
+	};
+	tree.nodes[1] = {.start_tsc = 5, .end_tsc = 40, .kind = trace::NodeKind::Partial, .end = trace::NodeEnd::Returned};
+	tree.nodes[2] = {.start_tsc = 7, .end_tsc = 12, .end = trace::NodeEnd::Returned};
+	tree.nodes[3] = {.start_tsc = 12, .lost = 3, .kind = trace::NodeKind::Lost};
+	tree.nodes[4] = {.start_tsc = 20};  // open: no return seen
+	link(0, 1);
+	for (std::uint32_t i = 2; i <= 4; i++)
+		link(1, i);
+	TraceTree converted = convert_call_tree(tree, 0, {});
+	EXPECT_TRUE(converted.instruction_clock);
+	const TraceNode &partial = child(converted.root, 0);
+	EXPECT_EQ(partial.clock_start, 0u);
+	EXPECT_EQ(partial.clock_end, 40u);
+	EXPECT_EQ(child(partial, 0).clock_start, 7u);
+	EXPECT_EQ(child(partial, 0).clock_end, 12u);
+	EXPECT_EQ(child(partial, 1).clock_start, child(partial, 1).clock_end);
+	EXPECT_EQ(child(partial, 2).clock_start, 20u);
+	EXPECT_EQ(child(partial, 2).clock_end, kClockOpen);
+	EXPECT_FALSE(convert_call_tree(tree, 1000000, {}).instruction_clock) << "a TSC clock is time";
+}
+
 TEST(TuiTraceLoad, GraphCommandOpensTheFileInTheTracePane)
 {
 	tui::testing::FakeModel model;

@@ -31,6 +31,35 @@ TraceTree sample_tree()
 	return tree;
 }
 
+// sample_tree on an instruction clock: do_sys_openat2 [0,100) { getname
+// [2,42) { kmem_cache_alloc [5,15) { memset [8,13) } } do_filp_open
+// [50,70) } __x64_sys_close [100,103).
+TraceTree clocked_tree()
+{
+	TraceTree tree = sample_tree();
+	tree.instruction_clock = true;
+	auto clock = [](TraceNode &node, std::uint64_t start, std::uint64_t end) {
+		node.clock_start = start;
+		node.clock_end = end;
+	};
+	TraceNode &openat = tree.root.children[0];
+	clock(openat, 0, 100);
+	clock(openat.children[0], 2, 42);
+	clock(openat.children[0].children[0], 5, 15);
+	clock(openat.children[0].children[0].children[0], 8, 13);
+	clock(openat.children[1], 50, 70);
+	clock(tree.root.children[1], 100, 103);
+	return tree;
+}
+
+std::vector<std::string> path_names(const std::vector<const TraceNode *> &path)
+{
+	std::vector<std::string> out;
+	for (const TraceNode *node : path)
+		out.push_back(node->name);
+	return out;
+}
+
 std::vector<std::string> names(const TraceView &view)
 {
 	std::vector<std::string> out;
@@ -140,4 +169,46 @@ TEST(TuiTracePane, WithoutATraceSaysHowToGetOne)
 	pane.draw(canvas);
 	EXPECT_TRUE(terminal.shows("no trace")) << terminal.screen();
 	EXPECT_EQ(pane.on_key(kKeyEnter), kIgnored);
+}
+
+TEST(TuiTraceView, TheCallsRunningAnInstruction)
+{
+	TraceTree tree = clocked_tree();
+	using Names = std::vector<std::string>;
+	EXPECT_EQ(path_names(calls_at_instruction(tree, 9)),
+		  (Names{"do_sys_openat2", "getname", "kmem_cache_alloc", "memset"}));
+	EXPECT_EQ(path_names(calls_at_instruction(tree, 13)), (Names{"do_sys_openat2", "getname", "kmem_cache_alloc"}))
+		<< "memset's return was instruction 12";
+	EXPECT_EQ(path_names(calls_at_instruction(tree, 45)), (Names{"do_sys_openat2"}));
+	EXPECT_EQ(path_names(calls_at_instruction(tree, 0)), (Names{"do_sys_openat2"}));
+	EXPECT_EQ(path_names(calls_at_instruction(tree, 100)), (Names{"__x64_sys_close"}));
+	EXPECT_TRUE(calls_at_instruction(tree, 103).empty());
+	tree.instruction_clock = false;
+	EXPECT_TRUE(calls_at_instruction(tree, 9).empty()) << "a time clock says nothing of instructions";
+}
+
+TEST(TuiTracePane, FollowsTheReplayIntoAFoldedCall)
+{
+	FakeModel model;
+	model.tree = clocked_tree();
+	model.has_trace = true;
+	model.replay_at = 9;  // in memset, inside the folded kmem_cache_alloc
+	TracePane pane(model);
+	pane.on_stop();
+	ASSERT_NE(pane.replay_call(), nullptr);
+	EXPECT_EQ(pane.replay_call()->name, "memset");
+	ASSERT_LT(static_cast<std::size_t>(pane.cursor()), pane.view().rows().size());
+	EXPECT_EQ(pane.view().rows()[pane.cursor()].node->name, "memset");
+	FakeTerminal terminal(10, 70);
+	Canvas canvas(terminal, {0, 0, 10, 70});
+	pane.draw(canvas);
+	EXPECT_EQ(terminal.row(3).rfind("=> ", 0), 0u) << terminal.screen();
+	EXPECT_NE(terminal.row(3).find("memset();"), std::string::npos) << terminal.screen();
+	EXPECT_EQ(terminal.row(0).rfind("   ", 0), 0u) << terminal.screen();
+	model.replay_at = 60;
+	pane.on_stop();
+	EXPECT_EQ(pane.replay_call()->name, "do_filp_open");
+	model.replay_at.reset();  // a live target
+	pane.on_stop();
+	EXPECT_EQ(pane.replay_call(), nullptr);
 }

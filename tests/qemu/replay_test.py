@@ -95,8 +95,9 @@ def check_reverse(port, work, vmlinux):
              "strncpy_from_user: " + ws, out)
     # gdb prints the stop itself (not into to_string); it comes after "begin".
     tail = g.stdout[g.stdout.find("REV begin"):]
-    if "No more reverse-execution history" not in tail or rev.get("after-begin") != "step 0 of " + \
-            rev.get("begin", "").split()[-1]:
+    begin = rev.get("begin", "")
+    if "No more reverse-execution history" not in tail or not begin.startswith("step 0 of ") or \
+            rev.get("after-begin") != begin:
         fail("reverse-stepi at step 0 did not report the start of the history", out)
     return rf, ws, rev.get("position", ""), rev.get("name", "")
 

@@ -51,6 +51,25 @@ Recording three_steps()
 	return r;
 }
 
+// A REP string instruction steps once per iteration with the pc standing
+// still; the trace's instruction clock counts it once, when the pc moves on.
+TEST(Replay, InstructionClockCountsARepInstructionOnce)
+{
+	Recording r;
+	r.registers = {{"rip", 64, "code_ptr", "general"}};
+	r.initial = le64(0x1000);
+	for (std::uint64_t next : {0x1002ull, 0x1002ull, 0x1002ull, 0x1004ull, 0x1008ull}) {
+		Step step;
+		if (next != 0x1002 || r.steps.empty())
+			step.registers.push_back({0, le64(next)});
+		r.steps.push_back(step);
+	}
+	Replay replay(std::move(r));
+	const std::uint64_t want[] = {0, 1, 1, 1, 2, 3};
+	for (std::size_t k = 0; k <= replay.steps(); k++)
+		EXPECT_EQ(replay.instructions_at(k), want[k]) << "position " << k;
+}
+
 TEST(Replay, RegistersAtEveryPosition)
 {
 	Replay replay(three_steps());
@@ -333,7 +352,7 @@ TEST(ReplayStub, MonitorCommandsTellAndMoveThePosition)
 	auto hex = [](const std::string &text) { return dbg::rsp::to_hex(std::string_view(text)); };
 	EXPECT_EQ(handle(stub, "qRcmd," + hex("goto 2")), hex("step 2\n"));
 	EXPECT_EQ(replay.position(), 2u);
-	EXPECT_EQ(handle(stub, "qRcmd," + hex("position")), hex("step 2 of 3\n"));
+	EXPECT_EQ(handle(stub, "qRcmd," + hex("position")), hex("step 2 of 3, instruction 2\n"));
 	EXPECT_EQ(handle(stub, "qRcmd," + hex("goto 9")), hex("goto: a step from 0 to 3\n"));
 	EXPECT_EQ(replay.position(), 2u);
 }
