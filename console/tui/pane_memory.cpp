@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 
 #include "panes.hpp"
 
@@ -32,8 +33,9 @@ void MemoryPane::on_stop()
 	address_ = model_.default_memory_address();
 }
 
-static std::string dump_row(std::uint64_t address, const std::vector<std::uint8_t> *bytes,
-			    std::size_t offset, int width)
+using Cells = std::vector<std::optional<std::uint8_t>>;
+
+static std::string dump_row(std::uint64_t address, const Cells &cells, std::size_t offset, int width)
 {
 	char head[24];
 	std::snprintf(head, sizeof(head), "%016llx  ", static_cast<unsigned long long>(address));
@@ -41,18 +43,40 @@ static std::string dump_row(std::uint64_t address, const std::vector<std::uint8_
 	std::string ascii;
 	for (int i = 0; i < width; ++i) {
 		std::size_t at = offset + i;
-		if (!bytes || at >= bytes->size()) {
+		if (at >= cells.size() || !cells[at]) {
 			line += "?? ";
 			ascii += ' ';
 			continue;
 		}
 		char cell[4];
-		std::uint8_t byte = (*bytes)[at];
+		std::uint8_t byte = *cells[at];
 		std::snprintf(cell, sizeof(cell), "%02x ", byte);
 		line += cell;
 		ascii += byte >= 0x20 && byte < 0x7f ? static_cast<char>(byte) : '.';
 	}
 	return line + "|" + ascii + "|";
+}
+
+// What the model can read of [address, address + length), byte by byte. A
+// read that fails whole is tried again in pieces of kPiece: a replay knows
+// memory byte by byte, a kernel maps it page by page, and what is readable
+// shows. The first failure is kept for when nothing is.
+Cells MemoryPane::read_cells(std::uint64_t address, std::size_t length, std::optional<Error> &failure)
+{
+	constexpr std::size_t kPiece = 8;
+	Cells cells(length);
+	auto whole = model_.read_memory(address, length);
+	if (whole) {
+		std::copy(whole->begin(), whole->end(), cells.begin());
+		return cells;
+	}
+	failure = whole.error();
+	for (std::size_t at = 0; at < length; at += kPiece) {
+		auto piece = model_.read_memory(address + at, std::min(kPiece, length - at));
+		for (std::size_t i = 0; piece && i < piece->size(); ++i)
+			cells[at + i] = (*piece)[i];
+	}
+	return cells;
 }
 
 void MemoryPane::draw(Canvas &body)
@@ -67,15 +91,15 @@ void MemoryPane::draw(Canvas &body)
 		body.line(0, "(target running)", Style::Dim);
 		return;
 	}
-	auto bytes = model_.read_memory(*address_, static_cast<std::size_t>(width_) * height_);
-	const std::vector<std::uint8_t> *data = bytes ? &bytes.value() : nullptr;
+	std::optional<Error> failure;
+	Cells cells = read_cells(*address_, static_cast<std::size_t>(width_) * height_, failure);
+	bool none = std::none_of(cells.begin(), cells.end(), [](const auto &cell) { return cell.has_value(); });
 	for (int row = 0; row < height_; ++row) {
 		std::size_t offset = static_cast<std::size_t>(row) * width_;
-		body.line(row, dump_row(*address_ + offset, data, offset, width_),
-			  row == 0 && !data ? Style::Error : Style::Normal);
+		body.line(row, dump_row(*address_ + offset, cells, offset, width_));
 	}
-	if (!data)
-		body.text(0, 0, bytes.error().to_string(), Style::Error);
+	if (none && failure)
+		body.line(0, failure->to_string(), Style::Error);
 }
 
 KeyFlags MemoryPane::on_key(Key key)

@@ -113,6 +113,9 @@ public:
 	static int bytes_per_row(int cols);
 
 private:
+	std::vector<std::optional<std::uint8_t>> read_cells(std::uint64_t address, std::size_t length,
+							    std::optional<Error> &failure);
+
 	Model &model_;
 	std::optional<std::uint64_t> address_;
 	bool pinned_ = false;  // the user chose the address: don't follow rsp

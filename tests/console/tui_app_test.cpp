@@ -396,3 +396,22 @@ TEST(TuiOutputPane, LongLinesWrapAndScrollByRows)
 	EXPECT_EQ(pane.line(pane.size() - 2), "x y");
 	EXPECT_EQ(pane.line(pane.size() - 1), "z");
 }
+
+// A replay knows memory byte by byte: a read of the pane's span fails as a
+// whole, and the pane shows the bytes it can read piece by piece.
+TEST(TuiMemoryPane, ShowsTheReadableBytesOfASpanThatFailsAsAWhole)
+{
+	FakeModel model;
+	for (std::uint64_t at = 0x1008; at < 0x1040; ++at)
+		model.unreadable.insert(at);
+	MemoryPane pane(model);
+	pane.show(0x1000);
+	FakeTerminal terminal(4, 90);
+	Canvas canvas(terminal, {0, 0, 4, 90});
+	pane.draw(canvas);
+	EXPECT_EQ(terminal.row(0).rfind("0000000000001000  00 01 02 03 04 05 06 07 ?? ?? ", 0), 0u) << terminal.screen();
+	EXPECT_EQ(terminal.row(3).rfind("0000000000001030  ?? ?? ", 0), 0u) << terminal.screen();
+	model.unreadable.insert(0x1000);  // nothing readable: the error says why
+	pane.draw(canvas);
+	EXPECT_TRUE(terminal.shows("cannot read memory at 0x1000")) << terminal.screen();
+}

@@ -31,6 +31,7 @@ public:
 	bool has_trace = false;
 	bool backwards = false;  // runs_backwards()
 	std::optional<std::uint64_t> replay_at;  // replay_instruction()
+	std::set<std::uint64_t> unreadable;      // read_memory() of any of them fails whole
 	std::string trace_source;  // file the fake `trace` command copies to -o
 
 	std::string target_name() const override { return "fake:1234"; }
@@ -64,6 +65,9 @@ public:
 	}
 	Result<std::vector<std::uint8_t>> read_memory(std::uint64_t address, std::size_t length) override
 	{
+		for (std::uint64_t at = address; at < address + length; ++at)
+			if (unreadable.count(at))
+				return make_error("cannot read memory at " + hex(at));
 		std::vector<std::uint8_t> bytes(length);
 		for (std::size_t i = 0; i < length; ++i)
 			bytes[i] = static_cast<std::uint8_t>(address + i);

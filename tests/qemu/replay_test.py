@@ -22,7 +22,8 @@ so the test holds every answer QEMU gave on the wire. Then:
      same return addresses as gdb's DWARF unwinding at that step, and past
      the recording's start;
   5. vtice replay --tui in tmux: F8, Shift-F8 and Shift-F5 move the status
-     bar's rip to QEMU's rip at each step.
+     bar's rip to QEMU's rip at each step; the trace pane's "=>" row follows
+     the replay into getname and (Shift-F12) back out to do_sys_openat2.
 Exit 77 (skip) when gdb or the -dbg vmlinux is missing.
 """
 import os
@@ -155,7 +156,7 @@ def check_replay_orc_bt(binary, trace, port, work, vmlinux):
     return len(orc_pcs), common, before[0]
 
 
-def check_replay_tui(binary, trace, vmlinux, truth_regs, work):
+def check_replay_tui(binary, trace, vmlinux, truth_regs, work, gdb_caller):
     """vtice replay --tui in a real terminal (tmux): F8 three times, Shift-F8,
     Shift-F5; the status bar's rip after each must be QEMU's rip at that
     step (the wire's), back to step 0 at the end. Returns what it checked."""
@@ -192,6 +193,7 @@ def check_replay_tui(binary, trace, vmlinux, truth_regs, work):
             if rip != live:
                 fail("vtice replay --tui after %s shows rip %#x, QEMU had %#x at step %d" % (key, rip, live, k),
                      screen)
+        follows = check_tui_trace_pane(tmux, status_rip, rip, gdb_caller)
         subprocess.run(tmux + ["send-keys", "-t", "r", "-l", "quit"], check=True)
         subprocess.run(tmux + ["send-keys", "-t", "r", "Enter"], check=True)
         for _ in range(100):
@@ -204,7 +206,35 @@ def check_replay_tui(binary, trace, vmlinux, truth_regs, work):
             fail("vtice replay --tui exited with %s" % code)
     finally:
         subprocess.run(tmux + ["kill-server"], capture_output=True)
-    return "steps 0-1-2-3-2-0 equal QEMU's rip"
+    return "steps 0-1-2-3-2-0 equal QEMU's rip; " + follows
+
+
+def check_tui_trace_pane(tmux, status_rip, rip, gdb_caller):
+    """The trace pane of vtice replay --tui follows the replay: after a run
+    to the breakpoint on getname its "=>" row is getname's call, and after
+    Shift-F12 (back to the call) the caller's, the function stock gdb's
+    reverse-finish landed in (step 2)."""
+    def command(line):
+        subprocess.run(tmux + ["send-keys", "-t", "r", "-l", line], check=True)
+        subprocess.run(tmux + ["send-keys", "-t", "r", "Enter"], check=True)
+        time.sleep(1)
+
+    def followed(screen):
+        m = re.search(r"=>\s+\d+ insn \|\s+(\S+)\(\)", screen)
+        return m.group(1) if m else None
+
+    command("break *getname")
+    subprocess.run(tmux + ["send-keys", "-t", "r", "F5"], check=True)
+    rip, screen = status_rip(rip)
+    if followed(screen) != "getname":
+        fail("vtice replay --tui's trace pane is not on getname at its breakpoint: %s" % followed(screen), screen)
+    command("delete")
+    subprocess.run(tmux + ["send-keys", "-t", "r", "S-F12"], check=True)
+    rip, screen = status_rip(rip)
+    if followed(screen) != gdb_caller:
+        fail("vtice replay --tui's trace pane after Shift-F12 out of getname is on %s, gdb's reverse-finish "
+             "landed in %s" % (followed(screen), gdb_caller), screen)
+    return "the trace pane on getname, then (Shift-F12) on %s as gdb's reverse-finish" % gdb_caller
 
 
 def check_attach_reverse(binary, port, vmlinux):
@@ -278,7 +308,7 @@ def main():
         rf, ws, position, name = check_reverse(sport, work, vmlinux)
         check_attach_reverse(binary, sport, vmlinux)
         orc_frames, same_as_gdb, first_before = check_replay_orc_bt(binary, trace, sport, work, vmlinux)
-        tui = check_replay_tui(binary, trace, vmlinux, truth_regs, work)
+        tui = check_replay_tui(binary, trace, vmlinux, truth_regs, work, rf.split()[0])
     finally:
         server.kill()
         server.wait()
