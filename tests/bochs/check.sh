@@ -175,6 +175,16 @@ split_lost_cpu_wait() {
 		(want == "reports") == hit' <<<"$2"
 }
 
+# The lines of $2 that match $1, each with the RIP line of the report it
+# heads (a soft lockup's says where the CPU was stuck), which the kernel
+# prints within a few lines (the modules list can come first).
+report_headers() {
+	awk -v header="$1" '
+		$0 ~ header { print; want = 40; next }
+		want && /RIP: / { print "  " $0; want = 0; next }
+		want { want-- }' <<<"$2"
+}
+
 check_kernel_lines() {
 	local where=$1 block=$2 trouble notes pattern=$KERNEL_TROUBLE excused= why=
 	if stub_was_loaded || every_cpu_was_stepped; then
@@ -187,7 +197,7 @@ check_kernel_lines() {
 		block=$(split_lost_cpu_wait rest "$block")
 	fi
 	if [[ -n "$excused" ]]; then
-		notes=$(grep -E "$excused" <<<"$block" | sed 's/^VTICE-DMESG //' | sort -u | head -n 5)
+		notes=$(report_headers "$excused" "$block" | sed 's/^\( *\)VTICE-DMESG /\1/' | head -n 10)
 		[[ -n "$notes" ]] && echo "  NOTE reports of $why:" && sed 's/^/      /' <<<"$notes"
 		block=$(grep -vE "$excused" <<<"$block")
 		pattern=${pattern//|Call Trace:/}

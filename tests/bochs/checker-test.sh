@@ -20,6 +20,19 @@ expect() {
 	rm -f /tmp/vtice-checker-test.$$
 }
 
+# check.sh's output for the case holds the line $3.
+expect_line() {
+	local log=$1 what=$2 line=$3
+	local said
+	said=$("$here/check.sh" "$cases/$log" "$what" 2>&1)
+	if grep -qF -- "$line" <<<"$said"; then
+		echo "ok   check.sh $log $what says: $line"
+	else
+		echo "FAIL check.sh $log $what does not say: $line"
+		failures=$((failures + 1))
+	fi
+}
+
 expect pass.log baseline 0
 expect pass.log ring 0
 expect pass.log kernel 0
@@ -38,6 +51,7 @@ expect oops.log all 1
 # the stub's own stops: lockup/stall reports are notes, other trouble fails
 expect stub-stop.log newstub 0
 expect stub-stop.log kernel 0
+expect_line stub-stop.log newstub "RIP: 0010:smp_call_function_many_cond+0x12e/0x500"  # where CPU 1 was stuck
 expect stub-stop-oops.log newstub 1
 expect stub-absent-lockup.log newstub 1
 expect stepped-rcu.log hvpathcase 0     # every CPU stepped: the RCU stall report is a note

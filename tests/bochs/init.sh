@@ -59,6 +59,12 @@ dmesg_delta() {
 	dmesg_mark=$total
 }
 
+# A scenario that reads the kernel's lines of one step counts them first and
+# reads those after the count. Never `dmesg -c`: the lines it clears would
+# be missing from dmesg_delta and from the host's check for kernel trouble.
+dmesg_lines() { dmesg | wc -l; }
+dmesg_after() { dmesg | tail -n +$(($1 + 1)); }
+
 # The module's parameters as /sys/module/vtice/parameters shows them.
 vtice_params() {
 	grep -r . /sys/module/vtice/parameters 2>/dev/null | sort

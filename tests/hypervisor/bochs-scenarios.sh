@@ -627,7 +627,7 @@ stub_spin_workload() {
 # init_uts_ns's release string (its write watchpoint), printed as figures
 # for the host.
 detect_bare_for_stub() {
-	local det=/lib/vtice/vtice_detect.ko uts
+	local det=/lib/vtice/vtice_detect.ko uts mark
 	detect_peek=
 	[ -f $det ] || return 0
 	detect_bp_sym=$(awk '$2 ~ /^[tT]$/ && $3 ~ /^(kexec|crash_)/ { print $3; exit }' /proc/kallsyms)
@@ -639,9 +639,9 @@ detect_bare_for_stub() {
 	[ -n "$detect_bp" ] && [ -n "$detect_hbp" ] && [ -n "$uts" ] || return 0
 	detect_watch=$(printf '%x' $((0x$uts + 130)))
 	detect_peek=0x$detect_bp,0x$detect_watch
-	dmesg -c >/dev/null
+	mark=$(dmesg_lines)
 	insmod $det peek=$detect_peek && rmmod vtice_detect
-	dmesg | sed -n 's/.*vtice_detect: //p' >/tmp/detect.bare
+	dmesg_after "$mark" | sed -n 's/.*vtice_detect: //p' >/tmp/detect.bare
 	transparency_bare_for_stub "$detect_peek"
 	echo "VTICE-FIGURE hv.detect.bp=$detect_bp"
 	echo "VTICE-FIGURE hv.detect.bp_sym=$detect_bp_sym"
@@ -654,7 +654,7 @@ detect_bare_for_stub() {
 # a task that never runs, then reruns the detector. Every probe must read
 # as on the bare machine, the breakpoint's bytes through /proc/kcore too.
 detect_under_stub() {
-	local tpid under changed armed
+	local tpid under changed armed mark
 	if [ -z "$detect_peek" ]; then
 		result hv.stub-detect FAIL "no bare detector run (no vtice_detect.ko, or no cold function)"
 		echo "VTICE-FIGURE hv.stub-detect.done=1"
@@ -665,9 +665,9 @@ detect_under_stub() {
 	tpid=$!
 	# vtice reads the kernel's symbols first: seconds of guest time in Bochs
 	wait_trace_armed /tmp/detect-trace.out 120
-	dmesg -c >/dev/null
+	mark=$(dmesg_lines)
 	insmod /lib/vtice/vtice_detect.ko peek=$detect_peek && rmmod vtice_detect
-	under=$(dmesg | sed -n 's/.*vtice_detect: //p')
+	under=$(dmesg_after "$mark" | sed -n 's/.*vtice_detect: //p')
 	$T kcore hv.stub-detect-kcore "$detect_bp_sym" 16 \
 		"$(sed -n "s/^all peek.$detect_bp=//p" /tmp/detect.bare)"
 	armed=$(grep -c 'armed on' /tmp/detect-trace.out)
@@ -704,7 +704,7 @@ detect_under_stub() {
 # happened: exits counted on every CPU, the ring's VMCALLs, a clean unload.
 scenario_hvshield() {
 	[ "$loaded" = 0 ] || rmmod_vtice
-	local atk=/lib/vtice/vtice_attack.ko line visible hidden off on calls=200000
+	local atk=/lib/vtice/vtice_attack.ko line visible hidden off on calls=200000 mark
 	[ -f $atk ] || { result hv.shield-load FAIL "no $atk in the initramfs"; return; }
 	insmod "$KO" shield=0 || { result hv.shield-load FAIL "insmod shield=0 failed"; return; }
 	off=$($T getpid hv.shield-off-getpid $calls | tee /dev/console)
@@ -716,9 +716,9 @@ scenario_hvshield() {
 	else
 		result hv.shield-probe-control FAIL "shield=0: only $visible probes saw data; the probe is blind"
 	fi
-	dmesg -c >/dev/null
+	mark=$(dmesg_lines)
 	insmod_vtice || { result hv.shield-load FAIL "insmod failed"; return; }
-	line=$(dmesg | grep -o 'shield: .*')
+	line=$(dmesg_after "$mark" | grep -o 'shield: .*')
 	case "$line" in
 	*" pages hidden,"*) result hv.shield-load PASS "$line" ;;
 	*) result hv.shield-load FAIL "no shield line: $(dmesg | tail -n 3 | tr '\n' ' ')" ;;

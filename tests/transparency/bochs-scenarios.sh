@@ -122,7 +122,7 @@ transparency_user_state() {
 transparency_bare_for_stub() {
 	local probe=/lib/vtice/vtice_probe.ko run
 	[ -f $probe ] || return 0
-	dmesg -c >/dev/null
+	transparency_mark=$(dmesg_lines)
 	insmod $probe count=200000 seed=$TRANSPARENCY_SEED invd=1 peek=$1 || return 0
 	for run in bare bare-again; do
 		transparency_run $run || { rmmod vtice_probe; return 0; }
@@ -139,10 +139,10 @@ transparency_alias_check() {
 	for addr in ${1//,/ }; do
 		addr=${addr#0x}
 		want=$(sed -n "s/^all peek\.$addr=//p" /tmp/detect.bare)
-		got=$(dmesg | sed -n "s/.*vtice_probe: bare alias $addr read //p")
+		got=$(dmesg_after "${transparency_mark:-0}" | sed -n "s/.*vtice_probe: bare alias $addr read //p")
 		[ -n "$want" ] && [ "$got" = "$want" ] ||
 			{ bad=$((bad + 1)); echo "VTICE-TRANSPARENCY alias $addr read '$got', its own address '$want'"; }
-		got=$(dmesg | sed -n "s/.*vtice_probe: bare alias $addr write //p")
+		got=$(dmesg_after "${transparency_mark:-0}" | sed -n "s/.*vtice_probe: bare alias $addr write //p")
 		[ "$got" = "fault 14 cr2 +0" ] ||
 			{ bad=$((bad + 1)); echo "VTICE-TRANSPARENCY alias $addr write '$got', want 'fault 14 cr2 +0'"; }
 	done
