@@ -280,7 +280,10 @@ check_host_driver() {
 		echo "  PASS host driver $(basename "${decl%% *}") exited 0"
 		return
 	fi
-	note_fail "$s: host driver $(basename "${decl%% *}"): exit $rc; last lines of host/$s.log:"
+	note_fail "$s: host driver $(basename "${decl%% *}"): exit $rc; its first failures and last lines (host/$s.log):"
+	# The first failure is the cause; the later ones often only follow from it.
+	grep -m 3 -E '^CHECK [^ ]+ FAIL' "$dir/host/$s.log" 2>/dev/null | cut -c1-400 | sed 's/^/      /'
+	echo "      ..."
 	tail -n 8 "$dir/host/$s.log" 2>/dev/null | sed 's/^/      /'
 }
 
