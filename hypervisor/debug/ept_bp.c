@@ -5,12 +5,18 @@
  * A page with breakpoints has two views, one at a time in its 4 KiB leaf:
  *  - execute view: the leaf maps a shadow copy that holds 0xCC at each
  *    breakpoint, X=1 R=0 W=0 (execute-only: IA32_VMX_EPT_VPID_CAP[0]);
- *  - data view: the leaf maps the original frame, R=1 W=1 X=0.
- * A read or write in the execute view faults and flips to the data view, so
- * the guest reads and changes the original bytes and never sees 0xCC. A
- * fetch in the data view flips back after re-copying the original into the
- * shadow and re-applying the 0xCC bytes, so the guest's own text writes
- * (alternatives, static keys, ftrace) reach what it executes.
+ *  - data view: the leaf maps the original frame, R=1 W=0 X=0.
+ * A read in the execute view faults and flips to the data view, so the
+ * guest reads the original bytes and never sees 0xCC. A fetch in the data
+ * view flips back after re-copying the original into the shadow and
+ * re-applying the 0xCC bytes.
+ *
+ * A write in either view (the kernel's own text writes: alternatives,
+ * static keys, ftrace, through text_poke's alias) runs once on the original
+ * frame under MTF, and the step's end re-copies the shadow in place, so the
+ * new bytes run on every CPU from the write on, as they would on a bare CPU
+ * once the kernel's sync_core IPIs arrive: a CPU still caching the execute
+ * view maps that same shadow frame, and no INVEPT could reach it in time.
  *
  * Other CPUs may still hold the previous view in their TLBs: a stale
  * execute view only runs the shadow (right), a stale data view only reads
@@ -166,8 +172,7 @@ static void vt_bp_exec_view(struct vt_split_page *p)
 
 static void vt_bp_data_view(struct vt_split_page *p)
 {
-	vt_bp_set_entry(p, (p->identity & ~VMX_EPT_RWX_MASK) | VMX_EPT_READABLE_MASK |
-			VMX_EPT_WRITABLE_MASK, false);
+	vt_bp_set_entry(p, (p->identity & ~VMX_EPT_RWX_MASK) | VMX_EPT_READABLE_MASK, false);
 }
 
 static struct vt_split_page *vt_bp_free_page(void)
@@ -406,11 +411,9 @@ static bool vt_bp_entry_allows(u64 entry, u64 qual)
 }
 
 /*
- * An instruction that is fetched from the page and reads or writes it too
- * (RIP-relative data in the same page) would flip the views forever. It is
- * recognised as a data violation by the very instruction that caused this
- * CPU's last flip to the execute view, and is run once on the original
- * frame with RWX under MTF (the breakpoint bytes are not executed then).
+ * One instruction run on the original frame with RWX under MTF; the step's
+ * end (vt_bp_rearm) re-copies the shadow and maps the execute view again.
+ * While it runs another CPU may run the page without its 0xCC bytes.
  */
 static enum vt_hook_result vt_bp_step_original(struct vt_vcpu *vcpu, struct vt_hooks_cpu *c,
 					       struct vt_split_page *p)
@@ -448,6 +451,17 @@ enum vt_hook_result vt_bp_on_violation(struct vt_vcpu *vcpu, struct vt_split_pag
 		c->last_exec_rip = rip;
 		return VT_HOOK_HANDLED;
 	}
+	/* A write: stepped, so its bytes reach the shadow (the header). */
+	if (qual & EPT_VIOLATION_ACC_WRITE) {
+		vt_hooks.stats.text_writes++;
+		return vt_bp_step_original(vcpu, c, p);
+	}
+	/*
+	 * An instruction that is fetched from the page and reads it too
+	 * (RIP-relative data in the same page) would flip the views forever:
+	 * it is the very instruction of this CPU's last flip to the execute
+	 * view, and is stepped as a write is.
+	 */
 	if (c->last_exec_valid && c->last_exec_gpa == p->gpa && c->last_exec_rip == rip)
 		return vt_bp_step_original(vcpu, c, p);
 	vt_bp_data_view(p);

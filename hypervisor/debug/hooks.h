@@ -171,7 +171,8 @@ struct vt_hooks_stats {
 	u64 exec_flips;		/* data view -> execute view (shadow resynced) */
 	u64 data_flips;		/* execute view -> data view */
 	u64 stale_invepts;	/* violation the entry already allowed */
-	u64 split_steps;	/* fetch+read of one split page, stepped */
+	u64 split_steps;	/* instructions stepped on a split page's original */
+	u64 text_writes;	/* ...of which writes to it (the shadow re-copied after) */
 	u64 watch_steps;	/* accesses to watched pages completed under MTF */
 	u64 watch_hits;
 	u64 hw_hits;
