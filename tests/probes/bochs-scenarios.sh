@@ -13,7 +13,9 @@
 # through arguments (args->how->flags against the kernel's kprobe fetch of
 # the same field; str(((struct file *)arg0)->f_path.dentry->d_name.name)
 # against the names of the files the child read; the same names through
-# retval at do_filp_open's returns).
+# retval at do_filp_open's returns). hv.probe-smc: the kernel rewrites the
+# probed entry of vfs_read (ftrace, for its own kprobe there) and the new
+# bytes run on both CPUs, the kprobe's hits per CPU the oracle.
 scenario_hvprobe() {
 	vtice_at_defaults || { result hv.probe FAIL "insmod failed"; return; }
 	$T probe hv.probe
@@ -23,5 +25,6 @@ scenario_hvprobe() {
 	$T probe-addr hv.probe-addr
 	$T probe-watch hv.probe-watch
 	$T probe-fetch hv.probe-fetch
+	$T probe-smc hv.probe-smc
 	rmmod_vtice
 }

@@ -62,6 +62,7 @@ int cmd_openat_cost(int argc, char **argv);
 int cmd_syscalls(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_probe_kstack(int argc, char **argv);
+int cmd_probe_smc(int argc, char **argv);
 int cmd_probe_str(int argc, char **argv);
 int cmd_probe_ret(int argc, char **argv);
 int cmd_probe_watch(int argc, char **argv);
