@@ -8,7 +8,6 @@
 #include "attach_session.hpp"
 #include "diagnostic.hpp"
 #include "messages.hpp"
-#include "module_orc.hpp"
 #include "orc_unwinder.hpp"
 #include "probe_functions.hpp"
 #include "probe_params.hpp"
@@ -112,56 +111,23 @@ Result<std::vector<std::string>> resolve_points(dbg::Session &session, probes::C
 }
 
 // kstack's text through the stub: each hit's copied stack unwound with the
-// session's ORC tables (the kernel's, as `bt` uses them) and the loaded
-// modules' (read through the stub once, as the run begins), and named with
-// the session's symbols.
+// session's ORC tables (the kernel's, as `bt` uses them: a frame in a
+// module's text ends the stack) and named with the session's symbols.
 class SessionStacks {
 public:
-	SessionStacks(dbg::Session &session, dbg::Output &log)
+	explicit SessionStacks(dbg::Session &session)
 		: namer_([&session](std::uint64_t a) { return session.symbols()->symbolize(a); })
 	{
-		if (const auto *orc = dynamic_cast<const dbg::OrcUnwinder *>(session.unwinder())) {
+		if (const auto *orc = dynamic_cast<const dbg::OrcUnwinder *>(session.unwinder()))
 			tables_.emplace(orc->table());
-			add_modules(session, log);
-		} else {
+		else
 			eprintf("vtice probe: warning: the session has no ORC tables (attached with --no-orc, or they "
 				"could not be read); each kstack is its hit's function alone\n");
-		}
 	}
 
 	std::string text(const trace::ProfileSample &s) { return kstack_text(namer_, tables_ ? &*tables_ : nullptr, s); }
 
 private:
-	// The kernel's list `modules` walked in guest memory, struct module's
-	// fields where the kernel's BTF puts them; without them a frame in a
-	// module's text ends its stack.
-	void add_modules(dbg::Session &session, dbg::Output &log)
-	{
-		auto head = session.symbols()->lookup("modules");
-		auto types = session.kernel_types().get(session, log);
-		auto layout = types ? module_orc_layout(**types) : Result<ModuleOrcLayout>(types.error());
-		auto list = types ? module_list_layout(**types) : Result<ModuleListLayout>(types.error());
-		if (!head || !layout || !list) {
-			eprintf("vtice probe: warning: a kstack ends at its first frame in a module: %s\n",
-				!head ? "the symbols name no list `modules`"
-				      : (!layout ? layout.error() : list.error()).to_string().c_str());
-			return;
-		}
-		auto read = [&session](std::uint64_t address, std::span<std::uint8_t> out) {
-			auto got = session.read_memory(address, out.size());
-			if (!got || got->size() != out.size())
-				return false;
-			std::copy(got->begin(), got->end(), out.begin());
-			return true;
-		};
-		ModuleOrcs modules = load_listed_module_orcs(*layout, *list, read, tables_->kernel(), *head);
-		eprintf("vtice probe: ORC tables of %zu modules read through the stub, for kstack frames in their text\n",
-			modules.tables.size());
-		for (const std::string &why : modules.skipped)
-			eprintf("vtice probe: note: no ORC tables for %s\n", why.c_str());
-		tables_->set_modules(std::move(modules.tables));
-	}
-
 	FrameNamer namer_;
 	std::optional<symbols::OrcTables> tables_;
 };
@@ -227,7 +193,7 @@ Result<void> run_probe(dbg::CommandContext &ctx, const std::vector<std::string> 
 		};
 	std::optional<SessionStacks> stacks;
 	if (program->uses_kstack()) {
-		stacks.emplace(session, ctx.out);
+		stacks.emplace(session);
 		naming.stack_text = [&stacks](const trace::ProfileSample &s) { return stacks->text(s); };
 	}
 	if (run_probe_program(*o, *program, &source, naming) != kExitOk)

@@ -96,74 +96,18 @@ Result<ModuleOrcLayout> module_orc_layout(const dbg::btf::Types &types)
 	return layout;
 }
 
-namespace {
-
-void add_module(ModuleOrcs &out, const std::string &name, Result<symbols::OrcTable> table)
-{
-	if (table)
-		out.tables.push_back(std::move(*table));
-	else
-		out.skipped.push_back(name + ": " + table.error().to_string());
-}
-
-// MODULE_NAME_LEN (include/linux/module.h): 64 less an unsigned long.
-constexpr std::size_t kModuleNameLen = 56;
-
-std::string module_name(const symbols::MemoryReader &read, std::uint64_t address)
-{
-	char raw[kModuleNameLen] = {};
-	if (!read(address, std::span(reinterpret_cast<std::uint8_t *>(raw), sizeof(raw))))
-		return "(unreadable name)";
-	std::string name(raw, strnlen(raw, sizeof(raw)));
-	return name.empty() ? "(no name)" : name;
-}
-
-}  // namespace
-
 ModuleOrcs load_module_orcs(const ModuleOrcLayout &layout, const symbols::MemoryReader &read,
 			    const symbols::OrcTable &kernel, const std::string &modules, const std::string &sysfs_modules)
 {
 	ModuleOrcs out;
 	for (const std::string &name : module_names(modules)) {
 		auto address = this_module_address(sysfs_modules, name);
-		add_module(out, name, address ? one_module(layout, read, kernel, *address)
-					      : Result<symbols::OrcTable>(address.error()));
+		auto table = address ? one_module(layout, read, kernel, *address) : Result<symbols::OrcTable>(address.error());
+		if (table)
+			out.tables.push_back(std::move(*table));
+		else
+			out.skipped.push_back(name + ": " + table.error().to_string());
 	}
-	return out;
-}
-
-Result<ModuleListLayout> module_list_layout(const dbg::btf::Types &types)
-{
-	auto module = types.find("struct module");
-	if (!module)
-		return module.error();
-	auto list = byte_offset(types, *module, "list");
-	if (!list)
-		return list.error();
-	auto name = byte_offset(types, *module, "name");
-	if (!name)
-		return name.error();
-	return ModuleListLayout{*list, *name};
-}
-
-ModuleOrcs load_listed_module_orcs(const ModuleOrcLayout &layout, const ModuleListLayout &list,
-				   const symbols::MemoryReader &read, const symbols::OrcTable &kernel,
-				   std::uint64_t head)
-{
-	ModuleOrcs out;
-	auto next = read_value<std::uint64_t>(read, head, "list head");
-	for (std::size_t n = 0; next && *next != head; n++) {
-		if (n == kMaxListedModules) {
-			out.skipped.push_back("the module list: more than " + std::to_string(kMaxListedModules) +
-					      " entries (a loop?); the rest left out");
-			return out;
-		}
-		std::uint64_t module = *next - list.list;
-		add_module(out, module_name(read, module + list.name), one_module(layout, read, kernel, module));
-		next = read_value<std::uint64_t>(read, *next, "next link");
-	}
-	if (!next)
-		out.skipped.push_back("the module list: " + next.error().to_string() + "; the rest left out");
 	return out;
 }
 

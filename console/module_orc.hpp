@@ -36,22 +36,4 @@ ModuleOrcs load_module_orcs(const ModuleOrcLayout &layout, const symbols::Memory
 			    const symbols::OrcTable &kernel, const std::string &modules = "/proc/modules",
 			    const std::string &sysfs_modules = "/sys/module");
 
-// Where struct module keeps its link in the kernel's list `modules` and its name.
-struct ModuleListLayout {
-	std::uint64_t list = 0, name = 0;
-};
-
-Result<ModuleListLayout> module_list_layout(const dbg::btf::Types &types);
-
-// A list the walk gives up on past this many modules (a loop, or a lie).
-constexpr std::size_t kMaxListedModules = 4096;
-
-// Through a debugger, with no /proc or sysfs to ask: the modules found by
-// walking the kernel's list `modules` (its list_head at head) in guest
-// memory, each one's tables read as above. A walk that cannot go on says
-// why in skipped and keeps what it found.
-ModuleOrcs load_listed_module_orcs(const ModuleOrcLayout &layout, const ModuleListLayout &list,
-				   const symbols::MemoryReader &read, const symbols::OrcTable &kernel,
-				   std::uint64_t head);
-
 }  // namespace vtice::console

@@ -48,10 +48,6 @@ TEST(ModuleOrc, StructModulesFieldsAreWherePaholeSaysTheyAre)
 	EXPECT_EQ(layout->ip_table, static_cast<uint64_t>(arch + ips));
 	EXPECT_EQ(layout->entries, static_cast<uint64_t>(arch + entries));
 	EXPECT_EQ(layout->count, static_cast<uint64_t>(arch + count));
-	auto list = module_list_layout(*types);
-	ASSERT_TRUE(list) << list.error().to_string();
-	EXPECT_EQ(list->list, static_cast<uint64_t>(pahole_offset("module", "list")));
-	EXPECT_EQ(list->name, static_cast<uint64_t>(pahole_offset("module", "name\\[56\\]")));
 }
 
 // Guest memory as a map of 8-byte-aligned words' bytes.
@@ -178,62 +174,6 @@ TEST_F(ModuleOrcFiles, AModuleWithoutUsableTablesIsSkippedWithItsReason)
 	EXPECT_NE(orcs.skipped[1].find("no_orc: no ORC tables"), std::string::npos);
 	EXPECT_NE(orcs.skipped[2].find("not believable"), std::string::npos);
 	EXPECT_NE(orcs.skipped[3].find("cannot read"), std::string::npos);
-}
-
-// Through a debugger: the kernel's list `modules` walked in guest memory.
-constexpr ModuleListLayout kList{.list = 8, .name = 24};
-constexpr uint64_t kHead = 0xffffffff82a00000ull;
-
-class ModuleOrcList : public ModuleOrcFiles {
-protected:
-	// struct module at address, linked after prev (a list_head's next is its first word).
-	void listed(uint64_t prev_link, uint64_t address, const char *name)
-	{
-		uint64_t link = address + kList.list;
-		mem.put(prev_link, &link, 8);
-		char padded[56] = {};	// MODULE_NAME_LEN
-		std::memcpy(padded, name, std::strlen(name));
-		mem.put(address + kList.name, padded, sizeof(padded));
-	}
-	void close_list(uint64_t last_link) { mem.put(last_link, &kHead, 8); }
-	ModuleOrcs walk(const symbols::OrcTable &kernel)
-	{
-		return load_listed_module_orcs(kLayout, kList, mem.reader(), kernel, kHead);
-	}
-};
-
-TEST_F(ModuleOrcList, EachListedModulesTablesAndTheOnesWithoutSayWhy)
-{
-	symbols::OrcTable kernel = kernel_table();
-	const uint64_t spin = 0xffffffffc0a05000ull, bare = 0xffffffffc0b00000ull;
-	listed(kHead, spin, "vtice_spin");
-	struct_module(spin, 0xffffffffc0a03000ull, 0xffffffffc0a04000ull, 2);
-	put_table(mem, 0xffffffffc0a03000ull, 0xffffffffc0a04000ull, {kModuleText, kModuleText + 0x40});
-	listed(spin + kList.list, bare, "no_orc");
-	struct_module(bare, 0, 0, 0);
-	close_list(bare + kList.list);
-	ModuleOrcs orcs = walk(kernel);
-	ASSERT_EQ(orcs.tables.size(), 1u);
-	EXPECT_TRUE(orcs.tables[0].find(kModuleText + 0x44));
-	ASSERT_EQ(orcs.skipped.size(), 1u);
-	EXPECT_EQ(orcs.skipped[0].rfind("no_orc: no ORC tables", 0), 0u) << orcs.skipped[0];
-}
-
-TEST_F(ModuleOrcList, ALoopOrABrokenLinkEndsTheWalkWithWhatItFound)
-{
-	symbols::OrcTable kernel = kernel_table();
-	const uint64_t a = 0xffffffffc0a05000ull;
-	listed(kHead, a, "looper");
-	struct_module(a, 0, 0, 0);
-	mem.put(a + kList.list, &kList, 0);  // nothing: its next link cannot be read
-	ModuleOrcs broken = walk(kernel);
-	ASSERT_EQ(broken.skipped.size(), 2u);
-	EXPECT_NE(broken.skipped[1].find("cannot read its next link"), std::string::npos) << broken.skipped[1];
-	uint64_t self = a + kList.list;
-	mem.put(self, &self, 8);  // a module that links to itself
-	ModuleOrcs looped = walk(kernel);
-	ASSERT_EQ(looped.skipped.size(), kMaxListedModules + 1);
-	EXPECT_NE(looped.skipped.back().find("a loop?"), std::string::npos) << looped.skipped.back();
 }
 
 }  // namespace

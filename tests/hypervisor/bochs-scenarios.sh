@@ -599,25 +599,13 @@ stub_probe_workload() {
 
 # The workload of the stub's profile run ("vt-spin", host/stub_gdb.py):
 # the test module vtice_spin spins 5 s in vtice_spin_loop on the last CPU
-# as the thread vtice-spin. hv.stub-spin.callers: the kernel's frames above
-# the module's in the thread's /proc/PID/stack before it spins.
-# hv.stub-spin.lo and .hi, read while it spins:
+# as the thread vtice-spin. hv.stub-spin.lo and .hi, read while it spins:
 # where the function's text begins and the next of the module's symbols
 # does, from /proc/kallsyms; then a subshell named vtstubspin waits in
 # rmmod for the spinner's end and writes, the host's exit().
 stub_spin_workload() {
 	local ko=/lib/vtice/vtice_spin.ko lo
 	insmod $ko secs=5 || { echo "VTICE-FIGURE hv.stub-spin.lo=none"; return; }
-	# The oracle of the module's frames' callers: the kernel's own unwinder
-	# of the thread while it sleeps, the names above the module's frames
-	# ("kthread<ret_from_fork"), innermost first.
-	for p in /proc/[0-9]*; do
-		[ "$(cat $p/comm 2>/dev/null)" = vtice-spin ] || continue
-		echo "VTICE-FIGURE hv.stub-spin.callers=$(awk '
-			/\[vtice_spin\]/ { above = 1; out = ""; next }
-			above { name = $2; sub(/\+.*/, "", name); out = out (out == "" ? "" : "<") name }
-			END { print out }' $p/stack)"
-	done
 	# at once: until then the spinner wakes every 20 ms, sampled in the scheduler
 	echo 1 >/sys/module/vtice_spin/parameters/go
 	lo=$(awk '$3 == "vtice_spin_loop" { print $1; exit }' /proc/kallsyms)

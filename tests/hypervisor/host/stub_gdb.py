@@ -824,29 +824,6 @@ def check_stub_profile(text, folded, fig):
     check("vtice-probe-profile-stack", total >= 50 and inside * 10 >= total * 9,
           "%d of the spinner's %d samples through the stub in vtice_spin_loop [0x%x, 0x%x) or what it calls "
           "(want >= 90%% of >= 50)" % (inside, total, begin, end))
-    check_stub_module_callers(lines, fig.get("hv.stub-spin.callers"))
-
-
-def check_stub_module_callers(lines, callers):
-    """The module's ORC tables read through the stub: the spinner's stacks
-    go on past its module's frames (addresses: the session's symbols are the
-    vmlinux's) into the kernel's frames that called them, those the kernel's
-    own unwinder named above the module in the thread's /proc/PID/stack."""
-    want = callers.split("<") if callers else []
-    total = same = 0
-    for line in lines:
-        stack, _, count = line.rpartition(" ")
-        frames = stack.split(";")  # outermost first
-        above = []
-        for f in frames:
-            if f.startswith("0x"):
-                break
-            above.append(f)
-        total += int(count)
-        same += int(count) if want and list(reversed(above))[:len(want)] == want else 0
-    check("vtice-probe-profile-modules", total >= 50 and same * 10 >= total * 9,
-          "%d of the spinner's %d samples unwind past the module's frames into %s, the callers the kernel's "
-          "unwinder gave the thread (want >= 90%%)" % (same, total, " < ".join(want) or "(no oracle)"))
 
 
 def check_stub_kstack(folded, kernel_callers):
