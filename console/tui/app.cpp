@@ -100,6 +100,7 @@ void App::refresh_views()
 	for (auto &pane : owned_)
 		if (pane->id() != PaneId::Disasm && pane->id() != PaneId::Memory)
 			pane->on_stop();
+	memory_->forget_bytes();
 	if (auto cursor = disasm_->cursor_address()) {
 		disasm_->on_stop();
 		disasm_->show(*cursor);

@@ -28,6 +28,7 @@ void MemoryPane::show(std::uint64_t address)
 
 void MemoryPane::on_stop()
 {
+	shown_.valid = false;
 	if (pinned_)
 		return;
 	address_ = model_.default_memory_address();
@@ -60,23 +61,22 @@ static std::string dump_row(std::uint64_t address, const Cells &cells, std::size
 // What the model can read of [address, address + length), byte by byte. A
 // read that fails whole is tried again in pieces of kPiece: a replay knows
 // memory byte by byte, a kernel maps it page by page, and what is readable
-// shows. The first failure is kept for when nothing is.
-Cells MemoryPane::read_cells(std::uint64_t address, std::size_t length, std::optional<Error> &failure)
+// shows. The whole read's failure is kept for when nothing is.
+void MemoryPane::read_cells(std::uint64_t address, std::size_t length)
 {
 	constexpr std::size_t kPiece = 8;
-	Cells cells(length);
+	shown_ = Shown{true, address, Cells(length), std::nullopt};
 	auto whole = model_.read_memory(address, length);
 	if (whole) {
-		std::copy(whole->begin(), whole->end(), cells.begin());
-		return cells;
+		std::copy(whole->begin(), whole->end(), shown_.cells.begin());
+		return;
 	}
-	failure = whole.error();
+	shown_.failure = whole.error();
 	for (std::size_t at = 0; at < length; at += kPiece) {
 		auto piece = model_.read_memory(address + at, std::min(kPiece, length - at));
 		for (std::size_t i = 0; piece && i < piece->size(); ++i)
-			cells[at + i] = (*piece)[i];
+			shown_.cells[at + i] = (*piece)[i];
 	}
-	return cells;
 }
 
 void MemoryPane::draw(Canvas &body)
@@ -89,17 +89,20 @@ void MemoryPane::draw(Canvas &body)
 	}
 	if (model_.state() != RunState::Stopped) {
 		body.line(0, "(target running)", Style::Dim);
+		shown_.valid = false;
 		return;
 	}
-	std::optional<Error> failure;
-	Cells cells = read_cells(*address_, static_cast<std::size_t>(width_) * height_, failure);
+	std::size_t length = static_cast<std::size_t>(width_) * height_;
+	if (!shown_.valid || shown_.address != *address_ || shown_.cells.size() != length)
+		read_cells(*address_, length);
+	const Cells &cells = shown_.cells;
 	bool none = std::none_of(cells.begin(), cells.end(), [](const auto &cell) { return cell.has_value(); });
 	for (int row = 0; row < height_; ++row) {
 		std::size_t offset = static_cast<std::size_t>(row) * width_;
 		body.line(row, dump_row(*address_ + offset, cells, offset, width_));
 	}
-	if (none && failure)
-		body.line(0, failure->to_string(), Style::Error);
+	if (none && shown_.failure)
+		body.line(0, shown_.failure->to_string(), Style::Error);
 }
 
 KeyFlags MemoryPane::on_key(Key key)

@@ -111,12 +111,22 @@ public:
 	std::optional<std::uint64_t> address() const { return address_; }
 
 	static int bytes_per_row(int cols);
+	// Memory may have changed (a command wrote it): read it again at the next draw.
+	void forget_bytes() { shown_.valid = false; }
 
 private:
-	std::vector<std::optional<std::uint8_t>> read_cells(std::uint64_t address, std::size_t length,
-							    std::optional<Error> &failure);
+	// What the last draw read: drawing again reads nothing until the
+	// address, the size or the target's memory changes.
+	struct Shown {
+		bool valid = false;
+		std::uint64_t address = 0;
+		std::vector<std::optional<std::uint8_t>> cells;  // nullopt: unreadable
+		std::optional<Error> failure;                    // the whole read's
+	};
+	void read_cells(std::uint64_t address, std::size_t length);
 
 	Model &model_;
+	Shown shown_;
 	std::optional<std::uint64_t> address_;
 	bool pinned_ = false;  // the user chose the address: don't follow rsp
 	int width_ = 16;

@@ -411,7 +411,11 @@ TEST(TuiMemoryPane, ShowsTheReadableBytesOfASpanThatFailsAsAWhole)
 	pane.draw(canvas);
 	EXPECT_EQ(terminal.row(0).rfind("0000000000001000  00 01 02 03 04 05 06 07 ?? ?? ", 0), 0u) << terminal.screen();
 	EXPECT_EQ(terminal.row(3).rfind("0000000000001030  ?? ?? ", 0), 0u) << terminal.screen();
+	int reads = model.reads;
+	pane.draw(canvas);
+	EXPECT_EQ(model.reads, reads) << "drawn again from what the last draw read (a slow line reads once)";
 	model.unreadable.insert(0x1000);  // nothing readable: the error says why
+	pane.forget_bytes();
 	pane.draw(canvas);
 	EXPECT_TRUE(terminal.shows("cannot read memory at 0x1000")) << terminal.screen();
 }

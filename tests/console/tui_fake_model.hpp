@@ -32,6 +32,7 @@ public:
 	bool backwards = false;  // runs_backwards()
 	std::optional<std::uint64_t> replay_at;  // replay_instruction()
 	std::set<std::uint64_t> unreadable;      // read_memory() of any of them fails whole
+	int reads = 0;                           // read_memory() calls
 	std::string trace_source;  // file the fake `trace` command copies to -o
 
 	std::string target_name() const override { return "fake:1234"; }
@@ -65,6 +66,7 @@ public:
 	}
 	Result<std::vector<std::uint8_t>> read_memory(std::uint64_t address, std::size_t length) override
 	{
+		reads++;
 		for (std::uint64_t at = address; at < address + length; ++at)
 			if (unreadable.count(at))
 				return make_error("cannot read memory at " + hex(at));
