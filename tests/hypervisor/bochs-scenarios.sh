@@ -725,24 +725,26 @@ scenario_hvshield() {
 	esac
 	on=$($T getpid hv.shield-getpid $calls | tee /dev/console)
 	shield_cost "$off" "$on" $calls
+	mark=$(dmesg_lines)	# the shield=0 control's lines stay in the log
 	attack_probe $atk
-	dmesg | grep 'vtice_attack: probe' | sed 's/^/shield: /'
-	visible=$(dmesg | grep 'vtice_attack: probe .*: visible' | sed 's/.*probe //' | tr '\n' ';')
-	hidden=$(dmesg | grep -c 'vtice_attack: probe .*: hidden')
+	dmesg_after "$mark" | grep 'vtice_attack: probe' | sed 's/^/shield: /'
+	visible=$(dmesg_after "$mark" | grep 'vtice_attack: probe .*: visible' | sed 's/.*probe //' | tr '\n' ';')
+	hidden=$(dmesg_after "$mark" | grep -c 'vtice_attack: probe .*: hidden')
 	if [ -z "$visible" ] && [ "$hidden" -ge 6 ]; then
 		result hv.shield-probe PASS "$hidden probes read the decoy"
 	else
 		result hv.shield-probe FAIL "visible: ${visible:-none}; $hidden hidden"
 	fi
-	dmesg -c >/dev/null
+	mark=$(dmesg_lines)
 	insmod $atk vt_mod_addr=0x$(vtice_symbol vt_mod) text=0x$(vtice_symbol vt_vmexit_stub) mode=write
 	$T status hv.shield-after-attack
 	$T ring hv.shield-ring
 	rmmod vtice_attack
-	dmesg | grep 'vtice_attack:' | grep -v probe | sed 's/^/shield: /'
-	case "$(dmesg | grep -o 'written into the trap: .*')" in
+	dmesg_after "$mark" | grep 'vtice_attack:' | grep -v probe | sed 's/^/shield: /'
+	line=$(dmesg_after "$mark" | grep -o 'written into the trap: .*')
+	case "$line" in
 	*": none") result hv.shield-ring-trap PASS "VMX root kept writing its own rings" ;;
-	*) result hv.shield-ring-trap FAIL "$(dmesg | grep -o 'written into the trap: .*' || echo 'no trap line')" ;;
+	*) result hv.shield-ring-trap FAIL "${line:-no trap line}" ;;
 	esac
 	stress_all hv.shield-stress 5
 	wait $stress_pids
@@ -762,12 +764,12 @@ scenario_hvshield() {
 # exit runs that code: VMX root must use page tables of its own (docs/hypervisor.md, "VMX root runs none
 # of the kernel's code") and carry on as if nothing happened.
 shield_page_tables() {
-	local atk=$1 line
+	local atk=$1 line mark
 	insmod_vtice || { result hv.shield-tables FAIL "insmod failed"; return; }
 	vtice_symbols
-	dmesg -c >/dev/null
+	mark=$(dmesg_lines)
 	insmod $atk text=0x$(vtice_symbol vt_vmexit_stub) mode=tables
-	line=$(dmesg | grep -o 'vtice_attack: .*' | tail -n 1)
+	line=$(dmesg_after "$mark" | grep -o 'vtice_attack: .*' | tail -n 1)
 	case "$line" in
 	*"now maps a copy with int3 there"*) result hv.shield-tables PASS "$line" ;;
 	*)
@@ -781,7 +783,7 @@ shield_page_tables() {
 	stress_all hv.shield-tables-stress 3
 	wait $stress_pids
 	rmmod vtice_attack
-	dmesg | grep -o 'vtice_attack: .*is back' | sed 's/^/shield: /'
+	dmesg_after "$mark" | grep -o 'vtice_attack: .*is back' | sed 's/^/shield: /'
 	if rmmod_vtice; then
 		result hv.shield-tables-unload PASS "devirtualized after the kernel remapped root's code"
 	else
@@ -890,15 +892,15 @@ vtice_symbol() {
 # boot; exit_vmx.c). CPUID's cost is reported.
 scenario_hvdetect() {
 	[ "$loaded" = 0 ] || rmmod_vtice
-	local det=/lib/vtice/vtice_detect.ko bare under changed
+	local det=/lib/vtice/vtice_detect.ko bare under changed mark
 	[ -f $det ] || { result hv.detect-state FAIL "no $det in the initramfs"; return; }
-	dmesg -c >/dev/null
+	mark=$(dmesg_lines)
 	insmod $det && rmmod vtice_detect
-	bare=$(dmesg | sed -n 's/.*vtice_detect: //p')
-	dmesg -c >/dev/null
+	bare=$(dmesg_after "$mark" | sed -n 's/.*vtice_detect: //p')
 	insmod_vtice || { result hv.detect-state FAIL "insmod failed"; return; }
+	mark=$(dmesg_lines)
 	insmod $det && rmmod vtice_detect
-	under=$(dmesg | sed -n 's/.*vtice_detect: //p')
+	under=$(dmesg_after "$mark" | sed -n 's/.*vtice_detect: //p')
 	rmmod_vtice
 	echo "$under" | sed 's/^/detect under vtice: /'
 	changed=$(detect_changes "$bare" "$under") || changed="the comparison itself failed"
