@@ -26,11 +26,8 @@ TraceNode make_node(const trace::CallNode &node, std::uint64_t tsc_khz, const Sy
 {
 	TraceNode out;
 	out.clock_start = node.kind == trace::NodeKind::Partial ? 0 : node.start_tsc;
-	if (node.kind == trace::NodeKind::Lost)
-		out.clock_end = out.clock_start;  // a marker: it ran nothing
-	else if (node.end != trace::NodeEnd::Open)
-		out.clock_end = node.end_tsc;
 	if (node.kind == trace::NodeKind::Lost) {
+		out.clock_end = out.clock_start;  // a marker: it ran nothing
 		out.name = "[lost]";
 		out.note = "lost " + std::to_string(node.lost) + " records";
 		out.timed = false;
@@ -42,6 +39,8 @@ TraceNode make_node(const trace::CallNode &node, std::uint64_t tsc_khz, const Sy
 	out.address = node.entry;
 	out.note = node_note(node);
 	out.instructions = node.self_insns;  // the walk adds the children's
+	if (node.end != trace::NodeEnd::Open)
+		out.clock_end = node.end_tsc;
 	if (!tsc_khz) {
 		out.duration = node.self_insns;
 		return out;
