@@ -162,6 +162,35 @@ static void vt_monitor_caps(struct vt_text *t)
 }
 
 /*
+ * How often the guest met the hooks since load: split-view flips, the
+ * instructions stepped on a split page's original (the kernel's text
+ * writes among them) and on watched pages. A machine that crawls or stops
+ * under a hook shows it here first.
+ */
+static void vt_monitor_hook_traffic(struct vt_text *t, const struct vt_hooks_stats *s)
+{
+	vt_put(t, "views: ");
+	vt_put_u64(t, s->exec_flips);
+	vt_put(t, " to execute, ");
+	vt_put_u64(t, s->data_flips);
+	vt_put(t, " to data, ");
+	vt_put_u64(t, s->stale_invepts);
+	vt_put(t, " stale retried, ");
+	vt_put_u64(t, s->split_steps);
+	vt_put(t, " stepped on the original (");
+	vt_put_u64(t, s->text_writes);
+	vt_put(t, " text writes); watched pages: ");
+	vt_put_u64(t, s->watch_steps);
+	vt_put(t, " accesses stepped, ");
+	vt_put_u64(t, s->watch_hits);
+	vt_put(t, " hits; int3: ");
+	vt_put_u64(t, s->bp_hits);
+	vt_put(t, " ours, ");
+	vt_put_u64(t, s->stale_int3);
+	vt_put(t, " stale\n");
+}
+
+/*
  * What the debugger has planted, from the hooks' own tables, and what the
  * EPT the CPUs walk actually holds: after "detach" both must say none.
  */
@@ -203,6 +232,7 @@ static void vt_monitor_hooks(struct vt_text *t)
 	vt_put(t, " guest events delivered inside one (");
 	vt_put_u64(t, s.tf_unhidden);
 	vt_put(t, " with TF in the frame: no debug register free)\n");
+	vt_monitor_hook_traffic(t, &s);
 }
 
 static u64 vt_ticks_to_us(u64 ticks)

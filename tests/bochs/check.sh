@@ -124,6 +124,16 @@ hang_hint() {
 	fi
 }
 
+# After a hang, the stub's line: what the host sent last and whether the
+# guest answered (a packet the stub refused with '-', a 'c' that never got
+# the machine going, a break-in with no stop reply) is often the whole story.
+com2_tail_after_hang() {
+	local trace=$dir/com2.trace
+	[[ -f "$dir/timed-out" && -s "$trace" ]] || return 0
+	echo "      last traffic on COM2 (seconds since the relay started; Bochs stopped after $(cat "$dir/wall-seconds" 2>/dev/null || echo ?) s):"
+	tail -n 8 "$trace" | cut -c1-160 | sed 's/^/        /'
+}
+
 # A machine stopped by the hypervisor's debugger for longer than ~20 s makes
 # the kernel's soft-lockup and RCU-stall detectors report the stopped time
 # when it resumes (docs/hypervisor-debugging.md, "Limits"). So does a path
@@ -237,6 +247,7 @@ check_scenario() {
 	if ! grep -q "VTICE-SCENARIO $s END" <<<"$block"; then
 		note_fail "$s did not finish: $(hang_hint); last lines:"
 		tail -n 15 <<<"$block" | sed 's/^/      /'
+		com2_tail_after_hang
 	fi
 	[[ "$s" != baseline ]] && check_kernel_lines "$s" "$block"
 	marker=$(scenario_marker "$s")

@@ -80,5 +80,7 @@ expect host-ok/serial.log all 0
 expect host-fail/serial.log com2 1   # the driver exited 1
 expect host-fail/serial.log all 1
 expect host-never/serial.log com2 1  # declared, never ran
+expect host-hang/serial.log com2 1   # Bochs stopped as hung inside it
+expect_line host-hang/serial.log com2 '133.411609 guest>host 1 -'  # the line's last bytes: the stub refused the 'c'
 expect host-never/serial.log baseline 0
 exit $((failures > 0))

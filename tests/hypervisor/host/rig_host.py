@@ -136,6 +136,62 @@ def stopped_rip(rsp, thread):
     return int.from_bytes(bytes.fromhex(regs[RIP_OFFSET:RIP_OFFSET + 16]), "little")
 
 
+def thread_registers(rsp, thread):
+    """rip, rsp, eflags and cs of THREAD (CPU + 1) of the stopped machine,
+    as text, from its 'g' reply (target.xml order: 16 GPRs, rip, eflags,
+    cs), or why not."""
+    rsp.packet("Hg%x" % thread)
+    if rsp.reply() != "OK":
+        return "no such thread"
+    rsp.packet("g")
+    regs = rsp.reply()
+    if len(regs) < RIP_OFFSET + 32 or regs.startswith("E"):
+        return "registers refused: " + regs[:16]
+
+    def field(offset, size):
+        return int.from_bytes(bytes.fromhex(regs[offset:offset + 2 * size]), "little")
+
+    return "rip 0x%x rsp 0x%x eflags 0x%x cs 0x%x" % (
+        field(RIP_OFFSET, 8), field(7 * 16, 8), field(RIP_OFFSET + 16, 4), field(RIP_OFFSET + 24, 4))
+
+
+def serial_size():
+    """Bytes of the guest console so far."""
+    try:
+        return os.path.getsize(os.environ["VTICE_SERIAL_LOG"])
+    except OSError:
+        return 0
+
+
+# The rig stops Bochs as hung after 240 s with nothing on the console or
+# COM2 (run.sh --stall); a driver that waits on a quiet guest looks first.
+GUEST_QUIET_S = 150
+
+
+def where_the_machine_stands(rsp):
+    """Break in on a running guest that went quiet, and say where each CPU
+    stands and what the hooks and exits counted: the evidence a hang would
+    otherwise take with it. Leaves the machine stopped when the stub
+    answered. One line of text."""
+    rsp.send(b"\x03")
+    rsp.sock.settimeout(30)
+    try:
+        stop = rsp.reply()
+    except socket.timeout:
+        return "the stub answered no break-in within 30 s: VMX root itself is stuck, or the line is"
+    finally:
+        rsp.sock.settimeout(120)
+    said = ["the stub stopped it: " + stop]
+    for thread in range(1, 9):
+        regs = thread_registers(rsp, thread)
+        if regs == "no such thread":
+            break
+        said.append("CPU %d: %s" % (thread - 1, regs))
+    for command in ("exits", "hooks"):
+        said.append(monitor(rsp, command).strip().replace("\n", "; "))
+    return " | ".join(said)
+
+
 def monitor(rsp, command):
     """qRcmd: the output comes as O packets then OK, or as one hex reply."""
     rsp.packet("qRcmd," + command.encode().hex())

@@ -15,7 +15,8 @@ import socket
 import time
 
 import gdb
-from rig_host import FAILURES, Rsp, check, figures, find_one, guest_vmlinux, monitor, stop_thread, wait_for_guest_line
+from rig_host import (FAILURES, GUEST_QUIET_S, Rsp, check, figures, find_one, guest_vmlinux, monitor,
+                      serial_size, stop_thread, wait_for_guest_line, where_the_machine_stands)
 
 def run(cmd):
     return gdb.execute(cmd, to_string=True)
@@ -359,13 +360,20 @@ def cold_functions(fig, count, max_pages):
 def wait_for_figure(rsp, key, timeout=600):
     """While the guest works, watch for its figure and for any stop the
     stub reports (a hook hit by the workload). True if the figure came with
-    the machine still running."""
+    the machine still running. A guest that goes quiet is broken into and
+    looked at (where_the_machine_stands) before the rig calls it hung."""
     deadline = time.time() + timeout
+    size, grew = serial_size(), time.time()
     rsp.sock.settimeout(0.5)
     try:
         while time.time() < deadline:
             if key in figures():
                 return True, ""
+            if serial_size() != size:
+                size, grew = serial_size(), time.time()
+            elif time.time() - grew >= GUEST_QUIET_S:
+                return False, "the guest printed nothing for %d s: %s" % (
+                    GUEST_QUIET_S, where_the_machine_stands(rsp))
             try:
                 rsp._more()
             except socket.timeout:
