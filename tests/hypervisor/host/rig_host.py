@@ -168,6 +168,19 @@ def serial_size():
 GUEST_QUIET_S = 150
 
 
+def stopped_all_along(rsp):
+    """After an unanswered break-in: '?' is answered only by a stub that
+    reads packets, i.e. one that never let the machine run."""
+    rsp.packet("?")
+    rsp.sock.settimeout(10)
+    try:
+        return "yet it answered '?' with %s: the machine never ran" % rsp.reply()
+    except socket.timeout:
+        return "nor '?' within 10 s: VMX root itself is stuck, or the line is"
+    finally:
+        rsp.sock.settimeout(120)
+
+
 def where_the_machine_stands(rsp):
     """Break in on a running guest that went quiet, and say where each CPU
     stands and what the hooks and exits counted: the evidence a hang would
@@ -178,7 +191,7 @@ def where_the_machine_stands(rsp):
     try:
         stop = rsp.reply()
     except socket.timeout:
-        return "the stub answered no break-in within 30 s: VMX root itself is stuck, or the line is"
+        return "the stub answered no break-in within 30 s; " + stopped_all_along(rsp)
     finally:
         rsp.sock.settimeout(120)
     said = ["the stub stopped it: " + stop]
