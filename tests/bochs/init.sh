@@ -50,20 +50,20 @@ with_heartbeat() {
 	return $rc
 }
 
-# Kernel lines since the last call, so the host can judge what each scenario
-# added (the stock boot already carries an fpu/xstate WARNING).
-dmesg_delta() {
-	local total
-	total=$(dmesg | wc -l)
-	dmesg | tail -n +$((dmesg_mark + 1)) | sed 's/^/VTICE-DMESG /'
-	dmesg_mark=$total
-}
-
 # A scenario that reads the kernel's lines of one step counts them first and
 # reads those after the count. Never `dmesg -c`: the lines it clears would
 # be missing from dmesg_delta and from the host's check for kernel trouble.
 dmesg_lines() { dmesg | wc -l; }
 dmesg_after() { dmesg | tail -n +$(($1 + 1)); }
+
+# Kernel lines since the last call, so the host can judge what each scenario
+# added (the stock boot already carries an fpu/xstate WARNING).
+dmesg_delta() {
+	local total
+	total=$(dmesg_lines)
+	dmesg_after "$dmesg_mark" | sed 's/^/VTICE-DMESG /'
+	dmesg_mark=$total
+}
 
 # The module's parameters as /sys/module/vtice/parameters shows them.
 vtice_params() {

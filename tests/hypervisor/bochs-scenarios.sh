@@ -31,11 +31,11 @@ scenario_hvrollback() {
 # that line) or nothing.
 insmod_refused() {
 	local before
-	before=$(dmesg | wc -l)
+	before=$(dmesg_lines)
 	if insmod "$KO" $1 2>/dev/null; then
 		rmmod vtice
 		echo loaded
-	elif ! dmesg | tail -n +$((before + 1)) | grep -q "$2"; then
+	elif ! dmesg_after "$before" | grep -q "$2"; then
 		echo silent
 	fi
 }
@@ -1332,7 +1332,7 @@ scenario_hvstealth() {
 	stealth_keyscan hv.stealth-key-control control present
 	rmmod_vtice
 	$T modallocs $allocs
-	lines=$(dmesg | wc -l)
+	lines=$(dmesg_lines)
 	insmod "$KO" stealth=1 debug_port=0x2f8 2>/tmp/insmod.err ||
 		{ result hv.stealth-load FAIL "insmod stealth=1 debug_port=0x2f8: $(cat /tmp/insmod.err)"; return; }
 	loaded=stealth	# no rmmod: the kernel no longer knows the module
@@ -1346,7 +1346,7 @@ scenario_hvstealth() {
 	stealth_absent hv.stealth-iomem "/proc/iomem and /proc/ioports" "$(grep -i vtice /proc/iomem /proc/ioports)"
 	stealth_absent hv.stealth-dyndbg "dynamic_debug/control" \
 		"$(grep -s vtice /proc/dynamic_debug/control /sys/kernel/debug/dynamic_debug/control)"
-	stealth_absent hv.stealth-dmesg "the kernel log since insmod" "$(dmesg | tail -n +$((lines + 1)))"
+	stealth_absent hv.stealth-dmesg "the kernel log since insmod" "$(dmesg_after "$lines")"
 	check_idle_latency hv.stealth-idle-qos 2000000000	# the stub's latency request is not made
 	$T modtext hv.stealth-text "$KO" $allocs absent
 	stealth_keyscan hv.stealth-key stealth absent
@@ -1356,7 +1356,7 @@ scenario_hvstealth() {
 	$T openat-loop hv.stealth-loop /proc/version vtice-stealth-done 900
 	# less the fuzzer's own progress and the kernel's lines of stealth_hotplug
 	# (CPU 1 down and up again; Bochs's CPUs boot without fast strings)
-	out=$(dmesg | tail -n +$((lines + 1)) | grep -v -e '^\[[ 0-9.]*\] vtice_probe: ' -e '^\[[ 0-9.]*\] smpboot: ' \
+	out=$(dmesg_after "$lines" | grep -v -e '^\[[ 0-9.]*\] vtice_probe: ' -e '^\[[ 0-9.]*\] smpboot: ' \
 		-e '^\[[ 0-9.]*\] x86: Booting SMP' -e '^\[[ 0-9.]*\] Disabled fast string operations$')
 	stealth_absent hv.stealth-dmesg-after "the kernel log after the debugger's visit" "$out"
 	stealth_unloaded

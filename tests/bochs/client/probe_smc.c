@@ -100,17 +100,19 @@ static void smc_kernel_hits(long hits[SMC_CPUS])
 		fclose(f);
 }
 
-static int smc_kprobe(int on)
+/* ftrace rewrites vfs_read's entry: the kernel's own kprobe, for vtsmc only. */
+static int smc_kprobe_on(void)
 {
-	if (!on) {
-		tracefs_write("tracing_on", "0");
-		tracefs_write("events/kprobes/vtsmcr/enable", "0");
-		return 0;
-	}
 	return tracefs_write("kprobe_events", "p:vtsmcr vfs_read") ||
 	       tracefs_write("events/kprobes/vtsmcr/filter", "comm == \"vtsmc\"") ||
 	       tracefs_write("trace", "") || tracefs_write("events/kprobes/vtsmcr/enable", "1") ||
 	       tracefs_write("tracing_on", "1");
+}
+
+static void smc_kprobe_off(void)
+{
+	tracefs_write("tracing_on", "0");
+	tracefs_write("events/kprobes/vtsmcr/enable", "0");
 }
 
 /* vtice's @n from its JSON (-1 without). */
@@ -128,19 +130,24 @@ static long smc_vtice_count(void)
 	return n;
 }
 
-/* The batches: SMC_CPUS with the kprobe on, SMC_CPUS after it went off. */
-static int smc_run(struct smc_child *c, long hits[SMC_CPUS])
+/*
+ * The batches: SMC_CPUS with the kprobe on, SMC_CPUS after it went off.
+ * NULL, or what went wrong.
+ */
+static const char *smc_run(struct smc_child *c, long hits[SMC_CPUS])
 {
-	int cpu, err = smc_kprobe(1);
+	int cpu, err = 0;
 
+	if (smc_kprobe_on())
+		return "the kernel's kprobe on vfs_read could not be set up in tracefs";
 	for (cpu = 0; cpu < SMC_CPUS && !err; cpu++)
 		err = smc_batch(c, cpu);
-	smc_kprobe(0);
+	smc_kprobe_off();
 	smc_kernel_hits(hits);
 	tracefs_write("kprobe_events", "");	/* O_TRUNC: ftrace writes the entry back */
 	for (cpu = 0; cpu < SMC_CPUS && !err; cpu++)
 		err = smc_batch(c, cpu);
-	return err;
+	return err ? "the reader did not run its batches on each CPU" : NULL;
 }
 
 int cmd_probe_smc(int argc, char **argv)
@@ -148,10 +155,10 @@ int cmd_probe_smc(int argc, char **argv)
 	const char *const args[] = { "vtice", "probe", "fn:vfs_read /comm == \"vtsmc\"/ { @n = count(); }", "-o",
 				     SMC_JSON, NULL };
 	const char *name = argv[0];
-	long hits[SMC_CPUS], counted;
+	long hits[SMC_CPUS] = { 0 }, counted;
 	struct smc_child *c;
+	const char *failed;
 	pid_t child, probe;
-	int err;
 
 	(void)argc;
 	if (online_cpus() < SMC_CPUS)
@@ -173,15 +180,15 @@ int cmd_probe_smc(int argc, char **argv)
 		system("cat " SMC_ERR);
 		return report(name, FAIL, "vtice probe did not arm");
 	}
-	err = smc_run(c, hits);
+	failed = smc_run(c, hits);
 	c->cpu = -2;
 	waitpid(child, NULL, 0);
 	stop_probe(probe, SMC_ERR);
 	counted = smc_vtice_count();
 	printf("probe-smc: kernel event hits by CPU %ld, %ld; vtice counted %ld; %d reads returned their byte\n",
 	       hits[0], hits[1], counted, c->whole);
-	if (err)
-		return report(name, FAIL, "the reader did not run its batches on each CPU");
+	if (failed)
+		return report(name, FAIL, "%s", failed);
 	if (hits[0] != SMC_READS || hits[1] != SMC_READS)
 		return report(name, FAIL,
 			      "the kernel's kprobe on vfs_read (ftrace's rewrite of the probed entry) hit %ld times on "

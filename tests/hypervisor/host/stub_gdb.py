@@ -485,6 +485,25 @@ def check_detect_under_debugger(rsp, fig):
           "%s; hooks while the detector ran: %s" % ("ran" if ok else why, planted))
 
 
+def hook_traffic(rsp):
+    """monitor hooks' counts since load: {'watch_steps': N, 'watch_hits': N, ...}."""
+    m = re.search(r"views: (\d+) to execute, (\d+) to data, .*watched pages: (\d+) accesses stepped, "
+                  r"(\d+) hits; int3: (\d+) ours", monitor(rsp, "hooks"))
+    keys = ("exec_flips", "data_flips", "watch_steps", "watch_hits", "int3")
+    return dict(zip(keys, map(int, m.groups()))) if m else None
+
+
+def check_watch_traffic(before, after, same_page):
+    """The watch1 phase through the stub's own counters: the guest's writes
+    to its domain name (taking the request), on the page of the watched
+    release byte when same_page, were completed under MTF, and none was a
+    hit (the byte is never written)."""
+    ok = before is not None and after is not None
+    stepped = ok and (after["watch_steps"] > before["watch_steps"] or not same_page)
+    check("bench-watch1-traffic", stepped and after["watch_hits"] == before["watch_hits"],
+          "monitor hooks before and after the phase: %s -> %s" % (before, after))
+
+
 def check_exit_costs(rsp, fig):
     """Issue 7's benchmark: VM exits of a getpid loop (200,000 calls, guest
     counted) with 0, 1 and 100 breakpoints set but not hit and 1 and 100
@@ -503,7 +522,10 @@ def check_exit_costs(rsp, fig):
               ("watch100", ["Z2,%x,1" % (release + i) for i in range(100)])]
     results = {}
     for name, hooks in phases:
+        before = hook_traffic(rsp)
         results[name] = bench_phase(rsp, fig, name, hooks)
+        if name == "watch1" and results[name]:
+            check_watch_traffic(before, hook_traffic(rsp), release >> 12 == (uts + 5 * 65) >> 12)
     base = results.get("none")
     nostub = float(figures().get("overhead.getpid.ns_per_call", "0"))
     if not base:
