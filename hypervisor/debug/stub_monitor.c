@@ -161,6 +161,17 @@ static void vt_monitor_caps(struct vt_text *t)
 	vt_put(t, "\n");
 }
 
+/* Each value, then the words that follow it. */
+static void vt_put_counts(struct vt_text *t, const u64 *values, const char *const *after, u32 n)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		vt_put_u64(t, values[i]);
+		vt_put(t, after[i]);
+	}
+}
+
 /*
  * How often the guest met the hooks since load: split-view flips, the
  * instructions stepped on a split page's original (the kernel's text
@@ -169,25 +180,15 @@ static void vt_monitor_caps(struct vt_text *t)
  */
 static void vt_monitor_hook_traffic(struct vt_text *t, const struct vt_hooks_stats *s)
 {
+	const u64 values[] = { s->exec_flips, s->data_flips, s->stale_invepts, s->split_steps, s->text_writes,
+			       s->watch_steps, s->watch_hits, s->bp_hits, s->stale_int3 };
+	static const char *const after[] = {
+		" to execute, ", " to data, ", " stale retried, ", " stepped on the original (",
+		" text writes); watched pages: ", " accesses stepped, ", " hits; int3: ", " ours, ", " stale\n",
+	};
+
 	vt_put(t, "views: ");
-	vt_put_u64(t, s->exec_flips);
-	vt_put(t, " to execute, ");
-	vt_put_u64(t, s->data_flips);
-	vt_put(t, " to data, ");
-	vt_put_u64(t, s->stale_invepts);
-	vt_put(t, " stale retried, ");
-	vt_put_u64(t, s->split_steps);
-	vt_put(t, " stepped on the original (");
-	vt_put_u64(t, s->text_writes);
-	vt_put(t, " text writes); watched pages: ");
-	vt_put_u64(t, s->watch_steps);
-	vt_put(t, " accesses stepped, ");
-	vt_put_u64(t, s->watch_hits);
-	vt_put(t, " hits; int3: ");
-	vt_put_u64(t, s->bp_hits);
-	vt_put(t, " ours, ");
-	vt_put_u64(t, s->stale_int3);
-	vt_put(t, " stale\n");
+	vt_put_counts(t, values, after, VT_ARRAY_SIZE(values));
 }
 
 /*
