@@ -124,35 +124,36 @@ def stop_thread(stop):
 RIP_OFFSET = 16 * 16  # 'g': sixteen 8-byte GPRs, then RIP (target.xml order)
 
 
-def stopped_rip(rsp, thread):
-    """RIP of THREAD (CPU + 1) of the stopped machine, or None."""
+def thread_g(rsp, thread):
+    """The 'g' reply of THREAD (CPU + 1) of the stopped machine (hex, in
+    target.xml order: 16 GPRs, rip, eflags, cs, ...), or None."""
     rsp.packet("Hg%x" % thread)
     if rsp.reply() != "OK":
         return None
     rsp.packet("g")
     regs = rsp.reply()
-    if len(regs) < RIP_OFFSET + 16 or regs.startswith("E"):
-        return None
-    return int.from_bytes(bytes.fromhex(regs[RIP_OFFSET:RIP_OFFSET + 16]), "little")
+    return None if len(regs) < RIP_OFFSET + 32 or regs.startswith("E") else regs
+
+
+def g_field(regs, offset, size):
+    """A little-endian register of SIZE bytes at hex OFFSET of a 'g' reply."""
+    return int.from_bytes(bytes.fromhex(regs[offset:offset + 2 * size]), "little")
+
+
+def stopped_rip(rsp, thread):
+    """RIP of THREAD (CPU + 1) of the stopped machine, or None."""
+    regs = thread_g(rsp, thread)
+    return g_field(regs, RIP_OFFSET, 8) if regs else None
 
 
 def thread_registers(rsp, thread):
-    """rip, rsp, eflags and cs of THREAD (CPU + 1) of the stopped machine,
-    as text, from its 'g' reply (target.xml order: 16 GPRs, rip, eflags,
-    cs), or why not."""
-    rsp.packet("Hg%x" % thread)
-    if rsp.reply() != "OK":
-        return "no such thread"
-    rsp.packet("g")
-    regs = rsp.reply()
-    if len(regs) < RIP_OFFSET + 32 or regs.startswith("E"):
-        return "registers refused: " + regs[:16]
-
-    def field(offset, size):
-        return int.from_bytes(bytes.fromhex(regs[offset:offset + 2 * size]), "little")
-
+    """rip, rsp, eflags and cs of THREAD as text, or None."""
+    regs = thread_g(rsp, thread)
+    if not regs:
+        return None
     return "rip 0x%x rsp 0x%x eflags 0x%x cs 0x%x" % (
-        field(RIP_OFFSET, 8), field(7 * 16, 8), field(RIP_OFFSET + 16, 4), field(RIP_OFFSET + 24, 4))
+        g_field(regs, RIP_OFFSET, 8), g_field(regs, 7 * 16, 8), g_field(regs, RIP_OFFSET + 16, 4),
+        g_field(regs, RIP_OFFSET + 24, 4))
 
 
 def serial_size():
@@ -197,7 +198,7 @@ def where_the_machine_stands(rsp):
     said = ["the stub stopped it: " + stop]
     for thread in range(1, 9):
         regs = thread_registers(rsp, thread)
-        if regs == "no such thread":
+        if not regs:
             break
         said.append("CPU %d: %s" % (thread - 1, regs))
     for command in ("exits", "hooks"):
