@@ -228,7 +228,9 @@ static_assert(static_cast<int>(probes::FetchCode::String) == VTICE_FETCH_STRING 
 	      static_cast<int>(probes::FetchCode::Index) == VTICE_FETCH_INDEX &&
 	      static_cast<int>(probes::FetchCode::Keep) == VTICE_FETCH_KEEP &&
 	      static_cast<int>(probes::FetchCode::Count) == VTICE_FETCH_COUNT &&
-	      static_cast<int>(probes::FetchCode::Sum) == VTICE_FETCH_SUM);
+	      static_cast<int>(probes::FetchCode::Sum) == VTICE_FETCH_SUM &&
+	      static_cast<int>(probes::FetchCode::Min) == VTICE_FETCH_MIN &&
+	      static_cast<int>(probes::FetchCode::Max) == VTICE_FETCH_MAX);
 static_assert(static_cast<int>(probes::IndexWidth::S32) == VTICE_FETCH_INDEX_S32 &&
 	      static_cast<int>(probes::IndexWidth::U8) == VTICE_FETCH_INDEX_U8 &&
 	      static_cast<int>(probes::KeepCmp::Eq) == VTICE_FETCH_EQ &&

@@ -106,7 +106,8 @@ RootCountTable::RootCountTable(const probes::CheckedProgram &program, const vtic
 	const auto &probes = program.program.probes;
 	if (std::none_of(probes.begin(), probes.end(), [](const probes::Probe &p) { return p.count_in_root; }))
 		return;
-	sums_ = std::any_of(probes.begin(), probes.end(), [](const probes::Probe &p) { return p.sum_in_root; });
+	sums_ = std::any_of(probes.begin(), probes.end(),
+			    [](const probes::Probe &p) { return p.root_value != probes::RootValue::None; });
 	for (std::uint32_t i = 0; i < req.count && i < VTICE_PROBES_MAX; i++)
 		totals_.push_back({req.addrs[i], 0, 0});
 }
@@ -145,7 +146,10 @@ void RootCountFeed::feed(probes::Runtime &runtime, const RootCounts &counts)
 		RootCount &seen = seen_[now.address];
 		if (probe == owner_.end() || now.hits <= seen.hits)
 			continue;
-		runtime.add_root_count(*probe->second, now.hits - seen.hits, static_cast<std::int64_t>(now.sum - seen.sum));
+		// A sum arrives as a total (what it grew by since goes in); a least or
+		// greatest value as it stands.
+		std::uint64_t value = probe->second->root_value == probes::RootValue::Sum ? now.sum - seen.sum : now.sum;
+		runtime.add_root_count(*probe->second, now.hits - seen.hits, static_cast<std::int64_t>(value));
 		total_ += now.hits - seen.hits;
 		seen = now;
 	}
@@ -199,6 +203,16 @@ Result<ProbeOptions> parse_probe_options(const ParsedArgs &args)
 // What root reads of guest memory at the hits (the fetch programs).
 namespace {
 
+std::string root_keeps(probes::RootValue value, const std::string &aggregation)
+{
+	switch (value) {
+	case probes::RootValue::Sum: return ", adds up their " + aggregation + "() value";
+	case probes::RootValue::Min: return ", keeps their least min() value";
+	case probes::RootValue::Max: return ", keeps their greatest max() value";
+	default: return "";
+	}
+}
+
 std::string describe_fetch(const probes::CheckedProgram &p)
 {
 	std::string text;
@@ -213,11 +227,11 @@ std::string describe_fetch(const probes::CheckedProgram &p)
 		}
 		std::string where = "; at " + probe.points[0].text + (probe.points.size() > 1 ? " and the rest of its probe" : "");
 		if (probe.count_in_root) {
-			const std::string &aggregation = probe.body[0].value->text;	// count, sum or avg
+			const std::string &aggregation = probe.body[0].value->text;	// count, sum, avg, min or max
 			text += where + " root counts the hits" +
 				(tests ? " that pass " + std::to_string(tests) + " comparison" + (tests == 1 ? "" : "s") : "") +
-				(probe.sum_in_root ? ", adds up their " + aggregation + "() value" : "") +
-				" and records none (the map's " + aggregation + "() is root's)";
+				root_keeps(probe.root_value, aggregation) + " and records none (the map's " + aggregation +
+				"() is root's)";
 			continue;
 		}
 		text += where +

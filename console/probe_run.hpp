@@ -89,7 +89,7 @@ public:
 	RootCountTable() = default;
 	RootCountTable(const probes::CheckedProgram &program, const vtice_probes &req);
 	bool empty() const { return totals_.empty(); }
-	bool sums() const { return sums_; }	// a probe sums in root: its sums are to be read
+	bool sums() const { return sums_; }	// a probe keeps a value in root (sum, min, max): to be read
 	// Running totals in the request's address order, as root answers them
 	// (sums: empty when none is read).
 	void update(const std::vector<std::uint64_t> &counts, const std::vector<std::uint64_t> &sums);

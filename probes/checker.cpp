@@ -517,13 +517,13 @@ private:
 		add_root_count(probe, tested);
 	}
 
-	// A probe alone at its points whose body is `@m = count()`,
-	// `@m = sum(OPERAND)` or `@m = avg(OPERAND)` (no key; OPERAND one root
-	// computes exactly; an average is the sum over the count) and
+	// A probe alone at its points whose body is `@m = count()` or
+	// `@m = F(OPERAND)` for F sum, avg, min or max (no key; OPERAND one
+	// root computes exactly; an average is the sum over the count) and
 	// whose predicate root tests whole (its comparisons, tested conjuncts
 	// of them, and `comm == "NAME"` terms root's filter holds): root counts
-	// (and sums) its hits and records none (docs/probes.md, "Where the work
-	// is done").
+	// its hits, keeps OPERAND's sum, least or greatest value, and records
+	// none (docs/probes.md, "Where the work is done").
 	void add_root_count(Probe &probe, std::size_t tested)
 	{
 		if (probe.body.size() != 1 || !is_unkeyed_call(probe.body[0]) ||
@@ -540,23 +540,37 @@ private:
 			return;
 		probe.fetch.insert(probe.fetch.end(), ending->begin(), ending->end());
 		probe.count_in_root = true;
-		probe.sum_in_root = ending->back().code == FetchCode::Sum;
+		probe.root_value = root_value_of(ending->back().code);
+	}
+
+	static RootValue root_value_of(FetchCode last)
+	{
+		switch (last) {
+		case FetchCode::Sum: return RootValue::Sum;
+		case FetchCode::Min: return RootValue::Min;
+		case FetchCode::Max: return RootValue::Max;
+		default: return RootValue::None;
+		}
 	}
 
 	// The ops that end a program root aggregates for call: COUNT for
 	// count(), the operand then SUM (at the console's width) for sum() and
-	// avg(); nothing for a call root cannot do exactly.
+	// avg(), then MIN or MAX for min() and max(); nothing for a call root
+	// cannot do exactly.
 	std::optional<std::vector<FetchOp>> root_aggregation(const Expr &call)
 	{
+		static const std::map<std::string, FetchCode> kept = {
+			{"sum", FetchCode::Sum}, {"avg", FetchCode::Sum}, {"min", FetchCode::Min}, {"max", FetchCode::Max}};
 		if (call.text == "count" && call.kids.empty())
 			return std::vector<FetchOp>{{FetchCode::Count, 0, 0}};
-		if ((call.text != "sum" && call.text != "avg") || call.kids.size() != 1)
+		auto code = kept.find(call.text);
+		if (code == kept.end() || call.kids.size() != 1)
 			return std::nullopt;
 		auto operand = root_operand(*call.kids[0]);
 		if (!operand)
 			return std::nullopt;
 		std::vector<FetchOp> ops = operand->ops;
-		ops.push_back({FetchCode::Sum, static_cast<std::uint8_t>(static_cast<int>(operand->width) << 4), 0});
+		ops.push_back({code->second, static_cast<std::uint8_t>(static_cast<int>(operand->width) << 4), 0});
 		return ops;
 	}
 

@@ -96,7 +96,7 @@ void Runtime::fire_points(PointKind kind, const Fired &base)
 			}
 }
 
-void Runtime::add_root_count(const Probe &probe, std::uint64_t n, std::int64_t sum)
+void Runtime::add_root_count(const Probe &probe, std::uint64_t n, std::int64_t value)
 {
 	if (exited_ || !n || !probe.count_in_root)
 		return;
@@ -104,9 +104,21 @@ void Runtime::add_root_count(const Probe &probe, std::uint64_t n, std::int64_t s
 	Cell *cell = maps_.update(program_.map_index(s.map), Key{});
 	if (!cell)
 		return;
+	bool first = cell->count == 0;
 	cell->count += static_cast<std::int64_t>(n);
-	if (probe.sum_in_root)
-		cell->sum = wrapping_add(cell->sum, sum);
+	switch (probe.root_value) {
+	case RootValue::Sum:
+		cell->sum = wrapping_add(cell->sum, value);
+		break;
+	case RootValue::Min:
+		cell->min = first ? value : std::min(cell->min, value);
+		break;
+	case RootValue::Max:
+		cell->max = first ? value : std::max(cell->max, value);
+		break;
+	case RootValue::None:
+		break;
+	}
 	stats_.fired += n;
 }
 

@@ -59,9 +59,11 @@ public:
 	// END probes, then every map that holds something.
 	void finish(std::uint64_t nsecs);
 	// n hits root counted for a probe that counts in root (count_in_root),
-	// and what they added up to (sum_in_root): its body run n times, as it
-	// would have for n records. Nothing after exit().
-	void add_root_count(const Probe &probe, std::uint64_t n, std::int64_t sum = 0);
+	// and value as its root_value says: what they added up to (Sum), or the
+	// least or greatest operand root saw at the address so far (Min, Max).
+	// Its body run n times, as it would have for n records. Nothing after
+	// exit().
+	void add_root_count(const Probe &probe, std::uint64_t n, std::int64_t value = 0);
 
 	bool exited() const { return exited_; }	// exit() ran
 	const RuntimeStats &stats() const { return stats_; }

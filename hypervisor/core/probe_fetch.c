@@ -21,10 +21,16 @@ static struct vtice_fetch_op vt_fetch_op(u64 raw)
 	return op;
 }
 
-/* COUNT and SUM end a program: the hit is counted in root, not recorded. */
+/* A program's value kept at its address: SUM, MIN or MAX. */
+static bool vt_fetch_is_tally(struct vtice_fetch_op op)
+{
+	return op.code == VTICE_FETCH_SUM || op.code == VTICE_FETCH_MIN || op.code == VTICE_FETCH_MAX;
+}
+
+/* COUNT and the tallies end a program: the hit is counted in root, not recorded. */
 static bool vt_fetch_is_end(struct vtice_fetch_op op)
 {
-	return op.code == VTICE_FETCH_COUNT || op.code == VTICE_FETCH_SUM;
+	return op.code == VTICE_FETCH_COUNT || vt_fetch_is_tally(op);
 }
 
 static bool vt_fetch_is_start(struct vtice_fetch_op op)
@@ -64,6 +70,8 @@ static bool vt_fetch_op_valid(struct vtice_fetch_op op, u32 *slots, u32 *strings
 	case VTICE_FETCH_COUNT:
 		return !op.arg;
 	case VTICE_FETCH_SUM:
+	case VTICE_FETCH_MIN:
+	case VTICE_FETCH_MAX:
 		return !(op.arg & 0xf) && (op.arg >> 4) < VTICE_FETCH_INDEX_WIDTHS;
 	default:
 		return false;
@@ -209,6 +217,8 @@ u32 vt_fetch_run(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 
 			*amount = 0;
 			return VT_FETCH_COUNTED;
 		case VTICE_FETCH_SUM:	/* a LOAD that faulted left 0: it adds nothing */
+		case VTICE_FETCH_MIN:
+		case VTICE_FETCH_MAX:
 			*amount = vt_fetch_cut(acc, op.arg >> 4);
 			return VT_FETCH_COUNTED;
 		case VTICE_FETCH_LOAD:
@@ -235,4 +245,51 @@ u32 vt_fetch_run(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 
 		}
 	}
 	return n;
+}
+
+/* The op that ends prog: COUNT, SUM, MIN or MAX; END when none does. */
+static u32 vt_fetch_end_code(const struct vt_fetch_program *prog)
+{
+	u32 i;
+
+	for (i = 0; i < VTICE_FETCH_OPS_MAX; i++) {
+		struct vtice_fetch_op op = vt_fetch_op(prog->ops[i]);
+
+		if (op.code == VTICE_FETCH_END || vt_fetch_is_end(op))
+			return op.code;
+	}
+	return VTICE_FETCH_END;
+}
+
+u64 vt_fetch_tally_start(const struct vt_fetch_program *prog)
+{
+	switch (vt_fetch_end_code(prog)) {
+	case VTICE_FETCH_MIN:
+		return VT_BIT(63) - 1;	/* INT64_MAX */
+	case VTICE_FETCH_MAX:
+		return VT_BIT(63);	/* INT64_MIN */
+	default:
+		return 0;
+	}
+}
+
+/* *kept = the least (or greatest) of it and v as signed numbers, against other CPUs' hits. */
+static void vt_fetch_keep(u64 *kept, u64 v, bool least)
+{
+	u64 old = __atomic_load_n(kept, __ATOMIC_RELAXED);
+
+	while (least ? (s64)v < (s64)old : (s64)v > (s64)old)
+		if (__atomic_compare_exchange_n(kept, &old, v, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			return;
+}
+
+void vt_fetch_tally(const struct vt_fetch_program *prog, u64 *counted, u64 *kept, u64 amount)
+{
+	u32 code = vt_fetch_end_code(prog);
+
+	if (code == VTICE_FETCH_MIN || code == VTICE_FETCH_MAX)
+		vt_fetch_keep(kept, amount, code == VTICE_FETCH_MIN);
+	else
+		__atomic_fetch_add(kept, amount, __ATOMIC_RELAXED);	/* COUNT's amount is 0 */
+	__atomic_fetch_add(counted, 1, __ATOMIC_RELAXED);
 }

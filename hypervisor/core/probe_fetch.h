@@ -42,6 +42,20 @@ bool vt_fetch_valid(const struct vt_fetch_program *prog);
 u32 vt_fetch_run(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 task,
 		 const struct vt_fetch_program *prog, struct vtice_record *recs, u32 n, u64 *amount);
 
+/*
+ * What a probe's *kept starts as, for the op that ends prog: 0 for COUNT
+ * and SUM, INT64_MAX for MIN, INT64_MIN for MAX (ioctl.h).
+ */
+u64 vt_fetch_tally_start(const struct vt_fetch_program *prog);
+
+/*
+ * A hit prog counted (VT_FETCH_COUNTED, amount from vt_fetch_run) into its
+ * address's totals: *counted + 1, and *kept as prog's last op says (SUM
+ * adds, MIN and MAX keep the least or greatest, as signed numbers). Safe
+ * against other CPUs' hits at the same address.
+ */
+void vt_fetch_tally(const struct vt_fetch_program *prog, u64 *counted, u64 *kept, u64 amount);
+
 #ifdef __cplusplus
 }
 #endif

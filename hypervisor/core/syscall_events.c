@@ -328,10 +328,8 @@ bool vt_probe_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 add
 	}
 	if (cap->fetch) {
 		n = vt_fetch_run(vcpu, r, known ? t.task : 0, cap->fetch, recs, n, &amount);
-		if (n == VT_FETCH_COUNTED && cap->counted) {
-			__atomic_fetch_add(cap->counted, 1, __ATOMIC_RELAXED);
-			__atomic_fetch_add(cap->summed, amount, __ATOMIC_RELAXED);
-		}
+		if (n == VT_FETCH_COUNTED && cap->counted)
+			vt_fetch_tally(cap->fetch, cap->counted, cap->summed, amount);
 		if (!n)
 			goto passed_over;	/* the program's predicate, like the filter's */
 		if (n == VT_FETCH_COUNTED)

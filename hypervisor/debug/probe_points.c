@@ -27,8 +27,8 @@ struct vt_probe_point {
 	u64 addr;
 	u32 program;	/* 0, or N: its hits run programs[N - 1] */
 	bool copies_stack;	/* its hits copy stack_bytes of the stack */
-	u64 counted;	/* hits its program's COUNT or SUM counted */
-	u64 summed;	/* what its SUM added up */
+	u64 counted;	/* hits its program's COUNT, SUM, MIN or MAX counted */
+	u64 summed;	/* what its SUM added up, or the value MIN or MAX kept */
 };
 
 /* Who armed the probes: one owner at a time, the other is refused (-EBUSY). */
@@ -206,6 +206,7 @@ static u64 vt_probe_add(u64 gva, u64 gpa, u64 program_stack)
 	}
 	vt_probes.points[vt_probes.nr_points++] = (struct vt_probe_point){
 		.addr = gva, .program = (u32)program, .copies_stack = copies_stack,
+		.summed = program ? vt_fetch_tally_start(&vt_probes.programs[program - 1]) : 0,
 	};
 	vt_hooks_unlock();
 	ret = vt_bp_probe_insert(gva, gpa);

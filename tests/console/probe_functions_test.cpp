@@ -237,7 +237,7 @@ TEST_F(ProbeArmRequest, RootCountsFeedTheirProbesMapByTheirGrowth)
 TEST_F(ProbeArmRequest, RootSumsFeedTheirProbesMapByTheirGrowth)
 {
 	auto program = resolved("fn:vfs_read { @bytes = sum(arg2); }");
-	ASSERT_TRUE(program.program.probes[0].sum_in_root);
+	ASSERT_EQ(program.program.probes[0].root_value, probes::RootValue::Sum);
 	auto req = console::arm_request(program, 0);
 	ASSERT_TRUE(req.ok()) << req.error().message;
 	EXPECT_EQ(req->fetch[0][1].code, VTICE_FETCH_SUM);

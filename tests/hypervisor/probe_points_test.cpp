@@ -2,6 +2,7 @@
 // whose hit is recorded and lets the CPU go on. The instruction lengths
 // are the SDM's (Vol. 2B NOP: 0F 1F /0; ENDBR64 F3 0F 1E FA), the argument
 // registers the System V ABI's.
+#include <cstdint>
 #include <map>
 
 #include "guest_pages.hpp"
@@ -550,6 +551,43 @@ TEST_F(ProbePoints, SumAddsTheCutValueAtItsAddressAndCountsTheHits)
 	EXPECT_EQ(amount, 0u) << "a read that faulted adds nothing";
 }
 
+// MIN and MAX (ioctl.h): counted like SUM, and the address keeps the least
+// or the greatest accumulator, cut to the op's width and compared as a
+// signed number; before any hit it holds INT64_MAX or INT64_MIN.
+TEST_F(ProbePoints, MinAndMaxKeepTheLeastAndGreatestSignedValue)
+{
+	start();
+	const uint64_t other = fn + 0x40;
+	put_code(fn, {0x0f, 0x1f, 0x44, 0x00, 0x00});
+	put_code(other, {0x0f, 0x1f, 0x44, 0x00, 0x00});
+	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_INTERCEPT, 1), VTICE_VMCALL_OK);
+	load_program(0, {op(VTICE_FETCH_ARG, 2), op(VTICE_FETCH_MIN)});
+	// an int in ESI (junk above it): its greatest as a signed 32-bit value
+	load_program(1, {op(VTICE_FETCH_ARG, 1), op(VTICE_FETCH_MAX, VTICE_FETCH_INDEX_ARG(0, VTICE_FETCH_INDEX_S32))});
+	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_ADD, fn, gpa_of(fn), 1), VTICE_VMCALL_OK);
+	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_ADD, other, gpa_of(other), 2), VTICE_VMCALL_OK);
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_SUM, 0), VTICE_VMCALL_OK);
+	EXPECT_EQ(regs.rdx, (uint64_t)INT64_MAX) << "no hit yet";
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_SUM, 1), VTICE_VMCALL_OK);
+	EXPECT_EQ(regs.rdx, (uint64_t)INT64_MIN) << "no hit yet";
+	const struct { uint64_t rdx, rsi; } hits[] = {{4096, 0xdead0000fffffff6ull}, {~0ull, 7}, {10, 0x1234000000000003ull}};
+	for (const auto &h : hits) {
+		regs.rdx = h.rdx;
+		regs.rsi = h.rsi;
+		EXPECT_EQ(hit(fn), VT_HOOK_HANDLED);
+		EXPECT_EQ(hit(other), VT_HOOK_HANDLED);
+	}
+	EXPECT_TRUE(records().empty()) << "kept, not recorded";
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_COUNT, 0), VTICE_VMCALL_OK);
+	EXPECT_EQ(regs.rdx, 3u);
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_SUM, 0), VTICE_VMCALL_OK);
+	EXPECT_EQ(regs.rdx, ~0ull) << "64 bits wide: ~0 is -1, below 10 and 4096";
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_COUNT, 1), VTICE_VMCALL_OK);
+	EXPECT_EQ(regs.rdx, 3u);
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_SUM, 1), VTICE_VMCALL_OK);
+	EXPECT_EQ(regs.rdx, 7u) << "-10, 7 and 3 once the junk above ESI is cut off";
+}
+
 // Root runs only what it checked: a program is refused at ADD unless it
 // starts with ARG, RETVAL, CURTASK or REG and every op's argument, size and slot is in range, no
 // slot is written twice and there is at most one string.
@@ -571,7 +609,7 @@ TEST_F(ProbePoints, RootRefusesAFetchProgramItCannotBound)
 		{"slot 4", {arg0, op(VTICE_FETCH_VALUE, 4)}},
 		{"slot 1 twice", {arg0, op(VTICE_FETCH_VALUE, 1), op(VTICE_FETCH_VALUE, 1)}},
 		{"two strings", {arg0, op(VTICE_FETCH_STRING), arg0, op(VTICE_FETCH_STRING)}},
-		{"an unknown op", {arg0, op(13)}},
+		{"an unknown op", {arg0, op(VTICE_FETCH_MAX + 1)}},
 		{"COUNT with an argument", {op(VTICE_FETCH_COUNT, 1)}},
 		{"an op after COUNT", {arg0, op(VTICE_FETCH_COUNT), op(VTICE_FETCH_VALUE, 0)}},
 		{"SUM first", {op(VTICE_FETCH_SUM)}},
@@ -579,6 +617,11 @@ TEST_F(ProbePoints, RootRefusesAFetchProgramItCannotBound)
 		{"SUM width 7", {arg0, op(VTICE_FETCH_SUM, VTICE_FETCH_INDEX_ARG(0, 7))}},
 		{"SUM with an imm", {arg0, op(VTICE_FETCH_SUM, 0, 1)}},
 		{"an op after SUM", {arg0, op(VTICE_FETCH_SUM), op(VTICE_FETCH_VALUE, 0)}},
+		{"MIN first", {op(VTICE_FETCH_MIN)}},
+		{"MAX with a comparison", {arg0, op(VTICE_FETCH_MAX, VTICE_FETCH_INDEX_ARG(VTICE_FETCH_LT, 0))}},
+		{"MIN width 7", {arg0, op(VTICE_FETCH_MIN, VTICE_FETCH_INDEX_ARG(0, 7))}},
+		{"MAX with an imm", {arg0, op(VTICE_FETCH_MAX, 0, 1)}},
+		{"an op after MIN", {arg0, op(VTICE_FETCH_MIN), op(VTICE_FETCH_SUM)}},
 		{"INDEX first", {op(VTICE_FETCH_INDEX, VTICE_FETCH_RDI, 8)}},
 		{"INDEX width 7", {arg0, op(VTICE_FETCH_INDEX, VTICE_FETCH_INDEX_ARG(VTICE_FETCH_RDI, 7), 8)}},
 		{"INDEX by 0 bytes", {arg0, op(VTICE_FETCH_INDEX, VTICE_FETCH_RDI, 0)}},

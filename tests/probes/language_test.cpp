@@ -605,10 +605,10 @@ TEST(ProbeLanguage, RootSumsAnOperandItComputesAsTheConsoleWould)
 	auto summed = [](const std::string &source) {
 		auto p = accepted(source);
 		const Probe &probe = p.program.probes.at(0);
-		EXPECT_EQ(probe.sum_in_root, !probe.fetch.empty() && probe.fetch.back().code == FetchCode::Sum)
-			<< source;
-		EXPECT_TRUE(!probe.sum_in_root || probe.count_in_root) << source;
-		return probe.sum_in_root;
+		bool sums = probe.root_value == RootValue::Sum;
+		EXPECT_EQ(sums, !probe.fetch.empty() && probe.fetch.back().code == FetchCode::Sum) << source;
+		EXPECT_TRUE(!sums || probe.count_in_root) << source;
+		return sums;
 	};
 	for (const char *root : {
 		     "fn:vfs_read { @bytes = sum(arg2); }",
@@ -623,11 +623,39 @@ TEST(ProbeLanguage, RootSumsAnOperandItComputesAsTheConsoleWould)
 		     "fn:vfs_read { @ = sum(arg2 * 2); }",			// arithmetic
 		     "fn:vfs_read { @[comm] = sum(arg2); }",			// a key
 		     "fn:vfs_read { @ = sum(arg2); @n = count(); }",		// more than the sum
-		     "fn:vfs_read { @ = max(arg2); }",				// neither sum() nor avg()
+		     "fn:vfs_read { @ = max(arg2); }",				// neither sum() nor avg(): a max
 		     "fn:vfs_read /pid == 4/ { @ = sum(arg2); }",			// a predicate root does not test
 		     "fn:vfs_read { @ = sum(arg2); } fn:vfs_read { @b = count(); }",	// not alone
 	     })
 		EXPECT_FALSE(summed(console)) << console;
 	EXPECT_EQ(accepted("fn:vfs_read { @ = sum(arg2); }").program.probes[0].fetch,
 		  (std::vector<FetchOp>{{FetchCode::Arg, 2, 0}, {FetchCode::Sum, 0, 0}}));
+}
+
+// `@m = min(OPERAND)` and `max` under the same rules: root keeps the least
+// or greatest operand, its program ends in MIN or MAX at the operand's
+// width (a signed int argument: S32, so root compares what the console
+// would print).
+TEST(ProbeLanguage, RootKeepsTheLeastOrGreatestOperand)
+{
+	auto kept = [](const std::string &source) {
+		auto p = accepted(source);
+		const Probe &probe = p.program.probes.at(0);
+		EXPECT_TRUE(probe.root_value == RootValue::None || probe.count_in_root) << source;
+		return probe.root_value;
+	};
+	EXPECT_EQ(kept("fn:vfs_read { @lo = min(arg2); }"), RootValue::Min);
+	EXPECT_EQ(kept("fn:vfs_read /comm == \"dd\"/ { @hi = max(arg2); }"), RootValue::Max);
+	EXPECT_EQ(kept("fn:vfs_read:return { @ = min(retval); }"), RootValue::Min);
+	EXPECT_EQ(kept("fn:vfs_read { @[comm] = min(arg2); }"), RootValue::None) << "a key";
+	EXPECT_EQ(kept("fn:vfs_read { @ = max(arg2 + 1); }"), RootValue::None) << "arithmetic";
+	EXPECT_EQ(kept("fn:vfs_read { @ = max(arg2); @n = count(); }"), RootValue::None) << "more than the max";
+	EXPECT_EQ(accepted("fn:vfs_read { @ = max(arg2); }").program.probes[0].fetch,
+		  (std::vector<FetchOp>{{FetchCode::Arg, 2, 0}, {FetchCode::Max, 0, 0}}));
+	auto dfd = with_params("fn:do_sys_openat2 { @ = min(args->dfd); }");
+	ASSERT_TRUE(dfd.ok()) << format_diagnostic("", dfd.error());
+	EXPECT_EQ(dfd->program.probes[0].fetch,
+		  (std::vector<FetchOp>{{FetchCode::Arg, 0, 0},
+					{FetchCode::Min, static_cast<std::uint8_t>(static_cast<int>(IndexWidth::S32) << 4), 0}}))
+		<< "dfd is an int";
 }

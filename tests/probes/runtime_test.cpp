@@ -539,7 +539,7 @@ TEST(ProbeRuntime, RootSumsAddToTheMapAsThoseHitsWould)
 	auto c = compile_program("fn:vfs_read { @bytes = sum(arg2); }", test_syscalls());
 	ASSERT_TRUE(c.ok()) << format_diagnostic("", c.error());
 	const Probe &summed = c->program.probes[0];
-	ASSERT_TRUE(summed.sum_in_root);
+	ASSERT_EQ(summed.root_value, RootValue::Sum);
 	Captured out;
 	Runtime runtime(*c, out, kDefaultMaxMapEntries);
 	runtime.begin(0);
@@ -550,13 +550,35 @@ TEST(ProbeRuntime, RootSumsAddToTheMapAsThoseHitsWould)
 	EXPECT_EQ(out.maps_, "@bytes: 4095\n");
 
 	auto a = compile_program("fn:vfs_read { @mean = avg(arg2); }", test_syscalls());
-	ASSERT_TRUE(a.ok() && a->program.probes[0].sum_in_root);
+	ASSERT_TRUE(a.ok() && a->program.probes[0].root_value == RootValue::Sum);
 	Captured averaged;
 	Runtime avg(*a, averaged, kDefaultMaxMapEntries);
 	avg.begin(0);
 	avg.add_root_count(a->program.probes[0], 4, 4096 + 4096 + 10 + 2);
 	avg.finish(3);
 	EXPECT_EQ(averaged.maps_, "@mean: 2051\n") << "root's sum over root's count";
+}
+
+// A probe whose min() or max() root keeps: root's value as it stands at
+// each feed, folded as that many hits of it would be (signed).
+TEST(ProbeRuntime, RootMinAndMaxFoldIntoTheMapAsTheirHitsWould)
+{
+	auto c = compile_program("fn:vfs_read { @lo = min(arg2); } fn:vfs_write { @hi = max(arg2); }", test_syscalls());
+	ASSERT_TRUE(c.ok()) << format_diagnostic("", c.error());
+	const Probe &lo = c->program.probes[0], &hi = c->program.probes[1];
+	ASSERT_EQ(lo.root_value, RootValue::Min);
+	ASSERT_EQ(hi.root_value, RootValue::Max);
+	Captured out;
+	Runtime runtime(*c, out, kDefaultMaxMapEntries);
+	runtime.begin(0);
+	runtime.add_root_count(lo, 2, 4096);
+	runtime.add_root_count(lo, 1, -5);	// root's least went negative
+	runtime.add_root_count(lo, 3, 7);	// another address's least: not below -5
+	runtime.add_root_count(hi, 1, -20);	// the first value is the max, negative or not
+	runtime.add_root_count(hi, 4, -3);
+	EXPECT_EQ(runtime.stats().fired, 11u);
+	runtime.finish(3);
+	EXPECT_EQ(out.maps_, "@hi: -3\n@lo: -5\n");
 }
 
 // A probe counted in root: root's counts add to its map as that many

@@ -369,13 +369,16 @@ struct vtice_probe_watch {
  * aggregation done in root, for `@n = count()`; SUM does the same and
  * adds the accumulator, cut to a width as KEEP's is (arg's bits 4-6; bits
  * 0-3 are 0), to the address's sum (vtice_probes.summed), for
- * `@b = sum(arg2)`. A LOAD that faults
+ * `@b = sum(arg2)`; MIN and MAX do the same and keep the least or the
+ * greatest accumulator, so cut and compared as signed 64-bit numbers, in
+ * vtice_probes.summed instead (for `@lo = min(arg2)`; while none was
+ * counted it holds INT64_MAX or INT64_MIN). A LOAD that faults
  * leaves 0 and marks the VALUE records until the next ARG, RETVAL, CURTASK
  * or REG unreadable, and a STRING then copies nothing. Root refuses
  * (EINVAL) a program that does not start with ARG, RETVAL, CURTASK or REG,
  * names an argument, register, size, slot, width or comparison out of
  * range, indexes by an element size below 1, writes a slot twice or more
- * than one string, has ops after COUNT or SUM, or has reserved bits set;
+ * than one string, has ops after COUNT, SUM, MIN or MAX, or has reserved bits set;
  * END (0) or the last op ends it. A program may be COUNT alone.
  */
 #define VTICE_FETCH_OPS_MAX	32
@@ -396,6 +399,8 @@ enum vtice_fetch_code {
 	VTICE_FETCH_KEEP = 10,	/* arg: VTICE_FETCH_INDEX_ARG(cmp, width); imm: what to compare with */
 	VTICE_FETCH_COUNT = 11,	/* the last op: the hit is counted, not recorded */
 	VTICE_FETCH_SUM = 12,	/* arg: VTICE_FETCH_INDEX_ARG(0, width); the last op: counted and summed */
+	VTICE_FETCH_MIN = 13,	/* as SUM: counted, the least value kept */
+	VTICE_FETCH_MAX = 14,	/* as SUM: counted, the greatest value kept */
 };
 
 /* KEEP's comparison, signed: the hit is recorded when "acc CMP imm" holds. */

@@ -11,8 +11,13 @@
  *
  * NAME-fn: a fn:vfs_read probe (a hidden breakpoint) in the same program
  * sums the same reads' sizes in root (its body is a sum() alone, so root
- * adds arg2 up and records no hit): the summary's root count is the reads,
- * the map the bytes.
+ * adds arg2 up and records no hit): its map is the bytes. Two more root
+ * aggregations count the same reads: min(arg3) at rw_verify_area, which
+ * vfs_read calls with the read's count, and max(retval) at vfs_read's
+ * returns; the summary's root count is three per read.
+ *
+ * NAME-minmax: those two maps are the least count: field of ftrace's
+ * sys_enter_read lines and the greatest return of its sys_exit_read lines.
  *
  * NAME-filter: the program's comm predicate reached the hypervisor's
  * filter (the line "records the syscalls of comm vtprobe"); NAME-lost: no
@@ -59,9 +64,12 @@ static const char kProgram[] =
 	"syscall:openat:return /comm == \"vtprobe\"/ { printf(\"ret %d\\n\", retval); }\n"
 	"syscall:read /comm == \"vtprobe\"/ { @reads = count(); @bytes = sum(arg2); }\n"
 	"syscall:close:return /comm == \"vtprobe\"/ { @closes = count(); }\n"
-	"fn:vfs_read /comm == \"vtprobe\"/ { @fnbytes = sum(arg2); }\n";
+	"fn:vfs_read /comm == \"vtprobe\"/ { @fnbytes = sum(arg2); }\n"
+	"fn:rw_verify_area /comm == \"vtprobe\"/ { @cmin = min(arg3); }\n"
+	"fn:vfs_read:return /comm == \"vtprobe\"/ { @rmax = max(retval); }\n";
+#define ROOT_PROBES_PER_READ	3	/* vfs_read's entry, rw_verify_area, one of vfs_read's returns */
 
-static const char *const kEvents[] = { "sys_exit_openat", "sys_enter_read", "sys_exit_close" };
+static const char *const kEvents[] = { "sys_exit_openat", "sys_enter_read", "sys_exit_read", "sys_exit_close" };
 
 struct shared {
 	volatile int go;
@@ -72,6 +80,7 @@ struct seen {
 	long opens[MAX_OPENS];
 	int nopens;
 	long reads, bytes, closes;
+	long least_count, returns, greatest_return;	/* of the reads: the least count, the greatest return */
 	long fn_reads, fn_bytes;	/* vtice's fn:vfs_read: root's count and sum */
 	long fn_recorded;		/* its hits that crossed as records */
 	long events, unpaired;		/* vtice's syscall events; returns without their entry */
@@ -114,7 +123,23 @@ static void vtprobe(struct shared *s)
 	_exit(0);
 }
 
-/* "sys_openat -> 0x3", "sys_read(fd: 3, buf: ..., count: 64)", "sys_close -> 0x0" */
+static void seen_read(struct seen *o, long count)
+{
+	if (!o->reads++ || count < o->least_count)
+		o->least_count = count;
+	o->bytes += count;
+}
+
+static void seen_read_return(struct seen *o, long ret)
+{
+	if (!o->returns++ || ret > o->greatest_return)
+		o->greatest_return = ret;
+}
+
+/*
+ * "sys_openat -> 0x3", "sys_read(fd: 3, buf: ..., count: 64)",
+ * "sys_read -> 0x40", "sys_close -> 0x0"
+ */
 static void parse_ftrace_line(const char *line, struct seen *o)
 {
 	const char *p;
@@ -122,7 +147,9 @@ static void parse_ftrace_line(const char *line, struct seen *o)
 	if ((p = strstr(line, "sys_openat -> ")) && o->nopens < MAX_OPENS)
 		o->opens[o->nopens++] = (long)strtoull(p + 14, NULL, 16);
 	else if ((p = strstr(line, "sys_read(")) && (p = strstr(p, "count: ")))
-		o->reads++, o->bytes += (long)strtoull(p + 7, NULL, 16);
+		seen_read(o, (long)strtoull(p + 7, NULL, 16));
+	else if ((p = strstr(line, "sys_read -> ")))
+		seen_read_return(o, (long)strtoull(p + 12, NULL, 16));
 	else if (strstr(line, "sys_close -> "))
 		o->closes++;
 }
@@ -165,6 +192,10 @@ static int read_probe_output(struct seen *v, long *lost)
 			v->closes = json_number(line, "\"value\":");
 		else if (strstr(line, "\"name\":\"@fnbytes\""))
 			v->fn_bytes = json_number(line, "\"value\":");
+		else if (strstr(line, "\"name\":\"@cmin\""))
+			v->least_count = json_number(line, "\"value\":");
+		else if (strstr(line, "\"name\":\"@rmax\""))
+			v->greatest_return = json_number(line, "\"value\":");
 		else if (strstr(line, "\"type\":\"summary\"")) {
 			*lost = json_number(line, "\"lost\":");
 			v->fn_reads = json_number(line, "\"root_counted\":");
@@ -220,19 +251,40 @@ static void check_side_results(const char *name, long lost)
  * Every read(2) of a file calls vfs_read() once with the same count
  * (ksys_read), so the hidden breakpoint at vfs_read's entry must count
  * ftrace's sys_enter_read lines and sum their count: fields, without a
- * byte of vfs_read changed; root does both, so no hit is recorded.
+ * byte of vfs_read changed; root does both, so no hit is recorded. Root
+ * counts each read at two more probes (ROOT_PROBES_PER_READ).
  */
 static void compare_function(const char *name, const struct seen *ft, const struct seen *vt)
 {
 	char test[128];
 
 	snprintf(test, sizeof(test), "%s-fn", name);
-	if (ft->reads && vt->fn_reads == ft->reads && vt->fn_bytes == ft->bytes && vt->fn_recorded == 0)
-		report(test, PASS, "fn:vfs_read fired %ld times with arg2 summing to %ld, both in root (0 hits "
-		       "recorded): ftrace's %ld reads of %ld bytes", vt->fn_reads, vt->fn_bytes, ft->reads, ft->bytes);
+	if (ft->reads && vt->fn_reads == ROOT_PROBES_PER_READ * ft->reads && vt->fn_bytes == ft->bytes &&
+	    vt->fn_recorded == 0)
+		report(test, PASS, "fn:vfs_read's arg2 summed to %ld in root, %ld hits counted there by its %d "
+		       "root probes, 0 recorded: ftrace's %ld reads of %ld bytes", vt->fn_bytes, vt->fn_reads,
+		       ROOT_PROBES_PER_READ, ft->reads, ft->bytes);
 	else
-		report(test, FAIL, "fn:vfs_read root counted %ld and summed %ld, %ld hits recorded; ftrace %ld reads "
-		       "of %ld bytes", vt->fn_reads, vt->fn_bytes, vt->fn_recorded, ft->reads, ft->bytes);
+		report(test, FAIL, "fn:vfs_read root summed %ld, its %d root probes counted %ld, %ld hits recorded; "
+		       "ftrace %ld reads of %ld bytes", vt->fn_bytes, ROOT_PROBES_PER_READ, vt->fn_reads,
+		       vt->fn_recorded, ft->reads, ft->bytes);
+}
+
+/* min() and max() kept in root, against ftrace's read counts and returns. */
+static void compare_kept(const char *name, const struct seen *ft, const struct seen *vt)
+{
+	char test[128];
+
+	snprintf(test, sizeof(test), "%s-minmax", name);
+	if (ft->reads && ft->returns == ft->reads && vt->least_count == ft->least_count &&
+	    vt->greatest_return == ft->greatest_return)
+		report(test, PASS, "root's min(arg3) at rw_verify_area %ld and max(retval) at vfs_read's returns %ld: "
+		       "the least count and the greatest return of ftrace's %ld reads", vt->least_count,
+		       vt->greatest_return, ft->reads);
+	else
+		report(test, FAIL, "root's @cmin %ld, @rmax %ld; ftrace's %ld reads: least count %ld, %ld returns, "
+		       "the greatest %ld", vt->least_count, vt->greatest_return, ft->reads, ft->least_count,
+		       ft->returns, ft->greatest_return);
 }
 
 /* The syscalls root recorded: the named ones' two edges, no other. */
@@ -673,6 +725,7 @@ int cmd_probe(int argc, char **argv)
 		return report(name, FAIL, "cannot read the trace or %s", PROBE_OUT);
 	check_side_results(name, lost);
 	compare_function(name, &ft, &vt);
+	compare_kept(name, &ft, &vt);
 	compare_chosen(name, &ft, &vt);
 	probe_cost(name);
 	probe_migration(name);
