@@ -578,7 +578,7 @@ TEST(ProbeRuntime, RootMinAndMaxFoldIntoTheMapAsTheirHitsWould)
 	runtime.add_root_count(hi, 4, -3);
 	EXPECT_EQ(runtime.stats().fired, 11u);
 	runtime.finish(3);
-	EXPECT_EQ(out.maps_, "@hi: -3\n@lo: -5\n");
+	EXPECT_EQ(out.maps_, "@lo: -5\n@hi: -3\n") << "the maps in the order the program names them";
 }
 
 // A probe counted in root: root's counts add to its map as that many
