@@ -80,6 +80,33 @@ protected:
 				  VTICE_VMCALL_OK);
 	}
 
+	// Two probes on NOPs: fn runs program 0, RDX (arg 2) then `at_fn`;
+	// the other, fn + 0x40 (returned), program 1, ESI (arg 1, an int: junk
+	// above it) then `at_other` at width S32.
+	uint64_t arm_two_tallies(uint32_t at_fn, uint32_t at_other)
+	{
+		const uint64_t other = fn + 0x40;
+		put_code(fn, {0x0f, 0x1f, 0x44, 0x00, 0x00});
+		put_code(other, {0x0f, 0x1f, 0x44, 0x00, 0x00});
+		EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_INTERCEPT, 1), VTICE_VMCALL_OK);
+		load_program(0, {op(VTICE_FETCH_ARG, 2), op(at_fn)});
+		load_program(1, {op(VTICE_FETCH_ARG, 1), op(at_other, VTICE_FETCH_INDEX_ARG(0, VTICE_FETCH_INDEX_S32))});
+		EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_ADD, fn, gpa_of(fn), 1), VTICE_VMCALL_OK);
+		EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_ADD, other, gpa_of(other), 2), VTICE_VMCALL_OK);
+		return other;
+	}
+
+	// Each probe hit once for each pair of RDX and RSI.
+	void hit_both(uint64_t other, const std::vector<std::pair<uint64_t, uint64_t>> &rdx_rsi)
+	{
+		for (const auto &[rdx, rsi] : rdx_rsi) {
+			regs.rdx = rdx;
+			regs.rsi = rsi;
+			EXPECT_EQ(hit(fn), VT_HOOK_HANDLED);
+			EXPECT_EQ(hit(other), VT_HOOK_HANDLED);
+		}
+	}
+
 	vt_hook_result hit(uint64_t rip)
 	{
 		cpu().vmcs[GUEST_RIP] = rip;
@@ -513,22 +540,8 @@ TEST_F(ProbePoints, CountCountsTheHitsThatPassAtTheirAddressAndRecordsNone)
 TEST_F(ProbePoints, SumAddsTheCutValueAtItsAddressAndCountsTheHits)
 {
 	start();
-	const uint64_t other = fn + 0x40;
-	put_code(fn, {0x0f, 0x1f, 0x44, 0x00, 0x00});
-	put_code(other, {0x0f, 0x1f, 0x44, 0x00, 0x00});
-	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_INTERCEPT, 1), VTICE_VMCALL_OK);
-	load_program(0, {op(VTICE_FETCH_ARG, 2), op(VTICE_FETCH_SUM)});
-	// an int in ESI (junk above it), summed as a signed 32-bit value
-	load_program(1, {op(VTICE_FETCH_ARG, 1), op(VTICE_FETCH_SUM, VTICE_FETCH_INDEX_ARG(0, VTICE_FETCH_INDEX_S32))});
-	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_ADD, fn, gpa_of(fn), 1), VTICE_VMCALL_OK);
-	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_ADD, other, gpa_of(other), 2), VTICE_VMCALL_OK);
-	const struct { uint64_t rdx, rsi; } hits[] = {{10, 0xdead0000fffffff6ull}, {5000, 7}, {~0ull, 3}};
-	for (const auto &h : hits) {
-		regs.rdx = h.rdx;
-		regs.rsi = h.rsi;
-		EXPECT_EQ(hit(fn), VT_HOOK_HANDLED);
-		EXPECT_EQ(hit(other), VT_HOOK_HANDLED);
-	}
+	const uint64_t other = arm_two_tallies(VTICE_FETCH_SUM, VTICE_FETCH_SUM);
+	hit_both(other, {{10, 0xdead0000fffffff6ull}, {5000, 7}, {~0ull, 3}});
 	EXPECT_TRUE(records().empty()) << "summed, not recorded";
 	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_COUNT, 0), VTICE_VMCALL_OK);
 	EXPECT_EQ(regs.rdx, 3u);
@@ -557,26 +570,12 @@ TEST_F(ProbePoints, SumAddsTheCutValueAtItsAddressAndCountsTheHits)
 TEST_F(ProbePoints, MinAndMaxKeepTheLeastAndGreatestSignedValue)
 {
 	start();
-	const uint64_t other = fn + 0x40;
-	put_code(fn, {0x0f, 0x1f, 0x44, 0x00, 0x00});
-	put_code(other, {0x0f, 0x1f, 0x44, 0x00, 0x00});
-	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_INTERCEPT, 1), VTICE_VMCALL_OK);
-	load_program(0, {op(VTICE_FETCH_ARG, 2), op(VTICE_FETCH_MIN)});
-	// an int in ESI (junk above it): its greatest as a signed 32-bit value
-	load_program(1, {op(VTICE_FETCH_ARG, 1), op(VTICE_FETCH_MAX, VTICE_FETCH_INDEX_ARG(0, VTICE_FETCH_INDEX_S32))});
-	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_ADD, fn, gpa_of(fn), 1), VTICE_VMCALL_OK);
-	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_ADD, other, gpa_of(other), 2), VTICE_VMCALL_OK);
+	const uint64_t other = arm_two_tallies(VTICE_FETCH_MIN, VTICE_FETCH_MAX);
 	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_SUM, 0), VTICE_VMCALL_OK);
 	EXPECT_EQ(regs.rdx, (uint64_t)INT64_MAX) << "no hit yet";
 	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_SUM, 1), VTICE_VMCALL_OK);
 	EXPECT_EQ(regs.rdx, (uint64_t)INT64_MIN) << "no hit yet";
-	const struct { uint64_t rdx, rsi; } hits[] = {{4096, 0xdead0000fffffff6ull}, {~0ull, 7}, {10, 0x1234000000000003ull}};
-	for (const auto &h : hits) {
-		regs.rdx = h.rdx;
-		regs.rsi = h.rsi;
-		EXPECT_EQ(hit(fn), VT_HOOK_HANDLED);
-		EXPECT_EQ(hit(other), VT_HOOK_HANDLED);
-	}
+	hit_both(other, {{4096, 0xdead0000fffffff6ull}, {~0ull, 7}, {10, 0x1234000000000003ull}});
 	EXPECT_TRUE(records().empty()) << "kept, not recorded";
 	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_COUNT, 0), VTICE_VMCALL_OK);
 	EXPECT_EQ(regs.rdx, 3u);
