@@ -53,10 +53,11 @@ struct RunTotals {
 };
 
 // What root counted itself at one armed address (probes::Probe::
-// count_in_root): running totals of the hits and of what a SUM added up.
+// count_in_root): running totals of the hits and of what a SUM added up,
+// or the value a MIN or MAX kept.
 struct RootCount {
 	std::uint64_t address = 0, hits = 0;
-	std::uint64_t sum = 0;	// two's complement, wrapping
+	std::uint64_t sum = 0;	// two's complement, wrapping; MIN, MAX: the signed value as it stands
 };
 using RootCounts = std::vector<RootCount>;
 
