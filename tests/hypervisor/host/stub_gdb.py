@@ -16,7 +16,7 @@ import time
 
 import gdb
 from rig_host import (FAILURES, GUEST_QUIET_S, Rsp, check, figures, find_one, guest_vmlinux, monitor,
-                      serial_size, stop_thread, wait_for_guest_line, where_the_machine_stands)
+                      serial_size, stop_thread, wait_for_guest_line, where_the_machine_stands, write_domainname)
 
 def run(cmd):
     return gdb.execute(cmd, to_string=True)
@@ -405,13 +405,7 @@ def wait_for_figure(rsp, key, taken=None, timeout=600):
         rsp.sock.settimeout(120)
 
 
-def hand_over(rsp, domain, request):
-    """The request written into the kernel's domain name (M): the reply."""
-    rsp.packet("M%x,20:%s" % (domain, request.encode().ljust(32, b"\0").hex()))
-    return rsp.reply()
-
-
-def run_request(rsp, domain, request, key):
+def run_request(rsp, uts, request, key):
     """Resumes the stopped machine until the guest printed key, handing the
     request over again (said, at most 3 times) when the guest's loop wrote
     over it (HANDOFF_S). Ends with the machine stopped. (ok, why)."""
@@ -423,12 +417,12 @@ def run_request(rsp, domain, request, key):
             rsp.reply()
         if why != NOT_TAKEN:
             return ok, why
-        rsp.packet("m%x,20" % domain)
+        rsp.packet("m%x,20" % (uts + 5 * 65))
         found = bytes.fromhex(rsp.reply()).split(b"\0")[0].decode(errors="replace")
         if found != request:
             print("NOTE the guest's loop wrote %r over the request %s: handed over again" % (found, request),
                   flush=True)
-            if hand_over(rsp, domain, request) != "OK":
+            if write_domainname(rsp, uts, request.encode()) != "OK":
                 return False, "writing the request %s again failed" % request
     return False, "the guest took the request %s in none of 4 tries" % request
 
@@ -443,10 +437,10 @@ def guest_phase(rsp, fig, request, key, hooks):
         if rsp.reply() != "OK":
             return False, "%s refused" % packet, ""
     planted = monitor(rsp, "hooks").strip().replace("\n", "; ")
-    domain = int(fig["hv.stub-uts.addr"], 16) + 5 * 65
-    wrote = hand_over(rsp, domain, request)
+    uts = int(fig["hv.stub-uts.addr"], 16)
+    wrote = write_domainname(rsp, uts, request.encode())
     if wrote == "OK":
-        ok, why = run_request(rsp, domain, request, key)
+        ok, why = run_request(rsp, uts, request, key)
     else:
         ok, why = False, "writing the request %s into the domain name: %s" % (request, wrote)
     for packet in hooks:
@@ -522,7 +516,7 @@ def check_exit_costs(rsp, fig):
               ("watch100", ["Z2,%x,1" % (release + i) for i in range(100)])]
     results = {}
     for name, hooks in phases:
-        before = hook_traffic(rsp)
+        before = hook_traffic(rsp) if name == "watch1" else None
         results[name] = bench_phase(rsp, fig, name, hooks)
         if name == "watch1" and results[name]:
             check_watch_traffic(before, hook_traffic(rsp), release >> 12 == (uts + 5 * 65) >> 12)
