@@ -100,25 +100,14 @@ void Runtime::add_root_count(const Probe &probe, std::uint64_t n, std::int64_t v
 {
 	if (exited_ || !n || !probe.count_in_root)
 		return;
-	const Stmt &s = probe.body[0];
-	Cell *cell = maps_.update(program_.map_index(s.map), Key{});
+	std::size_t index = program_.map_index(probe.body[0].map);
+	Cell *cell = maps_.update(index, Key{});
 	if (!cell)
 		return;
-	bool first = cell->count == 0;
-	cell->count += static_cast<std::int64_t>(n);
-	switch (probe.root_value) {
-	case RootValue::Sum:
-		cell->sum = wrapping_add(cell->sum, value);
-		break;
-	case RootValue::Min:
-		cell->min = first ? value : std::min(cell->min, value);
-		break;
-	case RootValue::Max:
-		cell->max = first ? value : std::max(cell->max, value);
-		break;
-	case RootValue::None:
-		break;
-	}
+	// Root's value is one sample of the map's kind (a sum's growth, a least
+	// or greatest value, nothing for a count) for all n hits.
+	aggregate(program_.maps[index], *cell, value);
+	cell->count += static_cast<std::int64_t>(n - 1);
 	stats_.fired += n;
 }
 
