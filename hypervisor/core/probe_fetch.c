@@ -177,7 +177,7 @@ static bool vt_fetch_load(const struct vt_vcpu *vcpu, u64 gva, u32 bytes, u64 *o
  * nothing a program holds may write past it.
  */
 u32 vt_fetch_run(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 task,
-		 const struct vt_fetch_program *prog, struct vtice_record *recs, u32 n, u64 *amount)
+		 const struct vt_fetch_program *prog, struct vtice_record *recs, u32 n, struct vt_fetch_end *end)
 {
 	u64 acc = 0;
 	bool readable = true, string_done = false;
@@ -214,12 +214,12 @@ u32 vt_fetch_run(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 
 				return 0;
 			break;
 		case VTICE_FETCH_COUNT:
-			*amount = 0;
+			*end = (struct vt_fetch_end){ .op = op.code };
 			return VT_FETCH_COUNTED;
 		case VTICE_FETCH_SUM:	/* a LOAD that faulted left 0: it adds nothing */
 		case VTICE_FETCH_MIN:
 		case VTICE_FETCH_MAX:
-			*amount = vt_fetch_cut(acc, op.arg >> 4);
+			*end = (struct vt_fetch_end){ .op = op.code, .value = vt_fetch_cut(acc, op.arg >> 4) };
 			return VT_FETCH_COUNTED;
 		case VTICE_FETCH_LOAD:
 			if (readable)
@@ -247,7 +247,7 @@ u32 vt_fetch_run(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 
 	return n;
 }
 
-/* The op that ends prog: COUNT, SUM, MIN or MAX; END when none does. */
+/* The op that ends prog: COUNT, SUM, MIN or MAX; END when none does (walked once, at ADD). */
 static u32 vt_fetch_end_code(const struct vt_fetch_program *prog)
 {
 	u32 i;
@@ -283,13 +283,11 @@ static void vt_fetch_keep(u64 *kept, u64 v, bool least)
 			return;
 }
 
-void vt_fetch_tally(const struct vt_fetch_program *prog, u64 *counted, u64 *kept, u64 amount)
+void vt_fetch_tally(const struct vt_fetch_end *end, u64 *counted, u64 *kept)
 {
-	u32 code = vt_fetch_end_code(prog);
-
-	if (code == VTICE_FETCH_MIN || code == VTICE_FETCH_MAX)
-		vt_fetch_keep(kept, amount, code == VTICE_FETCH_MIN);
+	if (end->op == VTICE_FETCH_MIN || end->op == VTICE_FETCH_MAX)
+		vt_fetch_keep(kept, end->value, end->op == VTICE_FETCH_MIN);
 	else
-		__atomic_fetch_add(kept, amount, __ATOMIC_RELAXED);	/* COUNT's amount is 0 */
+		__atomic_fetch_add(kept, end->value, __ATOMIC_RELAXED);	/* COUNT's value is 0 */
 	__atomic_fetch_add(counted, 1, __ATOMIC_RELAXED);
 }

@@ -30,17 +30,23 @@ struct vt_fetch_program {
 /* The rules of ioctl.h: true when every hit may run it. */
 bool vt_fetch_valid(const struct vt_fetch_program *prog);
 
+/* The op that ended a counted hit, and its value (0 for COUNT). */
+struct vt_fetch_end {
+	u32 op;		/* VTICE_FETCH_COUNT, _SUM, _MIN or _MAX */
+	u64 value;	/* the accumulator cut to the op's width */
+};
+
 /*
  * Run prog at a hit with the function's registers r and the current
  * task's address (0: unknown): its VALUE and STRING records into recs[n]
  * on (recs[0] the group's head); the new n, or 0 when a KEEP did not hold
- * (the hit is not recorded), or VT_FETCH_COUNTED when COUNT or SUM ended
- * it (the hit is counted, not recorded; *amount is what SUM adds to its
- * address's sum, 0 for COUNT).
+ * (the hit is not recorded), or VT_FETCH_COUNTED when COUNT, SUM, MIN or
+ * MAX ended it (the hit is counted, not recorded; *end says which and
+ * with what value).
  */
 #define VT_FETCH_COUNTED	0xffffffffu
 u32 vt_fetch_run(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 task,
-		 const struct vt_fetch_program *prog, struct vtice_record *recs, u32 n, u64 *amount);
+		 const struct vt_fetch_program *prog, struct vtice_record *recs, u32 n, struct vt_fetch_end *end);
 
 /*
  * What a probe's *kept starts as, for the op that ends prog: 0 for COUNT
@@ -49,12 +55,12 @@ u32 vt_fetch_run(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 
 u64 vt_fetch_tally_start(const struct vt_fetch_program *prog);
 
 /*
- * A hit prog counted (VT_FETCH_COUNTED, amount from vt_fetch_run) into its
- * address's totals: *counted + 1, and *kept as prog's last op says (SUM
- * adds, MIN and MAX keep the least or greatest, as signed numbers). Safe
- * against other CPUs' hits at the same address.
+ * A counted hit (VT_FETCH_COUNTED, end from vt_fetch_run) into its
+ * address's totals: *counted + 1, and *kept as end's op says (SUM adds,
+ * MIN and MAX keep the least or greatest, as signed numbers). Safe against
+ * other CPUs' hits at the same address.
  */
-void vt_fetch_tally(const struct vt_fetch_program *prog, u64 *counted, u64 *kept, u64 amount);
+void vt_fetch_tally(const struct vt_fetch_end *end, u64 *counted, u64 *kept);
 
 #ifdef __cplusplus
 }

@@ -304,7 +304,8 @@ bool vt_probe_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 add
 	struct vtice_record *recs = vcpu->profile.recs;
 	struct vt_sys_task t = { 0 };
 	bool known = vt_read_task(vcpu, &t);
-	u64 rsp, amount = 0;
+	struct vt_fetch_end end = { 0 };
+	u64 rsp;
 	u32 n = 1;
 
 	if (!vcpu->ring.hdr)
@@ -327,9 +328,9 @@ bool vt_probe_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 add
 		vt_put_data(&recs[n++], &recs[0], VTICE_SYSCALL_DATA_WATCH, cap->watch_ip, cap->watch_addr);
 	}
 	if (cap->fetch) {
-		n = vt_fetch_run(vcpu, r, known ? t.task : 0, cap->fetch, recs, n, &amount);
+		n = vt_fetch_run(vcpu, r, known ? t.task : 0, cap->fetch, recs, n, &end);
 		if (n == VT_FETCH_COUNTED && cap->counted)
-			vt_fetch_tally(cap->fetch, cap->counted, cap->summed, amount);
+			vt_fetch_tally(&end, cap->counted, cap->summed);
 		if (!n)
 			goto passed_over;	/* the program's predicate, like the filter's */
 		if (n == VT_FETCH_COUNTED)

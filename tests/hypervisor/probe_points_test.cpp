@@ -380,8 +380,8 @@ TEST_F(ProbePoints, AFetchProgramReadsThroughTheCurrentTask)
 	prog.ops[1] = op(VTICE_FETCH_LOAD, 8);
 	prog.ops[2] = op(VTICE_FETCH_VALUE, 0);
 	std::vector<vtice_record> recs(VTICE_PROBE_GROUP_MAX);
-	u64 amount = 0;
-	ASSERT_EQ(vt_fetch_run(&vcpu, &regs, 0, &prog, recs.data(), 1, &amount), 2u);
+	vt_fetch_end end{};
+	ASSERT_EQ(vt_fetch_run(&vcpu, &regs, 0, &prog, recs.data(), 1, &end), 2u);
 	EXPECT_EQ(recs[1].u.raw[1], 0u | VTICE_PROBE_VALUE_UNREADABLE) << "no task known: nothing read";
 }
 
@@ -559,9 +559,10 @@ TEST_F(ProbePoints, SumAddsTheCutValueAtItsAddressAndCountsTheHits)
 	prog.ops[2] = op(VTICE_FETCH_SUM);
 	regs.rdi = 0x1000;	// unmapped
 	std::vector<vtice_record> recs(VTICE_PROBE_GROUP_MAX);
-	u64 amount = 99;
-	EXPECT_EQ(vt_fetch_run(&vcpu, &regs, 0, &prog, recs.data(), 1, &amount), VT_FETCH_COUNTED);
-	EXPECT_EQ(amount, 0u) << "a read that faulted adds nothing";
+	vt_fetch_end end{0, 99};
+	EXPECT_EQ(vt_fetch_run(&vcpu, &regs, 0, &prog, recs.data(), 1, &end), VT_FETCH_COUNTED);
+	EXPECT_EQ(end.op, (u32)VTICE_FETCH_SUM);
+	EXPECT_EQ(end.value, 0u) << "a read that faulted adds nothing";
 }
 
 // MIN and MAX (ioctl.h): counted like SUM, and the address keeps the least
@@ -660,8 +661,8 @@ TEST_F(ProbePoints, TheRunnerWritesNoMoreThanAGroupsRoomWhateverItIsGiven)
 		o = op(VTICE_FETCH_VALUE, 0);
 	prog.ops[0] = op(VTICE_FETCH_ARG, 0);
 	std::vector<vtice_record> recs(VTICE_PROBE_GROUP_MAX + VTICE_FETCH_OPS_MAX);
-	u64 amount = 0;
-	EXPECT_EQ(vt_fetch_run(&vcpu, &regs, 0, &prog, recs.data(), 1, &amount), 1u + VTICE_FETCH_VALUES_MAX);
+	vt_fetch_end end{};
+	EXPECT_EQ(vt_fetch_run(&vcpu, &regs, 0, &prog, recs.data(), 1, &end), 1u + VTICE_FETCH_VALUES_MAX);
 	constexpr uint64_t kData = 0xffff888000200000ull, kDataPa = 0x600000;
 	map_page(kData, kDataPa);
 	const std::string long_name(200, 'x');	// no NUL within 128 bytes: a full string's 8 records
@@ -670,10 +671,10 @@ TEST_F(ProbePoints, TheRunnerWritesNoMoreThanAGroupsRoomWhateverItIsGiven)
 		o = op(VTICE_FETCH_STRING);
 	prog.ops[0] = op(VTICE_FETCH_ARG, 0);
 	regs.rdi = kData;
-	EXPECT_EQ(vt_fetch_run(&vcpu, &regs, 0, &prog, recs.data(), 1, &amount), 1u + VTICE_STRING_RECORDS_MAX)
+	EXPECT_EQ(vt_fetch_run(&vcpu, &regs, 0, &prog, recs.data(), 1, &end), 1u + VTICE_STRING_RECORDS_MAX)
 		<< "one string of 31";
 	prog.ops[1] = op(VTICE_FETCH_LOAD, 16);
-	EXPECT_EQ(vt_fetch_run(&vcpu, &regs, 0, &prog, recs.data(), 1, &amount), 1u) << "a 16-byte load reads nothing";
+	EXPECT_EQ(vt_fetch_run(&vcpu, &regs, 0, &prog, recs.data(), 1, &end), 1u) << "a 16-byte load reads nothing";
 }
 
 // Armed with more registers (STACK's R9 = 1, VTICE_PROBES_MORE_REGS), a
