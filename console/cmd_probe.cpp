@@ -160,6 +160,8 @@ public:
 			totals.samples = disarmed->samples - totals.samples;
 		}
 		if (totals.functions) {
+			if (auto read = read_hists(); !read)	// DISARM takes them away
+				return read;
 			auto disarmed = functions().disarm();
 			if (!disarmed)
 				return disarmed.error();
@@ -180,9 +182,12 @@ public:
 
 	Result<std::vector<std::vector<vtice_record>>> drain() override
 	{
-		if (counting_)
+		if (counting_) {
 			if (auto now = functions().query())
 				keep_counts(*now);
+			if (auto read = read_hists(); !read)
+				return read.error();
+		}
 		return drain_rings(rings_);
 	}
 
@@ -209,6 +214,18 @@ private:
 	{
 		counts_.update(std::vector<std::uint64_t>(answer.counted, answer.counted + VTICE_PROBES_MAX),
 			       std::vector<std::uint64_t>(answer.summed, answer.summed + VTICE_PROBES_MAX));
+	}
+
+	// The buckets of the addresses whose probe counts a hist() in root.
+	Result<void> read_hists()
+	{
+		for (std::uint32_t index : counts_.hist_indices()) {
+			auto buckets = functions().hist(index);
+			if (!buckets)
+				return buckets.error();
+			counts_.update_hist(index, std::move(*buckets));
+		}
+		return {};
 	}
 
 	Result<void> arm_syscalls(const probes::CheckedProgram &program, RunTotals &totals)

@@ -230,7 +230,8 @@ static_assert(static_cast<int>(probes::FetchCode::String) == VTICE_FETCH_STRING 
 	      static_cast<int>(probes::FetchCode::Count) == VTICE_FETCH_COUNT &&
 	      static_cast<int>(probes::FetchCode::Sum) == VTICE_FETCH_SUM &&
 	      static_cast<int>(probes::FetchCode::Min) == VTICE_FETCH_MIN &&
-	      static_cast<int>(probes::FetchCode::Max) == VTICE_FETCH_MAX);
+	      static_cast<int>(probes::FetchCode::Max) == VTICE_FETCH_MAX &&
+	      static_cast<int>(probes::FetchCode::Hist) == VTICE_FETCH_HIST);
 static_assert(static_cast<int>(probes::IndexWidth::S32) == VTICE_FETCH_INDEX_S32 &&
 	      static_cast<int>(probes::IndexWidth::U8) == VTICE_FETCH_INDEX_U8 &&
 	      static_cast<int>(probes::KeepCmp::Eq) == VTICE_FETCH_EQ &&
@@ -422,5 +423,18 @@ Result<vtice_probes> FunctionProbes::ask(std::uint32_t op)
 Result<vtice_probes> FunctionProbes::query() { return ask(VTICE_PROBES_QUERY); }
 
 Result<vtice_probes> FunctionProbes::disarm() { return ask(VTICE_PROBES_DISARM); }
+
+Result<std::vector<std::uint64_t>> FunctionProbes::hist(std::uint32_t index)
+{
+	auto req = request<vtice_probe_hist>();
+	req.index = index;
+	if (ioctl(dev_.get(), VTICE_IOC_PROBE_HIST, &req) < 0) {
+		if (errno == ENOTTY)
+			return make_error(path_ + ": the module has no VTICE_IOC_PROBE_HIST: it is older than this "
+						  "console");
+		return ioctl_error(path_, "VTICE_IOC_PROBE_HIST", errno);
+	}
+	return std::vector<std::uint64_t>(req.buckets, req.buckets + VTICE_FETCH_HIST_BUCKETS);
+}
 
 }  // namespace vtice::console

@@ -56,6 +56,9 @@ public:
 	// hits: recorded since load; counted: per address, what root's COUNT counted.
 	Result<vtice_probes> disarm();
 	Result<vtice_probes> query();
+	// What the HIST op at armed address index (the request's order) counted
+	// in each bucket (VTICE_IOC_PROBE_HIST); read before disarm().
+	Result<std::vector<std::uint64_t>> hist(std::uint32_t index);
 
 private:
 	Result<vtice_probes> ask(std::uint32_t op);

@@ -101,15 +101,47 @@ Result<void> write_folded(const std::string &path, const probes::CheckedProgram 
 
 }  // namespace
 
+namespace {
+
+// Whether req's program (its number + 1; 0: none) ends in HIST.
+bool ends_in_hist(const vtice_probes &req, std::uint8_t program)
+{
+	if (!program || program > VTICE_FETCH_PROGRAMS_MAX)
+		return false;
+	const auto &ops = req.fetch[program - 1];
+	return std::any_of(ops, ops + VTICE_FETCH_OPS_MAX, [](const vtice_fetch_op &op) { return op.code == VTICE_FETCH_HIST; });
+}
+
+// The hits each bucket gained since seen (read before now: never fewer).
+std::vector<std::uint64_t> grown_buckets(const RootCount &now, const RootCount &seen)
+{
+	std::vector<std::uint64_t> grown(now.buckets);
+	for (std::size_t i = 0; i < grown.size() && i < seen.buckets.size(); i++)
+		grown[i] = grown[i] >= seen.buckets[i] ? grown[i] - seen.buckets[i] : 0;
+	return grown;
+}
+
+}  // namespace
+
 RootCountTable::RootCountTable(const probes::CheckedProgram &program, const vtice_probes &req)
 {
 	const auto &probes = program.program.probes;
 	if (std::none_of(probes.begin(), probes.end(), [](const probes::Probe &p) { return p.count_in_root; }))
 		return;
-	sums_ = std::any_of(probes.begin(), probes.end(),
-			    [](const probes::Probe &p) { return p.root_value != probes::RootValue::None; });
-	for (std::uint32_t i = 0; i < req.count && i < VTICE_PROBES_MAX; i++)
-		totals_.push_back({req.addrs[i], 0, 0});
+	sums_ = std::any_of(probes.begin(), probes.end(), [](const probes::Probe &p) {
+		return p.root_value != probes::RootValue::None && p.root_value != probes::RootValue::Hist;
+	});
+	for (std::uint32_t i = 0; i < req.count && i < VTICE_PROBES_MAX; i++) {
+		totals_.push_back({req.addrs[i], 0, 0, {}});
+		if (ends_in_hist(req, req.program[i]))
+			hists_.push_back(i);
+	}
+}
+
+void RootCountTable::update_hist(std::uint32_t index, std::vector<std::uint64_t> buckets)
+{
+	if (index < totals_.size())
+		totals_[index].buckets = std::move(buckets);
 }
 
 void RootCountTable::update(const std::vector<std::uint64_t> &counts, const std::vector<std::uint64_t> &sums)
@@ -146,11 +178,16 @@ void RootCountFeed::feed(probes::Runtime &runtime, const RootCounts &counts)
 		RootCount &seen = seen_[now.address];
 		if (probe == owner_.end() || now.hits <= seen.hits)
 			continue;
+		total_ += now.hits - seen.hits;
+		if (probe->second->root_value == probes::RootValue::Hist) {
+			runtime.add_root_hist(*probe->second, grown_buckets(now, seen));
+			seen = now;
+			continue;
+		}
 		// A sum arrives as a total (what it grew by since goes in); a least or
 		// greatest value as it stands.
 		std::uint64_t value = probe->second->root_value == probes::RootValue::Sum ? now.sum - seen.sum : now.sum;
 		runtime.add_root_count(*probe->second, now.hits - seen.hits, static_cast<std::int64_t>(value));
-		total_ += now.hits - seen.hits;
 		seen = now;
 	}
 }
@@ -209,6 +246,7 @@ std::string root_keeps(probes::RootValue value, const std::string &aggregation)
 	case probes::RootValue::Sum: return ", adds up their " + aggregation + "() value";
 	case probes::RootValue::Min: return ", keeps their least min() value";
 	case probes::RootValue::Max: return ", keeps their greatest max() value";
+	case probes::RootValue::Hist: return ", counts their hist() value in its power-of-two bucket";
 	default: return "";
 	}
 }
@@ -227,7 +265,7 @@ std::string describe_fetch(const probes::CheckedProgram &p)
 		}
 		std::string where = "; at " + probe.points[0].text + (probe.points.size() > 1 ? " and the rest of its probe" : "");
 		if (probe.count_in_root) {
-			const std::string &aggregation = probe.body[0].value->text;	// count, sum, avg, min or max
+			const std::string &aggregation = probe.body[0].value->text;	// count, sum, avg, min, max or hist
 			text += where + " root counts the hits" +
 				(tests ? " that pass " + std::to_string(tests) + " comparison" + (tests == 1 ? "" : "s") : "") +
 				root_keeps(probe.root_value, aggregation) + " and records none (the map's " + aggregation +

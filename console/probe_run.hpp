@@ -54,10 +54,11 @@ struct RunTotals {
 
 // What root counted itself at one armed address (probes::Probe::
 // count_in_root): running totals of the hits and of what a SUM added up,
-// or the value a MIN or MAX kept.
+// or the value a MIN or MAX kept, or the hits in each of a HIST's buckets.
 struct RootCount {
 	std::uint64_t address = 0, hits = 0;
 	std::uint64_t sum = 0;	// two's complement, wrapping; MIN, MAX: the signed value as it stands
+	std::vector<std::uint64_t> buckets;	// HIST: VTICE_FETCH_HIST_BUCKETS of them; else empty
 };
 using RootCounts = std::vector<RootCount>;
 
@@ -94,10 +95,15 @@ public:
 	// Running totals in the request's address order, as root answers them
 	// (sums: empty when none is read).
 	void update(const std::vector<std::uint64_t> &counts, const std::vector<std::uint64_t> &sums);
+	// The addresses (places in the request) whose probe counts a hist() in
+	// root: their buckets are read apart, each with update_hist().
+	const std::vector<std::uint32_t> &hist_indices() const { return hists_; }
+	void update_hist(std::uint32_t index, std::vector<std::uint64_t> buckets);
 	RootCounts totals() const;
 
 private:
 	std::vector<RootCount> totals_;
+	std::vector<std::uint32_t> hists_;
 	bool sums_ = false;
 };
 

@@ -285,6 +285,12 @@ Result<void> StubProbeSource::read_counts()
 		sums = std::move(*read);
 	}
 	counts_.update(*counts, sums);
+	for (std::uint32_t index : counts_.hist_indices()) {
+		auto buckets = session_.target().probe_hist(index);
+		if (!buckets)
+			return buckets.error();
+		counts_.update_hist(index, std::move(*buckets));
+	}
 	return {};
 }
 

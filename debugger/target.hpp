@@ -188,6 +188,9 @@ public:
 	// Per armed address (the request's order): hits root counted there
 	// (COUNT, SUM) or, with sums, what SUM added up there (two's complement).
 	virtual Result<std::vector<std::uint64_t>> probe_counts(bool sums);
+	// What the HIST op at armed address index counted in each of its
+	// VTICE_FETCH_HIST_BUCKETS buckets.
+	virtual Result<std::vector<std::uint64_t>> probe_hist(std::uint32_t index);
 	// The stub's syscall trap (syscall: probes): armed with the filter and
 	// string slots of a VTICE_IOC_SYSCALLS request, each CPU arming as it
 	// leaves this stop; removed the same way; its counts.

@@ -127,7 +127,8 @@ inline bool is_probe_hit_point(const ProbePoint &p)
 // One op of a fetch program: what root reads at a fn: probe's hit (the
 // ioctl's struct vtice_fetch_op; docs/probes.md).
 enum class FetchCode : std::uint8_t { End = 0, Arg = 1, Add = 2, Load = 3, Value = 4, String = 5, Retval = 6, Curtask = 7,
-				    Reg = 8, Index = 9, Keep = 10, Count = 11, Sum = 12, Min = 13, Max = 14 };
+				    Reg = 8, Index = 9, Keep = 10, Count = 11, Sum = 12, Min = 13, Max = 14,
+				    Hist = 15 };
 // Index's arg: root's register number | how much of it is the index << 4
 // (VTICE_FETCH_INDEX_ARG: a 32-bit int's register has junk above it).
 enum class IndexWidth : std::uint8_t { Full = 0, S32, U32, S16, U16, S8, U8 };
@@ -146,8 +147,9 @@ struct FetchOp {
 };
 
 // What root keeps of a probe's operand besides its count: its sum (sum(),
-// avg()), its least (min()) or greatest (max()) value.
-enum class RootValue : std::uint8_t { None, Sum, Min, Max };
+// avg()), its least (min()) or greatest (max()) value, or its power-of-two
+// buckets (hist()).
+enum class RootValue : std::uint8_t { None, Sum, Min, Max, Hist };
 
 struct Probe {
 	Pos pos;
@@ -158,11 +160,11 @@ struct Probe {
 	// fn: probes: what root reads at each hit for str() and reads through
 	// arguments (the checker's); empty: nothing
 	std::vector<FetchOp> fetch;
-	// Its body is one `@m = count()`, `@m = sum(OPERAND)`, `avg`, `min` or
-	// `max` and root tests all of its predicate: its fetch program ends in
-	// Count, Sum, Min or Max, and root counts its hits (and keeps OPERAND's
-	// sum, least or greatest value) at their addresses instead of recording
-	// them (the checker's).
+	// Its body is one `@m = count()`, `@m = sum(OPERAND)`, `avg`, `min`,
+	// `max` or `hist` and root tests all of its predicate: its fetch
+	// program ends in Count, Sum, Min, Max or Hist, and root counts its
+	// hits (and keeps OPERAND's sum, least or greatest value, or buckets)
+	// at their addresses instead of recording them (the checker's).
 	bool count_in_root = false;
 	RootValue root_value = RootValue::None;	// what root keeps of OPERAND
 	// A fn:, addr: or watch: probe that reads kstack: root copies the stack

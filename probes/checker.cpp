@@ -518,11 +518,12 @@ private:
 	}
 
 	// A probe alone at its points whose body is `@m = count()` or
-	// `@m = F(OPERAND)` for F sum, avg, min or max (no key; OPERAND one
+	// `@m = F(OPERAND)` for F sum, avg, min, max or hist (no key; OPERAND one
 	// root computes exactly; an average is the sum over the count) and
 	// whose predicate root tests whole (its comparisons, tested conjuncts
 	// of them, and `comm == "NAME"` terms root's filter holds): root counts
-	// its hits, keeps OPERAND's sum, least or greatest value, and records
+	// its hits, keeps OPERAND's sum, least or greatest value or its
+	// power-of-two buckets, and records
 	// none (docs/probes.md, "Where the work is done").
 	void add_root_count(Probe &probe, std::size_t tested)
 	{
@@ -549,18 +550,20 @@ private:
 		case FetchCode::Sum: return RootValue::Sum;
 		case FetchCode::Min: return RootValue::Min;
 		case FetchCode::Max: return RootValue::Max;
+		case FetchCode::Hist: return RootValue::Hist;
 		default: return RootValue::None;
 		}
 	}
 
 	// The ops that end a program root aggregates for call: COUNT for
 	// count(), the operand then SUM (at the console's width) for sum() and
-	// avg(), then MIN or MAX for min() and max(); nothing for a call root
-	// cannot do exactly.
+	// avg(), then MIN, MAX or HIST for min(), max() and hist(); nothing for
+	// a call root cannot do exactly.
 	std::optional<std::vector<FetchOp>> root_aggregation(const Expr &call)
 	{
 		static const std::map<std::string, FetchCode> kept = {
-			{"sum", FetchCode::Sum}, {"avg", FetchCode::Sum}, {"min", FetchCode::Min}, {"max", FetchCode::Max}};
+			{"sum", FetchCode::Sum}, {"avg", FetchCode::Sum}, {"min", FetchCode::Min}, {"max", FetchCode::Max},
+			{"hist", FetchCode::Hist}};
 		if (call.text == "count" && call.kids.empty())
 			return std::vector<FetchOp>{{FetchCode::Count, 0, 0}};
 		auto code = kept.find(call.text);

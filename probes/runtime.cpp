@@ -111,6 +111,23 @@ void Runtime::add_root_count(const Probe &probe, std::uint64_t n, std::int64_t v
 	stats_.fired += n;
 }
 
+void Runtime::add_root_hist(const Probe &probe, const std::vector<std::uint64_t> &grown)
+{
+	std::uint64_t n = 0;
+	for (std::uint64_t hits : grown)
+		n += hits;
+	if (exited_ || !n || probe.root_value != RootValue::Hist)
+		return;
+	Cell *cell = maps_.update(program_.map_index(probe.body[0].map), Key{});
+	if (!cell)
+		return;
+	for (std::size_t i = 0; i < grown.size(); i++)
+		if (grown[i])
+			cell->buckets[static_cast<std::int64_t>(i) - 1] += grown[i];
+	cell->count += static_cast<std::int64_t>(n);
+	stats_.fired += n;
+}
+
 void Runtime::run_probe(const Probe &probe, const Fired &fired)
 {
 	if (probe.predicate && eval_int(*probe.predicate, fired) == 0)

@@ -64,6 +64,10 @@ public:
 	// Its body run n times, as it would have for n records. Nothing after
 	// exit().
 	void add_root_count(const Probe &probe, std::uint64_t n, std::int64_t value = 0);
+	// Hits root counted into the power-of-two buckets of a probe whose
+	// root_value is Hist: grown[i] more in root's bucket i (ioctl.h,
+	// VTICE_FETCH_HIST_BUCKETS: the map's bucket i - 1). Nothing after exit().
+	void add_root_hist(const Probe &probe, const std::vector<std::uint64_t> &grown);
 
 	bool exited() const { return exited_; }	// exit() ran
 	const RuntimeStats &stats() const { return stats_; }

@@ -647,6 +647,20 @@ Result<std::vector<std::uint64_t>> RspTarget::probe_counts(bool sums)
 	return query_numbers(sums ? "qVtice:probes:sums" : "qVtice:probes:counts");
 }
 
+Result<std::vector<std::uint64_t>> RspTarget::probe_hist(std::uint32_t index)
+{
+	if (!features_.probes)
+		return Target::probe_hist(index);
+	auto buckets = query_numbers("qVtice:probes:hist:" + hex_number(index));
+	if (!buckets)
+		return buckets.error();
+	if (buckets->size() != VTICE_FETCH_HIST_BUCKETS)	// an empty reply: a stub without the packet
+		return make_error("qVtice:probes:hist answered " + std::to_string(buckets->size()) + " buckets, not " +
+				  std::to_string(VTICE_FETCH_HIST_BUCKETS) + ": the module's stub is older than this "
+				  "console");
+	return buckets;
+}
+
 // QVtice:syscalls:arm (hypervisor/debug/rsp_probes.c): the request's
 // string slots packed as VTICE_VMCALL_SYSCALL_STRINGS takes them, four
 // 16-bit ones a word, number | N << 12, then its set of syscalls
@@ -764,6 +778,8 @@ Result<std::vector<std::uint64_t>> RspTarget::query_numbers(const std::string &p
 	auto reply = client_.request(packet);
 	if (!reply)
 		return make_error(packet + ": " + reply.error().message);
+	if (error_reply(*reply))	// E16 would read as the number 0xe16
+		return reply_error(packet, *reply);
 	std::vector<std::uint64_t> numbers;
 	std::string_view rest = *reply;
 	while (!rest.empty()) {

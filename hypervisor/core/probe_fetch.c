@@ -21,10 +21,11 @@ static struct vtice_fetch_op vt_fetch_op(u64 raw)
 	return op;
 }
 
-/* A program's value kept at its address: SUM, MIN or MAX. */
+/* A program's value kept at its address: SUM, MIN, MAX or HIST. */
 static bool vt_fetch_is_tally(struct vtice_fetch_op op)
 {
-	return op.code == VTICE_FETCH_SUM || op.code == VTICE_FETCH_MIN || op.code == VTICE_FETCH_MAX;
+	return op.code == VTICE_FETCH_SUM || op.code == VTICE_FETCH_MIN || op.code == VTICE_FETCH_MAX ||
+	       op.code == VTICE_FETCH_HIST;
 }
 
 /* COUNT and the tallies end a program: the hit is counted in root, not recorded. */
@@ -72,6 +73,7 @@ static bool vt_fetch_op_valid(struct vtice_fetch_op op, u32 *slots, u32 *strings
 	case VTICE_FETCH_SUM:
 	case VTICE_FETCH_MIN:
 	case VTICE_FETCH_MAX:
+	case VTICE_FETCH_HIST:
 		return !(op.arg & 0xf) && (op.arg >> 4) < VTICE_FETCH_INDEX_WIDTHS;
 	default:
 		return false;
@@ -219,6 +221,7 @@ u32 vt_fetch_run(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 
 		case VTICE_FETCH_SUM:	/* a LOAD that faulted left 0: it adds nothing */
 		case VTICE_FETCH_MIN:
 		case VTICE_FETCH_MAX:
+		case VTICE_FETCH_HIST:
 			*end = (struct vt_fetch_end){ .op = op.code, .value = vt_fetch_cut(acc, op.arg >> 4) };
 			return VT_FETCH_COUNTED;
 		case VTICE_FETCH_LOAD:
@@ -247,7 +250,7 @@ u32 vt_fetch_run(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 
 	return n;
 }
 
-/* The op that ends prog: COUNT, SUM, MIN or MAX; END when none does (walked once, at ADD). */
+/* The op that ends prog: COUNT, SUM, MIN, MAX or HIST; END when none does (walked once, at ADD). */
 static u32 vt_fetch_end_code(const struct vt_fetch_program *prog)
 {
 	u32 i;
@@ -261,16 +264,26 @@ static u32 vt_fetch_end_code(const struct vt_fetch_program *prog)
 	return VTICE_FETCH_END;
 }
 
-u64 vt_fetch_tally_start(const struct vt_fetch_program *prog)
+void vt_fetch_totals_start(const struct vt_fetch_program *prog, struct vt_fetch_totals *t)
 {
-	switch (vt_fetch_end_code(prog)) {
+	vt_memset(t, 0, sizeof(*t));
+	switch (prog ? vt_fetch_end_code(prog) : VTICE_FETCH_END) {
 	case VTICE_FETCH_MIN:
-		return VT_BIT(63) - 1;	/* INT64_MAX */
+		t->kept = VT_BIT(63) - 1;	/* INT64_MAX */
+		break;
 	case VTICE_FETCH_MAX:
-		return VT_BIT(63);	/* INT64_MIN */
+		t->kept = VT_BIT(63);	/* INT64_MIN */
+		break;
 	default:
-		return 0;
+		break;
 	}
+}
+
+u32 vt_fetch_hist_bucket(u64 value)
+{
+	if ((s64)value < 0)
+		return 0;
+	return value ? 65 - (u32)__builtin_clzll(value) : 1;
 }
 
 /* *kept = the least (or greatest) of it and v as signed numbers, against other CPUs' hits. */
@@ -283,11 +296,19 @@ static void vt_fetch_keep(u64 *kept, u64 v, bool least)
 			return;
 }
 
-void vt_fetch_tally(const struct vt_fetch_end *end, u64 *counted, u64 *kept)
+void vt_fetch_tally(const struct vt_fetch_end *end, struct vt_fetch_totals *t)
 {
-	if (end->op == VTICE_FETCH_MIN || end->op == VTICE_FETCH_MAX)
-		vt_fetch_keep(kept, end->value, end->op == VTICE_FETCH_MIN);
-	else
-		__atomic_fetch_add(kept, end->value, __ATOMIC_RELAXED);	/* COUNT's value is 0 */
-	__atomic_fetch_add(counted, 1, __ATOMIC_RELAXED);
+	switch (end->op) {
+	case VTICE_FETCH_MIN:
+	case VTICE_FETCH_MAX:
+		vt_fetch_keep(&t->kept, end->value, end->op == VTICE_FETCH_MIN);
+		break;
+	case VTICE_FETCH_HIST:
+		__atomic_fetch_add(&t->hist[vt_fetch_hist_bucket(end->value)], 1, __ATOMIC_RELAXED);
+		break;
+	default:
+		__atomic_fetch_add(&t->kept, end->value, __ATOMIC_RELAXED);	/* COUNT's value is 0 */
+		break;
+	}
+	__atomic_fetch_add(&t->counted, 1, __ATOMIC_RELAXED);
 }

@@ -32,7 +32,7 @@ bool vt_fetch_valid(const struct vt_fetch_program *prog);
 
 /* The op that ended a counted hit, and its value (0 for COUNT). */
 struct vt_fetch_end {
-	u32 op;		/* VTICE_FETCH_COUNT, _SUM, _MIN or _MAX */
+	u32 op;		/* VTICE_FETCH_COUNT, _SUM, _MIN, _MAX or _HIST */
 	u64 value;	/* the accumulator cut to the op's width */
 };
 
@@ -40,27 +40,38 @@ struct vt_fetch_end {
  * Run prog at a hit with the function's registers r and the current
  * task's address (0: unknown): its VALUE and STRING records into recs[n]
  * on (recs[0] the group's head); the new n, or 0 when a KEEP did not hold
- * (the hit is not recorded), or VT_FETCH_COUNTED when COUNT, SUM, MIN or
- * MAX ended it (the hit is counted, not recorded; *end says which and
+ * (the hit is not recorded), or VT_FETCH_COUNTED when COUNT, SUM, MIN,
+ * MAX or HIST ended it (the hit is counted, not recorded; *end says which and
  * with what value).
  */
 #define VT_FETCH_COUNTED	0xffffffffu
 u32 vt_fetch_run(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 task,
 		 const struct vt_fetch_program *prog, struct vtice_record *recs, u32 n, struct vt_fetch_end *end);
 
+/* What root counted at one probed address since it was added. */
+struct vt_fetch_totals {
+	u64 counted;	/* hits its program's COUNT, SUM, MIN, MAX or HIST counted */
+	u64 kept;	/* what its SUM added up, or the value MIN or MAX kept */
+	u64 hist[VTICE_FETCH_HIST_BUCKETS];	/* HIST's hits per bucket */
+};
+
 /*
- * What a probe's *kept starts as, for the op that ends prog: 0 for COUNT
- * and SUM, INT64_MAX for MIN, INT64_MIN for MAX (ioctl.h).
+ * Totals for an address whose hits run prog (NULL: none), before any: kept is 0 for
+ * COUNT, SUM and HIST, INT64_MAX for MIN, INT64_MIN for MAX (ioctl.h).
  */
-u64 vt_fetch_tally_start(const struct vt_fetch_program *prog);
+void vt_fetch_totals_start(const struct vt_fetch_program *prog, struct vt_fetch_totals *t);
+
+/* The HIST bucket of value, a signed number (ioctl.h). */
+u32 vt_fetch_hist_bucket(u64 value);
 
 /*
  * A counted hit (VT_FETCH_COUNTED, end from vt_fetch_run) into its
- * address's totals: *counted + 1, and *kept as end's op says (SUM adds,
- * MIN and MAX keep the least or greatest, as signed numbers). Safe against
- * other CPUs' hits at the same address.
+ * address's totals: counted + 1, and kept or hist as end's op says (SUM
+ * adds, MIN and MAX keep the least or greatest, as signed numbers, HIST
+ * adds 1 to the value's bucket). Safe against other CPUs' hits at the
+ * same address.
  */
-void vt_fetch_tally(const struct vt_fetch_end *end, u64 *counted, u64 *kept);
+void vt_fetch_tally(const struct vt_fetch_end *end, struct vt_fetch_totals *t);
 
 #ifdef __cplusplus
 }

@@ -329,8 +329,8 @@ bool vt_probe_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 add
 	}
 	if (cap->fetch) {
 		n = vt_fetch_run(vcpu, r, known ? t.task : 0, cap->fetch, recs, n, &end);
-		if (n == VT_FETCH_COUNTED && cap->counted)
-			vt_fetch_tally(&end, cap->counted, cap->summed);
+		if (n == VT_FETCH_COUNTED && cap->totals)
+			vt_fetch_tally(&end, cap->totals);
 		if (!n)
 			goto passed_over;	/* the program's predicate, like the filter's */
 		if (n == VT_FETCH_COUNTED)

@@ -27,6 +27,7 @@ extern "C" {
 
 struct vt_exit;
 struct vt_fetch_program;
+struct vt_fetch_totals;
 struct vt_hv;
 struct vt_vcpu;
 struct vt_guest_regs;
@@ -152,8 +153,7 @@ bool vt_syscall_task_passes(const struct vt_vcpu *vcpu, u64 *task);
 struct vt_probe_capture {
 	u32 stack_bytes;	/* of the stack from RSP up; 0 = none */
 	const struct vt_fetch_program *fetch;	/* run at the hit (probe_fetch.h); NULL = none */
-	u64 *counted;		/* what the program's COUNT or SUM adds 1 to; NULL = none */
-	u64 *summed;		/* what its SUM adds to; set with counted */
+	struct vt_fetch_totals *totals;	/* what the program's COUNT, SUM, MIN, MAX or HIST counts into; NULL = none */
 	u64 *passed_over;	/* what a hit the filter or a KEEP passes over adds 1 to; NULL = none */
 	bool more_regs;		/* the GPRS records: RBX, RSP, RBP, R10-R15, RFLAGS */
 	/* A watch probe's hit (records.h): VTICE_PROBE_HIT_READ/WRITE; 0 = not one */

@@ -27,8 +27,7 @@ struct vt_probe_point {
 	u64 addr;
 	u32 program;	/* 0, or N: its hits run programs[N - 1] */
 	bool copies_stack;	/* its hits copy stack_bytes of the stack */
-	u64 counted;	/* hits its program's COUNT, SUM, MIN or MAX counted */
-	u64 summed;	/* what its SUM added up, or the value MIN or MAX kept */
+	struct vt_fetch_totals totals;	/* what its program's COUNT, SUM, MIN, MAX or HIST counted */
 };
 
 /* Who armed the probes: one owner at a time, the other is refused (-EBUSY). */
@@ -97,8 +96,7 @@ void vt_probe_on_hit(struct vt_vcpu *vcpu, struct vt_exit *exit, u64 rip)
 				cap.fetch = &vt_probes.programs[vt_probes.points[i].program - 1];
 			if (vt_probes.points[i].copies_stack)
 				cap.stack_bytes = vt_probes.stack_bytes;
-			cap.counted = &vt_probes.points[i].counted;
-			cap.summed = &vt_probes.points[i].summed;
+			cap.totals = &vt_probes.points[i].totals;
 			break;
 		}
 	if (vt_probe_event(vcpu, exit->regs, rip, &vt_probes.filter, &cap))
@@ -181,6 +179,15 @@ static u64 vt_probe_fetch(u64 program, u64 index, u64 op)
 	return VTICE_VMCALL_OK;
 }
 
+/* Field by field: a struct this size assigned whole could become a call to memset. */
+static void vt_probe_point_init(struct vt_probe_point *p, u64 gva, u32 program, bool copies_stack)
+{
+	p->addr = gva;
+	p->program = program;
+	p->copies_stack = copies_stack;
+	vt_fetch_totals_start(program ? &vt_probes.programs[program - 1] : NULL, &p->totals);
+}
+
 /* Known before its breakpoint exists: a hit always finds what to copy. */
 static u64 vt_probe_add(u64 gva, u64 gpa, u64 program_stack)
 {
@@ -204,10 +211,8 @@ static u64 vt_probe_add(u64 gva, u64 gpa, u64 program_stack)
 		vt_hooks_unlock();
 		return (u64)(s64)-VT_ENOSPC;
 	}
-	vt_probes.points[vt_probes.nr_points++] = (struct vt_probe_point){
-		.addr = gva, .program = (u32)program, .copies_stack = copies_stack,
-		.summed = program ? vt_fetch_tally_start(&vt_probes.programs[program - 1]) : 0,
-	};
+	vt_probe_point_init(&vt_probes.points[vt_probes.nr_points], gva, (u32)program, copies_stack);
+	VT_STORE_RELEASE(vt_probes.nr_points, vt_probes.nr_points + 1);
 	vt_hooks_unlock();
 	ret = vt_bp_probe_insert(gva, gpa);
 	return ret ? (u64)(s64)ret : VTICE_VMCALL_OK;
@@ -270,20 +275,28 @@ static void vt_probe_intercept_for(enum vt_probes_owner who, bool on)
 }
 
 /*
- * What point index (in ADD's order) counted in root: its hits (COUNT, SUM)
- * or, with sum, what its SUM added up.
+ * What point index (in ADD's order) counted in root, as op asks: its hits
+ * (COUNT), what its SUM added up or its MIN or MAX kept (SUM), or its
+ * HIST's hits in bucket (HIST).
  */
-static u64 vt_probe_count(u64 index, bool sum, u64 *out)
+static u64 vt_probe_count(u64 op, u64 index, u64 bucket, u64 *out)
 {
-	const struct vt_probe_point *p = &vt_probes.points[0];
-	u64 n;
+	const struct vt_fetch_totals *t;
+	bool known;
 
+	if (op == VTICE_VMCALL_PROBE_HIST && bucket >= VTICE_FETCH_HIST_BUCKETS)
+		return (u64)VTICE_VMCALL_EINVAL;
 	vt_hooks_lock();
-	n = vt_probes.nr_points;
-	if (index < n)
-		*out = sum ? VT_READ_ONCE(p[index].summed) : VT_READ_ONCE(p[index].counted);
+	known = index < vt_probes.nr_points;
+	if (known) {
+		t = &vt_probes.points[index].totals;
+		if (op == VTICE_VMCALL_PROBE_HIST)
+			*out = VT_READ_ONCE(t->hist[bucket]);
+		else
+			*out = op == VTICE_VMCALL_PROBE_SUM ? VT_READ_ONCE(t->kept) : VT_READ_ONCE(t->counted);
+	}
 	vt_hooks_unlock();
-	return index < n ? VTICE_VMCALL_OK : (u64)VTICE_VMCALL_EINVAL;
+	return known ? VTICE_VMCALL_OK : (u64)VTICE_VMCALL_EINVAL;
 }
 
 /*
@@ -295,8 +308,8 @@ static u64 vt_probe_op(enum vt_probes_owner who, u64 op, u64 a, u64 b, u64 c, u6
 	enum vt_probes_owner owner = VT_READ_ONCE(vt_probes.owner);
 
 	*out = vt_probe_hits(op == VTICE_VMCALL_PROBE_PASSED);
-	if (op == VTICE_VMCALL_PROBE_COUNT || op == VTICE_VMCALL_PROBE_SUM)
-		return vt_probe_count(a, op == VTICE_VMCALL_PROBE_SUM, out);	/* reading, anyone's */
+	if (op == VTICE_VMCALL_PROBE_COUNT || op == VTICE_VMCALL_PROBE_SUM || op == VTICE_VMCALL_PROBE_HIST)
+		return vt_probe_count(op, a, b, out);	/* reading, anyone's */
 	if (op == VTICE_VMCALL_PROBE_PASSED)
 		return VTICE_VMCALL_OK;
 	if (op != VTICE_VMCALL_PROBE_QUERY && owner != VT_PROBES_FREE && owner != who)

@@ -14,7 +14,8 @@
  *   qVtice:probes                          -> HITS (recorded since load)
  *   qVtice:probes:passed                   -> N (hits the filter or a KEEP did not record, since load)
  *   qVtice:probes:counts                   -> N0,N1,... (COUNT's and SUM's hits, per address, in ADD's order)
- *   qVtice:probes:sums                     -> S0,S1,... (SUM's sums, the same way)
+ *   qVtice:probes:sums                     -> S0,S1,... (SUM's sums, MIN's and MAX's values, the same way)
+ *   qVtice:probes:hist:I                   -> B0,B1,...,B64 (address I's HIST buckets, ioctl.h)
  *   QVtice:syscalls:arm:PID,LO,HI,COMM[,NRS]  the syscall trap on every CPU, as it leaves the stop
  *                                          (LO, HI: VTICE_VMCALL_SYSCALL_STRINGS's string slots;
  *                                          NRS: the syscalls recorded, VTICE_VMCALL_SYSCALL_NUMBERS's
@@ -246,11 +247,32 @@ static void vt_syscalls_counts(struct vt_rsp *r)
 /* Each address's count or sum, in ADD's order: at most VTICE_PROBES_MAX of 16 digits fit a reply. */
 static void vt_probes_counts(struct vt_rsp *r, bool sums)
 {
+	u32 op = sums ? VTICE_VMCALL_PROBE_SUM : VTICE_VMCALL_PROBE_COUNT;
 	u64 count;
 	u32 i;
 
-	for (i = 0; i < VTICE_PROBES_MAX && r->ops->probe_count(r->ctx, i, sums, &count); i++) {
+	for (i = 0; i < VTICE_PROBES_MAX && r->ops->probe_count(r->ctx, op, i, 0, &count); i++) {
 		if (i)
+			vt_rsp_put(r, ",");
+		vt_rsp_put_hex(r, count);
+	}
+}
+
+/* qVtice:probes:hist:I: address I's HIST buckets, all VTICE_FETCH_HIST_BUCKETS; E16 past the last address. */
+static void vt_probes_hist(struct vt_rsp *r, struct vt_rsp_cursor *c)
+{
+	u64 index, count;
+	u32 b;
+
+	if (!vt_rsp_parse_hex(c, &index) || !vt_rsp_at_end(c) || index >= VTICE_PROBES_MAX ||
+	    !r->ops->probe_count(r->ctx, VTICE_VMCALL_PROBE_COUNT, (u32)index, 0, &count)) {
+		vt_rsp_error(r, 0x16);
+		return;
+	}
+	for (b = 0; b < VTICE_FETCH_HIST_BUCKETS; b++) {
+		count = 0;	/* index answered above: the machine is stopped, it stays */
+		r->ops->probe_count(r->ctx, VTICE_VMCALL_PROBE_HIST, (u32)index, b, &count);
+		if (b)
 			vt_rsp_put(r, ",");
 		vt_rsp_put_hex(r, count);
 	}
@@ -329,6 +351,8 @@ bool vt_rsp_probes(struct vt_rsp *r, struct vt_rsp_cursor *c)
 		vt_ring_state(r, c);
 	else if (vt_rsp_prefix(c, "qXfer:vtice-ring:read:"))
 		vt_ring_read(r, c);
+	else if (vt_rsp_prefix(c, "qVtice:probes:hist:"))
+		vt_probes_hist(r, c);
 	else if (vt_rsp_prefix(c, "qVtice:probes:counts"))
 		vt_rsp_at_end(c) ? vt_probes_counts(r, false) : vt_rsp_error(r, 0x16);
 	else if (vt_rsp_prefix(c, "qVtice:probes:sums"))

@@ -119,11 +119,12 @@ struct vt_dbg_target_ops {
 	/* Hits recorded since load; with passed_over, those the filter or a KEEP did not record. */
 	u64 (*probe_hits)(void *ctx, bool passed_over);
 	/*
-	 * What probe address index (ADD's order) counted in root: the hits its
-	 * COUNT or SUM op counted or, with sum, what its SUM added up; false
-	 * past the last.
+	 * What probe address index (ADD's order) counted in root, as op
+	 * (VTICE_VMCALL_PROBE_COUNT, _SUM or _HIST) asks: the hits its
+	 * program counted, what its SUM added up or MIN or MAX kept, or its
+	 * HIST's hits in bucket; false past the last.
 	 */
-	bool (*probe_count)(void *ctx, u32 index, bool sum, u64 *count);
+	bool (*probe_count)(void *ctx, u32 op, u32 index, u32 bucket, u64 *count);
 	u64 (*tsc_khz)(void *ctx);	/* the rate of the TSC the records carry */
 	/*
 	 * The syscall trap armed by the debugger (syscall: probes through the

@@ -255,3 +255,38 @@ TEST_F(ProbeArmRequest, RootSumsFeedTheirProbesMapByTheirGrowth)
 	runtime.finish(1);
 	EXPECT_EQ(out.maps, "@bytes: 3996\n");
 }
+
+// A histogram in root: the table names the addresses whose buckets are
+// read apart (not as sums), and the feed adds what each bucket grew by
+// since the last read, so the map shows each hit once.
+TEST_F(ProbeArmRequest, RootHistBucketsFeedTheirProbesMapByTheirGrowth)
+{
+	auto program = resolved("fn:vfs_read { @sizes = hist(arg2); }");
+	ASSERT_EQ(program.program.probes[0].root_value, probes::RootValue::Hist);
+	auto req = console::arm_request(program, 0);
+	ASSERT_TRUE(req.ok()) << req.error().message;
+	EXPECT_EQ(req->fetch[0][1].code, VTICE_FETCH_HIST);
+	console::RootCountTable table(program, *req);
+	EXPECT_FALSE(table.sums()) << "no sum to read";
+	EXPECT_EQ(table.hist_indices(), std::vector<std::uint32_t>{0});
+	NoOutput out;
+	probes::Runtime runtime(program, out);
+	runtime.begin(0);
+	console::RootCountFeed feed(program);
+	std::vector<std::uint64_t> buckets(VTICE_FETCH_HIST_BUCKETS);
+	buckets[14] = 2;	// two reads of 4 KiB to 8 KiB
+	table.update({2}, {});
+	table.update_hist(0, buckets);
+	feed.feed(runtime, table.totals());
+	buckets[14] = 3;	// one more of them, and one of 0 bytes
+	buckets[1] = 1;
+	table.update({4}, {});
+	table.update_hist(0, buckets);
+	feed.feed(runtime, table.totals());
+	feed.feed(runtime, table.totals());	// read again, nothing new
+	EXPECT_EQ(feed.total(), 4u);
+	runtime.finish(1);
+	EXPECT_NE(out.maps.find("[4K, 8K)"), std::string::npos) << out.maps;
+	EXPECT_NE(out.maps.find(" 3 |"), std::string::npos) << "3 hits in [4K, 8K), not 5: " << out.maps;
+	EXPECT_NE(out.maps.find(" 1 |"), std::string::npos) << out.maps;
+}

@@ -154,7 +154,8 @@ void check_fetch(const std::vector<pr::FetchOp> &ops)
 		case pr::FetchCode::Count: ok = !op.arg && !op.imm && i + 1 == ops.size(); break;	// the last op
 		case pr::FetchCode::Sum:
 		case pr::FetchCode::Min:
-		case pr::FetchCode::Max: ok = !(op.arg & 0xf) && (op.arg >> 4) < 7 && !op.imm && i && i + 1 == ops.size(); break;
+		case pr::FetchCode::Max:
+		case pr::FetchCode::Hist: ok = !(op.arg & 0xf) && (op.arg >> 4) < 7 && !op.imm && i && i + 1 == ops.size(); break;
 		case pr::FetchCode::End: break;
 		}
 		if (!ok)
@@ -217,11 +218,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
 	for (const auto &probe : program->program.probes) {
 		check_fetch(probe.fetch);
 		pr::FetchCode last = probe.fetch.empty() ? pr::FetchCode::End : probe.fetch.back().code;
-		bool keeps = last == pr::FetchCode::Sum || last == pr::FetchCode::Min || last == pr::FetchCode::Max;
+		bool keeps = last == pr::FetchCode::Sum || last == pr::FetchCode::Min || last == pr::FetchCode::Max ||
+			     last == pr::FetchCode::Hist;
 		bool ends_in_count = last == pr::FetchCode::Count || keeps;
 		if (probe.count_in_root != ends_in_count || (probe.root_value != pr::RootValue::None) != keeps ||
 		    (probe.count_in_root && probe.body.size() != 1))
-			std::abort();	// root counts exactly the probes whose program ends in COUNT, SUM, MIN or MAX
+			std::abort();	// root counts exactly the probes whose program ends in COUNT, SUM, MIN, MAX or HIST
 	}
 	// The console resolves fn:NAME and watch: symbols in the running kernel; here each gets one of a few addresses.
 	for (auto &probe : program->program.probes)

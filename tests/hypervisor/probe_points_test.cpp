@@ -588,6 +588,36 @@ TEST_F(ProbePoints, MinAndMaxKeepTheLeastAndGreatestSignedValue)
 	EXPECT_EQ(regs.rdx, 7u) << "-10, 7 and 3 once the junk above ESI is cut off";
 }
 
+// hist() in root: each counted hit adds 1 to its operand's power-of-two
+// bucket at its address, as bpftrace draws them (ioctl.h): below 0, 0,
+// then [1, 2), [2, 4), ..., [2^62, 2^63). The expected buckets are worked
+// out by hand from that rule.
+TEST_F(ProbePoints, HistCountsEachHitInItsPowerOfTwoBucket)
+{
+	start();
+	const uint64_t other = arm_two_tallies(VTICE_FETCH_HIST, VTICE_FETCH_HIST);
+	hit_both(other, {{0, 0xdead0000fffffff6ull}, {1, 0}, {3, 1}, {4096, 0x12340000ffffffffull},
+			 {4097, 7}, {~0ull, 8}, {INT64_MAX, 0x80000000ull}});
+	EXPECT_TRUE(records().empty()) << "counted, not recorded";
+	auto bucket = [&](uint64_t index, uint64_t b) {
+		EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_HIST, index, b), VTICE_VMCALL_OK) << index << ", bucket " << b;
+		return regs.rdx;
+	};
+	// RDX, 64 bits wide: 0, 1, 3, 4096, 4097, -1 and 2^63 - 1.
+	std::map<uint64_t, uint64_t> at_fn = {{0, 1}, {1, 1}, {2, 1}, {3, 1}, {14, 2}, {64, 1}};
+	// ESI, an int: -10, 0, 1, -1, 7, 8 and INT32_MIN.
+	std::map<uint64_t, uint64_t> at_other = {{0, 3}, {1, 1}, {2, 1}, {4, 1}, {5, 1}};
+	for (uint64_t b = 0; b < VTICE_FETCH_HIST_BUCKETS; b++) {
+		EXPECT_EQ(bucket(0, b), at_fn.count(b) ? at_fn[b] : 0) << "fn's bucket " << b;
+		EXPECT_EQ(bucket(1, b), at_other.count(b) ? at_other[b] : 0) << "other's bucket " << b;
+	}
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_COUNT, 0), VTICE_VMCALL_OK);
+	EXPECT_EQ(regs.rdx, 7u);
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_HIST, 0, VTICE_FETCH_HIST_BUCKETS), (uint64_t)VTICE_VMCALL_EINVAL)
+		<< "no 66th bucket";
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_HIST, 2, 0), (uint64_t)VTICE_VMCALL_EINVAL) << "no third address";
+}
+
 // Root runs only what it checked: a program is refused at ADD unless it
 // starts with ARG, RETVAL, CURTASK or REG and every op's argument, size and slot is in range, no
 // slot is written twice and there is at most one string.
@@ -609,7 +639,7 @@ TEST_F(ProbePoints, RootRefusesAFetchProgramItCannotBound)
 		{"slot 4", {arg0, op(VTICE_FETCH_VALUE, 4)}},
 		{"slot 1 twice", {arg0, op(VTICE_FETCH_VALUE, 1), op(VTICE_FETCH_VALUE, 1)}},
 		{"two strings", {arg0, op(VTICE_FETCH_STRING), arg0, op(VTICE_FETCH_STRING)}},
-		{"an unknown op", {arg0, op(VTICE_FETCH_MAX + 1)}},
+		{"an unknown op", {arg0, op(VTICE_FETCH_HIST + 1)}},
 		{"COUNT with an argument", {op(VTICE_FETCH_COUNT, 1)}},
 		{"an op after COUNT", {arg0, op(VTICE_FETCH_COUNT), op(VTICE_FETCH_VALUE, 0)}},
 		{"SUM first", {op(VTICE_FETCH_SUM)}},
@@ -622,6 +652,9 @@ TEST_F(ProbePoints, RootRefusesAFetchProgramItCannotBound)
 		{"MIN width 7", {arg0, op(VTICE_FETCH_MIN, VTICE_FETCH_INDEX_ARG(0, 7))}},
 		{"MAX with an imm", {arg0, op(VTICE_FETCH_MAX, 0, 1)}},
 		{"an op after MIN", {arg0, op(VTICE_FETCH_MIN), op(VTICE_FETCH_SUM)}},
+		{"HIST first", {op(VTICE_FETCH_HIST)}},
+		{"HIST with a comparison", {arg0, op(VTICE_FETCH_HIST, VTICE_FETCH_INDEX_ARG(VTICE_FETCH_GE, 0))}},
+		{"an op after HIST", {arg0, op(VTICE_FETCH_HIST), op(VTICE_FETCH_VALUE, 0)}},
 		{"INDEX first", {op(VTICE_FETCH_INDEX, VTICE_FETCH_RDI, 8)}},
 		{"INDEX width 7", {arg0, op(VTICE_FETCH_INDEX, VTICE_FETCH_INDEX_ARG(VTICE_FETCH_RDI, 7), 8)}},
 		{"INDEX by 0 bytes", {arg0, op(VTICE_FETCH_INDEX, VTICE_FETCH_RDI, 0)}},

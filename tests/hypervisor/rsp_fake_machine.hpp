@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <deque>
@@ -18,6 +19,8 @@
 extern "C" {
 #include "../../hypervisor/debug/rsp_engine.h"
 }
+#include <vtice/ioctl.h>
+#include <vtice/vmcall.h>
 
 namespace vtice::fake {
 
@@ -50,6 +53,7 @@ public:
 	uint64_t probe_hits = 0, probe_passed_over = 0;
 	std::vector<uint64_t> probe_counts;	// per address, COUNT's hits
 	std::vector<uint64_t> probe_sums;	// per address, SUM's sums (as many as probe_counts)
+	std::vector<std::array<uint64_t, VTICE_FETCH_HIST_BUCKETS>> probe_hists;	// per address, HIST's buckets
 	std::deque<vtice_record> ring[kCpus];
 	uint64_t ring_lost[kCpus]{};
 	// The syscall trap: what the last QVtice:syscalls asked for, what it answers.
@@ -208,11 +212,15 @@ inline const vt_dbg_target_ops FakeMachine::ops = {
 	.probe_hits = [](void *ctx, bool passed_over) -> u64 {
 		return passed_over ? self(ctx)->probe_passed_over : self(ctx)->probe_hits;
 	},
-	.probe_count = [](void *ctx, u32 index, bool sum, u64 *count) {
-		const std::vector<uint64_t> &from = sum ? self(ctx)->probe_sums : self(ctx)->probe_counts;
-		if (index >= from.size())
+	.probe_count = [](void *ctx, u32 op, u32 index, u32 bucket, u64 *count) {
+		auto *m = self(ctx);
+		if (index >= m->probe_counts.size())
 			return false;
-		*count = from[index];
+		if (op == VTICE_VMCALL_PROBE_HIST)
+			*count = index < m->probe_hists.size() && bucket < VTICE_FETCH_HIST_BUCKETS
+					 ? m->probe_hists[index][bucket] : 0;
+		else
+			*count = op == VTICE_VMCALL_PROBE_SUM ? m->probe_sums.at(index) : m->probe_counts[index];
 		return true;
 	},
 	.tsc_khz = [](void *) -> u64 { return 2400000; },

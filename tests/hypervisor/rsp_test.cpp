@@ -684,6 +684,23 @@ TEST_F(RspProbes, SumsComeBackPerAddressApartFromTheCounts)
 	EXPECT_EQ(ask("qVtice:probes:sums:1"), "+" + frame("E16"));
 }
 
+TEST_F(RspProbes, HistBucketsComeBackForOneAddressAllOfThem)
+{
+	m.probe_counts = {3, 4};
+	m.probe_hists.resize(2);
+	m.probe_hists[1][0] = 1;
+	m.probe_hists[1][14] = 2;
+	m.probe_hists[1][VTICE_FETCH_HIST_BUCKETS - 1] = ~0ull;	// the longest number there can be
+	std::string want = "1";
+	for (int b = 1; b < VTICE_FETCH_HIST_BUCKETS; b++)
+		want += b == 14 ? ",2" : b == VTICE_FETCH_HIST_BUCKETS - 1 ? ",ffffffffffffffff" : ",0";
+	EXPECT_EQ(ask("qVtice:probes:hist:1"), "+" + frame(want));
+	EXPECT_EQ(ask("qVtice:probes:hist:2"), "+" + frame("E16")) << "no third address";
+	EXPECT_EQ(ask("qVtice:probes:hist:"), "+" + frame("E16"));
+	EXPECT_EQ(ask("qVtice:probes:hist:1,2"), "+" + frame("E16"));
+	EXPECT_EQ(ask("qVtice:probes:hist:ffffffffffffffffff"), "+" + frame("E16")) << "past 64 bits";
+}
+
 TEST_F(RspProbes, TheSyscallTrapTakesItsFilterAndStringSlots)
 {
 	// pid 0x7b, comm "cat", slots: openat (257) copies argument 1's string (N = 2)

@@ -650,6 +650,11 @@ TEST(ProbeLanguage, RootKeepsTheLeastOrGreatestOperand)
 	EXPECT_EQ(kept("fn:vfs_read { @[comm] = min(arg2); }"), RootValue::None) << "a key";
 	EXPECT_EQ(kept("fn:vfs_read { @ = max(arg2 + 1); }"), RootValue::None) << "arithmetic";
 	EXPECT_EQ(kept("fn:vfs_read { @ = max(arg2); @n = count(); }"), RootValue::None) << "more than the max";
+	EXPECT_EQ(kept("fn:vfs_read:return { @ = hist(retval); }"), RootValue::Hist);
+	EXPECT_EQ(kept("fn:vfs_read { @[comm] = hist(arg2); }"), RootValue::None) << "a key";
+	EXPECT_EQ(kept("fn:vfs_read { @ = lhist(arg2, 0, 100, 10); }"), RootValue::None) << "linear: the console's";
+	EXPECT_EQ(accepted("fn:vfs_read { @ = hist(arg2); }").program.probes[0].fetch,
+		  (std::vector<FetchOp>{{FetchCode::Arg, 2, 0}, {FetchCode::Hist, 0, 0}}));
 	EXPECT_EQ(accepted("fn:vfs_read { @ = max(arg2); }").program.probes[0].fetch,
 		  (std::vector<FetchOp>{{FetchCode::Arg, 2, 0}, {FetchCode::Max, 0, 0}}));
 	auto dfd = with_params("fn:do_sys_openat2 { @ = min(args->dfd); }");

@@ -9,6 +9,7 @@
 #include "output.hpp"
 #include "probe_lookup.hpp"
 #include "runtime.hpp"
+#include <vtice/ioctl.h>
 
 using namespace vtice::probes;
 
@@ -579,6 +580,48 @@ TEST(ProbeRuntime, RootMinAndMaxFoldIntoTheMapAsTheirHitsWould)
 	EXPECT_EQ(runtime.stats().fired, 11u);
 	runtime.finish(3);
 	EXPECT_EQ(out.maps_, "@lo: -5\n@hi: -3\n") << "the maps in the order the program names them";
+}
+
+// hist() counted in root: root's buckets (ioctl.h's numbering, worked out
+// by hand for the values below) fold into the map exactly as the same
+// values arriving as records do, the count included; growth that spans
+// two reads adds up; nothing is added after exit().
+TEST(ProbeRuntime, RootHistFoldsIntoTheMapAsTheSameRecordsWould)
+{
+	const std::string source = "fn:vfs_read { @sizes = hist(arg2); }";
+	auto c = compile_program(source, test_syscalls());
+	ASSERT_TRUE(c.ok()) << format_diagnostic("", c.error());
+	const Probe &probe = c->program.probes[0];
+	ASSERT_EQ(probe.root_value, RootValue::Hist);
+
+	Captured recorded;
+	Runtime from_records(*c, recorded, kDefaultMaxMapEntries);
+	from_records.begin(0);
+	for (std::uint64_t v : {0ull, 1ull, 3ull, 4096ull, 4097ull, ~0ull, 1ull << 62}) {
+		ProbeEvent ev = enter(0, "dd", 7, 1, {0, 0, v});
+		ev.kind = PointKind::FnEntry;
+		ev.address = probe.points[0].address;
+		from_records.on_event(ev);
+	}
+	from_records.finish(2);
+
+	Captured counted;
+	Runtime from_root(*c, counted, kDefaultMaxMapEntries);
+	from_root.begin(0);
+	std::vector<std::uint64_t> first(VTICE_FETCH_HIST_BUCKETS), second(VTICE_FETCH_HIST_BUCKETS);
+	first[1] = 1;	// 0
+	first[2] = 1;	// 1
+	first[14] = 1;	// 4096: [4K, 8K)
+	second[3] = 1;	// 3: [2, 4)
+	second[14] = 1;	// 4097
+	second[0] = 1;	// -1
+	second[64] = 1;	// 2^62: [4E, 8E)
+	from_root.add_root_hist(probe, first);
+	from_root.add_root_hist(probe, second);
+	EXPECT_EQ(from_root.stats().fired, 7u);
+	from_root.finish(2);
+	EXPECT_EQ(counted.maps_, recorded.maps_);
+	EXPECT_NE(counted.maps_.find("[4K, 8K)"), std::string::npos) << counted.maps_;
 }
 
 // A probe counted in root: root's counts add to its map as that many

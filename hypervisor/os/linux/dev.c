@@ -215,6 +215,8 @@ static long vt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return vt_ioc_path_trace(file, uarg);
 	case VTICE_IOC_PROBES:
 		return vt_ioc_probes(file, uarg);
+	case VTICE_IOC_PROBE_HIST:
+		return vt_ioc_probe_hist(uarg);
 	case VTICE_IOC_PROFILE:
 		return vt_ioc_profile(file, uarg);
 	default:

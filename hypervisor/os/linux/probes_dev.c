@@ -329,6 +329,26 @@ long vt_ioc_probes(struct file *file, void __user *uarg)
 	return ret;
 }
 
+/* VTICE_IOC_PROBE_HIST: one armed address's HIST buckets, read as QUERY reads counts (anyone may). */
+long vt_ioc_probe_hist(void __user *uarg)
+{
+	struct vtice_probe_hist h;
+	u64 count;
+	u32 b;
+	int ret = vt_get_arg(&h, sizeof(h), uarg);
+
+	if (ret)
+		return ret;
+	if (h.reserved || h.index >= VTICE_PROBES_MAX)
+		return -EINVAL;
+	mutex_lock(&vt_probes_lock);
+	ret = vt_probes_vmcall(VTICE_VMCALL_PROBE_COUNT, h.index, 0, 0, &count);	/* -EINVAL: no address there */
+	for (b = 0; !ret && b < VTICE_FETCH_HIST_BUCKETS; b++)
+		ret = vt_probes_vmcall(VTICE_VMCALL_PROBE_HIST, h.index, b, 0, &h.buckets[b]);
+	mutex_unlock(&vt_probes_lock);
+	return ret ? ret : vt_put_arg(uarg, &h, sizeof(h));
+}
+
 void vt_probes_release(struct file *file)
 {
 	mutex_lock(&vt_probes_lock);

@@ -372,13 +372,17 @@ struct vtice_probe_watch {
  * `@b = sum(arg2)`; MIN and MAX do the same and keep the least or the
  * greatest accumulator, so cut and compared as signed 64-bit numbers, in
  * vtice_probes.summed instead (for `@lo = min(arg2)`; while none was
- * counted it holds INT64_MAX or INT64_MIN). A LOAD that faults
+ * counted it holds INT64_MAX or INT64_MIN); HIST does the same and adds 1
+ * to the accumulator's power-of-two bucket, so cut and signed, among the
+ * address's VTICE_FETCH_HIST_BUCKETS (VTICE_IOC_PROBE_HIST), for
+ * `@h = hist(arg2)`. A LOAD that faults
  * leaves 0 and marks the VALUE records until the next ARG, RETVAL, CURTASK
  * or REG unreadable, and a STRING then copies nothing. Root refuses
  * (EINVAL) a program that does not start with ARG, RETVAL, CURTASK or REG,
  * names an argument, register, size, slot, width or comparison out of
  * range, indexes by an element size below 1, writes a slot twice or more
- * than one string, has ops after COUNT, SUM, MIN or MAX, or has reserved bits set;
+ * than one string, has ops after COUNT, SUM, MIN, MAX or HIST, or has
+ * reserved bits set;
  * END (0) or the last op ends it. A program may be COUNT alone.
  */
 #define VTICE_FETCH_OPS_MAX	32
@@ -401,7 +405,14 @@ enum vtice_fetch_code {
 	VTICE_FETCH_SUM = 12,	/* arg: VTICE_FETCH_INDEX_ARG(0, width); the last op: counted and summed */
 	VTICE_FETCH_MIN = 13,	/* as SUM: counted, the least value kept */
 	VTICE_FETCH_MAX = 14,	/* as SUM: counted, the greatest value kept */
+	VTICE_FETCH_HIST = 15,	/* as SUM: counted into its power-of-two bucket */
 };
+
+/*
+ * HIST's buckets, as bpftrace's hist() draws them: 0 holds the values
+ * below 0, 1 the value 0, and k (2..64) the values in [2^(k-2), 2^(k-1)).
+ */
+#define VTICE_FETCH_HIST_BUCKETS	65
 
 /* KEEP's comparison, signed: the hit is recorded when "acc CMP imm" holds. */
 enum vtice_fetch_cmp {
@@ -504,6 +515,20 @@ struct vtice_profile {
 	char comm[16];			/* in (ARM): only this comm's samples, NUL-padded; "" = any */
 };
 
+/*
+ * What a HIST op counted at one armed address (VTICE_IOC_PROBE_HIST): the
+ * address's place in the ARM request in, its buckets out, as of the call.
+ * Read it before DISARM, which takes the counts away with the probes.
+ * -EINVAL: no address there; -EPERM: another open file armed the probes.
+ */
+struct vtice_probe_hist {
+	__u32 size;		/* in */
+	__u32 version;		/* in */
+	__u32 index;		/* in: 0..count - 1 of the ARM request */
+	__u32 reserved;		/* 0 */
+	__u64 buckets[VTICE_FETCH_HIST_BUCKETS];	/* out: per bucket, hits HIST counted since ARM */
+};
+
 #define VTICE_IOC_STATUS	_IOWR(VTICE_IOC_MAGIC, 1, struct vtice_status)
 #define VTICE_IOC_CPU_STATS	_IOWR(VTICE_IOC_MAGIC, 2, struct vtice_cpu_stats)
 #define VTICE_IOC_CAPS		_IOWR(VTICE_IOC_MAGIC, 3, struct vtice_caps)
@@ -514,6 +539,7 @@ struct vtice_profile {
 #define VTICE_IOC_LBR		_IOWR(VTICE_IOC_MAGIC, 8, struct vtice_lbr)
 #define VTICE_IOC_PROBES	_IOWR(VTICE_IOC_MAGIC, 9, struct vtice_probes)
 #define VTICE_IOC_PROFILE	_IOWR(VTICE_IOC_MAGIC, 10, struct vtice_profile)
+#define VTICE_IOC_PROBE_HIST	_IOWR(VTICE_IOC_MAGIC, 11, struct vtice_probe_hist)
 
 #ifdef __cplusplus
 #define VTICE_UAPI_ASSERT(c, m) static_assert(c, m)
@@ -535,5 +561,6 @@ VTICE_UAPI_ASSERT(sizeof(struct vtice_probes) == 88 + 25 * VTICE_PROBES_MAX + 16
 			  8 * VTICE_FETCH_PROGRAMS_MAX * VTICE_FETCH_OPS_MAX,
 		  "vtice_probes layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_profile) == 56, "vtice_profile layout");
+VTICE_UAPI_ASSERT(sizeof(struct vtice_probe_hist) == 16 + 8 * VTICE_FETCH_HIST_BUCKETS, "vtice_probe_hist layout");
 
 #endif /* VTICE_UAPI_IOCTL_H */

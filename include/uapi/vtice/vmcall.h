@@ -140,6 +140,11 @@ enum vtice_vmcall_probe_op {
 	VTICE_VMCALL_PROBE_SUM = 9,
 	/* RDX = the hits root's filter or a fetch program's KEEP passed over since load. */
 	VTICE_VMCALL_PROBE_PASSED = 10,
+	/*
+	 * R8 = an address's place in ADD's order, R9 = a bucket (ioctl.h,
+	 * VTICE_FETCH_HIST_BUCKETS): RDX = the hits its HIST op counted there.
+	 */
+	VTICE_VMCALL_PROBE_HIST = 11,
 };
 
 /*
