@@ -19,6 +19,11 @@
  * NAME-minmax: those two maps are the least count: field of ftrace's
  * sys_enter_read lines and the greatest return of its sys_exit_read lines.
  *
+ * NAME-hist: a fourth root aggregation, hist(retval) at the returns of
+ * __x64_sys_read (each read(2) runs it once), buckets the same returns:
+ * its map must hold, bucket by bucket, what ftrace's sys_exit_read
+ * returns make when this file buckets them by bpftrace's rule.
+ *
  * NAME-filter: the program's comm predicate reached the hypervisor's
  * filter (the line "records the syscalls of comm vtprobe"); NAME-lost: no
  * record was lost.
@@ -66,8 +71,12 @@ static const char kProgram[] =
 	"syscall:close:return /comm == \"vtprobe\"/ { @closes = count(); }\n"
 	"fn:vfs_read /comm == \"vtprobe\"/ { @fnbytes = sum(arg2); }\n"
 	"fn:rw_verify_area /comm == \"vtprobe\"/ { @cmin = min(arg3); }\n"
-	"fn:vfs_read:return /comm == \"vtprobe\"/ { @rmax = max(retval); }\n";
-#define ROOT_PROBES_PER_READ	3	/* vfs_read's entry, rw_verify_area, one of vfs_read's returns */
+	"fn:vfs_read:return /comm == \"vtprobe\"/ { @rmax = max(retval); }\n"
+	"fn:__x64_sys_read:return /comm == \"vtprobe\"/ { @rhist = hist(retval); }\n";
+/* vfs_read's entry, rw_verify_area, one of vfs_read's returns, one of __x64_sys_read's */
+#define ROOT_PROBES_PER_READ	4
+/* hist()'s buckets: below 0, 0, then [2^(k-1), 2^k) for k = 1..63 */
+#define HIST_BUCKETS	65
 
 static const char *const kEvents[] = { "sys_exit_openat", "sys_enter_read", "sys_exit_read", "sys_exit_close" };
 
@@ -81,6 +90,7 @@ struct seen {
 	int nopens;
 	long reads, bytes, closes;
 	long least_count, returns, greatest_return;	/* of the reads: the least count, the greatest return */
+	long return_hist[HIST_BUCKETS];	/* of the reads' returns, bucketed as hist() does */
 	long fn_reads, fn_bytes;	/* vtice's fn:vfs_read: root's count and sum */
 	long fn_recorded;		/* its hits that crossed as records */
 	long events, unpaired;		/* vtice's syscall events; returns without their entry */
@@ -130,8 +140,21 @@ static void seen_read(struct seen *o, long count)
 	o->bytes += count;
 }
 
+/* hist()'s bucket of v, as bpftrace's docs draw them: 0 below 0, 1 for 0, then 1 + k for [2^(k-1), 2^k). */
+static int hist_bucket_of(long v)
+{
+	int k = 0;
+
+	if (v < 0)
+		return 0;
+	while (k < 63 && (v >> k) != 0)
+		k++;
+	return 1 + k;
+}
+
 static void seen_read_return(struct seen *o, long ret)
 {
+	o->return_hist[hist_bucket_of(ret)]++;
 	if (!o->returns++ || ret > o->greatest_return)
 		o->greatest_return = ret;
 }
@@ -171,6 +194,37 @@ static int read_ftrace(struct seen *o)
 	return 0;
 }
 
+/*
+ * The lower bound a hist() bucket's label names: "[0]" 0, "[2, 4)" 2,
+ * "[4K, 8K)" 4096; "(..., 0)" -1, the bucket of the values below 0.
+ */
+static long bucket_label_low(const char *label)
+{
+	static const char units[] = "KMGTPE";
+	char *end;
+	long v;
+	const char *unit;
+
+	if (*label == '(')
+		return -1;
+	v = strtol(label + 1, &end, 10);
+	unit = *end ? strchr(units, *end) : NULL;
+	if (unit)
+		v <<= 10 * (unit - units + 1);
+	return v;
+}
+
+/* A hist map's JSON buckets: ..."buckets":[{"bucket":"[4K, 8K)","count":3},...] into hist[]. */
+static void read_hist_json(const char *line, long *hist)
+{
+	const char *p = line;
+
+	while ((p = strstr(p, "{\"bucket\":\""))) {
+		p += strlen("{\"bucket\":\"");
+		hist[hist_bucket_of(bucket_label_low(p))] += json_number(p, "\"count\":");
+	}
+}
+
 /* {"type":"printf","text":"ret 3\u000a"} and {"type":"map","name":"@reads",...,"value":N}. */
 static int read_probe_output(struct seen *v, long *lost)
 {
@@ -196,6 +250,8 @@ static int read_probe_output(struct seen *v, long *lost)
 			v->least_count = json_number(line, "\"value\":");
 		else if (strstr(line, "\"name\":\"@rmax\""))
 			v->greatest_return = json_number(line, "\"value\":");
+		else if (strstr(line, "\"name\":\"@rhist\""))
+			read_hist_json(line, v->return_hist);
 		else if (strstr(line, "\"type\":\"summary\"")) {
 			*lost = json_number(line, "\"lost\":");
 			v->fn_reads = json_number(line, "\"root_counted\":");
@@ -285,6 +341,32 @@ static void compare_kept(const char *name, const struct seen *ft, const struct s
 		report(test, FAIL, "root's @cmin %ld, @rmax %ld; ftrace's %ld reads: least count %ld, %ld returns, "
 		       "the greatest %ld", vt->least_count, vt->greatest_return, ft->reads, ft->least_count,
 		       ft->returns, ft->greatest_return);
+}
+
+/* hist() counted in root, bucket by bucket against ftrace's read returns. */
+static void compare_hist(const char *name, const struct seen *ft, const struct seen *vt)
+{
+	char test[128], shown[512] = "";
+	long in_root = 0;
+	int b, differ = -1;
+	size_t at;
+
+	for (b = 0; b < HIST_BUCKETS; b++) {
+		in_root += vt->return_hist[b];
+		if (vt->return_hist[b] != ft->return_hist[b] && differ < 0)
+			differ = b;
+		at = strlen(shown);
+		if (ft->return_hist[b] && at + 32 < sizeof(shown))
+			snprintf(shown + at, sizeof(shown) - at, " %d:%ld", b, ft->return_hist[b]);
+	}
+	snprintf(test, sizeof(test), "%s-hist", name);
+	if (ft->returns && differ < 0)
+		report(test, PASS, "root's hist(retval) at __x64_sys_read's returns holds ftrace's %ld read returns "
+		       "bucket by bucket (bucket:count%s)", ft->returns, shown);
+	else
+		report(test, FAIL, "root's @rhist holds %ld returns, ftrace saw %ld; first bucket that differs: %d "
+		       "(root %ld, ftrace %ld); ftrace's bucket:count%s", in_root, ft->returns, differ,
+		       differ < 0 ? 0 : vt->return_hist[differ], differ < 0 ? 0 : ft->return_hist[differ], shown);
 }
 
 /* The syscalls root recorded: the named ones' two edges, no other. */
@@ -726,6 +808,7 @@ int cmd_probe(int argc, char **argv)
 	check_side_results(name, lost);
 	compare_function(name, &ft, &vt);
 	compare_kept(name, &ft, &vt);
+	compare_hist(name, &ft, &vt);
 	compare_chosen(name, &ft, &vt);
 	probe_cost(name);
 	probe_migration(name);
