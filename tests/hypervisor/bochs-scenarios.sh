@@ -584,23 +584,32 @@ stub_kstack_oracle() {
 # (ash's read takes a byte a call), while the kernel's own syscall
 # tracepoint (sys_enter_read, filtered by that comm) counts its reads; its
 # last act is a write, which the host's program takes as its exit().
+# sys_exit_read gives their returns: hv.stub-$1.returns, as
+# "RETURN:TIMES,..." (hex), what the host buckets for the program's
+# hist(retval).
 stub_probe_workload() {
 	local tr=/sys/kernel/tracing ev i line buf bufs run=$1
-	ev=$tr/events/syscalls/sys_enter_read
 	[ -d $tr/events ] || mount -t tracefs tracefs $tr
-	echo 'comm == "vtstubprobe"' >$ev/filter
+	for ev in $tr/events/syscalls/sys_enter_read $tr/events/syscalls/sys_exit_read; do
+		echo 'comm == "vtstubprobe"' >$ev/filter
+	done
 	echo >$tr/trace
-	echo 1 >$ev/enable
+	echo 1 >$tr/events/syscalls/sys_enter_read/enable
+	echo 1 >$tr/events/syscalls/sys_exit_read/enable
 	stub_probe_reads
-	echo 0 >$ev/enable
+	echo 0 >$tr/events/syscalls/sys_enter_read/enable
+	echo 0 >$tr/events/syscalls/sys_exit_read/enable
 	echo "VTICE-FIGURE hv.stub-$run.reads=$(grep -c 'sys_read(' $tr/trace)"
+	echo "VTICE-FIGURE hv.stub-$run.returns=$(sed -n 's/.*sys_read -> 0x\([0-9a-f]*\).*/\1/p' $tr/trace |
+		sort | uniq -c | awk '{ printf "%s%s:%s", NR > 1 ? "," : "", $2, $1 }')"
 	# the reads' buffer addresses (hex) added up: what sum(arg1) must give
 	bufs=0
 	for buf in $(sed -n 's/.*sys_read(.* buf: \([0-9a-f]*\),.*/\1/p' $tr/trace); do
 		bufs=$((bufs + 0x$buf))
 	done
 	echo "VTICE-FIGURE hv.stub-$run.bufs=$bufs"
-	echo 0 >$ev/filter
+	echo 0 >$tr/events/syscalls/sys_enter_read/filter
+	echo 0 >$tr/events/syscalls/sys_exit_read/filter
 }
 
 # The workload of the stub's profile run ("vt-spin", host/stub_gdb.py):

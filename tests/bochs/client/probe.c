@@ -20,7 +20,7 @@
  * sys_enter_read lines and the greatest return of its sys_exit_read lines.
  *
  * NAME-hist: a fourth root aggregation, hist(retval) at the returns of
- * __x64_sys_read (each read(2) runs it once), buckets the same returns:
+ * ksys_read (each read(2) runs it once), buckets the same returns:
  * its map must hold, bucket by bucket, what ftrace's sys_exit_read
  * returns make when this file buckets them by bpftrace's rule.
  *
@@ -72,8 +72,8 @@ static const char kProgram[] =
 	"fn:vfs_read /comm == \"vtprobe\"/ { @fnbytes = sum(arg2); }\n"
 	"fn:rw_verify_area /comm == \"vtprobe\"/ { @cmin = min(arg3); }\n"
 	"fn:vfs_read:return /comm == \"vtprobe\"/ { @rmax = max(retval); }\n"
-	"fn:__x64_sys_read:return /comm == \"vtprobe\"/ { @rhist = hist(retval); }\n";
-/* vfs_read's entry, rw_verify_area, one of vfs_read's returns, one of __x64_sys_read's */
+	"fn:ksys_read:return /comm == \"vtprobe\"/ { @rhist = hist(retval); }\n";
+/* vfs_read's entry, rw_verify_area, one of vfs_read's returns, one of ksys_read's */
 #define ROOT_PROBES_PER_READ	4
 /* hist()'s buckets: below 0, 0, then [2^(k-1), 2^k) for k = 1..63 */
 #define HIST_BUCKETS	65
@@ -361,7 +361,7 @@ static void compare_hist(const char *name, const struct seen *ft, const struct s
 	}
 	snprintf(test, sizeof(test), "%s-hist", name);
 	if (ft->returns && differ < 0)
-		report(test, PASS, "root's hist(retval) at __x64_sys_read's returns holds ftrace's %ld read returns "
+		report(test, PASS, "root's hist(retval) at ksys_read's returns holds ftrace's %ld read returns "
 		       "bucket by bucket (bucket:count%s)", ft->returns, shown);
 	else
 		report(test, FAIL, "root's @rhist holds %ld returns, ftrace saw %ld; first bucket that differs: %d "

@@ -769,12 +769,16 @@ def vtice_probe_phase(fig):
     probe (check_stub_profile). The oracles are the guest's: the count of its
     syscall tracepoint sys_enter_read for the same comm (hv.stub-probe.reads)
     and the sum of those reads' buffer addresses (hv.stub-probe.bufs), both
-    of which root keeps itself (a sum() alone), the 20 opens of /proc/sys/kernel/ostype its script makes, and the stack
+    of which root keeps itself (a sum() alone), the reads' returns from
+    its sys_exit_read bucketed (hv.stub-probe.returns, against a
+    hist(retval) at ksys_read's returns, also kept in root), the 20 opens
+    of /proc/sys/kernel/ostype its script makes, and the stack
     its own unwinder gave a kprobe at the same write before the module
     loaded (hv.stub-probe.write-callers)."""
     import tempfile
     domain = int(fig["hv.stub-uts.addr"], 16) + 5 * 65
     program = ('fn:vfs_read /comm == "vtstubprobe"/ { @bufs = sum(arg1); } '
+               'fn:ksys_read:return /comm == "vtstubprobe"/ { @rets = hist(retval); } '
                'fn:do_sys_openat2 /comm == "vtstubprobe"/ { printf("open %s\\n", str(args->filename)); } '
                'fn:vfs_write /comm == "vtstubprobe"/ { @[kstack] = count(); exit(); }')
     # A run of its own, with a workload of its own (hv.stub-probe2.*), so
@@ -810,9 +814,10 @@ def vtice_probe_phase(fig):
         time.sleep(1)
     want = figures().get("hv.stub-probe.reads")
     in_root = re.search(r"recorded (\d+) hits and counted (\d+) in root", text)
-    check("vtice-probe-root-count", want is not None and in_root is not None and in_root.group(2) == want,
-          "root counted %s reads of comm vtstubprobe itself (the guest's sys_enter_read tracepoint: %s)"
-          % (in_root.group(2) if in_root else "none", want))
+    check("vtice-probe-root-count", want is not None and in_root is not None and in_root.group(2) == str(2 * int(want)),
+          "root counted %s hits of comm vtstubprobe itself, two a read (vfs_read, ksys_read's return; the "
+          "guest's sys_enter_read tracepoint: %s reads)" % (in_root.group(2) if in_root else "none", want))
+    check_stub_hist(text, figures().get("hv.stub-probe.returns"))
     bufs = figures().get("hv.stub-probe.bufs")
     got = re.search(r"^@bufs: (-?\d+)$", text, re.M)
     check("vtice-probe-sum", bufs is not None and got is not None and got.group(1) == bufs and
@@ -834,6 +839,41 @@ def vtice_probe_phase(fig):
     lost = re.findall(r"; (\d+) records lost in the rings", text)
     check("vtice-probe-lost", lost == ["0", "0", "0"],
           "records lost in the rings by each run: %s" % (", ".join(lost) or "no summary"))
+
+
+def hist_label_low(label):
+    """The least value a hist() row's label names: "[1]" 1, "[2, 4)" 2,
+    "[4K, 8K)" 4096, "(..., 0)" -1."""
+    if label.startswith("("):
+        return -1
+    m = re.match(r"\[(\d+)([KMGTPE]?)", label)
+    return int(m.group(1)) << (10 * ("KMGTPE".index(m.group(2)) + 1) if m.group(2) else 0)
+
+
+def check_stub_hist(text, returns):
+    """hist(retval) at ksys_read's returns through the stub, counted in
+    root (qVtice:probes:hist): its rows, bucket by bucket, against the
+    guest's sys_exit_read returns as this file buckets them (bpftrace's
+    rule: a value v >= 0 in bucket v.bit_length(), below 0 in one bucket)."""
+    want = {}
+    for pair in (returns or "").split(","):
+        if ":" in pair:
+            value, times = pair.split(":")
+            v = int(value, 16)
+            bucket = -1 if v >= 1 << 63 else v.bit_length()  # ftrace prints a negative return as 64-bit hex
+            want[bucket] = want.get(bucket, 0) + int(times)
+    table = re.search(r"^@rets:\n((?:[\[(].*\|\n)+)", text, re.M)
+    got = {}
+    for row in (table.group(1).splitlines() if table else []):
+        m = re.match(r"(.*?\)|\[\d+\w?\])\s+(\d+) \|", row)
+        if m and int(m.group(2)):  # the empty buckets between the first and the last are drawn too
+            low = hist_label_low(m.group(1))
+            bucket = -1 if low < 0 else low.bit_length()
+            got[bucket] = got.get(bucket, 0) + int(m.group(2))
+    check("vtice-probe-hist", bool(want) and got == want and "their hist() value in its power-of-two bucket" in text,
+          "@rets = hist(retval) at ksys_read's returns through the stub, counted in root "
+          "(qVtice:probes:hist): buckets %s; the guest's sys_exit_read returns (%s) make %s"
+          % (sorted(got.items()), returns, sorted(want.items())))
 
 
 def check_stub_syscalls(text, reads, ostype):
