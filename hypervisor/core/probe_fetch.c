@@ -21,11 +21,17 @@ static struct vtice_fetch_op vt_fetch_op(u64 raw)
 	return op;
 }
 
-/* A program's value kept at its address: SUM, MIN, MAX or HIST. */
+/* A program's value kept at its address: SUM, MIN, MAX, HIST or KEYED. */
 static bool vt_fetch_is_tally(struct vtice_fetch_op op)
 {
 	return op.code == VTICE_FETCH_SUM || op.code == VTICE_FETCH_MIN || op.code == VTICE_FETCH_MAX ||
-	       op.code == VTICE_FETCH_HIST;
+	       op.code == VTICE_FETCH_HIST || op.code == VTICE_FETCH_KEYED;
+}
+
+/* KEYED under a key of the task's or the CPU's: it needs no operand before it. */
+static bool vt_fetch_is_keyed_alone(struct vtice_fetch_op op)
+{
+	return op.code == VTICE_FETCH_KEYED && (op.arg & 0xf) != VTICE_FETCH_KEY_VALUE;
 }
 
 /* COUNT and the tallies end a program: the hit is counted in root, not recorded. */
@@ -75,6 +81,8 @@ static bool vt_fetch_op_valid(struct vtice_fetch_op op, u32 *slots, u32 *strings
 	case VTICE_FETCH_MAX:
 	case VTICE_FETCH_HIST:
 		return !(op.arg & 0xf) && (op.arg >> 4) < VTICE_FETCH_INDEX_WIDTHS;
+	case VTICE_FETCH_KEYED:
+		return (op.arg & 0xf) < VTICE_FETCH_KEYS && (op.arg >> 4) < VTICE_FETCH_INDEX_WIDTHS;
 	default:
 		return false;
 	}
@@ -86,7 +94,7 @@ bool vt_fetch_valid(const struct vt_fetch_program *prog)
 
 	struct vtice_fetch_op first = vt_fetch_op(prog->ops[0]);
 
-	if (!vt_fetch_is_start(first) && first.code != VTICE_FETCH_COUNT)
+	if (!vt_fetch_is_start(first) && first.code != VTICE_FETCH_COUNT && !vt_fetch_is_keyed_alone(first))
 		return false;	/* the accumulator is never read before it is set */
 	for (i = 0; i < VTICE_FETCH_OPS_MAX; i++) {
 		struct vtice_fetch_op op = vt_fetch_op(prog->ops[i]);
@@ -222,7 +230,10 @@ u32 vt_fetch_run(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 
 		case VTICE_FETCH_MIN:
 		case VTICE_FETCH_MAX:
 		case VTICE_FETCH_HIST:
-			*end = (struct vt_fetch_end){ .op = op.code, .value = vt_fetch_cut(acc, op.arg >> 4) };
+		case VTICE_FETCH_KEYED:
+			*end = (struct vt_fetch_end){
+				.op = op.code, .key_kind = op.arg & 0xf, .value = vt_fetch_cut(acc, op.arg >> 4),
+			};
 			return VT_FETCH_COUNTED;
 		case VTICE_FETCH_LOAD:
 			if (readable)
@@ -250,7 +261,7 @@ u32 vt_fetch_run(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 
 	return n;
 }
 
-/* The op that ends prog: COUNT, SUM, MIN, MAX or HIST; END when none does (walked once, at ADD). */
+/* The op that ends prog: COUNT, SUM, MIN, MAX, HIST or KEYED; END when none does (walked once, at ADD). */
 static u32 vt_fetch_end_code(const struct vt_fetch_program *prog)
 {
 	u32 i;
@@ -296,7 +307,38 @@ static void vt_fetch_keep(u64 *kept, u64 v, bool least)
 			return;
 }
 
-void vt_fetch_tally(const struct vt_fetch_end *end, struct vt_fetch_totals *t)
+/*
+ * 1 more under key: in the first slot counting it, else in the first free
+ * one, taken for it. A slot another CPU is taking is passed by, so a key
+ * may end up in two slots (the reader adds them). False when every slot
+ * holds another key.
+ */
+static bool vt_fetch_count_key(struct vt_fetch_totals *t, const u64 key[2])
+{
+	u32 i;
+
+	for (i = 0; i < VTICE_FETCH_KEYED_SLOTS; i++) {
+		struct vt_fetch_key_slot *s = &t->keys[i];
+		u64 state = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+
+		if (state == VT_SLOT_FREE &&
+		    __atomic_compare_exchange_n(&s->state, &state, VT_SLOT_TAKEN, false, __ATOMIC_ACQUIRE,
+						__ATOMIC_ACQUIRE)) {
+			s->key[0] = key[0];
+			s->key[1] = key[1];
+			s->count = 1;
+			__atomic_store_n(&s->state, VT_SLOT_COUNTING, __ATOMIC_RELEASE);
+			return true;
+		}
+		if (state == VT_SLOT_COUNTING && s->key[0] == key[0] && s->key[1] == key[1]) {
+			__atomic_fetch_add(&s->count, 1, __ATOMIC_RELAXED);
+			return true;
+		}
+	}
+	return false;
+}
+
+bool vt_fetch_tally(const struct vt_fetch_end *end, struct vt_fetch_totals *t)
 {
 	switch (end->op) {
 	case VTICE_FETCH_MIN:
@@ -306,9 +348,23 @@ void vt_fetch_tally(const struct vt_fetch_end *end, struct vt_fetch_totals *t)
 	case VTICE_FETCH_HIST:
 		__atomic_fetch_add(&t->hist[vt_fetch_hist_bucket(end->value)], 1, __ATOMIC_RELAXED);
 		break;
+	case VTICE_FETCH_KEYED:
+		if (!vt_fetch_count_key(t, end->key))
+			return false;
+		break;
 	default:
 		__atomic_fetch_add(&t->kept, end->value, __ATOMIC_RELAXED);	/* COUNT's value is 0 */
 		break;
 	}
 	__atomic_fetch_add(&t->counted, 1, __ATOMIC_RELAXED);
+	return true;
+}
+
+u64 vt_fetch_key_slot_read(const struct vt_fetch_totals *t, u32 slot, u32 part)
+{
+	const struct vt_fetch_key_slot *s = &t->keys[slot];
+
+	if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != VT_SLOT_COUNTING)
+		return 0;
+	return part ? s->key[part - 1] : __atomic_load_n(&s->count, __ATOMIC_RELAXED);
 }

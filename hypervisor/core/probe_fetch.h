@@ -32,8 +32,10 @@ bool vt_fetch_valid(const struct vt_fetch_program *prog);
 
 /* The op that ended a counted hit, and its value (0 for COUNT). */
 struct vt_fetch_end {
-	u32 op;		/* VTICE_FETCH_COUNT, _SUM, _MIN, _MAX or _HIST */
+	u32 op;		/* VTICE_FETCH_COUNT, _SUM, _MIN, _MAX, _HIST or _KEYED */
+	u32 key_kind;	/* KEYED's enum vtice_fetch_key */
 	u64 value;	/* the accumulator cut to the op's width */
+	u64 key[2];	/* KEYED's key, filled in by the caller (it knows the task) */
 };
 
 /*
@@ -41,18 +43,28 @@ struct vt_fetch_end {
  * task's address (0: unknown): its VALUE and STRING records into recs[n]
  * on (recs[0] the group's head); the new n, or 0 when a KEEP did not hold
  * (the hit is not recorded), or VT_FETCH_COUNTED when COUNT, SUM, MIN,
- * MAX or HIST ended it (the hit is counted, not recorded; *end says which and
+ * MAX, HIST or KEYED ended it (the hit is counted, not recorded; *end says which and
  * with what value).
  */
 #define VT_FETCH_COUNTED	0xffffffffu
 u32 vt_fetch_run(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 task,
 		 const struct vt_fetch_program *prog, struct vtice_record *recs, u32 n, struct vt_fetch_end *end);
 
+/* One of KEYED's slots: free, taken by a CPU writing its key, or counting. */
+enum vt_fetch_slot_state { VT_SLOT_FREE, VT_SLOT_TAKEN, VT_SLOT_COUNTING };
+
+struct vt_fetch_key_slot {
+	u64 state;	/* enum vt_fetch_slot_state */
+	u64 key[2];	/* set while TAKEN, then never changed */
+	u64 count;
+};
+
 /* What root counted at one probed address since it was added. */
 struct vt_fetch_totals {
-	u64 counted;	/* hits its program's COUNT, SUM, MIN, MAX or HIST counted */
+	u64 counted;	/* hits its program's COUNT, SUM, MIN, MAX, HIST or KEYED counted */
 	u64 kept;	/* what its SUM added up, or the value MIN or MAX kept */
 	u64 hist[VTICE_FETCH_HIST_BUCKETS];	/* HIST's hits per bucket */
+	struct vt_fetch_key_slot keys[VTICE_FETCH_KEYED_SLOTS];	/* KEYED's */
 };
 
 /*
@@ -66,12 +78,20 @@ u32 vt_fetch_hist_bucket(u64 value);
 
 /*
  * A counted hit (VT_FETCH_COUNTED, end from vt_fetch_run) into its
- * address's totals: counted + 1, and kept or hist as end's op says (SUM
- * adds, MIN and MAX keep the least or greatest, as signed numbers, HIST
- * adds 1 to the value's bucket). Safe against other CPUs' hits at the
- * same address.
+ * address's totals: counted + 1, and kept, hist or keys as end's op says
+ * (SUM adds, MIN and MAX keep the least or greatest, as signed numbers,
+ * HIST adds 1 to the value's bucket, KEYED 1 to its key's slot). Safe
+ * against other CPUs' hits at the same address. False, and nothing
+ * counted, when KEYED finds no slot for its key: the hit is to be
+ * recorded instead.
  */
-void vt_fetch_tally(const struct vt_fetch_end *end, struct vt_fetch_totals *t);
+bool vt_fetch_tally(const struct vt_fetch_end *end, struct vt_fetch_totals *t);
+
+/*
+ * What a KEYED slot holds, for VTICE_VMCALL_PROBE_KEY: part 0 its count
+ * (0 while it is not counting), 1 and 2 its key's words.
+ */
+u64 vt_fetch_key_slot_read(const struct vt_fetch_totals *t, u32 slot, u32 part);
 
 #ifdef __cplusplus
 }

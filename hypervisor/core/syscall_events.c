@@ -297,6 +297,48 @@ static u32 vt_put_more_regs(const struct vt_guest_regs *r, struct vtice_record *
 	return n;
 }
 
+/*
+ * KEYED's key for a hit of the task t (known: t could be read) on cpu:
+ * the value vt_fetch_run cut, or the task's comm (zero past its NUL, so
+ * that one comm is one key), pid or tid, or the CPU. False when the key
+ * is the task's and the task is not known.
+ */
+static bool vt_probe_key(struct vt_fetch_end *end, const struct vt_sys_task *t, bool known, u32 cpu)
+{
+	u32 i;
+
+	end->key[0] = end->key[1] = 0;
+	switch (end->key_kind) {
+	case VTICE_FETCH_KEY_VALUE:
+		end->key[0] = end->value;
+		return true;
+	case VTICE_FETCH_KEY_CPU:
+		end->key[0] = cpu;
+		return true;
+	case VTICE_FETCH_KEY_PID:
+		end->key[0] = t->tgid;
+		return known;
+	case VTICE_FETCH_KEY_TID:
+		end->key[0] = t->pid;
+		return known;
+	default:	/* VTICE_FETCH_KEY_COMM */
+		for (i = 0; i < sizeof(t->comm) && t->comm[i]; i++)
+			end->key[i / 8] |= (u64)(u8)t->comm[i] << (8 * (i % 8));
+		return known;
+	}
+}
+
+/* A hit its program counted in root (VT_FETCH_COUNTED): false if it is to be recorded after all. */
+static bool vt_probe_counted(struct vt_fetch_end *end, const struct vt_probe_capture *cap,
+			     const struct vt_sys_task *t, bool known, u32 cpu)
+{
+	if (!cap->totals)
+		return true;	/* nowhere to count it: as before, not recorded */
+	if (end->op == VTICE_FETCH_KEYED && !vt_probe_key(end, t, known, cpu))
+		return false;
+	return vt_fetch_tally(end, cap->totals);
+}
+
 /* Built in the vCPU's capture space: with its stack, too big for root's stack. */
 bool vt_probe_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 addr,
 		    const struct vt_sys_filter *filter, const struct vt_probe_capture *cap)
@@ -328,13 +370,16 @@ bool vt_probe_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 add
 		vt_put_data(&recs[n++], &recs[0], VTICE_SYSCALL_DATA_WATCH, cap->watch_ip, cap->watch_addr);
 	}
 	if (cap->fetch) {
+		u32 before = n;
+
 		n = vt_fetch_run(vcpu, r, known ? t.task : 0, cap->fetch, recs, n, &end);
-		if (n == VT_FETCH_COUNTED && cap->totals)
-			vt_fetch_tally(&end, cap->totals);
 		if (!n)
 			goto passed_over;	/* the program's predicate, like the filter's */
-		if (n == VT_FETCH_COUNTED)
-			return false;	/* counted in root */
+		if (n == VT_FETCH_COUNTED) {
+			if (vt_probe_counted(&end, cap, &t, known, vcpu->cpu))
+				return false;	/* counted in root */
+			n = before;	/* no slot for its key: recorded, so that no count is lost */
+		}
 	}
 	if (cap->more_regs)
 		n = vt_put_more_regs(r, recs, n);

@@ -274,29 +274,42 @@ static void vt_probe_intercept_for(enum vt_probes_owner who, bool on)
 	VT_STORE_RELEASE(vt_probes.owner, on ? who : VT_PROBES_FREE);
 }
 
+/* The total of t that op (COUNT, SUM, HIST or KEY) reads with its second argument b; false: b out of range. */
+static bool vt_probe_total(const struct vt_fetch_totals *t, u64 op, u64 b, u64 *out)
+{
+	switch (op) {
+	case VTICE_VMCALL_PROBE_HIST:
+		if (b >= VTICE_FETCH_HIST_BUCKETS)
+			return false;
+		*out = VT_READ_ONCE(t->hist[b]);
+		return true;
+	case VTICE_VMCALL_PROBE_KEY:
+		if ((b & 0xff) >= VTICE_FETCH_KEYED_SLOTS || (b >> 8) > 2)
+			return false;
+		*out = vt_fetch_key_slot_read(t, (u32)(b & 0xff), (u32)(b >> 8));
+		return true;
+	case VTICE_VMCALL_PROBE_SUM:
+		*out = VT_READ_ONCE(t->kept);
+		return true;
+	default:
+		*out = VT_READ_ONCE(t->counted);
+		return true;
+	}
+}
+
 /*
  * What point index (in ADD's order) counted in root, as op asks: its hits
- * (COUNT), what its SUM added up or its MIN or MAX kept (SUM), or its
- * HIST's hits in bucket (HIST).
+ * (COUNT), what its SUM added up or its MIN or MAX kept (SUM), its HIST's
+ * hits in bucket b (HIST), or a KEYED slot's count or key (KEY).
  */
-static u64 vt_probe_count(u64 op, u64 index, u64 bucket, u64 *out)
+static u64 vt_probe_count(u64 op, u64 index, u64 b, u64 *out)
 {
-	const struct vt_fetch_totals *t;
-	bool known;
+	bool ok;
 
-	if (op == VTICE_VMCALL_PROBE_HIST && bucket >= VTICE_FETCH_HIST_BUCKETS)
-		return (u64)VTICE_VMCALL_EINVAL;
 	vt_hooks_lock();
-	known = index < vt_probes.nr_points;
-	if (known) {
-		t = &vt_probes.points[index].totals;
-		if (op == VTICE_VMCALL_PROBE_HIST)
-			*out = VT_READ_ONCE(t->hist[bucket]);
-		else
-			*out = op == VTICE_VMCALL_PROBE_SUM ? VT_READ_ONCE(t->kept) : VT_READ_ONCE(t->counted);
-	}
+	ok = index < vt_probes.nr_points && vt_probe_total(&vt_probes.points[index].totals, op, b, out);
 	vt_hooks_unlock();
-	return known ? VTICE_VMCALL_OK : (u64)VTICE_VMCALL_EINVAL;
+	return ok ? VTICE_VMCALL_OK : (u64)VTICE_VMCALL_EINVAL;
 }
 
 /*
@@ -308,7 +321,8 @@ static u64 vt_probe_op(enum vt_probes_owner who, u64 op, u64 a, u64 b, u64 c, u6
 	enum vt_probes_owner owner = VT_READ_ONCE(vt_probes.owner);
 
 	*out = vt_probe_hits(op == VTICE_VMCALL_PROBE_PASSED);
-	if (op == VTICE_VMCALL_PROBE_COUNT || op == VTICE_VMCALL_PROBE_SUM || op == VTICE_VMCALL_PROBE_HIST)
+	if (op == VTICE_VMCALL_PROBE_COUNT || op == VTICE_VMCALL_PROBE_SUM || op == VTICE_VMCALL_PROBE_HIST ||
+	    op == VTICE_VMCALL_PROBE_KEY)
 		return vt_probe_count(op, a, b, out);	/* reading, anyone's */
 	if (op == VTICE_VMCALL_PROBE_PASSED)
 		return VTICE_VMCALL_OK;

@@ -16,6 +16,8 @@
  *   qVtice:probes:counts                   -> N0,N1,... (COUNT's and SUM's hits, per address, in ADD's order)
  *   qVtice:probes:sums                     -> S0,S1,... (SUM's sums, MIN's and MAX's values, the same way)
  *   qVtice:probes:hist:I                   -> B0,B1,...,B64 (address I's HIST buckets, ioctl.h)
+ *   qVtice:probes:keys:I                   -> S0,S1,...,S31 (address I's KEYED slots: COUNT:KEY0:KEY1,
+ *                                             or 0 for a free one)
  *   QVtice:syscalls:arm:PID,LO,HI,COMM[,NRS]  the syscall trap on every CPU, as it leaves the stop
  *                                          (LO, HI: VTICE_VMCALL_SYSCALL_STRINGS's string slots;
  *                                          NRS: the syscalls recorded, VTICE_VMCALL_SYSCALL_NUMBERS's
@@ -258,17 +260,27 @@ static void vt_probes_counts(struct vt_rsp *r, bool sums)
 	}
 }
 
+/* The I of qVtice:probes:hist:I and :keys:I, an armed address; else E16 and false. */
+static bool vt_probes_index(struct vt_rsp *r, struct vt_rsp_cursor *c, u64 *index)
+{
+	u64 count;
+
+	if (!vt_rsp_parse_hex(c, index) || !vt_rsp_at_end(c) || *index >= VTICE_PROBES_MAX ||
+	    !r->ops->probe_count(r->ctx, VTICE_VMCALL_PROBE_COUNT, (u32)*index, 0, &count)) {
+		vt_rsp_error(r, 0x16);
+		return false;
+	}
+	return true;
+}
+
 /* qVtice:probes:hist:I: address I's HIST buckets, all VTICE_FETCH_HIST_BUCKETS; E16 past the last address. */
 static void vt_probes_hist(struct vt_rsp *r, struct vt_rsp_cursor *c)
 {
 	u64 index, count;
 	u32 b;
 
-	if (!vt_rsp_parse_hex(c, &index) || !vt_rsp_at_end(c) || index >= VTICE_PROBES_MAX ||
-	    !r->ops->probe_count(r->ctx, VTICE_VMCALL_PROBE_COUNT, (u32)index, 0, &count)) {
-		vt_rsp_error(r, 0x16);
+	if (!vt_probes_index(r, c, &index))
 		return;
-	}
 	for (b = 0; b < VTICE_FETCH_HIST_BUCKETS; b++) {
 		count = 0;	/* index answered above: the machine is stopped, it stays */
 		r->ops->probe_count(r->ctx, VTICE_VMCALL_PROBE_HIST, (u32)index, b, &count);
@@ -331,6 +343,29 @@ static void vt_ring_consume(struct vt_rsp *r, struct vt_rsp_cursor *c)
 	vt_rsp_put(r, "OK");
 }
 
+/* qVtice:probes:keys:I: address I's KEYED slots, all VTICE_FETCH_KEYED_SLOTS; E16 past the last address. */
+static void vt_probes_keys(struct vt_rsp *r, struct vt_rsp_cursor *c)
+{
+	u64 index, count, word;
+	u32 slot, part;
+
+	if (!vt_probes_index(r, c, &index))
+		return;
+	for (slot = 0; slot < VTICE_FETCH_KEYED_SLOTS; slot++) {
+		count = 0;	/* index answered: the machine is stopped, it stays */
+		r->ops->probe_count(r->ctx, VTICE_VMCALL_PROBE_KEY, (u32)index, slot, &count);
+		if (slot)
+			vt_rsp_put(r, ",");
+		vt_rsp_put_hex(r, count);
+		for (part = 1; count && part <= 2; part++) {
+			word = 0;
+			r->ops->probe_count(r->ctx, VTICE_VMCALL_PROBE_KEY, (u32)index, slot | part << 8, &word);
+			vt_rsp_put(r, ":");
+			vt_rsp_put_hex(r, word);
+		}
+	}
+}
+
 bool vt_rsp_probes(struct vt_rsp *r, struct vt_rsp_cursor *c)
 {
 	if (!vt_probes_supported(r))
@@ -353,6 +388,8 @@ bool vt_rsp_probes(struct vt_rsp *r, struct vt_rsp_cursor *c)
 		vt_ring_read(r, c);
 	else if (vt_rsp_prefix(c, "qVtice:probes:hist:"))
 		vt_probes_hist(r, c);
+	else if (vt_rsp_prefix(c, "qVtice:probes:keys:"))
+		vt_probes_keys(r, c);
 	else if (vt_rsp_prefix(c, "qVtice:probes:counts"))
 		vt_rsp_at_end(c) ? vt_probes_counts(r, false) : vt_rsp_error(r, 0x16);
 	else if (vt_rsp_prefix(c, "qVtice:probes:sums"))

@@ -189,9 +189,9 @@ static u64 vt_target_probe_hits(void *ctx, bool passed_over)
 	return vt_probe_hits(passed_over);
 }
 
-static bool vt_target_probe_count(void *ctx, u32 op, u32 index, u32 bucket, u64 *count)
+static bool vt_target_probe_count(void *ctx, u32 op, u32 index, u32 b, u64 *count)
 {
-	return vt_probe_stub_op(op, index, bucket, 0, count) == 0;
+	return vt_probe_stub_op(op, index, b, 0, count) == 0;
 }
 
 static u64 vt_target_tsc_khz(void *ctx)

@@ -584,23 +584,19 @@ stub_kstack_oracle() {
 # (ash's read takes a byte a call), while the kernel's own syscall
 # tracepoint (sys_enter_read, filtered by that comm) counts its reads; its
 # last act is a write, which the host's program takes as its exit().
-# sys_exit_read gives their returns: hv.stub-$1.returns, as
-# "RETURN:TIMES,..." (hex), what the host buckets for the program's
-# hist(retval).
+# hv.stub-$1.counts: the reads' count: fields as "COUNT:TIMES,..." (hex),
+# what the host buckets for the program's hist(arg2) at ksys_read.
 stub_probe_workload() {
 	local tr=/sys/kernel/tracing ev i line buf bufs run=$1
+	ev=$tr/events/syscalls/sys_enter_read
 	[ -d $tr/events ] || mount -t tracefs tracefs $tr
-	for ev in $tr/events/syscalls/sys_enter_read $tr/events/syscalls/sys_exit_read; do
-		echo 'comm == "vtstubprobe"' >$ev/filter
-	done
+	echo 'comm == "vtstubprobe"' >$ev/filter
 	echo >$tr/trace
-	echo 1 >$tr/events/syscalls/sys_enter_read/enable
-	echo 1 >$tr/events/syscalls/sys_exit_read/enable
+	echo 1 >$ev/enable
 	stub_probe_reads
-	echo 0 >$tr/events/syscalls/sys_enter_read/enable
-	echo 0 >$tr/events/syscalls/sys_exit_read/enable
+	echo 0 >$ev/enable
 	echo "VTICE-FIGURE hv.stub-$run.reads=$(grep -c 'sys_read(' $tr/trace)"
-	echo "VTICE-FIGURE hv.stub-$run.returns=$(sed -n 's/.*sys_read -> 0x\([0-9a-f]*\).*/\1/p' $tr/trace |
+	echo "VTICE-FIGURE hv.stub-$run.counts=$(sed -n 's/.*sys_read(.* count: \([0-9a-f]*\)).*/\1/p' $tr/trace |
 		sort | uniq -c | awk '{ printf "%s%s:%s", NR > 1 ? "," : "", $2, $1 }')"
 	# the reads' buffer addresses (hex) added up: what sum(arg1) must give
 	bufs=0
@@ -608,8 +604,7 @@ stub_probe_workload() {
 		bufs=$((bufs + 0x$buf))
 	done
 	echo "VTICE-FIGURE hv.stub-$run.bufs=$bufs"
-	echo 0 >$tr/events/syscalls/sys_enter_read/filter
-	echo 0 >$tr/events/syscalls/sys_exit_read/filter
+	echo 0 >$ev/filter
 }
 
 # The workload of the stub's profile run ("vt-spin", host/stub_gdb.py):

@@ -618,6 +618,95 @@ TEST_F(ProbePoints, HistCountsEachHitInItsPowerOfTwoBucket)
 	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_HIST, 2, 0), (uint64_t)VTICE_VMCALL_EINVAL) << "no third address";
 }
 
+// A KEYED slot's count and key words as VTICE_VMCALL_PROBE_KEY reads them.
+struct KeySlot {
+	uint64_t count, key0, key1;
+	bool operator==(const KeySlot &) const = default;
+};
+
+// keyed count in root (@[arg1] = count()): each hit counts under its key,
+// the argument cut to an int, in the first slot with that key or the
+// first free one; with all 32 slots holding other keys a hit is recorded
+// instead (nothing lost), and not counted.
+TEST_F(ProbePoints, KeyedCountsEachKeyInASlotAndRecordsAHitThatFindsNone)
+{
+	start();
+	put_code(fn, {0x0f, 0x1f, 0x44, 0x00, 0x00});
+	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_INTERCEPT, 1), VTICE_VMCALL_OK);
+	load_program(0, {op(VTICE_FETCH_ARG, 1),
+			 op(VTICE_FETCH_KEYED, VTICE_FETCH_INDEX_ARG(VTICE_FETCH_KEY_VALUE, VTICE_FETCH_INDEX_S32))});
+	arm(fn, 1);
+	for (uint64_t i = 0; i < VTICE_FETCH_KEYED_SLOTS - 1; i++) {
+		regs.rsi = i | 0xdead000000000000ull;	// junk above ESI
+		EXPECT_EQ(hit(fn), VT_HOOK_HANDLED);
+	}
+	regs.rsi = 0xffffffffull;	// -1 as an int: the 32nd key
+	EXPECT_EQ(hit(fn), VT_HOOK_HANDLED);
+	regs.rsi = 5;	// again
+	EXPECT_EQ(hit(fn), VT_HOOK_HANDLED);
+	EXPECT_TRUE(records().empty()) << "all counted";
+	regs.rsi = 100;	// a 33rd key: no slot
+	EXPECT_EQ(hit(fn), VT_HOOK_HANDLED);
+	auto slot = [&](uint64_t s) {
+		KeySlot k{};
+		EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_KEY, 0, s), VTICE_VMCALL_OK);
+		k.count = regs.rdx;
+		EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_KEY, 0, s | 1 << 8), VTICE_VMCALL_OK);
+		k.key0 = regs.rdx;
+		EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_KEY, 0, s | 2 << 8), VTICE_VMCALL_OK);
+		k.key1 = regs.rdx;
+		return k;
+	};
+	for (uint64_t s = 0; s < VTICE_FETCH_KEYED_SLOTS - 1; s++)
+		EXPECT_EQ(slot(s), (KeySlot{s == 5 ? 2u : 1u, s, 0})) << "slot " << s;
+	EXPECT_EQ(slot(VTICE_FETCH_KEYED_SLOTS - 1), (KeySlot{1, ~0ull, 0}));
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_COUNT, 0), VTICE_VMCALL_OK);
+	EXPECT_EQ(regs.rdx, uint64_t{VTICE_FETCH_KEYED_SLOTS} + 1) << "the recorded hit is not counted";
+	auto recs = records();
+	ASSERT_FALSE(recs.empty()) << "the 33rd key's hit is recorded";
+	EXPECT_EQ(recs[0].type, VTICE_REC_PROBE_HIT);
+	EXPECT_EQ(recs[1].u.raw[0], 100u) << "its arg1, for the console to count";
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_KEY, 0, VTICE_FETCH_KEYED_SLOTS), (uint64_t)VTICE_VMCALL_EINVAL);
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_KEY, 0, 3u << 8), (uint64_t)VTICE_VMCALL_EINVAL) << "no third word";
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_KEY, 1, 0), (uint64_t)VTICE_VMCALL_EINVAL) << "no second address";
+}
+
+// @[comm] = count() in root: KEYED alone keys by the task's comm, its
+// bytes past the NUL zeroed (one comm, one key, whatever the kernel left
+// there); a hit whose task root cannot read is recorded.
+TEST_F(ProbePoints, KeyedByCommCountsTheTasksNameAndRecordsAnUnknownTask)
+{
+	constexpr uint64_t kPerCpu = 0xffff888000010008ull, kTask = 0xffff888000020000ull;
+	constexpr uint32_t kPid = 0x10, kTgid = 0x14, kComm = 0x20;
+	start();
+	map_page(kPerCpu & ~0xfffull, 0x700000);
+	map_page(kTask, 0x701000);
+	pages.put(0x700000 + (kPerCpu & 0xfff), &kTask, 8);
+	pages.put(0x701000 + kComm, "vtcur\0junk", 10);
+	hv.task_layout = {kPid, kTgid, kComm, 0, 0, true};
+	vcpu.sys.current_task = kPerCpu;
+	put_code(fn, {0x0f, 0x1f, 0x44, 0x00, 0x00});
+	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_INTERCEPT, 1), VTICE_VMCALL_OK);
+	load_program(0, {op(VTICE_FETCH_KEYED, VTICE_FETCH_KEY_COMM)});
+	arm(fn, 1);
+	EXPECT_EQ(hit(fn), VT_HOOK_HANDLED);
+	EXPECT_EQ(hit(fn), VT_HOOK_HANDLED);
+	EXPECT_TRUE(records().empty());
+	uint64_t want[2] = {};
+	std::memcpy(want, "vtcur", 5);
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_KEY, 0, 0), VTICE_VMCALL_OK);
+	EXPECT_EQ(regs.rdx, 2u);
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_KEY, 0, 1 << 8), VTICE_VMCALL_OK);
+	EXPECT_EQ(regs.rdx, want[0]) << "\"vtcur\", nothing of the junk after its NUL";
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_KEY, 0, 2 << 8), VTICE_VMCALL_OK);
+	EXPECT_EQ(regs.rdx, 0u);
+	vcpu.sys.current_task = 0;	// no task known
+	EXPECT_EQ(hit(fn), VT_HOOK_HANDLED);
+	EXPECT_FALSE(records().empty()) << "recorded: the console finds its comm or counts it unknown";
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_COUNT, 0), VTICE_VMCALL_OK);
+	EXPECT_EQ(regs.rdx, 2u);
+}
+
 // Root runs only what it checked: a program is refused at ADD unless it
 // starts with ARG, RETVAL, CURTASK or REG and every op's argument, size and slot is in range, no
 // slot is written twice and there is at most one string.
@@ -639,7 +728,11 @@ TEST_F(ProbePoints, RootRefusesAFetchProgramItCannotBound)
 		{"slot 4", {arg0, op(VTICE_FETCH_VALUE, 4)}},
 		{"slot 1 twice", {arg0, op(VTICE_FETCH_VALUE, 1), op(VTICE_FETCH_VALUE, 1)}},
 		{"two strings", {arg0, op(VTICE_FETCH_STRING), arg0, op(VTICE_FETCH_STRING)}},
-		{"an unknown op", {arg0, op(VTICE_FETCH_HIST + 1)}},
+		{"an unknown op", {arg0, op(VTICE_FETCH_KEYED + 1)}},
+		{"KEYED by the accumulator first", {op(VTICE_FETCH_KEYED, VTICE_FETCH_KEY_VALUE)}},
+		{"KEYED by key 5", {arg0, op(VTICE_FETCH_KEYED, VTICE_FETCH_KEYS)}},
+		{"KEYED width 7", {arg0, op(VTICE_FETCH_KEYED, VTICE_FETCH_INDEX_ARG(VTICE_FETCH_KEY_VALUE, 7))}},
+		{"an op after KEYED", {op(VTICE_FETCH_KEYED, VTICE_FETCH_KEY_COMM), op(VTICE_FETCH_COUNT)}},
 		{"COUNT with an argument", {op(VTICE_FETCH_COUNT, 1)}},
 		{"an op after COUNT", {arg0, op(VTICE_FETCH_COUNT), op(VTICE_FETCH_VALUE, 0)}},
 		{"SUM first", {op(VTICE_FETCH_SUM)}},

@@ -54,6 +54,7 @@ public:
 	std::vector<uint64_t> probe_counts;	// per address, COUNT's hits
 	std::vector<uint64_t> probe_sums;	// per address, SUM's sums (as many as probe_counts)
 	std::vector<std::array<uint64_t, VTICE_FETCH_HIST_BUCKETS>> probe_hists;	// per address, HIST's buckets
+	std::vector<std::array<vtice_probe_key, VTICE_FETCH_KEYED_SLOTS>> probe_keys;	// per address, KEYED's slots
 	std::deque<vtice_record> ring[kCpus];
 	uint64_t ring_lost[kCpus]{};
 	// The syscall trap: what the last QVtice:syscalls asked for, what it answers.
@@ -212,14 +213,17 @@ inline const vt_dbg_target_ops FakeMachine::ops = {
 	.probe_hits = [](void *ctx, bool passed_over) -> u64 {
 		return passed_over ? self(ctx)->probe_passed_over : self(ctx)->probe_hits;
 	},
-	.probe_count = [](void *ctx, u32 op, u32 index, u32 bucket, u64 *count) {
+	.probe_count = [](void *ctx, u32 op, u32 index, u32 b, u64 *count) {
 		auto *m = self(ctx);
 		if (index >= m->probe_counts.size())
 			return false;
 		if (op == VTICE_VMCALL_PROBE_HIST)
-			*count = index < m->probe_hists.size() && bucket < VTICE_FETCH_HIST_BUCKETS
-					 ? m->probe_hists[index][bucket] : 0;
-		else
+			*count = index < m->probe_hists.size() && b < VTICE_FETCH_HIST_BUCKETS ? m->probe_hists[index][b] : 0;
+		else if (op == VTICE_VMCALL_PROBE_KEY) {
+			const vtice_probe_key *s = index < m->probe_keys.size() && (b & 0xff) < VTICE_FETCH_KEYED_SLOTS
+							   ? &m->probe_keys[index][b & 0xff] : nullptr;
+			*count = !s ? 0 : (b >> 8) == 0 ? s->count : s->key[(b >> 8) - 1];
+		} else
 			*count = op == VTICE_VMCALL_PROBE_SUM ? m->probe_sums.at(index) : m->probe_counts[index];
 		return true;
 	},

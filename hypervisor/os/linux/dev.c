@@ -217,6 +217,8 @@ static long vt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return vt_ioc_probes(file, uarg);
 	case VTICE_IOC_PROBE_HIST:
 		return vt_ioc_probe_hist(uarg);
+	case VTICE_IOC_PROBE_KEYS:
+		return vt_ioc_probe_keys(uarg);
 	case VTICE_IOC_PROFILE:
 		return vt_ioc_profile(file, uarg);
 	default:

@@ -349,6 +349,33 @@ long vt_ioc_probe_hist(void __user *uarg)
 	return ret ? ret : vt_put_arg(uarg, &h, sizeof(h));
 }
 
+/* VTICE_IOC_PROBE_KEYS: one armed address's KEYED slots, read as QUERY reads counts (anyone may). */
+long vt_ioc_probe_keys(void __user *uarg)
+{
+	struct vtice_probe_keys k;
+	struct vtice_probe_key *s;
+	u64 count;
+	u32 i;
+	int ret = vt_get_arg(&k, sizeof(k), uarg);
+
+	if (ret)
+		return ret;
+	if (k.reserved || k.index >= VTICE_PROBES_MAX)
+		return -EINVAL;
+	memset(k.slots, 0, sizeof(k.slots));
+	mutex_lock(&vt_probes_lock);
+	ret = vt_probes_vmcall(VTICE_VMCALL_PROBE_COUNT, k.index, 0, 0, &count);	/* -EINVAL: no address there */
+	for (i = 0; !ret && i < VTICE_FETCH_KEYED_SLOTS; i++) {
+		s = &k.slots[i];
+		ret = vt_probes_vmcall(VTICE_VMCALL_PROBE_KEY, k.index, i, 0, &s->count);
+		if (!ret && s->count)	/* a counting slot's key never changes */
+			ret = vt_probes_vmcall(VTICE_VMCALL_PROBE_KEY, k.index, i | 1 << 8, 0, &s->key[0]) ?:
+			      vt_probes_vmcall(VTICE_VMCALL_PROBE_KEY, k.index, i | 2 << 8, 0, &s->key[1]);
+	}
+	mutex_unlock(&vt_probes_lock);
+	return ret ? ret : vt_put_arg(uarg, &k, sizeof(k));
+}
+
 void vt_probes_release(struct file *file)
 {
 	mutex_lock(&vt_probes_lock);

@@ -92,9 +92,10 @@ struct file;
 long vt_ioc_syscalls(struct file *file, void __user *uarg);
 long vt_ioc_path_trace(struct file *file, void __user *uarg);
 void vt_syscalls_release(struct file *file);
-/* probes_dev.c: VTICE_IOC_PROBES, VTICE_IOC_PROBE_HIST, and the owner's close. */
+/* probes_dev.c: VTICE_IOC_PROBES, VTICE_IOC_PROBE_HIST and _KEYS, and the owner's close. */
 long vt_ioc_probes(struct file *file, void __user *uarg);
 long vt_ioc_probe_hist(void __user *uarg);
+long vt_ioc_probe_keys(void __user *uarg);
 void vt_probes_release(struct file *file);
 /* ...and a VM exit and entry on every CPU, where each syncs its views (INVEPT). */
 void vt_linux_sync_views(void);

@@ -375,15 +375,23 @@ struct vtice_probe_watch {
  * counted it holds INT64_MAX or INT64_MIN); HIST does the same and adds 1
  * to the accumulator's power-of-two bucket, so cut and signed, among the
  * address's VTICE_FETCH_HIST_BUCKETS (VTICE_IOC_PROBE_HIST), for
- * `@h = hist(arg2)`. A LOAD that faults
+ * `@h = hist(arg2)`; KEYED counts the hit under a key, in the address's
+ * first slot (of VTICE_FETCH_KEYED_SLOTS) that holds that key or, when
+ * none does, in a free one (VTICE_IOC_PROBE_KEYS), for `@[comm] =
+ * count()`: arg's bits 0-3 say what the key is (enum vtice_fetch_key; the
+ * accumulator cut to the width in bits 4-6, or the task's comm, pid or
+ * tid, or the CPU), and with every slot taken by other keys, or the task
+ * unreadable for a key of the task's, the hit is recorded instead, as if
+ * the program had no KEYED (so no count is lost). A LOAD that faults
  * leaves 0 and marks the VALUE records until the next ARG, RETVAL, CURTASK
  * or REG unreadable, and a STRING then copies nothing. Root refuses
  * (EINVAL) a program that does not start with ARG, RETVAL, CURTASK or REG,
  * names an argument, register, size, slot, width or comparison out of
  * range, indexes by an element size below 1, writes a slot twice or more
- * than one string, has ops after COUNT, SUM, MIN, MAX or HIST, or has
- * reserved bits set;
- * END (0) or the last op ends it. A program may be COUNT alone.
+ * than one string, has ops after COUNT, SUM, MIN, MAX, HIST or KEYED, or
+ * has reserved bits set;
+ * END (0) or the last op ends it. A program may be COUNT alone, or KEYED
+ * alone with a key that is not the accumulator.
  */
 #define VTICE_FETCH_OPS_MAX	32
 #define VTICE_FETCH_PROGRAMS_MAX	8
@@ -406,7 +414,19 @@ enum vtice_fetch_code {
 	VTICE_FETCH_MIN = 13,	/* as SUM: counted, the least value kept */
 	VTICE_FETCH_MAX = 14,	/* as SUM: counted, the greatest value kept */
 	VTICE_FETCH_HIST = 15,	/* as SUM: counted into its power-of-two bucket */
+	VTICE_FETCH_KEYED = 16,	/* arg: VTICE_FETCH_INDEX_ARG(enum vtice_fetch_key, width); counted by key */
 };
+
+/* What KEYED counts a hit under. */
+enum vtice_fetch_key {
+	VTICE_FETCH_KEY_VALUE = 0,	/* the accumulator, cut to KEYED's width as SUM's is */
+	VTICE_FETCH_KEY_COMM = 1,	/* the task's comm: its 16 bytes, zero past the first NUL */
+	VTICE_FETCH_KEY_PID = 2,	/* the task's process (tgid) */
+	VTICE_FETCH_KEY_TID = 3,	/* the task's thread (the kernel's pid) */
+	VTICE_FETCH_KEY_CPU = 4,	/* the CPU that hit */
+	VTICE_FETCH_KEYS
+};
+#define VTICE_FETCH_KEYED_SLOTS	32
 
 /*
  * HIST's buckets, as bpftrace's hist() draws them: 0 holds the values
@@ -529,6 +549,26 @@ struct vtice_probe_hist {
 	__u64 buckets[VTICE_FETCH_HIST_BUCKETS];	/* out: per bucket, hits HIST counted since ARM */
 };
 
+/*
+ * What a KEYED op counted at one armed address (VTICE_IOC_PROBE_KEYS): the
+ * address's place in the ARM request in, its slots out, as of the call. A
+ * slot's key never changes once it counts; one key may hold two slots
+ * (two CPUs took a free slot for it at once): add them up. Read it before
+ * DISARM. -EINVAL: no address there.
+ */
+struct vtice_probe_key {
+	__u64 key[2];	/* a number in key[0] (key[1] 0), or a comm's 16 bytes */
+	__u64 count;	/* hits counted under key since ARM; 0: the slot is free */
+};
+
+struct vtice_probe_keys {
+	__u32 size;		/* in */
+	__u32 version;		/* in */
+	__u32 index;		/* in: 0..count - 1 of the ARM request */
+	__u32 reserved;		/* 0 */
+	struct vtice_probe_key slots[VTICE_FETCH_KEYED_SLOTS];	/* out */
+};
+
 #define VTICE_IOC_STATUS	_IOWR(VTICE_IOC_MAGIC, 1, struct vtice_status)
 #define VTICE_IOC_CPU_STATS	_IOWR(VTICE_IOC_MAGIC, 2, struct vtice_cpu_stats)
 #define VTICE_IOC_CAPS		_IOWR(VTICE_IOC_MAGIC, 3, struct vtice_caps)
@@ -540,6 +580,7 @@ struct vtice_probe_hist {
 #define VTICE_IOC_PROBES	_IOWR(VTICE_IOC_MAGIC, 9, struct vtice_probes)
 #define VTICE_IOC_PROFILE	_IOWR(VTICE_IOC_MAGIC, 10, struct vtice_profile)
 #define VTICE_IOC_PROBE_HIST	_IOWR(VTICE_IOC_MAGIC, 11, struct vtice_probe_hist)
+#define VTICE_IOC_PROBE_KEYS	_IOWR(VTICE_IOC_MAGIC, 12, struct vtice_probe_keys)
 
 #ifdef __cplusplus
 #define VTICE_UAPI_ASSERT(c, m) static_assert(c, m)
@@ -562,5 +603,6 @@ VTICE_UAPI_ASSERT(sizeof(struct vtice_probes) == 88 + 25 * VTICE_PROBES_MAX + 16
 		  "vtice_probes layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_profile) == 56, "vtice_profile layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_probe_hist) == 16 + 8 * VTICE_FETCH_HIST_BUCKETS, "vtice_probe_hist layout");
+VTICE_UAPI_ASSERT(sizeof(struct vtice_probe_keys) == 16 + 24 * VTICE_FETCH_KEYED_SLOTS, "vtice_probe_keys layout");
 
 #endif /* VTICE_UAPI_IOCTL_H */

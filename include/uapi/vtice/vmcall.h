@@ -145,6 +145,12 @@ enum vtice_vmcall_probe_op {
 	 * VTICE_FETCH_HIST_BUCKETS): RDX = the hits its HIST op counted there.
 	 */
 	VTICE_VMCALL_PROBE_HIST = 11,
+	/*
+	 * R8 = the same, R9 = a KEYED slot | part << 8 (ioctl.h,
+	 * VTICE_FETCH_KEYED_SLOTS): RDX = the hits counted there (part 0; 0
+	 * while the slot is free), or its key's first or second word (1, 2).
+	 */
+	VTICE_VMCALL_PROBE_KEY = 12,
 };
 
 /*

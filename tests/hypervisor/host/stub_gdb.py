@@ -769,16 +769,16 @@ def vtice_probe_phase(fig):
     probe (check_stub_profile). The oracles are the guest's: the count of its
     syscall tracepoint sys_enter_read for the same comm (hv.stub-probe.reads)
     and the sum of those reads' buffer addresses (hv.stub-probe.bufs), both
-    of which root keeps itself (a sum() alone), the reads' returns from
-    its sys_exit_read bucketed (hv.stub-probe.returns, against a
-    hist(retval) at ksys_read's returns, also kept in root), the 20 opens
+    of which root keeps itself (a sum() alone), the reads' count: fields
+    bucketed (hv.stub-probe.counts, against a hist(arg2) at ksys_read,
+    which read(2) calls once with its count, also kept in root), the 20 opens
     of /proc/sys/kernel/ostype its script makes, and the stack
     its own unwinder gave a kprobe at the same write before the module
     loaded (hv.stub-probe.write-callers)."""
     import tempfile
     domain = int(fig["hv.stub-uts.addr"], 16) + 5 * 65
     program = ('fn:vfs_read /comm == "vtstubprobe"/ { @bufs = sum(arg1); } '
-               'fn:ksys_read:return /comm == "vtstubprobe"/ { @rets = hist(retval); } '
+               'fn:ksys_read /comm == "vtstubprobe"/ { @sizes = hist(arg2); } '
                'fn:do_sys_openat2 /comm == "vtstubprobe"/ { printf("open %s\\n", str(args->filename)); } '
                'fn:vfs_write /comm == "vtstubprobe"/ { @[kstack] = count(); exit(); }')
     # A run of its own, with a workload of its own (hv.stub-probe2.*), so
@@ -815,9 +815,9 @@ def vtice_probe_phase(fig):
     want = figures().get("hv.stub-probe.reads")
     in_root = re.search(r"recorded (\d+) hits and counted (\d+) in root", text)
     check("vtice-probe-root-count", want is not None and in_root is not None and in_root.group(2) == str(2 * int(want)),
-          "root counted %s hits of comm vtstubprobe itself, two a read (vfs_read, ksys_read's return; the "
+          "root counted %s hits of comm vtstubprobe itself, two a read (vfs_read, ksys_read; the "
           "guest's sys_enter_read tracepoint: %s reads)" % (in_root.group(2) if in_root else "none", want))
-    check_stub_hist(text, figures().get("hv.stub-probe.returns"))
+    check_stub_hist(text, figures().get("hv.stub-probe.counts"))
     bufs = figures().get("hv.stub-probe.bufs")
     got = re.search(r"^@bufs: (-?\d+)$", text, re.M)
     check("vtice-probe-sum", bufs is not None and got is not None and got.group(1) == bufs and
@@ -850,19 +850,19 @@ def hist_label_low(label):
     return int(m.group(1)) << (10 * ("KMGTPE".index(m.group(2)) + 1) if m.group(2) else 0)
 
 
-def check_stub_hist(text, returns):
-    """hist(retval) at ksys_read's returns through the stub, counted in
-    root (qVtice:probes:hist): its rows, bucket by bucket, against the
-    guest's sys_exit_read returns as this file buckets them (bpftrace's
+def check_stub_hist(text, counts):
+    """hist(arg2) at ksys_read through the stub, counted in root
+    (qVtice:probes:hist): its rows, bucket by bucket, against the guest's
+    sys_enter_read count: fields as this file buckets them (bpftrace's
     rule: a value v >= 0 in bucket v.bit_length(), below 0 in one bucket)."""
     want = {}
-    for pair in (returns or "").split(","):
+    for pair in (counts or "").split(","):
         if ":" in pair:
             value, times = pair.split(":")
             v = int(value, 16)
-            bucket = -1 if v >= 1 << 63 else v.bit_length()  # ftrace prints a negative return as 64-bit hex
+            bucket = -1 if v >= 1 << 63 else v.bit_length()  # a size_t that high is negative to hist()
             want[bucket] = want.get(bucket, 0) + int(times)
-    table = re.search(r"^@rets:\n((?:[\[(].*\|\n)+)", text, re.M)
+    table = re.search(r"^@sizes:\n((?:[\[(].*\|\n)+)", text, re.M)
     got = {}
     for row in (table.group(1).splitlines() if table else []):
         m = re.match(r"(.*?\)|\[\d+\w?\])\s+(\d+) \|", row)
@@ -871,9 +871,9 @@ def check_stub_hist(text, returns):
             bucket = -1 if low < 0 else low.bit_length()
             got[bucket] = got.get(bucket, 0) + int(m.group(2))
     check("vtice-probe-hist", bool(want) and got == want and "their hist() value in its power-of-two bucket" in text,
-          "@rets = hist(retval) at ksys_read's returns through the stub, counted in root "
-          "(qVtice:probes:hist): buckets %s; the guest's sys_exit_read returns (%s) make %s"
-          % (sorted(got.items()), returns, sorted(want.items())))
+          "@sizes = hist(arg2) at ksys_read through the stub, counted in root (qVtice:probes:hist): "
+          "buckets %s; the guest's sys_enter_read count: fields (%s) make %s"
+          % (sorted(got.items()), counts, sorted(want.items())))
 
 
 def check_stub_syscalls(text, reads, ostype):
