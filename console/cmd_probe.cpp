@@ -160,7 +160,7 @@ public:
 			totals.samples = disarmed->samples - totals.samples;
 		}
 		if (totals.functions) {
-			if (auto read = read_hists(); !read)	// DISARM takes them away
+			if (auto read = read_root_tables(); !read)	// DISARM takes them away
 				return read;
 			auto disarmed = functions().disarm();
 			if (!disarmed)
@@ -185,7 +185,7 @@ public:
 		if (counting_) {
 			if (auto now = functions().query())
 				keep_counts(*now);
-			if (auto read = read_hists(); !read)
+			if (auto read = read_root_tables(); !read)
 				return read.error();
 		}
 		return drain_rings(rings_);
@@ -216,14 +216,21 @@ private:
 			       std::vector<std::uint64_t>(answer.summed, answer.summed + VTICE_PROBES_MAX));
 	}
 
-	// The buckets of the addresses whose probe counts a hist() in root.
-	Result<void> read_hists()
+	// The buckets and key slots of the addresses whose probe counts a
+	// hist(), or a count() by key, in root.
+	Result<void> read_root_tables()
 	{
 		for (std::uint32_t index : counts_.hist_indices()) {
 			auto buckets = functions().hist(index);
 			if (!buckets)
 				return buckets.error();
 			counts_.update_hist(index, std::move(*buckets));
+		}
+		for (std::uint32_t index : counts_.key_indices()) {
+			auto slots = functions().keys(index);
+			if (!slots)
+				return slots.error();
+			counts_.update_keys(index, std::move(*slots));
 		}
 		return {};
 	}

@@ -231,7 +231,13 @@ static_assert(static_cast<int>(probes::FetchCode::String) == VTICE_FETCH_STRING 
 	      static_cast<int>(probes::FetchCode::Sum) == VTICE_FETCH_SUM &&
 	      static_cast<int>(probes::FetchCode::Min) == VTICE_FETCH_MIN &&
 	      static_cast<int>(probes::FetchCode::Max) == VTICE_FETCH_MAX &&
-	      static_cast<int>(probes::FetchCode::Hist) == VTICE_FETCH_HIST);
+	      static_cast<int>(probes::FetchCode::Hist) == VTICE_FETCH_HIST &&
+	      static_cast<int>(probes::FetchCode::Keyed) == VTICE_FETCH_KEYED);
+static_assert(static_cast<int>(probes::KeyKind::Value) == VTICE_FETCH_KEY_VALUE &&
+	      static_cast<int>(probes::KeyKind::Comm) == VTICE_FETCH_KEY_COMM &&
+	      static_cast<int>(probes::KeyKind::Pid) == VTICE_FETCH_KEY_PID &&
+	      static_cast<int>(probes::KeyKind::Tid) == VTICE_FETCH_KEY_TID &&
+	      static_cast<int>(probes::KeyKind::Cpu) == VTICE_FETCH_KEY_CPU);
 static_assert(static_cast<int>(probes::IndexWidth::S32) == VTICE_FETCH_INDEX_S32 &&
 	      static_cast<int>(probes::IndexWidth::U8) == VTICE_FETCH_INDEX_U8 &&
 	      static_cast<int>(probes::KeepCmp::Eq) == VTICE_FETCH_EQ &&
@@ -423,6 +429,19 @@ Result<vtice_probes> FunctionProbes::ask(std::uint32_t op)
 Result<vtice_probes> FunctionProbes::query() { return ask(VTICE_PROBES_QUERY); }
 
 Result<vtice_probes> FunctionProbes::disarm() { return ask(VTICE_PROBES_DISARM); }
+
+Result<std::vector<vtice_probe_key>> FunctionProbes::keys(std::uint32_t index)
+{
+	auto req = request<vtice_probe_keys>();
+	req.index = index;
+	if (ioctl(dev_.get(), VTICE_IOC_PROBE_KEYS, &req) < 0) {
+		if (errno == ENOTTY)
+			return make_error(path_ + ": the module has no VTICE_IOC_PROBE_KEYS: it is older than this "
+						  "console");
+		return ioctl_error(path_, "VTICE_IOC_PROBE_KEYS", errno);
+	}
+	return std::vector<vtice_probe_key>(req.slots, req.slots + VTICE_FETCH_KEYED_SLOTS);
+}
 
 Result<std::vector<std::uint64_t>> FunctionProbes::hist(std::uint32_t index)
 {

@@ -59,6 +59,9 @@ public:
 	// What the HIST op at armed address index (the request's order) counted
 	// in each bucket (VTICE_IOC_PROBE_HIST); read before disarm().
 	Result<std::vector<std::uint64_t>> hist(std::uint32_t index);
+	// What the KEYED op there counted, slot by slot (VTICE_IOC_PROBE_KEYS);
+	// read before disarm().
+	Result<std::vector<vtice_probe_key>> keys(std::uint32_t index);
 
 private:
 	Result<vtice_probes> ask(std::uint32_t op);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <optional>
 
 #include "messages.hpp"
@@ -103,13 +104,24 @@ Result<void> write_folded(const std::string &path, const probes::CheckedProgram 
 
 namespace {
 
-// Whether req's program (its number + 1; 0: none) ends in HIST.
-bool ends_in_hist(const vtice_probes &req, std::uint8_t program)
+// Whether req's program (its number + 1; 0: none) has an op of code (HIST and KEYED end one).
+bool has_op(const vtice_probes &req, std::uint8_t program, std::uint8_t code)
 {
 	if (!program || program > VTICE_FETCH_PROGRAMS_MAX)
 		return false;
 	const auto &ops = req.fetch[program - 1];
-	return std::any_of(ops, ops + VTICE_FETCH_OPS_MAX, [](const vtice_fetch_op &op) { return op.code == VTICE_FETCH_HIST; });
+	return std::any_of(ops, ops + VTICE_FETCH_OPS_MAX, [code](const vtice_fetch_op &op) { return op.code == code; });
+}
+
+// A KEYED slot's key as the probe's map key: a comm's bytes up to the NUL
+// root zeroed after, or a number.
+probes::Value key_value(const probes::Probe &probe, const vtice_probe_key &slot)
+{
+	if (probe.fetch.empty() || (probe.fetch.back().arg & 0xf) != static_cast<int>(probes::KeyKind::Comm))
+		return static_cast<std::int64_t>(slot.key[0]);
+	char comm[sizeof(slot.key) + 1] = {};
+	std::memcpy(comm, slot.key, sizeof(slot.key));
+	return std::string(comm);
 }
 
 // The hits each bucket gained since seen (read before now: never fewer).
@@ -129,13 +141,22 @@ RootCountTable::RootCountTable(const probes::CheckedProgram &program, const vtic
 	if (std::none_of(probes.begin(), probes.end(), [](const probes::Probe &p) { return p.count_in_root; }))
 		return;
 	sums_ = std::any_of(probes.begin(), probes.end(), [](const probes::Probe &p) {
-		return p.root_value != probes::RootValue::None && p.root_value != probes::RootValue::Hist;
+		return p.root_value == probes::RootValue::Sum || p.root_value == probes::RootValue::Min ||
+		       p.root_value == probes::RootValue::Max;
 	});
 	for (std::uint32_t i = 0; i < req.count && i < VTICE_PROBES_MAX; i++) {
 		totals_.push_back({req.addrs[i], 0, 0, {}});
-		if (ends_in_hist(req, req.program[i]))
+		if (has_op(req, req.program[i], VTICE_FETCH_HIST))
 			hists_.push_back(i);
+		if (has_op(req, req.program[i], VTICE_FETCH_KEYED))
+			keyed_.push_back(i);
 	}
+}
+
+void RootCountTable::update_keys(std::uint32_t index, std::vector<vtice_probe_key> slots)
+{
+	if (index < totals_.size())
+		totals_[index].keys = std::move(slots);
 }
 
 void RootCountTable::update_hist(std::uint32_t index, std::vector<std::uint64_t> buckets)
@@ -181,6 +202,17 @@ void RootCountFeed::feed(probes::Runtime &runtime, const RootCounts &counts)
 		total_ += now.hits - seen.hits;
 		if (probe->second->root_value == probes::RootValue::Hist) {
 			runtime.add_root_hist(*probe->second, grown_buckets(now, seen));
+			seen = now;
+			continue;
+		}
+		if (probe->second->root_value == probes::RootValue::Keys) {
+			// A slot's key never changes while it counts: what its count grew by is that key's.
+			for (std::size_t i = 0; i < now.keys.size(); i++) {
+				std::uint64_t before = i < seen.keys.size() ? seen.keys[i].count : 0;
+				if (now.keys[i].count > before)
+					runtime.add_root_keyed(*probe->second, key_value(*probe->second, now.keys[i]),
+							       now.keys[i].count - before);
+			}
 			seen = now;
 			continue;
 		}
@@ -247,6 +279,9 @@ std::string root_keeps(probes::RootValue value, const std::string &aggregation)
 	case probes::RootValue::Min: return ", keeps their least min() value";
 	case probes::RootValue::Max: return ", keeps their greatest max() value";
 	case probes::RootValue::Hist: return ", counts their hist() value in its power-of-two bucket";
+	case probes::RootValue::Keys:
+		return ", counts them by key (" + std::to_string(VTICE_FETCH_KEYED_SLOTS) +
+		       " keys an address; a hit under a key past those is recorded)";
 	default: return "";
 	}
 }

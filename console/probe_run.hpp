@@ -54,11 +54,13 @@ struct RunTotals {
 
 // What root counted itself at one armed address (probes::Probe::
 // count_in_root): running totals of the hits and of what a SUM added up,
-// or the value a MIN or MAX kept, or the hits in each of a HIST's buckets.
+// or the value a MIN or MAX kept, or the hits in each of a HIST's buckets
+// or under each of a KEYED's keys.
 struct RootCount {
 	std::uint64_t address = 0, hits = 0;
 	std::uint64_t sum = 0;	// two's complement, wrapping; MIN, MAX: the signed value as it stands
 	std::vector<std::uint64_t> buckets;	// HIST: VTICE_FETCH_HIST_BUCKETS of them; else empty
+	std::vector<vtice_probe_key> keys;	// KEYED: its slots (count 0: free); else empty
 };
 using RootCounts = std::vector<RootCount>;
 
@@ -95,15 +97,18 @@ public:
 	// Running totals in the request's address order, as root answers them
 	// (sums: empty when none is read).
 	void update(const std::vector<std::uint64_t> &counts, const std::vector<std::uint64_t> &sums);
-	// The addresses (places in the request) whose probe counts a hist() in
-	// root: their buckets are read apart, each with update_hist().
+	// The addresses (places in the request) whose probe counts a hist(),
+	// or a count() by key, in root: their buckets and slots are read
+	// apart, each with update_hist() or update_keys().
 	const std::vector<std::uint32_t> &hist_indices() const { return hists_; }
+	const std::vector<std::uint32_t> &key_indices() const { return keyed_; }
 	void update_hist(std::uint32_t index, std::vector<std::uint64_t> buckets);
+	void update_keys(std::uint32_t index, std::vector<vtice_probe_key> slots);
 	RootCounts totals() const;
 
 private:
 	std::vector<RootCount> totals_;
-	std::vector<std::uint32_t> hists_;
+	std::vector<std::uint32_t> hists_, keyed_;
 	bool sums_ = false;
 };
 

@@ -291,6 +291,12 @@ Result<void> StubProbeSource::read_counts()
 			return buckets.error();
 		counts_.update_hist(index, std::move(*buckets));
 	}
+	for (std::uint32_t index : counts_.key_indices()) {
+		auto slots = session_.target().probe_keys(index);
+		if (!slots)
+			return slots.error();
+		counts_.update_keys(index, std::move(*slots));
+	}
 	return {};
 }
 

@@ -191,6 +191,9 @@ public:
 	// What the HIST op at armed address index counted in each of its
 	// VTICE_FETCH_HIST_BUCKETS buckets.
 	virtual Result<std::vector<std::uint64_t>> probe_hist(std::uint32_t index);
+	// What the KEYED op at armed address index counted, slot by slot
+	// (VTICE_FETCH_KEYED_SLOTS; count 0: a free slot).
+	virtual Result<std::vector<vtice_probe_key>> probe_keys(std::uint32_t index);
 	// The stub's syscall trap (syscall: probes): armed with the filter and
 	// string slots of a VTICE_IOC_SYSCALLS request, each CPU arming as it
 	// leaves this stop; removed the same way; its counts.

@@ -128,7 +128,10 @@ inline bool is_probe_hit_point(const ProbePoint &p)
 // ioctl's struct vtice_fetch_op; docs/probes.md).
 enum class FetchCode : std::uint8_t { End = 0, Arg = 1, Add = 2, Load = 3, Value = 4, String = 5, Retval = 6, Curtask = 7,
 				    Reg = 8, Index = 9, Keep = 10, Count = 11, Sum = 12, Min = 13, Max = 14,
-				    Hist = 15 };
+				    Hist = 15, Keyed = 16 };
+// Keyed's arg: what the hit is counted under (enum vtice_fetch_key) | a
+// width << 4 for Value, the operand before it.
+enum class KeyKind : std::uint8_t { Value = 0, Comm, Pid, Tid, Cpu };
 // Index's arg: root's register number | how much of it is the index << 4
 // (VTICE_FETCH_INDEX_ARG: a 32-bit int's register has junk above it).
 enum class IndexWidth : std::uint8_t { Full = 0, S32, U32, S16, U16, S8, U8 };
@@ -147,9 +150,9 @@ struct FetchOp {
 };
 
 // What root keeps of a probe's operand besides its count: its sum (sum(),
-// avg()), its least (min()) or greatest (max()) value, or its power-of-two
-// buckets (hist()).
-enum class RootValue : std::uint8_t { None, Sum, Min, Max, Hist };
+// avg()), its least (min()) or greatest (max()) value, its power-of-two
+// buckets (hist()), or the hits under each key (`@[KEY] = count()`).
+enum class RootValue : std::uint8_t { None, Sum, Min, Max, Hist, Keys };
 
 struct Probe {
 	Pos pos;
@@ -161,10 +164,11 @@ struct Probe {
 	// arguments (the checker's); empty: nothing
 	std::vector<FetchOp> fetch;
 	// Its body is one `@m = count()`, `@m = sum(OPERAND)`, `avg`, `min`,
-	// `max` or `hist` and root tests all of its predicate: its fetch
-	// program ends in Count, Sum, Min, Max or Hist, and root counts its
-	// hits (and keeps OPERAND's sum, least or greatest value, or buckets)
-	// at their addresses instead of recording them (the checker's).
+	// `max` or `hist`, or `@m[KEY] = count()`, and root tests all of its
+	// predicate: its fetch program ends in Count, Sum, Min, Max, Hist or
+	// Keyed, and root counts its hits (and keeps OPERAND's sum, least or
+	// greatest value, or buckets, or counts them by KEY) at their
+	// addresses instead of recording them (the checker's).
 	bool count_in_root = false;
 	RootValue root_value = RootValue::None;	// what root keeps of OPERAND
 	// A fn:, addr: or watch: probe that reads kstack: root copies the stack

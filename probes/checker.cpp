@@ -517,17 +517,18 @@ private:
 		add_root_count(probe, tested);
 	}
 
-	// A probe alone at its points whose body is `@m = count()` or
-	// `@m = F(OPERAND)` for F sum, avg, min, max or hist (no key; OPERAND one
-	// root computes exactly; an average is the sum over the count) and
-	// whose predicate root tests whole (its comparisons, tested conjuncts
-	// of them, and `comm == "NAME"` terms root's filter holds): root counts
-	// its hits, keeps OPERAND's sum, least or greatest value or its
-	// power-of-two buckets, and records
-	// none (docs/probes.md, "Where the work is done").
+	// A probe alone at its points whose body is `@m = count()`,
+	// `@m = F(OPERAND)` for F sum, avg, min, max or hist (OPERAND one root
+	// computes exactly; an average is the sum over the count) or
+	// `@m[KEY] = count()` (root_keyed_count), and whose predicate root
+	// tests whole (its comparisons, tested conjuncts of them, and
+	// `comm == "NAME"` terms root's filter holds): root counts its hits,
+	// keeps OPERAND's sum, least or greatest value or its power-of-two
+	// buckets, or counts them by KEY, and records none (docs/probes.md,
+	// "Where the work is done").
 	void add_root_count(Probe &probe, std::size_t tested)
 	{
-		if (probe.body.size() != 1 || !is_unkeyed_call(probe.body[0]) ||
+		if (probe.body.size() != 1 || !is_root_call(probe.body[0]) ||
 		    std::any_of(probe.fetch.begin(), probe.fetch.end(), [](const FetchOp &op) {
 			    return op.code == FetchCode::Value || op.code == FetchCode::String;
 		    }))
@@ -536,7 +537,8 @@ private:
 		std::size_t filtered = probe.predicate ? comm_conjuncts(*probe.predicate, out_.root_filter.comm) : 0;
 		if (tested + filtered != terms)
 			return;
-		auto ending = root_aggregation(*probe.body[0].value);
+		const Stmt &s = probe.body[0];
+		auto ending = s.keys.empty() ? root_aggregation(*s.value) : root_keyed_count(s);
 		if (!ending || probe.fetch.size() + ending->size() > kMaxFetchOps)
 			return;
 		probe.fetch.insert(probe.fetch.end(), ending->begin(), ending->end());
@@ -551,6 +553,7 @@ private:
 		case FetchCode::Min: return RootValue::Min;
 		case FetchCode::Max: return RootValue::Max;
 		case FetchCode::Hist: return RootValue::Hist;
+		case FetchCode::Keyed: return RootValue::Keys;
 		default: return RootValue::None;
 		}
 	}
@@ -577,9 +580,32 @@ private:
 		return ops;
 	}
 
-	static bool is_unkeyed_call(const Stmt &s)
+	// `@m[KEY] = count()`: KEYED under the task's comm, pid or tid, the CPU,
+	// or an operand root computes exactly (then its ops first); nothing
+	// for another key.
+	std::optional<std::vector<FetchOp>> root_keyed_count(const Stmt &s)
 	{
-		return s.kind == StmtKind::Assign && s.keys.empty() && s.value && s.value->kind == ExprKind::Call;
+		static const std::map<Builtin, KeyKind> of_task = {
+			{Builtin::Comm, KeyKind::Comm}, {Builtin::Pid, KeyKind::Pid}, {Builtin::Tid, KeyKind::Tid},
+			{Builtin::Cpu, KeyKind::Cpu}};
+		if (s.value->text != "count" || !s.value->kids.empty() || s.keys.size() != 1)
+			return std::nullopt;
+		const Expr &key = *s.keys[0];
+		auto task = key.kind == ExprKind::Builtin ? of_task.find(key.builtin) : of_task.end();
+		if (task != of_task.end())
+			return std::vector<FetchOp>{{FetchCode::Keyed, static_cast<std::uint8_t>(task->second), 0}};
+		auto operand = root_operand(key);
+		if (!operand)
+			return std::nullopt;
+		std::vector<FetchOp> ops = operand->ops;
+		ops.push_back({FetchCode::Keyed, static_cast<std::uint8_t>(static_cast<int>(operand->width) << 4), 0});
+		return ops;
+	}
+
+	// An aggregating call root may do: unkeyed, or a count() under one key.
+	static bool is_root_call(const Stmt &s)
+	{
+		return s.kind == StmtKind::Assign && s.keys.size() <= 1 && s.value && s.value->kind == ExprKind::Call;
 	}
 
 	// An operand root computes exactly as the console will: an argument

@@ -128,6 +128,17 @@ void Runtime::add_root_hist(const Probe &probe, const std::vector<std::uint64_t>
 	stats_.fired += n;
 }
 
+void Runtime::add_root_keyed(const Probe &probe, const Value &key, std::uint64_t n)
+{
+	if (exited_ || !n || probe.root_value != RootValue::Keys)
+		return;
+	Cell *cell = maps_.update(program_.map_index(probe.body[0].map), Key{key});
+	if (!cell)
+		return;
+	cell->count += static_cast<std::int64_t>(n);
+	stats_.fired += n;
+}
+
 void Runtime::run_probe(const Probe &probe, const Fired &fired)
 {
 	if (probe.predicate && eval_int(*probe.predicate, fired) == 0)

@@ -68,6 +68,9 @@ public:
 	// root_value is Hist: grown[i] more in root's bucket i (ioctl.h,
 	// VTICE_FETCH_HIST_BUCKETS: the map's bucket i - 1). Nothing after exit().
 	void add_root_hist(const Probe &probe, const std::vector<std::uint64_t> &grown);
+	// n more hits root counted under key for a probe whose root_value is
+	// Keys (`@m[KEY] = count()`). Nothing after exit().
+	void add_root_keyed(const Probe &probe, const Value &key, std::uint64_t n);
 
 	bool exited() const { return exited_; }	// exit() ran
 	const RuntimeStats &stats() const { return stats_; }

@@ -661,6 +661,44 @@ Result<std::vector<std::uint64_t>> RspTarget::probe_hist(std::uint32_t index)
 	return buckets;
 }
 
+// qVtice:probes:keys:I: each slot "COUNT:KEY0:KEY1", or "0" while free.
+Result<std::vector<vtice_probe_key>> RspTarget::probe_keys(std::uint32_t index)
+{
+	if (!features_.probes)
+		return Target::probe_keys(index);
+	std::string packet = "qVtice:probes:keys:" + hex_number(index);
+	auto reply = client_.request(packet);
+	if (!reply)
+		return make_error(packet + ": " + reply.error().message);
+	if (reply->empty() || error_reply(*reply))
+		return reply_error(packet, *reply);
+	std::vector<vtice_probe_key> slots;
+	std::string_view rest = *reply;
+	while (!rest.empty()) {
+		std::size_t comma = rest.find(',');
+		std::string_view slot = rest.substr(0, comma);
+		rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+		vtice_probe_key k{};
+		__u64 *fields[] = {&k.count, &k.key[0], &k.key[1]};
+		std::size_t n = 0;
+		for (; n < 3 && !slot.empty(); n++) {
+			std::size_t colon = slot.find(':');
+			auto value = parse_hex_u64(slot.substr(0, colon));
+			if (!value)
+				return reply_error(packet, *reply);
+			*fields[n] = *value;
+			slot = colon == std::string_view::npos ? std::string_view() : slot.substr(colon + 1);
+		}
+		if (!slot.empty() || (n != 1 && n != 3) || (n == 1) != (k.count == 0))
+			return reply_error(packet, *reply);
+		slots.push_back(k);
+	}
+	if (slots.size() != VTICE_FETCH_KEYED_SLOTS)
+		return make_error(packet + " answered " + std::to_string(slots.size()) + " slots, not " +
+				  std::to_string(VTICE_FETCH_KEYED_SLOTS) + ": the module's stub is older than this console");
+	return slots;
+}
+
 // QVtice:syscalls:arm (hypervisor/debug/rsp_probes.c): the request's
 // string slots packed as VTICE_VMCALL_SYSCALL_STRINGS takes them, four
 // 16-bit ones a word, number | N << 12, then its set of syscalls

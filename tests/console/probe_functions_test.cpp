@@ -4,6 +4,8 @@
 // address, so one of them would print the other's values).
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include <memory>
 #include <string>
 
@@ -254,6 +256,49 @@ TEST_F(ProbeArmRequest, RootSumsFeedTheirProbesMapByTheirGrowth)
 	EXPECT_EQ(feed.total(), 3u);
 	runtime.finish(1);
 	EXPECT_EQ(out.maps, "@bytes: 3996\n");
+}
+
+// count() by key in root: the table names the addresses whose slots are
+// read, and the feed turns each slot's growth into hits of its key (a
+// comm's bytes up to its NUL; a number as it is).
+TEST_F(ProbeArmRequest, RootKeySlotsFeedTheirProbesMapByKey)
+{
+	// The maps' text after slots (then grown) were read for source's one probe.
+	auto fed = [this](const std::string &source, std::vector<vtice_probe_key> slots,
+			  const std::vector<vtice_probe_key> &grown) {
+		auto program = resolved(source);
+		EXPECT_EQ(program.program.probes[0].root_value, probes::RootValue::Keys);
+		auto req = console::arm_request(program, 0);
+		EXPECT_TRUE(req.ok()) << req.error().message;
+		console::RootCountTable table(program, *req);
+		EXPECT_FALSE(table.sums());
+		EXPECT_EQ(table.key_indices(), std::vector<std::uint32_t>{0});
+		NoOutput out;
+		probes::Runtime runtime(program, out);
+		runtime.begin(0);
+		console::RootCountFeed feed(program);
+		slots.resize(VTICE_FETCH_KEYED_SLOTS);
+		table.update({1}, {});
+		table.update_keys(0, slots);
+		feed.feed(runtime, table.totals());
+		table.update({2}, {});
+		table.update_keys(0, grown);
+		feed.feed(runtime, table.totals());
+		runtime.finish(1);
+		return out.maps;
+	};
+	vtice_probe_key dd{{}, 2}, journal{{}, 4};
+	std::memcpy(dd.key, "dd", 2);
+	std::memcpy(journal.key, "systemd-journal", 15);
+	std::vector<vtice_probe_key> later = {dd, journal};
+	later[0].count = 3;
+	later.resize(VTICE_FETCH_KEYED_SLOTS);
+	std::string maps = fed("fn:vfs_read { @byname[comm] = count(); }", {dd}, later);
+	EXPECT_NE(maps.find("@byname[dd]: 3\n"), std::string::npos) << maps;
+	EXPECT_NE(maps.find("@byname[systemd-journal]: 4\n"), std::string::npos) << maps;
+	vtice_probe_key size{{static_cast<std::uint64_t>(-4096), 0}, 1};
+	maps = fed("fn:vfs_read { @bysize[arg2] = count(); }", {size}, {size, size});
+	EXPECT_NE(maps.find("@bysize[-4096]: 2\n"), std::string::npos) << "one key in two slots adds up: " << maps;
 }
 
 // A histogram in root: the table names the addresses whose buckets are

@@ -155,6 +155,38 @@ TEST_F(RspProbesEngine, DisarmTurnsThemOffAndCountsTheHits)
 						{0, VTICE_VMCALL_PROBE_INTERCEPT, 0, 0, 0}}));
 }
 
+// What root counted at an address into a histogram or by key comes back
+// through the stub's packets (hist:I, keys:I) as the machine holds it.
+TEST_F(RspProbesEngine, RootsBucketsAndKeySlotsComeBackAsTheMachineHoldsThem)
+{
+	m.probe_counts = {9, 4};
+	m.probe_hists.resize(2);
+	m.probe_hists[1][2] = 3;
+	m.probe_hists[1][VTICE_FETCH_HIST_BUCKETS - 1] = 1;
+	m.probe_keys.resize(2);
+	m.probe_keys[0][0] = {{0x6f6270747679ull, 0}, 5};
+	m.probe_keys[0][7] = {{~0ull, 0x1234}, 4};
+	auto buckets = target->probe_hist(1);
+	ASSERT_TRUE(buckets) << buckets.error().to_string();
+	std::vector<uint64_t> want(VTICE_FETCH_HIST_BUCKETS);
+	want[2] = 3;
+	want.back() = 1;
+	EXPECT_EQ(*buckets, want);
+	auto slots = target->probe_keys(0);
+	ASSERT_TRUE(slots) << slots.error().to_string();
+	ASSERT_EQ(slots->size(), size_t{VTICE_FETCH_KEYED_SLOTS});
+	for (size_t i = 0; i < slots->size(); i++) {
+		const vtice_probe_key &got = (*slots)[i], &had = m.probe_keys[0][i];
+		EXPECT_EQ(got.count, had.count) << "slot " << i;
+		EXPECT_EQ(got.key[0], had.key[0]) << "slot " << i;
+		EXPECT_EQ(got.key[1], had.key[1]) << "slot " << i;
+	}
+	auto none = target->probe_keys(2);
+	ASSERT_FALSE(none);
+	EXPECT_NE(none.error().message.find("stub error 16"), std::string::npos) << none.error().message;
+	EXPECT_FALSE(target->probe_hist(2)) << "no third address";
+}
+
 // vmcall.h's slot layout, by hand: number | N << 12, N the argument + 1.
 TEST_F(RspProbesEngine, TheSyscallTrapGetsItsFilterAndStringSlots)
 {

@@ -132,7 +132,8 @@ void check_fetch(const std::vector<pr::FetchOp> &ops)
 	if (ops.size() > pr::kMaxFetchOps ||
 	    (!ops.empty() && ops[0].code != pr::FetchCode::Arg && ops[0].code != pr::FetchCode::Retval &&
 	     ops[0].code != pr::FetchCode::Curtask && ops[0].code != pr::FetchCode::Reg &&
-	     ops[0].code != pr::FetchCode::Count))
+	     ops[0].code != pr::FetchCode::Count &&
+	     !(ops[0].code == pr::FetchCode::Keyed && (ops[0].arg & 0xf) != 0)))	// KEYED by the task or CPU alone
 		std::abort();
 	for (std::size_t i = 0; i < ops.size(); i++) {
 		const pr::FetchOp &op = ops[i];
@@ -156,6 +157,9 @@ void check_fetch(const std::vector<pr::FetchOp> &ops)
 		case pr::FetchCode::Min:
 		case pr::FetchCode::Max:
 		case pr::FetchCode::Hist: ok = !(op.arg & 0xf) && (op.arg >> 4) < 7 && !op.imm && i && i + 1 == ops.size(); break;
+		case pr::FetchCode::Keyed:
+			ok = (op.arg & 0xf) < 5 && (op.arg >> 4) < 7 && !op.imm && ((op.arg & 0xf) || i) && i + 1 == ops.size();
+			break;
 		case pr::FetchCode::End: break;
 		}
 		if (!ok)
@@ -219,11 +223,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
 		check_fetch(probe.fetch);
 		pr::FetchCode last = probe.fetch.empty() ? pr::FetchCode::End : probe.fetch.back().code;
 		bool keeps = last == pr::FetchCode::Sum || last == pr::FetchCode::Min || last == pr::FetchCode::Max ||
-			     last == pr::FetchCode::Hist;
+			     last == pr::FetchCode::Hist || last == pr::FetchCode::Keyed;
 		bool ends_in_count = last == pr::FetchCode::Count || keeps;
 		if (probe.count_in_root != ends_in_count || (probe.root_value != pr::RootValue::None) != keeps ||
 		    (probe.count_in_root && probe.body.size() != 1))
-			std::abort();	// root counts exactly the probes whose program ends in COUNT, SUM, MIN, MAX or HIST
+			std::abort();	// root counts exactly the probes whose program ends in COUNT, SUM, MIN, MAX, HIST or KEYED
 	}
 	// The console resolves fn:NAME and watch: symbols in the running kernel; here each gets one of a few addresses.
 	for (auto &probe : program->program.probes)

@@ -597,7 +597,7 @@ stub_probe_workload() {
 	echo 0 >$ev/enable
 	echo "VTICE-FIGURE hv.stub-$run.reads=$(grep -c 'sys_read(' $tr/trace)"
 	echo "VTICE-FIGURE hv.stub-$run.counts=$(sed -n 's/.*sys_read(.* count: \([0-9a-f]*\)).*/\1/p' $tr/trace |
-		sort | uniq -c | awk '{ printf "%s%s:%s", NR > 1 ? "," : "", $2, $1 }')"
+		sort | uniq -c | awk '{ printf "%s%s:%s", (NR > 1 ? "," : ""), $2, $1 }')"
 	# the reads' buffer addresses (hex) added up: what sum(arg1) must give
 	bufs=0
 	for buf in $(sed -n 's/.*sys_read(.* buf: \([0-9a-f]*\),.*/\1/p' $tr/trace); do

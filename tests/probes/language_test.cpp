@@ -561,7 +561,8 @@ TEST(ProbeLanguage, RootTestsThePredicatesComparisonsItComputesExactly)
 }
 
 // Where root tests a probe's whole predicate and its body is `@m = count()`
-// (no key), root counts its hits and records none: its program ends in
+// (no key; one key: RootKeepsTheLeastOrGreatestOperand below), root counts
+// its hits and records none: its program ends in
 // COUNT. Anything root cannot decide exactly keeps the hits coming.
 TEST(ProbeLanguage, RootCountsAProbeWhosePredicateItTestsWhole)
 {
@@ -581,7 +582,7 @@ TEST(ProbeLanguage, RootCountsAProbeWhosePredicateItTestsWhole)
 	     })
 		EXPECT_TRUE(counted(root)) << root;
 	for (const char *console : {
-		     "fn:vfs_read { @[comm] = count(); }",				// a key
+		     "fn:vfs_read { @[comm, pid] = count(); }",			// two keys
 		     "fn:vfs_read { @ = sum(cpu); }",					// not count()
 		     "fn:vfs_read { @ = count(); printf(\"x\\n\"); }",			// more than the count
 		     "fn:vfs_read /pid == 4/ { @ = count(); }",				// root's pid filter takes tgids too
@@ -655,6 +656,19 @@ TEST(ProbeLanguage, RootKeepsTheLeastOrGreatestOperand)
 	EXPECT_EQ(kept("fn:vfs_read { @ = lhist(arg2, 0, 100, 10); }"), RootValue::None) << "linear: the console's";
 	EXPECT_EQ(accepted("fn:vfs_read { @ = hist(arg2); }").program.probes[0].fetch,
 		  (std::vector<FetchOp>{{FetchCode::Arg, 2, 0}, {FetchCode::Hist, 0, 0}}));
+	EXPECT_EQ(kept("fn:vfs_read { @[comm] = count(); }"), RootValue::Keys);
+	EXPECT_EQ(kept("fn:vfs_read /comm == \"dd\"/ { @n[pid] = count(); }"), RootValue::Keys);
+	EXPECT_EQ(kept("fn:vfs_read:return { @[retval] = count(); }"), RootValue::Keys);
+	EXPECT_EQ(kept("fn:vfs_read { @[comm, pid] = count(); }"), RootValue::None) << "two keys";
+	EXPECT_EQ(kept("fn:vfs_read { @[comm] = sum(arg2); }"), RootValue::None) << "a keyed sum";
+	EXPECT_EQ(kept("fn:vfs_read { @[nsecs] = count(); }"), RootValue::None) << "a key root cannot give";
+	EXPECT_EQ(kept("fn:vfs_read { @[arg2 * 2] = count(); }"), RootValue::None) << "arithmetic";
+	EXPECT_EQ(accepted("fn:vfs_read { @[comm] = count(); }").program.probes[0].fetch,
+		  (std::vector<FetchOp>{{FetchCode::Keyed, static_cast<std::uint8_t>(KeyKind::Comm), 0}}));
+	EXPECT_EQ(accepted("fn:vfs_read { @[cpu] = count(); }").program.probes[0].fetch,
+		  (std::vector<FetchOp>{{FetchCode::Keyed, static_cast<std::uint8_t>(KeyKind::Cpu), 0}}));
+	EXPECT_EQ(accepted("fn:vfs_read { @[arg2] = count(); }").program.probes[0].fetch,
+		  (std::vector<FetchOp>{{FetchCode::Arg, 2, 0}, {FetchCode::Keyed, 0, 0}}));
 	EXPECT_EQ(accepted("fn:vfs_read { @ = max(arg2); }").program.probes[0].fetch,
 		  (std::vector<FetchOp>{{FetchCode::Arg, 2, 0}, {FetchCode::Max, 0, 0}}));
 	auto dfd = with_params("fn:do_sys_openat2 { @ = min(args->dfd); }");

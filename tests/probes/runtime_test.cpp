@@ -624,6 +624,42 @@ TEST(ProbeRuntime, RootHistFoldsIntoTheMapAsTheSameRecordsWould)
 	EXPECT_NE(counted.maps_.find("[4K, 8K)"), std::string::npos) << counted.maps_;
 }
 
+// count() by key in root: each key's hits fold into the map as that many
+// records of the same comm would, a key split over two slots adds up, and
+// a record that comes anyway (a hit past root's slots) counts once more.
+TEST(ProbeRuntime, RootKeyedCountsFoldIntoTheMapAsTheSameRecordsWould)
+{
+	auto c = compile_program("fn:vfs_read { @reads[comm] = count(); }", test_syscalls());
+	ASSERT_TRUE(c.ok()) << format_diagnostic("", c.error());
+	const Probe &probe = c->program.probes[0];
+	ASSERT_EQ(probe.root_value, RootValue::Keys);
+	auto record = [&](const char *comm) {
+		ProbeEvent ev = enter(0, comm, 7, 1);
+		ev.kind = PointKind::FnEntry;
+		ev.address = probe.points[0].address;
+		return ev;
+	};
+
+	Captured recorded;
+	Runtime from_records(*c, recorded, kDefaultMaxMapEntries);
+	from_records.begin(0);
+	for (const char *comm : {"dd", "cat", "dd", "dd", "bash"})
+		from_records.on_event(record(comm));
+	from_records.finish(2);
+
+	Captured counted;
+	Runtime from_root(*c, counted, kDefaultMaxMapEntries);
+	from_root.begin(0);
+	from_root.add_root_keyed(probe, std::string("dd"), 2);
+	from_root.add_root_keyed(probe, std::string("cat"), 1);
+	from_root.add_root_keyed(probe, std::string("dd"), 1);	// a second slot of the same key
+	from_root.on_event(record("bash"));			// past root's slots: recorded
+	EXPECT_EQ(from_root.stats().fired, 5u);
+	from_root.finish(2);
+	EXPECT_EQ(counted.maps_, recorded.maps_);
+	EXPECT_NE(counted.maps_.find("@reads[dd]: 3"), std::string::npos) << counted.maps_;
+}
+
 // A probe counted in root: root's counts add to its map as that many
 // hits would, a record that comes anyway (an address root records at)
 // counts once more, and nothing is added after exit().
