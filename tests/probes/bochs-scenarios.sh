@@ -16,6 +16,8 @@
 # retval at do_filp_open's returns). hv.probe-smc: the kernel rewrites the
 # probed entry of vfs_read (ftrace, for its own kprobe there) and the new
 # bytes run on both CPUs, the kprobe's hits per CPU the oracle.
+# hv.probe-keys: @reads[comm] = count() at ksys_read, counted by key in
+# root, against the kernel's sys_enter_read tracepoint's lines of two comms.
 scenario_hvprobe() {
 	vtice_at_defaults || { result hv.probe FAIL "insmod failed"; return; }
 	$T probe hv.probe
@@ -26,5 +28,6 @@ scenario_hvprobe() {
 	$T probe-watch hv.probe-watch
 	$T probe-fetch hv.probe-fetch
 	$T probe-smc hv.probe-smc
+	$T probe-keys hv.probe-keys
 	rmmod_vtice
 }

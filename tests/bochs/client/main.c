@@ -118,6 +118,7 @@ static const struct command commands[] = {
 	{ "probe-fetch", cmd_probe_fetch, "NAME  reads through arguments (args->how->flags, a file's name) are what the kernel's kprobe and the files read give" },
 	{ "probe-watch", cmd_probe_watch, "NAME  a watch: probe's writes are the stores the kernel's kprobe sees, in the function that makes them" },
 	{ "probe-smc", cmd_probe_smc, "NAME  text the kernel rewrites under a hidden probe (ftrace's kprobe on vfs_read) runs on every CPU, and the probe counts on" },
+	{ "probe-keys", cmd_probe_keys, "NAME  @reads[comm] = count(), counted by key in root, holds the kernel's syscall tracepoint's reads of each comm" },
 	{ "probe-kstack", cmd_probe_kstack, "NAME  a fn: probe's kstack names the callers the kernel's kprobe stacktrace names" },
 	{ "path-cost", cmd_path_cost, "NAME  getpid exits unarmed, while trace syscall is armed, after kill -9" },
 	{ "path-kill", cmd_path_kill, "NAME [CPU]  kill -9 trace syscall mid-call (its reader on CPU, default 1): nothing left stepping" },
