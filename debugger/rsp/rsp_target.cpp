@@ -2,6 +2,9 @@
 
 #include <cstdio>
 #include <cstring>
+#include <optional>
+#include <string_view>
+#include <vector>
 
 #include "protocol.hpp"
 
@@ -32,6 +35,37 @@ Error reply_error(const std::string &what, const std::string &reply)
 	if (auto e = error_reply(reply))
 		return make_error(what + ": " + *e);
 	return make_error(what + ": unexpected reply '" + reply.substr(0, 40) + "'");
+}
+
+// text cut at each sep ("" gives none).
+std::vector<std::string_view> split(std::string_view text, char sep)
+{
+	std::vector<std::string_view> parts;
+	while (!text.empty()) {
+		std::size_t at = text.find(sep);
+		parts.push_back(text.substr(0, at));
+		text = at == std::string_view::npos ? std::string_view() : text.substr(at + 1);
+	}
+	return parts;
+}
+
+// One slot of qVtice:probes:keys: "0" (free) or "COUNT:KEY0:KEY1" with COUNT > 0.
+std::optional<vtice_probe_key> parse_key_slot(std::string_view slot)
+{
+	std::vector<std::string_view> fields = split(slot, ':');
+	vtice_probe_key k{};
+	__u64 *into[] = {&k.count, &k.key[0], &k.key[1]};
+	if (fields.size() != 1 && fields.size() != 3)
+		return std::nullopt;
+	for (std::size_t i = 0; i < fields.size(); i++) {
+		auto value = parse_hex_u64(fields[i]);
+		if (!value)
+			return std::nullopt;
+		*into[i] = *value;
+	}
+	if ((fields.size() == 1) != (k.count == 0))
+		return std::nullopt;
+	return k;
 }
 
 }  // namespace
@@ -673,25 +707,11 @@ Result<std::vector<vtice_probe_key>> RspTarget::probe_keys(std::uint32_t index)
 	if (reply->empty() || error_reply(*reply))
 		return reply_error(packet, *reply);
 	std::vector<vtice_probe_key> slots;
-	std::string_view rest = *reply;
-	while (!rest.empty()) {
-		std::size_t comma = rest.find(',');
-		std::string_view slot = rest.substr(0, comma);
-		rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-		vtice_probe_key k{};
-		__u64 *fields[] = {&k.count, &k.key[0], &k.key[1]};
-		std::size_t n = 0;
-		for (; n < 3 && !slot.empty(); n++) {
-			std::size_t colon = slot.find(':');
-			auto value = parse_hex_u64(slot.substr(0, colon));
-			if (!value)
-				return reply_error(packet, *reply);
-			*fields[n] = *value;
-			slot = colon == std::string_view::npos ? std::string_view() : slot.substr(colon + 1);
-		}
-		if (!slot.empty() || (n != 1 && n != 3) || (n == 1) != (k.count == 0))
+	for (std::string_view slot : split(*reply, ',')) {
+		auto k = parse_key_slot(slot);
+		if (!k)
 			return reply_error(packet, *reply);
-		slots.push_back(k);
+		slots.push_back(*k);
 	}
 	if (slots.size() != VTICE_FETCH_KEYED_SLOTS)
 		return make_error(packet + " answered " + std::to_string(slots.size()) + " slots, not " +
@@ -819,14 +839,11 @@ Result<std::vector<std::uint64_t>> RspTarget::query_numbers(const std::string &p
 	if (error_reply(*reply))	// E16 would read as the number 0xe16
 		return reply_error(packet, *reply);
 	std::vector<std::uint64_t> numbers;
-	std::string_view rest = *reply;
-	while (!rest.empty()) {
-		std::size_t comma = rest.find(',');
-		auto value = parse_hex_u64(rest.substr(0, comma));
+	for (std::string_view number : split(*reply, ',')) {
+		auto value = parse_hex_u64(number);
 		if (!value)
-			return reply_error(packet.c_str(), *reply);
+			return reply_error(packet, *reply);
 		numbers.push_back(*value);
-		rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
 	}
 	return numbers;
 }
