@@ -434,12 +434,8 @@ Result<std::vector<vtice_probe_key>> FunctionProbes::keys(std::uint32_t index)
 {
 	auto req = request<vtice_probe_keys>();
 	req.index = index;
-	if (ioctl(dev_.get(), VTICE_IOC_PROBE_KEYS, &req) < 0) {
-		if (errno == ENOTTY)
-			return make_error(path_ + ": the module has no VTICE_IOC_PROBE_KEYS: it is older than this "
-						  "console");
-		return ioctl_error(path_, "VTICE_IOC_PROBE_KEYS", errno);
-	}
+	if (auto ok = per_address_ioctl(VTICE_IOC_PROBE_KEYS, "VTICE_IOC_PROBE_KEYS", &req); !ok)
+		return ok.error();
 	return std::vector<vtice_probe_key>(req.slots, req.slots + VTICE_FETCH_KEYED_SLOTS);
 }
 
@@ -447,13 +443,19 @@ Result<std::vector<std::uint64_t>> FunctionProbes::hist(std::uint32_t index)
 {
 	auto req = request<vtice_probe_hist>();
 	req.index = index;
-	if (ioctl(dev_.get(), VTICE_IOC_PROBE_HIST, &req) < 0) {
-		if (errno == ENOTTY)
-			return make_error(path_ + ": the module has no VTICE_IOC_PROBE_HIST: it is older than this "
-						  "console");
-		return ioctl_error(path_, "VTICE_IOC_PROBE_HIST", errno);
-	}
+	if (auto ok = per_address_ioctl(VTICE_IOC_PROBE_HIST, "VTICE_IOC_PROBE_HIST", &req); !ok)
+		return ok.error();
 	return std::vector<std::uint64_t>(req.buckets, req.buckets + VTICE_FETCH_HIST_BUCKETS);
+}
+
+// A read of one armed address's counts (VTICE_IOC_PROBE_HIST, _KEYS) into req.
+Result<void> FunctionProbes::per_address_ioctl(unsigned long cmd, const char *name, void *req)
+{
+	if (ioctl(dev_.get(), cmd, req) == 0)
+		return {};
+	if (errno == ENOTTY)
+		return make_error(path_ + ": the module has no " + name + ": it is older than this console");
+	return ioctl_error(path_, name, errno);
 }
 
 }  // namespace vtice::console

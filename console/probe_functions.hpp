@@ -65,6 +65,7 @@ public:
 
 private:
 	Result<vtice_probes> ask(std::uint32_t op);
+	Result<void> per_address_ioctl(unsigned long cmd, const char *name, void *req);
 
 	const DeviceFd &dev_;
 	std::string path_;

@@ -329,20 +329,30 @@ long vt_ioc_probes(struct file *file, void __user *uarg)
 	return ret;
 }
 
+/*
+ * The index of a read of one armed address's counts (VTICE_IOC_PROBE_HIST,
+ * _KEYS), under vt_probes_lock: 0, or -EINVAL when no address is there.
+ */
+static int vt_probes_index_armed(u32 index, u32 reserved)
+{
+	u64 count;
+
+	if (reserved || index >= VTICE_PROBES_MAX)
+		return -EINVAL;
+	return vt_probes_vmcall(VTICE_VMCALL_PROBE_COUNT, index, 0, 0, &count);
+}
+
 /* VTICE_IOC_PROBE_HIST: one armed address's HIST buckets, read as QUERY reads counts (anyone may). */
 long vt_ioc_probe_hist(void __user *uarg)
 {
 	struct vtice_probe_hist h;
-	u64 count;
 	u32 b;
 	int ret = vt_get_arg(&h, sizeof(h), uarg);
 
 	if (ret)
 		return ret;
-	if (h.reserved || h.index >= VTICE_PROBES_MAX)
-		return -EINVAL;
 	mutex_lock(&vt_probes_lock);
-	ret = vt_probes_vmcall(VTICE_VMCALL_PROBE_COUNT, h.index, 0, 0, &count);	/* -EINVAL: no address there */
+	ret = vt_probes_index_armed(h.index, h.reserved);
 	for (b = 0; !ret && b < VTICE_FETCH_HIST_BUCKETS; b++)
 		ret = vt_probes_vmcall(VTICE_VMCALL_PROBE_HIST, h.index, b, 0, &h.buckets[b]);
 	mutex_unlock(&vt_probes_lock);
@@ -354,17 +364,14 @@ long vt_ioc_probe_keys(void __user *uarg)
 {
 	struct vtice_probe_keys k;
 	struct vtice_probe_key *s;
-	u64 count;
 	u32 i;
 	int ret = vt_get_arg(&k, sizeof(k), uarg);
 
 	if (ret)
 		return ret;
-	if (k.reserved || k.index >= VTICE_PROBES_MAX)
-		return -EINVAL;
 	memset(k.slots, 0, sizeof(k.slots));
 	mutex_lock(&vt_probes_lock);
-	ret = vt_probes_vmcall(VTICE_VMCALL_PROBE_COUNT, k.index, 0, 0, &count);	/* -EINVAL: no address there */
+	ret = vt_probes_index_armed(k.index, k.reserved);
 	for (i = 0; !ret && i < VTICE_FETCH_KEYED_SLOTS; i++) {
 		s = &k.slots[i];
 		ret = vt_probes_vmcall(VTICE_VMCALL_PROBE_KEY, k.index, i, 0, &s->count);

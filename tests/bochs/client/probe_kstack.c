@@ -296,7 +296,8 @@ static int read_summary(long *records, long *hits, long *lost)
 /* kstack read at vfs_write only: the reader's vfs_read hits copy no stack. Why not, in why. */
 static int stack_only_where_read(char *why, size_t why_len)
 {
-	const char *program = "fn:vfs_read /comm == \"vtkst\"/ { @reads[tid] = count(); } "
+	/* Two statements: recorded (`@reads[tid] = count()` alone root would count by key, recording none). */
+	const char *program = "fn:vfs_read /comm == \"vtkst\"/ { @reads[tid] = count(); @bytes = sum(arg2); } "
 			      "fn:vfs_write /comm == \"vtkst\"/ { @[kstack] = count(); }";
 	const char *const args[] = { "vtice", "probe", program, "-o", KSTACK_JSON, NULL };
 	struct reader *reader = NULL;
