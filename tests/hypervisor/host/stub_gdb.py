@@ -765,7 +765,8 @@ def vtice_probe_phase(fig):
     24): the batch asks the guest for its workload by writing "vt-probe"
     into the kernel's domain name, then runs a program whose exit() is the
     workload's last write; then the same with "vt-probe2" and the syscall:
-    probes (the stub's syscall trap), and with "vt-spin" and a profile:
+    probes (the stub's syscall trap) beside a count of vfs_read by comm kept
+    in root (hv.stub-probe2.reads its oracle too), and with "vt-spin" and a profile:
     probe (check_stub_profile). The oracles are the guest's: the count of its
     syscall tracepoint sys_enter_read for the same comm (hv.stub-probe.reads)
     and the sum of those reads' buffer addresses (hv.stub-probe.bufs), both
@@ -786,7 +787,9 @@ def vtice_probe_phase(fig):
     # overflowed a ring between two drains, when every fn: hit copied 2 KiB
     # of stack and every syscall of the comm was recorded; root now copies
     # the stack at vfs_write's hits alone and records the three syscalls.)
+    # Its vfs_read probe counts by key in root (qVtice:probes:keys).
     syscalls = ('syscall:read /comm == "vtstubprobe"/ { @sysreads = count(); } '
+                'fn:vfs_read /comm == "vtstubprobe"/ { @byname[comm] = count(); } '
                 'syscall:openat /comm == "vtstubprobe"/ { printf("sysopen %s\\n", str(arg1)); } '
                 'syscall:write /comm == "vtstubprobe"/ { exit(); }')
     # A third run (hv.stub-spin.*): the profiler through the stub, the
@@ -833,6 +836,12 @@ def vtice_probe_phase(fig):
     while "hv.stub-probe2.reads" not in figures() and time.time() < deadline:
         time.sleep(1)
     check_stub_syscalls(text, figures().get("hv.stub-probe2.reads"), ostype)
+    byname = re.search(r"^@byname\[vtstubprobe\]: (\d+)$", text, re.M)
+    check("vtice-probe-keys", byname is not None and byname.group(1) == figures().get("hv.stub-probe2.reads") and
+          "counts them by key" in text,
+          "@byname[comm] = count() at vfs_read through the stub, counted by key in root (qVtice:probes:keys): "
+          "%s under vtstubprobe; the guest's sys_enter_read tracepoint: %s reads"
+          % (byname.group(1) if byname else "nothing", figures().get("hv.stub-probe2.reads")))
     while "hv.stub-spin.spun" not in figures() and time.time() < deadline:
         time.sleep(1)
     check_stub_profile(text, spin_folded, figures())
