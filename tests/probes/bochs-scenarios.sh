@@ -17,7 +17,9 @@
 # probed entry of vfs_read (ftrace, for its own kprobe there) and the new
 # bytes run on both CPUs, the kprobe's hits per CPU the oracle.
 # hv.probe-keys: @reads[comm] = count() at ksys_read, counted by key in
-# root, against the kernel's sys_enter_read tracepoint's lines of two comms.
+# root, against the kernel's sys_enter_read tracepoint's lines of two comms;
+# hv.probe-keys-full: @sizes[arg2] = count() over more sizes than root has
+# slots, the hits past them recorded, every size's count the tracepoint's.
 scenario_hvprobe() {
 	vtice_at_defaults || { result hv.probe FAIL "insmod failed"; return; }
 	$T probe hv.probe

@@ -12,6 +12,15 @@
  * vtice's map must hold, under each of the two comms, exactly the lines the
  * kernel's trace holds for that comm; the armed line must say root counts
  * them by key (so the counts came from root's slots, not from records).
+ *
+ * NAME-full: more keys than root has slots (VTICE_FETCH_KEYED_SLOTS an
+ * address). A child named vtkeyc reads KEYS_SIZES sizes (1, 2, ...), each
+ * twice, under
+ *   vtice probe 'fn:ksys_read /comm == "vtkeyc"/ { @sizes[arg2] = count(); }'
+ * Root counts the first 32 sizes in its slots; the hits of the others find
+ * none and are recorded, and the console counts those. Every size's count
+ * must still be what the kernel's tracepoint saw of it (its count: field),
+ * and some hits must have come as records (the summary's fn_hits).
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -23,6 +32,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <vtice/ioctl.h>
 
 #include "report.h"
 #include "spawn.h"
@@ -32,6 +42,7 @@
 #define KEYS_JSON	"/tmp/vtkeys.json"
 #define KEYS_READS_A	30
 #define KEYS_READS_B	50
+#define KEYS_SIZES	40	/* more than VTICE_FETCH_KEYED_SLOTS */
 
 /* A child named comm: reads one-byte reads of /dev/zero, then exits. */
 static pid_t keys_reader(const char *comm, int reads)
@@ -46,6 +57,23 @@ static pid_t keys_reader(const char *comm, int reads)
 	zero = open("/dev/zero", O_RDONLY);
 	for (i = 0; i < reads; i++)
 		syscall(SYS_read, zero, buf, 1);
+	_exit(0);
+}
+
+/* A child named vtkeyc: reads of 1, 2, ... KEYS_SIZES bytes of /dev/zero, the whole run twice. */
+static pid_t keys_sizes_reader(void)
+{
+	pid_t child = fork();
+	char buf[KEYS_SIZES];
+	int zero, pass, size;
+
+	if (child)
+		return child;
+	prctl(PR_SET_NAME, "vtkeyc");
+	zero = open("/dev/zero", O_RDONLY);
+	for (pass = 0; pass < 2; pass++)
+		for (size = 1; size <= KEYS_SIZES; size++)
+			syscall(SYS_read, zero, buf, size);
 	_exit(0);
 }
 
@@ -68,28 +96,64 @@ static void keys_kernel_counts(long *a, long *b)
 		fclose(f);
 }
 
-/* vtice's count under comm in @reads, from its JSON ({"key":["vtkeya"],"value":30}); -1 without. */
-static long keys_vtice_count(const char *comm)
+/* The kernel trace's sys_read lines by their count: field (hex), sizes 1..KEYS_SIZES. */
+static void keys_kernel_sizes(long by_size[KEYS_SIZES + 1])
 {
-	char line[4096], key[64];
+	char line[512];
+	FILE *f = fopen(TRACEFS "/trace", "r");
+	const char *count;
+	unsigned long size;
+
+	memset(by_size, 0, (KEYS_SIZES + 1) * sizeof(by_size[0]));
+	while (f && fgets(line, sizeof(line), f)) {
+		if (line[0] == '#' || !strstr(line, "sys_read(") || !(count = strstr(line, "count: ")))
+			continue;
+		size = strtoul(count + 7, NULL, 16);
+		if (size <= KEYS_SIZES)
+			by_size[size]++;
+	}
+	if (f)
+		fclose(f);
+}
+
+/* vtice's count under key (its JSON text: "\"vtkeya\"", "12") in map, from {"key":[KEY],"value":N}; -1 without. */
+static long keys_vtice_count(const char *map, const char *key)
+{
+	char line[4096], name[64], entry[64];
 	long n = -1;
 	const char *at;
 	FILE *f = fopen(KEYS_JSON, "r");
 
-	snprintf(key, sizeof(key), "{\"key\":[\"%s\"],", comm);
+	snprintf(name, sizeof(name), "\"name\":\"%s\"", map);
+	snprintf(entry, sizeof(entry), "{\"key\":[%s],", key);
 	while (f && fgets(line, sizeof(line), f))
-		if (strstr(line, "\"name\":\"@reads\"") && (at = strstr(line, key)))
+		if (strstr(line, name) && (at = strstr(line, entry)))
 			n = json_number(at, "\"value\":");
 	if (f)
 		fclose(f);
 	return n;
 }
 
-static int keys_trace_on(void)
+/* The summary's number after key ("\"fn_hits\":"), -1 without. */
+static long keys_summary(const char *key)
 {
-	return tracefs_write("events/syscalls/sys_enter_read/filter", "comm == \"vtkeya\" || comm == \"vtkeyb\"") ||
-	       tracefs_write("trace", "") || tracefs_write("events/syscalls/sys_enter_read/enable", "1") ||
-	       tracefs_write("tracing_on", "1");
+	char line[4096];
+	long n = -1;
+	FILE *f = fopen(KEYS_JSON, "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "\"type\":\"summary\""))
+			n = json_number(line, key);
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* The kernel's sys_enter_read tracepoint on, for the tasks filter names. */
+static int keys_trace_on(const char *filter)
+{
+	return tracefs_write("events/syscalls/sys_enter_read/filter", filter) || tracefs_write("trace", "") ||
+	       tracefs_write("events/syscalls/sys_enter_read/enable", "1") || tracefs_write("tracing_on", "1");
 }
 
 static void keys_trace_off(void)
@@ -99,49 +163,119 @@ static void keys_trace_off(void)
 	tracefs_write("events/syscalls/sys_enter_read/filter", "0");
 }
 
-int cmd_probe_keys(int argc, char **argv)
+/* program armed (its output in KEYS_JSON) and the kernel's tracepoint on for filter; the probe's pid, or -1. */
+static pid_t keys_start(const char *program, const char *filter)
 {
-	const char *const args[] = { "vtice", "probe", "fn:ksys_read { @reads[comm] = count(); }", "-o",
-				     KEYS_JSON, NULL };
-	const char *name = argv[0];
+	const char *const args[] = { "vtice", "probe", program, "-o", KEYS_JSON, NULL };
+	pid_t probe = spawn_vtice_on(KEYS_ERR, args, 1);
+
+	if (probe < 0 || !wait_probe_armed(probe, KEYS_ERR, 120)) {
+		system("cat " KEYS_ERR);
+		return -1;
+	}
+	if (keys_trace_on(filter)) {
+		stop_probe(probe, KEYS_ERR);
+		return -1;
+	}
+	return probe;
+}
+
+static void keys_stop(pid_t probe)
+{
+	keys_trace_off();
+	stop_probe(probe, KEYS_ERR);
+}
+
+/* @reads[comm] at ksys_read for every task: two comms' counts against the tracepoint's. */
+static void keys_by_comm(const char *name)
+{
 	long ft_a, ft_b, vt_a, vt_b;
 	char err[4096];
 	pid_t probe, a, b;
 
-	(void)argc;
-	if (access(TRACEFS "/events/syscalls/sys_enter_read/enable", W_OK))
-		mount("tracefs", TRACEFS, "tracefs", 0, NULL);
-	probe = spawn_vtice_on(KEYS_ERR, args, 1);
-	if (probe < 0 || !wait_probe_armed(probe, KEYS_ERR, 120)) {
-		system("cat " KEYS_ERR);
-		return report(name, FAIL, "vtice probe did not arm (its stderr is above)");
-	}
-	if (keys_trace_on()) {
-		stop_probe(probe, KEYS_ERR);
-		return report(name, FAIL, "cannot turn on the sys_enter_read tracepoint: no oracle");
+	probe = keys_start("fn:ksys_read { @reads[comm] = count(); }", "comm == \"vtkeya\" || comm == \"vtkeyb\"");
+	if (probe < 0) {
+		report(name, FAIL, "vtice probe or the kernel's tracepoint did not start (stderr above)");
+		return;
 	}
 	a = keys_reader("vtkeya", KEYS_READS_A);
 	b = keys_reader("vtkeyb", KEYS_READS_B);
 	waitpid(a, NULL, 0);
 	waitpid(b, NULL, 0);
-	keys_trace_off();
-	stop_probe(probe, KEYS_ERR);
+	keys_stop(probe);
 	keys_kernel_counts(&ft_a, &ft_b);
-	vt_a = keys_vtice_count("vtkeya");
-	vt_b = keys_vtice_count("vtkeyb");
+	vt_a = keys_vtice_count("@reads", "\"vtkeya\"");
+	vt_b = keys_vtice_count("@reads", "\"vtkeyb\"");
 	read_text(KEYS_ERR, err, sizeof(err));
 	printf("probe-keys: the kernel's tracepoint: vtkeya %ld, vtkeyb %ld reads; vtice's @reads: %ld, %ld\n", ft_a,
 	       ft_b, vt_a, vt_b);
 	if (ft_a != KEYS_READS_A || ft_b != KEYS_READS_B)
-		return report(name, FAIL, "the oracle saw %ld and %ld reads, the children made %d and %d", ft_a, ft_b,
-			      KEYS_READS_A, KEYS_READS_B);
-	if (!strstr(err, "counts them by key"))
-		return report(name, FAIL, "the armed line does not say root counts by key: the counts are not root's");
-	if (vt_a != ft_a || vt_b != ft_b)
-		return report(name, FAIL, "vtice's @reads[vtkeya] %ld, [vtkeyb] %ld; the kernel's tracepoint %ld, %ld",
-			      vt_a, vt_b, ft_a, ft_b);
-	return report(name, PASS,
-		      "@reads[comm] = count() at ksys_read, counted by key in root: vtkeya %ld, vtkeyb %ld, what "
-		      "the kernel's sys_enter_read tracepoint saw of each",
-		      vt_a, vt_b);
+		report(name, FAIL, "the oracle saw %ld and %ld reads, the children made %d and %d", ft_a, ft_b,
+		       KEYS_READS_A, KEYS_READS_B);
+	else if (!strstr(err, "counts them by key"))
+		report(name, FAIL, "the armed line does not say root counts by key: the counts are not root's");
+	else if (vt_a != ft_a || vt_b != ft_b)
+		report(name, FAIL, "vtice's @reads[vtkeya] %ld, [vtkeyb] %ld; the kernel's tracepoint %ld, %ld", vt_a,
+		       vt_b, ft_a, ft_b);
+	else
+		report(name, PASS,
+		       "@reads[comm] = count() at ksys_read, counted by key in root: vtkeya %ld, vtkeyb %ld, what the "
+		       "kernel's sys_enter_read tracepoint saw of each",
+		       vt_a, vt_b);
+}
+
+/* @sizes[arg2] with more sizes than root has slots: every size's count still the tracepoint's. */
+static void keys_past_slots(const char *name)
+{
+	long ft[KEYS_SIZES + 1], vt, in_root, recorded, total = 0;
+	char test[128], key[16];
+	int size, first_wrong = 0;
+	pid_t probe, c;
+
+	snprintf(test, sizeof(test), "%s-full", name);
+	probe = keys_start("fn:ksys_read /comm == \"vtkeyc\"/ { @sizes[arg2] = count(); }", "comm == \"vtkeyc\"");
+	if (probe < 0) {
+		report(test, FAIL, "vtice probe or the kernel's tracepoint did not start (stderr above)");
+		return;
+	}
+	c = keys_sizes_reader();
+	waitpid(c, NULL, 0);
+	keys_stop(probe);
+	keys_kernel_sizes(ft);
+	for (size = 1; size <= KEYS_SIZES; size++) {
+		snprintf(key, sizeof(key), "%d", size);
+		vt = keys_vtice_count("@sizes", key);
+		total += ft[size];
+		if (vt != ft[size] && !first_wrong) {
+			first_wrong = size;
+			printf("probe-keys: size %d: vtice %ld, the kernel's tracepoint %ld\n", size, vt, ft[size]);
+		}
+	}
+	in_root = keys_summary("\"root_counted\":");
+	recorded = keys_summary("\"fn_hits\":");
+	printf("probe-keys: %d sizes, %ld reads by the tracepoint; %ld counted in root, %ld recorded\n", KEYS_SIZES,
+	       total, in_root, recorded);
+	if (total != 2 * KEYS_SIZES)
+		report(test, FAIL, "the oracle saw %ld reads of vtkeyc, the child made %d", total, 2 * KEYS_SIZES);
+	else if (first_wrong)
+		report(test, FAIL, "@sizes[%d] is not the tracepoint's count (above)", first_wrong);
+	else if (recorded < KEYS_SIZES - VTICE_FETCH_KEYED_SLOTS || in_root + recorded != total)
+		report(test, FAIL, "%ld hits counted in root and %ld recorded, of %ld: at least %d should have found no "
+		       "slot", in_root, recorded, total, KEYS_SIZES - VTICE_FETCH_KEYED_SLOTS);
+	else
+		report(test, PASS,
+		       "%d sizes each read twice under @sizes[arg2] = count(): every size's count is the kernel's "
+		       "tracepoint's; %ld hits counted in root's %d slots, the %ld that found none recorded and "
+		       "counted by the console",
+		       KEYS_SIZES, in_root, VTICE_FETCH_KEYED_SLOTS, recorded);
+}
+
+int cmd_probe_keys(int argc, char **argv)
+{
+	(void)argc;
+	if (access(TRACEFS "/events/syscalls/sys_enter_read/enable", W_OK))
+		mount("tracefs", TRACEFS, "tracefs", 0, NULL);
+	keys_by_comm(argv[0]);
+	keys_past_slots(argv[0]);
+	return 0;
 }
