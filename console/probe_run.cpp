@@ -100,10 +100,6 @@ Result<void> write_folded(const std::string &path, const probes::CheckedProgram 
 	return file->commit();
 }
 
-}  // namespace
-
-namespace {
-
 // Whether req's program (its number + 1; 0: none) has an op of code (HIST and KEYED end one).
 bool has_op(const vtice_probes &req, std::uint8_t program, std::uint8_t code)
 {
