@@ -220,19 +220,8 @@ private:
 	// hist(), or a count() by key, in root.
 	Result<void> read_root_tables()
 	{
-		for (std::uint32_t index : counts_.hist_indices()) {
-			auto buckets = functions().hist(index);
-			if (!buckets)
-				return buckets.error();
-			counts_.update_hist(index, std::move(*buckets));
-		}
-		for (std::uint32_t index : counts_.key_indices()) {
-			auto slots = functions().keys(index);
-			if (!slots)
-				return slots.error();
-			counts_.update_keys(index, std::move(*slots));
-		}
-		return {};
+		return counts_.read_tables([this](std::uint32_t index) { return functions().hist(index); },
+					   [this](std::uint32_t index) { return functions().keys(index); });
 	}
 
 	Result<void> arm_syscalls(const probes::CheckedProgram &program, RunTotals &totals)

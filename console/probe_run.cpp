@@ -161,6 +161,23 @@ void RootCountTable::update_hist(std::uint32_t index, std::vector<std::uint64_t>
 		totals_[index].buckets = std::move(buckets);
 }
 
+Result<void> RootCountTable::read_tables(const HistReader &hist, const KeysReader &keys)
+{
+	for (std::uint32_t index : hists_) {
+		auto buckets = hist(index);
+		if (!buckets)
+			return buckets.error();
+		update_hist(index, std::move(*buckets));
+	}
+	for (std::uint32_t index : keyed_) {
+		auto slots = keys(index);
+		if (!slots)
+			return slots.error();
+		update_keys(index, std::move(*slots));
+	}
+	return {};
+}
+
 void RootCountTable::update(const std::vector<std::uint64_t> &counts, const std::vector<std::uint64_t> &sums)
 {
 	for (std::size_t i = 0; i < totals_.size(); i++) {

@@ -104,6 +104,10 @@ public:
 	const std::vector<std::uint32_t> &key_indices() const { return keyed_; }
 	void update_hist(std::uint32_t index, std::vector<std::uint64_t> buckets);
 	void update_keys(std::uint32_t index, std::vector<vtice_probe_key> slots);
+	// Both, each address read with its source's reader (the module's ioctl or the stub's packet).
+	using HistReader = std::function<Result<std::vector<std::uint64_t>>(std::uint32_t index)>;
+	using KeysReader = std::function<Result<std::vector<vtice_probe_key>>(std::uint32_t index)>;
+	Result<void> read_tables(const HistReader &hist, const KeysReader &keys);
 	RootCounts totals() const;
 
 private:

@@ -285,19 +285,8 @@ Result<void> StubProbeSource::read_counts()
 		sums = std::move(*read);
 	}
 	counts_.update(*counts, sums);
-	for (std::uint32_t index : counts_.hist_indices()) {
-		auto buckets = session_.target().probe_hist(index);
-		if (!buckets)
-			return buckets.error();
-		counts_.update_hist(index, std::move(*buckets));
-	}
-	for (std::uint32_t index : counts_.key_indices()) {
-		auto slots = session_.target().probe_keys(index);
-		if (!slots)
-			return slots.error();
-		counts_.update_keys(index, std::move(*slots));
-	}
-	return {};
+	return counts_.read_tables([this](std::uint32_t index) { return session_.target().probe_hist(index); },
+				   [this](std::uint32_t index) { return session_.target().probe_keys(index); });
 }
 
 RootCounts StubProbeSource::root_counts() const { return counts_.totals(); }

@@ -301,6 +301,34 @@ TEST_F(ProbeArmRequest, RootKeySlotsFeedTheirProbesMapByKey)
 	EXPECT_NE(maps.find("@bysize[-4096]: 2\n"), std::string::npos) << "one key in two slots adds up: " << maps;
 }
 
+// read_tables asks a source for exactly the addresses that have buckets or
+// key slots, keeps what it answers, and stops at its first error.
+TEST_F(ProbeArmRequest, RootTablesAreReadForTheirAddressesAlone)
+{
+	auto program = resolved("fn:vfs_read { @sizes = hist(arg2); }");
+	auto req = console::arm_request(program, 0);
+	ASSERT_TRUE(req.ok()) << req.error().message;
+	console::RootCountTable table(program, *req);
+	std::vector<std::uint32_t> asked;
+	std::vector<std::uint64_t> buckets(VTICE_FETCH_HIST_BUCKETS, 0);
+	buckets[3] = 7;
+	auto hist = [&](std::uint32_t index) -> Result<std::vector<std::uint64_t>> {
+		asked.push_back(index);
+		return buckets;
+	};
+	auto keys = [](std::uint32_t) -> Result<std::vector<vtice_probe_key>> {
+		ADD_FAILURE() << "no address counts by key";
+		return std::vector<vtice_probe_key>{};
+	};
+	ASSERT_TRUE(table.read_tables(hist, keys));
+	EXPECT_EQ(asked, std::vector<std::uint32_t>{0});
+	EXPECT_EQ(table.totals().at(0).buckets, buckets);
+	auto failing = [](std::uint32_t) -> Result<std::vector<std::uint64_t>> { return make_error("gone"); };
+	auto read = table.read_tables(failing, keys);
+	ASSERT_FALSE(read);
+	EXPECT_EQ(read.error().message, "gone");
+}
+
 // A histogram in root: the table names the addresses whose buckets are
 // read apart (not as sums), and the feed adds what each bucket grew by
 // since the last read, so the map shows each hit once.
