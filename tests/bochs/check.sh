@@ -55,7 +55,8 @@ expected() {
 		hv.stealth-dmesg-after hv.stealth-reloaded hv.stealth-unloaded hv.transparency-stealth ;;
 	hvtsc) echo hv.tsc-uts hv.tsc-off hv.tsc-off-timers hv.tsc-on hv.tsc-on-timers hv.tsc-hidden ;;
 	# tests/transparency/bochs-scenarios.sh
-	hvstepped) echo hv.transparency-stepped hv.transparency-stepped-trace ;;
+	hvstepped) echo hv.transparency-stepped hv.transparency-stepped-trace hv.transparency-on-stepped \
+		hv.transparency-on-stepped-trace ;;
 	# The states "bare" and "unloaded" only with TRANSPARENCY_SELF_CHECKS=1 (the long run).
 	hvtransparency) echo hv.transparency-debug-events hv.transparency-loaded hv.transparency-path-armed \
 		hv.transparency-syscalls-armed hv.transparency-user-loaded hv.transparency-user-path-armed hv.transparency-user-syscalls-armed ;;

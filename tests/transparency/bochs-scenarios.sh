@@ -44,9 +44,15 @@ transparency_unallowed() {
 
 # One command to the prober; its progress (the kernel's log, which stays
 # off the console) on the console every 20 s meanwhile.
+# With TRANSPARENCY_WRITER=dd, busybox dd pinned to CPU 0 writes it, so
+# the program runs in dd's write call (cpus=1: on CPU 0, that call's own).
 transparency_run() {
 	local run i
-	echo "$1" >/proc/vtice_probe &
+	if [ "$TRANSPARENCY_WRITER" = dd ]; then
+		echo "$1" | taskset -c 0 dd of=/proc/vtice_probe 2>/dev/null &
+	else
+		echo "$1" >/proc/vtice_probe &
+	fi
 	run=$!
 	while kill -0 $run 2>/dev/null; do
 		for i in $(seq 20); do
@@ -291,5 +297,49 @@ scenario_hvstepped() {
 		result hv.transparency-stepped-trace FAIL "the trace did not step dd's reads on CPU 1 alone through the state ($steps steps)"
 	fi
 	rmmod_vtice
+	rmmod vtice_probe
+	transparency_on_stepped
+}
+
+# The program on the stepped CPU itself: it runs inside the one call a
+# trace steps, dd's write of the command (TRANSPARENCY_WRITER=dd), so each
+# of its instructions is an MTF step. A step costs the guest thousands of
+# its instructions in Bochs, so the program is short (no sweep of every
+# CPUID leaf and MSR index: ranges=0; each other class once, then random)
+# and runs a few observations per call with interrupts off (chunk=), which
+# keeps the watchdogs fed. Its bare runs are made the same way, unstepped.
+# ~1 observation a second of wall time (2026-12-05: 512 in 472 s, 2,772,713
+# instructions stepped, ~5,400 an observation with the prober's own
+# bookkeeping and the kernel's fault handling): 160 is the sweep and ~30
+# random ones.
+TRANSPARENCY_ON_STEPPED_COUNT=${TRANSPARENCY_ON_STEPPED_COUNT:-160}
+transparency_on_stepped() {
+	local probe=/lib/vtice/vtice_probe.ko run steps
+	insmod $probe count=$TRANSPARENCY_ON_STEPPED_COUNT seed=$TRANSPARENCY_SEED invd=1 cpus=1 \
+		ranges=0 chunk=4 || { result hv.transparency-on-stepped FAIL "insmod vtice_probe failed"; return; }
+	export TRANSPARENCY_WRITER=dd
+	for run in bare bare-again; do
+		transparency_run $run ||
+			{ result hv.transparency-on-stepped FAIL "$run failed"; rmmod vtice_probe; return; }
+	done
+	if insmod_vtice; then
+		transparency_arm dd syscall write --step task --max-insns 1000000000 --quiet --timeout 3600
+		grep -m 1 'armed on' /tmp/transparency-trace.err
+		transparency_state on-stepped
+		wait "$tp_trace"	# one call: the trace ends with it
+		steps=$(sed -n 's/.*call [0-9]*: \([0-9]*\) instructions stepped.*/\1/p' \
+			/tmp/transparency-trace.out /tmp/transparency-trace.err | awk '{ n += $1 } END { print n + 0 }')
+		echo "VTICE-FIGURE hv.transparency.on-stepped.steps=$steps"
+		tail -n 3 /tmp/transparency-trace.err /tmp/transparency-trace.out
+		if [ "$steps" -gt 0 ]; then
+			result hv.transparency-on-stepped-trace PASS "the program's call was stepped: $steps instructions"
+		else
+			result hv.transparency-on-stepped-trace FAIL "the trace did not step the program's call"
+		fi
+		rmmod_vtice
+	else
+		result hv.transparency-on-stepped FAIL "insmod vtice failed"
+	fi
+	unset TRANSPARENCY_WRITER
 	rmmod vtice_probe
 }

@@ -36,6 +36,12 @@ MODULE_PARM_DESC(invd, "observe INVD too: it loses the CPU's dirty cache lines, 
 static uint cpus;
 module_param(cpus, uint, 0444);
 MODULE_PARM_DESC(cpus, "the program runs on CPUs 0..cpus-1 (default 0: every online CPU)");
+static bool ranges = true;
+module_param(ranges, bool, 0444);
+MODULE_PARM_DESC(ranges, "the sweep reads every CPUID leaf and MSR index of the architectural ranges (default on; off for a slow state, such as a stepped CPU)");
+static uint chunk = OBS_CHUNK;
+module_param(chunk, uint, 0444);
+MODULE_PARM_DESC(chunk, "observations run in one call with interrupts off (1-256, default 256; fewer where each takes long, such as on a stepped CPU)");
 static unsigned long peek[OBS_MAX_PEEK];
 static int nr_peek;
 module_param_array(peek, ulong, &nr_peek, 0444);
@@ -158,12 +164,13 @@ static void take_chunk(enum run_mode mode, const struct chunk *c, struct obs_dif
 	}
 }
 
+/* Up to chunk= observations from start on, within one of the program's chunks (one CPU). */
 static void fill_chunk(struct chunk *c, u64 start)
 {
 	u32 k;
 
 	c->start = start;
-	c->n = min_t(u64, OBS_CHUNK, count - start);
+	c->n = min_t(u64, min_t(u32, chunk, OBS_CHUNK - start % OBS_CHUNK), count - start);
 	for (k = 0; k < c->n; k++)
 		obs_at(&program, start + k, &c->obs[k]);
 }
@@ -176,15 +183,15 @@ static int run_program(enum run_mode mode, const char *name, struct obs_diffs *d
 
 	if (!c)
 		return -ENOMEM;
-	for (start = 0; start < count; start += OBS_CHUNK) {
+	for (start = 0; start < count; start += c->n) {
 		fill_chunk(c, start);
 		err = smp_call_function_single(c->obs[0].cpu, run_chunk_here, c, 1);
 		if (err)
 			break;
 		take_chunk(mode, c, d);
-		if (start + OBS_CHUNK >= next) {
+		if (start + c->n >= next) {
 			pr_info("vtice_probe: %s: %llu of %lu observations\n", name,
-				min_t(u64, start + OBS_CHUNK, count), count);
+				start + c->n, count);
 			next += tenth;
 		}
 		if (fatal_signal_pending(current)) {
@@ -279,9 +286,9 @@ static int __init vtice_probe_init(void)
 	for (cpu = 0; cpu < nr; cpu++)
 		if (!cpu_online(cpu))
 			return -EBUSY;	/* the program names CPUs 0..n-1 */
-	if (!count || nr > 64 || cpus > nr)
+	if (!count || nr > 64 || cpus > nr || !chunk || chunk > OBS_CHUNK)
 		return -EINVAL;
-	obs_program_init(&program, seed, cpus ? cpus : nr, nr_peek, invd);
+	obs_program_init(&program, seed, cpus ? cpus : nr, nr_peek, invd, ranges);
 	bare = vmalloc(array_size(count, sizeof(*bare)));
 	report = vzalloc(REPORT_BYTES);
 	err = bare && report ? obs_prepare(nr, peek, nr_peek) : -ENOMEM;

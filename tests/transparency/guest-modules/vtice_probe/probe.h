@@ -83,8 +83,10 @@ struct obs_program {
 	u32 sweep_len;		/* observations each CPU's sweep starts with */
 	u32 nr_peek;
 	bool invd;
+	bool ranges;		/* the sweep reads every CPUID leaf and MSR index */
 };
-void obs_program_init(struct obs_program *p, u64 seed, u32 nr_cpus, u32 nr_peek, bool invd);
+void obs_program_init(struct obs_program *p, u64 seed, u32 nr_cpus, u32 nr_peek, bool invd,
+		      bool ranges);
 void obs_at(const struct obs_program *p, u64 i, struct obs *o);
 u32 obs_bad_writes(void);	/* entries of the bad-write table */
 

@@ -114,9 +114,9 @@ static u32 groups_of(const struct obs_program *p, struct group *g)
 {
 	u32 n = 0;
 
-	g[n++] = (struct group){ OBS_CPUID, cpuid_count_all() };
-	g[n++] = (struct group){ OBS_RDMSR, msr_count_all() };
-	g[n++] = (struct group){ OBS_WRMSR_SAME, msr_count_all() };
+	g[n++] = (struct group){ OBS_CPUID, p->ranges ? cpuid_count_all() : 0 };
+	g[n++] = (struct group){ OBS_RDMSR, p->ranges ? msr_count_all() : 0 };
+	g[n++] = (struct group){ OBS_WRMSR_SAME, p->ranges ? msr_count_all() : 0 };
 	g[n++] = (struct group){ OBS_WRMSR_BAD, obs_bad_writes() };
 	g[n++] = (struct group){ OBS_READ_CR, ARRAY_SIZE(read_crs) };
 	g[n++] = (struct group){ OBS_WRITE_CR, 2 + 16 };
@@ -228,17 +228,19 @@ static void random_at(const struct obs_program *p, u64 r, struct obs *o)
 		o->sub = (u16)(r2 >> 16);
 }
 
-void obs_program_init(struct obs_program *p, u64 seed, u32 nr_cpus, u32 nr_peek, bool invd)
+void obs_program_init(struct obs_program *p, u64 seed, u32 nr_cpus, u32 nr_peek, bool invd,
+		      bool ranges)
 {
 	struct group g[OBS_KINDS];
 	u32 i, n;
 
 	*p = (struct obs_program){ .seed = seed, .nr_cpus = nr_cpus, .nr_peek = nr_peek,
-				   .invd = invd };
+				   .invd = invd, .ranges = ranges };
 	n = groups_of(p, g);
 	for (i = 0; i < n; i++)
 		p->sweep_len += g[i].count;
-	p->sweep_len = roundup(p->sweep_len, OBS_CHUNK);
+	if (nr_cpus > 1)	/* whole chunks: none holds two CPUs' sweeps */
+		p->sweep_len = roundup(p->sweep_len, OBS_CHUNK);
 }
 
 void obs_at(const struct obs_program *p, u64 i, struct obs *o)
