@@ -160,7 +160,7 @@ public:
 			totals.samples = disarmed->samples - totals.samples;
 		}
 		if (totals.functions) {
-			if (auto read = read_root_tables(); !read)	// DISARM takes them away
+			if (auto read = read_root_counts(); !read)	// DISARM takes the tables away
 				return read;
 			auto disarmed = functions().disarm();
 			if (!disarmed)
@@ -182,12 +182,9 @@ public:
 
 	Result<std::vector<std::vector<vtice_record>>> drain() override
 	{
-		if (counting_) {
-			if (auto now = functions().query())
-				keep_counts(*now);
-			if (auto read = read_root_tables(); !read)
+		if (counting_)
+			if (auto read = read_root_counts(); !read)
 				return read.error();
-		}
 		return drain_rings(rings_);
 	}
 
@@ -216,10 +213,12 @@ private:
 			       std::vector<std::uint64_t>(answer.summed, answer.summed + VTICE_PROBES_MAX));
 	}
 
-	// The buckets and key slots of the addresses whose probe counts a
-	// hist(), or a count() by key, in root.
-	Result<void> read_root_tables()
+	// The running totals, and the buckets and key slots of the addresses
+	// whose probe counts a hist(), or a count() by key, in root.
+	Result<void> read_root_counts()
 	{
+		if (auto now = functions().query())
+			keep_counts(*now);
 		return counts_.read_tables([this](std::uint32_t index) { return functions().hist(index); },
 					   [this](std::uint32_t index) { return functions().keys(index); });
 	}

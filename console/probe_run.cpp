@@ -142,6 +142,7 @@ RootCountTable::RootCountTable(const probes::CheckedProgram &program, const vtic
 	});
 	for (std::uint32_t i = 0; i < req.count && i < VTICE_PROBES_MAX; i++) {
 		totals_.push_back({req.addrs[i], 0, 0, {}});
+		read_at_.push_back(0);
 		if (has_op(req, req.program[i], VTICE_FETCH_HIST))
 			hists_.push_back(i);
 		if (has_op(req, req.program[i], VTICE_FETCH_KEYED))
@@ -161,20 +162,27 @@ void RootCountTable::update_hist(std::uint32_t index, std::vector<std::uint64_t>
 		totals_[index].buckets = std::move(buckets);
 }
 
+template <typename Reader, typename Keep>
+Result<void> RootCountTable::read_table(std::uint32_t index, const Reader &read, Keep keep)
+{
+	if (index >= totals_.size() || totals_[index].hits == read_at_[index])
+		return {};	// nothing counted since: the table is as last read
+	auto table = read(index);
+	if (!table)
+		return table.error();
+	(this->*keep)(index, std::move(*table));
+	read_at_[index] = totals_[index].hits;
+	return {};
+}
+
 Result<void> RootCountTable::read_tables(const HistReader &hist, const KeysReader &keys)
 {
-	for (std::uint32_t index : hists_) {
-		auto buckets = hist(index);
-		if (!buckets)
-			return buckets.error();
-		update_hist(index, std::move(*buckets));
-	}
-	for (std::uint32_t index : keyed_) {
-		auto slots = keys(index);
-		if (!slots)
-			return slots.error();
-		update_keys(index, std::move(*slots));
-	}
+	for (std::uint32_t index : hists_)
+		if (auto read = read_table(index, hist, &RootCountTable::update_hist); !read)
+			return read;
+	for (std::uint32_t index : keyed_)
+		if (auto read = read_table(index, keys, &RootCountTable::update_keys); !read)
+			return read;
 	return {};
 }
 

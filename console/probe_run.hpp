@@ -104,7 +104,9 @@ public:
 	const std::vector<std::uint32_t> &key_indices() const { return keyed_; }
 	void update_hist(std::uint32_t index, std::vector<std::uint64_t> buckets);
 	void update_keys(std::uint32_t index, std::vector<vtice_probe_key> slots);
-	// Both, each address read with its source's reader (the module's ioctl or the stub's packet).
+	// Both, each address read with its source's reader (the module's ioctl
+	// or the stub's packet); an address whose hits did not grow since its
+	// last read is not read again (root bumps its table before its count).
 	using HistReader = std::function<Result<std::vector<std::uint64_t>>(std::uint32_t index)>;
 	using KeysReader = std::function<Result<std::vector<vtice_probe_key>>(std::uint32_t index)>;
 	Result<void> read_tables(const HistReader &hist, const KeysReader &keys);
@@ -113,7 +115,11 @@ public:
 private:
 	std::vector<RootCount> totals_;
 	std::vector<std::uint32_t> hists_, keyed_;
+	std::vector<std::uint64_t> read_at_;	// per address: its hits when its table was read
 	bool sums_ = false;
+	// Reads index's table with read (one of the readers) unless its hits are those of the last read.
+	template <typename Reader, typename Keep>
+	Result<void> read_table(std::uint32_t index, const Reader &read, Keep keep);
 };
 
 // The counts of a source's root_counts() as the program's maps take them:

@@ -356,7 +356,8 @@ bool vt_fetch_tally(const struct vt_fetch_end *end, struct vt_fetch_totals *t)
 		__atomic_fetch_add(&t->kept, end->value, __ATOMIC_RELAXED);	/* COUNT's value is 0 */
 		break;
 	}
-	__atomic_fetch_add(&t->counted, 1, __ATOMIC_RELAXED);
+	/* After the table: a reader that sees the count sees its hits in the buckets and slots. */
+	__atomic_fetch_add(&t->counted, 1, __ATOMIC_RELEASE);
 	return true;
 }
 

@@ -292,7 +292,7 @@ static bool vt_probe_total(const struct vt_fetch_totals *t, u64 op, u64 b, u64 *
 		*out = VT_READ_ONCE(t->kept);
 		return true;
 	default:
-		*out = VT_READ_ONCE(t->counted);
+		*out = VT_LOAD_ACQUIRE(t->counted);	/* the tables read after hold these hits */
 		return true;
 	}
 }
