@@ -232,7 +232,8 @@ static_assert(static_cast<int>(probes::FetchCode::String) == VTICE_FETCH_STRING 
 	      static_cast<int>(probes::FetchCode::Min) == VTICE_FETCH_MIN &&
 	      static_cast<int>(probes::FetchCode::Max) == VTICE_FETCH_MAX &&
 	      static_cast<int>(probes::FetchCode::Hist) == VTICE_FETCH_HIST &&
-	      static_cast<int>(probes::FetchCode::Keyed) == VTICE_FETCH_KEYED);
+	      static_cast<int>(probes::FetchCode::Keyed) == VTICE_FETCH_KEYED &&
+	      static_cast<int>(probes::FetchCode::Lhist) == VTICE_FETCH_LHIST);
 static_assert(static_cast<int>(probes::KeyKind::Value) == VTICE_FETCH_KEY_VALUE &&
 	      static_cast<int>(probes::KeyKind::Comm) == VTICE_FETCH_KEY_COMM &&
 	      static_cast<int>(probes::KeyKind::Pid) == VTICE_FETCH_KEY_PID &&
@@ -262,7 +263,7 @@ std::uint8_t add_program(vtice_probes &req, const std::vector<probes::FetchOp> &
 {
 	vtice_fetch_op ops[VTICE_FETCH_OPS_MAX] = {};
 	for (std::size_t i = 0; i < fetch.size(); i++)
-		ops[i] = {static_cast<std::uint8_t>(fetch[i].code), fetch[i].arg, 0, fetch[i].imm};
+		ops[i] = {static_cast<std::uint8_t>(fetch[i].code), fetch[i].arg, fetch[i].base, fetch[i].imm};
 	for (std::uint32_t n = 0; n < req.nr_programs; n++)
 		if (std::memcmp(req.fetch[n], ops, sizeof(ops)) == 0)
 			return static_cast<std::uint8_t>(n + 1);

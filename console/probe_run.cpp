@@ -100,7 +100,7 @@ Result<void> write_folded(const std::string &path, const probes::CheckedProgram 
 	return file->commit();
 }
 
-// Whether req's program (its number + 1; 0: none) has an op of code (HIST and KEYED end one).
+// Whether req's program (its number + 1; 0: none) has an op of code (HIST, LHIST and KEYED end one).
 bool has_op(const vtice_probes &req, std::uint8_t program, std::uint8_t code)
 {
 	if (!program || program > VTICE_FETCH_PROGRAMS_MAX)
@@ -143,7 +143,7 @@ RootCountTable::RootCountTable(const probes::CheckedProgram &program, const vtic
 	for (std::uint32_t i = 0; i < req.count && i < VTICE_PROBES_MAX; i++) {
 		totals_.push_back({req.addrs[i], 0, 0, {}});
 		read_at_.push_back(0);
-		if (has_op(req, req.program[i], VTICE_FETCH_HIST))
+		if (has_op(req, req.program[i], VTICE_FETCH_HIST) || has_op(req, req.program[i], VTICE_FETCH_LHIST))
 			hists_.push_back(i);
 		if (has_op(req, req.program[i], VTICE_FETCH_KEYED))
 			keyed_.push_back(i);
@@ -221,7 +221,8 @@ void RootCountFeed::feed(probes::Runtime &runtime, const RootCounts &counts)
 		if (probe == owner_.end() || now.hits <= seen.hits)
 			continue;
 		total_ += now.hits - seen.hits;
-		if (probe->second->root_value == probes::RootValue::Hist) {
+		if (probe->second->root_value == probes::RootValue::Hist ||
+		    probe->second->root_value == probes::RootValue::Lhist) {
 			runtime.add_root_hist(*probe->second, grown_buckets(now, seen));
 			seen = now;
 			continue;
@@ -300,6 +301,7 @@ std::string root_keeps(probes::RootValue value, const std::string &aggregation)
 	case probes::RootValue::Min: return ", keeps their least min() value";
 	case probes::RootValue::Max: return ", keeps their greatest max() value";
 	case probes::RootValue::Hist: return ", counts their hist() value in its power-of-two bucket";
+	case probes::RootValue::Lhist: return ", counts their lhist() value in its bucket";
 	case probes::RootValue::Keys:
 		return ", counts them by key (" + std::to_string(VTICE_FETCH_KEYED_SLOTS) +
 		       " keys an address; a hit under a key past those is recorded)";

@@ -128,7 +128,7 @@ inline bool is_probe_hit_point(const ProbePoint &p)
 // ioctl's struct vtice_fetch_op; docs/probes.md).
 enum class FetchCode : std::uint8_t { End = 0, Arg = 1, Add = 2, Load = 3, Value = 4, String = 5, Retval = 6, Curtask = 7,
 				    Reg = 8, Index = 9, Keep = 10, Count = 11, Sum = 12, Min = 13, Max = 14,
-				    Hist = 15, Keyed = 16 };
+				    Hist = 15, Keyed = 16, Lhist = 17 };
 // Keyed's arg: what the hit is counted under (enum vtice_fetch_key) | a
 // width << 4 for Value, the operand before it.
 enum class KeyKind : std::uint8_t { Value = 0, Comm, Pid, Tid, Cpu };
@@ -145,14 +145,16 @@ struct FetchOp {
 	FetchCode code = FetchCode::End;
 	std::uint8_t arg = 0;	// Arg: the argument; Load: bytes; Value: slot; Reg, Index: the register;
 				// Keep: KeepCmp | IndexWidth << 4; Sum, Min, Max: IndexWidth << 4
-	std::int32_t imm = 0;	// Add's; Index's element size; Keep's constant
+	std::int32_t imm = 0;	// Add's; Index's element size; Keep's constant; Lhist's bucket width
+	std::int16_t base = 0;	// Lhist's first bucket's low end
 	bool operator==(const FetchOp &) const = default;
 };
 
 // What root keeps of a probe's operand besides its count: its sum (sum(),
 // avg()), its least (min()) or greatest (max()) value, its power-of-two
-// buckets (hist()), or the hits under each key (`@[KEY] = count()`).
-enum class RootValue : std::uint8_t { None, Sum, Min, Max, Hist, Keys };
+// buckets (hist()), its linear ones (lhist()), or the hits under each key
+// (`@[KEY] = count()`).
+enum class RootValue : std::uint8_t { None, Sum, Min, Max, Hist, Lhist, Keys };
 
 struct Probe {
 	Pos pos;
@@ -164,8 +166,8 @@ struct Probe {
 	// arguments (the checker's); empty: nothing
 	std::vector<FetchOp> fetch;
 	// Its body is one `@m = count()`, `@m = sum(OPERAND)`, `avg`, `min`,
-	// `max` or `hist`, or `@m[KEY] = count()`, and root tests all of its
-	// predicate: its fetch program ends in Count, Sum, Min, Max, Hist or
+	// `max`, `hist` or `lhist`, or `@m[KEY] = count()`, and root tests all of its
+	// predicate: its fetch program ends in Count, Sum, Min, Max, Hist, Lhist or
 	// Keyed, and root counts its hits (and keeps OPERAND's sum, least or
 	// greatest value, or buckets, or counts them by KEY) at their
 	// addresses instead of recording them (the checker's).

@@ -553,6 +553,7 @@ private:
 		case FetchCode::Min: return RootValue::Min;
 		case FetchCode::Max: return RootValue::Max;
 		case FetchCode::Hist: return RootValue::Hist;
+		case FetchCode::Lhist: return RootValue::Lhist;
 		case FetchCode::Keyed: return RootValue::Keys;
 		default: return RootValue::None;
 		}
@@ -560,24 +561,46 @@ private:
 
 	// The ops that end a program root aggregates for call: COUNT for
 	// count(), the operand then SUM (at the console's width) for sum() and
-	// avg(), then MIN, MAX or HIST for min(), max() and hist(); nothing for
-	// a call root cannot do exactly.
+	// avg(), then MIN, MAX, HIST or LHIST for min(), max(), hist() and
+	// lhist(); nothing for a call root cannot do exactly.
 	std::optional<std::vector<FetchOp>> root_aggregation(const Expr &call)
 	{
 		static const std::map<std::string, FetchCode> kept = {
 			{"sum", FetchCode::Sum}, {"avg", FetchCode::Sum}, {"min", FetchCode::Min}, {"max", FetchCode::Max},
-			{"hist", FetchCode::Hist}};
+			{"hist", FetchCode::Hist}, {"lhist", FetchCode::Lhist}};
 		if (call.text == "count" && call.kids.empty())
 			return std::vector<FetchOp>{{FetchCode::Count, 0, 0}};
 		auto code = kept.find(call.text);
-		if (code == kept.end() || call.kids.size() != 1)
+		bool linear = code != kept.end() && code->second == FetchCode::Lhist;
+		if (code == kept.end() || call.kids.size() != (linear ? 4u : 1u))
 			return std::nullopt;
 		auto operand = root_operand(*call.kids[0]);
-		if (!operand)
+		auto bounds = linear ? root_lhist_bounds(call) : std::optional<FetchOp>(FetchOp{});
+		if (!operand || !bounds)
 			return std::nullopt;
 		std::vector<FetchOp> ops = operand->ops;
-		ops.push_back({code->second, static_cast<std::uint8_t>(static_cast<int>(operand->width) << 4), 0});
+		ops.push_back({code->second, static_cast<std::uint8_t>(static_cast<int>(operand->width) << 4), bounds->imm,
+			       bounds->base});
 		return ops;
+	}
+
+	// lhist(x, MIN, MAX, STEP)'s buckets as root's LHIST makes them (base
+	// MIN, as wide as STEP), when each of them is one of the map's: MIN
+	// fits root's 16-bit base, STEP its 32-bit width, MAX - MIN is a whole
+	// number of steps, and there are at most 63 (root's last bucket then
+	// holds only the map's top one, the values from MAX on).
+	static std::optional<FetchOp> root_lhist_bounds(const Expr &call)
+	{
+		std::int64_t min = literal(*call.kids[1]), max = literal(*call.kids[2]), step = literal(*call.kids[3]);
+		if (min < INT16_MIN || min > INT16_MAX || step <= 0 || step > INT32_MAX || max <= min)
+			return std::nullopt;
+		std::uint64_t span = static_cast<std::uint64_t>(max) - static_cast<std::uint64_t>(min);
+		if (span % static_cast<std::uint64_t>(step) || span / static_cast<std::uint64_t>(step) > kRootLhistBuckets)
+			return std::nullopt;
+		FetchOp bounds;
+		bounds.imm = static_cast<std::int32_t>(step);
+		bounds.base = static_cast<std::int16_t>(min);
+		return bounds;
 	}
 
 	// `@m[KEY] = count()`: KEYED under the task's comm, pid or tid, the CPU,

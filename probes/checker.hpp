@@ -78,6 +78,8 @@ struct Param {
 using ParamLookup = std::function<Result<std::vector<Param>>(std::string_view function)>;
 
 inline constexpr std::int64_t kMaxLhistBuckets = 1000;
+// lhist()'s buckets between MIN and MAX that root counts in (VTICE_FETCH_HIST_BUCKETS: below, 63, the rest).
+inline constexpr std::uint64_t kRootLhistBuckets = 63;
 inline constexpr std::uint64_t kEverySyscall = ~std::uint64_t{0};	// syscall:*, in syscall_numbers while checking
 inline constexpr std::uint64_t kMaxWatchBytes = 4096;	// VTICE_PROBE_WATCH_LEN_MAX
 inline constexpr std::size_t kMaxSyscallStrings = 8;	// VTICE_SYSCALL_STRINGS_MAX

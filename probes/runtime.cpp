@@ -116,14 +116,20 @@ void Runtime::add_root_hist(const Probe &probe, const std::vector<std::uint64_t>
 	std::uint64_t n = 0;
 	for (std::uint64_t hits : grown)
 		n += hits;
-	if (exited_ || !n || probe.root_value != RootValue::Hist)
+	bool linear = probe.root_value == RootValue::Lhist;
+	if (exited_ || !n || (probe.root_value != RootValue::Hist && !linear))
 		return;
-	Cell *cell = maps_.update(program_.map_index(probe.body[0].map), Key{});
+	std::size_t index = program_.map_index(probe.body[0].map);
+	Cell *cell = maps_.update(index, Key{});
 	if (!cell)
 		return;
+	// Root's buckets (ioctl.h) are the map's, one below: for lhist() the
+	// checker made them as wide as the map's, starting where it does, and
+	// root's last holds the map's top one and what would follow it.
+	std::int64_t top = linear ? lhist_buckets(program_.maps[index]) : 64;
 	for (std::size_t i = 0; i < grown.size(); i++)
 		if (grown[i])
-			cell->buckets[static_cast<std::int64_t>(i) - 1] += grown[i];
+			cell->buckets[std::min(static_cast<std::int64_t>(i) - 1, top)] += grown[i];
 	cell->count += static_cast<std::int64_t>(n);
 	stats_.fired += n;
 }

@@ -21,11 +21,18 @@ static struct vtice_fetch_op vt_fetch_op(u64 raw)
 	return op;
 }
 
-/* A program's value kept at its address: SUM, MIN, MAX, HIST or KEYED. */
+/* A program's value kept at its address: SUM, MIN, MAX, HIST, LHIST or KEYED. */
 static bool vt_fetch_is_tally(struct vtice_fetch_op op)
 {
 	return op.code == VTICE_FETCH_SUM || op.code == VTICE_FETCH_MIN || op.code == VTICE_FETCH_MAX ||
-	       op.code == VTICE_FETCH_HIST || op.code == VTICE_FETCH_KEYED;
+	       op.code == VTICE_FETCH_HIST || op.code == VTICE_FETCH_LHIST || op.code == VTICE_FETCH_KEYED;
+}
+
+/* The ops that take an imm; only LHIST takes a base. */
+static bool vt_fetch_takes_imm(struct vtice_fetch_op op)
+{
+	return op.code == VTICE_FETCH_ADD || op.code == VTICE_FETCH_INDEX || op.code == VTICE_FETCH_KEEP ||
+	       op.code == VTICE_FETCH_LHIST;
 }
 
 /* KEYED under a key of the task's or the CPU's: it needs no operand before it. */
@@ -48,8 +55,7 @@ static bool vt_fetch_is_start(struct vtice_fetch_op op)
 
 static bool vt_fetch_op_valid(struct vtice_fetch_op op, u32 *slots, u32 *strings)
 {
-	if (op.reserved || (op.code != VTICE_FETCH_ADD && op.code != VTICE_FETCH_INDEX && op.code != VTICE_FETCH_KEEP &&
-			    op.imm))
+	if ((op.base && op.code != VTICE_FETCH_LHIST) || (op.imm && !vt_fetch_takes_imm(op)))
 		return false;
 	switch (op.code) {
 	case VTICE_FETCH_ARG:
@@ -81,6 +87,8 @@ static bool vt_fetch_op_valid(struct vtice_fetch_op op, u32 *slots, u32 *strings
 	case VTICE_FETCH_MAX:
 	case VTICE_FETCH_HIST:
 		return !(op.arg & 0xf) && (op.arg >> 4) < VTICE_FETCH_INDEX_WIDTHS;
+	case VTICE_FETCH_LHIST:
+		return !(op.arg & 0xf) && (op.arg >> 4) < VTICE_FETCH_INDEX_WIDTHS && op.imm > 0;
 	case VTICE_FETCH_KEYED:
 		return (op.arg & 0xf) < VTICE_FETCH_KEYS && (op.arg >> 4) < VTICE_FETCH_INDEX_WIDTHS;
 	default:
@@ -230,9 +238,11 @@ u32 vt_fetch_run(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 
 		case VTICE_FETCH_MIN:
 		case VTICE_FETCH_MAX:
 		case VTICE_FETCH_HIST:
+		case VTICE_FETCH_LHIST:
 		case VTICE_FETCH_KEYED:
 			*end = (struct vt_fetch_end){
 				.op = op.code, .key_kind = op.arg & 0xf, .value = vt_fetch_cut(acc, op.arg >> 4),
+				.base = op.base, .width = (u64)op.imm,
 			};
 			return VT_FETCH_COUNTED;
 		case VTICE_FETCH_LOAD:
@@ -261,7 +271,7 @@ u32 vt_fetch_run(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 
 	return n;
 }
 
-/* The op that ends prog: COUNT, SUM, MIN, MAX, HIST or KEYED; END when none does (walked once, at ADD). */
+/* The op that ends prog: COUNT, SUM, MIN, MAX, HIST, LHIST or KEYED; END when none does (walked once, at ADD). */
 static u32 vt_fetch_end_code(const struct vt_fetch_program *prog)
 {
 	u32 i;
@@ -295,6 +305,16 @@ u32 vt_fetch_hist_bucket(u64 value)
 	if ((s64)value < 0)
 		return 0;
 	return value ? 65 - (u32)__builtin_clzll(value) : 1;
+}
+
+u32 vt_fetch_lhist_bucket(u64 value, s64 base, u64 width)
+{
+	u64 k;
+
+	if ((s64)value < base)
+		return 0;
+	k = (value - (u64)base) / width;	/* value >= base: the difference fits in a u64 */
+	return k >= VTICE_FETCH_HIST_BUCKETS - 2 ? VTICE_FETCH_HIST_BUCKETS - 1 : (u32)k + 1;
 }
 
 /* *kept = the least (or greatest) of it and v as signed numbers, against other CPUs' hits. */
@@ -347,6 +367,10 @@ bool vt_fetch_tally(const struct vt_fetch_end *end, struct vt_fetch_totals *t)
 		break;
 	case VTICE_FETCH_HIST:
 		__atomic_fetch_add(&t->hist[vt_fetch_hist_bucket(end->value)], 1, __ATOMIC_RELAXED);
+		break;
+	case VTICE_FETCH_LHIST:
+		__atomic_fetch_add(&t->hist[vt_fetch_lhist_bucket(end->value, end->base, end->width)], 1,
+				   __ATOMIC_RELAXED);
 		break;
 	case VTICE_FETCH_KEYED:
 		if (!vt_fetch_count_key(t, end->key))

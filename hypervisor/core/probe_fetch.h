@@ -32,9 +32,11 @@ bool vt_fetch_valid(const struct vt_fetch_program *prog);
 
 /* The op that ended a counted hit, and its value (0 for COUNT). */
 struct vt_fetch_end {
-	u32 op;		/* VTICE_FETCH_COUNT, _SUM, _MIN, _MAX, _HIST or _KEYED */
+	u32 op;		/* VTICE_FETCH_COUNT, _SUM, _MIN, _MAX, _HIST, _LHIST or _KEYED */
 	u32 key_kind;	/* KEYED's enum vtice_fetch_key */
 	u64 value;	/* the accumulator cut to the op's width */
+	s64 base;	/* LHIST's first bucket's low end */
+	u64 width;	/* LHIST's bucket width (above 0) */
 	u64 key[2];	/* KEYED's key, filled in by the caller (it knows the task) */
 };
 
@@ -43,7 +45,7 @@ struct vt_fetch_end {
  * task's address (0: unknown): its VALUE and STRING records into recs[n]
  * on (recs[0] the group's head); the new n, or 0 when a KEEP did not hold
  * (the hit is not recorded), or VT_FETCH_COUNTED when COUNT, SUM, MIN,
- * MAX, HIST or KEYED ended it (the hit is counted, not recorded; *end says which and
+ * MAX, HIST, LHIST or KEYED ended it (the hit is counted, not recorded; *end says which and
  * with what value).
  */
 #define VT_FETCH_COUNTED	0xffffffffu
@@ -61,9 +63,9 @@ struct vt_fetch_key_slot {
 
 /* What root counted at one probed address since it was added. */
 struct vt_fetch_totals {
-	u64 counted;	/* hits its program's COUNT, SUM, MIN, MAX, HIST or KEYED counted */
+	u64 counted;	/* hits its program's COUNT, SUM, MIN, MAX, HIST, LHIST or KEYED counted */
 	u64 kept;	/* what its SUM added up, or the value MIN or MAX kept */
-	u64 hist[VTICE_FETCH_HIST_BUCKETS];	/* HIST's hits per bucket */
+	u64 hist[VTICE_FETCH_HIST_BUCKETS];	/* HIST's or LHIST's hits per bucket */
 	struct vt_fetch_key_slot keys[VTICE_FETCH_KEYED_SLOTS];	/* KEYED's */
 };
 
@@ -76,11 +78,14 @@ void vt_fetch_totals_start(const struct vt_fetch_program *prog, struct vt_fetch_
 /* The HIST bucket of value, a signed number (ioctl.h). */
 u32 vt_fetch_hist_bucket(u64 value);
 
+/* The LHIST bucket of value, a signed number, for base and width (above 0; ioctl.h). */
+u32 vt_fetch_lhist_bucket(u64 value, s64 base, u64 width);
+
 /*
  * A counted hit (VT_FETCH_COUNTED, end from vt_fetch_run) into its
  * address's totals: counted + 1, and kept, hist or keys as end's op says
  * (SUM adds, MIN and MAX keep the least or greatest, as signed numbers,
- * HIST adds 1 to the value's bucket, KEYED 1 to its key's slot). Safe
+ * HIST and LHIST add 1 to the value's bucket, KEYED 1 to its key's slot). Safe
  * against other CPUs' hits at the same address. False, and nothing
  * counted, when KEYED finds no slot for its key: the hit is to be
  * recorded instead.

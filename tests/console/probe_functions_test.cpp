@@ -337,6 +337,21 @@ TEST_F(ProbeArmRequest, RootTablesAreReadForTheirAddressesAloneWhenTheyCounted)
 	EXPECT_EQ(read.error().message, "gone");
 }
 
+// lhist() in root goes to the module as LHIST with its base and width,
+// and its buckets are read as hist()'s are.
+TEST_F(ProbeArmRequest, RootLhistSendsItsBoundsAndIsReadAsAHistogram)
+{
+	auto program = resolved("fn:vfs_read { @sizes = lhist(arg2, -512, 4096, 512); }");
+	ASSERT_EQ(program.program.probes[0].root_value, probes::RootValue::Lhist);
+	auto req = console::arm_request(program, 0);
+	ASSERT_TRUE(req.ok()) << req.error().message;
+	EXPECT_EQ(req->fetch[0][1].code, VTICE_FETCH_LHIST);
+	EXPECT_EQ(req->fetch[0][1].base, -512);
+	EXPECT_EQ(req->fetch[0][1].imm, 512);
+	console::RootCountTable table(program, *req);
+	EXPECT_EQ(table.hist_indices(), std::vector<std::uint32_t>{0});
+}
+
 // A histogram in root: the table names the addresses whose buckets are
 // read apart (not as sums), and the feed adds what each bucket grew by
 // since the last read, so the map shows each hit once.

@@ -157,12 +157,13 @@ void check_fetch(const std::vector<pr::FetchOp> &ops)
 		case pr::FetchCode::Min:
 		case pr::FetchCode::Max:
 		case pr::FetchCode::Hist: ok = !(op.arg & 0xf) && (op.arg >> 4) < 7 && !op.imm && i && i + 1 == ops.size(); break;
+		case pr::FetchCode::Lhist: ok = !(op.arg & 0xf) && (op.arg >> 4) < 7 && op.imm > 0 && i && i + 1 == ops.size(); break;
 		case pr::FetchCode::Keyed:
 			ok = (op.arg & 0xf) < 5 && (op.arg >> 4) < 7 && !op.imm && ((op.arg & 0xf) || i) && i + 1 == ops.size();
 			break;
 		case pr::FetchCode::End: break;
 		}
-		if (!ok)
+		if (!ok || (op.base && op.code != pr::FetchCode::Lhist))	// only LHIST takes a base
 			std::abort();
 	}
 }
@@ -223,11 +224,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
 		check_fetch(probe.fetch);
 		pr::FetchCode last = probe.fetch.empty() ? pr::FetchCode::End : probe.fetch.back().code;
 		bool keeps = last == pr::FetchCode::Sum || last == pr::FetchCode::Min || last == pr::FetchCode::Max ||
-			     last == pr::FetchCode::Hist || last == pr::FetchCode::Keyed;
+			     last == pr::FetchCode::Hist || last == pr::FetchCode::Lhist || last == pr::FetchCode::Keyed;
 		bool ends_in_count = last == pr::FetchCode::Count || keeps;
 		if (probe.count_in_root != ends_in_count || (probe.root_value != pr::RootValue::None) != keeps ||
 		    (probe.count_in_root && probe.body.size() != 1))
-			std::abort();	// root counts exactly the probes whose program ends in COUNT, SUM, MIN, MAX, HIST or KEYED
+			std::abort();	// root counts exactly the probes whose program ends in COUNT, SUM, MIN, MAX, HIST, LHIST or KEYED
 	}
 	// The console resolves fn:NAME and watch: symbols in the running kernel; here each gets one of a few addresses.
 	for (auto &probe : program->program.probes)

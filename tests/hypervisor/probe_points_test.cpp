@@ -64,9 +64,9 @@ protected:
 	}
 
 	// A fetch op as PROBE_FETCH carries it (ioctl.h, struct vtice_fetch_op).
-	static uint64_t op(uint8_t code, uint8_t arg = 0, int32_t imm = 0)
+	static uint64_t op(uint8_t code, uint8_t arg = 0, int32_t imm = 0, int16_t base = 0)
 	{
-		vtice_fetch_op o{code, arg, 0, imm};
+		vtice_fetch_op o{code, arg, base, imm};
 		uint64_t raw;
 		std::memcpy(&raw, &o, sizeof(raw));
 		return raw;
@@ -618,6 +618,40 @@ TEST_F(ProbePoints, HistCountsEachHitInItsPowerOfTwoBucket)
 	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_HIST, 2, 0), (uint64_t)VTICE_VMCALL_EINVAL) << "no third address";
 }
 
+// lhist() in root: LHIST counts each hit in its operand's linear bucket,
+// base B and width W (ioctl.h): below B, then [B, B + W), ... 63 of them,
+// then the rest. The expected buckets are worked out by hand from that rule.
+TEST_F(ProbePoints, LhistCountsEachHitInItsLinearBucket)
+{
+	start();
+	const uint64_t other = fn + 0x40;
+	put_code(fn, {0x0f, 0x1f, 0x44, 0x00, 0x00});
+	put_code(other, {0x0f, 0x1f, 0x44, 0x00, 0x00});
+	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_INTERCEPT, 1), VTICE_VMCALL_OK);
+	load_program(0, {op(VTICE_FETCH_ARG, 2), op(VTICE_FETCH_LHIST, 0, 100, -10)});
+	load_program(1, {op(VTICE_FETCH_ARG, 1),
+			 op(VTICE_FETCH_LHIST, VTICE_FETCH_INDEX_ARG(0, VTICE_FETCH_INDEX_S32), 4096, 0)});
+	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_ADD, fn, gpa_of(fn), 1), VTICE_VMCALL_OK);
+	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_ADD, other, gpa_of(other), 2), VTICE_VMCALL_OK);
+	// RDX, 64 bits wide, base -10, width 100: -11, -10, 89, 90, 6190, 6290, INT64_MAX, INT64_MIN.
+	// ESI, an int, base 0, width 4096: -10, 4095, 4096, 65536, 0, 0, 0, 0.
+	hit_both(other, {{~10ull, 0xdead0000fffffff6ull}, {~9ull, 4095}, {89, 4096}, {90, 0x1234000000010000ull},
+			 {6190, 0}, {6290, 0}, {INT64_MAX, 0}, {1ull << 63, 0}});
+	EXPECT_TRUE(records().empty()) << "counted, not recorded";
+	auto bucket = [&](uint64_t index, uint64_t b) {
+		EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_HIST, index, b), VTICE_VMCALL_OK) << index << ", bucket " << b;
+		return regs.rdx;
+	};
+	std::map<uint64_t, uint64_t> at_fn = {{0, 2}, {1, 2}, {2, 1}, {63, 1}, {64, 2}};
+	std::map<uint64_t, uint64_t> at_other = {{0, 1}, {1, 5}, {2, 1}, {17, 1}};
+	for (uint64_t b = 0; b < VTICE_FETCH_HIST_BUCKETS; b++) {
+		EXPECT_EQ(bucket(0, b), at_fn.count(b) ? at_fn[b] : 0) << "fn's bucket " << b;
+		EXPECT_EQ(bucket(1, b), at_other.count(b) ? at_other[b] : 0) << "other's bucket " << b;
+	}
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_COUNT, 1), VTICE_VMCALL_OK);
+	EXPECT_EQ(regs.rdx, 8u);
+}
+
 // A KEYED slot's count and key words as VTICE_VMCALL_PROBE_KEY reads them.
 struct KeySlot {
 	uint64_t count, key0, key1;
@@ -728,7 +762,7 @@ TEST_F(ProbePoints, RootRefusesAFetchProgramItCannotBound)
 		{"slot 4", {arg0, op(VTICE_FETCH_VALUE, 4)}},
 		{"slot 1 twice", {arg0, op(VTICE_FETCH_VALUE, 1), op(VTICE_FETCH_VALUE, 1)}},
 		{"two strings", {arg0, op(VTICE_FETCH_STRING), arg0, op(VTICE_FETCH_STRING)}},
-		{"an unknown op", {arg0, op(VTICE_FETCH_KEYED + 1)}},
+		{"an unknown op", {arg0, op(VTICE_FETCH_LHIST + 1)}},
 		{"KEYED by the accumulator first", {op(VTICE_FETCH_KEYED, VTICE_FETCH_KEY_VALUE)}},
 		{"KEYED by key 5", {arg0, op(VTICE_FETCH_KEYED, VTICE_FETCH_KEYS)}},
 		{"KEYED width 7", {arg0, op(VTICE_FETCH_KEYED, VTICE_FETCH_INDEX_ARG(VTICE_FETCH_KEY_VALUE, 7))}},
@@ -748,6 +782,13 @@ TEST_F(ProbePoints, RootRefusesAFetchProgramItCannotBound)
 		{"HIST first", {op(VTICE_FETCH_HIST)}},
 		{"HIST with a comparison", {arg0, op(VTICE_FETCH_HIST, VTICE_FETCH_INDEX_ARG(VTICE_FETCH_GE, 0))}},
 		{"an op after HIST", {arg0, op(VTICE_FETCH_HIST), op(VTICE_FETCH_VALUE, 0)}},
+		{"HIST with a base", {arg0, op(VTICE_FETCH_HIST, 0, 0, 1)}},
+		{"LHIST first", {op(VTICE_FETCH_LHIST, 0, 10)}},
+		{"LHIST 0 wide", {arg0, op(VTICE_FETCH_LHIST, 0, 0)}},
+		{"LHIST -10 wide", {arg0, op(VTICE_FETCH_LHIST, 0, -10, 5)}},
+		{"LHIST with a comparison", {arg0, op(VTICE_FETCH_LHIST, VTICE_FETCH_INDEX_ARG(VTICE_FETCH_GE, 0), 10)}},
+		{"LHIST width 7", {arg0, op(VTICE_FETCH_LHIST, VTICE_FETCH_INDEX_ARG(0, 7), 10)}},
+		{"an op after LHIST", {arg0, op(VTICE_FETCH_LHIST, 0, 10), op(VTICE_FETCH_VALUE, 0)}},
 		{"INDEX first", {op(VTICE_FETCH_INDEX, VTICE_FETCH_RDI, 8)}},
 		{"INDEX width 7", {arg0, op(VTICE_FETCH_INDEX, VTICE_FETCH_INDEX_ARG(VTICE_FETCH_RDI, 7), 8)}},
 		{"INDEX by 0 bytes", {arg0, op(VTICE_FETCH_INDEX, VTICE_FETCH_RDI, 0)}},
@@ -755,7 +796,7 @@ TEST_F(ProbePoints, RootRefusesAFetchProgramItCannotBound)
 		{"KEEP comparison 6", {arg0, op(VTICE_FETCH_KEEP, VTICE_FETCH_CMPS)}},
 		{"KEEP width 7", {arg0, op(VTICE_FETCH_KEEP, VTICE_FETCH_INDEX_ARG(VTICE_FETCH_EQ, 7))}},
 		{"imm on a load", {arg0, op(VTICE_FETCH_LOAD, 8, 4)}},
-		{"reserved bits", {arg0, op(VTICE_FETCH_VALUE, 0) | 1ull << 16}},
+		{"a base on VALUE", {arg0, op(VTICE_FETCH_VALUE, 0) | 1ull << 16}},
 		{"bits after END", {arg0, op(VTICE_FETCH_END, 1)}},
 	};
 	for (const auto &[why, ops] : bad) {

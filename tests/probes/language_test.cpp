@@ -653,7 +653,25 @@ TEST(ProbeLanguage, RootKeepsTheLeastOrGreatestOperand)
 	EXPECT_EQ(kept("fn:vfs_read { @ = max(arg2); @n = count(); }"), RootValue::None) << "more than the max";
 	EXPECT_EQ(kept("fn:vfs_read:return { @ = hist(retval); }"), RootValue::Hist);
 	EXPECT_EQ(kept("fn:vfs_read { @[comm] = hist(arg2); }"), RootValue::None) << "a key";
-	EXPECT_EQ(kept("fn:vfs_read { @ = lhist(arg2, 0, 100, 10); }"), RootValue::None) << "linear: the console's";
+	EXPECT_EQ(kept("fn:vfs_read { @ = lhist(arg2, 0, 100, 10); }"), RootValue::Lhist);
+	EXPECT_EQ(kept("fn:vfs_read { @ = lhist(arg2, -32768, 32768, 65536); }"), RootValue::Lhist) << "one bucket";
+	EXPECT_EQ(kept("fn:vfs_read { @ = lhist(arg2, 0, 630, 10); }"), RootValue::Lhist) << "63 buckets";
+	EXPECT_EQ(kept("fn:vfs_read { @ = lhist(arg2, 0, 640, 10); }"), RootValue::None) << "64: past root's";
+	EXPECT_EQ(kept("fn:vfs_read { @ = lhist(arg2, 0, 105, 10); }"), RootValue::None)
+		<< "a part-step last bucket: root's would hold values of two of the map's";
+	EXPECT_EQ(kept("fn:vfs_read { @ = lhist(arg2, 40000, 40100, 10); }"), RootValue::None) << "MIN past 16 bits";
+	EXPECT_EQ(kept("fn:vfs_read { @ = lhist(arg2, -40000, -39900, 10); }"), RootValue::None) << "and below";
+	EXPECT_EQ(kept("fn:vfs_read { @ = lhist(arg2, 0, 8589934592, 4294967296); }"), RootValue::None)
+		<< "STEP past 32 bits";
+	EXPECT_EQ(kept("fn:vfs_read { @[comm] = lhist(arg2, 0, 100, 10); }"), RootValue::None) << "a key";
+	EXPECT_EQ(kept("fn:vfs_read { @ = lhist(arg2 + 1, 0, 100, 10); }"), RootValue::None) << "arithmetic";
+	{
+		FetchOp lhist{FetchCode::Lhist, 0, 512};	// vfs_read returns a ssize_t: 64 bits wide
+		lhist.base = -1024;
+		EXPECT_EQ(accepted("fn:vfs_read:return { @ = lhist(retval, -1024, 4096, 512); }").program.probes[0].fetch,
+			  (std::vector<FetchOp>{{FetchCode::Retval, 0, 0}, lhist}))
+			<< "base MIN, as wide as STEP";
+	}
 	EXPECT_EQ(accepted("fn:vfs_read { @ = hist(arg2); }").program.probes[0].fetch,
 		  (std::vector<FetchOp>{{FetchCode::Arg, 2, 0}, {FetchCode::Hist, 0, 0}}));
 	EXPECT_EQ(kept("fn:vfs_read { @[comm] = count(); }"), RootValue::Keys);

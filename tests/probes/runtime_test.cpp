@@ -624,6 +624,46 @@ TEST(ProbeRuntime, RootHistFoldsIntoTheMapAsTheSameRecordsWould)
 	EXPECT_NE(counted.maps_.find("[4K, 8K)"), std::string::npos) << counted.maps_;
 }
 
+// lhist() counted in root: root's linear buckets (ioctl.h: below MIN,
+// then one per STEP from MIN, the last holding the rest; worked out by
+// hand below) fold into the map as the same values arriving as records
+// do, those at or past MAX all in the map's top bucket.
+TEST(ProbeRuntime, RootLhistFoldsIntoTheMapAsTheSameRecordsWould)
+{
+	auto c = compile_program("fn:vfs_read { @l = lhist(arg2, -100, 200, 100); }", test_syscalls());
+	ASSERT_TRUE(c.ok()) << format_diagnostic("", c.error());
+	const Probe &probe = c->program.probes[0];
+	ASSERT_EQ(probe.root_value, RootValue::Lhist);
+
+	Captured recorded;
+	Runtime from_records(*c, recorded, kDefaultMaxMapEntries);
+	from_records.begin(0);
+	for (std::int64_t v : {-101, -100, 0, 99, 150, 200, 5000, 7000}) {
+		ProbeEvent ev = enter(0, "dd", 7, 1, {0, 0, static_cast<std::uint64_t>(v)});
+		ev.kind = PointKind::FnEntry;
+		ev.address = probe.points[0].address;
+		from_records.on_event(ev);
+	}
+	from_records.finish(2);
+
+	Captured counted;
+	Runtime from_root(*c, counted, kDefaultMaxMapEntries);
+	from_root.begin(0);
+	std::vector<std::uint64_t> buckets(VTICE_FETCH_HIST_BUCKETS);
+	buckets[0] = 1;		// -101: below MIN
+	buckets[1] = 1;		// -100: [-100, 0)
+	buckets[2] = 2;		// 0 and 99: [0, 100)
+	buckets[3] = 1;		// 150: [100, 200)
+	buckets[4] = 1;		// 200: root's [200, 300), the map's [200, ...)
+	buckets[52] = 1;	// 5000: (5000 + 100) / 100 = 51, + 1
+	buckets[64] = 1;	// 7000: past root's 63 steps
+	from_root.add_root_hist(probe, buckets);
+	EXPECT_EQ(from_root.stats().fired, 8u);
+	from_root.finish(2);
+	EXPECT_EQ(counted.maps_, recorded.maps_);
+	EXPECT_NE(counted.maps_.find("[200, ...)"), std::string::npos) << counted.maps_;
+}
+
 // count() by key in root: each key's hits fold into the map as that many
 // records of the same comm would, a key split over two slots adds up, and
 // a record that comes anyway (a hit past root's slots) counts once more.

@@ -375,7 +375,8 @@ struct vtice_probe_watch {
  * counted it holds INT64_MAX or INT64_MIN); HIST does the same and adds 1
  * to the accumulator's power-of-two bucket, so cut and signed, among the
  * address's VTICE_FETCH_HIST_BUCKETS (VTICE_IOC_PROBE_HIST), for
- * `@h = hist(arg2)`; KEYED counts the hit under a key, in the address's
+ * `@h = hist(arg2)`; LHIST does the same with linear buckets, for
+ * `@l = lhist(arg2, 0, 4096, 512)`; KEYED counts the hit under a key, in the address's
  * first slot (of VTICE_FETCH_KEYED_SLOTS) that holds that key or, when
  * none does, in a free one (VTICE_IOC_PROBE_KEYS), for `@[comm] =
  * count()`: arg's bits 0-3 say what the key is (enum vtice_fetch_key; the
@@ -388,8 +389,9 @@ struct vtice_probe_watch {
  * (EINVAL) a program that does not start with ARG, RETVAL, CURTASK or REG,
  * names an argument, register, size, slot, width or comparison out of
  * range, indexes by an element size below 1, writes a slot twice or more
- * than one string, has ops after COUNT, SUM, MIN, MAX, HIST or KEYED, or
- * has reserved bits set;
+ * than one string, has ops after COUNT, SUM, MIN, MAX, HIST, LHIST or
+ * KEYED, gives LHIST a width below 1, or has reserved bits set (a base or
+ * imm on an op that takes none);
  * END (0) or the last op ends it. A program may be COUNT alone, or KEYED
  * alone with a key that is not the accumulator.
  */
@@ -415,6 +417,7 @@ enum vtice_fetch_code {
 	VTICE_FETCH_MAX = 14,	/* as SUM: counted, the greatest value kept */
 	VTICE_FETCH_HIST = 15,	/* as SUM: counted into its power-of-two bucket */
 	VTICE_FETCH_KEYED = 16,	/* arg: VTICE_FETCH_INDEX_ARG(enum vtice_fetch_key, width); counted by key */
+	VTICE_FETCH_LHIST = 17,	/* as SUM: counted into its linear bucket; base: the first's low end, imm: the width */
 };
 
 /* What KEYED counts a hit under. */
@@ -431,6 +434,8 @@ enum vtice_fetch_key {
 /*
  * HIST's buckets, as bpftrace's hist() draws them: 0 holds the values
  * below 0, 1 the value 0, and k (2..64) the values in [2^(k-2), 2^(k-1)).
+ * LHIST's, with base B and width W (imm, above 0): 0 holds the values
+ * below B, k (1..63) those in [B + (k-1)W, B + kW), and 64 the rest.
  */
 #define VTICE_FETCH_HIST_BUCKETS	65
 
@@ -465,8 +470,8 @@ enum vtice_fetch_reg {
 struct vtice_fetch_op {
 	__u8 code;	/* enum vtice_fetch_code */
 	__u8 arg;
-	__u16 reserved;	/* 0 */
-	__s32 imm;	/* ADD's, INDEX's and KEEP's; 0 for the others */
+	__s16 base;	/* LHIST's; 0 for the others */
+	__s32 imm;	/* ADD's, INDEX's, KEEP's and LHIST's; 0 for the others */
 };
 
 enum vtice_probes_op {
@@ -536,7 +541,7 @@ struct vtice_profile {
 };
 
 /*
- * What a HIST op counted at one armed address (VTICE_IOC_PROBE_HIST): the
+ * What a HIST or LHIST op counted at one armed address (VTICE_IOC_PROBE_HIST): the
  * address's place in the ARM request in, its buckets out, as of the call.
  * Read it before DISARM, which takes the counts away with the probes.
  * -EINVAL: no address there; -EPERM: another open file armed the probes.
@@ -546,7 +551,7 @@ struct vtice_probe_hist {
 	__u32 version;		/* in */
 	__u32 index;		/* in: 0..count - 1 of the ARM request */
 	__u32 reserved;		/* 0 */
-	__u64 buckets[VTICE_FETCH_HIST_BUCKETS];	/* out: per bucket, hits HIST counted since ARM */
+	__u64 buckets[VTICE_FETCH_HIST_BUCKETS];	/* out: per bucket, hits HIST or LHIST counted since ARM */
 };
 
 /*

@@ -142,7 +142,7 @@ enum vtice_vmcall_probe_op {
 	VTICE_VMCALL_PROBE_PASSED = 10,
 	/*
 	 * R8 = an address's place in ADD's order, R9 = a bucket (ioctl.h,
-	 * VTICE_FETCH_HIST_BUCKETS): RDX = the hits its HIST op counted there.
+	 * VTICE_FETCH_HIST_BUCKETS): RDX = the hits its HIST or LHIST op counted there.
 	 */
 	VTICE_VMCALL_PROBE_HIST = 11,
 	/*

@@ -72,11 +72,16 @@ static const char kProgram[] =
 	"fn:vfs_read /comm == \"vtprobe\"/ { @fnbytes = sum(arg2); }\n"
 	"fn:rw_verify_area /comm == \"vtprobe\"/ { @cmin = min(arg3); }\n"
 	"fn:vfs_read:return /comm == \"vtprobe\"/ { @rmax = max(retval); }\n"
-	"fn:ksys_read:return /comm == \"vtprobe\"/ { @rhist = hist(retval); }\n";
-/* vfs_read's entry, rw_verify_area, one of vfs_read's returns, one of ksys_read's */
-#define ROOT_PROBES_PER_READ	4
+	"fn:ksys_read:return /comm == \"vtprobe\"/ { @rhist = hist(retval); }\n"
+	"fn:ksys_read /comm == \"vtprobe\"/ { @clin = lhist(arg2, 0, 640, 64); }\n";
+/* vfs_read's and ksys_read's entries, rw_verify_area, one of vfs_read's returns, one of ksys_read's */
+#define ROOT_PROBES_PER_READ	5
 /* hist()'s buckets: below 0, 0, then [2^(k-1), 2^k) for k = 1..63 */
 #define HIST_BUCKETS	65
+/* @clin's: below 0, [0, 64) ... [576, 640), then 640 and up */
+#define LHIST_MAX	640
+#define LHIST_STEP	64
+#define LHIST_BUCKETS	(LHIST_MAX / LHIST_STEP + 2)
 
 static const char *const kEvents[] = { "sys_exit_openat", "sys_enter_read", "sys_exit_read", "sys_exit_close" };
 
@@ -91,6 +96,7 @@ struct seen {
 	long reads, bytes, closes;
 	long least_count, returns, greatest_return;	/* of the reads: the least count, the greatest return */
 	long return_hist[HIST_BUCKETS];	/* of the reads' returns, bucketed as hist() does */
+	long count_lhist[LHIST_BUCKETS];	/* of the reads' counts, bucketed as @clin's lhist() does */
 	long fn_reads, fn_bytes;	/* vtice's fn:vfs_read: root's count and sum */
 	long fn_recorded;		/* its hits that crossed as records */
 	long events, unpaired;		/* vtice's syscall events; returns without their entry */
@@ -133,11 +139,20 @@ static void vtprobe(struct shared *s)
 	_exit(0);
 }
 
+/* @clin's bucket of v, as bpftrace's docs draw lhist(v, 0, LHIST_MAX, LHIST_STEP): below, the steps, the rest. */
+static int lhist_bucket_of(long v)
+{
+	if (v < 0)
+		return 0;
+	return v >= LHIST_MAX ? LHIST_BUCKETS - 1 : 1 + (int)(v / LHIST_STEP);
+}
+
 static void seen_read(struct seen *o, long count)
 {
 	if (!o->reads++ || count < o->least_count)
 		o->least_count = count;
 	o->bytes += count;
+	o->count_lhist[lhist_bucket_of(count)]++;
 }
 
 /* hist()'s bucket of v, as bpftrace's docs draw them: 0 below 0, 1 for 0, then 1 + k for [2^(k-1), 2^k). */
@@ -225,6 +240,17 @@ static void read_hist_json(const char *line, long *hist)
 	}
 }
 
+/* An lhist map's JSON buckets, "(..., 0)", "[0, 64)" ... "[640, ...)", into lhist[] by their lower bounds. */
+static void read_lhist_json(const char *line, long *lhist)
+{
+	const char *p = line;
+
+	while ((p = strstr(p, "{\"bucket\":\""))) {
+		p += strlen("{\"bucket\":\"");
+		lhist[*p == '(' ? 0 : lhist_bucket_of(strtol(p + 1, NULL, 10))] += json_number(p, "\"count\":");
+	}
+}
+
 /* {"type":"printf","text":"ret 3\u000a"} and {"type":"map","name":"@reads",...,"value":N}. */
 static int read_probe_output(struct seen *v, long *lost)
 {
@@ -252,6 +278,8 @@ static int read_probe_output(struct seen *v, long *lost)
 			v->greatest_return = json_number(line, "\"value\":");
 		else if (strstr(line, "\"name\":\"@rhist\""))
 			read_hist_json(line, v->return_hist);
+		else if (strstr(line, "\"name\":\"@clin\""))
+			read_lhist_json(line, v->count_lhist);
 		else if (strstr(line, "\"type\":\"summary\"")) {
 			*lost = json_number(line, "\"lost\":");
 			v->fn_reads = json_number(line, "\"root_counted\":");
@@ -308,7 +336,7 @@ static void check_side_results(const char *name, long lost)
  * (ksys_read), so the hidden breakpoint at vfs_read's entry must count
  * ftrace's sys_enter_read lines and sum their count: fields, without a
  * byte of vfs_read changed; root does both, so no hit is recorded. Root
- * counts each read at two more probes (ROOT_PROBES_PER_READ).
+ * counts each read at more probes (ROOT_PROBES_PER_READ).
  */
 static void compare_function(const char *name, const struct seen *ft, const struct seen *vt)
 {
@@ -367,6 +395,33 @@ static void compare_hist(const char *name, const struct seen *ft, const struct s
 		report(test, FAIL, "root's @rhist holds %ld returns, ftrace saw %ld; first bucket that differs: %d "
 		       "(root %ld, ftrace %ld); ftrace's bucket:count%s", in_root, ft->returns, differ,
 		       differ < 0 ? 0 : vt->return_hist[differ], differ < 0 ? 0 : ft->return_hist[differ], shown);
+}
+
+/* lhist() counted in root, bucket by bucket against ftrace's read counts. */
+static void compare_lhist(const char *name, const struct seen *ft, const struct seen *vt)
+{
+	char test[128], shown[256] = "";
+	long in_root = 0;
+	int b, differ = -1;
+	size_t at;
+
+	for (b = 0; b < LHIST_BUCKETS; b++) {
+		in_root += vt->count_lhist[b];
+		if (vt->count_lhist[b] != ft->count_lhist[b] && differ < 0)
+			differ = b;
+		at = strlen(shown);
+		if (ft->count_lhist[b] && at + 32 < sizeof(shown))
+			snprintf(shown + at, sizeof(shown) - at, " %d:%ld", b, ft->count_lhist[b]);
+	}
+	snprintf(test, sizeof(test), "%s-lhist", name);
+	if (ft->reads && differ < 0)
+		report(test, PASS, "root's lhist(arg2, 0, %d, %d) at ksys_read holds ftrace's %ld read counts "
+		       "bucket by bucket (bucket:count%s; %d is %d and up)", LHIST_MAX, LHIST_STEP, ft->reads, shown,
+		       LHIST_BUCKETS - 1, LHIST_MAX);
+	else
+		report(test, FAIL, "root's @clin holds %ld reads, ftrace saw %ld; first bucket that differs: %d "
+		       "(root %ld, ftrace %ld); ftrace's bucket:count%s", in_root, ft->reads, differ,
+		       differ < 0 ? 0 : vt->count_lhist[differ], differ < 0 ? 0 : ft->count_lhist[differ], shown);
 }
 
 /* The syscalls root recorded: the named ones' two edges, no other. */
@@ -819,6 +874,7 @@ int cmd_probe(int argc, char **argv)
 	compare_function(name, &ft, &vt);
 	compare_kept(name, &ft, &vt);
 	compare_hist(name, &ft, &vt);
+	compare_lhist(name, &ft, &vt);
 	compare_chosen(name, &ft, &vt);
 	probe_cost(name);
 	probe_migration(name);
