@@ -228,12 +228,17 @@ void RootCountFeed::feed(probes::Runtime &runtime, const RootCounts &counts)
 			continue;
 		}
 		if (probe->second->root_value == probes::RootValue::Keys) {
-			// A slot's key never changes while it counts: what its count grew by is that key's.
+			// A slot's key never changes while it counts: what its count (and
+			// a sum) grew by is that key's; a least or greatest value as it stands.
+			bool sums = probe->second->fetch.back().imm == static_cast<int>(probes::FetchCode::Sum);
 			for (std::size_t i = 0; i < now.keys.size(); i++) {
-				std::uint64_t before = i < seen.keys.size() ? seen.keys[i].count : 0;
-				if (now.keys[i].count > before)
+				const vtice_probe_key *before = i < seen.keys.size() ? &seen.keys[i] : nullptr;
+				std::uint64_t count = before ? before->count : 0, value = before ? before->value : 0;
+				if (now.keys[i].count > count)
 					runtime.add_root_keyed(*probe->second, key_value(*probe->second, now.keys[i]),
-							       now.keys[i].count - before);
+							       now.keys[i].count - count,
+							       static_cast<std::int64_t>(sums ? now.keys[i].value - value
+											      : now.keys[i].value));
 			}
 			seen = now;
 			continue;
@@ -303,7 +308,8 @@ std::string root_keeps(probes::RootValue value, const std::string &aggregation)
 	case probes::RootValue::Hist: return ", counts their hist() value in its power-of-two bucket";
 	case probes::RootValue::Lhist: return ", counts their lhist() value in its bucket";
 	case probes::RootValue::Keys:
-		return ", counts them by key (" + std::to_string(VTICE_FETCH_KEYED_SLOTS) +
+		return ", counts them" + (aggregation == "count" ? std::string() : " and keeps their " + aggregation + "() value") +
+		       " by key (" + std::to_string(VTICE_FETCH_KEYED_SLOTS) +
 		       " keys an address; a hit under a key past those is recorded)";
 	default: return "";
 	}
@@ -323,7 +329,7 @@ std::string describe_fetch(const probes::CheckedProgram &p)
 		}
 		std::string where = "; at " + probe.points[0].text + (probe.points.size() > 1 ? " and the rest of its probe" : "");
 		if (probe.count_in_root) {
-			const std::string &aggregation = probe.body[0].value->text;	// count, sum, avg, min, max or hist
+			const std::string &aggregation = probe.body[0].value->text;	// count, sum, avg, min, max, hist or lhist
 			text += where + " root counts the hits" +
 				(tests ? " that pass " + std::to_string(tests) + " comparison" + (tests == 1 ? "" : "s") : "") +
 				root_keeps(probe.root_value, aggregation) + " and records none (the map's " + aggregation +

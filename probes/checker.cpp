@@ -520,7 +520,7 @@ private:
 	// A probe alone at its points whose body is `@m = count()`,
 	// `@m = F(OPERAND)` for F sum, avg, min, max or hist (OPERAND one root
 	// computes exactly; an average is the sum over the count) or
-	// `@m[KEY] = count()` (root_keyed_count), and whose predicate root
+	// `@m[KEY] = count()`, `sum()`, `avg()`, `min()` or `max()` (root_keyed), and whose predicate root
 	// tests whole (its comparisons, tested conjuncts of them, and
 	// `comm == "NAME"` terms root's filter holds): root counts its hits,
 	// keeps OPERAND's sum, least or greatest value or its power-of-two
@@ -538,7 +538,7 @@ private:
 		if (tested + filtered != terms)
 			return;
 		const Stmt &s = probe.body[0];
-		auto ending = s.keys.empty() ? root_aggregation(*s.value) : root_keyed_count(s);
+		auto ending = s.keys.empty() ? root_aggregation(*s.value) : root_keyed(s);
 		if (!ending || probe.fetch.size() + ending->size() > kMaxFetchOps)
 			return;
 		probe.fetch.insert(probe.fetch.end(), ending->begin(), ending->end());
@@ -604,17 +604,35 @@ private:
 	}
 
 	// `@m[KEY] = count()`: KEYED under the task's comm, pid or tid, the CPU,
-	// or an operand root computes exactly (then its ops first); nothing
-	// for another key.
-	std::optional<std::vector<FetchOp>> root_keyed_count(const Stmt &s)
+	// or an operand root computes exactly (then its ops first);
+	// `@m[KEY] = F(OPERAND)` for F sum, avg, min or max under a key of the
+	// task's or the CPU's: OPERAND's ops, then KEYED keeping it as F's op
+	// would (its imm); nothing for another key or call.
+	std::optional<std::vector<FetchOp>> root_keyed(const Stmt &s)
 	{
 		static const std::map<Builtin, KeyKind> of_task = {
 			{Builtin::Comm, KeyKind::Comm}, {Builtin::Pid, KeyKind::Pid}, {Builtin::Tid, KeyKind::Tid},
 			{Builtin::Cpu, KeyKind::Cpu}};
-		if (s.value->text != "count" || !s.value->kids.empty() || s.keys.size() != 1)
+		static const std::map<std::string, FetchCode> kept = {
+			{"sum", FetchCode::Sum}, {"avg", FetchCode::Sum}, {"min", FetchCode::Min}, {"max", FetchCode::Max}};
+		if (s.keys.size() != 1)
 			return std::nullopt;
 		const Expr &key = *s.keys[0];
 		auto task = key.kind == ExprKind::Builtin ? of_task.find(key.builtin) : of_task.end();
+		auto keep = kept.find(s.value->text);
+		if (keep != kept.end() && s.value->kids.size() == 1 && task != of_task.end()) {
+			auto operand = root_operand(*s.value->kids[0]);
+			if (!operand)
+				return std::nullopt;
+			std::vector<FetchOp> ops = operand->ops;
+			ops.push_back({FetchCode::Keyed,
+				       static_cast<std::uint8_t>(static_cast<int>(task->second) |
+								 static_cast<int>(operand->width) << 4),
+				       static_cast<std::int32_t>(keep->second)});
+			return ops;
+		}
+		if (s.value->text != "count" || !s.value->kids.empty())
+			return std::nullopt;
 		if (task != of_task.end())
 			return std::vector<FetchOp>{{FetchCode::Keyed, static_cast<std::uint8_t>(task->second), 0}};
 		auto operand = root_operand(key);

@@ -134,14 +134,16 @@ void Runtime::add_root_hist(const Probe &probe, const std::vector<std::uint64_t>
 	stats_.fired += n;
 }
 
-void Runtime::add_root_keyed(const Probe &probe, const Value &key, std::uint64_t n)
+void Runtime::add_root_keyed(const Probe &probe, const Value &key, std::uint64_t n, std::int64_t value)
 {
 	if (exited_ || !n || probe.root_value != RootValue::Keys)
 		return;
-	Cell *cell = maps_.update(program_.map_index(probe.body[0].map), Key{key});
+	std::size_t index = program_.map_index(probe.body[0].map);
+	Cell *cell = maps_.update(index, Key{key});
 	if (!cell)
 		return;
-	cell->count += static_cast<std::int64_t>(n);
+	aggregate(program_.maps[index], *cell, value);	// as add_root_count: one sample for all n hits
+	cell->count += static_cast<std::int64_t>(n - 1);
 	stats_.fired += n;
 }
 

@@ -69,8 +69,10 @@ public:
 	// VTICE_FETCH_HIST_BUCKETS: the map's bucket i - 1). Nothing after exit().
 	void add_root_hist(const Probe &probe, const std::vector<std::uint64_t> &grown);
 	// n more hits root counted under key for a probe whose root_value is
-	// Keys (`@m[KEY] = count()`). Nothing after exit().
-	void add_root_keyed(const Probe &probe, const Value &key, std::uint64_t n);
+	// Keys (`@m[KEY] = count()`, or sum(), avg(), min(), max()), with
+	// value one sample of the map's kind for all n (a sum's growth, a
+	// least or greatest value; nothing for a count). Nothing after exit().
+	void add_root_keyed(const Probe &probe, const Value &key, std::uint64_t n, std::int64_t value = 0);
 
 	bool exited() const { return exited_; }	// exit() ran
 	const RuntimeStats &stats() const { return stats_; }

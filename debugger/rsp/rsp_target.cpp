@@ -49,13 +49,13 @@ std::vector<std::string_view> split(std::string_view text, char sep)
 	return parts;
 }
 
-// One slot of qVtice:probes:keys: "0" (free) or "COUNT:KEY0:KEY1" with COUNT > 0.
+// One slot of qVtice:probes:keys: "0" (free) or "COUNT:KEY0:KEY1:VALUE" with COUNT > 0.
 std::optional<vtice_probe_key> parse_key_slot(std::string_view slot)
 {
 	std::vector<std::string_view> fields = split(slot, ':');
 	vtice_probe_key k{};
-	__u64 *into[] = {&k.count, &k.key[0], &k.key[1]};
-	if (fields.size() != 1 && fields.size() != 3)
+	__u64 *into[] = {&k.count, &k.key[0], &k.key[1], &k.value};
+	if (fields.size() != 1 && fields.size() != 4)
 		return std::nullopt;
 	for (std::size_t i = 0; i < fields.size(); i++) {
 		auto value = parse_hex_u64(fields[i]);

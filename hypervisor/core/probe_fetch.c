@@ -32,13 +32,22 @@ static bool vt_fetch_is_tally(struct vtice_fetch_op op)
 static bool vt_fetch_takes_imm(struct vtice_fetch_op op)
 {
 	return op.code == VTICE_FETCH_ADD || op.code == VTICE_FETCH_INDEX || op.code == VTICE_FETCH_KEEP ||
-	       op.code == VTICE_FETCH_LHIST;
+	       op.code == VTICE_FETCH_LHIST || op.code == VTICE_FETCH_KEYED;
 }
 
-/* KEYED under a key of the task's or the CPU's: it needs no operand before it. */
+/* KEYED's imm: 0 counts alone; SUM, MIN or MAX keeps the accumulator too, under a key that is not it. */
+static bool vt_fetch_keyed_keep_valid(struct vtice_fetch_op op)
+{
+	if (!op.imm)
+		return true;
+	return (op.arg & 0xf) != VTICE_FETCH_KEY_VALUE &&
+	       (op.imm == VTICE_FETCH_SUM || op.imm == VTICE_FETCH_MIN || op.imm == VTICE_FETCH_MAX);
+}
+
+/* KEYED counting alone under a key of the task's or the CPU's: it needs no operand before it. */
 static bool vt_fetch_is_keyed_alone(struct vtice_fetch_op op)
 {
-	return op.code == VTICE_FETCH_KEYED && (op.arg & 0xf) != VTICE_FETCH_KEY_VALUE;
+	return op.code == VTICE_FETCH_KEYED && (op.arg & 0xf) != VTICE_FETCH_KEY_VALUE && !op.imm;
 }
 
 /* COUNT and the tallies end a program: the hit is counted in root, not recorded. */
@@ -90,7 +99,8 @@ static bool vt_fetch_op_valid(struct vtice_fetch_op op, u32 *slots, u32 *strings
 	case VTICE_FETCH_LHIST:
 		return !(op.arg & 0xf) && (op.arg >> 4) < VTICE_FETCH_INDEX_WIDTHS && op.imm > 0;
 	case VTICE_FETCH_KEYED:
-		return (op.arg & 0xf) < VTICE_FETCH_KEYS && (op.arg >> 4) < VTICE_FETCH_INDEX_WIDTHS;
+		return (op.arg & 0xf) < VTICE_FETCH_KEYS && (op.arg >> 4) < VTICE_FETCH_INDEX_WIDTHS &&
+		       vt_fetch_keyed_keep_valid(op);
 	default:
 		return false;
 	}
@@ -242,7 +252,7 @@ u32 vt_fetch_run(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 
 		case VTICE_FETCH_KEYED:
 			*end = (struct vt_fetch_end){
 				.op = op.code, .key_kind = op.arg & 0xf, .value = vt_fetch_cut(acc, op.arg >> 4),
-				.base = op.base, .width = (u64)op.imm,
+				.base = op.base, .imm = (u64)op.imm,
 			};
 			return VT_FETCH_COUNTED;
 		case VTICE_FETCH_LOAD:
@@ -327,13 +337,22 @@ static void vt_fetch_keep(u64 *kept, u64 v, bool least)
 			return;
 }
 
+/* The hit's value into a counting slot's kept, as KEYED's imm says (0: nothing kept). */
+static void vt_fetch_keep_in_slot(struct vt_fetch_key_slot *s, const struct vt_fetch_end *end)
+{
+	if (end->imm == VTICE_FETCH_SUM)
+		__atomic_fetch_add(&s->kept, end->value, __ATOMIC_RELAXED);
+	else if (end->imm == VTICE_FETCH_MIN || end->imm == VTICE_FETCH_MAX)
+		vt_fetch_keep(&s->kept, end->value, end->imm == VTICE_FETCH_MIN);
+}
+
 /*
- * 1 more under key: in the first slot counting it, else in the first free
- * one, taken for it. A slot another CPU is taking is passed by, so a key
- * may end up in two slots (the reader adds them). False when every slot
- * holds another key.
+ * 1 more under end's key, and its value kept as end's imm says: in the
+ * first slot counting that key, else in the first free one, taken for it.
+ * A slot another CPU is taking is passed by, so a key may end up in two
+ * slots (the reader adds them). False when every slot holds another key.
  */
-static bool vt_fetch_count_key(struct vt_fetch_totals *t, const u64 key[2])
+static bool vt_fetch_count_key(struct vt_fetch_totals *t, const struct vt_fetch_end *end)
 {
 	u32 i;
 
@@ -344,14 +363,16 @@ static bool vt_fetch_count_key(struct vt_fetch_totals *t, const u64 key[2])
 		if (state == VT_SLOT_FREE &&
 		    __atomic_compare_exchange_n(&s->state, &state, VT_SLOT_TAKEN, false, __ATOMIC_ACQUIRE,
 						__ATOMIC_ACQUIRE)) {
-			s->key[0] = key[0];
-			s->key[1] = key[1];
+			s->key[0] = end->key[0];
+			s->key[1] = end->key[1];
+			s->kept = end->imm ? end->value : 0;	/* the first value is the sum, the least and the greatest */
 			s->count = 1;
 			__atomic_store_n(&s->state, VT_SLOT_COUNTING, __ATOMIC_RELEASE);
 			return true;
 		}
-		if (state == VT_SLOT_COUNTING && s->key[0] == key[0] && s->key[1] == key[1]) {
-			__atomic_fetch_add(&s->count, 1, __ATOMIC_RELAXED);
+		if (state == VT_SLOT_COUNTING && s->key[0] == end->key[0] && s->key[1] == end->key[1]) {
+			vt_fetch_keep_in_slot(s, end);	/* before the count, as the totals' counted */
+			__atomic_fetch_add(&s->count, 1, __ATOMIC_RELEASE);
 			return true;
 		}
 	}
@@ -369,11 +390,11 @@ bool vt_fetch_tally(const struct vt_fetch_end *end, struct vt_fetch_totals *t)
 		__atomic_fetch_add(&t->hist[vt_fetch_hist_bucket(end->value)], 1, __ATOMIC_RELAXED);
 		break;
 	case VTICE_FETCH_LHIST:
-		__atomic_fetch_add(&t->hist[vt_fetch_lhist_bucket(end->value, end->base, end->width)], 1,
+		__atomic_fetch_add(&t->hist[vt_fetch_lhist_bucket(end->value, end->base, end->imm)], 1,
 				   __ATOMIC_RELAXED);
 		break;
 	case VTICE_FETCH_KEYED:
-		if (!vt_fetch_count_key(t, end->key))
+		if (!vt_fetch_count_key(t, end))
 			return false;
 		break;
 	default:
@@ -391,5 +412,7 @@ u64 vt_fetch_key_slot_read(const struct vt_fetch_totals *t, u32 slot, u32 part)
 
 	if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != VT_SLOT_COUNTING)
 		return 0;
-	return part ? s->key[part - 1] : __atomic_load_n(&s->count, __ATOMIC_RELAXED);
+	if (part == 3)
+		return __atomic_load_n(&s->kept, __ATOMIC_RELAXED);
+	return part ? s->key[part - 1] : __atomic_load_n(&s->count, __ATOMIC_ACQUIRE);
 }

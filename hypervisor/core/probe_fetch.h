@@ -36,7 +36,7 @@ struct vt_fetch_end {
 	u32 key_kind;	/* KEYED's enum vtice_fetch_key */
 	u64 value;	/* the accumulator cut to the op's width */
 	s64 base;	/* LHIST's first bucket's low end */
-	u64 width;	/* LHIST's bucket width (above 0) */
+	u64 imm;	/* the op's: LHIST's bucket width (above 0), KEYED's SUM, MIN, MAX or 0 */
 	u64 key[2];	/* KEYED's key, filled in by the caller (it knows the task) */
 };
 
@@ -59,6 +59,7 @@ struct vt_fetch_key_slot {
 	u64 state;	/* enum vt_fetch_slot_state */
 	u64 key[2];	/* set while TAKEN, then never changed */
 	u64 count;
+	u64 kept;	/* what a KEYED with an imm keeps: a sum, a least or greatest value */
 };
 
 /* What root counted at one probed address since it was added. */
@@ -85,7 +86,8 @@ u32 vt_fetch_lhist_bucket(u64 value, s64 base, u64 width);
  * A counted hit (VT_FETCH_COUNTED, end from vt_fetch_run) into its
  * address's totals: counted + 1, and kept, hist or keys as end's op says
  * (SUM adds, MIN and MAX keep the least or greatest, as signed numbers,
- * HIST and LHIST add 1 to the value's bucket, KEYED 1 to its key's slot). Safe
+ * HIST and LHIST add 1 to the value's bucket, KEYED 1 to its key's slot,
+ * and keeps the value there as its imm says). Safe
  * against other CPUs' hits at the same address. False, and nothing
  * counted, when KEYED finds no slot for its key: the hit is to be
  * recorded instead.
@@ -94,7 +96,7 @@ bool vt_fetch_tally(const struct vt_fetch_end *end, struct vt_fetch_totals *t);
 
 /*
  * What a KEYED slot holds, for VTICE_VMCALL_PROBE_KEY: part 0 its count
- * (0 while it is not counting), 1 and 2 its key's words.
+ * (0 while it is not counting), 1 and 2 its key's words, 3 what it kept.
  */
 u64 vt_fetch_key_slot_read(const struct vt_fetch_totals *t, u32 slot, u32 part);
 

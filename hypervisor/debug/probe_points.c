@@ -284,7 +284,7 @@ static bool vt_probe_total(const struct vt_fetch_totals *t, u64 op, u64 b, u64 *
 		*out = VT_READ_ONCE(t->hist[b]);
 		return true;
 	case VTICE_VMCALL_PROBE_KEY:
-		if ((b & 0xff) >= VTICE_FETCH_KEYED_SLOTS || (b >> 8) > 2)
+		if ((b & 0xff) >= VTICE_FETCH_KEYED_SLOTS || (b >> 8) > 3)
 			return false;
 		*out = vt_fetch_key_slot_read(t, (u32)(b & 0xff), (u32)(b >> 8));
 		return true;

@@ -15,9 +15,9 @@
  *   qVtice:probes:passed                   -> N (hits the filter or a KEEP did not record, since load)
  *   qVtice:probes:counts                   -> N0,N1,... (COUNT's and SUM's hits, per address, in ADD's order)
  *   qVtice:probes:sums                     -> S0,S1,... (SUM's sums, MIN's and MAX's values, the same way)
- *   qVtice:probes:hist:I                   -> B0,B1,...,B64 (address I's HIST buckets, ioctl.h)
- *   qVtice:probes:keys:I                   -> S0,S1,...,S31 (address I's KEYED slots: COUNT:KEY0:KEY1,
- *                                             or 0 for a free one)
+ *   qVtice:probes:hist:I                   -> B0,B1,...,B64 (address I's HIST or LHIST buckets, ioctl.h)
+ *   qVtice:probes:keys:I                   -> S0,S1,...,S31 (address I's KEYED slots:
+ *                                             COUNT:KEY0:KEY1:VALUE, or 0 for a free one)
  *   QVtice:syscalls:arm:PID,LO,HI,COMM[,NRS]  the syscall trap on every CPU, as it leaves the stop
  *                                          (LO, HI: VTICE_VMCALL_SYSCALL_STRINGS's string slots;
  *                                          NRS: the syscalls recorded, VTICE_VMCALL_SYSCALL_NUMBERS's
@@ -343,7 +343,11 @@ static void vt_ring_consume(struct vt_rsp *r, struct vt_rsp_cursor *c)
 	vt_rsp_put(r, "OK");
 }
 
-/* qVtice:probes:keys:I: address I's KEYED slots, all VTICE_FETCH_KEYED_SLOTS; E16 past the last address. */
+/*
+ * qVtice:probes:keys:I: address I's KEYED slots, all VTICE_FETCH_KEYED_SLOTS,
+ * each COUNT:KEY0:KEY1:VALUE (ioctl.h's struct vtice_probe_key), or 0 while
+ * free; E16 past the last address.
+ */
 static void vt_probes_keys(struct vt_rsp *r, struct vt_rsp_cursor *c)
 {
 	u64 index, count, word;
@@ -357,7 +361,7 @@ static void vt_probes_keys(struct vt_rsp *r, struct vt_rsp_cursor *c)
 		if (slot)
 			vt_rsp_put(r, ",");
 		vt_rsp_put_hex(r, count);
-		for (part = 1; count && part <= 2; part++) {
+		for (part = 1; count && part <= 3; part++) {
 			word = 0;
 			r->ops->probe_count(r->ctx, VTICE_VMCALL_PROBE_KEY, (u32)index, slot | part << 8, &word);
 			vt_rsp_put(r, ":");

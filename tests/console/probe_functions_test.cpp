@@ -299,6 +299,22 @@ TEST_F(ProbeArmRequest, RootKeySlotsFeedTheirProbesMapByKey)
 	vtice_probe_key size{{static_cast<std::uint64_t>(-4096), 0}, 1};
 	maps = fed("fn:vfs_read { @bysize[arg2] = count(); }", {size}, {size, size});
 	EXPECT_NE(maps.find("@bysize[-4096]: 2\n"), std::string::npos) << "one key in two slots adds up: " << maps;
+	// By key with a value kept in the slot: a sum grows (what it grew by
+	// goes in once); an average is that sum over the count; a least value
+	// stands as read.
+	vtice_probe_key dd_bytes = dd;
+	dd_bytes.value = 100;	// 2 reads, 100 bytes
+	std::vector<vtice_probe_key> more = {dd_bytes};
+	more[0].count = 3;
+	more[0].value = 4196;	// a third read of 4096
+	more.resize(VTICE_FETCH_KEYED_SLOTS);
+	maps = fed("fn:vfs_read { @bytes[comm] = sum(arg2); }", {dd_bytes}, more);
+	EXPECT_NE(maps.find("@bytes[dd]: 4196\n"), std::string::npos) << maps;
+	maps = fed("fn:vfs_read { @mean[comm] = avg(arg2); }", {dd_bytes}, more);
+	EXPECT_NE(maps.find("@mean[dd]: 1398\n"), std::string::npos) << "4196 / 3: " << maps;
+	more[0].value = 1;
+	maps = fed("fn:vfs_read { @least[comm] = min(arg2); }", {dd_bytes}, more);
+	EXPECT_NE(maps.find("@least[dd]: 1\n"), std::string::npos) << maps;
 }
 
 // read_tables asks a source for exactly the addresses that have buckets or

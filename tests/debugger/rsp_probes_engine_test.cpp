@@ -164,8 +164,8 @@ TEST_F(RspProbesEngine, RootsBucketsAndKeySlotsComeBackAsTheMachineHoldsThem)
 	m.probe_hists[1][2] = 3;
 	m.probe_hists[1][VTICE_FETCH_HIST_BUCKETS - 1] = 1;
 	m.probe_keys.resize(2);
-	m.probe_keys[0][0] = {{0x6f6270747679ull, 0}, 5};
-	m.probe_keys[0][7] = {{~0ull, 0x1234}, 4};
+	m.probe_keys[0][0] = {{0x6f6270747679ull, 0}, 5, 4096};
+	m.probe_keys[0][7] = {{~0ull, 0x1234}, 4, ~0ull};	// a sum of -1
 	auto buckets = target->probe_hist(1);
 	ASSERT_TRUE(buckets) << buckets.error().to_string();
 	std::vector<uint64_t> want(VTICE_FETCH_HIST_BUCKETS);
@@ -180,6 +180,7 @@ TEST_F(RspProbesEngine, RootsBucketsAndKeySlotsComeBackAsTheMachineHoldsThem)
 		EXPECT_EQ(got.count, had.count) << "slot " << i;
 		EXPECT_EQ(got.key[0], had.key[0]) << "slot " << i;
 		EXPECT_EQ(got.key[1], had.key[1]) << "slot " << i;
+		EXPECT_EQ(got.value, had.value) << "slot " << i;
 	}
 	auto none = target->probe_keys(2);
 	ASSERT_FALSE(none);

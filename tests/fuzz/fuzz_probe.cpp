@@ -158,9 +158,15 @@ void check_fetch(const std::vector<pr::FetchOp> &ops)
 		case pr::FetchCode::Max:
 		case pr::FetchCode::Hist: ok = !(op.arg & 0xf) && (op.arg >> 4) < 7 && !op.imm && i && i + 1 == ops.size(); break;
 		case pr::FetchCode::Lhist: ok = !(op.arg & 0xf) && (op.arg >> 4) < 7 && op.imm > 0 && i && i + 1 == ops.size(); break;
-		case pr::FetchCode::Keyed:
-			ok = (op.arg & 0xf) < 5 && (op.arg >> 4) < 7 && !op.imm && ((op.arg & 0xf) || i) && i + 1 == ops.size();
+		case pr::FetchCode::Keyed: {
+			// imm: 0 counts; SUM, MIN or MAX keeps the operand before it, under a key of the task's or CPU's
+			bool keeps = op.imm == static_cast<int>(pr::FetchCode::Sum) ||
+				     op.imm == static_cast<int>(pr::FetchCode::Min) ||
+				     op.imm == static_cast<int>(pr::FetchCode::Max);
+			ok = (op.arg & 0xf) < 5 && (op.arg >> 4) < 7 && (!op.imm || (keeps && (op.arg & 0xf) && i)) &&
+			     ((op.arg & 0xf) || i) && i + 1 == ops.size();
 			break;
+		}
 		case pr::FetchCode::End: break;
 		}
 		if (!ok || (op.base && op.code != pr::FetchCode::Lhist))	// only LHIST takes a base

@@ -701,7 +701,7 @@ TEST_F(ProbePoints, KeyedCountsEachKeyInASlotAndRecordsAHitThatFindsNone)
 	EXPECT_EQ(recs[0].type, VTICE_REC_PROBE_HIT);
 	EXPECT_EQ(recs[1].u.raw[0], 100u) << "its arg1, for the console to count";
 	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_KEY, 0, VTICE_FETCH_KEYED_SLOTS), (uint64_t)VTICE_VMCALL_EINVAL);
-	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_KEY, 0, 3u << 8), (uint64_t)VTICE_VMCALL_EINVAL) << "no third word";
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_KEY, 0, 4u << 8), (uint64_t)VTICE_VMCALL_EINVAL) << "no fifth part";
 	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_KEY, 1, 0), (uint64_t)VTICE_VMCALL_EINVAL) << "no second address";
 }
 
@@ -741,6 +741,55 @@ TEST_F(ProbePoints, KeyedByCommCountsTheTasksNameAndRecordsAnUnknownTask)
 	EXPECT_EQ(regs.rdx, 2u);
 }
 
+// @bytes[cpu] = sum(arg2), and min() and max() by key: KEYED with an imm
+// keeps the operand in the key's slot as SUM, MIN and MAX keep it at an
+// address (cut to its width, signed), read as the slot's part 3.
+TEST_F(ProbePoints, KeyedSumMinAndMaxKeepTheOperandInTheKeysSlot)
+{
+	start();
+	const uint64_t at_min = fn + 0x40, at_max = fn + 0x80;
+	for (uint64_t a : {fn, at_min, at_max})
+		put_code(a, {0x0f, 0x1f, 0x44, 0x00, 0x00});
+	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_INTERCEPT, 1), VTICE_VMCALL_OK);
+	const uint8_t by_cpu = VTICE_FETCH_INDEX_ARG(VTICE_FETCH_KEY_CPU, VTICE_FETCH_INDEX_64);
+	const uint8_t by_cpu_int = VTICE_FETCH_INDEX_ARG(VTICE_FETCH_KEY_CPU, VTICE_FETCH_INDEX_S32);
+	load_program(0, {op(VTICE_FETCH_ARG, 2), op(VTICE_FETCH_KEYED, by_cpu, VTICE_FETCH_SUM)});
+	load_program(1, {op(VTICE_FETCH_ARG, 1), op(VTICE_FETCH_KEYED, by_cpu_int, VTICE_FETCH_MIN)});
+	load_program(2, {op(VTICE_FETCH_ARG, 1), op(VTICE_FETCH_KEYED, by_cpu_int, VTICE_FETCH_MAX)});
+	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_ADD, fn, gpa_of(fn), 1), VTICE_VMCALL_OK);
+	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_ADD, at_min, gpa_of(at_min), 2), VTICE_VMCALL_OK);
+	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_ADD, at_max, gpa_of(at_max), 3), VTICE_VMCALL_OK);
+	// CPU 0: RDX 100, 4000, -1; ESI 7, -10 (junk above it), 3. CPU 1: RDX 5; ESI 0x7fffffff.
+	const struct {
+		uint32_t cpu;
+		uint64_t rdx, rsi;
+	} hits[] = {{0, 100, 7}, {0, 4000, 0xdead0000fffffff6ull}, {0, ~0ull, 3}, {1, 5, 0x7fffffff}};
+	for (const auto &h : hits) {
+		vcpu.cpu = h.cpu;
+		regs.rdx = h.rdx;
+		regs.rsi = h.rsi;
+		for (uint64_t a : {fn, at_min, at_max})
+			EXPECT_EQ(hit(a), VT_HOOK_HANDLED);
+	}
+	vcpu.cpu = 0;
+	EXPECT_TRUE(records().empty()) << "kept by key, not recorded";
+	auto part = [&](uint64_t index, uint64_t slot, uint64_t p) {
+		EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_KEY, index, slot | p << 8), VTICE_VMCALL_OK);
+		return regs.rdx;
+	};
+	// Slot 0 took CPU 0, slot 1 CPU 1, at each address.
+	EXPECT_EQ(part(0, 0, 1), 0u);
+	EXPECT_EQ(part(0, 1, 1), 1u);
+	EXPECT_EQ(part(0, 0, 0), 3u);
+	EXPECT_EQ(part(0, 0, 3), 100u + 4000u - 1u) << "CPU 0's sum, 64 bits wide: ~0 is -1";
+	EXPECT_EQ(part(0, 1, 3), 5u);
+	EXPECT_EQ(part(1, 0, 3), (uint64_t)-10) << "CPU 0's least int: the junk above ESI cut off";
+	EXPECT_EQ(part(1, 1, 3), 0x7fffffffu) << "one hit: its value is the least";
+	EXPECT_EQ(part(2, 0, 3), 7u);
+	EXPECT_EQ(part(2, 1, 3), 0x7fffffffu);
+	EXPECT_EQ(part(0, 2, 3), 0u) << "a free slot";
+}
+
 // Root runs only what it checked: a program is refused at ADD unless it
 // starts with ARG, RETVAL, CURTASK or REG and every op's argument, size and slot is in range, no
 // slot is written twice and there is at most one string.
@@ -767,6 +816,10 @@ TEST_F(ProbePoints, RootRefusesAFetchProgramItCannotBound)
 		{"KEYED by key 5", {arg0, op(VTICE_FETCH_KEYED, VTICE_FETCH_KEYS)}},
 		{"KEYED width 7", {arg0, op(VTICE_FETCH_KEYED, VTICE_FETCH_INDEX_ARG(VTICE_FETCH_KEY_VALUE, 7))}},
 		{"an op after KEYED", {op(VTICE_FETCH_KEYED, VTICE_FETCH_KEY_COMM), op(VTICE_FETCH_COUNT)}},
+		{"KEYED keeping a sum first", {op(VTICE_FETCH_KEYED, VTICE_FETCH_KEY_COMM, VTICE_FETCH_SUM)}},
+		{"KEYED by the value keeping it", {arg0, op(VTICE_FETCH_KEYED, VTICE_FETCH_KEY_VALUE, VTICE_FETCH_SUM)}},
+		{"KEYED keeping a HIST", {arg0, op(VTICE_FETCH_KEYED, VTICE_FETCH_KEY_PID, VTICE_FETCH_HIST)}},
+		{"KEYED with a base", {arg0, op(VTICE_FETCH_KEYED, VTICE_FETCH_KEY_PID, VTICE_FETCH_SUM, 1)}},
 		{"COUNT with an argument", {op(VTICE_FETCH_COUNT, 1)}},
 		{"an op after COUNT", {arg0, op(VTICE_FETCH_COUNT), op(VTICE_FETCH_VALUE, 0)}},
 		{"SUM first", {op(VTICE_FETCH_SUM)}},

@@ -222,7 +222,8 @@ inline const vt_dbg_target_ops FakeMachine::ops = {
 		else if (op == VTICE_VMCALL_PROBE_KEY) {
 			const vtice_probe_key *s = index < m->probe_keys.size() && (b & 0xff) < VTICE_FETCH_KEYED_SLOTS
 							   ? &m->probe_keys[index][b & 0xff] : nullptr;
-			*count = !s ? 0 : (b >> 8) == 0 ? s->count : s->key[(b >> 8) - 1];
+			u32 part = b >> 8;
+			*count = !s ? 0 : part == 0 ? s->count : part == 3 ? s->value : s->key[part - 1];
 		} else
 			*count = op == VTICE_VMCALL_PROBE_SUM ? m->probe_sums.at(index) : m->probe_counts[index];
 		return true;

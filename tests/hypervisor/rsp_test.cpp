@@ -705,9 +705,9 @@ TEST_F(RspProbes, KeyedSlotsComeBackForOneAddressWithTheKeysOfThoseCounting)
 {
 	m.probe_counts = {3};
 	m.probe_keys.resize(1);
-	m.probe_keys[0][0] = {{0x6f6270747673ull, 0}, 7};	// "vtprobe"'s first 6 bytes, say
-	m.probe_keys[0][2] = {{~0ull, ~0ull}, ~0ull};		// the longest slot there can be
-	std::string want = "7:6f6270747673:0,0,ffffffffffffffff:ffffffffffffffff:ffffffffffffffff";
+	m.probe_keys[0][0] = {{0x6f6270747673ull, 0}, 7, 0x1000};	// "vtprobe"'s first 6 bytes, say; a sum
+	m.probe_keys[0][2] = {{~0ull, ~0ull}, ~0ull, ~0ull};		// the longest slot there can be
+	std::string want = "7:6f6270747673:0:1000,0,ffffffffffffffff:ffffffffffffffff:ffffffffffffffff:ffffffffffffffff";
 	for (int s = 3; s < VTICE_FETCH_KEYED_SLOTS; s++)
 		want += ",0";
 	EXPECT_EQ(ask("qVtice:probes:keys:0"), "+" + frame(want));

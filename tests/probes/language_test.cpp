@@ -404,7 +404,7 @@ TEST(ProbeLanguage, RefusesWhatAProfileProbeCannotDo)
 TEST(ProbeLanguage, StrReadsOneArgumentsStringPerFunction)
 {
 	CheckedProgram p = accepted("fn:do_sys_openat2 /comm == \"cat\"/ { printf(\"%s\\n\", str(arg1)); "
-				    "@[str(arg1)] = count(); } fn:vfs_read { @n[comm] = sum(arg2); }");
+				    "@[str(arg1)] = count(); } fn:vfs_read { @n[comm, pid] = sum(arg2); }");
 	using vtice::probes::FetchCode;
 	using Ops = std::vector<vtice::probes::FetchOp>;
 	const Ops copy_arg1{{FetchCode::Arg, 1, 0}, {FetchCode::String, 0, 0}};
@@ -648,7 +648,7 @@ TEST(ProbeLanguage, RootKeepsTheLeastOrGreatestOperand)
 	EXPECT_EQ(kept("fn:vfs_read { @lo = min(arg2); }"), RootValue::Min);
 	EXPECT_EQ(kept("fn:vfs_read /comm == \"dd\"/ { @hi = max(arg2); }"), RootValue::Max);
 	EXPECT_EQ(kept("fn:vfs_read:return { @ = min(retval); }"), RootValue::Min);
-	EXPECT_EQ(kept("fn:vfs_read { @[comm] = min(arg2); }"), RootValue::None) << "a key";
+	EXPECT_EQ(kept("fn:vfs_read { @[comm] = min(arg2); }"), RootValue::Keys) << "by a task's key: in its slot";
 	EXPECT_EQ(kept("fn:vfs_read { @ = max(arg2 + 1); }"), RootValue::None) << "arithmetic";
 	EXPECT_EQ(kept("fn:vfs_read { @ = max(arg2); @n = count(); }"), RootValue::None) << "more than the max";
 	EXPECT_EQ(kept("fn:vfs_read:return { @ = hist(retval); }"), RootValue::Hist);
@@ -678,7 +678,18 @@ TEST(ProbeLanguage, RootKeepsTheLeastOrGreatestOperand)
 	EXPECT_EQ(kept("fn:vfs_read /comm == \"dd\"/ { @n[pid] = count(); }"), RootValue::Keys);
 	EXPECT_EQ(kept("fn:vfs_read:return { @[retval] = count(); }"), RootValue::Keys);
 	EXPECT_EQ(kept("fn:vfs_read { @[comm, pid] = count(); }"), RootValue::None) << "two keys";
-	EXPECT_EQ(kept("fn:vfs_read { @[comm] = sum(arg2); }"), RootValue::None) << "a keyed sum";
+	EXPECT_EQ(kept("fn:vfs_read { @[comm] = sum(arg2); }"), RootValue::Keys) << "a sum by a task's key";
+	EXPECT_EQ(kept("fn:vfs_read { @[cpu] = avg(arg2); }"), RootValue::Keys);
+	EXPECT_EQ(kept("fn:vfs_read:return { @[pid] = min(retval); }"), RootValue::Keys);
+	EXPECT_EQ(kept("fn:vfs_read { @[tid] = max(arg2); }"), RootValue::Keys);
+	EXPECT_EQ(kept("fn:vfs_read { @[arg1] = sum(arg2); }"), RootValue::None) << "root holds one value: the key";
+	EXPECT_EQ(kept("fn:vfs_read { @[comm] = hist(arg2); }"), RootValue::None) << "a histogram by key";
+	EXPECT_EQ(kept("fn:vfs_read { @[comm] = sum(arg2 * 2); }"), RootValue::None) << "arithmetic";
+	EXPECT_EQ(accepted("fn:vfs_read { @bytes[comm] = sum(arg2); }").program.probes[0].fetch,
+		  (std::vector<FetchOp>{{FetchCode::Arg, 2, 0},
+					{FetchCode::Keyed, static_cast<std::uint8_t>(KeyKind::Comm),
+					 static_cast<std::int32_t>(FetchCode::Sum)}}))
+		<< "vfs_read's count is a size_t: 64 bits wide";
 	EXPECT_EQ(kept("fn:vfs_read { @[nsecs] = count(); }"), RootValue::None) << "a key root cannot give";
 	EXPECT_EQ(kept("fn:vfs_read { @[arg2 * 2] = count(); }"), RootValue::None) << "arithmetic";
 	EXPECT_EQ(accepted("fn:vfs_read { @[comm] = count(); }").program.probes[0].fetch,

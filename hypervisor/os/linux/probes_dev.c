@@ -377,7 +377,8 @@ long vt_ioc_probe_keys(void __user *uarg)
 		ret = vt_probes_vmcall(VTICE_VMCALL_PROBE_KEY, k.index, i, 0, &s->count);
 		if (!ret && s->count)	/* a counting slot's key never changes */
 			ret = vt_probes_vmcall(VTICE_VMCALL_PROBE_KEY, k.index, i | 1 << 8, 0, &s->key[0]) ?:
-			      vt_probes_vmcall(VTICE_VMCALL_PROBE_KEY, k.index, i | 2 << 8, 0, &s->key[1]);
+			      vt_probes_vmcall(VTICE_VMCALL_PROBE_KEY, k.index, i | 2 << 8, 0, &s->key[1]) ?:
+			      vt_probes_vmcall(VTICE_VMCALL_PROBE_KEY, k.index, i | 3 << 8, 0, &s->value);
 	}
 	mutex_unlock(&vt_probes_lock);
 	return ret ? ret : vt_put_arg(uarg, &k, sizeof(k));

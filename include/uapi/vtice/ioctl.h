@@ -381,7 +381,9 @@ struct vtice_probe_watch {
  * none does, in a free one (VTICE_IOC_PROBE_KEYS), for `@[comm] =
  * count()`: arg's bits 0-3 say what the key is (enum vtice_fetch_key; the
  * accumulator cut to the width in bits 4-6, or the task's comm, pid or
- * tid, or the CPU), and with every slot taken by other keys, or the task
+ * tid, or the CPU); with a key of the task's or the CPU's, imm SUM, MIN
+ * or MAX also keeps the accumulator, cut to that width, in the slot as
+ * those ops keep it at the address (for `@bytes[comm] = sum(arg2)`), and with every slot taken by other keys, or the task
  * unreadable for a key of the task's, the hit is recorded instead, as if
  * the program had no KEYED (so no count is lost). A LOAD that faults
  * leaves 0 and marks the VALUE records until the next ARG, RETVAL, CURTASK
@@ -416,7 +418,8 @@ enum vtice_fetch_code {
 	VTICE_FETCH_MIN = 13,	/* as SUM: counted, the least value kept */
 	VTICE_FETCH_MAX = 14,	/* as SUM: counted, the greatest value kept */
 	VTICE_FETCH_HIST = 15,	/* as SUM: counted into its power-of-two bucket */
-	VTICE_FETCH_KEYED = 16,	/* arg: VTICE_FETCH_INDEX_ARG(enum vtice_fetch_key, width); counted by key */
+	VTICE_FETCH_KEYED = 16,	/* arg: VTICE_FETCH_INDEX_ARG(enum vtice_fetch_key, width); counted by key;
+				   imm: 0, or SUM, MIN or MAX: the key's slot also keeps the accumulator so */
 	VTICE_FETCH_LHIST = 17,	/* as SUM: counted into its linear bucket; base: the first's low end, imm: the width */
 };
 
@@ -564,6 +567,7 @@ struct vtice_probe_hist {
 struct vtice_probe_key {
 	__u64 key[2];	/* a number in key[0] (key[1] 0), or a comm's 16 bytes */
 	__u64 count;	/* hits counted under key since ARM; 0: the slot is free */
+	__u64 value;	/* a KEYED with an imm: what its SUM added up, or its MIN or MAX kept */
 };
 
 struct vtice_probe_keys {
@@ -608,6 +612,6 @@ VTICE_UAPI_ASSERT(sizeof(struct vtice_probes) == 88 + 25 * VTICE_PROBES_MAX + 16
 		  "vtice_probes layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_profile) == 56, "vtice_profile layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_probe_hist) == 16 + 8 * VTICE_FETCH_HIST_BUCKETS, "vtice_probe_hist layout");
-VTICE_UAPI_ASSERT(sizeof(struct vtice_probe_keys) == 16 + 24 * VTICE_FETCH_KEYED_SLOTS, "vtice_probe_keys layout");
+VTICE_UAPI_ASSERT(sizeof(struct vtice_probe_keys) == 16 + 32 * VTICE_FETCH_KEYED_SLOTS, "vtice_probe_keys layout");
 
 #endif /* VTICE_UAPI_IOCTL_H */

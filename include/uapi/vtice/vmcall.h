@@ -148,7 +148,8 @@ enum vtice_vmcall_probe_op {
 	/*
 	 * R8 = the same, R9 = a KEYED slot | part << 8 (ioctl.h,
 	 * VTICE_FETCH_KEYED_SLOTS): RDX = the hits counted there (part 0; 0
-	 * while the slot is free), or its key's first or second word (1, 2).
+	 * while the slot is free), its key's first or second word (1, 2), or
+	 * what a KEYED with an imm kept there (3: ioctl.h).
 	 */
 	VTICE_VMCALL_PROBE_KEY = 12,
 };

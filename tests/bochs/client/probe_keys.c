@@ -1,17 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * count() by key in VMX root (issue 24: "count calls to vfs_read by
- * process"): with
- *   vtice probe 'fn:ksys_read { @reads[comm] = count(); }'
+ * count() and sum() by key in VMX root (issue 24: "count calls to
+ * vfs_read by process"): with
+ *   vtice probe 'fn:ksys_read { @reads[comm] = count(); }
+ *                fn:vfs_read { @bytes[comm] = sum(arg2); }'
  * armed (no predicate: every task's reads count), two children named
- * vtkeya and vtkeyb make KEYS_READS_A and KEYS_READS_B one-byte reads of
- * /dev/zero, while the kernel's own syscall tracepoint sys_enter_read,
- * filtered to those two comms, traces the same reads. Each read(2) calls
- * ksys_read once.
+ * vtkeya and vtkeyb make KEYS_READS_A one-byte and KEYS_READS_B
+ * KEYS_SIZE_B-byte reads of /dev/zero, while the kernel's own syscall
+ * tracepoint sys_enter_read, filtered to those two comms, traces the same
+ * reads. Each read(2) calls ksys_read, and vfs_read, once, with its count.
  *
- * vtice's map must hold, under each of the two comms, exactly the lines the
- * kernel's trace holds for that comm; the armed line must say root counts
- * them by key (so the counts came from root's slots, not from records).
+ * vtice's maps must hold, under each of the two comms, exactly the lines
+ * the kernel's trace holds for that comm, and the sum of their count:
+ * fields; the armed line must say root counts them, and keeps the sum, by
+ * key (so the numbers came from root's slots, not from records).
  *
  * NAME-full: more keys than root has slots (VTICE_FETCH_KEYED_SLOTS an
  * address). A child named vtkeyc reads KEYS_SIZES sizes (1, 2, ...), each
@@ -42,13 +44,14 @@
 #define KEYS_JSON	"/tmp/vtkeys.json"
 #define KEYS_READS_A	30
 #define KEYS_READS_B	50
+#define KEYS_SIZE_B	7
 #define KEYS_SIZES	40	/* more than VTICE_FETCH_KEYED_SLOTS */
 
-/* A child named comm: reads one-byte reads of /dev/zero, then exits. */
-static pid_t keys_reader(const char *comm, int reads)
+/* A child named comm: makes reads reads of size bytes of /dev/zero, then exits. */
+static pid_t keys_reader(const char *comm, int reads, size_t size)
 {
 	pid_t child = fork();
-	char buf[1];
+	char buf[16];
 	int zero, i;
 
 	if (child)
@@ -56,9 +59,14 @@ static pid_t keys_reader(const char *comm, int reads)
 	prctl(PR_SET_NAME, comm);
 	zero = open("/dev/zero", O_RDONLY);
 	for (i = 0; i < reads; i++)
-		syscall(SYS_read, zero, buf, 1);
+		syscall(SYS_read, zero, buf, size < sizeof(buf) ? size : sizeof(buf));
 	_exit(0);
 }
+
+/* What the kernel's trace saw of one comm: its sys_read lines, and their count: fields summed. */
+struct keys_seen {
+	long reads, bytes;
+};
 
 /* A child named vtkeyc: reads of 1, 2, ... KEYS_SIZES bytes of /dev/zero, the whole run twice. */
 static pid_t keys_sizes_reader(void)
@@ -77,20 +85,24 @@ static pid_t keys_sizes_reader(void)
 	_exit(0);
 }
 
-/* The kernel trace's sys_read lines of each comm (the task field "vtkeya-PID"). */
-static void keys_kernel_counts(long *a, long *b)
+/* The kernel trace's sys_read lines of each comm (the task field "vtkeya-PID"), and their bytes. */
+static void keys_kernel_counts(struct keys_seen *a, struct keys_seen *b)
 {
 	char line[512];
 	FILE *f = fopen(TRACEFS "/trace", "r");
+	const char *count;
 
-	*a = *b = 0;
+	memset(a, 0, sizeof(*a));
+	memset(b, 0, sizeof(*b));
 	while (f && fgets(line, sizeof(line), f)) {
 		const char *task = line + strspn(line, " ");
+		struct keys_seen *who = !strncmp(task, "vtkeya-", 7) ? a : !strncmp(task, "vtkeyb-", 7) ? b : NULL;
 
-		if (line[0] == '#' || !strstr(line, "sys_read("))
+		if (line[0] == '#' || !strstr(line, "sys_read(") || !who)
 			continue;
-		*a += !strncmp(task, "vtkeya-", 7);
-		*b += !strncmp(task, "vtkeyb-", 7);
+		who->reads++;
+		if ((count = strstr(line, "count: ")))
+			who->bytes += (long)strtoul(count + 7, NULL, 16);
 	}
 	if (f)
 		fclose(f);
@@ -186,42 +198,49 @@ static void keys_stop(pid_t probe)
 	stop_probe(probe, KEYS_ERR);
 }
 
-/* @reads[comm] at ksys_read for every task: two comms' counts against the tracepoint's. */
+/*
+ * @reads[comm] at ksys_read and @bytes[comm] at vfs_read for every task:
+ * two comms' counts and bytes against the tracepoint's.
+ */
 static void keys_by_comm(const char *name)
 {
-	long ft_a, ft_b, vt_a, vt_b;
+	struct keys_seen ft_a, ft_b, vt_a, vt_b;
 	char err[4096];
 	pid_t probe, a, b;
 
-	probe = keys_start("fn:ksys_read { @reads[comm] = count(); }", "comm == \"vtkeya\" || comm == \"vtkeyb\"");
+	probe = keys_start("fn:ksys_read { @reads[comm] = count(); } fn:vfs_read { @bytes[comm] = sum(arg2); }",
+			   "comm == \"vtkeya\" || comm == \"vtkeyb\"");
 	if (probe < 0) {
 		report(name, FAIL, "vtice probe or the kernel's tracepoint did not start (stderr above)");
 		return;
 	}
-	a = keys_reader("vtkeya", KEYS_READS_A);
-	b = keys_reader("vtkeyb", KEYS_READS_B);
+	a = keys_reader("vtkeya", KEYS_READS_A, 1);
+	b = keys_reader("vtkeyb", KEYS_READS_B, KEYS_SIZE_B);
 	waitpid(a, NULL, 0);
 	waitpid(b, NULL, 0);
 	keys_stop(probe);
 	keys_kernel_counts(&ft_a, &ft_b);
-	vt_a = keys_vtice_count("@reads", "\"vtkeya\"");
-	vt_b = keys_vtice_count("@reads", "\"vtkeyb\"");
+	vt_a = (struct keys_seen){ keys_vtice_count("@reads", "\"vtkeya\""), keys_vtice_count("@bytes", "\"vtkeya\"") };
+	vt_b = (struct keys_seen){ keys_vtice_count("@reads", "\"vtkeyb\""), keys_vtice_count("@bytes", "\"vtkeyb\"") };
 	read_text(KEYS_ERR, err, sizeof(err));
-	printf("probe-keys: the kernel's tracepoint: vtkeya %ld, vtkeyb %ld reads; vtice's @reads: %ld, %ld\n", ft_a,
-	       ft_b, vt_a, vt_b);
-	if (ft_a != KEYS_READS_A || ft_b != KEYS_READS_B)
-		report(name, FAIL, "the oracle saw %ld and %ld reads, the children made %d and %d", ft_a, ft_b,
-		       KEYS_READS_A, KEYS_READS_B);
-	else if (!strstr(err, "counts them by key"))
-		report(name, FAIL, "the armed line does not say root counts by key: the counts are not root's");
-	else if (vt_a != ft_a || vt_b != ft_b)
-		report(name, FAIL, "vtice's @reads[vtkeya] %ld, [vtkeyb] %ld; the kernel's tracepoint %ld, %ld", vt_a,
-		       vt_b, ft_a, ft_b);
+	printf("probe-keys: the kernel's tracepoint: vtkeya %ld reads of %ld bytes, vtkeyb %ld of %ld; vtice's @reads "
+	       "%ld, %ld, @bytes %ld, %ld\n", ft_a.reads, ft_a.bytes, ft_b.reads, ft_b.bytes, vt_a.reads, vt_b.reads,
+	       vt_a.bytes, vt_b.bytes);
+	if (ft_a.reads != KEYS_READS_A || ft_b.reads != KEYS_READS_B)
+		report(name, FAIL, "the oracle saw %ld and %ld reads, the children made %d and %d", ft_a.reads,
+		       ft_b.reads, KEYS_READS_A, KEYS_READS_B);
+	else if (!strstr(err, "counts them by key") || !strstr(err, "counts them and keeps their sum() value by key"))
+		report(name, FAIL, "the armed line does not say root counts and sums by key: the numbers are not root's");
+	else if (vt_a.reads != ft_a.reads || vt_b.reads != ft_b.reads || vt_a.bytes != ft_a.bytes ||
+		 vt_b.bytes != ft_b.bytes)
+		report(name, FAIL, "vtice's @reads[vtkeya] %ld, [vtkeyb] %ld, @bytes %ld, %ld; the kernel's tracepoint "
+		       "%ld, %ld reads of %ld, %ld bytes", vt_a.reads, vt_b.reads, vt_a.bytes, vt_b.bytes, ft_a.reads,
+		       ft_b.reads, ft_a.bytes, ft_b.bytes);
 	else
 		report(name, PASS,
-		       "@reads[comm] = count() at ksys_read, counted by key in root: vtkeya %ld, vtkeyb %ld, what the "
-		       "kernel's sys_enter_read tracepoint saw of each",
-		       vt_a, vt_b);
+		       "@reads[comm] = count() at ksys_read and @bytes[comm] = sum(arg2) at vfs_read, by key in root: "
+		       "vtkeya %ld reads of %ld bytes, vtkeyb %ld of %ld, what the kernel's sys_enter_read tracepoint "
+		       "saw of each", vt_a.reads, vt_a.bytes, vt_b.reads, vt_b.bytes);
 }
 
 /* @sizes[arg2] with more sizes than root has slots: every size's count still the tracepoint's. */
