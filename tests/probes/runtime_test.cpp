@@ -582,6 +582,27 @@ TEST(ProbeRuntime, RootMinAndMaxFoldIntoTheMapAsTheirHitsWould)
 	EXPECT_EQ(out.maps_, "@lo: -5\n@hi: -3\n") << "the maps in the order the program names them";
 }
 
+namespace {
+
+// The maps a program prints when its one fn: probe's hits arrive as
+// records, arg2 each of values (the reference for what root folds in).
+std::string maps_from_records(const CheckedProgram &c, const std::vector<std::uint64_t> &values)
+{
+	Captured recorded;
+	Runtime from_records(c, recorded, kDefaultMaxMapEntries);
+	from_records.begin(0);
+	for (std::uint64_t v : values) {
+		ProbeEvent ev = enter(0, "dd", 7, 1, {0, 0, v});
+		ev.kind = PointKind::FnEntry;
+		ev.address = c.program.probes[0].points[0].address;
+		from_records.on_event(ev);
+	}
+	from_records.finish(2);
+	return recorded.maps_;
+}
+
+}  // namespace
+
 // hist() counted in root: root's buckets (ioctl.h's numbering, worked out
 // by hand for the values below) fold into the map exactly as the same
 // values arriving as records do, the count included; growth that spans
@@ -593,17 +614,7 @@ TEST(ProbeRuntime, RootHistFoldsIntoTheMapAsTheSameRecordsWould)
 	ASSERT_TRUE(c.ok()) << format_diagnostic("", c.error());
 	const Probe &probe = c->program.probes[0];
 	ASSERT_EQ(probe.root_value, RootValue::Hist);
-
-	Captured recorded;
-	Runtime from_records(*c, recorded, kDefaultMaxMapEntries);
-	from_records.begin(0);
-	for (std::uint64_t v : {0ull, 1ull, 3ull, 4096ull, 4097ull, ~0ull, 1ull << 62}) {
-		ProbeEvent ev = enter(0, "dd", 7, 1, {0, 0, v});
-		ev.kind = PointKind::FnEntry;
-		ev.address = probe.points[0].address;
-		from_records.on_event(ev);
-	}
-	from_records.finish(2);
+	std::string recorded = maps_from_records(*c, {0ull, 1ull, 3ull, 4096ull, 4097ull, ~0ull, 1ull << 62});
 
 	Captured counted;
 	Runtime from_root(*c, counted, kDefaultMaxMapEntries);
@@ -620,7 +631,7 @@ TEST(ProbeRuntime, RootHistFoldsIntoTheMapAsTheSameRecordsWould)
 	from_root.add_root_hist(probe, second);
 	EXPECT_EQ(from_root.stats().fired, 7u);
 	from_root.finish(2);
-	EXPECT_EQ(counted.maps_, recorded.maps_);
+	EXPECT_EQ(counted.maps_, recorded);
 	EXPECT_NE(counted.maps_.find("[4K, 8K)"), std::string::npos) << counted.maps_;
 }
 
@@ -634,17 +645,8 @@ TEST(ProbeRuntime, RootLhistFoldsIntoTheMapAsTheSameRecordsWould)
 	ASSERT_TRUE(c.ok()) << format_diagnostic("", c.error());
 	const Probe &probe = c->program.probes[0];
 	ASSERT_EQ(probe.root_value, RootValue::Lhist);
-
-	Captured recorded;
-	Runtime from_records(*c, recorded, kDefaultMaxMapEntries);
-	from_records.begin(0);
-	for (std::int64_t v : {-101, -100, 0, 99, 150, 200, 5000, 7000}) {
-		ProbeEvent ev = enter(0, "dd", 7, 1, {0, 0, static_cast<std::uint64_t>(v)});
-		ev.kind = PointKind::FnEntry;
-		ev.address = probe.points[0].address;
-		from_records.on_event(ev);
-	}
-	from_records.finish(2);
+	std::string recorded = maps_from_records(*c, {static_cast<std::uint64_t>(-101), static_cast<std::uint64_t>(-100),
+						      0, 99, 150, 200, 5000, 7000});
 
 	Captured counted;
 	Runtime from_root(*c, counted, kDefaultMaxMapEntries);
@@ -660,7 +662,7 @@ TEST(ProbeRuntime, RootLhistFoldsIntoTheMapAsTheSameRecordsWould)
 	from_root.add_root_hist(probe, buckets);
 	EXPECT_EQ(from_root.stats().fired, 8u);
 	from_root.finish(2);
-	EXPECT_EQ(counted.maps_, recorded.maps_);
+	EXPECT_EQ(counted.maps_, recorded);
 	EXPECT_NE(counted.maps_.find("[200, ...)"), std::string::npos) << counted.maps_;
 }
 

@@ -371,57 +371,66 @@ static void compare_kept(const char *name, const struct seen *ft, const struct s
 		       ft->returns, ft->greatest_return);
 }
 
+/* Root's buckets against the oracle's: how many root holds, the first that differs (-1: none), the oracle's " b:count". */
+struct buckets_compared {
+	long in_root;
+	int differ;
+	char shown[512];
+};
+
+static void compare_buckets(const long *root, const long *oracle, int n, struct buckets_compared *c)
+{
+	size_t at;
+	int b;
+
+	c->in_root = 0;
+	c->differ = -1;
+	c->shown[0] = 0;
+	for (b = 0; b < n; b++) {
+		c->in_root += root[b];
+		if (root[b] != oracle[b] && c->differ < 0)
+			c->differ = b;
+		at = strlen(c->shown);
+		if (oracle[b] && at + 32 < sizeof(c->shown))
+			snprintf(c->shown + at, sizeof(c->shown) - at, " %d:%ld", b, oracle[b]);
+	}
+}
+
 /* hist() counted in root, bucket by bucket against ftrace's read returns. */
 static void compare_hist(const char *name, const struct seen *ft, const struct seen *vt)
 {
-	char test[128], shown[512] = "";
-	long in_root = 0;
-	int b, differ = -1;
-	size_t at;
+	struct buckets_compared c;
+	char test[128];
 
-	for (b = 0; b < HIST_BUCKETS; b++) {
-		in_root += vt->return_hist[b];
-		if (vt->return_hist[b] != ft->return_hist[b] && differ < 0)
-			differ = b;
-		at = strlen(shown);
-		if (ft->return_hist[b] && at + 32 < sizeof(shown))
-			snprintf(shown + at, sizeof(shown) - at, " %d:%ld", b, ft->return_hist[b]);
-	}
+	compare_buckets(vt->return_hist, ft->return_hist, HIST_BUCKETS, &c);
 	snprintf(test, sizeof(test), "%s-hist", name);
-	if (ft->returns && differ < 0)
+	if (ft->returns && c.differ < 0)
 		report(test, PASS, "root's hist(retval) at ksys_read's returns holds ftrace's %ld read returns "
-		       "bucket by bucket (bucket:count%s)", ft->returns, shown);
+		       "bucket by bucket (bucket:count%s)", ft->returns, c.shown);
 	else
 		report(test, FAIL, "root's @rhist holds %ld returns, ftrace saw %ld; first bucket that differs: %d "
-		       "(root %ld, ftrace %ld); ftrace's bucket:count%s", in_root, ft->returns, differ,
-		       differ < 0 ? 0 : vt->return_hist[differ], differ < 0 ? 0 : ft->return_hist[differ], shown);
+		       "(root %ld, ftrace %ld); ftrace's bucket:count%s", c.in_root, ft->returns, c.differ,
+		       c.differ < 0 ? 0 : vt->return_hist[c.differ], c.differ < 0 ? 0 : ft->return_hist[c.differ],
+		       c.shown);
 }
 
 /* lhist() counted in root, bucket by bucket against ftrace's read counts. */
 static void compare_lhist(const char *name, const struct seen *ft, const struct seen *vt)
 {
-	char test[128], shown[256] = "";
-	long in_root = 0;
-	int b, differ = -1;
-	size_t at;
+	struct buckets_compared c;
+	char test[128];
 
-	for (b = 0; b < LHIST_BUCKETS; b++) {
-		in_root += vt->count_lhist[b];
-		if (vt->count_lhist[b] != ft->count_lhist[b] && differ < 0)
-			differ = b;
-		at = strlen(shown);
-		if (ft->count_lhist[b] && at + 32 < sizeof(shown))
-			snprintf(shown + at, sizeof(shown) - at, " %d:%ld", b, ft->count_lhist[b]);
-	}
+	compare_buckets(vt->count_lhist, ft->count_lhist, LHIST_BUCKETS, &c);
 	snprintf(test, sizeof(test), "%s-lhist", name);
-	if (ft->reads && differ < 0)
+	if (ft->reads && c.differ < 0)
 		report(test, PASS, "root's lhist(arg2, 0, %d, %d) at ksys_read holds ftrace's %ld read counts "
-		       "bucket by bucket (bucket:count%s; %d is %d and up)", LHIST_MAX, LHIST_STEP, ft->reads, shown,
+		       "bucket by bucket (bucket:count%s; %d is %d and up)", LHIST_MAX, LHIST_STEP, ft->reads, c.shown,
 		       LHIST_BUCKETS - 1, LHIST_MAX);
 	else
 		report(test, FAIL, "root's @clin holds %ld reads, ftrace saw %ld; first bucket that differs: %d "
-		       "(root %ld, ftrace %ld); ftrace's bucket:count%s", in_root, ft->reads, differ,
-		       differ < 0 ? 0 : vt->count_lhist[differ], differ < 0 ? 0 : ft->count_lhist[differ], shown);
+		       "(root %ld, ftrace %ld); ftrace's bucket:count%s", c.in_root, ft->reads, c.differ,
+		       c.differ < 0 ? 0 : vt->count_lhist[c.differ], c.differ < 0 ? 0 : ft->count_lhist[c.differ],
+		       c.shown);
 }
 
 /* The syscalls root recorded: the named ones' two edges, no other. */
