@@ -39,7 +39,7 @@ expected() {
 	hvstub) echo hv.stub-text hv.stub-jiffies hv.stub-uts hv.stub-load hv.stub-hidden \
 		hv.stub-detached hv.stub-hvbreak hv.stub-nostub hv.stub-noport hv.stub-wait \
 		hv.bench-none hv.bench-bp1 hv.bench-bp100 hv.bench-watch1 hv.bench-watch100 \
-		hv.bench-detached hv.stub-detect hv.stub-detect-kcore hv.transparency-alias hv.transparency-stub hv.stub-idle-qos \
+		hv.bench-detached hv.stub-detect hv.stub-detect-kcore hv.transparency-alias hv.transparency-stub hv.transparency-user-stub hv.stub-idle-qos \
 		hv.stub-idle-qos-gone ;;
 	hvshield) echo hv.shield-off-getpid hv.shield-probe-control hv.shield-load hv.shield-getpid hv.shield-cost \
 		hv.shield-probe hv.shield-after-attack hv.shield-ring.order hv.shield-ring.overflow hv.shield-ring-trap \

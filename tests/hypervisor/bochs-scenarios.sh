@@ -684,6 +684,7 @@ detect_under_stub() {
 	# The transparency fuzzer's prober, its bare runs from transparency_bare_for_stub
 	if [ -e /proc/vtice_probe ]; then
 		transparency_state stub
+		transparency_user_state stub
 		rmmod vtice_probe
 	else
 		result hv.transparency-stub FAIL "the prober had no bare run (vtice_probe.ko missing or failed)"

@@ -124,7 +124,7 @@ transparency_user_state() {
 # For hvstub (tests/hypervisor/bochs-scenarios.sh), before vtice loads:
 # the prober's bare runs, the bytes of the host's breakpoint and watchpoint
 # ($1: peek=) among its observations. detect_under_stub runs state "stub"
-# against them, the debugger attached.
+# against them, the debugger attached; and the CPL-3 program's bare run.
 transparency_bare_for_stub() {
 	local probe=/lib/vtice/vtice_probe.ko run
 	[ -f $probe ] || return 0
@@ -134,6 +134,8 @@ transparency_bare_for_stub() {
 		transparency_run $run || { rmmod vtice_probe; return 0; }
 	done
 	transparency_alias_check "$1"
+	$T user-probe hv.transparency-user-run-bare "$TRANSPARENCY_SEED" "$TRANSPARENCY_USER_COUNT" \
+		/tmp/user-probe.bare
 }
 
 # The prober's read-only aliases of the peek pages in its bare run, held

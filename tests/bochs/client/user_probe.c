@@ -20,7 +20,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/hw_breakpoint.h>
+#include <linux/perf_event.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -36,12 +39,22 @@
  * 6.12); the fake CPU's SyscallTrap tests cover vtice's side.
  */
 enum user_kind {
-	U_CPUID, U_INT_N, U_INSN, U_PUSHF_AC, U_POPF_TF, U_ALIGN_AC, U_KINDS
+	U_CPUID, U_INT_N, U_INSN, U_PUSHF_AC, U_POPF_TF, U_ALIGN_AC, U_HWBP, U_KINDS
 };
 
 static const char *const kind_names[U_KINDS] = {
-	"cpuid", "int", "insn", "pushf-ac", "popf-tf", "align-ac",
+	"cpuid", "int", "insn", "pushf-ac", "popf-tf", "align-ac", "hwbp",
 };
+
+/*
+ * U_HWBP: a debug-register breakpoint of the program's own, through
+ * perf_event_open (PERF_TYPE_BREAKPOINT with sigtrap: the kernel programs
+ * DR0-DR3 and DR7 for this task and sends SIGTRAP at the hit): on the
+ * stub's first instruction (an instruction breakpoint, a fault: RIP stays
+ * on it), or on a cell the stub writes, or reads (a trap: RIP after the
+ * access). The result adds where RIP was, from the stub's start.
+ */
+enum hwbp_kind { HWBP_EXEC, HWBP_WRITE, HWBP_RW, HWBP_KINDS };
 
 /* Instructions a program may try, each with RET after it on the stub page. */
 static const struct {
@@ -67,7 +80,7 @@ static const struct {
 static sigjmp_buf back;
 static volatile struct {
 	int sig, code;
-	long long trap, err;
+	long long trap, err, rip;
 } caught;
 static unsigned char *stub;	/* one executable page */
 
@@ -81,6 +94,7 @@ static void on_signal(int sig, siginfo_t *si, void *ctx)
 	caught.code = si->si_code;
 	caught.trap = uc->uc_mcontext.gregs[REG_TRAPNO];
 	caught.err = uc->uc_mcontext.gregs[REG_ERR];
+	caught.rip = uc->uc_mcontext.gregs[REG_RIP];
 	siglongjmp(back, 1);
 }
 
@@ -136,6 +150,51 @@ static void observe_align_ac(void)
 			 : "cc", "memory");
 }
 
+/* A breakpoint of this task's on addr, as perf_event_open's attr takes it; its fd, or -errno. */
+static int hwbp_open(uint32_t type, uint64_t addr)
+{
+	struct perf_event_attr attr;
+	long fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.type = PERF_TYPE_BREAKPOINT;
+	attr.size = sizeof(attr);
+	attr.bp_type = type;
+	attr.bp_addr = addr;
+	attr.bp_len = type == HW_BREAKPOINT_X ? sizeof(long) : HW_BREAKPOINT_LEN_8;
+	attr.sample_period = 1;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	attr.sigtrap = 1;		/* SIGTRAP at the hit, to this thread */
+	attr.remove_on_exec = 1;	/* which sigtrap requires */
+	fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	return fd < 0 ? -errno : (int)fd;
+}
+
+/* The stub touches (or runs at) a breakpoint of the task's; out[0] the open's error, if it failed. */
+static void observe_hwbp(uint32_t which, uint64_t out[2])
+{
+	static const uint32_t types[HWBP_KINDS] = { HW_BREAKPOINT_X, HW_BREAKPOINT_W, HW_BREAKPOINT_RW };
+	static const unsigned char code[HWBP_KINDS][3] = {
+		{ 0x90, 0xc3 },		/* nop; ret */
+		{ 0x88, 0x01, 0xc3 },	/* mov %al, (%rcx); ret */
+		{ 0x8a, 0x01, 0xc3 },	/* mov (%rcx), %al; ret */
+	};
+	static uint64_t cell;
+	int fd;
+
+	memcpy(stub, code[which], sizeof(code[which]));
+	fd = hwbp_open(types[which], which == HWBP_EXEC ? (uint64_t)(uintptr_t)stub : (uint64_t)(uintptr_t)&cell);
+	if (fd < 0) {
+		out[0] = (uint64_t)-fd;
+		return;
+	}
+	caught.rip = (long long)(uintptr_t)stub;	/* +0 unless a signal says otherwise */
+	if (!sigsetjmp(back, 1))
+		run_stub(0, (uint64_t)(uintptr_t)&cell);
+	close(fd);
+}
+
 static void observe(int kind, uint32_t arg, uint32_t sub, uint64_t out[2])
 {
 	switch (kind) {
@@ -152,6 +211,7 @@ static void observe(int kind, uint32_t arg, uint32_t sub, uint64_t out[2])
 	case U_PUSHF_AC: observe_pushf_ac(out); break;
 	case U_POPF_TF: observe_popf_tf(); break;
 	case U_ALIGN_AC: observe_align_ac(); break;
+	case U_HWBP: observe_hwbp(arg, out); break;
 	}
 }
 
@@ -163,8 +223,8 @@ static void pick(uint64_t seed, uint64_t i, int *kind, uint32_t *arg, uint32_t *
 	uint64_t r = mix(seed ^ mix(i));
 
 	*sub = 0;
-	*kind = (int)(r % 100 < 30 ? U_CPUID : r % 100 < 50 ? U_INT_N : r % 100 < 85 ? U_INSN :
-		      U_PUSHF_AC + (int)((r >> 8) % 3));
+	*kind = (int)(r % 100 < 30 ? U_CPUID : r % 100 < 50 ? U_INT_N : r % 100 < 82 ? U_INSN :
+		      U_PUSHF_AC + (int)((r >> 8) % 4));
 	r >>= 16;
 	if (*kind == U_CPUID) {
 		*arg = leaves[r % (sizeof(leaves) / sizeof(leaves[0]))];
@@ -175,18 +235,23 @@ static void pick(uint64_t seed, uint64_t i, int *kind, uint32_t *arg, uint32_t *
 			*arg = 0x81;
 	} else if (*kind == U_INSN) {
 		*arg = (uint32_t)(r % NR_INSNS);
+	} else if (*kind == U_HWBP) {
+		*arg = (uint32_t)(r % HWBP_KINDS);
 	} else {
 		*arg = 0;
 	}
 }
 
-static void print_result(FILE *out, const uint64_t v[2])
+static void print_result(FILE *out, int kind, const uint64_t v[2])
 {
 	if (caught.sig)
-		fprintf(out, "sig=%d code=%d trap=%lld err=%#llx\n", caught.sig, caught.code,
+		fprintf(out, "sig=%d code=%d trap=%lld err=%#llx", caught.sig, caught.code,
 			caught.trap, caught.err);
 	else
-		fprintf(out, "%#llx,%#llx\n", (unsigned long long)v[0], (unsigned long long)v[1]);
+		fprintf(out, "%#llx,%#llx", (unsigned long long)v[0], (unsigned long long)v[1]);
+	if (kind == U_HWBP)
+		fprintf(out, " rip=%+lld", caught.rip - (long long)(uintptr_t)stub);
+	fputc('\n', out);
 }
 
 static int install_handlers(void)
@@ -230,7 +295,7 @@ int cmd_user_probe(int argc, char **argv)
 			kind == U_INSN ? insns[arg].name : "");
 		if (kind != U_INSN)
 			fprintf(out, "%#x.%u ", arg, sub);
-		print_result(out, v);
+		print_result(out, kind, v);
 	}
 	fclose(out);
 	return report(argv[0], PASS, "%llu observations at CPL 3 into %s", count, argv[3]);
