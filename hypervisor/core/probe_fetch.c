@@ -281,7 +281,7 @@ u32 vt_fetch_run(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 
 	return n;
 }
 
-/* The op that ends prog: COUNT, SUM, MIN, MAX, HIST, LHIST or KEYED; END when none does (walked once, at ADD). */
+/* The op that ends prog: COUNT or a tally; END when none does (walked once, at ADD). */
 static u32 vt_fetch_end_code(const struct vt_fetch_program *prog)
 {
 	u32 i;

@@ -376,14 +376,15 @@ struct vtice_probe_watch {
  * to the accumulator's power-of-two bucket, so cut and signed, among the
  * address's VTICE_FETCH_HIST_BUCKETS (VTICE_IOC_PROBE_HIST), for
  * `@h = hist(arg2)`; LHIST does the same with linear buckets, for
- * `@l = lhist(arg2, 0, 4096, 512)`; KEYED counts the hit under a key, in the address's
- * first slot (of VTICE_FETCH_KEYED_SLOTS) that holds that key or, when
- * none does, in a free one (VTICE_IOC_PROBE_KEYS), for `@[comm] =
- * count()`: arg's bits 0-3 say what the key is (enum vtice_fetch_key; the
- * accumulator cut to the width in bits 4-6, or the task's comm, pid or
- * tid, or the CPU); with a key of the task's or the CPU's, imm SUM, MIN
- * or MAX also keeps the accumulator, cut to that width, in the slot as
- * those ops keep it at the address (for `@bytes[comm] = sum(arg2)`), and with every slot taken by other keys, or the task
+ * `@l = lhist(arg2, 0, 4096, 512)`; KEYED counts the hit under a key, in
+ * the address's first slot (of VTICE_FETCH_KEYED_SLOTS) that holds that
+ * key or, when none does, in a free one (VTICE_IOC_PROBE_KEYS), for
+ * `@[comm] = count()`: arg's bits 0-3 say what the key is (enum
+ * vtice_fetch_key; the accumulator cut to the width in bits 4-6, or the
+ * task's comm, pid or tid, or the CPU); with a key of the task's or the
+ * CPU's, imm SUM, MIN or MAX also keeps the accumulator, cut to that
+ * width, in the slot as those ops keep it at an address (for
+ * `@bytes[comm] = sum(arg2)`); with every slot taken by other keys, or the task
  * unreadable for a key of the task's, the hit is recorded instead, as if
  * the program had no KEYED (so no count is lost). A LOAD that faults
  * leaves 0 and marks the VALUE records until the next ARG, RETVAL, CURTASK
@@ -392,10 +393,11 @@ struct vtice_probe_watch {
  * names an argument, register, size, slot, width or comparison out of
  * range, indexes by an element size below 1, writes a slot twice or more
  * than one string, has ops after COUNT, SUM, MIN, MAX, HIST, LHIST or
- * KEYED, gives LHIST a width below 1, or has reserved bits set (a base or
- * imm on an op that takes none);
+ * KEYED, gives LHIST a width below 1, KEYED an imm other than SUM, MIN
+ * or MAX (or any with the accumulator as its key), or has reserved bits
+ * set (a base or imm on an op that takes none);
  * END (0) or the last op ends it. A program may be COUNT alone, or KEYED
- * alone with a key that is not the accumulator.
+ * alone with a key that is not the accumulator and no imm.
  */
 #define VTICE_FETCH_OPS_MAX	32
 #define VTICE_FETCH_PROGRAMS_MAX	8
@@ -420,7 +422,8 @@ enum vtice_fetch_code {
 	VTICE_FETCH_HIST = 15,	/* as SUM: counted into its power-of-two bucket */
 	VTICE_FETCH_KEYED = 16,	/* arg: VTICE_FETCH_INDEX_ARG(enum vtice_fetch_key, width); counted by key;
 				   imm: 0, or SUM, MIN or MAX: the key's slot also keeps the accumulator so */
-	VTICE_FETCH_LHIST = 17,	/* as SUM: counted into its linear bucket; base: the first's low end, imm: the width */
+	VTICE_FETCH_LHIST = 17,	/* as SUM: counted into its linear bucket (base: the first's low end;
+				   imm: the buckets' width) */
 };
 
 /* What KEYED counts a hit under. */
@@ -474,7 +477,7 @@ struct vtice_fetch_op {
 	__u8 code;	/* enum vtice_fetch_code */
 	__u8 arg;
 	__s16 base;	/* LHIST's; 0 for the others */
-	__s32 imm;	/* ADD's, INDEX's, KEEP's and LHIST's; 0 for the others */
+	__s32 imm;	/* ADD's, INDEX's, KEEP's, LHIST's and KEYED's; 0 for the others */
 };
 
 enum vtice_probes_op {
