@@ -649,6 +649,8 @@ detect_bare_for_stub() {
 	[ -n "$detect_bp" ] && [ -n "$detect_hbp" ] && [ -n "$uts" ] || return 0
 	detect_watch=$(printf '%x' $((0x$uts + 130)))
 	detect_peek=0x$detect_bp,0x$detect_watch
+	# The debug registers as the CPL-3 prober's breakpoints leave them, before any bare run reads them
+	$T hwbp-settle hv.stub-hwbp-settle
 	mark=$(dmesg_lines)
 	insmod $det peek=$detect_peek && rmmod vtice_detect
 	dmesg_after "$mark" | sed -n 's/.*vtice_detect: //p' >/tmp/detect.bare

@@ -218,6 +218,9 @@ scenario_hvtransparency() {
 	insmod $probe count=$TRANSPARENCY_COUNT seed=$TRANSPARENCY_SEED invd=1 ||
 		{ result hv.transparency-bare FAIL "insmod vtice_probe failed"; return; }
 	echo "VTICE-FIGURE hv.transparency.seed=$TRANSPARENCY_SEED"
+	# The debug registers as the CPL-3 program's breakpoints leave them
+	# (DR0 their address, DR7.GE set), before the bare runs read them
+	$T hwbp-settle hv.transparency-hwbp-settle
 	for run in bare bare-again; do
 		transparency_run $run ||
 			{ result hv.transparency-bare FAIL "$run failed"; rmmod vtice_probe; return; }

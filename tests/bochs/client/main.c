@@ -125,6 +125,7 @@ static const struct command commands[] = {
 	{ "stealth", cmd_stealth, "NAME DONE MAX_S CPU  no TF in PUSHF images, no LBR/BTF in DEBUGCTL, on CPU, until hostname is DONE" },
 	{ "timer-load", cmd_timer_load, "NAME CPU PERIOD_US DONE MAX_S  an interval timer on CPU until hostname is DONE" },
 	{ "user-probe", cmd_user_probe, "NAME SEED COUNT FILE  the transparency fuzzer's CPL-3 observations, one line each, into FILE" },
+	{ "hwbp-settle", cmd_hwbp_settle, "NAME  every CPU's debug registers as a breakpoint of user-probe's leaves them" },
 	{ "tscgap", cmd_tscgap, "NAME DONE MAX_S  the biggest step between RDTSC reads until the domain name is DONE" },
 	{ "ring", cmd_ring, "NAME  NAME.order: EMIT_TEST records in order; NAME.overflow: drops counted" },
 };

@@ -40,6 +40,7 @@ int cmd_modallocs(int argc, char **argv);
 int cmd_modtext(int argc, char **argv);
 int cmd_keyscan(int argc, char **argv);
 int cmd_user_probe(int argc, char **argv);
+int cmd_hwbp_settle(int argc, char **argv);
 int cmd_vmcall(int argc, char **argv);
 int cmd_msr(int argc, char **argv);
 int cmd_getpid(int argc, char **argv);

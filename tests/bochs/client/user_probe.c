@@ -49,12 +49,18 @@ static const char *const kind_names[U_KINDS] = {
 /*
  * U_HWBP: a debug-register breakpoint of the program's own, through
  * perf_event_open (PERF_TYPE_BREAKPOINT with sigtrap: the kernel programs
- * DR0-DR3 and DR7 for this task and sends SIGTRAP at the hit): on the
- * stub's first instruction (an instruction breakpoint, a fault: RIP stays
- * on it), or on a cell the stub writes, or reads (a trap: RIP after the
- * access). The result adds where RIP was, from the stub's start.
+ * DR0-DR3 and DR7 for this task and sends SIGTRAP at the hit): on
+ * hwbp_target's first instruction (an instruction breakpoint, a fault: RIP
+ * stays on it), or on a cell the stub writes, or reads (a trap: RIP after
+ * the access). The result adds where RIP was, from the code's start. Both
+ * addresses are fixed (a static binary), because the kernel leaves the
+ * last one in DR0, and DR7.GE set, after a breakpoint goes (hwbp_settle).
  */
 enum hwbp_kind { HWBP_EXEC, HWBP_WRITE, HWBP_RW, HWBP_KINDS };
+
+void hwbp_target(void);
+__asm__(".pushsection .text\n\t.type hwbp_target, @function\nhwbp_target:\n\tnop\n\tret\n.popsection");
+static uint64_t hwbp_cell;
 
 /* Instructions a program may try, each with RET after it on the stub page. */
 static const struct {
@@ -171,31 +177,67 @@ static int hwbp_open(uint32_t type, uint64_t addr)
 	return fd < 0 ? -errno : (int)fd;
 }
 
-/* The stub touches (or runs at) a breakpoint of the task's; out[0] the open's error, if it failed. */
-static void observe_hwbp(uint32_t which, uint64_t out[2])
+/* hwbp_target runs, or the stub touches hwbp_cell, under a breakpoint of the task's; out[0] the open's error. */
+static void observe_hwbp(uint32_t which, uint64_t out[2], long long *code_at)
 {
 	static const uint32_t types[HWBP_KINDS] = { HW_BREAKPOINT_X, HW_BREAKPOINT_W, HW_BREAKPOINT_RW };
-	static const unsigned char code[HWBP_KINDS][3] = {
-		{ 0x90, 0xc3 },		/* nop; ret */
-		{ 0x88, 0x01, 0xc3 },	/* mov %al, (%rcx); ret */
-		{ 0x8a, 0x01, 0xc3 },	/* mov (%rcx), %al; ret */
+	static const unsigned char access[HWBP_KINDS][3] = {
+		[HWBP_WRITE] = { 0x88, 0x01, 0xc3 },	/* mov %al, (%rcx); ret */
+		[HWBP_RW] = { 0x8a, 0x01, 0xc3 },	/* mov (%rcx), %al; ret */
 	};
-	static uint64_t cell;
 	int fd;
 
-	memcpy(stub, code[which], sizeof(code[which]));
-	fd = hwbp_open(types[which], which == HWBP_EXEC ? (uint64_t)(uintptr_t)stub : (uint64_t)(uintptr_t)&cell);
+	*code_at = (long long)(uintptr_t)(which == HWBP_EXEC ? (void *)hwbp_target : (void *)stub);
+	memcpy(stub, access[which], sizeof(access[which]));
+	fd = hwbp_open(types[which], which == HWBP_EXEC ? (uint64_t)(uintptr_t)hwbp_target
+						      : (uint64_t)(uintptr_t)&hwbp_cell);
 	if (fd < 0) {
 		out[0] = (uint64_t)-fd;
 		return;
 	}
-	caught.rip = (long long)(uintptr_t)stub;	/* +0 unless a signal says otherwise */
-	if (!sigsetjmp(back, 1))
-		run_stub(0, (uint64_t)(uintptr_t)&cell);
+	caught.rip = *code_at;	/* +0 unless a signal says otherwise */
+	if (!sigsetjmp(back, 1)) {
+		if (which == HWBP_EXEC)
+			hwbp_target();
+		else
+			run_stub(0, (uint64_t)(uintptr_t)&hwbp_cell);
+	}
 	close(fd);
 }
 
-static void observe(int kind, uint32_t arg, uint32_t sub, uint64_t out[2])
+/*
+ * Every CPU's debug registers as any breakpoint of this program leaves
+ * them: one on hwbp_target installed on each CPU (the kernel writes DR0
+ * and DR7 as it schedules the event in), then removed. The kernel keeps
+ * the address in DR0 and DR7.GE set, so the transparency scenarios settle
+ * the machine so before the first bare run, and the program again at its
+ * end: each state's CPL-0 run then starts from the same debug registers.
+ */
+static int hwbp_settle(void)
+{
+	int cpu, fd, cpus = online_cpus();
+
+	for (cpu = 0; cpu < cpus; cpu++) {
+		if (pin_to_cpu(cpu))
+			return -errno;
+		fd = hwbp_open(HW_BREAKPOINT_X, (uint64_t)(uintptr_t)hwbp_target);
+		if (fd < 0)
+			return fd;
+		close(fd);
+	}
+	return 0;
+}
+
+int cmd_hwbp_settle(int argc, char **argv)
+{
+	int err = hwbp_settle();
+
+	(void)argc;
+	return err ? report(argv[0], FAIL, "perf_event_open: %s", strerror(-err))
+		   : report(argv[0], PASS, "each CPU's DR0 on hwbp_target, DR7.GE set");
+}
+
+static void observe(int kind, uint32_t arg, uint32_t sub, uint64_t out[2], long long *code_at)
 {
 	switch (kind) {
 	case U_CPUID: observe_cpuid(arg, sub, out); break;
@@ -211,7 +253,7 @@ static void observe(int kind, uint32_t arg, uint32_t sub, uint64_t out[2])
 	case U_PUSHF_AC: observe_pushf_ac(out); break;
 	case U_POPF_TF: observe_popf_tf(); break;
 	case U_ALIGN_AC: observe_align_ac(); break;
-	case U_HWBP: observe_hwbp(arg, out); break;
+	case U_HWBP: observe_hwbp(arg, out, code_at); break;
 	}
 }
 
@@ -242,7 +284,7 @@ static void pick(uint64_t seed, uint64_t i, int *kind, uint32_t *arg, uint32_t *
 	}
 }
 
-static void print_result(FILE *out, int kind, const uint64_t v[2])
+static void print_result(FILE *out, int kind, const uint64_t v[2], long long code_at)
 {
 	if (caught.sig)
 		fprintf(out, "sig=%d code=%d trap=%lld err=%#llx", caught.sig, caught.code,
@@ -250,7 +292,7 @@ static void print_result(FILE *out, int kind, const uint64_t v[2])
 	else
 		fprintf(out, "%#llx,%#llx", (unsigned long long)v[0], (unsigned long long)v[1]);
 	if (kind == U_HWBP)
-		fprintf(out, " rip=%+lld", caught.rip - (long long)(uintptr_t)stub);
+		fprintf(out, " rip=%+lld", caught.rip - code_at);
 	fputc('\n', out);
 }
 
@@ -271,7 +313,7 @@ static int install_handlers(void)
 int cmd_user_probe(int argc, char **argv)
 {
 	unsigned long long seed, count;
-	int cpus = online_cpus();
+	int cpus = online_cpus(), settled;
 	FILE *out;
 
 	if (argc != 4 || sscanf(argv[1], "%llu", &seed) != 1 || sscanf(argv[2], "%llu", &count) != 1)
@@ -282,6 +324,7 @@ int cmd_user_probe(int argc, char **argv)
 		return report(argv[0], FAIL, "setup: %s", strerror(errno));
 	for (unsigned long long i = 0; i < count; i++) {
 		uint64_t v[2] = { 0, 0 };
+		long long code_at = 0;
 		uint32_t arg, sub;
 		int kind;
 
@@ -290,13 +333,16 @@ int cmd_user_probe(int argc, char **argv)
 		pick(seed, i, &kind, &arg, &sub);
 		caught.sig = 0;
 		if (!sigsetjmp(back, 1))
-			observe(kind, arg, sub, v);
+			observe(kind, arg, sub, v, &code_at);
 		fprintf(out, "%llu %s %s ", i, kind_names[kind],
 			kind == U_INSN ? insns[arg].name : "");
 		if (kind != U_INSN)
 			fprintf(out, "%#x.%u ", arg, sub);
-		print_result(out, kind, v);
+		print_result(out, kind, v, code_at);
 	}
 	fclose(out);
+	settled = hwbp_settle();
+	if (settled)
+		return report(argv[0], FAIL, "settling the debug registers: %s", strerror(-settled));
 	return report(argv[0], PASS, "%llu observations at CPL 3 into %s", count, argv[3]);
 }
