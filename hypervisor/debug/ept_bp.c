@@ -397,6 +397,13 @@ void vt_bp_rearm(u64 gpa)
 		return;
 	vt_bp_sync_shadow(p);
 	vt_bp_exec_view(p);
+	/*
+	 * A CPU that fetched from the page during the step cached the original
+	 * frame, without the 0xCC bytes, and INVEPT acts on one CPU (SDM 3C
+	 * 29.4.3): each flushes at its next resume. Until that VM exit it may
+	 * still run past the page's breakpoints (docs/probes.md, "Known bug").
+	 */
+	vt_hooks_ept_changed();
 }
 
 static bool vt_bp_entry_allows(u64 entry, u64 qual)
@@ -413,7 +420,8 @@ static bool vt_bp_entry_allows(u64 entry, u64 qual)
 /*
  * One instruction run on the original frame with RWX under MTF; the step's
  * end (vt_bp_rearm) re-copies the shadow and maps the execute view again.
- * While it runs another CPU may run the page without its 0xCC bytes.
+ * While it runs, and on a CPU that cached the frame then until that CPU's
+ * next VM exit, another CPU may run the page without its 0xCC bytes.
  */
 static enum vt_hook_result vt_bp_step_original(struct vt_vcpu *vcpu, struct vt_hooks_cpu *c,
 					       struct vt_split_page *p)

@@ -49,7 +49,7 @@ struct vt_hooks_cpu *vt_hooks_cpu(const struct vt_vcpu *vcpu)
 	return &vt_hooks.cpu[n];
 }
 
-/* Called with the machine stopped after any change a CPU may have cached. */
+/* After any change a CPU may have cached: each CPU flushes at its next resume. */
 void vt_hooks_ept_changed(void)
 {
 	__atomic_fetch_add(&vt_hooks.ept_gen, 1, __ATOMIC_RELEASE);

@@ -130,6 +130,24 @@ TEST_F(SplitView, AWriteIsSteppedOnTheOriginalAndReachesTheShadowAtOnce)
 	EXPECT_EQ(st.text_writes, 2u);
 }
 
+// While a CPU steps an instruction on a split page's original frame (RWX),
+// another CPU that fetches there caches that frame, without the 0xCC
+// bytes, and INVEPT reaches only the CPU that runs it (SDM 3C 29.4.3): the
+// step's end has every CPU flush at its next resume, so that none runs
+// past the page's breakpoints longer than until its next VM exit.
+TEST_F(SplitView, AStepsEndHasEveryCpuFlushItsViewsAtItsNextResume)
+{
+	start();
+	ASSERT_EQ(vt_bp_insert(bp, gpa_of(bp)), 0);
+	vt_hooks_on_resume(&vcpu);	// this CPU, standing in for another, in step with the views
+	cpu().vmcs[GUEST_RIP] = kKernelBase + 40 * kPage;
+	ASSERT_EQ(violation(gpa_of(bp) + 0x10, kQualWrite | kQualWasX), VT_HOOK_HANDLED);
+	ASSERT_EQ(mtf(), VT_HOOK_HANDLED);
+	const size_t before = invepts();
+	vt_hooks_on_resume(&vcpu);
+	EXPECT_EQ(invepts(), before + 1) << "a CPU that may have cached the original frame flushes";
+}
+
 TEST_F(SplitView, StaleViolationOnlyInveptsLocally)
 {
 	start();
