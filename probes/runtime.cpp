@@ -96,12 +96,10 @@ void Runtime::fire_points(PointKind kind, const Fired &base)
 			}
 }
 
-void Runtime::add_root_count(const Probe &probe, std::uint64_t n, std::int64_t value)
+void Runtime::fold_root(const Probe &probe, const Key &key, std::uint64_t n, std::int64_t value)
 {
-	if (exited_ || !n || !probe.count_in_root)
-		return;
 	std::size_t index = program_.map_index(probe.body[0].map);
-	Cell *cell = maps_.update(index, Key{});
+	Cell *cell = maps_.update(index, key);
 	if (!cell)
 		return;
 	// Root's value is one sample of the map's kind (a sum's growth, a least
@@ -109,6 +107,12 @@ void Runtime::add_root_count(const Probe &probe, std::uint64_t n, std::int64_t v
 	aggregate(program_.maps[index], *cell, value);
 	cell->count += static_cast<std::int64_t>(n - 1);
 	stats_.fired += n;
+}
+
+void Runtime::add_root_count(const Probe &probe, std::uint64_t n, std::int64_t value)
+{
+	if (!exited_ && n && probe.count_in_root)
+		fold_root(probe, Key{}, n, value);
 }
 
 void Runtime::add_root_hist(const Probe &probe, const std::vector<std::uint64_t> &grown)
@@ -136,15 +140,8 @@ void Runtime::add_root_hist(const Probe &probe, const std::vector<std::uint64_t>
 
 void Runtime::add_root_keyed(const Probe &probe, const Value &key, std::uint64_t n, std::int64_t value)
 {
-	if (exited_ || !n || probe.root_value != RootValue::Keys)
-		return;
-	std::size_t index = program_.map_index(probe.body[0].map);
-	Cell *cell = maps_.update(index, Key{key});
-	if (!cell)
-		return;
-	aggregate(program_.maps[index], *cell, value);	// as add_root_count: one sample for all n hits
-	cell->count += static_cast<std::int64_t>(n - 1);
-	stats_.fired += n;
+	if (!exited_ && n && probe.root_value == RootValue::Keys)
+		fold_root(probe, Key{key}, n, value);
 }
 
 void Runtime::run_probe(const Probe &probe, const Fired &fired)

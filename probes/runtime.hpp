@@ -80,6 +80,8 @@ public:
 	const MapStore &maps() const { return maps_; }
 
 private:
+	// n hits root counted for probe's map under key, with value one sample of the map's kind.
+	void fold_root(const Probe &probe, const Key &key, std::uint64_t n, std::int64_t value);
 	struct Fired;	// the event and the point a probe body runs for
 
 	static bool matches(const ProbePoint &p, const ProbeEvent &ev);
