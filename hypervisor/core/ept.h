@@ -93,6 +93,33 @@ struct vt_ept_audit {
  */
 void vt_ept_audit_identity(const struct vt_ept *ept, struct vt_ept_audit *audit);
 
+/*
+ * A CPU's private view (ept_view.c): the shared hierarchy with a few 4 KiB
+ * leaves of its own. Its tables: the PML4 copy, then the copies made on the
+ * way down to those leaves (one PDPT, PD and PT per distinct 512 GiB, 1 GiB
+ * and 2 MiB region), VT_EPT_VIEW_TABLES in all.
+ */
+#define VT_EPT_VIEW_TABLES	16
+
+struct vt_ept_view {
+	void *block;			/* VT_EPT_VIEW_TABLES pages, allocated at load */
+	u64 *table[VT_EPT_VIEW_TABLES];	/* [0] the PML4 */
+	u64 pa[VT_EPT_VIEW_TABLES];
+	u32 used;			/* tables holding copies; 0: never reset */
+	u64 eptp;			/* what the VMCS's EPT pointer takes to walk it */
+};
+
+int vt_ept_view_alloc(struct vt_ept_view *v);
+void vt_ept_view_free(struct vt_ept_view *v);
+/* The view maps exactly what the shared EPT maps now. */
+void vt_ept_view_reset(struct vt_ept_view *v, const struct vt_ept *shared);
+/*
+ * Map the 4 KiB page at gpa with entry in the view alone, copying the tables
+ * on the way that are still shared. -VT_ENOSPC when the view has no table
+ * left, -VT_EINVAL when gpa has no 4 KiB leaf. Callable from VMX root.
+ */
+int vt_ept_view_map(struct vt_ept_view *v, u64 gpa, u64 entry);
+
 #ifdef __cplusplus
 }
 #endif

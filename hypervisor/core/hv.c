@@ -134,12 +134,17 @@ void vt_hv_set_callbacks(struct vt_hv *hv, const struct vt_callbacks *cb)
  * A.10), and an unsupported type fails with VMfailValid (SDM Vol. 3C 31.3,
  * INVEPT), which would leave the stale entry in place.
  */
-void vt_hv_invept_local(const struct vt_hv *hv)
+void vt_hv_invept_eptp(const struct vt_hv *hv, u64 eptp)
 {
 	if (hv->caps.flags & VTICE_CAP_INVEPT_SINGLE)
-		vt_invept(VMX_EPT_EXTENT_CONTEXT, hv->ept.eptp);
+		vt_invept(VMX_EPT_EXTENT_CONTEXT, eptp);
 	else
 		vt_invept(VMX_EPT_EXTENT_GLOBAL, 0);
+}
+
+void vt_hv_invept_local(const struct vt_hv *hv)
+{
+	vt_hv_invept_eptp(hv, hv->ept.eptp);
 }
 
 /* A control the capability MSR allows to be 1 (SDM Vol. 3D A.3-A.5). */

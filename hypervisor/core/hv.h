@@ -263,6 +263,8 @@ int vt_hv_enable_preempt_timer(struct vt_hv *hv, u64 period_tsc);
 bool vt_may_set(u64 cap_msr, u32 bits);
 /* INVEPT of our EPT on this CPU, of a type the CPU supports (VMX root only). */
 void vt_hv_invept_local(const struct vt_hv *hv);
+/* The same for the hierarchy eptp names (a CPU's private view, ept.h). */
+void vt_hv_invept_eptp(const struct vt_hv *hv, u64 eptp);
 void vt_hv_intercept_exceptions(struct vt_hv *hv, u32 mask);
 
 /* host_window.c: map pa at this CPU's window slot; VMX root only. */

@@ -29,6 +29,7 @@ enum vt_root_event_code {
 	VT_RE_SPLIT_STEP_FAILED,	/* gpa: that page's breakpoints stay disarmed */
 	VT_RE_TOO_MANY_PAGES,		/* pages: one instruction touches more hooked pages */
 	VT_RE_ROOT_FAULT,		/* vector, rip, error code, cr2: this CPU halted */
+	VT_RE_STEP_VIEW_FULL,		/* pages, tables: a step's own EPT view ran out of tables */
 	VT_RE_CODES
 };
 

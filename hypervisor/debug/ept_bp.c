@@ -13,10 +13,12 @@
  *
  * A write in either view (the kernel's own text writes: alternatives,
  * static keys, ftrace, through text_poke's alias) runs once on the original
- * frame under MTF, and the step's end re-copies the shadow in place, so the
- * new bytes run on every CPU from the write on, as they would on a bare CPU
- * once the kernel's sync_core IPIs arrive: a CPU still caching the execute
- * view maps that same shadow frame, and no INVEPT could reach it in time.
+ * frame under MTF, in the writing CPU's own view of the EPT (step.c), and
+ * the step's end re-copies the shadow in place, so the new bytes run on
+ * every CPU from the write's next instruction on, as they would on a bare
+ * CPU once the kernel's sync_core IPIs arrive: a CPU still caching the
+ * execute view maps that same shadow frame, and no INVEPT could reach it
+ * in time. The other CPUs never see the original frame executable.
  *
  * Other CPUs may still hold the previous view in their TLBs: a stale
  * execute view only runs the shadow (right), a stale data view only reads
@@ -388,22 +390,19 @@ void vt_hooks_text_written(u64 gpa, u32 len)
 	vt_hooks_unlock();
 }
 
-/* After a fetch+read instruction was stepped on the original: execute view again. */
+/*
+ * After an instruction was stepped on the original: the shadow takes what
+ * it wrote, and the page is in the execute view. A stale data view another
+ * CPU caches only reads the original, which is right.
+ */
 void vt_bp_rearm(u64 gpa)
 {
 	struct vt_split_page *p = vt_bp_find_page(gpa);
 
-	if (!p || vt_hooks_lifted_elsewhere(p->gpa, NULL))
+	if (!p)
 		return;
 	vt_bp_sync_shadow(p);
 	vt_bp_exec_view(p);
-	/*
-	 * A CPU that fetched from the page during the step cached the original
-	 * frame, without the 0xCC bytes, and INVEPT acts on one CPU (SDM 3C
-	 * 29.4.3): each flushes at its next resume. Until that VM exit it may
-	 * still run past the page's breakpoints (docs/probes.md, "Known bug").
-	 */
-	vt_hooks_ept_changed();
 }
 
 static bool vt_bp_entry_allows(u64 entry, u64 qual)
@@ -418,20 +417,22 @@ static bool vt_bp_entry_allows(u64 entry, u64 qual)
 }
 
 /*
- * One instruction run on the original frame with RWX under MTF; the step's
- * end (vt_bp_rearm) re-copies the shadow and maps the execute view again.
- * While it runs, and on a CPU that cached the frame then until that CPU's
- * next VM exit, another CPU may run the page without its 0xCC bytes.
+ * One instruction run on the original frame with RWX under MTF, in this
+ * CPU's own view of the EPT (step.c): the other CPUs keep the page's
+ * breakpoints meanwhile. The step's end (vt_bp_rearm) re-copies the shadow.
+ * A step that cannot be had leaves the page on its original frame for all,
+ * its breakpoints disarmed, rather than fault on it forever.
  */
 static enum vt_hook_result vt_bp_step_original(struct vt_vcpu *vcpu, struct vt_hooks_cpu *c,
 					       struct vt_split_page *p)
 {
 	c->last_exec_valid = false;
-	vt_bp_set_entry(p, p->identity, false);
 	vt_hooks.stats.split_steps++;
 	if (vt_step_add(c, p->gpa, VT_STEP_SPLIT) &&
 	    vt_step_begin(vcpu, c) == VT_HOOK_HANDLED)
 		return VT_HOOK_HANDLED;
+	vt_bp_set_entry(p, p->identity, false);
+	vt_hooks_ept_changed();
 	vt_root_report(vcpu, VT_RE_SPLIT_STEP_FAILED, p->gpa, 0, 0, 0);
 	return VT_HOOK_HANDLED;
 }
@@ -549,8 +550,8 @@ static void vt_bp_end_shadow(void)
  * A probe fired on this CPU: its record is written (probe_points.c), and
  * the CPU goes on without stopping. A NOP under the probe is skipped in
  * root (one exit per hit); any other instruction runs once on the original
- * frame under MTF, as a fetch+read one does (two exits; while it runs,
- * another CPU may run that page unprobed). TF set by the guest, or a step
+ * frame under MTF in this CPU's own view, as a fetch+read one does (two
+ * exits and two EPTP switches). TF set by the guest, or a step
  * already running here, also take the stepped way, so the #DB the guest
  * expects comes from the CPU.
  */
@@ -607,8 +608,8 @@ static bool vt_bp_guest_tf(const struct vt_hooks_cpu *c)
 }
 
 /*
- * The switch trigger fired: the store is emulated (one exit, and no window
- * in which the page runs without its int3 on another CPU). A tracer's TF
+ * The switch trigger fired: the store is emulated (one exit instead of a
+ * step's two). A tracer's TF
  * step armed here has run nothing yet (the int3 faulted first): it now
  * steps from past the store. TF set by the guest, or a hooks step already
  * running here, take the probes' stepped way, so the #DB the guest

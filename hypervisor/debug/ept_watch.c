@@ -6,10 +6,12 @@
  * execute-only support R=0 needs X=0 too; fetches from such a page are
  * then completed like any other access.
  *
- * A violation on a watched page lifts the protection, completes that one
- * instruction under MTF (step.c) and restores it; only then is the access
- * judged, so a hit reports RIP after the instruction, as an x86 data
- * breakpoint does. Accesses to the other bytes complete silently.
+ * A violation on a watched page lifts the protection for that one
+ * instruction, on the faulting CPU alone (its own view of the EPT, step.c),
+ * and completes it under MTF; the other CPUs keep the protection meanwhile.
+ * Only then is the access judged, so a hit reports RIP after the
+ * instruction, as an x86 data breakpoint does. Accesses to the other bytes
+ * complete silently.
  *
  * A range is the debugger's (Z2-Z4: a hit stops the machine) or a watch
  * probe's (probe_points.h: a hit is recorded, the CPU goes on); both
@@ -88,8 +90,8 @@ static u64 vt_watch_protection(u64 gpa, u64 identity)
 	return identity;
 }
 
-/* Write the frame's leaf from the current ranges (lifted while a CPU steps). */
-void vt_watch_reapply(u64 gpa)
+/* Write the frame's leaf from the current ranges. */
+static void vt_watch_reapply(u64 gpa)
 {
 	struct vt_watch_page *first = vt_watch_find_page(gpa);
 	u64 prot;
@@ -101,8 +103,7 @@ void vt_watch_reapply(u64 gpa)
 	for (i = 0; i < VT_WATCH_PAGES_MAX; i++)
 		if (vt_hooks.wpage[i].used && vt_hooks.wpage[i].gpa == first->gpa)
 			vt_hooks.wpage[i].protected_entry = prot;
-	VT_STORE_RELEASE(*first->leaf, vt_hooks_lifted_elsewhere(first->gpa, NULL) ?
-			 first->identity : prot);
+	VT_STORE_RELEASE(*first->leaf, prot);
 }
 
 /* Drop pages no range covers any more; restore identity where no record is left. */
@@ -387,7 +388,6 @@ enum vt_hook_result vt_watch_on_violation(struct vt_vcpu *vcpu, u64 gpa, u64 qua
 	if (!c->step.active)
 		c->step.rip = vt_vmread_or0(GUEST_RIP);
 	vt_watch_record(c, gpa, qual);
-	VT_STORE_RELEASE(*wp->leaf, wp->identity);
 	vt_hooks.stats.watch_steps++;
 	return vt_step_begin(vcpu, c);
 }

@@ -55,23 +55,6 @@ void vt_hooks_ept_changed(void)
 	__atomic_fetch_add(&vt_hooks.ept_gen, 1, __ATOMIC_RELEASE);
 }
 
-/* Does another CPU hold gpa lifted for the instruction it is completing? */
-bool vt_hooks_lifted_elsewhere(u64 gpa, const struct vt_hooks_cpu *self)
-{
-	u32 n = VT_READ_ONCE(vt_hooks.cpus_seen), i, j;
-
-	for (i = 0; i < n; i++) {
-		const struct vt_step *s = &vt_hooks.cpu[i].step;
-
-		if (&vt_hooks.cpu[i] == self || !s->active)
-			continue;
-		for (j = 0; j < s->pages; j++)
-			if (s->gpa[j] == gpa)
-				return true;
-	}
-	return false;
-}
-
 /* Zeroed pages for a table of `bytes`; *pages says what to free. */
 void *vt_hooks_alloc(u32 bytes, u32 *pages)
 {
@@ -84,7 +67,33 @@ void vt_hooks_set_own_mem(vt_own_mem_fn own_mem)
 	vt_hooks.own_mem = own_mem;
 }
 
-int vt_hooks_init(struct vt_hv *hv, u32 shadow_pages, vt_gva_translate_fn translate)
+/* Each CPU's own view of the EPT for its steps (step.c), allocated here: root never allocates. */
+static int vt_hooks_alloc_views(u32 nr_cpus)
+{
+	u32 i;
+	int ret;
+
+	if (nr_cpus > VT_HOOKS_MAX_CPUS)
+		nr_cpus = VT_HOOKS_MAX_CPUS;
+	for (i = 0; i < nr_cpus; i++) {
+		ret = vt_ept_view_alloc(&vt_hooks.cpu[i].view);
+		if (ret)
+			return ret;
+		vt_hooks.nr_views = i + 1;
+	}
+	return 0;
+}
+
+static void vt_hooks_free_views(void)
+{
+	u32 i;
+
+	for (i = 0; i < vt_hooks.nr_views; i++)
+		vt_ept_view_free(&vt_hooks.cpu[i].view);
+	vt_hooks.nr_views = 0;
+}
+
+int vt_hooks_init(struct vt_hv *hv, u32 shadow_pages, vt_gva_translate_fn translate, u32 nr_cpus)
 {
 	u32 i;
 	int ret;
@@ -99,7 +108,9 @@ int vt_hooks_init(struct vt_hv *hv, u32 shadow_pages, vt_gva_translate_fn transl
 	for (i = 0; i < VT_HOOKS_MAX_CPUS; i++)
 		vt_hooks.cpu[i].guest_slot[0] = vt_hooks.cpu[i].guest_slot[1] =
 		vt_hooks.cpu[i].guest_slot[2] = vt_hooks.cpu[i].guest_slot[3] = -1;
-	ret = vt_bp_alloc(shadow_pages);
+	ret = vt_hooks_alloc_views(nr_cpus);
+	if (!ret)
+		ret = vt_bp_alloc(shadow_pages);
 	if (ret) {
 		vt_hooks_fini();
 		return ret;
@@ -115,6 +126,10 @@ bool vt_hooks_ready(void)
 int vt_hooks_shield(void)
 {
 	int ret = vt_hv_hide(vt_hooks.hv, vt_hooks.cpu, vt_hooks.cpu_pages);
+	u32 i;
+
+	for (i = 0; !ret && i < vt_hooks.nr_views; i++)
+		ret = vt_hv_hide(vt_hooks.hv, vt_hooks.cpu[i].view.block, VT_EPT_VIEW_TABLES);
 
 	if (!ret)
 		ret = vt_bp_shield();
@@ -135,8 +150,10 @@ void vt_hooks_fini(void)
 		vt_watch_clear_all();
 	}
 	vt_bp_free();
-	if (vt_hooks.cpu)
+	if (vt_hooks.cpu) {
+		vt_hooks_free_views();
 		vt_os_free_pages(vt_hooks.cpu, vt_hooks.cpu_pages);
+	}
 	vt_memset(&vt_hooks, 0, sizeof(vt_hooks));
 }
 
@@ -181,6 +198,12 @@ void vt_hooks_sync_views(struct vt_vcpu *vcpu)
 	gen = VT_LOAD_ACQUIRE(vt_hooks.ept_gen);
 	if (c->ept_seen != gen) {
 		vt_hv_invept_local(vt_hooks.hv);
+		/* A step's view copied tables that may have changed meanwhile. */
+		if (c->step.active) {
+			vt_hooks_lock();
+			vt_step_view_sync(c);
+			vt_hooks_unlock();
+		}
 		c->ept_seen = gen;
 	}
 	vt_hooks_sync_bp_intercept(c);
@@ -241,6 +264,8 @@ static bool vt_hooks_stale_violation(u64 gpa, u64 qual)
 enum vt_hook_result vt_hooks_on_ept_violation(struct vt_vcpu *vcpu, struct vt_exit *exit,
 					      u64 gpa, u64 qual, struct vt_dbg_stop *stop)
 {
+	struct vt_hooks_cpu *c = vt_hooks_cpu(vcpu);
+	bool stepping = c && c->step.active;
 	struct vt_split_page *p;
 	enum vt_hook_result r;
 
@@ -254,6 +279,13 @@ enum vt_hook_result vt_hooks_on_ept_violation(struct vt_vcpu *vcpu, struct vt_ex
 		r = vt_watch_on_violation(vcpu, gpa, qual);
 	if (r == VT_HOOK_NOT_MINE && vt_hooks_stale_violation(gpa, qual))
 		r = VT_HOOK_HANDLED;
+	/*
+	 * A violation in the middle of a step: in the step's view, which holds
+	 * copies of the shared tables, so whatever this changed in the shared
+	 * ones (a flip, another page of the step) reaches the view too.
+	 */
+	if (stepping && c->step.active)
+		vt_step_view_sync(c);
 	vt_hooks_unlock();
 	return r;
 }

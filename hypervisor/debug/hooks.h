@@ -36,7 +36,8 @@ typedef int (*vt_own_mem_fn)(const struct vt_vcpu *vcpu, u64 gva, void *buf, u32
  * At module load (may sleep): allocates shadow_pages page copies for split
  * views up front, since nothing may be allocated in VMX root.
  */
-int vt_hooks_init(struct vt_hv *hv, u32 shadow_pages, vt_gva_translate_fn translate);
+/* nr_cpus: the CPUs that may exit (indexes below it), each given its step's EPT view. */
+int vt_hooks_init(struct vt_hv *hv, u32 shadow_pages, vt_gva_translate_fn translate, u32 nr_cpus);
 /* vt_hooks_init() ran (the stub's, or the path tracer's for its TF steps). */
 bool vt_hooks_ready(void);
 /* After vt_hooks_init(); without it a TF step sees no instruction bytes. */

@@ -76,8 +76,8 @@ struct vt_watch_page {
 };
 
 enum vt_step_kind {
-	VT_STEP_WATCH,		/* a watched page, lifted to its identity entry */
-	VT_STEP_SPLIT,		/* a split page, original frame RWX for one insn */
+	VT_STEP_WATCH,		/* a watched page, its identity entry in the step's view */
+	VT_STEP_SPLIT,		/* a split page, its original frame RWX in the step's view */
 };
 
 /* One data access seen by a violation, judged when the instruction completes. */
@@ -89,7 +89,10 @@ struct vt_access {
 	bool read, write;
 };
 
-/* The instruction this CPU is completing under MTF with protections lifted. */
+/*
+ * The instruction this CPU is completing under MTF with protections lifted,
+ * in its own view of the EPT (step.c).
+ */
 struct vt_step {
 	bool active;
 	u64 rip;		/* the instruction being completed */
@@ -136,7 +139,8 @@ struct vt_hooks_cpu {
 	/* ept_bp.c: detects an instruction that fetches and reads one page */
 	u64 last_exec_gpa, last_exec_rip;
 	bool last_exec_valid;
-	struct vt_step step;		/* ept_watch.c */
+	struct vt_step step;		/* step.c */
+	struct vt_ept_view view;	/* ...the EPT while it runs; no block: none */
 	struct vt_tf_step tf;		/* single_step.c */
 };
 
@@ -148,6 +152,7 @@ struct vt_hooks {
 	u64 ept_gen, dr_gen;
 	u32 cpus_seen;			/* highest CPU index seen + 1 */
 	struct vt_hooks_cpu *cpu;	/* VT_HOOKS_MAX_CPUS */
+	u32 nr_views;			/* CPUs below this have a step view */
 	/* ept_bp.c */
 	struct vt_split_page *split;
 	u32 nr_split;
@@ -175,7 +180,6 @@ void vt_hooks_lock(void);
 void vt_hooks_unlock(void);
 struct vt_hooks_cpu *vt_hooks_cpu(const struct vt_vcpu *vcpu);
 void vt_hooks_ept_changed(void);
-bool vt_hooks_lifted_elsewhere(u64 gpa, const struct vt_hooks_cpu *self);
 void *vt_hooks_alloc(u32 bytes, u32 *pages);
 
 /* ept_bp.c */
@@ -192,7 +196,6 @@ enum vt_hook_result vt_bp_on_violation(struct vt_vcpu *vcpu, struct vt_split_pag
 
 /* ept_watch.c */
 struct vt_watch_page *vt_watch_find_page(u64 gpa);
-void vt_watch_reapply(u64 gpa);
 void vt_watch_clear_all(void);
 void vt_watch_clear_owner(bool probe);
 enum vt_hook_result vt_watch_on_violation(struct vt_vcpu *vcpu, u64 gpa, u64 qual);
@@ -201,6 +204,7 @@ bool vt_watch_match(const struct vt_access *a, bool probe, struct vt_dbg_stop *s
 /* step.c */
 enum vt_hook_result vt_step_begin(struct vt_vcpu *vcpu, struct vt_hooks_cpu *c);
 bool vt_step_add(struct vt_hooks_cpu *c, u64 gpa, enum vt_step_kind kind);
+int vt_step_view_sync(struct vt_hooks_cpu *c);
 
 /* dr.c */
 void vt_dr_sync(struct vt_vcpu *vcpu, struct vt_hooks_cpu *c);

@@ -315,7 +315,7 @@ int vt_path_init(struct vt_hv *hv, const struct vt_tracer_config *cfg)
 	 * tables, and probes need their split views.
 	 */
 	if (!vt_hooks_ready()) {
-		ret = vt_hooks_init(hv, VT_PATH_PROBE_SHADOWS, NULL);
+		ret = vt_hooks_init(hv, VT_PATH_PROBE_SHADOWS, NULL, cfg->nr_cpus);
 		if (ret) {
 			vt_path_fini();
 			return ret;

@@ -3,9 +3,17 @@
  * Completing one guest instruction with a hooked page lifted: the
  * violation handlers give the page its identity rights, single-step the
  * instruction (single_step.h: MTF, or TF where the CPU has no MTF) and
- * record the access; the step's end puts the protection back and judges the
- * access. Used for watched pages (ept_watch.c) and for an instruction that
- * both executes from and reads a split page (ept_bp.c).
+ * record the access; the step's end judges the access. Used for watched
+ * pages (ept_watch.c) and for an instruction that both executes from and
+ * reads a split page, writes it, or runs under a probe (ept_bp.c).
+ *
+ * The lift is this CPU's alone: it runs the step in its own view of the
+ * EPT (core/ept.h), the shared tables with the step's pages mapped to their
+ * real frames with every right, and goes back to the shared tables when
+ * the step ends. The other CPUs keep walking the shared tables, where the
+ * pages keep their hooks, so none of them runs a split page without its
+ * 0xCC bytes or writes a watched page unseen while a step runs, and none
+ * can cache the lifted rights (INVEPT reaches one CPU, SDM 3C 29.4.3).
  */
 #include "hooks_priv.h"
 #include "single_step.h"
@@ -30,40 +38,76 @@ bool vt_step_add(struct vt_hooks_cpu *c, u64 gpa, enum vt_step_kind kind)
 	return true;
 }
 
-/*
- * Another CPU that touched a lifted page meanwhile may keep the permissive
- * translation cached (INVEPT is per CPU, SDM 3C 29.4.3) and miss hits: the
- * generation tells it to flush at its next vt_hooks_on_resume().
- */
-static void vt_step_restore(struct vt_step *s)
+/* A split page's shadow takes what the step wrote to the original (ept_bp.c). */
+static void vt_step_restore(const struct vt_step *s)
 {
-	bool watched = false;
 	u32 i;
 
-	for (i = 0; i < s->pages; i++) {
-		if (s->kind[i] == VT_STEP_WATCH) {
-			vt_watch_reapply(s->gpa[i]);
-			watched = true;
-		} else {
+	for (i = 0; i < s->pages; i++)
+		if (s->kind[i] == VT_STEP_SPLIT)
 			vt_bp_rearm(s->gpa[i]);
-		}
+}
+
+/* The entry page i of the step has in the step's view, or 0 when its hook went meanwhile. */
+static u64 vt_step_lifted_entry(const struct vt_step *s, u32 i)
+{
+	const struct vt_watch_page *wp;
+	const struct vt_split_page *p;
+
+	if (s->kind[i] == VT_STEP_WATCH) {
+		wp = vt_watch_find_page(s->gpa[i]);
+		return wp ? wp->identity : 0;
 	}
-	if (watched)
-		vt_hooks_ept_changed();
+	p = vt_bp_find_page(s->gpa[i]);
+	return p ? p->identity : 0;
+}
+
+/*
+ * (Re)build this CPU's view from the shared tables as they are now, with
+ * the step's pages lifted, and walk it from the next VM entry on. Called
+ * with the hooks' lock held. The view's earlier translations are flushed:
+ * its tables are reused from step to step (SDM 3C 29.4.3.1).
+ */
+int vt_step_view_sync(struct vt_hooks_cpu *c)
+{
+	const struct vt_step *s = &c->step;
+	u64 entry;
+	u32 i;
+	int ret = 0;
+
+	if (!c->view.block)
+		return -VT_ENODEV;
+	vt_ept_view_reset(&c->view, &vt_hooks.hv->ept);
+	for (i = 0; i < s->pages && !ret; i++) {
+		entry = vt_step_lifted_entry(s, i);
+		if (entry)	/* else its leaf is the identity again */
+			ret = vt_ept_view_map(&c->view, s->gpa[i], entry);
+	}
+	vt_vmwrite(EPT_POINTER, c->view.eptp);
+	vt_hv_invept_eptp(vt_hooks.hv, c->view.eptp);
+	return ret;
+}
+
+/* Back to the shared tables, which this CPU never cached the lift from. */
+static void vt_step_view_leave(void)
+{
+	vt_vmwrite(EPT_POINTER, vt_hooks.hv->ept.eptp);
 }
 
 enum vt_hook_result vt_step_begin(struct vt_vcpu *vcpu, struct vt_hooks_cpu *c)
 {
 	struct vt_step *s = &c->step;
-	u32 i;
 
 	if (s->active)
-		return VT_HOOK_HANDLED;	/* a second page of the same instruction */
+		return VT_HOOK_HANDLED;	/* a second page of the same instruction: the caller syncs the view */
 	if (vt_single_step_arm(vcpu)) {
-		/* Watched pages get their protection back; a split page stays RWX. */
-		for (i = 0; i < s->pages; i++)
-			if (s->kind[i] == VT_STEP_WATCH)
-				vt_watch_reapply(s->gpa[i]);
+		s->pages = s->accesses = 0;
+		return VT_HOOK_NOT_MINE;
+	}
+	if (vt_step_view_sync(c)) {
+		vt_step_view_leave();
+		vt_single_step_disarm(vcpu);
+		vt_root_report(vcpu, VT_RE_STEP_VIEW_FULL, s->pages, VT_EPT_VIEW_TABLES, 0, 0);
 		s->pages = s->accesses = 0;
 		return VT_HOOK_NOT_MINE;
 	}
@@ -100,8 +144,7 @@ enum vt_hook_result vt_hooks_on_mtf(struct vt_vcpu *vcpu, struct vt_exit *exit,
 	vt_hooks_lock();
 	s->active = false;
 	vt_step_restore(s);
-	/* This CPU cached the lifted rights while it ran the instruction. */
-	vt_hv_invept_local(vt_hooks.hv);
+	vt_step_view_leave();
 	vt_step_record_probe(vcpu, exit, s);
 	for (i = 0; i < s->accesses && !hit; i++)
 		hit = vt_watch_match(&s->access[i], false, stop);

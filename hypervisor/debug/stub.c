@@ -568,7 +568,7 @@ int vt_stub_init(struct vt_hv *hv, const struct vt_stub_config *cfg)
 		vt_err("this CPU lacks a VMX control the stub needs (%d)\n", ret);
 		return ret;
 	}
-	ret = vt_hooks_init(hv, VT_STUB_SHADOW_PAGES, vt_stub_translate);
+	ret = vt_hooks_init(hv, VT_STUB_SHADOW_PAGES, vt_stub_translate, cfg->nr_cpus);
 	if (ret)
 		return ret;
 	vt_hooks_set_own_mem(vt_own_mem);

@@ -105,13 +105,14 @@ TEST_F(SplitView, AWriteIsSteppedOnTheOriginalAndReachesTheShadowAtOnce)
 	const uint64_t shadow = leaf(gpa_of(bp)) & kEptAddr;	// what a stale CPU keeps running
 	cpu().vmcs[GUEST_RIP] = kKernelBase + 40 * kPage;	// the writer runs elsewhere
 	ASSERT_EQ(violation(gpa_of(bp) + 0x10, kQualWrite | kQualWasX), VT_HOOK_HANDLED);
-	EXPECT_EQ(leaf(gpa_of(bp)), identity(gpa_of(bp))) << "the original frame, for one instruction";
+	EXPECT_EQ(cpu_leaf(gpa_of(bp)), identity(gpa_of(bp))) << "the original frame, for one instruction";
 	EXPECT_TRUE(mtf_armed());
 	// The write lands on the original, even on the breakpoint's own byte.
 	ram[3 * kPage + 0x10] = 0x0f;
 	ram[3 * kPage + 0x123] = 0xe8;
 	EXPECT_EQ(mtf(), VT_HOOK_HANDLED);
 	EXPECT_FALSE(mtf_armed());
+	EXPECT_TRUE(on_shared_tables());
 	EXPECT_EQ(leaf(gpa_of(bp)) & kEptRWX, kEptX) << "execute view again";
 	EXPECT_EQ(leaf(gpa_of(bp)) & kEptAddr, shadow) << "the same shadow frame, re-copied in place";
 	const uint8_t *frame = mapped_frame(gpa_of(bp));
@@ -131,21 +132,64 @@ TEST_F(SplitView, AWriteIsSteppedOnTheOriginalAndReachesTheShadowAtOnce)
 }
 
 // While a CPU steps an instruction on a split page's original frame (RWX),
-// another CPU that fetches there caches that frame, without the 0xCC
-// bytes, and INVEPT reaches only the CPU that runs it (SDM 3C 29.4.3): the
-// step's end has every CPU flush at its next resume, so that none runs
-// past the page's breakpoints longer than until its next VM exit.
-TEST_F(SplitView, AStepsEndHasEveryCpuFlushItsViewsAtItsNextResume)
+// every other CPU must keep running the page's 0xCC bytes: one that
+// fetched the original frame would cache it, and INVEPT reaches only the
+// CPU that runs it (SDM 3C 29.4.3). The step runs in the stepping CPU's own
+// view of the EPT; the tables the others walk never change.
+TEST_F(SplitView, AStepRunsTheOriginalInItsCpusOwnViewAlone)
 {
 	start();
 	ASSERT_EQ(vt_bp_insert(bp, gpa_of(bp)), 0);
 	vt_hooks_on_resume(&vcpu);	// this CPU, standing in for another, in step with the views
+	const uint64_t shared = leaf(gpa_of(bp));
 	cpu().vmcs[GUEST_RIP] = kKernelBase + 40 * kPage;
 	ASSERT_EQ(violation(gpa_of(bp) + 0x10, kQualWrite | kQualWasX), VT_HOOK_HANDLED);
+	ASSERT_FALSE(on_shared_tables()) << "the stepping CPU walks its own PML4";
+	EXPECT_EQ(cpu().vmcs[EPT_POINTER] & 0xfff, hv.ept.eptp & 0xfff) << "same memory type, walk and A/D";
+	EXPECT_EQ(cpu_leaf(gpa_of(bp)), identity(gpa_of(bp)));
+	EXPECT_EQ(leaf(gpa_of(bp)), shared) << "every other CPU: the shadow, execute-only";
+	EXPECT_EQ(mapped_frame(gpa_of(bp))[0x123], 0xcc);
+	for (uint64_t p = 0; p < kRamPages; p++) {
+		if (kRamGpa + p * kPage == page())
+			continue;
+		ASSERT_EQ(cpu_leaf(kRamGpa + p * kPage), leaf(kRamGpa + p * kPage)) << p;
+	}
+	ASSERT_FALSE(cpu().invepts.empty());
+	EXPECT_EQ(cpu().invepts.back().second, cpu().vmcs[EPT_POINTER])
+		<< "the view's tables are reused: what this CPU cached of them goes";
 	ASSERT_EQ(mtf(), VT_HOOK_HANDLED);
+	EXPECT_TRUE(on_shared_tables());
 	const size_t before = invepts();
 	vt_hooks_on_resume(&vcpu);
-	EXPECT_EQ(invepts(), before + 1) << "a CPU that may have cached the original frame flushes";
+	EXPECT_EQ(invepts(), before) << "no CPU cached the original frame: none needs a flush";
+}
+
+// What the shared tables change while a CPU steps (a flip it takes in the
+// middle of its instruction, a breakpoint another CPU plants) reaches the
+// stepping CPU's view, which holds copies of them: else it would fault on
+// the page forever.
+TEST_F(SplitView, ChangesToTheSharedTablesMidStepReachTheStepsView)
+{
+	start();
+	const uint64_t next = bp + kPage;	// its own split page, under the same PT
+	ASSERT_EQ(vt_bp_insert(bp, gpa_of(bp)), 0);
+	ASSERT_EQ(vt_bp_insert(next, gpa_of(next)), 0);
+	vt_hooks_on_resume(&vcpu);
+	cpu().vmcs[GUEST_RIP] = kKernelBase + 40 * kPage;
+	ASSERT_EQ(violation(gpa_of(bp) + 0x10, kQualWrite | kQualWasX), VT_HOOK_HANDLED);
+	// The same instruction reads the next page: a flip to its data view.
+	ASSERT_EQ(violation(gpa_of(next), kQualRead | kQualWasX), VT_HOOK_HANDLED);
+	EXPECT_EQ(leaf(gpa_of(next)) & kEptRWX, kEptR);
+	EXPECT_EQ(cpu_leaf(gpa_of(next)), leaf(gpa_of(next))) << "the flip reached the view";
+	EXPECT_EQ(cpu_leaf(gpa_of(bp)), identity(gpa_of(bp))) << "and the step's page is still lifted";
+	// Another CPU plants a breakpoint on a third page meanwhile.
+	const uint64_t third = bp + 2 * kPage;
+	ASSERT_EQ(vt_bp_insert(third, gpa_of(third)), 0);
+	vt_hooks_on_resume(&vcpu);
+	EXPECT_EQ(cpu_leaf(gpa_of(third)) & kEptRWX, kEptX) << "the new breakpoint holds on the stepping CPU";
+	EXPECT_EQ(cpu_leaf(gpa_of(bp)), identity(gpa_of(bp)));
+	ASSERT_EQ(mtf(), VT_HOOK_HANDLED);
+	EXPECT_TRUE(on_shared_tables());
 }
 
 TEST_F(SplitView, StaleViolationOnlyInveptsLocally)
@@ -283,7 +327,8 @@ TEST_F(SplitView, FetchAndReadOfOnePageIsSteppedOnTheOriginal)
 	ASSERT_EQ(violation(gpa_of(insn), kQualFetch | kQualWasR | kQualWasW), VT_HOOK_HANDLED);
 	// The same instruction reads the page again: it cannot have both views.
 	ASSERT_EQ(violation(gpa_of(bp) + 0x400, kQualRead | kQualWasX), VT_HOOK_HANDLED);
-	EXPECT_EQ(leaf(gpa_of(bp)), identity(gpa_of(bp))) << "original frame, RWX, for one insn";
+	EXPECT_EQ(cpu_leaf(gpa_of(bp)), identity(gpa_of(bp))) << "original frame, RWX, for one insn";
+	EXPECT_EQ(leaf(gpa_of(bp)) & kEptRWX, kEptX) << "on this CPU alone";
 	EXPECT_TRUE(mtf_armed());
 	EXPECT_TRUE(cpu().vmcs[GUEST_INTERRUPTIBILITY_INFO] & GUEST_INTR_STATE_STI);
 	EXPECT_EQ(mtf(), VT_HOOK_HANDLED);

@@ -63,7 +63,8 @@ TEST_F(Watch, WriteHitIsReportedAfterTheInstruction)
 	vt_hooks_on_resume(&vcpu);
 	size_t before = invepts();
 	EXPECT_EQ(access(var, kQualWrite), VT_HOOK_HANDLED);
-	EXPECT_EQ(leaf(gpa_of(var)), identity(gpa_of(var))) << "lifted for one instruction";
+	EXPECT_EQ(cpu_leaf(gpa_of(var)), identity(gpa_of(var))) << "lifted for one instruction";
+	expect_protected(gpa_of(var), kEptR | kEptX);	// for every other CPU
 	EXPECT_TRUE(mtf_armed());
 	EXPECT_TRUE(cpu().vmcs[GUEST_INTERRUPTIBILITY_INFO] & GUEST_INTR_STATE_STI)
 		<< "IF=1: interrupts held off for that instruction";
@@ -73,8 +74,9 @@ TEST_F(Watch, WriteHitIsReportedAfterTheInstruction)
 	EXPECT_EQ(stop.data_addr, var);
 	EXPECT_EQ(stop.cpu, 0u);
 	EXPECT_FALSE(mtf_armed());
+	EXPECT_TRUE(on_shared_tables());
 	expect_protected(gpa_of(var), kEptR | kEptX);
-	EXPECT_EQ(invepts(), before + 1) << "this CPU cached the lifted entry";
+	EXPECT_EQ(invepts(), before + 1) << "the view's, before the step: it cached an earlier step's lift";
 }
 
 TEST_F(Watch, NoInterruptBlockingWhenInterruptsAreOff)
@@ -172,8 +174,10 @@ TEST_F(Watch, AnInstructionTouchingTwoWatchedPages)
 	// A misaligned 8-byte store: the second page faults after the first was lifted.
 	EXPECT_EQ(access(edge, kQualWrite), VT_HOOK_HANDLED);
 	EXPECT_EQ(access(edge + 4, kQualWrite), VT_HOOK_HANDLED);
-	EXPECT_EQ(leaf(gpa_of(edge)), identity(gpa_of(edge)));
-	EXPECT_EQ(leaf(gpa_of(edge + 4)), identity(gpa_of(edge + 4)));
+	EXPECT_EQ(cpu_leaf(gpa_of(edge)), identity(gpa_of(edge)));
+	EXPECT_EQ(cpu_leaf(gpa_of(edge + 4)), identity(gpa_of(edge + 4)));
+	expect_protected(gpa_of(edge), kEptR | kEptX);
+	expect_protected(gpa_of(edge + 4), kEptR | kEptX);
 	ASSERT_EQ(mtf(), VT_HOOK_STOP);
 	EXPECT_EQ(stop.data_addr, edge);
 	expect_protected(gpa_of(edge), kEptR | kEptX);
@@ -276,7 +280,7 @@ TEST_F(Watch, RefusalsLeaveNothingBehind)
 	EXPECT_EQ(s.watch_pages, 0u);
 }
 
-TEST_F(Watch, RemovalWhileAnotherCpuStepsKeepsItsPageLifted)
+TEST_F(Watch, RemovalWhileAnotherCpuStepsLeavesItsStepAlone)
 {
 	start();
 	ASSERT_EQ(vt_watch_insert(VT_POINT_WRITE, var, 8, 0), 0);
@@ -293,8 +297,10 @@ TEST_F(Watch, RemovalWhileAnotherCpuStepsKeepsItsPageLifted)
 					    kQualWrite | kQualGlaValid | kQualGlaTranslated, &stop),
 		  VT_HOOK_HANDLED);
 	ASSERT_EQ(vt_watch_remove(VT_POINT_WRITE, var + 16, 8), 0);
-	EXPECT_EQ(leaf(gpa_of(var)), identity(gpa_of(var))) << "CPU 1 is still mid-instruction";
+	expect_protected(gpa_of(var), kEptR | kEptX);	// var is still watched, for every CPU
+	EXPECT_EQ(cpu_leaf(gpa_of(var)), identity(gpa_of(var))) << "CPU 1 is still mid-instruction";
 	EXPECT_NE(vt_hooks_on_mtf(&other, &oexit, &stop), VT_HOOK_NOT_MINE);
+	EXPECT_TRUE(on_shared_tables());
 	expect_protected(gpa_of(var), kEptR | kEptX);
 }
 
@@ -331,7 +337,10 @@ TEST_F(Watch, AnEventInterruptedByTheViolationIsDeliveredAgain)
 	vt_hv_set_callbacks(&hv, nullptr);
 }
 
-TEST_F(Watch, ALiftMakesOtherCpusFlushAtTheirNextSync)
+// The lift is the stepping CPU's alone: no other CPU saw the page
+// writable, so none has anything to flush (INVEPT on every CPU's next exit
+// would cost each of them a TLB refill per watched access).
+TEST_F(Watch, ALiftLeavesOtherCpusNothingToFlush)
 {
 	start();
 	ASSERT_EQ(vt_watch_insert(VT_POINT_WRITE, var, 8, 0), 0);
@@ -344,7 +353,7 @@ TEST_F(Watch, ALiftMakesOtherCpusFlushAtTheirNextSync)
 	EXPECT_EQ(access(var + 0x200, kQualWrite), VT_HOOK_HANDLED);
 	EXPECT_EQ(mtf(), VT_HOOK_HANDLED);
 	vt_hooks_on_resume(&other);
-	EXPECT_EQ(invepts(), before + 2) << "the stepping CPU at MTF, CPU 1 at its sync";
+	EXPECT_EQ(invepts(), before + 1) << "the stepping CPU's view, before its step; CPU 1 none";
 }
 
 }  // namespace

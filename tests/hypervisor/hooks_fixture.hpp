@@ -82,7 +82,7 @@ protected:
 		virtualize();
 		if (mtf)
 			hv.caps.flags |= VTICE_CAP_MTF;
-		ASSERT_EQ(vt_hooks_init(&hv, shadow_pages, fake_translate), 0);
+		ASSERT_EQ(vt_hooks_init(&hv, shadow_pages, fake_translate, 2), 0);
 		hooks_up = true;
 		cpu().invepts.clear();
 		exit.vcpu = &vcpu;
@@ -94,11 +94,20 @@ protected:
 
 	uint64_t gpa_of(uint64_t gva) { return kRamGpa + (gva - kKernelBase); }
 
-	// Walk the EPT as the CPU does (SDM 29.3.2): 9 index bits per level from
-	// bit 39 down, bit 7 marks a 1 GiB / 2 MiB leaf. Not-present leaves too.
-	uint64_t leaf(uint64_t gpa, int *level_out = nullptr)
+	// Walk the shared EPT as a CPU does (SDM 29.3.2): 9 index bits per level
+	// from bit 39 down, bit 7 marks a 1 GiB / 2 MiB leaf. Not-present leaves too.
+	uint64_t leaf(uint64_t gpa, int *level_out = nullptr) { return walk(hv.ept.pml4, gpa, level_out); }
+
+	// The leaf this CPU walks to: from the PML4 its VMCS's EPT pointer names (SDM 25.6.11).
+	uint64_t cpu_leaf(uint64_t gpa)
 	{
-		const u64 *table = hv.ept.pml4;
+		return walk(static_cast<const u64 *>(vt_os_phys_to_virt(cpu().vmcs[EPT_POINTER] & kEptAddr)), gpa);
+	}
+
+	bool on_shared_tables() { return cpu().vmcs[EPT_POINTER] == hv.ept.eptp; }
+
+	uint64_t walk(const u64 *table, uint64_t gpa, int *level_out = nullptr)
+	{
 		for (int level = 4; level >= 1; level--) {
 			uint64_t e = table[(gpa >> (12 + 9 * (level - 1))) & 511];
 			if (level == 1 || (level <= 3 && (e & (1u << 7)))) {

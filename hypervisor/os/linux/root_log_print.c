@@ -54,6 +54,10 @@ static void vt_print_root_event(const struct vt_root_event *ev, void *ctx)
 	case VT_RE_TOO_MANY_PAGES:
 		pr_warn("cpu %u: one instruction touches more than %llu hooked pages\n", ev->cpu, a[0]);
 		break;
+	case VT_RE_STEP_VIEW_FULL:
+		pr_warn("cpu %u: one instruction's %llu hooked pages need more than the %llu tables of its step's EPT view\n",
+			ev->cpu, a[0], a[1]);
+		break;
 	case VT_RE_ROOT_FAULT:
 		pr_emerg("cpu %u: fault in VMX root: vector %llu at rip 0x%llx error 0x%llx cr2 0x%llx; this CPU is halted (a vtice bug: please report it)\n",
 			 ev->cpu, a[0], a[1], a[2], a[3]);
