@@ -338,20 +338,13 @@ int cmd_probe_kstack(int argc, char **argv)
 	if (!frames)
 		return report(name, FAIL, "%s; the kernel %s", why, kernel_text);
 	figure_named(name, "frames", "%d", frames);
-	if (!same_callers("fn:vfs_read:return", &kernel, vt_text, sizeof(vt_text), why, sizeof(why))) {
-		/*
-		 * Known, not fixed (docs/probes.md, "Limits"): a CPU that fetched
-		 * from a split page while another CPU stepped an instruction on
-		 * its original frame keeps that frame's translation, without the
-		 * 0xCC bytes, until its next VM exit, and runs past the breakpoints
-		 * meanwhile. Seen as 0 hits at the RETs (2026-12-04, 2026-12-05):
-		 * said, counted, and tried once more.
-		 */
-		printf("NOTE probe-kstack: %s; trying vfs_read's returns once more\n", why);
-		figure_named(name, "ret-retried", "1");
-		if (!same_callers("fn:vfs_read:return", &kernel, vt_text, sizeof(vt_text), why, sizeof(why)))
-			return report(name, FAIL, "%s (the second try); the kernel %s", why, kernel_text);
-	}
+	/*
+	 * 0 hits at the RETs was how Bochs showed other CPUs running a split
+	 * page's original frame after a step (2026-12-04, 2026-12-05), until
+	 * steps ran in the stepping CPU's own EPT view.
+	 */
+	if (!same_callers("fn:vfs_read:return", &kernel, vt_text, sizeof(vt_text), why, sizeof(why)))
+		return report(name, FAIL, "%s at vfs_read's returns; the kernel %s", why, kernel_text);
 	records = stack_only_where_read(why, sizeof(why));
 	if (!records)
 		return report(name, FAIL, "kstack at vfs_write only: %s", why);
