@@ -160,15 +160,16 @@ public:
 			totals.samples = disarmed->samples - totals.samples;
 		}
 		if (totals.functions) {
-			if (auto read = read_root_counts(); !read)	// DISARM takes the tables away
-				return read;
 			auto disarmed = functions().disarm();
 			if (!disarmed)
 				return disarmed.error();
 			totals.hits = disarmed->hits - totals.hits;
 			totals.passed_over = disarmed->passed_over - totals.passed_over;
-			keep_counts(*disarmed);
-			counting_ = false;	// the counts went with the probes: these are the last
+			// The probes are gone and root's tables stay until the next ARM:
+			// read after the last hit, they hold every one.
+			if (auto read = read_root_counts(); !read)
+				return read;
+			counting_ = false;
 		}
 		if (totals.syscalls) {
 			auto disarmed = syscalls_ioctl(dev_, path_, VTICE_SYSCALLS_DISARM);

@@ -255,14 +255,21 @@ static u64 vt_probe_watch(u64 gva, u64 gpa, u64 len_type)
 	return VTICE_VMCALL_OK;
 }
 
-static void vt_probe_clear(void)
+/*
+ * The probes' breakpoints and watched ranges go; with keep_counts the
+ * points stay, no longer hit, so what they counted can be read after the
+ * last hit (a hit runs under the hooks' lock, which this takes).
+ */
+static void vt_probe_clear(bool keep_counts)
 {
 	vt_bp_probe_clear();
 	vt_hooks_lock();
-	vt_probes.nr_points = 0;
 	VT_STORE_RELEASE(vt_probes.nr_stack_watches, 0);
-	vt_memset(vt_probes.programs, 0, sizeof(vt_probes.programs));
 	vt_watch_clear_owner(true);
+	if (!keep_counts) {
+		vt_probes.nr_points = 0;
+		vt_memset(vt_probes.programs, 0, sizeof(vt_probes.programs));
+	}
 	vt_hooks_ept_changed();
 	vt_hooks_unlock();
 }
@@ -337,7 +344,9 @@ static u64 vt_probe_op(enum vt_probes_owner who, u64 op, u64 a, u64 b, u64 c, u6
 	case VTICE_VMCALL_PROBE_ADD:
 		return vt_probe_add(a, b, c);
 	case VTICE_VMCALL_PROBE_CLEAR:
-		vt_probe_clear();
+		if (a & ~VTICE_VMCALL_PROBE_KEEP_COUNTS)
+			return (u64)VTICE_VMCALL_EINVAL;
+		vt_probe_clear(a == VTICE_VMCALL_PROBE_KEEP_COUNTS);
 		return VTICE_VMCALL_OK;
 	case VTICE_VMCALL_PROBE_FILTER:
 		return vt_probe_filter(a, b, c);
@@ -380,7 +389,7 @@ void vt_probe_stub_release(void)
 {
 	if (VT_READ_ONCE(vt_probes.owner) != VT_PROBES_STUB)
 		return;
-	vt_probe_clear();
+	vt_probe_clear(false);
 	vt_probe_intercept_for(VT_PROBES_STUB, false);
 }
 

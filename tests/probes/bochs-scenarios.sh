@@ -20,6 +20,8 @@
 # root, against the kernel's sys_enter_read tracepoint's lines of two comms;
 # hv.probe-keys-full: @sizes[arg2] = count() over more sizes than root has
 # slots, the hits past them recorded, every size's count the tracepoint's.
+# hv.probe-tail: reads going on while the console ends the run; the hits
+# root counted (its counts) are all in the hist's buckets and the key's slot.
 scenario_hvprobe() {
 	vtice_at_defaults || { result hv.probe FAIL "insmod failed"; return; }
 	$T probe hv.probe
@@ -31,5 +33,6 @@ scenario_hvprobe() {
 	$T probe-fetch hv.probe-fetch
 	$T probe-smc hv.probe-smc
 	$T probe-keys hv.probe-keys
+	$T probe-tail hv.probe-tail
 	rmmod_vtice
 }

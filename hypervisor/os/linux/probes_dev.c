@@ -62,9 +62,15 @@ void vt_linux_sync_views(void)
 	cpus_read_unlock();
 }
 
-static void vt_probes_disarm_locked(void)
+/*
+ * The probes go. keep_counts: what root counted stays readable (QUERY,
+ * HIST, KEYS) until the next ARM, so DISARM answers with counts that hold
+ * the last hit and the console reads the tables after it.
+ */
+static void vt_probes_disarm_locked(bool keep_counts)
 {
-	vt_probes_vmcall(VTICE_VMCALL_PROBE_CLEAR, 0, 0, 0, NULL);
+	vt_probes_vmcall(VTICE_VMCALL_PROBE_CLEAR, keep_counts ? VTICE_VMCALL_PROBE_KEEP_COUNTS : 0, 0, 0,
+			 NULL);
 	vt_linux_sync_views();
 	vt_probes_vmcall(VTICE_VMCALL_PROBE_INTERCEPT, 0, 0, 0, NULL);
 	vt_linux_sync_views();
@@ -239,8 +245,7 @@ static int vt_probes_arm_locked(struct file *file, const struct vtice_probes *re
 
 	if (vt_probes_owner && vt_probes_owner != file)
 		return -EBUSY;
-	if (vt_probes_owner)
-		vt_probes_disarm_locked();
+	vt_probes_disarm_locked(false);	/* also the counts the last DISARM kept */
 	memcpy(c, req->comm, sizeof(c));
 	ret = vt_probes_vmcall(VTICE_VMCALL_PROBE_FILTER, req->pid, c[0], c[1], NULL);
 	if (!ret)
@@ -259,7 +264,7 @@ static int vt_probes_arm_locked(struct file *file, const struct vtice_probes *re
 	for (i = 0; !ret && i < req->nr_watches; i++)
 		ret = vt_probes_watch_add(&req->watch[i], vt_probes_stack_flag(req->stack_watches, i));
 	if (ret) {
-		vt_probes_disarm_locked();
+		vt_probes_disarm_locked(false);
 		return ret;
 	}
 	vt_linux_sync_views();
@@ -269,8 +274,8 @@ static int vt_probes_arm_locked(struct file *file, const struct vtice_probes *re
 
 /*
  * What each armed address's COUNT or SUM op counted and summed (ADD's
- * order: the request's). DISARM takes them away with the probes, so it
- * answers with those read just before.
+ * order: the request's); after DISARM, what they had counted when the
+ * probes went.
  */
 static void vt_probes_counts(struct vtice_probes *req)
 {
@@ -300,11 +305,11 @@ static long vt_probes_ioctl(struct file *file, struct vtice_probes *req, void __
 	if (ret)
 		return ret;
 	mutex_lock(&vt_probes_lock);
-	vt_probes_counts(req);	/* before DISARM takes them away; ARM's are 0 */
 	if (req->op == VTICE_PROBES_ARM)
 		ret = vt_probes_arm_locked(file, req);
 	else if (req->op == VTICE_PROBES_DISARM && vt_probes_owner)
-		ret = vt_probes_owner != file ? -EBUSY : (vt_probes_disarm_locked(), 0);
+		ret = vt_probes_owner != file ? -EBUSY : (vt_probes_disarm_locked(true), 0);
+	vt_probes_counts(req);	/* after DISARM: with its last hit; ARM's are 0 */
 	req->armed = vt_probes_armed;
 	mutex_unlock(&vt_probes_lock);
 	if (ret)
@@ -388,6 +393,6 @@ void vt_probes_release(struct file *file)
 {
 	mutex_lock(&vt_probes_lock);
 	if (vt_probes_owner == file)
-		vt_probes_disarm_locked();
+		vt_probes_disarm_locked(false);
 	mutex_unlock(&vt_probes_lock);
 }

@@ -111,10 +111,19 @@ enum vtice_vmcall {
 	VTICE_VMCALL_PROBES = VTICE_VMCALL_USER_BASE + 3,
 };
 
+#define VTICE_VMCALL_PROBE_KEEP_COUNTS	1ull	/* CLEAR's R8 */
+
 enum vtice_vmcall_probe_op {
 	VTICE_VMCALL_PROBE_QUERY = 0,	/* the hit count (RDX) alone */
 	VTICE_VMCALL_PROBE_INTERCEPT = 1,
 	VTICE_VMCALL_PROBE_ADD = 2,
+	/*
+	 * Every probe's breakpoint and watched range goes, so no hit counts
+	 * after it returns. R8 = VTICE_VMCALL_PROBE_KEEP_COUNTS: what the
+	 * addresses counted (COUNT, SUM, HIST, KEY) stays readable until the
+	 * next CLEAR without it, so the last hits are read after the last hit;
+	 * R8 = 0: they go too, and ADD starts from the first address again.
+	 */
 	VTICE_VMCALL_PROBE_CLEAR = 3,
 	VTICE_VMCALL_PROBE_FILTER = 4,
 	VTICE_VMCALL_PROBE_STACK = 5,

@@ -120,6 +120,7 @@ static const struct command commands[] = {
 	{ "probe-smc", cmd_probe_smc, "NAME  text the kernel rewrites under a hidden probe (ftrace's kprobe on vfs_read) runs on every CPU, and the probe counts on" },
 	{ "probe-keys", cmd_probe_keys, "NAME  @reads[comm] = count(), counted by key in root, holds the kernel's syscall tracepoint's reads of each comm" },
 	{ "probe-kstack", cmd_probe_kstack, "NAME  a fn: probe's kstack names the callers the kernel's kprobe stacktrace names" },
+	{ "probe-tail", cmd_probe_tail, "NAME  the hits root counted as the probes went are all in the map's buckets and keys" },
 	{ "path-cost", cmd_path_cost, "NAME  getpid exits unarmed, while trace syscall is armed, after kill -9" },
 	{ "path-kill", cmd_path_kill, "NAME [CPU]  kill -9 trace syscall mid-call (its reader on CPU, default 1): nothing left stepping" },
 	{ "stealth", cmd_stealth, "NAME DONE MAX_S CPU  no TF in PUSHF images, no LBR/BTF in DEBUGCTL, on CPU, until hostname is DONE" },

@@ -63,6 +63,7 @@ int cmd_openat_cost(int argc, char **argv);
 int cmd_syscalls(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_probe_kstack(int argc, char **argv);
+int cmd_probe_tail(int argc, char **argv);
 int cmd_probe_smc(int argc, char **argv);
 int cmd_probe_keys(int argc, char **argv);
 int cmd_probe_str(int argc, char **argv);
