@@ -618,6 +618,29 @@ TEST_F(ProbePoints, HistCountsEachHitInItsPowerOfTwoBucket)
 	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_HIST, 2, 0), (uint64_t)VTICE_VMCALL_EINVAL) << "no third address";
 }
 
+// DISARM's CLEAR keeps what root counted readable (VTICE_VMCALL_PROBE_KEEP_COUNTS)
+// so the console reads the tables after the last hit: the breakpoints go, a
+// hit from a CPU's cached view counts nothing more, and the next full CLEAR
+// (ARM's first step) drops the tables.
+TEST_F(ProbePoints, AClearThatKeepsTheCountsLeavesThemReadableAndCountsNoMoreHits)
+{
+	start();
+	const uint64_t other = arm_two_tallies(VTICE_FETCH_HIST, VTICE_FETCH_HIST);
+	hit_both(other, {{1, 0}, {3, 1}, {4096, 2}});
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_CLEAR, 2), (uint64_t)VTICE_VMCALL_EINVAL) << "an unknown flag";
+	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_CLEAR, VTICE_VMCALL_PROBE_KEEP_COUNTS), VTICE_VMCALL_OK);
+	EXPECT_EQ(leaf(gpa_of(fn)), identity(gpa_of(fn))) << "the breakpoints are gone";
+	EXPECT_EQ(hit(fn), VT_HOOK_HANDLED) << "an int3 from a cached view, retried";
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_COUNT, 0), VTICE_VMCALL_OK);
+	EXPECT_EQ(regs.rdx, 3u) << "the three hits before the clear, none after";
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_HIST, 0, 14), VTICE_VMCALL_OK);	// 4096: [4K, 8K), after <0, 0, [1]...
+	EXPECT_EQ(regs.rdx, 1u);
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_COUNT, 1), VTICE_VMCALL_OK);
+	EXPECT_EQ(regs.rdx, 3u);
+	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_CLEAR), VTICE_VMCALL_OK);
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_COUNT, 0), (uint64_t)VTICE_VMCALL_EINVAL) << "a full clear drops them";
+}
+
 // lhist() in root: LHIST counts each hit in its operand's linear bucket,
 // base B and width W (ioctl.h): below B, then [B, B + W), ... 63 of them,
 // then the rest. The expected buckets are worked out by hand from that rule.
