@@ -561,15 +561,18 @@ static int measure_reads_probed(const char *program, struct read_cost *c, long *
  * a predicate root tests (arg2 > 4096, of one-byte reads): every read still
  * exits, none is recorded. Then counted in root (`@n = count()` alone,
  * COUNT): every read counted, none recorded, each still one exit; and
- * the same by key (`@n[tid] = count()`, KEYED). The
+ * the same by key (`@n[tid] = count()`, KEYED). Last, counted at
+ * vfs_read's returns, where the probed instruction (a RET, or the jump to
+ * the return thunk) is no NOP: each hit steps it on the original page in
+ * the CPU's own EPT view, two exits. The
  * first two programs keep a second statement so that their hits are
  * recorded, what a hit costs in general.
  */
 static void probe_cost(const char *name)
 {
-	struct read_cost bare, armed, fetch, kprobe, dropped, in_root, keyed;
+	struct read_cost bare, armed, fetch, kprobe, dropped, in_root, keyed, stepped;
 	long counted, fetch_counted, kprobe_hits, recorded, dropped_counted, dropped_recorded, root_counted,
-		root_recorded, passed, dropped_passed, keyed_counted, keyed_recorded;
+		root_recorded, passed, dropped_passed, keyed_counted, keyed_recorded, stepped_counted, stepped_recorded;
 	char test[128];
 
 	snprintf(test, sizeof(test), "%s-cost", name);
@@ -589,7 +592,9 @@ static void probe_cost(const char *name)
 	    measure_reads_probed("fn:vfs_read /comm == \"vtcost\"/ { @n = count(); }", &in_root, &root_counted,
 				 &root_recorded, &passed) ||
 	    measure_reads_probed("fn:vfs_read /comm == \"vtcost\"/ { @n[tid] = count(); }", &keyed, &keyed_counted,
-				 &keyed_recorded, &passed)) {
+				 &keyed_recorded, &passed) ||
+	    measure_reads_probed("fn:vfs_read:return /comm == \"vtcost\"/ { @n = count(); }", &stepped,
+				 &stepped_counted, &stepped_recorded, &passed)) {
 		report(test, FAIL, "vtice probe did not arm (its stderr is above)");
 		return;
 	}
@@ -611,6 +616,8 @@ static void probe_cost(const char *name)
 	figure_named(test, "hits_recorded_counted_in_root", "%ld", root_recorded);
 	figure_named(test, "exits_per_hit_keyed_in_root", "%.3f", keyed.exits - bare.exits);
 	figure_named(test, "tsc_per_read_keyed_in_root", "%.0f", keyed.tsc);
+	figure_named(test, "exits_per_hit_stepped", "%.3f", stepped.exits - bare.exits);
+	figure_named(test, "tsc_per_read_stepped", "%.0f", stepped.tsc);
 	if (kprobe.tsc > bare.tsc && kprobe_hits >= COST_READS)
 		figure_named(test, "added_tsc_ratio_to_kprobe", "%.2f", (armed.tsc - bare.tsc) / (kprobe.tsc - bare.tsc));
 	if (counted != COST_READS || fetch_counted != COST_READS)
@@ -625,6 +632,10 @@ static void probe_cost(const char *name)
 	else if (keyed_counted != COST_READS || keyed_recorded != 0 || keyed.exits - bare.exits > 2.05)
 		report(test, FAIL, "@n[tid] = count() counted by key in root: %ld of %d reads, %ld hits recorded (0 "
 		       "expected), %.3f exits a hit", keyed_counted, COST_READS, keyed_recorded, keyed.exits - bare.exits);
+	else if (stepped_counted != COST_READS || stepped_recorded != 0 || stepped.exits - bare.exits > 2.05)
+		report(test, FAIL, "@n = count() at vfs_read's returns (stepped): %ld of %d reads, %ld hits recorded (0 "
+		       "expected), %.3f exits a hit", stepped_counted, COST_READS, stepped_recorded,
+		       stepped.exits - bare.exits);
 	else if (dropped_counted > 0 || dropped_recorded != 0 || dropped.exits - bare.exits < 0.95 ||
 		 dropped_passed < COST_READS)
 		report(test, FAIL, "/arg2 > 4096/ over one-byte reads: @n %ld, %ld hits recorded, %ld passed over, "
@@ -635,11 +646,12 @@ static void probe_cost(const char *name)
 		       "%.3f with a fetch program (%.0f TSC cycles a read, %.0f without); /arg2 > 4096/ tested in "
 		       "root: %.3f exits a read, 0 of %d hits recorded, %ld passed over (%.0f TSC cycles a read); "
 		       "counted in root: %d of %d, none recorded, %.3f exits a hit (%.0f TSC cycles a read); by key "
-		       "(@n[tid]): the same, %.3f exits a hit (%.0f TSC cycles a read)",
+		       "(@n[tid]): the same, %.3f exits a hit (%.0f TSC cycles a read); at vfs_read's returns, "
+		       "stepped: %.3f exits a hit (%.0f TSC cycles a read)",
 		       COST_READS, COST_READS, armed.exits - bare.exits, bare.exits, armed.exits,
 		       fetch.exits - bare.exits, fetch.tsc, armed.tsc, dropped.exits - bare.exits, COST_READS,
 		       dropped_passed, dropped.tsc, COST_READS, COST_READS, in_root.exits - bare.exits, in_root.tsc,
-		       keyed.exits - bare.exits, keyed.tsc);
+		       keyed.exits - bare.exits, keyed.tsc, stepped.exits - bare.exits, stepped.tsc);
 }
 
 /* The first bytes of vfs_read as the kernel reads its own memory. */
