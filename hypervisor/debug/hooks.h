@@ -182,6 +182,7 @@ struct vt_hooks_stats {
 	u64 probe_hits;		/* int3 exits at a probe (probe_points.h) */
 	u64 probe_skips;	/* ...that skipped a NOP in root: one exit */
 	u64 probe_steps;	/* ...that stepped the original under MTF: two exits */
+	u64 step_views_reused;	/* steps run in their CPU's EPT view as the last step of that page left it */
 	u64 switch_hits;	/* int3 exits at the path tracer's switch trigger */
 	u64 switch_emulated;	/* ...whose store root did: one exit */
 	u64 tf_steps;		/* single steps done with TF (no MTF, or step_tf=1) */

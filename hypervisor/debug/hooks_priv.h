@@ -141,6 +141,8 @@ struct vt_hooks_cpu {
 	bool last_exec_valid;
 	struct vt_step step;		/* step.c */
 	struct vt_ept_view view;	/* ...the EPT while it runs; no block: none */
+	bool view_kept;			/* the view lifts view_page alone, built at ept_gen view_gen */
+	u64 view_page, view_gen;
 	struct vt_tf_step tf;		/* single_step.c */
 };
 

@@ -71,7 +71,7 @@ static u64 vt_step_lifted_entry(const struct vt_step *s, u32 i)
 int vt_step_view_sync(struct vt_hooks_cpu *c)
 {
 	const struct vt_step *s = &c->step;
-	u64 entry;
+	u64 entry, gen = VT_LOAD_ACQUIRE(vt_hooks.ept_gen);
 	u32 i;
 	int ret = 0;
 
@@ -85,7 +85,31 @@ int vt_step_view_sync(struct vt_hooks_cpu *c)
 	}
 	vt_vmwrite(EPT_POINTER, c->view.eptp);
 	vt_hv_invept_eptp(vt_hooks.hv, c->view.eptp);
+	c->view_kept = !ret && s->pages == 1;
+	c->view_page = s->gpa[0];
+	c->view_gen = gen;
 	return ret;
+}
+
+/*
+ * The view the last step of this one page built, walked again as it is:
+ * no hook was inserted or removed since (the generation), so its copies
+ * differ from the shared tables at most by a flip between a split page's
+ * two views, both of which take away what the other allows: an access the
+ * copy refuses faults and syncs the view, and none it allows runs past a
+ * breakpoint. Most steps are a probe's, on the same page again and again:
+ * this spares them the copy and the flush.
+ */
+static bool vt_step_view_reuse(struct vt_hooks_cpu *c)
+{
+	const struct vt_step *s = &c->step;
+
+	if (!c->view_kept || s->pages != 1 || s->gpa[0] != c->view_page ||
+	    c->view_gen != VT_LOAD_ACQUIRE(vt_hooks.ept_gen))
+		return false;
+	vt_vmwrite(EPT_POINTER, c->view.eptp);
+	vt_hooks.stats.step_views_reused++;
+	return true;
 }
 
 /* Back to the shared tables, which this CPU never cached the lift from. */
@@ -104,7 +128,7 @@ enum vt_hook_result vt_step_begin(struct vt_vcpu *vcpu, struct vt_hooks_cpu *c)
 		s->pages = s->accesses = 0;
 		return VT_HOOK_NOT_MINE;
 	}
-	if (vt_step_view_sync(c)) {
+	if (!vt_step_view_reuse(c) && vt_step_view_sync(c)) {
 		vt_step_view_leave();
 		vt_single_step_disarm(vcpu);
 		vt_root_report(vcpu, VT_RE_STEP_VIEW_FULL, s->pages, VT_EPT_VIEW_TABLES, 0, 0);

@@ -181,10 +181,11 @@ static void vt_put_counts(struct vt_text *t, const u64 *values, const char *cons
 static void vt_monitor_hook_traffic(struct vt_text *t, const struct vt_hooks_stats *s)
 {
 	const u64 values[] = { s->exec_flips, s->data_flips, s->stale_invepts, s->split_steps, s->text_writes,
-			       s->watch_steps, s->watch_hits, s->bp_hits, s->stale_int3 };
+			       s->watch_steps, s->watch_hits, s->bp_hits, s->stale_int3, s->step_views_reused };
 	static const char *const after[] = {
 		" to execute, ", " to data, ", " stale retried, ", " stepped on the original (",
-		" text writes); watched pages: ", " accesses stepped, ", " hits; int3: ", " ours, ", " stale\n",
+		" text writes); watched pages: ", " accesses stepped, ", " hits; int3: ", " ours, ",
+		" stale; steps in a CPU's own EPT view kept from the step before: ", "\n",
 	};
 
 	vt_put(t, "views: ");

@@ -192,6 +192,53 @@ TEST_F(SplitView, ChangesToTheSharedTablesMidStepReachTheStepsView)
 	EXPECT_TRUE(on_shared_tables());
 }
 
+// Most steps are a probe's, on one page again and again: the next step of
+// that page walks the view the last one built, unless a hook was inserted
+// or removed since (the copies could then allow what the shared tables no
+// longer do). A flip of another split page meanwhile is left in the copy:
+// its fault syncs the view.
+TEST_F(SplitView, TheNextStepOfThePageReusesItsViewUntilAHookChanges)
+{
+	start();
+	const uint64_t next = bp + kPage;
+	ASSERT_EQ(vt_bp_insert(bp, gpa_of(bp)), 0);
+	ASSERT_EQ(vt_bp_insert(next, gpa_of(next)), 0);
+	vt_hooks_on_resume(&vcpu);
+	cpu().vmcs[GUEST_RIP] = kKernelBase + 40 * kPage;
+	auto step_write = [&] {
+		EXPECT_EQ(violation(gpa_of(bp) + 0x10, kQualWrite | kQualWasX), VT_HOOK_HANDLED);
+		EXPECT_EQ(cpu_leaf(gpa_of(bp)), identity(gpa_of(bp)));
+	};
+	step_write();
+	const uint64_t view = cpu().vmcs[EPT_POINTER];
+	ASSERT_EQ(mtf(), VT_HOOK_HANDLED);
+	size_t before = invepts();
+	step_write();
+	EXPECT_EQ(cpu().vmcs[EPT_POINTER], view);
+	EXPECT_EQ(invepts(), before) << "the same view, nothing copied or flushed";
+	// The next page flips to its data view while the step runs elsewhere...
+	ASSERT_EQ(mtf(), VT_HOOK_HANDLED);
+	ASSERT_EQ(violation(gpa_of(next), kQualRead | kQualWasX), VT_HOOK_HANDLED);
+	step_write();
+	EXPECT_EQ(cpu_leaf(gpa_of(next)) & kEptRWX, kEptX) << "the kept copy: the execute view, no read";
+	// ...and the step's read of it faults and syncs the view.
+	ASSERT_EQ(violation(gpa_of(next), kQualRead | kQualWasX), VT_HOOK_HANDLED);
+	EXPECT_EQ(cpu_leaf(gpa_of(next)), leaf(gpa_of(next)));
+	ASSERT_EQ(mtf(), VT_HOOK_HANDLED);
+	// A breakpoint planted meanwhile: the next step rebuilds the view with it.
+	const uint64_t third = bp + 2 * kPage;
+	ASSERT_EQ(vt_bp_insert(third, gpa_of(third)), 0);
+	vt_hooks_on_resume(&vcpu);
+	before = invepts();
+	step_write();
+	EXPECT_EQ(invepts(), before + 1) << "rebuilt and flushed";
+	EXPECT_EQ(cpu_leaf(gpa_of(third)) & kEptRWX, kEptX) << "the new breakpoint holds in the view";
+	ASSERT_EQ(mtf(), VT_HOOK_HANDLED);
+	vt_hooks_stats st{};
+	vt_hooks_get_stats(&st);
+	EXPECT_EQ(st.step_views_reused, 2u);
+}
+
 TEST_F(SplitView, StaleViolationOnlyInveptsLocally)
 {
 	start();
