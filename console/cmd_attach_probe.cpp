@@ -111,25 +111,105 @@ Result<std::vector<std::string>> resolve_points(dbg::Session &session, probes::C
 }
 
 // kstack's text through the stub: each hit's copied stack unwound with the
-// session's ORC tables (the kernel's, as `bt` uses them: a frame in a
-// module's text ends the stack) and named with the session's symbols.
+// session's ORC tables (the kernel's, as `bt` uses them) and the loaded
+// modules' own, and named with the session's symbols. The modules are
+// found by walking the kernel's list of modules through the stub
+// (module_orc.hpp) when the run starts; a module's tables, kilobytes over
+// a serial line, are read the first time a stack ends in its text.
 class SessionStacks {
 public:
-	explicit SessionStacks(dbg::Session &session)
-		: namer_([&session](std::uint64_t a) { return session.symbols()->symbolize(a); })
+	SessionStacks(dbg::Session &session, KernelBtf &btf)
+		: session_(session), namer_([&session](std::uint64_t a) { return session.symbols()->symbolize(a); })
 	{
-		if (const auto *orc = dynamic_cast<const dbg::OrcUnwinder *>(session.unwinder()))
+		if (const auto *orc = dynamic_cast<const dbg::OrcUnwinder *>(session.unwinder())) {
 			tables_.emplace(orc->table());
-		else
+			list_modules_through_stub(btf);
+		} else {
 			eprintf("vtice probe: warning: the session has no ORC tables (attached with --no-orc, or they "
 				"could not be read); each kstack is its hit's function alone\n");
+		}
 	}
 
-	std::string text(const trace::ProfileSample &s) { return kstack_text(namer_, tables_ ? &*tables_ : nullptr, s); }
+	std::string text(const trace::ProfileSample &s)
+	{
+		SampleStack stack = unwind_sample(tables_ ? &*tables_ : nullptr, s, kMaxSampleFrames);
+		while (stack.truncated && !stack.frames.empty() && load_module_of(stack.frames.back()))
+			stack = unwind_sample(&*tables_, s, kMaxSampleFrames);
+		std::vector<std::string> names = namer_.names(s, stack);
+		std::string out;
+		for (auto n = names.rbegin(); n != names.rend(); ++n)
+			out += (out.empty() ? "" : "\n") + *n;
+		return out;
+	}
 
 private:
+	symbols::MemoryReader reader()
+	{
+		return [this](std::uint64_t address, std::span<std::uint8_t> out) {
+			auto bytes = session_.read_memory(address, out.size());
+			if (!bytes || bytes->size() != out.size())
+				return false;
+			std::copy(bytes->begin(), bytes->end(), out.begin());
+			return true;
+		};
+	}
+
+	void list_modules_through_stub(KernelBtf &btf)
+	{
+		auto listed = modules_in_memory(btf);
+		if (!listed) {
+			eprintf("vtice probe: warning: %s; a frame in a module's text ends its kstack\n",
+				listed.error().to_string().c_str());
+			return;
+		}
+		for (const std::string &why : listed->skipped)
+			eprintf("vtice probe: warning: %s\n", why.c_str());
+		modules_ = std::move(listed->modules);
+	}
+
+	Result<ModuleList> modules_in_memory(KernelBtf &btf)
+	{
+		auto head = session_.symbols()->lookup("modules");
+		if (!head)
+			return make_error("the session's symbols have no 'modules' (the kernel's list of modules)");
+		auto types = btf.types();
+		if (!types)
+			return types.error();
+		auto orc = module_orc_layout(**types);
+		if (!orc)
+			return orc.error();
+		auto list = module_list_layout(**types);
+		if (!list)
+			return list.error();
+		return list_modules(*orc, *list, reader(), *head);
+	}
+
+	// The tables of the module whose text holds address, read now; false
+	// when none does, or its tables were read (or failed) before.
+	bool load_module_of(std::uint64_t address)
+	{
+		for (ListedModule &m : modules_) {
+			if (address < m.first_ip || address > m.last_ip || m.count == 0)
+				continue;
+			auto table = load_listed_module(m, reader(), tables_->kernel());
+			m.count = 0;	// asked once
+			if (!table) {
+				eprintf("vtice probe: warning: %s: %s; its frames end their kstacks\n", m.name.c_str(),
+					table.error().to_string().c_str());
+				return false;
+			}
+			loaded_.push_back(std::move(*table));
+			tables_->set_modules(loaded_);
+			return true;
+		}
+		return false;
+	}
+
+	dbg::Session &session_;
 	FrameNamer namer_;
 	std::optional<symbols::OrcTables> tables_;
+	std::vector<ListedModule> modules_;
+	std::vector<symbols::OrcTable> loaded_;
 };
 
 void report(const Error &e, const ProbeOptions &o)
@@ -193,7 +273,7 @@ Result<void> run_probe(dbg::CommandContext &ctx, const std::vector<std::string> 
 		};
 	std::optional<SessionStacks> stacks;
 	if (program->uses_kstack()) {
-		stacks.emplace(session);
+		stacks.emplace(session, *btf);
 		naming.stack_text = [&stacks](const trace::ProfileSample &s) { return stacks->text(s); };
 	}
 	if (run_probe_program(*o, *program, &source, naming) != kExitOk)

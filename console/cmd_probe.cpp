@@ -192,10 +192,11 @@ public:
 	RootCounts root_counts() const override { return counts_.totals(); }
 	long poll_ms() const override { return 20; }
 	bool stop_requested() const override { return console::stop_requested(); }
-	void after_drain() override
+	Result<void> after_drain() override
 	{
 		if (after_drain_)
 			after_drain_();
+		return {};
 	}
 	void set_after_drain(std::function<void()> fn) { after_drain_ = std::move(fn); }
 

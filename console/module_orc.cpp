@@ -3,7 +3,10 @@
 
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <sstream>
+
+#include "hex.hpp"
 
 namespace vtice::console {
 
@@ -11,6 +14,8 @@ namespace {
 
 // A module holds fewer entries than this (the kernel image about 400,000).
 constexpr std::uint64_t kMaxModuleEntries = 1u << 20;
+// No kernel loads more modules than this (Debian's 6.1 with everything: ~5,000 built).
+constexpr std::size_t kMaxModules = 8192;
 
 Result<std::uint64_t> byte_offset(const dbg::btf::Types &types, std::uint32_t module, const char *path)
 {
@@ -51,31 +56,14 @@ Result<std::uint64_t> this_module_address(const std::string &sysfs_modules, cons
 }
 
 template <typename T>
-Result<T> read_value(const symbols::MemoryReader &read, std::uint64_t address, const char *what)
+Result<T> read_value(const symbols::MemoryReader &read, std::uint64_t address, const std::string &what)
 {
 	T value{};
 	std::uint8_t raw[sizeof(T)];
 	if (!read(address, raw))
-		return make_error(std::string("cannot read its ") + what);
+		return make_error("cannot read its " + what);
 	std::memcpy(&value, raw, sizeof(T));
 	return value;
-}
-
-Result<symbols::OrcTable> one_module(const ModuleOrcLayout &layout, const symbols::MemoryReader &read,
-				     const symbols::OrcTable &kernel, std::uint64_t module)
-{
-	auto ips = read_value<std::uint64_t>(read, module + layout.ip_table, "arch.orc_unwind_ip");
-	auto entries = read_value<std::uint64_t>(read, module + layout.entries, "arch.orc_unwind");
-	auto count = read_value<std::uint32_t>(read, module + layout.count, "arch.num_orcs");
-	for (const auto *error : {ips.ok() ? nullptr : &ips.error(), entries.ok() ? nullptr : &entries.error(),
-				  count.ok() ? nullptr : &count.error()})
-		if (error)
-			return *error;
-	if (*count == 0 || !*ips || !*entries)
-		return make_error("no ORC tables (a module built without objtool's ORC?)");
-	if (*count > kMaxModuleEntries)
-		return make_error("arch.num_orcs is " + std::to_string(*count) + ": not believable");
-	return symbols::OrcTable::load(*ips, *count, *entries, read, &kernel);
 }
 
 }  // namespace
@@ -96,13 +84,107 @@ Result<ModuleOrcLayout> module_orc_layout(const dbg::btf::Types &types)
 	return layout;
 }
 
+Result<ModuleListLayout> module_list_layout(const dbg::btf::Types &types)
+{
+	auto module = types.find("struct module");
+	if (!module)
+		return module.error();
+	auto list = byte_offset(types, *module, "list");
+	if (!list)
+		return list.error();
+	auto name = types.member(*module, "name");
+	if (!name)
+		return make_error("struct module has no name in the kernel's BTF: " + name.error().to_string());
+	if (name->bit_offset % 8 || !types.is_char_array(name->type_id) || name->size == 0)
+		return make_error("struct module's name is not a char array");
+	return ModuleListLayout{.list = *list, .name = name->bit_offset / 8, .name_size = name->size};
+}
+
+namespace {
+
+// The module's name as its struct holds it, or its address when unreadable.
+std::string module_name_at(const ModuleListLayout &list, const symbols::MemoryReader &read, std::uint64_t module)
+{
+	std::vector<std::uint8_t> raw(list.name_size);
+	if (!read(module + list.name, raw))
+		return "module at " + dbg::hex(module);
+	std::string name(raw.begin(), raw.end());
+	return name.substr(0, name.find('\0'));
+}
+
+// The address the ORC ip table's entry i stands for (each an s32 relative to its own slot).
+Result<std::uint64_t> orc_ip(const symbols::MemoryReader &read, std::uint64_t ip_table, std::uint64_t i)
+{
+	auto rel = read_value<std::int32_t>(read, ip_table + 4 * i, "orc_unwind_ip[" + std::to_string(i) + "]");
+	if (!rel)
+		return rel.error();
+	return ip_table + 4 * i + static_cast<std::uint64_t>(static_cast<std::int64_t>(*rel));
+}
+
+Result<ListedModule> listed_module(const ModuleOrcLayout &orc, const symbols::MemoryReader &read,
+				   std::uint64_t module, std::string name)
+{
+	auto ips = read_value<std::uint64_t>(read, module + orc.ip_table, "arch.orc_unwind_ip");
+	auto entries = read_value<std::uint64_t>(read, module + orc.entries, "arch.orc_unwind");
+	auto count = read_value<std::uint32_t>(read, module + orc.count, "arch.num_orcs");
+	for (const auto *error : {ips.ok() ? nullptr : &ips.error(), entries.ok() ? nullptr : &entries.error(),
+				  count.ok() ? nullptr : &count.error()})
+		if (error)
+			return *error;
+	if (*count == 0 || !*ips || !*entries)
+		return make_error("no ORC tables (a module built without objtool's ORC?)");
+	if (*count > kMaxModuleEntries)
+		return make_error("arch.num_orcs is " + std::to_string(*count) + ": not believable");
+	auto first = orc_ip(read, *ips, 0);
+	auto last = first ? orc_ip(read, *ips, *count - 1) : first;
+	if (!last)
+		return last.error();
+	return ListedModule{std::move(name), *ips, *entries, *count, *first, *last};
+}
+
+}  // namespace
+
+ModuleList list_modules(const ModuleOrcLayout &orc, const ModuleListLayout &list, const symbols::MemoryReader &read,
+			std::uint64_t modules_head)
+{
+	ModuleList out;
+	std::set<std::uint64_t> seen;
+	auto link = read_value<std::uint64_t>(read, modules_head, "first link (the kernel's modules list)");
+	while (link && *link != modules_head) {
+		if (seen.size() == kMaxModules || !seen.insert(*link).second) {
+			out.skipped.push_back("the module list at " + dbg::hex(modules_head) + ": it loops or runs on past " +
+					      std::to_string(kMaxModules) + " modules; the rest is not read");
+			return out;
+		}
+		std::uint64_t module = *link - list.list;
+		std::string name = module_name_at(list, read, module);
+		auto listed = listed_module(orc, read, module, name);
+		if (listed)
+			out.modules.push_back(std::move(*listed));
+		else
+			out.skipped.push_back(name + ": " + listed.error().to_string());
+		link = read_value<std::uint64_t>(read, *link, "next link (after " + name + ")");
+	}
+	if (!link)
+		out.skipped.push_back("the module list at " + dbg::hex(modules_head) + ": " + link.error().to_string() +
+				      "; the rest is not read");
+	return out;
+}
+
+Result<symbols::OrcTable> load_listed_module(const ListedModule &module, const symbols::MemoryReader &read,
+					     const symbols::OrcTable &kernel)
+{
+	return symbols::OrcTable::load(module.ip_table, module.count, module.entries, read, &kernel);
+}
+
 ModuleOrcs load_module_orcs(const ModuleOrcLayout &layout, const symbols::MemoryReader &read,
 			    const symbols::OrcTable &kernel, const std::string &modules, const std::string &sysfs_modules)
 {
 	ModuleOrcs out;
 	for (const std::string &name : module_names(modules)) {
 		auto address = this_module_address(sysfs_modules, name);
-		auto table = address ? one_module(layout, read, kernel, *address) : Result<symbols::OrcTable>(address.error());
+		auto listed = address ? listed_module(layout, read, *address, name) : Result<ListedModule>(address.error());
+		auto table = listed ? load_listed_module(*listed, read, kernel) : Result<symbols::OrcTable>(listed.error());
 		if (table)
 			out.tables.push_back(std::move(*table));
 		else

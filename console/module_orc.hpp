@@ -36,4 +36,38 @@ ModuleOrcs load_module_orcs(const ModuleOrcLayout &layout, const symbols::Memory
 			    const symbols::OrcTable &kernel, const std::string &modules = "/proc/modules",
 			    const std::string &sysfs_modules = "/sys/module");
 
+// Where struct module keeps its link in the kernel's list of modules
+// (list, a struct list_head) and its name (char name[MODULE_NAME_LEN]).
+struct ModuleListLayout {
+	std::uint64_t list = 0, name = 0, name_size = 0;
+};
+
+Result<ModuleListLayout> module_list_layout(const dbg::btf::Types &types);
+
+// A module found through kernel memory alone, for a kernel whose /proc and
+// sysfs the console cannot read (through the debug stub): its name, where
+// its tables are, and the text they cover (their first and last entries'
+// addresses), so that a slow line carries a module's tables only once a
+// stack needs them.
+struct ListedModule {
+	std::string name;
+	std::uint64_t ip_table = 0, entries = 0, count = 0;
+	std::uint64_t first_ip = 0, last_ip = 0;
+};
+
+struct ModuleList {
+	std::vector<ListedModule> modules;
+	std::vector<std::string> skipped;	// "NAME: why", and why a walk ended early
+};
+
+// The list the kernel's `modules` (a struct list_head at modules_head)
+// starts, walked through read. A walk that cannot go on (an unreadable
+// link, a loop, more modules than any kernel loads) ends with what it found
+// and says why in skipped.
+ModuleList list_modules(const ModuleOrcLayout &orc, const ModuleListLayout &list, const symbols::MemoryReader &read,
+			std::uint64_t modules_head);
+// Its table; kernel: the running kernel's, whose flags encoding it shares.
+Result<symbols::OrcTable> load_listed_module(const ListedModule &module, const symbols::MemoryReader &read,
+					     const symbols::OrcTable &kernel);
+
 }  // namespace vtice::console

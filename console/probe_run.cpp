@@ -422,7 +422,12 @@ int run_probe_program(const ProbeOptions &o, const probes::CheckedProgram &progr
 			// the records must not leave out the hits root counted before it.
 			root_counts.feed(runtime, source->root_counts());
 			feed.feed(*records);
-			source->after_drain();
+			if (runtime.exited())
+				break;
+			if (auto ok = source->after_drain(); !ok) {
+				drain_error = ok.error();
+				break;
+			}
 		}
 		runtime.tick(TscClock::now_ns());
 		std::fflush(stdout);

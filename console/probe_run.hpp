@@ -78,8 +78,9 @@ public:
 	virtual long poll_ms() const = 0;
 	// Whether the user asked the run to stop (Ctrl-C).
 	virtual bool stop_requested() const = 0;
-	// Called by the loop after each drain (a module came or went, say).
-	virtual void after_drain() {}
+	// Called by the loop once a drain's records are fed (a module came or
+	// went, say; the stub's machine runs on); an error ends the run.
+	virtual Result<void> after_drain() { return {}; }
 	// What root counted for the probes that count there (count_in_root),
 	// per armed address, since arm(): as of the last drain, or of disarm().
 	virtual RootCounts root_counts() const { return {}; }

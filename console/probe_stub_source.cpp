@@ -260,10 +260,14 @@ Result<std::vector<std::vector<vtice_record>>> StubProbeSource::drain()
 		if (auto ok = read_counts(); !ok)
 			return ok.error();
 	drains_++;
-	if (anything_armed() && !stop_requested())
-		if (auto ok = session_.resume(); !ok)
-			return ok.error();
 	return rings;
+}
+
+Result<void> StubProbeSource::after_drain()
+{
+	if (anything_armed() && !stop_requested())
+		return session_.resume();
+	return {};
 }
 
 Result<void> StubProbeSource::read_counts()

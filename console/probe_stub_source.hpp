@@ -22,7 +22,10 @@ public:
 	// command of the debugger does.
 	Result<void> arm(const probes::CheckedProgram &program, RunTotals &totals) override;
 	Result<void> disarm(RunTotals &totals) override;
+	// The machine stays stopped until after_drain(): a kstack's module
+	// tables are read through the stub while the records are fed.
 	Result<std::vector<std::vector<vtice_record>>> drain() override;
+	Result<void> after_drain() override;
 	RootCounts root_counts() const override;
 	long poll_ms() const override { return drain_ms_; }
 	bool stop_requested() const override;

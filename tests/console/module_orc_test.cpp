@@ -50,6 +50,24 @@ TEST(ModuleOrc, StructModulesFieldsAreWherePaholeSaysTheyAre)
 	EXPECT_EQ(layout->count, static_cast<uint64_t>(arch + count));
 }
 
+TEST(ModuleOrc, StructModulesListLinkAndNameAreWherePaholeSaysTheyAre)
+{
+	if (!std::filesystem::exists(kHostBtf) || test::command_output("command -v pahole").empty())
+		GTEST_SKIP() << "needs " << kHostBtf << " and pahole (dwarves)";
+	long list = pahole_offset("module", "list");
+	std::string out = test::command_output("pahole -F btf -C module " + std::string(kHostBtf) + " 2>/dev/null");
+	std::smatch m;
+	ASSERT_TRUE(std::regex_search(out, m, std::regex("char\\s+name\\[(\\d+)\\];\\s*/\\*\\s*(\\d+)\\s")))
+		<< "pahole shows no char name[N] in struct module";
+	auto types = dbg::btf::load_file(kHostBtf);
+	ASSERT_TRUE(types) << types.error().to_string();
+	auto layout = module_list_layout(*types);
+	ASSERT_TRUE(layout) << layout.error().to_string();
+	EXPECT_EQ(layout->list, static_cast<uint64_t>(list));
+	EXPECT_EQ(layout->name, std::stoull(m[2]));
+	EXPECT_EQ(layout->name_size, std::stoull(m[1]));
+}
+
 // Guest memory as a map of 8-byte-aligned words' bytes.
 class Memory {
 public:
@@ -174,6 +192,93 @@ TEST_F(ModuleOrcFiles, AModuleWithoutUsableTablesIsSkippedWithItsReason)
 	EXPECT_NE(orcs.skipped[1].find("no_orc: no ORC tables"), std::string::npos);
 	EXPECT_NE(orcs.skipped[2].find("not believable"), std::string::npos);
 	EXPECT_NE(orcs.skipped[3].find("cannot read"), std::string::npos);
+}
+
+// The same modules found by walking the kernel's list through memory alone
+// (the debug stub's way): struct module's link at 8 and name at 24 (6.1's
+// layout, checked against pahole above), the list's head at kHead.
+constexpr ModuleListLayout kList{.list = 8, .name = 24, .name_size = 56};
+constexpr uint64_t kHead = 0xffffffff82b292a0ull;
+
+class ModuleOrcList : public ModuleOrcFiles {
+protected:
+	// Links the structs at addresses into the list, in that order, as the kernel's list_add_tail would.
+	void link(const std::vector<uint64_t> &modules)
+	{
+		std::vector<uint64_t> nodes{kHead};
+		for (uint64_t m : modules)
+			nodes.push_back(m + kList.list);
+		for (size_t i = 0; i < nodes.size(); i++)
+			mem.put(nodes[i], &nodes[(i + 1) % nodes.size()], 8);
+	}
+
+	void name(uint64_t module, const std::string &text)
+	{
+		char raw[56] = {};
+		std::memcpy(raw, text.data(), text.size());
+		mem.put(module + kList.name, raw, sizeof(raw));
+	}
+};
+
+TEST_F(ModuleOrcList, EachModuleInTheKernelsListWithTheTextItsTableCovers)
+{
+	symbols::OrcTable kernel = kernel_table();
+	const uint64_t a = 0xffffffffc0a05000ull, b = 0xffffffffc0b05000ull;
+	struct_module(a, 0xffffffffc0a03000ull, 0xffffffffc0a04000ull, 3);
+	put_table(mem, 0xffffffffc0a03000ull, 0xffffffffc0a04000ull, {kModuleText, kModuleText + 0x40, kModuleText + 0x80});
+	struct_module(b, 0, 0, 0);	// built without ORC
+	name(a, "vtice_spin");
+	name(b, "no_orc");
+	link({a, b});
+	ModuleList listed = list_modules(kLayout, kList, mem.reader(), kHead);
+	ASSERT_EQ(listed.modules.size(), 1u);
+	const ListedModule &m = listed.modules[0];
+	EXPECT_EQ(m.name, "vtice_spin");
+	EXPECT_EQ(m.first_ip, kModuleText);
+	EXPECT_EQ(m.last_ip, kModuleText + 0x80);
+	ASSERT_EQ(listed.skipped.size(), 1u);
+	EXPECT_NE(listed.skipped[0].find("no_orc: no ORC tables"), std::string::npos) << listed.skipped[0];
+	auto table = load_listed_module(m, mem.reader(), kernel);
+	ASSERT_TRUE(table) << table.error().to_string();
+	auto entry = table->find(kModuleText + 0x44);
+	ASSERT_TRUE(entry);
+	EXPECT_EQ(entry->ip, kModuleText + 0x40);
+}
+
+TEST_F(ModuleOrcList, AnEmptyListHoldsNoModule)
+{
+	link({});
+	ModuleList listed = list_modules(kLayout, kList, mem.reader(), kHead);
+	EXPECT_TRUE(listed.modules.empty());
+	EXPECT_TRUE(listed.skipped.empty());
+}
+
+// A list that loops without coming back to its head, or whose link cannot
+// be read: the walk ends with what it found, and says so.
+TEST_F(ModuleOrcList, ALoopOrAnUnreadableLinkEndsTheWalkWithWhatItFound)
+{
+	const uint64_t a = 0xffffffffc0a05000ull, b = 0xffffffffc0b05000ull;
+	struct_module(a, 0xffffffffc0a03000ull, 0xffffffffc0a04000ull, 3);
+	put_table(mem, 0xffffffffc0a03000ull, 0xffffffffc0a04000ull, {kModuleText, kModuleText + 0x40, kModuleText + 0x80});
+	name(a, "first");
+	struct_module(b, 0, 0, 0);
+	name(b, "second");
+	link({a, b});
+	const uint64_t back = a + kList.list;	// b's next is a again, never the head
+	mem.put(b + kList.list, &back, 8);
+	ModuleList looped = list_modules(kLayout, kList, mem.reader(), kHead);
+	EXPECT_EQ(looped.modules.size(), 1u);
+	ASSERT_FALSE(looped.skipped.empty());
+	EXPECT_NE(looped.skipped.back().find("loops"), std::string::npos) << looped.skipped.back();
+
+	const uint64_t nowhere = 0xffffffffc0f00008ull;
+	mem.put(a + kList.list, &nowhere, 8);
+	ModuleList cut = list_modules(kLayout, kList, mem.reader(), kHead);
+	EXPECT_EQ(cut.modules.size(), 1u) << "first, found before the link that leads nowhere";
+	ASSERT_EQ(cut.skipped.size(), 2u);
+	EXPECT_NE(cut.skipped[0].find("module at 0xffffffffc0f00000: cannot read"), std::string::npos) << cut.skipped[0];
+	EXPECT_NE(cut.skipped[1].find("cannot read its next link (after module at 0xffffffffc0f00000); the rest is "
+				      "not read"), std::string::npos) << cut.skipped[1];
 }
 
 }  // namespace

@@ -943,6 +943,15 @@ def check_stub_profile(text, folded, fig):
     check("vtice-probe-profile-stack", total >= 50 and inside * 10 >= total * 9,
           "%d of the spinner's %d samples through the stub in vtice_spin_loop [0x%x, 0x%x) or what it calls "
           "(want >= 90%% of >= 50)" % (inside, total, begin, end))
+    # The spinner is a kthread: below its module's frames the kernel's own
+    # kthread() and, at the stack's base, ret_from_fork. Reached only when
+    # the module's frames unwind with the module's ORC tables, which the
+    # console finds through the stub (the kernel's list of modules).
+    based = sum(int(line.rpartition(" ")[2]) for line in lines
+                if re.match(r"ret_from_fork(_asm)?;(ret_from_fork;)?kthread;0x", line.rpartition(" ")[0]))
+    check("vtice-probe-profile-module-unwind", total >= 50 and based * 10 >= total * 9,
+          "%d of the spinner's %d samples through the stub unwound through its module's frames to "
+          "kthread and ret_from_fork (want >= 90%%); a line: %s" % (based, total, lines[0] if lines else "none"))
 
 
 def check_stub_kstack(folded, kernel_callers):
