@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 
 #include "attach_session.hpp"
 #include "diagnostic.hpp"
@@ -114,8 +115,10 @@ Result<std::vector<std::string>> resolve_points(dbg::Session &session, probes::C
 // session's ORC tables (the kernel's, as `bt` uses them) and the loaded
 // modules' own, and named with the session's symbols. The modules are
 // found by walking the kernel's list of modules through the stub
-// (module_orc.hpp) when the run starts; a module's tables, kilobytes over
-// a serial line, are read the first time a stack ends in its text.
+// (module_orc.hpp) when the run starts, and again when a stack ends in text
+// none of them holds (a module loaded since); a module's tables, kilobytes
+// over a serial line, are read the first time a stack ends in its text.
+// All of it while the machine is stopped for a drain.
 class SessionStacks {
 public:
 	SessionStacks(dbg::Session &session, KernelBtf &btf)
@@ -123,7 +126,8 @@ public:
 	{
 		if (const auto *orc = dynamic_cast<const dbg::OrcUnwinder *>(session.unwinder())) {
 			tables_.emplace(orc->table());
-			list_modules_through_stub(btf);
+			btf_ = &btf;
+			list_modules_through_stub(btf);	// may clear btf_
 		} else {
 			eprintf("vtice probe: warning: the session has no ORC tables (attached with --no-orc, or they "
 				"could not be read); each kstack is its hit's function alone\n");
@@ -154,16 +158,22 @@ private:
 		};
 	}
 
+	// The list as it is now; the modules whose tables were read stay read.
 	void list_modules_through_stub(KernelBtf &btf)
 	{
 		auto listed = modules_in_memory(btf);
 		if (!listed) {
 			eprintf("vtice probe: warning: %s; a frame in a module's text ends its kstack\n",
 				listed.error().to_string().c_str());
+			btf_ = nullptr;	// the same answer every time: not walked again
 			return;
 		}
 		for (const std::string &why : listed->skipped)
-			eprintf("vtice probe: warning: %s\n", why.c_str());
+			if (warned_.insert(why).second)
+				eprintf("vtice probe: warning: %s\n", why.c_str());
+		for (ListedModule &m : listed->modules)
+			if (read_.count({m.name, m.text_lo}))
+				m.count = 0;
 		modules_ = std::move(listed->modules);
 	}
 
@@ -184,32 +194,48 @@ private:
 		return list_modules(*orc, *list, reader(), *head);
 	}
 
+	ListedModule *module_of(std::uint64_t address)
+	{
+		for (ListedModule &m : modules_)
+			if (m.text_lo <= address && address < m.text_hi)
+				return &m;
+		return nullptr;
+	}
+
 	// The tables of the module whose text holds address, read now; false
-	// when none does, or its tables were read (or failed) before.
+	// when none does (the list walked again once for its page), or its
+	// tables were read (or failed) before.
 	bool load_module_of(std::uint64_t address)
 	{
-		for (ListedModule &m : modules_) {
-			if (address < m.first_ip || address > m.last_ip || m.count == 0)
-				continue;
-			auto table = load_listed_module(m, reader(), tables_->kernel());
-			m.count = 0;	// asked once
-			if (!table) {
-				eprintf("vtice probe: warning: %s: %s; its frames end their kstacks\n", m.name.c_str(),
-					table.error().to_string().c_str());
-				return false;
-			}
-			loaded_.push_back(std::move(*table));
-			tables_->set_modules(loaded_);
-			return true;
+		ListedModule *m = module_of(address);
+		if (!m && btf_ && unknown_pages_.insert(address >> 12).second) {
+			list_modules_through_stub(*btf_);
+			m = module_of(address);
 		}
-		return false;
+		if (!m || m->count == 0)
+			return false;
+		auto table = load_listed_module(*m, reader(), tables_->kernel());
+		m->count = 0;	// asked once
+		read_.insert({m->name, m->text_lo});
+		if (!table) {
+			eprintf("vtice probe: warning: %s: %s; its frames end their kstacks\n", m->name.c_str(),
+				table.error().to_string().c_str());
+			return false;
+		}
+		loaded_.push_back(std::move(*table));
+		tables_->set_modules(loaded_);
+		return true;
 	}
 
 	dbg::Session &session_;
+	KernelBtf *btf_ = nullptr;
 	FrameNamer namer_;
 	std::optional<symbols::OrcTables> tables_;
 	std::vector<ListedModule> modules_;
 	std::vector<symbols::OrcTable> loaded_;
+	std::set<std::pair<std::string, std::uint64_t>> read_;	// (name, text) of the modules asked for their tables
+	std::set<std::uint64_t> unknown_pages_;	// pages the list was walked again for
+	std::set<std::string> warned_;
 };
 
 void report(const Error &e, const ProbeOptions &o)

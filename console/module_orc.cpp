@@ -68,6 +68,37 @@ Result<T> read_value(const symbols::MemoryReader &read, std::uint64_t address, c
 
 }  // namespace
 
+namespace {
+
+// mem[MOD_TEXT] (MOD_TEXT is 0) since 6.4: its base and size.
+Result<std::pair<std::uint64_t, std::uint64_t>> module_memory_text(const dbg::btf::Types &types,
+								  const dbg::btf::Member &mem)
+{
+	std::uint64_t count = 0;
+	auto element = types.element(mem.type_id, &count);
+	if (!element)
+		return make_error("struct module's mem is not an array: " + element.error().to_string());
+	auto base = byte_offset(types, *element, "base");
+	auto size = byte_offset(types, *element, "size");
+	if (!base || !size)
+		return (base ? size : base).error();
+	return std::pair{mem.bit_offset / 8 + *base, mem.bit_offset / 8 + *size};
+}
+
+// Where the module's text starts and its length, as this kernel keeps them.
+Result<std::pair<std::uint64_t, std::uint64_t>> text_fields(const dbg::btf::Types &types, std::uint32_t module)
+{
+	if (auto mem = types.member(module, "mem"))
+		return module_memory_text(types, *mem);
+	auto base = byte_offset(types, module, "core_layout.base");
+	auto size = byte_offset(types, module, "core_layout.text_size");
+	if (!base || !size)
+		return (base ? size : base).error();
+	return std::pair{*base, *size};
+}
+
+}  // namespace
+
 Result<ModuleOrcLayout> module_orc_layout(const dbg::btf::Types &types)
 {
 	auto module = types.find("struct module");
@@ -81,6 +112,11 @@ Result<ModuleOrcLayout> module_orc_layout(const dbg::btf::Types &types)
 			return offset.error();
 		*field = *offset;
 	}
+	auto text = text_fields(types, *module);
+	if (!text)
+		return text.error();
+	layout.text_base = text->first;
+	layout.text_size = text->second;
 	return layout;
 }
 
@@ -112,13 +148,17 @@ std::string module_name_at(const ModuleListLayout &list, const symbols::MemoryRe
 	return name.substr(0, name.find('\0'));
 }
 
-// The address the ORC ip table's entry i stands for (each an s32 relative to its own slot).
-Result<std::uint64_t> orc_ip(const symbols::MemoryReader &read, std::uint64_t ip_table, std::uint64_t i)
+// The module's text, [base, base + size); {0, 0} when not known.
+std::pair<std::uint64_t, std::uint64_t> module_text(const ModuleOrcLayout &orc, const symbols::MemoryReader &read,
+						    std::uint64_t module)
 {
-	auto rel = read_value<std::int32_t>(read, ip_table + 4 * i, "orc_unwind_ip[" + std::to_string(i) + "]");
-	if (!rel)
-		return rel.error();
-	return ip_table + 4 * i + static_cast<std::uint64_t>(static_cast<std::int64_t>(*rel));
+	if (!orc.text_base && !orc.text_size)
+		return {0, 0};
+	auto base = read_value<std::uint64_t>(read, module + orc.text_base, "text's base");
+	auto size = read_value<std::uint32_t>(read, module + orc.text_size, "text's size");
+	if (!base || !size || !*base || !*size)
+		return {0, 0};
+	return {*base, *base + *size};
 }
 
 Result<ListedModule> listed_module(const ModuleOrcLayout &orc, const symbols::MemoryReader &read,
@@ -135,11 +175,8 @@ Result<ListedModule> listed_module(const ModuleOrcLayout &orc, const symbols::Me
 		return make_error("no ORC tables (a module built without objtool's ORC?)");
 	if (*count > kMaxModuleEntries)
 		return make_error("arch.num_orcs is " + std::to_string(*count) + ": not believable");
-	auto first = orc_ip(read, *ips, 0);
-	auto last = first ? orc_ip(read, *ips, *count - 1) : first;
-	if (!last)
-		return last.error();
-	return ListedModule{std::move(name), *ips, *entries, *count, *first, *last};
+	auto [lo, hi] = module_text(orc, read, module);
+	return ListedModule{std::move(name), *ips, *entries, *count, lo, hi};
 }
 
 }  // namespace
@@ -174,7 +211,10 @@ ModuleList list_modules(const ModuleOrcLayout &orc, const ModuleListLayout &list
 Result<symbols::OrcTable> load_listed_module(const ListedModule &module, const symbols::MemoryReader &read,
 					     const symbols::OrcTable &kernel)
 {
-	return symbols::OrcTable::load(module.ip_table, module.count, module.entries, read, &kernel);
+	auto table = symbols::OrcTable::load(module.ip_table, module.count, module.entries, read, &kernel);
+	if (table && module.text_hi)
+		table->limit_to(module.text_lo, module.text_hi);
+	return table;
 }
 
 ModuleOrcs load_module_orcs(const ModuleOrcLayout &layout, const symbols::MemoryReader &read,

@@ -19,9 +19,13 @@
 namespace vtice::console {
 
 // Byte offsets in struct module of arch.orc_unwind_ip, arch.orc_unwind and
-// arch.num_orcs (CONFIG_UNWINDER_ORC).
+// arch.num_orcs (CONFIG_UNWINDER_ORC), and of its text's start and length
+// (mem[MOD_TEXT].base and .size since 6.4, core_layout.base and .text_size
+// before; the length an unsigned int; both 0: not known, and a module's
+// table then covers what lies between its first and last entries).
 struct ModuleOrcLayout {
 	std::uint64_t ip_table = 0, entries = 0, count = 0;
+	std::uint64_t text_base = 0, text_size = 0;
 };
 
 Result<ModuleOrcLayout> module_orc_layout(const dbg::btf::Types &types);
@@ -46,13 +50,12 @@ Result<ModuleListLayout> module_list_layout(const dbg::btf::Types &types);
 
 // A module found through kernel memory alone, for a kernel whose /proc and
 // sysfs the console cannot read (through the debug stub): its name, where
-// its tables are, and the text they cover (their first and last entries'
-// addresses), so that a slow line carries a module's tables only once a
-// stack needs them.
+// its tables are, and its text, so that a slow line carries a module's
+// tables only once a stack needs them.
 struct ListedModule {
 	std::string name;
 	std::uint64_t ip_table = 0, entries = 0, count = 0;
-	std::uint64_t first_ip = 0, last_ip = 0;
+	std::uint64_t text_lo = 0, text_hi = 0;	// [lo, hi): its text, which its table is limited to
 };
 
 struct ModuleList {
@@ -66,7 +69,8 @@ struct ModuleList {
 // and says why in skipped.
 ModuleList list_modules(const ModuleOrcLayout &orc, const ModuleListLayout &list, const symbols::MemoryReader &read,
 			std::uint64_t modules_head);
-// Its table; kernel: the running kernel's, whose flags encoding it shares.
+// Its table, limited to its text; kernel: the running kernel's, whose flags
+// encoding it shares.
 Result<symbols::OrcTable> load_listed_module(const ListedModule &module, const symbols::MemoryReader &read,
 					     const symbols::OrcTable &kernel);
 

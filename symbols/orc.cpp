@@ -82,6 +82,8 @@ Result<OrcTable> OrcTable::load(std::uint64_t ip_table, std::uint64_t count, std
 
 bool OrcTable::covers(std::uint64_t ip) const
 {
+	if (text_hi_)
+		return size() && text_lo_ <= ip && ip < text_hi_;
 	return size() && ip_at(0) <= ip && ip <= ip_at(size() - 1);
 }
 

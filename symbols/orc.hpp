@@ -63,8 +63,17 @@ public:
 	bool new_format() const { return new_format_; }
 	// The entry covering ip (the last one starting at or below it).
 	std::optional<OrcEntry> find(std::uint64_t ip) const;
-	// ip lies between the first and the last entry: this table's text.
+	// ip lies between the first and the last entry: this table's text; or,
+	// once limited, in [lo, hi).
 	bool covers(std::uint64_t ip) const;
+	// The text the table is for, when its entries span more: a module's
+	// entries for its init text, which the kernel keeps after freeing that
+	// text, can sit on either side of another module's text.
+	void limit_to(std::uint64_t lo, std::uint64_t hi)
+	{
+		text_lo_ = lo;
+		text_hi_ = hi;
+	}
 
 private:
 	std::uint64_t ip_at(std::size_t index) const;
@@ -75,6 +84,7 @@ private:
 	std::vector<std::int32_t> ip_offsets_;
 	std::vector<std::uint8_t> entries_;
 	bool new_format_ = false;
+	std::uint64_t text_lo_ = 0, text_hi_ = 0;  // limit_to(); 0, 0: none
 };
 
 // The running kernel's tables and its modules' (each module has its own,

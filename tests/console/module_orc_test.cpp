@@ -48,6 +48,16 @@ TEST(ModuleOrc, StructModulesFieldsAreWherePaholeSaysTheyAre)
 	EXPECT_EQ(layout->ip_table, static_cast<uint64_t>(arch + ips));
 	EXPECT_EQ(layout->entries, static_cast<uint64_t>(arch + entries));
 	EXPECT_EQ(layout->count, static_cast<uint64_t>(arch + count));
+	long mem = pahole_offset("module", "mem\\[\\d+\\]");
+	long base = pahole_offset("module_memory", "base"), size = pahole_offset("module_memory", "size");
+	if (mem >= 0) {	// 6.4 and later: mem[MOD_TEXT], MOD_TEXT being 0
+		EXPECT_EQ(layout->text_base, static_cast<uint64_t>(mem + base));
+		EXPECT_EQ(layout->text_size, static_cast<uint64_t>(mem + size));
+	} else {
+		long core = pahole_offset("module", "core_layout");
+		EXPECT_EQ(layout->text_base, static_cast<uint64_t>(core + pahole_offset("module_layout", "base")));
+		EXPECT_EQ(layout->text_size, static_cast<uint64_t>(core + pahole_offset("module_layout", "text_size")));
+	}
 }
 
 TEST(ModuleOrc, StructModulesListLinkAndNameAreWherePaholeSaysTheyAre)
@@ -107,7 +117,7 @@ void put_table(Memory &mem, uint64_t ip_table, uint64_t entries, const std::vect
 	}
 }
 
-constexpr ModuleOrcLayout kLayout{.ip_table = 440, .entries = 448, .count = 432};
+constexpr ModuleOrcLayout kLayout{.ip_table = 440, .entries = 448, .count = 432, .text_base = 320, .text_size = 332};
 constexpr uint64_t kKernelText = 0xffffffff81000000ull, kModuleText = 0xffffffffc0a00000ull;
 
 class ModuleOrcFiles : public ::testing::Test {
@@ -131,11 +141,17 @@ protected:
 	}
 
 	// struct module at address, its tables at ips and entries.
-	void struct_module(uint64_t address, uint64_t ips, uint64_t entries, uint32_t count)
+	// text_size 0: its text fields left unreadable.
+	void struct_module(uint64_t address, uint64_t ips, uint64_t entries, uint32_t count, uint64_t text = 0,
+			   uint32_t text_size = 0)
 	{
 		mem.put(address + kLayout.ip_table, &ips, 8);
 		mem.put(address + kLayout.entries, &entries, 8);
 		mem.put(address + kLayout.count, &count, 4);
+		if (text_size) {
+			mem.put(address + kLayout.text_base, &text, 8);
+			mem.put(address + kLayout.text_size, &text_size, 4);
+		}
 	}
 
 	symbols::OrcTable kernel_table()
@@ -224,7 +240,7 @@ TEST_F(ModuleOrcList, EachModuleInTheKernelsListWithTheTextItsTableCovers)
 {
 	symbols::OrcTable kernel = kernel_table();
 	const uint64_t a = 0xffffffffc0a05000ull, b = 0xffffffffc0b05000ull;
-	struct_module(a, 0xffffffffc0a03000ull, 0xffffffffc0a04000ull, 3);
+	struct_module(a, 0xffffffffc0a03000ull, 0xffffffffc0a04000ull, 3, kModuleText, 0x1000);
 	put_table(mem, 0xffffffffc0a03000ull, 0xffffffffc0a04000ull, {kModuleText, kModuleText + 0x40, kModuleText + 0x80});
 	struct_module(b, 0, 0, 0);	// built without ORC
 	name(a, "vtice_spin");
@@ -234,8 +250,8 @@ TEST_F(ModuleOrcList, EachModuleInTheKernelsListWithTheTextItsTableCovers)
 	ASSERT_EQ(listed.modules.size(), 1u);
 	const ListedModule &m = listed.modules[0];
 	EXPECT_EQ(m.name, "vtice_spin");
-	EXPECT_EQ(m.first_ip, kModuleText);
-	EXPECT_EQ(m.last_ip, kModuleText + 0x80);
+	EXPECT_EQ(m.text_lo, kModuleText);
+	EXPECT_EQ(m.text_hi, kModuleText + 0x1000);
 	ASSERT_EQ(listed.skipped.size(), 1u);
 	EXPECT_NE(listed.skipped[0].find("no_orc: no ORC tables"), std::string::npos) << listed.skipped[0];
 	auto table = load_listed_module(m, mem.reader(), kernel);
@@ -243,6 +259,38 @@ TEST_F(ModuleOrcList, EachModuleInTheKernelsListWithTheTextItsTableCovers)
 	auto entry = table->find(kModuleText + 0x44);
 	ASSERT_TRUE(entry);
 	EXPECT_EQ(entry->ip, kModuleText + 0x40);
+	EXPECT_TRUE(table->covers(kModuleText + 0x800)) << "its text, past its last entry";
+	EXPECT_FALSE(table->covers(kModuleText + 0x1000));
+}
+
+// A module's table keeps the entries of its init text after the kernel
+// freed it, and that text may have sat beyond another module's: limited
+// to its text, each table covers its own module's frames alone.
+TEST_F(ModuleOrcList, ATableLimitedToItsModulesTextLeavesAnotherModulesFramesToItsOwn)
+{
+	symbols::OrcTable kernel = kernel_table();
+	const uint64_t a = 0xffffffffc0a05000ull, b = 0xffffffffc0b05000ull, b_text = 0xffffffffc0b00000ull;
+	struct_module(a, 0xffffffffc0a03000ull, 0xffffffffc0a04000ull, 3, kModuleText, 0x1000);
+	put_table(mem, 0xffffffffc0a03000ull, 0xffffffffc0a04000ull,
+		  {kModuleText, kModuleText + 0x40, 0xffffffffc0c00000ull});	// the last: its freed init text
+	struct_module(b, 0xffffffffc0b03000ull, 0xffffffffc0b04000ull, 2, b_text, 0x1000);
+	put_table(mem, 0xffffffffc0b03000ull, 0xffffffffc0b04000ull, {b_text, b_text + 0x20});
+	name(a, "spans");
+	name(b, "inside");
+	link({a, b});
+	ModuleList listed = list_modules(kLayout, kList, mem.reader(), kHead);
+	ASSERT_EQ(listed.modules.size(), 2u);
+	std::vector<symbols::OrcTable> tables;
+	for (const ListedModule &m : listed.modules) {
+		auto t = load_listed_module(m, mem.reader(), kernel);
+		ASSERT_TRUE(t) << t.error().to_string();
+		tables.push_back(std::move(*t));
+	}
+	symbols::OrcTables all(std::move(kernel));
+	all.set_modules(tables);
+	const symbols::OrcTable *at_b = all.for_ip(b_text + 0x24);
+	ASSERT_NE(at_b, nullptr);
+	EXPECT_EQ(at_b->find(b_text + 0x24)->ip, b_text + 0x20) << "inside's own table, not spans' entry at its start";
 }
 
 TEST_F(ModuleOrcList, AnEmptyListHoldsNoModule)
