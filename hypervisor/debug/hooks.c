@@ -282,9 +282,9 @@ enum vt_hook_result vt_hooks_on_ept_violation(struct vt_vcpu *vcpu, struct vt_ex
 	/*
 	 * A violation in the middle of a step: in the step's view, which holds
 	 * copies of the shared tables, so whatever this changed in the shared
-	 * ones (a flip, another page of the step) reaches the view too.
+	 * ones (a flip of another page) reaches the view too.
 	 */
-	if (stepping && c->step.active)
+	if (stepping && c->step.active && r == VT_HOOK_HANDLED)
 		vt_step_view_sync(c);
 	vt_hooks_unlock();
 	return r;

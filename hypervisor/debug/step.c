@@ -122,8 +122,13 @@ enum vt_hook_result vt_step_begin(struct vt_vcpu *vcpu, struct vt_hooks_cpu *c)
 {
 	struct vt_step *s = &c->step;
 
-	if (s->active)
-		return VT_HOOK_HANDLED;	/* a second page of the same instruction: the caller syncs the view */
+	if (s->active) {
+		/* A second page of the same instruction: lifted too. */
+		if (!vt_step_view_sync(c))
+			return VT_HOOK_HANDLED;
+		vt_root_report(vcpu, VT_RE_STEP_VIEW_FULL, s->pages, VT_EPT_VIEW_TABLES, 0, 0);
+		return VT_HOOK_NOT_MINE;
+	}
 	if (vt_single_step_arm(vcpu)) {
 		s->pages = s->accesses = 0;
 		return VT_HOOK_NOT_MINE;
