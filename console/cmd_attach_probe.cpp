@@ -4,16 +4,15 @@
 
 #include <algorithm>
 #include <optional>
-#include <set>
 
 #include "attach_session.hpp"
 #include "diagnostic.hpp"
 #include "messages.hpp"
-#include "orc_unwinder.hpp"
 #include "probe_functions.hpp"
 #include "probe_params.hpp"
 #include "probe_stub_source.hpp"
 #include "profile_report.hpp"
+#include "stub_stacks.hpp"
 #include "subcommands.hpp"
 #include "syscall_events.hpp"
 #include "vtice/interrupts.hpp"
@@ -111,133 +110,6 @@ Result<std::vector<std::string>> resolve_points(dbg::Session &session, probes::C
 		[&session](std::uint64_t address, std::size_t length) { return session.read_memory(address, length); });
 }
 
-// kstack's text through the stub: each hit's copied stack unwound with the
-// session's ORC tables (the kernel's, as `bt` uses them) and the loaded
-// modules' own, and named with the session's symbols. The modules are
-// found by walking the kernel's list of modules through the stub
-// (module_orc.hpp) when the run starts, and again when a stack ends in text
-// none of them holds (a module loaded since); a module's tables, kilobytes
-// over a serial line, are read the first time a stack ends in its text.
-// All of it while the machine is stopped for a drain.
-class SessionStacks {
-public:
-	SessionStacks(dbg::Session &session, KernelBtf &btf)
-		: session_(session), namer_([&session](std::uint64_t a) { return session.symbols()->symbolize(a); })
-	{
-		if (const auto *orc = dynamic_cast<const dbg::OrcUnwinder *>(session.unwinder())) {
-			tables_.emplace(orc->table());
-			btf_ = &btf;
-			list_modules_through_stub(btf);	// may clear btf_
-		} else {
-			eprintf("vtice probe: warning: the session has no ORC tables (attached with --no-orc, or they "
-				"could not be read); each kstack is its hit's function alone\n");
-		}
-	}
-
-	std::string text(const trace::ProfileSample &s)
-	{
-		SampleStack stack = unwind_sample(tables_ ? &*tables_ : nullptr, s, kMaxSampleFrames);
-		while (stack.truncated && !stack.frames.empty() && load_module_of(stack.frames.back()))
-			stack = unwind_sample(&*tables_, s, kMaxSampleFrames);
-		std::vector<std::string> names = namer_.names(s, stack);
-		std::string out;
-		for (auto n = names.rbegin(); n != names.rend(); ++n)
-			out += (out.empty() ? "" : "\n") + *n;
-		return out;
-	}
-
-private:
-	symbols::MemoryReader reader()
-	{
-		return [this](std::uint64_t address, std::span<std::uint8_t> out) {
-			auto bytes = session_.read_memory(address, out.size());
-			if (!bytes || bytes->size() != out.size())
-				return false;
-			std::copy(bytes->begin(), bytes->end(), out.begin());
-			return true;
-		};
-	}
-
-	// The list as it is now; the modules whose tables were read stay read.
-	void list_modules_through_stub(KernelBtf &btf)
-	{
-		auto listed = modules_in_memory(btf);
-		if (!listed) {
-			eprintf("vtice probe: warning: %s; a frame in a module's text ends its kstack\n",
-				listed.error().to_string().c_str());
-			btf_ = nullptr;	// the same answer every time: not walked again
-			return;
-		}
-		for (const std::string &why : listed->skipped)
-			if (warned_.insert(why).second)
-				eprintf("vtice probe: warning: %s\n", why.c_str());
-		for (ListedModule &m : listed->modules)
-			if (read_.count({m.name, m.text_lo}))
-				m.count = 0;
-		modules_ = std::move(listed->modules);
-	}
-
-	Result<ModuleList> modules_in_memory(KernelBtf &btf)
-	{
-		auto head = session_.symbols()->lookup("modules");
-		if (!head)
-			return make_error("the session's symbols have no 'modules' (the kernel's list of modules)");
-		auto types = btf.types();
-		if (!types)
-			return types.error();
-		auto orc = module_orc_layout(**types);
-		if (!orc)
-			return orc.error();
-		auto list = module_list_layout(**types);
-		if (!list)
-			return list.error();
-		return list_modules(*orc, *list, reader(), *head);
-	}
-
-	ListedModule *module_of(std::uint64_t address)
-	{
-		for (ListedModule &m : modules_)
-			if (m.text_lo <= address && address < m.text_hi)
-				return &m;
-		return nullptr;
-	}
-
-	// The tables of the module whose text holds address, read now; false
-	// when none does (the list walked again once for its page), or its
-	// tables were read (or failed) before.
-	bool load_module_of(std::uint64_t address)
-	{
-		ListedModule *m = module_of(address);
-		if (!m && btf_ && unknown_pages_.insert(address >> 12).second) {
-			list_modules_through_stub(*btf_);
-			m = module_of(address);
-		}
-		if (!m || m->count == 0)
-			return false;
-		auto table = load_listed_module(*m, reader(), tables_->kernel());
-		m->count = 0;	// asked once
-		read_.insert({m->name, m->text_lo});
-		if (!table) {
-			eprintf("vtice probe: warning: %s: %s; its frames end their kstacks\n", m->name.c_str(),
-				table.error().to_string().c_str());
-			return false;
-		}
-		loaded_.push_back(std::move(*table));
-		tables_->set_modules(loaded_);
-		return true;
-	}
-
-	dbg::Session &session_;
-	KernelBtf *btf_ = nullptr;
-	FrameNamer namer_;
-	std::optional<symbols::OrcTables> tables_;
-	std::vector<ListedModule> modules_;
-	std::vector<symbols::OrcTable> loaded_;
-	std::set<std::pair<std::string, std::uint64_t>> read_;	// (name, text) of the modules asked for their tables
-	std::set<std::uint64_t> unknown_pages_;	// pages the list was walked again for
-	std::set<std::string> warned_;
-};
-
 void report(const Error &e, const ProbeOptions &o)
 {
 	if (e.offset)
@@ -297,7 +169,7 @@ Result<void> run_probe(dbg::CommandContext &ctx, const std::vector<std::string> 
 			auto hit = session.symbols()->symbolize(a);
 			return hit ? hit->name : std::string();
 		};
-	std::optional<SessionStacks> stacks;
+	std::optional<StubStacks> stacks;
 	if (program->uses_kstack()) {
 		stacks.emplace(session, *btf);
 		naming.stack_text = [&stacks](const trace::ProfileSample &s) { return stacks->text(s); };

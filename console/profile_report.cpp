@@ -46,7 +46,12 @@ std::vector<std::string> FrameNamer::names(const trace::ProfileSample &s, const 
 
 std::string kstack_text(FrameNamer &namer, const symbols::OrcTables *orc, const trace::ProfileSample &s)
 {
-	std::vector<std::string> names = namer.names(s, unwind_sample(orc, s, kMaxSampleFrames));
+	return kstack_text(namer, s, unwind_sample(orc, s, kMaxSampleFrames));
+}
+
+std::string kstack_text(FrameNamer &namer, const trace::ProfileSample &s, const SampleStack &stack)
+{
+	std::vector<std::string> names = namer.names(s, stack);
 	std::string out;
 	for (auto n = names.rbegin(); n != names.rend(); ++n)
 		out += (out.empty() ? "" : "\n") + *n;

@@ -39,6 +39,8 @@ private:
 // A probe hit's kstack as its text: the copied stack unwound with orc (null:
 // the hit's function alone) and named by namer, leaf first, a frame a line.
 std::string kstack_text(FrameNamer &namer, const symbols::OrcTables *orc, const trace::ProfileSample &s);
+// The same for a stack already unwound.
+std::string kstack_text(FrameNamer &namer, const trace::ProfileSample &s, const SampleStack &stack);
 
 struct CpuCounts {
 	std::uint64_t samples = 0, kernel = 0, user = 0, idle = 0;
