@@ -163,15 +163,22 @@ std::string load_orc(Session &session, const std::string &symbols_file)
 
 // " (banner matches)", or a loud warning naming both banners: symbols from
 // another build would put every breakpoint and backtrace in the wrong place.
+// A target that shows no banner (a replay, whose memory is only what its
+// recording read; no IDT to find the slide by) is said to be unchecked, not
+// to differ.
 std::string banner_verdict(Session &session, const SymbolList &table, std::optional<std::uint64_t> handler,
 			   Output &log)
 {
 	std::string guest = guest_banner(session, table, handler);
 	if (guest == table.image_banner())
 		return " (banner matches the running kernel)";
+	if (guest.empty()) {
+		log.print("note: the target does not show the kernel's banner at linux_banner: the symbols are not "
+			  "checked against it\n");
+		return " (banner not compared: the target does not show it)";
+	}
 	log.print("warning: the symbols are not the running kernel's: the image says '%s', the kernel says '%s'\n",
-		  first_line(table.image_banner()).c_str(),
-		  guest.empty() ? "(unreadable)" : first_line(guest).c_str());
+		  first_line(table.image_banner()).c_str(), first_line(guest).c_str());
 	return " (banner does NOT match the running kernel)";
 }
 

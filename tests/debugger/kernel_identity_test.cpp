@@ -129,6 +129,24 @@ TEST_F(KernelIdentity, SymbolsFileOfAnotherBuildIsALoudWarning)
 	EXPECT_NE(log.text().find(other.substr(0, 30)), std::string::npos) << "names the kernel's banner";
 }
 
+// A replay's memory is what its recording read: linux_banner is not in it.
+// The symbols cannot be compared; that is said, not that they differ.
+TEST_F(KernelIdentity, ATargetThatShowsNoBannerIsNotCalledAnotherBuild)
+{
+	auto target = std::make_unique<test::MemoryTarget>();
+	target->map(kCpuEntryAreaIdt, idt_gate(divide_error + kSlide));
+	session = std::make_unique<Session>(std::move(target));
+	KernelSetupOptions options;
+	options.symbols_file = vmlinux;
+	options.load_orc = false;
+	auto info = setup_kernel(*session, options, log);
+	ASSERT_TRUE(info) << info.error().message;
+	EXPECT_NE(info->symbols.find("banner not compared"), std::string::npos) << info->symbols;
+	EXPECT_EQ(info->symbols.find("does NOT match"), std::string::npos) << info->symbols;
+	EXPECT_EQ(log.text().find("warning"), std::string::npos) << log.text();
+	EXPECT_NE(log.text().find("not checked"), std::string::npos) << log.text();
+}
+
 TEST_F(KernelIdentity, InstalledImagesAreTriedUntilOneMatches)
 {
 	auto session = guest(banner);
