@@ -208,7 +208,8 @@ check_kernel_lines() {
 		block=$(split_lost_cpu_wait rest "$block")
 	fi
 	if [[ -n "$excused" ]]; then
-		notes=$(report_headers "$excused" "$block" | sed 's/^\( *\)VTICE-DMESG /\1/' | head -n 10)
+		# (a line the console printed and dmesg's copy of it: once)
+		notes=$(report_headers "$excused" "$block" | sed 's/^\( *\)VTICE-DMESG /\1/' | awk '!seen[$0]++' | head -n 10)
 		[[ -n "$notes" ]] && echo "  NOTE reports of $why:" && sed 's/^/      /' <<<"$notes"
 		block=$(grep -vE "$excused" <<<"$block")
 		pattern=${pattern//|Call Trace:/}
