@@ -97,9 +97,11 @@ void vt_ept_audit_identity(const struct vt_ept *ept, struct vt_ept_audit *audit)
  * A CPU's private view (ept_view.c): the shared hierarchy with a few 4 KiB
  * leaves of its own. Its tables: the PML4 copy, then the copies made on the
  * way down to those leaves (one PDPT, PD and PT per distinct 512 GiB, 1 GiB
- * and 2 MiB region), VT_EPT_VIEW_TABLES in all.
+ * and 2 MiB region): enough for VT_EPT_VIEW_PAGES leaves anywhere, so a view
+ * never runs out while it maps no more pages than that.
  */
-#define VT_EPT_VIEW_TABLES	16
+#define VT_EPT_VIEW_PAGES	8
+#define VT_EPT_VIEW_TABLES	(1 + 3 * VT_EPT_VIEW_PAGES)
 
 struct vt_ept_view {
 	void *block;			/* VT_EPT_VIEW_TABLES pages, allocated at load */

@@ -201,7 +201,7 @@ void vt_hooks_sync_views(struct vt_vcpu *vcpu)
 		/* A step's view copied tables that may have changed meanwhile. */
 		if (c->step.active) {
 			vt_hooks_lock();
-			vt_step_view_sync(c);
+			vt_step_view_resync(vcpu, c);
 			vt_hooks_unlock();
 		}
 		c->ept_seen = gen;
@@ -282,10 +282,11 @@ enum vt_hook_result vt_hooks_on_ept_violation(struct vt_vcpu *vcpu, struct vt_ex
 	/*
 	 * A violation in the middle of a step: in the step's view, which holds
 	 * copies of the shared tables, so whatever this changed in the shared
-	 * ones (a flip of another page) reaches the view too.
+	 * ones (a flip of another page, a page the step added) reaches the
+	 * view too. The one place a running step's view is rebuilt for it.
 	 */
 	if (stepping && c->step.active && r == VT_HOOK_HANDLED)
-		vt_step_view_sync(c);
+		r = vt_step_view_resync(vcpu, c);
 	vt_hooks_unlock();
 	return r;
 }

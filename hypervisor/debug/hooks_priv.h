@@ -207,6 +207,11 @@ bool vt_watch_match(const struct vt_access *a, bool probe, struct vt_dbg_stop *s
 enum vt_hook_result vt_step_begin(struct vt_vcpu *vcpu, struct vt_hooks_cpu *c);
 bool vt_step_add(struct vt_hooks_cpu *c, u64 gpa, enum vt_step_kind kind);
 int vt_step_view_sync(struct vt_hooks_cpu *c);
+/*
+ * A running step's view rebuilt after the shared tables or its pages
+ * changed; a view that cannot hold them is reported and NOT_MINE.
+ */
+enum vt_hook_result vt_step_view_resync(struct vt_vcpu *vcpu, struct vt_hooks_cpu *c);
 
 /* dr.c */
 void vt_dr_sync(struct vt_vcpu *vcpu, struct vt_hooks_cpu *c);

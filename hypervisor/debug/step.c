@@ -48,6 +48,8 @@ static void vt_step_restore(const struct vt_step *s)
 			vt_bp_rearm(s->gpa[i]);
 }
 
+VT_STATIC_ASSERT(VT_STEP_PAGES <= VT_EPT_VIEW_PAGES, "a view holds every page one step lifts");
+
 /* The entry page i of the step has in the step's view, or 0 when its hook went meanwhile. */
 static u64 vt_step_lifted_entry(const struct vt_step *s, u32 i)
 {
@@ -91,6 +93,14 @@ int vt_step_view_sync(struct vt_hooks_cpu *c)
 	return ret;
 }
 
+enum vt_hook_result vt_step_view_resync(struct vt_vcpu *vcpu, struct vt_hooks_cpu *c)
+{
+	if (!vt_step_view_sync(c))
+		return VT_HOOK_HANDLED;
+	vt_root_report(vcpu, VT_RE_STEP_VIEW_FULL, c->step.pages, VT_EPT_VIEW_TABLES, 0, 0);
+	return VT_HOOK_NOT_MINE;
+}
+
 /*
  * The view the last step of this one page built, walked again as it is:
  * no hook was inserted or removed since (the generation), so its copies
@@ -122,13 +132,12 @@ enum vt_hook_result vt_step_begin(struct vt_vcpu *vcpu, struct vt_hooks_cpu *c)
 {
 	struct vt_step *s = &c->step;
 
-	if (s->active) {
-		/* A second page of the same instruction: lifted too. */
-		if (!vt_step_view_sync(c))
-			return VT_HOOK_HANDLED;
-		vt_root_report(vcpu, VT_RE_STEP_VIEW_FULL, s->pages, VT_EPT_VIEW_TABLES, 0, 0);
-		return VT_HOOK_NOT_MINE;
-	}
+	/*
+	 * A second page of the same instruction: the violation's dispatcher
+	 * (vt_hooks_on_ept_violation) resyncs the view, lifting it too.
+	 */
+	if (s->active)
+		return VT_HOOK_HANDLED;
 	if (vt_single_step_arm(vcpu)) {
 		s->pages = s->accesses = 0;
 		return VT_HOOK_NOT_MINE;

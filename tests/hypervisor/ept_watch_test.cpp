@@ -173,7 +173,9 @@ TEST_F(Watch, AnInstructionTouchingTwoWatchedPages)
 	ASSERT_EQ(vt_watch_insert(VT_POINT_WRITE, edge, 8, 0), 0);
 	// A misaligned 8-byte store: the second page faults after the first was lifted.
 	EXPECT_EQ(access(edge, kQualWrite), VT_HOOK_HANDLED);
+	const size_t before = invepts();
 	EXPECT_EQ(access(edge + 4, kQualWrite), VT_HOOK_HANDLED);
+	EXPECT_EQ(invepts(), before + 1) << "the step's view rebuilt once for its second page";
 	EXPECT_EQ(cpu_leaf(gpa_of(edge)), identity(gpa_of(edge)));
 	EXPECT_EQ(cpu_leaf(gpa_of(edge + 4)), identity(gpa_of(edge + 4)));
 	expect_protected(gpa_of(edge), kEptR | kEptX);
