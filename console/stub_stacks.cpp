@@ -84,10 +84,13 @@ ListedModule *StubStacks::module_of(std::uint64_t address)
 }
 
 // The tables of the module whose text holds address, read now; false when
-// none does (the list walked again once for its page), or when that
+// the kernel's own text holds it (its tables had no entry there), when no
+// module does (the list walked again once for its page), or when that
 // module's tables were asked for before.
 bool StubStacks::load_module_of(std::uint64_t address)
 {
+	if (tables_->kernel().covers(address))
+		return false;
 	ListedModule *m = module_of(address);
 	if (!m && btf_ && walked_for_.insert(address >> 12).second) {
 		walk_module_list(*btf_);
