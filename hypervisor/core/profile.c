@@ -53,6 +53,8 @@ u64 vt_profile_vmcall(struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 *
 	if (!vt_profile_valid((u32)r->r8, &filter))
 		return (u64)VTICE_VMCALL_EINVAL;
 	ret = vt_profile_set(vcpu, r->rdx, (u32)r->r8, &filter);
+	if (!ret)
+		vcpu->profile.by_stub = false;
 	if (ret == -VT_EOPNOTSUPP)
 		return (u64)VTICE_VMCALL_ENOSYS;
 	return ret ? (u64)VTICE_VMCALL_EINVAL : VTICE_VMCALL_OK;
@@ -93,6 +95,12 @@ void vt_profile_stub_sync(struct vt_vcpu *vcpu)
 		vt_profile_set(vcpu, want->period_tsc, want->stack_bytes, &want->filter);
 	else
 		vt_profile_set(vcpu, 0, 0, &any);
+	vcpu->profile.by_stub = want->on;
+}
+
+bool vt_profile_kernel_sampling(const struct vt_vcpu *vcpu)
+{
+	return vcpu->timer.sample_ticks && !vcpu->profile.by_stub;
 }
 
 /* Two words per record. */

@@ -49,6 +49,7 @@ struct vt_timer {
 struct vt_profile_vcpu {
 	u32 stack_bytes;	/* kernel stack copied per sample */
 	u32 stub_seen;		/* the stub's profiler (struct vt_profile_stub) this CPU applied */
+	bool by_stub;		/* its sampling, if any, is the stub's (kept until the kernel side's VMCALL) */
 	struct vt_sys_filter filter;	/* the task sampled; empty: any */
 	struct vtice_record recs[VT_CAPTURE_GROUP_MAX];
 	u64 stack[VTICE_PROFILE_STACK_MAX / 8];
@@ -92,6 +93,12 @@ int vt_profile_stub_set(struct vt_hv *hv, bool on, u64 period_tsc, u32 stack_byt
 			const struct vt_sys_filter *filter);
 /* On leaving a stop: sample or stop on this CPU as the stub last asked. */
 void vt_profile_stub_sync(struct vt_vcpu *vcpu);
+/*
+ * This CPU samples for the kernel side (VTICE_VMCALL_PROFILE), which the
+ * stub must leave alone; a stub's sampling that an off has not reached yet
+ * (the CPU still parked) is not.
+ */
+bool vt_profile_kernel_sampling(const struct vt_vcpu *vcpu);
 /* One sample of where the guest is, into the CPU's ring. */
 void vt_profile_sample(struct vt_vcpu *vcpu);
 /*

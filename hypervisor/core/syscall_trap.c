@@ -62,6 +62,7 @@ int vt_syscall_trap_set(struct vt_vcpu *vcpu, bool on, bool quiet,
 		return vt_syscall_disarm(vcpu);
 	vcpu->hv->sys_filter = *filter;
 	vcpu->sys.quiet = quiet;
+	vcpu->sys.by_stub = false;
 	return vt_syscall_arm(vcpu);
 }
 
@@ -89,6 +90,7 @@ void vt_syscall_trap_stub_sync(struct vt_vcpu *vcpu)
 	if (vcpu->sys.stub_seen == gen)
 		return;
 	vcpu->sys.stub_seen = gen;
+	vcpu->sys.by_stub = want->on;
 	/*
 	 * Armed already: a new run of the stub's, whose filter is in place.
 	 * The stub checked that every CPU can arm (vt_syscall_trap_can_arm).
@@ -100,6 +102,11 @@ void vt_syscall_trap_stub_sync(struct vt_vcpu *vcpu)
 		vt_syscall_arm(vcpu);
 	else
 		vt_syscall_disarm(vcpu);
+}
+
+bool vt_syscall_trap_kernel_armed(const struct vt_vcpu *vcpu)
+{
+	return vcpu->sys.armed && !vcpu->sys.by_stub;
 }
 
 u64 vt_syscall_guest_efer(const struct vt_vcpu *vcpu, u64 vmcs_efer)

@@ -91,6 +91,7 @@ struct vt_sys_vcpu {
 	bool quiet;		/* armed for a callback only: no event recorded */
 	u64 current_task;	/* gva of this CPU's current-task pointer, 0 = unknown */
 	u32 stub_seen;		/* the stub's arming (struct vt_sys_stub) this CPU applied */
+	bool by_stub;		/* armed, if it is, by the stub (until the kernel side's VMCALL) */
 };
 
 /*
@@ -126,6 +127,12 @@ bool vt_syscall_trap_can_arm(const struct vt_hv *hv, u64 guest_cr4);
 int vt_syscall_trap_stub_set(struct vt_hv *hv, const struct vt_sys_stub_arm *arm);
 /* On leaving a stop: arm or disarm this CPU as the stub last asked. */
 void vt_syscall_trap_stub_sync(struct vt_vcpu *vcpu);
+/*
+ * This CPU's trap is the kernel side's (VTICE_VMCALL_SYSCALLS), which the
+ * stub must leave alone; a stub's trap that an off has not reached yet
+ * (the CPU still parked) is not.
+ */
+bool vt_syscall_trap_kernel_armed(const struct vt_vcpu *vcpu);
 /* A #UD exit while armed: true when it was SYSCALL or SYSRET and was executed. */
 bool vt_syscall_trap_on_ud(struct vt_exit *exit);
 /* EFER as the guest sees it, from the value in the VMCS. */

@@ -212,7 +212,7 @@ static int vt_target_syscall_check(const struct vt_hv *hv)
 		sc = vt_stop_cpu(cpu);
 		if (!sc || !sc->vcpu)
 			continue;
-		if (sc->vcpu->sys.armed && !hv->sys_stub.on)
+		if (vt_syscall_trap_kernel_armed(sc->vcpu))
 			return -VT_EBUSY;
 		if (!vt_syscall_trap_can_arm(hv, sc->regs.cr4))
 			return -VT_EOPNOTSUPP;
@@ -253,14 +253,14 @@ static void vt_target_syscall_counts(void *ctx, u64 *armed, u64 *seen, u64 *reco
 }
 
 /* The kernel side's profiler (VTICE_IOC_PROFILE) samples on some CPU: the stub leaves it alone. */
-static bool vt_target_profile_busy(const struct vt_hv *hv)
+static bool vt_target_profile_busy(void)
 {
 	struct vt_vcpu *vcpu;
 	u32 cpu;
 
 	for (cpu = 0; cpu < vt_stop_cpu_count(); cpu++) {
 		vcpu = vt_target_vcpu(cpu);
-		if (vcpu && vcpu->timer.sample_ticks && !hv->profile_stub.on)
+		if (vcpu && vt_profile_kernel_sampling(vcpu))
 			return true;
 	}
 	return false;
@@ -271,7 +271,7 @@ static int vt_target_profile(void *ctx, bool on, u32 hz, u32 stack_bytes, u32 pi
 	struct vt_hv *hv = vt_stub_hv();
 	struct vt_sys_filter filter = { .pid = pid };
 
-	if (on && vt_target_profile_busy(hv))
+	if (on && vt_target_profile_busy())
 		return -VT_EBUSY;
 	if (on && (!hz || hz > VTICE_PROFILE_HZ_MAX))
 		return -VT_EINVAL;

@@ -288,6 +288,22 @@ TEST_F(ProfileStub, TheKernelSideIsRefusedWhileTheStubsProfilerIsOn)
 	EXPECT_EQ(profile_vmcall(2'000'000, 0), (uint64_t)VTICE_VMCALL_OK) << "free again";
 }
 
+// Two runs back to back with the machine stopped between them: the first's
+// off has not reached the CPU, whose sampling is still the stub's (the
+// second run may arm); only the kernel side's keeps the stub out.
+TEST_F(ProfileStub, AnOffNotYetAppliedLeavesTheSamplingTheStubs)
+{
+	ASSERT_EQ(stub_set(true), 0);
+	vt_profile_stub_sync(&vcpu);
+	ASSERT_EQ(stub_set(false), 0);
+	EXPECT_TRUE(timer_on()) << "still parked";
+	EXPECT_FALSE(vt_profile_kernel_sampling(&vcpu));
+	ASSERT_EQ(stub_set(false), 0);
+	vt_profile_stub_sync(&vcpu);
+	ASSERT_EQ(profile_vmcall(2'000'000, 0), (uint64_t)VTICE_VMCALL_OK);
+	EXPECT_TRUE(vt_profile_kernel_sampling(&vcpu));
+}
+
 TEST_F(ProfileStub, TheStubsOffLeavesTheKernelSidesProfilerAlone)
 {
 	ASSERT_EQ(profile_vmcall(2'000'000, 0), (uint64_t)VTICE_VMCALL_OK);

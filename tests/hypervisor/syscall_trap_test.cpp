@@ -298,6 +298,26 @@ TEST_F(SyscallStubTrap, TheStubsSetOfSyscallsRecordsOnlyThem)
 	EXPECT_FALSE(hv.sys_numbers.chosen);
 }
 
+// Two runs back to back with the machine stopped between them: the first's
+// off has not reached the CPU (it applies it as it leaves the stop), and
+// the trap it still has is the stub's, which the second run may arm again;
+// only the kernel side's trap keeps the stub out.
+TEST_F(SyscallStubTrap, AnOffNotYetAppliedLeavesTheTrapTheStubs)
+{
+	ASSERT_EQ(stub_set(true), 0);
+	vt_syscall_trap_stub_sync(&vcpu);
+	ASSERT_EQ(stub_set(false), 0);
+	EXPECT_TRUE(vcpu.sys.armed) << "still parked";
+	EXPECT_FALSE(vt_syscall_trap_kernel_armed(&vcpu));
+	ASSERT_EQ(stub_set(true, "vtsys"), 0);
+	vt_syscall_trap_stub_sync(&vcpu);
+	EXPECT_TRUE(ud_exits());
+	ASSERT_EQ(stub_set(false), 0);
+	vt_syscall_trap_stub_sync(&vcpu);
+	ASSERT_EQ(arm(true, 0, "bash"), (uint64_t)VTICE_VMCALL_OK);
+	EXPECT_TRUE(vt_syscall_trap_kernel_armed(&vcpu));
+}
+
 TEST_F(SyscallStubTrap, TheStubsOffLeavesTheKernelSidesTrapAlone)
 {
 	ASSERT_EQ(arm(true, 0, "bash"), (uint64_t)VTICE_VMCALL_OK);
