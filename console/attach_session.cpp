@@ -10,6 +10,7 @@
 #include "kernel_cache.hpp"
 #include "messages.hpp"
 #include "rsp/rsp_target.hpp"
+#include "stub_modules.hpp"
 #include "subcommands.hpp"
 #include "vtice/escape.hpp"
 #include "vtice/interrupts.hpp"
@@ -170,6 +171,7 @@ Result<Attached> attach_target(const std::string &target, AttachOptions &options
 	if (options.setup.symbols_file.empty() && options.image_search && !session.target().features().physical_memory)
 		options.setup.image_candidates = dbg::installed_kernel_images();
 	a.info = dbg::setup_kernel(session, options.setup, out);
+	unwind_modules_through(session, out);
 	return a;
 }
 

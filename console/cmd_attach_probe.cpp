@@ -171,7 +171,7 @@ Result<void> run_probe(dbg::CommandContext &ctx, const std::vector<std::string> 
 		};
 	std::optional<StubStacks> stacks;
 	if (program->uses_kstack()) {
-		stacks.emplace(session, *btf);
+		stacks.emplace(session);
 		naming.stack_text = [&stacks](const trace::ProfileSample &s) { return stacks->text(s); };
 	}
 	if (run_probe_program(*o, *program, &source, naming) != kExitOk)

@@ -36,14 +36,21 @@ symbols::MemoryReader copied_stack(const trace::ProfileSample &s)
 
 SampleStack unwind_sample(const symbols::OrcTables *orc, const trace::ProfileSample &sample, std::size_t max_frames)
 {
+	if (!orc)
+		return unwind_sample(OrcLookup(), sample, max_frames);
+	return unwind_sample([orc](std::uint64_t ip) { return orc->for_ip(ip); }, sample, max_frames);
+}
+
+SampleStack unwind_sample(const OrcLookup &table_for, const trace::ProfileSample &sample, std::size_t max_frames)
+{
 	SampleStack out;
 	out.frames.push_back(sample.rip);
-	if (!orc || sample.user)
+	if (!table_for || sample.user)
 		return out;
 	symbols::MemoryReader read = copied_stack(sample);
 	symbols::UnwindRegs regs{sample.rip, sample.rsp, sample.rbp, true};
 	while (out.frames.size() < max_frames) {
-		const symbols::OrcTable *table = orc->for_ip(regs.exact_ip ? regs.rip : regs.rip - 1);
+		const symbols::OrcTable *table = table_for(regs.exact_ip ? regs.rip : regs.rip - 1);
 		if (!table) {
 			out.truncated = true;	// text no table covers: a module whose tables were not read
 			return out;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,8 +30,13 @@ struct SampleStack {
 // How deep vtice profile and kstack walk a sample's stack.
 inline constexpr std::size_t kMaxSampleFrames = 128;
 
-// Walks at most max_frames frames. Without tables (orc null), the leaf alone;
-// a frame in text no table covers ends the walk (truncated).
+// The table whose text holds ip, or null.
+using OrcLookup = std::function<const symbols::OrcTable *(std::uint64_t ip)>;
+
+// Walks at most max_frames frames. Without tables (table_for empty), the
+// leaf alone; a frame in text no table covers ends the walk (truncated).
+SampleStack unwind_sample(const OrcLookup &table_for, const trace::ProfileSample &sample, std::size_t max_frames);
+// The same over a set of tables (orc null: none).
 SampleStack unwind_sample(const symbols::OrcTables *orc, const trace::ProfileSample &sample, std::size_t max_frames);
 
 // The running kernel's ORC tables and its modules'.

@@ -27,6 +27,19 @@ symbols::MemoryReader bytes_reader(const MemoryReader &read)
 
 }  // namespace
 
+// A return address's call is the byte before it: a call that ends its
+// function returns to the next function's first byte.
+Result<const symbols::OrcTable *> OrcUnwinder::table_at(const symbols::UnwindRegs &r) const
+{
+	std::uint64_t ip = r.exact_ip ? r.rip : r.rip - 1;
+	if (!modules_ || table_.covers(ip))
+		return &table_;
+	auto module = modules_->table_for(ip);
+	if (!module)
+		return module.error();
+	return *module ? *module : &table_;	// no module's: the kernel's says why not
+}
+
 Result<std::vector<Frame>> OrcUnwinder::unwind(const UnwindRegs &regs, const MemoryReader &read,
 					       std::size_t max_frames) const
 {
@@ -34,7 +47,8 @@ Result<std::vector<Frame>> OrcUnwinder::unwind(const UnwindRegs &regs, const Mem
 	symbols::UnwindRegs r{regs.ip, regs.sp, regs.bp, true};
 	std::vector<Frame> frames{{r.rip, r.rsp, true, "orc"}};
 	while (frames.size() < max_frames) {
-		auto step = symbols::unwind_step(table_, r, reader);
+		auto table = table_at(r);
+		auto step = table ? symbols::unwind_step(**table, r, reader) : Result<symbols::UnwindStep>(table.error());
 		if (!step) {
 			if (frames.size() == 1)
 				return step.error();

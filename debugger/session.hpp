@@ -110,6 +110,7 @@ public:
 	void set_kaslr_slide(std::int64_t slide) { kaslr_slide_ = slide; }
 	std::optional<std::int64_t> kaslr_slide() const { return kaslr_slide_; }
 	const Unwinder *unwinder() const { return unwinder_.get(); }
+	Unwinder *unwinder() { return unwinder_.get(); }
 	// Kernel types (BTF), loaded on first use (debugger/btf/btf_source.hpp).
 	btf::KernelTypes &kernel_types() { return *kernel_types_; }
 

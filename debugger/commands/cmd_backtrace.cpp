@@ -34,7 +34,10 @@ const Command kCmdBacktrace = {
 	"backtrace", {"bt", "k", "where"}, "backtrace [N]", "show the call stack",
 	"Unwinds the current vCPU's kernel stack with the kernel's own ORC tables\n"
 	"(read from guest memory at attach), through interrupt and syscall frames,\n"
-	"to the user-mode boundary. Where ORC has no data, the rest of the stack is\n"
+	"to the user-mode boundary. A frame in a loaded module's text unwinds with\n"
+	"that module's own tables, found through the kernel's list of modules and\n"
+	"read (once) the first time a stack reaches the module: seconds over a\n"
+	"serial line. Where ORC has no data, the rest of the stack is\n"
 	"scanned for text addresses, which are printed as '? func+0x12' guesses as\n"
 	"the kernel's own oops traces do.\n",
 	run,

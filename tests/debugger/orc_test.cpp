@@ -142,6 +142,110 @@ TEST(Orc, MissingDataStopsWithANote)
 	EXPECT_FALSE(unwinder.unwind(r, s.reader(), 16).ok());
 }
 
+namespace {
+
+// A module's tables as the console's source hands them out (the stub's
+// walk of the kernel's list is tested in tests/console/module_orc_test.cpp).
+struct ModuleTables final : ModuleOrcSource {
+	std::optional<vtice::symbols::OrcTable> table;
+	std::optional<std::string> error;
+	std::vector<std::uint64_t> asked;
+
+	Result<const vtice::symbols::OrcTable *> table_for(std::uint64_t ip) override
+	{
+		asked.push_back(ip);
+		if (error)
+			return make_error(*error);
+		return table && table->covers(ip) ? &*table : nullptr;
+	}
+};
+
+constexpr std::uint64_t M = 0xffffffffc0a00000;  // a module's function
+
+// f (kernel) called from m (a module, frame of 0x18) called from g, called from the entry code.
+struct ThroughAModule {
+	OrcUnwinder kernel = *[] {
+		TableBuilder b;
+		b.add(F, 8, kRegSp, kCall);
+		b.add(F + 0x40, 0, 0, kCall);
+		b.add(G, 8, kRegSp, kCall);
+		b.add(G + 0x10, 0x28, kRegSp, kCall, -16, kRegPrevSp);
+		b.add(G + 0x80, 0, 0, kCall);
+		b.add(ENTRY, 0, kRegSp, kRegs);
+		b.add(ENTRY + 0x100, 0, 0, kCall);  // the kernel's text goes on
+		return b.build();
+	}();
+	std::shared_ptr<ModuleTables> modules = std::make_shared<ModuleTables>();
+	Stack s;
+	std::uint64_t sp0 = 0xffffc90000010f00;
+
+	ThroughAModule()
+	{
+		TableBuilder m;
+		m.base = 0xffffffffc0a08000ull;
+		m.add(M, 8, kRegSp, kCall);
+		m.add(M + 0x8, 0x20, kRegSp, kCall);  // after sub $0x18, %rsp
+		m.add(M + 0x40, 0, 0, kCall);
+		modules->table = m.build()->table();
+		s.words[sp0] = M + 0x15;                 // f returns into m
+		std::uint64_t cfa_m = sp0 + 8 + 0x20;
+		s.words[cfa_m - 8] = G + 0x35;           // m returns into g
+		std::uint64_t cfa_g = cfa_m + 0x28;
+		s.words[cfa_g - 16] = 0x1234;            // g's saved bp
+		s.words[cfa_g - 8] = ENTRY + 0x50;       // g returns into the entry code
+		for (std::uint64_t at = 0; at < 168; at += 8)  // pt_regs from user mode
+			s.words[cfa_g + at] = 0;
+		s.words[cfa_g + 128] = 0x401000;
+		s.words[cfa_g + 136] = 0x33;
+		s.words[cfa_g + 152] = 0x7ffc0000;
+		kernel.set_modules(modules);
+	}
+
+	Result<std::vector<Frame>> unwind()
+	{
+		UnwindRegs r;
+		r.ip = F;
+		r.sp = sp0;
+		return kernel.unwind(r, s.reader(), 16);
+	}
+};
+
+}  // namespace
+
+// A stack that passes through a module's text unwinds with that module's
+// tables, which the unwinder asks its source for only at the module's frames.
+TEST(Orc, AModulesFramesUnwindWithTheTablesItsSourceGives)
+{
+	ThroughAModule t;
+	auto frames = t.unwind();
+	ASSERT_TRUE(frames.ok()) << frames.error().message;
+	ASSERT_EQ(frames->size(), 4u);
+	EXPECT_EQ((*frames)[1].pc, M + 0x15);
+	EXPECT_EQ((*frames)[2].pc, G + 0x35);
+	EXPECT_EQ((*frames)[2].sp, t.sp0 + 8 + 0x20);
+	EXPECT_EQ((*frames)[3].pc, ENTRY + 0x50);
+	for (const auto &f : *frames)
+		EXPECT_EQ(f.note.find("unwind stopped"), std::string::npos) << f.note;
+	EXPECT_EQ(t.modules->asked, std::vector<std::uint64_t>{M + 0x14}) << "the call's byte, not the return address";
+}
+
+TEST(Orc, AModuleWhoseTablesCannotBeHadEndsTheWalkSayingWhy)
+{
+	ThroughAModule t;
+	t.modules->error = "vtice_spin's ORC tables: cannot read 0xffffffffc0a08000";
+	auto frames = t.unwind();
+	ASSERT_TRUE(frames.ok()) << frames.error().message;
+	ASSERT_EQ(frames->size(), 2u);
+	EXPECT_NE((*frames)[1].note.find("unwind stopped: vtice_spin's ORC tables"), std::string::npos)
+		<< (*frames)[1].note;
+	t.modules->error.reset();
+	t.modules->table.reset();
+	frames = t.unwind();
+	ASSERT_TRUE(frames.ok());
+	ASSERT_EQ(frames->size(), 2u) << "no module's text: the kernel's table says there is no entry";
+	EXPECT_NE((*frames)[1].note.find("unwind stopped"), std::string::npos);
+}
+
 TEST(Orc, UnreadableTablesAreErrors)
 {
 	TableBuilder b;

@@ -326,7 +326,7 @@ stub_guest_loop() {
 		# run_request).
 		read -r cur </proc/sys/kernel/domainname
 		case $cur in
-		vt-probe | vt-probe2 | vt-spin | vtice-bench-* | vtice-detect) ;;
+		vt-probe | vt-probe2 | vt-spin | vt-spinbt | vtice-bench-* | vtice-detect) ;;
 		*) echo "vt$n" >/proc/sys/kernel/domainname ;;
 		esac
 		sleep 3
@@ -525,7 +525,7 @@ stub_bench_if_asked() {
 	# taken before it runs: the loop never writes over a request (stub_guest_loop);
 	# the host looks for the line to know its request arrived
 	case "$want" in
-	vtice-bench-* | vtice-detect | vt-probe | vt-probe2 | vt-spin)
+	vtice-bench-* | vtice-detect | vt-probe | vt-probe2 | vt-spin | vt-spinbt)
 		echo vt-probe-taken >/proc/sys/kernel/domainname
 		echo "VTICE-TOOK $want" ;;
 	esac
@@ -534,6 +534,7 @@ stub_bench_if_asked() {
 	vtice-detect) detect_under_stub ;;
 	vt-probe | vt-probe2) stub_probe_workload "${want#vt-}" ;;
 	vt-spin) stub_spin_workload ;;
+	vt-spinbt) stub_spinbt_workload ;;
 	esac
 }
 
@@ -609,19 +610,10 @@ stub_probe_workload() {
 
 # The workload of the stub's profile run ("vt-spin", host/stub_gdb.py):
 # the test module vtice_spin spins 5 s in vtice_spin_loop on the last CPU
-# as the thread vtice-spin. hv.stub-spin.lo and .hi, read while it spins:
-# where the function's text begins and the next of the module's symbols
-# does, from /proc/kallsyms; then a subshell named vtstubspin waits in
-# rmmod for the spinner's end and writes, the host's exit().
+# as the thread vtice-spin (spin_start); a subshell named vtstubspin waits
+# in rmmod for the spinner's end and writes, the host's exit().
 stub_spin_workload() {
-	local ko=/lib/vtice/vtice_spin.ko lo
-	insmod $ko secs=5 || { echo "VTICE-FIGURE hv.stub-spin.lo=none"; return; }
-	# at once: until then the spinner wakes every 20 ms, sampled in the scheduler
-	echo 1 >/sys/module/vtice_spin/parameters/go
-	lo=$(awk '$3 == "vtice_spin_loop" { print $1; exit }' /proc/kallsyms)
-	echo "VTICE-FIGURE hv.stub-spin.lo=$lo"
-	echo "VTICE-FIGURE hv.stub-spin.hi=$(awk -v lo="$lo" '$4 == "[vtice_spin]" && $1 > lo { print $1 }' \
-		/proc/kallsyms | sort | head -n 1)"
+	spin_start 5 hv.stub-spin || return
 	(
 		printf vtstubspin >/proc/self/comm
 		rmmod vtice_spin
@@ -629,6 +621,28 @@ stub_spin_workload() {
 	)
 	echo "VTICE-FIGURE hv.stub-spin.cpus=$(nproc)"
 	echo "VTICE-FIGURE hv.stub-spin.spun=$(dmesg | sed -n 's/.*vtice_spin: spun \([0-9]*\) ms.*/\1/p' | tail -n 1)"
+}
+
+# The spinner started for secs $1 (at once: until then it wakes every 20
+# ms, sampled in the scheduler), and where vtice_spin_loop's text begins
+# and the next of the module's symbols does, from /proc/kallsyms, as the
+# figures $2.lo and $2.hi.
+spin_start() {
+	local lo
+	insmod /lib/vtice/vtice_spin.ko secs="$1" || { echo "VTICE-FIGURE $2.lo=none"; return 1; }
+	echo 1 >/sys/module/vtice_spin/parameters/go
+	lo=$(awk '$3 == "vtice_spin_loop" { print $1; exit }' /proc/kallsyms)
+	echo "VTICE-FIGURE $2.lo=$lo"
+	echo "VTICE-FIGURE $2.hi=$(awk -v lo="$lo" '$4 == "[vtice_spin]" && $1 > lo { print $1 }' \
+		/proc/kallsyms | sort | head -n 1)"
+}
+
+# The workload of the stub's backtrace through a module ("vt-spinbt",
+# host/stub_gdb.py): the spinner for 4 s, which the host stops the machine
+# in (a probe's first sample of it) to ask `bt` on its CPU.
+stub_spinbt_workload() {
+	spin_start 4 hv.stub-spinbt || return
+	rmmod vtice_spin
 }
 
 # The transparency detector with the debugger at work (docs/transparency.md).

@@ -802,9 +802,16 @@ def vtice_probe_phase(fig):
     ask = "set *(u64*)0x%x = 0x%x\nset *(u8*)0x%x = %%d\nset *(u8*)0x%x = 0\n" % (
         domain, int.from_bytes(b"vt-probe", "little"), domain + 8, domain + 9)
     ask_spin = "set *(u64*)0x%x = 0x%x\n" % (domain, int.from_bytes(b"vt-spin\0", "little"))
+    # A fourth (hv.stub-spinbt.*): the machine stopped at the profiler's
+    # first sample of the spinner, and `bt` on its CPU, the last of the two
+    # (check_threads), through its module's frames (check_stub_module_bt).
+    ask_spinbt = "set *(u64*)0x%x = 0x%x\nset *(u8*)0x%x = %d\nset *(u8*)0x%x = 0\n" % (
+        domain, int.from_bytes(b"vt-spinb", "little"), domain + 8, ord("t"), domain + 9)
+    spinbt = "profile:hz:99 /comm == \"vtice-spin\"/ { exit(); }"
     cmds = (ask % 0 + "probe '%s' --folded %s\n" % (program, folded) +
             ask % ord("2") + "probe '%s'\n" % syscalls +
-            ask_spin + "probe '%s' --folded %s\ndetach\n" % (spin, spin_folded))
+            ask_spin + "probe '%s' --folded %s\n" % (spin, spin_folded) +
+            ask_spinbt + "probe '%s'\nthread 2\nbt\ndetach\n" % spinbt)
     ran = vtice_batch("vtice-probe", cmds, 1200)
     if not ran:
         return
@@ -845,6 +852,9 @@ def vtice_probe_phase(fig):
     while "hv.stub-spin.spun" not in figures() and time.time() < deadline:
         time.sleep(1)
     check_stub_profile(text, spin_folded, figures())
+    while "hv.stub-spinbt.hi" not in figures() and time.time() < deadline:
+        time.sleep(1)
+    check_stub_module_bt(text, figures())
     lost = re.findall(r"; (\d+) records lost in the rings", text)
     check("vtice-probe-lost", lost == ["0", "0", "0"],
           "records lost in the rings by each run: %s" % (", ".join(lost) or "no summary"))
@@ -952,6 +962,35 @@ def check_stub_profile(text, folded, fig):
     check("vtice-probe-profile-module-unwind", total >= 50 and based * 10 >= total * 9,
           "%d of the spinner's %d samples through the stub unwound through its module's frames to "
           "kthread and ret_from_fork (want >= 90%%); a line: %s" % (based, total, lines[0] if lines else "none"))
+
+
+def check_stub_module_bt(text, fig):
+    """`bt` on the spinner's CPU, stopped while it spins: ORC frames (no
+    '?' guess, no stop) from vtice_spin_loop (its text from the guest's
+    /proc/kallsyms: the session's symbols are the vmlinux's, so a module
+    frame is an address) down to kthread and, at the stack's base,
+    ret_from_fork, as every kernel thread's stack ends. Reached only when
+    the module's frames unwind with its own ORC tables, found through the
+    stub (the kernel's list of modules)."""
+    lo, hi = fig.get("hv.stub-spinbt.lo"), fig.get("hv.stub-spinbt.hi")
+    start = text.find("[Switching to thread 2")
+    block = text[start:text.find("Detached", start)] if start >= 0 else ""
+    frames = re.findall(r"^#(\d+) +(\? )?0x([0-9a-f]+) in (\S+)(.*)$", block, re.M)
+    if not lo or not hi or lo == "none":
+        check("vtice-bt-module", False, "the guest gave no vtice_spin_loop range (lo %s, hi %s)" % (lo, hi))
+        return
+    begin, end = int(lo, 16), int(hi, 16)
+    loop = [i for i, f in enumerate(frames) if begin <= int(f[2], 16) < end]
+    names = [f[3].split("+")[0] for f in frames]
+    after = names[loop[0]:] if loop else []
+    ok = (bool(loop) and "kthread" in after and after[-1].startswith("ret_from_fork") and
+          after.index("kthread") < len(after) - 1 and
+          not any(f[1] or "unwind stopped" in f[4] for f in frames))
+    check("vtice-bt-module", ok,
+          "bt on the spinner's CPU through the stub: %d frames, vtice_spin_loop [0x%x, 0x%x) at #%s, then %s"
+          % (len(frames), begin, end, loop[0] if loop else "none",
+             " <- ".join(("? " if f[1] else "") + f[3] + f[4] for f in frames[loop[0] + 1 if loop else 0:]) or
+             "nothing"))
 
 
 def check_stub_kstack(folded, kernel_callers):
