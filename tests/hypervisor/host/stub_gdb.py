@@ -856,7 +856,7 @@ def vtice_probe_phase(fig):
         time.sleep(1)
     check_stub_module_bt(text, figures())
     lost = re.findall(r"; (\d+) records lost in the rings", text)
-    check("vtice-probe-lost", lost == ["0", "0", "0"],
+    check("vtice-probe-lost", lost == ["0", "0", "0", "0"],
           "records lost in the rings by each run: %s" % (", ".join(lost) or "no summary"))
 
 
