@@ -171,7 +171,7 @@ Result<Attached> attach_target(const std::string &target, AttachOptions &options
 	if (options.setup.symbols_file.empty() && options.image_search && !session.target().features().physical_memory)
 		options.setup.image_candidates = dbg::installed_kernel_images();
 	a.info = dbg::setup_kernel(session, options.setup, out);
-	unwind_modules_through(session, out);
+	use_modules_through(session, out);
 	return a;
 }
 

@@ -19,13 +19,7 @@ constexpr std::size_t kMaxModules = 8192;
 
 Result<std::uint64_t> byte_offset(const dbg::btf::Types &types, std::uint32_t module, const char *path)
 {
-	auto m = types.member(module, path);
-	if (!m)
-		return make_error(std::string("struct module has no ") + path + " in the kernel's BTF: " +
-				  m.error().to_string());
-	if (m->bit_offset % 8 || m->bitfield_bits)
-		return make_error(std::string("struct module's ") + path + " is not byte aligned");
-	return m->bit_offset / 8;
+	return member_byte_offset(types, module, "struct module", path);
 }
 
 std::vector<std::string> module_names(const std::string &path)
@@ -55,18 +49,19 @@ Result<std::uint64_t> this_module_address(const std::string &sysfs_modules, cons
 	return address;
 }
 
-template <typename T>
-Result<T> read_value(const symbols::MemoryReader &read, std::uint64_t address, const std::string &what)
-{
-	T value{};
-	std::uint8_t raw[sizeof(T)];
-	if (!read(address, raw))
-		return make_error("cannot read its " + what);
-	std::memcpy(&value, raw, sizeof(T));
-	return value;
-}
-
 }  // namespace
+
+Result<std::uint64_t> member_byte_offset(const dbg::btf::Types &types, std::uint32_t type_id, const char *type_name,
+					 const char *path)
+{
+	auto m = types.member(type_id, path);
+	if (!m)
+		return make_error(std::string(type_name) + " has no " + path + " in the kernel's BTF: " +
+				  m.error().to_string());
+	if (m->bit_offset % 8 || m->bitfield_bits)
+		return make_error(std::string(type_name) + "'s " + path + " is not byte aligned");
+	return m->bit_offset / 8;
+}
 
 namespace {
 
@@ -176,7 +171,7 @@ Result<ListedModule> listed_module(const ModuleOrcLayout &orc, const symbols::Me
 	if (*count > kMaxModuleEntries)
 		return make_error("arch.num_orcs is " + std::to_string(*count) + ": not believable");
 	auto [lo, hi] = module_text(orc, read, module);
-	return ListedModule{std::move(name), *ips, *entries, *count, lo, hi};
+	return ListedModule{std::move(name), *ips, *entries, *count, lo, hi, module};
 }
 
 }  // namespace

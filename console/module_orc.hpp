@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,23 @@
 #include "vtice/result.hpp"
 
 namespace vtice::console {
+
+// The byte offset of path ("arch.num_orcs") in the type type_id names
+// (type_name, "struct module", for the errors); bit fields are refused.
+Result<std::uint64_t> member_byte_offset(const dbg::btf::Types &types, std::uint32_t type_id, const char *type_name,
+					 const char *path);
+
+// A T read whole at address, or an error naming what (a field of a module).
+template <typename T>
+Result<T> read_value(const symbols::MemoryReader &read, std::uint64_t address, const std::string &what)
+{
+	T value{};
+	std::uint8_t raw[sizeof(T)];
+	if (!read(address, raw))
+		return make_error("cannot read its " + what);
+	std::memcpy(&value, raw, sizeof(T));
+	return value;
+}
 
 // Byte offsets in struct module of arch.orc_unwind_ip, arch.orc_unwind and
 // arch.num_orcs (CONFIG_UNWINDER_ORC), and of its text's start and length
@@ -56,6 +74,7 @@ struct ListedModule {
 	std::string name;
 	std::uint64_t ip_table = 0, entries = 0, count = 0;
 	std::uint64_t text_lo = 0, text_hi = 0;	// [lo, hi): its text, which its table is limited to
+	std::uint64_t address = 0;	// its struct module
 };
 
 struct ModuleList {

@@ -5,7 +5,19 @@
 
 namespace vtice::console {
 
-StubModules::StubModules(dbg::Session &session, KernelBtf btf, const symbols::OrcTable &kernel)
+namespace {
+
+// Where x86-64 loads modules: MODULES_VADDR (above the kernel image's 512
+// MiB or, with KASLR, 1 GiB) to MODULES_END (arch/x86/include/asm/pgtable_64_types.h).
+// Only an address there sends the console to the kernel's list of modules.
+bool in_module_area(std::uint64_t address)
+{
+	return address >= 0xffffffffa0000000ull && address < 0xffffffffff000000ull;
+}
+
+}  // namespace
+
+StubModules::StubModules(dbg::Session &session, KernelBtf btf, const symbols::OrcTable *kernel)
 	: session_(session), btf_(std::move(btf)), kernel_(kernel)
 {
 }
@@ -38,8 +50,7 @@ Result<void> StubModules::walk_module_list()
 		return list.error();
 	ModuleList listed = list_modules(*orc, *list, reader(), *head);
 	for (std::string &why : listed.skipped)
-		if (noted_.insert(why).second)
-			notes_.push_back(std::move(why));
+		note(std::move(why));
 	modules_ = std::move(listed.modules);
 	return {};
 }
@@ -52,11 +63,8 @@ const ListedModule *StubModules::module_of(std::uint64_t ip) const
 	return nullptr;
 }
 
-Result<const symbols::OrcTable *> StubModules::table_for(std::uint64_t ip)
+Result<const ListedModule *> StubModules::find_module(std::uint64_t ip)
 {
-	for (const symbols::OrcTable &table : loaded_)
-		if (table.covers(ip))
-			return &table;
 	if (list_error_)
 		return *list_error_;
 	const ListedModule *m = module_of(ip);
@@ -68,17 +76,63 @@ Result<const symbols::OrcTable *> StubModules::table_for(std::uint64_t ip)
 		}
 		m = module_of(ip);
 	}
-	if (!m)
+	return m;
+}
+
+Result<const symbols::OrcTable *> StubModules::table_for(std::uint64_t ip)
+{
+	for (const symbols::OrcTable &table : loaded_)
+		if (table.covers(ip))
+			return &table;
+	if (!kernel_ || !in_module_area(ip))
 		return nullptr;
-	auto key = std::make_pair(m->name, m->text_lo);
+	auto m = find_module(ip);
+	if (!m || !*m)
+		return m ? nullptr : Result<const symbols::OrcTable *>(m.error());
+	Key key((*m)->name, (*m)->text_lo);
 	if (auto failed = failed_.find(key); failed != failed_.end())
 		return failed->second;
-	auto table = load_listed_module(*m, reader(), kernel_);
+	auto table = load_listed_module(**m, reader(), *kernel_);
 	if (!table)
-		return failed_.emplace(key, make_error(m->name + "'s ORC tables: " + table.error().message))
+		return failed_.emplace(key, make_error((*m)->name + "'s ORC tables: " + table.error().message))
 			.first->second;
 	loaded_.push_back(std::move(*table));
 	return &loaded_.back();
+}
+
+std::optional<SymbolHit> StubModules::symbolize(std::uint64_t address)
+{
+	if (!in_module_area(address))
+		return std::nullopt;
+	auto m = find_module(address);
+	if (!m || !*m)
+		return std::nullopt;
+	return module_symbol_at(symbols_of(**m), address);
+}
+
+const std::vector<ModuleSymbol> &StubModules::symbols_of(const ListedModule &m)
+{
+	Key key(m.name, m.text_lo);
+	if (auto known = symbols_.find(key); known != symbols_.end())
+		return known->second;
+	std::vector<ModuleSymbol> &symbols = symbols_[key];
+	if (!kallsyms_layout_) {
+		auto types = btf_.types();
+		kallsyms_layout_ = types ? module_kallsyms_layout(**types) : Result<ModuleKallsymsLayout>(types.error());
+	}
+	auto read = *kallsyms_layout_ ? read_module_symbols(**kallsyms_layout_, reader(), m.address)
+				      : Result<std::vector<ModuleSymbol>>(kallsyms_layout_->error());
+	if (read)
+		symbols = std::move(*read);
+	else
+		note(m.name + "'s symbols: " + read.error().message + "; its addresses are not named");
+	return symbols;
+}
+
+void StubModules::note(std::string why)
+{
+	if (noted_.insert(why).second)
+		notes_.push_back(std::move(why));
 }
 
 std::vector<std::string> StubModules::take_notes()
@@ -86,13 +140,14 @@ std::vector<std::string> StubModules::take_notes()
 	return std::exchange(notes_, {});
 }
 
-void unwind_modules_through(dbg::Session &session, dbg::Output &log)
+void use_modules_through(dbg::Session &session, dbg::Output &log)
 {
 	auto *orc = dynamic_cast<dbg::OrcUnwinder *>(session.unwinder());
-	if (!orc)
-		return;
 	KernelBtf btf(KernelBtf::Borrow([&session, &log] { return session.kernel_types().get(session, log); }));
-	orc->set_modules(std::make_shared<StubModules>(session, std::move(btf), orc->table()));
+	auto modules = std::make_shared<StubModules>(session, std::move(btf), orc ? &orc->table() : nullptr);
+	session.set_modules(modules);
+	if (orc)
+		orc->set_modules(modules);
 }
 
 }  // namespace vtice::console

@@ -9,7 +9,7 @@ namespace vtice::console {
 
 StubStacks::StubStacks(dbg::Session &session)
 	: orc_(dynamic_cast<const dbg::OrcUnwinder *>(session.unwinder())),
-	  namer_([&session](std::uint64_t a) { return session.symbols()->symbolize(a); })
+	  namer_(session.symbolizer())
 {
 	if (!orc_)
 		eprintf("vtice probe: warning: the session has no ORC tables (attached with --no-orc, or they could not "

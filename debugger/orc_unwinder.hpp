@@ -5,23 +5,12 @@
 
 #include <memory>
 
+#include "module_source.hpp"
 #include "session.hpp"
 #include "symbols/orc.hpp"
 #include "unwind.hpp"
 
 namespace vtice::dbg {
-
-// The tables of text the kernel's own do not cover: its loaded modules',
-// each found and read when a stack first reaches its text (the console
-// walks the kernel's list of modules through the target).
-class ModuleOrcSource {
-public:
-	virtual ~ModuleOrcSource() = default;
-	// The table of the module whose text holds ip; null when no module's
-	// does; an error when that module's tables cannot be had (said again
-	// at each ask, not read again).
-	virtual Result<const symbols::OrcTable *> table_for(std::uint64_t ip) = 0;
-};
 
 class OrcUnwinder final : public Unwinder {
 public:
@@ -31,15 +20,15 @@ public:
 	std::string name() const override { return "orc"; }
 	const symbols::OrcTable &table() const { return table_; }
 	// Unwinds through module text too from now on.
-	void set_modules(std::shared_ptr<ModuleOrcSource> modules) { modules_ = std::move(modules); }
-	ModuleOrcSource *modules() const { return modules_.get(); }
+	void set_modules(std::shared_ptr<ModuleSource> modules) { modules_ = std::move(modules); }
+	ModuleSource *modules() const { return modules_.get(); }
 
 private:
 	// The table for the frame at r: the kernel's, or a module's.
 	Result<const symbols::OrcTable *> table_at(const symbols::UnwindRegs &r) const;
 
 	symbols::OrcTable table_;
-	std::shared_ptr<ModuleOrcSource> modules_;
+	std::shared_ptr<ModuleSource> modules_;
 };
 
 // Reads the ORC tables of the running kernel (located through the session's

@@ -39,7 +39,13 @@ void Session::set_symbols(std::unique_ptr<SymbolSource> symbols)
 
 Symbolizer Session::symbolizer() const
 {
-	return make_symbolizer(symbols_.get());
+	Symbolizer own = make_symbolizer(symbols_.get());
+	if (!modules_)
+		return own;
+	return [own, modules = modules_](std::uint64_t address) {
+		auto hit = own ? own(address) : std::nullopt;
+		return hit ? hit : modules->symbolize(address);
+	};
 }
 
 void Session::set_unwinder(std::unique_ptr<Unwinder> unwinder)

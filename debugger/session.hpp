@@ -21,6 +21,7 @@
 #include "symbol_source.hpp"
 #include "target.hpp"
 #include "expr.hpp"
+#include "module_source.hpp"
 #include "unwind.hpp"
 #include "vtice/result.hpp"
 #include "vtice/symbolizer.hpp"
@@ -104,7 +105,11 @@ public:
 	// Symbols and unwinding data; either may be absent.
 	void set_symbols(std::unique_ptr<SymbolSource> symbols);
 	const SymbolSource *symbols() const { return symbols_.get(); }
+	// Names addresses with the symbols, and with the modules' where they have none.
 	Symbolizer symbolizer() const;
+	// The kernel's loaded modules, found through the target (names for symbolizer()).
+	void set_modules(std::shared_ptr<ModuleSource> modules) { modules_ = std::move(modules); }
+	const std::shared_ptr<ModuleSource> &modules() const { return modules_; }
 	void set_unwinder(std::unique_ptr<Unwinder> unwinder);
 	// The KASLR slide found at attach (0 when the kernel was not moved).
 	void set_kaslr_slide(std::int64_t slide) { kaslr_slide_ = slide; }
@@ -210,6 +215,7 @@ private:
 	std::unique_ptr<Target> target_;
 	std::unique_ptr<Disassembler> disassembler_;
 	std::unique_ptr<SymbolSource> symbols_;
+	std::shared_ptr<ModuleSource> modules_;
 	std::shared_ptr<const MemoryOverlay> overlay_;
 	MemoryTap tap_;
 	std::unique_ptr<Unwinder> unwinder_;

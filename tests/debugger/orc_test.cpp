@@ -146,7 +146,7 @@ namespace {
 
 // A module's tables as the console's source hands them out (the stub's
 // walk of the kernel's list is tested in tests/console/module_orc_test.cpp).
-struct ModuleTables final : ModuleOrcSource {
+struct ModuleTables final : ModuleSource {
 	std::optional<vtice::symbols::OrcTable> table;
 	std::optional<std::string> error;
 	std::vector<std::uint64_t> asked;
@@ -158,6 +158,7 @@ struct ModuleTables final : ModuleOrcSource {
 			return make_error(*error);
 		return table && table->covers(ip) ? &*table : nullptr;
 	}
+	std::optional<vtice::SymbolHit> symbolize(std::uint64_t) override { return std::nullopt; }
 };
 
 constexpr std::uint64_t M = 0xffffffffc0a00000;  // a module's function

@@ -916,14 +916,13 @@ def check_stub_profile(text, folded, fig):
     """profile: through the stub (each CPU's timer armed as it leaves the
     stop): root records the spinner's samples alone, all on the CPU its
     module binds it to (the last); and >= 90 % of them in vtice_spin_loop
-    or what it calls: a frame of the unwound stack within the function's
-    text as the guest's /proc/kallsyms gives it (the session's symbols are
-    the vmlinux's, so a module frame is an address). Not 99 a second of its
+    or what it calls: a frame of the unwound stack named vtice_spin_loop
+    (the module's own symbols, read through the stub). Not 99 a second of its
     5 s: the spinner's clock (the TSC, tsc_offset=0 by default) runs on
     while the drains stop the machine, about a hundred times in those 5 s,
     and the timer counts only while the guest runs; >= 50 (half a second
     of running) is asked."""
-    lo, hi, cpus = fig.get("hv.stub-spin.lo"), fig.get("hv.stub-spin.hi"), fig.get("hv.stub-spin.cpus")
+    cpus = fig.get("hv.stub-spin.cpus")
     per_cpu = dict(re.findall(r"^@spincpu\[(\d+)\]: (\d+)$", text, re.M))
     spinner = per_cpu.get(str(int(cpus) - 1)) if cpus else None
     drains = re.findall(r"vtice probe: (\d+) break-ins drained the rings", text)
@@ -937,41 +936,35 @@ def check_stub_profile(text, folded, fig):
     except OSError as e:
         lines = []
         print("no --folded file: %s" % e, flush=True)
-    if not lo or not hi or lo == "none":
-        check("vtice-probe-profile-stack", False, "the guest gave no vtice_spin_loop range (lo %s, hi %s)" % (lo, hi))
-        return
-    begin, end = int(lo, 16), int(hi, 16)
-
-    def in_loop(frame):
-        return frame.startswith("0x") and begin <= int(frame, 16) < end
-
     total = inside = 0
     for line in lines:
         stack, _, count = line.rpartition(" ")
         total += int(count)
-        inside += int(count) if any(in_loop(f) for f in stack.split(";")) else 0
+        inside += int(count) if "vtice_spin_loop" in stack.split(";") else 0
     check("vtice-probe-profile-stack", total >= 50 and inside * 10 >= total * 9,
-          "%d of the spinner's %d samples through the stub in vtice_spin_loop [0x%x, 0x%x) or what it calls "
-          "(want >= 90%% of >= 50)" % (inside, total, begin, end))
+          "%d of the spinner's %d samples through the stub in vtice_spin_loop or what it calls "
+          "(want >= 90%% of >= 50)" % (inside, total))
     # The spinner is a kthread: below its module's frames the kernel's own
     # kthread() and, at the stack's base, ret_from_fork. Reached only when
     # the module's frames unwind with the module's ORC tables, which the
     # console finds through the stub (the kernel's list of modules).
     based = sum(int(line.rpartition(" ")[2]) for line in lines
-                if re.match(r"ret_from_fork(_asm)?;(ret_from_fork;)?kthread;0x", line.rpartition(" ")[0]))
+                if re.match(r"ret_from_fork(_asm)?;(ret_from_fork;)?kthread;vtice_spin_thread;",
+                            line.rpartition(" ")[0]))
     check("vtice-probe-profile-module-unwind", total >= 50 and based * 10 >= total * 9,
-          "%d of the spinner's %d samples through the stub unwound through its module's frames to "
+          "%d of the spinner's %d samples through the stub unwound through its module's frames, named, to "
           "kthread and ret_from_fork (want >= 90%%); a line: %s" % (based, total, lines[0] if lines else "none"))
 
 
 def check_stub_module_bt(text, fig):
     """`bt` on the spinner's CPU, stopped while it spins: ORC frames (no
     '?' guess, no stop) from vtice_spin_loop (its text from the guest's
-    /proc/kallsyms: the session's symbols are the vmlinux's, so a module
-    frame is an address) down to kthread and, at the stack's base,
+    /proc/kallsyms) down to kthread and, at the stack's base,
     ret_from_fork, as every kernel thread's stack ends. Reached only when
     the module's frames unwind with its own ORC tables, found through the
-    stub (the kernel's list of modules)."""
+    stub (the kernel's list of modules); the frame is named as the guest's
+    kallsyms places vtice_spin_loop (the module's symbols, read through
+    the stub)."""
     lo, hi = fig.get("hv.stub-spinbt.lo"), fig.get("hv.stub-spinbt.hi")
     start = text.find("[Switching to thread 2")
     block = text[start:text.find("Detached", start)] if start >= 0 else ""
@@ -983,12 +976,13 @@ def check_stub_module_bt(text, fig):
     loop = [i for i, f in enumerate(frames) if begin <= int(f[2], 16) < end]
     names = [f[3].split("+")[0] for f in frames]
     after = names[loop[0]:] if loop else []
-    ok = (bool(loop) and "kthread" in after and after[-1].startswith("ret_from_fork") and
+    named = bool(loop) and frames[loop[0]][3] == "vtice_spin_loop+0x%x" % (int(frames[loop[0]][2], 16) - begin)
+    ok = (named and "kthread" in after and after[-1].startswith("ret_from_fork") and
           after.index("kthread") < len(after) - 1 and
           not any(f[1] or "unwind stopped" in f[4] for f in frames))
     check("vtice-bt-module", ok,
-          "bt on the spinner's CPU through the stub: %d frames, vtice_spin_loop [0x%x, 0x%x) at #%s, then %s"
-          % (len(frames), begin, end, loop[0] if loop else "none",
+          "bt on the spinner's CPU through the stub: %d frames, vtice_spin_loop [0x%x, 0x%x) at #%s as %s, then %s"
+          % (len(frames), begin, end, loop[0] if loop else "none", frames[loop[0]][3] if loop else "nothing",
              " <- ".join(("? " if f[1] else "") + f[3] + f[4] for f in frames[loop[0] + 1 if loop else 0:]) or
              "nothing"))
 
