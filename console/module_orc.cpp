@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "hex.hpp"
+#include "vtice/escape.hpp"
 
 namespace vtice::console {
 
@@ -133,14 +134,16 @@ Result<ModuleListLayout> module_list_layout(const dbg::btf::Types &types)
 
 namespace {
 
-// The module's name as its struct holds it, or its address when unreadable.
+// The module's name as its struct holds it, escaped (a hostile kernel's
+// bytes reach the analyst's terminal in warnings and frame notes), or its
+// address when unreadable.
 std::string module_name_at(const ModuleListLayout &list, const symbols::MemoryReader &read, std::uint64_t module)
 {
 	std::vector<std::uint8_t> raw(list.name_size);
 	if (!read(module + list.name, raw))
 		return "module at " + dbg::hex(module);
 	std::string name(raw.begin(), raw.end());
-	return name.substr(0, name.find('\0'));
+	return escape_text(name.substr(0, name.find('\0')), Layout::Field);
 }
 
 // The module's text, [base, base + size); {0, 0} when not known.

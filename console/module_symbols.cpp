@@ -10,8 +10,10 @@ namespace vtice::console {
 
 namespace {
 
-// A module holds fewer symbols than this (the whole kernel about 200,000).
-constexpr std::uint64_t kMaxModuleSymbols = 1u << 20;
+// A module keeps fewer symbols than this (the whole 6.1 kernel about
+// 200,000; its largest modules, GPU drivers, tens of thousands): 3 MiB of
+// table at most, which a hostile kernel cannot make the console read more of.
+constexpr std::uint64_t kMaxModuleSymbols = 1u << 17;
 constexpr std::uint64_t kElfSymSize = 24;	// Elf64_Sym: name, info, other, shndx, value, size
 constexpr std::uint64_t kNameMax = 512;	// KSYM_NAME_LEN since 6.1 (128 before)
 

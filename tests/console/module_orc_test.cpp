@@ -293,6 +293,23 @@ TEST_F(ModuleOrcList, ATableLimitedToItsModulesTextLeavesAnotherModulesFramesToI
 	EXPECT_EQ(at_b->find(b_text + 0x24)->ip, b_text + 0x20) << "inside's own table, not spans' entry at its start";
 }
 
+// A hostile kernel's module name reaches the analyst's terminal in warnings
+// and frame notes: its control bytes come out escaped.
+TEST_F(ModuleOrcList, AModulesNameIsEscaped)
+{
+	const uint64_t a = 0xffffffffc0a05000ull, b = 0xffffffffc0b05000ull;
+	struct_module(a, 0xffffffffc0a03000ull, 0xffffffffc0a04000ull, 3, kModuleText, 0x1000);
+	struct_module(b, 0, 0, 0);
+	name(a, "evil\x1b[2J");
+	name(b, "\x9bno_orc");
+	link({a, b});
+	ModuleList listed = list_modules(kLayout, kList, mem.reader(), kHead);
+	ASSERT_EQ(listed.modules.size(), 1u);
+	EXPECT_EQ(listed.modules[0].name, "evil\\x1b[2J");
+	ASSERT_EQ(listed.skipped.size(), 1u);
+	EXPECT_EQ(listed.skipped[0].rfind("\\x9bno_orc: ", 0), 0u) << listed.skipped[0];
+}
+
 TEST_F(ModuleOrcList, AnEmptyListHoldsNoModule)
 {
 	link({});
