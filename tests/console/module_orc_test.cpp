@@ -13,6 +13,7 @@
 
 #include "btf/btf_source.hpp"
 #include "command_output.hpp"
+#include "kernel_memory_support.hpp"
 #include "module_orc.hpp"
 
 using namespace vtice;
@@ -20,56 +21,45 @@ using namespace vtice::console;
 
 namespace {
 
-constexpr const char *kHostBtf = "/sys/kernel/btf/vmlinux";
-
-// pahole's offset of member in struct type ("int * orc_unwind_ip; /* 8 8 */").
-long pahole_offset(const std::string &type, const std::string &member)
-{
-	std::string out = test::command_output("pahole -F btf -C " + type + " " + kHostBtf + " 2>/dev/null");
-	std::smatch m;
-	std::regex line("[ *]" + member + ";\\s*/\\*\\s*(\\d+)\\s");
-	return std::regex_search(out, m, line) ? std::stol(m[1]) : -1;
-}
-
 TEST(ModuleOrc, StructModulesFieldsAreWherePaholeSaysTheyAre)
 {
-	if (!std::filesystem::exists(kHostBtf) || test::command_output("command -v pahole").empty())
-		GTEST_SKIP() << "needs " << kHostBtf << " and pahole (dwarves)";
-	long arch = pahole_offset("module", "arch");
-	long ips = pahole_offset("mod_arch_specific", "orc_unwind_ip");
-	long entries = pahole_offset("mod_arch_specific", "orc_unwind");
-	long count = pahole_offset("mod_arch_specific", "num_orcs");
+	if (!test::pahole_reads_host_btf())
+		GTEST_SKIP() << "needs " << test::kHostBtf << " and pahole (dwarves)";
+	long arch = test::pahole_offset("module", "arch");
+	long ips = test::pahole_offset("mod_arch_specific", "orc_unwind_ip");
+	long entries = test::pahole_offset("mod_arch_specific", "orc_unwind");
+	long count = test::pahole_offset("mod_arch_specific", "num_orcs");
 	if (arch < 0 || ips < 0)
 		GTEST_SKIP() << "this kernel's struct module has no ORC fields (no CONFIG_UNWINDER_ORC)";
-	auto types = dbg::btf::load_file(kHostBtf);
+	auto types = dbg::btf::load_file(test::kHostBtf);
 	ASSERT_TRUE(types) << types.error().to_string();
 	auto layout = module_orc_layout(*types);
 	ASSERT_TRUE(layout) << layout.error().to_string();
 	EXPECT_EQ(layout->ip_table, static_cast<uint64_t>(arch + ips));
 	EXPECT_EQ(layout->entries, static_cast<uint64_t>(arch + entries));
 	EXPECT_EQ(layout->count, static_cast<uint64_t>(arch + count));
-	long mem = pahole_offset("module", "mem\\[\\d+\\]");
-	long base = pahole_offset("module_memory", "base"), size = pahole_offset("module_memory", "size");
+	long mem = test::pahole_offset("module", "mem\\[\\d+\\]");
+	long base = test::pahole_offset("module_memory", "base"), size = test::pahole_offset("module_memory", "size");
 	if (mem >= 0) {	// 6.4 and later: mem[MOD_TEXT], MOD_TEXT being 0
 		EXPECT_EQ(layout->text_base, static_cast<uint64_t>(mem + base));
 		EXPECT_EQ(layout->text_size, static_cast<uint64_t>(mem + size));
 	} else {
-		long core = pahole_offset("module", "core_layout");
-		EXPECT_EQ(layout->text_base, static_cast<uint64_t>(core + pahole_offset("module_layout", "base")));
-		EXPECT_EQ(layout->text_size, static_cast<uint64_t>(core + pahole_offset("module_layout", "text_size")));
+		long core = test::pahole_offset("module", "core_layout");
+		EXPECT_EQ(layout->text_base, static_cast<uint64_t>(core + test::pahole_offset("module_layout", "base")));
+		EXPECT_EQ(layout->text_size, static_cast<uint64_t>(core + test::pahole_offset("module_layout", "text_size")));
 	}
 }
 
 TEST(ModuleOrc, StructModulesListLinkAndNameAreWherePaholeSaysTheyAre)
 {
-	if (!std::filesystem::exists(kHostBtf) || test::command_output("command -v pahole").empty())
-		GTEST_SKIP() << "needs " << kHostBtf << " and pahole (dwarves)";
-	long list = pahole_offset("module", "list");
-	std::string out = test::command_output("pahole -F btf -C module " + std::string(kHostBtf) + " 2>/dev/null");
+	if (!test::pahole_reads_host_btf())
+		GTEST_SKIP() << "needs " << test::kHostBtf << " and pahole (dwarves)";
+	long list = test::pahole_offset("module", "list");
+	std::string out = test::command_output("pahole -F btf -C module " + std::string(test::kHostBtf) + " 2>/dev/null");
 	std::smatch m;
 	ASSERT_TRUE(std::regex_search(out, m, std::regex("char\\s+name\\[(\\d+)\\];\\s*/\\*\\s*(\\d+)\\s")))
 		<< "pahole shows no char name[N] in struct module";
-	auto types = dbg::btf::load_file(kHostBtf);
+	auto types = dbg::btf::load_file(test::kHostBtf);
 	ASSERT_TRUE(types) << types.error().to_string();
 	auto layout = module_list_layout(*types);
 	ASSERT_TRUE(layout) << layout.error().to_string();
@@ -78,36 +68,9 @@ TEST(ModuleOrc, StructModulesListLinkAndNameAreWherePaholeSaysTheyAre)
 	EXPECT_EQ(layout->name_size, std::stoull(m[1]));
 }
 
-// Guest memory as a map of 8-byte-aligned words' bytes.
-class Memory {
-public:
-	void put(uint64_t address, const void *data, size_t len)
-	{
-		const auto *b = static_cast<const uint8_t *>(data);
-		for (size_t i = 0; i < len; i++)
-			bytes_[address + i] = b[i];
-	}
-
-	symbols::MemoryReader reader() const
-	{
-		return [this](uint64_t address, std::span<uint8_t> out) {
-			for (size_t i = 0; i < out.size(); i++) {
-				auto it = bytes_.find(address + i);
-				if (it == bytes_.end())
-					return false;
-				out[i] = it->second;
-			}
-			return true;
-		};
-	}
-
-private:
-	std::map<uint64_t, uint8_t> bytes_;
-};
-
 // A sorted ORC table of entries at ips (each s32 relative to its slot), all
 // plain CALL frames in the 6.3+ encoding (sp = SP + 8; type 2).
-void put_table(Memory &mem, uint64_t ip_table, uint64_t entries, const std::vector<uint64_t> &ips)
+void put_table(test::GuestMemory &mem, uint64_t ip_table, uint64_t entries, const std::vector<uint64_t> &ips)
 {
 	for (size_t i = 0; i < ips.size(); i++) {
 		int32_t rel = static_cast<int32_t>(ips[i] - (ip_table + 4 * i));
@@ -124,7 +87,7 @@ class ModuleOrcFiles : public ::testing::Test {
 protected:
 	std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) /
 				    (std::string("module-orc-") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
-	Memory mem;
+	test::GuestMemory mem;
 
 	void SetUp() override
 	{

@@ -13,6 +13,7 @@
 
 #include "btf/btf_source.hpp"
 #include "command_output.hpp"
+#include "kernel_memory_support.hpp"
 #include "module_symbols.hpp"
 
 using namespace vtice;
@@ -20,60 +21,20 @@ using namespace vtice::console;
 
 namespace {
 
-constexpr const char *kHostBtf = "/sys/kernel/btf/vmlinux";
-
-long pahole_offset(const std::string &type, const std::string &member)
-{
-	std::string out = test::command_output("pahole -F btf -C " + type + " " + kHostBtf + " 2>/dev/null");
-	std::smatch m;
-	std::regex line("[ *]" + member + ";\\s*/\\*\\s*(\\d+)\\s");
-	return std::regex_search(out, m, line) ? std::stol(m[1]) : -1;
-}
-
 TEST(ModuleSymbols, KallsymsFieldsAreWherePaholeSaysTheyAre)
 {
-	if (!std::filesystem::exists(kHostBtf) || test::command_output("command -v pahole").empty())
-		GTEST_SKIP() << "needs " << kHostBtf << " and pahole (dwarves)";
-	auto types = dbg::btf::load_file(kHostBtf);
+	if (!test::pahole_reads_host_btf())
+		GTEST_SKIP() << "needs " << test::kHostBtf << " and pahole (dwarves)";
+	auto types = dbg::btf::load_file(test::kHostBtf);
 	ASSERT_TRUE(types) << types.error().to_string();
 	auto layout = module_kallsyms_layout(*types);
 	ASSERT_TRUE(layout) << layout.error().to_string();
-	EXPECT_EQ(layout->kallsyms, static_cast<uint64_t>(pahole_offset("module", "kallsyms")));
-	EXPECT_EQ(layout->symtab, static_cast<uint64_t>(pahole_offset("mod_kallsyms", "symtab")));
-	EXPECT_EQ(layout->num_symtab, static_cast<uint64_t>(pahole_offset("mod_kallsyms", "num_symtab")));
-	EXPECT_EQ(layout->strtab, static_cast<uint64_t>(pahole_offset("mod_kallsyms", "strtab")));
-	EXPECT_EQ(layout->typetab, static_cast<uint64_t>(pahole_offset("mod_kallsyms", "typetab")));
+	EXPECT_EQ(layout->kallsyms, static_cast<uint64_t>(test::pahole_offset("module", "kallsyms")));
+	EXPECT_EQ(layout->symtab, static_cast<uint64_t>(test::pahole_offset("mod_kallsyms", "symtab")));
+	EXPECT_EQ(layout->num_symtab, static_cast<uint64_t>(test::pahole_offset("mod_kallsyms", "num_symtab")));
+	EXPECT_EQ(layout->strtab, static_cast<uint64_t>(test::pahole_offset("mod_kallsyms", "strtab")));
+	EXPECT_EQ(layout->typetab, static_cast<uint64_t>(test::pahole_offset("mod_kallsyms", "typetab")));
 }
-
-class Memory {
-public:
-	void put(uint64_t address, const void *data, size_t len)
-	{
-		const auto *b = static_cast<const uint8_t *>(data);
-		for (size_t i = 0; i < len; i++)
-			bytes_[address + i] = b[i];
-	}
-	template <typename T>
-	void put_value(uint64_t address, T value)
-	{
-		put(address, &value, sizeof(value));
-	}
-	symbols::MemoryReader reader() const
-	{
-		return [this](uint64_t address, std::span<uint8_t> out) {
-			for (size_t i = 0; i < out.size(); i++) {
-				auto it = bytes_.find(address + i);
-				if (it == bytes_.end())
-					return false;
-				out[i] = it->second;
-			}
-			return true;
-		};
-	}
-
-private:
-	std::map<uint64_t, uint8_t> bytes_;
-};
 
 // 6.1's layout: struct module's kallsyms at 0x1e8; struct mod_kallsyms
 // { Elf_Sym *symtab; unsigned int num_symtab; char *strtab; char *typetab; }.
@@ -90,7 +51,7 @@ struct Sym {
 
 // The table as the kernel leaves it: entry 0 the null symbol, names at
 // their st_name offsets in strtab, a type letter per entry in typetab.
-void put_kallsyms(Memory &mem, const std::vector<Sym> &syms, uint32_t count_override = 0)
+void put_kallsyms(test::GuestMemory &mem, const std::vector<Sym> &syms, uint32_t count_override = 0)
 {
 	mem.put_value<uint64_t>(kModule + kLayout.kallsyms, kCoreKallsyms);
 	mem.put_value<uint64_t>(kCoreKallsyms + kLayout.symtab, kSymtab);
@@ -120,7 +81,7 @@ void put_kallsyms(Memory &mem, const std::vector<Sym> &syms, uint32_t count_over
 
 TEST(ModuleSymbols, TheTableIsReadAsTheKernelKeepsIt)
 {
-	Memory mem;
+	test::GuestMemory mem;
 	put_kallsyms(mem, {{"vtice_spin_thread", kText + 0x40, 0x60, 't'},
 			   {"vtice_spin_loop", kText, 0x20, 't'},
 			   {"", kText + 0x100, 8, 'd'},	// nameless: left out
@@ -146,7 +107,7 @@ TEST(ModuleSymbols, TheTableIsReadAsTheKernelKeepsIt)
 
 TEST(ModuleSymbols, TablesThatCannotBeBelievedOrReadAreErrors)
 {
-	Memory mem;
+	test::GuestMemory mem;
 	put_kallsyms(mem, {{"f", kText, 0x10, 't'}}, 50000000);
 	auto huge = read_module_symbols(kLayout, mem.reader(), kModule);
 	ASSERT_FALSE(huge);
