@@ -17,8 +17,8 @@ bool in_module_area(std::uint64_t address)
 
 }  // namespace
 
-StubModules::StubModules(dbg::Session &session, KernelBtf btf, const symbols::OrcTable *kernel)
-	: session_(session), btf_(std::move(btf)), kernel_(kernel)
+StubModules::StubModules(dbg::Session &session, KernelBtf btf, const symbols::OrcTable *kernel, dbg::Output &log)
+	: session_(session), btf_(std::move(btf)), kernel_(kernel), log_(log)
 {
 }
 
@@ -129,6 +129,32 @@ const std::vector<ModuleSymbol> &StubModules::symbols_of(const ListedModule &m)
 	return symbols;
 }
 
+std::optional<std::uint64_t> StubModules::lookup_read(std::string_view name) const
+{
+	std::optional<std::uint64_t> found;
+	for (const auto &[key, symbols] : symbols_)
+		for (const ModuleSymbol &s : symbols)
+			if (s.name == name && (!found || s.type == 't' || s.type == 'T'))
+				found = s.address;
+	return found;
+}
+
+std::optional<std::uint64_t> StubModules::lookup(std::string_view name)
+{
+	if (auto known = lookup_read(name); known || !looked_for_.emplace(name).second || list_error_)
+		return known;
+	if (auto walked = walk_module_list(); !walked) {
+		list_error_ = make_error("the kernel's list of modules could not be walked: " + walked.error().message);
+		return std::nullopt;
+	}
+	for (std::size_t i = 0; i < modules_.size(); i++) {
+		log_.progress("looking for " + std::string(name) + " in the modules' symbols: " + modules_[i].name +
+			      " (" + std::to_string(i + 1) + " of " + std::to_string(modules_.size()) + ")");
+		symbols_of(modules_[i]);
+	}
+	return lookup_read(name);
+}
+
 void StubModules::note(std::string why)
 {
 	if (noted_.insert(why).second)
@@ -144,7 +170,7 @@ void use_modules_through(dbg::Session &session, dbg::Output &log)
 {
 	auto *orc = dynamic_cast<dbg::OrcUnwinder *>(session.unwinder());
 	KernelBtf btf(KernelBtf::Borrow([&session, &log] { return session.kernel_types().get(session, log); }));
-	auto modules = std::make_shared<StubModules>(session, std::move(btf), orc ? &orc->table() : nullptr);
+	auto modules = std::make_shared<StubModules>(session, std::move(btf), orc ? &orc->table() : nullptr, log);
 	session.set_modules(modules);
 	if (orc)
 		orc->set_modules(modules);

@@ -28,10 +28,12 @@ public:
 	// kernel: the running kernel's ORC table, whose flags encoding the
 	// modules' share (null: no ORC, names only); btf: where struct
 	// module's layout comes from.
-	StubModules(dbg::Session &session, KernelBtf btf, const symbols::OrcTable *kernel);
+	// log: progress of reading every module's symbols.
+	StubModules(dbg::Session &session, KernelBtf btf, const symbols::OrcTable *kernel, dbg::Output &log);
 
 	Result<const symbols::OrcTable *> table_for(std::uint64_t ip) override;
 	std::optional<SymbolHit> symbolize(std::uint64_t address) override;
+	std::optional<std::uint64_t> lookup(std::string_view name) override;
 	// What the walks and reads left out ("NAME: why"), each once, since the last call.
 	std::vector<std::string> take_notes();
 
@@ -45,6 +47,7 @@ private:
 	// page), null when none does.
 	Result<const ListedModule *> find_module(std::uint64_t ip);
 	const std::vector<ModuleSymbol> &symbols_of(const ListedModule &m);
+	std::optional<std::uint64_t> lookup_read(std::string_view name) const;
 	void note(std::string why);
 
 	dbg::Session &session_;
@@ -57,6 +60,8 @@ private:
 	std::optional<Result<ModuleKallsymsLayout>> kallsyms_layout_;
 	std::map<Key, std::vector<ModuleSymbol>> symbols_;	// none: they could not be read
 	std::set<std::uint64_t> walked_for_;	// pages of text the list was walked again for
+	std::set<std::string, std::less<>> looked_for_;	// names every module's symbols were read for
+	dbg::Output &log_;
 	std::set<std::string> noted_;
 	std::vector<std::string> notes_;
 };

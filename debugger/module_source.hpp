@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
 
 #include "symbols/orc.hpp"
 #include "vtice/result.hpp"
@@ -23,6 +24,10 @@ public:
 	// The module symbol covering address, or nothing (also when that
 	// module's symbols cannot be read).
 	virtual std::optional<SymbolHit> symbolize(std::uint64_t address) = 0;
+	// The address of a module symbol of that name (a function's first),
+	// or nothing. A name the modules read so far lack has every module's
+	// symbols read, once per name: kilobytes a module over a serial line.
+	virtual std::optional<std::uint64_t> lookup(std::string_view name) = 0;
 };
 
 }  // namespace vtice::dbg

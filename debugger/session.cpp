@@ -270,9 +270,8 @@ ExprContext Session::expr_context()
 		return v;
 	};
 	ctx.sym = [this](std::string_view name) -> std::optional<std::uint64_t> {
-		if (!symbols_)
-			return std::nullopt;
-		return symbols_->lookup(name);
+		auto own = symbols_ ? symbols_->lookup(name) : std::nullopt;
+		return own || !modules_ ? own : modules_->lookup(name);
 	};
 	return ctx;
 }

@@ -107,7 +107,8 @@ public:
 	const SymbolSource *symbols() const { return symbols_.get(); }
 	// Names addresses with the symbols, and with the modules' where they have none.
 	Symbolizer symbolizer() const;
-	// The kernel's loaded modules, found through the target (names for symbolizer()).
+	// The kernel's loaded modules, found through the target: names for
+	// symbolizer(), and addresses of names the symbols lack in expressions.
 	void set_modules(std::shared_ptr<ModuleSource> modules) { modules_ = std::move(modules); }
 	const std::shared_ptr<ModuleSource> &modules() const { return modules_; }
 	void set_unwinder(std::unique_ptr<Unwinder> unwinder);

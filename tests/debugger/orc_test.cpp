@@ -159,6 +159,7 @@ struct ModuleTables final : ModuleSource {
 		return table && table->covers(ip) ? &*table : nullptr;
 	}
 	std::optional<vtice::SymbolHit> symbolize(std::uint64_t) override { return std::nullopt; }
+	std::optional<std::uint64_t> lookup(std::string_view) override { return std::nullopt; }
 };
 
 constexpr std::uint64_t M = 0xffffffffc0a00000;  // a module's function

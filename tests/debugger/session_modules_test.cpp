@@ -23,6 +23,12 @@ struct NamedModule final : ModuleSource {
 			return std::nullopt;
 		return vtice::SymbolHit{"vtice_spin_loop", kModuleFn, address - kModuleFn};
 	}
+	std::optional<std::uint64_t> lookup(std::string_view name) override
+	{
+		looked_for.emplace_back(name);
+		return name == "vtice_spin_loop" ? std::optional<std::uint64_t>(kModuleFn) : std::nullopt;
+	}
+	std::vector<std::string> looked_for;
 };
 
 }  // namespace
@@ -43,4 +49,21 @@ TEST(SessionModules, AnAddressTheSymbolsDoNotNameIsNamedByTheModules)
 	EXPECT_EQ(vtice::format_address(kFn + 0x10, name), "do_sys_openat2+0x10");
 	EXPECT_EQ(modules->asked, std::vector<std::uint64_t>{kModuleFn + 9}) << "the kernel's own address is not asked";
 	EXPECT_EQ(vtice::format_address(kModuleFn + 0x80, name), "0xffffffffc0a00080");
+}
+
+TEST(SessionModules, ANameTheSymbolsLackIsLookedUpInTheModules)
+{
+	Session session(std::make_unique<fake::ScriptedTarget>());
+	std::vector<SymbolList::Entry> entries = {{kFn, "do_sys_openat2", 'T'}, {kFn + 0x100, "_etext", 'T'}};
+	session.set_symbols(std::make_unique<SymbolList>(entries, "test"));
+	auto modules = std::make_shared<NamedModule>();
+	session.set_modules(modules);
+	auto at = session.resolve_location("vtice_spin_loop+0x10");
+	ASSERT_TRUE(at) << at.error().message;
+	EXPECT_EQ(*at, kModuleFn + 0x10);
+	at = session.resolve_location("do_sys_openat2");
+	ASSERT_TRUE(at);
+	EXPECT_EQ(*at, kFn);
+	EXPECT_EQ(modules->looked_for, std::vector<std::string>{"vtice_spin_loop"}) << "the kernel's own is not asked";
+	EXPECT_FALSE(session.resolve_location("no_such_function"));
 }

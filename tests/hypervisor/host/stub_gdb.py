@@ -811,7 +811,7 @@ def vtice_probe_phase(fig):
     cmds = (ask % 0 + "probe '%s' --folded %s\n" % (program, folded) +
             ask % ord("2") + "probe '%s'\n" % syscalls +
             ask_spin + "probe '%s' --folded %s\n" % (spin, spin_folded) +
-            ask_spinbt + "probe '%s'\nthread 2\nbt\ndetach\n" % spinbt)
+            ask_spinbt + "probe '%s'\nthread 2\nbt\nx/2i vtice_spin_loop\ndetach\n" % spinbt)
     ran = vtice_batch("vtice-probe", cmds, 1200)
     if not ran:
         return
@@ -956,6 +956,16 @@ def check_stub_profile(text, folded, fig):
           "kthread and ret_from_fork (want >= 90%%); a line: %s" % (based, total, lines[0] if lines else "none"))
 
 
+def check_stub_module_lookup(block, begin):
+    """`x/2i vtice_spin_loop`: a name the vmlinux lacks, found in the
+    module's symbols read through the stub, at the address the guest's
+    /proc/kallsyms gives it."""
+    want = "0x%x <vtice_spin_loop>" % begin
+    lines = [line for line in block.splitlines() if "vtice_spin_loop" in line and "#" not in line[:3]]
+    check("vtice-module-symbol-lookup", want in block,
+          "x/2i vtice_spin_loop through the stub: %s (the guest's kallsyms: 0x%x)" % (lines[:2] or "nothing", begin))
+
+
 def check_stub_module_bt(text, fig):
     """`bt` on the spinner's CPU, stopped while it spins: ORC frames (no
     '?' guess, no stop) from vtice_spin_loop (its text from the guest's
@@ -973,6 +983,7 @@ def check_stub_module_bt(text, fig):
         check("vtice-bt-module", False, "the guest gave no vtice_spin_loop range (lo %s, hi %s)" % (lo, hi))
         return
     begin, end = int(lo, 16), int(hi, 16)
+    check_stub_module_lookup(block, begin)
     loop = [i for i, f in enumerate(frames) if begin <= int(f[2], 16) < end]
     names = [f[3].split("+")[0] for f in frames]
     after = names[loop[0]:] if loop else []
