@@ -57,7 +57,8 @@ static Result<void> run(CommandContext &ctx, const std::vector<std::string> &arg
 const Command kCmdBreak = {
 	"break", {"b", "bp"}, "break LOCATION [if CONDITION]", "set a software breakpoint",
 	"Sets a software breakpoint (the stub's Z0) at LOCATION: a symbol\n"
-	"(do_sys_openat2), symbol+offset (vfs_open+0x10), an address (0xffffffff81364630\n"
+	"(do_sys_openat2; a loaded module's too, its symbols read through the target),\n"
+	"symbol+offset (vfs_open+0x10), an address (0xffffffff81364630\n"
 	"or *0xffffffff81364630), or an expression. With 'if CONDITION' the target\n"
 	"only stops when the expression is non-zero, e.g.\n"
 	"  break do_sys_openat2 if $rdi == 0xffffff9c && *(u32*)$rsi != 0\n"
