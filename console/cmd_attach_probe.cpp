@@ -12,6 +12,7 @@
 #include "probe_params.hpp"
 #include "probe_stub_source.hpp"
 #include "profile_report.hpp"
+#include "stub_modules.hpp"
 #include "stub_stacks.hpp"
 #include "subcommands.hpp"
 #include "syscall_events.hpp"
@@ -98,13 +99,37 @@ long drain_ms_for(const probes::CheckedProgram &program)
 	return std::clamp(static_cast<long>(fill_ms / 2), kMinDrainMs, kDrainMs);
 }
 
-// Resolves the program's points with the session's symbols and the
-// kernel's live text read through the stub.
+// The session's symbols and, when a probed function is not among them,
+// the loaded modules' (read through the stub: a module's function is
+// probed as the kernel's are); null when the session's alone will do.
+std::unique_ptr<dbg::SymbolList> with_module_functions(dbg::Session &session, const dbg::SymbolList &symbols,
+						       const probes::CheckedProgram &program)
+{
+	auto *modules = dynamic_cast<StubModules *>(session.modules().get());
+	bool missing = false;
+	for (const auto &probe : program.program.probes)
+		for (const auto &point : probe.points)
+			if (modules && probes::is_hidden_breakpoint(point) && point.kind != probes::PointKind::Addr &&
+			    !symbols.lookup(point.function)) {
+				modules->lookup(point.function);
+				missing = true;
+			}
+	if (!missing)
+		return nullptr;
+	return symbols.with(modules->symbols_read(), symbols.origin() + " and the loaded modules' symbols");
+}
+
+// Resolves the program's points with the session's symbols (and the
+// modules', for their functions) and the kernel's live text read through
+// the stub.
 Result<std::vector<std::string>> resolve_points(dbg::Session &session, probes::CheckedProgram &program)
 {
 	const auto *symbols = dynamic_cast<const dbg::SymbolList *>(session.symbols());
 	if (!symbols)
 		return make_error("probe needs the kernel's symbol table: attach with --symbols vmlinux (or System.map)");
+	auto with_modules = with_module_functions(session, *symbols, program);
+	if (with_modules)
+		symbols = with_modules.get();
 	return resolve_function_points(
 		program, *symbols, symbols->origin(),
 		[&session](std::uint64_t address, std::size_t length) { return session.read_memory(address, length); });

@@ -129,6 +129,15 @@ const std::vector<ModuleSymbol> &StubModules::symbols_of(const ListedModule &m)
 	return symbols;
 }
 
+std::vector<dbg::SymbolList::Entry> StubModules::symbols_read() const
+{
+	std::vector<dbg::SymbolList::Entry> out;
+	for (const auto &[key, symbols] : symbols_)
+		for (const ModuleSymbol &s : symbols)
+			out.push_back({s.address, s.name, s.type});
+	return out;
+}
+
 std::optional<std::uint64_t> StubModules::lookup_read(std::string_view name) const
 {
 	std::optional<std::uint64_t> found;

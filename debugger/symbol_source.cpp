@@ -116,6 +116,15 @@ std::unique_ptr<SymbolList> SymbolList::slid(std::int64_t slide) const
 	return out;
 }
 
+std::unique_ptr<SymbolList> SymbolList::with(const std::vector<Entry> &more, std::string origin) const
+{
+	std::vector<Entry> all = entries_;
+	all.insert(all.end(), more.begin(), more.end());
+	auto out = std::make_unique<SymbolList>(std::move(all), std::move(origin));
+	out->set_image_banner(image_banner_);
+	return out;
+}
+
 Result<std::unique_ptr<SymbolList>> parse_kallsyms_text(std::string_view text, std::string origin)
 {
 	std::vector<SymbolList::Entry> entries;

@@ -56,6 +56,8 @@ public:
 	std::string origin() const override { return origin_; }
 	// The same table with a KASLR slide added to every kernel address.
 	std::unique_ptr<SymbolList> slid(std::int64_t slide) const;
+	// This table and more entries (at their addresses already), as origin.
+	std::unique_ptr<SymbolList> with(const std::vector<Entry> &more, std::string origin) const;
 	// The kernel's own banner ("Linux version ...") as the image holds it at
 	// linux_banner, when the symbols came from an image: the identity the
 	// running kernel must show at the same symbol.

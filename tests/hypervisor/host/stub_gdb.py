@@ -808,10 +808,14 @@ def vtice_probe_phase(fig):
     ask_spinbt = "set *(u64*)0x%x = 0x%x\nset *(u8*)0x%x = %d\nset *(u8*)0x%x = 0\n" % (
         domain, int.from_bytes(b"vt-spinb", "little"), domain + 8, ord("t"), domain + 9)
     spinbt = "profile:hz:99 /comm == \"vtice-spin\"/ { exit(); }"
+    # A fifth: a probe on the module's own function, by the name its
+    # symbols give (check_stub_module_probe).
+    spinback = "fn:vtice_spin_loop:return { @[kstack] = count(); exit(); }"
     cmds = (ask % 0 + "probe '%s' --folded %s\n" % (program, folded) +
             ask % ord("2") + "probe '%s'\n" % syscalls +
             ask_spin + "probe '%s' --folded %s\n" % (spin, spin_folded) +
-            ask_spinbt + "probe '%s'\nthread 2\nbt\nx/2i vtice_spin_loop\ndetach\n" % spinbt)
+            ask_spinbt + "probe '%s'\nthread 2\nbt\nx/2i vtice_spin_loop\nprobe '%s'\ndetach\n" % (
+                spinbt, spinback))
     ran = vtice_batch("vtice-probe", cmds, 1200)
     if not ran:
         return
@@ -855,8 +859,9 @@ def vtice_probe_phase(fig):
     while "hv.stub-spinbt.hi" not in figures() and time.time() < deadline:
         time.sleep(1)
     check_stub_module_bt(text, figures())
+    check_stub_module_probe(text)
     lost = re.findall(r"; (\d+) records lost in the rings", text)
-    check("vtice-probe-lost", lost == ["0", "0", "0", "0"],
+    check("vtice-probe-lost", lost == ["0"] * 5,
           "records lost in the rings by each run: %s" % (", ".join(lost) or "no summary"))
 
 
@@ -956,13 +961,29 @@ def check_stub_profile(text, folded, fig):
           "kthread and ret_from_fork (want >= 90%%); a line: %s" % (based, total, lines[0] if lines else "none"))
 
 
+def check_stub_module_probe(text):
+    """fn:vtice_spin_loop:return through the stub: a module's function,
+    found in its symbols read through the stub, probed at its RET when
+    the spinner's loop ends, its kstack unwound through the module's
+    frames to kthread."""
+    start = text.rfind("vtice probe: armed:")
+    tail = text[start:] if start >= 0 else ""
+    end = tail.find("Detached")
+    tail = tail[:end] if end >= 0 else tail
+    frames = re.findall(r"^\s+(\S+)$", tail, re.M)
+    names = [f.split("+")[0] for f in frames]
+    ok = names[:2] == ["vtice_spin_loop", "vtice_spin_thread"] and "kthread" in names and \
+        re.search(r"^\]: 1$", tail, re.M) is not None
+    check("vtice-probe-module-function", ok,
+          "fn:vtice_spin_loop:return through the stub: one hit, kstack %s" % (" <- ".join(frames) or "none"))
+
+
 def check_stub_module_lookup(block, begin):
     """`x/2i vtice_spin_loop`: a name the vmlinux lacks, found in the
     module's symbols read through the stub, at the address the guest's
     /proc/kallsyms gives it."""
-    want = "0x%x <vtice_spin_loop>" % begin
-    lines = [line for line in block.splitlines() if "vtice_spin_loop" in line and "#" not in line[:3]]
-    check("vtice-module-symbol-lookup", want in block,
+    lines = [line.strip() for line in block.splitlines() if line.startswith("   0x")]
+    check("vtice-module-symbol-lookup", bool(lines) and lines[0].startswith("0x%x:" % begin),
           "x/2i vtice_spin_loop through the stub: %s (the guest's kallsyms: 0x%x)" % (lines[:2] or "nothing", begin))
 
 
