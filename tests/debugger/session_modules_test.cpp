@@ -67,3 +67,17 @@ TEST(SessionModules, ANameTheSymbolsLackIsLookedUpInTheModules)
 	EXPECT_EQ(modules->looked_for, std::vector<std::string>{"vtice_spin_loop"}) << "the kernel's own is not asked";
 	EXPECT_FALSE(session.resolve_location("no_such_function"));
 }
+
+// probe's resolution through the stub: the kernel's table with the modules' symbols.
+TEST(SessionModules, ATableWithTheModulesSymbolsFindsAndBoundsTheirFunctions)
+{
+	SymbolList kernel({{kFn, "do_sys_openat2", 'T'}, {kFn + 0x100, "_etext", 'T'}}, "vmlinux");
+	auto both = kernel.with({{kModuleFn + 0x40, "vtice_spin_thread", 't'}, {kModuleFn, "vtice_spin_loop", 't'}},
+				"vmlinux and the modules'");
+	EXPECT_EQ(both->lookup("vtice_spin_loop"), kModuleFn);
+	EXPECT_TRUE(both->text_at(kModuleFn + 4));
+	EXPECT_EQ(both->next_start(kModuleFn), kModuleFn + 0x40) << "the function ends where the next begins";
+	EXPECT_EQ(both->lookup("do_sys_openat2"), kFn);
+	EXPECT_EQ(both->origin(), "vmlinux and the modules'");
+	EXPECT_FALSE(kernel.lookup("vtice_spin_loop")) << "the kernel's own table is left as it was";
+}
