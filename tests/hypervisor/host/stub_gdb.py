@@ -859,7 +859,6 @@ def vtice_probe_phase(fig):
     while "hv.stub-spinbt.hi" not in figures() and time.time() < deadline:
         time.sleep(1)
     check_stub_module_bt(text, figures())
-    check_stub_module_probe(text)
     lost = re.findall(r"; (\d+) records lost in the rings", text)
     check("vtice-probe-lost", lost == ["0"] * 5,
           "records lost in the rings by each run: %s" % (", ".join(lost) or "no summary"))
@@ -961,16 +960,13 @@ def check_stub_profile(text, folded, fig):
           "kthread and ret_from_fork (want >= 90%%); a line: %s" % (based, total, lines[0] if lines else "none"))
 
 
-def check_stub_module_probe(text):
+def check_stub_module_probe(block):
     """fn:vtice_spin_loop:return through the stub: a module's function,
     found in its symbols read through the stub, probed at its RET when
     the spinner's loop ends, its kstack unwound through the module's
-    frames to kthread."""
-    start = text.rfind("vtice probe: armed:")
-    tail = text[start:] if start >= 0 else ""
-    end = tail.find("Detached")
-    tail = tail[:end] if end >= 0 else tail
-    frames = re.findall(r"^\s+(\S+)$", tail, re.M)
+    frames to kthread (the map the batch printed before it detached)."""
+    tail = block[block.rfind("@["):] if "@[" in block else ""
+    frames = re.findall(r"^\t(\S+)$", tail, re.M)
     names = [f.split("+")[0] for f in frames]
     ok = names[:2] == ["vtice_spin_loop", "vtice_spin_thread"] and "kthread" in names and \
         re.search(r"^\]: 1$", tail, re.M) is not None
@@ -1005,6 +1001,7 @@ def check_stub_module_bt(text, fig):
         return
     begin, end = int(lo, 16), int(hi, 16)
     check_stub_module_lookup(block, begin)
+    check_stub_module_probe(block)
     loop = [i for i, f in enumerate(frames) if begin <= int(f[2], 16) < end]
     names = [f[3].split("+")[0] for f in frames]
     after = names[loop[0]:] if loop else []
