@@ -1,4 +1,4 @@
-// The modules' ORC tables through a debug session (stub_modules.hpp).
+// The modules' ORC tables and symbols through a debug session (stub_modules.hpp).
 #include "stub_modules.hpp"
 
 #include <algorithm>
@@ -52,6 +52,34 @@ Result<void> StubModules::walk_module_list()
 	for (std::string &why : listed.skipped)
 		note(std::move(why));
 	modules_ = std::move(listed.modules);
+	forget_unlisted();
+	return {};
+}
+
+// What was read of modules unloaded since: their text may hold another's now.
+void StubModules::forget_unlisted()
+{
+	std::set<Key> listed;
+	for (const ListedModule &m : modules_)
+		listed.insert({m.name, m.text_lo});
+	std::erase_if(symbols_, [&listed](const auto &entry) { return !listed.count(entry.first); });
+	std::erase_if(failed_, [&listed](const auto &entry) { return !listed.count(entry.first); });
+	std::erase_if(loaded_, [this](const symbols::OrcTable &table) {
+		return std::none_of(modules_.begin(), modules_.end(), [&table](const ListedModule &m) {
+			return m.text_hi && table.covers(m.text_lo) && table.covers(m.text_hi - 1);
+		});
+	});
+}
+
+// The list walked again; a list that cannot be walked is said from then on.
+Result<void> StubModules::walk_again()
+{
+	if (list_error_)
+		return *list_error_;
+	if (auto walked = walk_module_list(); !walked) {
+		list_error_ = make_error("the kernel's list of modules could not be walked: " + walked.error().message);
+		return *list_error_;
+	}
 	return {};
 }
 
@@ -69,11 +97,8 @@ Result<const ListedModule *> StubModules::find_module(std::uint64_t ip)
 		return *list_error_;
 	const ListedModule *m = module_of(ip);
 	if (!m && walked_for_.insert(ip >> 12).second) {
-		if (auto walked = walk_module_list(); !walked) {
-			list_error_ = make_error("the kernel's list of modules could not be walked: " +
-						 walked.error().message);
-			return *list_error_;
-		}
+		if (auto walked = walk_again(); !walked)
+			return walked.error();
 		m = module_of(ip);
 	}
 	return m;
@@ -150,12 +175,8 @@ std::optional<std::uint64_t> StubModules::lookup_read(std::string_view name) con
 
 std::optional<std::uint64_t> StubModules::lookup(std::string_view name)
 {
-	if (auto known = lookup_read(name); known || !looked_for_.emplace(name).second || list_error_)
+	if (auto known = lookup_read(name); known || !looked_for_.emplace(name).second || !walk_again())
 		return known;
-	if (auto walked = walk_module_list(); !walked) {
-		list_error_ = make_error("the kernel's list of modules could not be walked: " + walked.error().message);
-		return std::nullopt;
-	}
 	for (std::size_t i = 0; i < modules_.size(); i++) {
 		log_.progress("looking for " + std::string(name) + " in the modules' symbols: " + modules_[i].name +
 			      " (" + std::to_string(i + 1) + " of " + std::to_string(modules_.size()) + ")");

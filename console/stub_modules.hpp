@@ -27,8 +27,10 @@ class StubModules final : public dbg::ModuleSource {
 public:
 	// kernel: the running kernel's ORC table, whose flags encoding the
 	// modules' share (null: no ORC, names only); btf: where struct
-	// module's layout comes from.
-	// log: progress of reading every module's symbols.
+	// module's layout comes from; log: progress of reading every
+	// module's symbols. What was read of a module is kept until a walk of
+	// the list finds it gone (a module reloaded where it was is taken
+	// for the same code).
 	StubModules(dbg::Session &session, KernelBtf btf, const symbols::OrcTable *kernel, dbg::Output &log);
 
 	Result<const symbols::OrcTable *> table_for(std::uint64_t ip) override;
@@ -44,6 +46,8 @@ private:
 
 	symbols::MemoryReader reader();
 	Result<void> walk_module_list();
+	Result<void> walk_again();
+	void forget_unlisted();
 	const ListedModule *module_of(std::uint64_t ip) const;
 	// The module whose text holds ip (the list walked again once for its
 	// page), null when none does.

@@ -10,6 +10,7 @@
 #include <regex>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "command_output.hpp"
 #include "symbols/memory_reader.hpp"
@@ -63,5 +64,18 @@ public:
 private:
 	std::map<std::uint64_t, std::uint8_t> bytes_;
 };
+
+// A sorted ORC table of entries at ips (each s32 relative to its slot), all
+// plain CALL frames in the 6.3+ encoding (sp = SP + 8; type 2).
+inline void put_orc_table(GuestMemory &mem, std::uint64_t ip_table, std::uint64_t entries,
+			  const std::vector<std::uint64_t> &ips)
+{
+	for (std::size_t i = 0; i < ips.size(); i++) {
+		auto rel = static_cast<std::int32_t>(ips[i] - (ip_table + 4 * i));
+		mem.put(ip_table + 4 * i, &rel, 4);
+		std::uint8_t e[6] = {8, 0, 0, 0, 5, 2};	// sp_offset 8, bp_offset 0, sp_reg SP, type CALL
+		mem.put(entries + 6 * i, e, 6);
+	}
+}
 
 }  // namespace vtice::test

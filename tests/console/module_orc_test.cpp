@@ -68,18 +68,6 @@ TEST(ModuleOrc, StructModulesListLinkAndNameAreWherePaholeSaysTheyAre)
 	EXPECT_EQ(layout->name_size, std::stoull(m[1]));
 }
 
-// A sorted ORC table of entries at ips (each s32 relative to its slot), all
-// plain CALL frames in the 6.3+ encoding (sp = SP + 8; type 2).
-void put_table(test::GuestMemory &mem, uint64_t ip_table, uint64_t entries, const std::vector<uint64_t> &ips)
-{
-	for (size_t i = 0; i < ips.size(); i++) {
-		int32_t rel = static_cast<int32_t>(ips[i] - (ip_table + 4 * i));
-		mem.put(ip_table + 4 * i, &rel, 4);
-		uint8_t e[6] = {8, 0, 0, 0, 5, 2};	// sp_offset 8, bp_offset 0, sp_reg SP, type CALL
-		mem.put(entries + 6 * i, e, 6);
-	}
-}
-
 constexpr ModuleOrcLayout kLayout{.ip_table = 440, .entries = 448, .count = 432, .text_base = 320, .text_size = 332};
 constexpr uint64_t kKernelText = 0xffffffff81000000ull, kModuleText = 0xffffffffc0a00000ull;
 
@@ -119,7 +107,7 @@ protected:
 
 	symbols::OrcTable kernel_table()
 	{
-		put_table(mem, 0xffffffff82000000ull, 0xffffffff82100000ull, {kKernelText, kKernelText + 0x100000});
+		test::put_orc_table(mem, 0xffffffff82000000ull, 0xffffffff82100000ull, {kKernelText, kKernelText + 0x100000});
 		auto t = symbols::OrcTable::load(0xffffffff82000000ull, 2, 0xffffffff82100000ull, mem.reader());
 		EXPECT_TRUE(t);
 		return std::move(*t);
@@ -136,7 +124,7 @@ TEST_F(ModuleOrcFiles, EachModulesTablesComeFromItsStructModule)
 	symbols::OrcTable kernel = kernel_table();
 	module("vtice_spin", "0xffffffffc0a05000");
 	struct_module(0xffffffffc0a05000ull, 0xffffffffc0a03000ull, 0xffffffffc0a04000ull, 3);
-	put_table(mem, 0xffffffffc0a03000ull, 0xffffffffc0a04000ull,
+	test::put_orc_table(mem, 0xffffffffc0a03000ull, 0xffffffffc0a04000ull,
 		  {kModuleText, kModuleText + 0x40, kModuleText + 0x80});
 	ModuleOrcs orcs = load(kernel);
 	ASSERT_EQ(orcs.tables.size(), 1u) << (orcs.skipped.empty() ? "" : orcs.skipped[0]);
@@ -204,7 +192,7 @@ TEST_F(ModuleOrcList, EachModuleInTheKernelsListWithTheTextItsTableCovers)
 	symbols::OrcTable kernel = kernel_table();
 	const uint64_t a = 0xffffffffc0a05000ull, b = 0xffffffffc0b05000ull;
 	struct_module(a, 0xffffffffc0a03000ull, 0xffffffffc0a04000ull, 3, kModuleText, 0x1000);
-	put_table(mem, 0xffffffffc0a03000ull, 0xffffffffc0a04000ull, {kModuleText, kModuleText + 0x40, kModuleText + 0x80});
+	test::put_orc_table(mem, 0xffffffffc0a03000ull, 0xffffffffc0a04000ull, {kModuleText, kModuleText + 0x40, kModuleText + 0x80});
 	struct_module(b, 0, 0, 0);	// built without ORC
 	name(a, "vtice_spin");
 	name(b, "no_orc");
@@ -234,10 +222,10 @@ TEST_F(ModuleOrcList, ATableLimitedToItsModulesTextLeavesAnotherModulesFramesToI
 	symbols::OrcTable kernel = kernel_table();
 	const uint64_t a = 0xffffffffc0a05000ull, b = 0xffffffffc0b05000ull, b_text = 0xffffffffc0b00000ull;
 	struct_module(a, 0xffffffffc0a03000ull, 0xffffffffc0a04000ull, 3, kModuleText, 0x1000);
-	put_table(mem, 0xffffffffc0a03000ull, 0xffffffffc0a04000ull,
+	test::put_orc_table(mem, 0xffffffffc0a03000ull, 0xffffffffc0a04000ull,
 		  {kModuleText, kModuleText + 0x40, 0xffffffffc0c00000ull});	// the last: its freed init text
 	struct_module(b, 0xffffffffc0b03000ull, 0xffffffffc0b04000ull, 2, b_text, 0x1000);
-	put_table(mem, 0xffffffffc0b03000ull, 0xffffffffc0b04000ull, {b_text, b_text + 0x20});
+	test::put_orc_table(mem, 0xffffffffc0b03000ull, 0xffffffffc0b04000ull, {b_text, b_text + 0x20});
 	name(a, "spans");
 	name(b, "inside");
 	link({a, b});
@@ -287,7 +275,7 @@ TEST_F(ModuleOrcList, ALoopOrAnUnreadableLinkEndsTheWalkWithWhatItFound)
 {
 	const uint64_t a = 0xffffffffc0a05000ull, b = 0xffffffffc0b05000ull;
 	struct_module(a, 0xffffffffc0a03000ull, 0xffffffffc0a04000ull, 3);
-	put_table(mem, 0xffffffffc0a03000ull, 0xffffffffc0a04000ull, {kModuleText, kModuleText + 0x40, kModuleText + 0x80});
+	test::put_orc_table(mem, 0xffffffffc0a03000ull, 0xffffffffc0a04000ull, {kModuleText, kModuleText + 0x40, kModuleText + 0x80});
 	name(a, "first");
 	struct_module(b, 0, 0, 0);
 	name(b, "second");

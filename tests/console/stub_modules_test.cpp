@@ -1,0 +1,240 @@
+// The modules through a debug session (console/stub_modules.hpp): the
+// kernel's list of modules, each struct module, its ORC tables and its
+// kallsyms laid out in a target's memory at the offsets the host kernel's
+// BTF gives (the layout tests check those against pahole); what is read,
+// when, and what is forgotten when a module goes.
+#include <gtest/gtest.h>
+
+#include "btf/btf_source.hpp"
+#include "kernel_memory_support.hpp"
+#include "stub_modules.hpp"
+
+using namespace vtice;
+using namespace vtice::console;
+
+namespace {
+
+// A target that is memory alone, counting the reads.
+class MemoryTarget final : public dbg::Target {
+public:
+	explicit MemoryTarget(const test::GuestMemory &mem) : mem_(mem) {}
+	std::size_t reads = 0;
+
+	std::string describe() const override { return "memory"; }
+	const dbg::RegisterLayout &layout() const override { return layout_; }
+	const dbg::TargetFeatures &features() const override { return features_; }
+	Result<dbg::RegisterValues> read_registers() override { return make_error("no registers"); }
+	Result<std::uint64_t> read_register(const dbg::RegisterInfo &) override { return make_error("no registers"); }
+	Result<void> write_register(const dbg::RegisterInfo &, std::uint64_t) override { return make_error("read-only"); }
+	Result<std::vector<std::uint8_t>> read_memory(std::uint64_t address, std::size_t length) override
+	{
+		reads++;
+		std::vector<std::uint8_t> out(length);
+		if (!mem_.reader()(address, out))
+			return make_error("unmapped");
+		return out;
+	}
+	Result<void> write_memory(std::uint64_t, const std::vector<std::uint8_t> &) override
+	{
+		return make_error("read-only");
+	}
+	Result<void> set_physical_mode(bool) override { return make_error("no"); }
+	Result<void> insert_breakpoint(dbg::BreakKind, std::uint64_t, unsigned) override { return make_error("no"); }
+	Result<void> remove_breakpoint(dbg::BreakKind, std::uint64_t, unsigned) override { return make_error("no"); }
+	Result<void> resume(dbg::ResumeAction) override { return make_error("no"); }
+	Result<std::optional<dbg::StopEvent>> wait_stop(int) override { return std::optional<dbg::StopEvent>(); }
+	Result<void> interrupt() override { return {}; }
+	Result<dbg::StopEvent> query_stop() override { return dbg::StopEvent{}; }
+	Result<std::vector<int>> threads() override { return std::vector<int>{1}; }
+	Result<void> select_thread(int) override { return {}; }
+	int selected_thread() const override { return 1; }
+	Result<std::string> monitor(const std::string &) override { return make_error("no"); }
+	Result<void> detach() override { return {}; }
+
+private:
+	const test::GuestMemory &mem_;
+	dbg::RegisterLayout layout_;
+	dbg::TargetFeatures features_;
+};
+
+constexpr std::uint64_t kHead = 0xffffffff82b292a0ull;
+constexpr std::uint64_t kKernelText = 0xffffffff81000000ull;
+
+class StubModulesTest : public ::testing::Test {
+protected:
+	test::GuestMemory mem;
+	MemoryTarget *target = nullptr;
+	std::unique_ptr<dbg::Session> session;
+	std::optional<symbols::OrcTable> kernel;
+	ModuleOrcLayout orc{};
+	ModuleListLayout list{};
+	ModuleKallsymsLayout kallsyms{};
+	dbg::StringOutput log;
+
+	void SetUp() override
+	{
+		if (!test::pahole_reads_host_btf())
+			GTEST_SKIP() << "needs " << test::kHostBtf << " (the layout of struct module)";
+		auto types = dbg::btf::load_file(test::kHostBtf);
+		ASSERT_TRUE(types) << types.error().to_string();
+		auto o = module_orc_layout(*types);
+		auto l = module_list_layout(*types);
+		auto k = module_kallsyms_layout(*types);
+		if (!o || !l || !k)
+			GTEST_SKIP() << "the host kernel's struct module lacks ORC or kallsyms fields";
+		orc = *o, list = *l, kallsyms = *k;
+		test::put_orc_table(mem, 0xffffffff82000000ull, 0xffffffff82100000ull, {kKernelText, kKernelText + 0x100000});
+		auto table = symbols::OrcTable::load(0xffffffff82000000ull, 2, 0xffffffff82100000ull, mem.reader());
+		ASSERT_TRUE(table);
+		kernel.emplace(std::move(*table));
+		auto t = std::make_unique<MemoryTarget>(mem);
+		target = t.get();
+		session = std::make_unique<dbg::Session>(std::move(t));
+		session->set_symbols(std::make_unique<dbg::SymbolList>(
+			std::vector<dbg::SymbolList::Entry>{{kHead, "modules", 'd'}, {kKernelText, "_stext", 'T'}}, "test"));
+	}
+
+	std::unique_ptr<StubModules> modules()
+	{
+		return std::make_unique<StubModules>(*session, KernelBtf(test::kHostBtf), &*kernel, log);
+	}
+
+	// Links the structs at addresses into the kernel's list, in that order.
+	void link(const std::vector<std::uint64_t> &structs)
+	{
+		std::vector<std::uint64_t> nodes{kHead};
+		for (std::uint64_t m : structs)
+			nodes.push_back(m + list.list);
+		for (std::size_t i = 0; i < nodes.size(); i++)
+			mem.put_value<std::uint64_t>(nodes[i], nodes[(i + 1) % nodes.size()]);
+	}
+
+	// A module at address named name, its text [text, text + 0x1000) with
+	// ORC entries at each function's start, and kallsyms naming them.
+	void module(std::uint64_t address, const std::string &name, std::uint64_t text,
+		    const std::vector<std::pair<std::string, std::uint64_t>> &functions)
+	{
+		char raw[64] = {};
+		std::memcpy(raw, name.data(), std::min<std::size_t>(name.size(), list.name_size - 1));
+		mem.put(address + list.name, raw, std::min<std::size_t>(sizeof(raw), list.name_size));
+		const std::uint64_t ips = address + 0x4000, entries = address + 0x5000;
+		std::vector<std::uint64_t> starts;
+		for (const auto &f : functions)
+			starts.push_back(text + f.second);
+		test::put_orc_table(mem, ips, entries, starts);
+		mem.put_value<std::uint64_t>(address + orc.ip_table, ips);
+		mem.put_value<std::uint64_t>(address + orc.entries, entries);
+		mem.put_value<std::uint32_t>(address + orc.count, static_cast<std::uint32_t>(starts.size()));
+		mem.put_value<std::uint64_t>(address + orc.text_base, text);
+		mem.put_value<std::uint32_t>(address + orc.text_size, 0x1000);
+		// kallsyms: its struct mod_kallsyms, a null symbol then one a function
+		const std::uint64_t ks = address + 0x6000, symtab = address + 0x7000, strtab = address + 0x8000,
+				    typetab = address + 0x9000;
+		mem.put_value<std::uint64_t>(address + kallsyms.kallsyms, ks);
+		mem.put_value<std::uint64_t>(ks + kallsyms.symtab, symtab);
+		mem.put_value<std::uint32_t>(ks + kallsyms.num_symtab, static_cast<std::uint32_t>(functions.size() + 1));
+		mem.put_value<std::uint64_t>(ks + kallsyms.strtab, strtab);
+		mem.put_value<std::uint64_t>(ks + kallsyms.typetab, typetab);
+		std::uint8_t null_sym[24] = {};
+		mem.put(symtab, null_sym, sizeof(null_sym));
+		std::uint32_t at = 1;
+		mem.put_value<std::uint8_t>(strtab, 0);
+		for (std::size_t i = 0; i < functions.size(); i++) {
+			const std::uint64_t e = symtab + 24 * (i + 1);
+			mem.put_value<std::uint32_t>(e, at);
+			mem.put_value<std::uint32_t>(e + 4, 0x12);
+			mem.put_value<std::uint64_t>(e + 8, text + functions[i].second);
+			mem.put_value<std::uint64_t>(e + 16, 0x20);
+			mem.put(strtab + at, functions[i].first.c_str(), functions[i].first.size() + 1);
+			at += static_cast<std::uint32_t>(functions[i].first.size() + 1);
+		}
+		for (std::uint32_t i = 0; i < 600; i++)
+			mem.put_value<std::uint8_t>(strtab + at + i, 0);
+		for (std::size_t i = 0; i <= functions.size(); i++)
+			mem.put_value<char>(typetab + i, i ? 't' : 0);
+	}
+};
+
+constexpr std::uint64_t kSpin = 0xffffffffc0a05000ull, kSpinText = 0xffffffffc0a00000ull;
+constexpr std::uint64_t kOther = 0xffffffffc0c05000ull, kOtherText = 0xffffffffc0c00000ull;
+
+}  // namespace
+
+TEST_F(StubModulesTest, AModulesAddressesAreNamedAndUnwoundWithItsOwnTables)
+{
+	module(kSpin, "vtice_spin", kSpinText, {{"vtice_spin_loop", 0}, {"vtice_spin_thread", 0x40}});
+	link({kSpin});
+	auto m = modules();
+	auto hit = m->symbolize(kSpinText + 0x4c);
+	ASSERT_TRUE(hit);
+	EXPECT_EQ(hit->name, "vtice_spin_thread");
+	EXPECT_EQ(hit->offset, 0xcu);
+	auto table = m->table_for(kSpinText + 9);
+	ASSERT_TRUE(table) << table.error().message;
+	ASSERT_NE(*table, nullptr);
+	EXPECT_EQ((*table)->find(kSpinText + 9)->ip, kSpinText);
+	const std::size_t before = target->reads;
+	EXPECT_FALSE(m->symbolize(kKernelText + 0x10)) << "the kernel's text is not the modules'";
+	EXPECT_FALSE(*m->table_for(kKernelText + 0x10));
+	EXPECT_EQ(m->symbolize(kSpinText + 1)->name, "vtice_spin_loop");
+	EXPECT_EQ(target->reads, before) << "nothing read again, nothing read for the kernel's text";
+}
+
+TEST_F(StubModulesTest, ANameIsLookedUpInEveryModulesSymbolsOnce)
+{
+	module(kSpin, "vtice_spin", kSpinText, {{"vtice_spin_loop", 0}, {"vtice_spin_thread", 0x40}});
+	module(kOther, "other", kOtherText, {{"other_fn", 0x100}});
+	link({kSpin, kOther});
+	auto m = modules();
+	EXPECT_EQ(m->lookup("other_fn"), kOtherText + 0x100);
+	EXPECT_EQ(m->lookup("vtice_spin_loop"), kSpinText) << "read with the rest";
+	EXPECT_FALSE(m->lookup("no_such_function"));
+	const std::size_t before = target->reads;
+	EXPECT_FALSE(m->lookup("no_such_function"));
+	EXPECT_EQ(target->reads, before) << "a name looked for once is not looked for again";
+	EXPECT_EQ(m->symbols_read().size(), 3u);
+}
+
+// A module unloaded, another loaded elsewhere: the walk that finds the new
+// one forgets what was read of the old, whose text may hold other code.
+TEST_F(StubModulesTest, WhatWasReadOfAModuleThatWentIsForgotten)
+{
+	module(kSpin, "vtice_spin", kSpinText, {{"vtice_spin_loop", 0}});
+	link({kSpin});
+	auto m = modules();
+	ASSERT_TRUE(m->symbolize(kSpinText + 1));
+	module(kOther, "other", kOtherText, {{"other_fn", 0}});
+	link({kOther});
+	ASSERT_TRUE(m->symbolize(kOtherText + 1)) << "a page none covers walks the list again";
+	EXPECT_FALSE(m->lookup("vtice_spin_loop")) << "not the unloaded module's address";
+	EXPECT_EQ(m->symbols_read().size(), 1u);
+}
+
+TEST_F(StubModulesTest, AnUnreadableListFindsNoModuleAndSaysWhyOnce)
+{
+	auto m = modules();	// nothing at kHead at all
+	auto table = m->table_for(kSpinText + 9);
+	ASSERT_TRUE(table) << table.error().message;
+	EXPECT_EQ(*table, nullptr);
+	auto notes = m->take_notes();
+	ASSERT_EQ(notes.size(), 1u);
+	EXPECT_NE(notes[0].find("the module list at"), std::string::npos) << notes[0];
+	const std::size_t before = target->reads;
+	EXPECT_FALSE(m->symbolize(kSpinText + 0x10)) << "the same page";
+	EXPECT_EQ(target->reads, before) << "not walked again for a page it was walked for";
+	EXPECT_TRUE(m->take_notes().empty());
+}
+
+TEST_F(StubModulesTest, SymbolsWithoutTheListAreSaidAtEachAskWithoutReading)
+{
+	session->set_symbols(std::make_unique<dbg::SymbolList>(
+		std::vector<dbg::SymbolList::Entry>{{kKernelText, "_stext", 'T'}}, "no modules"));
+	auto m = modules();
+	for (std::uint64_t at : {kSpinText + 9, kSpinText + 0x2000}) {
+		auto table = m->table_for(at);
+		ASSERT_FALSE(table);
+		EXPECT_NE(table.error().message.find("have no 'modules'"), std::string::npos) << table.error().message;
+	}
+	EXPECT_FALSE(m->lookup("vtice_spin_loop"));
+	EXPECT_EQ(target->reads, 0u);
+}
