@@ -16,7 +16,7 @@ import time
 
 import gdb
 from rig_host import (FAILURES, GUEST_QUIET_S, Rsp, check, figures, find_one, guest_vmlinux, monitor,
-                      serial_size, stop_thread, wait_for_guest_line, where_the_machine_stands, write_domainname)
+                      serial_size, stop_thread, wait_for_guest_line, where_the_machine_stands)
 
 def run(cmd):
     return gdb.execute(cmd, to_string=True)
@@ -357,12 +357,17 @@ def cold_functions(fig, count, max_pages):
     return picked
 
 
-# The guest's loop rewrites its domain name every 3 s of guest time
-# (stub_guest_loop): it reads it first and leaves a request alone, but a
-# stop between that read and its write lets the request the host writes
-# meanwhile be written over. A request the guest has not taken
+# The host's requests go into the guest's hostname (stub_bench_if_asked),
+# which nothing else in the guest writes. A request the guest has not taken
 # ("VTICE-TOOK request" on its console) after this long is looked at.
 HANDOFF_S = 20
+NODENAME = 65  # new_utsname.nodename: the hostname, the second of init_uts_ns's 65-byte fields
+
+
+def write_request(rsp, uts, request):
+    """The request and its NUL written with M into the guest's hostname."""
+    rsp.packet("M%x,%x:%s" % (uts + NODENAME, len(request) + 1, (request + b"\0").hex()))
+    return rsp.reply()
 NOT_TAKEN = "not taken yet"
 
 
@@ -417,18 +422,18 @@ def run_request(rsp, uts, request, key):
             rsp.reply()
         if why != NOT_TAKEN:
             return ok, why
-        rsp.packet("m%x,20" % (uts + 5 * 65))
+        rsp.packet("m%x,20" % (uts + NODENAME))
         found = bytes.fromhex(rsp.reply()).split(b"\0")[0].decode(errors="replace")
         if found != request:
-            print("NOTE the guest's loop wrote %r over the request %s: handed over again" % (found, request),
+            print("NOTE the guest's hostname is %r, not the request %s: handed over again" % (found, request),
                   flush=True)
-            if write_domainname(rsp, uts, request.encode()) != "OK":
+            if write_request(rsp, uts, request.encode()) != "OK":
                 return False, "writing the request %s again failed" % request
     return False, "the guest took the request %s in none of 4 tries" % request
 
 
 def guest_phase(rsp, fig, request, key, hooks):
-    """The hooks set (Z packets), the guest asked through its domain name
+    """The hooks set (Z packets), the guest asked through its hostname
     (request), the machine resumed until the guest printed the figure key,
     then stopped again and the hooks removed. (ok, why, what monitor hooks
     said while they were set)."""
@@ -438,11 +443,11 @@ def guest_phase(rsp, fig, request, key, hooks):
             return False, "%s refused" % packet, ""
     planted = monitor(rsp, "hooks").strip().replace("\n", "; ")
     uts = int(fig["hv.stub-uts.addr"], 16)
-    wrote = write_domainname(rsp, uts, request.encode())
+    wrote = write_request(rsp, uts, request.encode())
     if wrote == "OK":
         ok, why = run_request(rsp, uts, request, key)
     else:
-        ok, why = False, "writing the request %s into the domain name: %s" % (request, wrote)
+        ok, why = False, "writing the request %s into the hostname: %s" % (request, wrote)
     for packet in hooks:
         rsp.packet("z" + packet[1:])
         rsp.reply()
@@ -489,7 +494,7 @@ def hook_traffic(rsp):
 
 def check_watch_traffic(before, after, same_page):
     """The watch1 phase through the stub's own counters: the guest's writes
-    to its domain name (taking the request), on the page of the watched
+    to its hostname (taking the request), on the page of the watched
     release byte when same_page, were completed under MTF, and none was a
     hit (the byte is never written)."""
     ok = before is not None and after is not None
@@ -519,7 +524,7 @@ def check_exit_costs(rsp, fig):
         before = hook_traffic(rsp) if name == "watch1" else None
         results[name] = bench_phase(rsp, fig, name, hooks)
         if name == "watch1" and results[name]:
-            check_watch_traffic(before, hook_traffic(rsp), release >> 12 == (uts + 5 * 65) >> 12)
+            check_watch_traffic(before, hook_traffic(rsp), release >> 12 == (uts + NODENAME) >> 12)
     base = results.get("none")
     nostub = float(figures().get("overhead.getpid.ns_per_call", "0"))
     if not base:
@@ -763,7 +768,7 @@ def vtice_phase():
 def vtice_probe_phase(fig):
     """`probe` in vtice attach, armed and drained through the stub (issue
     24): the batch asks the guest for its workload by writing "vt-probe"
-    into the kernel's domain name, then runs a program whose exit() is the
+    into the kernel's hostname name, then runs a program whose exit() is the
     workload's last write; then the same with "vt-probe2" and the syscall:
     probes (the stub's syscall trap) beside a count of vfs_read by comm kept
     in root (hv.stub-probe2.reads its oracle too), and with "vt-spin" and a profile:
@@ -777,7 +782,7 @@ def vtice_probe_phase(fig):
     its own unwinder gave a kprobe at the same write before the module
     loaded (hv.stub-probe.write-callers)."""
     import tempfile
-    domain = int(fig["hv.stub-uts.addr"], 16) + 5 * 65
+    hostname = int(fig["hv.stub-uts.addr"], 16) + NODENAME  # where the requests go (stub_bench_if_asked)
     program = ('fn:vfs_read /comm == "vtstubprobe"/ { @bufs = sum(arg1); } '
                'fn:ksys_read /comm == "vtstubprobe"/ { @sizes = hist(arg2); } '
                'fn:do_sys_openat2 /comm == "vtstubprobe"/ { printf("open %s\\n", str(args->filename)); } '
@@ -800,13 +805,13 @@ def vtice_probe_phase(fig):
     folded = os.path.join(scratch, "write.folded")
     spin_folded = os.path.join(scratch, "spin.folded")
     ask = "set *(u64*)0x%x = 0x%x\nset *(u8*)0x%x = %%d\nset *(u8*)0x%x = 0\n" % (
-        domain, int.from_bytes(b"vt-probe", "little"), domain + 8, domain + 9)
-    ask_spin = "set *(u64*)0x%x = 0x%x\n" % (domain, int.from_bytes(b"vt-spin\0", "little"))
+        hostname, int.from_bytes(b"vt-probe", "little"), hostname + 8, hostname + 9)
+    ask_spin = "set *(u64*)0x%x = 0x%x\n" % (hostname, int.from_bytes(b"vt-spin\0", "little"))
     # A fourth (hv.stub-spinbt.*): the machine stopped at the profiler's
     # first sample of the spinner, and `bt` on its CPU, the last of the two
     # (check_threads), through its module's frames (check_stub_module_bt).
     ask_spinbt = "set *(u64*)0x%x = 0x%x\nset *(u8*)0x%x = %d\nset *(u8*)0x%x = 0\n" % (
-        domain, int.from_bytes(b"vt-spinb", "little"), domain + 8, ord("t"), domain + 9)
+        hostname, int.from_bytes(b"vt-spinb", "little"), hostname + 8, ord("t"), hostname + 9)
     spinbt = "profile:hz:99 /comm == \"vtice-spin\"/ { exit(); }"
     # A fifth: a probe on the module's own function, by the name its
     # symbols give (check_stub_module_probe).
