@@ -16,6 +16,9 @@ namespace {
 constexpr std::uint64_t kMaxModuleSymbols = 1u << 17;
 constexpr std::uint64_t kElfSymSize = 24;	// Elf64_Sym: name, info, other, shndx, value, size
 constexpr std::uint64_t kNameMax = 512;	// KSYM_NAME_LEN since 6.1 (128 before)
+// The names are read up to this many bytes a symbol (a module's average is
+// tens): a hostile st_name cannot make the console read gigabytes.
+constexpr std::uint64_t kNameBytesPerSymbol = 128;
 
 template <typename T>
 T at(const std::vector<std::uint8_t> &bytes, std::uint64_t offset)
@@ -25,13 +28,14 @@ T at(const std::vector<std::uint8_t> &bytes, std::uint64_t offset)
 	return value;
 }
 
-// The names' bytes: up to the last name's start and as long a name past it
-// as can be read (the table may end sooner, with the module's memory).
+// The names' bytes: up to the last name's start and a longest name past
+// it, or, where the module's memory ends sooner, half as much, and so on:
+// the names past what could be read are left out.
 Result<std::vector<std::uint8_t>> read_names(const symbols::MemoryReader &read, std::uint64_t strtab,
 					     std::uint64_t last_name)
 {
-	for (std::uint64_t tail : {kNameMax, std::uint64_t{64}}) {
-		std::vector<std::uint8_t> names(last_name + tail);
+	for (std::uint64_t size = last_name + kNameMax; size >= 16; size /= 2) {
+		std::vector<std::uint8_t> names(size);
 		if (read(strtab, names))
 			return names;
 	}
@@ -81,15 +85,17 @@ Result<std::vector<ModuleSymbol>> read_module_symbols(const ModuleKallsymsLayout
 	if (!read(*symtab, entries) || !read(*typetab, letters))
 		return make_error("cannot read its symbol table (" + std::to_string(*count) + " entries at " +
 				  dbg::hex(*symtab) + ")");
-	std::uint64_t last_name = 0;
+	std::uint64_t last_name = 0, names_limit = *count * kNameBytesPerSymbol;
 	for (std::uint64_t i = 0; i < *count; i++)
 		last_name = std::max<std::uint64_t>(last_name, at<std::uint32_t>(entries, i * kElfSymSize));
-	auto names = read_names(read, *strtab, last_name);
+	auto names = read_names(read, *strtab, std::min(last_name, names_limit));
 	if (!names)
 		return names.error();
 	std::vector<ModuleSymbol> out;
 	for (std::uint64_t i = 1; i < *count; i++) {
 		std::uint32_t name = at<std::uint32_t>(entries, i * kElfSymSize);
+		if (name >= names->size())
+			continue;	// past the names read
 		auto end = std::find(names->begin() + name, names->end(), 0);
 		ModuleSymbol s{at<std::uint64_t>(entries, i * kElfSymSize + 8), at<std::uint64_t>(entries, i * kElfSymSize + 16),
 			       std::string(names->begin() + name, end), static_cast<char>(letters[i])};

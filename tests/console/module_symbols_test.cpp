@@ -120,3 +120,23 @@ TEST(ModuleSymbols, TablesThatCannotBeBelievedOrReadAreErrors)
 	ASSERT_FALSE(nowhere);
 	EXPECT_NE(nowhere.error().message.find("kallsyms"), std::string::npos) << nowhere.error().message;
 }
+
+// A hostile st_name far past the names: that symbol is left out, and the
+// names read stay within 128 bytes a symbol (not 4 GiB).
+TEST(ModuleSymbols, ANameFarPastTheTableIsLeftOutWithoutReadingThere)
+{
+	test::GuestMemory mem;
+	put_kallsyms(mem, {{"vtice_spin_loop", kText, 0x20, 't'}, {"far", kText + 0x40, 0x20, 't'}});
+	mem.put_value<uint32_t>(kSymtab + 2 * 24, 0xfffffff0u);
+	std::uint64_t largest = 0;
+	auto reader = mem.reader();
+	symbols::MemoryReader counting = [&](uint64_t address, std::span<uint8_t> out) {
+		largest = std::max<uint64_t>(largest, out.size());
+		return reader(address, out);
+	};
+	auto symbols = read_module_symbols(kLayout, counting, kModule);
+	ASSERT_TRUE(symbols) << symbols.error().to_string();
+	ASSERT_EQ(symbols->size(), 1u);
+	EXPECT_EQ((*symbols)[0].name, "vtice_spin_loop");
+	EXPECT_LE(largest, 3u * 128 + 512) << "the names read: 128 bytes a symbol and a name's length";
+}

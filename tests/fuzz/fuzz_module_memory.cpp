@@ -1,0 +1,66 @@
+// libFuzzer target for what the console reads of a hostile kernel's
+// modules through a debug stub (console/module_orc.hpp,
+// console/module_symbols.hpp): the input is the kernel's memory from
+// kBase on, the list of modules' head at kBase; every module the walk
+// finds has its ORC table loaded and its kallsyms read, and addresses
+// across the window are named. Layouts are 6.1's (the tests check them
+// against pahole). Nothing may crash, read past the window's bounds
+// checks, or allocate beyond the bounds the readers promise.
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <vector>
+
+#include "module_orc.hpp"
+#include "module_symbols.hpp"
+
+using namespace vtice;
+using namespace vtice::console;
+
+namespace {
+
+constexpr std::uint64_t kBase = 0xffffffffc0000000ull;
+constexpr ModuleOrcLayout kOrc{.ip_table = 440, .entries = 448, .count = 432, .text_base = 320, .text_size = 332};
+constexpr ModuleListLayout kList{.list = 8, .name = 24, .name_size = 56};
+constexpr ModuleKallsymsLayout kKallsyms{.kallsyms = 0x1e8, .symtab = 0, .num_symtab = 8, .strtab = 16, .typetab = 24};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size)
+{
+	symbols::MemoryReader read = [&](std::uint64_t address, std::span<std::uint8_t> out) {
+		if (address < kBase || address - kBase > size || out.size() > size - (address - kBase))
+			return false;
+		if (!out.empty())
+			std::memcpy(out.data(), data + (address - kBase), out.size());
+		return true;
+	};
+	// The kernel's table: two entries of its own, the flags encoding the modules share.
+	static const std::uint8_t kernel_bytes[2 * 4 + 2 * 6] = {0, 0, 0, 0, 0, 0, 0, 0, 8, 0, 0, 0, 5, 2,
+								  8, 0, 0, 0, 5, 2};
+	symbols::MemoryReader kernel_read = [](std::uint64_t address, std::span<std::uint8_t> out) {
+		if (address < 0x1000 || address - 0x1000 + out.size() > sizeof(kernel_bytes))
+			return false;
+		std::memcpy(out.data(), kernel_bytes + (address - 0x1000), out.size());
+		return true;
+	};
+	auto kernel = symbols::OrcTable::load(0x1000, 2, 0x1008, kernel_read);
+	if (!kernel)
+		return 0;
+	ModuleList listed = list_modules(kOrc, kList, read, kBase);
+	for (const ListedModule &m : listed.modules) {
+		auto table = load_listed_module(m, read, *kernel);
+		if (table)
+			(void)table->find(m.text_lo);
+		auto symbols = read_module_symbols(kKallsyms, read, m.address);
+		if (!symbols)
+			continue;
+		for (std::size_t i = 1; i < symbols->size(); i++)
+			if ((*symbols)[i].address < (*symbols)[i - 1].address)
+				__builtin_trap();	// promised sorted
+		for (std::uint64_t at = m.text_lo; at < m.text_lo + 4096; at += 61)
+			(void)module_symbol_at(*symbols, at);
+	}
+	return 0;
+}
