@@ -322,6 +322,185 @@ stub_guest_loop() {
 	done
 	wait "$1"
 }
+
+# The GDB stub in VMX root (docs/hypervisor-debugging.md), driven by real gdb
+# on the host over COM2 (host/stub-gdb.sh, checks in host/stub_gdb.py). The
+# guest's own view is the oracle: before the module loads it prints the bytes
+# of do_sys_openat2 from /proc/kcore and the addresses of jiffies and
+# init_uts_ns from /proc/kallsyms. While the host debugs, a watcher reads
+# do_sys_openat2 through /proc/kcore every 20 ms (a hidden breakpoint must
+# never show) and a loop opens a file and writes the kernel's domain name
+# every 3 s, for the breakpoint and the write watchpoint; the host ends
+# the scenario by writing "vtice-done" into the kernel's hostname.
+# bochs-host-driver: hvstub host/stub-gdb.sh
+# The kernel's aggregate CPU latency limit, read where user space reads it
+# (/dev/cpu_dma_latency: a native-endian s32 in microseconds).
+check_idle_latency() {
+	local name=$1 want=$2 got
+	got=$(od -An -td4 -N4 /dev/cpu_dma_latency 2>&1 | tr -d ' ')
+	if [ "$got" = "$want" ]; then
+		result "$name" PASS "CPU latency limit ${got} us"
+	else
+		result "$name" FAIL "CPU latency limit '$got' us, expected $want"
+	fi
+}
+
+scenario_hvstub() {
+	[ "$loaded" = 0 ] || rmmod_vtice
+	local out watcher
+	stub_guest_figures || return
+	detect_bare_for_stub
+	stub_kstack_oracle
+	# functions an idle kernel and a getpid loop never run, for breakpoints
+	# the benchmark sets and must never see hit
+	echo "VTICE-FIGURE hv.stub-cold.addrs=$(awk '$2 ~ /^[tT]$/ &&
+		$3 ~ /^(kexec|crash_|sysrq_|hibernat|swsusp|kgdb|kdb_|snapshot_)/ { printf "%s%s", n++ ? "," : "", $1 }' \
+		/proc/kallsyms)"
+	# without debug_port there is no stub: the break ioctl says so
+	if [ -x /bin/vtice ] && insmod "$KO" 2>/dev/null; then
+		out=$(vtice hv break 2>&1)
+		rmmod vtice
+		case "$out" in
+		*"no debug stub configured"*) result hv.stub-nostub PASS "$(echo "$out" | tail -n 1)" ;;
+		*) result hv.stub-nostub FAIL "vtice hv break without a stub printed: $out" ;;
+		esac
+	fi
+	if insmod "$KO" debug_port=0x2e0 2>/tmp/insmod.err; then
+		rmmod vtice
+		result hv.stub-noport FAIL "loaded with no UART at debug_port=0x2e0"
+	else
+		result hv.stub-noport PASS "refused: $(dmesg | grep -o 'debug_port 0x2e0:.*' | tail -n 1)"
+	fi
+	if ! insmod "$KO" debug_port=0x2f8 2>/tmp/insmod.err; then
+		result hv.stub-load FAIL "insmod debug_port=0x2f8: $(cat /tmp/insmod.err)"
+		return
+	fi
+	loaded=1
+	result hv.stub-load PASS "stub on 0x2f8"
+	# Idle CPUs stay in C-states the preemption timer counts in: the
+	# kernel's own aggregate CPU latency limit shows vtice's request.
+	check_idle_latency hv.stub-idle-qos 10
+	$T kwatch hv.stub-hidden do_sys_openat2 16 vtice-done 1200 &
+	watcher=$!
+	start_host_driver hvstub
+	stub_guest_loop "$watcher"
+	# after detach: no breakpoint byte left anywhere the kernel can read
+	$T kcore hv.stub-detached do_sys_openat2 16 "$stub_orig"
+	# and the syscall path exits no more than before any hook was set
+	$T getpid hv.bench-detached 200000
+	# the break ioctl: the host sees this line, connects and resumes us
+	if [ -x /bin/vtice ]; then
+		echo "VTICE-HVBREAK now"
+		sleep 2	# the console drains before the machine stops
+		if out=$(vtice hv break 2>&1); then
+			result hv.stub-hvbreak PASS "$(echo "$out" | tail -n 1)"
+		else
+			result hv.stub-hvbreak FAIL "$out"
+		fi
+	else
+		result hv.stub-hvbreak SKIP "no /bin/vtice in the initramfs"
+	fi
+	rmmod_vtice
+	check_idle_latency hv.stub-idle-qos-gone 2000000000
+	# debug_wait=1: insmod itself waits for the debugger (the host continues)
+	echo "VTICE-DEBUGWAIT now"
+	sleep 2
+	if insmod "$KO" debug_port=0x2f8 debug_wait=1 2>/tmp/insmod.err; then
+		loaded=1
+		out=$(dmesg | grep -o 'debug_wait: resumed after.*' | tail -n 1)
+		result hv.stub-wait "$([ -n "$out" ] && echo PASS || echo FAIL)" "${out:-no 'resumed' line}"
+		rmmod_vtice
+	else
+		result hv.stub-wait FAIL "insmod debug_wait=1: $(cat /tmp/insmod.err)"
+	fi
+}
+
+# Single steps with RFLAGS.TF, the fallback of a CPU without MTF
+# (docs/hypervisor-debugging.md), forced on Bochs (which has MTF) with
+# step_tf=1 and driven by real gdb on the host (host/stub-tf.sh, checks in
+# host/stub_tf.py): breakpoint, next over a call, 1,000 steps judged by the
+# disassembler, the pushf of _raw_spin_lock_irqsave, a write and a read
+# watchpoint (each access completed by a TF step). A watcher reads
+# do_sys_openat2 through /proc/kcore throughout; the guest's loop opens a
+# file and writes the domain name until the host writes "vtice-done" into
+# the kernel's hostname.
+# bochs-host-driver: hvtfstep host/stub-tf.sh
+scenario_hvtfstep() {
+	[ "$loaded" = 0 ] || rmmod_vtice
+	local out watcher
+	stub_guest_figures || return
+	$T kcore hv.tf-irqsave _raw_spin_lock_irqsave 16
+	echo vtice >/proc/sys/kernel/hostname
+	if ! insmod "$KO" debug_port=0x2f8 step_tf=1 2>/tmp/insmod.err; then
+		result hv.tf-load FAIL "insmod debug_port=0x2f8 step_tf=1: $(cat /tmp/insmod.err)"
+		return
+	fi
+	loaded=1
+	out=$(dmesg | grep -o 'debug stub on port.*' | tail -n 1)
+	case "$out" in
+	*"single steps with TF") result hv.tf-load PASS "$out" ;;
+	*) result hv.tf-load FAIL "${out:-no stub line in dmesg}" ;;
+	esac
+	$T kwatch hv.tf-hidden do_sys_openat2 16 vtice-done 1200 &
+	watcher=$!
+	start_host_driver hvtfstep
+	stub_guest_loop "$watcher"
+	$T kcore hv.tf-detached do_sys_openat2 16 "$stub_orig"
+	rmmod_vtice
+}
+
+# The hypervisor's branch tracer (docs/tracing.md), read by vtice (trace
+# syscall openat) on the host (host/stub-trace.sh, checks in
+# host/stub_trace.py). The oracle is the kernel's own function_graph
+# tracer: before the module loads, the guest records one
+# openat("/proc/version") with it; vtice's trace of the same call, made by
+# the hypervisor, must contain its calls in order.
+# bochs-host-driver: hvtrace host/stub-trace.sh
+scenario_hvtrace() {
+	trace_scenario hvtrace
+}
+
+# Time travel through the hypervisor's stub (docs/replay.md): the host
+# records build_open_flags of the guest's openat loop with `trace --record`
+# over COM2 through a logging relay, then sets stock gdb's reading of
+# `vtice serve-replay` at every step against what the stub itself answered
+# (host/stub-record.sh, checks in host/stub_record.py). A small function:
+# each step moves its register block over the 115,200-baud line (about 40
+# ms a step here; 86 steps, 4 s); qemu.replay runs the same oracle on a
+# whole openat.
+# bochs-host-driver: hvrecord host/stub-record.sh
+scenario_hvrecord() {
+	trace_scenario hvrecord
+}
+
+# The same tracer read by real gdb (record btrace, host/stub-btrace.sh).
+# gdb reads the trace once per stop (qXfer:btrace:read:new): ~1 minute on
+# the 115200-baud line while the guest is parked and silent.
+# bochs-host-driver: hvbtrace host/stub-btrace.sh
+scenario_hvbtrace() {
+	trace_scenario hvbtrace
+}
+
+# $1: the scenario, whose host driver runs while a process named vtopen
+# opens /proc/version each second.
+trace_scenario() {
+	[ "$loaded" = 0 ] || rmmod_vtice
+	local loop
+	$T ftrace-openat hv.trace-ftrace /proc/version
+	$T kcore hv.stub-uts init_uts_ns 8
+	echo vtice >/proc/sys/kernel/hostname
+	if ! insmod "$KO" debug_port=0x2f8 2>/tmp/insmod.err; then
+		result hv.trace-load FAIL "insmod debug_port=0x2f8: $(cat /tmp/insmod.err)"
+		return
+	fi
+	loaded=1
+	$T openat-loop hv.trace-loop /proc/version vtice-done 2400 &
+	loop=$!
+	start_host_driver "$1"
+	wait "$loop"
+	rmmod_vtice
+}
+
 # The host asks for a workload by writing its name into the kernel's
 # hostname while the machine is stopped: a syscall benchmark
 # ("vtice-bench-NAME", with the hooks of that phase set: the guest times
