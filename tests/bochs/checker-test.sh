@@ -83,4 +83,18 @@ expect host-never/serial.log com2 1  # declared, never ran
 expect host-hang/serial.log com2 1   # Bochs stopped as hung inside it
 expect_line host-hang/serial.log com2 '133.411609 guest>host 1 -'  # the line's last bytes: the stub refused the 'c'
 expect host-never/serial.log baseline 0
+
+# Every scenario the checker expects markers of is one a scenario file (or
+# init.sh) still defines: an edit that cut scenario_NAME out would drop its
+# ctest too, and the run would pass without it.
+root=$(cd "$here/../.." && pwd)
+defined=$(grep -ho '^scenario_[a-z0-9_]*()' "$here/init.sh" "$root"/tests/*/bochs-scenarios.sh | sed 's/^scenario_//; s/()$//')
+for name in $(sed -n '/^expected() {/,/^}/s/^\t\([a-z0-9_]*\))\( .*\)\{0,1\}$/\1/p' "$here/check.sh"); do
+	if grep -qx "$name" <<<"$defined"; then
+		echo "ok   scenario_$name is defined"
+	else
+		echo "FAIL check.sh expects scenario $name, which no scenario file defines"
+		failures=$((failures + 1))
+	fi
+done
 exit $((failures > 0))
