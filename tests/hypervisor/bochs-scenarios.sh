@@ -640,8 +640,9 @@ stub_spinbt_workload() {
 # The transparency detector with the debugger at work (docs/transparency.md).
 # Before the module loads: the detector's bare lines, with the bytes of a
 # cold function (where the host will set a breakpoint) and of
-# init_uts_ns's release string (its write watchpoint), printed as figures
-# for the host.
+# init_uts_ns's version string (its write watchpoint: not the release, whose
+# first byte the last store of a hostname write, the host's requests, lands
+# next to), printed as figures for the host.
 detect_bare_for_stub() {
 	local det=/lib/vtice/vtice_detect.ko uts mark
 	detect_peek=
@@ -653,7 +654,7 @@ detect_bare_for_stub() {
 	detect_hbp=$(awk -v s="$detect_bp_sym" '$2 ~ /^[tT]$/ && $3 ~ /^(kexec|crash_)/ && $3 != s { print $1; exit }' /proc/kallsyms)
 	uts=$(awk '$3 == "init_uts_ns" { print $1; exit }' /proc/kallsyms)
 	[ -n "$detect_bp" ] && [ -n "$detect_hbp" ] && [ -n "$uts" ] || return 0
-	detect_watch=$(printf '%x' $((0x$uts + 130)))
+	detect_watch=$(printf '%x' $((0x$uts + 195)))
 	detect_peek=0x$detect_bp,0x$detect_watch
 	# The debug registers as the CPL-3 prober's breakpoints leave them, before any bare run reads them
 	$T hwbp-settle hv.stub-hwbp-settle
@@ -705,7 +706,7 @@ detect_under_stub() {
 	if [ "$armed" = 0 ]; then
 		result hv.stub-detect FAIL "the trace never armed: $(tail -n 2 /tmp/detect-trace.out | tr '\n' ' ')"
 	elif [ -z "$changed" ] && [ "$(echo "$under" | grep -c peek)" = 2 ]; then
-		result hv.stub-detect PASS "$(echo "$under" | grep -vc timing) values as on the bare machine, with a breakpoint on $detect_bp_sym, a debug-register breakpoint on another cold function, a write watchpoint on the kernel release string and a syscall-path trace armed"
+		result hv.stub-detect PASS "$(echo "$under" | grep -vc timing) values as on the bare machine, with a breakpoint on $detect_bp_sym, a debug-register breakpoint on another cold function, a write watchpoint on the kernel version string and a syscall-path trace armed"
 	else
 		result hv.stub-detect FAIL "changed: ${changed:-no probe lines}"
 	fi
