@@ -92,8 +92,8 @@ public:
 	{
 		if (offset == 0)
 			return {};
-		if (offset > std::numeric_limits<std::int32_t>::max())
-			return error_at(pos, "a field " + std::to_string(offset) + " bytes into its struct: root adds "
+		if (offset > std::numeric_limits<std::int32_t>::max() || offset < std::numeric_limits<std::int32_t>::min())
+			return error_at(pos, "a place " + std::to_string(offset) + " bytes from its base: root adds "
 					     "at most 2 GiB");
 		ops_.push_back({FetchCode::Add, 0, static_cast<std::int32_t>(offset)});
 		return {};
@@ -200,9 +200,29 @@ private:
 		return member(e, target, 0);
 	}
 
+	// An index root computes: SOURCE, SOURCE + N, N + SOURCE or SOURCE - N
+	// (N a number as written). Root multiplies the source by the element's
+	// size; N's elements are a constant it adds with the other offsets.
+	struct ComputedIndex {
+		const Expr *source;
+		std::int64_t constant;
+	};
+
+	static ComputedIndex computed_index(const Expr &at)
+	{
+		if (at.kind == ExprKind::Binary && (at.text == "+" || at.text == "-")) {
+			const Expr &left = *at.kids[0], &right = *at.kids[1];
+			if (right.kind == ExprKind::Int && right.number != std::numeric_limits<std::int64_t>::min())
+				return {&left, at.text == "+" ? right.number : -right.number};
+			if (at.text == "+" && left.kind == ExprKind::Int)
+				return {&right, left.number};
+		}
+		return {&at, 0};
+	}
+
 	// a[i]: an element of an array field, in place; or p[i]: the i-th
 	// object from where the pointer p points. i a number as written, or
-	// one root reads at the hit (a[arg2]).
+	// one root computes at the hit (a[arg2], a[arg2 + 1]).
 	Result<Place> index(const Expr &e)
 	{
 		auto base = place(*e.kids[0]);
@@ -210,17 +230,20 @@ private:
 			return base;
 		const Expr &at = *e.kids[1];
 		std::optional<std::uint8_t> computed;
+		std::int64_t constant = 0;
 		if (at.kind != ExprKind::Int) {
-			auto source = index_source(at);
+			ComputedIndex ci = computed_index(at);
+			auto source = index_source(*ci.source);
 			if (!source)
 				return source.error();
 			computed = *source;
+			constant = ci.constant;
 		}
 		auto i = static_cast<std::uint64_t>(at.number);
 		if (base->in_memory) {
 			if (auto a = types_.array(base->type_id)) {
 				if (computed)
-					return computed_element(e, base->offset, a->element, *computed);
+					return computed_element(e, base->offset, a->element, *computed, constant);
 				if (a->count && i >= a->count)
 					return error_at(e.pos, "index " + std::to_string(i) + " is past the end of " +
 							       types_.name(base->type_id));
@@ -237,7 +260,7 @@ private:
 					       describe(*base) + (base->type_id && !pointee ? "" : ": cast it first"));
 		if (auto ok = load(*base, e.pos); !ok)
 			return ok.error();
-		return computed ? computed_element(e, 0, target, *computed) : element(e, 0, target, i);
+		return computed ? computed_element(e, 0, target, *computed, constant) : element(e, 0, target, i);
 	}
 
 	// An index root reads at the hit: INDEX's arg, the register that holds
@@ -249,8 +272,9 @@ private:
 							  i.builtin == Builtin::Retval)
 				 ? place(i)
 				 : Result<Place>(error_at(i.pos, "an index root computes at the hit is an argument, a "
-								 "register or retval, as in [arg2], [args->n] or "
-								 "[reg(\"rcx\")]; root does no arithmetic on it"));
+								 "register or retval, plus or minus a number, as in "
+								 "[arg2], [args->n - 1] or [reg(\"rcx\")]; root does "
+								 "no other arithmetic on it"));
 		if (!p)
 			return p.error();
 		FetchOp start = ops_.back();	// the Arg, Reg or Retval place() put there
@@ -280,15 +304,21 @@ private:
 		return width_of(s->bytes, s->is_signed);
 	}
 
-	Result<Place> computed_element(const Expr &e, std::int64_t base, std::uint32_t type, std::uint8_t source)
+	// base plus constant elements, then root's source elements.
+	Result<Place> computed_element(const Expr &e, std::int64_t base, std::uint32_t type, std::uint8_t source,
+				       std::int64_t constant)
 	{
+		constexpr std::int64_t kMax = std::numeric_limits<std::int32_t>::max();
 		auto size = types_.size(type);
 		if (!size)
 			return error_at(e.pos, "elements of " + types_.name(type) + " have no size to index by");
-		if (*size > static_cast<std::uint64_t>(std::numeric_limits<std::int32_t>::max()))
+		if (*size > static_cast<std::uint64_t>(kMax))
 			return error_at(e.pos, "elements of " + types_.name(type) + " are over 2 GiB: root multiplies "
 					       "by at most 2 GiB");
-		if (auto ok = add(base, e.pos); !ok)
+		if (constant > kMax / static_cast<std::int64_t>(*size) || constant < -kMax / static_cast<std::int64_t>(*size))
+			return error_at(e.pos, "index offset " + std::to_string(constant) + " is more than 2 GiB away: "
+					       "root adds at most 2 GiB");
+		if (auto ok = add(base + constant * static_cast<std::int64_t>(*size), e.pos); !ok)
 			return ok.error();
 		ops_.push_back({FetchCode::Index, source, static_cast<std::int32_t>(*size)});
 		return Place{true, 0, type, 0};

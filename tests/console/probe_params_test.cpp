@@ -342,6 +342,22 @@ TEST(ProbeTypedReads, AComputedIndexIsItsRegisterCutToItsTypeTimesTheElementSize
 						{FetchCode::Add, 0, f_flags->first}, flags_load, {FetchCode::Value, 0, 0}}));
 		EXPECT_EQ(width_of(openat2[0]), IndexWidth::S32) << "pfunct: " << openat2[0].type;
 
+		// An index plus or minus a number: its elements added as a constant, before root's INDEX.
+		auto by_next = k.compile("fn:do_sys_openat2 { @ = ((struct file *)reg(\"rbx\"))[args->dfd + 1].f_flags; }");
+		EXPECT_EQ(by_next.program.probes.at(0).fetch,
+			  (std::vector<FetchOp>{{FetchCode::Reg, 7, 0}, {FetchCode::Add, 0, static_cast<std::int32_t>(*file_size)},
+						{FetchCode::Index, index_arg(0, width_of(openat2[0])), *file_size},
+						{FetchCode::Add, 0, f_flags->first}, flags_load, {FetchCode::Value, 0, 0}}));
+		auto by_prev = k.compile("fn:close_fd { @ = curtask->files->fdt->fd[arg0 - 2]->f_flags; }");
+		EXPECT_EQ(by_prev.program.probes.at(0).fetch,
+			  (std::vector<FetchOp>{{FetchCode::Curtask, 0, 0}, {FetchCode::Add, 0, files->first},
+						{FetchCode::Load, 8, 0}, {FetchCode::Add, 0, fdt->first},
+						{FetchCode::Load, 8, 0}, {FetchCode::Add, 0, fd->first},
+						{FetchCode::Load, 8, 0}, {FetchCode::Add, 0, -16},
+						{FetchCode::Index, index_arg(0, width_of(close_fd[0])), 8},
+						{FetchCode::Load, 8, 0}, {FetchCode::Add, 0, f_flags->first}, flags_load,
+						{FetchCode::Value, 0, 0}}));
+
 		// vfs_read returns ssize_t: the whole of RAX.
 		auto by_retval = k.compile("fn:vfs_read:return { @ = ((struct file *)reg(\"rbx\"))[retval].f_flags; }");
 		EXPECT_EQ(by_retval.program.probes.at(0).fetch,
@@ -440,8 +456,10 @@ TEST(ProbeTypedReads, RefusalsNameThePlace)
 	     "root reads the general registers at a hit, not reg(\"rip\")");
 	says("addr:vfs_read+4 { @ = reg(\"rdi\")->f_flags; }", "through reg(\"rdi\"), which BTF does not type: cast it");
 	says("addr:vfs_read+4, fn:vfs_read { @ = curtask->pid; }", "all addr: (through reg())");
-	says("fn:vfs_read { @ = args->file[arg2 + 1].f_flags; }",
-	     "1:35: error: an index root computes at the hit is an argument, a register or retval");
+	says("fn:vfs_read { @ = args->file[arg2 * 2].f_flags; }",
+	     "1:35: error: an index root computes at the hit is an argument, a register or retval, plus or minus a number");
+	says("fn:vfs_read { @ = args->file[1 - arg2].f_flags; }", "plus or minus a number");
+	says("fn:vfs_read { @ = args->file[arg2 + 100000000].f_flags; }", "is more than 2 GiB away");
 	says("fn:vfs_read { @ = args->file[args->buf].f_flags; }", "args->buf is char *, not an integer to index by");
 	says("fn:vfs_read { @ = args->file[retval].f_flags; }", "retval exists only at a return");
 	says("addr:vfs_read+4 { @ = ((struct file *)reg(\"rdi\"))[arg2].f_flags; }",
