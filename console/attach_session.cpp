@@ -101,7 +101,7 @@ int end_session(const char *who, dbg::Session &session, dbg::Output &out, int st
 			eprintf("%s: could not detach: %s\n", who, r.error().to_string().c_str());
 			status = kExitFailure;
 		} else {
-			out.print("Detached; breakpoints removed, the target runs on.\n");
+			out.print("%s\n", session.detached_line().c_str());
 		}
 	}
 	return interrupts::end_signal() ? 128 + interrupts::end_signal() : status;

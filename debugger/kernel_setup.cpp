@@ -271,7 +271,11 @@ Result<KernelInfo> setup_kernel(Session &session, const KernelSetupOptions &opti
 	KernelInfo info;
 	if (auto handler = read_idt_handler(session, 0))
 		info.divide_error_handler = *handler;
-	else
+	else if (session.is_recording()) {
+		if (options.symbols_file.empty())	// else they are given
+			log.print("note: a recording holds no IDT or banner (only the memory its steps read): give "
+				  "the recorded kernel's symbols with --symbols VMLINUX\n");
+	} else
 		log.print("warning: %s\n", handler.error().message.c_str());
 	// A cache of an earlier session with this kernel serves the reads below;
 	// without one, they are recorded to make one.

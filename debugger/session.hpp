@@ -97,6 +97,10 @@ public:
 	Result<StopInfo> attach();
 	// Removes every breakpoint and watchpoint and lets the target run on.
 	Result<void> detach();
+	// What detach() did, as the console says it (a recording does not run on).
+	std::string detached_line() const;
+	// The target is a recording served by vtice serve-replay, not a machine.
+	bool is_recording() const { return target_->features().stub == "vtice serve-replay"; }
 	// The same, but the target stays stopped where it is, for another
 	// debugger to take over (gdb's `disconnect`; QEMU keeps a guest paused
 	// when its debugger goes without detaching).

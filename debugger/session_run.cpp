@@ -77,6 +77,12 @@ Result<void> Session::detach()
 	return {};
 }
 
+std::string Session::detached_line() const
+{
+	return is_recording() ? "Detached; breakpoints removed (a recording: nothing runs on)."
+			      : "Detached; breakpoints removed, the target runs on.";
+}
+
 Result<void> Session::disconnect()
 {
 	if (auto r = leave_target_clean(); !r)

@@ -98,7 +98,7 @@ struct TargetFeatures {
 	bool branch_trace = false;      // the stub records branches itself (Qbtrace, qXfer:vtice-trace)
 	bool probes = false;            // the stub arms vtice's probes and drains their rings (QVtice:probes)
 	bool reverse = false;           // bs and bc (ReverseStep+, ReverseContinue+)
-	std::string stub;               // "QEMU gdbstub", "vtice hypervisor stub", "kgdb", "" unknown
+	std::string stub;               // "QEMU gdbstub", "vtice hypervisor stub", "vtice serve-replay", "kgdb", "" unknown
 	std::vector<std::string> warnings;  // what connecting found wrong and repaired
 };
 

@@ -222,7 +222,9 @@ std::string ReplayStub::monitor(std::string_view hex)
 		return "E01";
 	std::string command(bytes->begin(), bytes->end());
 	std::string out;
-	if (command == "position" || command.empty()) {
+	if (command == "vtice") {	// who is serving (attach's identify_stub)
+		out = std::string(kServeReplayBanner) + ": a recording of " + std::to_string(replay_.steps()) + " steps\n";
+	} else if (command == "position" || command.empty()) {
 		std::size_t at = replay_.position();
 		out = "step " + std::to_string(at) + " of " + std::to_string(replay_.steps()) + ", instruction " +
 		      std::to_string(replay_.instructions_at(at)) + "\n";

@@ -17,6 +17,10 @@
 
 namespace vtice::replay {
 
+// How the stub names itself to `monitor vtice` (debugger/rsp/rsp_target.cpp
+// tells a recording from a live machine by it).
+inline constexpr const char *kServeReplayBanner = "vtice serve-replay";
+
 class ReplayStub {
 public:
 	explicit ReplayStub(Replay &replay) : replay_(replay) {}

@@ -8,7 +8,7 @@ static Result<void> run(CommandContext &ctx, const std::vector<std::string> &arg
 		return usage_error(kCmdDetach);
 	if (auto r = ctx.session.detach(); !r)
 		return r;
-	ctx.out.print("Detached; breakpoints removed, the target runs on.\n");
+	ctx.out.print("%s\n", ctx.session.detached_line().c_str());
 	return {};
 }
 

@@ -194,7 +194,11 @@ std::string RspTarget::identify_stub()
 		return "QEMU gdbstub";
 	if (!features_.target_description && names_shadow_cpu_threads())
 		return "kgdb";
-	if (auto out = monitor("vtice"); out && out->rfind("vtice", 0) == 0)
+	// serve-replay answers with its name (replay/rsp_server.hpp), the hypervisor's stub with its own.
+	auto out = monitor("vtice");
+	if (out && out->rfind("vtice serve-replay", 0) == 0)
+		return "vtice serve-replay";
+	if (out && out->rfind("vtice", 0) == 0)
 		return "vtice hypervisor stub";
 	return "";
 }

@@ -355,6 +355,8 @@ TEST(ReplayStub, MonitorCommandsTellAndMoveThePosition)
 	EXPECT_EQ(handle(stub, "qRcmd," + hex("position")), hex("step 2 of 3, instruction 2\n"));
 	EXPECT_EQ(handle(stub, "qRcmd," + hex("goto 9")), hex("goto: a step from 0 to 3\n"));
 	EXPECT_EQ(replay.position(), 2u);
+	// How vtice attach tells a recording from the hypervisor's stub (RspTarget::identify_stub).
+	EXPECT_EQ(handle(stub, "qRcmd," + hex("vtice")), hex("vtice serve-replay: a recording of 3 steps\n"));
 }
 
 }  // namespace
