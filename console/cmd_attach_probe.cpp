@@ -99,21 +99,36 @@ long drain_ms_for(const probes::CheckedProgram &program)
 	return std::clamp(static_cast<long>(fill_ms / 2), kMinDrainMs, kDrainMs);
 }
 
-// The session's symbols and, when a probed function is not among them,
-// the loaded modules' (read through the stub: a module's function is
-// probed as the kernel's are); null when the session's alone will do.
-std::unique_ptr<dbg::SymbolList> with_module_functions(dbg::Session &session, const dbg::SymbolList &symbols,
-						       const probes::CheckedProgram &program)
+// Whether the point names, or is at, what the session's symbols lack:
+// then it reads the module's symbols that might have it.
+bool reads_module_symbols(StubModules &modules, const dbg::SymbolList &symbols, const probes::ProbePoint &point)
+{
+	if (!probes::is_probe_hit_point(point))
+		return false;
+	if (!point.function.empty()) {
+		if (symbols.lookup(point.function))
+			return false;
+		modules.lookup(point.function);
+		return true;
+	}
+	if (symbols.symbolize(point.address))
+		return false;
+	return modules.symbolize(point.address).has_value();
+}
+
+// The session's symbols and, when a probe's function or symbol is not
+// among them or its address in none, the loaded modules' (read through
+// the stub: a module's function, code or data is probed as the kernel's
+// are); null when the session's alone will do.
+std::unique_ptr<dbg::SymbolList> with_module_symbols(dbg::Session &session, const dbg::SymbolList &symbols,
+						     const probes::CheckedProgram &program)
 {
 	auto *modules = dynamic_cast<StubModules *>(session.modules().get());
 	bool missing = false;
 	for (const auto &probe : program.program.probes)
 		for (const auto &point : probe.points)
-			if (modules && probes::is_hidden_breakpoint(point) && point.kind != probes::PointKind::Addr &&
-			    !symbols.lookup(point.function)) {
-				modules->lookup(point.function);
+			if (modules && reads_module_symbols(*modules, symbols, point))
 				missing = true;
-			}
 	if (!missing)
 		return nullptr;
 	return symbols.with(modules->symbols_read(), symbols.origin() + " and the loaded modules' symbols");
@@ -127,7 +142,7 @@ Result<std::vector<std::string>> resolve_points(dbg::Session &session, probes::C
 	const auto *symbols = dynamic_cast<const dbg::SymbolList *>(session.symbols());
 	if (!symbols)
 		return make_error("probe needs the kernel's symbol table: attach with --symbols vmlinux (or System.map)");
-	auto with_modules = with_module_functions(session, *symbols, program);
+	auto with_modules = with_module_symbols(session, *symbols, program);
 	if (with_modules)
 		symbols = with_modules.get();
 	return resolve_function_points(
