@@ -170,9 +170,10 @@ Result<void> run_probe(dbg::CommandContext &ctx, const std::vector<std::string> 
 				   : std::make_shared<KernelBtf>(KernelBtf::Borrow([&session, &ctx] {
 					     return session.kernel_types().get(session, ctx.out);
 				     }));
-	auto types = kernel_types(btf);
+	auto probe_types = std::make_shared<ProbeTypes>(btf);
+	auto types = kernel_types(probe_types);
 	auto program = probes::compile_program(
-		o->source, [](std::string_view name) { return trace::syscall_number(name); }, kernel_params(btf),
+		o->source, [](std::string_view name) { return trace::syscall_number(name); }, kernel_params(probe_types),
 		types.get());
 	if (!program) {
 		report(program.error(), *o);

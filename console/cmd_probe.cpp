@@ -97,7 +97,8 @@ const char kHelp[] =
 	"  --kcore PATH       kernel memory for fn: and kstack's ORC tables\n"
 	"                     (default /proc/kcore)\n"
 	"  --btf PATH         kernel types for args->NAME and fields (default /sys/kernel/btf/vmlinux;\n"
-	"                     a vmlinux or raw BTF)\n";
+	"                     a vmlinux or raw BTF); a module's function's are the file named\n"
+	"                     after the module beside it (/sys/kernel/btf/msr), found through --kallsyms\n";
 
 static_assert(probes::kMaxProfileHz == VTICE_PROFILE_HZ_MAX);
 static_assert(probes::kMaxSyscallStrings == VTICE_SYSCALL_STRINGS_MAX);
@@ -404,10 +405,12 @@ int cmd_probe(int argc, char **argv)
 		return kExitUsage;
 	}
 	auto btf = std::make_shared<KernelBtf>(opts->btf);	// args->NAME, fields and kstack's module frames
-	auto types = kernel_types(btf);
+	// args->NAME of a module's function: the module's BTF beside the kernel's.
+	auto probe_types = std::make_shared<ProbeTypes>(btf, local_module_types(opts->kallsyms, opts->btf));
+	auto types = kernel_types(probe_types);
 	auto program = probes::compile_program(
-		opts->source, [](std::string_view name) { return trace::syscall_number(name); }, kernel_params(btf),
-		types.get());
+		opts->source, [](std::string_view name) { return trace::syscall_number(name); },
+		kernel_params(probe_types), types.get());
 	if (!program) {
 		eprintf("%s", probes::format_diagnostic(opts->source, program.error(), opts->source_name).c_str());
 		return kExitUsage;

@@ -1,4 +1,4 @@
-// args->NAME and reads through arguments: the kernel's BTF (probe_params.hpp).
+// args->NAME and reads through arguments: the kernel's or a module's BTF (probe_params.hpp).
 #include "probe_params.hpp"
 
 #include <memory>
@@ -29,15 +29,15 @@ probes::Param describe(const dbg::btf::Types &types, const dbg::btf::Types::Para
 // parameters or a struct first, and those say why.
 class BtfTypes final : public probes::KernelTypes {
 public:
-	explicit BtfTypes(std::shared_ptr<KernelBtf> btf) : btf_(std::move(btf)) {}
+	explicit BtfTypes(std::shared_ptr<ProbeTypes> types) : types_(std::move(types)) {}
 
 	Result<std::uint32_t> find(std::string_view name) const override
 	{
-		auto types = btf_->types();
-		if (!types)
+		auto kernel = types_->kernel();
+		if (!kernel)
 			return make_error("no kernel BTF to find " + std::string(name) + " in (" +
-					  types.error().to_string() + "); give --btf FILE");
-		return (*types)->find(name);
+					  kernel.error().to_string() + "); give --btf FILE");
+		return types_->current()->find(name);
 	}
 
 	std::optional<std::uint32_t> pointee(std::uint32_t type_id) const override
@@ -107,41 +107,67 @@ public:
 
 	std::optional<std::uint32_t> return_type(std::string_view function) const override
 	{
-		const auto *t = loaded();
-		auto type = t ? t->function_return(function) : Result<std::uint32_t>(make_error(""));
+		auto t = types_->of_function(function);
+		auto type = t ? (*t)->function_return(function) : Result<std::uint32_t>(make_error(""));
 		return type && *type ? std::optional<std::uint32_t>(*type) : std::nullopt;
 	}
 
 private:
-	const dbg::btf::Types *loaded() const
-	{
-		auto types = btf_->types();
-		return types ? *types : nullptr;
-	}
+	const dbg::btf::Types *loaded() const { return types_->current(); }
 
-	std::shared_ptr<KernelBtf> btf_;
+	std::shared_ptr<ProbeTypes> types_;
 };
 
 }  // namespace
 
-std::unique_ptr<probes::KernelTypes> kernel_types(std::shared_ptr<KernelBtf> btf)
+const dbg::btf::Types *ProbeTypes::current()
 {
-	return std::make_unique<BtfTypes>(std::move(btf));
+	if (module_)
+		return &module_->types;
+	auto kernel = kernel_->types();
+	return kernel ? *kernel : nullptr;
 }
 
-probes::ParamLookup kernel_params(std::shared_ptr<KernelBtf> btf)
+Result<const dbg::btf::Types *> ProbeTypes::of_function(std::string_view function)
 {
-	return [btf](std::string_view function) -> Result<std::vector<probes::Param>> {
-		auto types = btf->types();
-		if (!types)
-			return make_error("no kernel BTF to name arguments by (" + types.error().to_string() +
+	auto kernel = kernel_->types();
+	if (!kernel)
+		return kernel.error();
+	const dbg::btf::Types *now = current();
+	auto has = now->function_return(function);
+	if (has || !modules_)
+		return has ? Result<const dbg::btf::Types *>(now) : has.error();
+	auto found = modules_(function, **kernel);
+	if (!found)
+		return found.error();
+	if (module_ && found->module != module_->module)
+		return make_error(std::string(function) + " is module " + found->module + "'s, and this program reads " +
+				  "arguments of module " + module_->module + "'s functions already: one module's types " +
+				  "a program");
+	module_.emplace(std::move(*found));
+	return &module_->types;
+}
+
+std::unique_ptr<probes::KernelTypes> kernel_types(std::shared_ptr<ProbeTypes> types)
+{
+	return std::make_unique<BtfTypes>(std::move(types));
+}
+
+probes::ParamLookup kernel_params(std::shared_ptr<ProbeTypes> types)
+{
+	return [types](std::string_view function) -> Result<std::vector<probes::Param>> {
+		if (auto kernel = types->kernel(); !kernel)
+			return make_error("no kernel BTF to name arguments by (" + kernel.error().to_string() +
 					  "); read argN, or give --btf FILE");
-		auto params = (*types)->function_params(function);
+		auto in = types->of_function(function);
+		if (!in)
+			return in.error();
+		auto params = (*in)->function_params(function);
 		if (!params)
 			return params.error();
 		std::vector<probes::Param> out;
 		for (const auto &p : *params)
-			out.push_back(describe(**types, p));
+			out.push_back(describe(**in, p));
 		return out;
 	};
 }

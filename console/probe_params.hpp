@@ -1,20 +1,48 @@
 // args->NAME in fn: probes: a kernel function's parameters from the
-// running kernel's BTF (/sys/kernel/btf/vmlinux), and the types reads
-// through them go by, as the probe checker asks for them.
+// running kernel's BTF (/sys/kernel/btf/vmlinux), or a loaded module's
+// from the module's BTF, and the types reads through them go by, as the
+// probe checker asks for them.
 #pragma once
 
 #include <memory>
+#include <optional>
 
 #include "checker.hpp"
 #include "kernel_btf.hpp"
+#include "module_btf.hpp"
 
 namespace vtice::console {
 
-// Loads the BTF on the first question (KernelBtf: once); every answer
-// after a failed load repeats why it failed.
-probes::ParamLookup kernel_params(std::shared_ptr<KernelBtf> btf);
+// The types one probe program is checked against: the kernel's, and those
+// of at most one module whose function it reads arguments of. A module's
+// BTF is split on the kernel's (its ids go on from the kernel's, which keep
+// their meaning), so once a module is taken every answer comes from its
+// types; a second module's ids would collide with the first's.
+class ProbeTypes {
+public:
+	explicit ProbeTypes(std::shared_ptr<KernelBtf> kernel, ModuleTypesLookup modules = {})
+		: kernel_(std::move(kernel)), modules_(std::move(modules))
+	{
+	}
+
+	// The kernel's types (loaded on the first question, KernelBtf: once).
+	Result<const dbg::btf::Types *> kernel() { return kernel_->types(); }
+	// The taken module's types, else the kernel's; null when none loaded.
+	const dbg::btf::Types *current();
+	// The types that have function: the kernel's, or its module's (taken
+	// now, if no other module is), or why neither.
+	Result<const dbg::btf::Types *> of_function(std::string_view function);
+
+private:
+	std::shared_ptr<KernelBtf> kernel_;
+	ModuleTypesLookup modules_;
+	std::optional<ModuleTypes> module_;
+};
+
+// Every answer after a failed load of the kernel's BTF repeats why it failed.
+probes::ParamLookup kernel_params(std::shared_ptr<ProbeTypes> types);
 
 // Types for reads through arguments (args->how->flags), from the same BTF.
-std::unique_ptr<probes::KernelTypes> kernel_types(std::shared_ptr<KernelBtf> btf);
+std::unique_ptr<probes::KernelTypes> kernel_types(std::shared_ptr<ProbeTypes> types);
 
 }  // namespace vtice::console

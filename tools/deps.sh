@@ -18,11 +18,13 @@ build_pkgs=(
 # ROMs of both come from bochsbios and vgabios. gdb drives the debug stub
 # over COM2; python3 runs the COM2 relay and host drivers. crash and drgn
 # are the oracles that open vtice's vmcores.
+# bpftool lists a module's BTF (split on the kernel's): the oracle of args->
+# of a module's function.
 rig_pkgs=(
 	linux-headers-amd64 kmod xz-utils lz4 zstd gzip cpio busybox-static
 	qemu-system-x86 bochs bochsbios vgabios xorriso isolinux syslinux-common
 	dpkg-dev make g++ patch ca-certificates
-	gdb tmux python3 pahole
+	gdb tmux python3 pahole bpftool
 	crash python3-drgn
 	linux-source flex bison
 	dkms openssl

@@ -13,35 +13,53 @@ namespace {
 constexpr std::uint64_t kMaxGuestBtf = 64ull << 20;
 constexpr std::size_t kGuestChunk = 256u << 10;
 
-Result<Types> from_elf(symbols::SharedBuffer bytes, const std::string &path)
+// The bytes of a BTF blob as Types: on the kernel's when base is given.
+Result<Types> parse_blob(std::span<const std::uint8_t> bytes, const Types *base, std::string origin)
+{
+	return base ? Types::parse_split(bytes, *base, std::move(origin)) : Types::parse(bytes, std::move(origin));
+}
+
+Result<Types> from_elf(symbols::SharedBuffer bytes, const std::string &path, const Types *base)
 {
 	auto image = symbols::ElfImage::parse(std::move(bytes));
 	if (!image)
 		return image.error();
 	const symbols::ElfSection *section = image->section(".BTF");
 	if (!section || !section->has_bytes)
-		return make_error(path + " has no .BTF section (a kernel built without CONFIG_DEBUG_INFO_BTF)");
+		return make_error(path + " has no .BTF section (" +
+				  (base ? "a module built without CONFIG_DEBUG_INFO_BTF_MODULES"
+					: "a kernel built without CONFIG_DEBUG_INFO_BTF") + ")");
 	auto data = image->section_bytes(*section);
-	return Types::parse({data.data(), data.size()}, "the .BTF of " + path);
+	return parse_blob({data.data(), data.size()}, base, "the .BTF of " + path);
 }
 
-}  // namespace
-
-Result<Types> load_file(const std::string &path)
+Result<Types> load(const std::string &path, const Types *base)
 {
 	auto buffer = symbols::open_file(path);
 	if (!buffer)
 		return buffer.error();
 	symbols::ByteSpan span = (*buffer)->bytes();
 	if (symbols::ElfImage::looks_like_elf(span))
-		return from_elf(*buffer, path);
-	if (symbols::looks_like_bzimage(span)) {
+		return from_elf(*buffer, path, base);
+	if (!base && symbols::looks_like_bzimage(span)) {
 		auto payload = symbols::extract_bzimage(span);
 		if (!payload)
 			return payload.error();
-		return from_elf(symbols::share_bytes(std::move(*payload)), path);
+		return from_elf(symbols::share_bytes(std::move(*payload)), path, base);
 	}
-	return Types::parse({span.data(), span.size()}, path);
+	return parse_blob({span.data(), span.size()}, base, path);
+}
+
+}  // namespace
+
+Result<Types> load_file(const std::string &path)
+{
+	return load(path, nullptr);
+}
+
+Result<Types> load_module_file(const std::string &path, const Types &kernel)
+{
+	return load(path, &kernel);
 }
 
 Result<Types> load_guest(Session &session, Output &log)

@@ -19,6 +19,9 @@ namespace vtice::dbg::btf {
 
 // BTF from a file: an ELF vmlinux or a bzImage (its .BTF section) or raw BTF.
 Result<Types> load_file(const std::string &path);
+// A module's BTF from a file (raw, /sys/kernel/btf/ext4, or a .ko's .BTF),
+// split on the kernel's types it was built against; kernel must outlive it.
+Result<Types> load_module_file(const std::string &path, const Types &kernel);
 // BTF from the stopped kernel's memory, located through the session's symbols.
 Result<Types> load_guest(Session &session, Output &log);
 

@@ -3,6 +3,9 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdarg>
 #include <cstring>
@@ -79,20 +82,81 @@ Types::~Types()
 	btf__free(btf_);
 }
 
-Result<Types> Types::parse(std::span<const std::uint8_t> bytes, std::string origin)
+namespace {
+
+// Over libbpf's answer: the handle, or why there is none.
+Result<struct ::btf *> checked(struct ::btf *handle, std::uint32_t first_id, const std::string &origin)
 {
-	if (bytes.size() < 24 || bytes.size() > UINT32_MAX)
-		return make_error(origin + ": " + std::to_string(bytes.size()) + " bytes is not a BTF blob");
-	struct ::btf *handle = btf__new(bytes.data(), static_cast<std::uint32_t>(bytes.size()));
 	if (libbpf_get_error(handle)) {
 		int err = errno;
-		return make_error(origin + ": not valid BTF (" + std::strerror(err) + ")");
+		return make_error(origin + ": not valid BTF (" + std::strerror(err) + ")" +
+				  (first_id > 1 ? " on the kernel's" : ""));
 	}
-	if (btf__type_cnt(handle) < 2) {
+	if (btf__type_cnt(handle) <= first_id) {
 		btf__free(handle);
 		return make_error(origin + ": BTF holds no types");
 	}
-	return Types(handle, std::move(origin));
+	return handle;
+}
+
+bool blob_size_ok(std::span<const std::uint8_t> bytes)
+{
+	return bytes.size() >= 24 && bytes.size() <= UINT32_MAX;
+}
+
+std::string not_a_blob(std::span<const std::uint8_t> bytes, const std::string &origin)
+{
+	return origin + ": " + std::to_string(bytes.size()) + " bytes is not a BTF blob";
+}
+
+// Debian 12's libbpf (1.1) parses split BTF from a file only
+// (btf__new_split came in 1.2): the bytes go through an anonymous file.
+struct ::btf *new_split_btf(std::span<const std::uint8_t> bytes, struct ::btf *base)
+{
+	int fd = memfd_create("vtice-btf", MFD_CLOEXEC);
+	if (fd < 0)
+		return nullptr;	// errno says why, as libbpf's own failures do
+	std::size_t done = 0;
+	while (done < bytes.size()) {
+		ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
+		if (n <= 0) {
+			int err = n < 0 ? errno : EIO;
+			close(fd);
+			errno = err;
+			return nullptr;
+		}
+		done += static_cast<std::size_t>(n);
+	}
+	std::string path = "/proc/self/fd/" + std::to_string(fd);
+	struct ::btf *handle = btf__parse_raw_split(path.c_str(), base);
+	int err = errno;
+	close(fd);
+	errno = err;
+	return handle;
+}
+
+}  // namespace
+
+Result<Types> Types::parse(std::span<const std::uint8_t> bytes, std::string origin)
+{
+	if (!blob_size_ok(bytes))
+		return make_error(not_a_blob(bytes, origin));
+	auto handle = checked(btf__new(bytes.data(), static_cast<std::uint32_t>(bytes.size())), 1, origin);
+	if (!handle)
+		return handle.error();
+	return Types(*handle, std::move(origin));
+}
+
+Result<Types> Types::parse_split(std::span<const std::uint8_t> bytes, const Types &base, std::string origin)
+{
+	if (!blob_size_ok(bytes))
+		return make_error(not_a_blob(bytes, origin));
+	// libbpf takes base as non-const but only reads it.
+	auto *kernel = const_cast<struct ::btf *>(base.btf_);
+	auto handle = checked(new_split_btf(bytes, kernel), btf__type_cnt(kernel), origin);
+	if (!handle)
+		return handle.error();
+	return Types(*handle, std::move(origin));
 }
 
 std::uint32_t Types::count() const

@@ -30,6 +30,10 @@ public:
 	// Raw BTF bytes (a .BTF section or a /sys/kernel/btf file); `origin`
 	// says where they came from ("BTF of /boot/vmlinuz-6.1.0").
 	static Result<Types> parse(std::span<const std::uint8_t> bytes, std::string origin);
+	// A module's BTF (/sys/kernel/btf/ext4, a .ko's .BTF): split BTF whose
+	// ids go on from the kernel's, so the result answers for the kernel's
+	// types too, with the same ids. `base` must outlive the result.
+	static Result<Types> parse_split(std::span<const std::uint8_t> bytes, const Types &base, std::string origin);
 
 	Types(Types &&) noexcept;
 	Types &operator=(Types &&) noexcept;

@@ -36,7 +36,8 @@ protected:
 		auto dirs = symbols::testing::debian_kernel_dirs();
 		if (dirs.empty())
 			GTEST_SKIP() << "no " VTICE_KERNEL_DIR "/*/vmlinux (make kernel)";
-		btf_ = std::make_shared<console::KernelBtf>((dirs[0] / "vmlinux").string());
+		btf_ = std::make_shared<console::ProbeTypes>(
+			std::make_shared<console::KernelBtf>((dirs[0] / "vmlinux").string()));
 		types_ = console::kernel_types(btf_);
 	}
 
@@ -59,7 +60,7 @@ protected:
 		return req.ok() ? std::string() : probes::format_diagnostic(source, req.error());
 	}
 
-	std::shared_ptr<console::KernelBtf> btf_;
+	std::shared_ptr<console::ProbeTypes> btf_;
 	std::unique_ptr<probes::KernelTypes> types_;
 };
 

@@ -2,15 +2,19 @@
 // against pfunct (dwarves' reader of the same BTF) on the same vmlinux:
 // the names in order, and the width and sign of each C base type and
 // pointer pfunct prints. Reads through arguments (kernel_types) against
-// pahole's offsets and sizes of the same fields.
+// pahole's offsets and sizes of the same fields. A loaded module's function
+// (ModuleBtf): its parameters against bpftool's listing of the module's BTF.
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
+#include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -110,10 +114,16 @@ std::optional<std::int32_t> pahole_size(const std::string &image, const std::str
 using vtice::probes::FetchCode;
 using vtice::probes::FetchOp;
 
+// The console's view of a kernel's BTF file, with no modules.
+std::shared_ptr<vtice::console::ProbeTypes> probe_types(const std::string &btf)
+{
+	return std::make_shared<vtice::console::ProbeTypes>(std::make_shared<vtice::console::KernelBtf>(btf));
+}
+
 // A Debian kernel the rig unpacked, with the console's view of its BTF.
 struct KernelUnderTest {
 	std::string image;
-	std::shared_ptr<vtice::console::KernelBtf> btf;
+	std::shared_ptr<vtice::console::ProbeTypes> btf;
 	std::unique_ptr<vtice::probes::KernelTypes> types;
 
 	vtice::probes::CheckedProgram compile(const std::string &source) const
@@ -147,7 +157,7 @@ std::vector<KernelUnderTest> pahole_kernels(std::string *why)
 	for (const auto &dir : dirs) {
 		KernelUnderTest k;
 		k.image = (dir / "vmlinux").string();
-		k.btf = std::make_shared<vtice::console::KernelBtf>(k.image);
+		k.btf = probe_types(k.image);
 		k.types = vtice::console::kernel_types(k.btf);
 		out.push_back(std::move(k));
 	}
@@ -422,7 +432,7 @@ TEST(ProbeTypedReads, RefusalsNameThePlace)
 	auto dirs = vtice::symbols::testing::debian_kernel_dirs();
 	if (dirs.empty())
 		GTEST_SKIP() << "no " VTICE_KERNEL_DIR "/*/vmlinux (make kernel)";
-	auto btf = std::make_shared<vtice::console::KernelBtf>((dirs[0] / "vmlinux").string());
+	auto btf = probe_types((dirs[0] / "vmlinux").string());
 	auto types = vtice::console::kernel_types(btf);
 	auto refusal = [&](const std::string &source) {
 		auto p = vtice::probes::compile_program(
@@ -501,7 +511,7 @@ TEST(ProbeParams, NamesAndWidthsMatchPfunct)
 	for (const auto &dir : dirs) {
 		std::string image = (dir / "vmlinux").string();
 		SCOPED_TRACE(image);
-		auto lookup = vtice::console::kernel_params(std::make_shared<vtice::console::KernelBtf>(image));
+		auto lookup = vtice::console::kernel_params(probe_types(image));
 		unsigned widths_checked = 0;
 		// getname_flags lost its third argument in 6.8: each kernel's own BTF counts.
 		for (const char *function : {"do_sys_openat2", "vfs_read", "ksys_write", "getname_flags",
@@ -533,9 +543,197 @@ TEST(ProbeParams, NamesAndWidthsMatchPfunct)
 	}
 }
 
+namespace {
+
+// A module's .ko from the Debian package the rig unpacked (6.12's are .xz).
+std::optional<std::filesystem::path> debian_module(const std::filesystem::path &kernel_dir, const std::string &name)
+{
+	std::error_code error;
+	for (auto it = std::filesystem::recursive_directory_iterator(kernel_dir / "pkg" / "lib" / "modules", error);
+	     it != std::filesystem::recursive_directory_iterator(); it.increment(error)) {
+		std::string file = it->path().filename().string();
+		if (file == name + ".ko" || file == name + ".ko.xz")
+			return it->path();
+	}
+	return std::nullopt;
+}
+
+// bpftool's listing of a function's parameter names: "[N] FUNC 'msr_read'
+// type_id=P" in the module's split BTF, then "[P] FUNC_PROTO" and its
+// "\t'file' type_id=422" lines, in the module's types or the kernel's.
+std::vector<std::string> bpftool_params(const std::string &vmlinux, const std::string &module,
+					const std::string &function)
+{
+	std::string split = vtice::test::command_output("bpftool -B " + vmlinux + " btf dump file " + module);
+	std::smatch m;
+	if (!std::regex_search(split, m, std::regex("FUNC '" + function + "' type_id=(\\d+)")))
+		return {};
+	std::string proto = "\n[" + m[1].str() + "] FUNC_PROTO";
+	std::string text = split.find(proto) != std::string::npos
+				   ? split
+				   : vtice::test::command_output("bpftool btf dump file " + vmlinux);
+	std::vector<std::string> names;
+	auto at = text.find(proto);
+	if (at == std::string::npos)
+		return names;
+	std::istringstream lines(text.substr(text.find('\n', at + 1) + 1));
+	for (std::string line; std::getline(lines, line) && line.rfind("\t'", 0) == 0;)
+		names.push_back(line.substr(2, line.find('\'', 2) - 2));
+	return names;
+}
+
+// A kernel as vtice probe sees one on the traced machine: its BTF as
+// DIR/vmlinux with the modules' beside it (DIR/msr: the .ko, whose .BTF the
+// console reads), and a kallsyms that puts functions in modules.
+struct ModuleMachine {
+	std::filesystem::path dir;
+	std::shared_ptr<vtice::console::ProbeTypes> types;
+	std::unique_ptr<vtice::probes::KernelTypes> kernel_types;
+
+	ModuleMachine(const std::filesystem::path &kernel_dir, const std::string &kallsyms)
+	{
+		char tmpl[] = "/tmp/vtice-module-btf-XXXXXX";
+		dir = mkdtemp(tmpl);
+		std::filesystem::create_symlink(kernel_dir / "vmlinux", dir / "vmlinux");
+		std::ofstream(dir / "kallsyms") << kallsyms;
+		std::string btf = (dir / "vmlinux").string();
+		types = std::make_shared<vtice::console::ProbeTypes>(
+			std::make_shared<vtice::console::KernelBtf>(btf),
+			vtice::console::local_module_types((dir / "kallsyms").string(), btf));
+		kernel_types = vtice::console::kernel_types(types);
+	}
+	~ModuleMachine() { std::filesystem::remove_all(dir); }
+
+	// The .ko as the file named after its module (unpacked from .xz).
+	bool add_module(const std::filesystem::path &ko, const std::string &name)
+	{
+		std::string to = (dir / name).string();
+		std::string command = ko.extension() == ".xz" ? "xz -dc '" + ko.string() + "' > '" + to + "'"
+							      : "cp '" + ko.string() + "' '" + to + "'";
+		return std::system(command.c_str()) == 0;
+	}
+
+	vtice::Result<vtice::probes::CheckedProgram> compile(const std::string &source) const
+	{
+		return vtice::probes::compile_program(
+			source, [](std::string_view) { return std::nullopt; }, vtice::console::kernel_params(types),
+			kernel_types.get());
+	}
+};
+
+// Hand-written as /proc/kallsyms prints a loaded module's symbols.
+constexpr const char *kModuleKallsyms = "ffffffff81000000 T _text\n"
+					"ffffffff813a4c10 T vfs_read\n"
+					"ffffffffc0a01000 t msr_open\t[msr]\n"
+					"ffffffffc0a01120 t msr_read\t[msr]\n"
+					"ffffffffc0a01200 t msr_ioctl\t[msr]\n"
+					"ffffffffc0a02000 t cpuid_read\t[cpuid]\n"
+					"ffffffffc0a03000 t orphan_read\t[gone]\n"
+					"ffffffffc0a04000 t twice\t[msr]\n"
+					"ffffffffc0a05000 t twice\t[cpuid]\n";
+
+}  // namespace
+
+// kallsyms names a text symbol's module; data symbols, other names and
+// names that are not a module's (a path) are not one.
+TEST(ModuleBtf, KallsymsSaysWhichModuleAFunctionIsIn)
+{
+	using vtice::console::module_of_function;
+	auto in = [](std::string_view function) { return module_of_function(kModuleKallsyms, function); };
+	EXPECT_EQ(in("msr_read").value(), std::optional<std::string>("msr"));
+	EXPECT_EQ(in("cpuid_read").value(), std::optional<std::string>("cpuid"));
+	EXPECT_EQ(in("vfs_read").value(), std::optional<std::string>(""));
+	EXPECT_EQ(in("msr_rea").value(), std::nullopt);
+	ASSERT_FALSE(in("twice"));
+	EXPECT_NE(in("twice").error().message.find("cpuid, msr"), std::string::npos) << in("twice").error().message;
+	EXPECT_EQ(module_of_function("ffffffffc0a01120 d msr_read\t[msr]\n", "msr_read").value(), std::nullopt);
+	EXPECT_EQ(module_of_function("ffffffffc0a01120 t msr_read\t[../../etc]\n", "msr_read").value(), std::nullopt);
+	EXPECT_EQ(module_of_function("ffffffffc0a01120 t msr_read", "msr_read").value(), std::optional<std::string>(""));
+}
+
+// args->NAME of a loaded module's function: its parameters come from the
+// module's BTF, split on the kernel's, as bpftool lists them from the
+// Debian package's msr.ko (msr_ioctl's prototype is the module's own); a
+// read through one goes by the kernel's types (struct file, whose f_pos
+// pahole places). A name the kernel's BTF has (msr_read: the kernel has
+// one too, arch/x86/lib/msr.c) is the kernel's, as fn:msr_read is.
+TEST(ModuleBtf, AModulesFunctionsArgumentsAreItsBtfsAsBpftoolListsThem)
+{
+	auto dirs = vtice::symbols::testing::debian_kernel_dirs();
+	if (dirs.empty())
+		GTEST_SKIP() << "no " VTICE_KERNEL_DIR "/*/vmlinux (make kernel)";
+	if (vtice::test::command_output("command -v bpftool").empty() ||
+	    vtice::test::command_output("command -v pahole").empty())
+		GTEST_SKIP() << "bpftool or pahole is not installed (Debian's bpftool and pahole packages)";
+	for (const auto &kernel : dirs) {
+		SCOPED_TRACE(kernel.string());
+		std::string vmlinux = (kernel / "vmlinux").string();
+		auto msr = debian_module(kernel, "msr");
+		ASSERT_TRUE(msr) << "the kernel package has msr.ko";
+		ModuleMachine machine(kernel, kModuleKallsyms);
+		ASSERT_TRUE(machine.add_module(*msr, "msr"));
+		auto listed = bpftool_params(vmlinux, (machine.dir / "msr").string(), "msr_ioctl");
+		ASSERT_EQ(listed, (std::vector<std::string>{"file", "ioc", "arg"})) << "bpftool lists msr_ioctl";
+		auto lookup = vtice::console::kernel_params(machine.types);
+		auto params = lookup("msr_ioctl");
+		ASSERT_TRUE(params) << params.error().message;
+		std::vector<std::string> names;
+		for (const auto &p : *params)
+			names.push_back(p.name);
+		ASSERT_EQ(names, listed);
+		EXPECT_EQ((*params)[1].bytes, 4u) << "unsigned int ioc";
+		EXPECT_FALSE((*params)[1].is_signed);
+		EXPECT_EQ((*params)[2].bytes, 8u) << "unsigned long arg";
+		auto f_pos = pahole_member(vmlinux, "file", "f_pos");
+		ASSERT_TRUE(f_pos) << "pahole shows struct file's f_pos";
+		auto program = machine.compile("fn:msr_ioctl { printf(\"%d\\n\", args->file->f_pos); }");
+		ASSERT_TRUE(program) << program.error().message;
+		EXPECT_EQ(program->program.probes[0].fetch,
+			  (std::vector<FetchOp>{{FetchCode::Arg, 0, 0},
+						{FetchCode::Add, 0, f_pos->first},
+						{FetchCode::Load, static_cast<std::uint8_t>(f_pos->second), 0},
+						{FetchCode::Value, 0, 0}}));
+		// The kernel's functions keep their types beside the module's.
+		EXPECT_TRUE(machine.compile("fn:msr_ioctl { @[args->ioc] = count(); } "
+					    "fn:vfs_read { @[args->count] = count(); }"));
+		auto kernels = lookup("msr_read");
+		ASSERT_TRUE(kernels) << kernels.error().message;
+		EXPECT_EQ(kernels->size(), 2u) << "the kernel's msr_read(msr, m), not the module's";
+	}
+}
+
+// What cannot be read says why, at the argument's position: a module
+// without its BTF file, a function kallsyms does not have, and a second
+// module's function in a program that took one module's types.
+TEST(ModuleBtf, WhatCannotBeTypedSaysWhy)
+{
+	auto dirs = vtice::symbols::testing::debian_kernel_dirs();
+	if (dirs.empty())
+		GTEST_SKIP() << "no " VTICE_KERNEL_DIR "/*/vmlinux (make kernel)";
+	auto msr = debian_module(dirs[0], "msr"), cpuid = debian_module(dirs[0], "cpuid");
+	ASSERT_TRUE(msr && cpuid) << "the kernel package has msr.ko and cpuid.ko";
+	ModuleMachine machine(dirs[0], kModuleKallsyms);
+	ASSERT_TRUE(machine.add_module(*msr, "msr") && machine.add_module(*cpuid, "cpuid"));
+	auto refusal = [&](const std::string &source) {
+		auto p = machine.compile(source);
+		EXPECT_FALSE(p) << source;
+		return p ? std::string() : vtice::probes::format_diagnostic(source, p.error());
+	};
+	std::string gone = refusal("fn:orphan_read { @[args->count] = count(); }");
+	EXPECT_NE(gone.find("orphan_read is module gone's, and its types cannot be read"), std::string::npos) << gone;
+	std::string none = refusal("fn:no_such_read { @[args->count] = count(); }");
+	EXPECT_NE(none.find("no function no_such_read in"), std::string::npos) << none;
+	EXPECT_NE(none.find("/kallsyms"), std::string::npos) << none;
+	std::string two = refusal("fn:msr_ioctl { @[args->arg] = count(); } fn:cpuid_read { @[args->count] = count(); }");
+	EXPECT_NE(two.find("cpuid_read is module cpuid's, and this program reads arguments of module msr's"),
+		  std::string::npos)
+		<< two;
+	EXPECT_TRUE(machine.compile("fn:cpuid_read { @[arg2] = count(); }")) << "argN needs no types";
+}
+
 TEST(ProbeParams, AMissingBtfSaysSoAtEveryQuestion)
 {
-	auto lookup = vtice::console::kernel_params(std::make_shared<vtice::console::KernelBtf>("/nonexistent/btf"));
+	auto lookup = vtice::console::kernel_params(probe_types("/nonexistent/btf"));
 	for (int i = 0; i < 2; i++) {
 		auto params = lookup("vfs_read");
 		ASSERT_FALSE(params);

@@ -13,7 +13,10 @@
 # through arguments (args->how->flags against the kernel's kprobe fetch of
 # the same field; str(((struct file *)arg0)->f_path.dentry->d_name.name)
 # against the names of the files the child read; the same names through
-# retval at do_filp_open's returns). hv.probe-smc: the kernel rewrites the
+# retval at do_filp_open's returns). hv.probe-module: args-> of a module's
+# function (Debian's msr.ko: msr_read's count and file->f_pos, typed by the
+# module's BTF) against the kernel's kprobe fetch of the same registers.
+# hv.probe-smc: the kernel rewrites the
 # probed entry of vfs_read (ftrace, for its own kprobe there) and the new
 # bytes run on both CPUs, the kprobe's hits per CPU the oracle.
 # hv.probe-keys: @reads[comm] = count() at ksys_read, counted by key in
@@ -31,6 +34,7 @@ scenario_hvprobe() {
 	$T probe-addr hv.probe-addr
 	$T probe-watch hv.probe-watch
 	$T probe-fetch hv.probe-fetch
+	$T probe-module hv.probe-module
 	$T probe-smc hv.probe-smc
 	$T probe-keys hv.probe-keys
 	$T probe-tail hv.probe-tail

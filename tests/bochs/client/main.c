@@ -116,6 +116,7 @@ static const struct command commands[] = {
 	{ "probe-addr", cmd_probe_addr, "NAME  an addr: probe's hits are the kernel's kprobe's at the same offset; the offsets it refuses, refused" },
 	{ "probe-str", cmd_probe_str, "NAME  a fn: probe's str(args->filename) prints the paths the kernel's kprobe ustring fetch gives" },
 	{ "probe-fetch", cmd_probe_fetch, "NAME  reads through arguments (args->how->flags, a file's name) are what the kernel's kprobe and the files read give" },
+	{ "probe-module", cmd_probe_module, "NAME  args-> of a module's function (msr_ioctl, typed by msr's BTF) are what the kernel's kprobe fetches" },
 	{ "probe-watch", cmd_probe_watch, "NAME  a watch: probe's writes are the stores the kernel's kprobe sees, in the function that makes them" },
 	{ "probe-smc", cmd_probe_smc, "NAME  text the kernel rewrites under a hidden probe (ftrace's kprobe on vfs_read) runs on every CPU, and the probe counts on" },
 	{ "probe-keys", cmd_probe_keys, "NAME  @reads[comm] = count(), counted by key in root, holds the kernel's syscall tracepoint's reads of each comm" },

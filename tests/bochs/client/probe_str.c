@@ -33,13 +33,18 @@
  *     vtice probe 'addr:do_sys_openat2+OFF /comm == "vtaddr"/ { printf("%d\n", ((struct open_how *)reg("rdx"))->flags); }'
  *   And an offset the kernel refused as inside an instruction, and a data
  *   symbol, vtice must refuse too.
+ * probe-module: args-> of a loaded module's function (msr_ioctl in Debian's
+ *   msr.ko), typed by the module's BTF, against the kernel's kprobe
+ *   fetching the same values by register; child vtmsr calls it.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -148,11 +153,6 @@ static pid_t spawn_child(volatile int **go, const char *comm, child_work work)
 	return child;
 }
 
-static pid_t spawn_opener(volatile int **go, const char *comm)
-{
-	return spawn_child(go, comm, open_paths);
-}
-
 static void run_opener(pid_t child, volatile int *go)
 {
 	*go = 1;
@@ -179,11 +179,11 @@ static void show_tracing_errors(const char *def)
  * The trace as a file to read (NULL if the event could not be set), for
  * kernel_event_end().
  */
-static FILE *kernel_event_run(const char *comm, const char *def)
+static FILE *kernel_event_run_child(const char *comm, const char *def, child_work work)
 {
 	char pid[16], enable[96];
 	volatile int *go;
-	pid_t child = spawn_opener(&go, comm);
+	pid_t child = spawn_child(&go, comm, work);
 	int ok;
 
 	if (child < 0)
@@ -200,6 +200,11 @@ static FILE *kernel_event_run(const char *comm, const char *def)
 	return ok ? fopen(TRACEFS "/trace", "r") : NULL;
 }
 
+static FILE *kernel_event_run(const char *comm, const char *def)
+{
+	return kernel_event_run_child(comm, def, open_paths);
+}
+
 static int kernel_event_end(FILE *f)
 {
 	if (f)
@@ -214,9 +219,10 @@ static int kernel_event_end(FILE *f)
  * kernel's trace of event comm defined by def, in order: out[k * line + i]
  * (0x-prefixed ones as hex); *n lines.
  */
-static int kernel_columns(const char *comm, const char *def, const char *const *keys, int k, long *out, int *n)
+static int kernel_columns_of(const char *comm, const char *def, child_work work, const char *const *keys, int k,
+			     long *out, int *n)
 {
-	FILE *f = kernel_event_run(comm, def);
+	FILE *f = kernel_event_run_child(comm, def, work);
 	char line[1024], *p;
 	int i, found;
 
@@ -233,6 +239,11 @@ static int kernel_columns(const char *comm, const char *def, const char *const *
 			(*n)++;
 	}
 	return kernel_event_end(f);
+}
+
+static int kernel_columns(const char *comm, const char *def, const char *const *keys, int k, long *out, int *n)
+{
+	return kernel_columns_of(comm, def, open_paths, keys, k, out, n);
 }
 
 /*
@@ -281,11 +292,6 @@ static FILE *vtice_probe_run_child(const char *comm, const char *program, child_
 	if (stop_probe(probe, STR_ERR) || child <= 0)
 		return NULL;
 	return fopen(STR_OUT, "r");
-}
-
-static FILE *vtice_probe_run(const char *comm, const char *program)
-{
-	return vtice_probe_run_child(comm, program, open_paths);
 }
 
 /*
@@ -384,9 +390,10 @@ static int kernel_numbers(const char *comm, const char *def, const char *key, lo
  * The k numbers each printf of program printed, in order
  * ({"type":"printf","text":"-2 140 582\u000a"}): out[k * line + i]; *n lines.
  */
-static int vtice_columns(const char *comm, const char *program, const char *echo, int k, long *out, int *n)
+static int vtice_columns_of(const char *comm, const char *program, child_work work, const char *echo, int k,
+			    long *out, int *n)
 {
-	FILE *f = vtice_probe_run(comm, program);
+	FILE *f = vtice_probe_run_child(comm, program, work);
 	char line[2048], *p;
 	int i;
 
@@ -402,6 +409,11 @@ static int vtice_columns(const char *comm, const char *program, const char *echo
 	if (f)
 		fclose(f);
 	return f ? 0 : -1;
+}
+
+static int vtice_columns(const char *comm, const char *program, const char *echo, int k, long *out, int *n)
+{
+	return vtice_columns_of(comm, program, open_paths, echo, k, out, n);
 }
 
 /* The numbers program printed, one per printf, in order. */
@@ -692,4 +704,75 @@ int cmd_probe_fetch(int argc, char **argv)
 		      "tgid, real_parent->tgid (%d) and comm: the child's; the fd table's fd[arg0] at ksys_read "
 		      "(fds %ld..%ld): %s", nk, kernel[0], read.n, names, opened_names, (int)getpid(), by_fd.dfd[0],
 		      by_fd.dfd[by_fd.n - 1], fd_names);
+}
+
+/*
+ * Child vtmsr's ioctls on /dev/cpu/0/msr (probe-module): at each of
+ * msr_positions (lseek'd; the MSR a read there would read), command
+ * msr_commands[i] with argument msr_args[i]; msr.ko's msr_ioctl knows
+ * neither command (-ENOTTY) but is entered with them.
+ */
+static const long msr_positions[] = { 0x10, 0xc0000080 };
+static const long msr_commands[] = { 0x1234, 0xc0de };
+static const long msr_args[] = { 0x5678, 0x7ffffffff00d };
+#define MSR_CALLS	2
+
+static void ioctl_msrs_once(void)
+{
+	int fd = open("/dev/cpu/0/msr", O_RDONLY), i;
+
+	for (i = 0; fd >= 0 && i < MSR_CALLS; i++)
+		if (lseek(fd, msr_positions[i], SEEK_SET) != msr_positions[i] ||
+		    (ioctl(fd, (unsigned int)msr_commands[i], msr_args[i]) < 0 && errno != ENOTTY))
+			break;
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * probe-module: args->NAME of a loaded module's function, typed by the
+ * module's own BTF (/sys/kernel/btf/msr, split on the kernel's): Debian's
+ * msr.ko (the rig loads it), whose msr_ioctl(file, ioc, arg) prototype is
+ * in the module's BTF alone. The kernel's own kprobe on msr_ioctl fetches
+ * ioc (%si:u32) and arg (%dx) by register; vtice names them by BTF, and
+ * reads the file's position through the kernel's struct file:
+ *   vtice probe 'fn:msr_ioctl /comm == "vtmsr"/ { printf("%d %d %d\n", args->ioc, args->arg, args->file->f_pos); }'
+ * ioc and arg must be the kernel's, and all three the child's.
+ */
+int cmd_probe_module(int argc, char **argv)
+{
+	static const char *const keys[] = { " ioc=", " arg=" };
+	const char *name = argv[0];
+	long kernel[2 * MAX_PATHS], vt[3 * MAX_PATHS];
+	int nk, nv, i;
+
+	(void)argc;
+	if (access(VTICE_BIN, X_OK))
+		return report(name, SKIP, "%s not in the initramfs", VTICE_BIN);
+	if (access("/sys/kernel/btf/msr", R_OK))
+		return report(name, FAIL, "no /sys/kernel/btf/msr: msr.ko is not loaded, or its BTF was not");
+	if (kernel_columns_of("vtmsr", "p:vtmsr msr_ioctl ioc=%si:u32 arg=%dx:u64", ioctl_msrs_once, keys, 2, kernel,
+			      &nk) || nk != MSR_CALLS)
+		return report(name, FAIL, "the kernel's kprobe on msr_ioctl gave %d of %d calls: no oracle", nk,
+			      MSR_CALLS);
+	for (i = 0; i < MSR_CALLS; i++)
+		if (kernel[2 * i] != msr_commands[i] || kernel[2 * i + 1] != msr_args[i])
+			return report(name, FAIL, "call %d: the kernel's kprobe saw ioc %#lx arg %#lx; the child "
+				      "passed %#lx %#lx", i, kernel[2 * i], kernel[2 * i + 1], msr_commands[i],
+				      msr_args[i]);
+	if (vtice_columns_of("vtmsr", "fn:msr_ioctl /comm == \"vtmsr\"/ { printf(\"%d %d %d\\n\", args->ioc, "
+				      "args->arg, args->file->f_pos); }", ioctl_msrs_once, "probe-module msr_ioctl", 3,
+			     vt, &nv))
+		return report(name, FAIL, "vtice probe (fn:msr_ioctl, args-> from msr's BTF) failed (its stderr is "
+			      "above)");
+	if (nv != nk)
+		return report(name, FAIL, "vtice printed %d calls, the kernel's kprobe saw %d", nv, nk);
+	for (i = 0; i < nk; i++)
+		if (vt[3 * i] != kernel[2 * i] || vt[3 * i + 1] != kernel[2 * i + 1] || vt[3 * i + 2] != msr_positions[i])
+			return report(name, FAIL, "call %d: vtice's ioc %#lx arg %#lx f_pos %#lx; the kernel's ioc %#lx "
+				      "arg %#lx, the child's position %#lx", i, vt[3 * i], vt[3 * i + 1], vt[3 * i + 2],
+				      kernel[2 * i], kernel[2 * i + 1], msr_positions[i]);
+	return report(name, PASS, "msr_ioctl in module msr, typed by the module's BTF: args->ioc and args->arg as "
+		      "the kernel's kprobe fetched %%si and %%dx (%#lx %#lx, %#lx %#lx), args->file->f_pos the "
+		      "child's lseek positions (%#lx, %#lx)", vt[0], vt[1], vt[3], vt[4], vt[2], vt[5]);
 }

@@ -70,6 +70,7 @@ int cmd_probe_str(int argc, char **argv);
 int cmd_probe_ret(int argc, char **argv);
 int cmd_probe_watch(int argc, char **argv);
 int cmd_probe_fetch(int argc, char **argv);
+int cmd_probe_module(int argc, char **argv);
 int cmd_stealth(int argc, char **argv);
 int cmd_path_cost(int argc, char **argv);
 int cmd_path_kill(int argc, char **argv);
