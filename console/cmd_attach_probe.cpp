@@ -12,6 +12,7 @@
 #include "probe_params.hpp"
 #include "probe_stub_source.hpp"
 #include "profile_report.hpp"
+#include "stub_module_btf.hpp"
 #include "stub_modules.hpp"
 #include "stub_stacks.hpp"
 #include "subcommands.hpp"
@@ -170,7 +171,13 @@ Result<void> run_probe(dbg::CommandContext &ctx, const std::vector<std::string> 
 				   : std::make_shared<KernelBtf>(KernelBtf::Borrow([&session, &ctx] {
 					     return session.kernel_types().get(session, ctx.out);
 				     }));
-	auto probe_types = std::make_shared<ProbeTypes>(btf);
+	// args->NAME of a module's function: the module's BTF the kernel keeps.
+	auto *modules = dynamic_cast<StubModules *>(session.modules().get());
+	auto probe_types = std::make_shared<ProbeTypes>(
+		btf, modules ? stub_module_types(
+				       session, [modules](std::string_view f) { return modules->module_of_function(f); },
+				       ctx.out)
+			     : ModuleTypesLookup{});
 	auto types = kernel_types(probe_types);
 	auto program = probes::compile_program(
 		o->source, [](std::string_view name) { return trace::syscall_number(name); }, kernel_params(probe_types),

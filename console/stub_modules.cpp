@@ -185,6 +185,19 @@ std::optional<std::uint64_t> StubModules::lookup(std::string_view name)
 	return lookup_read(name);
 }
 
+Result<std::string> StubModules::module_of_function(std::string_view name)
+{
+	auto address = lookup(name);
+	if (!address)
+		return make_error("no function " + std::string(name) + " in the loaded modules' symbols");
+	auto m = find_module(*address);
+	if (!m)
+		return m.error();
+	if (!*m)
+		return make_error(std::string(name) + " is not in a module's text");
+	return (*m)->name;
+}
+
 void StubModules::note(std::string why)
 {
 	if (noted_.insert(why).second)

@@ -36,6 +36,9 @@ public:
 	Result<const symbols::OrcTable *> table_for(std::uint64_t ip) override;
 	std::optional<SymbolHit> symbolize(std::uint64_t address) override;
 	std::optional<std::uint64_t> lookup(std::string_view name) override;
+	// The module whose symbols have a function of that name (read as
+	// lookup() reads them), or why none has.
+	Result<std::string> module_of_function(std::string_view name);
 	// Every module symbol read so far, as a symbol table's entries.
 	std::vector<dbg::SymbolList::Entry> symbols_read() const;
 	// What the walks and reads left out ("NAME: why"), each once, since the last call.

@@ -25,10 +25,11 @@ inline bool pahole_reads_host_btf()
 	return std::filesystem::exists(kHostBtf) && !command_output("command -v pahole").empty();
 }
 
-// pahole's offset of member in struct type ("int * orc_unwind_ip; /* 8 8 */"), -1 if none.
-inline long pahole_offset(const std::string &type, const std::string &member)
+// pahole's offset of member in struct type ("int * orc_unwind_ip; /* 8 8 */")
+// in a kernel's BTF (the host's by default), -1 if none.
+inline long pahole_offset(const std::string &type, const std::string &member, const std::string &image = kHostBtf)
 {
-	std::string out = command_output("pahole -F btf -C " + type + " " + kHostBtf + " 2>/dev/null");
+	std::string out = command_output("pahole -F btf -C " + type + " " + image + " 2>/dev/null");
 	std::smatch m;
 	std::regex line("[ *]" + member + ";\\s*/\\*\\s*(\\d+)\\s");
 	return std::regex_search(out, m, line) ? std::stol(m[1]) : -1;

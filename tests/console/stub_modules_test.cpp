@@ -7,6 +7,7 @@
 
 #include "btf/btf_source.hpp"
 #include "kernel_memory_support.hpp"
+#include "memory_target.hpp"
 #include "stub_modules.hpp"
 
 using namespace vtice;
@@ -14,56 +15,13 @@ using namespace vtice::console;
 
 namespace {
 
-// A target that is memory alone, counting the reads.
-class MemoryTarget final : public dbg::Target {
-public:
-	explicit MemoryTarget(const test::GuestMemory &mem) : mem_(mem) {}
-	std::size_t reads = 0;
-
-	std::string describe() const override { return "memory"; }
-	const dbg::RegisterLayout &layout() const override { return layout_; }
-	const dbg::TargetFeatures &features() const override { return features_; }
-	Result<dbg::RegisterValues> read_registers() override { return make_error("no registers"); }
-	Result<std::uint64_t> read_register(const dbg::RegisterInfo &) override { return make_error("no registers"); }
-	Result<void> write_register(const dbg::RegisterInfo &, std::uint64_t) override { return make_error("read-only"); }
-	Result<std::vector<std::uint8_t>> read_memory(std::uint64_t address, std::size_t length) override
-	{
-		reads++;
-		std::vector<std::uint8_t> out(length);
-		if (!mem_.reader()(address, out))
-			return make_error("unmapped");
-		return out;
-	}
-	Result<void> write_memory(std::uint64_t, const std::vector<std::uint8_t> &) override
-	{
-		return make_error("read-only");
-	}
-	Result<void> set_physical_mode(bool) override { return make_error("no"); }
-	Result<void> insert_breakpoint(dbg::BreakKind, std::uint64_t, unsigned) override { return make_error("no"); }
-	Result<void> remove_breakpoint(dbg::BreakKind, std::uint64_t, unsigned) override { return make_error("no"); }
-	Result<void> resume(dbg::ResumeAction) override { return make_error("no"); }
-	Result<std::optional<dbg::StopEvent>> wait_stop(int) override { return std::optional<dbg::StopEvent>(); }
-	Result<void> interrupt() override { return {}; }
-	Result<dbg::StopEvent> query_stop() override { return dbg::StopEvent{}; }
-	Result<std::vector<int>> threads() override { return std::vector<int>{1}; }
-	Result<void> select_thread(int) override { return {}; }
-	int selected_thread() const override { return 1; }
-	Result<std::string> monitor(const std::string &) override { return make_error("no"); }
-	Result<void> detach() override { return {}; }
-
-private:
-	const test::GuestMemory &mem_;
-	dbg::RegisterLayout layout_;
-	dbg::TargetFeatures features_;
-};
-
 constexpr std::uint64_t kHead = 0xffffffff82b292a0ull;
 constexpr std::uint64_t kKernelText = 0xffffffff81000000ull;
 
 class StubModulesTest : public ::testing::Test {
 protected:
 	test::GuestMemory mem;
-	MemoryTarget *target = nullptr;
+	test::MemoryTarget *target = nullptr;
 	std::unique_ptr<dbg::Session> session;
 	std::optional<symbols::OrcTable> kernel;
 	ModuleOrcLayout orc{};
@@ -87,7 +45,7 @@ protected:
 		auto table = symbols::OrcTable::load(0xffffffff82000000ull, 2, 0xffffffff82100000ull, mem.reader());
 		ASSERT_TRUE(table);
 		kernel.emplace(std::move(*table));
-		auto t = std::make_unique<MemoryTarget>(mem);
+		auto t = std::make_unique<test::MemoryTarget>(mem);
 		target = t.get();
 		session = std::make_unique<dbg::Session>(std::move(t));
 		session->set_symbols(std::make_unique<dbg::SymbolList>(

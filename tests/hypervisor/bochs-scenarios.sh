@@ -315,6 +315,7 @@ stub_guest_loop() {
 	local n=0
 	while kill -0 "$1" 2>/dev/null; do
 		cat /proc/version >/dev/null
+		: </dev/cpu/0/msr	# msr.ko's msr_open (hvstub's vtice-probe-module-args)
 		n=$((n + 1))
 		stub_bench_if_asked
 		echo "vt$n" >/proc/sys/kernel/domainname
@@ -349,6 +350,7 @@ scenario_hvstub() {
 	[ "$loaded" = 0 ] || rmmod_vtice
 	local out watcher
 	stub_guest_figures || return
+	echo "VTICE-FIGURE hv.stub-msr.dev=$(ls -l /dev/cpu/0/msr | awk '{ print $5 $6 }')"
 	detect_bare_for_stub
 	stub_kstack_oracle
 	# functions an idle kernel and a getpid loop never run, for breakpoints

@@ -820,11 +820,14 @@ def vtice_probe_phase(fig):
     # A fifth: a probe on the module's own function, by the name its
     # symbols give (check_stub_module_probe).
     spinback = "fn:vtice_spin_loop:return { @[kstack] = count(); exit(); }"
+    # A sixth: args-> of a module's function, typed by the BTF the kernel
+    # keeps for msr.ko, which the guest's loop opens (check_stub_module_args).
+    modargs = 'fn:msr_open { printf("rdev %d\\n", args->inode->i_rdev); exit(); }'
     cmds = (ask % 0 + "probe '%s' --folded %s\n" % (program, folded) +
             ask % ord("2") + "probe '%s'\n" % syscalls +
             ask_spin + "probe '%s' --folded %s\n" % (spin, spin_folded) +
-            ask_spinbt + "probe '%s'\nthread 2\nbt\nx/2i vtice_spin_loop\nprobe '%s'\ndetach\n" % (
-                spinbt, spinback))
+            ask_spinbt + "probe '%s'\nthread 2\nbt\nx/2i vtice_spin_loop\nprobe '%s'\nprobe '%s'\ndetach\n" % (
+                spinbt, spinback, modargs))
     ran = vtice_batch("vtice-probe", cmds, 1200)
     if not ran:
         return
@@ -868,8 +871,9 @@ def vtice_probe_phase(fig):
     while "hv.stub-spinbt.hi" not in figures() and time.time() < deadline:
         time.sleep(1)
     check_stub_module_bt(text, figures())
+    check_stub_module_args(text, figures().get("hv.stub-msr.dev"))
     lost = re.findall(r"; (\d+) records lost in the rings", text)
-    check("vtice-probe-lost", lost == ["0"] * 5,
+    check("vtice-probe-lost", lost == ["0"] * 6,
           "records lost in the rings by each run: %s" % (", ".join(lost) or "no summary"))
 
 
@@ -981,6 +985,22 @@ def check_stub_module_probe(block):
         re.search(r"^\]: 1$", tail, re.M) is not None
     check("vtice-probe-module-function", ok,
           "fn:vtice_spin_loop:return through the stub: one hit, kstack %s" % (" <- ".join(frames) or "none"))
+
+
+def check_stub_module_args(text, dev):
+    """args->inode->i_rdev at msr_open through the stub: msr_open is in
+    msr.ko's BTF alone, which the console reads where the kernel keeps it
+    (btf_modules); the guest's loop opens /dev/cpu/0/msr, whose device
+    numbers its ls -l gives ("202,0"): the kernel's dev_t of them is
+    MAJOR << 20 | MINOR (include/linux/kdev_t.h, MINORBITS 20)."""
+    got = re.findall(r"^rdev (\d+)$", text, re.M)
+    want = None
+    if dev and re.match(r"^\d+,\d+$", dev):
+        major, minor = (int(x) for x in dev.split(","))
+        want = major << 20 | minor
+    check("vtice-probe-module-args", want is not None and got == [str(want)],
+          "fn:msr_open's args->inode->i_rdev through the stub, typed by msr.ko's BTF in guest memory: %s; the "
+          "guest's /dev/cpu/0/msr is %s (dev_t %s)" % (", ".join(got) or "nothing", dev, want))
 
 
 def check_stub_module_lookup(block, begin):
