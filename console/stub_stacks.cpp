@@ -26,11 +26,7 @@ std::string StubStacks::text(const trace::ProfileSample &s)
 
 const symbols::OrcTable *StubStacks::table_for(std::uint64_t ip)
 {
-	if (orc_->table().covers(ip))
-		return &orc_->table();
-	if (!orc_->modules())
-		return nullptr;
-	auto table = orc_->modules()->table_for(ip);
+	auto table = orc_->table_for(ip);
 	if (auto *modules = dynamic_cast<StubModules *>(orc_->modules()))
 		for (const std::string &note : modules->take_notes())
 			warn(note);

@@ -31,13 +31,17 @@ symbols::MemoryReader bytes_reader(const MemoryReader &read)
 // function returns to the next function's first byte.
 Result<const symbols::OrcTable *> OrcUnwinder::table_at(const symbols::UnwindRegs &r) const
 {
-	std::uint64_t ip = r.exact_ip ? r.rip : r.rip - 1;
+	auto table = table_for(r.exact_ip ? r.rip : r.rip - 1);
+	if (!table)
+		return table.error();
+	return *table ? *table : &table_;	// no module's: the kernel's says why not
+}
+
+Result<const symbols::OrcTable *> OrcUnwinder::table_for(std::uint64_t ip) const
+{
 	if (!modules_ || table_.covers(ip))
 		return &table_;
-	auto module = modules_->table_for(ip);
-	if (!module)
-		return module.error();
-	return *module ? *module : &table_;	// no module's: the kernel's says why not
+	return modules_->table_for(ip);
 }
 
 Result<std::vector<Frame>> OrcUnwinder::unwind(const UnwindRegs &regs, const MemoryReader &read,

@@ -22,6 +22,9 @@ public:
 	// Unwinds through module text too from now on.
 	void set_modules(std::shared_ptr<ModuleSource> modules) { modules_ = std::move(modules); }
 	ModuleSource *modules() const { return modules_.get(); }
+	// The table for code at ip: the kernel's when it covers ip (or no
+	// modules are known), else the module's holding ip (null: none does).
+	Result<const symbols::OrcTable *> table_for(std::uint64_t ip) const;
 
 private:
 	// The table for the frame at r: the kernel's, or a module's.
