@@ -125,6 +125,16 @@ static inline struct vt_module_range vt_module_ro_range(struct module *mod, unsi
 #endif
 }
 
+/* Its init text, freed once it is live. */
+static inline struct vt_module_range vt_module_init_text(struct module *mod)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
+	return (struct vt_module_range){ (unsigned long)mod->mem[MOD_INIT_TEXT].base, mod->mem[MOD_INIT_TEXT].size };
+#else
+	return (struct vt_module_range){ (unsigned long)mod->init_layout.base, mod->init_layout.text_size };
+#endif
+}
+
 /* Everything the module holds at run time: VT_MODULE_RANGES ranges. */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
 #define VT_MODULE_RANGES	4

@@ -271,12 +271,21 @@ static struct miscdevice vt_misc = {
 	.mode = 0600,
 };
 
+/* The device, and the module notifier its probes need (a module's text can go under them). */
 int vt_dev_register(void)
 {
-	return misc_register(&vt_misc);
+	int ret = vt_probes_modules_watch();
+
+	if (ret)
+		return ret;
+	ret = misc_register(&vt_misc);
+	if (ret)
+		vt_probes_modules_unwatch();
+	return ret;
 }
 
 void vt_dev_unregister(void)
 {
 	misc_deregister(&vt_misc);
+	vt_probes_modules_unwatch();
 }

@@ -84,19 +84,43 @@ int vt_linux_describe_kernel(struct vt_hv *hv)
 	return vt_hv_set_ram(hv, vt_ram, vt_nr_ram);
 }
 
+/*
+ * sprint_symbol's "name+0xoff/0xsize", then " [mod]" for a module's: the
+ * name (cut at '+') into sym, addr's offset and the symbol's size.
+ */
+static bool vt_linux_symbol(unsigned long addr, char *sym, unsigned long *off, unsigned long *size,
+			    bool *in_module)
+{
+	char *plus;
+
+	sprint_symbol(sym, addr);
+	plus = strchr(sym, '+');
+	if (!plus || sscanf(plus, "+%lx/%lx", off, size) != 2 || *off >= *size)
+		return false;
+	*in_module = strchr(plus, '[') != NULL;
+	*plus = '\0';
+	return true;
+}
+
 bool vt_linux_image_symbol(unsigned long addr, const char *name, unsigned long *off,
 			   unsigned long *size)
 {
 	char sym[KSYM_SYMBOL_LEN];
 	unsigned long len;
-	char *plus;
+	bool in_module;
 
-	sprint_symbol(sym, addr);
-	plus = strchr(sym, '+');
-	if (!plus || strchr(sym, '[') || sscanf(plus, "+%lx/%lx", off, &len) != 2 || *off >= len)
+	if (!vt_linux_symbol(addr, sym, off, &len, &in_module) || in_module)
 		return false;
-	*plus = '\0';
 	if (size)
 		*size = len;
 	return !name || !strcmp(sym, name);
+}
+
+bool vt_linux_symbol_offset(unsigned long addr, unsigned long *off)
+{
+	char sym[KSYM_SYMBOL_LEN];
+	unsigned long len;
+	bool in_module;
+
+	return vt_linux_symbol(addr, sym, off, &len, &in_module);
 }

@@ -12,6 +12,7 @@
 
 #include <linux/cpu.h>
 #include <linux/fs.h>
+#include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
@@ -22,12 +23,29 @@
 
 #include <vtice/ioctl.h>
 #include <vtice/vmcall.h>
+#include "compat.h"
 #include "vtice_linux.h"
 #include "../../debug/insn.h"
 
 static DEFINE_MUTEX(vt_probes_lock);
 static struct file *vt_probes_owner;	/* under vt_probes_lock */
 static u32 vt_probes_armed;		/* under vt_probes_lock */
+
+/*
+ * Probes in a module's text or data. The module may go while they are
+ * armed and its memory be freed and reused: an int3 only the hypervisor's
+ * view shows would then sit in other code. A module notifier takes the
+ * probes away when a module holding one goes (before its memory is freed)
+ * or when its init text is freed (once it is live), and keeps the memory
+ * of the modules that went, where no probe is armed from then on, until
+ * another module comes there. All under vt_probes_lock.
+ */
+#define VT_GONE_MAX	16
+static struct vt_module_range vt_gone[VT_GONE_MAX];	/* a ring: the last modules that went */
+static u32 vt_gone_next;
+static u64 vt_probes_addrs[VTICE_PROBES_MAX];	/* the armed breakpoints' addresses */
+static struct vtice_probe_watch vt_probes_watches[VTICE_PROBE_WATCHES_MAX];
+static u32 vt_probes_nr_addrs, vt_probes_nr_watches;
 
 /* One VMCALL on this CPU: the status as an errno, *hits = RDX. */
 static int vt_probes_vmcall(u32 op, u64 a, u64 b, u64 c, u64 *hits)
@@ -72,6 +90,8 @@ static void vt_probes_disarm_locked(bool keep_counts)
 	vt_probes_vmcall(VTICE_VMCALL_PROBE_CLEAR, keep_counts ? VTICE_VMCALL_PROBE_KEEP_COUNTS : 0, 0, 0,
 			 NULL);
 	vt_linux_sync_views();
+	vt_probes_nr_addrs = 0;
+	vt_probes_nr_watches = 0;
 	vt_probes_vmcall(VTICE_VMCALL_PROBE_INTERCEPT, 0, 0, 0, NULL);
 	vt_linux_sync_views();
 	vt_probes_owner = NULL;
@@ -108,17 +128,42 @@ static bool vt_insn_boundary(unsigned long addr, unsigned long off)
 	return p == (const u8 *)addr;
 }
 
+static bool vt_overlaps(struct vt_module_range r, u64 addr, u64 len)
+{
+	return r.size && addr < r.base + r.size && r.base < addr + len;
+}
+
+/* Whether [addr, addr + len) is memory of a module that went. */
+static bool vt_in_gone_module(u64 addr, u64 len)
+{
+	u32 i;
+
+	for (i = 0; i < VT_GONE_MAX; i++)
+		if (vt_overlaps(vt_gone[i], addr, len))
+			return true;
+	return false;
+}
+
+static bool vt_image_text(unsigned long addr)
+{
+	unsigned long off;
+
+	return addr >= __START_KERNEL_map && addr < MODULES_VADDR && vt_linux_image_symbol(addr, NULL, &off, NULL);
+}
+
 /*
- * Only an instruction of the kernel image's own text (fn:NAME's entry,
- * fn:NAME:return's RETs, addr:): which instruction is the console's to
- * choose, that it is one is the module's to make sure.
+ * Only an instruction of the kernel image's text or of a loaded module's
+ * (fn:NAME's entry, fn:NAME:return's RETs, addr:): which instruction is
+ * the console's to choose, that it is one is the module's to make sure.
+ * Under vt_probes_lock: a module that went is not armed in.
  */
 static int vt_probe_addr_check(unsigned long addr)
 {
 	unsigned long off;
+	bool module = addr >= MODULES_VADDR && addr < MODULES_END && !vt_in_gone_module(addr, 1);
 
-	if (addr < __START_KERNEL_map || addr >= MODULES_VADDR || !vt_linux_image_symbol(addr, NULL, &off, NULL) ||
-	    !vt_executable(addr) || !vt_insn_boundary(addr, off))
+	if ((!vt_image_text(addr) && !module) || !vt_linux_symbol_offset(addr, &off) || !vt_executable(addr) ||
+	    !vt_insn_boundary(addr, off))
 		return -EINVAL;
 	return 0;
 }
@@ -147,6 +192,17 @@ static bool vt_kernel_frame(unsigned long addr, u64 *pa)
 	return true;
 }
 
+/* The physical address of a probe's byte: the image's by its mapping, a module's through the page tables. */
+static u64 vt_probe_pa(unsigned long addr)
+{
+	u64 pa = 0;
+
+	if (vt_image_text(addr))
+		return __pa_symbol(addr);
+	vt_kernel_frame(addr, &pa);	/* mapped: vt_executable said so under the lock */
+	return pa | (addr & ~PAGE_MASK);
+}
+
 /* A watch probe's range: the kernel half, mapped page by page, a known type. */
 static int vt_probe_watch_check(const struct vtice_probe_watch *w)
 {
@@ -154,7 +210,8 @@ static int vt_probe_watch_check(const struct vtice_probe_watch *w)
 	u64 pa;
 
 	if (w->type < VTICE_PROBE_WATCH_WRITE || w->type > VTICE_PROBE_WATCH_ACCESS || !w->len ||
-	    w->len > VTICE_PROBE_WATCH_LEN_MAX || w->addr < PAGE_OFFSET || w->addr + w->len < w->addr)
+	    w->len > VTICE_PROBE_WATCH_LEN_MAX || w->addr < PAGE_OFFSET || w->addr + w->len < w->addr ||
+	    vt_in_gone_module(w->addr, w->len))
 		return -EINVAL;
 	for (page = w->addr & PAGE_MASK; page < w->addr + w->len; page += PAGE_SIZE)
 		if (!vt_kernel_frame(page, &pa))
@@ -165,7 +222,6 @@ static int vt_probe_watch_check(const struct vtice_probe_watch *w)
 static int vt_probes_check(const struct vtice_probes *req)
 {
 	u32 i;
-	int ret;
 
 	if (req->op > VTICE_PROBES_DISARM)
 		return -EINVAL;
@@ -175,28 +231,33 @@ static int vt_probes_check(const struct vtice_probes *req)
 	    req->nr_watches > VTICE_PROBE_WATCHES_MAX || req->nr_programs > VTICE_FETCH_PROGRAMS_MAX ||
 	    memchr_inv(req->comm + 15, 0, 1))
 		return -EINVAL;
-	for (i = 0; i < req->nr_watches; i++) {
-		ret = vt_probe_watch_check(&req->watch[i]);
-		if (ret) {
-			pr_info("watch probe %u at %llx refused: not mapped kernel memory, or a bad length or type\n",
-				i, req->watch[i].addr);
-			return ret;
-		}
-	}
 	if (req->stack_bytes > VTICE_PROFILE_STACK_MAX || req->stack_bytes % 16 ||
 	    (req->flags & ~VTICE_PROBES_MORE_REGS) || req->reserved ||
 	    (req->count < VTICE_PROBES_MAX && req->stack_points >> req->count) || req->stack_watches >> req->nr_watches)
 		return -EINVAL;	/* a stack bit names an address or range the request has */
-	for (i = 0; i < req->count; i++) {
+	for (i = 0; i < req->count; i++)
 		if (req->program[i] > req->nr_programs)
 			return -EINVAL;	/* root checks each program's ops (vmcall.h) */
-		ret = vt_probe_addr_check(req->addrs[i]);
-		if (ret) {
-			pr_info("probe %u at %llx refused: not an instruction of the kernel's own text\n", i,
-				req->addrs[i]);
-			return ret;
+	return 0;
+}
+
+/* The addresses and ranges, under vt_probes_lock (the module notifier's view of what went). */
+static int vt_probes_check_places(const struct vtice_probes *req)
+{
+	u32 i;
+
+	for (i = 0; i < req->nr_watches; i++)
+		if (vt_probe_watch_check(&req->watch[i])) {
+			pr_info("watch probe %u at %llx refused: not mapped kernel memory, or a bad length or type\n",
+				i, req->watch[i].addr);
+			return -EINVAL;
 		}
-	}
+	for (i = 0; i < req->count; i++)
+		if (vt_probe_addr_check(req->addrs[i])) {
+			pr_info("probe %u at %llx refused: not an instruction of the kernel's or a loaded module's "
+				"text\n", i, req->addrs[i]);
+			return -EINVAL;
+		}
 	return 0;
 }
 
@@ -246,6 +307,9 @@ static int vt_probes_arm_locked(struct file *file, const struct vtice_probes *re
 	if (vt_probes_owner && vt_probes_owner != file)
 		return -EBUSY;
 	vt_probes_disarm_locked(false);	/* also the counts the last DISARM kept */
+	ret = vt_probes_check_places(req);
+	if (ret)
+		return ret;
 	memcpy(c, req->comm, sizeof(c));
 	ret = vt_probes_vmcall(VTICE_VMCALL_PROBE_FILTER, req->pid, c[0], c[1], NULL);
 	if (!ret)
@@ -259,7 +323,7 @@ static int vt_probes_arm_locked(struct file *file, const struct vtice_probes *re
 	if (!ret)
 		ret = vt_probes_fetch_load(req);
 	for (i = 0; !ret && i < req->count; i++)
-		ret = vt_probes_vmcall(VTICE_VMCALL_PROBE_ADD, req->addrs[i], __pa_symbol(req->addrs[i]),
+		ret = vt_probes_vmcall(VTICE_VMCALL_PROBE_ADD, req->addrs[i], vt_probe_pa(req->addrs[i]),
 				       req->program[i] | vt_probes_stack_flag(req->stack_points, i), NULL);
 	for (i = 0; !ret && i < req->nr_watches; i++)
 		ret = vt_probes_watch_add(&req->watch[i], vt_probes_stack_flag(req->stack_watches, i));
@@ -269,7 +333,89 @@ static int vt_probes_arm_locked(struct file *file, const struct vtice_probes *re
 	}
 	vt_linux_sync_views();
 	vt_probes_armed = req->count + req->nr_watches;
+	memcpy(vt_probes_addrs, req->addrs, req->count * sizeof(req->addrs[0]));
+	memcpy(vt_probes_watches, req->watch, req->nr_watches * sizeof(req->watch[0]));
+	vt_probes_nr_addrs = req->count;
+	vt_probes_nr_watches = req->nr_watches;
 	return 0;
+}
+
+/* Whether an armed probe sits in r. */
+static bool vt_probes_in(struct vt_module_range r)
+{
+	u32 i;
+
+	for (i = 0; i < vt_probes_nr_addrs; i++)
+		if (vt_overlaps(r, vt_probes_addrs[i], 1))
+			return true;
+	for (i = 0; i < vt_probes_nr_watches; i++)
+		if (vt_overlaps(r, vt_probes_watches[i].addr, vt_probes_watches[i].len))
+			return true;
+	return false;
+}
+
+/* The probes go before r is freed (what root counted stays for the console's DISARM). */
+static void vt_probes_leave(struct module *mod, struct vt_module_range r, const char *why)
+{
+	if (!vt_probes_in(r))
+		return;
+	vt_probes_disarm_locked(true);
+	vt_probes_armed = 0;
+	pr_notice("probes removed: module %s %s\n", mod->name, why);
+}
+
+/* Its memory is freed next: no probe stays there, and none is armed there later. */
+static void vt_probes_module_going(struct module *mod)
+{
+	unsigned int i;
+
+	vt_probes_leave(mod, vt_module_init_text(mod), "is going");
+	for (i = 0; i < VT_MODULE_RANGES; i++) {
+		vt_probes_leave(mod, vt_module_range(mod, i), "is going");
+		vt_gone[vt_gone_next++ % VT_GONE_MAX] = vt_module_range(mod, i);
+	}
+}
+
+/* Memory of a module that went is this module's now. */
+static void vt_probes_module_coming(struct module *mod)
+{
+	unsigned int i;
+	u32 j;
+
+	for (i = 0; i < VT_MODULE_RANGES; i++) {
+		struct vt_module_range r = vt_module_range(mod, i);
+
+		for (j = 0; j < VT_GONE_MAX; j++)
+			if (vt_overlaps(vt_gone[j], r.base, r.size))
+				vt_gone[j].size = 0;
+	}
+}
+
+static int vt_probes_module_event(struct notifier_block *nb, unsigned long state, void *data)
+{
+	struct module *mod = data;
+
+	mutex_lock(&vt_probes_lock);
+	if (state == MODULE_STATE_LIVE)
+		vt_probes_leave(mod, vt_module_init_text(mod), "freed its init text");
+	else if (state == MODULE_STATE_GOING)
+		vt_probes_module_going(mod);
+	else if (state == MODULE_STATE_COMING)
+		vt_probes_module_coming(mod);
+	mutex_unlock(&vt_probes_lock);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block vt_probes_modules = { .notifier_call = vt_probes_module_event };
+
+int vt_probes_modules_watch(void)
+{
+	return register_module_notifier(&vt_probes_modules);
+}
+
+void vt_probes_modules_unwatch(void)
+{
+	unregister_module_notifier(&vt_probes_modules);
 }
 
 /*

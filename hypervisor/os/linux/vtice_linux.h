@@ -80,6 +80,8 @@ const u64 *vt_linux_task_pointers(void);
  */
 bool vt_linux_image_symbol(unsigned long addr, const char *name, unsigned long *off,
 			   unsigned long *size);
+/* The offset of addr in the symbol holding it, the kernel image's or a module's. */
+bool vt_linux_symbol_offset(unsigned long addr, unsigned long *off);
 /* dev.c: ioctl arguments that start with size and version. */
 int vt_get_arg(void *arg, size_t size, const void __user *uarg);
 int vt_put_arg(void __user *uarg, const void *arg, size_t size);
@@ -97,6 +99,9 @@ long vt_ioc_probes(struct file *file, void __user *uarg);
 long vt_ioc_probe_hist(void __user *uarg);
 long vt_ioc_probe_keys(void __user *uarg);
 void vt_probes_release(struct file *file);
+/* probes_dev.c: the module notifier that takes probes out of a module that goes. */
+int vt_probes_modules_watch(void);
+void vt_probes_modules_unwatch(void);
 /* ...and a VM exit and entry on every CPU, where each syncs its views (INVEPT). */
 void vt_linux_sync_views(void);
 /* switch_trigger_dev.c: the path tracer's switch trigger (debug/path_trace.h). */

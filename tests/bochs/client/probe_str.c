@@ -51,6 +51,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "device.h"
 #include "report.h"
 #include "spawn.h"
 
@@ -730,6 +731,63 @@ static void ioctl_msrs_once(void)
 }
 
 /*
+ * A module holding a probe goes: with a probe armed at msr_ioctl (a raw
+ * VTICE_IOC_PROBES), rmmod msr must succeed (the module is not held), the
+ * kernel log must say the probes were removed before it went, the armed
+ * count must be 0 and the same address refused (EINVAL) from then on.
+ * msr.ko is loaded again after. 0, or why not in why.
+ */
+static int module_going(char *why, size_t len)
+{
+	static struct vtice_probes req;
+	uint64_t fn = 0;
+	int fd = open_vtice(), ret = -1, err;
+
+	memset(&req, 0, sizeof(req));
+	req.size = sizeof(req);
+	req.version = VTICE_ABI_VERSION;
+	req.op = VTICE_PROBES_ARM;
+	req.count = 1;
+	if (fd < 0 || ksym_lookup("msr_ioctl", &fn)) {
+		snprintf(why, len, "no /dev/vtice or no msr_ioctl in /proc/kallsyms");
+		goto out;
+	}
+	req.addrs[0] = fn;
+	if (ioctl(fd, VTICE_IOC_PROBES, &req)) {
+		snprintf(why, len, "arming a probe at msr_ioctl (%#llx): %s", (unsigned long long)fn, strerror(errno));
+		goto out;
+	}
+	if (system("rmmod msr")) {
+		snprintf(why, len, "rmmod msr failed while a probe sat in it");
+		goto out;
+	}
+	if (system("dmesg | grep -q 'vtice: probes removed: module msr is going'")) {
+		snprintf(why, len, "the kernel log does not say the probes were removed as msr went");
+		goto out;
+	}
+	req.op = VTICE_PROBES_QUERY;
+	if (ioctl(fd, VTICE_IOC_PROBES, &req) || req.armed) {
+		snprintf(why, len, "after rmmod, %u probes armed (query: %s)", req.armed, strerror(errno));
+		goto out;
+	}
+	req.op = VTICE_PROBES_ARM;
+	err = ioctl(fd, VTICE_IOC_PROBES, &req) ? errno : 0;
+	if (err != EINVAL) {
+		snprintf(why, len, "arming at msr's old msr_ioctl after it went: %s, not EINVAL", strerror(err));
+		goto out;
+	}
+	ret = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	if (access("/sys/module/msr", F_OK) && system("insmod /lib/vtice/msr.ko") && !ret) {
+		snprintf(why, len, "msr.ko did not load again");
+		ret = -1;
+	}
+	return ret;
+}
+
+/*
  * probe-module: args->NAME of a loaded module's function, typed by the
  * module's own BTF (/sys/kernel/btf/msr, split on the kernel's): Debian's
  * msr.ko (the rig loads it), whose msr_ioctl(file, ioc, arg) prototype is
@@ -737,13 +795,15 @@ static void ioctl_msrs_once(void)
  * ioc (%si:u32) and arg (%dx) by register; vtice names them by BTF, and
  * reads the file's position through the kernel's struct file:
  *   vtice probe 'fn:msr_ioctl /comm == "vtmsr"/ { printf("%d %d %d\n", args->ioc, args->arg, args->file->f_pos); }'
- * ioc and arg must be the kernel's, and all three the child's.
+ * ioc and arg must be the kernel's, and all three the child's. Then
+ * module_going().
  */
 int cmd_probe_module(int argc, char **argv)
 {
 	static const char *const keys[] = { " ioc=", " arg=" };
 	const char *name = argv[0];
 	long kernel[2 * MAX_PATHS], vt[3 * MAX_PATHS];
+	char why[256];
 	int nk, nv, i;
 
 	(void)argc;
@@ -772,7 +832,10 @@ int cmd_probe_module(int argc, char **argv)
 			return report(name, FAIL, "call %d: vtice's ioc %#lx arg %#lx f_pos %#lx; the kernel's ioc %#lx "
 				      "arg %#lx, the child's position %#lx", i, vt[3 * i], vt[3 * i + 1], vt[3 * i + 2],
 				      kernel[2 * i], kernel[2 * i + 1], msr_positions[i]);
+	if (module_going(why, sizeof(why)))
+		return report(name, FAIL, "%s", why);
 	return report(name, PASS, "msr_ioctl in module msr, typed by the module's BTF: args->ioc and args->arg as "
 		      "the kernel's kprobe fetched %%si and %%dx (%#lx %#lx, %#lx %#lx), args->file->f_pos the "
-		      "child's lseek positions (%#lx, %#lx)", vt[0], vt[1], vt[3], vt[4], vt[2], vt[5]);
+		      "child's lseek positions (%#lx, %#lx); rmmod msr under a probe: the probes removed first, "
+		      "its old address refused, msr.ko loaded again", vt[0], vt[1], vt[3], vt[4], vt[2], vt[5]);
 }
