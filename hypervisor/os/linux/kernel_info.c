@@ -86,18 +86,24 @@ int vt_linux_describe_kernel(struct vt_hv *hv)
 
 /*
  * sprint_symbol's "name+0xoff/0xsize", then " [mod]" for a module's: the
- * name (cut at '+') into sym, addr's offset and the symbol's size.
+ * name (cut at '+') into sym, addr's offset and the symbol's size, and
+ * *module the module's name ("" for the image's; it points into sym).
  */
 static bool vt_linux_symbol(unsigned long addr, char *sym, unsigned long *off, unsigned long *size,
-			    bool *in_module)
+			    const char **module)
 {
-	char *plus;
+	char *plus, *open;
 
 	sprint_symbol(sym, addr);
 	plus = strchr(sym, '+');
 	if (!plus || sscanf(plus, "+%lx/%lx", off, size) != 2 || *off >= *size)
 		return false;
-	*in_module = strchr(plus, '[') != NULL;
+	open = strchr(plus, '[');
+	*module = "";
+	if (open) {
+		*module = open + 1;
+		open[strcspn(open, "]")] = '\0';
+	}
 	*plus = '\0';
 	return true;
 }
@@ -107,20 +113,22 @@ bool vt_linux_image_symbol(unsigned long addr, const char *name, unsigned long *
 {
 	char sym[KSYM_SYMBOL_LEN];
 	unsigned long len;
-	bool in_module;
+	const char *module;
 
-	if (!vt_linux_symbol(addr, sym, off, &len, &in_module) || in_module)
+	if (!vt_linux_symbol(addr, sym, off, &len, &module) || *module)
 		return false;
 	if (size)
 		*size = len;
 	return !name || !strcmp(sym, name);
 }
 
-bool vt_linux_symbol_offset(unsigned long addr, unsigned long *off)
+bool vt_linux_code_symbol(unsigned long addr, unsigned long *off)
 {
 	char sym[KSYM_SYMBOL_LEN];
 	unsigned long len;
-	bool in_module;
+	const char *module;
 
-	return vt_linux_symbol(addr, sym, off, &len, &in_module);
+	if (!vt_linux_symbol(addr, sym, off, &len, &module))
+		return false;
+	return strcmp(module, "bpf") && strncmp(module, "__builtin__", 11);
 }

@@ -162,7 +162,7 @@ static int vt_probe_addr_check(unsigned long addr)
 	unsigned long off;
 	bool module = addr >= MODULES_VADDR && addr < MODULES_END && !vt_in_gone_module(addr, 1);
 
-	if ((!vt_image_text(addr) && !module) || !vt_linux_symbol_offset(addr, &off) || !vt_executable(addr) ||
+	if ((!vt_image_text(addr) && !module) || !vt_linux_code_symbol(addr, &off) || !vt_executable(addr) ||
 	    !vt_insn_boundary(addr, off))
 		return -EINVAL;
 	return 0;

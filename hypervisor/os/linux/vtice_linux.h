@@ -80,8 +80,13 @@ const u64 *vt_linux_task_pointers(void);
  */
 bool vt_linux_image_symbol(unsigned long addr, const char *name, unsigned long *off,
 			   unsigned long *size);
-/* The offset of addr in the symbol holding it, the kernel image's or a module's. */
-bool vt_linux_symbol_offset(unsigned long addr, unsigned long *off);
+/*
+ * The offset of addr in the symbol holding it, the kernel image's or a
+ * loaded module's; false for JIT-ed BPF programs and trampolines, which
+ * kallsyms tags "[bpf]" and "[__builtin__ftrace]" and which are freed
+ * without a module going.
+ */
+bool vt_linux_code_symbol(unsigned long addr, unsigned long *off);
 /* dev.c: ioctl arguments that start with size and version. */
 int vt_get_arg(void *arg, size_t size, const void __user *uarg);
 int vt_put_arg(void __user *uarg, const void *arg, size_t size);
