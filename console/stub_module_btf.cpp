@@ -12,6 +12,12 @@ constexpr unsigned kMaxBtfModules = 4096;	// more list nodes than modules can be
 constexpr std::uint32_t kMaxModuleBtf = 32u << 20;	// the biggest module's (amdgpu) is a few MiB
 constexpr std::size_t kChunk = 64u << 10;
 
+// "551 bytes", "1500 KiB".
+std::string size_text(std::uint64_t bytes)
+{
+	return bytes < (64u << 10) ? std::to_string(bytes) + " bytes" : std::to_string(bytes >> 10) + " KiB";
+}
+
 // Where the fields are, from the kernel's BTF.
 struct BtfModuleLayout {
 	std::uint64_t list = 0, btf = 0;	// in struct btf_module
@@ -108,8 +114,7 @@ private:
 				return make_error("cannot read module " + module + "'s BTF" +
 						  (part ? "" : ": " + part.error().message));
 			blob.insert(blob.end(), part->begin(), part->end());
-			log_.progress("module " + module + "'s BTF: " + std::to_string(blob.size() >> 10) + " of " +
-				      std::to_string(bytes >> 10) + " KiB");
+			log_.progress("module " + module + "'s BTF: " + size_text(blob.size()) + " of " + size_text(bytes));
 		}
 		return blob;
 	}
