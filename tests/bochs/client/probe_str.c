@@ -731,6 +731,39 @@ static void ioctl_msrs_once(void)
 }
 
 /*
+ * fn:NAME:return in a module's text: msr_ioctl's returns (its RETs, found
+ * in the module's text read through /proc/kcore) give what the kernel's
+ * kretprobe's $retval gives: -ENOTTY for each of the child's commands.
+ * 0, or why not in why.
+ */
+static int module_returns(char *why, size_t len)
+{
+	static const char *const keys[] = { " ret=" };
+	long kernel[MAX_PATHS], vt[MAX_PATHS];
+	int nk, nv, i;
+
+	if (kernel_columns_of("vtmsr", "r:vtmsr msr_ioctl ret=$retval:s64", ioctl_msrs_once, keys, 1, kernel, &nk) ||
+	    nk != MSR_CALLS) {
+		snprintf(why, len, "the kernel's kretprobe on msr_ioctl gave %d of %d returns: no oracle", nk, MSR_CALLS);
+		return -1;
+	}
+	if (vtice_columns_of("vtmsr", "fn:msr_ioctl:return /comm == \"vtmsr\"/ { printf(\"%d\\n\", retval); }",
+			     ioctl_msrs_once, "probe-module msr_ioctl:return", 1, vt, &nv)) {
+		snprintf(why, len, "vtice probe (fn:msr_ioctl:return) failed (its stderr is above)");
+		return -1;
+	}
+	for (i = 0; i < nk && nv == nk; i++)
+		if (vt[i] != kernel[i] || kernel[i] != -ENOTTY)
+			break;
+	if (nv != nk || i < nk) {
+		snprintf(why, len, "msr_ioctl's returns: vtice %d (the first %ld), the kernel's kretprobe %d (the first "
+			 "%ld), -ENOTTY expected", nv, nv ? vt[0] : 0, nk, kernel[0]);
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * A module holding a probe goes: with a probe armed at msr_ioctl (a raw
  * VTICE_IOC_PROBES), rmmod msr must succeed (the module is not held), the
  * kernel log must say the probes were removed before it went, the armed
@@ -796,7 +829,7 @@ out:
  * reads the file's position through the kernel's struct file:
  *   vtice probe 'fn:msr_ioctl /comm == "vtmsr"/ { printf("%d %d %d\n", args->ioc, args->arg, args->file->f_pos); }'
  * ioc and arg must be the kernel's, and all three the child's. Then
- * module_going().
+ * module_returns() and module_going().
  */
 int cmd_probe_module(int argc, char **argv)
 {
@@ -832,10 +865,11 @@ int cmd_probe_module(int argc, char **argv)
 			return report(name, FAIL, "call %d: vtice's ioc %#lx arg %#lx f_pos %#lx; the kernel's ioc %#lx "
 				      "arg %#lx, the child's position %#lx", i, vt[3 * i], vt[3 * i + 1], vt[3 * i + 2],
 				      kernel[2 * i], kernel[2 * i + 1], msr_positions[i]);
-	if (module_going(why, sizeof(why)))
+	if (module_returns(why, sizeof(why)) || module_going(why, sizeof(why)))
 		return report(name, FAIL, "%s", why);
 	return report(name, PASS, "msr_ioctl in module msr, typed by the module's BTF: args->ioc and args->arg as "
 		      "the kernel's kprobe fetched %%si and %%dx (%#lx %#lx, %#lx %#lx), args->file->f_pos the "
-		      "child's lseek positions (%#lx, %#lx); rmmod msr under a probe: the probes removed first, "
+		      "child's lseek positions (%#lx, %#lx); fn:msr_ioctl:return's retval -ENOTTY at each return "
+		      "as the kernel's kretprobe's $retval; rmmod msr under a probe: the probes removed first, "
 		      "its old address refused, msr.ko loaded again", vt[0], vt[1], vt[3], vt[4], vt[2], vt[5]);
 }
