@@ -22,17 +22,6 @@ StubModules::StubModules(dbg::Session &session, KernelBtf btf, const symbols::Or
 {
 }
 
-symbols::MemoryReader StubModules::reader()
-{
-	return [this](std::uint64_t address, std::span<std::uint8_t> out) {
-		auto bytes = session_.read_memory(address, out.size());
-		if (!bytes || bytes->size() != out.size())
-			return false;
-		std::copy(bytes->begin(), bytes->end(), out.begin());
-		return true;
-	};
-}
-
 // The list as it is now.
 Result<void> StubModules::walk_module_list()
 {
@@ -48,7 +37,7 @@ Result<void> StubModules::walk_module_list()
 	auto list = module_list_layout(**types);
 	if (!list)
 		return list.error();
-	ModuleList listed = list_modules(*orc, *list, reader(), *head);
+	ModuleList listed = list_modules(*orc, *list, session_.memory_reader(), *head);
 	for (std::string &why : listed.skipped)
 		note(std::move(why));
 	modules_ = std::move(listed.modules);
@@ -117,7 +106,7 @@ Result<const symbols::OrcTable *> StubModules::table_for(std::uint64_t ip)
 	Key key((*m)->name, (*m)->text_lo);
 	if (auto failed = failed_.find(key); failed != failed_.end())
 		return failed->second;
-	auto table = load_listed_module(**m, reader(), *kernel_);
+	auto table = load_listed_module(**m, session_.memory_reader(), *kernel_);
 	if (!table)
 		return failed_.emplace(key, make_error((*m)->name + "'s ORC tables: " + table.error().message))
 			.first->second;
@@ -145,7 +134,7 @@ const std::vector<ModuleSymbol> &StubModules::symbols_of(const ListedModule &m)
 		auto types = btf_.types();
 		kallsyms_layout_ = types ? module_kallsyms_layout(**types) : Result<ModuleKallsymsLayout>(types.error());
 	}
-	auto read = *kallsyms_layout_ ? read_module_symbols(**kallsyms_layout_, reader(), m.address)
+	auto read = *kallsyms_layout_ ? read_module_symbols(**kallsyms_layout_, session_.memory_reader(), m.address)
 				      : Result<std::vector<ModuleSymbol>>(kallsyms_layout_->error());
 	if (read)
 		symbols = std::move(*read);

@@ -47,7 +47,6 @@ public:
 private:
 	using Key = std::pair<std::string, std::uint64_t>;	// a module's name and text
 
-	symbols::MemoryReader reader();
 	Result<void> walk_module_list();
 	Result<void> walk_again();
 	void forget_unlisted();

@@ -118,14 +118,7 @@ Result<std::unique_ptr<OrcUnwinder>> load_orc_from_guest(Session &session)
 	auto names = orc_table_names(session, 0);
 	if (!names)
 		return names.error();
-	symbols::MemoryReader read = [&session](std::uint64_t address, std::span<std::uint8_t> out) {
-		auto bytes = session.read_memory(address, out.size());
-		if (!bytes)
-			return false;
-		std::memcpy(out.data(), bytes->data(), out.size());
-		return true;
-	};
-	auto table = symbols::OrcTable::load(*names, read);
+	auto table = symbols::OrcTable::load(*names, session.memory_reader());
 	if (!table)
 		return table.error();
 	return std::make_unique<OrcUnwinder>(std::move(*table));

@@ -155,6 +155,17 @@ Result<std::vector<RegisterView>> Session::registers()
 
 // --- memory ---------------------------------------------------------------
 
+symbols::MemoryReader Session::memory_reader()
+{
+	return [this](std::uint64_t address, std::span<std::uint8_t> out) {
+		auto bytes = read_memory(address, out.size());
+		if (!bytes || bytes->size() != out.size())
+			return false;
+		std::copy(bytes->begin(), bytes->end(), out.begin());
+		return true;
+	};
+}
+
 Result<std::vector<std::uint8_t>> Session::read_memory(std::uint64_t address, std::size_t length)
 {
 	if (overlay_) {

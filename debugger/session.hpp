@@ -22,6 +22,7 @@
 #include "target.hpp"
 #include "expr.hpp"
 #include "module_source.hpp"
+#include "symbols/memory_reader.hpp"
 #include "unwind.hpp"
 #include "vtice/result.hpp"
 #include "vtice/symbolizer.hpp"
@@ -139,6 +140,9 @@ public:
 	// Virtual memory of the selected vCPU. When the stub cannot read a
 	// virtual address it walks the page tables from CR3 over physical reads.
 	Result<std::vector<std::uint8_t>> read_memory(std::uint64_t address, std::size_t length);
+	// read_memory as the symbols/ readers take it (a whole read or none),
+	// for as long as the session lives.
+	symbols::MemoryReader memory_reader();
 	void set_memory_overlay(std::shared_ptr<const MemoryOverlay> overlay) { overlay_ = std::move(overlay); }
 	// Sees every read the target answered while set (empty: none).
 	using MemoryTap = std::function<void(std::uint64_t address, const std::vector<std::uint8_t> &bytes)>;

@@ -1,10 +1,11 @@
 // libFuzzer target for what the console reads of a hostile kernel's
 // modules through a debug stub (console/module_orc.hpp,
-// console/module_symbols.hpp): the input is the kernel's memory from
-// kBase on, the list of modules' head at kBase; every module the walk
-// finds has its ORC table loaded and its kallsyms read, and addresses
-// across the window are named. Layouts are 6.1's (the tests check them
-// against pahole). Nothing may crash, read past the window's bounds
+// console/module_symbols.hpp, console/stub_module_btf.hpp): the input is
+// the kernel's memory from kBase on, the list of modules' head at kBase;
+// every module the walk finds has its ORC table loaded and its kallsyms
+// read, and addresses across the window are named; the list of modules'
+// BTF (btf_modules), its head at kBtfHead, is walked for a module's.
+// Layouts are 6.1's (the tests check them against pahole). Nothing may crash, read past the window's bounds
 // checks, or allocate beyond the bounds the readers promise.
 #include <cstddef>
 #include <cstdint>
@@ -14,6 +15,7 @@
 
 #include "module_orc.hpp"
 #include "module_symbols.hpp"
+#include "stub_module_btf.hpp"
 
 using namespace vtice;
 using namespace vtice::console;
@@ -24,6 +26,8 @@ constexpr std::uint64_t kBase = 0xffffffffc0000000ull;
 constexpr ModuleOrcLayout kOrc{.ip_table = 440, .entries = 448, .count = 432, .text_base = 320, .text_size = 332};
 constexpr ModuleListLayout kList{.list = 8, .name = 24, .name_size = 56};
 constexpr ModuleKallsymsLayout kKallsyms{.kallsyms = 0x1e8, .symtab = 0, .num_symtab = 8, .strtab = 16, .typetab = 24};
+constexpr BtfModuleLayout kBtf{.list = 0, .btf = 24, .name = 144, .name_size = 56, .data = 0, .data_size = 80};
+constexpr std::uint64_t kBtfHead = kBase + 0x20;
 
 }  // namespace
 
@@ -48,6 +52,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
 	auto kernel = symbols::OrcTable::load(0x1000, 2, 0x1008, kernel_read);
 	if (!kernel)
 		return 0;
+	auto btf = read_kept_module_btf(kBtf, read, kBtfHead, "msr", {});
+	if (btf && btf->size() > (32u << 20))
+		__builtin_trap();	// promised at most 32 MiB
 	ModuleList listed = list_modules(kOrc, kList, read, kBase);
 	for (const ListedModule &m : listed.modules) {
 		auto table = load_listed_module(m, read, *kernel);
