@@ -124,4 +124,9 @@ void __init vt_linux_stealth(enum cpuhp_state hp_state)
 	cpus_read_unlock();
 	if (!atomic_read(&call.sealed))
 		pr_err("stealth: not every CPU took the stealth call; the VMCALL key still opens vtice\n");
+	/*
+	 * The key on this stack would outlive the call in the freed stack's
+	 * page, where a scan of RAM finds it (hv.stealth-key did, once).
+	 */
+	memzero_explicit(&call.key, sizeof(call.key));
 }
