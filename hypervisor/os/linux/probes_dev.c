@@ -144,11 +144,10 @@ static bool vt_in_gone_module(u64 addr, u64 len)
 	return false;
 }
 
+/* The kernel image's mapping (its symbols are checked with the modules'). */
 static bool vt_image_text(unsigned long addr)
 {
-	unsigned long off;
-
-	return addr >= __START_KERNEL_map && addr < MODULES_VADDR && vt_linux_image_symbol(addr, NULL, &off, NULL);
+	return addr >= __START_KERNEL_map && addr < MODULES_VADDR;
 }
 
 /*
