@@ -106,6 +106,10 @@ bool reads_module_symbols(StubModules &modules, const dbg::SymbolList &symbols, 
 {
 	if (!probes::is_probe_hit_point(point))
 		return false;
+	if (!point.module.empty() && point.module != probes::kVmlinux) {
+		(void)modules.lookup_in(point.module, point.function);	// an error comes when the point is resolved
+		return true;
+	}
 	if (!point.function.empty()) {
 		if (symbols.lookup(point.function))
 			return false;
@@ -146,9 +150,24 @@ Result<std::vector<std::string>> resolve_points(dbg::Session &session, probes::C
 	auto with_modules = with_module_symbols(session, *symbols, program);
 	if (with_modules)
 		symbols = with_modules.get();
+	const auto *kernel_symbols = dynamic_cast<const dbg::SymbolList *>(session.symbols());
+	auto *modules = dynamic_cast<StubModules *>(session.modules().get());
+	auto in_module = [&](std::string_view module, std::string_view function) -> Result<std::uint64_t> {
+		if (module == probes::kVmlinux) {
+			auto address = kernel_symbols->lookup(function);
+			if (!address || !*address)
+				return make_error("no function " + std::string(function) + " in the kernel's symbols (" +
+						  kernel_symbols->origin() + ")");
+			return *address;
+		}
+		if (!modules)
+			return make_error("the loaded modules cannot be read through this session");
+		return modules->lookup_in(module, function);
+	};
 	return resolve_function_points(
 		program, *symbols, symbols->origin(),
-		[&session](std::uint64_t address, std::size_t length) { return session.read_memory(address, length); });
+		[&session](std::uint64_t address, std::size_t length) { return session.read_memory(address, length); },
+		in_module);
 }
 
 void report(const Error &e, const ProbeOptions &o)
@@ -175,7 +194,10 @@ Result<void> run_probe(dbg::CommandContext &ctx, const std::vector<std::string> 
 	auto *modules = dynamic_cast<StubModules *>(session.modules().get());
 	auto probe_types = std::make_shared<ProbeTypes>(
 		btf, modules ? stub_module_types(
-				       session, [modules](std::string_view f) { return modules->module_of_function(f); },
+				       session,
+				       [modules](std::string_view f, std::string_view m) {
+					       return modules->module_of_function(f, m);
+				       },
 				       ctx.out)
 			     : ModuleTypesLookup{});
 	auto types = kernel_types(probe_types);

@@ -5,7 +5,6 @@
 #pragma once
 
 #include <functional>
-#include <optional>
 #include <string>
 #include <string_view>
 
@@ -19,15 +18,12 @@ struct ModuleTypes {
 	dbg::btf::Types types;	// the module's and the kernel's, split
 };
 
-// A function's module and that module's types, split on `kernel`; an error
-// says why not (not a module's function, no BTF for the module).
-using ModuleTypesLookup =
-	std::function<Result<ModuleTypes>(std::string_view function, const dbg::btf::Types &kernel)>;
-
-// The module kallsyms_text names for a function ("" for the kernel's own,
-// nothing when no text symbol has the name); an error when the kernel and
-// a module, or two modules, have a function of that name.
-Result<std::optional<std::string>> module_of_function(std::string_view kallsyms_text, std::string_view function);
+// A function's module (module, when the program names it: fn:msr:msr_read;
+// else the one module that has it) and that module's types, split on
+// `kernel`; an error says why not (not a module's function, not that
+// module's, no BTF for the module).
+using ModuleTypesLookup = std::function<Result<ModuleTypes>(std::string_view function, std::string_view module,
+							    const dbg::btf::Types &kernel)>;
 
 // On the traced machine: kallsyms from kallsyms_path (read on the first
 // question), the module's BTF from the file named after it in the

@@ -12,6 +12,7 @@
 #include "diagnostic.hpp"
 #include "hex.hpp"
 #include "insn_boundary.hpp"
+#include "kallsyms_modules.hpp"
 #include "return_sites.hpp"
 #include "symbol_source.hpp"
 #include "trace/kcore.hpp"
@@ -115,11 +116,33 @@ Result<void> resolve_watch(probes::ProbePoint &point, const dbg::SymbolList &sym
 	return {};
 }
 
+// fn:NAME's or fn:MODULE:NAME's address; it must be code.
+Result<std::uint64_t> function_address(const probes::ProbePoint &point, const dbg::SymbolList &symbols,
+				       const std::string &symbols_name, const ModuleFunctionLookup &in_module)
+{
+	std::string name = probes::qualified_function(point);
+	if (!point.module.empty()) {
+		auto address = in_module(point.module, point.function);
+		if (!address)
+			return probes::error_at(point.pos, point.text + ": " + address.error().message);
+		if (!symbols.text_at(*address))
+			return probes::error_at(point.pos, name + " is not a function");
+		return *address;
+	}
+	auto address = symbols.lookup(point.function);
+	if (!address || !*address)
+		return probes::error_at(point.pos, "no kernel function '" + name + "' in " + symbols_name);
+	if (!symbols.text_at(*address))
+		return probes::error_at(point.pos, name + " is not a function (not a 't' or 'T' symbol in " +
+							   symbols_name + ")");
+	return *address;
+}
+
 }  // namespace
 
 Result<std::vector<std::string>> resolve_function_points(probes::CheckedProgram &program,
 							 const dbg::SymbolList &symbols, const std::string &symbols_name,
-							 const KernelTextReader &read)
+							 const KernelTextReader &read, const ModuleFunctionLookup &in_module)
 {
 	std::vector<std::string> notes;
 	for (auto &probe : program.program.probes)
@@ -136,13 +159,9 @@ Result<std::vector<std::string>> resolve_function_points(probes::CheckedProgram 
 					return ok.error();
 				continue;
 			}
-			auto address = symbols.lookup(point.function);
-			if (!address || !*address)
-				return probes::error_at(point.pos,
-							"no kernel function '" + point.function + "' in " + symbols_name);
-			if (!symbols.text_at(*address))
-				return probes::error_at(point.pos, point.function + " is not a function (not a 't' or 'T' "
-										    "symbol in " + symbols_name + ")");
+			auto address = function_address(point, symbols, symbols_name, in_module);
+			if (!address)
+				return address.error();
 			if (point.kind == probes::PointKind::FnReturn) {
 				if (auto ok = find_returns(point, *address, symbols, read, notes); !ok)
 					return ok.error();
@@ -161,9 +180,18 @@ Result<std::vector<std::string>> resolve_function_points(probes::CheckedProgram 
 {
 	if (!program.has_fn_probes)
 		return std::vector<std::string>();
-	auto symbols = read_running_kallsyms(kallsyms, "_text");
+	auto text = read_kallsyms_text(kallsyms);
+	if (!text)
+		return text.error();
+	auto symbols = parse_running_kallsyms(*text, kallsyms, "_text");
 	if (!symbols)
 		return symbols.error();
+	auto in_module = [&](std::string_view module, std::string_view function) -> Result<std::uint64_t> {
+		auto address = function_in_module(*text, module, function);
+		if (!address)
+			return make_error(address.error().message + " (" + kallsyms + ")");
+		return address;
+	};
 	auto kcore = dbg::Kcore::open(kcore_path);
 	if (!kcore)
 		return kcore.error();
@@ -173,7 +201,7 @@ Result<std::vector<std::string>> resolve_function_points(probes::CheckedProgram 
 			return make_error(kcore_path + ": " + bytes.error().message);
 		return bytes;
 	};
-	return resolve_function_points(program, **symbols, kallsyms, read);
+	return resolve_function_points(program, **symbols, kallsyms, read, in_module);
 }
 
 namespace {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "checker.hpp"
@@ -27,11 +28,16 @@ Result<std::vector<std::string>> resolve_function_points(probes::CheckedProgram 
 
 // The kernel's live text, length bytes at address.
 using KernelTextReader = std::function<Result<std::vector<std::uint8_t>>(std::uint64_t address, std::size_t length)>;
+// fn:MODULE:NAME's function: NAME in that module's symbols (MODULE
+// vmlinux: the kernel's own), or why not.
+using ModuleFunctionLookup =
+	std::function<Result<std::uint64_t>(std::string_view module, std::string_view function)>;
 // The same with the kernel's symbols and text from elsewhere (a debug
-// stub's target); symbols_name names the symbols in errors.
+// stub's target); symbols_name names the symbols in errors. symbols must
+// hold the named modules' symbols too (where their functions end).
 Result<std::vector<std::string>> resolve_function_points(probes::CheckedProgram &program,
 							 const dbg::SymbolList &symbols, const std::string &symbols_name,
-							 const KernelTextReader &read);
+							 const KernelTextReader &read, const ModuleFunctionLookup &in_module);
 
 // Kernel stack per sample or fn: hit for kstack: as much as the module
 // copies. The kernel moves each syscall's frames down by up to 1 KiB

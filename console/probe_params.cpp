@@ -25,6 +25,13 @@ probes::Param describe(const dbg::btf::Types &types, const dbg::btf::Types::Para
 	return out;
 }
 
+// NAME of MODULE:NAME.
+std::string_view unqualified(std::string_view function)
+{
+	auto colon = function.rfind(':');
+	return colon == std::string_view::npos ? function : function.substr(colon + 1);
+}
+
 // Every answer after a failed load is "none": the checker asks for
 // parameters or a struct first, and those say why.
 class BtfTypes final : public probes::KernelTypes {
@@ -108,7 +115,8 @@ public:
 	std::optional<std::uint32_t> return_type(std::string_view function) const override
 	{
 		auto t = types_->of_function(function);
-		auto type = t ? (*t)->function_return(function) : Result<std::uint32_t>(make_error(""));
+		auto type = t ? t->types->function_return(unqualified(function), t->among)
+			      : Result<std::uint32_t>(make_error(""));
 		return type && *type ? std::optional<std::uint32_t>(*type) : std::nullopt;
 	}
 
@@ -128,16 +136,34 @@ const dbg::btf::Types *ProbeTypes::current()
 	return kernel ? *kernel : nullptr;
 }
 
-Result<const dbg::btf::Types *> ProbeTypes::of_function(std::string_view function)
+Result<ProbeTypes::FunctionTypes> ProbeTypes::of_function(std::string_view function)
 {
 	auto kernel = kernel_->types();
 	if (!kernel)
 		return kernel.error();
+	auto colon = function.rfind(':');
+	std::string_view module = colon == std::string_view::npos ? std::string_view() : function.substr(0, colon);
+	std::string_view name = unqualified(function);
+	// Asked of the kernel's own types: a module taken has the same ids, and
+	// libbpf finds the kernel's of a name first.
 	const dbg::btf::Types *now = current();
-	auto has = now->function_return(function);
-	if (has || !modules_)
-		return has ? Result<const dbg::btf::Types *>(now) : has.error();
-	auto found = modules_(function, **kernel);
+	if (module == probes::kVmlinux || module.empty()) {
+		auto has = (*kernel)->function_return(name);
+		if (has || module == probes::kVmlinux || !modules_)
+			return has ? Result<FunctionTypes>(FunctionTypes{now, dbg::btf::Types::Among::All}) : has.error();
+	}
+	return of_module_function(name, module, **kernel);
+}
+
+Result<ProbeTypes::FunctionTypes> ProbeTypes::of_module_function(std::string_view function, std::string_view module,
+								 const dbg::btf::Types &kernel)
+{
+	// The module taken already has it: no second read of kallsyms and BTF.
+	if (module_ && (module == module_->module ||
+			(module.empty() && module_->types.function_return(function, dbg::btf::Types::Among::Own))))
+		return FunctionTypes{&module_->types, dbg::btf::Types::Among::Own};
+	auto found = modules_ ? modules_(function, module, kernel)
+			      : Result<ModuleTypes>(make_error("no module's types here (" + std::string(module) + ")"));
 	if (!found)
 		return found.error();
 	if (module_ && found->module != module_->module)
@@ -145,7 +171,7 @@ Result<const dbg::btf::Types *> ProbeTypes::of_function(std::string_view functio
 				  "arguments of module " + module_->module + "'s functions already: one module's types " +
 				  "a program");
 	module_.emplace(std::move(*found));
-	return &module_->types;
+	return FunctionTypes{&module_->types, dbg::btf::Types::Among::Own};
 }
 
 std::unique_ptr<probes::KernelTypes> kernel_types(std::shared_ptr<ProbeTypes> types)
@@ -162,12 +188,12 @@ probes::ParamLookup kernel_params(std::shared_ptr<ProbeTypes> types)
 		auto in = types->of_function(function);
 		if (!in)
 			return in.error();
-		auto params = (*in)->function_params(function);
+		auto params = in->types->function_params(unqualified(function), in->among);
 		if (!params)
 			return params.error();
 		std::vector<probes::Param> out;
 		for (const auto &p : *params)
-			out.push_back(describe(**in, p));
+			out.push_back(describe(*in->types, p));
 		return out;
 	};
 }

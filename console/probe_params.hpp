@@ -29,11 +29,22 @@ public:
 	Result<const dbg::btf::Types *> kernel() { return kernel_->types(); }
 	// The taken module's types, else the kernel's; null when none loaded.
 	const dbg::btf::Types *current();
-	// The types that have function: the kernel's, or its module's (taken
-	// now, if no other module is), or why neither.
-	Result<const dbg::btf::Types *> of_function(std::string_view function);
+	// Where a function's prototype is: the types, and which of their
+	// functions of that name is meant.
+	struct FunctionTypes {
+		const dbg::btf::Types *types;
+		dbg::btf::Types::Among among;
+	};
+	// The types that have function (NAME or MODULE:NAME): the kernel's, or
+	// its module's (taken now, if no other module is), or why neither.
+	// NAME alone is the kernel's when its BTF has it (as fn:NAME's address
+	// is the kernel's), vmlinux:NAME only the kernel's.
+	Result<FunctionTypes> of_function(std::string_view function);
 
 private:
+	Result<FunctionTypes> of_module_function(std::string_view function, std::string_view module,
+						 const dbg::btf::Types &kernel);
+
 	std::shared_ptr<KernelBtf> kernel_;
 	ModuleTypesLookup modules_;
 	std::optional<ModuleTypes> module_;

@@ -99,9 +99,10 @@ Result<std::vector<std::uint8_t>> read_kept_module_btf(const BtfModuleLayout &la
 ModuleTypesLookup stub_module_types(dbg::Session &session, FunctionModule module_of, dbg::Output &log)
 {
 	return [&session, &log, module_of = std::move(module_of)](
-		       std::string_view function, const dbg::btf::Types &kernel) -> Result<ModuleTypes> {
+		       std::string_view function, std::string_view named,
+		       const dbg::btf::Types &kernel) -> Result<ModuleTypes> {
 		std::string name(function);
-		auto module = module_of(function);
+		auto module = module_of(function, named);
 		if (!module)
 			return make_error("no function " + name + " in " + kernel.origin() + "; " + module.error().message);
 		auto fail = [&](const Error &e) {

@@ -35,8 +35,9 @@ Result<std::vector<std::uint8_t>> read_kept_module_btf(const BtfModuleLayout &la
 						       std::uint64_t head, const std::string &module,
 						       const BytesProgress &progress);
 
-// The name of the module a function is in, or why none.
-using FunctionModule = std::function<Result<std::string>(std::string_view function)>;
+// The name of the module a function is in (module: the one the program
+// names, if it has the function), or why none.
+using FunctionModule = std::function<Result<std::string>(std::string_view function, std::string_view module)>;
 
 // The lookup ProbeTypes asks for a function the kernel's BTF lacks: its
 // module from module_of (StubModules::module_of_function), that module's

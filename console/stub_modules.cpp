@@ -174,8 +174,36 @@ std::optional<std::uint64_t> StubModules::lookup(std::string_view name)
 	return lookup_read(name);
 }
 
-Result<std::string> StubModules::module_of_function(std::string_view name)
+Result<std::uint64_t> StubModules::lookup_in(std::string_view module, std::string_view name)
 {
+	auto listed = [this, module]() -> const ListedModule * {
+		auto m = std::find_if(modules_.begin(), modules_.end(),
+				      [module](const ListedModule &l) { return l.name == module; });
+		return m == modules_.end() ? nullptr : &*m;
+	};
+	const ListedModule *m = listed();
+	if (!m) {
+		if (auto walked = walk_again(); !walked)
+			return walked.error();
+		m = listed();
+	}
+	if (!m)
+		return make_error("no module " + std::string(module) + " in the kernel's list of modules");
+	std::optional<std::uint64_t> found;
+	for (const ModuleSymbol &s : symbols_of(*m))
+		if (s.name == name && (!found || s.type == 't' || s.type == 'T'))
+			found = s.address;
+	if (!found)
+		return make_error("no symbol " + std::string(name) + " in module " + std::string(module) + "'s symbols");
+	return *found;
+}
+
+Result<std::string> StubModules::module_of_function(std::string_view name, std::string_view module)
+{
+	if (!module.empty()) {
+		auto in = lookup_in(module, name);
+		return in ? Result<std::string>(std::string(module)) : in.error();
+	}
 	auto address = lookup(name);
 	if (!address)
 		return make_error("no function " + std::string(name) + " in the loaded modules' symbols");

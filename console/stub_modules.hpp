@@ -36,9 +36,14 @@ public:
 	Result<const symbols::OrcTable *> table_for(std::uint64_t ip) override;
 	std::optional<SymbolHit> symbolize(std::uint64_t address) override;
 	std::optional<std::uint64_t> lookup(std::string_view name) override;
+	// The symbol of that name in module (its symbols read if they were
+	// not; the list walked again if the module is not in it), a text
+	// symbol first; or why none.
+	Result<std::uint64_t> lookup_in(std::string_view module, std::string_view name);
 	// The module whose symbols have a function of that name (read as
-	// lookup() reads them), or why none has.
-	Result<std::string> module_of_function(std::string_view name);
+	// lookup() reads them), or why none has; module, when the program
+	// names it (fn:msr:msr_read), if it has one.
+	Result<std::string> module_of_function(std::string_view name, std::string_view module = {});
 	// Every module symbol read so far, as a symbol table's entries.
 	std::vector<dbg::SymbolList::Entry> symbols_read() const;
 	// What the walks and reads left out ("NAME: why"), each once, since the last call.

@@ -132,13 +132,26 @@ Result<vtice_syscalls> syscalls_ioctl(const DeviceFd &dev, const std::string &pa
 	return req;
 }
 
-Result<std::unique_ptr<dbg::SymbolList>> read_running_kallsyms(const std::string &path, const char *anchor)
+Result<std::string> read_kallsyms_text(const std::string &path)
 {
 	constexpr std::size_t kMaxKallsyms = 64u << 20;	// /proc/kallsyms is ~10 MB with modules
 	auto bytes = read_input(path, kMaxKallsyms);
 	if (!bytes)
 		return bytes.error();
-	std::string_view text(reinterpret_cast<const char *>(bytes->data()), bytes->size());
+	return std::string(bytes->begin(), bytes->end());
+}
+
+Result<std::unique_ptr<dbg::SymbolList>> read_running_kallsyms(const std::string &path, const char *anchor)
+{
+	auto text = read_kallsyms_text(path);
+	if (!text)
+		return text.error();
+	return parse_running_kallsyms(*text, path, anchor);
+}
+
+Result<std::unique_ptr<dbg::SymbolList>> parse_running_kallsyms(std::string_view text, const std::string &path,
+								 const char *anchor)
+{
 	auto symbols = dbg::parse_kallsyms_text(text, path);
 	if (!symbols)
 		return make_error(path + ": " + symbols.error().to_string());

@@ -48,6 +48,11 @@ class DeviceFd;
 // when they read as zero (kptr_restrict, not root), judged by `anchor`,
 // a symbol every kernel has.
 Result<std::unique_ptr<dbg::SymbolList>> read_running_kallsyms(const std::string &path, const char *anchor);
+// The same in two steps, for a caller that also reads the text itself
+// (which module a symbol is in).
+Result<std::string> read_kallsyms_text(const std::string &path);
+Result<std::unique_ptr<dbg::SymbolList>> parse_running_kallsyms(std::string_view text, const std::string &path,
+								 const char *anchor);
 
 // Syscalls whose entry events copy a string: number -> the argument
 // (0..5) that points to it; at most VTICE_SYSCALL_STRINGS_MAX.

@@ -102,12 +102,24 @@ struct ProbePoint {
 	std::uint64_t interval_ns = 0;
 	std::uint32_t profile_hz = 0;	// profile:hz:N
 	std::string function;		// fn:NAME, addr:NAME+OFFSET, watch:..:NAME+OFFSET:LEN
+	std::string module;		// fn:MODULE:NAME: "" when not named, kVmlinux for the kernel's own
 	std::uint64_t offset = 0;	// addr:NAME+OFFSET, watch:..:NAME+OFFSET:LEN
 	unsigned watch_access = 0;	// watch: kWatchWrite, kWatchRead or both
 	std::uint32_t watch_len = 0;	// watch: the bytes watched from address
 	std::uint64_t address = 0;	// fn:NAME, addr:NAME+OFFSET, watch:: where its probe sits (the caller resolves a NAME); 0xADDRESS as written
 	std::vector<std::uint64_t> return_sites;	// fn:NAME:return: its RETs (the caller finds them)
 };
+
+// fn:MODULE:NAME's MODULE for the kernel's own function (bpftrace's word).
+inline constexpr const char *kVmlinux = "vmlinux";
+
+// A fn: point's function as parameter and type lookups take it: NAME, or
+// MODULE:NAME when the program names its module (a module's msr_read, not
+// the kernel's).
+inline std::string qualified_function(const ProbePoint &p)
+{
+	return p.module.empty() ? p.function : p.module + ":" + p.function;
+}
 
 // fn:NAME, fn:NAME:return and addr: points: armed as hidden breakpoints,
 // their hits carry the registers (reg()) and come through the function

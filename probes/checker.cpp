@@ -103,13 +103,34 @@ Result<void> resolve_profile(ProbePoint &p, const std::vector<std::string> &part
 	return {};
 }
 
-// fn:NAME and fn:NAME:return; the addresses are the caller's to find (in
-// the running kernel).
-Result<void> resolve_function(ProbePoint &p, const std::vector<std::string> &parts)
+// A module's name as the kernel spells it: MODULE_NAME_LEN 56 with its
+// NUL, a file's '-' made '_' (nf-tables.ko is nf_tables).
+bool is_module_name(const std::string &name)
 {
-	bool ret = parts.size() == 3 && parts[2] == "return";
-	if ((parts.size() != 2 && !ret) || parts[1].empty() || parts[1] == "*")
-		return error_at(p.pos, "write fn:NAME or fn:NAME:return, NAME a kernel function (fn:vfs_read)");
+	return !name.empty() && name.size() < 56 && std::all_of(name.begin(), name.end(), [](char c) {
+		return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+	});
+}
+
+// fn:NAME, fn:NAME:return, fn:MODULE:NAME and fn:MODULE:NAME:return (a
+// function that both the kernel and a module have, or two modules;
+// MODULE vmlinux is the kernel); the addresses are the caller's to find
+// (in the running kernel). "return" cannot be a C function's name.
+Result<void> resolve_function(ProbePoint &p, std::vector<std::string> parts)
+{
+	const char *usage = "write fn:NAME, fn:NAME:return, fn:MODULE:NAME or fn:MODULE:NAME:return, NAME a kernel "
+			    "function (fn:vfs_read), MODULE a loaded module or vmlinux (fn:msr:msr_read)";
+	bool ret = parts.size() >= 3 && parts.back() == "return";
+	if (ret)
+		parts.pop_back();
+	if (parts.size() == 3) {
+		if (!is_module_name(parts[1]))
+			return error_at(p.pos, std::string(usage) + "; '" + parts[1] + "' is not a module's name");
+		p.module = parts[1];
+		parts.erase(parts.begin() + 1);
+	}
+	if (parts.size() != 2 || parts[1].empty() || parts[1] == "*" || parts[1] == "return")
+		return error_at(p.pos, usage);
 	p.kind = ret ? PointKind::FnReturn : PointKind::FnEntry;
 	p.function = parts[1];
 	return {};
@@ -454,7 +475,7 @@ private:
 				return read.error();
 			if (first && !(*read == *first))
 				return error_at(e.pos, "this read differs between the functions of this probe (fn:" +
-							       p.function + "): one probe, one place");
+							       qualified_function(p) + "): one probe, one place");
 			first = std::move(*read);
 		}
 		return std::move(*first);
@@ -486,7 +507,7 @@ private:
 			return "";
 		if (p.kind == PointKind::Addr)
 			return p.text;
-		return "fn:" + p.function + (p.kind == PointKind::FnReturn ? ":return" : "");
+		return "fn:" + qualified_function(p) + (p.kind == PointKind::FnReturn ? ":return" : "");
 	}
 
 	// No other probe of the program has a point where probe has one.
@@ -901,13 +922,13 @@ private:
 		// All or nothing: a half-resolved name would pass the second pass.
 		std::optional<Placed> first;
 		for (const ProbePoint &p : probe_->points) {
-			auto placed = place_of(e, p.function);
+			auto placed = place_of(e, qualified_function(p));
 			if (!placed)
 				return placed.error();
 			if (first && (placed->index != first->index || placed->param.bytes != first->param.bytes ||
 				      placed->param.is_signed != first->param.is_signed))
 				return error_at(e.pos, e.text + " differs between the functions of this probe (fn:" +
-								p.function + "): one probe, one place");
+								qualified_function(p) + "): one probe, one place");
 			first = *placed;
 		}
 		if (first) {
@@ -928,7 +949,7 @@ private:
 			return;
 		std::optional<KernelTypes::Scalar> width;
 		for (const ProbePoint &p : probe_->points) {
-			auto type = types_->return_type(p.function);
+			auto type = types_->return_type(qualified_function(p));
 			auto s = type ? types_->scalar(*type) : std::nullopt;
 			if (!s || (width && (s->bytes != width->bytes || s->is_signed != width->is_signed)))
 				return;

@@ -74,7 +74,8 @@ struct Param {
 	std::string type;		// as C spells it, for messages: "const char *"
 	std::uint32_t type_id = 0;	// its BTF type (KernelTypes), when reads go through it
 };
-// A function's parameters in order, or why they are unknown (args->NAME).
+// A function's parameters in order, or why they are unknown (args->NAME);
+// function is NAME or MODULE:NAME (qualified_function).
 using ParamLookup = std::function<Result<std::vector<Param>>(std::string_view function)>;
 
 inline constexpr std::int64_t kMaxLhistBuckets = 1000;

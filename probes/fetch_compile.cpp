@@ -35,7 +35,7 @@ constexpr std::uint8_t kRootRax = 6;
 class ReadCompiler {
 public:
 	ReadCompiler(const ProbePoint &point, const ParamLookup &params, const KernelTypes &types)
-		: function_(point.function), at_return_(point.kind == PointKind::FnReturn),
+		: function_(qualified_function(point)), at_return_(point.kind == PointKind::FnReturn),
 		  at_addr_(point.kind == PointKind::Addr), params_(params), types_(types)
 	{
 	}
@@ -354,7 +354,7 @@ private:
 		return Place{true, base + static_cast<std::int64_t>(f->offset), f->type_id, 0, f->bit_shift, f->bits};
 	}
 
-	const std::string &function_;
+	std::string function_;	// MODULE:NAME when the point names its module
 	bool at_return_;
 	bool at_addr_;
 	const ParamLookup &params_;

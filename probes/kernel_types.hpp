@@ -47,7 +47,8 @@ public:
 	virtual bool is_struct(std::uint32_t type_id) const = 0;	// or a union
 	virtual std::string name(std::uint32_t type_id) const = 0;	// as C spells it
 	// What a kernel function returns (retval's type at fn:NAME:return);
-	// nothing for void or a function BTF does not have.
+	// nothing for void or a function BTF does not have. function: NAME or
+	// MODULE:NAME (qualified_function).
 	virtual std::optional<std::uint32_t> return_type(std::string_view function) const = 0;
 };
 

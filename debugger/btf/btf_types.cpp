@@ -238,10 +238,26 @@ std::optional<Types::Scalar> Types::scalar(std::uint32_t type_id) const
 
 namespace {
 
-Result<const btf_type *> function_proto(const struct ::btf *btf, std::string_view function, const std::string &origin)
+// The FUNC of that name among a split BTF's own types (libbpf 1.1 exports
+// no lookup that skips the base's); 0 when none.
+std::uint32_t own_function(const struct ::btf *btf, const std::string &name)
+{
+	const struct ::btf *base = btf__base_btf(btf);
+	for (std::uint32_t id = base ? btf__type_cnt(base) : 1; id < btf__type_cnt(btf); id++) {
+		const btf_type *t = btf__type_by_id(btf, id);
+		const char *n = t && btf_is_func(t) ? btf__name_by_offset(btf, t->name_off) : nullptr;
+		if (n && name == n)
+			return id;
+	}
+	return 0;
+}
+
+Result<const btf_type *> function_proto(const struct ::btf *btf, std::string_view function, Types::Among among,
+					const std::string &origin)
 {
 	std::string name(function);
-	int id = btf__find_by_name_kind(btf, name.c_str(), BTF_KIND_FUNC);
+	int id = among == Types::Among::Own ? static_cast<int>(own_function(btf, name))
+					    : btf__find_by_name_kind(btf, name.c_str(), BTF_KIND_FUNC);
 	if (id <= 0)
 		return make_error("no function " + name + " in " + origin);
 	const btf_type *func = btf__type_by_id(btf, static_cast<std::uint32_t>(id));
@@ -253,17 +269,17 @@ Result<const btf_type *> function_proto(const struct ::btf *btf, std::string_vie
 
 }  // namespace
 
-Result<std::uint32_t> Types::function_return(std::string_view function) const
+Result<std::uint32_t> Types::function_return(std::string_view function, Among among) const
 {
-	auto proto = function_proto(btf_, function, origin_);
+	auto proto = function_proto(btf_, function, among, origin_);
 	if (!proto)
 		return proto.error();
 	return (*proto)->type;
 }
 
-Result<std::vector<Types::Param>> Types::function_params(std::string_view function) const
+Result<std::vector<Types::Param>> Types::function_params(std::string_view function, Among among) const
 {
-	auto proto = function_proto(btf_, function, origin_);
+	auto proto = function_proto(btf_, function, among, origin_);
 	if (!proto)
 		return proto.error();
 	std::vector<Param> params;

@@ -62,15 +62,19 @@ public:
 	};
 	std::optional<Scalar> scalar(std::uint32_t type_id) const;
 	bool is_composite(std::uint32_t type_id) const;
+	// Which function of a name a split BTF means: the first (the base's,
+	// when the kernel has one) or its own only (a module's msr_read, which
+	// the kernel has too).
+	enum class Among { All, Own };
 	// A function's parameters as its prototype names them (BTF FUNC, then
 	// FUNC_PROTO), in order; a variadic function's "..." is left out.
 	struct Param {
 		std::string name;
 		std::uint32_t type_id;
 	};
-	Result<std::vector<Param>> function_params(std::string_view function) const;
+	Result<std::vector<Param>> function_params(std::string_view function, Among among = Among::All) const;
 	// What the function returns (its prototype's type; 0 for void).
-	Result<std::uint32_t> function_return(std::string_view function) const;
+	Result<std::uint32_t> function_return(std::string_view function, Among among = Among::All) const;
 	// A C declaration of name with this type: "char comm[16]", "struct file *f".
 	std::string declaration(std::uint32_t type_id, std::string_view name) const;
 	// The type's name as C spells it ("struct task_struct", "u64").

@@ -20,6 +20,7 @@
 
 #include "../symbols/kernel_dir.hpp"
 #include "command_output.hpp"
+#include "kallsyms_modules.hpp"
 #include "probe_params.hpp"
 #include "probes/checker.hpp"
 #include "probes/diagnostic.hpp"
@@ -564,7 +565,8 @@ std::optional<std::filesystem::path> debian_module(const std::filesystem::path &
 std::vector<std::string> bpftool_params(const std::string &vmlinux, const std::string &module,
 					const std::string &function)
 {
-	std::string split = vtice::test::command_output("bpftool -B " + vmlinux + " btf dump file " + module);
+	std::string split = vtice::test::command_output(module.empty() ? "bpftool btf dump file " + vmlinux
+								       : "bpftool -B " + vmlinux + " btf dump file " + module);
 	std::smatch m;
 	if (!std::regex_search(split, m, std::regex("FUNC '" + function + "' type_id=(\\d+)")))
 		return {};
@@ -623,6 +625,7 @@ struct ModuleMachine {
 
 // Hand-written as /proc/kallsyms prints a loaded module's symbols.
 constexpr const char *kModuleKallsyms = "ffffffff81000000 T _text\n"
+					"ffffffff8107a1b0 T msr_read\n"
 					"ffffffff813a4c10 T vfs_read\n"
 					"ffffffffc0a01000 t msr_open\t[msr]\n"
 					"ffffffffc0a01120 t msr_read\t[msr]\n"
@@ -640,8 +643,11 @@ TEST(ModuleBtf, KallsymsSaysWhichModuleAFunctionIsIn)
 {
 	using vtice::console::module_of_function;
 	auto in = [](std::string_view function) { return module_of_function(kModuleKallsyms, function); };
-	EXPECT_EQ(in("msr_read").value(), std::optional<std::string>("msr"));
+	EXPECT_EQ(in("msr_ioctl").value(), std::optional<std::string>("msr"));
 	EXPECT_EQ(in("cpuid_read").value(), std::optional<std::string>("cpuid"));
+	ASSERT_FALSE(in("msr_read")) << "the kernel's and msr's";
+	EXPECT_NE(in("msr_read").error().message.find("the kernel, msr"), std::string::npos);
+	EXPECT_NE(in("msr_read").error().message.find("fn:MODULE:msr_read"), std::string::npos);
 	EXPECT_EQ(in("vfs_read").value(), std::optional<std::string>(""));
 	EXPECT_EQ(in("msr_rea").value(), std::nullopt);
 	ASSERT_FALSE(in("twice"));
@@ -649,6 +655,26 @@ TEST(ModuleBtf, KallsymsSaysWhichModuleAFunctionIsIn)
 	EXPECT_EQ(module_of_function("ffffffffc0a01120 d msr_read\t[msr]\n", "msr_read").value(), std::nullopt);
 	EXPECT_EQ(module_of_function("ffffffffc0a01120 t msr_read\t[../../etc]\n", "msr_read").value(), std::nullopt);
 	EXPECT_EQ(module_of_function("ffffffffc0a01120 t msr_read", "msr_read").value(), std::optional<std::string>(""));
+}
+
+// fn:MODULE:NAME's address: the symbol of that name kallsyms puts in
+// MODULE (vmlinux: the one without a module); where it is instead, if
+// not there.
+TEST(ModuleBtf, KallsymsGivesTheFunctionOfTheNamedModule)
+{
+	using vtice::console::function_in_module;
+	EXPECT_EQ(function_in_module(kModuleKallsyms, "msr", "msr_read").value(), 0xffffffffc0a01120ull);
+	EXPECT_EQ(function_in_module(kModuleKallsyms, "vmlinux", "msr_read").value(), 0xffffffff8107a1b0ull);
+	EXPECT_EQ(function_in_module(kModuleKallsyms, "cpuid", "twice").value(), 0xffffffffc0a05000ull);
+	auto elsewhere = function_in_module(kModuleKallsyms, "cpuid", "msr_read");
+	ASSERT_FALSE(elsewhere);
+	EXPECT_EQ(elsewhere.error().message, "no function msr_read in module cpuid (msr, the kernel has one)");
+	auto none = function_in_module(kModuleKallsyms, "vmlinux", "msr_ioctl");
+	ASSERT_FALSE(none);
+	EXPECT_EQ(none.error().message, "no function msr_ioctl in the kernel (msr has one)");
+	EXPECT_FALSE(function_in_module(kModuleKallsyms, "msr", "no_such"));
+	EXPECT_FALSE(function_in_module("ffffffffc0a01000 d msr_open\t[msr]\n", "msr", "msr_open")) << "data";
+	EXPECT_FALSE(function_in_module("zzzz t msr_open\t[msr]\n", "msr", "msr_open")) << "no address";
 }
 
 // args->NAME of a loaded module's function: its parameters come from the
@@ -702,6 +728,58 @@ TEST(ModuleBtf, AModulesFunctionsArgumentsAreItsBtfsAsBpftoolListsThem)
 	}
 }
 
+namespace {
+
+std::vector<std::string> names_of(const std::vector<vtice::probes::Param> &params)
+{
+	std::vector<std::string> names;
+	for (const auto &p : params)
+		names.push_back(p.name);
+	return names;
+}
+
+}  // namespace
+
+// fn:MODULE:NAME: a name the kernel and msr.ko both have (msr_read) is the
+// module's own in the module's BTF (bpftool's listing of msr.ko's split
+// BTF), vmlinux:msr_read the kernel's (bpftool's listing of vmlinux), and
+// NAME alone stays the kernel's even in a program that took msr's types.
+TEST(ModuleBtf, ANamedModulesFunctionIsItsOwnNotTheKernelsOfTheSameName)
+{
+	auto dirs = vtice::symbols::testing::debian_kernel_dirs();
+	if (dirs.empty())
+		GTEST_SKIP() << "no " VTICE_KERNEL_DIR "/*/vmlinux (make kernel)";
+	if (vtice::test::command_output("command -v bpftool").empty())
+		GTEST_SKIP() << "bpftool is not installed (Debian's bpftool package)";
+	for (const auto &kernel : dirs) {
+		SCOPED_TRACE(kernel.string());
+		std::string vmlinux = (kernel / "vmlinux").string();
+		auto msr = debian_module(kernel, "msr");
+		ASSERT_TRUE(msr) << "the kernel package has msr.ko";
+		ModuleMachine machine(kernel, kModuleKallsyms);
+		ASSERT_TRUE(machine.add_module(*msr, "msr"));
+		auto modules = bpftool_params(vmlinux, (machine.dir / "msr").string(), "msr_read");
+		auto kernels = bpftool_params(vmlinux, "", "msr_read");
+		ASSERT_EQ(modules.size(), 4u) << "bpftool lists msr.ko's msr_read(file, buf, count, ppos)";
+		ASSERT_EQ(kernels.size(), 2u) << "bpftool lists the kernel's msr_read(msr, m)";
+		auto lookup = vtice::console::kernel_params(machine.types);
+		auto own = lookup("msr:msr_read");
+		ASSERT_TRUE(own) << own.error().message;
+		EXPECT_EQ(names_of(*own), modules);
+		auto theirs = lookup("vmlinux:msr_read");
+		ASSERT_TRUE(theirs) << theirs.error().message;
+		EXPECT_EQ(names_of(*theirs), kernels);
+		auto plain = lookup("msr_read");
+		ASSERT_TRUE(plain) << plain.error().message;
+		EXPECT_EQ(names_of(*plain), kernels) << "after msr's types were taken";
+		EXPECT_TRUE(machine.compile("fn:msr:msr_read { @[args->count] = count(); } "
+					    "fn:vmlinux:msr_read { @m[args->msr] = count(); } "
+					    "fn:msr:msr_read:return { @r = hist(retval); }"));
+		EXPECT_FALSE(machine.compile("fn:msr:msr_read { @[args->msr] = count(); }")) << "the kernel's name";
+		EXPECT_FALSE(machine.compile("fn:msr_read { @[args->count] = count(); }")) << "the module's name";
+	}
+}
+
 // What cannot be read says why, at the argument's position: a module
 // without its BTF file, a function kallsyms does not have, and a second
 // module's function in a program that took one module's types.
@@ -729,6 +807,12 @@ TEST(ModuleBtf, WhatCannotBeTypedSaysWhy)
 		  std::string::npos)
 		<< two;
 	EXPECT_TRUE(machine.compile("fn:cpuid_read { @[arg2] = count(); }")) << "argN needs no types";
+	std::string not_there = refusal("fn:cpuid:msr_read { @[args->count] = count(); }");
+	EXPECT_NE(not_there.find("no function msr_read in module cpuid (msr, the kernel has one)"), std::string::npos)
+		<< not_there;
+	std::string two_named = refusal("fn:msr:msr_read { @[args->count] = count(); } "
+					"fn:cpuid:cpuid_read { @c[args->count] = count(); }");
+	EXPECT_NE(two_named.find("one module's types a program"), std::string::npos) << two_named;
 }
 
 TEST(ProbeParams, AMissingBtfSaysSoAtEveryQuestion)

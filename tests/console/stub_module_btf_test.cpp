@@ -138,7 +138,7 @@ protected:
 	{
 		auto types = std::make_shared<ProbeTypes>(
 			std::make_shared<KernelBtf>(vmlinux),
-			stub_module_types(*session, [module](std::string_view) { return Result<std::string>(module); },
+			stub_module_types(*session, [module](std::string_view, std::string_view) { return Result<std::string>(module); },
 					  log));
 		return kernel_params(types)(function);
 	}

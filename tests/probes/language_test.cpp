@@ -121,7 +121,39 @@ TEST(ProbeLanguage, FunctionReturnsGiveRetvalOnly)
 	EXPECT_NE(refusal("fn:vfs_read { @x = sum(retval); }").find("retval exists only in syscall:NAME:return and "
 								    "fn:NAME:return"),
 		  std::string::npos);
-	EXPECT_NE(refusal("fn:vfs_read:exit { exit(); }").find("write fn:NAME or fn:NAME:return"), std::string::npos);
+	EXPECT_NE(refusal("fn:vfs_read:exit:now { exit(); }").find("write fn:NAME, fn:NAME:return"), std::string::npos);
+}
+
+// fn:MODULE:NAME names whose function it is when the kernel and a module
+// (or two modules) have one of that name; vmlinux is the kernel. A third
+// part other than "return" is a module's name ("return" is no C name).
+TEST(ProbeLanguage, AFunctionPointMayNameItsModule)
+{
+	struct Case {
+		const char *text;
+		const char *module, *function;
+		PointKind kind;
+	};
+	for (const Case &c : {Case{"fn:msr:msr_read", "msr", "msr_read", PointKind::FnEntry},
+			      Case{"fn:msr:msr_read:return", "msr", "msr_read", PointKind::FnReturn},
+			      Case{"fn:vmlinux:msr_read", "vmlinux", "msr_read", PointKind::FnEntry},
+			      Case{"fn:msr_read:return", "", "msr_read", PointKind::FnReturn},
+			      Case{"fn:nf_tables:x", "nf_tables", "x", PointKind::FnEntry}}) {
+		SCOPED_TRACE(c.text);
+		auto program = accepted(std::string(c.text) + " { @ = count(); }");
+		ASSERT_EQ(program.program.probes.size(), 1u);
+		const ProbePoint &p = program.program.probes[0].points[0];
+		EXPECT_EQ(p.module, c.module);
+		EXPECT_EQ(p.function, c.function);
+		EXPECT_EQ(p.kind, c.kind);
+		EXPECT_EQ(qualified_function(p), std::string(*c.module ? std::string(c.module) + ":" : "") + c.function);
+	}
+	EXPECT_NE(refusal("fn:msr::return { exit(); }").find("expected a name"), std::string::npos);
+	EXPECT_NE(refusal("fn:msr:return:return { exit(); }").find("write fn:NAME"), std::string::npos);
+	std::string long_name(56, 'm');
+	EXPECT_NE(refusal("fn:" + long_name + ":f { exit(); }").find("is not a module's name"), std::string::npos);
+	// One place, one probe: the kernel's and the module's msr_read are two.
+	accepted("fn:msr:msr_read { @a = count(); } fn:vmlinux:msr_read { @b = count(); }");
 }
 
 TEST(ProbeLanguage, AnAddrProbeSitsAtAnAddressOrASymbolsOffsetAndHasNoArguments)

@@ -1,0 +1,37 @@
+// Which module a function is in, by /proc/kallsyms's text: a module's
+// symbol ends in a tab and its name in brackets ("... t msr_read\t[msr]"),
+// the kernel's own has none. kallsyms lists a name the kernel and a module
+// share (Debian's msr_read is arch/x86/lib/msr.c's and msr.ko's) once each.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vtice/result.hpp"
+
+namespace vtice::console {
+
+struct ModuleTextSymbol {
+	std::uint64_t address = 0;
+	std::string module;	// "" for the kernel's own
+};
+
+// Every text symbol ('t' or 'T') of that name, in kallsyms's order. A
+// bracketed suffix that cannot be a module's name (a '/', a leading '.')
+// leaves the line out.
+std::vector<ModuleTextSymbol> text_symbols_named(std::string_view kallsyms_text, std::string_view function);
+
+// The module kallsyms_text names for a function ("" for the kernel's own,
+// nothing when no text symbol has the name); an error when the kernel and
+// a module, or two modules, have a function of that name.
+Result<std::optional<std::string>> module_of_function(std::string_view kallsyms_text, std::string_view function);
+
+// The function of that name in module (vmlinux: the kernel's own), the
+// first when the module has two; an error naming where it is instead.
+Result<std::uint64_t> function_in_module(std::string_view kallsyms_text, std::string_view module,
+					 std::string_view function);
+
+}  // namespace vtice::console
