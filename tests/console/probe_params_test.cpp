@@ -546,19 +546,6 @@ TEST(ProbeParams, NamesAndWidthsMatchPfunct)
 
 namespace {
 
-// A module's .ko from the Debian package the rig unpacked (6.12's are .xz).
-std::optional<std::filesystem::path> debian_module(const std::filesystem::path &kernel_dir, const std::string &name)
-{
-	std::error_code error;
-	for (auto it = std::filesystem::recursive_directory_iterator(kernel_dir / "pkg" / "lib" / "modules", error);
-	     it != std::filesystem::recursive_directory_iterator(); it.increment(error)) {
-		std::string file = it->path().filename().string();
-		if (file == name + ".ko" || file == name + ".ko.xz")
-			return it->path();
-	}
-	return std::nullopt;
-}
-
 // bpftool's listing of a function's parameter names: "[N] FUNC 'msr_read'
 // type_id=P" in the module's split BTF, then "[P] FUNC_PROTO" and its
 // "\t'file' type_id=422" lines, in the module's types or the kernel's.
@@ -609,10 +596,7 @@ struct ModuleMachine {
 	// The .ko as the file named after its module (unpacked from .xz).
 	bool add_module(const std::filesystem::path &ko, const std::string &name)
 	{
-		std::string to = (dir / name).string();
-		std::string command = ko.extension() == ".xz" ? "xz -dc '" + ko.string() + "' > '" + to + "'"
-							      : "cp '" + ko.string() + "' '" + to + "'";
-		return std::system(command.c_str()) == 0;
+		return vtice::symbols::testing::unpack_module(ko, (dir / name).string());
 	}
 
 	vtice::Result<vtice::probes::CheckedProgram> compile(const std::string &source) const
@@ -694,7 +678,7 @@ TEST(ModuleBtf, AModulesFunctionsArgumentsAreItsBtfsAsBpftoolListsThem)
 	for (const auto &kernel : dirs) {
 		SCOPED_TRACE(kernel.string());
 		std::string vmlinux = (kernel / "vmlinux").string();
-		auto msr = debian_module(kernel, "msr");
+		auto msr = vtice::symbols::testing::debian_module(kernel, "msr");
 		ASSERT_TRUE(msr) << "the kernel package has msr.ko";
 		ModuleMachine machine(kernel, kModuleKallsyms);
 		ASSERT_TRUE(machine.add_module(*msr, "msr"));
@@ -754,7 +738,7 @@ TEST(ModuleBtf, ANamedModulesFunctionIsItsOwnNotTheKernelsOfTheSameName)
 	for (const auto &kernel : dirs) {
 		SCOPED_TRACE(kernel.string());
 		std::string vmlinux = (kernel / "vmlinux").string();
-		auto msr = debian_module(kernel, "msr");
+		auto msr = vtice::symbols::testing::debian_module(kernel, "msr");
 		ASSERT_TRUE(msr) << "the kernel package has msr.ko";
 		ModuleMachine machine(kernel, kModuleKallsyms);
 		ASSERT_TRUE(machine.add_module(*msr, "msr"));
@@ -788,7 +772,7 @@ TEST(ModuleBtf, WhatCannotBeTypedSaysWhy)
 	auto dirs = vtice::symbols::testing::debian_kernel_dirs();
 	if (dirs.empty())
 		GTEST_SKIP() << "no " VTICE_KERNEL_DIR "/*/vmlinux (make kernel)";
-	auto msr = debian_module(dirs[0], "msr"), cpuid = debian_module(dirs[0], "cpuid");
+	auto msr = vtice::symbols::testing::debian_module(dirs[0], "msr"), cpuid = vtice::symbols::testing::debian_module(dirs[0], "cpuid");
 	ASSERT_TRUE(msr && cpuid) << "the kernel package has msr.ko and cpuid.ko";
 	ModuleMachine machine(dirs[0], kModuleKallsyms);
 	ASSERT_TRUE(machine.add_module(*msr, "msr") && machine.add_module(*cpuid, "cpuid"));

@@ -34,19 +34,13 @@ constexpr std::uint64_t kMsrData = 0xffffc90000a30000ull;
 std::vector<std::uint8_t> msr_btf(const std::filesystem::path &kernel_dir)
 {
 	std::error_code error;
-	std::filesystem::path ko;
-	for (auto it = std::filesystem::recursive_directory_iterator(kernel_dir / "pkg", error);
-	     it != std::filesystem::recursive_directory_iterator(); it.increment(error))
-		if (it->path().filename() == "msr.ko" || it->path().filename() == "msr.ko.xz")
-			ko = it->path();
-	if (ko.empty())
+	auto ko = symbols::testing::debian_module(kernel_dir, "msr");
+	if (!ko)
 		return {};
 	std::string tmp = "/tmp/vtice-msr-btf-" + std::to_string(getpid());
-	std::string unpack = ko.extension() == ".xz" ? "xz -dc '" + ko.string() + "' > " + tmp + ".ko"
-						     : "cp '" + ko.string() + "' " + tmp + ".ko";
 	std::string dump = "objcopy --dump-section .BTF=" + tmp + ".btf " + tmp + ".ko " + tmp + ".out";
 	std::vector<std::uint8_t> bytes;
-	if (std::system(unpack.c_str()) == 0 && std::system(dump.c_str()) == 0) {
+	if (symbols::testing::unpack_module(*ko, tmp + ".ko") && std::system(dump.c_str()) == 0) {
 		std::ifstream in(tmp + ".btf", std::ios::binary);
 		bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 	}

@@ -153,6 +153,34 @@ TEST_F(StubModulesTest, ANameIsLookedUpInEveryModulesSymbolsOnce)
 	EXPECT_EQ(m->symbols_read().size(), 3u);
 }
 
+// fn:MODULE:NAME through the stub: the name in that module's symbols only
+// (the other module's of the same name is not it; only its symbols are
+// read), a module loaded since found by walking the list again, and
+// what is not there said.
+TEST_F(StubModulesTest, ANamedModulesSymbolIsLookedUpInThatModuleAlone)
+{
+	module(kSpin, "vtice_spin", kSpinText, {{"shared_read", 0}, {"vtice_spin_thread", 0x40}});
+	module(kOther, "other", kOtherText, {{"shared_read", 0x100}});
+	link({kSpin, kOther});
+	auto m = modules();
+	auto other = m->lookup_in("other", "shared_read");
+	ASSERT_TRUE(other) << other.error().message;
+	EXPECT_EQ(*other, kOtherText + 0x100);
+	EXPECT_EQ(m->symbols_read().size(), 1u) << "vtice_spin's symbols were not read";
+	EXPECT_EQ(m->lookup_in("vtice_spin", "shared_read").value(), kSpinText);
+	EXPECT_EQ(m->module_of_function("shared_read", "other").value(), "other");
+	auto missing = m->lookup_in("other", "vtice_spin_thread");
+	ASSERT_FALSE(missing);
+	EXPECT_EQ(missing.error().message, "no symbol vtice_spin_thread in module other's symbols");
+	auto none = m->lookup_in("msr", "msr_read");
+	ASSERT_FALSE(none);
+	EXPECT_EQ(none.error().message, "no module msr in the kernel's list of modules");
+	constexpr std::uint64_t kMsr = 0xffffffffc0e05000ull, kMsrText = 0xffffffffc0e00000ull;
+	module(kMsr, "msr", kMsrText, {{"msr_read", 0x20}});
+	link({kSpin, kOther, kMsr});
+	EXPECT_EQ(m->lookup_in("msr", "msr_read").value(), kMsrText + 0x20) << "loaded since: the list walked again";
+}
+
 // A module unloaded, another loaded elsewhere: the walk that finds the new
 // one forgets what was read of the old, whose text may hold other code.
 TEST_F(StubModulesTest, WhatWasReadOfAModuleThatWentIsForgotten)

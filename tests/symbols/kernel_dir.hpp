@@ -2,6 +2,7 @@
 // without naming the version.
 #pragma once
 
+#include <cstdlib>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -27,6 +28,28 @@ inline std::optional<std::filesystem::path> debian_kernel_dir()
 	if (dirs.empty())
 		return std::nullopt;
 	return dirs.front();
+}
+
+// A module's .ko in the kernel package make kernel unpacked (6.12's are .ko.xz).
+inline std::optional<std::filesystem::path> debian_module(const std::filesystem::path &kernel_dir,
+							  const std::string &name)
+{
+	std::error_code error;
+	for (auto it = std::filesystem::recursive_directory_iterator(kernel_dir / "pkg" / "lib" / "modules", error);
+	     it != std::filesystem::recursive_directory_iterator(); it.increment(error)) {
+		std::string file = it->path().filename().string();
+		if (file == name + ".ko" || file == name + ".ko.xz")
+			return it->path();
+	}
+	return std::nullopt;
+}
+
+// The module at ko written to `to`, unpacked; whether it was.
+inline bool unpack_module(const std::filesystem::path &ko, const std::string &to)
+{
+	std::string command = ko.extension() == ".xz" ? "xz -dc '" + ko.string() + "' > '" + to + "'"
+						      : "cp '" + ko.string() + "' '" + to + "'";
+	return std::system(command.c_str()) == 0;
 }
 
 }  // namespace vtice::symbols::testing

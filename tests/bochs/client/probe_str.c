@@ -35,7 +35,9 @@
  *   symbol, vtice must refuse too.
  * probe-module: args-> of a loaded module's function (msr_ioctl in Debian's
  *   msr.ko), typed by the module's BTF, against the kernel's kprobe
- *   fetching the same values by register; child vtmsr calls it.
+ *   fetching the same values by register; child vtmsr calls it. Then
+ *   fn:msr:msr_read, the module's of a name the kernel has too, against
+ *   the kernel's kprobe on msr:msr_read; child vtmsrr reads.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -764,6 +766,65 @@ static int module_returns(char *why, size_t len)
 }
 
 /*
+ * Child vtmsrr's reads of /dev/cpu/0/msr (probe-module, fn:MODULE:NAME):
+ * msr_counts[i] bytes by pread at msr_positions[i] (each 8 bytes one
+ * read of that MSR).
+ */
+static const long msr_counts[] = { 8, 24 };
+
+static void pread_msrs_once(void)
+{
+	uint64_t buf[3];
+	int fd = open("/dev/cpu/0/msr", O_RDONLY), i;
+
+	for (i = 0; fd >= 0 && i < MSR_CALLS; i++)
+		if (pread(fd, buf, (size_t)msr_counts[i], msr_positions[i]) != msr_counts[i])
+			break;
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * fn:MODULE:NAME: msr_read is the kernel's (arch/x86/lib/msr.c) and
+ * msr.ko's; fn:msr:msr_read is the module's, entered at each pread with
+ * its count and a pointer to the position. The kernel's own kprobe on
+ * "msr:msr_read" fetches both (%dx, +0(%cx)); vtice names them by msr.ko's
+ * BTF (args->count, args->ppos[0]). 0, or why not in why.
+ */
+static int module_named(char *why, size_t len)
+{
+	static const char *const keys[] = { " count=", " pos=" };
+	long kernel[2 * MAX_PATHS], vt[2 * MAX_PATHS];
+	int nk, nv, i;
+
+	if (kernel_columns_of("vtmsrr", "p:vtmsrr msr:msr_read count=%dx:u64 pos=+0(%cx):u64", pread_msrs_once,
+			      keys, 2, kernel, &nk) || nk != MSR_CALLS) {
+		snprintf(why, len, "the kernel's kprobe on msr:msr_read gave %d of %d reads: no oracle", nk, MSR_CALLS);
+		return -1;
+	}
+	for (i = 0; i < nk; i++)
+		if (kernel[2 * i] != msr_counts[i] || kernel[2 * i + 1] != msr_positions[i]) {
+			snprintf(why, len, "read %d: the kernel's kprobe saw count %ld pos %#lx; the child read %ld at "
+				 "%#lx", i, kernel[2 * i], kernel[2 * i + 1], msr_counts[i], msr_positions[i]);
+			return -1;
+		}
+	if (vtice_columns_of("vtmsrr", "fn:msr:msr_read /comm == \"vtmsrr\"/ { printf(\"%d %d\\n\", args->count, "
+				       "args->ppos[0]); }", pread_msrs_once, "probe-module msr:msr_read", 2, vt, &nv)) {
+		snprintf(why, len, "vtice probe (fn:msr:msr_read) failed (its stderr is above)");
+		return -1;
+	}
+	for (i = 0; i < nk && nv == nk; i++)
+		if (vt[2 * i] != kernel[2 * i] || vt[2 * i + 1] != kernel[2 * i + 1])
+			break;
+	if (nv != nk || i < nk) {
+		snprintf(why, len, "fn:msr:msr_read: vtice printed %d reads (the first count %ld pos %#lx), the kernel's "
+			 "kprobe %d (%ld %#lx)", nv, nv ? vt[0] : 0, nv ? vt[1] : 0, nk, kernel[0], kernel[1]);
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * A module holding a probe goes: with a probe armed at msr_ioctl (a raw
  * VTICE_IOC_PROBES), rmmod msr must succeed (the module is not held), the
  * kernel log must say the probes were removed before it went, the armed
@@ -865,11 +926,13 @@ int cmd_probe_module(int argc, char **argv)
 			return report(name, FAIL, "call %d: vtice's ioc %#lx arg %#lx f_pos %#lx; the kernel's ioc %#lx "
 				      "arg %#lx, the child's position %#lx", i, vt[3 * i], vt[3 * i + 1], vt[3 * i + 2],
 				      kernel[2 * i], kernel[2 * i + 1], msr_positions[i]);
-	if (module_returns(why, sizeof(why)) || module_going(why, sizeof(why)))
+	if (module_returns(why, sizeof(why)) || module_named(why, sizeof(why)) || module_going(why, sizeof(why)))
 		return report(name, FAIL, "%s", why);
 	return report(name, PASS, "msr_ioctl in module msr, typed by the module's BTF: args->ioc and args->arg as "
 		      "the kernel's kprobe fetched %%si and %%dx (%#lx %#lx, %#lx %#lx), args->file->f_pos the "
 		      "child's lseek positions (%#lx, %#lx); fn:msr_ioctl:return's retval -ENOTTY at each return "
-		      "as the kernel's kretprobe's $retval; rmmod msr under a probe: the probes removed first, "
-		      "its old address refused, msr.ko loaded again", vt[0], vt[1], vt[3], vt[4], vt[2], vt[5]);
+		      "as the kernel's kretprobe's $retval; fn:msr:msr_read (the module's, not the kernel's "
+		      "msr_read): args->count and args->ppos[0] as the kernel's kprobe on msr:msr_read fetched "
+		      "them at each pread; rmmod msr under a probe: the probes removed first, its old address "
+		      "refused, msr.ko loaded again", vt[0], vt[1], vt[3], vt[4], vt[2], vt[5]);
 }

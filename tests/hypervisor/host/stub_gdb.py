@@ -820,9 +820,10 @@ def vtice_probe_phase(fig):
     # A fifth: a probe on the module's own function, by the name its
     # symbols give (check_stub_module_probe).
     spinback = "fn:vtice_spin_loop:return { @[kstack] = count(); exit(); }"
-    # A sixth: args-> of a module's function, typed by the BTF the kernel
-    # keeps for msr.ko, which the guest's loop opens (check_stub_module_args).
-    modargs = 'fn:msr_open { printf("rdev %d\\n", args->inode->i_rdev); exit(); }'
+    # A sixth: args-> of a module's function named with its module (only
+    # msr's symbols looked in), typed by the BTF the kernel keeps for
+    # msr.ko, which the guest's loop opens (check_stub_module_args).
+    modargs = 'fn:msr:msr_open { printf("rdev %d\\n", args->inode->i_rdev); exit(); }'
     cmds = (ask % 0 + "probe '%s' --folded %s\n" % (program, folded) +
             ask % ord("2") + "probe '%s'\n" % syscalls +
             ask_spin + "probe '%s' --folded %s\n" % (spin, spin_folded) +
@@ -988,8 +989,8 @@ def check_stub_module_probe(block):
 
 
 def check_stub_module_args(text, dev):
-    """args->inode->i_rdev at msr_open through the stub: msr_open is in
-    msr.ko's BTF alone, which the console reads where the kernel keeps it
+    """args->inode->i_rdev at fn:msr:msr_open through the stub (the address
+    from msr's own symbols): msr_open is in msr.ko's BTF alone, which the console reads where the kernel keeps it
     (btf_modules); the guest's loop opens /dev/cpu/0/msr, whose device
     numbers its ls -l gives ("202,0"): the kernel's dev_t of them is
     MAJOR << 20 | MINOR (include/linux/kdev_t.h, MINORBITS 20)."""
@@ -999,7 +1000,7 @@ def check_stub_module_args(text, dev):
         major, minor = (int(x) for x in dev.split(","))
         want = major << 20 | minor
     check("vtice-probe-module-args", want is not None and got == [str(want)],
-          "fn:msr_open's args->inode->i_rdev through the stub, typed by msr.ko's BTF in guest memory: %s; the "
+          "fn:msr:msr_open's args->inode->i_rdev through the stub, typed by msr.ko's BTF in guest memory: %s; the "
           "guest's /dev/cpu/0/msr is %s (dev_t %s)" % (", ".join(got) or "nothing", dev, want))
 
 
