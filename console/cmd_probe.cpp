@@ -145,6 +145,8 @@ public:
 			totals.probes = *probes;
 			counts_ = RootCountTable(program, *req);
 			counting_ = !counts_.empty();
+			armed_ = *probes;
+			nothing_else_ = !program.has_syscall_probes && !program.profile_hz && !has_interval(program);
 			eprintf("vtice probe: %u probe points armed (hidden breakpoints and watched ranges)\n", *probes);
 		}
 		if (program.profile_hz)
@@ -194,11 +196,12 @@ public:
 
 	RootCounts root_counts() const override { return counts_.totals(); }
 	long poll_ms() const override { return 20; }
-	bool stop_requested() const override { return console::stop_requested(); }
+	bool stop_requested() const override { return console::stop_requested() || ended_; }
 	Result<void> after_drain() override
 	{
 		if (after_drain_)
 			after_drain_();
+		check_still_armed();
 		return {};
 	}
 	void set_after_drain(std::function<void()> fn) { after_drain_ = std::move(fn); }
@@ -210,6 +213,34 @@ private:
 	}
 
 	FunctionProbes functions() const { return FunctionProbes(dev_, path_); }
+
+	static bool has_interval(const probes::CheckedProgram &program)
+	{
+		for (const auto &probe : program.program.probes)
+			for (const auto &point : probe.points)
+				if (point.kind == probes::PointKind::Interval)
+					return true;
+		return false;
+	}
+
+	// The module removes every probe before a module that holds one goes
+	// (docs/probes.md, "A module's function"): said once a second at most,
+	// and a run that has nothing else armed ends, its maps printed.
+	void check_still_armed()
+	{
+		std::uint64_t now = TscClock::now_ns();
+		if (!armed_ || now - last_check_ns_ < 1'000'000'000)
+			return;
+		last_check_ns_ = now;
+		auto answer = functions().query();
+		if (!answer || answer->armed >= armed_)
+			return;
+		eprintf("vtice probe: %u of %u probe points were removed under the run (a module that held one "
+			"went; the kernel log says which)%s\n",
+			armed_ - answer->armed, armed_, answer->armed || !nothing_else_ ? "" : ": nothing is armed, the run ends");
+		armed_ = answer->armed;
+		ended_ = !armed_ && nothing_else_;
+	}
 
 	// A QUERY's or DISARM's counts of the addresses armed (running totals).
 	void keep_counts(const vtice_probes &answer)
@@ -265,6 +296,10 @@ private:
 	std::vector<std::unique_ptr<RecordRing>> rings_;
 	std::string path_;
 	std::function<void()> after_drain_;
+	std::uint32_t armed_ = 0;	// probe points the module has armed, as last asked
+	bool nothing_else_ = false;	// no syscall, profile or interval probe beside them
+	bool ended_ = false;
+	std::uint64_t last_check_ns_ = 0;
 	RootCountTable counts_;		// what root counted, as last asked
 	bool counting_ = false;		// armed, with addresses that count
 };

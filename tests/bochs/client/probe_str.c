@@ -37,7 +37,8 @@
  *   msr.ko), typed by the module's BTF, against the kernel's kprobe
  *   fetching the same values by register; child vtmsr calls it. Then
  *   fn:msr:msr_read, the module's of a name the kernel has too, against
- *   the kernel's kprobe on msr:msr_read; child vtmsrr reads.
+ *   the kernel's kprobe on msr:msr_read; child vtmsrr reads. Then msr
+ *   unloaded under the module's probes, and under a running vtice probe.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -882,6 +883,55 @@ out:
 }
 
 /*
+ * The console under a module's going: `vtice probe 'fn:msr_ioctl ...'`
+ * (nothing else armed) runs, msr goes; the console must say the probes
+ * were removed and end the run itself, long before its --duration, with
+ * status 0. msr.ko is loaded again after. 0, or why not in why.
+ */
+static int module_going_run(char *why, size_t len)
+{
+	const char *const args[] = { "vtice", "probe", "fn:msr_ioctl { @calls = count(); }", "--duration", "120", NULL };
+	char err[4096];
+	int status = -1, waited, ret = -1;
+	pid_t probe = spawn_vtice(STR_ERR, args);
+
+	if (probe <= 0 || !wait_probe_armed(probe, STR_ERR, 60)) {
+		snprintf(why, len, "vtice probe on fn:msr_ioctl did not arm");
+		goto out;
+	}
+	if (system("rmmod msr")) {
+		snprintf(why, len, "rmmod msr failed under vtice probe");
+		goto out;
+	}
+	for (waited = 0; waited < 60 && waitpid(probe, &status, WNOHANG) == 0; waited++)
+		sleep(1);
+	read_text(STR_ERR, err, sizeof(err));
+	if (waited == 60) {
+		snprintf(why, len, "vtice probe still ran 60 s after msr went");
+		goto out;
+	}
+	probe = 0;
+	if (!strstr(err, "1 of 1 probe points were removed under the run") || !strstr(err, "the run ends") ||
+	    !WIFEXITED(status) || WEXITSTATUS(status)) {
+		printf("probe-module going: %s", err);
+		snprintf(why, len, "vtice probe after msr went: status %#x, and its stderr (above) does not say the "
+			 "probes were removed and the run ended", status);
+		goto out;
+	}
+	ret = 0;
+out:
+	if (probe > 0) {
+		kill(probe, SIGKILL);
+		waitpid(probe, NULL, 0);
+	}
+	if (access("/sys/module/msr", F_OK) && system("insmod /lib/vtice/msr.ko") && !ret) {
+		snprintf(why, len, "msr.ko did not load again");
+		ret = -1;
+	}
+	return ret;
+}
+
+/*
  * probe-module: args->NAME of a loaded module's function, typed by the
  * module's own BTF (/sys/kernel/btf/msr, split on the kernel's): Debian's
  * msr.ko (the rig loads it), whose msr_ioctl(file, ioc, arg) prototype is
@@ -926,7 +976,8 @@ int cmd_probe_module(int argc, char **argv)
 			return report(name, FAIL, "call %d: vtice's ioc %#lx arg %#lx f_pos %#lx; the kernel's ioc %#lx "
 				      "arg %#lx, the child's position %#lx", i, vt[3 * i], vt[3 * i + 1], vt[3 * i + 2],
 				      kernel[2 * i], kernel[2 * i + 1], msr_positions[i]);
-	if (module_returns(why, sizeof(why)) || module_named(why, sizeof(why)) || module_going(why, sizeof(why)))
+	if (module_returns(why, sizeof(why)) || module_named(why, sizeof(why)) || module_going(why, sizeof(why)) ||
+	    module_going_run(why, sizeof(why)))
 		return report(name, FAIL, "%s", why);
 	return report(name, PASS, "msr_ioctl in module msr, typed by the module's BTF: args->ioc and args->arg as "
 		      "the kernel's kprobe fetched %%si and %%dx (%#lx %#lx, %#lx %#lx), args->file->f_pos the "
@@ -934,5 +985,6 @@ int cmd_probe_module(int argc, char **argv)
 		      "as the kernel's kretprobe's $retval; fn:msr:msr_read (the module's, not the kernel's "
 		      "msr_read): args->count and args->ppos[0] as the kernel's kprobe on msr:msr_read fetched "
 		      "them at each pread; rmmod msr under a probe: the probes removed first, its old address "
-		      "refused, msr.ko loaded again", vt[0], vt[1], vt[3], vt[4], vt[2], vt[5]);
+		      "refused, msr.ko loaded again; under a running vtice probe: it said so and ended the run",
+		      vt[0], vt[1], vt[3], vt[4], vt[2], vt[5]);
 }
