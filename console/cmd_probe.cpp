@@ -146,7 +146,7 @@ public:
 			counts_ = RootCountTable(program, *req);
 			counting_ = !counts_.empty();
 			armed_ = *probes;
-			nothing_else_ = !program.has_syscall_probes && !program.profile_hz && !has_interval(program);
+			nothing_else_ = only_probe_hits(program);
 			eprintf("vtice probe: %u probe points armed (hidden breakpoints and watched ranges)\n", *probes);
 		}
 		if (program.profile_hz)
@@ -213,15 +213,6 @@ private:
 	}
 
 	FunctionProbes functions() const { return FunctionProbes(dev_, path_); }
-
-	static bool has_interval(const probes::CheckedProgram &program)
-	{
-		for (const auto &probe : program.program.probes)
-			for (const auto &point : probe.points)
-				if (point.kind == probes::PointKind::Interval)
-					return true;
-		return false;
-	}
 
 	// The module removes every probe before a module that holds one goes
 	// (docs/probes.md, "A module's function"): said once a second at most,

@@ -18,6 +18,17 @@
 
 namespace vtice::console {
 
+bool only_probe_hits(const probes::CheckedProgram &program)
+{
+	if (program.has_syscall_probes || program.profile_hz)
+		return false;
+	for (const auto &probe : program.program.probes)
+		for (const auto &point : probe.points)
+			if (point.kind == probes::PointKind::Interval)
+				return false;
+	return true;
+}
+
 const std::vector<OptionSpec> kProbeOptionSpecs = {
 	{"--file", true}, {"--duration", true}, {"--output", true}, {"--folded", true}, {"--max-entries", true},
 	{"--check", false}, {"--device", true}, {"--kallsyms", true}, {"--kcore", true}, {"--btf", true}};

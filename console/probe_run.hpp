@@ -65,6 +65,11 @@ struct RootCount {
 using RootCounts = std::vector<RootCount>;
 
 // Where the probes are armed and their records come from.
+// Whether nothing but fn:, addr: and watch: probes fires in program (no
+// syscall:, profile: or interval:): a run whose probes a module's going
+// removed has nothing left to wait for.
+bool only_probe_hits(const probes::CheckedProgram &program);
+
 class ProbeSource {
 public:
 	virtual ~ProbeSource() = default;

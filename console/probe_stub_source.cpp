@@ -85,6 +85,9 @@ Result<void> StubProbeSource::arm_functions(const probes::CheckedProgram &progra
 	if (auto ok = target.arm_probes(*req); !ok)
 		return ok;
 	armed_ = true;
+	auto removed = target.probes_removed();	// an older stub keeps no count: nothing to watch
+	removed_ = removed ? std::optional<std::uint64_t>(*removed) : std::nullopt;
+	nothing_else_ = only_probe_hits(program);
 	counts_ = RootCountTable(program, *req);
 	totals.functions = true;
 	totals.probes = req->count + req->nr_watches;
@@ -206,7 +209,23 @@ Result<void> StubProbeSource::disarm_functions(RunTotals &totals)
 
 bool StubProbeSource::stop_requested() const
 {
-	return stopped_elsewhere_ || interrupts::command_interrupted() || interrupts::end_signal();
+	return stopped_elsewhere_ || probes_gone_ || interrupts::command_interrupted() || interrupts::end_signal();
+}
+
+// The module removed every probe before a module that held one went
+// (docs/probes.md, "A module's function"): said once; a run with nothing
+// else armed ends, its maps printed.
+void StubProbeSource::check_removed()
+{
+	if (!removed_)
+		return;
+	auto now = session_.target().probes_removed();
+	if (!now || *now == *removed_)
+		return;
+	removed_ = *now;
+	probes_gone_ = nothing_else_;
+	eprintf("vtice probe: the probes were removed under the run (a module that held one went; the traced "
+		"kernel's log says which)%s\n", nothing_else_ ? ": nothing is armed, the run ends" : "");
 }
 
 // A break-in, unless the machine is stopped already; a stop that is not
@@ -256,9 +275,11 @@ Result<std::vector<std::vector<vtice_record>>> StubProbeSource::drain()
 	auto rings = take_rings();
 	if (!rings)
 		return rings.error();
-	if (armed_)
+	if (armed_) {
 		if (auto ok = read_counts(); !ok)
 			return ok.error();
+		check_removed();
+	}
 	drains_++;
 	return rings;
 }

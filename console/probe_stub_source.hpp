@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "probe_run.hpp"
 #include "session.hpp"
@@ -46,10 +47,14 @@ private:
 	Result<void> stop_machine();
 	Result<std::vector<std::vector<vtice_record>>> take_rings();
 	Result<void> read_counts();	// while stopped and armed
+	void check_removed();		// the same
 
 	dbg::Session &session_;
 	long drain_ms_;
 	bool armed_ = false;		// the function probes
+	std::optional<std::uint64_t> removed_;	// the stub's count of removals at arming (none: it keeps none)
+	bool nothing_else_ = false;	// no syscall, profile or interval probe beside them
+	bool probes_gone_ = false;	// a module's going removed them: the run ends
 	bool syscalls_armed_ = false;	// the syscall trap
 	bool profile_armed_ = false;	// the profiler
 	bool stopped_elsewhere_ = false;	// a stop not of the run's making ended it

@@ -75,6 +75,7 @@ Result<std::vector<std::uint64_t>> Target::probe_counts(bool) { return no_probes
 Result<std::vector<std::uint64_t>> Target::probe_hist(std::uint32_t) { return no_probes(*this); }
 Result<std::vector<vtice_probe_key>> Target::probe_keys(std::uint32_t) { return no_probes(*this); }
 Result<std::uint64_t> Target::probe_passed_over() { return no_probes(*this); }
+Result<std::uint64_t> Target::probes_removed() { return no_probes(*this); }
 Result<void> Target::arm_syscalls(const vtice_syscalls &) { return no_probes(*this); }
 Result<void> Target::disarm_syscalls() { return no_probes(*this); }
 Result<SyscallTrapCounts> Target::syscall_counts() { return no_probes(*this); }

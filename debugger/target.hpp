@@ -185,6 +185,9 @@ public:
 	virtual Result<std::uint64_t> probe_hits();
 	// Hits root's filter or a predicate's test chose not to record, since load.
 	virtual Result<std::uint64_t> probe_passed_over();
+	// Times a module's going removed the probes, since load (the kernel
+	// side's module notifier); an error where nothing tells.
+	virtual Result<std::uint64_t> probes_removed();
 	// Per armed address (the request's order): hits root counted there
 	// (COUNT, SUM) or, with sums, what SUM added up there (two's complement).
 	virtual Result<std::vector<std::uint64_t>> probe_counts(bool sums);

@@ -678,6 +678,13 @@ Result<std::uint64_t> RspTarget::probe_passed_over()
 	return query_number("qVtice:probes:passed");
 }
 
+Result<std::uint64_t> RspTarget::probes_removed()
+{
+	if (!features_.probes)
+		return Target::probes_removed();
+	return query_number("qVtice:probes:removed");
+}
+
 Result<std::vector<std::uint64_t>> RspTarget::probe_counts(bool sums)
 {
 	if (!features_.probes)

@@ -49,6 +49,7 @@ public:
 	Result<std::vector<std::uint64_t>> probe_hist(std::uint32_t index) override;
 	Result<std::vector<vtice_probe_key>> probe_keys(std::uint32_t index) override;
 	Result<std::uint64_t> probe_passed_over() override;
+	Result<std::uint64_t> probes_removed() override;
 	Result<void> arm_syscalls(const vtice_syscalls &req) override;
 	Result<void> disarm_syscalls() override;
 	Result<dbg::SyscallTrapCounts> syscall_counts() override;

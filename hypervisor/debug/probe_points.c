@@ -49,6 +49,8 @@ struct vt_probes_state {
 	u32 nr_stack_watches;
 	/* Written by PROBE_FETCH before the ADD that checks and uses each. */
 	struct vt_fetch_program programs[VTICE_FETCH_PROGRAMS_MAX];
+	bool armed;			/* an ADD since the last CLEAR: the points' breakpoints exist */
+	u64 removed;			/* PROBE_LEAVEs that removed the probes, since load */
 	u64 hits;			/* recorded since load */
 	u64 passed_over;		/* not recorded by the filter's or a KEEP's choice, since load */
 	/*
@@ -213,6 +215,7 @@ static u64 vt_probe_add(u64 gva, u64 gpa, u64 program_stack)
 	}
 	vt_probe_point_init(&vt_probes.points[vt_probes.nr_points], gva, (u32)program, copies_stack);
 	VT_STORE_RELEASE(vt_probes.nr_points, vt_probes.nr_points + 1);
+	vt_probes.armed = true;
 	vt_hooks_unlock();
 	ret = vt_bp_probe_insert(gva, gpa);
 	return ret ? (u64)(s64)ret : VTICE_VMCALL_OK;
@@ -264,6 +267,7 @@ static void vt_probe_clear(bool keep_counts)
 {
 	vt_bp_probe_clear();
 	vt_hooks_lock();
+	vt_probes.armed = false;
 	VT_STORE_RELEASE(vt_probes.nr_stack_watches, 0);
 	vt_watch_clear_owner(true);
 	if (!keep_counts) {
@@ -272,6 +276,28 @@ static void vt_probe_clear(bool keep_counts)
 	}
 	vt_hooks_ept_changed();
 	vt_hooks_unlock();
+}
+
+/*
+ * PROBE_LEAVE: [base, base + size) is freed next. Only breakpoints
+ * matter: a watched range there is EPT protection of a frame whose next
+ * owner's accesses complete as any do.
+ */
+static u64 vt_probe_leave(u64 base, u64 size, u64 *out)
+{
+	bool inside = false;
+	u32 i;
+
+	vt_hooks_lock();
+	for (i = 0; vt_probes.armed && i < vt_probes.nr_points; i++)
+		inside |= vt_probes.points[i].addr - base < size;
+	vt_hooks_unlock();
+	*out = inside;
+	if (!inside)
+		return VTICE_VMCALL_OK;
+	vt_probe_clear(true);
+	VT_STORE_RELEASE(vt_probes.removed, vt_probes.removed + 1);
+	return VTICE_VMCALL_OK;
 }
 
 /* INTERCEPT on makes who the owner; off frees the probes for either. */
@@ -333,6 +359,8 @@ static u64 vt_probe_op(enum vt_probes_owner who, u64 op, u64 a, u64 b, u64 c, u6
 		return vt_probe_count(op, a, b, out);	/* reading, anyone's */
 	if (op == VTICE_VMCALL_PROBE_PASSED)
 		return VTICE_VMCALL_OK;
+	if (op == VTICE_VMCALL_PROBE_LEAVE)	/* memory going: the kernel's word, whoever armed them */
+		return who == VT_PROBES_KERNEL ? vt_probe_leave(a, b, out) : (u64)VTICE_VMCALL_EINVAL;
 	if (op != VTICE_VMCALL_PROBE_QUERY && owner != VT_PROBES_FREE && owner != who)
 		return (u64)VTICE_VMCALL_EBUSY;
 	switch (op) {
@@ -391,6 +419,11 @@ void vt_probe_stub_release(void)
 		return;
 	vt_probe_clear(false);
 	vt_probe_intercept_for(VT_PROBES_STUB, false);
+}
+
+u64 vt_probe_removed(void)
+{
+	return VT_LOAD_ACQUIRE(vt_probes.removed);
 }
 
 u64 vt_probe_hits(bool passed_over)

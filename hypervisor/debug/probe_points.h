@@ -56,6 +56,8 @@ void vt_probe_intercept(enum vt_intercept_holder holder, bool on);
 int vt_probe_stub_op(u32 op, u64 a, u64 b, u64 c, u64 *out);
 /* Detach: the stub's probes go with its debugger; the kernel side's stay. */
 void vt_probe_stub_release(void);
+/* Times a module's going removed the probes (PROBE_LEAVE), since load. */
+u64 vt_probe_removed(void);
 /*
  * Hits recorded since load, by whichever owner; with passed_over, those
  * the filter or a KEEP chose not to record.

@@ -13,6 +13,7 @@
  *   QVtice:probes:off                      every probe removed
  *   qVtice:probes                          -> HITS (recorded since load)
  *   qVtice:probes:passed                   -> N (hits the filter or a KEEP did not record, since load)
+ *   qVtice:probes:removed                  -> N (times a module's going removed the probes, since load)
  *   qVtice:probes:counts                   -> N0,N1,... (COUNT's and SUM's hits, per address, in ADD's order)
  *   qVtice:probes:sums                     -> S0,S1,... (SUM's sums, MIN's and MAX's values, the same way)
  *   qVtice:probes:hist:I                   -> B0,B1,...,B64 (address I's HIST or LHIST buckets, ioctl.h)
@@ -247,6 +248,16 @@ static void vt_syscalls_counts(struct vt_rsp *r)
 }
 
 /* Each address's count or sum, in ADD's order: at most VTICE_PROBES_MAX of 16 digits fit a reply. */
+static void vt_probes_removed(struct vt_rsp *r, struct vt_rsp_cursor *c)
+{
+	if (!vt_rsp_at_end(c))
+		vt_rsp_error(r, 0x16);
+	else if (!r->ops->probe_removed)
+		vt_rsp_error(r, 0x26);	/* ENOSYS: nothing removes them on this target */
+	else
+		vt_rsp_put_hex(r, r->ops->probe_removed(r->ctx));
+}
+
 static void vt_probes_counts(struct vt_rsp *r, bool sums)
 {
 	u32 op = sums ? VTICE_VMCALL_PROBE_SUM : VTICE_VMCALL_PROBE_COUNT;
@@ -398,6 +409,8 @@ bool vt_rsp_probes(struct vt_rsp *r, struct vt_rsp_cursor *c)
 		vt_rsp_at_end(c) ? vt_probes_counts(r, false) : vt_rsp_error(r, 0x16);
 	else if (vt_rsp_prefix(c, "qVtice:probes:sums"))
 		vt_rsp_at_end(c) ? vt_probes_counts(r, true) : vt_rsp_error(r, 0x16);
+	else if (vt_rsp_prefix(c, "qVtice:probes:removed"))
+		vt_probes_removed(r, c);
 	else if (vt_rsp_prefix(c, "qVtice:probes:passed"))
 		vt_rsp_at_end(c) ? vt_rsp_put_hex(r, r->ops->probe_hits(r->ctx, true)) : vt_rsp_error(r, 0x16);
 	else if (vt_rsp_prefix(c, "qVtice:tsc"))

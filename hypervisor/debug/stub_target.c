@@ -189,6 +189,11 @@ static u64 vt_target_probe_hits(void *ctx, bool passed_over)
 	return vt_probe_hits(passed_over);
 }
 
+static u64 vt_target_probe_removed(void *ctx)
+{
+	return vt_probe_removed();
+}
+
 static bool vt_target_probe_count(void *ctx, u32 op, u32 index, u32 b, u64 *count)
 {
 	return vt_probe_stub_op(op, index, b, 0, count) == 0;
@@ -349,6 +354,7 @@ const struct vt_dbg_target_ops vt_stub_target_ops = {
 	.btrace_size = vt_target_btrace_size,
 	.probe_op = vt_target_probe_op,
 	.probe_hits = vt_target_probe_hits,
+	.probe_removed = vt_target_probe_removed,
 	.probe_count = vt_target_probe_count,
 	.tsc_khz = vt_target_tsc_khz,
 	.syscall_trap = vt_target_syscall_trap,

@@ -119,6 +119,11 @@ struct vt_dbg_target_ops {
 	/* Hits recorded since load; with passed_over, those the filter or a KEEP did not record. */
 	u64 (*probe_hits)(void *ctx, bool passed_over);
 	/*
+	 * Times a module's going removed the probes, since load (the kernel
+	 * side's module notifier; probe_points.h); NULL where nothing does.
+	 */
+	u64 (*probe_removed)(void *ctx);
+	/*
 	 * What probe address index (ADD's order) counted in root, as op
 	 * (VTICE_VMCALL_PROBE_COUNT, _SUM, _HIST or _KEY) asks: the hits its
 	 * program counted, what its SUM added up or MIN or MAX kept, its

@@ -519,7 +519,7 @@ stub_bench_if_asked() {
 	read -r want </proc/sys/kernel/hostname
 	# taken before it runs; the host looks for the line to know its request arrived
 	case "$want" in
-	vtice-bench-* | vtice-detect | vt-probe | vt-probe2 | vt-spin | vt-spinbt)
+	vtice-bench-* | vtice-detect | vt-probe | vt-probe2 | vt-spin | vt-spinbt | vt-rmmod)
 		echo vt-taken >/proc/sys/kernel/hostname
 		echo "VTICE-TOOK $want" ;;
 	esac
@@ -529,7 +529,19 @@ stub_bench_if_asked() {
 	vt-probe | vt-probe2) stub_probe_workload "${want#vt-}" ;;
 	vt-spin) stub_spin_workload ;;
 	vt-spinbt) stub_spinbt_workload ;;
+	vt-rmmod) stub_module_going ;;
 	esac
+}
+
+# msr goes under the stub's probe in msr_open (hvstub's
+# vtice-probe-module-going): the kernel's log line for it ('_' for its
+# spaces: a figure is one word), then msr back.
+stub_module_going() {
+	local said
+	rmmod msr
+	said=$(dmesg | grep -o 'probes removed: module msr.*' | tail -n 1 | tr ' ' _)
+	echo "VTICE-FIGURE hv.stub-module-going.log=${said:-none}"
+	insmod /lib/vtice/msr.ko
 }
 
 # What the workload below runs as vtstubprobe: 20 opens and reads of

@@ -1216,6 +1216,37 @@ TEST_F(WatchProbes, RefusesWhatRootCannotWatch)
 
 // One owner at a time (probe_points.h): the debugger's probes through the
 // stub and the kernel side's through VTICE_IOC_PROBES never mix.
+// A module's memory freed next (the kernel side's module notifier,
+// PROBE_LEAVE): the stub's probe there goes, as the kernel side's do, its
+// count kept and the removal counted; a range without one, or a second
+// word for the same range, removes nothing; the stub cannot say it.
+TEST_F(ProbePoints, AModulesGoingRemovesTheProbesWhoeverArmedThem)
+{
+	start();
+	put_code(fn, {0x0f, 0x1f, 0x44, 0x00, 0x00});
+	ASSERT_EQ(vt_probe_stub_op(VTICE_VMCALL_PROBE_INTERCEPT, 1, 0, 0, nullptr), 0);
+	ASSERT_EQ(vt_probe_stub_op(VTICE_VMCALL_PROBE_ADD, fn, gpa_of(fn), 0, nullptr), 0);
+	EXPECT_EQ(hit(fn), VT_HOOK_HANDLED);
+	const uint64_t before = vt_probe_removed();
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_LEAVE, fn + 1, 0x1000), VTICE_VMCALL_OK);
+	EXPECT_EQ(regs.rdx, 0u) << "the range starts past the probe";
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_LEAVE, fn - 0x1000, 0x1000), VTICE_VMCALL_OK);
+	EXPECT_EQ(regs.rdx, 0u) << "the range ends at the probe";
+	EXPECT_EQ(mapped_frame(gpa_of(fn))[0x124], 0xcc);
+	EXPECT_EQ(vt_probe_stub_op(VTICE_VMCALL_PROBE_LEAVE, fn, 1, 0, nullptr), -VT_EINVAL) << "the kernel's word";
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_LEAVE, fn, 1), VTICE_VMCALL_OK);
+	EXPECT_EQ(regs.rdx, 1u);
+	EXPECT_EQ(mapped_frame(gpa_of(fn))[0x124], 0x0f) << "the breakpoint is gone";
+	EXPECT_EQ(vt_probe_removed(), before + 1);
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_LEAVE, fn, 1), VTICE_VMCALL_OK);
+	EXPECT_EQ(regs.rdx, 0u) << "nothing armed is left there";
+	EXPECT_EQ(vt_probe_removed(), before + 1);
+	u64 count = 0;
+	EXPECT_EQ(vt_probe_stub_op(VTICE_VMCALL_PROBE_COUNT, 0, 0, 0, &count), 0) << "what it counted stays";
+	vt_probe_stub_release();
+	EXPECT_FALSE(vt_hooks_intercepting(VT_INTERCEPT_PROBES));
+}
+
 TEST_F(ProbePoints, TheStubAndTheKernelSideNeverArmOverEachOther)
 {
 	start();

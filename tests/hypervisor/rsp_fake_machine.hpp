@@ -50,7 +50,7 @@ public:
 	// next ones answer, the hit count, and each CPU's ring of unread records.
 	std::vector<std::tuple<uint32_t, uint32_t, uint64_t, uint64_t, uint64_t>> probe_ops;
 	int probe_error = 0;
-	uint64_t probe_hits = 0, probe_passed_over = 0;
+	uint64_t probe_hits = 0, probe_passed_over = 0, probes_removed = 0;
 	std::vector<uint64_t> probe_counts;	// per address, COUNT's hits
 	std::vector<uint64_t> probe_sums;	// per address, SUM's sums (as many as probe_counts)
 	std::vector<std::array<uint64_t, VTICE_FETCH_HIST_BUCKETS>> probe_hists;	// per address, HIST's buckets
@@ -213,6 +213,7 @@ inline const vt_dbg_target_ops FakeMachine::ops = {
 	.probe_hits = [](void *ctx, bool passed_over) -> u64 {
 		return passed_over ? self(ctx)->probe_passed_over : self(ctx)->probe_hits;
 	},
+	.probe_removed = [](void *ctx) -> u64 { return self(ctx)->probes_removed; },
 	.probe_count = [](void *ctx, u32 op, u32 index, u32 b, u64 *count) {
 		auto *m = self(ctx);
 		if (index >= m->probe_counts.size())

@@ -661,6 +661,9 @@ TEST_F(RspProbes, OffClearsThenDropsTheIntercept)
 	m.probe_passed_over = 0x56;
 	EXPECT_EQ(ask("qVtice:probes:passed"), "+" + frame("56"));
 	EXPECT_EQ(ask("qVtice:probes:passed:1"), "+" + frame("E16"));
+	m.probes_removed = 2;
+	EXPECT_EQ(ask("qVtice:probes:removed"), "+" + frame("2"));
+	EXPECT_EQ(ask("qVtice:probes:removed:"), "+" + frame("E16"));
 	EXPECT_EQ(ask("qVtice:tsc"), "+" + frame("249f00")) << "2.4 GHz in kHz";
 }
 

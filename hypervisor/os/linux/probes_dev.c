@@ -353,14 +353,27 @@ static bool vt_probes_in(struct vt_module_range r)
 	return false;
 }
 
-/* The probes go before r is freed (what root counted stays for the console's DISARM). */
+/*
+ * The probes go before r is freed (what root counted stays for the
+ * console's DISARM). The debug stub's probes are root's alone: root
+ * checks them (PROBE_LEAVE), and the debugger learns it from the stub.
+ */
 static void vt_probes_leave(struct module *mod, struct vt_module_range r, const char *why)
 {
-	if (!vt_probes_in(r))
+	u64 removed = 0;
+
+	if (!r.size)
 		return;
-	vt_probes_disarm_locked(true);
-	vt_probes_armed = 0;
-	pr_notice("probes removed: module %s %s\n", mod->name, why);
+	if (vt_probes_in(r)) {
+		vt_probes_disarm_locked(true);
+		vt_probes_armed = 0;
+		pr_notice("probes removed: module %s %s\n", mod->name, why);
+		return;
+	}
+	if (vt_probes_vmcall(VTICE_VMCALL_PROBE_LEAVE, r.base, r.size, 0, &removed) || !removed)
+		return;
+	vt_linux_sync_views();	/* no CPU runs a removed int3 from a cached view after this */
+	pr_notice("probes removed: module %s %s (the debug stub's)\n", mod->name, why);
 }
 
 /* Its memory is freed next: no probe stays there, and none is armed there later. */

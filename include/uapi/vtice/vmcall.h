@@ -161,6 +161,15 @@ enum vtice_vmcall_probe_op {
 	 * what a KEYED with an imm kept there (3: ioctl.h).
 	 */
 	VTICE_VMCALL_PROBE_KEY = 12,
+	/*
+	 * The kernel side's alone, whoever armed the probes: R8 = a module's
+	 * memory that is freed next, R9 = its bytes. If a breakpoint probe
+	 * sits there, every probe goes as CLEAR with KEEP_COUNTS does (an
+	 * int3 left there would run in whatever code comes there next): RDX
+	 * = 1, and the times this happened since load (qVtice:probes:removed)
+	 * count it; else RDX = 0.
+	 */
+	VTICE_VMCALL_PROBE_LEAVE = 13,
 };
 
 /*

@@ -824,11 +824,17 @@ def vtice_probe_phase(fig):
     # msr's symbols looked in), typed by the BTF the kernel keeps for
     # msr.ko, which the guest's loop opens (check_stub_module_args).
     modargs = 'fn:msr:msr_open { printf("rdev %d\\n", args->inode->i_rdev); exit(); }'
+    # A seventh: msr goes while the stub's probe sits in it; the guest
+    # unloads it when asked (check_stub_module_going).
+    ask_rmmod = "set *(u64*)0x%x = 0x%x\nset *(u8*)0x%x = 0\n" % (
+        hostname, int.from_bytes(b"vt-rmmod", "little"), hostname + 8)
+    going = "fn:msr:msr_open { @opens = count(); }"
     cmds = (ask % 0 + "probe '%s' --folded %s\n" % (program, folded) +
             ask % ord("2") + "probe '%s'\n" % syscalls +
             ask_spin + "probe '%s' --folded %s\n" % (spin, spin_folded) +
-            ask_spinbt + "probe '%s'\nthread 2\nbt\nx/2i vtice_spin_loop\nprobe '%s'\nprobe '%s'\ndetach\n" % (
-                spinbt, spinback, modargs))
+            ask_spinbt + "probe '%s'\nthread 2\nbt\nx/2i vtice_spin_loop\nprobe '%s'\nprobe '%s'\n" % (
+                spinbt, spinback, modargs) +
+            ask_rmmod + "probe '%s' --duration 120\ndetach\n" % going)
     ran = vtice_batch("vtice-probe", cmds, 1200)
     if not ran:
         return
@@ -873,6 +879,9 @@ def vtice_probe_phase(fig):
         time.sleep(1)
     check_stub_module_bt(text, figures())
     check_stub_module_args(text, figures().get("hv.stub-msr.dev"))
+    while "hv.stub-module-going.log" not in figures() and time.time() < deadline:
+        time.sleep(1)
+    check_stub_module_going(text, figures().get("hv.stub-module-going.log"))
     lost = re.findall(r"; (\d+) records lost in the rings", text)
     check("vtice-probe-lost", lost == ["0"] * 6,
           "records lost in the rings by each run: %s" % (", ".join(lost) or "no summary"))
@@ -1002,6 +1011,19 @@ def check_stub_module_args(text, dev):
     check("vtice-probe-module-args", want is not None and got == [str(want)],
           "fn:msr:msr_open's args->inode->i_rdev through the stub, typed by msr.ko's BTF in guest memory: %s; the "
           "guest's /dev/cpu/0/msr is %s (dev_t %s)" % (", ".join(got) or "nothing", dev, want))
+
+
+def check_stub_module_going(text, log):
+    """msr unloaded while the stub's probe sits in msr_open: the kernel
+    side's module notifier has root remove it first (the guest's kernel
+    log says so), and the console, told by qVtice:probes:removed, says so
+    and ends the run (nothing else was armed) long before its 120 s."""
+    said = "the probes were removed under the run" in text and "nothing is armed, the run ends" in text
+    ended = re.search(r"^@opens: \d+$", text, re.M) is not None  # its maps printed as the run ended
+    check("vtice-probe-module-going", said and ended and log == "probes_removed:_module_msr_is_going_(the_debug_stub's)",
+          "rmmod msr under fn:msr:msr_open through the stub: the console %s; the guest's kernel log: %s"
+          % ("said the probes were removed and ended the run" if said else "did not say the probes were removed",
+             log or "nothing"))
 
 
 def check_stub_module_lookup(block, begin):
