@@ -147,10 +147,10 @@ Result<std::vector<std::string>> resolve_points(dbg::Session &session, probes::C
 	const auto *symbols = dynamic_cast<const dbg::SymbolList *>(session.symbols());
 	if (!symbols)
 		return make_error("probe needs the kernel's symbol table: attach with --symbols vmlinux (or System.map)");
+	const dbg::SymbolList *kernel_symbols = symbols;
 	auto with_modules = with_module_symbols(session, *symbols, program);
 	if (with_modules)
 		symbols = with_modules.get();
-	const auto *kernel_symbols = dynamic_cast<const dbg::SymbolList *>(session.symbols());
 	auto *modules = dynamic_cast<StubModules *>(session.modules().get());
 	auto in_module = [&](std::string_view module, std::string_view function) -> Result<std::uint64_t> {
 		if (module == probes::kVmlinux) {

@@ -883,7 +883,7 @@ def vtice_probe_phase(fig):
         time.sleep(1)
     check_stub_module_going(text, figures().get("hv.stub-module-going.log"))
     lost = re.findall(r"; (\d+) records lost in the rings", text)
-    check("vtice-probe-lost", lost == ["0"] * 6,
+    check("vtice-probe-lost", lost == ["0"] * 7,
           "records lost in the rings by each run: %s" % (", ".join(lost) or "no summary"))
 
 
