@@ -575,11 +575,11 @@ std::vector<std::string> bpftool_params(const std::string &vmlinux, const std::s
 // DIR/vmlinux with the modules' beside it (DIR/msr: the .ko, whose .BTF the
 // console reads), and a kallsyms that puts functions in modules.
 struct ModuleMachine {
-	std::filesystem::path dir;
+	std::filesystem::path kernel_dir, dir;
 	std::shared_ptr<vtice::console::ProbeTypes> types;
 	std::unique_ptr<vtice::probes::KernelTypes> kernel_types;
 
-	ModuleMachine(const std::filesystem::path &kernel_dir, const std::string &kallsyms)
+	ModuleMachine(const std::filesystem::path &kernel, const std::string &kallsyms) : kernel_dir(kernel)
 	{
 		char tmpl[] = "/tmp/vtice-module-btf-XXXXXX";
 		dir = mkdtemp(tmpl);
@@ -593,10 +593,12 @@ struct ModuleMachine {
 	}
 	~ModuleMachine() { std::filesystem::remove_all(dir); }
 
-	// The .ko as the file named after its module (unpacked from .xz).
-	bool add_module(const std::filesystem::path &ko, const std::string &name)
+	// The kernel package's NAME.ko as the file named after its module
+	// (unpacked from .xz); false when the package has none.
+	bool add_module(const std::string &name)
 	{
-		return vtice::symbols::testing::unpack_module(ko, (dir / name).string());
+		auto ko = vtice::symbols::testing::debian_module(kernel_dir, name);
+		return ko && vtice::symbols::testing::unpack_module(*ko, (dir / name).string());
 	}
 
 	vtice::Result<vtice::probes::CheckedProgram> compile(const std::string &source) const
@@ -678,10 +680,8 @@ TEST(ModuleBtf, AModulesFunctionsArgumentsAreItsBtfsAsBpftoolListsThem)
 	for (const auto &kernel : dirs) {
 		SCOPED_TRACE(kernel.string());
 		std::string vmlinux = (kernel / "vmlinux").string();
-		auto msr = vtice::symbols::testing::debian_module(kernel, "msr");
-		ASSERT_TRUE(msr) << "the kernel package has msr.ko";
 		ModuleMachine machine(kernel, kModuleKallsyms);
-		ASSERT_TRUE(machine.add_module(*msr, "msr"));
+		ASSERT_TRUE(machine.add_module("msr")) << "the kernel package has msr.ko";
 		auto listed = bpftool_params(vmlinux, (machine.dir / "msr").string(), "msr_ioctl");
 		ASSERT_EQ(listed, (std::vector<std::string>{"file", "ioc", "arg"})) << "bpftool lists msr_ioctl";
 		auto lookup = vtice::console::kernel_params(machine.types);
@@ -738,10 +738,8 @@ TEST(ModuleBtf, ANamedModulesFunctionIsItsOwnNotTheKernelsOfTheSameName)
 	for (const auto &kernel : dirs) {
 		SCOPED_TRACE(kernel.string());
 		std::string vmlinux = (kernel / "vmlinux").string();
-		auto msr = vtice::symbols::testing::debian_module(kernel, "msr");
-		ASSERT_TRUE(msr) << "the kernel package has msr.ko";
 		ModuleMachine machine(kernel, kModuleKallsyms);
-		ASSERT_TRUE(machine.add_module(*msr, "msr"));
+		ASSERT_TRUE(machine.add_module("msr")) << "the kernel package has msr.ko";
 		auto modules = bpftool_params(vmlinux, (machine.dir / "msr").string(), "msr_read");
 		auto kernels = bpftool_params(vmlinux, "", "msr_read");
 		ASSERT_EQ(modules.size(), 4u) << "bpftool lists msr.ko's msr_read(file, buf, count, ppos)";
@@ -772,10 +770,9 @@ TEST(ModuleBtf, WhatCannotBeTypedSaysWhy)
 	auto dirs = vtice::symbols::testing::debian_kernel_dirs();
 	if (dirs.empty())
 		GTEST_SKIP() << "no " VTICE_KERNEL_DIR "/*/vmlinux (make kernel)";
-	auto msr = vtice::symbols::testing::debian_module(dirs[0], "msr"), cpuid = vtice::symbols::testing::debian_module(dirs[0], "cpuid");
-	ASSERT_TRUE(msr && cpuid) << "the kernel package has msr.ko and cpuid.ko";
 	ModuleMachine machine(dirs[0], kModuleKallsyms);
-	ASSERT_TRUE(machine.add_module(*msr, "msr") && machine.add_module(*cpuid, "cpuid"));
+	ASSERT_TRUE(machine.add_module("msr") && machine.add_module("cpuid"))
+		<< "the kernel package has msr.ko and cpuid.ko";
 	auto refusal = [&](const std::string &source) {
 		auto p = machine.compile(source);
 		EXPECT_FALSE(p) << source;
