@@ -247,7 +247,7 @@ static void vt_syscalls_counts(struct vt_rsp *r)
 	vt_rsp_put_hex(r, recorded);
 }
 
-/* Each address's count or sum, in ADD's order: at most VTICE_PROBES_MAX of 16 digits fit a reply. */
+/* The times a module's going removed the probes (an error where nothing removes them). */
 static void vt_probes_removed(struct vt_rsp *r, struct vt_rsp_cursor *c)
 {
 	if (!vt_rsp_at_end(c))
@@ -258,6 +258,7 @@ static void vt_probes_removed(struct vt_rsp *r, struct vt_rsp_cursor *c)
 		vt_rsp_put_hex(r, r->ops->probe_removed(r->ctx));
 }
 
+/* Each address's count or sum, in ADD's order: at most VTICE_PROBES_MAX of 16 digits fit a reply. */
 static void vt_probes_counts(struct vt_rsp *r, bool sums)
 {
 	u32 op = sums ? VTICE_VMCALL_PROBE_SUM : VTICE_VMCALL_PROBE_COUNT;
