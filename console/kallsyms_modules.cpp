@@ -4,23 +4,10 @@
 #include <set>
 
 #include "ast.hpp"
+#include "rsp/packet.hpp"
 
 namespace vtice::console {
 namespace {
-
-std::optional<std::uint64_t> parse_address(std::string_view hex)
-{
-	if (hex.empty() || hex.size() > 16)
-		return std::nullopt;
-	std::uint64_t v = 0;
-	for (char c : hex) {
-		int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-		if (d < 0)
-			return std::nullopt;
-		v = v << 4 | static_cast<unsigned>(d);
-	}
-	return v;
-}
 
 // "ADDRESS TYPE NAME[\t[MODULE]]": a text symbol of that name, or nothing
 // for another name, a data symbol or a suffix that is no module's name.
@@ -36,7 +23,7 @@ std::optional<ModuleTextSymbol> text_symbol(std::string_view line, std::string_v
 	auto tab = rest.find('\t');
 	if (rest.substr(0, tab) != function)
 		return std::nullopt;
-	auto address = parse_address(line.substr(0, sp1));
+	auto address = dbg::rsp::parse_hex_u64(line.substr(0, sp1));
 	if (!address)
 		return std::nullopt;
 	if (tab == std::string_view::npos)

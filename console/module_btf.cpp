@@ -6,12 +6,10 @@
 
 #include "btf/btf_source.hpp"
 #include "kallsyms_modules.hpp"
-#include "vtice/read_input.hpp"
+#include "trace_common.hpp"
 
 namespace vtice::console {
 namespace {
-
-constexpr std::size_t kMaxKallsyms = 64u << 20;	// /proc/kallsyms is ~10 MB with modules
 
 // kallsyms, read on the first question and kept (or why it could not be).
 class KallsymsText {
@@ -22,11 +20,11 @@ public:
 	{
 		if (!read_) {
 			read_ = true;
-			auto bytes = read_input(path_, kMaxKallsyms);
-			if (bytes)
-				text_.assign(bytes->begin(), bytes->end());
+			auto text = read_kallsyms_text(path_);
+			if (text)
+				text_ = std::move(*text);
 			else
-				failure_ = bytes.error().message;
+				failure_ = text.error().message;
 		}
 		if (!failure_.empty())
 			return make_error(path_ + " cannot be read for a module's: " + failure_);

@@ -152,13 +152,23 @@ std::vector<dbg::SymbolList::Entry> StubModules::symbols_read() const
 	return out;
 }
 
+namespace {
+
+// The symbol of that name in symbols, a text symbol over what found holds.
+void find_symbol(const std::vector<ModuleSymbol> &symbols, std::string_view name, std::optional<std::uint64_t> &found)
+{
+	for (const ModuleSymbol &s : symbols)
+		if (s.name == name && (!found || s.type == 't' || s.type == 'T'))
+			found = s.address;
+}
+
+}  // namespace
+
 std::optional<std::uint64_t> StubModules::lookup_read(std::string_view name) const
 {
 	std::optional<std::uint64_t> found;
 	for (const auto &[key, symbols] : symbols_)
-		for (const ModuleSymbol &s : symbols)
-			if (s.name == name && (!found || s.type == 't' || s.type == 'T'))
-				found = s.address;
+		find_symbol(symbols, name, found);
 	return found;
 }
 
@@ -190,9 +200,7 @@ Result<std::uint64_t> StubModules::lookup_in(std::string_view module, std::strin
 	if (!m)
 		return make_error("no module " + std::string(module) + " in the kernel's list of modules");
 	std::optional<std::uint64_t> found;
-	for (const ModuleSymbol &s : symbols_of(*m))
-		if (s.name == name && (!found || s.type == 't' || s.type == 'T'))
-			found = s.address;
+	find_symbol(symbols_of(*m), name, found);
 	if (!found)
 		return make_error("no symbol " + std::string(name) + " in module " + std::string(module) + "'s symbols");
 	return *found;
