@@ -311,15 +311,26 @@ scenario_hvstepped() {
 # of its instructions is an MTF step. A step costs the guest thousands of
 # its instructions in Bochs, so the program is short (no sweep of every
 # CPUID leaf and MSR index: ranges=0; each other class once, then random)
-# and runs a few observations per call with interrupts off (chunk=), which
-# keeps the watchdogs fed. Its bare runs are made the same way, unstepped.
+# and runs four observations per call with interrupts off (chunk=4). Its
+# bare runs are made the same way, unstepped.
+# One call can hold CPU 0 long: the ud2 observation goes through the
+# kernel's #UD handler, whose report_bug() scans the whole bug table
+# (61,005 cycles bare, 495,027,245 stepped: ~10 s of guest time, interrupts
+# off). The CI run of 2026-12-06 crossed the soft-lockup watchdog's 20 s
+# in such a call; the stepped CPU then printed the report, and the stall
+# reports after it, through the serial console one stepped instruction at
+# a time, and the run saw no output for 240 s. On hardware the same call
+# takes a millisecond, so the guest's watchdog gets a threshold to match
+# Bochs's ~8,000-fold cost of a step (watchdog_thresh 30: a report after
+# 60 s) while this state runs. (chunk=1 instead: 2,051,836 steps against
+# 1,338,062 and 118 s more of wall time, the calls' own overhead stepped.)
 # ~1 observation a second of wall time (2026-12-05: 512 in 472 s, 2,772,713
 # instructions stepped, ~5,400 an observation with the prober's own
 # bookkeeping and the kernel's fault handling): 160 is the sweep and ~30
 # random ones.
 TRANSPARENCY_ON_STEPPED_COUNT=${TRANSPARENCY_ON_STEPPED_COUNT:-160}
 transparency_on_stepped() {
-	local probe=/lib/vtice/vtice_probe.ko run steps
+	local probe=/lib/vtice/vtice_probe.ko run steps watchdog
 	insmod $probe count=$TRANSPARENCY_ON_STEPPED_COUNT seed=$TRANSPARENCY_SEED invd=1 cpus=1 \
 		ranges=0 chunk=4 || { result hv.transparency-on-stepped FAIL "insmod vtice_probe failed"; return; }
 	export TRANSPARENCY_WRITER=dd
@@ -330,7 +341,10 @@ transparency_on_stepped() {
 	if insmod_vtice; then
 		transparency_arm dd syscall write --step task --max-insns 1000000000 --quiet --timeout 3600
 		grep -m 1 'armed on' /tmp/transparency-trace.err
+		watchdog=$(cat /proc/sys/kernel/watchdog_thresh)
+		echo 30 >/proc/sys/kernel/watchdog_thresh
 		transparency_state on-stepped
+		echo "$watchdog" >/proc/sys/kernel/watchdog_thresh
 		wait "$tp_trace"	# one call: the trace ends with it
 		steps=$(sed -n 's/.*call [0-9]*: \([0-9]*\) instructions stepped.*/\1/p' \
 			/tmp/transparency-trace.out /tmp/transparency-trace.err | awk '{ n += $1 } END { print n + 0 }')
