@@ -64,6 +64,9 @@ ModuleTypesLookup local_module_types(std::string kallsyms_path, std::string kern
 								const dbg::btf::Types &kernel) -> Result<ModuleTypes> {
 		std::string name(function);
 		auto text = kallsyms->text();
+		// A module named needs no kallsyms: its BTF says whether it has the function.
+		if (!text && !named.empty())
+			return load(dir, std::string(named), kernel, name);
 		if (!text)
 			return make_error("no function " + name + " in " + kernel.origin() + ", and " +
 					  text.error().message);

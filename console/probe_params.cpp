@@ -33,62 +33,57 @@ std::string_view unqualified(std::string_view function)
 }
 
 // Every answer after a failed load is "none": the checker asks for
-// parameters or a struct first, and those say why.
+// parameters or a struct first, and those say why. Ids in and out are
+// ProbeTypes' single space of them.
 class BtfTypes final : public probes::KernelTypes {
 public:
 	explicit BtfTypes(std::shared_ptr<ProbeTypes> types) : types_(std::move(types)) {}
 
-	Result<std::uint32_t> find(std::string_view name) const override
-	{
-		auto kernel = types_->kernel();
-		if (!kernel)
-			return make_error("no kernel BTF to find " + std::string(name) + " in (" +
-					  kernel.error().to_string() + "); give --btf FILE");
-		return types_->current()->find(name);
-	}
+	Result<std::uint32_t> find(std::string_view name) const override { return types_->find(name); }
 
 	std::optional<std::uint32_t> pointee(std::uint32_t type_id) const override
 	{
-		const auto *t = loaded();
-		auto to = t ? t->pointee(type_id) : Result<std::uint32_t>(make_error(""));
-		return to ? std::optional<std::uint32_t>(*to) : std::nullopt;
+		auto t = types_->local(type_id);
+		auto to = t ? t->types->pointee(t->id) : Result<std::uint32_t>(make_error(""));
+		return to ? std::optional<std::uint32_t>(types_->global(*t->types, *to)) : std::nullopt;
 	}
 
 	Result<Field> field(std::uint32_t type_id, std::string_view name) const override
 	{
-		const auto *t = loaded();
+		auto t = types_->local(type_id);
 		if (!t)
 			return make_error("no kernel BTF");
-		auto m = t->member(type_id, name);
+		auto m = t->types->member(t->id, name);
 		if (!m)
 			return m.error();
-		return Field{m->bit_offset / 8, m->type_id, static_cast<std::uint32_t>(m->bit_offset % 8),
-			     m->bitfield_bits};
+		return Field{m->bit_offset / 8, types_->global(*t->types, m->type_id),
+			     static_cast<std::uint32_t>(m->bit_offset % 8), m->bitfield_bits};
 	}
 
 	std::optional<Array> array(std::uint32_t type_id) const override
 	{
-		const auto *t = loaded();
+		auto t = types_->local(type_id);
 		std::uint64_t count = 0;
-		auto element = t ? t->element(type_id, &count) : Result<std::uint32_t>(make_error(""));
-		return element ? std::optional<Array>(Array{*element, count}) : std::nullopt;
+		auto element = t ? t->types->element(t->id, &count) : Result<std::uint32_t>(make_error(""));
+		return element ? std::optional<Array>(Array{types_->global(*t->types, *element), count})
+			       : std::nullopt;
 	}
 
 	std::optional<std::uint64_t> size(std::uint32_t type_id) const override
 	{
-		const auto *t = loaded();
-		auto bytes = t ? t->size_of(type_id) : Result<std::uint64_t>(make_error(""));
+		auto t = types_->local(type_id);
+		auto bytes = t ? t->types->size_of(t->id) : Result<std::uint64_t>(make_error(""));
 		return bytes && *bytes ? std::optional<std::uint64_t>(*bytes) : std::nullopt;
 	}
 
 	std::optional<Scalar> scalar(std::uint32_t type_id) const override
 	{
-		const auto *t = loaded();
+		auto t = types_->local(type_id);
 		if (!t)
 			return std::nullopt;
-		if (t->is_pointer(type_id))
+		if (t->types->is_pointer(t->id))
 			return Scalar{8, false};
-		auto s = t->scalar(type_id);
+		auto s = t->types->scalar(t->id);
 		if (!s || (s->bytes != 1 && s->bytes != 2 && s->bytes != 4 && s->bytes != 8))
 			return std::nullopt;
 		return Scalar{s->bytes, s->is_signed};
@@ -96,20 +91,20 @@ public:
 
 	bool is_char_array(std::uint32_t type_id) const override
 	{
-		const auto *t = loaded();
-		return t && t->is_char_array(type_id);
+		auto t = types_->local(type_id);
+		return t && t->types->is_char_array(t->id);
 	}
 
 	bool is_struct(std::uint32_t type_id) const override
 	{
-		const auto *t = loaded();
-		return t && t->is_composite(type_id);
+		auto t = types_->local(type_id);
+		return t && t->types->is_composite(t->id);
 	}
 
 	std::string name(std::uint32_t type_id) const override
 	{
-		const auto *t = loaded();
-		return t ? t->name_of(type_id) : "type " + std::to_string(type_id);
+		auto t = types_->local(type_id);
+		return t ? t->types->name_of(t->id) : "type " + std::to_string(type_id);
 	}
 
 	std::optional<std::uint32_t> return_type(std::string_view function) const override
@@ -117,23 +112,53 @@ public:
 		auto t = types_->of_function(function);
 		auto type = t ? t->types->function_return(unqualified(function), t->among)
 			      : Result<std::uint32_t>(make_error(""));
-		return type && *type ? std::optional<std::uint32_t>(*type) : std::nullopt;
+		return type && *type ? std::optional<std::uint32_t>(types_->global(*t->types, *type)) : std::nullopt;
 	}
 
 private:
-	const dbg::btf::Types *loaded() const { return types_->current(); }
-
 	std::shared_ptr<ProbeTypes> types_;
 };
 
 }  // namespace
 
-const dbg::btf::Types *ProbeTypes::current()
+std::optional<ProbeTypes::Local> ProbeTypes::local(std::uint32_t id)
 {
-	if (module_)
-		return &module_->types;
 	auto kernel = kernel_->types();
-	return kernel ? *kernel : nullptr;
+	if (!kernel)
+		return std::nullopt;
+	if (id < kModuleIdStride)
+		return Local{*kernel, id};
+	std::size_t k = id / kModuleIdStride - 1;
+	if (k >= taken_.size())
+		return std::nullopt;
+	return Local{&taken_[k]->types, id % kModuleIdStride};
+}
+
+std::uint32_t ProbeTypes::global(const dbg::btf::Types &types, std::uint32_t id)
+{
+	auto kernel = kernel_->types();
+	if (kernel && id < (*kernel)->count())
+		return id;	// the kernel's, in every module's types too
+	for (std::size_t k = 0; k < taken_.size(); k++)
+		if (&taken_[k]->types == &types)
+			return id + static_cast<std::uint32_t>(k + 1) * kModuleIdStride;
+	return id;
+}
+
+Result<std::uint32_t> ProbeTypes::find(std::string_view name)
+{
+	auto kernel = kernel_->types();
+	if (!kernel)
+		return make_error("no kernel BTF to find " + std::string(name) + " in (" + kernel.error().to_string() +
+				  "); give --btf FILE");
+	auto id = (*kernel)->find(name);
+	for (const auto &module : taken_) {
+		if (id)
+			break;
+		if (auto own = module->types.find(name))
+			id = global(module->types, *own);
+	}
+	return id;
 }
 
 Result<ProbeTypes::FunctionTypes> ProbeTypes::of_function(std::string_view function)
@@ -144,13 +169,11 @@ Result<ProbeTypes::FunctionTypes> ProbeTypes::of_function(std::string_view funct
 	auto colon = function.rfind(':');
 	std::string_view module = colon == std::string_view::npos ? std::string_view() : function.substr(0, colon);
 	std::string_view name = unqualified(function);
-	// Asked of the kernel's own types: a module taken has the same ids, and
-	// libbpf finds the kernel's of a name first.
-	const dbg::btf::Types *now = current();
 	if (module == probes::kVmlinux || module.empty()) {
 		auto has = (*kernel)->function_return(name);
 		if (has || module == probes::kVmlinux || !modules_)
-			return has ? Result<FunctionTypes>(FunctionTypes{now, dbg::btf::Types::Among::All}) : has.error();
+			return has ? Result<FunctionTypes>(FunctionTypes{*kernel, dbg::btf::Types::Among::All})
+				   : has.error();
 	}
 	return of_module_function(name, module, **kernel);
 }
@@ -158,20 +181,20 @@ Result<ProbeTypes::FunctionTypes> ProbeTypes::of_function(std::string_view funct
 Result<ProbeTypes::FunctionTypes> ProbeTypes::of_module_function(std::string_view function, std::string_view module,
 								 const dbg::btf::Types &kernel)
 {
-	// The module taken already has it: no second read of kallsyms and BTF.
-	if (module_ && (module == module_->module ||
-			(module.empty() && module_->types.function_return(function, dbg::btf::Types::Among::Own))))
-		return FunctionTypes{&module_->types, dbg::btf::Types::Among::Own};
+	// A module taken already has it: no second read of kallsyms and BTF.
+	for (const auto &taken : taken_)
+		if (module == taken->module ||
+		    (module.empty() && taken->types.function_return(function, dbg::btf::Types::Among::Own)))
+			return FunctionTypes{&taken->types, dbg::btf::Types::Among::Own};
+	if (taken_.size() == kMaxModules)
+		return make_error("this program reads arguments of " + std::to_string(kMaxModules) +
+				  " modules' functions already, the most one program may");
 	auto found = modules_ ? modules_(function, module, kernel)
 			      : Result<ModuleTypes>(make_error("no module's types here (" + std::string(module) + ")"));
 	if (!found)
 		return found.error();
-	if (module_ && found->module != module_->module)
-		return make_error(std::string(function) + " is module " + found->module + "'s, and this program reads " +
-				  "arguments of module " + module_->module + "'s functions already: one module's types " +
-				  "a program");
-	module_.emplace(std::move(*found));
-	return FunctionTypes{&module_->types, dbg::btf::Types::Among::Own};
+	taken_.push_back(std::make_unique<ModuleTypes>(std::move(*found)));
+	return FunctionTypes{&taken_.back()->types, dbg::btf::Types::Among::Own};
 }
 
 std::unique_ptr<probes::KernelTypes> kernel_types(std::shared_ptr<ProbeTypes> types)
@@ -192,8 +215,10 @@ probes::ParamLookup kernel_params(std::shared_ptr<ProbeTypes> types)
 		if (!params)
 			return params.error();
 		std::vector<probes::Param> out;
-		for (const auto &p : *params)
+		for (const auto &p : *params) {
 			out.push_back(describe(*in->types, p));
+			out.back().type_id = types->global(*in->types, p.type_id);
+		}
 		return out;
 	};
 }

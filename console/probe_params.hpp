@@ -4,8 +4,10 @@
 // probe checker asks for them.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "checker.hpp"
 #include "kernel_btf.hpp"
@@ -14,10 +16,12 @@
 namespace vtice::console {
 
 // The types one probe program is checked against: the kernel's, and those
-// of at most one module whose function it reads arguments of. A module's
-// BTF is split on the kernel's (its ids go on from the kernel's, which keep
-// their meaning), so once a module is taken every answer comes from its
-// types; a second module's ids would collide with the first's.
+// of each module whose functions it reads arguments of. A module's BTF is
+// split on the kernel's: ids below the kernel's count are the kernel's in
+// every module, and each module's own ids go on from there, so two
+// modules' own ids collide. The checker sees one space of ids: the
+// kernel's as they are, and the k-th module's own moved up by
+// (k + 1) * kModuleIdStride.
 class ProbeTypes {
 public:
 	explicit ProbeTypes(std::shared_ptr<KernelBtf> kernel, ModuleTypesLookup modules = {})
@@ -25,10 +29,24 @@ public:
 	{
 	}
 
+	// Far above any kernel's count of types (~150,000 in 6.12), and room
+	// for kMaxModules modules in 32 bits.
+	static constexpr std::uint32_t kModuleIdStride = 1u << 24;
+	static constexpr std::size_t kMaxModules = 255;
+
 	// The kernel's types (loaded on the first question, KernelBtf: once).
 	Result<const dbg::btf::Types *> kernel() { return kernel_->types(); }
-	// The taken module's types, else the kernel's; null when none loaded.
-	const dbg::btf::Types *current();
+
+	// A type the checker names by id: the types that hold it and its id there.
+	struct Local {
+		const dbg::btf::Types *types;
+		std::uint32_t id;
+	};
+	// Nothing when the kernel's types did not load, or for an id of no module.
+	std::optional<Local> local(std::uint32_t id);
+	// The id the checker sees for types' own id.
+	std::uint32_t global(const dbg::btf::Types &types, std::uint32_t id);
+
 	// Where a function's prototype is: the types, and which of their
 	// functions of that name is meant.
 	struct FunctionTypes {
@@ -36,10 +54,12 @@ public:
 		dbg::btf::Types::Among among;
 	};
 	// The types that have function (NAME or MODULE:NAME): the kernel's, or
-	// its module's (taken now, if no other module is), or why neither.
-	// NAME alone is the kernel's when its BTF has it (as fn:NAME's address
-	// is the kernel's), vmlinux:NAME only the kernel's.
+	// its module's (taken now, if not yet), or why neither. NAME alone is
+	// the kernel's when its BTF has it (as fn:NAME's address is the
+	// kernel's), vmlinux:NAME only the kernel's.
 	Result<FunctionTypes> of_function(std::string_view function);
+	// "struct msr_data": the kernel's first, then each module's taken.
+	Result<std::uint32_t> find(std::string_view name);
 
 private:
 	Result<FunctionTypes> of_module_function(std::string_view function, std::string_view module,
@@ -47,7 +67,8 @@ private:
 
 	std::shared_ptr<KernelBtf> kernel_;
 	ModuleTypesLookup modules_;
-	std::optional<ModuleTypes> module_;
+	// Each module's types stay where they are: others hold their address.
+	std::vector<std::unique_ptr<ModuleTypes>> taken_;
 };
 
 // Every answer after a failed load of the kernel's BTF repeats why it failed.

@@ -31,7 +31,7 @@ usage() {
 usage: tests/bochs/run.sh [options]
 
 Builds the vtice module against the headers of the Debian kernel that
-tools/kernel.sh unpacked, packs an initramfs (busybox, the module, msr.ko,
+tools/kernel.sh unpacked, packs an initramfs (busybox, the module, msr.ko, cpuid.ko,
 the static test client, the vtice binary), makes an ISOLINUX ISO, boots it in
 Bochs (corei7_skylake_x, VT-x emulated) and checks the serial log.
 

@@ -826,6 +826,76 @@ static int module_named(char *why, size_t len)
 }
 
 /*
+ * Child vtmod2's reads (probe-module, two modules in one program): 8 bytes
+ * of /dev/cpu/0/msr at msr_positions[0], then 16 of /dev/cpu/0/cpuid at
+ * CPUID_POSITION (leaf 1, subleaf 0: the position is the leaf).
+ */
+#define CPUID_POSITION	1L
+#define CPUID_BYTES	16L
+
+static void pread_two_modules_once(void)
+{
+	uint64_t buf[2];
+	int msr = open("/dev/cpu/0/msr", O_RDONLY), cpuid = open("/dev/cpu/0/cpuid", O_RDONLY);
+
+	if (msr >= 0 && cpuid >= 0 && pread(msr, buf, 8, msr_positions[0]) == 8)
+		(void)pread(cpuid, buf, CPUID_BYTES, CPUID_POSITION);
+	if (msr >= 0)
+		close(msr);
+	if (cpuid >= 0)
+		close(cpuid);
+}
+
+/*
+ * Two modules' functions typed in one program: msr.ko's msr_read and
+ * cpuid.ko's cpuid_read, each with args-> from its own BTF (split on the
+ * kernel's, so their own type ids overlap). Each line must be what the
+ * kernel's kprobe on that module's function fetched by register (%dx, and
+ * +0(%cx) through ppos). cpuid.ko is loaded for this alone. 0, or why not.
+ */
+static int module_two(char *why, size_t len)
+{
+	static const char *const keys[] = { " count=", " pos=" };
+	long msr[2 * MAX_PATHS], cpuid[2 * MAX_PATHS], vt[3 * MAX_PATHS];
+	int nm = 0, nc = 0, nv, ret = -1;
+
+	if (system("insmod /lib/vtice/cpuid.ko")) {
+		snprintf(why, len, "cpuid.ko did not load");
+		return -1;
+	}
+	if (kernel_columns_of("vtmod2", "p:vtmod2 msr:msr_read count=%dx:u64 pos=+0(%cx):u64",
+			      pread_two_modules_once, keys, 2, msr, &nm) || nm != 1 ||
+	    kernel_columns_of("vtmod2", "p:vtmod2 cpuid:cpuid_read count=%dx:u64 pos=+0(%cx):u64",
+			      pread_two_modules_once, keys, 2, cpuid, &nc) || nc != 1 ||
+	    cpuid[0] != CPUID_BYTES || cpuid[1] != CPUID_POSITION) {
+		snprintf(why, len, "the kernel's kprobes on msr:msr_read and cpuid:cpuid_read gave %d and %d of 1 "
+			 "read (cpuid: count %ld pos %ld): no oracle", nm, nc, nc ? cpuid[0] : 0, nc ? cpuid[1] : 0);
+		goto out;
+	}
+	if (vtice_columns_of("vtmod2", "fn:msr:msr_read /comm == \"vtmod2\"/ { printf(\"1 %d %d\\n\", args->count, "
+				       "args->ppos[0]); } fn:cpuid:cpuid_read /comm == \"vtmod2\"/ { printf(\"2 %d %d\\n\", "
+				       "args->count, args->ppos[0]); }", pread_two_modules_once, "probe-module two modules",
+			     3, vt, &nv)) {
+		snprintf(why, len, "vtice probe (fn:msr:msr_read and fn:cpuid:cpuid_read) failed (its stderr is above)");
+		goto out;
+	}
+	if (nv != 2 || vt[0] != 1 || vt[1] != msr[0] || vt[2] != msr[1] || vt[3] != 2 || vt[4] != cpuid[0] ||
+	    vt[5] != cpuid[1]) {
+		snprintf(why, len, "two modules: vtice printed %d lines (the first %ld %ld %ld); the kernel's kprobes "
+			 "1 %ld %ld then 2 %ld %ld", nv, nv ? vt[0] : 0, nv ? vt[1] : 0, nv ? vt[2] : 0, msr[0],
+			 msr[1], cpuid[0], cpuid[1]);
+		goto out;
+	}
+	ret = 0;
+out:
+	if (system("rmmod cpuid") && !ret) {
+		snprintf(why, len, "rmmod cpuid failed");
+		ret = -1;
+	}
+	return ret;
+}
+
+/*
  * A module holding a probe goes: with a probe armed at msr_ioctl (a raw
  * VTICE_IOC_PROBES), rmmod msr must succeed (the module is not held), the
  * kernel log must say the probes were removed before it went, the armed
@@ -976,15 +1046,17 @@ int cmd_probe_module(int argc, char **argv)
 			return report(name, FAIL, "call %d: vtice's ioc %#lx arg %#lx f_pos %#lx; the kernel's ioc %#lx "
 				      "arg %#lx, the child's position %#lx", i, vt[3 * i], vt[3 * i + 1], vt[3 * i + 2],
 				      kernel[2 * i], kernel[2 * i + 1], msr_positions[i]);
-	if (module_returns(why, sizeof(why)) || module_named(why, sizeof(why)) || module_going(why, sizeof(why)) ||
-	    module_going_run(why, sizeof(why)))
+	if (module_returns(why, sizeof(why)) || module_named(why, sizeof(why)) || module_two(why, sizeof(why)) ||
+	    module_going(why, sizeof(why)) || module_going_run(why, sizeof(why)))
 		return report(name, FAIL, "%s", why);
 	return report(name, PASS, "msr_ioctl in module msr, typed by the module's BTF: args->ioc and args->arg as "
 		      "the kernel's kprobe fetched %%si and %%dx (%#lx %#lx, %#lx %#lx), args->file->f_pos the "
 		      "child's lseek positions (%#lx, %#lx); fn:msr_ioctl:return's retval -ENOTTY at each return "
 		      "as the kernel's kretprobe's $retval; fn:msr:msr_read (the module's, not the kernel's "
 		      "msr_read): args->count and args->ppos[0] as the kernel's kprobe on msr:msr_read fetched "
-		      "them at each pread; rmmod msr under a probe: the probes removed first, its old address "
+		      "them at each pread; fn:msr:msr_read and fn:cpuid:cpuid_read in one program, each typed "
+		      "by its module's BTF, as the kernel's kprobes; rmmod msr under a probe: the probes "
+		      "removed first, its old address "
 		      "refused, msr.ko loaded again; under a running vtice probe: it said so and ended the run",
 		      vt[0], vt[1], vt[3], vt[4], vt[2], vt[5]);
 }

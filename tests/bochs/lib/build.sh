@@ -131,16 +131,27 @@ extra_scenario_names() {
 	[[ -z "${last// /}" ]] || printf '%s ' $last
 }
 
+# The kernel package's module $3 (NAME.ko or NAME.ko.xz) under $1/pkg for
+# version $2; $4 is the option that builds it, for the error.
+debian_module_file() {
+	local file
+	file=$(find "$1/pkg/lib/modules/$2" -name "$3.ko*" | head -n1)
+	[[ -n "$file" ]] || { echo "run.sh: error: $3.ko not found under $1/pkg ($4=m expected)" >&2; exit 1; }
+	echo "$file"
+}
+
 build_initramfs() {
 	local dir=$1 img=$2 kdir=$3 version=$4 ko=$5 vtice_bin=$6 scenarios=$7 here=$8
-	local extra_files=$9 guest_kos=${10} msr f n=0
-	msr=$(find "$kdir/pkg/lib/modules/$version" -name 'msr.ko*' | head -n1)
-	[[ -n "$msr" ]] || { echo "run.sh: error: msr.ko not found under $kdir/pkg (CONFIG_X86_MSR=m expected)" >&2; exit 1; }
+	local extra_files=$9 guest_kos=${10} msr cpuid f n=0
+	msr=$(debian_module_file "$kdir" "$version" msr CONFIG_X86_MSR) || exit 1
+	# A second module for hv.probe-module, which loads it itself.
+	cpuid=$(debian_module_file "$kdir" "$version" cpuid CONFIG_X86_CPUID) || exit 1
 	rm -rf "$dir" && mkdir -p "$dir"/{bin,dev,proc,sys,tmp,etc,lib/vtice}
 	install -m 0755 /bin/busybox "$dir/bin/busybox"
 	install -m 0755 "$here/init.sh" "$dir/init"
 	install -m 0755 "$(dirname "$img")/client/vtice-test" "$dir/bin/vtice-test"
 	install -m 0644 "$msr" "$dir/lib/vtice/msr.ko"
+	install -m 0644 "$cpuid" "$dir/lib/vtice/cpuid.ko"
 	[[ -n "$ko" ]] && install -m 0644 "$ko" "$dir/lib/vtice/vtice.ko"
 	for f in $guest_kos; do
 		install -m 0644 "$f" "$dir/lib/vtice/$(basename "$f")"
