@@ -4,7 +4,8 @@
 set -uo pipefail
 vtice=$1 kernels=$2
 fail() { echo "FAIL: $*"; exit 1; }
-dir=$(find "$kernels/" -mindepth 1 -maxdepth 1 -type d 2>/dev/null | head -1)
+# The first unpacked kernel (kernels/ holds apt state directories too).
+dir=$(find "$kernels/" -mindepth 2 -maxdepth 2 -name vmlinuz -printf "%h\n" 2>/dev/null | sort | head -1)
 [[ -n "$dir" && -f "$dir/vmlinuz" ]] || { echo "SKIP: no Debian kernel under $kernels"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
