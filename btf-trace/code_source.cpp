@@ -10,18 +10,25 @@ CodeMap::CodeMap(std::vector<CodeBlob> blobs) : blobs_(std::move(blobs))
 {
 	std::stable_sort(blobs_.begin(), blobs_.end(),
 			 [](const CodeBlob &a, const CodeBlob &b) { return a.address < b.address; });
+	for (const CodeBlob &blob : blobs_)
+		longest_ = std::max(longest_, blob.bytes.size());
 }
 
 std::span<const std::uint8_t> CodeMap::read(std::uint64_t address, std::size_t wanted) const
 {
 	auto it = std::upper_bound(blobs_.begin(), blobs_.end(), address,
 				   [](std::uint64_t a, const CodeBlob &blob) { return a < blob.address; });
-	// Walk back past blobs that end before the address (overlaps are rare, short).
+	// Walk back past blobs that end before the address (overlaps are rare,
+	// short), no further than the longest blob reaches: a trace read from
+	// the stub has thousands of small blobs, and an address in none of
+	// them (user code) would otherwise walk them all.
 	while (it != blobs_.begin()) {
 		--it;
 		std::uint64_t offset = address - it->address;
 		if (offset < it->bytes.size())
 			return std::span(it->bytes).subspan(offset, std::min(wanted, it->bytes.size() - offset));
+		if (offset >= longest_)
+			break;
 	}
 	return {};
 }

@@ -33,6 +33,7 @@ public:
 
 private:
 	std::vector<CodeBlob> blobs_;  // sorted by address
+	std::size_t longest_ = 0;      // bytes of the longest blob
 };
 
 // The loadable segments of an ELF64 x86-64 image (vmlinux), at their

@@ -183,6 +183,10 @@ static Result<void> run(CommandContext &ctx, const std::vector<std::string> &arg
 					   "trace: " + std::to_string(insns) + " instructions, " +
 						   std::to_string(branches) + " branches");
 	};
+	options.code_progress = [&ctx](std::uint64_t done, std::uint64_t total) {
+		ctx.out.progress("trace: reading the text the records ran through: " + std::to_string(done) +
+				 " of " + std::to_string(total) + " bytes");
+	};
 	Result<TraceResult> traced = make_error("");
 	std::string stub_report;
 	if (by_stub) {

@@ -31,6 +31,8 @@ struct TraceOptions {
 	std::uint64_t max_instructions = 5'000'000;
 	int stop_timeout_ms = 10000;
 	std::function<void(std::uint64_t instructions, std::uint64_t branches)> progress;
+	// The stub tracer's reading of the text its records ran through, in bytes.
+	std::function<void(std::uint64_t done, std::uint64_t total)> code_progress;
 };
 
 struct TraceResult {

@@ -1,5 +1,6 @@
 #include "trace_output.hpp"
 
+#include <algorithm>
 #include <set>
 
 namespace vtice::dbg {
@@ -63,25 +64,63 @@ namespace {
 
 constexpr std::uint64_t kPage = 4096;
 constexpr std::uint64_t kMaxRun = 64 * kPage;
+constexpr std::uint64_t kMaxInsn = 16;  // an instruction's 15 bytes, rounded
+// A read costs its packets' framing and a round trip, about 20 bytes of
+// memory on a 115,200-baud line (hex doubles each byte): a gap shorter
+// than this is cheaper read than asked for twice.
+constexpr std::uint64_t kMergeGap = 32;
+
+// What the decoder walks, as code_pages explains: each branch's own bytes
+// and the run from the last branch target to it.
+template <typename Visit>
+void walk_code(const std::vector<vtice_record> &records, std::uint64_t start_pc, Visit visit)
+{
+	std::uint64_t at = start_pc;
+	for (const vtice_record &r : records) {
+		if (r.type != VTICE_REC_BRANCH)
+			continue;
+		std::uint64_t from = r.u.branch.from;
+		if (at && from >= at && from - at <= kMaxRun)
+			visit(at, from + kMaxInsn);
+		else
+			visit(from, from + kMaxInsn);
+		at = r.u.branch.to;
+	}
+}
 
 }  // namespace
 
 std::set<std::uint64_t> code_pages(const std::vector<vtice_record> &records, std::uint64_t start_pc)
 {
 	std::set<std::uint64_t> pages;
-	std::uint64_t at = start_pc;
-	for (const vtice_record &r : records) {
-		if (r.type != VTICE_REC_BRANCH)
-			continue;
-		std::uint64_t from = r.u.branch.from;
-		pages.insert(from & ~(kPage - 1));
-		pages.insert((from + 15) & ~(kPage - 1));
-		if (at && from >= at && from - at <= kMaxRun)
-			for (std::uint64_t p = at & ~(kPage - 1); p <= from + 16; p += kPage)
-				pages.insert(p);
-		at = r.u.branch.to;
-	}
+	walk_code(records, start_pc, [&](std::uint64_t start, std::uint64_t end) {
+		for (std::uint64_t p = start & ~(kPage - 1); p < end; p += kPage)
+			pages.insert(p);
+	});
 	return pages;
+}
+
+std::vector<CodeRange> code_ranges(const std::vector<vtice_record> &records, std::uint64_t start_pc)
+{
+	std::vector<CodeRange> wanted;
+	walk_code(records, start_pc, [&](std::uint64_t start, std::uint64_t end) { wanted.push_back({start, end}); });
+	std::sort(wanted.begin(), wanted.end(), [](const CodeRange &a, const CodeRange &b) { return a.start < b.start; });
+	std::vector<CodeRange> merged;
+	for (const CodeRange &r : wanted) {
+		if (!merged.empty() && r.start <= merged.back().end + kMergeGap)
+			merged.back().end = std::max(merged.back().end, r.end);
+		else
+			merged.push_back(r);
+	}
+	std::vector<CodeRange> ranges;
+	for (const CodeRange &r : merged)
+		for (std::uint64_t start = r.start; start < r.end;) {
+			std::uint64_t page_end = (start & ~(kPage - 1)) + kPage;
+			std::uint64_t end = std::min(r.end, page_end);
+			ranges.push_back({start, end});
+			start = end;
+		}
+	return ranges;
 }
 
 std::uint64_t as_one_timeline(std::vector<vtice_record> &records)

@@ -30,6 +30,15 @@ Result<void> write_trace_file(const std::string &path, const TraceResult &trace,
 // CPUs, or a corrupt record), and the decoder says so itself.
 std::set<std::uint64_t> code_pages(const std::vector<vtice_record> &records, std::uint64_t start_pc);
 
+// The same text as byte ranges [start, end), for a reader that pays for
+// each byte (the debug stub's serial line): ranges nearer each other than
+// a read's own cost are one, and none crosses a page, so an unmapped page
+// costs only its own ranges. Sorted, not overlapping.
+struct CodeRange {
+	std::uint64_t start = 0, end = 0;
+};
+std::vector<CodeRange> code_ranges(const std::vector<vtice_record> &records, std::uint64_t start_pc);
+
 // One task's records from several CPUs (TSC order), made one stream on the
 // CPU of the first: the decoder keeps one call stack per CPU, so a task
 // that moved mid-call would otherwise start over there with "already

@@ -51,11 +51,21 @@ guest_panicked() {
 
 # Wall-clock seconds at which each scenario ended, for the figures: Bochs
 # shares the machine, so these vary with load; guest uptimes do not.
+# test-times has the same for each result (VTICE-TEST), to see where a
+# scenario's wall time goes.
 note_scenario_times() {
-	local out=$1 elapsed=$2 s
-	for s in $(tr -d '\r' < "$out/serial.log" | sed -n 's/.*VTICE-SCENARIO \([a-z0-9_]*\) END.*/\1/p'); do
-		grep -q "^$s " "$out/scenario-times" 2>/dev/null || echo "$s $elapsed" >> "$out/scenario-times"
-	done
+	local out=$1 elapsed=$2
+	note_times_of 'VTICE-SCENARIO \([a-z0-9_]*\) END' "$out/serial.log" "$out/scenario-times" "$elapsed"
+	note_times_of 'VTICE-TEST \([a-z0-9_.-]*\) ' "$out/serial.log" "$out/test-times" "$elapsed"
+}
+
+# One awk a second: names whose line is in the log and not yet in times.
+note_times_of() {
+	local pattern=$1 log=$2 times=$3 elapsed=$4
+	tr -d '\r' < "$log" | sed -n "s/.*$pattern.*/\\1/p" |
+		awk -v t="$elapsed" -v times="$times" '
+			BEGIN { while ((getline line < times) > 0) { split(line, f, " "); seen[f[1]] = 1 } }
+			!($1 in seen) { seen[$1] = 1; print $1, t }' >> "$times"
 }
 
 stop_for_hang() {
@@ -119,7 +129,7 @@ run_bochs() {
 	take_bochs_slot 1200
 	wait_for_other_bochs 600
 	: > "$out/serial.log"
-	rm -f "$out/scenario-times"
+	rm -f "$out/scenario-times" "$out/test-times"
 	echo "run.sh: booting in Bochs (limit ${limit}s), serial log $out/serial.log" >&2
 	start=$(date +%s)
 	(cd "$out" && exec "$BOCHS_BIN" -q -f "$out/bochsrc" "${BOCHS_EXTRA_ARGS[@]}" \
