@@ -177,5 +177,21 @@ TEST(CodeMap, ServesBytesWithinBlobs)
 	EXPECT_TRUE(CodeMap().read(0, 1).empty());
 }
 
+TEST(CodeMap, ALongBlobIsFoundBehindShortOnesAndAMissIsEmpty)
+{
+	std::vector<CodeBlob> blobs{{0x1000, std::vector<std::uint8_t>(0x100, 5)}};
+	for (std::uint64_t a = 0x1010; a < 0x1080; a += 0x10)
+		blobs.push_back({a, {1, 2}});
+	blobs.push_back({0x3000, {9}});
+	CodeMap code(std::move(blobs));
+	auto inside = code.read(0x1085, 4);  // past every short blob, inside the long one
+	ASSERT_EQ(inside.size(), 4u);
+	EXPECT_EQ(inside[0], 5);
+	EXPECT_EQ(code.read(0x1011, 4)[0], 2);
+	EXPECT_TRUE(code.read(0x1100, 1).empty());  // just past the long blob
+	EXPECT_TRUE(code.read(0x2fff, 1).empty());
+	EXPECT_EQ(code.read(0x3000, 4).size(), 1u);
+}
+
 }  // namespace
 }  // namespace vtice::trace
