@@ -200,10 +200,7 @@ Result<void> run_probe(dbg::CommandContext &ctx, const std::vector<std::string> 
 				       },
 				       ctx.out)
 			     : ModuleTypesLookup{});
-	auto types = kernel_types(probe_types);
-	auto program = probes::compile_program(
-		o->source, [](std::string_view name) { return trace::syscall_number(name); }, kernel_params(probe_types),
-		types.get());
+	auto program = compile_typed_program(o->source, probe_types);
 	if (!program) {
 		report(program.error(), *o);
 		return make_error("the program was refused");

@@ -435,10 +435,7 @@ int cmd_probe(int argc, char **argv)
 	auto btf = std::make_shared<KernelBtf>(opts->btf);	// args->NAME, fields and kstack's module frames
 	// args->NAME of a module's function: the module's BTF beside the kernel's.
 	auto probe_types = std::make_shared<ProbeTypes>(btf, local_module_types(opts->kallsyms, opts->btf));
-	auto types = kernel_types(probe_types);
-	auto program = probes::compile_program(
-		opts->source, [](std::string_view name) { return trace::syscall_number(name); },
-		kernel_params(probe_types), types.get());
+	auto program = compile_typed_program(opts->source, probe_types);
 	if (!program) {
 		eprintf("%s", probes::format_diagnostic(opts->source, program.error(), opts->source_name).c_str());
 		return kExitUsage;

@@ -1,7 +1,11 @@
 // args->NAME and reads through arguments: the kernel's or a module's BTF (probe_params.hpp).
 #include "probe_params.hpp"
 
+#include <algorithm>
 #include <memory>
+
+#include "parser.hpp"
+#include "syscall_events.hpp"
 
 namespace vtice::console {
 namespace {
@@ -158,7 +162,34 @@ Result<std::uint32_t> ProbeTypes::find(std::string_view name)
 		if (auto own = module->types.find(name))
 			id = global(module->types, *own);
 	}
+	// The probe points' modules, taken only now that a type needs them.
+	while (!id && !lenders_.empty()) {
+		std::string function = std::move(lenders_.back());
+		lenders_.pop_back();
+		auto in = of_function(function);
+		if (in && in->types != *kernel)
+			if (auto own = in->types->find(name))
+				id = global(*in->types, *own);
+	}
 	return id;
+}
+
+void ProbeTypes::lend_types_of(const probes::Program &program)
+{
+	lenders_ = probes::function_points(program);
+	std::reverse(lenders_.begin(), lenders_.end());
+}
+
+Result<probes::CheckedProgram> compile_typed_program(std::string_view source, std::shared_ptr<ProbeTypes> types)
+{
+	auto program = probes::parse_program(source);
+	if (!program)
+		return program.error();
+	types->lend_types_of(*program);
+	auto kernel = kernel_types(types);
+	return probes::check_program(
+		std::move(*program), [](std::string_view name) { return trace::syscall_number(name); },
+		kernel_params(types), kernel.get());
 }
 
 Result<ProbeTypes::FunctionTypes> ProbeTypes::of_function(std::string_view function)

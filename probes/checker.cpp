@@ -1224,6 +1224,18 @@ Result<CheckedProgram> check_program(Program program, const SyscallLookup &looku
 	return out;
 }
 
+std::vector<std::string> function_points(const Program &program)
+{
+	std::vector<std::string> functions;
+	for (const Probe &probe : program.probes)
+		for (ProbePoint point : probe.points) {
+			std::vector<std::string> parts = split(point.text);
+			if (parts[0] == "fn" && resolve_function(point, parts))
+				functions.push_back(qualified_function(point));
+		}
+	return functions;
+}
+
 Result<CheckedProgram> compile_program(std::string_view source, const SyscallLookup &lookup,
 				       const ParamLookup &params, const KernelTypes *types)
 {

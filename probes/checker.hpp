@@ -99,6 +99,11 @@ inline constexpr std::uint64_t kMinIntervalNs = 10'000'000;	// 10 ms: the consol
 Result<CheckedProgram> check_program(Program program, const SyscallLookup &lookup,
 				     const ParamLookup &params = {}, const KernelTypes *types = nullptr);
 
+// The functions of a parsed program's fn: points, in order, as parameter
+// lookups take them (qualified_function); points that do not parse are
+// left for check_program to refuse.
+std::vector<std::string> function_points(const Program &program);
+
 // parse_program, then check_program.
 Result<CheckedProgram> compile_program(std::string_view source, const SyscallLookup &lookup,
 				       const ParamLookup &params = {}, const KernelTypes *types = nullptr);

@@ -601,11 +601,10 @@ struct ModuleMachine {
 		return ko && vtice::symbols::testing::unpack_module(*ko, (dir / name).string());
 	}
 
+	// As vtice probe compiles: the fn: points lend their modules' types.
 	vtice::Result<vtice::probes::CheckedProgram> compile(const std::string &source) const
 	{
-		return vtice::probes::compile_program(
-			source, [](std::string_view) { return std::nullopt; }, vtice::console::kernel_params(types),
-			kernel_types.get());
+		return vtice::console::compile_typed_program(source, types);
 	}
 };
 
@@ -811,6 +810,40 @@ TEST(ModuleBtf, TwoModulesFunctionsAreTypedEachByItsOwnBtf)
 		EXPECT_FALSE(fresh.compile("fn:msr:msr_read { printf(\"%d\\n\", "
 					   "((struct cpuid_regs_done *)arg0)->done.done); }"))
 			<< "cpuid's type in a program that took only msr's types";
+	}
+}
+
+// A cast in a probe on a module's function finds that module's own types
+// with no args-> to take them: the probe point lends its module's BTF. A
+// type the kernel has never needs the module (its .ko is not there).
+TEST(ModuleBtf, AModuleProbesCastFindsItsModulesOwnTypes)
+{
+	if (auto missing = module_oracles_missing())
+		GTEST_SKIP() << *missing;
+	for (const auto &kernel : vtice::symbols::testing::debian_kernel_dirs()) {
+		SCOPED_TRACE(kernel.string());
+		std::string vmlinux = (kernel / "vmlinux").string();
+		ModuleMachine without(kernel, kModuleKallsyms);
+		EXPECT_TRUE(without.compile("fn:cpuid:cpuid_read { @ = ((struct file *)arg0)->f_flags; }"))
+			<< "the kernel's struct file needs no module";
+		EXPECT_FALSE(without.compile("fn:cpuid:cpuid_read { @ = ((struct cpuid_regs_done *)arg0)->done.done; }"))
+			<< "no cpuid.ko, no cpuid's types";
+		ModuleMachine machine(kernel, kModuleKallsyms);
+		ASSERT_TRUE(machine.add_module("cpuid")) << "the kernel package has cpuid.ko";
+		auto done = pahole_member("--btf_base " + vmlinux + " " + (machine.dir / "cpuid").string(),
+					  "cpuid_regs_done", "done");
+		auto count = pahole_member(vmlinux, "completion", "done");
+		ASSERT_TRUE(done && count) << "pahole shows cpuid_regs_done's done and completion's done";
+		std::vector<FetchOp> expected{{FetchCode::Arg, 0, 0},
+					      {FetchCode::Add, 0, done->first + count->first},
+					      {FetchCode::Load, static_cast<std::uint8_t>(count->second), 0},
+					      {FetchCode::Value, 0, 0}};
+		for (const char *point : {"fn:cpuid:cpuid_read", "fn:cpuid_read"}) {
+			auto program = machine.compile(std::string(point) + " { printf(\"%d\\n\", "
+							   "((struct cpuid_regs_done *)arg0)->done.done); }");
+			ASSERT_TRUE(program) << point << ": " << program.error().message;
+			EXPECT_EQ(program->program.probes[0].fetch, expected) << point;
+		}
 	}
 }
 

@@ -8,6 +8,7 @@
 
 #include "checker.hpp"
 #include "diagnostic.hpp"
+#include "parser.hpp"
 #include "probe_lookup.hpp"
 
 using namespace vtice::probes;
@@ -154,6 +155,16 @@ TEST(ProbeLanguage, AFunctionPointMayNameItsModule)
 	EXPECT_NE(refusal("fn:" + long_name + ":f { exit(); }").find("is not a module's name"), std::string::npos);
 	// One place, one probe: the kernel's and the module's msr_read are two.
 	accepted("fn:msr:msr_read { @a = count(); } fn:vmlinux:msr_read { @b = count(); }");
+}
+
+// Before checking, the fn: points' functions as lookups take them: the
+// console lends their modules' types to casts (probe_params.hpp).
+TEST(ProbeLanguage, FunctionPointsListsTheFnPointsAsParameterLookupsTakeThem)
+{
+	auto program = parse_program("fn:vfs_read, syscall:read, fn:msr:msr_read:return { @ = count(); } "
+				     "addr:vfs_read+4 { @a = count(); } fn:a:b:c:d { exit(); } fn:vmlinux:x { exit(); }");
+	ASSERT_TRUE(program) << program.error().message;
+	EXPECT_EQ(function_points(*program), (std::vector<std::string>{"vfs_read", "msr:msr_read", "vmlinux:x"}));
 }
 
 TEST(ProbeLanguage, AnAddrProbeSitsAtAnAddressOrASymbolsOffsetAndHasNoArguments)
