@@ -37,7 +37,9 @@
  *   msr.ko), typed by the module's BTF, against the kernel's kprobe
  *   fetching the same values by register; child vtmsr calls it. Then
  *   fn:msr:msr_read, the module's of a name the kernel has too, against
- *   the kernel's kprobe on msr:msr_read; child vtmsrr reads. Then msr
+ *   the kernel's kprobe on msr:msr_read; child vtmsrr reads. Then two
+ *   modules in one program, and a cast alone to cpuid.ko's own struct
+ *   (children vtmod2, vtmod3). Then msr
  *   unloaded under the module's probes, and under a running vtice probe.
  */
 #define _GNU_SOURCE
@@ -846,6 +848,52 @@ static void pread_two_modules_once(void)
 		close(cpuid);
 }
 
+/* Child vtmod3's CPUID read (probe-module, a cast alone), on CPU 0 so that cpuid_read's call runs there, in the child. */
+static void pread_cpuid_on_cpu0(void)
+{
+	uint64_t buf[2];
+	int cpuid;
+
+	pin_to_cpu(0);
+	cpuid = open("/dev/cpu/0/cpuid", O_RDONLY);
+	if (cpuid >= 0) {
+		(void)pread(cpuid, buf, CPUID_BYTES, CPUID_POSITION);
+		close(cpuid);
+	}
+}
+
+/*
+ * A cast to a module's own type with no args-> in the program: the probe
+ * point (fn:cpuid:cpuid_smp_cpuid) lends cpuid.ko's BTF, where struct
+ * cpuid_regs_done is; its regs.eax is the leaf asked for, as the kernel's
+ * kprobe fetches it through the argument (+0(%di)). 0, or why not.
+ */
+static int module_cast_alone(char *why, size_t len)
+{
+	static const char *const keys[] = { " leaf=" };
+	long kernel[MAX_PATHS], vt[MAX_PATHS];
+	int nk = 0, nv;
+
+	if (kernel_columns_of("vtmod3", "p:vtmod3 cpuid:cpuid_smp_cpuid leaf=+0(%di):u32", pread_cpuid_on_cpu0, keys, 1,
+			      kernel, &nk) || nk != 1 || kernel[0] != CPUID_POSITION) {
+		snprintf(why, len, "the kernel's kprobe on cpuid:cpuid_smp_cpuid gave %d of 1 calls (leaf %ld): no "
+			 "oracle", nk, nk ? kernel[0] : 0);
+		return -1;
+	}
+	if (vtice_columns_of("vtmod3", "fn:cpuid:cpuid_smp_cpuid /comm == \"vtmod3\"/ { printf(\"%d\\n\", "
+				       "((struct cpuid_regs_done *)arg0)->regs.eax); }", pread_cpuid_on_cpu0,
+			     "probe-module a cast alone", 1, vt, &nv)) {
+		snprintf(why, len, "vtice probe (a cast to cpuid's struct cpuid_regs_done) failed (its stderr is above)");
+		return -1;
+	}
+	if (nv != 1 || vt[0] != kernel[0]) {
+		snprintf(why, len, "a cast alone: vtice printed %d lines (the first %ld); the kernel's kprobe leaf %ld", nv,
+			 nv ? vt[0] : 0, kernel[0]);
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * Two modules' functions typed in one program: msr.ko's msr_read and
  * cpuid.ko's cpuid_read, each with args-> from its own BTF (split on the
@@ -886,7 +934,7 @@ static int module_two(char *why, size_t len)
 			 msr[1], cpuid[0], cpuid[1]);
 		goto out;
 	}
-	ret = 0;
+	ret = module_cast_alone(why, len);
 out:
 	if (system("rmmod cpuid") && !ret) {
 		snprintf(why, len, "rmmod cpuid failed");
@@ -1055,7 +1103,9 @@ int cmd_probe_module(int argc, char **argv)
 		      "as the kernel's kretprobe's $retval; fn:msr:msr_read (the module's, not the kernel's "
 		      "msr_read): args->count and args->ppos[0] as the kernel's kprobe on msr:msr_read fetched "
 		      "them at each pread; fn:msr:msr_read and fn:cpuid:cpuid_read in one program, each typed "
-		      "by its module's BTF, as the kernel's kprobes; rmmod msr under a probe: the probes "
+		      "by its module's BTF, as the kernel's kprobes; a cast alone to cpuid.ko's struct "
+		      "cpuid_regs_done at fn:cpuid:cpuid_smp_cpuid, the leaf as the kernel's kprobe; rmmod msr "
+		      "under a probe: the probes "
 		      "removed first, its old address "
 		      "refused, msr.ko loaded again; under a running vtice probe: it said so and ended the run",
 		      vt[0], vt[1], vt[3], vt[4], vt[2], vt[5]);
