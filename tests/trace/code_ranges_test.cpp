@@ -23,6 +23,16 @@ vtice_record branch(std::uint64_t from, std::uint64_t to)
 	return r;
 }
 
+using Spans = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
+
+Spans spans_of(const std::vector<vtice_record> &records, std::uint64_t start_pc = 0)
+{
+	Spans spans;
+	for (const dbg::CodeRange &r : dbg::code_ranges(records, start_pc))
+		spans.emplace_back(r.start, r.end);
+	return spans;
+}
+
 std::string graph_of(const test::Fixture &fixture, const std::vector<trace::CodeBlob> &code)
 {
 	trace::CodeMap map(code);
@@ -64,16 +74,7 @@ TEST(CodeRanges, RunsFromEachTargetToTheNextBranchAndItsSixteenBytes)
 	// 0x1100 to the branch at 0x1120 and its bytes, then the run from 0x2000
 	// to 0x3000's bytes, split where the page ends.
 	std::vector<vtice_record> records{branch(0x1000, 0x1100), branch(0x1120, 0x2000), branch(0x3000, 0x9000)};
-	auto ranges = dbg::code_ranges(records, 0);
-	ASSERT_EQ(ranges.size(), 4u);
-	EXPECT_EQ(ranges[0].start, 0x1000u);
-	EXPECT_EQ(ranges[0].end, 0x1010u);
-	EXPECT_EQ(ranges[1].start, 0x1100u);
-	EXPECT_EQ(ranges[1].end, 0x1130u);
-	EXPECT_EQ(ranges[2].start, 0x2000u);  // the run to 0x3000, cut at the page
-	EXPECT_EQ(ranges[2].end, 0x3000u);
-	EXPECT_EQ(ranges[3].start, 0x3000u);
-	EXPECT_EQ(ranges[3].end, 0x3010u);
+	EXPECT_EQ(spans_of(records), (Spans{{0x1000, 0x1010}, {0x1100, 0x1130}, {0x2000, 0x3000}, {0x3000, 0x3010}}));
 }
 
 TEST(CodeRanges, NearbyRangesAreOneAndFarOnesAreNot)
@@ -81,12 +82,7 @@ TEST(CodeRanges, NearbyRangesAreOneAndFarOnesAreNot)
 	// A gap of 32 bytes (0x1010 to 0x1030) joins; 33 (0x1040 to 0x1061) does not.
 	std::vector<vtice_record> records{branch(0x1000, 0x9000'0000), branch(0x1030, 0x9000'0000),
 					  branch(0x1061, 0x9000'0000)};
-	auto ranges = dbg::code_ranges(records, 0);
-	ASSERT_EQ(ranges.size(), 2u);
-	EXPECT_EQ(ranges[0].start, 0x1000u);
-	EXPECT_EQ(ranges[0].end, 0x1040u);
-	EXPECT_EQ(ranges[1].start, 0x1061u);
-	EXPECT_EQ(ranges[1].end, 0x1071u);
+	EXPECT_EQ(spans_of(records), (Spans{{0x1000, 0x1040}, {0x1061, 0x1071}}));
 }
 
 TEST(CodeRanges, ARunTooLongForOneFlowKeepsOnlyTheBranch)
@@ -94,17 +90,14 @@ TEST(CodeRanges, ARunTooLongForOneFlowKeepsOnlyTheBranch)
 	// 64 pages and one byte from the target to the next branch: a seam, not a run.
 	std::uint64_t far = 0x10000 + 64 * 4096 + 1;
 	std::vector<vtice_record> records{branch(0x1000, 0x10000), branch(far, 0x1000)};
-	auto ranges = dbg::code_ranges(records, 0);
-	ASSERT_EQ(ranges.size(), 2u);
-	EXPECT_EQ(ranges[1].start, far);
-	EXPECT_EQ(ranges[1].end, far + 16);
+	EXPECT_EQ(spans_of(records), (Spans{{0x1000, 0x1010}, {far, far + 16}}));
 }
 
 TEST(CodeRanges, ARecordAtTheTopOfTheAddressSpaceWrapsToNothing)
 {
 	std::vector<vtice_record> records{branch(~0ull - 4, 0x1000)};
-	EXPECT_TRUE(dbg::code_ranges(records, 0).empty());
-	EXPECT_TRUE(dbg::code_ranges({}, 0x1000).empty());
+	EXPECT_TRUE(spans_of(records).empty());
+	EXPECT_TRUE(spans_of({}, 0x1000).empty());
 }
 
 TEST(CodeRanges, PagesCoverEveryRange)
