@@ -620,6 +620,21 @@ std::optional<std::string> module_oracles_missing()
 	return std::nullopt;
 }
 
+// What root reads for ((struct cpuid_regs_done *)arg0)->done.done, at the
+// offsets pahole shows in cpuid.ko's split BTF and the kernel's struct
+// completion; nothing when pahole shows either not.
+std::optional<std::vector<FetchOp>> cpuid_done_reads(const std::string &vmlinux, const std::string &cpuid_ko)
+{
+	auto done = pahole_member("--btf_base " + vmlinux + " " + cpuid_ko, "cpuid_regs_done", "done");
+	auto count = pahole_member(vmlinux, "completion", "done");
+	if (!done || !count)
+		return std::nullopt;
+	return std::vector<FetchOp>{{FetchCode::Arg, 0, 0},
+				    {FetchCode::Add, 0, done->first + count->first},
+				    {FetchCode::Load, static_cast<std::uint8_t>(count->second), 0},
+				    {FetchCode::Value, 0, 0}};
+}
+
 // Hand-written as /proc/kallsyms prints a loaded module's symbols.
 constexpr const char *kModuleKallsyms = "ffffffff81000000 T _text\n"
 					"ffffffff8107a1b0 T msr_read\n"
@@ -792,19 +807,14 @@ TEST(ModuleBtf, TwoModulesFunctionsAreTypedEachByItsOwnBtf)
 		auto cpuid = lookup("cpuid_read");
 		ASSERT_TRUE(cpuid) << cpuid.error().message;
 		EXPECT_EQ(names_of(*cpuid), listed) << "after msr's types were taken";
-		auto done = pahole_member("--btf_base " + vmlinux + " " + cpuid_ko, "cpuid_regs_done", "done");
-		auto count = pahole_member(vmlinux, "completion", "done");
-		ASSERT_TRUE(done && count) << "pahole shows cpuid_regs_done's done and completion's done";
+		auto expected = cpuid_done_reads(vmlinux, cpuid_ko);
+		ASSERT_TRUE(expected) << "pahole shows cpuid_regs_done's done and completion's done";
 		auto program = machine.compile("fn:msr:msr_read { @m[args->count] = count(); } "
 					       "fn:cpuid_read { @c[args->count] = count(); } "
 					       "fn:cpuid:cpuid_read { printf(\"%d\\n\", "
 					       "((struct cpuid_regs_done *)arg0)->done.done); }");
 		ASSERT_TRUE(program) << program.error().message;
-		EXPECT_EQ(program->program.probes[2].fetch,
-			  (std::vector<FetchOp>{{FetchCode::Arg, 0, 0},
-						{FetchCode::Add, 0, done->first + count->first},
-						{FetchCode::Load, static_cast<std::uint8_t>(count->second), 0},
-						{FetchCode::Value, 0, 0}}));
+		EXPECT_EQ(program->program.probes[2].fetch, *expected);
 		ModuleMachine fresh(kernel, kModuleKallsyms);
 		ASSERT_TRUE(fresh.add_module("msr") && fresh.add_module("cpuid"));
 		EXPECT_FALSE(fresh.compile("fn:msr:msr_read { printf(\"%d\\n\", "
@@ -830,19 +840,13 @@ TEST(ModuleBtf, AModuleProbesCastFindsItsModulesOwnTypes)
 			<< "no cpuid.ko, no cpuid's types";
 		ModuleMachine machine(kernel, kModuleKallsyms);
 		ASSERT_TRUE(machine.add_module("cpuid")) << "the kernel package has cpuid.ko";
-		auto done = pahole_member("--btf_base " + vmlinux + " " + (machine.dir / "cpuid").string(),
-					  "cpuid_regs_done", "done");
-		auto count = pahole_member(vmlinux, "completion", "done");
-		ASSERT_TRUE(done && count) << "pahole shows cpuid_regs_done's done and completion's done";
-		std::vector<FetchOp> expected{{FetchCode::Arg, 0, 0},
-					      {FetchCode::Add, 0, done->first + count->first},
-					      {FetchCode::Load, static_cast<std::uint8_t>(count->second), 0},
-					      {FetchCode::Value, 0, 0}};
+		auto expected = cpuid_done_reads(vmlinux, (machine.dir / "cpuid").string());
+		ASSERT_TRUE(expected) << "pahole shows cpuid_regs_done's done and completion's done";
 		for (const char *point : {"fn:cpuid:cpuid_read", "fn:cpuid_read"}) {
 			auto program = machine.compile(std::string(point) + " { printf(\"%d\\n\", "
 							   "((struct cpuid_regs_done *)arg0)->done.done); }");
 			ASSERT_TRUE(program) << point << ": " << program.error().message;
-			EXPECT_EQ(program->program.probes[0].fetch, expected) << point;
+			EXPECT_EQ(program->program.probes[0].fetch, *expected) << point;
 		}
 	}
 }
