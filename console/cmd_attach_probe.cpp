@@ -17,6 +17,7 @@
 #include "stub_stacks.hpp"
 #include "subcommands.hpp"
 #include "syscall_events.hpp"
+#include "syscall_params.hpp"
 #include "vtice/interrupts.hpp"
 
 namespace vtice::console {
@@ -200,7 +201,14 @@ Result<void> run_probe(dbg::CommandContext &ctx, const std::vector<std::string> 
 				       },
 				       ctx.out)
 			     : ModuleTypesLookup{});
-	auto program = compile_typed_program(o->source, probe_types);
+	// args->NAME of a syscall: the kernel's declarations, read through the session.
+	auto program = compile_typed_program(o->source, probe_types, syscall_params(btf, [&session]() -> Result<KernelMemory> {
+		const dbg::SymbolSource *symbols = session.symbols();
+		if (!symbols)
+			return make_error("no kernel symbols in this session to find the syscalls' declarations by");
+		return KernelMemory{[symbols](std::string_view name) { return symbols->lookup(name); },
+				    session.memory_reader()};
+	}));
 	if (!program) {
 		report(program.error(), *o);
 		return make_error("the program was refused");

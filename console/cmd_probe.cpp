@@ -31,6 +31,7 @@
 #include "record_rings.hpp"
 #include "subcommands.hpp"
 #include "syscall_events.hpp"
+#include "syscall_params.hpp"
 #include "trace_common.hpp"
 #include "tsc_clock.hpp"
 
@@ -435,7 +436,9 @@ int cmd_probe(int argc, char **argv)
 	auto btf = std::make_shared<KernelBtf>(opts->btf);	// args->NAME, fields and kstack's module frames
 	// args->NAME of a module's function: the module's BTF beside the kernel's.
 	auto probe_types = std::make_shared<ProbeTypes>(btf, local_module_types(opts->kallsyms, opts->btf));
-	auto program = compile_typed_program(opts->source, probe_types);
+	// args->NAME of a syscall: the kernel's declarations, in its memory.
+	auto program = compile_typed_program(opts->source, probe_types,
+					     syscall_params(btf, local_kernel_memory(opts->kallsyms, opts->kcore)));
 	if (!program) {
 		eprintf("%s", probes::format_diagnostic(opts->source, program.error(), opts->source_name).c_str());
 		return kExitUsage;

@@ -180,7 +180,8 @@ void ProbeTypes::lend_types_of(const probes::Program &program)
 	std::reverse(lenders_.begin(), lenders_.end());
 }
 
-Result<probes::CheckedProgram> compile_typed_program(std::string_view source, std::shared_ptr<ProbeTypes> types)
+Result<probes::CheckedProgram> compile_typed_program(std::string_view source, std::shared_ptr<ProbeTypes> types,
+						     const probes::SyscallParamLookup &syscall_params)
 {
 	auto program = probes::parse_program(source);
 	if (!program)
@@ -189,7 +190,7 @@ Result<probes::CheckedProgram> compile_typed_program(std::string_view source, st
 	auto kernel = kernel_types(types);
 	return probes::check_program(
 		std::move(*program), [](std::string_view name) { return trace::syscall_number(name); },
-		kernel_params(types), kernel.get());
+		kernel_params(types), kernel.get(), syscall_params);
 }
 
 Result<ProbeTypes::FunctionTypes> ProbeTypes::of_function(std::string_view function)

@@ -84,7 +84,9 @@ probes::ParamLookup kernel_params(std::shared_ptr<ProbeTypes> types);
 std::unique_ptr<probes::KernelTypes> kernel_types(std::shared_ptr<ProbeTypes> types);
 
 // A program parsed, its fn: points made lenders of types, and checked
-// against types (syscall names from the tracer's table).
-Result<probes::CheckedProgram> compile_typed_program(std::string_view source, std::shared_ptr<ProbeTypes> types);
+// against types (syscall names from the tracer's table, their arguments'
+// from syscall_params: syscall_params.hpp).
+Result<probes::CheckedProgram> compile_typed_program(std::string_view source, std::shared_ptr<ProbeTypes> types,
+						     const probes::SyscallParamLookup &syscall_params = {});
 
 }  // namespace vtice::console

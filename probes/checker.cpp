@@ -290,8 +290,9 @@ constexpr const char *kReadsInFnOnly =
 
 class Checker {
 public:
-	Checker(CheckedProgram &out, const ParamLookup &params, const KernelTypes *types)
-		: out_(out), params_(params), types_(types)
+	Checker(CheckedProgram &out, const ParamLookup &params, const SyscallParamLookup &syscall_params,
+		const KernelTypes *types)
+		: out_(out), params_(params), syscall_params_(syscall_params), types_(types)
 	{
 	}
 
@@ -909,26 +910,32 @@ private:
 	}
 
 	// args->NAME: its register and width, from the BTF of each function the
-	// probe fires in; every one must have NAME at the same place.
+	// probe fires in, or the kernel's declaration of each syscall; every
+	// one must have NAME at the same place.
 	Result<void> resolve_typed_arg(Expr &e)
 	{
 		if (e.builtin != Builtin::Arg || e.member.empty() || e.number >= 0)
 			return {};
-		if (!ctx_.fn_only)
-			return error_at(e.pos, e.text + " names a function's argument in fn:NAME probes (from the "
-							"kernel's BTF); elsewhere read argN");
-		if (!params_)
+		if (!ctx_.fn_only && !ctx_.one_syscall_each)
+			return error_at(e.pos, e.text + " names an argument in fn:NAME probes (from the kernel's BTF) "
+							"and in syscall:NAME ones (from the kernel's declarations of its "
+							"syscalls); elsewhere read argN");
+		if (ctx_.fn_only && !params_)
 			return error_at(e.pos, e.text + ": no kernel BTF here to name arguments by; read argN");
+		if (!ctx_.fn_only && !syscall_params_)
+			return error_at(e.pos, e.text + ": no kernel here to name syscalls' arguments; read argN");
 		// All or nothing: a half-resolved name would pass the second pass.
 		std::optional<Placed> first;
 		for (const ProbePoint &p : probe_->points) {
-			auto placed = place_of(e, qualified_function(p));
+			std::string where = ctx_.fn_only ? qualified_function(p) : syscall_name(p);
+			auto placed = place_of(e, where, ctx_.fn_only ? params_(where) : syscall_params_(p.syscall_nr, where));
 			if (!placed)
 				return placed.error();
 			if (first && (placed->index != first->index || placed->param.bytes != first->param.bytes ||
 				      placed->param.is_signed != first->param.is_signed))
-				return error_at(e.pos, e.text + " differs between the functions of this probe (fn:" +
-								qualified_function(p) + "): one probe, one place");
+				return error_at(e.pos, e.text + (ctx_.fn_only ? " differs between the functions of this probe (fn:"
+									      : " differs between the syscalls of this probe (") +
+							       where + "): one probe, one place");
 			first = *placed;
 		}
 		if (first) {
@@ -966,9 +973,8 @@ private:
 		int index;
 	};
 
-	Result<Placed> place_of(const Expr &e, const std::string &function)
+	Result<Placed> place_of(const Expr &e, const std::string &function, const Result<std::vector<Param>> &params)
 	{
-		auto params = params_(function);
 		if (!params)
 			return error_at(e.pos, e.text + ": " + params.error().message);
 		std::string names;
@@ -1121,6 +1127,7 @@ private:
 
 	CheckedProgram &out_;
 	const ParamLookup &params_;
+	const SyscallParamLookup &syscall_params_;
 	const KernelTypes *types_;
 	Context ctx_;
 	Probe *probe_ = nullptr;	// the probe being checked
@@ -1192,7 +1199,7 @@ RootFilter common_root_filter(const Program &program, bool (*of_kind)(const Prob
 }  // namespace
 
 Result<CheckedProgram> check_program(Program program, const SyscallLookup &lookup, const ParamLookup &params,
-				     const KernelTypes *types)
+				     const KernelTypes *types, const SyscallParamLookup &syscall_params)
 {
 	CheckedProgram out;
 	out.program = std::move(program);
@@ -1202,7 +1209,7 @@ Result<CheckedProgram> check_program(Program program, const SyscallLookup &looku
 				return ok.error();
 	// First: a probe whose whole predicate root tests counts in root (add_root_count).
 	out.root_filter = common_root_filter(out.program, is_event_point);
-	if (auto ok = Checker(out, params, types).run(); !ok)
+	if (auto ok = Checker(out, params, syscall_params, types).run(); !ok)
 		return ok.error();
 	for (const Probe &probe : out.program.probes)
 		for (const ProbePoint &p : probe.points) {
@@ -1237,12 +1244,13 @@ std::vector<std::string> function_points(const Program &program)
 }
 
 Result<CheckedProgram> compile_program(std::string_view source, const SyscallLookup &lookup,
-				       const ParamLookup &params, const KernelTypes *types)
+				       const ParamLookup &params, const KernelTypes *types,
+				       const SyscallParamLookup &syscall_params)
 {
 	auto program = parse_program(source);
 	if (!program)
 		return program.error();
-	return check_program(std::move(*program), lookup, params, types);
+	return check_program(std::move(*program), lookup, params, types, syscall_params);
 }
 
 }  // namespace vtice::probes

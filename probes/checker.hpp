@@ -77,6 +77,10 @@ struct Param {
 // A function's parameters in order, or why they are unknown (args->NAME);
 // function is NAME or MODULE:NAME (qualified_function).
 using ParamLookup = std::function<Result<std::vector<Param>>(std::string_view function)>;
+// A syscall's parameters by its number, as the kernel declares them
+// (args->NAME in syscall:NAME probes; name, as the program wrote it, for
+// messages).
+using SyscallParamLookup = std::function<Result<std::vector<Param>>(std::uint64_t nr, std::string_view name)>;
 
 inline constexpr std::int64_t kMaxLhistBuckets = 1000;
 // lhist()'s buckets between MIN and MAX that root counts in (VTICE_FETCH_HIST_BUCKETS: below, 63, the rest).
@@ -93,11 +97,13 @@ inline constexpr std::int64_t kRegRflags = 17;
 inline constexpr unsigned long kMaxProfileHz = 10000;	// VTICE_PROFILE_HZ_MAX
 inline constexpr std::uint64_t kMinIntervalNs = 10'000'000;	// 10 ms: the console polls
 
-// params: where args->NAME finds a function's parameters; without it
-// args->NAME is refused. types: the kernel's types, for reads through an
-// argument (args->how->flags); without them those are refused.
+// params: where args->NAME finds a function's parameters, syscall_params
+// a syscall's; without them args->NAME is refused there. types: the
+// kernel's types, for reads through an argument (args->how->flags);
+// without them those are refused.
 Result<CheckedProgram> check_program(Program program, const SyscallLookup &lookup,
-				     const ParamLookup &params = {}, const KernelTypes *types = nullptr);
+				     const ParamLookup &params = {}, const KernelTypes *types = nullptr,
+				     const SyscallParamLookup &syscall_params = {});
 
 // The functions of a parsed program's fn: points, in order, as parameter
 // lookups take them (qualified_function); points that do not parse are
@@ -106,6 +112,7 @@ std::vector<std::string> function_points(const Program &program);
 
 // parse_program, then check_program.
 Result<CheckedProgram> compile_program(std::string_view source, const SyscallLookup &lookup,
-				       const ParamLookup &params = {}, const KernelTypes *types = nullptr);
+				       const ParamLookup &params = {}, const KernelTypes *types = nullptr,
+				       const SyscallParamLookup &syscall_params = {});
 
 }  // namespace vtice::probes

@@ -286,7 +286,7 @@ TEST(ProbeLanguage, RefusesProbePointsThatDoNotExistOrAreNotBuilt)
 	EXPECT_NE(refusal("profile:hz:99 { @[ustack] = count(); }").find("'ustack' (user stacks) is not built"),
 		  std::string::npos);
 	EXPECT_NE(refusal("syscall:openat { printf(\"%s\", args->filename); }")
-			  .find("args->filename names a function's argument in fn:NAME probes"),
+			  .find("args->filename: no kernel here to name syscalls' arguments; read argN"),
 		  std::string::npos);
 }
 
@@ -557,7 +557,8 @@ TEST(ProbeLanguage, ArgsByNameRefusalsSayWhy)
 	EXPECT_NE(params_refusal("fn:seven { @ = sum(args->g); }").find("only arguments 0-5 come in registers"),
 		  std::string::npos);
 	EXPECT_NE(params_refusal("fn:by_value { @ = sum(args->ts); }").find("passed by value"), std::string::npos);
-	EXPECT_NE(params_refusal("syscall:openat { @ = sum(args->dfd); }").find("in fn:NAME probes"), std::string::npos);
+	EXPECT_NE(params_refusal("syscall:openat { @ = sum(args->dfd); }").find("no kernel here to name syscalls'"),
+		  std::string::npos);
 	EXPECT_NE(params_refusal("fn:vfs_read:return { @ = sum(args->count); }").find("in fn:NAME probes"),
 		  std::string::npos);
 	EXPECT_NE(params_refusal("fn:nosuch { @ = sum(args->x); }").find("no function nosuch in the test table"),
@@ -568,6 +569,76 @@ TEST(ProbeLanguage, ArgsByNameRefusalsSayWhy)
 		<< "names without types: reads through them need the BTF's structs";
 	// Without a BTF to ask, args->NAME is refused, argN still works.
 	EXPECT_NE(refusal("fn:vfs_read { @ = sum(args->count); }").find("no kernel BTF here"), std::string::npos);
+}
+
+namespace {
+
+vtice::Result<CheckedProgram> with_syscall_params(const std::string &source)
+{
+	return compile_program(source, test_syscalls(), test_params(), nullptr, test_syscall_params());
+}
+
+std::string syscall_params_refusal(const std::string &source)
+{
+	auto checked = with_syscall_params(source);
+	EXPECT_FALSE(checked.ok()) << source;
+	return checked.ok() ? "" : format_diagnostic(source, checked.error());
+}
+
+}  // namespace
+
+// args->NAME in a syscall:NAME probe is the syscall's argument of that
+// name, at its place and width, by the syscall's number (syscall:fstat's
+// are the kernel's newfstat's); str() of one is str(argN) copied at entry.
+TEST(ProbeLanguage, SyscallArgsByNameAreTheirRegistersWithTheirWidth)
+{
+	auto checked = with_syscall_params(
+		"syscall:openat { printf(\"%d %s %d\\n\", args->dfd, str(args->filename), args->mode); }\n"
+		"syscall:fstat:return { @[args->fd] = count(); }");
+	ASSERT_TRUE(checked.ok()) << format_diagnostic("", checked.error());
+	const Probe &open = checked->program.probes[0];
+	const Expr &dfd = *open.body[0].args[0];
+	EXPECT_EQ(dfd.number, 0);
+	EXPECT_EQ(dfd.bytes, 4u);
+	EXPECT_TRUE(dfd.is_signed);
+	EXPECT_EQ(open.str_arg, 1) << "filename is openat's argument 1";
+	EXPECT_EQ(checked->syscall_strings, (std::map<std::uint64_t, int>{{257, 1}}));
+	const Expr &mode = *open.body[0].args[2];
+	EXPECT_EQ(mode.number, 3);
+	EXPECT_EQ(mode.bytes, 2u);
+	EXPECT_FALSE(mode.is_signed);
+	const Expr &fd = *checked->program.probes[1].body[0].keys[0];
+	EXPECT_EQ(fd.number, 0);
+	EXPECT_EQ(fd.bytes, 4u);
+	EXPECT_FALSE(fd.is_signed);
+	// The same name at the same place and width in two syscalls is one argument.
+	EXPECT_TRUE(with_syscall_params("syscall:read, syscall:write { @[probe] = sum(args->count); }").ok());
+}
+
+TEST(ProbeLanguage, SyscallArgsByNameRefusalsSayWhy)
+{
+	EXPECT_NE(syscall_params_refusal("syscall:openat { @ = sum(args->fd); }")
+			  .find("1:26: error: syscall:openat has no argument 'fd': it takes dfd, filename, flags, mode"),
+		  std::string::npos);
+	EXPECT_NE(syscall_params_refusal("syscall:getpid { @ = sum(args->fd); }").find("it takes none"),
+		  std::string::npos);
+	EXPECT_NE(syscall_params_refusal("syscall:open, syscall:openat { @[str(args->filename)] = count(); }")
+			  .find("differs between the syscalls of this probe (syscall:openat): one probe, one place"),
+		  std::string::npos)
+		<< "filename is open's argument 0 and openat's 1";
+	EXPECT_NE(syscall_params_refusal("syscall:* { @ = sum(args->fd); }").find("and in syscall:NAME ones"),
+		  std::string::npos);
+	EXPECT_NE(syscall_params_refusal("syscall:read, fn:vfs_read { @ = sum(args->count); }")
+			  .find("and in syscall:NAME ones"),
+		  std::string::npos)
+		<< "one probe, one source of names";
+	EXPECT_NE(syscall_params_refusal("syscall:lseek { @ = sum(args->fd); }")
+			  .find("1:25: error: args->fd: no declaration of syscall:lseek in the test table"),
+		  std::string::npos)
+		<< "the lookup's reason, at the place";
+	EXPECT_NE(syscall_params_refusal("syscall:fstat { @ = sum(args->statbuf->st_size); }").find("reading through memory"),
+		  std::string::npos)
+		<< "reads through a syscall's arguments are not built";
 }
 
 // A predicate's comparisons of an argument or a register with a 32-bit

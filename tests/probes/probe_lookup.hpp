@@ -52,3 +52,30 @@ inline vtice::probes::ParamLookup test_params()
 		return it->second;
 	};
 }
+
+// Syscalls' parameters for args->NAME in syscall: probes, by number,
+// written out from their SYSCALL_DEFINEs (fs/read_write.c, fs/open.c,
+// fs/stat.c: number 5, fstat, is the kernel's newfstat), not from any
+// kernel's memory; getpid takes none.
+inline vtice::probes::SyscallParamLookup test_syscall_params()
+{
+	using vtice::probes::Param;
+	return [](std::uint64_t nr, std::string_view name) -> vtice::Result<std::vector<Param>> {
+		static const std::map<std::uint64_t, std::vector<Param>> table = {
+			{0, {{"fd", 4, false, "unsigned int"}, {"buf", 8, false, "char __user *"},
+			     {"count", 8, false, "size_t"}}},
+			{1, {{"fd", 4, false, "unsigned int"}, {"buf", 8, false, "const char __user *"},
+			     {"count", 8, false, "size_t"}}},
+			{2, {{"filename", 8, false, "const char __user *"}, {"flags", 4, true, "int"},
+			     {"mode", 2, false, "umode_t"}}},
+			{5, {{"fd", 4, false, "unsigned int"}, {"statbuf", 8, false, "struct stat __user *"}}},
+			{39, {}},
+			{257, {{"dfd", 4, true, "int"}, {"filename", 8, false, "const char __user *"},
+			       {"flags", 4, true, "int"}, {"mode", 2, false, "umode_t"}}},
+		};
+		auto it = table.find(nr);
+		if (it == table.end())
+			return vtice::make_error("no declaration of " + std::string(name) + " in the test table");
+		return it->second;
+	};
+}

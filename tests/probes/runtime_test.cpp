@@ -326,6 +326,23 @@ TEST(ProbeRuntime, ArgsByNameTakeTheirTypesWidth)
 	EXPECT_EQ(out.printed_, "-100 " + std::to_string(static_cast<std::int64_t>(0xdeadbeefffffff9cull)) + "\n");
 }
 
+// args->NAME in a syscall probe narrows its register the same way.
+TEST(ProbeRuntime, SyscallArgsByNameTakeTheirDeclaredWidth)
+{
+	auto c = compile_program("syscall:openat { printf(\"%d %d %d\\n\", args->dfd, args->mode, arg3); }",
+				 test_syscalls(), {}, nullptr, test_syscall_params());
+	ASSERT_TRUE(c.ok()) << format_diagnostic("", c.error());
+	Captured out;
+	Runtime runtime(*c, out, kDefaultMaxMapEntries);
+	runtime.begin(0);
+	ProbeEvent ev = enter(257, "cat", 7, 1);
+	ev.args[0] = 0xffffff9cull;	// AT_FDCWD as glibc's int leaves it in EDI
+	ev.args[3] = 0x12345681a4ull;	// mode 0644 | S_IFREG in the low 16 bits
+	runtime.on_event(ev);
+	runtime.finish(2);
+	EXPECT_EQ(out.printed_, "-100 33188 " + std::to_string(0x12345681a4ull) + "\n");
+}
+
 namespace {
 
 // struct s { ...; int a at 8; struct s *p at 16; unsigned short b at 24;
