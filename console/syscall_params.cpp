@@ -215,7 +215,8 @@ probes::SyscallParamLookup syscall_params(std::shared_ptr<KernelBtf> btf, Kernel
 		if (!*opened)
 			*opened = memory();
 		if (!**opened)
-			return make_error((**opened).error().message + "; read argN");
+			return make_error("cannot read the kernel's declarations of its syscalls (" +
+					  (**opened).error().message + "); read argN");
 		auto declared = read_syscall_declaration(nr, **kernel, ***opened);
 		if (!declared)
 			return make_error(std::string(name) + ": " + declared.error().message + "; read argN");

@@ -6,6 +6,8 @@
 # hv.probe-str, hv.probe-ret: str(args->filename) (the argument by its BTF
 # name) in fn:do_sys_openat2 and retval in
 # fn:do_sys_openat2:return against the kernel's kprobe and kretprobe events;
+# hv.probe-sysargs: args-> names in syscall: probes against each syscall's
+# sys_enter event format in tracefs;
 # hv.probe-addr: an addr: probe inside do_sys_openat2 against a kprobe at
 # the same offset, and the offsets the kernel's kprobes refuse;
 # hv.probe-watch: a watch: probe's hits on vm_swappiness against the
@@ -30,6 +32,7 @@ scenario_hvprobe() {
 	$T probe hv.probe
 	$T probe-kstack hv.probe-kstack
 	$T probe-str hv.probe-str
+	$T probe-sysargs hv.probe-sysargs
 	$T probe-ret hv.probe-ret
 	$T probe-addr hv.probe-addr
 	$T probe-watch hv.probe-watch

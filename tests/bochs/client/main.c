@@ -114,6 +114,7 @@ static const struct command commands[] = {
 	{ "probe", cmd_probe, "NAME  vtice probe's counts and return values equal the syscall tracepoints'" },
 	{ "probe-ret", cmd_probe_ret, "NAME  a fn:NAME:return probe's retval is what the kernel's kretprobe $retval gives" },
 	{ "probe-addr", cmd_probe_addr, "NAME  an addr: probe's hits are the kernel's kprobe's at the same offset; the offsets it refuses, refused" },
+	{ "probe-sysargs", cmd_probe_sysargs, "NAME  args-> in syscall: probes takes the names of each syscall's sys_enter event's format, in order" },
 	{ "probe-str", cmd_probe_str, "NAME  a fn: probe's str(args->filename) prints the paths the kernel's kprobe ustring fetch gives" },
 	{ "probe-fetch", cmd_probe_fetch, "NAME  reads through arguments (args->how->flags, a file's name) are what the kernel's kprobe and the files read give" },
 	{ "probe-module", cmd_probe_module, "NAME  args-> of a module's function (msr_ioctl, typed by msr's BTF) are what the kernel's kprobe fetches" },

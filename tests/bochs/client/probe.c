@@ -6,8 +6,9 @@
  * syscalls/sys_exit_openat, sys_enter_read, sys_exit_close, for the
  * child's pid alone) watch it. The program's printf of each openat's
  * retval must list exactly ftrace's sys_openat return values, in order;
- * its count() and sum(arg2) of reads and count() of closes must equal
- * the tracepoint counts and the sum of their count: fields.
+ * its count() and sum(args->count) of reads (the argument named as the
+ * kernel declares read's) and count() of closes must equal the tracepoint
+ * counts and the sum of their count: fields.
  *
  * NAME-fn: a fn:vfs_read probe (a hidden breakpoint) in the same program
  * sums the same reads' sizes in root (its body is a sum() alone, so root
@@ -67,7 +68,7 @@
 
 static const char kProgram[] =
 	"syscall:openat:return /comm == \"vtprobe\"/ { printf(\"ret %d\\n\", retval); }\n"
-	"syscall:read /comm == \"vtprobe\"/ { @reads = count(); @bytes = sum(arg2); }\n"
+	"syscall:read /comm == \"vtprobe\"/ { @reads = count(); @bytes = sum(args->count); }\n"
 	"syscall:close:return /comm == \"vtprobe\"/ { @closes = count(); }\n"
 	"fn:vfs_read /comm == \"vtprobe\"/ { @fnbytes = sum(arg2); }\n"
 	"fn:rw_verify_area /comm == \"vtprobe\"/ { @cmin = min(arg3); }\n"

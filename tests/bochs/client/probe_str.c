@@ -12,8 +12,10 @@
  *   vtice's strings must be the kernel's, in order, each cut to 128 bytes,
  *   and each dfd the kernel's (AT_FDCWD, -100: an int, sign-extended).
  *   Then str() of the syscall's own argument, copied at its entry, child
- *   vtsys, against the same paths:
- *     vtice probe 'syscall:openat /comm == "vtsys"/ { printf("%s\n", str(arg1)); }'
+ *   vtsys, against the same paths, the arguments named as the kernel's
+ *   declaration of openat names them (its syscall metadata, which its
+ *   sys_enter_openat event's format shows):
+ *     vtice probe 'syscall:openat /comm == "vtsys"/ { printf("%d %s\n", args->dfd, str(args->filename)); }'
  * probe-ret: retval in fn:NAME:return against a kretprobe event's
  *   $retval, child vtret:
  *     vtice probe 'fn:do_sys_openat2:return /comm == "vtret"/ { printf("%d\n", retval); }'
@@ -374,14 +376,19 @@ int cmd_probe_str(int argc, char **argv)
 		if (vt.dfd[i] != kernel.dfd[i])
 			return report(name, FAIL, "open %d: vtice's args->dfd %ld, the kernel's %%di:s32 %ld", i,
 				      vt.dfd[i], kernel.dfd[i]);
-	/* The same paths from the syscall's entry, read in user memory (argument 1 of openat). */
-	if (vtice_strings("vtsys", "syscall:openat /comm == \"vtsys\"/ { printf(\"%s\\n\", str(arg1)); }", 0, &sys))
+	/* The same from the syscall's entry, the path read in user memory (openat's filename, argument 1). */
+	if (vtice_strings("vtsys", "syscall:openat /comm == \"vtsys\"/ { "
+				   "printf(\"%d %s\\n\", args->dfd, str(args->filename)); }", 1, &sys))
 		return report(name, FAIL, "vtice probe (syscall:openat) failed (its stderr is above)");
 	if (!same_paths(&kernel, &sys, why, sizeof(why)))
 		return report(name, FAIL, "syscall:openat: %s", why);
+	for (i = 0; i < kernel.n; i++)
+		if (sys.dfd[i] != kernel.dfd[i])
+			return report(name, FAIL, "open %d: syscall:openat's args->dfd %ld, the kernel's %%di:s32 %ld", i,
+				      sys.dfd[i], kernel.dfd[i]);
 	return report(name, PASS, "%d paths in order, as the kernel's own kprobe fetched them (the %zu-byte one cut "
-		      "to %d bytes), each with args->dfd %ld as its %%di:s32; syscall:openat's str(arg1) the same",
-		      kernel.n, strlen(kernel.p[3]), STR_MAX, kernel.dfd[0]);
+		      "to %d bytes), each with args->dfd %ld as its %%di:s32; syscall:openat's args->dfd and "
+		      "str(args->filename) the same", kernel.n, strlen(kernel.p[3]), STR_MAX, kernel.dfd[0]);
 }
 
 /* The numbers after key ("ret=") in the kernel's trace of event comm defined by def, in order. */

@@ -67,6 +67,7 @@ int cmd_probe_tail(int argc, char **argv);
 int cmd_probe_smc(int argc, char **argv);
 int cmd_probe_keys(int argc, char **argv);
 int cmd_probe_str(int argc, char **argv);
+int cmd_probe_sysargs(int argc, char **argv);
 int cmd_probe_ret(int argc, char **argv);
 int cmd_probe_watch(int argc, char **argv);
 int cmd_probe_fetch(int argc, char **argv);

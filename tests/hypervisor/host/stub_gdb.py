@@ -799,7 +799,7 @@ def vtice_probe_phase(fig):
     # Its vfs_read probe counts by key in root (qVtice:probes:keys).
     syscalls = ('syscall:read /comm == "vtstubprobe"/ { @sysreads = count(); } '
                 'fn:vfs_read /comm == "vtstubprobe"/ { @byname[comm] = count(); } '
-                'syscall:openat /comm == "vtstubprobe"/ { printf("sysopen %s\\n", str(arg1)); } '
+                'syscall:openat /comm == "vtstubprobe"/ { printf("sysopen %s\\n", str(args->filename)); } '
                 'syscall:write /comm == "vtstubprobe"/ { exit(); }')
     # A third run (hv.stub-spin.*): the profiler through the stub, the
     # spinner's samples alone (root's comm filter) with their stacks.
@@ -926,7 +926,8 @@ def check_stub_syscalls(text, reads, ostype):
     """syscall: probes through the stub (the trap each CPU arms as it leaves
     the stop): the read syscalls counted against the guest's own
     sys_enter_read tracepoint, the paths openat's entry copied against the
-    opens the guest's script makes."""
+    opens the guest's script makes (str(args->filename): openat's argument
+    named by the kernel's declaration, read through the stub)."""
     got = re.search(r"^@sysreads: (\d+)$", text, re.M)
     check("vtice-probe-syscall-count", reads is not None and got is not None and got.group(1) == reads,
           "syscall:read through the stub counted %s (the guest's sys_enter_read tracepoint: %s)"
@@ -934,7 +935,7 @@ def check_stub_syscalls(text, reads, ostype):
     opens = re.findall(r"^sysopen (.*)$", text, re.M)
     trap = re.search(r"the hypervisor executed (\d+) SYSCALL/SYSRET, (\d+) passed its filter", text)
     check("vtice-probe-syscall-str", opens == [ostype] * 20 + ["/dev/null"] and trap is not None,
-          "str(arg1) of syscall:openat through the stub: %d lines, %d of them %s, then %s; the trap: %s"
+          "str(args->filename) of syscall:openat through the stub: %d lines, %d of them %s, then %s; the trap: %s"
           % (len(opens), opens.count(ostype), ostype, opens[-1] if opens else "nothing",
              "%s SYSCALL/SYSRET executed, %s recorded" % trap.groups() if trap else "no summary"))
 
