@@ -62,8 +62,8 @@ public:
 	// those of the lenders' modules (taken now), in the program's order.
 	Result<std::uint32_t> find(std::string_view name);
 	// A cast names a type with no function to say whose: the modules of the
-	// program's fn: points lend theirs, read only if a type is not found in
-	// the kernel's or the modules taken for args->.
+	// program's fn: and addr:NAME points lend theirs, read only if a type
+	// is not found in the kernel's or the modules taken for args->.
 	void lend_types_of(const probes::Program &program);
 
 private:
@@ -74,7 +74,7 @@ private:
 	ModuleTypesLookup modules_;
 	// Each module's types stay where they are: others hold their address.
 	std::vector<std::unique_ptr<ModuleTypes>> taken_;
-	std::vector<std::string> lenders_;	// fn: points' functions not yet asked, the first last
+	std::vector<std::string> lenders_;	// fn: and addr: points' functions not yet asked, the first last
 };
 
 // Every answer after a failed load of the kernel's BTF repeats why it failed.
@@ -83,7 +83,7 @@ probes::ParamLookup kernel_params(std::shared_ptr<ProbeTypes> types);
 // Types for reads through arguments (args->how->flags), from the same BTF.
 std::unique_ptr<probes::KernelTypes> kernel_types(std::shared_ptr<ProbeTypes> types);
 
-// A program parsed, its fn: points made lenders of types, and checked
+// A program parsed, its fn: and addr: points made lenders of types, and checked
 // against types (syscall names from the tracer's table, their arguments'
 // from syscall_params: syscall_params.hpp).
 Result<probes::CheckedProgram> compile_typed_program(std::string_view source, std::shared_ptr<ProbeTypes> types,

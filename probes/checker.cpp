@@ -1239,6 +1239,8 @@ std::vector<std::string> function_points(const Program &program)
 			std::vector<std::string> parts = split(point.text);
 			if (parts[0] == "fn" && resolve_function(point, parts))
 				functions.push_back(qualified_function(point));
+			else if (parts[0] == "addr" && resolve_addr(point, parts) && !point.function.empty())
+				functions.push_back(point.function);
 		}
 	return functions;
 }

@@ -106,8 +106,9 @@ Result<CheckedProgram> check_program(Program program, const SyscallLookup &looku
 				     const SyscallParamLookup &syscall_params = {});
 
 // The functions of a parsed program's fn: points, in order, as parameter
-// lookups take them (qualified_function); points that do not parse are
-// left for check_program to refuse.
+// lookups take them (qualified_function), and the NAME of its
+// addr:NAME+OFFSET points; points that do not parse are left for
+// check_program to refuse.
 std::vector<std::string> function_points(const Program &program);
 
 // parse_program, then check_program.

@@ -823,9 +823,10 @@ TEST(ModuleBtf, TwoModulesFunctionsAreTypedEachByItsOwnBtf)
 	}
 }
 
-// A cast in a probe on a module's function finds that module's own types
-// with no args-> to take them: the probe point lends its module's BTF. A
-// type the kernel has never needs the module (its .ko is not there).
+// A cast in a probe on a module's function (fn:, or addr: in its text)
+// finds that module's own types with no args-> to take them: the probe
+// point lends its module's BTF. A type the kernel has never needs the
+// module (its .ko is not there).
 TEST(ModuleBtf, AModuleProbesCastFindsItsModulesOwnTypes)
 {
 	if (auto missing = module_oracles_missing())
@@ -848,6 +849,19 @@ TEST(ModuleBtf, AModuleProbesCastFindsItsModulesOwnTypes)
 			ASSERT_TRUE(program) << point << ": " << program.error().message;
 			EXPECT_EQ(program->program.probes[0].fetch, *expected) << point;
 		}
+		// An addr: point in the module's text lends the same types (to a
+		// program of its own: the machine keeps the types it took): the
+		// reads after the register's are the same.
+		ModuleMachine addr_only(kernel, kModuleKallsyms);
+		ASSERT_TRUE(addr_only.add_module("cpuid"));
+		auto at = addr_only.compile("addr:cpuid_read+4 { printf(\"%d\\n\", "
+					  "((struct cpuid_regs_done *)reg(\"rdi\"))->done.done); }");
+		ASSERT_TRUE(at) << at.error().message;
+		const auto &fetch = at->program.probes[0].fetch;
+		ASSERT_EQ(fetch.size(), expected->size());
+		EXPECT_EQ(fetch[0].code, FetchCode::Reg);
+		EXPECT_EQ(std::vector<FetchOp>(fetch.begin() + 1, fetch.end()),
+			  std::vector<FetchOp>(expected->begin() + 1, expected->end()));
 	}
 }
 

@@ -157,14 +157,16 @@ TEST(ProbeLanguage, AFunctionPointMayNameItsModule)
 	accepted("fn:msr:msr_read { @a = count(); } fn:vmlinux:msr_read { @b = count(); }");
 }
 
-// Before checking, the fn: points' functions as lookups take them: the
-// console lends their modules' types to casts (probe_params.hpp).
-TEST(ProbeLanguage, FunctionPointsListsTheFnPointsAsParameterLookupsTakeThem)
+// Before checking, the fn: and addr:NAME points' functions as lookups take
+// them: the console lends their modules' types to casts (probe_params.hpp).
+TEST(ProbeLanguage, FunctionPointsListsTheFnAndAddrPointsAsParameterLookupsTakeThem)
 {
 	auto program = parse_program("fn:vfs_read, syscall:read, fn:msr:msr_read:return { @ = count(); } "
-				     "addr:vfs_read+4 { @a = count(); } fn:a:b:c:d { exit(); } fn:vmlinux:x { exit(); }");
+				     "addr:cpuid_read+4 { @a = count(); } addr:0xffffffff81000000 { @b = count(); } "
+				     "fn:a:b:c:d { exit(); } fn:vmlinux:x { exit(); } watch:w:jiffies_64:8 { exit(); }");
 	ASSERT_TRUE(program) << program.error().message;
-	EXPECT_EQ(function_points(*program), (std::vector<std::string>{"vfs_read", "msr:msr_read", "vmlinux:x"}));
+	EXPECT_EQ(function_points(*program),
+		  (std::vector<std::string>{"vfs_read", "msr:msr_read", "cpuid_read", "vmlinux:x"}));
 }
 
 TEST(ProbeLanguage, AnAddrProbeSitsAtAnAddressOrASymbolsOffsetAndHasNoArguments)
