@@ -51,7 +51,15 @@ Result<std::optional<std::uint64_t>> metadata_of(std::uint64_t nr, const Syscall
 						      "syscalls_metadata[" + std::to_string(nr) + "]");
 		if (!meta)
 			return meta.error();
-		return *meta ? std::optional<std::uint64_t>(*meta) : std::nullopt;
+		if (!*meta)
+			return std::optional<std::uint64_t>();
+		// The array is as long as the kernel's table: past it (a syscall
+		// newer than the kernel) is another allocation's memory, whose
+		// "entry" would not carry nr.
+		auto number = read_value<std::int32_t>(memory.read, *meta + l.syscall_nr, "syscall metadata's number");
+		if (!number || *number < 0 || static_cast<std::uint64_t>(*number) != nr)
+			return std::optional<std::uint64_t>();
+		return std::optional<std::uint64_t>(*meta);
 	}
 	// No KALLSYMS_ALL: the section's pointers, each entry's number read.
 	auto start = memory.symbol("__start_syscalls_metadata");

@@ -234,6 +234,26 @@ TEST(SyscallParams, TheKernelsIndexGivesASyscallsDeclarationByNumber)
 	EXPECT_NE(none.error().message.find("declares no arguments for syscall 3"), std::string::npos);
 }
 
+// Past the end of the kernel's table (a syscall newer than the kernel) the
+// index is another allocation's memory: an entry there that does not
+// carry the number asked for is no declaration.
+TEST(SyscallParams, AnIndexEntryOfAnotherNumberIsNone)
+{
+	std::string why;
+	auto k = first_kernel(&why);
+	if (!k)
+		GTEST_SKIP() << why;
+	auto types = k->btf->types();
+	ASSERT_TRUE(types) << types.error().to_string();
+	KernelMemoryImage image(k->image);
+	std::uint64_t openat = image.add(257, kOpenat);
+	image.index({{257, openat}, {300, openat}}, 400);
+	EXPECT_TRUE(read_syscall_declaration(257, **types, image.memory()));
+	auto stray = read_syscall_declaration(300, **types, image.memory());
+	ASSERT_FALSE(stray);
+	EXPECT_NE(stray.error().message.find("declares no arguments for syscall 300"), std::string::npos);
+}
+
 // A kernel without KALLSYMS_ALL lists no syscalls_metadata: the section's
 // entries are searched for the one the kernel numbered nr.
 TEST(SyscallParams, WithoutTheIndexTheSectionIsSearchedByNumber)
