@@ -49,7 +49,7 @@ const char kProbeHelp[] =
 	"(--btf, the image's .BTF, or the kernel's memory), and kstack is unwound\n"
 	"with its ORC tables (the kernel's, and each module's read from its memory).\n"
 	"  probe 'fn:vfs_read { @[comm] = count(); }' --duration 10\n"
-	"  probe 'syscall:openat /comm == \"cat\"/ { printf(\"%s\\n\", str(arg1)); }'\n"
+	"  probe 'syscall:openat /comm == \"cat\"/ { printf(\"%s\\n\", str(args->filename)); }'\n"
 	"  probe 'fn:do_sys_openat2 /comm == \"cat\"/ { printf(\"%s\\n\", str(args->filename)); }'\n"
 	"  probe 'fn:vfs_fsync { @[kstack] = count(); }' --folded fsync.folded\n"
 	"  probe 'profile:hz:99 /comm == \"dd\"/ { @[kstack] = count(); }' --folded dd.folded\n"
