@@ -9,6 +9,7 @@
 #include "diagnostic.hpp"
 #include "messages.hpp"
 #include "probe_functions.hpp"
+#include "probe_list.hpp"
 #include "probe_params.hpp"
 #include "probe_stub_source.hpp"
 #include "profile_report.hpp"
@@ -54,7 +55,8 @@ const char kProbeHelp[] =
 	"  probe 'fn:vfs_fsync { @[kstack] = count(); }' --folded fsync.folded\n"
 	"  probe 'profile:hz:99 /comm == \"dd\"/ { @[kstack] = count(); }' --folded dd.folded\n"
 	"Options: --duration S, -o FILE (JSON lines), --folded FILE (kstack maps for\n"
-	"FlameGraph), --max-entries N, --check, --file PATH.";
+	"FlameGraph), --max-entries N, --check, --file PATH, --list (the argument is\n"
+	"probe points: what args-> names at each, read through this session).";
 
 // The command's words as vtice probe's argv.
 Result<ProbeOptions> parse(const std::vector<std::string> &args)
@@ -185,7 +187,7 @@ Result<void> run_probe(dbg::CommandContext &ctx, const std::vector<std::string> 
 	if (!o)
 		return o.error();
 	dbg::Session &session = ctx.session;
-	if (!o->check_only && !session.target().features().probes)
+	if (!o->check_only && !o->list_only && !session.target().features().probes)
 		return make_error(session.target().describe() + " arms no probes: probe needs the vtice hypervisor's stub");
 	auto btf = !o->btf.empty() ? std::make_shared<KernelBtf>(o->btf)
 				   : std::make_shared<KernelBtf>(KernelBtf::Borrow([&session, &ctx] {
@@ -202,13 +204,27 @@ Result<void> run_probe(dbg::CommandContext &ctx, const std::vector<std::string> 
 				       ctx.out)
 			     : ModuleTypesLookup{});
 	// args->NAME of a syscall: the kernel's declarations, read through the session.
-	auto program = compile_typed_program(o->source, probe_types, syscall_params(btf, [&session]() -> Result<KernelMemory> {
+	auto declared = syscall_params(btf, [&session]() -> Result<KernelMemory> {
 		const dbg::SymbolSource *symbols = session.symbols();
 		if (!symbols)
 			return make_error("no kernel symbols in this session to find the syscalls' declarations by");
 		return KernelMemory{[symbols](std::string_view name) { return symbols->lookup(name); },
 				    session.memory_reader()};
-	}));
+	});
+	if (o->list_only) {
+		auto listed = list_point_args(
+			o->source, [](std::string_view name) { return trace::syscall_number(name); },
+			kernel_params(probe_types), declared);
+		if (!listed) {
+			report(listed.error(), *o);
+			return make_error("the points were refused");
+		}
+		ctx.out.print("%s", listed->text.c_str());
+		if (!listed->complete)
+			return make_error("some points' arguments could not be found (above)");
+		return {};
+	}
+	auto program = compile_typed_program(o->source, probe_types, declared);
 	if (!program) {
 		report(program.error(), *o);
 		return make_error("the program was refused");
@@ -258,7 +274,7 @@ Result<void> run_probe(dbg::CommandContext &ctx, const std::vector<std::string> 
 }  // namespace
 
 const dbg::Command kCmdProbe = {
-	"probe", {}, "probe 'PROGRAM' [--duration S] [-o FILE] [--max-entries N] [--check]",
+	"probe", {}, "probe 'PROGRAM' [--duration S] [-o FILE] [--max-entries N] [--check] | probe --list 'POINTS'",
 	"run a vtice probe program through the stub", kProbeHelp, run_probe};
 
 }  // namespace vtice::console

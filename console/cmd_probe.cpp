@@ -23,6 +23,7 @@
 #include "messages.hpp"
 #include "probe_feed.hpp"
 #include "probe_functions.hpp"
+#include "probe_list.hpp"
 #include "probe_params.hpp"
 #include "probe_run.hpp"
 #include "profile_ioctl.hpp"
@@ -43,6 +44,7 @@ const char kHelp[] =
 	"                             [--max-entries N] [--check] [--device PATH]\n"
 	"                             [--kallsyms PATH] [--kcore PATH] [--btf PATH]\n"
 	"       vtice probe --file PATH ...\n"
+	"       vtice probe --list 'POINT[, POINT...]' [--kallsyms PATH] [--kcore PATH] [--btf PATH]\n"
 	"\n"
 	"Runs a probe program in the spirit of bpftrace on this machine, from the\n"
 	"hypervisor: the kernel runs no kprobe, tracepoint or eBPF and no byte of it\n"
@@ -97,6 +99,8 @@ const char kHelp[] =
 	"  --max-entries N    keys one map may hold (default 65536); updates past it\n"
 	"                     are counted and reported, never silently dropped\n"
 	"  --check            check the program and say what it would arm; run nothing\n"
+	"  --list             the argument is probe points ('fn:vfs_read, syscall:openat'):\n"
+	"                     list the arguments args-> names at each, and their registers\n"
 	"  --device PATH      the vtice device (default /dev/vtice)\n"
 	"  --kallsyms PATH    kernel symbols for fn: and kstack (default /proc/kallsyms)\n"
 	"  --kcore PATH       kernel memory for fn:, kstack's ORC tables and syscalls'\n"
@@ -417,6 +421,20 @@ int run_local(const ProbeOptions &o, const probes::CheckedProgram &program, Kern
 	return run_probe_program(o, program, source.get(), naming);
 }
 
+int list_points(const ProbeOptions &o, const std::shared_ptr<ProbeTypes> &types,
+		const probes::SyscallParamLookup &declared)
+{
+	auto listed = list_point_args(
+		o.source, [](std::string_view name) { return trace::syscall_number(name); }, kernel_params(types),
+		declared);
+	if (!listed) {
+		eprintf("%s", probes::format_diagnostic(o.source, listed.error(), "points").c_str());
+		return kExitUsage;
+	}
+	std::fputs(listed->text.c_str(), stdout);
+	return listed->complete ? kExitOk : kExitFailure;
+}
+
 }  // namespace
 
 int cmd_probe(int argc, char **argv)
@@ -440,8 +458,10 @@ int cmd_probe(int argc, char **argv)
 	// args->NAME of a module's function: the module's BTF beside the kernel's.
 	auto probe_types = std::make_shared<ProbeTypes>(btf, local_module_types(opts->kallsyms, opts->btf));
 	// args->NAME of a syscall: the kernel's declarations, in its memory.
-	auto program = compile_typed_program(opts->source, probe_types,
-					     syscall_params(btf, local_kernel_memory(opts->kallsyms, opts->kcore)));
+	auto declared = syscall_params(btf, local_kernel_memory(opts->kallsyms, opts->kcore));
+	if (opts->list_only)
+		return list_points(*opts, probe_types, declared);
+	auto program = compile_typed_program(opts->source, probe_types, declared);
 	if (!program) {
 		eprintf("%s", probes::format_diagnostic(opts->source, program.error(), opts->source_name).c_str());
 		return kExitUsage;

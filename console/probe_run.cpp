@@ -31,7 +31,7 @@ bool only_probe_hits(const probes::CheckedProgram &program)
 
 const std::vector<OptionSpec> kProbeOptionSpecs = {
 	{"--file", true}, {"--duration", true}, {"--output", true}, {"--folded", true}, {"--max-entries", true},
-	{"--check", false}, {"--device", true}, {"--kallsyms", true}, {"--kcore", true}, {"--btf", true}};
+	{"--check", false}, {"--list", false}, {"--device", true}, {"--kallsyms", true}, {"--kcore", true}, {"--btf", true}};
 
 namespace {
 
@@ -288,6 +288,9 @@ Result<ProbeOptions> parse_probe_options(const ParsedArgs &args)
 		return max_entries.error();
 	o.max_entries = *max_entries;
 	o.check_only = args.has("--check");
+	o.list_only = args.has("--list");
+	if (o.list_only && o.check_only)
+		return make_error("--list lists the points' arguments, --check checks a program: one of them");
 	o.device = args.get("--device").value_or(o.device);
 	o.kallsyms = args.get("--kallsyms").value_or(o.kallsyms);
 	o.kcore = args.get("--kcore").value_or(o.kcore);

@@ -28,6 +28,7 @@ struct ProbeOptions {
 	std::string folded;
 	std::size_t max_entries = probes::kDefaultMaxMapEntries;
 	bool check_only = false;
+	bool list_only = false;	// source is probe points: list what args-> names there
 	std::string device = "/dev/" VTICE_DEVICE_NAME;
 	std::string kallsyms = "/proc/kallsyms";
 	std::string kcore = "/proc/kcore";

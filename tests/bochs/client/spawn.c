@@ -19,9 +19,10 @@
  * hvpathtf of 2026-11-28: path-kill read hvpath's, and its 60 s of
  * watching began long before the new trace armed).
  */
-pid_t spawn_vtice_on(const char *err_path, const char *const args[], int cpu)
+/* vtice with args on cpu, stderr (and stdout too, when both) to path. */
+static pid_t spawn_to(const char *path, const char *const args[], int cpu, int both)
 {
-	int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int err = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	pid_t pid;
 
 	if (err < 0)
@@ -31,6 +32,8 @@ pid_t spawn_vtice_on(const char *err_path, const char *const args[], int cpu)
 		if (online_cpus() > cpu)
 			pin_to_cpu(cpu);
 		dup2(err, 2);
+		if (both)
+			dup2(err, 1);
 		execv(VTICE_BIN, (char *const *)args);
 		_exit(127);
 	}
@@ -38,9 +41,19 @@ pid_t spawn_vtice_on(const char *err_path, const char *const args[], int cpu)
 	return pid;
 }
 
+pid_t spawn_vtice_on(const char *err_path, const char *const args[], int cpu)
+{
+	return spawn_to(err_path, args, cpu, 0);
+}
+
 pid_t spawn_vtice(const char *err_path, const char *const args[])
 {
-	return spawn_vtice_on(err_path, args, 1);
+	return spawn_to(err_path, args, 1, 0);
+}
+
+pid_t spawn_vtice_all(const char *path, const char *const args[])
+{
+	return spawn_to(path, args, 1, 1);
 }
 
 void read_text(const char *path, char *out, size_t len)

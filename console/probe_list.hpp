@@ -1,0 +1,27 @@
+// vtice probe --list POINTS: what args-> names at each probe point, as
+// bpftrace -lv lists a probe's arguments: a function's from the kernel's
+// (or its module's) BTF, a syscall's from the kernel's own declaration
+// (syscall_params.hpp), with the register each is.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "checker.hpp"
+#include "vtice/result.hpp"
+
+namespace vtice::console {
+
+struct PointListing {
+	std::string text;
+	bool complete = true;	// every fn: and syscall:NAME point's arguments were found
+};
+
+// POINTS as a program writes them ("fn:do_sys_openat2, syscall:openat"):
+// a block a point, its name and then a line an argument ("    arg1  const
+// char *filename"), or why a point has none by name. An error for points
+// that do not parse or resolve, with the position.
+Result<PointListing> list_point_args(std::string_view points, const probes::SyscallLookup &syscalls,
+				     const probes::ParamLookup &params, const probes::SyscallParamLookup &syscall_params);
+
+}  // namespace vtice::console
