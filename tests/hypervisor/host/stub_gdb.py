@@ -834,6 +834,7 @@ def vtice_probe_phase(fig):
             ask_spin + "probe '%s' --folded %s\n" % (spin, spin_folded) +
             ask_spinbt + "probe '%s'\nthread 2\nbt\nx/2i vtice_spin_loop\nprobe '%s'\nprobe '%s'\n" % (
                 spinbt, spinback, modargs) +
+            "probe --list 'syscall:fstat, fn:msr:msr_open'\n" +
             ask_rmmod + "probe '%s' --duration 120\ndetach\n" % going)
     ran = vtice_batch("vtice-probe", cmds, 1200)
     if not ran:
@@ -879,6 +880,7 @@ def vtice_probe_phase(fig):
         time.sleep(1)
     check_stub_module_bt(text, figures())
     check_stub_module_args(text, figures().get("hv.stub-msr.dev"))
+    check_stub_list(text)
     while "hv.stub-module-going.log" not in figures() and time.time() < deadline:
         time.sleep(1)
     check_stub_module_going(text, figures().get("hv.stub-module-going.log"))
@@ -1012,6 +1014,24 @@ def check_stub_module_args(text, dev):
     check("vtice-probe-module-args", want is not None and got == [str(want)],
           "fn:msr:msr_open's args->inode->i_rdev through the stub, typed by msr.ko's BTF in guest memory: %s; the "
           "guest's /dev/cpu/0/msr is %s (dev_t %s)" % (", ".join(got) or "nothing", dev, want))
+
+
+def check_stub_list(text):
+    """probe --list through the stub: syscall:fstat's arguments from the
+    kernel's declaration in its memory (number 5 is newfstat: fs/stat.c
+    declares SYSCALL_DEFINE2(newfstat, unsigned int, fd, struct stat
+    __user *, statbuf)), and msr_open's from msr.ko's BTF the kernel keeps
+    (arch/x86/kernel/msr.c: msr_open(struct inode *inode, struct file *file))."""
+    want = ("syscall:fstat (the kernel's declaration)\n"
+            "    arg0  unsigned int fd\n"
+            "    arg1  struct stat __user *statbuf\n"
+            "fn:msr:msr_open (its BTF)\n"
+            "    arg0  struct inode *inode\n"
+            "    arg1  struct file *file\n")
+    check("vtice-probe-list", want in text,
+          "probe --list 'syscall:fstat, fn:msr:msr_open' through the stub: %s"
+          % ("fstat's fd and statbuf, msr_open's inode and file, with their types" if want in text
+             else "not the kernel's declarations: " + repr(text[text.find("syscall:fstat ("):][:300])))
 
 
 def check_stub_module_going(text, log):
