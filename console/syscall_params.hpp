@@ -32,7 +32,7 @@ struct SyscallMetadataLayout {
 Result<SyscallMetadataLayout> syscall_metadata_layout(const dbg::btf::Types &kernel);
 
 // One argument as the syscall's definition spells it: "filename",
-// "const char __user *".
+// "const char *" (__user is empty outside sparse; a "__user" is taken too).
 struct DeclaredParam {
 	std::string name, type;
 };

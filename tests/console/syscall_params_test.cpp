@@ -204,32 +204,38 @@ std::vector<std::pair<std::string, std::string>> as_pairs(const std::vector<Decl
 	return out;
 }
 
-// The first Debian kernel's BTF and image, or why none.
-std::optional<Kernel> first_kernel(std::string *why)
-{
-	auto all = kernels(why);
-	return all.empty() ? std::nullopt : std::optional<Kernel>(all.front());
-}
+// The first Debian kernel's image and types, for the tests of memory laid out here.
+class SyscallMemory : public ::testing::Test {
+protected:
+	void SetUp() override
+	{
+		std::string why;
+		auto all = kernels(&why);
+		if (all.empty())
+			GTEST_SKIP() << why;
+		k = std::make_unique<Kernel>(all.front());
+		auto loaded = k->btf->types();
+		ASSERT_TRUE(loaded) << loaded.error().to_string();
+		types = *loaded;
+	}
 
-TEST(SyscallParams, TheKernelsIndexGivesASyscallsDeclarationByNumber)
+	std::unique_ptr<Kernel> k;
+	const dbg::btf::Types *types = nullptr;
+};
+
+TEST_F(SyscallMemory, TheKernelsIndexGivesASyscallsDeclarationByNumber)
 {
-	std::string why;
-	auto k = first_kernel(&why);
-	if (!k)
-		GTEST_SKIP() << why;
-	auto types = k->btf->types();
-	ASSERT_TRUE(types) << types.error().to_string();
 	KernelMemoryImage image(k->image);
 	std::uint64_t openat = image.add(257, kOpenat);
 	std::uint64_t fstat = image.add(5, {{"fd", "unsigned int"}, {"statbuf", "struct stat __user *"}});
 	image.index({{257, openat}, {5, fstat}}, 460);
-	auto declared = read_syscall_declaration(257, **types, image.memory());
+	auto declared = read_syscall_declaration(257, *types, image.memory());
 	ASSERT_TRUE(declared) << declared.error().to_string();
 	EXPECT_EQ(as_pairs(*declared), kOpenat);
-	declared = read_syscall_declaration(5, **types, image.memory());
+	declared = read_syscall_declaration(5, *types, image.memory());
 	ASSERT_TRUE(declared) << declared.error().to_string();
 	EXPECT_EQ(declared->size(), 2u);
-	auto none = read_syscall_declaration(3, **types, image.memory());
+	auto none = read_syscall_declaration(3, *types, image.memory());
 	ASSERT_FALSE(none);
 	EXPECT_NE(none.error().message.find("declares no arguments for syscall 3"), std::string::npos);
 }
@@ -237,57 +243,39 @@ TEST(SyscallParams, TheKernelsIndexGivesASyscallsDeclarationByNumber)
 // Past the end of the kernel's table (a syscall newer than the kernel) the
 // index is another allocation's memory: an entry there that does not
 // carry the number asked for is no declaration.
-TEST(SyscallParams, AnIndexEntryOfAnotherNumberIsNone)
+TEST_F(SyscallMemory, AnIndexEntryOfAnotherNumberIsNone)
 {
-	std::string why;
-	auto k = first_kernel(&why);
-	if (!k)
-		GTEST_SKIP() << why;
-	auto types = k->btf->types();
-	ASSERT_TRUE(types) << types.error().to_string();
 	KernelMemoryImage image(k->image);
 	std::uint64_t openat = image.add(257, kOpenat);
 	image.index({{257, openat}, {300, openat}}, 400);
-	EXPECT_TRUE(read_syscall_declaration(257, **types, image.memory()));
-	auto stray = read_syscall_declaration(300, **types, image.memory());
+	EXPECT_TRUE(read_syscall_declaration(257, *types, image.memory()));
+	auto stray = read_syscall_declaration(300, *types, image.memory());
 	ASSERT_FALSE(stray);
 	EXPECT_NE(stray.error().message.find("declares no arguments for syscall 300"), std::string::npos);
 }
 
 // A kernel without KALLSYMS_ALL lists no syscalls_metadata: the section's
 // entries are searched for the one the kernel numbered nr.
-TEST(SyscallParams, WithoutTheIndexTheSectionIsSearchedByNumber)
+TEST_F(SyscallMemory, WithoutTheIndexTheSectionIsSearchedByNumber)
 {
-	std::string why;
-	auto k = first_kernel(&why);
-	if (!k)
-		GTEST_SKIP() << why;
-	auto types = k->btf->types();
-	ASSERT_TRUE(types) << types.error().to_string();
 	KernelMemoryImage image(k->image);
 	std::uint64_t unnumbered = image.add(-1, {{"x", "int"}});
 	std::uint64_t read = image.add(0, {{"fd", "unsigned int"}, {"buf", "char __user *"}, {"count", "size_t"}});
 	std::uint64_t openat = image.add(257, kOpenat);
 	image.section({unnumbered, read, openat});
-	auto declared = read_syscall_declaration(257, **types, image.memory());
+	auto declared = read_syscall_declaration(257, *types, image.memory());
 	ASSERT_TRUE(declared) << declared.error().to_string();
 	EXPECT_EQ(as_pairs(*declared), kOpenat);
-	declared = read_syscall_declaration(0, **types, image.memory());
+	declared = read_syscall_declaration(0, *types, image.memory());
 	ASSERT_TRUE(declared) << declared.error().to_string();
 	EXPECT_EQ((*declared)[2].name, "count");
-	EXPECT_FALSE(read_syscall_declaration(1, **types, image.memory())) << "no entry numbered 1";
+	EXPECT_FALSE(read_syscall_declaration(1, *types, image.memory())) << "no entry numbered 1";
 }
 
-TEST(SyscallParams, WhatIsNotADeclarationIsRefusedWithWhy)
+TEST_F(SyscallMemory, WhatIsNotADeclarationIsRefusedWithWhy)
 {
-	std::string why;
-	auto k = first_kernel(&why);
-	if (!k)
-		GTEST_SKIP() << why;
-	auto types = k->btf->types();
-	ASSERT_TRUE(types) << types.error().to_string();
 	auto refusal = [&](KernelMemoryImage &image, std::uint64_t nr) {
-		auto r = read_syscall_declaration(nr, **types, image.memory());
+		auto r = read_syscall_declaration(nr, *types, image.memory());
 		EXPECT_FALSE(r);
 		return r ? std::string() : r.error().message;
 	};
@@ -330,14 +318,8 @@ TEST(SyscallParams, WhatIsNotADeclarationIsRefusedWithWhy)
 
 // A name that ends just before a page nothing maps is read whole: the
 // reader never asks for bytes past the page its NUL is on.
-TEST(SyscallParams, ANameEndingAtAPagesEndBeforeAnUnmappedOneIsRead)
+TEST_F(SyscallMemory, ANameEndingAtAPagesEndBeforeAnUnmappedOneIsRead)
 {
-	std::string why;
-	auto k = first_kernel(&why);
-	if (!k)
-		GTEST_SKIP() << why;
-	auto types = k->btf->types();
-	ASSERT_TRUE(types) << types.error().to_string();
 	KernelMemoryImage image(k->image);
 	std::uint64_t meta = image.add(0, {{"fd", "unsigned int"}});
 	image.index({{0, meta}}, 1);
@@ -348,18 +330,14 @@ TEST(SyscallParams, ANameEndingAtAPagesEndBeforeAnUnmappedOneIsRead)
 	const std::uint64_t page_end = 0xffffffff84001000ull;
 	image.mem.put(page_end - 3, "fd", 3);
 	image.mem.put_value<std::uint64_t>(names, page_end - 3);
-	auto declared = read_syscall_declaration(0, **types, image.memory());
+	auto declared = read_syscall_declaration(0, *types, image.memory());
 	ASSERT_TRUE(declared) << declared.error().to_string();
 	EXPECT_EQ((*declared)[0].name, "fd");
 }
 
 // The checker's lookup: each declared argument typed, or the memory's error.
-TEST(SyscallParams, TheLookupTypesEachArgumentAndSaysWhyWhenItCannot)
+TEST_F(SyscallMemory, TheLookupTypesEachArgumentAndSaysWhyWhenItCannot)
 {
-	std::string why;
-	auto k = first_kernel(&why);
-	if (!k)
-		GTEST_SKIP() << why;
 	auto image = std::make_shared<KernelMemoryImage>(k->image);
 	image->index({{257, image->add(257, kOpenat)}}, 300);
 	auto lookup = syscall_params(k->btf, [image]() -> Result<KernelMemory> { return image->memory(); });

@@ -515,7 +515,7 @@ namespace {
 
 vtice::Result<CheckedProgram> with_params(const std::string &source)
 {
-	return compile_program(source, test_syscalls(), test_params());
+	return compile_program(source, test_syscalls(), test_params(), nullptr, test_syscall_params());
 }
 
 std::string params_refusal(const std::string &source)
@@ -559,8 +559,6 @@ TEST(ProbeLanguage, ArgsByNameRefusalsSayWhy)
 	EXPECT_NE(params_refusal("fn:seven { @ = sum(args->g); }").find("only arguments 0-5 come in registers"),
 		  std::string::npos);
 	EXPECT_NE(params_refusal("fn:by_value { @ = sum(args->ts); }").find("passed by value"), std::string::npos);
-	EXPECT_NE(params_refusal("syscall:openat { @ = sum(args->dfd); }").find("no kernel here to name syscalls'"),
-		  std::string::npos);
 	EXPECT_NE(params_refusal("fn:vfs_read:return { @ = sum(args->count); }").find("in fn:NAME probes"),
 		  std::string::npos);
 	EXPECT_NE(params_refusal("fn:nosuch { @ = sum(args->x); }").find("no function nosuch in the test table"),
@@ -573,28 +571,12 @@ TEST(ProbeLanguage, ArgsByNameRefusalsSayWhy)
 	EXPECT_NE(refusal("fn:vfs_read { @ = sum(args->count); }").find("no kernel BTF here"), std::string::npos);
 }
 
-namespace {
-
-vtice::Result<CheckedProgram> with_syscall_params(const std::string &source)
-{
-	return compile_program(source, test_syscalls(), test_params(), nullptr, test_syscall_params());
-}
-
-std::string syscall_params_refusal(const std::string &source)
-{
-	auto checked = with_syscall_params(source);
-	EXPECT_FALSE(checked.ok()) << source;
-	return checked.ok() ? "" : format_diagnostic(source, checked.error());
-}
-
-}  // namespace
-
 // args->NAME in a syscall:NAME probe is the syscall's argument of that
 // name, at its place and width, by the syscall's number (syscall:fstat's
 // are the kernel's newfstat's); str() of one is str(argN) copied at entry.
 TEST(ProbeLanguage, SyscallArgsByNameAreTheirRegistersWithTheirWidth)
 {
-	auto checked = with_syscall_params(
+	auto checked = with_params(
 		"syscall:openat { printf(\"%d %s %d\\n\", args->dfd, str(args->filename), args->mode); }\n"
 		"syscall:fstat:return { @[args->fd] = count(); }");
 	ASSERT_TRUE(checked.ok()) << format_diagnostic("", checked.error());
@@ -614,31 +596,31 @@ TEST(ProbeLanguage, SyscallArgsByNameAreTheirRegistersWithTheirWidth)
 	EXPECT_EQ(fd.bytes, 4u);
 	EXPECT_FALSE(fd.is_signed);
 	// The same name at the same place and width in two syscalls is one argument.
-	EXPECT_TRUE(with_syscall_params("syscall:read, syscall:write { @[probe] = sum(args->count); }").ok());
+	EXPECT_TRUE(with_params("syscall:read, syscall:write { @[probe] = sum(args->count); }").ok());
 }
 
 TEST(ProbeLanguage, SyscallArgsByNameRefusalsSayWhy)
 {
-	EXPECT_NE(syscall_params_refusal("syscall:openat { @ = sum(args->fd); }")
+	EXPECT_NE(params_refusal("syscall:openat { @ = sum(args->fd); }")
 			  .find("1:26: error: syscall:openat has no argument 'fd': it takes dfd, filename, flags, mode"),
 		  std::string::npos);
-	EXPECT_NE(syscall_params_refusal("syscall:getpid { @ = sum(args->fd); }").find("it takes none"),
+	EXPECT_NE(params_refusal("syscall:getpid { @ = sum(args->fd); }").find("it takes none"),
 		  std::string::npos);
-	EXPECT_NE(syscall_params_refusal("syscall:open, syscall:openat { @[str(args->filename)] = count(); }")
+	EXPECT_NE(params_refusal("syscall:open, syscall:openat { @[str(args->filename)] = count(); }")
 			  .find("differs between the syscalls of this probe (syscall:openat): one probe, one place"),
 		  std::string::npos)
 		<< "filename is open's argument 0 and openat's 1";
-	EXPECT_NE(syscall_params_refusal("syscall:* { @ = sum(args->fd); }").find("and in syscall:NAME ones"),
+	EXPECT_NE(params_refusal("syscall:* { @ = sum(args->fd); }").find("and in syscall:NAME ones"),
 		  std::string::npos);
-	EXPECT_NE(syscall_params_refusal("syscall:read, fn:vfs_read { @ = sum(args->count); }")
+	EXPECT_NE(params_refusal("syscall:read, fn:vfs_read { @ = sum(args->count); }")
 			  .find("and in syscall:NAME ones"),
 		  std::string::npos)
 		<< "one probe, one source of names";
-	EXPECT_NE(syscall_params_refusal("syscall:lseek { @ = sum(args->fd); }")
+	EXPECT_NE(params_refusal("syscall:lseek { @ = sum(args->fd); }")
 			  .find("1:25: error: args->fd: no declaration of syscall:lseek in the test table"),
 		  std::string::npos)
 		<< "the lookup's reason, at the place";
-	EXPECT_NE(syscall_params_refusal("syscall:fstat { @ = sum(args->statbuf->st_size); }").find("reading through memory"),
+	EXPECT_NE(params_refusal("syscall:fstat { @ = sum(args->statbuf->st_size); }").find("reading through memory"),
 		  std::string::npos)
 		<< "reads through a syscall's arguments are not built";
 }

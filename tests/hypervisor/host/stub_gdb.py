@@ -1020,11 +1020,12 @@ def check_stub_list(text):
     """probe --list through the stub: syscall:fstat's arguments from the
     kernel's declaration in its memory (number 5 is newfstat: fs/stat.c
     declares SYSCALL_DEFINE2(newfstat, unsigned int, fd, struct stat
-    __user *, statbuf)), and msr_open's from msr.ko's BTF the kernel keeps
-    (arch/x86/kernel/msr.c: msr_open(struct inode *inode, struct file *file))."""
+    __user *, statbuf), and __user is empty outside sparse), and msr_open's
+    from msr.ko's BTF the kernel keeps (arch/x86/kernel/msr.c:
+    msr_open(struct inode *inode, struct file *file))."""
     want = ("syscall:fstat (the kernel's declaration)\n"
             "    arg0  unsigned int fd\n"
-            "    arg1  struct stat __user *statbuf\n"
+            "    arg1  struct stat *statbuf\n"
             "fn:msr:msr_open (its BTF)\n"
             "    arg0  struct inode *inode\n"
             "    arg1  struct file *file\n")
