@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 
 #include "attach_session.hpp"
 #include "diagnostic.hpp"
+#include "kallsyms_modules.hpp"
 #include "messages.hpp"
 #include "probe_functions.hpp"
 #include "probe_list.hpp"
@@ -173,6 +175,20 @@ Result<std::vector<std::string>> resolve_points(dbg::Session &session, probes::C
 		in_module);
 }
 
+// The kernel's functions in this session's symbols, for --list's patterns
+// (a module's only as fn:MODULE:NAME written out).
+Result<std::vector<std::string>> kernel_function_names(const dbg::Session &session)
+{
+	const auto *list = dynamic_cast<const dbg::SymbolList *>(session.symbols());
+	if (!list)
+		return make_error("this session has no symbol table to match patterns against");
+	std::set<std::string> names;
+	for (const auto &e : list->entries())
+		if ((e.type == 't' || e.type == 'T') && is_c_identifier(e.name))
+			names.insert(e.name);
+	return std::vector<std::string>(names.begin(), names.end());
+}
+
 void report(const Error &e, const ProbeOptions &o)
 {
 	if (e.offset)
@@ -212,8 +228,11 @@ Result<void> run_probe(dbg::CommandContext &ctx, const std::vector<std::string> 
 				    session.memory_reader()};
 	});
 	if (o->list_only) {
+		auto points = expand_point_patterns(o->source, [&session] { return kernel_function_names(session); });
+		if (!points)
+			return points.error();
 		auto listed = list_point_args(
-			o->source, [](std::string_view name) { return trace::syscall_number(name); },
+			*points, [](std::string_view name) { return trace::syscall_number(name); },
 			kernel_params(probe_types), declared);
 		if (!listed) {
 			report(listed.error(), *o);

@@ -19,6 +19,7 @@
 #include "checker.hpp"
 #include "device.hpp"
 #include "diagnostic.hpp"
+#include "kallsyms_modules.hpp"
 #include "kallsyms_refresh.hpp"
 #include "messages.hpp"
 #include "probe_feed.hpp"
@@ -99,8 +100,9 @@ const char kHelp[] =
 	"  --max-entries N    keys one map may hold (default 65536); updates past it\n"
 	"                     are counted and reported, never silently dropped\n"
 	"  --check            check the program and say what it would arm; run nothing\n"
-	"  --list             the argument is probe points ('fn:vfs_read, syscall:openat'):\n"
-	"                     list the arguments args-> names at each, and their registers\n"
+	"  --list             the argument is probe points ('fn:vfs_read, syscall:openat', or\n"
+	"                     patterns: 'fn:vfs_*'): list the arguments args-> names at each,\n"
+	"                     and their registers\n"
 	"  --device PATH      the vtice device (default /dev/vtice)\n"
 	"  --kallsyms PATH    kernel symbols for fn: and kstack (default /proc/kallsyms)\n"
 	"  --kcore PATH       kernel memory for fn:, kstack's ORC tables and syscalls'\n"
@@ -424,11 +426,21 @@ int run_local(const ProbeOptions &o, const probes::CheckedProgram &program, Kern
 int list_points(const ProbeOptions &o, const std::shared_ptr<ProbeTypes> &types,
 		const probes::SyscallParamLookup &declared)
 {
+	auto points = expand_point_patterns(o.source, [&o]() -> Result<std::vector<std::string>> {
+		auto text = read_kallsyms_text(o.kallsyms);
+		if (!text)
+			return text.error();
+		return text_function_names(*text);
+	});
+	if (!points) {
+		eprintf("vtice probe: %s\n", points.error().to_string().c_str());
+		return kExitUsage;
+	}
 	auto listed = list_point_args(
-		o.source, [](std::string_view name) { return trace::syscall_number(name); }, kernel_params(types),
+		*points, [](std::string_view name) { return trace::syscall_number(name); }, kernel_params(types),
 		declared);
 	if (!listed) {
-		eprintf("%s", probes::format_diagnostic(o.source, listed.error(), "points").c_str());
+		eprintf("%s", probes::format_diagnostic(*points, listed.error(), "points").c_str());
 		return kExitUsage;
 	}
 	std::fputs(listed->text.c_str(), stdout);

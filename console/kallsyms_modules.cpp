@@ -1,6 +1,7 @@
 // A function's module by /proc/kallsyms's text (kallsyms_modules.hpp).
 #include "kallsyms_modules.hpp"
 
+#include <cctype>
 #include <set>
 
 #include "ast.hpp"
@@ -9,9 +10,14 @@
 namespace vtice::console {
 namespace {
 
-// "ADDRESS TYPE NAME[\t[MODULE]]": a text symbol of that name, or nothing
-// for another name, a data symbol or a suffix that is no module's name.
-std::optional<ModuleTextSymbol> text_symbol(std::string_view line, std::string_view function)
+struct TextSymbol {
+	std::uint64_t address;
+	std::string_view name, module;	// module: "" for the kernel's own
+};
+
+// "ADDRESS TYPE NAME[\t[MODULE]]": a text symbol, or nothing for a data
+// symbol or a suffix that is no module's name.
+std::optional<TextSymbol> text_symbol(std::string_view line)
 {
 	auto sp1 = line.find(' ');
 	if (sp1 == std::string_view::npos || line.size() < sp1 + 3 || line[sp1 + 2] != ' ')
@@ -21,20 +27,31 @@ std::optional<ModuleTextSymbol> text_symbol(std::string_view line, std::string_v
 		return std::nullopt;
 	std::string_view rest = line.substr(sp1 + 3);
 	auto tab = rest.find('\t');
-	if (rest.substr(0, tab) != function)
-		return std::nullopt;
 	auto address = dbg::rsp::parse_hex_u64(line.substr(0, sp1));
 	if (!address)
 		return std::nullopt;
 	if (tab == std::string_view::npos)
-		return ModuleTextSymbol{*address, ""};
+		return TextSymbol{*address, rest, ""};
 	std::string_view module = rest.substr(tab + 1);
 	if (module.size() < 2 || module.front() != '[' || module.back() != ']')
-		return ModuleTextSymbol{*address, ""};
+		return TextSymbol{*address, rest.substr(0, tab), ""};
 	module = module.substr(1, module.size() - 2);
 	if (module.empty() || module.find('/') != std::string_view::npos || module[0] == '.')
 		return std::nullopt;	// not a module's name, nor a file beside the kernel's BTF
-	return ModuleTextSymbol{*address, std::string(module)};
+	return TextSymbol{*address, rest.substr(0, tab), module};
+}
+
+// Calls each(symbol) for every text symbol of kallsyms_text.
+template <typename Each>
+void for_each_text_symbol(std::string_view kallsyms_text, Each each)
+{
+	while (!kallsyms_text.empty()) {
+		auto end = kallsyms_text.find('\n');
+		std::string_view line = kallsyms_text.substr(0, end);
+		kallsyms_text.remove_prefix(end == std::string_view::npos ? kallsyms_text.size() : end + 1);
+		if (auto symbol = text_symbol(line))
+			each(*symbol);
+	}
 }
 
 std::string owner_name(const std::string &module)
@@ -47,14 +64,32 @@ std::string owner_name(const std::string &module)
 std::vector<ModuleTextSymbol> text_symbols_named(std::string_view kallsyms_text, std::string_view function)
 {
 	std::vector<ModuleTextSymbol> out;
-	while (!kallsyms_text.empty()) {
-		auto end = kallsyms_text.find('\n');
-		std::string_view line = kallsyms_text.substr(0, end);
-		kallsyms_text.remove_prefix(end == std::string_view::npos ? kallsyms_text.size() : end + 1);
-		if (auto symbol = text_symbol(line, function))
-			out.push_back(std::move(*symbol));
-	}
+	for_each_text_symbol(kallsyms_text, [&](const TextSymbol &symbol) {
+		if (symbol.name == function)
+			out.push_back({symbol.address, std::string(symbol.module)});
+	});
 	return out;
+}
+
+bool is_c_identifier(std::string_view name)
+{
+	if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])))
+		return false;
+	for (char c : name)
+		if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
+			return false;
+	return true;
+}
+
+std::vector<std::string> text_function_names(std::string_view kallsyms_text)
+{
+	std::set<std::string> names;
+	for_each_text_symbol(kallsyms_text, [&](const TextSymbol &symbol) {
+		if (is_c_identifier(symbol.name))
+			names.insert(symbol.module.empty() ? std::string(symbol.name)
+							   : std::string(symbol.module) + ":" + std::string(symbol.name));
+	});
+	return {names.begin(), names.end()};
 }
 
 Result<std::optional<std::string>> module_of_function(std::string_view kallsyms_text, std::string_view function)

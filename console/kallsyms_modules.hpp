@@ -24,6 +24,14 @@ struct ModuleTextSymbol {
 // leaves the line out.
 std::vector<ModuleTextSymbol> text_symbols_named(std::string_view kallsyms_text, std::string_view function);
 
+// "vfs_read", not "vfs_read.cold" (a part of a function the compiler split off).
+bool is_c_identifier(std::string_view name);
+
+// Every function kallsyms_text lists, once, sorted: NAME for the kernel's,
+// MODULE:NAME for a module's (a fn: point's spelling); names that are no
+// C identifier (the compiler's "f.cold", "f.isra.0") left out.
+std::vector<std::string> text_function_names(std::string_view kallsyms_text);
+
 // The module kallsyms_text names for a function ("" for the kernel's own,
 // nothing when no text symbol has the name); an error when the kernel and
 // a module, or two modules, have a function of that name.

@@ -53,6 +53,7 @@ public:
 	// Whether the symbol symbolize() names for address is code ('t'/'T').
 	bool text_at(std::uint64_t address) const;
 	std::size_t size() const override { return entries_.size(); }
+	const std::vector<Entry> &entries() const { return entries_; }	// by address
 	std::string origin() const override { return origin_; }
 	// The same table with a KASLR slide added to every kernel address.
 	std::unique_ptr<SymbolList> slid(std::int64_t slide) const;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "../probes/probe_lookup.hpp"
+#include "kallsyms_modules.hpp"
 #include "probe_list.hpp"
 
 using vtice::console::list_point_args;
@@ -52,4 +53,82 @@ TEST(ProbeList, WhatCannotBeReadByNameSaysWhy)
 	auto bad = list_point_args("syscall:nosuch", test_syscalls(), test_params(), test_syscall_params());
 	ASSERT_FALSE(bad);
 	EXPECT_NE(bad.error().message.find("nosuch"), std::string::npos) << bad.error().message;
+}
+
+namespace {
+
+using vtice::console::expand_point_patterns;
+
+vtice::console::FunctionNames names_of(std::vector<std::string> functions)
+{
+	return [functions]() -> vtice::Result<std::vector<std::string>> { return functions; };
+}
+
+std::string expanded(std::string_view points, const vtice::console::FunctionNames &names)
+{
+	auto out = expand_point_patterns(points, names);
+	EXPECT_TRUE(out) << points << ": " << (out ? "" : out.error().message);
+	return out ? *out : "";
+}
+
+}  // namespace
+
+// Patterns match as the shell globs (fnmatch), NAME against each function's
+// name in any module, MODULE:NAME against both; syscalls' by the x86-64
+// table (read 0, readv 19, readlink 89, readahead 187, readlinkat 267).
+TEST(ProbeList, PatternsBecomeThePointsTheyMatchInOrder)
+{
+	auto names = names_of({"msr:msr_open", "msr:msr_read", "vfs_read", "vfs_readv", "vfs_write"});
+	EXPECT_EQ(expanded("fn:vfs_read*, syscall:openat", names), "fn:vfs_read, fn:vfs_readv, syscall:openat");
+	EXPECT_EQ(expanded("fn:*_read:return", names), "fn:msr:msr_read:return, fn:vfs_read:return");
+	EXPECT_EQ(expanded("fn:msr:*", names), "fn:msr:msr_open, fn:msr:msr_read");
+	EXPECT_EQ(expanded("fn:m?r:msr_o[pq]en", names), "fn:msr:msr_open");
+	EXPECT_EQ(expanded(" syscall:read* ", names),
+		  "syscall:read, syscall:readv, syscall:readlink, syscall:readahead, syscall:readlinkat");
+	EXPECT_EQ(expanded("fn:vfs_write, profile:hz:99", names), "fn:vfs_write, profile:hz:99")
+		<< "points without a pattern stay as they are";
+}
+
+TEST(ProbeList, PatternsThatMatchNothingOrTooMuchAreRefused)
+{
+	auto names = names_of({"vfs_read"});
+	auto none = expand_point_patterns("fn:vfs_read, fn:nosuch*", names);
+	ASSERT_FALSE(none);
+	EXPECT_EQ(none.error().message, "no function matches fn:nosuch*");
+	auto no_syscall = expand_point_patterns("syscall:zz*", names);
+	ASSERT_FALSE(no_syscall);
+	EXPECT_EQ(no_syscall.error().message, "no syscall matches syscall:zz*");
+	std::vector<std::string> many;
+	for (int i = 0; i <= 5000; i++)
+		many.push_back("f" + std::to_string(i));
+	auto too_many = expand_point_patterns("fn:f*", names_of(many));
+	ASSERT_FALSE(too_many);
+	EXPECT_NE(too_many.error().message.find("more than 5000 points"), std::string::npos);
+	bool asked = false;
+	auto unread = expand_point_patterns("syscall:open*, fn:vfs_read", [&asked]() -> vtice::Result<std::vector<std::string>> {
+		asked = true;
+		return vtice::make_error("kallsyms unreadable");
+	});
+	EXPECT_TRUE(unread);
+	EXPECT_FALSE(asked) << "the functions are read for a fn: pattern only";
+	auto failed = expand_point_patterns("fn:vfs_*", [] () -> vtice::Result<std::vector<std::string>> {
+		return vtice::make_error("kallsyms unreadable");
+	});
+	ASSERT_FALSE(failed);
+	EXPECT_EQ(failed.error().message, "kallsyms unreadable");
+}
+
+// kallsyms's functions as fn: points spell them: each once, a module's
+// qualified, no data and no compiler-split part.
+TEST(ProbeList, KallsymsFunctionNamesAreFnPointsSpelling)
+{
+	const char *kallsyms = "ffffffff81000000 T _text\n"
+			       "ffffffff81000100 t vfs_read\n"
+			       "ffffffff81000200 t vfs_read.cold\n"
+			       "ffffffff81000300 t vfs_read\n"
+			       "ffffffff82000000 D jiffies_64\n"
+			       "ffffffffc0a01000 t msr_read\t[msr]\n"
+			       "ffffffffc0a02000 t msr_read\n";
+	EXPECT_EQ(vtice::console::text_function_names(kallsyms),
+		  (std::vector<std::string>{"_text", "msr:msr_read", "msr_read", "vfs_read"}));
 }
