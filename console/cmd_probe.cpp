@@ -21,6 +21,7 @@
 #include "diagnostic.hpp"
 #include "kallsyms_modules.hpp"
 #include "kallsyms_refresh.hpp"
+#include "local_kernel_memory.hpp"
 #include "messages.hpp"
 #include "probe_feed.hpp"
 #include "probe_functions.hpp"

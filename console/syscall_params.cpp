@@ -5,8 +5,6 @@
 #include <sstream>
 
 #include "module_orc.hpp"
-#include "trace/kcore.hpp"
-#include "trace_common.hpp"
 
 namespace vtice::console {
 namespace {
@@ -151,21 +149,18 @@ Result<SyscallMetadataLayout> syscall_metadata_layout(const dbg::btf::Types &ker
 	return l;
 }
 
-Result<std::vector<DeclaredParam>> read_syscall_declaration(std::uint64_t nr, const dbg::btf::Types &kernel,
+Result<std::vector<DeclaredParam>> read_syscall_declaration(std::uint64_t nr, const SyscallMetadataLayout &layout,
 							     const KernelMemory &memory)
 {
-	auto layout = syscall_metadata_layout(kernel);
-	if (!layout)
-		return layout.error();
-	auto meta = metadata_of(nr, *layout, memory);
+	auto meta = metadata_of(nr, layout, memory);
 	if (!meta)
 		return meta.error();
 	if (!*meta)
 		return make_error("the kernel declares no arguments for syscall " + std::to_string(nr) +
 				  " (no SYSCALL_DEFINE of it has metadata)");
-	auto count = read_value<std::int32_t>(memory.read, **meta + layout->nb_args, "syscall metadata's nb_args");
-	auto types = read_value<std::uint64_t>(memory.read, **meta + layout->types, "syscall metadata's types");
-	auto args = read_value<std::uint64_t>(memory.read, **meta + layout->args, "syscall metadata's args");
+	auto count = read_value<std::int32_t>(memory.read, **meta + layout.nb_args, "syscall metadata's nb_args");
+	auto types = read_value<std::uint64_t>(memory.read, **meta + layout.types, "syscall metadata's types");
+	auto args = read_value<std::uint64_t>(memory.read, **meta + layout.args, "syscall metadata's args");
 	if (!count || !types || !args)
 		return make_error("cannot read syscall " + std::to_string(nr) + "'s metadata at " +
 				  std::to_string(**meta));
@@ -225,35 +220,16 @@ probes::SyscallParamLookup syscall_params(std::shared_ptr<KernelBtf> btf, Kernel
 		if (!**opened)
 			return make_error("cannot read the kernel's declarations of its syscalls (" +
 					  (**opened).error().message + "); read argN");
-		auto declared = read_syscall_declaration(nr, **kernel, ***opened);
+		auto layout = syscall_metadata_layout(**kernel);
+		if (!layout)
+			return make_error(layout.error().message + "; read argN");
+		auto declared = read_syscall_declaration(nr, *layout, ***opened);
 		if (!declared)
 			return make_error(std::string(name) + ": " + declared.error().message + "; read argN");
 		std::vector<probes::Param> out;
 		for (const DeclaredParam &d : *declared)
 			out.push_back(param_of_declaration(d, **kernel));
 		return out;
-	};
-}
-
-KernelMemorySource local_kernel_memory(std::string kallsyms_path, std::string kcore_path)
-{
-	return [kallsyms_path, kcore_path]() -> Result<KernelMemory> {
-		auto kcore = dbg::Kcore::open(kcore_path);
-		if (!kcore)
-			return kcore.error();
-		auto read = read_running_kallsyms(kallsyms_path, "_text");
-		if (!read)
-			return read.error();
-		std::shared_ptr<const dbg::SymbolList> symbols = std::move(*read);
-		auto memory = std::make_shared<dbg::Kcore>(std::move(*kcore));
-		return KernelMemory{[symbols](std::string_view name) { return symbols->lookup(name); },
-				    [memory](std::uint64_t address, std::span<std::uint8_t> out) {
-					    auto bytes = memory->read(address, out.size());
-					    if (!bytes)
-						    return false;
-					    std::copy(bytes->begin(), bytes->end(), out.begin());
-					    return true;
-				    }};
 	};
 }
 

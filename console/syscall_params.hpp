@@ -48,7 +48,7 @@ struct KernelMemory {
 // else among the section's entries (__start_syscalls_metadata to
 // __stop_syscalls_metadata, at most 4,096) the one numbered nr. An error
 // says why none (no such symbols, no metadata for nr, memory unreadable).
-Result<std::vector<DeclaredParam>> read_syscall_declaration(std::uint64_t nr, const dbg::btf::Types &kernel,
+Result<std::vector<DeclaredParam>> read_syscall_declaration(std::uint64_t nr, const SyscallMetadataLayout &layout,
 							     const KernelMemory &memory);
 
 // A declared argument as args->NAME reads it: an integer (C's own names,
@@ -62,8 +62,5 @@ probes::Param param_of_declaration(const DeclaredParam &declared, const dbg::btf
 // asked for on the first question only (opening /proc/kcore, say).
 using KernelMemorySource = std::function<Result<KernelMemory>()>;
 probes::SyscallParamLookup syscall_params(std::shared_ptr<KernelBtf> btf, KernelMemorySource memory);
-
-// On the traced machine: kallsyms and kcore (/proc/kallsyms, /proc/kcore).
-KernelMemorySource local_kernel_memory(std::string kallsyms_path, std::string kcore_path);
 
 }  // namespace vtice::console

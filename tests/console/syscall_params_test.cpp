@@ -204,7 +204,7 @@ std::vector<std::pair<std::string, std::string>> as_pairs(const std::vector<Decl
 	return out;
 }
 
-// The first Debian kernel's image and types, for the tests of memory laid out here.
+// The first Debian kernel's image and its struct syscall_metadata, for the tests of memory laid out here.
 class SyscallMemory : public ::testing::Test {
 protected:
 	void SetUp() override
@@ -216,11 +216,13 @@ protected:
 		k = std::make_unique<Kernel>(all.front());
 		auto loaded = k->btf->types();
 		ASSERT_TRUE(loaded) << loaded.error().to_string();
-		types = *loaded;
+		auto found = syscall_metadata_layout(**loaded);
+		ASSERT_TRUE(found) << found.error().to_string();
+		layout = *found;
 	}
 
 	std::unique_ptr<Kernel> k;
-	const dbg::btf::Types *types = nullptr;
+	SyscallMetadataLayout layout;
 };
 
 TEST_F(SyscallMemory, TheKernelsIndexGivesASyscallsDeclarationByNumber)
@@ -229,13 +231,13 @@ TEST_F(SyscallMemory, TheKernelsIndexGivesASyscallsDeclarationByNumber)
 	std::uint64_t openat = image.add(257, kOpenat);
 	std::uint64_t fstat = image.add(5, {{"fd", "unsigned int"}, {"statbuf", "struct stat __user *"}});
 	image.index({{257, openat}, {5, fstat}}, 460);
-	auto declared = read_syscall_declaration(257, *types, image.memory());
+	auto declared = read_syscall_declaration(257, layout, image.memory());
 	ASSERT_TRUE(declared) << declared.error().to_string();
 	EXPECT_EQ(as_pairs(*declared), kOpenat);
-	declared = read_syscall_declaration(5, *types, image.memory());
+	declared = read_syscall_declaration(5, layout, image.memory());
 	ASSERT_TRUE(declared) << declared.error().to_string();
 	EXPECT_EQ(declared->size(), 2u);
-	auto none = read_syscall_declaration(3, *types, image.memory());
+	auto none = read_syscall_declaration(3, layout, image.memory());
 	ASSERT_FALSE(none);
 	EXPECT_NE(none.error().message.find("declares no arguments for syscall 3"), std::string::npos);
 }
@@ -248,8 +250,8 @@ TEST_F(SyscallMemory, AnIndexEntryOfAnotherNumberIsNone)
 	KernelMemoryImage image(k->image);
 	std::uint64_t openat = image.add(257, kOpenat);
 	image.index({{257, openat}, {300, openat}}, 400);
-	EXPECT_TRUE(read_syscall_declaration(257, *types, image.memory()));
-	auto stray = read_syscall_declaration(300, *types, image.memory());
+	EXPECT_TRUE(read_syscall_declaration(257, layout, image.memory()));
+	auto stray = read_syscall_declaration(300, layout, image.memory());
 	ASSERT_FALSE(stray);
 	EXPECT_NE(stray.error().message.find("declares no arguments for syscall 300"), std::string::npos);
 }
@@ -263,19 +265,19 @@ TEST_F(SyscallMemory, WithoutTheIndexTheSectionIsSearchedByNumber)
 	std::uint64_t read = image.add(0, {{"fd", "unsigned int"}, {"buf", "char __user *"}, {"count", "size_t"}});
 	std::uint64_t openat = image.add(257, kOpenat);
 	image.section({unnumbered, read, openat});
-	auto declared = read_syscall_declaration(257, *types, image.memory());
+	auto declared = read_syscall_declaration(257, layout, image.memory());
 	ASSERT_TRUE(declared) << declared.error().to_string();
 	EXPECT_EQ(as_pairs(*declared), kOpenat);
-	declared = read_syscall_declaration(0, *types, image.memory());
+	declared = read_syscall_declaration(0, layout, image.memory());
 	ASSERT_TRUE(declared) << declared.error().to_string();
 	EXPECT_EQ((*declared)[2].name, "count");
-	EXPECT_FALSE(read_syscall_declaration(1, *types, image.memory())) << "no entry numbered 1";
+	EXPECT_FALSE(read_syscall_declaration(1, layout, image.memory())) << "no entry numbered 1";
 }
 
 TEST_F(SyscallMemory, WhatIsNotADeclarationIsRefusedWithWhy)
 {
 	auto refusal = [&](KernelMemoryImage &image, std::uint64_t nr) {
-		auto r = read_syscall_declaration(nr, *types, image.memory());
+		auto r = read_syscall_declaration(nr, layout, image.memory());
 		EXPECT_FALSE(r);
 		return r ? std::string() : r.error().message;
 	};
@@ -330,7 +332,7 @@ TEST_F(SyscallMemory, ANameEndingAtAPagesEndBeforeAnUnmappedOneIsRead)
 	const std::uint64_t page_end = 0xffffffff84001000ull;
 	image.mem.put(page_end - 3, "fd", 3);
 	image.mem.put_value<std::uint64_t>(names, page_end - 3);
-	auto declared = read_syscall_declaration(0, *types, image.memory());
+	auto declared = read_syscall_declaration(0, layout, image.memory());
 	ASSERT_TRUE(declared) << declared.error().to_string();
 	EXPECT_EQ((*declared)[0].name, "fd");
 }
