@@ -234,10 +234,8 @@ Result<void> run_probe(dbg::CommandContext &ctx, const std::vector<std::string> 
 		auto listed = list_point_args(
 			*points, [](std::string_view name) { return trace::syscall_number(name); },
 			kernel_params(probe_types), declared);
-		if (!listed) {
-			report(listed.error(), *o);
-			return make_error("the points were refused");
-		}
+		if (!listed)
+			return listed.error();
 		ctx.out.print("%s", listed->text.c_str());
 		if (!listed->complete)
 			return make_error("some points' arguments could not be found (above)");

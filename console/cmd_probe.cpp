@@ -441,7 +441,7 @@ int list_points(const ProbeOptions &o, const std::shared_ptr<ProbeTypes> &types,
 		*points, [](std::string_view name) { return trace::syscall_number(name); }, kernel_params(types),
 		declared);
 	if (!listed) {
-		eprintf("%s", probes::format_diagnostic(*points, listed.error(), "points").c_str());
+		eprintf("vtice probe: %s\n", listed.error().to_string().c_str());
 		return kExitUsage;
 	}
 	std::fputs(listed->text.c_str(), stdout);

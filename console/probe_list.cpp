@@ -85,6 +85,19 @@ std::string_view trim(std::string_view text)
 	return text;
 }
 
+// "fn:a, syscall:b" as "fn:a" and "syscall:b", empty ones left out.
+std::vector<std::string_view> split_points(std::string_view points)
+{
+	std::vector<std::string_view> out;
+	while (!points.empty()) {
+		auto comma = points.find(',');
+		if (std::string_view item = trim(points.substr(0, comma)); !item.empty())
+			out.push_back(item);
+		points.remove_prefix(comma == std::string_view::npos ? points.size() : comma + 1);
+	}
+	return out;
+}
+
 // fn:[MODULE:]PATTERN's matches among functions ("msr:msr_read", "vfs_read").
 std::vector<std::string> function_matches(std::string_view pattern, const std::vector<std::string> &functions)
 {
@@ -118,10 +131,7 @@ Result<std::string> expand_point_patterns(std::string_view points, const Functio
 	std::optional<std::vector<std::string>> names;	// read on the first fn: pattern
 	std::string out;
 	std::size_t count = 0;
-	while (!points.empty()) {
-		auto comma = points.find(',');
-		std::string_view item = trim(points.substr(0, comma));
-		points.remove_prefix(comma == std::string_view::npos ? points.size() : comma + 1);
+	for (std::string_view item : split_points(points)) {
 		bool ret = item.size() > kReturn.size() && item.substr(item.size() - kReturn.size()) == kReturn;
 		std::string_view kind = item.substr(0, item.find(':') + 1);
 		std::string_view pattern = item.substr(kind.size(), item.size() - kind.size() - (ret ? kReturn.size() : 0));
@@ -154,13 +164,20 @@ Result<std::string> expand_point_patterns(std::string_view points, const Functio
 Result<PointListing> list_point_args(std::string_view points, const probes::SyscallLookup &syscalls,
 				     const probes::ParamLookup &params, const probes::SyscallParamLookup &syscall_params)
 {
-	auto program = probes::compile_program(std::string(points) + " { exit(); }", syscalls);
-	if (!program)
-		return program.error();
 	PointListing out;
-	for (const probes::Probe &probe : program->program.probes)
-		for (const probes::ProbePoint &p : probe.points)
-			out.text += point_args(p, params, syscall_params, out.complete);
+	bool any = false;
+	// A point a program (a probe holds at most 64: a pattern's may be thousands).
+	for (std::string_view item : split_points(points)) {
+		auto program = probes::compile_program(std::string(item) + " { exit(); }", syscalls);
+		if (!program)
+			return make_error(std::string(item) + ": " + program.error().message);
+		for (const probes::Probe &probe : program->program.probes)
+			for (const probes::ProbePoint &p : probe.points)
+				out.text += point_args(p, params, syscall_params, out.complete);
+		any = true;
+	}
+	if (!any)
+		return make_error("no probe point to list: give points, as in --list 'fn:vfs_read, syscall:openat'");
 	return out;
 }
 

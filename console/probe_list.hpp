@@ -34,8 +34,8 @@ struct PointListing {
 
 // POINTS as a program writes them ("fn:do_sys_openat2, syscall:openat"):
 // a block a point, its name and then a line an argument ("    arg1  const
-// char *filename"), or why a point has none by name. An error for points
-// that do not parse or resolve, with the position.
+// char *filename"), or why a point has none by name. An error naming the
+// first point that does not parse or resolve, or for no point at all.
 Result<PointListing> list_point_args(std::string_view points, const probes::SyscallLookup &syscalls,
 				     const probes::ParamLookup &params, const probes::SyscallParamLookup &syscall_params);
 

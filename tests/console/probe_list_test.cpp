@@ -50,9 +50,26 @@ TEST(ProbeList, WhatCannotBeReadByNameSaysWhy)
 				"fn:nosuch (its BTF)\n"
 				"    (none by name: no function nosuch in the test table)\n");
 	EXPECT_FALSE(listed->complete) << "fn:nosuch has none";
-	auto bad = list_point_args("syscall:nosuch", test_syscalls(), test_params(), test_syscall_params());
+	auto bad = list_point_args("fn:vfs_read, syscall:nosuch", test_syscalls(), test_params(), test_syscall_params());
 	ASSERT_FALSE(bad);
-	EXPECT_NE(bad.error().message.find("nosuch"), std::string::npos) << bad.error().message;
+	EXPECT_EQ(bad.error().message.rfind("syscall:nosuch: ", 0), 0u) << "named first: " << bad.error().message;
+	auto none = list_point_args(" , ,", test_syscalls(), test_params(), test_syscall_params());
+	ASSERT_FALSE(none);
+	EXPECT_NE(none.error().message.find("no probe point to list"), std::string::npos);
+}
+
+// A pattern's points may be more than one probe holds (64): each is listed.
+TEST(ProbeList, MorePointsThanAProbeHoldsAreListed)
+{
+	std::string points;
+	for (int i = 0; i < 100; i++)
+		points += (i ? ", " : "") + std::string(i % 2 ? "syscall:read" : "fn:vfs_read");
+	auto listed = list_point_args(points, test_syscalls(), test_params(), test_syscall_params());
+	ASSERT_TRUE(listed) << listed.error().message;
+	std::size_t blocks = 0;
+	for (std::size_t at = 0; (at = listed->text.find("    arg2  size_t count\n", at)) != std::string::npos; at++)
+		blocks++;
+	EXPECT_EQ(blocks, 100u);
 }
 
 namespace {
