@@ -1,8 +1,6 @@
 // The running kernel's memory through kcore and kallsyms (local_kernel_memory.hpp).
 #include "local_kernel_memory.hpp"
 
-#include <algorithm>
-
 #include "trace/kcore.hpp"
 #include "trace_common.hpp"
 
@@ -19,13 +17,10 @@ KernelMemorySource local_kernel_memory(std::string kallsyms_path, std::string kc
 			return read.error();
 		std::shared_ptr<const dbg::SymbolList> symbols = std::move(*read);
 		auto memory = std::make_shared<dbg::Kcore>(std::move(*kcore));
+		// The reader holds memory: the Kcore lives as long as it.
 		return KernelMemory{[symbols](std::string_view name) { return symbols->lookup(name); },
-				    [memory](std::uint64_t address, std::span<std::uint8_t> out) {
-					    auto bytes = memory->read(address, out.size());
-					    if (!bytes)
-						    return false;
-					    std::copy(bytes->begin(), bytes->end(), out.begin());
-					    return true;
+				    [memory, read = memory->reader()](std::uint64_t address, std::span<std::uint8_t> out) {
+					    return read(address, out);
 				    }};
 	};
 }

@@ -53,9 +53,8 @@ std::string point_args(const probes::ProbePoint &p, const probes::ParamLookup &p
 	case PointKind::SyscallReturn: {
 		if (p.any_syscall)
 			return p.text + "\n    (none by name in syscall:*: read arg0..arg5)\n";
-		std::string name = "syscall:" + p.text.substr(8, p.text.find(':', 8) - 8);
 		return p.text + " (the kernel's declaration)\n" +
-		       (syscall_params ? arguments(syscall_params(p.syscall_nr, name), complete)
+		       (syscall_params ? arguments(syscall_params(p.syscall_nr, probes::syscall_point_name(p)), complete)
 				       : arguments(make_error("no kernel here"), complete));
 	}
 	default:

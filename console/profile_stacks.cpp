@@ -9,17 +9,6 @@ namespace vtice::console {
 
 namespace {
 
-symbols::MemoryReader kcore_reader(const dbg::Kcore &kcore)
-{
-	return [&kcore](std::uint64_t address, std::span<std::uint8_t> out) {
-		auto bytes = kcore.read(address, out.size());
-		if (!bytes)
-			return false;
-		std::memcpy(out.data(), bytes->data(), out.size());
-		return true;
-	};
-}
-
 // Reads only what the hypervisor copied: [rsp, rsp + stack.size()).
 symbols::MemoryReader copied_stack(const trace::ProfileSample &s)
 {
@@ -89,7 +78,7 @@ Result<std::unique_ptr<RunningOrc>> RunningOrc::load(const dbg::SymbolSource &sy
 	auto kcore = dbg::Kcore::open(kcore_path);
 	if (!kcore)
 		return kcore.error();
-	auto kernel = symbols::OrcTable::load(names, kcore_reader(*kcore));
+	auto kernel = symbols::OrcTable::load(names, kcore->reader());
 	if (!kernel)
 		return kernel.error();
 	std::unique_ptr<RunningOrc> orc(new RunningOrc(std::move(*kcore), std::move(*kernel)));
@@ -110,7 +99,7 @@ Result<std::unique_ptr<RunningOrc>> RunningOrc::load(const dbg::SymbolSource &sy
 
 symbols::MemoryReader RunningOrc::reader() const
 {
-	return kcore_reader(kcore_);
+	return kcore_.reader();
 }
 
 void RunningOrc::reload_modules()

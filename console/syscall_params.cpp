@@ -2,6 +2,7 @@
 #include "syscall_params.hpp"
 
 #include <array>
+#include <map>
 #include <sstream>
 
 #include "module_orc.hpp"
@@ -207,29 +208,50 @@ probes::Param param_of_declaration(const DeclaredParam &declared, const dbg::btf
 	return p;
 }
 
+namespace {
+
+// What the lookup keeps between the checker's questions (one an args->
+// use): the kernel's memory, opened once, and each syscall's answer, so
+// that a program naming openat's arguments three times reads them once.
+struct SyscallParamsKept {
+	std::optional<Result<KernelMemory>> memory;
+	std::map<std::uint64_t, Result<std::vector<probes::Param>>> answers;
+};
+
+Result<std::vector<probes::Param>> declared_params(std::uint64_t nr, std::string_view name, KernelBtf &btf,
+						   const KernelMemorySource &memory, SyscallParamsKept &kept)
+{
+	auto kernel = btf.types();
+	if (!kernel)
+		return make_error("no kernel BTF to read " + std::string(name) + "'s declaration by (" +
+				  kernel.error().to_string() + "); read argN, or give --btf FILE");
+	if (!kept.memory)
+		kept.memory = memory();
+	if (!*kept.memory)
+		return make_error("cannot read the kernel's declarations of its syscalls (" +
+				  kept.memory->error().message + "); read argN");
+	auto layout = syscall_metadata_layout(**kernel);
+	if (!layout)
+		return make_error(layout.error().message + "; read argN");
+	auto declared = read_syscall_declaration(nr, *layout, **kept.memory);
+	if (!declared)
+		return make_error(std::string(name) + ": " + declared.error().message + "; read argN");
+	std::vector<probes::Param> out;
+	for (const DeclaredParam &d : *declared)
+		out.push_back(param_of_declaration(d, **kernel));
+	return out;
+}
+
+}  // namespace
+
 probes::SyscallParamLookup syscall_params(std::shared_ptr<KernelBtf> btf, KernelMemorySource memory)
 {
-	auto opened = std::make_shared<std::optional<Result<KernelMemory>>>();
-	return [btf, memory, opened](std::uint64_t nr, std::string_view name) -> Result<std::vector<probes::Param>> {
-		auto kernel = btf->types();
-		if (!kernel)
-			return make_error("no kernel BTF to read " + std::string(name) + "'s declaration by (" +
-					  kernel.error().to_string() + "); read argN, or give --btf FILE");
-		if (!*opened)
-			*opened = memory();
-		if (!**opened)
-			return make_error("cannot read the kernel's declarations of its syscalls (" +
-					  (**opened).error().message + "); read argN");
-		auto layout = syscall_metadata_layout(**kernel);
-		if (!layout)
-			return make_error(layout.error().message + "; read argN");
-		auto declared = read_syscall_declaration(nr, *layout, ***opened);
-		if (!declared)
-			return make_error(std::string(name) + ": " + declared.error().message + "; read argN");
-		std::vector<probes::Param> out;
-		for (const DeclaredParam &d : *declared)
-			out.push_back(param_of_declaration(d, **kernel));
-		return out;
+	auto kept = std::make_shared<SyscallParamsKept>();
+	return [btf, memory, kept](std::uint64_t nr, std::string_view name) -> Result<std::vector<probes::Param>> {
+		auto known = kept->answers.find(nr);
+		if (known == kept->answers.end())
+			known = kept->answers.emplace(nr, declared_params(nr, name, *btf, memory, *kept)).first;
+		return known->second;
 	};
 }
 

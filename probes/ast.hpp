@@ -121,6 +121,14 @@ inline std::string qualified_function(const ProbePoint &p)
 	return p.module.empty() ? p.function : p.module + ":" + p.function;
 }
 
+// A syscall:NAME or syscall:NAME:return point's syscall as lookups and
+// messages name it: "syscall:openat" for both.
+inline std::string syscall_point_name(const ProbePoint &p)
+{
+	auto start = p.text.find(':') + 1;
+	return "syscall:" + p.text.substr(start, p.text.find(':', start) - start);
+}
+
 // fn:NAME, fn:NAME:return and addr: points: armed as hidden breakpoints,
 // their hits carry the registers (reg()) and come through the function
 // probes' ioctl.

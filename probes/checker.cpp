@@ -724,7 +724,7 @@ private:
 			for (const ProbePoint &p : probe.points) {
 				if (probe.str_arg < 0 || !is_syscall_point(p))
 					continue;
-				std::string key = syscall_name(p);
+				std::string key = syscall_point_name(p);
 				auto [it, fresh] = arg_of.emplace(key, probe.str_arg);
 				if (!fresh && it->second != probe.str_arg)
 					return error_at(p.pos, key + " reads str(arg" + std::to_string(it->second) +
@@ -738,9 +738,6 @@ private:
 			}
 		return {};
 	}
-
-	// "syscall:openat", for an entry and a return alike (one string each).
-	static std::string syscall_name(const ProbePoint &p) { return "syscall:" + split(p.text)[1]; }
 
 	static std::string unknown_function(const std::string &name)
 	{
@@ -927,7 +924,7 @@ private:
 		// All or nothing: a half-resolved name would pass the second pass.
 		std::optional<Placed> first;
 		for (const ProbePoint &p : probe_->points) {
-			std::string where = ctx_.fn_only ? qualified_function(p) : syscall_name(p);
+			std::string where = ctx_.fn_only ? qualified_function(p) : syscall_point_name(p);
 			auto placed = place_of(e, where, ctx_.fn_only ? params_(where) : syscall_params_(p.syscall_nr, where));
 			if (!placed)
 				return placed.error();

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -146,6 +147,17 @@ Result<std::vector<std::uint8_t>> Kcore::read(std::uint64_t address, std::size_t
 		return out;
 	}
 	return make_error(path_ + ": " + hex(address) + " is in no segment");
+}
+
+symbols::MemoryReader Kcore::reader() const
+{
+	return [this](std::uint64_t address, std::span<std::uint8_t> out) {
+		auto bytes = read(address, out.size());
+		if (!bytes)
+			return false;
+		std::copy(bytes->begin(), bytes->end(), out.begin());
+		return true;
+	};
 }
 
 }  // namespace vtice::dbg

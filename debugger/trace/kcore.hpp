@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "symbols/memory_reader.hpp"
 #include "vtice/result.hpp"
 
 namespace vtice::dbg {
@@ -26,6 +27,9 @@ public:
 	// len bytes at a kernel virtual address; an error when any of them is
 	// outside every segment or the read comes back short.
 	Result<std::vector<std::uint8_t>> read(std::uint64_t address, std::size_t len) const;
+	// read() as the symbols/ readers take it (a whole read or none); this
+	// Kcore must outlive it.
+	symbols::MemoryReader reader() const;
 
 	struct Segment {
 		std::uint64_t address, offset, size;

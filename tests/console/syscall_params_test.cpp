@@ -359,4 +359,29 @@ TEST_F(SyscallMemory, TheLookupTypesEachArgumentAndSaysWhyWhenItCannot)
 	EXPECT_NE(refused.error().message.find("/proc/kcore: gone"), std::string::npos);
 }
 
+// The checker asks once per args-> use; over a serial line each read is a
+// round trip: a syscall's declaration is read once, and the memory opened once.
+TEST_F(SyscallMemory, EachSyscallsDeclarationIsReadOnce)
+{
+	auto image = std::make_shared<KernelMemoryImage>(k->image);
+	image->index({{257, image->add(257, kOpenat)}}, 300);
+	auto reads = std::make_shared<int>(0), opens = std::make_shared<int>(0);
+	auto lookup = syscall_params(k->btf, [image, reads, opens]() -> Result<KernelMemory> {
+		++*opens;
+		KernelMemory memory = image->memory();
+		memory.read = [read = memory.read, reads](std::uint64_t address, std::span<std::uint8_t> out) {
+			++*reads;
+			return read(address, out);
+		};
+		return memory;
+	});
+	ASSERT_TRUE(lookup(257, "syscall:openat"));
+	int first = *reads;
+	EXPECT_GT(first, 0);
+	ASSERT_TRUE(lookup(257, "syscall:openat"));
+	EXPECT_EQ(*reads, first) << "the second answer is the first's";
+	EXPECT_FALSE(lookup(2, "syscall:open"));
+	EXPECT_EQ(*opens, 1);
+}
+
 }  // namespace
