@@ -175,9 +175,12 @@ Result<std::vector<std::string>> resolve_points(dbg::Session &session, probes::C
 		in_module);
 }
 
-// The kernel's functions in this session's symbols, for --list's patterns
-// (a module's only as fn:MODULE:NAME written out).
-Result<std::vector<std::string>> kernel_function_names(const dbg::Session &session)
+// The functions --list's patterns match, as the local kallsyms names them:
+// the kernel's in this session's symbols, and each loaded module's as
+// MODULE:NAME from its symbols in the kernel's memory (read through the
+// stub once, with a progress line). Without the modules, the kernel's,
+// and a note why.
+Result<std::vector<std::string>> function_names(dbg::Session &session, dbg::Output &out)
 {
 	const auto *list = dynamic_cast<const dbg::SymbolList *>(session.symbols());
 	if (!list)
@@ -186,6 +189,13 @@ Result<std::vector<std::string>> kernel_function_names(const dbg::Session &sessi
 	for (const auto &e : list->entries())
 		if ((e.type == 't' || e.type == 'T') && is_c_identifier(e.name))
 			names.insert(e.name);
+	if (auto *modules = dynamic_cast<StubModules *>(session.modules().get())) {
+		auto listed = modules->function_names();
+		if (listed)
+			names.insert(listed->begin(), listed->end());
+		else
+			out.print("the patterns match the kernel's functions only: %s\n", listed.error().message.c_str());
+	}
 	return std::vector<std::string>(names.begin(), names.end());
 }
 
@@ -228,15 +238,24 @@ Result<void> run_probe(dbg::CommandContext &ctx, const std::vector<std::string> 
 				    session.memory_reader()};
 	});
 	if (o->list_only) {
-		auto points = expand_point_patterns(o->source, [&session] { return kernel_function_names(session); });
+		auto points = expand_point_patterns(o->source, [&] { return function_names(session, ctx.out); });
 		if (!points)
 			return points.error();
 		auto listed = list_point_args(
 			*points, [](std::string_view name) { return trace::syscall_number(name); },
-			kernel_params(probe_types), declared);
+			kernel_params(probe_types), declared,
+			[&ctx](std::size_t i, std::size_t n, std::string_view point) {
+				if (n > 1)
+					ctx.out.progress("reading the points' arguments: " + std::string(point) + " (" +
+							 std::to_string(i) + " of " + std::to_string(n) + ")");
+				return !interrupts::command_interrupted();
+			});
 		if (!listed)
 			return listed.error();
 		ctx.out.print("%s", listed->text.c_str());
+		if (listed->listed < listed->points)
+			return make_error("interrupted (Ctrl-C): " + std::to_string(listed->listed) + " of " +
+					  std::to_string(listed->points) + " points listed (above)");
 		if (!listed->complete)
 			return make_error("some points' arguments could not be found (above)");
 		return {};

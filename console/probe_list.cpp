@@ -161,22 +161,25 @@ Result<std::string> expand_point_patterns(std::string_view points, const Functio
 }
 
 Result<PointListing> list_point_args(std::string_view points, const probes::SyscallLookup &syscalls,
-				     const probes::ParamLookup &params, const probes::SyscallParamLookup &syscall_params)
+				     const probes::ParamLookup &params, const probes::SyscallParamLookup &syscall_params,
+				     const ListProgress &progress)
 {
+	std::vector<std::string_view> items = split_points(points);
+	if (items.empty())
+		return make_error("no probe point to list: give points, as in --list 'fn:vfs_read, syscall:openat'");
 	PointListing out;
-	bool any = false;
+	out.points = items.size();
 	// A point a program (a probe holds at most 64: a pattern's may be thousands).
-	for (std::string_view item : split_points(points)) {
-		auto program = probes::compile_program(std::string(item) + " { exit(); }", syscalls);
+	for (std::size_t i = 0; i < items.size(); i++, out.listed++) {
+		if (progress && !progress(i + 1, items.size(), items[i]))
+			break;
+		auto program = probes::compile_program(std::string(items[i]) + " { exit(); }", syscalls);
 		if (!program)
-			return make_error(std::string(item) + ": " + program.error().message);
+			return make_error(std::string(items[i]) + ": " + program.error().message);
 		for (const probes::Probe &probe : program->program.probes)
 			for (const probes::ProbePoint &p : probe.points)
 				out.text += point_args(p, params, syscall_params, out.complete);
-		any = true;
 	}
-	if (!any)
-		return make_error("no probe point to list: give points, as in --list 'fn:vfs_read, syscall:openat'");
 	return out;
 }
 

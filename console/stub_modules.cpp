@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "kallsyms_modules.hpp"
+
 namespace vtice::console {
 
 namespace {
@@ -182,6 +184,22 @@ std::optional<std::uint64_t> StubModules::lookup(std::string_view name)
 		symbols_of(modules_[i]);
 	}
 	return lookup_read(name);
+}
+
+Result<std::vector<std::string>> StubModules::function_names()
+{
+	if (auto walked = walk_again(); !walked)
+		return walked.error();
+	std::vector<std::string> names;
+	for (std::size_t i = 0; i < modules_.size(); i++) {
+		const ListedModule &m = modules_[i];
+		log_.progress("reading the modules' symbols for the patterns: " + m.name + " (" + std::to_string(i + 1) +
+			      " of " + std::to_string(modules_.size()) + ")");
+		for (const ModuleSymbol &s : symbols_of(m))
+			if ((s.type == 't' || s.type == 'T') && is_c_identifier(s.name))
+				names.push_back(m.name + ":" + s.name);
+	}
+	return names;
 }
 
 Result<std::uint64_t> StubModules::lookup_in(std::string_view module, std::string_view name)

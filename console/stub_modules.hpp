@@ -44,6 +44,11 @@ public:
 	// lookup() reads them), or why none has; module, when the program
 	// names it (fn:msr:msr_read), if it has one.
 	Result<std::string> module_of_function(std::string_view name, std::string_view module = {});
+	// Every listed module's functions (text symbols that are C names) as
+	// MODULE:NAME, each module's symbols read if they were not (log says
+	// which, of how many), for --list's patterns; or why the list cannot be
+	// walked.
+	Result<std::vector<std::string>> function_names();
 	// Every module symbol read so far, as a symbol table's entries.
 	std::vector<dbg::SymbolList::Entry> symbols_read() const;
 	// What the walks and reads left out ("NAME: why"), each once, since the last call.

@@ -59,6 +59,31 @@ TEST(ProbeList, WhatCannotBeReadByNameSaysWhy)
 }
 
 // A pattern's points may be more than one probe holds (64): each is listed.
+// A long listing over a slow line says where it is before each point, and
+// stops where the caller says (Ctrl-C), keeping what was listed.
+TEST(ProbeList, ProgressNamesEachPointAndCanStopTheListing)
+{
+	std::vector<std::string> told;
+	auto listed = list_point_args("fn:do_sys_openat2, syscall:fstat, syscall:getpid", test_syscalls(), test_params(),
+				      test_syscall_params(), [&told](std::size_t i, std::size_t n, std::string_view point) {
+					      told.push_back(std::to_string(i) + "/" + std::to_string(n) + " " +
+							     std::string(point));
+					      return i < 2;
+				      });
+	ASSERT_TRUE(listed) << listed.error().message;
+	EXPECT_EQ(told, (std::vector<std::string>{"1/3 fn:do_sys_openat2", "2/3 syscall:fstat"}));
+	EXPECT_EQ(listed->listed, 1u);
+	EXPECT_EQ(listed->points, 3u);
+	EXPECT_EQ(listed->text, "fn:do_sys_openat2 (its BTF)\n"
+				"    arg0  int dfd\n"
+				"    arg1  const char *filename\n"
+				"    arg2  struct open_how *how\n");
+	auto whole = list_point_args("syscall:fstat, syscall:getpid", test_syscalls(), test_params(),
+				     test_syscall_params(), [](std::size_t, std::size_t, std::string_view) { return true; });
+	ASSERT_TRUE(whole);
+	EXPECT_EQ(whole->listed, whole->points);
+}
+
 TEST(ProbeList, MorePointsThanAProbeHoldsAreListed)
 {
 	std::string points;

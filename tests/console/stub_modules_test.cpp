@@ -196,6 +196,32 @@ TEST_F(StubModulesTest, WhatWasReadOfAModuleThatWentIsForgotten)
 	EXPECT_EQ(m->symbols_read().size(), 1u);
 }
 
+// --list's patterns through the stub: every listed module's functions,
+// named MODULE:NAME as the local kallsyms names them; a symbol that is
+// not a C name (a compiler's part, "f.cold") is no probe point.
+TEST_F(StubModulesTest, EveryModulesFunctionsAreNamedWithTheirModule)
+{
+	module(kSpin, "vtice_spin", kSpinText, {{"vtice_spin_loop", 0}, {"vtice_spin_loop.cold", 0x40}});
+	module(kOther, "other", kOtherText, {{"other_fn", 0x100}});
+	link({kSpin, kOther});
+	auto m = modules();
+	auto names = m->function_names();
+	ASSERT_TRUE(names) << names.error().message;
+	EXPECT_EQ(*names, (std::vector<std::string>{"vtice_spin:vtice_spin_loop", "other:other_fn"}));
+	const std::size_t before = target->reads;
+	EXPECT_EQ(m->lookup("other_fn"), kOtherText + 0x100);
+	EXPECT_EQ(target->reads, before) << "the symbols read for the names are kept";
+}
+
+TEST_F(StubModulesTest, FunctionNamesSayWhyTheListCannotBeWalked)
+{
+	session->set_symbols(std::make_unique<dbg::SymbolList>(
+		std::vector<dbg::SymbolList::Entry>{{kKernelText, "_stext", 'T'}}, "no modules"));
+	auto names = modules()->function_names();
+	ASSERT_FALSE(names);
+	EXPECT_NE(names.error().message.find("have no 'modules'"), std::string::npos) << names.error().message;
+}
+
 TEST_F(StubModulesTest, AnUnreadableListFindsNoModuleAndSaysWhyOnce)
 {
 	auto m = modules();	// nothing at kHead at all

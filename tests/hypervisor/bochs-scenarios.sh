@@ -351,6 +351,10 @@ scenario_hvstub() {
 	local out watcher
 	stub_guest_figures || return
 	echo "VTICE-FIGURE hv.stub-msr.dev=$(ls -l /dev/cpu/0/msr | awk '{ print $5 $6 }')"
+	# msr.ko's functions fn:msr:msr_[orw]* names (hvstub's vtice-probe-list-pattern)
+	echo "VTICE-FIGURE hv.stub-msr.functions=$(awk '$4 == "[msr]" && $2 ~ /^[tT]$/ &&
+		$3 ~ /^msr_[orw][A-Za-z0-9_]*$/ { print $3 }' /proc/kallsyms | LC_ALL=C sort -u |
+		awk '{ printf "%s%s", (NR > 1 ? "," : ""), $1 }')"
 	detect_bare_for_stub
 	stub_kstack_oracle
 	# functions an idle kernel and a getpid loop never run, for breakpoints

@@ -834,7 +834,7 @@ def vtice_probe_phase(fig):
             ask_spin + "probe '%s' --folded %s\n" % (spin, spin_folded) +
             ask_spinbt + "probe '%s'\nthread 2\nbt\nx/2i vtice_spin_loop\nprobe '%s'\nprobe '%s'\n" % (
                 spinbt, spinback, modargs) +
-            "probe --list 'syscall:fstat, fn:msr:msr_open'\n" +
+            "probe --list 'syscall:fstat, fn:msr:msr_open, fn:msr:msr_[orw]*'\n" +
             ask_rmmod + "probe '%s' --duration 120\ndetach\n" % going)
     ran = vtice_batch("vtice-probe", cmds, 1200)
     if not ran:
@@ -881,6 +881,7 @@ def vtice_probe_phase(fig):
     check_stub_module_bt(text, figures())
     check_stub_module_args(text, figures().get("hv.stub-msr.dev"))
     check_stub_list(text)
+    check_stub_list_pattern(text, figures().get("hv.stub-msr.functions"))
     while "hv.stub-module-going.log" not in figures() and time.time() < deadline:
         time.sleep(1)
     check_stub_module_going(text, figures().get("hv.stub-module-going.log"))
@@ -1033,6 +1034,18 @@ def check_stub_list(text):
           "probe --list 'syscall:fstat, fn:msr:msr_open' through the stub: %s"
           % ("fstat's fd and statbuf, msr_open's inode and file, with their types" if want in text
              else "not the kernel's declarations: " + repr(text[text.find("syscall:fstat ("):][:300])))
+
+
+def check_stub_list_pattern(text, functions):
+    """probe --list's pattern fn:msr:msr_[orw]* through the stub: the
+    points it became are msr.ko's functions the guest's /proc/kallsyms
+    names [msr] (text symbols), sorted, each listed from msr.ko's BTF,
+    after the msr_open written out before it."""
+    got = re.findall(r"^fn:msr:(\w+) \(its BTF\)$", text, re.M)
+    want = ["msr_open"] + (functions.split(",") if functions else [])
+    check("vtice-probe-list-pattern", functions is not None and got == want,
+          "fn:msr:msr_[orw]* through the stub listed %s; the guest's kallsyms: %s"
+          % (", ".join(got[1:]) or "nothing", functions))
 
 
 def check_stub_module_going(text, log):
