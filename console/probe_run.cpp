@@ -209,17 +209,25 @@ void RootCountTable::update(const std::vector<std::uint64_t> &counts, const std:
 
 RootCounts RootCountTable::totals() const { return totals_; }
 
-RootCountFeed::RootCountFeed(const probes::CheckedProgram &program)
+RootCountFeed::RootCountFeed(const probes::CheckedProgram &program, ProbeFeed::FunctionName function_name)
 {
+	auto owner = [&function_name](const probes::Probe &probe, const probes::ProbePoint &p, std::uint64_t at) {
+		switch (probe.root_key) {
+		case probes::RootKey::Func:
+			return Owner{&probe, {function_name ? function_name(at) : std::string()}};
+		case probes::RootKey::Probe: return Owner{&probe, {p.text}};
+		default: return Owner{&probe, {}};
+		}
+	};
 	for (const probes::Probe &probe : program.program.probes) {
 		if (!probe.count_in_root)
 			continue;
 		for (const probes::ProbePoint &p : probe.points) {
 			if (p.kind == probes::PointKind::FnReturn)
 				for (std::uint64_t site : p.return_sites)
-					owner_[site] = &probe;
+					owner_.insert_or_assign(site, owner(probe, p, site));
 			else
-				owner_[p.address] = &probe;
+				owner_.insert_or_assign(p.address, owner(probe, p, p.address));
 		}
 	}
 }
@@ -227,27 +235,26 @@ RootCountFeed::RootCountFeed(const probes::CheckedProgram &program)
 void RootCountFeed::feed(probes::Runtime &runtime, const RootCounts &counts)
 {
 	for (const RootCount &now : counts) {
-		auto probe = owner_.find(now.address);
+		auto owner = owner_.find(now.address);
 		RootCount &seen = seen_[now.address];
-		if (probe == owner_.end() || now.hits <= seen.hits)
+		if (owner == owner_.end() || now.hits <= seen.hits)
 			continue;
+		const probes::Probe &probe = *owner->second.probe;
 		total_ += now.hits - seen.hits;
-		if (probe->second->root_value == probes::RootValue::Hist ||
-		    probe->second->root_value == probes::RootValue::Lhist) {
-			runtime.add_root_hist(*probe->second, grown_buckets(now, seen));
+		if (probe.root_value == probes::RootValue::Hist || probe.root_value == probes::RootValue::Lhist) {
+			runtime.add_root_hist(probe, grown_buckets(now, seen), owner->second.key);
 			seen = now;
 			continue;
 		}
-		if (probe->second->root_value == probes::RootValue::Keys) {
+		if (probe.root_value == probes::RootValue::Keys) {
 			// A slot's key never changes while it counts: what its count (and
 			// a sum) grew by is that key's; a least or greatest value as it stands.
-			bool sums = probe->second->fetch.back().imm == static_cast<int>(probes::FetchCode::Sum);
+			bool sums = probe.fetch.back().imm == static_cast<int>(probes::FetchCode::Sum);
 			for (std::size_t i = 0; i < now.keys.size(); i++) {
 				const vtice_probe_key *before = i < seen.keys.size() ? &seen.keys[i] : nullptr;
 				std::uint64_t count = before ? before->count : 0, value = before ? before->value : 0;
 				if (now.keys[i].count > count)
-					runtime.add_root_keyed(*probe->second, key_value(*probe->second, now.keys[i]),
-							       now.keys[i].count - count,
+					runtime.add_root_keyed(probe, key_value(probe, now.keys[i]), now.keys[i].count - count,
 							       static_cast<std::int64_t>(sums ? now.keys[i].value - value
 											      : now.keys[i].value));
 			}
@@ -256,8 +263,12 @@ void RootCountFeed::feed(probes::Runtime &runtime, const RootCounts &counts)
 		}
 		// A sum arrives as a total (what it grew by since goes in); a least or
 		// greatest value as it stands.
-		std::uint64_t value = probe->second->root_value == probes::RootValue::Sum ? now.sum - seen.sum : now.sum;
-		runtime.add_root_count(*probe->second, now.hits - seen.hits, static_cast<std::int64_t>(value));
+		std::uint64_t value = probe.root_value == probes::RootValue::Sum ? now.sum - seen.sum : now.sum;
+		if (!owner->second.key.empty())
+			runtime.add_root_keyed(probe, owner->second.key[0], now.hits - seen.hits,
+					       static_cast<std::int64_t>(value));
+		else
+			runtime.add_root_count(probe, now.hits - seen.hits, static_cast<std::int64_t>(value));
 		seen = now;
 	}
 }
@@ -329,6 +340,17 @@ std::string root_keeps(probes::RootValue value, const std::string &aggregation)
 	}
 }
 
+// An address's counts under its function or point: root counts each
+// address apart, and one address has one of each.
+std::string root_key_of(probes::RootKey key)
+{
+	switch (key) {
+	case probes::RootKey::Func: return " by function (each probed address's)";
+	case probes::RootKey::Probe: return " by probe point (each probed address's)";
+	default: return "";
+	}
+}
+
 std::string describe_fetch(const probes::CheckedProgram &p)
 {
 	std::string text;
@@ -346,7 +368,8 @@ std::string describe_fetch(const probes::CheckedProgram &p)
 			const std::string &aggregation = probe.body[0].value->text;	// count, sum, avg, min, max, hist or lhist
 			text += where + " root counts the hits" +
 				(tests ? " that pass " + std::to_string(tests) + " comparison" + (tests == 1 ? "" : "s") : "") +
-				root_keeps(probe.root_value, aggregation) + " and records none (the map's " + aggregation +
+				root_keeps(probe.root_value, aggregation) + root_key_of(probe.root_key) +
+				" and records none (the map's " + aggregation +
 				"() is root's)";
 			continue;
 		}
@@ -408,7 +431,7 @@ int run_probe_program(const ProbeOptions &o, const probes::CheckedProgram &progr
 	probes::Output &out = json ? static_cast<probes::Output &>(*json) : text;
 	probes::Runtime runtime(program, out, o.max_entries);
 	ProbeFeed feed(runtime, naming.to_ns, naming.stack_text, naming.function_name);
-	RootCountFeed root_counts(program);
+	RootCountFeed root_counts(program, naming.function_name);
 	RunTotals totals;
 	if (source) {
 		if (auto armed = source->arm(program, totals); !armed) {

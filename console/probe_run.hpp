@@ -131,16 +131,21 @@ private:
 
 // The counts of a source's root_counts() as the program's maps take them:
 // each probe that counts in root gets what its addresses counted since the
-// last time.
+// last time (under the address's function or point, for `@m[func]` and
+// `@m[probe]`: function_name names an address as the records' func is).
 class RootCountFeed {
 public:
-	explicit RootCountFeed(const probes::CheckedProgram &program);
+	RootCountFeed(const probes::CheckedProgram &program, ProbeFeed::FunctionName function_name);
 	void feed(probes::Runtime &runtime, const RootCounts &counts);
 	bool any() const { return !owner_.empty(); }	// the program has such probes
 	std::uint64_t total() const { return total_; }	// hits counted in root so far
 
 private:
-	std::map<std::uint64_t, const probes::Probe *> owner_;	// address -> its probe
+	struct Owner {
+		const probes::Probe *probe;
+		probes::Key key;	// root_key's: the address's function or point; else none
+	};
+	std::map<std::uint64_t, Owner> owner_;			// address -> its probe
 	std::map<std::uint64_t, RootCount> seen_;		// address -> its totals fed so far
 	std::uint64_t total_ = 0;
 };

@@ -176,6 +176,11 @@ struct FetchOp {
 // (`@[KEY] = count()`).
 enum class RootValue : std::uint8_t { None, Sum, Min, Max, Hist, Lhist, Keys };
 
+// `@m[func]` or `@m[probe]` counted in root: root counts each probed
+// address's hits (root_value its operand), and the console files them
+// under the address's function, or its point as the program wrote it.
+enum class RootKey : std::uint8_t { None, Func, Probe };
+
 struct Probe {
 	Pos pos;
 	std::vector<ProbePoint> points;
@@ -193,6 +198,7 @@ struct Probe {
 	// addresses instead of recording them (the checker's).
 	bool count_in_root = false;
 	RootValue root_value = RootValue::None;	// what root keeps of OPERAND
+	RootKey root_key = RootKey::None;	// the key the console gives each address's counts
 	// A fn:, addr: or watch: probe that reads kstack: root copies the stack
 	// at its points' hits, and at no other probe's (the checker's)
 	bool copies_kstack = false;

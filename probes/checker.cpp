@@ -560,12 +560,29 @@ private:
 		if (tested + filtered != terms)
 			return;
 		const Stmt &s = probe.body[0];
-		auto ending = s.keys.empty() ? root_aggregation(*s.value) : root_keyed(s);
+		RootKey by_point = point_key(probe, s);
+		auto ending = s.keys.empty() || by_point != RootKey::None ? root_aggregation(*s.value) : root_keyed(s);
 		if (!ending || probe.fetch.size() + ending->size() > kMaxFetchOps)
 			return;
 		probe.fetch.insert(probe.fetch.end(), ending->begin(), ending->end());
 		probe.count_in_root = true;
 		probe.root_value = root_value_of(ending->back().code);
+		probe.root_key = by_point;
+	}
+
+	// `@m[func]` and `@m[probe]` at hidden breakpoints: one function and
+	// one point an address, so root's count at each address is that key's
+	// (a watch: hit's func is where the access was: not one an address).
+	static RootKey point_key(const Probe &probe, const Stmt &s)
+	{
+		if (s.keys.size() != 1 || s.keys[0]->kind != ExprKind::Builtin ||
+		    !std::all_of(probe.points.begin(), probe.points.end(), is_hidden_breakpoint))
+			return RootKey::None;
+		switch (s.keys[0]->builtin) {
+		case Builtin::Func: return RootKey::Func;
+		case Builtin::Probe: return RootKey::Probe;
+		default: return RootKey::None;
+		}
 	}
 
 	static RootValue root_value_of(FetchCode last)

@@ -115,7 +115,7 @@ void Runtime::add_root_count(const Probe &probe, std::uint64_t n, std::int64_t v
 		fold_root(probe, Key{}, n, value);
 }
 
-void Runtime::add_root_hist(const Probe &probe, const std::vector<std::uint64_t> &grown)
+void Runtime::add_root_hist(const Probe &probe, const std::vector<std::uint64_t> &grown, const Key &key)
 {
 	std::uint64_t n = 0;
 	for (std::uint64_t hits : grown)
@@ -124,7 +124,7 @@ void Runtime::add_root_hist(const Probe &probe, const std::vector<std::uint64_t>
 	if (exited_ || !n || (probe.root_value != RootValue::Hist && !linear))
 		return;
 	std::size_t index = program_.map_index(probe.body[0].map);
-	Cell *cell = maps_.update(index, Key{});
+	Cell *cell = maps_.update(index, key);
 	if (!cell)
 		return;
 	// Root's buckets (ioctl.h) are the map's, one below: for lhist() the
@@ -140,7 +140,7 @@ void Runtime::add_root_hist(const Probe &probe, const std::vector<std::uint64_t>
 
 void Runtime::add_root_keyed(const Probe &probe, const Value &key, std::uint64_t n, std::int64_t value)
 {
-	if (!exited_ && n && probe.root_value == RootValue::Keys)
+	if (!exited_ && n && (probe.root_value == RootValue::Keys || probe.root_key != RootKey::None))
 		fold_root(probe, Key{key}, n, value);
 }
 

@@ -66,10 +66,13 @@ public:
 	void add_root_count(const Probe &probe, std::uint64_t n, std::int64_t value = 0);
 	// Hits root counted into the power-of-two buckets of a probe whose
 	// root_value is Hist: grown[i] more in root's bucket i (ioctl.h,
-	// VTICE_FETCH_HIST_BUCKETS: the map's bucket i - 1). Nothing after exit().
-	void add_root_hist(const Probe &probe, const std::vector<std::uint64_t> &grown);
+	// VTICE_FETCH_HIST_BUCKETS: the map's bucket i - 1), under key (none
+	// but for a root_key's: the address's function or point). Nothing
+	// after exit().
+	void add_root_hist(const Probe &probe, const std::vector<std::uint64_t> &grown, const Key &key = {});
 	// n more hits root counted under key for a probe whose root_value is
-	// Keys (`@m[KEY] = count()`, or sum(), avg(), min(), max()), with
+	// Keys (`@m[KEY] = count()`, or sum(), avg(), min(), max()), or whose
+	// root_key names the key an address's hits are under (func, probe), with
 	// value one sample of the map's kind for all n (a sum's growth, a
 	// least or greatest value; nothing for a count). Nothing after exit().
 	void add_root_keyed(const Probe &probe, const Value &key, std::uint64_t n, std::int64_t value = 0);

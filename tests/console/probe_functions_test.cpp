@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include <memory>
+#include <regex>
 #include <string>
 
 #include "../symbols/kernel_dir.hpp"
@@ -224,7 +225,7 @@ TEST_F(ProbeArmRequest, RootCountsFeedTheirProbesMapByTheirGrowth)
 	NoOutput out;
 	probes::Runtime runtime(program, out);
 	runtime.begin(0);
-	console::RootCountFeed feed(program);
+	console::RootCountFeed feed(program, {});
 	EXPECT_TRUE(feed.any());
 	feed.feed(runtime, {{kVfsReadBody, 3}});
 	feed.feed(runtime, {{kVfsReadBody, 5}, {kVfsReadBody + 0x100, 9}});
@@ -232,6 +233,75 @@ TEST_F(ProbeArmRequest, RootCountsFeedTheirProbesMapByTheirGrowth)
 	EXPECT_EQ(feed.total(), 5u);
 	runtime.finish(1);
 	EXPECT_EQ(out.maps, "@n: 5\n");
+}
+
+// `@m[func]` and `@m[probe]` counted in root: each address's growth goes
+// under the function the records' func would name (the run's naming) or
+// the point the program wrote, two addresses of one key adding up.
+TEST_F(ProbeArmRequest, RootCountsByFunctionOrPointFeedEachAddressUnderItsKey)
+{
+	auto program = resolved("fn:vfs_read, fn:vfs_write { @calls[func] = count(); }\n"
+				"fn:ksys_read, fn:ksys_write { @bytes[probe] = sum(arg2); }");
+	const std::uint64_t read = 0xffffffff81000100, write = 0xffffffff81000200, ksys_read = 0xffffffff81000300,
+			    ksys_write = 0xffffffff81000400;
+	auto &probes = program.program.probes;
+	ASSERT_EQ(probes.size(), 2u);
+	ASSERT_EQ(probes[0].root_key, probes::RootKey::Func);
+	ASSERT_EQ(probes[1].root_key, probes::RootKey::Probe);
+	probes[0].points[0].address = read;
+	probes[0].points[1].address = write;
+	probes[1].points[0].address = ksys_read;
+	probes[1].points[1].address = ksys_write;
+	auto name = [=](std::uint64_t at) {
+		return at == read ? "vfs_read" : at == write ? "vfs_write" : std::string();
+	};
+	NoOutput out;
+	probes::Runtime runtime(program, out);
+	runtime.begin(0);
+	console::RootCountFeed feed(program, name);
+	console::RootCount r{read, 2, 0, {}, {}}, w{write, 1, 0, {}, {}}, kr{ksys_read, 2, 10, {}, {}},
+		kw{ksys_write, 1, 5, {}, {}};
+	feed.feed(runtime, {r, w, kr, kw});
+	r.hits = 5, kw.hits = 3, kw.sum = 5 + 7 + 9;
+	feed.feed(runtime, {r, w, kr, kw});
+	EXPECT_EQ(feed.total(), 11u);
+	runtime.finish(1);
+	EXPECT_NE(out.maps.find("@calls[vfs_read]: 5\n"), std::string::npos) << out.maps;
+	EXPECT_NE(out.maps.find("@calls[vfs_write]: 1\n"), std::string::npos) << out.maps;
+	EXPECT_NE(out.maps.find("@bytes[fn:ksys_read]: 10\n"), std::string::npos) << out.maps;
+	EXPECT_NE(out.maps.find("@bytes[fn:ksys_write]: 21\n"), std::string::npos) << out.maps;
+}
+
+// hist() by func: each address's buckets go into its function's histogram.
+TEST_F(ProbeArmRequest, RootHistogramsByFunctionFeedEachAddressUnderItsKey)
+{
+	auto program = resolved("fn:vfs_read, fn:vfs_write { @sizes[func] = hist(arg2); }");
+	const std::uint64_t read = 0xffffffff81000100, write = 0xffffffff81000200;
+	auto &probe = program.program.probes.at(0);
+	ASSERT_EQ(probe.root_key, probes::RootKey::Func);
+	ASSERT_EQ(probe.root_value, probes::RootValue::Hist);
+	probe.points[0].address = read;
+	probe.points[1].address = write;
+	auto req = console::arm_request(program, 0);
+	ASSERT_TRUE(req.ok()) << req.error().message;
+	console::RootCountTable table(program, *req);
+	EXPECT_EQ(table.hist_indices(), (std::vector<std::uint32_t>{0, 1}));
+	NoOutput out;
+	probes::Runtime runtime(program, out);
+	runtime.begin(0);
+	console::RootCountFeed feed(program, [=](std::uint64_t at) { return at == read ? "vfs_read" : "vfs_write"; });
+	std::vector<std::uint64_t> reads(VTICE_FETCH_HIST_BUCKETS), writes(VTICE_FETCH_HIST_BUCKETS);
+	reads[2] = 3;	// root's bucket 2: the map's [1]
+	writes[5] = 1;	// the map's [8, 16)
+	table.update({3, 1}, {});
+	table.update_hist(req->addrs[0] == read ? 0 : 1, reads);
+	table.update_hist(req->addrs[0] == read ? 1 : 0, writes);
+	feed.feed(runtime, table.totals());
+	runtime.finish(1);
+	EXPECT_TRUE(std::regex_search(out.maps, std::regex(R"(@sizes\[vfs_read\]:\n\[1\] +3 \|@+\|\n\n)")))
+		<< out.maps;
+	EXPECT_TRUE(std::regex_search(out.maps, std::regex(R"(@sizes\[vfs_write\]:\n\[8, 16\) +1 \|@+\|\n\n)")))
+		<< out.maps;
 }
 
 // A probe summed in root: the table keeps each address's hits and sum as
@@ -249,7 +319,7 @@ TEST_F(ProbeArmRequest, RootSumsFeedTheirProbesMapByTheirGrowth)
 	NoOutput out;
 	probes::Runtime runtime(program, out);
 	runtime.begin(0);
-	console::RootCountFeed feed(program);
+	console::RootCountFeed feed(program, {});
 	table.update({2}, {4096});
 	feed.feed(runtime, table.totals());
 	table.update({3, 7}, {4096 - 100, 55});	// one more hit, of -100; a second address no probe owns
@@ -277,7 +347,7 @@ TEST_F(ProbeArmRequest, RootKeySlotsFeedTheirProbesMapByKey)
 		NoOutput out;
 		probes::Runtime runtime(program, out);
 		runtime.begin(0);
-		console::RootCountFeed feed(program);
+		console::RootCountFeed feed(program, {});
 		slots.resize(VTICE_FETCH_KEYED_SLOTS);
 		table.update({1}, {});
 		table.update_keys(0, slots);
@@ -385,7 +455,7 @@ TEST_F(ProbeArmRequest, RootHistBucketsFeedTheirProbesMapByTheirGrowth)
 	NoOutput out;
 	probes::Runtime runtime(program, out);
 	runtime.begin(0);
-	console::RootCountFeed feed(program);
+	console::RootCountFeed feed(program, {});
 	std::vector<std::uint64_t> buckets(VTICE_FETCH_HIST_BUCKETS);
 	buckets[14] = 2;	// two reads of 4 KiB to 8 KiB
 	table.update({2}, {});

@@ -24,7 +24,10 @@
 # hv.probe-keys: @reads[comm] = count() at ksys_read, counted by key in
 # root, against the kernel's sys_enter_read tracepoint's lines of two comms;
 # hv.probe-keys-full: @sizes[arg2] = count() over more sizes than root has
-# slots, the hits past them recorded, every size's count the tracepoint's.
+# slots, the hits past them recorded, every size's count the tracepoint's;
+# hv.probe-keys-func: @calls[func] = count() at ksys_read and ksys_write,
+# @bytes[probe] = sum(arg2) at vfs_read and vfs_write, counted in root by
+# address, against the sys_enter_read and sys_enter_write tracepoints.
 # hv.probe-tail: reads going on while the console ends the run; the hits
 # root counted (its counts) are all in the hist's buckets and the key's slot.
 scenario_hvprobe() {

@@ -805,3 +805,35 @@ TEST(ProbeLanguage, RootKeepsTheLeastOrGreatestOperand)
 					{FetchCode::Min, static_cast<std::uint8_t>(static_cast<int>(IndexWidth::S32) << 4), 0}}))
 		<< "dfd is an int";
 }
+
+// `@m[func]` and `@m[probe]` at hidden breakpoints: one function and one
+// point an address, so root counts each address as it would unkeyed (its
+// program ends in COUNT, SUM, MIN, MAX, HIST or LHIST) and the console
+// keys it; not at watch: points (an access's function is not the
+// address's).
+TEST(ProbeLanguage, RootCountsByFunctionOrPointAtEachAddress)
+{
+	auto root_key = [](const std::string &source) {
+		auto p = accepted(source);
+		const Probe &probe = p.program.probes.at(0);
+		EXPECT_EQ(probe.root_key != RootKey::None, probe.count_in_root) << source;
+		return probe.root_key;
+	};
+	EXPECT_EQ(root_key("fn:vfs_read, fn:do_sys_openat2 { @calls[func] = count(); }"), RootKey::Func);
+	EXPECT_EQ(root_key("fn:vfs_read:return /comm == \"dd\"/ { @[func] = count(); }"), RootKey::Func);
+	EXPECT_EQ(root_key("fn:vfs_read, fn:do_sys_openat2 { @[probe] = sum(arg2); }"), RootKey::Probe);
+	EXPECT_EQ(root_key("addr:vfs_read+4, addr:vfs_read+8 { @[func] = count(); }"), RootKey::Func);
+	EXPECT_EQ(root_key("fn:vfs_read { @[probe] = max(arg2); }"), RootKey::Probe);
+	EXPECT_EQ(root_key("fn:vfs_read, fn:do_sys_openat2 { @[func] = hist(arg2); }"), RootKey::Func)
+		<< "each address's buckets";
+	EXPECT_EQ(root_key("fn:vfs_read { @[probe] = lhist(arg2, 0, 100, 10); }"), RootKey::Probe);
+	EXPECT_EQ(root_key("fn:vfs_read { @[func, comm] = count(); }"), RootKey::None) << "two keys";
+	EXPECT_EQ(root_key("watch:w:jiffies_64:8 { @[func] = count(); }"), RootKey::None) << "an access's function";
+	EXPECT_EQ(accepted("fn:vfs_read { @[comm] = count(); }").program.probes[0].root_key, RootKey::None)
+		<< "a task's key: root's slots";
+	EXPECT_EQ(accepted("fn:vfs_read { @[func] = count(); }").program.probes[0].fetch,
+		  (std::vector<FetchOp>{{FetchCode::Count, 0, 0}}));
+	EXPECT_EQ(accepted("fn:vfs_read { @[probe] = avg(arg2); }").program.probes[0].fetch,
+		  (std::vector<FetchOp>{{FetchCode::Arg, 2, 0}, {FetchCode::Sum, 0, 0}}));
+	EXPECT_EQ(accepted("fn:vfs_read { @[probe] = avg(arg2); }").program.probes[0].root_value, RootValue::Sum);
+}

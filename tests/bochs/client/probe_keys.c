@@ -23,6 +23,16 @@
  * none and are recorded, and the console counts those. Every size's count
  * must still be what the kernel's tracepoint saw of it (its count: field),
  * and some hits must have come as records (the summary's fn_hits).
+ *
+ * NAME-func: keys root does not hold, but each probed address has one
+ * of: a child named vtkeyd makes KEYS_READS_D reads and KEYS_WRITES_D
+ * writes under
+ *   vtice probe 'fn:ksys_read, fn:ksys_write /comm == "vtkeyd"/ { @calls[func] = count(); }
+ *                fn:vfs_read, fn:vfs_write /comm == "vtkeyd"/ { @bytes[probe] = sum(arg2); }'
+ * Root counts (and sums) each address, the console files it under its
+ * function or point: each must be what the kernel's sys_enter_read and
+ * sys_enter_write tracepoints saw of vtkeyd (lines, count: fields), and
+ * the armed line must say root counts them by function and by point.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -46,6 +56,8 @@
 #define KEYS_READS_B	50
 #define KEYS_SIZE_B	7
 #define KEYS_SIZES	40	/* more than VTICE_FETCH_KEYED_SLOTS */
+#define KEYS_READS_D	20
+#define KEYS_WRITES_D	12
 
 /* A child named comm: makes reads reads of size bytes of /dev/zero, then exits. */
 static pid_t keys_reader(const char *comm, int reads, size_t size)
@@ -85,27 +97,25 @@ static pid_t keys_sizes_reader(void)
 	_exit(0);
 }
 
-/* The kernel trace's sys_read lines of each comm (the task field "vtkeya-PID"), and their bytes. */
-static void keys_kernel_counts(struct keys_seen *a, struct keys_seen *b)
+/* The kernel trace's lines of call ("sys_read(") by the task comm ("vtkeya" in "vtkeya-PID"), their count: fields summed. */
+static struct keys_seen keys_kernel_seen(const char *comm, const char *call)
 {
-	char line[512];
+	struct keys_seen seen = { 0, 0 };
+	char line[512], task[32];
 	FILE *f = fopen(TRACEFS "/trace", "r");
 	const char *count;
 
-	memset(a, 0, sizeof(*a));
-	memset(b, 0, sizeof(*b));
+	snprintf(task, sizeof(task), "%s-", comm);
 	while (f && fgets(line, sizeof(line), f)) {
-		const char *task = line + strspn(line, " ");
-		struct keys_seen *who = !strncmp(task, "vtkeya-", 7) ? a : !strncmp(task, "vtkeyb-", 7) ? b : NULL;
-
-		if (line[0] == '#' || !strstr(line, "sys_read(") || !who)
+		if (line[0] == '#' || !strstr(line, call) || strncmp(line + strspn(line, " "), task, strlen(task)))
 			continue;
-		who->reads++;
+		seen.reads++;
 		if ((count = strstr(line, "count: ")))
-			who->bytes += (long)strtoul(count + 7, NULL, 16);
+			seen.bytes += (long)strtoul(count + 7, NULL, 16);
 	}
 	if (f)
 		fclose(f);
+	return seen;
 }
 
 /* The kernel trace's sys_read lines by their count: field (hex), sizes 1..KEYS_SIZES. */
@@ -161,18 +171,22 @@ static long keys_summary(const char *key)
 	return n;
 }
 
-/* The kernel's sys_enter_read tracepoint on, for the tasks filter names. */
+/* The kernel's sys_enter_read and sys_enter_write tracepoints on, for the tasks filter names. */
 static int keys_trace_on(const char *filter)
 {
-	return tracefs_write("events/syscalls/sys_enter_read/filter", filter) || tracefs_write("trace", "") ||
-	       tracefs_write("events/syscalls/sys_enter_read/enable", "1") || tracefs_write("tracing_on", "1");
+	return tracefs_write("events/syscalls/sys_enter_read/filter", filter) ||
+	       tracefs_write("events/syscalls/sys_enter_write/filter", filter) || tracefs_write("trace", "") ||
+	       tracefs_write("events/syscalls/sys_enter_read/enable", "1") ||
+	       tracefs_write("events/syscalls/sys_enter_write/enable", "1") || tracefs_write("tracing_on", "1");
 }
 
 static void keys_trace_off(void)
 {
 	tracefs_write("tracing_on", "0");
 	tracefs_write("events/syscalls/sys_enter_read/enable", "0");
+	tracefs_write("events/syscalls/sys_enter_write/enable", "0");
 	tracefs_write("events/syscalls/sys_enter_read/filter", "0");
+	tracefs_write("events/syscalls/sys_enter_write/filter", "0");
 }
 
 /* program armed (its output in KEYS_JSON) and the kernel's tracepoint on for filter; the probe's pid, or -1. */
@@ -219,7 +233,8 @@ static void keys_by_comm(const char *name)
 	waitpid(a, NULL, 0);
 	waitpid(b, NULL, 0);
 	keys_stop(probe);
-	keys_kernel_counts(&ft_a, &ft_b);
+	ft_a = keys_kernel_seen("vtkeya", "sys_read(");
+	ft_b = keys_kernel_seen("vtkeyb", "sys_read(");
 	vt_a = (struct keys_seen){ keys_vtice_count("@reads", "\"vtkeya\""), keys_vtice_count("@bytes", "\"vtkeya\"") };
 	vt_b = (struct keys_seen){ keys_vtice_count("@reads", "\"vtkeyb\""), keys_vtice_count("@bytes", "\"vtkeyb\"") };
 	read_text(KEYS_ERR, err, sizeof(err));
@@ -289,6 +304,77 @@ static void keys_past_slots(const char *name)
 		       KEYS_SIZES, in_root, VTICE_FETCH_KEYED_SLOTS, recorded);
 }
 
+/* A child named vtkeyd: KEYS_READS_D reads of 3 bytes of /dev/zero, KEYS_WRITES_D writes of 7 to /dev/null. */
+static pid_t keys_read_write(void)
+{
+	pid_t child = fork();
+	char buf[8] = { 0 };
+	int zero, null, i;
+
+	if (child)
+		return child;
+	prctl(PR_SET_NAME, "vtkeyd");
+	zero = open("/dev/zero", O_RDONLY);
+	null = open("/dev/null", O_WRONLY);
+	for (i = 0; i < KEYS_READS_D; i++)
+		syscall(SYS_read, zero, buf, 3);
+	for (i = 0; i < KEYS_WRITES_D; i++)
+		syscall(SYS_write, null, buf, 7);
+	_exit(0);
+}
+
+/*
+ * @calls[func] = count() at ksys_read and ksys_write, @bytes[probe] =
+ * sum(arg2) at vfs_read and vfs_write, of vtkeyd: root counts each
+ * address and the console files it under the address's function or
+ * point; both against the tracepoints' sys_read and sys_write lines.
+ */
+static void keys_by_function(const char *name)
+{
+	struct keys_seen ft_r, ft_w;
+	long calls_r, calls_w, bytes_r, bytes_w;
+	char test[128], err[4096];
+	pid_t probe, d;
+
+	snprintf(test, sizeof(test), "%s-func", name);
+	probe = keys_start("fn:ksys_read, fn:ksys_write /comm == \"vtkeyd\"/ { @calls[func] = count(); }\n"
+			   "fn:vfs_read, fn:vfs_write /comm == \"vtkeyd\"/ { @bytes[probe] = sum(arg2); }",
+			   "comm == \"vtkeyd\"");
+	if (probe < 0) {
+		report(test, FAIL, "vtice probe or the kernel's tracepoints did not start (stderr above)");
+		return;
+	}
+	d = keys_read_write();
+	waitpid(d, NULL, 0);
+	keys_stop(probe);
+	ft_r = keys_kernel_seen("vtkeyd", "sys_read(");
+	ft_w = keys_kernel_seen("vtkeyd", "sys_write(");
+	calls_r = keys_vtice_count("@calls", "\"ksys_read\"");
+	calls_w = keys_vtice_count("@calls", "\"ksys_write\"");
+	bytes_r = keys_vtice_count("@bytes", "\"fn:vfs_read\"");
+	bytes_w = keys_vtice_count("@bytes", "\"fn:vfs_write\"");
+	read_text(KEYS_ERR, err, sizeof(err));
+	printf("probe-keys: the kernel's tracepoints: vtkeyd %ld reads of %ld bytes, %ld writes of %ld; vtice's "
+	       "@calls %ld, %ld, @bytes %ld, %ld\n", ft_r.reads, ft_r.bytes, ft_w.reads, ft_w.bytes, calls_r, calls_w,
+	       bytes_r, bytes_w);
+	if (ft_r.reads != KEYS_READS_D || ft_w.reads != KEYS_WRITES_D)
+		report(test, FAIL, "the oracle saw %ld reads and %ld writes, the child made %d and %d", ft_r.reads,
+		       ft_w.reads, KEYS_READS_D, KEYS_WRITES_D);
+	else if (!strstr(err, "by function (each probed address's)") ||
+		 !strstr(err, "by probe point (each probed address's)"))
+		report(test, FAIL, "the armed line does not say root counts by function and by point: the numbers "
+		       "are not root's");
+	else if (calls_r != ft_r.reads || calls_w != ft_w.reads || bytes_r != ft_r.bytes || bytes_w != ft_w.bytes)
+		report(test, FAIL, "vtice's @calls[ksys_read] %ld, [ksys_write] %ld, @bytes[fn:vfs_read] %ld, "
+		       "[fn:vfs_write] %ld; the kernel's tracepoints %ld, %ld calls of %ld, %ld bytes", calls_r,
+		       calls_w, bytes_r, bytes_w, ft_r.reads, ft_w.reads, ft_r.bytes, ft_w.bytes);
+	else
+		report(test, PASS,
+		       "@calls[func] = count() and @bytes[probe] = sum(arg2), counted in root by address: ksys_read "
+		       "%ld, ksys_write %ld, fn:vfs_read %ld bytes, fn:vfs_write %ld, what the kernel's sys_enter_read "
+		       "and sys_enter_write tracepoints saw of vtkeyd", calls_r, calls_w, bytes_r, bytes_w);
+}
+
 int cmd_probe_keys(int argc, char **argv)
 {
 	(void)argc;
@@ -296,5 +382,6 @@ int cmd_probe_keys(int argc, char **argv)
 		mount("tracefs", TRACEFS, "tracefs", 0, NULL);
 	keys_by_comm(argv[0]);
 	keys_past_slots(argv[0]);
+	keys_by_function(argv[0]);
 	return 0;
 }
