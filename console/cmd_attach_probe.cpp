@@ -185,9 +185,10 @@ Result<std::vector<std::string>> function_names(dbg::Session &session, dbg::Outp
 	const auto *list = dynamic_cast<const dbg::SymbolList *>(session.symbols());
 	if (!list)
 		return make_error("this session has no symbol table to match patterns against");
+	InitText init{list->lookup("_sinittext").value_or(0), list->lookup("_einittext").value_or(0)};
 	std::set<std::string> names;
 	for (const auto &e : list->entries())
-		if ((e.type == 't' || e.type == 'T') && is_c_identifier(e.name))
+		if ((e.type == 't' || e.type == 'T') && is_c_identifier(e.name) && !init.holds(e.address))
 			names.insert(e.name);
 	if (auto *modules = dynamic_cast<StubModules *>(session.modules().get())) {
 		auto listed = modules->function_names();
@@ -260,7 +261,8 @@ Result<void> run_probe(dbg::CommandContext &ctx, const std::vector<std::string> 
 			return make_error("some points' arguments could not be found (above)");
 		return {};
 	}
-	auto program = compile_typed_program(o->source, probe_types, declared);
+	auto program = compile_typed_program(o->source, probe_types, declared,
+					     [&] { return function_names(session, ctx.out); });
 	if (!program) {
 		report(program.error(), *o);
 		return make_error("the program was refused");

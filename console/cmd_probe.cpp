@@ -424,15 +424,21 @@ int run_local(const ProbeOptions &o, const probes::CheckedProgram &program, Kern
 	return run_probe_program(o, program, source.get(), naming);
 }
 
-int list_points(const ProbeOptions &o, const std::shared_ptr<ProbeTypes> &types,
-		const probes::SyscallParamLookup &declared)
+// The functions patterns match: kallsyms's, the modules' as MODULE:NAME.
+FunctionNames kallsyms_functions(const std::string &kallsyms)
 {
-	auto points = expand_point_patterns(o.source, [&o]() -> Result<std::vector<std::string>> {
-		auto text = read_kallsyms_text(o.kallsyms);
+	return [kallsyms]() -> Result<std::vector<std::string>> {
+		auto text = read_kallsyms_text(kallsyms);
 		if (!text)
 			return text.error();
 		return text_function_names(*text);
-	});
+	};
+}
+
+int list_points(const ProbeOptions &o, const std::shared_ptr<ProbeTypes> &types,
+		const probes::SyscallParamLookup &declared)
+{
+	auto points = expand_point_patterns(o.source, kallsyms_functions(o.kallsyms));
 	if (!points) {
 		eprintf("vtice probe: %s\n", points.error().to_string().c_str());
 		return kExitUsage;
@@ -474,7 +480,7 @@ int cmd_probe(int argc, char **argv)
 	auto declared = syscall_params(btf, local_kernel_memory(opts->kallsyms, opts->kcore));
 	if (opts->list_only)
 		return list_points(*opts, probe_types, declared);
-	auto program = compile_typed_program(opts->source, probe_types, declared);
+	auto program = compile_typed_program(opts->source, probe_types, declared, kallsyms_functions(opts->kallsyms));
 	if (!program) {
 		eprintf("%s", probes::format_diagnostic(opts->source, program.error(), opts->source_name).c_str());
 		return kExitUsage;

@@ -83,9 +83,16 @@ bool is_c_identifier(std::string_view name)
 
 std::vector<std::string> text_function_names(std::string_view kallsyms_text)
 {
+	InitText init;
+	for_each_text_symbol(kallsyms_text, [&init](const TextSymbol &symbol) {
+		if (symbol.module.empty() && symbol.name == "_sinittext")
+			init.begin = symbol.address;
+		else if (symbol.module.empty() && symbol.name == "_einittext")
+			init.end = symbol.address;
+	});
 	std::set<std::string> names;
 	for_each_text_symbol(kallsyms_text, [&](const TextSymbol &symbol) {
-		if (is_c_identifier(symbol.name))
+		if (is_c_identifier(symbol.name) && !(symbol.module.empty() && init.holds(symbol.address)))
 			names.insert(symbol.module.empty() ? std::string(symbol.name)
 							   : std::string(symbol.module) + ":" + std::string(symbol.name));
 	});

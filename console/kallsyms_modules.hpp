@@ -27,9 +27,18 @@ std::vector<ModuleTextSymbol> text_symbols_named(std::string_view kallsyms_text,
 // "vfs_read", not "vfs_read.cold" (a part of a function the compiler split off).
 bool is_c_identifier(std::string_view name);
 
+// The kernel's init text, [_sinittext, _einittext): freed after boot
+// (and unmapped), though kallsyms still names its functions: no probe
+// point. Empty when a symbol is missing.
+struct InitText {
+	std::uint64_t begin = 0, end = 0;
+	bool holds(std::uint64_t address) const { return address >= begin && address < end; }
+};
+
 // Every function kallsyms_text lists, once, sorted: NAME for the kernel's,
 // MODULE:NAME for a module's (a fn: point's spelling); names that are no
-// C identifier (the compiler's "f.cold", "f.isra.0") left out.
+// C identifier (the compiler's "f.cold", "f.isra.0") and the kernel's
+// init functions left out.
 std::vector<std::string> text_function_names(std::string_view kallsyms_text);
 
 // The module kallsyms_text names for a function ("" for the kernel's own,

@@ -10,22 +10,10 @@
 #include <vector>
 
 #include "checker.hpp"
+#include "point_patterns.hpp"
 #include "vtice/result.hpp"
 
 namespace vtice::console {
-
-// The functions patterns are matched against (NAME, MODULE:NAME), asked
-// for only when a pattern needs them.
-using FunctionNames = std::function<Result<std::vector<std::string>>()>;
-
-// At most this many points from patterns.
-inline constexpr std::size_t kMaxListedPoints = 5000;
-
-// POINTS with each pattern (a '*', '?' or '[' in a fn: or syscall: point's
-// name, as in fn:vfs_*, fn:msr:*, syscall:open*:return) replaced by the
-// points it matches, in order (shell globbing, fnmatch); an error for a
-// pattern that matches none, or more than kMaxListedPoints in all.
-Result<std::string> expand_point_patterns(std::string_view points, const FunctionNames &functions);
 
 struct PointListing {
 	std::string text;

@@ -181,11 +181,14 @@ void ProbeTypes::lend_types_of(const probes::Program &program)
 }
 
 Result<probes::CheckedProgram> compile_typed_program(std::string_view source, std::shared_ptr<ProbeTypes> types,
-						     const probes::SyscallParamLookup &syscall_params)
+						     const probes::SyscallParamLookup &syscall_params,
+						     const FunctionNames &functions)
 {
 	auto program = probes::parse_program(source);
 	if (!program)
 		return program.error();
+	if (auto expanded = expand_program_patterns(*program, functions); !expanded)
+		return expanded.error();
 	types->lend_types_of(*program);
 	auto kernel = kernel_types(types);
 	return probes::check_program(

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "checker.hpp"
+#include "point_patterns.hpp"
 #include "kernel_btf.hpp"
 #include "module_btf.hpp"
 
@@ -83,10 +84,12 @@ probes::ParamLookup kernel_params(std::shared_ptr<ProbeTypes> types);
 // Types for reads through arguments (args->how->flags), from the same BTF.
 std::unique_ptr<probes::KernelTypes> kernel_types(std::shared_ptr<ProbeTypes> types);
 
-// A program parsed, its fn: and addr: points made lenders of types, and checked
-// against types (syscall names from the tracer's table, their arguments'
-// from syscall_params: syscall_params.hpp).
+// A program parsed, its points' patterns expanded against functions
+// (point_patterns.hpp), its fn: and addr: points made lenders of types, and
+// checked against types (syscall names from the tracer's table, their
+// arguments' from syscall_params: syscall_params.hpp).
 Result<probes::CheckedProgram> compile_typed_program(std::string_view source, std::shared_ptr<ProbeTypes> types,
-						     const probes::SyscallParamLookup &syscall_params = {});
+						     const probes::SyscallParamLookup &syscall_params = {},
+						     const FunctionNames &functions = {});
 
 }  // namespace vtice::console

@@ -72,6 +72,14 @@ private:
 		return toks_[std::min(at_ + ahead, toks_.size() - 1)];
 	}
 	const Token &take() { return toks_[std::min(at_++, toks_.size() - 1)]; }
+	// The next token is written right after the last one taken (no space between).
+	bool touches_last() const
+	{
+		if (at_ == 0 || at_ >= toks_.size())
+			return false;
+		const Token &last = toks_[at_ - 1];
+		return peek().kind != TokenKind::End && peek().pos.offset == last.pos.offset + last.text.size();
+	}
 	bool is(std::string_view punct, std::size_t ahead = 0) const
 	{
 		return peek(ahead).kind == TokenKind::Punct && peek(ahead).text == punct;
@@ -131,7 +139,8 @@ private:
 	}
 
 	// NAME(:PART)*, where a part is a name, a number (as written) or '*',
-	// and a name may take "+NUMBER" (addr:do_sys_openat2+0x1c).
+	// or a pattern of names and '*' written together (vfs_*, *_open), and
+	// a name may take "+NUMBER" (addr:do_sys_openat2+0x1c).
 	Result<ProbePoint> parse_point()
 	{
 		ProbePoint point;
@@ -142,15 +151,13 @@ private:
 		point.text = take().text;
 		while (accept(":")) {
 			const Token &part = peek();
-			if (part.kind == TokenKind::Name || part.kind == TokenKind::Number)
-				point.text += ":" + part.text;
-			else if (is("*"))
-				point.text += ":*";
-			else
+			if (part.kind != TokenKind::Name && part.kind != TokenKind::Number && !is("*"))
 				return error_at(part.pos, "expected a name, a number or '*' after ':', found " + describe(part));
 			bool name = part.kind == TokenKind::Name;
-			take();
-			if (name && accept("+")) {
+			point.text += ":" + take().text;
+			while (touches_last() && (is("*") || peek().kind == TokenKind::Name))
+				point.text += take().text;
+			if (name && point.text.find('*') == std::string::npos && accept("+")) {
 				if (peek().kind != TokenKind::Number)
 					return error_at(peek().pos, "expected an offset after '+', found " + describe(peek()));
 				point.text += "+" + take().text;

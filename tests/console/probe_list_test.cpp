@@ -174,3 +174,17 @@ TEST(ProbeList, KallsymsFunctionNamesAreFnPointsSpelling)
 	EXPECT_EQ(vtice::console::text_function_names(kallsyms),
 		  (std::vector<std::string>{"_text", "msr:msr_read", "msr_read", "vfs_read"}));
 }
+
+// The kernel's init functions are freed after boot, though kallsyms names
+// them (vfs_caches_init is __init): no probe point, so no pattern's match.
+TEST(ProbeList, TheKernelsInitFunctionsAreNoPoints)
+{
+	const char *kallsyms = "ffffffff81000100 T vfs_read\n"
+			       "ffffffff83000000 T _sinittext\n"
+			       "ffffffff83000100 t vfs_caches_init\n"
+			       "ffffffff83100000 T _einittext\n"
+			       "ffffffff83200000 t vfs_after_init\n"
+			       "ffffffffc0a01000 t vfs_in_module\t[mod]\n";
+	EXPECT_EQ(vtice::console::text_function_names(kallsyms),
+		  (std::vector<std::string>{"_einittext", "mod:vfs_in_module", "vfs_after_init", "vfs_read"}));
+}

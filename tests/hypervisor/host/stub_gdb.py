@@ -828,7 +828,7 @@ def vtice_probe_phase(fig):
     # unloads it when asked (check_stub_module_going).
     ask_rmmod = "set *(u64*)0x%x = 0x%x\nset *(u8*)0x%x = 0\n" % (
         hostname, int.from_bytes(b"vt-rmmod", "little"), hostname + 8)
-    going = "fn:msr:msr_open { @opens = count(); }"
+    going = "fn:msr:msr_op* { @opens = count(); }"  # a pattern, of msr's symbols read through the stub
     cmds = (ask % 0 + "probe '%s' --folded %s\n" % (program, folded) +
             ask % ord("2") + "probe '%s'\n" % syscalls +
             ask_spin + "probe '%s' --folded %s\n" % (spin, spin_folded) +
