@@ -235,6 +235,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
 		if (probe.count_in_root != ends_in_count || (probe.root_value != pr::RootValue::None) != keeps ||
 		    (probe.count_in_root && probe.body.size() != 1))
 			std::abort();	// root counts exactly the probes whose program ends in COUNT, SUM, MIN, MAX, HIST, LHIST or KEYED
+		if (probe.root_key != pr::RootKey::None && (!probe.count_in_root || last == pr::FetchCode::Keyed))
+			std::abort();	// a key by address (func, probe) is root's count of each address, no slot
 	}
 	// The console resolves fn:NAME and watch: symbols in the running kernel; here each gets one of a few addresses.
 	for (auto &probe : program->program.probes)
