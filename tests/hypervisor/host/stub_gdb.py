@@ -788,7 +788,7 @@ def vtice_probe_phase(fig):
     import tempfile
     hostname = int(fig["hv.stub-uts.addr"], 16) + NODENAME  # where the requests go (stub_bench_if_asked)
     program = ('fn:vfs_read /comm == "vtstubprobe"/ { @bufs = sum(arg1); } '
-               'fn:ksys_read /comm == "vtstubprobe"/ { @sizes = hist(arg2); } '
+               'fn:ksys_read /comm == "vtstubprobe"/ { @sizes[func] = hist(arg2); } '
                'fn:do_sys_openat2 /comm == "vtstubprobe"/ { printf("open %s\\n", str(args->filename)); } '
                'fn:vfs_write /comm == "vtstubprobe"/ { @[kstack] = count(); exit(); }')
     # A run of its own, with a workload of its own (hv.stub-probe2.*), so
@@ -900,8 +900,9 @@ def hist_label_low(label):
 
 
 def check_stub_hist(text, counts):
-    """hist(arg2) at ksys_read through the stub, counted in root
-    (qVtice:probes:hist): its rows, bucket by bucket, against the guest's
+    """hist(arg2) by func at ksys_read through the stub, counted in root
+    (qVtice:probes:hist) and filed under ksys_read, the function the
+    session's symbols give the probed address: its rows, bucket by bucket, against the guest's
     sys_enter_read count: fields as this file buckets them (bpftrace's
     rule: a value v >= 0 in bucket v.bit_length(), below 0 in one bucket)."""
     want = {}
@@ -911,7 +912,7 @@ def check_stub_hist(text, counts):
             v = int(value, 16)
             bucket = -1 if v >= 1 << 63 else v.bit_length()  # a size_t that high is negative to hist()
             want[bucket] = want.get(bucket, 0) + int(times)
-    table = re.search(r"^@sizes:\n((?:[\[(].*\|\n)+)", text, re.M)
+    table = re.search(r"^@sizes\[ksys_read\]:\n((?:[\[(].*\|\n)+)", text, re.M)
     got = {}
     for row in (table.group(1).splitlines() if table else []):
         m = re.match(r"(.*?\)|\[\d+\w?\])\s+(\d+) \|", row)
@@ -919,8 +920,10 @@ def check_stub_hist(text, counts):
             low = hist_label_low(m.group(1))
             bucket = -1 if low < 0 else low.bit_length()
             got[bucket] = got.get(bucket, 0) + int(m.group(2))
-    check("vtice-probe-hist", bool(want) and got == want and "their hist() value in its power-of-two bucket" in text,
-          "@sizes = hist(arg2) at ksys_read through the stub, counted in root (qVtice:probes:hist): "
+    check("vtice-probe-hist", bool(want) and got == want and
+          "their hist() value in its power-of-two bucket by function" in text,
+          "@sizes[func] = hist(arg2) at ksys_read through the stub, counted in root (qVtice:probes:hist) and filed "
+          "under the function: "
           "buckets %s; the guest's sys_enter_read count: fields (%s) make %s"
           % (sorted(got.items()), counts, sorted(want.items())))
 
@@ -1056,7 +1059,7 @@ def check_stub_module_going(text, log):
     said = "the probes were removed under the run" in text and "nothing is armed, the run ends" in text
     ended = re.search(r"^@opens: \d+$", text, re.M) is not None  # its maps printed as the run ended
     check("vtice-probe-module-going", said and ended and log == "probes_removed:_module_msr_is_going_(the_debug_stub's)",
-          "rmmod msr under fn:msr:msr_open through the stub: the console %s; the guest's kernel log: %s"
+          "rmmod msr under fn:msr:msr_op* (msr_open) through the stub: the console %s; the guest's kernel log: %s"
           % ("said the probes were removed and ended the run" if said else "did not say the probes were removed",
              log or "nothing"))
 
