@@ -175,7 +175,7 @@ Result<std::vector<std::string>> resolve_points(dbg::Session &session, probes::C
 		in_module);
 }
 
-// The functions --list's patterns match, as the local kallsyms names them:
+// The functions patterns match (a program's and --list's), as the local kallsyms names them:
 // the kernel's in this session's symbols, and each loaded module's as
 // MODULE:NAME from its symbols in the kernel's memory (read through the
 // stub once, with a progress line). Without the modules, the kernel's,

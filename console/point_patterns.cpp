@@ -70,7 +70,8 @@ Result<std::vector<std::string>> point_matches(std::string_view item, const Func
 	bool ret = item.size() > kReturn.size() && item.substr(item.size() - kReturn.size()) == kReturn;
 	std::string_view kind = item.substr(0, item.find(':') + 1);
 	std::string_view pattern = item.substr(kind.size(), item.size() - kind.size() - (ret ? kReturn.size() : 0));
-	if ((kind != "fn:" && kind != "syscall:") || !is_pattern(pattern) || (kind == "syscall:" && pattern == "*" && !every))
+	bool every_syscall = kind == "syscall:" && pattern == "*";
+	if ((kind != "fn:" && kind != "syscall:") || !is_pattern(pattern) || (every_syscall && !every))
 		return std::vector<std::string>{std::string(item)};
 	if (kind == "fn:" && !names) {
 		if (!functions)
