@@ -178,27 +178,29 @@ std::optional<std::uint64_t> StubModules::lookup(std::string_view name)
 {
 	if (auto known = lookup_read(name); known || !looked_for_.emplace(name).second || !walk_again())
 		return known;
+	read_every_module("looking for " + std::string(name) + " in the modules' symbols");
+	return lookup_read(name);
+}
+
+void StubModules::read_every_module(const std::string &why)
+{
 	for (std::size_t i = 0; i < modules_.size(); i++) {
-		log_.progress("looking for " + std::string(name) + " in the modules' symbols: " + modules_[i].name +
-			      " (" + std::to_string(i + 1) + " of " + std::to_string(modules_.size()) + ")");
+		log_.progress(why + ": " + modules_[i].name + " (" + std::to_string(i + 1) + " of " +
+			      std::to_string(modules_.size()) + ")");
 		symbols_of(modules_[i]);
 	}
-	return lookup_read(name);
 }
 
 Result<std::vector<std::string>> StubModules::function_names()
 {
 	if (auto walked = walk_again(); !walked)
 		return walked.error();
+	read_every_module("reading the modules' symbols for the patterns");
 	std::vector<std::string> names;
-	for (std::size_t i = 0; i < modules_.size(); i++) {
-		const ListedModule &m = modules_[i];
-		log_.progress("reading the modules' symbols for the patterns: " + m.name + " (" + std::to_string(i + 1) +
-			      " of " + std::to_string(modules_.size()) + ")");
+	for (const ListedModule &m : modules_)
 		for (const ModuleSymbol &s : symbols_of(m))
 			if ((s.type == 't' || s.type == 'T') && is_c_identifier(s.name))
 				names.push_back(m.name + ":" + s.name);
-	}
 	return names;
 }
 

@@ -65,6 +65,9 @@ private:
 	// page), null when none does.
 	Result<const ListedModule *> find_module(std::uint64_t ip);
 	const std::vector<ModuleSymbol> &symbols_of(const ListedModule &m);
+	// Each listed module's symbols read if they were not, a progress line a
+	// module ("WHY: NAME (2 of 3)").
+	void read_every_module(const std::string &why);
 	std::optional<std::uint64_t> lookup_read(std::string_view name) const;
 	void note(std::string why);
 
