@@ -166,21 +166,25 @@ Result<void> RspTarget::negotiate()
 
 // vtice's tracer raises CR8 (the task priority) to 15 while it traces and
 // puts it back when done; a session whose connection was lost in between
-// left the guest with every external interrupt masked. Linux never uses
-// CR8 (it is 0 from boot), so a non-zero value is that leftover.
+// left the guest with every external interrupt masked. Linux sets the
+// task priority once, at boot, to accept every vector but 0-31 (TPR 0x10,
+// so CR8 1: setup_local_APIC, arch/x86/kernel/apic/apic.c) and never
+// changes it; 15 masks its timer, so only that value is the leftover, and
+// it goes back to Linux's.
 void RspTarget::repair_task_priority()
 {
+	constexpr std::uint64_t kTracing = 15, kLinux = 1;
 	const RegisterInfo *cr8 = layout_.find("cr8");
 	if (!cr8)
 		return;
 	auto value = read_register(*cr8);
-	if (!value || *value == 0)
+	if (!value || *value != kTracing)
 		return;
-	bool reset = static_cast<bool>(write_register(*cr8, 0));
-	features_.warnings.push_back(reset ? "the guest's CR8 was " + std::to_string(*value) +
-						     " (an interrupted vtice trace masks interrupts with it); set back to 0"
-					   : "the guest's CR8 is " + std::to_string(*value) +
-						     " and could not be set back to 0: external interrupts stay masked");
+	bool reset = static_cast<bool>(write_register(*cr8, kLinux));
+	features_.warnings.push_back(reset ? "the guest's CR8 was 15 (an interrupted vtice trace masks interrupts "
+					     "with it); set back to 1, the task priority Linux sets at boot"
+					   : "the guest's CR8 is 15 and could not be set back to 1: external "
+					     "interrupts stay masked");
 }
 
 // Which stub answers: QEMU's has its own packets (qqemu.*), vtice's

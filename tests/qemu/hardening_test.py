@@ -50,6 +50,7 @@ def main():
     binary = sys.argv[1]
     port = qemu_port()
     banner_at = kallsyms(os.environ["VTICE_QEMU_KALLSYMS"])["linux_banner"]
+    boot_cr8 = gdb_cr8(port)  # before any vtice session: the task priority the kernel set itself
     line = Line(port)
     line.request("qSupported")
     if line.request("Qqemu.PhyMemMode:1") != "OK":
@@ -72,10 +73,11 @@ def main():
         fail("linux_banner read as %r, want b'Linux ve'" % got, run.stdout)
     check_ambiguous_name(binary, port)
     check_left_running(binary, port)
-    check_task_priority_repaired(binary, port)
+    check_task_priority_repaired(binary, port, boot_cr8)
     print("PASS: QEMU's leftover physical-memory mode was switched back; linux_banner reads 'Linux ve'; "
           "break on a name with several copies lists them and NAME#N picks one; the end of input, quit "
-          "and SIGTERM detach (the guest runs on), disconnect leaves it stopped; a CR8 left at 15 is put back")
+          "and SIGTERM detach (the guest runs on), disconnect leaves it stopped; the kernel's own CR8 (%d, as "
+          "gdb read it) is left alone, and a CR8 left at 15 is put back to it" % boot_cr8)
     return 0
 
 
@@ -165,17 +167,39 @@ def check_left_running(binary, port):
         fail("after SIGTERM and a quit the guest did not run on")
 
 
-def check_task_priority_repaired(binary, port):
-    """A trace raises CR8 to 15 and restores it when done; a session lost in
-    between leaves it (played here with set + disconnect). With CR8 at 15 no
-    timer interrupt reaches the guest and jiffies stand still; the next
-    attach must put it back, say so, and the guest's clock move again."""
-    import time
-    vtice(binary, port, ["set $cr8 = 15", "disconnect"])
+def gdb_cr8(port):
+    """CR8 as real gdb reads it through QEMU's gdbstub."""
+    gdb = subprocess.run(["gdb", "-batch", "-nx", "-ex", "target remote 127.0.0.1:" + port, "-ex", "p/x $cr8",
+                          "-ex", "detach"], capture_output=True, text=True, timeout=120)
+    m = re.search(r"^\$1 = (0x[0-9a-f]+)$", gdb.stdout, re.M)
+    if not m:
+        fail("gdb did not read $cr8", gdb.stdout, gdb.stderr)
+    return int(m.group(1), 16)
+
+
+def attach_cr8(binary, port, commands):
     run = subprocess.run([binary, "attach", "127.0.0.1:" + port, "--batch", "-", "--no-cache"],
-                         input="info registers cr8\nx/1xg jiffies\n", capture_output=True, text=True, timeout=120)
-    if "CR8 was 15" not in run.stderr or not re.search(r"^cr8\s+0x0\b", run.stdout, re.M):
-        fail("attach did not put a leftover CR8 of 15 back to 0", run.stdout, run.stderr)
+                         input="info registers cr8\n" + commands, capture_output=True, text=True, timeout=120)
+    m = re.search(r"^cr8\s+(0x[0-9a-f]+)\b", run.stdout, re.M)
+    return run, int(m.group(1), 16) if m else None
+
+
+def check_task_priority_repaired(binary, port, boot_cr8):
+    """Linux sets the task priority once at boot (CR8 1) and never again:
+    an attach must leave it as it is. A trace raises CR8 to 15 and restores
+    it when done; a session lost in between leaves it (played here with
+    set + disconnect). With CR8 at 15 no timer interrupt reaches the guest
+    and jiffies stand still; the next attach must put back the kernel's
+    own value (gdb's reading before any session), say so, and the guest's
+    clock move again."""
+    import time
+    run, cr8 = attach_cr8(binary, port, "detach\n")
+    if cr8 != boot_cr8 or "CR8 was" in run.stderr or gdb_cr8(port) != boot_cr8:
+        fail("attach changed the kernel's own CR8 %d (it read %s)" % (boot_cr8, cr8), run.stdout, run.stderr)
+    vtice(binary, port, ["set $cr8 = 15", "disconnect"])
+    run, cr8 = attach_cr8(binary, port, "x/1xg jiffies\n")
+    if "CR8 was 15" not in run.stderr or cr8 != boot_cr8:
+        fail("attach did not put a leftover CR8 of 15 back to the kernel's %d" % boot_cr8, run.stdout, run.stderr)
     before = int(re.search(r"<jiffies(?:_64)?>:\s+(0x[0-9a-f]+)", run.stdout).group(1), 16)
     time.sleep(1)
     if jiffies(binary, port, "quit") - before < HZ // 2:
