@@ -176,22 +176,27 @@ Result<std::vector<std::string>> resolve_points(dbg::Session &session, probes::C
 }
 
 // The functions patterns match (a program's and --list's), as the local kallsyms names them:
-// the kernel's in this session's symbols, and each loaded module's as
-// MODULE:NAME from its symbols in the kernel's memory (read through the
-// stub once, with a progress line). Without the modules, the kernel's,
-// and a note why.
-Result<std::vector<std::string>> function_names(dbg::Session &session, dbg::Output &out)
+// the kernel's in this session's symbols, and the loaded modules' as
+// MODULE:NAME from their symbols in the kernel's memory (read through the
+// stub once, with a progress line): every module's, or with a module
+// pattern (fn:msr:*) only the matching modules' and not the kernel's.
+// Without the modules, the kernel's, and a note why.
+Result<std::vector<std::string>> function_names(dbg::Session &session, dbg::Output &out,
+						 std::string_view module_pattern)
 {
 	const auto *list = dynamic_cast<const dbg::SymbolList *>(session.symbols());
 	if (!list)
 		return make_error("this session has no symbol table to match patterns against");
 	InitText init{list->lookup("_sinittext").value_or(0), list->lookup("_einittext").value_or(0)};
 	std::set<std::string> names;
-	for (const auto &e : list->entries())
-		if ((e.type == 't' || e.type == 'T') && is_c_identifier(e.name) && !init.holds(e.address))
-			names.insert(e.name);
+	if (module_pattern.empty())
+		for (const auto &e : list->entries())
+			if ((e.type == 't' || e.type == 'T') && is_c_identifier(e.name) && !init.holds(e.address))
+				names.insert(e.name);
 	if (auto *modules = dynamic_cast<StubModules *>(session.modules().get())) {
-		auto listed = modules->function_names();
+		auto listed = modules->function_names([module_pattern](std::string_view module) {
+			return module_pattern.empty() || matches_pattern(module_pattern, module);
+		});
 		if (listed)
 			names.insert(listed->begin(), listed->end());
 		else
@@ -239,7 +244,7 @@ Result<void> run_probe(dbg::CommandContext &ctx, const std::vector<std::string> 
 				    session.memory_reader()};
 	});
 	if (o->list_only) {
-		auto points = expand_point_patterns(o->source, [&] { return function_names(session, ctx.out); });
+		auto points = expand_point_patterns(o->source, [&](std::string_view module) { return function_names(session, ctx.out, module); });
 		if (!points)
 			return points.error();
 		auto listed = list_point_args(
@@ -262,7 +267,7 @@ Result<void> run_probe(dbg::CommandContext &ctx, const std::vector<std::string> 
 		return {};
 	}
 	auto program = compile_typed_program(o->source, probe_types, declared,
-					     [&] { return function_names(session, ctx.out); });
+					     [&](std::string_view module) { return function_names(session, ctx.out, module); });
 	if (!program) {
 		report(program.error(), *o);
 		return make_error("the program was refused");

@@ -76,9 +76,9 @@ const char kHelp[] =
 	"watch:w:0xADDRESS:LEN (writes, reads or both of kernel memory, through EPT),\n"
 	"syscall:NAME, syscall:NAME:return, syscall:*, profile:hz:N\n"
 	"(every CPU sampled N times a second), interval:s:N, interval:ms:N, BEGIN,\n"
-	"END. A fn: or syscall: name may be a pattern (fn:vfs_r*, fn:*_open:return,\n"
-	"syscall:pread*): the functions in kallsyms or the syscalls it matches, at\n"
-	"most 64 a probe. Values: pid tid comm cpu nsecs retval probe arg0..arg5, args->NAME (a\n"
+	"END. A fn: or syscall: name may be a shell pattern (fn:vfs_r*, fn:[kv]free,\n"
+	"fn:*_open:return, syscall:pread*): the functions in kallsyms or the syscalls\n"
+	"it matches, at most 64 a probe. Values: pid tid comm cpu nsecs retval probe arg0..arg5, args->NAME (a\n"
 	"function's argument by its BTF name, in fn: probes; a syscall's by the\n"
 	"kernel's declaration, in syscall:NAME probes), args->NAME->FIELD and\n"
 	"((struct T *)argN)->FIELD, ->FIELD[N] (fields and elements read through an\n"
@@ -427,10 +427,11 @@ int run_local(const ProbeOptions &o, const probes::CheckedProgram &program, Kern
 	return run_probe_program(o, program, source.get(), naming);
 }
 
-// The functions patterns match: kallsyms's, the modules' as MODULE:NAME.
+// The functions patterns match: kallsyms's, the modules' as MODULE:NAME
+// (all of them, whichever modules are asked for: one read of a local file).
 FunctionNames kallsyms_functions(const std::string &kallsyms)
 {
-	return [kallsyms]() -> Result<std::vector<std::string>> {
+	return [kallsyms](std::string_view) -> Result<std::vector<std::string>> {
 		auto text = read_kallsyms_text(kallsyms);
 		if (!text)
 			return text.error();

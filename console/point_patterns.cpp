@@ -4,7 +4,7 @@
 #include <fnmatch.h>
 
 #include <cctype>
-#include <optional>
+#include <map>
 
 #include "diagnostic.hpp"
 #include "parser.hpp"
@@ -21,11 +21,6 @@ bool is_pattern(std::string_view text)
 	return text.find_first_of("*?[") != std::string_view::npos;
 }
 
-bool matches(std::string_view pattern, std::string_view name)
-{
-	return fnmatch(std::string(pattern).c_str(), std::string(name).c_str(), 0) == 0;
-}
-
 std::string_view trim(std::string_view text)
 {
 	while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
@@ -35,18 +30,25 @@ std::string_view trim(std::string_view text)
 	return text;
 }
 
+// fn:MODULE:PATTERN's MODULE; empty for fn:PATTERN.
+std::string_view module_part(std::string_view pattern)
+{
+	auto colon = pattern.find(':');
+	return colon == std::string_view::npos ? std::string_view() : pattern.substr(0, colon);
+}
+
 // fn:[MODULE:]PATTERN's matches among functions ("msr:msr_read", "vfs_read").
 std::vector<std::string> function_matches(std::string_view pattern, const std::vector<std::string> &functions)
 {
 	auto colon = pattern.find(':');
-	std::string_view module = colon == std::string_view::npos ? std::string_view() : pattern.substr(0, colon);
+	std::string_view module = module_part(pattern);
 	std::string_view name = colon == std::string_view::npos ? pattern : pattern.substr(colon + 1);
 	std::vector<std::string> out;
 	for (const std::string &f : functions) {
 		auto at = f.find(':');
 		std::string_view own = at == std::string::npos ? std::string_view() : std::string_view(f).substr(0, at);
 		std::string_view bare = at == std::string::npos ? std::string_view(f) : std::string_view(f).substr(at + 1);
-		if (matches(name, bare) && (colon == std::string_view::npos || matches(module, own)))
+		if (matches_pattern(name, bare) && (colon == std::string_view::npos || matches_pattern(module, own)))
 			out.push_back(f);
 	}
 	return out;
@@ -56,16 +58,36 @@ std::vector<std::string> syscall_matches(std::string_view pattern)
 {
 	std::vector<std::string> out;
 	for (std::uint64_t nr = 0; nr < kMaxSyscallNumber; nr++)
-		if (auto name = trace::syscall_name(nr); name.rfind("syscall_", 0) != 0 && matches(pattern, name))
+		if (auto name = trace::syscall_name(nr); name.rfind("syscall_", 0) != 0 && matches_pattern(pattern, name))
 			out.push_back(name);
 	return out;
 }
 
+// The functions asked for so far, by the module pattern they were asked
+// with ("": every function).
+using AskedFunctions = std::map<std::string, std::vector<std::string>, std::less<>>;
+
+// The functions a fn: pattern of that module part needs: those asked for
+// already (every function, or that module's), else asked for now.
+Result<const std::vector<std::string> *> functions_for(std::string_view module, const FunctionNames &functions,
+						       AskedFunctions &asked)
+{
+	if (auto every = asked.find(""); every != asked.end())
+		return &every->second;
+	if (auto known = asked.find(module); known != asked.end())
+		return &known->second;
+	auto listed = functions(module);
+	if (!listed)
+		return listed.error();
+	return &(asked[std::string(module)] = std::move(*listed));
+}
+
 // What one point becomes: itself, or the points its pattern matches
-// (names: the functions, read on the first fn: pattern); an error for a
-// pattern that matches nothing. every: "syscall:*" is a pattern too.
+// (asked: the functions, read on the first fn: pattern that needs them);
+// an error for a pattern that matches nothing. every: "syscall:*" is a
+// pattern too.
 Result<std::vector<std::string>> point_matches(std::string_view item, const FunctionNames &functions,
-					       std::optional<std::vector<std::string>> &names, bool every)
+					       AskedFunctions &asked, bool every)
 {
 	bool ret = item.size() > kReturn.size() && item.substr(item.size() - kReturn.size()) == kReturn;
 	std::string_view kind = item.substr(0, item.find(':') + 1);
@@ -73,17 +95,20 @@ Result<std::vector<std::string>> point_matches(std::string_view item, const Func
 	bool every_syscall = kind == "syscall:" && pattern == "*";
 	if ((kind != "fn:" && kind != "syscall:") || !is_pattern(pattern) || (every_syscall && !every))
 		return std::vector<std::string>{std::string(item)};
-	if (kind == "fn:" && !names) {
+	std::vector<std::string> matched;
+	if (kind == "fn:") {
 		if (!functions)
 			return make_error(std::string(item) + " is a pattern, and there is no list of the kernel's functions "
 							      "here to match it against: name the functions");
-		auto listed = functions();
-		if (!listed)
-			return listed.error();
-		names = std::move(*listed);
+		auto names = functions_for(module_part(pattern), functions, asked);
+		if (!names)
+			return names.error();
+		matched = function_matches(pattern, **names);
+	} else {
+		matched = syscall_matches(pattern);
 	}
 	std::vector<std::string> found;
-	for (const std::string &m : kind == "fn:" ? function_matches(pattern, *names) : syscall_matches(pattern))
+	for (const std::string &m : matched)
 		found.push_back(std::string(kind) + m + (ret ? std::string(kReturn) : ""));
 	if (found.empty())
 		return make_error("no " + std::string(kind == "fn:" ? "function" : "syscall") + " matches " +
@@ -92,6 +117,11 @@ Result<std::vector<std::string>> point_matches(std::string_view item, const Func
 }
 
 }  // namespace
+
+bool matches_pattern(std::string_view pattern, std::string_view name)
+{
+	return fnmatch(std::string(pattern).c_str(), std::string(name).c_str(), 0) == 0;
+}
 
 // "fn:a, syscall:b" as "fn:a" and "syscall:b", empty ones left out.
 std::vector<std::string_view> split_points(std::string_view points)
@@ -108,11 +138,11 @@ std::vector<std::string_view> split_points(std::string_view points)
 
 Result<std::string> expand_point_patterns(std::string_view points, const FunctionNames &functions)
 {
-	std::optional<std::vector<std::string>> names;
+	AskedFunctions asked;
 	std::string out;
 	std::size_t count = 0;
 	for (std::string_view item : split_points(points)) {
-		auto found = point_matches(item, functions, names, true);
+		auto found = point_matches(item, functions, asked, true);
 		if (!found)
 			return found.error();
 		count += found->size();
@@ -127,11 +157,11 @@ Result<std::string> expand_point_patterns(std::string_view points, const Functio
 
 Result<void> expand_program_patterns(probes::Program &program, const FunctionNames &functions)
 {
-	std::optional<std::vector<std::string>> names;
+	AskedFunctions asked;
 	for (probes::Probe &probe : program.probes) {
 		std::vector<probes::ProbePoint> points;
 		for (const probes::ProbePoint &p : probe.points) {
-			auto found = point_matches(p.text, functions, names, false);
+			auto found = point_matches(p.text, functions, asked, false);
 			if (!found)
 				return probes::error_at(p.pos, found.error().message);
 			for (const std::string &text : *found) {

@@ -15,8 +15,13 @@
 namespace vtice::console {
 
 // The functions patterns are matched against (NAME, MODULE:NAME), asked
-// for only when a pattern needs them.
-using FunctionNames = std::function<Result<std::vector<std::string>>()>;
+// for only when a pattern needs them: with an empty module pattern every
+// function, the kernel's and each module's; with one (fn:msr:*), the
+// functions of the modules whose names match it (more may come).
+using FunctionNames = std::function<Result<std::vector<std::string>>(std::string_view module_pattern)>;
+
+// Whether name matches the shell pattern (*, ?, [...]), as fnmatch.
+bool matches_pattern(std::string_view pattern, std::string_view name);
 
 // At most this many points from patterns in --list.
 inline constexpr std::size_t kMaxListedPoints = 5000;

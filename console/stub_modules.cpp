@@ -182,25 +182,30 @@ std::optional<std::uint64_t> StubModules::lookup(std::string_view name)
 	return lookup_read(name);
 }
 
-void StubModules::read_every_module(const std::string &why)
+void StubModules::read_every_module(const std::string &why, const std::function<bool(std::string_view)> &wanted)
 {
-	for (std::size_t i = 0; i < modules_.size(); i++) {
-		log_.progress(why + ": " + modules_[i].name + " (" + std::to_string(i + 1) + " of " +
-			      std::to_string(modules_.size()) + ")");
-		symbols_of(modules_[i]);
+	std::vector<const ListedModule *> reads;
+	for (const ListedModule &m : modules_)
+		if (!wanted || wanted(m.name))
+			reads.push_back(&m);
+	for (std::size_t i = 0; i < reads.size(); i++) {
+		log_.progress(why + ": " + reads[i]->name + " (" + std::to_string(i + 1) + " of " +
+			      std::to_string(reads.size()) + ")");
+		symbols_of(*reads[i]);
 	}
 }
 
-Result<std::vector<std::string>> StubModules::function_names()
+Result<std::vector<std::string>> StubModules::function_names(const std::function<bool(std::string_view)> &wanted)
 {
 	if (auto walked = walk_again(); !walked)
 		return walked.error();
-	read_every_module("reading the modules' symbols for the patterns");
+	read_every_module("reading the modules' symbols for the patterns", wanted);
 	std::vector<std::string> names;
 	for (const ListedModule &m : modules_)
-		for (const ModuleSymbol &s : symbols_of(m))
-			if ((s.type == 't' || s.type == 'T') && is_c_identifier(s.name))
-				names.push_back(m.name + ":" + s.name);
+		if (wanted(m.name))
+			for (const ModuleSymbol &s : symbols_of(m))
+				if ((s.type == 't' || s.type == 'T') && is_c_identifier(s.name))
+					names.push_back(m.name + ":" + s.name);
 	return names;
 }
 

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -44,11 +45,11 @@ public:
 	// lookup() reads them), or why none has; module, when the program
 	// names it (fn:msr:msr_read), if it has one.
 	Result<std::string> module_of_function(std::string_view name, std::string_view module = {});
-	// Every listed module's functions (text symbols that are C names) as
-	// MODULE:NAME, each module's symbols read if they were not (log says
-	// which, of how many), for --list's patterns; or why the list cannot be
-	// walked.
-	Result<std::vector<std::string>> function_names();
+	// The functions (text symbols that are C names) of every listed module
+	// wanted names, as MODULE:NAME, each such module's symbols read if
+	// they were not (log says which, of how many), for patterns; or why
+	// the list cannot be walked.
+	Result<std::vector<std::string>> function_names(const std::function<bool(std::string_view module)> &wanted);
 	// Every module symbol read so far, as a symbol table's entries.
 	std::vector<dbg::SymbolList::Entry> symbols_read() const;
 	// What the walks and reads left out ("NAME: why"), each once, since the last call.
@@ -65,9 +66,10 @@ private:
 	// page), null when none does.
 	Result<const ListedModule *> find_module(std::uint64_t ip);
 	const std::vector<ModuleSymbol> &symbols_of(const ListedModule &m);
-	// Each listed module's symbols read if they were not, a progress line a
-	// module ("WHY: NAME (2 of 3)").
-	void read_every_module(const std::string &why);
+	// Each listed module's symbols read if they were not (of those wanted
+	// names: all when none is given), a progress line a module ("WHY: NAME
+	// (2 of 3)").
+	void read_every_module(const std::string &why, const std::function<bool(std::string_view)> &wanted = {});
 	std::optional<std::uint64_t> lookup_read(std::string_view name) const;
 	void note(std::string why);
 

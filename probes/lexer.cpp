@@ -189,7 +189,7 @@ private:
 				advance();
 				return t;
 			}
-		static const std::string_view one = "+-*/%&|^!~<>=(){}[],;:.";
+		static const std::string_view one = "+-*/%&|^!~<>=(){}[],;:.?";
 		char c = peek();
 		if (one.find(c) == std::string_view::npos) {
 			unsigned char byte = static_cast<unsigned char>(c);

@@ -138,9 +138,23 @@ private:
 		return probe;
 	}
 
-	// NAME(:PART)*, where a part is a name, a number (as written) or '*',
-	// or a pattern of names and '*' written together (vfs_*, *_open), and
-	// a name may take "+NUMBER" (addr:do_sys_openat2+0x1c).
+	// A token that can begin a point's part: a name, a number, or a
+	// shell pattern's '*', '?' or '['.
+	bool starts_part() const
+	{
+		return peek().kind == TokenKind::Name || peek().kind == TokenKind::Number || is("*") || is("?") ||
+		       is("[");
+	}
+	// A token that goes on a pattern written without spaces: what starts
+	// a part, or a bracket's ']', '!', '^' or '-' ([!a-f]).
+	bool continues_pattern() const
+	{
+		return touches_last() && (starts_part() || is("]") || is("!") || is("^") || is("-"));
+	}
+
+	// NAME(:PART)*, where a part is a name, a number (as written) or a
+	// shell pattern written without spaces (vfs_*, *_open, vfs_read?,
+	// [kv]free), and a name may take "+NUMBER" (addr:do_sys_openat2+0x1c).
 	Result<ProbePoint> parse_point()
 	{
 		ProbePoint point;
@@ -151,13 +165,14 @@ private:
 		point.text = take().text;
 		while (accept(":")) {
 			const Token &part = peek();
-			if (part.kind != TokenKind::Name && part.kind != TokenKind::Number && !is("*"))
-				return error_at(part.pos, "expected a name, a number or '*' after ':', found " + describe(part));
+			if (!starts_part())
+				return error_at(part.pos, "expected a name, a number or a pattern (*, ?, [...]) after ':', found " +
+								  describe(part));
 			bool name = part.kind == TokenKind::Name;
 			point.text += ":" + take().text;
-			while (touches_last() && (is("*") || peek().kind == TokenKind::Name))
+			while (continues_pattern())
 				point.text += take().text;
-			if (name && point.text.find('*') == std::string::npos && accept("+")) {
+			if (name && point.text.find_first_of("*?[") == std::string::npos && accept("+")) {
 				if (peek().kind != TokenKind::Number)
 					return error_at(peek().pos, "expected an offset after '+', found " + describe(peek()));
 				point.text += "+" + take().text;

@@ -12,11 +12,16 @@ using vtice::console::expand_program_patterns;
 
 namespace {
 
-console::FunctionNames functions(std::vector<std::string> names, int *asked = nullptr)
+// names whichever modules are asked for; asked counts the questions,
+// modules records the module patterns they were asked with.
+console::FunctionNames functions(std::vector<std::string> names, int *asked = nullptr,
+				 std::vector<std::string> *modules = nullptr)
 {
-	return [names, asked]() -> Result<std::vector<std::string>> {
+	return [names, asked, modules](std::string_view module) -> Result<std::vector<std::string>> {
 		if (asked)
 			++*asked;
+		if (modules)
+			modules->emplace_back(module);
 		return names;
 	};
 }
@@ -82,12 +87,12 @@ TEST(PointPatterns, WhatCannotBeExpandedIsRefusedAtThePattern)
 		many.push_back("f" + std::to_string(i));
 	std::string past = refusal("fn:f1, fn:f* { exit(); }", functions(many));
 	EXPECT_EQ(past.rfind("7: fn:f* makes this probe more than 64 points", 0), 0u) << past;
-	auto failing = []() -> Result<std::vector<std::string>> { return make_error("kallsyms: permission denied"); };
+	auto failing = [](std::string_view) -> Result<std::vector<std::string>> { return make_error("kallsyms: permission denied"); };
 	EXPECT_EQ(refusal("fn:vfs_* { exit(); }", failing), "0: kallsyms: permission denied");
 }
 
-// Patterns are names and '*' written together; anything apart is the
-// program's own syntax.
+// Patterns are names, numbers, '*', '?' and brackets written together;
+// anything apart is the program's own syntax.
 TEST(PointPatterns, APatternIsWrittenWithoutSpaces)
 {
 	auto program = probes::parse_program("fn:*open*, fn:vfs_*:return, fn:msr:* { exit(); }");
@@ -95,7 +100,40 @@ TEST(PointPatterns, APatternIsWrittenWithoutSpaces)
 	EXPECT_EQ(point_texts(program->probes[0]),
 		  (std::vector<std::string>{"fn:*open*", "fn:vfs_*:return", "fn:msr:*"}));
 	EXPECT_FALSE(probes::parse_program("fn:vfs_ * { exit(); }"));
+	auto shell = probes::parse_program("fn:[kv]free, fn:vfs_read?, fn:x[!a-f0-9]_*64, fn:? { exit(); }");
+	ASSERT_TRUE(shell) << shell.error().message;
+	EXPECT_EQ(point_texts(shell->probes[0]),
+		  (std::vector<std::string>{"fn:[kv]free", "fn:vfs_read?", "fn:x[!a-f0-9]_*64", "fn:?"}));
+	EXPECT_FALSE(probes::parse_program("fn:vfs_read ? { exit(); }"));
 	auto offset = probes::parse_program("addr:vfs_read+4 { exit(); }");
 	ASSERT_TRUE(offset);
 	EXPECT_EQ(offset->probes[0].points[0].text, "addr:vfs_read+4");
+}
+
+// '?' and '[...]' match as the shell's do, as in --list.
+TEST(PointPatterns, QuestionMarksAndBracketsMatchAsTheShellsDo)
+{
+	auto program = probes::parse_program("fn:[kv]free, fn:vfs_read?, fn:ksys_[!r]* { exit(); }");
+	ASSERT_TRUE(program) << program.error().message;
+	ASSERT_TRUE(expand_program_patterns(
+		*program, functions({"kfree", "ksys_read", "ksys_write", "kvfree", "vfree", "vfs_read", "vfs_readv"})));
+	EXPECT_EQ(point_texts(program->probes[0]),
+		  (std::vector<std::string>{"fn:kfree", "fn:vfree", "fn:vfs_readv", "fn:ksys_write"}));
+}
+
+// A pattern naming its module asks for that module's functions only (over
+// a serial line the others' symbols take seconds each); one without asks
+// for every function, once.
+TEST(PointPatterns, AModulesPatternAsksForThatModulesFunctionsOnly)
+{
+	auto program = probes::parse_program("fn:msr:* { exit(); } fn:ms?:msr_read, fn:vfs_*, fn:cpu*:* { exit(); }");
+	ASSERT_TRUE(program) << program.error().message;
+	int asked = 0;
+	std::vector<std::string> modules;
+	ASSERT_TRUE(
+		expand_program_patterns(*program, functions({"msr:msr_open", "msr:msr_read", "vfs_read", "cpuid:cpuid_open"},
+							    &asked, &modules)));
+	EXPECT_EQ(modules, (std::vector<std::string>{"msr", "ms?", ""})) << "fn:cpu*:* uses every function, asked already";
+	EXPECT_EQ(point_texts(program->probes[1]),
+		  (std::vector<std::string>{"fn:msr:msr_read", "fn:vfs_read", "fn:cpuid:cpuid_open"}));
 }

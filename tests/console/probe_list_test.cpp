@@ -103,7 +103,7 @@ using vtice::console::expand_point_patterns;
 
 vtice::console::FunctionNames names_of(std::vector<std::string> functions)
 {
-	return [functions]() -> vtice::Result<std::vector<std::string>> { return functions; };
+	return [functions](std::string_view) -> vtice::Result<std::vector<std::string>> { return functions; };
 }
 
 std::string expanded(std::string_view points, const vtice::console::FunctionNames &names)
@@ -147,13 +147,13 @@ TEST(ProbeList, PatternsThatMatchNothingOrTooMuchAreRefused)
 	ASSERT_FALSE(too_many);
 	EXPECT_NE(too_many.error().message.find("more than 5000 points"), std::string::npos);
 	bool asked = false;
-	auto unread = expand_point_patterns("syscall:open*, fn:vfs_read", [&asked]() -> vtice::Result<std::vector<std::string>> {
+	auto unread = expand_point_patterns("syscall:open*, fn:vfs_read", [&asked](std::string_view) -> vtice::Result<std::vector<std::string>> {
 		asked = true;
 		return vtice::make_error("kallsyms unreadable");
 	});
 	EXPECT_TRUE(unread);
 	EXPECT_FALSE(asked) << "the functions are read for a fn: pattern only";
-	auto failed = expand_point_patterns("fn:vfs_*", [] () -> vtice::Result<std::vector<std::string>> {
+	auto failed = expand_point_patterns("fn:vfs_*", [](std::string_view) -> vtice::Result<std::vector<std::string>> {
 		return vtice::make_error("kallsyms unreadable");
 	});
 	ASSERT_FALSE(failed);

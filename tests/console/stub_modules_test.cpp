@@ -116,6 +116,11 @@ protected:
 constexpr std::uint64_t kSpin = 0xffffffffc0a05000ull, kSpinText = 0xffffffffc0a00000ull;
 constexpr std::uint64_t kOther = 0xffffffffc0c05000ull, kOtherText = 0xffffffffc0c00000ull;
 
+bool every_module(std::string_view)
+{
+	return true;
+}
+
 }  // namespace
 
 TEST_F(StubModulesTest, AModulesAddressesAreNamedAndUnwoundWithItsOwnTables)
@@ -205,7 +210,7 @@ TEST_F(StubModulesTest, EveryModulesFunctionsAreNamedWithTheirModule)
 	module(kOther, "other", kOtherText, {{"other_fn", 0x100}});
 	link({kSpin, kOther});
 	auto m = modules();
-	auto names = m->function_names();
+	auto names = m->function_names(every_module);
 	ASSERT_TRUE(names) << names.error().message;
 	EXPECT_EQ(*names, (std::vector<std::string>{"vtice_spin:vtice_spin_loop", "other:other_fn"}));
 	const std::size_t before = target->reads;
@@ -213,11 +218,25 @@ TEST_F(StubModulesTest, EveryModulesFunctionsAreNamedWithTheirModule)
 	EXPECT_EQ(target->reads, before) << "the symbols read for the names are kept";
 }
 
+// fn:other:* needs one module's functions: the others' symbols, seconds
+// each over a serial line, are not read for it.
+TEST_F(StubModulesTest, OnlyTheWantedModulesSymbolsAreReadForTheirFunctions)
+{
+	module(kSpin, "vtice_spin", kSpinText, {{"vtice_spin_loop", 0}});
+	module(kOther, "other", kOtherText, {{"other_fn", 0x100}});
+	link({kSpin, kOther});
+	auto m = modules();
+	auto names = m->function_names([](std::string_view module) { return module == "other"; });
+	ASSERT_TRUE(names) << names.error().message;
+	EXPECT_EQ(*names, std::vector<std::string>{"other:other_fn"});
+	EXPECT_EQ(m->symbols_read().size(), 1u) << "vtice_spin's symbols were not read";
+}
+
 TEST_F(StubModulesTest, FunctionNamesSayWhyTheListCannotBeWalked)
 {
 	session->set_symbols(std::make_unique<dbg::SymbolList>(
 		std::vector<dbg::SymbolList::Entry>{{kKernelText, "_stext", 'T'}}, "no modules"));
-	auto names = modules()->function_names();
+	auto names = modules()->function_names(every_module);
 	ASSERT_FALSE(names);
 	EXPECT_NE(names.error().message.find("have no 'modules'"), std::string::npos) << names.error().message;
 }

@@ -828,7 +828,8 @@ def vtice_probe_phase(fig):
     # unloads it when asked (check_stub_module_going).
     ask_rmmod = "set *(u64*)0x%x = 0x%x\nset *(u8*)0x%x = 0\n" % (
         hostname, int.from_bytes(b"vt-rmmod", "little"), hostname + 8)
-    going = "fn:msr:msr_op* { @opens = count(); }"  # a pattern, of msr's symbols read through the stub
+    # a pattern of msr's symbols read through the stub, its module a pattern too (only msr's read)
+    going = "fn:ms[r]:msr_op* { @opens = count(); }"
     cmds = (ask % 0 + "probe '%s' --folded %s\n" % (program, folded) +
             ask % ord("2") + "probe '%s'\n" % syscalls +
             ask_spin + "probe '%s' --folded %s\n" % (spin, spin_folded) +
@@ -1059,7 +1060,7 @@ def check_stub_module_going(text, log):
     said = "the probes were removed under the run" in text and "nothing is armed, the run ends" in text
     ended = re.search(r"^@opens: \d+$", text, re.M) is not None  # its maps printed as the run ended
     check("vtice-probe-module-going", said and ended and log == "probes_removed:_module_msr_is_going_(the_debug_stub's)",
-          "rmmod msr under fn:msr:msr_op* (msr_open) through the stub: the console %s; the guest's kernel log: %s"
+          "rmmod msr under fn:ms[r]:msr_op* (msr_open) through the stub: the console %s; the guest's kernel log: %s"
           % ("said the probes were removed and ended the run" if said else "did not say the probes were removed",
              log or "nothing"))
 
