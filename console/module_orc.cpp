@@ -206,6 +206,12 @@ ModuleList list_modules(const ModuleOrcLayout &orc, const ModuleListLayout &list
 	return out;
 }
 
+Result<ListedModule> read_listed_module(const ModuleOrcLayout &orc, const ModuleListLayout &list,
+					const symbols::MemoryReader &read, std::uint64_t module)
+{
+	return listed_module(orc, read, module, module_name_at(list, read, module));
+}
+
 Result<symbols::OrcTable> load_listed_module(const ListedModule &module, const symbols::MemoryReader &read,
 					     const symbols::OrcTable &kernel)
 {

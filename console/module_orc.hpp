@@ -75,6 +75,11 @@ struct ListedModule {
 	std::uint64_t ip_table = 0, entries = 0, count = 0;
 	std::uint64_t text_lo = 0, text_hi = 0;	// [lo, hi): its text, which its table is limited to
 	std::uint64_t address = 0;	// its struct module
+
+	// Two listings of one load: a module unloaded and another (or a
+	// rebuild of it) loaded where it was has another name, text size or
+	// ORC table.
+	auto operator<=>(const ListedModule &) const = default;
 };
 
 struct ModuleList {
@@ -88,6 +93,9 @@ struct ModuleList {
 // and says why in skipped.
 ModuleList list_modules(const ModuleOrcLayout &orc, const ModuleListLayout &list, const symbols::MemoryReader &read,
 			std::uint64_t modules_head);
+// The module whose struct module is at module, as a walk of the list reads it.
+Result<ListedModule> read_listed_module(const ModuleOrcLayout &orc, const ModuleListLayout &list,
+					const symbols::MemoryReader &read, std::uint64_t module);
 // Its table, limited to its text; kernel: the running kernel's, whose flags
 // encoding it shares.
 Result<symbols::OrcTable> load_listed_module(const ListedModule &module, const symbols::MemoryReader &read,

@@ -33,33 +33,35 @@ Result<void> StubModules::walk_module_list()
 	auto types = btf_.types();
 	if (!types)
 		return types.error();
-	auto orc = module_orc_layout(**types);
-	if (!orc)
-		return orc.error();
-	auto list = module_list_layout(**types);
-	if (!list)
-		return list.error();
-	ModuleList listed = list_modules(*orc, *list, session_.memory_reader(), *head);
+	if (!layouts_) {
+		auto orc = module_orc_layout(**types);
+		if (!orc)
+			return orc.error();
+		auto list = module_list_layout(**types);
+		if (!list)
+			return list.error();
+		layouts_.emplace(*orc, *list);
+	}
+	ModuleList listed = list_modules(layouts_->first, layouts_->second, session_.memory_reader(), *head);
 	for (std::string &why : listed.skipped)
 		note(std::move(why));
 	modules_ = std::move(listed.modules);
+	confirmed_at_ = session_.stop_count();
+	confirmed_ = std::set<Key>(modules_.begin(), modules_.end());
 	forget_unlisted();
 	return {};
 }
 
-// What was read of modules unloaded since: their text may hold another's now.
+// What was read of modules unloaded (or reloaded changed) since: their
+// text may hold another's now. A name looked for in vain may be in a
+// module loaded since.
 void StubModules::forget_unlisted()
 {
-	std::set<Key> listed;
-	for (const ListedModule &m : modules_)
-		listed.insert({m.name, m.text_lo});
-	std::erase_if(symbols_, [&listed](const auto &entry) { return !listed.count(entry.first); });
-	std::erase_if(failed_, [&listed](const auto &entry) { return !listed.count(entry.first); });
-	std::erase_if(loaded_, [this](const symbols::OrcTable &table) {
-		return std::none_of(modules_.begin(), modules_.end(), [&table](const ListedModule &m) {
-			return m.text_hi && table.covers(m.text_lo) && table.covers(m.text_hi - 1);
-		});
-	});
+	auto unlisted = [this](const auto &entry) { return !confirmed_.count(entry.first); };
+	std::size_t forgotten = std::erase_if(symbols_, unlisted) + std::erase_if(failed_, unlisted) +
+				std::erase_if(loaded_, unlisted);
+	if (forgotten)
+		looked_for_.clear();
 }
 
 // The list walked again; a list that cannot be walked is said from then on.
@@ -82,12 +84,48 @@ const ListedModule *StubModules::module_of(std::uint64_t ip) const
 	return nullptr;
 }
 
+// A module's struct module read again costs a few reads; the list, a few
+// for each module. Between stops the kernel ran: it may have unloaded the
+// module and loaded another, or a rebuild of it, where it was.
+bool StubModules::still_listed(const ListedModule &m)
+{
+	if (confirmed_at_ != session_.stop_count()) {
+		confirmed_at_ = session_.stop_count();
+		confirmed_.clear();
+	}
+	if (confirmed_.count(m))
+		return true;
+	if (!layouts_)
+		return false;
+	auto again = read_listed_module(layouts_->first, layouts_->second, session_.memory_reader(), m.address);
+	if (!again || *again != m)
+		return false;
+	confirmed_.insert(m);
+	return true;
+}
+
+Result<const ListedModule *> StubModules::current_module(std::string_view name)
+{
+	auto listed = [this, name]() -> const ListedModule * {
+		auto m = std::find_if(modules_.begin(), modules_.end(),
+				      [name](const ListedModule &l) { return l.name == name; });
+		return m == modules_.end() ? nullptr : &*m;
+	};
+	if (const ListedModule *m = listed(); m && still_listed(*m))
+		return m;
+	if (auto walked = walk_again(); !walked)
+		return walked.error();
+	return listed();
+}
+
 Result<const ListedModule *> StubModules::find_module(std::uint64_t ip)
 {
 	if (list_error_)
 		return *list_error_;
 	const ListedModule *m = module_of(ip);
-	if (!m && walked_for_.insert(ip >> 12).second) {
+	if (m && still_listed(*m))
+		return m;
+	if (m || walked_for_.insert(ip >> 12).second) {
 		if (auto walked = walk_again(); !walked)
 			return walked.error();
 		m = module_of(ip);
@@ -97,23 +135,21 @@ Result<const ListedModule *> StubModules::find_module(std::uint64_t ip)
 
 Result<const symbols::OrcTable *> StubModules::table_for(std::uint64_t ip)
 {
-	for (const symbols::OrcTable &table : loaded_)
-		if (table.covers(ip))
-			return &table;
 	if (!kernel_ || !in_module_area(ip))
 		return nullptr;
 	auto m = find_module(ip);
 	if (!m || !*m)
 		return m ? nullptr : Result<const symbols::OrcTable *>(m.error());
-	Key key((*m)->name, (*m)->text_lo);
+	const Key &key = **m;
+	if (auto known = loaded_.find(key); known != loaded_.end())
+		return &known->second;
 	if (auto failed = failed_.find(key); failed != failed_.end())
 		return failed->second;
-	auto table = load_listed_module(**m, session_.memory_reader(), *kernel_);
+	auto table = load_listed_module(key, session_.memory_reader(), *kernel_);
 	if (!table)
-		return failed_.emplace(key, make_error((*m)->name + "'s ORC tables: " + table.error().message))
+		return failed_.emplace(key, make_error(key.name + "'s ORC tables: " + table.error().message))
 			.first->second;
-	loaded_.push_back(std::move(*table));
-	return &loaded_.back();
+	return &loaded_.emplace(key, std::move(*table)).first->second;
 }
 
 std::optional<SymbolHit> StubModules::symbolize(std::uint64_t address)
@@ -128,10 +164,9 @@ std::optional<SymbolHit> StubModules::symbolize(std::uint64_t address)
 
 const std::vector<ModuleSymbol> &StubModules::symbols_of(const ListedModule &m)
 {
-	Key key(m.name, m.text_lo);
-	if (auto known = symbols_.find(key); known != symbols_.end())
+	if (auto known = symbols_.find(m); known != symbols_.end())
 		return known->second;
-	std::vector<ModuleSymbol> &symbols = symbols_[key];
+	std::vector<ModuleSymbol> &symbols = symbols_[m];
 	if (!kallsyms_layout_) {
 		auto types = btf_.types();
 		kallsyms_layout_ = types ? module_kallsyms_layout(**types) : Result<ModuleKallsymsLayout>(types.error());
@@ -166,20 +201,33 @@ void find_symbol(const std::vector<ModuleSymbol> &symbols, std::string_view name
 
 }  // namespace
 
-std::optional<std::uint64_t> StubModules::lookup_read(std::string_view name) const
+std::optional<std::pair<std::uint64_t, StubModules::Key>> StubModules::lookup_read(std::string_view name) const
 {
-	std::optional<std::uint64_t> found;
-	for (const auto &[key, symbols] : symbols_)
-		find_symbol(symbols, name, found);
+	std::optional<std::pair<std::uint64_t, Key>> found;
+	for (const auto &[key, symbols] : symbols_) {
+		std::optional<std::uint64_t> in = found ? std::optional(found->first) : std::nullopt;
+		find_symbol(symbols, name, in);
+		if (in && (!found || *in != found->first))
+			found.emplace(*in, key);
+	}
 	return found;
 }
 
 std::optional<std::uint64_t> StubModules::lookup(std::string_view name)
 {
-	if (auto known = lookup_read(name); known || !looked_for_.emplace(name).second || !walk_again())
-		return known;
+	auto known = lookup_read(name);
+	if (known && !still_listed(known->second)) {
+		if (!walk_again())
+			return std::nullopt;
+		known = lookup_read(name);
+	}
+	if (known)
+		return known->first;
+	if (!looked_for_.emplace(name).second || !walk_again())
+		return std::nullopt;
 	read_every_module("looking for " + std::string(name) + " in the modules' symbols");
-	return lookup_read(name);
+	known = lookup_read(name);
+	return known ? std::optional(known->first) : std::nullopt;
 }
 
 void StubModules::read_every_module(const std::string &why, const std::function<bool(std::string_view)> &wanted)
@@ -211,21 +259,13 @@ Result<std::vector<std::string>> StubModules::function_names(const std::function
 
 Result<std::uint64_t> StubModules::lookup_in(std::string_view module, std::string_view name)
 {
-	auto listed = [this, module]() -> const ListedModule * {
-		auto m = std::find_if(modules_.begin(), modules_.end(),
-				      [module](const ListedModule &l) { return l.name == module; });
-		return m == modules_.end() ? nullptr : &*m;
-	};
-	const ListedModule *m = listed();
-	if (!m) {
-		if (auto walked = walk_again(); !walked)
-			return walked.error();
-		m = listed();
-	}
+	auto m = current_module(module);
 	if (!m)
+		return m.error();
+	if (!*m)
 		return make_error("no module " + std::string(module) + " in the kernel's list of modules");
 	std::optional<std::uint64_t> found;
-	find_symbol(symbols_of(*m), name, found);
+	find_symbol(symbols_of(**m), name, found);
 	if (!found)
 		return make_error("no symbol " + std::string(name) + " in module " + std::string(module) + "'s symbols");
 	return *found;

@@ -4,11 +4,14 @@
 // modules in its memory (module_orc.hpp) the first time an address in the
 // modules' area needs them, and again for text none of them holds (a
 // module loaded since); a module's tables and symbols, kilobytes each over
-// a serial line, are read the first time they are needed, and kept.
+// a serial line, are read the first time they are needed, and kept while
+// the module stays as listed: the first use at each stop reads its struct
+// module again (its name, text and ORC tables: a module unloaded and a
+// rebuild of it loaded where it was differ there), and a change walks the
+// list again and forgets what was read of the old load.
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <map>
 #include <optional>
@@ -30,8 +33,7 @@ public:
 	// modules' share (null: no ORC, names only); btf: where struct
 	// module's layout comes from; log: progress of reading every
 	// module's symbols. What was read of a module is kept until a walk of
-	// the list finds it gone (a module reloaded where it was is taken
-	// for the same code).
+	// the list finds it gone or changed.
 	StubModules(dbg::Session &session, KernelBtf btf, const symbols::OrcTable *kernel, dbg::Output &log);
 
 	Result<const symbols::OrcTable *> table_for(std::uint64_t ip) override;
@@ -56,12 +58,17 @@ public:
 	std::vector<std::string> take_notes();
 
 private:
-	using Key = std::pair<std::string, std::uint64_t>;	// a module's name and text
+	using Key = ListedModule;	// one load of a module, as the list shows it
 
 	Result<void> walk_module_list();
 	Result<void> walk_again();
 	void forget_unlisted();
 	const ListedModule *module_of(std::uint64_t ip) const;
+	// Whether m is still loaded as listed: read again once a stop.
+	bool still_listed(const ListedModule &m);
+	// The listed module with that name (the list walked again when it
+	// changed since listed, or is not listed), null when none.
+	Result<const ListedModule *> current_module(std::string_view name);
 	// The module whose text holds ip (the list walked again once for its
 	// page), null when none does.
 	Result<const ListedModule *> find_module(std::uint64_t ip);
@@ -70,7 +77,8 @@ private:
 	// names: all when none is given), a progress line a module ("WHY: NAME
 	// (2 of 3)").
 	void read_every_module(const std::string &why, const std::function<bool(std::string_view)> &wanted = {});
-	std::optional<std::uint64_t> lookup_read(std::string_view name) const;
+	// The symbol of that name among the symbols read, and whose it is.
+	std::optional<std::pair<std::uint64_t, Key>> lookup_read(std::string_view name) const;
 	void note(std::string why);
 
 	dbg::Session &session_;
@@ -78,7 +86,10 @@ private:
 	const symbols::OrcTable *kernel_;
 	std::optional<Error> list_error_;	// the list cannot be walked: the same answer every time
 	std::vector<ListedModule> modules_;
-	std::deque<symbols::OrcTable> loaded_;	// a deque: the tables handed out stay where they are
+	std::optional<std::pair<ModuleOrcLayout, ModuleListLayout>> layouts_;
+	std::uint64_t confirmed_at_ = 0;	// the session's stop count when confirmed_ was
+	std::set<Key> confirmed_;	// the modules read again (or listed) at that stop
+	std::map<Key, symbols::OrcTable> loaded_;	// a map: the tables handed out stay where they are
 	std::map<Key, Error> failed_;	// the modules whose tables could not be read
 	std::optional<Result<ModuleKallsymsLayout>> kallsyms_layout_;
 	std::map<Key, std::vector<ModuleSymbol>> symbols_;	// none: they could not be read

@@ -12,6 +12,7 @@ class MemoryTarget final : public dbg::Target {
 public:
 	explicit MemoryTarget(const GuestMemory &mem) : mem_(mem) {}
 	std::size_t reads = 0;
+	bool runs = false;	// resumed, it stops again at once: the kernel ran between two stops
 
 	std::string describe() const override { return "memory"; }
 	const dbg::RegisterLayout &layout() const override { return layout_; }
@@ -34,8 +35,11 @@ public:
 	Result<void> set_physical_mode(bool) override { return make_error("no"); }
 	Result<void> insert_breakpoint(dbg::BreakKind, std::uint64_t, unsigned) override { return make_error("no"); }
 	Result<void> remove_breakpoint(dbg::BreakKind, std::uint64_t, unsigned) override { return make_error("no"); }
-	Result<void> resume(dbg::ResumeAction) override { return make_error("no"); }
-	Result<std::optional<dbg::StopEvent>> wait_stop(int) override { return std::optional<dbg::StopEvent>(); }
+	Result<void> resume(dbg::ResumeAction) override { return runs ? Result<void>() : make_error("no"); }
+	Result<std::optional<dbg::StopEvent>> wait_stop(int) override
+	{
+		return runs ? std::optional(dbg::StopEvent{dbg::StopReason::Signal, 5}) : std::optional<dbg::StopEvent>();
+	}
 	Result<void> interrupt() override { return {}; }
 	Result<dbg::StopEvent> query_stop() override { return dbg::StopEvent{}; }
 	Result<std::vector<int>> threads() override { return std::vector<int>{1}; }

@@ -201,6 +201,58 @@ TEST_F(StubModulesTest, WhatWasReadOfAModuleThatWentIsForgotten)
 	EXPECT_EQ(m->symbols_read().size(), 1u);
 }
 
+// rmmod, and a rebuild of the module (another size, other functions)
+// loaded where it was, while the target ran: at the next stop the first
+// use reads its struct module again, finds it changed, and its old
+// symbols and tables are forgotten (a breakpoint at an old address would
+// land mid-instruction in the new code). Within a stop the kernel did not
+// run, and nothing is read again.
+TEST_F(StubModulesTest, AModuleRebuiltAndLoadedWhereItWasIsReadAgainAtTheNextStop)
+{
+	module(kOther, "other", kOtherText, {{"other_fn", 0x100}});
+	link({kOther});
+	auto m = modules();
+	ASSERT_EQ(m->lookup("other_fn"), kOtherText + 0x100);
+	ASSERT_TRUE(m->table_for(kOtherText + 0x101).value());
+	module(kOther, "other", kOtherText, {{"new_fn", 0x40}, {"other_fn", 0x200}});
+	EXPECT_EQ(m->lookup("other_fn"), kOtherText + 0x100) << "the same stop: nothing is read again";
+	target->runs = true;
+	ASSERT_EQ(session->stop_count(), 0u);
+	(void)session->reverse_step();	// any stop does; this one needs no registers
+	ASSERT_EQ(session->stop_count(), 1u);
+	EXPECT_EQ(m->lookup("other_fn"), kOtherText + 0x200) << "the new load's address";
+	auto hit = m->symbolize(kOtherText + 0x41);
+	ASSERT_TRUE(hit);
+	EXPECT_EQ(hit->name, "new_fn");
+	EXPECT_EQ(m->symbols_read().size(), 2u) << "the old load's symbol is forgotten";
+	auto table = m->table_for(kOtherText + 0x201);
+	ASSERT_TRUE(table && *table);
+	EXPECT_TRUE((*table)->covers(kOtherText + 0x41)) << "the new load's ORC table (two entries)";
+}
+
+// A module that stays costs one read of its struct module a stop, not a
+// walk of the list nor its symbols again.
+TEST_F(StubModulesTest, AModuleThatStaysIsReadAgainOnceAStop)
+{
+	module(kSpin, "vtice_spin", kSpinText, {{"vtice_spin_loop", 0}});
+	module(kOther, "other", kOtherText, {{"other_fn", 0x100}});
+	link({kSpin, kOther});
+	auto m = modules();
+	ASSERT_TRUE(m->symbolize(kOtherText + 0x101));
+	target->runs = true;
+	(void)session->reverse_step();
+	std::size_t before = target->reads;
+	auto hit = m->symbolize(kOtherText + 0x101);
+	ASSERT_TRUE(hit);
+	EXPECT_EQ(hit->name, "other_fn");
+	std::size_t confirm = target->reads - before;
+	EXPECT_GT(confirm, 0u) << "read again after the stop";
+	EXPECT_LE(confirm, 8u) << "its struct module's fields, not its symbols";
+	before = target->reads;
+	ASSERT_TRUE(m->symbolize(kOtherText + 0x101));
+	EXPECT_EQ(target->reads, before) << "once a stop";
+}
+
 // --list's patterns through the stub: every listed module's functions,
 // named MODULE:NAME as the local kallsyms names them; a symbol that is
 // not a C name (a compiler's part, "f.cold") is no probe point.
