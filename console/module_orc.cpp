@@ -101,9 +101,10 @@ Result<ModuleOrcLayout> module_orc_layout(const dbg::btf::Types &types)
 	if (!module)
 		return module.error();
 	ModuleOrcLayout layout;
+	layout.orc = types.member(*module, "arch.orc_unwind_ip").ok();
 	for (auto [field, path] : {std::pair{&layout.ip_table, "arch.orc_unwind_ip"},
 				   std::pair{&layout.entries, "arch.orc_unwind"}, std::pair{&layout.count, "arch.num_orcs"}}) {
-		auto offset = byte_offset(types, *module, path);
+		auto offset = layout.orc ? byte_offset(types, *module, path) : Result<std::uint64_t>(0);
 		if (!offset)
 			return offset.error();
 		*field = *offset;
@@ -159,9 +160,15 @@ std::pair<std::uint64_t, std::uint64_t> module_text(const ModuleOrcLayout &orc, 
 	return {*base, *base + *size};
 }
 
+// The module at module: its name, text and ORC tables; without tables
+// (a kernel or a module built without them) its name and text alone.
 Result<ListedModule> listed_module(const ModuleOrcLayout &orc, const symbols::MemoryReader &read,
 				   std::uint64_t module, std::string name)
 {
+	auto [lo, hi] = module_text(orc, read, module);
+	ListedModule listed{std::move(name), 0, 0, 0, lo, hi, module};
+	if (!orc.orc)
+		return hi ? Result<ListedModule>(std::move(listed)) : make_error("cannot read its text's base and size");
 	auto ips = read_value<std::uint64_t>(read, module + orc.ip_table, "arch.orc_unwind_ip");
 	auto entries = read_value<std::uint64_t>(read, module + orc.entries, "arch.orc_unwind");
 	auto count = read_value<std::uint32_t>(read, module + orc.count, "arch.num_orcs");
@@ -169,12 +176,11 @@ Result<ListedModule> listed_module(const ModuleOrcLayout &orc, const symbols::Me
 				  count.ok() ? nullptr : &count.error()})
 		if (error)
 			return *error;
-	if (*count == 0 || !*ips || !*entries)
-		return make_error("no ORC tables (a module built without objtool's ORC?)");
 	if (*count > kMaxModuleEntries)
 		return make_error("arch.num_orcs is " + std::to_string(*count) + ": not believable");
-	auto [lo, hi] = module_text(orc, read, module);
-	return ListedModule{std::move(name), *ips, *entries, *count, lo, hi, module};
+	if (*count && *ips && *entries)
+		listed.ip_table = *ips, listed.entries = *entries, listed.count = *count;
+	return listed;
 }
 
 }  // namespace
@@ -215,6 +221,9 @@ Result<ListedModule> read_listed_module(const ModuleOrcLayout &orc, const Module
 Result<symbols::OrcTable> load_listed_module(const ListedModule &module, const symbols::MemoryReader &read,
 					     const symbols::OrcTable &kernel)
 {
+	if (!module.count)
+		return make_error("no ORC tables (a module built without objtool's ORC, or a kernel without "
+				  "CONFIG_UNWINDER_ORC)");
 	auto table = symbols::OrcTable::load(module.ip_table, module.count, module.entries, read, &kernel);
 	if (table && module.text_hi)
 		table->limit_to(module.text_lo, module.text_hi);

@@ -37,11 +37,14 @@ Result<T> read_value(const symbols::MemoryReader &read, std::uint64_t address, c
 }
 
 // Byte offsets in struct module of arch.orc_unwind_ip, arch.orc_unwind and
-// arch.num_orcs (CONFIG_UNWINDER_ORC), and of its text's start and length
-// (mem[MOD_TEXT].base and .size since 6.4, core_layout.base and .text_size
-// before; the length an unsigned int; both 0: not known, and a module's
-// table then covers what lies between its first and last entries).
+// arch.num_orcs (CONFIG_UNWINDER_ORC; a kernel built without it, with frame
+// pointers, has none: orc false, and its modules are names and text
+// alone), and of its text's start and length (mem[MOD_TEXT].base and .size
+// since 6.4, core_layout.base and .text_size before; the length an
+// unsigned int; both 0: not known, and a module's table then covers what
+// lies between its first and last entries).
 struct ModuleOrcLayout {
+	bool orc = true;
 	std::uint64_t ip_table = 0, entries = 0, count = 0;
 	std::uint64_t text_base = 0, text_size = 0;
 };
@@ -72,7 +75,7 @@ Result<ModuleListLayout> module_list_layout(const dbg::btf::Types &types);
 // tables only once a stack needs them.
 struct ListedModule {
 	std::string name;
-	std::uint64_t ip_table = 0, entries = 0, count = 0;
+	std::uint64_t ip_table = 0, entries = 0, count = 0;	// count 0: it has no ORC tables
 	std::uint64_t text_lo = 0, text_hi = 0;	// [lo, hi): its text, which its table is limited to
 	std::uint64_t address = 0;	// its struct module
 
@@ -97,7 +100,7 @@ ModuleList list_modules(const ModuleOrcLayout &orc, const ModuleListLayout &list
 Result<ListedModule> read_listed_module(const ModuleOrcLayout &orc, const ModuleListLayout &list,
 					const symbols::MemoryReader &read, std::uint64_t module);
 // Its table, limited to its text; kernel: the running kernel's, whose flags
-// encoding it shares.
+// encoding it shares. An error for a module without tables.
 Result<symbols::OrcTable> load_listed_module(const ListedModule &module, const symbols::MemoryReader &read,
 					     const symbols::OrcTable &kernel);
 

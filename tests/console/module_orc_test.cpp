@@ -198,13 +198,17 @@ TEST_F(ModuleOrcList, EachModuleInTheKernelsListWithTheTextItsTableCovers)
 	name(b, "no_orc");
 	link({a, b});
 	ModuleList listed = list_modules(kLayout, kList, mem.reader(), kHead);
-	ASSERT_EQ(listed.modules.size(), 1u);
+	ASSERT_EQ(listed.modules.size(), 2u) << "a module without tables is listed too (its names, its text)";
+	EXPECT_TRUE(listed.skipped.empty());
 	const ListedModule &m = listed.modules[0];
 	EXPECT_EQ(m.name, "vtice_spin");
 	EXPECT_EQ(m.text_lo, kModuleText);
 	EXPECT_EQ(m.text_hi, kModuleText + 0x1000);
-	ASSERT_EQ(listed.skipped.size(), 1u);
-	EXPECT_NE(listed.skipped[0].find("no_orc: no ORC tables"), std::string::npos) << listed.skipped[0];
+	EXPECT_EQ(listed.modules[1].name, "no_orc");
+	EXPECT_EQ(listed.modules[1].count, 0u);
+	auto none = load_listed_module(listed.modules[1], mem.reader(), kernel);
+	ASSERT_FALSE(none);
+	EXPECT_NE(none.error().message.find("no ORC tables"), std::string::npos);
 	auto table = load_listed_module(m, mem.reader(), kernel);
 	ASSERT_TRUE(table) << table.error().to_string();
 	auto entry = table->find(kModuleText + 0x44);
@@ -250,15 +254,15 @@ TEST_F(ModuleOrcList, AModulesNameIsEscaped)
 {
 	const uint64_t a = 0xffffffffc0a05000ull, b = 0xffffffffc0b05000ull;
 	struct_module(a, 0xffffffffc0a03000ull, 0xffffffffc0a04000ull, 3, kModuleText, 0x1000);
-	struct_module(b, 0, 0, 0);
+	struct_module(b, 0xffffffffc0b01000ull, 0xffffffffc0b02000ull, 50000000);	// skipped: not believable
 	name(a, "evil\x1b[2J");
-	name(b, "\x9bno_orc");
+	name(b, "\x9bliar");
 	link({a, b});
 	ModuleList listed = list_modules(kLayout, kList, mem.reader(), kHead);
 	ASSERT_EQ(listed.modules.size(), 1u);
 	EXPECT_EQ(listed.modules[0].name, "evil\\x1b[2J");
 	ASSERT_EQ(listed.skipped.size(), 1u);
-	EXPECT_EQ(listed.skipped[0].rfind("\\x9bno_orc: ", 0), 0u) << listed.skipped[0];
+	EXPECT_EQ(listed.skipped[0].rfind("\\x9bliar: ", 0), 0u) << listed.skipped[0];
 }
 
 TEST_F(ModuleOrcList, AnEmptyListHoldsNoModule)
@@ -283,7 +287,7 @@ TEST_F(ModuleOrcList, ALoopOrAnUnreadableLinkEndsTheWalkWithWhatItFound)
 	const uint64_t back = a + kList.list;	// b's next is a again, never the head
 	mem.put(b + kList.list, &back, 8);
 	ModuleList looped = list_modules(kLayout, kList, mem.reader(), kHead);
-	EXPECT_EQ(looped.modules.size(), 1u);
+	EXPECT_EQ(looped.modules.size(), 2u) << "first, and second without tables, each once";
 	ASSERT_FALSE(looped.skipped.empty());
 	EXPECT_NE(looped.skipped.back().find("loops"), std::string::npos) << looped.skipped.back();
 

@@ -5,6 +5,10 @@
 // when, and what is forgotten when a module goes.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
 #include "btf/btf_source.hpp"
 #include "kernel_memory_support.hpp"
 #include "memory_target.hpp"
@@ -38,7 +42,7 @@ protected:
 		auto o = module_orc_layout(*types);
 		auto l = module_list_layout(*types);
 		auto k = module_kallsyms_layout(*types);
-		if (!o || !l || !k)
+		if (!o || !l || !k || !o->orc)
 			GTEST_SKIP() << "the host kernel's struct module lacks ORC or kallsyms fields";
 		orc = *o, list = *l, kallsyms = *k;
 		test::put_orc_table(mem, 0xffffffff82000000ull, 0xffffffff82100000ull, {kKernelText, kKernelText + 0x100000});
@@ -52,9 +56,23 @@ protected:
 			std::vector<dbg::SymbolList::Entry>{{kHead, "modules", 'd'}, {kKernelText, "_stext", 'T'}}, "test"));
 	}
 
+	std::string btf = test::kHostBtf;
+
 	std::unique_ptr<StubModules> modules()
 	{
-		return std::make_unique<StubModules>(*session, KernelBtf(test::kHostBtf), &*kernel, log);
+		return std::make_unique<StubModules>(*session, KernelBtf(btf), orc.orc ? &*kernel : nullptr, log);
+	}
+
+	// The modules laid out as the kernel whose BTF is at path lays them out.
+	void use_btf(const std::string &path)
+	{
+		auto types = dbg::btf::load_file(path);
+		ASSERT_TRUE(types) << types.error().to_string();
+		auto o = module_orc_layout(*types);
+		auto l = module_list_layout(*types);
+		auto k = module_kallsyms_layout(*types);
+		ASSERT_TRUE(o && l && k);
+		orc = *o, list = *l, kallsyms = *k, btf = path;
 	}
 
 	// Links the structs at addresses into the kernel's list, in that order.
@@ -79,10 +97,12 @@ protected:
 		std::vector<std::uint64_t> starts;
 		for (const auto &f : functions)
 			starts.push_back(text + f.second);
-		test::put_orc_table(mem, ips, entries, starts);
-		mem.put_value<std::uint64_t>(address + orc.ip_table, ips);
-		mem.put_value<std::uint64_t>(address + orc.entries, entries);
-		mem.put_value<std::uint32_t>(address + orc.count, static_cast<std::uint32_t>(starts.size()));
+		if (orc.orc) {
+			test::put_orc_table(mem, ips, entries, starts);
+			mem.put_value<std::uint64_t>(address + orc.ip_table, ips);
+			mem.put_value<std::uint64_t>(address + orc.entries, entries);
+			mem.put_value<std::uint32_t>(address + orc.count, static_cast<std::uint32_t>(starts.size()));
+		}
 		mem.put_value<std::uint64_t>(address + orc.text_base, text);
 		mem.put_value<std::uint32_t>(address + orc.text_size, 0x1000);
 		// kallsyms: its struct mod_kallsyms, a null symbol then one a function
@@ -119,6 +139,29 @@ constexpr std::uint64_t kOther = 0xffffffffc0c05000ull, kOtherText = 0xffffffffc
 bool every_module(std::string_view)
 {
 	return true;
+}
+
+// struct module as a kernel built with frame pointers (no
+// CONFIG_UNWINDER_ORC) declares it, the members the console reads and
+// no ORC fields; its BTF made by pahole from the compiler's DWARF, as the
+// kernel's build makes its own. Empty when cc or pahole is missing.
+std::string btf_without_orc()
+{
+	char dir[] = "/tmp/vtice-noorc-XXXXXX";
+	if (!mkdtemp(dir))
+		return "";
+	const std::string c = std::string(dir) + "/module.c", btf = std::string(dir) + "/module.btf";
+	std::ofstream(c) << "struct list_head { struct list_head *next, *prev; };\n"
+			    "struct module_memory { void *base; unsigned int size; };\n"
+			    "struct mod_kallsyms { void *symtab; unsigned int num_symtab; char *strtab; char *typetab; };\n"
+			    "struct mod_arch_specific { unsigned int num_exentries; };\n"
+			    "struct module { int state; struct list_head list; char name[56];\n"
+			    "\tstruct module_memory mem[7]; struct mod_arch_specific arch;\n"
+			    "\tstruct mod_kallsyms *kallsyms; };\n"
+			    "struct module m;\n";
+	test::command_output("cc -g -c " + c + " -o " + c + ".o && pahole --btf_encode_detached=" + btf + " " + c +
+			     ".o 2>&1");
+	return std::filesystem::exists(btf) ? btf : "";
 }
 
 }  // namespace
@@ -251,6 +294,29 @@ TEST_F(StubModulesTest, AModuleThatStaysIsReadAgainOnceAStop)
 	before = target->reads;
 	ASSERT_TRUE(m->symbolize(kOtherText + 0x101));
 	EXPECT_EQ(target->reads, before) << "once a stop";
+}
+
+// A kernel built with frame pointers has no ORC fields in struct module:
+// its modules are still listed, by name and text, so their addresses are
+// named and their functions found (a breakpoint on one, a probe); there
+// is no table to unwind through one.
+TEST_F(StubModulesTest, AKernelWithoutOrcStillNamesItsModules)
+{
+	std::string without = btf_without_orc();
+	if (without.empty())
+		GTEST_SKIP() << "needs cc and pahole to build a frame-pointer kernel's struct module";
+	use_btf(without);
+	ASSERT_FALSE(orc.orc);
+	module(kOther, "other", kOtherText, {{"other_fn", 0x100}});
+	link({kOther});
+	auto m = modules();
+	EXPECT_EQ(m->lookup("other_fn"), kOtherText + 0x100);
+	auto hit = m->symbolize(kOtherText + 0x104);
+	ASSERT_TRUE(hit);
+	EXPECT_EQ(hit->name, "other_fn");
+	EXPECT_EQ(hit->offset, 4u);
+	EXPECT_EQ(m->table_for(kOtherText + 0x104).value(), nullptr);
+	std::filesystem::remove_all(std::filesystem::path(without).parent_path());
 }
 
 // --list's patterns through the stub: every listed module's functions,
