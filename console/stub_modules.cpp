@@ -191,12 +191,15 @@ std::vector<dbg::SymbolList::Entry> StubModules::symbols_read() const
 
 namespace {
 
-// The symbol of that name in symbols, a text symbol over what found holds.
-void find_symbol(const std::vector<ModuleSymbol> &symbols, std::string_view name, std::optional<std::uint64_t> &found)
+// The symbol of that name in symbols (of module key), a text symbol over
+// what found holds.
+template <typename Found>
+void find_symbol(const std::vector<ModuleSymbol> &symbols, std::string_view name, std::optional<Found> &found,
+		 const auto &...key)
 {
 	for (const ModuleSymbol &s : symbols)
 		if (s.name == name && (!found || s.type == 't' || s.type == 'T'))
-			found = s.address;
+			found.emplace(s.address, key...);
 }
 
 }  // namespace
@@ -204,12 +207,8 @@ void find_symbol(const std::vector<ModuleSymbol> &symbols, std::string_view name
 std::optional<std::pair<std::uint64_t, StubModules::Key>> StubModules::lookup_read(std::string_view name) const
 {
 	std::optional<std::pair<std::uint64_t, Key>> found;
-	for (const auto &[key, symbols] : symbols_) {
-		std::optional<std::uint64_t> in = found ? std::optional(found->first) : std::nullopt;
-		find_symbol(symbols, name, in);
-		if (in && (!found || *in != found->first))
-			found.emplace(*in, key);
-	}
+	for (const auto &[key, symbols] : symbols_)
+		find_symbol(symbols, name, found, key);
 	return found;
 }
 
