@@ -54,9 +54,18 @@ void for_each_text_symbol(std::string_view kallsyms_text, Each each)
 	}
 }
 
-std::string owner_name(const std::string &module)
+// The owners of a function's copies, the kernel first, the modules by
+// name: "the kernel", "msr", "the kernel and msr", "a, b and c".
+std::string owner_names(const std::set<std::string> &modules)
 {
-	return module.empty() ? std::string("the kernel") : module;
+	std::string list;
+	std::size_t i = 0;
+	for (const std::string &m : modules) {	// "" (the kernel) sorts first
+		list += i == 0 ? "" : i + 1 == modules.size() ? " and " : ", ";
+		list += m.empty() ? std::string("the kernel") : m;
+		i++;
+	}
+	return list;
 }
 
 }  // namespace
@@ -107,10 +116,7 @@ Result<std::optional<std::string>> module_of_function(std::string_view kallsyms_
 	if (modules.empty())
 		return std::optional<std::string>();
 	if (modules.size() > 1) {
-		std::string list;
-		for (const auto &m : modules)
-			list += (list.empty() ? "" : ", ") + owner_name(m);
-		return make_error(std::string(function) + " is a function of " + list +
+		return make_error(std::string(function) + " is a function of " + owner_names(modules) +
 				  ": which one's types is not known (name it: fn:MODULE:" + std::string(function) + ")");
 	}
 	return std::optional<std::string>(*modules.begin());
@@ -124,15 +130,13 @@ Result<std::uint64_t> function_in_module(std::string_view kallsyms_text, std::st
 	for (const auto &symbol : text_symbols_named(kallsyms_text, function)) {
 		if (symbol.module == wanted)
 			return symbol.address;
-		elsewhere.insert(owner_name(symbol.module));
+		elsewhere.insert(symbol.module);
 	}
 	std::string where = wanted.empty() ? "the kernel" : "module " + wanted;
 	if (elsewhere.empty())
 		return make_error("no function " + std::string(function) + " in " + where);
-	std::string list;
-	for (const auto &m : elsewhere)
-		list += (list.empty() ? "" : ", ") + m;
-	return make_error("no function " + std::string(function) + " in " + where + " (" + list + " has one)");
+	return make_error("no function " + std::string(function) + " in " + where + " (" + owner_names(elsewhere) +
+			  (elsewhere.size() == 1 ? " has one)" : " each have one)"));
 }
 
 }  // namespace vtice::console
