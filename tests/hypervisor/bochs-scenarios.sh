@@ -539,13 +539,21 @@ stub_bench_if_asked() {
 
 # msr goes under the stub's probe in msr_open (hvstub's
 # vtice-probe-module-going): the kernel's log line for it ('_' for its
-# spaces: a figure is one word), then msr back.
+# spaces: a figure is one word), then msr back, and where msr_open was and
+# is (vtice-module-reload: the stub's session must name the new one).
 stub_module_going() {
-	local said
+	local said before
+	before=$(msr_open_address)
 	rmmod msr
 	said=$(dmesg | grep -o 'probes removed: module msr.*' | tail -n 1 | tr ' ' _)
 	echo "VTICE-FIGURE hv.stub-module-going.log=${said:-none}"
 	insmod /lib/vtice/msr.ko
+	echo "VTICE-FIGURE hv.stub-module-reload.before=${before:-none}"
+	echo "VTICE-FIGURE hv.stub-module-reload.after=$(msr_open_address)"
+}
+
+msr_open_address() {
+	awk '$3 == "msr_open" && $4 == "[msr]" { print $1 }' /proc/kallsyms
 }
 
 # What the workload below runs as vtstubprobe: 20 opens and reads of

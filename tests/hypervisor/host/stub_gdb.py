@@ -830,13 +830,18 @@ def vtice_probe_phase(fig):
         hostname, int.from_bytes(b"vt-rmmod", "little"), hostname + 8)
     # a pattern of msr's symbols read through the stub, its module a pattern too (only msr's read)
     going = "fn:ms[r]:msr_op* { @opens = count(); }"
+    # The guest loads msr again; a run until a module's init starts (or 10
+    # s, if it did before the machine stopped), then msr_open by name, from
+    # the session's symbols of the old load (check_stub_module_reload).
+    reloaded = "fn:do_init_module { exit(); }"
     cmds = (ask % 0 + "probe '%s' --folded %s\n" % (program, folded) +
             ask % ord("2") + "probe '%s'\n" % syscalls +
             ask_spin + "probe '%s' --folded %s\n" % (spin, spin_folded) +
             ask_spinbt + "probe '%s'\nthread 2\nbt\nx/2i vtice_spin_loop\nprobe '%s'\nprobe '%s'\n" % (
                 spinbt, spinback, modargs) +
             "probe --list 'syscall:fstat, fn:msr:msr_open, fn:msr:msr_[orw]*'\n" +
-            ask_rmmod + "probe '%s' --duration 120\ndetach\n" % going)
+            ask_rmmod + "probe '%s' --duration 120\n" % going +
+            "probe '%s' --duration 10\nx/2i msr_open\ndetach\n" % reloaded)
     ran = vtice_batch("vtice-probe", cmds, 1200)
     if not ran:
         return
@@ -886,8 +891,11 @@ def vtice_probe_phase(fig):
     while "hv.stub-module-going.log" not in figures() and time.time() < deadline:
         time.sleep(1)
     check_stub_module_going(text, figures().get("hv.stub-module-going.log"))
+    while "hv.stub-module-reload.after" not in figures() and time.time() < deadline:
+        time.sleep(1)
+    check_stub_module_reload(text, figures())
     lost = re.findall(r"; (\d+) records lost in the rings", text)
-    check("vtice-probe-lost", lost == ["0"] * 7,
+    check("vtice-probe-lost", lost == ["0"] * 8,
           "records lost in the rings by each run: %s" % (", ".join(lost) or "no summary"))
 
 
@@ -1063,6 +1071,22 @@ def check_stub_module_going(text, log):
           "rmmod msr under fn:ms[r]:msr_op* (msr_open) through the stub: the console %s; the guest's kernel log: %s"
           % ("said the probes were removed and ended the run" if said else "did not say the probes were removed",
              log or "nothing"))
+
+
+def check_stub_module_reload(text, fig):
+    """msr unloaded and loaded again while the session ran: `x/2i msr_open`
+    afterwards, a name the session read in the old load's symbols, must
+    be where the guest's /proc/kallsyms puts the new load's (the old
+    load's address, if it moved, is freed or another's code)."""
+    before, after = fig.get("hv.stub-module-reload.before"), fig.get("hv.stub-module-reload.after")
+    start = text.find("nothing is armed, the run ends")
+    lines = re.findall(r"^\s+(0x[0-9a-f]+):", text[start:], re.M) if start >= 0 else []
+    got = lines[0] if lines else None
+    ok = after not in (None, "", "none") and got is not None and int(got, 16) == int(after, 16)
+    check("vtice-module-reload", ok,
+          "x/2i msr_open after rmmod and insmod of msr through the stub: %s; the guest's kallsyms: %s "
+          "(before the reload: %s, %s)" % (got or "nothing", after, before,
+                                           "the same address" if before == after else "another address"))
 
 
 def check_stub_module_lookup(block, begin):
