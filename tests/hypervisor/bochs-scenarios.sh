@@ -540,14 +540,19 @@ stub_bench_if_asked() {
 # msr goes under the stub's probe in msr_open (hvstub's
 # vtice-probe-module-going): the kernel's log line for it ('_' for its
 # spaces: a figure is one word), then msr back, and where msr_open was and
-# is (vtice-module-reload: the stub's session must name the new one).
+# is (vtice-module-reload: the stub's session must name the new one). cpuid
+# (if not loaded) goes in first, so that it, not msr, likely takes the
+# range msr left: msr comes back elsewhere, where the old load's symbols
+# would name the wrong bytes.
 stub_module_going() {
-	local said before
+	local said before filler=
 	before=$(msr_open_address)
 	rmmod msr
 	said=$(dmesg | grep -o 'probes removed: module msr.*' | tail -n 1 | tr ' ' _)
 	echo "VTICE-FIGURE hv.stub-module-going.log=${said:-none}"
+	insmod /lib/vtice/cpuid.ko 2>/dev/null && filler=cpuid
 	insmod /lib/vtice/msr.ko
+	[ -z "$filler" ] || rmmod "$filler"
 	echo "VTICE-FIGURE hv.stub-module-reload.before=${before:-none}"
 	echo "VTICE-FIGURE hv.stub-module-reload.after=$(msr_open_address)"
 }

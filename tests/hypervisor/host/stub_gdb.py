@@ -1079,7 +1079,7 @@ def check_stub_module_reload(text, fig):
     be where the guest's /proc/kallsyms puts the new load's (the old
     load's address, if it moved, is freed or another's code)."""
     before, after = fig.get("hv.stub-module-reload.before"), fig.get("hv.stub-module-reload.after")
-    start = text.find("nothing is armed, the run ends")
+    start = text.find("\n@opens:")  # the going run's map, printed on stdout before x/2i's lines
     lines = re.findall(r"^\s+(0x[0-9a-f]+):", text[start:], re.M) if start >= 0 else []
     got = lines[0] if lines else None
     ok = after not in (None, "", "none") and got is not None and int(got, 16) == int(after, 16)
