@@ -235,19 +235,22 @@ void BlockTracer::record(std::uint64_t from, std::uint64_t to, std::uint32_t fla
 	result_.records.push_back(r);
 }
 
-// Single-steps the branch ending a block; returns where it went.
+// Single-steps the branch ending a block; returns where it went, read
+// back. With an interrupt pending, QEMU's gdbstub may answer a step
+// without running the instruction (Session::raw_step): RIP still on the
+// branch, the step is sent again, Session::kStepRetries times at most.
+// Taking a direct branch's target on trust instead made such a step a
+// branch that never ran: every return after it closed the wrong frame
+// (qemu.tui once saw kmem_cache_alloc "return" before its last call).
 Result<std::uint64_t> BlockTracer::step_branch(const Block &block)
 {
-	if (auto r = resume_and_wait(ResumeAction::Step); !r)
-		return r.error();
-	const Instruction &insn = block.insn;
-	bool direct = !insn.indirect && insn.target &&
-		      (insn.branch == BranchKind::Call || insn.branch == BranchKind::Jmp);
-	// Stepping holds interrupts off (QEMU's default), so a direct branch lands
-	// on its target; everything else is read back.
-	if (direct)
-		return *insn.target;
-	return read_reg(rip_);
+	for (int attempt = 0;; attempt++) {
+		if (auto r = resume_and_wait(ResumeAction::Step); !r)
+			return r.error();
+		auto pc = read_reg(rip_);
+		if (!pc || *pc != block.branch || attempt == Session::kStepRetries)
+			return pc;
+	}
 }
 
 // Raises the task priority (CR8) to 15 so that external interrupts stay
