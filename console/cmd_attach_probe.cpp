@@ -243,8 +243,9 @@ Result<void> run_probe(dbg::CommandContext &ctx, const std::vector<std::string> 
 		return KernelMemory{[symbols](std::string_view name) { return symbols->lookup(name); },
 				    session.memory_reader()};
 	});
+	auto functions = [&](std::string_view module) { return function_names(session, ctx.out, module); };
 	if (o->list_only) {
-		auto points = expand_point_patterns(o->source, [&](std::string_view module) { return function_names(session, ctx.out, module); });
+		auto points = expand_point_patterns(o->source, functions);
 		if (!points)
 			return points.error();
 		auto listed = list_point_args(
@@ -266,8 +267,7 @@ Result<void> run_probe(dbg::CommandContext &ctx, const std::vector<std::string> 
 			return make_error("some points' arguments could not be found (above)");
 		return {};
 	}
-	auto program = compile_typed_program(o->source, probe_types, declared,
-					     [&](std::string_view module) { return function_names(session, ctx.out, module); });
+	auto program = compile_typed_program(o->source, probe_types, declared, functions);
 	if (!program) {
 		report(program.error(), *o);
 		return make_error("the program was refused");

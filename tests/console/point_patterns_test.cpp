@@ -87,7 +87,9 @@ TEST(PointPatterns, WhatCannotBeExpandedIsRefusedAtThePattern)
 		many.push_back("f" + std::to_string(i));
 	std::string past = refusal("fn:f1, fn:f* { exit(); }", functions(many));
 	EXPECT_EQ(past.rfind("7: fn:f* makes this probe more than 64 points", 0), 0u) << past;
-	auto failing = [](std::string_view) -> Result<std::vector<std::string>> { return make_error("kallsyms: permission denied"); };
+	auto failing = [](std::string_view) -> Result<std::vector<std::string>> {
+		return make_error("kallsyms: permission denied");
+	};
 	EXPECT_EQ(refusal("fn:vfs_* { exit(); }", failing), "0: kallsyms: permission denied");
 }
 
