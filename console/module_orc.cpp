@@ -102,13 +102,15 @@ Result<ModuleOrcLayout> module_orc_layout(const dbg::btf::Types &types)
 		return module.error();
 	ModuleOrcLayout layout;
 	layout.orc = types.member(*module, "arch.orc_unwind_ip").ok();
-	for (auto [field, path] : {std::pair{&layout.ip_table, "arch.orc_unwind_ip"},
-				   std::pair{&layout.entries, "arch.orc_unwind"}, std::pair{&layout.count, "arch.num_orcs"}}) {
-		auto offset = layout.orc ? byte_offset(types, *module, path) : Result<std::uint64_t>(0);
-		if (!offset)
-			return offset.error();
-		*field = *offset;
-	}
+	if (layout.orc)
+		for (auto [field, path] :
+		     {std::pair{&layout.ip_table, "arch.orc_unwind_ip"}, std::pair{&layout.entries, "arch.orc_unwind"},
+		      std::pair{&layout.count, "arch.num_orcs"}}) {
+			auto offset = byte_offset(types, *module, path);
+			if (!offset)
+				return offset.error();
+			*field = *offset;
+		}
 	auto text = text_fields(types, *module);
 	if (!text)
 		return text.error();

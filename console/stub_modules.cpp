@@ -30,10 +30,10 @@ Result<void> StubModules::walk_module_list()
 	auto head = session_.symbols() ? session_.symbols()->lookup("modules") : std::nullopt;
 	if (!head)
 		return make_error("the session's symbols have no 'modules' (the kernel's list of modules)");
-	auto types = btf_.types();
-	if (!types)
-		return types.error();
 	if (!layouts_) {
+		auto types = btf_.types();
+		if (!types)
+			return types.error();
 		auto orc = module_orc_layout(**types);
 		if (!orc)
 			return orc.error();
@@ -57,7 +57,8 @@ Result<void> StubModules::walk_module_list()
 // module loaded since.
 void StubModules::forget_unlisted()
 {
-	auto unlisted = [this](const auto &entry) { return !confirmed_.count(entry.first); };
+	std::set<Key> listed(modules_.begin(), modules_.end());
+	auto unlisted = [&listed](const auto &entry) { return !listed.count(entry.first); };
 	std::size_t forgotten = std::erase_if(symbols_, unlisted) + std::erase_if(failed_, unlisted) +
 				std::erase_if(loaded_, unlisted);
 	if (forgotten)
