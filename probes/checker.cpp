@@ -550,10 +550,7 @@ private:
 	// "Where the work is done").
 	void add_root_count(Probe &probe, std::size_t tested)
 	{
-		if (probe.body.size() != 1 || !is_root_call(probe.body[0]) ||
-		    std::any_of(probe.fetch.begin(), probe.fetch.end(), [](const FetchOp &op) {
-			    return op.code == FetchCode::Value || op.code == FetchCode::String;
-		    }))
+		if (probe.body.size() != 1 || !is_root_call(probe.body[0]))
 			return;
 		std::size_t terms = probe.predicate ? conjunct_count(*probe.predicate) : 0;
 		std::size_t filtered = probe.predicate ? comm_conjuncts(*probe.predicate, out_.root_filter.comm) : 0;
@@ -562,12 +559,35 @@ private:
 		const Stmt &s = probe.body[0];
 		RootKey by_point = point_key(probe, s);
 		auto ending = s.keys.empty() || by_point != RootKey::None ? root_aggregation(*s.value) : root_keyed(s);
-		if (!ending || probe.fetch.size() + ending->size() > kMaxFetchOps)
+		if (!ending || !fits_after_reads(probe.fetch, *ending) ||
+		    probe.fetch.size() + ending->size() > kMaxFetchOps)
 			return;
 		probe.fetch.insert(probe.fetch.end(), ending->begin(), ending->end());
 		probe.count_in_root = true;
 		probe.root_value = root_value_of(ending->back().code);
 		probe.root_key = by_point;
+	}
+
+	// Whether root's ending can follow the body's reads, trimmed to what
+	// they leave to do. A body that reads nothing: all of it. A body whose
+	// one read is the operand (or the key) root aggregates: the program
+	// already ends with that read's ops and the VALUE that records it (what
+	// a KEYED hit without a slot is recorded with, for the console to count
+	// under its key), so the accumulator holds it and only the ending's
+	// last op is left. Any other read or a str(): no ending.
+	static bool fits_after_reads(const std::vector<FetchOp> &fetch, std::vector<FetchOp> &ending)
+	{
+		auto values = std::count_if(fetch.begin(), fetch.end(), [](const FetchOp &op) {
+			return op.code == FetchCode::Value || op.code == FetchCode::String;
+		});
+		if (!values)
+			return true;
+		std::size_t operand = ending.size() - 1;
+		if (values != 1 || fetch.back().code != FetchCode::Value || fetch.size() < operand + 1 ||
+		    !std::equal(ending.begin(), ending.end() - 1, fetch.end() - 1 - operand))
+			return false;
+		ending.erase(ending.begin(), ending.end() - 1);
+		return true;
 	}
 
 	// `@m[func]` and `@m[probe]` at hidden breakpoints: one function and

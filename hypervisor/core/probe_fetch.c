@@ -252,7 +252,7 @@ u32 vt_fetch_run(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 
 		case VTICE_FETCH_KEYED:
 			*end = (struct vt_fetch_end){
 				.op = op.code, .key_kind = op.arg & 0xf, .value = vt_fetch_cut(acc, op.arg >> 4),
-				.base = op.base, .imm = (u64)op.imm,
+				.base = op.base, .imm = (u64)op.imm, .records = n,
 			};
 			return VT_FETCH_COUNTED;
 		case VTICE_FETCH_LOAD:

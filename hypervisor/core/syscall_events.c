@@ -370,15 +370,13 @@ bool vt_probe_event(struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 add
 		vt_put_data(&recs[n++], &recs[0], VTICE_SYSCALL_DATA_WATCH, cap->watch_ip, cap->watch_addr);
 	}
 	if (cap->fetch) {
-		u32 before = n;
-
 		n = vt_fetch_run(vcpu, r, known ? t.task : 0, cap->fetch, recs, n, &end);
 		if (!n)
 			goto passed_over;	/* the program's predicate, like the filter's */
 		if (n == VT_FETCH_COUNTED) {
 			if (vt_probe_counted(&end, cap, &t, known, vcpu->cpu))
 				return false;	/* counted in root */
-			n = before;	/* no slot for its key: recorded, so that no count is lost */
+			n = end.records;	/* no slot for its key: recorded, so that no count is lost */
 		}
 	}
 	if (cap->more_regs)

@@ -114,6 +114,7 @@ std::optional<std::int32_t> pahole_size(const std::string &image, const std::str
 
 using vtice::probes::FetchCode;
 using vtice::probes::FetchOp;
+using vtice::probes::IndexWidth;
 
 // The console's view of a kernel's BTF file, with no modules.
 std::shared_ptr<vtice::console::ProbeTypes> probe_types(const std::string &btf)
@@ -193,11 +194,15 @@ TEST(ProbeTypedReads, OffsetsAndSizesMatchPahole)
 						{FetchCode::Add, 0, d_name->first + name->first},
 						{FetchCode::Load, 8, 0},
 						{FetchCode::String, 0, 0}}));
+		// f_flags is an unsigned int: root keys by it cut to U32, and the
+		// VALUE before is what a hit past root's slots is recorded with.
 		EXPECT_EQ(compile("fn:vfs_read { @[args->file->f_flags] = count(); }"),
 			  (std::vector<FetchOp>{{FetchCode::Arg, 0, 0},
 						{FetchCode::Add, 0, f_flags->first},
 						{FetchCode::Load, static_cast<std::uint8_t>(f_flags->second), 0},
-						{FetchCode::Value, 0, 0}}));
+						{FetchCode::Value, 0, 0},
+						{FetchCode::Keyed, static_cast<std::uint8_t>(static_cast<int>(IndexWidth::U32) << 4),
+						 0}}));
 		ASSERT_EQ(flags->first, 0) << "open_how's flags come first: no ADD";
 		EXPECT_EQ(compile("fn:do_sys_openat2 { printf(\"%x %s\\n\", args->how->flags, str(args->filename)); }"),
 			  (std::vector<FetchOp>{{FetchCode::Arg, 2, 0},
@@ -311,7 +316,6 @@ TEST(ProbeTypedReads, AComputedIndexIsItsRegisterCutToItsTypeTimesTheElementSize
 	auto kernels = pahole_kernels(&why);
 	if (kernels.empty())
 		GTEST_SKIP() << why;
-	using vtice::probes::IndexWidth;
 	auto index_arg = [](std::uint8_t reg, IndexWidth w) { return static_cast<std::uint8_t>(reg | std::uint8_t(w) << 4); };
 	auto width_of = [](const Declared &d) {
 		auto base = kBaseTypes.find(d.type);

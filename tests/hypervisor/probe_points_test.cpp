@@ -728,6 +728,41 @@ TEST_F(ProbePoints, KeyedCountsEachKeyInASlotAndRecordsAHitThatFindsNone)
 	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_KEY, 1, 0), (uint64_t)VTICE_VMCALL_EINVAL) << "no second address";
 }
 
+// keyed count by a read through an argument (@[((struct file *)arg0)->f_flags]
+// = count()): the console's program records the read (VALUE) before KEYED
+// counts under it. A hit whose key finds no slot is recorded with that
+// VALUE record, the key the console then counts it under; a counted hit
+// writes nothing.
+TEST_F(ProbePoints, KeyedByAReadRecordsItsValueWhenItFindsNoSlot)
+{
+	constexpr uint64_t kData = 0xffff888000200000ull, kDataPa = 0x600000, kFlagsAt = 0x10;
+	start();
+	map_page(kData, kDataPa);
+	put_code(fn, {0x0f, 0x1f, 0x44, 0x00, 0x00});
+	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_INTERCEPT, 1), VTICE_VMCALL_OK);
+	load_program(0, {op(VTICE_FETCH_ARG, 0), op(VTICE_FETCH_ADD, 0, kFlagsAt), op(VTICE_FETCH_LOAD, 4),
+			 op(VTICE_FETCH_VALUE, 0),
+			 op(VTICE_FETCH_KEYED, VTICE_FETCH_INDEX_ARG(VTICE_FETCH_KEY_VALUE, VTICE_FETCH_INDEX_U32))});
+	arm(fn, 1);
+	auto hit_with_flags = [&](uint32_t flags) {
+		pages.put(kDataPa + kFlagsAt, &flags, sizeof(flags));
+		regs.rdi = kData;
+		return hit(fn);
+	};
+	for (uint32_t key = 0; key < VTICE_FETCH_KEYED_SLOTS; key++)
+		EXPECT_EQ(hit_with_flags(0x8000 + key), VT_HOOK_HANDLED);
+	EXPECT_TRUE(records().empty()) << "32 keys, all counted in root";
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_KEY, 0, 7u | 1u << 8), VTICE_VMCALL_OK);
+	EXPECT_EQ(regs.rdx, 0x8007u) << "slot 7's key is the flags read at its hit";
+	EXPECT_EQ(hit_with_flags(0x4242), VT_HOOK_HANDLED);
+	auto recs = records();
+	ASSERT_EQ(recs.size(), 4u + 1) << "head, arguments and the key's VALUE record";
+	EXPECT_EQ(recs[0].type, VTICE_REC_PROBE_HIT);
+	EXPECT_EQ(recs[4].flags, VTICE_SYSCALL_DATA_VALUE);
+	EXPECT_EQ(recs[4].u.raw[0], 0x4242u) << "the 33rd key, read at the hit";
+	EXPECT_EQ(recs[4].u.raw[1], 0u) << "slot 0, readable";
+}
+
 // @[comm] = count() in root: KEYED alone keys by the task's comm, its
 // bytes past the NUL zeroed (one comm, one key, whatever the kernel left
 // there); a hit whose task root cannot read is recorded.

@@ -432,6 +432,62 @@ TEST(ProbeRuntime, ReadsThroughArgumentsAreTheirSlotsWidenedByType)
 	EXPECT_EQ(runtime.stats().unreadable_reads, 3u) << "the second hit's three reads, each counted";
 }
 
+// An aggregation whose operand (or key) is the body's one read through
+// an argument is root's: the program is the read, its VALUE, then the
+// aggregation's op at the field's width (an int: S32). A hit root finds no
+// slot for comes as a record with the VALUE, and counts under the same key
+// root's slots give; a second read keeps the probe out of root.
+TEST(ProbeRuntime, RootAggregatesTheBodysOneReadThroughAnArgument)
+{
+	using vtice::probes::FetchCode;
+	using vtice::probes::FetchOp;
+	TinyTypes types;
+	const auto s32 = static_cast<std::uint8_t>(static_cast<int>(vtice::probes::IndexWidth::S32) << 4);
+	const std::vector<FetchOp> read_a = {{FetchCode::Arg, 0, 0}, {FetchCode::Add, 0, 8}, {FetchCode::Load, 4, 0},
+					     {FetchCode::Value, 0, 0}};
+	auto compiled = [&](const std::string &source) {
+		auto c = compile_program(source, test_syscalls(), {}, &types);
+		EXPECT_TRUE(c.ok()) << format_diagnostic(source, c.error());
+		return std::move(*c);
+	};
+	auto summed = compiled("fn:f { @ = sum(((struct s *)arg0)->a); }");
+	auto sum_ops = read_a;
+	sum_ops.push_back({FetchCode::Sum, s32, 0});
+	EXPECT_EQ(summed.program.probes[0].fetch, sum_ops);
+	EXPECT_EQ(summed.program.probes[0].root_value, RootValue::Sum);
+	auto two_reads = compiled("fn:f { @ = sum(((struct s *)arg0)->a + ((struct s *)arg0)->p->b); }");
+	EXPECT_FALSE(two_reads.program.probes[0].count_in_root) << "arithmetic on two reads: the console's";
+
+	auto c = compiled("fn:f { @flags[((struct s *)arg0)->a] = count(); }");
+	const Probe &probe = c.program.probes[0];
+	auto keyed_ops = read_a;
+	keyed_ops.push_back({FetchCode::Keyed, s32, 0});
+	ASSERT_EQ(probe.fetch, keyed_ops);
+	ASSERT_EQ(probe.root_value, RootValue::Keys);
+	auto record = [&](std::uint32_t a) {
+		ProbeEvent ev = enter(0, "dd", 7, 1);
+		ev.kind = PointKind::FnEntry;
+		ev.address = probe.points[0].address;
+		ev.values[0] = a;
+		return ev;
+	};
+	Captured recorded;
+	Runtime from_records(c, recorded, kDefaultMaxMapEntries);
+	from_records.begin(0);
+	for (std::uint32_t a : {0xfffffffeu, 5u, 0xfffffffeu})
+		from_records.on_event(record(a));
+	from_records.finish(2);
+	Captured counted;
+	Runtime from_root(c, counted, kDefaultMaxMapEntries);
+	from_root.begin(0);
+	from_root.add_root_keyed(probe, std::int64_t{-2}, 1);	// root's slot: the read cut to S32
+	from_root.add_root_keyed(probe, std::int64_t{5}, 1);
+	from_root.on_event(record(0xfffffffeu));		// past root's slots: the record's VALUE
+	from_root.finish(2);
+	EXPECT_EQ(counted.maps_, recorded.maps_);
+	EXPECT_NE(counted.maps_.find("@flags[-2]: 2"), std::string::npos) << counted.maps_;
+}
+
 // At a function's return the reads start at retval, typed by what the
 // function returns (make_s: a struct s *): a return site's hit prints its
 // VALUE slot widened as the field's type says.

@@ -386,7 +386,9 @@ struct vtice_probe_watch {
  * width, in the slot as those ops keep it at an address (for
  * `@bytes[comm] = sum(arg2)`); with every slot taken by other keys, or the task
  * unreadable for a key of the task's, the hit is recorded instead, as if
- * the program had no KEYED (so no count is lost). A LOAD that faults
+ * the program had no KEYED (so no count is lost), with the VALUE records
+ * its program wrote before the KEYED (a key read through an argument
+ * comes so: ..., VALUE, KEYED, and the record carries it). A LOAD that faults
  * leaves 0 and marks the VALUE records until the next ARG, RETVAL, CURTASK
  * or REG unreadable, and a STRING then copies nothing. Root refuses
  * (EINVAL) a program that does not start with ARG, RETVAL, CURTASK or REG,
