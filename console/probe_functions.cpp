@@ -261,7 +261,8 @@ static_assert(static_cast<int>(probes::FetchCode::String) == VTICE_FETCH_STRING 
 	      static_cast<int>(probes::FetchCode::Max) == VTICE_FETCH_MAX &&
 	      static_cast<int>(probes::FetchCode::Hist) == VTICE_FETCH_HIST &&
 	      static_cast<int>(probes::FetchCode::Keyed) == VTICE_FETCH_KEYED &&
-	      static_cast<int>(probes::FetchCode::Lhist) == VTICE_FETCH_LHIST);
+	      static_cast<int>(probes::FetchCode::Lhist) == VTICE_FETCH_LHIST &&
+	      static_cast<int>(probes::FetchCode::Key) == VTICE_FETCH_KEY);
 static_assert(static_cast<int>(probes::KeyKind::Value) == VTICE_FETCH_KEY_VALUE &&
 	      static_cast<int>(probes::KeyKind::Comm) == VTICE_FETCH_KEY_COMM &&
 	      static_cast<int>(probes::KeyKind::Pid) == VTICE_FETCH_KEY_PID &&

@@ -148,9 +148,10 @@ inline bool is_probe_hit_point(const ProbePoint &p)
 // ioctl's struct vtice_fetch_op; docs/probes.md).
 enum class FetchCode : std::uint8_t { End = 0, Arg = 1, Add = 2, Load = 3, Value = 4, String = 5, Retval = 6, Curtask = 7,
 				    Reg = 8, Index = 9, Keep = 10, Count = 11, Sum = 12, Min = 13, Max = 14,
-				    Hist = 15, Keyed = 16, Lhist = 17 };
+				    Hist = 15, Keyed = 16, Lhist = 17, Key = 18 };
 // Keyed's arg: what the hit is counted under (enum vtice_fetch_key) | a
-// width << 4 for Value, the operand before it.
+// width << 4 for Value, the operand before it (or, with an imm, the one a
+// Key op before took as the key; Key's arg: its width << 4).
 enum class KeyKind : std::uint8_t { Value = 0, Comm, Pid, Tid, Cpu };
 // Index's arg: root's register number | how much of it is the index << 4
 // (VTICE_FETCH_INDEX_ARG: a 32-bit int's register has junk above it).

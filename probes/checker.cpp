@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "diagnostic.hpp"
 #include "fetch_compile.hpp"
@@ -559,35 +560,35 @@ private:
 		const Stmt &s = probe.body[0];
 		RootKey by_point = point_key(probe, s);
 		auto ending = s.keys.empty() || by_point != RootKey::None ? root_aggregation(*s.value) : root_keyed(s);
-		if (!ending || !fits_after_reads(probe.fetch, *ending) ||
-		    probe.fetch.size() + ending->size() > kMaxFetchOps)
+		auto reads = std::find_if(probe.fetch.rbegin(), probe.fetch.rend(), [](const FetchOp &op) {
+				     return op.code == FetchCode::Keep;
+			     }).base();	// after root's tests, the body's (and predicate's) reads
+		if (!ending || !records_the_same(reads, probe.fetch.end(), *ending) ||
+		    static_cast<std::size_t>(reads - probe.fetch.begin()) + ending->size() > kMaxFetchOps)
 			return;
+		probe.fetch.erase(reads, probe.fetch.end());
 		probe.fetch.insert(probe.fetch.end(), ending->begin(), ending->end());
 		probe.count_in_root = true;
 		probe.root_value = root_value_of(ending->back().code);
 		probe.root_key = by_point;
 	}
 
-	// Whether root's ending can follow the body's reads, trimmed to what
-	// they leave to do. A body that reads nothing: all of it. A body whose
-	// one read is the operand (or the key) root aggregates: the program
-	// already ends with that read's ops and the VALUE that records it (what
-	// a KEYED hit without a slot is recorded with, for the console to count
-	// under its key), so the accumulator holds it and only the ending's
-	// last op is left. Any other read or a str(): no ending.
-	static bool fits_after_reads(const std::vector<FetchOp> &fetch, std::vector<FetchOp> &ending)
+	// Whether root's ending, which reads its operands itself, records the
+	// same VALUE slots as the reads it replaces (the body's reads, and the
+	// predicate's): then every read the console would use is still recorded
+	// when root cannot count a hit after all (a KEYED without a slot). A
+	// str() or a read the ending does not make keeps the probe out of root.
+	static bool records_the_same(std::vector<FetchOp>::const_iterator reads, std::vector<FetchOp>::const_iterator end,
+				     const std::vector<FetchOp> &ending)
 	{
-		auto values = std::count_if(fetch.begin(), fetch.end(), [](const FetchOp &op) {
-			return op.code == FetchCode::Value || op.code == FetchCode::String;
-		});
-		if (!values)
-			return true;
-		std::size_t operand = ending.size() - 1;
-		if (values != 1 || fetch.back().code != FetchCode::Value || fetch.size() < operand + 1 ||
-		    !std::equal(ending.begin(), ending.end() - 1, fetch.end() - 1 - operand))
-			return false;
-		ending.erase(ending.begin(), ending.end() - 1);
-		return true;
+		auto slots = [](auto first, auto last) {
+			std::set<int> values;
+			for (; first != last; ++first)
+				if (first->code == FetchCode::Value || first->code == FetchCode::String)
+					values.insert(first->code == FetchCode::Value ? first->arg : -1);
+			return values;
+		};
+		return slots(reads, end) == slots(ending.begin(), ending.end());
 	}
 
 	// `@m[func]` and `@m[probe]` at hidden breakpoints: one function and
@@ -633,7 +634,7 @@ private:
 		bool linear = code != kept.end() && code->second == FetchCode::Lhist;
 		if (code == kept.end() || call.kids.size() != (linear ? 4u : 1u))
 			return std::nullopt;
-		auto operand = root_operand(*call.kids[0]);
+		auto operand = root_operand_recorded(*call.kids[0]);
 		auto bounds = linear ? root_lhist_bounds(call) : std::optional<FetchOp>(FetchOp{});
 		if (!operand || !bounds)
 			return std::nullopt;
@@ -666,7 +667,8 @@ private:
 	// or an operand root computes exactly (then its ops first);
 	// `@m[KEY] = F(OPERAND)` for F sum, avg, min or max under a key of the
 	// task's or the CPU's: OPERAND's ops, then KEYED keeping it as F's op
-	// would (its imm); nothing for another key or call.
+	// would (its imm); under an operand's key: KEY's ops, KEY, then
+	// OPERAND's and KEYED by that key; nothing for another key or call.
 	std::optional<std::vector<FetchOp>> root_keyed(const Stmt &s)
 	{
 		static const std::map<Builtin, KeyKind> of_task = {
@@ -679,14 +681,17 @@ private:
 		const Expr &key = *s.keys[0];
 		auto task = key.kind == ExprKind::Builtin ? of_task.find(key.builtin) : of_task.end();
 		auto keep = kept.find(s.value->text);
-		if (keep != kept.end() && s.value->kids.size() == 1 && task != of_task.end()) {
-			auto operand = root_operand(*s.value->kids[0]);
-			if (!operand)
+		if (keep != kept.end() && s.value->kids.size() == 1) {
+			auto operand = root_operand_recorded(*s.value->kids[0]);
+			auto key_ops = task == of_task.end() ? root_key_of_operand(key, operand) : std::vector<FetchOp>{};
+			if (!operand || (task == of_task.end() && key_ops.empty()))
 				return std::nullopt;
-			std::vector<FetchOp> ops = operand->ops;
+			std::vector<FetchOp> ops = key_ops;
+			ops.insert(ops.end(), operand->ops.begin(), operand->ops.end());
 			ops.push_back({FetchCode::Keyed,
-				       static_cast<std::uint8_t>(static_cast<int>(task->second) |
-								 static_cast<int>(operand->width) << 4),
+				       static_cast<std::uint8_t>(
+					       static_cast<int>(task == of_task.end() ? KeyKind::Value : task->second) |
+					       static_cast<int>(operand->width) << 4),
 				       static_cast<std::int32_t>(keep->second)});
 			return ops;
 		}
@@ -694,12 +699,42 @@ private:
 			return std::nullopt;
 		if (task != of_task.end())
 			return std::vector<FetchOp>{{FetchCode::Keyed, static_cast<std::uint8_t>(task->second), 0}};
-		auto operand = root_operand(key);
+		auto operand = root_operand_recorded(key);
 		if (!operand)
 			return std::nullopt;
 		std::vector<FetchOp> ops = operand->ops;
 		ops.push_back({FetchCode::Keyed, static_cast<std::uint8_t>(static_cast<int>(operand->width) << 4), 0});
 		return ops;
+	}
+
+	// A key root computes exactly, for a KEYED that keeps operand under it:
+	// its ops (its VALUE too when it is a read, unless operand's read is
+	// the same slot and records it) and KEY at its width; none without one.
+	std::vector<FetchOp> root_key_of_operand(const Expr &key, const std::optional<RootOperand> &operand)
+	{
+		auto of_key = root_operand_recorded(key);
+		if (!of_key || !operand)
+			return {};
+		std::vector<FetchOp> ops = of_key->ops;
+		if (ops.back().code == FetchCode::Value && operand->ops.back() == ops.back())
+			ops.pop_back();
+		ops.push_back({FetchCode::Key, static_cast<std::uint8_t>(static_cast<int>(of_key->width) << 4), 0});
+		return ops;
+	}
+
+	// root_operand, and a read's VALUE after its ops: what a hit root does
+	// not count after all is recorded with (a KEYED without a slot).
+	std::optional<RootOperand> root_operand_recorded(const Expr &e)
+	{
+		auto operand = root_operand(e);
+		if (operand && is_read(e))
+			operand->ops.push_back({FetchCode::Value, static_cast<std::uint8_t>(e.number), 0});
+		return operand;
+	}
+
+	static bool is_read(const Expr &e)
+	{
+		return e.kind == ExprKind::Member || e.kind == ExprKind::Cast || e.kind == ExprKind::Index;
 	}
 
 	// An aggregating call root may do: unkeyed, or a count() under one key.
@@ -723,7 +758,7 @@ private:
 			return reg ? std::optional<RootOperand>(RootOperand{{{FetchCode::Reg, *reg, 0}}, IndexWidth::Full})
 				   : std::nullopt;
 		}
-		if (e.kind != ExprKind::Member && e.kind != ExprKind::Cast && e.kind != ExprKind::Index)
+		if (!is_read(e))
 			return std::nullopt;
 		auto read = compile_for_points(e, ReadAs::Number);
 		if (!read || read->bits)

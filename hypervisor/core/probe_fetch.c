@@ -35,13 +35,25 @@ static bool vt_fetch_takes_imm(struct vtice_fetch_op op)
 	       op.code == VTICE_FETCH_LHIST || op.code == VTICE_FETCH_KEYED;
 }
 
-/* KEYED's imm: 0 counts alone; SUM, MIN or MAX keeps the accumulator too, under a key that is not it. */
-static bool vt_fetch_keyed_keep_valid(struct vtice_fetch_op op)
+/* What vt_fetch_valid has seen of a program so far. */
+struct vt_fetch_seen {
+	u32 slots;	/* VALUE's, a bit each */
+	u32 strings;
+	u32 keys;	/* KEY ops */
+};
+
+/*
+ * KEYED's imm: 0 counts alone; SUM, MIN or MAX keeps the accumulator too,
+ * under a key that is not it: the task's, the CPU, or the one a KEY set
+ * (then the key is VALUE, and there must be an imm: a KEY is for nothing else).
+ */
+static bool vt_fetch_keyed_keep_valid(struct vtice_fetch_op op, bool key_set)
 {
-	if (!op.imm)
-		return true;
-	return (op.arg & 0xf) != VTICE_FETCH_KEY_VALUE &&
-	       (op.imm == VTICE_FETCH_SUM || op.imm == VTICE_FETCH_MIN || op.imm == VTICE_FETCH_MAX);
+	bool keeps = op.imm == VTICE_FETCH_SUM || op.imm == VTICE_FETCH_MIN || op.imm == VTICE_FETCH_MAX;
+
+	if (key_set)
+		return (op.arg & 0xf) == VTICE_FETCH_KEY_VALUE && keeps;
+	return !op.imm || ((op.arg & 0xf) != VTICE_FETCH_KEY_VALUE && keeps);
 }
 
 /* KEYED counting alone under a key of the task's or the CPU's: it needs no operand before it. */
@@ -62,7 +74,7 @@ static bool vt_fetch_is_start(struct vtice_fetch_op op)
 	       op.code == VTICE_FETCH_REG;
 }
 
-static bool vt_fetch_op_valid(struct vtice_fetch_op op, u32 *slots, u32 *strings)
+static bool vt_fetch_op_valid(struct vtice_fetch_op op, struct vt_fetch_seen *seen)
 {
 	if ((op.base && op.code != VTICE_FETCH_LHIST) || (op.imm && !vt_fetch_takes_imm(op)))
 		return false;
@@ -74,12 +86,12 @@ static bool vt_fetch_op_valid(struct vtice_fetch_op op, u32 *slots, u32 *strings
 	case VTICE_FETCH_LOAD:
 		return op.arg == 1 || op.arg == 2 || op.arg == 4 || op.arg == 8;
 	case VTICE_FETCH_VALUE:
-		if (op.arg >= VTICE_FETCH_VALUES_MAX || (*slots & (1u << op.arg)))
+		if (op.arg >= VTICE_FETCH_VALUES_MAX || (seen->slots & (1u << op.arg)))
 			return false;
-		*slots |= 1u << op.arg;
+		seen->slots |= 1u << op.arg;
 		return true;
 	case VTICE_FETCH_STRING:
-		return !op.arg && ++*strings == 1;
+		return !op.arg && ++seen->strings == 1;
 	case VTICE_FETCH_RETVAL:
 	case VTICE_FETCH_CURTASK:
 		return !op.arg;
@@ -100,7 +112,9 @@ static bool vt_fetch_op_valid(struct vtice_fetch_op op, u32 *slots, u32 *strings
 		return !(op.arg & 0xf) && (op.arg >> 4) < VTICE_FETCH_INDEX_WIDTHS && op.imm > 0;
 	case VTICE_FETCH_KEYED:
 		return (op.arg & 0xf) < VTICE_FETCH_KEYS && (op.arg >> 4) < VTICE_FETCH_INDEX_WIDTHS &&
-		       vt_fetch_keyed_keep_valid(op);
+		       vt_fetch_keyed_keep_valid(op, seen->keys);
+	case VTICE_FETCH_KEY:
+		return !(op.arg & 0xf) && (op.arg >> 4) < VTICE_FETCH_INDEX_WIDTHS && ++seen->keys == 1;
 	default:
 		return false;
 	}
@@ -108,7 +122,8 @@ static bool vt_fetch_op_valid(struct vtice_fetch_op op, u32 *slots, u32 *strings
 
 bool vt_fetch_valid(const struct vt_fetch_program *prog)
 {
-	u32 slots = 0, strings = 0, i;
+	struct vt_fetch_seen seen = { 0 };
+	u32 i;
 
 	struct vtice_fetch_op first = vt_fetch_op(prog->ops[0]);
 
@@ -118,13 +133,14 @@ bool vt_fetch_valid(const struct vt_fetch_program *prog)
 		struct vtice_fetch_op op = vt_fetch_op(prog->ops[i]);
 
 		if (op.code == VTICE_FETCH_END)
-			return !prog->ops[i];
-		if (!vt_fetch_op_valid(op, &slots, &strings))
+			return !prog->ops[i] && !seen.keys;	/* a KEY with no KEYED after it */
+		if (!vt_fetch_op_valid(op, &seen))
 			return false;
-		if (vt_fetch_is_end(op))	/* the last: nothing after it runs */
-			return i + 1 == VTICE_FETCH_OPS_MAX || !prog->ops[i + 1];
+		if (vt_fetch_is_end(op))	/* the last: nothing after it runs; a KEY's is a KEYED (checked) */
+			return (op.code == VTICE_FETCH_KEYED || !seen.keys) &&
+			       (i + 1 == VTICE_FETCH_OPS_MAX || !prog->ops[i + 1]);
 	}
-	return true;
+	return !seen.keys;
 }
 
 /* A general register at the hit, by enum vtice_fetch_reg (checked: below VTICE_FETCH_REGS). */
@@ -207,8 +223,8 @@ static bool vt_fetch_load(const struct vt_vcpu *vcpu, u64 gva, u32 bytes, u64 *o
 u32 vt_fetch_run(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 task,
 		 const struct vt_fetch_program *prog, struct vtice_record *recs, u32 n, struct vt_fetch_end *end)
 {
-	u64 acc = 0;
-	bool readable = true, string_done = false;
+	u64 acc = 0, key = 0;
+	bool readable = true, string_done = false, key_set = false;
 	u32 i, values = 0;
 
 	for (i = 0; i < VTICE_FETCH_OPS_MAX; i++) {
@@ -244,6 +260,10 @@ u32 vt_fetch_run(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 
 		case VTICE_FETCH_COUNT:
 			*end = (struct vt_fetch_end){ .op = op.code };
 			return VT_FETCH_COUNTED;
+		case VTICE_FETCH_KEY:	/* a LOAD that faulted left 0: the key is 0, as the console's */
+			key = vt_fetch_cut(acc, op.arg >> 4);
+			key_set = true;
+			break;
 		case VTICE_FETCH_SUM:	/* a LOAD that faulted left 0: it adds nothing */
 		case VTICE_FETCH_MIN:
 		case VTICE_FETCH_MAX:
@@ -254,6 +274,7 @@ u32 vt_fetch_run(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 
 				.op = op.code, .key_kind = op.arg & 0xf, .value = vt_fetch_cut(acc, op.arg >> 4),
 				.base = op.base, .imm = (u64)op.imm, .records = n,
 			};
+			end->key[0] = key_set ? key : end->value;	/* the VALUE key's; a task's key is the caller's */
 			return VT_FETCH_COUNTED;
 		case VTICE_FETCH_LOAD:
 			if (readable)

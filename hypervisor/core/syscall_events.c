@@ -299,19 +299,18 @@ static u32 vt_put_more_regs(const struct vt_guest_regs *r, struct vtice_record *
 
 /*
  * KEYED's key for a hit of the task t (known: t could be read) on cpu:
- * the value vt_fetch_run cut, or the task's comm (zero past its NUL, so
- * that one comm is one key), pid or tid, or the CPU. False when the key
- * is the task's and the task is not known.
+ * the task's comm (zero past its NUL, so that one comm is one key), pid
+ * or tid, or the CPU; a VALUE key is vt_fetch_run's, left as it is. False
+ * when the key is the task's and the task is not known.
  */
 static bool vt_probe_key(struct vt_fetch_end *end, const struct vt_sys_task *t, bool known, u32 cpu)
 {
 	u32 i;
 
+	if (end->key_kind == VTICE_FETCH_KEY_VALUE)
+		return true;
 	end->key[0] = end->key[1] = 0;
 	switch (end->key_kind) {
-	case VTICE_FETCH_KEY_VALUE:
-		end->key[0] = end->value;
-		return true;
 	case VTICE_FETCH_KEY_CPU:
 		end->key[0] = cpu;
 		return true;

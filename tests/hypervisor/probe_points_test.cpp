@@ -848,6 +848,52 @@ TEST_F(ProbePoints, KeyedSumMinAndMaxKeepTheOperandInTheKeysSlot)
 	EXPECT_EQ(part(0, 2, 3), 0u) << "a free slot";
 }
 
+// @bytes[arg1] = sum(arg2) (and min, max): KEY takes the key (arg1, cut
+// to an int) before the operand, and KEYED keeps the operand in that
+// key's slot. A hit past the slots is recorded, the key read into the
+// VALUE before KEY with it.
+TEST_F(ProbePoints, KeyedByAValueKeepsAnotherValueInItsSlot)
+{
+	constexpr uint64_t kData = 0xffff888000200000ull, kDataPa = 0x600000;
+	start();
+	map_page(kData, kDataPa);
+	put_code(fn, {0x0f, 0x1f, 0x44, 0x00, 0x00});
+	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_INTERCEPT, 1), VTICE_VMCALL_OK);
+	const uint8_t s32 = VTICE_FETCH_INDEX_ARG(0, VTICE_FETCH_INDEX_S32);
+	load_program(0, {op(VTICE_FETCH_ARG, 0), op(VTICE_FETCH_LOAD, 4), op(VTICE_FETCH_VALUE, 0),
+			 op(VTICE_FETCH_KEY, s32), op(VTICE_FETCH_ARG, 2),
+			 op(VTICE_FETCH_KEYED, VTICE_FETCH_INDEX_ARG(VTICE_FETCH_KEY_VALUE, VTICE_FETCH_INDEX_64),
+			    VTICE_FETCH_SUM)});
+	arm(fn, 1);
+	auto hit_with = [&](uint32_t key, uint64_t value) {
+		pages.put(kDataPa, &key, sizeof(key));
+		regs.rdi = kData;
+		regs.rdx = value;
+		return hit(fn);
+	};
+	EXPECT_EQ(hit_with(0xfffffffe, 100), VT_HOOK_HANDLED);
+	EXPECT_EQ(hit_with(7, 5), VT_HOOK_HANDLED);
+	EXPECT_EQ(hit_with(0xfffffffe, 11), VT_HOOK_HANDLED);
+	EXPECT_TRUE(records().empty()) << "all kept in root";
+	auto part = [&](uint64_t slot, uint64_t p) {
+		EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_KEY, 0, slot | p << 8), VTICE_VMCALL_OK);
+		return regs.rdx;
+	};
+	EXPECT_EQ(part(0, 0), 2u);
+	EXPECT_EQ(part(0, 1), (uint64_t)-2) << "the key read, cut to an int and sign-extended";
+	EXPECT_EQ(part(0, 3), 111u) << "the sum of its operand, not of its key";
+	EXPECT_EQ(part(1, 1), 7u);
+	EXPECT_EQ(part(1, 3), 5u);
+	for (uint32_t key = 100; key < 100 + VTICE_FETCH_KEYED_SLOTS - 2; key++)
+		EXPECT_EQ(hit_with(key, 1), VT_HOOK_HANDLED);
+	EXPECT_TRUE(records().empty()) << "32 keys in 32 slots";
+	EXPECT_EQ(hit_with(4242, 9), VT_HOOK_HANDLED);
+	auto recs = records();
+	ASSERT_EQ(recs.size(), 4u + 1) << "a 33rd key: head, arguments and the key's VALUE record";
+	EXPECT_EQ(recs[4].u.raw[0], 4242u);
+	EXPECT_EQ(recs[1].u.raw[1], 9u) << "the operand, arg2, in the arguments' record";
+}
+
 // Root runs only what it checked: a program is refused at ADD unless it
 // starts with ARG, RETVAL, CURTASK or REG and every op's argument, size and slot is in range, no
 // slot is written twice and there is at most one string.
@@ -869,7 +915,21 @@ TEST_F(ProbePoints, RootRefusesAFetchProgramItCannotBound)
 		{"slot 4", {arg0, op(VTICE_FETCH_VALUE, 4)}},
 		{"slot 1 twice", {arg0, op(VTICE_FETCH_VALUE, 1), op(VTICE_FETCH_VALUE, 1)}},
 		{"two strings", {arg0, op(VTICE_FETCH_STRING), arg0, op(VTICE_FETCH_STRING)}},
-		{"an unknown op", {arg0, op(VTICE_FETCH_LHIST + 1)}},
+		{"an unknown op", {arg0, op(VTICE_FETCH_KEY + 1)}},
+		{"KEY first", {op(VTICE_FETCH_KEY), arg0, op(VTICE_FETCH_KEYED, 0, VTICE_FETCH_SUM)}},
+		{"KEY with a comparison",
+		 {arg0, op(VTICE_FETCH_KEY, VTICE_FETCH_EQ + 1), arg0, op(VTICE_FETCH_KEYED, 0, VTICE_FETCH_SUM)}},
+		{"KEY width 7",
+		 {arg0, op(VTICE_FETCH_KEY, VTICE_FETCH_INDEX_ARG(0, 7)), arg0, op(VTICE_FETCH_KEYED, 0, VTICE_FETCH_SUM)}},
+		{"KEY with an imm", {arg0, op(VTICE_FETCH_KEY, 0, 1), arg0, op(VTICE_FETCH_KEYED, 0, VTICE_FETCH_SUM)}},
+		{"KEY twice",
+		 {arg0, op(VTICE_FETCH_KEY), arg0, op(VTICE_FETCH_KEY), arg0, op(VTICE_FETCH_KEYED, 0, VTICE_FETCH_SUM)}},
+		{"KEY and no KEYED", {arg0, op(VTICE_FETCH_KEY), arg0, op(VTICE_FETCH_VALUE, 0)}},
+		{"KEY then SUM", {arg0, op(VTICE_FETCH_KEY), arg0, op(VTICE_FETCH_SUM)}},
+		{"KEY then a count by it", {arg0, op(VTICE_FETCH_KEY), arg0, op(VTICE_FETCH_KEYED)}},
+		{"KEY then KEYED by comm", {arg0, op(VTICE_FETCH_KEY), arg0, op(VTICE_FETCH_KEYED, VTICE_FETCH_KEY_COMM,
+										 VTICE_FETCH_SUM)}},
+		{"KEY then a KEYED HIST", {arg0, op(VTICE_FETCH_KEY), arg0, op(VTICE_FETCH_KEYED, 0, VTICE_FETCH_HIST)}},
 		{"KEYED by the accumulator first", {op(VTICE_FETCH_KEYED, VTICE_FETCH_KEY_VALUE)}},
 		{"KEYED by key 5", {arg0, op(VTICE_FETCH_KEYED, VTICE_FETCH_KEYS)}},
 		{"KEYED width 7", {arg0, op(VTICE_FETCH_KEYED, VTICE_FETCH_INDEX_ARG(VTICE_FETCH_KEY_VALUE, 7))}},

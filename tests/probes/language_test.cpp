@@ -780,7 +780,14 @@ TEST(ProbeLanguage, RootKeepsTheLeastOrGreatestOperand)
 	EXPECT_EQ(kept("fn:vfs_read { @[cpu] = avg(arg2); }"), RootValue::Keys);
 	EXPECT_EQ(kept("fn:vfs_read:return { @[pid] = min(retval); }"), RootValue::Keys);
 	EXPECT_EQ(kept("fn:vfs_read { @[tid] = max(arg2); }"), RootValue::Keys);
-	EXPECT_EQ(kept("fn:vfs_read { @[arg1] = sum(arg2); }"), RootValue::None) << "root holds one value: the key";
+	EXPECT_EQ(kept("fn:vfs_read { @[arg1] = sum(arg2); }"), RootValue::Keys) << "KEY takes arg1 first";
+	EXPECT_EQ(accepted("fn:vfs_read { @[arg1] = min(arg2); }").program.probes[0].fetch,
+		  (std::vector<FetchOp>{{FetchCode::Arg, 1, 0}, {FetchCode::Key, 0, 0}, {FetchCode::Arg, 2, 0},
+					{FetchCode::Keyed, static_cast<std::uint8_t>(KeyKind::Value),
+					 static_cast<std::int32_t>(FetchCode::Min)}}));
+	EXPECT_EQ(kept("fn:vfs_read { @[arg1] = sum(arg2 + 1); }"), RootValue::None) << "arithmetic on the operand";
+	EXPECT_EQ(kept("fn:vfs_read { @[arg1 + 1] = sum(arg2); }"), RootValue::None) << "arithmetic on the key";
+	EXPECT_EQ(kept("fn:vfs_read { @[nsecs] = max(arg2); }"), RootValue::None) << "a key root cannot give";
 	EXPECT_EQ(kept("fn:vfs_read { @[comm] = hist(arg2); }"), RootValue::None) << "a histogram by key";
 	EXPECT_EQ(kept("fn:vfs_read { @[comm] = sum(arg2 * 2); }"), RootValue::None) << "arithmetic";
 	EXPECT_EQ(accepted("fn:vfs_read { @bytes[comm] = sum(arg2); }").program.probes[0].fetch,

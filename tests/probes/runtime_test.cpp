@@ -457,6 +457,26 @@ TEST(ProbeRuntime, RootAggregatesTheBodysOneReadThroughAnArgument)
 	EXPECT_EQ(summed.program.probes[0].root_value, RootValue::Sum);
 	auto two_reads = compiled("fn:f { @ = sum(((struct s *)arg0)->a + ((struct s *)arg0)->p->b); }");
 	EXPECT_FALSE(two_reads.program.probes[0].count_in_root) << "arithmetic on two reads: the console's";
+	auto also_printed = compiled("fn:f { @ = sum(((struct s *)arg0)->a); printf(\"%d\\n\", ((struct s *)arg0)->p->b); }");
+	EXPECT_FALSE(also_printed.program.probes[0].count_in_root) << "a read besides the operand";
+	// A sum keyed by one read of another: the key's read and VALUE, KEY, the operand's, KEYED.
+	auto by_read = compiled("fn:f { @[((struct s *)arg0)->a] = sum(((struct s *)arg0)->p->b); }");
+	const std::vector<FetchOp> read_b = {{FetchCode::Arg, 0, 0}, {FetchCode::Add, 0, 16}, {FetchCode::Load, 8, 0},
+					     {FetchCode::Add, 0, 24}, {FetchCode::Load, 2, 0}, {FetchCode::Value, 1, 0}};
+	auto by_read_ops = read_a;
+	by_read_ops.push_back({FetchCode::Key, s32, 0});
+	by_read_ops.insert(by_read_ops.end(), read_b.begin(), read_b.end());
+	by_read_ops.push_back(
+		{FetchCode::Keyed, static_cast<std::uint8_t>(static_cast<int>(vtice::probes::IndexWidth::U16) << 4),
+		 static_cast<std::int32_t>(FetchCode::Sum)});
+	EXPECT_EQ(by_read.program.probes[0].fetch, by_read_ops);
+	// One read as both: recorded once (root refuses a slot written twice).
+	auto same = compiled("fn:f { @[((struct s *)arg0)->a] = max(((struct s *)arg0)->a); }");
+	auto same_ops = std::vector<FetchOp>(read_a.begin(), read_a.end() - 1);
+	same_ops.push_back({FetchCode::Key, s32, 0});
+	same_ops.insert(same_ops.end(), read_a.begin(), read_a.end());
+	same_ops.push_back({FetchCode::Keyed, s32, static_cast<std::int32_t>(FetchCode::Max)});
+	EXPECT_EQ(same.program.probes[0].fetch, same_ops);
 
 	auto c = compiled("fn:f { @flags[((struct s *)arg0)->a] = count(); }");
 	const Probe &probe = c.program.probes[0];

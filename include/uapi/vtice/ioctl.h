@@ -384,7 +384,9 @@ struct vtice_probe_watch {
  * task's comm, pid or tid, or the CPU); with a key of the task's or the
  * CPU's, imm SUM, MIN or MAX also keeps the accumulator, cut to that
  * width, in the slot as those ops keep it at an address (for
- * `@bytes[comm] = sum(arg2)`); with every slot taken by other keys, or the task
+ * `@bytes[comm] = sum(arg2)`), and so with the key VALUE when a KEY op
+ * set the key before (KEY takes the accumulator, cut to its width, as
+ * the key: ARG 3, KEY, ARG 2, KEYED for `@bytes[arg3] = sum(arg2)`); with every slot taken by other keys, or the task
  * unreadable for a key of the task's, the hit is recorded instead, as if
  * the program had no KEYED (so no count is lost), with the VALUE records
  * its program wrote before the KEYED (a key read through an argument
@@ -396,7 +398,8 @@ struct vtice_probe_watch {
  * range, indexes by an element size below 1, writes a slot twice or more
  * than one string, has ops after COUNT, SUM, MIN, MAX, HIST, LHIST or
  * KEYED, gives LHIST a width below 1, KEYED an imm other than SUM, MIN
- * or MAX (or any with the accumulator as its key), or has reserved bits
+ * or MAX (or one with the accumulator as its key and no KEY before it),
+ * has a KEY that no such KEYED ends, or more than one, or has reserved bits
  * set (a base or imm on an op that takes none);
  * END (0) or the last op ends it. A program may be COUNT alone, or KEYED
  * alone with a key that is not the accumulator and no imm.
@@ -426,6 +429,8 @@ enum vtice_fetch_code {
 				   imm: 0, or SUM, MIN or MAX: the key's slot also keeps the accumulator so */
 	VTICE_FETCH_LHIST = 17,	/* as SUM: counted into its linear bucket (base: the first's low end;
 				   imm: the buckets' width) */
+	VTICE_FETCH_KEY = 18,	/* arg: VTICE_FETCH_INDEX_ARG(0, width); the accumulator so cut is the key
+				   of the KEYED that ends the program (its key VALUE, with an imm) */
 };
 
 /* What KEYED counts a hit under. */

@@ -36,6 +36,17 @@
  * patterns (bpftrace's kprobe:ksys_read*, a shell's ?) take every function
  * the guest's kallsyms names so: ksys_readahead too, which vtkeyd never
  * calls.
+ *
+ * NAME-read: a key read through an argument, past root's slots. A child
+ * named vtkeye preads /dev/zero at KEYS_OFFSETS offsets (k * KEYS_STRIDE,
+ * past 32 bits from k = 16), each twice, under
+ *   vtice probe 'fn:vfs_read /comm == "vtkeye"/ { @at[args->pos[0]] = count(); }'
+ * (ksys_pread64 hands vfs_read a pointer to the offset). Root reads the
+ * offset at each hit and counts under it; the hits of the offsets past
+ * its 32 slots come as records carrying the offset they read. Every
+ * offset's count must be what the kernel's sys_enter_pread64 tracepoint
+ * saw of it (its pos: field), some hits recorded, and the armed line must
+ * say root counts them by key.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -62,6 +73,8 @@
 #define KEYS_SIZES	40	/* more than VTICE_FETCH_KEYED_SLOTS */
 #define KEYS_READS_D	20
 #define KEYS_WRITES_D	12
+#define KEYS_OFFSETS	40	/* more than VTICE_FETCH_KEYED_SLOTS */
+#define KEYS_STRIDE	0x10000001LL
 
 /* A child named comm: makes reads reads of size bytes of /dev/zero, then exits. */
 static pid_t keys_reader(const char *comm, int reads, size_t size)
@@ -403,6 +416,103 @@ static void keys_by_function(const char *name)
 		       "tracepoints saw of vtkeyd", points, calls_r, calls_w, bytes_r, bytes_w);
 }
 
+/* A child named vtkeye: one-byte preads of /dev/zero at offsets 0, KEYS_STRIDE, ..., the whole run twice. */
+static pid_t keys_offsets_reader(void)
+{
+	pid_t child = fork();
+	char buf[1];
+	int zero, pass, k;
+
+	if (child)
+		return child;
+	prctl(PR_SET_NAME, "vtkeye");
+	zero = open("/dev/zero", O_RDONLY);
+	for (pass = 0; pass < 2; pass++)
+		for (k = 0; k < KEYS_OFFSETS; k++)
+			syscall(SYS_pread64, zero, buf, 1, (long long)k * KEYS_STRIDE);
+	_exit(0);
+}
+
+/* The kernel trace's sys_pread64 lines by their pos: field (hex), offsets k * KEYS_STRIDE; other lines in [KEYS_OFFSETS]. */
+static void keys_kernel_offsets(long by_offset[KEYS_OFFSETS + 1])
+{
+	char line[512];
+	FILE *f = fopen(TRACEFS "/trace", "r");
+	const char *pos;
+	long long at;
+
+	memset(by_offset, 0, (KEYS_OFFSETS + 1) * sizeof(by_offset[0]));
+	while (f && fgets(line, sizeof(line), f)) {
+		if (line[0] == '#' || !strstr(line, "sys_pread64(") || !(pos = strstr(line, "pos: ")))
+			continue;
+		at = (long long)strtoull(pos + 5, NULL, 16);
+		if (at % KEYS_STRIDE == 0 && at / KEYS_STRIDE < KEYS_OFFSETS)
+			by_offset[at / KEYS_STRIDE]++;
+		else
+			by_offset[KEYS_OFFSETS]++;
+	}
+	if (f)
+		fclose(f);
+}
+
+/* @at[args->pos[0]]: a key root reads through an argument, more of them than root has slots. */
+static void keys_by_read(const char *name)
+{
+	long ft[KEYS_OFFSETS + 1], vt, in_root, recorded, total = 0;
+	char test[128], key[32], err[4096];
+	int k, first_wrong = -1;
+	pid_t probe, e;
+
+	snprintf(test, sizeof(test), "%s-read", name);
+	if (tracefs_write("events/syscalls/sys_enter_pread64/filter", "comm == \"vtkeye\"") ||
+	    tracefs_write("events/syscalls/sys_enter_pread64/enable", "1")) {
+		report(test, FAIL, "the kernel's sys_enter_pread64 tracepoint did not start");
+		return;
+	}
+	probe = keys_start("fn:vfs_read /comm == \"vtkeye\"/ { @at[args->pos[0]] = count(); }", "comm == \"vtkeye\"");
+	if (probe < 0) {
+		report(test, FAIL, "vtice probe or the kernel's tracepoints did not start (stderr above)");
+		return;
+	}
+	e = keys_offsets_reader();
+	waitpid(e, NULL, 0);
+	keys_stop(probe);
+	tracefs_write("events/syscalls/sys_enter_pread64/enable", "0");
+	tracefs_write("events/syscalls/sys_enter_pread64/filter", "0");
+	keys_kernel_offsets(ft);
+	for (k = 0; k < KEYS_OFFSETS; k++) {
+		snprintf(key, sizeof(key), "%lld", (long long)k * KEYS_STRIDE);
+		vt = keys_vtice_count("@at", key);
+		total += ft[k];
+		if (vt != ft[k] && first_wrong < 0) {
+			first_wrong = k;
+			printf("probe-keys: offset %s: vtice %ld, the kernel's tracepoint %ld\n", key, vt, ft[k]);
+		}
+	}
+	in_root = keys_summary("\"root_counted\":");
+	recorded = keys_summary("\"fn_hits\":");
+	read_text(KEYS_ERR, err, sizeof(err));
+	printf("probe-keys: %d offsets, %ld preads by the tracepoint (%ld elsewhere); %ld counted in root, %ld "
+	       "recorded\n", KEYS_OFFSETS, total, ft[KEYS_OFFSETS], in_root, recorded);
+	if (total != 2 * KEYS_OFFSETS || ft[KEYS_OFFSETS])
+		report(test, FAIL, "the oracle saw %ld preads of vtkeye at its offsets and %ld elsewhere, the child made "
+		       "%d", total, ft[KEYS_OFFSETS], 2 * KEYS_OFFSETS);
+	else if (!strstr(err, "counts them by key"))
+		report(test, FAIL, "the armed line does not say root counts by key: the numbers are not root's");
+	else if (first_wrong >= 0)
+		report(test, FAIL, "@at[%lld] is not the tracepoint's count (above)", first_wrong * KEYS_STRIDE);
+	else if (recorded < KEYS_OFFSETS - VTICE_FETCH_KEYED_SLOTS || in_root + recorded != total)
+		report(test, FAIL, "%ld hits counted in root and %ld recorded, of %ld: at least %d should have found no "
+		       "slot", in_root, recorded, total, KEYS_OFFSETS - VTICE_FETCH_KEYED_SLOTS);
+	else
+		report(test, PASS,
+		       "%d offsets (up to %lld) each pread twice under @at[args->pos[0]] = count(), the key read by "
+		       "root through vfs_read's pos: every offset's count is the kernel's sys_enter_pread64 "
+		       "tracepoint's; %ld hits counted in root's %d slots, the %ld that found none recorded with "
+		       "the offset they read and counted by the console",
+		       KEYS_OFFSETS, (KEYS_OFFSETS - 1) * KEYS_STRIDE, in_root, VTICE_FETCH_KEYED_SLOTS, recorded);
+}
+
 int cmd_probe_keys(int argc, char **argv)
 {
 	(void)argc;
@@ -411,5 +521,6 @@ int cmd_probe_keys(int argc, char **argv)
 	keys_by_comm(argv[0]);
 	keys_past_slots(argv[0]);
 	keys_by_function(argv[0]);
+	keys_by_read(argv[0]);
 	return 0;
 }
