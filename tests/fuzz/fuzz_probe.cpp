@@ -128,7 +128,7 @@ vtice::Result<std::vector<pr::Param>> params(std::string_view function)
 // builds must pass them, or arming it would fail.
 void check_fetch(const std::vector<pr::FetchOp> &ops)
 {
-	unsigned slots = 0, strings = 0;
+	unsigned slots = 0, strings = 0, keys = 0;
 	if (ops.size() > pr::kMaxFetchOps ||
 	    (!ops.empty() && ops[0].code != pr::FetchCode::Arg && ops[0].code != pr::FetchCode::Retval &&
 	     ops[0].code != pr::FetchCode::Curtask && ops[0].code != pr::FetchCode::Reg &&
@@ -158,13 +158,16 @@ void check_fetch(const std::vector<pr::FetchOp> &ops)
 		case pr::FetchCode::Max:
 		case pr::FetchCode::Hist: ok = !(op.arg & 0xf) && (op.arg >> 4) < 7 && !op.imm && i && i + 1 == ops.size(); break;
 		case pr::FetchCode::Lhist: ok = !(op.arg & 0xf) && (op.arg >> 4) < 7 && op.imm > 0 && i && i + 1 == ops.size(); break;
+		case pr::FetchCode::Key: ok = !(op.arg & 0xf) && (op.arg >> 4) < 7 && !op.imm && i && ++keys == 1; break;
 		case pr::FetchCode::Keyed: {
-			// imm: 0 counts; SUM, MIN or MAX keeps the operand before it, under a key of the task's or CPU's
+			// imm: 0 counts; SUM, MIN or MAX keeps the operand before it, under a key of the task's or
+			// CPU's, or (key 0) under the one a KEY set aside
 			bool keeps = op.imm == static_cast<int>(pr::FetchCode::Sum) ||
 				     op.imm == static_cast<int>(pr::FetchCode::Min) ||
 				     op.imm == static_cast<int>(pr::FetchCode::Max);
-			ok = (op.arg & 0xf) < 5 && (op.arg >> 4) < 7 && (!op.imm || (keeps && (op.arg & 0xf) && i)) &&
-			     ((op.arg & 0xf) || i) && i + 1 == ops.size();
+			bool keyed_ok = keys ? !(op.arg & 0xf) && keeps : !op.imm || (keeps && (op.arg & 0xf) && i);
+			ok = (op.arg & 0xf) < 5 && (op.arg >> 4) < 7 && keyed_ok && ((op.arg & 0xf) || i) &&
+			     i + 1 == ops.size();
 			break;
 		}
 		case pr::FetchCode::End: break;
@@ -172,6 +175,8 @@ void check_fetch(const std::vector<pr::FetchOp> &ops)
 		if (!ok || (op.base && op.code != pr::FetchCode::Lhist))	// only LHIST takes a base
 			std::abort();
 	}
+	if (keys && ops.back().code != pr::FetchCode::Keyed)	// a KEY is for the KEYED that ends the program
+		std::abort();
 }
 
 // Events from bytes: each takes 24 of them.

@@ -37,16 +37,21 @@
  * the guest's kallsyms names so: ksys_readahead too, which vtkeyd never
  * calls.
  *
- * NAME-read: a key read through an argument, past root's slots. A child
- * named vtkeye preads /dev/zero at KEYS_OFFSETS offsets (k * KEYS_STRIDE,
- * past 32 bits from k = 16), each twice, under
- *   vtice probe 'fn:vfs_read /comm == "vtkeye"/ { @at[args->pos[0]] = count(); }'
- * (ksys_pread64 hands vfs_read a pointer to the offset). Root reads the
- * offset at each hit and counts under it; the hits of the offsets past
- * its 32 slots come as records carrying the offset they read. Every
- * offset's count must be what the kernel's sys_enter_pread64 tracepoint
- * saw of it (its pos: field), some hits recorded, and the armed line must
- * say root counts them by key.
+ * NAME-read: keys that are values, past root's slots. A child named
+ * vtkeye preads 1 + k % 5 bytes of /dev/zero at KEYS_OFFSETS offsets
+ * (k * KEYS_STRIDE, past 32 bits from k = 16), each twice, under
+ *   vtice probe 'fn:vfs_read /comm == "vtkeye"/ { @at[args->pos[0]] = count(); }
+ *                fn:__x64_sys_pread64 /comm == "vtkeye"/ {
+ *                  @bytes[((struct pt_regs *)arg0)->r10] = sum(((struct pt_regs *)arg0)->dx); }'
+ * (pread64's entry hands vfs_read a pointer to the offset). Root reads
+ * the offset through vfs_read's argument and counts under it; at the
+ * syscall's entry it reads the offset (r10) from the caller's registers,
+ * sets it aside as the key (KEY), reads the count (dx) and adds it up
+ * under that key. The hits of the offsets past its 32 slots come as
+ * records carrying what root read, counted by the console. Every offset's
+ * count and bytes must be what the kernel's sys_enter_pread64 tracepoint
+ * saw of it (its pos: and count: fields), some hits recorded, and the
+ * armed line must say root counts them, and sums them, by key.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -416,11 +421,11 @@ static void keys_by_function(const char *name)
 		       "tracepoints saw of vtkeyd", points, calls_r, calls_w, bytes_r, bytes_w);
 }
 
-/* A child named vtkeye: one-byte preads of /dev/zero at offsets 0, KEYS_STRIDE, ..., the whole run twice. */
+/* A child named vtkeye: preads of 1 + k % 5 bytes of /dev/zero at offsets k * KEYS_STRIDE, the whole run twice. */
 static pid_t keys_offsets_reader(void)
 {
 	pid_t child = fork();
-	char buf[1];
+	char buf[8];
 	int zero, pass, k;
 
 	if (child)
@@ -429,36 +434,46 @@ static pid_t keys_offsets_reader(void)
 	zero = open("/dev/zero", O_RDONLY);
 	for (pass = 0; pass < 2; pass++)
 		for (k = 0; k < KEYS_OFFSETS; k++)
-			syscall(SYS_pread64, zero, buf, 1, (long long)k * KEYS_STRIDE);
+			syscall(SYS_pread64, zero, buf, 1 + k % 5, (long long)k * KEYS_STRIDE);
 	_exit(0);
 }
 
-/* The kernel trace's sys_pread64 lines by their pos: field (hex), offsets k * KEYS_STRIDE; other lines in [KEYS_OFFSETS]. */
-static void keys_kernel_offsets(long by_offset[KEYS_OFFSETS + 1])
+/*
+ * The kernel trace's sys_pread64 lines by their pos: field (hex), offset
+ * k * KEYS_STRIDE in [k], their count: fields summed; lines at other
+ * offsets in [KEYS_OFFSETS].
+ */
+static void keys_kernel_offsets(struct keys_seen by_offset[KEYS_OFFSETS + 1])
 {
 	char line[512];
 	FILE *f = fopen(TRACEFS "/trace", "r");
-	const char *pos;
+	const char *pos, *count;
 	long long at;
+	int k;
 
 	memset(by_offset, 0, (KEYS_OFFSETS + 1) * sizeof(by_offset[0]));
 	while (f && fgets(line, sizeof(line), f)) {
-		if (line[0] == '#' || !strstr(line, "sys_pread64(") || !(pos = strstr(line, "pos: ")))
+		if (line[0] == '#' || !strstr(line, "sys_pread64(") || !(pos = strstr(line, "pos: ")) ||
+		    !(count = strstr(line, "count: ")))
 			continue;
 		at = (long long)strtoull(pos + 5, NULL, 16);
-		if (at % KEYS_STRIDE == 0 && at / KEYS_STRIDE < KEYS_OFFSETS)
-			by_offset[at / KEYS_STRIDE]++;
-		else
-			by_offset[KEYS_OFFSETS]++;
+		k = at % KEYS_STRIDE == 0 && at / KEYS_STRIDE < KEYS_OFFSETS ? (int)(at / KEYS_STRIDE) : KEYS_OFFSETS;
+		by_offset[k].reads++;
+		by_offset[k].bytes += (long)strtoul(count + 7, NULL, 16);
 	}
 	if (f)
 		fclose(f);
 }
 
-/* @at[args->pos[0]]: a key root reads through an argument, more of them than root has slots. */
+/*
+ * @at[args->pos[0]] = count() and @bytes[regs->r10] = sum(regs->dx): a
+ * key root reads through an argument, and one it reads and sets aside
+ * before the sum's, more of them than root has slots.
+ */
 static void keys_by_read(const char *name)
 {
-	long ft[KEYS_OFFSETS + 1], vt, in_root, recorded, total = 0;
+	struct keys_seen ft[KEYS_OFFSETS + 1], vt;
+	long in_root, recorded, total = 0;
 	char test[128], key[32], err[4096];
 	int k, first_wrong = -1;
 	pid_t probe, e;
@@ -469,7 +484,10 @@ static void keys_by_read(const char *name)
 		report(test, FAIL, "the kernel's sys_enter_pread64 tracepoint did not start");
 		return;
 	}
-	probe = keys_start("fn:vfs_read /comm == \"vtkeye\"/ { @at[args->pos[0]] = count(); }", "comm == \"vtkeye\"");
+	probe = keys_start("fn:vfs_read /comm == \"vtkeye\"/ { @at[args->pos[0]] = count(); }\n"
+			   "fn:__x64_sys_pread64 /comm == \"vtkeye\"/ {\n"
+			   "  @bytes[((struct pt_regs *)arg0)->r10] = sum(((struct pt_regs *)arg0)->dx); }",
+			   "comm == \"vtkeye\"");
 	if (probe < 0) {
 		report(test, FAIL, "vtice probe or the kernel's tracepoints did not start (stderr above)");
 		return;
@@ -482,34 +500,37 @@ static void keys_by_read(const char *name)
 	keys_kernel_offsets(ft);
 	for (k = 0; k < KEYS_OFFSETS; k++) {
 		snprintf(key, sizeof(key), "%lld", (long long)k * KEYS_STRIDE);
-		vt = keys_vtice_count("@at", key);
-		total += ft[k];
-		if (vt != ft[k] && first_wrong < 0) {
+		vt = (struct keys_seen){ keys_vtice_count("@at", key), keys_vtice_count("@bytes", key) };
+		total += ft[k].reads;
+		if ((vt.reads != ft[k].reads || vt.bytes != ft[k].bytes) && first_wrong < 0) {
 			first_wrong = k;
-			printf("probe-keys: offset %s: vtice %ld, the kernel's tracepoint %ld\n", key, vt, ft[k]);
+			printf("probe-keys: offset %s: vtice %ld preads of %ld bytes, the kernel's tracepoint %ld of %ld\n",
+			       key, vt.reads, vt.bytes, ft[k].reads, ft[k].bytes);
 		}
 	}
 	in_root = keys_summary("\"root_counted\":");
 	recorded = keys_summary("\"fn_hits\":");
 	read_text(KEYS_ERR, err, sizeof(err));
 	printf("probe-keys: %d offsets, %ld preads by the tracepoint (%ld elsewhere); %ld counted in root, %ld "
-	       "recorded\n", KEYS_OFFSETS, total, ft[KEYS_OFFSETS], in_root, recorded);
-	if (total != 2 * KEYS_OFFSETS || ft[KEYS_OFFSETS])
+	       "recorded\n", KEYS_OFFSETS, total, ft[KEYS_OFFSETS].reads, in_root, recorded);
+	if (total != 2 * KEYS_OFFSETS || ft[KEYS_OFFSETS].reads)
 		report(test, FAIL, "the oracle saw %ld preads of vtkeye at its offsets and %ld elsewhere, the child made "
-		       "%d", total, ft[KEYS_OFFSETS], 2 * KEYS_OFFSETS);
-	else if (!strstr(err, "counts them by key"))
-		report(test, FAIL, "the armed line does not say root counts by key: the numbers are not root's");
+		       "%d", total, ft[KEYS_OFFSETS].reads, 2 * KEYS_OFFSETS);
+	else if (!strstr(err, "counts them by key") || !strstr(err, "counts them and keeps their sum() value by key"))
+		report(test, FAIL, "the armed line does not say root counts and sums by key: the numbers are not root's");
 	else if (first_wrong >= 0)
-		report(test, FAIL, "@at[%lld] is not the tracepoint's count (above)", first_wrong * KEYS_STRIDE);
-	else if (recorded < KEYS_OFFSETS - VTICE_FETCH_KEYED_SLOTS || in_root + recorded != total)
-		report(test, FAIL, "%ld hits counted in root and %ld recorded, of %ld: at least %d should have found no "
-		       "slot", in_root, recorded, total, KEYS_OFFSETS - VTICE_FETCH_KEYED_SLOTS);
+		report(test, FAIL, "@at[%lld] or @bytes[%lld] is not the tracepoint's (above)", first_wrong * KEYS_STRIDE,
+		       first_wrong * KEYS_STRIDE);
+	else if (recorded < 2 * (KEYS_OFFSETS - VTICE_FETCH_KEYED_SLOTS) || in_root + recorded != 2 * total)
+		report(test, FAIL, "%ld hits counted in root and %ld recorded, of %ld at two probes: at least %d should "
+		       "have found no slot", in_root, recorded, 2 * total, 2 * (KEYS_OFFSETS - VTICE_FETCH_KEYED_SLOTS));
 	else
 		report(test, PASS,
-		       "%d offsets (up to %lld) each pread twice under @at[args->pos[0]] = count(), the key read by "
-		       "root through vfs_read's pos: every offset's count is the kernel's sys_enter_pread64 "
-		       "tracepoint's; %ld hits counted in root's %d slots, the %ld that found none recorded with "
-		       "the offset they read and counted by the console",
+		       "%d offsets (up to %lld) each pread twice under @at[args->pos[0]] = count() at vfs_read (the key "
+		       "read by root through its pos) and @bytes[regs->r10] = sum(regs->dx) at __x64_sys_pread64 (the "
+		       "key read and set aside by root before the sum's read): every offset's preads and bytes are the kernel's sys_enter_pread64 "
+		       "tracepoint's; %ld hits counted in root's %d slots an address, the %ld that found none "
+		       "recorded and counted by the console",
 		       KEYS_OFFSETS, (KEYS_OFFSETS - 1) * KEYS_STRIDE, in_root, VTICE_FETCH_KEYED_SLOTS, recorded);
 }
 
