@@ -563,32 +563,54 @@ private:
 		auto reads = std::find_if(probe.fetch.rbegin(), probe.fetch.rend(), [](const FetchOp &op) {
 				     return op.code == FetchCode::Keep;
 			     }).base();	// after root's tests, the body's (and predicate's) reads
-		if (!ending || !records_the_same(reads, probe.fetch.end(), *ending) ||
-		    static_cast<std::size_t>(reads - probe.fetch.begin()) + ending->size() > kMaxFetchOps)
+		if (!ending)
+			return;
+		auto tail = root_tail(std::vector<FetchOp>(reads, probe.fetch.end()), std::move(*ending));
+		if (!tail || static_cast<std::size_t>(reads - probe.fetch.begin()) + tail->size() > kMaxFetchOps)
 			return;
 		probe.fetch.erase(reads, probe.fetch.end());
-		probe.fetch.insert(probe.fetch.end(), ending->begin(), ending->end());
+		probe.fetch.insert(probe.fetch.end(), tail->begin(), tail->end());
 		probe.count_in_root = true;
-		probe.root_value = root_value_of(ending->back().code);
+		probe.root_value = root_value_of(probe.fetch.back().code);
 		probe.root_key = by_point;
 	}
 
-	// Whether root's ending, which reads its operands itself, records the
-	// same VALUE slots as the reads it replaces (the body's reads, and the
-	// predicate's): then every read the console would use is still recorded
-	// when root cannot count a hit after all (a KEYED without a slot). A
-	// str() or a read the ending does not make keeps the probe out of root.
-	static bool records_the_same(std::vector<FetchOp>::const_iterator reads, std::vector<FetchOp>::const_iterator end,
-				     const std::vector<FetchOp> &ending)
+	// What follows root's tests in a program root aggregates, in place of
+	// the reads the console would have had recorded (the body's and the
+	// predicate's, with their VALUEs); ending reads its operands itself,
+	// each read then its VALUE. Root records a hit it aggregates only when
+	// a KEYED finds no slot (or no task for its key); the console then
+	// counts that record, so it must carry every read the console uses:
+	// - no KEYED: nothing is recorded, so the ending alone, without VALUEs
+	//   (a predicate's reads are root's tests already: all of it is tested);
+	// - a KEYED whose ending records the same slots as the reads: the ending;
+	// - a KEYED after reads the ending does not make (a predicate's): the
+	//   reads, then the ending without its VALUEs (it reads again what it
+	//   needs), or only its last op when the reads end with the rest of it.
+	// None when the reads hold a str().
+	static std::optional<std::vector<FetchOp>> root_tail(std::vector<FetchOp> reads, std::vector<FetchOp> ending)
 	{
-		auto slots = [](auto first, auto last) {
+		auto slots = [](const std::vector<FetchOp> &ops) {
 			std::set<int> values;
-			for (; first != last; ++first)
-				if (first->code == FetchCode::Value || first->code == FetchCode::String)
-					values.insert(first->code == FetchCode::Value ? first->arg : -1);
+			for (const FetchOp &op : ops)
+				if (op.code == FetchCode::Value)
+					values.insert(op.arg);
 			return values;
 		};
-		return slots(reads, end) == slots(ending.begin(), ending.end());
+		auto is_value = [](const FetchOp &op) { return op.code == FetchCode::Value; };
+		if (std::any_of(reads.begin(), reads.end(), [](const FetchOp &op) { return op.code == FetchCode::String; }))
+			return std::nullopt;
+		bool keyed = ending.back().code == FetchCode::Keyed;
+		if (keyed && slots(reads) == slots(ending))
+			return ending;
+		if (keyed && reads.size() >= ending.size() - 1 &&
+		    std::equal(ending.begin(), ending.end() - 1, reads.end() - static_cast<long>(ending.size() - 1)))
+			return reads.push_back(ending.back()), reads;
+		std::erase_if(ending, is_value);
+		if (!keyed)
+			return ending;
+		reads.insert(reads.end(), ending.begin(), ending.end());
+		return reads;
 	}
 
 	// `@m[func]` and `@m[probe]` at hidden breakpoints: one function and

@@ -433,10 +433,13 @@ TEST(ProbeRuntime, ReadsThroughArgumentsAreTheirSlotsWidenedByType)
 }
 
 // An aggregation whose operand (or key) is the body's one read through
-// an argument is root's: the program is the read, its VALUE, then the
-// aggregation's op at the field's width (an int: S32). A hit root finds no
-// slot for comes as a record with the VALUE, and counts under the same key
-// root's slots give; a second read keeps the probe out of root.
+// an argument is root's: the program is the read then the aggregation's
+// op at the field's width (an int: S32), and for a count by key the
+// read's VALUE between them. A hit root finds no slot for comes as a
+// record with the VALUE, and counts under the same key root's slots give;
+// a read besides the operand keeps the probe out of root. A predicate's
+// read is root's test: an unkeyed count needs nothing more, a keyed one
+// also records it for the hits it cannot count.
 TEST(ProbeRuntime, RootAggregatesTheBodysOneReadThroughAnArgument)
 {
 	using vtice::probes::FetchCode;
@@ -451,7 +454,7 @@ TEST(ProbeRuntime, RootAggregatesTheBodysOneReadThroughAnArgument)
 		return std::move(*c);
 	};
 	auto summed = compiled("fn:f { @ = sum(((struct s *)arg0)->a); }");
-	auto sum_ops = read_a;
+	auto sum_ops = std::vector<FetchOp>(read_a.begin(), read_a.end() - 1);	// nothing recorded: no VALUE
 	sum_ops.push_back({FetchCode::Sum, s32, 0});
 	EXPECT_EQ(summed.program.probes[0].fetch, sum_ops);
 	EXPECT_EQ(summed.program.probes[0].root_value, RootValue::Sum);
@@ -470,6 +473,19 @@ TEST(ProbeRuntime, RootAggregatesTheBodysOneReadThroughAnArgument)
 		{FetchCode::Keyed, static_cast<std::uint8_t>(static_cast<int>(vtice::probes::IndexWidth::U16) << 4),
 		 static_cast<std::int32_t>(FetchCode::Sum)});
 	EXPECT_EQ(by_read.program.probes[0].fetch, by_read_ops);
+	auto tested = compiled("fn:f /((struct s *)arg0)->a > 5/ { @ = count(); }");
+	auto keep_a = std::vector<FetchOp>(read_a.begin(), read_a.end() - 1);
+	keep_a.push_back({FetchCode::Keep, static_cast<std::uint8_t>(static_cast<int>(vtice::probes::KeepCmp::Gt) | s32), 5});
+	auto tested_ops = keep_a;
+	tested_ops.push_back({FetchCode::Count, 0, 0});
+	EXPECT_EQ(tested.program.probes[0].fetch, tested_ops) << "root's test, then its count";
+	auto tested_keyed = compiled("fn:f /((struct s *)arg0)->a > 5/ { @[((struct s *)arg0)->p->b] = count(); }");
+	const Probe &tk = tested_keyed.program.probes[0];
+	ASSERT_TRUE(tk.count_in_root);
+	EXPECT_EQ(tk.fetch.back().code, FetchCode::Keyed);
+	EXPECT_EQ(std::count(tk.fetch.begin(), tk.fetch.end(), FetchOp{FetchCode::Value, 0, 0}), 1)
+		<< "the predicate's read recorded once, for a hit past the slots";
+	EXPECT_EQ(std::count(tk.fetch.begin(), tk.fetch.end(), FetchOp{FetchCode::Value, 1, 0}), 1) << "the key's";
 	// One read as both: recorded once (root refuses a slot written twice).
 	auto same = compiled("fn:f { @[((struct s *)arg0)->a] = max(((struct s *)arg0)->a); }");
 	auto same_ops = std::vector<FetchOp>(read_a.begin(), read_a.end() - 1);
