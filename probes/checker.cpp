@@ -685,62 +685,76 @@ private:
 		return bounds;
 	}
 
-	// `@m[KEY] = count()`: KEYED under the task's comm, pid or tid, the CPU,
-	// or an operand root computes exactly (then its ops first);
-	// `@m[KEY] = F(OPERAND)` for F sum, avg, min or max under a key of the
-	// task's or the CPU's: OPERAND's ops, then KEYED keeping it as F's op
-	// would (its imm); under an operand's key: KEY's ops, KEY, then
-	// OPERAND's and KEYED by that key; nothing for another key or call.
+	// `@m[KEY] = count()` and `@m[KEY] = F(OPERAND)` for F sum, avg, min or
+	// max, with one key or two (at most one of them the task's or the CPU's,
+	// and a comm alone): each key root computes (an operand's) then KEY,
+	// OPERAND's ops, and KEYED under the task's key or KEY's words, keeping
+	// OPERAND as F's op would (its imm). A count under one computed key is
+	// KEYED by the accumulator alone, with no KEY. Nothing for another key
+	// or call.
 	std::optional<std::vector<FetchOp>> root_keyed(const Stmt &s)
+	{
+		static const std::map<std::string, FetchCode> kept = {
+			{"sum", FetchCode::Sum}, {"avg", FetchCode::Sum}, {"min", FetchCode::Min}, {"max", FetchCode::Max}};
+		auto keep = kept.find(s.value->text);
+		bool counts = s.value->text == "count" && s.value->kids.empty();
+		if (s.keys.empty() || s.keys.size() > 2 || (!counts && (keep == kept.end() || s.value->kids.size() != 1)))
+			return std::nullopt;
+		std::optional<KeyKind> task;
+		std::vector<const Expr *> computed;
+		for (const auto &key : s.keys) {
+			auto kind = task ? std::nullopt : task_key(*key);
+			if (kind)
+				task = kind;
+			else
+				computed.push_back(key.get());
+		}
+		if (task == KeyKind::Comm && !computed.empty())
+			return std::nullopt;	// a comm fills both words of root's key
+		std::vector<FetchOp> ops;
+		for (const Expr *key : computed) {
+			auto operand = root_operand_recorded(*key);
+			if (!operand)
+				return std::nullopt;
+			ops.insert(ops.end(), operand->ops.begin(), operand->ops.end());
+			auto width = static_cast<std::uint8_t>(static_cast<int>(operand->width) << 4);
+			if (counts && s.keys.size() == 1) {
+				ops.push_back({FetchCode::Keyed, width, 0});	// the accumulator is the key
+				return ops;
+			}
+			ops.push_back({FetchCode::Key, width, 0});
+		}
+		std::uint8_t width = 0;
+		if (!counts) {
+			auto operand = root_operand_recorded(*s.value->kids[0]);
+			if (!operand)
+				return std::nullopt;
+			ops.insert(ops.end(), operand->ops.begin(), operand->ops.end());
+			width = static_cast<std::uint8_t>(static_cast<int>(operand->width) << 4);
+		}
+		ops.push_back({FetchCode::Keyed, static_cast<std::uint8_t>(static_cast<int>(task.value_or(KeyKind::Value)) | width),
+			       counts ? 0 : static_cast<std::int32_t>(keep->second)});
+		return without_repeated_values(std::move(ops));
+	}
+
+	// The key root gives of the task or the CPU for a builtin: none for another expression.
+	static std::optional<KeyKind> task_key(const Expr &key)
 	{
 		static const std::map<Builtin, KeyKind> of_task = {
 			{Builtin::Comm, KeyKind::Comm}, {Builtin::Pid, KeyKind::Pid}, {Builtin::Tid, KeyKind::Tid},
 			{Builtin::Cpu, KeyKind::Cpu}};
-		static const std::map<std::string, FetchCode> kept = {
-			{"sum", FetchCode::Sum}, {"avg", FetchCode::Sum}, {"min", FetchCode::Min}, {"max", FetchCode::Max}};
-		if (s.keys.size() != 1)
-			return std::nullopt;
-		const Expr &key = *s.keys[0];
-		auto task = key.kind == ExprKind::Builtin ? of_task.find(key.builtin) : of_task.end();
-		auto keep = kept.find(s.value->text);
-		if (keep != kept.end() && s.value->kids.size() == 1) {
-			auto operand = root_operand_recorded(*s.value->kids[0]);
-			auto key_ops = task == of_task.end() ? root_key_of_operand(key, operand) : std::vector<FetchOp>{};
-			if (!operand || (task == of_task.end() && key_ops.empty()))
-				return std::nullopt;
-			std::vector<FetchOp> ops = key_ops;
-			ops.insert(ops.end(), operand->ops.begin(), operand->ops.end());
-			ops.push_back({FetchCode::Keyed,
-				       static_cast<std::uint8_t>(
-					       static_cast<int>(task == of_task.end() ? KeyKind::Value : task->second) |
-					       static_cast<int>(operand->width) << 4),
-				       static_cast<std::int32_t>(keep->second)});
-			return ops;
-		}
-		if (s.value->text != "count" || !s.value->kids.empty())
-			return std::nullopt;
-		if (task != of_task.end())
-			return std::vector<FetchOp>{{FetchCode::Keyed, static_cast<std::uint8_t>(task->second), 0}};
-		auto operand = root_operand_recorded(key);
-		if (!operand)
-			return std::nullopt;
-		std::vector<FetchOp> ops = operand->ops;
-		ops.push_back({FetchCode::Keyed, static_cast<std::uint8_t>(static_cast<int>(operand->width) << 4), 0});
-		return ops;
+		auto kind = key.kind == ExprKind::Builtin ? of_task.find(key.builtin) : of_task.end();
+		return kind == of_task.end() ? std::nullopt : std::optional<KeyKind>(kind->second);
 	}
 
-	// A key root computes exactly, for a KEYED that keeps operand under it:
-	// its ops (its VALUE too when it is a read, unless operand's read is
-	// the same slot and records it) and KEY at its width; none without one.
-	std::vector<FetchOp> root_key_of_operand(const Expr &key, const std::optional<RootOperand> &operand)
+	// ops with a VALUE written once (root refuses a slot twice): one read as
+	// a key and the operand (`@[args->a] = max(args->a)`) is recorded once.
+	static std::vector<FetchOp> without_repeated_values(std::vector<FetchOp> ops)
 	{
-		auto of_key = root_operand_recorded(key);
-		if (!of_key || !operand)
-			return {};
-		std::vector<FetchOp> ops = of_key->ops;
-		if (ops.back().code == FetchCode::Value && operand->ops.back() == ops.back())
-			ops.pop_back();
-		ops.push_back({FetchCode::Key, static_cast<std::uint8_t>(static_cast<int>(of_key->width) << 4), 0});
+		std::set<int> seen;
+		std::erase_if(ops, [&seen](const FetchOp &op) {
+			return op.code == FetchCode::Value && !seen.insert(op.arg).second;
+		});
 		return ops;
 	}
 
@@ -759,10 +773,10 @@ private:
 		return e.kind == ExprKind::Member || e.kind == ExprKind::Cast || e.kind == ExprKind::Index;
 	}
 
-	// An aggregating call root may do: unkeyed, or a count() under one key.
+	// An aggregating call root may do: unkeyed, or under one key or two.
 	static bool is_root_call(const Stmt &s)
 	{
-		return s.kind == StmtKind::Assign && s.keys.size() <= 1 && s.value && s.value->kind == ExprKind::Call;
+		return s.kind == StmtKind::Assign && s.keys.size() <= 2 && s.value && s.value->kind == ExprKind::Call;
 	}
 
 	// An operand root computes exactly as the console will: an argument

@@ -140,8 +140,13 @@ void Runtime::add_root_hist(const Probe &probe, const std::vector<std::uint64_t>
 
 void Runtime::add_root_keyed(const Probe &probe, const Value &key, std::uint64_t n, std::int64_t value)
 {
+	add_root_keyed(probe, Key{key}, n, value);
+}
+
+void Runtime::add_root_keyed(const Probe &probe, const Key &key, std::uint64_t n, std::int64_t value)
+{
 	if (!exited_ && n && (probe.root_value == RootValue::Keys || probe.root_key != RootKey::None))
-		fold_root(probe, Key{key}, n, value);
+		fold_root(probe, key, n, value);
 }
 
 void Runtime::run_probe(const Probe &probe, const Fired &fired)

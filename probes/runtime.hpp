@@ -76,6 +76,7 @@ public:
 	// value one sample of the map's kind for all n (a sum's growth, a
 	// least or greatest value; nothing for a count). Nothing after exit().
 	void add_root_keyed(const Probe &probe, const Value &key, std::uint64_t n, std::int64_t value = 0);
+	void add_root_keyed(const Probe &probe, const Key &key, std::uint64_t n, std::int64_t value = 0);
 
 	bool exited() const { return exited_; }	// exit() ran
 	const RuntimeStats &stats() const { return stats_; }

@@ -43,17 +43,29 @@ struct vt_fetch_seen {
 };
 
 /*
- * KEYED's imm: 0 counts alone; SUM, MIN or MAX keeps the accumulator too,
- * under a key that is not it: the task's, the CPU, or the one a KEY set
- * (then the key is VALUE, and there must be an imm: a KEY is for nothing else).
+ * KEYED's key and imm after keys KEY ops. The imm: 0 counts alone; SUM,
+ * MIN or MAX keeps the accumulator too, under a key that is not it. The
+ * key's two words: with no KEY, the accumulator (VALUE, no imm) or the
+ * task's or the CPU's; with one, the task's pid or tid or the CPU then
+ * KEY's, or KEY's alone (VALUE, with an imm: a count under it alone is
+ * VALUE without KEY); with two, KEY's both (VALUE). A comm takes both
+ * words: no KEY beside it.
  */
-static bool vt_fetch_keyed_keep_valid(struct vtice_fetch_op op, bool key_set)
+static bool vt_fetch_keyed_keep_valid(struct vtice_fetch_op op, u32 keys)
 {
 	bool keeps = op.imm == VTICE_FETCH_SUM || op.imm == VTICE_FETCH_MIN || op.imm == VTICE_FETCH_MAX;
+	u32 kind = op.arg & 0xf;
 
-	if (key_set)
-		return (op.arg & 0xf) == VTICE_FETCH_KEY_VALUE && keeps;
-	return !op.imm || ((op.arg & 0xf) != VTICE_FETCH_KEY_VALUE && keeps);
+	if (op.imm && !keeps)
+		return false;
+	switch (keys) {
+	case 0:
+		return !op.imm || kind != VTICE_FETCH_KEY_VALUE;
+	case 1:
+		return kind == VTICE_FETCH_KEY_VALUE ? keeps : kind != VTICE_FETCH_KEY_COMM;
+	default:
+		return kind == VTICE_FETCH_KEY_VALUE;
+	}
 }
 
 /* KEYED counting alone under a key of the task's or the CPU's: it needs no operand before it. */
@@ -114,7 +126,7 @@ static bool vt_fetch_op_valid(struct vtice_fetch_op op, struct vt_fetch_seen *se
 		return (op.arg & 0xf) < VTICE_FETCH_KEYS && (op.arg >> 4) < VTICE_FETCH_INDEX_WIDTHS &&
 		       vt_fetch_keyed_keep_valid(op, seen->keys);
 	case VTICE_FETCH_KEY:
-		return !(op.arg & 0xf) && (op.arg >> 4) < VTICE_FETCH_INDEX_WIDTHS && ++seen->keys == 1;
+		return !(op.arg & 0xf) && (op.arg >> 4) < VTICE_FETCH_INDEX_WIDTHS && ++seen->keys <= 2;
 	default:
 		return false;
 	}
@@ -223,9 +235,9 @@ static bool vt_fetch_load(const struct vt_vcpu *vcpu, u64 gva, u32 bytes, u64 *o
 u32 vt_fetch_run(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 task,
 		 const struct vt_fetch_program *prog, struct vtice_record *recs, u32 n, struct vt_fetch_end *end)
 {
-	u64 acc = 0, key = 0;
-	bool readable = true, string_done = false, key_set = false;
-	u32 i, values = 0;
+	u64 acc = 0, keys[2] = { 0, 0 };
+	bool readable = true, string_done = false;
+	u32 i, values = 0, nkeys = 0;
 
 	for (i = 0; i < VTICE_FETCH_OPS_MAX; i++) {
 		struct vtice_fetch_op op = vt_fetch_op(prog->ops[i]);
@@ -261,8 +273,8 @@ u32 vt_fetch_run(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 
 			*end = (struct vt_fetch_end){ .op = op.code };
 			return VT_FETCH_COUNTED;
 		case VTICE_FETCH_KEY:	/* a LOAD that faulted left 0: the key is 0, as the console's */
-			key = vt_fetch_cut(acc, op.arg >> 4);
-			key_set = true;
+			if (nkeys < 2)
+				keys[nkeys++] = vt_fetch_cut(acc, op.arg >> 4);
 			break;
 		case VTICE_FETCH_SUM:	/* a LOAD that faulted left 0: it adds nothing */
 		case VTICE_FETCH_MIN:
@@ -274,7 +286,10 @@ u32 vt_fetch_run(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 
 				.op = op.code, .key_kind = op.arg & 0xf, .value = vt_fetch_cut(acc, op.arg >> 4),
 				.base = op.base, .imm = (u64)op.imm, .records = n,
 			};
-			end->key[0] = key_set ? key : end->value;	/* the VALUE key's; a task's key is the caller's */
+			/* KEY's words, or the accumulator; a task's or the CPU's the caller puts first */
+			end->key[0] = nkeys ? keys[0] : end->value;
+			end->key[1] = keys[1];
+			end->keys = nkeys;
 			return VT_FETCH_COUNTED;
 		case VTICE_FETCH_LOAD:
 			if (readable)

@@ -37,8 +37,9 @@ struct vt_fetch_end {
 	u64 value;	/* the accumulator cut to the op's width */
 	s64 base;	/* LHIST's first bucket's low end */
 	u64 imm;	/* the op's: LHIST's bucket width (above 0), KEYED's SUM, MIN, MAX or 0 */
-	u64 key[2];	/* KEYED's key: a VALUE key's (the accumulator's or KEY's) set here, a task's
-			   or the CPU's by the caller (it knows the task) */
+	u64 key[2];	/* KEYED's key: KEY's values (or the accumulator) set here; a task's or the
+			   CPU's put first by the caller (it knows the task), before KEY's one */
+	u32 keys;	/* KEY ops that ran */
 	u32 records;	/* recs' n with the VALUE records the program wrote before it: a KEYED
 			   hit without a slot is recorded with them, so that the console has its key */
 };

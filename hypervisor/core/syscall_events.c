@@ -299,9 +299,10 @@ static u32 vt_put_more_regs(const struct vt_guest_regs *r, struct vtice_record *
 
 /*
  * KEYED's key for a hit of the task t (known: t could be read) on cpu:
- * the task's comm (zero past its NUL, so that one comm is one key), pid
- * or tid, or the CPU; a VALUE key is vt_fetch_run's, left as it is. False
- * when the key is the task's and the task is not known.
+ * the task's comm (zero past its NUL, so that one comm is one key), or
+ * its pid or tid or the CPU, then a KEY's value when the program set one;
+ * a VALUE key is vt_fetch_run's, left as it is. False when the key is
+ * the task's and the task is not known.
  */
 static bool vt_probe_key(struct vt_fetch_end *end, const struct vt_sys_task *t, bool known, u32 cpu)
 {
@@ -309,7 +310,8 @@ static bool vt_probe_key(struct vt_fetch_end *end, const struct vt_sys_task *t, 
 
 	if (end->key_kind == VTICE_FETCH_KEY_VALUE)
 		return true;
-	end->key[0] = end->key[1] = 0;
+	end->key[1] = end->keys ? end->key[0] : 0;	/* checked: one KEY at most beside these */
+	end->key[0] = 0;
 	switch (end->key_kind) {
 	case VTICE_FETCH_KEY_CPU:
 		end->key[0] = cpu;
@@ -320,7 +322,8 @@ static bool vt_probe_key(struct vt_fetch_end *end, const struct vt_sys_task *t, 
 	case VTICE_FETCH_KEY_TID:
 		end->key[0] = t->pid;
 		return known;
-	default:	/* VTICE_FETCH_KEY_COMM */
+	default:	/* VTICE_FETCH_KEY_COMM: no KEY beside it (checked) */
+		end->key[1] = 0;
 		for (i = 0; i < sizeof(t->comm) && t->comm[i]; i++)
 			end->key[i / 8] |= (u64)(u8)t->comm[i] << (8 * (i % 8));
 		return known;

@@ -386,6 +386,16 @@ TEST_F(ProbeArmRequest, RootKeySlotsFeedTheirProbesMapByKey)
 	more[0].value = 1;
 	maps = fed("fn:vfs_read { @least[comm] = min(arg2); }", {dd_bytes}, more);
 	EXPECT_NE(maps.find("@least[dd]: 1\n"), std::string::npos) << maps;
+	// Two parts: the task's (or the CPU's) in the slot's first word
+	// whichever place the statement gives it, the computed ones after, in
+	// their order.
+	vtice_probe_key pair{{7, static_cast<std::uint64_t>(-2)}, 2, 30};
+	maps = fed("fn:vfs_read { @a[arg1, cpu] = sum(arg2); }", {pair}, {pair});
+	EXPECT_NE(maps.find("@a[-2, 7]: 30\n"), std::string::npos) << maps;
+	maps = fed("fn:vfs_read { @b[pid, arg2] = count(); }", {pair}, {pair});
+	EXPECT_NE(maps.find("@b[7, -2]: 2\n"), std::string::npos) << maps;
+	maps = fed("fn:vfs_read { @c[arg0, arg2] = count(); }", {pair}, {pair});
+	EXPECT_NE(maps.find("@c[7, -2]: 2\n"), std::string::npos) << maps;
 }
 
 // read_tables asks a source for exactly the addresses that have buckets or

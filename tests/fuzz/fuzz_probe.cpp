@@ -158,14 +158,19 @@ void check_fetch(const std::vector<pr::FetchOp> &ops)
 		case pr::FetchCode::Max:
 		case pr::FetchCode::Hist: ok = !(op.arg & 0xf) && (op.arg >> 4) < 7 && !op.imm && i && i + 1 == ops.size(); break;
 		case pr::FetchCode::Lhist: ok = !(op.arg & 0xf) && (op.arg >> 4) < 7 && op.imm > 0 && i && i + 1 == ops.size(); break;
-		case pr::FetchCode::Key: ok = !(op.arg & 0xf) && (op.arg >> 4) < 7 && !op.imm && i && ++keys == 1; break;
+		case pr::FetchCode::Key: ok = !(op.arg & 0xf) && (op.arg >> 4) < 7 && !op.imm && i && ++keys <= 2; break;
 		case pr::FetchCode::Keyed: {
-			// imm: 0 counts; SUM, MIN or MAX keeps the operand before it, under a key of the task's or
-			// CPU's, or (key 0) under the one a KEY set aside
+			// imm: 0 counts; SUM, MIN or MAX keeps the operand before it. The key: with no KEY the
+			// accumulator (no imm) or the task's or CPU's; with one, KEY's (key 0, an imm) or the pid,
+			// tid or CPU beside it; with two, both KEYs' (key 0)
 			bool keeps = op.imm == static_cast<int>(pr::FetchCode::Sum) ||
 				     op.imm == static_cast<int>(pr::FetchCode::Min) ||
 				     op.imm == static_cast<int>(pr::FetchCode::Max);
-			bool keyed_ok = keys ? !(op.arg & 0xf) && keeps : !op.imm || (keeps && (op.arg & 0xf) && i);
+			unsigned kind = op.arg & 0xf;
+			bool keyed_ok = (!op.imm || keeps) &&
+					(keys == 0   ? !op.imm || (kind && i)
+					 : keys == 1 ? (kind ? kind != 1 : keeps)	// 1: the comm, which fills the key
+						     : !kind);
 			ok = (op.arg & 0xf) < 5 && (op.arg >> 4) < 7 && keyed_ok && ((op.arg & 0xf) || i) &&
 			     i + 1 == ops.size();
 			break;

@@ -2,6 +2,7 @@
 // whose hit is recorded and lets the CPU go on. The instruction lengths
 // are the SDM's (Vol. 2B NOP: 0F 1F /0; ENDBR64 F3 0F 1E FA), the argument
 // registers the System V ABI's.
+#include <array>
 #include <cstdint>
 #include <map>
 
@@ -894,6 +895,55 @@ TEST_F(ProbePoints, KeyedByAValueKeepsAnotherValueInItsSlot)
 	EXPECT_EQ(recs[1].u.raw[1], 9u) << "the operand, arg2, in the arguments' record";
 }
 
+// Two words of key: @[arg0, arg1] = count() (two KEYs, KEYED by them) and
+// @[cpu, arg1] = sum(arg2) (the CPU first, then KEY's); each slot holds
+// both words, and a hit under another pair takes another slot.
+TEST_F(ProbePoints, KeyedByTwoWordsHoldsBothInItsSlot)
+{
+	start();
+	const uint64_t at_sum = fn + 0x40;
+	for (uint64_t a : {fn, at_sum})
+		put_code(a, {0x0f, 0x1f, 0x44, 0x00, 0x00});
+	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_INTERCEPT, 1), VTICE_VMCALL_OK);
+	const uint8_t s32 = VTICE_FETCH_INDEX_ARG(0, VTICE_FETCH_INDEX_S32);
+	load_program(0, {op(VTICE_FETCH_ARG, 0), op(VTICE_FETCH_KEY), op(VTICE_FETCH_ARG, 1), op(VTICE_FETCH_KEY, s32),
+			 op(VTICE_FETCH_KEYED)});
+	load_program(1, {op(VTICE_FETCH_ARG, 1), op(VTICE_FETCH_KEY, s32), op(VTICE_FETCH_ARG, 2),
+			 op(VTICE_FETCH_KEYED, VTICE_FETCH_KEY_CPU, VTICE_FETCH_SUM)});
+	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_ADD, fn, gpa_of(fn), 1), VTICE_VMCALL_OK);
+	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_ADD, at_sum, gpa_of(at_sum), 2), VTICE_VMCALL_OK);
+	const struct {
+		uint32_t cpu;
+		uint64_t rdi, rsi, rdx;
+	} hits[] = {{0, 10, 0xdead0000fffffffeull, 100}, {1, 10, 0xfffffffe, 7}, {0, 10, 3, 1}, {0, 11, 3, 2}};
+	for (const auto &h : hits) {
+		vcpu.cpu = h.cpu;
+		regs.rdi = h.rdi;
+		regs.rsi = h.rsi;
+		regs.rdx = h.rdx;
+		for (uint64_t a : {fn, at_sum})
+			EXPECT_EQ(hit(a), VT_HOOK_HANDLED);
+	}
+	vcpu.cpu = 0;
+	EXPECT_TRUE(records().empty());
+	auto slot = [&](uint64_t index, uint64_t s) {
+		std::array<uint64_t, 4> parts{};
+		for (uint64_t p = 0; p < 4; p++) {
+			EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_KEY, index, s | p << 8), VTICE_VMCALL_OK);
+			parts[p] = regs.rdx;
+		}
+		return parts;
+	};
+	// (arg0, arg1 as an int): (10, -2) twice, (10, 3), (11, 3).
+	EXPECT_EQ(slot(0, 0), (std::array<uint64_t, 4>{2, 10, (uint64_t)-2, 0}));
+	EXPECT_EQ(slot(0, 1), (std::array<uint64_t, 4>{1, 10, 3, 0}));
+	EXPECT_EQ(slot(0, 2), (std::array<uint64_t, 4>{1, 11, 3, 0}));
+	// (cpu, arg1 as an int), sum of arg2: (0, -2) 100, (1, -2) 7, (0, 3) 1 + 2.
+	EXPECT_EQ(slot(1, 0), (std::array<uint64_t, 4>{1, 0, (uint64_t)-2, 100}));
+	EXPECT_EQ(slot(1, 1), (std::array<uint64_t, 4>{1, 1, (uint64_t)-2, 7}));
+	EXPECT_EQ(slot(1, 2), (std::array<uint64_t, 4>{2, 0, 3, 3}));
+}
+
 // Root runs only what it checked: a program is refused at ADD unless it
 // starts with ARG, RETVAL, CURTASK or REG and every op's argument, size and slot is in range, no
 // slot is written twice and there is at most one string.
@@ -922,8 +972,12 @@ TEST_F(ProbePoints, RootRefusesAFetchProgramItCannotBound)
 		{"KEY width 7",
 		 {arg0, op(VTICE_FETCH_KEY, VTICE_FETCH_INDEX_ARG(0, 7)), arg0, op(VTICE_FETCH_KEYED, 0, VTICE_FETCH_SUM)}},
 		{"KEY with an imm", {arg0, op(VTICE_FETCH_KEY, 0, 1), arg0, op(VTICE_FETCH_KEYED, 0, VTICE_FETCH_SUM)}},
-		{"KEY twice",
-		 {arg0, op(VTICE_FETCH_KEY), arg0, op(VTICE_FETCH_KEY), arg0, op(VTICE_FETCH_KEYED, 0, VTICE_FETCH_SUM)}},
+		{"KEY three times", {arg0, op(VTICE_FETCH_KEY), arg0, op(VTICE_FETCH_KEY), arg0, op(VTICE_FETCH_KEY), arg0,
+				     op(VTICE_FETCH_KEYED)}},
+		{"two KEYs beside the pid", {arg0, op(VTICE_FETCH_KEY), arg0, op(VTICE_FETCH_KEY),
+					     op(VTICE_FETCH_KEYED, VTICE_FETCH_KEY_PID)}},
+		{"two KEYs keeping a HIST", {arg0, op(VTICE_FETCH_KEY), arg0, op(VTICE_FETCH_KEY), arg0,
+					     op(VTICE_FETCH_KEYED, 0, VTICE_FETCH_HIST)}},
 		{"KEY and no KEYED", {arg0, op(VTICE_FETCH_KEY), arg0, op(VTICE_FETCH_VALUE, 0)}},
 		{"KEY then SUM", {arg0, op(VTICE_FETCH_KEY), arg0, op(VTICE_FETCH_SUM)}},
 		{"KEY then a count by it", {arg0, op(VTICE_FETCH_KEY), arg0, op(VTICE_FETCH_KEYED)}},

@@ -29,8 +29,8 @@
 # @bytes[probe] = sum(arg2) at vfs_read and vfs_write, counted in root by
 # address, against the sys_enter_read and sys_enter_write tracepoints;
 # hv.probe-keys-read: @at[args->pos[0]] = count() at vfs_read (a key root
-# reads through an argument) and @bytes[regs->r10] = sum(regs->dx) at
-# __x64_sys_pread64 (a sum keyed by a value, both read), over more offsets than root has slots,
+# reads through an argument) and @bytes[tid, regs->r10] = sum(regs->dx)
+# at __x64_sys_pread64 (a sum keyed by the task and a value, both read), over more offsets than root has slots,
 # against the sys_enter_pread64 tracepoint's pos: and count: fields.
 # hv.probe-tail: reads going on while the console ends the run; the hits
 # root counted (its counts) are all in the hist's buckets and the key's slot.

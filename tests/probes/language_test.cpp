@@ -775,7 +775,19 @@ TEST(ProbeLanguage, RootKeepsTheLeastOrGreatestOperand)
 	EXPECT_EQ(kept("fn:vfs_read { @[comm] = count(); }"), RootValue::Keys);
 	EXPECT_EQ(kept("fn:vfs_read /comm == \"dd\"/ { @n[pid] = count(); }"), RootValue::Keys);
 	EXPECT_EQ(kept("fn:vfs_read:return { @[retval] = count(); }"), RootValue::Keys);
-	EXPECT_EQ(kept("fn:vfs_read { @[comm, pid] = count(); }"), RootValue::None) << "two keys";
+	EXPECT_EQ(kept("fn:vfs_read { @[comm, pid] = count(); }"), RootValue::None) << "a comm fills root's key";
+	EXPECT_EQ(kept("fn:vfs_read { @[pid, tid] = count(); }"), RootValue::None) << "two of the task's";
+	EXPECT_EQ(kept("fn:vfs_read { @[arg0, arg1, arg2] = count(); }"), RootValue::None) << "three keys";
+	EXPECT_EQ(kept("fn:vfs_read { @[arg0, nsecs] = count(); }"), RootValue::None) << "a key root cannot give";
+	EXPECT_EQ(accepted("fn:vfs_read { @[arg2, pid] = count(); }").program.probes[0].fetch,
+		  (std::vector<FetchOp>{{FetchCode::Arg, 2, 0}, {FetchCode::Key, 0, 0},
+					{FetchCode::Keyed, static_cast<std::uint8_t>(KeyKind::Pid), 0}}))
+		<< "the pid's word first in root's slot, KEY's after it";
+	EXPECT_EQ(accepted("fn:vfs_read { @[arg0, arg1] = max(arg2); }").program.probes[0].fetch,
+		  (std::vector<FetchOp>{{FetchCode::Arg, 0, 0}, {FetchCode::Key, 0, 0}, {FetchCode::Arg, 1, 0},
+					{FetchCode::Key, 0, 0}, {FetchCode::Arg, 2, 0},
+					{FetchCode::Keyed, static_cast<std::uint8_t>(KeyKind::Value),
+					 static_cast<std::int32_t>(FetchCode::Max)}}));
 	EXPECT_EQ(kept("fn:vfs_read { @[comm] = sum(arg2); }"), RootValue::Keys) << "a sum by a task's key";
 	EXPECT_EQ(kept("fn:vfs_read { @[cpu] = avg(arg2); }"), RootValue::Keys);
 	EXPECT_EQ(kept("fn:vfs_read:return { @[pid] = min(retval); }"), RootValue::Keys);

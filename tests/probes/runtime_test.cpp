@@ -488,9 +488,9 @@ TEST(ProbeRuntime, RootAggregatesTheBodysOneReadThroughAnArgument)
 	EXPECT_EQ(std::count(tk.fetch.begin(), tk.fetch.end(), FetchOp{FetchCode::Value, 1, 0}), 1) << "the key's";
 	// One read as both: recorded once (root refuses a slot written twice).
 	auto same = compiled("fn:f { @[((struct s *)arg0)->a] = max(((struct s *)arg0)->a); }");
-	auto same_ops = std::vector<FetchOp>(read_a.begin(), read_a.end() - 1);
+	auto same_ops = read_a;
 	same_ops.push_back({FetchCode::Key, s32, 0});
-	same_ops.insert(same_ops.end(), read_a.begin(), read_a.end());
+	same_ops.insert(same_ops.end(), read_a.begin(), read_a.end() - 1);
 	same_ops.push_back({FetchCode::Keyed, s32, static_cast<std::int32_t>(FetchCode::Max)});
 	EXPECT_EQ(same.program.probes[0].fetch, same_ops);
 

@@ -384,9 +384,14 @@ struct vtice_probe_watch {
  * task's comm, pid or tid, or the CPU); with a key of the task's or the
  * CPU's, imm SUM, MIN or MAX also keeps the accumulator, cut to that
  * width, in the slot as those ops keep it at an address (for
- * `@bytes[comm] = sum(arg2)`), and so with the key VALUE when a KEY op
- * set the key before (KEY takes the accumulator, cut to its width, as
- * the key: ARG 3, KEY, ARG 2, KEYED for `@bytes[arg3] = sum(arg2)`); with every slot taken by other keys, or the task
+ * `@bytes[comm] = sum(arg2)`). KEY sets the accumulator, cut to its
+ * width, aside as a word of the key, so that a key may be a value beside
+ * another value or the task's: with the key VALUE, one KEY's word is the
+ * key of a KEYED with an imm (ARG 3, KEY, ARG 2, KEYED VALUE SUM for
+ * `@bytes[arg3] = sum(arg2)`) and two KEYs' are its two words, imm or
+ * not (`@[arg0, arg1] = count()`); with the task's pid or tid or the CPU,
+ * one KEY's word is the key's second (`@[pid, arg2] = count()`); a comm
+ * fills both words and takes no KEY; with every slot taken by other keys, or the task
  * unreadable for a key of the task's, the hit is recorded instead, as if
  * the program had no KEYED (so no count is lost), with the VALUE records
  * its program wrote before the KEYED (a key read through an argument
@@ -399,7 +404,8 @@ struct vtice_probe_watch {
  * than one string, has ops after COUNT, SUM, MIN, MAX, HIST, LHIST or
  * KEYED, gives LHIST a width below 1, KEYED an imm other than SUM, MIN
  * or MAX (or one with the accumulator as its key and no KEY before it),
- * has a KEY that no such KEYED ends, or more than one, or has reserved bits
+ * has a KEY that no KEYED ends, more than two, or a key it does not fit as
+ * above, or has reserved bits
  * set (a base or imm on an op that takes none);
  * END (0) or the last op ends it. A program may be COUNT alone, or KEYED
  * alone with a key that is not the accumulator and no imm.
@@ -429,8 +435,8 @@ enum vtice_fetch_code {
 				   imm: 0, or SUM, MIN or MAX: the key's slot also keeps the accumulator so */
 	VTICE_FETCH_LHIST = 17,	/* as SUM: counted into its linear bucket (base: the first's low end;
 				   imm: the buckets' width) */
-	VTICE_FETCH_KEY = 18,	/* arg: VTICE_FETCH_INDEX_ARG(0, width); the accumulator so cut is the key
-				   of the KEYED that ends the program (its key VALUE, with an imm) */
+	VTICE_FETCH_KEY = 18,	/* arg: VTICE_FETCH_INDEX_ARG(0, width); the accumulator so cut is a word of
+				   the key of the KEYED that ends the program (at most two KEYs) */
 };
 
 /* What KEYED counts a hit under. */

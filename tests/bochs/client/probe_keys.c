@@ -42,12 +42,12 @@
  * (k * KEYS_STRIDE, past 32 bits from k = 16), each twice, under
  *   vtice probe 'fn:vfs_read /comm == "vtkeye"/ { @at[args->pos[0]] = count(); }
  *                fn:__x64_sys_pread64 /comm == "vtkeye"/ {
- *                  @bytes[((struct pt_regs *)arg0)->r10] = sum(((struct pt_regs *)arg0)->dx); }'
+ *                  @bytes[tid, ((struct pt_regs *)arg0)->r10] = sum(((struct pt_regs *)arg0)->dx); }'
  * (pread64's entry hands vfs_read a pointer to the offset). Root reads
  * the offset through vfs_read's argument and counts under it; at the
  * syscall's entry it reads the offset (r10) from the caller's registers,
- * sets it aside as the key (KEY), reads the count (dx) and adds it up
- * under that key. The hits of the offsets past its 32 slots come as
+ * sets it aside as the key's second word (KEY) beside the task's tid,
+ * reads the count (dx) and adds it up under that pair. The hits of the offsets past its 32 slots come as
  * records carrying what root read, counted by the console. Every offset's
  * count and bytes must be what the kernel's sys_enter_pread64 tracepoint
  * saw of it (its pos: and count: fields), some hits recorded, and the
@@ -474,7 +474,7 @@ static void keys_by_read(const char *name)
 {
 	struct keys_seen ft[KEYS_OFFSETS + 1], vt;
 	long in_root, recorded, total = 0;
-	char test[128], key[32], err[4096];
+	char test[128], key[32], pair[48], err[4096];
 	int k, first_wrong = -1;
 	pid_t probe, e;
 
@@ -486,7 +486,7 @@ static void keys_by_read(const char *name)
 	}
 	probe = keys_start("fn:vfs_read /comm == \"vtkeye\"/ { @at[args->pos[0]] = count(); }\n"
 			   "fn:__x64_sys_pread64 /comm == \"vtkeye\"/ {\n"
-			   "  @bytes[((struct pt_regs *)arg0)->r10] = sum(((struct pt_regs *)arg0)->dx); }",
+			   "  @bytes[tid, ((struct pt_regs *)arg0)->r10] = sum(((struct pt_regs *)arg0)->dx); }",
 			   "comm == \"vtkeye\"");
 	if (probe < 0) {
 		report(test, FAIL, "vtice probe or the kernel's tracepoints did not start (stderr above)");
@@ -500,12 +500,13 @@ static void keys_by_read(const char *name)
 	keys_kernel_offsets(ft);
 	for (k = 0; k < KEYS_OFFSETS; k++) {
 		snprintf(key, sizeof(key), "%lld", (long long)k * KEYS_STRIDE);
-		vt = (struct keys_seen){ keys_vtice_count("@at", key), keys_vtice_count("@bytes", key) };
+		snprintf(pair, sizeof(pair), "%d,%s", (int)e, key);	/* the child's tid: its pid, one thread */
+		vt = (struct keys_seen){ keys_vtice_count("@at", key), keys_vtice_count("@bytes", pair) };
 		total += ft[k].reads;
 		if ((vt.reads != ft[k].reads || vt.bytes != ft[k].bytes) && first_wrong < 0) {
 			first_wrong = k;
-			printf("probe-keys: offset %s: vtice %ld preads of %ld bytes, the kernel's tracepoint %ld of %ld\n",
-			       key, vt.reads, vt.bytes, ft[k].reads, ft[k].bytes);
+			printf("probe-keys: offset %s: vtice %ld preads, %ld bytes under [%s], the kernel's tracepoint %ld "
+			       "of %ld\n", key, vt.reads, vt.bytes, pair, ft[k].reads, ft[k].bytes);
 		}
 	}
 	in_root = keys_summary("\"root_counted\":");
@@ -527,8 +528,9 @@ static void keys_by_read(const char *name)
 	else
 		report(test, PASS,
 		       "%d offsets (up to %lld) each pread twice under @at[args->pos[0]] = count() at vfs_read (the key "
-		       "read by root through its pos) and @bytes[regs->r10] = sum(regs->dx) at __x64_sys_pread64 (the "
-		       "key read and set aside by root before the sum's read): every offset's preads and bytes are the kernel's sys_enter_pread64 "
+		       "read by root through its pos) and @bytes[tid, regs->r10] = sum(regs->dx) at __x64_sys_pread64 "
+		       "(the offset read and set aside by root as the key's word beside the tid, before the sum's "
+		       "read): every offset's preads and bytes are the kernel's sys_enter_pread64 "
 		       "tracepoint's; %ld hits counted in root's %d slots an address, the %ld that found none "
 		       "recorded and counted by the console",
 		       KEYS_OFFSETS, (KEYS_OFFSETS - 1) * KEYS_STRIDE, in_root, VTICE_FETCH_KEYED_SLOTS, recorded);
