@@ -51,7 +51,7 @@ struct vt_fetch_seen {
  * VALUE without KEY); with two, KEY's both (VALUE). A comm takes both
  * words: no KEY beside it.
  */
-static bool vt_fetch_keyed_keep_valid(struct vtice_fetch_op op, u32 keys)
+static bool vt_fetch_keyed_valid(struct vtice_fetch_op op, u32 keys)
 {
 	bool keeps = op.imm == VTICE_FETCH_SUM || op.imm == VTICE_FETCH_MIN || op.imm == VTICE_FETCH_MAX;
 	u32 kind = op.arg & 0xf;
@@ -124,7 +124,7 @@ static bool vt_fetch_op_valid(struct vtice_fetch_op op, struct vt_fetch_seen *se
 		return !(op.arg & 0xf) && (op.arg >> 4) < VTICE_FETCH_INDEX_WIDTHS && op.imm > 0;
 	case VTICE_FETCH_KEYED:
 		return (op.arg & 0xf) < VTICE_FETCH_KEYS && (op.arg >> 4) < VTICE_FETCH_INDEX_WIDTHS &&
-		       vt_fetch_keyed_keep_valid(op, seen->keys);
+		       vt_fetch_keyed_valid(op, seen->keys);
 	case VTICE_FETCH_KEY:
 		return !(op.arg & 0xf) && (op.arg >> 4) < VTICE_FETCH_INDEX_WIDTHS && ++seen->keys <= 2;
 	default:
