@@ -796,9 +796,11 @@ def vtice_probe_phase(fig):
     # overflowed a ring between two drains, when every fn: hit copied 2 KiB
     # of stack and every syscall of the comm was recorded; root now copies
     # the stack at vfs_write's hits alone and records the three syscalls.)
-    # Its vfs_read probe counts by key in root (qVtice:probes:keys).
+    # Its vfs_read probe counts by key in root (qVtice:probes:keys), its
+    # ksys_read probe by two (the tid, and the count root sets aside: KEY).
     syscalls = ('syscall:read /comm == "vtstubprobe"/ { @sysreads = count(); } '
                 'fn:vfs_read /comm == "vtstubprobe"/ { @byname[comm] = count(); } '
+                'fn:ksys_read /comm == "vtstubprobe"/ { @bytid[tid, arg2] = count(); } '
                 'syscall:openat /comm == "vtstubprobe"/ { printf("sysopen %s\\n", str(args->filename)); } '
                 'syscall:write /comm == "vtstubprobe"/ { exit(); }')
     # A third run (hv.stub-spin.*): the profiler through the stub, the
@@ -879,6 +881,7 @@ def vtice_probe_phase(fig):
           "@byname[comm] = count() at vfs_read through the stub, counted by key in root (qVtice:probes:keys): "
           "%s under vtstubprobe; the guest's sys_enter_read tracepoint: %s reads"
           % (byname.group(1) if byname else "nothing", figures().get("hv.stub-probe2.reads")))
+    check_stub_two_keys(text, figures().get("hv.stub-probe2.reads"))
     while "hv.stub-spin.spun" not in figures() and time.time() < deadline:
         time.sleep(1)
     check_stub_profile(text, spin_folded, figures())
@@ -953,6 +956,22 @@ def check_stub_syscalls(text, reads, ostype):
           "str(args->filename) of syscall:openat through the stub: %d lines, %d of them %s, then %s; the trap: %s"
           % (len(opens), opens.count(ostype), ostype, opens[-1] if opens else "nothing",
              "%s SYSCALL/SYSRET executed, %s recorded" % trap.groups() if trap else "no summary"))
+
+
+def check_stub_two_keys(text, reads):
+    """@bytid[tid, arg2] = count() at ksys_read through the stub, counted in
+    root under two words (the task's tid, then the count set aside by KEY):
+    every line has both parts, one tid (the script's one task), and they add
+    up to the guest's sys_enter_read tracepoint's count of the comm (each
+    read(2) calls ksys_read once)."""
+    lines = re.findall(r"^@bytid\[(\d+), (\d+)\]: (\d+)$", text, re.M)
+    total = sum(int(n) for _, _, n in lines)
+    tids = sorted(set(t for t, _, _ in lines))
+    check("vtice-probe-two-keys", reads is not None and str(total) == reads and len(tids) == 1 and
+          "at fn:ksys_read root counts the hits, counts them by key" in text,
+          "@bytid[tid, arg2] = count() at ksys_read through the stub, counted in root under two words: %d "
+          "reads in %d lines, tid %s; the guest's sys_enter_read tracepoint: %s reads"
+          % (total, len(lines), ",".join(tids) or "none", reads))
 
 
 def check_stub_profile(text, folded, fig):
