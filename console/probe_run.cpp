@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <cstring>
 #include <optional>
-#include <set>
 
 #include "messages.hpp"
 #include "output.hpp"
@@ -121,29 +120,20 @@ bool has_op(const vtice_probes &req, std::uint8_t program, std::uint8_t code)
 	return std::any_of(ops, ops + VTICE_FETCH_OPS_MAX, [code](const vtice_fetch_op &op) { return op.code == code; });
 }
 
-// A KEYED slot's key as the probe's map key, in the order the statement
-// names its parts: a comm's bytes up to the NUL root zeroed after, or
-// numbers: the task's (or the CPU's) in the slot's first word, the keys
-// root computed (KEY) in the words after it, in order.
+// A KEYED slot's key as the probe's map key: a comm's bytes up to the NUL
+// root zeroed after, or numbers, each part from the slot's word the
+// checker put it in (root_key_words).
 probes::Key key_value(const probes::Probe &probe, const vtice_probe_key &slot)
 {
-	auto kind = static_cast<probes::KeyKind>(probe.fetch.back().arg & 0xf);
 	probes::Key key;
-	if (kind == probes::KeyKind::Comm) {
+	if ((probe.fetch.back().arg & 0xf) == static_cast<int>(probes::KeyKind::Comm)) {
 		char comm[sizeof(slot.key) + 1] = {};
 		std::memcpy(comm, slot.key, sizeof(slot.key));
 		key.emplace_back(std::string(comm));
 		return key;
 	}
-	static const std::set<probes::Builtin> of_task = {probes::Builtin::Pid, probes::Builtin::Tid, probes::Builtin::Cpu};
-	std::size_t word = kind == probes::KeyKind::Value ? 0 : 1;
-	bool task_taken = kind == probes::KeyKind::Value;
-	for (const auto &part : probe.body[0].keys) {
-		bool of_the_task = !task_taken && part->kind == probes::ExprKind::Builtin && of_task.count(part->builtin);
-		task_taken = task_taken || of_the_task;
-		auto number = static_cast<std::int64_t>(slot.key[of_the_task ? 0 : std::min<std::size_t>(word++, 1)]);
-		key.emplace_back(std::in_place_type<std::int64_t>, number);
-	}
+	for (std::uint8_t word : probe.root_key_words)
+		key.emplace_back(std::in_place_type<std::int64_t>, static_cast<std::int64_t>(slot.key[word & 1]));
 	return key;
 }
 

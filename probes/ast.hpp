@@ -200,6 +200,9 @@ struct Probe {
 	bool count_in_root = false;
 	RootValue root_value = RootValue::None;	// what root keeps of OPERAND
 	RootKey root_key = RootKey::None;	// the key the console gives each address's counts
+	// root_value Keys: the word of root's KEYED slot each key part is in,
+	// in the statement's order (the task's or the CPU's first, KEY's after)
+	std::vector<std::uint8_t> root_key_words;
 	// A fn:, addr: or watch: probe that reads kstack: root copies the stack
 	// at its points' hits, and at no other probe's (the checker's)
 	bool copies_kstack = false;

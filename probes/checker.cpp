@@ -559,7 +559,9 @@ private:
 			return;
 		const Stmt &s = probe.body[0];
 		RootKey by_point = point_key(probe, s);
-		auto ending = s.keys.empty() || by_point != RootKey::None ? root_aggregation(*s.value) : root_keyed(s);
+		std::vector<std::uint8_t> key_words;
+		auto ending = s.keys.empty() || by_point != RootKey::None ? root_aggregation(*s.value)
+									  : root_keyed(s, key_words);
 		auto reads = std::find_if(probe.fetch.rbegin(), probe.fetch.rend(), [](const FetchOp &op) {
 				     return op.code == FetchCode::Keep;
 			     }).base();	// after root's tests, the body's (and predicate's) reads
@@ -573,16 +575,17 @@ private:
 		probe.count_in_root = true;
 		probe.root_value = root_value_of(probe.fetch.back().code);
 		probe.root_key = by_point;
+		probe.root_key_words = std::move(key_words);
 	}
 
 	// What follows root's tests in a program root aggregates, in place of
 	// the reads the console would have had recorded (the body's and the
-	// predicate's, with their VALUEs); ending reads its operands itself,
-	// each read then its VALUE. Root records a hit it aggregates only when
-	// a KEYED finds no slot (or no task for its key); the console then
-	// counts that record, so it must carry every read the console uses:
-	// - no KEYED: nothing is recorded, so the ending alone, without VALUEs
-	//   (a predicate's reads are root's tests already: all of it is tested);
+	// predicate's, with their VALUEs); ending reads its operands itself (a
+	// KEYED's each read then its VALUE). Root records a hit it aggregates
+	// only when a KEYED finds no slot (or no task for its key); the console
+	// then counts that record, so it must carry every read the console uses:
+	// - no KEYED: nothing is recorded, so the ending alone (a predicate's
+	//   reads are root's tests already: all of it is tested);
 	// - a KEYED whose ending records the same slots as the reads: the ending;
 	// - a KEYED after reads the ending does not make (a predicate's): the
 	//   reads, then the ending without its VALUEs (it reads again what it
@@ -600,15 +603,12 @@ private:
 		auto is_value = [](const FetchOp &op) { return op.code == FetchCode::Value; };
 		if (std::any_of(reads.begin(), reads.end(), [](const FetchOp &op) { return op.code == FetchCode::String; }))
 			return std::nullopt;
-		bool keyed = ending.back().code == FetchCode::Keyed;
-		if (keyed && slots(reads) == slots(ending))
+		if (ending.back().code != FetchCode::Keyed || slots(reads) == slots(ending))
 			return ending;
-		if (keyed && reads.size() >= ending.size() - 1 &&
+		if (reads.size() >= ending.size() - 1 &&
 		    std::equal(ending.begin(), ending.end() - 1, reads.end() - static_cast<long>(ending.size() - 1)))
 			return reads.push_back(ending.back()), reads;
 		std::erase_if(ending, is_value);
-		if (!keyed)
-			return ending;
 		reads.insert(reads.end(), ending.begin(), ending.end());
 		return reads;
 	}
@@ -656,7 +656,7 @@ private:
 		bool linear = code != kept.end() && code->second == FetchCode::Lhist;
 		if (code == kept.end() || call.kids.size() != (linear ? 4u : 1u))
 			return std::nullopt;
-		auto operand = root_operand_recorded(*call.kids[0]);
+		auto operand = root_operand(*call.kids[0]);	// never recorded: no VALUE
 		auto bounds = linear ? root_lhist_bounds(call) : std::optional<FetchOp>(FetchOp{});
 		if (!operand || !bounds)
 			return std::nullopt;
@@ -691,8 +691,9 @@ private:
 	// OPERAND's ops, and KEYED under the task's key or KEY's words, keeping
 	// OPERAND as F's op would (its imm). A count under one computed key is
 	// KEYED by the accumulator alone, with no KEY. Nothing for another key
-	// or call.
-	std::optional<std::vector<FetchOp>> root_keyed(const Stmt &s)
+	// or call. words: the slot word each key part lands in, in the
+	// statement's order (the task's first, KEY's after it).
+	std::optional<std::vector<FetchOp>> root_keyed(const Stmt &s, std::vector<std::uint8_t> &words)
 	{
 		static const std::map<std::string, FetchCode> kept = {
 			{"sum", FetchCode::Sum}, {"avg", FetchCode::Sum}, {"min", FetchCode::Min}, {"max", FetchCode::Max}};
@@ -702,13 +703,18 @@ private:
 			return std::nullopt;
 		std::optional<KeyKind> task;
 		std::vector<const Expr *> computed;
+		words.clear();
 		for (const auto &key : s.keys) {
 			auto kind = task ? std::nullopt : task_key(*key);
 			if (kind)
 				task = kind;
 			else
 				computed.push_back(key.get());
+			words.push_back(kind ? 0 : static_cast<std::uint8_t>(computed.size()));	// the task's word first
 		}
+		if (!task)
+			for (std::uint8_t &word : words)
+				word--;	// KEY's words from the first
 		if (task == KeyKind::Comm && !computed.empty())
 			return std::nullopt;	// a comm fills both words of root's key
 		std::vector<FetchOp> ops;

@@ -5,6 +5,7 @@
 // with a cycle and a union), and must run
 // over any events (any numbers, comms, times) to the end and print its maps
 // as text and JSON, within its map bound, without a fault.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -247,6 +248,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
 			std::abort();	// root counts exactly the probes whose program ends in COUNT, SUM, MIN, MAX, HIST, LHIST or KEYED
 		if (probe.root_key != pr::RootKey::None && (!probe.count_in_root || last == pr::FetchCode::Keyed))
 			std::abort();	// a key by address (func, probe) is root's count of each address, no slot
+		if (probe.root_value == pr::RootValue::Keys &&
+		    (probe.root_key_words.size() != probe.body[0].keys.size() ||
+		     std::any_of(probe.root_key_words.begin(), probe.root_key_words.end(), [](auto w) { return w > 1; })))
+			std::abort();	// each key part in one of a slot's two words
 	}
 	// The console resolves fn:NAME and watch: symbols in the running kernel; here each gets one of a few addresses.
 	for (auto &probe : program->program.probes)
