@@ -184,6 +184,7 @@ public:
 				return disarmed.error();
 			totals.hits = disarmed->hits - totals.hits;
 			totals.passed_over = disarmed->passed_over - totals.passed_over;
+			totals.root_unreadable = disarmed->unreadable;	// since ARM
 			// The probes are gone and root's tables stay until the next ARM:
 			// read after the last hit, they hold every one.
 			if (auto read = read_root_counts(); !read)

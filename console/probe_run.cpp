@@ -58,9 +58,11 @@ void report_summary(const ProbeOptions &o, const probes::Runtime &rt, const Prob
 			std::to_string(o.max_entries) + " keys: --max-entries)";
 	if (rt.stats().division_by_zero)
 		line += "; " + std::to_string(rt.stats().division_by_zero) + " divisions by zero (they gave 0)";
-	if (rt.stats().unreadable_reads)
-		line += "; " + std::to_string(rt.stats().unreadable_reads) +
-			" reads through arguments found their memory unmapped (they gave 0)";
+	std::uint64_t unreadable = rt.stats().unreadable_reads + totals.root_unreadable;
+	if (unreadable)
+		line += "; " + std::to_string(unreadable) +
+			" reads through arguments found their memory unmapped (they gave 0" +
+			(totals.root_unreadable ? ", " + std::to_string(totals.root_unreadable) + " in root" : "") + ")";
 	if (feed.stats().returns_unpaired)
 		line += "; " + std::to_string(feed.stats().returns_unpaired) +
 			" returns whose entry came before the run (no :return probe fired for them)";
@@ -83,7 +85,8 @@ void report_summary(const ProbeOptions &o, const probes::Runtime &rt, const Prob
 		    ",\"lost\":" + std::to_string(feed.decode_stats().lost) +
 		    ",\"map_updates_refused\":" + std::to_string(rt.map_updates_refused()) +
 		    ",\"division_by_zero\":" + std::to_string(rt.stats().division_by_zero) +
-		    ",\"unreadable_reads\":" + std::to_string(rt.stats().unreadable_reads) +
+		    ",\"unreadable_reads\":" + std::to_string(unreadable) +
+		    ",\"root_unreadable_reads\":" + std::to_string(totals.root_unreadable) +
 		    ",\"returns_unpaired\":" + std::to_string(feed.stats().returns_unpaired) +
 		    ",\"trap_seen\":" + std::to_string(totals.seen) + ",\"trap_recorded\":" + std::to_string(totals.recorded) +
 		    ",\"fn_probes\":" + std::to_string(totals.probes) + ",\"fn_hits\":" + std::to_string(totals.hits) +

@@ -50,6 +50,7 @@ struct RunTotals {
 	std::uint64_t hits = 0;			// their hits the hypervisor recorded
 	std::uint64_t root_counted = 0;		// their hits root counted instead (count_in_root)
 	std::uint64_t passed_over = 0;		// their hits root's filter or tests chose not to record
+	std::uint64_t root_unreadable = 0;	// values of the hits root counted that it found unmapped
 	std::uint64_t samples = 0;		// profile samples the hypervisor recorded
 };
 

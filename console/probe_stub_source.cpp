@@ -198,12 +198,16 @@ Result<void> StubProbeSource::disarm_functions(RunTotals &totals)
 	auto passed = session_.target().probe_passed_over();
 	if (!passed)
 		return passed.error();
+	auto unreadable = session_.target().probe_unreadable();	// since ARM, gone with the probes
+	if (!unreadable)
+		return unreadable.error();
 	auto hits = session_.target().disarm_probes();
 	if (!hits)
 		return hits.error();
 	armed_ = false;
 	totals.hits = *hits - totals.hits;
 	totals.passed_over = *passed - totals.passed_over;
+	totals.root_unreadable = *unreadable;
 	return {};
 }
 

@@ -72,6 +72,7 @@ Result<void> Target::arm_probes(const vtice_probes &) { return no_probes(*this);
 Result<std::uint64_t> Target::disarm_probes() { return no_probes(*this); }
 Result<std::uint64_t> Target::probe_hits() { return no_probes(*this); }
 Result<std::vector<std::uint64_t>> Target::probe_counts(bool) { return no_probes(*this); }
+Result<std::uint64_t> Target::probe_unreadable() { return no_probes(*this); }
 Result<std::vector<std::uint64_t>> Target::probe_hist(std::uint32_t) { return no_probes(*this); }
 Result<std::vector<vtice_probe_key>> Target::probe_keys(std::uint32_t) { return no_probes(*this); }
 Result<std::uint64_t> Target::probe_passed_over() { return no_probes(*this); }

@@ -191,6 +191,9 @@ public:
 	// Per armed address (the request's order): hits root counted there
 	// (COUNT, SUM) or, with sums, what SUM added up there (two's complement).
 	virtual Result<std::vector<std::uint64_t>> probe_counts(bool sums);
+	// The values the hits root counted used that a read found unmapped
+	// (they gave 0), all armed addresses together; 0 from an older stub.
+	virtual Result<std::uint64_t> probe_unreadable();
 	// What the HIST op at armed address index counted in each of its
 	// VTICE_FETCH_HIST_BUCKETS buckets.
 	virtual Result<std::vector<std::uint64_t>> probe_hist(std::uint32_t index);

@@ -696,6 +696,20 @@ Result<std::vector<std::uint64_t>> RspTarget::probe_counts(bool sums)
 	return query_numbers(sums ? "qVtice:probes:sums" : "qVtice:probes:counts");
 }
 
+// Per address in the reply, added up: an older stub's empty reply is 0.
+Result<std::uint64_t> RspTarget::probe_unreadable()
+{
+	if (!features_.probes)
+		return Target::probe_unreadable();
+	auto per_address = query_numbers("qVtice:probes:unreadable");
+	if (!per_address)
+		return per_address.error();
+	std::uint64_t total = 0;
+	for (std::uint64_t n : *per_address)
+		total += n;
+	return total;
+}
+
 Result<std::vector<std::uint64_t>> RspTarget::probe_hist(std::uint32_t index)
 {
 	if (!features_.probes)

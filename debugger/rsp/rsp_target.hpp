@@ -46,6 +46,7 @@ public:
 	Result<std::uint64_t> disarm_probes() override;
 	Result<std::uint64_t> probe_hits() override;
 	Result<std::vector<std::uint64_t>> probe_counts(bool sums) override;
+	Result<std::uint64_t> probe_unreadable() override;
 	Result<std::vector<std::uint64_t>> probe_hist(std::uint32_t index) override;
 	Result<std::vector<vtice_probe_key>> probe_keys(std::uint32_t index) override;
 	Result<std::uint64_t> probe_passed_over() override;

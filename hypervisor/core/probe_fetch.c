@@ -228,6 +228,27 @@ static bool vt_fetch_load(const struct vt_vcpu *vcpu, u64 gva, u32 bytes, u64 *o
 }
 
 /*
+ * 1 when a value the program uses (a KEEP's, a VALUE's, a KEY's or its
+ * tally's operand) came from a LOAD that faulted and was not counted at
+ * an earlier use: a counted hit's share of the console's "unreadable_reads".
+ */
+static u32 vt_fetch_use(bool readable, bool *used)
+{
+	bool first = !*used;
+
+	*used = true;
+	return first && !readable;
+}
+
+/* Whether the op that ends a counted hit takes the accumulator: as its operand, or as KEYED's key. */
+static bool vt_fetch_end_uses_acc(struct vtice_fetch_op op, u32 nkeys)
+{
+	if (op.code != VTICE_FETCH_KEYED)
+		return true;	/* SUM, MIN, MAX, HIST, LHIST */
+	return op.imm || ((op.arg & 0xf) == VTICE_FETCH_KEY_VALUE && !nkeys);
+}
+
+/*
  * The record budget is enforced here too, not only by vt_fetch_valid: the
  * group's buffer holds VTICE_FETCH_VALUES_MAX values and one string, and
  * nothing a program holds may write past it.
@@ -236,8 +257,8 @@ u32 vt_fetch_run(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 
 		 const struct vt_fetch_program *prog, struct vtice_record *recs, u32 n, struct vt_fetch_end *end)
 {
 	u64 acc = 0, keys[2] = { 0, 0 };
-	bool readable = true, string_done = false;
-	u32 i, values = 0, nkeys = 0;
+	bool readable = true, used = false, string_done = false;
+	u32 i, values = 0, nkeys = 0, unreadable = 0;
 
 	for (i = 0; i < VTICE_FETCH_OPS_MAX; i++) {
 		struct vtice_fetch_op op = vt_fetch_op(prog->ops[i]);
@@ -246,18 +267,22 @@ u32 vt_fetch_run(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 
 		case VTICE_FETCH_ARG:
 			acc = vt_call_arg(r, op.arg);
 			readable = true;
+			used = false;
 			break;
 		case VTICE_FETCH_RETVAL:
 			acc = r->rax;
 			readable = true;
+			used = false;
 			break;
 		case VTICE_FETCH_CURTASK:
 			acc = task;
 			readable = task != 0;
+			used = false;
 			break;
 		case VTICE_FETCH_REG:
 			acc = vt_fetch_reg(r, op.arg);
 			readable = true;
+			used = false;
 			break;
 		case VTICE_FETCH_ADD:
 			acc += (u64)(s64)op.imm;
@@ -268,13 +293,15 @@ u32 vt_fetch_run(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 
 		case VTICE_FETCH_KEEP:
 			if (!vt_fetch_holds(acc, op))
 				return 0;
+			unreadable += vt_fetch_use(readable, &used);
 			break;
 		case VTICE_FETCH_COUNT:
-			*end = (struct vt_fetch_end){ .op = op.code };
+			*end = (struct vt_fetch_end){ .op = op.code, .unreadable = unreadable };
 			return VT_FETCH_COUNTED;
 		case VTICE_FETCH_KEY:	/* a LOAD that faulted left 0: the key is 0, as the console's */
 			if (nkeys < 2)
 				keys[nkeys++] = vt_fetch_cut(acc, op.arg >> 4);
+			unreadable += vt_fetch_use(readable, &used);
 			break;
 		case VTICE_FETCH_SUM:	/* a LOAD that faulted left 0: it adds nothing */
 		case VTICE_FETCH_MIN:
@@ -290,16 +317,21 @@ u32 vt_fetch_run(const struct vt_vcpu *vcpu, const struct vt_guest_regs *r, u64 
 			end->key[0] = nkeys ? keys[0] : end->value;
 			end->key[1] = keys[1];
 			end->keys = nkeys;
+			if (vt_fetch_end_uses_acc(op, nkeys))
+				unreadable += vt_fetch_use(readable, &used);
+			end->unreadable = unreadable;
 			return VT_FETCH_COUNTED;
 		case VTICE_FETCH_LOAD:
 			if (readable)
 				readable = op.arg <= sizeof(acc) && vt_fetch_load(vcpu, acc, op.arg, &acc);
 			if (!readable)
 				acc = 0;
+			used = false;
 			break;
 		case VTICE_FETCH_VALUE:
 			if (values++ == VTICE_FETCH_VALUES_MAX)
 				return n;
+			unreadable += vt_fetch_use(readable, &used);
 			vt_put_data(&recs[n++], &recs[0], VTICE_SYSCALL_DATA_VALUE, acc,
 				    op.arg | (readable ? 0 : VTICE_PROBE_VALUE_UNREADABLE));
 			break;
@@ -437,6 +469,8 @@ bool vt_fetch_tally(const struct vt_fetch_end *end, struct vt_fetch_totals *t)
 		__atomic_fetch_add(&t->kept, end->value, __ATOMIC_RELAXED);	/* COUNT's value is 0 */
 		break;
 	}
+	if (end->unreadable)
+		__atomic_fetch_add(&t->unreadable, end->unreadable, __ATOMIC_RELAXED);
 	/* After the table: a reader that sees the count sees its hits in the buckets and slots. */
 	__atomic_fetch_add(&t->counted, 1, __ATOMIC_RELEASE);
 	return true;

@@ -42,6 +42,7 @@ struct vt_fetch_end {
 	u32 keys;	/* KEY ops that ran */
 	u32 records;	/* recs' n with the VALUE records the program wrote before it: a KEYED
 			   hit without a slot is recorded with them, so that the console has its key */
+	u32 unreadable;	/* values it used that a faulting LOAD left 0 (each counted once) */
 };
 
 /*
@@ -70,6 +71,7 @@ struct vt_fetch_key_slot {
 struct vt_fetch_totals {
 	u64 counted;	/* hits its program's COUNT, SUM, MIN, MAX, HIST, LHIST or KEYED counted */
 	u64 kept;	/* what its SUM added up, or the value MIN or MAX kept */
+	u64 unreadable;	/* values those hits used that a faulting LOAD left 0 */
 	u64 hist[VTICE_FETCH_HIST_BUCKETS];	/* HIST's or LHIST's hits per bucket */
 	struct vt_fetch_key_slot keys[VTICE_FETCH_KEYED_SLOTS];	/* KEYED's */
 };
@@ -91,7 +93,7 @@ u32 vt_fetch_lhist_bucket(u64 value, s64 base, u64 width);
  * address's totals: counted + 1, and kept, hist or keys as end's op says
  * (SUM adds, MIN and MAX keep the least or greatest, as signed numbers,
  * HIST and LHIST add 1 to the value's bucket, KEYED 1 to its key's slot,
- * and keeps the value there as its imm says). Safe
+ * and keeps the value there as its imm says; unreadable adds end's). Safe
  * against other CPUs' hits at the same address. False, and nothing
  * counted, when KEYED finds no slot for its key: the hit is to be
  * recorded instead.

@@ -307,7 +307,10 @@ static void vt_probe_intercept_for(enum vt_probes_owner who, bool on)
 	VT_STORE_RELEASE(vt_probes.owner, on ? who : VT_PROBES_FREE);
 }
 
-/* The total of t that op (COUNT, SUM, HIST or KEY) reads with its second argument b; false: b out of range. */
+/*
+ * The total of t that op (COUNT, SUM, HIST, KEY or UNREADABLE) reads with
+ * its second argument b; false: b out of range.
+ */
 static bool vt_probe_total(const struct vt_fetch_totals *t, u64 op, u64 b, u64 *out)
 {
 	switch (op) {
@@ -324,6 +327,9 @@ static bool vt_probe_total(const struct vt_fetch_totals *t, u64 op, u64 b, u64 *
 	case VTICE_VMCALL_PROBE_SUM:
 		*out = VT_READ_ONCE(t->kept);
 		return true;
+	case VTICE_VMCALL_PROBE_UNREADABLE:
+		*out = VT_READ_ONCE(t->unreadable);
+		return true;
 	default:
 		*out = VT_LOAD_ACQUIRE(t->counted);	/* the tables read after hold these hits */
 		return true;
@@ -333,7 +339,8 @@ static bool vt_probe_total(const struct vt_fetch_totals *t, u64 op, u64 b, u64 *
 /*
  * What point index (in ADD's order) counted in root, as op asks: its hits
  * (COUNT), what its SUM added up or its MIN or MAX kept (SUM), its HIST's
- * hits in bucket b (HIST), or a KEYED slot's count or key (KEY).
+ * hits in bucket b (HIST), a KEYED slot's count or key (KEY), or the
+ * values its counted hits found unreadable (UNREADABLE).
  */
 static u64 vt_probe_count(u64 op, u64 index, u64 b, u64 *out)
 {
@@ -355,7 +362,7 @@ static u64 vt_probe_op(enum vt_probes_owner who, u64 op, u64 a, u64 b, u64 c, u6
 
 	*out = vt_probe_hits(op == VTICE_VMCALL_PROBE_PASSED);
 	if (op == VTICE_VMCALL_PROBE_COUNT || op == VTICE_VMCALL_PROBE_SUM || op == VTICE_VMCALL_PROBE_HIST ||
-	    op == VTICE_VMCALL_PROBE_KEY)
+	    op == VTICE_VMCALL_PROBE_KEY || op == VTICE_VMCALL_PROBE_UNREADABLE)
 		return vt_probe_count(op, a, b, out);	/* reading, anyone's */
 	if (op == VTICE_VMCALL_PROBE_PASSED)
 		return VTICE_VMCALL_OK;

@@ -258,10 +258,12 @@ static void vt_probes_removed(struct vt_rsp *r, struct vt_rsp_cursor *c)
 		vt_rsp_put_hex(r, r->ops->probe_removed(r->ctx));
 }
 
-/* Each address's count or sum, in ADD's order: at most VTICE_PROBES_MAX of 16 digits fit a reply. */
-static void vt_probes_counts(struct vt_rsp *r, bool sums)
+/*
+ * Each address's count, sum or unreadable reads (op: VTICE_VMCALL_PROBE_COUNT,
+ * _SUM or _UNREADABLE), in ADD's order: at most VTICE_PROBES_MAX of 16 digits fit a reply.
+ */
+static void vt_probes_counts(struct vt_rsp *r, u32 op)
 {
-	u32 op = sums ? VTICE_VMCALL_PROBE_SUM : VTICE_VMCALL_PROBE_COUNT;
 	u64 count;
 	u32 i;
 
@@ -407,9 +409,11 @@ bool vt_rsp_probes(struct vt_rsp *r, struct vt_rsp_cursor *c)
 	else if (vt_rsp_prefix(c, "qVtice:probes:keys:"))
 		vt_probes_keys(r, c);
 	else if (vt_rsp_prefix(c, "qVtice:probes:counts"))
-		vt_rsp_at_end(c) ? vt_probes_counts(r, false) : vt_rsp_error(r, 0x16);
+		vt_rsp_at_end(c) ? vt_probes_counts(r, VTICE_VMCALL_PROBE_COUNT) : vt_rsp_error(r, 0x16);
 	else if (vt_rsp_prefix(c, "qVtice:probes:sums"))
-		vt_rsp_at_end(c) ? vt_probes_counts(r, true) : vt_rsp_error(r, 0x16);
+		vt_rsp_at_end(c) ? vt_probes_counts(r, VTICE_VMCALL_PROBE_SUM) : vt_rsp_error(r, 0x16);
+	else if (vt_rsp_prefix(c, "qVtice:probes:unreadable"))
+		vt_rsp_at_end(c) ? vt_probes_counts(r, VTICE_VMCALL_PROBE_UNREADABLE) : vt_rsp_error(r, 0x16);
 	else if (vt_rsp_prefix(c, "qVtice:probes:removed"))
 		vt_probes_removed(r, c);
 	else if (vt_rsp_prefix(c, "qVtice:probes:passed"))

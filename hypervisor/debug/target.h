@@ -125,10 +125,11 @@ struct vt_dbg_target_ops {
 	u64 (*probe_removed)(void *ctx);
 	/*
 	 * What probe address index (ADD's order) counted in root, as op
-	 * (VTICE_VMCALL_PROBE_COUNT, _SUM, _HIST or _KEY) asks: the hits its
-	 * program counted, what its SUM added up or MIN or MAX kept, its
-	 * HIST's hits in bucket b, or KEYED's slot b & 0xff's count or key
-	 * word (b >> 8, vmcall.h); false past the last, or b out of range.
+	 * (VTICE_VMCALL_PROBE_COUNT, _SUM, _HIST, _KEY or _UNREADABLE) asks:
+	 * the hits its program counted, what its SUM added up or MIN or MAX
+	 * kept, its HIST's hits in bucket b, KEYED's slot b & 0xff's count or
+	 * key word (b >> 8, vmcall.h), or the values those hits found
+	 * unreadable; false past the last, or b out of range.
 	 */
 	bool (*probe_count)(void *ctx, u32 op, u32 index, u32 b, u64 *count);
 	u64 (*tsc_khz)(void *ctx);	/* the rate of the TSC the records carry */

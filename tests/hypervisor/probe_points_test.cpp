@@ -944,6 +944,59 @@ TEST_F(ProbePoints, KeyedByTwoWordsHoldsBothInItsSlot)
 	EXPECT_EQ(slot(1, 2), (std::array<uint64_t, 4>{2, 0, 3, 3}));
 }
 
+// The console counts each read a hit's values found unmapped (they give
+// 0: "unreadable_reads"); for the hits root counts and the console never
+// sees, root counts them per address: each read once, whether a KEEP, a
+// VALUE, a KEY or the tally used it, and none for a hit a KEEP passed over
+// or that is recorded after all (its VALUE records carry the marks).
+TEST_F(ProbePoints, RootCountsTheUnmappedReadsOfTheHitsItCountsOnceEach)
+{
+	constexpr uint64_t kData = 0xffff888000200000ull, kDataPa = 0x600000, kUnmapped = 0x1000;
+	start();
+	map_page(kData, kDataPa);
+	const uint64_t at_two = fn + 0x40, at_keep = fn + 0x80;
+	for (uint64_t a : {fn, at_two, at_keep})
+		put_code(a, {0x0f, 0x1f, 0x44, 0x00, 0x00});
+	ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_INTERCEPT, 1), VTICE_VMCALL_OK);
+	// @[*arg0] = count(): the read is the VALUE and the key.
+	load_program(0, {op(VTICE_FETCH_ARG, 0), op(VTICE_FETCH_LOAD, 8), op(VTICE_FETCH_VALUE, 0),
+			 op(VTICE_FETCH_KEYED)});
+	// @[*arg0] = sum(*arg1): two reads, a KEY's and the operand.
+	load_program(1, {op(VTICE_FETCH_ARG, 0), op(VTICE_FETCH_LOAD, 8), op(VTICE_FETCH_KEY),
+			 op(VTICE_FETCH_ARG, 1), op(VTICE_FETCH_LOAD, 8),
+			 op(VTICE_FETCH_KEYED, VTICE_FETCH_KEY_VALUE, VTICE_FETCH_SUM)});
+	// /*arg0 == 0/ { @ = sum(arg2); }: the predicate's read.
+	load_program(2, {op(VTICE_FETCH_ARG, 0), op(VTICE_FETCH_LOAD, 8),
+			 op(VTICE_FETCH_KEEP, VTICE_FETCH_INDEX_ARG(VTICE_FETCH_EQ, VTICE_FETCH_INDEX_64), 0),
+			 op(VTICE_FETCH_ARG, 2), op(VTICE_FETCH_SUM)});
+	uint64_t program = 1;
+	for (uint64_t a : {fn, at_two, at_keep})
+		ASSERT_EQ(vmcall(VTICE_VMCALL_PROBE_ADD, a, gpa_of(a), program++), VTICE_VMCALL_OK);
+	const uint64_t five = 5;
+	pages.put(kDataPa, &five, sizeof(five));
+	auto hit_all = [&](uint64_t rdi, uint64_t rsi) {
+		regs.rdi = rdi;
+		regs.rsi = rsi;
+		regs.rdx = 1;
+		for (uint64_t a : {fn, at_two, at_keep})
+			EXPECT_EQ(hit(a), VT_HOOK_HANDLED);
+	};
+	hit_all(kUnmapped, kUnmapped);	// every read faults
+	hit_all(kData, kUnmapped);	// *arg0 reads 5: the predicate fails, arg1's read faults
+	hit_all(kData, kData);		// nothing faults
+	EXPECT_TRUE(records().empty());
+	auto total = [&](uint64_t op_, uint64_t index) {
+		EXPECT_EQ(vmcall(op_, index), VTICE_VMCALL_OK);
+		return regs.rdx;
+	};
+	EXPECT_EQ(total(VTICE_VMCALL_PROBE_COUNT, 0), 3u);
+	EXPECT_EQ(total(VTICE_VMCALL_PROBE_UNREADABLE, 0), 1u) << "one read, used twice, counted once";
+	EXPECT_EQ(total(VTICE_VMCALL_PROBE_UNREADABLE, 1), 2u + 1u) << "both reads, then arg1's";
+	EXPECT_EQ(total(VTICE_VMCALL_PROBE_COUNT, 2), 1u) << "the faulted read is 0: the predicate held once";
+	EXPECT_EQ(total(VTICE_VMCALL_PROBE_UNREADABLE, 2), 1u) << "the predicate's read, not the passed over hits'";
+	EXPECT_EQ(vmcall(VTICE_VMCALL_PROBE_UNREADABLE, 3), (uint64_t)VTICE_VMCALL_EINVAL) << "no fourth address";
+}
+
 // Root runs only what it checked: a program is refused at ADD unless it
 // starts with ARG, RETVAL, CURTASK or REG and every op's argument, size and slot is in range, no
 // slot is written twice and there is at most one string.

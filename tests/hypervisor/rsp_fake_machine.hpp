@@ -53,6 +53,7 @@ public:
 	uint64_t probe_hits = 0, probe_passed_over = 0, probes_removed = 0;
 	std::vector<uint64_t> probe_counts;	// per address, COUNT's hits
 	std::vector<uint64_t> probe_sums;	// per address, SUM's sums (as many as probe_counts)
+	std::vector<uint64_t> probe_unreadable;	// per address, reads its counted hits found unmapped
 	std::vector<std::array<uint64_t, VTICE_FETCH_HIST_BUCKETS>> probe_hists;	// per address, HIST's buckets
 	std::vector<std::array<vtice_probe_key, VTICE_FETCH_KEYED_SLOTS>> probe_keys;	// per address, KEYED's slots
 	std::deque<vtice_record> ring[kCpus];
@@ -225,7 +226,9 @@ inline const vt_dbg_target_ops FakeMachine::ops = {
 							   ? &m->probe_keys[index][b & 0xff] : nullptr;
 			u32 part = b >> 8;
 			*count = !s ? 0 : part == 0 ? s->count : part == 3 ? s->value : s->key[part - 1];
-		} else
+		} else if (op == VTICE_VMCALL_PROBE_UNREADABLE)
+			*count = m->probe_unreadable.at(index);
+		else
 			*count = op == VTICE_VMCALL_PROBE_SUM ? m->probe_sums.at(index) : m->probe_counts[index];
 		return true;
 	},

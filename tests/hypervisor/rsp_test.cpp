@@ -687,6 +687,15 @@ TEST_F(RspProbes, SumsComeBackPerAddressApartFromTheCounts)
 	EXPECT_EQ(ask("qVtice:probes:sums:1"), "+" + frame("E16"));
 }
 
+TEST_F(RspProbes, UnreadableReadsComeBackPerAddressApartFromTheCounts)
+{
+	m.probe_counts = {3, 4};
+	m.probe_unreadable = {0, 4};
+	EXPECT_EQ(ask("qVtice:probes:unreadable"), "+" + frame("0,4"));
+	EXPECT_EQ(ask("qVtice:probes:counts"), "+" + frame("3,4"));
+	EXPECT_EQ(ask("qVtice:probes:unreadable:0"), "+" + frame("E16"));
+}
+
 TEST_F(RspProbes, HistBucketsComeBackForOneAddressAllOfThem)
 {
 	m.probe_counts = {3, 4};

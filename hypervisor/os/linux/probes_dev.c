@@ -432,24 +432,27 @@ void vt_probes_modules_unwatch(void)
 
 /*
  * What each armed address's COUNT or SUM op counted and summed (ADD's
- * order: the request's); after DISARM, what they had counted when the
- * probes went.
+ * order: the request's), and the reads those hits found unreadable; after
+ * DISARM, what they had counted when the probes went.
  */
 static void vt_probes_counts(struct vtice_probes *req)
 {
 	u32 i;
-	u64 count, sum;
+	u64 count, sum, unreadable;
 
 	memset(req->counted, 0, sizeof(req->counted));
 	memset(req->summed, 0, sizeof(req->summed));
+	req->unreadable = 0;
 	if (req->op == VTICE_PROBES_ARM)
 		return;
 	for (i = 0; i < VTICE_PROBES_MAX; i++) {
 		if (vt_probes_vmcall(VTICE_VMCALL_PROBE_COUNT, i, 0, 0, &count) ||
-		    vt_probes_vmcall(VTICE_VMCALL_PROBE_SUM, i, 0, 0, &sum))
+		    vt_probes_vmcall(VTICE_VMCALL_PROBE_SUM, i, 0, 0, &sum) ||
+		    vt_probes_vmcall(VTICE_VMCALL_PROBE_UNREADABLE, i, 0, 0, &unreadable))
 			break;	/* past the last address: RDX is not a count */
 		req->counted[i] = count;
 		req->summed[i] = (s64)sum;
+		req->unreadable += unreadable;
 	}
 }
 

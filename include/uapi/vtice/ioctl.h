@@ -522,6 +522,8 @@ struct vtice_probes {
 	__u64 stack_points;		/* in (ARM): bit i: addrs[i]'s hits copy stack_bytes of stack */
 	__u32 stack_watches;		/* in (ARM): bit i: watch[i]'s hits do; other bits 0 */
 	__u32 reserved;			/* 0 */
+	__u64 unreadable;		/* out (QUERY, DISARM): all addresses' counted hits' values a
+					   LOAD found unmapped (they gave 0), since ARM */
 };
 
 /*
@@ -623,7 +625,7 @@ VTICE_UAPI_ASSERT(sizeof(struct vtice_path_trace) == 80, "vtice_path_trace layou
 VTICE_UAPI_ASSERT(sizeof(struct vtice_lbr_entry) == 24, "vtice_lbr_entry layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_lbr) == 72 + 24 * VTICE_LBR_MAX, "vtice_lbr layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_fetch_op) == 8, "vtice_fetch_op layout");
-VTICE_UAPI_ASSERT(sizeof(struct vtice_probes) == 88 + 25 * VTICE_PROBES_MAX + 16 * VTICE_PROBE_WATCHES_MAX +
+VTICE_UAPI_ASSERT(sizeof(struct vtice_probes) == 96 + 25 * VTICE_PROBES_MAX + 16 * VTICE_PROBE_WATCHES_MAX +
 			  8 * VTICE_FETCH_PROGRAMS_MAX * VTICE_FETCH_OPS_MAX,
 		  "vtice_probes layout");
 VTICE_UAPI_ASSERT(sizeof(struct vtice_profile) == 56, "vtice_profile layout");

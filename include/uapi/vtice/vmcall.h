@@ -170,6 +170,13 @@ enum vtice_vmcall_probe_op {
 	 * count it; else RDX = 0.
 	 */
 	VTICE_VMCALL_PROBE_LEAVE = 13,
+	/*
+	 * R8 = an address's place in ADD's order: RDX = the values its
+	 * program's counted hits used that a LOAD found unmapped (they gave
+	 * 0; each read counted once a hit), the console's "unreadable_reads"
+	 * for the hits it never sees.
+	 */
+	VTICE_VMCALL_PROBE_UNREADABLE = 14,
 };
 
 /*

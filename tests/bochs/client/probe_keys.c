@@ -52,6 +52,13 @@
  * count and bytes must be what the kernel's sys_enter_pread64 tracepoint
  * saw of it (its pos: and count: fields), some hits recorded, and the
  * armed line must say root counts them, and sums them, by key.
+ *
+ * NAME-unreadable: reads that fault in root. A child named vtkeyf makes
+ * KEYS_READS_F one-byte reads under
+ *   vtice probe 'fn:ksys_read /comm == "vtkeyf"/ { @pos[comm] = sum(((struct file *)arg2)->f_pos); }'
+ * (arg2, the count, is no pointer: the read faults). Root counts every
+ * hit, so the summary's unreadable_reads, one a hit, can only come from
+ * root's own count of them.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -80,6 +87,7 @@
 #define KEYS_WRITES_D	12
 #define KEYS_OFFSETS	40	/* more than VTICE_FETCH_KEYED_SLOTS */
 #define KEYS_STRIDE	0x10000001LL
+#define KEYS_READS_F	25
 
 /* A child named comm: makes reads reads of size bytes of /dev/zero, then exits. */
 static pid_t keys_reader(const char *comm, int reads, size_t size)
@@ -536,6 +544,59 @@ static void keys_by_read(const char *name)
 		       KEYS_OFFSETS, (KEYS_OFFSETS - 1) * KEYS_STRIDE, in_root, VTICE_FETCH_KEYED_SLOTS, recorded);
 }
 
+/*
+ * @pos[comm] = sum(((struct file *)arg2)->f_pos) at ksys_read: arg2 is the
+ * read's count (1), so each hit's read faults (page 0 is never mapped) and
+ * gives 0. Root counts and sums the hits, so the console sees none of
+ * them: the summary's unreadable_reads must still be one a read, counted
+ * by root (root_unreadable_reads), against the tracepoint's reads.
+ */
+static void keys_unreadable(const char *name)
+{
+	struct keys_seen ft;
+	long sum, in_root, recorded, unreadable, in_root_unreadable;
+	char test[128], err[4096], said[96];
+	pid_t probe, f;
+
+	snprintf(test, sizeof(test), "%s-unreadable", name);
+	probe = keys_start("fn:ksys_read /comm == \"vtkeyf\"/ { @pos[comm] = sum(((struct file *)arg2)->f_pos); }",
+			   "comm == \"vtkeyf\"");
+	if (probe < 0) {
+		report(test, FAIL, "vtice probe or the kernel's tracepoint did not start (stderr above)");
+		return;
+	}
+	f = keys_reader("vtkeyf", KEYS_READS_F, 1);
+	waitpid(f, NULL, 0);
+	keys_stop(probe);
+	ft = keys_kernel_seen("vtkeyf", "sys_read(");
+	sum = keys_vtice_count("@pos", "\"vtkeyf\"");
+	in_root = keys_summary("\"root_counted\":");
+	recorded = keys_summary("\"fn_hits\":");
+	unreadable = keys_summary("\"unreadable_reads\":");
+	in_root_unreadable = keys_summary("\"root_unreadable_reads\":");
+	read_text(KEYS_ERR, err, sizeof(err));
+	snprintf(said, sizeof(said), "%ld reads through arguments found their memory unmapped (they gave 0, %ld in root)",
+		 ft.reads, ft.reads);
+	printf("probe-keys: the kernel's tracepoint: vtkeyf %ld reads; vtice: @pos %ld, %ld counted in root, %ld "
+	       "recorded, %ld unreadable reads (%ld in root)\n", ft.reads, sum, in_root, recorded, unreadable,
+	       in_root_unreadable);
+	if (ft.reads != KEYS_READS_F)
+		report(test, FAIL, "the oracle saw %ld reads of vtkeyf, the child made %d", ft.reads, KEYS_READS_F);
+	else if (in_root != ft.reads || recorded)
+		report(test, FAIL, "%ld hits counted in root and %ld recorded, of %ld: root should count them all",
+		       in_root, recorded, ft.reads);
+	else if (sum != 0)
+		report(test, FAIL, "@pos[vtkeyf] is %ld: a read that faults gives 0", sum);
+	else if (unreadable != ft.reads || in_root_unreadable != ft.reads || !strstr(err, said))
+		report(test, FAIL, "the summary counts %ld unreadable reads (%ld in root), not the %ld hits' one each, or "
+		       "does not say '%s'", unreadable, in_root_unreadable, ft.reads, said);
+	else
+		report(test, PASS,
+		       "@pos[comm] = sum(((struct file *)arg2)->f_pos) at ksys_read, whose read faults at every hit: "
+		       "root counted the %ld hits the kernel's tracepoint saw, summed 0, and the summary counts %ld "
+		       "reads found unmapped, all in root", in_root, unreadable);
+}
+
 int cmd_probe_keys(int argc, char **argv)
 {
 	(void)argc;
@@ -545,5 +606,6 @@ int cmd_probe_keys(int argc, char **argv)
 	keys_past_slots(argv[0]);
 	keys_by_function(argv[0]);
 	keys_by_read(argv[0]);
+	keys_unreadable(argv[0]);
 	return 0;
 }

@@ -797,10 +797,15 @@ def vtice_probe_phase(fig):
     # of stack and every syscall of the comm was recorded; root now copies
     # the stack at vfs_write's hits alone and records the three syscalls.)
     # Its vfs_read probe counts by key in root (qVtice:probes:keys), its
-    # ksys_read probe by two (the tid, and the count root sets aside: KEY).
+    # ksys_read probe by two (the tid, and the count root sets aside: KEY),
+    # and its __x64_sys_read probe sums a read that faults at every hit (the
+    # count taken for a file's address), counted by root
+    # (qVtice:probes:unreadable).
     syscalls = ('syscall:read /comm == "vtstubprobe"/ { @sysreads = count(); } '
                 'fn:vfs_read /comm == "vtstubprobe"/ { @byname[comm] = count(); } '
                 'fn:ksys_read /comm == "vtstubprobe"/ { @bytid[tid, arg2] = count(); } '
+                'fn:__x64_sys_read /comm == "vtstubprobe"/ { '
+                '@badpos[comm] = sum(((struct file *)((struct pt_regs *)arg0)->dx)->f_pos); } '
                 'syscall:openat /comm == "vtstubprobe"/ { printf("sysopen %s\\n", str(args->filename)); } '
                 'syscall:write /comm == "vtstubprobe"/ { exit(); }')
     # A third run (hv.stub-spin.*): the profiler through the stub, the
@@ -882,6 +887,7 @@ def vtice_probe_phase(fig):
           "%s under vtstubprobe; the guest's sys_enter_read tracepoint: %s reads"
           % (byname.group(1) if byname else "nothing", figures().get("hv.stub-probe2.reads")))
     check_stub_two_keys(text, figures().get("hv.stub-probe2.reads"))
+    check_stub_unreadable(text, figures().get("hv.stub-probe2.reads"))
     while "hv.stub-spin.spun" not in figures() and time.time() < deadline:
         time.sleep(1)
     check_stub_profile(text, spin_folded, figures())
@@ -972,6 +978,22 @@ def check_stub_two_keys(text, reads):
           "@bytid[tid, arg2] = count() at ksys_read through the stub, counted in root under two words: %d "
           "reads in %d lines, tid %s; the guest's sys_enter_read tracepoint: %s reads"
           % (total, len(lines), ",".join(tids) or "none", reads))
+
+
+def check_stub_unreadable(text, reads):
+    """@badpos[comm] = sum() of a read that faults at every hit of
+    __x64_sys_read through the stub: root counts and sums every hit (0),
+    so the run's summary can count the reads found unmapped only from
+    root's count (qVtice:probes:unreadable): one a read(2), the guest's
+    sys_enter_read tracepoint's count of the comm."""
+    said = re.findall(r"; (\d+) reads through arguments found their memory unmapped \(they gave 0, (\d+) in root\)",
+                      text)
+    badpos = re.search(r"^@badpos\[vtstubprobe\]: (-?\d+)$", text, re.M)
+    check("vtice-probe-unreadable", reads is not None and said == [(reads, reads)] and badpos is not None and
+          badpos.group(1) == "0",
+          "a read through __x64_sys_read's regs->dx, faulting at every hit, summed in root through the stub: "
+          "@badpos %s; the summaries count %s unreadable reads (total, in root); the guest's sys_enter_read "
+          "tracepoint: %s reads" % (badpos.group(1) if badpos else "missing", said or "no", reads))
 
 
 def check_stub_profile(text, folded, fig):
