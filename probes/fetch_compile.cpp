@@ -200,24 +200,68 @@ private:
 		return member(e, target, 0);
 	}
 
-	// An index root computes: SOURCE, SOURCE + N, N + SOURCE or SOURCE - N
-	// (N a number as written). Root multiplies the source by the element's
-	// size; N's elements are a constant it adds with the other offsets.
+	// An index root computes: a sum of sources (an argument, a register or
+	// retval), each times a number, plus or minus numbers, as written
+	// (arg2, arg2 + 1, 2 * arg1 + arg2 - 3). Root adds each source times
+	// its number of elements' size (INDEX); the constant's elements go in
+	// with the other offsets. A source's number is at least 1: INDEX
+	// multiplies by a positive size.
 	struct ComputedIndex {
-		const Expr *source;
-		std::int64_t constant;
+		std::vector<std::pair<const Expr *, std::int64_t>> sources;	// source, times
+		std::int64_t constant = 0;
 	};
 
-	static ComputedIndex computed_index(const Expr &at)
+	// The terms of at, each scaled by times (within 2^31 either way, so
+	// nothing overflows on the way); an error at the first term root does not add.
+	Result<void> index_terms(const Expr &at, std::int64_t times, ComputedIndex &out)
 	{
-		if (at.kind == ExprKind::Binary && (at.text == "+" || at.text == "-")) {
-			const Expr &left = *at.kids[0], &right = *at.kids[1];
-			if (right.kind == ExprKind::Int && right.number != std::numeric_limits<std::int64_t>::min())
-				return {&left, at.text == "+" ? right.number : -right.number};
-			if (at.text == "+" && left.kind == ExprKind::Int)
-				return {&right, left.number};
+		constexpr std::int64_t kMax = std::numeric_limits<std::int32_t>::max();
+		auto scaled = [&](const Expr &number) -> Result<std::int64_t> {
+			std::int64_t n = number.number;
+			if (n > kMax || n < -kMax || n * times > kMax || n * times < -kMax)
+				return error_at(number.pos, "index term " + std::to_string(n) +
+							    (times == 1 ? "" : " times " + std::to_string(times)) +
+							    " is more than 2 GiB away: root adds at most 2 GiB");
+			return n * times;
+		};
+		if (at.kind == ExprKind::Int) {
+			auto n = scaled(at);
+			if (!n)
+				return n.error();
+			out.constant += *n;
+			return {};
 		}
-		return {&at, 0};
+		if (at.kind == ExprKind::Binary && (at.text == "+" || at.text == "-")) {
+			if (auto ok = index_terms(*at.kids[0], times, out); !ok)
+				return ok;
+			return index_terms(*at.kids[1], at.text == "+" ? times : -times, out);
+		}
+		if (at.kind == ExprKind::Binary && at.text == "*") {
+			const Expr &left = *at.kids[0], &right = *at.kids[1];
+			const Expr *number = right.kind == ExprKind::Int ? &right : left.kind == ExprKind::Int ? &left : nullptr;
+			if (number) {
+				auto n = scaled(*number);
+				if (!n)
+					return n.error();
+				return index_terms(number == &right ? left : right, *n, out);
+			}
+		}
+		if (!is_index_source(at))
+			return error_at(at.pos, "an index root computes at the hit adds up arguments, registers and "
+						"retval, each times a number, plus or minus numbers, as in [arg2], "
+						"[args->n - 1] or [2 * arg1 + reg(\"rcx\")]; root does no other arithmetic "
+						"on it");
+		if (times < 1)
+			return error_at(at.pos, "root adds " + at.text + " times a positive number of elements, not " +
+						std::to_string(times) + ": subtract numbers, not registers");
+		out.sources.emplace_back(&at, times);
+		return {};
+	}
+
+	static bool is_index_source(const Expr &e)
+	{
+		return e.kind == ExprKind::Builtin &&
+		       (e.builtin == Builtin::Arg || e.builtin == Builtin::Reg || e.builtin == Builtin::Retval);
 	}
 
 	// a[i]: an element of an array field, in place; or p[i]: the i-th
@@ -229,21 +273,17 @@ private:
 		if (!base)
 			return base;
 		const Expr &at = *e.kids[1];
-		std::optional<std::uint8_t> computed;
-		std::int64_t constant = 0;
+		std::optional<ComputedIndex> computed;
 		if (at.kind != ExprKind::Int) {
-			ComputedIndex ci = computed_index(at);
-			auto source = index_source(*ci.source);
-			if (!source)
-				return source.error();
-			computed = *source;
-			constant = ci.constant;
+			computed.emplace();
+			if (auto ok = index_terms(at, 1, *computed); !ok)
+				return ok.error();
 		}
 		auto i = static_cast<std::uint64_t>(at.number);
 		if (base->in_memory) {
 			if (auto a = types_.array(base->type_id)) {
 				if (computed)
-					return computed_element(e, base->offset, a->element, *computed, constant);
+					return computed_element(e, base->offset, a->element, *computed);
 				if (a->count && i >= a->count)
 					return error_at(e.pos, "index " + std::to_string(i) + " is past the end of " +
 							       types_.name(base->type_id));
@@ -260,7 +300,7 @@ private:
 					       describe(*base) + (base->type_id && !pointee ? "" : ": cast it first"));
 		if (auto ok = load(*base, e.pos); !ok)
 			return ok.error();
-		return computed ? computed_element(e, 0, target, *computed, constant) : element(e, 0, target, i);
+		return computed ? computed_element(e, 0, target, *computed) : element(e, 0, target, i);
 	}
 
 	// An index root reads at the hit: INDEX's arg, the register that holds
@@ -268,13 +308,7 @@ private:
 	Result<std::uint8_t> index_source(const Expr &i)
 	{
 		auto mark = ops_.size();
-		auto p = i.kind == ExprKind::Builtin && (i.builtin == Builtin::Arg || i.builtin == Builtin::Reg ||
-							  i.builtin == Builtin::Retval)
-				 ? place(i)
-				 : Result<Place>(error_at(i.pos, "an index root computes at the hit is an argument, a "
-								 "register or retval, plus or minus a number, as in "
-								 "[arg2], [args->n - 1] or [reg(\"rcx\")]; root does "
-								 "no other arithmetic on it"));
+		auto p = place(i);	// an argument, a register or retval (index_terms)
 		if (!p)
 			return p.error();
 		FetchOp start = ops_.back();	// the Arg, Reg or Retval place() put there
@@ -304,23 +338,33 @@ private:
 		return width_of(s->bytes, s->is_signed);
 	}
 
-	// base plus constant elements, then root's source elements.
-	Result<Place> computed_element(const Expr &e, std::int64_t base, std::uint32_t type, std::uint8_t source,
-				       std::int64_t constant)
+	// base plus constant elements, then each source's elements (INDEX by
+	// the source's register, times its number of elements' size).
+	Result<Place> computed_element(const Expr &e, std::int64_t base, std::uint32_t type, const ComputedIndex &ci)
 	{
 		constexpr std::int64_t kMax = std::numeric_limits<std::int32_t>::max();
 		auto size = types_.size(type);
 		if (!size)
 			return error_at(e.pos, "elements of " + types_.name(type) + " have no size to index by");
+		auto elements = static_cast<std::int64_t>(*size);
 		if (*size > static_cast<std::uint64_t>(kMax))
 			return error_at(e.pos, "elements of " + types_.name(type) + " are over 2 GiB: root multiplies "
 					       "by at most 2 GiB");
-		if (constant > kMax / static_cast<std::int64_t>(*size) || constant < -kMax / static_cast<std::int64_t>(*size))
-			return error_at(e.pos, "index offset " + std::to_string(constant) + " is more than 2 GiB away: "
+		if (ci.constant > kMax / elements || ci.constant < -kMax / elements)
+			return error_at(e.pos, "index offset " + std::to_string(ci.constant) + " is more than 2 GiB away: "
 					       "root adds at most 2 GiB");
-		if (auto ok = add(base + constant * static_cast<std::int64_t>(*size), e.pos); !ok)
+		if (auto ok = add(base + ci.constant * elements, e.pos); !ok)
 			return ok.error();
-		ops_.push_back({FetchCode::Index, source, static_cast<std::int32_t>(*size)});
+		for (const auto &[source, times] : ci.sources) {
+			if (times > kMax / elements)
+				return error_at(source->pos, source->text + " times " + std::to_string(times) + " elements of " +
+							     types_.name(type) + " is over 2 GiB: root multiplies by at most "
+							     "2 GiB");
+			auto reg = index_source(*source);
+			if (!reg)
+				return reg.error();
+			ops_.push_back({FetchCode::Index, *reg, static_cast<std::int32_t>(times * elements)});
+		}
 		return Place{true, 0, type, 0};
 	}
 

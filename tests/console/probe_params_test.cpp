@@ -373,6 +373,23 @@ TEST(ProbeTypedReads, AComputedIndexIsItsRegisterCutToItsTypeTimesTheElementSize
 						{FetchCode::Load, 8, 0}, {FetchCode::Add, 0, f_flags->first}, flags_load,
 						{FetchCode::Value, 0, 0}}));
 
+		// Sources times numbers, added up: one INDEX each, by its register
+		// times its number of elements; the numbers' elements one ADD.
+		auto by_sum = k.compile("fn:do_sys_openat2 { @ = ((struct file *)reg(\"rbx\"))"
+					"[2 * args->dfd + reg(\"rcx\") * 3 - 1].f_flags; }");
+		EXPECT_EQ(by_sum.program.probes.at(0).fetch,
+			  (std::vector<FetchOp>{{FetchCode::Reg, 7, 0},
+						{FetchCode::Add, 0, -static_cast<std::int32_t>(*file_size)},
+						{FetchCode::Index, index_arg(0, width_of(openat2[0])), 2 * *file_size},
+						{FetchCode::Index, index_arg(3, IndexWidth::Full), 3 * *file_size},	// RCX
+						{FetchCode::Add, 0, f_flags->first}, flags_load, {FetchCode::Value, 0, 0}}));
+		auto by_group = k.compile("fn:do_sys_openat2 { @ = ((struct file *)reg(\"rbx\"))[(args->dfd + 1) * 2].f_flags; }");
+		EXPECT_EQ(by_group.program.probes.at(0).fetch,
+			  (std::vector<FetchOp>{{FetchCode::Reg, 7, 0},
+						{FetchCode::Add, 0, 2 * static_cast<std::int32_t>(*file_size)},
+						{FetchCode::Index, index_arg(0, width_of(openat2[0])), 2 * *file_size},
+						{FetchCode::Add, 0, f_flags->first}, flags_load, {FetchCode::Value, 0, 0}}));
+
 		// vfs_read returns ssize_t: the whole of RAX.
 		auto by_retval = k.compile("fn:vfs_read:return { @ = ((struct file *)reg(\"rbx\"))[retval].f_flags; }");
 		EXPECT_EQ(by_retval.program.probes.at(0).fetch,
@@ -471,9 +488,17 @@ TEST(ProbeTypedReads, RefusalsNameThePlace)
 	     "root reads the general registers at a hit, not reg(\"rip\")");
 	says("addr:vfs_read+4 { @ = reg(\"rdi\")->f_flags; }", "through reg(\"rdi\"), which BTF does not type: cast it");
 	says("addr:vfs_read+4, fn:vfs_read { @ = curtask->pid; }", "all addr: (through reg())");
-	says("fn:vfs_read { @ = args->file[arg2 * 2].f_flags; }",
-	     "1:35: error: an index root computes at the hit is an argument, a register or retval, plus or minus a number");
-	says("fn:vfs_read { @ = args->file[1 - arg2].f_flags; }", "plus or minus a number");
+	says("fn:vfs_read { @ = args->file[arg2 * arg2].f_flags; }",
+	     "1:35: error: an index root computes at the hit adds up arguments, registers and retval, each times a "
+	     "number, plus or minus numbers");
+	says("fn:vfs_read { @ = args->file[arg2 / 2].f_flags; }", "root does no other arithmetic on it");
+	says("fn:vfs_read { @ = args->file[1 - arg2].f_flags; }",
+	     "1:34: error: root adds arg2 times a positive number of elements, not -1");
+	says("fn:vfs_read { @ = args->file[arg2 * 0].f_flags; }", "not 0");
+	says("fn:vfs_read { @ = args->file[arg2 * 65536 * 65536].f_flags; }",
+	     "1:37: error: index term 65536 times 65536 is more than 2 GiB away");
+	says("fn:vfs_read { @ = args->file[arg2 * 100000000].f_flags; }",
+	     "arg2 times 100000000 elements of struct file is over 2 GiB");
 	says("fn:vfs_read { @ = args->file[arg2 + 100000000].f_flags; }", "is more than 2 GiB away");
 	says("fn:vfs_read { @ = args->file[args->buf].f_flags; }", "args->buf is char *, not an integer to index by");
 	says("fn:vfs_read { @ = args->file[retval].f_flags; }", "retval exists only at a return");

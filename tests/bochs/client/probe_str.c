@@ -642,14 +642,18 @@ int cmd_probe_addr(int argc, char **argv)
  * the file the child read:
  *   vtice probe 'fn:ksys_read /comm == "vtfd"/ {
  *                printf("%d %s\n", arg0, str(curtask->files->fdt->fd[arg0]->f_path.dentry->d_name.name)); }'
+ * and the same file through an index root adds up from two registers,
+ * one times a number, and a constant (each read's count is 64, so it is
+ * arg0 again), child vtfd2:
+ *   ... fd[(arg2 - 64) * 3 + arg0] ...
  */
 int cmd_probe_fetch(int argc, char **argv)
 {
 	static const char *const keys[] = { " flags=", " mode=" };
 	const char *name = argv[0];
 	long kernel[2 * MAX_PATHS], vt[2 * MAX_PATHS];
-	char names[256] = "", opened_names[256] = "", fd_names[256] = "";
-	struct paths read, opened, task, by_fd;
+	char names[256] = "", opened_names[256] = "", fd_names[256] = "", sum_names[256] = "";
+	struct paths read, opened, task, by_fd, by_sum;
 	int nk, nv, i;
 
 	(void)argc;
@@ -711,12 +715,23 @@ int cmd_probe_fetch(int argc, char **argv)
 	if (strcmp(fd_names, READ_NAMES))
 		return report(name, FAIL, "curtask->files->fdt->fd[arg0] at ksys_read: vtice '%s', the files read '%s'",
 			      fd_names, READ_NAMES);
+	if (vtice_strings_of("vtfd2", "fn:ksys_read /comm == \"vtfd2\"/ { printf(\"%d %s\\n\", arg0, "
+				      "str(curtask->files->fdt->fd[(arg2 - 64) * 3 + arg0]->f_path.dentry->d_name.name)); }",
+			     1, read_paths_once, &by_sum))
+		return report(name, FAIL, "vtice probe (fd[(arg2 - 64) * 3 + arg0]) failed (its stderr is above)");
+	for (i = 0; i < by_sum.n; i++)
+		snprintf(sum_names + strlen(sum_names), sizeof(sum_names) - strlen(sum_names), "%s%s", i ? " " : "",
+			 by_sum.p[i]);
+	if (strcmp(sum_names, READ_NAMES))
+		return report(name, FAIL, "fd[(arg2 - 64) * 3 + arg0] at ksys_read (each read's count 64): vtice '%s', the "
+			      "files read '%s'", sum_names, READ_NAMES);
 	return report(name, PASS, "%d opens' how->flags and how->mode as the kernel's kprobe fetched them (flags "
 		      "%#lx); %d reads' file names through file->f_path.dentry->d_name.name: %s (d_iname[0] their "
 		      "first bytes); at do_filp_open's returns, retval->f_path.dentry->d_name.name: %s; curtask's "
 		      "tgid, real_parent->tgid (%d) and comm: the child's; the fd table's fd[arg0] at ksys_read "
-		      "(fds %ld..%ld): %s", nk, kernel[0], read.n, names, opened_names, (int)getpid(), by_fd.dfd[0],
-		      by_fd.dfd[by_fd.n - 1], fd_names);
+		      "(fds %ld..%ld): %s; fd[(arg2 - 64) * 3 + arg0] (two registers, the count 64): %s", nk,
+		      kernel[0], read.n, names, opened_names, (int)getpid(), by_fd.dfd[0], by_fd.dfd[by_fd.n - 1],
+		      fd_names, sum_names);
 }
 
 /*
