@@ -15,7 +15,7 @@
 #include <utility>
 
 #include "session.hpp"
-#include "target.hpp"
+#include "single_thread_target.hpp"
 #include "trace/block_tracer.hpp"
 
 using namespace vtice::dbg;
@@ -44,7 +44,7 @@ std::vector<std::uint8_t> program()
 	return code;
 }
 
-class RunningTarget final : public Target {
+class RunningTarget final : public fake::SingleThreadTarget {
 public:
 	// What the test sets: each JE/JNE's outcome in the order they run, the
 	// address whose next step runs nothing, the run that an interrupt stops.
@@ -57,19 +57,9 @@ public:
 	std::vector<std::pair<std::uint64_t, std::uint64_t>> taken;
 	std::uint64_t executed = 0;
 
-	RunningTarget() : code_(program())
-	{
-		const char *names[] = {"rsp", "rip"};
-		for (unsigned i = 0; i < 2; ++i)
-			layout_.registers.push_back({names[i], i, 64u, i * 8, "general", "int64"});
-		layout_.g_size = 16;
-		layout_.architecture = "i386:x86-64";
-		write_stack(kSp, kReturn);
-	}
+	RunningTarget() : SingleThreadTarget({{"rsp", 64}, {"rip", 64}}), code_(program()) { write_stack(kSp, kReturn); }
 
 	std::string describe() const override { return "running target"; }
-	const RegisterLayout &layout() const override { return layout_; }
-	const TargetFeatures &features() const override { return features_; }
 	Result<RegisterValues> read_registers() override
 	{
 		RegisterValues values;
@@ -141,13 +131,7 @@ public:
 		stopped_ = false;
 		return std::optional<StopEvent>(StopEvent{.signal = 5});
 	}
-	Result<void> interrupt() override { return {}; }
 	Result<StopEvent> query_stop() override { return StopEvent{.signal = 5}; }
-	Result<std::vector<int>> threads() override { return std::vector<int>{1}; }
-	Result<void> select_thread(int) override { return {}; }
-	int selected_thread() const override { return 1; }
-	Result<std::string> monitor(const std::string &) override { return std::string(); }
-	Result<void> detach() override { return {}; }
 
 private:
 	std::uint8_t at(std::uint64_t address) const { return code_.at(address - kCode); }
@@ -208,8 +192,6 @@ private:
 	std::uint64_t pc_ = kF, sp_ = kSp, saved_pc_ = 0, saved_sp_ = 0;
 	bool stopped_ = false, in_irq_ = false;
 	int runs_ = 0;
-	RegisterLayout layout_;
-	TargetFeatures features_;
 };
 
 struct Traced {

@@ -14,11 +14,11 @@
 #include <tuple>
 #include <vector>
 
-#include "target.hpp"
+#include "single_thread_target.hpp"
 
 namespace vtice::dbg::fake {
 
-class ScriptedTarget final : public Target {
+class ScriptedTarget final : public SingleThreadTarget {
 public:
 	static constexpr std::uint64_t kCode = 0xffffffff81000000ull;
 	static constexpr std::uint64_t kCodeSize = 0x1000;
@@ -33,13 +33,8 @@ public:
 		std::uint64_t address = 0;
 	};
 
-	ScriptedTarget()
+	ScriptedTarget() : SingleThreadTarget({{"rax", 64}, {"rdi", 64}, {"rsp", 64}, {"rip", 64}, {"eflags", 32}})
 	{
-		const char *names[] = {"rax", "rdi", "rsp", "rip", "eflags"};
-		for (unsigned i = 0; i < 5; ++i)
-			layout_.registers.push_back({names[i], i, i == 4 ? 32u : 64u, i * 8, "general", "int64"});
-		layout_.g_size = 40;
-		layout_.architecture = "i386:x86-64";
 		regs_[2] = 0xffffc90000010000ull;
 		regs_[3] = kCode;
 		regs_[4] = 0x246;
@@ -51,8 +46,6 @@ public:
 	std::vector<std::uintptr_t> continue_frames;
 
 	std::string describe() const override { return "scripted target"; }
-	const RegisterLayout &layout() const override { return layout_; }
-	const TargetFeatures &features() const override { return features_; }
 
 	Result<RegisterValues> read_registers() override
 	{
@@ -120,12 +113,7 @@ public:
 		pending_.reset();
 		return event;
 	}
-	Result<void> interrupt() override { return {}; }
 	Result<StopEvent> query_stop() override { return StopEvent{.signal = 5}; }
-	Result<std::vector<int>> threads() override { return std::vector<int>{1}; }
-	Result<void> select_thread(int) override { return {}; }
-	int selected_thread() const override { return 1; }
-	Result<std::string> monitor(const std::string &) override { return std::string(); }
 	Result<void> detach() override
 	{
 		detaches++;
@@ -161,8 +149,6 @@ private:
 		return event;
 	}
 
-	RegisterLayout layout_;
-	TargetFeatures features_;
 	std::uint64_t regs_[5] = {};
 	std::set<std::tuple<BreakKind, std::uint64_t, unsigned>> inserted_;
 	std::optional<StopEvent> pending_;
