@@ -725,13 +725,12 @@ int cmd_probe_fetch(int argc, char **argv)
 	if (strcmp(sum_names, READ_NAMES))
 		return report(name, FAIL, "fd[(arg2 - 64) * 3 + arg0] at ksys_read (each read's count 64): vtice '%s', the "
 			      "files read '%s'", sum_names, READ_NAMES);
-	return report(name, PASS, "%d opens' how->flags and how->mode as the kernel's kprobe fetched them (flags "
-		      "%#lx); %d reads' file names through file->f_path.dentry->d_name.name: %s (d_iname[0] their "
-		      "first bytes); at do_filp_open's returns, retval->f_path.dentry->d_name.name: %s; curtask's "
-		      "tgid, real_parent->tgid (%d) and comm: the child's; the fd table's fd[arg0] at ksys_read "
-		      "(fds %ld..%ld): %s; fd[(arg2 - 64) * 3 + arg0] (two registers, the count 64): %s", nk,
-		      kernel[0], read.n, names, opened_names, (int)getpid(), by_fd.dfd[0], by_fd.dfd[by_fd.n - 1],
-		      fd_names, sum_names);
+	return report(name, PASS, "%d opens' how->flags, how->mode as the kernel's kprobe fetched them (flags %#lx); "
+		      "%d reads' names through file->f_path.dentry->d_name.name: %s (d_iname[0] their first "
+		      "bytes); retval->...->d_name.name at do_filp_open's returns: %s; curtask's tgid, "
+		      "real_parent->tgid (%d), comm: the child's; fd[arg0] at ksys_read (fds %ld..%ld): %s; "
+		      "fd[(arg2 - 64) * 3 + arg0]: %s", nk, kernel[0], read.n, names, opened_names, (int)getpid(),
+		      by_fd.dfd[0], by_fd.dfd[by_fd.n - 1], fd_names, sum_names);
 }
 
 /*
