@@ -39,7 +39,7 @@ enum class ExprKind {
 	Member,		// kids[0]->member (text "->") or kids[0].member (text ".")
 	Cast,		// (member *)kids[0]: member is "struct NAME" or "union NAME"
 	Index,		// kids[0][kids[1]]: an array's element, or one a pointer points to (kids[1] an Int,
-			// or an argument, a register or retval: an index root computes at the hit)
+			// or arguments, registers and retval times numbers: an index root computes at the hit)
 };
 
 struct Expr {

@@ -231,6 +231,8 @@ private:
 			out.constant += *n;
 			return {};
 		}
+		if (at.kind == ExprKind::Unary && at.text == "-")	// -N, or -arg2 (refused below)
+			return index_terms(*at.kids[0], -times, out);
 		if (at.kind == ExprKind::Binary && (at.text == "+" || at.text == "-")) {
 			if (auto ok = index_terms(*at.kids[0], times, out); !ok)
 				return ok;

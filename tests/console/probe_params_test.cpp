@@ -383,6 +383,13 @@ TEST(ProbeTypedReads, AComputedIndexIsItsRegisterCutToItsTypeTimesTheElementSize
 						{FetchCode::Index, index_arg(0, width_of(openat2[0])), 2 * *file_size},
 						{FetchCode::Index, index_arg(3, IndexWidth::Full), 3 * *file_size},	// RCX
 						{FetchCode::Add, 0, f_flags->first}, flags_load, {FetchCode::Value, 0, 0}}));
+		auto by_negative = k.compile("fn:do_sys_openat2 { @ = ((struct file *)reg(\"rbx\"))[args->dfd + -2].f_flags; }");
+		EXPECT_EQ(by_negative.program.probes.at(0).fetch,
+			  (std::vector<FetchOp>{{FetchCode::Reg, 7, 0},
+						{FetchCode::Add, 0, -2 * static_cast<std::int32_t>(*file_size)},
+						{FetchCode::Index, index_arg(0, width_of(openat2[0])), *file_size},
+						{FetchCode::Add, 0, f_flags->first}, flags_load, {FetchCode::Value, 0, 0}}))
+			<< "a negative number as written, unary minus";
 		auto by_group = k.compile("fn:do_sys_openat2 { @ = ((struct file *)reg(\"rbx\"))[(args->dfd + 1) * 2].f_flags; }");
 		EXPECT_EQ(by_group.program.probes.at(0).fetch,
 			  (std::vector<FetchOp>{{FetchCode::Reg, 7, 0},
@@ -495,6 +502,7 @@ TEST(ProbeTypedReads, RefusalsNameThePlace)
 	says("fn:vfs_read { @ = args->file[1 - arg2].f_flags; }",
 	     "1:34: error: root adds arg2 times a positive number of elements, not -1");
 	says("fn:vfs_read { @ = args->file[arg2 * 0].f_flags; }", "not 0");
+	says("fn:vfs_read { @ = args->file[-arg2 + 1].f_flags; }", "times a positive number of elements, not -1");
 	says("fn:vfs_read { @ = args->file[arg2 * 65536 * 65536].f_flags; }",
 	     "1:37: error: index term 65536 times 65536 is more than 2 GiB away");
 	says("fn:vfs_read { @ = args->file[arg2 * 100000000].f_flags; }",
