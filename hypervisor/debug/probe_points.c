@@ -309,7 +309,7 @@ static void vt_probe_intercept_for(enum vt_probes_owner who, bool on)
 
 /*
  * The total of t that op (COUNT, SUM, HIST, KEY or UNREADABLE) reads with
- * its second argument b; false: b out of range.
+ * its second argument b; false: b out of range, or op reads no total.
  */
 static bool vt_probe_total(const struct vt_fetch_totals *t, u64 op, u64 b, u64 *out)
 {
@@ -330,9 +330,11 @@ static bool vt_probe_total(const struct vt_fetch_totals *t, u64 op, u64 b, u64 *
 	case VTICE_VMCALL_PROBE_UNREADABLE:
 		*out = VT_READ_ONCE(t->unreadable);
 		return true;
-	default:
+	case VTICE_VMCALL_PROBE_COUNT:
 		*out = VT_LOAD_ACQUIRE(t->counted);	/* the tables read after hold these hits */
 		return true;
+	default:
+		return false;
 	}
 }
 
