@@ -93,6 +93,12 @@ enum vt_exit_action vt_handle_vmcall(struct vt_exit *exit)
 			vt_inject_ud(exit);
 		return VT_EXIT_RESUME;
 	}
+	/*
+	 * The key does not go back in RCX: left there, the next interrupt's
+	 * entry would push it onto a kernel stack, whose page outlives it
+	 * (a scan of RAM after a stealth load found one copy, hv.stealth-key).
+	 */
+	r->rcx = 0;
 	switch (r->rax) {
 	case VTICE_VMCALL_PING:
 		out = VTICE_VMCALL_PONG;

@@ -49,6 +49,7 @@ TEST_F(Vmcall, KernelWithKeyIsHonoured)
 	EXPECT_EQ(r.rax, (uint64_t)VTICE_VMCALL_OK);
 	EXPECT_EQ(r.rdx, VTICE_VMCALL_PONG);
 	EXPECT_EQ(r.rbx, 0xb0b0u);
+	EXPECT_EQ(r.rcx, 0u) << "the key does not stay in a register the kernel may push onto a stack";
 	EXPECT_EQ(cpu().vmcs[GUEST_RIP], 0x1003u);
 }
 
@@ -228,6 +229,7 @@ TEST_F(Vmcall, UserFunctionsGoToTheDebugger)
 	vt_hv_set_callbacks(&hv, &kUser);
 	vt_guest_regs r = call(VTICE_VMCALL_USER_BASE + 1, hv.key);
 	EXPECT_EQ(r.rdx, 2u * (VTICE_VMCALL_USER_BASE + 1));
+	EXPECT_EQ(r.rcx, 0u) << "nor after the debugger's functions";
 	guest_user_mode();
 	r = call(VTICE_VMCALL_USER_BASE + 1, hv.key);
 	EXPECT_EQ(entry_event(), kInjectUD) << "the callback never sees unauthenticated calls";

@@ -7,7 +7,8 @@
  *   RCX = the per-load random key (known only to the module; never exported)
  *   RDX, R8, R9, R10 = arguments
  * returns
- *   RAX = 0 or a negative VTICE_VMCALL_E* status, RDX = result value
+ *   RAX = 0 or a negative VTICE_VMCALL_E* status, RDX = result value,
+ *   RCX = 0 (the key is not left in a register the kernel may save)
  *
  * A VMCALL from CPL > 0 (guest SS.DPL != 0), from outside 64-bit mode, or
  * with a wrong key gets #UD injected and nothing else happens: to anyone
