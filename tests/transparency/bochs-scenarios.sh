@@ -138,10 +138,21 @@ transparency_bare_for_stub() {
 		/tmp/user-probe.bare
 }
 
+# $1's bare answer to alias observation $2 is $3.
+transparency_alias_fault() {
+	local got
+	got=$(dmesg_after "${transparency_mark:-0}" | sed -n "s/.*vtice_probe: bare alias $1 $2 //p")
+	[ "$got" = "$3" ] && return
+	echo "VTICE-TRANSPARENCY alias $1 $2 '$got', want '$3'"
+	return 1
+}
+
 # The prober's read-only aliases of the peek pages in its bare run, held
 # against the oracle: the bytes the detector read through the kernel's own
 # address (/tmp/detect.bare, detect_bare_for_stub), and the SDM's #PF for a
-# write through a read-only PTE, CR2 the byte's address.
+# write through a read-only PTE, CR2 the byte's address; for 8 bytes read
+# or written across the page's end into vmap's guard page, CR2 the guard
+# page's first byte, 4 past the access.
 transparency_alias_check() {
 	local addr want got bad=0
 	for addr in ${1//,/ }; do
@@ -150,12 +161,12 @@ transparency_alias_check() {
 		got=$(dmesg_after "${transparency_mark:-0}" | sed -n "s/.*vtice_probe: bare alias $addr read //p")
 		[ -n "$want" ] && [ "$got" = "$want" ] ||
 			{ bad=$((bad + 1)); echo "VTICE-TRANSPARENCY alias $addr read '$got', its own address '$want'"; }
-		got=$(dmesg_after "${transparency_mark:-0}" | sed -n "s/.*vtice_probe: bare alias $addr write //p")
-		[ "$got" = "fault 14 cr2 +0" ] ||
-			{ bad=$((bad + 1)); echo "VTICE-TRANSPARENCY alias $addr write '$got', want 'fault 14 cr2 +0'"; }
+		transparency_alias_fault "$addr" write "fault 14 cr2 +0" || bad=$((bad + 1))
+		transparency_alias_fault "$addr" straddle-read "fault 14 cr2 +4" || bad=$((bad + 1))
+		transparency_alias_fault "$addr" straddle-write "fault 14 cr2 +4" || bad=$((bad + 1))
 	done
 	if [ "$bad" = 0 ]; then
-		result hv.transparency-alias PASS "each peek page read through a read-only alias as through its address; a write there: #PF, CR2 the byte"
+		result hv.transparency-alias PASS "each peek page read through a read-only alias as through its address; a write there: #PF, CR2 the byte; 8 bytes across its end: #PF, CR2 the next page"
 	else
 		result hv.transparency-alias FAIL "$bad alias answers not as the kernel's own address and the SDM say"
 	fi
@@ -210,6 +221,43 @@ transparency_debug_events_check() {
 	fi
 }
 
+# The bare CPL-3 run's IRETQ answers (user_probe.c), held against IRET's
+# pseudocode in the SDM (Vol. 2A): a same-privilege return loads TF and AC
+# from the frame but neither IOPL nor IF at CPL 3 (RFLAGS at the landing:
+# the frame's ZF and PF, IF, bit 1); TF traps after the first instruction
+# at the target, in compatibility mode too (CS 0x23 there, and its marker
+# and CS where it runs free); #GP at the IRETQ (RIP 2 bytes before the
+# landing) with the selector as the error code for a CS or SS of RPL 0, 0
+# for a null CS and for a non-canonical RIP. Each kind the program drew
+# must give this one answer, so the bare run is an oracle for these rows,
+# not only the same answer twice.
+transparency_user_iret_check() {
+	local kind want got bad=0 kinds=0
+	while read -r kind want; do
+		got=$(sed -n "s/^[0-9]* iret $kind //p" /tmp/user-probe.bare | sort -u)
+		kinds=$((kinds + 1))
+		[ "$got" = "$want" ] && continue
+		bad=$((bad + 1))
+		echo "VTICE-TRANSPARENCY iret $kind: '$got', want '$want'"
+	done <<-'EOF'
+	same 0x246,0
+	tf sig=5 code=2 trap=1 err=0 rip=+1 cs=0x33
+	iopl-if 0x246,0
+	ac 0x40246,0
+	compat 0x230023cafe,0
+	compat-tf sig=5 code=2 trap=1 err=0 rip=+5 cs=0x23
+	cs-rpl0 sig=11 code=128 trap=13 err=0x10 rip=-2 cs=0x33
+	cs-null sig=11 code=128 trap=13 err=0 rip=-2 cs=0x33
+	ss-rpl0 sig=11 code=128 trap=13 err=0x18 rip=-2 cs=0x33
+	noncanonical sig=11 code=128 trap=13 err=0 rip=-2 cs=0x33
+	EOF
+	if [ "$bad" = 0 ]; then
+		result hv.transparency-user-iret PASS "IRETQ at CPL 3 bare, $kinds kinds of frame: as the SDM's IRET says"
+	else
+		result hv.transparency-user-iret FAIL "$bad of $kinds kinds of IRETQ frame not as the SDM says"
+	fi
+}
+
 scenario_hvtransparency() {
 	local probe=/lib/vtice/vtice_probe.ko run
 	[ "$loaded" = 0 ] || rmmod_vtice
@@ -228,6 +276,7 @@ scenario_hvtransparency() {
 	transparency_debug_events_check
 	$T user-probe hv.transparency-user-run-bare "$TRANSPARENCY_SEED" "$TRANSPARENCY_USER_COUNT" \
 		/tmp/user-probe.bare
+	transparency_user_iret_check
 	if [ "$TRANSPARENCY_SELF_CHECKS" = 1 ]; then
 		# The oracle against itself: a bare state must show no difference.
 		transparency_state bare

@@ -32,6 +32,12 @@
 #define CHUNK		64
 #define EFLAGS_TF	0x100ull
 #define EFLAGS_AC	0x40000ull
+#define EFLAGS_IF	0x200ull
+#define EFLAGS_IOPL	0x3000ull
+/* Linux's GDT (arch/x86/include/asm/segment.h): a ring-0 CS and DS, the 32-bit user CS */
+#define KERNEL_CS	0x10
+#define KERNEL_DS	0x18
+#define USER32_CS	0x23
 
 /*
  * Not SYSCALL with TF: in Bochs 3.0 its single-step trap lands on the
@@ -39,11 +45,11 @@
  * 6.12); the fake CPU's SyscallTrap tests cover vtice's side.
  */
 enum user_kind {
-	U_CPUID, U_INT_N, U_INSN, U_PUSHF_AC, U_POPF_TF, U_ALIGN_AC, U_HWBP, U_KINDS
+	U_CPUID, U_INT_N, U_INSN, U_PUSHF_AC, U_POPF_TF, U_ALIGN_AC, U_HWBP, U_IRET, U_KINDS
 };
 
 static const char *const kind_names[U_KINDS] = {
-	"cpuid", "int", "insn", "pushf-ac", "popf-tf", "align-ac", "hwbp",
+	"cpuid", "int", "insn", "pushf-ac", "popf-tf", "align-ac", "hwbp", "iret",
 };
 
 /*
@@ -61,6 +67,79 @@ enum hwbp_kind { HWBP_EXEC, HWBP_WRITE, HWBP_RW, HWBP_KINDS };
 void hwbp_target(void);
 __asm__(".pushsection .text\n\t.type hwbp_target, @function\nhwbp_target:\n\tnop\n\tret\n.popsection");
 static uint64_t hwbp_cell;
+
+/*
+ * U_IRET: IRETQ at CPL 3 through a frame the program builds (SDM Vol. 2A,
+ * IRET: a return to the same privilege level, or a fault on the frame's
+ * selectors or RIP). iret_probe(cs, ss, flags_xor, rip, rsp) pushes SS,
+ * RSP, its RFLAGS with flags_xor applied, CS and RIP (iret_landing if 0;
+ * its own RSP if 0) and runs IRETQ. At iret_landing it returns RFLAGS as
+ * IRETQ left them (AC cleared again before C runs). iret_compat is 32-bit
+ * code for CS 0x23 (compatibility mode): it returns, through a far return
+ * to 64-bit code, its marker and the CS it ran with. Compatibility mode
+ * pushes through ESP, so that frame's RSP is a stack below 4 GiB, as the
+ * 32-bit absolute address of iret_back64 needs this binary (static, not
+ * PIE) to be.
+ */
+enum iret_kind {
+	IRET_SAME, IRET_TF, IRET_IOPL_IF, IRET_AC, IRET_COMPAT, IRET_COMPAT_TF, IRET_CS_RPL0,
+	IRET_CS_NULL, IRET_SS_RPL0, IRET_NONCANONICAL, IRET_KINDS
+};
+
+static const char *const iret_names[IRET_KINDS] = {
+	"same", "tf", "iopl-if", "ac", "compat", "compat-tf", "cs-rpl0", "cs-null", "ss-rpl0",
+	"noncanonical",
+};
+
+uint64_t iret_probe(uint64_t cs, uint64_t ss, uint64_t flags_xor, uint64_t rip, uint64_t rsp);
+void iret_landing(void);
+void iret_compat(void);
+uint64_t iret_saved_rsp;
+__asm__(".pushsection .text\n"
+	".globl iret_probe, iret_landing, iret_compat\n"
+	"iret_probe:\n\t"
+	"pushq %rbx\n\t"			/* a 32-bit mode keeps no upper halves (SDM Vol. 1 3.4.1.1) */
+	"pushq %rbp\n\t"
+	"movq %rsp, iret_saved_rsp(%rip)\n\t"
+	"testq %r8, %r8\n\t"
+	"cmovzq %rsp, %r8\n\t"
+	"pushq %rsi\n\t"			/* SS */
+	"pushq %r8\n\t"			/* RSP */
+	"pushfq\n\t"
+	"xorq %rdx, (%rsp)\n\t"		/* RFLAGS */
+	"pushq %rdi\n\t"			/* CS */
+	"leaq iret_landing(%rip), %rax\n\t"
+	"testq %rcx, %rcx\n\t"
+	"cmovnzq %rcx, %rax\n\t"
+	"pushq %rax\n\t"			/* RIP */
+	"iretq\n"
+	"iret_landing:\n\t"
+	"nop\n\t"
+	"pushfq\n\t"
+	"popq %rax\n\t"
+	"pushq %rax\n\t"
+	"andq $~0x40000, (%rsp)\n\t"
+	"popfq\n\t"
+	"jmp iret_return\n\t"
+	".code32\n"
+	"iret_compat:\n\t"
+	"movl $0x23cafe, %eax\n\t"
+	"movw %cs, %dx\n\t"
+	"pushl $0x33\n\t"
+	"pushl $iret_back64\n\t"
+	"lret\n\t"
+	".code64\n"
+	"iret_back64:\n\t"
+	"movl %eax, %eax\n\t"		/* the upper halves are undefined after compatibility mode */
+	"movzwl %dx, %edx\n\t"
+	"shlq $32, %rdx\n\t"
+	"orq %rdx, %rax\n"
+	"iret_return:\n\t"
+	"movq iret_saved_rsp(%rip), %rsp\n\t"
+	"popq %rbp\n\t"
+	"popq %rbx\n\t"
+	"ret\n"
+	".popsection");
 
 /* Instructions a program may try, each with RET after it on the stub page. */
 static const struct {
@@ -86,7 +165,7 @@ static const struct {
 static sigjmp_buf back;
 static volatile struct {
 	int sig, code;
-	long long trap, err, rip;
+	long long trap, err, rip, cs;
 } caught;
 static unsigned char *stub;	/* one executable page */
 
@@ -101,6 +180,7 @@ static void on_signal(int sig, siginfo_t *si, void *ctx)
 	caught.trap = uc->uc_mcontext.gregs[REG_TRAPNO];
 	caught.err = uc->uc_mcontext.gregs[REG_ERR];
 	caught.rip = uc->uc_mcontext.gregs[REG_RIP];
+	caught.cs = uc->uc_mcontext.gregs[REG_CSGSFS] & 0xffff;
 	siglongjmp(back, 1);
 }
 
@@ -206,6 +286,37 @@ static void observe_hwbp(uint32_t which, uint64_t out[2], long long *code_at)
 }
 
 /*
+ * IRETQ through the frame `which` names; out[0] RFLAGS at the landing, or
+ * the marker and CS from 32-bit code. Where it raises a signal, the result
+ * adds where RIP was from the frame's target, and CS.
+ */
+static void observe_iret(uint32_t which, uint64_t out[2], long long *code_at)
+{
+	static uint64_t low_stack[8192] __attribute__((aligned(16)));	/* a signal frame fits */
+	uint64_t cs, ss, flags_xor = 0, rip = 0, rsp = 0;
+
+	__asm__("movq %%cs, %0; movq %%ss, %1" : "=r"(cs), "=r"(ss));
+	switch (which) {
+	case IRET_TF: flags_xor = EFLAGS_TF; break;
+	case IRET_IOPL_IF: flags_xor = EFLAGS_IOPL | EFLAGS_IF; break;	/* CPL 3 changes neither */
+	case IRET_AC: flags_xor = EFLAGS_AC; break;
+	case IRET_COMPAT_TF: flags_xor = EFLAGS_TF; /* fall through */
+	case IRET_COMPAT:
+		cs = USER32_CS;
+		rip = (uint64_t)(uintptr_t)iret_compat;
+		rsp = (uint64_t)(uintptr_t)&low_stack[8192 - 2];
+		break;
+	case IRET_CS_RPL0: cs = KERNEL_CS; break;
+	case IRET_CS_NULL: cs = 0; break;
+	case IRET_SS_RPL0: ss = KERNEL_DS; break;
+	case IRET_NONCANONICAL: rip = 0x8000000000000000ull; break;
+	}
+	*code_at = (long long)(rip && which != IRET_NONCANONICAL ? rip : (uint64_t)(uintptr_t)iret_landing);
+	caught.rip = *code_at;
+	out[0] = iret_probe(cs, ss, flags_xor, rip, rsp);
+}
+
+/*
  * Every CPU's debug registers as any breakpoint of this program leaves
  * them: one on hwbp_target installed on each CPU (the kernel writes DR0
  * and DR7 as it schedules the event in), then removed. The kernel keeps
@@ -254,6 +365,7 @@ static void observe(int kind, uint32_t arg, uint32_t sub, uint64_t out[2], long 
 	case U_POPF_TF: observe_popf_tf(); break;
 	case U_ALIGN_AC: observe_align_ac(); break;
 	case U_HWBP: observe_hwbp(arg, out, code_at); break;
+	case U_IRET: observe_iret(arg, out, code_at); break;
 	}
 }
 
@@ -265,8 +377,8 @@ static void pick(uint64_t seed, uint64_t i, int *kind, uint32_t *arg, uint32_t *
 	uint64_t r = mix(seed ^ mix(i));
 
 	*sub = 0;
-	*kind = (int)(r % 100 < 30 ? U_CPUID : r % 100 < 50 ? U_INT_N : r % 100 < 82 ? U_INSN :
-		      U_PUSHF_AC + (int)((r >> 8) % 4));
+	*kind = (int)(r % 100 < 30 ? U_CPUID : r % 100 < 50 ? U_INT_N : r % 100 < 78 ? U_INSN :
+		      r % 100 < 88 ? U_IRET : U_PUSHF_AC + (int)((r >> 8) % 4));
 	r >>= 16;
 	if (*kind == U_CPUID) {
 		*arg = leaves[r % (sizeof(leaves) / sizeof(leaves[0]))];
@@ -279,6 +391,8 @@ static void pick(uint64_t seed, uint64_t i, int *kind, uint32_t *arg, uint32_t *
 		*arg = (uint32_t)(r % NR_INSNS);
 	} else if (*kind == U_HWBP) {
 		*arg = (uint32_t)(r % HWBP_KINDS);
+	} else if (*kind == U_IRET) {
+		*arg = (uint32_t)(r % IRET_KINDS);
 	} else {
 		*arg = 0;
 	}
@@ -291,8 +405,10 @@ static void print_result(FILE *out, int kind, const uint64_t v[2], long long cod
 			caught.trap, caught.err);
 	else
 		fprintf(out, "%#llx,%#llx", (unsigned long long)v[0], (unsigned long long)v[1]);
-	if (kind == U_HWBP)
+	if (kind == U_HWBP || (kind == U_IRET && caught.sig))
 		fprintf(out, " rip=%+lld", caught.rip - code_at);
+	if (kind == U_IRET && caught.sig)
+		fprintf(out, " cs=%#llx", caught.cs);
 	fputc('\n', out);
 }
 
@@ -335,8 +451,8 @@ int cmd_user_probe(int argc, char **argv)
 		if (!sigsetjmp(back, 1))
 			observe(kind, arg, sub, v, &code_at);
 		fprintf(out, "%llu %s %s ", i, kind_names[kind],
-			kind == U_INSN ? insns[arg].name : "");
-		if (kind != U_INSN)
+			kind == U_INSN ? insns[arg].name : kind == U_IRET ? iret_names[arg] : "");
+		if (kind != U_INSN && kind != U_IRET)
 			fprintf(out, "%#x.%u ", arg, sub);
 		print_result(out, kind, v, code_at);
 	}

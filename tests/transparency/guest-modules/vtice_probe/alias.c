@@ -7,7 +7,10 @@
  * address itself, and a write through it must take the guest's own #PF
  * (the guest's paging refuses the write before its guest-physical access
  * goes through EPT: SDM Vol. 3C 29.3), leaving its address in CR2 as on a
- * CPU without VMX.
+ * CPU without VMX. So must 8 bytes read or written across the page's end
+ * into an unmapped page: a write there is the one access a hypervisor
+ * watching the page in EPT may let reach the first page before the guest's
+ * #PF on the second.
  */
 #include <linux/mm.h>
 #include <linux/uaccess.h>
@@ -15,7 +18,8 @@
 #include <asm/special_insns.h>
 #include "probe.h"
 
-static void *alias[OBS_MAX_PEEK];
+static void *alias[OBS_MAX_PEEK];	/* read-only */
+static void *alias_rw[OBS_MAX_PEEK];	/* writable: only straddling writes, which fault */
 static unsigned int nr_alias;
 
 /* The kernel image, the direct map or vmalloc space; NULL elsewhere. */
@@ -36,6 +40,30 @@ static u32 try_write_byte(char *at, char byte)
 	return FAULT(ax, done);
 }
 
+static u32 try_read_u64(const u64 *at, u64 *val)
+{
+	unsigned long ax = 0;
+	u32 done = 0;
+
+	asm volatile(TRY("movq %[m], %[v]") : "+a"(ax), [done] "+r"(done), [v] "=r"(*val)
+		     : [m] "m"(*at) : "memory");
+	return FAULT(ax, done);
+}
+
+static u32 try_write_u64(u64 *at, u64 val)
+{
+	unsigned long ax = 0;
+	u32 done = 0;
+
+	asm volatile(TRY("movq %[v], %[m]") : "+a"(ax), [done] "+r"(done), [m] "=m"(*at)
+		     : [v] "r"(val) : "memory");
+	return FAULT(ax, done);
+}
+
+/*
+ * vmap leaves the page after each mapping unmapped (a guard page unless
+ * VM_NO_GUARD), so 8 bytes at the page's last 4 run into it.
+ */
 int obs_alias_prepare(const unsigned long *peek, unsigned int nr)
 {
 	for (nr_alias = 0; nr_alias < nr && nr_alias < OBS_MAX_PEEK; nr_alias++) {
@@ -44,19 +72,51 @@ int obs_alias_prepare(const unsigned long *peek, unsigned int nr)
 		if (!page)
 			return -EINVAL;
 		alias[nr_alias] = vmap(&page, 1, VM_MAP, PAGE_KERNEL_RO);
-		if (!alias[nr_alias])
+		alias_rw[nr_alias] = vmap(&page, 1, VM_MAP, PAGE_KERNEL);
+		if (!alias[nr_alias] || !alias_rw[nr_alias]) {
+			nr_alias++;
 			return -ENOMEM;
+		}
 	}
 	return 0;
 }
 
 void obs_alias_release(void)
 {
-	while (nr_alias)
-		vunmap(alias[--nr_alias]);
+	while (nr_alias) {
+		nr_alias--;
+		if (alias[nr_alias])
+			vunmap(alias[nr_alias]);
+		if (alias_rw[nr_alias])
+			vunmap(alias_rw[nr_alias]);
+	}
 }
 
-/* sub 0: 16 bytes read (up to the page's end); 1: one of them written back. */
+/*
+ * 8 bytes across the page's end: the guard page faults (#PF, CR2 its
+ * first byte, 4 past `at`), and a faulting instruction writes nothing
+ * (SDM Vol. 3A 6.5: a fault leaves the state as before it). Should a
+ * write go through after all, it writes the page's own 4 bytes back.
+ */
+static void obs_alias_straddle(u32 which, u32 sub, struct obs_result *r)
+{
+	unsigned long end = (unsigned long)alias[which] + PAGE_SIZE - 4;
+	u64 own = 0, *at;
+
+	if (sub == ALIAS_STRADDLE_READ) {
+		r->fault = try_read_u64((const u64 *)end, &r->v[1]);
+		at = (u64 *)end;
+	} else {
+		if (copy_from_kernel_nofault(&own, (void *)end, 4))
+			return;
+		at = (u64 *)((unsigned long)alias_rw[which] + PAGE_SIZE - 4);
+		r->fault = try_write_u64(at, own);
+	}
+	if (r->fault)
+		r->v[0] = read_cr2() - (unsigned long)at;
+}
+
+/* sub enum obs_alias: read 16 bytes (up to the page's end), write one back, or straddle. */
 void obs_alias(unsigned long addr, u32 which, u32 sub, struct obs_result *r)
 {
 	unsigned long off = offset_in_page(addr);
@@ -65,8 +125,12 @@ void obs_alias(unsigned long addr, u32 which, u32 sub, struct obs_result *r)
 
 	if (which >= nr_alias)
 		return;
+	if (sub == ALIAS_STRADDLE_READ || sub == ALIAS_STRADDLE_WRITE) {
+		obs_alias_straddle(which, sub, r);
+		return;
+	}
 	at = (char *)alias[which] + off;
-	if (sub == 0) {
+	if (sub == ALIAS_READ) {
 		if (copy_from_kernel_nofault(r->v, at, len))
 			r->fault = 14 + 1;
 		return;
@@ -78,14 +142,23 @@ void obs_alias(unsigned long addr, u32 which, u32 sub, struct obs_result *r)
 		r->v[0] = read_cr2() - (unsigned long)at;
 }
 
-/* The bare run's answers, for the rig to hold against the peek's own bytes. */
+const char *obs_alias_name(u32 sub)
+{
+	static const char *const names[ALIAS_KINDS] = {
+		"read", "write", "straddle-read", "straddle-write",
+	};
+
+	return sub < ALIAS_KINDS ? names[sub] : "?";
+}
+
+/* The bare run's answers, for the rig to hold against the peek's own bytes and the SDM. */
 void obs_alias_log(unsigned long addr, u32 sub, const struct obs_result *r)
 {
-	if (sub == 0 && !r->fault)
+	if (sub == ALIAS_READ && !r->fault)
 		pr_info("vtice_probe: bare alias %lx read %16phN\n", addr, r->v);
-	else if (sub == 0)
+	else if (sub == ALIAS_READ)
 		pr_info("vtice_probe: bare alias %lx read fault %u\n", addr, r->fault - 1);
 	else
-		pr_info("vtice_probe: bare alias %lx write fault %u cr2 %+lld\n", addr,
+		pr_info("vtice_probe: bare alias %lx %s fault %u cr2 %+lld\n", addr, obs_alias_name(sub),
 			r->fault ? r->fault - 1 : 0, (s64)r->v[0]);
 }

@@ -40,7 +40,7 @@ enum obs_kind {
 	OBS_INVD,		/* a store, INVD, the load: only with invd=1 */
 	OBS_PEEK,		/* arg index into peek=: 16 bytes read at CPL 0 */
 	OBS_DEBUG,		/* arg enum obs_debug: a #DB or #BP raised and caught */
-	OBS_ALIAS,		/* arg index into peek=, sub 0 read, 1 write: through a read-only alias */
+	OBS_ALIAS,		/* arg index into peek=, sub enum obs_alias: through an alias of its page */
 	OBS_KINDS
 };
 
@@ -48,6 +48,16 @@ enum obs_vmx {
 	VMX_VMXON, VMX_VMXON_VMXE, VMX_VMCALL, VMX_VMFUNC, VMX_INVEPT, VMX_INVVPID,
 	VMX_VMREAD, VMX_VMWRITE, VMX_VMPTRST, VMX_VMPTRLD, VMX_VMCLEAR, VMX_VMLAUNCH,
 	VMX_VMRESUME, VMX_VMXOFF, VMX_GETSEC, VMX_KINDS
+};
+
+/*
+ * Through a second mapping of a peek page (alias.c): its bytes read, or
+ * one written back, through a read-only alias; 8 bytes read through it, or
+ * written through a writable one, across its last byte into the unmapped
+ * guard page vmap leaves after it.
+ */
+enum obs_alias {
+	ALIAS_READ, ALIAS_WRITE, ALIAS_STRADDLE_READ, ALIAS_STRADDLE_WRITE, ALIAS_KINDS
 };
 
 enum obs_debug {
@@ -110,6 +120,7 @@ int obs_alias_prepare(const unsigned long *peek, unsigned int nr);
 void obs_alias_release(void);
 void obs_alias(unsigned long addr, u32 which, u32 sub, struct obs_result *r);
 void obs_alias_log(unsigned long addr, u32 sub, const struct obs_result *r);
+const char *obs_alias_name(u32 sub);
 /* Its value is the moment's, not the CPU's: only its faults are compared. */
 bool obs_is_volatile(const struct obs *o);
 

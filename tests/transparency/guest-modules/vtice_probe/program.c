@@ -132,7 +132,7 @@ static u32 groups_of(const struct obs_program *p, struct group *g)
 	g[n++] = (struct group){ OBS_INVD, p->invd ? 1 : 0 };
 	g[n++] = (struct group){ OBS_PEEK, p->nr_peek };
 	g[n++] = (struct group){ OBS_DEBUG, DEBUG_KINDS };
-	g[n++] = (struct group){ OBS_ALIAS, 2 * p->nr_peek };
+	g[n++] = (struct group){ OBS_ALIAS, ALIAS_KINDS * p->nr_peek };
 	return n;
 }
 
@@ -166,8 +166,8 @@ static void obs_of_kind(const struct obs_program *p, u8 kind, u32 j, u64 r, stru
 	case OBS_PEEK: o->arg = p->nr_peek ? j % p->nr_peek : 0; break;
 	case OBS_DEBUG: o->arg = j % DEBUG_KINDS; break;
 	case OBS_ALIAS:
-		o->arg = p->nr_peek ? j / 2 % p->nr_peek : 0;
-		o->sub = j % 2;
+		o->arg = p->nr_peek ? j / ALIAS_KINDS % p->nr_peek : 0;
+		o->sub = j % ALIAS_KINDS;
 		break;
 	}
 }
