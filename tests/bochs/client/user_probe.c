@@ -77,9 +77,11 @@ static uint64_t hwbp_cell;
  * IRETQ left them (AC cleared again before C runs). iret_compat is 32-bit
  * code for CS 0x23 (compatibility mode): it returns, through a far return
  * to 64-bit code, its marker and the CS it ran with. Compatibility mode
- * pushes through ESP, so that frame's RSP is a stack below 4 GiB, as the
- * 32-bit absolute address of iret_back64 needs this binary (static, not
- * PIE) to be.
+ * runs below 4 GiB and pushes through ESP, so that frame's RSP is a stack
+ * in .bss and the code must sit below 4 GiB too: the rig's client is
+ * static, not PIE. A build whose code or .bss lies above (PIE, on the host)
+ * gives ~0 for those kinds, not run: a signal there could not be delivered
+ * on a truncated stack.
  */
 enum iret_kind {
 	IRET_SAME, IRET_TF, IRET_IOPL_IF, IRET_AC, IRET_COMPAT, IRET_COMPAT_TF, IRET_CS_RPL0,
@@ -101,6 +103,7 @@ __asm__(".pushsection .text\n"
 	"pushq %rbx\n\t"			/* a 32-bit mode keeps no upper halves (SDM Vol. 1 3.4.1.1) */
 	"pushq %rbp\n\t"
 	"movq %rsp, iret_saved_rsp(%rip)\n\t"
+	"leaq iret_back64(%rip), %rbx\n\t"	/* the far return's target, for 32-bit code */
 	"testq %r8, %r8\n\t"
 	"cmovzq %rsp, %r8\n\t"
 	"pushq %rsi\n\t"			/* SS */
@@ -126,7 +129,7 @@ __asm__(".pushsection .text\n"
 	"movl $0x23cafe, %eax\n\t"
 	"movw %cs, %dx\n\t"
 	"pushl $0x33\n\t"
-	"pushl $iret_back64\n\t"
+	"pushl %ebx\n\t"
 	"lret\n\t"
 	".code64\n"
 	"iret_back64:\n\t"
@@ -302,6 +305,10 @@ static void observe_iret(uint32_t which, uint64_t out[2], long long *code_at)
 	case IRET_AC: flags_xor = EFLAGS_AC; break;
 	case IRET_COMPAT_TF: flags_xor = EFLAGS_TF; /* fall through */
 	case IRET_COMPAT:
+		if (((uintptr_t)iret_compat | (uintptr_t)&low_stack[8192]) >> 32) {
+			out[0] = ~0ull;	/* above 4 GiB: not run */
+			return;
+		}
 		cs = USER32_CS;
 		rip = (uint64_t)(uintptr_t)iret_compat;
 		rsp = (uint64_t)(uintptr_t)&low_stack[8192 - 2];
