@@ -95,6 +95,10 @@ struct vt_insn_cur {
 	bool simd_prefix;	/* 66, F0, F2 or F3: #UD before VEX/EVEX */
 	u8 rep;			/* the last F2/F3, 0 if none */
 	u8 rex;			/* the REX right before the opcode, 0 if none */
+	u8 seg;			/* the last FS or GS override prefix, 0 if none (SDM Vol. 1 3.4.2.1) */
+	u8 ext_x, ext_b;	/* 8 when REX.X / REX.B (or VEX's, EVEX's) extends index / base */
+	bool evex;		/* EVEX: a disp8 is scaled by a size the opcode decides */
+	struct vt_insn_mem mem;
 };
 
 static int vt_insn_byte(struct vt_insn_cur *c)
@@ -135,10 +139,41 @@ static int vt_insn_prefixes(struct vt_insn_cur *c)
 			c->adsize = true;
 		else if (b == 0xf2 || b == 0xf3)
 			c->rep = b;
+		else if (b == 0x64 || b == 0x65)	/* CS, DS, ES and SS overrides count for nothing in 64-bit mode */
+			c->seg = b;
 		if (b == 0x66 || b == 0xf0 || b == 0xf2 || b == 0xf3)
 			c->simd_prefix = true;
 	}
 	return b;
+}
+
+/* The size (1..8) bytes just read, little-endian. */
+static u64 vt_insn_le(const struct vt_insn_cur *c, u32 size)
+{
+	const u8 *end = c->bytes + c->pos;
+	u64 v = 0;
+	u32 i;
+
+	for (i = 1; i <= size; i++)
+		v = v << 8 | end[-(int)i];
+	return v;
+}
+
+/* The same, sign-extended from size (1..4) bytes. */
+static s64 vt_insn_le_signed(const struct vt_insn_cur *c, u32 size)
+{
+	u64 sign = 1ull << (8 * size - 1);
+
+	return (s64)(vt_insn_le(c, size) ^ sign) - (s64)sign;
+}
+
+/* A memory operand begins: no base or index yet, the prefixes' segment and address size. */
+static void vt_insn_mem_start(struct vt_insn_cur *c)
+{
+	c->mem = (struct vt_insn_mem){
+		.present = true, .exact = true, .addr32 = c->adsize, .base = VT_INSN_REG_NONE,
+		.index = VT_INSN_REG_NONE, .scale = 1, .seg = c->seg == 0x64 || c->seg == 0x65 ? c->seg : 0,
+	};
 }
 
 /*
@@ -150,6 +185,7 @@ static int vt_insn_prefixes(struct vt_insn_cur *c)
 static int vt_insn_modrm(struct vt_insn_cur *c)
 {
 	int modrm = vt_insn_byte(c), mod, sib, ret;
+	struct vt_insn_mem *m = &c->mem;
 	u32 disp;
 
 	if (modrm < 0)
@@ -157,18 +193,31 @@ static int vt_insn_modrm(struct vt_insn_cur *c)
 	mod = modrm >> 6;
 	if (mod == 3)
 		return modrm;
+	vt_insn_mem_start(c);
+	m->base = (s8)((modrm & 7) | c->ext_b);
 	disp = mod == 1 ? 1 : mod == 2 ? 4 : 0;
 	if ((modrm & 7) == 4) {
 		sib = vt_insn_byte(c);
 		if (sib < 0)
 			return sib;
-		if (mod == 0 && (sib & 7) == 5)
+		/* Index 100 without REX.X is "none", and the scale then counts for nothing (Table 2-3); with it, R12. */
+		m->index = ((sib >> 3) & 7) == 4 && !c->ext_x ? VT_INSN_REG_NONE : (s8)(((sib >> 3) & 7) | c->ext_x);
+		m->scale = m->index == VT_INSN_REG_NONE ? 1 : (u8)(1 << (sib >> 6));
+		m->base = (s8)((sib & 7) | c->ext_b);
+		if (mod == 0 && (sib & 7) == 5) {
 			disp = 4;
+			m->base = VT_INSN_REG_NONE;
+		}
 	} else if (mod == 0 && (modrm & 7) == 5) {
 		disp = 4;
+		m->base = VT_INSN_REG_RIP;
 	}
 	ret = vt_insn_skip(c, disp);
-	return ret < 0 ? ret : modrm;
+	if (ret < 0)
+		return ret;
+	m->disp = disp ? vt_insn_le_signed(c, disp) : 0;
+	m->exact = !(c->evex && disp == 1);	/* EVEX disp8*N (SDM Vol. 2A 2.7.5) */
+	return modrm;
 }
 
 /* REX.W (64-bit operands) beats 66, and then Iz stays imm32 (2.2.1.5). */
@@ -246,7 +295,7 @@ static bool vt_insn_has_modrm(char shape)
 /* The ModRM, SIB, displacement and immediate a table entry calls for. */
 static int vt_insn_operands(struct vt_insn_cur *c, char shape)
 {
-	int modrm;
+	int modrm, ret;
 
 	if (shape == 'x')
 		return -VT_EINVAL;
@@ -257,7 +306,13 @@ static int vt_insn_operands(struct vt_insn_cur *c, char shape)
 			return modrm;
 		c->modrm = modrm;
 	}
-	return vt_insn_skip(c, vt_insn_imm_size(c, shape));
+	ret = vt_insn_skip(c, vt_insn_imm_size(c, shape));
+	if (ret < 0 || shape != 'o')
+		return ret;
+	/* MOV A0-A3: a 64-bit address (32 with 67) in place of ModRM (SDM Vol. 2B MOV, "moffs"). */
+	vt_insn_mem_start(c);
+	c->mem.disp = (s64)vt_insn_le(c, c->adsize ? 4 : 8);
+	return 0;
 }
 
 /*
@@ -266,13 +321,7 @@ static int vt_insn_operands(struct vt_insn_cur *c, char shape)
  */
 static s64 vt_insn_rel(const struct vt_insn_cur *c, u32 size)
 {
-	const u8 *end = c->bytes + c->pos;
-	u64 v = 0, sign = 1ull << (8 * size - 1);
-	u32 i;
-
-	for (i = 1; i <= size; i++)
-		v = v << 8 | end[-(int)i];
-	return (s64)(v ^ sign) - (s64)sign;
+	return vt_insn_le_signed(c, size);
 }
 
 /*
@@ -372,6 +421,8 @@ static int vt_insn_map_1byte(struct vt_insn_cur *c, u8 op, struct vt_insn *out)
 
 	if (ret < 0)
 		return ret;
+	if (op == 0x8d)
+		c->mem.seg = 0;	/* LEA: the offset alone, no segment (SDM Vol. 2A LEA) */
 	if (shape == 'j' || shape == 'J') {
 		vt_insn_direct(c, op, shape, out);
 		return 0;
@@ -442,11 +493,22 @@ static int vt_insn_map_0f(struct vt_insn_cur *c, struct vt_insn *out)
 	ret = vt_insn_operands(c, shape);
 	if (ret < 0)
 		return ret;
+	if (op == 0x1a || op == 0x1b)
+		c->mem.addr32 = false;	/* MPX's BND* ignore 67 in 64-bit mode (SDM Vol. 1, Intel MPX) */
 	if (shape == 'J')
 		vt_insn_direct(c, op, shape, out);
 	else
 		vt_insn_kind_0f(c, op, out);
 	return 0;
+}
+
+/*
+ * The gathers, scatters and their prefetches (0F 38 90-93, A0-A3, C6, C7):
+ * a VSIB memory operand, whose index is a vector register (SDM Vol. 2A 2.3.12).
+ */
+static bool vt_insn_vsib(int map, int op)
+{
+	return map == 2 && ((op >= 0x90 && op <= 0x93) || (op >= 0xa0 && op <= 0xa3) || op == 0xc6 || op == 0xc7);
 }
 
 /*
@@ -458,7 +520,7 @@ static int vt_insn_map_0f(struct vt_insn_cur *c, struct vt_insn *out)
  */
 static int vt_insn_vex_opcode(struct vt_insn_cur *c, int map, bool evex)
 {
-	int op = vt_insn_byte(c);
+	int op = vt_insn_byte(c), ret;
 	char shape = 'm';
 
 	if (op < 0)
@@ -467,7 +529,10 @@ static int vt_insn_vex_opcode(struct vt_insn_cur *c, int map, bool evex)
 		return 0;
 	if (map == 3 || (map == 1 && vt_map_0f[op] == 'i'))
 		shape = 'i';
-	return vt_insn_operands(c, shape);
+	ret = vt_insn_operands(c, shape);
+	if (ret >= 0 && vt_insn_vsib(map, op))
+		c->mem.exact = false;
+	return ret;
 }
 
 /*
@@ -491,7 +556,10 @@ static int vt_insn_vex(struct vt_insn_cur *c, u8 esc)
 			return p[i];
 	}
 	if (esc == 0xc5)
-		return vt_insn_vex_opcode(c, 1, false);
+		return vt_insn_vex_opcode(c, 1, false);	/* no X or B: index and base as ModRM/SIB say */
+	/* The first payload byte holds R, X and B inverted, bits 7-5 (2.3.5.3, "EVEX P0"). */
+	c->ext_x = p[0] & 0x40 ? 0 : 8;
+	c->ext_b = p[0] & 0x20 ? 0 : 8;
 	if (esc == 0xc4) {
 		map = p[0] & 0x1f;
 		if (map < 1 || map > 3)
@@ -501,6 +569,7 @@ static int vt_insn_vex(struct vt_insn_cur *c, u8 esc)
 	map = p[0] & 7;
 	if ((p[0] & 0x08) || !(p[1] & 0x04) || !(VT_EVEX_MAPS & VT_BIT(map)))
 		return -VT_EINVAL;
+	c->evex = true;
 	return vt_insn_vex_opcode(c, map, true);
 }
 
@@ -514,6 +583,8 @@ int vt_insn_decode(const u8 *bytes, u32 avail, struct vt_insn *out)
 	struct vt_insn insn = { .kind = VT_INSN_OTHER };
 	int op = vt_insn_prefixes(&c), ret = op;
 
+	c.ext_x = c.rex & 0x02 ? 8 : 0;	/* REX.X, REX.B (2.2.1.2) */
+	c.ext_b = c.rex & 0x01 ? 8 : 0;
 	if (op == 0x0f)
 		ret = vt_insn_map_0f(&c, &insn);
 	else if (op == 0xc4 || op == 0xc5 || op == 0x62)
@@ -525,6 +596,7 @@ int vt_insn_decode(const u8 *bytes, u32 avail, struct vt_insn *out)
 		return ret;
 	}
 	insn.len = c.pos;
+	insn.mem = c.mem;
 	*out = insn;
 	return 0;
 }

@@ -2,8 +2,10 @@
 /*
  * x86-64 instruction lengths and branch kinds, for the branch tracer: after
  * a monitor-trap-flag step it compares the new RIP with old RIP + len to
- * tell a fall-through from a branch. 64-bit mode only; portable C with no
- * state, so it runs in VMX root and in the unit tests alike.
+ * tell a fall-through from a branch; and the explicit memory operand's
+ * address form, for a recorder that copies what a step touched. 64-bit
+ * mode only; portable C with no state, so it runs in VMX root and in the
+ * unit tests alike.
  */
 #ifndef VT_DEBUG_INSN_H
 #define VT_DEBUG_INSN_H
@@ -30,6 +32,34 @@ enum vt_insn_kind {
 	VT_INSN_FAR,
 };
 
+/* A register number in struct vt_insn_mem: RAX..R15 are 0..15 (SDM Vol. 2A Table 2-2's order). */
+#define VT_INSN_REG_NONE	(-1)
+#define VT_INSN_REG_RIP		16
+
+/*
+ * The explicit memory operand of a ModRM (SDM Vol. 2A 2.1.5, 2.2.1) or a
+ * moffs (MOV A0-A3): its address is the segment's base (FS or GS, the only
+ * ones with a base in 64-bit mode, 3.4.2.1; none otherwise) + base + index *
+ * scale + disp, where RIP-relative means the address of the next
+ * instruction, cut to 32 bits with the 67 prefix. What the instruction does
+ * there (read, write, or nothing: LEA, NOP) is not decoded.
+ */
+struct vt_insn_mem {
+	bool present;
+	/*
+	 * False when the address cannot be worked out from these fields: an
+	 * EVEX disp8 (scaled by a size the opcode decides) or a VSIB index (a
+	 * vector register).
+	 */
+	bool exact;
+	bool addr32;		/* 67: the address is 32 bits wide */
+	s8 base;		/* 0..15, VT_INSN_REG_RIP or VT_INSN_REG_NONE */
+	s8 index;		/* 0..15 or VT_INSN_REG_NONE */
+	u8 scale;		/* 1, 2, 4 or 8 */
+	u8 seg;			/* 0, or the prefix: 0x64 (FS), 0x65 (GS) */
+	s64 disp;		/* sign-extended; a moffs's 64-bit address */
+};
+
 struct vt_insn {
 	u8 len;			/* 1..15 */
 	enum vt_insn_kind kind;
@@ -43,6 +73,7 @@ struct vt_insn {
 	 * (HLT), or holds off the next debug trap (MOV to SS, SDM 3A 6.8.3).
 	 */
 	bool tf_hazard;
+	struct vt_insn_mem mem;	/* its ModRM or moffs memory operand, if any */
 };
 
 /*

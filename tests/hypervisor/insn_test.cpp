@@ -387,6 +387,8 @@ struct Expected {
 	bool raises;		// INT n, INT1, INT3, UD0-2: the instruction's own exception
 	bool tf_hazard;		// reads or loads RFLAGS, INT n, HLT, MOV to SS (insn.h)
 	bool listed;		// a listed disagreement (see the top of the file)
+	vt_insn_mem mem;	// the ModRM or moffs memory operand, as Zydis decodes it (disp scaled)
+	bool vsib;		// ...with a vector index: only its base compares
 };
 
 class Oracle {
@@ -395,9 +397,14 @@ public:
 
 	bool decode(const std::uint8_t *p, std::size_t n, Expected &out) const
 	{
+		ZydisDecoderContext context;
 		ZydisDecodedInstruction insn;
-		if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&decoder_, nullptr, p, n, &insn)))
+		if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&decoder_, &context, p, n, &insn)))
 			return false;
+		ZydisDecodedOperand operands[ZYDIS_MAX_OPERAND_COUNT];
+		if (!ZYAN_SUCCESS(ZydisDecoderDecodeOperands(&decoder_, &context, &insn, operands, insn.operand_count)))
+			return false;
+		memory_operand(insn, operands, out);
 		out.len = insn.length;
 		out.kind = kind_of(insn);
 		out.raises = raises(insn.mnemonic);
@@ -412,6 +419,40 @@ public:
 	}
 
 private:
+	// insn.h's register numbers: RAX..R15 as 0..15 (Zydis's ids within
+	// the class), RIP or EIP as VT_INSN_REG_RIP.
+	static std::int8_t register_number(ZydisRegister r)
+	{
+		if (r == ZYDIS_REGISTER_NONE)
+			return VT_INSN_REG_NONE;
+		if (r == ZYDIS_REGISTER_RIP || r == ZYDIS_REGISTER_EIP)
+			return VT_INSN_REG_RIP;
+		return static_cast<std::int8_t>(ZydisRegisterGetId(r));
+	}
+
+	// The operand ModRM's r/m or a moffs encodes, if it is memory.
+	static void memory_operand(const ZydisDecodedInstruction &insn, const ZydisDecodedOperand *ops, Expected &out)
+	{
+		out.mem = vt_insn_mem{};
+		out.vsib = false;
+		for (unsigned i = 0; i < insn.operand_count; i++) {
+			const ZydisDecodedOperand &op = ops[i];
+			if (op.type != ZYDIS_OPERAND_TYPE_MEMORY || (op.encoding != ZYDIS_OPERAND_ENCODING_MODRM_RM &&
+								     op.encoding != ZYDIS_OPERAND_ENCODING_DISP16_32_64))
+				continue;
+			bool fs_gs = op.mem.segment == ZYDIS_REGISTER_FS || op.mem.segment == ZYDIS_REGISTER_GS;
+			out.mem = vt_insn_mem{
+				.present = true, .exact = true, .addr32 = insn.address_width == 32,
+				.base = register_number(op.mem.base), .index = register_number(op.mem.index),
+				.scale = static_cast<u8>(op.mem.index == ZYDIS_REGISTER_NONE ? 1 : op.mem.scale),
+				.seg = static_cast<u8>(!fs_gs ? 0 : op.mem.segment == ZYDIS_REGISTER_FS ? 0x64 : 0x65),
+				.disp = op.mem.disp.has_displacement ? op.mem.disp.value : 0,
+			};
+			out.vsib = op.mem.type == ZYDIS_MEMOP_TYPE_VSIB;
+			return;
+		}
+	}
+
 	static bool raises(ZydisMnemonic m)
 	{
 		return m == ZYDIS_MNEMONIC_INT || m == ZYDIS_MNEMONIC_INT1 || m == ZYDIS_MNEMONIC_INT3 ||
@@ -528,6 +569,37 @@ struct Tally {
 	}
 };
 
+std::string describe(const vt_insn_mem &m)
+{
+	if (!m.present)
+		return "no memory operand";
+	std::ostringstream out;
+	out << (m.seg ? (m.seg == 0x64 ? "fs:" : "gs:") : "") << "[base " << int(m.base) << " index " << int(m.index)
+	    << " * " << unsigned(m.scale) << " + " << m.disp << (m.addr32 ? ", 32-bit" : "") << "]"
+	    << (m.exact ? "" : " inexact");
+	return out.str();
+}
+
+// "" when insn.c's memory operand is Zydis's: the whole of it, or only
+// the base where insn.c says its address is not exact (an EVEX disp8, a
+// VSIB index), and then exactly there.
+std::string memory_mismatch(const vt_insn_mem &got, const Expected &want)
+{
+	const vt_insn_mem &w = want.mem;
+	bool evex_disp8 = got.present && !got.exact && !want.vsib;
+	// With 67 the address is cut to 32 bits: Zydis sign-extends a 32-bit moffs, insn.c zero-extends it.
+	std::uint64_t mask = w.addr32 ? 0xffffffffull : ~0ull;
+	bool same = got.present == w.present &&
+		    (!got.present || (got.base == w.base && got.addr32 == w.addr32 && got.seg == w.seg &&
+				      (want.vsib || evex_disp8 ||
+				       (got.index == w.index && got.scale == w.scale &&
+					(std::uint64_t(got.disp) & mask) == (std::uint64_t(w.disp) & mask)))));
+	bool exact_right = !got.present || got.exact == !(want.vsib || evex_disp8);
+	if (same && exact_right && (!evex_disp8 || (got.index == w.index && got.scale == w.scale)))
+		return "";
+	return "memory " + describe(got) + ", Zydis: " + describe(w) + (want.vsib ? " (VSIB)" : "");
+}
+
 // Both decoders on the same n bytes; true when Zydis decoded something.
 bool compare(const Oracle &oracle, const std::uint8_t *p, std::size_t n, std::uint64_t address, Tally &t,
 	     unsigned *zydis_len = nullptr)
@@ -549,6 +621,8 @@ bool compare(const Oracle &oracle, const std::uint8_t *p, std::size_t n, std::ui
 		return true;
 	}
 	t.compared++;
+	if (std::string why = memory_mismatch(got.mem, want); !why.empty())
+		t.mismatch(p, want.len, address, why);
 	if (got.len != want.len || got.kind != want.kind || got.rel != want.rel || got.raises != want.raises ||
 	    got.tf_hazard != want.tf_hazard) {
 		std::ostringstream what;
