@@ -600,3 +600,22 @@ int vt_insn_decode(const u8 *bytes, u32 avail, struct vt_insn *out)
 	*out = insn;
 	return 0;
 }
+
+u64 vt_insn_mem_address(const struct vt_insn_mem *mem, const u64 gpr[16], u64 next_rip, u64 fs_base, u64 gs_base)
+{
+	u64 ea = (u64)mem->disp;
+
+	if (mem->base == VT_INSN_REG_RIP)
+		ea += next_rip;
+	else if (mem->base >= 0)
+		ea += gpr[mem->base & 15];
+	if (mem->index >= 0)
+		ea += gpr[mem->index & 15] * mem->scale;
+	if (mem->addr32)
+		ea = (u32)ea;
+	if (mem->seg == 0x64)
+		ea += fs_base;
+	else if (mem->seg == 0x65)
+		ea += gs_base;
+	return ea;
+}

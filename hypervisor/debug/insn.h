@@ -83,6 +83,15 @@ struct vt_insn {
  */
 int vt_insn_decode(const u8 *bytes, u32 avail, struct vt_insn *out);
 
+/*
+ * The linear address mem names (present and exact) when the general
+ * registers hold gpr[] (RAX..R15, RSP included), the next instruction
+ * starts at next_rip and FS and GS have the bases fs_base and gs_base:
+ * base + index * scale + disp, cut to 32 bits with 67 (SDM Vol. 1 3.3.7),
+ * then the segment's base.
+ */
+u64 vt_insn_mem_address(const struct vt_insn_mem *mem, const u64 gpr[16], u64 next_rip, u64 fs_base, u64 gs_base);
+
 #ifdef __cplusplus
 }
 #endif

@@ -692,6 +692,86 @@ TEST(InsnOracle, KernelTextMatchesZydis)
 	sweep_elf(image, "vmlinux");
 }
 
+// The address a memory operand names, worked out by insn.c from its form
+// and by Zydis from its own decoding, for the same registers: every exact
+// memory operand of the kernel's text, under random register values.
+TEST(InsnOracle, KernelTextMemoryAddressesMatchZydis)
+{
+	std::string image = kernel_image();
+	if (image.empty())
+		GTEST_SKIP() << "no " VTICE_KERNEL_DIR "/*/vmlinux (make kernel, or tools/kernel.sh)";
+	auto file = vtice::symbols::open_file(image);
+	ASSERT_TRUE(file.ok()) << file.error().to_string();
+	auto elf = vtice::symbols::ElfImage::parse(*file);
+	ASSERT_TRUE(elf.ok()) << elf.error().to_string();
+	ZydisDecoder decoder;
+	ZydisDecoderInit(&decoder, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+	std::mt19937_64 random(24);
+	ZydisRegisterContext context{};
+	u64 gpr[16];
+	std::size_t compared = 0, mismatches = 0;
+	std::string first;
+	for (const auto &section : elf->sections()) {
+		if (section.type != 1 || !(section.flags & 4) || !section.has_bytes)	// PROGBITS, EXECINSTR
+			continue;
+		auto code = elf->section_bytes(section);
+		for (std::size_t off = 0; off < code.size();) {
+			ZydisDecoderContext zcontext;
+			ZydisDecodedInstruction insn;
+			ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+			std::size_t n = std::min<std::size_t>(code.size() - off, 15);
+			if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&decoder, &zcontext, code.data() + off, n, &insn)) ||
+			    !ZYAN_SUCCESS(ZydisDecoderDecodeOperands(&decoder, &zcontext, &insn, ops, insn.operand_count))) {
+				off++;
+				continue;
+			}
+			vt_insn got{};
+			std::uint64_t at = section.address + off;
+			if (vt_insn_decode(code.data() + off, static_cast<u32>(n), &got) == 0 && got.mem.present &&
+			    got.mem.exact) {
+				for (int r = 0; r < 16; r++) {
+					gpr[r] = random();
+					context.values[ZYDIS_REGISTER_RAX + r] = gpr[r];
+					context.values[ZYDIS_REGISTER_EAX + r] = static_cast<std::uint32_t>(gpr[r]);
+				}
+				for (unsigned i = 0; i < insn.operand_count; i++) {
+					if (ops[i].type != ZYDIS_OPERAND_TYPE_MEMORY ||
+					    (ops[i].encoding != ZYDIS_OPERAND_ENCODING_MODRM_RM &&
+					     ops[i].encoding != ZYDIS_OPERAND_ENCODING_DISP16_32_64))
+						continue;
+					ZyanU64 want = 0;
+					if (!ZYAN_SUCCESS(ZydisCalcAbsoluteAddressEx(&insn, &ops[i], at, &context, &want)))
+						break;
+					compared++;
+					// Zydis gives the effective address: no FS or GS base (both 0 here).
+					if (vt_insn_mem_address(&got.mem, gpr, at + got.len, 0, 0) != want && mismatches++ < 10)
+						first += "\n  " + to_hex(code.data() + off, insn.length) + " at " + std::to_string(at);
+					break;
+				}
+			}
+			off += insn.length;
+		}
+	}
+	std::printf("[ insn ] vmlinux: %zu memory operands' addresses compared, %zu mismatches\n", compared, mismatches);
+	EXPECT_GT(compared, 500000u);
+	EXPECT_EQ(mismatches, 0u) << first;
+}
+
+// Beyond Zydis's effective address: the FS or GS base is added, and 67 cuts before it.
+TEST(Insn, MemoryAddressAddsTheFsOrGsBaseAfterA32BitCut)
+{
+	u64 gpr[16] = {};
+	gpr[0] = 0xffffffff00000010ull;	// RAX
+	vt_insn insn{};
+	ASSERT_EQ(vt_insn_decode(hex("65 48 8b 40 08").data(), 5, &insn), 0);	// mov rax, gs:[rax + 8]
+	EXPECT_EQ(vt_insn_mem_address(&insn.mem, gpr, 0, 0x1000, 0xffff888000000000ull), 0xffff888000000000ull +
+		  0xffffffff00000018ull);
+	ASSERT_EQ(vt_insn_decode(hex("64 67 8b 40 08").data(), 5, &insn), 0);	// mov eax, fs:[eax + 8]
+	EXPECT_EQ(vt_insn_mem_address(&insn.mem, gpr, 0, 0x1000, 0), 0x1000u + 0x18u) << "cut to 32 bits first";
+	ASSERT_EQ(vt_insn_decode(hex("48 a1 88 77 66 55 44 33 22 11").data(), 10, &insn), 0);	// mov rax, [moffs64]
+	EXPECT_EQ(vt_insn_mem_address(&insn.mem, gpr, 0, 0, 0), 0x1122334455667788ull);
+}
+
 TEST(InsnOracle, LibcTextMatchesZydis)
 {
 	sweep_elf("/usr/lib/x86_64-linux-gnu/libc.so.6", "libc.so.6");
