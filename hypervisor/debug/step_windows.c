@@ -7,30 +7,31 @@
 #define VT_GPR_RSP	4
 #define VT_GPR_RDI	7
 
-/* Opens a window at addr unless one is open there or its bytes are not all mapped. */
-static void vt_step_window_add(struct vt_step_windows *sw, u64 addr, const struct vt_vcpu *vcpu, vt_own_mem_fn mem)
+/* Opens a window at addr unless one is open there or its bytes are not all mapped: whether it did. */
+static bool vt_step_window_add(struct vt_step_windows *sw, u64 addr, const struct vt_vcpu *vcpu, vt_own_mem_fn mem)
 {
 	struct vt_step_window *w;
 	u32 i;
 
 	if (sw->n == VT_STEP_WINDOWS)
-		return;
+		return false;
 	for (i = 0; i < sw->n; i++)
 		if (sw->w[i].addr == addr)
-			return;
+			return false;
 	w = &sw->w[sw->n];
 	if (mem(vcpu, addr, &w->before, VT_STEP_WINDOW_BYTES, false) != VT_STEP_WINDOW_BYTES)
-		return;
+		return false;
 	w->addr = addr;
 	sw->n++;
+	return true;
 }
 
 void vt_step_windows_open(struct vt_step_windows *sw, const struct vt_insn *insn, const struct vt_step_regs *regs,
 			  const struct vt_vcpu *vcpu, vt_own_mem_fn mem)
 {
 	sw->n = 0;
-	if (insn->mem.present && insn->mem.exact)
-		vt_step_window_add(sw, vt_insn_mem_address(&insn->mem, regs->gpr, regs->rip + insn->len, regs->fs_base,
+	sw->operand = insn->mem.present && insn->mem.exact &&
+		      vt_step_window_add(sw, vt_insn_mem_address(&insn->mem, regs->gpr, regs->rip + insn->len, regs->fs_base,
 							   regs->gs_base), vcpu, mem);
 	vt_step_window_add(sw, regs->gpr[VT_GPR_RSP] - VT_STEP_WINDOW_BYTES, vcpu, mem);
 	vt_step_window_add(sw, regs->gpr[VT_GPR_RDI], vcpu, mem);

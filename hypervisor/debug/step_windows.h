@@ -29,6 +29,7 @@ struct vt_step_window {
 
 struct vt_step_windows {
 	u32 n;		/* windows read whole before the step */
+	bool operand;	/* w[0] is the explicit memory operand's */
 	struct vt_step_window w[VT_STEP_WINDOWS];
 };
 

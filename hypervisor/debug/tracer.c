@@ -156,6 +156,14 @@ void vt_tracer_set_filter(u64 task)
 	vt_tracer.filter = task;
 }
 
+int vt_tracer_set_recording(bool on)
+{
+	if (on && vt_tracer.mechanism != VTICE_TRACE_MTF)
+		return -VT_EOPNOTSUPP;
+	vt_tracer.record = on;
+	return 0;
+}
+
 u64 vt_tracer_filter(void)
 {
 	return vt_tracer.filter;
@@ -173,6 +181,8 @@ static void vt_trace_reset(struct vt_trace_cpu *c, u64 task, bool to_ring)
 	c->branch_steps = c->btf_ignored = c->lbr_branches = c->events_let_in = 0;
 	c->hold_gave_up = false;
 	c->since_event = vt_tracer.event_gap;	/* the first held event may go in at once */
+	c->recording = vt_tracer.record;
+	c->rec_open = c->rec_have_regs = false;
 }
 
 int vt_tracer_enable(u32 cpu)
@@ -466,6 +476,7 @@ bool vt_tracer_on_mtf(struct vt_vcpu *vcpu, struct vt_exit *exit)
 		return true;
 	if (c->task && vt_trace_current(vcpu) != c->task) {
 		c->filtered++;
+		vt_trace_record_drop(c);
 		return true;
 	}
 	cpl = (u8)vt_guest_cpl();
@@ -474,6 +485,10 @@ bool vt_tracer_on_mtf(struct vt_vcpu *vcpu, struct vt_exit *exit)
 		ran = vt_trace_tf_step(c, vcpu, to, cpl, br, n, wrapped);
 	else
 		vt_trace_step(c, vcpu, to, cpl);
+	if (c->recording && !(c->entry_cpl && cpl))
+		vt_trace_record_close(c, vcpu, to);
+	else
+		vt_trace_record_drop(c);
 	if (c->to_ring)
 		vt_trace_ring_step(c, vcpu, cpl, ran);
 	return c->on;	/* a ring trace that ended here: the core clears MTF */
@@ -630,6 +645,8 @@ void vt_tracer_pre_entry(struct vt_vcpu *vcpu)
 	c->have_entry = true;
 	c->entry_rip = vt_vmread_or0(GUEST_RIP);
 	c->entry_cpl = (u8)vt_guest_cpl();
+	if (c->recording && !c->entry_cpl)
+		vt_trace_record_open(c, vcpu);
 }
 
 int vt_tracer_ring_start(struct vt_vcpu *vcpu, u64 task, u64 max_insns, vt_trace_end_fn ended)

@@ -139,6 +139,11 @@ bool vt_tracer_supported(void);
  */
 #define VT_TRACE_TASK_CURRENT	(~0ull)
 void vt_tracer_set_filter(u64 task);
+/*
+ * Whether the next trace records each step (records.h, VTICE_REC_STEP):
+ * -VT_EOPNOTSUPP unless the tracer steps with MTF.
+ */
+int vt_tracer_set_recording(bool on);
 u64 vt_tracer_filter(void);
 int vt_tracer_enable(u32 cpu);
 int vt_tracer_disable(u32 cpu);

@@ -10,6 +10,7 @@
 #include "tracer.h"
 #include "insn.h"
 #include "lbr_stream.h"
+#include "step_windows.h"
 #include "dbg_os.h"
 #include <vtice/ioctl.h>
 
@@ -46,6 +47,13 @@ struct vt_trace_cpu {
 	u64 branch_steps, btf_ignored, lbr_branches;
 	u32 since_event;	/* steps since the tracer last let a held event in */
 	u64 events_let_in;
+	/* A recorded trace (tracer_record.c) */
+	bool recording;
+	bool rec_open;		/* a step's "before" is held: rec_rip, windows */
+	bool rec_have_regs;	/* rec_regs holds the last recorded step's end */
+	u64 rec_rip;
+	struct vt_step_windows windows;
+	u64 rec_regs[VTICE_STEP_REGS];
 };
 
 /* A ring trace (tracer.h): written by the CPU that starts or stops it. */
@@ -77,6 +85,7 @@ struct vt_tracer {
 	u32 capacity;		/* records per CPU */
 	u32 pages;		/* per CPU: one page of handlers, then the records */
 	u64 filter;		/* the task the next enable traces, 0 = any */
+	bool record;		/* the next trace records each step (MTF only) */
 	u64 hold_ticks;		/* the longest a ring trace waits for room in a call (TSC) */
 	u64 boundary_ticks;	/* ...and at the call's SYSCALL or SYSRET */
 	u64 last_stamp;		/* the newest record's time stamp, on any CPU */
@@ -103,6 +112,14 @@ void vt_trace_ring_store(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, const str
 void vt_trace_spill_flush(struct vt_trace_cpu *c, struct vt_vcpu *vcpu);
 /* This CPU's part of a ring trace ended: the spill flushed, the rest counted lost. */
 void vt_trace_spill_end(struct vt_trace_cpu *c, struct vt_vcpu *vcpu);
+
+/* tracer_record.c */
+/* The VM entry that arms a step: the step's "before", unless one is open already. */
+void vt_trace_record_open(struct vt_trace_cpu *c, struct vt_vcpu *vcpu);
+/* The step that ran from c->rec_rip ended at `to`: its group of records. */
+void vt_trace_record_close(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u64 to);
+/* A step not to record (user code, another task): the open one is dropped. */
+void vt_trace_record_drop(struct vt_trace_cpu *c);
 
 /* tracer_tf.c */
 /* The LBR entries since the last step's end (the mark moves, recorded or not). */

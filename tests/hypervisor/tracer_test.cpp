@@ -7,6 +7,9 @@
 // (3A 6.14.1). Whatever the tracer records must agree with that.
 #include "hooks_fixture.hpp"
 
+#include <functional>
+#include <map>
+
 extern "C" {
 #include "tracer.h"
 }
@@ -226,6 +229,174 @@ TEST_F(Tracer, UndecodableBytesAreRecordedAndCounted)
 	vt_tracer_stats s;
 	vt_tracer_get_stats(&s);
 	EXPECT_EQ(s.undecoded, 1u);
+}
+
+// A recorded trace (records.h, VTICE_REC_STEP). The oracle is what each
+// instruction does by the SDM (Vol. 2): the test plays the CPU, changing
+// registers and memory as the instruction would, and the records must name
+// exactly that: the step's RIP, the registers that changed, the bytes the
+// store changed with both values, the operand a load read.
+class Recording : public Tracer {
+protected:
+	static constexpr uint64_t kData = kKernelBase + 0x8000;
+
+	void SetUp() override
+	{
+		Tracer::SetUp();
+		ASSERT_EQ(vt_tracer_set_recording(true), 0);
+		ASSERT_EQ(vt_tracer_enable(0), 0);
+		vmcs(GUEST_RSP) = kKernelBase + 0x6000;
+		vmcs(GUEST_RFLAGS) = 0x246;
+	}
+
+	void TearDown() override
+	{
+		vt_tracer_set_recording(false);
+		Tracer::TearDown();
+	}
+
+	uint64_t load(uint64_t gva) { uint64_t v; memcpy(&v, at(gva), 8); return v; }
+	void store(uint64_t gva, uint64_t v) { memcpy(at(gva), &v, 8); }
+
+	// The VM entry at `from`, the instruction's effect, the MTF exit at `to`: the records it added.
+	std::vector<vtice_record> run(uint64_t from, uint64_t to, const std::function<void()> &effect)
+	{
+		uint64_t first = vt_tracer_count(0);
+		vmcs(GUEST_RIP) = from;
+		vt_tracer_pre_entry(&vcpu);
+		effect();
+		vmcs(GUEST_RIP) = to;
+		vt_tracer_on_mtf(&vcpu, &exit);
+		std::vector<vtice_record> out;
+		for (uint64_t i = first; i < vt_tracer_count(0); i++)
+			out.push_back(*record(i));
+		return out;
+	}
+
+	static std::vector<vtice_record> of_type(const std::vector<vtice_record> &recs, uint16_t type)
+	{
+		std::vector<vtice_record> out;
+		for (const auto &r : recs)
+			if (r.type == type)
+				out.push_back(r);
+		return out;
+	}
+};
+
+TEST_F(Recording, TheFirstStepGivesEveryRegisterAsItFoundThemThenTheStep)
+{
+	regs.rax = 0x1111;
+	regs.r15 = 0xf15;
+	code(kText, {0x90});	// nop
+	auto recs = run(kText, kText + 1, [] {});
+	auto head = of_type(recs, VTICE_REC_STEP);
+	ASSERT_EQ(head.size(), 1u);
+	EXPECT_EQ(head[0].u.raw[0], kText);
+	EXPECT_EQ(head[0].u.raw[1], kText + 1);
+	std::map<uint32_t, uint64_t> seen;
+	for (const auto &r : recs) {
+		if (r.type != VTICE_REC_STEP_REGS)
+			continue;
+		EXPECT_LT(&r - recs.data(), 10) << "the registers come before the STEP record";
+		uint32_t n = r.flags >> VTICE_STEP_REG_COUNT_SHIFT;
+		for (uint32_t k = 0; k < n; k++)
+			seen[r.flags >> (8 * k) & 0xff] = r.u.raw[k];
+	}
+	EXPECT_EQ(seen.size(), static_cast<size_t>(VTICE_STEP_REGS)) << "every register once";
+	EXPECT_EQ(seen[VTICE_STEP_REG_RAX], 0x1111u);
+	EXPECT_EQ(seen[15], 0xf15u);
+	EXPECT_EQ(seen[4], kKernelBase + 0x6000) << "RSP from the VMCS";
+	EXPECT_EQ(seen[VTICE_STEP_REG_RFLAGS], 0x246u);
+	EXPECT_EQ(recs.back().type, VTICE_REC_STEP) << "a NOP changes nothing";
+}
+
+TEST_F(Recording, AStoreGivesItsBytesBeforeAndAfterAndAPushItsStackSlot)
+{
+	code(kText, {0x48, 0x89, 0x43, 0x08, 0x51});	// mov [rbx+8], rax; push rcx
+	regs.rbx = kData;
+	regs.rax = 0x1122334455667788;
+	regs.rcx = 0xc0ffee;
+	uint64_t old = load(kData + 8);
+	run(kText, kText + 4, [] {});	// the first step: the whole register file
+	code(kText + 4, {0x48, 0x89, 0x43, 0x08});
+	auto recs = run(kText + 4, kText + 8, [&] { store(kData + 8, regs.rax); });
+	ASSERT_EQ(recs.size(), 3u);
+	EXPECT_EQ(recs[0].type, VTICE_REC_STEP);
+	EXPECT_EQ(recs[1].type, VTICE_REC_STEP_MEM);
+	EXPECT_EQ(recs[1].flags, static_cast<uint32_t>(VTICE_STEP_MEM_BEFORE));
+	EXPECT_EQ(recs[1].u.raw[0], kData + 8);
+	EXPECT_EQ(recs[1].u.raw[1], old);
+	EXPECT_EQ(recs[2].flags, static_cast<uint32_t>(VTICE_STEP_MEM_AFTER));
+	EXPECT_EQ(recs[2].u.raw[1], 0x1122334455667788u);
+
+	code(kText + 8, {0x51});	// push rcx
+	uint64_t slot = vmcs(GUEST_RSP) - 8, slot_old = load(slot);
+	recs = run(kText + 8, kText + 9, [&] {
+		vmcs(GUEST_RSP) = slot;
+		store(slot, regs.rcx);
+	});
+	ASSERT_EQ(recs.size(), 4u);
+	EXPECT_EQ(recs[1].type, VTICE_REC_STEP_REGS);
+	EXPECT_EQ(recs[1].flags, 4u | 1u << VTICE_STEP_REG_COUNT_SHIFT) << "RSP alone";
+	EXPECT_EQ(recs[1].u.raw[0], slot);
+	EXPECT_EQ(recs[2].u.raw[0], slot);
+	EXPECT_EQ(recs[2].u.raw[1], slot_old);
+	EXPECT_EQ(recs[3].u.raw[1], 0xc0ffeeu);
+}
+
+TEST_F(Recording, ALoadGivesTheOperandItReadAndTheRegisterItSet)
+{
+	code(kText, {0x90, 0x48, 0x8b, 0x53, 0x08});	// nop; mov rdx, [rbx+8]
+	regs.rbx = kData;
+	store(kData + 8, 0x5a5a5a5a12345678);
+	run(kText, kText + 1, [] {});
+	auto recs = run(kText + 1, kText + 5, [&] { regs.rdx = load(kData + 8); });
+	ASSERT_EQ(recs.size(), 3u);
+	EXPECT_EQ(recs[1].type, VTICE_REC_STEP_REGS);
+	EXPECT_EQ(recs[1].flags, 2u | 1u << VTICE_STEP_REG_COUNT_SHIFT) << "RDX alone";
+	EXPECT_EQ(recs[1].u.raw[0], 0x5a5a5a5a12345678u);
+	EXPECT_EQ(recs[2].type, VTICE_REC_STEP_MEM);
+	EXPECT_EQ(recs[2].flags, static_cast<uint32_t>(VTICE_STEP_MEM_READ));
+	EXPECT_EQ(recs[2].u.raw[0], kData + 8);
+	EXPECT_EQ(recs[2].u.raw[1], 0x5a5a5a5a12345678u);
+}
+
+TEST_F(Recording, AnExitInsideTheStepKeepsTheStepsOwnStart)
+{
+	code(kText, {0x90, 0x0f, 0xa2});	// nop; cpuid
+	run(kText, kText + 1, [] {});
+	// CPUID exits; root emulates it and enters again at the next instruction,
+	// where the MTF exit comes before anything runs (SDM Vol. 3C 26.7.2).
+	vmcs(GUEST_RIP) = kText + 1;
+	vt_tracer_pre_entry(&vcpu);
+	regs.rax = 0x16;
+	regs.rbx = 0x756e6547;
+	uint64_t first = vt_tracer_count(0);
+	auto recs = run(kText + 3, kText + 3, [] {});
+	ASSERT_GE(recs.size(), 2u);
+	EXPECT_EQ(vt_tracer_count(0) - first, 2u);
+	EXPECT_EQ(recs[0].type, VTICE_REC_STEP);
+	EXPECT_EQ(recs[0].u.raw[0], kText + 1) << "the CPUID, not the entry after its exit";
+	EXPECT_EQ(recs[0].u.raw[1], kText + 3);
+	EXPECT_EQ(recs[1].flags, 0u | 3u << 8 | 2u << VTICE_STEP_REG_COUNT_SHIFT) << "RAX and RBX";
+	EXPECT_EQ(recs[1].u.raw[0], 0x16u);
+	EXPECT_EQ(recs[1].u.raw[1], 0x756e6547u);
+}
+
+TEST_F(Recording, UserCodeBetweenTwoStepsGivesTheWholeRegisterFileAgain)
+{
+	code(kText, {0x90, 0x90});
+	run(kText, kText + 1, [] {});
+	vmcs(GUEST_SS_AR_BYTES) |= 3u << 5;	// CPL 3
+	regs.rsi = 0x5151;
+	run(0x401000, 0x401001, [] {});
+	vmcs(GUEST_SS_AR_BYTES) &= ~(3u << 5);
+	auto recs = run(kText + 1, kText + 2, [] {});
+	auto head = of_type(recs, VTICE_REC_STEP);
+	ASSERT_EQ(head.size(), 1u);
+	EXPECT_EQ(head[0].u.raw[0], kText + 1);
+	EXPECT_EQ(recs.back().type, VTICE_REC_STEP) << "the register file before the step, nothing after";
+	EXPECT_EQ(of_type(recs, VTICE_REC_STEP_REGS).size(), 10u) << "19 registers, two to a record";
 }
 
 }  // namespace

@@ -27,6 +27,9 @@ enum vtice_record_type {
 	VTICE_REC_TRACE_STOP = 9,	/* a syscall-path trace ended: see below */
 	VTICE_REC_PROBE_HIT = 10,	/* a fn:, addr: or watch: probe fired: see below */
 	VTICE_REC_PROFILE_SAMPLE = 11,	/* the profiler's sample of a CPU: see below */
+	VTICE_REC_STEP = 12,		/* a recorded step (replay): see below */
+	VTICE_REC_STEP_REGS = 13,	/* ...the registers it changed */
+	VTICE_REC_STEP_MEM = 14,	/* ...memory it read or wrote */
 	VTICE_REC_TYPE_COUNT
 };
 
@@ -134,6 +137,41 @@ enum vtice_record_type {
 #define VTICE_TRACE_STOP_USER		2	/* the task reached user mode another way (IRET) */
 #define VTICE_TRACE_STOP_MAX_INSNS	3	/* the instruction budget ran out */
 #define VTICE_TRACE_STOP_DISARMED	4	/* the trace was disarmed mid-call */
+
+/*
+ * A recorded trace (VTICE_PATH_RECORD, MTF only) gives every step of the
+ * traced task in the kernel a group: the STEP record (u.raw[0] = the RIP
+ * the step ran from, u.raw[1] = where it ended: the next instruction, a
+ * branch's target, or the handler of an event delivered; equal for one
+ * iteration of a REP string instruction), then the records of what the
+ * step changed:
+ *   STEP_REGS: flags = the number of registers (1 or 2) in bits 16-23,
+ *              the first's number in bits 0-7 and the second's in 8-15
+ *              (VTICE_STEP_REG_*), u.raw their new values.
+ * After a gap (the trace's start, user code or another task between two
+ * recorded steps), STEP_REGS records with every register come before the
+ * STEP record: the registers as that step found them.
+ *   STEP_MEM:  flags = VTICE_STEP_MEM_*: READ (u.raw[0] = the address,
+ *              u.raw[1] = its 8 bytes: the explicit memory operand as the
+ *              step found it, where it is RAM and mapped; whether the
+ *              instruction reads it, LEA and NOP do not, is the reader's
+ *              to decode), or a write's BEFORE then AFTER record (each
+ *              u.raw[0] = the address, u.raw[1] = its 8 bytes before or
+ *              after). Root reads 8 bytes at the operand, below RSP and
+ *              at RDI (the CALL/PUSH and STOS/MOVS stores), and gives the
+ *              windows the step changed: which bytes the instruction wrote,
+ *              and wider stores (XSAVE, CMPXCHG16B, an exception frame),
+ *              are the reader's to work out or to mark unknown.
+ */
+#define VTICE_STEP_REG_RAX		0	/* ... R15 = 15, in the ModRM order */
+#define VTICE_STEP_REG_RFLAGS		16
+#define VTICE_STEP_REG_FS_BASE		17
+#define VTICE_STEP_REG_GS_BASE		18
+#define VTICE_STEP_REGS			19
+#define VTICE_STEP_REG_COUNT_SHIFT	16
+#define VTICE_STEP_MEM_READ		0
+#define VTICE_STEP_MEM_BEFORE		1
+#define VTICE_STEP_MEM_AFTER		2
 
 struct vtice_record {
 	__u16 type;	/* enum vtice_record_type */

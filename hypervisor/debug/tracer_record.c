@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A recorded trace (records.h, VTICE_REC_STEP): what each MTF step of the
+ * traced task changed, for the console to replay. Before the step (at
+ * the VM entry that arms it) root decodes the instruction at RIP and
+ * reads the memory it may write (step_windows.h); after it (the MTF exit)
+ * it gives the step's RIP, the registers that differ from the last step's
+ * end, the explicit operand as it read it, and the windows the step
+ * changed. An exit in the middle of a step (CPUID, an EPT violation) and
+ * its VM entry leave the step open: its "before" is the first entry's.
+ */
+#include "tracer_priv.h"
+#include "../core/exit.h"
+#include "../core/hv.h"
+
+/* The registers a step may change, in VTICE_STEP_REG_* order. */
+static void vt_record_regs_now(struct vt_vcpu *vcpu, u64 *regs)
+{
+	const struct vt_guest_regs *g = vcpu->regs;
+
+	regs[0] = g->rax;
+	regs[1] = g->rcx;
+	regs[2] = g->rdx;
+	regs[3] = g->rbx;
+	regs[4] = vt_vmread_or0(GUEST_RSP);
+	regs[5] = g->rbp;
+	regs[6] = g->rsi;
+	regs[7] = g->rdi;
+	vt_memcpy(&regs[8], &g->r8, 8 * sizeof(u64));	/* r8..r15 in both layouts */
+	regs[VTICE_STEP_REG_RFLAGS] = vt_vmread_or0(GUEST_RFLAGS);
+	regs[VTICE_STEP_REG_FS_BASE] = vt_vmread_or0(GUEST_FS_BASE);
+	regs[VTICE_STEP_REG_GS_BASE] = vt_vmread_or0(GUEST_GS_BASE);
+}
+
+/*
+ * The registers that differ from the last record of them, two to a record;
+ * all of them after a gap (the trace's start, user code, another task).
+ */
+static void vt_record_regs(struct vt_trace_cpu *c, struct vt_vcpu *vcpu)
+{
+	u64 now[VTICE_STEP_REGS], val[2];
+	u32 i, ids = 0, n = 0;
+
+	vt_record_regs_now(vcpu, now);
+	for (i = 0; i < VTICE_STEP_REGS; i++) {
+		if (c->rec_have_regs && now[i] == c->rec_regs[i])
+			continue;
+		ids |= i << (8 * n);
+		val[n++] = now[i];
+		if (n == 2) {
+			vt_trace_store(c, vcpu, VTICE_REC_STEP_REGS, ids | 2u << VTICE_STEP_REG_COUNT_SHIFT,
+				       val[0], val[1]);
+			ids = n = 0;
+		}
+	}
+	if (n)
+		vt_trace_store(c, vcpu, VTICE_REC_STEP_REGS, ids | 1u << VTICE_STEP_REG_COUNT_SHIFT, val[0], 0);
+	vt_memcpy(c->rec_regs, now, sizeof(now));
+	c->rec_have_regs = true;
+}
+
+void vt_trace_record_open(struct vt_trace_cpu *c, struct vt_vcpu *vcpu)
+{
+	struct vt_step_regs regs;
+	struct vt_insn insn = { 0 };
+	u8 bytes[VT_INSN_BYTES];
+	u64 now[VTICE_STEP_REGS];
+	int n;
+
+	if (c->rec_open)
+		return;
+	c->rec_open = true;
+	c->rec_rip = vt_vmread_or0(GUEST_RIP);
+	if (!c->rec_have_regs)
+		vt_record_regs(c, vcpu);	/* the registers as this step finds them */
+	vt_record_regs_now(vcpu, now);
+	vt_memcpy(regs.gpr, now, sizeof(regs.gpr));
+	regs.rip = c->rec_rip;
+	regs.fs_base = now[VTICE_STEP_REG_FS_BASE];
+	regs.gs_base = now[VTICE_STEP_REG_GS_BASE];
+	n = vt_tracer.mem(vcpu, c->rec_rip, bytes, sizeof(bytes), false);
+	if (n <= 0 || vt_insn_decode(bytes, (u32)n, &insn))
+		insn.mem.present = false;	/* still the stack and RDI windows */
+	vt_step_windows_open(&c->windows, &insn, &regs, vcpu, vt_tracer.mem);
+}
+
+struct vt_record_mem {
+	struct vt_trace_cpu *c;
+	struct vt_vcpu *vcpu;
+	bool operand_changed;
+};
+
+static void vt_record_changed(void *ctx, u64 addr, u64 before, u64 after)
+{
+	struct vt_record_mem *m = ctx;
+
+	if (m->c->windows.operand && addr == m->c->windows.w[0].addr)
+		m->operand_changed = true;
+	vt_trace_store(m->c, m->vcpu, VTICE_REC_STEP_MEM, VTICE_STEP_MEM_BEFORE, addr, before);
+	vt_trace_store(m->c, m->vcpu, VTICE_REC_STEP_MEM, VTICE_STEP_MEM_AFTER, addr, after);
+}
+
+/* The step that ran from c->rec_rip ended at `to`: its group of records. */
+void vt_trace_record_close(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u64 to)
+{
+	struct vt_record_mem m = { .c = c, .vcpu = vcpu };
+	const struct vt_step_window *operand = &c->windows.w[0];
+
+	if (!c->rec_open)
+		return;
+	c->rec_open = false;
+	vt_trace_store(c, vcpu, VTICE_REC_STEP, 0, c->rec_rip, to);
+	vt_record_regs(c, vcpu);
+	vt_step_windows_close(&c->windows, vcpu, vt_tracer.mem, vt_record_changed, &m);
+	if (c->windows.operand && !m.operand_changed)
+		vt_trace_store(c, vcpu, VTICE_REC_STEP_MEM, VTICE_STEP_MEM_READ, operand->addr, operand->before);
+}
+
+/* A step not to record (user code, another task): a gap the next step's registers bridge. */
+void vt_trace_record_drop(struct vt_trace_cpu *c)
+{
+	c->rec_open = false;
+	c->rec_have_regs = false;
+}
