@@ -146,14 +146,18 @@ void vt_path_on_syscall(struct vt_vcpu *vcpu, struct vt_exit *exit, enum vt_sys_
 
 static u64 vt_path_arm(const struct vt_guest_regs *r)
 {
-	if (r->r8 >= VT_PATH_MAX_NR || !r->r9 || r->r9 > VTICE_PATH_MAX_INSNS || !r->r10 ||
-	    r->r10 > VTICE_PATH_MAX_CALLS)
+	u64 calls = r->r10 & ~VTICE_VMCALL_PATH_RECORD;
+
+	if (r->r8 >= VT_PATH_MAX_NR || !r->r9 || r->r9 > VTICE_PATH_MAX_INSNS || !calls ||
+	    calls > VTICE_PATH_MAX_CALLS)
 		return (u64)VTICE_VMCALL_EINVAL;
 	if (VT_READ_ONCE(vt_path.task))
 		return (u64)VTICE_VMCALL_EBUSY;	/* a call of the last ARM is still traced */
+	if (vt_tracer_set_recording(r->r10 & VTICE_VMCALL_PATH_RECORD))
+		return (u64)VTICE_VMCALL_EINVAL;	/* TF steps: not one exit per instruction */
 	vt_path.nr = (u32)r->r8;
 	vt_path.max_insns = r->r9;
-	vt_path.calls = (u32)r->r10;
+	vt_path.calls = (u32)calls;
 	vt_path.started = 0;
 	vt_path.traced = 0;
 	VT_STORE_RELEASE(vt_path.armed, true);

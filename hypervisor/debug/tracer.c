@@ -181,7 +181,7 @@ static void vt_trace_reset(struct vt_trace_cpu *c, u64 task, bool to_ring)
 	c->branch_steps = c->btf_ignored = c->lbr_branches = c->events_let_in = 0;
 	c->hold_gave_up = false;
 	c->since_event = vt_tracer.event_gap;	/* the first held event may go in at once */
-	c->recording = vt_tracer.record;
+	c->recording = to_ring && vt_tracer.record;	/* path traces only (VTICE_PATH_RECORD) */
 	c->rec_open = c->rec_have_regs = false;
 }
 

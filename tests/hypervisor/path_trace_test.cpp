@@ -4,6 +4,9 @@
 // the record sequence include/uapi/vtice/ioctl.h promises for one call and
 // the SDM: between two VM entries with MTF one instruction runs (Vol. 3C
 // 26.7.2); CALL rel32, RET and JMP rel32 go where their encodings say.
+#include <functional>
+#include <map>
+
 #include "lbr_seed.hpp"
 #include "syscall_fixture.hpp"
 
@@ -382,6 +385,244 @@ TEST_F(PathTrace, TheDebuggersTraceAndARingTraceExcludeEachOther)
 	syscall(kOpenat);
 	EXPECT_TRUE(of_type(VTICE_REC_TRACE_STOP).size() == 1u) << "only the disarmed call's stop";
 	vt_tracer_disable_all();
+}
+
+// A recorded call (VTICE_PATH_RECORD, records.h): the oracle is what CALL
+// and RET do by the SDM (Vol. 2A): CALL pushes the return address (RSP - 8,
+// then the address there) and jumps; RET pops it. The test plays that, and
+// the records must give each step's RIP, RSP's new value, and the stack
+// slot's bytes before and after the CALL's push.
+class PathRecord : public PathTrace {
+protected:
+	static constexpr uint64_t kStackTop = kKernelStack + 0x3f00;
+
+	std::map<uint32_t, uint64_t> registers_of(const std::vector<vtice_record> &recs)
+	{
+		std::map<uint32_t, uint64_t> regs;
+		for (auto &r : recs)
+			if (r.type == VTICE_REC_STEP_REGS)
+				for (uint32_t k = 0; k < (r.flags >> VTICE_STEP_REG_COUNT_SHIFT); k++)
+					regs[r.flags >> (8 * k) & 0xff] = r.u.raw[k];
+		return regs;
+	}
+
+	// Traced code of the test's own at the entry point, one call armed with
+	// RECORD and started: `now` holds the registers the first step found.
+	static constexpr uint64_t kData = kKernelStack + 0x3800, kDataPa = kStackTopPage + 0x800;
+	vt_guest_regs now{};
+
+	void start_recorded(std::vector<uint8_t> code)
+	{
+		code_at(kKernelCode + (kLstar & 0xfff), code);
+		ASSERT_EQ(path_vmcall(VTICE_VMCALL_PATH_ARM, kOpenat, 1000, 1 | VTICE_VMCALL_PATH_RECORD).rax,
+			  (uint64_t)VTICE_VMCALL_OK);
+		ASSERT_EQ(arm(true, 0, "", true), (uint64_t)VTICE_VMCALL_OK);
+		cpu().vmcs[GUEST_RSP] = kStackTop;
+		syscall(kOpenat);
+		auto regs = registers_of(records());
+		ASSERT_EQ(regs.size(), static_cast<size_t>(VTICE_STEP_REGS));
+		u64 *gpr = &now.rax;
+		for (uint32_t i = 0; i < 16; i++)
+			gpr[i] = regs[i];
+	}
+
+	// The instruction at RIP runs (`effect` plays it on `now` and memory)
+	// and the MTF exit comes at `to`: the records it added, but branches.
+	std::vector<vtice_record> run_to(uint64_t to, const std::function<void()> &effect)
+	{
+		size_t first = records().size();
+		effect();
+		cpu().vmcs[GUEST_RSP] = now.rsp;
+		cpu().vmcs[GUEST_RIP] = to;
+		vt_guest_regs r = now;
+		vm_exit(EXIT_REASON_MONITOR_TRAP_FLAG, 0, r);
+		auto recs = records();
+		std::vector<vtice_record> out;
+		for (size_t i = first; i < recs.size(); i++)
+			if (recs[i].type != VTICE_REC_BRANCH)
+				out.push_back(recs[i]);
+		return out;
+	}
+
+	uint64_t data(uint64_t gva) { uint64_t v; get(kDataPa + (gva - kData), &v, 8); return v; }
+	void set_data(uint64_t gva, uint64_t v) { put(kDataPa + (gva - kData), &v, 8); }
+
+	// The step ran: RIP `to`, RSP `rsp`, the other registers as they were.
+	void step_to(uint64_t to, uint64_t rsp, const std::map<uint32_t, uint64_t> &was)
+	{
+		vt_guest_regs r{};
+		u64 *gpr = &r.rax;
+		for (uint32_t i = 0; i < 16; i++)
+			if (i != 4)
+				gpr[i] = was.at(i);
+		cpu().vmcs[GUEST_RSP] = rsp;
+		cpu().vmcs[GUEST_RIP] = to;
+		vm_exit(EXIT_REASON_MONITOR_TRAP_FLAG, 0, r);
+	}
+};
+
+TEST_F(PathRecord, EachStepGivesItsRipTheRegistersItChangedAndTheSlotACallPushed)
+{
+	ASSERT_EQ(path_vmcall(VTICE_VMCALL_PATH_ARM, kOpenat, 1000, 1 | VTICE_VMCALL_PATH_RECORD).rax,
+		  (uint64_t)VTICE_VMCALL_OK);
+	ASSERT_EQ(arm(true, 0, "", true), (uint64_t)VTICE_VMCALL_OK);
+	cpu().vmcs[GUEST_RSP] = kStackTop;
+	uint64_t slot = kStackTop - 8, slot_pa = kStackTopPage + (slot & 0xfff), old = 0x0123456789abcdefull;
+	put(slot_pa, &old, 8);
+	syscall(kOpenat);
+	auto before = registers_of(records());
+	ASSERT_EQ(before.size(), static_cast<size_t>(VTICE_STEP_REGS)) << "the registers as the first step finds them";
+	EXPECT_EQ(before[4], kStackTop);
+	EXPECT_EQ(before[1], kUserRip + 2) << "SYSCALL's RCX: the return address";
+
+	size_t first = records().size();
+	put(slot_pa, &kAfterCall, 8);	// call: the push...
+	step_to(kCallee, slot, before);	// ...and the jump
+	auto recs = records();
+	std::vector<vtice_record> call(recs.begin() + first, recs.end());
+	std::vector<uint16_t> types;
+	for (auto &r : call)
+		types.push_back(r.type);
+	std::vector<uint16_t> want = {VTICE_REC_BRANCH, VTICE_REC_STEP, VTICE_REC_STEP_REGS, VTICE_REC_STEP_MEM,
+				      VTICE_REC_STEP_MEM};
+	ASSERT_EQ(types, want);
+	EXPECT_EQ(call[1].u.raw[0], kCall);
+	EXPECT_EQ(call[1].u.raw[1], kCallee);
+	EXPECT_EQ(call[2].flags, 4u | 1u << VTICE_STEP_REG_COUNT_SHIFT) << "RSP alone";
+	EXPECT_EQ(call[2].u.raw[0], slot);
+	EXPECT_EQ(call[3].flags, (uint32_t)VTICE_STEP_MEM_BEFORE);
+	EXPECT_EQ(call[3].u.raw[0], slot);
+	EXPECT_EQ(call[3].u.raw[1], old);
+	EXPECT_EQ(call[4].flags, (uint32_t)VTICE_STEP_MEM_AFTER);
+	EXPECT_EQ(call[4].u.raw[1], kAfterCall);
+
+	first = records().size();
+	step_to(kAfterCall, kStackTop, before);	// ret
+	recs = records();
+	std::vector<vtice_record> ret(recs.begin() + first, recs.end());
+	ASSERT_EQ(ret.size(), 3u) << "the branch, the step, RSP back";
+	EXPECT_EQ(ret[1].u.raw[0], kCallee);
+	EXPECT_EQ(ret[2].u.raw[0], kStackTop);
+}
+
+TEST_F(PathRecord, TheRegistersAsTheFirstStepFoundThemComeBeforeItsStepRecord)
+{
+	start_recorded({0x90, 0x90});	// nop; nop
+	auto recs = records();
+	size_t step = 0;
+	while (step < recs.size() && recs[step].type != VTICE_REC_STEP)
+		step++;
+	EXPECT_EQ(step, recs.size()) << "no STEP yet: the first step is still running";
+	auto nop = run_to(kLstar + 1, [] {});
+	ASSERT_EQ(nop.size(), 1u) << "a NOP changes nothing";
+	EXPECT_EQ(nop[0].type, VTICE_REC_STEP);
+	EXPECT_EQ(nop[0].u.raw[0], kLstar);
+	EXPECT_EQ(nop[0].u.raw[1], kLstar + 1);
+}
+
+TEST_F(PathRecord, StoresLoadsPushesAndAnEmulatedCpuidEachGiveWhatTheyChanged)
+{
+	const uint64_t imm = kData;
+	std::vector<uint8_t> code = {0x48, 0xbb};	// movabs rbx, kData
+	for (int i = 0; i < 8; i++)
+		code.push_back(static_cast<uint8_t>(imm >> (8 * i)));
+	code.insert(code.end(), {0x48, 0x89, 0x43, 0x08,	// +10 mov [rbx+8], rax
+				 0x51,			// +14 push rcx
+				 0x48, 0x8b, 0x53, 0x08,	// +15 mov rdx, [rbx+8]
+				 0x0f, 0xa2});		// +19 cpuid
+	start_recorded(code);
+	set_data(kData + 8, 0xaaaabbbbccccddddull);
+
+	auto movabs = run_to(kLstar + 10, [&] { now.rbx = kData; });
+	ASSERT_EQ(movabs.size(), 2u);
+	EXPECT_EQ(movabs[1].flags, 3u | 1u << VTICE_STEP_REG_COUNT_SHIFT) << "RBX alone";
+	EXPECT_EQ(movabs[1].u.raw[0], kData);
+
+	auto store = run_to(kLstar + 14, [&] { set_data(kData + 8, now.rax); });
+	ASSERT_EQ(store.size(), 3u) << "the step and the 8 bytes, no register";
+	EXPECT_EQ(store[0].u.raw[0], kLstar + 10);
+	EXPECT_EQ(store[1].flags, (uint32_t)VTICE_STEP_MEM_BEFORE);
+	EXPECT_EQ(store[1].u.raw[0], kData + 8);
+	EXPECT_EQ(store[1].u.raw[1], 0xaaaabbbbccccddddull);
+	EXPECT_EQ(store[2].flags, (uint32_t)VTICE_STEP_MEM_AFTER);
+	EXPECT_EQ(store[2].u.raw[1], now.rax);
+
+	uint64_t slot = now.rsp - 8;
+	auto push = run_to(kLstar + 15, [&] {
+		now.rsp = slot;
+		put(kStackTopPage + (slot & 0xfff), &now.rcx, 8);
+	});
+	ASSERT_EQ(push.size(), 4u);
+	EXPECT_EQ(push[1].flags, 4u | 1u << VTICE_STEP_REG_COUNT_SHIFT) << "RSP alone";
+	EXPECT_EQ(push[2].u.raw[0], slot);
+	EXPECT_EQ(push[3].u.raw[1], now.rcx);
+
+	auto load = run_to(kLstar + 19, [&] { now.rdx = data(kData + 8); });
+	ASSERT_EQ(load.size(), 3u);
+	EXPECT_EQ(load[1].flags, 2u | 1u << VTICE_STEP_REG_COUNT_SHIFT) << "RDX alone";
+	EXPECT_EQ(load[2].flags, (uint32_t)VTICE_STEP_MEM_READ) << "the operand, as it read it";
+	EXPECT_EQ(load[2].u.raw[0], kData + 8);
+	EXPECT_EQ(load[2].u.raw[1], load[1].u.raw[0]);
+
+	// CPUID exits inside the step; the core emulates it (exit_cpuid.c) and
+	// enters at the next instruction, where the MTF exit comes before
+	// anything runs (SDM Vol. 3C 26.7.2). The step is still the CPUID's.
+	vt_guest_regs r = now;
+	r.rax = 1;
+	r.rcx = 0;
+	cpu().vmcs[VM_EXIT_INSTRUCTION_LEN] = 2;
+	ASSERT_TRUE(vm_exit(EXIT_REASON_CPUID, 0, r));
+	ASSERT_EQ(cpu().vmcs[GUEST_RIP], kLstar + 21);
+	now = r;
+	auto cpuid = run_to(kLstar + 21, [] {});
+	ASSERT_GE(cpuid.size(), 2u);
+	EXPECT_EQ(cpuid[0].type, VTICE_REC_STEP);
+	EXPECT_EQ(cpuid[0].u.raw[0], kLstar + 19) << "the CPUID, not the entry after its exit";
+	EXPECT_EQ(cpuid[0].u.raw[1], kLstar + 21);
+	auto regs = registers_of(cpuid);
+	EXPECT_EQ(regs[0], r.rax);
+	EXPECT_EQ(regs[3], r.rbx);
+}
+
+TEST_F(PathRecord, AStepOfAnotherTaskBetweenTwoGivesTheWholeRegisterFileAgain)
+{
+	start_recorded({0x90, 0x90, 0x90});
+	run_to(kLstar + 1, [] {});
+	const uint64_t other = 0xffff888009990000ull, task = kTask;
+	put(kPerCpuPage + (kPerCpuTask & 0xfff), &other, 8);	// the CPU switched: this step is not the task's
+	auto gap = run_to(kLstar + 2, [] {});
+	EXPECT_EQ(gap.size(), 10u) << "no STEP: the registers as the next step finds them, 19 two to a record";
+	for (auto &r : gap)
+		EXPECT_EQ(r.type, VTICE_REC_STEP_REGS);
+	EXPECT_EQ(registers_of(gap).size(), static_cast<size_t>(VTICE_STEP_REGS));
+	put(kPerCpuPage + (kPerCpuTask & 0xfff), &task, 8);
+	auto recs = run_to(kLstar + 3, [] {});
+	ASSERT_EQ(recs.size(), 1u) << "a NOP changes nothing";
+	EXPECT_EQ(recs[0].type, VTICE_REC_STEP);
+	EXPECT_EQ(recs[0].u.raw[0], kLstar + 2);
+}
+
+TEST_F(PathRecord, WithoutTheFlagNoStepIsRecorded)
+{
+	arm_path();
+	syscall(kOpenat);
+	mtf_to(kCallee);
+	for (auto &r : records())
+		EXPECT_NE(r.type, VTICE_REC_STEP_REGS);
+	EXPECT_GT(records().size(), 0u);
+	for (auto &r : records())
+		EXPECT_NE(r.type, VTICE_REC_STEP);
+}
+
+TEST_F(PathRecord, TfStepsCannotRecord)
+{
+	vt_path_fini();
+	hv.caps.flags &= ~VTICE_CAP_MTF;
+	init_path();
+	ASSERT_EQ(vt_tracer_mechanism(), (uint32_t)VTICE_TRACE_TF);
+	EXPECT_EQ(path_vmcall(VTICE_VMCALL_PATH_ARM, kOpenat, 10, 1 | VTICE_VMCALL_PATH_RECORD).rax,
+		  (uint64_t)VTICE_VMCALL_EINVAL);
+	EXPECT_EQ(path_vmcall(VTICE_VMCALL_PATH_ARM, kOpenat, 10, 1).rax, (uint64_t)VTICE_VMCALL_OK);
 }
 
 TEST_F(PathTrace, BadArgumentsAreRefused)

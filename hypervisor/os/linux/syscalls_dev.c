@@ -65,7 +65,9 @@ static int vt_path_vmcall(u32 op, const struct vtice_path_trace *req, u64 *trace
 	vcpu = vt_linux_launched_vcpu(cpu);
 	if (vcpu)
 		status = vt_vcpu_path_trace(vcpu, op, req ? req->nr : 0, req ? req->max_insns : 0,
-					    req ? req->calls : 0, traced);
+					    req ? req->calls | (req->flags & VTICE_PATH_RECORD ?
+								VTICE_VMCALL_PATH_RECORD : 0) : 0,
+					    traced);
 	put_cpu();
 	if (status == VTICE_VMCALL_OK)
 		return 0;
@@ -254,7 +256,7 @@ static int vt_path_arm_locked(struct file *file, struct vtice_path_trace *req)
 
 static int vt_path_check(const struct vtice_path_trace *req)
 {
-	if (req->op > VTICE_PATH_DISARM || req->reserved)
+	if (req->op > VTICE_PATH_DISARM || (req->flags & ~VTICE_PATH_RECORD))
 		return -EINVAL;
 	if (req->op == VTICE_PATH_ARM &&
 	    (!req->calls || req->calls > VTICE_PATH_MAX_CALLS || !req->max_insns ||

@@ -229,8 +229,15 @@ struct vtice_path_trace {
 	 */
 	__u64 switch_to;
 	__u32 stepping;			/* out (ARM): enum vtice_path_stepping */
-	__u32 reserved;			/* in: 0 */
+	__u32 flags;			/* in (ARM): VTICE_PATH_RECORD or 0 */
 };
+
+/*
+ * A recorded trace: each step also gives the registers it changed and the
+ * memory it read and wrote (records.h, VTICE_REC_STEP), for replay. MTF
+ * only: -EINVAL where the tracer steps with TF.
+ */
+#define VTICE_PATH_RECORD	(1u << 0)
 
 enum vtice_path_stepping {
 	VTICE_PATH_STEP_ALL_CPUS = 0,	/* no switch trigger: every CPU, the filter drops the rest */

@@ -78,8 +78,9 @@ enum vtice_vmcall {
 	/*
 	 * The syscall-path tracer (one CPU is enough, its state is global):
 	 * RDX = VTICE_VMCALL_PATH_{QUERY,ARM,DISARM}; ARM takes R8 = syscall
-	 * number, R9 = instruction budget per call, R10 = calls to trace.
-	 * RDX out = calls traced to their end since the last ARM. ENOSYS:
+	 * number, R9 = instruction budget per call, R10 = calls to trace, with
+	 * VTICE_VMCALL_PATH_RECORD set for a recorded trace (records.h,
+	 * VTICE_REC_STEP; EINVAL unless the tracer steps with MTF). RDX out = calls traced to their end since the last ARM. ENOSYS:
 	 * no tracer (no MTF); EINVAL: bad arguments; EBUSY (ARM): a debugger
 	 * traces through the stub. The switch trigger (debug/path_trace.h),
 	 * planted in probes' order (PROBES below): SWITCH_INTERCEPT takes R8 =
@@ -186,6 +187,8 @@ enum vtice_vmcall_probe_op {
  * not read the stack costs no ring space for it.
  */
 #define VTICE_VMCALL_PROBE_COPIES_STACK	(1ull << 63)
+
+#define VTICE_VMCALL_PATH_RECORD	(1ull << 63)
 
 enum vtice_vmcall_path_op {
 	VTICE_VMCALL_PATH_QUERY = 0,
