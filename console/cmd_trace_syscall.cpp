@@ -20,6 +20,7 @@
 #include "device.hpp"
 #include "path_calls.hpp"
 #include "record_rings.hpp"
+#include "root_steps.hpp"
 #include "messages.hpp"
 #include "subcommands.hpp"
 #include "symbol_source.hpp"
@@ -43,7 +44,8 @@ namespace {
 const char kHelp[] =
 	"usage: vtice trace syscall NAME [--comm NAME|--pid PID] [--count N]\n"
 	"                            [--max-insns N] [--timeout SECONDS] [-o FILE]\n"
-	"                            [--step all|task] [--quiet] [--device PATH]\n"
+	"                            [--step all|task] [--record] [--quiet]\n"
+	"                            [--device PATH]\n"
 	"                            [--kcore PATH] [--kallsyms PATH]\n"
 	"\n"
 	"Waits for the next call of syscall NAME (openat, read, ...) by a task that\n"
@@ -69,6 +71,10 @@ const char kHelp[] =
 	"                     only the one its task runs on, followed across CPUs by\n"
 	"                     a hidden breakpoint in __switch_to (experimental: see\n"
 	"                     docs/tracing.md, \"The switch trigger\")\n"
+	"  --record           also record what each step of the call changed (its\n"
+	"                     registers, the memory it read and wrote) into the -o\n"
+	"                     file, for 'vtice replay FILE' (docs/replay.md); one\n"
+	"                     call; needs the monitor trap flag\n"
 	"  --quiet            print the summary lines, not the graph\n"
 	"  --device PATH      the vtice device (default /dev/vtice)\n"
 	"  --kcore PATH       kernel memory (default /proc/kcore)\n"
@@ -96,6 +102,7 @@ struct Options {
 	std::string output;
 	bool quiet = false;
 	bool step_task_only = false;	// --step task
+	bool record = false;
 	std::string device = "/dev/" VTICE_DEVICE_NAME;
 	std::string kcore = "/proc/kcore";
 	std::string kallsyms = "/proc/kallsyms";
@@ -125,6 +132,11 @@ Result<Options> parse_options(const ParsedArgs &args)
 	o.timeout = *timeout;
 	o.output = args.get("--output").value_or("");
 	o.quiet = args.has("--quiet");
+	o.record = args.has("--record");
+	if (o.record && o.output.empty())
+		return make_error("--record: needs -o FILE, where the recording goes");
+	if (o.record && o.count != 1)
+		return make_error("--record records one call: leave out --count");
 	if (auto step = args.get("--step")) {
 		if (*step != "all" && *step != "task")
 			return make_error("--step " + *step + ": all or task");
@@ -246,6 +258,8 @@ public:
 		longest_gap_ = {};
 		std::fflush(stdout);
 		lost_ += lost;
+		if (o_.record)
+			keep_recording(call);
 		merge(std::move(t));
 	}
 
@@ -284,6 +298,27 @@ private:
 						      now.run_out - seen_.run_out};
 		seen_ = now;
 		return since;
+	}
+
+	// The call's steps as a replay reads them, into the file with it.
+	void keep_recording(const PathCall &call)
+	{
+		auto steps = replay::steps_from_records(call.steps);
+		if (!steps) {
+			std::printf("record: call %zu: %s\n", calls_, steps.error().message.c_str());
+			return;
+		}
+		std::uint64_t bytes = steps->recording.initial.size();
+		for (const replay::Step &s : steps->recording.steps)
+			bytes += replay::encoded_size(s);
+		std::size_t n = steps->recording.steps.size();
+		std::printf("record: call %zu: %zu steps recorded in the hypervisor, %llu operands read, %llu "
+			    "8-byte windows written; %llu bytes of registers and memory (%.1f bytes per step)%s%s\n",
+			    calls_, n, static_cast<unsigned long long>(steps->reads),
+			    static_cast<unsigned long long>(steps->writes), static_cast<unsigned long long>(bytes),
+			    static_cast<double>(bytes) / static_cast<double>(n), steps->cut.empty() ? "" : "; cut: ",
+			    steps->cut.c_str());
+		all_.recording = std::move(steps->recording);
 	}
 
 	// Every call goes into the one file, each its own tree.
@@ -333,7 +368,12 @@ Result<vtice_path_trace> arm(const DeviceFd &dev, const Options &o, const LocalK
 	req.nr = o.nr;
 	req.calls = o.count;
 	req.max_insns = o.max_insns;
-	return path_ioctl(dev, o.device, req);
+	req.flags = o.record ? VTICE_PATH_RECORD : 0;
+	auto armed = path_ioctl(dev, o.device, req);
+	if (!armed && o.record && errno == EINVAL)
+		return make_error("--record: the hypervisor steps with TF on this CPU, not the monitor trap flag, "
+				  "and records only MTF steps (docs/replay.md)");
+	return armed;
 }
 
 // Until every call asked for is reported, the timeout, or Ctrl-C.
@@ -448,7 +488,7 @@ int cmd_trace_syscall(int argc, char **argv)
 	auto args = parse_args(static_cast<int>(expanded.size()), expanded.data(),
 			       {{"--device", true}, {"--comm", true}, {"--pid", true}, {"--count", true},
 				{"--max-insns", true}, {"--timeout", true}, {"--output", true}, {"--quiet", false},
-				{"--step", true},
+				{"--step", true}, {"--record", false},
 				{"--kcore", true}, {"--kallsyms", true}});
 	if (!args) {
 		eprintf("vtice trace syscall: %s\n", args.error().to_string().c_str());

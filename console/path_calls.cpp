@@ -13,6 +13,11 @@ bool is_stop(const vtice_record &r)
 	return r.type == VTICE_REC_TRACE_STOP;
 }
 
+bool is_step(const vtice_record &r)
+{
+	return r.type == VTICE_REC_STEP || r.type == VTICE_REC_STEP_REGS || r.type == VTICE_REC_STEP_MEM;
+}
+
 std::size_t count_stops(const std::vector<vtice_record> &records)
 {
 	return static_cast<std::size_t>(std::count_if(records.begin(), records.end(), is_stop));
@@ -27,7 +32,7 @@ std::vector<PathCall> PathCallCollector::feed(const std::vector<std::vector<vtic
 		for (const auto &ev : trace::decode_syscall_records(recs, stats_))
 			(ev.enter ? enters_ : exits_).push_back(ev);
 		for (const auto &r : recs)
-			if (r.type == VTICE_REC_BRANCH || r.type == VTICE_REC_LOST || is_stop(r))
+			if (r.type == VTICE_REC_BRANCH || r.type == VTICE_REC_LOST || is_stop(r) || is_step(r))
 				pending_.push_back(r);
 	}
 	std::stable_sort(pending_.begin(), pending_.end(),
@@ -57,7 +62,12 @@ std::vector<PathCall> PathCallCollector::complete(std::size_t stops)
 PathCall PathCallCollector::take_call(std::size_t end)
 {
 	PathCall call;
-	call.records.assign(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(end));
+	for (auto r = pending_.begin(); r != pending_.begin() + static_cast<std::ptrdiff_t>(end); ++r) {
+		if (is_step(*r) || r->type == VTICE_REC_LOST)
+			call.steps.push_back(*r);
+		if (!is_step(*r))
+			call.records.push_back(*r);
+	}
 	for (const auto &r : call.records)
 		call.lost += r.type == VTICE_REC_LOST ? r.u.lost.count : 0;
 	call.moves = dbg::as_one_timeline(call.records);

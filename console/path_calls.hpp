@@ -17,6 +17,9 @@ namespace vtice::console {
 struct PathCall {
 	// BRANCH and LOST records, oldest first, all on the CPU the call began on.
 	std::vector<vtice_record> records;
+	// A recorded call's (--record) STEP, STEP_REGS and STEP_MEM records and
+	// its LOST ones, in stamp order across the CPUs it ran on.
+	std::vector<vtice_record> steps;
 	trace::SyscallCall call;	// the ENTER and, after a SYSRET, the EXIT event
 	std::uint32_t stop = 0;		// VTICE_TRACE_STOP_*; 0: still running at the end
 	std::uint64_t task = 0;

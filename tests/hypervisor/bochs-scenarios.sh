@@ -1034,6 +1034,59 @@ scenario_hvpath() {
 	rmmod_vtice
 }
 
+# A recorded openat (vtice trace syscall --record, docs/replay.md): the
+# hypervisor records each step of the call in root, with the module's
+# defaults, and `vtice replay` reads the file. Held against what the test
+# client and the C library know, not against the recording: at getname's
+# entry RDI is the user pointer the client passed (it prints it); after
+# strncpy_from_user returns, RAX is the path's length and the kernel buffer
+# it copied into (RDI at its entry) holds the path, NUL included.
+scenario_hvrootrecord() {
+	local loop rc at dst want got bad=0
+	[ "$loaded" = 0 ] || rmmod_vtice
+	insmod_vtice || { result hv.rootrecord FAIL "insmod vtice failed"; return; }
+	echo vtice >/proc/sys/kernel/hostname
+	$T openat-loop hv.rootrecord-loop /proc/version vtrec-done 900 >/tmp/rec-loop.out &
+	loop=$!
+	vtice trace syscall openat --comm vtopen --record --quiet --timeout 600 -o /tmp/rec.vtrace \
+		>/tmp/rec.out 2>/tmp/rec.err
+	rc=$?
+	echo vtrec-done >/proc/sys/kernel/hostname
+	wait "$loop"
+	cat /tmp/rec-loop.out /tmp/rec.out /tmp/rec.err
+	rmmod_vtice
+	if [ "$rc" != 0 ] || ! grep -q '^record: call 1: [0-9]* steps' /tmp/rec.out; then
+		result hv.rootrecord FAIL "the trace or its recording failed (exit $rc): $(tail -n 1 /tmp/rec.err)"
+		return
+	fi
+	sed -n 's/^record: call 1: \([0-9]*\) steps.*(\([0-9.]*\) bytes per step).*/VTICE-FIGURE hv.rootrecord.steps=\1\nVTICE-FIGURE hv.rootrecord.bytes-per-step=\2/p' /tmp/rec.out
+	at=$(sed -n 's/.*hv.rootrecord-loop.path-at=//p' /tmp/rec-loop.out)
+	printf 'goto getname\nregisters rdi\ngoto strncpy_from_user\nregisters rdi\nfinish\nregisters rax\n' \
+		>/tmp/rec.batch
+	vtice replay /tmp/rec.vtrace --batch /tmp/rec.batch >/tmp/rec.replay 2>&1
+	cat /tmp/rec.replay
+	got=$(awk '$1 == "rdi" { print $2; exit }' /tmp/rec.replay)
+	[ -n "$at" ] && [ "$((got))" = "$((at))" ] ||
+		{ bad=$((bad + 1)); echo "VTICE-RECORD getname's rdi $got, the client's pointer $at"; }
+	dst=$(awk '$1 == "rdi" { n++ } $1 == "rdi" && n == 2 { print $2 }' /tmp/rec.replay)
+	got=$(awk '$1 == "rax" { print $2 }' /tmp/rec.replay)
+	[ -n "$got" ] && [ "$((got))" = 13 ] ||
+		{ bad=$((bad + 1)); echo "VTICE-RECORD strncpy_from_user returned '$got', strlen(\"/proc/version\") is 13"; }
+	printf 'goto strncpy_from_user\nfinish\nx %s 14\n' "$dst" >/tmp/rec.batch
+	vtice replay /tmp/rec.vtrace --batch /tmp/rec.batch >/tmp/rec.replay2 2>&1
+	cat /tmp/rec.replay2
+	want='2f 70 72 6f 63 2f 76 65 72 73 69 6f 6e 00'	# "/proc/version" and its NUL in ASCII
+	got=$(awk '/^0x[0-9a-f]*:/ { sub(/^0x[0-9a-f]*:/, ""); print }' /tmp/rec.replay2 | tr -s ' \n' ' ' |
+		sed 's/^ //; s/ $//')
+	[ "$got" = "$want" ] ||
+		{ bad=$((bad + 1)); echo "VTICE-RECORD the kernel buffer after the copy: '$got', want '$want'"; }
+	if [ "$bad" = 0 ]; then
+		result hv.rootrecord PASS "$(sed -n 's/^record: call 1: \([0-9]* steps\).*(\([0-9.]* bytes per step\).*/\1, \2/p' /tmp/rec.out); getname's pointer, the copied path and its length as the client gave them"
+	else
+		result hv.rootrecord FAIL "$bad of 3 replayed values not as the client and the C library say"
+	fi
+}
+
 # The same local trace with TF steps (trace_mode=tf, docs/tracing.md):
 # every CPU stepped by RFLAGS.TF and the #DB it raises instead of MTF, as on
 # a CPU that honours DEBUGCTL.BTF, where the same steps end at branches

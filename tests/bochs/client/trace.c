@@ -145,6 +145,9 @@ int cmd_openat_loop(int argc, char **argv)
 	if (argc != 4 || sscanf(argv[3], "%d", &max_s) != 1)
 		return report(argv[0], FAIL, "usage: openat-loop NAME PATH DONE MAX_S");
 	prctl(PR_SET_NAME, "vtopen");
+	/* The user pointer each call passes: getname's argument, for a replay to show */
+	figure_named(argv[0], "path-at", "%p", (void *)argv[1]);
+	fflush(stdout);
 	open_once(argv[1]);
 	for (s = 0; s < max_s && !hostname_is(argv[2]); s++) {
 		open_once(argv[1]);
