@@ -645,8 +645,8 @@ void vt_tracer_pre_entry(struct vt_vcpu *vcpu)
 	c->have_entry = true;
 	c->entry_rip = vt_vmread_or0(GUEST_RIP);
 	c->entry_cpl = (u8)vt_guest_cpl();
-	if (c->recording && !c->entry_cpl)
-		vt_trace_record_open(c, vcpu);
+	if (c->recording && !c->entry_cpl && (!c->task || vt_trace_current(vcpu) == c->task))
+		vt_trace_record_open(c, vcpu);	/* another task's step is not recorded: no "before" */
 }
 
 int vt_tracer_ring_start(struct vt_vcpu *vcpu, u64 task, u64 max_insns, vt_trace_end_fn ended)

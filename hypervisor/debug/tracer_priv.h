@@ -50,10 +50,10 @@ struct vt_trace_cpu {
 	/* A recorded trace (tracer_record.c) */
 	bool recording;
 	bool rec_open;		/* a step's "before" is held: rec_rip, windows */
-	bool rec_have_regs;	/* rec_regs holds the last recorded step's end */
+	bool rec_have_regs;	/* the reader knows the registers as the last recorded step left them */
 	u64 rec_rip;
 	struct vt_step_windows windows;
-	u64 rec_regs[VTICE_STEP_REGS];
+	u64 rec_regs[VTICE_STEP_REGS];	/* as the open step found them */
 };
 
 /* A ring trace (tracer.h): written by the CPU that starts or stops it. */
@@ -114,7 +114,7 @@ void vt_trace_spill_flush(struct vt_trace_cpu *c, struct vt_vcpu *vcpu);
 void vt_trace_spill_end(struct vt_trace_cpu *c, struct vt_vcpu *vcpu);
 
 /* tracer_record.c */
-/* The VM entry that arms a step: the step's "before", unless one is open already. */
+/* The VM entry that arms a step of the traced task: its "before", unless one is open already. */
 void vt_trace_record_open(struct vt_trace_cpu *c, struct vt_vcpu *vcpu);
 /* The step that ran from c->rec_rip ended at `to`: its group of records. */
 void vt_trace_record_close(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u64 to);

@@ -2,12 +2,14 @@
 /*
  * A recorded trace (records.h, VTICE_REC_STEP): what each MTF step of the
  * traced task changed, for the console to replay. Before the step (at
- * the VM entry that arms it) root decodes the instruction at RIP and
- * reads the memory it may write (step_windows.h); after it (the MTF exit)
- * it gives the step's RIP, the registers that differ from the last step's
- * end, the explicit operand as it read it, and the windows the step
- * changed. An exit in the middle of a step (CPUID, an EPT violation) and
- * its VM entry leave the step open: its "before" is the first entry's.
+ * the VM entry that arms it) root keeps the registers, decodes the
+ * instruction at RIP and reads the memory it may write (step_windows.h);
+ * after it (the MTF exit) it gives the step's RIP, the registers that
+ * differ from before, the explicit operand as it read it, and the windows
+ * the step changed. After a gap (the trace's start, another task's steps)
+ * the registers as the step found them come first. An exit in the middle
+ * of a step (CPUID, an EPT violation) and its VM entry leave the step
+ * open: its "before" is the first entry's.
  */
 #include "tracer_priv.h"
 #include "../core/exit.h"
@@ -32,18 +34,14 @@ static void vt_record_regs_now(struct vt_vcpu *vcpu, u64 *regs)
 	regs[VTICE_STEP_REG_GS_BASE] = vt_vmread_or0(GUEST_GS_BASE);
 }
 
-/*
- * The registers that differ from the last record of them, two to a record;
- * all of them after a gap (the trace's start, user code, another task).
- */
-static void vt_record_regs(struct vt_trace_cpu *c, struct vt_vcpu *vcpu)
+/* Registers from `now` as STEP_REGS records, two to a record: those that differ from `was`, or all. */
+static void vt_record_regs(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, const u64 *now, const u64 *was)
 {
-	u64 now[VTICE_STEP_REGS], val[2];
+	u64 val[2];
 	u32 i, ids = 0, n = 0;
 
-	vt_record_regs_now(vcpu, now);
 	for (i = 0; i < VTICE_STEP_REGS; i++) {
-		if (c->rec_have_regs && now[i] == c->rec_regs[i])
+		if (was && now[i] == was[i])
 			continue;
 		ids |= i << (8 * n);
 		val[n++] = now[i];
@@ -55,8 +53,6 @@ static void vt_record_regs(struct vt_trace_cpu *c, struct vt_vcpu *vcpu)
 	}
 	if (n)
 		vt_trace_store(c, vcpu, VTICE_REC_STEP_REGS, ids | 1u << VTICE_STEP_REG_COUNT_SHIFT, val[0], 0);
-	vt_memcpy(c->rec_regs, now, sizeof(now));
-	c->rec_have_regs = true;
 }
 
 void vt_trace_record_open(struct vt_trace_cpu *c, struct vt_vcpu *vcpu)
@@ -64,20 +60,17 @@ void vt_trace_record_open(struct vt_trace_cpu *c, struct vt_vcpu *vcpu)
 	struct vt_step_regs regs;
 	struct vt_insn insn = { 0 };
 	u8 bytes[VT_INSN_BYTES];
-	u64 now[VTICE_STEP_REGS];
 	int n;
 
 	if (c->rec_open)
 		return;
 	c->rec_open = true;
 	c->rec_rip = vt_vmread_or0(GUEST_RIP);
-	if (!c->rec_have_regs)
-		vt_record_regs(c, vcpu);	/* the registers as this step finds them */
-	vt_record_regs_now(vcpu, now);
-	vt_memcpy(regs.gpr, now, sizeof(regs.gpr));
+	vt_record_regs_now(vcpu, c->rec_regs);
+	vt_memcpy(regs.gpr, c->rec_regs, sizeof(regs.gpr));
 	regs.rip = c->rec_rip;
-	regs.fs_base = now[VTICE_STEP_REG_FS_BASE];
-	regs.gs_base = now[VTICE_STEP_REG_GS_BASE];
+	regs.fs_base = c->rec_regs[VTICE_STEP_REG_FS_BASE];
+	regs.gs_base = c->rec_regs[VTICE_STEP_REG_GS_BASE];
 	n = vt_tracer.mem(vcpu, c->rec_rip, bytes, sizeof(bytes), false);
 	if (n <= 0 || vt_insn_decode(bytes, (u32)n, &insn))
 		insn.mem.present = false;	/* still the stack and RDI windows */
@@ -106,11 +99,17 @@ void vt_trace_record_close(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u64 to)
 	struct vt_record_mem m = { .c = c, .vcpu = vcpu };
 	const struct vt_step_window *operand = &c->windows.w[0];
 
+	u64 now[VTICE_STEP_REGS];
+
 	if (!c->rec_open)
 		return;
 	c->rec_open = false;
+	if (!c->rec_have_regs)
+		vt_record_regs(c, vcpu, c->rec_regs, NULL);	/* after a gap: as the step found them */
+	c->rec_have_regs = true;
 	vt_trace_store(c, vcpu, VTICE_REC_STEP, 0, c->rec_rip, to);
-	vt_record_regs(c, vcpu);
+	vt_record_regs_now(vcpu, now);
+	vt_record_regs(c, vcpu, now, c->rec_regs);
 	vt_step_windows_close(&c->windows, vcpu, vt_tracer.mem, vt_record_changed, &m);
 	if (c->windows.operand && !m.operand_changed)
 		vt_trace_store(c, vcpu, VTICE_REC_STEP_MEM, VTICE_STEP_MEM_READ, operand->addr, operand->before);

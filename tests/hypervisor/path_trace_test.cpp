@@ -407,7 +407,8 @@ protected:
 	}
 
 	// Traced code of the test's own at the entry point, one call armed with
-	// RECORD and started: `now` holds the registers the first step found.
+	// RECORD and entered: `now` holds the registers as the SYSCALL left them
+	// (the trap emulates it on them, the SDM's RCX and R11 included).
 	static constexpr uint64_t kData = kKernelStack + 0x3800, kDataPa = kStackTopPage + 0x800;
 	vt_guest_regs now{};
 
@@ -418,12 +419,10 @@ protected:
 			  (uint64_t)VTICE_VMCALL_OK);
 		ASSERT_EQ(arm(true, 0, "", true), (uint64_t)VTICE_VMCALL_OK);
 		cpu().vmcs[GUEST_RSP] = kStackTop;
-		syscall(kOpenat);
-		auto regs = registers_of(records());
-		ASSERT_EQ(regs.size(), static_cast<size_t>(VTICE_STEP_REGS));
-		u64 *gpr = &now.rax;
-		for (uint32_t i = 0; i < 16; i++)
-			gpr[i] = regs[i];
+		now = user_syscall();
+		now.rax = kOpenat;
+		ASSERT_TRUE(ud_exit(now));
+		now.rsp = kStackTop;
 	}
 
 	// The instruction at RIP runs (`effect` plays it on `now` and memory)
@@ -446,78 +445,57 @@ protected:
 
 	uint64_t data(uint64_t gva) { uint64_t v; get(kDataPa + (gva - kData), &v, 8); return v; }
 	void set_data(uint64_t gva, uint64_t v) { put(kDataPa + (gva - kData), &v, 8); }
-
-	// The step ran: RIP `to`, RSP `rsp`, the other registers as they were.
-	void step_to(uint64_t to, uint64_t rsp, const std::map<uint32_t, uint64_t> &was)
-	{
-		vt_guest_regs r{};
-		u64 *gpr = &r.rax;
-		for (uint32_t i = 0; i < 16; i++)
-			if (i != 4)
-				gpr[i] = was.at(i);
-		cpu().vmcs[GUEST_RSP] = rsp;
-		cpu().vmcs[GUEST_RIP] = to;
-		vm_exit(EXIT_REASON_MONITOR_TRAP_FLAG, 0, r);
-	}
 };
 
 TEST_F(PathRecord, EachStepGivesItsRipTheRegistersItChangedAndTheSlotACallPushed)
 {
-	ASSERT_EQ(path_vmcall(VTICE_VMCALL_PATH_ARM, kOpenat, 1000, 1 | VTICE_VMCALL_PATH_RECORD).rax,
-		  (uint64_t)VTICE_VMCALL_OK);
-	ASSERT_EQ(arm(true, 0, "", true), (uint64_t)VTICE_VMCALL_OK);
-	cpu().vmcs[GUEST_RSP] = kStackTop;
 	uint64_t slot = kStackTop - 8, slot_pa = kStackTopPage + (slot & 0xfff), old = 0x0123456789abcdefull;
 	put(slot_pa, &old, 8);
-	syscall(kOpenat);
-	auto before = registers_of(records());
-	ASSERT_EQ(before.size(), static_cast<size_t>(VTICE_STEP_REGS)) << "the registers as the first step finds them";
+	start_recorded({0xe8, 0x3b, 0, 0, 0, 0xe9, 0xb6, 0, 0, 0});	// the fixture's call; jmp
+	EXPECT_TRUE(records().size() > 0 && registers_of(records()).empty()) << "nothing of a step before it ends";
+	auto call = run_to(kCallee, [&] {
+		now.rsp = slot;
+		put(slot_pa, &kAfterCall, 8);
+	});
+	ASSERT_EQ(call.size(), 14u) << "the registers as the call found them (10), its step, RSP, the slot";
+	auto before = registers_of({call.begin(), call.begin() + 10});
+	ASSERT_EQ(before.size(), static_cast<size_t>(VTICE_STEP_REGS));
 	EXPECT_EQ(before[4], kStackTop);
 	EXPECT_EQ(before[1], kUserRip + 2) << "SYSCALL's RCX: the return address";
+	EXPECT_EQ(before[0], (uint64_t)kOpenat);
+	EXPECT_EQ(call[10].type, VTICE_REC_STEP);
+	EXPECT_EQ(call[10].u.raw[0], kCall);
+	EXPECT_EQ(call[10].u.raw[1], kCallee);
+	EXPECT_EQ(call[11].flags, 4u | 1u << VTICE_STEP_REG_COUNT_SHIFT) << "RSP alone";
+	EXPECT_EQ(call[11].u.raw[0], slot);
+	EXPECT_EQ(call[12].flags, (uint32_t)VTICE_STEP_MEM_BEFORE);
+	EXPECT_EQ(call[12].u.raw[0], slot);
+	EXPECT_EQ(call[12].u.raw[1], old);
+	EXPECT_EQ(call[13].flags, (uint32_t)VTICE_STEP_MEM_AFTER);
+	EXPECT_EQ(call[13].u.raw[1], kAfterCall);
 
-	size_t first = records().size();
-	put(slot_pa, &kAfterCall, 8);	// call: the push...
-	step_to(kCallee, slot, before);	// ...and the jump
-	auto recs = records();
-	std::vector<vtice_record> call(recs.begin() + first, recs.end());
-	std::vector<uint16_t> types;
-	for (auto &r : call)
-		types.push_back(r.type);
-	std::vector<uint16_t> want = {VTICE_REC_BRANCH, VTICE_REC_STEP, VTICE_REC_STEP_REGS, VTICE_REC_STEP_MEM,
-				      VTICE_REC_STEP_MEM};
-	ASSERT_EQ(types, want);
-	EXPECT_EQ(call[1].u.raw[0], kCall);
-	EXPECT_EQ(call[1].u.raw[1], kCallee);
-	EXPECT_EQ(call[2].flags, 4u | 1u << VTICE_STEP_REG_COUNT_SHIFT) << "RSP alone";
-	EXPECT_EQ(call[2].u.raw[0], slot);
-	EXPECT_EQ(call[3].flags, (uint32_t)VTICE_STEP_MEM_BEFORE);
-	EXPECT_EQ(call[3].u.raw[0], slot);
-	EXPECT_EQ(call[3].u.raw[1], old);
-	EXPECT_EQ(call[4].flags, (uint32_t)VTICE_STEP_MEM_AFTER);
-	EXPECT_EQ(call[4].u.raw[1], kAfterCall);
-
-	first = records().size();
-	step_to(kAfterCall, kStackTop, before);	// ret
-	recs = records();
-	std::vector<vtice_record> ret(recs.begin() + first, recs.end());
-	ASSERT_EQ(ret.size(), 3u) << "the branch, the step, RSP back";
-	EXPECT_EQ(ret[1].u.raw[0], kCallee);
-	EXPECT_EQ(ret[2].u.raw[0], kStackTop);
+	auto ret = run_to(kAfterCall, [&] { now.rsp = kStackTop; });
+	ASSERT_EQ(ret.size(), 2u) << "the step, RSP back";
+	EXPECT_EQ(ret[0].u.raw[0], kCallee);
+	EXPECT_EQ(ret[1].u.raw[0], kStackTop);
 }
 
 TEST_F(PathRecord, TheRegistersAsTheFirstStepFoundThemComeBeforeItsStepRecord)
 {
 	start_recorded({0x90, 0x90});	// nop; nop
-	auto recs = records();
-	size_t step = 0;
-	while (step < recs.size() && recs[step].type != VTICE_REC_STEP)
-		step++;
-	EXPECT_EQ(step, recs.size()) << "no STEP yet: the first step is still running";
-	auto nop = run_to(kLstar + 1, [] {});
-	ASSERT_EQ(nop.size(), 1u) << "a NOP changes nothing";
-	EXPECT_EQ(nop[0].type, VTICE_REC_STEP);
-	EXPECT_EQ(nop[0].u.raw[0], kLstar);
-	EXPECT_EQ(nop[0].u.raw[1], kLstar + 1);
+	auto first = run_to(kLstar + 1, [] {});
+	ASSERT_EQ(first.size(), 11u) << "19 registers two to a record, then the step; a NOP changes nothing";
+	for (size_t i = 0; i < 10; i++)
+		EXPECT_EQ(first[i].type, VTICE_REC_STEP_REGS);
+	EXPECT_EQ(first[10].type, VTICE_REC_STEP);
+	EXPECT_EQ(first[10].u.raw[0], kLstar);
+	EXPECT_EQ(first[10].u.raw[1], kLstar + 1);
+	auto regs = registers_of(first);
+	EXPECT_EQ(regs[VTICE_STEP_REG_RAX], (uint64_t)kOpenat);
+	EXPECT_EQ(regs[7], now.rdi) << "RDI: the ModRM order";
+	auto nop = run_to(kLstar + 2, [] {});
+	ASSERT_EQ(nop.size(), 1u) << "the next step: nothing but itself";
+	EXPECT_EQ(nop[0].u.raw[0], kLstar + 1);
 }
 
 TEST_F(PathRecord, StoresLoadsPushesAndAnEmulatedCpuidEachGiveWhatTheyChanged)
@@ -534,9 +512,9 @@ TEST_F(PathRecord, StoresLoadsPushesAndAnEmulatedCpuidEachGiveWhatTheyChanged)
 	set_data(kData + 8, 0xaaaabbbbccccddddull);
 
 	auto movabs = run_to(kLstar + 10, [&] { now.rbx = kData; });
-	ASSERT_EQ(movabs.size(), 2u);
-	EXPECT_EQ(movabs[1].flags, 3u | 1u << VTICE_STEP_REG_COUNT_SHIFT) << "RBX alone";
-	EXPECT_EQ(movabs[1].u.raw[0], kData);
+	ASSERT_EQ(movabs.size(), 12u) << "the registers as it found them, its step, RBX";
+	EXPECT_EQ(movabs[11].flags, 3u | 1u << VTICE_STEP_REG_COUNT_SHIFT) << "RBX alone";
+	EXPECT_EQ(movabs[11].u.raw[0], kData);
 
 	auto store = run_to(kLstar + 14, [&] { set_data(kData + 8, now.rax); });
 	ASSERT_EQ(store.size(), 3u) << "the step and the 8 bytes, no register";
@@ -584,22 +562,19 @@ TEST_F(PathRecord, StoresLoadsPushesAndAnEmulatedCpuidEachGiveWhatTheyChanged)
 	EXPECT_EQ(regs[3], r.rbx);
 }
 
-TEST_F(PathRecord, AStepOfAnotherTaskBetweenTwoGivesTheWholeRegisterFileAgain)
+TEST_F(PathRecord, AfterAnotherTasksStepsTheNextRecordedStepGivesTheWholeRegisterFileAgain)
 {
-	start_recorded({0x90, 0x90, 0x90});
+	start_recorded({0x90, 0x90, 0x90, 0x90});
 	run_to(kLstar + 1, [] {});
 	const uint64_t other = 0xffff888009990000ull, task = kTask;
-	put(kPerCpuPage + (kPerCpuTask & 0xfff), &other, 8);	// the CPU switched: this step is not the task's
-	auto gap = run_to(kLstar + 2, [] {});
-	EXPECT_EQ(gap.size(), 10u) << "no STEP: the registers as the next step finds them, 19 two to a record";
-	for (auto &r : gap)
-		EXPECT_EQ(r.type, VTICE_REC_STEP_REGS);
-	EXPECT_EQ(registers_of(gap).size(), static_cast<size_t>(VTICE_STEP_REGS));
-	put(kPerCpuPage + (kPerCpuTask & 0xfff), &task, 8);
-	auto recs = run_to(kLstar + 3, [] {});
-	ASSERT_EQ(recs.size(), 1u) << "a NOP changes nothing";
-	EXPECT_EQ(recs[0].type, VTICE_REC_STEP);
-	EXPECT_EQ(recs[0].u.raw[0], kLstar + 2);
+	put(kPerCpuPage + (kPerCpuTask & 0xfff), &other, 8);	// switched: the next step is another task's
+	EXPECT_TRUE(run_to(kLstar + 2, [] {}).empty());
+	put(kPerCpuPage + (kPerCpuTask & 0xfff), &task, 8);	// back, during that step
+	EXPECT_TRUE(run_to(kLstar + 3, [] {}).empty()) << "its entry found another task current: no before";
+	auto recs = run_to(kLstar + 4, [] {});
+	ASSERT_EQ(recs.size(), 11u) << "the registers as the step found them, then the step";
+	EXPECT_EQ(recs.back().type, VTICE_REC_STEP);
+	EXPECT_EQ(recs.back().u.raw[0], kLstar + 3);
 }
 
 TEST_F(PathRecord, WithoutTheFlagNoStepIsRecorded)
