@@ -126,6 +126,10 @@ private:
 			have_before_ = false;
 			steps_.writes++;
 			return true;
+		case VTICE_STEP_MEM_FRAME:	// an event's frame: what was there before is unknown
+			steps_.recording.steps.back().memory.push_back({AccessKind::WriteUnknownOld, addr, {}, bytes});
+			steps_.frame_bytes += kWindowBytes;
+			return true;
 		default:
 			return cut("a STEP_MEM record of kind " + std::to_string(r.flags));
 		}

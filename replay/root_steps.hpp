@@ -17,6 +17,7 @@ struct RootSteps {
 	Recording recording;      // registers, initial state and steps; code is the caller's to add
 	std::uint64_t reads = 0;  // operands read (STEP_MEM READ)
 	std::uint64_t writes = 0; // 8-byte windows a step changed
+	std::uint64_t frame_bytes = 0;	// written by interrupt and exception delivery
 	// Why the recording ends before the call did ("" when it does not): a
 	// LOST record, or a group the hypervisor left incomplete.
 	std::string cut;

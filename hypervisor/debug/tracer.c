@@ -486,7 +486,7 @@ bool vt_tracer_on_mtf(struct vt_vcpu *vcpu, struct vt_exit *exit)
 	else
 		vt_trace_step(c, vcpu, to, cpl);
 	if (c->recording && !(c->entry_cpl && cpl))
-		vt_trace_record_close(c, vcpu, to);
+		vt_trace_record_close(c, vcpu, to, vt_trace_is_handler(c, to));
 	else
 		vt_trace_record_drop(c);
 	if (c->to_ring)

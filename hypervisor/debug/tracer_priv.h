@@ -116,8 +116,8 @@ void vt_trace_spill_end(struct vt_trace_cpu *c, struct vt_vcpu *vcpu);
 /* tracer_record.c */
 /* The VM entry that arms a step of the traced task: its "before", unless one is open already. */
 void vt_trace_record_open(struct vt_trace_cpu *c, struct vt_vcpu *vcpu);
-/* The step that ran from c->rec_rip ended at `to`: its group of records. */
-void vt_trace_record_close(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u64 to);
+/* The step that ran from c->rec_rip ended at `to`, in an IDT handler if `delivered`: its group of records. */
+void vt_trace_record_close(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u64 to, bool delivered);
 /* A step not to record (user code, another task): the open one is dropped. */
 void vt_trace_record_drop(struct vt_trace_cpu *c);
 

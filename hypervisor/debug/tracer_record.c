@@ -93,8 +93,23 @@ static void vt_record_changed(void *ctx, u64 addr, u64 before, u64 after)
 	vt_trace_store(m->c, m->vcpu, VTICE_REC_STEP_MEM, VTICE_STEP_MEM_AFTER, addr, after);
 }
 
-/* The step that ran from c->rec_rip ended at `to`: its group of records. */
-void vt_trace_record_close(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u64 to)
+/*
+ * An event delivered in the step pushed its frame at the new RSP (SDM Vol.
+ * 3A 6.14.2: SS, RSP, RFLAGS, CS, RIP, and an error code for some), on
+ * the stack or an IST stack, where no window of the step looked.
+ */
+static void vt_record_frame(struct vt_trace_cpu *c, struct vt_vcpu *vcpu)
+{
+	u64 rsp = vt_vmread_or0(GUEST_RSP), word;
+	u32 off;
+
+	for (off = 0; off < VTICE_STEP_FRAME_BYTES; off += sizeof(word))
+		if (vt_tracer.mem(vcpu, rsp + off, &word, sizeof(word), false) == (int)sizeof(word))
+			vt_trace_store(c, vcpu, VTICE_REC_STEP_MEM, VTICE_STEP_MEM_FRAME, rsp + off, word);
+}
+
+/* The step that ran from c->rec_rip ended at `to`, in an IDT handler if `delivered`: its group of records. */
+void vt_trace_record_close(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u64 to, bool delivered)
 {
 	struct vt_record_mem m = { .c = c, .vcpu = vcpu };
 	const struct vt_step_window *operand = &c->windows.w[0];
@@ -113,6 +128,8 @@ void vt_trace_record_close(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u64 to)
 	vt_step_windows_close(&c->windows, vcpu, vt_tracer.mem, vt_record_changed, &m);
 	if (c->windows.operand && !m.operand_changed)
 		vt_trace_store(c, vcpu, VTICE_REC_STEP_MEM, VTICE_STEP_MEM_READ, operand->addr, operand->before);
+	if (delivered)
+		vt_record_frame(c, vcpu);
 }
 
 /* A step not to record (user code, another task): a gap the next step's registers bridge. */

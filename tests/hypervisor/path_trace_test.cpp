@@ -577,6 +577,39 @@ TEST_F(PathRecord, AfterAnotherTasksStepsTheNextRecordedStepGivesTheWholeRegiste
 	EXPECT_EQ(recs.back().u.raw[0], kLstar + 3);
 }
 
+// An interrupt delivered in a step (SDM Vol. 3A 6.14.2): the CPU pushes SS,
+// RSP, RFLAGS, CS and RIP below the 16-aligned RSP and lands on the gate's
+// handler. The step must give the frame's bytes as the delivery left them.
+TEST_F(PathRecord, AnInterruptDeliveredInAStepGivesItsFrame)
+{
+	constexpr uint64_t kRecIdt = 0xfffffe0000001000ull, kRecIdtPage = 0x305000;
+	constexpr uint64_t kHandler = kLstar + 0xe00;
+	map(cpu().vmcs[GUEST_CR3], 4, kRecIdt, kRecIdtPage);
+	uint64_t gate[2] = {(kHandler & 0xffff) | (0x10ull << 16) | (0x8eull << 40) | ((kHandler >> 16 & 0xffff) << 48),
+			    kHandler >> 32};
+	put(kRecIdtPage + 0xec * 16, gate, sizeof(gate));
+	cpu().vmcs[GUEST_IDTR_BASE] = kRecIdt;
+	cpu().vmcs[GUEST_IDTR_LIMIT] = 256 * 16 - 1;
+	start_recorded({0x90, 0x90});
+	const uint64_t frame = kStackTop - 40;
+	const uint64_t words[5] = {kLstar + 1, 0x10, 0x246, kStackTop, 0x18};	// RIP, CS, RFLAGS, RSP, SS
+	auto recs = run_to(kHandler, [&] {
+		put(kStackTopPage + (frame & 0xfff), words, sizeof(words));
+		now.rsp = frame;
+	});
+	std::vector<vtice_record> frames;
+	for (auto &r : recs)
+		if (r.type == VTICE_REC_STEP_MEM && r.flags == VTICE_STEP_MEM_FRAME)
+			frames.push_back(r);
+	ASSERT_EQ(frames.size(), VTICE_STEP_FRAME_BYTES / 8u);
+	for (size_t i = 0; i < 5; i++) {
+		EXPECT_EQ(frames[i].u.raw[0], frame + 8 * i);
+		EXPECT_EQ(frames[i].u.raw[1], words[i]) << "word " << i;
+	}
+	EXPECT_EQ(frames[5].u.raw[0], kStackTop) << "48 bytes: room for an error code";
+	EXPECT_TRUE(run_to(kHandler + 1, [] {}).size() == 1u) << "the handler's NOP: no frame";
+}
+
 TEST_F(PathRecord, WithoutTheFlagNoStepIsRecorded)
 {
 	arm_path();

@@ -114,6 +114,26 @@ TEST(RootSteps, ThreeStepsReplayWithTheRegistersAndMemoryEachLeft)
 	EXPECT_EQ(replay.reg("rdx"), 0x102u) << "backwards, every change undone";
 }
 
+TEST(RootSteps, AnEventsFrameIsKnownAfterTheStepAndUnknownBefore)
+{
+	auto records = three_steps();
+	const std::uint64_t handler = 0xffffffff81e00e00ull, frame = kStack - 8 - 48;
+	records.push_back(rec(VTICE_REC_STEP, 0, kRip + 9, handler));
+	records.push_back(reg(4, frame));
+	for (std::uint64_t i = 0; i < 6; i++)
+		records.push_back(rec(VTICE_REC_STEP_MEM, VTICE_STEP_MEM_FRAME, frame + 8 * i, 0x1000 + i));
+	auto steps = steps_from_records(records);
+	ASSERT_TRUE(steps);
+	EXPECT_EQ(steps->frame_bytes, 48u);
+	Replay replay(std::move(steps->recording));
+	ASSERT_EQ(replay.steps(), 4u);
+	replay.seek(4);
+	EXPECT_EQ(word(replay.read(frame, 8)), 0x1000u) << "the interrupted RIP's slot, as delivered";
+	EXPECT_EQ(word(replay.read(frame + 40, 8)), 0x1005u);
+	replay.seek(3);
+	EXPECT_TRUE(replay.read(frame, 8).empty()) << "before the delivery: never seen, unknown";
+}
+
 TEST(RootSteps, ALostRecordCutsTheRecordingThereAndSaysSo)
 {
 	auto records = three_steps();

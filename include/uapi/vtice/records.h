@@ -157,7 +157,10 @@ enum vtice_record_type {
  *              instruction reads it, LEA and NOP do not, is the reader's
  *              to decode), or a write's BEFORE then AFTER record (each
  *              u.raw[0] = the address, u.raw[1] = its 8 bytes before or
- *              after). Root reads 8 bytes at the operand, below RSP and
+ *              after), or for a step that ended in an IDT handler (an
+ *              interrupt or exception delivered) FRAME records: the 48
+ *              bytes from RSP up as the delivery left them, 8 a record,
+ *              their old bytes unknown. Root reads 8 bytes at the operand, below RSP and
  *              at RDI (the CALL/PUSH and STOS/MOVS stores), and gives the
  *              windows the step changed: which bytes the instruction wrote,
  *              and wider stores (XSAVE, CMPXCHG16B, an exception frame),
@@ -172,6 +175,8 @@ enum vtice_record_type {
 #define VTICE_STEP_MEM_READ		0
 #define VTICE_STEP_MEM_BEFORE		1
 #define VTICE_STEP_MEM_AFTER		2
+#define VTICE_STEP_MEM_FRAME		3
+#define VTICE_STEP_FRAME_BYTES		48	/* SS, RSP, RFLAGS, CS, RIP and an error code */
 
 struct vtice_record {
 	__u16 type;	/* enum vtice_record_type */
