@@ -80,17 +80,49 @@ void vt_trace_record_open(struct vt_trace_cpu *c, struct vt_vcpu *vcpu)
 struct vt_record_mem {
 	struct vt_trace_cpu *c;
 	struct vt_vcpu *vcpu;
-	bool operand_changed;
+	u64 changed[VT_STEP_WINDOWS];	/* the windows given as written */
+	u32 nr_changed;
 };
+
+static bool vt_record_was_changed(const struct vt_record_mem *m, u64 addr)
+{
+	u32 i;
+
+	for (i = 0; i < m->nr_changed; i++)
+		if (m->changed[i] == addr)
+			return true;
+	return false;
+}
+
+static void vt_record_write(struct vt_record_mem *m, u64 addr, u64 before, u64 after)
+{
+	vt_trace_store(m->c, m->vcpu, VTICE_REC_STEP_MEM, VTICE_STEP_MEM_BEFORE, addr, before);
+	vt_trace_store(m->c, m->vcpu, VTICE_REC_STEP_MEM, VTICE_STEP_MEM_AFTER, addr, after);
+	if (m->nr_changed < VT_STEP_WINDOWS)
+		m->changed[m->nr_changed++] = addr;
+}
 
 static void vt_record_changed(void *ctx, u64 addr, u64 before, u64 after)
 {
-	struct vt_record_mem *m = ctx;
+	vt_record_write(ctx, addr, before, after);
+}
 
-	if (m->c->windows.operand && addr == m->c->windows.w[0].addr)
-		m->operand_changed = true;
-	vt_trace_store(m->c, m->vcpu, VTICE_REC_STEP_MEM, VTICE_STEP_MEM_BEFORE, addr, before);
-	vt_trace_store(m->c, m->vcpu, VTICE_REC_STEP_MEM, VTICE_STEP_MEM_AFTER, addr, after);
+/*
+ * A PUSH or CALL that stored what the slot held already (the same return
+ * address, a loop's second call) changed no byte, yet the slot is the
+ * stack's now: given as written, so a replay's unwinder knows it.
+ */
+static void vt_record_pushed_same(struct vt_record_mem *m, u64 rsp_before)
+{
+	const struct vt_step_windows *sw = &m->c->windows;
+	u64 slot = rsp_before - VT_STEP_WINDOW_BYTES;
+	u32 i;
+
+	if (vt_vmread_or0(GUEST_RSP) != slot || vt_record_was_changed(m, slot))
+		return;
+	for (i = 0; i < sw->n; i++)
+		if (sw->w[i].addr == slot)
+			vt_record_write(m, slot, sw->w[i].before, sw->w[i].before);
 }
 
 /*
@@ -126,8 +158,9 @@ void vt_trace_record_close(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u64 to,
 	vt_record_regs_now(vcpu, now);
 	vt_record_regs(c, vcpu, now, c->rec_regs);
 	vt_step_windows_close(&c->windows, vcpu, vt_tracer.mem, vt_record_changed, &m);
-	if (c->windows.operand && !m.operand_changed)
+	if (c->windows.operand && !vt_record_was_changed(&m, operand->addr))
 		vt_trace_store(c, vcpu, VTICE_REC_STEP_MEM, VTICE_STEP_MEM_READ, operand->addr, operand->before);
+	vt_record_pushed_same(&m, c->rec_regs[VTICE_STEP_REG_RSP]);
 	if (delivered)
 		vt_record_frame(c, vcpu);
 }

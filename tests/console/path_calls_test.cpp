@@ -124,3 +124,28 @@ TEST(PathCalls, TheCallStillRunningAtTheEndIsReportedUnfinished)
 }
 
 }  // namespace
+
+// A recorded call (--record): its STEP, STEP_REGS and STEP_MEM records go to
+// the call's steps, in stamp order across the CPUs it ran on, and never
+// among the branches the graph is drawn from.
+TEST(PathCalls, ARecordedCallsStepsAreKeptApartInStampOrder)
+{
+	PathCallCollector c;
+	std::vector<vtice_record> cpu0 = group(true, 0, 100, 0), cpu1;
+	cpu0.push_back(branch(0, 101, 0x401000, 0xffffffff81e00000ull));
+	cpu0.push_back(rec(VTICE_REC_STEP, 0, 102, 0, 0xffffffff81e00000ull, 0xffffffff81e00003ull));
+	cpu0.push_back(rec(VTICE_REC_STEP_REGS, 0, 103, 1u << VTICE_STEP_REG_COUNT_SHIFT, 7));
+	cpu1.push_back(rec(VTICE_REC_STEP, 1, 104, 0, 0xffffffff81e00003ull, 0xffffffff81e00007ull));
+	cpu1.push_back(rec(VTICE_REC_STEP_MEM, 1, 105, VTICE_STEP_MEM_READ, 0xffff888000001000ull, 9));
+	cpu1.push_back(rec(VTICE_REC_TRACE_STOP, 1, 106, VTICE_TRACE_STOP_MAX_INSNS, kTask, 2));
+	c.feed({cpu1, cpu0});
+	auto calls = c.finish();
+	ASSERT_EQ(calls.size(), 1u);
+	std::vector<uint64_t> stamps;
+	for (const auto &r : calls[0].steps)
+		stamps.push_back(r.tsc);
+	EXPECT_EQ(stamps, (std::vector<uint64_t>{102, 103, 104, 105}));
+	for (const auto &r : calls[0].records)
+		EXPECT_TRUE(r.type == VTICE_REC_BRANCH || r.type == VTICE_REC_LOST) << "type " << r.type;
+	EXPECT_EQ(calls[0].insns, 2u);
+}

@@ -1042,18 +1042,28 @@ scenario_hvpath() {
 # strncpy_from_user returns, RAX is the path's length and the kernel buffer
 # it copied into (RDI at its entry) holds the path, NUL included.
 scenario_hvrootrecord() {
-	local loop rc at dst want got bad=0
+	local loop tr rc at dst want got bad=0
 	[ "$loaded" = 0 ] || rmmod_vtice
 	insmod_vtice || { result hv.rootrecord FAIL "insmod vtice failed"; return; }
 	echo vtice >/proc/sys/kernel/hostname
 	$T openat-loop hv.rootrecord-loop /proc/version vtrec-done 900 >/tmp/rec-loop.out &
 	loop=$!
-	vtice trace syscall openat --comm vtopen --record --quiet --timeout 600 -o /tmp/rec.vtrace \
-		>/tmp/rec.out 2>/tmp/rec.err
+	# A call is 47,000-110,000 instructions in Bochs, with the timer
+	# interrupts its slow steps let in (docs/tracing.md); one at the call's
+	# start alone ran 30,000 (2026-12-07). The cap is against a runaway.
+	vtice trace syscall openat --comm vtopen --record --step task --max-insns 300000 --quiet \
+		--timeout 600 -o /tmp/rec.vtrace >/tmp/rec.out 2>/tmp/rec.err &
+	tr=$!
+	while kill -0 "$tr" 2>/dev/null; do	# its progress, for the rig's stall watch
+		sleep 20
+		tail -n 1 /tmp/rec.err
+	done
+	wait "$tr"
 	rc=$?
 	echo vtrec-done >/proc/sys/kernel/hostname
 	wait "$loop"
 	cat /tmp/rec-loop.out /tmp/rec.out /tmp/rec.err
+	vtice report /tmp/rec.vtrace 2>&1 | grep -m 12 -E 'getname|strncpy_from_user|interrupt'
 	rmmod_vtice
 	if [ "$rc" != 0 ] || ! grep -q '^record: call 1: [0-9]* steps' /tmp/rec.out; then
 		result hv.rootrecord FAIL "the trace or its recording failed (exit $rc): $(tail -n 1 /tmp/rec.err)"

@@ -610,6 +610,20 @@ TEST_F(PathRecord, AnInterruptDeliveredInAStepGivesItsFrame)
 	EXPECT_TRUE(run_to(kHandler + 1, [] {}).size() == 1u) << "the handler's NOP: no frame";
 }
 
+TEST_F(PathRecord, APushOfTheValueTheSlotHeldAlreadyStillGivesTheSlot)
+{
+	start_recorded({0x90, 0x51});	// nop; push rcx
+	uint64_t slot = kStackTop - 8;
+	put(kStackTopPage + (slot & 0xfff), &now.rcx, 8);	// what the push will store, before its entry
+	run_to(kLstar + 1, [] {});
+	auto push = run_to(kLstar + 2, [&] { now.rsp = slot; });
+	ASSERT_EQ(push.size(), 4u) << "the step, RSP, the slot before and after";
+	EXPECT_EQ(push[2].flags, (uint32_t)VTICE_STEP_MEM_BEFORE);
+	EXPECT_EQ(push[2].u.raw[0], slot);
+	EXPECT_EQ(push[2].u.raw[1], now.rcx);
+	EXPECT_EQ(push[3].u.raw[1], now.rcx);
+}
+
 TEST_F(PathRecord, WithoutTheFlagNoStepIsRecorded)
 {
 	arm_path();

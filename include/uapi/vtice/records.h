@@ -157,7 +157,8 @@ enum vtice_record_type {
  *              instruction reads it, LEA and NOP do not, is the reader's
  *              to decode), or a write's BEFORE then AFTER record (each
  *              u.raw[0] = the address, u.raw[1] = its 8 bytes before or
- *              after), or for a step that ended in an IDT handler (an
+ *              after; a PUSH or CALL that stored the bytes its slot held
+ *              already gives the slot so too), or for a step that ended in an IDT handler (an
  *              interrupt or exception delivered) FRAME records: the 48
  *              bytes from RSP up as the delivery left them, 8 a record,
  *              their old bytes unknown. Root reads 8 bytes at the operand, below RSP and
@@ -167,6 +168,7 @@ enum vtice_record_type {
  *              are the reader's to work out or to mark unknown.
  */
 #define VTICE_STEP_REG_RAX		0	/* ... R15 = 15, in the ModRM order */
+#define VTICE_STEP_REG_RSP		4
 #define VTICE_STEP_REG_RFLAGS		16
 #define VTICE_STEP_REG_FS_BASE		17
 #define VTICE_STEP_REG_GS_BASE		18
