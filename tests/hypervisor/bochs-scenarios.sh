@@ -1044,14 +1044,27 @@ scenario_hvpath() {
 scenario_hvrootrecord() {
 	local loop tr rc at dst want got bad=0
 	[ "$loaded" = 0 ] || rmmod_vtice
-	insmod_vtice || { result hv.rootrecord FAIL "insmod vtice failed"; return; }
+	# Every CPU stepped, and rings that hold a whole recorded call (three to
+	# four records a step), as hv.path does: the reader's CPU is stepped too.
+	# Not --step task here: with only the task's CPU stepped, the other runs
+	# at full speed and updates the kernel's timekeeping every tick, while a
+	# step costs the traced CPU ~34,000 emulated cycles with recording in
+	# Bochs; the seqcount loop of ktime_get_update_offsets_now in the timer
+	# interrupt the call meets then never reads a consistent snapshot (three
+	# runs of 2026-12-07 spent their 30,000, 100,000 and 300,000 steps in
+	# it). On hardware a step is microseconds.
+	if ! insmod "$KO" ring_records=524288 2>/tmp/insmod.err; then
+		result hv.rootrecord FAIL "insmod ring_records=524288: $(cat /tmp/insmod.err)"
+		return
+	fi
+	loaded=1
 	echo vtice >/proc/sys/kernel/hostname
 	$T openat-loop hv.rootrecord-loop /proc/version vtrec-done 900 >/tmp/rec-loop.out &
 	loop=$!
 	# A call is 47,000-110,000 instructions in Bochs, with the timer
-	# interrupts its slow steps let in (docs/tracing.md); one at the call's
-	# start alone ran 30,000 (2026-12-07). The cap is against a runaway.
-	vtice trace syscall openat --comm vtopen --record --step task --max-insns 300000 --quiet \
+	# interrupts its slow steps let in (docs/tracing.md). The cap is against
+	# a runaway.
+	vtice trace syscall openat --comm vtopen --record --max-insns 400000 --quiet \
 		--timeout 600 -o /tmp/rec.vtrace >/tmp/rec.out 2>/tmp/rec.err &
 	tr=$!
 	while kill -0 "$tr" 2>/dev/null; do	# its progress, for the rig's stall watch
@@ -1063,7 +1076,10 @@ scenario_hvrootrecord() {
 	echo vtrec-done >/proc/sys/kernel/hostname
 	wait "$loop"
 	cat /tmp/rec-loop.out /tmp/rec.out /tmp/rec.err
-	vtice report /tmp/rec.vtrace 2>&1 | grep -m 12 -E 'getname|strncpy_from_user|interrupt'
+	vtice report /tmp/rec.vtrace >/tmp/rec.report 2>&1
+	grep -m 12 -E 'getname|strncpy_from_user|interrupt' /tmp/rec.report
+	grep -o '[a-z_0-9.]*() {' /tmp/rec.report | sort | uniq -c | sort -rn | head -40
+	grep -c . /tmp/rec.report
 	rmmod_vtice
 	if [ "$rc" != 0 ] || ! grep -q '^record: call 1: [0-9]* steps' /tmp/rec.out; then
 		result hv.rootrecord FAIL "the trace or its recording failed (exit $rc): $(tail -n 1 /tmp/rec.err)"
