@@ -20,11 +20,11 @@ static void vt_record_regs_now(struct vt_vcpu *vcpu, u64 *regs)
 {
 	const struct vt_guest_regs *g = vcpu->regs;
 
-	regs[0] = g->rax;
+	regs[VTICE_STEP_REG_RAX] = g->rax;
 	regs[1] = g->rcx;
 	regs[2] = g->rdx;
 	regs[3] = g->rbx;
-	regs[4] = vt_vmread_or0(GUEST_RSP);
+	regs[VTICE_STEP_REG_RSP] = vt_vmread_or0(GUEST_RSP);	/* the VMCS's, not the exit frame's */
 	regs[5] = g->rbp;
 	regs[6] = g->rsi;
 	regs[7] = g->rdi;
@@ -145,7 +145,6 @@ void vt_trace_record_close(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u64 to,
 {
 	struct vt_record_mem m = { .c = c, .vcpu = vcpu };
 	const struct vt_step_window *operand = &c->windows.w[0];
-
 	u64 now[VTICE_STEP_REGS];
 
 	if (!c->rec_open)
