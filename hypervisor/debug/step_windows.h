@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The memory a stepped instruction may write, for a recorder in root
- * (docs/replay.md, "Not built yet"): before the step, up to three 8-byte
+ * The memory a stepped instruction may write, for the recorder in root
+ * (tracer_record.c, docs/replay.md): before the step, up to three 8-byte
  * windows are read as they are (the explicit memory operand's address,
  * the slot under RSP that PUSH and CALL write, and RDI, where STOS and
  * MOVS write); after it, the same windows again, and those whose bytes
- * changed are reported with both. Which of them the instruction wrote, and
- * how many bytes, the console works out with Zydis. Portable C with no
+ * changed are reported with both: whole 8-byte windows, not the bytes the
+ * instruction meant to write (a store wider than 8 is seen in part, and a
+ * store of the bytes already there not at all). Portable C with no
  * state, so it runs in VMX root and in the unit tests alike.
  */
 #ifndef VT_DEBUG_STEP_WINDOWS_H
