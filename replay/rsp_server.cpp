@@ -46,16 +46,36 @@ bool parse_pair(std::string_view args, std::uint64_t &first, std::uint64_t &seco
 	return true;
 }
 
-// gdb's target description feature for a register, by its name: gdb's
-// amd64 support needs the i386 core feature (x87 included); the rest go
-// where gdb looks for them, or to a feature of ours.
-const char *feature_of(const std::string &name)
+// The registers of the i386 core feature, which gdb's amd64 support needs
+// whole (x87 included) or it rejects the description, in its order.
+const std::vector<std::string> &core_registers()
 {
-	static const std::set<std::string> core = {
+	static const std::vector<std::string> core = {
 		"rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11", "r12", "r13",
 		"r14", "r15", "rip", "eflags", "cs", "ss", "ds", "es", "fs", "gs", "st0", "st1", "st2", "st3",
 		"st4", "st5", "st6", "st7", "fctrl", "fstat", "ftag", "fiseg", "fioff", "foseg", "fooff", "fop"};
-	if (core.count(name))
+	return core;
+}
+
+// A core register as gdb's own amd64 description has it.
+RegisterSpec core_spec(const std::string &name)
+{
+	if (starts_with(name, "st"))
+		return {name, 80, "i387_ext", "float"};
+	if (name.size() == 2 && name[1] == 's')	// cs ss ds es fs gs
+		return {name, 32, "int32", "general"};
+	if (name[0] == 'f' || name == "eflags")
+		return {name, 32, "int32", name == "eflags" ? "general" : "float"};
+	return {name, 64, name == "rip" ? "code_ptr" : "int64", "general"};
+}
+
+// gdb's target description feature for a register, by its name: the core
+// feature above; the rest go where gdb looks for them, or to a feature of
+// ours.
+const char *feature_of(const std::string &name)
+{
+	const auto &core = core_registers();
+	if (std::find(core.begin(), core.end(), name) != core.end())
 		return "org.gnu.gdb.i386.core";
 	if (starts_with(name, "xmm") || name == "mxcsr")
 		return "org.gnu.gdb.i386.sse";
@@ -84,9 +104,18 @@ std::string gdb_type(const RegisterSpec &spec)
 
 }  // namespace
 
-std::string ReplayStub::target_xml() const
+ReplayStub::ReplayStub(Replay &replay) : replay_(replay)
 {
 	const auto &specs = replay_.recording().registers;
+	for (const std::string &name : core_registers())
+		if (register_index(specs, name) < 0)
+			unavailable_.push_back(core_spec(name));
+}
+
+std::string ReplayStub::target_xml() const
+{
+	std::vector<RegisterSpec> specs = replay_.recording().registers;
+	specs.insert(specs.end(), unavailable_.begin(), unavailable_.end());
 	std::string xml = "<?xml version=\"1.0\"?><!DOCTYPE target SYSTEM \"gdb-target.dtd\">"
 			  "<target version=\"1.0\"><architecture>i386:x86-64</architecture>";
 	std::vector<std::string> features;
@@ -180,6 +209,8 @@ std::string ReplayStub::read_register(std::string_view args) const
 {
 	auto number = rsp::parse_hex_u64(args);
 	const auto &specs = replay_.recording().registers;
+	if (number && *number >= specs.size() && *number - specs.size() < unavailable_.size())
+		return std::string(2 * unavailable_[*number - specs.size()].bytes(), 'x');
 	if (!number || *number >= specs.size())
 		return "E00";
 	const auto &regs = replay_.registers();
@@ -274,7 +305,10 @@ std::string ReplayStub::handle(std::string_view p, bool &ended)
 		return monitor(p.substr(6));
 	if (p == "g") {
 		const auto &regs = replay_.registers();
-		return rsp::to_hex(std::span(regs.data(), regs.size()));
+		std::string block = rsp::to_hex(std::span(regs.data(), regs.size()));
+		for (const RegisterSpec &spec : unavailable_)
+			block.append(2 * spec.bytes(), 'x');	// gdb: "xx", a byte the target does not have
+		return block;
 	}
 	if (p[0] == 'p')
 		return read_register(p.substr(1));

@@ -23,7 +23,7 @@ inline constexpr const char *kServeReplayBanner = "vtice serve-replay";
 
 class ReplayStub {
 public:
-	explicit ReplayStub(Replay &replay) : replay_(replay) {}
+	explicit ReplayStub(Replay &replay);
 
 	// The reply to one packet's payload; sets `ended` on D and k.
 	std::string handle(std::string_view packet, bool &ended);
@@ -48,6 +48,9 @@ private:
 	std::string xfer_features(std::string_view args) const;
 
 	Replay &replay_;
+	// gdb's amd64 core registers the recording lacks (a root recording has
+	// no segment or x87 registers): served after its own, unavailable.
+	std::vector<RegisterSpec> unavailable_;
 	std::set<std::uint64_t> breakpoints_;
 	std::vector<Watchpoint> watchpoints_;
 	bool no_ack_ = false;
