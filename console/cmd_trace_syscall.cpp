@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,6 +29,7 @@
 #include "trace/kcore.hpp"
 #include "trace/trace_output.hpp"
 #include "trace_common.hpp"
+#include "unseen_stores.hpp"
 #include "vtice/read_input.hpp"
 #include "vtice/write_output.hpp"
 
@@ -259,7 +261,7 @@ public:
 		std::fflush(stdout);
 		lost_ += lost;
 		if (o_.record)
-			keep_recording(call);
+			keep_recording(call, t.code);
 		merge(std::move(t));
 	}
 
@@ -301,13 +303,14 @@ private:
 	}
 
 	// The call's steps as a replay reads them, into the file with it.
-	void keep_recording(const PathCall &call)
+	void keep_recording(const PathCall &call, const std::map<std::uint64_t, std::vector<std::uint8_t>> &code)
 	{
 		auto steps = replay::steps_from_records(call.steps);
 		if (!steps) {
 			std::printf("record: call %zu: %s\n", calls_, steps.error().message.c_str());
 			return;
 		}
+		replay::UnseenStores unseen = replay::mark_unseen_stores(steps->recording, code);
 		std::uint64_t bytes = steps->recording.initial.size();
 		for (const replay::Step &s : steps->recording.steps)
 			bytes += replay::encoded_size(s);
@@ -318,6 +321,13 @@ private:
 			    static_cast<unsigned long long>(steps->writes), static_cast<unsigned long long>(bytes),
 			    static_cast<double>(bytes) / static_cast<double>(n), steps->cut.empty() ? "" : "; cut: ",
 			    steps->cut.c_str());
+		if (unseen.stores || unseen.undecoded)
+			std::printf("record: call %zu: %llu stores wider than the hypervisor's 8-byte windows: %llu "
+				    "bytes past them unknown from there on; %llu steps' instructions not in the "
+				    "text read (their stores not checked)\n",
+				    calls_, static_cast<unsigned long long>(unseen.stores),
+				    static_cast<unsigned long long>(unseen.bytes),
+				    static_cast<unsigned long long>(unseen.undecoded));
 		all_.recording = std::move(steps->recording);
 	}
 

@@ -71,6 +71,23 @@ std::optional<std::uint64_t> effective_address(const ZydisDecodedInstruction &in
 	return *segment + address;
 }
 
+bool saves_extended_state(ZydisMnemonic mnemonic)
+{
+	switch (mnemonic) {
+	case ZYDIS_MNEMONIC_XSAVE:
+	case ZYDIS_MNEMONIC_XSAVE64:
+	case ZYDIS_MNEMONIC_XSAVEC:
+	case ZYDIS_MNEMONIC_XSAVEC64:
+	case ZYDIS_MNEMONIC_XSAVEOPT:
+	case ZYDIS_MNEMONIC_XSAVEOPT64:
+	case ZYDIS_MNEMONIC_XSAVES:
+	case ZYDIS_MNEMONIC_XSAVES64:
+		return true;
+	default:
+		return false;
+	}
+}
+
 bool is_repeated_string(const ZydisDecodedInstruction &insn)
 {
 	constexpr ZydisInstructionAttributes rep = ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE | ZYDIS_ATTRIB_HAS_REPNE;
@@ -110,6 +127,7 @@ std::vector<MemoryAccess> memory_accesses(const Instruction &decoded, const Regi
 		access.address = pushes ? *address - access.size : *address;
 		access.repeated = repeated;
 		access.downwards = repeated && flags && (*flags & (1u << 10));
+		access.extended_state = access.write && saves_extended_state(insn.mnemonic);
 		if (access.read || access.write)
 			out.push_back(access);
 	}

@@ -22,6 +22,10 @@ struct MemoryAccess {
 	// up to RCX times, downwards when RFLAGS.DF is set.
 	bool repeated = false;
 	bool downwards = false;
+	// The XSAVE family: `size` is the legacy area and header (576 bytes);
+	// the CPU writes on as far as the state components XCR0 and XSS enable
+	// (SDM Vol. 1 13.4), which the instruction does not say.
+	bool extended_state = false;
 };
 
 // A register's 64-bit value by its lower-case name ("rax", "rip", "fs_base",

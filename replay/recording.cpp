@@ -165,16 +165,18 @@ void parse_step(PayloadReader &in, const Recording &recording, Step &step)
 		std::uint32_t len = in.number<std::uint32_t>("access length");
 		if (in.failed())
 			return;
-		if (kind < 1 || kind > 4)
+		if (kind < 1 || kind > 5)
 			return in.fail("unknown access kind " + std::to_string(kind));
 		if (len == 0 || len > kMaxAccessBytes)
 			return in.fail("access length " + std::to_string(len));
 		if (event.address + len < event.address)
 			return in.fail("access wraps around the address space");
 		event.kind = static_cast<AccessKind>(kind);
-		if (event.kind != AccessKind::WriteUnknownOld)
+		if (event.kind == AccessKind::Unseen)
+			event.unseen = len;
+		if (event.kind != AccessKind::WriteUnknownOld && event.kind != AccessKind::Unseen)
 			event.before = in.bytes(len, "bytes before");
-		if (event.kind != AccessKind::Read)
+		if (event.kind != AccessKind::Read && event.kind != AccessKind::Unseen)
 			event.after = in.bytes(len, "bytes after");
 		step.memory.push_back(std::move(event));
 	}

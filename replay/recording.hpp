@@ -34,6 +34,9 @@ enum class AccessKind : std::uint8_t {
 	Write = 2,            // before and after
 	WriteUnknownOld = 3,  // after only: the recorder could not read them before (an exception frame)
 	ReadWrite = 4,        // before and after: an operand read and then written (add [m], 1; xchg)
+	// Neither: a store the recorder did not see (the part of a wide store
+	// past a root recording's 8-byte windows), its bytes unknown from then on.
+	Unseen = 5,
 };
 
 struct MemoryEvent {
@@ -41,7 +44,11 @@ struct MemoryEvent {
 	std::uint64_t address = 0;
 	std::vector<std::uint8_t> before;  // Read, Write
 	std::vector<std::uint8_t> after;   // Write, WriteUnknownOld
-	std::size_t length() const { return kind == AccessKind::WriteUnknownOld ? after.size() : before.size(); }
+	std::uint32_t unseen = 0;          // Unseen: how many bytes
+	std::size_t length() const
+	{
+		return kind == AccessKind::Unseen ? unseen : kind == AccessKind::WriteUnknownOld ? after.size() : before.size();
+	}
 	bool writes() const { return kind != AccessKind::Read; }
 	bool reads() const { return kind == AccessKind::Read || kind == AccessKind::ReadWrite; }
 };

@@ -63,7 +63,7 @@ void Replay::index_memory()
 {
 	for (const MemoryBlob &blob : recording_.memory)
 		for (std::size_t i = 0; i < blob.bytes.size(); i++)
-			bytes_[blob.address + i].push_back({0, false, true, blob.bytes[i], blob.bytes[i]});
+			bytes_[blob.address + i].push_back({0, false, true, true, blob.bytes[i], blob.bytes[i]});
 	for (std::size_t j = 0; j < steps(); j++) {
 		auto step = static_cast<std::uint32_t>(j);
 		// Reads first: an instruction reads a location before it writes it.
@@ -71,11 +71,12 @@ void Replay::index_memory()
 			for (const MemoryEvent &event : recording_.steps[j].memory) {
 				if (event.writes() != writes)
 					continue;
+				bool unseen = event.kind == AccessKind::Unseen;
+				bool known = event.kind != AccessKind::WriteUnknownOld && !unseen;
 				for (std::size_t i = 0; i < event.length(); i++) {
-					bool known = event.kind != AccessKind::WriteUnknownOld;
 					std::uint8_t before = known ? event.before[i] : 0;
-					std::uint8_t after = writes ? event.after[i] : before;
-					bytes_[event.address + i].push_back({step, writes, known, before, after});
+					std::uint8_t after = unseen ? 0 : writes ? event.after[i] : before;
+					bytes_[event.address + i].push_back({step, writes, known, !unseen, before, after});
 				}
 			}
 		}
@@ -134,6 +135,8 @@ std::optional<std::uint8_t> Replay::byte_at(std::uint64_t address, std::size_t k
 				     [](const ByteEvent &e, std::size_t pos) { return e.step < pos; });
 	if (next != events.begin()) {
 		const ByteEvent &last = *(next - 1);
+		if (last.write && !last.after_known)
+			return std::nullopt;	// an Unseen store: never a guess
 		return last.write ? last.after : last.before;
 	}
 	if (next->before_known)

@@ -61,6 +61,7 @@ private:
 		std::uint32_t step;
 		bool write;          // else a read or the snapshot at step 0
 		bool before_known;
+		bool after_known;    // a write's new value (not an Unseen store's)
 		std::uint8_t before, after;
 	};
 	void index_memory();

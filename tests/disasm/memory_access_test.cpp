@@ -131,6 +131,25 @@ TEST_F(MemoryAccessTest, InstructionsThatTouchNoMemoryHaveNone)
 	EXPECT_TRUE(memory_accesses(assembled("add %rbx, %rax"), regs()).empty());
 }
 
+// SDM Vol. 2: MOVUPS and CMPXCHG16B store 16 bytes; FXSAVE its 512-byte
+// area; XSAVE the 512-byte legacy area and 64-byte header, then as far as
+// XCR0's components reach (Vol. 1 13.4), which the instruction cannot say.
+TEST_F(MemoryAccessTest, WideStoresHaveTheirSizeAndXsaveSaysItGoesFurther)
+{
+	expect_one(memory_accesses(assembled("movups %xmm0, 8(%rax)"), regs()), 0x108, 16, false, true);
+	expect_one(memory_accesses(assembled("cmpxchg16b (%rax)"), regs()), 0x100, 16, true, true);
+	expect_one(memory_accesses(assembled("fxsave64 (%rax)"), regs()), 0x100, 512, false, true);
+	EXPECT_FALSE(memory_accesses(assembled("fxsave64 (%rax)"), regs())[0].extended_state);
+	for (const char *xsave : {"xsave64 (%rax)", "xsaveopt64 (%rax)", "xsavec64 (%rax)", "xsaves64 (%rax)"}) {
+		auto got = memory_accesses(assembled(xsave), regs());
+		ASSERT_EQ(got.size(), 1u) << xsave;
+		EXPECT_EQ(got[0].address, 0x100u) << xsave;
+		EXPECT_GE(got[0].size, 576u) << xsave;
+		EXPECT_TRUE(got[0].write && got[0].extended_state) << xsave;
+	}
+	EXPECT_FALSE(memory_accesses(assembled("xrstor64 (%rax)"), regs())[0].extended_state) << "a load";
+}
+
 TEST_F(MemoryAccessTest, AnOperandNeedingAnUnknownRegisterIsLeftOut)
 {
 	g_regs.erase("gs_base");
