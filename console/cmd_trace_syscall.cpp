@@ -21,6 +21,7 @@
 #include "device.hpp"
 #include "path_calls.hpp"
 #include "record_rings.hpp"
+#include "root_accesses.hpp"
 #include "root_steps.hpp"
 #include "messages.hpp"
 #include "subcommands.hpp"
@@ -29,7 +30,6 @@
 #include "trace/kcore.hpp"
 #include "trace/trace_output.hpp"
 #include "trace_common.hpp"
-#include "unseen_stores.hpp"
 #include "vtice/read_input.hpp"
 #include "vtice/write_output.hpp"
 
@@ -310,7 +310,7 @@ private:
 			std::printf("record: call %zu: %s\n", calls_, steps.error().message.c_str());
 			return;
 		}
-		replay::UnseenStores unseen = replay::mark_unseen_stores(steps->recording, code);
+		replay::RootAccesses decoded = replay::decode_root_accesses(steps->recording, code);
 		std::uint64_t bytes = steps->recording.initial.size();
 		for (const replay::Step &s : steps->recording.steps)
 			bytes += replay::encoded_size(s);
@@ -321,13 +321,13 @@ private:
 			    static_cast<unsigned long long>(steps->writes), static_cast<unsigned long long>(bytes),
 			    static_cast<double>(bytes) / static_cast<double>(n), steps->cut.empty() ? "" : "; cut: ",
 			    steps->cut.c_str());
-		if (unseen.stores || unseen.undecoded)
-			std::printf("record: call %zu: %llu stores wider than the hypervisor's 8-byte windows: %llu "
-				    "bytes past them unknown from there on; %llu steps' instructions not in the "
-				    "text read (their stores not checked)\n",
-				    calls_, static_cast<unsigned long long>(unseen.stores),
-				    static_cast<unsigned long long>(unseen.bytes),
-				    static_cast<unsigned long long>(unseen.undecoded));
+		std::printf("record: call %zu: decoded: %llu stores of the value already there; %llu stores wider "
+			    "than the hypervisor's 8-byte windows, %llu bytes past them unknown from there on; %llu "
+			    "steps whose instruction was not in the text read, kept as root gave them\n",
+			    calls_, static_cast<unsigned long long>(decoded.same_value_stores),
+			    static_cast<unsigned long long>(decoded.unseen_stores),
+			    static_cast<unsigned long long>(decoded.unseen_bytes),
+			    static_cast<unsigned long long>(decoded.undecoded));
 		all_.recording = std::move(steps->recording);
 	}
 

@@ -165,7 +165,7 @@ void parse_step(PayloadReader &in, const Recording &recording, Step &step)
 		std::uint32_t len = in.number<std::uint32_t>("access length");
 		if (in.failed())
 			return;
-		if (kind < 1 || kind > 5)
+		if (kind < 1 || kind > 6)
 			return in.fail("unknown access kind " + std::to_string(kind));
 		if (len == 0 || len > kMaxAccessBytes)
 			return in.fail("access length " + std::to_string(len));
@@ -176,7 +176,7 @@ void parse_step(PayloadReader &in, const Recording &recording, Step &step)
 			event.unseen = len;
 		if (event.kind != AccessKind::WriteUnknownOld && event.kind != AccessKind::Unseen)
 			event.before = in.bytes(len, "bytes before");
-		if (event.kind != AccessKind::Read && event.kind != AccessKind::Unseen)
+		if (event.writes() && event.kind != AccessKind::Unseen)
 			event.after = in.bytes(len, "bytes after");
 		step.memory.push_back(std::move(event));
 	}

@@ -37,19 +37,23 @@ enum class AccessKind : std::uint8_t {
 	// Neither: a store the recorder did not see (the part of a wide store
 	// past a root recording's 8-byte windows), its bytes unknown from then on.
 	Unseen = 5,
+	// before: bytes the recorder saw that the instruction neither read nor
+	// wrote (the rest of a root window): what was there, for the replay
+	// only; no watchpoint stops on them.
+	Seen = 6,
 };
 
 struct MemoryEvent {
 	AccessKind kind = AccessKind::Read;
 	std::uint64_t address = 0;
-	std::vector<std::uint8_t> before;  // Read, Write
+	std::vector<std::uint8_t> before;  // Read, Write, ReadWrite, Seen
 	std::vector<std::uint8_t> after;   // Write, WriteUnknownOld
 	std::uint32_t unseen = 0;          // Unseen: how many bytes
 	std::size_t length() const
 	{
 		return kind == AccessKind::Unseen ? unseen : kind == AccessKind::WriteUnknownOld ? after.size() : before.size();
 	}
-	bool writes() const { return kind != AccessKind::Read; }
+	bool writes() const { return kind != AccessKind::Read && kind != AccessKind::Seen; }
 	bool reads() const { return kind == AccessKind::Read || kind == AccessKind::ReadWrite; }
 };
 

@@ -1,0 +1,184 @@
+// A root recording's memory events, decoded (replay/root_accesses.hpp):
+// steps of real instructions, written by hand as
+// include/uapi/vtice/records.h lays them out, with what the hypervisor's
+// 8-byte windows saw of each. The oracle is the SDM's operands (Vol. 2:
+// MOVUPS stores 16 bytes, XSAVE the legacy area, header and enabled
+// components, MOV DWORD 4, ADD a read then a write, LEA no access): each
+// window byte must end up a read, a write, both or only seen, as the
+// instruction used it, and bytes past the windows unknown after the store.
+#include <gtest/gtest.h>
+
+#include "replay_engine.hpp"
+#include "root_accesses.hpp"
+#include "root_records.hpp"
+#include "root_steps.hpp"
+#include "trace_file.hpp"
+
+namespace vtice::replay {
+namespace {
+
+using namespace root_records;
+
+// After root_records' three steps (kCode's first 9 bytes), at kRip + 9:
+const std::vector<std::uint8_t> kMoreCode = {
+	0x48, 0x8b, 0x73, 0x18,                    // +9   mov rsi, [rbx+0x18]       reads 0x1111
+	0x0f, 0x11, 0x43, 0x10,                    // +13  movups [rbx+0x10], xmm0   16 bytes; its window's 8 changed
+	0x50,                                      // +17  push rax
+	0x48, 0x0f, 0xae, 0x63, 0x40,              // +18  xsave64 [rbx+0x40]        its window unchanged: no record
+	0xc7, 0x43, 0x20, 0x05, 0x00, 0x00, 0x00,  // +23  mov dword [rbx+0x20], 5   4 of the window's 8
+	0x48, 0x89, 0x4b, 0x28,                    // +30  mov [rbx+0x28], rcx       the value already there
+	0x48, 0x8d, 0x43, 0x30,                    // +34  lea rax, [rbx+0x30]       no access
+	0x83, 0x43, 0x38, 0x01,                    // +38  add dword [rbx+0x38], 1   read, then written
+};
+
+vtice_record mem(std::uint32_t kind, std::uint64_t address, std::uint64_t value)
+{
+	return rec(VTICE_REC_STEP_MEM, kind, address, value);
+}
+
+vtice_record step(std::uint64_t from, std::uint64_t to)
+{
+	return rec(VTICE_REC_STEP, 0, kRip + from, kRip + to);
+}
+
+std::vector<vtice_record> more_steps()
+{
+	auto out = three_steps();
+	for (const vtice_record &r : {step(9, 13), reg(6, 0x1111), mem(VTICE_STEP_MEM_READ, kData + 0x18, 0x1111),
+				     step(13, 17), mem(VTICE_STEP_MEM_BEFORE, kData + 0x10, 0),
+				     mem(VTICE_STEP_MEM_AFTER, kData + 0x10, 0x2222),
+				     step(17, 18), reg(4, kStack - 16), mem(VTICE_STEP_MEM_BEFORE, kStack - 16, 0),
+				     mem(VTICE_STEP_MEM_AFTER, kStack - 16, 0x100),
+				     step(18, 23),
+				     step(23, 30), mem(VTICE_STEP_MEM_BEFORE, kData + 0x20, 0x9999999900000000ull),
+				     mem(VTICE_STEP_MEM_AFTER, kData + 0x20, 0x9999999900000005ull),
+				     step(30, 34), mem(VTICE_STEP_MEM_READ, kData + 0x28, 0x101),
+				     step(34, 38), reg(0, kData + 0x30), mem(VTICE_STEP_MEM_READ, kData + 0x30, 0x77),
+				     step(38, 42), mem(VTICE_STEP_MEM_BEFORE, kData + 0x38, 0x10),
+				     mem(VTICE_STEP_MEM_AFTER, kData + 0x38, 0x11)})
+		out.push_back(r);
+	return out;
+}
+
+std::map<std::uint64_t, std::vector<std::uint8_t>> text()
+{
+	std::vector<std::uint8_t> page(4096, 0xcc);
+	std::copy(kCode.begin(), kCode.begin() + 9, page.begin());
+	std::copy(kMoreCode.begin(), kMoreCode.end(), page.begin() + 9);
+	return {{kRip, page}};
+}
+
+std::uint64_t word(const std::vector<std::uint8_t> &bytes)
+{
+	std::uint64_t v = 0;
+	for (std::size_t i = 0; i < bytes.size() && i < 8; i++)
+		v |= static_cast<std::uint64_t>(bytes[i]) << (8 * i);
+	return v;
+}
+
+struct Decoded {
+	RootAccesses found;
+	Recording recording;
+};
+
+Decoded decoded(const std::map<std::uint64_t, std::vector<std::uint8_t>> &pages)
+{
+	auto steps = steps_from_records(more_steps());
+	EXPECT_TRUE(steps) << steps.error().message;
+	EXPECT_EQ(steps->recording.steps.size(), 11u);
+	RootAccesses found = decode_root_accesses(steps->recording, pages);
+	return {found, std::move(steps->recording)};
+}
+
+TEST(RootAccesses, Counts)
+{
+	auto [found, recording] = decoded(text());
+	EXPECT_EQ(found.undecoded, 0u);
+	EXPECT_EQ(found.same_value_stores, 1u) << "mov [rbx+0x28], rcx";
+	EXPECT_EQ(found.unseen_stores, 2u) << "the movups and the xsave64";
+	EXPECT_EQ(found.unseen_bytes, 8u + 16384u) << "movups: the 8 past its window; xsave64: its whole area";
+}
+
+TEST(RootAccesses, BytesPastTheWindowsAreUnknownAfterAWideStore)
+{
+	Replay replay(decoded(text()).recording);
+	replay.seek(4);
+	EXPECT_EQ(word(replay.read(kData + 0x18, 8)), 0x1111u) << "as the load read it";
+	replay.seek(5);
+	EXPECT_EQ(word(replay.read(kData + 0x10, 8)), 0x2222u) << "the window's 8 bytes are known";
+	EXPECT_TRUE(replay.read(kData + 0x18, 8).empty()) << "movups wrote them; the recording did not see what";
+	EXPECT_EQ(replay.read(kData + 0x10, 16).size(), 8u) << "a short read up to the unknown bytes";
+	EXPECT_TRUE(replay.step_writes(4, kData + 0x18, 1)) << "a write watchpoint there stops at the movups";
+	EXPECT_EQ(replay.last_write(kData + 0x18, 8, 11), 4u);
+	replay.seek(6);
+	EXPECT_EQ(word(replay.read(kStack - 16, 8)), 0x100u) << "push: in its window, nothing unseen";
+	replay.seek(7);
+	EXPECT_TRUE(replay.read(kData + 0x40, 1).empty());
+	EXPECT_TRUE(replay.read(kData + 0x40 + 16383, 1).empty());
+	replay.seek(3);
+	EXPECT_EQ(word(replay.read(kData + 0x18, 8)), 0x1111u) << "before the load: what it is about to read";
+}
+
+TEST(RootAccesses, WindowBytesAreWhatTheInstructionDidWithThem)
+{
+	Replay replay(decoded(text()).recording);
+	// mov dword [rbx+0x20], 5: 4 bytes written, the window's other 4 only seen.
+	EXPECT_TRUE(replay.step_writes(7, kData + 0x20, 4));
+	EXPECT_FALSE(replay.step_writes(7, kData + 0x24, 4));
+	EXPECT_NE(replay.last_write(kData + 0x24, 4, 11), std::optional<std::size_t>(7));
+	replay.seek(8);
+	EXPECT_EQ(word(replay.read(kData + 0x20, 8)), 0x9999999900000005ull) << "the seen half is still known";
+	// mov [rbx+0x28], rcx of the value already there: a write all the same.
+	EXPECT_TRUE(replay.step_writes(8, kData + 0x28, 8));
+	EXPECT_FALSE(replay.step_reads(8, kData + 0x28, 8));
+	EXPECT_EQ(replay.last_write(kData + 0x28, 8, 11), 8u);
+	// lea: no access; the window only says what was there.
+	EXPECT_FALSE(replay.step_reads(9, kData + 0x30, 8));
+	EXPECT_FALSE(replay.step_writes(9, kData + 0x30, 8));
+	replay.seek(9);
+	EXPECT_EQ(word(replay.read(kData + 0x30, 8)), 0x77u);
+	// add dword [rbx+0x38], 1: read and written; the window's upper half neither.
+	EXPECT_TRUE(replay.step_reads(10, kData + 0x38, 4));
+	EXPECT_TRUE(replay.step_writes(10, kData + 0x38, 4));
+	EXPECT_FALSE(replay.step_reads(10, kData + 0x3c, 4));
+	EXPECT_FALSE(replay.step_writes(10, kData + 0x3c, 4));
+	// mov rsi, [rbx+0x18] reads all 8.
+	EXPECT_TRUE(replay.step_reads(3, kData + 0x1f, 1));
+}
+
+TEST(RootAccesses, AStepWhoseCodeIsMissingIsKeptAsRootGaveIt)
+{
+	auto [found, recording] = decoded({});
+	EXPECT_EQ(found.undecoded, 11u);
+	EXPECT_EQ(found.unseen_stores, 0u);
+	Replay replay(std::move(recording));
+	EXPECT_TRUE(replay.step_writes(7, kData + 0x24, 4)) << "root's whole window";
+}
+
+TEST(RootAccesses, TheEventsSurviveTheFile)
+{
+	Recording recording = decoded(text()).recording;
+	trace::TraceWriter writer(trace::TraceHeader{});
+	add_recording(writer, recording);
+	auto data = trace::read_trace(writer.finish());
+	ASSERT_TRUE(data);
+	auto loaded = load_recording(*data);
+	ASSERT_TRUE(loaded) << loaded.error().message;
+	const MemoryEvent &unseen = loaded->steps[4].memory.back();
+	EXPECT_EQ(unseen.kind, AccessKind::Unseen);
+	EXPECT_EQ(unseen.address, kData + 0x18);
+	EXPECT_EQ(unseen.length(), 8u);
+	EXPECT_TRUE(unseen.before.empty() && unseen.after.empty()) << "no bytes: none were seen";
+	const MemoryEvent &seen = loaded->steps[7].memory.back();
+	EXPECT_EQ(seen.kind, AccessKind::Seen);
+	EXPECT_EQ(seen.address, kData + 0x24);
+	EXPECT_EQ(word(seen.before), 0x99999999u);
+	Replay replay(std::move(*loaded));
+	replay.seek(5);
+	EXPECT_TRUE(replay.read(kData + 0x18, 8).empty());
+	replay.seek(8);
+	EXPECT_EQ(word(replay.read(kData + 0x20, 8)), 0x9999999900000005ull);
+}
+
+}  // namespace
+}  // namespace vtice::replay
