@@ -1100,13 +1100,18 @@ scenario_hvrootrecord() {
 	fi
 	sed -n 's/^record: call 1: \([0-9]*\) steps.*(\([0-9.]*\) bytes per step).*/VTICE-FIGURE hv.rootrecord.steps=\1\nVTICE-FIGURE hv.rootrecord.bytes-per-step=\2/p' /tmp/rec.out
 	at=$(sed -n 's/.*hv.rootrecord-loop.path-at=//p' /tmp/rec-loop.out)
-	printf 'goto getname\nregisters rdi\ngoto strncpy_from_user\nregisters rdi\nfinish\nregisters rax\n' \
+	printf 'goto getname\nregisters rdi\ngoto strncpy_from_user\nregisters rdi\nbt\nfinish\nregisters rax\n' \
 		>/tmp/rec.batch
 	vtice replay /tmp/rec.vtrace --batch /tmp/rec.batch >/tmp/rec.replay 2>&1
 	cat /tmp/rec.replay
 	got=$(awk '$1 == "rdi" { print $2; exit }' /tmp/rec.replay)
 	[ -n "$at" ] && [ "$((got))" = "$((at))" ] ||
 		{ bad=$((bad + 1)); echo "VTICE-RECORD getname's rdi $got, the client's pointer $at"; }
+	# The recording starts at the syscall's entry, so the stack the call
+	# runs on is built inside it: bt at strncpy_from_user must reach the
+	# entry's call into do_syscall_64 (arch/x86/entry/entry_64.S).
+	grep -q '^#[0-9]* *getname' /tmp/rec.replay && grep -q '^#[0-9]* *entry_SYSCALL_64' /tmp/rec.replay ||
+		{ bad=$((bad + 1)); echo "VTICE-RECORD bt at strncpy_from_user does not reach getname and entry_SYSCALL_64"; }
 	dst=$(awk '$1 == "rdi" { n++ } $1 == "rdi" && n == 2 { print $2 }' /tmp/rec.replay)
 	got=$(awk '$1 == "rax" { print $2 }' /tmp/rec.replay)
 	[ -n "$got" ] && [ "$((got))" = 13 ] ||
@@ -1120,9 +1125,9 @@ scenario_hvrootrecord() {
 	[ "$got" = "$want" ] ||
 		{ bad=$((bad + 1)); echo "VTICE-RECORD the kernel buffer after the copy: '$got', want '$want'"; }
 	if [ "$bad" = 0 ]; then
-		result hv.rootrecord PASS "$(sed -n 's/^record: call 1: \([0-9]* steps\).*(\([0-9.]* bytes per step\).*/\1, \2/p' /tmp/rec.out); getname's pointer, the copied path and its length as the client gave them"
+		result hv.rootrecord PASS "$(sed -n 's/^record: call 1: \([0-9]* steps\).*(\([0-9.]* bytes per step\).*/\1, \2/p' /tmp/rec.out); getname's pointer, the copied path and its length as the client gave them; bt from the entry"
 	else
-		result hv.rootrecord FAIL "$bad of 3 replayed values not as the client and the C library say"
+		result hv.rootrecord FAIL "$bad of 4 replayed values not as the client, the C library and the entry code say"
 	fi
 }
 
