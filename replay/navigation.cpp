@@ -4,6 +4,33 @@
 
 namespace vtice::replay {
 
+namespace {
+
+std::uint64_t le64_at(const std::vector<std::uint8_t> &bytes, std::size_t offset)
+{
+	std::uint64_t v = 0;
+	for (std::size_t i = 0; i < 8 && offset + i < bytes.size(); i++)
+		v |= static_cast<std::uint64_t>(bytes[offset + i]) << (8 * i);
+	return v;
+}
+
+}  // namespace
+
+// A step that delivered an interrupt or exception keeps the frame the CPU
+// pushed (SDM Vol. 3A 6.14.2: RIP, CS, RFLAGS, RSP, SS, after an error
+// code for some vectors). When its saved RIP is the step's own instruction,
+// the event came before that instruction ran: an interrupt let in at the VM
+// entry, or a fault. (After it, a trap's frame holds where it went.)
+bool Navigator::interrupted_before(std::size_t j) const
+{
+	std::uint64_t pc = replay_.pc_at(j);
+	for (const MemoryEvent &event : replay_.recording().steps[j].memory)
+		if (event.kind == AccessKind::WriteUnknownOld &&
+		    (le64_at(event.after, 0) == pc || le64_at(event.after, 8) == pc))
+			return true;
+	return false;
+}
+
 Navigator::Navigator(Replay &replay, const Disassembler &disassembler)
 	: replay_(replay), disassembler_(disassembler)
 {
@@ -11,12 +38,12 @@ Navigator::Navigator(Replay &replay, const Disassembler &disassembler)
 	for (std::size_t j = 0; j < replay_.steps(); j++) {
 		int d = depth_[j];
 		auto insn = instruction(j);
-		bool moved = replay_.pc_at(j + 1) != replay_.pc_at(j);
+		bool ran = replay_.pc_at(j + 1) != replay_.pc_at(j) && !interrupted_before(j);
 		// A call that was taken enters a frame; a ret leaves one. A
 		// stepped REP iteration stays where it is.
-		if (insn && moved && insn->branch == BranchKind::Call)
+		if (insn && ran && insn->branch == BranchKind::Call)
 			d++;
-		else if (insn && moved && insn->branch == BranchKind::Ret)
+		else if (insn && ran && insn->branch == BranchKind::Ret)
 			d--;
 		depth_[j + 1] = d;
 	}

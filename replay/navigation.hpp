@@ -36,6 +36,9 @@ public:
 						 bool forward);
 
 private:
+	// The step's event came before its instruction ran (see the .cpp).
+	bool interrupted_before(std::size_t j) const;
+
 	Replay &replay_;
 	const Disassembler &disassembler_;
 	std::vector<int> depth_;

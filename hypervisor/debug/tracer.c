@@ -424,13 +424,29 @@ static void vt_trace_ring_step(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u8 
 		ring->ended(vcpu, VT_TRACE_END_MAX_INSNS);
 }
 
+/*
+ * The instruction at `from`. A recorded step decoded it at its VM entry
+ * (vt_trace_record_open): those bytes are the ones that ran, and reading
+ * and decoding them again here would double the step's guest reads.
+ */
+static bool vt_trace_decode(const struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u64 from, struct vt_insn *insn)
+{
+	u8 bytes[VT_INSN_BYTES] = { 0 };
+	int n;
+
+	if (c->rec_open && c->rec_insn_ok && c->rec_rip == from) {
+		vt_memcpy(insn, &c->rec_insn, sizeof(*insn));	/* root calls no memcpy */
+		return true;
+	}
+	n = vt_tracer.mem(vcpu, from, bytes, sizeof(bytes), false);
+	return n > 0 && !vt_insn_decode(bytes, (u32)n, insn);
+}
+
 /* One instruction ran from c->entry_rip and the CPU is at `to` now. */
 void vt_trace_step(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u64 to, u8 cpl)
 {
 	u64 from = c->entry_rip;
-	u8 bytes[VT_INSN_BYTES] = { 0 };
 	struct vt_insn insn;
-	int n;
 
 	if (to == from)
 		return;		/* one iteration of a REP string instruction */
@@ -439,8 +455,7 @@ void vt_trace_step(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u64 to, u8 cpl)
 	c->last_ip = to;
 	if (c->entry_cpl && cpl)
 		return;		/* user code: stepped, not recorded */
-	n = vt_tracer.mem(vcpu, from, bytes, sizeof(bytes), false);
-	if (n <= 0 || vt_insn_decode(bytes, (u32)n, &insn)) {
+	if (!vt_trace_decode(c, vcpu, from, &insn)) {
 		c->undecoded++;
 		vt_trace_push(c, vcpu, from, to, VTICE_BRANCH_FROM_STEP);
 		return;

@@ -52,6 +52,8 @@ struct vt_trace_cpu {
 	bool rec_open;		/* a step's "before" is held: rec_rip, windows */
 	bool rec_have_regs;	/* the reader knows the registers as the last recorded step left them */
 	u64 rec_rip;
+	bool rec_insn_ok;	/* rec_insn holds the instruction at rec_rip, decoded once for the step */
+	struct vt_insn rec_insn;
 	struct vt_step_windows windows;
 	u64 rec_regs[VTICE_STEP_REGS];	/* as the open step found them */
 };

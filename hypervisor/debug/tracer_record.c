@@ -58,7 +58,6 @@ static void vt_record_regs(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, const u
 void vt_trace_record_open(struct vt_trace_cpu *c, struct vt_vcpu *vcpu)
 {
 	struct vt_step_regs regs;
-	struct vt_insn insn = { 0 };
 	u8 bytes[VT_INSN_BYTES];
 	int n;
 
@@ -72,9 +71,10 @@ void vt_trace_record_open(struct vt_trace_cpu *c, struct vt_vcpu *vcpu)
 	regs.fs_base = c->rec_regs[VTICE_STEP_REG_FS_BASE];
 	regs.gs_base = c->rec_regs[VTICE_STEP_REG_GS_BASE];
 	n = vt_tracer.mem(vcpu, c->rec_rip, bytes, sizeof(bytes), false);
-	if (n <= 0 || vt_insn_decode(bytes, (u32)n, &insn))
-		insn.mem.present = false;	/* still the stack and RDI windows */
-	vt_step_windows_open(&c->windows, &insn, &regs, vcpu, vt_tracer.mem);
+	c->rec_insn_ok = n > 0 && !vt_insn_decode(bytes, (u32)n, &c->rec_insn);
+	if (!c->rec_insn_ok)
+		c->rec_insn.mem.present = false;	/* still the stack and RDI windows */
+	vt_step_windows_open(&c->windows, &c->rec_insn, &regs, vcpu, vt_tracer.mem);
 }
 
 struct vt_record_mem {

@@ -248,6 +248,58 @@ TEST(Navigator, FinishAndReverseFinishFollowTheCall)
 	EXPECT_FALSE(nav.find_pc(0x1234, 0, true));
 }
 
+// The call at 0x1000 (call_and_return's code), with an interrupt whose
+// handler at 0x1018 is an iretq. The frame's saved RIP says whether the
+// call ran first (SDM Vol. 3A 6.14.2): the call's own address when the
+// interrupt came before it (let in at a VM entry), its target when a trap
+// came after it.
+Recording interrupted_call(std::uint64_t saved_rip)
+{
+	Recording r = call_and_return();
+	r.code[0].bytes[0x18] = 0x48;  // iretq
+	r.code[0].bytes[0x19] = 0xcf;
+	std::vector<std::uint8_t> frame = le64(saved_rip);
+	for (std::uint64_t word : {0x10ull, 0x246ull, 0x2000ull, 0x18ull})
+		for (std::uint8_t b : le64(word))
+			frame.push_back(b);
+	Step deliver;
+	deliver.registers.push_back({1, le64(0x1018)});
+	deliver.memory.push_back({AccessKind::WriteUnknownOld, 0x1fd8, {}, frame});
+	Step iret;
+	iret.registers.push_back({1, le64(saved_rip)});
+	r.steps.insert(r.steps.begin(), {deliver, iret});
+	if (saved_rip == 0x1010)
+		r.steps.erase(r.steps.begin() + 2);	// the call ran before the trap
+	return r;
+}
+
+TEST(Navigator, AnInterruptBeforeACallIsNotTheCall)
+{
+	Replay replay(interrupted_call(0x1000));
+	Disassembler disassembler;
+	Navigator nav(replay, disassembler);
+	ASSERT_EQ(replay.steps(), 6u);
+	// pcs: 0x1000 (delivered), 0x1018 iretq, 0x1000 call, 0x1010, 0x1011 ret, 0x1005
+	const int depth[] = {0, 0, 0, 1, 1, 0, 0};
+	for (std::size_t k = 0; k <= 6; k++)
+		EXPECT_EQ(nav.depth(k), depth[k]) << k;
+	EXPECT_EQ(nav.call_stack(4), std::vector<std::size_t>{2});
+	EXPECT_EQ(nav.finish(3), 5u);
+}
+
+TEST(Navigator, ACallAndThenATrapIsTheCall)
+{
+	Replay replay(interrupted_call(0x1010));
+	Disassembler disassembler;
+	Navigator nav(replay, disassembler);
+	ASSERT_EQ(replay.steps(), 5u);
+	// pcs: 0x1000 call (then the trap), 0x1018 iretq, 0x1010, 0x1011 ret, 0x1005
+	const int depth[] = {0, 1, 1, 1, 0, 0};
+	for (std::size_t k = 0; k <= 5; k++)
+		EXPECT_EQ(nav.depth(k), depth[k]) << k;
+	EXPECT_EQ(nav.call_stack(3), std::vector<std::size_t>{0});
+}
+
 TEST(Navigator, WhenFindsWhereARegisterBecomesAValue)
 {
 	Replay replay(three_steps());
