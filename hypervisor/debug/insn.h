@@ -34,6 +34,8 @@ enum vt_insn_kind {
 
 /* A register number in struct vt_insn_mem: RAX..R15 are 0..15 (SDM Vol. 2A Table 2-2's order). */
 #define VT_INSN_REG_NONE	(-1)
+#define VT_INSN_REG_RSP		4
+#define VT_INSN_REG_RDI		7
 #define VT_INSN_REG_RIP		16
 
 /*

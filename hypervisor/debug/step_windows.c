@@ -4,9 +4,6 @@
  */
 #include "step_windows.h"
 
-#define VT_GPR_RSP	4
-#define VT_GPR_RDI	7
-
 /* Opens a window at addr unless one is open there or its bytes are not all mapped: whether it did. */
 static bool vt_step_window_add(struct vt_step_windows *sw, u64 addr, const struct vt_vcpu *vcpu, vt_own_mem_fn mem)
 {
@@ -33,8 +30,8 @@ void vt_step_windows_open(struct vt_step_windows *sw, const struct vt_insn *insn
 	sw->operand = insn->mem.present && insn->mem.exact &&
 		      vt_step_window_add(sw, vt_insn_mem_address(&insn->mem, regs->gpr, regs->rip + insn->len, regs->fs_base,
 							   regs->gs_base), vcpu, mem);
-	vt_step_window_add(sw, regs->gpr[VT_GPR_RSP] - VT_STEP_WINDOW_BYTES, vcpu, mem);
-	vt_step_window_add(sw, regs->gpr[VT_GPR_RDI], vcpu, mem);
+	vt_step_window_add(sw, regs->gpr[VT_INSN_REG_RSP] - VT_STEP_WINDOW_BYTES, vcpu, mem);
+	vt_step_window_add(sw, regs->gpr[VT_INSN_REG_RDI], vcpu, mem);
 }
 
 u32 vt_step_windows_close(const struct vt_step_windows *sw, const struct vt_vcpu *vcpu, vt_own_mem_fn mem,

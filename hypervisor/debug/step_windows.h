@@ -7,8 +7,10 @@
  * MOVS write); after it, the same windows again, and those whose bytes
  * changed are reported with both: whole 8-byte windows, not the bytes the
  * instruction meant to write (a store wider than 8 is seen in part, and a
- * store of the bytes already there not at all). Portable C with no
- * state, so it runs in VMX root and in the unit tests alike.
+ * store of the bytes already there not at all); the console decodes the
+ * instructions and says which bytes were (replay/root_accesses.cpp).
+ * Portable C with no state, so it runs in VMX root and in the unit tests
+ * alike.
  */
 #ifndef VT_DEBUG_STEP_WINDOWS_H
 #define VT_DEBUG_STEP_WINDOWS_H
