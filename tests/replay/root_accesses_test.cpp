@@ -19,14 +19,6 @@ namespace {
 
 using namespace root_records;
 
-std::uint64_t word(const std::vector<std::uint8_t> &bytes)
-{
-	std::uint64_t v = 0;
-	for (std::size_t i = 0; i < bytes.size() && i < 8; i++)
-		v |= static_cast<std::uint64_t>(bytes[i]) << (8 * i);
-	return v;
-}
-
 struct Decoded {
 	RootAccesses found;
 	Recording recording;

@@ -19,6 +19,15 @@ constexpr std::uint64_t kStack = 0xffffc90000203f00ull;
 // mov [rbx+8], rax; push rcx; mov rdx, [rbx+8]; nop
 inline const std::vector<std::uint8_t> kCode = {0x48, 0x89, 0x43, 0x08, 0x51, 0x48, 0x8b, 0x53, 0x08, 0x90};
 
+// The first 8 bytes read back, little endian (the records' u.raw values).
+inline std::uint64_t word(const std::vector<std::uint8_t> &bytes)
+{
+	std::uint64_t v = 0;
+	for (std::size_t i = 0; i < bytes.size() && i < 8; i++)
+		v |= static_cast<std::uint64_t>(bytes[i]) << (8 * i);
+	return v;
+}
+
 inline vtice_record rec(std::uint16_t type, std::uint32_t flags, std::uint64_t a, std::uint64_t b)
 {
 	static std::uint64_t stamp = 1000;
