@@ -285,11 +285,16 @@ bool ReplayShell::last_write(const std::vector<std::string> &words, bool all)
 	for (std::size_t j = 0; j < replay_.steps(); j++) {
 		if (!replay_.step_writes(j, *address, *length))
 			continue;
-		auto before = replay_.read_at(*address, *length, j), after = replay_.read_at(*address, *length, j + 1);
-		auto hex = [](const std::vector<std::uint8_t> &bytes) {
-			return bytes.empty() ? std::string("??") : dbg::rsp::to_hex(bytes);
+		// Each byte as x shows it: ?? where the recording does not know it (an unseen store's).
+		auto hex_at = [&](std::size_t position) {
+			std::string out;
+			for (std::uint64_t i = 0; i < *length; i++) {
+				auto byte = replay_.read_at(*address + i, 1, position);
+				out += byte.empty() ? "??" : dbg::rsp::to_hex(byte);
+			}
+			return out;
 		};
-		std::fprintf(out_, "%s\n    %s -> %s\n", where_text(j).c_str(), hex(before).c_str(), hex(after).c_str());
+		std::fprintf(out_, "%s\n    %s -> %s\n", where_text(j).c_str(), hex_at(j).c_str(), hex_at(j + 1).c_str());
 		shown++;
 	}
 	if (!shown)
