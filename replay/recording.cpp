@@ -174,9 +174,9 @@ void parse_step(PayloadReader &in, const Recording &recording, Step &step)
 		event.kind = static_cast<AccessKind>(kind);
 		if (event.kind == AccessKind::Unseen)
 			event.unseen = len;
-		if (event.kind != AccessKind::WriteUnknownOld && event.kind != AccessKind::Unseen)
+		if (event.has_before())
 			event.before = in.bytes(len, "bytes before");
-		if (event.writes() && event.kind != AccessKind::Unseen)
+		if (event.has_after())
 			event.after = in.bytes(len, "bytes after");
 		step.memory.push_back(std::move(event));
 	}

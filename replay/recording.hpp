@@ -54,6 +54,9 @@ struct MemoryEvent {
 		return kind == AccessKind::Unseen ? unseen : kind == AccessKind::WriteUnknownOld ? after.size() : before.size();
 	}
 	bool writes() const { return kind != AccessKind::Read && kind != AccessKind::Seen; }
+	// Which of the byte lists the kind carries (in the file too).
+	bool has_before() const { return kind != AccessKind::WriteUnknownOld && kind != AccessKind::Unseen; }
+	bool has_after() const { return writes() && kind != AccessKind::Unseen; }
 	bool reads() const { return kind == AccessKind::Read || kind == AccessKind::ReadWrite; }
 };
 

@@ -71,12 +71,11 @@ void Replay::index_memory()
 			for (const MemoryEvent &event : recording_.steps[j].memory) {
 				if (event.writes() != writes)
 					continue;
-				bool unseen = event.kind == AccessKind::Unseen;
-				bool known = event.kind != AccessKind::WriteUnknownOld && !unseen;
+				bool known = event.has_before(), after_known = !writes || event.has_after();
 				for (std::size_t i = 0; i < event.length(); i++) {
 					std::uint8_t before = known ? event.before[i] : 0;
-					std::uint8_t after = unseen ? 0 : writes ? event.after[i] : before;
-					bytes_[event.address + i].push_back({step, writes, known, !unseen, before, after});
+					std::uint8_t after = !writes ? before : after_known ? event.after[i] : 0;
+					bytes_[event.address + i].push_back({step, writes, known, after_known, before, after});
 				}
 			}
 		}
