@@ -48,6 +48,7 @@ static const char kReplayHelp[] =
 	"  bt                     the calls that enclose this step (ORC with --symbols)\n"
 	"  last-write ADDR [LEN]  the step that last wrote any of those bytes before here\n"
 	"  writes ADDR [LEN]      every step that wrote them, old and new bytes\n"
+	"  accesses               the memory this step's instruction reads and writes\n"
 	"  when REG==VALUE / reverse-when REG==VALUE   the next / previous step where REG becomes VALUE\n"
 	"  where, info, help, quit\n"
 	"\n"

@@ -29,6 +29,20 @@ std::optional<std::uint64_t> count_of(const std::string &text)
 	return std::stoull(text);
 }
 
+// How accesses names a recorded access's kind.
+const char *access_name(replay::AccessKind kind)
+{
+	switch (kind) {
+	case replay::AccessKind::Read: return "read";
+	case replay::AccessKind::Write: return "write";
+	case replay::AccessKind::WriteUnknownOld: return "write";
+	case replay::AccessKind::ReadWrite: return "both";
+	case replay::AccessKind::Unseen: return "unseen";
+	case replay::AccessKind::Seen: return "seen";
+	}
+	return "?";
+}
+
 const char kShellHelp[] =
 	"  stepi [N], si          forward N instructions (a REP iteration is one)\n"
 	"  reverse-stepi [N], rsi back N instructions\n"
@@ -40,6 +54,7 @@ const char kShellHelp[] =
 	"  bt                     the calls that enclose this step (ORC with --symbols)\n"
 	"  last-write ADDR [LEN]  the step that last wrote any of those bytes before here\n"
 	"  writes ADDR [LEN]      every step that wrote them, with old and new bytes (a watch over the whole path)\n"
+	"  accesses               the memory this step's instruction reads and writes, with the bytes\n"
 	"  when REG==VALUE / reverse-when REG==VALUE   the next / previous step where REG becomes VALUE\n"
 	"  where, info, help, quit\n";
 
@@ -302,6 +317,30 @@ bool ReplayShell::last_write(const std::vector<std::string> &words, bool all)
 	return true;
 }
 
+bool ReplayShell::accesses()
+{
+	std::size_t at = replay_.position();
+	if (at == replay_.steps()) {
+		std::fprintf(out_, "(the end of the recording: no instruction runs here)\n");
+		return true;
+	}
+	for (const replay::MemoryEvent &event : replay_.step(at).memory) {
+		std::string bytes;
+		if (event.kind == replay::AccessKind::Unseen)
+			bytes = "(a store the recording did not see: its bytes are unknown from here on)";
+		else if (event.writes())
+			bytes = (event.has_before() ? dbg::rsp::to_hex(event.before) : std::string("??")) + " -> " +
+				dbg::rsp::to_hex(event.after);
+		else
+			bytes = dbg::rsp::to_hex(event.before);
+		std::fprintf(out_, "%-7s 0x%016" PRIx64 " %4zu  %s\n", access_name(event.kind), event.address,
+			     event.length(), bytes.c_str());
+	}
+	if (replay_.step(at).memory.empty())
+		std::fprintf(out_, "(no memory recorded for this step)\n");
+	return true;
+}
+
 bool ReplayShell::when(const std::vector<std::string> &words, bool forward)
 {
 	std::string expr;
@@ -348,6 +387,8 @@ bool ReplayShell::run(const std::string &line)
 		return backtrace();
 	if (verb == "last-write" || verb == "writes")
 		return last_write(words, verb == "writes");
+	if (verb == "accesses")
+		return accesses();
 	if (verb == "when" || verb == "reverse-when")
 		return when(words, verb == "when");
 	if (verb == "where") {

@@ -37,6 +37,7 @@ private:
 	std::string call_note(std::uint64_t return_address, const std::vector<std::size_t> &calls,
 			      std::size_t &matched) const;
 	bool last_write(const std::vector<std::string> &words, bool all);
+	bool accesses();
 	bool when(const std::vector<std::string> &words, bool forward);
 	bool fail(const std::string &message);
 	std::string where_text(std::size_t position) const;
