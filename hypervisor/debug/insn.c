@@ -377,6 +377,7 @@ static bool vt_insn_tf_hazard_1byte(const struct vt_insn_cur *c, u8 op)
 static int vt_insn_kind_1byte(const struct vt_insn_cur *c, u8 op, struct vt_insn *out)
 {
 	out->tf_hazard = vt_insn_tf_hazard_1byte(c, op);
+	out->stores_rdi = op == 0xa4 || op == 0xa5 || op == 0xaa || op == 0xab;	/* MOVS, STOS (SDM Vol. 2B) */
 	switch (op) {
 	case 0x8f:
 		/* Group 1A: only /0 (POP) exists; AMD's XOP takes the rest. */

@@ -75,6 +75,8 @@ struct vt_insn {
 	 * (HLT), or holds off the next debug trap (MOV to SS, SDM 3A 6.8.3).
 	 */
 	bool tf_hazard;
+	/* A string store (MOVS, STOS): one element to [RDI], an implicit operand mem does not give. */
+	bool stores_rdi;
 	struct vt_insn_mem mem;	/* its ModRM or moffs memory operand, if any */
 };
 

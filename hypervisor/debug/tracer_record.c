@@ -126,6 +126,26 @@ static void vt_record_pushed_same(struct vt_record_mem *m, u64 rsp_before)
 }
 
 /*
+ * A string store (MOVS, STOS) that wrote what [RDI] held already (a REP
+ * STOS clearing memory that was zero) changed no byte of the RDI window,
+ * yet the instruction wrote there: given as written, so a replay's
+ * last-write and watchpoints find it (the console cuts the window to the
+ * element's size).
+ */
+static void vt_record_stored_same(struct vt_record_mem *m)
+{
+	const struct vt_trace_cpu *c = m->c;
+	u64 rdi = c->rec_regs[VT_INSN_REG_RDI];
+	u32 i;
+
+	if (!c->rec_insn_ok || !c->rec_insn.stores_rdi || vt_record_was_changed(m, rdi))
+		return;
+	for (i = 0; i < c->windows.n; i++)
+		if (c->windows.w[i].addr == rdi)
+			vt_record_write(m, rdi, c->windows.w[i].before, c->windows.w[i].before);
+}
+
+/*
  * An event delivered in the step pushed its frame at the new RSP (SDM Vol.
  * 3A 6.14.2: SS, RSP, RFLAGS, CS, RIP, and an error code for some), on
  * the stack or an IST stack, where no window of the step looked.
@@ -162,6 +182,8 @@ void vt_trace_record_close(struct vt_trace_cpu *c, struct vt_vcpu *vcpu, u64 to,
 	vt_record_pushed_same(&m, c->rec_regs[VTICE_STEP_REG_RSP]);
 	if (delivered)
 		vt_record_frame(c, vcpu);
+	else	/* (a step that ended in a handler may not have run its instruction) */
+		vt_record_stored_same(&m);
 }
 
 /* A step not to record (user code, another task): a gap the next step's registers bridge. */

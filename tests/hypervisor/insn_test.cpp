@@ -386,6 +386,7 @@ struct Expected {
 	std::int64_t rel;
 	bool raises;		// INT n, INT1, INT3, UD0-2: the instruction's own exception
 	bool tf_hazard;		// reads or loads RFLAGS, INT n, HLT, MOV to SS (insn.h)
+	bool stores_rdi;	// writes an element to [RDI] as a hidden operand: MOVS, STOS
 	bool listed;		// a listed disagreement (see the top of the file)
 	vt_insn_mem mem;	// the ModRM or moffs memory operand, as Zydis decodes it (disp scaled)
 	bool vsib;		// ...with a vector index: only its base compares
@@ -409,6 +410,7 @@ public:
 		out.kind = kind_of(insn);
 		out.raises = raises(insn.mnemonic);
 		out.tf_hazard = tf_hazard(insn);
+		out.stores_rdi = stores_rdi(insn, operands);
 		out.rel = 0;
 		if (out.kind == VT_INSN_JCC || out.kind == VT_INSN_JMP || out.kind == VT_INSN_CALL)
 			out.rel = insn.raw.imm[0].value.s;
@@ -451,6 +453,28 @@ private:
 			out.vsib = op.mem.type == ZYDIS_MEMOP_TYPE_VSIB;
 			return;
 		}
+	}
+
+	// The string stores, MOVS and STOS (SDM Vol. 2B), by Zydis's mnemonic
+	// in the legacy map (SSE's MOVSD shares the name), checked to write a
+	// hidden [RDI]. Not the other stores to [RDI]: INS (from a port, an exit
+	// of the hypervisor's own), MASKMOVQ/(V)MASKMOVDQU (the mask decides
+	// which bytes), MOVDIR64B (64 bytes at any register), VIA's XSTORE.
+	static bool stores_rdi(const ZydisDecodedInstruction &insn, const ZydisDecodedOperand *ops)
+	{
+		static const ZydisMnemonic strings[] = {
+			ZYDIS_MNEMONIC_MOVSB, ZYDIS_MNEMONIC_MOVSW, ZYDIS_MNEMONIC_MOVSD, ZYDIS_MNEMONIC_MOVSQ,
+			ZYDIS_MNEMONIC_STOSB, ZYDIS_MNEMONIC_STOSW, ZYDIS_MNEMONIC_STOSD, ZYDIS_MNEMONIC_STOSQ,
+		};
+		if (insn.opcode_map != ZYDIS_OPCODE_MAP_DEFAULT ||
+		    std::find(std::begin(strings), std::end(strings), insn.mnemonic) == std::end(strings))
+			return false;
+		for (unsigned i = 0; i < insn.operand_count; i++)
+			if (ops[i].type == ZYDIS_OPERAND_TYPE_MEMORY && ops[i].visibility == ZYDIS_OPERAND_VISIBILITY_HIDDEN &&
+			    (ops[i].mem.base == ZYDIS_REGISTER_RDI || ops[i].mem.base == ZYDIS_REGISTER_EDI) &&
+			    (ops[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
+				return true;
+		return false;
 	}
 
 	static bool raises(ZydisMnemonic m)
@@ -624,12 +648,13 @@ bool compare(const Oracle &oracle, const std::uint8_t *p, std::size_t n, std::ui
 	if (std::string why = memory_mismatch(got.mem, want); !why.empty())
 		t.mismatch(p, want.len, address, why);
 	if (got.len != want.len || got.kind != want.kind || got.rel != want.rel || got.raises != want.raises ||
-	    got.tf_hazard != want.tf_hazard) {
+	    got.tf_hazard != want.tf_hazard || got.stores_rdi != want.stores_rdi) {
 		std::ostringstream what;
 		what << "len " << unsigned(got.len) << " " << kind_name(got.kind) << " rel " << got.rel
-		     << (got.raises ? " raises" : "") << (got.tf_hazard ? " tf-hazard" : "") << ", Zydis: len "
-		     << want.len << " " << kind_name(want.kind) << " rel " << want.rel
-		     << (want.raises ? " raises" : "") << (want.tf_hazard ? " tf-hazard" : "");
+		     << (got.raises ? " raises" : "") << (got.tf_hazard ? " tf-hazard" : "")
+		     << (got.stores_rdi ? " stores-rdi" : "") << ", Zydis: len " << want.len << " "
+		     << kind_name(want.kind) << " rel " << want.rel << (want.raises ? " raises" : "")
+		     << (want.tf_hazard ? " tf-hazard" : "") << (want.stores_rdi ? " stores-rdi" : "");
 		t.mismatch(p, std::max<unsigned>(want.len, got.len), address, what.str());
 	}
 	return true;

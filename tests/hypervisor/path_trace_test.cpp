@@ -624,6 +624,44 @@ TEST_F(PathRecord, APushOfTheValueTheSlotHeldAlreadyStillGivesTheSlot)
 	EXPECT_EQ(push[3].u.raw[1], now.rcx);
 }
 
+// REP STOSQ (SDM Vol. 2B STOS: stores RAX at [RDI], then RDI += 8 with DF
+// clear; one iteration a step, RIP stays while RCX > 0) over memory that
+// holds RAX's value already: no byte changes, yet each iteration wrote its
+// 8 bytes. Bochs's own log of such a step (tests/bochs/oracle, 2026-12-07)
+// found the write the recording did not have.
+TEST_F(PathRecord, AStringStoreOfTheValueThereStillGivesItsDestination)
+{
+	start_recorded({0x90, 0xf3, 0x48, 0xab, 0x90});	// nop; rep stosq; nop
+	now.rdi = kData;
+	now.rcx = 2;
+	now.rax = 0;
+	set_data(kData, 0);
+	set_data(kData + 8, 0x1111);
+	run_to(kLstar + 1, [] {});
+	auto same = run_to(kLstar + 1, [&] { now.rdi += 8; now.rcx--; });
+	std::vector<vtice_record> mem;
+	for (auto &r : same)
+		if (r.type == VTICE_REC_STEP_MEM)
+			mem.push_back(r);
+	ASSERT_EQ(mem.size(), 2u) << "[RDI] as written, its bytes before and after, though none changed";
+	EXPECT_EQ(mem[0].flags, (uint32_t)VTICE_STEP_MEM_BEFORE);
+	EXPECT_EQ(mem[0].u.raw[0], kData);
+	EXPECT_EQ(mem[0].u.raw[1], 0u);
+	EXPECT_EQ(mem[1].flags, (uint32_t)VTICE_STEP_MEM_AFTER);
+	EXPECT_EQ(mem[1].u.raw[1], 0u);
+	auto changed = run_to(kLstar + 4, [&] { set_data(kData + 8, 0); now.rdi += 8; now.rcx--; });
+	mem.clear();
+	for (auto &r : changed)
+		if (r.type == VTICE_REC_STEP_MEM)
+			mem.push_back(r);
+	ASSERT_EQ(mem.size(), 2u) << "a store that changed bytes: once, not twice";
+	EXPECT_EQ(mem[0].u.raw[0], kData + 8);
+	EXPECT_EQ(mem[0].u.raw[1], 0x1111u);
+	auto nop = run_to(kLstar + 5, [] {});
+	for (auto &r : nop)
+		EXPECT_NE(r.type, VTICE_REC_STEP_MEM) << "a NOP: nothing, though RDI's window is open";
+}
+
 TEST_F(PathRecord, WithoutTheFlagNoStepIsRecorded)
 {
 	arm_path();
