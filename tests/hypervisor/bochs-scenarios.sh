@@ -1056,7 +1056,12 @@ rootrecord_cost() {
 # client and the C library know, not against the recording: at getname's
 # entry RDI is the user pointer the client passed (it prints it); after
 # strncpy_from_user returns, RAX is the path's length and the kernel buffer
-# it copied into (RDI at its entry) holds the path, NUL included.
+# it copied into (RDI at its entry) holds the path, NUL included. And held
+# against the CPU itself: Bochs logs every instruction and memory access of
+# the guest kernel while the call runs (tests/bochs/oracle), and the host
+# driver sets the replay's registers and memory at 200 seeded steps against
+# that log (host/root_oracle.py).
+# bochs-host-driver: hvrootrecord host/root_oracle.py
 scenario_hvrootrecord() {
 	local loop tr rc at dst want got bad=0
 	[ "$loaded" = 0 ] || rmmod_vtice
@@ -1077,6 +1082,8 @@ scenario_hvrootrecord() {
 	echo vtice >/proc/sys/kernel/hostname
 	$T openat-loop hv.rootrecord-loop /proc/version vtrec-done 900 >/tmp/rec-loop.out &
 	loop=$!
+	start_host_driver hvrootrecord
+	$T oracle hv.rootrecord-oracle on	# Bochs logs what the CPU does from here (tests/bochs/oracle)
 	# A call is 47,000-110,000 instructions in Bochs, with the timer
 	# interrupts its slow steps let in (docs/tracing.md). The cap is against
 	# a runaway.
@@ -1089,6 +1096,7 @@ scenario_hvrootrecord() {
 	done
 	wait "$tr"
 	rc=$?
+	$T oracle hv.rootrecord-oracle off
 	rootrecord_cost
 	echo vtrec-done >/proc/sys/kernel/hostname
 	wait "$loop"
@@ -1132,6 +1140,40 @@ scenario_hvrootrecord() {
 	else
 		result hv.rootrecord FAIL "$bad of 4 replayed values not as the client, the C library and the entry code say"
 	fi
+	rootrecord_oracle_points
+}
+
+# The replay at step 0 and at seeded random steps of the recording: its
+# registers and the memory each step's instruction read and wrote, as
+# VTICE-ORACLE lines, which the host driver (host/root_oracle.py) holds
+# against Bochs's own log of the same execution.
+ROOTRECORD_ORACLE_POINTS=${ROOTRECORD_ORACLE_POINTS:-200}
+rootrecord_oracle_points() {
+	local steps
+	steps=$(vtice replay /tmp/rec.vtrace --batch /dev/null 2>/dev/null |
+		sed -n 's/^recording: \([0-9]*\) steps.*/\1/p')
+	if [ -z "$steps" ] || [ "$steps" = 0 ]; then
+		echo "VTICE-ORACLE-END no recording to replay"
+		return
+	fi
+	awk -v n="$steps" -v points="$ROOTRECORD_ORACLE_POINTS" \
+		-v regs="rax rbx rcx rdx rsi rdi rbp rsp r8 r9 r10 r11 r12 r13 r14 r15 rip eflags fs_base gs_base" 'BEGIN {
+		srand(20261207)
+		want[0] = 1
+		for (got = 1; got < points && got < n; ) {
+			k = int(rand() * n)
+			if (!(k in want)) { want[k] = 1; got++ }
+		}
+		for (k in want) print "goto " k "\nregisters " regs "\naccesses"
+	}' >/tmp/oracle.batch
+	vtice replay /tmp/rec.vtrace --batch /tmp/oracle.batch 2>&1 | awk '
+		function emit() { if (point != "" && !emitted) print "VTICE-ORACLE-POINT " point regs; emitted = 1 }
+		/^step [0-9]+ of / { emit(); point = $2; regs = ""; emitted = 0; next }
+		/^[a-z0-9_]+ +0x[0-9a-f]+$/ { regs = regs " " $1 "=" $2; next }
+		/^(read|write|both|seen|unseen) +0x/ { emit(); print "VTICE-ORACLE-ACCESS " point " " $0; next }
+		/^error:/ { print "VTICE-ORACLE-ERROR " $0 }
+		END { emit() }'
+	echo "VTICE-ORACLE-END steps=$steps"
 }
 
 # The same local trace with TF steps (trace_mode=tf, docs/tracing.md):

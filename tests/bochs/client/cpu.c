@@ -305,3 +305,25 @@ int cmd_getpid(int argc, char **argv)
 		return report(name, SKIP, "ratio=%.3f; VM-exit count unavailable", path_ns / base);
 	return judge_getpid(name, n, path_ns, base, exits_after - exits_before);
 }
+
+/*
+ * The rig's Bochs oracle (tests/bochs/oracle/instrument.h): a CPUID with
+ * these inputs switches Bochs's log of the guest kernel's instructions and
+ * memory accesses on (ECX 1) or off (ECX 0). vtice answers the CPUID as
+ * the CPU would; only the emulator acts on it. On hardware it is an
+ * unknown leaf.
+ */
+int cmd_oracle(int argc, char **argv)
+{
+	const char *name = argv[0];
+	uint32_t on, eax = 0x56544943, ebx = 0x4f524143, ecx, edx;
+
+	if (argc < 2 || (strcmp(argv[1], "on") && strcmp(argv[1], "off")))
+		return report(name, FAIL, "usage: oracle NAME on|off");
+	on = !strcmp(argv[1], "on");
+	ecx = on;
+	__asm__ volatile("cpuid" : "+a"(eax), "+b"(ebx), "+c"(ecx), "=d"(edx));
+	printf("VTICE-ORACLE %s\n", on ? "ON" : "OFF");
+	fflush(stdout);
+	return 0;
+}

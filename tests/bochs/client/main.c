@@ -89,6 +89,7 @@ struct command {
 
 static const struct command commands[] = {
 	{ "cpuid", cmd_cpuid, "NAME vmx|novmx|cpuinfo|any  CPUID works on every CPU; VMX bit as expected" },
+	{ "oracle", cmd_oracle, "NAME on|off  switch the rig's Bochs log of the guest kernel's instructions (tests/bochs/oracle)" },
 	{ "vmcall", cmd_vmcall, "NAME  user-mode VMCALL must raise SIGILL" },
 	{ "msr", cmd_msr, "NAME readable|as-bare  VMX MSRs via /dev/cpu/N/msr (kept, or as kept); TSC/APIC_BASE read" },
 	{ "getpid", cmd_getpid, "NAME N [BASE_NS]  time N getpid calls (and VM exits, ratio to BASE_NS)" },

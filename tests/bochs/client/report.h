@@ -36,6 +36,7 @@ uint64_t rdtsc(void);
 
 /* Subcommands: argv[0] is the test name the markers carry. */
 int cmd_cpuid(int argc, char **argv);
+int cmd_oracle(int argc, char **argv);
 int cmd_modallocs(int argc, char **argv);
 int cmd_modtext(int argc, char **argv);
 int cmd_keyscan(int argc, char **argv);

@@ -16,7 +16,7 @@ out=${1:?usage: bochs3.sh OUTDIR}
 # and nothing to the others, whose CPUID does not list it.
 configure_flags=(--enable-x86-64 --enable-smp --enable-vmx=2 --enable-cpu-level=6 --enable-avx
 	--enable-evex --enable-all-optimizations --enable-pci --enable-configurable-msrs --with-nogui
-	--disable-plugins --enable-cdrom --enable-cet)
+	--disable-plugins --enable-cdrom --enable-cet --enable-instrumentation=instrument/vtice)
 # No -g (Bochs's default): debug info made the build 145 s instead of 104 s
 # on 2 cores, and the boots wait for it. -O3 -march=native: the binary
 # runs on the machine that built it, and ran the rig's scenarios 3 % faster.
@@ -26,8 +26,13 @@ out=$(cd "$out" && pwd)
 apt_dir=$out/apt
 src_dir=$out/src
 patch_dir=$(cd "$(dirname "$0")" && pwd)/bochs3-patches
-# A build with other patches or flags is another binary: the key names them.
-patch_key=$( (cat "$patch_dir"/*.patch; echo "${configure_flags[*]} $compile_flags") | sha256sum | cut -c1-12)
+# The rig's instrumentation (../oracle/instrument.h): a log of what the CPU
+# did, for the guest to switch on; one untaken branch per hook otherwise.
+oracle_dir=$(cd "$(dirname "$0")/../oracle" && pwd)
+# A build with other patches, instrumentation or flags is another binary:
+# the key names them.
+patch_key=$( (cat "$patch_dir"/*.patch "$oracle_dir"/*; echo "${configure_flags[*]} $compile_flags") |
+	sha256sum | cut -c1-12)
 
 # Two builds of one tree (ctest and a manual run.sh) would clobber each
 # other: the second waits, then finds the first one's binary.
@@ -65,6 +70,8 @@ build() {
 		echo "bochs3: applying $(basename "$p")" >&2
 		patch -p1 -s -d "$tree" <"$p" || { echo "bochs3: error: $p does not apply" >&2; exit 1; }
 	done
+	mkdir -p "$tree/instrument/vtice"
+	cp "$oracle_dir"/* "$tree/instrument/vtice/"
 	echo "bochs3: configuring Bochs $version" >&2
 	(cd "$tree" && CFLAGS=$compile_flags CXXFLAGS=$compile_flags ./configure "${configure_flags[@]}" \
 		>"$out/configure.log" 2>&1) ||

@@ -132,8 +132,11 @@ run_bochs() {
 	rm -f "$out/scenario-times" "$out/test-times"
 	echo "run.sh: booting in Bochs (limit ${limit}s), serial log $out/serial.log" >&2
 	start=$(date +%s)
-	(cd "$out" && exec "$BOCHS_BIN" -q -f "$out/bochsrc" "${BOCHS_EXTRA_ARGS[@]}" \
-		</dev/null >"$out/bochs.out" 2>&1) &
+	# Where the rig's instrumentation logs what the CPU did while the guest
+	# has it on (tests/bochs/oracle; host drivers read it as OUT/oracle.bin).
+	rm -f "$out/oracle.bin"
+	(cd "$out" && VTICE_BOCHS_ORACLE=$out/oracle.bin exec "$BOCHS_BIN" -q -f "$out/bochsrc" \
+		"${BOCHS_EXTRA_ARGS[@]}" </dev/null >"$out/bochs.out" 2>&1) &
 	pid=$!
 	trap 'kill -TERM $pid 2>/dev/null; host_kill_all "$out"' EXIT
 	watch_init=0 watch_done=0 watch_size=0 watch_growth=0
