@@ -93,7 +93,10 @@ const char *log_path;
 FILE *log_file;
 bool &logging = vtice_oracle_logging;
 Bit64u bytes_written;
-constexpr Bit64u kMaxBytes = Bit64u(1) << 30;  // against a guest that never switches it off
+// Against a guest that never switches it off. A recorded openat of 82,822
+// steps, both CPUs stepped, logged 532 MB; the longest seen, 214,080 steps,
+// would take ~1.4 GB.
+constexpr Bit64u kMaxBytes = Bit64u(4) << 30;
 Pending pending[64];
 Bit64u unstepped[64];  // per CPU, since its last stepped instruction
 
