@@ -321,8 +321,8 @@ private:
 			    static_cast<unsigned long long>(steps->writes), static_cast<unsigned long long>(bytes),
 			    static_cast<double>(bytes) / static_cast<double>(n), steps->cut.empty() ? "" : "; cut: ",
 			    steps->cut.c_str());
-		std::printf("record: call %zu: decoded: %llu stores of the value already there; %llu stores wider "
-			    "than the hypervisor's 8-byte windows, %llu bytes past them unknown from there on; %llu "
+		std::printf("record: call %zu: decoded: %llu stores of the value already there; %llu stores with "
+			    "bytes no 8-byte window of the hypervisor's saw, %llu bytes unknown from there on; %llu "
 			    "steps whose instruction was not in the text read, kept as root gave them\n",
 			    calls_, static_cast<unsigned long long>(decoded.same_value_stores),
 			    static_cast<unsigned long long>(decoded.unseen_stores),

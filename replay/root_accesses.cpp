@@ -40,10 +40,14 @@ std::vector<std::uint8_t> instruction_bytes(const std::map<std::uint64_t, std::v
 }
 
 struct Decoded {
-	Ranges reads, writes, wide_writes;	// wide: more than a window holds
+	Ranges reads, writes;
+	// The windows root opens at every step whatever the instruction, below
+	// RSP and at RDI (step_windows.c): bytes it saw there unchanged have no
+	// event, and are known all the same.
+	Ranges windows;
 };
 
-Decoded ranges_of(const std::vector<MemoryAccess> &accesses)
+Decoded ranges_of(const std::vector<MemoryAccess> &accesses, std::uint64_t rsp, std::uint64_t rdi)
 {
 	Decoded d;
 	for (const MemoryAccess &a : accesses) {
@@ -52,9 +56,8 @@ Decoded ranges_of(const std::vector<MemoryAccess> &accesses)
 			d.reads.emplace_back(a.address, a.address + a.size);
 		if (a.write)
 			d.writes.emplace_back(a.address, a.address + size);
-		if (a.write && size > kWindowBytes)
-			d.wide_writes.emplace_back(a.address, a.address + size);
 	}
+	d.windows = {{rsp - kWindowBytes, rsp}, {rdi, rdi + kWindowBytes}};
 	return d;
 }
 
@@ -88,10 +91,12 @@ void split_event(const MemoryEvent &event, const Decoded &d, std::vector<MemoryE
 	}
 }
 
-// The bytes of [start, end) no write event covers, as Unseen events; their count.
-std::uint64_t add_unseen(std::vector<MemoryEvent> &events, std::uint64_t start, std::uint64_t end)
+// The bytes of [start, end) that neither a write event nor one of root's
+// fixed windows covers, as Unseen events; their count.
+std::uint64_t add_unseen(std::vector<MemoryEvent> &events, std::uint64_t start, std::uint64_t end,
+			 const Ranges &windows)
 {
-	Ranges covered;
+	Ranges covered = windows;
 	for (const MemoryEvent &event : events)
 		if (event.writes())
 			covered.emplace_back(event.address, event.address + event.length());
@@ -134,8 +139,8 @@ void decode_step(Step &step, const Decoded &d, RootAccesses &found)
 			events.push_back(event);
 	}
 	found.same_value_stores += same_value;
-	for (const auto &[start, end] : d.wide_writes) {
-		std::uint64_t added = add_unseen(events, start, end);
+	for (const auto &[start, end] : d.writes) {
+		std::uint64_t added = add_unseen(events, start, end, d.windows);
 		found.unseen_bytes += added;
 		found.unseen_stores += added != 0;
 	}
@@ -163,7 +168,10 @@ RootAccesses decode_root_accesses(Recording &recording,
 		if (!insn)
 			found.undecoded++;
 		else if (!delivered_an_event(step))
-			decode_step(step, ranges_of(memory_accesses(*insn, source)), found);
+			decode_step(step,
+				    ranges_of(memory_accesses(*insn, source), source("rsp").value_or(0),
+					      source("rdi").value_or(0)),
+				    found);
 		for (const RegisterChange &change : step.registers)
 			std::copy(change.value.begin(), change.value.end(), regs.begin() + offsets[change.index]);
 	}

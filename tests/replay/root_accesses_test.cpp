@@ -89,6 +89,36 @@ TEST(RootAccesses, WindowBytesAreWhatTheInstructionDidWithThem)
 	EXPECT_TRUE(replay.step_reads(3, kData + 0x1f, 1));
 }
 
+// vmovq [rbx+0x40], xmm16 in EVEX (62 e1 fd 08 7e 43 08, GNU as): its
+// disp8 is scaled by the element's 8 bytes (SDM Vol. 2A 2.7.5), which
+// root's decoder does not work out, so root opened no window there and gave
+// no record; its windows below RSP and at RDI saw nothing change. The 8
+// bytes it stored must be unknown after it, not the value read before.
+TEST(RootAccesses, AStoreNoWindowSawIsUnknownAfterIt)
+{
+	auto records = register_file();
+	records.push_back(rec(VTICE_REC_STEP, 0, kRip, kRip + 4));	// mov rsi, [rbx+0x40]
+	records.push_back(reg(6, 0x4444));
+	records.push_back(rec(VTICE_REC_STEP_MEM, VTICE_STEP_MEM_READ, kData + 0x40, 0x4444));
+	records.push_back(rec(VTICE_REC_STEP, 0, kRip + 4, kRip + 11));	// the EVEX store: nothing seen
+	records.push_back(rec(VTICE_REC_STEP, 0, kRip + 11, kRip + 12));	// nop
+	auto steps = steps_from_records(records);
+	ASSERT_TRUE(steps) << steps.error().message;
+	std::vector<std::uint8_t> page(4096, 0x90);
+	const std::vector<std::uint8_t> code = {0x48, 0x8b, 0x73, 0x40, 0x62, 0xe1, 0xfd, 0x08, 0x7e, 0x43, 0x08};
+	std::copy(code.begin(), code.end(), page.begin());
+	RootAccesses found = decode_root_accesses(steps->recording, {{kRip, page}});
+	EXPECT_EQ(found.unseen_stores, 1u);
+	EXPECT_EQ(found.unseen_bytes, 8u);
+	Replay replay(std::move(steps->recording));
+	replay.seek(1);
+	EXPECT_EQ(word(replay.read(kData + 0x40, 8)), 0x4444u) << "as the load read it";
+	replay.seek(2);
+	EXPECT_TRUE(replay.read(kData + 0x40, 1).empty()) << "the store wrote there; the recording did not see what";
+	EXPECT_TRUE(replay.step_writes(1, kData + 0x47, 1)) << "a watchpoint there stops at the store";
+	EXPECT_FALSE(replay.step_writes(1, kData + 0x48, 1));
+}
+
 TEST(RootAccesses, AStepWhoseCodeIsMissingIsKeptAsRootGaveIt)
 {
 	auto [found, recording] = decoded({});
