@@ -65,7 +65,7 @@ expected() {
 	hvsyscalls) echo hv.syscalls hv.syscalls-cost hv.syscalls-busy hv.syscalls-killed hv.syscalls-bad-strings hv.syscalls-chosen ;;
 	hvprofile) echo hv.profile hv.profile-spin hv.profile-module-stack hv.profile-idle hv.profile-probe hv.profile-filter hv.profile-comm hv.profile-stack hv.profile-busy hv.profile-unseen hv.profile-cost ;;
 	hvprobe) echo hv.probe hv.probe-fn hv.probe-minmax hv.probe-hist hv.probe-lhist hv.probe-chosen hv.probe-stealth hv.probe-filter hv.probe-lost hv.probe-cost hv.probe-latency hv.probe-refused hv.probe-kstack hv.probe-str hv.probe-sysargs hv.probe-ret hv.probe-addr hv.probe-watch hv.probe-fetch hv.probe-module hv.probe-smc hv.probe-keys hv.probe-keys-full hv.probe-keys-func hv.probe-keys-read hv.probe-keys-unreadable hv.probe-tail ;;
-	hvrootrecord) echo hv.rootrecord ;;
+	hvrootrecord) echo hv.rootrecord hv.rootrecord-interrupt hv.rootrecord-interrupted ;;
 	hvpath) echo hv.path-ftrace hv.path-loop hv.path hv.path-report hv.path-after ;;
 	hvpathtf) echo hv.pathtf-ftrace hv.pathtf-openat hv.pathtf-mechanism hv.pathtf-timers hv.pathtf-stealth \
 		hv.pathtf hv.pathtf-sleep-nap hv.pathtf-sleep hv.pathtf-kill hv.pathtf-loop hv.pathtf-after ;;

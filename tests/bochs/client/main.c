@@ -125,7 +125,7 @@ static const struct command commands[] = {
 	{ "probe-kstack", cmd_probe_kstack, "NAME  a fn: probe's kstack names the callers the kernel's kprobe stacktrace names" },
 	{ "probe-tail", cmd_probe_tail, "NAME  the hits root counted as the probes went are all in the map's buckets and keys" },
 	{ "path-cost", cmd_path_cost, "NAME  getpid exits unarmed, while trace syscall is armed, after kill -9" },
-	{ "path-kill", cmd_path_kill, "NAME [CPU]  kill -9 trace syscall mid-call (its reader on CPU, default 1): nothing left stepping" },
+	{ "path-kill", cmd_path_kill, "NAME [CPU [interrupt-record]]  kill -9 trace syscall mid-call (its reader on CPU, default 1), or SIGINT a recording one: nothing left stepping" },
 	{ "stealth", cmd_stealth, "NAME DONE MAX_S CPU  no TF in PUSHF images, no LBR/BTF in DEBUGCTL, on CPU, until hostname is DONE" },
 	{ "timer-load", cmd_timer_load, "NAME CPU PERIOD_US DONE MAX_S  an interval timer on CPU until hostname is DONE" },
 	{ "user-probe", cmd_user_probe, "NAME SEED COUNT FILE  the transparency fuzzer's CPL-3 observations, one line each, into FILE" },

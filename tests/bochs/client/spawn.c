@@ -56,6 +56,11 @@ pid_t spawn_vtice_all(const char *path, const char *const args[])
 	return spawn_to(path, args, 1, 1);
 }
 
+pid_t spawn_vtice_all_on(const char *path, const char *const args[], int cpu)
+{
+	return spawn_to(path, args, cpu, 1);
+}
+
 void read_text(const char *path, char *out, size_t len)
 {
 	FILE *f = fopen(path, "r");

@@ -17,6 +17,8 @@ pid_t spawn_vtice(const char *err_path, const char *const args[]);
 pid_t spawn_vtice_on(const char *err_path, const char *const args[], int cpu);
 /* spawn_vtice with its stdout to path too. */
 pid_t spawn_vtice_all(const char *path, const char *const args[]);
+/* ...its reader pinned to cpu. */
+pid_t spawn_vtice_all_on(const char *path, const char *const args[], int cpu);
 /* The first len - 1 bytes of a file, NUL-terminated ("" when unreadable). */
 void read_text(const char *path, char *out, size_t len);
 /* vtice said "armed on N CPUs" within max_s seconds, and still runs. */

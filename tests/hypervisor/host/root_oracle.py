@@ -144,7 +144,9 @@ def guest_points(path):
             elif line.startswith("VTICE-ORACLE-ACCESS "):
                 m = re.match(r"VTICE-ORACLE-ACCESS (\d+) (\w+) +0x([0-9a-f]+) +(\d+)  (.*)", line)
                 if m:
-                    before, _, after = m.group(5).partition(" -> ")
+                    # unseen: no bytes, only the text saying so
+                    bytes_text = "" if m.group(2) == "unseen" else m.group(5)
+                    before, _, after = bytes_text.partition(" -> ")
                     accesses.setdefault(int(m.group(1)), []).append(
                         (m.group(2), int(m.group(3), 16), int(m.group(4)), before, after))
             elif line.startswith("VTICE-ORACLE-END"):
