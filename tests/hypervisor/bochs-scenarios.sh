@@ -1197,7 +1197,7 @@ rootrecord_oracle_points() {
 		/^(read|write|both|seen|unseen) +0x/ { emit(); print "VTICE-ORACLE-ACCESS " point " " $0; next }
 		/^error:/ { print "VTICE-ORACLE-ERROR " $0 }
 		END { emit() }'
-	echo "VTICE-ORACLE-END steps=$steps"
+	echo "VTICE-ORACLE-END steps=$steps moves=$(sed -n 's/^trace: call 1: .* \([0-9]*\) moves* to another CPU.*/\1/p' /tmp/rec.out)"
 }
 
 # The same local trace with TF steps (trace_mode=tf, docs/tracing.md):
