@@ -12,8 +12,10 @@ read and wrote (VTICE-ORACLE-ACCESS). Here:
   every register equal (the syscall's first instruction, on one CPU);
 - each later step K is that CPU's instruction K steps on, less the events
   the CPU delivered in between (a delivery the hypervisor injects is a step
-  of its own in the recording: the instruction after it has not run yet);
-  its rip, eflags, 16 GPRs, fs_base and gs_base must be the replay's;
+  of its own in the recording: the instruction after it has not run yet),
+  or, where the task was switched out or moved, the first later
+  instruction of any CPU in the replay's state; its rip, eflags, 16 GPRs,
+  fs_base and gs_base must be the replay's;
 - every byte the replay says the instruction read or wrote must be one the
   CPU read or wrote, with the same value before and after; every byte the
   CPU wrote must be known to the replay as written (or as a store it did
