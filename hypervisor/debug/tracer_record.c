@@ -107,6 +107,19 @@ static void vt_record_changed(void *ctx, u64 addr, u64 before, u64 after)
 	vt_record_write(ctx, addr, before, after);
 }
 
+/* The window at addr, which the step wrote without changing a byte, given as written (before = after). */
+static void vt_record_unchanged_write(struct vt_record_mem *m, u64 addr)
+{
+	const struct vt_step_windows *sw = &m->c->windows;
+	u32 i;
+
+	if (vt_record_was_changed(m, addr))
+		return;
+	for (i = 0; i < sw->n; i++)
+		if (sw->w[i].addr == addr)
+			vt_record_write(m, addr, sw->w[i].before, sw->w[i].before);
+}
+
 /*
  * A PUSH or CALL that stored what the slot held already (the same return
  * address, a loop's second call) changed no byte, yet the slot is the
@@ -114,15 +127,10 @@ static void vt_record_changed(void *ctx, u64 addr, u64 before, u64 after)
  */
 static void vt_record_pushed_same(struct vt_record_mem *m, u64 rsp_before)
 {
-	const struct vt_step_windows *sw = &m->c->windows;
 	u64 slot = rsp_before - VT_STEP_WINDOW_BYTES;
-	u32 i;
 
-	if (vt_vmread_or0(GUEST_RSP) != slot || vt_record_was_changed(m, slot))
-		return;
-	for (i = 0; i < sw->n; i++)
-		if (sw->w[i].addr == slot)
-			vt_record_write(m, slot, sw->w[i].before, sw->w[i].before);
+	if (vt_vmread_or0(GUEST_RSP) == slot)
+		vt_record_unchanged_write(m, slot);
 }
 
 /*
@@ -135,14 +143,9 @@ static void vt_record_pushed_same(struct vt_record_mem *m, u64 rsp_before)
 static void vt_record_stored_same(struct vt_record_mem *m)
 {
 	const struct vt_trace_cpu *c = m->c;
-	u64 rdi = c->rec_regs[VT_INSN_REG_RDI];
-	u32 i;
 
-	if (!c->rec_insn_ok || !c->rec_insn.stores_rdi || vt_record_was_changed(m, rdi))
-		return;
-	for (i = 0; i < c->windows.n; i++)
-		if (c->windows.w[i].addr == rdi)
-			vt_record_write(m, rdi, c->windows.w[i].before, c->windows.w[i].before);
+	if (c->rec_insn_ok && c->rec_insn.stores_rdi)
+		vt_record_unchanged_write(m, c->rec_regs[VT_INSN_REG_RDI]);
 }
 
 /*
