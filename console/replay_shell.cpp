@@ -328,9 +328,9 @@ bool ReplayShell::accesses()
 		std::string bytes;
 		if (event.kind == replay::AccessKind::Unseen)
 			bytes = "(a store the recording did not see: its bytes are unknown from here on)";
-		else if (event.writes())
-			bytes = (event.has_before() ? dbg::rsp::to_hex(event.before) : std::string("??")) + " -> " +
-				dbg::rsp::to_hex(event.after);
+		else if (event.writes())	// ?? for each byte it could not read first, as x shows them
+			bytes = (event.has_before() ? dbg::rsp::to_hex(event.before) : std::string(2 * event.length(), '?')) +
+				" -> " + dbg::rsp::to_hex(event.after);
 		else
 			bytes = dbg::rsp::to_hex(event.before);
 		std::fprintf(out_, "%-7s 0x%016" PRIx64 " %4zu  %s\n", access_name(event.kind), event.address,
