@@ -141,7 +141,6 @@ int vt_ept_build(struct vt_ept *ept, u64 cap, const struct vt_mtrr_state *mtrr, 
 		return ret;
 	ept->mtrr = mtrr;
 	ept->use_1g = cap & VMX_EPT_1GB_PAGE_BIT;
-	ept->ad = cap & VMX_EPT_AD_BIT;
 	/*
 	 * Map all of the physical address space (MMIO included) so no device
 	 * access ever faults: top = 2^MAXPHYADDR. Without 1 GiB pages that
@@ -165,9 +164,13 @@ int vt_ept_build(struct vt_ept *ept, u64 cap, const struct vt_mtrr_state *mtrr, 
 			goto err;
 		ept->pool_left++;
 	}
-	/* EPTP: WB paging-structure type, 4-level walk, A/D if supported (24.6.11) */
-	ept->eptp = vt_os_virt_to_phys(ept->pml4) | VMX_EPTP_MT_WB | VMX_EPTP_PWL_4 |
-		    (ept->ad ? VMX_EPTP_AD_ENABLE_BIT : 0);
+	/*
+	 * EPTP: WB paging-structure type, 4-level walk (SDM 3C 25.6.11). EPT
+	 * A/D flags stay off: nothing reads them, and with them on every read
+	 * of a guest page table counts as a write (SDM 3C 29.3.3.2), so a write
+	 * watchpoint on a page-table page would exit at every page walk.
+	 */
+	ept->eptp = vt_os_virt_to_phys(ept->pml4) | VMX_EPTP_MT_WB | VMX_EPTP_PWL_4;
 	return 0;
 err:
 	vt_ept_free(ept);

@@ -52,7 +52,6 @@ struct vt_ept {
 	u64 eptp;
 	u64 top;		/* identity-mapped up to here */
 	bool use_1g;
-	bool ad;
 	u32 tables;		/* table pages in use, for the log and tests */
 	void *pool[VT_EPT_POOL_PAGES];
 	u32 pool_left;

@@ -355,6 +355,12 @@ bool vt_watch_match(const struct vt_access *a, bool probe, struct vt_dbg_stop *s
 	return false;
 }
 
+/* The CPU reading or updating a guest paging-structure entry (qualification bit 7 = 1, bit 8 = 0). */
+static bool vt_is_page_walk(u64 qual)
+{
+	return (qual & EPT_VIOLATION_GVA_IS_VALID) && !(qual & EPT_VIOLATION_GVA_TRANSLATED);
+}
+
 static void vt_watch_record(struct vt_hooks_cpu *c, u64 gpa, u64 qual)
 {
 	struct vt_step *s = &c->step;
@@ -369,8 +375,7 @@ static void vt_watch_record(struct vt_hooks_cpu *c, u64 gpa, u64 qual)
 	a->write = qual & EPT_VIOLATION_ACC_WRITE;
 	a->gla_valid = (qual & EPT_VIOLATION_GVA_IS_VALID) &&
 		       (qual & EPT_VIOLATION_GVA_TRANSLATED);
-	a->paging = (qual & EPT_VIOLATION_GVA_IS_VALID) &&
-		    !(qual & EPT_VIOLATION_GVA_TRANSLATED);
+	a->paging = vt_is_page_walk(qual);
 	a->gla = a->gla_valid ? vt_vmread_or0(GUEST_LINEAR_ADDRESS) : 0;
 }
 
@@ -389,5 +394,6 @@ enum vt_hook_result vt_watch_on_violation(struct vt_vcpu *vcpu, u64 gpa, u64 qua
 		c->step.rip = vt_vmread_or0(GUEST_RIP);
 	vt_watch_record(c, gpa, qual);
 	vt_hooks.stats.watch_steps++;
+	vt_hooks.stats.watch_walks += vt_is_page_walk(qual);
 	return vt_step_begin(vcpu, c);
 }

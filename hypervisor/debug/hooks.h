@@ -175,6 +175,7 @@ struct vt_hooks_stats {
 	u64 split_steps;	/* instructions stepped on a split page's original */
 	u64 text_writes;	/* ...of which writes to it (the shadow re-copied after) */
 	u64 watch_steps;	/* accesses to watched pages completed under MTF */
+	u64 watch_walks;	/* ...of which the CPU's walks of guest page tables there */
 	u64 watch_hits;
 	u64 hw_hits;
 	u64 dr_emulated;	/* MOV DR exits */

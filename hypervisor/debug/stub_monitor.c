@@ -175,16 +175,19 @@ static void vt_put_counts(struct vt_text *t, const u64 *values, const char *cons
 /*
  * How often the guest met the hooks since load: split-view flips, the
  * instructions stepped on a split page's original (the kernel's text
- * writes among them) and on watched pages. A machine that crawls or stops
- * under a hook shows it here first.
+ * writes among them) and on watched pages (the CPU's own page walks among
+ * them: a watched page that holds page tables). A machine that crawls or
+ * stops under a hook shows it here first.
  */
 static void vt_monitor_hook_traffic(struct vt_text *t, const struct vt_hooks_stats *s)
 {
 	const u64 values[] = { s->exec_flips, s->data_flips, s->stale_invepts, s->split_steps, s->text_writes,
-			       s->watch_steps, s->watch_hits, s->bp_hits, s->stale_int3, s->step_views_reused };
+			       s->watch_steps, s->watch_walks, s->watch_hits, s->bp_hits, s->stale_int3,
+			       s->step_views_reused };
 	static const char *const after[] = {
 		" to execute, ", " to data, ", " stale retried, ", " stepped on the original (",
-		" text writes); watched pages: ", " accesses stepped, ", " hits; int3: ", " ours, ",
+		" text writes); watched pages: ", " accesses stepped (", " of them page walks), ", " hits; int3: ",
+		" ours, ",
 		" stale; steps in a CPU's own EPT view kept from the step before: ", "\n",
 	};
 

@@ -693,6 +693,10 @@ detect_bare_for_stub() {
 	insmod $det peek=$detect_peek && rmmod vtice_detect
 	dmesg_after "$mark" | sed -n 's/.*vtice_detect: //p' >/tmp/detect.bare
 	transparency_bare_for_stub "$detect_peek"
+	# The page table the prober's straddling reads walk through: the host
+	# watches it too (a read watchpoint on its unmapped guard page's PTE)
+	detect_ptwatch=$(dmesg_after "$mark" | sed -n 's/.*vtice_probe: walk pte //p' | tail -n 1)
+	[ -z "$detect_ptwatch" ] || echo "VTICE-FIGURE hv.detect.ptwatch=$detect_ptwatch"
 	echo "VTICE-FIGURE hv.detect.bp=$detect_bp"
 	echo "VTICE-FIGURE hv.detect.bp_sym=$detect_bp_sym"
 	echo "VTICE-FIGURE hv.detect.hbp=$detect_hbp"
@@ -724,6 +728,8 @@ detect_under_stub() {
 	# The transparency fuzzer's prober, its bare runs from transparency_bare_for_stub
 	if [ -e /proc/vtice_probe ]; then
 		transparency_state stub
+		echo "VTICE-FIGURE hv.transparency.stub.walks=$(dmesg_after "$mark" |
+			sed -n 's/.*vtice_probe: state stub: \([0-9]*\) walks .*/\1/p' | tail -n 1)"
 		transparency_user_state stub
 		rmmod vtice_probe
 	else

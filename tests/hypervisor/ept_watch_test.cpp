@@ -204,6 +204,14 @@ TEST_F(Watch, GuestPageWalksAreSilent)
 	EXPECT_EQ(violation(gpa_of(var), kQualWrite | kQualWasR | kQualGlaValid, 0x7fff0000),
 		  VT_HOOK_HANDLED);
 	EXPECT_EQ(mtf(), VT_HOOK_HANDLED);
+	// A program's access to the page is not one: monitor hooks tells them apart.
+	EXPECT_EQ(access(var + 0x100, kQualWrite), VT_HOOK_HANDLED);
+	EXPECT_EQ(mtf(), VT_HOOK_HANDLED);
+	vt_hooks_stats s{};
+	vt_hooks_get_stats(&s);
+	EXPECT_EQ(s.watch_steps, 2u);
+	EXPECT_EQ(s.watch_walks, 1u);
+	EXPECT_EQ(s.watch_hits, 0u);
 }
 
 TEST_F(Watch, AliasedLinearPagesShareTheFrame)

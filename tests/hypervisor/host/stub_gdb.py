@@ -404,7 +404,8 @@ def wait_for_figure(rsp, key, taken=None, timeout=600):
             except socket.timeout:
                 continue
             if b"$" in rsp.buf:
-                return False, rsp.reply()
+                stop = rsp.reply()
+                return False, "%s (%s)" % (stop, monitor(rsp, "why").strip().replace("\n", "; "))
         return False, "no %s figure in %d s" % (key, timeout)
     finally:
         rsp.sock.settimeout(120)
@@ -469,26 +470,51 @@ def check_detect_under_debugger(rsp, fig):
     """The transparency detector with the debugger at work (issue 9): a
     hidden breakpoint on the cold function the guest chose, a debug-register
     breakpoint on another (vtice then owns DR0-DR7 and emulates the
-    kernel's), and a write watchpoint on the kernel's version string while
-    the guest arms a syscall-path trace and reruns the detector and the
-    prober; the guest compares them with its bare runs (hv.stub-detect,
-    hv.transparency-stub). Here: the phase ran with the three hooks in
-    place and nothing stopped the machine."""
-    if "hv.detect.bp" not in fig:
-        check("detect-phase", False, "the guest printed no hv.detect.bp figure (no bare detector run)")
-        return
-    hooks = ["Z0,%s,1" % fig["hv.detect.bp"], "Z1,%s,1" % fig["hv.detect.hbp"], "Z2,%s,8" % fig["hv.detect.watch"]]
+    kernel's), a write watchpoint on the kernel's version string, and a
+    read watchpoint on the page table the prober's straddling reads walk
+    through, while the guest arms a syscall-path trace and reruns the
+    detector and the prober; the guest compares them with its bare runs
+    (hv.stub-detect, hv.transparency-stub). Here: the phase ran with the
+    four hooks in place and nothing stopped the machine."""
+    for key in ("hv.detect.bp", "hv.detect.ptwatch"):
+        if key not in fig:
+            check("detect-phase", False, "the guest printed no %s figure (no bare detector or prober run)" % key)
+            return
+    hooks = ["Z0,%s,1" % fig["hv.detect.bp"], "Z1,%s,1" % fig["hv.detect.hbp"], "Z2,%s,8" % fig["hv.detect.watch"],
+             "Z3,%s,8" % fig["hv.detect.ptwatch"]]
+    before = hook_traffic(rsp)
     ok, why, planted = guest_phase(rsp, fig, "vtice-detect", "hv.stub-detect.done", hooks)
-    check("detect-phase", ok and "1 breakpoints" in planted and "1 watchpoints" in planted and
+    check("detect-phase", ok and "1 breakpoints" in planted and "2 watchpoints" in planted and
           "1 debug-register breakpoints" in planted,
           "%s; hooks while the detector ran: %s" % ("ran" if ok else why, planted))
+    if ok:
+        check_walk_traffic(before, hook_traffic(rsp), figures().get("hv.transparency.stub.walks", ""))
+
+
+def check_walk_traffic(before, after, walks):
+    """The prober's straddling reads through its alias (walks of them in
+    the state "stub") each walk the guest's page table to the unmapped
+    page's PTE, on the page the read watchpoint holds in EPT: each is an
+    access to a watched page, completed under MTF and never a hit (the
+    CPU's walk is not the program's read). So the stub's page-walk steps
+    grew by at least that many (the prober's page table is its own: no
+    other mapping walks through it), and the hits not at all; the guest's
+    comparison with its bare run (hv.transparency-stub) says the #PF each
+    raised was the bare CPU's, CR2 and error code."""
+    ok = before is not None and after is not None and walks.isdigit() and int(walks) > 0
+    grew = {k: after[k] - before[k] for k in before} if ok else {}
+    check("detect-walk", ok and grew["watch_walks"] >= int(walks) and grew["watch_hits"] == 0,
+          "%s straddling reads walked the watched page table; page walks stepped on watched pages meanwhile: "
+          "%s (of %s watched-page steps), hits: %s" %
+          (walks or "no figure: ?", grew.get("watch_walks", "?"), grew.get("watch_steps", "?"),
+           grew.get("watch_hits", "?")))
 
 
 def hook_traffic(rsp):
     """monitor hooks' counts since load: {'watch_steps': N, 'watch_hits': N, ...}."""
-    m = re.search(r"views: (\d+) to execute, (\d+) to data, .*watched pages: (\d+) accesses stepped, "
-                  r"(\d+) hits; int3: (\d+) ours", monitor(rsp, "hooks"))
-    keys = ("exec_flips", "data_flips", "watch_steps", "watch_hits", "int3")
+    m = re.search(r"views: (\d+) to execute, (\d+) to data, .*watched pages: (\d+) accesses stepped "
+                  r"\((\d+) of them page walks\), (\d+) hits; int3: (\d+) ours", monitor(rsp, "hooks"))
+    keys = ("exec_flips", "data_flips", "watch_steps", "watch_walks", "watch_hits", "int3")
     return dict(zip(keys, map(int, m.groups()))) if m else None
 
 

@@ -13,6 +13,8 @@
  * #PF on the second.
  */
 #include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/smp.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 #include <asm/special_insns.h>
@@ -21,6 +23,20 @@
 static void *alias[OBS_MAX_PEEK];	/* read-only */
 static void *alias_rw[OBS_MAX_PEEK];	/* writable: only straddling writes, which fault */
 static unsigned int nr_alias;
+/*
+ * Alias 0 has a page table of its own, so the rig can watch that page in
+ * EPT without every kernel stack walking through it: it is the first page
+ * of a 2 MiB-aligned range inside walk_area, a vmap of WALK_PAGES copies of
+ * its page (4 MiB always hold one such range, and no other mapping shares
+ * a range inside a vmap area), with the page after it unmapped again.
+ * walk_pte is that page's PTE, in the direct map. Each straddling read
+ * through alias 0 walks to it (a translation that is not present is never
+ * cached: SDM Vol. 3A 4.10.2.3): walks counts them in the current state.
+ */
+#define WALK_PAGES (2 * PTRS_PER_PTE)
+static void *walk_area;
+static unsigned long walk_pte;
+static u64 walks;
 
 /* The kernel image, the direct map or vmalloc space; NULL elsewhere. */
 static struct page *page_of(unsigned long addr)
@@ -60,9 +76,43 @@ static u32 try_write_u64(u64 *at, u64 val)
 	return FAULT(ax, done);
 }
 
+static void invlpg_here(void *addr)
+{
+	asm volatile("invlpg (%0)" : : "r"(addr) : "memory");
+}
+
+/* Alias 0 in its own page table (walk_area), its next page unmapped; NULL if that failed. */
+static void *map_walk_alias(struct page *page)
+{
+	struct page **pages = kmalloc_array(WALK_PAGES, sizeof(*pages), GFP_KERNEL);
+	unsigned long at, hole;
+	unsigned int i, level;
+	pte_t *pte;
+
+	if (!pages)
+		return NULL;
+	for (i = 0; i < WALK_PAGES; i++)
+		pages[i] = page;
+	walk_area = vmap(pages, WALK_PAGES, VM_MAP, PAGE_KERNEL_RO);
+	kfree(pages);
+	if (!walk_area)
+		return NULL;
+	at = ALIGN((unsigned long)walk_area, PMD_SIZE);
+	hole = at + PAGE_SIZE;
+	pte = lookup_address(hole, &level);
+	if (!pte || level != PG_LEVEL_4K)
+		return NULL;
+	pte_clear(&init_mm, hole, pte);
+	on_each_cpu(invlpg_here, (void *)hole, 1);
+	walk_pte = (unsigned long)pte;
+	pr_info("vtice_probe: walk pte %lx\n", walk_pte);
+	return (void *)at;
+}
+
 /*
  * vmap leaves the page after each mapping unmapped (a guard page unless
- * VM_NO_GUARD), so 8 bytes at the page's last 4 run into it.
+ * VM_NO_GUARD), so 8 bytes at the page's last 4 run into it; alias 0's
+ * next page is unmapped by map_walk_alias.
  */
 int obs_alias_prepare(const unsigned long *peek, unsigned int nr)
 {
@@ -71,7 +121,7 @@ int obs_alias_prepare(const unsigned long *peek, unsigned int nr)
 
 		if (!page)
 			return -EINVAL;
-		alias[nr_alias] = vmap(&page, 1, VM_MAP, PAGE_KERNEL_RO);
+		alias[nr_alias] = nr_alias ? vmap(&page, 1, VM_MAP, PAGE_KERNEL_RO) : map_walk_alias(page);
 		alias_rw[nr_alias] = vmap(&page, 1, VM_MAP, PAGE_KERNEL);
 		if (!alias[nr_alias] || !alias_rw[nr_alias]) {
 			nr_alias++;
@@ -85,11 +135,16 @@ void obs_alias_release(void)
 {
 	while (nr_alias) {
 		nr_alias--;
-		if (alias[nr_alias])
+		if (alias[nr_alias] && nr_alias)
 			vunmap(alias[nr_alias]);
 		if (alias_rw[nr_alias])
 			vunmap(alias_rw[nr_alias]);
+		alias[nr_alias] = alias_rw[nr_alias] = NULL;
 	}
+	if (walk_area)
+		vunmap(walk_area);	/* the PTE cleared by hand is none: vunmap skips it */
+	walk_area = NULL;
+	walk_pte = 0;
 }
 
 /*
@@ -104,6 +159,7 @@ static void obs_alias_straddle(u32 which, u32 sub, struct obs_result *r)
 	u64 own = 0, *at;
 
 	if (sub == ALIAS_STRADDLE_READ) {
+		walks += which == 0;
 		r->fault = try_read_u64((const u64 *)end, &r->v[1]);
 		at = (u64 *)end;
 	} else {
@@ -161,4 +217,16 @@ void obs_alias_log(unsigned long addr, u32 sub, const struct obs_result *r)
 	else
 		pr_info("vtice_probe: bare alias %lx %s fault %u cr2 %+lld\n", addr, obs_alias_name(sub),
 			r->fault ? r->fault - 1 : 0, (s64)r->v[0]);
+}
+
+/* Around a state's run: how many of its page walks read the PTE at walk_pte. */
+void obs_alias_walks_begin(void)
+{
+	walks = 0;
+}
+
+void obs_alias_walks_log(const char *state)
+{
+	if (walk_pte)
+		pr_info("vtice_probe: state %s: %llu walks read the pte at %lx\n", state, walks, walk_pte);
 }

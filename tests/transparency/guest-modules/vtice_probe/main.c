@@ -216,7 +216,9 @@ static int run_state(const char *name)
 		return -ENOMEM;
 	for (k = 0; k < OBS_KINDS; k++)
 		obs_timing_bare(d, k, bare_cycles[k], bare_runs[k]);
+	obs_alias_walks_begin();
 	err = run_program(RUN_STATE, name, d);
+	obs_alias_walks_log(name);
 	if (!err)
 		report_len = obs_diffs_print(d, name, count, nr_volatile, report, REPORT_BYTES);
 	obs_diffs_free(d);

@@ -121,6 +121,8 @@ void obs_alias_release(void);
 void obs_alias(unsigned long addr, u32 which, u32 sub, struct obs_result *r);
 void obs_alias_log(unsigned long addr, u32 sub, const struct obs_result *r);
 const char *obs_alias_name(u32 sub);
+void obs_alias_walks_begin(void);
+void obs_alias_walks_log(const char *state);
 /* Its value is the moment's, not the CPU's: only its faults are compared. */
 bool obs_is_volatile(const struct obs *o);
 
