@@ -19,6 +19,13 @@ protected:
 				 gva);
 	}
 
+	static vt_hooks_stats stats()
+	{
+		vt_hooks_stats s{};
+		vt_hooks_get_stats(&s);
+		return s;
+	}
+
 	void expect_protected(uint64_t gpa, uint64_t rights)
 	{
 		EXPECT_EQ(leaf(gpa), (identity(gpa) & ~kEptRWX) | rights) << std::hex << gpa;
@@ -134,8 +141,7 @@ TEST_F(Watch, OtherBytesOfThePageCompleteSilently)
 		EXPECT_FALSE(mtf_armed());
 		expect_protected(gpa_of(var), kEptX);
 	}
-	vt_hooks_stats s{};
-	vt_hooks_get_stats(&s);
+	vt_hooks_stats s = stats();
 	EXPECT_EQ(s.watch_steps, 5u);
 	EXPECT_EQ(s.watch_hits, 0u);
 }
@@ -207,8 +213,7 @@ TEST_F(Watch, GuestPageWalksAreSilent)
 	// A program's access to the page is not one: monitor hooks tells them apart.
 	EXPECT_EQ(access(var + 0x100, kQualWrite), VT_HOOK_HANDLED);
 	EXPECT_EQ(mtf(), VT_HOOK_HANDLED);
-	vt_hooks_stats s{};
-	vt_hooks_get_stats(&s);
+	vt_hooks_stats s = stats();
 	EXPECT_EQ(s.watch_steps, 2u);
 	EXPECT_EQ(s.watch_walks, 1u);
 	EXPECT_EQ(s.watch_hits, 0u);
@@ -261,8 +266,7 @@ TEST_F(Watch, HundredWatchpoints)
 	EXPECT_EQ(stop.data_addr, hit);
 	EXPECT_EQ(access(hit + 0x100, kQualWrite), VT_HOOK_HANDLED);
 	EXPECT_EQ(mtf(), VT_HOOK_HANDLED);
-	vt_hooks_stats s{};
-	vt_hooks_get_stats(&s);
+	vt_hooks_stats s = stats();
 	EXPECT_EQ(s.watches, 100u);
 	EXPECT_EQ(s.watch_pages, 100u);
 	vt_hooks_remove_all();
@@ -284,8 +288,7 @@ TEST_F(Watch, RefusalsLeaveNothingBehind)
 	uint64_t last = kKernelBase + (kRamPages - 1) * kPage;
 	EXPECT_EQ(vt_watch_insert(VT_POINT_WRITE, last, 2 * kPage, 0), -VT_EINVAL);
 	EXPECT_EQ(leaf(gpa_of(last)), identity(gpa_of(last)));
-	vt_hooks_stats s{};
-	vt_hooks_get_stats(&s);
+	vt_hooks_stats s = stats();
 	EXPECT_EQ(s.watches, 0u);
 	EXPECT_EQ(s.watch_pages, 0u);
 }
