@@ -221,6 +221,20 @@ transparency_debug_events_check() {
 	fi
 }
 
+# The bare run's NMIs (nmi.c) held against the SDM (Vol. 3A 6.7.1): an
+# NMI blocks NMIs until the next IRET and one more waits meanwhile, so of
+# the kernel's NMI to itself and the one its handler sends, both arrive,
+# the second after the first handler's IRETQ, none inside it.
+transparency_nmi_check() {
+	local line
+	line=$(dmesg | grep "vtice_probe: bare nmi:" | tail -n 1)
+	case "$line" in
+	*"bare nmi: arrived 2 nested 0")
+		result hv.transparency-nmi PASS "an NMI sent from an NMI handler arrives bare after its IRETQ, as the SDM says" ;;
+	*) result hv.transparency-nmi FAIL "bare: '${line#*bare nmi: }', want 'arrived 2 nested 0'" ;;
+	esac
+}
+
 # The bare CPL-3 run's IRETQ answers (user_probe.c), held against IRET's
 # pseudocode in the SDM (Vol. 2A): a same-privilege return loads TF and AC
 # from the frame but neither IOPL nor IF at CPL 3 (RFLAGS at the landing:
@@ -274,6 +288,7 @@ scenario_hvtransparency() {
 			{ result hv.transparency-bare FAIL "$run failed"; rmmod vtice_probe; return; }
 	done
 	transparency_debug_events_check
+	transparency_nmi_check
 	$T user-probe hv.transparency-user-run-bare "$TRANSPARENCY_SEED" "$TRANSPARENCY_USER_COUNT" \
 		/tmp/user-probe.bare
 	transparency_user_iret_check

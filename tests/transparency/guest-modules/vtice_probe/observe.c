@@ -388,6 +388,7 @@ u64 obs_run(const struct obs *o, struct obs_result *r, const unsigned long *peek
 	case OBS_PEEK: obs_peek(peek[o->arg], r); break;
 	case OBS_DEBUG: obs_debug(o->arg, r); break;
 	case OBS_ALIAS: obs_alias(peek[o->arg], o->arg, o->sub, r); break;
+	case OBS_NMI: obs_nmi(r); break;
 	}
 	return rdtsc_ordered() - t0;
 }
@@ -424,6 +425,8 @@ int obs_prepare(unsigned int nr_cpus, const unsigned long *peek, unsigned int nr
 	int err = obs_debug_prepare();
 
 	if (!err)
+		err = obs_nmi_prepare();
+	if (!err)
 		err = obs_alias_prepare(peek, nr_peek);
 	if (err)
 		return err;
@@ -443,6 +446,7 @@ void obs_release(void)
 	unsigned int cpu;
 
 	obs_debug_release();
+	obs_nmi_release();
 	obs_alias_release();
 	for (cpu = 0; cpu < NR_CPUS; cpu++) {
 		free_page((unsigned long)vmxon_region[cpu]);
@@ -456,7 +460,7 @@ static const char *const kind_names[OBS_KINDS] = {
 	[OBS_TOGGLE_CR] = "toggle-cr", [OBS_READ_DR] = "read-dr", [OBS_WRITE_DR] = "write-dr",
 	[OBS_XGETBV] = "xgetbv", [OBS_XSETBV] = "xsetbv", [OBS_VMX] = "vmx", [OBS_UD2] = "ud2",
 	[OBS_RDPMC] = "rdpmc", [OBS_RDTSCP] = "rdtscp", [OBS_INVD] = "invd", [OBS_PEEK] = "peek",
-	[OBS_DEBUG] = "debug", [OBS_ALIAS] = "alias",
+	[OBS_DEBUG] = "debug", [OBS_ALIAS] = "alias", [OBS_NMI] = "nmi",
 };
 
 const char *obs_kind_name(u8 kind)

@@ -41,6 +41,7 @@ enum obs_kind {
 	OBS_PEEK,		/* arg index into peek=: 16 bytes read at CPL 0 */
 	OBS_DEBUG,		/* arg enum obs_debug: a #DB or #BP raised and caught */
 	OBS_ALIAS,		/* arg index into peek=, sub enum obs_alias: through an alias of its page */
+	OBS_NMI,		/* an NMI to itself, a second from its handler (nmi.c) */
 	OBS_KINDS
 };
 
@@ -123,6 +124,12 @@ void obs_alias_log(unsigned long addr, u32 sub, const struct obs_result *r);
 const char *obs_alias_name(u32 sub);
 void obs_alias_walks_begin(void);
 void obs_alias_walks_log(const char *state);
+/* nmi.c: the NMI handler that sees them, and the two NMIs sent. */
+int obs_nmi_prepare(void);
+void obs_nmi_release(void);
+void obs_nmi(struct obs_result *r);
+void obs_nmi_log(const struct obs_result *r);
+
 /* Its value is the moment's, not the CPU's: only its faults are compared. */
 bool obs_is_volatile(const struct obs *o);
 
