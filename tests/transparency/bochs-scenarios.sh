@@ -235,6 +235,34 @@ transparency_nmi_check() {
 	esac
 }
 
+# The bare run's IRETQ frames at CPL 0 (iret.c) held against IRET's
+# pseudocode in the SDM (Vol. 2A): a return to CPL 0 loads the frame's
+# RFLAGS whole (AC, IOPL: CPL 0 may change both; bit 1 always set), and
+# #GP before anything is popped for a non-canonical RIP, a null CS, a CS of
+# RPL 3 whose DPL is 0, and an SS whose RPL is not the return CS's.
+transparency_kernel_iret_check() {
+	local kind want line bad=0
+	while read -r kind want; do
+		line=$(dmesg | grep "vtice_probe: bare iret $kind:" | tail -n 1)
+		[ "${line##*: }" = "$want" ] && continue
+		bad=$((bad + 1))
+		echo "VTICE-TRANSPARENCY iret $kind at CPL 0: '${line##*: }', want '$want'"
+	done <<-'EOF'
+	plain rflags 0x2
+	ac rflags 0x40002
+	iopl rflags 0x3002
+	noncanonical fault 13
+	cs-null fault 13
+	cs-rpl3 fault 13
+	ss-rpl3 fault 13
+	EOF
+	if [ "$bad" = 0 ]; then
+		result hv.transparency-iret PASS "IRETQ at CPL 0 bare, 7 kinds of frame: as the SDM's IRET says"
+	else
+		result hv.transparency-iret FAIL "$bad of 7 kinds of IRETQ frame at CPL 0 not as the SDM says"
+	fi
+}
+
 # The bare CPL-3 run's IRETQ answers (user_probe.c), held against IRET's
 # pseudocode in the SDM (Vol. 2A): a same-privilege return loads TF and AC
 # from the frame but neither IOPL nor IF at CPL 3 (RFLAGS at the landing:
@@ -289,6 +317,7 @@ scenario_hvtransparency() {
 	done
 	transparency_debug_events_check
 	transparency_nmi_check
+	transparency_kernel_iret_check
 	$T user-probe hv.transparency-user-run-bare "$TRANSPARENCY_SEED" "$TRANSPARENCY_USER_COUNT" \
 		/tmp/user-probe.bare
 	transparency_user_iret_check

@@ -152,6 +152,8 @@ static void take_chunk(enum run_mode mode, const struct chunk *c, struct obs_dif
 				obs_alias_log(peek[o->arg], o->sub, &c->res[k]);
 			if (o->kind == OBS_NMI && i < program.sweep_len)
 				obs_nmi_log(&c->res[k]);
+			if (o->kind == OBS_IRET && i < program.sweep_len)
+				obs_iret_log(o->arg, &c->res[k]);
 			bare[i] = c->res[k];
 			bare_cycles[o->kind] += c->cycles[k];
 			bare_runs[o->kind]++;

@@ -389,6 +389,7 @@ u64 obs_run(const struct obs *o, struct obs_result *r, const unsigned long *peek
 	case OBS_DEBUG: obs_debug(o->arg, r); break;
 	case OBS_ALIAS: obs_alias(peek[o->arg], o->arg, o->sub, r); break;
 	case OBS_NMI: obs_nmi(r); break;
+	case OBS_IRET: obs_iret(o->arg, r); break;
 	}
 	return rdtsc_ordered() - t0;
 }
@@ -460,7 +461,7 @@ static const char *const kind_names[OBS_KINDS] = {
 	[OBS_TOGGLE_CR] = "toggle-cr", [OBS_READ_DR] = "read-dr", [OBS_WRITE_DR] = "write-dr",
 	[OBS_XGETBV] = "xgetbv", [OBS_XSETBV] = "xsetbv", [OBS_VMX] = "vmx", [OBS_UD2] = "ud2",
 	[OBS_RDPMC] = "rdpmc", [OBS_RDTSCP] = "rdtscp", [OBS_INVD] = "invd", [OBS_PEEK] = "peek",
-	[OBS_DEBUG] = "debug", [OBS_ALIAS] = "alias", [OBS_NMI] = "nmi",
+	[OBS_DEBUG] = "debug", [OBS_ALIAS] = "alias", [OBS_NMI] = "nmi", [OBS_IRET] = "iret",
 };
 
 const char *obs_kind_name(u8 kind)

@@ -42,6 +42,7 @@ enum obs_kind {
 	OBS_DEBUG,		/* arg enum obs_debug: a #DB or #BP raised and caught */
 	OBS_ALIAS,		/* arg index into peek=, sub enum obs_alias: through an alias of its page */
 	OBS_NMI,		/* an NMI to itself, a second from its handler (nmi.c) */
+	OBS_IRET,		/* arg enum obs_iret: IRETQ at CPL 0 through a frame it builds (iret.c) */
 	OBS_KINDS
 };
 
@@ -59,6 +60,11 @@ enum obs_vmx {
  */
 enum obs_alias {
 	ALIAS_READ, ALIAS_WRITE, ALIAS_STRADDLE_READ, ALIAS_STRADDLE_WRITE, ALIAS_KINDS
+};
+
+enum obs_iret {
+	IRET_PLAIN, IRET_AC, IRET_IOPL, IRET_NONCANONICAL, IRET_CS_NULL, IRET_CS_RPL3, IRET_SS_RPL3,
+	IRET_KINDS
 };
 
 enum obs_debug {
@@ -129,6 +135,11 @@ int obs_nmi_prepare(void);
 void obs_nmi_release(void);
 void obs_nmi(struct obs_result *r);
 void obs_nmi_log(const struct obs_result *r);
+
+/* iret.c: one IRETQ frame returned through. */
+void obs_iret(u32 which, struct obs_result *r);
+const char *obs_iret_name(u32 which);
+void obs_iret_log(u32 which, const struct obs_result *r);
 
 /* Its value is the moment's, not the CPU's: only its faults are compared. */
 bool obs_is_volatile(const struct obs *o);

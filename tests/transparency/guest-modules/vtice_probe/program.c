@@ -134,6 +134,7 @@ static u32 groups_of(const struct obs_program *p, struct group *g)
 	g[n++] = (struct group){ OBS_DEBUG, DEBUG_KINDS };
 	g[n++] = (struct group){ OBS_ALIAS, ALIAS_KINDS * p->nr_peek };
 	g[n++] = (struct group){ OBS_NMI, 1 };
+	g[n++] = (struct group){ OBS_IRET, IRET_KINDS };
 	return n;
 }
 
@@ -166,6 +167,7 @@ static void obs_of_kind(const struct obs_program *p, u8 kind, u32 j, u64 r, stru
 	case OBS_RDPMC: o->arg = pmcs[j % ARRAY_SIZE(pmcs)]; break;
 	case OBS_PEEK: o->arg = p->nr_peek ? j % p->nr_peek : 0; break;
 	case OBS_DEBUG: o->arg = j % DEBUG_KINDS; break;
+	case OBS_IRET: o->arg = j % IRET_KINDS; break;
 	case OBS_ALIAS:
 		o->arg = p->nr_peek ? j / ALIAS_KINDS % p->nr_peek : 0;
 		o->sub = j % ALIAS_KINDS;
@@ -192,11 +194,11 @@ static void sweep_at(const struct obs_program *p, u32 j, u64 r, struct obs *o)
 
 /* Weights per kind, out of 100. */
 static const u8 weights[OBS_KINDS] = {
-	[OBS_CPUID] = 20, [OBS_RDMSR] = 20, [OBS_WRMSR_SAME] = 10, [OBS_WRMSR_BAD] = 5,
+	[OBS_CPUID] = 19, [OBS_RDMSR] = 20, [OBS_WRMSR_SAME] = 10, [OBS_WRMSR_BAD] = 5,
 	[OBS_READ_CR] = 4, [OBS_WRITE_CR] = 4, [OBS_TOGGLE_CR] = 5, [OBS_READ_DR] = 4,
 	[OBS_WRITE_DR] = 4, [OBS_XGETBV] = 3, [OBS_XSETBV] = 3, [OBS_VMX] = 6, [OBS_UD2] = 2,
 	[OBS_RDPMC] = 2, [OBS_RDTSCP] = 2, [OBS_INVD] = 1, [OBS_PEEK] = 1, [OBS_DEBUG] = 2,
-	[OBS_ALIAS] = 1, [OBS_NMI] = 1,
+	[OBS_ALIAS] = 1, [OBS_NMI] = 1, [OBS_IRET] = 1,
 };
 
 static u8 random_kind(const struct obs_program *p, u64 r)

@@ -104,6 +104,7 @@ static int print_key(char *buf, size_t len, const struct diff *x)
 	case OBS_TOGGLE_CR: return scnprintf(buf, len, "%s cr%u.bit%u", kind, x->arg, x->sub);
 	case OBS_VMX: return scnprintf(buf, len, "%s %s", kind, obs_vmx_name(x->arg));
 	case OBS_DEBUG: return scnprintf(buf, len, "%s %s", kind, obs_debug_name(x->arg));
+	case OBS_IRET: return scnprintf(buf, len, "%s %s", kind, obs_iret_name(x->arg));
 	case OBS_ALIAS: return scnprintf(buf, len, "%s %u/%s", kind, x->arg, obs_alias_name(x->sub));
 	case OBS_UD2: case OBS_RDTSCP: case OBS_INVD: case OBS_NMI: return scnprintf(buf, len, "%s -", kind);
 	default: return scnprintf(buf, len, "%s 0x%x", kind, x->arg);
