@@ -694,7 +694,7 @@ detect_bare_for_stub() {
 	dmesg_after "$mark" | sed -n 's/.*vtice_detect: //p' >/tmp/detect.bare
 	transparency_bare_for_stub "$detect_peek"
 	# The page table the prober's straddling reads walk through: the host
-	# watches it too (a read watchpoint on its unmapped guard page's PTE)
+	# watches it too (a read watchpoint on the PTE of the unmapped page after its first alias)
 	detect_ptwatch=$(dmesg_after "$mark" | sed -n 's/.*vtice_probe: walk pte //p' | tail -n 1)
 	[ -z "$detect_ptwatch" ] || echo "VTICE-FIGURE hv.detect.ptwatch=$detect_ptwatch"
 	echo "VTICE-FIGURE hv.detect.bp=$detect_bp"

@@ -492,9 +492,9 @@ def check_detect_under_debugger(rsp, fig):
 
 
 def check_walk_traffic(before, after, walks):
-    """The prober's straddling reads through its alias (walks of them in
-    the state "stub") each walk the guest's page table to the unmapped
-    page's PTE, on the page the read watchpoint holds in EPT: each is an
+    """The prober's straddling reads through its first alias (the guest's
+    figure: walks, in the state "stub") each walk the guest's page table to
+    the unmapped page's PTE, on the page the read watchpoint holds in EPT: each is an
     access to a watched page, completed under MTF and never a hit (the
     CPU's walk is not the program's read). So the stub's page-walk steps
     grew by at least that many (the prober's page table is its own: no
