@@ -146,14 +146,8 @@ static void take_chunk(enum run_mode mode, const struct chunk *c, struct obs_dif
 		u64 i = c->start + k;
 
 		if (mode == RUN_BARE) {
-			if (o->kind == OBS_DEBUG && i < program.sweep_len)	/* CPU 0's sweep */
-				obs_debug_log(o->arg, &c->res[k]);
-			if (o->kind == OBS_ALIAS && i < program.sweep_len)
-				obs_alias_log(peek[o->arg], o->sub, &c->res[k]);
-			if (o->kind == OBS_NMI && i < program.sweep_len)
-				obs_nmi_log(&c->res[k]);
-			if (o->kind == OBS_IRET && i < program.sweep_len)
-				obs_iret_log(o->arg, &c->res[k]);
+			if (i < program.sweep_len)	/* CPU 0's sweep */
+				obs_log_bare(o, &c->res[k], peek);
 			bare[i] = c->res[k];
 			bare_cycles[o->kind] += c->cycles[k];
 			bare_runs[o->kind]++;

@@ -112,6 +112,7 @@ u32 obs_bad_writes(void);	/* entries of the bad-write table */
 int obs_prepare(unsigned int nr_cpus, const unsigned long *peek, unsigned int nr_peek);
 void obs_release(void);
 u64 obs_run(const struct obs *o, struct obs_result *r, const unsigned long *peek);
+void obs_log_bare(const struct obs *o, const struct obs_result *r, const unsigned long *peek);
 const char *obs_kind_name(u8 kind);
 const char *obs_vmx_name(u32 which);
 const char *obs_debug_name(u32 which);
