@@ -71,6 +71,31 @@ std::optional<std::uint64_t> effective_address(const ZydisDecodedInstruction &in
 	return *segment + address;
 }
 
+bool is_bit_test(ZydisMnemonic mnemonic)
+{
+	return mnemonic == ZYDIS_MNEMONIC_BT || mnemonic == ZYDIS_MNEMONIC_BTS || mnemonic == ZYDIS_MNEMONIC_BTR ||
+	       mnemonic == ZYDIS_MNEMONIC_BTC;
+}
+
+// BT, BTS, BTR and BTC with a register offset address a bit string that
+// starts at the memory operand: the CPU accesses the operand-sized word
+// at EA + (operand bytes * (BitOffset DIV operand bits)), the offset signed
+// (SDM Vol. 2A BT, "Bit(BitBase, BitOffset)" and the note on memory
+// operands). An immediate offset is taken modulo the operand size instead.
+std::optional<std::int64_t> bit_string_displacement(const ZydisDecodedInstruction &insn,
+						    const ZydisDecodedOperand &offset, const RegisterSource &registers)
+{
+	if (!is_bit_test(insn.mnemonic) || offset.type != ZYDIS_OPERAND_TYPE_REGISTER)
+		return 0;
+	auto value = register_value(offset.reg.value, registers);
+	if (!value)
+		return std::nullopt;
+	unsigned bits = insn.operand_width;  // 16, 32 or 64: the offset register has this width
+	std::int64_t signed_offset = static_cast<std::int64_t>(*value << (64 - bits)) >> (64 - bits);
+	std::int64_t words = signed_offset >> __builtin_ctz(bits);  // DIV rounding down, as the CPU does
+	return words * static_cast<std::int64_t>(bits / 8);
+}
+
 bool saves_extended_state(ZydisMnemonic mnemonic)
 {
 	switch (mnemonic) {
@@ -113,8 +138,10 @@ std::vector<MemoryAccess> memory_accesses(const Instruction &decoded, const Regi
 		if (op.type != ZYDIS_OPERAND_TYPE_MEMORY || op.mem.type != ZYDIS_MEMOP_TYPE_MEM || op.size == 0)
 			continue;
 		auto address = effective_address(insn, op, decoded, registers);
-		if (!address)
+		auto bit_string = bit_string_displacement(insn, ops[1], registers);
+		if (!address || !bit_string)
 			continue;
+		*address += static_cast<std::uint64_t>(*bit_string);
 		MemoryAccess access;
 		access.size = op.size / 8;
 		access.read = op.actions & (ZYDIS_OPERAND_ACTION_READ | ZYDIS_OPERAND_ACTION_CONDREAD);

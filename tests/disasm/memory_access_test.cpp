@@ -5,6 +5,8 @@
 // RSI/RDI and count down when RFLAGS.DF is set).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <iterator>
 #include <map>
 
 #include "assemble.hpp"
@@ -148,6 +150,42 @@ TEST_F(MemoryAccessTest, WideStoresHaveTheirSizeAndXsaveSaysItGoesFurther)
 		EXPECT_TRUE(got[0].write && got[0].extended_state) << xsave;
 	}
 	EXPECT_FALSE(memory_accesses(assembled("xrstor64 (%rax)"), regs())[0].extended_state) << "a load";
+}
+
+// SDM Vol. 2A BT: a register offset picks the operand-sized word at
+// EA + (bytes * (BitOffset DIV bits)), the offset signed; an immediate one
+// stays within the operand.
+TEST_F(MemoryAccessTest, BitTestsWithARegisterOffsetAddressTheWordHoldingTheBit)
+{
+	g_regs["r9"] = 0x7000;
+	g_regs["rcx"] = 70;  // bit 6 of the second quadword
+	expect_one(memory_accesses(assembled("btr %rcx, (%r9)"), regs()), 0x7008, 8, true, true);
+	g_regs["rcx"] = static_cast<std::uint64_t>(-1);	 // bit 63 of the quadword below
+	expect_one(memory_accesses(assembled("bts %rcx, (%r9)"), regs()), 0x6ff8, 8, true, true);
+	g_regs["rcx"] = 0xffffffff00000021ull;	// ECX = 33: the upper half is not the offset's
+	expect_one(memory_accesses(assembled("btc %ecx, (%r9)"), regs()), 0x7004, 4, true, true);
+	g_regs["rcx"] = 0xffff;	 // CX = -1
+	expect_one(memory_accesses(assembled("bt %cx, (%r9)"), regs()), 0x6ffe, 2, true, false);
+	expect_one(memory_accesses(assembled("btq $70, (%r9)"), regs()), 0x7000, 8, true, false);
+}
+
+// The same, asked of the CPU this test runs on: which quadword of a
+// buffer BTR clears for each offset, against where memory_accesses says
+// it writes.
+TEST_F(MemoryAccessTest, BitTestAddressesAreWhereTheCpuWrites)
+{
+	Instruction btr = assembled("btr %rcx, (%r9)");
+	for (std::int64_t offset : {0L, 63L, 64L, 70L, 200L, -1L, -64L, -65L, -200L}) {
+		std::uint64_t words[8];
+		std::fill(std::begin(words), std::end(words), ~0ull);
+		std::uint64_t *base = &words[4];
+		asm volatile("btr %%rcx, (%1)" : : "c"(offset), "r"(base) : "memory", "cc");
+		auto cleared = std::find_if(std::begin(words), std::end(words), [](std::uint64_t w) { return w != ~0ull; });
+		ASSERT_NE(cleared, std::end(words)) << offset;
+		g_regs["rcx"] = static_cast<std::uint64_t>(offset);
+		g_regs["r9"] = reinterpret_cast<std::uint64_t>(base);
+		expect_one(memory_accesses(btr, regs()), reinterpret_cast<std::uint64_t>(cleared), 8, true, true);
+	}
 }
 
 TEST_F(MemoryAccessTest, AnOperandNeedingAnUnknownRegisterIsLeftOut)
