@@ -58,7 +58,7 @@ expected() {
 	hvstepped) echo hv.transparency-stepped hv.transparency-stepped-trace hv.transparency-on-stepped \
 		hv.transparency-on-stepped-trace ;;
 	# The states "bare" and "unloaded" only with TRANSPARENCY_SELF_CHECKS=1 (the long run).
-	hvtransparency) echo hv.transparency-debug-events hv.transparency-nmi hv.transparency-iret hv.transparency-user-iret hv.transparency-loaded hv.transparency-path-armed \
+	hvtransparency) echo hv.transparency-debug-events hv.transparency-nmi hv.transparency-iret hv.transparency-smc hv.transparency-user-iret hv.transparency-loaded hv.transparency-path-armed \
 		hv.transparency-syscalls-armed hv.transparency-user-loaded hv.transparency-user-path-armed hv.transparency-user-syscalls-armed ;;
 	hvrefused) echo hv.refused-insmod hv.refused-named hv.refused-bare ;;
 	hvdoctorrefused) echo hv.doctorrefused-vmx hv.doctorrefused-rest hv.doctor ;;

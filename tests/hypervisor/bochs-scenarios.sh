@@ -697,6 +697,9 @@ detect_bare_for_stub() {
 	# watches it too (a read watchpoint on the PTE of the unmapped page after its first alias)
 	detect_ptwatch=$(dmesg_after "$mark" | sed -n 's/.*vtice_probe: walk pte //p' | tail -n 1)
 	[ -z "$detect_ptwatch" ] || echo "VTICE-FIGURE hv.detect.ptwatch=$detect_ptwatch"
+	# The prober's self-modifying code page: the host sets a breakpoint on its first byte
+	detect_smcbp=$(dmesg_after "$mark" | sed -n 's/.*vtice_probe: smc page //p' | tail -n 1)
+	[ -z "$detect_smcbp" ] || echo "VTICE-FIGURE hv.detect.smcbp=$detect_smcbp"
 	echo "VTICE-FIGURE hv.detect.bp=$detect_bp"
 	echo "VTICE-FIGURE hv.detect.bp_sym=$detect_bp_sym"
 	echo "VTICE-FIGURE hv.detect.hbp=$detect_hbp"
@@ -730,6 +733,8 @@ detect_under_stub() {
 		transparency_state stub
 		echo "VTICE-FIGURE hv.transparency.stub.walks=$(dmesg_after "$mark" |
 			sed -n 's/.*vtice_probe: state stub: \([0-9]*\) walks .*/\1/p' | tail -n 1)"
+		echo "VTICE-FIGURE hv.transparency.stub.smc=$(sed -n 's/^timing smc .*(\([0-9]*\) runs)$/\1/p' \
+			/tmp/transparency.stub)"
 		transparency_user_state stub
 		rmmod vtice_probe
 	else

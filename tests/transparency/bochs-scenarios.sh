@@ -263,6 +263,21 @@ transparency_kernel_iret_check() {
 	fi
 }
 
+# The bare run's self-modifying code (smc.c) held against the SDM (Vol. 3A
+# 8.1.3): a store to code, then a serializing instruction, then a call,
+# runs the new bytes; and the page's first byte (ENDBR64's 0xf3, where
+# hvstub's breakpoint goes) reads as written.
+transparency_smc_check() {
+	local line wrote
+	line=$(dmesg | grep "vtice_probe: bare smc:" | tail -n 1)
+	wrote=$(echo "$line" | sed -n 's/.*wrote \(0x[0-9a-f]*\) .*/\1/p')
+	if [ -n "$wrote" ] && [ "${line#*bare smc: }" = "wrote $wrote ran $wrote byte 0xf3" ]; then
+		result hv.transparency-smc PASS "code written through a second mapping, serialized and called runs its new bytes bare, as the SDM says"
+	else
+		result hv.transparency-smc FAIL "bare: '${line#*bare smc: }', want the value it wrote to run, and byte 0xf3"
+	fi
+}
+
 # The bare CPL-3 run's IRETQ answers (user_probe.c), held against IRET's
 # pseudocode in the SDM (Vol. 2A): a same-privilege return loads TF and AC
 # from the frame but neither IOPL nor IF at CPL 3 (RFLAGS at the landing:
@@ -318,6 +333,7 @@ scenario_hvtransparency() {
 	transparency_debug_events_check
 	transparency_nmi_check
 	transparency_kernel_iret_check
+	transparency_smc_check
 	$T user-probe hv.transparency-user-run-bare "$TRANSPARENCY_SEED" "$TRANSPARENCY_USER_COUNT" \
 		/tmp/user-probe.bare
 	transparency_user_iret_check

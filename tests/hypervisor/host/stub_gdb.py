@@ -470,25 +470,29 @@ def check_detect_under_debugger(rsp, fig):
     """The transparency detector with the debugger at work (issue 9): a
     hidden breakpoint on the cold function the guest chose, a debug-register
     breakpoint on another (vtice then owns DR0-DR7 and emulates the
-    kernel's), a write watchpoint on the kernel's version string, and a
-    read watchpoint on the page table the prober's straddling reads walk
-    through, while the guest arms a syscall-path trace and reruns the
-    detector and the prober; the guest compares them with its bare runs
-    (hv.stub-detect, hv.transparency-stub). Here: the phase ran with the
-    four hooks in place and nothing stopped the machine."""
-    for key in ("hv.detect.bp", "hv.detect.ptwatch"):
+    kernel's), a write watchpoint on the kernel's version string, a read
+    watchpoint on the page table the prober's straddling reads walk
+    through, and a breakpoint on the page of code the prober rewrites and
+    runs (its self-modifying code: the new bytes must run), while the guest
+    arms a syscall-path trace and reruns the detector and the prober; the
+    guest compares them with its bare runs (hv.stub-detect,
+    hv.transparency-stub). Here: the phase ran with the five hooks in place
+    and nothing stopped the machine."""
+    for key in ("hv.detect.bp", "hv.detect.ptwatch", "hv.detect.smcbp"):
         if key not in fig:
             check("detect-phase", False, "the guest printed no %s figure (no bare detector or prober run)" % key)
             return
     hooks = ["Z0,%s,1" % fig["hv.detect.bp"], "Z1,%s,1" % fig["hv.detect.hbp"], "Z2,%s,8" % fig["hv.detect.watch"],
-             "Z3,%s,8" % fig["hv.detect.ptwatch"]]
+             "Z3,%s,8" % fig["hv.detect.ptwatch"], "Z0,%s,1" % fig["hv.detect.smcbp"]]
     before = hook_traffic(rsp)
     ok, why, planted = guest_phase(rsp, fig, "vtice-detect", "hv.stub-detect.done", hooks)
-    check("detect-phase", ok and "1 breakpoints" in planted and "2 watchpoints" in planted and
+    check("detect-phase", ok and "2 breakpoints" in planted and "2 watchpoints" in planted and
           "1 debug-register breakpoints" in planted,
           "%s; hooks while the detector ran: %s" % ("ran" if ok else why, planted))
     if ok:
-        check_walk_traffic(before, hook_traffic(rsp), figures().get("hv.transparency.stub.walks", ""))
+        after = hook_traffic(rsp)
+        check_walk_traffic(before, after, figures().get("hv.transparency.stub.walks", ""))
+        check_smc_traffic(before, after, figures().get("hv.transparency.stub.smc", ""))
 
 
 def check_walk_traffic(before, after, walks):
@@ -510,11 +514,25 @@ def check_walk_traffic(before, after, walks):
            grew.get("watch_hits", "?")))
 
 
+def check_smc_traffic(before, after, runs):
+    """The prober's self-modifying code (its figure: how many of its
+    observations, in the state "stub") writes each time into the page that
+    holds the breakpoint: a write to a split page, stepped on the original
+    and copied into the page the CPU runs. So the stub's count of text
+    writes grew by at least that many, and the guest's comparison with its
+    bare run (hv.transparency-stub) says each ran the bytes just written."""
+    ok = before is not None and after is not None and runs.isdigit() and int(runs) > 0
+    grew = after["text_writes"] - before["text_writes"] if ok else "?"
+    check("detect-smc", ok and grew >= int(runs),
+          "%s writes to the code page with the breakpoint, then calls; text writes stepped meanwhile: %s" %
+          (runs or "no figure: ?", grew))
+
+
 def hook_traffic(rsp):
     """monitor hooks' counts since load: {'watch_steps': N, 'watch_hits': N, ...}."""
-    m = re.search(r"views: (\d+) to execute, (\d+) to data, .*watched pages: (\d+) accesses stepped "
-                  r"\((\d+) of them page walks\), (\d+) hits; int3: (\d+) ours", monitor(rsp, "hooks"))
-    keys = ("exec_flips", "data_flips", "watch_steps", "watch_walks", "watch_hits", "int3")
+    m = re.search(r"views: (\d+) to execute, (\d+) to data, .*\((\d+) text writes\); watched pages: (\d+) accesses "
+                  r"stepped \((\d+) of them page walks\), (\d+) hits; int3: (\d+) ours", monitor(rsp, "hooks"))
+    keys = ("exec_flips", "data_flips", "text_writes", "watch_steps", "watch_walks", "watch_hits", "int3")
     return dict(zip(keys, map(int, m.groups()))) if m else None
 
 

@@ -81,6 +81,11 @@ static void invlpg_here(void *addr)
 	asm volatile("invlpg (%0)" : : "r"(addr) : "memory");
 }
 
+void obs_invlpg_everywhere(unsigned long addr)
+{
+	on_each_cpu(invlpg_here, (void *)addr, 1);
+}
+
 /* Alias 0 in its own page table (walk_area), its next page unmapped; NULL if that failed. */
 static void *map_walk_alias(struct page *page)
 {
@@ -103,7 +108,7 @@ static void *map_walk_alias(struct page *page)
 	if (!pte || level != PG_LEVEL_4K)
 		return NULL;
 	pte_clear(&init_mm, hole, pte);
-	on_each_cpu(invlpg_here, (void *)hole, 1);
+	obs_invlpg_everywhere(hole);
 	walk_pte = (unsigned long)pte;
 	pr_info("vtice_probe: walk pte %lx\n", walk_pte);
 	return (void *)at;

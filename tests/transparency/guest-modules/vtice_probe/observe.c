@@ -390,6 +390,7 @@ u64 obs_run(const struct obs *o, struct obs_result *r, const unsigned long *peek
 	case OBS_ALIAS: obs_alias(peek[o->arg], o->arg, o->sub, r); break;
 	case OBS_NMI: obs_nmi(r); break;
 	case OBS_IRET: obs_iret(o->arg, r); break;
+	case OBS_SMC: obs_smc((u32)o->val, r); break;
 	}
 	return rdtsc_ordered() - t0;
 }
@@ -402,6 +403,7 @@ void obs_log_bare(const struct obs *o, const struct obs_result *r, const unsigne
 	case OBS_ALIAS: obs_alias_log(peek[o->arg], o->sub, r); break;
 	case OBS_NMI: obs_nmi_log(r); break;
 	case OBS_IRET: obs_iret_log(o->arg, r); break;
+	case OBS_SMC: obs_smc_log((u32)o->val, r); break;
 	default: break;
 	}
 }
@@ -441,6 +443,8 @@ int obs_prepare(unsigned int nr_cpus, const unsigned long *peek, unsigned int nr
 		err = obs_nmi_prepare();
 	if (!err)
 		err = obs_alias_prepare(peek, nr_peek);
+	if (!err)
+		err = obs_smc_prepare();
 	if (err)
 		return err;
 	try_rdmsr(MSR_IA32_VMX_BASIC, &basic);
@@ -461,6 +465,7 @@ void obs_release(void)
 	obs_debug_release();
 	obs_nmi_release();
 	obs_alias_release();
+	obs_smc_release();
 	for (cpu = 0; cpu < NR_CPUS; cpu++) {
 		free_page((unsigned long)vmxon_region[cpu]);
 		vmxon_region[cpu] = NULL;
@@ -474,6 +479,7 @@ static const char *const kind_names[OBS_KINDS] = {
 	[OBS_XGETBV] = "xgetbv", [OBS_XSETBV] = "xsetbv", [OBS_VMX] = "vmx", [OBS_UD2] = "ud2",
 	[OBS_RDPMC] = "rdpmc", [OBS_RDTSCP] = "rdtscp", [OBS_INVD] = "invd", [OBS_PEEK] = "peek",
 	[OBS_DEBUG] = "debug", [OBS_ALIAS] = "alias", [OBS_NMI] = "nmi", [OBS_IRET] = "iret",
+	[OBS_SMC] = "smc",
 };
 
 const char *obs_kind_name(u8 kind)

@@ -43,6 +43,7 @@ enum obs_kind {
 	OBS_ALIAS,		/* arg index into peek=, sub enum obs_alias: through an alias of its page */
 	OBS_NMI,		/* an NMI to itself, a second from its handler (nmi.c) */
 	OBS_IRET,		/* arg enum obs_iret: IRETQ at CPL 0 through a frame it builds (iret.c) */
+	OBS_SMC,		/* val's low half written into code, which then runs (smc.c) */
 	OBS_KINDS
 };
 
@@ -131,6 +132,7 @@ void obs_alias_log(unsigned long addr, u32 sub, const struct obs_result *r);
 const char *obs_alias_name(u32 sub);
 void obs_alias_walks_begin(void);
 void obs_alias_walks_log(const char *state);
+void obs_invlpg_everywhere(unsigned long addr);	/* after a change to a kernel PTE */
 /* nmi.c: the NMI handler that sees them, and the two NMIs sent. */
 int obs_nmi_prepare(void);
 void obs_nmi_release(void);
@@ -141,6 +143,12 @@ void obs_nmi_log(const struct obs_result *r);
 void obs_iret(u32 which, struct obs_result *r);
 const char *obs_iret_name(u32 which);
 void obs_iret_log(u32 which, const struct obs_result *r);
+
+/* smc.c: the code page it writes, and one write-then-call. */
+int obs_smc_prepare(void);
+void obs_smc_release(void);
+void obs_smc(u32 value, struct obs_result *r);
+void obs_smc_log(u32 value, const struct obs_result *r);
 
 /* Its value is the moment's, not the CPU's: only its faults are compared. */
 bool obs_is_volatile(const struct obs *o);

@@ -135,6 +135,7 @@ static u32 groups_of(const struct obs_program *p, struct group *g)
 	g[n++] = (struct group){ OBS_ALIAS, ALIAS_KINDS * p->nr_peek };
 	g[n++] = (struct group){ OBS_NMI, 1 };
 	g[n++] = (struct group){ OBS_IRET, IRET_KINDS };
+	g[n++] = (struct group){ OBS_SMC, 1 };
 	return n;
 }
 
@@ -194,11 +195,12 @@ static void sweep_at(const struct obs_program *p, u32 j, u64 r, struct obs *o)
 
 /* Weights per kind, out of 100. */
 static const u8 weights[OBS_KINDS] = {
-	[OBS_CPUID] = 19, [OBS_RDMSR] = 20, [OBS_WRMSR_SAME] = 10, [OBS_WRMSR_BAD] = 5,
+	[OBS_CPUID] = 18, [OBS_RDMSR] = 20, [OBS_WRMSR_SAME] = 10, [OBS_WRMSR_BAD] = 5,
 	[OBS_READ_CR] = 4, [OBS_WRITE_CR] = 4, [OBS_TOGGLE_CR] = 5, [OBS_READ_DR] = 4,
 	[OBS_WRITE_DR] = 4, [OBS_XGETBV] = 3, [OBS_XSETBV] = 3, [OBS_VMX] = 6, [OBS_UD2] = 2,
 	[OBS_RDPMC] = 2, [OBS_RDTSCP] = 2, [OBS_INVD] = 1, [OBS_PEEK] = 1, [OBS_DEBUG] = 2,
 	[OBS_ALIAS] = 1, [OBS_NMI] = 1, [OBS_IRET] = 1,
+	[OBS_SMC] = 1,
 };
 
 static u8 random_kind(const struct obs_program *p, u64 r)
