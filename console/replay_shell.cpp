@@ -30,14 +30,14 @@ std::optional<std::uint64_t> count_of(const std::string &text)
 }
 
 // How accesses names a recorded access's kind.
-const char *access_name(replay::AccessKind kind)
+const char *access_name(const replay::MemoryEvent &event)
 {
-	switch (kind) {
+	switch (event.kind) {
 	case replay::AccessKind::Read: return "read";
 	case replay::AccessKind::Write: return "write";
 	case replay::AccessKind::WriteUnknownOld: return "write";
 	case replay::AccessKind::ReadWrite: return "both";
-	case replay::AccessKind::Unseen: return "unseen";
+	case replay::AccessKind::Unseen: return event.maybe ? "maybe" : "unseen";
 	case replay::AccessKind::Seen: return "seen";
 	}
 	return "?";
@@ -326,14 +326,16 @@ bool ReplayShell::accesses()
 	}
 	for (const replay::MemoryEvent &event : replay_.step(at).memory) {
 		std::string bytes;
-		if (event.kind == replay::AccessKind::Unseen)
+		if (event.kind == replay::AccessKind::Unseen && event.maybe)
+			bytes = "(an XSAVE may have stored here: its bytes are unknown from here on)";
+		else if (event.kind == replay::AccessKind::Unseen)
 			bytes = "(a store the recording did not see: its bytes are unknown from here on)";
 		else if (event.writes())	// ?? for each byte it could not read first, as x shows them
 			bytes = (event.has_before() ? dbg::rsp::to_hex(event.before) : std::string(2 * event.length(), '?')) +
 				" -> " + dbg::rsp::to_hex(event.after);
 		else
 			bytes = dbg::rsp::to_hex(event.before);
-		std::fprintf(out_, "%-7s 0x%016" PRIx64 " %4zu  %s\n", access_name(event.kind), event.address,
+		std::fprintf(out_, "%-7s 0x%016" PRIx64 " %4zu  %s\n", access_name(event), event.address,
 			     event.length(), bytes.c_str());
 	}
 	if (replay_.step(at).memory.empty())

@@ -49,6 +49,9 @@ struct MemoryEvent {
 	std::vector<std::uint8_t> before;  // Read, Write, ReadWrite, Seen
 	std::vector<std::uint8_t> after;   // Write, WriteUnknownOld
 	std::uint32_t unseen = 0;          // Unseen: how many bytes
+	// Unseen: a store that may not have happened (an XSAVE's area, which
+	// its form, XCR0 and the CPU's optimizations decide); not in files.
+	bool maybe = false;
 	std::size_t length() const
 	{
 		return kind == AccessKind::Unseen ? unseen : kind == AccessKind::WriteUnknownOld ? after.size() : before.size();

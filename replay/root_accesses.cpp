@@ -41,6 +41,11 @@ std::vector<std::uint8_t> instruction_bytes(const std::map<std::uint64_t, std::v
 
 struct Decoded {
 	Ranges reads, writes;
+	// What an XSAVE may write: the components XCR0 and the mask select,
+	// less those the init and modified optimizations of XSAVEOPT, XSAVEC
+	// and XSAVES skip (SDM Vol. 1 13.6-13.11). A byte root saw unchanged
+	// there is only Seen.
+	Ranges may_writes;
 	// The windows root opens at every step whatever the instruction, below
 	// RSP and at RDI (step_windows.c): bytes it saw there unchanged have no
 	// event, and are known all the same.
@@ -51,11 +56,12 @@ Decoded ranges_of(const std::vector<MemoryAccess> &accesses, std::uint64_t rsp, 
 {
 	Decoded d;
 	for (const MemoryAccess &a : accesses) {
-		std::uint64_t size = a.extended_state ? kExtendedStateMax : a.size;	// a REP step: one element
 		if (a.read)
-			d.reads.emplace_back(a.address, a.address + a.size);
-		if (a.write)
-			d.writes.emplace_back(a.address, a.address + size);
+			d.reads.emplace_back(a.address, a.address + a.size);	// a REP step: one element
+		if (a.write && a.extended_state)
+			d.may_writes.emplace_back(a.address, a.address + kExtendedStateMax);
+		else if (a.write)
+			d.writes.emplace_back(a.address, a.address + a.size);
 	}
 	d.windows = {{rsp - kWindowBytes, rsp}, {rdi, rdi + kWindowBytes}};
 	return d;
@@ -92,9 +98,10 @@ void split_event(const MemoryEvent &event, const Decoded &d, std::vector<MemoryE
 }
 
 // The bytes of [start, end) that neither a write event nor one of root's
-// fixed windows covers, as Unseen events; their count.
+// fixed windows covers, as Unseen events (maybe: stores that may not have
+// happened); their count.
 std::uint64_t add_unseen(std::vector<MemoryEvent> &events, std::uint64_t start, std::uint64_t end,
-			 const Ranges &windows)
+			 const Ranges &windows, bool maybe)
 {
 	Ranges covered = windows;
 	for (const MemoryEvent &event : events)
@@ -107,6 +114,7 @@ std::uint64_t add_unseen(std::vector<MemoryEvent> &events, std::uint64_t start, 
 		event.kind = AccessKind::Unseen;
 		event.address = from;
 		event.unseen = static_cast<std::uint32_t>(to - from);
+		event.maybe = maybe;
 		events.push_back(event);
 		added += to - from;
 	};
@@ -139,11 +147,12 @@ void decode_step(Step &step, const Decoded &d, RootAccesses &found)
 			events.push_back(event);
 	}
 	found.same_value_stores += same_value;
-	for (const auto &[start, end] : d.writes) {
-		std::uint64_t added = add_unseen(events, start, end, d.windows);
-		found.unseen_bytes += added;
-		found.unseen_stores += added != 0;
-	}
+	for (bool maybe : {false, true})
+		for (const auto &[start, end] : maybe ? d.may_writes : d.writes) {
+			std::uint64_t added = add_unseen(events, start, end, d.windows, maybe);
+			found.unseen_bytes += added;
+			found.unseen_stores += added != 0;
+		}
 	step.memory = std::move(events);
 }
 

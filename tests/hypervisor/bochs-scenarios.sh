@@ -1205,7 +1205,7 @@ rootrecord_oracle_points() {
 		function emit() { if (point != "" && !emitted) print "VTICE-ORACLE-POINT " point regs; emitted = 1 }
 		/^step [0-9]+ of / { emit(); point = $2; regs = ""; emitted = 0; next }
 		/^[a-z0-9_]+ +0x[0-9a-f]+$/ { regs = regs " " $1 "=" $2; next }
-		/^(read|write|both|seen|unseen) +0x/ { emit(); print "VTICE-ORACLE-ACCESS " point " " $0; next }
+		/^(read|write|both|seen|unseen|maybe) +0x/ { emit(); print "VTICE-ORACLE-ACCESS " point " " $0; next }
 		/^error:/ { print "VTICE-ORACLE-ERROR " $0 }
 		END { emit() }'
 	echo "VTICE-ORACLE-END steps=$steps moves=$(sed -n 's/^trace: call 1: .* \([0-9]*\) moves* to another CPU.*/\1/p' /tmp/rec.out)"

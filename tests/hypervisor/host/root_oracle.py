@@ -19,7 +19,7 @@ read and wrote (VTICE-ORACLE-ACCESS). Here:
 - every byte the replay says the instruction read or wrote must be one the
   CPU read or wrote, with the same value before and after; every byte the
   CPU wrote must be known to the replay as written (or as a store it did
-  not see): anything else would be a guess.
+  not see, or one an XSAVE may have made): anything else would be a guess.
 Figures: the points, their bytes, and the reads the recording did not
 keep (not an error: the replay shows those as unknown)."""
 
@@ -146,8 +146,8 @@ def guest_points(path):
             elif line.startswith("VTICE-ORACLE-ACCESS "):
                 m = re.match(r"VTICE-ORACLE-ACCESS (\d+) (\w+) +0x([0-9a-f]+) +(\d+)  (.*)", line)
                 if m:
-                    # unseen: no bytes, only the text saying so
-                    bytes_text = "" if m.group(2) == "unseen" else m.group(5)
+                    # unseen, maybe: no bytes, only the text saying so
+                    bytes_text = "" if m.group(2) in ("unseen", "maybe") else m.group(5)
                     before, _, after = bytes_text.partition(" -> ")
                     accesses.setdefault(int(m.group(1)), []).append(
                         (m.group(2), int(m.group(3), 16), int(m.group(4)), before, after))
@@ -314,6 +314,8 @@ def compare_memory(cpus, where, accesses, points):
                     elif (old[k] is not None and old[k] != insn.writes[a][0]) or new[k] != insn.writes[a][1]:
                         wrong.append("step %d: byte %#x goes %s -> %s in the replay, %s -> %s on the CPU" % (
                             step, a, fmt(old[k]), fmt(new[k]), fmt(insn.writes[a][0]), fmt(insn.writes[a][1])))
+                if kind == "maybe":  # an XSAVE's area: the CPU may have written these
+                    known_written.add(a)
                 if kind == "unseen":
                     known_written.add(a)
                     if a not in insn.writes:
