@@ -156,6 +156,10 @@ static int kill_mid_call(struct stopping *how, double *rate, double *highest, co
 		*highest = *rate > *highest ? *rate : *highest;
 		if (waitpid(trace, NULL, WNOHANG) == trace)
 			return 0;
+		if (i && i % 200 == 0) {	/* for the rig's stall watch */
+			printf("path-kill: waiting for a stepped call, %d s, at most %.0f exits/s\n", i / 10, *highest);
+			fflush(stdout);
+		}
 	}
 	if (*rate < STEPPING_RATE) {
 		stop(trace);

@@ -85,6 +85,10 @@ int wait_armed(pid_t trace, const char *err_path, int max_s)
 			fprintf(stderr, "vtice ended early: %s\n", text);
 			return 0;
 		}
+		if (i && i % 200 == 0) {	/* for the rig's stall watch */
+			printf("waiting for vtice trace to arm, %d s\n", i / 10);
+			fflush(stdout);
+		}
 		usleep(100000);
 	}
 	return 0;
