@@ -131,6 +131,10 @@ std::vector<MemoryAccess> memory_accesses(const Instruction &decoded, const Regi
 	if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&decoder, decoded.bytes.data(), decoded.length, &insn, ops)) ||
 	    touches_no_memory(insn.mnemonic))
 		return out;
+	// BT and kin: where the bit offset moves the operand (0 for every other instruction)
+	auto bit_string = bit_string_displacement(insn, ops[1], registers);
+	if (!bit_string)
+		return out;
 	bool repeated = is_repeated_string(insn);
 	auto flags = registers("eflags");
 	for (unsigned i = 0; i < insn.operand_count; i++) {
@@ -138,8 +142,7 @@ std::vector<MemoryAccess> memory_accesses(const Instruction &decoded, const Regi
 		if (op.type != ZYDIS_OPERAND_TYPE_MEMORY || op.mem.type != ZYDIS_MEMOP_TYPE_MEM || op.size == 0)
 			continue;
 		auto address = effective_address(insn, op, decoded, registers);
-		auto bit_string = bit_string_displacement(insn, ops[1], registers);
-		if (!address || !bit_string)
+		if (!address)
 			continue;
 		*address += static_cast<std::uint64_t>(*bit_string);
 		MemoryAccess access;

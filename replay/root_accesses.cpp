@@ -147,12 +147,15 @@ void decode_step(Step &step, const Decoded &d, RootAccesses &found)
 			events.push_back(event);
 	}
 	found.same_value_stores += same_value;
-	for (bool maybe : {false, true})
-		for (const auto &[start, end] : maybe ? d.may_writes : d.writes) {
+	auto add_unseen_of = [&](const Ranges &stores, bool maybe) {
+		for (const auto &[start, end] : stores) {
 			std::uint64_t added = add_unseen(events, start, end, d.windows, maybe);
 			found.unseen_bytes += added;
 			found.unseen_stores += added != 0;
 		}
+	};
+	add_unseen_of(d.writes, false);
+	add_unseen_of(d.may_writes, true);
 	step.memory = std::move(events);
 }
 
