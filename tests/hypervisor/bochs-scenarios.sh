@@ -1061,6 +1061,23 @@ rootrecord_cost() {
 	done
 }
 
+# Where the test client and the vtice it runs wait, four times 30 s apart
+# while pid lives, into the kernel's log: its console path polls the UART
+# and needs no interrupt. Two CI runs of 2026-12-07 went silent at
+# rootrecord_interrupted's start, both CPUs idle (no tick but NOHZ's), the
+# console's last line whole: as if user space's writes to the console
+# waited for a UART interrupt that never came. Not reproduced locally yet.
+report_waits() {
+	local pid=$1 i p
+	for i in 1 2 3 4; do
+		sleep 30
+		kill -0 "$pid" 2>/dev/null || return
+		for p in $(pidof vtice-test vtice); do
+			echo "<3>vtice-rig: waits: $(tr '\0' ' ' </proc/$p/cmdline | cut -c1-50) state $(cut -d' ' -f3 </proc/$p/stat) in $(cat /proc/$p/wchan): $(tr '\n' ' ' </proc/$p/stack 2>&1)" >/dev/kmsg
+		done
+	done
+}
+
 # Ctrl-C in the middle of a recorded call: SIGINT once the call is being
 # stepped; vtice trace must disarm, write what it recorded and exit by
 # itself, nothing may be left stepping, and the file must replay, as many
@@ -1069,9 +1086,14 @@ rootrecord_cost() {
 # (2026-12-07: 40 s later, the call whole): then the call is whole, else
 # cut; either is said.
 rootrecord_interrupted() {
-	local steps said how
+	local steps said how kill watch
 	rm -f /tmp/vtice-path-interrupted.vtrace
-	$T path-kill hv.rootrecord-interrupt 1 interrupt-record
+	$T path-kill hv.rootrecord-interrupt 1 interrupt-record &
+	kill=$!
+	report_waits "$kill" &
+	watch=$!
+	wait "$kill"
+	kill "$watch" 2>/dev/null
 	cat /tmp/vtice-path-cost.err
 	steps=$(vtice replay /tmp/vtice-path-interrupted.vtrace --batch /dev/null 2>&1 |
 		sed -n 's/^recording: \([0-9]*\) steps.*/\1/p')
