@@ -1063,10 +1063,11 @@ rootrecord_cost() {
 
 # Where the test client and the vtice it runs wait, four times 30 s apart
 # while pid lives, into the kernel's log: its console path polls the UART
-# and needs no interrupt. Two CI runs of 2026-12-07 went silent at
-# rootrecord_interrupted's start, both CPUs idle (no tick but NOHZ's), the
-# console's last line whole: as if user space's writes to the console
-# waited for a UART interrupt that never came. Not reproduced locally yet.
+# and needs no interrupt. Two CI runs and a local one of 2026-12-07 went
+# silent at rootrecord_interrupted's start, both CPUs idle (no tick but
+# NOHZ's) in the CI one looked at, the console's last line whole: as if
+# user space's writes to the console waited for a UART interrupt that
+# never came (docs/bochs-rig.md, "Limits").
 report_waits() {
 	local pid=$1 i p
 	for i in 1 2 3 4; do
@@ -1086,13 +1087,15 @@ report_waits() {
 # (2026-12-07: 40 s later, the call whole): then the call is whole, else
 # cut; either is said.
 rootrecord_interrupted() {
-	local steps said how kill watch
+	local steps said how client watch
 	rm -f /tmp/vtice-path-interrupted.vtrace
+	# In the background the client ignores SIGINT, and so does the vtice
+	# it starts until vtice sets its own handler, before it arms.
 	$T path-kill hv.rootrecord-interrupt 1 interrupt-record &
-	kill=$!
-	report_waits "$kill" &
+	client=$!
+	report_waits "$client" &
 	watch=$!
-	wait "$kill"
+	wait "$client"
 	kill "$watch" 2>/dev/null
 	cat /tmp/vtice-path-cost.err
 	steps=$(vtice replay /tmp/vtice-path-interrupted.vtrace --batch /dev/null 2>&1 |
