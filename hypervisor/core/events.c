@@ -161,6 +161,25 @@ bool vt_deliver_held_event(struct vt_vcpu *vcpu)
 	return true;
 }
 
+/*
+ * A window asked for while the guest sits in HLT. On the SDM's word the
+ * window's exit comes right after VM entry and wakes the CPU (Vol. 3C
+ * 26.6.5); Bochs 3.0 instead leaves a halted CPU asleep until an interrupt
+ * arrives (cpu/event.cc, handleWaitForEvent). The vector held is often the
+ * local APIC timer's, and a NOHZ-idle CPU may then see no other: the
+ * guest hung with both CPUs idle (three runs of 2026-12-07, a sleeping
+ * task's timer never delivered). Deliver the event at this entry instead,
+ * as the window's exit would; the windows stay for what is left.
+ */
+void vt_wake_halted_windows(struct vt_vcpu *vcpu)
+{
+	u64 windows = CPU_BASED_INTR_WINDOW_EXITING | CPU_BASED_NMI_WINDOW_EXITING;
+
+	if ((vt_vmread_or0(CPU_BASED_VM_EXEC_CONTROL) & windows) && !vt_events_kept(vcpu) &&
+	    vt_vmread_or0(GUEST_ACTIVITY_STATE) == GUEST_ACTIVITY_HLT)
+		vt_deliver_held_event(vcpu);
+}
+
 void vt_events_reset(struct vt_vcpu *vcpu)
 {
 	vcpu->held_irqs[0] = vcpu->held_irqs[1] = vcpu->held_irqs[2] = vcpu->held_irqs[3] = 0;

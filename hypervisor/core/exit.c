@@ -274,6 +274,7 @@ bool vt_exit_handler(struct vt_guest_regs *regs)
 	vt_take_root_nmi(&exit);
 	if (vcpu->hv->cb && vcpu->hv->cb->pre_entry)
 		vcpu->hv->cb->pre_entry(vcpu, &exit);
+	vt_wake_halted_windows(vcpu);
 	vt_keep_root_nmi_window(vcpu);
 	if (VT_LOAD_ACQUIRE(vcpu->hv->unloading) && vt_kernel_may_take_over(vcpu)) {
 		vt_vcpu_leave_vmx(vcpu, regs);

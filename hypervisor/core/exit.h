@@ -96,6 +96,8 @@ int vt_update_control(u32 field, u32 bits, bool on);
 void vt_reflect_event(struct vt_exit *exit, u32 intr_info);
 enum vt_exit_action vt_handle_external_interrupt(struct vt_exit *exit);
 enum vt_exit_action vt_handle_interrupt_window(struct vt_exit *exit);
+/* events.c, last before entry: a window's event into a halted guest now (not on the window's exit). */
+void vt_wake_halted_windows(struct vt_vcpu *vcpu);
 enum vt_exit_action vt_handle_vmx_instruction(struct vt_exit *exit);
 enum vt_exit_action vt_handle_triple_fault(struct vt_exit *exit);
 enum vt_exit_action vt_handle_init_signal(struct vt_exit *exit);
