@@ -1029,6 +1029,7 @@ scenario_hvpath() {
 	echo vtice >/proc/sys/kernel/hostname
 	$T openat-loop hv.path-loop /proc/version vtpath-done 900 &
 	loop=$!
+	renice -n -20 -p "$loop" >/dev/null	# every CPU stepped: as in hvrootrecord
 	vtice trace syscall openat --comm vtopen --timeout 600 -o /tmp/path.vtrace \
 		>/tmp/path.out 2>/tmp/path.err
 	rc=$?
