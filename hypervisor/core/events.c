@@ -164,12 +164,11 @@ bool vt_deliver_held_event(struct vt_vcpu *vcpu)
 /*
  * A window asked for while the guest sits in HLT. On the SDM's word the
  * window's exit comes right after VM entry and wakes the CPU (Vol. 3C
- * 26.6.5); Bochs 3.0 instead leaves a halted CPU asleep until an interrupt
- * arrives (cpu/event.cc, handleWaitForEvent). The vector held is often the
- * local APIC timer's, and a NOHZ-idle CPU may then see no other: the
- * guest hung with both CPUs idle (three runs of 2026-12-07, a sleeping
- * task's timer never delivered). Deliver the event at this entry instead,
- * as the window's exit would; the windows stay for what is left.
+ * 26.6.5); Bochs 3.0 leaves a halted CPU asleep until an interrupt
+ * arrives (cpu/event.cc, handleWaitForEvent), and the vector held may be
+ * the local APIC timer's, after which a NOHZ-idle CPU may see no other.
+ * Deliver the event at this entry instead, as the window's exit would;
+ * the windows stay for what is left.
  */
 void vt_wake_halted_windows(struct vt_vcpu *vcpu)
 {
