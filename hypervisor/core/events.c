@@ -174,7 +174,8 @@ void vt_wake_halted_windows(struct vt_vcpu *vcpu)
 {
 	u64 windows = CPU_BASED_INTR_WINDOW_EXITING | CPU_BASED_NMI_WINDOW_EXITING;
 
-	if ((vt_vmread_or0(CPU_BASED_VM_EXEC_CONTROL) & windows) && !vt_events_kept(vcpu) &&
+	/* Kept first: a traced CPU's every step is gated, and takes no VMREAD here. */
+	if (!vt_events_kept(vcpu) && (vt_vmread_or0(CPU_BASED_VM_EXEC_CONTROL) & windows) &&
 	    vt_vmread_or0(GUEST_ACTIVITY_STATE) == GUEST_ACTIVITY_HLT)
 		vt_deliver_held_event(vcpu);
 }
